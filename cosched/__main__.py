@@ -1,0 +1,5 @@
+import sys
+
+from cosched.cli import main
+
+sys.exit(main())

@@ -1,0 +1,48 @@
+"""The `cosched` command: one subcommand per task, each registered by its package's `cli` module.
+
+Every package keeps its own `cli.py` with `register(subparsers)`; this module only dispatches
+and turns `InputError` into one line on stderr with exit code 2.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from cosched.errors import InputError
+
+__all__ = ["main", "build_parser"]
+
+COMMAND_MODULES = ("theory.cli", "strategies.cli", "simulator.cli", "measurement.cli")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cosched", description="HPC co-scheduling research toolkit.")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if error.name != name:
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except InputError as error:
+        print(f"cosched {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"cosched {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

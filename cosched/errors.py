@@ -1,0 +1,18 @@
+"""The one error type raised at input boundaries (files, matrices, permissions)."""
+from __future__ import annotations
+
+__all__ = ["InputError"]
+
+
+class InputError(ValueError):
+    """Bad input: names the source (file), the field and/or line; the CLI turns it into exit code 2."""
+
+    def __init__(self, message: str, *, source: str | None = None, field: str | None = None,
+                 line: int | None = None):
+        self.source, self.field, self.line = source, field, line
+        where = [str(source)] if source else []
+        if line is not None:
+            where.append(f"line {line}")
+        if field:
+            where.append(f"field '{field}'")
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)

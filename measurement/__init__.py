@@ -1,0 +1,1 @@
+"""Speed measurement on Linux nodes: counters, speed probe, co-run harness."""

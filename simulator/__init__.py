@@ -1,0 +1,1 @@
+"""Cluster simulator: platform, workloads, event engine, schedulers, co-location, metrics."""

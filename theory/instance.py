@@ -1,0 +1,367 @@
+"""The combination model of 002 §3: n tasks with work b, combinations S_j as bitmasks, speeds A (n x m).
+
+An `Instance` is an immutable value that the rest of the toolkit reads. Loaders validate at the
+boundary and raise `InputError` naming the file and field; inner code trusts the instance.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from cosched.errors import InputError
+from cosched.outputs import atomic_path
+from theory.lattice import MAX_TASKS, all_combinations, is_downward_closed, mask_of, membership, popcount, tasks_of
+
+__all__ = [
+    "Instance", "Violation", "monotonicity_violations", "validate", "load_instance", "save_instance",
+    "instance_from_json", "instance_to_json", "complete_instance", "SPEED_TOLERANCE",
+]
+
+SPEED_TOLERANCE = 1e-9  # absolute slack when checking 0 <= a_ij <= 1, singleton = 1 and monotonicity
+
+
+@dataclass(frozen=True, eq=False)
+class Instance:
+    """n tasks, work vector b (n,), combination bitmasks (m,) ascending, speed matrix A (n, m)."""
+
+    work: np.ndarray
+    combinations: np.ndarray
+    speeds: np.ndarray
+    tasks: tuple[str, ...] = field(default=())
+
+    def __post_init__(self):
+        work = np.array(self.work, dtype=np.float64, copy=True)
+        combinations = np.array(self.combinations, dtype=np.int64, copy=True)
+        speeds = np.array(self.speeds, dtype=np.float64, copy=True)
+        n = work.shape[0] if work.ndim == 1 else -1
+        if work.ndim != 1 or n == 0:
+            raise InputError(f"work must be a non-empty vector, got shape {work.shape}", field="work")
+        if n > MAX_TASKS:
+            raise InputError(f"at most {MAX_TASKS} tasks are supported, got {n}", field="work")
+        if combinations.ndim != 1 or combinations.size == 0:
+            raise InputError("combinations must be a non-empty vector of bitmasks", field="combinations")
+        if speeds.shape != (n, combinations.size):
+            raise InputError(f"speeds must have shape (n, m) = ({n}, {combinations.size}), got {speeds.shape}",
+                             field="speeds")
+        if (combinations <= 0).any() or (combinations >> n).any():
+            raise InputError(f"combination bitmasks must be in [1, 2^{n}); a task index is out of range",
+                             field="combinations")
+        if combinations.size > 1 and not (np.diff(combinations) > 0).all():
+            order = np.argsort(combinations, kind="stable")
+            combinations, speeds = combinations[order], speeds[:, order]
+            if not (np.diff(combinations) > 0).all():
+                raise InputError("a combination is listed twice", field="combinations")
+        tasks = tuple(self.tasks) if self.tasks else tuple(f"T{i + 1}" for i in range(n))
+        if len(tasks) != n:
+            raise InputError(f"{len(tasks)} task names for {n} tasks", field="tasks")
+        for array in (work, combinations, speeds):
+            array.flags.writeable = False
+        object.__setattr__(self, "work", work)
+        object.__setattr__(self, "combinations", combinations)
+        object.__setattr__(self, "speeds", speeds)
+        object.__setattr__(self, "tasks", tasks)
+
+    @property
+    def n(self) -> int:
+        return self.work.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.combinations.shape[0]
+
+    @cached_property
+    def is_complete(self) -> bool:
+        """All 2^n - 1 combinations are present (then column j holds bitmask j + 1)."""
+        return self.m == (1 << self.n) - 1
+
+    @cached_property
+    def combination_speeds(self) -> np.ndarray:
+        """a_j = sum_i a_ij, the speed of each combination (002 §3)."""
+        speeds = self.speeds.sum(axis=0)
+        speeds.flags.writeable = False
+        return speeds
+
+    @cached_property
+    def sizes(self) -> np.ndarray:
+        """|S_j| for each combination."""
+        return popcount(self.combinations)
+
+    def index(self, masks) -> np.ndarray:
+        """Column index of each bitmask, -1 where the combination is not in the instance."""
+        masks = np.asarray(masks, dtype=np.int64)
+        if self.is_complete:
+            return np.where((masks > 0) & (masks < (1 << self.n)), masks - 1, -1)
+        position = np.searchsorted(self.combinations, masks)
+        position = np.minimum(position, self.m - 1)
+        return np.where(self.combinations[position] == masks, position, -1)
+
+    def column(self, mask: int) -> np.ndarray:
+        """Speeds a_{., j} of all tasks in the combination with this bitmask."""
+        j = int(self.index(mask))
+        if j < 0:
+            raise KeyError(f"combination {tasks_of(mask)} is not in the instance")
+        return self.speeds[:, j]
+
+    def members(self, mask: int) -> list[int]:
+        return tasks_of(mask)
+
+    def names(self, mask: int) -> list[str]:
+        return [self.tasks[i] for i in tasks_of(mask)]
+
+    def restrict(self, max_size: int | None = None, combinations: Sequence[int] | None = None) -> "Instance":
+        """The same tasks with fewer combinations (sizes <= max_size and/or an explicit bitmask list), 002 §9."""
+        keep = np.ones(self.m, dtype=bool)
+        if max_size is not None:
+            keep &= self.sizes <= max_size
+        if combinations is not None:
+            keep &= np.isin(self.combinations, np.asarray(combinations, dtype=np.int64))
+        return Instance(self.work, self.combinations[keep], self.speeds[:, keep], self.tasks)
+
+    def normalized(self) -> "Instance":
+        """Divide each task's speeds and work by its speed alone, so singleton speeds are 1 (002 §3)."""
+        alone = self.index(1 << np.arange(self.n, dtype=np.int64))
+        if (alone < 0).any():
+            missing = [self.tasks[i] for i in np.flatnonzero(alone < 0)]
+            raise InputError(f"cannot normalise: no singleton combination for tasks {missing}", field="combinations")
+        ideal = self.speeds[np.arange(self.n), alone]
+        if (ideal <= 0).any():
+            bad = [self.tasks[i] for i in np.flatnonzero(ideal <= 0)]
+            raise InputError(f"cannot normalise: tasks {bad} have speed 0 alone", field="speeds")
+        return Instance(self.work / ideal, self.combinations, self.speeds / ideal[:, None], self.tasks)
+
+    def with_work(self, work) -> "Instance":
+        return Instance(work, self.combinations, self.speeds, self.tasks)
+
+    def to_frame(self):
+        """Long table: one row per (combination, member task) with its speed."""
+        import pandas as pd
+
+        member = membership(self.combinations, self.n)
+        task_index, column = np.nonzero(member)
+        return pd.DataFrame({
+            "combination": self.combinations[column],
+            "size": self.sizes[column],
+            "task": np.asarray(self.tasks, dtype=object)[task_index],
+            "task_index": task_index,
+            "speed": self.speeds[task_index, column],
+        }).sort_values(["combination", "task_index"], ignore_index=True)
+
+    def __repr__(self) -> str:
+        return f"Instance(n={self.n}, m={self.m}, work=[{self.work.min():.4g}..{self.work.max():.4g}])"
+
+
+class Violation(NamedTuple):
+    """Monotonicity constraint (1) of 002 §3 broken: a_{task, subset} < a_{task, superset}."""
+
+    task: int
+    subset: int
+    superset: int
+    subset_speed: float
+    superset_speed: float
+
+
+def monotonicity_violations(instance: Instance, tolerance: float = SPEED_TOLERANCE,
+                            limit: int | None = None) -> list[Violation]:
+    """All pairs S_p subset of S_q present in the instance with a_ip < a_iq - tolerance (constraint (1))."""
+    found: list[Violation] = []
+    if is_downward_closed(instance.combinations):
+        pairs = _one_step_pairs(instance)  # by transitivity one-task steps cover every pair
+    else:
+        pairs = _all_subset_pairs(instance)
+    for subset_col, superset_col in pairs:
+        lower = instance.speeds[:, subset_col]
+        upper = instance.speeds[:, superset_col]
+        in_subset = membership(instance.combinations[subset_col], instance.n)
+        bad_task, bad_pair = np.nonzero(in_subset & (lower < upper - tolerance))
+        for task, k in zip(bad_task, bad_pair):
+            found.append(Violation(int(task), int(instance.combinations[subset_col[k]]),
+                                   int(instance.combinations[superset_col[k]]),
+                                   float(lower[task, k]), float(upper[task, k])))
+            if limit is not None and len(found) >= limit:
+                return found
+    return found
+
+
+def _one_step_pairs(instance: Instance):
+    for bit in range(instance.n):
+        superset_col = np.flatnonzero((instance.combinations >> bit) & 1)
+        subset_col = instance.index(instance.combinations[superset_col] ^ (1 << bit))
+        present = subset_col >= 0
+        if present.any():
+            yield subset_col[present], superset_col[present]
+
+
+def _all_subset_pairs(instance: Instance, chunk: int = 1024):
+    masks = instance.combinations
+    for start in range(0, masks.size, chunk):
+        supersets = masks[start:start + chunk]
+        is_proper_subset = ((masks[:, None] & ~supersets[None, :]) == 0) & (masks[:, None] != supersets[None, :])
+        subset_col, k = np.nonzero(is_proper_subset)
+        yield subset_col, start + k
+
+
+def validate(instance: Instance, *, monotone: bool = True, unit_singletons: bool = True,
+             tolerance: float = SPEED_TOLERANCE, source: str | None = None) -> Instance:
+    """Check the constraints of 002 §3 and raise one InputError naming the field; returns the instance."""
+    if not np.isfinite(instance.work).all() or (instance.work <= 0).any():
+        raise InputError("work must be finite and positive for every task", source=source, field="work")
+    speeds = instance.speeds
+    if not np.isfinite(speeds).all():
+        raise InputError("speeds must be finite", source=source, field="speeds")
+    member = membership(instance.combinations, instance.n)
+    if (speeds[~member] != 0).any():
+        raise InputError("a task has a non-zero speed in a combination it is not part of", source=source,
+                         field="speeds")
+    if (speeds < -tolerance).any() or (speeds > 1 + tolerance).any():
+        worst = float(speeds.max()) if (speeds > 1 + tolerance).any() else float(speeds.min())
+        raise InputError(f"speeds must lie in [0, 1] (found {worst:.6g}); measured speeds: normalise by the "
+                         "speed alone or pass --allow-nonmonotone", source=source, field="speeds")
+    if unit_singletons:
+        alone = instance.index(1 << np.arange(instance.n, dtype=np.int64))
+        present = np.flatnonzero(alone >= 0)
+        off = present[np.abs(speeds[present, alone[present]] - 1) > tolerance]
+        if off.size:
+            raise InputError(f"the speed of task {instance.tasks[off[0]]} alone is "
+                             f"{speeds[off[0], alone[off[0]]]:.6g}, not 1; normalise it (Instance.normalized)",
+                             source=source, field="speeds")
+    if monotone:
+        violations = monotonicity_violations(instance, tolerance, limit=1000)
+        if violations:
+            shown = "; ".join(
+                f"task {instance.tasks[v.task]}: {v.subset_speed:.6g} in {instance.names(v.subset)} < "
+                f"{v.superset_speed:.6g} in {instance.names(v.superset)}" for v in violations[:3])
+            more = f" (and {len(violations) - 3}{'+' if len(violations) == 1000 else ''} more)" \
+                if len(violations) > 3 else ""
+            raise InputError(f"speeds are not monotone (constraint (1) of 002 §3): {shown}{more}; "
+                             "accept measured data with --allow-nonmonotone", source=source, field="speeds")
+    return instance
+
+
+def instance_from_json(document, source: str | None = None) -> Instance:
+    """Build an instance from the JSON document layout (see README: instance file format)."""
+    def fail(message, field_name):
+        raise InputError(message, source=source, field=field_name)
+
+    if not isinstance(document, dict):
+        fail("the document must be a JSON object", None)
+    for key in ("work", "combinations", "speeds"):
+        if key not in document:
+            fail("missing", key)
+    work = document["work"]
+    if not isinstance(work, list) or not work or not all(_is_number(b) for b in work):
+        fail("must be a non-empty list of numbers", "work")
+    n = len(work)
+    tasks = document.get("tasks")
+    if tasks is not None and (not isinstance(tasks, list) or len(tasks) != n
+                              or not all(isinstance(t, str) for t in tasks)):
+        fail(f"must be a list of {n} task names", "tasks")
+    names = {name: i for i, name in enumerate(tasks or [])}
+    combinations, speeds = document["combinations"], document["speeds"]
+    if not isinstance(combinations, list) or not combinations:
+        fail("must be a non-empty list of task lists", "combinations")
+    if not isinstance(speeds, list) or len(speeds) != len(combinations):
+        fail(f"must be a list with one entry per combination ({len(combinations)})", "speeds")
+    masks = np.zeros(len(combinations), dtype=np.int64)
+    matrix = np.zeros((n, len(combinations)))
+    for j, (members, values) in enumerate(zip(combinations, speeds)):
+        if not isinstance(members, list) or not members:
+            fail("must be a non-empty list of task indices or names", f"combinations[{j}]")
+        indices = [names.get(t, -1) if isinstance(t, str) else t for t in members]
+        if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n for i in indices):
+            fail(f"task {members} out of range 0..{n - 1} (or unknown name)", f"combinations[{j}]")
+        if len(set(indices)) != len(indices):
+            fail("a task is listed twice", f"combinations[{j}]")
+        if not isinstance(values, list) or len(values) != len(indices) or not all(_is_number(v) for v in values):
+            fail(f"must list {len(indices)} numbers, one per task of combination {members}", f"speeds[{j}]")
+        masks[j] = mask_of(indices)
+        matrix[indices, j] = values
+    if len(np.unique(masks)) != masks.size:
+        fail("a combination is listed twice", "combinations")
+    return Instance(np.asarray(work, dtype=float), masks, matrix, tuple(tasks) if tasks else ())
+
+
+def instance_to_json(instance: Instance) -> dict:
+    """The JSON document of an instance (tasks, work, combinations as task lists, member speeds)."""
+    member = membership(instance.combinations, instance.n)
+    combinations = [np.flatnonzero(member[:, j]).tolist() for j in range(instance.m)]
+    return {
+        "tasks": list(instance.tasks),
+        "work": instance.work.tolist(),
+        "combinations": combinations,
+        "speeds": [instance.speeds[c, j].tolist() for j, c in enumerate(combinations)],
+    }
+
+
+def load_instance(path: str | os.PathLike, *, monotone: bool = True, normalize: bool = False,
+                  unit_singletons: bool = True) -> Instance:
+    """Read an instance from `.json` or `.npz` and validate it (monotone=False accepts measured data)."""
+    path = Path(path)
+    source = str(path)
+    try:
+        if path.suffix.lower() == ".npz":
+            instance = _load_npz(path, source)
+        else:
+            try:
+                document = json.loads(path.read_text())
+            except json.JSONDecodeError as error:
+                raise InputError(f"not valid JSON: {error.msg}", source=source, line=error.lineno) from None
+            instance = instance_from_json(document, source)
+    except FileNotFoundError:
+        raise InputError("no such file", source=source) from None
+    except InputError as error:
+        if error.source is None:
+            raise InputError(str(error), source=source) from None
+        raise
+    if normalize:
+        instance = instance.normalized()
+    return validate(instance, monotone=monotone, unit_singletons=unit_singletons, source=source)
+
+
+def _load_npz(path: Path, source: str) -> Instance:
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as error:
+        raise InputError(f"not a readable .npz archive ({error})", source=source) from None
+    with archive:
+        for key in ("work", "combinations", "speeds"):
+            if key not in archive.files:
+                raise InputError("missing array", source=source, field=key)
+        combinations = archive["combinations"]
+        if not np.issubdtype(combinations.dtype, np.integer):
+            raise InputError("must be integer bitmasks", source=source, field="combinations")
+        tasks = tuple(str(t) for t in archive["tasks"]) if "tasks" in archive.files else ()
+        return Instance(archive["work"], combinations, archive["speeds"], tasks)
+
+
+def save_instance(instance: Instance, path: str | os.PathLike) -> Path:
+    """Write `.npz` (compact arrays) or JSON, chosen by the extension; the file appears whole or not at all."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        if path.suffix.lower() == ".npz":
+            with open(tmp, "wb") as handle:
+                np.savez(handle, work=instance.work, combinations=instance.combinations, speeds=instance.speeds,
+                         tasks=np.asarray(instance.tasks, dtype=str))
+        else:
+            tmp.write_text(json.dumps(instance_to_json(instance)))
+    return path
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def complete_instance(work, speed_of) -> Instance:
+    """Instance over all 2^n - 1 combinations with a_ij = speed_of(i, mask) (handy for small examples)."""
+    work = np.asarray(work, dtype=float)
+    masks = all_combinations(work.size)
+    member = membership(masks, work.size)
+    speeds = np.zeros(member.shape)
+    for i, j in zip(*np.nonzero(member)):
+        speeds[i, j] = speed_of(int(i), int(masks[j]))
+    return Instance(work, masks, speeds)
