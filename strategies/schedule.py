@@ -23,7 +23,7 @@ class StrategyError(RuntimeError):
     """A strategy asked for something the loop cannot run (unknown combination, finished task, no progress)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Schedule:
     """Ordered (combination bitmask, duration) pairs produced by a strategy on an instance."""
 

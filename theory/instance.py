@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -168,24 +169,58 @@ class Violation(NamedTuple):
 
 def monotonicity_violations(instance: Instance, tolerance: float = SPEED_TOLERANCE,
                             limit: int | None = None) -> list[Violation]:
-    """All pairs S_p subset of S_q present in the instance with a_ip < a_iq - tolerance (constraint (1))."""
-    found: list[Violation] = []
-    if is_downward_closed(instance.combinations):
+    """All pairs S_p subset of S_q present in the instance with a_ip < a_iq - tolerance (constraint (1)).
+
+    Assumes speeds are zero outside their combinations (checked first by `validate`).
+    """
+    if instance.is_complete:
+        pairs = _complete_lattice_pairs(instance, tolerance)
+    elif is_downward_closed(instance.combinations):
         pairs = _one_step_pairs(instance)  # by transitivity one-task steps cover every pair
     else:
         pairs = _all_subset_pairs(instance)
-    for subset_col, superset_col in pairs:
-        lower = instance.speeds[:, subset_col]
-        upper = instance.speeds[:, superset_col]
-        in_subset = membership(instance.combinations[subset_col], instance.n)
-        bad_task, bad_pair = np.nonzero(in_subset & (lower < upper - tolerance))
-        for task, k in zip(bad_task, bad_pair):
+    found: list[Violation] = []
+    for subset_col, superset_col, rows in pairs:
+        lower = instance.speeds[rows, subset_col]
+        upper = instance.speeds[rows, superset_col]
+        in_subset = membership(instance.combinations[subset_col], instance.n)[rows]
+        bad_row, bad_pair = np.nonzero(in_subset & (lower < upper - tolerance))
+        for row, k in zip(bad_row, bad_pair):
+            task = row + (rows.start or 0)
             found.append(Violation(int(task), int(instance.combinations[subset_col[k]]),
                                    int(instance.combinations[superset_col[k]]),
-                                   float(lower[task, k]), float(upper[task, k])))
+                                   float(lower[row, k]), float(upper[row, k])))
             if limit is not None and len(found) >= limit:
                 return found
     return found
+
+
+def _member_lattice(row: np.ndarray, task: int) -> np.ndarray:
+    """Speeds of `task` over the combinations containing it, indexed by the bitmask without its bit (n-1 bits).
+
+    Column j of a complete instance is bitmask j + 1, so after prepending the empty set the row is a
+    2 x ... x 2 cube and the halves with and without a bit are reshape views, not gathers.
+    """
+    padded = np.empty(row.size + 1)
+    padded[0] = 0.0
+    padded[1:] = row
+    return padded.reshape(-1, 2, 1 << task)[:, 1, :].reshape(-1)
+
+
+def _complete_lattice_pairs(instance: Instance, tolerance: float):
+    """(subset, superset, [task]) column pairs one task apart where the task breaks constraint (1)."""
+    for task in range(instance.n):
+        lattice = _member_lattice(instance.speeds[task], task)
+        for bit in range(instance.n - 1):
+            cube = lattice.reshape(-1, 2, 1 << bit)
+            excess = cube[:, 1, :] - cube[:, 0, :]  # a_{i,S+k} - a_{i,S}: positive breaks 002 §3, (1)
+            if excess.max() <= tolerance:
+                continue
+            high, low = np.nonzero(excess > tolerance)
+            compressed = (high << (bit + 1)) | low  # index of the subset in the (n-1)-bit lattice
+            subset = ((compressed >> task) << (task + 1)) | (1 << task) | (compressed & ((1 << task) - 1))
+            superset = subset | (1 << (bit + (bit >= task)))
+            yield subset - 1, superset - 1, slice(task, task + 1)
 
 
 def _one_step_pairs(instance: Instance):
@@ -194,16 +229,31 @@ def _one_step_pairs(instance: Instance):
         subset_col = instance.index(instance.combinations[superset_col] ^ (1 << bit))
         present = subset_col >= 0
         if present.any():
-            yield subset_col[present], superset_col[present]
+            yield subset_col[present], superset_col[present], slice(None)
 
 
-def _all_subset_pairs(instance: Instance, chunk: int = 1024):
+def _all_subset_pairs(instance: Instance, cells: int = 1 << 22):
     masks = instance.combinations
+    chunk = max(1, cells // masks.size)
     for start in range(0, masks.size, chunk):
         supersets = masks[start:start + chunk]
         is_proper_subset = ((masks[:, None] & ~supersets[None, :]) == 0) & (masks[:, None] != supersets[None, :])
         subset_col, k = np.nonzero(is_proper_subset)
-        yield subset_col, start + k
+        yield subset_col, start + k, slice(None)
+
+
+def _outside_speeds_are_zero(instance: Instance) -> bool:
+    """a_ij = 0 whenever T_i is not in S_j (002 §3)."""
+    if instance.is_complete:
+        for task in range(instance.n):
+            row = instance.speeds[task]
+            # bitmask j + 1 lacks the task's bit for columns j = q * 2^(task+1) + r - 1, r < 2^task
+            first = row[:(1 << task) - 1]
+            rest = row[(1 << (task + 1)) - 1:].reshape(-1, 1 << (task + 1))[:, :1 << task]
+            if first.any() or rest.any():
+                return False
+        return True
+    return not (instance.speeds[~membership(instance.combinations, instance.n)] != 0).any()
 
 
 def validate(instance: Instance, *, monotone: bool = True, unit_singletons: bool = True,
@@ -212,23 +262,25 @@ def validate(instance: Instance, *, monotone: bool = True, unit_singletons: bool
     if not np.isfinite(instance.work).all() or (instance.work <= 0).any():
         raise InputError("work must be finite and positive for every task", source=source, field="work")
     speeds = instance.speeds
-    if not np.isfinite(speeds).all():
+    low, high = float(speeds.min()), float(speeds.max())
+    if not (np.isfinite(low) and np.isfinite(high)):
         raise InputError("speeds must be finite", source=source, field="speeds")
-    member = membership(instance.combinations, instance.n)
-    if (speeds[~member] != 0).any():
+    if not _outside_speeds_are_zero(instance):
         raise InputError("a task has a non-zero speed in a combination it is not part of", source=source,
                          field="speeds")
-    if (speeds < -tolerance).any() or (speeds > 1 + tolerance).any():
-        worst = float(speeds.max()) if (speeds > 1 + tolerance).any() else float(speeds.min())
-        raise InputError(f"speeds must lie in [0, 1] (found {worst:.6g}); measured speeds: normalise by the "
-                         "speed alone or pass --allow-nonmonotone", source=source, field="speeds")
+    if low < -tolerance:
+        raise InputError(f"speeds must be non-negative (found {low:.6g})", source=source, field="speeds")
+    if monotone and high > 1 + tolerance:  # a_ij <= a_i,{i} = 1 is constraint (1) against the singleton
+        raise InputError(f"speeds must be at most 1 (found {high:.6g}); normalise by the speed alone "
+                         "(--normalize) or accept measured data with --allow-nonmonotone", source=source,
+                         field="speeds")
     if unit_singletons:
         alone = instance.index(1 << np.arange(instance.n, dtype=np.int64))
         present = np.flatnonzero(alone >= 0)
         off = present[np.abs(speeds[present, alone[present]] - 1) > tolerance]
         if off.size:
             raise InputError(f"the speed of task {instance.tasks[off[0]]} alone is "
-                             f"{speeds[off[0], alone[off[0]]]:.6g}, not 1; normalise it (Instance.normalized)",
+                             f"{speeds[off[0], alone[off[0]]]:.6g}, not 1; normalise it (--normalize)",
                              source=source, field="speeds")
     if monotone:
         violations = monotonicity_violations(instance, tolerance, limit=1000)
@@ -278,7 +330,8 @@ def instance_from_json(document, source: str | None = None) -> Instance:
         if len(set(indices)) != len(indices):
             fail("a task is listed twice", f"combinations[{j}]")
         if not isinstance(values, list) or len(values) != len(indices) or not all(_is_number(v) for v in values):
-            fail(f"must list {len(indices)} numbers, one per task of combination {members}", f"speeds[{j}]")
+            fail(f"must be a list of numbers, one per task of combination {members} ({len(indices)})",
+                 f"speeds[{j}]")
         masks[j] = mask_of(indices)
         matrix[indices, j] = values
     if len(np.unique(masks)) != masks.size:
@@ -308,12 +361,18 @@ def load_instance(path: str | os.PathLike, *, monotone: bool = True, normalize: 
             instance = _load_npz(path, source)
         else:
             try:
-                document = json.loads(path.read_text())
+                document = json.loads(path.read_text(encoding="utf-8"))
             except json.JSONDecodeError as error:
                 raise InputError(f"not valid JSON: {error.msg}", source=source, line=error.lineno) from None
+            except UnicodeDecodeError:
+                raise InputError("not a UTF-8 text (JSON) file", source=source) from None
             instance = instance_from_json(document, source)
     except FileNotFoundError:
         raise InputError("no such file", source=source) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not an instance file", source=source) from None
+    except PermissionError:
+        raise InputError("permission denied", source=source) from None
     except InputError as error:
         if error.source is None:
             raise InputError(str(error), source=source) from None
@@ -325,18 +384,20 @@ def load_instance(path: str | os.PathLike, *, monotone: bool = True, normalize: 
 
 def _load_npz(path: Path, source: str) -> Instance:
     try:
-        archive = np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as error:
+        with np.load(path, allow_pickle=False) as archive:
+            for key in ("work", "combinations", "speeds"):
+                if key not in archive.files:
+                    raise InputError("missing array", source=source, field=key)
+            arrays = {key: archive[key] for key in archive.files if key in ("work", "combinations", "speeds", "tasks")}
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
         raise InputError(f"not a readable .npz archive ({error})", source=source) from None
-    with archive:
-        for key in ("work", "combinations", "speeds"):
-            if key not in archive.files:
-                raise InputError("missing array", source=source, field=key)
-        combinations = archive["combinations"]
-        if not np.issubdtype(combinations.dtype, np.integer):
-            raise InputError("must be integer bitmasks", source=source, field="combinations")
-        tasks = tuple(str(t) for t in archive["tasks"]) if "tasks" in archive.files else ()
-        return Instance(archive["work"], combinations, archive["speeds"], tasks)
+    for key in ("work", "speeds"):
+        if not (np.issubdtype(arrays[key].dtype, np.floating) or np.issubdtype(arrays[key].dtype, np.integer)):
+            raise InputError(f"must be a numeric array, got dtype {arrays[key].dtype}", source=source, field=key)
+    if not np.issubdtype(arrays["combinations"].dtype, np.integer):
+        raise InputError("must be integer bitmasks", source=source, field="combinations")
+    tasks = tuple(str(t) for t in np.atleast_1d(arrays["tasks"])) if "tasks" in arrays else ()
+    return Instance(arrays["work"], arrays["combinations"], arrays["speeds"], tasks)
 
 
 def save_instance(instance: Instance, path: str | os.PathLike) -> Path:

@@ -1,0 +1,95 @@
+"""Co-scheduling speed (issue 5, item 9): one 1000-job co-scheduled run on ARIS, and the thesis grid.
+
+Side by side in one run: each co-scheduler against classic EASY on the same 1000-job workload (ratio =
+co-scheduler time / EASY time; target: every co-scheduled run under 2 s), then the thesis grid of
+13 schedulers x 10 experiments x 1000 jobs on the bundled example heatmap (target: under 5 minutes),
+in local worker processes. Timings are medians over --repeat runs; the machine is shared, so compare ratios.
+
+    python benchmarks/bench_cosched.py [--repeat 3] [--heatmap FILE] [--no-grid] [--workers 2]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+ARIS_NAS = Path("/work/shared/data/heatmaps/elise/derived_pairs_aris_NAS.csv")
+RUN_TARGET = 2.0  # seconds for one 1000-job co-scheduled run on ARIS (issue 5, item 9)
+GRID_TARGET = 300.0  # seconds for 13 schedulers x 10 experiments x 1000 jobs
+
+
+def median_time(function, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        clock = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - clock)
+    return statistics.median(times)
+
+
+def single_runs(heatmap_path: Path, repeat: int) -> None:
+    from simulator.colocation import simulate_co
+    from simulator.engine import simulate
+    from simulator.generate import ApplicationSeed, generate_workload
+    from simulator.heatmap import read_heatmap
+    from simulator.platform import PRESETS
+    from simulator.schedulers import COSCHEDULERS
+
+    warnings.simplefilter("ignore")
+    heatmap = read_heatmap(heatmap_path, default=1.0)
+    workload = generate_workload(ApplicationSeed.from_heatmap(heatmap), 1000, rng_seed=1)
+    platform = PRESETS["aris"]
+    easy = median_time(lambda: simulate(workload, platform, "easy", use_run_times=True), repeat)
+    print(f"\n1000 jobs (batch), ARIS 420 x 20 cores, heatmap {heatmap_path.name} ({len(heatmap)} apps); "
+          f"median of {repeat}")
+    print(f"| scheduler | wall [s] | vs EASY (x) | target {RUN_TARGET:.0f} s |")
+    print("|---|---|---|---|")
+    print(f"| easy (classic) | {easy:.3f} | 1.0 | {'ok' if easy < RUN_TARGET else 'MISSED'} |")
+    for name in COSCHEDULERS:
+        wall = median_time(lambda: simulate_co(workload, platform, name, heatmap=heatmap, use_run_times=True),
+                           repeat)
+        print(f"| {name} | {wall:.3f} | {wall / easy:.1f} | {'ok' if wall < RUN_TARGET else 'MISSED'} |")
+
+
+def grid(workers: int | None) -> None:
+    from simulator.experiment import preset_spec, run_experiment
+
+    spec = preset_spec("example")
+    runs = spec.experiments * len(spec.schedulers)
+    with tempfile.TemporaryDirectory() as out:
+        clock = time.perf_counter()
+        run_experiment(spec, out, workers=workers, progress=False, plots=False)
+        wall = time.perf_counter() - clock
+        clock = time.perf_counter()
+        run_experiment(spec, out, workers=workers, progress=False, plots=True)  # resumes: tables + plots only
+        plots = time.perf_counter() - clock
+    print(f"\nthesis grid: {len(spec.schedulers)} schedulers x {spec.experiments} experiments x {spec.jobs} jobs "
+          f"= {runs} runs, {workers or 'all'} worker processes")
+    print(f"| part | wall [s] | target [s] | share of target |")
+    print("|---|---|---|---|")
+    print(f"| {runs} runs | {wall:.1f} | {GRID_TARGET:.0f} | {wall / GRID_TARGET:.2f} |")
+    print(f"| tables + plots | {plots:.1f} | | |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--heatmap", type=Path, help="heatmap CSV (default: real ARIS NAS if present, else example)")
+    parser.add_argument("--no-grid", action="store_true")
+    parser.add_argument("--workers", type=int, default=None)
+    args = parser.parse_args()
+    from simulator.data import EXAMPLE_HEATMAP, data_path
+
+    path = args.heatmap or (ARIS_NAS if ARIS_NAS.exists() else data_path(EXAMPLE_HEATMAP))
+    single_runs(path, args.repeat)
+    if path != data_path(EXAMPLE_HEATMAP):
+        single_runs(data_path(EXAMPLE_HEATMAP), args.repeat)
+    if not args.no_grid:
+        grid(args.workers)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,220 @@
+"""`cosched measure` (co-run harness -> instance, heatmap, plots) and `cosched measure-validate` (Table 2)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from cosched.errors import InputError
+
+__all__ = ["register"]
+
+KERNEL_SECONDS_MARGIN = 60.0  # extra lifetime of bundled kernels beyond the planned measuring time
+
+
+def _positive(kind):
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+        return value
+    return parse
+
+
+def register(subparsers) -> None:
+    measure = subparsers.add_parser(
+        "measure", help="measure the speed matrix of tasks by co-running them (SIGSTOP/SIGCONT)",
+        description="Start every task once, form combinations by preemption, measure each task's speed "
+                    "(formula (30) of 002 §6) and write DIR/instance.json, heatmap.csv, samples.csv, speeds.csv, "
+                    "report.json and plots.")
+    measure.add_argument("--task", action="append", default=[], metavar="NAME=COMMAND",
+                         help="a task: name and shell command (repeatable); it must run for the whole measurement")
+    measure.add_argument("--kernels", metavar="K1,K2,...",
+                         help="add bundled kernels as tasks (compute, memory, cache; a name may repeat)")
+    measure.add_argument("--threads", type=_positive(int), default=1, help="threads of each bundled kernel")
+    measure.add_argument("--combinations", default="pairs", help="pairs | all | upto:K | sample:N (default pairs)")
+    measure.add_argument("--window", type=_positive(float), default=2.0, help="measuring window [s] (default 2)")
+    measure.add_argument("--warmup", type=_positive(float), default=0.5,
+                         help="discarded warm-up after continuing a combination [s] (default 0.5)")
+    measure.add_argument("--backend", choices=("auto", "perf", "cputime"), default="auto",
+                         help="counters: auto (perf if hardware counters work, else cputime, reported), perf, "
+                              "cputime")
+    measure.add_argument("--work", action="append", default=[], metavar="NAME=B",
+                         help="work b of a task in the instance (time alone; default 1)")
+    measure.add_argument("--monotone", action="store_true",
+                         help="project the matrix onto monotone speeds (cap by sub-combinations)")
+    measure.add_argument("--resume", action="store_true", help="skip combinations already in DIR/speeds.csv")
+    measure.add_argument("--seed", type=int, default=0, help="seed of sample:N (default 0)")
+    measure.add_argument("--no-plots", action="store_true", help="do not write the PNG plots")
+    measure.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    measure.add_argument("--json", action="store_true", help="print the report as JSON")
+    measure.set_defaults(func=_measure)
+
+    validate = subparsers.add_parser(
+        "measure-validate", help="Table 2 of 002: speed ratio vs completion-time ratio of the bundled kernels",
+        description="Run each bundled kernel to completion alone and next to random co-runners; fit speed ratio "
+                    "= slope x time ratio + intercept per kernel (002 §7, Table 2, Fig. 4).")
+    validate.add_argument("--kernels", default="compute,memory,cache", help="kernels to measure")
+    validate.add_argument("--runs", type=_positive(int), default=6, help="co-runs per kernel (default 6)")
+    validate.add_argument("--max-corunners", type=_positive(int), default=3, help="co-runners per run, 1..N")
+    validate.add_argument("--max-threads", type=_positive(int), default=2, help="threads per task, 1..N")
+    validate.add_argument("--seconds", type=_positive(float), default=1.5,
+                          help="work of each kernel, as seconds alone (default 1.5)")
+    validate.add_argument("--repeats", type=_positive(int), default=2, help="runs alone per kernel and threads")
+    validate.add_argument("--backend", choices=("auto", "perf", "cputime"), default="auto")
+    validate.add_argument("--seed", type=int, default=0)
+    validate.add_argument("--out", metavar="DIR", help="write runs.csv, table.csv, report.json, validation.png")
+    validate.add_argument("--json", action="store_true", help="print the table as JSON")
+    validate.set_defaults(func=_validate)
+
+    speeds = subparsers.add_parser(
+        "measure-speeds", help="speeds (formula (30)) from recorded counter samples (CSV, JSON or Parquet)",
+        description="Replay cumulative per-thread readings (columns time, task, tid, cputime [, pid, "
+                    "instructions, cycles, time_enabled, time_running]) and print each task's speed per "
+                    "sampling interval (002 §6, formula (30)) and its mean.")
+    speeds.add_argument("samples", metavar="FILE")
+    speeds.add_argument("--out", metavar="CSV", help="write the per-interval table to this CSV")
+    speeds.add_argument("--json", action="store_true", help="print the per-task summary as JSON")
+    speeds.set_defaults(func=_speeds)
+
+
+def _backend(name: str):
+    from measurement.counters import open_backend
+
+    backend, reason = open_backend(name)
+    if reason is not None:
+        print(f"cosched: hardware counters unavailable, using the '{backend.name}' backend (speed = cputime "
+              f"share, no IPC factor): {reason}", file=sys.stderr)
+    return backend, reason
+
+
+def _kernel_names(text: str) -> list[str]:
+    from measurement.kernels import KERNELS
+
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in KERNELS]
+    if unknown or not names:
+        raise InputError(f"unknown kernel(s) {unknown}; choose from {sorted(KERNELS)}", field="--kernels")
+    return names
+
+
+def _measure(args) -> int:
+    from cosched.outputs import output_dir
+    from measurement.corun import TaskSpec, combination_set, parse_task
+    from measurement.session import measure_to_directory
+    from measurement.validation import kernel_command
+
+    tasks = [parse_task(text) for text in args.task]
+    if args.kernels:
+        kernels = _kernel_names(args.kernels)
+        planned = len(combination_set(len(tasks) + len(kernels), args.combinations, args.seed)) \
+            * (args.warmup + args.window) + KERNEL_SECONDS_MARGIN
+        counts: dict[str, int] = {}
+        for name in kernels:
+            counts[name] = counts.get(name, 0) + 1
+            label = name if kernels.count(name) == 1 else f"{name}{counts[name]}"
+            tasks.append(TaskSpec(label, kernel_command(name, args.threads, seconds=round(planned))))
+    if not tasks:
+        raise InputError("give at least one --task NAME=COMMAND or --kernels", field="--task")
+    names = [task.name for task in tasks]
+    work = [1.0] * len(tasks)
+    for text in args.work:
+        name, _, value = text.partition("=")
+        try:
+            work[names.index(name.strip())] = float(value)
+        except ValueError:
+            raise InputError(f"expected NAME=B with a known task name and a number, got {text!r}",
+                             field="--work") from None
+        if work[names.index(name.strip())] <= 0:
+            raise InputError(f"work must be positive, got {text!r}", field="--work")
+    combination_set(len(tasks), args.combinations, args.seed)  # reject a bad spec before starting anything
+    backend, reason = _backend(args.backend)
+    try:
+        with output_dir(args.out) as out:
+            report = measure_to_directory(tasks, out, backend, combinations=args.combinations, warmup=args.warmup,
+                                          window=args.window, seed=args.seed, work=work, project=args.monotone,
+                                          resume=args.resume, fallback_reason=reason,
+                                          plots=not args.no_plots)
+    finally:
+        backend.close()
+    if args.json:
+        print(json.dumps(report, indent=2, default=float))
+    else:
+        _print_summary(report, args.out)
+    if report["interrupted"]:
+        return 130
+    return 1 if "error" in report else 0
+
+
+def _print_summary(report: dict, out: str) -> None:
+    print(f"backend: {report['backend']}" + (" (no hardware counters: IPC factor dropped)"
+                                              if report["backend"] == "cputime" else ""))
+    for task in report["tasks"]:
+        note = f" ({task['message']})" if task["message"] else ""
+        print(f"  {task['name']:<16} {task['status']:<10} {task['combinations_measured']} combinations{note}")
+    print(f"combinations measured: {report['combinations_measured']} of {report['combinations_planned']}"
+          + (" (interrupted)" if report["interrupted"] else ""))
+    if "error" in report:
+        print(f"no instance written: {report['error']}")
+        return
+    print(f"speeds clipped to 1: {report['speeds_clipped_to_1']}, monotonicity violations: "
+          f"{len(report['monotonicity_violations'])}" + (" (projected)" if report["monotone_projection"] else ""))
+    print(f"outputs in {out}: " + ", ".join(sorted(set(report["files"].values()))))
+
+
+def _validate(args) -> int:
+    from cosched.outputs import atomic_path, output_dir
+    from measurement.validation import fit_table, run_validation
+
+    kernels = _kernel_names(args.kernels)
+    backend, reason = _backend(args.backend)
+    try:
+        runs = run_validation(backend, kernels, runs=args.runs, max_corunners=args.max_corunners,
+                              max_threads=args.max_threads, seconds=args.seconds, repeats=args.repeats,
+                              seed=args.seed)
+    finally:
+        backend.close()
+    table = fit_table(runs)
+    if args.out:
+        from measurement.plots import plot_validation
+
+        with output_dir(args.out) as out:
+            for name, frame in (("runs.csv", runs), ("table.csv", table)):
+                with atomic_path(out / name) as tmp:
+                    frame.to_csv(tmp, index=False)
+            plot_validation(runs, table, out / "validation.png", backend.name)
+            with atomic_path(out / "report.json") as tmp:
+                tmp.write_text(json.dumps({"backend": backend.name, "backend_note": reason,
+                                           "table": table.to_dict(orient="records")}, indent=2))
+    if args.json:
+        print(json.dumps({"backend": backend.name, "table": table.to_dict(orient="records")}, indent=2))
+        return 0
+    print(f"Table 2 method (002 §7), backend: {backend.name}")
+    print(f"{'kernel':<10} {'runs':>4}  {'model (speed ratio vs time ratio)':<34} {'R²':>7}")
+    for row in table.itertuples(index=False):
+        print(f"{row.kernel:<10} {row.runs:>4}  {row.slope:.3f} x {row.intercept:+.3f}{'':<19} {row.r2:>7.4f}")
+    return 0
+
+
+def _speeds(args) -> int:
+    from cosched.outputs import atomic_path
+    from measurement.counters import load_samples
+    from measurement.probe import interval_speeds
+
+    samples = load_samples(args.samples)
+    backend = "ipc×cputime" if samples["instructions"].notna().any() else "cputime"
+    table = interval_speeds(samples)
+    keys = ["combination", "task"] if "combination" in table.columns else ["task"]
+    summary = table.groupby(keys, sort=True)["speed"].agg(["mean", "min", "max", "count"]).reset_index()
+    if args.out:
+        with atomic_path(args.out) as tmp:
+            table.to_csv(tmp, index=False)
+    if args.json:
+        print(json.dumps({"backend": backend, "tasks": summary.to_dict(orient="records")}, indent=2))
+        return 0
+    print(f"backend: {backend} (replayed from {args.samples})")
+    print(summary.rename(columns={"count": "intervals"}).to_string(index=False, float_format="%.4f"))
+    return 0

@@ -1,0 +1,340 @@
+"""Co-run harness: start every task once, form combinations by preemption (SIGSTOP/SIGCONT), measure speeds.
+
+002 §9: all tasks must be runnable when measuring starts; a combination is formed by continuing its members
+while all others stay stopped. Each task runs in its own process group (session), so a signal reaches all its
+processes, and the harness kills every group on exit, on error, on Ctrl-C and on SIGTERM, so no stopped or
+orphan process survives it. Each task also gets PR_SET_PDEATHSIG(SIGKILL), a last resort if the harness
+itself is killed with SIGKILL.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from cosched.errors import InputError
+from measurement.counters import CounterBackend, ThreadReading, group_threads
+from measurement.probe import interval_speeds, readings_frame
+from theory.lattice import all_combinations, combinations_up_to, popcount, tasks_of
+
+__all__ = [
+    "TaskSpec", "TaskStatus", "CombinationResult", "CoRunHarness", "parse_task", "combination_set",
+    "measure_combinations", "Measurement", "start_task", "signal_group", "terminate_tasks", "result_table",
+    "result_samples", "SPEED_COLUMNS", "KILL_GRACE_SECONDS",
+]
+
+KILL_GRACE_SECONDS = 2.0  # time a task gets to exit after SIGTERM before SIGKILL
+ENUMERATE_MAX_TASKS = 20  # sample:N enumerates all combinations up to this many tasks, else draws at random
+PR_SET_PDEATHSIG = 1
+INTERRUPT_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A task: a name and a shell command."""
+
+    name: str
+    command: str
+
+
+def parse_task(text: str) -> TaskSpec:
+    """`NAME=COMMAND` as given to `cosched measure --task`."""
+    name, sep, command = text.partition("=")
+    name, command = name.strip(), command.strip()
+    if not sep or not name or not command:
+        raise InputError(f"expected NAME=COMMAND, got {text!r}", field="--task")
+    if "+" in name:
+        raise InputError(f"a task name cannot contain '+' (it joins the members of a combination): {name!r}",
+                         field="--task")
+    return TaskSpec(name, command)
+
+
+def combination_set(n: int, spec: str, seed: int | None = None) -> np.ndarray:
+    """Bitmasks to measure, singletons first (they give the ideal speeds), then by size and bitmask.
+
+    `pairs` (sizes 1-2), `upto:K`, `all`, or `sample:N` (N random combinations of size >= 2, seeded, as the
+    300 sampled combinations of 002 §7, plus all singletons).
+    """
+    kind, _, value = spec.partition(":")
+    singletons = (1 << np.arange(n, dtype=np.int64))
+    if kind == "pairs" and not value:
+        masks = combinations_up_to(n, 2)
+    elif kind == "all" and not value:
+        masks = all_combinations(n)
+    elif kind in ("upto", "sample") and value.isdigit() and int(value) >= 1:
+        if kind == "upto":
+            masks = combinations_up_to(n, int(value))
+        else:
+            masks = np.concatenate([singletons, _sample_combinations(n, int(value), np.random.default_rng(seed))])
+    else:
+        raise InputError(f"expected pairs, all, upto:K or sample:N, got {spec!r}", field="--combinations")
+    masks = np.unique(masks)
+    return masks[np.lexsort((masks, popcount(masks)))]
+
+
+def _sample_combinations(n: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    """`count` distinct random combinations of size >= 2 (all of them if there are fewer)."""
+    if n <= ENUMERATE_MAX_TASKS:
+        larger = all_combinations(n)
+        larger = larger[popcount(larger) >= 2]
+        return rng.choice(larger, size=min(count, larger.size), replace=False)
+    picked = np.zeros(0, dtype=np.int64)
+    while picked.size < count:  # 2^n is huge here: rejection sampling finds distinct masks quickly
+        draw = rng.integers(1, 1 << n, size=2 * count, dtype=np.int64)
+        picked = np.unique(np.concatenate([picked, draw[popcount(draw) >= 2]]))
+    return rng.permutation(picked)[:count]
+
+
+@dataclass
+class TaskStatus:
+    """What happened to one task: `ok` (ran until the harness stopped it), `exited`, `crashed`, `never-ran`."""
+
+    name: str
+    command: str
+    pid: int | None = None
+    status: str = "ok"
+    returncode: int | None = None
+    combinations_measured: int = 0
+    message: str = ""
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class CombinationResult:
+    """Absolute speeds (formula (30)) of the members of one combination over one window; NaN: task gone."""
+
+    combination: int
+    speeds: dict[str, float]
+    threads: dict[str, int]
+    start: float
+    end: float
+    readings: tuple[ThreadReading, ...]
+
+
+def _die_with_parent() -> None:
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def start_task(task: TaskSpec, output=subprocess.DEVNULL) -> subprocess.Popen:
+    """Run the task's shell command in a new session (its own process group), dying with its parent."""
+    return subprocess.Popen(["/bin/sh", "-c", task.command], start_new_session=True, preexec_fn=_die_with_parent,
+                            stdin=subprocess.DEVNULL, stdout=output, stderr=output)
+
+
+def signal_group(process: subprocess.Popen, sig: int) -> None:
+    """Send `sig` to the task's whole process group; a group that is already gone is fine."""
+    try:
+        os.killpg(process.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def terminate_tasks(processes: Sequence[subprocess.Popen]) -> None:
+    """SIGTERM + SIGCONT every group (a stopped process only acts on SIGTERM once continued), SIGKILL what
+    is left after `KILL_GRACE_SECONDS`, and reap the group leaders."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPT_SIGNALS)  # a second Ctrl-C must not cut this
+    try:
+        for process in processes:
+            signal_group(process, signal.SIGTERM)
+            signal_group(process, signal.SIGCONT)
+        deadline = time.monotonic() + KILL_GRACE_SECONDS
+        for process in processes:
+            while group_threads(process.pid) and time.monotonic() < deadline:
+                process.poll()
+                time.sleep(0.02)
+            signal_group(process, signal.SIGKILL)
+            process.wait()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+class CoRunHarness:
+    """Context manager owning the task processes; `measure(mask)` runs one combination and stops it again."""
+
+    def __init__(self, tasks: Sequence[TaskSpec], backend: CounterBackend, *, warmup: float, window: float,
+                 output=subprocess.DEVNULL):
+        names = [task.name for task in tasks]
+        if len(set(names)) != len(names):
+            raise InputError(f"task names must be unique, got {names}", field="--task")
+        self.tasks, self.backend = list(tasks), backend
+        self.warmup, self.window, self.output = warmup, window, output
+        self.processes: list[subprocess.Popen] = []
+        self.status = [TaskStatus(task.name, task.command) for task in tasks]
+        self._previous_handlers: dict[int, object] = {}
+
+    def __enter__(self) -> "CoRunHarness":
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                self._previous_handlers[sig] = signal.signal(sig, _raise_interrupt)
+        try:
+            for task, status in zip(self.tasks, self.status):
+                process = start_task(task, self.output)
+                self.processes.append(process)
+                status.pid = process.pid
+                self._signal(process, signal.SIGSTOP)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self.terminate()
+        finally:
+            for sig, handler in self._previous_handlers.items():
+                signal.signal(sig, handler)
+            self._previous_handlers.clear()
+
+    def terminate(self) -> None:
+        """Kill every task's process group (see `terminate_tasks`) and record how each task ended."""
+        self._refresh_status()
+        terminate_tasks(self.processes)
+
+    @staticmethod
+    def _signal(process: subprocess.Popen, sig: int) -> None:
+        signal_group(process, sig)
+
+    def _refresh_status(self) -> None:
+        for process, status in zip(self.processes, self.status):
+            code = process.poll()
+            if code is None or status.returncode is not None:
+                continue
+            status.returncode = code
+            status.status = ("never-ran" if status.combinations_measured == 0
+                             else "exited" if code == 0 else "crashed")
+            status.message = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
+
+    def alive(self, index: int) -> bool:
+        self._refresh_status()
+        return self.status[index].returncode is None
+
+    def measure(self, mask: int) -> CombinationResult:
+        """Continue the members of `mask`, wait the warm-up, read, wait the window, read, stop them again."""
+        members = tasks_of(mask)
+        runnable = [i for i in members if self.alive(i)]
+        try:
+            for i in runnable:
+                self._signal(self.processes[i], signal.SIGCONT)
+            time.sleep(self.warmup)
+            groups = {self.tasks[i].name: self.processes[i].pid for i in runnable}
+            before = self.backend.read(groups)
+            time.sleep(self.window)
+            after = self.backend.read(groups)
+        finally:
+            for i in runnable:
+                self._signal(self.processes[i], signal.SIGSTOP)
+        speeds = {self.tasks[i].name: float("nan") for i in members}
+        threads = dict.fromkeys(speeds, 0)
+        if before and after:
+            table = interval_speeds(readings_frame(before + after))
+            for row in table.itertuples(index=False):
+                speeds[row.task], threads[row.task] = float(row.speed), int(row.threads)
+        for i in members:
+            if not self.alive(i):  # exited during the window: its speed is not a steady-state value
+                speeds[self.tasks[i].name] = float("nan")
+            elif np.isfinite(speeds[self.tasks[i].name]):
+                self.status[i].combinations_measured += 1
+        start = before[0].time if before else float("nan")
+        end = after[0].time if after else float("nan")
+        return CombinationResult(int(mask), speeds, threads, start, end, tuple(before + after))
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@dataclass
+class Measurement:
+    """Everything one harness run measured (possibly cut short by Ctrl-C: `interrupted`)."""
+
+    tasks: list[TaskSpec]
+    backend: str
+    fallback_reason: str | None
+    results: list[CombinationResult] = field(default_factory=list)
+    status: list[TaskStatus] = field(default_factory=list)
+    started: float = 0.0
+    finished: float = 0.0
+    interrupted: bool = False
+
+    def speed_table(self):
+        """Long table: combination, members, size, task, speed (absolute, formula (30)), threads, start, end."""
+        import pandas as pd
+
+        frames = [result_table(result, self.tasks) for result in self.results]
+        return pd.concat(frames, ignore_index=True) if frames else result_table(None, self.tasks)
+
+    def samples(self):
+        """Raw readings with the combination they were taken in."""
+        import pandas as pd
+
+        frames = [result_samples(result) for result in self.results]
+        return pd.concat(frames, ignore_index=True) if frames else result_samples(None)
+
+
+SPEED_COLUMNS = ("combination", "members", "size", "task", "speed", "threads", "start", "end")
+
+
+def result_table(result: CombinationResult | None, tasks: Sequence[TaskSpec]):
+    """The rows of `Measurement.speed_table` for one combination (an empty table for None)."""
+    import pandas as pd
+
+    if result is None:
+        return pd.DataFrame({column: [] for column in SPEED_COLUMNS})
+    members = tasks_of(result.combination)
+    return pd.DataFrame({
+        "combination": result.combination, "members": "+".join(tasks[i].name for i in members),
+        "size": len(members), "task": list(result.speeds), "speed": list(result.speeds.values()),
+        "threads": [result.threads[t] for t in result.speeds], "start": result.start, "end": result.end,
+    }, columns=list(SPEED_COLUMNS))
+
+
+def result_samples(result: CombinationResult | None):
+    """Raw readings of one combination, with its bitmask in a first column."""
+    frame = readings_frame(result.readings if result is not None else [])
+    frame.insert(0, "combination", np.full(len(frame), result.combination if result else 0, dtype=np.int64))
+    return frame
+
+
+def measure_combinations(tasks: Sequence[TaskSpec], masks: Iterable[int], backend: CounterBackend, *,
+                         warmup: float, window: float, fallback_reason: str | None = None,
+                         on_result: Callable[[CombinationResult], None] | None = None,
+                         progress: bool = False) -> Measurement:
+    """Run the harness over `masks` in order; Ctrl-C / SIGTERM stops early and keeps what was measured."""
+    from tqdm import tqdm
+
+    masks = [int(m) for m in masks]
+    measurement = Measurement(list(tasks), backend.name, fallback_reason, started=time.time())
+    bar = tqdm(total=len(masks), unit="comb", disable=not progress, desc="measuring")
+    try:
+        with CoRunHarness(tasks, backend, warmup=warmup, window=window) as harness:
+            measurement.status = harness.status
+            for mask in masks:
+                if not all(harness.alive(i) for i in tasks_of(mask)):  # cannot be formed any more
+                    bar.update()
+                    continue
+                result = harness.measure(mask)
+                measurement.results.append(result)
+                if on_result is not None:  # incremental files: no Ctrl-C in the middle of a row
+                    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPT_SIGNALS)
+                    try:
+                        on_result(result)
+                    finally:
+                        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+                bar.update()
+    except KeyboardInterrupt:
+        measurement.interrupted = True
+    finally:
+        bar.close()
+        measurement.finished = time.time()
+    return measurement
+

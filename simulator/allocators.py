@@ -1,0 +1,153 @@
+"""Which nodes a job gets: the node state (arrays) and the replaceable allocator (000 §3.3, thesis §5.1).
+
+Interface (what a new allocator, e.g. the co-location one of 000 §3.5, implements):
+
+- ``NodeState``: ``used[node]`` cores in use (int array), ``occupants[node, slot]`` job indices on each node
+  (-1 = empty slot, ``slots`` jobs per node at most, 2 by default so two jobs can share a node),
+  ``idle`` = number of nodes with no job. ``occupy``/``vacate`` keep these consistent; ``jobs_on(nodes)``
+  lists the distinct jobs on some nodes (the neighbours a speed model looks at).
+- ``Allocation(nodes, cores)``: the node ids (int array) and the cores used on each of them (int).
+- ``Allocator`` (subclass it):
+    * ``find(engine, job) -> Allocation | None``: the nodes the job would use now, or None; no side effect.
+    * ``units(engine, job) -> int`` and ``free_units() -> int``, ``total_units``: the resource count that
+      backfilling reasons with (reservations, shadow time, extra units). Compact: whole nodes.
+    * ``commit(job, allocation)`` / ``release(job, allocation)``: update the node state; the engine calls
+      them when a job starts and finishes. Override to keep extra counters, calling ``super()``.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.platform import Platform
+
+__all__ = ["NodeState", "Allocation", "Allocator", "CompactAllocator"]
+
+EMPTY = -1  # marks a free slot in NodeState.occupants
+
+
+class NodeState:
+    """Per-node used cores and occupying jobs, as arrays (no per-core Python objects)."""
+
+    __slots__ = ("cores_per_node", "used", "occupants", "idle")
+
+    def __init__(self, platform: Platform, slots: int = 2):
+        self.cores_per_node = platform.cores_per_node
+        self.used = np.zeros(platform.nodes, dtype=np.int64)
+        self.occupants = np.full((platform.nodes, slots), EMPTY, dtype=np.int64)
+        self.idle = platform.nodes
+
+    @property
+    def free(self) -> np.ndarray:
+        """Free cores per node."""
+        return self.cores_per_node - self.used
+
+    def occupy(self, job: int, nodes: np.ndarray, cores: int) -> None:
+        used = self.used[nodes]
+        self.idle -= int(np.count_nonzero(used == 0))
+        self.used[nodes] = used + cores
+        occupants = self.occupants[nodes]
+        slot = np.argmax(occupants == EMPTY, axis=1)
+        occupants[np.arange(nodes.size), slot] = job
+        self.occupants[nodes] = occupants
+
+    def vacate(self, job: int, nodes: np.ndarray, cores: int) -> None:
+        used = self.used[nodes] - cores
+        self.used[nodes] = used
+        self.idle += int(np.count_nonzero(used == 0))
+        occupants = self.occupants[nodes]
+        occupants[occupants == job] = EMPTY
+        self.occupants[nodes] = occupants
+
+    def jobs_on(self, nodes: np.ndarray) -> np.ndarray:
+        """The distinct jobs on these nodes (ascending)."""
+        occupants = self.occupants[nodes]
+        return np.unique(occupants[occupants != EMPTY])
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """The node ids a job uses and the cores it uses on each of them."""
+
+    nodes: np.ndarray
+    cores: int
+
+
+class Allocator(ABC):
+    """Base allocator: owns the node state; subclasses choose the nodes and the backfilling unit."""
+
+    slots = 2
+
+    def __init__(self, platform: Platform):
+        self.platform = platform
+        self.state = NodeState(platform, self.slots)
+
+    @property
+    @abstractmethod
+    def total_units(self) -> int:
+        """Units of the whole platform."""
+
+    @abstractmethod
+    def units(self, engine, job: int) -> int:
+        """Units the job holds while it runs."""
+
+    @abstractmethod
+    def free_units(self) -> int:
+        """Units free now."""
+
+    @abstractmethod
+    def find(self, engine, job: int) -> Allocation | None:
+        """The allocation the job would get now, or None if it does not fit; changes nothing."""
+
+    def static_units(self, cores: np.ndarray) -> np.ndarray | None:
+        """Units per job when they depend on the job's cores only (lets schedulers use a table), else None."""
+        return None
+
+    def commit(self, job: int, allocation: Allocation) -> None:
+        self.state.occupy(job, allocation.nodes, allocation.cores)
+
+    def release(self, job: int, allocation: Allocation) -> None:
+        self.state.vacate(job, allocation.nodes, allocation.cores)
+
+
+class CompactAllocator(Allocator):
+    """Whole idle nodes, ceil(cores / cores_per_node) of them, lowest ids first (thesis §5.1)."""
+
+    slots = 1
+
+    def __init__(self, platform: Platform):
+        super().__init__(platform)
+        self._cpn = platform.cores_per_node
+
+    @property
+    def total_units(self) -> int:
+        return self.platform.nodes
+
+    def units(self, engine, job: int) -> int:
+        return -(-engine.cores[job] // self._cpn)
+
+    def free_units(self) -> int:
+        return self.state.idle
+
+    def static_units(self, cores: np.ndarray) -> np.ndarray:
+        return -(-cores // self._cpn)
+
+    def find(self, engine, job: int) -> Allocation | None:
+        count = -(-engine.cores[job] // self._cpn)
+        if count > self.state.idle:
+            return None
+        return Allocation(np.flatnonzero(self.state.used == 0)[:count], self._cpn)
+
+    def commit(self, job: int, allocation: Allocation) -> None:
+        nodes, state = allocation.nodes, self.state
+        state.used[nodes] = self._cpn
+        state.occupants[nodes, 0] = job
+        state.idle -= nodes.size
+
+    def release(self, job: int, allocation: Allocation) -> None:
+        nodes, state = allocation.nodes, self.state
+        state.used[nodes] = 0
+        state.occupants[nodes, 0] = EMPTY
+        state.idle += nodes.size

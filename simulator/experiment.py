@@ -1,0 +1,263 @@
+"""Thesis-style experiments (003 ch. 6): schedulers x workload shuffles, resumable, local or on dask.
+
+One experiment = one shuffle of the same N jobs drawn from an application seed (000 §4.3: "the exact same
+applications, but their order was each time shuffled"); every scheduler runs every experiment. Each run
+writes ``runs/e<experiment>_<scheduler>.json`` atomically as soon as it ends, so an interrupted grid
+resumes where it stopped (finished runs are skipped). At the end: ``runs.csv`` (one row per run, makespan
+speedup against the Conservative run of the same experiment, 003 (2.1)), ``summary.csv`` and
+``tables.md`` (mean values per scheduler, Tables 6.1/6.2) and the plots of ``experiment_plots``.
+Runs go to local worker processes by default, or to a dask.distributed cluster (``dask="local"`` or a
+scheduler address ``tcp://host:port``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from cosched.errors import InputError
+from cosched.outputs import atomic_path
+from simulator.co_metrics import METRIC_NAMES, job_speedups, thesis_metrics
+from simulator.generate import ApplicationSeed, generate_workload
+from simulator.heatmap import Heatmap, MissingPairsWarning, read_heatmap
+from simulator.platform import Platform, load_platform
+from simulator.workload import Workload, make_workload
+
+__all__ = [
+    "ExperimentSpec", "PRESETS", "THESIS_SCHEDULERS", "BASELINE", "preset_spec", "experiment_workload", "run_one",
+    "run_experiment", "summarize", "markdown_table",
+]
+
+BASELINE = "conservative"  # 003 §2.3.1.1: makespan speedup against Conservative
+THESIS_SCHEDULERS = ("sjf", "sjf-co", "sjf-filler", "filler", "pop-filler", "popularity", "easy", "easy-co",
+                     "conservative", "fcfs", "ljf-co", "laf-co", "ljf")  # the rows of 003 Tables 6.1/6.2
+PRESETS = {  # name -> (bundled heatmap file, platform preset, jobs, experiments)
+    "example": ("synthetic_npb_heatmap.csv", "aris", 1000, 10),
+    "example-small": ("synthetic_npb_heatmap.csv", "marconi", 200, 4),
+}
+TIME_BINS = 20  # bins of the job-speedup time distribution (003 Fig. 6.4)
+
+
+@dataclass(frozen=True, eq=False)
+class ExperimentSpec:
+    """Everything that defines a grid of runs (saved as spec.json to guard resumption)."""
+
+    heatmap: Heatmap
+    platform: Platform
+    jobs: int
+    experiments: int
+    schedulers: tuple[str, ...]
+    seed: int = 0
+    spread_speedup: float | None = None
+    interarrival: str = "batch"
+    mean_interarrival: float = 60.0
+    heatmap_source: str = ""
+    use_run_times: bool = True
+
+    def to_json(self) -> dict:
+        return {"heatmap": self.heatmap_source, "applications": list(self.heatmap.applications),
+                "platform": self.platform.to_dict(), "jobs": self.jobs, "experiments": self.experiments,
+                "schedulers": list(self.schedulers), "seed": self.seed, "spread_speedup": self.spread_speedup,
+                "interarrival": self.interarrival, "mean_interarrival": self.mean_interarrival,
+                "use_run_times": self.use_run_times}
+
+
+def preset_spec(preset: str = "example", *, heatmap: str | os.PathLike | None = None, platform: str | None = None,
+                jobs: int | None = None, experiments: int | None = None, schedulers=None, seed: int = 0,
+                spread_speedup: float | None = None, interarrival: str = "batch",
+                mean_interarrival: float = 60.0, default_speedup: float | None = None) -> ExperimentSpec:
+    """A spec from a preset with overrides (a heatmap file, a platform preset or JSON file, sizes, schedulers)."""
+    from simulator.data import data_path
+    from simulator.schedulers import SCHEDULERS
+
+    if preset not in PRESETS:
+        raise InputError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}", field="preset")
+    bundled, platform_name, preset_jobs, preset_experiments = PRESETS[preset]
+    path = Path(heatmap) if heatmap is not None else data_path(bundled)
+    loaded = read_heatmap(path, default=default_speedup)
+    names = tuple(schedulers) if schedulers else THESIS_SCHEDULERS
+    unknown = [name for name in names if name not in SCHEDULERS]
+    if unknown:
+        raise InputError(f"unknown scheduler(s) {unknown}; known: {', '.join(SCHEDULERS)}", field="schedulers")
+    if BASELINE not in names:
+        names = names + (BASELINE,)  # needed for the makespan speedup
+    jobs = preset_jobs if jobs is None else jobs
+    experiments = preset_experiments if experiments is None else experiments
+    if jobs <= 0 or experiments <= 0:
+        raise InputError("jobs and experiments must be positive", field="jobs")
+    spec = ExperimentSpec(loaded, load_platform(platform or platform_name), jobs, experiments, names, seed,
+                          spread_speedup, interarrival, mean_interarrival, str(path))
+    too_big = int(loaded.procs.max())
+    if too_big > spec.platform.total_cores:
+        raise InputError(f"an application needs {too_big} cores, the platform has {spec.platform.total_cores}",
+                         source=str(path), field="procs_A")
+    return spec
+
+
+def experiment_workload(spec: ExperimentSpec, experiment: int) -> Workload:
+    """The spec's N jobs (drawn once from the seed) in the shuffled order of this experiment."""
+    base = generate_workload(ApplicationSeed.from_heatmap(spec.heatmap), spec.jobs, interarrival=spec.interarrival,
+                             mean=spec.mean_interarrival, rng_seed=spec.seed)
+    order = np.random.default_rng([spec.seed, experiment]).permutation(spec.jobs)
+    return make_workload(np.arange(spec.jobs), base.submit, base.run[order], base.cores[order],
+                         base.estimate[order], base.app[order], source=f"experiment {experiment}")
+
+
+def run_one(spec: ExperimentSpec, experiment: int, scheduler: str, keep_jobs: bool = False) -> dict:
+    """Simulate one (experiment, scheduler); return its metrics row (and per-job times if asked)."""
+    from simulator.colocation import simulate_co
+    from simulator.engine import simulate
+    from simulator.schedulers import COSCHEDULERS
+
+    workload = experiment_workload(spec, experiment)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingPairsWarning)  # reported once by run_experiment
+        if scheduler in COSCHEDULERS:
+            result = simulate_co(workload, spec.platform, scheduler, heatmap=spec.heatmap,
+                                 spread_speedup=spec.spread_speedup, use_run_times=spec.use_run_times)
+        else:
+            result = simulate(workload, spec.platform, scheduler, use_run_times=spec.use_run_times)
+    row = {"experiment": experiment, "scheduler": scheduler, **thesis_metrics(result),
+           "wall_seconds": result.wall_seconds}
+    if keep_jobs:
+        row["jobs"] = {"start": result.start.tolist(), "end": result.end.tolist(),
+                       "speedup": job_speedups(result).tolist(), "app": [str(a) for a in workload.app]}
+    return row
+
+
+def _run_file(out: Path, experiment: int, scheduler: str) -> Path:
+    return out / "runs" / f"e{experiment:03d}_{scheduler}.json"
+
+
+def _check_spec(spec: ExperimentSpec, out: Path) -> None:
+    path = out / "spec.json"
+    document = spec.to_json()
+    if path.exists():
+        try:
+            previous = json.loads(path.read_text())
+        except json.JSONDecodeError:
+            previous = None
+        if previous != document:
+            raise InputError("the output folder holds results of a different experiment (spec.json differs); "
+                             "use a new --out folder", source=str(path))
+        return
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(document, indent=1))
+
+
+def run_experiment(spec: ExperimentSpec, out: str | os.PathLike, *, workers: int | None = None,
+                   dask: str | None = None, progress: bool = True, plots: bool = True):
+    """Run the missing (experiment, scheduler) pairs, then write runs.csv, summary.csv, tables.md, plots."""
+    from simulator.colocation import co_context
+
+    out = Path(out)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    _check_spec(spec, out)
+    co_context(experiment_workload(spec, 0), spec.heatmap, spec.spread_speedup)  # fail early, warn once
+    todo = [(e, s) for e in range(spec.experiments) for s in spec.schedulers if not _run_file(out, e, s).exists()]
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=len(todo), unit="run", desc="experiment-sim")
+    try:
+        for row in _execute(spec, todo, workers, dask):
+            with atomic_path(_run_file(out, row["experiment"], row["scheduler"])) as tmp:
+                tmp.write_text(json.dumps(row))
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return finish(spec, out, plots=plots)
+
+
+def _execute(spec: ExperimentSpec, todo, workers, dask):
+    """Yield finished rows in completion order: in process, local processes or dask."""
+    if not todo:
+        return
+    if dask:
+        from distributed import Client, LocalCluster, as_completed as dask_completed
+
+        cluster = LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1, processes=True) \
+            if dask == "local" else None
+        with Client(cluster if cluster is not None else dask) as client:
+            shared = client.scatter(spec, broadcast=True)
+            futures = [client.submit(run_one, shared, e, s, e == 0, pure=False) for e, s in todo]
+            for future in dask_completed(futures):
+                yield future.result()
+        if cluster is not None:
+            cluster.close()
+        return
+    workers = workers or os.cpu_count() or 1
+    if workers == 1 or len(todo) == 1:
+        for e, s in todo:
+            yield run_one(spec, e, s, e == 0)
+        return
+    with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
+        futures = [pool.submit(run_one, spec, e, s, e == 0) for e, s in todo]
+        for future in as_completed(futures):
+            yield future.result()
+
+
+def summarize(runs):
+    """Mean of each metric per scheduler (003 Tables 6.1/6.2), thesis row order first."""
+    columns = [name for name in METRIC_NAMES if name != "makespan"]
+    summary = runs.groupby("scheduler")[columns].mean()
+    order = [s for s in THESIS_SCHEDULERS if s in summary.index] + \
+        sorted(s for s in summary.index if s not in THESIS_SCHEDULERS)
+    summary = summary.loc[order]
+    summary["slowdown_counts"] *= 100  # percent, as in Table 6.1
+    return summary.rename(columns={"slowdown_counts": "slowdown_counts_pct"})
+
+
+def markdown_table(summary) -> str:
+    """Tables 6.1 and 6.2 as Markdown."""
+    part1 = [("mean slowdown", "mean_slowdown", "{:.1f}"), ("mean slowdown pp", "mean_slowdown_pp", "{:.3f}"),
+             ("slowdown (%)", "slowdown_counts_pct", "{:.2f}"), ("utilization", "utilization", "{:.3f}")]
+    part2 = [("mean job speedup", "mean_job_speedup", "{:.3f}"),
+             ("weighted mean job speedup", "weighted_mean_job_speedup", "{:.3f}"),
+             ("makespan speedup", "makespan_speedup", "{:.3f}")]
+    lines = []
+    for title, part in (("part 1", part1), ("part 2", part2)):
+        lines.append(f"| scheduler ({title}) | " + " | ".join(label for label, _, _ in part) + " |")
+        lines.append("|---" * (len(part) + 1) + "|")
+        for scheduler, row in summary.iterrows():
+            lines.append(f"| {scheduler} | " + " | ".join(fmt.format(row[key]) for _, key, fmt in part) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def finish(spec: ExperimentSpec, out: Path, plots: bool = True):
+    """Collect the run files into runs.csv / summary.csv / tables.md and draw the plots; returns the summary."""
+    import pandas as pd
+
+    rows, jobs = [], {}
+    for e in range(spec.experiments):
+        for s in spec.schedulers:
+            row = json.loads(_run_file(out, e, s).read_text())
+            if "jobs" in row:
+                jobs[s] = pd.DataFrame(row.pop("jobs"))
+            rows.append(row)
+    runs = pd.DataFrame(rows)
+    baseline = runs[runs["scheduler"] == BASELINE].set_index("experiment")["makespan"]
+    runs["makespan_speedup"] = runs["experiment"].map(baseline) / runs["makespan"]  # 003 (2.1)
+    summary = summarize(runs)
+    with atomic_path(out / "runs.csv") as tmp:
+        runs.to_csv(tmp, index=False)
+    with atomic_path(out / "summary.csv") as tmp:
+        summary.to_csv(tmp)
+    table = markdown_table(summary)
+    with atomic_path(out / "tables.md") as tmp:
+        tmp.write_text(table)
+    for scheduler, frame in jobs.items():
+        with atomic_path(out / "jobs" / f"e000_{scheduler}.csv") as tmp:
+            frame.to_csv(tmp, index=False)
+    if plots:
+        from simulator.experiment_plots import draw_all
+        draw_all(runs, jobs, out / "plots", time_bins=TIME_BINS)
+    return summary

@@ -1,0 +1,51 @@
+"""Schedulers by name: the CLI, experiments and users build them through `make_scheduler`.
+
+`SCHEDULERS` maps a CLI name to "module:factory" (or a factory); the co-scheduling package adds its own
+entries. A factory's class attribute `OPTIONS` lists the keyword options it takes (backfill, depth, ...).
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+__all__ = ["SCHEDULERS", "make_scheduler", "register_scheduler", "CLASSIC", "COSCHEDULERS"]
+
+SCHEDULERS: dict[str, str | Callable] = {
+    "fcfs": "simulator.schedulers.fcfs:FCFS",
+    "easy": "simulator.schedulers.easy:EASY",
+    "conservative": "simulator.schedulers.easy:Conservative",
+    "sjf": "simulator.schedulers.ordering:SJF",
+    "ljf": "simulator.schedulers.ordering:LJF",
+}
+CLASSIC = ("fcfs", "easy", "conservative", "sjf", "ljf")
+SCHEDULERS.update({  # co-schedulers (003 ch. 5): run with simulator.colocation.simulate_co
+    "easy-co": "simulator.schedulers.coscheduling:EasyCo",
+    "sjf-co": "simulator.schedulers.coscheduling:SJFCo",
+    "ljf-co": "simulator.schedulers.coscheduling:LJFCo",
+    "laf-co": "simulator.schedulers.coscheduling:LAFCo",
+    "popularity": "simulator.schedulers.popularity:Popularity",
+    "filler": "simulator.schedulers.filler:Filler",
+    "sjf-filler": "simulator.schedulers.filler:SJFFiller",
+    "pop-filler": "simulator.schedulers.filler:PopFiller",
+})
+COSCHEDULERS = ("easy-co", "sjf-co", "ljf-co", "laf-co", "popularity", "filler", "sjf-filler", "pop-filler")
+
+
+def register_scheduler(name: str, factory: str | Callable) -> None:
+    """Make a scheduler available by name (to the CLI and `make_scheduler`)."""
+    SCHEDULERS[name] = factory
+
+
+def make_scheduler(name: str, **options):
+    """Build the scheduler called `name`; options its factory does not list in OPTIONS are ignored."""
+    try:
+        factory = SCHEDULERS[name]
+    except KeyError:
+        raise ValueError(f"unknown scheduler {name!r}; known: {', '.join(SCHEDULERS)}") from None
+    if isinstance(factory, str):
+        module, attribute = factory.split(":")
+        factory = getattr(importlib.import_module(module), attribute)
+    accepted = getattr(factory, "OPTIONS", None)
+    if accepted is not None:
+        options = {key: value for key, value in options.items() if key in accepted and value is not None}
+    return factory(**options)

@@ -1,0 +1,84 @@
+"""Waiting-queue ordering keys of the co-schedulers (003 appendix; 000 §3.6, Algorithm 2).
+
+Each key is a vectorised form of the appendix's ``waiting_queue_reorder(job)`` over the whole queue.
+As in ELiSE, the queue is sorted by *descending* key and the sort is stable, so ties keep the queue's
+(arrival) order: ``queue_order(key)``. Inputs are arrays over the waiting jobs in queue order.
+
+Filler: the thesis version (003 appendix) is implemented. The ELiSE paper (000 Algorithm 2) writes
+factor0 = 1 - diff / free for diff >= 0 and factor1 = (id + 1) / maxId; the thesis splits diff = 0
+into its own branch (factor0 = 1, the same value 1 - 0 / free) and divides by the waiting-queue length
+instead of maxId. Both denominators are one positive constant per sorting pass, so the two versions
+give the same order; the key values differ by that constant factor.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "queue_order", "sjf_key", "ljf_key", "laf_key", "popularity_ranks", "popularity_key", "filler_factor0",
+    "filler_key", "two_factor_key", "POPULARITY_THRESHOLD",
+]
+
+POPULARITY_THRESHOLD = 1.0  # average pairwise speedup above which two waiting jobs count as a good pair
+
+
+def queue_order(key: np.ndarray) -> np.ndarray:
+    """Positions of the queue sorted by descending key, ties in queue order (a stable reverse sort)."""
+    return np.argsort(-np.asarray(key, dtype=np.float64), kind="stable")
+
+
+def sjf_key(remaining: np.ndarray) -> np.ndarray:
+    return -np.asarray(remaining, dtype=np.float64)  # 003 appendix, SJF/SJF-Co: -remaining_time
+
+
+def ljf_key(remaining: np.ndarray) -> np.ndarray:
+    return np.asarray(remaining, dtype=np.float64)  # 003 appendix, LJF/LJF-Co: remaining_time
+
+
+def laf_key(cores: np.ndarray, remaining: np.ndarray) -> np.ndarray:
+    return np.asarray(cores, dtype=np.float64) * remaining  # 003 appendix, LAF-Co: processes x remaining time
+
+
+def popularity_ranks(apps: np.ndarray, speedups: np.ndarray, threshold: float = POPULARITY_THRESHOLD
+                     ) -> np.ndarray:
+    """Rank of each waiting job: how many other waiting jobs it pairs with at average speedup > threshold.
+
+    003 §5.2.5: for every pair of waiting jobs whose average pairwise speedup exceeds the threshold, both
+    ranks grow by one. ``apps`` are heatmap indices of the waiting jobs, ``speedups`` the full matrix.
+    """
+    apps = np.asarray(apps, dtype=np.int64)
+    good = (speedups + speedups.T) / 2 > threshold  # 003 §5.2.5: average of the two directed speedups
+    present = np.bincount(apps, minlength=speedups.shape[0])
+    return (good[apps] @ present) - good[apps, apps]  # partners among the others (not the job itself)
+
+
+def popularity_key(ranks: np.ndarray, queue_length: int) -> np.ndarray:
+    return np.asarray(ranks, dtype=np.float64) / queue_length  # 003 appendix, Popularity: rank / len(queue)
+
+
+def filler_factor0(cores: np.ndarray, free_cores: int) -> np.ndarray:
+    """How well each job fills the free cores: 1 - diff / free if it fits, -1 if not, 1 when nothing is free."""
+    cores = np.asarray(cores, dtype=np.float64)
+    if free_cores <= 0:
+        return np.ones(cores.size)  # 003 appendix, Filler: sys_free_cores == 0 -> factor0 = 1
+    diff = free_cores - cores
+    return np.where(diff > 0, 1 - diff / free_cores, np.where(diff == 0, 1.0, -1.0))  # 003 appendix, Filler
+
+
+def filler_key(job_ids: np.ndarray, cores: np.ndarray, free_cores: int) -> np.ndarray:
+    """factor0 / factor1 with factor1 = (job_id + 1) / len(waiting_queue) (003 appendix, Filler)."""
+    factor1 = (np.asarray(job_ids, dtype=np.float64) + 1) / len(job_ids)  # 003 appendix, Filler factor1
+    return filler_factor0(cores, free_cores) / factor1
+
+
+def two_factor_key(cores: np.ndarray, free_cores: int, second_key: np.ndarray) -> np.ndarray:
+    """factor0 + position in the copied queue sorted by `second_key` / len(queue) (003 §5.2.7, appendix).
+
+    The copy is sorted like the waiting queue (descending, stable): for SJF-Filler the second key is the
+    remaining time, so the shortest job sits last and gets the largest factor1. For Pop-Filler it is the
+    rank, so (as the appendix code is written) the least popular job gets the largest factor1.
+    """
+    n = len(second_key)
+    position = np.empty(n, dtype=np.float64)
+    position[queue_order(second_key)] = np.arange(n)  # 003 appendix, get_index(job) in second_queue
+    return filler_factor0(cores, free_cores) + position / n  # 003 appendix, SJF-/Pop-Filler: factor0 + factor1

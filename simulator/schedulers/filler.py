@@ -1,0 +1,45 @@
+"""Filler and the two-factor co-schedulers SJF-Filler and Pop-Filler (003 §5.2.6-5.2.7; 000 Algorithm 2).
+
+Filler sorts by factor0 / factor1: how exactly a job fills the free cores, over its arrival index
+(thesis version, see ``co_ordering``). The two-factor variants add factor0 and the job's position in a
+copy of the queue sorted by remaining time (SJF-Filler) or popularity rank (Pop-Filler). All use EASY
+backfilling on the co-location allocator. The job id of the formulas is the job's arrival index.
+"""
+from __future__ import annotations
+
+from simulator.schedulers.co_ordering import filler_key, sjf_key, two_factor_key
+from simulator.schedulers.coscheduling import CoScheduler
+from simulator.schedulers.popularity import Popularity
+
+__all__ = ["Filler", "SJFFiller", "PopFiller"]
+
+
+class Filler(CoScheduler):
+    """factor0 / factor1 (003 appendix, Filler)."""
+
+    name = "filler"
+
+    def co_key(self, engine, waiting):
+        return filler_key(waiting, self.cores[waiting], engine.allocator.free_cores)
+
+
+class SJFFiller(CoScheduler):
+    """factor0 + position in the queue copy sorted by remaining time (003 appendix, SJF-Filler)."""
+
+    name = "sjf-filler"
+
+    def co_key(self, engine, waiting):
+        # 003 appendix: second_queue_reorder = remaining_time, sorted like the waiting queue (descending)
+        return two_factor_key(self.cores[waiting], engine.allocator.free_cores, -sjf_key(self.estimate[waiting]))
+
+
+class PopFiller(Popularity):
+    """factor0 + position in the queue copy sorted by popularity rank (003 appendix, Pop-Filler).
+
+    Unlike Popularity, every job is deployed spread (the thesis names compact deployment only for Popularity).
+    """
+
+    name = "pop-filler"
+
+    def co_key(self, engine, waiting):
+        return two_factor_key(self.cores[waiting], engine.allocator.free_cores, self.ranks(engine, waiting))

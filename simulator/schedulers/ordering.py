@@ -1,0 +1,31 @@
+"""Size-ordered queues with EASY backfilling: Shortest and Longest Job First (003 §5.1.4, §5.1.5).
+
+The key is the job's estimate (the run time with ``use_run_times``, as the thesis assumes known run times).
+"""
+from __future__ import annotations
+
+from simulator.schedulers.base import QueueScheduler
+
+__all__ = ["SJF", "LJF"]
+
+
+class SJF(QueueScheduler):
+    """Shortest estimate first, EASY backfilling."""
+
+    name = "sjf"
+    backfill = "easy"
+
+    @staticmethod
+    def key(engine, job: int) -> float:
+        return engine.estimate[job]
+
+
+class LJF(QueueScheduler):
+    """Longest estimate first, EASY backfilling."""
+
+    name = "ljf"
+    backfill = "easy"
+
+    @staticmethod
+    def key(engine, job: int) -> float:
+        return -engine.estimate[job]

@@ -1,0 +1,118 @@
+"""`cosched run | ratio`: run any registered online strategy on an instance, alone or against OPT."""
+from __future__ import annotations
+
+import json
+import sys
+
+from cosched.errors import InputError
+from theory.cli import add_instance_arguments, instance_from_args
+
+__all__ = ["register", "add_strategy_arguments", "strategy_from_args"]
+
+
+def add_strategy_arguments(parser) -> None:
+    """Strategy name and the options of the registered strategies (each takes the ones it knows)."""
+    parser.add_argument("--strategy", default="fcs", help="strategy name: fcs, ucb, pi, ei, ... (default fcs)")
+    parser.add_argument("--tie-break", choices=("first", "last", "random"),
+                        help="FCS: among equally fast combinations take the smallest/largest bitmask or random")
+    parser.add_argument("--k", type=float, help="search strategies: quantile k of the confidence bound (002 (26))")
+    parser.add_argument("--quantum", type=float, metavar="TAU",
+                        help="search strategies: minimal run time per combination")
+    parser.add_argument("--bounds", choices=("paper", "tight"), help="search strategies: interpolation bounds")
+    add_noise_arguments(parser)
+    parser.add_argument("--seed", type=int, help="random seed (random tie-break, search strategies)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def strategy_from_args(args):
+    """Build the strategy through the registry, so user and search strategies work like FCS."""
+    from strategies.registry import make_strategy
+
+    try:
+        return make_strategy(args.strategy, tie_break=args.tie_break, k=args.k, quantum=args.quantum,
+                             bounds=args.bounds, noise=args.noise_sigma or None, remeasure=args.remeasure or None)
+    except (ValueError, TypeError) as error:
+        raise InputError(str(error), field="--strategy") from None
+    except (ImportError, AttributeError) as error:
+        raise InputError(f"strategy {args.strategy!r} is not available ({error})", field="--strategy") from None
+
+
+def register(subparsers) -> None:
+    run = subparsers.add_parser("run", help="run an online strategy on an instance",
+                                description="Run an online strategy (002 §4.2, §5) on an instance file.")
+    add_instance_arguments(run)
+    add_strategy_arguments(run)
+    run.set_defaults(func=_run)
+
+    ratio = subparsers.add_parser("ratio", help="competitive ratio of a strategy against OPT",
+                                  description="Makespan of a strategy over the LP optimum (002 §4.3).")
+    add_instance_arguments(ratio)
+    add_strategy_arguments(ratio)
+    ratio.set_defaults(func=_ratio)
+
+    from strategies.experiment_cli import register_experiment
+
+    register_experiment(subparsers)
+
+
+def add_noise_arguments(parser) -> None:
+    """Measurement noise for the search strategies (beyond 002 §5, which assumes exact measurements)."""
+    parser.add_argument("--noise-sigma", type=float, default=0.0, metavar="SIGMA",
+                        help="relative σ of the noise on each measured speed (default 0: exact, as in the paper)")
+    parser.add_argument("--noise-model", choices=("lognormal", "normal"), default="lognormal",
+                        help="noise factor distribution (default lognormal)")
+    parser.add_argument("--remeasure", action="store_true",
+                        help="search strategies re-measure known combinations each quantum and average")
+
+
+def noise_from_args(args):
+    """The `measure` callable of the execution loop, or None for exact measurements."""
+    from strategies.noise import NoiseModel
+
+    return NoiseModel(args.noise_sigma, args.noise_model) if args.noise_sigma else None
+
+
+def _execute(args):
+    from strategies.schedule import StrategyError, execute
+
+    instance = instance_from_args(args)
+    strategy = strategy_from_args(args)
+    try:
+        return instance, execute(instance, strategy, seed=args.seed, measure=noise_from_args(args))
+    except StrategyError as error:
+        print(f"cosched {args.command}: strategy failed: {error}", file=sys.stderr)
+        return instance, None
+
+
+def _run(args) -> int:
+    instance, schedule = _execute(args)
+    if schedule is None:
+        return 1
+    if args.json:
+        print(json.dumps(schedule.to_json()))
+        return 0
+    print(f"{schedule.strategy} makespan {schedule.makespan:.10g} in {len(schedule.durations)} steps")
+    print(schedule.to_frame()[["combination", "start", "duration"]].to_string(index=False))
+    return 0
+
+
+def _ratio(args) -> int:
+    from theory.bounds import competitive_ratio, fcs_bound
+    from theory.opt import solve_opt
+
+    instance, schedule = _execute(args)
+    if schedule is None:
+        return 1
+    opt = solve_opt(instance)
+    row = {"opt": opt.makespan, "makespan": schedule.makespan,
+           "ratio": competitive_ratio(schedule.makespan, opt.makespan),
+           "bound": fcs_bound(instance) if args.strategy == "fcs" else None}  # Theorem 1 holds for FCS only
+    if args.json:
+        print(json.dumps(row))
+        return 0
+    print(f"{'OPT makespan':<26}{row['opt']:>14.10g}")
+    print(f"{schedule.strategy + ' makespan':<26}{row['makespan']:>14.10g}")
+    print(f"{'ratio':<26}{row['ratio']:>14.10g}")
+    if row["bound"] is not None:
+        print(f"{'bound 2 - 1/a* (Thm 1)':<26}{row['bound']:>14.10g}")
+    return 0

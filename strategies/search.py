@@ -1,0 +1,128 @@
+"""Search strategies UCB, PI and EI (002 §5): learn the speed matrix while running, pick by acquisition value.
+
+A strategy starts knowing only that every task alone runs at speed 1. Each decision scores every
+combination of unfinished tasks with its acquisition function over the interpolation bounds
+(`strategies.interpolation`) and runs the best one: an unmeasured combination for one measurement quantum
+τ (or until one of its tasks completes), a measured one until one of its tasks completes. It plugs into
+`strategies.schedule.execute` like FCS and never reads `instance.speeds` or `instance.work`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from cosched.errors import InputError
+from strategies.acquisition import ACQUISITIONS, check_k, combination_moments, task_sigma
+from strategies.interpolation import MAX_SEARCH_TASKS, RULES, Bounds, interpolate
+from strategies.schedule import Decision
+from theory.instance import Instance
+
+__all__ = ["SearchStrategy", "UCB", "PI", "EI", "INCUMBENTS", "DEFAULT_K", "DEFAULT_QUANTUM", "TIE_TOLERANCE"]
+
+DEFAULT_K = 0.99  # the paper's best k for every acquisition (002 §8, Fig. 7)
+DEFAULT_QUANTUM = 10.0  # measurement quantum τ in time units (002 §8)
+TIE_TOLERANCE = 1e-12  # acquisition values this close are ties (broken by the estimate, then smallest bitmask)
+INCUMBENTS = ("estimate", "measured")
+
+
+class SearchStrategy:
+    """Online search over combinations with an acquisition function (002 §5); subclasses set `name`.
+
+    Options: k in (0.5, 1) (σ scale, 002 §5.2), quantum τ > 0, bounds "paper" | "tight" (002 §5.1),
+    incumbent a⁺ = "estimate" (the largest estimated combination speed ã_j, 002 §5.2 "the estimated maximum
+    value") or "measured" (the best measured combination speed of unfinished tasks), and for noisy
+    measurements: noise (the relative σ the strategy assumes for one measurement) and remeasure (measured
+    combinations also run one quantum at a time, each observation is averaged in).
+    """
+
+    name = "search"
+    OPTIONS = frozenset({"k", "quantum", "bounds", "noise", "remeasure", "incumbent"})
+
+    def __init__(self, k: float = DEFAULT_K, quantum: float = DEFAULT_QUANTUM, bounds: str = "paper",
+                 noise: float = 0.0, remeasure: bool = False, incumbent: str = "estimate"):
+        try:
+            self.k = check_k(float(k))
+        except ValueError as error:
+            raise InputError(str(error), field="k") from None
+        if not np.isfinite(quantum) or quantum <= 0:
+            raise InputError(f"the measurement quantum must be positive, got {quantum}", field="quantum")
+        if bounds not in RULES:
+            raise InputError(f"unknown bounds rule {bounds!r}; choose from {', '.join(RULES)}", field="bounds")
+        if not np.isfinite(noise) or noise < 0:
+            raise InputError(f"noise must be a non-negative relative σ, got {noise}", field="noise")
+        if incumbent not in INCUMBENTS:
+            raise InputError(f"unknown incumbent {incumbent!r}; choose from {', '.join(INCUMBENTS)}",
+                             field="incumbent")
+        self.quantum, self.rule, self.noise = float(quantum), bounds, float(noise)
+        self.remeasure, self.incumbent = bool(remeasure), incumbent
+        self._acquire = ACQUISITIONS[self.name]
+
+    def start(self, instance: Instance, rng: np.random.Generator) -> None:
+        if instance.n > MAX_SEARCH_TASKS:
+            raise InputError(f"search strategies keep n x 2^n bounds; at most {MAX_SEARCH_TASKS} tasks, "
+                             f"got {instance.n}", field="work")
+        self.bounds = Bounds(instance.n, self.rule)
+        self.unfinished = (1 << instance.n) - 1
+        self.candidates = instance.combinations  # only shrinks: tasks never become unfinished again
+        self.counts = np.zeros(1 << instance.n, dtype=np.int64)  # observations per combination (singletons: exact)
+        self.mean = np.zeros(1 << instance.n)
+        self.sigma = np.zeros(1 << instance.n)
+        self._refresh(slice(None))
+
+    def decide(self, unfinished: int) -> Decision:
+        self.unfinished = unfinished
+        candidates = self.candidates = self.candidates[(self.candidates & ~unfinished) == 0]
+        mean, sigma = self.mean[candidates], self.sigma[candidates]
+        measured = self.bounds.measured[candidates]
+        if self.incumbent == "measured" and measured.any():
+            incumbent = mean[measured].max()
+        else:
+            incumbent = mean.max()
+        value = self._acquire(mean, sigma, incumbent)
+        best = value >= value.max() - TIE_TOLERANCE
+        best &= mean >= mean[best].max() - TIE_TOLERANCE
+        choice = int(candidates[np.argmax(best)])
+        exploring = not self.bounds.measured[choice] or self.remeasure
+        return Decision(choice, self.quantum if exploring else np.inf)
+
+    def observe(self, combination: int, duration: float, measured_speeds: np.ndarray, finished: int) -> None:
+        bounds = self.bounds
+        if not bounds.measured[combination]:
+            changed = bounds.add(combination, np.maximum(measured_speeds, 0.0), live=self.unfinished)
+            self.counts[combination] = 1
+            self._refresh(changed)
+        elif self.remeasure and bounds.sizes[combination] > 1:
+            count = self.counts[combination] + 1
+            previous = bounds.values[combination]
+            self.counts[combination] = count
+            bounds.replace(combination, np.maximum(previous + (measured_speeds - previous) / count, 0.0))
+            self._refresh(slice(None))
+
+    def _refresh(self, columns) -> None:
+        """Recompute ã_j and σ_j of the given combinations after their bounds changed."""
+        bounds = self.bounds
+        upper, lower = bounds.upper[columns], bounds.lower[columns]
+        estimate = interpolate(upper, bounds.upper_size[columns], lower, bounds.lower_size[columns],
+                               bounds.sizes[columns][:, None])
+        sigma = task_sigma(upper, estimate, lower, self.k)
+        if self.noise > 0:  # a measured speed is uncertain too: relative σ / sqrt(number of observations)
+            counts = self.counts[columns][:, None]
+            sigma = np.where(counts > 0, self.noise * estimate / np.sqrt(np.maximum(counts, 1)), sigma)
+        self.mean[columns], self.sigma[columns] = combination_moments(estimate, sigma)
+
+
+class UCB(SearchStrategy):
+    """Upper confidence bound ã_j + σ_j (002 §5.2, formula (29))."""
+
+    name = "ucb"
+
+
+class PI(SearchStrategy):
+    """Probability of improvement over a⁺ (002 §5.2, formula (27))."""
+
+    name = "pi"
+
+
+class EI(SearchStrategy):
+    """Expected improvement over a⁺ (002 §5.2, formula (28))."""
+
+    name = "ei"

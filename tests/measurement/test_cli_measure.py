@@ -1,0 +1,68 @@
+"""`cosched measure` and `cosched measure-validate` end to end (short windows, bundled kernels)."""
+import json
+
+import pytest
+
+from cosched.cli import build_parser, main
+from theory.instance import load_instance
+
+FAST = ["--window", "0.3", "--warmup", "0.1"]
+
+
+def _has_command(name):
+    return name in build_parser()._subparsers._group_actions[0].choices
+
+
+def test_measure_writes_instance_heatmap_samples_report_and_plots(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["measure", "--kernels", "compute,cache", *FAST, "--out", str(out)]) == 0
+    names = {p.name for p in out.iterdir()}
+    assert {"instance.json", "heatmap.csv", "samples.csv", "speeds.csv", "report.json", "heatmap.png",
+            "speed_by_size.png"} <= names
+    report = json.loads((out / "report.json").read_text())
+    assert report["backend"] in ("cputime", "ipc×cputime") and {"start", "end", "tasks"} <= set(report)
+    assert f"backend: {report['backend']}" in capsys.readouterr().out
+    assert load_instance(out / "instance.json", monotone=False).tasks == ("compute", "cache")
+    assert main(["measure-speeds", str(out / "samples.csv"), "--json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    assert replayed["backend"] == report["backend"] and len(replayed["tasks"]) == 4
+    if _has_command("opt"):
+        assert main(["opt", str(out / "instance.json"), "--allow-nonmonotone", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["makespan"] > 0
+
+
+def test_resume_measures_only_the_combinations_not_yet_in_speeds_csv(tmp_path):
+    out = tmp_path / "run"
+    common = ["measure", "--kernels", "compute,memory", *FAST, "--no-plots", "--out", str(out)]
+    assert main([*common, "--combinations", "upto:1"]) == 0
+    singletons = (out / "speeds.csv").read_text()
+    assert main([*common, "--combinations", "pairs", "--resume"]) == 0
+    speeds = (out / "speeds.csv").read_text()
+    assert speeds.startswith(singletons)
+    added = speeds[len(singletons):].splitlines()
+    assert len(added) == 2 and all(line.split(",")[1] == "compute+memory" for line in added)
+    report = json.loads((out / "report.json").read_text())
+    assert report["combinations_measured"] == 3
+    assert load_instance(out / "instance.json", monotone=False).m == 3
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["--task", "no-equals-sign"], "--task"),
+    (["--kernels", "compute", "--combinations", "triples"], "--combinations"),
+    (["--kernels", "gpu"], "--kernels"),
+    (["--kernels", "compute", "--work", "nobody=3"], "--work"),
+])
+def test_bad_arguments_exit_2_and_leave_no_output(tmp_path, capsys, argv, field):
+    out = tmp_path / "run"
+    assert main(["measure", *argv, *FAST, "--out", str(out)]) == 2
+    assert field in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_measure_validate_prints_the_table_2_regression_naming_the_backend(tmp_path, capsys):
+    out = tmp_path / "validation"
+    assert main(["measure-validate", "--kernels", "compute", "--runs", "2", "--repeats", "1", "--seconds", "0.3",
+                 "--max-corunners", "1", "--max-threads", "1", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "backend:" in printed and "compute" in printed
+    assert {"runs.csv", "table.csv", "report.json", "validation.png"} <= {p.name for p in out.iterdir()}

@@ -1,0 +1,130 @@
+"""experiment-sim (003 ch. 6): grid, resumption, tables, plots, Pareto front, local and dask execution."""
+import argparse
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cosched.errors import InputError
+from simulator import co_cli
+from simulator.data import EXAMPLE_HEATMAP, data_path
+from simulator.experiment import experiment_workload, preset_spec, run_experiment
+from simulator.experiment_plots import pareto_front
+from simulator.heatmap import read_heatmap
+
+SMALL = dict(jobs=40, experiments=2, schedulers=["easy", "easy-co", "filler"])
+
+
+def small_spec(**overrides):
+    return preset_spec("example-small", **{**SMALL, **overrides})
+
+
+def test_grid_writes_one_row_per_run_with_conservative_baseline(tmp_path):
+    summary = run_experiment(small_spec(), tmp_path, workers=1, progress=False, plots=False)
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    assert len(runs) == 2 * 4 and set(runs["scheduler"]) == {"easy", "easy-co", "filler", "conservative"}
+    assert np.allclose(runs.loc[runs["scheduler"] == "conservative", "makespan_speedup"], 1.0)
+    assert list(summary.index) == ["filler", "easy", "easy-co", "conservative"]
+    assert "| filler |" in (tmp_path / "tables.md").read_text()
+    classic = runs[runs["scheduler"].isin(["easy", "conservative"])]
+    assert np.allclose(classic["mean_job_speedup"], 1.0) and (classic["slowdown_counts"] == 0).all()
+
+
+def test_experiments_shuffle_the_same_jobs():
+    spec = small_spec()
+    first, second = experiment_workload(spec, 0), experiment_workload(spec, 1)
+    assert sorted(first.app) == sorted(second.app) and list(first.app) != list(second.app)
+
+
+def test_interrupted_grid_resumes_only_missing_runs(tmp_path):
+    spec = small_spec()
+    run_experiment(spec, tmp_path, workers=1, progress=False, plots=False)
+    before = pd.read_csv(tmp_path / "runs.csv")
+    files = sorted((tmp_path / "runs").glob("*.json"))
+    stamps = {f: f.stat().st_mtime_ns for f in files}
+    files[0].unlink()
+    run_experiment(spec, tmp_path, workers=1, progress=False, plots=False)
+    assert files[0].exists()
+    assert all(f.stat().st_mtime_ns == stamps[f] for f in files[1:])
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "runs.csv").drop(columns="wall_seconds"),
+                                  before.drop(columns="wall_seconds"))
+
+
+def test_other_spec_in_the_same_folder_is_refused(tmp_path):
+    run_experiment(small_spec(), tmp_path, workers=1, progress=False, plots=False)
+    with pytest.raises(InputError, match="different experiment"):
+        run_experiment(small_spec(seed=5), tmp_path, workers=1, progress=False, plots=False)
+
+
+def test_local_processes_give_the_same_results_as_in_process(tmp_path):
+    spec = small_spec()
+    run_experiment(spec, tmp_path / "a", workers=1, progress=False, plots=False)
+    run_experiment(spec, tmp_path / "b", workers=2, progress=False, plots=False)
+    a = pd.read_csv(tmp_path / "a" / "runs.csv").sort_values(["experiment", "scheduler"], ignore_index=True)
+    b = pd.read_csv(tmp_path / "b" / "runs.csv").sort_values(["experiment", "scheduler"], ignore_index=True)
+    pd.testing.assert_frame_equal(a.drop(columns="wall_seconds"), b.drop(columns="wall_seconds"))
+
+
+def test_dask_local_cluster_runs_the_grid(tmp_path):
+    spec = small_spec(experiments=1, schedulers=["easy-co"])
+    run_experiment(spec, tmp_path, workers=1, dask="local", progress=False, plots=False)
+    assert len(pd.read_csv(tmp_path / "runs.csv")) == 2
+
+
+def test_plots_are_written(tmp_path):
+    run_experiment(small_spec(), tmp_path, workers=1, progress=False, plots=True)
+    names = {p.name for p in (tmp_path / "plots").glob("*.png")}
+    assert {"box_makespan_speedup.png", "correlation.png", "pareto_mean_slowdown_vs_makespan_speedup.png",
+            "speedup_time_easy-co.png"} <= names
+
+
+def test_pareto_front_marks_exactly_the_non_dominated_points():
+    x = np.array([1.0, 1.1, 1.2, 1.05, 1.2])
+    y = np.array([5.0, 4.0, 6.0, 7.0, 6.5])  # maximise x, minimise y
+    assert list(pareto_front(x, y, True, False)) == [False, True, True, False, False]
+
+
+def test_unknown_scheduler_or_preset_raises():
+    with pytest.raises(InputError, match="unknown scheduler"):
+        preset_spec("example-small", schedulers=["nope"])
+    with pytest.raises(InputError, match="unknown preset"):
+        preset_spec("nope")
+
+
+def parser():
+    root = argparse.ArgumentParser()
+    co_cli.register(root.add_subparsers(dest="command"))
+    return root
+
+
+def test_heatmap_command_prints_json_and_plots(tmp_path, capsys):
+    args = parser().parse_args(["heatmap", str(data_path(EXAMPLE_HEATMAP)), "--json", "--plot",
+                                str(tmp_path / "h.png"), "--instance", str(tmp_path / "i.json")])
+    assert args.func(args) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert len(document["applications"]) == 12 and (tmp_path / "h.png").exists()
+    assert json.loads((tmp_path / "i.json").read_text())["tasks"] == document["applications"]
+
+
+def test_experiment_command_prints_tables(tmp_path, capsys):
+    args = parser().parse_args(["experiment-sim", "--preset", "example-small", "--jobs", "30", "--experiments", "1",
+                                "--schedulers", "easy-co", "--out", str(tmp_path), "--workers", "1",
+                                "--no-plots", "--no-progress"])
+    assert args.func(args) == 0
+    assert "| easy-co |" in capsys.readouterr().out
+
+
+def test_generate_workload_command_writes_a_csv_workload(tmp_path):
+    out = tmp_path / "w.csv"
+    args = parser().parse_args(["generate-workload", "--heatmap", str(data_path(EXAMPLE_HEATMAP)), "--jobs", "25",
+                                "--interarrival", "poisson", "--mean", "5", "--out", str(out)])
+    assert args.func(args) == 0
+    frame = pd.read_csv(out)
+    assert len(frame) == 25 and set(frame["app"]) <= set(read_heatmap(data_path(EXAMPLE_HEATMAP)).applications)
+
+
+def test_bundled_example_is_labelled_synthetic_and_loads():
+    heatmap = read_heatmap(data_path(EXAMPLE_HEATMAP))
+    assert len(heatmap) == 12 and np.isfinite(heatmap.speedup_matrix()).all()
+    assert "SYNTHETIC" in json.loads(data_path("synthetic_npb_seed.json").read_text())["note"]

@@ -1,0 +1,127 @@
+"""`cosched generate | opt | demo`: instances, the LP optimum, and the paper's FCS-vs-OPT demo."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from cosched.errors import InputError
+
+__all__ = ["register", "add_instance_arguments", "instance_from_args"]
+
+
+def add_instance_arguments(parser: argparse.ArgumentParser) -> None:
+    """The instance FILE plus the options every command that loads one accepts."""
+    parser.add_argument("file", metavar="FILE", help="instance file (.json or .npz)")
+    parser.add_argument("--allow-nonmonotone", action="store_true",
+                        help="accept speeds that break constraint (1) or exceed 1 (measured matrices)")
+    parser.add_argument("--normalize", action="store_true",
+                        help="divide each task's speeds and work by its speed alone (002 §3)")
+
+
+def instance_from_args(args):
+    from theory.instance import load_instance
+
+    return load_instance(args.file, monotone=not args.allow_nonmonotone, normalize=args.normalize)
+
+
+def register(subparsers) -> None:
+    generate = subparsers.add_parser(
+        "generate", help="write a random instance (002 §8) or the FCS worst case (002 Example 1)",
+        description="Write a random instance (002 §8) or the FCS worst case (002 Example 1) to a JSON/NPZ file.")
+    generate.add_argument("--n", type=int, default=10, help="number of tasks (default 10)")
+    generate.add_argument("--alpha", type=float, nargs=2, metavar=("LO", "HI"), default=(0.75, 0.85),
+                          help="range of the per-task slope alpha_i (default 0.75 0.85)")
+    generate.add_argument("--work", type=float, nargs=2, metavar=("LO", "HI"), default=(100.0, 200.0),
+                          help="range of the work b_i (default 100 200)")
+    generate.add_argument("--max-size", type=int, help="keep only combinations of at most this many tasks")
+    generate.add_argument("--worst-case", action="store_true", help="002 Example 1 instead of a random instance")
+    generate.add_argument("--b1", type=float, default=1.0, help="work of T1 in the worst case (default 1)")
+    generate.add_argument("--seed", type=int, help="random seed")
+    generate.add_argument("--out", required=True, metavar="FILE", help="output file, .json or .npz")
+    generate.add_argument("--json", action="store_true", help="print a JSON summary")
+    generate.set_defaults(func=_generate)
+
+    opt = subparsers.add_parser(
+        "opt", help="optimal makespan by LP (002 §4.1)",
+        description="Solve min sum x_j s.t. A x = b, x >= 0 (002 §4.1) directly or by column generation.")
+    add_instance_arguments(opt)
+    opt.add_argument("--method", choices=("auto", "direct", "colgen"), default="auto",
+                     help="direct LP, column generation, or auto (by size; default)")
+    opt.add_argument("--backend", choices=("highs", "pulp"), default="highs", help="LP solver (default highs)")
+    opt.add_argument("--json", action="store_true", help="print the result as JSON")
+    opt.set_defaults(func=_opt)
+
+    demo = subparsers.add_parser(
+        "demo", help="random paper-style instance: OPT vs FCS table and a Fig. 1-style plot",
+        description="Generate a paper-style instance (002 §8), compare OPT and FCS, plot both schedules.")
+    demo.add_argument("--n", type=int, default=6, help="number of tasks (default 6)")
+    demo.add_argument("--alpha", type=float, nargs=2, metavar=("LO", "HI"), default=(0.75, 0.85),
+                      help="range of alpha_i (default 0.75 0.85, closest to measured speeds, 002 §8)")
+    demo.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    demo.add_argument("--out", default="demo.png", metavar="PNG", help="plot file (default demo.png)")
+    demo.add_argument("--json", action="store_true", help="print the table as JSON")
+    demo.set_defaults(func=_demo)
+
+
+def _generate(args) -> int:
+    from theory.generators import random_instance, worst_case_instance
+    from theory.instance import save_instance
+
+    if not args.out.lower().endswith((".json", ".npz")):
+        raise InputError("the output file must end in .json or .npz", field="--out")
+    if args.worst_case:
+        instance = worst_case_instance(args.n, b1=args.b1)
+    else:
+        instance = random_instance(args.n, alpha=args.alpha, seed=args.seed, work=args.work,
+                                   max_size=args.max_size)
+    save_instance(instance, args.out)
+    summary = {"out": args.out, "n": instance.n, "m": instance.m,
+               "kind": "worst-case" if args.worst_case else "random"}
+    print(json.dumps(summary) if args.json else f"wrote {args.out}: {instance.n} tasks, {instance.m} combinations")
+    return 0
+
+
+def _opt(args) -> int:
+    from theory.opt import solve_opt
+
+    instance = instance_from_args(args)
+    result = solve_opt(instance, method=args.method, backend=args.backend)
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    print(f"OPT makespan {result.makespan:.10g}  ({result.method}, {result.solver}, "
+          f"{result.solve_seconds:.3g} s, {result.iterations} round(s))")
+    frame = result.schedule.to_frame()
+    print(frame[["combination", "start", "duration"]].to_string(index=False))
+    return 0
+
+
+def _demo(args) -> int:
+    from strategies.fcs import FCS
+    from strategies.schedule import execute
+    from theory.bounds import competitive_ratio, fcs_bound
+    from theory.generators import random_instance
+    from theory.opt import solve_opt
+    from theory.plots import plot_schedules
+
+    if not 2 <= args.n <= 12:
+        raise InputError("the demo plots 2..12 tasks", field="--n")
+    instance = random_instance(args.n, alpha=args.alpha, seed=args.seed)
+    opt = solve_opt(instance)
+    fcs = execute(instance, FCS(), seed=args.seed)
+    row = {"n": instance.n, "alpha": list(args.alpha), "seed": args.seed, "opt": opt.makespan,
+           "makespan": fcs.makespan, "ratio": competitive_ratio(fcs.makespan, opt.makespan),
+           "bound": fcs_bound(instance), "plot": args.out}
+    plot_schedules(instance, {"FCS": fcs, "OPT": opt.schedule}, args.out,
+                   title=f"n={instance.n}, alpha in [{args.alpha[0]}, {args.alpha[1]}], seed {args.seed}")
+    if args.json:
+        print(json.dumps(row))
+        return 0
+    print(f"{instance.n} tasks, alpha_i in [{args.alpha[0]}, {args.alpha[1]}], seed {args.seed}")
+    print(f"{'OPT makespan':<24}{row['opt']:>12.4f}")
+    print(f"{'FCS makespan':<24}{row['makespan']:>12.4f}")
+    print(f"{'ratio FCS/OPT':<24}{row['ratio']:>12.4f}")
+    print(f"{'bound 2 - 1/a*':<24}{row['bound']:>12.4f}")
+    print(f"plot: {args.out}", file=sys.stderr)
+    return 0
