@@ -35,7 +35,7 @@ def register(subparsers) -> None:
     measure.add_argument("--kernels", metavar="K1,K2,...",
                          help="add bundled kernels as tasks (compute, memory, cache; a name may repeat)")
     measure.add_argument("--threads", type=_positive(int), default=1, help="threads of each bundled kernel")
-    measure.add_argument("--combinations", default="pairs", help="pairs | all | upto:K | sample:N (default pairs)")
+    measure.add_argument("--combinations", default="pairs", help="pairs | all | upto:K | sample:N | chains:N[:K] (default pairs)")
     measure.add_argument("--window", type=_positive(float), default=2.0, help="measuring window [s] (default 2)")
     measure.add_argument("--warmup", type=_positive(float), default=0.5,
                          help="discarded warm-up after continuing a combination [s] (default 0.5)")

@@ -22,7 +22,7 @@ import numpy as np
 from cosched.errors import InputError
 from measurement.counters import CounterBackend, ThreadReading, group_threads
 from measurement.probe import interval_speeds, readings_frame
-from theory.lattice import all_combinations, combinations_up_to, popcount, tasks_of
+from theory.lattice import all_combinations, combinations_up_to, mask_of, popcount, tasks_of
 
 __all__ = [
     "TaskSpec", "TaskStatus", "CombinationResult", "CoRunHarness", "parse_task", "combination_set",
@@ -60,12 +60,18 @@ def parse_task(text: str) -> TaskSpec:
 def combination_set(n: int, spec: str, seed: int | None = None) -> np.ndarray:
     """Bitmasks to measure, singletons first (they give the ideal speeds), then by size and bitmask.
 
-    `pairs` (sizes 1-2), `upto:K`, `all`, or `sample:N` (N random combinations of size >= 2, seeded, as the
-    300 sampled combinations of 002 §7, plus all singletons).
+    `pairs` (sizes 1-2), `upto:K`, `all`, `sample:N` (N random combinations of size >= 2, seeded, as the
+    300 sampled combinations of 002 §7, plus all singletons), or `chains:N[:K]` (the Fig. 2 protocol of 002 §8:
+    N times, a random combination of K tasks (default all) loses one random task at a time until only a
+    random target task is left; all combinations on the way are measured).
     """
     kind, _, value = spec.partition(":")
     singletons = (1 << np.arange(n, dtype=np.int64))
-    if kind == "pairs" and not value:
+    if kind == "chains" and _is_chain_spec(value, n):
+        count, _, size = value.partition(":")
+        chains = _chains(n, int(count), int(size) if size else n, np.random.default_rng(seed))
+        masks = np.concatenate([singletons, chains])
+    elif kind == "pairs" and not value:
         masks = combinations_up_to(n, 2)
     elif kind == "all" and not value:
         masks = all_combinations(n)
@@ -75,9 +81,24 @@ def combination_set(n: int, spec: str, seed: int | None = None) -> np.ndarray:
         else:
             masks = np.concatenate([singletons, _sample_combinations(n, int(value), np.random.default_rng(seed))])
     else:
-        raise InputError(f"expected pairs, all, upto:K or sample:N, got {spec!r}", field="--combinations")
+        raise InputError(f"expected pairs, all, upto:K, sample:N or chains:N[:K] (K <= {n} tasks), got {spec!r}",
+                         field="--combinations")
     masks = np.unique(masks)
     return masks[np.lexsort((masks, popcount(masks)))]
+
+
+def _is_chain_spec(value: str, n: int) -> bool:
+    count, _, size = value.partition(":")
+    return count.isdigit() and int(count) >= 1 and (not size or (size.isdigit() and 1 <= int(size) <= n))
+
+
+def _chains(n: int, count: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Combinations of `count` removal chains from `size` random tasks down to one target task (002 §8)."""
+    masks = []
+    for _ in range(count):
+        order = rng.permutation(n)[:size]  # order[0] is the target; the others leave from the end
+        masks.extend(mask_of(order[:k]) for k in range(1, size + 1))
+    return np.asarray(masks, dtype=np.int64)
 
 
 def _sample_combinations(n: int, count: int, rng: np.random.Generator) -> np.ndarray:

@@ -3,7 +3,8 @@
 A co-scheduled job is spread over twice the nodes a compact allocation needs, using half of each node's
 cores (half-socket binding); another job may take the other half, so a node holds at most two jobs.
 Backfilling counts *half nodes*: a spread job holds ceil(cores / half) of them, a compact one (Popularity's
-unfriendly jobs) both halves of ceil(cores / cores_per_node) nodes.
+unfriendly jobs, and jobs too big to spread over distinct nodes) both halves of ceil(cores / cores_per_node)
+nodes.
 
 Placement (003 §5.2.1): jobs are first deployed spread on idle nodes while enough are idle, then on
 nodes that are already half full, in ascending node order (``prefer="idle"``); ``prefer="shared"``
@@ -55,8 +56,12 @@ class CoLocationAllocator(Allocator):
     def total_units(self) -> int:
         return 2 * self.platform.nodes
 
+    def is_compact(self, engine, job: int) -> bool:
+        """Deployed compact: chosen by the scheduler, or too big to spread over distinct nodes."""
+        return job in self.compact or -(-engine.cores[job] // self.half) > self.platform.nodes
+
     def units(self, engine, job: int) -> int:
-        if job in self.compact:
+        if self.is_compact(engine, job):
             return 2 * -(-engine.cores[job] // self._cpn)
         return -(-engine.cores[job] // self.half)
 
@@ -65,7 +70,7 @@ class CoLocationAllocator(Allocator):
 
     def find(self, engine, job: int) -> Allocation | None:
         used, state = self.state.used, self.state
-        if job in self.compact:
+        if self.is_compact(engine, job):
             count = -(-engine.cores[job] // self._cpn)
             if count > state.idle:
                 return None

@@ -9,7 +9,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 __all__ = ["task_sigma", "combination_moments", "probability_of_improvement", "expected_improvement",
-           "upper_confidence_bound", "ACQUISITIONS", "check_k"]
+           "upper_confidence_bound", "check_k"]
 
 SQRT_2PI = np.sqrt(2.0 * np.pi)
 Z_LIMIT = 40.0  # |z| beyond this saturates Φ and φ in float64; clipping avoids overflow for tiny σ_j
@@ -72,5 +72,3 @@ def _standardized(gap, sigma):
         z = np.divide(gap, sigma, out=np.zeros_like(gap), where=sigma > 0)
     return np.clip(z, -Z_LIMIT, Z_LIMIT)
 
-
-ACQUISITIONS = {"pi": probability_of_improvement, "ei": expected_improvement, "ucb": upper_confidence_bound}

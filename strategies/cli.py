@@ -5,7 +5,7 @@ import json
 import sys
 
 from cosched.errors import InputError
-from theory.cli import add_instance_arguments, instance_from_args
+from theory.cli import add_instance_arguments, instance_from_args, opt_for_file
 
 __all__ = ["register", "add_strategy_arguments", "strategy_from_args"]
 
@@ -72,20 +72,20 @@ def noise_from_args(args):
     return NoiseModel(args.noise_sigma, args.noise_model) if args.noise_sigma else None
 
 
-def _execute(args):
+def _execute(args, instance):
+    """The strategy's schedule on `instance`, or None (after one line on stderr) when the strategy fails."""
     from strategies.schedule import StrategyError, execute
 
-    instance = instance_from_args(args)
     strategy = strategy_from_args(args)
     try:
-        return instance, execute(instance, strategy, seed=args.seed, measure=noise_from_args(args))
+        return execute(instance, strategy, seed=args.seed, measure=noise_from_args(args))
     except StrategyError as error:
         print(f"cosched {args.command}: strategy failed: {error}", file=sys.stderr)
-        return instance, None
+        return None
 
 
 def _run(args) -> int:
-    instance, schedule = _execute(args)
+    schedule = _execute(args, instance_from_args(args))
     if schedule is None:
         return 1
     if args.json:
@@ -98,12 +98,12 @@ def _run(args) -> int:
 
 def _ratio(args) -> int:
     from theory.bounds import competitive_ratio, fcs_bound
-    from theory.opt import solve_opt
 
-    instance, schedule = _execute(args)
+    instance = instance_from_args(args)
+    opt = opt_for_file(instance, args.file)  # first: an instance no schedule can finish is bad input (exit 2)
+    schedule = _execute(args, instance)
     if schedule is None:
         return 1
-    opt = solve_opt(instance)
     row = {"opt": opt.makespan, "makespan": schedule.makespan,
            "ratio": competitive_ratio(schedule.makespan, opt.makespan),
            "bound": fcs_bound(instance) if args.strategy == "fcs" else None}  # Theorem 1 holds for FCS only

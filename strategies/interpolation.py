@@ -23,10 +23,9 @@ _NEIGHBOURS: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
 def interpolate(upper, upper_size, lower, lower_size, size):
     """ã_ij by linear interpolation in the combination size between S_p and S_q; 002 §5.1, formula (22).
 
-    Where S_p = S_q (a measured combination) the estimate is the measured speed.
+    Where S_p = S_q = S_j (a measured combination) the weight is 0 and the estimate is the measured speed.
     """
-    span = lower_size - upper_size
-    weight = np.divide(lower_size - size, span, out=np.zeros(np.broadcast(span, size).shape), where=span != 0)
+    weight = (lower_size - size) / np.maximum(lower_size - upper_size, 1.0)  # |S_q| - |S_p| >= 2 when unmeasured
     return lower + (upper - lower) * weight  # 002 §5.1 (22): a_iq + (a_ip - a_iq)(|S_q| - |S_j|)/(|S_q| - |S_p|)
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from cosched.errors import InputError
-from strategies.acquisition import ACQUISITIONS, check_k, combination_moments, task_sigma
+from strategies.acquisition import (check_k, combination_moments, expected_improvement, probability_of_improvement,
+                                    task_sigma, upper_confidence_bound)
 from strategies.interpolation import MAX_SEARCH_TASKS, RULES, Bounds, interpolate
 from strategies.schedule import Decision
 from theory.instance import Instance
@@ -25,7 +26,8 @@ INCUMBENTS = ("estimate", "measured")
 
 
 class SearchStrategy:
-    """Online search over combinations with an acquisition function (002 §5); subclasses set `name`.
+    """Online search over combinations with an acquisition function (002 §5); subclasses set `name` and
+    `acquisition` (so a new acquisition function is a three-line subclass).
 
     Options: k in (0.5, 1) (σ scale, 002 §5.2), quantum τ > 0, bounds "paper" | "tight" (002 §5.1),
     incumbent a⁺ = "estimate" (the largest estimated combination speed ã_j, 002 §5.2 "the estimated maximum
@@ -35,6 +37,7 @@ class SearchStrategy:
     """
 
     name = "search"
+    acquisition = None  # subclasses: a function (mean ã_j, σ_j, incumbent a⁺) -> value per combination
     OPTIONS = frozenset({"k", "quantum", "bounds", "noise", "remeasure", "incumbent"})
 
     def __init__(self, k: float = DEFAULT_K, quantum: float = DEFAULT_QUANTUM, bounds: str = "paper",
@@ -54,12 +57,11 @@ class SearchStrategy:
                              field="incumbent")
         self.quantum, self.rule, self.noise = float(quantum), bounds, float(noise)
         self.remeasure, self.incumbent = bool(remeasure), incumbent
-        self._acquire = ACQUISITIONS[self.name]
 
     def start(self, instance: Instance, rng: np.random.Generator) -> None:
         if instance.n > MAX_SEARCH_TASKS:
             raise InputError(f"search strategies keep n x 2^n bounds; at most {MAX_SEARCH_TASKS} tasks, "
-                             f"got {instance.n}", field="work")
+                             f"got {instance.n}", field="tasks")
         self.bounds = Bounds(instance.n, self.rule)
         self.unfinished = (1 << instance.n) - 1
         self.candidates = instance.combinations  # only shrinks: tasks never become unfinished again
@@ -77,10 +79,13 @@ class SearchStrategy:
             incumbent = mean[measured].max()
         else:
             incumbent = mean.max()
-        value = self._acquire(mean, sigma, incumbent)
-        best = value >= value.max() - TIE_TOLERANCE
-        best &= mean >= mean[best].max() - TIE_TOLERANCE
-        choice = int(candidates[np.argmax(best)])
+        value = self.acquisition(mean, sigma, incumbent)
+        pick = int(np.argmax(value))
+        best = value >= value[pick] - TIE_TOLERANCE
+        if np.count_nonzero(best) > 1:  # ties: the largest estimate, then the smallest bitmask
+            best &= mean >= mean[best].max() - TIE_TOLERANCE
+            pick = int(np.argmax(best))
+        choice = int(candidates[pick])
         exploring = not self.bounds.measured[choice] or self.remeasure
         return Decision(choice, self.quantum if exploring else np.inf)
 
@@ -114,15 +119,18 @@ class UCB(SearchStrategy):
     """Upper confidence bound ã_j + σ_j (002 §5.2, formula (29))."""
 
     name = "ucb"
+    acquisition = staticmethod(upper_confidence_bound)
 
 
 class PI(SearchStrategy):
     """Probability of improvement over a⁺ (002 §5.2, formula (27))."""
 
     name = "pi"
+    acquisition = staticmethod(probability_of_improvement)
 
 
 class EI(SearchStrategy):
     """Expected improvement over a⁺ (002 §5.2, formula (28))."""
 
     name = "ei"
+    acquisition = staticmethod(expected_improvement)

@@ -7,7 +7,7 @@ import sys
 
 from cosched.errors import InputError
 
-__all__ = ["register", "add_instance_arguments", "instance_from_args"]
+__all__ = ["register", "add_instance_arguments", "instance_from_args", "opt_for_file"]
 
 
 def add_instance_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,6 +23,18 @@ def instance_from_args(args):
     from theory.instance import load_instance
 
     return load_instance(args.file, monotone=not args.allow_nonmonotone, normalize=args.normalize)
+
+
+def opt_for_file(instance, path: str, **options):
+    """solve_opt, with the instance file named in an InfeasibleError (the CLI prints one line naming it)."""
+    from theory.opt import solve_opt
+
+    try:
+        return solve_opt(instance, **options)
+    except InputError as error:
+        if error.source is None:
+            raise InputError(str(error), source=path) from None
+        raise
 
 
 def register(subparsers) -> None:
@@ -71,6 +83,8 @@ def _generate(args) -> int:
     if not args.out.lower().endswith((".json", ".npz")):
         raise InputError("the output file must end in .json or .npz", field="--out")
     if args.worst_case:
+        if args.max_size is not None:
+            raise InputError("Example 1 needs every combination; drop --max-size", field="--max-size")
         instance = worst_case_instance(args.n, b1=args.b1)
     else:
         instance = random_instance(args.n, alpha=args.alpha, seed=args.seed, work=args.work,
@@ -83,10 +97,8 @@ def _generate(args) -> int:
 
 
 def _opt(args) -> int:
-    from theory.opt import solve_opt
-
     instance = instance_from_args(args)
-    result = solve_opt(instance, method=args.method, backend=args.backend)
+    result = opt_for_file(instance, args.file, method=args.method, backend=args.backend)
     if args.json:
         print(json.dumps(result.to_json()))
         return 0

@@ -310,9 +310,9 @@ def instance_from_json(document, source: str | None = None) -> Instance:
         fail("must be a non-empty list of numbers", "work")
     n = len(work)
     tasks = document.get("tasks")
-    if tasks is not None and (not isinstance(tasks, list) or len(tasks) != n
+    if tasks is not None and (not isinstance(tasks, list) or len(tasks) != n or len(set(tasks)) != n
                               or not all(isinstance(t, str) for t in tasks)):
-        fail(f"must be a list of {n} task names", "tasks")
+        fail(f"must be a list of {n} distinct task names", "tasks")
     names = {name: i for i, name in enumerate(tasks or [])}
     combinations, speeds = document["combinations"], document["speeds"]
     if not isinstance(combinations, list) or not combinations:

@@ -18,15 +18,16 @@ from theory.instance import Instance
 
 __all__ = [
     "OptResult", "InfeasibleError", "solve_opt", "METHODS", "BACKENDS", "DIRECT_MAX_COLUMNS",
-    "LP_TOLERANCE", "PRICING_TOLERANCE", "TIME_TOLERANCE",
+    "LP_TOLERANCE", "PRICING_TOLERANCE", "TIME_TOLERANCE", "SHORTFALL_TOLERANCE",
 ]
 
 METHODS = ("auto", "direct", "colgen")
 BACKENDS = ("highs", "pulp")
-DIRECT_MAX_COLUMNS = 1 << 11   # method="auto" solves the direct LP up to this many combinations
+DIRECT_MAX_COLUMNS = 1 << 10   # method="auto": direct LP up to n = 10 (faster there), colgen above
 LP_TOLERANCE = 1e-10           # HiGHS primal and dual feasibility tolerance (default 1e-7 is too loose for 1e-9)
 PRICING_TOLERANCE = 1e-10      # a column enters the master when its reduced cost is below -PRICING_TOLERANCE
 TIME_TOLERANCE = 1e-12         # x_j below this fraction of the makespan is dropped from the schedule
+SHORTFALL_TOLERANCE = 1e-7     # a task counts as unfinishable when more than this fraction of b_i is left
 COLUMNS_PER_ROUND = 4          # entering columns per round, times n: the most negative reduced costs
 MAX_ROUNDS = 10_000
 
@@ -96,7 +97,7 @@ def solve_opt(instance: Instance, method: str = "auto", backend: str = "highs") 
     else:
         times, duals, rounds = _column_generation(instance, solve)
     seconds = time.perf_counter() - started
-    return _result(instance, times, duals, f"{backend}", method, seconds, rounds)
+    return _result(instance, times, duals, backend, method, seconds, rounds)
 
 
 def _column_generation(instance: Instance, solve):
@@ -122,17 +123,15 @@ def _column_generation(instance: Instance, solve):
 
 
 def _initial_columns(instance: Instance) -> np.ndarray:
-    """A master that is feasible whenever the full LP is: every column that can serve a task nobody else does,
-    plus the singletons and the fastest combinations as a warm start."""
+    """The singletons and the n + 1 fastest combinations; when a singleton is missing, also the support of a
+    phase-1 solution, so that the master is feasible whenever LP (3) is."""
     n = instance.n
     singletons = instance.index(1 << np.arange(n, dtype=np.int64))
     fastest = np.argpartition(-instance.combination_speeds, min(n, instance.m - 1))[:n + 1]
     start = np.union1d(singletons[singletons >= 0], fastest)
     if (singletons >= 0).all():
         return start
-    # without every singleton the small master may be infeasible although the full LP is not: start from the
-    # support of a phase-1 solution over all columns (max work done, A x <= b), which is feasible if anything is
-    shortfall, support = _phase_one(instance)
+    _, support = _phase_one(instance)
     return np.union1d(start, support)
 
 
@@ -147,13 +146,15 @@ def _phase_one(instance: Instance):
 
 
 def _infeasible(instance: Instance) -> InfeasibleError:
+    """Name the tasks left short by the phase-1 LP (the most work any schedule of these combinations does)."""
     shortfall, _ = _phase_one(instance)
-    unfinished = np.flatnonzero(shortfall > 1e-7 * instance.work)
-    names = [instance.tasks[i] for i in unfinished] or list(instance.tasks)
+    unfinished = np.flatnonzero(shortfall > SHORTFALL_TOLERANCE * instance.work)
+    if unfinished.size == 0:  # the phase-1 LP finishes everything within tolerance: blame no task in particular
+        return InfeasibleError("the LP is infeasible within the solver tolerance", list(instance.tasks))
     detail = ", ".join(f"{instance.tasks[i]} ({shortfall[i]:.6g} of {instance.work[i]:.6g} work left)"
                        for i in unfinished)
-    return InfeasibleError(f"no schedule of these combinations does exactly the work b; cannot finish: "
-                           f"{detail or names}", names)
+    return InfeasibleError(f"no schedule of these combinations does exactly the work b; cannot finish: {detail}",
+                           [instance.tasks[i] for i in unfinished])
 
 
 def _solve_highs(matrix: np.ndarray, work: np.ndarray):

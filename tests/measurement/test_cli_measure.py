@@ -66,3 +66,16 @@ def test_measure_validate_prints_the_table_2_regression_naming_the_backend(tmp_p
     printed = capsys.readouterr().out
     assert "backend:" in printed and "compute" in printed
     assert {"runs.csv", "table.csv", "report.json", "validation.png"} <= {p.name for p in out.iterdir()}
+
+
+def test_forcing_hardware_counters_without_a_pmu_exits_2_naming_the_cause(tmp_path, capsys):
+    from measurement.counters import CountersUnavailable, open_backend
+
+    try:
+        open_backend("perf")[0].close()
+    except CountersUnavailable as error:
+        out = tmp_path / "run"
+        assert main(["measure", "--kernels", "compute", "--backend", "perf", *FAST, "--out", str(out)]) == 2
+        assert str(error) in capsys.readouterr().err and not out.exists()
+    else:
+        pytest.skip("this machine has working hardware counters")

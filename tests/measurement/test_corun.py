@@ -46,7 +46,11 @@ def test_combination_sets_start_with_singletons_and_have_the_requested_sizes():
     wide = combination_set(40, "sample:300", seed=1)  # 2^40 combinations: drawn, not enumerated
     assert len(wide) == 40 + 300 and len(np.unique(wide)) == len(wide) and (popcount(wide[40:]) >= 2).all()
     assert len(combination_set(3, "sample:300")) == 3 + 4  # fewer combinations than asked: all of them
-    for bad in ("pair", "upto:0", "sample:x", "upto"):
+    chains = combination_set(6, "chains:5:4", seed=2)
+    assert popcount(chains).max() == 4 and chains[:6].tolist() == [1, 2, 4, 8, 16, 32]
+    for mask in chains[popcount(chains) > 1]:  # every step of a chain is present: one task fewer, same target
+        assert any(mask ^ (1 << bit) in chains for bit in range(6) if mask >> bit & 1)
+    for bad in ("pair", "upto:0", "sample:x", "upto", "chains:2:7", "chains:0"):
         with pytest.raises(InputError, match="--combinations"):
             combination_set(3, bad)
 
@@ -98,12 +102,19 @@ def test_ctrl_c_or_sigterm_keeps_measured_combinations_and_leaves_no_process(sig
     tasks = [kernel("compute"), kernel("cache")]
     original = signal.getsignal(signal.SIGTERM)
 
+    timers = []
+
     def on_result(result):
         if result.combination == 2:  # arrives during the third combination's warm-up or window
-            threading.Timer(0.15, os.kill, (os.getpid(), signum)).start()
+            timers.append(threading.Timer(0.15, os.kill, (os.getpid(), signum)))
+            timers[-1].start()
 
-    measurement = measure_combinations(tasks, combination_set(2, "pairs"), ProcfsCounters(), warmup=WARMUP,
-                                       window=WINDOW, on_result=on_result)
+    try:
+        measurement = measure_combinations(tasks, combination_set(2, "pairs"), ProcfsCounters(), warmup=WARMUP,
+                                           window=WINDOW, on_result=on_result)
+    finally:
+        for timer in timers:  # never let the signal reach pytest itself
+            timer.cancel()
     assert measurement.interrupted
     assert [r.combination for r in measurement.results] == [1, 2]
     assert _leftovers([s.pid for s in measurement.status]) == ([], [])

@@ -160,6 +160,13 @@ def test_popularity_deploys_jobs_without_a_good_partner_compact():
     assert result.end[2] - result.start[2] == pytest.approx(10.0)  # compact: speed 1.0
 
 
+def test_job_too_big_to_spread_runs_compact():
+    workload = workload_of(["a", "a"], [12, 2], [10.0, 10.0])
+    engine, result = run_engine(workload, Platform(3, 2, 2), "easy-co")
+    assert engine.allocation[0].cores == 4 and engine.allocation[0].nodes.size == 3
+    assert result.start.tolist() == [0.0, 10.0]
+
+
 def test_co_scheduler_without_colocation_allocator_is_refused():
     workload = workload_of(["a"], [2], [10.0])
     with pytest.raises(InputError, match="co-location allocator"):

@@ -15,14 +15,14 @@ from theory.testing import instances
 RATIO_SLACK = 1e-9  # relative slack on ratio comparisons (LP and float accumulation)
 
 
-@settings(max_examples=40)
+@settings(max_examples=150)
 @given(instances(n=(1, 7), alpha=(0.0, 1.0)), st.sampled_from(["first", "last", "random"]))
 def test_fcs_never_exceeds_theorem1_bound(instance, tie_break):
     ratio = execute(instance, FCS(tie_break), seed=0).makespan / solve_opt(instance).makespan
     assert ratio <= fcs_bound(instance) * (1 + RATIO_SLACK)
 
 
-@settings(max_examples=30)
+@settings(max_examples=80)
 @given(instances(n=(1, 7), max_size=(1, 7)), st.sampled_from(["first", "last", "random"]))
 def test_opt_never_exceeds_fcs_and_fcs_does_exactly_the_work(instance, tie_break):
     schedule = execute(instance, FCS(tie_break), seed=1)

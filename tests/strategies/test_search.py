@@ -124,3 +124,29 @@ def test_bad_options_raise_input_error_naming_the_field(options, field):
     with pytest.raises(InputError) as error:
         UCB(**options)
     assert error.value.field == field
+
+
+def test_pi_with_the_measured_incumbent_runs_the_tasks_alone():
+    # a+ = best measured speed: the best measured combination has PI = 1 (formula (27), σ_j = 0), every
+    # unmeasured one Φ(z) < 1, so with a wide σ (small k) PI never explores: the makespan is sum(b)
+    instance = random_instance(6, alpha=(0.6, 0.7), seed=8)
+    schedule = execute(instance, PI(k=0.6, incumbent="measured"))
+    assert all(bin(mask).count("1") == 1 for mask in schedule.combinations.tolist())
+    assert np.isclose(schedule.makespan, instance.work.sum())
+
+
+def test_a_new_acquisition_is_a_small_subclass_usable_by_name():
+    from strategies.registry import STRATEGIES, register_strategy
+    from strategies.search import SearchStrategy
+
+    class Greedy(SearchStrategy):
+        name = "greedy-estimate"
+        acquisition = staticmethod(lambda mean, sigma, incumbent: mean)
+
+    register_strategy(Greedy.name, Greedy)
+    try:
+        instance = random_instance(5, alpha=(0.5, 0.6), seed=6)
+        schedule = execute(instance, make_strategy(Greedy.name, k=0.9, quantum=4.0))
+        np.testing.assert_allclose(schedule.work_done(instance), instance.work, rtol=WORK_RTOL)
+    finally:
+        STRATEGIES.pop(Greedy.name)

@@ -65,6 +65,7 @@ def test_save_then_load_round_trips_exactly(tmp_path_factory, instance, suffix):
     (two_task_document(work="x"), "work"),
     (two_task_document(work=[]), "work"),
     (two_task_document(tasks=["a"]), "tasks"),
+    (two_task_document(tasks=["a", "a"]), "tasks"),
     (two_task_document(combinations=[[0], [1], [0, 5]]), "combinations[2]"),
     (two_task_document(combinations=[[0], [1], [0, 0]]), "combinations[2]"),
     (two_task_document(combinations=[[0], [1], []]), "combinations[2]"),

@@ -12,7 +12,7 @@ from theory.testing import instances
 AGREEMENT = 1e-9  # relative: colgen vs direct (the requirement), HiGHS vs PuLP after polishing
 
 
-@settings(max_examples=30)
+@settings(max_examples=80)
 @given(instances(n=(1, 7), max_size=(1, 7)))
 def test_column_generation_equals_direct_lp(instance):
     direct, colgen = solve_opt(instance, "direct"), solve_opt(instance, "colgen")
@@ -20,7 +20,7 @@ def test_column_generation_equals_direct_lp(instance):
     assert direct.method == "direct" and colgen.method == "colgen"
 
 
-@settings(max_examples=8)
+@settings(max_examples=15)
 @given(instances(n=(1, 5)))
 def test_highs_equals_pulp(instance):
     highs, pulp = solve_opt(instance, "direct", "highs"), solve_opt(instance, "direct", "pulp")
