@@ -1,6 +1,6 @@
 """Time the search strategies and the 002 §8 experiment grid; compare the bound updates side by side in one run.
 
-    python benchmarks/bench_experiment.py [--instances 4] [--n 10] [--workers 2] [--repeats 3] [--seed 0]
+    python benchmarks/bench_experiment.py [--instances 4] [--n 10] [--workers 2] [--repeats 7] [--seed 0]
 
 Part 1 (bound update, n = --n): one new measurement updated incrementally (O(n 2^n), the strategies' path), by
 the full lattice transform (O(n^2 2^n)) and by a plain Python loop over (combination, task) pairs; medians and
@@ -102,7 +102,7 @@ def main(argv=None) -> int:
     parser.add_argument("--instances", type=int, default=4, help="instances per α range in the timed grid")
     parser.add_argument("--n", type=int, default=10)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=7, help="repeats of the bound-update timings (median)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     bench_bounds(args.n, args.repeats, args.seed)

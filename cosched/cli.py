@@ -13,7 +13,7 @@ from cosched.errors import InputError
 
 __all__ = ["main", "build_parser"]
 
-COMMAND_MODULES = ("theory.cli", "strategies.cli", "simulator.cli", "measurement.cli")
+COMMAND_MODULES = ("theory.cli", "strategies.cli", "simulator.cli", "simulator.co_cli", "measurement.cli")
 
 
 def build_parser() -> argparse.ArgumentParser:

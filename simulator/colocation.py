@@ -51,6 +51,8 @@ class CoLocationAllocator(Allocator):
         self.compact: set[int] = set()  # jobs to deploy compact (Popularity's least friendly jobs)
         self.free_halves = 2 * platform.nodes
         self.free_cores = platform.total_cores  # cores not bound to any job (ELiSE get_idle_cores)
+        self._units: list[int] | None = None
+        self._compact_units: list[int] | None = None
 
     @property
     def total_units(self) -> int:
@@ -61,9 +63,13 @@ class CoLocationAllocator(Allocator):
         return job in self.compact or -(-engine.cores[job] // self.half) > self.platform.nodes
 
     def units(self, engine, job: int) -> int:
-        if self.is_compact(engine, job):
-            return 2 * -(-engine.cores[job] // self._cpn)
-        return -(-engine.cores[job] // self.half)
+        if self._units is None:  # per-job tables, built once: EASY asks for units thousands of times
+            cores = np.asarray(engine.cores, dtype=np.int64)
+            compact = 2 * -(-cores // self._cpn)
+            spread = -(-cores // self.half)
+            self._units = np.where(spread > self.platform.nodes, compact, spread).tolist()
+            self._compact_units = compact.tolist()
+        return self._compact_units[job] if job in self.compact else self._units[job]
 
     def free_units(self) -> int:
         return self.free_halves

@@ -135,6 +135,7 @@ class Engine:
         self.log: list | None = [] if log_events else None
         self._completions: list[tuple[float, int, int]] = []
         self._wakeups: list[float] = []
+        self._wakeup_set: set[float] = set()
         self._touched: list[np.ndarray] = []
         self._progress = progress
 
@@ -167,7 +168,8 @@ class Engine:
 
     def request_wakeup(self, when: float) -> None:
         """Run one more scheduling pass at `when` (e.g. a reservation time)."""
-        if when > self.now:
+        if when > self.now and when not in self._wakeup_set:
+            self._wakeup_set.add(when)
             heapq.heappush(self._wakeups, when)
 
     def set_speed(self, job: int, speed: float) -> None:
@@ -248,7 +250,7 @@ class Engine:
                 scheduler.on_arrival(self, arrived)
                 arrived += 1
             while wakeups and wakeups[0] <= now:
-                heapq.heappop(wakeups)
+                self._wakeup_set.discard(heapq.heappop(wakeups))
             scheduler.schedule(self)
             if self._touched:
                 self._update_speeds()

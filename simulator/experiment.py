@@ -30,7 +30,7 @@ from simulator.workload import Workload, make_workload
 
 __all__ = [
     "ExperimentSpec", "PRESETS", "THESIS_SCHEDULERS", "BASELINE", "preset_spec", "experiment_workload", "run_one",
-    "run_experiment", "summarize", "markdown_table",
+    "run_experiment", "finish", "summarize", "markdown_table",
 ]
 
 BASELINE = "conservative"  # 003 §2.3.1.1: makespan speedup against Conservative
@@ -156,7 +156,10 @@ def run_experiment(spec: ExperimentSpec, out: str | os.PathLike, *, workers: int
     from simulator.colocation import co_context
 
     out = Path(out)
-    (out / "runs").mkdir(parents=True, exist_ok=True)
+    try:
+        (out / "runs").mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"cannot create the output folder: {error.strerror}", source=str(out)) from None
     _check_spec(spec, out)
     co_context(experiment_workload(spec, 0), spec.heatmap, spec.spread_speedup)  # fail early, warn once
     todo = [(e, s) for e in range(spec.experiments) for s in spec.schedulers if not _run_file(out, e, s).exists()]

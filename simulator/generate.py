@@ -70,6 +70,8 @@ def load_application_seed(path: str | os.PathLike) -> ApplicationSeed:
         raise InputError("no such file", source=source) from None
     except json.JSONDecodeError as error:
         raise InputError(f"not valid JSON: {error.msg}", source=source, line=error.lineno) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read: {error}", source=source) from None
     apps = document.get("applications") if isinstance(document, dict) else None
     if not isinstance(apps, list) or not apps:
         raise InputError("must be a non-empty list", source=source, field="applications")

@@ -333,6 +333,8 @@ def read_heatmap(path: str | os.PathLike, *, default: float | None = None) -> He
         raise InputError("no such file", source=source) from None
     except UnicodeDecodeError:
         raise InputError("not a text CSV file", source=source) from None
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror}", source=source) from None
 
 
 def write_heatmap(heatmap: Heatmap, path: str | os.PathLike) -> Path:

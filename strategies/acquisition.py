@@ -5,6 +5,8 @@ mean ã_j = sum ã_ij and variance σ_j² = sum σ_ij². k in (0.5, 1) sets how 
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from scipy.special import ndtr, ndtri
 
@@ -28,7 +30,13 @@ def task_sigma(upper, estimate, lower, k: float) -> np.ndarray:
     Δ is clipped at 0: noisy measurements can cross the bounds, and a negative width means "no doubt left".
     """
     delta = np.maximum(np.minimum(upper - estimate, estimate - lower), 0.0)  # 002 §5.2 (25)
-    return delta / ndtri(check_k(k))  # 002 §5.2 (26)
+    return delta / _quantile(k)  # 002 §5.2 (26)
+
+
+@lru_cache(maxsize=64)
+def _quantile(k: float) -> float:
+    """Φ⁻¹(k), computed once per k (it is needed at every update)."""
+    return float(ndtri(check_k(k)))
 
 
 def combination_moments(estimate, sigma) -> tuple[np.ndarray, np.ndarray]:

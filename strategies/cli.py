@@ -19,6 +19,8 @@ def add_strategy_arguments(parser) -> None:
     parser.add_argument("--quantum", type=float, metavar="TAU",
                         help="search strategies: minimal run time per combination")
     parser.add_argument("--bounds", choices=("paper", "tight"), help="search strategies: interpolation bounds")
+    parser.add_argument("--incumbent", choices=("estimate", "measured"),
+                        help="PI/EI: a+ is the largest estimated (default) or the best measured combination speed")
     add_noise_arguments(parser)
     parser.add_argument("--seed", type=int, help="random seed (random tie-break, search strategies)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -30,7 +32,8 @@ def strategy_from_args(args):
 
     try:
         return make_strategy(args.strategy, tie_break=args.tie_break, k=args.k, quantum=args.quantum,
-                             bounds=args.bounds, noise=args.noise_sigma or None, remeasure=args.remeasure or None)
+                             bounds=args.bounds, incumbent=args.incumbent, noise=args.noise_sigma or None,
+                             remeasure=args.remeasure or None)
     except (ValueError, TypeError) as error:
         raise InputError(str(error), field="--strategy") from None
     except (ImportError, AttributeError) as error:

@@ -182,8 +182,8 @@ def run_experiment(config: ExperimentConfig, out: str | os.PathLike, *, workers:
         if created and finished == 0:  # nothing to resume: leave no folder behind
             shutil.rmtree(out, ignore_errors=True)
         raise
-    frame = load_results(out)
-    with atomic_path(out / PARQUET) as tmp:
+    frame = load_results(out).sort_values(["alpha_index", "instance", "strategy", "k"], ignore_index=True)
+    with atomic_path(out / PARQUET) as tmp:  # sorted: the same file whatever order the cells finished in
         frame.to_parquet(tmp, index=False)
     with atomic_path(out / SUMMARY) as tmp:
         summarize(frame).to_csv(tmp, index=False)
@@ -200,6 +200,8 @@ def summarize(frame):
 def _check_config(config: ExperimentConfig, out: Path) -> None:
     """Create `out` with config.json, or check that the one there describes the same grid."""
     path = out / CONFIG
+    if out.exists() and not out.is_dir():
+        raise InputError("exists and is not a folder", source=str(out), field="--out")
     if path.exists():
         try:
             stored = ExperimentConfig.from_json(json.loads(path.read_text()))

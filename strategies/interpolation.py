@@ -45,13 +45,20 @@ class Bounds:
         self.n, self.rule = n, rule
         self.lattice = np.arange(1 << n, dtype=np.int64)
         self.sizes = popcount(self.lattice)
+        self.size_column = self.sizes[:, None].astype(float)  # |S_j| as a (2^n, 1) column for formula (22)
         self.member = membership(self.lattice, n).T.copy()  # (2^n, n): task i in combination j
         self.measured = np.zeros(1 << n, dtype=bool)
         self.values = np.zeros((1 << n, n))
         singletons = 1 << np.arange(n, dtype=np.int64)
         self.measured[singletons] = True
         self.values[singletons, np.arange(n)] = 1.0  # 002 §3: speed alone is 1
-        self.recompute()
+        # what `recompute` gives with only the singletons measured: upper 1 at size 1, lower 0 at size n + 1
+        self.upper_size = self.member.astype(float)
+        self.upper = self.member.astype(float)
+        self.lower_size = self.member * (n + 1.0)
+        self.lower = np.zeros((1 << n, n))
+        for mask in singletons:
+            self._pin(mask)
 
     def add(self, mask: int, speeds: np.ndarray, live: int | None = None) -> np.ndarray:
         """Record the first measurement of combination `mask`; return the bitmasks whose bounds may have changed.
@@ -67,18 +74,22 @@ class Bounds:
         supersets, subsets = self._neighbours(mask)
         if live is not None and live != self.lattice[-1]:
             supersets = supersets[(supersets & ~live) == 0]
-        rows = supersets[~self.measured[supersets]]  # measured combinations keep their own speeds (`_pin`)
+        tight = self.rule == "tight"
+        # measured combinations keep their own speeds (`_pin`); under the paper rule no filter is needed:
+        # a measured superset holds its own, larger size as upper bound and a measured subset its own, smaller
+        # size as lower bound, so this candidate never wins against them
+        rows = supersets[~self.measured[supersets]] if tight else supersets
         upper_size, upper = self.upper_size[rows], self.upper[rows]
         take = self._better_upper(size, speeds, upper_size, upper)
-        take &= member
+        take &= member  # tasks of S_j outside the measured combination keep their bound
         np.copyto(upper_size, size, where=take)
         np.copyto(upper, speeds, where=take)
         self.upper_size[rows], self.upper[rows] = upper_size, upper
-        rows = subsets[~self.measured[subsets]]
+        rows = subsets[~self.measured[subsets]] if tight else subsets
         lower_size, lower = self.lower_size[rows], self.lower[rows]
         take = self._better_lower(size, speeds, lower_size, lower)
-        take &= self.member[rows]
-        take &= member
+        if tight:  # the paper rule never takes entries outside S_j (their size 0 is always smaller)
+            take &= self.member[rows]
         np.copyto(lower_size, size, where=take)
         np.copyto(lower, speeds, where=take)
         self.lower_size[rows], self.lower[rows] = lower_size, lower
@@ -130,7 +141,7 @@ class Bounds:
     def estimate(self, columns=slice(None)) -> np.ndarray:
         """ã_ij (rows: the given combinations, columns: tasks), formula (22); 0 for tasks outside S_j."""
         return interpolate(self.upper[columns], self.upper_size[columns], self.lower[columns],
-                           self.lower_size[columns], self.sizes[columns][:, None])
+                           self.lower_size[columns], self.size_column[columns])
 
     def _pin(self, mask: int) -> None:
         """A measured combination is its own best subset and superset: both bounds are its speeds."""

@@ -14,8 +14,9 @@ from cosched.errors import InputError
 from strategies.acquisition import (check_k, combination_moments, expected_improvement, probability_of_improvement,
                                     task_sigma, upper_confidence_bound)
 from strategies.interpolation import MAX_SEARCH_TASKS, RULES, Bounds, interpolate
-from strategies.schedule import Decision
+from strategies.schedule import Decision, StrategyError
 from theory.instance import Instance
+from theory.lattice import tasks_of
 
 __all__ = ["SearchStrategy", "UCB", "PI", "EI", "INCUMBENTS", "DEFAULT_K", "DEFAULT_QUANTUM", "TIE_TOLERANCE"]
 
@@ -73,12 +74,13 @@ class SearchStrategy:
     def decide(self, unfinished: int) -> Decision:
         self.unfinished = unfinished
         candidates = self.candidates = self.candidates[(self.candidates & ~unfinished) == 0]
+        if candidates.size == 0:
+            raise StrategyError(f"{self.name}: no combination of the unfinished tasks {tasks_of(unfinished)} exists")
         mean, sigma = self.mean[candidates], self.sigma[candidates]
-        measured = self.bounds.measured[candidates]
-        if self.incumbent == "measured" and measured.any():
-            incumbent = mean[measured].max()
-        else:
-            incumbent = mean.max()
+        incumbent = mean.max()
+        if self.incumbent == "measured":
+            measured = self.bounds.measured[candidates]
+            incumbent = mean[measured].max() if measured.any() else incumbent
         value = self.acquisition(mean, sigma, incumbent)
         pick = int(np.argmax(value))
         best = value >= value[pick] - TIE_TOLERANCE
@@ -107,7 +109,7 @@ class SearchStrategy:
         bounds = self.bounds
         upper, lower = bounds.upper[columns], bounds.lower[columns]
         estimate = interpolate(upper, bounds.upper_size[columns], lower, bounds.lower_size[columns],
-                               bounds.sizes[columns][:, None])
+                               bounds.size_column[columns])
         sigma = task_sigma(upper, estimate, lower, self.k)
         if self.noise > 0:  # a measured speed is uncertain too: relative σ / sqrt(number of observations)
             counts = self.counts[columns][:, None]

@@ -131,7 +131,12 @@ class ConservativeBackfill:
         self.slot: dict[int, tuple[float, float, int]] = {}  # waiting job -> (start, end, units) reserved
         self.booked: dict[int, tuple[float, int]] = {}  # running job -> (predicted end, units) in the profile
         self.first = first_reservations
-        self.dirty = False
+        self.dirty = False  # capacity appeared before some reservations: compress them
+        self.pending = True  # jobs without a reservation may be in the window
+        self.next_begin = INF  # earliest reservation start
+
+    def arrived(self) -> None:
+        self.pending = True
 
     def finished(self, job: int) -> None:
         end, units = self.booked.pop(job)
@@ -139,27 +144,42 @@ class ConservativeBackfill:
             self.profile.add(self.engine.now, end, units)
             self.dirty = True
 
-    def schedule(self, order: list[int]) -> None:
+    def _can_move(self, units: int, begin: float) -> bool:
+        """Whether some segment before `begin` has `units` free (else compression cannot move the job)."""
+        times, free = self.profile.times, self.profile.free
+        for k in range(len(times)):
+            if times[k] >= begin:
+                return False
+            if free[k] >= units:
+                return True
+        return False
+
+    def schedule(self, order: list[int]) -> int:
+        """Place/compress reservations, start the jobs due now; returns how many started."""
         engine, profile, slot = self.engine, self.profile, self.slot
         now = engine.now
+        if not self.dirty and not self.pending and now < self.next_begin:
+            return 0
         profile.advance(now)
         window = order[:self.depth]
-        if len(slot) > len(window) or any(job not in slot for job in window[:len(slot)]):
-            members = set(window)
-            for job in [job for job in slot if job not in members]:
-                begin, end, units = slot.pop(job)
-                profile.add(begin, end, units)
+        members = set(window)
+        stale = [job for job in slot if job not in members]
+        for job in stale:
+            begin, end, units = slot.pop(job)
+            profile.add(begin, end, units)
         estimate, units_of, table = engine.estimate, engine.allocator.units, engine.units_table
-        dirty, first = self.dirty, self.first
-        due = []
+        dirty, first, can_move = self.dirty or bool(stale), self.first, self._can_move
+        due, next_begin = [], INF
         for job in window:
             reserved = slot.get(job)
             if reserved is not None:
                 begin, end, units = reserved
+                if begin > now and not (dirty and can_move(units, begin)):
+                    if begin < next_begin:
+                        next_begin = begin
+                    continue
                 if begin <= now:
                     due.append(job)
-                    continue
-                if not dirty:
                     continue
                 profile.add(begin, end, units)
             else:
@@ -172,11 +192,20 @@ class ConservativeBackfill:
                 first[job] = begin
             if begin <= now:
                 due.append(job)
-        self.dirty = False
+                continue
+            if begin < next_begin:
+                next_begin = begin
+            if not reserved or begin != reserved[0]:
+                engine.request_wakeup(begin)
+        self.dirty = self.pending = False
+        started = 0
         for job in due:
-            begin, end, units = slot[job]
-            del slot[job]
+            begin, end, units = slot.pop(job)
             if engine.start_job(job):
                 self.booked[job] = (engine.predicted_end[job], units)
+                started += 1
             else:
                 profile.add(begin, end, units)
+                self.pending = True
+        self.next_begin = next_begin
+        return started

@@ -73,6 +73,10 @@ class QueueScheduler(Scheduler):
         self._conservative = ConservativeBackfill(engine, self.depth, self.reservations) \
             if self.backfill == "conservative" else None
 
+    def on_arrival(self, engine, job: int) -> None:
+        if self._conservative is not None:
+            self._conservative.arrived()
+
     def on_finish(self, engine, job: int) -> None:
         if self._conservative is not None:
             self._conservative.finished(job)
@@ -86,9 +90,11 @@ class QueueScheduler(Scheduler):
 
     def schedule(self, engine) -> None:
         waiting = engine.waiting
-        if self._conservative is not None:
-            if waiting:
-                self._conservative.schedule(self.order(engine, self.depth))
+        conservative = self._conservative
+        if conservative is not None:
+            while waiting and conservative.schedule(self.order(engine, self.depth)) and \
+                    len(waiting) >= self.depth:
+                conservative.arrived()
             return
         while waiting and fcfs_pass(engine, self.order(engine, IN_ORDER_CHUNK)):
             pass

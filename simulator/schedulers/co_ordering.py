@@ -49,7 +49,8 @@ def popularity_ranks(apps: np.ndarray, speedups: np.ndarray, threshold: float = 
     apps = np.asarray(apps, dtype=np.int64)
     good = (speedups + speedups.T) / 2 > threshold  # 003 §5.2.5: average of the two directed speedups
     present = np.bincount(apps, minlength=speedups.shape[0])
-    return (good[apps] @ present) - good[apps, apps]  # partners among the others (not the job itself)
+    per_app = good.astype(np.int64) @ present  # good partners of each application among all waiting jobs
+    return per_app[apps] - good[apps, apps]  # not the job itself
 
 
 def popularity_key(ranks: np.ndarray, queue_length: int) -> np.ndarray:

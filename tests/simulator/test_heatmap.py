@@ -161,3 +161,19 @@ def test_real_elise_heatmaps_load_through_the_same_reader():
 def test_plot_writes_png(table, tmp_path):
     out = plot_heatmap(read_heatmap(table), tmp_path / "h.png")
     assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_llnl_co_run_table_converts_to_the_table_4_1_layout():
+    path = Path("/work/shared/data/heatmaps/coScheduling/derived_slowdown_pairs.csv")
+    if not path.exists():
+        pytest.skip("shared data not present")
+    import pandas as pd
+
+    rows = pd.read_csv(path)
+    records = [dict(name_A=f"{r.app_A}.{r.num_nodes}n", procs_A=56 * r.num_nodes, compact_A=r.isolated_A_median_s,
+                    name_B=f"{r.app_B}.{r.num_nodes}n", procs_B=56 * r.num_nodes, compact_B=r.isolated_B_median_s,
+                    co_A_B=r.co_A_median_s, co_B_A=r.co_B_median_s) for r in rows.itertuples()]
+    heatmap = Heatmap.from_records(records)
+    first = rows.iloc[1]
+    a, b = f"{first.app_A}.{first.num_nodes}n", f"{first.app_B}.{first.num_nodes}n"
+    assert heatmap.speedup(a, b) == pytest.approx(1 / first.slowdown_A, rel=1e-3)

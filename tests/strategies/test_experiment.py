@@ -56,6 +56,12 @@ def test_a_folder_holding_another_grid_is_refused(tmp_path):
         run_experiment(TINY, tmp_path, workers=1, progress=False)
 
 
+def test_an_output_path_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(InputError):
+        run_experiment(TINY, tmp_path / "file", workers=1, progress=False)
+
+
 def test_local_processes_give_the_same_rows(tmp_path, tiny_results):
     frame = run_experiment(TINY, tmp_path, workers=2, progress=False)
     pd.testing.assert_frame_equal(ordered(frame), ordered(tiny_results))
@@ -129,7 +135,8 @@ def test_run_and_ratio_accept_the_search_options(instance_file, capsys, strategy
     run = json.loads(capsys.readouterr().out)
     assert run["strategy"] == strategy
     assert np.isclose(sum(step["time"] for step in run["schedule"]), run["makespan"])
-    assert main(["ratio", instance_file, "--strategy", strategy, "--k", "0.9", "--quantum", "5", "--json"]) == 0
+    assert main(["ratio", instance_file, "--strategy", strategy, "--k", "0.9", "--quantum", "5",
+                 "--incumbent", "measured", "--json"]) == 0
     ratio = json.loads(capsys.readouterr().out)
     assert ratio["ratio"] >= 1 - 1e-9
 

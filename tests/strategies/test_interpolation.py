@@ -58,6 +58,21 @@ def test_incremental_updates_equal_the_lattice_transform(case):
         np.testing.assert_array_equal(before, after)
 
 
+@given(measured_runs(), st.data())
+def test_skipping_finished_tasks_keeps_the_bounds_of_live_combinations_exact(case, data):
+    instance, rule, masks = case
+    bounds, live = Bounds(instance.n, rule), (1 << instance.n) - 1
+    for mask in masks:
+        live &= ~data.draw(st.sampled_from([0, 0, 1 << data.draw(st.integers(0, instance.n - 1))]))
+        if mask & ~live == 0 and not bounds.measured[mask]:
+            bounds.add(mask, instance.column(mask), live=live)
+    alive = (bounds.lattice & ~live) == 0
+    incremental = [array[alive].copy() for array in (bounds.upper, bounds.upper_size, bounds.lower, bounds.lower_size)]
+    bounds.recompute()
+    for before, after in zip(incremental, (bounds.upper, bounds.upper_size, bounds.lower, bounds.lower_size)):
+        np.testing.assert_array_equal(before, after[alive])
+
+
 @given(measured_runs(max_n=4))
 def test_bounds_follow_the_selection_rule_by_brute_force(case):
     instance, rule, masks = case

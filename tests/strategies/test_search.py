@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from cosched.errors import InputError
 from strategies.fcs import FCS
 from strategies.registry import make_strategy
-from strategies.schedule import execute
+from strategies.schedule import StrategyError, execute
 from strategies.search import EI, PI, UCB
 from theory.generators import random_instance
 from theory.lattice import all_combinations
@@ -150,3 +150,9 @@ def test_a_new_acquisition_is_a_small_subclass_usable_by_name():
         np.testing.assert_allclose(schedule.work_done(instance), instance.work, rtol=WORK_RTOL)
     finally:
         STRATEGIES.pop(Greedy.name)
+
+
+def test_a_task_left_without_any_combination_is_a_strategy_error():
+    instance = random_instance(3, alpha=(0.5, 0.6), seed=1).restrict(combinations=[0b011, 0b100])
+    with pytest.raises(StrategyError):
+        execute(instance, UCB())

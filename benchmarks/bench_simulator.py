@@ -1,0 +1,184 @@
+"""Simulator speed on whole real traces, against ELiSE's Table 4 and AccaSim 1.1.3 measured in the same run.
+
+Runs SDSC-SP2-1998, CEA-Curie-2011 and RICC-2010 (from ../shared/data/swf) under FCFS, EASY and Conservative
+and prints wall time (simulation only, after loading), jobs per second and simulated days per hour (the
+measure of ELiSE's Table 4: 116.87 FCFS / 117.77 EASY on SDSC-SP2). Then times the whole
+`cosched simulate` command on SDSC-SP2 (imports included), and AccaSim on the same prepared SDSC-SP2 trace
+(cleaned jobs written back as SWF) in a separate venv `benchmarks/.venv-accasim` (created on first use with
+`pip install accasim==1.1.3`; never a project dependency). Note: AccaSim's "EASY" does not protect the head
+job's reservation, so compare wall times only.
+
+    python benchmarks/bench_simulator.py                 # all traces, AccaSim included
+    python benchmarks/bench_simulator.py --traces sdsc-sp2 --no-accasim --repeat 3
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from simulator.engine import simulate  # noqa: E402
+from simulator.metrics import SECONDS_PER_DAY  # noqa: E402
+from simulator.platform import PRESETS  # noqa: E402
+from simulator.workload import read_swf  # noqa: E402
+
+DATA = Path(os.environ.get("COSCHED_SWF_DIR", ROOT.parent / "shared" / "data" / "swf"))
+TRACES = {
+    "sdsc-sp2": ("SDSC-SP2-1998-4.2-cln.swf.gz", "sdsc-sp2"),
+    "curie": ("CEA-Curie-2011-2.1-cln.swf.gz", "curie"),
+    "ricc": ("RICC-2010-2.swf.gz", "ricc"),
+}
+ELISE_TABLE4 = {("sdsc-sp2", "fcfs"): 116.87, ("sdsc-sp2", "easy"): 117.77}  # 000 §4.4, Table 4
+ACCASIM_VENV = ROOT / "benchmarks" / ".venv-accasim"
+ACCASIM_VERSION = "1.1.3"
+
+ACCASIM_RUNNER = r'''
+import collections, collections.abc, json, sys, time
+for _name in ("Mapping", "MutableMapping", "Sequence", "Iterable", "Callable"):
+    setattr(collections, _name, getattr(collections.abc, _name))  # AccaSim 1.1.3 predates Python 3.10
+from accasim.base.simulator_class import Simulator
+from accasim.base.scheduler_class import EASYBackfilling, FirstInFirstOut
+from accasim.base.allocator_class import FirstFit
+workload, config, results, policy = sys.argv[1:5]
+dispatcher = (EASYBackfilling if policy == "easy" else FirstInFirstOut)(FirstFit())
+clock = time.perf_counter()
+simulator = Simulator(workload, config, dispatcher, RESULTS_FOLDER_PATH=results, scheduling_output=False,
+                      pprint_output=False, benchmark_output=False, statistics_output=False,
+                      show_statistics=False, LOG_LEVEL="ERROR")
+simulator.start_simulation()
+print(json.dumps({"seconds": time.perf_counter() - clock}))
+'''
+
+
+def _median_run(workload, platform, scheduler, repeat):
+    runs = [simulate(workload, platform, scheduler) for _ in range(repeat)]
+    return runs[0], statistics.median(r.wall_seconds for r in runs)
+
+
+def bench_traces(names, schedulers, repeat):
+    rows = []
+    for name in names:
+        file, preset = TRACES[name]
+        platform = PRESETS[preset]
+        clock = time.perf_counter()
+        workload = read_swf(DATA / file, max_cores=platform.total_cores)
+        load = time.perf_counter() - clock
+        print(f"{name}: {len(workload)} jobs of {workload.cleaning['records']} records, "
+              f"{platform.nodes} nodes x {platform.cores_per_node} cores, loaded in {load:.2f} s", flush=True)
+        for scheduler in schedulers:
+            result, seconds = _median_run(workload, platform, scheduler, repeat)
+            days = result.makespan / SECONDS_PER_DAY
+            rows.append({"trace": name, "scheduler": scheduler, "jobs": len(workload), "seconds": seconds,
+                         "jobs_per_second": len(workload) / seconds, "days_per_hour": days / (seconds / 3600),
+                         "elise_days_per_hour": ELISE_TABLE4.get((name, scheduler))})
+            print(f"  {scheduler:<13} {seconds:8.2f} s", flush=True)
+    return rows
+
+
+def bench_command(repeat):
+    file, preset = TRACES["sdsc-sp2"]
+    command = [sys.executable, "-m", "cosched.cli", "simulate", "--workload", str(DATA / file), "--platform",
+               preset, "--scheduler", "easy", "--quiet"]
+    times = []
+    with tempfile.TemporaryDirectory() as folder:
+        for _ in range(repeat):
+            clock = time.perf_counter()
+            subprocess.run(command + ["--out", folder], check=True, capture_output=True, cwd=ROOT)
+            times.append(time.perf_counter() - clock)
+    return statistics.median(times)
+
+
+def _accasim_python() -> Path | None:
+    python = ACCASIM_VENV / "bin" / "python"
+    if not python.exists():
+        print(f"creating {ACCASIM_VENV} with accasim=={ACCASIM_VERSION} ...", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(ACCASIM_VENV)], check=True)
+    probe = subprocess.run([str(python), "-c", "import accasim"], capture_output=True)
+    if probe.returncode:
+        install = subprocess.run([str(python), "-m", "pip", "install", "-q", f"accasim=={ACCASIM_VERSION}"],
+                                 capture_output=True, text=True)
+        if install.returncode:
+            print(f"AccaSim could not be installed here: {install.stderr.strip().splitlines()[-1:]}")
+            return None
+    return python
+
+
+def _write_prepared_swf(workload, path: Path) -> None:
+    """The cleaned jobs as SWF lines (memory fields 0: AccaSim rejects negative memory)."""
+    with open(path, "w") as handle:
+        for job, submit, run, cores, estimate in zip(workload.job_id.tolist(), workload.submit.tolist(),
+                                                      workload.run.tolist(), workload.cores.tolist(),
+                                                      workload.estimate.tolist()):
+            handle.write(f"{job} {int(submit)} -1 {int(run)} {cores} -1 0 {cores} {int(estimate)} 0 1 1 1 1 1 "
+                         f"-1 -1 -1\n")
+
+
+def bench_accasim(schedulers):
+    python = _accasim_python()
+    if python is None:
+        return []
+    file, preset = TRACES["sdsc-sp2"]
+    platform = PRESETS[preset]
+    workload = read_swf(DATA / file, max_cores=platform.total_cores)
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        trace, config = folder / "sdsc-sp2-prepared.swf", folder / "system.json"
+        _write_prepared_swf(workload, trace)
+        config.write_text(json.dumps({
+            "groups": {"node": {"core": platform.cores_per_node, "mem": 1}},
+            "resources": {"node": platform.nodes},
+            "equivalence": {"processor": {"core": 1}}, "start_time": 0}))
+        runner = folder / "run_accasim.py"
+        runner.write_text(ACCASIM_RUNNER)
+        for scheduler in schedulers:
+            ours = simulate(workload, platform, scheduler).wall_seconds
+            done = subprocess.run([str(python), str(runner), str(trace), str(config), str(folder / "results"),
+                                   scheduler], capture_output=True, text=True, cwd=folder)
+            if done.returncode:
+                print(f"AccaSim failed to run ({scheduler}): {done.stderr.strip().splitlines()[-1:]}")
+                continue
+            theirs = json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
+            rows.append({"scheduler": scheduler, "cosched": ours, "accasim": theirs, "ratio": theirs / ours})
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--traces", default="sdsc-sp2,curie,ricc")
+    parser.add_argument("--schedulers", default="fcfs,easy,conservative")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per measurement (median reported)")
+    parser.add_argument("--no-accasim", action="store_true")
+    args = parser.parse_args(argv)
+    rows = bench_traces(args.traces.split(","), args.schedulers.split(","), args.repeat)
+    print("\n| trace | scheduler | jobs | wall [s] | jobs/s | simulated days/hour | ELiSE Table 4 |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        elise = f"{r['elise_days_per_hour']:.2f}" if r["elise_days_per_hour"] else "-"
+        print(f"| {r['trace']} | {r['scheduler']} | {r['jobs']} | {r['seconds']:.2f} | {r['jobs_per_second']:,.0f} "
+              f"| {r['days_per_hour']:,.0f} | {elise} |")
+    if "sdsc-sp2" in args.traces.split(","):
+        print(f"\nwhole `cosched simulate` command, SDSC-SP2, EASY (imports, load, simulate, write jobs.csv): "
+              f"{bench_command(max(args.repeat, 1)):.2f} s (median)")
+    if not args.no_accasim:
+        accasim = bench_accasim([s for s in args.schedulers.split(",") if s in ("fcfs", "easy")])
+        if accasim:
+            print("\nSDSC-SP2, same prepared trace, same run (simulation time only):")
+            print("| scheduler | cosched [s] | AccaSim 1.1.3 [s] | AccaSim / cosched |")
+            print("|---|---:|---:|---:|")
+            for r in accasim:
+                print(f"| {r['scheduler']} | {r['cosched']:.2f} | {r['accasim']:.1f} | {r['ratio']:.0f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""Run metrics of 003 §2.3 and 000 §4.1, vectorised over the per-job arrays of a `SimulationResult`."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["summarize", "step_series", "BOUNDED_SLOWDOWN_THRESHOLD", "SECONDS_PER_DAY"]
+
+BOUNDED_SLOWDOWN_THRESHOLD = 10.0  # seconds: run times below it count as this long in bounded slowdown
+SECONDS_PER_DAY = 86400.0
+
+
+def summarize(result, baseline=None, bounded_threshold: float = BOUNDED_SLOWDOWN_THRESHOLD) -> dict:
+    """The metrics of one run as a flat dict (JSON-ready); `baseline` is another run for makespan speedup."""
+    w, platform = result.workload, result.platform
+    start, end = result.start, result.end
+    run = end - start
+    wait = start - w.submit
+    cores = w.cores
+    first = float(w.submit.min()) if len(w) else 0.0
+    makespan = result.makespan  # 000 §4.1: first submission to last completion
+    slowdown = (run + wait) / run  # 003 §2.3.1.2, (2.2)
+    bounded = np.maximum(1.0, (run + wait) / np.maximum(run, bounded_threshold))  # bounded slowdown
+    per_processor = slowdown / cores  # 003 §2.3.1.3, (2.4)
+    span = float(end.max()) - first if len(w) else 0.0
+    busy = float(np.sum(run * cores))
+    nodes = np.fromiter((n.size for n in result.nodes), np.int64, len(result.nodes))
+    held = float(np.sum(run * nodes * platform.cores_per_node)) if not result.co_scheduled else busy
+    summary = {
+        "scheduler": result.scheduler,
+        "platform": platform.name,
+        "jobs": len(w),
+        "makespan": makespan,
+        "makespan_speedup": (baseline.makespan / makespan) if baseline is not None and makespan > 0 else None,
+        "baseline": baseline.scheduler if baseline is not None else None,
+        "mean_wait": float(wait.mean()),
+        "median_wait": float(np.median(wait)),
+        "max_wait": float(wait.max()),
+        "mean_turnaround": float((end - w.submit).mean()),
+        "mean_slowdown": float(slowdown.mean()),  # 003 §2.3.1.2, (2.3)
+        "std_slowdown": float(slowdown.std()),
+        "mean_bounded_slowdown": float(bounded.mean()),
+        "bounded_slowdown_threshold": bounded_threshold,
+        "mean_slowdown_per_processor": float(per_processor.mean()),  # 003 §2.3.1.3, (2.5)
+        # 003 §2.3.2.1, (2.6) with rho(t) = busy (requested) cores, over [first submission, last completion]
+        "utilization": busy / (platform.total_cores * span) if span > 0 else 0.0,
+        "allocated_utilization": held / (platform.total_cores * span) if span > 0 else 0.0,
+        "simulated_days": makespan / SECONDS_PER_DAY,
+        "wall_seconds": result.wall_seconds,
+        "jobs_per_second": len(w) / result.wall_seconds if result.wall_seconds > 0 else None,
+        # 000 §4.4, Tables 3-4: days of makespan time per hour of simulation time
+        "simulated_days_per_hour": makespan / SECONDS_PER_DAY / (result.wall_seconds / 3600.0)
+        if result.wall_seconds > 0 else None,
+    }
+    if result.co_scheduled:  # 003 §2.3.2.2-2.3.2.4: job speedups and slowdown counts (simulator.co_metrics)
+        from simulator.co_metrics import mean_job_speedup, slowdown_counts, weighted_mean_job_speedup
+        summary.update(mean_job_speedup=mean_job_speedup(result),
+                       weighted_mean_job_speedup=weighted_mean_job_speedup(result),
+                       slowdown_counts=slowdown_counts(result))
+    return summary
+
+
+def step_series(times_up: np.ndarray, times_down: np.ndarray, weights: np.ndarray | None = None):
+    """A step function from +weight events at `times_up` and -weight at `times_down`: (times, values)."""
+    weights = np.ones(times_up.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    times = np.concatenate([times_up, times_down])
+    deltas = np.concatenate([weights, -weights])
+    order = np.argsort(times, kind="stable")
+    times, values = times[order], np.cumsum(deltas[order])
+    last = np.r_[times[1:] != times[:-1], True]  # keep the value after all events at a timestamp
+    return times[last], values[last]

@@ -1,0 +1,100 @@
+"""PNG plots of one run: Gantt chart (node x time), utilization and queue length over time, wait times."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from simulator.metrics import step_series
+
+__all__ = ["write_plots", "gantt", "utilization_queue", "wait_distribution", "GANTT_MAX_JOBS"]
+
+GANTT_MAX_JOBS = 5000  # above this the Gantt chart is skipped (one rectangle per job and node)
+HOUR = 3600.0
+
+
+def _figure(width=9.0, height=4.0):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt, plt.subplots(figsize=(width, height))
+
+
+def gantt(result, path) -> None:
+    """Each job as bars on its nodes from start to end (hours since the first submission)."""
+    from matplotlib.collections import PolyCollection
+
+    plt, (figure, axes) = _figure(10, 5)
+    origin = float(result.workload.submit.min())
+    counts = np.fromiter((n.size for n in result.nodes), np.int64, len(result.nodes))
+    job = np.repeat(np.arange(counts.size), counts)
+    node = np.concatenate(result.nodes) if counts.size else np.zeros(0, np.int64)
+    x0 = (result.start[job] - origin) / HOUR
+    x1 = (result.end[job] - origin) / HOUR
+    verts = np.stack([np.c_[x0, node - 0.4], np.c_[x1, node - 0.4], np.c_[x1, node + 0.4],
+                      np.c_[x0, node + 0.4]], axis=1)
+    colours = plt.get_cmap("tab20")(job % 20)
+    axes.add_collection(PolyCollection(verts, facecolors=colours, edgecolors="none"))
+    axes.set_xlim(0, max(float(x1.max()) if x1.size else 1.0, 1e-9))
+    axes.set_ylim(-0.5, result.platform.nodes - 0.5)
+    axes.set_xlabel("time since first submission [h]")
+    axes.set_ylabel("node")
+    axes.set_title(f"Gantt chart: {result.scheduler} on {result.platform.name}")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def utilization_queue(result, path) -> None:
+    """Busy cores share and waiting-queue length over time."""
+    plt, (figure, axes) = _figure()
+    w = result.workload
+    origin = float(w.submit.min())
+    times, busy = step_series(result.start, result.end, w.cores)
+    axes.step((times - origin) / HOUR, busy / result.platform.total_cores, where="post", lw=0.8,
+              color="tab:blue")
+    axes.set_ylabel("utilization (busy cores)", color="tab:blue")
+    axes.set_ylim(0, 1.05)
+    axes.set_xlabel("time since first submission [h]")
+    queue_axes = axes.twinx()
+    times, queue = step_series(w.submit, result.start)
+    queue_axes.step((times - origin) / HOUR, queue, where="post", lw=0.8, color="tab:orange")
+    queue_axes.set_ylabel("waiting jobs", color="tab:orange")
+    axes.set_title(f"Utilization and queue length: {result.scheduler}")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def wait_distribution(result, path) -> None:
+    """Histogram of wait times (log-spaced bins, zero waits counted apart)."""
+    plt, (figure, axes) = _figure(7, 4)
+    wait = result.start - result.workload.submit
+    positive = wait[wait > 0]
+    if positive.size:
+        bins = np.logspace(np.log10(max(positive.min(), 1e-3)), np.log10(positive.max()) + 1e-9, 40)
+        axes.hist(positive, bins=bins, color="tab:blue")
+        axes.set_xscale("log")
+    axes.set_xlabel("wait time [s]")
+    axes.set_ylabel("jobs")
+    axes.set_title(f"Wait times: {result.scheduler} ({int((wait <= 0).sum())} of {wait.size} jobs did not wait)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def write_plots(result, folder) -> list[Path]:
+    """All plots of one run into `folder` (Gantt only up to GANTT_MAX_JOBS jobs); returns the paths."""
+    from cosched.outputs import atomic_path
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    plots = [("utilization_queue.png", utilization_queue), ("wait_times.png", wait_distribution)]
+    if len(result.workload) <= GANTT_MAX_JOBS:
+        plots.insert(0, ("gantt.png", gantt))
+    written = []
+    for name, function in plots:
+        with atomic_path(folder / name) as path:
+            function(result, path)
+        written.append(folder / name)
+    return written

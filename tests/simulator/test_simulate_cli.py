@@ -1,0 +1,67 @@
+"""`cosched simulate` / `cosched compare` on small workloads: outputs, metrics, exit code 2 on bad input."""
+import json
+
+import pandas as pd
+import pytest
+
+from cosched.cli import main
+from simulator.engine import simulate
+from simulator.metrics import summarize
+from simulator.platform import Platform
+from simulator.workload import make_workload
+
+CSV = "job_id,submit_time,run_time,cores,estimate\n" + "".join(
+    f"{i},{i * 7 % 50},{5 + i % 13},{1 + i % 6},{20 + i % 13}\n" for i in range(40))
+
+
+@pytest.fixture
+def workload_csv(tmp_path):
+    path = tmp_path / "w.csv"
+    path.write_text(CSV)
+    return path
+
+
+def test_simulate_writes_jobs_and_summary(tmp_path, workload_csv, capsys):
+    out, plots = tmp_path / "out", tmp_path / "plots"
+    code = main(["simulate", "--workload", str(workload_csv), "--platform", "grvingt", "--scheduler", "easy",
+                 "--out", str(out), "--parquet", "--plots", str(plots), "--baseline", "conservative", "--quiet"])
+    assert code == 0
+    jobs = pd.read_csv(out / "jobs.csv")
+    assert {"job_id", "submit_time", "start_time", "end_time", "cores", "nodes"} <= set(jobs.columns)
+    assert len(jobs) == 40 and (jobs.start_time >= jobs.submit_time).all()
+    assert pd.read_parquet(out / "jobs.parquet").shape == jobs.shape
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["jobs"] == 40 and summary["makespan_speedup"] > 0
+    assert sorted(p.name for p in plots.iterdir()) == ["gantt.png", "utilization_queue.png", "wait_times.png"]
+    assert "mean_slowdown" in capsys.readouterr().out
+
+
+def test_compare_prints_every_classic_scheduler(workload_csv, capsys):
+    assert main(["compare", "--workload", str(workload_csv), "--platform", "grvingt", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    for name in ("fcfs", "easy", "conservative", "sjf", "ljf"):
+        assert f"\n{name} " in text
+
+
+@pytest.mark.parametrize("args", [
+    ["--platform", "nowhere"], ["--scheduler", "nope"], ["--depth", "-1"], ["--bounded-threshold", "0"],
+])
+def test_bad_arguments_exit_2_and_leave_no_output(tmp_path, workload_csv, args, capsys):
+    out = tmp_path / "out"
+    options = {"--platform": "grvingt", **dict(zip(args[::2], args[1::2]))}
+    argv = ["simulate", "--workload", str(workload_csv), "--out", str(out), "--quiet"]
+    assert main(argv + [item for pair in options.items() for item in pair]) == 2
+    assert not out.exists()
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_metrics_follow_the_thesis_formulas():
+    # one node; job 0 runs 0-10, job 1 (submitted at 0) waits 10 s and runs 10-30
+    workload = make_workload([0, 1], [0, 0], [10, 20], [1, 1])
+    result = simulate(workload, Platform(1), "fcfs")
+    s = summarize(result, baseline=result, bounded_threshold=10)
+    assert s["makespan"] == 30 and s["makespan_speedup"] == 1.0
+    assert s["mean_wait"] == 5 and s["mean_turnaround"] == 20
+    assert s["mean_slowdown"] == pytest.approx((1 + 30 / 20) / 2)  # (2.2), (2.3)
+    assert s["mean_slowdown_per_processor"] == pytest.approx((1 + 30 / 20) / 2)  # (2.4), (2.5) with 1 core
+    assert s["utilization"] == pytest.approx(1.0)  # (2.6): the node is busy all the time
