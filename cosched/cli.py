@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from cosched.errors import InputError
 
 __all__ = ["main", "build_parser"]
 
+BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE, what a shell reports for a process killed by a closed pipe
 COMMAND_MODULES = ("theory.cli", "strategies.cli", "simulator.cli", "simulator.co_cli", "measurement.cli")
 
 
@@ -42,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"cosched {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`cosched ... | head`): stop quietly, like shell tools
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit flush
+        return BROKEN_PIPE_EXIT
 
 
 if __name__ == "__main__":

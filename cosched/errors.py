@@ -9,7 +9,7 @@ class InputError(ValueError):
 
     def __init__(self, message: str, *, source: str | None = None, field: str | None = None,
                  line: int | None = None):
-        self.source, self.field, self.line = source, field, line
+        self.message, self.source, self.field, self.line = message, source, field, line
         where = [str(source)] if source else []
         if line is not None:
             where.append(f"line {line}")

@@ -7,23 +7,39 @@ import shutil
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_path", "output_dir"]
+from cosched.errors import InputError
+
+__all__ = ["atomic_path", "output_dir", "check_plot_path"]
 
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike):
     """Yield a temporary path beside `path`; move it into place only if the block succeeds."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    if path.is_dir():
+        raise _unwritable(path, "is a directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    except (FileExistsError, NotADirectoryError):
+        raise _unwritable(path, "a parent folder is a file") from None
+    except OSError as error:
+        raise _unwritable(path, error.strerror or str(error)) from None
     os.close(fd)
     try:
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as error:
+            raise _unwritable(path, error.strerror or str(error)) from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _unwritable(path: Path, reason: str) -> InputError:
+    return InputError(f"cannot write the output: {reason}", source=str(path))
 
 
 def _umask() -> int:
@@ -37,10 +53,26 @@ def output_dir(path: str | os.PathLike):
     """Create `path` for a run's outputs; remove it again if the run fails and the folder was new."""
     path = Path(path)
     created = not path.exists()
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        reason = "exists and is not a folder" if isinstance(error, FileExistsError) else error.strerror
+        raise _unwritable(path, reason or str(error)) from None
     try:
         yield path
     except BaseException:
         if created:
             shutil.rmtree(path, ignore_errors=True)
         raise
+
+
+def check_plot_path(path: str | os.PathLike, option: str) -> str:
+    """`path` if matplotlib writes its extension (none means PNG); else InputError naming `option`, before any run."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = Path(path).suffix.lstrip(".").lower()
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix and suffix not in formats:
+        raise InputError(f"cannot write a plot as '.{suffix}'; use one of {', '.join(sorted(formats))}",
+                         source=str(path), field=option)
+    return str(path)

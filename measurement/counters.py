@@ -336,6 +336,8 @@ def load_samples(path: str | os.PathLike):
             frame = pd.read_csv(path)
     except FileNotFoundError:
         raise InputError("no such file", source=source) from None
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror or error}", source=source) from None
     except (ValueError, pd.errors.ParserError) as error:
         raise InputError(f"cannot parse recorded samples ({error})", source=source) from None
     for column in ("time", "task", "tid", "cputime"):
@@ -357,6 +359,7 @@ def load_samples(path: str | os.PathLike):
         frame[column] = values
     if frame[["time", "tid", "cputime"]].isna().any().any():
         raise InputError("time, tid and cputime must be present in every row", source=source)
+    _check_cumulative(frame, source, line_offset=None if suffix in (".json", ".parquet") else 2)
     if "time_enabled" in frame.columns and "time_running" in frame.columns:
         factor = np.where(frame["time_running"] > 0, frame["time_enabled"] / frame["time_running"].where(
             frame["time_running"] > 0, 1), 0.0)
@@ -367,6 +370,24 @@ def load_samples(path: str | os.PathLike):
     frame["tid"] = frame["tid"].astype(np.int64)
     extra = ["combination"] if "combination" in frame.columns else []
     return frame[extra + list(SAMPLE_COLUMNS)].sort_values(["task", "time", "tid"], ignore_index=True)
+
+
+def _check_cumulative(frame, source: str, line_offset: int | None) -> None:
+    """Readings are cumulative: per thread (and combination), time strictly increases and counters never drop."""
+    import numpy as np
+
+    keys = (["combination"] if "combination" in frame.columns else []) + ["task", "tid"]
+    ordered = frame.sort_values(keys + ["time"], kind="stable")
+    same_thread = ordered[keys].eq(ordered[keys].shift(1)).all(axis=1).to_numpy()
+    for column in ("time", "cputime", "instructions", "cycles"):
+        step = ordered[column].diff().to_numpy()
+        bad = same_thread & ((step <= 0) if column == "time" else (step < 0))
+        if bad.any():
+            row = int(ordered.index[np.flatnonzero(bad)[0]])
+            rule = "time stamps of a thread must increase" if column == "time" else \
+                "cumulative readings of a thread must not decrease"
+            raise InputError(rule, source=source, field=column,
+                             line=row + line_offset if line_offset is not None else None)
 
 
 @dataclass

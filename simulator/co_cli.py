@@ -105,16 +105,20 @@ def run_co_simulation(args, workload, platform, scheduler, **engine_options):
 def _heatmap_command(args) -> int:
     import numpy as np
 
+    from cosched.outputs import check_plot_path
     from simulator.heatmap import instance_from_heatmap, plot_heatmap, read_heatmap
 
+    if args.plot:
+        check_plot_path(args.plot, "--plot")
     heatmap = read_heatmap(args.file, default=args.default_speedup)
     measured = heatmap.measured
     missing = int(np.isnan(measured).sum())
+    instance = instance_from_heatmap(heatmap) if args.instance else None  # fails before any file is written
     if args.plot:
         plot_heatmap(heatmap, args.plot)
-    if args.instance:
+    if instance is not None:
         from theory.instance import save_instance
-        save_instance(instance_from_heatmap(heatmap), args.instance)
+        save_instance(instance, args.instance)
     finite = measured[np.isfinite(measured)]
     if args.json:
         def clean(values):

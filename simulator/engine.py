@@ -9,7 +9,7 @@ Rules (they decide whether results compare with other simulators):
 
 Interface for schedulers (read-only unless a method says otherwise):
 
-- ``now``; ``waiting``: dict job -> None in arrival order; ``running``: dict job -> None in start order.
+- ``now``; ``waiting``: OrderedDict job -> None in arrival order; ``running``: dict job -> None in start order.
 - Per job (lists indexed by job, the workload's order): ``submit``, ``run_time`` (compact run time), ``cores``,
   ``estimate`` (user estimate, or the run time with ``use_run_times=True``), ``start``, ``end``,
   ``allocation`` (an ``allocators.Allocation``), ``held`` (allocator units held while running),
@@ -36,6 +36,7 @@ import bisect
 import heapq
 import math
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol
 
@@ -128,7 +129,8 @@ class Engine:
         self.remaining = list(self.run_time)  # compact seconds of work left at `updated`
         self.updated = [0.0] * count
         self.version = [0] * count
-        self.waiting: dict[int, None] = {}
+        # OrderedDict: a plain dict gets slow to iterate after many deletions at its front (long queues)
+        self.waiting: OrderedDict[int, None] = OrderedDict()
         self.running: dict[int, None] = {}
         self.by_end: list[tuple[float, int]] = []
         self.now = workload.submit[0].item() if count else 0.0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ __all__ = [
     "run_experiment", "finish", "summarize", "markdown_table",
 ]
 
+DASK_CONNECT_TIMEOUT = "10s"  # how long to wait for a remote Dask scheduler before giving up
 BASELINE = "conservative"  # 003 §2.3.1.1: makespan speedup against Conservative
 THESIS_SCHEDULERS = ("sjf", "sjf-co", "sjf-filler", "filler", "pop-filler", "popularity", "easy", "easy-co",
                      "conservative", "fcfs", "ljf-co", "laf-co", "ljf")  # the rows of 003 Tables 6.1/6.2
@@ -89,7 +91,7 @@ def preset_spec(preset: str = "example", *, heatmap: str | os.PathLike | None = 
     jobs = preset_jobs if jobs is None else jobs
     experiments = preset_experiments if experiments is None else experiments
     if jobs <= 0 or experiments <= 0:
-        raise InputError("jobs and experiments must be positive", field="jobs")
+        raise InputError("jobs and experiments must be positive", field="jobs" if jobs <= 0 else "experiments")
     spec = ExperimentSpec(loaded, load_platform(platform or platform_name), jobs, experiments, names, seed,
                           spread_speedup, interarrival, mean_interarrival, str(path))
     too_big = int(loaded.procs.max())
@@ -156,23 +158,29 @@ def run_experiment(spec: ExperimentSpec, out: str | os.PathLike, *, workers: int
     from simulator.colocation import co_context
 
     out = Path(out)
+    created = not out.exists()
     try:
         (out / "runs").mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise InputError(f"cannot create the output folder: {error.strerror}", source=str(out)) from None
-    _check_spec(spec, out)
-    co_context(experiment_workload(spec, 0), spec.heatmap, spec.spread_speedup)  # fail early, warn once
-    todo = [(e, s) for e in range(spec.experiments) for s in spec.schedulers if not _run_file(out, e, s).exists()]
     bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=len(todo), unit="run", desc="experiment-sim")
     try:
+        _check_spec(spec, out)
+        co_context(experiment_workload(spec, 0), spec.heatmap, spec.spread_speedup)  # fail early, warn once
+        todo = [(e, s) for e in range(spec.experiments) for s in spec.schedulers
+                if not _run_file(out, e, s).exists()]
+        if progress:
+            from tqdm import tqdm
+            bar = tqdm(total=len(todo), unit="run", desc="experiment-sim")
         for row in _execute(spec, todo, workers, dask):
             with atomic_path(_run_file(out, row["experiment"], row["scheduler"])) as tmp:
                 tmp.write_text(json.dumps(row))
             if bar is not None:
                 bar.update(1)
+    except BaseException:
+        if created and not any((out / "runs").iterdir()):  # nothing to resume: leave no folder behind
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     finally:
         if bar is not None:
             bar.close()
@@ -188,7 +196,11 @@ def _execute(spec: ExperimentSpec, todo, workers, dask):
 
         cluster = LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1, processes=True) \
             if dask == "local" else None
-        with Client(cluster if cluster is not None else dask) as client:
+        try:
+            client = Client(cluster if cluster is not None else dask, timeout=DASK_CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as error:
+            raise InputError(f"cannot reach the Dask scheduler {dask!r} ({error})", field="--dask") from None
+        with client:
             shared = client.scatter(spec, broadcast=True)
             futures = [client.submit(run_one, shared, e, s, e == 0, pure=False) for e, s in todo]
             for future in dask_completed(futures):

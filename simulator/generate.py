@@ -79,13 +79,20 @@ def load_application_seed(path: str | os.PathLike) -> ApplicationSeed:
         if not isinstance(app, dict) or not all(k in app for k in ("name", "procs", "compact_time")):
             raise InputError("each application needs name, procs, compact_time", source=source,
                              field=f"applications[{i}]")
+        for key in ("procs", "compact_time"):
+            value = app[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value)
+                                                                                    and value > 0):
+                raise InputError(f"must be a positive number, got {value!r}", source=source,
+                                 field=f"applications[{i}].{key}")
+        if app["procs"] != int(app["procs"]):
+            raise InputError(f"must be a whole number, got {app['procs']!r}", source=source,
+                             field=f"applications[{i}].procs")
     try:
         return ApplicationSeed(tuple(a["name"] for a in apps), [a["procs"] for a in apps],
                                [a["compact_time"] for a in apps])
-    except (TypeError, ValueError):
-        raise InputError("procs and compact_time must be numbers", source=source, field="applications") from None
-    except InputError as error:
-        raise InputError(str(error), source=source, field=error.field) from None
+    except InputError as error:  # before ValueError: InputError is one
+        raise InputError(error.message, source=source, field=error.field) from None
 
 
 def interarrival_gaps(kind: str, count: int, rng: np.random.Generator, *, mean: float = 60.0,

@@ -314,12 +314,24 @@ def _build(numbered_records, *, default, source) -> Heatmap:
                    [spread.get(n, np.nan) for n in names], default=default, source=source)
 
 
+def _csv_rows(reader: csv.DictReader, source: str):
+    """(line, record) of each row; a row with fewer or more cells than the header is an error, not empty cells."""
+    width = len(reader.fieldnames)
+    for record in reader:
+        short = [key for key, value in record.items() if key is not None and value is None]
+        if short or None in record:
+            cells = width - len(short) + len(record.get(None, []))
+            raise InputError(f"row has {cells} cells, the header has {width}", source=source, line=reader.line_num,
+                             field=short[0] if short else None)
+        yield reader.line_num, record
+
+
 def read_heatmap(path: str | os.PathLike, *, default: float | None = None) -> Heatmap:
     """Read a Table 4.1 heatmap CSV (extra columns are ignored); bad cells raise InputError with line/column."""
     path = Path(path)
     source = str(path)
     try:
-        with open(path, newline="") as handle:
+        with open(path, newline="", encoding="utf-8-sig") as handle:  # -sig: spreadsheets write a BOM
             reader = csv.DictReader(handle)
             header = [name.strip() for name in (reader.fieldnames or [])]
             missing = [column for column in COLUMNS if column not in header]
@@ -327,8 +339,7 @@ def read_heatmap(path: str | os.PathLike, *, default: float | None = None) -> He
                 raise InputError(f"missing column(s) {missing}; expected {list(COLUMNS)}", source=source, line=1,
                                  field=missing[0])
             reader.fieldnames = header
-            rows = ((reader.line_num, row) for row in reader)
-            return _build(rows, default=default, source=source)
+            return _build(_csv_rows(reader, source), default=default, source=source)
     except FileNotFoundError:
         raise InputError("no such file", source=source) from None
     except UnicodeDecodeError:

@@ -34,6 +34,8 @@ def strategy_from_args(args):
         return make_strategy(args.strategy, tie_break=args.tie_break, k=args.k, quantum=args.quantum,
                              bounds=args.bounds, incumbent=args.incumbent, noise=args.noise_sigma or None,
                              remeasure=args.remeasure or None)
+    except InputError as error:  # a strategy option out of range: name that option, once
+        raise InputError(error.message, field=error.field or "--strategy") from None
     except (ValueError, TypeError) as error:
         raise InputError(str(error), field="--strategy") from None
     except (ImportError, AttributeError) as error:

@@ -33,7 +33,7 @@ def opt_for_file(instance, path: str, **options):
         return solve_opt(instance, **options)
     except InputError as error:
         if error.source is None:
-            raise InputError(str(error), source=path) from None
+            raise InputError(error.message, source=path, field=error.field, line=error.line) from None
         raise
 
 
@@ -110,6 +110,7 @@ def _opt(args) -> int:
 
 
 def _demo(args) -> int:
+    from cosched.outputs import check_plot_path
     from strategies.fcs import FCS
     from strategies.schedule import execute
     from theory.bounds import competitive_ratio, fcs_bound
@@ -119,6 +120,7 @@ def _demo(args) -> int:
 
     if not 2 <= args.n <= 12:
         raise InputError("the demo plots 2..12 tasks", field="--n")
+    check_plot_path(args.out, "--out")
     instance = random_instance(args.n, alpha=args.alpha, seed=args.seed)
     opt = solve_opt(instance)
     fcs = execute(instance, FCS(), seed=args.seed)

@@ -367,6 +367,8 @@ def load_instance(path: str | os.PathLike, *, monotone: bool = True, normalize: 
             except UnicodeDecodeError:
                 raise InputError("not a UTF-8 text (JSON) file", source=source) from None
             instance = instance_from_json(document, source)
+        if normalize:
+            instance = instance.normalized()
     except FileNotFoundError:
         raise InputError("no such file", source=source) from None
     except IsADirectoryError:
@@ -375,20 +377,23 @@ def load_instance(path: str | os.PathLike, *, monotone: bool = True, normalize: 
         raise InputError("permission denied", source=source) from None
     except InputError as error:
         if error.source is None:
-            raise InputError(str(error), source=source) from None
+            raise InputError(error.message, source=source, field=error.field, line=error.line) from None
         raise
-    if normalize:
-        instance = instance.normalized()
     return validate(instance, monotone=monotone, unit_singletons=unit_singletons, source=source)
 
 
 def _load_npz(path: Path, source: str) -> Instance:
+    if path.is_file() and not zipfile.is_zipfile(path):  # np.load would return a bare array or try pickle
+        raise InputError("not a .npz archive (expected a zip of the arrays work, combinations, speeds)",
+                         source=source)
     try:
         with np.load(path, allow_pickle=False) as archive:
             for key in ("work", "combinations", "speeds"):
                 if key not in archive.files:
                     raise InputError("missing array", source=source, field=key)
             arrays = {key: archive[key] for key in archive.files if key in ("work", "combinations", "speeds", "tasks")}
+    except (InputError, FileNotFoundError, IsADirectoryError, PermissionError):
+        raise  # load_instance names these
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
         raise InputError(f"not a readable .npz archive ({error})", source=source) from None
     for key in ("work", "speeds"):

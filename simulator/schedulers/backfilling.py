@@ -121,6 +121,27 @@ class Profile:
             k = m + 1
 
 
+    def earlier(self, duration: float, units: int, begin: float, end: float) -> float | None:
+        """The earliest start before `begin` for a job holding `units` on [begin, end), or None."""
+        times, free = self.times, self.free
+        size, k = len(times), 0
+        while True:
+            while k < size and times[k] < begin and free[k] < units:
+                k += 1
+            if k == size or times[k] >= begin:
+                return None
+            start = times[k]
+            stop = start + duration
+            m = k + 1
+            while m < size and times[m] < stop:
+                if free[m] + (units if begin <= times[m] < end else 0) < units:
+                    break
+                m += 1
+            else:
+                return start
+            k = m + 1
+
+
 class ConservativeBackfill:
     """Reservations for the first `depth` waiting jobs in a free-unit profile, compressed on early ends."""
 
@@ -144,16 +165,6 @@ class ConservativeBackfill:
             self.profile.add(self.engine.now, end, units)
             self.dirty = True
 
-    def _can_move(self, units: int, begin: float) -> bool:
-        """Whether some segment before `begin` has `units` free (else compression cannot move the job)."""
-        times, free = self.profile.times, self.profile.free
-        for k in range(len(times)):
-            if times[k] >= begin:
-                return False
-            if free[k] >= units:
-                return True
-        return False
-
     def schedule(self, order: list[int]) -> int:
         """Place/compress reservations, start the jobs due now; returns how many started."""
         engine, profile, slot = self.engine, self.profile, self.slot
@@ -168,18 +179,19 @@ class ConservativeBackfill:
             begin, end, units = slot.pop(job)
             profile.add(begin, end, units)
         estimate, units_of, table = engine.estimate, engine.allocator.units, engine.units_table
-        dirty, first, can_move = self.dirty or bool(stale), self.first, self._can_move
+        dirty, first = self.dirty or bool(stale), self.first
         due, next_begin = [], INF
         for job in window:
             reserved = slot.get(job)
             if reserved is not None:
                 begin, end, units = reserved
-                if begin > now and not (dirty and can_move(units, begin)):
-                    if begin < next_begin:
-                        next_begin = begin
-                    continue
                 if begin <= now:
                     due.append(job)
+                    continue
+                moved = profile.earlier(estimate[job], units, begin, end) if dirty else None
+                if moved is None:
+                    if begin < next_begin:
+                        next_begin = begin
                     continue
                 profile.add(begin, end, units)
             else:
