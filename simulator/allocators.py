@@ -16,6 +16,7 @@ Interface (what a new allocator, e.g. the co-location one of 000 §3.5, implemen
 """
 from __future__ import annotations
 
+import bisect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
@@ -120,6 +121,7 @@ class CompactAllocator(Allocator):
     def __init__(self, platform: Platform):
         super().__init__(platform)
         self._cpn = platform.cores_per_node
+        self._idle_nodes = list(range(platform.nodes))  # sorted: the lowest ids are a prefix slice
 
     @property
     def total_units(self) -> int:
@@ -138,16 +140,24 @@ class CompactAllocator(Allocator):
         count = -(-engine.cores[job] // self._cpn)
         if count > self.state.idle:
             return None
-        return Allocation(np.flatnonzero(self.state.used == 0)[:count], self._cpn)
+        return Allocation(np.array(self._idle_nodes[:count], dtype=np.int64), self._cpn)
 
     def commit(self, job: int, allocation: Allocation) -> None:
-        nodes, state = allocation.nodes, self.state
+        nodes, state, idle = allocation.nodes, self.state, self._idle_nodes
+        chosen = nodes.tolist()
+        if idle[:len(chosen)] == chosen:
+            del idle[:len(chosen)]
+        else:
+            for node in chosen:
+                del idle[bisect.bisect_left(idle, node)]
         state.used[nodes] = self._cpn
         state.occupants[nodes, 0] = job
         state.idle -= nodes.size
 
     def release(self, job: int, allocation: Allocation) -> None:
-        nodes, state = allocation.nodes, self.state
+        nodes, state, idle = allocation.nodes, self.state, self._idle_nodes
+        for node in nodes.tolist():
+            bisect.insort(idle, node)
         state.used[nodes] = 0
         state.occupants[nodes, 0] = EMPTY
         state.idle += nodes.size

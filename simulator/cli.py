@@ -166,6 +166,8 @@ def _simulate_command(args) -> int:
 
 
 def _compare_command(args) -> int:
+    from pathlib import Path
+
     from cosched.errors import InputError
     from cosched.outputs import atomic_path
     from simulator.metrics import SECONDS_PER_DAY, summarize
@@ -177,17 +179,29 @@ def _compare_command(args) -> int:
         _scheduler(name, args.depth)
     platform, workload = _load(args)
     progress = not args.quiet
-    results = {name: _run(args, name, platform, workload, progress) for name in dict.fromkeys(names)}
-    baseline = results.get(args.baseline) or _run(args, args.baseline, platform, workload, progress)
-    rows = []
-    for name, result in results.items():
-        summary = summarize(result, baseline, args.bounded_threshold)
-        summary["makespan_days"] = summary["makespan"] / SECONDS_PER_DAY
-        rows.append(summary)
+    # rows are written after each scheduler and reused when the same comparison is run again (resumable)
+    identity = {"workload": str(args.workload), "platform": platform.name, "depth": args.depth,
+           "run_times": args.run_times, "limit": args.limit or 0, "bounded_threshold": args.bounded_threshold,
+           "heatmap": str(getattr(args, "heatmap", None) or "")}
+    path = None
     if args.out:
-        import pandas as pd
-        with atomic_path(args.out if str(args.out).endswith(".csv") else f"{args.out}/compare.csv") as path:
-            pd.DataFrame(rows).to_csv(path, index=False)
+        path = Path(args.out if str(args.out).endswith(".csv") else f"{args.out}/compare.csv")
+    done = _previous_rows(path, identity)
+    for name in dict.fromkeys(names + [args.baseline]):
+        if name in done:
+            continue
+        summary = summarize(_run(args, name, platform, workload, progress), None, args.bounded_threshold)
+        summary["makespan_days"] = summary["makespan"] / SECONDS_PER_DAY
+        done[name] = {**summary, **identity}
+        if path is not None:
+            _write_rows(path, list(done.values()), atomic_path)
+    reference = done[args.baseline]["makespan"]
+    for row in done.values():
+        row["baseline"] = args.baseline
+        row["makespan_speedup"] = reference / row["makespan"] if row["makespan"] > 0 else None  # 003 (2.1)
+    if path is not None:
+        _write_rows(path, list(done.values()), atomic_path)
+    rows = [done[name] for name in dict.fromkeys(names)]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -201,3 +215,27 @@ def _compare_command(args) -> int:
         print("  ".join(cell.rjust(width) if i else cell.ljust(width) for i, (cell, width) in
                         enumerate(zip(line, widths))))
     return 0
+
+
+def _previous_rows(path, key: dict) -> dict:
+    """Rows of an earlier run of the same comparison (same workload, platform and options), by scheduler."""
+    if path is None or not path.exists():
+        return {}
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError):
+        return {}
+    rows = {}
+    for row in frame.to_dict("records"):
+        if all(str(row.get(name)) == str(value) for name, value in key.items()):
+            rows[row["scheduler"]] = row
+    return rows
+
+
+def _write_rows(path, rows: list, atomic_path) -> None:
+    import pandas as pd
+
+    with atomic_path(path) as temporary:
+        pd.DataFrame(rows).to_csv(temporary, index=False)

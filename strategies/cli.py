@@ -78,13 +78,17 @@ def noise_from_args(args):
 
 
 def _execute(args, instance):
-    """The strategy's schedule on `instance`, or None (after one line on stderr) when the strategy fails."""
+    """The strategy's schedule on `instance`, or None (after one line on stderr) when the strategy fails.
+
+    A strategy stuck on an instance that no schedule can finish is bad input: `opt_for_file` says so (exit 2).
+    """
     from strategies.schedule import StrategyError, execute
 
     strategy = strategy_from_args(args)
     try:
         return execute(instance, strategy, seed=args.seed, measure=noise_from_args(args))
     except StrategyError as error:
+        opt_for_file(instance, args.file)
         print(f"cosched {args.command}: strategy failed: {error}", file=sys.stderr)
         return None
 

@@ -65,3 +65,21 @@ def test_metrics_follow_the_thesis_formulas():
     assert s["mean_slowdown"] == pytest.approx((1 + 30 / 20) / 2)  # (2.2), (2.3)
     assert s["mean_slowdown_per_processor"] == pytest.approx((1 + 30 / 20) / 2)  # (2.4), (2.5) with 1 core
     assert s["utilization"] == pytest.approx(1.0)  # (2.6): the node is busy all the time
+
+
+def test_compare_writes_rows_incrementally_and_resumes_finished_schedulers(tmp_path, workload_csv, capsys):
+    out = tmp_path / "cmp"
+    argv = ["compare", "--workload", str(workload_csv), "--platform", "grvingt", "--schedulers", "fcfs,easy",
+            "--out", str(out), "--quiet", "--json"]
+    assert main(argv) == 0
+    frame = pd.read_csv(out / "compare.csv")
+    assert sorted(frame.scheduler) == ["conservative", "easy", "fcfs"]
+    frame.loc[frame.scheduler == "fcfs", "wall_seconds"] = 12345.0  # marks a row computed before
+    frame.to_csv(out / "compare.csv", index=False)
+    capsys.readouterr()
+    assert main(argv) == 0
+    rows = {row["scheduler"]: row for row in json.loads(capsys.readouterr().out)}
+    assert rows["fcfs"]["wall_seconds"] == 12345.0 and rows["easy"]["makespan_speedup"] > 0
+    assert main(argv + ["--depth", "5"]) == 0
+    rows = {row["scheduler"]: row for row in json.loads(capsys.readouterr().out)}
+    assert rows["fcfs"]["wall_seconds"] != 12345.0  # other options: recomputed
