@@ -5,8 +5,9 @@ entries. A factory's class attribute `OPTIONS` lists the keyword options it take
 """
 from __future__ import annotations
 
-import importlib
 from typing import Callable
+
+from cosched.registry import build
 
 __all__ = ["SCHEDULERS", "make_scheduler", "register_scheduler", "CLASSIC", "COSCHEDULERS"]
 
@@ -38,14 +39,4 @@ def register_scheduler(name: str, factory: str | Callable) -> None:
 
 def make_scheduler(name: str, **options):
     """Build the scheduler called `name`; options its factory does not list in OPTIONS are ignored."""
-    try:
-        factory = SCHEDULERS[name]
-    except KeyError:
-        raise ValueError(f"unknown scheduler {name!r}; known: {', '.join(SCHEDULERS)}") from None
-    if isinstance(factory, str):
-        module, attribute = factory.split(":")
-        factory = getattr(importlib.import_module(module), attribute)
-    accepted = getattr(factory, "OPTIONS", None)
-    if accepted is not None:
-        options = {key: value for key, value in options.items() if key in accepted and value is not None}
-    return factory(**options)
+    return build(SCHEDULERS, name, "scheduler", **options)
