@@ -68,7 +68,7 @@ def grid(workers: int | None) -> None:
         plots = time.perf_counter() - clock
     print(f"\nthesis grid: {len(spec.schedulers)} schedulers x {spec.experiments} experiments x {spec.jobs} jobs "
           f"= {runs} runs, {workers or 'all'} worker processes")
-    print(f"| part | wall [s] | target [s] | share of target |")
+    print("| part | wall [s] | target [s] | share of target |")
     print("|---|---|---|---|")
     print(f"| {runs} runs | {wall:.1f} | {GRID_TARGET:.0f} | {wall / GRID_TARGET:.2f} |")
     print(f"| tables + plots | {plots:.1f} | | |")

@@ -17,6 +17,7 @@ import time
 
 from measurement.corun import TaskSpec, signal_group, start_task, terminate_tasks
 from measurement.counters import PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, PerfCounters, ProcfsCounters
+from measurement.validation import kernel_command
 
 WINDOW_SECONDS = 2.0
 PERF_COUNT_SW_CPU_CLOCK = 0
@@ -39,8 +40,8 @@ def main() -> int:
     print(f"{'backend':<18} {'tasks':>5} {'procs':>5} {'batched ms':>10} {'separate ms':>11} {'ratio':>6} "
           f"{'% of window':>11}")
     for tasks, threads in ((2, 1), (4, 4), (8, 2)):
-        processes = [start_task(TaskSpec(f"k{i}", f"exec {sys.executable} -m measurement.kernels compute "
-                                                   f"--seconds 120 --threads {threads}")) for i in range(tasks)]
+        processes = [start_task(TaskSpec(f"k{i}", kernel_command("compute", threads, seconds=120)))
+                     for i in range(tasks)]
         try:
             time.sleep(1.5)  # interpreters started and workers forked
             for process in processes:

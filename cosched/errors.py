@@ -16,3 +16,9 @@ class InputError(ValueError):
         if field:
             where.append(f"field '{field}'")
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+    def naming(self, source: str) -> "InputError":
+        """This error, or a copy naming `source` when it names no file yet (raised below a file loader)."""
+        if self.source is not None:
+            return self
+        return InputError(self.message, source=source, field=self.field, line=self.line)

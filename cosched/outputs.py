@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cosched.errors import InputError
 
-__all__ = ["atomic_path", "output_dir", "check_plot_path"]
+__all__ = ["atomic_path", "output_dir", "check_plot_path", "pyplot", "save_figure"]
 
 
 @contextlib.contextmanager
@@ -76,3 +76,25 @@ def check_plot_path(path: str | os.PathLike, option: str) -> str:
         raise InputError(f"cannot write a plot as '.{suffix}'; use one of {', '.join(sorted(formats))}",
                          source=str(path), field=option)
     return str(path)
+
+
+def pyplot():
+    """matplotlib.pyplot on the file-only Agg backend, imported on first use so the CLI starts without it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(figure, path: str | os.PathLike, dpi: int = 110) -> Path:
+    """Write a figure whole or not at all (format from the extension, PNG without one), then close it."""
+    plt = pyplot()
+    path = Path(path)
+    try:
+        with atomic_path(path) as tmp:
+            figure.savefig(tmp, dpi=dpi, format=path.suffix.lstrip(".") or "png")
+    finally:
+        plt.close(figure)
+    return path

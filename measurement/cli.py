@@ -10,6 +10,7 @@ from cosched.errors import InputError
 __all__ = ["register"]
 
 KERNEL_SECONDS_MARGIN = 60.0  # extra lifetime of bundled kernels beyond the planned measuring time
+BACKEND_CHOICES = ("auto", "perf", "cputime")  # the names `measurement.counters.open_backend` takes
 
 
 def _positive(kind):
@@ -35,11 +36,12 @@ def register(subparsers) -> None:
     measure.add_argument("--kernels", metavar="K1,K2,...",
                          help="add bundled kernels as tasks (compute, memory, cache; a name may repeat)")
     measure.add_argument("--threads", type=_positive(int), default=1, help="threads of each bundled kernel")
-    measure.add_argument("--combinations", default="pairs", help="pairs | all | upto:K | sample:N | chains:N[:K] (default pairs)")
+    measure.add_argument("--combinations", default="pairs",
+                         help="pairs | all | upto:K | sample:N | chains:N[:K] (default pairs)")
     measure.add_argument("--window", type=_positive(float), default=2.0, help="measuring window [s] (default 2)")
     measure.add_argument("--warmup", type=_positive(float), default=0.5,
                          help="discarded warm-up after continuing a combination [s] (default 0.5)")
-    measure.add_argument("--backend", choices=("auto", "perf", "cputime"), default="auto",
+    measure.add_argument("--backend", choices=BACKEND_CHOICES, default="auto",
                          help="counters: auto (perf if hardware counters work, else cputime, reported), perf, "
                               "cputime")
     measure.add_argument("--work", action="append", default=[], metavar="NAME=B",
@@ -64,7 +66,7 @@ def register(subparsers) -> None:
     validate.add_argument("--seconds", type=_positive(float), default=1.5,
                           help="work of each kernel, as seconds alone (default 1.5)")
     validate.add_argument("--repeats", type=_positive(int), default=2, help="runs alone per kernel and threads")
-    validate.add_argument("--backend", choices=("auto", "perf", "cputime"), default="auto")
+    validate.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
     validate.add_argument("--seed", type=int, default=0)
     validate.add_argument("--out", metavar="DIR", help="write runs.csv, table.csv, report.json, validation.png")
     validate.add_argument("--json", action="store_true", help="print the table as JSON")
@@ -124,12 +126,13 @@ def _measure(args) -> int:
     for text in args.work:
         name, _, value = text.partition("=")
         try:
-            work[names.index(name.strip())] = float(value)
+            index, amount = names.index(name.strip()), float(value)
         except ValueError:
             raise InputError(f"expected NAME=B with a known task name and a number, got {text!r}",
                              field="--work") from None
-        if work[names.index(name.strip())] <= 0:
+        if amount <= 0:
             raise InputError(f"work must be positive, got {text!r}", field="--work")
+        work[index] = amount
     combination_set(len(tasks), args.combinations, args.seed)  # reject a bad spec before starting anything
     backend, reason = _backend(args.backend)
     try:
@@ -150,8 +153,10 @@ def _measure(args) -> int:
 
 
 def _print_summary(report: dict, out: str) -> None:
+    from measurement.counters import BACKEND_CPUTIME
+
     print(f"backend: {report['backend']}" + (" (no hardware counters: IPC factor dropped)"
-                                              if report["backend"] == "cputime" else ""))
+                                              if report["backend"] == BACKEND_CPUTIME else ""))
     for task in report["tasks"]:
         note = f" ({task['message']})" if task["message"] else ""
         print(f"  {task['name']:<16} {task['status']:<10} {task['combinations_measured']} combinations{note}")
@@ -201,11 +206,11 @@ def _validate(args) -> int:
 
 def _speeds(args) -> int:
     from cosched.outputs import atomic_path
-    from measurement.counters import load_samples
+    from measurement.counters import BACKEND_CPUTIME, BACKEND_IPC_CPUTIME, load_samples
     from measurement.probe import interval_speeds
 
     samples = load_samples(args.samples)
-    backend = "ipc×cputime" if samples["instructions"].notna().any() else "cputime"
+    backend = BACKEND_IPC_CPUTIME if samples["instructions"].notna().any() else BACKEND_CPUTIME
     table = interval_speeds(samples)
     keys = ["combination", "task"] if "combination" in table.columns else ["task"]
     summary = table.groupby(keys, sort=True)["speed"].agg(["mean", "min", "max", "count"]).reset_index()

@@ -202,7 +202,7 @@ class CoRunHarness:
                 process = start_task(task, self.output)
                 self.processes.append(process)
                 status.pid = process.pid
-                self._signal(process, signal.SIGSTOP)
+                signal_group(process, signal.SIGSTOP)
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -220,10 +220,6 @@ class CoRunHarness:
         """Kill every task's process group (see `terminate_tasks`) and record how each task ended."""
         self._refresh_status()
         terminate_tasks(self.processes)
-
-    @staticmethod
-    def _signal(process: subprocess.Popen, sig: int) -> None:
-        signal_group(process, sig)
 
     def _refresh_status(self) -> None:
         for process, status in zip(self.processes, self.status):
@@ -245,7 +241,7 @@ class CoRunHarness:
         runnable = [i for i in members if self.alive(i)]
         try:
             for i in runnable:
-                self._signal(self.processes[i], signal.SIGCONT)
+                signal_group(self.processes[i], signal.SIGCONT)
             time.sleep(self.warmup)
             groups = {self.tasks[i].name: self.processes[i].pid for i in runnable}
             before = self.backend.read(groups)
@@ -253,7 +249,7 @@ class CoRunHarness:
             after = self.backend.read(groups)
         finally:
             for i in runnable:
-                self._signal(self.processes[i], signal.SIGSTOP)
+                signal_group(self.processes[i], signal.SIGSTOP)
         speeds = {self.tasks[i].name: float("nan") for i in members}
         threads = dict.fromkeys(speeds, 0)
         if before and after:
@@ -294,13 +290,6 @@ class Measurement:
         frames = [result_table(result, self.tasks) for result in self.results]
         return pd.concat(frames, ignore_index=True) if frames else result_table(None, self.tasks)
 
-    def samples(self):
-        """Raw readings with the combination they were taken in."""
-        import pandas as pd
-
-        frames = [result_samples(result) for result in self.results]
-        return pd.concat(frames, ignore_index=True) if frames else result_samples(None)
-
 
 SPEED_COLUMNS = ("combination", "members", "size", "task", "speed", "threads", "start", "end")
 
@@ -319,10 +308,10 @@ def result_table(result: CombinationResult | None, tasks: Sequence[TaskSpec]):
     }, columns=list(SPEED_COLUMNS))
 
 
-def result_samples(result: CombinationResult | None):
+def result_samples(result: CombinationResult):
     """Raw readings of one combination, with its bitmask in a first column."""
-    frame = readings_frame(result.readings if result is not None else [])
-    frame.insert(0, "combination", np.full(len(frame), result.combination if result else 0, dtype=np.int64))
+    frame = readings_frame(result.readings)
+    frame.insert(0, "combination", np.full(len(frame), result.combination, dtype=np.int64))
     return frame
 
 

@@ -1,8 +1,9 @@
 """Per-thread counters behind one protocol: perf_event_open (ctypes), procfs cputime, and recorded-sample replay.
 
 Every backend answers `read({task: pgid, ...})` with the cumulative `ThreadReading`s of all threads of all
-processes in each task's process group (one /proc scan and one time stamp per call), so the speed probe (formula (30), `measurement.probe`) never knows where the
-numbers came from. `open_backend("auto")` picks hardware counters when they work and says so when they do not.
+processes in each task's process group (one /proc scan and one time stamp per call), so the speed probe
+(formula (30), `measurement.probe`) never knows where the numbers came from. `open_backend("auto")` picks
+hardware counters when they work and says so when they do not.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from cosched.errors import InputError
 
 __all__ = [
     "ThreadReading", "CounterBackend", "CountersUnavailable", "ProcfsCounters", "PerfCounters", "ReplayCounters",
-    "PerfEventGroup", "parse_stat", "read_stat", "group_threads", "groups_threads", "open_backend", "perf_event_paranoid",
+    "PerfEventGroup", "parse_stat", "read_stat", "group_threads", "groups_threads", "open_backend",
+    "perf_event_paranoid",
     "load_samples", "scale_count", "BACKEND_IPC_CPUTIME", "BACKEND_CPUTIME", "BACKEND_REPLAY",
     "PERF_TYPE_HARDWARE", "PERF_TYPE_SOFTWARE", "PERF_COUNT_HW_CPU_CYCLES", "PERF_COUNT_HW_INSTRUCTIONS",
     "PERF_COUNT_SW_TASK_CLOCK", "SAMPLE_COLUMNS",

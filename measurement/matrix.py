@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from cosched.errors import InputError
-from theory.instance import Instance, Violation, monotonicity_violations
+from theory.instance import VIOLATION_LIMIT, Instance, Violation, monotonicity_violations
 from theory.lattice import membership, popcount
 
 __all__ = ["MeasuredMatrix", "measured_instance", "cap_monotone", "compress_masks"]
@@ -106,4 +106,4 @@ def measured_instance(names: Sequence[str], table, work: Sequence[float] | None 
     if project:
         instance = cap_monotone(instance)
     return MeasuredMatrix(instance, {names[i]: float(ideal[i]) for i in keep}, dropped, clipped,
-                          monotonicity_violations(instance, limit=1000), project)
+                          monotonicity_violations(instance, limit=VIOLATION_LIMIT), project)

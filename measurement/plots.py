@@ -6,30 +6,14 @@ from pathlib import Path
 
 import numpy as np
 
-from cosched.outputs import atomic_path
+from cosched.outputs import pyplot, save_figure
 
 __all__ = ["plot_speed_by_size", "plot_validation"]
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(fig, path) -> Path:
-    path = Path(path)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".") or "png")
-    return path
-
-
 def plot_speed_by_size(instance, path: str | os.PathLike, backend: str) -> Path:
     """Box plots of each task's normalised speed per combination size, one panel per task (002 Fig. 2)."""
-    plt = _pyplot()
+    plt = pyplot()
     frame = instance.to_frame()
     tasks = list(instance.tasks)
     columns = min(len(tasks), 4)
@@ -49,15 +33,12 @@ def plot_speed_by_size(instance, path: str | os.PathLike, backend: str) -> Path:
         ax.set_ylabel("speed / speed alone")
     fig.suptitle(f"Task speed vs combination size (backend: {backend})")
     fig.tight_layout()
-    try:
-        return _save(fig, path)
-    finally:
-        plt.close(fig)
+    return save_figure(fig, path)
 
 
 def plot_validation(points, fits, path: str | os.PathLike, backend: str) -> Path:
     """Scatter of speed ratio against time ratio per kernel with the y = x line in red (002 Fig. 4)."""
-    plt = _pyplot()
+    plt = pyplot()
     kernels = list(fits["kernel"])
     fig, axes = plt.subplots(1, len(kernels), figsize=(3.4 * len(kernels), 3.2), squeeze=False)
     for ax, fit in zip(axes[0], fits.itertuples(index=False)):
@@ -76,7 +57,4 @@ def plot_validation(points, fits, path: str | os.PathLike, backend: str) -> Path
     axes[0, 0].set_ylabel("speed ratio (alone / co-run)")
     fig.suptitle(f"Processing time ratio vs speed ratio (backend: {backend})")
     fig.tight_layout()
-    try:
-        return _save(fig, path)
-    finally:
-        plt.close(fig)
+    return save_figure(fig, path)

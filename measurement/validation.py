@@ -17,7 +17,7 @@ import numpy as np
 
 from measurement.corun import TaskSpec, start_task, terminate_tasks
 from measurement.counters import CounterBackend
-from measurement.kernels import KERNELS
+from measurement.kernels import KERNELS, run_kernel
 from measurement.probe import interval_speeds, readings_frame
 
 __all__ = ["ValidationRun", "run_validation", "fit_table", "kernel_command", "calibrate_work",
@@ -73,8 +73,6 @@ def _run(backend: CounterBackend, kernel: str, threads: int, work: int,
 
 def calibrate_work(kernel: str, seconds: float) -> int:
     """Work units that take about `seconds` alone with one thread on this machine."""
-    from measurement.kernels import run_kernel
-
     started = time.perf_counter()
     run_kernel(kernel, work=CALIBRATION_UNITS)
     per_unit = (time.perf_counter() - started) / CALIBRATION_UNITS

@@ -8,6 +8,10 @@ from __future__ import annotations
 import json
 import sys
 
+from simulator.co_cli import add_simulate_options, is_coscheduler, run_co_simulation
+from simulator.schedulers import CLASSIC
+from simulator.schedulers.base import DEFAULT_DEPTH
+
 __all__ = ["register"]
 
 COMPARE_COLUMNS = (
@@ -25,7 +29,8 @@ def _common(parser) -> None:
     parser.add_argument("--platform", required=True, help="preset (aris, marconi, grvingt, sdsc-sp2, curie, "
                                                           "ricc, ...) or JSON {nodes, sockets_per_node, "
                                                           "cores_per_socket}")
-    parser.add_argument("--depth", type=int, default=100, help="backfill depth (default 100, as Slurm)")
+    parser.add_argument("--depth", type=int, default=DEFAULT_DEPTH,
+                        help=f"backfill depth (default {DEFAULT_DEPTH}, as Slurm)")
     parser.add_argument("--run-times", action="store_true",
                         help="backfill with true run times instead of user estimates")
     parser.add_argument("--bounded-threshold", type=float, default=10.0,
@@ -47,29 +52,20 @@ def register(subparsers) -> None:
     simulate.add_argument("--out", help="output folder: jobs.csv, summary.json (and jobs.parquet, plots)")
     simulate.add_argument("--parquet", action="store_true", help="also write jobs.parquet")
     simulate.add_argument("--plots", metavar="DIR", help="write Gantt, utilization, queue and wait-time PNGs")
-    _co_options(simulate)
+    add_simulate_options(simulate)
     simulate.set_defaults(func=_simulate_command)
 
     compare = subparsers.add_parser(
         "compare", help="run several schedulers on the same workload and print a metrics table",
         description="Same workload, same platform, several schedulers; makespan speedup against --baseline.")
     _common(compare)
-    compare.add_argument("--schedulers", default="fcfs,easy,conservative,sjf,ljf",
-                         help="comma-separated names (default fcfs,easy,conservative,sjf,ljf)")
+    compare.add_argument("--schedulers", default=",".join(CLASSIC),
+                         help=f"comma-separated names (default {','.join(CLASSIC)})")
     compare.add_argument("--baseline", default="conservative",
                          help="scheduler whose makespan is the reference (default conservative)")
     compare.add_argument("--out", help="write compare.csv (one row of metrics per scheduler) here")
-    _co_options(compare)
+    add_simulate_options(compare)
     compare.set_defaults(func=_compare_command)
-
-
-def _co_options(parser) -> None:
-    """The co-scheduling options (--heatmap, ...) when the co-scheduling CLI module is installed."""
-    try:
-        from simulator.co_cli import add_simulate_options
-    except ImportError:
-        return
-    add_simulate_options(parser)
 
 
 def _load(args):
@@ -77,21 +73,16 @@ def _load(args):
     from simulator.platform import load_platform
     from simulator.workload import load_workload
 
-    for name in ("depth", "limit"):
-        value = getattr(args, name, None)
-        if value is not None and value < (1 if name == "limit" else 0):
-            raise InputError(f"must be {'positive' if name == 'limit' else 'non-negative'}, got {value}",
-                             field=name)
+    if args.depth < 0:
+        raise InputError(f"must be non-negative, got {args.depth}", field="depth")
+    if args.limit is not None and args.limit < 1:
+        raise InputError(f"must be positive, got {args.limit}", field="limit")
     if args.bounded_threshold <= 0:
         raise InputError(f"must be positive, got {args.bounded_threshold}", field="bounded_threshold")
     platform = load_platform(args.platform)
     workload = load_workload(args.workload, max_cores=platform.total_cores)
     if args.limit is not None and args.limit < len(workload):
-        from simulator.workload import make_workload
-        w, keep = workload, slice(0, args.limit)
-        workload = make_workload(w.job_id[keep], w.submit[keep], w.run[keep], w.cores[keep],
-                                 w.estimate[keep], None if w.app is None else w.app[keep], source=w.source,
-                                 header=w.header, cleaning=w.cleaning)
+        workload = workload.head(args.limit)
     if not len(workload):
         raise InputError("no jobs left after cleaning", source=args.workload)
     return platform, workload
@@ -110,11 +101,7 @@ def _scheduler(name: str, depth: int):
 def _run(args, name, platform, workload, progress):
     options = {"use_run_times": args.run_times, "progress": progress}
     scheduler = _scheduler(name, args.depth)
-    try:
-        from simulator.co_cli import is_coscheduler, run_co_simulation
-    except ImportError:
-        is_coscheduler = None
-    if is_coscheduler is not None and is_coscheduler(name):
+    if is_coscheduler(name):
         return run_co_simulation(args, workload, platform, scheduler, **options)
     from simulator.engine import simulate
     return simulate(workload, platform, scheduler, **options)
@@ -181,8 +168,8 @@ def _compare_command(args) -> int:
     progress = not args.quiet
     # rows are written after each scheduler and reused when the same comparison is run again (resumable)
     identity = {"workload": str(args.workload), "platform": platform.name, "depth": args.depth,
-           "run_times": args.run_times, "limit": args.limit or 0, "bounded_threshold": args.bounded_threshold,
-           "heatmap": str(getattr(args, "heatmap", None) or "")}
+                "run_times": args.run_times, "limit": args.limit or 0, "bounded_threshold": args.bounded_threshold,
+                "heatmap": str(args.heatmap or "")}
     path = None
     if args.out:
         path = Path(args.out if str(args.out).endswith(".csv") else f"{args.out}/compare.csv")

@@ -95,8 +95,8 @@ def run_co_simulation(args, workload, platform, scheduler, **engine_options):
     from simulator.colocation import simulate_co
     from simulator.heatmap import read_heatmap
 
-    heatmap = read_heatmap(args.heatmap, default=args.default_speedup) if getattr(args, "heatmap", None) else None
-    if heatmap is None and getattr(args, "default_speedup", None) is not None:
+    heatmap = read_heatmap(args.heatmap, default=args.default_speedup) if args.heatmap else None
+    if heatmap is None and args.default_speedup is not None:
         raise InputError("--default-speedup needs --heatmap", field="default_speedup")
     return simulate_co(workload, platform, scheduler, heatmap=heatmap, spread_speedup=args.spread_speedup,
                        prefer=args.placement, **engine_options)

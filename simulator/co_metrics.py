@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from simulator.metrics import busy_core_utilization, slowdowns
+
 __all__ = [
     "SLOWED_BELOW", "job_speedups", "mean_job_speedup", "weighted_mean_job_speedup", "slowdown_counts",
     "busy_core_utilization", "thesis_metrics", "METRIC_NAMES",
@@ -41,18 +43,9 @@ def slowdown_counts(result) -> float:
     return float((job_speedups(result) < SLOWED_BELOW).mean())
 
 
-def busy_core_utilization(result) -> float:
-    """Integral of busy cores over [first submit, last end] / (cores x span) (003 (2.6), in busy cores)."""
-    span = result.end.max() - result.workload.submit.min()
-    busy = (result.workload.cores * _run_times(result)).sum()  # each job keeps its requested cores busy
-    return float(busy / (result.platform.total_cores * span)) if span > 0 else 0.0
-
-
 def thesis_metrics(result, baseline_makespan: float | None = None) -> dict:
     """One run's values of the thesis metrics (003 §2.3; Tables 6.1, 6.2)."""
-    run = _run_times(result)
-    wait = result.start - result.workload.submit
-    slowdown = (run + wait) / run  # 003 (2.2), t_run = actual run time
+    slowdown = slowdowns(result)  # 003 (2.2), t_run = actual run time
     makespan = result.makespan
     return {
         "makespan": makespan,

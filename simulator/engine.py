@@ -45,6 +45,8 @@ import numpy as np
 from cosched.errors import InputError
 from simulator.allocators import Allocation, Allocator, CompactAllocator
 from simulator.platform import Platform
+from simulator.schedulers import make_scheduler
+from simulator.schedulers.base import Scheduler
 from simulator.workload import Workload
 
 __all__ = ["Engine", "SimulationResult", "SpeedModel", "simulate"]
@@ -270,26 +272,16 @@ class Engine:
             options={"use_run_times": self.use_run_times})
 
 
-class _FunctionScheduler:
-    """Wraps a plain function `schedule(engine)` as a scheduler."""
+class _FunctionScheduler(Scheduler):
+    """Wraps a plain function `schedule(engine)` as a scheduler (the base class's hooks do nothing)."""
 
     def __init__(self, function: Callable):
         self.schedule = function
         self.name = getattr(function, "__name__", "function")
 
-    def attach(self, engine: Engine) -> None:
-        """Nothing to prepare."""
-
-    def on_arrival(self, engine: Engine, job: int) -> None:
-        """No per-arrival state."""
-
-    def on_finish(self, engine: Engine, job: int) -> None:
-        """No per-completion state."""
-
 
 def simulate(workload: Workload, platform: Platform, scheduler, **options) -> SimulationResult:
     """Run one simulation; `scheduler` is a scheduler object, a registered name or a function(engine)."""
     if isinstance(scheduler, str):
-        from simulator.schedulers import make_scheduler
         scheduler = make_scheduler(scheduler)
     return Engine(workload, platform, scheduler, **options).run()

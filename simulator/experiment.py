@@ -24,6 +24,7 @@ import numpy as np
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
 from simulator.co_metrics import METRIC_NAMES, job_speedups, thesis_metrics
+from simulator.data import EXAMPLE_HEATMAP, data_path
 from simulator.generate import ApplicationSeed, generate_workload
 from simulator.heatmap import Heatmap, MissingPairsWarning, read_heatmap
 from simulator.platform import Platform, load_platform
@@ -39,10 +40,9 @@ BASELINE = "conservative"  # 003 §2.3.1.1: makespan speedup against Conservativ
 THESIS_SCHEDULERS = ("sjf", "sjf-co", "sjf-filler", "filler", "pop-filler", "popularity", "easy", "easy-co",
                      "conservative", "fcfs", "ljf-co", "laf-co", "ljf")  # the rows of 003 Tables 6.1/6.2
 PRESETS = {  # name -> (bundled heatmap file, platform preset, jobs, experiments)
-    "example": ("synthetic_npb_heatmap.csv", "aris", 1000, 10),
-    "example-small": ("synthetic_npb_heatmap.csv", "marconi", 200, 4),
+    "example": (EXAMPLE_HEATMAP, "aris", 1000, 10),
+    "example-small": (EXAMPLE_HEATMAP, "marconi", 200, 4),
 }
-TIME_BINS = 20  # bins of the job-speedup time distribution (003 Fig. 6.4)
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,7 +74,6 @@ def preset_spec(preset: str = "example", *, heatmap: str | os.PathLike | None = 
                 spread_speedup: float | None = None, interarrival: str = "batch",
                 mean_interarrival: float = 60.0, default_speedup: float | None = None) -> ExperimentSpec:
     """A spec from a preset with overrides (a heatmap file, a platform preset or JSON file, sizes, schedulers)."""
-    from simulator.data import data_path
     from simulator.schedulers import SCHEDULERS
 
     if preset not in PRESETS:
@@ -274,5 +273,5 @@ def finish(spec: ExperimentSpec, out: Path, plots: bool = True):
             frame.to_csv(tmp, index=False)
     if plots:
         from simulator.experiment_plots import draw_all
-        draw_all(runs, jobs, out / "plots", time_bins=TIME_BINS)
+        draw_all(runs, jobs, out / "plots")
     return summary

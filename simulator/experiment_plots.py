@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cosched.outputs import atomic_path
+from cosched.outputs import pyplot, save_figure
 
 __all__ = ["BOX_METRICS", "PARETO_PAIRS", "pareto_front", "boxplot", "pareto_plot", "correlation_plot",
            "speedup_over_time", "draw_all"]
@@ -25,22 +25,8 @@ PARETO_PAIRS = (  # (x, maximise x, y, maximise y), 003 Figs. 6.11-6.13
     ("slowdown_counts", False, "mean_slowdown", False),
 )
 CORRELATION_METHODS = ("pearson", "kendall", "spearman")  # 003 §6.4
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
-def _save(fig, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=100, format="png")
-    _pyplot().close(fig)
-    return path
+PLOT_DPI = 100
+TIME_BINS = 20  # bins of the job-speedup time distribution (003 Fig. 6.4)
 
 
 def pareto_front(x: np.ndarray, y: np.ndarray, maximize_x: bool, maximize_y: bool) -> np.ndarray:
@@ -57,7 +43,7 @@ def _schedulers(runs) -> list[str]:
 
 
 def boxplot(runs, metric: str, path: Path) -> Path:
-    plt = _pyplot()
+    plt = pyplot()
     names = _schedulers(runs)
     fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(names) + 2), 4))
     ax.boxplot([runs.loc[runs["scheduler"] == s, metric].to_numpy() for s in names])
@@ -67,12 +53,12 @@ def boxplot(runs, metric: str, path: Path) -> Path:
     ax.tick_params(axis="x", rotation=45)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path, dpi=PLOT_DPI)
 
 
 def pareto_plot(runs, x: str, maximize_x: bool, y: str, maximize_y: bool, path: Path) -> Path:
     """One point per run, coloured by scheduler; the non-dominated runs are circled and joined."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 5))
     cmap = plt.get_cmap("tab20")
     for i, scheduler in enumerate(_schedulers(runs)):
@@ -89,12 +75,12 @@ def pareto_plot(runs, x: str, maximize_x: bool, y: str, maximize_y: bool, path: 
     ax.legend(fontsize=7, ncol=2)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path, dpi=PLOT_DPI)
 
 
 def correlation_plot(runs, path: Path) -> Path:
     """Pearson, Kendall and Spearman correlations between the metrics over all runs (003 §6.4)."""
-    plt = _pyplot()
+    plt = pyplot()
     metrics = [m for m in BOX_METRICS if m in runs and runs[m].nunique() > 1]
     labels = [SHORT_LABELS[m] for m in metrics]
     fig, axes = plt.subplots(1, 3, figsize=(16, 5.5), layout="constrained")
@@ -107,12 +93,12 @@ def correlation_plot(runs, path: Path) -> Path:
             ax.text(c, r, f"{value:.2f}", ha="center", va="center", fontsize=7)
         ax.set_title(method.capitalize())
     fig.colorbar(image, ax=axes, shrink=0.7)
-    return _save(fig, path)
+    return save_figure(fig, path, dpi=PLOT_DPI)
 
 
-def speedup_over_time(jobs, scheduler: str, path: Path, bins: int = 20) -> Path:
+def speedup_over_time(jobs, scheduler: str, path: Path, bins: int = TIME_BINS) -> Path:
     """Job speedups by start time: per-bin means (red) and the cumulative mean (black dotted), 003 Fig. 6.4."""
-    plt = _pyplot()
+    plt = pyplot()
     start, speedup = jobs["start"].to_numpy(float), jobs["speedup"].to_numpy(float)
     edges = np.linspace(start.min(), start.max() + 1e-9, bins + 1)
     which = np.clip(np.digitize(start, edges) - 1, 0, bins - 1)
@@ -130,10 +116,10 @@ def speedup_over_time(jobs, scheduler: str, path: Path, bins: int = 20) -> Path:
     ax.set_title(f"Time distribution of job speedup ({scheduler}, experiment 0)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path, dpi=PLOT_DPI)
 
 
-def draw_all(runs, jobs: dict, directory: Path, time_bins: int = 20) -> list[Path]:
+def draw_all(runs, jobs: dict, directory: Path, time_bins: int = TIME_BINS) -> list[Path]:
     """Every plot of the grid into `directory`; the time distribution for Popularity (else a co-scheduler)."""
     from simulator.schedulers import COSCHEDULERS
 

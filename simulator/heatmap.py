@@ -21,7 +21,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.outputs import atomic_path
+from cosched.outputs import atomic_path, pyplot, save_figure
 
 __all__ = [
     "Heatmap", "MissingPairsWarning", "COLUMNS", "read_heatmap", "write_heatmap", "plot_heatmap",
@@ -359,11 +359,9 @@ def write_heatmap(heatmap: Heatmap, path: str | os.PathLike) -> Path:
 
 def plot_heatmap(heatmap: Heatmap, path: str | os.PathLike) -> Path:
     """Applications x applications, colour = speedup of the row application next to the column one."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.colors import TwoSlopeNorm
+
+    plt = pyplot()
 
     order = np.argsort(np.array(heatmap.applications, dtype=object), kind="stable")
     values = heatmap.measured[np.ix_(order, order)]
@@ -387,11 +385,7 @@ def plot_heatmap(heatmap: Heatmap, path: str | os.PathLike) -> Path:
     fig.colorbar(image, ax=ax, label="speedup = compact_A / co_A_B")
     ax.set_title(f"Co-execution speedups ({k} applications, grey = unmeasured)")
     fig.tight_layout()
-    path = Path(path)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".") or "png")
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def heatmap_from_speedups(names, speedups, compact_times, procs, *, default: float | None = None) -> Heatmap:

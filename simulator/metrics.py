@@ -3,10 +3,23 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["summarize", "step_series", "BOUNDED_SLOWDOWN_THRESHOLD", "SECONDS_PER_DAY"]
+__all__ = ["summarize", "slowdowns", "busy_core_utilization", "step_series", "BOUNDED_SLOWDOWN_THRESHOLD", "SECONDS_PER_DAY"]
 
 BOUNDED_SLOWDOWN_THRESHOLD = 10.0  # seconds: run times below it count as this long in bounded slowdown
 SECONDS_PER_DAY = 86400.0
+
+
+def slowdowns(result) -> np.ndarray:
+    """Per-job slowdown (wait + run) / run, with the actual run time end - start."""
+    run = result.end - result.start
+    return (run + (result.start - result.workload.submit)) / run  # 003 §2.3.1.2, (2.2)
+
+
+def busy_core_utilization(result) -> float:
+    """Integral of busy cores over [first submit, last end] / (cores x span) (003 (2.6), in busy cores)."""
+    span = result.end.max() - result.workload.submit.min()
+    busy = (result.workload.cores * (result.end - result.start)).sum()  # each job keeps its requested cores busy
+    return float(busy / (result.platform.total_cores * span)) if span > 0 else 0.0
 
 
 def summarize(result, baseline=None, bounded_threshold: float = BOUNDED_SLOWDOWN_THRESHOLD) -> dict:
@@ -15,16 +28,17 @@ def summarize(result, baseline=None, bounded_threshold: float = BOUNDED_SLOWDOWN
     start, end = result.start, result.end
     run = end - start
     wait = start - w.submit
-    cores = w.cores
-    first = float(w.submit.min()) if len(w) else 0.0
     makespan = result.makespan  # 000 §4.1: first submission to last completion
-    slowdown = (run + wait) / run  # 003 §2.3.1.2, (2.2)
+    slowdown = slowdowns(result)
     bounded = np.maximum(1.0, (run + wait) / np.maximum(run, bounded_threshold))  # bounded slowdown
-    per_processor = slowdown / cores  # 003 §2.3.1.3, (2.4)
-    span = float(end.max()) - first if len(w) else 0.0
-    busy = float(np.sum(run * cores))
-    nodes = np.fromiter((n.size for n in result.nodes), np.int64, len(result.nodes))
-    held = float(np.sum(run * nodes * platform.cores_per_node)) if not result.co_scheduled else busy
+    per_processor = slowdown / w.cores  # 003 §2.3.1.3, (2.4)
+    utilization = busy_core_utilization(result)
+    if result.co_scheduled:
+        allocated = utilization  # co-scheduled runs count the requested cores only
+    else:
+        nodes = np.fromiter((n.size for n in result.nodes), np.int64, len(result.nodes))
+        held = float(np.sum(run * nodes * platform.cores_per_node))  # whole nodes are held
+        allocated = held / (platform.total_cores * makespan) if makespan > 0 else 0.0
     summary = {
         "scheduler": result.scheduler,
         "platform": platform.name,
@@ -42,8 +56,8 @@ def summarize(result, baseline=None, bounded_threshold: float = BOUNDED_SLOWDOWN
         "bounded_slowdown_threshold": bounded_threshold,
         "mean_slowdown_per_processor": float(per_processor.mean()),  # 003 §2.3.1.3, (2.5)
         # 003 §2.3.2.1, (2.6) with rho(t) = busy (requested) cores, over [first submission, last completion]
-        "utilization": busy / (platform.total_cores * span) if span > 0 else 0.0,
-        "allocated_utilization": held / (platform.total_cores * span) if span > 0 else 0.0,
+        "utilization": utilization,
+        "allocated_utilization": allocated,
         "simulated_days": makespan / SECONDS_PER_DAY,
         "wall_seconds": result.wall_seconds,
         "jobs_per_second": len(w) / result.wall_seconds if result.wall_seconds > 0 else None,

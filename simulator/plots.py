@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cosched.outputs import atomic_path, pyplot
 from simulator.metrics import step_series
 
 __all__ = ["write_plots", "gantt", "utilization_queue", "wait_distribution", "GANTT_MAX_JOBS"]
@@ -14,9 +15,7 @@ HOUR = 3600.0
 
 
 def _figure(width=9.0, height=4.0):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     return plt, plt.subplots(figsize=(width, height))
 
 
@@ -85,8 +84,6 @@ def wait_distribution(result, path) -> None:
 
 def write_plots(result, folder) -> list[Path]:
     """All plots of one run into `folder` (Gantt only up to GANTT_MAX_JOBS jobs); returns the paths."""
-    from cosched.outputs import atomic_path
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     plots = [("utilization_queue.png", utilization_queue), ("wait_times.png", wait_distribution)]

@@ -9,7 +9,7 @@ their estimate, so reservations stay valid). Jobs are sorted by submit time, tie
 from __future__ import annotations
 
 import gzip
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -44,10 +44,13 @@ class Workload:
     def __len__(self) -> int:
         return int(self.job_id.size)
 
-    @property
-    def span(self) -> float:
-        """Seconds between the first submission and the last possible end with no waiting."""
-        return float((self.submit + self.run).max() - self.submit.min()) if len(self) else 0.0
+    def head(self, count: int) -> "Workload":
+        """The first `count` jobs (by submit time), keeping the cleaning counts of the whole file."""
+        keep = slice(0, count)
+        return replace(self, job_id=self.job_id[keep], submit=self.submit[keep], run=self.run[keep],
+                       cores=self.cores[keep], estimate=self.estimate[keep],
+                       app=None if self.app is None else self.app[keep],
+                       cleaning={**self.cleaning, "jobs": int(self.job_id[keep].size)})
 
 
 def make_workload(job_id, submit, run, cores, estimate=None, app=None, *, source: str = "",

@@ -5,6 +5,9 @@ import json
 import sys
 
 from cosched.errors import InputError
+from strategies.fcs import TIE_BREAKS
+from strategies.interpolation import RULES
+from strategies.noise import NOISE_MODELS
 from theory.cli import add_instance_arguments, instance_from_args, opt_for_file
 
 __all__ = ["register", "add_strategy_arguments", "strategy_from_args"]
@@ -13,12 +16,12 @@ __all__ = ["register", "add_strategy_arguments", "strategy_from_args"]
 def add_strategy_arguments(parser) -> None:
     """Strategy name and the options of the registered strategies (each takes the ones it knows)."""
     parser.add_argument("--strategy", default="fcs", help="strategy name: fcs, ucb, pi, ei, ... (default fcs)")
-    parser.add_argument("--tie-break", choices=("first", "last", "random"),
+    parser.add_argument("--tie-break", choices=TIE_BREAKS,
                         help="FCS: among equally fast combinations take the smallest/largest bitmask or random")
     parser.add_argument("--k", type=float, help="search strategies: quantile k of the confidence bound (002 (26))")
     parser.add_argument("--quantum", type=float, metavar="TAU",
                         help="search strategies: minimal run time per combination")
-    parser.add_argument("--bounds", choices=("paper", "tight"), help="search strategies: interpolation bounds")
+    parser.add_argument("--bounds", choices=RULES, help="search strategies: interpolation bounds")
     parser.add_argument("--incumbent", choices=("estimate", "measured"),
                         help="PI/EI: a+ is the largest estimated (default) or the best measured combination speed")
     add_noise_arguments(parser)
@@ -64,7 +67,7 @@ def add_noise_arguments(parser) -> None:
     """Measurement noise for the search strategies (beyond 002 §5, which assumes exact measurements)."""
     parser.add_argument("--noise-sigma", type=float, default=0.0, metavar="SIGMA",
                         help="relative σ of the noise on each measured speed (default 0: exact, as in the paper)")
-    parser.add_argument("--noise-model", choices=("lognormal", "normal"), default="lognormal",
+    parser.add_argument("--noise-model", choices=NOISE_MODELS, default="lognormal",
                         help="noise factor distribution (default lognormal)")
     parser.add_argument("--remeasure", action="store_true",
                         help="search strategies re-measure known combinations each quantum and average")

@@ -12,7 +12,6 @@ import io
 import json
 import os
 import shutil
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import numpy as np
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
 
-__all__ = ["ExperimentConfig", "PRESETS", "PAPER_ALPHA_RANGES", "PAPER_KS", "COLUMNS", "run_cell",
+__all__ = ["ExperimentConfig", "PRESETS", "ACQUISITIONS", "PAPER_ALPHA_RANGES", "PAPER_KS", "COLUMNS", "run_cell",
            "run_experiment", "summarize", "load_results", "cell_seed"]
 
 # 002 §8: 0.1-wide ranges from [0.05, 0.15] to [0.85, 0.95]; the paper's extra [0.75, 0.85] (closest to the
@@ -64,6 +63,10 @@ class ExperimentConfig:
             raise InputError(f"unknown acquisitions {sorted(unknown)}; choose from {ACQUISITIONS}", field="strategies")
         if any(not 0.5 < k < 1 for k in self.ks):
             raise InputError(f"every k must lie in (0.5, 1), got {list(self.ks)}", field="k")
+        if not self.quantum > 0:
+            raise InputError(f"the measurement quantum must be positive, got {self.quantum}", field="quantum")
+        if not self.noise_sigma >= 0:
+            raise InputError(f"the relative noise σ must be non-negative, got {self.noise_sigma}", field="noise-sigma")
         object.__setattr__(self, "alpha_ranges", tuple(tuple(float(a) for a in r) for r in self.alpha_ranges))
         object.__setattr__(self, "acquisitions", tuple(self.acquisitions))
         object.__setattr__(self, "ks", tuple(float(k) for k in self.ks))
@@ -100,17 +103,16 @@ def run_cell(config: ExperimentConfig, alpha_index: int, instance_number: int) -
     """Generate one instance, solve OPT, run FCS and every search strategy: one row per run."""
     from strategies.fcs import FCS
     from strategies.noise import NoiseModel
+    from strategies.registry import make_strategy
     from strategies.schedule import execute
-    from strategies.search import EI, PI, UCB
     from theory.bounds import competitive_ratio
     from theory.generators import random_instance
     from theory.opt import solve_opt
 
-    search = {"ucb": UCB, "pi": PI, "ei": EI}
     lo, hi = config.alpha_ranges[alpha_index]
     seed = cell_seed(config.seed, alpha_index, instance_number)
     instance = random_instance(config.n, alpha=(lo, hi), seed=seed)  # 002 §8 generator
-    opt = solve_opt(instance, method="colgen").makespan  # same optimum as the direct LP, ~3x faster at n = 10
+    opt = solve_opt(instance, method="colgen").makespan  # same optimum as the direct LP; scales to n = 16
     base = {"alpha_index": alpha_index, "alpha_lo": lo, "alpha_hi": hi, "instance": instance_number, "seed": seed,
             "n": config.n, "k": np.nan, "quantum": np.nan, "bounds": "", "incumbent": "", "noise_sigma": 0.0,
             "opt": opt}
@@ -121,8 +123,8 @@ def run_cell(config: ExperimentConfig, alpha_index: int, instance_number: int) -
     measure = NoiseModel(config.noise_sigma, config.noise_model) if config.noise_sigma > 0 else None
     for name in config.acquisitions:
         for k in config.ks:
-            strategy = search[name](k=k, quantum=config.quantum, bounds=config.bounds, noise=config.noise_sigma,
-                                    remeasure=config.remeasure, incumbent=config.incumbent)
+            strategy = make_strategy(name, k=k, quantum=config.quantum, bounds=config.bounds,
+                                     noise=config.noise_sigma, remeasure=config.remeasure, incumbent=config.incumbent)
             schedule = execute(instance, strategy, seed=seed, measure=measure)
             rows.append(dict(base, strategy=name, k=k, quantum=config.quantum, bounds=config.bounds,
                              incumbent=config.incumbent, noise_sigma=config.noise_sigma, makespan=schedule.makespan,
@@ -228,6 +230,8 @@ def _cells(config: ExperimentConfig, todo: list, workers: int | None, dask):
         for alpha_index, instance in todo:
             yield run_cell(config, alpha_index, instance)
         return
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(run_cell, config, a, i) for a, i in todo]
         try:

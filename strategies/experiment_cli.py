@@ -6,6 +6,9 @@ import sys
 import time
 
 from cosched.errors import InputError
+from strategies.experiment import ACQUISITIONS, PRESETS
+from strategies.interpolation import RULES
+from strategies.noise import NOISE_MODELS
 
 __all__ = ["register_experiment"]
 
@@ -16,19 +19,19 @@ def register_experiment(subparsers) -> None:
         description="Run the grid of 002 §8: random instances per α range, OPT, FCS and the search strategies "
                     "for every k. Rows go to OUT/results.csv as cells finish (rerun the same command to resume); "
                     "then OUT/results.parquet, OUT/summary.csv, OUT/fig6.png and OUT/fig7.png.")
-    parser.add_argument("--preset", choices=("paper", "small"), default="paper",
+    parser.add_argument("--preset", choices=tuple(PRESETS), default="paper",
                         help="paper: 50 instances of n=10 per α range, k in 0.6..0.99; small: a quick look")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (resumes if it exists)")
     parser.add_argument("--instances", type=int, help="instances per α range (overrides the preset)")
     parser.add_argument("--n", type=int, help="tasks per instance (overrides the preset)")
     parser.add_argument("--k", type=float, nargs="+", help="k values of the search strategies (002 (26))")
-    parser.add_argument("--strategies", nargs="+", choices=("ucb", "pi", "ei"), help="acquisitions to run")
+    parser.add_argument("--strategies", nargs="+", choices=ACQUISITIONS, help="acquisitions to run")
     parser.add_argument("--quantum", type=float, metavar="TAU", help="measurement quantum (default 10)")
-    parser.add_argument("--bounds", choices=("paper", "tight"), help="interpolation bounds (default paper)")
+    parser.add_argument("--bounds", choices=RULES, help="interpolation bounds (default paper)")
     parser.add_argument("--incumbent", choices=("estimate", "measured"),
                         help="a+ of PI/EI: largest estimated or best measured combination speed (default estimate)")
     parser.add_argument("--noise-sigma", type=float, help="relative σ of measurement noise (default 0)")
-    parser.add_argument("--noise-model", choices=("lognormal", "normal"), help="noise distribution")
+    parser.add_argument("--noise-model", choices=NOISE_MODELS, help="noise distribution")
     parser.add_argument("--remeasure", action="store_true", help="re-measure known combinations and average")
     parser.add_argument("--seed", type=int, help="base seed of the instance generator (default 0)")
     parser.add_argument("--workers", type=int, help="worker processes (default: all cores; 1 = in this process)")
@@ -39,7 +42,7 @@ def register_experiment(subparsers) -> None:
 
 
 def _experiment(args) -> int:
-    from strategies.experiment import PRESETS, run_experiment
+    from strategies.experiment import run_experiment
     from strategies.plots import fig7_table, plot_fig6, plot_fig7
 
     overrides = {"instances": args.instances, "n": args.n, "ks": tuple(args.k) if args.k else None,
@@ -48,8 +51,6 @@ def _experiment(args) -> int:
                  "noise_model": args.noise_model, "remeasure": args.remeasure or None, "seed": args.seed}
     config = dataclasses.replace(PRESETS[args.preset],
                                  **{key: value for key, value in overrides.items() if value is not None})
-    if config.quantum <= 0 or config.noise_sigma < 0:
-        raise InputError("--quantum must be positive and --noise-sigma non-negative", field="--quantum")
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}", field="--workers")
     started = time.perf_counter()

@@ -116,10 +116,9 @@ class Bounds:
         """Rebuild both bounds from the measured values by subset/superset transforms over the lattice."""
         n = self.n
         known = self.measured[:, None] & self.member
-        sizes = self.sizes[:, None].astype(float)
-        self.upper_size = np.where(known, sizes, -1.0)
+        self.upper_size = np.where(known, self.size_column, -1.0)
         self.upper = np.where(known, self.values, np.inf)
-        self.lower_size = np.where(known, sizes, n + 1.0)
+        self.lower_size = np.where(known, self.size_column, n + 1.0)
         self.lower = np.where(known, self.values, 0.0)
         for bit in range(n):
             high = self.lattice[(self.lattice >> bit) & 1 == 1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from cosched.outputs import atomic_path
+from cosched.outputs import pyplot, save_figure
 
 __all__ = ["plot_fig6", "plot_fig7", "fig7_table", "alpha_labels"]
 
@@ -31,10 +31,7 @@ def fig7_table(frame):
 
 def plot_fig6(frame, path: str | os.PathLike) -> Path:
     """One panel per acquisition: mean competitive ratio vs α range, one line per k (002 §8, Fig. 6)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     means = _mean_ratio(frame)
     labels = alpha_labels(frame)
@@ -53,15 +50,12 @@ def plot_fig6(frame, path: str | os.PathLike) -> Path:
         axis.legend(fontsize=8)
     axes[0][0].set_ylabel("mean competitive ratio (to OPT)")
     figure.tight_layout()
-    return _save(figure, path)
+    return save_figure(figure, path)
 
 
 def plot_fig7(frame, path: str | os.PathLike) -> Path:
     """Lowest mean competitive ratio over k per α range for each strategy, FCS included (002 §8, Fig. 7)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     best = fig7_table(frame)
     labels = alpha_labels(frame)
@@ -78,14 +72,4 @@ def plot_fig7(frame, path: str | os.PathLike) -> Path:
     axis.grid(alpha=0.3)
     axis.legend()
     figure.tight_layout()
-    return _save(figure, path)
-
-
-def _save(figure, path) -> Path:
-    import matplotlib.pyplot as plt
-
-    path = Path(path)
-    with atomic_path(path) as tmp:
-        figure.savefig(tmp, dpi=110, format=path.suffix.lstrip(".") or "png")
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)

@@ -6,6 +6,7 @@ import json
 import sys
 
 from cosched.errors import InputError
+from theory.opt import BACKENDS, METHODS
 
 __all__ = ["register", "add_instance_arguments", "instance_from_args", "opt_for_file"]
 
@@ -32,9 +33,7 @@ def opt_for_file(instance, path: str, **options):
     try:
         return solve_opt(instance, **options)
     except InputError as error:
-        if error.source is None:
-            raise InputError(error.message, source=path, field=error.field, line=error.line) from None
-        raise
+        raise error.naming(path) from None
 
 
 def register(subparsers) -> None:
@@ -58,9 +57,9 @@ def register(subparsers) -> None:
         "opt", help="optimal makespan by LP (002 §4.1)",
         description="Solve min sum x_j s.t. A x = b, x >= 0 (002 §4.1) directly or by column generation.")
     add_instance_arguments(opt)
-    opt.add_argument("--method", choices=("auto", "direct", "colgen"), default="auto",
+    opt.add_argument("--method", choices=METHODS, default="auto",
                      help="direct LP, column generation, or auto (by size; default)")
-    opt.add_argument("--backend", choices=("highs", "pulp"), default="highs", help="LP solver (default highs)")
+    opt.add_argument("--backend", choices=BACKENDS, default="highs", help="LP solver (default highs)")
     opt.add_argument("--json", action="store_true", help="print the result as JSON")
     opt.set_defaults(func=_opt)
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from cosched.errors import InputError
 from theory.instance import Instance
-from theory.lattice import MAX_TASKS, combinations_of_size, combinations_up_to, membership, popcount
+from theory.lattice import MAX_TASKS, all_combinations, combinations_of_size, combinations_up_to, membership, popcount
 
 __all__ = ["random_instance", "worst_case_instance", "MAX_COLUMNS"]
 
@@ -84,7 +84,7 @@ def worst_case_instance(n: int, b1: float = 1.0) -> Instance:
         raise InputError(f"Example 1 needs 3 <= n <= 24, got {n}", field="n")
     if not b1 > 0:
         raise InputError(f"b1 must be positive, got {b1}", field="b1")
-    masks = np.arange(1, 1 << n, dtype=np.int64)
+    masks = all_combinations(n)
     speeds = (membership(masks, n) & (popcount(masks) < n)[None, :]).astype(np.float64)  # 002 (15)
     work = np.full(n, (n - 2) / (n - 1) * b1)  # 002 (16)
     work[0] = b1

@@ -21,10 +21,11 @@ from theory.lattice import MAX_TASKS, all_combinations, is_downward_closed, mask
 
 __all__ = [
     "Instance", "Violation", "monotonicity_violations", "validate", "load_instance", "save_instance",
-    "instance_from_json", "instance_to_json", "complete_instance", "SPEED_TOLERANCE",
+    "instance_from_json", "instance_to_json", "complete_instance", "SPEED_TOLERANCE", "VIOLATION_LIMIT",
 ]
 
 SPEED_TOLERANCE = 1e-9  # absolute slack when checking 0 <= a_ij <= 1, singleton = 1 and monotonicity
+VIOLATION_LIMIT = 1000  # monotonicity violations collected for a report before the search stops
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,10 +110,8 @@ class Instance:
             raise KeyError(f"combination {tasks_of(mask)} is not in the instance")
         return self.speeds[:, j]
 
-    def members(self, mask: int) -> list[int]:
-        return tasks_of(mask)
-
     def names(self, mask: int) -> list[str]:
+        """Names of the tasks of a combination bitmask."""
         return [self.tasks[i] for i in tasks_of(mask)]
 
     def restrict(self, max_size: int | None = None, combinations: Sequence[int] | None = None) -> "Instance":
@@ -135,9 +134,6 @@ class Instance:
             bad = [self.tasks[i] for i in np.flatnonzero(ideal <= 0)]
             raise InputError(f"cannot normalise: tasks {bad} have speed 0 alone", field="speeds")
         return Instance(self.work / ideal, self.combinations, self.speeds / ideal[:, None], self.tasks)
-
-    def with_work(self, work) -> "Instance":
-        return Instance(work, self.combinations, self.speeds, self.tasks)
 
     def to_frame(self):
         """Long table: one row per (combination, member task) with its speed."""
@@ -283,12 +279,12 @@ def validate(instance: Instance, *, monotone: bool = True, unit_singletons: bool
                              f"{speeds[off[0], alone[off[0]]]:.6g}, not 1; normalise it (--normalize)",
                              source=source, field="speeds")
     if monotone:
-        violations = monotonicity_violations(instance, tolerance, limit=1000)
+        violations = monotonicity_violations(instance, tolerance, limit=VIOLATION_LIMIT)
         if violations:
             shown = "; ".join(
                 f"task {instance.tasks[v.task]}: {v.subset_speed:.6g} in {instance.names(v.subset)} < "
                 f"{v.superset_speed:.6g} in {instance.names(v.superset)}" for v in violations[:3])
-            more = f" (and {len(violations) - 3}{'+' if len(violations) == 1000 else ''} more)" \
+            more = f" (and {len(violations) - 3}{'+' if len(violations) == VIOLATION_LIMIT else ''} more)" \
                 if len(violations) > 3 else ""
             raise InputError(f"speeds are not monotone (constraint (1) of 002 §3): {shown}{more}; "
                              "accept measured data with --allow-nonmonotone", source=source, field="speeds")
@@ -376,9 +372,7 @@ def load_instance(path: str | os.PathLike, *, monotone: bool = True, normalize: 
     except PermissionError:
         raise InputError("permission denied", source=source) from None
     except InputError as error:
-        if error.source is None:
-            raise InputError(error.message, source=source, field=error.field, line=error.line) from None
-        raise
+        raise error.naming(source) from None
     return validate(instance, monotone=monotone, unit_singletons=unit_singletons, source=source)
 
 

@@ -29,6 +29,7 @@ PRICING_TOLERANCE = 1e-10      # a column enters the master when its reduced cos
 TIME_TOLERANCE = 1e-12         # x_j below this fraction of the makespan is dropped from the schedule
 SHORTFALL_TOLERANCE = 1e-7     # a task counts as unfinishable when more than this fraction of b_i is left
 COLUMNS_PER_ROUND = 4          # entering columns per round, times n: the most negative reduced costs
+PRUNE_ROUNDS = 8               # once the master holds this many rounds of columns, it drops those with x_j = 0
 MAX_ROUNDS = 10_000
 
 
@@ -118,7 +119,9 @@ def _column_generation(instance: Instance, solve):
         count = COLUMNS_PER_ROUND * n
         if entering.size > count:
             entering = entering[np.argpartition(reduced[entering], count)[:count]]
-        active = np.union1d(active[x > 0], entering) if active.size > 8 * count else np.union1d(active, entering)
+        if active.size > PRUNE_ROUNDS * count:
+            active = active[x > 0]
+        active = np.union1d(active, entering)
     raise RuntimeError(f"column generation did not converge in {MAX_ROUNDS} rounds")
 
 

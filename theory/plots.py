@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from cosched.outputs import atomic_path
+from cosched.outputs import pyplot, save_figure
 from theory.instance import Instance
 
 __all__ = ["plot_schedules"]
@@ -13,11 +13,7 @@ __all__ = ["plot_schedules"]
 
 def plot_schedules(instance: Instance, schedules: dict, path: str | os.PathLike, title: str | None = None):
     """Write a PNG with one panel per schedule (label -> Schedule); the area under each is the total work D."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     colours = plt.get_cmap("tab20" if instance.n > 10 else "tab10")(np.arange(instance.n) % 20)
     figure, axes = plt.subplots(1, len(schedules), figsize=(5.5 * len(schedules), 4), sharey=True, squeeze=False)
     horizon = max(schedule.makespan for schedule in schedules.values())
@@ -38,7 +34,5 @@ def plot_schedules(instance: Instance, schedules: dict, path: str | os.PathLike,
     if title:
         figure.suptitle(title)
     figure.tight_layout()
-    with atomic_path(path) as tmp:
-        figure.savefig(tmp, dpi=120)
-    plt.close(figure)
+    save_figure(figure, path, dpi=120)
     return path

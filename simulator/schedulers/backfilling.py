@@ -120,7 +120,6 @@ class Profile:
                 return begin
             k = m + 1
 
-
     def earlier(self, duration: float, units: int, begin: float, end: float) -> float | None:
         """The earliest start before `begin` for a job holding `units` on [begin, end), or None."""
         times, free = self.times, self.free

@@ -15,6 +15,7 @@ from measurement.corun import CoRunHarness, TaskSpec, combination_set, measure_c
 from measurement.counters import ProcfsCounters, group_threads, load_samples, read_stat
 from measurement.probe import interval_speeds
 from measurement.session import measure_to_directory
+from measurement.validation import kernel_command
 from theory.instance import load_instance
 from theory.lattice import popcount
 
@@ -25,8 +26,7 @@ EXIT_ON_NEXT_CONTINUE = ("import signal, sys; signal.signal(signal.SIGCONT, lamb
 
 
 def kernel(name, seconds=30, threads=1):
-    return TaskSpec(name, f"exec {sys.executable} -m measurement.kernels {name} --seconds {seconds} "
-                          f"--threads {threads}")
+    return TaskSpec(name, kernel_command(name, threads, seconds=seconds))
 
 
 def _leftovers(pids):

@@ -83,3 +83,14 @@ def test_compare_writes_rows_incrementally_and_resumes_finished_schedulers(tmp_p
     assert main(argv + ["--depth", "5"]) == 0
     rows = {row["scheduler"]: row for row in json.loads(capsys.readouterr().out)}
     assert rows["fcfs"]["wall_seconds"] != 12345.0  # other options: recomputed
+
+
+def test_limit_keeps_the_cleaning_counts_of_the_whole_file(tmp_path, capsys):
+    path = tmp_path / "w.csv"
+    path.write_text(CSV + "40,3,0,1,20\n41,4,7,2,3\n")  # one record dropped (run time 0), one estimate raised
+    assert main(["simulate", "--workload", str(path), "--platform", "grvingt", "--limit", "10", "--quiet",
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["jobs"] == 10 and summary["cleaning"]["jobs"] == 10
+    assert summary["cleaning"]["dropped_run_time_le_0"] == 1
+    assert summary["cleaning"]["estimate_below_run_time_raised"] == 1
