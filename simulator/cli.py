@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 
-from simulator.co_cli import add_simulate_options, is_coscheduler, run_co_simulation
+from simulator.co_cli import add_simulate_options, co_simulation_options, is_coscheduler
 from simulator.schedulers import CLASSIC
 from simulator.schedulers.base import DEFAULT_DEPTH
 
@@ -99,12 +99,11 @@ def _scheduler(name: str, depth: int):
 
 
 def _run(args, name, platform, workload, progress):
-    options = {"use_run_times": args.run_times, "progress": progress}
+    from simulator.colocation import simulate_any
+
     scheduler = _scheduler(name, args.depth)
-    if is_coscheduler(name):
-        return run_co_simulation(args, workload, platform, scheduler, **options)
-    from simulator.engine import simulate
-    return simulate(workload, platform, scheduler, **options)
+    co_options = co_simulation_options(args) if is_coscheduler(name) else {}
+    return simulate_any(workload, platform, scheduler, use_run_times=args.run_times, progress=progress, **co_options)
 
 
 def _print_summary(summary: dict, cleaning: dict) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 
-__all__ = ["register", "add_simulate_options", "is_coscheduler", "run_co_simulation"]
+__all__ = ["register", "add_simulate_options", "is_coscheduler", "co_simulation_options"]
 
 
 def register(subparsers) -> None:
@@ -89,17 +89,15 @@ def is_coscheduler(name: str) -> bool:
     return name in COSCHEDULERS
 
 
-def run_co_simulation(args, workload, platform, scheduler, **engine_options):
-    """Run a co-scheduler for ``cosched simulate`` with the heatmap options of `args`."""
+def co_simulation_options(args) -> dict:
+    """The heatmap options of ``cosched simulate`` for a co-scheduler run (see `colocation.simulate_any`)."""
     from cosched.errors import InputError
-    from simulator.colocation import simulate_co
     from simulator.heatmap import read_heatmap
 
     heatmap = read_heatmap(args.heatmap, default=args.default_speedup) if args.heatmap else None
     if heatmap is None and args.default_speedup is not None:
         raise InputError("--default-speedup needs --heatmap", field="default_speedup")
-    return simulate_co(workload, platform, scheduler, heatmap=heatmap, spread_speedup=args.spread_speedup,
-                       prefer=args.placement, **engine_options)
+    return {"heatmap": heatmap, "spread_speedup": args.spread_speedup, "prefer": args.placement}
 
 
 def _heatmap_command(args) -> int:

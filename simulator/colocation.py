@@ -25,7 +25,8 @@ from simulator.heatmap import Heatmap
 from simulator.platform import Platform
 
 __all__ = [
-    "CoLocationAllocator", "HeatmapSpeedModel", "CoContext", "co_context", "simulate_co", "PLACEMENTS",
+    "CoLocationAllocator", "HeatmapSpeedModel", "CoContext", "co_context", "simulate_co", "simulate_any",
+    "PLACEMENTS",
     "DEFAULT_SPREAD_SPEEDUP",
 ]
 
@@ -190,3 +191,18 @@ def simulate_co(workload, platform: Platform, scheduler, *, heatmap: Heatmap | N
     engine = Engine(workload, platform, scheduler, allocator=context.allocator(platform, prefer),
                     speed_model=context.speed_model(), **options)
     return engine.run()
+
+
+def simulate_any(workload, platform: Platform, scheduler, *, heatmap: Heatmap | None = None,
+                 spread_speedup: float | None = None, prefer: str = "idle", **options):
+    """Run any scheduler (object or name): co-schedulers (003 ch. 5) co-located on heatmap speeds, others compact."""
+    from simulator.engine import simulate
+    from simulator.schedulers import make_scheduler
+    from simulator.schedulers.coscheduling import CoScheduler
+
+    if isinstance(scheduler, str):
+        scheduler = make_scheduler(scheduler)
+    if isinstance(scheduler, CoScheduler):
+        return simulate_co(workload, platform, scheduler, heatmap=heatmap, spread_speedup=spread_speedup,
+                           prefer=prefer, **options)
+    return simulate(workload, platform, scheduler, **options)

@@ -111,18 +111,13 @@ def experiment_workload(spec: ExperimentSpec, experiment: int) -> Workload:
 
 def run_one(spec: ExperimentSpec, experiment: int, scheduler: str, keep_jobs: bool = False) -> dict:
     """Simulate one (experiment, scheduler); return its metrics row (and per-job times if asked)."""
-    from simulator.colocation import simulate_co
-    from simulator.engine import simulate
-    from simulator.schedulers import COSCHEDULERS
+    from simulator.colocation import simulate_any
 
     workload = experiment_workload(spec, experiment)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)  # reported once by run_experiment
-        if scheduler in COSCHEDULERS:
-            result = simulate_co(workload, spec.platform, scheduler, heatmap=spec.heatmap,
-                                 spread_speedup=spec.spread_speedup, use_run_times=spec.use_run_times)
-        else:
-            result = simulate(workload, spec.platform, scheduler, use_run_times=spec.use_run_times)
+        result = simulate_any(workload, spec.platform, scheduler, heatmap=spec.heatmap,
+                              spread_speedup=spec.spread_speedup, use_run_times=spec.use_run_times)
     row = {"experiment": experiment, "scheduler": scheduler, **thesis_metrics(result),
            "wall_seconds": result.wall_seconds}
     if keep_jobs:
