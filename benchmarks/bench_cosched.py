@@ -31,12 +31,12 @@ def median_time(function, repeat: int) -> float:
 
 
 def single_runs(heatmap_path: Path, repeat: int) -> None:
-    from simulator.colocation import simulate_co
-    from simulator.engine import simulate
-    from simulator.generate import ApplicationSeed, generate_workload
-    from simulator.heatmap import read_heatmap
-    from simulator.platform import PRESETS
-    from simulator.schedulers import COSCHEDULERS
+    from cosched.simulator.colocation import simulate_co
+    from cosched.simulator.engine import simulate
+    from cosched.simulator.generate import ApplicationSeed, generate_workload
+    from cosched.simulator.heatmap import read_heatmap
+    from cosched.simulator.platform import PRESETS
+    from cosched.simulator.schedulers import COSCHEDULERS
 
     warnings.simplefilter("ignore")
     heatmap = read_heatmap(heatmap_path, default=1.0)
@@ -55,7 +55,7 @@ def single_runs(heatmap_path: Path, repeat: int) -> None:
 
 
 def grid(workers: int | None) -> None:
-    from simulator.experiment import preset_spec, run_experiment
+    from cosched.simulator.experiment import preset_spec, run_experiment
 
     spec = preset_spec("example")
     runs = spec.experiments * len(spec.schedulers)
@@ -81,7 +81,7 @@ def main() -> None:
     parser.add_argument("--no-grid", action="store_true")
     parser.add_argument("--workers", type=int, default=None)
     args = parser.parse_args()
-    from simulator.data import EXAMPLE_HEATMAP, data_path
+    from cosched.simulator.data import EXAMPLE_HEATMAP, data_path
 
     path = args.heatmap or (ARIS_NAS if ARIS_NAS.exists() else data_path(EXAMPLE_HEATMAP))
     single_runs(path, args.repeat)

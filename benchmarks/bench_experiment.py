@@ -19,10 +19,10 @@ import time
 
 import numpy as np
 
-from strategies.experiment import PRESETS, run_experiment
-from strategies.interpolation import Bounds
-from theory.generators import random_instance
-from theory.lattice import popcount
+from cosched.strategies.experiment import PRESETS, run_experiment
+from cosched.strategies.interpolation import Bounds
+from cosched.theory.generators import random_instance
+from cosched.theory.lattice import popcount
 
 
 def median_seconds(function, repeats: int) -> float:

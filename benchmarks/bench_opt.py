@@ -16,11 +16,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from strategies.fcs import FCS
-from strategies.schedule import execute
-from theory.generators import random_instance
-from theory.instance import load_instance, save_instance
-from theory.opt import solve_opt
+from cosched.strategies.fcs import FCS
+from cosched.strategies.schedule import execute
+from cosched.theory.generators import random_instance
+from cosched.theory.instance import load_instance, save_instance
+from cosched.theory.opt import solve_opt
 
 
 def median_seconds(function, repeats: int):

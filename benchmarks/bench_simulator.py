@@ -27,10 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from simulator.engine import simulate  # noqa: E402
-from simulator.metrics import SECONDS_PER_DAY  # noqa: E402
-from simulator.platform import PRESETS  # noqa: E402
-from simulator.workload import read_swf  # noqa: E402
+from cosched.simulator.engine import simulate  # noqa: E402
+from cosched.simulator.metrics import SECONDS_PER_DAY  # noqa: E402
+from cosched.simulator.platform import PRESETS  # noqa: E402
+from cosched.simulator.workload import read_swf  # noqa: E402
 
 DATA = Path(os.environ.get("COSCHED_SWF_DIR", ROOT.parent / "shared" / "data" / "swf"))
 TRACES = {

@@ -15,9 +15,9 @@ import statistics
 import sys
 import time
 
-from measurement.corun import TaskSpec, signal_group, start_task, terminate_tasks
-from measurement.counters import PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, PerfCounters, ProcfsCounters
-from measurement.validation import kernel_command
+from cosched.measurement.corun import TaskSpec, signal_group, start_task, terminate_tasks
+from cosched.measurement.counters import PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, PerfCounters, ProcfsCounters
+from cosched.measurement.validation import kernel_command
 
 WINDOW_SECONDS = 2.0
 PERF_COUNT_SW_CPU_CLOCK = 0

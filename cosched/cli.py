@@ -15,7 +15,7 @@ from cosched.errors import InputError
 __all__ = ["main", "build_parser"]
 
 BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE, what a shell reports for a process killed by a closed pipe
-COMMAND_MODULES = ("theory.cli", "strategies.cli", "simulator.cli", "simulator.co_cli", "measurement.cli")
+COMMAND_MODULES = ("cosched.theory.cli", "cosched.strategies.cli", "cosched.simulator.cli", "cosched.simulator.co_cli", "cosched.measurement.cli")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ from cosched.errors import InputError
 __all__ = ["register"]
 
 KERNEL_SECONDS_MARGIN = 60.0  # extra lifetime of bundled kernels beyond the planned measuring time
-BACKEND_CHOICES = ("auto", "perf", "cputime")  # the names `measurement.counters.open_backend` takes
+BACKEND_CHOICES = ("auto", "perf", "cputime")  # the names `cosched.measurement.counters.open_backend` takes
 
 
 def _positive(kind):
@@ -84,7 +84,7 @@ def register(subparsers) -> None:
 
 
 def _backend(name: str):
-    from measurement.counters import open_backend
+    from cosched.measurement.counters import open_backend
 
     backend, reason = open_backend(name)
     if reason is not None:
@@ -94,7 +94,7 @@ def _backend(name: str):
 
 
 def _kernel_names(text: str) -> list[str]:
-    from measurement.kernels import KERNELS
+    from cosched.measurement.kernels import KERNELS
 
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in KERNELS]
@@ -105,9 +105,9 @@ def _kernel_names(text: str) -> list[str]:
 
 def _measure(args) -> int:
     from cosched.outputs import output_dir
-    from measurement.corun import TaskSpec, combination_set, parse_task
-    from measurement.session import measure_to_directory
-    from measurement.validation import kernel_command
+    from cosched.measurement.corun import TaskSpec, combination_set, parse_task
+    from cosched.measurement.session import measure_to_directory
+    from cosched.measurement.validation import kernel_command
 
     tasks = [parse_task(text) for text in args.task]
     if args.kernels:
@@ -153,7 +153,7 @@ def _measure(args) -> int:
 
 
 def _print_summary(report: dict, out: str) -> None:
-    from measurement.counters import BACKEND_CPUTIME
+    from cosched.measurement.counters import BACKEND_CPUTIME
 
     print(f"backend: {report['backend']}" + (" (no hardware counters: IPC factor dropped)"
                                               if report["backend"] == BACKEND_CPUTIME else ""))
@@ -172,7 +172,7 @@ def _print_summary(report: dict, out: str) -> None:
 
 def _validate(args) -> int:
     from cosched.outputs import atomic_path, output_dir
-    from measurement.validation import fit_table, run_validation
+    from cosched.measurement.validation import fit_table, run_validation
 
     kernels = _kernel_names(args.kernels)
     backend, reason = _backend(args.backend)
@@ -184,7 +184,7 @@ def _validate(args) -> int:
         backend.close()
     table = fit_table(runs)
     if args.out:
-        from measurement.plots import plot_validation
+        from cosched.measurement.plots import plot_validation
 
         with output_dir(args.out) as out:
             for name, frame in (("runs.csv", runs), ("table.csv", table)):
@@ -206,8 +206,8 @@ def _validate(args) -> int:
 
 def _speeds(args) -> int:
     from cosched.outputs import atomic_path
-    from measurement.counters import BACKEND_CPUTIME, BACKEND_IPC_CPUTIME, load_samples
-    from measurement.probe import interval_speeds
+    from cosched.measurement.counters import BACKEND_CPUTIME, BACKEND_IPC_CPUTIME, load_samples
+    from cosched.measurement.probe import interval_speeds
 
     samples = load_samples(args.samples)
     backend = BACKEND_IPC_CPUTIME if samples["instructions"].notna().any() else BACKEND_CPUTIME

@@ -20,9 +20,9 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from cosched.errors import InputError
-from measurement.counters import CounterBackend, ThreadReading, group_threads
-from measurement.probe import interval_speeds, readings_frame
-from theory.lattice import all_combinations, combinations_up_to, mask_of, popcount, tasks_of
+from cosched.measurement.counters import CounterBackend, ThreadReading, group_threads
+from cosched.measurement.probe import interval_speeds, readings_frame
+from cosched.theory.lattice import all_combinations, combinations_up_to, mask_of, popcount, tasks_of
 
 __all__ = [
     "TaskSpec", "TaskStatus", "CombinationResult", "CoRunHarness", "parse_task", "combination_set",

@@ -2,7 +2,7 @@
 
 Every backend answers `read({task: pgid, ...})` with the cumulative `ThreadReading`s of all threads of all
 processes in each task's process group (one /proc scan and one time stamp per call), so the speed probe
-(formula (30), `measurement.probe`) never knows where the numbers came from. `open_backend("auto")` picks
+(formula (30), `cosched.measurement.probe`) never knows where the numbers came from. `open_backend("auto")` picks
 hardware counters when they work and says so when they do not.
 """
 from __future__ import annotations

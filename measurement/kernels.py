@@ -1,6 +1,6 @@
 """Bundled kernels so the co-run harness runs anywhere: compute-, memory-bandwidth- and cache-bound loops.
 
-`python -m measurement.kernels NAME (--seconds S | --work N) [--threads T]`. Each of the T workers is a process
+`python -m cosched.measurement.kernels NAME (--seconds S | --work N) [--threads T]`. Each of the T workers is a process
 of the same process group (the parent is worker 0), so the harness stops and measures all of them together.
 With `--work N` every worker performs exactly N work units, the same instruction count in any co-run
 (what the Table 2 validation of 002 §7 needs); with `--seconds S` the workers stop after S seconds of wall time.
@@ -70,7 +70,7 @@ def run_kernel(name: str, *, work: int | None = None, seconds: float | None = No
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m measurement.kernels", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m cosched.measurement.kernels", description=__doc__.splitlines()[0])
     parser.add_argument("name", choices=sorted(KERNELS))
     amount = parser.add_mutually_exclusive_group()
     amount.add_argument("--seconds", type=float, help="run for this many seconds of wall time (default 10)")

@@ -13,8 +13,8 @@ from typing import Sequence
 import numpy as np
 
 from cosched.errors import InputError
-from theory.instance import VIOLATION_LIMIT, Instance, Violation, monotonicity_violations
-from theory.lattice import membership, popcount
+from cosched.theory.instance import VIOLATION_LIMIT, Instance, Violation, monotonicity_violations
+from cosched.theory.lattice import membership, popcount
 
 __all__ = ["MeasuredMatrix", "measured_instance", "cap_monotone", "compress_masks"]
 

@@ -11,7 +11,7 @@ from typing import Iterable
 
 import numpy as np
 
-from measurement.counters import SAMPLE_COLUMNS, ThreadReading
+from cosched.measurement.counters import SAMPLE_COLUMNS, ThreadReading
 
 __all__ = ["thread_speed", "interval_speeds", "window_speeds", "readings_frame", "CPUTIME_EPSILON"]
 

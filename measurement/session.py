@@ -16,12 +16,12 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
-from measurement.corun import (SPEED_COLUMNS, TaskSpec, combination_set, measure_combinations, result_samples,
+from cosched.measurement.corun import (SPEED_COLUMNS, TaskSpec, combination_set, measure_combinations, result_samples,
                                result_table)
-from measurement.counters import CounterBackend
-from measurement.matrix import measured_instance
-from theory.instance import save_instance
-from theory.lattice import mask_of
+from cosched.measurement.counters import CounterBackend
+from cosched.measurement.matrix import measured_instance
+from cosched.theory.instance import save_instance
+from cosched.theory.lattice import mask_of
 
 __all__ = ["measure_to_directory", "OUTPUT_FILES"]
 
@@ -68,7 +68,7 @@ def measure_to_directory(tasks: Sequence[TaskSpec], out: str | os.PathLike, back
     `out/report.json` (its `interrupted` says whether Ctrl-C / SIGTERM cut the run short)."""
     import pandas as pd
 
-    from simulator.heatmap import heatmap_from_instance, plot_heatmap, write_heatmap
+    from cosched.simulator.heatmap import heatmap_from_instance, plot_heatmap, write_heatmap
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -124,7 +124,7 @@ def measure_to_directory(tasks: Sequence[TaskSpec], out: str | os.PathLike, back
         write_heatmap(heatmap, out / "heatmap.csv")
         report["files"].update({"instance": "instance.json", "heatmap": "heatmap.csv"})
         if plots:
-            from measurement.plots import plot_speed_by_size
+            from cosched.measurement.plots import plot_speed_by_size
 
             plot_heatmap(heatmap, out / "heatmap.png")
             plot_speed_by_size(matrix.instance, out / "speed_by_size.png", measurement.backend)

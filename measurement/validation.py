@@ -15,10 +15,10 @@ from typing import Sequence
 
 import numpy as np
 
-from measurement.corun import TaskSpec, start_task, terminate_tasks
-from measurement.counters import CounterBackend
-from measurement.kernels import KERNELS, run_kernel
-from measurement.probe import interval_speeds, readings_frame
+from cosched.measurement.corun import TaskSpec, start_task, terminate_tasks
+from cosched.measurement.counters import CounterBackend
+from cosched.measurement.kernels import KERNELS, run_kernel
+from cosched.measurement.probe import interval_speeds, readings_frame
 
 __all__ = ["ValidationRun", "run_validation", "fit_table", "kernel_command", "calibrate_work",
            "SAMPLE_INTERVAL", "CORUNNER_WARMUP", "CALIBRATION_UNITS"]
@@ -42,7 +42,7 @@ class ValidationRun:
 
 def kernel_command(name: str, threads: int, work: int | None = None, seconds: float | None = None) -> str:
     amount = f"--work {work}" if work is not None else f"--seconds {seconds}"
-    return f"exec {sys.executable} -m measurement.kernels {name} {amount} --threads {threads}"
+    return f"exec {sys.executable} -m cosched.measurement.kernels {name} {amount} --threads {threads}"
 
 
 def _run(backend: CounterBackend, kernel: str, threads: int, work: int,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.platform import Platform
+from cosched.simulator.platform import Platform
 
 __all__ = ["NodeState", "Allocation", "Allocator", "CompactAllocator"]
 

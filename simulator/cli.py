@@ -1,6 +1,6 @@
 """`cosched simulate` (one scheduler on one workload) and `cosched compare` (several, side by side).
 
-Thin layer: parse, load the platform and workload, run `simulator.engine`, write jobs.csv / summary.json,
+Thin layer: parse, load the platform and workload, run `cosched.simulator.engine`, write jobs.csv / summary.json,
 print the metrics. Heavy imports stay inside the command functions.
 """
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import sys
 
-from simulator.co_cli import add_simulate_options, co_simulation_options, is_coscheduler
-from simulator.schedulers import CLASSIC
-from simulator.schedulers.base import DEFAULT_DEPTH
+from cosched.simulator.co_cli import add_simulate_options, co_simulation_options, is_coscheduler
+from cosched.simulator.schedulers import CLASSIC
+from cosched.simulator.schedulers.base import DEFAULT_DEPTH
 
 __all__ = ["register"]
 
@@ -70,8 +70,8 @@ def register(subparsers) -> None:
 
 def _load(args):
     from cosched.errors import InputError
-    from simulator.platform import load_platform
-    from simulator.workload import load_workload
+    from cosched.simulator.platform import load_platform
+    from cosched.simulator.workload import load_workload
 
     if args.depth < 0:
         raise InputError(f"must be non-negative, got {args.depth}", field="depth")
@@ -90,7 +90,7 @@ def _load(args):
 
 def _scheduler(name: str, depth: int):
     from cosched.errors import InputError
-    from simulator.schedulers import make_scheduler
+    from cosched.simulator.schedulers import make_scheduler
 
     try:
         return make_scheduler(name, depth=depth)
@@ -99,7 +99,7 @@ def _scheduler(name: str, depth: int):
 
 
 def _run(args, name, platform, workload, progress):
-    from simulator.colocation import simulate_any
+    from cosched.simulator.colocation import simulate_any
 
     scheduler = _scheduler(name, args.depth)
     co_options = co_simulation_options(args) if is_coscheduler(name) else {}
@@ -118,7 +118,7 @@ def _print_summary(summary: dict, cleaning: dict) -> None:
 
 def _simulate_command(args) -> int:
     from cosched.outputs import atomic_path, output_dir
-    from simulator.metrics import summarize
+    from cosched.simulator.metrics import summarize
 
     platform, workload = _load(args)
     progress = not args.quiet
@@ -140,7 +140,7 @@ def _simulate_command(args) -> int:
             with atomic_path(folder / "summary.json") as path:
                 path.write_text(json.dumps(summary, indent=2) + "\n")
     if args.plots:
-        from simulator.plots import write_plots
+        from cosched.simulator.plots import write_plots
         write_plots(result, args.plots)
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -156,7 +156,7 @@ def _compare_command(args) -> int:
 
     from cosched.errors import InputError
     from cosched.outputs import atomic_path
-    from simulator.metrics import SECONDS_PER_DAY, summarize
+    from cosched.simulator.metrics import SECONDS_PER_DAY, summarize
 
     names = [name.strip() for name in args.schedulers.split(",") if name.strip()]
     if not names:

@@ -1,7 +1,7 @@
 """Co-scheduling commands: ``cosched heatmap``, ``generate-workload``, ``experiment-sim``, and the ``simulate`` options
-``--heatmap/--spread-speedup/--default-speedup/--placement`` (registered by ``simulator.cli``).
+``--heatmap/--spread-speedup/--default-speedup/--placement`` (registered by ``cosched.simulator.cli``).
 
-Thin layer: parse, call ``simulator.heatmap`` / ``simulator.colocation`` / ``simulator.experiment``, print.
+Thin layer: parse, call ``cosched.simulator.heatmap`` / ``cosched.simulator.colocation`` / ``cosched.simulator.experiment``, print.
 """
 from __future__ import annotations
 
@@ -85,14 +85,14 @@ def add_simulate_options(parser) -> None:
 
 
 def is_coscheduler(name: str) -> bool:
-    from simulator.schedulers import COSCHEDULERS
+    from cosched.simulator.schedulers import COSCHEDULERS
     return name in COSCHEDULERS
 
 
 def co_simulation_options(args) -> dict:
     """The heatmap options of ``cosched simulate`` for a co-scheduler run (see `colocation.simulate_any`)."""
     from cosched.errors import InputError
-    from simulator.heatmap import read_heatmap
+    from cosched.simulator.heatmap import read_heatmap
 
     heatmap = read_heatmap(args.heatmap, default=args.default_speedup) if args.heatmap else None
     if heatmap is None and args.default_speedup is not None:
@@ -104,7 +104,7 @@ def _heatmap_command(args) -> int:
     import numpy as np
 
     from cosched.outputs import check_plot_path
-    from simulator.heatmap import instance_from_heatmap, plot_heatmap, read_heatmap
+    from cosched.simulator.heatmap import instance_from_heatmap, plot_heatmap, read_heatmap
 
     if args.plot:
         check_plot_path(args.plot, "--plot")
@@ -115,7 +115,7 @@ def _heatmap_command(args) -> int:
     if args.plot:
         plot_heatmap(heatmap, args.plot)
     if instance is not None:
-        from theory.instance import save_instance
+        from cosched.theory.instance import save_instance
         save_instance(instance, args.instance)
     finite = measured[np.isfinite(measured)]
     if args.json:
@@ -141,8 +141,8 @@ def _heatmap_command(args) -> int:
 
 def _generate_command(args) -> int:
     from cosched.errors import InputError
-    from simulator.generate import ApplicationSeed, generate_workload, load_application_seed, write_workload_csv
-    from simulator.heatmap import read_heatmap
+    from cosched.simulator.generate import ApplicationSeed, generate_workload, load_application_seed, write_workload_csv
+    from cosched.simulator.heatmap import read_heatmap
 
     seed = ApplicationSeed.from_heatmap(read_heatmap(args.heatmap)) if args.heatmap \
         else load_application_seed(args.app_seed)
@@ -162,7 +162,7 @@ def _generate_command(args) -> int:
 
 def _experiment_command(args) -> int:
     from cosched.errors import InputError
-    from simulator.experiment import markdown_table, preset_spec, run_experiment
+    from cosched.simulator.experiment import markdown_table, preset_spec, run_experiment
 
     schedulers = [s.strip() for s in args.schedulers.split(",") if s.strip()] if args.schedulers else None
     if args.workers is not None and args.workers <= 0:

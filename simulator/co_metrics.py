@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.metrics import busy_core_utilization, slowdowns
+from cosched.simulator.metrics import busy_core_utilization, slowdowns
 
 __all__ = [
     "SLOWED_BELOW", "job_speedups", "mean_job_speedup", "weighted_mean_job_speedup", "slowdown_counts",

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from cosched.errors import InputError
-from simulator.allocators import EMPTY, Allocation, Allocator
-from simulator.heatmap import Heatmap
-from simulator.platform import Platform
+from cosched.simulator.allocators import EMPTY, Allocation, Allocator
+from cosched.simulator.heatmap import Heatmap
+from cosched.simulator.platform import Platform
 
 __all__ = [
     "CoLocationAllocator", "HeatmapSpeedModel", "CoContext", "co_context", "simulate_co", "simulate_any",
@@ -182,10 +182,10 @@ def simulate_co(workload, platform: Platform, scheduler, *, heatmap: Heatmap | N
 
     `options` go to the engine (use_run_times, log_events, progress).
     """
-    from simulator.engine import Engine
+    from cosched.simulator.engine import Engine
 
     if isinstance(scheduler, str):
-        from simulator.schedulers import make_scheduler
+        from cosched.simulator.schedulers import make_scheduler
         scheduler = make_scheduler(scheduler, **(scheduler_options or {}))
     context = co_context(workload, heatmap, spread_speedup)
     engine = Engine(workload, platform, scheduler, allocator=context.allocator(platform, prefer),
@@ -196,9 +196,9 @@ def simulate_co(workload, platform: Platform, scheduler, *, heatmap: Heatmap | N
 def simulate_any(workload, platform: Platform, scheduler, *, heatmap: Heatmap | None = None,
                  spread_speedup: float | None = None, prefer: str = "idle", **options):
     """Run any scheduler (object or name): co-schedulers (003 ch. 5) co-located on heatmap speeds, others compact."""
-    from simulator.engine import simulate
-    from simulator.schedulers import make_scheduler
-    from simulator.schedulers.coscheduling import CoScheduler
+    from cosched.simulator.engine import simulate
+    from cosched.simulator.schedulers import make_scheduler
+    from cosched.simulator.schedulers.coscheduling import CoScheduler
 
     if isinstance(scheduler, str):
         scheduler = make_scheduler(scheduler)

@@ -43,11 +43,11 @@ from typing import Callable, Iterable, Protocol
 import numpy as np
 
 from cosched.errors import InputError
-from simulator.allocators import Allocation, Allocator, CompactAllocator
-from simulator.platform import Platform
-from simulator.schedulers import make_scheduler
-from simulator.schedulers.base import Scheduler
-from simulator.workload import Workload
+from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator
+from cosched.simulator.platform import Platform
+from cosched.simulator.schedulers import make_scheduler
+from cosched.simulator.schedulers.base import Scheduler
+from cosched.simulator.workload import Workload
 
 __all__ = ["Engine", "SimulationResult", "SpeedModel", "simulate"]
 

@@ -23,12 +23,12 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
-from simulator.co_metrics import METRIC_NAMES, job_speedups, thesis_metrics
-from simulator.data import EXAMPLE_HEATMAP, data_path
-from simulator.generate import ApplicationSeed, generate_workload
-from simulator.heatmap import Heatmap, MissingPairsWarning, read_heatmap
-from simulator.platform import Platform, load_platform
-from simulator.workload import Workload, make_workload
+from cosched.simulator.co_metrics import METRIC_NAMES, job_speedups, thesis_metrics
+from cosched.simulator.data import EXAMPLE_HEATMAP, data_path
+from cosched.simulator.generate import ApplicationSeed, generate_workload
+from cosched.simulator.heatmap import Heatmap, MissingPairsWarning, read_heatmap
+from cosched.simulator.platform import Platform, load_platform
+from cosched.simulator.workload import Workload, make_workload
 
 __all__ = [
     "ExperimentSpec", "PRESETS", "THESIS_SCHEDULERS", "BASELINE", "preset_spec", "experiment_workload", "run_one",
@@ -74,7 +74,7 @@ def preset_spec(preset: str = "example", *, heatmap: str | os.PathLike | None = 
                 spread_speedup: float | None = None, interarrival: str = "batch",
                 mean_interarrival: float = 60.0, default_speedup: float | None = None) -> ExperimentSpec:
     """A spec from a preset with overrides (a heatmap file, a platform preset or JSON file, sizes, schedulers)."""
-    from simulator.schedulers import SCHEDULERS
+    from cosched.simulator.schedulers import SCHEDULERS
 
     if preset not in PRESETS:
         raise InputError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}", field="preset")
@@ -111,7 +111,7 @@ def experiment_workload(spec: ExperimentSpec, experiment: int) -> Workload:
 
 def run_one(spec: ExperimentSpec, experiment: int, scheduler: str, keep_jobs: bool = False) -> dict:
     """Simulate one (experiment, scheduler); return its metrics row (and per-job times if asked)."""
-    from simulator.colocation import simulate_any
+    from cosched.simulator.colocation import simulate_any
 
     workload = experiment_workload(spec, experiment)
     with warnings.catch_warnings():
@@ -149,7 +149,7 @@ def _check_spec(spec: ExperimentSpec, out: Path) -> None:
 def run_experiment(spec: ExperimentSpec, out: str | os.PathLike, *, workers: int | None = None,
                    dask: str | None = None, progress: bool = True, plots: bool = True):
     """Run the missing (experiment, scheduler) pairs, then write runs.csv, summary.csv, tables.md, plots."""
-    from simulator.colocation import co_context
+    from cosched.simulator.colocation import co_context
 
     out = Path(out)
     created = not out.exists()
@@ -267,6 +267,6 @@ def finish(spec: ExperimentSpec, out: Path, plots: bool = True):
         with atomic_path(out / "jobs" / f"e000_{scheduler}.csv") as tmp:
             frame.to_csv(tmp, index=False)
     if plots:
-        from simulator.experiment_plots import draw_all
+        from cosched.simulator.experiment_plots import draw_all
         draw_all(runs, jobs, out / "plots")
     return summary

@@ -121,7 +121,7 @@ def speedup_over_time(jobs, scheduler: str, path: Path, bins: int = TIME_BINS) -
 
 def draw_all(runs, jobs: dict, directory: Path, time_bins: int = TIME_BINS) -> list[Path]:
     """Every plot of the grid into `directory`; the time distribution for Popularity (else a co-scheduler)."""
-    from simulator.schedulers import COSCHEDULERS
+    from cosched.simulator.schedulers import COSCHEDULERS
 
     directory = Path(directory)
     written = [boxplot(runs, m, directory / f"box_{m}.png") for m in BOX_METRICS]

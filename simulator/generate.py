@@ -18,7 +18,7 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
-from simulator.workload import Workload, make_workload
+from cosched.simulator.workload import Workload, make_workload
 
 __all__ = [
     "ApplicationSeed", "SELECTIONS", "INTERARRIVALS", "generate_workload", "interarrival_gaps",

@@ -425,7 +425,7 @@ def instance_from_heatmap(heatmap: Heatmap, work=None):
     is included when both directions resolve (measured or mirrored, else the heatmap's default).
     Speedups above 1 break the [0, 1] bound of 002 §3: validate with monotone=False where needed.
     """
-    from theory.instance import Instance
+    from cosched.theory.instance import Instance
 
     k = len(heatmap)
     work = heatmap.compact_times if work is None else np.asarray(work, dtype=np.float64)

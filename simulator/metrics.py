@@ -66,7 +66,7 @@ def summarize(result, baseline=None, bounded_threshold: float = BOUNDED_SLOWDOWN
         if result.wall_seconds > 0 else None,
     }
     if result.co_scheduled:  # 003 §2.3.2.2-2.3.2.4: job speedups and slowdown counts (simulator.co_metrics)
-        from simulator.co_metrics import mean_job_speedup, slowdown_counts, weighted_mean_job_speedup
+        from cosched.simulator.co_metrics import mean_job_speedup, slowdown_counts, weighted_mean_job_speedup
         summary.update(mean_job_speedup=mean_job_speedup(result),
                        weighted_mean_job_speedup=weighted_mean_job_speedup(result),
                        slowdown_counts=slowdown_counts(result))

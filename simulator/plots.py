@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from cosched.outputs import atomic_path, pyplot
-from simulator.metrics import step_series
+from cosched.simulator.metrics import step_series
 
 __all__ = ["write_plots", "gantt", "utilization_queue", "wait_distribution", "GANTT_MAX_JOBS"]
 

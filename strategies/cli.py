@@ -5,10 +5,10 @@ import json
 import sys
 
 from cosched.errors import InputError
-from strategies.fcs import TIE_BREAKS
-from strategies.interpolation import RULES
-from strategies.noise import NOISE_MODELS
-from theory.cli import add_instance_arguments, instance_from_args, opt_for_file
+from cosched.strategies.fcs import TIE_BREAKS
+from cosched.strategies.interpolation import RULES
+from cosched.strategies.noise import NOISE_MODELS
+from cosched.theory.cli import add_instance_arguments, instance_from_args, opt_for_file
 
 __all__ = ["register", "add_strategy_arguments", "strategy_from_args"]
 
@@ -31,7 +31,7 @@ def add_strategy_arguments(parser) -> None:
 
 def strategy_from_args(args):
     """Build the strategy through the registry, so user and search strategies work like FCS."""
-    from strategies.registry import make_strategy
+    from cosched.strategies.registry import make_strategy
 
     try:
         return make_strategy(args.strategy, tie_break=args.tie_break, k=args.k, quantum=args.quantum,
@@ -58,7 +58,7 @@ def register(subparsers) -> None:
     add_strategy_arguments(ratio)
     ratio.set_defaults(func=_ratio)
 
-    from strategies.experiment_cli import register_experiment
+    from cosched.strategies.experiment_cli import register_experiment
 
     register_experiment(subparsers)
 
@@ -75,7 +75,7 @@ def add_noise_arguments(parser) -> None:
 
 def noise_from_args(args):
     """The `measure` callable of the execution loop, or None for exact measurements."""
-    from strategies.noise import NoiseModel
+    from cosched.strategies.noise import NoiseModel
 
     return NoiseModel(args.noise_sigma, args.noise_model) if args.noise_sigma else None
 
@@ -85,7 +85,7 @@ def _execute(args, instance):
 
     A strategy stuck on an instance that no schedule can finish is bad input: `opt_for_file` says so (exit 2).
     """
-    from strategies.schedule import StrategyError, execute
+    from cosched.strategies.schedule import StrategyError, execute
 
     strategy = strategy_from_args(args)
     try:
@@ -109,7 +109,7 @@ def _run(args) -> int:
 
 
 def _ratio(args) -> int:
-    from theory.bounds import competitive_ratio, fcs_bound
+    from cosched.theory.bounds import competitive_ratio, fcs_bound
 
     instance = instance_from_args(args)
     opt = opt_for_file(instance, args.file)  # first: an instance no schedule can finish is bad input (exit 2)

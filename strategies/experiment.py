@@ -101,13 +101,13 @@ def cell_seed(seed: int, alpha_index: int, instance: int) -> int:
 
 def run_cell(config: ExperimentConfig, alpha_index: int, instance_number: int) -> list[dict]:
     """Generate one instance, solve OPT, run FCS and every search strategy: one row per run."""
-    from strategies.fcs import FCS
-    from strategies.noise import NoiseModel
-    from strategies.registry import make_strategy
-    from strategies.schedule import execute
-    from theory.bounds import competitive_ratio
-    from theory.generators import random_instance
-    from theory.opt import solve_opt
+    from cosched.strategies.fcs import FCS
+    from cosched.strategies.noise import NoiseModel
+    from cosched.strategies.registry import make_strategy
+    from cosched.strategies.schedule import execute
+    from cosched.theory.bounds import competitive_ratio
+    from cosched.theory.generators import random_instance
+    from cosched.theory.opt import solve_opt
 
     lo, hi = config.alpha_ranges[alpha_index]
     seed = cell_seed(config.seed, alpha_index, instance_number)

@@ -6,9 +6,9 @@ import sys
 import time
 
 from cosched.errors import InputError
-from strategies.experiment import ACQUISITIONS, PRESETS
-from strategies.interpolation import RULES
-from strategies.noise import NOISE_MODELS
+from cosched.strategies.experiment import ACQUISITIONS, PRESETS
+from cosched.strategies.interpolation import RULES
+from cosched.strategies.noise import NOISE_MODELS
 
 __all__ = ["register_experiment"]
 
@@ -42,8 +42,8 @@ def register_experiment(subparsers) -> None:
 
 
 def _experiment(args) -> int:
-    from strategies.experiment import run_experiment
-    from strategies.plots import fig7_table, plot_fig6, plot_fig7
+    from cosched.strategies.experiment import run_experiment
+    from cosched.strategies.plots import fig7_table, plot_fig6, plot_fig7
 
     overrides = {"instances": args.instances, "n": args.n, "ks": tuple(args.k) if args.k else None,
                  "acquisitions": tuple(args.strategies) if args.strategies else None, "quantum": args.quantum,

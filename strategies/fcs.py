@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from strategies.schedule import Decision, StrategyError
-from theory.instance import Instance
-from theory.lattice import tasks_of
+from cosched.strategies.schedule import Decision, StrategyError
+from cosched.theory.instance import Instance
+from cosched.theory.lattice import tasks_of
 
 __all__ = ["FCS", "TIE_BREAKS", "TIE_TOLERANCE"]
 

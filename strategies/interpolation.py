@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from theory.lattice import membership, popcount
+from cosched.theory.lattice import membership, popcount
 
 __all__ = ["Bounds", "interpolate", "RULES", "MAX_SEARCH_TASKS"]
 

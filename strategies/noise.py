@@ -1,6 +1,6 @@
 """Measurement noise for the search strategies (beyond 002, which assumes exact measurements, §5).
 
-A `NoiseModel` is the `measure(column, rng)` callable of `strategies.schedule.execute`: the loop runs the
+A `NoiseModel` is the `measure(column, rng)` callable of `cosched.strategies.schedule.execute`: the loop runs the
 true speeds and the strategy observes them multiplied by a random factor of mean 1 and relative σ.
 """
 from __future__ import annotations

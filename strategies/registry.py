@@ -4,16 +4,16 @@ from __future__ import annotations
 from typing import Callable
 
 from cosched.registry import build
-from strategies.schedule import OnlineStrategy
+from cosched.strategies.schedule import OnlineStrategy
 
 __all__ = ["STRATEGIES", "make_strategy", "register_strategy"]
 
 # name -> "module:factory"; a factory takes keyword options (tie_break, k, quantum, bounds, ...)
 STRATEGIES: dict[str, str] = {
-    "fcs": "strategies.fcs:FCS",
-    "ucb": "strategies.search:UCB",
-    "pi": "strategies.search:PI",
-    "ei": "strategies.search:EI",
+    "fcs": "cosched.strategies.fcs:FCS",
+    "ucb": "cosched.strategies.search:UCB",
+    "pi": "cosched.strategies.search:PI",
+    "ei": "cosched.strategies.search:EI",
 }
 
 

@@ -11,8 +11,8 @@ from typing import Protocol
 
 import numpy as np
 
-from theory.instance import Instance
-from theory.lattice import tasks_of
+from cosched.theory.instance import Instance
+from cosched.theory.lattice import tasks_of
 
 __all__ = ["Schedule", "Decision", "OnlineStrategy", "execute", "WORK_TOLERANCE", "StrategyError"]
 

@@ -2,21 +2,21 @@
 
 A strategy starts knowing only that every task alone runs at speed 1. Each decision scores every
 combination of unfinished tasks with its acquisition function over the interpolation bounds
-(`strategies.interpolation`) and runs the best one: an unmeasured combination for one measurement quantum
+(`cosched.strategies.interpolation`) and runs the best one: an unmeasured combination for one measurement quantum
 τ (or until one of its tasks completes), a measured one until one of its tasks completes. It plugs into
-`strategies.schedule.execute` like FCS and never reads `instance.speeds` or `instance.work`.
+`cosched.strategies.schedule.execute` like FCS and never reads `instance.speeds` or `instance.work`.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from cosched.errors import InputError
-from strategies.acquisition import (check_k, combination_moments, expected_improvement, probability_of_improvement,
+from cosched.strategies.acquisition import (check_k, combination_moments, expected_improvement, probability_of_improvement,
                                     task_sigma, upper_confidence_bound)
-from strategies.interpolation import MAX_SEARCH_TASKS, RULES, Bounds, interpolate
-from strategies.schedule import Decision, StrategyError
-from theory.instance import Instance
-from theory.lattice import tasks_of
+from cosched.strategies.interpolation import MAX_SEARCH_TASKS, RULES, Bounds, interpolate
+from cosched.strategies.schedule import Decision, StrategyError
+from cosched.theory.instance import Instance
+from cosched.theory.lattice import tasks_of
 
 __all__ = ["SearchStrategy", "UCB", "PI", "EI", "INCUMBENTS", "DEFAULT_K", "DEFAULT_QUANTUM", "TIE_TOLERANCE"]
 

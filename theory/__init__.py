@@ -1,9 +1,9 @@
 """The combination model of 002 (n tasks, 2^n - 1 combinations, speeds A, work b) and its theory."""
 from cosched.errors import InputError
-from theory.bounds import competitive_ratio, fcs_bound
-from theory.generators import random_instance, worst_case_instance
-from theory.instance import Instance, load_instance, monotonicity_violations, save_instance, validate
-from theory.opt import InfeasibleError, OptResult, solve_opt
+from cosched.theory.bounds import competitive_ratio, fcs_bound
+from cosched.theory.generators import random_instance, worst_case_instance
+from cosched.theory.instance import Instance, load_instance, monotonicity_violations, save_instance, validate
+from cosched.theory.opt import InfeasibleError, OptResult, solve_opt
 
 __all__ = [
     "Instance", "InputError", "load_instance", "save_instance", "validate", "monotonicity_violations",

@@ -1,7 +1,7 @@
 """Competitive ratio of an online strategy against OPT and the FCS bound of 002 §4.3."""
 from __future__ import annotations
 
-from theory.instance import Instance
+from cosched.theory.instance import Instance
 
 __all__ = ["competitive_ratio", "fcs_bound", "example1_ratio"]
 

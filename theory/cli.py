@@ -6,7 +6,7 @@ import json
 import sys
 
 from cosched.errors import InputError
-from theory.opt import BACKENDS, METHODS
+from cosched.theory.opt import BACKENDS, METHODS
 
 __all__ = ["register", "add_instance_arguments", "instance_from_args", "opt_for_file"]
 
@@ -21,14 +21,14 @@ def add_instance_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def instance_from_args(args):
-    from theory.instance import load_instance
+    from cosched.theory.instance import load_instance
 
     return load_instance(args.file, monotone=not args.allow_nonmonotone, normalize=args.normalize)
 
 
 def opt_for_file(instance, path: str, **options):
     """solve_opt, with the instance file named in an InfeasibleError (the CLI prints one line naming it)."""
-    from theory.opt import solve_opt
+    from cosched.theory.opt import solve_opt
 
     try:
         return solve_opt(instance, **options)
@@ -76,8 +76,8 @@ def register(subparsers) -> None:
 
 
 def _generate(args) -> int:
-    from theory.generators import random_instance, worst_case_instance
-    from theory.instance import save_instance
+    from cosched.theory.generators import random_instance, worst_case_instance
+    from cosched.theory.instance import save_instance
 
     if not args.out.lower().endswith((".json", ".npz")):
         raise InputError("the output file must end in .json or .npz", field="--out")
@@ -110,12 +110,12 @@ def _opt(args) -> int:
 
 def _demo(args) -> int:
     from cosched.outputs import check_plot_path
-    from strategies.fcs import FCS
-    from strategies.schedule import execute
-    from theory.bounds import competitive_ratio, fcs_bound
-    from theory.generators import random_instance
-    from theory.opt import solve_opt
-    from theory.plots import plot_schedules
+    from cosched.strategies.fcs import FCS
+    from cosched.strategies.schedule import execute
+    from cosched.theory.bounds import competitive_ratio, fcs_bound
+    from cosched.theory.generators import random_instance
+    from cosched.theory.opt import solve_opt
+    from cosched.theory.plots import plot_schedules
 
     if not 2 <= args.n <= 12:
         raise InputError("the demo plots 2..12 tasks", field="--n")

@@ -6,8 +6,8 @@ from math import comb
 import numpy as np
 
 from cosched.errors import InputError
-from theory.instance import Instance
-from theory.lattice import MAX_TASKS, all_combinations, combinations_of_size, combinations_up_to, membership, popcount
+from cosched.theory.instance import Instance
+from cosched.theory.lattice import MAX_TASKS, all_combinations, combinations_of_size, combinations_up_to, membership, popcount
 
 __all__ = ["random_instance", "worst_case_instance", "MAX_COLUMNS"]
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
-from theory.lattice import MAX_TASKS, all_combinations, is_downward_closed, mask_of, membership, popcount, tasks_of
+from cosched.theory.lattice import MAX_TASKS, all_combinations, is_downward_closed, mask_of, membership, popcount, tasks_of
 
 __all__ = [
     "Instance", "Violation", "monotonicity_violations", "validate", "load_instance", "save_instance",

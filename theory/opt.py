@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cosched.errors import InputError
-from theory.instance import Instance
+from cosched.theory.instance import Instance
 
 __all__ = [
     "OptResult", "InfeasibleError", "solve_opt", "METHODS", "BACKENDS", "DIRECT_MAX_COLUMNS",
@@ -211,7 +211,7 @@ def _polish(matrix: np.ndarray, work: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 def _result(instance: Instance, times: np.ndarray, duals: np.ndarray, solver: str, method: str,
             seconds: float, rounds: int) -> OptResult:
-    from strategies.schedule import Schedule
+    from cosched.strategies.schedule import Schedule
 
     makespan = float(times.sum())  # C_max^OPT = sum_j x_j* (002 §4.1)
     used = np.flatnonzero(times > TIME_TOLERANCE * makespan)

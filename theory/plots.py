@@ -6,7 +6,7 @@ import os
 import numpy as np
 
 from cosched.outputs import pyplot, save_figure
-from theory.instance import Instance
+from cosched.theory.instance import Instance
 
 __all__ = ["plot_schedules"]
 

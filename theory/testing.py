@@ -1,7 +1,7 @@
 """Public hypothesis strategies for valid instances, so users can property-test their own strategies.
 
     from hypothesis import given
-    from theory.testing import instances
+    from cosched.theory.testing import instances
 
     @given(instances(n=(2, 6), alpha=(0.3, 1.0)))
     def test_my_strategy_finishes_the_work(instance): ...
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from theory.generators import random_instance
+from cosched.theory.generators import random_instance
 
 __all__ = ["instances", "alpha_ranges"]
 

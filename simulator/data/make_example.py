@@ -4,7 +4,7 @@ Not measured data. Twelve NPB-named applications get a made-up memory intensity 
 of A next to B grows when A is memory-bound and B is not, and drops when both are memory-bound (the
 qualitative pattern of 000 §2.2 / Fig. 2), with seeded noise; compact times are drawn per class.
 Memory-bound applications also run faster alone on spread nodes (000 Fig. 1), given as spread rows.
-Run: ``python -m simulator.data.make_example`` (rewrites the two files next to this script).
+Run: ``python -m cosched.simulator.data.make_example`` (rewrites the two files next to this script).
 """
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simulator.data import EXAMPLE_HEATMAP, EXAMPLE_SEED
-from simulator.generate import ApplicationSeed
-from simulator.heatmap import Heatmap, heatmap_from_speedups, write_heatmap
+from cosched.simulator.data import EXAMPLE_HEATMAP, EXAMPLE_SEED
+from cosched.simulator.generate import ApplicationSeed
+from cosched.simulator.heatmap import Heatmap, heatmap_from_speedups, write_heatmap
 
 __all__ = ["make_example", "APPLICATIONS", "SEED"]
 

@@ -12,22 +12,22 @@ from cosched.registry import build
 __all__ = ["SCHEDULERS", "make_scheduler", "register_scheduler", "CLASSIC", "COSCHEDULERS"]
 
 SCHEDULERS: dict[str, str | Callable] = {
-    "fcfs": "simulator.schedulers.fcfs:FCFS",
-    "easy": "simulator.schedulers.easy:EASY",
-    "conservative": "simulator.schedulers.easy:Conservative",
-    "sjf": "simulator.schedulers.ordering:SJF",
-    "ljf": "simulator.schedulers.ordering:LJF",
+    "fcfs": "cosched.simulator.schedulers.fcfs:FCFS",
+    "easy": "cosched.simulator.schedulers.easy:EASY",
+    "conservative": "cosched.simulator.schedulers.easy:Conservative",
+    "sjf": "cosched.simulator.schedulers.ordering:SJF",
+    "ljf": "cosched.simulator.schedulers.ordering:LJF",
 }
 CLASSIC = ("fcfs", "easy", "conservative", "sjf", "ljf")
 SCHEDULERS.update({  # co-schedulers (003 ch. 5): run with simulator.colocation.simulate_co
-    "easy-co": "simulator.schedulers.coscheduling:EasyCo",
-    "sjf-co": "simulator.schedulers.coscheduling:SJFCo",
-    "ljf-co": "simulator.schedulers.coscheduling:LJFCo",
-    "laf-co": "simulator.schedulers.coscheduling:LAFCo",
-    "popularity": "simulator.schedulers.popularity:Popularity",
-    "filler": "simulator.schedulers.filler:Filler",
-    "sjf-filler": "simulator.schedulers.filler:SJFFiller",
-    "pop-filler": "simulator.schedulers.filler:PopFiller",
+    "easy-co": "cosched.simulator.schedulers.coscheduling:EasyCo",
+    "sjf-co": "cosched.simulator.schedulers.coscheduling:SJFCo",
+    "ljf-co": "cosched.simulator.schedulers.coscheduling:LJFCo",
+    "laf-co": "cosched.simulator.schedulers.coscheduling:LAFCo",
+    "popularity": "cosched.simulator.schedulers.popularity:Popularity",
+    "filler": "cosched.simulator.schedulers.filler:Filler",
+    "sjf-filler": "cosched.simulator.schedulers.filler:SJFFiller",
+    "pop-filler": "cosched.simulator.schedulers.filler:PopFiller",
 })
 COSCHEDULERS = ("easy-co", "sjf-co", "ljf-co", "laf-co", "popularity", "filler", "sjf-filler", "pop-filler")
 

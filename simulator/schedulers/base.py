@@ -1,6 +1,6 @@
 """What a scheduler is: a queue-ordering key + a backfilling policy + a depth (thesis ch. 5, 000 §3.6).
 
-Interface (what the engine calls; see `simulator.engine` for the state a scheduler reads):
+Interface (what the engine calls; see `cosched.simulator.engine` for the state a scheduler reads):
 
 - ``attach(engine)``: once, before the first event.
 - ``on_arrival(engine, job)`` / ``on_finish(engine, job)``: optional hooks at each arrival / completion.
@@ -20,7 +20,7 @@ from __future__ import annotations
 import heapq
 from itertools import islice
 
-from simulator.schedulers.backfilling import ConservativeBackfill, easy_pass, fcfs_pass
+from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_pass, fcfs_pass
 
 __all__ = ["Scheduler", "QueueScheduler", "BACKFILL_POLICIES", "DEFAULT_DEPTH"]
 

@@ -1,6 +1,6 @@
 """Co-schedulers that reorder the queue by job size: EASY-Co, SJF-Co, LJF-Co, LAF-Co (003 §5.2.1-5.2.4).
 
-All run with EASY backfilling on the co-location allocator (``simulator.colocation``): jobs are spread
+All run with EASY backfilling on the co-location allocator (``cosched.simulator.colocation``): jobs are spread
 over twice the nodes with half-socket binding. A subclass only sets ``co_key``: a vectorised key over the
 waiting jobs, sorted descending and stable as in ELiSE (``co_ordering.queue_order``).
 """
@@ -11,9 +11,9 @@ from itertools import islice
 import numpy as np
 
 from cosched.errors import InputError
-from simulator.schedulers.backfilling import easy_pass
-from simulator.schedulers.base import QueueScheduler
-from simulator.schedulers.co_ordering import laf_key, ljf_key, queue_order, sjf_key
+from cosched.simulator.schedulers.backfilling import easy_pass
+from cosched.simulator.schedulers.base import QueueScheduler
+from cosched.simulator.schedulers.co_ordering import laf_key, ljf_key, queue_order, sjf_key
 
 __all__ = ["CoScheduler", "EasyCo", "SJFCo", "LJFCo", "LAFCo"]
 
@@ -33,7 +33,7 @@ class CoScheduler(QueueScheduler):
     def attach(self, engine) -> None:
         if not hasattr(engine.allocator, "half"):
             raise InputError(f"{self.name} needs the co-location allocator: run it through "
-                             "simulator.colocation.simulate_co (CLI: simulate --scheduler with --heatmap)",
+                             "cosched.simulator.colocation.simulate_co (CLI: simulate --scheduler with --heatmap)",
                              field="scheduler")
         super().attach(engine)
         self.cores = np.asarray(engine.cores, dtype=np.int64)

@@ -1,7 +1,7 @@
 """EASY (aggressive) and Conservative backfilling over the arrival order (003 §5.1.2, §5.1.3)."""
 from __future__ import annotations
 
-from simulator.schedulers.base import QueueScheduler
+from cosched.simulator.schedulers.base import QueueScheduler
 
 __all__ = ["EASY", "Conservative"]
 

@@ -1,7 +1,7 @@
 """First Come First Serve: arrival order, no backfilling (003 §5.1.1)."""
 from __future__ import annotations
 
-from simulator.schedulers.base import QueueScheduler
+from cosched.simulator.schedulers.base import QueueScheduler
 
 __all__ = ["FCFS"]
 

@@ -7,9 +7,9 @@ backfilling on the co-location allocator. The job id of the formulas is the job'
 """
 from __future__ import annotations
 
-from simulator.schedulers.co_ordering import filler_key, sjf_key, two_factor_key
-from simulator.schedulers.coscheduling import CoScheduler
-from simulator.schedulers.popularity import Popularity
+from cosched.simulator.schedulers.co_ordering import filler_key, sjf_key, two_factor_key
+from cosched.simulator.schedulers.coscheduling import CoScheduler
+from cosched.simulator.schedulers.popularity import Popularity
 
 __all__ = ["Filler", "SJFFiller", "PopFiller"]
 

@@ -4,7 +4,7 @@ The key is the job's estimate (the run time with ``use_run_times``, as the thesi
 """
 from __future__ import annotations
 
-from simulator.schedulers.base import QueueScheduler
+from cosched.simulator.schedulers.base import QueueScheduler
 
 __all__ = ["SJF", "LJF"]
 

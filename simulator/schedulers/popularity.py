@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.schedulers.base import DEFAULT_DEPTH
-from simulator.schedulers.co_ordering import POPULARITY_THRESHOLD, popularity_key, popularity_ranks
-from simulator.schedulers.coscheduling import CoScheduler
+from cosched.simulator.schedulers.base import DEFAULT_DEPTH
+from cosched.simulator.schedulers.co_ordering import POPULARITY_THRESHOLD, popularity_key, popularity_ranks
+from cosched.simulator.schedulers.coscheduling import CoScheduler
 
 __all__ = ["Popularity"]
 

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from cosched.cli import main
-from theory.bounds import example1_ratio
+from cosched.theory.bounds import example1_ratio
 
 
 def run(capsys, *argv):

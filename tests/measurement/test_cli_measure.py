@@ -4,7 +4,7 @@ import json
 import pytest
 
 from cosched.cli import build_parser, main
-from theory.instance import load_instance
+from cosched.theory.instance import load_instance
 
 FAST = ["--window", "0.3", "--warmup", "0.1"]
 
@@ -69,7 +69,7 @@ def test_measure_validate_prints_the_table_2_regression_naming_the_backend(tmp_p
 
 
 def test_forcing_hardware_counters_without_a_pmu_exits_2_naming_the_cause(tmp_path, capsys):
-    from measurement.counters import CountersUnavailable, open_backend
+    from cosched.measurement.counters import CountersUnavailable, open_backend
 
     try:
         open_backend("perf")[0].close()

@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 
 from cosched.errors import InputError
-from measurement.corun import CoRunHarness, TaskSpec, combination_set, measure_combinations, parse_task
-from measurement.counters import ProcfsCounters, group_threads, load_samples, read_stat
-from measurement.probe import interval_speeds
-from measurement.session import measure_to_directory
-from measurement.validation import kernel_command
-from theory.instance import load_instance
-from theory.lattice import popcount
+from cosched.measurement.corun import CoRunHarness, TaskSpec, combination_set, measure_combinations, parse_task
+from cosched.measurement.counters import ProcfsCounters, group_threads, load_samples, read_stat
+from cosched.measurement.probe import interval_speeds
+from cosched.measurement.session import measure_to_directory
+from cosched.measurement.validation import kernel_command
+from cosched.theory.instance import load_instance
+from cosched.theory.lattice import popcount
 
 WARMUP, WINDOW = 0.1, 0.3
 # busy task that exits (code 0) when continued after its first stop: measured alone once, then gone
@@ -78,7 +78,7 @@ def test_harness_on_two_kernels_gives_an_instance_that_opt_accepts(tmp_path):
     replayed = interval_speeds(load_samples(tmp_path / "samples.csv"))
     speeds = pd.read_csv(tmp_path / "speeds.csv").merge(replayed, on=["combination", "task"])
     assert len(speeds) == 4 and np.allclose(speeds["speed_x"], speeds["speed_y"])  # replay = live probe
-    from theory.opt import solve_opt
+    from cosched.theory.opt import solve_opt
 
     assert solve_opt(instance).makespan > 0
 

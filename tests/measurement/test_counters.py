@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cosched.errors import InputError
-from measurement import counters
-from measurement.counters import (BACKEND_CPUTIME, BACKEND_IPC_CPUTIME, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
+from cosched.measurement import counters
+from cosched.measurement.counters import (BACKEND_CPUTIME, BACKEND_IPC_CPUTIME, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
                                   CountersUnavailable, PerfCounters, PerfEventGroup, ProcfsCounters, ReplayCounters,
                                   group_threads, load_samples, open_backend, parse_stat, scale_count)
 
@@ -82,7 +82,7 @@ def test_software_event_task_clock_counts_this_threads_cpu_time():
 def test_perf_backend_follows_every_thread_of_a_process_group_with_software_events():
     events = [(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK), (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK)]
     backend = PerfCounters(events=events)
-    child = subprocess.Popen([sys.executable, "-m", "measurement.kernels", "compute", "--seconds", "5",
+    child = subprocess.Popen([sys.executable, "-m", "cosched.measurement.kernels", "compute", "--seconds", "5",
                               "--threads", "2"], start_new_session=True)
     try:
         deadline = time.monotonic() + 10

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from measurement.kernels import KERNELS, main, run_kernel
-from measurement.validation import fit_table, kernel_command
+from cosched.measurement.kernels import KERNELS, main, run_kernel
+from cosched.measurement.validation import fit_table, kernel_command
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
@@ -22,7 +22,7 @@ def test_kernel_with_a_time_limit_stops_and_reports_its_units():
 
 
 def test_kernel_command_line_runs_workers_as_processes_and_rejects_bad_arguments():
-    done = subprocess.run([sys.executable, "-m", "measurement.kernels", "cache", "--work", "2", "--threads", "2"],
+    done = subprocess.run([sys.executable, "-m", "cosched.measurement.kernels", "cache", "--work", "2", "--threads", "2"],
                           timeout=60)
     assert done.returncode == 0
     with pytest.raises(SystemExit) as error:

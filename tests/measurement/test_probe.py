@@ -6,10 +6,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cosched.errors import InputError
-from measurement.counters import ThreadReading as R
-from measurement.matrix import cap_monotone, compress_masks, measured_instance
-from measurement.probe import interval_speeds, readings_frame, thread_speed, window_speeds
-from theory.instance import complete_instance, monotonicity_violations, validate
+from cosched.measurement.counters import ThreadReading as R
+from cosched.measurement.matrix import cap_monotone, compress_masks, measured_instance
+from cosched.measurement.probe import interval_speeds, readings_frame, thread_speed, window_speeds
+from cosched.theory.instance import complete_instance, monotonicity_violations, validate
 
 
 def test_thread_speed_is_ipc_times_cputime_share():

@@ -1,8 +1,8 @@
 """Shared helpers for the simulator tests: small generated workloads and platforms."""
 from hypothesis import strategies as st
 
-from simulator.platform import Platform
-from simulator.workload import make_workload
+from cosched.simulator.platform import Platform
+from cosched.simulator.workload import make_workload
 
 
 @st.composite

@@ -5,7 +5,7 @@ import json
 import pandas as pd
 
 from cosched.cli import main
-from simulator.data import EXAMPLE_HEATMAP, data_path
+from cosched.simulator.data import EXAMPLE_HEATMAP, data_path
 
 HEATMAP = str(data_path(EXAMPLE_HEATMAP))
 

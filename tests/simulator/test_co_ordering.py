@@ -2,7 +2,7 @@
 import numpy as np
 from hypothesis import given, strategies as st
 
-from simulator.schedulers.co_ordering import (
+from cosched.simulator.schedulers.co_ordering import (
     filler_factor0, filler_key, laf_key, ljf_key, popularity_key, popularity_ranks, queue_order, sjf_key,
     two_factor_key,
 )

@@ -7,13 +7,13 @@ import pytest
 from hypothesis import given, strategies as st
 
 from cosched.errors import InputError
-from simulator.colocation import CoLocationAllocator, co_context, simulate_co
-from simulator.engine import Engine, simulate
-from simulator.generate import ApplicationSeed, generate_workload
-from simulator.heatmap import MissingPairsWarning, heatmap_from_speedups
-from simulator.platform import Platform
-from simulator.schedulers import COSCHEDULERS, make_scheduler
-from simulator.workload import make_workload
+from cosched.simulator.colocation import CoLocationAllocator, co_context, simulate_co
+from cosched.simulator.engine import Engine, simulate
+from cosched.simulator.generate import ApplicationSeed, generate_workload
+from cosched.simulator.heatmap import MissingPairsWarning, heatmap_from_speedups
+from cosched.simulator.platform import Platform
+from cosched.simulator.schedulers import COSCHEDULERS, make_scheduler
+from cosched.simulator.workload import make_workload
 
 TIME_TOLERANCE = 1e-6  # seconds of float slack on simulated times
 

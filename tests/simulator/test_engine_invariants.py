@@ -4,11 +4,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simulator.engine import Engine, simulate
-from simulator.metrics import step_series
-from simulator.platform import Platform
-from simulator.schedulers import CLASSIC, make_scheduler
-from simulator.workload import make_workload
+from cosched.simulator.engine import Engine, simulate
+from cosched.simulator.metrics import step_series
+from cosched.simulator.platform import Platform
+from cosched.simulator.schedulers import CLASSIC, make_scheduler
+from cosched.simulator.workload import make_workload
 
 from .conftest import platforms_and_workloads
 
@@ -158,8 +158,8 @@ def test_remaining_work_is_conserved_across_speed_changes(case, use_run_times):
 
 
 def test_the_readme_example_scheduler_plugs_in_by_name():
-    from simulator.schedulers import SCHEDULERS, register_scheduler
-    from simulator.schedulers.base import QueueScheduler
+    from cosched.simulator.schedulers import SCHEDULERS, register_scheduler
+    from cosched.simulator.schedulers.base import QueueScheduler
 
     class SmallestAreaFirst(QueueScheduler):
         """Smallest cores x estimate first, EASY backfilling."""

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, strategies as st
 
 from cosched.errors import InputError
-from simulator.generate import (
+from cosched.simulator.generate import (
     INTERARRIVALS, ApplicationSeed, generate_workload, interarrival_gaps, load_application_seed, write_workload_csv,
 )
-from simulator.workload import read_csv
+from cosched.simulator.workload import read_csv
 
 SEED = ApplicationSeed(("bt", "cg", "ep"), [64, 128, 256], [100.0, 50.0, 20.0])
 

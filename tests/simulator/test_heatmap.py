@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, strategies as st
 
 from cosched.errors import InputError
-from simulator.heatmap import (
+from cosched.simulator.heatmap import (
     COLUMNS, Heatmap, MissingPairsWarning, heatmap_from_instance, heatmap_from_speedups, instance_from_heatmap,
     plot_heatmap, read_heatmap, write_heatmap,
 )
-from theory.instance import complete_instance
+from cosched.theory.instance import complete_instance
 
 REAL = Path("/work/shared/data/heatmaps/elise")
 

@@ -5,10 +5,10 @@ import pandas as pd
 import pytest
 
 from cosched.cli import main
-from simulator.engine import simulate
-from simulator.metrics import summarize
-from simulator.platform import Platform
-from simulator.workload import make_workload
+from cosched.simulator.engine import simulate
+from cosched.simulator.metrics import summarize
+from cosched.simulator.platform import Platform
+from cosched.simulator.workload import make_workload
 
 CSV = "job_id,submit_time,run_time,cores,estimate\n" + "".join(
     f"{i},{i * 7 % 50},{5 + i % 13},{1 + i % 6},{20 + i % 13}\n" for i in range(40))

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cosched.errors import InputError
-from simulator.platform import PRESETS, Platform, load_platform
-from simulator.workload import load_workload, make_workload, read_csv, read_swf
+from cosched.simulator.platform import PRESETS, Platform, load_platform
+from cosched.simulator.workload import load_workload, make_workload, read_csv, read_swf
 
 SWF = """; Version: 2.2
 ; UnixStartTime: 893466664

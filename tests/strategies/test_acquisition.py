@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.stats import norm
 
-from strategies.acquisition import (check_k, combination_moments, expected_improvement,
+from cosched.strategies.acquisition import (check_k, combination_moments, expected_improvement,
                                     probability_of_improvement, task_sigma, upper_confidence_bound)
 
 speeds = st.floats(0, 10, allow_nan=False)

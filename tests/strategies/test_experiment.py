@@ -6,13 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import strategies.experiment as experiment
+import cosched.strategies.experiment as experiment
 from cosched.cli import main
 from cosched.errors import InputError
-from strategies.experiment import COLUMNS, ExperimentConfig, load_results, run_experiment
-from strategies.plots import fig7_table, plot_fig6, plot_fig7
-from theory.generators import random_instance
-from theory.instance import save_instance
+from cosched.strategies.experiment import COLUMNS, ExperimentConfig, load_results, run_experiment
+from cosched.strategies.plots import fig7_table, plot_fig6, plot_fig7
+from cosched.theory.generators import random_instance
+from cosched.theory.instance import save_instance
 
 TINY = ExperimentConfig(n=4, instances=2, alpha_ranges=((0.3, 0.4), (0.7, 0.8)), ks=(0.6, 0.9), quantum=5.0)
 PNG = b"\x89PNG"

@@ -3,14 +3,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from strategies.fcs import FCS
-from strategies.registry import make_strategy
-from strategies.schedule import Decision, StrategyError, execute
-from theory.instance import Instance
-from theory.bounds import example1_ratio, fcs_bound
-from theory.generators import random_instance, worst_case_instance
-from theory.opt import solve_opt
-from theory.testing import instances
+from cosched.strategies.fcs import FCS
+from cosched.strategies.registry import make_strategy
+from cosched.strategies.schedule import Decision, StrategyError, execute
+from cosched.theory.instance import Instance
+from cosched.theory.bounds import example1_ratio, fcs_bound
+from cosched.theory.generators import random_instance, worst_case_instance
+from cosched.theory.opt import solve_opt
+from cosched.theory.testing import instances
 
 RATIO_SLACK = 1e-9  # relative slack on ratio comparisons (LP and float accumulation)
 

@@ -5,9 +5,9 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from strategies.interpolation import Bounds, interpolate
-from theory.generators import random_instance
-from theory.lattice import popcount
+from cosched.strategies.interpolation import Bounds, interpolate
+from cosched.theory.generators import random_instance
+from cosched.theory.lattice import popcount
 
 TOLERANCE = 1e-12
 

@@ -5,10 +5,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cosched.errors import InputError
-from strategies.noise import NoiseModel
-from strategies.schedule import execute
-from strategies.search import EI, PI, UCB
-from theory.generators import random_instance
+from cosched.strategies.noise import NoiseModel
+from cosched.strategies.schedule import execute
+from cosched.strategies.search import EI, PI, UCB
+from cosched.theory.generators import random_instance
 
 
 @pytest.mark.parametrize("model", ["lognormal", "normal"])

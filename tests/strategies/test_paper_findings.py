@@ -3,8 +3,8 @@ import dataclasses
 
 import pytest
 
-from strategies.experiment import PRESETS, run_experiment
-from strategies.plots import fig7_table
+from cosched.strategies.experiment import PRESETS, run_experiment
+from cosched.strategies.plots import fig7_table
 
 
 @pytest.mark.slow

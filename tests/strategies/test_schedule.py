@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from strategies.schedule import Decision, Schedule, StrategyError, execute
-from theory.generators import random_instance
-from theory.opt import solve_opt
-from theory.testing import instances
+from cosched.strategies.schedule import Decision, Schedule, StrategyError, execute
+from cosched.theory.generators import random_instance
+from cosched.theory.opt import solve_opt
+from cosched.theory.testing import instances
 
 
 class RandomCombination:

@@ -4,14 +4,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from cosched.errors import InputError
-from strategies.fcs import FCS
-from strategies.registry import make_strategy
-from strategies.schedule import StrategyError, execute
-from strategies.search import EI, PI, UCB
-from theory.generators import random_instance
-from theory.lattice import all_combinations
-from theory.opt import solve_opt
-from theory.testing import instances
+from cosched.strategies.fcs import FCS
+from cosched.strategies.registry import make_strategy
+from cosched.strategies.schedule import StrategyError, execute
+from cosched.strategies.search import EI, PI, UCB
+from cosched.theory.generators import random_instance
+from cosched.theory.lattice import all_combinations
+from cosched.theory.opt import solve_opt
+from cosched.theory.testing import instances
 
 SEARCH = (UCB, PI, EI)
 WORK_RTOL = 1e-7
@@ -136,8 +136,8 @@ def test_pi_with_the_measured_incumbent_runs_the_tasks_alone():
 
 
 def test_a_new_acquisition_is_a_small_subclass_usable_by_name():
-    from strategies.registry import STRATEGIES, register_strategy
-    from strategies.search import SearchStrategy
+    from cosched.strategies.registry import STRATEGIES, register_strategy
+    from cosched.strategies.search import SearchStrategy
 
     class Greedy(SearchStrategy):
         name = "greedy-estimate"

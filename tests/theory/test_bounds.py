@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from theory.bounds import competitive_ratio, example1_ratio, fcs_bound
-from theory.generators import worst_case_instance
-from theory.instance import Instance
+from cosched.theory.bounds import competitive_ratio, example1_ratio, fcs_bound
+from cosched.theory.generators import worst_case_instance
+from cosched.theory.instance import Instance
 
 
 def test_competitive_ratio_is_makespan_over_opt():

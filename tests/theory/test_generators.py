@@ -4,10 +4,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from cosched.errors import InputError
-from theory.generators import random_instance, worst_case_instance
-from theory.instance import validate
-from theory.lattice import popcount
-from theory.testing import instances
+from cosched.theory.generators import random_instance, worst_case_instance
+from cosched.theory.instance import validate
+from cosched.theory.lattice import popcount
+from cosched.theory.testing import instances
 
 
 def test_same_seed_gives_the_same_instance_and_another_seed_does_not():

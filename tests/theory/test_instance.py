@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from cosched.errors import InputError
-from theory.generators import random_instance
-from theory.instance import (Instance, _all_subset_pairs, instance_from_json, load_instance, monotonicity_violations,
+from cosched.theory.generators import random_instance
+from cosched.theory.instance import (Instance, _all_subset_pairs, instance_from_json, load_instance, monotonicity_violations,
                              save_instance, validate)
-from theory.lattice import combinations_up_to
-from theory.testing import instances
+from cosched.theory.lattice import combinations_up_to
+from cosched.theory.testing import instances
 
 
 def two_task_document(**changes):

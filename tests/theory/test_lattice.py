@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from theory.lattice import (all_combinations, combinations_of_size, combinations_up_to, is_downward_closed,
+from cosched.theory.lattice import (all_combinations, combinations_of_size, combinations_up_to, is_downward_closed,
                             mask_of, membership, popcount, tasks_of)
 
 

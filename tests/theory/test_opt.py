@@ -4,10 +4,10 @@ import pytest
 from hypothesis import given, settings
 
 from cosched.errors import InputError
-from theory.generators import random_instance, worst_case_instance
-from theory.instance import Instance
-from theory.opt import InfeasibleError, solve_opt
-from theory.testing import instances
+from cosched.theory.generators import random_instance, worst_case_instance
+from cosched.theory.instance import Instance
+from cosched.theory.opt import InfeasibleError, solve_opt
+from cosched.theory.testing import instances
 
 AGREEMENT = 1e-9  # relative: colgen vs direct (the requirement), HiGHS vs PuLP after polishing
 
