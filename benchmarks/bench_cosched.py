@@ -34,7 +34,7 @@ def single_runs(heatmap_path: Path, repeat: int) -> None:
     from cosched.simulator.colocation import simulate_co
     from cosched.simulator.engine import simulate
     from cosched.simulator.generate import ApplicationSeed, generate_workload
-    from cosched.simulator.heatmap import read_heatmap
+    from cosched.theory.heatmap import read_heatmap
     from cosched.simulator.platform import PRESETS
     from cosched.simulator.schedulers import COSCHEDULERS
 

@@ -68,7 +68,7 @@ def measure_to_directory(tasks: Sequence[TaskSpec], out: str | os.PathLike, back
     `out/report.json` (its `interrupted` says whether Ctrl-C / SIGTERM cut the run short)."""
     import pandas as pd
 
-    from cosched.simulator.heatmap import heatmap_from_instance, plot_heatmap, write_heatmap
+    from cosched.theory.heatmap import heatmap_from_instance, plot_heatmap, write_heatmap
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """Co-scheduling commands: ``cosched heatmap``, ``generate-workload``, ``experiment-sim``, and the ``simulate`` options
 ``--heatmap/--spread-speedup/--default-speedup/--placement`` (registered by ``cosched.simulator.cli``).
 
-Thin layer: parse, call ``cosched.simulator.heatmap`` / ``cosched.simulator.colocation`` / ``cosched.simulator.experiment``, print.
+Thin layer: parse, call ``cosched.theory.heatmap`` / ``cosched.simulator.colocation`` / ``cosched.simulator.experiment``, print.
 """
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def is_coscheduler(name: str) -> bool:
 def co_simulation_options(args) -> dict:
     """The heatmap options of ``cosched simulate`` for a co-scheduler run (see `colocation.simulate_any`)."""
     from cosched.errors import InputError
-    from cosched.simulator.heatmap import read_heatmap
+    from cosched.theory.heatmap import read_heatmap
 
     heatmap = read_heatmap(args.heatmap, default=args.default_speedup) if args.heatmap else None
     if heatmap is None and args.default_speedup is not None:
@@ -104,7 +104,7 @@ def _heatmap_command(args) -> int:
     import numpy as np
 
     from cosched.outputs import check_plot_path
-    from cosched.simulator.heatmap import instance_from_heatmap, plot_heatmap, read_heatmap
+    from cosched.theory.heatmap import instance_from_heatmap, plot_heatmap, read_heatmap
 
     if args.plot:
         check_plot_path(args.plot, "--plot")
@@ -142,7 +142,7 @@ def _heatmap_command(args) -> int:
 def _generate_command(args) -> int:
     from cosched.errors import InputError
     from cosched.simulator.generate import ApplicationSeed, generate_workload, load_application_seed, write_workload_csv
-    from cosched.simulator.heatmap import read_heatmap
+    from cosched.theory.heatmap import read_heatmap
 
     seed = ApplicationSeed.from_heatmap(read_heatmap(args.heatmap)) if args.heatmap \
         else load_application_seed(args.app_seed)

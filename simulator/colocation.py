@@ -21,7 +21,7 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.simulator.allocators import EMPTY, Allocation, Allocator
-from cosched.simulator.heatmap import Heatmap
+from cosched.theory.heatmap import Heatmap
 from cosched.simulator.platform import Platform
 
 __all__ = [

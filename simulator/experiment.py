@@ -23,10 +23,10 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
-from cosched.simulator.co_metrics import METRIC_NAMES, job_speedups, thesis_metrics
+from cosched.simulator.metrics import METRIC_NAMES, job_speedups, thesis_metrics
 from cosched.simulator.data import EXAMPLE_HEATMAP, data_path
 from cosched.simulator.generate import ApplicationSeed, generate_workload
-from cosched.simulator.heatmap import Heatmap, MissingPairsWarning, read_heatmap
+from cosched.theory.heatmap import Heatmap, MissingPairsWarning, read_heatmap
 from cosched.simulator.platform import Platform, load_platform
 from cosched.simulator.workload import Workload, make_workload
 

@@ -1,12 +1,23 @@
-"""Run metrics of 003 §2.3 and 000 §4.1, vectorised over the per-job arrays of a `SimulationResult`."""
+"""Run metrics of 003 §2.3 and 000 §4.1, vectorised over the per-job arrays of a `SimulationResult`.
+
+``summarize`` gives every metric of one run; ``thesis_metrics`` gives one run's row of the thesis
+Tables 6.1/6.2 (compact run time = the workload's run time, actual run time = end - start).
+"""
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["summarize", "slowdowns", "busy_core_utilization", "step_series", "BOUNDED_SLOWDOWN_THRESHOLD", "SECONDS_PER_DAY"]
+__all__ = [
+    "summarize", "thesis_metrics", "slowdowns", "busy_core_utilization", "job_speedups", "mean_job_speedup",
+    "weighted_mean_job_speedup", "slowdown_counts", "step_series", "BOUNDED_SLOWDOWN_THRESHOLD",
+    "SECONDS_PER_DAY", "SLOWED_BELOW", "METRIC_NAMES",
+]
 
 BOUNDED_SLOWDOWN_THRESHOLD = 10.0  # seconds: run times below it count as this long in bounded slowdown
 SECONDS_PER_DAY = 86400.0
+SLOWED_BELOW = 0.99  # 003 §2.3.2.4: a job with speedup below this counts as slowed down
+METRIC_NAMES = ("makespan", "makespan_speedup", "mean_slowdown", "mean_slowdown_pp", "slowdown_counts",
+                "utilization", "mean_job_speedup", "weighted_mean_job_speedup")
 
 
 def slowdowns(result) -> np.ndarray:
@@ -65,12 +76,49 @@ def summarize(result, baseline=None, bounded_threshold: float = BOUNDED_SLOWDOWN
         "simulated_days_per_hour": makespan / SECONDS_PER_DAY / (result.wall_seconds / 3600.0)
         if result.wall_seconds > 0 else None,
     }
-    if result.co_scheduled:  # 003 §2.3.2.2-2.3.2.4: job speedups and slowdown counts (simulator.co_metrics)
-        from cosched.simulator.co_metrics import mean_job_speedup, slowdown_counts, weighted_mean_job_speedup
+    if result.co_scheduled:  # 003 §2.3.2.2-2.3.2.4: job speedups and slowdown counts
         summary.update(mean_job_speedup=mean_job_speedup(result),
                        weighted_mean_job_speedup=weighted_mean_job_speedup(result),
                        slowdown_counts=slowdown_counts(result))
     return summary
+
+
+def _run_times(result) -> np.ndarray:
+    return result.end - result.start
+
+
+def job_speedups(result) -> np.ndarray:
+    return result.workload.run / _run_times(result)  # 003 (2.7): compact run time / actual run time
+
+
+def mean_job_speedup(result) -> float:
+    return float(job_speedups(result).mean())  # 003 (2.8)
+
+
+def weighted_mean_job_speedup(result) -> float:
+    weights = _run_times(result) * result.workload.cores  # 003 §2.3.2.3: w_i = t_i^run x N_i
+    return float((weights * job_speedups(result)).sum() / weights.sum())  # 003 (2.9)
+
+
+def slowdown_counts(result) -> float:
+    """Share of jobs (0..1) with speedup below 0.99 (003 §2.3.2.4)."""
+    return float((job_speedups(result) < SLOWED_BELOW).mean())
+
+
+def thesis_metrics(result, baseline_makespan: float | None = None) -> dict:
+    """One run's values of the thesis metrics (003 §2.3; Tables 6.1, 6.2)."""
+    slowdown = slowdowns(result)  # 003 (2.2), t_run = actual run time
+    makespan = result.makespan
+    return {
+        "makespan": makespan,
+        "makespan_speedup": baseline_makespan / makespan if baseline_makespan else float("nan"),  # 003 (2.1)
+        "mean_slowdown": float(slowdown.mean()),  # 003 (2.3)
+        "mean_slowdown_pp": float((slowdown / result.workload.cores).mean()),  # 003 (2.4), (2.5)
+        "slowdown_counts": slowdown_counts(result),
+        "utilization": busy_core_utilization(result),
+        "mean_job_speedup": mean_job_speedup(result),
+        "weighted_mean_job_speedup": weighted_mean_job_speedup(result),
+    }
 
 
 def step_series(times_up: np.ndarray, times_down: np.ndarray, weights: np.ndarray | None = None):

@@ -1,4 +1,4 @@
-"""`cosched generate | opt | demo`: instances, the LP optimum, and the paper's FCS-vs-OPT demo."""
+"""`cosched generate | opt`: instances and their LP optimum."""
 from __future__ import annotations
 
 import argparse
@@ -63,17 +63,6 @@ def register(subparsers) -> None:
     opt.add_argument("--json", action="store_true", help="print the result as JSON")
     opt.set_defaults(func=_opt)
 
-    demo = subparsers.add_parser(
-        "demo", help="random paper-style instance: OPT vs FCS table and a Fig. 1-style plot",
-        description="Generate a paper-style instance (002 §8), compare OPT and FCS, plot both schedules.")
-    demo.add_argument("--n", type=int, default=6, help="number of tasks (default 6)")
-    demo.add_argument("--alpha", type=float, nargs=2, metavar=("LO", "HI"), default=(0.75, 0.85),
-                      help="range of alpha_i (default 0.75 0.85, closest to measured speeds, 002 §8)")
-    demo.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    demo.add_argument("--out", default="demo.png", metavar="PNG", help="plot file (default demo.png)")
-    demo.add_argument("--json", action="store_true", help="print the table as JSON")
-    demo.set_defaults(func=_demo)
-
 
 def _generate(args) -> int:
     from cosched.theory.generators import random_instance, worst_case_instance
@@ -105,36 +94,4 @@ def _opt(args) -> int:
           f"{result.solve_seconds:.3g} s, {result.iterations} round(s))")
     frame = result.schedule.to_frame()
     print(frame[["combination", "start", "duration"]].to_string(index=False))
-    return 0
-
-
-def _demo(args) -> int:
-    from cosched.outputs import check_plot_path
-    from cosched.strategies.fcs import FCS
-    from cosched.strategies.schedule import execute
-    from cosched.theory.bounds import competitive_ratio, fcs_bound
-    from cosched.theory.generators import random_instance
-    from cosched.theory.opt import solve_opt
-    from cosched.theory.plots import plot_schedules
-
-    if not 2 <= args.n <= 12:
-        raise InputError("the demo plots 2..12 tasks", field="--n")
-    check_plot_path(args.out, "--out")
-    instance = random_instance(args.n, alpha=args.alpha, seed=args.seed)
-    opt = solve_opt(instance)
-    fcs = execute(instance, FCS(), seed=args.seed)
-    row = {"n": instance.n, "alpha": list(args.alpha), "seed": args.seed, "opt": opt.makespan,
-           "makespan": fcs.makespan, "ratio": competitive_ratio(fcs.makespan, opt.makespan),
-           "bound": fcs_bound(instance), "plot": args.out}
-    plot_schedules(instance, {"FCS": fcs, "OPT": opt.schedule}, args.out,
-                   title=f"n={instance.n}, alpha in [{args.alpha[0]}, {args.alpha[1]}], seed {args.seed}")
-    if args.json:
-        print(json.dumps(row))
-        return 0
-    print(f"{instance.n} tasks, alpha_i in [{args.alpha[0]}, {args.alpha[1]}], seed {args.seed}")
-    print(f"{'OPT makespan':<24}{row['opt']:>12.4f}")
-    print(f"{'FCS makespan':<24}{row['makespan']:>12.4f}")
-    print(f"{'ratio FCS/OPT':<24}{row['ratio']:>12.4f}")
-    print(f"{'bound 2 - 1/a*':<24}{row['bound']:>12.4f}")
-    print(f"plot: {args.out}", file=sys.stderr)
     return 0

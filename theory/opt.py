@@ -15,6 +15,7 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.theory.instance import Instance
+from cosched.theory.schedule import Schedule
 
 __all__ = [
     "OptResult", "InfeasibleError", "solve_opt", "METHODS", "BACKENDS", "DIRECT_MAX_COLUMNS",
@@ -211,8 +212,6 @@ def _polish(matrix: np.ndarray, work: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 def _result(instance: Instance, times: np.ndarray, duals: np.ndarray, solver: str, method: str,
             seconds: float, rounds: int) -> OptResult:
-    from cosched.strategies.schedule import Schedule
-
     makespan = float(times.sum())  # C_max^OPT = sum_j x_j* (002 §4.1)
     used = np.flatnonzero(times > TIME_TOLERANCE * makespan)
     schedule = Schedule(instance.combinations[used], times[used], "opt", instance.tasks)

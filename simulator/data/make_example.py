@@ -16,7 +16,7 @@ import pandas as pd
 
 from cosched.simulator.data import EXAMPLE_HEATMAP, EXAMPLE_SEED
 from cosched.simulator.generate import ApplicationSeed
-from cosched.simulator.heatmap import Heatmap, heatmap_from_speedups, write_heatmap
+from cosched.theory.heatmap import Heatmap, heatmap_from_speedups, write_heatmap
 
 __all__ = ["make_example", "APPLICATIONS", "SEED"]
 

@@ -10,7 +10,7 @@ from cosched.errors import InputError
 from cosched.simulator.colocation import CoLocationAllocator, co_context, simulate_co
 from cosched.simulator.engine import Engine, simulate
 from cosched.simulator.generate import ApplicationSeed, generate_workload
-from cosched.simulator.heatmap import MissingPairsWarning, heatmap_from_speedups
+from cosched.theory.heatmap import MissingPairsWarning, heatmap_from_speedups
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import COSCHEDULERS, make_scheduler
 from cosched.simulator.workload import make_workload

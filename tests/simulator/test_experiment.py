@@ -11,7 +11,7 @@ from cosched.simulator import co_cli
 from cosched.simulator.data import EXAMPLE_HEATMAP, data_path
 from cosched.simulator.experiment import experiment_workload, preset_spec, run_experiment
 from cosched.simulator.experiment_plots import pareto_front
-from cosched.simulator.heatmap import read_heatmap
+from cosched.theory.heatmap import read_heatmap
 
 SMALL = dict(jobs=40, experiments=2, schedulers=["easy", "easy-co", "filler"])
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from cosched.errors import InputError
-from cosched.simulator.heatmap import (
+from cosched.theory.heatmap import (
     COLUMNS, Heatmap, MissingPairsWarning, heatmap_from_instance, heatmap_from_speedups, instance_from_heatmap,
     plot_heatmap, read_heatmap, write_heatmap,
 )
