@@ -16,7 +16,9 @@ import time
 import warnings
 from pathlib import Path
 
-ARIS_NAS = Path("/work/shared/data/heatmaps/elise/derived_pairs_aris_NAS.csv")
+from cosched.data import HEATMAPS, data_path
+
+ARIS_NAS = data_path(HEATMAPS["aris-nas"])  # bundled: the measured ELiSE ARIS NAS heatmap (preset aris-nas)
 RUN_TARGET = 2.0  # seconds for one 1000-job co-scheduled run on ARIS (issue 5, item 9)
 GRID_TARGET = 300.0  # seconds for 13 schedulers x 10 experiments x 1000 jobs
 
@@ -31,7 +33,6 @@ def median_time(function, repeat: int) -> float:
 
 
 def single_runs(heatmap_path: Path, repeat: int) -> None:
-    from cosched.simulator.colocation import simulate_co
     from cosched.simulator.engine import simulate
     from cosched.simulator.generate import ApplicationSeed, generate_workload
     from cosched.theory.heatmap import read_heatmap
@@ -49,7 +50,7 @@ def single_runs(heatmap_path: Path, repeat: int) -> None:
     print("|---|---|---|---|")
     print(f"| easy (classic) | {easy:.3f} | 1.0 | {'ok' if easy < RUN_TARGET else 'MISSED'} |")
     for name in COSCHEDULERS:
-        wall = median_time(lambda: simulate_co(workload, platform, name, heatmap=heatmap, use_run_times=True),
+        wall = median_time(lambda: simulate(workload, platform, name, heatmap=heatmap, use_run_times=True),
                            repeat)
         print(f"| {name} | {wall:.3f} | {wall / easy:.1f} | {'ok' if wall < RUN_TARGET else 'MISSED'} |")
 
@@ -77,16 +78,16 @@ def grid(workers: int | None) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--heatmap", type=Path, help="heatmap CSV (default: real ARIS NAS if present, else example)")
+    parser.add_argument("--heatmap", type=Path, help="heatmap CSV (default: the bundled real ARIS NAS heatmap)")
     parser.add_argument("--no-grid", action="store_true")
     parser.add_argument("--workers", type=int, default=None)
     args = parser.parse_args()
-    from cosched.simulator.data import EXAMPLE_HEATMAP, data_path
+    from cosched.simulator.data import EXAMPLE_HEATMAP, data_path as example_path
 
-    path = args.heatmap or (ARIS_NAS if ARIS_NAS.exists() else data_path(EXAMPLE_HEATMAP))
+    path = args.heatmap or ARIS_NAS
     single_runs(path, args.repeat)
-    if path != data_path(EXAMPLE_HEATMAP):
-        single_runs(data_path(EXAMPLE_HEATMAP), args.repeat)
+    if path != example_path(EXAMPLE_HEATMAP):
+        single_runs(example_path(EXAMPLE_HEATMAP), args.repeat)
     if not args.no_grid:
         grid(args.workers)
 

@@ -1,9 +1,13 @@
 """Time OPT (direct LP vs column generation, 002 §4.1), FCS and n = 20 NPZ loading side by side in one run.
 
     python benchmarks/bench_opt.py [--n-min 8] [--n-max 20] [--direct-max 19] [--repeats 3] [--seed 0]
+    python benchmarks/bench_opt.py --scale-only [--scale 1e-11]
 
 Prints a Markdown table; `direct/colgen` is the ratio of the median solver times measured in this run.
 The direct LP is skipped above --direct-max (default 19; n = 19 already takes ~10 s, 170x colgen).
+A second table checks scale invariance, OPT(c b) = c OPT(b): for random instances n = 4..10 (seeds 0..9) with
+the work vector scaled by c (default 1e-11), the worst relative makespan error and the worst relative error
+in any task's work done, per backend; an instance whose scaled solve raises counts as refused.
 """
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ from tqdm import tqdm
 from cosched.strategies.fcs import FCS
 from cosched.strategies.schedule import execute
 from cosched.theory.generators import random_instance
-from cosched.theory.instance import load_instance, save_instance
+from cosched.theory.instance import Instance, load_instance, save_instance
 from cosched.theory.opt import solve_opt
 
 
@@ -45,7 +49,12 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--alpha", type=float, nargs=2, default=(0.75, 0.85))
+    parser.add_argument("--scale", type=float, default=1e-11, help="factor c of the scale-invariance check")
+    parser.add_argument("--scale-only", action="store_true", help="only the scale-invariance table")
     args = parser.parse_args(argv)
+    if args.scale_only:
+        print_scale_check(args.scale)
+        return 0
 
     warm_up = random_instance(4, seed=0)
     solve_opt(warm_up, "direct"), solve_opt(warm_up, "colgen"), execute(warm_up, FCS())  # imports, caches
@@ -74,7 +83,36 @@ def main(argv=None) -> int:
         print(f"| {row['n']} | {row['m']:,} | {row['generate_s']:.3f} | {cell(row['direct_s'], '.3f')} | "
               f"{row['colgen_s']:.4f} | {row['rounds']} | {cell(row['ratio'], '.1f', 'x')} | "
               f"{cell(row['rel_diff'], '.1e')} | {row['fcs_s']:.4f} | {row['fcs_ratio']:.4f} | {row['load_s']:.3f} |")
+    print()
+    print_scale_check(args.scale)
     return 0
+
+
+def scale_errors(factor: float, backend: str, sizes=range(4, 11), seeds=range(10)):
+    """Worst |OPT(c b) / (c OPT(b)) - 1| and worst |A x - c b|_i / (c b_i) over the instances, and the refusals."""
+    makespan_error, work_error, refused = 0.0, 0.0, 0
+    for n in sizes:
+        for seed in seeds:
+            instance = random_instance(n, seed=seed)
+            reference = solve_opt(instance, "direct", "highs").makespan
+            scaled = Instance(instance.work * factor, instance.combinations, instance.speeds, instance.tasks)
+            try:
+                result = solve_opt(scaled, "direct", backend)
+            except Exception:  # noqa: BLE001 -- a refusal is a measured outcome here, whatever its type
+                refused += 1
+                continue
+            makespan_error = max(makespan_error, abs(result.makespan / (factor * reference) - 1))
+            done = result.schedule.work_done(scaled)
+            work_error = max(work_error, float((abs(done - scaled.work) / scaled.work).max()))
+    return makespan_error, work_error, refused
+
+
+def print_scale_check(factor: float) -> None:
+    print(f"| backend | work scaled by | instances | max makespan rel. error | max task work rel. error | refused |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for backend in ("highs", "pulp"):
+        makespan_error, work_error, refused = scale_errors(factor, backend)
+        print(f"| {backend} | {factor:g} | 70 | {makespan_error:.2e} | {work_error:.2e} | {refused} |")
 
 
 if __name__ == "__main__":

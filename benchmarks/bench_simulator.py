@@ -31,8 +31,9 @@ from cosched.simulator.engine import simulate  # noqa: E402
 from cosched.simulator.metrics import SECONDS_PER_DAY  # noqa: E402
 from cosched.simulator.platform import PRESETS  # noqa: E402
 from cosched.simulator.workload import read_swf  # noqa: E402
+from data_paths import SHARED_DATA  # noqa: E402  (the script's folder is on sys.path)
 
-DATA = Path(os.environ.get("COSCHED_SWF_DIR", ROOT.parent / "shared" / "data" / "swf"))
+DATA = Path(os.environ["COSCHED_SWF_DIR"]) if "COSCHED_SWF_DIR" in os.environ else SHARED_DATA / "swf"
 TRACES = {
     "sdsc-sp2": ("SDSC-SP2-1998-4.2-cln.swf.gz", "sdsc-sp2"),
     "curie": ("CEA-Curie-2011-2.1-cln.swf.gz", "curie"),

@@ -9,7 +9,9 @@ from pathlib import Path
 
 from cosched.errors import InputError
 
-__all__ = ["atomic_path", "output_dir", "check_plot_path", "pyplot", "save_figure"]
+__all__ = ["atomic_path", "output_dir", "check_plot_path", "check_outputs", "pyplot", "save_figure"]
+
+OUTPUT_KINDS = ("file", "folder", "plot")  # what check_outputs checks a location for
 
 
 @contextlib.contextmanager
@@ -76,6 +78,46 @@ def check_plot_path(path: str | os.PathLike, option: str) -> str:
         raise InputError(f"cannot write a plot as '.{suffix}'; use one of {', '.join(sorted(formats))}",
                          source=str(path), field=option)
     return str(path)
+
+
+def check_outputs(*outputs: tuple[str | None, str | os.PathLike | None, str]) -> None:
+    """Check every output location before a command does any work: (flag, path, kind) with kind "file",
+    "folder" or "plot" (a plot file: its extension too). A None path is skipped. Creates nothing.
+
+    A file must not be a folder; a folder must not be a file; a missing one needs its nearest existing parent to
+    be a writable folder; an existing one must be writable. Raises InputError naming the path and the flag.
+    """
+    for flag, path, kind in outputs:
+        if path is None:
+            continue
+        if kind not in OUTPUT_KINDS:
+            raise ValueError(f"kind is one of {OUTPUT_KINDS}, not {kind!r}")
+        path = Path(path)
+        reason = _output_problem(path, kind)
+        if reason is not None:
+            raise InputError(f"cannot write the output: {reason}", source=str(path), field=flag)
+        if kind == "plot":
+            check_plot_path(path, flag)
+
+
+def _output_problem(path: Path, kind: str) -> str | None:
+    """Why `path` cannot receive a file (kind file/plot) or folder, or None."""
+    if path.exists():
+        if kind == "folder" and not path.is_dir():
+            return "exists and is not a folder"
+        if kind != "folder" and path.is_dir():
+            return "is a directory"
+        if not os.access(path, os.W_OK | (os.X_OK if path.is_dir() else 0)):
+            return "permission denied"
+        return None
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return "a parent folder is a file"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"permission denied in {parent}"
+    return None
 
 
 def pyplot():

@@ -4,15 +4,20 @@ from __future__ import annotations
 import importlib
 from typing import Callable, Mapping
 
+from cosched.errors import InputError
+
 __all__ = ["build"]
 
 
 def build(registry: Mapping[str, str | Callable], name: str, kind: str, **options):
-    """Call the factory registered as `name`, passing only the options its `OPTIONS` attribute lists."""
+    """Call the factory registered as `name`, passing only the options its `OPTIONS` attribute lists.
+
+    An unknown name is bad input: InputError listing the known names.
+    """
     try:
         factory = registry[name]
     except KeyError:
-        raise ValueError(f"unknown {kind} {name!r}; known: {', '.join(sorted(registry))}") from None
+        raise InputError(f"unknown {kind} {name!r}; known: {', '.join(sorted(registry))}") from None
     if isinstance(factory, str):
         module, attribute = factory.split(":")
         factory = getattr(importlib.import_module(module), attribute)

@@ -3,14 +3,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+import signal
+from pathlib import Path
 
+from cosched.cli_options import (add_alias, add_json, add_out, add_plots, add_quiet, add_seed, announce, notice,
+                                  plots_target)
 from cosched.errors import InputError
+from cosched.measurement.counters import BACKEND_NAMES
 
 __all__ = ["register"]
 
 KERNEL_SECONDS_MARGIN = 60.0  # extra lifetime of bundled kernels beyond the planned measuring time
-BACKEND_CHOICES = ("auto", "perf", "cputime")  # the names `cosched.measurement.counters.open_backend` takes
+BACKEND_CHOICES = BACKEND_NAMES  # the names `cosched.measurement.counters.open_backend` takes
 
 
 def _positive(kind):
@@ -46,13 +50,19 @@ def register(subparsers) -> None:
                               "cputime")
     measure.add_argument("--work", action="append", default=[], metavar="NAME=B",
                          help="work b of a task in the instance (time alone; default 1)")
-    measure.add_argument("--monotone", action="store_true",
+    measure.add_argument("--project-monotone", action="store_true",
                          help="project the matrix onto monotone speeds (cap by sub-combinations)")
-    measure.add_argument("--resume", action="store_true", help="skip combinations already in DIR/speeds.csv")
-    measure.add_argument("--seed", type=int, default=0, help="seed of sample:N (default 0)")
-    measure.add_argument("--no-plots", action="store_true", help="do not write the PNG plots")
-    measure.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    measure.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_alias(measure, "--monotone", dest="project_monotone", action="store_true")
+    measure.add_argument("--resume", action="store_true", help=argparse.SUPPRESS)  # old spelling: reruns resume
+    measure.add_argument("--force", action="store_true",
+                         help="start over in DIR, removing the files an earlier measure wrote there (by default a "
+                              "rerun with the same tasks, window, warm-up and backend resumes; others are refused)")
+    add_seed(measure, "seed of sample:N and chains:N")
+    add_plots(measure, "heatmap.png and speed_by_size.png into DIR", default_on=True)
+    add_out(measure, "folder", "instance.json, heatmap.csv, samples.csv, speeds.csv, report.json, plots",
+            required=True)
+    add_json(measure, "the report")
+    add_quiet(measure)
     measure.set_defaults(func=_measure)
 
     validate = subparsers.add_parser(
@@ -66,10 +76,13 @@ def register(subparsers) -> None:
     validate.add_argument("--seconds", type=_positive(float), default=1.5,
                           help="work of each kernel, as seconds alone (default 1.5)")
     validate.add_argument("--repeats", type=_positive(int), default=2, help="runs alone per kernel and threads")
-    validate.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
-    validate.add_argument("--seed", type=int, default=0)
-    validate.add_argument("--out", metavar="DIR", help="write runs.csv, table.csv, report.json, validation.png")
-    validate.add_argument("--json", action="store_true", help="print the table as JSON")
+    validate.add_argument("--backend", choices=BACKEND_CHOICES, default="auto",
+                          help="counters: %(choices)s (default auto)")
+    add_seed(validate, "seed of the co-runner draws")
+    add_out(validate, "folder", "runs.csv, table.csv, report.json, validation.png")
+    add_plots(validate, "validation.png", default_on=True)
+    add_json(validate, "the table")
+    add_quiet(validate)
     validate.set_defaults(func=_validate)
 
     speeds = subparsers.add_parser(
@@ -78,19 +91,23 @@ def register(subparsers) -> None:
                     "instructions, cycles, time_enabled, time_running]) and print each task's speed per "
                     "sampling interval (002 §6, formula (30)) and its mean.")
     speeds.add_argument("samples", metavar="FILE")
-    speeds.add_argument("--out", metavar="CSV", help="write the per-interval table to this CSV")
-    speeds.add_argument("--json", action="store_true", help="print the per-task summary as JSON")
+    add_out(speeds, "file", "the per-interval table as CSV", metavar="CSV")
+    add_json(speeds, "the per-task summary")
+    add_quiet(speeds)
     speeds.set_defaults(func=_speeds)
 
 
 def _backend(name: str):
+    """(backend, why hardware counters are not used or None); the reason goes to report.json, see `_fallback`."""
     from cosched.measurement.counters import open_backend
 
-    backend, reason = open_backend(name)
-    if reason is not None:
-        print(f"cosched: hardware counters unavailable, using the '{backend.name}' backend (speed = cputime "
-              f"share, no IPC factor): {reason}", file=sys.stderr)
-    return backend, reason
+    return open_backend(name)
+
+
+def _fallback(args, reason: str | None, where: str) -> None:
+    """After a run (an error stays one line): one short line when `--backend auto` fell back to cputime."""
+    if args.backend == "auto" and reason is not None:
+        notice(args, f"note: no hardware counters, measured with the cputime backend (no IPC factor); {where}")
 
 
 def _kernel_names(text: str) -> list[str]:
@@ -104,11 +121,13 @@ def _kernel_names(text: str) -> list[str]:
 
 
 def _measure(args) -> int:
-    from cosched.outputs import output_dir
+    from cosched.outputs import check_outputs, output_dir
     from cosched.measurement.corun import TaskSpec, combination_set, parse_task
     from cosched.measurement.session import measure_to_directory
     from cosched.measurement.validation import kernel_command
 
+    plots = plots_target(args, args.out, fixed=True)
+    check_outputs(("--out", args.out, "folder"))
     tasks = [parse_task(text) for text in args.task]
     if args.kernels:
         kernels = _kernel_names(args.kernels)
@@ -138,17 +157,19 @@ def _measure(args) -> int:
     try:
         with output_dir(args.out) as out:
             report = measure_to_directory(tasks, out, backend, combinations=args.combinations, warmup=args.warmup,
-                                          window=args.window, seed=args.seed, work=work, project=args.monotone,
-                                          resume=args.resume, fallback_reason=reason,
-                                          plots=not args.no_plots)
+                                          window=args.window, seed=args.seed, work=work,
+                                          project=args.project_monotone, force=args.force, fallback_reason=reason,
+                                          plots=plots is not None, progress=not args.quiet)
     finally:
         backend.close()
+    _fallback(args, reason, "the reason is in report.json")
+    announce(args, *(Path(args.out) / name for name in sorted(set(report["files"].values()))))
     if args.json:
         print(json.dumps(report, indent=2, default=float))
     else:
         _print_summary(report, args.out)
     if report["interrupted"]:
-        return 130
+        return 128 + signal.Signals[report.get("interrupted_by") or "SIGINT"]  # 130 Ctrl-C, 143 SIGTERM
     return 1 if "error" in report else 0
 
 
@@ -171,29 +192,37 @@ def _print_summary(report: dict, out: str) -> None:
 
 
 def _validate(args) -> int:
-    from cosched.outputs import atomic_path, output_dir
+    from cosched.outputs import atomic_path, check_outputs, output_dir
     from cosched.measurement.validation import fit_table, run_validation
 
+    plots = plots_target(args, args.out)
+    check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
     kernels = _kernel_names(args.kernels)
     backend, reason = _backend(args.backend)
     try:
         runs = run_validation(backend, kernels, runs=args.runs, max_corunners=args.max_corunners,
                               max_threads=args.max_threads, seconds=args.seconds, repeats=args.repeats,
-                              seed=args.seed)
+                              seed=args.seed, progress=not args.quiet)
     finally:
         backend.close()
     table = fit_table(runs)
+    written = []
     if args.out:
-        from cosched.measurement.plots import plot_validation
-
         with output_dir(args.out) as out:
             for name, frame in (("runs.csv", runs), ("table.csv", table)):
                 with atomic_path(out / name) as tmp:
                     frame.to_csv(tmp, index=False)
-            plot_validation(runs, table, out / "validation.png", backend.name)
+                written.append(out / name)
             with atomic_path(out / "report.json") as tmp:
                 tmp.write_text(json.dumps({"backend": backend.name, "backend_note": reason,
                                            "table": table.to_dict(orient="records")}, indent=2))
+            written.append(out / "report.json")
+    if plots is not None:
+        from cosched.measurement.plots import plot_validation
+
+        written.append(plot_validation(runs, table, plots / "validation.png", backend.name))
+    _fallback(args, reason, "the reason is in report.json" if args.out else "--backend cputime skips the probe")
+    announce(args, *written)
     if args.json:
         print(json.dumps({"backend": backend.name, "table": table.to_dict(orient="records")}, indent=2))
         return 0
@@ -205,10 +234,11 @@ def _validate(args) -> int:
 
 
 def _speeds(args) -> int:
-    from cosched.outputs import atomic_path
+    from cosched.outputs import atomic_path, check_outputs
     from cosched.measurement.counters import BACKEND_CPUTIME, BACKEND_IPC_CPUTIME, load_samples
     from cosched.measurement.probe import interval_speeds
 
+    check_outputs(("--out", args.out, "file"))
     samples = load_samples(args.samples)
     backend = BACKEND_IPC_CPUTIME if samples["instructions"].notna().any() else BACKEND_CPUTIME
     table = interval_speeds(samples)
@@ -217,6 +247,7 @@ def _speeds(args) -> int:
     if args.out:
         with atomic_path(args.out) as tmp:
             table.to_csv(tmp, index=False)
+        announce(args, args.out)
     if args.json:
         print(json.dumps({"backend": backend, "tasks": summary.to_dict(orient="records")}, indent=2))
         return 0

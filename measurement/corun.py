@@ -3,16 +3,18 @@
 002 §9: all tasks must be runnable when measuring starts; a combination is formed by continuing its members
 while all others stay stopped. Each task runs in its own process group (session), so a signal reaches all its
 processes, and the harness kills every group on exit, on error, on Ctrl-C and on SIGTERM, so no stopped or
-orphan process survives it. Each task also gets PR_SET_PDEATHSIG(SIGKILL), a last resort if the harness
-itself is killed with SIGKILL.
+orphan process survives it. Each task also gets PR_SET_PDEATHSIG(SIGKILL) (`cosched.processes.die_with_parent`),
+a last resort if the harness itself is killed with SIGKILL: SIGKILL also ends a stopped task, and the bundled
+kernels' forked workers die with their worker 0 the same way. (Processes a task's own command forks are not
+covered by PDEATHSIG; they die with the group on every exit but SIGKILL of the harness.)
 """
 from __future__ import annotations
 
-import ctypes
+import contextlib
+import functools
 import os
 import signal
 import subprocess
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -20,6 +22,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from cosched.errors import InputError
+from cosched.processes import INTERRUPT_SIGNALS, die_with_parent, signals_deferred, termination_signals  # noqa: F401
 from cosched.measurement.counters import CounterBackend, ThreadReading, group_threads
 from cosched.measurement.probe import interval_speeds, readings_frame
 from cosched.theory.lattice import all_combinations, combinations_up_to, mask_of, popcount, tasks_of
@@ -31,10 +34,8 @@ __all__ = [
 ]
 
 KILL_GRACE_SECONDS = 2.0  # time a task gets to exit after SIGTERM before SIGKILL
+INTERRUPT_GRACE_SECONDS = 0.5  # the same after Ctrl-C / SIGTERM of the harness, which must end within 2 s
 ENUMERATE_MAX_TASKS = 20  # sample:N enumerates all combinations up to this many tasks, else draws at random
-PR_SET_PDEATHSIG = 1
-INTERRUPT_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 @dataclass(frozen=True)
@@ -142,13 +143,10 @@ class CombinationResult:
     readings: tuple[ThreadReading, ...]
 
 
-def _die_with_parent() -> None:
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
 def start_task(task: TaskSpec, output=subprocess.DEVNULL) -> subprocess.Popen:
     """Run the task's shell command in a new session (its own process group), dying with its parent."""
-    return subprocess.Popen(["/bin/sh", "-c", task.command], start_new_session=True, preexec_fn=_die_with_parent,
+    return subprocess.Popen(["/bin/sh", "-c", task.command], start_new_session=True,
+                            preexec_fn=functools.partial(die_with_parent, os.getpid()),
                             stdin=subprocess.DEVNULL, stdout=output, stderr=output)
 
 
@@ -160,23 +158,20 @@ def signal_group(process: subprocess.Popen, sig: int) -> None:
         pass
 
 
-def terminate_tasks(processes: Sequence[subprocess.Popen]) -> None:
+def terminate_tasks(processes: Sequence[subprocess.Popen], grace: float = KILL_GRACE_SECONDS) -> None:
     """SIGTERM + SIGCONT every group (a stopped process only acts on SIGTERM once continued), SIGKILL what
-    is left after `KILL_GRACE_SECONDS`, and reap the group leaders."""
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPT_SIGNALS)  # a second Ctrl-C must not cut this
-    try:
+    is left after `grace` seconds, and reap the group leaders."""
+    with signals_deferred():  # a second Ctrl-C must not cut this short; it acts once every group is gone
         for process in processes:
             signal_group(process, signal.SIGTERM)
             signal_group(process, signal.SIGCONT)
-        deadline = time.monotonic() + KILL_GRACE_SECONDS
+        deadline = time.monotonic() + grace
         for process in processes:
             while group_threads(process.pid) and time.monotonic() < deadline:
                 process.poll()
                 time.sleep(0.02)
             signal_group(process, signal.SIGKILL)
             process.wait()
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 class CoRunHarness:
@@ -191,35 +186,33 @@ class CoRunHarness:
         self.warmup, self.window, self.output = warmup, window, output
         self.processes: list[subprocess.Popen] = []
         self.status = [TaskStatus(task.name, task.command) for task in tasks]
-        self._previous_handlers: dict[int, object] = {}
+        self._signals = contextlib.ExitStack()
 
     def __enter__(self) -> "CoRunHarness":
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGTERM, signal.SIGHUP):
-                self._previous_handlers[sig] = signal.signal(sig, _raise_interrupt)
+        self._signals.enter_context(termination_signals())  # SIGTERM/SIGHUP end the run like Ctrl-C
         try:
             for task, status in zip(self.tasks, self.status):
-                process = start_task(task, self.output)
-                self.processes.append(process)
-                status.pid = process.pid
+                with signals_deferred():  # a Ctrl-C inside the fork's at-fork hooks would be lost, not raised
+                    process = start_task(task, self.output)
+                    self.processes.append(process)
+                    status.pid = process.pid
                 signal_group(process, signal.SIGSTOP)
-        except BaseException:
-            self.__exit__(None, None, None)
+        except BaseException as error:
+            self.__exit__(type(error), error, error.__traceback__)
             raise
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind=None, *exc) -> None:
         try:
-            self.terminate()
+            self.terminate(INTERRUPT_GRACE_SECONDS if kind is not None and issubclass(kind, KeyboardInterrupt)
+                           else KILL_GRACE_SECONDS)
         finally:
-            for sig, handler in self._previous_handlers.items():
-                signal.signal(sig, handler)
-            self._previous_handlers.clear()
+            self._signals.close()
 
-    def terminate(self) -> None:
+    def terminate(self, grace: float = KILL_GRACE_SECONDS) -> None:
         """Kill every task's process group (see `terminate_tasks`) and record how each task ended."""
         self._refresh_status()
-        terminate_tasks(self.processes)
+        terminate_tasks(self.processes, grace)
 
     def _refresh_status(self) -> None:
         for process, status in zip(self.processes, self.status):
@@ -266,10 +259,6 @@ class CoRunHarness:
         return CombinationResult(int(mask), speeds, threads, start, end, tuple(before + after))
 
 
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 @dataclass
 class Measurement:
     """Everything one harness run measured (possibly cut short by Ctrl-C: `interrupted`)."""
@@ -282,6 +271,7 @@ class Measurement:
     started: float = 0.0
     finished: float = 0.0
     interrupted: bool = False
+    interrupted_by: str | None = None  # SIGINT (Ctrl-C), SIGTERM or SIGHUP
 
     def speed_table(self):
         """Long table: combination, members, size, task, speed (absolute, formula (30)), threads, start, end."""
@@ -335,14 +325,12 @@ def measure_combinations(tasks: Sequence[TaskSpec], masks: Iterable[int], backen
                 result = harness.measure(mask)
                 measurement.results.append(result)
                 if on_result is not None:  # incremental files: no Ctrl-C in the middle of a row
-                    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPT_SIGNALS)
-                    try:
+                    with signals_deferred():
                         on_result(result)
-                    finally:
-                        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
                 bar.update()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as error:
         measurement.interrupted = True
+        measurement.interrupted_by = signal.Signals(getattr(error, "signum", signal.SIGINT)).name
     finally:
         bar.close()
         measurement.finished = time.time()

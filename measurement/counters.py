@@ -25,12 +25,13 @@ __all__ = [
     "perf_event_paranoid",
     "load_samples", "scale_count", "BACKEND_IPC_CPUTIME", "BACKEND_CPUTIME", "BACKEND_REPLAY",
     "PERF_TYPE_HARDWARE", "PERF_TYPE_SOFTWARE", "PERF_COUNT_HW_CPU_CYCLES", "PERF_COUNT_HW_INSTRUCTIONS",
-    "PERF_COUNT_SW_TASK_CLOCK", "SAMPLE_COLUMNS",
+    "PERF_COUNT_SW_TASK_CLOCK", "SAMPLE_COLUMNS", "BACKEND_NAMES",
 ]
 
 BACKEND_IPC_CPUTIME = "ipc×cputime"  # formula (30) with hardware instructions and cycles
 BACKEND_CPUTIME = "cputime"  # no hardware counters: formula (30) with the IPC factor dropped
 BACKEND_REPLAY = "replay"
+BACKEND_NAMES = ("auto", "perf", "cputime")  # what `open_backend` takes (auto: perf, else cputime with a reason)
 
 SYSCALL_PERF_EVENT_OPEN = {"x86_64": 298, "amd64": 298, "aarch64": 241, "arm64": 241, "i386": 336, "i686": 336,
                            "ppc64le": 319, "s390x": 331, "riscv64": 241}
@@ -436,4 +437,4 @@ def open_backend(name: str = "auto", proc: str = "/proc") -> tuple[CounterBacken
             return ProcfsCounters(proc), str(error)
     if name == "cputime":
         return ProcfsCounters(proc), "cputime backend requested"
-    raise InputError(f"unknown counter backend {name!r} (auto, perf, cputime)", field="backend")
+    raise InputError(f"unknown counter backend {name!r} ({', '.join(BACKEND_NAMES)})", field="backend")

@@ -1,7 +1,9 @@
 """Bundled kernels so the co-run harness runs anywhere: compute-, memory-bandwidth- and cache-bound loops.
 
 `python -m cosched.measurement.kernels NAME (--seconds S | --work N) [--threads T]`. Each of the T workers is a process
-of the same process group (the parent is worker 0), so the harness stops and measures all of them together.
+of the same process group (the parent is worker 0), so the harness stops and measures all of them together;
+the forked workers die with worker 0 (PR_SET_PDEATHSIG(SIGKILL), even while stopped), and worker 0 started by
+the harness dies with the harness, so killing either never leaves a worker behind.
 With `--work N` every worker performs exactly N work units, the same instruction count in any co-run
 (what the Table 2 validation of 002 §7 needs); with `--seconds S` the workers stop after S seconds of wall time.
 """
@@ -11,6 +13,8 @@ import argparse
 import os
 import sys
 import time
+
+from cosched.processes import die_with_parent
 
 __all__ = ["KERNELS", "run_kernel", "main", "COMPUTE_ELEMENTS", "MEMORY_BYTES", "CACHE_BYTES"]
 
@@ -84,10 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[variable] = "1"
     children = []
+    parent = os.getpid()
     for _ in range(args.threads - 1):
         pid = os.fork()
         if pid == 0:
             try:
+                die_with_parent(parent)
                 run_kernel(args.name, work=args.work, seconds=seconds)
             finally:
                 os._exit(0)

@@ -1,13 +1,22 @@
 """One `cosched measure` run: harness -> incremental raw tables -> instance, heatmap, plots and report in a folder.
 
-`speeds.csv` and `samples.csv` grow after every combination, so an interrupted run keeps what it measured and
-`resume=True` skips the combinations already in `speeds.csv`; the derived files (instance.json, heatmap.csv,
-report.json, plots) are rewritten whole at the end of every run, also an interrupted one.
+`samples.csv` and then `speeds.csv` grow after every combination (a combination counts as measured once all
+its rows are in `speeds.csv`), so an interrupted or killed run keeps what it measured. Reruns follow the rule
+of `cosched.rerun`: the folder's `config.json` records what determines a measured row (tasks and their
+commands, warm-up, window, counter backend); a rerun with the same values resumes, skipping the combinations
+already measured (the combination set itself may change: more combinations are added, fewer are a subset);
+other values, or foreign files, are refused unless `force`, which removes this command's files and starts
+over. The derived files (instance.json, heatmap.csv, plots, report.json) are rewritten at the end of every
+run; one a run does not write (plots with `plots=False` or after an interruption) is removed, never left
+stale.
 """
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
+import signal
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
@@ -16,43 +25,97 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
+from cosched.processes import signals_deferred
+from cosched.rerun import FORCE_HINT, claim_output, json_key
 from cosched.measurement.corun import (SPEED_COLUMNS, TaskSpec, combination_set, measure_combinations, result_samples,
                                result_table)
 from cosched.measurement.counters import CounterBackend
 from cosched.measurement.matrix import measured_instance
 from cosched.theory.instance import save_instance
-from cosched.theory.lattice import mask_of
+from cosched.theory.lattice import mask_of, popcount
 
-__all__ = ["measure_to_directory", "OUTPUT_FILES"]
+__all__ = ["measure_to_directory", "OUTPUT_FILES", "run_key"]
 
+CONFIG = "config.json"
+DERIVED = ("instance.json", "heatmap.csv", "heatmap.png", "speed_by_size.png")  # rewritten or removed every run
 OUTPUT_FILES = ("instance.json", "heatmap.csv", "samples.csv", "speeds.csv", "report.json", "heatmap.png",
-                "speed_by_size.png")
+                "speed_by_size.png", CONFIG)
+_KERNEL_LIFETIME = re.compile(r"(\s--seconds\s+)\S+")
+
+
+def run_key(tasks: Sequence[TaskSpec], warmup: float, window: float, backend: str) -> dict:
+    """What determines a measured row: the resume key stored as config.json.
+
+    A bundled kernel's `--seconds` (its lifetime, sized from the number of combinations) is left out."""
+    def command(text: str) -> str:
+        return _KERNEL_LIFETIME.sub(r"\1*", text) if "cosched.measurement.kernels" in text else text
+
+    return {"tasks": {task.name: command(task.command) for task in tasks}, "warmup": float(warmup),
+            "window": float(window), "backend": backend}
 
 
 def _append(frame, path: Path) -> None:
     frame.to_csv(path, mode="a", header=not path.exists() or path.stat().st_size == 0, index=False)
 
 
-def _previous(path: Path, tasks: Sequence[TaskSpec]):
-    """Speed rows of an earlier run, re-keyed to the current task order; rows of unknown tasks are an error."""
+def _read_rows(path: Path):
+    """A CSV the run appends to, without the cut-off last line a killed write leaves; (frame, was_cut)."""
     import pandas as pd
 
+    if not path.exists():
+        return None, False
+    text = path.read_text()
+    whole = text[:text.rfind("\n") + 1]
+    if not whole.strip():
+        return None, whole != text
     try:
-        table = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
-        raise InputError(f"cannot resume: {error}", source=str(path)) from None
+        return pd.read_csv(io.StringIO(whole)), whole != text
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot resume: {error}; {FORCE_HINT}", source=str(path)) from None
+
+
+def _restore(out: Path, tasks: Sequence[TaskSpec]):
+    """Speed rows of the combinations an earlier run measured completely, re-keyed to the current task order.
+
+    A combination counts when every member has a finite speed; the rows (and samples) of others are dropped
+    from the files, so the rerun measures them again and the files hold each combination once.
+    """
+    speeds_path, samples_path = out / "speeds.csv", out / "samples.csv"
+    table, cut = _read_rows(speeds_path)
+    if table is None:
+        for path in (speeds_path, samples_path):
+            path.unlink(missing_ok=True)
+        return None
     missing = [column for column in SPEED_COLUMNS if column not in table.columns]
     if missing:
-        raise InputError("cannot resume: missing column", source=str(path), field=missing[0])
+        raise InputError(f"cannot resume: missing column; {FORCE_HINT}", source=str(speeds_path), field=missing[0])
     names = [task.name for task in tasks]
-    unknown = sorted(set(table["task"].astype(str)) - set(names))
-    if unknown:
-        raise InputError(f"cannot resume: tasks {unknown} are not in this run ({names})", source=str(path),
-                         field="task")
     table["task"] = table["task"].astype(str)
+    unknown = sorted(set(table["task"]) - set(names))
+    if unknown:
+        raise InputError(f"cannot resume: tasks {unknown} are not in this run ({names})", source=str(speeds_path),
+                         field="task")
+    stored = table["combination"].to_numpy(dtype=np.int64)
     table["combination"] = [mask_of(names.index(name) for name in str(members).split("+"))
                             for members in table["members"]]
-    return table
+    renumber = dict(zip(stored.tolist(), table["combination"].tolist()))  # earlier numbering -> this run's
+    finite = np.isfinite(table["speed"].to_numpy(dtype=float))
+    per = table.assign(finite=finite).groupby("combination").agg(rows=("task", "nunique"), ok=("finite", "all"))
+    complete = per.index[(per["rows"].to_numpy() == popcount(per.index.to_numpy(dtype=np.int64)))
+                         & per["ok"].to_numpy()]
+    kept = table[table["combination"].isin(complete)].drop_duplicates(["combination", "task"], keep="first")
+    renumbered = any(old != new for old, new in renumber.items())
+    if cut or renumbered or len(kept) < len(table):
+        with atomic_path(speeds_path) as tmp:  # only the complete combinations, in this run's numbering
+            kept.to_csv(tmp, index=False, columns=list(SPEED_COLUMNS))
+    samples, samples_cut = _read_rows(samples_path)
+    if samples is not None and "combination" in samples.columns:
+        mapped = samples["combination"].map(renumber)
+        inside = mapped.isin(complete).to_numpy()
+        if samples_cut or renumbered or not inside.all():
+            with atomic_path(samples_path) as tmp:
+                samples[inside].assign(combination=mapped[inside].astype(np.int64)).to_csv(tmp, index=False)
+    return kept
 
 
 def _iso(seconds: float) -> str:
@@ -62,74 +125,88 @@ def _iso(seconds: float) -> str:
 def measure_to_directory(tasks: Sequence[TaskSpec], out: str | os.PathLike, backend: CounterBackend, *,
                          combinations: str = "pairs", warmup: float = 0.5, window: float = 2.0,
                          seed: int | None = None, work: Sequence[float] | None = None, project: bool = False,
-                         resume: bool = False, fallback_reason: str | None = None,
+                         resume: bool = True, force: bool = False, fallback_reason: str | None = None,
                          progress: bool = True, plots: bool = True) -> dict:
     """Measure `tasks` in the combinations named by `combinations`; returns the report also written to
-    `out/report.json` (its `interrupted` says whether Ctrl-C / SIGTERM cut the run short)."""
+    `out/report.json` (its `interrupted` / `interrupted_by` say whether Ctrl-C / SIGTERM cut the run short).
+
+    Reruns: see the module docstring (`force` starts over; `resume` is accepted for old callers and ignored).
+    """
     import pandas as pd
 
     from cosched.theory.heatmap import heatmap_from_instance, plot_heatmap, write_heatmap
 
+    del resume  # the rerun rule decides: the same configuration always resumes
     out = Path(out)
+    key = run_key(tasks, warmup, window, backend.name)
+    resuming = claim_output(out, command="measure", key_file=CONFIG, owned=OUTPUT_FILES, matches=json_key(key),
+                            force=force)
     out.mkdir(parents=True, exist_ok=True)
     speeds_path, samples_path = out / "speeds.csv", out / "samples.csv"
     names = [task.name for task in tasks]
     masks = combination_set(len(tasks), combinations, seed)
-    previous = None
-    if resume and speeds_path.exists():
-        previous = _previous(speeds_path, tasks)
-        done = previous.groupby("combination")["speed"].apply(lambda s: bool(np.isfinite(s).all()))
-        masks = masks[~np.isin(masks, done.index[done.to_numpy()].to_numpy(dtype=np.int64))]
-    elif not resume:
+    previous = _restore(out, tasks) if resuming else None
+    if previous is not None:
+        masks = masks[~np.isin(masks, previous["combination"].unique())]
+    else:
         for path in (speeds_path, samples_path):
             path.unlink(missing_ok=True)
+    if not resuming:
+        with atomic_path(out / CONFIG) as tmp:
+            tmp.write_text(json.dumps(key, indent=2))
 
-    def keep(result):
-        _append(result_table(result, tasks), speeds_path)
+    def keep(result):  # samples first: a combination is measured once its speed rows are in speeds.csv
         _append(result_samples(result), samples_path)
+        _append(result_table(result, tasks), speeds_path)
 
     measurement = measure_combinations(tasks, masks, backend, warmup=warmup, window=window,
                                        fallback_reason=fallback_reason, on_result=keep, progress=progress)
-    table = measurement.speed_table()
-    if previous is not None:
-        table = pd.concat([previous[list(SPEED_COLUMNS)], table], ignore_index=True)
-        table = table.drop_duplicates(["combination", "task"], keep="last")
-    report = {
-        "backend": measurement.backend,
-        "backend_note": fallback_reason,
-        "tasks": [status.as_dict() for status in measurement.status],
-        "start": _iso(measurement.started),
-        "end": _iso(measurement.finished),
-        "interrupted": measurement.interrupted,
-        "combinations": combinations,
-        "combinations_measured": int(table["combination"].nunique()),
-        "combinations_planned": int(len(masks) + (previous["combination"].nunique() if previous is not None
-                                                    else 0)),
-        "warmup_seconds": warmup,
-        "window_seconds": window,
-        "seed": seed,
-        "files": {},
-    }
+    interrupted_by = measurement.interrupted_by
+    report = {"backend": measurement.backend, "backend_note": fallback_reason,
+              "tasks": [status.as_dict() for status in measurement.status], "start": _iso(measurement.started),
+              "end": _iso(measurement.finished), "interrupted": False, "interrupted_by": None,
+              "combinations": combinations, "combinations_measured": 0,
+              "combinations_planned": int(len(masks) + (previous["combination"].nunique() if previous is not None
+                                                          else 0)),
+              "warmup_seconds": warmup, "window_seconds": window, "seed": seed, "files": {}}
+    written = set()
     try:
-        matrix = measured_instance(names, table, work, project)
-    except InputError as error:
-        report["error"] = str(error)
-        matrix = None
-    if matrix is not None:
-        report.update(matrix.report())
-        save_instance(matrix.instance, out / "instance.json")
-        procs = [max(1, int(table.loc[(table["size"] == 1) & (table["task"] == name), "threads"].max()))
-                 for name in matrix.instance.tasks]
-        heatmap = heatmap_from_instance(matrix.instance, procs=procs)
-        write_heatmap(heatmap, out / "heatmap.csv")
-        report["files"].update({"instance": "instance.json", "heatmap": "heatmap.csv"})
-        if plots:
-            from cosched.measurement.plots import plot_speed_by_size
+        table = measurement.speed_table()
+        if previous is not None:
+            table = pd.concat([previous[list(SPEED_COLUMNS)], table], ignore_index=True)
+            table = table.drop_duplicates(["combination", "task"], keep="last")
+        report["combinations_measured"] = int(table["combination"].nunique())
+        try:
+            matrix = measured_instance(names, table, work, project)
+        except InputError as error:
+            report["error"] = str(error)
+            matrix = None
+        if matrix is not None:
+            report.update(matrix.report())
+            save_instance(matrix.instance, out / "instance.json")
+            procs = [max(1, int(table.loc[(table["size"] == 1) & (table["task"] == name), "threads"].max()))
+                     for name in matrix.instance.tasks]
+            heatmap = heatmap_from_instance(matrix.instance, procs=procs)
+            write_heatmap(heatmap, out / "heatmap.csv")
+            written.update({"instance.json", "heatmap.csv"})
+            report["files"].update({"instance": "instance.json", "heatmap": "heatmap.csv"})
+            if plots and interrupted_by is None:  # an interrupted run ends at once: the rerun draws them
+                from cosched.measurement.plots import plot_speed_by_size
 
-            plot_heatmap(heatmap, out / "heatmap.png")
-            plot_speed_by_size(matrix.instance, out / "speed_by_size.png", measurement.backend)
-            report["files"].update({"heatmap_plot": "heatmap.png", "speed_by_size_plot": "speed_by_size.png"})
-    report["files"].update({"speeds": "speeds.csv", "samples": "samples.csv", "report": "report.json"})
-    with atomic_path(out / "report.json") as tmp:
-        tmp.write_text(json.dumps(report, indent=2, default=float))
+                plot_heatmap(heatmap, out / "heatmap.png")
+                written.add("heatmap.png")
+                plot_speed_by_size(matrix.instance, out / "speed_by_size.png", measurement.backend)
+                written.add("speed_by_size.png")
+                report["files"].update({"heatmap_plot": "heatmap.png", "speed_by_size_plot": "speed_by_size.png"})
+    except KeyboardInterrupt as error:  # Ctrl-C / SIGTERM while writing the derived files: finish quickly
+        interrupted_by = interrupted_by or signal.Signals(getattr(error, "signum", signal.SIGINT)).name
+    with signals_deferred():
+        for name in DERIVED:  # a file this run did not write would describe other rows
+            if name not in written:
+                (out / name).unlink(missing_ok=True)
+        report["files"] = {label: name for label, name in report["files"].items() if name in written}
+        report["files"].update({"speeds": "speeds.csv", "samples": "samples.csv", "report": "report.json"})
+        report["interrupted"], report["interrupted_by"] = interrupted_by is not None, interrupted_by
+        with atomic_path(out / "report.json") as tmp:
+            tmp.write_text(json.dumps(report, indent=2, default=float))
     return report

@@ -5,12 +5,18 @@ Interface (what a new allocator, e.g. the co-location one of 000 §3.5, implemen
 - ``NodeState``: ``used[node]`` cores in use (int array), ``occupants[node, slot]`` job indices on each node
   (-1 = empty slot, ``slots`` jobs per node at most, 2 by default so two jobs can share a node),
   ``idle`` = number of nodes with no job. ``occupy``/``vacate`` keep these consistent; ``jobs_on(nodes)``
-  lists the distinct jobs on some nodes (the neighbours a speed model looks at).
+  lists the distinct jobs on some nodes (the neighbours a speed model looks at). Occupant ids below -1
+  are the engine's node reservations.
 - ``Allocation(nodes, cores)``: the node ids (int array) and the cores used on each of them (int).
 - ``Allocator`` (subclass it):
     * ``find(engine, job) -> Allocation | None``: the nodes the job would use now, or None; no side effect.
     * ``units(engine, job) -> int`` and ``free_units() -> int``, ``total_units``: the resource count that
       backfilling reasons with (reservations, shadow time, extra units). Compact: whole nodes.
+      ``units_of(allocation)``: the units an allocation holds.
+    * ``free_cores() -> int``: cores bound to no job (the Filler keys of 003 read it).
+    * ``resize(engine, job, allocation, nodes) -> Allocation | None``: grow or shrink a running job's
+      allocation to `nodes` nodes (committed), None if too few nodes are idle; only where jobs get
+      whole nodes.
     * ``commit(job, allocation)`` / ``release(job, allocation)``: update the node state; the engine calls
       them when a job starts and finishes. Override to keep extra counters, calling ``super()``.
 """
@@ -65,7 +71,7 @@ class NodeState:
     def jobs_on(self, nodes: np.ndarray) -> np.ndarray:
         """The distinct jobs on these nodes (ascending)."""
         occupants = self.occupants[nodes]
-        return np.unique(occupants[occupants != EMPTY])
+        return np.unique(occupants[occupants > EMPTY])
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +112,28 @@ class Allocator(ABC):
         """Units per job when they depend on the job's cores only (lets schedulers use a table), else None."""
         return None
 
+    def units_of(self, allocation: Allocation) -> int:
+        """Units an allocation holds: whole nodes."""
+        return int(allocation.nodes.size)
+
+    def free_cores(self) -> int:
+        """Cores bound to no job."""
+        return int(self.platform.total_cores - self.state.used.sum())
+
+    def resize(self, engine, job: int, allocation: Allocation, nodes: int) -> Allocation | None:
+        """Grow onto the lowest idle nodes or shrink off the job's highest nodes; None if too few are idle."""
+        current = allocation.nodes
+        if nodes > current.size:
+            idle = np.flatnonzero(self.state.used == 0)
+            if nodes - current.size > idle.size:
+                return None
+            added = Allocation(idle[:nodes - current.size], allocation.cores)
+            self.commit(job, added)
+            return Allocation(np.sort(np.concatenate([current, added.nodes])), allocation.cores)
+        removed = Allocation(current[nodes:], allocation.cores)
+        self.release(job, removed)
+        return Allocation(current[:nodes], allocation.cores)
+
     def commit(self, job: int, allocation: Allocation) -> None:
         self.state.occupy(job, allocation.nodes, allocation.cores)
 
@@ -132,6 +160,9 @@ class CompactAllocator(Allocator):
 
     def free_units(self) -> int:
         return self.state.idle
+
+    def free_cores(self) -> int:
+        return self.state.idle * self._cpn
 
     def static_units(self, cores: np.ndarray) -> np.ndarray:
         return -(-cores // self._cpn)

@@ -6,29 +6,57 @@ print the metrics. Heavy imports stay inside the command functions.
 from __future__ import annotations
 
 import json
-import sys
+from pathlib import Path
 
-from cosched.simulator.co_cli import add_simulate_options, co_simulation_options, is_coscheduler
-from cosched.simulator.schedulers import CLASSIC
+from cosched.cli_options import (add_json, add_name_list, add_out, add_plots, add_quiet, announce, names_or, one_name,
+                                  plots_target)
+from cosched.data import WORKLOADS
+from cosched.rerun import claim_rows, digest
+from cosched.simulator.co_cli import add_simulate_options, co_simulation_options
+from cosched.simulator.platform import PRESETS as PLATFORMS
+from cosched.simulator.schedulers import CLASSIC, SCHEDULERS
+from cosched.simulator.metrics import SECONDS_PER_DAY
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
 
 __all__ = ["register"]
 
-COMPARE_COLUMNS = (
-    ("makespan_days", "makespan [d]", "{:.2f}"), ("makespan_speedup", "mS", "{:.3f}"),
-    ("mean_wait", "wait [s]", "{:.0f}"), ("mean_turnaround", "turnaround [s]", "{:.0f}"),
-    ("mean_slowdown", "slowdown", "{:.2f}"), ("mean_bounded_slowdown", "bsld", "{:.2f}"),
-    ("mean_slowdown_per_processor", "sld/proc", "{:.3f}"), ("utilization", "util", "{:.3f}"),
-    ("wall_seconds", "wall [s]", "{:.2f}"),
+# Text output: makespans in days, other durations in seconds, the unit in every label; JSON keeps seconds.
+
+
+def _days(seconds: float) -> str:
+    days = seconds / SECONDS_PER_DAY
+    return f"{days:.2f}" if abs(days) >= 1 else f"{days:.3g}"
+
+
+def _seconds(seconds: float) -> str:
+    return f"{seconds:.1f}" if abs(seconds) >= 10 else f"{seconds:.3g}"
+
+
+def _number(value: float) -> str:
+    return f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
+
+
+# summary key -> (unit shown in the label, text of the JSON value)
+UNITS = {"makespan": ("d", _days), "mean_wait": ("s", _seconds), "median_wait": ("s", _seconds),
+         "max_wait": ("s", _seconds), "mean_turnaround": ("s", _seconds), "bounded_slowdown_threshold": ("s", _seconds),
+         "wall_seconds": ("s", _seconds), "jobs_per_second": ("jobs/s", _number),
+         "simulated_days_per_hour": ("d/h", _number)}
+TEXT_SKIPPED = ("scheduler", "platform", "jobs", "simulated_days")  # in the title line, or makespan [d] again
+COMPARE_COLUMNS = (  # (summary key, column title with unit, format)
+    ("makespan", "makespan [d]", _days), ("makespan_speedup", "mS", "{:.3f}".format),
+    ("mean_wait", "wait [s]", _seconds), ("mean_turnaround", "turnaround [s]", _seconds),
+    ("mean_slowdown", "slowdown", "{:.2f}".format), ("mean_bounded_slowdown", "bsld", "{:.2f}".format),
+    ("mean_slowdown_per_processor", "sld/proc", "{:.3f}".format), ("utilization", "util", "{:.3f}".format),
+    ("wall_seconds", "wall [s]", _seconds),
 )
 
 
 def _common(parser) -> None:
-    parser.add_argument("--workload", required=True, help="SWF (.swf, .swf.gz) or CSV (job_id, submit_time, "
-                                                          "run_time, cores[, estimate, app])")
-    parser.add_argument("--platform", required=True, help="preset (aris, marconi, grvingt, sdsc-sp2, curie, "
-                                                          "ricc, ...) or JSON {nodes, sockets_per_node, "
-                                                          "cores_per_socket}")
+    parser.add_argument("--workload", required=True, help=f"bundled trace ({', '.join(WORKLOADS)}), SWF (.swf, "
+                                                          ".swf.gz) or CSV (job_id, submit_time, run_time, "
+                                                          "cores[, estimate, app])")
+    parser.add_argument("--platform", required=True, help=f"preset ({', '.join(PLATFORMS)}) or JSON {{nodes, "
+                                                          "sockets_per_node, cores_per_socket}")
     parser.add_argument("--depth", type=int, default=DEFAULT_DEPTH,
                         help=f"backfill depth (default {DEFAULT_DEPTH}, as Slurm)")
     parser.add_argument("--run-times", action="store_true",
@@ -36,8 +64,8 @@ def _common(parser) -> None:
     parser.add_argument("--bounded-threshold", type=float, default=10.0,
                         help="bounded slowdown threshold in seconds (default 10)")
     parser.add_argument("--limit", type=int, help="simulate only the first N jobs (after cleaning)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_quiet(parser)
+    add_json(parser, "the summary (times in seconds)")
 
 
 def register(subparsers) -> None:
@@ -46,12 +74,12 @@ def register(subparsers) -> None:
         description="Discrete-event simulation (ELiSE §3): completions, then arrivals, then one scheduling pass "
                     "per timestamp; compact whole-node allocation. Writes jobs.csv and summary.json to --out.")
     _common(simulate)
-    simulate.add_argument("--scheduler", default="easy",
-                          help="fcfs, easy, conservative, sjf, ljf (default easy), or a registered co-scheduler")
+    add_name_list(simulate, "--scheduler", what="the scheduler (one)", known=tuple(SCHEDULERS), default="easy",
+                  alias="--schedulers")
     simulate.add_argument("--baseline", help="also run this scheduler for the makespan speedup (e.g. conservative)")
-    simulate.add_argument("--out", help="output folder: jobs.csv, summary.json (and jobs.parquet, plots)")
+    add_out(simulate, "folder", "jobs.csv, summary.json (and jobs.parquet, the plots)")
     simulate.add_argument("--parquet", action="store_true", help="also write jobs.parquet")
-    simulate.add_argument("--plots", metavar="DIR", help="write Gantt, utilization, queue and wait-time PNGs")
+    add_plots(simulate, "Gantt, utilization, queue and wait-time PNGs", default_on=True)
     add_simulate_options(simulate)
     simulate.set_defaults(func=_simulate_command)
 
@@ -59,12 +87,15 @@ def register(subparsers) -> None:
         "compare", help="run several schedulers on the same workload and print a metrics table",
         description="Same workload, same platform, several schedulers; makespan speedup against --baseline.")
     _common(compare)
-    compare.add_argument("--schedulers", default=",".join(CLASSIC),
-                         help=f"comma-separated names (default {','.join(CLASSIC)})")
+    add_name_list(compare, "--scheduler", what="schedulers to compare", known=tuple(SCHEDULERS),
+                  default=",".join(CLASSIC), alias="--schedulers")
     compare.add_argument("--baseline", default="conservative",
                          help="scheduler whose makespan is the reference (default conservative)")
-    compare.add_argument("--out", help="write compare.csv (one row of metrics per scheduler) here")
+    add_out(compare, "folder", "compare.csv, one row of metrics per scheduler (resumes if it exists)")
     add_simulate_options(compare)
+    compare.add_argument("--force", action="store_true",
+                         help="start over: remove an earlier compare.csv of other options or inputs (by default the "
+                              "same comparison resumes and others are refused)")
     compare.set_defaults(func=_compare_command)
 
 
@@ -94,85 +125,93 @@ def _scheduler(name: str, depth: int):
 
     try:
         return make_scheduler(name, depth=depth)
-    except ValueError as error:
-        raise InputError(str(error), field="scheduler") from None
+    except InputError as error:  # an unknown name, or an option out of range: name that option, once
+        raise InputError(error.message, field=error.field or "scheduler") from None
 
 
 def _run(args, name, platform, workload, progress):
-    from cosched.simulator.colocation import simulate_any
+    from cosched.simulator.engine import simulate
 
     scheduler = _scheduler(name, args.depth)
-    co_options = co_simulation_options(args) if is_coscheduler(name) else {}
-    return simulate_any(workload, platform, scheduler, use_run_times=args.run_times, progress=progress, **co_options)
+    co_options = co_simulation_options(args) if scheduler.co_located else {}
+    return simulate(workload, platform, scheduler, use_run_times=args.run_times, progress=progress, **co_options)
 
 
 def _print_summary(summary: dict, cleaning: dict) -> None:
+    """The summary as text: each label carries its unit (makespan in days, other times in seconds)."""
+    changes = ", ".join(f"{k} {v}" for k, v in cleaning.items() if k not in ("records", "jobs") and v)
     print(f"{summary['scheduler']} on {summary['platform']}: {summary['jobs']} jobs "
-          f"({cleaning.get('records', summary['jobs'])} records; "
-          + ", ".join(f"{k} {v}" for k, v in cleaning.items() if k not in ("records", "jobs") and v) + ")")
+          f"({cleaning.get('records', summary['jobs'])} records" + (f"; {changes})" if changes else ")"))
     for key, value in summary.items():
-        if key in ("scheduler", "platform", "jobs") or value is None:
+        if key in TEXT_SKIPPED or value is None:
             continue
-        print(f"  {key:<30} {value:.6g}" if isinstance(value, float) else f"  {key:<30} {value}")
+        unit, text = UNITS.get(key, (None, _number))
+        label = f"{key} [{unit}]" if unit else key
+        shown = text(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+        print(f"  {label:<34} {shown}")
 
 
 def _simulate_command(args) -> int:
-    from cosched.outputs import atomic_path, output_dir
+    from cosched.outputs import atomic_path, check_outputs, output_dir
     from cosched.simulator.metrics import summarize
 
+    scheduler = one_name(args, "scheduler", "easy", "--scheduler", "simulate runs one scheduler (compare: several)")
+    plots = plots_target(args, args.out)
+    check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
     platform, workload = _load(args)
     progress = not args.quiet
-    result = _run(args, args.scheduler, platform, workload, progress)
+    result = _run(args, scheduler, platform, workload, progress)
     baseline = _run(args, args.baseline, platform, workload, progress) if args.baseline else None
     summary = summarize(result, baseline, args.bounded_threshold)
     summary["cleaning"] = workload.cleaning
     summary["workload"] = str(args.workload)
     summary["use_run_times"] = args.run_times
     summary["depth"] = args.depth
+    written = []
     if args.out:
         with output_dir(args.out) as folder:
             frame = result.jobs_frame()
             with atomic_path(folder / "jobs.csv") as path:
                 frame.to_csv(path, index=False)
+            written.append(folder / "jobs.csv")
             if args.parquet:
                 with atomic_path(folder / "jobs.parquet") as path:
                     frame.to_parquet(path, index=False)
+                written.append(folder / "jobs.parquet")
             with atomic_path(folder / "summary.json") as path:
                 path.write_text(json.dumps(summary, indent=2) + "\n")
-    if args.plots:
+            written.append(folder / "summary.json")
+    if plots is not None:
         from cosched.simulator.plots import write_plots
-        write_plots(result, args.plots)
+        written += write_plots(result, plots)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
         _print_summary({k: v for k, v in summary.items() if k not in ("cleaning", "workload")}, workload.cleaning)
-        if args.out:
-            print(f"wrote {args.out}/jobs.csv and summary.json", file=sys.stderr)
+    announce(args, *written)
     return 0
 
 
 def _compare_command(args) -> int:
-    from pathlib import Path
+    from cosched.outputs import atomic_path, check_outputs
+    from cosched.simulator.metrics import summarize
 
-    from cosched.errors import InputError
-    from cosched.outputs import atomic_path
-    from cosched.simulator.metrics import SECONDS_PER_DAY, summarize
-
-    names = [name.strip() for name in args.schedulers.split(",") if name.strip()]
-    if not names:
-        raise InputError("no scheduler given", field="schedulers")
+    names = names_or(args, "scheduler", CLASSIC, "--scheduler")
     for name in names + [args.baseline]:
         _scheduler(name, args.depth)
+    path = None
+    if args.out:  # a folder; an --out ending in .csv that is no folder names the file itself (old form)
+        out = Path(args.out)
+        path = out if out.suffix.lower() == ".csv" and not out.is_dir() else out / "compare.csv"
+        check_outputs(("--out", path, "file") if path == out else ("--out", out, "folder"))
     platform, workload = _load(args)
     progress = not args.quiet
     # rows are written after each scheduler and reused when the same comparison is run again (resumable)
     identity = {"workload": str(args.workload), "platform": platform.name, "depth": args.depth,
                 "run_times": args.run_times, "limit": args.limit or 0, "bounded_threshold": args.bounded_threshold,
-                "heatmap": str(args.heatmap or "")}
-    path = None
-    if args.out:
-        path = Path(args.out if str(args.out).endswith(".csv") else f"{args.out}/compare.csv")
-    done = _previous_rows(path, identity)
+                "heatmap": str(args.heatmap or ""), "inputs": _inputs_digest(args, platform, workload)}
+    done = claim_rows(path, identity, command="compare", key="scheduler", force=args.force,
+                      folder=path.parent if path is not None and path != Path(args.out) else None)
     for name in dict.fromkeys(names + [args.baseline]):
         if name in done:
             continue
@@ -187,6 +226,7 @@ def _compare_command(args) -> int:
         row["makespan_speedup"] = reference / row["makespan"] if row["makespan"] > 0 else None  # 003 (2.1)
     if path is not None:
         _write_rows(path, list(done.values()), atomic_path)
+        announce(args, path)
     rows = [done[name] for name in dict.fromkeys(names)]
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -194,8 +234,8 @@ def _compare_command(args) -> int:
     print(f"{len(workload)} jobs on {platform.name} ({platform.total_cores} cores), "
           f"makespan speedup against {args.baseline}")
     header = ["scheduler"] + [title for _, title, _ in COMPARE_COLUMNS]
-    table = [[row["scheduler"]] + [fmt.format(row[key]) if row[key] is not None else "-"
-                                   for key, _, fmt in COMPARE_COLUMNS] for row in rows]
+    table = [[row["scheduler"]] + [text(row[key]) if row[key] is not None else "-"
+                                   for key, _, text in COMPARE_COLUMNS] for row in rows]
     widths = [max(len(line[i]) for line in table + [header]) for i in range(len(header))]
     for line in [header] + table:
         print("  ".join(cell.rjust(width) if i else cell.ljust(width) for i, (cell, width) in
@@ -203,21 +243,11 @@ def _compare_command(args) -> int:
     return 0
 
 
-def _previous_rows(path, key: dict) -> dict:
-    """Rows of an earlier run of the same comparison (same workload, platform and options), by scheduler."""
-    if path is None or not path.exists():
-        return {}
-    import pandas as pd
-
-    try:
-        frame = pd.read_csv(path, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError):
-        return {}
-    rows = {}
-    for row in frame.to_dict("records"):
-        if all(str(row.get(name)) == str(value) for name, value in key.items()):
-            rows[row["scheduler"]] = row
-    return rows
+def _inputs_digest(args, platform, workload) -> str:
+    """The rest of a comparison's identity (cosched.rerun): the jobs, platform and co-scheduling inputs themselves."""
+    heatmap = Path(args.heatmap) if args.heatmap and Path(args.heatmap).is_file() else args.heatmap
+    return "sha256:" + digest(workload.submit, workload.run, workload.cores, workload.estimate, workload.app,
+                              platform.to_dict(), heatmap, args.spread_speedup, args.default_speedup, args.placement)
 
 
 def _write_rows(path, rows: list, atomic_path) -> None:

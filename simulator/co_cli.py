@@ -8,7 +8,18 @@ from __future__ import annotations
 import json
 import math
 
-__all__ = ["register", "add_simulate_options", "is_coscheduler", "co_simulation_options"]
+from cosched.cli_options import (LazyChoices, add_alias, add_json, add_name_list, add_out, add_plots, add_quiet,
+                                  add_seed, announce, names_or, plots_target)
+from cosched.data import HEATMAPS
+from cosched.simulator.platform import PRESETS as PLATFORMS
+from cosched.simulator.schedulers import SCHEDULERS
+
+# read on use (the modules import pandas/scipy; the parser is built without them)
+INTERARRIVALS = LazyChoices("cosched.simulator.generate", "INTERARRIVALS")
+SELECTIONS = LazyChoices("cosched.simulator.generate", "SELECTIONS")
+PLACEMENTS = LazyChoices("cosched.simulator.colocation", "PLACEMENTS")
+
+__all__ = ["register", "add_simulate_options", "co_simulation_options"]
 
 
 def register(subparsers) -> None:
@@ -16,11 +27,13 @@ def register(subparsers) -> None:
         "heatmap", help="inspect a co-execution heatmap CSV (thesis Table 4.1 layout), plot it",
         description="Read a heatmap CSV (name_A, procs_A, compact_A, name_B, procs_B, compact_B, co_A_B, co_B_A), "
                     "print its applications and speedups, optionally plot it or convert it to a theory instance.")
-    heatmap.add_argument("file", help="heatmap CSV")
-    heatmap.add_argument("--plot", metavar="PNG", help="write the applications x applications speedup plot")
+    heatmap.add_argument("file", help=f"heatmap CSV or bundled preset ({', '.join(HEATMAPS)})")
+    add_plots(heatmap, "the applications x applications speedup plot to this file", default_on=False,
+              metavar="PNG", value_required=True, aliases=("--plot",))
     heatmap.add_argument("--instance", metavar="JSON|NPZ", help="write the pairs as a theory Instance")
     heatmap.add_argument("--default-speedup", type=float, help="speedup for pairs measured in neither direction")
-    heatmap.add_argument("--json", action="store_true", help="print a JSON document instead of text")
+    add_json(heatmap, "the applications and speedups")
+    add_quiet(heatmap)
     heatmap.set_defaults(func=_heatmap_command)
 
     generate = subparsers.add_parser(
@@ -28,95 +41,110 @@ def register(subparsers) -> None:
         description="Workload generation of 000 §3.1: applications drawn uniformly, by frequencies or from a list; "
                     "interarrival times batch (all at 0), constant, uniform, Poisson or Weibull; seeded.")
     source = generate.add_mutually_exclusive_group(required=True)
-    source.add_argument("--heatmap", help="heatmap CSV: its applications are the seed")
+    source.add_argument("--heatmap", help=f"heatmap CSV or bundled preset ({', '.join(HEATMAPS)}): its "
+                                          "applications are the seed")
     source.add_argument("--app-seed", help='JSON {"applications": [{"name", "procs", "compact_time"}, ...]}')
     generate.add_argument("--jobs", type=int, help="number of jobs (not with --selection list)")
-    generate.add_argument("--selection", choices=("uniform", "frequencies", "list"), default="uniform")
+    generate.add_argument("--selection", choices=SELECTIONS, default="uniform", metavar="HOW",
+                          help="how applications are drawn: %(choices)s (default uniform)")
     generate.add_argument("--frequencies", help="comma-separated weights, one per application (seed order)")
     generate.add_argument("--apps", help="comma-separated application names (--selection list)")
-    generate.add_argument("--interarrival", choices=("batch", "constant", "uniform", "poisson", "weibull"),
-                          default="batch")
-    generate.add_argument("--mean", type=float, default=60.0, help="mean gap [s] (constant, poisson, weibull)")
+    generate.add_argument("--interarrival", choices=INTERARRIVALS, default="batch", metavar="KIND",
+                          help="gaps between submissions: %(choices)s (default batch: all at 0)")
+    generate.add_argument("--mean-interarrival", type=float, default=60.0, metavar="SECONDS",
+                          help="mean gap [s] (constant, poisson, weibull; default 60)")
+    add_alias(generate, "--mean", dest="mean_interarrival", type=float)
     generate.add_argument("--low", type=float, default=0.0, help="uniform gaps: lower bound [s]")
     generate.add_argument("--high", type=float, default=120.0, help="uniform gaps: upper bound [s]")
     generate.add_argument("--shape", type=float, default=1.5, help="Weibull shape")
-    generate.add_argument("--seed", type=int, default=0)
-    generate.add_argument("--out", required=True, help="workload CSV (job_id, submit_time, run_time, cores, "
-                                                       "estimate, app)")
+    add_seed(generate, "seed of the draws")
+    add_out(generate, "file", "the workload CSV (job_id, submit_time, run_time, cores, estimate, app)", required=True)
+    add_json(generate, "a summary")
+    add_quiet(generate)
     generate.set_defaults(func=_generate_command)
 
     experiment = subparsers.add_parser(
         "experiment-sim", help="thesis-style grid: schedulers x workload shuffles, tables and plots",
         description="Run every scheduler on N shuffles of the same generated workload (003 ch. 6), resumable; "
                     "writes runs.csv, summary.csv, tables.md and plots/ into --out.")
-    experiment.add_argument("--preset", default="example", help="example (bundled synthetic NPB-like heatmap, "
-                            "ARIS 420 x 20 cores, 10 x 1000 jobs) or example-small")
-    experiment.add_argument("--heatmap", help="heatmap CSV instead of the preset's")
-    experiment.add_argument("--platform", help="platform preset name or JSON file instead of the preset's")
+    experiment.add_argument("--preset", default="example", metavar="NAME",
+                            help="example (bundled synthetic NPB-like heatmap, ARIS 420 x 20 cores, 10 x 1000 jobs; "
+                                 "default) or example-small; an unknown name lists the known ones")
+    experiment.add_argument("--heatmap", help=f"heatmap CSV or bundled heatmap ({', '.join(HEATMAPS)}) instead of "
+                                              "the preset's")
+    experiment.add_argument("--platform", help=f"platform preset ({', '.join(PLATFORMS)}) or JSON file instead of "
+                                               "the preset's")
     experiment.add_argument("--experiments", type=int, help="number of workload shuffles")
     experiment.add_argument("--jobs", type=int, help="jobs per workload")
-    experiment.add_argument("--schedulers", help="comma-separated names (default: the 13 of thesis Table 6.1)")
-    experiment.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
-    experiment.add_argument("--interarrival", default="batch",
-                            choices=("batch", "constant", "uniform", "poisson", "weibull"))
-    experiment.add_argument("--mean-interarrival", type=float, default=60.0, help="seconds (default 60)")
+    add_name_list(experiment, "--scheduler", what="schedulers to run", known=tuple(SCHEDULERS),
+                  default="the 13 of thesis Table 6.1", alias="--schedulers")
+    add_seed(experiment, "workload seed")
+    experiment.add_argument("--interarrival", default="batch", choices=INTERARRIVALS, metavar="KIND",
+                            help="gaps between submissions: %(choices)s (default batch)")
+    experiment.add_argument("--mean-interarrival", type=float, default=60.0, metavar="SECONDS",
+                            help="mean gap [s] (default 60)")
+    add_alias(experiment, "--mean", dest="mean_interarrival", type=float)
     experiment.add_argument("--spread-speedup", type=float,
                             help="speedup of a job alone on spread nodes (default: heatmap per-app value, else 1.0)")
     experiment.add_argument("--default-speedup", type=float, help="speedup for pairs measured in neither direction")
-    experiment.add_argument("--out", required=True, help="output folder (re-running it resumes)")
+    add_out(experiment, "folder", "runs.csv, summary.csv, tables.md, plots/ (re-running it resumes)", required=True)
     experiment.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     experiment.add_argument("--dask", metavar="local|ADDRESS",
                             help="run on dask.distributed: a local cluster or a scheduler address tcp://host:port")
-    experiment.add_argument("--no-plots", action="store_true", help="skip the plots")
-    experiment.add_argument("--no-progress", action="store_true", help="no progress bar")
-    experiment.add_argument("--json", action="store_true", help="print the mean table as JSON")
+    add_plots(experiment, "the plots into DIR/plots", default_on=True)
+    add_quiet(experiment, "--no-progress")
+    add_json(experiment, "the mean table")
+    experiment.add_argument("--force", action="store_true",
+                            help="start over in --out, removing what an earlier experiment-sim wrote there (by "
+                                 "default the same spec resumes and another spec or foreign files are refused)")
     experiment.set_defaults(func=_experiment_command)
 
 
 def add_simulate_options(parser) -> None:
     """Options of ``cosched simulate`` for the co-schedulers."""
-    parser.add_argument("--heatmap", help="heatmap CSV linking the workload's app column to pairwise speedups "
+    parser.add_argument("--heatmap", help=f"heatmap CSV or bundled preset ({', '.join(HEATMAPS)}) linking the "
+                                          "workload's app column to pairwise speedups "
                                           "(co-schedulers only)")
     parser.add_argument("--spread-speedup", type=float,
                         help="speedup of a job alone on spread nodes (default: heatmap per-app value, else 1.0)")
     parser.add_argument("--default-speedup", type=float, help="speedup for pairs measured in neither direction")
-    parser.add_argument("--placement", choices=("idle", "shared"), default="idle",
-                        help="co-location: spread on idle nodes first (default) or fill half-full nodes first")
-
-
-def is_coscheduler(name: str) -> bool:
-    from cosched.simulator.schedulers import COSCHEDULERS
-    return name in COSCHEDULERS
+    parser.add_argument("--placement", choices=PLACEMENTS, default="idle", metavar="HOW",
+                        help="co-location (%(choices)s): spread on idle nodes first (default idle) or fill half-full "
+                             "nodes first")
 
 
 def co_simulation_options(args) -> dict:
-    """The heatmap options of ``cosched simulate`` for a co-scheduler run (see `colocation.simulate_any`)."""
+    """The heatmap options of ``cosched simulate`` for a co-scheduler run (see `engine.simulate`)."""
     from cosched.errors import InputError
     from cosched.theory.heatmap import read_heatmap
 
     heatmap = read_heatmap(args.heatmap, default=args.default_speedup) if args.heatmap else None
     if heatmap is None and args.default_speedup is not None:
         raise InputError("--default-speedup needs --heatmap", field="default_speedup")
-    return {"heatmap": heatmap, "spread_speedup": args.spread_speedup, "prefer": args.placement}
+    return {"heatmap": heatmap, "spread_speedup": args.spread_speedup, "placement": args.placement}
 
 
 def _heatmap_command(args) -> int:
     import numpy as np
 
-    from cosched.outputs import check_plot_path
+    from cosched.errors import InputError
+    from cosched.outputs import check_outputs
     from cosched.theory.heatmap import instance_from_heatmap, plot_heatmap, read_heatmap
 
-    if args.plot:
-        check_plot_path(args.plot, "--plot")
+    plot = plots_target(args, None)
+    if args.instance and not args.instance.lower().endswith((".json", ".npz")):
+        raise InputError("the instance file must end in .json or .npz", source=args.instance, field="--instance")
+    check_outputs(("--plots", plot, "plot"), ("--instance", args.instance, "file"))
     heatmap = read_heatmap(args.file, default=args.default_speedup)
     measured = heatmap.measured
     missing = int(np.isnan(measured).sum())
     instance = instance_from_heatmap(heatmap) if args.instance else None  # fails before any file is written
-    if args.plot:
-        plot_heatmap(heatmap, args.plot)
+    if plot is not None:
+        plot_heatmap(heatmap, plot)
     if instance is not None:
         from cosched.theory.instance import save_instance
         save_instance(instance, args.instance)
+    announce(args, plot, args.instance)
     finite = measured[np.isfinite(measured)]
     if args.json:
         def clean(values):
@@ -134,16 +162,16 @@ def _heatmap_command(args) -> int:
     width = max(len(name) for name in heatmap.applications)
     for name, procs, compact in zip(heatmap.applications, heatmap.procs, heatmap.compact_times):
         print(f"  {name:<{width}}  {int(procs):>6} procs  {compact:>10.2f} s compact")
-    if args.plot:
-        print(f"plot: {args.plot}")
     return 0
 
 
 def _generate_command(args) -> int:
     from cosched.errors import InputError
+    from cosched.outputs import check_outputs
     from cosched.simulator.generate import ApplicationSeed, generate_workload, load_application_seed, write_workload_csv
     from cosched.theory.heatmap import read_heatmap
 
+    check_outputs(("--out", args.out, "file"))
     seed = ApplicationSeed.from_heatmap(read_heatmap(args.heatmap)) if args.heatmap \
         else load_application_seed(args.app_seed)
     try:
@@ -152,9 +180,14 @@ def _generate_command(args) -> int:
         raise InputError(f"not a list of numbers: {args.frequencies!r}", field="frequencies") from None
     apps = [a.strip() for a in args.apps.split(",") if a.strip()] if args.apps else None
     workload = generate_workload(seed, args.jobs, selection=args.selection, frequencies=frequencies, apps=apps,
-                                 interarrival=args.interarrival, mean=args.mean, low=args.low, high=args.high,
-                                 shape=args.shape, rng_seed=args.seed)
+                                 interarrival=args.interarrival, mean=args.mean_interarrival, low=args.low,
+                                 high=args.high, shape=args.shape, rng_seed=args.seed)
     write_workload_csv(workload, args.out)
+    announce(args, args.out)
+    if args.json:
+        print(json.dumps({"out": args.out, "jobs": len(workload), "applications": len(seed.names),
+                          "last_submit": float(workload.submit.max()), "seed": args.seed}))
+        return 0
     print(f"{args.out}: {len(workload)} jobs from {len(seed.names)} applications, last submit "
           f"{workload.submit.max():.1f} s")
     return 0
@@ -162,20 +195,24 @@ def _generate_command(args) -> int:
 
 def _experiment_command(args) -> int:
     from cosched.errors import InputError
+    from cosched.outputs import check_outputs
     from cosched.simulator.experiment import markdown_table, preset_spec, run_experiment
 
-    schedulers = [s.strip() for s in args.schedulers.split(",") if s.strip()] if args.schedulers else None
+    schedulers = names_or(args, "scheduler", (), "--scheduler") or None
+    plots = plots_target(args, f"{args.out}/plots", fixed=True)
+    check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
     if args.workers is not None and args.workers <= 0:
         raise InputError("must be positive", field="workers")
     spec = preset_spec(args.preset, heatmap=args.heatmap, platform=args.platform, jobs=args.jobs,
                        experiments=args.experiments, schedulers=schedulers, seed=args.seed,
                        spread_speedup=args.spread_speedup, interarrival=args.interarrival,
                        mean_interarrival=args.mean_interarrival, default_speedup=args.default_speedup)
-    summary = run_experiment(spec, args.out, workers=args.workers, dask=args.dask, progress=not args.no_progress,
-                             plots=not args.no_plots)
+    summary = run_experiment(spec, args.out, workers=args.workers, dask=args.dask, progress=not args.quiet,
+                             plots=plots is not None, force=args.force)
+    announce(args, *(f"{args.out}/{name}" for name in ("runs.csv", "summary.csv", "tables.md")),
+             *((f"{plots}/",) if plots is not None else ()))
     if args.json:
         print(summary.reset_index().to_json(orient="records"))
     else:
         print(markdown_table(summary))
-        print(f"results: {args.out}/runs.csv, summary.csv, tables.md" + ("" if args.no_plots else ", plots/"))
     return 0

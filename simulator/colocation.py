@@ -25,12 +25,12 @@ from cosched.theory.heatmap import Heatmap
 from cosched.simulator.platform import Platform
 
 __all__ = [
-    "CoLocationAllocator", "HeatmapSpeedModel", "CoContext", "co_context", "simulate_co", "simulate_any",
-    "PLACEMENTS",
+    "CoLocationAllocator", "HeatmapSpeedModel", "CoContext", "co_context", "PLACEMENTS", "COMPACT",
     "DEFAULT_SPREAD_SPEEDUP",
 ]
 
 PLACEMENTS = ("idle", "shared")
+COMPACT = "compact"  # placement hint: deploy this job on whole nodes (Popularity's least friendly jobs)
 DEFAULT_SPREAD_SPEEDUP = 1.0  # 000 §3.5: a job alone on its spread nodes runs at compact speed unless told
 
 
@@ -49,9 +49,8 @@ class CoLocationAllocator(Allocator):
         self._cpn = platform.cores_per_node
         self.half = self._cpn // 2
         self.prefer = prefer
-        self.compact: set[int] = set()  # jobs to deploy compact (Popularity's least friendly jobs)
         self.free_halves = 2 * platform.nodes
-        self.free_cores = platform.total_cores  # cores not bound to any job (ELiSE get_idle_cores)
+        self._free_cores = platform.total_cores  # cores not bound to any job (ELiSE get_idle_cores)
         self._units: list[int] | None = None
         self._compact_units: list[int] | None = None
 
@@ -60,8 +59,8 @@ class CoLocationAllocator(Allocator):
         return 2 * self.platform.nodes
 
     def is_compact(self, engine, job: int) -> bool:
-        """Deployed compact: chosen by the scheduler, or too big to spread over distinct nodes."""
-        return job in self.compact or -(-engine.cores[job] // self.half) > self.platform.nodes
+        """Deployed compact: hinted by the scheduler, or too big to spread over distinct nodes."""
+        return engine.placement[job] == COMPACT or -(-engine.cores[job] // self.half) > self.platform.nodes
 
     def units(self, engine, job: int) -> int:
         if self._units is None:  # per-job tables, built once: EASY asks for units thousands of times
@@ -70,10 +69,16 @@ class CoLocationAllocator(Allocator):
             spread = -(-cores // self.half)
             self._units = np.where(spread > self.platform.nodes, compact, spread).tolist()
             self._compact_units = compact.tolist()
-        return self._compact_units[job] if job in self.compact else self._units[job]
+        return self._compact_units[job] if engine.placement[job] == COMPACT else self._units[job]
+
+    def units_of(self, allocation: Allocation) -> int:
+        return int(allocation.nodes.size * (allocation.cores // self.half))
 
     def free_units(self) -> int:
         return self.free_halves
+
+    def free_cores(self) -> int:
+        return self._free_cores
 
     def find(self, engine, job: int) -> Allocation | None:
         used, state = self.state.used, self.state
@@ -101,13 +106,12 @@ class CoLocationAllocator(Allocator):
     def commit(self, job: int, allocation: Allocation) -> None:
         super().commit(job, allocation)
         self.free_halves -= allocation.nodes.size * (allocation.cores // self.half)
-        self.free_cores -= allocation.nodes.size * allocation.cores
+        self._free_cores -= allocation.nodes.size * allocation.cores
 
     def release(self, job: int, allocation: Allocation) -> None:
         super().release(job, allocation)
         self.free_halves += allocation.nodes.size * (allocation.cores // self.half)
-        self.free_cores += allocation.nodes.size * allocation.cores
-        self.compact.discard(job)
+        self._free_cores += allocation.nodes.size * allocation.cores
 
 
 class HeatmapSpeedModel:
@@ -121,11 +125,11 @@ class HeatmapSpeedModel:
     def speed_of(self, engine, job: int) -> float:
         allocation = engine.allocation[job]
         occupants = engine.allocator.state.occupants[allocation.nodes]
-        neighbours = occupants[(occupants != job) & (occupants != EMPTY)]
+        neighbours = occupants[(occupants != job) & (occupants > EMPTY)]
         app = self.app[job]
         if neighbours.size:
             return float(self.speedups[app, self.app[neighbours]].min())  # 000 §3.5, formula (4.1)
-        if allocation.cores == engine.allocator.half:
+        if allocation.cores < engine.platform.cores_per_node:  # spread, alone
             return float(self.spread[app])
         return 1.0
 
@@ -173,36 +177,3 @@ def co_context(workload, heatmap: Heatmap | None = None, spread_speedup: float |
     spread = heatmap.spread_speedups(DEFAULT_SPREAD_SPEEDUP) if spread_speedup is None \
         else np.full(len(heatmap), float(spread_speedup))
     return CoContext(speedups, app, spread, heatmap.applications)
-
-
-def simulate_co(workload, platform: Platform, scheduler, *, heatmap: Heatmap | None = None,
-                spread_speedup: float | None = None, prefer: str = "idle", scheduler_options: dict | None = None,
-                **options):
-    """Run a co-scheduler (object or registered name) with the co-location allocator and heatmap speeds.
-
-    `options` go to the engine (use_run_times, log_events, progress).
-    """
-    from cosched.simulator.engine import Engine
-
-    if isinstance(scheduler, str):
-        from cosched.simulator.schedulers import make_scheduler
-        scheduler = make_scheduler(scheduler, **(scheduler_options or {}))
-    context = co_context(workload, heatmap, spread_speedup)
-    engine = Engine(workload, platform, scheduler, allocator=context.allocator(platform, prefer),
-                    speed_model=context.speed_model(), **options)
-    return engine.run()
-
-
-def simulate_any(workload, platform: Platform, scheduler, *, heatmap: Heatmap | None = None,
-                 spread_speedup: float | None = None, prefer: str = "idle", **options):
-    """Run any scheduler (object or name): co-schedulers (003 ch. 5) co-located on heatmap speeds, others compact."""
-    from cosched.simulator.engine import simulate
-    from cosched.simulator.schedulers import make_scheduler
-    from cosched.simulator.schedulers.coscheduling import CoScheduler
-
-    if isinstance(scheduler, str):
-        scheduler = make_scheduler(scheduler)
-    if isinstance(scheduler, CoScheduler):
-        return simulate_co(workload, platform, scheduler, heatmap=heatmap, spread_speedup=spread_speedup,
-                           prefer=prefer, **options)
-    return simulate(workload, platform, scheduler, **options)

@@ -1,34 +1,35 @@
-"""The discrete-event engine: jobs move future -> waiting -> executing -> finished (000 §3.3, Fig. 4).
+"""The discrete-event engine: one loop for rigid, co-located, moldable, malleable and preemptible jobs.
+
+Job lifecycle (000 §3.3, Fig. 4, extended by 001 §4 and 004 §III-A): submitted -> waiting -> running
+-> (resized) -> preempted -> waiting -> running -> finished, or killed. A scheduler changes the state only
+through the actions below; each action is checked and a wrong one raises `ActionError` naming the job.
 
 Rules (they decide whether results compare with other simulators):
 
-- Events are job arrivals (submit times), job completions and wake-ups a scheduler asks for. At one
-  timestamp the engine handles all completions first, then all arrivals, then the wake-ups, then calls the
-  scheduler once (``scheduler.schedule(engine)``), then asks the speed model (if any) for new speeds.
+- Events are job arrivals (submit times), job completions, timed events of event sources (a job's
+  scheduling point, a timer, an advance notice) and wake-ups a scheduler asks for. At one timestamp the
+  engine handles all completions first, then all arrivals, then the timed events, then the wake-ups, then
+  calls the scheduler once (``scheduler.schedule(engine)``), then asks the speed model for new speeds.
 - Deterministic: ties between jobs follow the workload order (submit time, then file order).
 
-Interface for schedulers (read-only unless a method says otherwise):
+Progress (000 §3.5, formula (4.2) generalised): the engine keeps each running job's remaining work (in
+seconds of its compact run at the requested size) and its progress rate = co-location speed x the job
+model's rate on its node count. Any change of either at ``now`` rescales the remaining time,
+remaining_new = rate_old x remaining_old / rate_new, and re-posts the completion event (stale events
+carry an old version number and are skipped). Setup and reconfiguration time pass without progress.
 
-- ``now``; ``waiting``: OrderedDict job -> None in arrival order; ``running``: dict job -> None in start order.
-- Per job (lists indexed by job, the workload's order): ``submit``, ``run_time`` (compact run time), ``cores``,
-  ``estimate`` (user estimate, or the run time with ``use_run_times=True``), ``start``, ``end``,
-  ``allocation`` (an ``allocators.Allocation``), ``held`` (allocator units held while running),
-  ``speed`` (current speedup, 1.0 = compact), ``predicted_end`` (estimated end at the current speed).
-- ``by_end``: running jobs as a list of ``(predicted_end, job)`` sorted ascending (EASY's shadow time).
-- ``units_table``: allocator units per job when they depend on the cores only (compact), else None.
-- ``allocator``: the replaceable ``allocators.Allocator`` (node state in ``allocator.state``).
-- ``start_job(job, allocation=None) -> bool``: start a waiting job now (allocation found by the allocator
-  unless given); False if it does not fit. ``request_wakeup(time)``: one more scheduling pass at ``time``.
+State a scheduler reads (read-only): ``now``; ``waiting`` (OrderedDict job -> None in queue order:
+submit order, a preempted job back at its submit position); ``running`` (dict job -> None in start
+order); per job, lists indexed by job in workload order: ``submit``, ``run_time`` (compact run time),
+``cores`` (requested), ``estimate``, ``first_start``, ``end``, ``allocation``, ``held``
+(allocator units while running), ``speed`` (co-location speedup), ``rate``, ``remaining``,
+``predicted_end``, ``placement`` (hints), ``models`` (job models, None when every job is plain rigid);
+``by_end`` (running jobs as sorted ``(predicted_end, job)``); ``units_table``; ``allocator``;
+``speed_model``; ``reservations``.
 
-Variable speed (000 §3.5): the engine keeps each running job's remaining work in compact seconds; a
-speed change at ``now`` rescales the remaining time, remaining_new = speedup_old x remaining_old /
-speedup_new (formula 4.2), and re-posts the completion event (stale events carry an old version number
-and are skipped). With no speed model every speed stays 1.0 and nothing is rescaled.
-
-Speed-model hook: an object with ``speeds(engine, jobs) -> iterable of (job, speed)``; after each
-timestamp's scheduling pass the engine passes the running jobs on the nodes that changed (jobs started or
-finished there) and applies the returned speeds. With ``log_events=True`` the engine records
-``(time, event, job, value)`` tuples in ``log``: arrival, start, finish, speed (a neighbour change).
+Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes)``, ``preempt(job)``,
+``kill(job)``, ``reserve(nodes)`` / ``release(reservation)``, ``hint(job, placement)``,
+``request_wakeup(time)``, and ``at(time, callback)`` for event sources.
 """
 from __future__ import annotations
 
@@ -38,21 +39,30 @@ import math
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from itertools import count as counter
 from typing import Callable, Iterable, Protocol
 
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator
+from cosched.simulator.allocators import Allocation, Allocator
+from cosched.simulator.jobs import RIGID, JobModel
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.base import Scheduler
 from cosched.simulator.workload import Workload
 
-__all__ = ["Engine", "SimulationResult", "SpeedModel", "simulate"]
+__all__ = ["Engine", "SimulationResult", "SpeedModel", "Reservation", "ActionError", "simulate", "STATES"]
 
 INF = math.inf
 PROGRESS_STEPS = 200  # progress bar refreshes at most this many times per run
+WORK_TOLERANCE = 1e-9  # relative: a job whose remaining work is below this share of its work has finished
+STATES = ("future", "waiting", "running", "finished", "killed")
+FUTURE, WAITING, RUNNING, FINISHED, KILLED = range(len(STATES))
+
+
+class ActionError(InputError):
+    """A scheduler asked for something the state does not allow (busy node, resizing a rigid job, ...)."""
 
 
 class SpeedModel(Protocol):
@@ -60,6 +70,14 @@ class SpeedModel(Protocol):
 
     def speeds(self, engine: "Engine", jobs: np.ndarray) -> Iterable[tuple[int, float]]:
         """New speedups for (some of) `jobs`, the running jobs on nodes that changed at `engine.now`."""
+
+
+@dataclass(frozen=True, eq=False)
+class Reservation:
+    """Idle nodes held for a future job (an on-demand job announced in advance, 004 §III-B)."""
+
+    key: int
+    nodes: np.ndarray
 
 
 @dataclass(eq=False)
@@ -76,14 +94,15 @@ class SimulationResult:
     co_scheduled: bool = False
     log: list | None = None
     options: dict = field(default_factory=dict)
+    lifecycle: dict | None = None  # per-job state, preemptions, resizes, lost work: with job models or actions
 
     @property
     def makespan(self) -> float:
         """Last completion minus first submission (000 §4.1)."""
-        return float(self.end.max() - self.workload.submit.min()) if self.end.size else 0.0
+        return float(np.nanmax(self.end) - self.workload.submit.min()) if self.end.size else 0.0
 
     def jobs_frame(self):
-        """The per-job table (pandas): ids, times, cores, `;`-joined node ids, and co-scheduling columns."""
+        """The per-job table (pandas): ids, times, cores, `;`-joined node ids, co-scheduling and lifecycle columns."""
         import pandas as pd
 
         w = self.workload
@@ -98,6 +117,8 @@ class SimulationResult:
         if self.co_scheduled:
             columns["compact_time"] = w.run
             columns["speedup"] = w.run / (self.end - self.start)  # 003 §2.3.2.2, (2.7)
+        if self.lifecycle is not None:
+            columns.update(self.lifecycle)
         return pd.DataFrame(columns)
 
 
@@ -105,70 +126,195 @@ class Engine:
     """One simulation: a workload on a platform under a scheduler, an allocator and an optional speed model."""
 
     def __init__(self, workload: Workload, platform: Platform, scheduler, *, allocator: Allocator | None = None,
-                 speed_model: SpeedModel | None = None, use_run_times: bool = False, log_events: bool = False,
+                 speed_model: SpeedModel | None = None, job_models: JobModel | list | None = None,
+                 sources: Iterable = (), use_run_times: bool = False, log_events: bool = False,
                  progress: bool = False):
         if len(workload) and int(workload.cores.max()) > platform.total_cores:
             raise InputError(f"a job asks for {int(workload.cores.max())} cores, the platform has "
                              f"{platform.total_cores}; load the workload with max_cores", field="cores")
         self.workload, self.platform = workload, platform
         self.scheduler = scheduler if hasattr(scheduler, "schedule") else _FunctionScheduler(scheduler)
-        self.allocator = allocator if allocator is not None else CompactAllocator(platform)
+        self.allocator = allocator if allocator is not None else self.scheduler.make_allocator(platform)
         self.speed_model = speed_model
         self.use_run_times = use_run_times
-        count = len(workload)
+        jobs = len(workload)
         self.submit = workload.submit.tolist()
         self.run_time = workload.run.tolist()
         self.cores = workload.cores.tolist()
         self.estimate = (workload.run if use_run_times else workload.estimate).tolist()
-        self.start = [math.nan] * count
-        self.end = [math.nan] * count
-        self.allocation: list[Allocation | None] = [None] * count
-        self.held = [0] * count
+        self.first_start = [math.nan] * jobs
+        self.end = [math.nan] * jobs
+        self.state = [FUTURE] * jobs
+        self.allocation: list[Allocation | None] = [None] * jobs
+        self.held = [0] * jobs
         table = self.allocator.static_units(workload.cores)
         self.units_table = None if table is None else table.tolist()
-        self.speed = [1.0] * count
-        self.predicted_end = [INF] * count
-        self.remaining = list(self.run_time)  # compact seconds of work left at `updated`
-        self.updated = [0.0] * count
-        self.version = [0] * count
+        self.placement: list[str | None] = [None] * jobs
+        self.speed = [1.0] * jobs
+        self.rate = [1.0] * jobs
+        self.predicted_end = [INF] * jobs
+        self.models = _job_models(job_models, jobs)
+        self.work = self.run_time if self.models is None else \
+            [model.checkpoint.total_work(run) for model, run in zip(self.models, self.run_time)]
+        self.remaining = list(self.work)  # work left at `updated`, in compact seconds
+        self.updated = [0.0] * jobs  # when `remaining` was last brought up to date (or progress resumes)
+        self.version = [0] * jobs
+        self.lost = [0.0] * jobs
+        self.preemptions = [0] * jobs
+        self.resizes = [0] * jobs
+        self.pending_resize: dict[int, int] = {}
         # OrderedDict: a plain dict gets slow to iterate after many deletions at its front (long queues)
         self.waiting: OrderedDict[int, None] = OrderedDict()
         self.running: dict[int, None] = {}
         self.by_end: list[tuple[float, int]] = []
-        self.now = workload.submit[0].item() if count else 0.0
+        self.reservations: dict[int, Reservation] = {}
+        self.now = workload.submit[0].item() if jobs else 0.0
         self.log: list | None = [] if log_events else None
+        self._lifecycle_used = job_models is not None
         self._completions: list[tuple[float, int, int]] = []
+        self._events: list[tuple[float, int, Callable]] = []
+        self._sequence = counter()
+        self._reservation_keys = counter()
         self._wakeups: list[float] = []
         self._wakeup_set: set[float] = set()
         self._touched: list[np.ndarray] = []
+        self._sources = list(sources)
         self._progress = progress
 
-    # --- scheduler-facing API ---------------------------------------------------------------------
-    def start_job(self, job: int, allocation: Allocation | None = None) -> bool:
-        """Start waiting `job` now on `allocation` (or the allocator's choice); False if it does not fit."""
+    # --- actions ----------------------------------------------------------------------------------
+    def start(self, job: int, nodes=None, placement: str | None = None) -> bool:
+        """Start waiting `job` now; False if it does not fit.
+
+        nodes: None (the allocator chooses), a node count (moldable and malleable jobs, within their
+        bounds), node ids, an `Allocation` or a `Reservation` (its nodes are released to the job).
+        placement: a hint for the allocator (e.g. "compact" on the co-location allocator).
+        """
+        if self.state[job] != WAITING:
+            raise ActionError(f"{self._name(job)} cannot start: it is {STATES[self.state[job]]}")
+        if placement is not None:
+            self.placement[job] = placement
         allocator = self.allocator
-        if allocation is None:
+        if nodes is None:
             allocation = allocator.find(self, job)
-            if allocation is None:
-                return False
+        else:
+            allocation = self._allocation_for(job, nodes)
+        if allocation is None:
+            return False
         allocator.commit(job, allocation)
         now = self.now
         del self.waiting[job]
         self.running[job] = None
+        self.state[job] = RUNNING
         self.allocation[job] = allocation
-        self.held[job] = allocator.units(self, job)
-        self.start[job] = now
-        self.updated[job] = now
-        end = now + self.run_time[job]
-        predicted = now + self.estimate[job]
+        self.held[job] = allocator.units_of(allocation)
+        if self.first_start[job] != self.first_start[job]:  # NaN: first start
+            self.first_start[job] = now
+        if self.models is None:
+            self.updated[job] = now
+            remaining, end = self.remaining[job], now + self.remaining[job]
+            predicted = now + self.estimate[job]
+        else:
+            model = self.models[job]
+            self.rate[job] = rate = self.speed[job] * model.rate(allocation.nodes.size, self.requested_nodes(job))
+            self.updated[job] = resume = now + model.setup
+            remaining = self.remaining[job]
+            end = resume + remaining / rate
+            predicted = resume + self._predicted_work(job) / rate
         self.predicted_end[job] = predicted
         bisect.insort(self.by_end, (predicted, job))
-        heapq.heappush(self._completions, (end, job, 0))
+        heapq.heappush(self._completions, (end, job, self.version[job]))
         if self.speed_model is not None:
             self._touched.append(allocation.nodes)
         if self.log is not None:
             self.log.append((now, "start", job, allocation.nodes.size))
         return True
+
+    start_job = start  # the backfilling passes' spelling
+
+    def resize(self, job: int, nodes: int) -> bool:
+        """Give running malleable `job` `nodes` nodes: at once, or at its next scheduling point (001 §5).
+
+        False if it should grow and the idle nodes are too few now.
+        """
+        model = self.model(job)
+        if self.state[job] != RUNNING:
+            raise ActionError(f"{self._name(job)} cannot be resized: it is {STATES[self.state[job]]}")
+        if model.kind != "malleable":
+            raise ActionError(f"{self._name(job)} is {model.kind}: only malleable jobs can be resized")
+        low, high = model.bounds(self.requested_nodes(job))
+        if not low <= nodes <= high:
+            raise ActionError(f"{self._name(job)} can run on {low}..{high} nodes, not {nodes}")
+        if self.allocation[job].cores != self.platform.cores_per_node:
+            raise ActionError(f"{self._name(job)} shares its nodes: only jobs on whole nodes can be resized")
+        if model.scheduling_point is not None:
+            self.pending_resize[job] = nodes
+            self._post_scheduling_point(job)
+            return True
+        return self._apply_resize(job, nodes)
+
+    def preempt(self, job: int) -> None:
+        """Stop running `job` and return it to the queue at its submit position (004 §III-B, PAA).
+
+        The work since its last checkpoint is lost unless its model checkpoints on warning; the setup is
+        paid again at the restart.
+        """
+        if self.state[job] != RUNNING:
+            raise ActionError(f"{self._name(job)} cannot be preempted: it is {STATES[self.state[job]]}")
+        self._lifecycle_used = True
+        self._advance(job)
+        done = self.work[job] - self.remaining[job]
+        kept = self.model(job).checkpoint.kept(done)
+        self.lost[job] += done - kept
+        self.remaining[job] = self.work[job] - kept
+        self.preemptions[job] += 1
+        self.pending_resize.pop(job, None)
+        self._stop(job, "preempt")
+        self.state[job] = WAITING
+        self.waiting[job] = None
+        for later in [j for j in self.waiting if j > job]:  # back to its submit position (workload order)
+            self.waiting.move_to_end(later)
+        self.scheduler.on_preempt(self, job)
+
+    def kill(self, job: int) -> None:
+        """Remove a waiting or running job for good; it ends now with the work it has not done."""
+        state = self.state[job]
+        if state not in (WAITING, RUNNING):
+            raise ActionError(f"{self._name(job)} cannot be killed: it is {STATES[state]}")
+        self._lifecycle_used = True
+        if state == RUNNING:
+            self._advance(job)
+            self._stop(job, "kill")
+            self.scheduler.on_finish(self, job)
+        else:
+            del self.waiting[job]
+        self.state[job] = KILLED
+        self.end[job] = self.now
+
+    def reserve(self, nodes) -> Reservation:
+        """Hold idle nodes (a count: the allocator's lowest idle nodes; or node ids) for a future job."""
+        if isinstance(nodes, (int, np.integer)):
+            idle = np.flatnonzero(self.allocator.state.used == 0)
+            if nodes > idle.size:
+                raise ActionError(f"cannot reserve {nodes} nodes: {idle.size} are idle")
+            chosen = idle[:nodes]
+        else:
+            chosen = self._idle_nodes(np.asarray(nodes, dtype=np.int64), "reservation")
+        key = -2 - next(self._reservation_keys)  # occupant ids below EMPTY (-1) mark reservations
+        reservation = Reservation(key, chosen)
+        self.allocator.commit(key, Allocation(chosen, self.platform.cores_per_node))
+        self.reservations[key] = reservation
+        self._lifecycle_used = True
+        return reservation
+
+    def release(self, reservation: Reservation) -> None:
+        """Give a reservation's nodes back."""
+        if self.reservations.pop(reservation.key, None) is None:
+            raise ActionError(f"reservation of nodes {reservation.nodes.tolist()[:8]} is not held")
+        self.allocator.release(reservation.key, Allocation(reservation.nodes, self.platform.cores_per_node))
+
+    def hint(self, job: int, placement: str | None) -> None:
+        """Tell the allocator how to place waiting `job` (e.g. "compact"); it counts in backfilling too."""
+        self.placement[job] = placement
 
     def request_wakeup(self, when: float) -> None:
         """Run one more scheduling pass at `when` (e.g. a reservation time)."""
@@ -176,32 +322,104 @@ class Engine:
             self._wakeup_set.add(when)
             heapq.heappush(self._wakeups, when)
 
+    def at(self, when: float, callback: Callable[["Engine"], None]) -> None:
+        """Call `callback(engine)` at `when`, before that timestamp's scheduling pass (event sources)."""
+        heapq.heappush(self._events, (max(when, self.now), next(self._sequence), callback))
+
     def set_speed(self, job: int, speed: float) -> None:
-        """Change a running job's speedup now and re-post its completion (000 §3.5, formula (4.2))."""
-        old = self.speed[job]
-        if speed == old:
+        """Change a running job's co-location speedup now and re-post its completion (000 §3.5, (4.2))."""
+        if speed == self.speed[job]:
             return
-        now = self.now
-        remaining = self.remaining[job] - (now - self.updated[job]) * old  # work left, compact seconds
-        self.remaining[job] = remaining
-        self.updated[job] = now
         self.speed[job] = speed
+        rate = speed if self.models is None else \
+            speed * self.models[job].rate(self.allocation[job].nodes.size, self.requested_nodes(job))
+        self._set_rate(job, rate)
+        if self.log is not None:
+            self.log.append((self.now, "speed", job, speed))
+
+    # --- progress bookkeeping ---------------------------------------------------------------------
+    def _advance(self, job: int) -> None:
+        """Bring `remaining` up to `now` (no progress before `updated`: setup or reconfiguration)."""
+        now, updated = self.now, self.updated[job]
+        if now > updated:
+            self.remaining[job] -= (now - updated) * self.rate[job]
+            self.updated[job] = now
+
+    def _set_rate(self, job: int, rate: float) -> None:
+        """New progress rate from now on: remaining time rescaled, completion re-posted (000 (4.2))."""
+        self._advance(job)
+        self.rate[job] = rate
         version = self.version[job] + 1
         self.version[job] = version
-        heapq.heappush(self._completions, (now + remaining / speed, job, version))
-        done = self.run_time[job] - remaining
+        resume, remaining = self.updated[job], self.remaining[job]
+        heapq.heappush(self._completions, (resume + remaining / rate, job, version))
         index = bisect.bisect_left(self.by_end, (self.predicted_end[job], job))
         del self.by_end[index]
-        predicted = now + max(self.estimate[job] - done, remaining) / speed
+        predicted = resume + self._predicted_work(job) / rate
         self.predicted_end[job] = predicted
         bisect.insort(self.by_end, (predicted, job))
-        if self.log is not None:
-            self.log.append((now, "speed", job, speed))
 
-    # --- the loop ---------------------------------------------------------------------------------
+    def _predicted_work(self, job: int) -> float:
+        """Work the scheduler expects to remain: the estimate less the work done, never below the truth."""
+        return max(self.estimate[job] - (self.work[job] - self.remaining[job]), self.remaining[job])
+
+    def _apply_resize(self, job: int, nodes: int) -> bool:
+        allocation = self.allocator.resize(self, job, self.allocation[job], nodes)
+        if allocation is None:
+            return False
+        self._lifecycle_used = True
+        self.resizes[job] += 1
+        if self.speed_model is not None:
+            self._touched.append(np.union1d(allocation.nodes, self.allocation[job].nodes))
+        self.allocation[job] = allocation
+        self.held[job] = self.allocator.units_of(allocation)
+        model = self.models[job]
+        self._advance(job)
+        self.updated[job] = max(self.updated[job], self.now) + model.reconfiguration
+        self._set_rate(job, self.speed[job] * model.rate(nodes, self.requested_nodes(job)))
+        if self.log is not None:
+            self.log.append((self.now, "resize", job, nodes))
+        return True
+
+    def _post_scheduling_point(self, job: int) -> None:
+        """An event when `job` reaches its next scheduling point (every `scheduling_point` of work)."""
+        interval = self.models[job].scheduling_point
+        self._advance(job)
+        done = self.work[job] - self.remaining[job]
+        point = (math.floor(done / interval + WORK_TOLERANCE) + 1) * interval
+        if point >= self.work[job]:
+            return  # no scheduling point before the end
+        when = self.updated[job] + (point - done) / self.rate[job]
+        version = self.version[job]
+
+        def reached(engine: Engine, job=job, version=version) -> None:
+            if engine.version[job] == version and engine.state[job] == RUNNING and job in engine.pending_resize:
+                if engine._apply_resize(job, engine.pending_resize[job]):
+                    del engine.pending_resize[job]
+                else:
+                    engine._post_scheduling_point(job)
+
+        self.at(when, reached)
+
+    def _stop(self, job: int, event: str) -> None:
+        """Take running `job` off its nodes (preempt, kill)."""
+        now = self.now
+        del self.running[job]
+        index = bisect.bisect_left(self.by_end, (self.predicted_end[job], job))
+        del self.by_end[index]
+        self.version[job] += 1  # its completion event is stale now
+        allocation = self.allocation[job]
+        self.allocator.release(job, allocation)
+        if self.speed_model is not None:
+            self._touched.append(allocation.nodes)
+        if self.log is not None:
+            self.log.append((now, event, job, 0))
+
     def _finish(self, job: int) -> None:
         now = self.now
         self.end[job] = now
+        self.state[job] = FINISHED
+        self.remaining[job] = 0.0
         del self.running[job]
         index = bisect.bisect_left(self.by_end, (self.predicted_end[job], job))
         del self.by_end[index]
@@ -211,6 +429,7 @@ class Engine:
             self._touched.append(allocation.nodes)
         if self.log is not None:
             self.log.append((now, "finish", job, 0))
+        self.pending_resize.pop(job, None)
         self.scheduler.on_finish(self, job)
 
     def _update_speeds(self) -> None:
@@ -222,22 +441,66 @@ class Engine:
             if job in running:
                 self.set_speed(job, float(speed))
 
+    # --- checks -----------------------------------------------------------------------------------
+    def _name(self, job: int) -> str:
+        return f"job {self.workload.job_id[job]}"
+
+    def model(self, job: int) -> JobModel:
+        """The job's model (plain rigid when the run has no job models)."""
+        return RIGID if self.models is None else self.models[job]
+
+    def requested_nodes(self, job: int) -> int:
+        """Whole nodes the job asked for: ceil(cores / cores per node)."""
+        return -(-self.cores[job] // self.platform.cores_per_node)
+
+    def _idle_nodes(self, nodes: np.ndarray, what: str) -> np.ndarray:
+        if nodes.size == 0 or nodes.min() < 0 or nodes.max() >= self.platform.nodes:
+            raise ActionError(f"{what}: node ids must be in 0..{self.platform.nodes - 1}")
+        busy = nodes[self.allocator.state.used[nodes] > 0]
+        if busy.size or np.unique(nodes).size != nodes.size:
+            raise ActionError(f"{what}: nodes {busy.tolist()[:8] or 'repeated'} are not free")
+        return nodes
+
+    def _allocation_for(self, job: int, nodes) -> Allocation | None:
+        if isinstance(nodes, Reservation):
+            self.release(nodes)
+            nodes = nodes.nodes
+        if isinstance(nodes, (int, np.integer)):
+            low, high = self.model(job).bounds(self.requested_nodes(job))
+            if not low <= nodes <= high:
+                raise ActionError(f"{self._name(job)} can start on {low}..{high} nodes, not {nodes}")
+            idle = np.flatnonzero(self.allocator.state.used == 0)
+            if nodes > idle.size:
+                return None
+            return Allocation(idle[:nodes], self.platform.cores_per_node)
+        if isinstance(nodes, Allocation):
+            self._idle_nodes(nodes.nodes, self._name(job))
+            return nodes
+        chosen = self._idle_nodes(np.asarray(nodes, dtype=np.int64), self._name(job))
+        low, high = self.model(job).bounds(self.requested_nodes(job))
+        if not low <= chosen.size <= high:
+            raise ActionError(f"{self._name(job)} can start on {low}..{high} nodes, not {chosen.size}")
+        return Allocation(chosen, self.platform.cores_per_node)
+
+    # --- the loop ---------------------------------------------------------------------------------
     def run(self) -> SimulationResult:
-        """Simulate until every job has finished."""
+        """Simulate until every job has finished or been killed."""
         clock = time.perf_counter()
-        count = len(self.run_time)
-        submit, completions, wakeups = self.submit, self._completions, self._wakeups
-        scheduler, waiting, version = self.scheduler, self.waiting, self.version
+        jobs = len(self.run_time)
+        submit, completions, wakeups, events = self.submit, self._completions, self._wakeups, self._events
+        scheduler, waiting, version, state = self.scheduler, self.waiting, self.version, self.state
         log = self.log
         scheduler.attach(self)
-        bar, step, finished, shown = None, max(1, count // PROGRESS_STEPS), 0, 0
+        for source in self._sources:
+            source.attach(self)
+        bar, step, done, shown = None, max(1, jobs // PROGRESS_STEPS), 0, 0
         if self._progress:
             from tqdm import tqdm
-            bar = tqdm(total=count, unit="job", desc=f"simulate {getattr(scheduler, 'name', '')}".strip())
+            bar = tqdm(total=jobs, unit="job", desc=f"simulate {getattr(scheduler, 'name', '')}".strip())
         arrived = 0
-        while arrived < count or completions or waiting:
-            now = min(submit[arrived] if arrived < count else INF, completions[0][0] if completions else INF,
-                      wakeups[0] if wakeups else INF)
+        while arrived < jobs or completions or waiting or events:
+            now = min(submit[arrived] if arrived < jobs else INF, completions[0][0] if completions else INF,
+                      wakeups[0] if wakeups else INF, events[0][0] if events else INF)
             if now == INF:
                 raise RuntimeError(f"{len(waiting)} waiting jobs can never start (first: job index "
                                    f"{next(iter(waiting))}); the scheduler or allocator is inconsistent")
@@ -246,30 +509,55 @@ class Engine:
                 _, job, event_version = heapq.heappop(completions)
                 if event_version == version[job]:
                     self._finish(job)
-                    finished += 1
-            while arrived < count and submit[arrived] <= now:
+                    done += 1
+            while arrived < jobs and submit[arrived] <= now:
                 waiting[arrived] = None
+                state[arrived] = WAITING
                 if log is not None:
                     log.append((now, "arrival", arrived, 0))
                 scheduler.on_arrival(self, arrived)
                 arrived += 1
+            while events and events[0][0] <= now:
+                heapq.heappop(events)[2](self)
             while wakeups and wakeups[0] <= now:
                 self._wakeup_set.discard(heapq.heappop(wakeups))
             scheduler.schedule(self)
             if self._touched:
                 self._update_speeds()
-            if bar is not None and finished - shown >= step:
-                bar.update(finished - shown)
-                shown = finished
+            if bar is not None and done - shown >= step:
+                bar.update(done - shown)
+                shown = done
         if bar is not None:
-            bar.update(finished - shown)
+            bar.update(done - shown)
             bar.close()
         return SimulationResult(
             self.workload, self.platform, getattr(scheduler, "name", type(scheduler).__name__),
-            np.array(self.start), np.array(self.end),
-            [a.nodes for a in self.allocation], time.perf_counter() - clock,
+            np.array(self.first_start), np.array(self.end),
+            [_EMPTY_NODES if a is None else a.nodes for a in self.allocation], time.perf_counter() - clock,
             co_scheduled=self.speed_model is not None, log=log,
-            options={"use_run_times": self.use_run_times})
+            options={"use_run_times": self.use_run_times}, lifecycle=self._lifecycle())
+
+    def _lifecycle(self) -> dict | None:
+        if not self._lifecycle_used:
+            return None
+        return {"state": [STATES[s] for s in self.state], "preemptions": self.preemptions,
+                "resizes": self.resizes, "lost_work": self.lost,
+                "work": self.work}
+
+
+_EMPTY_NODES = np.zeros(0, dtype=np.int64)
+
+
+def _job_models(models, jobs: int) -> list[JobModel] | None:
+    """One model per job, or None when every job is plain rigid (the engine's fast path)."""
+    if models is None:
+        return None
+    if isinstance(models, JobModel):
+        models = [models] * jobs
+    models = list(models)
+    if len(models) != jobs:
+        raise InputError(f"{len(models)} job models for {jobs} jobs", field="job_models")
+    return None if all(model.is_rigid for model in models) else models
 
 
 class _FunctionScheduler(Scheduler):
@@ -280,8 +568,20 @@ class _FunctionScheduler(Scheduler):
         self.name = getattr(function, "__name__", "function")
 
 
-def simulate(workload: Workload, platform: Platform, scheduler, **options) -> SimulationResult:
-    """Run one simulation; `scheduler` is a scheduler object, a registered name or a function(engine)."""
+def simulate(workload: Workload, platform: Platform, scheduler, *, heatmap=None, spread_speedup: float | None = None,
+             placement: str | None = None, scheduler_options: dict | None = None, **options) -> SimulationResult:
+    """Run one simulation of any scheduler: an object, a registered name or a function(engine).
+
+    The scheduler declares what it needs: its allocator (`make_allocator`, given `placement`) and its
+    speed model (`make_speed_model`, given the heatmap and the spread speedup; co-schedulers use the
+    heatmap co-location model of 000 §3.5). `options` go to the `Engine` (job_models, sources,
+    use_run_times, log_events, progress).
+    """
     if isinstance(scheduler, str):
-        scheduler = make_scheduler(scheduler)
-    return Engine(workload, platform, scheduler, **options).run()
+        scheduler = make_scheduler(scheduler, **(scheduler_options or {}))
+    elif not hasattr(scheduler, "schedule"):
+        scheduler = _FunctionScheduler(scheduler)
+    allocator = options.pop("allocator", None) or scheduler.make_allocator(platform, placement=placement)
+    speed_model = options.pop("speed_model", None) or \
+        scheduler.make_speed_model(workload, heatmap=heatmap, spread_speedup=spread_speedup)
+    return Engine(workload, platform, scheduler, allocator=allocator, speed_model=speed_model, **options).run()

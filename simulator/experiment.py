@@ -7,7 +7,9 @@ resumes where it stopped (finished runs are skipped). At the end: ``runs.csv`` (
 speedup against the Conservative run of the same experiment, 003 (2.1)), ``summary.csv`` and
 ``tables.md`` (mean values per scheduler, Tables 6.1/6.2) and the plots of ``experiment_plots``.
 Runs go to local worker processes by default, or to a dask.distributed cluster (``dask="local"`` or a
-scheduler address ``tcp://host:port``).
+scheduler address ``tcp://host:port``). Reruns follow `cosched.rerun`: the same spec resumes, another spec or
+foreign files are refused unless ``force``; Ctrl-C / SIGTERM cancel the pending runs at once (the local workers
+die with the command) and keep the finished run files.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import json
 import os
 import shutil
 import warnings
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +25,8 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
+from cosched.processes import pool_results
+from cosched.rerun import claim_output, digest, json_key
 from cosched.simulator.metrics import METRIC_NAMES, job_speedups, thesis_metrics
 from cosched.simulator.data import EXAMPLE_HEATMAP, data_path
 from cosched.simulator.generate import ApplicationSeed, generate_workload
@@ -43,6 +47,8 @@ PRESETS = {  # name -> (bundled heatmap file, platform preset, jobs, experiments
     "example": (EXAMPLE_HEATMAP, "aris", 1000, 10),
     "example-small": (EXAMPLE_HEATMAP, "marconi", 200, 4),
 }
+SPEC = "spec.json"
+OWNED = (SPEC, "runs", "runs.csv", "summary.csv", "tables.md", "jobs", "plots")  # what --force removes
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,7 +72,13 @@ class ExperimentSpec:
                 "platform": self.platform.to_dict(), "jobs": self.jobs, "experiments": self.experiments,
                 "schedulers": list(self.schedulers), "seed": self.seed, "spread_speedup": self.spread_speedup,
                 "interarrival": self.interarrival, "mean_interarrival": self.mean_interarrival,
-                "use_run_times": self.use_run_times}
+                "use_run_times": self.use_run_times, "heatmap_digest": heatmap_digest(self.heatmap)}
+
+
+def heatmap_digest(heatmap: Heatmap) -> str:
+    """Content hash of a heatmap (names, processes, times, default): the file's path alone is no identity."""
+    return digest(heatmap.applications, heatmap.procs, heatmap.compact_times, heatmap.co_times,
+                  heatmap.spread_speedups(np.nan), heatmap.default)
 
 
 def preset_spec(preset: str = "example", *, heatmap: str | os.PathLike | None = None, platform: str | None = None,
@@ -111,12 +123,12 @@ def experiment_workload(spec: ExperimentSpec, experiment: int) -> Workload:
 
 def run_one(spec: ExperimentSpec, experiment: int, scheduler: str, keep_jobs: bool = False) -> dict:
     """Simulate one (experiment, scheduler); return its metrics row (and per-job times if asked)."""
-    from cosched.simulator.colocation import simulate_any
+    from cosched.simulator.engine import simulate
 
     workload = experiment_workload(spec, experiment)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)  # reported once by run_experiment
-        result = simulate_any(workload, spec.platform, scheduler, heatmap=spec.heatmap,
+        result = simulate(workload, spec.platform, scheduler, heatmap=spec.heatmap,
                               spread_speedup=spec.spread_speedup, use_run_times=spec.use_run_times)
     row = {"experiment": experiment, "scheduler": scheduler, **thesis_metrics(result),
            "wall_seconds": result.wall_seconds}
@@ -130,49 +142,50 @@ def _run_file(out: Path, experiment: int, scheduler: str) -> Path:
     return out / "runs" / f"e{experiment:03d}_{scheduler}.json"
 
 
-def _check_spec(spec: ExperimentSpec, out: Path) -> None:
-    path = out / "spec.json"
+def _check_spec(spec: ExperimentSpec, out: Path, force: bool = False) -> bool:
+    """The rerun rule (`cosched.rerun`): True to resume a folder of the same spec; else write spec.json first."""
     document = spec.to_json()
-    if path.exists():
-        try:
-            previous = json.loads(path.read_text())
-        except json.JSONDecodeError:
-            previous = None
-        if previous != document:
-            raise InputError("the output folder holds results of a different experiment (spec.json differs); "
-                             "use a new --out folder", source=str(path))
-        return
-    with atomic_path(path) as tmp:
+
+    def legacy(stored: dict) -> dict:  # spec.json of older versions has no heatmap digest: trust the path
+        return {**stored, "heatmap_digest": stored.get("heatmap_digest", document["heatmap_digest"])}
+
+    if claim_output(out, command="experiment-sim", key_file=SPEC, owned=OWNED, matches=json_key(document, legacy),
+                    force=force):
+        return True
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"cannot create the output folder: {error.strerror}", source=str(out)) from None
+    with atomic_path(out / SPEC) as tmp:
         tmp.write_text(json.dumps(document, indent=1))
+    return False
 
 
 def run_experiment(spec: ExperimentSpec, out: str | os.PathLike, *, workers: int | None = None,
-                   dask: str | None = None, progress: bool = True, plots: bool = True):
+                   dask: str | None = None, progress: bool = True, plots: bool = True, force: bool = False):
     """Run the missing (experiment, scheduler) pairs, then write runs.csv, summary.csv, tables.md, plots."""
     from cosched.simulator.colocation import co_context
 
     out = Path(out)
     created = not out.exists()
-    try:
-        (out / "runs").mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InputError(f"cannot create the output folder: {error.strerror}", source=str(out)) from None
     bar = None
     try:
-        _check_spec(spec, out)
+        _check_spec(spec, out, force)
+        (out / "runs").mkdir(exist_ok=True)
         co_context(experiment_workload(spec, 0), spec.heatmap, spec.spread_speedup)  # fail early, warn once
         todo = [(e, s) for e in range(spec.experiments) for s in spec.schedulers
                 if not _run_file(out, e, s).exists()]
         if progress:
             from tqdm import tqdm
             bar = tqdm(total=len(todo), unit="run", desc="experiment-sim")
-        for row in _execute(spec, todo, workers, dask):
-            with atomic_path(_run_file(out, row["experiment"], row["scheduler"])) as tmp:
-                tmp.write_text(json.dumps(row))
-            if bar is not None:
-                bar.update(1)
+        with closing(_execute(spec, todo, workers, dask)) as rows:
+            for row in rows:
+                with atomic_path(_run_file(out, row["experiment"], row["scheduler"])) as tmp:
+                    tmp.write_text(json.dumps(row))
+                if bar is not None:
+                    bar.update(1)
     except BaseException:
-        if created and not any((out / "runs").iterdir()):  # nothing to resume: leave no folder behind
+        if created and not any((out / "runs").glob("*.json")):  # nothing to resume: leave no folder behind
             shutil.rmtree(out, ignore_errors=True)
         raise
     finally:
@@ -207,10 +220,7 @@ def _execute(spec: ExperimentSpec, todo, workers, dask):
         for e, s in todo:
             yield run_one(spec, e, s, e == 0)
         return
-    with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
-        futures = [pool.submit(run_one, spec, e, s, e == 0) for e, s in todo]
-        for future in as_completed(futures):
-            yield future.result()
+    yield from pool_results(run_one, [(spec, e, s, e == 0) for e, s in todo], workers)  # workers die with us
 
 
 def summarize(runs):

@@ -7,7 +7,6 @@ all jobs arrive at time 0 (batch, as in the thesis experiments, 003 ch. 6). Ever
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from cosched.errors import InputError
+from cosched.inputs import MAX_JOBS, MAX_PROCS, MAX_SECONDS, check_number, parse_json, shown
 from cosched.outputs import atomic_path
 from cosched.simulator.workload import Workload, make_workload
 
@@ -47,6 +47,9 @@ class ApplicationSeed:
             raise InputError("one process count and one compact time per application", field="procs")
         if (procs <= 0).any() or not (np.isfinite(compact) & (compact > 0)).all():
             raise InputError("process counts and compact times must be positive", field="compact_time")
+        if (procs > MAX_PROCS.value).any() or (compact > MAX_SECONDS.value).any():
+            raise InputError(f"process counts or compact times above the limits {MAX_PROCS}, {MAX_SECONDS}",
+                             field="procs")
         object.__setattr__(self, "names", names)
         object.__setattr__(self, "procs", procs)
         object.__setattr__(self, "compact_times", compact)
@@ -61,36 +64,35 @@ class ApplicationSeed:
 
 
 def load_application_seed(path: str | os.PathLike) -> ApplicationSeed:
-    """Read ``{"applications": [{"name", "procs", "compact_time"}, ...]}`` (JSON)."""
-    path = Path(path)
-    source = str(path)
-    try:
-        document = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise InputError("no such file", source=source) from None
-    except json.JSONDecodeError as error:
-        raise InputError(f"not valid JSON: {error.msg}", source=source, line=error.lineno) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"cannot read: {error}", source=source) from None
+    """Read ``{"applications": [{"name", "procs", "compact_time"}, ...]}`` (JSON).
+
+    Names are non-empty strings without control characters, unique; procs whole, 1..`MAX_PROCS`; compact
+    times positive, at most `MAX_SECONDS` (`cosched.inputs`). Other keys are ignored.
+    """
+    source = os.fspath(path)
+    document = parse_json(path)
     apps = document.get("applications") if isinstance(document, dict) else None
     if not isinstance(apps, list) or not apps:
         raise InputError("must be a non-empty list", source=source, field="applications")
+    names, procs, compact = [], [], []
     for i, app in enumerate(apps):
         if not isinstance(app, dict) or not all(k in app for k in ("name", "procs", "compact_time")):
             raise InputError("each application needs name, procs, compact_time", source=source,
                              field=f"applications[{i}]")
-        for key in ("procs", "compact_time"):
-            value = app[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value)
-                                                                                    and value > 0):
-                raise InputError(f"must be a positive number, got {value!r}", source=source,
-                                 field=f"applications[{i}].{key}")
-        if app["procs"] != int(app["procs"]):
-            raise InputError(f"must be a whole number, got {app['procs']!r}", source=source,
-                             field=f"applications[{i}].procs")
+        name = app["name"]
+        if not isinstance(name, str) or not name or any(ord(c) < 32 or ord(c) == 127 for c in name):
+            raise InputError(f"must be a non-empty string without control characters, got {shown(name)}",
+                             source=source, field=f"applications[{i}].name")
+        if name in names:
+            raise InputError(f"an application seed needs unique application names; {shown(name)} is given twice",
+                             source=source, field=f"applications[{i}].name")
+        names.append(name)
+        procs.append(check_number(app["procs"], source=source, field=f"applications[{i}].procs", integer=True,
+                                  minimum=1, limit=MAX_PROCS, text=False))
+        compact.append(check_number(app["compact_time"], source=source, field=f"applications[{i}].compact_time",
+                                    minimum=0, exclusive_minimum=True, limit=MAX_SECONDS, text=False))
     try:
-        return ApplicationSeed(tuple(a["name"] for a in apps), [a["procs"] for a in apps],
-                               [a["compact_time"] for a in apps])
+        return ApplicationSeed(tuple(names), procs, compact)
     except InputError as error:  # before ValueError: InputError is one
         raise InputError(error.message, source=source, field=error.field) from None
 
@@ -113,7 +115,12 @@ def interarrival_gaps(kind: str, count: int, rng: np.random.Generator, *, mean: 
     if kind == "weibull":
         if not shape > 0:
             raise InputError(f"Weibull shape must be positive, got {shape}", field="shape")
-        return mean / math.gamma(1 + 1 / shape) * rng.weibull(shape, count)  # scaled to the requested mean
+        try:
+            scale = mean / math.gamma(1 + 1 / shape)
+        except OverflowError:
+            raise InputError(f"Weibull shape {shape:g} is too small (its mean overflows)", field="shape") from None
+        with np.errstate(over="ignore"):  # huge draws of a tiny shape: refused by the caller's time limit
+            return scale * rng.weibull(shape, count)  # scaled to the requested mean
     raise InputError(f"unknown interarrival kind {kind!r}; choose from {INTERARRIVALS}", field="interarrival")
 
 
@@ -126,6 +133,11 @@ def generate_workload(seed: ApplicationSeed, jobs: int | None = None, *, selecti
     selection: "uniform" (each application equally likely), "frequencies" (weights, normalised) or
     "list" (exactly the applications named in `apps`, in that order; `jobs` may be omitted).
     """
+    if rng_seed is not None:
+        rng_seed = check_number(rng_seed, field="seed", integer=True, minimum=0)
+    for name, value in (("mean", mean), ("low", low), ("high", high)):
+        check_number(value, field=name, minimum=0, limit=MAX_SECONDS)
+    check_number(shape, field="shape", minimum=0, exclusive_minimum=True)
     rng = np.random.default_rng(rng_seed)
     k = len(seed.names)
     if selection == "list":
@@ -139,13 +151,14 @@ def generate_workload(seed: ApplicationSeed, jobs: int | None = None, *, selecti
             raise InputError(f"{jobs} jobs requested but the list names {len(apps)}", field="jobs")
         chosen = np.array([index[a] for a in apps], dtype=np.int64)
     else:
-        if jobs is None or jobs <= 0:
-            raise InputError(f"the number of jobs must be positive, got {jobs}", field="jobs")
+        if jobs is None:
+            raise InputError("the number of jobs is missing", field="jobs")
+        jobs = check_number(jobs, field="jobs", integer=True, minimum=1, limit=MAX_JOBS)
         if selection == "uniform":
             chosen = rng.integers(0, k, jobs)
         elif selection == "frequencies":
-            weights = np.asarray(frequencies if frequencies is not None else [], dtype=np.float64)
-            if weights.shape != (k,) or (weights < 0).any() or not weights.sum() > 0:
+            weights = np.array([check_number(w, field="frequencies", minimum=0) for w in (frequencies or [])])
+            if weights.shape != (k,) or not 0 < weights.sum() < math.inf:
                 raise InputError(f"need {k} non-negative frequencies with a positive sum", field="frequencies")
             chosen = rng.choice(k, size=jobs, p=weights / weights.sum())
         else:
@@ -153,6 +166,10 @@ def generate_workload(seed: ApplicationSeed, jobs: int | None = None, *, selecti
     count = chosen.size
     gaps = interarrival_gaps(interarrival, count, rng, mean=mean, low=low, high=high, shape=shape)
     submit = np.concatenate([[0.0], np.cumsum(gaps[1:])])  # the first job arrives at time 0
+    if not submit[-1] <= MAX_SECONDS.value:
+        option = {"uniform": "high", "weibull": "shape"}.get(interarrival, "mean")
+        raise InputError(f"the last of {count} jobs would arrive at {submit[-1]:.3g} s, above the limit {MAX_SECONDS}",
+                         field=option)
     run = seed.compact_times[chosen]
     return make_workload(np.arange(count), submit, run, seed.procs[chosen], run,
                          np.asarray(seed.names, dtype=object)[chosen],
@@ -160,7 +177,8 @@ def generate_workload(seed: ApplicationSeed, jobs: int | None = None, *, selecti
 
 
 def write_workload_csv(workload: Workload, path: str | os.PathLike) -> Path:
-    """The plain CSV workload format (job_id, submit_time, run_time, cores, estimate[, app]), atomically."""
+    """The plain CSV workload format (job_id, submit_time, run_time, cores, estimate[, app]), atomically; the
+    numbers read back exactly."""
     import pandas as pd
 
     columns = {"job_id": workload.job_id, "submit_time": workload.submit, "run_time": workload.run,
@@ -169,5 +187,5 @@ def write_workload_csv(workload: Workload, path: str | os.PathLike) -> Path:
         columns["app"] = workload.app
     path = Path(path)
     with atomic_path(path) as tmp:
-        pd.DataFrame(columns).to_csv(tmp, index=False, float_format="%.10g")
+        pd.DataFrame(columns).to_csv(tmp, index=False)  # shortest round-trip digits: reads back exactly
     return path

@@ -1,11 +1,11 @@
 """The simulated cluster: nodes x sockets per node x cores per socket (000 §3.1), presets and JSON files."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from cosched.errors import InputError
+from cosched.inputs import MAX_CORES_PER_NODE, MAX_NODES, check_number, parse_json, shown
 
 __all__ = ["Platform", "PRESETS", "load_platform"]
 
@@ -55,27 +55,33 @@ _FIELDS = ("nodes", "sockets_per_node", "cores_per_socket")
 
 
 def load_platform(spec: str | Path) -> Platform:
-    """A preset name (`aris`, `sdsc-sp2`, ...) or a JSON file {"nodes", "sockets_per_node", "cores_per_socket"}."""
+    """A preset name (`aris`, `sdsc-sp2`, ...) or a JSON file {"nodes", "sockets_per_node", "cores_per_socket"}.
+
+    The counts are whole numbers, at least 1, nodes at most `MAX_NODES` and cores per node at most
+    `MAX_CORES_PER_NODE` (`cosched.inputs`); an optional "name" is a string.
+    """
     key = str(spec).lower()
     if key in PRESETS:
         return PRESETS[key]
     path = Path(spec)
-    if not path.is_file():
+    if not path.exists():
         raise InputError(f"not a platform preset ({', '.join(PRESETS)}) nor an existing JSON file",
                          source=str(spec))
-    try:
-        data = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InputError(f"invalid JSON: {error}", source=str(path)) from None
+    source = str(path)
+    data = parse_json(path)
     if not isinstance(data, dict):
-        raise InputError("expected a JSON object", source=str(path))
-    values = {}
-    for name in _FIELDS:
-        value = data.get(name, 1 if name != "nodes" else None)
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise InputError(f"must be a positive integer, got {value!r}", source=str(path), field=name)
-        values[name] = value
+        raise InputError("expected a JSON object", source=source)
     unknown = set(data) - set(_FIELDS) - {"name"}
     if unknown:
-        raise InputError(f"unknown fields {sorted(unknown)}", source=str(path), field=sorted(unknown)[0])
-    return Platform(name=str(data.get("name", path.stem)), **values)
+        raise InputError(f"unknown fields {sorted(unknown)}", source=source, field=sorted(unknown)[0])
+    if "nodes" not in data:
+        raise InputError("missing", source=source, field="nodes")
+    values = {name: check_number(data.get(name, 1), source=source, field=name, integer=True, minimum=1, text=False,
+                                 limit=MAX_NODES if name == "nodes" else MAX_CORES_PER_NODE) for name in _FIELDS}
+    if values["sockets_per_node"] * values["cores_per_socket"] > MAX_CORES_PER_NODE.value:
+        raise InputError(f"{values['sockets_per_node']} sockets x {values['cores_per_socket']} cores per node is above "
+                         f"the limit {MAX_CORES_PER_NODE}", source=source, field="cores_per_socket")
+    name = data.get("name", path.stem)
+    if not isinstance(name, str):
+        raise InputError(f"must be a string, got {shown(name)}", source=source, field="name")
+    return Platform(name=name, **values)

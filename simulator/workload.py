@@ -1,5 +1,9 @@
 """Rigid job workloads: the Standard Workload Format (SWF, 18 fields) and a plain CSV, cleaned with counts.
 
+Input rules (InputError naming file, line and field; `cosched.inputs` reads and checks every input): UTF-8
+text, plain or gzipped; every number finite; job ids whole, non-negative and unique; processor counts whole;
+times at most `MAX_SECONDS` and processor counts at most `MAX_PROCS`.
+
 Cleaning rules (each reported as a count in ``Workload.cleaning``):
 records with run time <= 0 or processors <= 0 (allocated, else requested) or a negative submit time are
 dropped; processors above the platform size are capped to it; a missing estimate (requested time <= 0)
@@ -8,13 +12,18 @@ their estimate, so reservations stay valid). Jobs are sorted by submit time, tie
 """
 from __future__ import annotations
 
-import gzip
+import csv
+import io
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from cosched.data import resolve
 from cosched.errors import InputError
+from cosched.inputs import (MAX_ID, MAX_PROCS, MAX_SECONDS, check_columns, check_unique, parse_numbers, read_text,
+                            shown)
 
 __all__ = ["Workload", "SWF_FIELDS", "read_swf", "read_csv", "load_workload", "make_workload"]
 
@@ -56,12 +65,16 @@ class Workload:
 def make_workload(job_id, submit, run, cores, estimate=None, app=None, *, source: str = "",
                   header: dict | None = None, cleaning: dict | None = None, max_cores: int | None = None
                   ) -> Workload:
-    """Apply the cleaning rules to raw columns and sort by submit time (stable)."""
-    job_id = np.asarray(job_id, dtype=np.int64)
-    submit = np.asarray(submit, dtype=np.float64)
-    run = np.asarray(run, dtype=np.float64)
-    cores = np.asarray(cores, dtype=np.int64)
-    estimate = run.copy() if estimate is None else np.asarray(estimate, dtype=np.float64)
+    """Apply the cleaning rules to raw columns and sort by submit time (stable).
+
+    The columns must hold valid numbers (the rules of the readers, without line numbers): InputError otherwise.
+    """
+    columns = [np.asarray(values, dtype=np.float64).reshape(-1)
+               for values in (job_id, submit, run, cores, run if estimate is None else estimate)]
+    check_columns([(name, values, _CSV_RULES[name]) for name, values in zip(_CSV_RULES, columns)], source=source or None)
+    check_unique(columns[0], source=source or None, field="job_id", what="job id")
+    job_id, cores = columns[0].astype(np.int64), columns[3].astype(np.int64)
+    submit, run, estimate = columns[1], columns[2], columns[4].copy()
     counts = dict(cleaning or {})
     counts["records"] = counts.get("records", int(job_id.size))
     drop_run = ~(run > 0)
@@ -92,104 +105,151 @@ def make_workload(job_id, submit, run, cores, estimate=None, app=None, *, source
                     cleaning=counts)
 
 
-def _open_text(path: Path):
-    return gzip.open(path, "rt") if path.suffix == ".gz" else open(path)
+_SWF_COMMENT = re.compile(r";[^\n]*")
+_SWF_SEPARATOR = re.compile(r"[ \t]+")  # SWF fields are separated by blanks and tabs (as pandas' \s+ splits)
+# checks of the SWF fields the simulator uses; every other field only has to be a finite number
+_SWF_RULES = {
+    "job_number": {"integer": True, "minimum": 0, "limit": MAX_ID},
+    "submit_time": {"limit": MAX_SECONDS}, "run_time": {"limit": MAX_SECONDS},
+    "allocated_processors": {"integer": True, "limit": MAX_PROCS},
+    "requested_processors": {"integer": True, "limit": MAX_PROCS},
+    "requested_time": {"limit": MAX_SECONDS},
+}
+_CSV_RULES = {
+    "job_id": {"integer": True, "minimum": 0, "limit": MAX_ID}, "submit_time": {"limit": MAX_SECONDS},
+    "run_time": {"limit": MAX_SECONDS}, "cores": {"integer": True, "limit": MAX_PROCS},
+    "estimate": {"limit": MAX_SECONDS},
+}
 
 
-def _swf_header(path: Path) -> dict:
+def _swf_header(text: str) -> dict:
+    """`; Key: value` lines before the first job record."""
     header = {}
-    with _open_text(path) as handle:
-        for line in handle:
-            if not line.startswith(";"):
-                if line.strip():
-                    break
-                continue
-            key, sep, value = line[1:].partition(":")
-            if sep and key.strip() and " " not in key.strip():
-                header[key.strip()] = value.strip()
+    for line in text.split("\n"):
+        if not line.startswith(";"):
+            if line.strip():
+                break
+            continue
+        key, sep, value = line[1:].partition(":")
+        if sep and key.strip() and " " not in key.strip():
+            header[key.strip()] = value.strip()
     return header
 
 
-def _swf_bad_line(path: Path) -> tuple[int, str]:
-    """Locate the first malformed SWF line (error path only)."""
-    with _open_text(path) as handle:
-        for number, line in enumerate(handle, 1):
-            stripped = line.split(";", 1)[0].split()
-            if not stripped:
-                continue
-            if len(stripped) != len(SWF_FIELDS):
-                return number, f"expected {len(SWF_FIELDS)} fields, got {len(stripped)}"
-            for name, token in zip(SWF_FIELDS, stripped):
-                try:
-                    float(token)
-                except ValueError:
-                    return number, f"field '{name}' is not a number: {token!r}"
-    return 0, "unreadable SWF content"
+def _swf_rows(text: str) -> tuple[list[int], list[str]]:
+    """Line numbers and contents of the job records: comments (from `;`) cut, blank lines skipped."""
+    lines = _SWF_COMMENT.sub("", text).replace("\r", " ").split("\n")
+    numbers = [number for number, line in enumerate(lines, 1) if line.strip(" \t")]
+    return numbers, [lines[number - 1] for number in numbers]
+
+
+def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
+    """The records as a float array and their line numbers (None: not computed, the file parsed cleanly).
+
+    pandas reads a clean file; anything else is read field by field, naming the first bad line and field.
+    """
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(io.StringIO(text.replace("\r", " ")), sep=r"\s+", comment=";", header=None,
+                            dtype=np.float64, quoting=csv.QUOTE_NONE, na_filter=False)
+        data = frame.to_numpy()
+        if data.shape[1] == len(SWF_FIELDS) and not np.isnan(data).any():
+            return data, None
+    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError):
+        pass
+    numbers, rows = _swf_rows(text)
+    data = np.empty((len(rows), len(SWF_FIELDS)))
+    for row, (number, line) in enumerate(zip(numbers, rows)):
+        tokens = _SWF_SEPARATOR.split(line.strip(" \t"))
+        if len(tokens) != len(SWF_FIELDS):
+            raise InputError(f"expected {len(SWF_FIELDS)} fields, got {len(tokens)}", source=source, line=number)
+        for column, (name, token) in enumerate(zip(SWF_FIELDS, tokens)):
+            try:
+                data[row, column] = float(token)
+            except ValueError:
+                raise InputError(f"not a number: {shown(token)}", source=source, line=number, field=name) from None
+    return data, numbers
 
 
 def read_swf(path: str | Path, max_cores: int | None = None) -> Workload:
-    """Read a (gzipped) SWF file; cores = allocated processors, else requested; estimate = requested time."""
-    import pandas as pd
+    """Read a (gzipped) SWF file; cores = allocated processors, else requested; estimate = requested time.
 
+    Every field must be a finite number; ids whole, non-negative and unique; processor counts whole; times and
+    counts below the limits of `cosched.inputs` (errors name the line and the field).
+    """
     path = Path(path)
-    if not path.is_file():
-        raise InputError("no such workload file", source=str(path))
-    try:
-        frame = pd.read_csv(path, sep=r"\s+", comment=";", header=None, dtype=np.float64,
-                            compression="infer")
-    except pd.errors.EmptyDataError:
-        raise InputError("no job records", source=str(path)) from None
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OSError):
-        line, message = _swf_bad_line(path)
-        raise InputError(message, source=str(path), line=line or None) from None
-    if frame.shape[1] != len(SWF_FIELDS) or frame.isna().to_numpy().any():
-        line, message = _swf_bad_line(path)
-        raise InputError(message, source=str(path), line=line or None)
-    data = frame.to_numpy()
+    source = str(path)
+    text = read_text(path, comment=";")
+    data, numbers = _swf_values(text, source)
+    if not len(data):
+        raise InputError("no job records", source=source)
+
+    def line(row: int) -> int:  # error path only: where the row is in the file
+        return (numbers or _swf_rows(text)[0])[row]
+
+    check_columns([(name, data[:, i], _SWF_RULES.get(name, {})) for i, name in enumerate(SWF_FIELDS)],
+                  source=source, lines=line)
+    check_unique(data[:, 0], source=source, field="job_number", lines=line, what="job id")
     cores = np.where(data[:, 4] > 0, data[:, 4], data[:, 7])
-    return make_workload(data[:, 0], data[:, 1], data[:, 3], cores, data[:, 8], source=str(path),
-                         header=_swf_header(path), max_cores=max_cores)
+    return make_workload(data[:, 0], data[:, 1], data[:, 3], cores, data[:, 8], source=source,
+                         header=_swf_header(text), max_cores=max_cores)
 
 
 def read_csv(path: str | Path, max_cores: int | None = None) -> Workload:
-    """Read a CSV with columns job_id, submit_time, run_time, cores and optional estimate, app."""
-    import pandas as pd
+    """Read a CSV with columns job_id, submit_time, run_time, cores and optional estimate, app.
 
+    Cells are trimmed; rows of empty cells are skipped; an empty estimate means none. The numbers follow the
+    rules of `read_swf`; errors name the line and the column.
+    """
     path = Path(path)
-    if not path.is_file():
-        raise InputError("no such workload file", source=str(path))
+    source = str(path)
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    header, header_line, rows, lines = None, 1, [], []
     try:
-        frame = pd.read_csv(path, skipinitialspace=True)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        raise InputError(f"unreadable CSV: {error}", source=str(path)) from None
-    frame.columns = [str(column).strip() for column in frame.columns]
+        for record in reader:
+            cells = [cell.strip() for cell in record]
+            if not any(cells):
+                continue
+            if header is None:
+                header, header_line = cells, reader.line_num
+            elif len(cells) != len(header):
+                raise InputError(f"row has {len(cells)} cells, the header has {len(header)}", source=source,
+                                 line=reader.line_num)
+            else:
+                rows.append(cells)
+                lines.append(reader.line_num)
+    except csv.Error as error:
+        raise InputError(f"not a valid CSV: {error}", source=source, line=reader.line_num) from None
+    if header is None:
+        raise InputError("empty file: no header", source=source)
+    for name in header:
+        if header.count(name) > 1:
+            raise InputError("column given twice", source=source, line=header_line, field=name)
     for name in CSV_REQUIRED:
-        if name not in frame.columns:
-            raise InputError("missing column", source=str(path), field=name)
-    columns = {}
+        if name not in header:
+            raise InputError("missing column", source=source, line=header_line, field=name)
+    columns, checks = {}, []
     for name in CSV_REQUIRED + ("estimate",):
-        if name not in frame.columns:
+        if name not in header:
             continue
-        values = pd.to_numeric(frame[name], errors="coerce")
-        bad = values.isna().to_numpy().copy()
-        if name == "estimate":
-            bad &= frame[name].notna().to_numpy()
-            values = values.fillna(-1)
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise InputError(f"not a number: {frame[name].iloc[row]!r}", source=str(path), line=row + 2,
-                             field=name)
-        columns[name] = values.to_numpy(dtype=np.float64)
-    if np.any(columns["cores"] != np.round(columns["cores"])):
-        row = int(np.flatnonzero(columns["cores"] != np.round(columns["cores"]))[0])
-        raise InputError("cores must be an integer", source=str(path), line=row + 2, field="cores")
-    app = frame["app"].astype(str).to_numpy(dtype=object) if "app" in frame.columns else None
+        index = header.index(name)
+        cells = [row[index] for row in rows]
+        values, _ = parse_numbers(cells)
+        if name == "estimate":  # an empty estimate is a missing one
+            values[[not cell for cell in cells]] = -1.0
+        columns[name] = values
+        checks.append((name, values, _CSV_RULES[name], cells))
+    check_columns(checks, source=source, lines=lines)
+    check_unique(columns["job_id"], source=source, field="job_id", lines=lines, what="job id")
+    app = np.array([row[header.index("app")] for row in rows], dtype=object) if "app" in header else None
     return make_workload(columns["job_id"], columns["submit_time"], columns["run_time"], columns["cores"],
-                         columns.get("estimate"), app, source=str(path), max_cores=max_cores)
+                         columns.get("estimate"), app, source=source, max_cores=max_cores)
 
 
 def load_workload(path: str | Path, max_cores: int | None = None) -> Workload:
-    """SWF (`.swf`, `.swf.gz`) or CSV (`.csv`, `.csv.gz`) by extension."""
+    """SWF (`.swf`, `.swf.gz`) or CSV (`.csv`, `.csv.gz`) by extension, or a preset (`cosched.data.WORKLOADS`)."""
+    path = resolve("workload", path)
     name = Path(path).name.lower()
     if name.endswith((".swf", ".swf.gz")):
         return read_swf(path, max_cores)

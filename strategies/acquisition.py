@@ -10,6 +10,8 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from cosched.errors import InputError
+
 __all__ = ["task_sigma", "combination_moments", "probability_of_improvement", "expected_improvement",
            "upper_confidence_bound", "check_k"]
 
@@ -20,7 +22,7 @@ Z_LIMIT = 40.0  # |z| beyond this saturates Φ and φ in float64; clipping avoid
 def check_k(k: float) -> float:
     """k must lie strictly between 0.5 and 1 so that Φ⁻¹(k) > 0 (002 §5.2)."""
     if not 0.5 < k < 1.0:
-        raise ValueError(f"k must lie in (0.5, 1), got {k}")
+        raise InputError(f"k must lie in (0.5, 1), got {k}")  # callers name the option (search: field k)
     return float(k)
 
 

@@ -4,37 +4,45 @@ from __future__ import annotations
 import json
 import sys
 
+from cosched.cli_options import (LazyChoices, add_json, add_name_list, add_out, add_plots, add_quiet, add_seed,
+                                  announce, one_name, plots_target)
 from cosched.errors import InputError
 from cosched.strategies.fcs import TIE_BREAKS
 from cosched.strategies.interpolation import RULES
 from cosched.strategies.noise import NOISE_MODELS
-from cosched.theory.cli import add_instance_arguments, instance_from_args, opt_for_file
+from cosched.strategies.registry import STRATEGIES
+from cosched.theory.cli import add_instance_arguments, instance_from_args, opt_for_file, with_task_names
 
-__all__ = ["register", "add_strategy_arguments", "strategy_from_args"]
+INCUMBENTS = LazyChoices("cosched.strategies.search", "INCUMBENTS")  # read on use: search imports scipy
+
+__all__ = ["register", "add_strategy_arguments", "strategy_from_args", "strategy_name"]
 
 
 def add_strategy_arguments(parser) -> None:
     """Strategy name and the options of the registered strategies (each takes the ones it knows)."""
-    parser.add_argument("--strategy", default="fcs", help="strategy name: fcs, ucb, pi, ei, ... (default fcs)")
+    add_name_list(parser, "--strategy", what="the strategy (one)", known=tuple(STRATEGIES), default="fcs",
+                  alias="--strategies", alias_nargs="+")
     parser.add_argument("--tie-break", choices=TIE_BREAKS,
                         help="FCS: among equally fast combinations take the smallest/largest bitmask or random")
     parser.add_argument("--k", type=float, help="search strategies: quantile k of the confidence bound (002 (26))")
     parser.add_argument("--quantum", type=float, metavar="TAU",
                         help="search strategies: minimal run time per combination")
     parser.add_argument("--bounds", choices=RULES, help="search strategies: interpolation bounds")
-    parser.add_argument("--incumbent", choices=("estimate", "measured"),
-                        help="PI/EI: a+ is the largest estimated (default) or the best measured combination speed")
+    parser.add_argument("--incumbent", choices=INCUMBENTS, metavar="NAME",
+                        help="PI/EI: a+ is the largest estimated (default) or the best measured combination speed "
+                             "(%(choices)s)")
     add_noise_arguments(parser)
-    parser.add_argument("--seed", type=int, help="random seed (random tie-break, search strategies)")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_seed(parser, "random seed (random tie-break, search strategies, noise)")
+    add_json(parser)
 
 
 def strategy_from_args(args):
     """Build the strategy through the registry, so user and search strategies work like FCS."""
     from cosched.strategies.registry import make_strategy
 
+    name = strategy_name(args)
     try:
-        return make_strategy(args.strategy, tie_break=args.tie_break, k=args.k, quantum=args.quantum,
+        return make_strategy(name, tie_break=args.tie_break, k=args.k, quantum=args.quantum,
                              bounds=args.bounds, incumbent=args.incumbent, noise=args.noise_sigma or None,
                              remeasure=args.remeasure or None)
     except InputError as error:  # a strategy option out of range: name that option, once
@@ -42,7 +50,12 @@ def strategy_from_args(args):
     except (ValueError, TypeError) as error:
         raise InputError(str(error), field="--strategy") from None
     except (ImportError, AttributeError) as error:
-        raise InputError(f"strategy {args.strategy!r} is not available ({error})", field="--strategy") from None
+        raise InputError(f"strategy {name!r} is not available ({error})", field="--strategy") from None
+
+
+def strategy_name(args) -> str:
+    """The one strategy of run/ratio (`--strategy`, default fcs)."""
+    return one_name(args, "strategy", "fcs", "--strategy", "this command runs one strategy")
 
 
 def register(subparsers) -> None:
@@ -64,9 +77,12 @@ def register(subparsers) -> None:
     demo.add_argument("--n", type=int, default=6, help="number of tasks (default 6)")
     demo.add_argument("--alpha", type=float, nargs=2, metavar=("LO", "HI"), default=(0.75, 0.85),
                       help="range of alpha_i (default 0.75 0.85, closest to measured speeds, 002 §8)")
-    demo.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    demo.add_argument("--out", default="demo.png", metavar="PNG", help="plot file (default demo.png)")
-    demo.add_argument("--json", action="store_true", help="print the table as JSON")
+    add_seed(demo, "seed of the instance and the random tie-break")
+    add_out(demo, "file", "the plot", default="demo.png", metavar="PNG")
+    add_plots(demo, "the Fig. 1-style plot (--plots PNG: to that file instead of --out)", default_on=True,
+              metavar="PNG")
+    add_json(demo, "the table")
+    add_quiet(demo)
     demo.set_defaults(func=_demo)
 
     from cosched.strategies.experiment_cli import register_experiment
@@ -108,11 +124,12 @@ def _execute(args, instance):
 
 
 def _run(args) -> int:
-    schedule = _execute(args, instance_from_args(args))
+    instance = instance_from_args(args)
+    schedule = _execute(args, instance)
     if schedule is None:
         return 1
     if args.json:
-        print(json.dumps(schedule.to_json()))
+        print(json.dumps(with_task_names(schedule.to_json(), instance)))
         return 0
     print(f"{schedule.strategy} makespan {schedule.makespan:.10g} in {len(schedule.durations)} steps")
     print(schedule.to_frame()[["combination", "start", "duration"]].to_string(index=False))
@@ -129,7 +146,7 @@ def _ratio(args) -> int:
         return 1
     row = {"opt": opt.makespan, "makespan": schedule.makespan,
            "ratio": competitive_ratio(schedule.makespan, opt.makespan),
-           "bound": fcs_bound(instance) if args.strategy == "fcs" else None}  # Theorem 1 holds for FCS only
+           "bound": fcs_bound(instance) if strategy_name(args) == "fcs" else None}  # Theorem 1 holds for FCS only
     if args.json:
         print(json.dumps(row))
         return 0
@@ -142,7 +159,7 @@ def _ratio(args) -> int:
 
 
 def _demo(args) -> int:
-    from cosched.outputs import check_plot_path
+    from cosched.outputs import check_outputs
     from cosched.strategies.fcs import FCS
     from cosched.strategies.schedule import execute
     from cosched.theory.bounds import competitive_ratio, fcs_bound
@@ -152,15 +169,18 @@ def _demo(args) -> int:
 
     if not 2 <= args.n <= 12:
         raise InputError("the demo plots 2..12 tasks", field="--n")
-    check_plot_path(args.out, "--out")
+    plot = plots_target(args, args.out)
+    check_outputs(("--plots" if isinstance(args.plots, str) else "--out", plot, "plot"))
     instance = random_instance(args.n, alpha=args.alpha, seed=args.seed)
     opt = solve_opt(instance)
     fcs = execute(instance, FCS(), seed=args.seed)
     row = {"n": instance.n, "alpha": list(args.alpha), "seed": args.seed, "opt": opt.makespan,
            "makespan": fcs.makespan, "ratio": competitive_ratio(fcs.makespan, opt.makespan),
-           "bound": fcs_bound(instance), "plot": args.out}
-    plot_schedules(instance, {"FCS": fcs, "OPT": opt.schedule}, args.out,
-                   title=f"n={instance.n}, alpha in [{args.alpha[0]}, {args.alpha[1]}], seed {args.seed}")
+           "bound": fcs_bound(instance), "plot": str(plot) if plot is not None else None}
+    if plot is not None:
+        plot_schedules(instance, {"FCS": fcs, "OPT": opt.schedule}, plot,
+                       title=f"n={instance.n}, alpha in [{args.alpha[0]}, {args.alpha[1]}], seed {args.seed}")
+        announce(args, plot)
     if args.json:
         print(json.dumps(row))
         return 0
@@ -169,5 +189,4 @@ def _demo(args) -> int:
     print(f"{'FCS makespan':<24}{row['makespan']:>12.4f}")
     print(f"{'ratio FCS/OPT':<24}{row['ratio']:>12.4f}")
     print(f"{'bound 2 - 1/a*':<24}{row['bound']:>12.4f}")
-    print(f"plot: {args.out}", file=sys.stderr)
     return 0

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import shutil
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,8 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
+from cosched.processes import pool_results
+from cosched.rerun import claim_output
 
 __all__ = ["ExperimentConfig", "PRESETS", "ACQUISITIONS", "PAPER_ALPHA_RANGES", "PAPER_KS", "COLUMNS", "run_cell",
            "run_experiment", "summarize", "load_results", "cell_seed"]
@@ -31,6 +34,7 @@ ACQUISITIONS = ("ucb", "pi", "ei")
 COLUMNS = ["alpha_index", "alpha_lo", "alpha_hi", "instance", "seed", "n", "strategy", "k", "quantum", "bounds",
            "incumbent", "noise_sigma", "makespan", "opt", "ratio", "steps"]
 RESULTS, PARQUET, SUMMARY, CONFIG = "results.csv", "results.parquet", "summary.csv", "config.json"
+OWNED = (CONFIG, RESULTS, PARQUET, SUMMARY, "fig6.png", "fig7.png")  # what --force removes (the CLI adds the figures)
 DASK_CONNECT_TIMEOUT = "10s"  # how long to wait for a remote Dask scheduler before giving up
 
 
@@ -151,18 +155,20 @@ def load_results(out: str | os.PathLike):
 
 
 def run_experiment(config: ExperimentConfig, out: str | os.PathLike, *, workers: int | None = None,
-                   dask=None, progress: bool = True):
+                   dask=None, progress: bool = True, force: bool = False):
     """Run every grid cell not yet in `out`, appending each finished cell to results.csv; return all rows.
 
     workers: local processes (default: all cores; 1 runs in this process). dask: "local" for a LocalCluster,
-    a scheduler address "tcp://host:port", or a `distributed.Client`.
+    a scheduler address "tcp://host:port", or a `distributed.Client`. The rerun rule of `cosched.rerun`:
+    a folder of the same grid resumes, another grid or foreign files are refused unless `force` (start over).
+    Ctrl-C / SIGTERM cancel the pending cells at once and keep the finished ones.
     """
     import pandas as pd
     from tqdm import tqdm
 
     out = Path(out)
     created = not out.exists()
-    _check_config(config, out)
+    _check_config(config, out, force)
     done = load_results(out)
     complete = done.groupby(["alpha_index", "instance"]).size()
     complete = set(complete[complete == config.rows_per_cell].index)
@@ -172,10 +178,10 @@ def run_experiment(config: ExperimentConfig, out: str | os.PathLike, *, workers:
     todo = [cell for cell in config.cells if cell not in complete]
     finished = 0
     try:
-        with open(out / RESULTS, "a") as results, \
+        with open(out / RESULTS, "a") as results, closing(_cells(config, todo, workers, dask)) as cells, \
                 tqdm(total=len(config.cells), initial=len(config.cells) - len(todo), unit="instance",
                      desc="experiment", disable=not progress) as bar:
-            for rows in _cells(config, todo, workers, dask):
+            for rows in cells:
                 results.write(pd.DataFrame(rows, columns=COLUMNS).to_csv(index=False, header=False))
                 results.flush()
                 finished += 1
@@ -199,22 +205,19 @@ def summarize(frame):
     return grouped.agg(mean_ratio="mean", max_ratio="max", std_ratio="std", instances="count").reset_index()
 
 
-def _check_config(config: ExperimentConfig, out: Path) -> None:
-    """Create `out` with config.json, or check that the one there describes the same grid."""
-    path = out / CONFIG
-    if out.exists() and not out.is_dir():
-        raise InputError("exists and is not a folder", source=str(out), field="--out")
-    if path.exists():
+def _check_config(config: ExperimentConfig, out: Path, force: bool = False) -> None:
+    """Create `out` with config.json, or check that the one there describes the same grid (`cosched.rerun`)."""
+    def same_grid(path: Path) -> bool:
         try:
-            stored = ExperimentConfig.from_json(json.loads(path.read_text()))
-        except (json.JSONDecodeError, TypeError) as error:
-            raise InputError(f"unreadable experiment configuration ({error})", source=str(path)) from None
-        if stored != config:
-            raise InputError("this folder holds a different experiment; resume with the same options or choose "
-                             "another --out", source=str(path))
+            return ExperimentConfig.from_json(json.loads(path.read_text())) == config
+        except (json.JSONDecodeError, TypeError, InputError) as error:
+            raise InputError(f"unreadable experiment configuration ({error}); add --force to start over",
+                             source=str(path)) from None
+
+    if claim_output(out, command="experiment", key_file=CONFIG, owned=OWNED, matches=same_grid, force=force):
         return
     out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as tmp:
+    with atomic_path(out / CONFIG) as tmp:
         tmp.write_text(json.dumps(config.to_json(), indent=2))
 
 
@@ -230,17 +233,7 @@ def _cells(config: ExperimentConfig, todo: list, workers: int | None, dask):
         for alpha_index, instance in todo:
             yield run_cell(config, alpha_index, instance)
         return
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(run_cell, config, a, i) for a, i in todo]
-        try:
-            for future in as_completed(futures):
-                yield future.result()
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+    yield from pool_results(run_cell, [(config, a, i) for a, i in todo], workers)  # workers die with us
 
 
 def _dask_cells(config: ExperimentConfig, todo: list, workers: int | None, dask):

@@ -5,10 +5,14 @@ import dataclasses
 import sys
 import time
 
+from cosched.cli_options import (LazyChoices, add_json, add_name_list, add_out, add_plots, add_quiet, add_seed,
+                                  announce, names_or, plots_target)
 from cosched.errors import InputError
-from cosched.strategies.experiment import ACQUISITIONS, PRESETS
+from cosched.strategies.experiment import ACQUISITIONS, PARQUET, PRESETS, RESULTS, SUMMARY
 from cosched.strategies.interpolation import RULES
 from cosched.strategies.noise import NOISE_MODELS
+
+INCUMBENTS = LazyChoices("cosched.strategies.search", "INCUMBENTS")  # read on use: search imports scipy
 
 __all__ = ["register_experiment"]
 
@@ -21,32 +25,43 @@ def register_experiment(subparsers) -> None:
                     "then OUT/results.parquet, OUT/summary.csv, OUT/fig6.png and OUT/fig7.png.")
     parser.add_argument("--preset", choices=tuple(PRESETS), default="paper",
                         help="paper: 50 instances of n=10 per α range, k in 0.6..0.99; small: a quick look")
-    parser.add_argument("--out", required=True, metavar="DIR", help="output folder (resumes if it exists)")
+    add_out(parser, "folder", "results.csv, results.parquet, summary.csv, fig6.png, fig7.png (resumes if it "
+                              "exists)", required=True)
     parser.add_argument("--instances", type=int, help="instances per α range (overrides the preset)")
     parser.add_argument("--n", type=int, help="tasks per instance (overrides the preset)")
     parser.add_argument("--k", type=float, nargs="+", help="k values of the search strategies (002 (26))")
-    parser.add_argument("--strategies", nargs="+", choices=ACQUISITIONS, help="acquisitions to run")
+    add_name_list(parser, "--strategy", what="search strategies to run beside OPT and FCS", known=ACQUISITIONS,
+                  default=",".join(ACQUISITIONS), alias="--strategies", alias_nargs="+")
     parser.add_argument("--quantum", type=float, metavar="TAU", help="measurement quantum (default 10)")
     parser.add_argument("--bounds", choices=RULES, help="interpolation bounds (default paper)")
-    parser.add_argument("--incumbent", choices=("estimate", "measured"),
-                        help="a+ of PI/EI: largest estimated or best measured combination speed (default estimate)")
+    parser.add_argument("--incumbent", choices=INCUMBENTS, metavar="NAME",
+                        help="a+ of PI/EI: largest estimated or best measured combination speed (%(choices)s; "
+                             "default estimate)")
     parser.add_argument("--noise-sigma", type=float, help="relative σ of measurement noise (default 0)")
     parser.add_argument("--noise-model", choices=NOISE_MODELS, help="noise distribution")
     parser.add_argument("--remeasure", action="store_true", help="re-measure known combinations and average")
-    parser.add_argument("--seed", type=int, help="base seed of the instance generator (default 0)")
+    add_seed(parser, "base seed of the instance generator")
     parser.add_argument("--workers", type=int, help="worker processes (default: all cores; 1 = in this process)")
     parser.add_argument("--dask", metavar="ADDRESS", help="run on Dask: 'local' (LocalCluster) or tcp://host:port")
-    parser.add_argument("--no-plots", action="store_true", help="skip fig6.png and fig7.png")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_plots(parser, "fig6.png and fig7.png", default_on=True)
+    add_json(parser, "the lowest mean ratio per α range and strategy")
+    add_quiet(parser)
+    parser.add_argument("--force", action="store_true",
+                        help="start over in --out, removing what an earlier experiment wrote there (by default the "
+                             "same grid resumes and another grid or foreign files are refused)")
     parser.set_defaults(func=_experiment)
 
 
 def _experiment(args) -> int:
+    from cosched.outputs import check_outputs
     from cosched.strategies.experiment import run_experiment
     from cosched.strategies.plots import fig7_table, plot_fig6, plot_fig7
 
+    plots = plots_target(args, args.out)
+    check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
+    acquisitions = tuple(names_or(args, "strategy", PRESETS[args.preset].acquisitions, "--strategy"))
     overrides = {"instances": args.instances, "n": args.n, "ks": tuple(args.k) if args.k else None,
-                 "acquisitions": tuple(args.strategies) if args.strategies else None, "quantum": args.quantum,
+                 "acquisitions": acquisitions, "quantum": args.quantum,
                  "bounds": args.bounds, "incumbent": args.incumbent, "noise_sigma": args.noise_sigma,
                  "noise_model": args.noise_model, "remeasure": args.remeasure or None, "seed": args.seed}
     config = dataclasses.replace(PRESETS[args.preset],
@@ -54,13 +69,20 @@ def _experiment(args) -> int:
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}", field="--workers")
     started = time.perf_counter()
-    frame = run_experiment(config, args.out, workers=args.workers, dask=args.dask, progress=not args.quiet)
+    frame = run_experiment(config, args.out, workers=args.workers, dask=args.dask, progress=not args.quiet,
+                           force=args.force)
     seconds = time.perf_counter() - started
-    if not args.no_plots:
-        plot_fig6(frame, f"{args.out}/fig6.png")
-        plot_fig7(frame, f"{args.out}/fig7.png")
-    table = fig7_table(frame).pivot(index=["alpha_lo", "alpha_hi"], columns="strategy", values="mean_ratio")
-    print(f"{len(frame)} runs in {args.out} ({seconds:.1f} s this session); lowest mean ratio over k:",
-          file=sys.stderr)
+    written = [f"{args.out}/{name}" for name in (RESULTS, PARQUET, SUMMARY)]
+    if plots is not None:
+        written += [plot_fig6(frame, plots / "fig6.png"), plot_fig7(frame, plots / "fig7.png")]
+    best = fig7_table(frame)
+    announce(args, *written)
+    if args.json:
+        print(best.to_json(orient="records"))
+        return 0
+    table = best.pivot(index=["alpha_lo", "alpha_hi"], columns="strategy", values="mean_ratio")
+    if not args.quiet:
+        print(f"{len(frame)} runs in {args.out} ({seconds:.1f} s this session); lowest mean ratio over k:",
+              file=sys.stderr)
     print(table.round(4).to_string())
     return 0

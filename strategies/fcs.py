@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cosched.errors import InputError
 from cosched.strategies.schedule import Decision, StrategyError
 from cosched.theory.instance import Instance
 from cosched.theory.lattice import tasks_of
@@ -23,7 +24,8 @@ class FCS:
 
     def __init__(self, tie_break: str = "first"):
         if tie_break not in TIE_BREAKS:
-            raise ValueError(f"unknown tie-break {tie_break!r}; choose from {', '.join(TIE_BREAKS)}")
+            raise InputError(f"unknown tie-break {tie_break!r}; choose from {', '.join(TIE_BREAKS)}",
+                             field="tie_break")
         self.tie_break = tie_break
 
     def start(self, instance: Instance, rng: np.random.Generator) -> None:

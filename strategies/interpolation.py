@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cosched.errors import InputError
 from cosched.theory.lattice import membership, popcount
 
 __all__ = ["Bounds", "interpolate", "RULES", "MAX_SEARCH_TASKS"]
@@ -41,7 +42,7 @@ class Bounds:
 
     def __init__(self, n: int, rule: str = "paper"):
         if rule not in RULES:
-            raise ValueError(f"unknown bounds rule {rule!r}; choose from {', '.join(RULES)}")
+            raise InputError(f"unknown bounds rule {rule!r}; choose from {', '.join(RULES)}", field="bounds")
         self.n, self.rule = n, rule
         self.lattice = np.arange(1 << n, dtype=np.int64)
         self.sizes = popcount(self.lattice)

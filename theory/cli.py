@@ -3,21 +3,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
+from cosched.cli_options import add_json, add_out, add_quiet, add_seed, announce
 from cosched.errors import InputError
 from cosched.theory.opt import BACKENDS, METHODS
 
-__all__ = ["register", "add_instance_arguments", "instance_from_args", "opt_for_file"]
+__all__ = ["register", "add_instance_arguments", "instance_from_args", "opt_for_file", "with_task_names"]
 
 
 def add_instance_arguments(parser: argparse.ArgumentParser) -> None:
-    """The instance FILE plus the options every command that loads one accepts."""
+    """The instance FILE plus the options every command that loads one accepts (and --quiet)."""
     parser.add_argument("file", metavar="FILE", help="instance file (.json or .npz)")
     parser.add_argument("--allow-nonmonotone", action="store_true",
                         help="accept speeds that break constraint (1) or exceed 1 (measured matrices)")
     parser.add_argument("--normalize", action="store_true",
                         help="divide each task's speeds and work by its speed alone (002 §3)")
+    add_quiet(parser)
 
 
 def instance_from_args(args):
@@ -36,6 +37,12 @@ def opt_for_file(instance, path: str, **options):
         raise error.naming(path) from None
 
 
+def with_task_names(document: dict, instance) -> dict:
+    """A JSON result with "tasks": the names the text output shows (T1..Tn), in the order of the 0-based
+    indices of its "combination" lists."""
+    return {**document, "tasks": list(instance.tasks)}
+
+
 def register(subparsers) -> None:
     generate = subparsers.add_parser(
         "generate", help="write a random instance (002 §8) or the FCS worst case (002 Example 1)",
@@ -48,9 +55,10 @@ def register(subparsers) -> None:
     generate.add_argument("--max-size", type=int, help="keep only combinations of at most this many tasks")
     generate.add_argument("--worst-case", action="store_true", help="002 Example 1 instead of a random instance")
     generate.add_argument("--b1", type=float, default=1.0, help="work of T1 in the worst case (default 1)")
-    generate.add_argument("--seed", type=int, help="random seed")
-    generate.add_argument("--out", required=True, metavar="FILE", help="output file, .json or .npz")
-    generate.add_argument("--json", action="store_true", help="print a JSON summary")
+    add_seed(generate, "seed of the random instance")
+    add_out(generate, "file", "the instance, .json or .npz", required=True)
+    add_json(generate, "a summary")
+    add_quiet(generate)
     generate.set_defaults(func=_generate)
 
     opt = subparsers.add_parser(
@@ -60,7 +68,7 @@ def register(subparsers) -> None:
     opt.add_argument("--method", choices=METHODS, default="auto",
                      help="direct LP, column generation, or auto (by size; default)")
     opt.add_argument("--backend", choices=BACKENDS, default="highs", help="LP solver (default highs)")
-    opt.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_json(opt, 'the result (combinations are 0-based indices into "tasks")')
     opt.set_defaults(func=_opt)
 
 
@@ -68,8 +76,11 @@ def _generate(args) -> int:
     from cosched.theory.generators import random_instance, worst_case_instance
     from cosched.theory.instance import save_instance
 
+    from cosched.outputs import check_outputs
+
     if not args.out.lower().endswith((".json", ".npz")):
         raise InputError("the output file must end in .json or .npz", field="--out")
+    check_outputs(("--out", args.out, "file"))
     if args.worst_case:
         if args.max_size is not None:
             raise InputError("Example 1 needs every combination; drop --max-size", field="--max-size")
@@ -81,6 +92,7 @@ def _generate(args) -> int:
     summary = {"out": args.out, "n": instance.n, "m": instance.m,
                "kind": "worst-case" if args.worst_case else "random"}
     print(json.dumps(summary) if args.json else f"wrote {args.out}: {instance.n} tasks, {instance.m} combinations")
+    announce(args, args.out)
     return 0
 
 
@@ -88,7 +100,7 @@ def _opt(args) -> int:
     instance = instance_from_args(args)
     result = opt_for_file(instance, args.file, method=args.method, backend=args.backend)
     if args.json:
-        print(json.dumps(result.to_json()))
+        print(json.dumps(with_task_names(result.to_json(), instance)))
         return 0
     print(f"OPT makespan {result.makespan:.10g}  ({result.method}, {result.solver}, "
           f"{result.solve_seconds:.3g} s, {result.iterations} round(s))")

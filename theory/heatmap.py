@@ -12,6 +12,7 @@ value; else the mirrored pair (speedup of B next to A); else the heatmap's ``def
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 import warnings
@@ -20,7 +21,9 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
+from cosched.data import resolve
 from cosched.errors import InputError
+from cosched.inputs import MAX_PROCS, MAX_SECONDS, check_number, read_text, shown
 from cosched.outputs import atomic_path, pyplot, save_figure
 
 __all__ = [
@@ -240,17 +243,10 @@ def _number(record, key, line, source, *, integer=False, required=True):
         if required:
             raise InputError("empty cell", source=source, line=line, field=key)
         return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"not a number: {value!r}", source=source, line=line, field=key) from None
-    if not math.isfinite(number) or number <= 0:
-        raise InputError(f"must be positive, got {value!r}", source=source, line=line, field=key)
-    if integer:
-        if number != int(number):
-            raise InputError(f"must be a whole number, got {value!r}", source=source, line=line, field=key)
-        return int(number)
-    return number
+    if isinstance(value, (bytes, bool)) or not isinstance(value, (str, int, float, np.number)):
+        raise InputError(f"not a number: {shown(value)}", source=source, line=line, field=key)
+    return check_number(value, source=source, line=line, field=key, integer=integer, minimum=0,
+                        exclusive_minimum=True, limit=MAX_PROCS if integer else MAX_SECONDS)
 
 
 def _build(numbered_records, *, default, source) -> Heatmap:
@@ -267,7 +263,8 @@ def _build(numbered_records, *, default, source) -> Heatmap:
         elif known[0] != procs or abs(known[1] - compact) > TIME_TOLERANCE * max(known[1], compact):
             where = f"line {known[2]}" if known[2] is not None else "an earlier record"
             raise InputError(f"{name!r} has procs={procs}, compact={compact} here but procs={known[0]}, "
-                             f"compact={known[1]} on {where}", source=source, line=line, field=f"compact_{side}")
+                             f"compact={known[1]} on {where}", source=source, line=line,
+                             field=f"procs_{side}" if known[0] != procs else f"compact_{side}")
 
     for position, (label, record) in enumerate(numbered_records):
         name_a = _cell(record, "name_A", label, source)
@@ -282,6 +279,10 @@ def _build(numbered_records, *, default, source) -> Heatmap:
             if co_ab is None:
                 raise InputError("a row without name_B must give the spread-alone time in co_A_B", source=source,
                                  line=label, field="co_A_B")
+            for key in ("procs_B", "compact_B", "co_B_A"):  # unused there: a value is a mistake, not data
+                if _cell(record, key, label, source) is not None:
+                    raise InputError("must be empty on a row without name_B (a spread-alone time)", source=source,
+                                     line=label, field=key)
             if name_a in spread:
                 raise InputError(f"spread time of {name_a!r} given twice", source=source, line=label,
                                  field="name_B")
@@ -327,25 +328,25 @@ def _csv_rows(reader: csv.DictReader, source: str):
 
 
 def read_heatmap(path: str | os.PathLike, *, default: float | None = None) -> Heatmap:
-    """Read a Table 4.1 heatmap CSV (extra columns are ignored); bad cells raise InputError with line/column."""
-    path = Path(path)
+    """Read a Table 4.1 heatmap CSV or a bundled preset (`cosched.data.HEATMAPS`); extra columns are ignored,
+    bad cells raise InputError with line/column."""
+    path = Path(resolve("heatmap", path))
     source = str(path)
+    text = read_text(path)  # cosched.inputs: plain or gzip, UTF-8 (a byte-order mark is dropped), else InputError
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     try:
-        with open(path, newline="", encoding="utf-8-sig") as handle:  # -sig: spreadsheets write a BOM
-            reader = csv.DictReader(handle)
-            header = [name.strip() for name in (reader.fieldnames or [])]
-            missing = [column for column in COLUMNS if column not in header]
-            if missing:
-                raise InputError(f"missing column(s) {missing}; expected {list(COLUMNS)}", source=source, line=1,
-                                 field=missing[0])
-            reader.fieldnames = header
-            return _build(_csv_rows(reader, source), default=default, source=source)
-    except FileNotFoundError:
-        raise InputError("no such file", source=source) from None
-    except UnicodeDecodeError:
-        raise InputError("not a text CSV file", source=source) from None
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", source=source) from None
+        header = [name.strip() for name in (reader.fieldnames or [])]
+        missing = [column for column in COLUMNS if column not in header]
+        if missing:
+            raise InputError(f"missing column(s) {missing}; expected {list(COLUMNS)}", source=source, line=1,
+                             field=missing[0])
+        twice = [column for column in COLUMNS if header.count(column) > 1]
+        if twice:
+            raise InputError("column given twice", source=source, line=1, field=twice[0])
+        reader.fieldnames = header
+        return _build(_csv_rows(reader, source), default=default, source=source)
+    except csv.Error as error:
+        raise InputError(f"not a valid CSV: {error}", source=source, line=reader.line_num) from None
 
 
 def write_heatmap(heatmap: Heatmap, path: str | os.PathLike) -> Path:

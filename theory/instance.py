@@ -6,8 +6,10 @@ boundary and raise `InputError` naming the file and field; inner code trusts the
 from __future__ import annotations
 
 import json
+import math
 import os
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -21,11 +23,56 @@ from cosched.theory.lattice import MAX_TASKS, all_combinations, is_downward_clos
 
 __all__ = [
     "Instance", "Violation", "monotonicity_violations", "validate", "load_instance", "save_instance",
-    "instance_from_json", "instance_to_json", "complete_instance", "SPEED_TOLERANCE", "VIOLATION_LIMIT",
+    "instance_from_json", "instance_to_json", "complete_instance", "work_problem", "SPEED_TOLERANCE",
+    "VIOLATION_LIMIT", "WORK_MIN",
 ]
 
 SPEED_TOLERANCE = 1e-9  # absolute slack when checking 0 <= a_ij <= 1, singleton = 1 and monotonicity
 VIOLATION_LIMIT = 1000  # monotonicity violations collected for a report before the search stops
+WORK_MIN = float(np.finfo(np.float64).tiny)  # smallest normal float64 (2.2e-308): below it b_i has lost precision
+
+
+def work_problem(work: np.ndarray, tasks: Sequence[str] = ()) -> str | None:
+    """Why a work vector b is unusable (002 §3: b_i > 0), or None: one rule for the readers and `solve_opt`.
+
+    Subnormal b_i (below WORK_MIN) are refused: they carry too few significant bits for any answer to be exact.
+    Large finite b_i are fine: OPT scales the LP (theory/opt.py) and reports an overflowing makespan itself.
+    """
+    work = np.asarray(work, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(work) | (work < WORK_MIN))
+    if bad.size == 0:
+        return None
+    i = int(bad[0])
+    name = tasks[i] if i < len(tasks) else f"T{i + 1}"
+    if np.isfinite(work[i]) and work[i] > 0:
+        return (f"work {work[i]:g} of task {name} is below WORK_MIN = {WORK_MIN:g}, the smallest normal float64; "
+                "express work in smaller units")
+    return f"work must be finite and positive for every task (task {name} has {work[i]:g})"
+
+
+def _check_task_count(n: int) -> None:
+    """n <= MAX_TASKS: task i is bit i of an int64 bitmask."""
+    if n > MAX_TASKS:
+        raise InputError(f"{n} tasks exceed the limit MAX_TASKS = {MAX_TASKS} (combinations are int64 bitmasks)",
+                         field="work")
+
+
+def _check_task_names(tasks: tuple, n: int) -> None:
+    """n distinct, non-empty, printable names (they appear in one-line error messages and tables)."""
+    if len(tasks) != n:
+        raise InputError(f"{len(tasks)} task names for {n} tasks", field="tasks")
+    for name in tasks:
+        if not isinstance(name, str) or not name or not name.isprintable():
+            raise InputError(f"task names must be non-empty printable strings, got {_shown(name)}", field="tasks")
+    if len(set(tasks)) != n:
+        repeated = next(name for name in tasks if tasks.count(name) > 1)
+        raise InputError(f"task name {_shown(repeated)} is given twice; names must be distinct", field="tasks")
+
+
+def _shown(value, width: int = 40) -> str:
+    """`repr` of a value for a one-line error message, cut to `width` characters."""
+    text = ascii(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,14 +85,14 @@ class Instance:
     tasks: tuple[str, ...] = field(default=())
 
     def __post_init__(self):
-        work = np.array(self.work, dtype=np.float64, copy=True)
-        combinations = np.array(self.combinations, dtype=np.int64, copy=True)
-        speeds = np.array(self.speeds, dtype=np.float64, copy=True)
+        with np.errstate(all="ignore"):  # float128 or huge integers become inf here; `validate` names them
+            work = np.array(self.work, dtype=np.float64, copy=True)
+            combinations = np.array(self.combinations, dtype=np.int64, copy=True)
+            speeds = np.array(self.speeds, dtype=np.float64, copy=True)
         n = work.shape[0] if work.ndim == 1 else -1
         if work.ndim != 1 or n == 0:
             raise InputError(f"work must be a non-empty vector, got shape {work.shape}", field="work")
-        if n > MAX_TASKS:
-            raise InputError(f"at most {MAX_TASKS} tasks are supported, got {n}", field="work")
+        _check_task_count(n)
         if combinations.ndim != 1 or combinations.size == 0:
             raise InputError("combinations must be a non-empty vector of bitmasks", field="combinations")
         if speeds.shape != (n, combinations.size):
@@ -59,9 +106,8 @@ class Instance:
             combinations, speeds = combinations[order], speeds[:, order]
             if not (np.diff(combinations) > 0).all():
                 raise InputError("a combination is listed twice", field="combinations")
-        tasks = tuple(self.tasks) if self.tasks else tuple(f"T{i + 1}" for i in range(n))
-        if len(tasks) != n:
-            raise InputError(f"{len(tasks)} task names for {n} tasks", field="tasks")
+        tasks = tuple(self.tasks) if len(self.tasks) else tuple(f"T{i + 1}" for i in range(n))
+        _check_task_names(tasks, n)
         for array in (work, combinations, speeds):
             array.flags.writeable = False
         object.__setattr__(self, "work", work)
@@ -133,7 +179,8 @@ class Instance:
         if (ideal <= 0).any():
             bad = [self.tasks[i] for i in np.flatnonzero(ideal <= 0)]
             raise InputError(f"cannot normalise: tasks {bad} have speed 0 alone", field="speeds")
-        return Instance(self.work / ideal, self.combinations, self.speeds / ideal[:, None], self.tasks)
+        with np.errstate(over="ignore"):  # a tiny speed alone overflows work to inf: `validate` names it
+            return Instance(self.work / ideal, self.combinations, self.speeds / ideal[:, None], self.tasks)
 
     def to_frame(self):
         """Long table: one row per (combination, member task) with its speed."""
@@ -255,8 +302,9 @@ def _outside_speeds_are_zero(instance: Instance) -> bool:
 def validate(instance: Instance, *, monotone: bool = True, unit_singletons: bool = True,
              tolerance: float = SPEED_TOLERANCE, source: str | None = None) -> Instance:
     """Check the constraints of 002 §3 and raise one InputError naming the field; returns the instance."""
-    if not np.isfinite(instance.work).all() or (instance.work <= 0).any():
-        raise InputError("work must be finite and positive for every task", source=source, field="work")
+    problem = work_problem(instance.work, instance.tasks)
+    if problem:
+        raise InputError(problem, source=source, field="work")
     speeds = instance.speeds
     low, high = float(speeds.min()), float(speeds.max())
     if not (np.isfinite(low) and np.isfinite(high)):
@@ -292,7 +340,11 @@ def validate(instance: Instance, *, monotone: bool = True, unit_singletons: bool
 
 
 def instance_from_json(document, source: str | None = None) -> Instance:
-    """Build an instance from the JSON document layout (see README: instance file format)."""
+    """Build an instance from the JSON document layout (see README: instance file format).
+
+    Only the layout is checked here (types, lists, task references); the structure shared with NPZ (task count,
+    names, bitmasks, shapes) is checked once by `Instance`, and the numbers by `validate`.
+    """
     def fail(message, field_name):
         raise InputError(message, source=source, field=field_name)
 
@@ -305,9 +357,9 @@ def instance_from_json(document, source: str | None = None) -> Instance:
     if not isinstance(work, list) or not work or not all(_is_number(b) for b in work):
         fail("must be a non-empty list of numbers", "work")
     n = len(work)
+    _check_task_count(n)  # before any bitmask is built
     tasks = document.get("tasks")
-    if tasks is not None and (not isinstance(tasks, list) or len(tasks) != n or len(set(tasks)) != n
-                              or not all(isinstance(t, str) for t in tasks)):
+    if tasks is not None and (not isinstance(tasks, list) or not all(isinstance(t, str) for t in tasks)):
         fail(f"must be a list of {n} distinct task names", "tasks")
     names = {name: i for i, name in enumerate(tasks or [])}
     combinations, speeds = document["combinations"], document["speeds"]
@@ -322,17 +374,32 @@ def instance_from_json(document, source: str | None = None) -> Instance:
             fail("must be a non-empty list of task indices or names", f"combinations[{j}]")
         indices = [names.get(t, -1) if isinstance(t, str) else t for t in members]
         if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n for i in indices):
-            fail(f"task {members} out of range 0..{n - 1} (or unknown name)", f"combinations[{j}]")
+            fail(f"task {_shown(members)} out of range 0..{n - 1} (or unknown name)", f"combinations[{j}]")
         if len(set(indices)) != len(indices):
             fail("a task is listed twice", f"combinations[{j}]")
         if not isinstance(values, list) or len(values) != len(indices) or not all(_is_number(v) for v in values):
-            fail(f"must be a list of numbers, one per task of combination {members} ({len(indices)})",
+            fail(f"must be a list of numbers, one per task of combination {_shown(members)} ({len(indices)})",
                  f"speeds[{j}]")
         masks[j] = mask_of(indices)
-        matrix[indices, j] = values
+        matrix[indices, j] = _floats(values)
     if len(np.unique(masks)) != masks.size:
         fail("a combination is listed twice", "combinations")
-    return Instance(np.asarray(work, dtype=float), masks, matrix, tuple(tasks) if tasks else ())
+    return Instance(_floats(work), masks, matrix, tuple(tasks) if tasks is not None else ())
+
+
+def _floats(values: list) -> np.ndarray:
+    """JSON numbers as float64; an integer beyond the float range becomes +-inf (then `validate` names it)."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except OverflowError:
+        return np.array([_float(v) for v in values])
+
+
+def _float(value) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def instance_to_json(instance: Instance) -> dict:
@@ -349,20 +416,19 @@ def instance_to_json(instance: Instance) -> dict:
 
 def load_instance(path: str | os.PathLike, *, monotone: bool = True, normalize: bool = False,
                   unit_singletons: bool = True) -> Instance:
-    """Read an instance from `.json` or `.npz` and validate it (monotone=False accepts measured data)."""
+    """Read an instance from `.json` or `.npz` and validate it (monotone=False accepts measured data).
+
+    Both formats take one path: the reader turns the file into arrays (format errors only), `Instance` checks the
+    structure (task count, names, bitmasks, shapes), `validate` the numbers; each raises one InputError naming
+    the file and the field.
+    """
     path = Path(path)
     source = str(path)
     try:
         if path.suffix.lower() == ".npz":
             instance = _load_npz(path, source)
         else:
-            try:
-                document = json.loads(path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as error:
-                raise InputError(f"not valid JSON: {error.msg}", source=source, line=error.lineno) from None
-            except UnicodeDecodeError:
-                raise InputError("not a UTF-8 text (JSON) file", source=source) from None
-            instance = instance_from_json(document, source)
+            instance = instance_from_json(_read_json(path, source), source)
         if normalize:
             instance = instance.normalized()
     except FileNotFoundError:
@@ -371,31 +437,76 @@ def load_instance(path: str | os.PathLike, *, monotone: bool = True, normalize: 
         raise InputError("is a directory, not an instance file", source=source) from None
     except PermissionError:
         raise InputError("permission denied", source=source) from None
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror or _one_line(error)}", source=source) from None
     except InputError as error:
         raise error.naming(source) from None
     return validate(instance, monotone=monotone, unit_singletons=unit_singletons, source=source)
 
 
+def _read_json(path: Path, source: str):
+    """The JSON document of a UTF-8 file (a UTF-8 byte-order mark is allowed)."""
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(f"not a UTF-8 text (JSON) file: byte 0x{raw[error.start]:02x} at offset {error.start}",
+                         source=source) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"not valid JSON: {error.msg}", source=source, line=error.lineno) from None
+    except RecursionError:
+        raise InputError("not valid JSON: nested too deeply", source=source) from None
+    except ValueError as error:  # e.g. an integer literal beyond Python's digit limit
+        raise InputError(f"not valid JSON: {_one_line(error)}", source=source) from None
+
+
+def _one_line(error: BaseException, width: int = 160) -> str:
+    """An exception's message on one line, cut to `width` characters (errors are one stderr line)."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+NPZ_ARRAYS = ("work", "combinations", "speeds", "tasks")
+# what a corrupt archive makes zipfile, zlib and numpy's .npy parser raise
+_ARCHIVE_ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError)
+
+
 def _load_npz(path: Path, source: str) -> Instance:
+    """The arrays of a `.npz` archive (format checks only: dtypes); the rest is checked by `Instance`."""
     if path.is_file() and not zipfile.is_zipfile(path):  # np.load would return a bare array or try pickle
         raise InputError("not a .npz archive (expected a zip of the arrays work, combinations, speeds)",
                          source=source)
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            for key in ("work", "combinations", "speeds"):
+    arrays = {}
+    try:  # np.load gets an open file: on a corrupt archive it would leave a file it opened itself unclosed
+        with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as archive:
+            for key in NPZ_ARRAYS[:3]:
                 if key not in archive.files:
                     raise InputError("missing array", source=source, field=key)
-            arrays = {key: archive[key] for key in archive.files if key in ("work", "combinations", "speeds", "tasks")}
+            for key in NPZ_ARRAYS:
+                if key in archive.files:
+                    arrays[key] = archive[key]
+                    if not isinstance(arrays[key], np.ndarray):  # np.load returns the raw bytes of a non-.npy member
+                        raise InputError("not a .npy array", source=source, field=key)
     except (InputError, FileNotFoundError, IsADirectoryError, PermissionError):
         raise  # load_instance names these
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
-        raise InputError(f"not a readable .npz archive ({error})", source=source) from None
+    except MemoryError:
+        raise InputError("an array is too large to load", source=source) from None
+    except _ARCHIVE_ERRORS as error:
+        raise InputError(f"not a readable .npz archive ({_one_line(error)})", source=source) from None
     for key in ("work", "speeds"):
         if not (np.issubdtype(arrays[key].dtype, np.floating) or np.issubdtype(arrays[key].dtype, np.integer)):
             raise InputError(f"must be a numeric array, got dtype {arrays[key].dtype}", source=source, field=key)
     if not np.issubdtype(arrays["combinations"].dtype, np.integer):
         raise InputError("must be integer bitmasks", source=source, field="combinations")
-    tasks = tuple(str(t) for t in np.atleast_1d(arrays["tasks"])) if "tasks" in arrays else ()
+    tasks = ()
+    if "tasks" in arrays:
+        names = arrays["tasks"]
+        if names.dtype.kind != "U" or names.ndim > 1:
+            raise InputError(f"must be a vector of task names (strings), got dtype {names.dtype} and shape "
+                             f"{names.shape}", source=source, field="tasks")
+        tasks = tuple(str(t) for t in np.atleast_1d(names))
     return Instance(arrays["work"], arrays["combinations"], arrays["speeds"], tasks)
 
 

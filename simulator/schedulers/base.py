@@ -1,26 +1,36 @@
-"""What a scheduler is: a queue-ordering key + a backfilling policy + a depth (thesis ch. 5, 000 §3.6).
+"""What a scheduler is: a priority over the queue + a backfilling policy + a depth (thesis ch. 5, 000 §3.6).
 
-Interface (what the engine calls; see `cosched.simulator.engine` for the state a scheduler reads):
+Interface (what the engine calls; see `cosched.simulator.engine` for the state a scheduler reads and the
+actions it may take):
 
+- ``make_allocator(platform, placement)`` and ``make_speed_model(workload, heatmap, spread_speedup)``:
+  what the scheduler needs, asked once by ``simulate``: compact whole nodes and no speed model by
+  default; co-schedulers ask for the co-location allocator and the heatmap speed model (000 §3.5).
 - ``attach(engine)``: once, before the first event.
-- ``on_arrival(engine, job)`` / ``on_finish(engine, job)``: optional hooks at each arrival / completion.
-- ``schedule(engine)``: once per event timestamp, after completions and arrivals; starts jobs with
-  ``engine.start_job(job)`` (the allocator picks the nodes) and may ``engine.request_wakeup(time)``.
+- ``on_arrival`` / ``on_finish`` / ``on_preempt(engine, job)``: optional hooks.
+- ``schedule(engine)``: once per event timestamp, after completions, arrivals and timed events; acts
+  through ``engine.start(job)`` (the allocator picks the nodes), ``resize``, ``preempt``, ``kill``,
+  ``reserve``, ``hint`` and ``request_wakeup(time)``.
 
-``QueueScheduler`` is the classic family: ``order(engine)`` gives the waiting jobs in priority order
-(arrival order by default; override ``key`` for SJF, LJF, the co-schedulers' ordering functions) and
-``backfill`` picks the policy: "none" (start in order, stop at the first job that does not fit), "easy"
-(only the head holds a reservation) or "conservative" (every job within ``depth`` holds one and none is
-delayed). Backfilling reasons in allocator units over predicted end times (``engine.predicted_end``: the
-user estimate by default, the run time with ``use_run_times``, rescaled by the job's current speed).
-A co-scheduler is a subclass that sets ``key`` and is run with its own allocator.
+``QueueScheduler`` is the classic family and the co-schedulers' base. Its one ordering knob is
+``priority(engine, waiting)``: a vectorised key over the waiting jobs (an int array in queue order), the
+queue sorted by descending priority, ties in queue order (as ELiSE sorts, 000 Algorithm 2); None keeps
+arrival order. The queue is sorted once per pass, jobs start in that order until one does not fit, and
+``backfill`` picks the policy behind it: "none", "easy" (only the head holds a reservation) or
+"conservative" (every job within ``depth`` holds one and none is delayed). Backfilling reasons in
+allocator units over predicted end times (``engine.predicted_end``: the user estimate by default, the run
+time with ``use_run_times``, rescaled by the job's progress rate).
 """
 from __future__ import annotations
 
-import heapq
 from itertools import islice
 
+import numpy as np
+
+from cosched.errors import InputError
+from cosched.simulator.allocators import Allocator, CompactAllocator
 from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_pass, fcfs_pass
+from cosched.simulator.schedulers.co_ordering import queue_order
 
 __all__ = ["Scheduler", "QueueScheduler", "BACKFILL_POLICIES", "DEFAULT_DEPTH"]
 
@@ -33,6 +43,15 @@ class Scheduler:
     """Base class: override `schedule`; the hooks default to doing nothing."""
 
     name = "scheduler"
+    co_located = False  # True: jobs share nodes and progress at the speed model's speeds
+
+    def make_allocator(self, platform, placement: str | None = None) -> Allocator:
+        """Whole nodes, lowest ids first (thesis §5.1); `placement` policies belong to co-location."""
+        return CompactAllocator(platform)
+
+    def make_speed_model(self, workload, heatmap=None, spread_speedup: float | None = None):
+        """No speed model: every running job progresses at its compact speed."""
+        return None
 
     def attach(self, engine) -> None:
         """Called once before the first event."""
@@ -41,7 +60,10 @@ class Scheduler:
         """Called at each arrival, before the scheduling pass."""
 
     def on_finish(self, engine, job: int) -> None:
-        """Called at each completion, before the scheduling pass."""
+        """Called at each completion (and kill of a running job), before the scheduling pass."""
+
+    def on_preempt(self, engine, job: int) -> None:
+        """Called when a running job is preempted back to the queue."""
 
     def schedule(self, engine) -> None:
         """Start the jobs that should start now (default: in arrival order, no backfilling)."""
@@ -50,26 +72,29 @@ class Scheduler:
 
 
 class QueueScheduler(Scheduler):
-    """Waiting queue sorted by `key` (None = arrival order), then the `backfill` policy up to `depth` jobs."""
+    """Waiting queue sorted by descending `priority` (None = arrival order), then the `backfill` policy."""
 
     name = "queue"
     backfill = "easy"
-    key = None  # function(engine, job) -> sort key, smallest first; None keeps arrival order
+    priority = None  # function(engine, waiting job indices) -> key array, largest first; None: arrival order
 
     OPTIONS = ("backfill", "depth", "record_reservations")
 
     def __init__(self, backfill: str | None = None, depth: int = DEFAULT_DEPTH, record_reservations: bool = False):
         if backfill is not None:
             if backfill not in BACKFILL_POLICIES:
-                raise ValueError(f"unknown backfill policy {backfill!r}; known: {', '.join(BACKFILL_POLICIES)}")
+                raise InputError(f"unknown backfill policy {backfill!r}; known: {', '.join(BACKFILL_POLICIES)}",
+                                 field="backfill")
             self.backfill = backfill
         if depth < 0:
-            raise ValueError(f"backfill depth must be >= 0, got {depth}")
+            raise InputError(f"backfill depth must be >= 0, got {depth}", field="depth")
         self.depth = depth
         self.reservations: dict[int, float] | None = {} if record_reservations else None
         self._conservative = None
 
     def attach(self, engine) -> None:
+        self.cores = np.asarray(engine.cores, dtype=np.int64)  # per-job arrays for vectorised priorities
+        self.estimate = np.asarray(engine.estimate, dtype=np.float64)
         self._conservative = ConservativeBackfill(engine, self.depth, self.reservations) \
             if self.backfill == "conservative" else None
 
@@ -81,22 +106,39 @@ class QueueScheduler(Scheduler):
         if self._conservative is not None:
             self._conservative.finished(job)
 
-    def order(self, engine, limit: int) -> list[int]:
-        """The first `limit` waiting jobs in priority order (stable: ties keep arrival order)."""
-        if self.key is None:
+    def on_preempt(self, engine, job: int) -> None:
+        if self._conservative is not None:
+            self._conservative.finished(job)
+            self._conservative.arrived()
+
+    def order(self, engine, limit: int | None = None) -> list[int]:
+        """The first `limit` waiting jobs in priority order (stable: ties keep queue order)."""
+        if self.priority is None:
             return list(islice(engine.waiting, limit))
-        key = self.key
-        return heapq.nsmallest(limit, engine.waiting, key=lambda job: key(engine, job))
+        waiting = np.fromiter(engine.waiting, np.int64, len(engine.waiting))
+        return waiting[queue_order(self.priority(engine, waiting))[:limit]].tolist()
 
     def schedule(self, engine) -> None:
+        """Start in priority order until a job does not fit, then backfill behind it (000 Algorithm 2)."""
         waiting = engine.waiting
+        if not waiting:
+            return
         conservative = self._conservative
         if conservative is not None:
             while waiting and conservative.schedule(self.order(engine, self.depth)) and \
                     len(waiting) >= self.depth:
                 conservative.arrived()
             return
-        while waiting and fcfs_pass(engine, self.order(engine, IN_ORDER_CHUNK)):
-            pass
-        if waiting and self.backfill == "easy" and self.depth:
-            easy_pass(engine, self.order(engine, self.depth + 1), self.reservations)
+        if self.priority is None:  # arrival order: look at a few jobs at a time (queues can be long)
+            while waiting and fcfs_pass(engine, self.order(engine, IN_ORDER_CHUNK)):
+                pass
+            if waiting and self.backfill == "easy" and self.depth:
+                easy_pass(engine, self.order(engine, self.depth + 1), self.reservations)
+            return
+        order = self.order(engine)  # 000 Algorithm 2: one sorted copy of the queue per pass
+        start, index = engine.start, 0
+        while index < len(order) and start(order[index]):
+            index += 1
+        if index < len(order) and self.backfill == "easy" and self.depth:
+            easy_pass(engine, order[index:index + self.depth + 1], self.reservations)
+

@@ -1,25 +1,21 @@
 """Co-schedulers that reorder the queue by job size: EASY-Co, SJF-Co, LJF-Co, LAF-Co (003 §5.2.1-5.2.4).
 
-All run with EASY backfilling on the co-location allocator (``cosched.simulator.colocation``): jobs are spread
-over twice the nodes with half-socket binding. A subclass only sets ``co_key``: a vectorised key over the
-waiting jobs, sorted descending and stable as in ELiSE (``co_ordering.queue_order``).
+A co-scheduler is a queue scheduler that asks for the co-location allocator and the heatmap speed model
+(``cosched.simulator.colocation``): jobs are spread over twice the nodes with half-socket binding and
+progress at the heatmap speedups of their neighbours. A subclass only sets ``priority``. All use EASY
+backfilling.
 """
 from __future__ import annotations
 
-from itertools import islice
-
-import numpy as np
-
-from cosched.errors import InputError
-from cosched.simulator.schedulers.backfilling import easy_pass
+from cosched.simulator.colocation import CoLocationAllocator, co_context
 from cosched.simulator.schedulers.base import QueueScheduler
-from cosched.simulator.schedulers.co_ordering import laf_key, ljf_key, queue_order, sjf_key
+from cosched.simulator.schedulers.co_ordering import laf_key, ljf_key, sjf_key
 
 __all__ = ["CoScheduler", "EasyCo", "SJFCo", "LJFCo", "LAFCo"]
 
 
 class CoScheduler(QueueScheduler):
-    """EASY backfilling over a queue sorted by the descending ``co_key``; arrival order if it is None.
+    """EASY backfilling over a queue sorted by descending ``priority``, co-located on heatmap speeds.
 
     The remaining time of a waiting job is its estimate (its run time with ``use_run_times``, as the
     thesis assumes known run times, 003 §5.1.4).
@@ -27,38 +23,13 @@ class CoScheduler(QueueScheduler):
 
     name = "easy-co"
     backfill = "easy"
-    co_scheduling = True
-    co_key = None  # function(self, engine, waiting job indices) -> key array, largest first
+    co_located = True
 
-    def attach(self, engine) -> None:
-        if not hasattr(engine.allocator, "half"):
-            raise InputError(f"{self.name} needs the co-location allocator: run it through "
-                             "cosched.simulator.colocation.simulate_co (CLI: simulate --scheduler with --heatmap)",
-                             field="scheduler")
-        super().attach(engine)
-        self.cores = np.asarray(engine.cores, dtype=np.int64)
-        self.estimate = np.asarray(engine.estimate, dtype=np.float64)
+    def make_allocator(self, platform, placement: str | None = None) -> CoLocationAllocator:
+        return CoLocationAllocator(platform, placement or "idle")
 
-    def order(self, engine, limit: int | None = None) -> list[int]:
-        """The waiting queue sorted once by the key (000 Algorithm 2: a sorted copy of the queue)."""
-        if self.co_key is None:
-            return list(islice(engine.waiting, limit))
-        waiting = np.fromiter(engine.waiting, np.int64, len(engine.waiting))
-        return waiting[queue_order(self.co_key(engine, waiting))[:limit]].tolist()
-
-    def schedule(self, engine) -> None:
-        """Deploy in key order until a job does not fit, then EASY-backfill behind it (000 Algorithm 2)."""
-        if self._conservative is not None:
-            super().schedule(engine)
-            return
-        if not engine.waiting:
-            return
-        order = self.order(engine)
-        start_job, index = engine.start_job, 0
-        while index < len(order) and start_job(order[index]):
-            index += 1
-        if index < len(order) and self.backfill == "easy" and self.depth:
-            easy_pass(engine, order[index:index + self.depth + 1], self.reservations)
+    def make_speed_model(self, workload, heatmap=None, spread_speedup: float | None = None):
+        return co_context(workload, heatmap, spread_speedup).speed_model()
 
 
 class EasyCo(CoScheduler):
@@ -72,7 +43,7 @@ class SJFCo(CoScheduler):
 
     name = "sjf-co"
 
-    def co_key(self, engine, waiting):
+    def priority(self, engine, waiting):
         return sjf_key(self.estimate[waiting])
 
 
@@ -81,7 +52,7 @@ class LJFCo(CoScheduler):
 
     name = "ljf-co"
 
-    def co_key(self, engine, waiting):
+    def priority(self, engine, waiting):
         return ljf_key(self.estimate[waiting])
 
 
@@ -90,5 +61,5 @@ class LAFCo(CoScheduler):
 
     name = "laf-co"
 
-    def co_key(self, engine, waiting):
+    def priority(self, engine, waiting):
         return laf_key(self.cores[waiting], self.estimate[waiting])

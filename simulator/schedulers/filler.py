@@ -19,8 +19,8 @@ class Filler(CoScheduler):
 
     name = "filler"
 
-    def co_key(self, engine, waiting):
-        return filler_key(waiting, self.cores[waiting], engine.allocator.free_cores)
+    def priority(self, engine, waiting):
+        return filler_key(waiting, self.cores[waiting], engine.allocator.free_cores())
 
 
 class SJFFiller(CoScheduler):
@@ -28,9 +28,9 @@ class SJFFiller(CoScheduler):
 
     name = "sjf-filler"
 
-    def co_key(self, engine, waiting):
+    def priority(self, engine, waiting):
         # 003 appendix: second_queue_reorder = remaining_time, sorted like the waiting queue (descending)
-        return two_factor_key(self.cores[waiting], engine.allocator.free_cores, -sjf_key(self.estimate[waiting]))
+        return two_factor_key(self.cores[waiting], engine.allocator.free_cores(), -sjf_key(self.estimate[waiting]))
 
 
 class PopFiller(Popularity):
@@ -41,5 +41,5 @@ class PopFiller(Popularity):
 
     name = "pop-filler"
 
-    def co_key(self, engine, waiting):
-        return two_factor_key(self.cores[waiting], engine.allocator.free_cores, self.ranks(engine, waiting))
+    def priority(self, engine, waiting):
+        return two_factor_key(self.cores[waiting], engine.allocator.free_cores(), self.ranks(engine, waiting))

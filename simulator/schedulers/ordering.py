@@ -5,6 +5,7 @@ The key is the job's estimate (the run time with ``use_run_times``, as the thesi
 from __future__ import annotations
 
 from cosched.simulator.schedulers.base import QueueScheduler
+from cosched.simulator.schedulers.co_ordering import ljf_key, sjf_key
 
 __all__ = ["SJF", "LJF"]
 
@@ -15,9 +16,8 @@ class SJF(QueueScheduler):
     name = "sjf"
     backfill = "easy"
 
-    @staticmethod
-    def key(engine, job: int) -> float:
-        return engine.estimate[job]
+    def priority(self, engine, waiting):
+        return sjf_key(self.estimate[waiting])
 
 
 class LJF(QueueScheduler):
@@ -26,6 +26,5 @@ class LJF(QueueScheduler):
     name = "ljf"
     backfill = "easy"
 
-    @staticmethod
-    def key(engine, job: int) -> float:
-        return -engine.estimate[job]
+    def priority(self, engine, waiting):
+        return ljf_key(self.estimate[waiting])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cosched.simulator.colocation import COMPACT
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
 from cosched.simulator.schedulers.co_ordering import POPULARITY_THRESHOLD, popularity_key, popularity_ranks
 from cosched.simulator.schedulers.coscheduling import CoScheduler
@@ -30,9 +31,8 @@ class Popularity(CoScheduler):
         model = engine.speed_model
         return popularity_ranks(model.app[waiting], model.speedups, self.threshold)
 
-    def co_key(self, engine, waiting):
+    def priority(self, engine, waiting):
         ranks = self.ranks(engine, waiting)
-        compact = engine.allocator.compact
-        compact.difference_update(waiting.tolist())
-        compact.update(waiting[ranks == 0].tolist())
+        for job, rank in zip(waiting.tolist(), ranks.tolist()):
+            engine.hint(job, COMPACT if rank == 0 else None)
         return popularity_key(ranks, waiting.size)

@@ -41,7 +41,8 @@ def test_opt_json_shape_and_methods_agree(instance_file, capsys):
         code, out, _ = run(capsys, "opt", instance_file, "--method", method, "--backend", backend, "--json")
         documents[method, backend] = document = json.loads(out)
         assert code == 0
-        assert set(document) == {"makespan", "schedule", "solver", "method", "solve_seconds"}
+        assert set(document) == {"makespan", "schedule", "solver", "method", "solve_seconds", "tasks"}
+        assert document["tasks"] == [f"T{i + 1}" for i in range(6)]  # names of the 0-based combination indices
         assert document["method"] == method and document["solver"] == backend
         assert all(set(step) == {"combination", "time"} for step in document["schedule"])
     values = [document["makespan"] for document in documents.values()]
@@ -54,7 +55,7 @@ def test_run_json_shape(instance_file, capsys):
     code, out, _ = run(capsys, "run", instance_file, "--strategy", "fcs", "--tie-break", "random", "--seed", 3,
                        "--json")
     document = json.loads(out)
-    assert code == 0 and set(document) == {"strategy", "makespan", "schedule"}
+    assert code == 0 and set(document) == {"strategy", "makespan", "schedule", "tasks"}
     assert document["strategy"] == "fcs"
     assert document["makespan"] == pytest.approx(sum(step["time"] for step in document["schedule"]))
     assert run(capsys, "run", instance_file)[0] == 0

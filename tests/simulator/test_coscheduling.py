@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from cosched.errors import InputError
-from cosched.simulator.colocation import CoLocationAllocator, co_context, simulate_co
+from cosched.simulator.colocation import CoLocationAllocator, co_context
 from cosched.simulator.engine import Engine, simulate
 from cosched.simulator.generate import ApplicationSeed, generate_workload
 from cosched.theory.heatmap import MissingPairsWarning, heatmap_from_speedups
@@ -88,7 +88,7 @@ PLATFORM = Platform(6, 2, 4, "tiny")  # 6 nodes x 8 cores, half = 4
 def test_all_ones_heatmap_gives_compact_run_times(name, case):
     heatmap, workload, _ = case
     ones = heatmap_from_speedups(heatmap.applications, np.ones((4, 4)), heatmap.compact_times, heatmap.procs)
-    result = simulate_co(workload, PLATFORM, name, heatmap=ones, spread_speedup=1.0)
+    result = simulate(workload, PLATFORM, name, heatmap=ones, spread_speedup=1.0)
     assert np.allclose(result.end - result.start, workload.run, atol=TIME_TOLERANCE)
 
 
@@ -118,7 +118,7 @@ def test_neighbour_change_rescales_remaining_time_by_formula_4_2():
     # one node of 4 cores: a and b share it; a runs at 2.0 next to b, b at 0.5 next to a
     heatmap = heatmap_from_speedups(("a", "b"), [[1.0, 2.0], [0.5, 1.0]], [100.0, 50.0], [2, 2])
     workload = workload_of(["a", "b"], [2, 2], [100.0, 50.0])
-    result = simulate_co(workload, Platform(1, 2, 2), "easy-co", heatmap=heatmap, spread_speedup=1.0)
+    result = simulate(workload, Platform(1, 2, 2), "easy-co", heatmap=heatmap, spread_speedup=1.0)
     # a: 100 / 2 = 50 s. b: 25 compact seconds done by t = 50 at speed 0.5, then 25 s alone at 1.0.
     assert result.end.tolist() == pytest.approx([50.0, 75.0])
     frame = result.jobs_frame()
@@ -129,7 +129,7 @@ def test_neighbour_change_rescales_remaining_time_by_formula_4_2():
 def test_alone_on_spread_nodes_uses_spread_speedup():
     heatmap = heatmap_from_speedups(("a",), [[1.0]], [100.0], [4])
     workload = workload_of(["a"], [4], [100.0])
-    result = simulate_co(workload, Platform(4, 2, 2), "easy-co", heatmap=heatmap, spread_speedup=1.25)
+    result = simulate(workload, Platform(4, 2, 2), "easy-co", heatmap=heatmap, spread_speedup=1.25)
     assert result.end[0] == pytest.approx(80.0)
     assert result.nodes[0].size == 2  # 4 cores over twice the single compact node, half of each
 
@@ -139,15 +139,15 @@ def test_job_speed_is_the_minimum_over_neighbours_on_all_its_nodes():
     heatmap = heatmap_from_speedups(("x", "y", "z"), [[1, 1.5, 0.8], [1, 1, 1], [1, 1, 1]], [100, 1000, 1000],
                                     [4, 2, 2])
     workload = workload_of(["x", "y", "z"], [4, 2, 2], [100.0, 1000.0, 1000.0])
-    result = simulate_co(workload, Platform(2, 2, 2), "easy-co", heatmap=heatmap, spread_speedup=1.0)
+    result = simulate(workload, Platform(2, 2, 2), "easy-co", heatmap=heatmap, spread_speedup=1.0)
     assert result.end[0] == pytest.approx(100 / 0.8)
 
 
 def test_sjf_co_and_ljf_co_start_jobs_in_their_key_order():
     workload = workload_of(["a"] * 4, [2] * 4, [30.0, 10.0, 40.0, 20.0])
     platform = Platform(1, 2, 2)  # two half-node slots: two jobs at a time
-    sjf = simulate_co(workload, platform, "sjf-co")
-    ljf = simulate_co(workload, platform, "ljf-co")
+    sjf = simulate(workload, platform, "sjf-co")
+    ljf = simulate(workload, platform, "ljf-co")
     assert list(np.argsort(sjf.start, kind="stable")) == [1, 3, 0, 2]
     assert set(np.flatnonzero(ljf.start == 0)) == {0, 2}
 
@@ -167,10 +167,20 @@ def test_job_too_big_to_spread_runs_compact():
     assert result.start.tolist() == [0.0, 10.0]
 
 
-def test_co_scheduler_without_colocation_allocator_is_refused():
-    workload = workload_of(["a"], [2], [10.0])
-    with pytest.raises(InputError, match="co-location allocator"):
-        simulate(workload, Platform(1, 2, 2), "filler")
+def test_a_users_co_scheduler_gets_the_heatmap_like_the_built_in_ones():
+    from cosched.simulator.schedulers import SCHEDULERS, register_scheduler
+    from cosched.simulator.schedulers.coscheduling import SJFCo
+
+    heatmap = heatmap_from_speedups(("a", "b"), [[1.2, 0.9], [1.1, 1.3]], [10.0, 20.0], [2, 2])
+    workload = workload_of(["a", "b", "a", "b"], [2, 2, 2, 2], [10.0, 20.0, 10.0, 20.0])
+    register_scheduler("my-sjf-co", SJFCo)
+    try:
+        mine = simulate(workload, Platform(2, 2, 2), "my-sjf-co", heatmap=heatmap)
+    finally:
+        del SCHEDULERS["my-sjf-co"]
+    built_in = simulate(workload, Platform(2, 2, 2), "sjf-co", heatmap=heatmap)
+    assert mine.co_scheduled and mine.end.tolist() == built_in.end.tolist()
+    assert (mine.end - mine.start != workload.run).any()  # heatmap speeds, not compact ones
 
 
 def test_workload_application_missing_from_heatmap_raises():

@@ -166,9 +166,8 @@ def test_the_readme_example_scheduler_plugs_in_by_name():
         name = "saf"
         backfill = "easy"
 
-        @staticmethod
-        def key(engine, job):
-            return engine.cores[job] * engine.estimate[job]
+        def priority(self, engine, waiting):
+            return -(self.cores[waiting] * self.estimate[waiting])
 
     register_scheduler("saf", SmallestAreaFirst)
     try:

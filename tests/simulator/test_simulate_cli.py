@@ -80,9 +80,10 @@ def test_compare_writes_rows_incrementally_and_resumes_finished_schedulers(tmp_p
     assert main(argv) == 0
     rows = {row["scheduler"]: row for row in json.loads(capsys.readouterr().out)}
     assert rows["fcfs"]["wall_seconds"] == 12345.0 and rows["easy"]["makespan_speedup"] > 0
-    assert main(argv + ["--depth", "5"]) == 0
+    assert main(argv + ["--depth", "5"]) == 2  # other options: refused, the rows are kept (docs/guarantees.md)
+    assert main(argv + ["--depth", "5", "--force"]) == 0
     rows = {row["scheduler"]: row for row in json.loads(capsys.readouterr().out)}
-    assert rows["fcfs"]["wall_seconds"] != 12345.0  # other options: recomputed
+    assert rows["fcfs"]["wall_seconds"] != 12345.0  # --force: recomputed
 
 
 def test_limit_keeps_the_cleaning_counts_of_the_whole_file(tmp_path, capsys):

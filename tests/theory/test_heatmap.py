@@ -1,7 +1,6 @@
 """Heatmap CSV (003 Table 4.1): reading, writing, fallbacks, plots and the theory Instance bridge."""
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,8 +12,6 @@ from cosched.theory.heatmap import (
     plot_heatmap, read_heatmap, write_heatmap,
 )
 from cosched.theory.instance import complete_instance
-
-REAL = Path("/work/shared/data/heatmaps/elise")
 
 TABLE_4_1 = """name_A,procs_A,compact_A,name_B,procs_B,compact_B,co_A_B,co_B_A
 bt.D.256,256,123.97,bt.D.256,256,123.97,119.62,119.40
@@ -147,13 +144,10 @@ def test_instance_round_trip_keeps_pair_speedups():
 
 
 def test_real_elise_heatmaps_load_through_the_same_reader():
-    if not REAL.exists():
-        pytest.skip("shared data not present")
-    for name, k in [("derived_pairs_aris_NAS.csv", 33), ("derived_pairs_aris_SPEC.csv", 8),
-                    ("derived_pairs_g5k_grvingt_NAS.csv", 13)]:
-        heatmap = read_heatmap(REAL / name)
-        assert len(heatmap) == k
-    heatmap = read_heatmap(REAL / "derived_pairs_aris_NAS.csv")
+    """The bundled ELiSE heatmaps (10 columns: Table 4.1 + 2 speedup columns the reader ignores)."""
+    for preset, k in [("aris-nas", 33), ("aris-spec", 8), ("g5k-nas", 13)]:
+        assert len(read_heatmap(preset)) == k
+    heatmap = read_heatmap("aris-nas")
     assert heatmap.speedup("bt.D.256", "bt.D.64") == pytest.approx(1.0 * 123.965 / 138.96)
     assert math.isclose(heatmap.speedup("bt.D.64", "bt.D.256"), 486.25 / 443.08)
 
@@ -163,10 +157,8 @@ def test_plot_writes_png(table, tmp_path):
     assert out.read_bytes()[:4] == b"\x89PNG"
 
 
-def test_llnl_co_run_table_converts_to_the_table_4_1_layout():
-    path = Path("/work/shared/data/heatmaps/coScheduling/derived_slowdown_pairs.csv")
-    if not path.exists():
-        pytest.skip("shared data not present")
+def test_llnl_co_run_table_converts_to_the_table_4_1_layout(shared_data):
+    path = shared_data("heatmaps/coScheduling/derived_slowdown_pairs.csv")  # no licence: not bundled
     import pandas as pd
 
     rows = pd.read_csv(path)

@@ -7,8 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 from cosched.errors import InputError
 from cosched.theory.generators import random_instance
-from cosched.theory.instance import (Instance, _all_subset_pairs, instance_from_json, load_instance, monotonicity_violations,
-                             save_instance, validate)
+from cosched.theory.instance import (Instance, _all_subset_pairs, instance_from_json, instance_to_json, load_instance,
+                                     monotonicity_violations, save_instance, validate)
 from cosched.theory.lattice import combinations_up_to
 from cosched.theory.testing import instances
 
@@ -211,3 +211,79 @@ def test_n20_npz_loads_and_validates(tmp_path):
     instance = random_instance(20, seed=0, max_size=3)
     path = save_instance(instance, tmp_path / "n20.npz")
     assert load_instance(path).m == instance.m
+
+
+# --- one validation path for JSON and NPZ (structure in Instance, numbers in validate) ---------------------------
+
+def npz_file(tmp_path, **changes):
+    instance = random_instance(3, seed=1, max_size=2)
+    arrays = {"work": instance.work, "combinations": instance.combinations, "speeds": instance.speeds,
+              "tasks": np.array(["a", "b", "c"])} | changes
+    path = tmp_path / "instance.npz"
+    np.savez(path, **{key: value for key, value in arrays.items() if value is not None})
+    return path
+
+
+def test_n100_json_names_the_file_the_field_and_max_tasks(tmp_path):
+    path = write(tmp_path, {"work": [1.0] * 100, "combinations": [[i] for i in range(100)],
+                            "speeds": [[1.0]] * 100})
+    with pytest.raises(InputError, match=r"100 tasks exceed the limit MAX_TASKS = 62") as caught:
+        load_instance(path)
+    assert caught.value.source == str(path) and caught.value.field == "work"
+
+
+@pytest.mark.parametrize("tasks, expected", [
+    (["a", "b", "a"], "'a' is given twice"), (["a", "", "c"], "non-empty printable"),
+    (["a", "b\nc", "d"], "non-empty printable"), (["a", "b"], "2 task names for 3 tasks"),
+])
+def test_task_names_are_checked_alike_in_json_and_npz(tmp_path, tasks, expected):
+    instance = random_instance(3, seed=1, max_size=2)
+    json_path = write(tmp_path, json.dumps(instance_to_json(instance) | {"tasks": tasks}))
+    for path in (json_path, npz_file(tmp_path, tasks=np.array(tasks))):
+        with pytest.raises(InputError, match=expected) as caught:
+            load_instance(path)
+        assert caught.value.field == "tasks" and caught.value.source == str(path)
+        assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("work, expected", [
+    ([10 ** 400, 1.0], "finite and positive"), ([1e-320, 1.0], "WORK_MIN"), ([0.0, 1.0], "finite and positive"),
+])
+def test_unusable_work_values_name_the_field(tmp_path, work, expected):
+    with pytest.raises(InputError, match=expected) as caught:
+        load_instance(write(tmp_path, two_task_document(work=work)))
+    assert caught.value.field == "work"
+
+
+def test_huge_work_is_accepted_and_huge_integer_speeds_are_named(tmp_path):
+    assert load_instance(write(tmp_path, two_task_document(work=[1e200, 3e200]))).work[1] == 3e200
+    with pytest.raises(InputError, match="finite") as caught:
+        load_instance(write(tmp_path, two_task_document(speeds=[[1.0], [1.0], [10 ** 400, 0.5]])))
+    assert caught.value.field == "speeds"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("[" * 100_000, "nested too deeply|not valid JSON"), ('{"work": [' + "9" * 5000 + "]}", "not valid JSON"),
+])
+def test_pathological_json_is_one_input_error(tmp_path, text, expected):
+    with pytest.raises(InputError, match=expected):
+        load_instance(write(tmp_path, text))
+
+
+def test_json_with_a_utf8_byte_order_mark_loads(tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(two_task_document()).encode())
+    assert load_instance(path).tasks == ("a", "b")
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"tasks": np.array([1, 2, 3])}, "tasks"), ({"tasks": np.array([["a", "b", "c"]])}, "tasks"),
+    ({"combinations": np.array([1, 2, 4, 3, 5, 1 << 40])}, "combinations"),
+    ({"combinations": np.array([1, 2, 4, 3, 5, 5])}, "combinations"),
+    ({"work": np.array([1.0, np.nan, 1.0])}, "work"), ({"work": np.ones((3, 1))}, "work"),
+    ({"work": np.array([True, True, True])}, "work"), ({"speeds": None}, "speeds"),
+])
+def test_malformed_npz_arrays_name_their_field(tmp_path, changes, field):
+    with pytest.raises(InputError) as caught:
+        load_instance(npz_file(tmp_path, **changes))
+    assert caught.value.field == field and "\n" not in str(caught.value)

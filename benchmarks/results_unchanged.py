@@ -1,0 +1,105 @@
+"""Check that a change of the simulator leaves every per-job result identical, value by value.
+
+Runs a fixed set of simulations through the `cosched` command of one installation and writes each run's
+jobs.csv into a folder; a second call compares two such folders. To compare with an earlier version, run
+the same script with that version's command (e.g. from a git worktree installed in its own venv):
+
+    python benchmarks/results_unchanged.py write new/                       # this installation
+    python benchmarks/results_unchanged.py write old/ --cosched old-venv/bin/cosched
+    python benchmarks/results_unchanged.py compare old/ new/
+
+Cases: SDSC-SP2 (from ../shared/data/swf) under FCFS, EASY, Conservative, SJF and LJF; and the
+co-scheduling grid: every co-scheduler on 1,000-job workloads drawn from the bundled synthetic heatmap
+(batch and Poisson arrivals, both placements) and, when present, the real ARIS NAS heatmap.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "data"
+SDSC_SP2 = SHARED / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
+ARIS_NAS = SHARED / "heatmaps" / "elise" / "derived_pairs_aris_NAS.csv"
+SYNTHETIC = REPO / "simulator" / "data" / "synthetic_npb_heatmap.csv"
+CLASSIC = ("fcfs", "easy", "conservative", "sjf", "ljf")
+COSCHEDULERS = ("easy-co", "sjf-co", "ljf-co", "laf-co", "popularity", "filler", "sjf-filler", "pop-filler")
+
+
+def cases(workloads: Path, cosched: list[str]):
+    """(name, simulate arguments) for every case; draws the co-scheduling workloads into `workloads`."""
+    if SDSC_SP2.exists():
+        for scheduler in CLASSIC:
+            yield f"sdsc-sp2-{scheduler}", ["--workload", str(SDSC_SP2), "--platform", "sdsc-sp2",
+                                             "--scheduler", scheduler]
+    else:
+        print(f"skipped SDSC-SP2: {SDSC_SP2} not found", file=sys.stderr)
+    heatmaps = {"synthetic": SYNTHETIC} | ({"aris-nas": ARIS_NAS} if ARIS_NAS.exists() else {})
+    for label, heatmap in heatmaps.items():
+        extra = ["--default-speedup", "1"] if label == "aris-nas" else []
+        for arrivals in ("batch", "poisson"):
+            workload = workloads / f"{label}-{arrivals}.csv"
+            gaps = ["--interarrival", arrivals] + (["--mean", "30"] if arrivals == "poisson" else [])
+            subprocess.run([*cosched, "generate-workload", "--heatmap", str(heatmap), "--jobs", "1000", *gaps,
+                            "--seed", "7", "--out", str(workload)], check=True, stdout=subprocess.DEVNULL)
+            for scheduler in ("easy",) + COSCHEDULERS:
+                for placement in ("idle", "shared"):
+                    yield (f"{label}-{arrivals}-{scheduler}-{placement}",
+                           ["--workload", str(workload), "--platform", "aris", "--scheduler", scheduler,
+                            "--heatmap", str(heatmap), "--placement", placement, "--run-times", *extra])
+
+
+def write(folder: Path, cosched: list[str]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    workloads = folder / "workloads"
+    workloads.mkdir(exist_ok=True)
+    for name, arguments in cases(workloads, cosched):
+        out = folder / name
+        shutil.rmtree(out, ignore_errors=True)
+        subprocess.run([*cosched, "simulate", *arguments, "--out", str(out), "--quiet"], check=True,
+                       stdout=subprocess.DEVNULL)
+        print(f"wrote {out / 'jobs.csv'}")
+
+
+def compare(before: Path, after: Path) -> int:
+    names = sorted(p.parent.name for p in before.glob("*/jobs.csv"))
+    differing = []
+    for name in names:
+        old, new = pd.read_csv(before / name / "jobs.csv"), after / name / "jobs.csv"
+        if not new.exists():
+            differing.append(f"{name}: missing in {after}")
+            continue
+        new = pd.read_csv(new)
+        try:
+            pd.testing.assert_frame_equal(old, new[old.columns], check_exact=True)
+        except (AssertionError, KeyError) as error:
+            differing.append(f"{name}: {str(error).splitlines()[0]}")
+    for line in differing:
+        print(line)
+    print(f"{len(names) - len(differing)} of {len(names)} cases identical")
+    return 1 if differing or not names else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    writer = commands.add_parser("write", help="run every case and write its jobs.csv into FOLDER")
+    writer.add_argument("folder", type=Path)
+    writer.add_argument("--cosched", default="cosched", help="the cosched command to run (default: cosched)")
+    comparer = commands.add_parser("compare", help="compare the jobs.csv files of two folders, value by value")
+    comparer.add_argument("before", type=Path)
+    comparer.add_argument("after", type=Path)
+    args = parser.parse_args()
+    if args.command == "write":
+        write(args.folder, args.cosched.split())
+        return 0
+    return compare(args.before, args.after)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

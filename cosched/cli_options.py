@@ -1,0 +1,185 @@
+"""The one CLI vocabulary: options every `cosched` subcommand spells, defaults and documents the same way.
+
+`docs/cli-conventions.md` is the table of these flags. Old spellings stay accepted as hidden aliases
+(`help=argparse.SUPPRESS`, left out of `--help`) and parse to the same `args` attribute as the new flag.
+This module sits below the areas: it imports none of them.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from cosched.errors import InputError
+
+__all__ = ["SEED_DEFAULT", "PLOTS_ON", "LazyChoices", "NameList", "add_alias", "add_quiet", "add_seed", "add_json",
+           "add_out", "add_plots", "add_name_list", "plots_target", "one_name", "names_or", "announce", "notice",
+           "choices_text"]
+
+SEED_DEFAULT = 0  # the seed of every command that draws random numbers (docs/cli-conventions.md)
+PLOTS_ON = True  # value of `--plots` given without a location: plot into the command's default place
+
+
+def choices_text(names: Sequence[str]) -> str:
+    return ", ".join(names)
+
+
+class LazyChoices(Sequence):
+    """argparse `choices` read from a library constant on first use (a value to check, or `--help`), so building
+    the parser does not import the library module. Give the option a `metavar`; `%(choices)s` in help lists them."""
+
+    def __init__(self, module: str, attribute: str):
+        self.module, self.attribute = module, attribute
+
+    def _names(self) -> tuple:
+        import importlib
+
+        return tuple(getattr(importlib.import_module(self.module), self.attribute))
+
+    def __getitem__(self, index):
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __contains__(self, value) -> bool:
+        return value in self._names()
+
+    def __iter__(self):
+        return iter(self._names())
+
+    def __repr__(self) -> str:
+        return repr(self._names())
+
+
+def add_alias(parser: argparse.ArgumentParser, *flags: str, dest: str, **options) -> argparse.Action:
+    """An old spelling kept for one release: same `dest` as the new flag, hidden from `--help`.
+
+    Its default is SUPPRESS, so the new flag's default is the only one (whichever was added first).
+    """
+    options.setdefault("default", argparse.SUPPRESS)
+    return parser.add_argument(*flags, dest=dest, help=argparse.SUPPRESS, **options)
+
+
+def add_quiet(parser: argparse.ArgumentParser, *aliases: str) -> None:
+    """`--quiet`: no progress bars and no notices on stderr; results, warnings and errors still print."""
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bars and no notices (where outputs went) on stderr")
+    if aliases:
+        add_alias(parser, *aliases, dest="quiet", action="store_true")
+
+
+def add_seed(parser: argparse.ArgumentParser, what: str = "random seed") -> None:
+    """`--seed N`, default SEED_DEFAULT everywhere, so the same command line gives the same output."""
+    parser.add_argument("--seed", type=int, default=SEED_DEFAULT, metavar="N",
+                        help=f"{what} (default {SEED_DEFAULT})")
+
+
+def add_json(parser: argparse.ArgumentParser, what: str = "the result") -> None:
+    parser.add_argument("--json", action="store_true", help=f"print {what} as JSON on stdout instead of text")
+
+
+def add_out(parser: argparse.ArgumentParser, kind: str, what: str, *, required: bool = False,
+            default: str | None = None, metavar: str | None = None) -> None:
+    """`--out`: the FILE where a command writes exactly one file, the DIR where it writes several."""
+    if kind not in ("file", "folder"):
+        raise ValueError(f"kind is 'file' or 'folder', not {kind!r}")
+    metavar = metavar or ("FILE" if kind == "file" else "DIR")
+    text = f"output {'file' if kind == 'file' else 'folder'}: {what}"
+    if default is not None:
+        text += f" (default {default})"
+    parser.add_argument("--out", required=required, default=default, metavar=metavar, help=text)
+
+
+def add_plots(parser: argparse.ArgumentParser, what: str, *, default_on: bool, metavar: str = "DIR",
+              value_required: bool = False, aliases: Sequence[str] = ()) -> None:
+    """`--plots [WHERE]` / `--no-plots` into one attribute `plots`.
+
+    None: the command's default (on where it has an output folder or file, `default_on`); True (`--plots`
+    alone): on, into the `--out` location; a string: into that location; False: `--no-plots`. Where the command
+    has no `--out` (heatmap), `value_required` makes `--plots` take the location.
+    """
+    default = "on: into the --out location" if default_on else "off"
+    parser.add_argument("--plots", nargs=None if value_required else "?", const=None if value_required else PLOTS_ON,
+                        default=None, metavar=metavar, help=f"write {what} (default {default})")
+    parser.add_argument("--no-plots", dest="plots", action="store_const", const=False, help="write no plots")
+    if aliases:
+        add_alias(parser, *aliases, dest="plots", metavar=metavar)
+
+
+def plots_target(args, default: str | Path | None, *, fixed: bool = False) -> Path | None:
+    """Where the plots go, or None for none: `--no-plots` → None, `--plots WHERE` → WHERE, `--plots` or no flag
+    → `default` (the command's place beside its --out; None: plots are off unless a location is given).
+
+    fixed: the command can only plot into `default`; another location is bad input (exit 2, names --plots).
+    """
+    value = getattr(args, "plots", None)
+    if value is False:
+        return None
+    if value is None:
+        return Path(default) if default is not None else None
+    if value is PLOTS_ON:
+        if default is None:
+            raise InputError("no place for the plots: give --plots DIR or --out DIR", field="--plots")
+        return Path(default)
+    if fixed and (default is None or Path(value) != Path(default)):
+        where = f"into {default}" if default is not None else "only beside --out"
+        raise InputError(f"this command writes its plots {where}; give --plots without a location",
+                         field="--plots")
+    return Path(value)
+
+
+class NameList(argparse.Action):
+    """A repeatable option taking comma lists: `--x a,b --x c` (and an alias's `--xs a b`) → ['a', 'b', 'c']."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        values = values if isinstance(values, list) else [values]
+        names = [name.strip() for value in values for name in str(value).split(",") if name.strip()]
+        current = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, (list(current) if current else []) + names)
+
+
+def add_name_list(parser: argparse.ArgumentParser, flag: str, *, what: str, known: Sequence[str], default: str,
+                  alias: str | None = None, alias_nargs: str | None = None, metavar: str = "NAME") -> None:
+    """`--strategy` / `--scheduler`: repeatable, comma lists; `alias` (the old plural) parses the same way."""
+    dest = flag.lstrip("-").replace("-", "_")
+    parser.add_argument(flag, action=NameList, dest=dest, default=None, metavar=metavar,
+                        help=f"{what}, repeatable or comma-separated: {choices_text(known)} (default {default})")
+    if alias:
+        add_alias(parser, alias, dest=dest, action=NameList, nargs=alias_nargs, metavar=metavar)
+
+
+def names_or(args, dest: str, default: Sequence[str], flag: str) -> list[str]:
+    """The names given to a NameList option, or `default`; an option given with no name is bad input."""
+    names = getattr(args, dest, None)
+    if names is None:
+        return list(default)
+    if not names:
+        raise InputError("no name given", field=flag)
+    return list(dict.fromkeys(names))
+
+
+def one_name(args, dest: str, default: str, flag: str, reason: str) -> str:
+    """The single name a one-run command takes from a NameList option; several are bad input (`reason` says so)."""
+    names = names_or(args, dest, [default], flag)
+    if len(names) > 1:
+        raise InputError(f"{reason}, got {', '.join(names)}", field=flag)
+    return names[0]
+
+
+def notice(args, text: str) -> None:
+    """One informational line on stderr, `cosched CMD: TEXT`, unless --quiet."""
+    if not getattr(args, "quiet", False):
+        command = getattr(args, "command", None)
+        print(f"cosched {command}: {text}" if command else f"cosched: {text}", file=sys.stderr)
+
+
+def announce(args, *paths) -> None:
+    """Say where the outputs went (stderr, `cosched CMD: wrote ...`), unless --quiet."""
+    written = [Path(path) for path in paths if path is not None]
+    folders = {path.parent for path in written}
+    if len(written) > 1 and len(folders) == 1:
+        notice(args, f"wrote {folders.pop()}/: " + ", ".join(path.name for path in written))
+    elif written:
+        notice(args, "wrote " + ", ".join(map(str, written)))

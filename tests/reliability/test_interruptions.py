@@ -1,0 +1,221 @@
+"""Ctrl-C, SIGTERM and SIGKILL on the real CLI of every long command (docs/guarantees.md).
+
+Each test runs one command as a subprocess into one folder three times, interrupting it at a seeded random
+point after it made progress: Ctrl-C (SIGINT to its process group, as a terminal sends it), then SIGTERM, then
+SIGKILL (to the command's process only, as `kill` does). After each: exit 130 / 143 within 2 s (not for
+SIGKILL), no process of the run left (found by an environment marker every descendant inherits, so pool
+workers, co-run tasks and their forked kernel workers count), in particular none stopped, and the command's
+stdout/stderr closed (a `| tee` would not hang). Then a fourth, uninterrupted rerun into the same folder must
+give exactly the rows of an uninterrupted run (timing columns aside; for `measure` the measured keys).
+"""
+from __future__ import annotations
+
+import csv
+import itertools
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from cosched.cli import main
+
+SEED = 20240601
+EXIT_SECONDS = 2.0  # the promise of docs/guarantees.md for Ctrl-C and SIGTERM
+SIGNAL_DELAY = (0.0, 0.3)  # seconds after the first progress the signal comes (seeded uniform draw)
+LEFTOVER_GRACE = 3.0  # time the kernel gets to deliver PDEATHSIG and reap
+HEATMAP = str(Path(__file__).resolve().parents[2] / "simulator" / "data" / "synthetic_npb_heatmap.csv")
+TIMING = {"wall_seconds", "jobs_per_second", "simulated_days_per_hour"}
+# Python resets SIGINT to KeyboardInterrupt even if the test runner was started with SIGINT ignored (`pytest &`)
+PRELUDE = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+           "from cosched.cli import main; sys.exit(main())")
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG: Linux")
+
+
+def _marked(marker: str) -> list[tuple[int, str, str]]:
+    """(pid, state, command line) of live processes whose environment holds `marker`."""
+    found = []
+    needle = marker.encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                if needle not in handle.read():
+                    continue
+            with open(f"/proc/{entry}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                command = handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:  # gone meanwhile, or not ours
+            continue
+        if state not in ("Z", "X"):  # a zombie is no process any more (its parent, PID 1 here, reaps it)
+            found.append((int(entry), state, command))
+    return found
+
+
+def _leftovers(marker: str) -> list[tuple[int, str, str]]:
+    deadline = time.monotonic() + LEFTOVER_GRACE
+    while (left := _marked(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid, _, _ in left:  # do not leave them to the next test
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return left
+
+
+def _snapshot(out: Path) -> dict:
+    if not out.exists():
+        return {}
+    state = {}
+    for path in out.rglob("*"):
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        state[str(path)] = (info.st_size, info.st_mtime_ns)
+    return state
+
+
+def _start(argv: list[str], marker: str) -> subprocess.Popen:
+    env = {**os.environ, "COSCHED_TEST_MARKER": marker, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, "-c", PRELUDE, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, start_new_session=True)  # its own group: Ctrl-C reaches it and its workers
+
+
+def _interrupt(argv: list[str], out: Path, sig: int, rng: random.Random) -> None:
+    """Start the command, wait for progress in `out`, send `sig` at a random point and check the aftermath."""
+    marker = uuid.uuid4().hex
+    before = _snapshot(out)
+    process = _start(argv, marker)
+    try:
+        deadline = time.monotonic() + 120
+        while process.poll() is None and _snapshot(out) == before and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(rng.uniform(*SIGNAL_DELAY))
+        assert process.poll() is None, (f"{argv[0]} finished before the {signal.Signals(sig).name} "
+                                         f"(exit {process.returncode}): make its grid larger")
+        sent = time.monotonic()
+        if sig == signal.SIGINT:
+            os.killpg(process.pid, sig)  # what Ctrl-C in a terminal does
+        else:
+            process.send_signal(sig)  # what `kill` does: the command's own process only
+        code = process.wait(timeout=30)
+        seconds = time.monotonic() - sent
+        try:
+            _, stderr = process.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{argv[0]}: stdout/stderr still held open after {signal.Signals(sig).name} (a `| tee` "
+                        f"would hang): {_marked(marker)}")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    left = _leftovers(marker)
+    assert not left, f"{argv[0]} left processes after {signal.Signals(sig).name}: {left}"
+    if sig == signal.SIGKILL:
+        assert code == -signal.SIGKILL
+        return
+    assert code == 128 + sig, f"exit {code} after {signal.Signals(sig).name}; stderr: {stderr.decode()[-500:]}"
+    assert seconds < EXIT_SECONDS, (f"{argv[0]} took {seconds:.2f} s to exit after {signal.Signals(sig).name}; "
+                                    f"stderr: {stderr.decode()[-3000:]}")
+
+
+def _complete(argv: list[str]) -> None:
+    marker = uuid.uuid4().hex
+    process = _start(argv, marker)
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0, stderr.decode()[-1000:]
+    assert not _leftovers(marker)
+
+
+def _rows(path: Path, drop=TIMING) -> list[tuple]:
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        keep = [name for name in reader.fieldnames if name not in drop]
+        return sorted(tuple(row[name] for name in keep) for row in reader)
+
+
+def _run_in_process(argv: list[str], capsys) -> None:
+    assert main(argv) == 0
+    capsys.readouterr()
+
+
+@pytest.fixture(scope="module")
+def workload_csv(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("workload") / "jobs.csv"
+    assert main(["generate-workload", "--heatmap", HEATMAP, "--jobs", "1000", "--interarrival", "poisson",
+                 "--mean", "5", "--out", str(path), "--quiet"]) == 0
+    return str(path)
+
+
+def _experiment(out: Path) -> list[str]:
+    return ["experiment", "--preset", "small", "--n", "5", "--instances", "5", "--k", "0.6", "0.9",
+            "--workers", "2", "--no-plots", "--quiet", "--out", str(out)]
+
+
+def _experiment_sim(out: Path) -> list[str]:
+    return ["experiment-sim", "--preset", "example", "--jobs", "400", "--experiments", "5",
+            "--scheduler", "easy-co,sjf-co,ljf-co", "--workers", "2", "--no-plots", "--quiet", "--out", str(out)]
+
+
+def _compare(out: Path, workload: str) -> list[str]:
+    return ["compare", "--workload", workload, "--platform", "marconi", "--heatmap", HEATMAP,
+            "--scheduler", "popularity,filler,sjf-co,easy-co,ljf,sjf,easy,fcfs", "--quiet", "--out", str(out)]
+
+
+def test_experiment_survives_ctrl_c_sigterm_and_sigkill(tmp_path, capsys):
+    rng = random.Random(f"{SEED}-experiment")
+    out = tmp_path / "run"
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        _interrupt(_experiment(out), out, sig, rng)
+    _complete(_experiment(out))
+    _run_in_process(_experiment(tmp_path / "reference"), capsys)
+    assert _rows(out / "results.csv") == _rows(tmp_path / "reference" / "results.csv")
+
+
+def test_experiment_sim_survives_ctrl_c_sigterm_and_sigkill(tmp_path, capsys):
+    rng = random.Random(f"{SEED}-experiment-sim")
+    out = tmp_path / "run"
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        _interrupt(_experiment_sim(out), out, sig, rng)
+    _complete(_experiment_sim(out))
+    _run_in_process(_experiment_sim(tmp_path / "reference"), capsys)
+    assert _rows(out / "runs.csv") == _rows(tmp_path / "reference" / "runs.csv")
+
+
+def test_compare_survives_ctrl_c_sigterm_and_sigkill(tmp_path, capsys, workload_csv):
+    rng = random.Random(f"{SEED}-compare")
+    out = tmp_path / "run"
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        _interrupt(_compare(out, workload_csv), out, sig, rng)
+    _complete(_compare(out, workload_csv))
+    _run_in_process(_compare(tmp_path / "reference", workload_csv), capsys)
+    assert _rows(out / "compare.csv") == _rows(tmp_path / "reference" / "compare.csv")
+
+
+def test_measure_with_forked_kernel_threads_survives_ctrl_c_sigterm_and_sigkill(tmp_path):
+    rng = random.Random(f"{SEED}-measure")
+    out = tmp_path / "run"
+    argv = ["measure", "--kernels", "compute,cache,compute", "--threads", "2", "--backend", "cputime",
+            "--window", "0.3", "--warmup", "0.1", "--no-plots", "--quiet", "--out", str(out)]
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        _interrupt(argv, out, sig, rng)
+    _complete(argv)
+    # measured speeds differ from run to run; the rows (which combination, which task) must be those of one run
+    names = ["compute1", "cache", "compute2"]
+    expected = sorted((str(sum(1 << names.index(m) for m in members)), "+".join(members), str(len(members)), task)
+                      for size in (1, 2) for members in itertools.combinations(names, size) for task in members)
+    keys = ["combination", "members", "size", "task"]
+    with open(out / "speeds.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert sorted(tuple(row[key] for key in keys) for row in rows) == expected
+    assert all(float(row["speed"]) > 0 for row in rows)
