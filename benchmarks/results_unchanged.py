@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pandas as pd
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "data"
-SDSC_SP2 = SHARED / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
-ARIS_NAS = SHARED / "heatmaps" / "elise" / "derived_pairs_aris_NAS.csv"
+from data_paths import REPO, SHARED_DATA
+
+SDSC_SP2 = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
+ARIS_NAS = REPO / "cosched" / "data" / "derived_pairs_aris_NAS.csv"
 SYNTHETIC = REPO / "simulator" / "data" / "synthetic_npb_heatmap.csv"
 CLASSIC = ("fcfs", "easy", "conservative", "sjf", "ljf")
 COSCHEDULERS = ("easy-co", "sjf-co", "ljf-co", "laf-co", "popularity", "filler", "sjf-filler", "pop-filler")

@@ -31,9 +31,9 @@ import numpy as np
 from cosched.errors import InputError
 
 __all__ = [
-    "Limit", "MAX_INPUT_BYTES", "MAX_SECONDS", "MAX_PROCS", "MAX_NODES", "MAX_CORES_PER_NODE", "MAX_JOBS", "MAX_ID",
-    "read_text", "decode_text", "parse_json", "check_number", "check_columns", "check_unique", "invalid",
-    "parse_numbers", "shown",
+    "Limit", "MAX_INPUT_BYTES", "MAX_SECONDS", "MIN_SECONDS", "MAX_PROCS", "MAX_NODES", "MAX_CORES_PER_NODE",
+    "MAX_JOBS", "MAX_RUNS", "MAX_ID", "read_text", "decode_text", "parse_json", "check_number", "check_columns",
+    "check_unique", "invalid", "parse_numbers", "shown",
 ]
 
 
@@ -46,17 +46,21 @@ class Limit:
     what: str
 
     def __str__(self) -> str:
-        value = f"{self.value:,}" if float(self.value).is_integer() and abs(self.value) < 1e15 else f"{self.value:g}"
+        whole = float(self.value).is_integer() and abs(self.value) < 1e15
+        value = f"{int(self.value):,}" if whole else f"{self.value:g}"
         return f"{self.name}={value} ({self.what})"
 
 
 MAX_INPUT_BYTES = Limit("MAX_INPUT_BYTES", 1 << 30, "bytes of one input file after decompression")
 # 1e10 s is ~317 years: any real time (also Unix time stamps) fits, and submit + run time stay exact to 2e-6 s
 MAX_SECONDS = Limit("MAX_SECONDS", 1e10, "seconds in any time field")
+# the shortest positive duration: shorter ones vanish next to time stamps up to MAX_SECONDS (end == start)
+MIN_SECONDS = Limit("MIN_SECONDS", 1e-3, "shortest positive duration in seconds")
 MAX_PROCS = Limit("MAX_PROCS", 10_000_000, "processes of one job or application")
 MAX_NODES = Limit("MAX_NODES", 1_000_000, "nodes of a platform; the simulator keeps per-node arrays")
 MAX_CORES_PER_NODE = Limit("MAX_CORES_PER_NODE", 65_536, "cores of one node")
 MAX_JOBS = Limit("MAX_JOBS", 10_000_000, "jobs of a generated workload")
+MAX_RUNS = Limit("MAX_RUNS", 1_000_000, "simulation runs of one experiment grid: experiments x schedulers")
 MAX_ID = Limit("MAX_ID", 2 ** 53, "job ids, exact in float64")
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -85,7 +89,7 @@ def read_text(path: str | os.PathLike, *, comment: str | None = None) -> str:
     path = Path(path)
     try:
         if path.is_dir():
-            raise InputError("is a folder, not a file", source=source)
+            raise InputError("cannot read: it is a folder, not a file", source=source)
         with open(path, "rb") as handle:
             head = handle.read(2)
             handle.seek(0)
@@ -136,15 +140,17 @@ def decode_text(raw: bytes, source: str, *, comment: str | None = None) -> str:
             return raw.decode("utf-8")
         except UnicodeDecodeError:
             pass
-    return "\n".join(_decode_line(line, number, source, comment) for number, line in enumerate(raw.split(b"\n"), 1))
+    lines = [line.partition(comment.encode()) if comment else (line, b"", b"") for line in raw.split(b"\n")]
+    for number, (data, _, _) in enumerate(lines, 1):  # a NUL outside comments: binary, whatever else is wrong
+        nul = data.find(b"\x00")
+        if nul >= 0:
+            raise InputError(f"binary data: a NUL byte at column {nul + 1} (a binary or UTF-16 file? save it as "
+                             f"UTF-8 text)", source=source, line=number)
+    return "\n".join(_decode_line(parts, number, source) for number, parts in enumerate(lines, 1))
 
 
-def _decode_line(line: bytes, number: int, source: str, comment: str | None) -> str:
-    data, mark, rest = line.partition(comment.encode()) if comment else (line, b"", b"")
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise InputError(f"binary data: a NUL byte at column {nul + 1} (a binary or UTF-16 file? save it as UTF-8 "
-                         f"text)", source=source, line=number)
+def _decode_line(parts: tuple[bytes, bytes, bytes], number: int, source: str) -> str:
+    data, mark, rest = parts
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -165,8 +171,11 @@ def parse_json(path: str | os.PathLike):
                 raise InputError("key given twice", source=source, field=key)
         return dict(pairs)
 
+    def integer(digits: str):  # a very long integer: a float (inf past 308 digits), so limits name the field
+        return int(digits) if len(digits) <= 1000 else float(digits)
+
     try:
-        return json.loads(text, object_pairs_hook=unique)
+        return json.loads(text, object_pairs_hook=unique, parse_int=integer)
     except json.JSONDecodeError as error:
         raise InputError(f"not valid JSON: {error.msg} (column {error.colno})", source=source,
                          line=error.lineno) from None
@@ -186,10 +195,13 @@ def _bounds_text(minimum, maximum, exclusive: bool) -> str:
     return " and ".join(part for part in (low, high) if part)
 
 
-def _problem(value: float, *, integer: bool, minimum, maximum, limit: Limit | None, exclusive: bool) -> str | None:
+def _problem(value: float, *, integer: bool, minimum, maximum, limit: Limit | None, exclusive: bool,
+             shortest: Limit | None = None) -> str | None:
     """Why `value` (a float) breaks the rules, or None."""
     if math.isnan(value) or math.isinf(value):
         return f"must be a finite number, got {value}"
+    if shortest is not None and 0 < value < shortest.value:
+        return f"got {value:g}, below the limit {shortest} (0 or less: the record is dropped)"
     if integer and not value.is_integer():
         return f"must be a whole number, got {value:g}"
     if minimum is not None and (value <= minimum if exclusive else value < minimum):
@@ -240,9 +252,12 @@ def check_number(value, *, source: str | None = None, field: str | None = None, 
 
 
 def invalid(values: np.ndarray, *, integer: bool = False, minimum: float | None = None,
-            maximum: float | None = None, limit: Limit | None = None, exclusive_minimum: bool = False) -> np.ndarray:
+            maximum: float | None = None, limit: Limit | None = None, exclusive_minimum: bool = False,
+            shortest: Limit | None = None) -> np.ndarray:
     """Mask of the entries of a float64 array that break the rules of `check_number`."""
     bad = ~np.isfinite(values)
+    if shortest is not None:
+        bad |= (values > 0) & (values < shortest.value)
     if integer:
         bad |= values != np.round(values)
     if minimum is not None:
@@ -292,7 +307,7 @@ def check_columns(columns, *, source: str | None = None, lines=None) -> None:
     value = float(values[first])
     problem = _problem(value, integer=rules.get("integer", False), minimum=rules.get("minimum"),
                        maximum=rules.get("maximum"), limit=rules.get("limit"),
-                       exclusive=rules.get("exclusive_minimum", False))
+                       exclusive=rules.get("exclusive_minimum", False), shortest=rules.get("shortest"))
     raise InputError(problem or "invalid value", source=source, field=field, line=line)
 
 

@@ -333,16 +333,20 @@ def load_samples(path: str | os.PathLike):
         suffix = path.suffix.lower()
         if suffix == ".parquet":
             frame = pd.read_parquet(path)
-        elif suffix == ".json":
-            frame = pd.read_json(path, orient="records")
-        else:
-            frame = pd.read_csv(path)
+        else:  # text: the one decoding policy of cosched.inputs (plain or gzip, UTF-8, no binary)
+            from io import StringIO
+
+            from cosched.inputs import read_text
+            text = StringIO(read_text(path))
+            frame = pd.read_json(text, orient="records") if suffix == ".json" else pd.read_csv(text)
+    except InputError:
+        raise
     except FileNotFoundError:
         raise InputError("no such file", source=source) from None
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror or error}", source=source) from None
     except (ValueError, pd.errors.ParserError) as error:
-        raise InputError(f"cannot parse recorded samples ({error})", source=source) from None
+        raise InputError(f"cannot parse recorded samples ({' '.join(str(error).split())})", source=source) from None
     for column in ("time", "task", "tid", "cputime"):
         if column not in frame.columns:
             raise InputError("missing column", source=source, field=column)

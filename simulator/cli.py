@@ -1,17 +1,18 @@
 """`cosched simulate` (one scheduler on one workload) and `cosched compare` (several, side by side).
 
-Thin layer: parse, load the platform and workload, run `cosched.simulator.engine`, write jobs.csv / summary.json,
-print the metrics. Heavy imports stay inside the command functions.
+Thin layer: parse, load the platform and workload, run `cosched.simulator.engine` (simulate) or
+`cosched.simulator.compare.compare` (compare), write jobs.csv / summary.json, print the metrics. Heavy imports stay
+inside the command functions.
 """
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from cosched.cli_options import (add_json, add_name_list, add_out, add_plots, add_quiet, announce, names_or, one_name,
                                   plots_target)
 from cosched.data import WORKLOADS
-from cosched.rerun import claim_rows, digest
 from cosched.simulator.co_cli import add_simulate_options, co_simulation_options
 from cosched.simulator.platform import PRESETS as PLATFORMS
 from cosched.simulator.schedulers import CLASSIC, SCHEDULERS
@@ -101,8 +102,7 @@ def register(subparsers) -> None:
 
 def _load(args):
     from cosched.errors import InputError
-    from cosched.simulator.platform import load_platform
-    from cosched.simulator.workload import load_workload
+    from cosched.simulator.compare import load_inputs
 
     if args.depth < 0:
         raise InputError(f"must be non-negative, got {args.depth}", field="depth")
@@ -110,29 +110,17 @@ def _load(args):
         raise InputError(f"must be positive, got {args.limit}", field="limit")
     if args.bounded_threshold <= 0:
         raise InputError(f"must be positive, got {args.bounded_threshold}", field="bounded_threshold")
-    platform = load_platform(args.platform)
-    workload = load_workload(args.workload, max_cores=platform.total_cores)
-    if args.limit is not None and args.limit < len(workload):
-        workload = workload.head(args.limit)
-    if not len(workload):
-        raise InputError("no jobs left after cleaning", source=args.workload)
-    return platform, workload
-
-
-def _scheduler(name: str, depth: int):
-    from cosched.errors import InputError
-    from cosched.simulator.schedulers import make_scheduler
-
-    try:
-        return make_scheduler(name, depth=depth)
-    except InputError as error:  # an unknown name, or an option out of range: name that option, once
-        raise InputError(error.message, field=error.field or "scheduler") from None
+    inputs = load_inputs(args.workload, args.platform, limit=args.limit)
+    if args.heatmap:  # read and checked also when only classic schedulers run (they ignore it): no garbage passes
+        co_simulation_options(args)
+    return inputs
 
 
 def _run(args, name, platform, workload, progress):
+    from cosched.simulator.compare import checked_scheduler
     from cosched.simulator.engine import simulate
 
-    scheduler = _scheduler(name, args.depth)
+    scheduler = checked_scheduler(name, args.depth)
     co_options = co_simulation_options(args) if scheduler.co_located else {}
     return simulate(workload, platform, scheduler, use_run_times=args.run_times, progress=progress, **co_options)
 
@@ -193,48 +181,29 @@ def _simulate_command(args) -> int:
 
 
 def _compare_command(args) -> int:
-    from cosched.outputs import atomic_path, check_outputs
-    from cosched.simulator.metrics import summarize
+    """Thin layer over `cosched.simulator.compare.compare`: the table (or JSON) of its rows."""
+    from cosched.outputs import check_outputs
+    from cosched.simulator.compare import compare, compare_path
 
     names = names_or(args, "scheduler", CLASSIC, "--scheduler")
-    for name in names + [args.baseline]:
-        _scheduler(name, args.depth)
-    path = None
-    if args.out:  # a folder; an --out ending in .csv that is no folder names the file itself (old form)
-        out = Path(args.out)
-        path = out if out.suffix.lower() == ".csv" and not out.is_dir() else out / "compare.csv"
-        check_outputs(("--out", path, "file") if path == out else ("--out", out, "folder"))
-    platform, workload = _load(args)
-    progress = not args.quiet
-    # rows are written after each scheduler and reused when the same comparison is run again (resumable)
-    identity = {"workload": str(args.workload), "platform": platform.name, "depth": args.depth,
-                "run_times": args.run_times, "limit": args.limit or 0, "bounded_threshold": args.bounded_threshold,
-                "heatmap": str(args.heatmap or ""), "inputs": _inputs_digest(args, platform, workload)}
-    done = claim_rows(path, identity, command="compare", key="scheduler", force=args.force,
-                      folder=path.parent if path is not None and path != Path(args.out) else None)
-    for name in dict.fromkeys(names + [args.baseline]):
-        if name in done:
-            continue
-        summary = summarize(_run(args, name, platform, workload, progress), None, args.bounded_threshold)
-        summary["makespan_days"] = summary["makespan"] / SECONDS_PER_DAY
-        done[name] = {**summary, **identity}
-        if path is not None:
-            _write_rows(path, list(done.values()), atomic_path)
-    reference = done[args.baseline]["makespan"]
-    for row in done.values():
-        row["baseline"] = args.baseline
-        row["makespan_speedup"] = reference / row["makespan"] if row["makespan"] > 0 else None  # 003 (2.1)
+    path = compare_path(args.out)
+    if path is not None:  # a folder; an --out ending in .csv that is no folder names the file itself (old form)
+        check_outputs(("--out", path, "file") if path == Path(args.out) else ("--out", args.out, "folder"))
+    frame = compare(args.workload, args.platform, names, baseline=args.baseline, heatmap=args.heatmap,
+                    spread_speedup=args.spread_speedup, default_speedup=args.default_speedup,
+                    placement=args.placement, depth=args.depth, use_run_times=args.run_times,
+                    bounded_threshold=args.bounded_threshold, limit=args.limit, out=args.out, force=args.force,
+                    progress=not args.quiet)
     if path is not None:
-        _write_rows(path, list(done.values()), atomic_path)
         announce(args, path)
-    rows = [done[name] for name in dict.fromkeys(names)]
+    rows = _json_rows(frame)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print(f"{len(workload)} jobs on {platform.name} ({platform.total_cores} cores), "
+    print(f"{frame.attrs['jobs']} jobs on {frame.attrs['platform']} ({frame.attrs['cores']} cores), "
           f"makespan speedup against {args.baseline}")
     header = ["scheduler"] + [title for _, title, _ in COMPARE_COLUMNS]
-    table = [[row["scheduler"]] + [text(row[key]) if row[key] is not None else "-"
+    table = [[row["scheduler"]] + [text(row[key]) if row.get(key) is not None else "-"
                                    for key, _, text in COMPARE_COLUMNS] for row in rows]
     widths = [max(len(line[i]) for line in table + [header]) for i in range(len(header))]
     for line in [header] + table:
@@ -243,15 +212,18 @@ def _compare_command(args) -> int:
     return 0
 
 
-def _inputs_digest(args, platform, workload) -> str:
-    """The rest of a comparison's identity (cosched.rerun): the jobs, platform and co-scheduling inputs themselves."""
-    heatmap = Path(args.heatmap) if args.heatmap and Path(args.heatmap).is_file() else args.heatmap
-    return "sha256:" + digest(workload.submit, workload.run, workload.cores, workload.estimate, workload.app,
-                              platform.to_dict(), heatmap, args.spread_speedup, args.default_speedup, args.placement)
+def _json_rows(frame) -> list[dict]:
+    """The rows as plain dicts: a missing value is None; co-scheduling metrics only where a co-scheduler ran."""
+    from cosched.simulator.compare import CO_METRICS
 
-
-def _write_rows(path, rows: list, atomic_path) -> None:
-    import pandas as pd
-
-    with atomic_path(path) as temporary:
-        pd.DataFrame(rows).to_csv(temporary, index=False)
+    rows = []
+    for record in frame.to_dict("records"):
+        row = {}
+        for key, value in record.items():
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                if key in CO_METRICS:
+                    continue
+                value = None
+            row[key] = value.item() if hasattr(value, "item") else value
+        rows.append(row)
+    return rows

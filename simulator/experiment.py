@@ -1,15 +1,17 @@
 """Thesis-style experiments (003 ch. 6): schedulers x workload shuffles, resumable, local or on dask.
 
 One experiment = one shuffle of the same N jobs drawn from an application seed (000 §4.3: "the exact same
-applications, but their order was each time shuffled"); every scheduler runs every experiment. Each run
-writes ``runs/e<experiment>_<scheduler>.json`` atomically as soon as it ends, so an interrupted grid
-resumes where it stopped (finished runs are skipped). At the end: ``runs.csv`` (one row per run, makespan
-speedup against the Conservative run of the same experiment, 003 (2.1)), ``summary.csv`` and
-``tables.md`` (mean values per scheduler, Tables 6.1/6.2) and the plots of ``experiment_plots``.
-Runs go to local worker processes by default, or to a dask.distributed cluster (``dask="local"`` or a
-scheduler address ``tcp://host:port``). Reruns follow `cosched.rerun`: the same spec resumes, another spec or
-foreign files are refused unless ``force``; Ctrl-C / SIGTERM cancel the pending runs at once (the local workers
-die with the command) and keep the finished run files.
+applications, but their order was each time shuffled"); every scheduler runs every experiment. The grid runs
+on `cosched.grid.run_grid`: one cell per (experiment, scheduler), one row each, appended to ``grid.csv`` (its
+finished cells listed in ``grid.done``) as soon as the run ends, so an interrupted grid resumes where it stopped;
+the runs of experiment 0 also keep their per-job start, end and speedup in ``jobs/e000_<scheduler>.csv``
+(written before the row). At the end: ``runs.csv`` (one row per run, makespan speedup against the Conservative
+run of the same experiment, 003 (2.1)), ``summary.csv`` and ``tables.md`` (mean values per scheduler, Tables
+6.1/6.2) and the plots of ``experiment_plots``. Runs go to local worker processes by default, or to a
+dask.distributed cluster (``dask="local"`` or a scheduler address ``tcp://host:port``). Reruns follow
+`cosched.rerun`: the same spec resumes, another spec, foreign files or a folder of the older per-run format
+(``runs/*.json``) are refused unless ``force``; Ctrl-C / SIGTERM cancel the pending runs at once (the local
+workers die with the command) and keep the finished rows.
 """
 from __future__ import annotations
 
@@ -17,17 +19,16 @@ import json
 import os
 import shutil
 import warnings
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from cosched.errors import InputError
+from cosched.grid import CellResult, any_finished, run_grid
 from cosched.outputs import atomic_path
-from cosched.processes import pool_results
 from cosched.rerun import claim_output, digest, json_key
-from cosched.simulator.metrics import METRIC_NAMES, job_speedups, thesis_metrics
+from cosched.simulator.metrics import METRIC_NAMES, job_speedups, makespan_speedup, thesis_metrics
 from cosched.simulator.data import EXAMPLE_HEATMAP, data_path
 from cosched.simulator.generate import ApplicationSeed, generate_workload
 from cosched.theory.heatmap import Heatmap, MissingPairsWarning, read_heatmap
@@ -36,10 +37,9 @@ from cosched.simulator.workload import Workload, make_workload
 
 __all__ = [
     "ExperimentSpec", "PRESETS", "THESIS_SCHEDULERS", "BASELINE", "preset_spec", "experiment_workload", "run_one",
-    "run_experiment", "finish", "summarize", "markdown_table",
+    "run_cell", "run_experiment", "finish", "summarize", "markdown_table", "heatmap_digest", "GRID_COLUMNS",
 ]
 
-DASK_CONNECT_TIMEOUT = "10s"  # how long to wait for a remote Dask scheduler before giving up
 BASELINE = "conservative"  # 003 §2.3.1.1: makespan speedup against Conservative
 THESIS_SCHEDULERS = ("sjf", "sjf-co", "sjf-filler", "filler", "pop-filler", "popularity", "easy", "easy-co",
                      "conservative", "fcfs", "ljf-co", "laf-co", "ljf")  # the rows of 003 Tables 6.1/6.2
@@ -47,8 +47,11 @@ PRESETS = {  # name -> (bundled heatmap file, platform preset, jobs, experiments
     "example": (EXAMPLE_HEATMAP, "aris", 1000, 10),
     "example-small": (EXAMPLE_HEATMAP, "marconi", 200, 4),
 }
-SPEC = "spec.json"
-OWNED = (SPEC, "runs", "runs.csv", "summary.csv", "tables.md", "jobs", "plots")  # what --force removes
+SPEC, GRID, GRID_DONE = "spec.json", "grid.csv", "grid.done"
+KEY = ("experiment", "scheduler")
+GRID_COLUMNS = KEY + tuple(name for name in METRIC_NAMES if name != "makespan_speedup") + ("wall_seconds",)
+# what --force removes; "runs" is the folder of per-run JSON files of older versions
+OWNED = (SPEC, GRID, GRID_DONE, "runs", "runs.csv", "summary.csv", "tables.md", "jobs", "plots")
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,8 +104,11 @@ def preset_spec(preset: str = "example", *, heatmap: str | os.PathLike | None = 
         names = names + (BASELINE,)  # needed for the makespan speedup
     jobs = preset_jobs if jobs is None else jobs
     experiments = preset_experiments if experiments is None else experiments
-    if jobs <= 0 or experiments <= 0:
-        raise InputError("jobs and experiments must be positive", field="jobs" if jobs <= 0 else "experiments")
+    from cosched.inputs import MAX_JOBS, MAX_RUNS, check_number  # size arguments: the limits of every generator
+    jobs = check_number(jobs, field="jobs", integer=True, minimum=1, limit=MAX_JOBS)
+    experiments = check_number(experiments, field="experiments", integer=True, minimum=1, limit=MAX_RUNS)
+    check_number(experiments * len(names), field="experiments", limit=MAX_RUNS)
+    seed = check_number(seed, field="seed", integer=True, minimum=0)
     spec = ExperimentSpec(loaded, load_platform(platform or platform_name), jobs, experiments, names, seed,
                           spread_speedup, interarrival, mean_interarrival, str(path))
     too_big = int(loaded.procs.max())
@@ -138,8 +144,20 @@ def run_one(spec: ExperimentSpec, experiment: int, scheduler: str, keep_jobs: bo
     return row
 
 
-def _run_file(out: Path, experiment: int, scheduler: str) -> Path:
-    return out / "runs" / f"e{experiment:03d}_{scheduler}.json"
+def run_cell(spec: ExperimentSpec, experiment: int, scheduler: str) -> CellResult:
+    """One grid cell: the row of `run_one` (without the makespan speedup, computed at the end) and, for
+    experiment 0, the side file ``jobs/e000_<scheduler>.csv`` of per-job start, end, speedup and application."""
+    import pandas as pd
+
+    row = run_one(spec, experiment, scheduler, keep_jobs=experiment == 0)
+    jobs = row.pop("jobs", None)
+    row.pop("makespan_speedup", None)
+    files = {} if jobs is None else {_jobs_file(experiment, scheduler): pd.DataFrame(jobs).to_csv(index=False)}
+    return CellResult([row], files)
+
+
+def _jobs_file(experiment: int, scheduler: str) -> str:
+    return f"jobs/e{experiment:03d}_{scheduler}.csv"
 
 
 def _check_spec(spec: ExperimentSpec, out: Path, force: bool = False) -> bool:
@@ -151,6 +169,9 @@ def _check_spec(spec: ExperimentSpec, out: Path, force: bool = False) -> bool:
 
     if claim_output(out, command="experiment-sim", key_file=SPEC, owned=OWNED, matches=json_key(document, legacy),
                     force=force):
+        if (out / "runs").is_dir() and not (out / GRID).exists():
+            raise InputError("this folder holds experiment-sim runs in the older per-run format (runs/*.json); "
+                             "add --force to start over, or choose another --out", source=str(out))
         return True
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -162,65 +183,27 @@ def _check_spec(spec: ExperimentSpec, out: Path, force: bool = False) -> bool:
 
 
 def run_experiment(spec: ExperimentSpec, out: str | os.PathLike, *, workers: int | None = None,
-                   dask: str | None = None, progress: bool = True, plots: bool = True, force: bool = False):
-    """Run the missing (experiment, scheduler) pairs, then write runs.csv, summary.csv, tables.md, plots."""
+                   dask=None, progress: bool = True, plots: bool = True, force: bool = False):
+    """Run the missing (experiment, scheduler) pairs, then write runs.csv, summary.csv, tables.md, plots.
+
+    workers: local processes (default: all cores; 1 runs in this process). dask: "local" for a LocalCluster,
+    a scheduler address "tcp://host:port", or a `distributed.Client` (`cosched.grid.run_grid`).
+    """
     from cosched.simulator.colocation import co_context
 
     out = Path(out)
     created = not out.exists()
-    bar = None
     try:
         _check_spec(spec, out, force)
-        (out / "runs").mkdir(exist_ok=True)
         co_context(experiment_workload(spec, 0), spec.heatmap, spec.spread_speedup)  # fail early, warn once
-        todo = [(e, s) for e in range(spec.experiments) for s in spec.schedulers
-                if not _run_file(out, e, s).exists()]
-        if progress:
-            from tqdm import tqdm
-            bar = tqdm(total=len(todo), unit="run", desc="experiment-sim")
-        with closing(_execute(spec, todo, workers, dask)) as rows:
-            for row in rows:
-                with atomic_path(_run_file(out, row["experiment"], row["scheduler"])) as tmp:
-                    tmp.write_text(json.dumps(row))
-                if bar is not None:
-                    bar.update(1)
+        cells = [(e, s) for e in range(spec.experiments) for s in spec.schedulers]
+        grid = run_grid(run_cell, cells, path=out / GRID, columns=GRID_COLUMNS, key=KEY, shared=(spec,),
+                        workers=workers, dask=dask, progress=progress, desc="experiment-sim", unit="run")
     except BaseException:
-        if created and not any((out / "runs").glob("*.json")):  # nothing to resume: leave no folder behind
+        if created and not any_finished(out / GRID):  # nothing to resume: leave no folder behind
             shutil.rmtree(out, ignore_errors=True)
         raise
-    finally:
-        if bar is not None:
-            bar.close()
-    return finish(spec, out, plots=plots)
-
-
-def _execute(spec: ExperimentSpec, todo, workers, dask):
-    """Yield finished rows in completion order: in process, local processes or dask."""
-    if not todo:
-        return
-    if dask:
-        from distributed import Client, LocalCluster, as_completed as dask_completed
-
-        cluster = LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1, processes=True) \
-            if dask == "local" else None
-        try:
-            client = Client(cluster if cluster is not None else dask, timeout=DASK_CONNECT_TIMEOUT)
-        except (OSError, TimeoutError, ValueError) as error:
-            raise InputError(f"cannot reach the Dask scheduler {dask!r} ({error})", field="--dask") from None
-        with client:
-            shared = client.scatter(spec, broadcast=True)
-            futures = [client.submit(run_one, shared, e, s, e == 0, pure=False) for e, s in todo]
-            for future in dask_completed(futures):
-                yield future.result()
-        if cluster is not None:
-            cluster.close()
-        return
-    workers = workers or os.cpu_count() or 1
-    if workers == 1 or len(todo) == 1:
-        for e, s in todo:
-            yield run_one(spec, e, s, e == 0)
-        return
-    yield from pool_results(run_one, [(spec, e, s, e == 0) for e, s in todo], workers)  # workers die with us
+    return finish(spec, out, plots=plots, grid=grid)
 
 
 def summarize(runs):
@@ -251,20 +234,19 @@ def markdown_table(summary) -> str:
     return "\n".join(lines)
 
 
-def finish(spec: ExperimentSpec, out: Path, plots: bool = True):
-    """Collect the run files into runs.csv / summary.csv / tables.md and draw the plots; returns the summary."""
+def finish(spec: ExperimentSpec, out: Path, plots: bool = True, grid=None):
+    """From the grid's rows (read from grid.csv if not given): runs.csv / summary.csv / tables.md and the plots;
+    returns the summary."""
     import pandas as pd
 
-    rows, jobs = [], {}
-    for e in range(spec.experiments):
-        for s in spec.schedulers:
-            row = json.loads(_run_file(out, e, s).read_text())
-            if "jobs" in row:
-                jobs[s] = pd.DataFrame(row.pop("jobs"))
-            rows.append(row)
-    runs = pd.DataFrame(rows)
+    from cosched.grid import read_rows
+
+    out = Path(out)
+    cells = [(e, s) for e in range(spec.experiments) for s in spec.schedulers]
+    runs = read_rows(out / GRID, GRID_COLUMNS, KEY, cells) if grid is None else grid.copy()
     baseline = runs[runs["scheduler"] == BASELINE].set_index("experiment")["makespan"]
-    runs["makespan_speedup"] = runs["experiment"].map(baseline) / runs["makespan"]  # 003 (2.1)
+    runs.insert(runs.columns.get_loc("makespan") + 1, "makespan_speedup",
+                makespan_speedup(runs["experiment"].map(baseline), runs["makespan"]))  # 003 (2.1)
     summary = summarize(runs)
     with atomic_path(out / "runs.csv") as tmp:
         runs.to_csv(tmp, index=False)
@@ -273,9 +255,7 @@ def finish(spec: ExperimentSpec, out: Path, plots: bool = True):
     table = markdown_table(summary)
     with atomic_path(out / "tables.md") as tmp:
         tmp.write_text(table)
-    for scheduler, frame in jobs.items():
-        with atomic_path(out / "jobs" / f"e000_{scheduler}.csv") as tmp:
-            frame.to_csv(tmp, index=False)
+    jobs = {s: pd.read_csv(out / _jobs_file(0, s)) for s in spec.schedulers if (out / _jobs_file(0, s)).exists()}
     if plots:
         from cosched.simulator.experiment_plots import draw_all
         draw_all(runs, jobs, out / "plots")

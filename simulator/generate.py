@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.inputs import MAX_JOBS, MAX_PROCS, MAX_SECONDS, check_number, parse_json, shown
+from cosched.inputs import MAX_JOBS, MAX_PROCS, MAX_SECONDS, MIN_SECONDS, check_number, parse_json, shown
 from cosched.outputs import atomic_path
 from cosched.simulator.workload import Workload, make_workload
 
@@ -90,7 +90,7 @@ def load_application_seed(path: str | os.PathLike) -> ApplicationSeed:
         procs.append(check_number(app["procs"], source=source, field=f"applications[{i}].procs", integer=True,
                                   minimum=1, limit=MAX_PROCS, text=False))
         compact.append(check_number(app["compact_time"], source=source, field=f"applications[{i}].compact_time",
-                                    minimum=0, exclusive_minimum=True, limit=MAX_SECONDS, text=False))
+                                    minimum=MIN_SECONDS.value, limit=MAX_SECONDS, text=False))
     try:
         return ApplicationSeed(tuple(names), procs, compact)
     except InputError as error:  # before ValueError: InputError is one
@@ -158,8 +158,9 @@ def generate_workload(seed: ApplicationSeed, jobs: int | None = None, *, selecti
             chosen = rng.integers(0, k, jobs)
         elif selection == "frequencies":
             weights = np.array([check_number(w, field="frequencies", minimum=0) for w in (frequencies or [])])
-            if weights.shape != (k,) or not 0 < weights.sum() < math.inf:
+            if weights.shape != (k,) or not weights.max() > 0:
                 raise InputError(f"need {k} non-negative frequencies with a positive sum", field="frequencies")
+            weights = weights / weights.max()  # the sum cannot overflow
             chosen = rng.choice(k, size=jobs, p=weights / weights.sum())
         else:
             raise InputError(f"unknown selection {selection!r}; choose from {SELECTIONS}", field="selection")

@@ -1,14 +1,17 @@
 """Run metrics of 003 §2.3 and 000 §4.1, vectorised over the per-job arrays of a `SimulationResult`.
 
 ``summarize`` gives every metric of one run; ``thesis_metrics`` gives one run's row of the thesis
-Tables 6.1/6.2 (compact run time = the workload's run time, actual run time = end - start).
+Tables 6.1/6.2 (compact run time = the workload's run time, actual run time = end - start). Every metric is
+computed here, once: the commands (`simulate`, `compare`, `experiment-sim`) call these functions, notably
+`makespan_speedup` for 003 (2.1) wherever a makespan is compared with a baseline's.
 """
 from __future__ import annotations
 
 import numpy as np
 
 __all__ = [
-    "summarize", "thesis_metrics", "slowdowns", "busy_core_utilization", "job_speedups", "mean_job_speedup",
+    "summarize", "thesis_metrics", "makespan_speedup", "slowdowns", "slowdowns_per_processor",
+    "busy_core_utilization", "job_speedups", "mean_job_speedup",
     "weighted_mean_job_speedup", "slowdown_counts", "step_series", "BOUNDED_SLOWDOWN_THRESHOLD",
     "SECONDS_PER_DAY", "SLOWED_BELOW", "METRIC_NAMES",
 ]
@@ -20,10 +23,31 @@ METRIC_NAMES = ("makespan", "makespan_speedup", "mean_slowdown", "mean_slowdown_
                 "utilization", "mean_job_speedup", "weighted_mean_job_speedup")
 
 
+def makespan_speedup(reference, makespan):
+    """Makespan speedup against a baseline run, 003 (2.1): baseline makespan / makespan.
+
+    Scalars give a float, or None without a baseline (`reference` None) or for a makespan that is not positive;
+    arrays or pandas Series give an array, NaN there.
+    """
+    if np.ndim(reference) == 0 and np.ndim(makespan) == 0:
+        if reference is None or makespan is None or not makespan > 0:
+            return None
+        return float(reference) / float(makespan)  # 003 (2.1)
+    reference = np.asarray(reference, dtype=np.float64)
+    makespan = np.asarray(makespan, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(makespan > 0, reference / makespan, np.nan)  # 003 (2.1)
+
+
 def slowdowns(result) -> np.ndarray:
     """Per-job slowdown (wait + run) / run, with the actual run time end - start."""
     run = result.end - result.start
     return (run + (result.start - result.workload.submit)) / run  # 003 §2.3.1.2, (2.2)
+
+
+def slowdowns_per_processor(result) -> np.ndarray:
+    """Per-job slowdown divided by the job's cores (003 §2.3.1.3, (2.4))."""
+    return slowdowns(result) / result.workload.cores
 
 
 def busy_core_utilization(result) -> float:
@@ -42,7 +66,7 @@ def summarize(result, baseline=None, bounded_threshold: float = BOUNDED_SLOWDOWN
     makespan = result.makespan  # 000 §4.1: first submission to last completion
     slowdown = slowdowns(result)
     bounded = np.maximum(1.0, (run + wait) / np.maximum(run, bounded_threshold))  # bounded slowdown
-    per_processor = slowdown / w.cores  # 003 §2.3.1.3, (2.4)
+    per_processor = slowdowns_per_processor(result)  # 003 §2.3.1.3, (2.4)
     utilization = busy_core_utilization(result)
     if result.co_scheduled:
         allocated = utilization  # co-scheduled runs count the requested cores only
@@ -55,7 +79,7 @@ def summarize(result, baseline=None, bounded_threshold: float = BOUNDED_SLOWDOWN
         "platform": platform.name,
         "jobs": len(w),
         "makespan": makespan,
-        "makespan_speedup": (baseline.makespan / makespan) if baseline is not None and makespan > 0 else None,
+        "makespan_speedup": makespan_speedup(baseline.makespan if baseline is not None else None, makespan),
         "baseline": baseline.scheduler if baseline is not None else None,
         "mean_wait": float(wait.mean()),
         "median_wait": float(np.median(wait)),
@@ -107,13 +131,13 @@ def slowdown_counts(result) -> float:
 
 def thesis_metrics(result, baseline_makespan: float | None = None) -> dict:
     """One run's values of the thesis metrics (003 §2.3; Tables 6.1, 6.2)."""
-    slowdown = slowdowns(result)  # 003 (2.2), t_run = actual run time
     makespan = result.makespan
+    speedup = makespan_speedup(baseline_makespan or None, makespan)  # 003 (2.1)
     return {
         "makespan": makespan,
-        "makespan_speedup": baseline_makespan / makespan if baseline_makespan else float("nan"),  # 003 (2.1)
-        "mean_slowdown": float(slowdown.mean()),  # 003 (2.3)
-        "mean_slowdown_pp": float((slowdown / result.workload.cores).mean()),  # 003 (2.4), (2.5)
+        "makespan_speedup": float("nan") if speedup is None else speedup,
+        "mean_slowdown": float(slowdowns(result).mean()),  # 003 (2.2), (2.3), t_run = actual run time
+        "mean_slowdown_pp": float(slowdowns_per_processor(result).mean()),  # 003 (2.4), (2.5)
         "slowdown_counts": slowdown_counts(result),
         "utilization": busy_core_utilization(result),
         "mean_job_speedup": mean_job_speedup(result),

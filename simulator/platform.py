@@ -79,8 +79,9 @@ def load_platform(spec: str | Path) -> Platform:
     values = {name: check_number(data.get(name, 1), source=source, field=name, integer=True, minimum=1, text=False,
                                  limit=MAX_NODES if name == "nodes" else MAX_CORES_PER_NODE) for name in _FIELDS}
     if values["sockets_per_node"] * values["cores_per_socket"] > MAX_CORES_PER_NODE.value:
-        raise InputError(f"{values['sockets_per_node']} sockets x {values['cores_per_socket']} cores per node is above "
-                         f"the limit {MAX_CORES_PER_NODE}", source=source, field="cores_per_socket")
+        raise InputError(f"sockets_per_node x cores_per_socket = {values['sockets_per_node']} x "
+                         f"{values['cores_per_socket']} is above the limit {MAX_CORES_PER_NODE}", source=source,
+                         field="cores_per_socket")
     name = data.get("name", path.stem)
     if not isinstance(name, str):
         raise InputError(f"must be a string, got {shown(name)}", source=source, field="name")

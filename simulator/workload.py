@@ -2,7 +2,7 @@
 
 Input rules (InputError naming file, line and field; `cosched.inputs` reads and checks every input): UTF-8
 text, plain or gzipped; every number finite; job ids whole, non-negative and unique; processor counts whole;
-times at most `MAX_SECONDS` and processor counts at most `MAX_PROCS`.
+times at most `MAX_SECONDS`, positive run times at least `MIN_SECONDS`, processor counts at most `MAX_PROCS`.
 
 Cleaning rules (each reported as a count in ``Workload.cleaning``):
 records with run time <= 0 or processors <= 0 (allocated, else requested) or a negative submit time are
@@ -22,8 +22,8 @@ import numpy as np
 
 from cosched.data import resolve
 from cosched.errors import InputError
-from cosched.inputs import (MAX_ID, MAX_PROCS, MAX_SECONDS, check_columns, check_unique, parse_numbers, read_text,
-                            shown)
+from cosched.inputs import (MAX_ID, MAX_PROCS, MAX_SECONDS, MIN_SECONDS, check_columns, check_unique, parse_numbers,
+                            read_text, shown)
 
 __all__ = ["Workload", "SWF_FIELDS", "read_swf", "read_csv", "load_workload", "make_workload"]
 
@@ -71,9 +71,10 @@ def make_workload(job_id, submit, run, cores, estimate=None, app=None, *, source
     """
     columns = [np.asarray(values, dtype=np.float64).reshape(-1)
                for values in (job_id, submit, run, cores, run if estimate is None else estimate)]
-    check_columns([(name, values, _CSV_RULES[name]) for name, values in zip(_CSV_RULES, columns)], source=source or None)
+    check_columns([(name, values, _CSV_RULES[name]) for name, values in zip(_CSV_RULES, columns)],
+                  source=source or None)
     check_unique(columns[0], source=source or None, field="job_id", what="job id")
-    job_id, cores = columns[0].astype(np.int64), columns[3].astype(np.int64)
+    job_id, cores = columns[0].astype(np.int64), np.maximum(columns[3], -1).astype(np.int64)  # <= 0: dropped
     submit, run, estimate = columns[1], columns[2], columns[4].copy()
     counts = dict(cleaning or {})
     counts["records"] = counts.get("records", int(job_id.size))
@@ -110,14 +111,14 @@ _SWF_SEPARATOR = re.compile(r"[ \t]+")  # SWF fields are separated by blanks and
 # checks of the SWF fields the simulator uses; every other field only has to be a finite number
 _SWF_RULES = {
     "job_number": {"integer": True, "minimum": 0, "limit": MAX_ID},
-    "submit_time": {"limit": MAX_SECONDS}, "run_time": {"limit": MAX_SECONDS},
+    "submit_time": {"limit": MAX_SECONDS}, "run_time": {"limit": MAX_SECONDS, "shortest": MIN_SECONDS},
     "allocated_processors": {"integer": True, "limit": MAX_PROCS},
     "requested_processors": {"integer": True, "limit": MAX_PROCS},
     "requested_time": {"limit": MAX_SECONDS},
 }
 _CSV_RULES = {
     "job_id": {"integer": True, "minimum": 0, "limit": MAX_ID}, "submit_time": {"limit": MAX_SECONDS},
-    "run_time": {"limit": MAX_SECONDS}, "cores": {"integer": True, "limit": MAX_PROCS},
+    "run_time": {"limit": MAX_SECONDS, "shortest": MIN_SECONDS}, "cores": {"integer": True, "limit": MAX_PROCS},
     "estimate": {"limit": MAX_SECONDS},
 }
 
@@ -154,7 +155,9 @@ def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
         frame = pd.read_csv(io.StringIO(text.replace("\r", " ")), sep=r"\s+", comment=";", header=None,
                             dtype=np.float64, quoting=csv.QUOTE_NONE, na_filter=False)
         data = frame.to_numpy()
-        if data.shape[1] == len(SWF_FIELDS) and not np.isnan(data).any():
+        # pandas' reading must match the rules: one row per data line (it drops a leading U+FEFF, for one)
+        if data.shape[1] == len(SWF_FIELDS) and not np.isnan(data).any() \
+                and len(data) == sum(1 for line in text.split("\n") if line.lstrip(" \t\r")[:1] not in ("", ";")):
             return data, None
     except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError):
         pass

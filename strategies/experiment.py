@@ -1,26 +1,25 @@
 """The numerical experiments of 002 §8: competitive ratios of FCS, UCB, PI and EI over a grid of instances.
 
 One grid cell is one random instance (α range, instance number): it is generated, solved by OPT and run
-with FCS and every (acquisition, k) search strategy, giving one tidy row per run. Cells run in local worker
-processes (default) or on a dask.distributed cluster; finished cells are appended to `results.csv` at once,
-so a killed run resumes where it stopped. At the end `results.parquet` and `summary.csv` are written whole.
+with FCS and every (acquisition, k) search strategy, giving one tidy row per run. The grid runs on
+`cosched.grid.run_grid`: cells run in local worker processes (default) or on a dask.distributed cluster;
+finished cells are appended to `results.csv` at once and listed in `results.done`, so a killed run resumes
+where it stopped. At the end `results.parquet` and `summary.csv` are written whole.
 """
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import os
 import shutil
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from cosched.errors import InputError
+from cosched.grid import any_finished, read_rows, run_grid
 from cosched.outputs import atomic_path
-from cosched.processes import pool_results
 from cosched.rerun import claim_output
 
 __all__ = ["ExperimentConfig", "PRESETS", "ACQUISITIONS", "PAPER_ALPHA_RANGES", "PAPER_KS", "COLUMNS", "run_cell",
@@ -33,9 +32,9 @@ PAPER_KS = (0.6, 0.7, 0.8, 0.9, 0.99)  # 002 §8, Fig. 6
 ACQUISITIONS = ("ucb", "pi", "ei")
 COLUMNS = ["alpha_index", "alpha_lo", "alpha_hi", "instance", "seed", "n", "strategy", "k", "quantum", "bounds",
            "incumbent", "noise_sigma", "makespan", "opt", "ratio", "steps"]
-RESULTS, PARQUET, SUMMARY, CONFIG = "results.csv", "results.parquet", "summary.csv", "config.json"
-OWNED = (CONFIG, RESULTS, PARQUET, SUMMARY, "fig6.png", "fig7.png")  # what --force removes (the CLI adds the figures)
-DASK_CONNECT_TIMEOUT = "10s"  # how long to wait for a remote Dask scheduler before giving up
+KEY = ("alpha_index", "instance")  # one grid cell
+RESULTS, DONE, PARQUET, SUMMARY, CONFIG = "results.csv", "results.done", "results.parquet", "summary.csv", "config.json"
+OWNED = (CONFIG, RESULTS, DONE, PARQUET, SUMMARY, "fig6.png", "fig7.png")  # what --force removes (CLI: the figures)
 
 
 @dataclass(frozen=True)
@@ -137,21 +136,8 @@ def run_cell(config: ExperimentConfig, alpha_index: int, instance_number: int) -
 
 
 def load_results(out: str | os.PathLike):
-    """The rows of complete cells already in `out/results.csv` (a cut-off last cell is dropped)."""
-    import pandas as pd
-
-    path = Path(out) / RESULTS
-    if not path.exists():
-        return pd.DataFrame(columns=COLUMNS)
-    text = path.read_text()
-    if not text.endswith("\n"):  # a killed write leaves a cut-off last line: drop it, its cell is then incomplete
-        text = text[:text.rfind("\n") + 1]
-    if not text.strip():
-        return pd.DataFrame(columns=COLUMNS)
-    frame = pd.read_csv(io.StringIO(text), on_bad_lines="skip")
-    if list(frame.columns) != COLUMNS:
-        raise InputError(f"unexpected columns {list(frame.columns)}", source=str(path), field="header")
-    return frame.dropna(subset=["makespan", "ratio", "steps"])
+    """The rows of the finished cells already in `out/results.csv` (cells cut off by a kill are left out)."""
+    return read_rows(Path(out) / RESULTS, COLUMNS, KEY)
 
 
 def run_experiment(config: ExperimentConfig, out: str | os.PathLike, *, workers: int | None = None,
@@ -163,34 +149,17 @@ def run_experiment(config: ExperimentConfig, out: str | os.PathLike, *, workers:
     a folder of the same grid resumes, another grid or foreign files are refused unless `force` (start over).
     Ctrl-C / SIGTERM cancel the pending cells at once and keep the finished ones.
     """
-    import pandas as pd
-    from tqdm import tqdm
-
     out = Path(out)
     created = not out.exists()
-    _check_config(config, out, force)
-    done = load_results(out)
-    complete = done.groupby(["alpha_index", "instance"]).size()
-    complete = set(complete[complete == config.rows_per_cell].index)
-    done = done.loc[np.array([key in complete for key in zip(done["alpha_index"], done["instance"])], dtype=bool)]
-    with atomic_path(out / RESULTS) as tmp:  # rewrite without any cut-off cell before appending
-        done.to_csv(tmp, index=False, columns=COLUMNS)
-    todo = [cell for cell in config.cells if cell not in complete]
-    finished = 0
     try:
-        with open(out / RESULTS, "a") as results, closing(_cells(config, todo, workers, dask)) as cells, \
-                tqdm(total=len(config.cells), initial=len(config.cells) - len(todo), unit="instance",
-                     desc="experiment", disable=not progress) as bar:
-            for rows in cells:
-                results.write(pd.DataFrame(rows, columns=COLUMNS).to_csv(index=False, header=False))
-                results.flush()
-                finished += 1
-                bar.update()
+        _check_config(config, out, force)
+        frame = run_grid(run_cell, config.cells, path=out / RESULTS, columns=COLUMNS, key=KEY, shared=(config,),
+                         workers=workers, dask=dask, progress=progress, desc="experiment", unit="instance")
     except BaseException:
-        if created and finished == 0:  # nothing to resume: leave no folder behind
+        if created and not any_finished(out / RESULTS):  # nothing to resume: leave no folder behind
             shutil.rmtree(out, ignore_errors=True)
         raise
-    frame = load_results(out).sort_values(["alpha_index", "instance", "strategy", "k"], ignore_index=True)
+    frame = frame.sort_values(["alpha_index", "instance", "strategy", "k"], ignore_index=True)
     with atomic_path(out / PARQUET) as tmp:  # sorted: the same file whatever order the cells finished in
         frame.to_parquet(tmp, index=False)
     with atomic_path(out / SUMMARY) as tmp:
@@ -219,44 +188,3 @@ def _check_config(config: ExperimentConfig, out: Path, force: bool = False) -> N
     out.mkdir(parents=True, exist_ok=True)
     with atomic_path(out / CONFIG) as tmp:
         tmp.write_text(json.dumps(config.to_json(), indent=2))
-
-
-def _cells(config: ExperimentConfig, todo: list, workers: int | None, dask):
-    """Yield the rows of each cell as it finishes: in-process, in local processes or on a Dask cluster."""
-    if not todo:
-        return
-    if dask is not None:
-        yield from _dask_cells(config, todo, workers, dask)
-        return
-    workers = workers or os.cpu_count() or 1
-    if workers == 1:
-        for alpha_index, instance in todo:
-            yield run_cell(config, alpha_index, instance)
-        return
-    yield from pool_results(run_cell, [(config, a, i) for a, i in todo], workers)  # workers die with us
-
-
-def _dask_cells(config: ExperimentConfig, todo: list, workers: int | None, dask):
-    from distributed import Client, LocalCluster, as_completed as dask_completed
-
-    cluster = None
-    if isinstance(dask, Client):
-        client = dask
-    elif dask == "local":
-        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                               dashboard_address=None)
-        client = Client(cluster)
-    else:
-        try:
-            client = Client(dask, timeout=DASK_CONNECT_TIMEOUT)
-        except (OSError, TimeoutError, ValueError) as error:
-            raise InputError(f"cannot reach the Dask scheduler {dask!r} ({error})", field="--dask") from None
-    try:
-        futures = [client.submit(run_cell, config, a, i, pure=False) for a, i in todo]
-        for future in dask_completed(futures):
-            yield future.result()
-    finally:
-        if client is not dask:
-            client.close()
-        if cluster is not None:
-            cluster.close()

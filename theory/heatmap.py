@@ -23,7 +23,7 @@ import numpy as np
 
 from cosched.data import resolve
 from cosched.errors import InputError
-from cosched.inputs import MAX_PROCS, MAX_SECONDS, check_number, read_text, shown
+from cosched.inputs import MAX_PROCS, MAX_SECONDS, MIN_SECONDS, check_number, read_text, shown
 from cosched.outputs import atomic_path, pyplot, save_figure
 
 __all__ = [
@@ -245,8 +245,9 @@ def _number(record, key, line, source, *, integer=False, required=True):
         return None
     if isinstance(value, (bytes, bool)) or not isinstance(value, (str, int, float, np.number)):
         raise InputError(f"not a number: {shown(value)}", source=source, line=line, field=key)
-    return check_number(value, source=source, line=line, field=key, integer=integer, minimum=0,
-                        exclusive_minimum=True, limit=MAX_PROCS if integer else MAX_SECONDS)
+    if integer:
+        return check_number(value, source=source, line=line, field=key, integer=True, minimum=1, limit=MAX_PROCS)
+    return check_number(value, source=source, line=line, field=key, minimum=MIN_SECONDS.value, limit=MAX_SECONDS)
 
 
 def _build(numbered_records, *, default, source) -> Heatmap:

@@ -6,8 +6,10 @@ boundary and raise `InputError` naming the file and field; inner code trusts the
 from __future__ import annotations
 
 import json
+import lzma
 import math
 import os
+import struct
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -176,10 +178,13 @@ class Instance:
             missing = [self.tasks[i] for i in np.flatnonzero(alone < 0)]
             raise InputError(f"cannot normalise: no singleton combination for tasks {missing}", field="combinations")
         ideal = self.speeds[np.arange(self.n), alone]
+        if not np.isfinite(ideal).all():
+            bad = [self.tasks[i] for i in np.flatnonzero(~np.isfinite(ideal))]
+            raise InputError(f"cannot normalise: tasks {bad} have a speed alone that is not finite", field="speeds")
         if (ideal <= 0).any():
             bad = [self.tasks[i] for i in np.flatnonzero(ideal <= 0)]
             raise InputError(f"cannot normalise: tasks {bad} have speed 0 alone", field="speeds")
-        with np.errstate(over="ignore"):  # a tiny speed alone overflows work to inf: `validate` names it
+        with np.errstate(all="ignore"):  # a tiny speed alone overflows work to inf: `validate` names it
             return Instance(self.work / ideal, self.combinations, self.speeds / ideal[:, None], self.tasks)
 
     def to_frame(self):
@@ -469,8 +474,10 @@ def _one_line(error: BaseException, width: int = 160) -> str:
 
 
 NPZ_ARRAYS = ("work", "combinations", "speeds", "tasks")
-# what a corrupt archive makes zipfile, zlib and numpy's .npy parser raise
-_ARCHIVE_ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError)
+# what a corrupt archive makes zipfile (a flipped flag: "encrypted" RuntimeError, unknown compression
+# NotImplementedError), its decompressors and numpy's .npy header parser raise
+_ARCHIVE_ERRORS = (ValueError, OSError, EOFError, RuntimeError, NotImplementedError, OverflowError, struct.error,
+                   zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, lzma.LZMAError)
 
 
 def _load_npz(path: Path, source: str) -> Instance:

@@ -202,3 +202,21 @@ def test_unmeasured_pair_uses_fallback_with_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         co_context(workload_of(["a"], [2], [10.0]), heatmap)  # pair a|b unused: no warning
+
+
+def test_the_documented_co_scheduler_runs_on_heatmap_speeds():
+    import runpy
+    from pathlib import Path
+
+    from cosched.simulator.schedulers import SCHEDULERS
+
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "best_neighbour.py"
+    runpy.run_path(str(example))
+    try:
+        heatmap = heatmap_from_speedups(("a", "b"), [[1.2, 0.8], [1.1, 1.3]], [10.0, 20.0], [2, 2])
+        workload = workload_of(["a", "b", "b", "a", "b"], [2] * 5, [10.0, 20.0, 20.0, 10.0, 20.0])
+        result = simulate(workload, Platform(2, 2, 2), "best-neighbour", heatmap=heatmap)
+    finally:
+        del SCHEDULERS["best-neighbour"]
+    speedups = result.jobs_frame()["speedup"]
+    assert result.co_scheduled and not np.allclose(speedups, 1.0)

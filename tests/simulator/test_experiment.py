@@ -9,7 +9,8 @@ import pytest
 from cosched.errors import InputError
 from cosched.simulator import co_cli
 from cosched.simulator.data import EXAMPLE_HEATMAP, data_path
-from cosched.simulator.experiment import experiment_workload, preset_spec, run_experiment
+import cosched.simulator.experiment as experiment
+from cosched.simulator.experiment import experiment_workload, preset_spec, run_cell, run_experiment
 from cosched.simulator.experiment_plots import pareto_front
 from cosched.theory.heatmap import read_heatmap
 
@@ -37,18 +38,34 @@ def test_experiments_shuffle_the_same_jobs():
     assert sorted(first.app) == sorted(second.app) and list(first.app) != list(second.app)
 
 
-def test_interrupted_grid_resumes_only_missing_runs(tmp_path):
+def test_interrupted_grid_resumes_only_missing_runs(tmp_path, monkeypatch):
     spec = small_spec()
     run_experiment(spec, tmp_path, workers=1, progress=False, plots=False)
     before = pd.read_csv(tmp_path / "runs.csv")
-    files = sorted((tmp_path / "runs").glob("*.json"))
-    stamps = {f: f.stat().st_mtime_ns for f in files}
-    files[0].unlink()
+    lines = (tmp_path / "grid.csv").read_text().splitlines(keepends=True)
+    (tmp_path / "grid.csv").write_text("".join(lines[:-2]) + lines[-2][:9])  # killed while writing a row
+    calls = []
+    monkeypatch.setattr(experiment, "run_cell", lambda *args: calls.append(args[1:]) or run_cell(*args))
     run_experiment(spec, tmp_path, workers=1, progress=False, plots=False)
-    assert files[0].exists()
-    assert all(f.stat().st_mtime_ns == stamps[f] for f in files[1:])
+    assert calls == [(1, "filler"), (1, "conservative")]
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "runs.csv").drop(columns="wall_seconds"),
                                   before.drop(columns="wall_seconds"))
+    assert list(before.columns) == ["experiment", "scheduler", "makespan", "makespan_speedup", "mean_slowdown",
+                                    "mean_slowdown_pp", "slowdown_counts", "utilization", "mean_job_speedup",
+                                    "weighted_mean_job_speedup", "wall_seconds"]
+
+
+def test_a_folder_of_the_older_per_run_format_is_refused_unless_forced(tmp_path):
+    spec = small_spec(experiments=1, schedulers=["easy"])
+    run_experiment(spec, tmp_path, workers=1, progress=False, plots=False)
+    for name in ("grid.csv", "grid.done"):
+        (tmp_path / name).unlink()
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "e000_easy.json").write_text("{}")
+    with pytest.raises(InputError, match="older per-run format.*--force"):
+        run_experiment(spec, tmp_path, workers=1, progress=False, plots=False)
+    run_experiment(spec, tmp_path, workers=1, progress=False, plots=False, force=True)
+    assert not (tmp_path / "runs").exists() and len(pd.read_csv(tmp_path / "runs.csv")) == 2
 
 
 def test_other_spec_in_the_same_folder_is_refused(tmp_path):
@@ -77,6 +94,8 @@ def test_plots_are_written(tmp_path):
     names = {p.name for p in (tmp_path / "plots").glob("*.png")}
     assert {"box_makespan_speedup.png", "correlation.png", "pareto_mean_slowdown_vs_makespan_speedup.png",
             "speedup_time_easy-co.png"} <= names
+    jobs = pd.read_csv(tmp_path / "jobs" / "e000_easy-co.csv")  # written by the grid with the run's row
+    assert list(jobs.columns) == ["start", "end", "speedup", "app"] and len(jobs) == SMALL["jobs"]
 
 
 def test_pareto_front_marks_exactly_the_non_dominated_points():

@@ -5,11 +5,15 @@ import pandas as pd
 import pytest
 
 from cosched.cli import main
+from cosched.errors import InputError
+from cosched.simulator.compare import compare
+from cosched.simulator.data import EXAMPLE_HEATMAP, data_path
 from cosched.simulator.engine import simulate
-from cosched.simulator.metrics import summarize
-from cosched.simulator.platform import Platform
-from cosched.simulator.workload import make_workload
+from cosched.simulator.metrics import makespan_speedup, summarize
+from cosched.simulator.platform import Platform, load_platform
+from cosched.simulator.workload import load_workload, make_workload
 
+HEATMAP = str(data_path(EXAMPLE_HEATMAP))
 CSV = "job_id,submit_time,run_time,cores,estimate\n" + "".join(
     f"{i},{i * 7 % 50},{5 + i % 13},{1 + i % 6},{20 + i % 13}\n" for i in range(40))
 
@@ -65,6 +69,10 @@ def test_metrics_follow_the_thesis_formulas():
     assert s["mean_slowdown"] == pytest.approx((1 + 30 / 20) / 2)  # (2.2), (2.3)
     assert s["mean_slowdown_per_processor"] == pytest.approx((1 + 30 / 20) / 2)  # (2.4), (2.5) with 1 core
     assert s["utilization"] == pytest.approx(1.0)  # (2.6): the node is busy all the time
+    assert makespan_speedup(60.0, 30.0) == 2.0 and makespan_speedup(None, 30.0) is None  # (2.1)
+    assert makespan_speedup(60.0, 0.0) is None
+    assert makespan_speedup(pd.Series([60.0, 60.0]), pd.Series([30.0, 0.0])) == pytest.approx([2.0, float("nan")],
+                                                                                              nan_ok=True)
 
 
 def test_compare_writes_rows_incrementally_and_resumes_finished_schedulers(tmp_path, workload_csv, capsys):
@@ -95,3 +103,51 @@ def test_limit_keeps_the_cleaning_counts_of_the_whole_file(tmp_path, capsys):
     assert summary["jobs"] == 10 and summary["cleaning"]["jobs"] == 10
     assert summary["cleaning"]["dropped_run_time_le_0"] == 1
     assert summary["cleaning"]["estimate_below_run_time_raised"] == 1
+
+
+def test_compare_library_gives_one_row_per_scheduler_with_the_speedup_of_the_metrics_module(workload_csv):
+    frame = compare(str(workload_csv), "grvingt", ["fcfs", "easy"])
+    assert list(frame["scheduler"]) == ["fcfs", "easy"] and set(frame["baseline"]) == {"conservative"}
+    assert not {"mean_job_speedup", "slowdown_counts"} & set(frame.columns)  # no co-scheduler ran
+    platform = load_platform("grvingt")
+    reference = simulate(load_workload(workload_csv, max_cores=platform.total_cores), platform,
+                         "conservative").makespan
+    assert frame["makespan_speedup"].tolist() == pytest.approx(
+        [makespan_speedup(reference, m) for m in frame["makespan"]])
+    assert frame.attrs["jobs"] == 40 and frame.attrs["platform"] == "grvingt" and frame.attrs["path"] is None
+
+
+@pytest.fixture
+def app_workload(tmp_path):
+    path = tmp_path / "apps.csv"
+    assert main(["generate-workload", "--heatmap", HEATMAP, "--jobs", "30", "--interarrival", "poisson", "--mean",
+                 "5", "--out", str(path), "--quiet"]) == 0
+    return str(path)
+
+
+@pytest.mark.parametrize("flags, options", [(["--placement", "shared"], {"placement": "shared"}),
+                                            (["--spread-speedup", "0.8"], {"spread_speedup": 0.8})])
+def test_compare_rerun_with_other_co_scheduling_options_never_returns_the_old_rows(tmp_path, app_workload, capsys,
+                                                                                   flags, options):
+    out = tmp_path / "cmp"
+    argv = ["compare", "--workload", app_workload, "--platform", "marconi", "--heatmap", HEATMAP, "--scheduler",
+            "easy-co,easy", "--out", str(out), "--quiet", "--json"]
+    assert main(argv) == 0
+    frame = pd.read_csv(out / "compare.csv")
+    frame["wall_seconds"] = 12345.0  # marks the rows computed before
+    frame.to_csv(out / "compare.csv", index=False)
+    capsys.readouterr()
+    assert main(argv + flags) == 2  # refused by the rerun rule, the old rows are not reported
+    assert "different compare run" in capsys.readouterr().err
+    assert (pd.read_csv(out / "compare.csv")["wall_seconds"] == 12345.0).all()  # and kept
+    with pytest.raises(InputError, match="different compare run"):  # the library follows the same rule
+        compare(app_workload, "marconi", ["easy-co", "easy"], heatmap=HEATMAP, out=out, **options)
+    same = compare(app_workload, "marconi", ["easy-co", "easy"], heatmap=HEATMAP, out=out)  # the CLI's comparison
+    assert (same["wall_seconds"] == 12345.0).all() and "mean_job_speedup" in same
+    assert main(argv + flags + ["--force"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [row["scheduler"] for row in rows] == ["easy-co", "easy"]
+    assert all(row["wall_seconds"] != 12345.0 for row in rows)  # recomputed
+    assert "mean_job_speedup" in rows[0] and "mean_job_speedup" not in rows[1]  # the co-scheduler's metrics only
+    resumed = compare(app_workload, "marconi", ["easy-co", "easy"], heatmap=HEATMAP, out=out, **options)
+    assert resumed["wall_seconds"].tolist() == [row["wall_seconds"] for row in rows]  # library resumes the CLI's

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import cosched.grid as grid
 import cosched.strategies.experiment as experiment
 from cosched.cli import main
 from cosched.errors import InputError
@@ -76,7 +77,7 @@ def test_dask_local_cluster_gives_the_same_rows(tmp_path, tiny_results):
 
 
 def test_unreachable_dask_scheduler_is_an_input_error_leaving_no_folder(tmp_path, monkeypatch):
-    monkeypatch.setattr(experiment, "DASK_CONNECT_TIMEOUT", "1s")
+    monkeypatch.setattr(grid, "DASK_CONNECT_TIMEOUT", "1s")
     with pytest.raises(InputError):
         run_experiment(TINY, tmp_path / "out", dask="tcp://127.0.0.1:9", progress=False)
     assert not (tmp_path / "out").exists()

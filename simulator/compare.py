@@ -1,0 +1,217 @@
+"""Several schedulers on one workload and platform, side by side: `compare(...) -> DataFrame` (`cosched compare`).
+
+Every scheduler (and the baseline) runs on the same jobs; each row holds the metrics of
+`cosched.simulator.metrics.summarize`, the makespan speedup against the baseline (003 (2.1), computed by
+`cosched.simulator.metrics.makespan_speedup`) and the columns that identify the comparison. With `out`, the rows
+go to ``compare.csv`` as each scheduler finishes and a rerun resumes by the rerun rule of `cosched.rerun`
+(`claim_rows`): rows of the same comparison are reused, rows of another one are refused unless `force`.
+
+The identity covers every option that changes a result: the workload (its jobs after cleaning and `limit`), the
+platform, `depth`, `use_run_times`, `bounded_threshold`, `limit`, the heatmap's contents, `spread_speedup`,
+`default_speedup` and `placement`; the columns ``workload, platform, depth, run_times, limit,
+bounded_threshold, heatmap`` name them and ``inputs`` is a digest of the contents. The scheduler list and the
+baseline may change between reruns (new schedulers are added to the file).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from cosched.errors import InputError
+from cosched.simulator.metrics import BOUNDED_SLOWDOWN_THRESHOLD, makespan_speedup
+from cosched.simulator.schedulers.base import DEFAULT_DEPTH
+
+if TYPE_CHECKING:  # imported on use
+    import pandas as pd
+
+    from cosched.simulator.platform import Platform
+    from cosched.simulator.workload import Workload
+    from cosched.theory.heatmap import Heatmap
+
+__all__ = ["compare", "compare_path", "load_inputs", "checked_scheduler", "COMPARE_CSV", "IDENTITY", "CO_METRICS"]
+
+COMPARE_CSV = "compare.csv"
+IDENTITY = ("workload", "platform", "depth", "run_times", "limit", "bounded_threshold", "heatmap", "inputs")
+CO_METRICS = ("mean_job_speedup", "weighted_mean_job_speedup", "slowdown_counts")  # co-scheduled runs only
+TEXT_COLUMNS = ("scheduler", "platform", "baseline", "workload", "heatmap", "inputs")  # "" is a value, not a gap
+
+
+def compare_path(out: str | os.PathLike | None) -> Path | None:
+    """Where `compare` writes for `out`: a folder gets ``compare.csv``; a path ending in ``.csv`` that is no
+    folder names the file itself (the older form); None writes nothing."""
+    if out is None:
+        return None
+    out = Path(out)
+    return out if out.suffix.lower() == ".csv" and not out.is_dir() else out / COMPARE_CSV
+
+
+def checked_scheduler(name: str, depth: int = DEFAULT_DEPTH):
+    """The scheduler `name` with backfill `depth`; an unknown name or a bad option is an InputError naming it."""
+    from cosched.simulator.schedulers import make_scheduler
+
+    try:
+        return make_scheduler(name, depth=depth)
+    except InputError as error:  # an unknown name, or an option out of range: name that option, once
+        raise InputError(error.message, field=error.field or "scheduler") from None
+
+
+def load_inputs(workload: Workload | str | os.PathLike, platform: Platform | str | os.PathLike, *,
+                limit: int | None = None) -> tuple[Platform, Workload]:
+    """(platform, workload) from names or paths (or the objects themselves), the workload cut to `limit` jobs."""
+    from cosched.simulator.platform import Platform, load_platform
+    from cosched.simulator.workload import Workload, load_workload
+
+    if limit is not None and limit < 1:
+        raise InputError(f"must be positive, got {limit}", field="limit")
+    platform = platform if isinstance(platform, Platform) else load_platform(platform)
+    source = workload.source if isinstance(workload, Workload) else str(workload)
+    if not isinstance(workload, Workload):
+        workload = load_workload(workload, max_cores=platform.total_cores)
+    if limit is not None and limit < len(workload):
+        workload = workload.head(limit)
+    if not len(workload):
+        raise InputError("no jobs left after cleaning", source=source or None)
+    return platform, workload
+
+
+def _heatmap(heatmap, default_speedup: float | None):
+    from cosched.theory.heatmap import Heatmap, read_heatmap
+
+    if heatmap is None:
+        if default_speedup is not None:
+            raise InputError("--default-speedup needs --heatmap", field="default_speedup")
+        return None
+    if isinstance(heatmap, Heatmap):
+        return heatmap if default_speedup is None else heatmap.with_default(default_speedup)
+    return read_heatmap(heatmap, default=default_speedup)
+
+
+def _identity(workload_name: str, platform, workload, heatmap_name: str, heatmap, *, depth: int,
+              use_run_times: bool, limit: int | None, bounded_threshold: float, spread_speedup, default_speedup,
+              placement: str) -> dict:
+    """The identity columns of a comparison's rows: the options by name, and a digest of every input's contents."""
+    from cosched.rerun import digest
+    from cosched.simulator.experiment import heatmap_digest
+
+    inputs = digest(workload.job_id, workload.submit, workload.run, workload.cores, workload.estimate, workload.app,
+                    platform.to_dict(), heatmap_digest(heatmap) if heatmap is not None else None,
+                    spread_speedup, default_speedup, placement)
+    return {"workload": workload_name, "platform": platform.name, "depth": depth, "run_times": bool(use_run_times),
+            "limit": limit or 0, "bounded_threshold": bounded_threshold, "heatmap": heatmap_name,
+            "inputs": "sha256:" + inputs}
+
+
+def _typed(row: dict) -> dict:
+    """A row read back from compare.csv with its empty cells as None (they are None when computed)."""
+    return {key: None if value == "" and key not in TEXT_COLUMNS else value for key, value in row.items()}
+
+
+def _columns(rows: Sequence[dict]) -> list[str]:
+    """The columns of compare.csv: every key of the rows, in the order they first appear (the metrics of
+    `summarize`, makespan_days, the identity; the co-scheduling metrics where the first co-scheduler's row has
+    them)."""
+    return list(dict.fromkeys(key for row in rows for key in row))
+
+
+def _write(path: Path, rows: list[dict]) -> None:
+    import pandas as pd
+
+    from cosched.outputs import atomic_path
+
+    with atomic_path(path) as temporary:
+        pd.DataFrame(rows, columns=_columns(rows)).to_csv(temporary, index=False)
+
+
+def compare(workload: Workload | str | os.PathLike, platform: Platform | str | os.PathLike,
+            schedulers: Sequence[str], *, baseline: str = "conservative",
+            heatmap: Heatmap | str | os.PathLike | None = None, spread_speedup: float | None = None,
+            default_speedup: float | None = None, placement: str | None = None, depth: int = DEFAULT_DEPTH,
+            use_run_times: bool = False, bounded_threshold: float = BOUNDED_SLOWDOWN_THRESHOLD,
+            limit: int | None = None,
+            out: str | os.PathLike | None = None, force: bool = False, progress: bool = False) -> pd.DataFrame:
+    """Run `schedulers` and `baseline` on the same workload and platform; one row of metrics per scheduler.
+
+    Args:
+        workload: a `Workload`, a bundled trace name or an SWF / CSV file.
+        platform: a `Platform`, a preset name or a JSON file.
+        schedulers: scheduler names (`cosched.simulator.schedulers.SCHEDULERS`), in the order of the rows.
+        baseline: the scheduler whose makespan is the reference of ``makespan_speedup`` (also run if not listed).
+        heatmap: a `Heatmap`, a heatmap CSV or a bundled heatmap name, for the co-schedulers.
+        spread_speedup: speedup of a job alone on spread nodes (default: the heatmap's per-application value).
+        default_speedup: speedup of pairs measured in neither direction (needs `heatmap`).
+        placement: co-location policy, ``"idle"`` (default) or ``"shared"``.
+        depth: backfill depth.
+        use_run_times: backfill with the true run times instead of the user estimates.
+        bounded_threshold: bounded slowdown threshold [s].
+        limit: simulate only the first `limit` jobs (after cleaning).
+        out: a folder (rows go to ``out/compare.csv``) or a ``.csv`` file, written after each scheduler and
+            resumed by a rerun of the same comparison; None writes nothing.
+        force: start over in `out`, replacing rows of another comparison instead of refusing them.
+        progress: show the simulator's progress bars.
+
+    Returns:
+        A DataFrame with one row per scheduler of `schedulers`: the metrics of ``summarize`` (seconds), the
+        co-scheduling metrics when a co-scheduler ran, ``makespan_days``, ``baseline``, ``makespan_speedup`` and
+        the identity columns. ``frame.attrs`` holds ``jobs``, ``platform``, ``cores``, ``baseline`` and ``path``.
+
+    Raises:
+        InputError: a bad option or input, or `out` holding rows of another comparison (without `force`).
+    """
+    import pandas as pd
+
+    from cosched.rerun import claim_rows
+    from cosched.simulator.colocation import PLACEMENTS
+    from cosched.simulator.engine import simulate
+    from cosched.simulator.metrics import summarize
+
+    names = list(dict.fromkeys(schedulers))
+    if not names:
+        raise InputError("no scheduler given", field="scheduler")
+    if depth < 0:
+        raise InputError(f"must be non-negative, got {depth}", field="depth")
+    if not bounded_threshold > 0:
+        raise InputError(f"must be positive, got {bounded_threshold}", field="bounded_threshold")
+    if spread_speedup is not None and not spread_speedup > 0:
+        raise InputError(f"spread speedup must be positive, got {spread_speedup}", field="spread_speedup")
+    placement = placement or PLACEMENTS[0]
+    if placement not in PLACEMENTS:
+        raise InputError(f"unknown placement {placement!r}; choose from {', '.join(PLACEMENTS)}", field="placement")
+    runs = list(dict.fromkeys(names + [baseline]))
+    for name in runs:
+        checked_scheduler(name, depth)
+    path = compare_path(out)
+    heatmap_name = "" if heatmap is None else str(heatmap) if isinstance(heatmap, (str, os.PathLike)) else \
+        "<Heatmap>"
+    heatmap = _heatmap(heatmap, default_speedup)
+    workload_name = str(workload) if isinstance(workload, (str, os.PathLike)) else getattr(workload, "source", "")
+    platform, workload = load_inputs(workload, platform, limit=limit)
+    identity = _identity(workload_name, platform, workload, heatmap_name, heatmap, depth=depth,
+                         use_run_times=use_run_times, limit=limit, bounded_threshold=bounded_threshold,
+                         spread_speedup=spread_speedup, default_speedup=default_speedup, placement=placement)
+    folder = path.parent if path is not None and path != Path(out) else None
+    done = {name: _typed(row) for name, row in
+            claim_rows(path, identity, command="compare", key="scheduler", force=force, folder=folder).items()}
+    for name in runs:
+        if name in done:
+            continue
+        result = simulate(workload, platform, checked_scheduler(name, depth), heatmap=heatmap,
+                          spread_speedup=spread_speedup, placement=placement, use_run_times=use_run_times,
+                          progress=progress)
+        summary = summarize(result, None, bounded_threshold)
+        done[name] = {**summary, "makespan_days": summary["simulated_days"], **identity}
+        if path is not None:
+            _write(path, list(done.values()))
+    reference = done[baseline]["makespan"]
+    for row in done.values():
+        row["baseline"] = baseline
+        row["makespan_speedup"] = makespan_speedup(reference, row["makespan"])  # 003 (2.1)
+    if path is not None:
+        _write(path, list(done.values()))
+    rows = [done[name] for name in names]
+    frame = pd.DataFrame(rows, columns=_columns(rows))
+    empty = [name for name in CO_METRICS if name in frame and frame[name].isna().all()]
+    frame = frame.drop(columns=empty)
+    frame.attrs.update(jobs=len(workload), platform=platform.name, cores=platform.total_cores, baseline=baseline,
+                       path=None if path is None else str(path))
+    return frame
