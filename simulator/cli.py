@@ -80,7 +80,7 @@ def register(subparsers) -> None:
     simulate.add_argument("--baseline", help="also run this scheduler for the makespan speedup (e.g. conservative)")
     add_out(simulate, "folder", "jobs.csv, summary.json (and jobs.parquet, the plots)")
     simulate.add_argument("--parquet", action="store_true", help="also write jobs.parquet")
-    add_plots(simulate, "Gantt, utilization, queue and wait-time PNGs", default_on=True)
+    add_plots(simulate, "Gantt, utilization, queue and wait-time PNGs", default_on=False)
     add_simulate_options(simulate)
     simulate.set_defaults(func=_simulate_command)
 
@@ -144,7 +144,7 @@ def _simulate_command(args) -> int:
     from cosched.simulator.metrics import summarize
 
     scheduler = one_name(args, "scheduler", "easy", "--scheduler", "simulate runs one scheduler (compare: several)")
-    plots = plots_target(args, args.out)
+    plots = plots_target(args, args.out) if args.plots is not None else None  # off unless asked: plotting doubles the time
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
     platform, workload = _load(args)
     progress = not args.quiet

@@ -229,8 +229,6 @@ class Engine:
             self.log.append((now, "start", job, allocation.nodes.size))
         return True
 
-    start_job = start  # the backfilling passes' spelling
-
     def resize(self, job: int, nodes: int) -> bool:
         """Give running malleable `job` `nodes` nodes: at once, or at its next scheduling point (001 §5).
 

@@ -6,6 +6,12 @@ now if it fits and ends by the shadow time or uses only the extra units left at 
 Conservative: every job in the first `depth` of the queue holds a reservation in a profile of free units
 over time; when a running job ends before its predicted end, reservations are compressed in queue order
 (each job re-placed at its earliest slot, never later than before), so no job is delayed.
+
+Cost of Conservative (traces of 10^5-10^6 jobs): every early end re-checks the whole window, and queues of
+identical jobs (job arrays) shift all together, one slot per early end. So a check costs a few list look-ups
+in the common cases (a job too long to fit whole before its reservation can only slide into the run of
+free segments that reaches it), consecutive identical checks are answered once, and the shift of a queue
+of identical jobs changes the profile once per pass (`Profile.move`).
 """
 from __future__ import annotations
 
@@ -19,9 +25,9 @@ INF = math.inf
 
 def fcfs_pass(engine, order: list[int]) -> bool:
     """Start jobs in `order` until one does not fit (003 §5.1.1); True if all of them started."""
-    start_job = engine.start_job
+    start = engine.start
     for job in order:
-        if not start_job(job):
+        if not start(job):
             return False
     return True
 
@@ -44,7 +50,7 @@ def easy_pass(engine, order: list[int], reservations: dict | None = None) -> Non
         reservations[head] = shadow
     if free == 0:
         return
-    now, estimate, units, start_job = engine.now, engine.estimate, allocator.units, engine.start_job
+    now, estimate, units, start = engine.now, engine.estimate, allocator.units, engine.start
     for job in order[1:]:
         size = table[job] if table is not None else units(engine, job)
         if size > free:
@@ -52,7 +58,7 @@ def easy_pass(engine, order: list[int], reservations: dict | None = None) -> Non
         short = now + estimate[job] <= shadow
         if not short and size > extra:
             continue
-        if start_job(job):
+        if start(job):
             free = allocator.free_units()
             if not short:
                 extra -= size
@@ -61,16 +67,41 @@ def easy_pass(engine, order: list[int], reservations: dict | None = None) -> Non
 
 
 class Profile:
-    """Free units over time as a step function: free[k] units on [times[k], times[k+1]), last one forever."""
+    """Free units over time as a step function: free[k] units on [times[k], times[k+1]), last one forever.
 
-    __slots__ = ("times", "free")
+    Invariants: the lists are canonical (no two neighbours hold the same value), so they depend only on the
+    function, not on the order of the additions that built it; and free units never drop below zero, since
+    units are only taken on windows that `earliest`/`earlier` found free. Both make the shortcuts below
+    exact.
+
+    `move` is lazy: the last move stays pending as (units, start, begin, stop, end), i.e. -units on
+    [start, begin) and +units on [stop, end) still to add, and a move that takes over where it left off
+    (same units, its new window is the pending one's old window) merges into it: compressing a queue of
+    identical jobs shifts each one into the slot its predecessor left, and the lists change once instead of
+    twice per job. `earlier` answers around a pending move without applying it; every other method applies
+    it first (`settle`). Read `times`/`free` only after `settle()`.
+    """
+
+    __slots__ = ("times", "free", "pending")
 
     def __init__(self, total: int, now: float):
         self.times = [now]
         self.free = [total]
+        self.pending: tuple[int, float, float, float, float] | None = None
+
+    def settle(self) -> None:
+        """Apply the pending move to the lists."""
+        pending = self.pending
+        if pending is not None:
+            self.pending = None
+            units, start, begin, stop, end = pending
+            self.add(start, begin, -units)
+            self.add(stop, end, units)
 
     def advance(self, now: float) -> None:
         """Forget the past before `now`."""
+        if self.pending is not None:
+            self.settle()
         times = self.times
         index = bisect.bisect_right(times, now) - 1
         if index > 0:
@@ -78,32 +109,49 @@ class Profile:
             del self.free[:index]
         times[0] = now
 
-    def _split(self, when: float) -> int:
-        times = self.times
-        index = bisect.bisect_left(times, when)
-        if index < len(times) and times[index] == when:
-            return index
-        times.insert(index, when)
-        self.free.insert(index, self.free[index - 1])
-        return index
-
     def add(self, begin: float, end: float, delta: int) -> None:
         """Add `delta` free units on [begin, end) (negative to reserve)."""
-        begin = max(begin, self.times[0])
+        if self.pending is not None:
+            self.settle()
+        times, free = self.times, self.free
+        if begin < times[0]:
+            begin = times[0]
         if begin >= end:
             return
-        first = self._split(begin)
-        last = self._split(end) if end < INF else len(self.times)
-        free, times = self.free, self.times
-        for k in range(first, last):
-            free[k] += delta
+        first = bisect.bisect_left(times, begin)
+        if first == len(times) or times[first] != begin:
+            times.insert(first, begin)
+            free.insert(first, free[first - 1])
+        if end < INF:
+            last = bisect.bisect_left(times, end, first)
+            if last == len(times) or times[last] != end:
+                times.insert(last, end)
+                free.insert(last, free[last - 1])
+        else:
+            last = len(times)
+        if last - first == 1:
+            free[first] += delta
+        else:
+            free[first:last] = [value + delta for value in free[first:last]]
         if last < len(times) and free[last] == free[last - 1]:
             del times[last], free[last]
         if first > 0 and free[first] == free[first - 1]:
             del times[first], free[first]
 
+    def move(self, begin: float, end: float, start: float, stop: float, units: int) -> None:
+        """Move a reservation of `units` from [begin, end) to [start, stop), start < begin, stop <= end."""
+        pending = self.pending
+        if pending is not None:
+            if pending[0] == units and pending[2] == start and pending[4] == stop:
+                self.pending = (units, pending[1], begin, pending[3], end)
+                return
+            self.settle()
+        self.pending = (units, start, begin, stop, end)
+
     def earliest(self, duration: float, units: int) -> float:
-        """The earliest start from now with `units` free during `duration`."""
+        """The earliest start from now with `units` free during `duration` (a new reservation, 003 §5.1.3)."""
+        if self.pending is not None:
+            self.settle()
         times, free = self.times, self.free
         size, k = len(times), 0
         while True:
@@ -116,12 +164,68 @@ class Profile:
                 if free[m] < units:
                     break
                 m += 1
+                if m - k == 16:  # a long window: check the rest at once (else go on to where it fails)
+                    rest = bisect.bisect_left(times, end, m)
+                    if rest - m > 16 and min(free[m:rest]) >= units:
+                        return begin
             else:
                 return begin
             k = m + 1
 
     def earlier(self, duration: float, units: int, begin: float, end: float) -> float | None:
-        """The earliest start before `begin` for a job holding `units` on [begin, end), or None."""
+        """The earliest start before `begin` for a job holding `units` on [begin, end), or None.
+
+        This is where Conservative compression asks whether a reserved job can move up (003 §5.1.3). A
+        start t before `begin` works if `units` are free on [t, min(t + duration, begin)): past `begin` the
+        job's own units are there, and free units never drop below zero. So the answer is the first window
+        that fits whole before `begin` (only possible if now + duration < begin), else the start of the run
+        of segments with `units` free that reaches `begin`, if there is one: no scan from now for long jobs.
+        """
+        if end < begin + duration:  # its own units do not cover its window: no shortcut
+            return self._earlier_scan(duration, units, begin, end)
+        times, free, pending = self.times, self.free, self.pending
+        taken = low = high = 0
+        if pending is not None and begin > pending[1]:
+            if pending[3] < begin:  # units the pending move gives back lie before `begin`: apply it
+                self.settle()
+            else:  # before `begin` the profile is the lists less `taken` units on [low, high)
+                taken, low, high = pending[0], pending[1], pending[2]
+        before = bisect.bisect_left(times, begin)  # segments 0..before-1 start before `begin`
+        if times[0] + duration < begin:  # a whole window may fit before `begin`
+            # only starts t with t + duration < begin (slack for rounding)
+            last = bisect.bisect_right(times, begin - duration + 1e-9 * (abs(begin) + duration + 1.0), 0, before)
+            k = 0
+            while k < last:
+                if free[k] < units:
+                    k += 1
+                    continue
+                start = times[k]
+                stop = start + duration
+                if stop >= begin:
+                    break
+                m = k + 1
+                while m < before and times[m] < stop:
+                    if free[m] < units:
+                        break
+                    m += 1
+                else:
+                    if taken and start < high and stop > low:  # overlaps the pending move: apply that first
+                        self.settle()
+                        return self.earlier(duration, units, begin, end)
+                    return start
+                k = m + 1
+        k = before - 1  # else the start of the run of free segments that reaches `begin`, if any
+        if k < 0 or free[k] < units:
+            return None
+        if taken and begin > low:  # the run may cross [low, high), where `taken` fewer units are free
+            return self._run_start(k, begin, units, taken, low, high)
+        while k > 0 and free[k - 1] >= units:
+            k -= 1
+        return times[k]
+
+    def _earlier_scan(self, duration: float, units: int, begin: float, end: float) -> float | None:
+        """`earlier` by a scan of every start from now, counting the job's own units on [begin, end)."""
+        self.settle()
         times, free = self.times, self.free
         size, k = len(times), 0
         while True:
@@ -140,9 +244,44 @@ class Profile:
                 return start
             k = m + 1
 
+    def _run_start(self, k: int, begin: float, units: int, taken: int, low: float, high: float) -> float | None:
+        """Start of the run reaching `begin` (the point before it is in segment k) of a profile that is the
+        lists less `taken` units on [low, high), low < begin: walked leftwards above, in and below it."""
+        times, free = self.times, self.free
+        point = begin
+        if begin > high:  # above [low, high): as listed (free[k] >= units already)
+            while times[k] > high:
+                if free[k - 1] < units:
+                    return times[k]
+                k -= 1
+            point = high
+            if times[k] == high:
+                k -= 1
+        if free[k] - taken < units:  # the piece just before `point` is in [low, high)
+            return point if point < begin else None
+        while times[k] > low:
+            if free[k - 1] - taken < units:
+                return times[k]
+            k -= 1
+        if times[k] == low:
+            if k == 0:
+                return low
+            k -= 1
+        if free[k] < units:  # below [low, high): as listed
+            return low
+        while k > 0 and free[k - 1] >= units:
+            k -= 1
+        return times[k]
+
 
 class ConservativeBackfill:
-    """Reservations for the first `depth` waiting jobs in a free-unit profile, compressed on early ends."""
+    """Reservations for the first `depth` waiting jobs in a free-unit profile, compressed on early ends.
+
+    The rule is thesis 003 §5.1.3: each job in the window holds the earliest slot it had when it was
+    placed or last moved; when capacity appears (a job ends before its predicted end, or a reservation
+    leaves the window) every reservation, in queue order, moves to its earliest slot if that is earlier;
+    a job whose reservation starts now is started. The engine wakes the scheduler at every new start.
+    """
 
     def __init__(self, engine, depth: int, first_reservations: dict | None = None):
         self.engine = engine
@@ -153,7 +292,7 @@ class ConservativeBackfill:
         self.first = first_reservations
         self.dirty = False  # capacity appeared before some reservations: compress them
         self.pending = True  # jobs without a reservation may be in the window
-        self.next_begin = INF  # earliest reservation start
+        self.next_begin = INF  # no reservation starts before this
 
     def arrived(self) -> None:
         self.pending = True
@@ -165,36 +304,47 @@ class ConservativeBackfill:
             self.dirty = True
 
     def schedule(self, order: list[int]) -> int:
-        """Place/compress reservations, start the jobs due now; returns how many started."""
+        """Place/compress reservations, start the jobs due now; returns how many started.
+
+        A pass where nothing can move or be due (no capacity appeared, now before every reservation) only
+        places the jobs that have no reservation yet; `next_begin` is then a lower bound, which is enough:
+        a pass it does not skip finds nothing due and recomputes it."""
         engine, profile, slot = self.engine, self.profile, self.slot
         now = engine.now
         if not self.dirty and not self.pending and now < self.next_begin:
             return 0
         profile.advance(now)
         window = order[:self.depth]
-        members = set(window)
-        stale = [job for job in slot if job not in members]
-        for job in stale:
+        new = [job for job in window if job not in slot]
+        stale = slot.keys() - window if len(window) - len(new) != len(slot) else ()
+        for job in stale:  # reserved jobs that left the window give their units back
             begin, end, units = slot.pop(job)
             profile.add(begin, end, units)
-        estimate, units_of, table = engine.estimate, engine.allocator.units, engine.units_table
-        dirty, first = self.dirty or bool(stale), self.first
-        due, next_begin = [], INF
-        for job in window:
-            reserved = slot.get(job)
-            if reserved is not None:
-                begin, end, units = reserved
-                if begin <= now:
-                    due.append(job)
-                    continue
-                moved = profile.earlier(estimate[job], units, begin, end) if dirty else None
-                if moved is None:
-                    if begin < next_begin:
-                        next_begin = begin
-                    continue
-                profile.add(begin, end, units)
+        if self.dirty or stale or now >= self.next_begin:
+            due, next_begin = self._compress(window, now, self.dirty or bool(stale))
+        else:  # nothing reserved can move or is due: only place the jobs that have no reservation yet
+            due, next_begin = self._place(new, now, self.next_begin)
+        self.dirty = self.pending = False
+        started = 0
+        for job in due:
+            begin, end, units = slot.pop(job)
+            if engine.start(job):
+                self.booked[job] = (engine.predicted_end[job], units)
+                started += 1
             else:
-                units = table[job] if table is not None else units_of(engine, job)
+                profile.add(begin, end, units)
+                self.pending = True
+        self.next_begin = next_begin
+        return started
+
+    def _place(self, jobs: list[int], now: float, next_begin: float) -> tuple[list[int], float]:
+        """Reserve the earliest slot for each of `jobs` in order; returns the jobs due now and the
+        earliest later reservation start."""
+        engine, profile, slot, first = self.engine, self.profile, self.slot, self.first
+        estimate, units_of, table = engine.estimate, engine.allocator.units, engine.units_table
+        due = []
+        for job in jobs:
+            units = table[job] if table is not None else units_of(engine, job)
             begin = profile.earliest(estimate[job], units)
             end = begin + estimate[job]
             profile.add(begin, end, -units)
@@ -206,17 +356,60 @@ class ConservativeBackfill:
                 continue
             if begin < next_begin:
                 next_begin = begin
-            if not reserved or begin != reserved[0]:
-                engine.request_wakeup(begin)
-        self.dirty = self.pending = False
-        started = 0
-        for job in due:
-            begin, end, units = slot.pop(job)
-            if engine.start_job(job):
-                self.booked[job] = (engine.predicted_end[job], units)
-                started += 1
+            engine.request_wakeup(begin)
+        return due, next_begin
+
+    def _compress(self, window: list[int], now: float, dirty: bool) -> tuple[list[int], float]:
+        """The full pass over the window in queue order (thesis 003 §5.1.3): a reserved job moves to its
+        earliest slot if that is earlier (only when capacity appeared, `dirty`), a job without a
+        reservation gets its earliest slot. Returns the jobs due now and the earliest later start."""
+        engine, profile, slot, first = self.engine, self.profile, self.slot, self.first
+        estimate, units_of, table = engine.estimate, engine.allocator.units, engine.units_table
+        earlier, request_wakeup = profile.earlier, engine.request_wakeup
+        due, next_begin = [], INF
+        stuck = set()  # (begin, end, units, duration) that cannot move in the profile as it is now: identical
+        # jobs queued together share their answer until the profile changes
+        for job in window:
+            reserved = slot.get(job)
+            if reserved is not None:
+                begin, end, units = reserved
+                if begin <= now:
+                    due.append(job)
+                    continue
+                if dirty:
+                    duration = estimate[job]
+                    key = (begin, end, units, duration)
+                    if key in stuck:
+                        moved = None
+                    else:
+                        moved = earlier(duration, units, begin, end)
+                        if moved is None:
+                            stuck.add(key)
+                else:
+                    moved = None
+                if moved is None:
+                    if begin < next_begin:
+                        next_begin = begin
+                    continue
+                old_begin, old_end = begin, end
+                begin = moved
+                end = begin + duration
+                profile.move(old_begin, old_end, begin, end, units)
             else:
-                profile.add(begin, end, units)
-                self.pending = True
-        self.next_begin = next_begin
-        return started
+                units = table[job] if table is not None else units_of(engine, job)
+                begin = profile.earliest(estimate[job], units)
+                end = begin + estimate[job]
+                profile.add(begin, end, -units)
+            if stuck:
+                stuck.clear()
+            slot[job] = (begin, end, units)
+            if first is not None and job not in first:
+                first[job] = begin
+            if begin <= now:
+                due.append(job)
+                continue
+            if begin < next_begin:
+                next_begin = begin
+            if not reserved or begin != reserved[0]:
+                request_wakeup(begin)
+        return due, next_begin

@@ -125,8 +125,9 @@ class QueueScheduler(Scheduler):
             return
         conservative = self._conservative
         if conservative is not None:
+            # jobs started: the window slides, and waiting jobs without a reservation enter it (003 §5.1.3)
             while waiting and conservative.schedule(self.order(engine, self.depth)) and \
-                    len(waiting) >= self.depth:
+                    len(waiting) > len(conservative.slot):
                 conservative.arrived()
             return
         if self.priority is None:  # arrival order: look at a few jobs at a time (queues can be long)

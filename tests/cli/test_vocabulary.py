@@ -245,14 +245,15 @@ def test_check_outputs_accepts_new_and_existing_locations_and_creates_nothing(tm
         check_outputs(("--out", tmp_path / "old", "file"))
 
 
-def test_plots_go_into_the_out_folder_by_default_and_no_plots_turns_them_off(tmp_path, capsys):
+def test_simulate_plots_go_into_the_out_folder_when_asked(tmp_path, capsys):
     w = tmp_path / "w.csv"
     w.write_text(WORKLOAD)
     common = ["simulate", "--workload", w, "--platform", "grvingt", "--quiet"]
-    assert run(capsys, *common, "--out", tmp_path / "a")[0] == 0
+    assert run(capsys, *common, "--out", tmp_path / "a", "--plots")[0] == 0
     assert {"jobs.csv", "summary.json", "utilization_queue.png"} <= {p.name for p in (tmp_path / "a").iterdir()}
-    assert run(capsys, *common, "--out", tmp_path / "b", "--no-plots")[0] == 0
-    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["jobs.csv", "summary.json"]
+    for folder, flags in (("b", ["--no-plots"]), ("c", [])):  # off by default, as before
+        assert run(capsys, *common, "--out", tmp_path / folder, *flags)[0] == 0
+        assert sorted(p.name for p in (tmp_path / folder).iterdir()) == ["jobs.csv", "summary.json"]
     code, _, err = run(capsys, *common, "--plots")  # no --out: nowhere to put them
     assert code == 2 and "field '--plots'" in err
 

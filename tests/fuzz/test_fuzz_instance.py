@@ -6,8 +6,9 @@ non-UTF-8 bytes, truncated or corrupted archives) and every run must end in
   within VERIFY_TOLERANCE, or
 * exit 2 with exactly one stderr line naming the file (and a field, for a mutation of one field),
 
-never a traceback and never a warning on stderr. The default suite runs 120 examples per format (~5 s);
-`pytest -m fuzz tests/fuzz/test_fuzz_instance.py` runs the long campaign (3000 per format, a few minutes).
+never a traceback and never a warning on stderr. Each format is one test run in the two campaigns of
+`conftest.py`: the default suite runs 120 examples per format (`[quick]`, ~5 s);
+`pytest -m fuzz tests/fuzz/test_fuzz_instance.py` runs 3000 per format (`[long]`, a few minutes).
 """
 from __future__ import annotations
 
@@ -22,15 +23,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, strategies as st
 
 from cosched.cli import main
 from cosched.theory.generators import random_instance
 from cosched.theory.instance import instance_to_json, load_instance
 from cosched.theory.opt import VERIFY_TOLERANCE
 
-QUICK = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
-LONG = settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
+CAMPAIGN_EXAMPLES = {"quick": 120, "long": 3000}  # read by the `campaign` fixture (conftest.py)
+SUPPRESSED_HEALTH_CHECKS = list(HealthCheck)
 
 BASE = random_instance(3, alpha=(0.5, 0.9), seed=7, max_size=2)  # 6 combinations, all singletons present
 BASE_DOCUMENT = instance_to_json(BASE)
@@ -157,25 +158,18 @@ def json_mutations(draw):
     return raw, target
 
 
-def _check_json(raw_and_field, options):
+def check_mutant(suffix: str, raw_and_field, options):
+    """Write the mutant to a fresh `instance<suffix>` and check what `cosched opt` makes of it."""
     raw, mutated_field = raw_and_field
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "instance.json"
+        path = Path(folder) / f"instance{suffix}"
         path.write_bytes(raw)
         check_outcome(path, options, mutated_field)
 
 
-@QUICK
-@given(json_mutations(), OPTIONS)
-def test_mutated_json_instance_is_solved_or_refused_in_one_line(raw_and_field, options):
-    _check_json(raw_and_field, options)
-
-
-@pytest.mark.fuzz
-@LONG
-@given(json_mutations(), OPTIONS)
-def test_mutated_json_instance_long_campaign(raw_and_field, options):
-    _check_json(raw_and_field, options)
+def test_mutated_json_instance_is_solved_or_refused_in_one_line(campaign):
+    campaign(given(json_mutations(), OPTIONS)(
+        lambda raw_and_field, options: check_mutant(".json", raw_and_field, options)))()
 
 
 # --- NPZ mutations -----------------------------------------------------------------------------------------------
@@ -284,25 +278,9 @@ def npz_mutations(draw):
     return raw, target
 
 
-def _check_npz(raw_and_field, options):
-    raw, mutated_field = raw_and_field
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "instance.npz"
-        path.write_bytes(raw)
-        check_outcome(path, options, mutated_field)
-
-
-@QUICK
-@given(npz_mutations(), OPTIONS)
-def test_mutated_npz_instance_is_solved_or_refused_in_one_line(raw_and_field, options):
-    _check_npz(raw_and_field, options)
-
-
-@pytest.mark.fuzz
-@LONG
-@given(npz_mutations(), OPTIONS)
-def test_mutated_npz_instance_long_campaign(raw_and_field, options):
-    _check_npz(raw_and_field, options)
+def test_mutated_npz_instance_is_solved_or_refused_in_one_line(campaign):
+    campaign(given(npz_mutations(), OPTIONS)(
+        lambda raw_and_field, options: check_mutant(".npz", raw_and_field, options)))()
 
 
 # --- the cases the issue names, pinned ---------------------------------------------------------------------------

@@ -14,8 +14,9 @@ non-numeric values. Each mutant goes through ``cosched.cli.main`` in-process and
 never a traceback (any other exception fails the test) and no numeric RuntimeWarning. For the workload,
 platform and seed formats the oracle also predicts which of the two outcomes is right.
 
-The default suite runs a few dozen mutants per format; ``python3 -m pytest -m fuzz tests/fuzz`` runs
-``FUZZ_EXAMPLES`` (default 1000) per format and generator option set.
+Each target runs in the two campaigns of ``conftest.py``: the default suite runs 50 mutants per format
+(``[quick]``); ``python3 -m pytest -m fuzz tests/fuzz`` runs ``FUZZ_EXAMPLES`` (default 1000) per format and
+generator option set (``[long]``).
 """
 from __future__ import annotations
 
@@ -25,7 +26,6 @@ import gzip
 import io
 import json
 import math
-import os
 import re
 import shutil
 import tempfile
@@ -33,8 +33,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import given, note
 from hypothesis import strategies as st
 
 from cosched.cli import main
@@ -43,12 +42,6 @@ from cosched.inputs import MAX_CORES_PER_NODE, MAX_ID, MAX_JOBS, MAX_NODES, MAX_
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data"  # real traces and heatmaps, when the checkout has them beside it
-LONG_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "1000"))
-
-QUICK = settings(max_examples=50, deadline=None, database=None,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-LONG = settings(max_examples=LONG_EXAMPLES, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 SWF_FIELDS = ("job_number", "submit_time", "wait_time", "run_time", "allocated_processors", "average_cpu_time",
               "used_memory", "requested_processors", "requested_time", "requested_memory", "status", "user_id",
@@ -434,56 +427,20 @@ def _csv_field(factory, case):
     _csv_case(factory, raw, False, line=line, field=field, value=value)
 
 
-@QUICK
-@given(case=swf_bytes)
-def test_swf_byte_mutations(tmp_path_factory, case):
-    _swf_bytes(tmp_path_factory, case)
+def test_swf_byte_mutations(tmp_path_factory, campaign):
+    campaign(given(case=swf_bytes)(lambda case: _swf_bytes(tmp_path_factory, case)))()
 
 
-@QUICK
-@given(case=swf_fields)
-def test_swf_field_replacements(tmp_path_factory, case):
-    _swf_field(tmp_path_factory, case)
+def test_swf_field_replacements(tmp_path_factory, campaign):
+    campaign(given(case=swf_fields)(lambda case: _swf_field(tmp_path_factory, case)))()
 
 
-@QUICK
-@given(case=csv_bytes)
-def test_csv_workload_byte_mutations(tmp_path_factory, case):
-    _csv_bytes(tmp_path_factory, case)
+def test_csv_workload_byte_mutations(tmp_path_factory, campaign):
+    campaign(given(case=csv_bytes)(lambda case: _csv_bytes(tmp_path_factory, case)))()
 
 
-@QUICK
-@given(case=csv_fields)
-def test_csv_workload_field_replacements(tmp_path_factory, case):
-    _csv_field(tmp_path_factory, case)
-
-
-@pytest.mark.fuzz
-@LONG
-@given(case=swf_bytes)
-def test_swf_byte_mutations_long(tmp_path_factory, case):
-    _swf_bytes(tmp_path_factory, case)
-
-
-@pytest.mark.fuzz
-@LONG
-@given(case=swf_fields)
-def test_swf_field_replacements_long(tmp_path_factory, case):
-    _swf_field(tmp_path_factory, case)
-
-
-@pytest.mark.fuzz
-@LONG
-@given(case=csv_bytes)
-def test_csv_workload_byte_mutations_long(tmp_path_factory, case):
-    _csv_bytes(tmp_path_factory, case)
-
-
-@pytest.mark.fuzz
-@LONG
-@given(case=csv_fields)
-def test_csv_workload_field_replacements_long(tmp_path_factory, case):
-    _csv_field(tmp_path_factory, case)
+def test_csv_workload_field_replacements(tmp_path_factory, campaign):
+    campaign(given(case=csv_fields)(lambda case: _csv_field(tmp_path_factory, case)))()
 
 
 # --- heatmap CSVs -----------------------------------------------------------------------------------------------
@@ -556,30 +513,14 @@ def _heatmap_field(factory, case, command):
     _heatmap_case(factory, raw, False, line=line, field=field, value=value, command=command)
 
 
-@QUICK
-@given(case=heatmap_bytes, command=heatmap_commands)
-def test_heatmap_byte_mutations(tmp_path_factory, case, command):
-    _heatmap_bytes(tmp_path_factory, case, command)
+def test_heatmap_byte_mutations(tmp_path_factory, campaign):
+    campaign(given(case=heatmap_bytes, command=heatmap_commands)(
+        lambda case, command: _heatmap_bytes(tmp_path_factory, case, command)))()
 
 
-@QUICK
-@given(case=heatmap_fields, command=heatmap_commands)
-def test_heatmap_field_replacements(tmp_path_factory, case, command):
-    _heatmap_field(tmp_path_factory, case, command)
-
-
-@pytest.mark.fuzz
-@LONG
-@given(case=heatmap_bytes, command=heatmap_commands)
-def test_heatmap_byte_mutations_long(tmp_path_factory, case, command):
-    _heatmap_bytes(tmp_path_factory, case, command)
-
-
-@pytest.mark.fuzz
-@LONG
-@given(case=heatmap_fields, command=heatmap_commands)
-def test_heatmap_field_replacements_long(tmp_path_factory, case, command):
-    _heatmap_field(tmp_path_factory, case, command)
+def test_heatmap_field_replacements(tmp_path_factory, campaign):
+    campaign(given(case=heatmap_fields, command=heatmap_commands)(
+        lambda case, command: _heatmap_field(tmp_path_factory, case, command)))()
 
 
 # --- platform and application-seed JSON -------------------------------------------------------------------------
@@ -706,17 +647,8 @@ def _platform(factory, case):
 platform_cases = json_mutations(platform_base(), PLATFORM_PATHS)
 
 
-@QUICK
-@given(case=platform_cases)
-def test_platform_json_mutations(tmp_path_factory, case):
-    _platform(tmp_path_factory, case)
-
-
-@pytest.mark.fuzz
-@LONG
-@given(case=platform_cases)
-def test_platform_json_mutations_long(tmp_path_factory, case):
-    _platform(tmp_path_factory, case)
+def test_platform_json_mutations(tmp_path_factory, campaign):
+    campaign(given(case=platform_cases)(lambda case: _platform(tmp_path_factory, case)))()
 
 
 def oracle_seed(raw: bytes) -> dict:
@@ -787,17 +719,8 @@ def _seed(factory, case, jobs: int = 7):
 seed_cases = json_mutations(seed_base(), SEED_PATHS)
 
 
-@QUICK
-@given(case=seed_cases)
-def test_application_seed_mutations(tmp_path_factory, case):
-    _seed(tmp_path_factory, case)
-
-
-@pytest.mark.fuzz
-@LONG
-@given(case=seed_cases)
-def test_application_seed_mutations_long(tmp_path_factory, case):
-    _seed(tmp_path_factory, case)
+def test_application_seed_mutations(tmp_path_factory, campaign):
+    campaign(given(case=seed_cases)(lambda case: _seed(tmp_path_factory, case)))()
 
 
 # --- generate-workload size and distribution options ------------------------------------------------------------
@@ -852,14 +775,5 @@ def _generator(factory, options):
         assert len(load_workload(out)) == len(frame)  # the output reads back
 
 
-@QUICK
-@given(options=generator_options())
-def test_generate_workload_options(tmp_path_factory, options):
-    _generator(tmp_path_factory, options)
-
-
-@pytest.mark.fuzz
-@LONG
-@given(options=generator_options())
-def test_generate_workload_options_long(tmp_path_factory, options):
-    _generator(tmp_path_factory, options)
+def test_generate_workload_options(tmp_path_factory, campaign):
+    campaign(given(options=generator_options())(lambda options: _generator(tmp_path_factory, options)))()

@@ -116,7 +116,7 @@ def test_sjf_and_ljf_order_the_queue_by_estimate():
 def test_a_scheduler_can_be_a_plain_function():
     def newest_first(engine):
         for job in reversed(list(engine.waiting)):
-            if not engine.start_job(job):
+            if not engine.start(job):
                 return
 
     workload = make_workload([0, 1, 2], [0, 1, 1], [10, 5, 5], [1, 1, 1])
