@@ -4,8 +4,8 @@ Runs a fixed set of simulations through the `cosched` command of one installatio
 jobs.csv into a folder; a second call compares two such folders. To compare with an earlier version, run
 the same script with that version's command (e.g. from a git worktree installed in its own venv):
 
-    python benchmarks/results_unchanged.py write new/                       # this installation
     python benchmarks/results_unchanged.py write old/ --cosched old-venv/bin/cosched
+    python benchmarks/results_unchanged.py write new/ --workloads old/workloads   # the same drawn jobs
     python benchmarks/results_unchanged.py compare old/ new/
 
 Cases: SDSC-SP2 (from ../shared/data/swf) under FCFS, EASY, Conservative, SJF and LJF; and the
@@ -31,8 +31,8 @@ CLASSIC = ("fcfs", "easy", "conservative", "sjf", "ljf")
 COSCHEDULERS = ("easy-co", "sjf-co", "ljf-co", "laf-co", "popularity", "filler", "sjf-filler", "pop-filler")
 
 
-def cases(workloads: Path, cosched: list[str]):
-    """(name, simulate arguments) for every case; draws the co-scheduling workloads into `workloads`."""
+def cases(workloads: Path, cosched: list[str], reuse: bool = False):
+    """(name, simulate arguments) for every case; draws the co-scheduling workloads into `workloads` (or reuses them)."""
     if SDSC_SP2.exists():
         for scheduler in CLASSIC:
             yield f"sdsc-sp2-{scheduler}", ["--workload", str(SDSC_SP2), "--platform", "sdsc-sp2",
@@ -44,21 +44,30 @@ def cases(workloads: Path, cosched: list[str]):
         extra = ["--default-speedup", "1"] if label == "aris-nas" else []
         for arrivals in ("batch", "poisson"):
             workload = workloads / f"{label}-{arrivals}.csv"
+            if reuse:
+                yield from _co_cases(label, arrivals, workload, heatmap, extra)
+                continue
             gaps = ["--interarrival", arrivals] + (["--mean", "30"] if arrivals == "poisson" else [])
             subprocess.run([*cosched, "generate-workload", "--heatmap", str(heatmap), "--jobs", "1000", *gaps,
                             "--seed", "7", "--out", str(workload)], check=True, stdout=subprocess.DEVNULL)
-            for scheduler in ("easy",) + COSCHEDULERS:
-                for placement in ("idle", "shared"):
-                    yield (f"{label}-{arrivals}-{scheduler}-{placement}",
-                           ["--workload", str(workload), "--platform", "aris", "--scheduler", scheduler,
-                            "--heatmap", str(heatmap), "--placement", placement, "--run-times", *extra])
+            yield from _co_cases(label, arrivals, workload, heatmap, extra)
 
 
-def write(folder: Path, cosched: list[str]) -> None:
+def _co_cases(label: str, arrivals: str, workload: Path, heatmap: Path, extra: list[str]):
+    for scheduler in ("easy",) + COSCHEDULERS:
+        for placement in ("idle", "shared"):
+            yield (f"{label}-{arrivals}-{scheduler}-{placement}",
+                   ["--workload", str(workload), "--platform", "aris", "--scheduler", scheduler,
+                    "--heatmap", str(heatmap), "--placement", placement, "--run-times", *extra])
+
+
+def write(folder: Path, cosched: list[str], workloads: Path | None = None) -> None:
+    """Run every case into `folder`; `workloads`: the drawn workloads of an earlier `write`, to simulate the same jobs."""
     folder.mkdir(parents=True, exist_ok=True)
-    workloads = folder / "workloads"
+    reuse = workloads is not None
+    workloads = workloads or folder / "workloads"
     workloads.mkdir(exist_ok=True)
-    for name, arguments in cases(workloads, cosched):
+    for name, arguments in cases(workloads, cosched, reuse):
         out = folder / name
         shutil.rmtree(out, ignore_errors=True)
         subprocess.run([*cosched, "simulate", *arguments, "--out", str(out), "--quiet"], check=True,
@@ -91,12 +100,14 @@ def main() -> int:
     writer = commands.add_parser("write", help="run every case and write its jobs.csv into FOLDER")
     writer.add_argument("folder", type=Path)
     writer.add_argument("--cosched", default="cosched", help="the cosched command to run (default: cosched)")
+    writer.add_argument("--workloads", type=Path, help="simulate the workloads drawn by an earlier write (its "
+                        "workloads/ folder) instead of drawing them: compares the engines on the same jobs")
     comparer = commands.add_parser("compare", help="compare the jobs.csv files of two folders, value by value")
     comparer.add_argument("before", type=Path)
     comparer.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.command == "write":
-        write(args.folder, args.cosched.split())
+        write(args.folder, args.cosched.split(), args.workloads)
         return 0
     return compare(args.before, args.after)
 
