@@ -581,9 +581,9 @@ def parses(raw: bytes) -> bool:
     return True
 
 
-def oracle_platform(raw: bytes) -> int:
-    """Total cores of a valid platform JSON, or Reject."""
-    text = oracle_text(raw, "p.json")
+def oracle_json(raw: bytes, name: str):
+    """The JSON document of `raw` as the readers accept it (UTF-8 text, no duplicate keys), or Reject."""
+    text = oracle_text(raw, name)
 
     def unique(pairs):
         keys = [k for k, _ in pairs]
@@ -592,9 +592,14 @@ def oracle_platform(raw: bytes) -> int:
         return dict(pairs)
 
     try:
-        data = json.loads(text, object_pairs_hook=unique)
+        return json.loads(text, object_pairs_hook=unique)
     except (ValueError, RecursionError) as error:
         raise Reject(f"json: {error}") from None
+
+
+def oracle_platform(raw: bytes) -> int:
+    """Total cores of a valid platform JSON, or Reject."""
+    data = oracle_json(raw, "p.json")
     if not isinstance(data, dict) or set(data) - {"name", "nodes", "sockets_per_node", "cores_per_socket"}:
         raise Reject("shape")
     if "name" in data and not isinstance(data["name"], str):
@@ -653,18 +658,7 @@ def test_platform_json_mutations(tmp_path_factory, campaign):
 
 def oracle_seed(raw: bytes) -> dict:
     """name -> (procs, compact time) of a valid application seed, or Reject."""
-    text = oracle_text(raw, "seed.json")
-
-    def unique(pairs):
-        keys = [k for k, _ in pairs]
-        if len(set(keys)) != len(keys):
-            raise Reject("duplicate key")
-        return dict(pairs)
-
-    try:
-        data = json.loads(text, object_pairs_hook=unique)
-    except (ValueError, RecursionError) as error:
-        raise Reject(f"json: {error}") from None
+    data = oracle_json(raw, "seed.json")
     apps = data.get("applications") if isinstance(data, dict) else None
     if not isinstance(apps, list) or not apps:
         raise Reject("applications")

@@ -172,34 +172,28 @@ def _compare(out: Path, workload: str) -> list[str]:
             "--scheduler", "popularity,filler,sjf-co,easy-co,ljf,sjf,easy,fcfs", "--quiet", "--out", str(out)]
 
 
-def test_experiment_survives_ctrl_c_sigterm_and_sigkill(tmp_path, capsys):
-    rng = random.Random(f"{SEED}-experiment")
+def _interrupted_then_resumed_equals_uninterrupted(argv_for, table: str, name: str, tmp_path, capsys) -> None:
+    """SIGINT, SIGTERM and SIGKILL at seeded random points, a rerun to the end: the rows of one clean run."""
+    rng = random.Random(f"{SEED}-{name}")
     out = tmp_path / "run"
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-        _interrupt(_experiment(out), out, sig, rng)
-    _complete(_experiment(out))
-    _run_in_process(_experiment(tmp_path / "reference"), capsys)
-    assert _rows(out / "results.csv") == _rows(tmp_path / "reference" / "results.csv")
+        _interrupt(argv_for(out), out, sig, rng)
+    _complete(argv_for(out))
+    _run_in_process(argv_for(tmp_path / "reference"), capsys)
+    assert _rows(out / table) == _rows(tmp_path / "reference" / table)
+
+
+def test_experiment_survives_ctrl_c_sigterm_and_sigkill(tmp_path, capsys):
+    _interrupted_then_resumed_equals_uninterrupted(_experiment, "results.csv", "experiment", tmp_path, capsys)
 
 
 def test_experiment_sim_survives_ctrl_c_sigterm_and_sigkill(tmp_path, capsys):
-    rng = random.Random(f"{SEED}-experiment-sim")
-    out = tmp_path / "run"
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-        _interrupt(_experiment_sim(out), out, sig, rng)
-    _complete(_experiment_sim(out))
-    _run_in_process(_experiment_sim(tmp_path / "reference"), capsys)
-    assert _rows(out / "runs.csv") == _rows(tmp_path / "reference" / "runs.csv")
+    _interrupted_then_resumed_equals_uninterrupted(_experiment_sim, "runs.csv", "experiment-sim", tmp_path, capsys)
 
 
 def test_compare_survives_ctrl_c_sigterm_and_sigkill(tmp_path, capsys, workload_csv):
-    rng = random.Random(f"{SEED}-compare")
-    out = tmp_path / "run"
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-        _interrupt(_compare(out, workload_csv), out, sig, rng)
-    _complete(_compare(out, workload_csv))
-    _run_in_process(_compare(tmp_path / "reference", workload_csv), capsys)
-    assert _rows(out / "compare.csv") == _rows(tmp_path / "reference" / "compare.csv")
+    _interrupted_then_resumed_equals_uninterrupted(lambda out: _compare(out, workload_csv), "compare.csv", "compare",
+                                                   tmp_path, capsys)
 
 
 def test_measure_with_forked_kernel_threads_survives_ctrl_c_sigterm_and_sigkill(tmp_path):
