@@ -19,8 +19,10 @@ from cosched.processes import interrupt_exit_code, termination_signals
 __all__ = ["main", "build_parser", "one_line_warnings"]
 
 BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE, what a shell reports for a process killed by a closed pipe
-COMMAND_MODULES = ("cosched.theory.cli", "cosched.strategies.cli", "cosched.simulator.cli", "cosched.simulator.co_cli",
-                   "cosched.measurement.cli")
+COMMAND_MODULES = ("cosched.theory.cli", "cosched.strategies.cli", "cosched.strategies.worst_case_cli",
+                   "cosched.simulator.cli", "cosched.simulator.co_cli", "cosched.simulator.bound_cli",
+                   "cosched.simulator.elastic.cli", "cosched.simulator.elastic.experiment_cli",
+                   "cosched.simulator.hybrid.cli", "cosched.measurement.cli", "cosched.measurement.execute_cli")
 
 
 def build_parser() -> argparse.ArgumentParser:

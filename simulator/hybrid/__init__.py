@@ -1,0 +1,1 @@
+"""Hybrid workloads: on-demand jobs beside rigid and malleable ones, and the mechanisms that make room for them (seed 004)."""
