@@ -15,10 +15,23 @@ from cosched.errors import InputError
 
 __all__ = ["SEED_DEFAULT", "PLOTS_ON", "LazyChoices", "NameList", "add_alias", "add_quiet", "add_seed", "add_json",
            "add_out", "add_plots", "add_name_list", "plots_target", "one_name", "names_or", "announce", "notice",
-           "choices_text"]
+           "choices_text", "positive"]
 
 SEED_DEFAULT = 0  # the seed of every command that draws random numbers (docs/cli-conventions.md)
 PLOTS_ON = True  # value of `--plots` given without a location: plot into the command's default place
+
+
+def positive(kind: type = float):
+    """An argparse `type` that reads a number of `kind` and refuses zero and negatives with a clear message."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+        return value
+    return parse
 
 
 def choices_text(names: Sequence[str]) -> str:

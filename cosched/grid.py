@@ -22,15 +22,18 @@ and an interrupted grid plus its rerun hold exactly the rows of one uninterrupte
 no done-file (an older format) is refused (InputError suggesting --force). Ctrl-C / SIGTERM never cut a cell:
 the writes of one finished cell are one section with the signals held back.
 
-Which folder belongs to which configuration is the caller's business (`cosched.rerun.claim_output`, with the
-CSV and the done-file among the outputs it owns). This module sits below the areas: it imports none of them.
+Which folder belongs to which configuration is decided by `grid_folder` (the rerun rule of `cosched.rerun`,
+with the CSV and the done-file among the outputs the command owns). This module sits below the areas: it
+imports none of them.
 """
 from __future__ import annotations
 
 import csv
 import io
+import json
 import os
-from contextlib import closing
+import shutil
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
@@ -38,12 +41,14 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
 from cosched.processes import pool_results, signals_deferred
+from cosched.rerun import claim_output, json_key
 
 if TYPE_CHECKING:  # imported on use: the CLI imports this module at start
     import pandas as pd
     from distributed import Client
 
-__all__ = ["CellResult", "run_grid", "read_rows", "done_path", "any_finished", "DASK_CONNECT_TIMEOUT"]
+__all__ = ["CellResult", "run_grid", "grid_folder", "read_rows", "done_path", "any_finished",
+           "DASK_CONNECT_TIMEOUT"]
 
 DASK_CONNECT_TIMEOUT = "10s"  # how long to wait for a remote Dask scheduler before giving up
 ROWS = "rows"  # the done-file's column holding a cell's row count
@@ -209,6 +214,35 @@ def any_finished(path: str | os.PathLike) -> bool:
     except OSError:
         return False
     return text.count("\n") > 1
+
+
+@contextmanager
+def grid_folder(out: str | os.PathLike, *, command: str, spec_file: str, document: dict, owned: Iterable[str],
+                grid: str, matches: Callable[[Path], bool] | None = None, force: bool = False) -> Iterator[bool]:
+    """The folder of an experiment grid: claim it, write the spec, and remove it again if the run dies empty.
+
+    Applies the rerun rule (`cosched.rerun.claim_output`; `matches` defaults to comparing `spec_file` with
+    `document`), creates `out` with `document` as `spec_file` unless resuming, and yields whether it resumes.
+    If the block raises (Ctrl-C included) and this call created the folder but no cell of the grid CSV `grid`
+    finished, the folder is removed: nothing to resume, nothing left behind.
+    """
+    out = Path(out)
+    created = not out.exists()
+    try:
+        resumed = claim_output(out, command=command, key_file=spec_file, owned=owned,
+                               matches=matches or json_key(document), force=force)
+        if not resumed:
+            try:
+                out.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise InputError(f"cannot create the output folder: {error.strerror}", source=str(out)) from None
+            with atomic_path(out / spec_file) as tmp:
+                tmp.write_text(json.dumps(document, indent=1))
+        yield resumed
+    except BaseException:
+        if created and not any_finished(out / grid):
+            shutil.rmtree(out, ignore_errors=True)
+        raise
 
 
 def run_grid(function: Callable, cells: Sequence[tuple], *, path: str | os.PathLike, columns: Sequence[str],

@@ -7,7 +7,7 @@ import signal
 from pathlib import Path
 
 from cosched.cli_options import (add_alias, add_json, add_out, add_plots, add_quiet, add_seed, announce, notice,
-                                  plots_target)
+                                  plots_target, positive)
 from cosched.errors import InputError
 from cosched.measurement.counters import BACKEND_NAMES
 
@@ -15,18 +15,6 @@ __all__ = ["register"]
 
 KERNEL_SECONDS_MARGIN = 60.0  # extra lifetime of bundled kernels beyond the planned measuring time
 BACKEND_CHOICES = BACKEND_NAMES  # the names `cosched.measurement.counters.open_backend` takes
-
-
-def _positive(kind):
-    def parse(text):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
-        return value
-    return parse
 
 
 def register(subparsers) -> None:
@@ -39,11 +27,11 @@ def register(subparsers) -> None:
                          help="a task: name and shell command (repeatable); it must run for the whole measurement")
     measure.add_argument("--kernels", metavar="K1,K2,...",
                          help="add bundled kernels as tasks (compute, memory, cache; a name may repeat)")
-    measure.add_argument("--threads", type=_positive(int), default=1, help="threads of each bundled kernel")
+    measure.add_argument("--threads", type=positive(int), default=1, help="threads of each bundled kernel")
     measure.add_argument("--combinations", default="pairs",
                          help="pairs | all | upto:K | sample:N | chains:N[:K] (default pairs)")
-    measure.add_argument("--window", type=_positive(float), default=2.0, help="measuring window [s] (default 2)")
-    measure.add_argument("--warmup", type=_positive(float), default=0.5,
+    measure.add_argument("--window", type=positive(float), default=2.0, help="measuring window [s] (default 2)")
+    measure.add_argument("--warmup", type=positive(float), default=0.5,
                          help="discarded warm-up after continuing a combination [s] (default 0.5)")
     measure.add_argument("--backend", choices=BACKEND_CHOICES, default="auto",
                          help="counters: auto (perf if hardware counters work, else cputime, reported), perf, "
@@ -70,12 +58,12 @@ def register(subparsers) -> None:
         description="Run each bundled kernel to completion alone and next to random co-runners; fit speed ratio "
                     "= slope x time ratio + intercept per kernel (002 §7, Table 2, Fig. 4).")
     validate.add_argument("--kernels", default="compute,memory,cache", help="kernels to measure")
-    validate.add_argument("--runs", type=_positive(int), default=6, help="co-runs per kernel (default 6)")
-    validate.add_argument("--max-corunners", type=_positive(int), default=3, help="co-runners per run, 1..N")
-    validate.add_argument("--max-threads", type=_positive(int), default=2, help="threads per task, 1..N")
-    validate.add_argument("--seconds", type=_positive(float), default=1.5,
+    validate.add_argument("--runs", type=positive(int), default=6, help="co-runs per kernel (default 6)")
+    validate.add_argument("--max-corunners", type=positive(int), default=3, help="co-runners per run, 1..N")
+    validate.add_argument("--max-threads", type=positive(int), default=2, help="threads per task, 1..N")
+    validate.add_argument("--seconds", type=positive(float), default=1.5,
                           help="work of each kernel, as seconds alone (default 1.5)")
-    validate.add_argument("--repeats", type=_positive(int), default=2, help="runs alone per kernel and threads")
+    validate.add_argument("--repeats", type=positive(int), default=2, help="runs alone per kernel and threads")
     validate.add_argument("--backend", choices=BACKEND_CHOICES, default="auto",
                           help="counters: %(choices)s (default auto)")
     add_seed(validate, "seed of the co-runner draws")

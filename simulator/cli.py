@@ -10,10 +10,12 @@ import json
 import math
 from pathlib import Path
 
-from cosched.cli_options import (add_json, add_name_list, add_out, add_plots, add_quiet, announce, names_or, one_name,
-                                  plots_target)
+from cosched.cli_options import (add_json, add_name_list, add_out, add_plots, add_quiet, add_seed, announce, names_or,
+                                  one_name, plots_target)
 from cosched.data import WORKLOADS
-from cosched.simulator.co_cli import add_simulate_options, co_simulation_options
+from cosched.simulator.co_cli import add_fidelity_options, add_simulate_options, co_simulation_options
+from cosched.simulator.elastic.experiment_cli import add_elastic_options, model_columns, simulate_job_models
+from cosched.simulator.hybrid.cli import add_hybrid_options, simulate_command as hybrid_simulate
 from cosched.simulator.platform import PRESETS as PLATFORMS
 from cosched.simulator.schedulers import CLASSIC, SCHEDULERS
 from cosched.simulator.metrics import SECONDS_PER_DAY
@@ -40,11 +42,12 @@ def _number(value: float) -> str:
 # summary key -> (unit shown in the label, text of the JSON value)
 UNITS = {"makespan": ("d", _days), "mean_wait": ("s", _seconds), "median_wait": ("s", _seconds),
          "max_wait": ("s", _seconds), "mean_turnaround": ("s", _seconds), "bounded_slowdown_threshold": ("s", _seconds),
-         "wall_seconds": ("s", _seconds), "jobs_per_second": ("jobs/s", _number),
+         "bound": ("d", _days), "wall_seconds": ("s", _seconds), "jobs_per_second": ("jobs/s", _number),
          "simulated_days_per_hour": ("d/h", _number)}
 TEXT_SKIPPED = ("scheduler", "platform", "jobs", "simulated_days")  # in the title line, or makespan [d] again
 COMPARE_COLUMNS = (  # (summary key, column title with unit, format)
     ("makespan", "makespan [d]", _days), ("makespan_speedup", "mS", "{:.3f}".format),
+    ("makespan_over_bound", "C/bound", "{:.3f}".format),
     ("mean_wait", "wait [s]", _seconds), ("mean_turnaround", "turnaround [s]", _seconds),
     ("mean_slowdown", "slowdown", "{:.2f}".format), ("mean_bounded_slowdown", "bsld", "{:.2f}".format),
     ("mean_slowdown_per_processor", "sld/proc", "{:.3f}".format), ("utilization", "util", "{:.3f}".format),
@@ -82,6 +85,10 @@ def register(subparsers) -> None:
     simulate.add_argument("--parquet", action="store_true", help="also write jobs.parquet")
     add_plots(simulate, "Gantt, utilization, queue and wait-time PNGs", default_on=False)
     add_simulate_options(simulate)
+    add_fidelity_options(simulate)
+    add_elastic_options(simulate)  # marks jobs moldable or malleable (cosched.simulator.elastic.traces)
+    add_seed(simulate, "seed of the elastic marking and of the hybrid typing")
+    add_hybrid_options(simulate)  # --hybrid MECHANISM and the typing flags (cosched.simulator.hybrid)
     simulate.set_defaults(func=_simulate_command)
 
     compare = subparsers.add_parser(
@@ -116,13 +123,18 @@ def _load(args):
     return inputs
 
 
-def _run(args, name, platform, workload, progress):
+def _run(args, name, platform, workload, progress, job_models=None):
     from cosched.simulator.compare import checked_scheduler
     from cosched.simulator.engine import simulate
 
     scheduler = checked_scheduler(name, args.depth)
     co_options = co_simulation_options(args) if scheduler.co_located else {}
-    return simulate(workload, platform, scheduler, use_run_times=args.run_times, progress=progress, **co_options)
+    options = co_options.pop("scheduler_options", None)
+    if options:  # the co-schedulers' options (--missing-pair, --reserve, --compact-below)
+        from cosched.simulator.schedulers import make_scheduler
+        scheduler = make_scheduler(name, depth=args.depth, **options)
+    return simulate(workload, platform, scheduler, use_run_times=args.run_times, progress=progress,
+                    job_models=job_models, **co_options)
 
 
 def _print_summary(summary: dict, cleaning: dict) -> None:
@@ -147,18 +159,29 @@ def _simulate_command(args) -> int:
     plots = plots_target(args, args.out) if args.plots is not None else None  # off unless asked: plotting doubles the time
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
     platform, workload = _load(args)
+    if args.hybrid:  # on-demand, rigid and malleable jobs under a hybrid mechanism
+        return hybrid_simulate(args, scheduler, platform, workload)
+    job_models, marking = simulate_job_models(args, platform, workload)
     progress = not args.quiet
-    result = _run(args, scheduler, platform, workload, progress)
-    baseline = _run(args, args.baseline, platform, workload, progress) if args.baseline else None
-    summary = summarize(result, baseline, args.bounded_threshold)
+    result = _run(args, scheduler, platform, workload, progress, job_models)
+    baseline = _run(args, args.baseline, platform, workload, progress, job_models) if args.baseline else None
+    summary = summarize(result, baseline, args.bounded_threshold, args.utilization or "last-end")
     summary["cleaning"] = workload.cleaning
     summary["workload"] = str(args.workload)
     summary["use_run_times"] = args.run_times
     summary["depth"] = args.depth
+    if job_models is None:  # the bound holds for rigid jobs (cosched.simulator.bounds)
+        from cosched.simulator.bound_cli import bound_columns
+        summary.update(bound_columns(args, platform, workload, (result, baseline) if baseline else (result,),
+                                     summary["makespan"]))
+    if job_models is not None:
+        summary["elastic"] = marking.to_dict()
     written = []
     if args.out:
         with output_dir(args.out) as folder:
             frame = result.jobs_frame()
+            if job_models is not None:
+                frame = model_columns(frame, job_models, platform)
             with atomic_path(folder / "jobs.csv") as path:
                 frame.to_csv(path, index=False)
             written.append(folder / "jobs.csv")

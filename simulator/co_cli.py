@@ -1,5 +1,6 @@
 """Co-scheduling commands: ``cosched heatmap``, ``generate-workload``, ``experiment-sim``, and the ``simulate`` options
-``--heatmap/--spread-speedup/--default-speedup/--placement`` (registered by ``cosched.simulator.cli``).
+``--heatmap/--spread-speedup/--default-speedup/--placement`` and ``--missing-pair/--alone-speedup/--reserve/
+--compact-below/--utilization`` (registered by ``cosched.simulator.cli``).
 
 Thin layer: parse, call ``cosched.theory.heatmap`` / ``cosched.simulator.colocation`` / ``cosched.simulator.experiment``, print.
 """
@@ -18,8 +19,12 @@ from cosched.simulator.schedulers import SCHEDULERS
 INTERARRIVALS = LazyChoices("cosched.simulator.generate", "INTERARRIVALS")
 SELECTIONS = LazyChoices("cosched.simulator.generate", "SELECTIONS")
 PLACEMENTS = LazyChoices("cosched.simulator.colocation", "PLACEMENTS")
+MISSING_PAIRS = LazyChoices("cosched.simulator.colocation", "MISSING_PAIRS")
+RESERVATIONS = LazyChoices("cosched.simulator.schedulers.coscheduling", "RESERVATIONS")
+UTILIZATION_SPANS = LazyChoices("cosched.simulator.metrics", "UTILIZATION_SPANS")
+WORKLOADS = LazyChoices("cosched.simulator.experiment", "WORKLOADS")
 
-__all__ = ["register", "add_simulate_options", "co_simulation_options"]
+__all__ = ["register", "add_simulate_options", "add_fidelity_options", "co_simulation_options"]
 
 
 def register(subparsers) -> None:
@@ -64,29 +69,37 @@ def register(subparsers) -> None:
     generate.set_defaults(func=_generate_command)
 
     experiment = subparsers.add_parser(
-        "experiment-sim", help="thesis-style grid: schedulers x workload shuffles, tables and plots",
-        description="Run every scheduler on N shuffles of the same generated workload (003 ch. 6), resumable; "
-                    "writes runs.csv, summary.csv, tables.md and plots/ into --out.")
+        "experiment-sim", help="thesis-style grid: schedulers x workloads, tables and plots",
+        description="Run every scheduler on N shuffles or draws of a generated workload (003 ch. 6), resumable; "
+                    "writes runs.csv, summary.csv, tables.md and plots/ into --out; --preset thesis adds "
+                    "thesis.md/.csv (003 Tables 6.1/6.2 against ours), --preset elise-table2 writes "
+                    "elise_table2.md/.csv (000 Table 2) over one grid per sub-heatmap.")
     experiment.add_argument("--preset", default="example", metavar="NAME",
                             help="example (bundled synthetic NPB-like heatmap, ARIS 420 x 20 cores, 10 x 1000 jobs; "
-                                 "default) or example-small; an unknown name lists the known ones")
+                                 "default), example-small, thesis (the ARIS NAS heatmap with ELiSE's rules, 10 new "
+                                 "draws of 1000 jobs, compared with 003 Tables 6.1/6.2) or elise-table2 (Marconi "
+                                 "Fig. 2 heatmap, 100 x 48 cores, 4 shuffles of 500 jobs per sub-heatmap, 000 "
+                                 "Table 2); an unknown name lists the known ones")
     experiment.add_argument("--heatmap", help=f"heatmap CSV or bundled heatmap ({', '.join(HEATMAPS)}) instead of "
                                               "the preset's")
     experiment.add_argument("--platform", help=f"platform preset ({', '.join(PLATFORMS)}) or JSON file instead of "
                                                "the preset's")
-    experiment.add_argument("--experiments", type=int, help="number of workload shuffles")
+    experiment.add_argument("--experiments", type=int, help="number of experiments (workload shuffles or draws)")
     experiment.add_argument("--jobs", type=int, help="jobs per workload")
     add_name_list(experiment, "--scheduler", what="schedulers to run", known=tuple(SCHEDULERS),
-                  default="the 13 of thesis Table 6.1", alias="--schedulers")
+                  default="the 13 of thesis Table 6.1 and matching", alias="--schedulers")
     add_seed(experiment, "workload seed")
     experiment.add_argument("--interarrival", default="batch", choices=INTERARRIVALS, metavar="KIND",
                             help="gaps between submissions: %(choices)s (default batch)")
     experiment.add_argument("--mean-interarrival", type=float, default=60.0, metavar="SECONDS",
                             help="mean gap [s] (default 60)")
     add_alias(experiment, "--mean", dest="mean_interarrival", type=float)
-    experiment.add_argument("--spread-speedup", type=float,
-                            help="speedup of a job alone on spread nodes (default: heatmap per-app value, else 1.0)")
-    experiment.add_argument("--default-speedup", type=float, help="speedup for pairs measured in neither direction")
+    experiment.add_argument("--default-speedup", type=float, help="speedup for pairs measured in neither direction "
+                                                                  "(--missing-pair default)")
+    add_fidelity_options(experiment, preset=True)
+    experiment.add_argument("--workloads", choices=WORKLOADS, metavar="HOW",
+                            help="each experiment a shuffle of one drawn workload (shuffle, 000 §4.3) or a new draw "
+                                 "(draw, 003 ch. 6); default: the preset's (thesis: draw, others: shuffle)")
     add_out(experiment, "folder", "runs.csv, summary.csv, tables.md, plots/ (re-running it resumes)", required=True)
     experiment.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     experiment.add_argument("--dask", metavar="local|ADDRESS",
@@ -113,15 +126,58 @@ def add_simulate_options(parser) -> None:
                              "nodes first")
 
 
+def add_fidelity_options(parser, preset: bool = False) -> None:
+    """The co-scheduling choices the papers leave open (`simulate` and `experiment-sim`): None = the default
+    (or, with `preset`, the preset's value)."""
+    default = "the preset's" if preset else None
+
+    def said(value: str) -> str:
+        return default or f"default {value}"
+
+    parser.add_argument("--missing-pair", choices=MISSING_PAIRS, metavar="RULE",
+                        help="speedup of a pair measured in neither direction: the heatmap's default speedup "
+                             "(default) or the job's mean measured speedup, as ELiSE (mean); Popularity ranks "
+                             f"count measured pairs only ({said('default')})")
+    parser.add_argument("--alone-speedup", metavar="one|max|VALUE",
+                        help="speedup of a job alone on its spread nodes: 1.0 (one), its maximum measured speedup, "
+                             "as ELiSE (max), or VALUE (default: the heatmap's per-application value, else 1.0"
+                             + ("; the thesis and elise-table2 presets: max)" if preset else ")"))
+    if preset:
+        add_alias(parser, "--spread-speedup", dest="alone_speedup")
+        parser.add_argument("--placement", choices=PLACEMENTS, metavar="HOW",
+                            help="co-location: spread on idle nodes first (idle) or fill half-full nodes first "
+                                 f"(shared, ELiSE's random co-scheduler) ({said('idle')})")
+    parser.add_argument("--reserve", choices=RESERVATIONS, metavar="WHO",
+                        help="co-schedulers' EASY reservation: the first job of the sorted queue that does not fit "
+                             "(head) or the oldest waiting job, backfill candidates in arrival order, as ELiSE "
+                             f"(oldest) ({said('head')})")
+    parser.add_argument("--compact-below", type=int, metavar="RANK",
+                        help="Popularity deploys a job compact when its rank is below RANK (003 §5.2.5: 3; "
+                             f"{said('3')})")
+    parser.add_argument("--utilization", choices=UTILIZATION_SPANS, metavar="UNTIL",
+                        help="utilization (003 (2.6)) up to the last job end (last-end) or until the waiting queue "
+                             f"is empty, as ELiSE §4.1 (queue-empty) ({said('last-end')})")
+
+
 def co_simulation_options(args) -> dict:
     """The heatmap options of ``cosched simulate`` for a co-scheduler run (see `engine.simulate`)."""
     from cosched.errors import InputError
+    from cosched.simulator.colocation import alone_speedup_value
     from cosched.theory.heatmap import read_heatmap
 
     heatmap = read_heatmap(args.heatmap, default=args.default_speedup) if args.heatmap else None
     if heatmap is None and args.default_speedup is not None:
         raise InputError("--default-speedup needs --heatmap", field="default_speedup")
-    return {"heatmap": heatmap, "spread_speedup": args.spread_speedup, "placement": args.placement}
+    alone = alone_speedup_value(getattr(args, "alone_speedup", None))
+    if alone is not None and args.spread_speedup is not None:
+        raise InputError("give --alone-speedup or --spread-speedup, not both", field="alone_speedup")
+    options = {"heatmap": heatmap, "spread_speedup": args.spread_speedup if alone is None else alone,
+               "placement": args.placement}
+    scheduler_options = {name: getattr(args, name) for name in ("missing_pair", "reserve", "compact_below")
+                         if getattr(args, name, None) is not None}
+    if scheduler_options:
+        options["scheduler_options"] = scheduler_options
+    return options
 
 
 def _heatmap_command(args) -> int:
@@ -194,6 +250,8 @@ def _generate_command(args) -> int:
 
 
 def _experiment_command(args) -> int:
+    from pathlib import Path
+
     from cosched.errors import InputError
     from cosched.outputs import check_outputs
     from cosched.simulator.experiment import markdown_table, preset_spec, run_experiment
@@ -205,14 +263,28 @@ def _experiment_command(args) -> int:
         raise InputError("must be positive", field="workers")
     spec = preset_spec(args.preset, heatmap=args.heatmap, platform=args.platform, jobs=args.jobs,
                        experiments=args.experiments, schedulers=schedulers, seed=args.seed,
-                       spread_speedup=args.spread_speedup, interarrival=args.interarrival,
-                       mean_interarrival=args.mean_interarrival, default_speedup=args.default_speedup)
+                       spread_speedup=args.alone_speedup, interarrival=args.interarrival,
+                       mean_interarrival=args.mean_interarrival, default_speedup=args.default_speedup,
+                       workloads=args.workloads, missing_pair=args.missing_pair, placement=args.placement,
+                       reserve=args.reserve, compact_below=args.compact_below, utilization=args.utilization)
+    if spec.reference == "elise-table2":
+        from cosched.simulator.elise_table2 import run_elise_table2
+        table = run_elise_table2(spec, args.out, workers=args.workers, dask=args.dask, progress=not args.quiet,
+                                 plots=plots is not None, force=args.force)
+        announce(args, f"{args.out}/elise_table2.md", f"{args.out}/elise_table2.csv")
+        if args.json:
+            print(table.to_json(orient="records"))
+        else:
+            print((Path(args.out) / "elise_table2.md").read_text(), end="")
+        return 0
     summary = run_experiment(spec, args.out, workers=args.workers, dask=args.dask, progress=not args.quiet,
                              plots=plots is not None, force=args.force)
-    announce(args, *(f"{args.out}/{name}" for name in ("runs.csv", "summary.csv", "tables.md")),
-             *((f"{plots}/",) if plots is not None else ()))
+    written = ("runs.csv", "summary.csv", "tables.md") + (("thesis.md", "thesis.csv") if spec.reference else ())
+    announce(args, *(f"{args.out}/{name}" for name in written), *((f"{plots}/",) if plots is not None else ()))
     if args.json:
         print(summary.reset_index().to_json(orient="records"))
+    elif spec.reference == "thesis":
+        print((Path(args.out) / "thesis.md").read_text(), end="")
     else:
         print(markdown_table(summary))
     return 0

@@ -11,27 +11,51 @@ nodes that are already half full, in ascending node order (``prefer="idle"``); `
 fills half-full nodes first.
 
 Speed (000 §3.5, formula (4.1)): each running job's speedup is the minimum pairwise heatmap speedup over
-its current neighbours on all its nodes; a spread job with no neighbour runs at its spread speedup
+its current neighbours on all its nodes; a spread job with no neighbour runs at its alone speedup
 (default 1.0, or the per-application value of the heatmap file); a compact job at 1.0. The engine rescales
 the remaining time at each change (formula (4.2)).
+
+The papers leave two values open, so both are options (``co_context``): a pair measured in neither
+direction takes the heatmap's default speedup (``missing_pair="default"``) or, as ELiSE's simulator does,
+the job's mean measured speedup over its measured partners (``"mean"``); a job alone on spread nodes runs
+at 1.0 (``"one"``), at its maximum measured speedup as in ELiSE (``"max"``), or at a given value. Popularity
+ranks count measured pairs only (``CoContext.known``), whatever fills the others.
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from cosched.errors import InputError
 from cosched.simulator.allocators import EMPTY, Allocation, Allocator
-from cosched.theory.heatmap import Heatmap
+from cosched.theory.heatmap import Heatmap, MissingPairsWarning
 from cosched.simulator.platform import Platform
 
 __all__ = [
     "CoLocationAllocator", "HeatmapSpeedModel", "CoContext", "co_context", "PLACEMENTS", "COMPACT",
-    "DEFAULT_SPREAD_SPEEDUP",
+    "DEFAULT_SPREAD_SPEEDUP", "MISSING_PAIRS", "ALONE_SPEEDUPS", "alone_speedup_value",
 ]
 
 PLACEMENTS = ("idle", "shared")
 COMPACT = "compact"  # placement hint: deploy this job on whole nodes (Popularity's least friendly jobs)
 DEFAULT_SPREAD_SPEEDUP = 1.0  # 000 §3.5: a job alone on its spread nodes runs at compact speed unless told
+MISSING_PAIRS = ("default", "mean")  # speedup of a pair measured in neither direction: heatmap default, row mean
+ALONE_SPEEDUPS = ("one", "max")  # alone on spread nodes: 1.0, or the job's maximum measured speedup (ELiSE)
+
+
+def alone_speedup_value(text: str | float | None) -> str | float | None:
+    """The alone speedup of a command line or spec: None (heatmap value, else 1.0), "one", "max" or a number > 0."""
+    if text is None or text in ALONE_SPEEDUPS:
+        return text
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise InputError(f"alone speedup must be one, max or a positive number, got {text!r}",
+                         field="alone_speedup") from None
+    if not (np.isfinite(value) and value > 0):
+        raise InputError(f"alone speedup must be positive, got {text}", field="alone_speedup")
+    return value
 
 
 class CoLocationAllocator(Allocator):
@@ -117,10 +141,11 @@ class CoLocationAllocator(Allocator):
 class HeatmapSpeedModel:
     """Speedup of each running job: min pairwise speedup over its neighbours (000 §3.5, (4.1))."""
 
-    def __init__(self, speedups: np.ndarray, app: np.ndarray, spread: np.ndarray):
+    def __init__(self, speedups: np.ndarray, app: np.ndarray, spread: np.ndarray, known: np.ndarray | None = None):
         self.speedups = speedups  # (k, k): speedup of row application next to column application
         self.app = app  # heatmap index of each job (engine order)
         self.spread = spread  # (k,) speedup of each application alone on spread nodes
+        self.known = np.ones(speedups.shape, dtype=bool) if known is None else known  # pair measured (a way)
 
     def speed_of(self, engine, job: int) -> float:
         allocation = engine.allocation[job]
@@ -139,28 +164,36 @@ class HeatmapSpeedModel:
 
 
 class CoContext:
-    """What a co-scheduled run needs besides the scheduler: heatmap matrix, job applications, spread speedups."""
+    """What a co-scheduled run needs besides the scheduler: heatmap matrix, job applications, spread speedups,
+    and which pairs were measured (in at least one direction)."""
 
-    def __init__(self, speedups: np.ndarray, app: np.ndarray, spread: np.ndarray, names: tuple[str, ...]):
+    def __init__(self, speedups: np.ndarray, app: np.ndarray, spread: np.ndarray, names: tuple[str, ...],
+                 known: np.ndarray | None = None):
         self.speedups, self.app, self.spread, self.names = speedups, app, spread, names
+        self.known = np.ones(speedups.shape, dtype=bool) if known is None else known
 
     def allocator(self, platform: Platform, prefer: str = "idle") -> CoLocationAllocator:
         return CoLocationAllocator(platform, prefer)
 
     def speed_model(self) -> HeatmapSpeedModel:
-        return HeatmapSpeedModel(self.speedups, self.app, self.spread)
+        return HeatmapSpeedModel(self.speedups, self.app, self.spread, self.known)
 
 
-def co_context(workload, heatmap: Heatmap | None = None, spread_speedup: float | None = None) -> CoContext:
+def co_context(workload, heatmap: Heatmap | None = None, spread_speedup: float | str | None = None,
+               missing_pair: str = "default") -> CoContext:
     """Link each job to its heatmap application; without a heatmap every pair has speedup 1.0.
 
-    spread_speedup: the speedup of a job alone on its spread nodes; None takes the heatmap's
-    per-application value where given, else DEFAULT_SPREAD_SPEEDUP.
+    spread_speedup: the speedup of a job alone on its spread nodes: None takes the heatmap's per-application
+    value where given, else DEFAULT_SPREAD_SPEEDUP; "one" 1.0; "max" the application's largest measured
+    speedup (ELiSE); a number that value. missing_pair: "default" (the heatmap's fallback) or "mean" (the
+    application's mean measured speedup, ELiSE) for pairs measured in neither direction.
     """
-    if spread_speedup is not None and not spread_speedup > 0:
-        raise InputError(f"spread speedup must be positive, got {spread_speedup}", field="spread_speedup")
+    spread_speedup = alone_speedup_value(spread_speedup)
+    if missing_pair not in MISSING_PAIRS:
+        raise InputError(f"unknown missing-pair rule {missing_pair!r}; choose from {MISSING_PAIRS}",
+                         field="missing_pair")
     if heatmap is None:
-        spread = DEFAULT_SPREAD_SPEEDUP if spread_speedup is None else spread_speedup
+        spread = spread_speedup if isinstance(spread_speedup, float) else DEFAULT_SPREAD_SPEEDUP
         return CoContext(np.ones((1, 1)), np.zeros(len(workload), dtype=np.int64), np.array([spread]), ("*",))
     if workload.app is None:
         raise InputError("a heatmap needs the workload's 'app' column to link jobs to applications",
@@ -172,8 +205,38 @@ def co_context(workload, heatmap: Heatmap | None = None, spread_speedup: float |
         raise InputError(f"application(s) not in the heatmap: {unknown[:8]}", source=workload.source or None,
                          field="app")
     used = np.unique(app)
+    measured = heatmap.measured
+    known = ~np.isnan(measured) | ~np.isnan(measured.T)
     speedups = np.ones((len(heatmap), len(heatmap)))  # pairs of applications absent from the workload: unused
-    speedups[np.ix_(used, used)] = heatmap.speedup_matrix([heatmap.applications[i] for i in used])
-    spread = heatmap.spread_speedups(DEFAULT_SPREAD_SPEEDUP) if spread_speedup is None \
-        else np.full(len(heatmap), float(spread_speedup))
-    return CoContext(speedups, app, spread, heatmap.applications)
+    if missing_pair == "mean" and not known[np.ix_(used, used)].all():
+        speedups[np.ix_(used, used)] = _mean_filled(heatmap, measured)[np.ix_(used, used)]
+    else:
+        speedups[np.ix_(used, used)] = heatmap.speedup_matrix([heatmap.applications[i] for i in used])
+    if spread_speedup is None:
+        spread = heatmap.spread_speedups(DEFAULT_SPREAD_SPEEDUP)
+    elif spread_speedup == "one":
+        spread = np.full(len(heatmap), DEFAULT_SPREAD_SPEEDUP)
+    elif spread_speedup == "max":  # ELiSE: alone on spread nodes, a job runs at its best measured co-run speedup
+        spread = _row_statistic(measured, np.nanmax)
+    else:
+        spread = np.full(len(heatmap), float(spread_speedup))
+    return CoContext(speedups, app, spread, heatmap.applications, known)
+
+
+def _row_statistic(measured: np.ndarray, statistic) -> np.ndarray:
+    """`statistic` over each row's measured speedups; DEFAULT_SPREAD_SPEEDUP for a row with none measured."""
+    has = ~np.isnan(measured).all(axis=1)
+    values = np.full(measured.shape[0], DEFAULT_SPREAD_SPEEDUP)
+    values[has] = statistic(measured[has], axis=1)
+    return values
+
+
+def _mean_filled(heatmap: Heatmap, measured: np.ndarray) -> np.ndarray:
+    """Mirrored pair where one direction is measured, else the row application's mean measured speedup (ELiSE)."""
+    filled = np.where(np.isnan(measured), measured.T, measured)
+    means = _row_statistic(measured, np.nanmean)
+    missing = np.isnan(filled)
+    if missing.any():
+        warnings.warn(f"heatmap: {int(missing.sum())} directed pair(s) measured in neither "
+                      "direction use their job's mean measured speedup", MissingPairsWarning, stacklevel=3)
+    return np.where(missing, means[:, None], filled)

@@ -152,7 +152,9 @@ def compare(workload: Workload | str | os.PathLike, platform: Platform | str | o
 
     Returns:
         A DataFrame with one row per scheduler of `schedulers`: the metrics of ``summarize`` (seconds), the
-        co-scheduling metrics when a co-scheduler ran, ``makespan_days``, ``baseline``, ``makespan_speedup`` and
+        co-scheduling metrics when a co-scheduler ran, ``makespan_days``, ``baseline``, ``makespan_speedup``,
+        ``bound`` (the lower bound of `cosched.simulator.bounds` on any schedule of the workload),
+        ``makespan_over_bound`` and
         the identity columns. ``frame.attrs`` holds ``jobs``, ``platform``, ``cores``, ``baseline`` and ``path``.
 
     Raises:
@@ -161,6 +163,7 @@ def compare(workload: Workload | str | os.PathLike, platform: Platform | str | o
     import pandas as pd
 
     from cosched.rerun import claim_rows
+    from cosched.simulator.bounds import bound_for
     from cosched.simulator.colocation import PLACEMENTS
     from cosched.simulator.engine import simulate
     from cosched.simulator.metrics import summarize
@@ -192,6 +195,7 @@ def compare(workload: Workload | str | os.PathLike, platform: Platform | str | o
     folder = path.parent if path is not None and path != Path(out) else None
     done = {name: _typed(row) for name, row in
             claim_rows(path, identity, command="compare", key="scheduler", force=force, folder=folder).items()}
+    co_runs = []  # the first co-scheduled run: its speed model is the bound's (cosched.simulator.bounds)
     for name in runs:
         if name in done:
             continue
@@ -199,13 +203,18 @@ def compare(workload: Workload | str | os.PathLike, platform: Platform | str | o
                           spread_speedup=spread_speedup, placement=placement, use_run_times=use_run_times,
                           progress=progress)
         summary = summarize(result, None, bounded_threshold)
+        if result.speed_model is not None and not co_runs:
+            co_runs.append(result)
         done[name] = {**summary, "makespan_days": summary["simulated_days"], **identity}
         if path is not None:
             _write(path, list(done.values()))
     reference = done[baseline]["makespan"]
+    bound = bound_for(workload, platform, heatmap, spread_speedup=spread_speedup, results=co_runs).bound
     for row in done.values():
         row["baseline"] = baseline
         row["makespan_speedup"] = makespan_speedup(reference, row["makespan"])  # 003 (2.1)
+        row["bound"] = bound  # of any (co-)schedule of the workload: one number for every row
+        row["makespan_over_bound"] = row["makespan"] / bound if bound > 0 else None
     if path is not None:
         _write(path, list(done.values()))
     rows = [done[name] for name in names]

@@ -95,6 +95,7 @@ class SimulationResult:
     log: list | None = None
     options: dict = field(default_factory=dict)
     lifecycle: dict | None = None  # per-job state, preemptions, resizes, lost work: with job models or actions
+    speed_model: object = None  # the run's speed model (co-location), None when every job ran at speed 1
 
     @property
     def makespan(self) -> float:
@@ -533,7 +534,8 @@ class Engine:
             np.array(self.first_start), np.array(self.end),
             [_EMPTY_NODES if a is None else a.nodes for a in self.allocation], time.perf_counter() - clock,
             co_scheduled=self.speed_model is not None, log=log,
-            options={"use_run_times": self.use_run_times}, lifecycle=self._lifecycle())
+            options={"use_run_times": self.use_run_times}, lifecycle=self._lifecycle(),
+            speed_model=self.speed_model)
 
     def _lifecycle(self) -> dict | None:
         if not self._lifecycle_used:

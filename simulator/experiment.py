@@ -1,13 +1,19 @@
 """Thesis-style experiments (003 ch. 6): schedulers x workload shuffles, resumable, local or on dask.
 
 One experiment = one shuffle of the same N jobs drawn from an application seed (000 §4.3: "the exact same
-applications, but their order was each time shuffled"); every scheduler runs every experiment. The grid runs
+applications, but their order was each time shuffled"; ``workloads="shuffle"``) or a new draw of N jobs
+(``"draw"``, as the thesis repeats its experiments, 003 ch. 6); every scheduler runs every experiment. The
+choices the papers leave open (pairs missing from the heatmap, the speedup of a job alone, placement, who
+holds the backfill reservation, Popularity's compact rule, where utilization stops) are fields of the spec;
+the presets ``thesis`` and ``elise-table2`` set them to reproduce 003 Tables 6.1/6.2
+(`cosched.simulator.thesis_tables`) and 000 Table 2 (`cosched.simulator.elise_table2`). The grid runs
 on `cosched.grid.run_grid`: one cell per (experiment, scheduler), one row each, appended to ``grid.csv`` (its
 finished cells listed in ``grid.done``) as soon as the run ends, so an interrupted grid resumes where it stopped;
 the runs of experiment 0 also keep their per-job start, end and speedup in ``jobs/e000_<scheduler>.csv``
 (written before the row). At the end: ``runs.csv`` (one row per run, makespan speedup against the Conservative
 run of the same experiment, 003 (2.1)), ``summary.csv`` and ``tables.md`` (mean values per scheduler, Tables
-6.1/6.2) and the plots of ``experiment_plots``. Runs go to local worker processes by default, or to a
+6.1/6.2, with their spread over the experiments: std, min, max), ``thesis.md``/``thesis.csv`` for the thesis
+preset, and the plots of ``experiment_plots``. Runs go to local worker processes by default, or to a
 dask.distributed cluster (``dask="local"`` or a scheduler address ``tcp://host:port``). Reruns follow
 `cosched.rerun`: the same spec resumes, another spec, foreign files or a folder of the older per-run format
 (``runs/*.json``) are refused unless ``force``; Ctrl-C / SIGTERM cancel the pending runs at once (the local
@@ -15,9 +21,7 @@ workers die with the command) and keep the finished rows.
 """
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +29,10 @@ from pathlib import Path
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.grid import CellResult, any_finished, run_grid
+from cosched.grid import CellResult, grid_folder, run_grid
 from cosched.outputs import atomic_path
-from cosched.rerun import claim_output, digest, json_key
-from cosched.simulator.metrics import METRIC_NAMES, job_speedups, makespan_speedup, thesis_metrics
+from cosched.rerun import digest, json_key
+from cosched.simulator.metrics import METRIC_NAMES, UTILIZATION_SPANS, job_speedups, makespan_speedup, thesis_metrics
 from cosched.simulator.data import EXAMPLE_HEATMAP, data_path
 from cosched.simulator.generate import ApplicationSeed, generate_workload
 from cosched.theory.heatmap import Heatmap, MissingPairsWarning, read_heatmap
@@ -36,22 +40,51 @@ from cosched.simulator.platform import Platform, load_platform
 from cosched.simulator.workload import Workload, make_workload
 
 __all__ = [
-    "ExperimentSpec", "PRESETS", "THESIS_SCHEDULERS", "BASELINE", "preset_spec", "experiment_workload", "run_one",
-    "run_cell", "run_experiment", "finish", "summarize", "markdown_table", "heatmap_digest", "GRID_COLUMNS",
+    "ExperimentSpec", "Preset", "PRESETS", "THESIS_SCHEDULERS", "BASELINE", "WORKLOADS", "preset_spec",
+    "experiment_workload", "run_one", "run_cell", "run_experiment", "finish", "summarize", "markdown_table",
+    "heatmap_digest", "GRID_COLUMNS", "SPREAD_STATISTICS", "experiment_bounds",
 ]
 
 BASELINE = "conservative"  # 003 §2.3.1.1: makespan speedup against Conservative
 THESIS_SCHEDULERS = ("sjf", "sjf-co", "sjf-filler", "filler", "pop-filler", "popularity", "easy", "easy-co",
-                     "conservative", "fcfs", "ljf-co", "laf-co", "ljf")  # the rows of 003 Tables 6.1/6.2
-PRESETS = {  # name -> (bundled heatmap file, platform preset, jobs, experiments)
-    "example": (EXAMPLE_HEATMAP, "aris", 1000, 10),
-    "example-small": (EXAMPLE_HEATMAP, "marconi", 200, 4),
+                     "conservative", "fcfs", "ljf-co", "laf-co", "ljf",  # the rows of 003 Tables 6.1/6.2
+                     "matching")  # and the optimal-pairing co-scheduler
+WORKLOADS = ("shuffle", "draw")  # one draw shuffled per experiment (000 §4.3), or a new draw each (003 ch. 6)
+SPREAD_STATISTICS = ("std", "min", "max")  # spread of each metric over the experiments, in summary.csv
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named experiment: heatmap (bundled example file, or a `cosched.data` preset), platform, sizes, and the
+    co-scheduling options it fixes (fields of `ExperimentSpec`; the command line may override each)."""
+
+    heatmap: str
+    platform: str
+    jobs: int
+    experiments: int
+    options: tuple = ()  # (field, value) pairs of ExperimentSpec
+    default_speedup: float | None = None
+    reference: str = ""  # the paper table the results are compared with: "thesis" or "elise-table2"
+    schedulers: tuple = ()  # default schedulers; () = THESIS_SCHEDULERS
+
+
+PRESETS = {
+    "example": Preset(EXAMPLE_HEATMAP, "aris", 1000, 10),
+    "example-small": Preset(EXAMPLE_HEATMAP, "marconi", 200, 4),
+    # 003 ch. 6: ARIS NAS heatmap, ARIS 420 x 20 cores, 10 x 1,000 jobs, batch; ELiSE's rules where 003 is silent
+    "thesis": Preset("aris-nas", "aris", 1000, 10, default_speedup=1.0, reference="thesis", options=(
+        ("workloads", "draw"), ("missing_pair", "mean"), ("spread_speedup", "max"), ("reserve", "oldest"))),
+    # 000 Table 2: Marconi Fig. 2 heatmap, 100 x 48 cores, 500 jobs, 4 shuffles (elise_table2.run_elise_table2);
+    # ELiSE's co-scheduler pairs a job with a running one first: half-full nodes first
+    "elise-table2": Preset("marconi-fig2", "marconi", 500, 4, reference="elise-table2", schedulers=("easy", "easy-co"),
+                           options=(("spread_speedup", "max"), ("placement", "shared"))),
 }
 SPEC, GRID, GRID_DONE = "spec.json", "grid.csv", "grid.done"
 KEY = ("experiment", "scheduler")
 GRID_COLUMNS = KEY + tuple(name for name in METRIC_NAMES if name != "makespan_speedup") + ("wall_seconds",)
 # what --force removes; "runs" is the folder of per-run JSON files of older versions
-OWNED = (SPEC, GRID, GRID_DONE, "runs", "runs.csv", "summary.csv", "tables.md", "jobs", "plots")
+OWNED = (SPEC, GRID, GRID_DONE, "runs", "runs.csv", "summary.csv", "tables.md", "thesis.md", "thesis.csv", "jobs",
+         "plots")
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,18 +97,35 @@ class ExperimentSpec:
     experiments: int
     schedulers: tuple[str, ...]
     seed: int = 0
-    spread_speedup: float | None = None
+    spread_speedup: float | str | None = None  # colocation.alone_speedup_value
     interarrival: str = "batch"
     mean_interarrival: float = 60.0
     heatmap_source: str = ""
     use_run_times: bool = True
+    workloads: str = "shuffle"  # WORKLOADS
+    missing_pair: str = "default"  # colocation.MISSING_PAIRS
+    placement: str = "idle"  # colocation.PLACEMENTS
+    reserve: str = "head"  # schedulers.coscheduling.RESERVATIONS
+    compact_below: int = 3  # Popularity: rank below which a job is deployed compact (003 §5.2.5)
+    utilization: str = "last-end"  # metrics.UTILIZATION_SPANS
+    reference: str = ""  # paper table to compare with ("thesis", "elise-table2"), "" for none
 
     def to_json(self) -> dict:
         return {"heatmap": self.heatmap_source, "applications": list(self.heatmap.applications),
                 "platform": self.platform.to_dict(), "jobs": self.jobs, "experiments": self.experiments,
                 "schedulers": list(self.schedulers), "seed": self.seed, "spread_speedup": self.spread_speedup,
                 "interarrival": self.interarrival, "mean_interarrival": self.mean_interarrival,
-                "use_run_times": self.use_run_times, "heatmap_digest": heatmap_digest(self.heatmap)}
+                "use_run_times": self.use_run_times, "heatmap_digest": heatmap_digest(self.heatmap),
+                **{name: getattr(self, name) for name in CO_OPTIONS}, "reference": self.reference}
+
+    def scheduler_options(self) -> dict:
+        """The co-schedulers' options of this spec (classic schedulers ignore them)."""
+        return {"missing_pair": self.missing_pair, "reserve": self.reserve, "compact_below": self.compact_below}
+
+
+# spec fields that are co-scheduling options, with their value in folders written before they existed
+CO_OPTIONS = {"workloads": "shuffle", "missing_pair": "default", "placement": "idle", "reserve": "head",
+              "compact_below": 1, "utilization": "last-end"}
 
 
 def heatmap_digest(heatmap: Heatmap) -> str:
@@ -86,31 +136,55 @@ def heatmap_digest(heatmap: Heatmap) -> str:
 
 def preset_spec(preset: str = "example", *, heatmap: str | os.PathLike | None = None, platform: str | None = None,
                 jobs: int | None = None, experiments: int | None = None, schedulers=None, seed: int = 0,
-                spread_speedup: float | None = None, interarrival: str = "batch",
-                mean_interarrival: float = 60.0, default_speedup: float | None = None) -> ExperimentSpec:
-    """A spec from a preset with overrides (a heatmap file, a platform preset or JSON file, sizes, schedulers)."""
+                spread_speedup: float | str | None = None, interarrival: str = "batch",
+                mean_interarrival: float = 60.0, default_speedup: float | None = None, **options) -> ExperimentSpec:
+    """A spec from a preset with overrides (a heatmap file, a platform preset or JSON file, sizes, schedulers).
+
+    options: the co-scheduling fields of `ExperimentSpec` (workloads, missing_pair, placement, reserve,
+    compact_below, utilization); None, like every other override, keeps the preset's value.
+    """
+    from cosched.data import HEATMAPS
+    from cosched.simulator.colocation import MISSING_PAIRS, PLACEMENTS, alone_speedup_value
     from cosched.simulator.schedulers import SCHEDULERS
+    from cosched.simulator.schedulers.coscheduling import RESERVATIONS
 
     if preset not in PRESETS:
         raise InputError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}", field="preset")
-    bundled, platform_name, preset_jobs, preset_experiments = PRESETS[preset]
-    path = Path(heatmap) if heatmap is not None else data_path(bundled)
-    loaded = read_heatmap(path, default=default_speedup)
-    names = tuple(schedulers) if schedulers else THESIS_SCHEDULERS
+    chosen = PRESETS[preset]
+    unknown_options = sorted(set(options) - set(CO_OPTIONS))
+    if unknown_options:
+        raise TypeError(f"unknown option(s) {unknown_options}")
+    fixed = dict(chosen.options)
+    settings = {name: fixed.get(name, ExperimentSpec.__dataclass_fields__[name].default) for name in CO_OPTIONS}
+    settings.update({name: value for name, value in options.items() if value is not None})
+    for name, known in (("workloads", WORKLOADS), ("missing_pair", MISSING_PAIRS), ("placement", PLACEMENTS),
+                        ("reserve", RESERVATIONS), ("utilization", UTILIZATION_SPANS)):
+        if settings[name] not in known:
+            raise InputError(f"unknown {name} {settings[name]!r}; choose from {', '.join(known)}", field=name)
+    spread_speedup = alone_speedup_value(fixed.get("spread_speedup") if spread_speedup is None else spread_speedup)
+    if heatmap is not None:
+        path = heatmap
+    else:
+        path = chosen.heatmap if chosen.heatmap in HEATMAPS else data_path(chosen.heatmap)
+    loaded = read_heatmap(path, default=chosen.default_speedup if default_speedup is None else default_speedup)
+    names = tuple(schedulers) if schedulers else (chosen.schedulers or THESIS_SCHEDULERS)
     unknown = [name for name in names if name not in SCHEDULERS]
     if unknown:
         raise InputError(f"unknown scheduler(s) {unknown}; known: {', '.join(SCHEDULERS)}", field="schedulers")
     if BASELINE not in names:
         names = names + (BASELINE,)  # needed for the makespan speedup
-    jobs = preset_jobs if jobs is None else jobs
-    experiments = preset_experiments if experiments is None else experiments
+    jobs = chosen.jobs if jobs is None else jobs
+    experiments = chosen.experiments if experiments is None else experiments
     from cosched.inputs import MAX_JOBS, MAX_RUNS, check_number  # size arguments: the limits of every generator
     jobs = check_number(jobs, field="jobs", integer=True, minimum=1, limit=MAX_JOBS)
     experiments = check_number(experiments, field="experiments", integer=True, minimum=1, limit=MAX_RUNS)
     check_number(experiments * len(names), field="experiments", limit=MAX_RUNS)
     seed = check_number(seed, field="seed", integer=True, minimum=0)
-    spec = ExperimentSpec(loaded, load_platform(platform or platform_name), jobs, experiments, names, seed,
-                          spread_speedup, interarrival, mean_interarrival, str(path))
+    settings["compact_below"] = check_number(settings["compact_below"], field="compact_below", integer=True,
+                                             minimum=0)
+    spec = ExperimentSpec(loaded, load_platform(platform or chosen.platform), jobs, experiments, names, seed,
+                          spread_speedup, interarrival, mean_interarrival, str(path), reference=chosen.reference,
+                          **settings)
     too_big = int(loaded.procs.max())
     if too_big > spec.platform.total_cores:
         raise InputError(f"an application needs {too_big} cores, the platform has {spec.platform.total_cores}",
@@ -119,9 +193,16 @@ def preset_spec(preset: str = "example", *, heatmap: str | os.PathLike | None = 
 
 
 def experiment_workload(spec: ExperimentSpec, experiment: int) -> Workload:
-    """The spec's N jobs (drawn once from the seed) in the shuffled order of this experiment."""
-    base = generate_workload(ApplicationSeed.from_heatmap(spec.heatmap), spec.jobs, interarrival=spec.interarrival,
-                             mean=spec.mean_interarrival, rng_seed=spec.seed)
+    """This experiment's N jobs: the spec's one draw from the seed in a shuffled order, or a draw of its own."""
+    seed = ApplicationSeed.from_heatmap(spec.heatmap)
+    if spec.workloads == "draw":  # 003 ch. 6: each experiment a new random workload
+        own = int(np.random.SeedSequence([spec.seed, experiment]).generate_state(1)[0])
+        drawn = generate_workload(seed, spec.jobs, interarrival=spec.interarrival, mean=spec.mean_interarrival,
+                                  rng_seed=own)
+        return make_workload(np.arange(spec.jobs), drawn.submit, drawn.run, drawn.cores, drawn.estimate, drawn.app,
+                             source=f"experiment {experiment}")
+    base = generate_workload(seed, spec.jobs, interarrival=spec.interarrival, mean=spec.mean_interarrival,
+                             rng_seed=spec.seed)
     order = np.random.default_rng([spec.seed, experiment]).permutation(spec.jobs)
     return make_workload(np.arange(spec.jobs), base.submit, base.run[order], base.cores[order],
                          base.estimate[order], base.app[order], source=f"experiment {experiment}")
@@ -135,8 +216,10 @@ def run_one(spec: ExperimentSpec, experiment: int, scheduler: str, keep_jobs: bo
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)  # reported once by run_experiment
         result = simulate(workload, spec.platform, scheduler, heatmap=spec.heatmap,
-                              spread_speedup=spec.spread_speedup, use_run_times=spec.use_run_times)
-    row = {"experiment": experiment, "scheduler": scheduler, **thesis_metrics(result),
+                          spread_speedup=spec.spread_speedup, placement=spec.placement,
+                          scheduler_options=spec.scheduler_options(), use_run_times=spec.use_run_times)
+    row = {"experiment": experiment, "scheduler": scheduler,
+           **thesis_metrics(result, utilization_until=spec.utilization),
            "wall_seconds": result.wall_seconds}
     if keep_jobs:
         row["jobs"] = {"start": result.start.tolist(), "end": result.end.tolist(),
@@ -160,26 +243,13 @@ def _jobs_file(experiment: int, scheduler: str) -> str:
     return f"jobs/e{experiment:03d}_{scheduler}.csv"
 
 
-def _check_spec(spec: ExperimentSpec, out: Path, force: bool = False) -> bool:
-    """The rerun rule (`cosched.rerun`): True to resume a folder of the same spec; else write spec.json first."""
-    document = spec.to_json()
-
-    def legacy(stored: dict) -> dict:  # spec.json of older versions has no heatmap digest: trust the path
-        return {**stored, "heatmap_digest": stored.get("heatmap_digest", document["heatmap_digest"])}
-
-    if claim_output(out, command="experiment-sim", key_file=SPEC, owned=OWNED, matches=json_key(document, legacy),
-                    force=force):
-        if (out / "runs").is_dir() and not (out / GRID).exists():
-            raise InputError("this folder holds experiment-sim runs in the older per-run format (runs/*.json); "
-                             "add --force to start over, or choose another --out", source=str(out))
-        return True
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InputError(f"cannot create the output folder: {error.strerror}", source=str(out)) from None
-    with atomic_path(out / SPEC) as tmp:
-        tmp.write_text(json.dumps(document, indent=1))
-    return False
+def _legacy(document: dict):
+    """Normalise a spec.json of an older version: no heatmap digest (trust the path), no co-scheduling options
+    (they ran with the values of CO_OPTIONS), no reference."""
+    def normalise(stored: dict) -> dict:
+        return {**CO_OPTIONS, "reference": "", **stored,
+                "heatmap_digest": stored.get("heatmap_digest", document["heatmap_digest"])}
+    return normalise
 
 
 def run_experiment(spec: ExperimentSpec, out: str | os.PathLike, *, workers: int | None = None,
@@ -192,46 +262,74 @@ def run_experiment(spec: ExperimentSpec, out: str | os.PathLike, *, workers: int
     from cosched.simulator.colocation import co_context
 
     out = Path(out)
-    created = not out.exists()
-    try:
-        _check_spec(spec, out, force)
-        co_context(experiment_workload(spec, 0), spec.heatmap, spec.spread_speedup)  # fail early, warn once
+    document = spec.to_json()
+    with grid_folder(out, command="experiment-sim", spec_file=SPEC, document=document, owned=OWNED, grid=GRID,
+                     matches=json_key(document, _legacy(document)), force=force) as resumed:
+        if resumed and (out / "runs").is_dir() and not (out / GRID).exists():
+            raise InputError("this folder holds experiment-sim runs in the older per-run format (runs/*.json); "
+                             "add --force to start over, or choose another --out", source=str(out))
+        co_context(experiment_workload(spec, 0), spec.heatmap, spec.spread_speedup,
+                   spec.missing_pair)  # fail early, warn once
         cells = [(e, s) for e in range(spec.experiments) for s in spec.schedulers]
         grid = run_grid(run_cell, cells, path=out / GRID, columns=GRID_COLUMNS, key=KEY, shared=(spec,),
                         workers=workers, dask=dask, progress=progress, desc="experiment-sim", unit="run")
-    except BaseException:
-        if created and not any_finished(out / GRID):  # nothing to resume: leave no folder behind
-            shutil.rmtree(out, ignore_errors=True)
-        raise
     return finish(spec, out, plots=plots, grid=grid)
 
 
 def summarize(runs):
-    """Mean of each metric per scheduler (003 Tables 6.1/6.2), thesis row order first."""
-    columns = [name for name in METRIC_NAMES if name != "makespan"]
-    summary = runs.groupby("scheduler")[columns].mean()
+    """Mean of each metric per scheduler (003 Tables 6.1/6.2), thesis row order first, then the spread of each
+    metric over the experiments: columns ``<metric>_std`` (sample std, 0 for one experiment), ``_min``, ``_max``."""
+    columns = [name for name in METRIC_NAMES if name != "makespan"] + \
+        [name for name in ("makespan_over_bound",) if name in runs]
+    percent = runs.assign(slowdown_counts=runs["slowdown_counts"] * 100)  # percent, as in Table 6.1
+    grouped = percent.groupby("scheduler")[columns]
+    summary = grouped.mean()
+    spread = {statistic: getattr(grouped, statistic)() for statistic in SPREAD_STATISTICS}
+    spread["std"] = spread["std"].fillna(0.0)
+    for column in columns:
+        for statistic in SPREAD_STATISTICS:
+            summary[f"{column}_{statistic}"] = spread[statistic][column]
     order = [s for s in THESIS_SCHEDULERS if s in summary.index] + \
         sorted(s for s in summary.index if s not in THESIS_SCHEDULERS)
     summary = summary.loc[order]
-    summary["slowdown_counts"] *= 100  # percent, as in Table 6.1
-    return summary.rename(columns={"slowdown_counts": "slowdown_counts_pct"})
+    return summary.rename(columns=lambda name: name.replace("slowdown_counts", "slowdown_counts_pct"))
 
 
 def markdown_table(summary) -> str:
-    """Tables 6.1 and 6.2 as Markdown."""
+    """Tables 6.1 and 6.2 as Markdown, each cell mean ± std over the experiments."""
     part1 = [("mean slowdown", "mean_slowdown", "{:.1f}"), ("mean slowdown pp", "mean_slowdown_pp", "{:.3f}"),
              ("slowdown (%)", "slowdown_counts_pct", "{:.2f}"), ("utilization", "utilization", "{:.3f}")]
     part2 = [("mean job speedup", "mean_job_speedup", "{:.3f}"),
              ("weighted mean job speedup", "weighted_mean_job_speedup", "{:.3f}"),
              ("makespan speedup", "makespan_speedup", "{:.3f}")]
+    part2 += [("makespan / bound", "makespan_over_bound", "{:.3f}")] if "makespan_over_bound" in summary else []
     lines = []
     for title, part in (("part 1", part1), ("part 2", part2)):
         lines.append(f"| scheduler ({title}) | " + " | ".join(label for label, _, _ in part) + " |")
         lines.append("|---" * (len(part) + 1) + "|")
         for scheduler, row in summary.iterrows():
-            lines.append(f"| {scheduler} | " + " | ".join(fmt.format(row[key]) for _, key, fmt in part) + " |")
+            lines.append(f"| {scheduler} | " + " | ".join(_cell(row, key, fmt) for _, key, fmt in part) + " |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _cell(row, key: str, fmt: str) -> str:
+    """Mean ± std over the experiments (the mean alone where the summary has no spread)."""
+    text = fmt.format(row[key])
+    std = row.get(f"{key}_std")
+    return text if std is None else f"{text} ± {fmt.format(std)}"
+
+
+def experiment_bounds(spec: ExperimentSpec) -> dict[int, float]:
+    """Per experiment, the lower bound on the makespan of any (co-)schedule of its workload under the spec's
+    co-location model (`cosched.simulator.bounds`): the same number for every scheduler's run."""
+    from cosched.simulator.bounds import bound_for
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingPairsWarning)  # reported once by run_experiment
+        return {e: bound_for(experiment_workload(spec, e), spec.platform, spec.heatmap,
+                             scheduler_options=spec.scheduler_options(), spread_speedup=spec.spread_speedup).bound
+                for e in range(spec.experiments)}
 
 
 def finish(spec: ExperimentSpec, out: Path, plots: bool = True, grid=None):
@@ -247,6 +345,9 @@ def finish(spec: ExperimentSpec, out: Path, plots: bool = True, grid=None):
     baseline = runs[runs["scheduler"] == BASELINE].set_index("experiment")["makespan"]
     runs.insert(runs.columns.get_loc("makespan") + 1, "makespan_speedup",
                 makespan_speedup(runs["experiment"].map(baseline), runs["makespan"]))  # 003 (2.1)
+    bounds = runs["experiment"].map(experiment_bounds(spec))
+    runs.insert(runs.columns.get_loc("makespan_speedup") + 1, "bound", bounds)
+    runs.insert(runs.columns.get_loc("bound") + 1, "makespan_over_bound", runs["makespan"] / bounds)
     summary = summarize(runs)
     with atomic_path(out / "runs.csv") as tmp:
         runs.to_csv(tmp, index=False)
@@ -255,6 +356,9 @@ def finish(spec: ExperimentSpec, out: Path, plots: bool = True, grid=None):
     table = markdown_table(summary)
     with atomic_path(out / "tables.md") as tmp:
         tmp.write_text(table)
+    if spec.reference == "thesis":
+        from cosched.simulator.thesis_tables import write_thesis_comparison
+        write_thesis_comparison(summary, out)
     jobs = {s: pd.read_csv(out / _jobs_file(0, s)) for s in spec.schedulers if (out / _jobs_file(0, s)).exists()}
     if plots:
         from cosched.simulator.experiment_plots import draw_all

@@ -13,12 +13,14 @@ __all__ = [
     "summarize", "thesis_metrics", "makespan_speedup", "slowdowns", "slowdowns_per_processor",
     "busy_core_utilization", "job_speedups", "mean_job_speedup",
     "weighted_mean_job_speedup", "slowdown_counts", "step_series", "BOUNDED_SLOWDOWN_THRESHOLD",
-    "SECONDS_PER_DAY", "SLOWED_BELOW", "METRIC_NAMES",
+    "SECONDS_PER_DAY", "SLOWED_BELOW", "METRIC_NAMES", "UTILIZATION_SPANS",
 ]
 
 BOUNDED_SLOWDOWN_THRESHOLD = 10.0  # seconds: run times below it count as this long in bounded slowdown
 SECONDS_PER_DAY = 86400.0
 SLOWED_BELOW = 0.99  # 003 §2.3.2.4: a job with speedup below this counts as slowed down
+# where utilization (003 (2.6)) stops: the last job end, or when the waiting queue empties (000 §4.1)
+UTILIZATION_SPANS = ("last-end", "queue-empty")
 METRIC_NAMES = ("makespan", "makespan_speedup", "mean_slowdown", "mean_slowdown_pp", "slowdown_counts",
                 "utilization", "mean_job_speedup", "weighted_mean_job_speedup")
 
@@ -50,15 +52,28 @@ def slowdowns_per_processor(result) -> np.ndarray:
     return slowdowns(result) / result.workload.cores
 
 
-def busy_core_utilization(result) -> float:
-    """Integral of busy cores over [first submit, last end] / (cores x span) (003 (2.6), in busy cores)."""
-    span = result.end.max() - result.workload.submit.min()
-    busy = (result.workload.cores * (result.end - result.start)).sum()  # each job keeps its requested cores busy
+def busy_core_utilization(result, until: str = "last-end") -> float:
+    """Integral of busy cores over [first submit, T] / (cores x span) (003 (2.6), in busy cores).
+
+    until: T = the last job end ("last-end"), or the moment the waiting queue empties for good, the last
+    start ("queue-empty", 000 §4.1: "until the waiting queue is empty"; the last end if that is no later
+    than the first submit).
+    """
+    first, last_end = result.workload.submit.min(), result.end.max()
+    stop = last_end
+    if until == "queue-empty":
+        last_start = result.start.max()
+        stop = last_start if last_start > first else last_end
+    span = stop - first
+    busy_time = np.clip(np.minimum(result.end, stop) - result.start, 0.0, None)
+    busy = (result.workload.cores * busy_time).sum()  # each job keeps its requested cores busy
     return float(busy / (result.platform.total_cores * span)) if span > 0 else 0.0
 
 
-def summarize(result, baseline=None, bounded_threshold: float = BOUNDED_SLOWDOWN_THRESHOLD) -> dict:
-    """The metrics of one run as a flat dict (JSON-ready); `baseline` is another run for makespan speedup."""
+def summarize(result, baseline=None, bounded_threshold: float = BOUNDED_SLOWDOWN_THRESHOLD,
+              utilization_until: str = "last-end") -> dict:
+    """The metrics of one run as a flat dict (JSON-ready); `baseline` is another run for makespan speedup;
+    `utilization_until` where utilization stops (`UTILIZATION_SPANS`)."""
     w, platform = result.workload, result.platform
     start, end = result.start, result.end
     run = end - start
@@ -67,7 +82,7 @@ def summarize(result, baseline=None, bounded_threshold: float = BOUNDED_SLOWDOWN
     slowdown = slowdowns(result)
     bounded = np.maximum(1.0, (run + wait) / np.maximum(run, bounded_threshold))  # bounded slowdown
     per_processor = slowdowns_per_processor(result)  # 003 §2.3.1.3, (2.4)
-    utilization = busy_core_utilization(result)
+    utilization = busy_core_utilization(result, utilization_until)
     if result.co_scheduled:
         allocated = utilization  # co-scheduled runs count the requested cores only
     else:
@@ -129,8 +144,8 @@ def slowdown_counts(result) -> float:
     return float((job_speedups(result) < SLOWED_BELOW).mean())
 
 
-def thesis_metrics(result, baseline_makespan: float | None = None) -> dict:
-    """One run's values of the thesis metrics (003 §2.3; Tables 6.1, 6.2)."""
+def thesis_metrics(result, baseline_makespan: float | None = None, utilization_until: str = "last-end") -> dict:
+    """One run's values of the thesis metrics (003 §2.3; Tables 6.1, 6.2); utilization up to `utilization_until`."""
     makespan = result.makespan
     speedup = makespan_speedup(baseline_makespan or None, makespan)  # 003 (2.1)
     return {
@@ -139,7 +154,7 @@ def thesis_metrics(result, baseline_makespan: float | None = None) -> dict:
         "mean_slowdown": float(slowdowns(result).mean()),  # 003 (2.2), (2.3), t_run = actual run time
         "mean_slowdown_pp": float(slowdowns_per_processor(result).mean()),  # 003 (2.4), (2.5)
         "slowdown_counts": slowdown_counts(result),
-        "utilization": busy_core_utilization(result),
+        "utilization": busy_core_utilization(result, utilization_until),
         "mean_job_speedup": mean_job_speedup(result),
         "weighted_mean_job_speedup": weighted_mean_job_speedup(result),
     }

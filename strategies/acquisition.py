@@ -57,18 +57,18 @@ def probability_of_improvement(mean, sigma, incumbent) -> np.ndarray:
     return np.where(sigma > 0, ndtr(z), (gap >= 0).astype(float))  # 002 §5.2 (27)
 
 
-def expected_improvement(mean, sigma, incumbent) -> np.ndarray:
+def expected_improvement(mean, sigma, incumbent, clip: bool = True) -> np.ndarray:
     """EI_j = (ã_j - a⁺)Φ(z) + σ_j φ(z), z = (ã_j - a⁺)/σ_j; for σ_j = 0 the improvement max(ã_j - a⁺, 0).
 
-    002 §5.2, formula (28). The σ_j = 0 case is clipped at 0 (an improvement is never negative), which is
-    the limit of the σ_j > 0 expression as σ_j -> 0.
+    002 §5.2, formula (28). By default the σ_j = 0 case is clipped at 0 (an improvement is never negative),
+    which is the limit of the σ_j > 0 expression as σ_j -> 0; `clip=False` gives (28) as printed, ã_j - a⁺.
     """
     mean, sigma = np.asarray(mean, dtype=float), np.asarray(sigma, dtype=float)
     gap = mean - incumbent
     z = _standardized(gap, sigma)
     density = np.exp(-0.5 * z * z) / SQRT_2PI
     value = gap * ndtr(z) + sigma * density  # 002 §5.2 (28)
-    return np.where(sigma > 0, np.maximum(value, 0.0), np.maximum(gap, 0.0))
+    return np.where(sigma > 0, np.maximum(value, 0.0), np.maximum(gap, 0.0) if clip else gap)
 
 
 def upper_confidence_bound(mean, sigma, incumbent=None) -> np.ndarray:

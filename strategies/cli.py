@@ -8,14 +8,15 @@ from cosched.cli_options import (LazyChoices, add_json, add_name_list, add_out, 
                                   announce, one_name, plots_target)
 from cosched.errors import InputError
 from cosched.strategies.fcs import TIE_BREAKS
-from cosched.strategies.interpolation import RULES
+from cosched.strategies.interpolation import LOWER_ANCHORS, RULES
 from cosched.strategies.noise import NOISE_MODELS
 from cosched.strategies.registry import STRATEGIES
 from cosched.theory.cli import add_instance_arguments, instance_from_args, opt_for_file, with_task_names
 
 INCUMBENTS = LazyChoices("cosched.strategies.search", "INCUMBENTS")  # read on use: search imports scipy
+SEARCH_TIE_BREAKS = LazyChoices("cosched.strategies.search", "SEARCH_TIE_BREAKS")
 
-__all__ = ["register", "add_strategy_arguments", "strategy_from_args", "strategy_name"]
+__all__ = ["register", "add_strategy_arguments", "add_reading_arguments", "strategy_from_args", "strategy_name"]
 
 
 def add_strategy_arguments(parser) -> None:
@@ -31,9 +32,23 @@ def add_strategy_arguments(parser) -> None:
     parser.add_argument("--incumbent", choices=INCUMBENTS, metavar="NAME",
                         help="PI/EI: a+ is the largest estimated (default) or the best measured combination speed "
                              "(%(choices)s)")
+    add_reading_arguments(parser)
     add_noise_arguments(parser)
     add_seed(parser, "random seed (random tie-break, search strategies, noise)")
     add_json(parser)
+
+
+def add_reading_arguments(parser) -> None:
+    """The three choices 002 §5 leaves open, each an option of the search strategies (docs: search.md)."""
+    parser.add_argument("--lower-anchor", choices=LOWER_ANCHORS,
+                        help="search strategies: size at which the lower bound 0 sits while no superset is measured "
+                             "(default n+1: the full set keeps a non-zero estimate; n: it is estimated at 0)")
+    parser.add_argument("--search-tie-break", choices=SEARCH_TIE_BREAKS, metavar="RULE",
+                        help="search strategies: among equal acquisition values and estimates take the smallest "
+                             "bitmask (first, default) or a random one (%(choices)s)")
+    parser.add_argument("--ei-unclipped", action="store_true",
+                        help="EI: at sigma = 0 use a~_j - a+ as (28) prints it (may be negative) instead of "
+                             "clipping it at 0")
 
 
 def strategy_from_args(args):
@@ -44,7 +59,8 @@ def strategy_from_args(args):
     try:
         return make_strategy(name, tie_break=args.tie_break, k=args.k, quantum=args.quantum,
                              bounds=args.bounds, incumbent=args.incumbent, noise=args.noise_sigma or None,
-                             remeasure=args.remeasure or None)
+                             remeasure=args.remeasure or None, lower_anchor=args.lower_anchor,
+                             search_tie_break=args.search_tie_break, ei_unclipped=args.ei_unclipped or None)
     except InputError as error:  # a strategy option out of range: name that option, once
         raise InputError(error.message, field=error.field or "--strategy") from None
     except (ValueError, TypeError) as error:

@@ -1,7 +1,9 @@
 """The numerical experiments of 002 §8: competitive ratios of FCS, UCB, PI and EI over a grid of instances.
 
 One grid cell is one random instance (α range, instance number): it is generated, solved by OPT and run
-with FCS and every (acquisition, k) search strategy, giving one tidy row per run. The grid runs on
+with FCS and every (acquisition, k, reading) search strategy, giving one tidy row per run. A *reading* is one
+answer to the three questions 002 §5 leaves open (lower anchor, search tie-break, EI clipping); a grid with
+several readings also writes `spread.csv`, how far the mean ratio moves between them. The grid runs on
 `cosched.grid.run_grid`: cells run in local worker processes (default) or on a dask.distributed cluster;
 finished cells are appended to `results.csv` at once and listed in `results.done`, so a killed run resumes
 where it stopped. At the end `results.parquet` and `summary.csv` are written whole.
@@ -9,32 +11,33 @@ where it stopped. At the end `results.parquet` and `summary.csv` are written who
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.grid import any_finished, read_rows, run_grid
+from cosched.grid import grid_folder, read_rows, run_grid
 from cosched.outputs import atomic_path
-from cosched.rerun import claim_output
 
-__all__ = ["ExperimentConfig", "PRESETS", "ACQUISITIONS", "PAPER_ALPHA_RANGES", "PAPER_KS", "COLUMNS", "run_cell",
-           "run_experiment", "summarize", "load_results", "cell_seed"]
+__all__ = ["ExperimentConfig", "PRESETS", "ACQUISITIONS", "PAPER_ALPHA_RANGES", "PAPER_KS", "COLUMNS", "READING",
+           "run_cell", "run_experiment", "summarize", "spread", "default_reading", "load_results", "cell_seed"]
 
-# 002 §8: 0.1-wide ranges from [0.05, 0.15] to [0.85, 0.95]; the paper's extra [0.75, 0.85] (closest to the
-# measured speeds) is already one of them, so the grid has 9 distinct ranges
+# Our grid, not the paper's: 002 §8 names only the ranges [0.45, 0.55] and [0.75, 0.85] and k = 0.99 (Fig. 7).
+# We cover α with the 0.1-wide ranges [0.05, 0.15] ... [0.85, 0.95], which contain both (9 ranges).
 PAPER_ALPHA_RANGES = tuple((round(lo, 2), round(lo + 0.1, 2)) for lo in np.arange(0.05, 0.86, 0.1))
-PAPER_KS = (0.6, 0.7, 0.8, 0.9, 0.99)  # 002 §8, Fig. 6
+PAPER_KS = (0.6, 0.7, 0.8, 0.9, 0.99)  # our k grid around the paper's k = 0.99 (002 §8 names no other k)
 ACQUISITIONS = ("ucb", "pi", "ei")
+READING = ("lower_anchor", "search_tie_break", "ei_unclipped")  # the choices 002 §5 leaves open, one per column
 COLUMNS = ["alpha_index", "alpha_lo", "alpha_hi", "instance", "seed", "n", "strategy", "k", "quantum", "bounds",
-           "incumbent", "noise_sigma", "makespan", "opt", "ratio", "steps"]
+           "incumbent", "noise_sigma", "makespan", "opt", "ratio", "steps", *READING, "explored", "exploration_time"]
 KEY = ("alpha_index", "instance")  # one grid cell
 RESULTS, DONE, PARQUET, SUMMARY, CONFIG = "results.csv", "results.done", "results.parquet", "summary.csv", "config.json"
-OWNED = (CONFIG, RESULTS, DONE, PARQUET, SUMMARY, "fig6.png", "fig7.png")  # what --force removes (CLI: the figures)
+SPREAD = "spread.csv"
+OWNED = (CONFIG, RESULTS, DONE, PARQUET, SUMMARY, SPREAD, "fig6.png", "fig7.png")  # what --force removes
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,9 @@ class ExperimentConfig:
     noise_model: str = "lognormal"
     remeasure: bool = False
     seed: int = 0
+    lower_anchors: tuple = ("n+1",)
+    search_tie_breaks: tuple = ("first",)
+    ei_unclipped: tuple = (False,)
 
     def __post_init__(self):
         if not 2 <= self.n <= 16:
@@ -70,6 +76,17 @@ class ExperimentConfig:
             raise InputError(f"the measurement quantum must be positive, got {self.quantum}", field="quantum")
         if not self.noise_sigma >= 0:
             raise InputError(f"the relative noise σ must be non-negative, got {self.noise_sigma}", field="noise-sigma")
+        from cosched.strategies.interpolation import LOWER_ANCHORS
+        from cosched.strategies.search import SEARCH_TIE_BREAKS
+
+        for values, known, field in ((self.lower_anchors, LOWER_ANCHORS, "lower-anchor"),
+                                     (self.search_tie_breaks, SEARCH_TIE_BREAKS, "search-tie-break"),
+                                     (self.ei_unclipped, (False, True), "ei-unclipped")):
+            if not values or len(set(values)) != len(values) or not set(values) <= set(known):
+                raise InputError(f"{list(values)} is not a list of distinct values from {list(known)}", field=field)
+        object.__setattr__(self, "lower_anchors", tuple(self.lower_anchors))
+        object.__setattr__(self, "search_tie_breaks", tuple(self.search_tie_breaks))
+        object.__setattr__(self, "ei_unclipped", tuple(bool(value) for value in self.ei_unclipped))
         object.__setattr__(self, "alpha_ranges", tuple(tuple(float(a) for a in r) for r in self.alpha_ranges))
         object.__setattr__(self, "acquisitions", tuple(self.acquisitions))
         object.__setattr__(self, "ks", tuple(float(k) for k in self.ks))
@@ -79,8 +96,14 @@ class ExperimentConfig:
         return [(a, i) for a in range(len(self.alpha_ranges)) for i in range(self.instances)]
 
     @property
-    def rows_per_cell(self) -> int:
-        return 2 + len(self.acquisitions) * len(self.ks)  # OPT, FCS, one per search strategy and k
+    def rows_per_cell(self) -> int:  # OPT, FCS, one per search strategy, k and reading
+        return 2 + len(self.ks) * sum(len(self.readings(name)) for name in self.acquisitions)
+
+    def readings(self, acquisition: str) -> list[dict]:
+        """The readings an acquisition runs under: EI clipping applies to EI only (the others record False)."""
+        clipping = self.ei_unclipped if acquisition == "ei" else (False,)
+        return [dict(zip(READING, values)) for values in
+                itertools.product(self.lower_anchors, self.search_tie_breaks, clipping)]
 
     def to_json(self) -> dict:
         return json.loads(json.dumps(dataclasses.asdict(self)))
@@ -118,7 +141,8 @@ def run_cell(config: ExperimentConfig, alpha_index: int, instance_number: int) -
     opt = solve_opt(instance, method="colgen").makespan  # same optimum as the direct LP; scales to n = 16
     base = {"alpha_index": alpha_index, "alpha_lo": lo, "alpha_hi": hi, "instance": instance_number, "seed": seed,
             "n": config.n, "k": np.nan, "quantum": np.nan, "bounds": "", "incumbent": "", "noise_sigma": 0.0,
-            "opt": opt}
+            "opt": opt, "lower_anchor": "", "search_tie_break": "", "ei_unclipped": "", "explored": 0,
+            "exploration_time": 0.0}  # OPT and FCS know A: they explore nothing
     rows = [dict(base, strategy="opt", makespan=opt, ratio=1.0, steps=0)]
     fcs = execute(instance, FCS(tie_break="first"))
     rows.append(dict(base, strategy="fcs", makespan=fcs.makespan, ratio=competitive_ratio(fcs.makespan, opt),
@@ -126,12 +150,16 @@ def run_cell(config: ExperimentConfig, alpha_index: int, instance_number: int) -
     measure = NoiseModel(config.noise_sigma, config.noise_model) if config.noise_sigma > 0 else None
     for name in config.acquisitions:
         for k in config.ks:
-            strategy = make_strategy(name, k=k, quantum=config.quantum, bounds=config.bounds,
-                                     noise=config.noise_sigma, remeasure=config.remeasure, incumbent=config.incumbent)
-            schedule = execute(instance, strategy, seed=seed, measure=measure)
-            rows.append(dict(base, strategy=name, k=k, quantum=config.quantum, bounds=config.bounds,
-                             incumbent=config.incumbent, noise_sigma=config.noise_sigma, makespan=schedule.makespan,
-                             ratio=competitive_ratio(schedule.makespan, opt), steps=len(schedule.durations)))
+            for reading in config.readings(name):
+                strategy = make_strategy(name, k=k, quantum=config.quantum, bounds=config.bounds,
+                                         noise=config.noise_sigma, remeasure=config.remeasure,
+                                         incumbent=config.incumbent, **reading)
+                schedule = execute(instance, strategy, seed=seed, measure=measure)
+                rows.append(dict(base, strategy=name, k=k, quantum=config.quantum, bounds=config.bounds,
+                                 incumbent=config.incumbent, noise_sigma=config.noise_sigma,
+                                 makespan=schedule.makespan, ratio=competitive_ratio(schedule.makespan, opt),
+                                 steps=len(schedule.durations), **reading, explored=strategy.explored,
+                                 exploration_time=strategy.exploration_time))
     return rows
 
 
@@ -150,41 +178,73 @@ def run_experiment(config: ExperimentConfig, out: str | os.PathLike, *, workers:
     Ctrl-C / SIGTERM cancel the pending cells at once and keep the finished ones.
     """
     out = Path(out)
-    created = not out.exists()
-    try:
-        _check_config(config, out, force)
+    with grid_folder(out, command="experiment", spec_file=CONFIG, document=config.to_json(), owned=OWNED,
+                     grid=RESULTS, matches=_same_grid(config), force=force):
         frame = run_grid(run_cell, config.cells, path=out / RESULTS, columns=COLUMNS, key=KEY, shared=(config,),
                          workers=workers, dask=dask, progress=progress, desc="experiment", unit="instance")
-    except BaseException:
-        if created and not any_finished(out / RESULTS):  # nothing to resume: leave no folder behind
-            shutil.rmtree(out, ignore_errors=True)
-        raise
-    frame = frame.sort_values(["alpha_index", "instance", "strategy", "k"], ignore_index=True)
+    frame = frame.sort_values(["alpha_index", "instance", "strategy", "k", *READING], ignore_index=True)
+    frame["ei_unclipped"] = frame["ei_unclipped"].astype("string")  # True / False / empty (OPT, FCS) as text
     with atomic_path(out / PARQUET) as tmp:  # sorted: the same file whatever order the cells finished in
         frame.to_parquet(tmp, index=False)
     with atomic_path(out / SUMMARY) as tmp:
         summarize(frame).to_csv(tmp, index=False)
+    if max(len(config.readings(name)) for name in config.acquisitions) > 1:
+        with atomic_path(out / SPREAD) as tmp:
+            spread(frame).to_csv(tmp, index=False)
     return frame
 
 
 def summarize(frame):
-    """Mean, max and std of the ratio per α range, strategy and k (the numbers behind Figs. 6 and 7)."""
+    """Mean, max and std of the ratio per α range, strategy, k and reading (the numbers behind Figs. 6 and 7),
+    with the mean number of combinations explored and the mean time spent exploring them."""
+    keys = ["alpha_index", "alpha_lo", "alpha_hi", "strategy", "k", *READING]
+    grouped = frame.groupby(keys, dropna=False)
+    summary = grouped["ratio"].agg(mean_ratio="mean", max_ratio="max", std_ratio="std", instances="count")
+    summary["mean_explored"] = grouped["explored"].mean()
+    summary["mean_exploration_time"] = grouped["exploration_time"].mean()
+    summary = summary.reset_index()
+    first = ["alpha_index", "alpha_lo", "alpha_hi", "strategy", "k", "mean_ratio", "max_ratio", "std_ratio",
+             "instances"]  # the columns of earlier versions first, in their order
+    return summary[first + [column for column in summary.columns if column not in first]]
+
+
+def spread(frame):
+    """How far the mean ratio moves between readings: per α range, search strategy and k, the lowest and the
+    highest mean ratio over the readings, their difference and the readings reaching them."""
+    search = frame[frame["strategy"].isin(ACQUISITIONS)]
+    means = search.groupby(["alpha_index", "alpha_lo", "alpha_hi", "strategy", "k", *READING],
+                           dropna=False)["ratio"].mean().reset_index()
+    means["reading"] = [f"anchor={a} ties={t} ei_unclipped={u}" for a, t, u in
+                        means[list(READING)].itertuples(index=False)]
     keys = ["alpha_index", "alpha_lo", "alpha_hi", "strategy", "k"]
-    grouped = frame.groupby(keys, dropna=False)["ratio"]
-    return grouped.agg(mean_ratio="mean", max_ratio="max", std_ratio="std", instances="count").reset_index()
+    grouped = means.groupby(keys, dropna=False)
+    low, high = means.loc[grouped["ratio"].idxmin()], means.loc[grouped["ratio"].idxmax()]
+    table = low[keys].reset_index(drop=True)
+    table["readings"] = grouped["ratio"].count().to_numpy()
+    table["min_mean_ratio"], table["max_mean_ratio"] = low["ratio"].to_numpy(), high["ratio"].to_numpy()
+    table["spread"] = table["max_mean_ratio"] - table["min_mean_ratio"]
+    table["min_reading"], table["max_reading"] = low["reading"].to_numpy(), high["reading"].to_numpy()
+    return table
 
 
-def _check_config(config: ExperimentConfig, out: Path, force: bool = False) -> None:
-    """Create `out` with config.json, or check that the one there describes the same grid (`cosched.rerun`)."""
-    def same_grid(path: Path) -> bool:
+def default_reading(frame, config: ExperimentConfig):
+    """The rows of OPT, FCS and the search strategies under the config's first reading (what the figures show)."""
+    first = {"lower_anchor": config.lower_anchors[0], "search_tie_break": config.search_tie_breaks[0]}
+    keep = ~frame["strategy"].isin(ACQUISITIONS)
+    search = frame["strategy"].isin(ACQUISITIONS)
+    for column, value in first.items():
+        search &= frame[column] == value
+    clipped = frame["ei_unclipped"].astype(str) == str(config.ei_unclipped[0])
+    search &= (frame["strategy"] != "ei") | clipped
+    return frame[keep | search]
+
+
+def _same_grid(config: ExperimentConfig):
+    """Whether a stored config.json describes the same grid as `config` (`cosched.rerun`)."""
+    def matches(path: Path) -> bool:
         try:
             return ExperimentConfig.from_json(json.loads(path.read_text())) == config
         except (json.JSONDecodeError, TypeError, InputError) as error:
             raise InputError(f"unreadable experiment configuration ({error}); add --force to start over",
                              source=str(path)) from None
-
-    if claim_output(out, command="experiment", key_file=CONFIG, owned=OWNED, matches=same_grid, force=force):
-        return
-    out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out / CONFIG) as tmp:
-        tmp.write_text(json.dumps(config.to_json(), indent=2))
+    return matches

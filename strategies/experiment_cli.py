@@ -8,11 +8,12 @@ import time
 from cosched.cli_options import (LazyChoices, add_json, add_name_list, add_out, add_plots, add_quiet, add_seed,
                                   announce, names_or, plots_target)
 from cosched.errors import InputError
-from cosched.strategies.experiment import ACQUISITIONS, PARQUET, PRESETS, RESULTS, SUMMARY
-from cosched.strategies.interpolation import RULES
+from cosched.strategies.experiment import ACQUISITIONS, PARQUET, PRESETS, RESULTS, SPREAD, SUMMARY
+from cosched.strategies.interpolation import LOWER_ANCHORS, RULES
 from cosched.strategies.noise import NOISE_MODELS
 
 INCUMBENTS = LazyChoices("cosched.strategies.search", "INCUMBENTS")  # read on use: search imports scipy
+SEARCH_TIE_BREAKS = LazyChoices("cosched.strategies.search", "SEARCH_TIE_BREAKS")
 
 __all__ = ["register_experiment"]
 
@@ -24,7 +25,8 @@ def register_experiment(subparsers) -> None:
                     "for every k. Rows go to OUT/results.csv as cells finish (rerun the same command to resume); "
                     "then OUT/results.parquet, OUT/summary.csv, OUT/fig6.png and OUT/fig7.png.")
     parser.add_argument("--preset", choices=tuple(PRESETS), default="paper",
-                        help="paper: 50 instances of n=10 per α range, k in 0.6..0.99; small: a quick look")
+                        help="paper: 50 instances of n=10 per α range (002 §8) over our grid of 9 α ranges and "
+                             "k in 0.6..0.99; small: a quick look")
     add_out(parser, "folder", "results.csv, results.parquet, summary.csv, fig6.png, fig7.png (resumes if it "
                               "exists)", required=True)
     parser.add_argument("--instances", type=int, help="instances per α range (overrides the preset)")
@@ -40,6 +42,17 @@ def register_experiment(subparsers) -> None:
     parser.add_argument("--noise-sigma", type=float, help="relative σ of measurement noise (default 0)")
     parser.add_argument("--noise-model", choices=NOISE_MODELS, help="noise distribution")
     parser.add_argument("--remeasure", action="store_true", help="re-measure known combinations and average")
+    parser.add_argument("--lower-anchor", choices=LOWER_ANCHORS, nargs="+", metavar="ANCHOR",
+                        help="size(s) at which the lower bound 0 sits while no superset is measured: n+1 (default) "
+                             "and/or n; several values run each and report the spread (%(choices)s)")
+    parser.add_argument("--search-tie-break", choices=SEARCH_TIE_BREAKS, nargs="+", metavar="RULE",
+                        help="tie-break(s) among equal acquisition values and estimates: first (default) and/or "
+                             "random; several values run each and report the spread (%(choices)s)")
+    parser.add_argument("--ei-unclipped", action="store_true",
+                        help="EI at sigma = 0 as (28) prints it (a~_j - a+, may be negative) instead of clipped at 0")
+    parser.add_argument("--all-readings", action="store_true",
+                        help="run every reading of the open choices (lower anchor n+1/n, tie-break first/random, EI "
+                             "clipped/unclipped) and write OUT/spread.csv with the spread of the mean ratio")
     add_seed(parser, "base seed of the instance generator")
     parser.add_argument("--workers", type=int, help="worker processes (default: all cores; 1 = in this process)")
     parser.add_argument("--dask", metavar="ADDRESS", help="run on Dask: 'local' (LocalCluster) or tcp://host:port")
@@ -54,7 +67,7 @@ def register_experiment(subparsers) -> None:
 
 def _experiment(args) -> int:
     from cosched.outputs import check_outputs
-    from cosched.strategies.experiment import run_experiment
+    from cosched.strategies.experiment import default_reading, run_experiment, spread
     from cosched.strategies.plots import fig7_table, plot_fig6, plot_fig7
 
     plots = plots_target(args, args.out)
@@ -63,7 +76,13 @@ def _experiment(args) -> int:
     overrides = {"instances": args.instances, "n": args.n, "ks": tuple(args.k) if args.k else None,
                  "acquisitions": acquisitions, "quantum": args.quantum,
                  "bounds": args.bounds, "incumbent": args.incumbent, "noise_sigma": args.noise_sigma,
-                 "noise_model": args.noise_model, "remeasure": args.remeasure or None, "seed": args.seed}
+                 "noise_model": args.noise_model, "remeasure": args.remeasure or None, "seed": args.seed,
+                 "lower_anchors": tuple(args.lower_anchor) if args.lower_anchor else None,
+                 "search_tie_breaks": tuple(args.search_tie_break) if args.search_tie_break else None,
+                 "ei_unclipped": (True,) if args.ei_unclipped else None}
+    if args.all_readings:
+        overrides.update(lower_anchors=tuple(LOWER_ANCHORS), search_tie_breaks=tuple(SEARCH_TIE_BREAKS),
+                         ei_unclipped=(False, True))
     config = dataclasses.replace(PRESETS[args.preset],
                                  **{key: value for key, value in overrides.items() if value is not None})
     if args.workers is not None and args.workers < 1:
@@ -72,17 +91,23 @@ def _experiment(args) -> int:
     frame = run_experiment(config, args.out, workers=args.workers, dask=args.dask, progress=not args.quiet,
                            force=args.force)
     seconds = time.perf_counter() - started
-    written = [f"{args.out}/{name}" for name in (RESULTS, PARQUET, SUMMARY)]
+    several = max(len(config.readings(name)) for name in config.acquisitions) > 1
+    written = [f"{args.out}/{name}" for name in (RESULTS, PARQUET, SUMMARY, *((SPREAD,) if several else ()))]
+    shown = default_reading(frame, config)  # the figures and the table: the first reading
     if plots is not None:
-        written += [plot_fig6(frame, plots / "fig6.png"), plot_fig7(frame, plots / "fig7.png")]
-    best = fig7_table(frame)
+        written += [plot_fig6(shown, plots / "fig6.png"), plot_fig7(shown, plots / "fig7.png")]
+    best = fig7_table(shown)
     announce(args, *written)
     if args.json:
         print(best.to_json(orient="records"))
         return 0
     table = best.pivot(index=["alpha_lo", "alpha_hi"], columns="strategy", values="mean_ratio")
     if not args.quiet:
-        print(f"{len(frame)} runs in {args.out} ({seconds:.1f} s this session); lowest mean ratio over k:",
-              file=sys.stderr)
+        print(f"{len(frame)} runs in {args.out} ({seconds:.1f} s this session); lowest mean ratio over k"
+              f"{' (first reading)' if several else ''}:", file=sys.stderr)
     print(table.round(4).to_string())
+    if several:
+        largest = spread(frame).groupby(["alpha_lo", "alpha_hi", "strategy"])["spread"].max().unstack()
+        print("\nlargest spread of the mean ratio between readings (over k):")
+        print(largest.round(4).to_string())
     return 0

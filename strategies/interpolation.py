@@ -13,9 +13,12 @@ import numpy as np
 from cosched.errors import InputError
 from cosched.theory.lattice import membership, popcount
 
-__all__ = ["Bounds", "interpolate", "RULES", "MAX_SEARCH_TASKS"]
+__all__ = ["Bounds", "interpolate", "RULES", "LOWER_ANCHORS", "MAX_SEARCH_TASKS"]
 
 RULES = ("paper", "tight")
+# where the lower bound 0 sits when no superset is measured (002 §5.1 leaves it open): at size n + 1 (the
+# full set keeps a non-zero estimate) or at size n (the full set is estimated at 0 until it is measured)
+LOWER_ANCHORS = ("n+1", "n")
 MAX_SEARCH_TASKS = 16  # the lattice arrays hold 2^n x n entries per bound
 CACHE_MAX_TASKS = 11  # superset/subset lists are cached up to this n (2 x 3^n entries, 2.8 MB at n = 11)
 _NEIGHBOURS: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
@@ -26,7 +29,7 @@ def interpolate(upper, upper_size, lower, lower_size, size):
 
     Where S_p = S_q = S_j (a measured combination) the weight is 0 and the estimate is the measured speed.
     """
-    weight = (lower_size - size) / np.maximum(lower_size - upper_size, 1.0)  # |S_q| - |S_p| >= 2 when unmeasured
+    weight = (lower_size - size) / np.maximum(lower_size - upper_size, 1.0)  # |S_q| - |S_p| >= 1 when unmeasured
     return lower + (upper - lower) * weight  # 002 §5.1 (22): a_iq + (a_ip - a_iq)(|S_q| - |S_j|)/(|S_q| - |S_p|)
 
 
@@ -36,14 +39,18 @@ class Bounds:
     rule="paper": the largest measured subset and the smallest measured superset, ties broken by the
     narrowest interval (002 §5.1). rule="tight": the smallest upper and the largest lower bound over all
     measured subsets/supersets (ties: the closest size). Singletons are known: a_i{i} = 1 (002 §3). When no
-    superset is measured the lower bound is 0, placed at size n + 1 so the full set keeps a non-zero estimate.
-    A measured combination's bounds are its measured speeds.
+    superset is measured the lower bound is 0, placed at size n + 1 (lower_anchor="n+1", so the full set keeps
+    a non-zero estimate) or at size n (lower_anchor="n"). A measured combination's bounds are its measured speeds.
     """
 
-    def __init__(self, n: int, rule: str = "paper"):
+    def __init__(self, n: int, rule: str = "paper", lower_anchor: str = "n+1"):
         if rule not in RULES:
             raise InputError(f"unknown bounds rule {rule!r}; choose from {', '.join(RULES)}", field="bounds")
+        if lower_anchor not in LOWER_ANCHORS:
+            raise InputError(f"unknown lower anchor {lower_anchor!r}; choose from {', '.join(LOWER_ANCHORS)}",
+                             field="lower_anchor")
         self.n, self.rule = n, rule
+        self.anchor = n + 1.0 if lower_anchor == "n+1" else float(n)  # size of the lower bound 0
         self.lattice = np.arange(1 << n, dtype=np.int64)
         self.sizes = popcount(self.lattice)
         self.size_column = self.sizes[:, None].astype(float)  # |S_j| as a (2^n, 1) column for formula (22)
@@ -53,10 +60,10 @@ class Bounds:
         singletons = 1 << np.arange(n, dtype=np.int64)
         self.measured[singletons] = True
         self.values[singletons, np.arange(n)] = 1.0  # 002 §3: speed alone is 1
-        # what `recompute` gives with only the singletons measured: upper 1 at size 1, lower 0 at size n + 1
+        # what `recompute` gives with only the singletons measured: upper 1 at size 1, lower 0 at the anchor
         self.upper_size = self.member.astype(float)
         self.upper = self.member.astype(float)
-        self.lower_size = self.member * (n + 1.0)
+        self.lower_size = self.member * self.anchor
         self.lower = np.zeros((1 << n, n))
         for mask in singletons:
             self._pin(mask)
@@ -119,7 +126,7 @@ class Bounds:
         known = self.measured[:, None] & self.member
         self.upper_size = np.where(known, self.size_column, -1.0)
         self.upper = np.where(known, self.values, np.inf)
-        self.lower_size = np.where(known, self.size_column, n + 1.0)
+        self.lower_size = np.where(known, self.size_column, self.anchor)
         self.lower = np.where(known, self.values, 0.0)
         for bit in range(n):
             high = self.lattice[(self.lattice >> bit) & 1 == 1]

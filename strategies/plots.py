@@ -1,4 +1,7 @@
-"""Figures of the experiment results like 002 §8: Fig. 6 (ratio vs α per acquisition and k), Fig. 7 (best k)."""
+"""Figures of the experiment results like 002 §8: Fig. 6 (ratio vs α per acquisition and k), Fig. 7 (best k).
+
+The statistic plotted, the mean ratio over the instances of an α range, is our choice: 002 does not name it.
+"""
 from __future__ import annotations
 
 import os

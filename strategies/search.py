@@ -8,22 +8,26 @@ combination of unfinished tasks with its acquisition function over the interpola
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from cosched.errors import InputError
 from cosched.strategies.acquisition import (check_k, combination_moments, expected_improvement, probability_of_improvement,
                                     task_sigma, upper_confidence_bound)
-from cosched.strategies.interpolation import MAX_SEARCH_TASKS, RULES, Bounds, interpolate
+from cosched.strategies.interpolation import LOWER_ANCHORS, MAX_SEARCH_TASKS, RULES, Bounds, interpolate
 from cosched.strategies.schedule import Decision, StrategyError
 from cosched.theory.instance import Instance
 from cosched.theory.lattice import tasks_of
 
-__all__ = ["SearchStrategy", "UCB", "PI", "EI", "INCUMBENTS", "DEFAULT_K", "DEFAULT_QUANTUM", "TIE_TOLERANCE"]
+__all__ = ["SearchStrategy", "UCB", "PI", "EI", "INCUMBENTS", "SEARCH_TIE_BREAKS", "DEFAULT_K", "DEFAULT_QUANTUM",
+           "TIE_TOLERANCE"]
 
 DEFAULT_K = 0.99  # the paper's best k for every acquisition (002 §8, Fig. 7)
 DEFAULT_QUANTUM = 10.0  # measurement quantum τ in time units (002 §8)
-TIE_TOLERANCE = 1e-12  # acquisition values this close are ties (broken by the estimate, then smallest bitmask)
+TIE_TOLERANCE = 1e-12  # acquisition values this close are ties (broken by the estimate, then `search_tie_break`)
 INCUMBENTS = ("estimate", "measured")
+SEARCH_TIE_BREAKS = ("first", "random")  # among equal (acquisition, estimate): smallest bitmask or the run's rng
 
 
 class SearchStrategy:
@@ -34,15 +38,23 @@ class SearchStrategy:
     incumbent a⁺ = "estimate" (the largest estimated combination speed ã_j, 002 §5.2 "the estimated maximum
     value") or "measured" (the best measured combination speed of unfinished tasks), and for noisy
     measurements: noise (the relative σ the strategy assumes for one measurement) and remeasure (measured
-    combinations also run one quantum at a time, each observation is averaged in).
+    combinations also run one quantum at a time, each observation is averaged in). Choices 002 leaves open:
+    lower_anchor "n+1" | "n" (where the lower bound 0 sits without a measured superset, `Bounds`) and
+    search_tie_break "first" | "random" (among equal acquisition values and estimates: the smallest bitmask
+    or a random one).
+
+    After a run, `explored` counts the combinations measured for the first time (singletons are known) and
+    `exploration_time` sums the time spent in those first measurements.
     """
 
     name = "search"
     acquisition = None  # subclasses: a function (mean ã_j, σ_j, incumbent a⁺) -> value per combination
-    OPTIONS = frozenset({"k", "quantum", "bounds", "noise", "remeasure", "incumbent"})
+    OPTIONS = frozenset({"k", "quantum", "bounds", "noise", "remeasure", "incumbent", "lower_anchor",
+                         "search_tie_break"})
 
     def __init__(self, k: float = DEFAULT_K, quantum: float = DEFAULT_QUANTUM, bounds: str = "paper",
-                 noise: float = 0.0, remeasure: bool = False, incumbent: str = "estimate"):
+                 noise: float = 0.0, remeasure: bool = False, incumbent: str = "estimate",
+                 lower_anchor: str = "n+1", search_tie_break: str = "first"):
         try:
             self.k = check_k(float(k))
         except ValueError as error:
@@ -56,14 +68,23 @@ class SearchStrategy:
         if incumbent not in INCUMBENTS:
             raise InputError(f"unknown incumbent {incumbent!r}; choose from {', '.join(INCUMBENTS)}",
                              field="incumbent")
+        if lower_anchor not in LOWER_ANCHORS:
+            raise InputError(f"unknown lower anchor {lower_anchor!r}; choose from {', '.join(LOWER_ANCHORS)}",
+                             field="lower_anchor")
+        if search_tie_break not in SEARCH_TIE_BREAKS:
+            raise InputError(f"unknown search tie-break {search_tie_break!r}; choose from "
+                             f"{', '.join(SEARCH_TIE_BREAKS)}", field="search_tie_break")
         self.quantum, self.rule, self.noise = float(quantum), bounds, float(noise)
         self.remeasure, self.incumbent = bool(remeasure), incumbent
+        self.lower_anchor, self.search_tie_break = lower_anchor, search_tie_break
 
     def start(self, instance: Instance, rng: np.random.Generator) -> None:
         if instance.n > MAX_SEARCH_TASKS:
             raise InputError(f"search strategies keep n x 2^n bounds; at most {MAX_SEARCH_TASKS} tasks, "
                              f"got {instance.n}", field="tasks")
-        self.bounds = Bounds(instance.n, self.rule)
+        self.bounds = Bounds(instance.n, self.rule, self.lower_anchor)
+        self._rng = rng
+        self.explored, self.exploration_time = 0, 0.0
         self.unfinished = (1 << instance.n) - 1
         self.candidates = instance.combinations  # only shrinks: tasks never become unfinished again
         self.counts = np.zeros(1 << instance.n, dtype=np.int64)  # observations per combination (singletons: exact)
@@ -84,9 +105,10 @@ class SearchStrategy:
         value = self.acquisition(mean, sigma, incumbent)
         pick = int(np.argmax(value))
         best = value >= value[pick] - TIE_TOLERANCE
-        if np.count_nonzero(best) > 1:  # ties: the largest estimate, then the smallest bitmask
+        if np.count_nonzero(best) > 1:  # ties: the largest estimate, then the smallest bitmask or at random
             best &= mean >= mean[best].max() - TIE_TOLERANCE
-            pick = int(np.argmax(best))
+            pick = int(np.argmax(best)) if self.search_tie_break == "first" else int(self._rng.choice(
+                np.flatnonzero(best)))
         choice = int(candidates[pick])
         exploring = not self.bounds.measured[choice] or self.remeasure
         return Decision(choice, self.quantum if exploring else np.inf)
@@ -96,6 +118,8 @@ class SearchStrategy:
         if not bounds.measured[combination]:
             changed = bounds.add(combination, np.maximum(measured_speeds, 0.0), live=self.unfinished)
             self.counts[combination] = 1
+            self.explored += 1
+            self.exploration_time += duration
             self._refresh(changed)
         elif self.remeasure and bounds.sizes[combination] > 1:
             count = self.counts[combination] + 1
@@ -132,7 +156,15 @@ class PI(SearchStrategy):
 
 
 class EI(SearchStrategy):
-    """Expected improvement over a⁺ (002 §5.2, formula (28))."""
+    """Expected improvement over a⁺ (002 §5.2, formula (28)); ei_unclipped=True keeps ã_j - a⁺ < 0 at σ_j = 0
+    as (28) prints it instead of clipping it at 0."""
 
     name = "ei"
     acquisition = staticmethod(expected_improvement)
+    OPTIONS = SearchStrategy.OPTIONS | {"ei_unclipped"}
+
+    def __init__(self, ei_unclipped: bool = False, **options):
+        super().__init__(**options)
+        self.ei_unclipped = bool(ei_unclipped)
+        if self.ei_unclipped:
+            self.acquisition = partial(expected_improvement, clip=False)

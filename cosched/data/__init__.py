@@ -18,11 +18,12 @@ from cosched.errors import InputError
 
 __all__ = ["HEATMAPS", "WORKLOADS", "PRESETS", "data_path", "resolve"]
 
-# Measured ELiSE co-run heatmaps in the thesis Table 4.1 layout (+ 2 speedup columns the reader ignores).
+# ELiSE co-run heatmaps in the thesis Table 4.1 layout (+ 2 speedup columns the reader ignores).
 HEATMAPS = {
     "aris-nas": "derived_pairs_aris_NAS.csv",  # 33 NPB loads on ARIS, 421 pairs
     "aris-spec": "derived_pairs_aris_SPEC.csv",  # 8 SPEChpc 2021 loads on ARIS, 35 pairs
     "g5k-nas": "derived_pairs_g5k_grvingt_NAS.csv",  # 13 NPB loads on Grid'5000 grvingt, 91 pairs
+    "marconi-fig2": "marconi_npb256_fig2.csv",  # 8 NPB loads x 256 on Marconi, transcribed from 000 Fig. 2
 }
 # Parallel Workloads Archive traces (SWF, gzipped as published); run them on the platform of the same name.
 WORKLOADS = {

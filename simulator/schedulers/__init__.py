@@ -9,7 +9,7 @@ from typing import Callable
 
 from cosched.registry import build
 
-__all__ = ["SCHEDULERS", "make_scheduler", "register_scheduler", "CLASSIC", "COSCHEDULERS"]
+__all__ = ["SCHEDULERS", "make_scheduler", "register_scheduler", "CLASSIC", "COSCHEDULERS", "ELASTIC"]
 
 SCHEDULERS: dict[str, str | Callable] = {
     "fcfs": "cosched.simulator.schedulers.fcfs:FCFS",
@@ -28,8 +28,19 @@ SCHEDULERS.update({  # co-schedulers (003 ch. 5): run with simulator.colocation.
     "filler": "cosched.simulator.schedulers.filler:Filler",
     "sjf-filler": "cosched.simulator.schedulers.filler:SJFFiller",
     "pop-filler": "cosched.simulator.schedulers.filler:PopFiller",
+    "matching": "cosched.simulator.schedulers.matching:Matching",
 })
-COSCHEDULERS = ("easy-co", "sjf-co", "ljf-co", "laf-co", "popularity", "filler", "sjf-filler", "pop-filler")
+COSCHEDULERS = ("easy-co", "sjf-co", "ljf-co", "laf-co", "popularity", "filler", "sjf-filler", "pop-filler",
+                "matching")
+SCHEDULERS.update({  # the rigid and malleable policies of ElastiSim's study (001 §6.3)
+    "fcfs-rigid": "cosched.simulator.schedulers.elastic:FCFSRigid",
+    "fcfs-malleable": "cosched.simulator.schedulers.elastic:FCFSMalleable",
+    "sjf-rigid": "cosched.simulator.schedulers.elastic:SJFRigid",
+    "sjf-malleable": "cosched.simulator.schedulers.elastic:SJFMalleable",
+    "drf": "cosched.simulator.schedulers.elastic:DRF",
+    "srtf": "cosched.simulator.schedulers.elastic:SRTF",
+})
+ELASTIC = ("fcfs-rigid", "fcfs-malleable", "sjf-rigid", "sjf-malleable", "drf", "srtf")
 
 
 def register_scheduler(name: str, factory: str | Callable) -> None:

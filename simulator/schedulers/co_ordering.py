@@ -39,15 +39,18 @@ def laf_key(cores: np.ndarray, remaining: np.ndarray) -> np.ndarray:
     return np.asarray(cores, dtype=np.float64) * remaining  # 003 appendix, LAF-Co: processes x remaining time
 
 
-def popularity_ranks(apps: np.ndarray, speedups: np.ndarray, threshold: float = POPULARITY_THRESHOLD
-                     ) -> np.ndarray:
+def popularity_ranks(apps: np.ndarray, speedups: np.ndarray, threshold: float = POPULARITY_THRESHOLD,
+                     known: np.ndarray | None = None) -> np.ndarray:
     """Rank of each waiting job: how many other waiting jobs it pairs with at average speedup > threshold.
 
     003 §5.2.5: for every pair of waiting jobs whose average pairwise speedup exceeds the threshold, both
-    ranks grow by one. ``apps`` are heatmap indices of the waiting jobs, ``speedups`` the full matrix.
+    ranks grow by one. ``apps`` are heatmap indices of the waiting jobs, ``speedups`` the full matrix;
+    ``known`` (same shape) marks the measured pairs, the only ones counted (as ELiSE skips unmeasured pairs).
     """
     apps = np.asarray(apps, dtype=np.int64)
     good = (speedups + speedups.T) / 2 > threshold  # 003 §5.2.5: average of the two directed speedups
+    if known is not None:
+        good &= known
     present = np.bincount(apps, minlength=speedups.shape[0])
     per_app = good.astype(np.int64) @ present  # good partners of each application among all waiting jobs
     return per_app[apps] - good[apps, apps]  # not the job itself

@@ -3,15 +3,22 @@
 A co-scheduler is a queue scheduler that asks for the co-location allocator and the heatmap speed model
 (``cosched.simulator.colocation``): jobs are spread over twice the nodes with half-socket binding and
 progress at the heatmap speedups of their neighbours. A subclass only sets ``priority``. All use EASY
-backfilling.
+backfilling; the reservation goes to the first job of the sorted queue that does not fit (``reserve="head"``)
+or, as in ELiSE, to the oldest waiting job, with the backfill candidates in arrival order (``"oldest"``).
 """
 from __future__ import annotations
 
-from cosched.simulator.colocation import CoLocationAllocator, co_context
-from cosched.simulator.schedulers.base import QueueScheduler
+from itertools import islice
+
+from cosched.errors import InputError
+from cosched.simulator.colocation import MISSING_PAIRS, CoLocationAllocator, co_context
+from cosched.simulator.schedulers.backfilling import easy_pass, fcfs_pass
+from cosched.simulator.schedulers.base import DEFAULT_DEPTH, IN_ORDER_CHUNK, QueueScheduler
 from cosched.simulator.schedulers.co_ordering import laf_key, ljf_key, sjf_key
 
-__all__ = ["CoScheduler", "EasyCo", "SJFCo", "LJFCo", "LAFCo"]
+__all__ = ["CoScheduler", "EasyCo", "SJFCo", "LJFCo", "LAFCo", "RESERVATIONS"]
+
+RESERVATIONS = ("head", "oldest")  # who holds the EASY reservation: the sorted head, or the oldest job (ELiSE)
 
 
 class CoScheduler(QueueScheduler):
@@ -24,12 +31,39 @@ class CoScheduler(QueueScheduler):
     name = "easy-co"
     backfill = "easy"
     co_located = True
+    OPTIONS = QueueScheduler.OPTIONS + ("missing_pair", "reserve")
+
+    def __init__(self, backfill=None, depth=DEFAULT_DEPTH, record_reservations=False, missing_pair="default",
+                 reserve="head"):
+        super().__init__(backfill, depth, record_reservations)
+        if missing_pair not in MISSING_PAIRS:
+            raise InputError(f"unknown missing-pair rule {missing_pair!r}; choose from {MISSING_PAIRS}",
+                             field="missing_pair")
+        if reserve not in RESERVATIONS:
+            raise InputError(f"unknown reservation rule {reserve!r}; choose from {RESERVATIONS}", field="reserve")
+        self.missing_pair, self.reserve = missing_pair, reserve
 
     def make_allocator(self, platform, placement: str | None = None) -> CoLocationAllocator:
         return CoLocationAllocator(platform, placement or "idle")
 
-    def make_speed_model(self, workload, heatmap=None, spread_speedup: float | None = None):
-        return co_context(workload, heatmap, spread_speedup).speed_model()
+    def make_speed_model(self, workload, heatmap=None, spread_speedup: float | str | None = None):
+        return co_context(workload, heatmap, spread_speedup, self.missing_pair).speed_model()
+
+    def schedule(self, engine) -> None:
+        """Sorted in-order pass; with ``reserve="oldest"`` the EASY pass then works in arrival order."""
+        if self.reserve == "head" or self.backfill != "easy" or self.priority is None:
+            super().schedule(engine)
+            return
+        waiting = engine.waiting
+        order = self.order(engine)  # 000 Algorithm 2: one sorted copy of the queue per pass
+        start, index = engine.start, 0
+        while index < len(order) and start(order[index]):
+            index += 1
+        # the oldest waiting jobs that fit start, then the oldest one left holds the reservation
+        while waiting and fcfs_pass(engine, list(islice(waiting, IN_ORDER_CHUNK))):
+            pass
+        if waiting and self.depth:
+            easy_pass(engine, list(islice(waiting, self.depth + 1)), self.reservations)
 
 
 class EasyCo(CoScheduler):

@@ -1,38 +1,47 @@
 """Popularity co-scheduler (003 §5.2.5): friendliest jobs first, the unfriendly ones deployed compact.
 
 A job's rank counts the other waiting jobs it pairs with at an average heatmap speedup above the
-threshold; the queue is sorted by rank / len(queue), descending. A job with rank 0 (no good partner left
-in the queue, as happens to the last, least friendly jobs) is deployed compact instead of spread.
+threshold (measured pairs only); the queue is sorted by rank / len(queue), descending. A job whose rank
+falls below 3 (no longer enough good partners left in the queue, as happens to the last, least friendly
+jobs) is deployed compact instead of spread: the Greek summary of 003 §5.2.5 says co-location stops "once
+the rank values fall below 3", as the author's implementation does (``compact_below``).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from cosched.errors import InputError
 from cosched.simulator.colocation import COMPACT
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
 from cosched.simulator.schedulers.co_ordering import POPULARITY_THRESHOLD, popularity_key, popularity_ranks
 from cosched.simulator.schedulers.coscheduling import CoScheduler
 
-__all__ = ["Popularity"]
+__all__ = ["Popularity", "COMPACT_BELOW"]
+
+COMPACT_BELOW = 3  # 003 §5.2.5 (Greek text): no co-location once the rank falls below 3
 
 
 class Popularity(CoScheduler):
-    """Queue by popularity rank (003 appendix); rank-0 jobs go compact (hybrid allocation)."""
+    """Queue by popularity rank (003 appendix); jobs of rank below `compact_below` go compact (hybrid)."""
 
     name = "popularity"
-    OPTIONS = CoScheduler.OPTIONS + ("threshold",)
+    OPTIONS = CoScheduler.OPTIONS + ("threshold", "compact_below")
 
-    def __init__(self, backfill=None, depth=DEFAULT_DEPTH, record_reservations=False,
-                 threshold=POPULARITY_THRESHOLD):
-        super().__init__(backfill, depth, record_reservations)
+    def __init__(self, backfill=None, depth=DEFAULT_DEPTH, record_reservations=False, missing_pair="default",
+                 reserve="head", threshold=POPULARITY_THRESHOLD, compact_below=COMPACT_BELOW):
+        super().__init__(backfill, depth, record_reservations, missing_pair, reserve)
+        if compact_below < 0:
+            raise InputError(f"compact_below must be >= 0, got {compact_below}", field="compact_below")
         self.threshold = threshold
+        self.compact_below = compact_below
 
     def ranks(self, engine, waiting: np.ndarray) -> np.ndarray:
         model = engine.speed_model
-        return popularity_ranks(model.app[waiting], model.speedups, self.threshold)
+        return popularity_ranks(model.app[waiting], model.speedups, self.threshold, getattr(model, "known", None))
 
     def priority(self, engine, waiting):
         ranks = self.ranks(engine, waiting)
+        below = self.compact_below
         for job, rank in zip(waiting.tolist(), ranks.tolist()):
-            engine.hint(job, COMPACT if rank == 0 else None)
+            engine.hint(job, COMPACT if rank < below else None)
         return popularity_key(ranks, waiting.size)

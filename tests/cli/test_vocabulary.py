@@ -26,10 +26,18 @@ MINIMAL = {
     "compare": ["--workload", "w.csv", "--platform", "grvingt"], "heatmap": ["h.csv"],
     "generate-workload": ["--heatmap", "h.csv", "--out", "w.csv"], "experiment-sim": ["--out", "d"],
     "measure": ["--out", "d"], "measure-validate": [], "measure-speeds": ["s.csv"],
+    "execute": ["--out", "d"],
+    "bound": ["--workload", "w.csv", "--platform", "grvingt"],
+    "elastic": ["c.json", "--algorithm", "fcfs-rigid"],
+    "experiment-elastic": ["--out", "d"],
+    "worst-case": ["--n", "3", "--out", "d"],
+    "hybrid-workload": ["--workload", "w.swf", "--platform", "grvingt", "--out", "w.csv"],
+    "experiment-hybrid": ["--workload", "w.swf", "--platform", "grvingt", "--out", "d"],
 }
 RANDOM = ("generate", "run", "ratio", "demo", "experiment", "generate-workload", "experiment-sim", "measure",
-          "measure-validate")
-PROGRESS_BARS = ("experiment", "simulate", "compare", "experiment-sim", "measure", "measure-validate")
+          "measure-validate", "execute", "worst-case", "hybrid-workload", "experiment-hybrid", "experiment-elastic")
+PROGRESS_BARS = ("experiment", "simulate", "compare", "experiment-sim", "measure", "measure-validate", "execute",
+                 "worst-case", "experiment-hybrid", "experiment-elastic")
 
 
 def run(capsys, *argv):

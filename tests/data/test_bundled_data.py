@@ -23,7 +23,8 @@ from cosched.simulator.workload import load_workload
 from cosched.theory.heatmap import MissingPairsWarning, read_heatmap
 
 PACKAGE = Path(cosched.data.__file__).parent
-HEATMAP_SIZES = {"aris-nas": (33, 421), "aris-spec": (8, 35), "g5k-nas": (13, 91)}  # applications, CSV rows
+HEATMAP_SIZES = {"aris-nas": (33, 421), "aris-spec": (8, 35), "g5k-nas": (13, 91),  # applications, CSV rows
+                 "marconi-fig2": (8, 36)}
 KTH_RECORDS = 28476  # MaxRecords of the header = job records in the file (README.txt)
 KTH_JOBS = 28467  # after cleaning: 8 records with run time 0 and 1 without processors dropped
 

@@ -26,9 +26,9 @@ def workload_of(apps, cores, compact, submit=None):
 
 def run_engine(workload, platform, name, heatmap=None, spread=None, prefer="idle", **scheduler_options):
     context = co_context(workload, heatmap, spread)
-    engine = Engine(workload, platform, make_scheduler(name, **scheduler_options),
-                    allocator=context.allocator(platform, prefer), speed_model=context.speed_model(),
-                    log_events=True)
+    scheduler = make_scheduler(name, **scheduler_options)  # its own co-location allocator (matching: pairs)
+    engine = Engine(workload, platform, scheduler, allocator=scheduler.make_allocator(platform, prefer),
+                    speed_model=context.speed_model(), log_events=True)
     return engine, engine.run()
 
 
@@ -155,7 +155,7 @@ def test_sjf_co_and_ljf_co_start_jobs_in_their_key_order():
 def test_popularity_deploys_jobs_without_a_good_partner_compact():
     heatmap = heatmap_from_speedups(("good", "bad"), [[1.2, 0.7], [0.7, 0.7]], [10.0, 10.0], [2, 2])
     workload = workload_of(["good", "good", "bad"], [2, 2, 2], [10.0, 10.0, 10.0])
-    engine, result = run_engine(workload, Platform(3, 2, 2), "popularity", heatmap, 1.0)
+    engine, result = run_engine(workload, Platform(3, 2, 2), "popularity", heatmap, 1.0, compact_below=1)
     assert [engine.allocation[j].cores for j in range(3)] == [2, 2, 4]
     assert result.end[2] - result.start[2] == pytest.approx(10.0)  # compact: speed 1.0
 

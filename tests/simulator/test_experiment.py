@@ -50,7 +50,8 @@ def test_interrupted_grid_resumes_only_missing_runs(tmp_path, monkeypatch):
     assert calls == [(1, "filler"), (1, "conservative")]
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "runs.csv").drop(columns="wall_seconds"),
                                   before.drop(columns="wall_seconds"))
-    assert list(before.columns) == ["experiment", "scheduler", "makespan", "makespan_speedup", "mean_slowdown",
+    assert list(before.columns) == ["experiment", "scheduler", "makespan", "makespan_speedup", "bound",
+                                    "makespan_over_bound", "mean_slowdown",
                                     "mean_slowdown_pp", "slowdown_counts", "utilization", "mean_job_speedup",
                                     "weighted_mean_job_speedup", "wall_seconds"]
 

@@ -1,0 +1,86 @@
+"""Time the hybrid mechanisms (Fan et al.) on the whole CEA-Curie trace and the experiment-hybrid grid.
+
+    python benchmarks/bench_hybrid.py [--trace CEA-Curie-2011-2.1-cln.swf.gz] [--platform curie]
+                                      [--grid-jobs 50000] [--typings 10] [--workers 2]
+                                      [--skip-trace] [--skip-grid] [--keep DIR]
+
+Part 1: one typing (seed 0, W5) of the whole trace; the baseline and the six mechanisms one after the other in
+this process: wall and CPU seconds of each run, jobs per second, instant-start ratio and the slowest decision.
+Part 2: the full `experiment-hybrid` grid (7 configurations x --typings) on the first --grid-jobs jobs with
+--workers local processes: wall seconds, and the engine seconds the runs report (its table and plots stay in
+--keep DIR if given). The machine may be shared: the load average is printed before and after.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from data_paths import SHARED_DATA  # noqa: E402
+
+from cosched.simulator.compare import load_inputs  # noqa: E402
+from cosched.simulator.hybrid.experiment import HybridSpec, run_hybrid_experiment  # noqa: E402
+from cosched.simulator.hybrid.mechanisms import MECHANISMS  # noqa: E402
+from cosched.simulator.hybrid.run import hybrid_metrics, simulate_hybrid  # noqa: E402
+from cosched.simulator.hybrid.workload import build_hybrid, trace_projects  # noqa: E402
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} cores"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--trace", default="CEA-Curie-2011-2.1-cln.swf.gz")
+    parser.add_argument("--platform", default="curie")
+    parser.add_argument("--grid-jobs", type=int, default=50_000)
+    parser.add_argument("--typings", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--skip-trace", action="store_true", help="skip part 1")
+    parser.add_argument("--skip-grid", action="store_true", help="skip part 2")
+    parser.add_argument("--keep", help="folder for the grid's outputs (default: a temporary folder)")
+    args = parser.parse_args()
+    path = SHARED_DATA / "swf" / args.trace
+    print(load())
+    started = time.perf_counter()
+    platform, workload = load_inputs(path, args.platform)
+    projects = trace_projects(path, workload.job_id, "group")
+    hybrid = build_hybrid(workload, platform.cores_per_node, projects, seed=0)
+    print(f"{args.trace}: {len(workload)} jobs on {platform.nodes} nodes, read and typed in "
+          f"{time.perf_counter() - started:.1f} s")
+    print("| configuration | wall [s] | CPU [s] | jobs/s | instant start | decision max [ms] |")
+    print("|---|---|---|---|---|---|")
+    for mechanism in () if args.skip_trace else MECHANISMS:
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = simulate_hybrid(hybrid, platform, mechanism)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        metrics = hybrid_metrics(result, hybrid)
+        print(f"| {mechanism} | {wall:.1f} | {cpu:.1f} | {len(hybrid) / wall:,.0f} | "
+              f"{metrics['instant_start_ratio']:.4f} | {metrics['decision_ms_max']:.1f} |", flush=True)
+    print(load())
+    if args.skip_grid:
+        return
+    grid_workload = workload.head(args.grid_jobs)
+    spec = HybridSpec(grid_workload, projects[:args.grid_jobs], platform, args.typings, MECHANISMS,
+                      source=f"{args.trace} (first {args.grid_jobs})")
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(args.keep) if args.keep else Path(folder) / "grid"
+        wall = time.perf_counter()
+        run_hybrid_experiment(spec, out, workers=args.workers, progress=False, plots=bool(args.keep))
+        wall = time.perf_counter() - wall
+        import pandas as pd
+        runs = pd.read_csv(out / "runs.csv")
+    print(f"experiment-hybrid grid: {len(runs)} runs (7 configurations x {args.typings} typings) of "
+          f"{len(grid_workload)} jobs with {args.workers} workers: {wall:.0f} s wall "
+          f"({wall / 60:.1f} min); the runs' own engine time sums to {runs['wall_seconds'].sum():.0f} s")
+    print(load())
+
+
+if __name__ == "__main__":
+    main()

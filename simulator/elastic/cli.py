@@ -1,0 +1,150 @@
+"""`cosched elastic`: run an ElastiSim scenario (configuration, jobs, application models, platform) in process.
+
+Thin layer: read the configuration, platform and jobs, load the algorithm (an elastisim-python file or a built-in
+policy name), simulate, write ElastiSim's CSV files plus jobs.csv and summary.json, print the summary.
+"""
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+from cosched.cli_options import add_json, add_out, add_plots, add_quiet, announce, plots_target
+from cosched.errors import InputError
+from cosched.simulator.elastic.algorithms import ALGORITHMS
+
+__all__ = ["register"]
+
+_UNWRITTEN = ("network_activity", "gpu_utilization", "task_times")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "elastic", help="run an ElastiSim configuration (rigid, moldable, malleable, evolving, adaptive jobs)",
+        description="Simulate an ElastiSim scenario without SimGrid or ZeroMQ: the configuration's jobs file, "
+                    "application models and platform (SimGrid XML subset or JSON) under an elastisim-python "
+                    "algorithm file, run unmodified, or a built-in policy. Relative paths in the inputs resolve "
+                    "against the working directory, as in ElastiSim. Writes job_statistics.csv and "
+                    "node_utilization.csv (and cpu_utilization.csv, pfs_utilization.csv with sensing on) where "
+                    "the configuration says, or all into --out, plus jobs.csv (node count over time per job) and "
+                    "summary.json.")
+    parser.add_argument("config", metavar="CONFIG.json", help="ElastiSim configuration file")
+    parser.add_argument("--algorithm", required=True, metavar="ALGO.py|NAME",
+                        help="an elastisim-python algorithm file (defines schedule(jobs, nodes, system)) or a "
+                             f"built-in policy: {', '.join(ALGORITHMS)}")
+    add_out(parser, "folder", "every output file goes here instead of the paths in the configuration")
+    add_plots(parser, "the node-allocation Gantt, allocated nodes over time and wait/turnaround box plots",
+              default_on=False)
+    add_json(parser, "the summary")
+    add_quiet(parser)
+    parser.set_defaults(func=_command)
+
+
+def _outputs(configuration, out: str | None) -> dict[str, Path]:
+    """Every output path: the configuration's, or all inside --out."""
+    keys = [key for key in configuration.outputs if key not in _UNWRITTEN]
+    if out is not None:
+        folder = Path(out)
+        paths = {key: folder / f"{key}.csv" for key in keys}
+        paths.setdefault("job_statistics", folder / "job_statistics.csv")
+    else:
+        paths = {key: Path(configuration.outputs[key]) for key in keys}
+        folder = paths["job_statistics"].parent if "job_statistics" in paths else Path(".")
+    paths["jobs"] = folder / "jobs.csv"
+    paths["summary"] = folder / "summary.json"
+    return paths
+
+
+def _algorithm(value: str):
+    from cosched.simulator.elastic.algorithms import make_algorithm
+    from cosched.simulator.elastic.compat import load_algorithm
+
+    if value in ALGORITHMS:
+        return make_algorithm(value), value
+    if value.endswith(".py") or Path(value).exists():
+        return load_algorithm(value), value
+    raise InputError(f"neither a .py file nor a built-in policy ({', '.join(ALGORITHMS)})", source=value,
+                     field="--algorithm")
+
+
+def _command(args) -> int:
+    from cosched.outputs import atomic_path, check_outputs, output_dir
+    from cosched.simulator.elastic import results
+    from cosched.simulator.elastic.config import load_configuration
+    from cosched.simulator.elastic.expressions import Expressions
+    from cosched.simulator.elastic.platform import load_platform
+    from cosched.simulator.elastic.runtime import simulate
+    from cosched.simulator.elastic.workload import load_jobs
+
+    configuration = load_configuration(args.config)
+    paths = _outputs(configuration, args.out)
+    if "job_statistics" not in paths:
+        raise InputError("no output path: give job_statistics in the configuration or --out DIR",
+                         source=args.config, field="job_statistics")
+    plots = plots_target(args, paths["job_statistics"].parent) if args.plots is not None else None
+    check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"),
+                  *((None if args.out else key, path, "file") for key, path in paths.items()))
+    skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
+    if skipped:
+        warnings.warn(f"{', '.join(skipped)} not written: the flow model does not track GPU or network activity "
+                      f"per node, nor single task times")
+    algorithm, name = _algorithm(args.algorithm)
+    expressions = Expressions()
+    platform = load_platform(configuration.platform_file)
+    jobs = load_jobs(configuration.jobs_file, expressions)
+    sim = simulate(configuration, platform, jobs, algorithm, expressions=expressions, algorithm_name=name)
+    rows = results.job_rows(sim)
+    summary = results.summary(sim, rows)
+    never = summary["never_started"]
+    if never:
+        warnings.warn(f"{never} job(s) never started (status 'pending' in job_statistics.csv): the algorithm left "
+                      f"them waiting when nothing else could happen")
+    written = []
+
+    def write():
+        written.append(results.write_job_statistics(rows, paths["job_statistics"]))
+        if "node_utilization" in paths:
+            written.append(results.write_node_utilization(sim, paths["node_utilization"]))
+        if "pfs_utilization" in paths:
+            written.append(results.write_pfs_utilization(sim, paths["pfs_utilization"],
+                                                         configuration.sensing_interval))
+        if "cpu_utilization" in paths:
+            written.append(results.write_cpu_utilization(sim, paths["cpu_utilization"],
+                                                         configuration.sensing_interval))
+        written.append(results.write_jobs(rows, paths["jobs"]))
+        with atomic_path(paths["summary"]) as tmp:
+            tmp.write_text(json.dumps(summary, indent=2) + "\n")
+        written.append(paths["summary"])
+        if plots is not None:
+            from cosched.simulator.elastic.plots import write_plots
+            written.extend(write_plots(sim, rows, plots))
+
+    if args.out is not None:
+        with output_dir(args.out):
+            write()
+    else:
+        write()
+    announce(args, *written)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        _print_text(summary)
+    return 0
+
+
+def _print_text(summary: dict) -> None:
+    def seconds(value):
+        return "-" if value is None else f"{value:.1f}"
+
+    print(f"elastic: {summary['algorithm']} on {summary['nodes']} nodes: {summary['completed']} completed, "
+          f"{summary['killed']} killed, {summary['never_started']} never started")
+    print(f"makespan [s]      {summary['makespan']:.1f}")
+    print(f"utilization       {summary['utilization']:.3f}")
+    print(f"mean_wait [s]     {seconds(summary['mean_wait'])}")
+    print(f"mean_turnaround [s] {seconds(summary['mean_turnaround'])}")
+    print(f"reconfigurations  {summary['reconfigurations']}")
+    print(f"invocations       {summary['invocations']} ({summary['dropped_invocations']} dropped)")
+    print(f"wall [s]          {summary['wall_seconds']:.2f}")
+    for kind, stats in summary["by_type"].items():
+        print(f"  {kind:<10} jobs {stats['jobs']:>4}  wait [s] {seconds(stats['mean_wait']):>10}  "
+              f"turnaround [s] {seconds(stats['mean_turnaround']):>10}")

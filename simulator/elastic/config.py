@@ -1,0 +1,86 @@
+"""The ElastiSim configuration file: inputs, invocation triggers, sensing and output paths (001 §5.4-5.5).
+
+Keys and defaults follow ElastiSim's configuration page; `zmq_url` is accepted and unused (the algorithm runs in
+process), `task_times` is recorded but not written. Paths resolve against the working directory.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from cosched.errors import InputError
+from cosched.inputs import MAX_SECONDS, check_number, parse_json
+
+__all__ = ["Configuration", "load_configuration", "OUTPUT_KEYS", "SENSING_KEYS"]
+
+OUTPUT_KEYS = ("job_statistics", "node_utilization")
+SENSING_KEYS = ("cpu_utilization", "pfs_utilization", "network_activity", "gpu_utilization")
+_BOOLEANS = ("schedule_on_job_submit", "schedule_on_job_finalize", "schedule_on_scheduling_point",
+             "allow_oversubscription", "clip_evolving_requests", "forward_io_information", "sensing",
+             "log_task_times")
+_KNOWN = {"jobs_file", "platform_file", "zmq_url", "scheduling_interval", "min_scheduling_interval",
+          "sensing_interval", "pfs_read_links", "pfs_write_links", "task_times", *_BOOLEANS, *OUTPUT_KEYS,
+          *SENSING_KEYS}
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """A validated configuration; `outputs` maps each output key to its path."""
+
+    source: str
+    jobs_file: str
+    platform_file: str
+    scheduling_interval: float = 0.0
+    min_scheduling_interval: float = 0.0
+    schedule_on_job_submit: bool = False
+    schedule_on_job_finalize: bool = False
+    schedule_on_scheduling_point: bool = False
+    allow_oversubscription: bool = False
+    clip_evolving_requests: bool = False
+    forward_io_information: bool = False
+    sensing: bool = False
+    sensing_interval: float = 0.0
+    log_task_times: bool = False
+    outputs: dict = field(default_factory=dict)
+
+
+def load_configuration(path: str | os.PathLike) -> Configuration:
+    """Read and check a configuration file (the triggers must invoke the algorithm, as ElastiSim requires)."""
+    source = os.fspath(path)
+    raw = parse_json(source)
+    if not isinstance(raw, dict):
+        raise InputError("a configuration is a JSON object", source=source)
+    unknown = sorted(set(raw) - _KNOWN)
+    if unknown:
+        raise InputError(f"unknown key; known: {', '.join(sorted(_KNOWN))}", source=source, field=unknown[0])
+    for key in ("jobs_file", "platform_file"):
+        if not isinstance(raw.get(key), str) or not raw[key]:
+            raise InputError("missing or not a path", source=source, field=key)
+    flags = {}
+    for key in _BOOLEANS:
+        value = raw.get(key, False)
+        if not isinstance(value, bool):
+            raise InputError(f"must be true or false, got {value!r}", source=source, field=key)
+        flags[key] = value
+    interval = check_number(raw.get("scheduling_interval", 0), source=source, field="scheduling_interval",
+                            minimum=0, limit=MAX_SECONDS, text=False)
+    minimum = check_number(raw.get("min_scheduling_interval", 0), source=source, field="min_scheduling_interval",
+                           minimum=0, limit=MAX_SECONDS, text=False)
+    if interval == 0 and not (flags["schedule_on_job_submit"] and flags["schedule_on_job_finalize"]):
+        raise InputError("the algorithm must be invoked periodically (scheduling_interval > 0) or on both job submit "
+                         "and job finalize", source=source, field="scheduling_interval")
+    sensing_interval = 0.0
+    if flags["sensing"]:
+        sensing_interval = check_number(raw.get("sensing_interval"), source=source, field="sensing_interval",
+                                        minimum=0, exclusive_minimum=True, limit=MAX_SECONDS, text=False)
+    outputs = {}
+    for key in (*OUTPUT_KEYS, *SENSING_KEYS, "task_times"):
+        value = raw.get(key)
+        if value is not None and (not isinstance(value, str) or not value):
+            raise InputError("must be a path", source=source, field=key)
+        wanted = flags["log_task_times"] if key == "task_times" else key in OUTPUT_KEYS or flags["sensing"]
+        if value is not None and wanted:
+            outputs[key] = value
+    return Configuration(source, raw["jobs_file"], raw["platform_file"], float(interval), float(minimum),
+                         sensing_interval=float(sensing_interval), outputs=outputs,
+                         **{key: value for key, value in flags.items()})

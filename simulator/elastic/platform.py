@@ -1,0 +1,265 @@
+"""ElastiSim platforms: the SimGrid XML subset ElastiSim examples use, and an equivalent small JSON form.
+
+What is read (001 §5; SimGrid platform syntax): `<cluster>` (prefix, radical, suffix, speed, bw, lat) whose hosts
+are the compute nodes, with ElastiSim's node properties (`<prop>`: node-local burst buffer, GPUs); `<host>` with
+the `batch_system` or `pfs_host` property; `<link>`; `<zoneRoute>` / `<route>` with `<link_ctn>`, which give the
+PFS read route (PFS → compute) and write route (compute → PFS). The flow model needs per node: speed, link
+bandwidth and latency, burst-buffer bandwidths, GPUs; and per PFS direction: the bottleneck bandwidth and the
+route latency. Node ids follow the lexicographic order of host names, as in ElastiSim.
+"""
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from cosched.errors import InputError
+from cosched.inputs import MAX_NODES, parse_json, read_text
+
+__all__ = ["Platform", "NodeType", "parse_quantity", "load_platform", "platform_from_dict"]
+
+_PREFIXES = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18, "Z": 1e21, "Y": 1e24,
+             "Ki": 2.0 ** 10, "Mi": 2.0 ** 20, "Gi": 2.0 ** 30, "Ti": 2.0 ** 40, "Pi": 2.0 ** 50, "Ei": 2.0 ** 60}
+_TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m": 60.0, "h": 3600.0, "d": 86400.0,
+         "w": 604800.0}
+_NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)\s*$")
+
+
+class NodeType:
+    """Compute node kinds of the scheduling interface (ElastiSim's NodeType values)."""
+
+    COMPUTE_NODE, COMPUTE_NODE_WITH_BB, COMPUTE_NODE_WIDE_STRIPED_BB = 0, 1, 2
+
+
+def _unit_factor(kind: str, unit: str) -> float | None:
+    if kind == "time":
+        return _TIME.get(unit or "s")
+    if kind == "speed":
+        for suffix in ("flops", "f"):
+            if unit.endswith(suffix) and unit[:-len(suffix)] in _PREFIXES:
+                return _PREFIXES[unit[:-len(suffix)]]
+        return 1.0 if unit == "" else None
+    if kind == "bandwidth":
+        if unit == "":
+            return 1.0
+        for suffix, scale in (("Bps", 1.0), ("bps", 0.125)):
+            if unit.endswith(suffix) and unit[:-len(suffix)] in _PREFIXES:
+                return _PREFIXES[unit[:-len(suffix)]] * scale
+        return None
+    if kind == "count":
+        return 1.0 if unit == "" else None
+    raise ValueError(kind)
+
+
+def parse_quantity(text, kind: str, *, source: str, field: str) -> float:
+    """A SimGrid quantity (`100Gf`, `100Gbps`, `80GBps`, `50us`, or a plain number) in flop/s, B/s or s."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value, factor = float(text), 1.0
+    else:
+        match = _NUMBER.match(str(text)) if isinstance(text, str) else None
+        factor = None if match is None else _unit_factor(kind, match.group(2))
+        if factor is None:
+            raise InputError(f"not a {kind} (SimGrid units such as 100Gf, 100Gbps, 80GBps, 50us): {text!r}",
+                             source=source, field=field)
+        value = float(match.group(1))
+    value *= factor
+    if not math.isfinite(value) or value < 0:
+        raise InputError(f"must be a finite non-negative {kind}, got {text!r}", source=source, field=field)
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class Platform:
+    """Compute nodes (arrays indexed by node id) and the PFS routes, in flop/s, B/s and s."""
+
+    names: tuple[str, ...]
+    speed: np.ndarray
+    bandwidth: np.ndarray
+    latency: np.ndarray
+    node_type: np.ndarray
+    bb_read: np.ndarray
+    bb_write: np.ndarray
+    flops_per_byte: np.ndarray
+    gpus: np.ndarray
+    gpu_speed: np.ndarray
+    gpu_bandwidth: np.ndarray
+    pfs_read: tuple[str, float, float] | None  # (bottleneck link id, bandwidth, route latency)
+    pfs_write: tuple[str, float, float] | None
+    source: str = ""
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def _properties(element) -> dict[str, str]:
+    return {prop.get("id"): prop.get("value") for prop in element.findall("prop")}
+
+
+def _radical(text: str, *, source: str, field: str) -> list[int]:
+    numbers = []
+    for part in text.split(","):
+        bounds = part.strip().split("-")
+        try:
+            low, high = (int(bounds[0]), int(bounds[-1])) if len(bounds) <= 2 else (None, None)
+        except ValueError:
+            low = high = None
+        if low is None or high < low:
+            raise InputError(f"radical must be ranges like 100-227 or 1,3,5, got {text!r}", source=source,
+                             field=field)
+        numbers.extend(range(low, high + 1))
+    return numbers
+
+
+def _node_record(name: str, speed: float, bandwidth: float, latency: float, props: dict, *, source: str,
+                 where: str) -> dict:
+    def flag(key):
+        return str(props.get(key, "false")).strip().lower() in ("true", "1", "yes")
+
+    def quantity(key, kind, default=None):
+        if key not in props:
+            if default is None:
+                raise InputError(f"property {key} is required here", source=source, field=f"{where}: {key}")
+            return default
+        return parse_quantity(props[key], kind, source=source, field=f"{where}: {key}")
+
+    bb = flag("node_local_bb")
+    gpus = int(quantity("num_gpus", "count", 0.0))
+    return {
+        "name": name, "speed": speed, "bandwidth": bandwidth, "latency": latency,
+        "type": (NodeType.COMPUTE_NODE_WIDE_STRIPED_BB if flag("wide_striping") else NodeType.COMPUTE_NODE_WITH_BB)
+        if bb else NodeType.COMPUTE_NODE,
+        "bb_read": quantity("bb_read_bw", "bandwidth") if bb else 0.0,
+        "bb_write": quantity("bb_write_bw", "bandwidth") if bb else 0.0,
+        "flops_per_byte": quantity("flops_per_byte", "count", 0.0),
+        "gpus": gpus,
+        "gpu_speed": quantity("flops_per_gpu", "speed") if gpus else 0.0,
+        "gpu_bandwidth": quantity("gpu_to_gpu_bw", "bandwidth") if gpus > 1 else math.inf,
+    }
+
+
+def _build(records: list[dict], pfs_read, pfs_write, source: str) -> Platform:
+    if not records:
+        raise InputError("the platform has no compute nodes (no <cluster> hosts)", source=source)
+    if len(records) > MAX_NODES.value:
+        raise InputError(f"{len(records)} compute nodes, above the limit {MAX_NODES}", source=source)
+    records.sort(key=lambda record: record["name"])
+    names = [record["name"] for record in records]
+    if len(set(names)) != len(names):
+        repeated = next(name for name in names if names.count(name) > 1)
+        raise InputError(f"host {repeated!r} defined twice", source=source)
+
+    def column(key, dtype=np.float64):
+        return np.array([record[key] for record in records], dtype=dtype)
+
+    return Platform(tuple(names), column("speed"), column("bandwidth"), column("latency"), column("type", np.int64),
+                    column("bb_read"), column("bb_write"), column("flops_per_byte"), column("gpus", np.int64),
+                    column("gpu_speed"), column("gpu_bandwidth"), pfs_read, pfs_write, source)
+
+
+def _load_xml(path: str) -> Platform:
+    try:
+        root = ElementTree.fromstring(read_text(path))
+    except ElementTree.ParseError as error:
+        raise InputError(f"not valid XML: {error}", source=path, line=error.position[0]) from None
+    if root.tag != "platform":
+        raise InputError(f"the root element must be <platform>, got <{root.tag}>", source=path)
+    records, links, pfs_hosts, pfs_zones, routes = [], {}, set(), set(), []
+    for zone in root.iter():
+        if zone.tag not in ("zone", "AS", "platform"):
+            continue
+        for child in zone:
+            where = f"<{child.tag} id={child.get('id')!r}>"
+            if child.tag == "cluster":
+                props = _properties(child)
+                speed = parse_quantity(child.get("speed"), "speed", source=path, field=f"{where}: speed")
+                bandwidth = parse_quantity(child.get("bw"), "bandwidth", source=path, field=f"{where}: bw")
+                latency = parse_quantity(child.get("lat", "0"), "time", source=path, field=f"{where}: lat")
+                for number in _radical(child.get("radical", ""), source=path, field=f"{where}: radical"):
+                    name = f"{child.get('prefix', '')}{number}{child.get('suffix', '')}"
+                    records.append(_node_record(name, speed, bandwidth, latency, props, source=path, where=where))
+            elif child.tag == "host":
+                props = _properties(child)
+                if props.get("pfs_host", "").lower() == "true":
+                    pfs_hosts.add(child.get("id"))
+                    pfs_zones.add(zone.get("id"))
+                elif props.get("batch_system", "").lower() != "true":
+                    raise InputError("compute hosts outside a <cluster> are not read (no link bandwidth); put them "
+                                     "in a <cluster> or use the JSON platform form", source=path, field=where)
+            elif child.tag == "link":
+                links[child.get("id")] = (
+                    parse_quantity(child.get("bandwidth"), "bandwidth", source=path, field=f"{where}: bandwidth"),
+                    parse_quantity(child.get("latency", "0"), "time", source=path, field=f"{where}: latency"))
+            elif child.tag in ("zoneRoute", "route", "ASroute"):
+                routes.append(child)
+    pfs_read = pfs_write = None
+    for route in routes:
+        src, dst = route.get("src"), route.get("dst")
+        ids = [ctn.get("id") for ctn in route.findall("link_ctn")]
+        missing = [link for link in ids if link not in links]
+        if missing:
+            raise InputError(f"route uses the undefined link {missing[0]!r}", source=path,
+                             field=f"<{route.tag} src={src!r} dst={dst!r}>")
+        if not ids:
+            continue
+        bottleneck = min(ids, key=lambda link: links[link][0])
+        entry = (bottleneck, links[bottleneck][0], sum(links[link][1] for link in ids))
+        from_pfs, to_pfs = src in pfs_hosts | pfs_zones, dst in pfs_hosts | pfs_zones
+        symmetrical = route.get("symmetrical", "YES").upper() != "NO"
+        if from_pfs:
+            pfs_read = entry
+            if symmetrical:
+                pfs_write = entry
+        if to_pfs:
+            pfs_write = entry
+            if symmetrical:
+                pfs_read = entry
+    return _build(records, pfs_read, pfs_write, path)
+
+
+def platform_from_dict(document, source: str = "<platform>") -> Platform:
+    """The JSON form: {"clusters": [{prefix, radical, suffix, speed, bw, lat, properties}], "pfs": {read_bw,
+    write_bw, latency}}, with the units and property names of the XML form."""
+    if not isinstance(document, dict) or not isinstance(document.get("clusters"), list):
+        raise InputError("a JSON platform is an object with a list 'clusters'", source=source, field="clusters")
+    records = []
+    for index, cluster in enumerate(document["clusters"]):
+        where = f"clusters[{index}]"
+        if not isinstance(cluster, dict):
+            raise InputError("must be an object", source=source, field=where)
+        for key in ("radical", "speed", "bw"):
+            if key not in cluster:
+                raise InputError("missing", source=source, field=f"{where}: {key}")
+        speed = parse_quantity(cluster["speed"], "speed", source=source, field=f"{where}: speed")
+        bandwidth = parse_quantity(cluster["bw"], "bandwidth", source=source, field=f"{where}: bw")
+        latency = parse_quantity(cluster.get("lat", 0), "time", source=source, field=f"{where}: lat")
+        props = {key: str(value).lower() if isinstance(value, bool) else str(value)
+                 for key, value in (cluster.get("properties") or {}).items()}
+        for number in _radical(str(cluster["radical"]), source=source, field=f"{where}: radical"):
+            name = f"{cluster.get('prefix', '')}{number}{cluster.get('suffix', '')}"
+            records.append(_node_record(name, speed, bandwidth, latency, props, source=source, where=where))
+    pfs = document.get("pfs")
+    pfs_read = pfs_write = None
+    if pfs is not None:
+        if not isinstance(pfs, dict):
+            raise InputError("must be an object", source=source, field="pfs")
+        latency = parse_quantity(pfs.get("latency", 0), "time", source=source, field="pfs: latency")
+        for key in ("read_bw", "write_bw"):
+            if key not in pfs:
+                raise InputError("missing", source=source, field=f"pfs: {key}")
+        pfs_read = ("PFS_read", parse_quantity(pfs["read_bw"], "bandwidth", source=source, field="pfs: read_bw"),
+                    latency)
+        pfs_write = ("PFS_write", parse_quantity(pfs["write_bw"], "bandwidth", source=source, field="pfs: write_bw"),
+                     latency)
+    return _build(records, pfs_read, pfs_write, source)
+
+
+def load_platform(path: str | Path) -> Platform:
+    """A platform file: SimGrid XML (`.xml`) or the JSON form (`.json`)."""
+    path = str(path)
+    if path.lower().endswith(".json"):
+        return platform_from_dict(parse_json(path), path)
+    return _load_xml(path)

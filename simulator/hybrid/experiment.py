@@ -1,0 +1,170 @@
+"""The hybrid experiment grid (004 §V): the seven configurations x N seeded typings of one trace, resumable.
+
+004 averages 10 random typings of each trace (Fig. 6 caption). One cell = (sweep, value, typing, mechanism):
+the main grid is sweep ``main`` (value ``w5`` or the chosen notice mix); the notice-mix sweep (004 Figs. 6-7,
+Table II) runs W1-W5; the checkpoint sweep (004 Fig. 8) scales Daly's interval by 25-200 % for an MTBF of 5 h
+and 50 h (value ``MTBF:FACTOR``). Cells run on `cosched.grid.run_grid` (local processes or Dask) into
+``grid.csv``; at the end ``runs.csv``, ``summary.csv`` (mean and standard deviation per configuration),
+``table.md`` (004 Table III style, mean ± std) and the plots of `cosched.simulator.hybrid.plots`.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from cosched.grid import grid_folder, run_grid
+from cosched.outputs import atomic_path
+from cosched.rerun import digest
+from cosched.simulator.hybrid.mechanisms import MECHANISMS
+from cosched.simulator.hybrid.models import CHECKPOINT_MTBF_HOURS
+from cosched.simulator.hybrid.run import hybrid_metrics, simulate_hybrid
+from cosched.simulator.hybrid.workload import (DEFAULT_FRACTIONS, MALLEABLE_SETUP, MIN_FRACTION, NOTICE_MIXES,
+                                               RIGID_SETUP, build_hybrid, notice_mix)
+
+__all__ = ["HybridSpec", "run_hybrid_experiment", "run_cell", "cells", "summarize_runs", "markdown_table",
+           "METRICS", "SWEEPS", "CHECKPOINT_FACTORS", "CHECKPOINT_MTBFS", "GRID_COLUMNS"]
+
+SWEEPS = ("notice", "checkpoint")
+CHECKPOINT_FACTORS = (0.25, 0.5, 1.0, 2.0)  # 004 Fig. 8: interval relative to Daly's optimum
+CHECKPOINT_MTBFS = (5.0, 50.0)  # 004 §V-C: hours
+METRICS = ("instant_start_ratio", "turnaround_hours", "turnaround_on_demand", "turnaround_rigid",
+           "turnaround_malleable", "preemption_ratio_rigid", "preemption_ratio_malleable", "utilization_useful",
+           "lost_node_hours", "decision_ms_max")
+KEY = ("sweep", "value", "typing", "mechanism")
+GRID_COLUMNS = KEY + METRICS + ("wall_seconds",)
+SPEC, GRID = "spec.json", "grid.csv"
+OWNED = (SPEC, GRID, "grid.done", "runs.csv", "summary.csv", "table.md", "plots")
+
+
+@dataclass(frozen=True, eq=False)
+class HybridSpec:
+    """Everything that defines a hybrid grid: the trace (cleaned jobs and projects), platform and options."""
+
+    workload: object  # cosched.simulator.workload.Workload
+    projects: np.ndarray
+    platform: object
+    typings: int = 10
+    mechanisms: tuple[str, ...] = MECHANISMS
+    sweeps: tuple[str, ...] = ()
+    sweep_typings: int | None = None
+    seed: int = 0
+    scheduler: str = "easy"
+    fractions: tuple[float, float, float] = DEFAULT_FRACTIONS
+    notice: str = "w5"
+    rigid_setup: tuple[float, float] = RIGID_SETUP
+    malleable_setup: tuple[float, float] = MALLEABLE_SETUP
+    min_fraction: float = MIN_FRACTION
+    checkpoint_mtbf: float = CHECKPOINT_MTBF_HOURS
+    source: str = ""
+
+    def to_json(self) -> dict:
+        w = self.workload
+        return {"workload": self.source, "jobs": len(w), "platform": self.platform.to_dict(),
+                "typings": self.typings, "mechanisms": list(self.mechanisms), "sweeps": list(self.sweeps),
+                "sweep_typings": self.sweep_typings, "seed": self.seed, "scheduler": self.scheduler,
+                "fractions": list(self.fractions), "notice": self.notice, "rigid_setup": list(self.rigid_setup),
+                "malleable_setup": list(self.malleable_setup), "min_fraction": self.min_fraction,
+                "checkpoint_mtbf": self.checkpoint_mtbf,
+                "inputs": digest(w.job_id, w.submit, w.run, w.cores, w.estimate, self.projects)}
+
+
+def cells(spec: HybridSpec) -> list[tuple]:
+    """Every (sweep, value, typing, mechanism) of the grid: the main grid first, then the sweeps."""
+    grid = [("main", spec.notice, t, m) for t in range(spec.typings) for m in spec.mechanisms]
+    typings = range(spec.sweep_typings or spec.typings)
+    mechanisms = [m for m in spec.mechanisms if m != "baseline"]
+    if "notice" in spec.sweeps:
+        grid += [("notice", w, t, m) for w in NOTICE_MIXES for t in typings for m in spec.mechanisms]
+    if "checkpoint" in spec.sweeps:
+        grid += [("checkpoint", f"{mtbf:g}:{factor:g}", t, m) for mtbf in CHECKPOINT_MTBFS
+                 for factor in CHECKPOINT_FACTORS for t in typings for m in mechanisms]
+    return grid
+
+
+def run_cell(spec: HybridSpec, sweep: str, value: str, typing: int, mechanism: str) -> list[dict]:
+    """One run: type the trace with seed (seed, typing), simulate, return its metrics row."""
+    mix, mtbf, factor = spec.notice, spec.checkpoint_mtbf, 1.0
+    if sweep == "notice":
+        mix = value
+    elif sweep == "checkpoint":
+        mtbf, factor = (float(part) for part in value.split(":"))
+    hybrid = build_hybrid(spec.workload, spec.platform.cores_per_node, spec.projects,
+                          seed=int(np.random.SeedSequence([spec.seed, typing]).generate_state(1)[0]),
+                          fractions=spec.fractions, mix=notice_mix(mix), rigid_setup=spec.rigid_setup,
+                          malleable_setup=spec.malleable_setup, min_fraction=spec.min_fraction)
+    result = simulate_hybrid(hybrid, spec.platform, mechanism, scheduler=spec.scheduler, checkpoint_mtbf=mtbf,
+                             checkpoint_factor=factor)
+    metrics = hybrid_metrics(result, hybrid)
+    by_type = metrics.pop("turnaround_hours_by_type")
+    row = {name: metrics.get(name) for name in METRICS}
+    row.update(turnaround_on_demand=by_type["on-demand"], turnaround_rigid=by_type["rigid"],
+               turnaround_malleable=by_type["malleable"], wall_seconds=result.wall_seconds)
+    return [row]
+
+
+def run_hybrid_experiment(spec: HybridSpec, out: str | os.PathLike, *, workers: int | None = None, dask=None,
+                          progress: bool = True, plots: bool = True, force: bool = False):
+    """Run the missing cells, then write runs.csv, summary.csv, table.md and the plots; return the summary."""
+    out = Path(out)
+    with grid_folder(out, command="experiment-hybrid", spec_file=SPEC, document=spec.to_json(), owned=OWNED,
+                     grid=GRID, force=force):
+        runs = run_grid(run_cell, cells(spec), path=out / GRID, columns=GRID_COLUMNS, key=KEY, shared=(spec,),
+                        workers=workers, dask=dask, progress=progress, desc="experiment-hybrid", unit="run")
+    summary = summarize_runs(runs)
+    with atomic_path(out / "runs.csv") as tmp:
+        runs.to_csv(tmp, index=False)
+    with atomic_path(out / "summary.csv") as tmp:
+        summary.to_csv(tmp)
+    with atomic_path(out / "table.md") as tmp:
+        tmp.write_text(markdown_table(summary, spec))
+    if plots:
+        from cosched.simulator.hybrid.plots import experiment_plots
+        experiment_plots(runs, summary, out / "plots")
+    return summary
+
+
+def summarize_runs(runs):
+    """Mean and standard deviation of every metric per (sweep, value, mechanism), over the typings."""
+    runs = runs.copy()
+    runs["value"] = runs["value"].astype(str)
+    grouped = runs.groupby(["sweep", "value", "mechanism"], sort=False)[list(METRICS)]
+    summary = grouped.mean().join(grouped.std(ddof=0), rsuffix="_std")
+    return summary.join(grouped.size().rename("typings"))
+
+
+TABLE = (("instant start", "instant_start_ratio", 100, "{:.1f} %"),
+         ("turnaround [h]", "turnaround_hours", 1, "{:.2f}"),
+         ("on-demand [h]", "turnaround_on_demand", 1, "{:.2f}"),
+         ("rigid [h]", "turnaround_rigid", 1, "{:.2f}"),
+         ("malleable [h]", "turnaround_malleable", 1, "{:.2f}"),
+         ("preempted rigid", "preemption_ratio_rigid", 100, "{:.2f} %"),
+         ("preempted malleable", "preemption_ratio_malleable", 100, "{:.2f} %"),
+         ("utilisation", "utilization_useful", 100, "{:.2f} %"),
+         ("lost [node-h]", "lost_node_hours", 1, "{:.0f}"),
+         ("decision max [ms]", "decision_ms_max", 1, "{:.2f}"))
+
+
+def markdown_table(summary, spec: HybridSpec | None = None) -> str:
+    """004 Table III style, one row per configuration of the main grid: mean ± standard deviation."""
+    main = summary.xs("main", level="sweep")
+    lines = ["| mechanism | " + " | ".join(label for label, *_ in TABLE) + " |", "|---" * (len(TABLE) + 1) + "|"]
+    for (_, mechanism), row in main.iterrows():
+        cells_text = []
+        for _, key, scale, fmt in TABLE:
+            mean, spread = row[key], row[f"{key}_std"]
+            if np.isnan(mean):
+                cells_text.append("-")
+                continue
+            number = fmt.format(mean * scale)
+            unit = " %" if number.endswith(" %") else ""
+            cells_text.append(f"{number.removesuffix(' %')} ± {fmt.format(spread * scale).removesuffix(' %')}{unit}")
+        lines.append(f"| {mechanism} | " + " | ".join(cells_text) + " |")
+    if spec is not None:
+        lines.append("")
+        lines.append(f"{len(spec.workload)} jobs of {spec.source or 'the trace'} on {spec.platform.nodes} nodes, "
+                     f"{spec.typings} typings (seed {spec.seed}), notice mix {spec.notice}, site policy "
+                     f"{spec.scheduler}; mean ± standard deviation over the typings.")
+    return "\n".join(lines) + "\n"

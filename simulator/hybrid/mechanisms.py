@@ -1,0 +1,474 @@
+"""The six hybrid mechanisms of 004 §III-B, {N, CUA, CUP} x {PAA, SPAA}, around any queue scheduler.
+
+The site policy (EASY by default) orders the waiting jobs; `Hybrid` acts on the four events of an on-demand
+job and on running jobs, only through the engine's actions (start, resize, preempt, reserve, release, at):
+
+- advance notice (CUA, CUP): reserve the idle nodes. CUA then keeps reserving the nodes that become idle
+  until the actual arrival (competing jobs served earliest notice first). CUP earmarks the running jobs whose
+  estimated end comes before the estimated arrival t_est (their nodes are reserved when they end) and, if
+  still short, plans preemptions by ascending overhead: a rigid job right after its next checkpoint if that
+  completes by t_est, else at once; [impl] a malleable job at t_est (its two-minute warning loses nothing).
+  Reserved nodes run waiting jobs expected to end by t_est, then malleable jobs; all of them are preempted
+  at the arrival.
+- actual arrival: start on the reserved and idle nodes if they suffice; else SPAA shrinks the running
+  malleable jobs as evenly as possible if they can supply the missing nodes, and PAA (or SPAA when they
+  cannot) preempts running rigid and malleable jobs by ascending overhead (malleable: its setup; rigid: the
+  work since its last checkpoint plus its setup). If even all of them are too few, the job waits at the
+  front of the queue: [impl] it reserves every node that becomes idle until it can start.
+- 10 min after t_est without an arrival: release the reservation (a later arrival is handled as no notice).
+- completion: lenders get their nodes back: a preempted job still waiting starts if it fits now, a shrunk
+  job still running grows back to its size before the shrink as far as idle nodes allow.
+
+[impl] The queue head, if malleable and too big for the idle nodes, starts on them when they reach n_min
+(004 Obs. 6). Preemption overheads compare in wall seconds. A preempted job returns to the queue at its
+submit position and its estimate shrinks by the work it kept (the engine's rule).
+"""
+from __future__ import annotations
+
+import math
+import time
+from itertools import islice
+
+import numpy as np
+
+from cosched.errors import InputError
+from cosched.simulator.engine import STATES
+from cosched.simulator.hybrid.workload import MALLEABLE, ON_DEMAND, HybridWorkload
+from cosched.simulator.schedulers.base import Scheduler
+
+__all__ = ["Hybrid", "MECHANISMS", "NOTICE_POLICIES", "ARRIVAL_POLICIES", "parse_mechanism", "water_fill",
+           "check_site_policy",
+           "RELEASE_AFTER", "CHECKPOINT_SLACK"]
+
+NOTICE_POLICIES = ("n", "cua", "cup")
+ARRIVAL_POLICIES = ("paa", "spaa")
+MECHANISMS = ("baseline",) + tuple(f"{n}-{a}" for n in NOTICE_POLICIES for a in ARRIVAL_POLICIES)
+RELEASE_AFTER = 600.0  # 004 §IV-B: reservation released 10 min after the estimated arrival
+CHECKPOINT_SLACK = 1e-3  # seconds after a checkpoint completes: a preemption then keeps it despite rounding
+PREEMPTED, SHRUNK = "preempted", "shrunk"
+WAITING, RUNNING = STATES.index("waiting"), STATES.index("running")
+
+
+def parse_mechanism(name: str) -> tuple[str, str] | None:
+    """(notice policy, arrival policy) of a mechanism name; None for the baseline."""
+    key = name.strip().lower().replace("&", "-")
+    if key not in MECHANISMS:
+        raise InputError(f"unknown mechanism {name!r}; use {', '.join(MECHANISMS)}", field="hybrid")
+    return None if key == "baseline" else tuple(key.split("-"))
+
+
+def check_site_policy(inner: Scheduler) -> None:
+    """InputError for a queue scheduler that cannot share the machine with a mechanism (Conservative, or a
+    co-scheduler: jobs must hold whole nodes to be shrunk)."""
+    if getattr(inner, "co_located", False):
+        raise InputError(f"{inner.name} shares nodes between jobs; the hybrid mechanisms need whole nodes: use "
+                         "easy, fcfs, sjf or ljf", field="scheduler")
+    if getattr(inner, "backfill", None) == "conservative":
+        raise InputError("conservative backfilling books every job it starts in its own profile, so it cannot "
+                         "run beside a mechanism that starts and preempts jobs; use easy, fcfs, sjf or ljf",
+                         field="scheduler")
+
+
+def water_fill(caps: list[int], need: int) -> list[int]:
+    """Nodes to take from each job, as evenly as possible within `caps`, summing to `need` (004 §III-B, SPAA).
+
+    [impl] Equal shares, the jobs with the smallest caps first; caps must sum to at least `need`.
+    """
+    amounts = [0] * len(caps)
+    left = need
+    order = sorted(range(len(caps)), key=caps.__getitem__)
+    for rank, index in enumerate(order):
+        share = -(-left // (len(caps) - rank))
+        amounts[index] = taken = min(caps[index], share)
+        left -= taken
+    return amounts
+
+
+class Hybrid(Scheduler):
+    """A hybrid mechanism (notice policy n/cua/cup, arrival policy paa/spaa) around the queue scheduler `inner`.
+
+    periods: seconds of run between completed checkpoints per job (NaN: none), from `checkpoint_periods`.
+    After the run: ``shrinks`` and ``resetup`` (node-seconds of setups paid again) per job, the decision times
+    ``decisions`` (seconds) and, with `log_reservations`, ``reservation_log`` (time, on-demand job, +nodes
+    reserved / -nodes released).
+    """
+
+    def __init__(self, inner: Scheduler, hybrid: HybridWorkload, periods: np.ndarray, notice: str = "cua",
+                 arrival: str = "paa", log_reservations: bool = False):
+        if notice not in NOTICE_POLICIES or arrival not in ARRIVAL_POLICIES:
+            raise InputError(f"unknown mechanism {notice}-{arrival}; use {', '.join(MECHANISMS[1:])}",
+                             field="hybrid")
+        check_site_policy(inner)
+        self.inner, self.notice, self.arrival = inner, notice, arrival
+        self.name = f"{notice}-{arrival}"
+        self.depth = getattr(inner, "depth", 100)
+        self.type = hybrid.job_type.tolist()
+        self.n_min, self.n_max = hybrid.n_min.tolist(), hybrid.n_max.tolist()
+        self.setup, self.period = hybrid.setup.tolist(), periods.tolist()
+        self.t_est = hybrid.estimated_arrival.tolist()
+        self.notice_time = hybrid.notice_time.tolist()
+        jobs = len(hybrid)
+        self.shrinks, self.resetup = [0] * jobs, [0.0] * jobs
+        self.decisions: list[float] = []
+        self.reservation_log: list[tuple[float, int, int]] | None = [] if log_reservations else None
+        self.held: dict[int, list] = {}  # on-demand job -> its reservations
+        self.reserved: dict[int, int] = {}  # on-demand job -> nodes in its reservations
+        self.collecting: dict[int, None] = {}  # noticed, not arrived, not released: in notice order
+        self.borrowers: dict[int, set] = {}  # on-demand job -> jobs running on its reserved nodes
+        self.borrower_of: dict[int, int] = {}
+        self.earmark: dict[int, int] = {}  # CUP: running job -> on-demand job that gets its nodes at its end
+        self.doomed: set[int] = set()  # CUP: jobs with a planned preemption
+        self.lenders: dict[int, list] = {}  # on-demand job -> [(job, nodes, how, size before)]
+        self.arrivals: list[int] = []
+        self.blocked: dict[int, None] = {}  # arrived on-demand jobs waiting at the queue front
+        self.hungry: dict[int, None] = {}  # CUA: collecting jobs still short of nodes, in notice order
+        self._window_seen: set[int] = set()
+        self._spares_seen: dict[int, int] = {}
+
+    # --- plumbing -------------------------------------------------------------------------------------
+    def make_allocator(self, platform, placement=None):
+        return self.inner.make_allocator(platform, placement=placement)
+
+    def attach(self, engine) -> None:
+        self.inner.attach(engine)
+        if self.notice == "n":
+            return
+        for job, when in enumerate(self.notice_time):
+            if self.type[job] == ON_DEMAND and not math.isnan(when):  # noticed (NaN: no notice)
+                engine.at(when, lambda e, o=job: self._timed(self._notice, e, o))
+                engine.at(self.t_est[job] + RELEASE_AFTER, lambda e, o=job: self._timed(self._timeout, e, o))
+
+    def _timed(self, decision, engine, *args) -> None:
+        clock = time.perf_counter()
+        decision(engine, *args)
+        self.decisions.append(time.perf_counter() - clock)
+
+    def on_arrival(self, engine, job: int) -> None:
+        self.inner.on_arrival(engine, job)
+        if self.type[job] == ON_DEMAND:
+            self.arrivals.append(job)
+
+    def on_preempt(self, engine, job: int) -> None:
+        self.inner.on_preempt(engine, job)
+        self.resetup[job] += self.setup[job] * engine.allocation[job].nodes.size  # paid again at the restart
+        owner = self.borrower_of.pop(job, None)
+        if owner is not None:
+            self.borrowers[owner].discard(job)
+            self._hunger(owner)
+        self.earmark.pop(job, None)
+
+    def on_finish(self, engine, job: int) -> None:
+        self.inner.on_finish(engine, job)
+        nodes = engine.allocation[job].nodes
+        owner = self.borrower_of.pop(job, None)
+        if owner is not None:  # a job on reserved nodes ended: the nodes go back to the reservation
+            self.borrowers[owner].discard(job)
+            self._take(engine, owner, min(nodes.size, self._need(engine, owner)), nodes)
+        owner = self.earmark.pop(job, None)
+        if owner is not None and owner in self.collecting:  # CUP: an earmarked job ended
+            nodes = nodes[engine.allocator.state.used[nodes] == 0]  # not re-reserved just above
+            self._take(engine, owner, min(nodes.size, self._need(engine, owner)), nodes)
+        if job in self.lenders:
+            self._timed(self._give_back, engine, job)
+
+    # --- reservations ---------------------------------------------------------------------------------
+    def _hunger(self, od: int) -> None:
+        """CUA: `od` lost lent nodes; it collects again (the short ones stay in notice order)."""
+        if self.notice == "cua" and od in self.collecting and od not in self.hungry:
+            self.hungry[od] = None
+            self.hungry = dict.fromkeys(sorted(self.hungry, key=self.notice_time.__getitem__))
+
+    def _take(self, engine, od: int, count: int, nodes=None) -> None:
+        """Reserve `count` nodes for `od`: the first of `nodes` (idle), or the lowest idle ones."""
+        if count <= 0:
+            return
+        reservation = engine.reserve(count if nodes is None else nodes[:count])
+        self.held.setdefault(od, []).append(reservation)
+        self.reserved[od] = self.reserved.get(od, 0) + count
+        if self.reservation_log is not None:
+            self.reservation_log.append((engine.now, od, count))
+
+    def _release_all(self, engine, od: int) -> np.ndarray:
+        """Release every reservation of `od`; their node ids."""
+        held = self.held.pop(od, [])
+        for reservation in held:
+            engine.release(reservation)
+        count = self.reserved.pop(od, 0)
+        if count and self.reservation_log is not None:
+            self.reservation_log.append((engine.now, od, -count))
+        return np.concatenate([r.nodes for r in held]) if held else np.zeros(0, dtype=np.int64)
+
+    def _need(self, engine, od: int) -> int:
+        """Nodes `od` still lacks: its size less its reserved nodes and those lent to running jobs."""
+        borrowers = self.borrowers.get(od)
+        lent = sum(engine.allocation[job].nodes.size for job in borrowers) if borrowers else 0
+        return self.n_max[od] - self.reserved.get(od, 0) - lent
+
+    # --- advance notice, estimated arrival ------------------------------------------------------------
+    def _notice(self, engine, od: int) -> None:
+        """004 §III-B.1: reserve the idle nodes; CUP also earmarks and plans preemptions."""
+        self.collecting[od] = None
+        self.borrowers[od] = set()
+        self.lenders.setdefault(od, [])
+        self._take(engine, od, min(engine.allocator.free_units(), self.n_max[od]))
+        if self._need(engine, od) > 0:
+            if self.notice == "cup":
+                self._plan(engine, od)
+            else:
+                self.hungry[od] = None
+
+    def _plan(self, engine, od: int) -> None:
+        """CUP: earmark jobs estimated to end by t_est, then plan preemptions by ascending overhead."""
+        need, t_est, now = self._need(engine, od), self.t_est[od], engine.now
+        kind, allocation = self.type, engine.allocation
+        for predicted, job in engine.by_end:
+            if predicted > t_est or need <= 0:
+                break
+            if kind[job] != ON_DEMAND and job not in self.earmark and job not in self.doomed:
+                self.earmark[job] = od
+                need -= allocation[job].nodes.size
+        if need <= 0:
+            return
+        candidates = [job for job in engine.running
+                      if kind[job] != ON_DEMAND and job not in self.earmark and job not in self.doomed]
+        candidates.sort(key=lambda job: (self._overhead(engine, job), job))
+        for job in candidates:
+            if need <= 0:
+                break
+            when = now
+            if kind[job] == MALLEABLE:
+                when = max(now, t_est)
+            else:
+                checkpoint = self._next_checkpoint(engine, job)
+                if checkpoint is not None and checkpoint <= t_est:
+                    when = checkpoint + CHECKPOINT_SLACK  # 004 §III-B: right after its checkpoint
+            self.doomed.add(job)
+            need -= allocation[job].nodes.size
+            version = engine.version[job]
+            if when <= now:
+                self._cup_preempt(engine, od, job, version)
+            else:
+                engine.at(when, lambda e, o=od, j=job, v=version: self._timed(self._cup_preempt, e, o, j, v))
+
+    def _cup_preempt(self, engine, od: int, job: int, version: int) -> None:
+        self.doomed.discard(job)
+        if od not in self.collecting or engine.state[job] != RUNNING or engine.version[job] != version:
+            return
+        need = self._need(engine, od)
+        if need <= 0:
+            return
+        nodes = engine.allocation[job].nodes
+        engine.preempt(job)
+        self._take(engine, od, min(need, nodes.size), nodes)
+        self.lenders[od].append((job, min(need, nodes.size), PREEMPTED, nodes.size))
+
+    def _timeout(self, engine, od: int) -> None:
+        """004 §III-B.3: not arrived 10 min after t_est: release the reservation."""
+        if od not in self.collecting:
+            return
+        del self.collecting[od]
+        self.hungry.pop(od, None)
+        self._release_all(engine, od)
+        for job in self.borrowers.pop(od, ()):
+            del self.borrower_of[job]
+
+    # --- arrival --------------------------------------------------------------------------------------
+    def _arrive(self, engine, od: int) -> None:
+        """004 §III-B.2: start on reserved + idle nodes, else shrink (SPAA) or preempt (PAA), else wait first."""
+        self.collecting.pop(od, None)
+        self.hungry.pop(od, None)
+        self.lenders.setdefault(od, [])
+        for job in self.borrowers.pop(od, ()):  # jobs on its reserved nodes are preempted at once
+            del self.borrower_of[job]
+            engine.preempt(job)
+        own = self._release_all(engine, od)
+        need = self.n_max[od] - engine.allocator.free_units()
+        if need > 0 and not (self.arrival == "spaa" and self._shrink(engine, od, need)) \
+                and not self._preempt_for(engine, od, need):
+            self._unreserve_announced(engine, need)
+            need = self.n_max[od] - engine.allocator.free_units()
+            if need > 0 and not self._preempt_for(engine, od, need):
+                self.blocked[od] = None  # behind the on-demand jobs already waiting: it collects after them
+                return
+        self._start(engine, od, own)
+
+    def _unreserve_announced(self, engine, need: int) -> None:
+        """[impl] An arrived job short of nodes frees those held for announced ones, latest t_est first."""
+        for other in sorted(self.collecting, key=self.t_est.__getitem__, reverse=True):
+            if need <= 0:
+                break
+            held = self._release_all(engine, other)
+            need -= held.size
+            self._hunger(other)
+
+    def _start(self, engine, od: int, own: np.ndarray) -> None:
+        """Start `od` now on its own (just released) nodes first, then the lowest idle ones."""
+        others = engine.allocator.state.used == 0
+        others[own] = False
+        nodes = np.concatenate([own, np.flatnonzero(others)])[:self.n_max[od]]
+        engine.start(od, np.sort(nodes))
+
+    def _shrink(self, engine, od: int, need: int) -> bool:
+        """SPAA: shrink the running malleable jobs as evenly as possible if they can supply `need` nodes."""
+        jobs = [job for job in engine.running if self.type[job] == MALLEABLE]
+        sizes = [engine.allocation[job].nodes.size for job in jobs]
+        caps = [size - self.n_min[job] for job, size in zip(jobs, sizes)]
+        if sum(caps) < need:
+            return False
+        for job, size, amount in zip(jobs, sizes, water_fill(caps, need)):
+            if amount:
+                if job in self.borrower_of:
+                    self._hunger(self.borrower_of[job])
+                engine.resize(job, size - amount)  # the engine rescales its remaining time (linear speed-up)
+                self.shrinks[job] += 1
+                self.lenders[od].append((job, amount, SHRUNK, size))
+        return True
+
+    def _preempt_for(self, engine, od: int, need: int) -> bool:
+        """PAA: preempt running rigid and malleable jobs by ascending overhead until `need` nodes are free."""
+        kind, allocation = self.type, engine.allocation
+        jobs = [job for job in engine.running if kind[job] != ON_DEMAND]
+        if sum(allocation[job].nodes.size for job in jobs) < need:
+            return False
+        jobs.sort(key=lambda job: (self._overhead(engine, job), job))
+        for job in jobs:
+            if need <= 0:
+                break
+            size = allocation[job].nodes.size
+            engine.preempt(job)
+            self.lenders[od].append((job, min(size, need), PREEMPTED, size))
+            need -= size
+        return True
+
+    def _done(self, engine, job: int) -> float:
+        """Work the running job has done by now (its remaining work is updated lazily by the engine)."""
+        progress = max(0.0, engine.now - engine.updated[job]) * engine.rate[job]
+        return engine.work[job] - (engine.remaining[job] - progress)
+
+    def _overhead(self, engine, job: int) -> float:
+        """004 §III-B, PAA: malleable: its setup; rigid: work since its last checkpoint (or start) + setup."""
+        if self.type[job] == MALLEABLE:
+            return self.setup[job]
+        done, period = self._done(engine, job), self.period[job]
+        kept = 0.0 if math.isnan(period) else math.floor(done / period) * period
+        return done - kept + self.setup[job]
+
+    def _next_checkpoint(self, engine, job: int) -> float | None:
+        """When the running rigid job completes its next checkpoint; None if it takes none before its end."""
+        period = self.period[job]
+        if math.isnan(period):
+            return None
+        done = self._done(engine, job)
+        position = (math.floor(done / period) + 1) * period
+        if position >= engine.work[job]:
+            return None
+        return max(engine.now, engine.updated[job]) + (position - done) / engine.rate[job]
+
+    # --- completion -----------------------------------------------------------------------------------
+    def _give_back(self, engine, od: int) -> None:
+        """004 §III-B.4: a preempted lender still waiting resumes if it fits; a shrunk one grows back."""
+        for job, _, how, size in self.lenders.pop(od):
+            idle = engine.allocator.free_units()
+            if how == PREEMPTED and engine.state[job] == WAITING:
+                if self.type[job] == MALLEABLE:
+                    if idle >= self.n_min[job]:
+                        engine.start(job, min(idle, self.n_max[job]))
+                else:
+                    engine.start(job)
+            elif how == SHRUNK and engine.state[job] == RUNNING:
+                current = engine.allocation[job].nodes.size
+                target = min(size, current + idle)
+                if target > current:
+                    engine.resize(job, target)
+
+    # --- the pass -------------------------------------------------------------------------------------
+    def schedule(self, engine) -> None:
+        if self.arrivals:
+            arrivals, self.arrivals = self.arrivals, []
+            for od in arrivals:
+                self._timed(self._arrive, engine, od)
+        free = engine.allocator.free_units
+        for od in list(self.blocked):  # waiting at the queue front: collect idle nodes until it fits
+            self._take(engine, od, min(free(), self.n_max[od] - self.reserved.get(od, 0)))
+            if self.reserved.get(od, 0) >= self.n_max[od]:
+                del self.blocked[od]
+                self._start(engine, od, self._release_all(engine, od))
+        if self.notice == "cua":  # 004 §III-B.1: nodes freed before the arrival, earliest notice first
+            for od in list(self.hungry):
+                if not free():
+                    break
+                self._take(engine, od, min(free(), self._need(engine, od)))
+                if self._need(engine, od) <= 0:
+                    del self.hungry[od]
+        self.inner.schedule(engine)
+        while self._start_head_malleable(engine):
+            self.inner.schedule(engine)
+        self._lend_reserved(engine)
+
+    def _start_head_malleable(self, engine) -> bool:
+        """[impl] The queue head, malleable and too big for the idle nodes, starts on them (>= n_min)."""
+        if not engine.waiting:
+            return False
+        head = next(iter(engine.waiting))
+        idle = engine.allocator.free_units()
+        if self.type[head] != MALLEABLE or not self.n_min[head] <= idle < self.n_max[head]:
+            return False
+        return engine.start(head, idle)
+
+    def _lend_reserved(self, engine) -> None:
+        """004 §III-B.1: reserved nodes run waiting jobs expected to end by t_est, then malleable jobs.
+
+        Incremental: a job that did not fit keeps not fitting as time passes, so only jobs new to the window
+        are checked, and the whole window only for a reservation that grew.
+        """
+        spares = {od: count for od in self.collecting if (count := self.reserved.get(od))}
+        if not spares:
+            self._spares_seen = {}
+            return
+        kind, state = self.type, engine.state
+        window = [job for job in islice(engine.waiting, self.depth + 1) if kind[job] != ON_DEMAND]
+        seen, before = self._window_seen, self._spares_seen
+        fresh = [job for job in window if job not in seen]
+        grown = {od for od, count in spares.items() if count > before.get(od, 0)}
+        self._window_seen = set(window)
+        if fresh or grown:
+            now, estimate, work, remaining = engine.now, engine.estimate, engine.work, engine.remaining
+            ends = {}
+            for od, spare in spares.items():
+                jobs = window if od in grown else fresh
+                if not jobs:
+                    continue
+                t_est = self.t_est[od]
+                for job in jobs:  # first the jobs expected to end by t_est
+                    size = self.n_max[job]
+                    if size > spare or state[job] != WAITING:
+                        continue
+                    end = ends.get(job)
+                    if end is None:
+                        ends[job] = end = now + self.setup[job] + \
+                            max(estimate[job] - (work[job] - remaining[job]), remaining[job])
+                    if end <= t_est:
+                        self._lend(engine, od, job, size)
+                        spare -= size
+                for job in jobs:  # then malleable jobs, preempted at the arrival
+                    if kind[job] == MALLEABLE and self.n_min[job] <= spare and state[job] == WAITING:
+                        size = min(spare, self.n_max[job])
+                        self._lend(engine, od, job, size)
+                        spare -= size
+        self._spares_seen = {od: self.reserved.get(od, 0) for od in spares}
+
+    def _lend(self, engine, od: int, job: int, size: int) -> None:
+        """Start `job` on `size` of the nodes reserved for `od`."""
+        held, nodes = self.held[od], []
+        while sum(n.size for n in nodes) < size:
+            reservation = held.pop()
+            engine.release(reservation)
+            nodes.append(reservation.nodes)
+        nodes = np.concatenate(nodes)
+        engine.start(job, np.sort(nodes[:size]))
+        self.reserved[od] -= nodes.size
+        if self.reservation_log is not None:
+            self.reservation_log.append((engine.now, od, -nodes.size))
+        self._take(engine, od, nodes.size - size, nodes[size:])
+        self.borrowers[od].add(job)
+        self.borrower_of[job] = od

@@ -1,0 +1,235 @@
+"""The six scheduling policies of ElastiSim's study (001 §6.3) as native schedulers: rigid and malleable.
+
+The paper describes each policy in one sentence; the choices it leaves open are settled here:
+
+- **fcfs-rigid**: arrival order, every job at its trace size, EASY backfilling (a later job starts only if it
+  does not delay the head job's reservation). The paper's "backfill jobs without preventing delays of jobs
+  that have arrived earlier" is read as "without causing delays" (EASY), the usual meaning.
+- **sjf-rigid**: shortest estimate first (the user's estimate, or the run time with ``use_run_times``: the
+  trace's stand-in for the paper's performance-model estimate), trace sizes, EASY backfilling behind the first
+  job that does not fit.
+- **fcfs-malleable**, **sjf-malleable**, **srtf**, **drf** (`ElasticPolicy`): at every scheduling pass a
+  target size is computed for every running and admitted job, then applied (shrinks first, then starts, then
+  expansions), so the nodes are never over-committed:
+
+  1. *floors*: a running malleable job may be shrunk to its minimum (``shrink=True``, the default; with
+     ``shrink=False`` it keeps its size); rigid and moldable running jobs keep theirs;
+  2. *admission*: waiting jobs in the policy's order start at their minimum size (rigid jobs: their trace
+     size) while that fits beside the floors; the first that does not fit stops admission (no backfilling:
+     the nodes it leaves go to expansions instead, the malleable counterpart of backfilling);
+  3. *expansion*: the nodes left over go to the running malleable jobs and the admitted moldable and malleable
+     jobs, up to their maximum, in the policy's order (the first in order is filled to its maximum before the
+     next gets any). A moldable job's size is fixed when it starts; a malleable job is resized at once.
+
+  The orders, lowest key first, ties by arrival: fcfs-malleable by arrival; sjf-malleable by the estimate at
+  the trace size (001: "uses the same estimation to expand jobs"); srtf by the estimated remaining work,
+  the estimate less the work done, in seconds at the trace size (001: "progress-aware", from the job's
+  progress); no job is ever preempted, a job with more remaining work is shrunk instead. drf: with nodes as
+  the only resource a job's dominant share is its share of the nodes, so DRF is max-min fairness over node
+  counts: jobs are admitted at their minimum in arrival order (their share is zero) — 001: "initially assigns
+  the minimum number of resources" — and the leftover nodes raise the smallest jobs first (water-filling
+  within [min, max]; the last nodes one each in arrival order).
+
+Targets depend only on the set of jobs and their keys, so resizes happen at arrivals and completions (and for
+srtf when two jobs' remaining work swap order). Resizes apply at once, so jobs whose model has scheduling points
+(`JobModel.scheduling_point`, where a resize waits) are treated as rigid by these policies.
+"""
+from __future__ import annotations
+
+import bisect
+
+from cosched.simulator.schedulers.base import Scheduler
+from cosched.simulator.schedulers.easy import EASY
+from cosched.simulator.schedulers.ordering import SJF
+
+__all__ = ["FCFSRigid", "SJFRigid", "ElasticPolicy", "FCFSMalleable", "SJFMalleable", "SRTF", "DRF",
+           "water_level", "RIGID_COUNTERPART"]
+
+RIGID_COUNTERPART = {"fcfs-malleable": "fcfs-rigid", "sjf-malleable": "sjf-rigid"}
+RIGID, MOLDABLE, MALLEABLE = 0, 1, 2
+KIND_CODES = {"rigid": RIGID, "moldable": MOLDABLE, "malleable": MALLEABLE}
+
+
+class FCFSRigid(EASY):
+    """Arrival order at trace sizes, EASY backfilling (001 §6.3, rigid FCFS)."""
+
+    name = "fcfs-rigid"
+
+
+class SJFRigid(SJF):
+    """Shortest estimate first at trace sizes, EASY backfilling (001 §6.3, rigid SJF)."""
+
+    name = "sjf-rigid"
+
+
+class ElasticPolicy(Scheduler):
+    """Admit at minimum size (shrinking malleable jobs), then fill leftover nodes in the policy's order.
+
+    Subclasses give the order: `waiting_key` (a job's key when it enters the queue) and `running_keys`; the
+    keys are static unless `static_keys` is False (then every pass recomputes the targets).
+    """
+
+    name = "elastic"
+    OPTIONS = ("shrink",)
+    static_keys = True  # targets change only when jobs arrive, start or end
+
+    def __init__(self, shrink: bool = True):
+        self.shrink = shrink
+
+    def attach(self, engine) -> None:
+        jobs = len(engine.cores)
+        requested = [engine.requested_nodes(job) for job in range(jobs)]
+        if engine.models is None:
+            self.low, self.high, self.kind = requested, list(requested), [RIGID] * jobs
+        else:
+            bounds = [model.bounds(size) for model, size in zip(engine.models, requested)]
+            self.low = [low for low, _ in bounds]
+            self.high = [high for _, high in bounds]
+            self.kind = [RIGID if low == high or model.scheduling_point is not None else KIND_CODES[model.kind]
+                         for model, (low, high) in zip(engine.models, bounds)]
+        self.queue: list[tuple[float, int]] = []  # waiting jobs as sorted (key, job)
+
+    def waiting_key(self, engine, job: int) -> float:
+        """Admission key of a waiting job, lowest first (ties by arrival): arrival order."""
+        return job
+
+    def running_keys(self, engine, jobs: list[int]) -> list[float]:
+        """Expansion keys of running jobs, lowest first, on the scale of `waiting_key`."""
+        return jobs
+
+    def on_arrival(self, engine, job: int) -> None:
+        bisect.insort(self.queue, (self.waiting_key(engine, job), job))
+
+    def on_preempt(self, engine, job: int) -> None:
+        bisect.insort(self.queue, (self.waiting_key(engine, job), job))
+
+    def distribute(self, jobs: list[int], keys: list[float], base: list[int], top: list[int],
+                   spare: int) -> list[int]:
+        """Sizes of the candidates: from `base`, `spare` more nodes, each up to its `top`, lowest key first."""
+        sizes = list(base)
+        for index in sorted(range(len(jobs)), key=lambda i: (keys[i], jobs[i])):
+            give = min(top[index] - base[index], spare)
+            sizes[index] += give
+            spare -= give
+            if not spare:
+                break
+        return sizes
+
+    def schedule(self, engine) -> None:
+        queue, waiting, held, low, high, kind = self.queue, engine.waiting, engine.held, self.low, self.high, \
+            self.kind
+        free = engine.allocator.free_units()
+        if free == 0 and not waiting:
+            return
+        running = list(engine.running)
+        sizes = [held[job] for job in running]
+        floors = [low[job] if kind[job] == MALLEABLE else size for job, size in zip(running, sizes)] \
+            if self.shrink else sizes
+        spare = free + sum(sizes) - sum(floors)
+        admitted = []
+        index = 0
+        while index < len(queue):
+            job = queue[index][1]
+            if job not in waiting:  # started or killed by someone else
+                del queue[index]
+                continue
+            if low[job] > spare:
+                break
+            admitted.append(job)
+            spare -= low[job]
+            index += 1
+        del queue[:index]
+        if not admitted and free == 0 and self.static_keys:
+            return  # same jobs, same keys as when the last pass set these sizes
+        grow = [i for i, job in enumerate(running) if kind[job] == MALLEABLE]
+        targets = dict(zip(running, sizes))
+        targets.update((job, low[job]) for job in admitted)
+        jobs = [running[i] for i in grow] + [job for job in admitted if kind[job] != RIGID]
+        if jobs:
+            base = [floors[i] for i in grow] + [low[job] for job in jobs[len(grow):]]
+            keys = self.running_keys(engine, jobs[:len(grow)]) + \
+                [self.waiting_key(engine, job) for job in jobs[len(grow):]]
+            targets.update(zip(jobs, self.distribute(jobs, keys, base, [high[job] for job in jobs], spare)))
+        resize, start = engine.resize, engine.start
+        for job, size in zip(running, sizes):  # shrinks first: they free the nodes the others take
+            if targets[job] < size:
+                resize(job, targets[job])
+        for job in admitted:
+            if not start(job, targets[job]):  # only if another actor holds nodes the targets counted on
+                bisect.insort(queue, (self.waiting_key(engine, job), job))
+        for job, size in zip(running, sizes):
+            if targets[job] > size:
+                resize(job, targets[job])
+
+
+class FCFSMalleable(ElasticPolicy):
+    """Arrival order for admission and expansion (001 §6.3, malleable FCFS)."""
+
+    name = "fcfs-malleable"
+
+
+class SJFMalleable(ElasticPolicy):
+    """Shortest estimate first for admission and expansion (001 §6.3, malleable SJF)."""
+
+    name = "sjf-malleable"
+
+    def waiting_key(self, engine, job: int) -> float:
+        return engine.estimate[job]
+
+    def running_keys(self, engine, jobs: list[int]) -> list[float]:
+        estimate = engine.estimate
+        return [estimate[job] for job in jobs]
+
+
+class SRTF(ElasticPolicy):
+    """Shortest estimated remaining work first for admission and expansion (001 §6.3, SRTF)."""
+
+    name = "srtf"
+    static_keys = False  # remaining work shrinks as jobs run
+
+    def waiting_key(self, engine, job: int) -> float:
+        return max(engine.estimate[job] - (engine.work[job] - engine.remaining[job]), 0.0)
+
+    def running_keys(self, engine, jobs: list[int]) -> list[float]:
+        now, estimate, work, remaining, updated, rate = engine.now, engine.estimate, engine.work, \
+            engine.remaining, engine.updated, engine.rate
+        # work done = work - remaining at `updated` + progress since (none before `updated`: setup, reconfiguration)
+        return [max(estimate[job] - work[job] + remaining[job] - max(now - updated[job], 0.0) * rate[job], 0.0)
+                for job in jobs]
+
+
+class DRF(ElasticPolicy):
+    """Admission at minimum in arrival order; leftover nodes by max-min fairness over node shares (001 §6.3)."""
+
+    name = "drf"
+
+    def distribute(self, jobs: list[int], keys: list[float], base: list[int], top: list[int],
+                   spare: int) -> list[int]:
+        level = water_level(base, top, sum(base) + spare)  # 001 §6.3 DRF: max-min fair node shares
+        sizes = [min(max(level, low), high) for low, high in zip(base, top)]
+        left = sum(base) + spare - sum(sizes)
+        for index in sorted(range(len(jobs)), key=jobs.__getitem__):  # the last nodes one each, by arrival
+            if not left:
+                break
+            if sizes[index] == level < top[index]:
+                sizes[index] += 1
+                left -= 1
+        return sizes
+
+
+def water_level(base: list[int], top: list[int], total: int) -> int:
+    """The highest whole level L with sum(clip(L, base_i, top_i)) <= total (max-min fair share), by one sweep.
+
+    The sum rises with slope #{i: base_i <= L < top_i} between the sorted bounds.
+    """
+    events = sorted([(low, 1) for low in base] + [(high, -1) for high in top])
+    level, filled, slope = events[0][0], sum(base), 0
+    for point, step in events:
+        if point > level:
+            rise = slope * (point - level)
+            if filled + rise > total:
+                return level + (total - filled) // slope
+            filled += rise
+            level = point
+        slope += step
+    return level

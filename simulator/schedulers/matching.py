@@ -1,0 +1,377 @@
+"""Matching: the co-scheduler that pairs waiting jobs by a maximum-weight matching (000 §3.5; 003 §5.2).
+
+Graph: at each scheduling pass the first ``window`` waiting jobs (arrival order) are the vertices; an edge
+joins two jobs whose applications run next to each other at heatmap speedups S(a, b) and S(b, a) both at
+least ``threshold`` (default 1: no job slower than compact), weighted by the pair's joint speedup gain
+S(a, b) + S(b, a) - 2 (000 §3.5, formula (4.1)), kept only when positive. A maximum-weight matching
+(networkx) decides the partners. The weights depend only on the applications, so the matching of a
+window is that of its application classes with their multiplicities: it is cached by that multiset and
+handed out to the jobs in queue order, oldest first. Speedups come from the run's speed model, so its
+options (missing pairs, alone speedup) apply.
+
+Placement (``PairingAllocator``): a matched pair starts together and co-located: the larger job (the lead)
+spread with as many idle nodes first as the smaller needs, the smaller on the other half of those nodes.
+An unmatched job runs spread if its application is at least as fast spread alone as compact (alone
+speedup >= 1), else compact on whole nodes. Spread jobs beyond a partner's nodes take idle nodes and
+half-full nodes whose occupant pairs with them at or above the threshold, in the run's ``placement``
+order. So no two jobs ever share a node below the threshold.
+
+Queue: units (pairs and single jobs) start in queue order; a pair that does not fit lets its older job
+start alone if that fits (its partner returns to the next matching). The first job that fits neither way
+is the head. Backfilling is EASY (003 §5.1.2), reasoned over nodes rather than half-node counts (a pair
+needs idle nodes a count of free halves does not promise): the head holds a reservation at the shadow
+time, the first predicted end of running jobs after which it fits on the nodes left; a later unit of the
+window, or failing that each job of a pair alone, then each further job up to ``depth`` (100, as the other
+co-schedulers), starts now if it ends by then or if the head still fits then beside it. Predicted ends
+divide the remaining estimate by the slowest speed a job can run at here, min(1, threshold, its alone
+speedup), so with estimates that bound the run times the head starts no later than its reservation.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from itertools import islice
+
+import networkx as nx
+import numpy as np
+
+from cosched.errors import InputError
+from cosched.simulator.allocators import EMPTY, Allocation
+from cosched.simulator.colocation import CoLocationAllocator
+from cosched.simulator.schedulers.base import DEFAULT_DEPTH
+from cosched.simulator.schedulers.coscheduling import CoScheduler
+
+__all__ = ["Matching", "PairingAllocator", "pair_weights", "max_weight_pairs", "match_window", "DEFAULT_WINDOW",
+           "DEFAULT_THRESHOLD"]
+
+DEFAULT_WINDOW = 16  # waiting jobs matched per pass: ~2 ms per networkx matching (benchmarks/bench_matching.py)
+DEFAULT_THRESHOLD = 1.0  # no pair slows either job below its compact speed
+CACHE_LIMIT = 100_000  # matchings of distinct window multisets kept per run
+INF = math.inf
+
+
+def pair_weights(speedups: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """Joint gain of each application pair and whether the pair may be formed.
+
+    The gain is S(a, b) + S(b, a) - 2 (000 §3.5, formula (4.1): each job's speedup next to the other, over
+    compact); a pair is allowed when both speedups reach `threshold` and the gain is positive."""
+    gain = speedups + speedups.T - 2.0  # 000 §3.5 (4.1): S(a, b) + S(b, a) over two compact jobs
+    compatible = np.minimum(speedups, speedups.T) >= threshold
+    return gain, compatible & (gain > 0)
+
+
+def max_weight_pairs(apps, gain: np.ndarray, allowed: np.ndarray) -> list[tuple[int, int]]:
+    """A maximum-weight matching of jobs (positions in `apps`), edge weight gain[apps[i], apps[j]]."""
+    apps = np.asarray(apps, dtype=np.int64)
+    first, second = np.triu_indices(apps.size, 1)
+    keep = allowed[apps[first], apps[second]]
+    first, second = first[keep], second[keep]
+    graph = nx.Graph()
+    graph.add_weighted_edges_from(zip(first.tolist(), second.tolist(), gain[apps[first], apps[second]].tolist()))
+    return sorted(tuple(sorted(pair)) for pair in nx.max_weight_matching(graph))
+
+
+def match_window(apps, gain: np.ndarray, allowed: np.ndarray, cache: dict | None = None) -> list[tuple[int, int]]:
+    """A maximum-weight matching of a window of jobs (positions in `apps`, queue order), via their classes.
+
+    The weights depend only on the applications, so the matching of the sorted multiset of applications
+    that have a partner in the window (kept in `cache`) is as heavy as any; its class pairs go to the jobs
+    in queue order: each job, oldest first, takes its best remaining partner class and the oldest free job
+    of that class."""
+    apps = np.asarray(apps, dtype=np.int64)
+    edges = allowed[np.ix_(apps, apps)]
+    np.fill_diagonal(edges, False)
+    positions = np.flatnonzero(edges.any(axis=1)).tolist()  # jobs with no partner in the window stay alone
+    apps = apps[positions].tolist()
+    key = tuple(sorted(apps))
+    classes = None if cache is None else cache.get(key)
+    if classes is None:
+        classes = Counter((key[i], key[j]) for i, j in max_weight_pairs(key, gain, allowed))
+        if cache is not None:
+            if len(cache) >= CACHE_LIMIT:
+                cache.clear()
+            cache[key] = classes
+    remaining = Counter(classes)  # (a, b) with a <= b: the key is sorted
+    pairs, taken = [], set()
+    for i, a in enumerate(apps):
+        if i in taken:
+            continue
+        options = [(gain[a, y if x == a else x], y if x == a else x)
+                   for (x, y), left in remaining.items() if left and a in (x, y)]
+        if not options:
+            continue
+        b = max(options)[1]
+        j = next(k for k in range(i + 1, len(apps)) if k not in taken and apps[k] == b)
+        remaining[(min(a, b), max(a, b))] -= 1
+        taken.update((i, j))
+        pairs.append((positions[i], positions[j]))
+    return pairs
+
+
+def with_singles(units):
+    """Each unit, and after a pair each of its jobs alone (older first): jobs of a pair that cannot start
+    together may still start alone."""
+    for unit in units:
+        yield unit
+        if len(unit) == 2:
+            yield (min(unit),)
+            yield (max(unit),)
+
+
+class PairingAllocator(CoLocationAllocator):
+    """The co-location allocator that places planned units: a pair on shared nodes, compact jobs on whole
+    idle nodes, spread jobs next to compatible occupants only.
+
+    The scheduler plans a unit on the node state (``plan``) and starts its jobs; ``find`` hands each job its
+    planned allocation. A job started without a plan is placed as an unmatched job.
+    """
+
+    def setup(self, engine, app: np.ndarray, compatible: np.ndarray, alone_spread: np.ndarray) -> None:
+        """Applications of the jobs, which applications may share a node, which run spread when alone."""
+        self.app, self.compatible, self.alone_spread = app, compatible, alone_spread
+        self.spread_count = [-(-c // self.half) for c in engine.cores]
+        self.compact_count = [-(-c // self._cpn) for c in engine.cores]
+        self.halves_alone = [count if alone_spread[a] and count <= self.platform.nodes else 2 * compact
+                             for count, compact, a in zip(self.spread_count, self.compact_count, app.tolist())]
+        self.planned: dict[int, Allocation] = {}
+        self._snapshot: tuple[np.ndarray, np.ndarray] | None = None
+
+    def commit(self, job: int, allocation: Allocation) -> None:
+        super().commit(job, allocation)
+        self._snapshot = None
+
+    def release(self, job: int, allocation: Allocation) -> None:
+        super().release(job, allocation)
+        self._snapshot = None
+
+    def spreadable(self, job: int) -> bool:
+        return self.spread_count[job] <= self.platform.nodes
+
+    def find(self, engine, job: int) -> Allocation | None:
+        allocation = self.planned.pop(job, None)
+        if allocation is not None:
+            return allocation
+        placed = self.plan((job,), *self.snapshot())
+        return None if placed is None else placed[0][1]
+
+    def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
+        """Free halves per node and the application of the single occupant of half-full nodes (-1 else);
+        kept until a job starts or ends (read-only)."""
+        if self._snapshot is not None:
+            return self._snapshot
+        state = self.state
+        free = (self._cpn - state.used) // self.half
+        occupant = state.occupants.max(axis=1)
+        occupant_app = np.where((free == 1) & (occupant > EMPTY), self.app[np.maximum(occupant, 0)], -1)
+        self._snapshot = free, occupant_app
+        return self._snapshot
+
+    def plan(self, unit: tuple[int, ...], free: np.ndarray, occupant_app: np.ndarray
+             ) -> list[tuple[int, Allocation]] | None:
+        """Allocations of the unit's jobs on a node state (free halves, occupant applications), or None.
+
+        One job: compact on idle nodes, or spread. A pair (lead first, the larger): the lead spread with as
+        many idle nodes first as the follower needs, the follower on the other half of the lead's nodes
+        first; beyond those, both take idle nodes and half-full nodes of compatible occupants."""
+        if len(unit) == 1:
+            job = unit[0]
+            if not (self.alone_spread[self.app[job]] and self.spreadable(job)):
+                idle, count = np.flatnonzero(free == 2), self.compact_count[job]
+                return None if count > idle.size else [(job, Allocation(idle[:count], self._cpn))]
+            nodes = self._spread_nodes(job, self.spread_count[job], free, occupant_app)
+            return None if nodes is None else [(job, Allocation(nodes, self.half))]
+        lead, follower = unit
+        lead_nodes = self._spread_nodes(lead, self.spread_count[lead], free, occupant_app,
+                                        idle_first=self.spread_count[follower])
+        if lead_nodes is None:
+            return None
+        free, occupant_app = free.copy(), occupant_app.copy()
+        free[lead_nodes] -= 1
+        occupant_app[lead_nodes] = np.where(free[lead_nodes] == 1, self.app[lead], -1)
+        nodes = self._spread_nodes(follower, self.spread_count[follower], free, occupant_app, beside=lead_nodes)
+        if nodes is None:
+            return None
+        return [(lead, Allocation(lead_nodes, self.half)), (follower, Allocation(nodes, self.half))]
+
+    def _spread_nodes(self, job: int, count: int, free: np.ndarray, occupant_app: np.ndarray,
+                      idle_first: int = 0, beside: np.ndarray | None = None) -> np.ndarray | None:
+        """`count` nodes for one half of `job`, from idle nodes and half-full ones whose occupant pairs with
+        it at or above the threshold: first `idle_first` idle nodes and the free halves `beside` a partner,
+        then in the placement order."""
+        idle = free == 2
+        half_full = (free == 1) & (occupant_app >= 0)
+        half_full[half_full] = self.compatible[self.app[job], occupant_app[half_full]]
+        if count > np.count_nonzero(idle) + np.count_nonzero(half_full):
+            return None
+        first = np.zeros_like(idle)
+        if beside is not None:
+            first[beside] = half_full[beside]
+        elif idle_first:
+            first[np.flatnonzero(idle)[:idle_first]] = True
+        groups = [first, idle & ~first, half_full & ~first]
+        if self.prefer != "idle":
+            groups[1:] = groups[:0:-1]
+        chosen = []
+        for group in groups:
+            nodes = np.flatnonzero(group)[:count]
+            chosen.append(nodes)
+            count -= nodes.size
+            if count == 0:
+                break
+        return np.sort(np.concatenate(chosen))
+
+    def halves(self, unit: tuple[int, ...]) -> int:
+        """Half nodes the unit needs as `plan` places it."""
+        if len(unit) == 1:
+            return self.halves_alone[unit[0]]
+        return self.spread_count[unit[0]] + self.spread_count[unit[1]]
+
+
+class Matching(CoScheduler):
+    """Maximum-weight pairing of the waiting window, pairs co-located, EASY backfilling of units."""
+
+    name = "matching"
+    OPTIONS = ("window", "threshold", "depth", "record_reservations", "missing_pair")
+
+    def __init__(self, window: int = DEFAULT_WINDOW, threshold: float = DEFAULT_THRESHOLD, depth: int = DEFAULT_DEPTH,
+                 record_reservations: bool = False, missing_pair: str = "default"):
+        super().__init__(depth=depth, record_reservations=record_reservations, missing_pair=missing_pair)
+        if window < 1:
+            raise InputError(f"matching window must be >= 1, got {window}", field="window")
+        if not threshold > 0:
+            raise InputError(f"matching threshold must be positive, got {threshold}", field="threshold")
+        self.window, self.threshold = int(window), float(threshold)
+
+    def make_allocator(self, platform, placement: str | None = None) -> PairingAllocator:
+        return PairingAllocator(platform, placement or "idle")
+
+    def attach(self, engine) -> None:
+        super().attach(engine)
+        if not isinstance(engine.allocator, PairingAllocator):
+            raise InputError("the matching co-scheduler places its pairs itself: run it on its own allocator "
+                             "(Matching.make_allocator), not on another one", field="allocator")
+        self.allocator = engine.allocator
+        model = engine.speed_model
+        self.gain, self.allowed = pair_weights(model.speedups, self.threshold)
+        compatible = np.minimum(model.speedups, model.speedups.T) >= self.threshold
+        self.app = np.asarray(model.app, dtype=np.int64)
+        engine.allocator.setup(engine, self.app, compatible, model.spread >= 1.0)
+        # slowest speed a job can run at: compact 1, spread alone, or next to a neighbour >= threshold
+        self.floor = np.minimum(np.minimum(model.spread, 1.0), self.threshold)[self.app].tolist()
+        self.apps = self.app.tolist()
+        self.cache: dict[tuple[int, ...], Counter] = {}
+
+    def schedule(self, engine) -> None:
+        """Start units in queue order until one does not fit, then backfill behind it (000 Algorithm 2).
+
+        A pair that does not fit lets its older job start alone if that fits (the window is then matched
+        again, its partner back in the pool); the first job that fits neither way is the head."""
+        allocator = engine.allocator
+        while engine.waiting:
+            queue = list(islice(engine.waiting, max(self.window, self.depth + 1)))
+            if self.reservations is None and min(map(allocator.halves_alone.__getitem__, queue)) > \
+                    allocator.free_units():
+                return  # no job fits even alone: nothing can start
+            window = queue[:self.window]
+            units = self.pair_up(window, self.match(window)) + [(job,) for job in queue[self.window:]]
+            for index, unit in enumerate(units):
+                fits = allocator.halves(unit) <= allocator.free_units()
+                placed = allocator.plan(unit, *allocator.snapshot()) if fits else None
+                if placed is not None:
+                    self.start(engine, placed)
+                    continue
+                head = (min(unit),)
+                placed = allocator.plan(head, *allocator.snapshot()) if len(unit) == 2 else None
+                if placed is not None:
+                    self.start(engine, placed)
+                    break
+                partner = [(max(unit),)] if len(unit) == 2 else []
+                self.backfill(engine, head, partner + units[index + 1:])
+                return
+
+    def match(self, jobs: list[int]) -> dict[int, int]:
+        """Each job's partner in the maximum-weight matching of the spreadable jobs of the window."""
+        eligible = [job for job in jobs if self.allocator.spreadable(job)]
+        partner = {}
+        for first, second in match_window([self.apps[job] for job in eligible], self.gain, self.allowed, self.cache):
+            partner[eligible[first]] = eligible[second]
+            partner[eligible[second]] = eligible[first]
+        return partner
+
+    def pair_up(self, jobs: list[int], partner: dict[int, int]) -> list[tuple[int, ...]]:
+        """The window's start units in queue order: matched pairs (lead first) and single jobs."""
+        units = []
+        for job in jobs:
+            mate = partner.get(job)
+            if mate is None:
+                units.append((job,))
+            elif mate > job:  # the lead (more half nodes; the older on a tie) first
+                count = self.allocator.spread_count
+                units.append((mate, job) if count[mate] > count[job] else (job, mate))
+        return units
+
+    def start(self, engine, placed: list[tuple[int, Allocation]]) -> None:
+        """Start a planned unit: each job takes its planned allocation."""
+        planned = engine.allocator.planned
+        for job, allocation in placed:
+            planned[job] = allocation
+            engine.start(job)
+
+    def backfill(self, engine, head: tuple[int], units: list[tuple[int, ...]]) -> None:
+        """EASY behind the blocked head job (003 §5.1.2), on the nodes: a unit (or, failing that, each job
+        of a pair alone) starts now if it ends by the shadow time or if the head still fits then beside it."""
+        allocator = engine.allocator
+        shadow = None  # computed when a unit first fits (always when reservations are recorded)
+        if self.reservations is not None:
+            shadow, free, occupant_app = self.shadow(engine, head)
+            self.reservations.setdefault(head[0], shadow)
+        now, estimate, floor, app = engine.now, engine.estimate, self.floor, self.app
+        for unit in with_singles(units):
+            available = allocator.free_units()
+            if available == 0:
+                return
+            if allocator.halves(unit) > available:
+                continue
+            if any(job not in engine.waiting for job in unit):
+                continue
+            placed = allocator.plan(unit, *allocator.snapshot())
+            if placed is None:
+                continue
+            if shadow is None:
+                shadow, free, occupant_app = self.shadow(engine, head)
+            if not all(now + estimate[job] / floor[job] <= shadow for job in unit):  # ends after the shadow
+                later_free, later_app = free.copy(), occupant_app.copy()
+                for job, allocation in placed:
+                    nodes = allocation.nodes
+                    later_free[nodes] -= allocation.cores // allocator.half
+                    later_app[nodes] = np.where(later_free[nodes] == 1, app[job], -1)
+                if allocator.plan(head, later_free, later_app) is None:
+                    continue
+                free, occupant_app = later_free, later_app
+            self.start(engine, placed)
+
+    def shadow(self, engine, head: tuple[int]) -> tuple[float, np.ndarray, np.ndarray]:
+        """The earliest time the head job fits on the nodes running jobs leave, and the node state then.
+
+        Running jobs end, at the latest, when their predicted remaining work is done at the slowest speed
+        they can run at here (`floor`)."""
+        allocator, now = engine.allocator, engine.now
+        free, occupant_app = (array.copy() for array in allocator.snapshot())
+        occupants = allocator.state.occupants.copy()
+        predicted, rate, floor, app = engine.predicted_end, engine.rate, self.floor, self.app
+        ends = sorted((now + (predicted[job] - now) * rate[job] / floor[job], job) for job in engine.running)
+        half, need = allocator.half, allocator.halves(head)
+        for index, (end, job) in enumerate(ends):
+            allocation = engine.allocation[job]
+            nodes = allocation.nodes
+            free[nodes] += allocation.cores // half
+            rows = occupants[nodes]
+            rows[rows == job] = EMPTY
+            occupants[nodes] = rows
+            left = rows.max(axis=1)
+            occupant_app[nodes] = np.where((free[nodes] == 1) & (left > EMPTY), app[np.maximum(left, 0)], -1)
+            if index + 1 < len(ends) and ends[index + 1][0] == end or free.sum() < need:
+                continue
+            if allocator.plan(head, free, occupant_app) is not None:
+                return end, free, occupant_app
+        return INF, free, occupant_app

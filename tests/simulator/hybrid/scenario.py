@@ -1,0 +1,42 @@
+"""Small hand-built hybrid workloads for the tests: jobs given as dicts, no trace, no random draws."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from cosched.simulator.engine import Engine
+from cosched.simulator.hybrid.mechanisms import Hybrid, parse_mechanism
+from cosched.simulator.hybrid.models import engine_workload, job_models
+from cosched.simulator.hybrid.workload import NOTICE_KINDS, TYPES, HybridWorkload
+from cosched.simulator.platform import Platform
+from cosched.simulator.schedulers import make_scheduler
+from cosched.simulator.workload import make_workload
+
+
+def hybrid(jobs: list[dict]) -> HybridWorkload:
+    """Jobs as dicts: submit, run, nodes, type ('rigid' default), estimate, setup, n_min, notice kind,
+    notice_time, t_est (on-demand jobs arrive at `submit`)."""
+    jobs = sorted(jobs, key=lambda job: job["submit"])
+    workload = make_workload(list(range(len(jobs))), [j["submit"] for j in jobs], [j["run"] for j in jobs],
+                             [j["nodes"] for j in jobs], [j.get("estimate", j["run"]) for j in jobs])
+    kind = np.array([TYPES.index(j.get("type", "rigid")) for j in jobs], dtype=np.int8)
+    notice = np.array([NOTICE_KINDS.index(j.get("notice", "no-notice")) if j.get("type") == "on-demand" else -1
+                       for j in jobs], dtype=np.int8)
+    return HybridWorkload(
+        workload, kind, notice, np.array([j.get("notice_time", math.nan) for j in jobs], dtype=np.float64),
+        np.array([j.get("t_est", j["submit"]) if j.get("type") == "on-demand" else math.nan for j in jobs]),
+        np.array([j.get("n_min", j["nodes"]) for j in jobs], dtype=np.int64),
+        np.array([j["nodes"] for j in jobs], dtype=np.int64),
+        np.array([j.get("setup", 0.0) for j in jobs], dtype=np.float64))
+
+
+def run(jobs: list[dict] | HybridWorkload, nodes: int, mechanism: str, periods=None, scheduler: str = "easy"):
+    """(engine after the run, its result, the Hybrid wrapper); periods: seconds between checkpoints per job."""
+    workload = jobs if isinstance(jobs, HybridWorkload) else hybrid(jobs)
+    periods = np.full(len(workload), math.nan) if periods is None else np.asarray(periods, dtype=np.float64)
+    wrapper = Hybrid(make_scheduler(scheduler), workload, periods, *parse_mechanism(mechanism), log_reservations=True)
+    engine = Engine(engine_workload(workload), Platform(nodes), wrapper,
+                    allocator=wrapper.make_allocator(Platform(nodes)), job_models=job_models(workload, periods),
+                    log_events=True)
+    return engine, engine.run(), wrapper

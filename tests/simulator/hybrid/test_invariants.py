@@ -1,0 +1,124 @@
+"""Invariants of every mechanism on generated hybrid workloads (hypothesis)."""
+import math
+from collections import defaultdict
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cosched.simulator.hybrid.mechanisms import MECHANISMS, RELEASE_AFTER
+
+from .scenario import run
+
+WORK_TOLERANCE = 1e-6  # seconds of work
+
+
+@st.composite
+def scenarios(draw):
+    nodes = draw(st.integers(2, 8))
+    jobs, periods = [], []
+    for _ in range(draw(st.integers(1, 10))):
+        kind = draw(st.sampled_from(["rigid", "rigid", "malleable", "on-demand"]))
+        size = draw(st.integers(1, nodes))
+        run_time = draw(st.integers(10, 300))
+        job = dict(submit=draw(st.integers(100, 500)), run=run_time, nodes=size, type=kind,
+                   estimate=run_time + draw(st.integers(0, 200)))
+        period = math.nan
+        if kind == "rigid":
+            job["setup"] = draw(st.integers(0, run_time // 10))
+            period = float(draw(st.sampled_from([0, 7, 25, 60])) or math.nan)
+        elif kind == "malleable":
+            job["setup"] = draw(st.integers(0, run_time // 20))
+            job["n_min"] = draw(st.integers(1, size))
+        else:
+            notice = draw(st.sampled_from(["no-notice", "accurate", "early", "late"]))
+            t_est = job["submit"]
+            job.update(notice=notice, t_est=t_est)
+            if notice != "no-notice":
+                job["notice_time"] = t_est - draw(st.integers(1, 100))
+            if notice == "early":
+                job["submit"] = draw(st.integers(int(job["notice_time"]) + 1, t_est)) if t_est > \
+                    job["notice_time"] + 1 else t_est
+            elif notice == "late":
+                job["submit"] = t_est + draw(st.integers(1, 1200))
+        jobs.append(job)
+        periods.append(period)
+    order = sorted(range(len(jobs)), key=lambda k: jobs[k]["submit"])
+    return nodes, [jobs[k] for k in order], [periods[k] for k in order], draw(st.sampled_from(MECHANISMS[1:]))
+
+
+def replay(result, engine, wrapper, periods):
+    """Per job: work done (rebuilt from the event log: setup, then n/n_max speed) and work lost at preemptions."""
+    done, lost, opened = defaultdict(float), defaultdict(float), {}
+    model = engine.model
+
+    def progress(job, until):
+        started, setup_end, segments = opened[job]
+        total = 0.0
+        for (begin, size), end in zip(segments, [s[0] for s in segments[1:]] + [until]):
+            span = max(0.0, end - max(begin, setup_end))
+            total += span * model(job).rate(size, engine.requested_nodes(job))
+        return total
+
+    for when, event, job, size in result.log:
+        if event == "start":
+            opened[job] = (when, when + model(job).setup, [(when, size)])
+        elif event == "resize":
+            opened[job][2].append((when, size))
+        elif event in ("preempt", "finish"):
+            done[job] += progress(job, when)
+            del opened[job]
+            if event == "preempt":
+                kept = done[job]
+                if model(job).kind == "rigid":
+                    period = periods[job]
+                    kept = math.floor(done[job] / period) * period if period == period else 0.0
+                lost[job] += done[job] - kept
+                done[job] = kept
+    return done, lost
+
+
+@settings(max_examples=150)
+@given(scenarios())
+def test_every_mechanism_keeps_the_invariants(scenario):
+    nodes, jobs, periods, mechanism = scenario
+    engine, result, wrapper = run(jobs, nodes, mechanism, periods)
+    kinds = [job["type"] for job in jobs]
+    assert np.all(np.isfinite(result.end))
+    for job, kind in enumerate(kinds):
+        if kind == "on-demand":  # never preempted nor shrunk
+            assert engine.preemptions[job] == 0 and wrapper.shrinks[job] == 0
+    done, lost = replay(result, engine, wrapper, periods)
+    for job, kind in enumerate(kinds):
+        # useful work equals the work exactly once: what remains after the losses is the job's work
+        assert abs(done[job] - engine.work[job]) <= WORK_TOLERANCE
+        # preempted rigid jobs lose exactly their work since the last checkpoint; malleable ones nothing
+        assert abs(lost[job] - engine.lost[job]) <= WORK_TOLERANCE
+        if kind == "malleable":
+            assert engine.lost[job] == 0
+    # no node over-committed: running jobs plus reservations fit the platform after every timestamp
+    changes = defaultdict(int)
+    held = {}
+    for when, event, job, size in result.log:
+        if event in ("start", "resize"):
+            changes[when] += size - held.get(job, 0)
+            held[job] = size
+        elif event in ("preempt", "finish"):
+            changes[when] -= held.pop(job)
+    for when, _, count in wrapper.reservation_log:
+        changes[when] += count
+    used = 0
+    for when in sorted(changes):
+        used += changes[when]
+        assert 0 <= used <= nodes
+    assert used == 0
+    # a reservation made before the arrival never outlives the estimated arrival + 10 min
+    for job, kind in enumerate(kinds):
+        if kind != "on-demand" or not np.isfinite(jobs[job].get("notice_time", math.nan)):
+            continue
+        deadline = min(result.workload.submit[job], jobs[job]["t_est"] + RELEASE_AFTER)
+        before = [(when, count) for when, od, count in wrapper.reservation_log
+                  if od == job and when < result.workload.submit[job]]
+        assert sum(count for when, count in before if when <= deadline) == 0 or \
+            result.workload.submit[job] <= jobs[job]["t_est"] + RELEASE_AFTER
+        assert all(when <= deadline for when, _ in before)
