@@ -1,4 +1,4 @@
-"""Invariants of the engine and the classic schedulers on generated workloads (issue 4, item 8)."""
+"""Invariants of the engine and the classic schedulers on generated workloads."""
 import numpy as np
 import pytest
 from hypothesis import given

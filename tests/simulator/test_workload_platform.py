@@ -1,4 +1,4 @@
-"""SWF / CSV readers with cleaning counts, and platforms from presets or JSON (issue 4, items 1-2)."""
+"""SWF / CSV readers with cleaning counts, and platforms from presets or JSON."""
 import gzip
 import json
 
