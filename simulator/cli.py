@@ -158,6 +158,9 @@ def _simulate_command(args) -> int:
     scheduler = one_name(args, "scheduler", "easy", "--scheduler", "simulate runs one scheduler (compare: several)")
     plots = plots_target(args, args.out) if args.plots is not None else None  # off unless asked: plotting doubles the time
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
+    if args.mtbf is not None and not args.hybrid:
+        from cosched.errors import InputError
+        raise InputError("--mtbf injects node failures into hybrid runs; add --hybrid MECHANISM", field="mtbf")
     platform, workload = _load(args)
     if args.hybrid:  # on-demand, rigid and malleable jobs under a hybrid mechanism
         return hybrid_simulate(args, scheduler, platform, workload)

@@ -27,7 +27,7 @@ order); per job, lists indexed by job in workload order: ``submit``, ``run_time`
 ``by_end`` (running jobs as sorted ``(predicted_end, job)``); ``units_table``; ``allocator``;
 ``speed_model``; ``reservations``.
 
-Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes)``, ``preempt(job)``,
+Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes, release=None)``, ``preempt(job)``,
 ``kill(job)``, ``reserve(nodes)`` / ``release(reservation)``, ``hint(job, placement)``,
 ``request_wakeup(time)``, and ``at(time, callback)`` for event sources.
 """
@@ -230,10 +230,11 @@ class Engine:
             self.log.append((now, "start", job, allocation.nodes.size))
         return True
 
-    def resize(self, job: int, nodes: int) -> bool:
+    def resize(self, job: int, nodes: int, release=None) -> bool:
         """Give running malleable `job` `nodes` nodes: at once, or at its next scheduling point (001 §5).
 
-        False if it should grow and the idle nodes are too few now.
+        False if it should grow and the idle nodes are too few now. release: node ids of the job to give up
+        when it shrinks (e.g. a failed node), applied at once; by default it gives up its highest nodes.
         """
         model = self.model(job)
         if self.state[job] != RUNNING:
@@ -245,6 +246,15 @@ class Engine:
             raise ActionError(f"{self._name(job)} can run on {low}..{high} nodes, not {nodes}")
         if self.allocation[job].cores != self.platform.cores_per_node:
             raise ActionError(f"{self._name(job)} shares its nodes: only jobs on whole nodes can be resized")
+        if release is not None:
+            release = np.asarray(release, dtype=np.int64)
+            current = self.allocation[job].nodes
+            if np.unique(release).size != release.size or not np.isin(release, current).all() or \
+                    current.size - release.size != nodes:
+                raise ActionError(f"{self._name(job)} can give up only {current.size - nodes} of its own nodes, "
+                                  f"not {release.tolist()[:8]}")
+            self.pending_resize.pop(job, None)
+            return self._apply_resize(job, nodes, release)
         if model.scheduling_point is not None:
             self.pending_resize[job] = nodes
             self._post_scheduling_point(job)
@@ -362,8 +372,13 @@ class Engine:
         """Work the scheduler expects to remain: the estimate less the work done, never below the truth."""
         return max(self.estimate[job] - (self.work[job] - self.remaining[job]), self.remaining[job])
 
-    def _apply_resize(self, job: int, nodes: int) -> bool:
-        allocation = self.allocator.resize(self, job, self.allocation[job], nodes)
+    def _apply_resize(self, job: int, nodes: int, release: np.ndarray | None = None) -> bool:
+        if release is None:
+            allocation = self.allocator.resize(self, job, self.allocation[job], nodes)
+        else:  # shrink off the given nodes
+            current = self.allocation[job]
+            self.allocator.release(job, Allocation(release, current.cores))
+            allocation = Allocation(current.nodes[~np.isin(current.nodes, release)], current.cores)
         if allocation is None:
             return False
         self._lifecycle_used = True

@@ -44,10 +44,31 @@ def add_hybrid_options(parser) -> None:
 
 
 def _checkpoint_options(parser) -> None:
-    parser.add_argument("--checkpoint-mtbf", type=float, default=50.0, metavar="HOURS",
-                        help="MTBF in Daly's optimum checkpoint interval of rigid jobs (default 50)")
+    parser.add_argument("--checkpoint-mtbf", type=float, metavar="HOURS",
+                        help="MTBF in Daly's optimum checkpoint interval of rigid jobs (default --mtbf if given, "
+                             "else 50)")
     parser.add_argument("--checkpoint-factor", type=float, default=1.0, metavar="F",
                         help="checkpoint interval as a multiple of Daly's optimum (default 1)")
+    _failure_options(parser)
+
+
+def _failure_options(parser) -> None:
+    parser.add_argument("--mtbf", type=float, metavar="HOURS",
+                        help="inject node failures: one per HOURS on the whole system, exponential intervals "
+                             "(seeded by --seed); default: no failures")
+    parser.add_argument("--down-hours", type=float, default=6.0, metavar="HOURS",
+                        help="mean time a failed node stays down, exponential (default 6)")
+
+
+def _failure_settings(args) -> tuple[float | None, float, float]:
+    """(failure MTBF or None, down hours, Daly's MTBF) of the flags, checked."""
+    from cosched.simulator.hybrid.failures import check_failure_options
+    from cosched.simulator.hybrid.models import CHECKPOINT_MTBF_HOURS
+
+    check_failure_options(args.mtbf, args.down_hours)
+    daly = args.checkpoint_mtbf if args.checkpoint_mtbf is not None else \
+        (args.mtbf if args.mtbf is not None else CHECKPOINT_MTBF_HOURS)
+    return args.mtbf, args.down_hours, daly
 
 
 def _pair(text: str, field: str) -> tuple[float, float]:
@@ -90,14 +111,15 @@ def simulate_command(args, scheduler: str, platform, workload) -> int:
                          field="baseline")
     if getattr(args, "elastic_fraction", 0):
         raise InputError("--hybrid types the jobs itself; leave out --elastic-fraction", field="elastic_fraction")
+    mtbf, down_hours, daly = _failure_settings(args)
     hybrid = hybrid_workload(args, platform, workload, args.seed)
     result = simulate_hybrid(hybrid, platform, args.hybrid, scheduler=scheduler, depth=args.depth,
-                             checkpoint_mtbf=args.checkpoint_mtbf, checkpoint_factor=args.checkpoint_factor,
-                             progress=not args.quiet)
+                             checkpoint_mtbf=daly, checkpoint_factor=args.checkpoint_factor,
+                             mtbf=mtbf, down_hours=down_hours, failure_seed=args.seed, progress=not args.quiet)
     summary = summarize(result, None, args.bounded_threshold)
     summary.update(hybrid_metrics(result, hybrid))
     summary.update(scheduler=scheduler, cleaning=workload.cleaning, workload=str(args.workload), depth=args.depth,
-                   seed=args.seed)
+                   seed=args.seed, checkpoint_mtbf=daly, mtbf=mtbf, down_hours=down_hours if mtbf else None)
     written = []
     if args.out:
         with output_dir(args.out) as folder:
@@ -124,8 +146,12 @@ def _print(summary: dict) -> None:
     rows += [("preemption ratio rigid", summary["preemption_ratio_rigid"], "{:.4f}"),
              ("preemption ratio malleable", summary["preemption_ratio_malleable"], "{:.4f}"),
              ("utilization useful", summary["utilization_useful"], "{:.4f}"),
-             ("lost [node-h]", summary["lost_node_hours"], "{:.1f}"),
-             ("decision max [ms]", summary["decision_ms_max"], "{:.3f}"),
+             ("lost [node-h]", summary["lost_node_hours"], "{:.1f}")]
+    if summary["mtbf"] is not None:
+        rows += [("node failures", summary["failures"], "{:d}"),
+                 ("  jobs hit", summary["failure_hits"], "{:d}"),
+                 ("  lost to failures [node-h]", summary["failure_lost_node_hours"], "{:.1f}")]
+    rows += [("decision max [ms]", summary["decision_ms_max"], "{:.3f}"),
              ("wall [s]", summary["wall_seconds"], "{:.1f}")]
     for label, value, fmt in rows:
         print(f"  {label:<30} {'-' if value is None else fmt.format(value)}")
@@ -163,8 +189,10 @@ def register(subparsers) -> None:
                                  "MTBF 5 h and 50 h); repeatable")
     experiment.add_argument("--sweep-typings", type=int, help="typings per sweep point (default --typings)")
     add_workload_options(experiment)
-    experiment.add_argument("--checkpoint-mtbf", type=float, default=50.0, metavar="HOURS",
-                            help="MTBF in Daly's interval outside the checkpoint sweep (default 50)")
+    experiment.add_argument("--checkpoint-mtbf", type=float, metavar="HOURS",
+                            help="MTBF in Daly's interval outside the checkpoint sweep (default --mtbf if given, "
+                                 "else 50)")
+    _failure_options(experiment)
     add_seed(experiment, "seed of the typings")
     add_out(experiment, "folder", "grid.csv, runs.csv, summary.csv, table.md, plots/", required=True)
     experiment.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
@@ -214,13 +242,14 @@ def _experiment_command(args) -> int:
         check_number(args.sweep_typings, field="sweep_typings", integer=True, minimum=1, limit=MAX_RUNS)
     if args.workers is not None and args.workers < 1:
         raise InputError(f"must be positive, got {args.workers}", field="workers")
+    mtbf, down_hours, daly = _failure_settings(args)
     platform, workload = _load(args)
     notice_mix(args.notice)
     spec = HybridSpec(workload, trace_projects(workload.source or args.workload, workload.job_id, args.type_by),
                       platform, typings, mechanisms, tuple(dict.fromkeys(args.sweep)), args.sweep_typings, args.seed,
                       args.scheduler, parse_shares(args.job_types, TYPES, "job_types"), args.notice.lower(),
                       _pair(args.rigid_setup, "rigid_setup"), _pair(args.malleable_setup, "malleable_setup"),
-                      args.min_fraction, args.checkpoint_mtbf, str(args.workload))
+                      args.min_fraction, daly, str(args.workload), mtbf, down_hours)
     check_number(len(cells(spec)), field="typings", limit=MAX_RUNS)
     from cosched.simulator.hybrid.mechanisms import check_site_policy
     from cosched.simulator.schedulers import SCHEDULERS, make_scheduler

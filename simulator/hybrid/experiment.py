@@ -3,8 +3,9 @@
 004 averages 10 random typings of each trace (Fig. 6 caption). One cell = (sweep, value, typing, mechanism):
 the main grid is sweep ``main`` (value ``w5`` or the chosen notice mix); the notice-mix sweep (004 Figs. 6-7,
 Table II) runs W1-W5; the checkpoint sweep (004 Fig. 8) scales Daly's interval by 25-200 % for an MTBF of 5 h
-and 50 h (value ``MTBF:FACTOR``). Cells run on `cosched.grid.run_grid` (local processes or Dask) into
-``grid.csv``; at the end ``runs.csv``, ``summary.csv`` (mean and standard deviation per configuration),
+and 50 h (value ``MTBF:FACTOR``). With ``mtbf`` set, every run injects node failures (004 §V-C) at that MTBF,
+and each checkpoint-sweep point at its own MTBF, so the sweep compares 5 h with 50 h as Fig. 8 does. Cells run
+on `cosched.grid.run_grid` (local processes or Dask) into ``grid.csv``; at the end ``runs.csv``, ``summary.csv`` (mean and standard deviation per configuration),
 ``table.md`` (004 Table III style, mean ± std) and the plots of `cosched.simulator.hybrid.plots`.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 from cosched.grid import grid_folder, run_grid
 from cosched.outputs import atomic_path
 from cosched.rerun import digest
+from cosched.simulator.hybrid.failures import DOWN_HOURS
 from cosched.simulator.hybrid.mechanisms import MECHANISMS
 from cosched.simulator.hybrid.models import CHECKPOINT_MTBF_HOURS
 from cosched.simulator.hybrid.run import hybrid_metrics, simulate_hybrid
@@ -32,7 +34,7 @@ CHECKPOINT_FACTORS = (0.25, 0.5, 1.0, 2.0)  # 004 Fig. 8: interval relative to D
 CHECKPOINT_MTBFS = (5.0, 50.0)  # 004 §V-C: hours
 METRICS = ("instant_start_ratio", "turnaround_hours", "turnaround_on_demand", "turnaround_rigid",
            "turnaround_malleable", "preemption_ratio_rigid", "preemption_ratio_malleable", "utilization_useful",
-           "lost_node_hours", "decision_ms_max")
+           "lost_node_hours", "decision_ms_max", "failures", "failure_lost_node_hours")
 KEY = ("sweep", "value", "typing", "mechanism")
 GRID_COLUMNS = KEY + METRICS + ("wall_seconds",)
 SPEC, GRID = "spec.json", "grid.csv"
@@ -59,6 +61,8 @@ class HybridSpec:
     min_fraction: float = MIN_FRACTION
     checkpoint_mtbf: float = CHECKPOINT_MTBF_HOURS
     source: str = ""
+    mtbf: float | None = None  # node failures: system MTBF in hours; None: no failures
+    down_hours: float = DOWN_HOURS
 
     def to_json(self) -> dict:
         w = self.workload
@@ -68,6 +72,7 @@ class HybridSpec:
                 "fractions": list(self.fractions), "notice": self.notice, "rigid_setup": list(self.rigid_setup),
                 "malleable_setup": list(self.malleable_setup), "min_fraction": self.min_fraction,
                 "checkpoint_mtbf": self.checkpoint_mtbf,
+                **({} if self.mtbf is None else {"mtbf": self.mtbf, "down_hours": self.down_hours}),
                 "inputs": digest(w.job_id, w.submit, w.run, w.cores, w.estimate, self.projects)}
 
 
@@ -86,17 +91,18 @@ def cells(spec: HybridSpec) -> list[tuple]:
 
 def run_cell(spec: HybridSpec, sweep: str, value: str, typing: int, mechanism: str) -> list[dict]:
     """One run: type the trace with seed (seed, typing), simulate, return its metrics row."""
-    mix, mtbf, factor = spec.notice, spec.checkpoint_mtbf, 1.0
+    mix, mtbf, factor, failures = spec.notice, spec.checkpoint_mtbf, 1.0, spec.mtbf
     if sweep == "notice":
         mix = value
     elif sweep == "checkpoint":
         mtbf, factor = (float(part) for part in value.split(":"))
-    hybrid = build_hybrid(spec.workload, spec.platform.cores_per_node, spec.projects,
-                          seed=int(np.random.SeedSequence([spec.seed, typing]).generate_state(1)[0]),
+        failures = None if failures is None else mtbf
+    seed = int(np.random.SeedSequence([spec.seed, typing]).generate_state(1)[0])
+    hybrid = build_hybrid(spec.workload, spec.platform.cores_per_node, spec.projects, seed=seed,
                           fractions=spec.fractions, mix=notice_mix(mix), rigid_setup=spec.rigid_setup,
                           malleable_setup=spec.malleable_setup, min_fraction=spec.min_fraction)
     result = simulate_hybrid(hybrid, spec.platform, mechanism, scheduler=spec.scheduler, checkpoint_mtbf=mtbf,
-                             checkpoint_factor=factor)
+                             checkpoint_factor=factor, mtbf=failures, down_hours=spec.down_hours, failure_seed=seed)
     metrics = hybrid_metrics(result, hybrid)
     by_type = metrics.pop("turnaround_hours_by_type")
     row = {name: metrics.get(name) for name in METRICS}
@@ -145,15 +151,18 @@ TABLE = (("instant start", "instant_start_ratio", 100, "{:.1f} %"),
          ("utilisation", "utilization_useful", 100, "{:.2f} %"),
          ("lost [node-h]", "lost_node_hours", 1, "{:.0f}"),
          ("decision max [ms]", "decision_ms_max", 1, "{:.2f}"))
+FAILURE_TABLE = (("node failures", "failures", 1, "{:.1f}"),
+                 ("lost to failures [node-h]", "failure_lost_node_hours", 1, "{:.0f}"))
 
 
 def markdown_table(summary, spec: HybridSpec | None = None) -> str:
     """004 Table III style, one row per configuration of the main grid: mean ± standard deviation."""
     main = summary.xs("main", level="sweep")
-    lines = ["| mechanism | " + " | ".join(label for label, *_ in TABLE) + " |", "|---" * (len(TABLE) + 1) + "|"]
+    table = TABLE + FAILURE_TABLE if main["failures"].fillna(0).max() > 0 else TABLE
+    lines = ["| mechanism | " + " | ".join(label for label, *_ in table) + " |", "|---" * (len(table) + 1) + "|"]
     for (_, mechanism), row in main.iterrows():
         cells_text = []
-        for _, key, scale, fmt in TABLE:
+        for _, key, scale, fmt in table:
             mean, spread = row[key], row[f"{key}_std"]
             if np.isnan(mean):
                 cells_text.append("-")
@@ -166,5 +175,7 @@ def markdown_table(summary, spec: HybridSpec | None = None) -> str:
         lines.append("")
         lines.append(f"{len(spec.workload)} jobs of {spec.source or 'the trace'} on {spec.platform.nodes} nodes, "
                      f"{spec.typings} typings (seed {spec.seed}), notice mix {spec.notice}, site policy "
-                     f"{spec.scheduler}; mean ± standard deviation over the typings.")
+                     f"{spec.scheduler}"
+                     + ("" if spec.mtbf is None else f", node failures every {spec.mtbf:g} h (down "
+                        f"{spec.down_hours:g} h on average)") + "; mean ± standard deviation over the typings.")
     return "\n".join(lines) + "\n"

@@ -156,6 +156,26 @@ class Hybrid(Scheduler):
             self.borrowers[owner].discard(job)
             self._hunger(owner)
         self.earmark.pop(job, None)
+        if self.type[job] == ON_DEMAND:  # [impl] only a node failure stops one: it restarts as a new arrival
+            self.arrivals.append(job)
+
+    def yield_node(self, engine, node: int) -> None:
+        """A reserved node fails (`cosched.simulator.hybrid.failures`): it leaves its on-demand job's reservation."""
+        key = int(engine.allocator.state.occupants[node, 0])
+        for od, held in self.held.items():
+            for index, reservation in enumerate(held):
+                if reservation.key == key:
+                    engine.release(reservation)
+                    rest = reservation.nodes[reservation.nodes != node]
+                    if rest.size:
+                        held[index] = engine.reserve(rest)
+                    else:
+                        del held[index]
+                    self.reserved[od] -= 1
+                    if self.reservation_log is not None:
+                        self.reservation_log.append((engine.now, od, -1))
+                    self._hunger(od)
+                    return
 
     def on_finish(self, engine, job: int) -> None:
         self.inner.on_finish(engine, job)

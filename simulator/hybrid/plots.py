@@ -54,8 +54,10 @@ def experiment_plots(runs, summary, folder: str | Path) -> list[Path]:
         table = summary.xs("checkpoint", level="sweep")
         for mtbf in sorted({v.split(":")[0] for v in table.index.get_level_values("value")}, key=float):
             part = table[[v.split(":")[0] == mtbf for v in table.index.get_level_values("value")]]
+            failing = part["failures"].fillna(0).max() > 0
             written.append(_sweep(plt, part, folder / f"checkpoint_sweep_mtbf{mtbf}h.png",
-                                  f"checkpoint interval / Daly optimum (MTBF {mtbf} h for Daly)",
+                                  f"checkpoint interval / Daly optimum (MTBF {mtbf} h "
+                                  f"{'for Daly and the node failures' if failing else 'for Daly, no failures'})",
                                   lambda v: f"{float(v.split(':')[1]):.0%}"))
     return written
 

@@ -2,14 +2,16 @@
 
 The baseline (004 Table III) runs every job rigid at its trace size with the trace run time, no setup and no
 checkpoints, on the site policy alone: on-demand jobs just queue. A mechanism runs the job models of
-`cosched.simulator.hybrid.models` under `Hybrid`. Both return the engine's `SimulationResult` whose
-``jobs_frame()`` carries ``job_type, preemptions, shrinks, lost_node_seconds, instant_start``.
+`cosched.simulator.hybrid.models` under `Hybrid`. Either may run with node failures (004 §V-C,
+`cosched.simulator.hybrid.failures`). Both return the engine's `SimulationResult` whose ``jobs_frame()``
+carries ``job_type, preemptions, shrinks, failures, lost_node_seconds, instant_start``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from cosched.simulator.hybrid.mechanisms import Hybrid, parse_mechanism
+from cosched.simulator.hybrid.failures import DOWN_HOURS, NodeFailures
+from cosched.simulator.hybrid.mechanisms import Hybrid, check_site_policy, parse_mechanism
 from cosched.simulator.hybrid.models import (CHECKPOINT_MTBF_HOURS, checkpoint_periods, engine_workload,
                                              job_models)
 from cosched.simulator.hybrid.workload import MALLEABLE, ON_DEMAND, RIGID, TYPES, HybridWorkload
@@ -18,58 +20,79 @@ __all__ = ["simulate_hybrid", "hybrid_engine", "hybrid_result", "hybrid_metrics"
 
 HYBRID_KEYS = ("mechanism", "instant_start_ratio", "turnaround_hours", "turnaround_hours_by_type",
                "preemption_ratio_rigid", "preemption_ratio_malleable", "utilization_useful", "lost_node_hours",
-               "decision_ms_max")
-HYBRID_COLUMNS_OUT = ("job_type", "preemptions", "shrinks", "lost_node_seconds", "instant_start")
+               "decision_ms_max", "failures", "failure_lost_node_hours")
+HYBRID_COLUMNS_OUT = ("job_type", "preemptions", "shrinks", "failures", "lost_node_seconds", "instant_start")
 SECONDS_PER_HOUR = 3600.0
 
 
 def hybrid_engine(hybrid: HybridWorkload, platform, mechanism: str, *, scheduler: str = "easy",
                   depth: int | None = None, checkpoint_mtbf: float = CHECKPOINT_MTBF_HOURS,
-                  checkpoint_factor: float = 1.0, periods=None, progress: bool = False, log_events: bool = False):
+                  checkpoint_factor: float = 1.0, periods=None, failures: NodeFailures | None = None,
+                  progress: bool = False, log_events: bool = False):
     """The engine of one run, not started: `mechanism` (a name of `MECHANISMS`) around the queue scheduler
     `scheduler` (the site policy). ``engine.scheduler`` is the `Hybrid` wrapper, or the site policy alone for
     the baseline. periods: seconds of run between completed checkpoints per job (NaN: none) instead of
-    Daly's interval for `checkpoint_mtbf` x `checkpoint_factor`."""
+    Daly's interval for `checkpoint_mtbf` x `checkpoint_factor`. failures: node failures during the run."""
     from cosched.simulator.engine import Engine
     from cosched.simulator.schedulers import make_scheduler
 
     policies = parse_mechanism(mechanism)
     inner = make_scheduler(scheduler, **({} if depth is None else {"depth": depth}))
+    sources = () if failures is None else (failures,)
     if policies is None:
-        return Engine(hybrid.workload, platform, inner, progress=progress, log_events=log_events)
+        if failures is not None:
+            check_site_policy(inner)  # failures preempt and shrink: whole nodes, no private booking
+        return Engine(hybrid.workload, platform, inner, sources=sources, progress=progress, log_events=log_events)
     if periods is None:
         periods = checkpoint_periods(hybrid, checkpoint_mtbf, checkpoint_factor)
     periods = np.asarray(periods, dtype=np.float64)
     wrapper = Hybrid(inner, hybrid, periods, *policies, log_reservations=log_events)
     return Engine(engine_workload(hybrid), platform, wrapper, allocator=wrapper.make_allocator(platform),
-                  job_models=job_models(hybrid, periods), progress=progress, log_events=log_events)
+                  job_models=job_models(hybrid, periods), sources=sources, progress=progress, log_events=log_events)
 
 
-def simulate_hybrid(hybrid: HybridWorkload, platform, mechanism: str, **options):
-    """Run `mechanism` on `hybrid` (options of `hybrid_engine`); the result's jobs_frame() has the hybrid columns."""
-    engine = hybrid_engine(hybrid, platform, mechanism, **options)
-    return hybrid_result(engine, engine.run(), hybrid, mechanism)
+def simulate_hybrid(hybrid: HybridWorkload, platform, mechanism: str, *, mtbf: float | None = None,
+                    down_hours: float = DOWN_HOURS, failure_seed: int = 0, **options):
+    """Run `mechanism` on `hybrid` (options of `hybrid_engine`); the result's jobs_frame() has the hybrid columns.
+
+    mtbf: system MTBF in hours of node failures (004 §V-C), each node down `down_hours` on average; None: none.
+    """
+    failures = None if mtbf is None else NodeFailures(mtbf, down_hours, failure_seed)
+    engine = hybrid_engine(hybrid, platform, mechanism, failures=failures, **options)
+    return hybrid_result(engine, engine.run(), hybrid, mechanism, failures)
 
 
-def hybrid_result(engine, result, hybrid: HybridWorkload, mechanism: str):
-    """`result` with the hybrid per-job columns and the decision times (in ``options``)."""
+def hybrid_result(engine, result, hybrid: HybridWorkload, mechanism: str, failures: NodeFailures | None = None):
+    """`result` with the hybrid per-job columns and the decision times (in ``options``).
+
+    ``preemptions`` counts the mechanism's preemptions; ``failures`` the failures that hit the job (shrunk or
+    interrupted); ``lost_node_seconds`` the work lost to both.
+    """
     wrapper = engine.scheduler
     jobs = len(hybrid)
+    hit = np.zeros(jobs, dtype=np.int64) if failures is None else np.asarray(failures.failures)
+    interrupted = np.zeros(jobs, dtype=np.int64) if failures is None else np.asarray(failures.interruptions)
+    # 004 §IV-D: work redone (at the requested size) plus the setups paid again
+    lost = np.asarray(engine.lost) * hybrid.n_max
     if isinstance(wrapper, Hybrid):
         result.workload = hybrid.workload  # trace run times and estimates in jobs.csv
         result.scheduler = wrapper.name
-        preemptions, shrinks, decisions = engine.preemptions, wrapper.shrinks, wrapper.decisions
-        # 004 §IV-D: work redone (at the requested size) plus the setups paid again
-        lost = np.asarray(engine.lost) * hybrid.n_max + np.asarray(wrapper.resetup)
+        shrinks, decisions = wrapper.shrinks, wrapper.decisions
+        lost = lost + np.asarray(wrapper.resetup)
     else:
-        preemptions, shrinks, decisions, lost = [0] * jobs, [0] * jobs, [], np.zeros(jobs)
+        shrinks, decisions = [0] * jobs, []
     od = hybrid.job_type == ON_DEMAND
     lifecycle = dict(result.lifecycle or {})
-    lifecycle.update(job_type=np.array(TYPES, dtype=object)[hybrid.job_type], preemptions=list(preemptions),
-                     shrinks=list(shrinks), lost_node_seconds=lost,
+    lifecycle.update(job_type=np.array(TYPES, dtype=object)[hybrid.job_type],
+                     preemptions=list(np.asarray(engine.preemptions) - interrupted), shrinks=list(shrinks),
+                     failures=list(hit), lost_node_seconds=lost,
                      instant_start=od & (result.start == hybrid.workload.submit))
     result.lifecycle = lifecycle
     result.options.update(mechanism=mechanism, decision_seconds=decisions)
+    if failures is not None:
+        result.options.update(failures=sum(change > 0 for _, _, change in failures.down_log),
+                              failure_hits=len(failures.hits),
+                              failure_lost_node_seconds=float(np.sum(failures.lost_node_seconds)))
     return result
 
 
@@ -97,6 +120,9 @@ def hybrid_metrics(result, hybrid: HybridWorkload) -> dict:
         "preemption_ratio_malleable": mean(preempted.astype(np.float64), kinds == MALLEABLE),
         "utilization_useful": useful / (result.platform.nodes * span) if span > 0 else 0.0,
         "lost_node_hours": float(np.sum(life["lost_node_seconds"])) / SECONDS_PER_HOUR,
+        "failures": result.options.get("failures", 0),
+        "failure_hits": result.options.get("failure_hits", 0),
+        "failure_lost_node_hours": result.options.get("failure_lost_node_seconds", 0.0) / SECONDS_PER_HOUR,
         "decision_ms_max": 1000.0 * max(decisions),
         "decision_ms_mean": 1000.0 * float(np.mean(decisions)),
         "shrinks": int(np.sum(life["shrinks"])),

@@ -31,12 +31,15 @@ def hybrid(jobs: list[dict]) -> HybridWorkload:
         np.array([j.get("setup", 0.0) for j in jobs], dtype=np.float64))
 
 
-def run(jobs: list[dict] | HybridWorkload, nodes: int, mechanism: str, periods=None, scheduler: str = "easy"):
-    """(engine after the run, its result, the Hybrid wrapper); periods: seconds between checkpoints per job."""
+def run(jobs: list[dict] | HybridWorkload, nodes: int, mechanism: str, periods=None, scheduler: str = "easy",
+        failures=None, wrapper_class=Hybrid):
+    """(engine after the run, its result, the Hybrid wrapper); periods: seconds between checkpoints per job;
+    failures: a `NodeFailures` source."""
     workload = jobs if isinstance(jobs, HybridWorkload) else hybrid(jobs)
     periods = np.full(len(workload), math.nan) if periods is None else np.asarray(periods, dtype=np.float64)
-    wrapper = Hybrid(make_scheduler(scheduler), workload, periods, *parse_mechanism(mechanism), log_reservations=True)
+    wrapper = wrapper_class(make_scheduler(scheduler), workload, periods, *parse_mechanism(mechanism),
+                            log_reservations=True)
     engine = Engine(engine_workload(workload), Platform(nodes), wrapper,
                     allocator=wrapper.make_allocator(Platform(nodes)), job_models=job_models(workload, periods),
-                    log_events=True)
+                    sources=() if failures is None else (failures,), log_events=True)
     return engine, engine.run(), wrapper

@@ -1,0 +1,124 @@
+"""Node failures (004 §V-C): system-wide failures at one per MTBF, a node down time, jobs resumed or shrunk.
+
+An event source on the engine: it reads who holds the failed node and acts only through the engine's actions
+(preempt, resize, reserve, release, at):
+
+- [impl] Failures hit the whole system at exponential intervals with mean MTBF (004 §V-C: "one failure per
+  MTBF"), each on one node drawn uniformly among the nodes that are up (idle, busy or reserved alike). The
+  node stays down for an exponential time with mean ``down_hours`` (004 §V-C: T_d, mean 6 h), held by an
+  engine reservation, so no allocator, scheduler or mechanism sees it until it is repaired.
+- A rigid job on the failed node is interrupted like a preemption (004 §III-A): it keeps its work up to its
+  last checkpoint, pays its setup again and returns to the queue with its original submit time.
+- A malleable job gives up the failed node and keeps running if it is still at or above n_min (004 Obs. 14);
+  otherwise it is interrupted like a preemption. [impl] It loses no work either way: it recovers the failed
+  node's share as it does at a shrink.
+- [impl] An on-demand job has no checkpoints: it restarts from scratch. The mechanisms never preempt it, but a
+  failure is not a mechanism; the mechanism handles its restart as a new arrival.
+- A node reserved by the mechanism for an on-demand job leaves the reservation (``yield_node`` of the
+  scheduler); the reservation collects another one the way it collects any missing node.
+
+Draws come from their own seeded stream and depend only on which nodes are down, so the same seed gives the
+same failures whatever the mechanism does, until the jobs run out.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from cosched.errors import InputError
+from cosched.simulator.allocators import EMPTY
+from cosched.simulator.engine import STATES
+
+__all__ = ["NodeFailures", "check_failure_options", "DOWN_HOURS", "FAILURE_STREAM"]
+
+DOWN_HOURS = 6.0  # 004 §V-C: mean node down time T_d
+FAILURE_STREAM = 4  # seed stream of the failure draws, apart from the typing's
+SECONDS_PER_HOUR = 3600.0
+FUTURE = STATES.index("future")
+
+
+def check_failure_options(mtbf_hours: float | None, down_hours: float) -> None:
+    """InputError for an MTBF or a down time that is not a positive finite number of hours."""
+    for value, field in ((mtbf_hours, "mtbf"), (down_hours, "down_hours")):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise InputError(f"must be a positive number of hours, got {value:g}", field=field)
+
+
+class NodeFailures:
+    """Failures drawn from the system MTBF (hours), or given as (time, node, down seconds) in `schedule`.
+
+    A failure of a node that is already down is ignored. After the run: ``failures`` and ``lost_node_seconds``
+    per job, ``interruptions`` per job (the failures that preempted it rather than shrank it), ``hits``
+    [(time, node, job, "preempt" | "shrink", the job's nodes before)] and ``down_log`` [(time, node, +1 down |
+    -1 repaired)].
+    """
+
+    def __init__(self, mtbf_hours: float | None = None, down_hours: float = DOWN_HOURS, seed: int = 0, *,
+                 schedule=None):
+        if (mtbf_hours is None) == (schedule is None):
+            raise InputError("give an MTBF or a failure schedule", field="mtbf")
+        check_failure_options(mtbf_hours, down_hours)
+        self.mtbf, self.down_mean = mtbf_hours, down_hours
+        self.schedule = None if schedule is None else sorted((float(t), int(n), float(d)) for t, n, d in schedule)
+        self.rng = np.random.default_rng(np.random.SeedSequence([seed, FAILURE_STREAM]))
+        self.hits: list[tuple[float, int, int, str]] = []
+        self.down_log: list[tuple[float, int, int]] = []
+
+    def attach(self, engine) -> None:
+        jobs = len(engine.run_time)
+        self.failures, self.interruptions, self.lost_node_seconds = [0] * jobs, [0] * jobs, [0.0] * jobs
+        self.down = np.zeros(engine.platform.nodes, dtype=bool)
+        if self.schedule is not None:
+            for when, node, down in self.schedule:
+                engine.at(when, lambda e, n=node, d=down: self._fail(e, n, d))
+        else:
+            engine.at(engine.now + self._interval(), self._drawn)
+
+    def _interval(self) -> float:
+        return float(self.rng.exponential(self.mtbf * SECONDS_PER_HOUR))
+
+    def _drawn(self, engine) -> None:
+        """A drawn failure; the next one is posted only while jobs remain (the run must end)."""
+        if not (engine.waiting or engine.running or (engine.state and engine.state[-1] == FUTURE)):
+            return
+        up = np.flatnonzero(~self.down)
+        pick, down = self.rng.random(), float(self.rng.exponential(self.down_mean * SECONDS_PER_HOUR))
+        if up.size:
+            self._fail(engine, int(up[int(pick * up.size)]), down)
+        engine.at(engine.now + self._interval(), self._drawn)
+
+    def _fail(self, engine, node: int, down: float) -> None:
+        if self.down[node]:
+            return
+        occupant = int(engine.allocator.state.occupants[node, 0])
+        if occupant >= 0:
+            self._hit(engine, occupant, node)
+        elif occupant != EMPTY:  # a scheduler's reservation (its key is below EMPTY)
+            engine.scheduler.yield_node(engine, node)
+        reservation = engine.reserve(np.array([node]))
+        self.down[node] = True
+        self.down_log.append((engine.now, node, 1))
+        engine.at(engine.now + down, lambda e, r=reservation: self._repair(e, r))
+
+    def _repair(self, engine, reservation) -> None:
+        engine.release(reservation)
+        node = int(reservation.nodes[0])
+        self.down[node] = False
+        self.down_log.append((engine.now, node, -1))
+
+    def _hit(self, engine, job: int, node: int) -> None:
+        """The failed node runs `job`: a malleable job shrinks around it if it can, any other is interrupted."""
+        self.failures[job] += 1
+        size, model = engine.allocation[job].nodes.size, engine.model(job)
+        requested = engine.requested_nodes(job)
+        if model.kind == "malleable" and size - 1 >= model.bounds(requested)[0]:
+            engine.resize(job, size - 1, release=[node])
+            self.hits.append((engine.now, node, job, "shrink", size))
+            return
+        lost = engine.lost[job]
+        engine.preempt(job)
+        self.interruptions[job] += 1
+        # 004 §IV-D: work redone at the requested size plus the setup paid again (as for a preemption)
+        self.lost_node_seconds[job] += (engine.lost[job] - lost) * requested + model.setup * size
+        self.hits.append((engine.now, node, job, "preempt", size))
