@@ -8,13 +8,12 @@ from cosched.cli_options import (LazyChoices, add_json, add_name_list, add_out, 
                                   announce, one_name, plots_target)
 from cosched.errors import InputError
 from cosched.strategies.fcs import TIE_BREAKS
-from cosched.strategies.interpolation import LOWER_ANCHORS, RULES
+from cosched.strategies.interpolation import LOWER_ANCHORS, RULES, SEARCH_TIE_BREAKS
 from cosched.strategies.noise import NOISE_MODELS
 from cosched.strategies.registry import STRATEGIES
 from cosched.theory.cli import add_instance_arguments, instance_from_args, opt_for_file, with_task_names
 
 INCUMBENTS = LazyChoices("cosched.strategies.search", "INCUMBENTS")  # read on use: search imports scipy
-SEARCH_TIE_BREAKS = LazyChoices("cosched.strategies.search", "SEARCH_TIE_BREAKS")
 
 __all__ = ["register", "add_strategy_arguments", "add_reading_arguments", "strategy_from_args", "strategy_name"]
 

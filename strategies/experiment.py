@@ -76,8 +76,7 @@ class ExperimentConfig:
             raise InputError(f"the measurement quantum must be positive, got {self.quantum}", field="quantum")
         if not self.noise_sigma >= 0:
             raise InputError(f"the relative noise σ must be non-negative, got {self.noise_sigma}", field="noise-sigma")
-        from cosched.strategies.interpolation import LOWER_ANCHORS
-        from cosched.strategies.search import SEARCH_TIE_BREAKS
+        from cosched.strategies.interpolation import LOWER_ANCHORS, SEARCH_TIE_BREAKS
 
         for values, known, field in ((self.lower_anchors, LOWER_ANCHORS, "lower-anchor"),
                                      (self.search_tie_breaks, SEARCH_TIE_BREAKS, "search-tie-break"),

@@ -9,11 +9,10 @@ from cosched.cli_options import (LazyChoices, add_json, add_name_list, add_out, 
                                   announce, names_or, plots_target)
 from cosched.errors import InputError
 from cosched.strategies.experiment import ACQUISITIONS, PARQUET, PRESETS, RESULTS, SPREAD, SUMMARY
-from cosched.strategies.interpolation import LOWER_ANCHORS, RULES
+from cosched.strategies.interpolation import LOWER_ANCHORS, RULES, SEARCH_TIE_BREAKS
 from cosched.strategies.noise import NOISE_MODELS
 
 INCUMBENTS = LazyChoices("cosched.strategies.search", "INCUMBENTS")  # read on use: search imports scipy
-SEARCH_TIE_BREAKS = LazyChoices("cosched.strategies.search", "SEARCH_TIE_BREAKS")
 
 __all__ = ["register_experiment"]
 

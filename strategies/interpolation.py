@@ -13,12 +13,14 @@ import numpy as np
 from cosched.errors import InputError
 from cosched.theory.lattice import membership, popcount
 
-__all__ = ["Bounds", "interpolate", "RULES", "LOWER_ANCHORS", "MAX_SEARCH_TASKS"]
+__all__ = ["Bounds", "interpolate", "RULES", "LOWER_ANCHORS", "SEARCH_TIE_BREAKS", "MAX_SEARCH_TASKS"]
 
 RULES = ("paper", "tight")
 # where the lower bound 0 sits when no superset is measured (002 §5.1 leaves it open): at size n + 1 (the
 # full set keeps a non-zero estimate) or at size n (the full set is estimated at 0 until it is measured)
 LOWER_ANCHORS = ("n+1", "n")
+# the other reading 002 §5 leaves open, kept beside this one so that parsers need not import the search (scipy):
+SEARCH_TIE_BREAKS = ("first", "random")  # among equal (acquisition, estimate): smallest bitmask or the run's rng
 MAX_SEARCH_TASKS = 16  # the lattice arrays hold 2^n x n entries per bound
 CACHE_MAX_TASKS = 11  # superset/subset lists are cached up to this n (2 x 3^n entries, 2.8 MB at n = 11)
 _NEIGHBOURS: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}

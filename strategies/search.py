@@ -15,19 +15,19 @@ import numpy as np
 from cosched.errors import InputError
 from cosched.strategies.acquisition import (check_k, combination_moments, expected_improvement, probability_of_improvement,
                                     task_sigma, upper_confidence_bound)
-from cosched.strategies.interpolation import LOWER_ANCHORS, MAX_SEARCH_TASKS, RULES, Bounds, interpolate
+from cosched.strategies.interpolation import (LOWER_ANCHORS, MAX_SEARCH_TASKS, RULES, SEARCH_TIE_BREAKS, Bounds,
+                                                 interpolate)
 from cosched.strategies.schedule import Decision, StrategyError
 from cosched.theory.instance import Instance
 from cosched.theory.lattice import tasks_of
 
-__all__ = ["SearchStrategy", "UCB", "PI", "EI", "INCUMBENTS", "SEARCH_TIE_BREAKS", "DEFAULT_K", "DEFAULT_QUANTUM",
+__all__ = ["SearchStrategy", "UCB", "PI", "EI", "INCUMBENTS", "DEFAULT_K", "DEFAULT_QUANTUM",
            "TIE_TOLERANCE"]
 
 DEFAULT_K = 0.99  # the paper's best k for every acquisition (002 §8, Fig. 7)
 DEFAULT_QUANTUM = 10.0  # measurement quantum τ in time units (002 §8)
 TIE_TOLERANCE = 1e-12  # acquisition values this close are ties (broken by the estimate, then `search_tie_break`)
 INCUMBENTS = ("estimate", "measured")
-SEARCH_TIE_BREAKS = ("first", "random")  # among equal (acquisition, estimate): smallest bitmask or the run's rng
 
 
 class SearchStrategy:
