@@ -158,7 +158,7 @@ def workload_csv(tmp_path_factory) -> str:
 
 
 def _experiment(out: Path) -> list[str]:
-    return ["experiment", "--preset", "small", "--n", "5", "--instances", "5", "--k", "0.6", "0.9",
+    return ["experiment", "--preset", "small", "--n", "5", "--instances", "20", "--k", "0.6", "0.9",
             "--workers", "2", "--no-plots", "--quiet", "--out", str(out)]
 
 
