@@ -163,7 +163,7 @@ def _experiment(out: Path) -> list[str]:
 
 
 def _experiment_sim(out: Path) -> list[str]:
-    return ["experiment-sim", "--preset", "example", "--jobs", "400", "--experiments", "5",
+    return ["experiment-sim", "--preset", "example", "--jobs", "400", "--experiments", "12",
             "--scheduler", "easy-co,sjf-co,ljf-co", "--workers", "2", "--no-plots", "--quiet", "--out", str(out)]
 
 
