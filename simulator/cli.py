@@ -13,6 +13,7 @@ from pathlib import Path
 from cosched.cli_options import (add_json, add_name_list, add_out, add_plots, add_quiet, add_seed, announce, names_or,
                                   one_name, plots_target)
 from cosched.data import WORKLOADS
+from cosched.errors import InputError
 from cosched.simulator.co_cli import add_fidelity_options, add_simulate_options, co_simulation_options
 from cosched.simulator.elastic.experiment_cli import add_elastic_options, model_columns, simulate_job_models
 from cosched.simulator.hybrid.cli import add_hybrid_options, simulate_command as hybrid_simulate
@@ -108,7 +109,6 @@ def register(subparsers) -> None:
 
 
 def _load(args):
-    from cosched.errors import InputError
     from cosched.simulator.compare import load_inputs
 
     if args.depth < 0:
@@ -159,7 +159,6 @@ def _simulate_command(args) -> int:
     plots = plots_target(args, args.out) if args.plots is not None else None  # off unless asked: plotting doubles the time
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
     if args.mtbf is not None and not args.hybrid:
-        from cosched.errors import InputError
         raise InputError("--mtbf injects node failures into hybrid runs; add --hybrid MECHANISM", field="mtbf")
     platform, workload = _load(args)
     if args.hybrid:  # on-demand, rigid and malleable jobs under a hybrid mechanism
@@ -177,7 +176,7 @@ def _simulate_command(args) -> int:
         from cosched.simulator.bound_cli import bound_columns
         summary.update(bound_columns(args, platform, workload, (result, baseline) if baseline else (result,),
                                      summary["makespan"]))
-    if job_models is not None:
+    else:
         summary["elastic"] = marking.to_dict()
     written = []
     if args.out:
