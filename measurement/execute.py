@@ -188,8 +188,10 @@ class ExecutionHarness(CoRunHarness):
                 continue
             name = self.tasks[i].name
             spent = cputime - sum(r.cputime for r in before if r.task == name)
-            # formula (30) without the per-thread split: the exited threads can no longer be read one by one
-            speeds[name] = max(spent, 0.0) / ran / self._threads[i]
+            # formula (30) without the per-thread split: the exited threads can no longer be read one by one. A
+            # thread gets at most `ran` s of CPU in `ran` s; the cap also absorbs the truncation of the last
+            # reading (procfs counts clock ticks, wait4 microseconds), which dominates a step of microseconds
+            speeds[name] = min(max(spent, 0.0) / self._threads[i], ran) / ran
         return speeds
 
 

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from cosched.cli import main
 from cosched.measurement.corun import TaskSpec
-from cosched.measurement.counters import open_backend, read_stat
-from cosched.measurement.execute import Step, run_online
+from cosched.measurement.counters import ThreadReading, open_backend, read_stat
+from cosched.measurement.execute import ExecutionHarness, Step, run_online
 from cosched.strategies.registry import make_strategy
 from cosched.strategies.schedule import WORK_TOLERANCE, execute
 from cosched.theory.instance import load_instance
@@ -104,6 +104,21 @@ def test_loop_hands_the_strategy_speeds_only_of_the_combination_that_ran(instanc
         outside[tasks_of(mask)] = False
         assert not speeds[outside].any()
         np.testing.assert_allclose(speeds[~outside], instance.column(mask)[~outside])
+
+
+@given(last_read=st.floats(0, 10), tick_error=st.floats(0, 0.01), ran=st.floats(1e-7, 5),
+       threads=st.integers(1, 4))
+def test_a_task_exiting_in_a_short_step_never_runs_faster_than_its_threads_allow(last_read, tick_error, ran,
+                                                                                 threads):
+    """The exit step's CPU time is wait4's (microseconds) minus the last procfs reading (clock ticks, truncated):
+    over a step of microseconds the truncation alone would read as thousands of CPUs; a thread gets at most one."""
+    harness = ExecutionHarness.__new__(ExecutionHarness)  # only the speed arithmetic, no processes
+    harness.tasks = [TaskSpec("t", "true")]
+    harness._threads = [threads]
+    before = [ThreadReading(0.0, "t", 1, 1, last_read)]
+    exited = {0: last_read + tick_error + min(ran, 1.0) * threads * 0.5}
+    speed = harness._speeds([0], before, [], ran, exited)["t"]
+    assert 0 <= speed <= 1
 
 
 def _check_opt(out, reference, tolerance):
