@@ -2,4 +2,4 @@
 from cosched.errors import InputError
 
 __all__ = ["InputError"]
-__version__ = "0.2.0"
+__version__ = "0.3.0"

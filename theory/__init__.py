@@ -1,4 +1,8 @@
 """The combination model of 002 (n tasks, 2^n - 1 combinations, speeds A, work b) and its theory."""
+from cosched._areas import require_package_name
+
+require_package_name(__name__, "theory")  # never a second copy under the folder name
+
 from cosched.errors import InputError
 from cosched.theory.bounds import competitive_ratio, fcs_bound
 from cosched.theory.generators import random_instance, worst_case_instance
