@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from cosched.strategies.experiment import PRESETS, run_experiment
+from cosched.strategies.experiment import STRATEGY_PRESETS, run_experiment
 from cosched.strategies.interpolation import Bounds
 from cosched.theory.generators import random_instance
 from cosched.theory.lattice import popcount
@@ -81,9 +81,9 @@ def bench_bounds(n: int, repeats: int, seed: int) -> None:
 
 
 def bench_grid(instances: int, n: int, workers: int, seed: int) -> None:
-    config = dataclasses.replace(PRESETS["paper"], instances=instances, n=n, seed=seed)
-    full_cells = len(config.alpha_ranges) * PRESETS["paper"].instances
-    print(f"\n## Scaled-down paper grid: {len(config.cells)} instances (n = {n}), {config.rows_per_cell} runs each; "
+    config = dataclasses.replace(STRATEGY_PRESETS["paper"], instances=instances, n=n, seed=seed)
+    full_cells = len(config.alpha_ranges) * STRATEGY_PRESETS["paper"].instances
+    print(f"\n## Scaled-down paper grid: {len(config.cells())} instances (n = {n}), {config.rows_per_cell} runs each; "
           f"load average before: {os.getloadavg()[0]:.2f}\n")
     print("| workers | seconds | s / instance | runs | extrapolated paper grid (s) |")
     print("|---:|---:|---:|---:|---:|")
@@ -92,7 +92,7 @@ def bench_grid(instances: int, n: int, workers: int, seed: int) -> None:
             started = time.perf_counter()
             frame = run_experiment(config, out, workers=count, progress=False)
             seconds = time.perf_counter() - started
-        per_cell = seconds / len(config.cells)
+        per_cell = seconds / len(config.cells())
         print(f"| {count} | {seconds:.1f} | {per_cell:.3f} | {len(frame)} | {per_cell * full_cells:.0f} |")
     print(f"\nload average after: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
 

@@ -25,6 +25,11 @@ the writes of one finished cell are one section with the signals held back.
 Which folder belongs to which configuration is decided by `grid_folder` (the rerun rule of `cosched.rerun`,
 with the CSV and the done-file among the outputs the command owns). This module sits below the areas: it
 imports none of them.
+
+The experiment protocol: every experiment command (``experiment``, ``experiment-sim``,
+``experiment-elastic``, ``experiment-hybrid``) is a subclass of `ExperimentSpec`, a frozen dataclass that
+round-trips through JSON (``to_json``/``from_json``; the document is the folder's spec file), lists its
+cells, runs one cell and writes the final tables; `run_experiment` runs any of them the same way.
 """
 from __future__ import annotations
 
@@ -33,10 +38,11 @@ import io
 import json
 import os
 import shutil
+from abc import ABC, abstractmethod
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Iterator, Sequence
 
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
@@ -48,7 +54,7 @@ if TYPE_CHECKING:  # imported on use: the CLI imports this module at start
     from distributed import Client
 
 __all__ = ["CellResult", "run_grid", "grid_folder", "read_rows", "done_path", "any_finished",
-           "DASK_CONNECT_TIMEOUT"]
+           "DASK_CONNECT_TIMEOUT", "ExperimentSpec", "run_experiment"]
 
 DASK_CONNECT_TIMEOUT = "10s"  # how long to wait for a remote Dask scheduler before giving up
 ROWS = "rows"  # the done-file's column holding a cell's row count
@@ -370,3 +376,95 @@ def _dask_results(function: Callable, todo: list[tuple], shared: tuple, workers:
             client.close()
         if cluster is not None:
             cluster.close()
+
+
+class ExperimentSpec(ABC):
+    """Base of every experiment command's spec: a frozen dataclass naming one grid of cells.
+
+    A subclass sets the class attributes (its command name, the files of its folder, the grid's key and
+    columns) and implements the methods below; `run_experiment` does the rest (the rerun rule, the spec file,
+    the resumable grid, local workers or Dask). The spec is the unit sent to every worker, once.
+
+    Class attributes:
+        command: the CLI command, also the rerun rule's owner name (``"experiment-sim"``).
+        spec_file: the JSON document of the spec inside the output folder (``"spec.json"``).
+        grid_file: the grid's CSV inside the output folder (``"grid.csv"``; its done-file beside it).
+        key: the key columns, one per value of a cell.
+        columns: the grid CSV's columns, the key columns among them.
+        owned: every file and folder the command writes into its output folder (what ``--force`` removes).
+        unit: what one cell is, for the progress bar (``"run"``).
+    """
+
+    command: ClassVar[str]
+    spec_file: ClassVar[str] = "spec.json"
+    grid_file: ClassVar[str] = "grid.csv"
+    key: ClassVar[tuple[str, ...]]
+    columns: ClassVar[tuple[str, ...]]
+    owned: ClassVar[tuple[str, ...]]
+    unit: ClassVar[str] = "run"
+
+    @abstractmethod
+    def to_json(self) -> dict:
+        """The spec as a JSON document (written as `spec_file`; a resume compares it with the stored one)."""
+
+    @classmethod
+    @abstractmethod
+    def from_json(cls, document: dict) -> ExperimentSpec:
+        """The spec a document of `to_json` describes (inputs named by path are read again and checked)."""
+
+    @abstractmethod
+    def cells(self) -> list[tuple]:
+        """The grid's cells (key values), in the order of the rows `run_experiment` returns."""
+
+    @abstractmethod
+    def run_cell(self, *cell) -> list[dict] | CellResult:
+        """Run one cell: its rows (a list of dicts), or a `CellResult` with side files."""
+
+    @abstractmethod
+    def finish(self, out: Path, grid: pd.DataFrame, *, plots: bool = True) -> Any:
+        """Write the final tables (and plots) from the grid's rows; return what `run_experiment` returns."""
+
+    def matches(self, document: dict) -> Callable[[Path], bool] | None:
+        """Whether a stored spec file describes this grid (None: equal to `document`, `cosched.rerun`)."""
+        return None
+
+    def prepare(self, out: Path, resumed: bool) -> None:
+        """Checks before the first cell runs, inside the claimed folder (default: none)."""
+
+
+def _run_spec_cell(spec: ExperimentSpec, *cell):
+    """The cell function of every experiment: a module-level function, so workers can import it."""
+    return spec.run_cell(*cell)
+
+
+def run_experiment(spec: ExperimentSpec, out: str | os.PathLike, *, workers: int | None = None,
+                   dask: str | Client | None = None, progress: bool = True, plots: bool = True,
+                   force: bool = False) -> Any:
+    """Run the cells of `spec` not finished in `out` yet, then write its final tables; return what its
+    `finish` returns.
+
+    Args:
+        spec: an experiment spec (`ExperimentSpec` subclass).
+        out: the output folder. The rerun rule of `cosched.rerun`: a folder of the same spec resumes, another
+            spec or foreign files are refused unless `force` (start over).
+        workers: local worker processes (default: all cores; 1 runs the cells in this process).
+        dask: ``"local"`` for a LocalCluster, a scheduler address ``"tcp://host:port"`` or a
+            ``distributed.Client`` (`run_grid`).
+        progress: show a progress bar.
+        plots: draw the experiment's plots at the end (experiments without plots ignore it).
+        force: start over in a folder of another spec.
+
+    Ctrl-C / SIGTERM cancel the pending cells at once and keep the finished ones.
+    """
+    if not isinstance(spec, ExperimentSpec):
+        raise TypeError(f"expected an ExperimentSpec, got {type(spec).__name__}")
+    out = Path(out)
+    document = spec.to_json()
+    with grid_folder(out, command=spec.command, spec_file=spec.spec_file, document=document,
+                     owned=spec.owned, grid=spec.grid_file, matches=spec.matches(document),
+                     force=force) as resumed:
+        spec.prepare(out, resumed)
+        grid = run_grid(_run_spec_cell, spec.cells(), path=out / spec.grid_file, columns=spec.columns,
+                        key=spec.key, shared=(spec,), workers=workers, dask=dask, progress=progress,
+                        desc=spec.command, unit=spec.unit)
+    return spec.finish(out, grid, plots=plots)

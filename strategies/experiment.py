@@ -14,17 +14,19 @@ import dataclasses
 import itertools
 import json
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.grid import grid_folder, read_rows, run_grid
+from cosched.grid import ExperimentSpec, read_rows, run_experiment
 from cosched.outputs import atomic_path
 
-__all__ = ["ExperimentConfig", "PRESETS", "ACQUISITIONS", "PAPER_ALPHA_RANGES", "PAPER_KS", "COLUMNS", "READING",
-           "run_cell", "run_experiment", "summarize", "spread", "default_reading", "load_results", "cell_seed"]
+__all__ = ["StrategyExperiment", "STRATEGY_PRESETS", "ACQUISITIONS", "PAPER_ALPHA_RANGES", "PAPER_KS",
+           "RESULT_COLUMNS", "READING", "run_experiment", "spread", "default_reading", "load_results",
+           "cell_seed"]
 
 # Our grid, not the paper's: 002 §8 names only the ranges [0.45, 0.55] and [0.75, 0.85] and k = 0.99 (Fig. 7).
 # We cover α with the 0.1-wide ranges [0.05, 0.15] ... [0.85, 0.95], which contain both (9 ranges).
@@ -32,8 +34,9 @@ PAPER_ALPHA_RANGES = tuple((round(lo, 2), round(lo + 0.1, 2)) for lo in np.arang
 PAPER_KS = (0.6, 0.7, 0.8, 0.9, 0.99)  # our k grid around the paper's k = 0.99 (002 §8 names no other k)
 ACQUISITIONS = ("ucb", "pi", "ei")
 READING = ("lower_anchor", "search_tie_break", "ei_unclipped")  # the choices 002 §5 leaves open, one per column
-COLUMNS = ["alpha_index", "alpha_lo", "alpha_hi", "instance", "seed", "n", "strategy", "k", "quantum", "bounds",
+RESULT_COLUMNS = ["alpha_index", "alpha_lo", "alpha_hi", "instance", "seed", "n", "strategy", "k", "quantum", "bounds",
            "incumbent", "noise_sigma", "makespan", "opt", "ratio", "steps", *READING, "explored", "exploration_time"]
+COLUMNS = RESULT_COLUMNS  # the module's name before 0.3.0 (not exported: theory.heatmap has its own COLUMNS)
 KEY = ("alpha_index", "instance")  # one grid cell
 RESULTS, DONE, PARQUET, SUMMARY, CONFIG = "results.csv", "results.done", "results.parquet", "summary.csv", "config.json"
 SPREAD = "spread.csv"
@@ -41,8 +44,15 @@ OWNED = (CONFIG, RESULTS, DONE, PARQUET, SUMMARY, SPREAD, "fig6.png", "fig7.png"
 
 
 @dataclass(frozen=True)
-class ExperimentConfig:
-    """Everything that defines a grid; stored as config.json beside the results so a resume cannot mix grids."""
+class StrategyExperiment(ExperimentSpec):
+    """Everything that defines a grid; stored as config.json beside the results so a resume cannot mix grids.
+
+    The spec of `cosched experiment` (`cosched.grid.ExperimentSpec`): run it with `run_experiment`.
+    """
+
+    command = "experiment"
+    spec_file, grid_file = CONFIG, RESULTS
+    key, columns, owned, unit = KEY, tuple(RESULT_COLUMNS), OWNED, "instance"
 
     n: int = 10
     instances: int = 50
@@ -90,8 +100,8 @@ class ExperimentConfig:
         object.__setattr__(self, "acquisitions", tuple(self.acquisitions))
         object.__setattr__(self, "ks", tuple(float(k) for k in self.ks))
 
-    @property
     def cells(self) -> list[tuple[int, int]]:
+        """(α range index, instance number) of every instance of the grid."""
         return [(a, i) for a in range(len(self.alpha_ranges)) for i in range(self.instances)]
 
     @property
@@ -108,14 +118,35 @@ class ExperimentConfig:
         return json.loads(json.dumps(dataclasses.asdict(self)))
 
     @classmethod
-    def from_json(cls, document: dict) -> "ExperimentConfig":
+    def from_json(cls, document: dict) -> StrategyExperiment:
         return cls(**{key: tuple(map(tuple, value)) if key == "alpha_ranges" else
                       tuple(value) if isinstance(value, list) else value for key, value in document.items()})
 
+    def run_cell(self, alpha_index: int, instance_number: int) -> list[dict]:
+        return run_cell(self, alpha_index, instance_number)
 
-PRESETS = {
-    "paper": ExperimentConfig(),
-    "small": ExperimentConfig(n=6, instances=4, ks=(0.6, 0.9, 0.99)),
+    def finish(self, out: Path, grid, *, plots: bool = True):
+        """results.parquet, summary.csv and (several readings) spread.csv; returns the sorted rows. The
+        figures are drawn by the command (`cosched.strategies.plots`), not here: `plots` is not used."""
+        return finish(self, out, grid)
+
+    def matches(self, document: dict):
+        return _same_grid(self)
+
+
+def __getattr__(name: str):
+    """The names of this module before 0.3.0, with a deprecation warning."""
+    renamed = {"ExperimentConfig": "StrategyExperiment", "PRESETS": "STRATEGY_PRESETS"}
+    if name in renamed:
+        warnings.warn(f"cosched.strategies.experiment.{name} is deprecated, use {renamed[name]} "
+                      f"(removed in 0.4.0)", DeprecationWarning, stacklevel=2)
+        return globals()[renamed[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+STRATEGY_PRESETS = {
+    "paper": StrategyExperiment(),
+    "small": StrategyExperiment(n=6, instances=4, ks=(0.6, 0.9, 0.99)),
 }
 
 
@@ -124,7 +155,7 @@ def cell_seed(seed: int, alpha_index: int, instance: int) -> int:
     return int(np.random.SeedSequence([seed, alpha_index, instance]).generate_state(1)[0])
 
 
-def run_cell(config: ExperimentConfig, alpha_index: int, instance_number: int) -> list[dict]:
+def run_cell(config: StrategyExperiment, alpha_index: int, instance_number: int) -> list[dict]:
     """Generate one instance, solve OPT, run FCS and every search strategy: one row per run."""
     from cosched.strategies.fcs import FCS
     from cosched.strategies.noise import NoiseModel
@@ -164,24 +195,13 @@ def run_cell(config: ExperimentConfig, alpha_index: int, instance_number: int) -
 
 def load_results(out: str | os.PathLike):
     """The rows of the finished cells already in `out/results.csv` (cells cut off by a kill are left out)."""
-    return read_rows(Path(out) / RESULTS, COLUMNS, KEY)
+    return read_rows(Path(out) / RESULTS, RESULT_COLUMNS, KEY)
 
 
-def run_experiment(config: ExperimentConfig, out: str | os.PathLike, *, workers: int | None = None,
-                   dask=None, progress: bool = True, force: bool = False):
-    """Run every grid cell not yet in `out`, appending each finished cell to results.csv; return all rows.
-
-    workers: local processes (default: all cores; 1 runs in this process). dask: "local" for a LocalCluster,
-    a scheduler address "tcp://host:port", or a `distributed.Client`. The rerun rule of `cosched.rerun`:
-    a folder of the same grid resumes, another grid or foreign files are refused unless `force` (start over).
-    Ctrl-C / SIGTERM cancel the pending cells at once and keep the finished ones.
-    """
+def finish(config: StrategyExperiment, out: str | os.PathLike, grid):
+    """From the grid's rows: results.parquet, summary.csv and (several readings) spread.csv; the sorted rows."""
     out = Path(out)
-    with grid_folder(out, command="experiment", spec_file=CONFIG, document=config.to_json(), owned=OWNED,
-                     grid=RESULTS, matches=_same_grid(config), force=force):
-        frame = run_grid(run_cell, config.cells, path=out / RESULTS, columns=COLUMNS, key=KEY, shared=(config,),
-                         workers=workers, dask=dask, progress=progress, desc="experiment", unit="instance")
-    frame = frame.sort_values(["alpha_index", "instance", "strategy", "k", *READING], ignore_index=True)
+    frame = grid.sort_values(["alpha_index", "instance", "strategy", "k", *READING], ignore_index=True)
     frame["ei_unclipped"] = frame["ei_unclipped"].astype("string")  # True / False / empty (OPT, FCS) as text
     with atomic_path(out / PARQUET) as tmp:  # sorted: the same file whatever order the cells finished in
         frame.to_parquet(tmp, index=False)
@@ -226,7 +246,7 @@ def spread(frame):
     return table
 
 
-def default_reading(frame, config: ExperimentConfig):
+def default_reading(frame, config: StrategyExperiment):
     """The rows of OPT, FCS and the search strategies under the config's first reading (what the figures show)."""
     first = {"lower_anchor": config.lower_anchors[0], "search_tie_break": config.search_tie_breaks[0]}
     keep = ~frame["strategy"].isin(ACQUISITIONS)
@@ -238,11 +258,11 @@ def default_reading(frame, config: ExperimentConfig):
     return frame[keep | search]
 
 
-def _same_grid(config: ExperimentConfig):
+def _same_grid(config: StrategyExperiment):
     """Whether a stored config.json describes the same grid as `config` (`cosched.rerun`)."""
     def matches(path: Path) -> bool:
         try:
-            return ExperimentConfig.from_json(json.loads(path.read_text())) == config
+            return StrategyExperiment.from_json(json.loads(path.read_text())) == config
         except (json.JSONDecodeError, TypeError, InputError) as error:
             raise InputError(f"unreadable experiment configuration ({error}); add --force to start over",
                              source=str(path)) from None

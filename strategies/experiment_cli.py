@@ -8,7 +8,7 @@ import time
 from cosched.cli_options import (LazyChoices, add_json, add_name_list, add_out, add_plots, add_quiet, add_seed,
                                   announce, names_or, plots_target)
 from cosched.errors import InputError
-from cosched.strategies.experiment import ACQUISITIONS, PARQUET, PRESETS, RESULTS, SPREAD, SUMMARY
+from cosched.strategies.experiment import ACQUISITIONS, PARQUET, STRATEGY_PRESETS, RESULTS, SPREAD, SUMMARY
 from cosched.strategies.interpolation import LOWER_ANCHORS, RULES, SEARCH_TIE_BREAKS
 from cosched.strategies.noise import NOISE_MODELS
 
@@ -23,7 +23,7 @@ def register_experiment(subparsers) -> None:
         description="Run the grid of 002 §8: random instances per α range, OPT, FCS and the search strategies "
                     "for every k. Rows go to OUT/results.csv as cells finish (rerun the same command to resume); "
                     "then OUT/results.parquet, OUT/summary.csv, OUT/fig6.png and OUT/fig7.png.")
-    parser.add_argument("--preset", choices=tuple(PRESETS), default="paper",
+    parser.add_argument("--preset", choices=tuple(STRATEGY_PRESETS), default="paper",
                         help="paper: 50 instances of n=10 per α range (002 §8) over our grid of 9 α ranges and "
                              "k in 0.6..0.99; small: a quick look")
     add_out(parser, "folder", "results.csv, results.parquet, summary.csv, fig6.png, fig7.png (resumes if it "
@@ -71,7 +71,7 @@ def _experiment(args) -> int:
 
     plots = plots_target(args, args.out)
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
-    acquisitions = tuple(names_or(args, "strategy", PRESETS[args.preset].acquisitions, "--strategy"))
+    acquisitions = tuple(names_or(args, "strategy", STRATEGY_PRESETS[args.preset].acquisitions, "--strategy"))
     overrides = {"instances": args.instances, "n": args.n, "ks": tuple(args.k) if args.k else None,
                  "acquisitions": acquisitions, "quantum": args.quantum,
                  "bounds": args.bounds, "incumbent": args.incumbent, "noise_sigma": args.noise_sigma,
@@ -82,7 +82,7 @@ def _experiment(args) -> int:
     if args.all_readings:
         overrides.update(lower_anchors=tuple(LOWER_ANCHORS), search_tie_breaks=tuple(SEARCH_TIE_BREAKS),
                          ei_unclipped=(False, True))
-    config = dataclasses.replace(PRESETS[args.preset],
+    config = dataclasses.replace(STRATEGY_PRESETS[args.preset],
                                  **{key: value for key, value in overrides.items() if value is not None})
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}", field="--workers")

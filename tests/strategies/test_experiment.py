@@ -10,12 +10,12 @@ import cosched.grid as grid
 import cosched.strategies.experiment as experiment
 from cosched.cli import main
 from cosched.errors import InputError
-from cosched.strategies.experiment import COLUMNS, ExperimentConfig, load_results, run_experiment
+from cosched.strategies.experiment import RESULT_COLUMNS, StrategyExperiment, load_results, run_experiment
 from cosched.strategies.plots import fig7_table, plot_fig6, plot_fig7
 from cosched.theory.generators import random_instance
 from cosched.theory.instance import save_instance
 
-TINY = ExperimentConfig(n=4, instances=2, alpha_ranges=((0.3, 0.4), (0.7, 0.8)), ks=(0.6, 0.9), quantum=5.0)
+TINY = StrategyExperiment(n=4, instances=2, alpha_ranges=((0.3, 0.4), (0.7, 0.8)), ks=(0.6, 0.9), quantum=5.0)
 PNG = b"\x89PNG"
 
 
@@ -30,8 +30,8 @@ def tiny_results(tmp_path_factory):
 
 def test_grid_has_one_tidy_row_per_run_and_no_strategy_beats_opt(tiny_results):
     frame = tiny_results
-    assert list(frame.columns) == COLUMNS
-    assert len(frame) == len(TINY.cells) * TINY.rows_per_cell
+    assert list(frame.columns) == RESULT_COLUMNS
+    assert len(frame) == len(TINY.cells()) * TINY.rows_per_cell
     assert (frame["ratio"] >= 1 - 1e-9).all()
     assert (frame.loc[frame["strategy"] == "opt", "ratio"] == 1).all()
     np.testing.assert_allclose(frame["ratio"], frame["makespan"] / frame["opt"])
@@ -47,7 +47,7 @@ def test_killed_run_resumes_to_the_same_results(tmp_path, tiny_results, monkeypa
     original = experiment.run_cell
     monkeypatch.setattr(experiment, "run_cell", lambda *args: calls.append(args[1:]) or original(*args))
     resumed = run_experiment(TINY, out, workers=1, progress=False)
-    assert len(calls) == len(TINY.cells) - 2
+    assert len(calls) == len(TINY.cells()) - 2
     pd.testing.assert_frame_equal(ordered(resumed), ordered(tiny_results))
 
 
@@ -84,7 +84,7 @@ def test_unreachable_dask_scheduler_is_an_input_error_leaving_no_folder(tmp_path
 
 
 def test_config_round_trips_through_json():
-    assert ExperimentConfig.from_json(json.loads(json.dumps(TINY.to_json()))) == TINY
+    assert StrategyExperiment.from_json(json.loads(json.dumps(TINY.to_json()))) == TINY
 
 
 @pytest.mark.parametrize("options", [{"n": 1}, {"instances": 0}, {"ks": (0.5,)}, {"acquisitions": ("xyz",)},

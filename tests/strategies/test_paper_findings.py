@@ -3,13 +3,13 @@ import dataclasses
 
 import pytest
 
-from cosched.strategies.experiment import PRESETS, run_experiment
+from cosched.strategies.experiment import STRATEGY_PRESETS, run_experiment
 from cosched.strategies.plots import fig7_table
 
 
 @pytest.mark.slow
 def test_paper_grid_reproduces_the_findings_of_section_8(tmp_path):
-    frame = run_experiment(dataclasses.replace(PRESETS["paper"], instances=10), tmp_path, progress=False)
+    frame = run_experiment(dataclasses.replace(STRATEGY_PRESETS["paper"], instances=10), tmp_path, progress=False)
     best = fig7_table(frame).pivot(index="alpha_lo", columns="strategy", values="mean_ratio")
     assert (best[["ucb", "pi", "ei"]].min(axis=1) > best["fcs"]).all()  # search strategies are above FCS
     assert (best.loc[:0.75, "pi"] <= best.loc[:0.75, ["ucb", "ei"]].min(axis=1)).all()  # PI lowest (α <= 0.85)

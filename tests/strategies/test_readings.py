@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from cosched.cli import main
 from cosched.errors import InputError
 from cosched.strategies.acquisition import expected_improvement
-from cosched.strategies.experiment import COLUMNS, READING, SPREAD, ExperimentConfig, run_experiment
+from cosched.strategies.experiment import RESULT_COLUMNS, READING, SPREAD, StrategyExperiment, run_experiment
 from cosched.strategies.interpolation import Bounds
 from cosched.strategies.registry import make_strategy
 from cosched.strategies.schedule import execute
@@ -123,10 +123,10 @@ def test_run_and_ratio_take_the_reading_options(tmp_path, capsys):
 
 
 def test_experiment_runs_every_reading_and_reports_the_spread(tmp_path):
-    config = ExperimentConfig(n=4, instances=2, alpha_ranges=((0.4, 0.5),), ks=(0.9,), lower_anchors=("n+1", "n"),
+    config = StrategyExperiment(n=4, instances=2, alpha_ranges=((0.4, 0.5),), ks=(0.9,), lower_anchors=("n+1", "n"),
                               search_tie_breaks=("first", "random"), ei_unclipped=(False, True))
     frame = run_experiment(config, tmp_path, workers=1, progress=False)
-    assert list(frame.columns) == COLUMNS
+    assert list(frame.columns) == RESULT_COLUMNS
     assert len(frame) == config.instances * config.rows_per_cell == 2 * (2 + 4 + 4 + 8)
     search = frame[frame["strategy"].isin(SEARCH)]
     assert (search["explored"] >= 1).all() and (search["exploration_time"] > 0).all()
