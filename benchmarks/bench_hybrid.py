@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from data_paths import SHARED_DATA  # noqa: E402
 
 from cosched.simulator.compare import load_inputs  # noqa: E402
-from cosched.simulator.hybrid.experiment import HybridSpec, run_hybrid_experiment  # noqa: E402
+from cosched.simulator.hybrid.experiment import HybridExperiment, run_experiment  # noqa: E402
 from cosched.simulator.hybrid.mechanisms import MECHANISMS  # noqa: E402
 from cosched.simulator.hybrid.run import hybrid_metrics, simulate_hybrid  # noqa: E402
 from cosched.simulator.hybrid.workload import build_hybrid, trace_projects  # noqa: E402
@@ -67,12 +67,12 @@ def main() -> None:
     if args.skip_grid:
         return
     grid_workload = workload.head(args.grid_jobs)
-    spec = HybridSpec(grid_workload, projects[:args.grid_jobs], platform, args.typings, MECHANISMS,
+    spec = HybridExperiment(grid_workload, projects[:args.grid_jobs], platform, args.typings, MECHANISMS,
                       source=f"{args.trace} (first {args.grid_jobs})")
     with tempfile.TemporaryDirectory() as folder:
         out = Path(args.keep) if args.keep else Path(folder) / "grid"
         wall = time.perf_counter()
-        run_hybrid_experiment(spec, out, workers=args.workers, progress=False, plots=bool(args.keep))
+        run_experiment(spec, out, workers=args.workers, progress=False, plots=bool(args.keep))
         wall = time.perf_counter() - wall
         import pandas as pd
         runs = pd.read_csv(out / "runs.csv")

@@ -22,7 +22,7 @@ PLACEMENTS = LazyChoices("cosched.simulator.colocation", "PLACEMENTS")
 MISSING_PAIRS = LazyChoices("cosched.simulator.colocation", "MISSING_PAIRS")
 RESERVATIONS = LazyChoices("cosched.simulator.schedulers.coscheduling", "RESERVATIONS")
 UTILIZATION_SPANS = LazyChoices("cosched.simulator.metrics", "UTILIZATION_SPANS")
-WORKLOADS = LazyChoices("cosched.simulator.experiment", "WORKLOADS")
+WORKLOADS = LazyChoices("cosched.simulator.experiment", "WORKLOAD_MODES")
 
 __all__ = ["register", "add_simulate_options", "add_fidelity_options", "co_simulation_options"]
 
@@ -263,7 +263,7 @@ def _experiment_command(args) -> int:
         raise InputError("must be positive", field="workers")
     spec = preset_spec(args.preset, heatmap=args.heatmap, platform=args.platform, jobs=args.jobs,
                        experiments=args.experiments, schedulers=schedulers, seed=args.seed,
-                       spread_speedup=args.alone_speedup, interarrival=args.interarrival,
+                       alone_speedup=args.alone_speedup, interarrival=args.interarrival,
                        mean_interarrival=args.mean_interarrival, default_speedup=args.default_speedup,
                        workloads=args.workloads, missing_pair=args.missing_pair, placement=args.placement,
                        reserve=args.reserve, compact_below=args.compact_below, utilization=args.utilization)

@@ -28,8 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
+from cosched.deprecation import UNSET, module_aliases, renamed_keyword
 from cosched.errors import InputError
-from cosched.grid import CellResult, grid_folder, run_grid
+from cosched.grid import CellResult, run_experiment
+from cosched.grid import ExperimentSpec as _ExperimentSpec  # the old name of CoschedExperiment stays free
 from cosched.outputs import atomic_path
 from cosched.rerun import digest, json_key
 from cosched.simulator.metrics import METRIC_NAMES, UTILIZATION_SPANS, job_speedups, makespan_speedup, thesis_metrics
@@ -40,44 +42,43 @@ from cosched.simulator.platform import Platform, load_platform
 from cosched.simulator.workload import Workload, make_workload
 
 __all__ = [
-    "ExperimentSpec", "Preset", "PRESETS", "THESIS_SCHEDULERS", "BASELINE", "WORKLOADS", "preset_spec",
-    "experiment_workload", "run_one", "run_cell", "run_experiment", "finish", "summarize", "markdown_table",
-    "heatmap_digest", "GRID_COLUMNS", "SPREAD_STATISTICS", "experiment_bounds",
+    "CoschedExperiment", "Preset", "COSCHED_PRESETS", "THESIS_SCHEDULERS", "BASELINE", "WORKLOAD_MODES",
+    "preset_spec", "run_one", "run_experiment", "heatmap_digest", "SPREAD_STATISTICS", "experiment_bounds",
 ]
 
 BASELINE = "conservative"  # 003 §2.3.1.1: makespan speedup against Conservative
 THESIS_SCHEDULERS = ("sjf", "sjf-co", "sjf-filler", "filler", "pop-filler", "popularity", "easy", "easy-co",
                      "conservative", "fcfs", "ljf-co", "laf-co", "ljf",  # the rows of 003 Tables 6.1/6.2
                      "matching")  # and the optimal-pairing co-scheduler
-WORKLOADS = ("shuffle", "draw")  # one draw shuffled per experiment (000 §4.3), or a new draw each (003 ch. 6)
+WORKLOAD_MODES = ("shuffle", "draw")  # one draw shuffled per experiment (000 §4.3), or a new draw each (003 ch. 6)
 SPREAD_STATISTICS = ("std", "min", "max")  # spread of each metric over the experiments, in summary.csv
 
 
 @dataclass(frozen=True)
 class Preset:
     """A named experiment: heatmap (bundled example file, or a `cosched.data` preset), platform, sizes, and the
-    co-scheduling options it fixes (fields of `ExperimentSpec`; the command line may override each)."""
+    co-scheduling options it fixes (fields of `CoschedExperiment`; the command line may override each)."""
 
     heatmap: str
     platform: str
     jobs: int
     experiments: int
-    options: tuple = ()  # (field, value) pairs of ExperimentSpec
+    options: tuple = ()  # (field, value) pairs of CoschedExperiment
     default_speedup: float | None = None
     reference: str = ""  # the paper table the results are compared with: "thesis" or "elise-table2"
     schedulers: tuple = ()  # default schedulers; () = THESIS_SCHEDULERS
 
 
-PRESETS = {
+COSCHED_PRESETS = {
     "example": Preset(EXAMPLE_HEATMAP, "aris", 1000, 10),
     "example-small": Preset(EXAMPLE_HEATMAP, "marconi", 200, 4),
     # 003 ch. 6: ARIS NAS heatmap, ARIS 420 x 20 cores, 10 x 1,000 jobs, batch; ELiSE's rules where 003 is silent
     "thesis": Preset("aris-nas", "aris", 1000, 10, default_speedup=1.0, reference="thesis", options=(
-        ("workloads", "draw"), ("missing_pair", "mean"), ("spread_speedup", "max"), ("reserve", "oldest"))),
+        ("workloads", "draw"), ("missing_pair", "mean"), ("alone_speedup", "max"), ("reserve", "oldest"))),
     # 000 Table 2: Marconi Fig. 2 heatmap, 100 x 48 cores, 500 jobs, 4 shuffles (elise_table2.run_elise_table2);
     # ELiSE's co-scheduler pairs a job with a running one first: half-full nodes first
     "elise-table2": Preset("marconi-fig2", "marconi", 500, 4, reference="elise-table2", schedulers=("easy", "easy-co"),
-                           options=(("spread_speedup", "max"), ("placement", "shared"))),
+                           options=(("alone_speedup", "max"), ("placement", "shared"))),
 }
 SPEC, GRID, GRID_DONE = "spec.json", "grid.csv", "grid.done"
 KEY = ("experiment", "scheduler")
@@ -88,8 +89,16 @@ OWNED = (SPEC, GRID, GRID_DONE, "runs", "runs.csv", "summary.csv", "tables.md", 
 
 
 @dataclass(frozen=True, eq=False)
-class ExperimentSpec:
-    """Everything that defines a grid of runs (saved as spec.json to guard resumption)."""
+class CoschedExperiment(_ExperimentSpec):
+    """Everything that defines a grid of runs (saved as spec.json to guard resumption).
+
+    The spec of `cosched experiment-sim` (`cosched.grid.ExperimentSpec`): build it with `preset_spec`, run
+    it with `run_experiment`.
+    """
+
+    command = "experiment-sim"
+    spec_file, grid_file = SPEC, GRID
+    key, columns, owned = KEY, GRID_COLUMNS, OWNED
 
     heatmap: Heatmap
     platform: Platform
@@ -97,12 +106,12 @@ class ExperimentSpec:
     experiments: int
     schedulers: tuple[str, ...]
     seed: int = 0
-    spread_speedup: float | str | None = None  # colocation.alone_speedup_value
+    alone_speedup: float | str | None = None  # colocation.alone_speedup_value
     interarrival: str = "batch"
     mean_interarrival: float = 60.0
     heatmap_source: str = ""
     use_run_times: bool = True
-    workloads: str = "shuffle"  # WORKLOADS
+    workloads: str = "shuffle"  # WORKLOAD_MODES
     missing_pair: str = "default"  # colocation.MISSING_PAIRS
     placement: str = "idle"  # colocation.PLACEMENTS
     reserve: str = "head"  # schedulers.coscheduling.RESERVATIONS
@@ -113,14 +122,57 @@ class ExperimentSpec:
     def to_json(self) -> dict:
         return {"heatmap": self.heatmap_source, "applications": list(self.heatmap.applications),
                 "platform": self.platform.to_dict(), "jobs": self.jobs, "experiments": self.experiments,
-                "schedulers": list(self.schedulers), "seed": self.seed, "spread_speedup": self.spread_speedup,
+                "schedulers": list(self.schedulers), "seed": self.seed, "spread_speedup": self.alone_speedup,
                 "interarrival": self.interarrival, "mean_interarrival": self.mean_interarrival,
                 "use_run_times": self.use_run_times, "heatmap_digest": heatmap_digest(self.heatmap),
+                "heatmap_default": self.heatmap.default,
                 **{name: getattr(self, name) for name in CO_OPTIONS}, "reference": self.reference}
+
+    @classmethod
+    def from_json(cls, document: dict) -> CoschedExperiment:
+        """The spec of a spec.json: the heatmap and platform are read again (the heatmap must still have the
+        stored digest). A document written before 0.3.0 lacks ``heatmap_default``: its heatmap is read
+        without a default speedup."""
+        from cosched.simulator.platform import Platform
+
+        stored = {**CO_OPTIONS, "reference": "", "heatmap_default": None, **document}
+        source = stored["heatmap"]
+        heatmap = read_heatmap(source, default=stored["heatmap_default"])
+        if heatmap_digest(heatmap) != stored["heatmap_digest"]:
+            raise InputError("the heatmap changed since this spec was written (its digest differs)",
+                             source=str(source), field="heatmap_digest")
+        return cls(heatmap, Platform(**stored["platform"]), stored["jobs"], stored["experiments"],
+                   tuple(stored["schedulers"]), stored["seed"], stored["spread_speedup"],
+                   stored["interarrival"], stored["mean_interarrival"], source, stored["use_run_times"],
+                   **{name: stored[name] for name in CO_OPTIONS}, reference=stored["reference"])
 
     def scheduler_options(self) -> dict:
         """The co-schedulers' options of this spec (classic schedulers ignore them)."""
         return {"missing_pair": self.missing_pair, "reserve": self.reserve, "compact_below": self.compact_below}
+
+    def cells(self) -> list[tuple[int, str]]:
+        """(experiment, scheduler) of every run."""
+        return [(e, s) for e in range(self.experiments) for s in self.schedulers]
+
+    def run_cell(self, experiment: int, scheduler: str) -> CellResult:
+        return run_cell(self, experiment, scheduler)
+
+    def matches(self, document: dict):
+        return json_key(document, _legacy(document))
+
+    def prepare(self, out: Path, resumed: bool) -> None:
+        """Refuse a folder of the older per-run format; check the co-location inputs once (warn once)."""
+        from cosched.simulator.colocation import co_context
+
+        if resumed and (out / "runs").is_dir() and not (out / GRID).exists():
+            raise InputError("this folder holds experiment-sim runs in the older per-run format (runs/*.json); "
+                             "add --force to start over, or choose another --out", source=str(out))
+        co_context(experiment_workload(self, 0), self.heatmap, self.alone_speedup,
+                   self.missing_pair)  # fail early, warn once
+
+    def finish(self, out: Path, grid, *, plots: bool = True):
+        """runs.csv, summary.csv, tables.md (and the thesis comparison, the plots); returns the summary."""
+        return finish(self, out, plots=plots, grid=grid)
 
 
 # spec fields that are co-scheduling options, with their value in folders written before they existed
@@ -136,11 +188,14 @@ def heatmap_digest(heatmap: Heatmap) -> str:
 
 def preset_spec(preset: str = "example", *, heatmap: str | os.PathLike | None = None, platform: str | None = None,
                 jobs: int | None = None, experiments: int | None = None, schedulers=None, seed: int = 0,
-                spread_speedup: float | str | None = None, interarrival: str = "batch",
-                mean_interarrival: float = 60.0, default_speedup: float | None = None, **options) -> ExperimentSpec:
+                alone_speedup: float | str | None = None, interarrival: str = "batch",
+                mean_interarrival: float = 60.0, default_speedup: float | None = None,
+                spread_speedup: float | str | None = UNSET, **options) -> CoschedExperiment:
     """A spec from a preset with overrides (a heatmap file, a platform preset or JSON file, sizes, schedulers).
 
-    options: the co-scheduling fields of `ExperimentSpec` (workloads, missing_pair, placement, reserve,
+    alone_speedup: the speedup of a job alone on spread nodes (`cosched.simulator.colocation`; the
+    deprecated keyword ``spread_speedup`` still works until 0.4.0).
+    options: the co-scheduling fields of `CoschedExperiment` (workloads, missing_pair, placement, reserve,
     compact_below, utilization); None, like every other override, keeps the preset's value.
     """
     from cosched.data import HEATMAPS
@@ -148,20 +203,21 @@ def preset_spec(preset: str = "example", *, heatmap: str | os.PathLike | None = 
     from cosched.simulator.schedulers import SCHEDULERS
     from cosched.simulator.schedulers.coscheduling import RESERVATIONS
 
-    if preset not in PRESETS:
-        raise InputError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}", field="preset")
-    chosen = PRESETS[preset]
+    alone_speedup = renamed_keyword(alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup")
+    if preset not in COSCHED_PRESETS:
+        raise InputError(f"unknown preset {preset!r}; known: {', '.join(COSCHED_PRESETS)}", field="preset")
+    chosen = COSCHED_PRESETS[preset]
     unknown_options = sorted(set(options) - set(CO_OPTIONS))
     if unknown_options:
         raise TypeError(f"unknown option(s) {unknown_options}")
     fixed = dict(chosen.options)
-    settings = {name: fixed.get(name, ExperimentSpec.__dataclass_fields__[name].default) for name in CO_OPTIONS}
+    settings = {name: fixed.get(name, CoschedExperiment.__dataclass_fields__[name].default) for name in CO_OPTIONS}
     settings.update({name: value for name, value in options.items() if value is not None})
-    for name, known in (("workloads", WORKLOADS), ("missing_pair", MISSING_PAIRS), ("placement", PLACEMENTS),
+    for name, known in (("workloads", WORKLOAD_MODES), ("missing_pair", MISSING_PAIRS), ("placement", PLACEMENTS),
                         ("reserve", RESERVATIONS), ("utilization", UTILIZATION_SPANS)):
         if settings[name] not in known:
             raise InputError(f"unknown {name} {settings[name]!r}; choose from {', '.join(known)}", field=name)
-    spread_speedup = alone_speedup_value(fixed.get("spread_speedup") if spread_speedup is None else spread_speedup)
+    alone_speedup = alone_speedup_value(fixed.get("alone_speedup") if alone_speedup is None else alone_speedup)
     if heatmap is not None:
         path = heatmap
     else:
@@ -182,8 +238,8 @@ def preset_spec(preset: str = "example", *, heatmap: str | os.PathLike | None = 
     seed = check_number(seed, field="seed", integer=True, minimum=0)
     settings["compact_below"] = check_number(settings["compact_below"], field="compact_below", integer=True,
                                              minimum=0)
-    spec = ExperimentSpec(loaded, load_platform(platform or chosen.platform), jobs, experiments, names, seed,
-                          spread_speedup, interarrival, mean_interarrival, str(path), reference=chosen.reference,
+    spec = CoschedExperiment(loaded, load_platform(platform or chosen.platform), jobs, experiments, names, seed,
+                          alone_speedup, interarrival, mean_interarrival, str(path), reference=chosen.reference,
                           **settings)
     too_big = int(loaded.procs.max())
     if too_big > spec.platform.total_cores:
@@ -192,7 +248,7 @@ def preset_spec(preset: str = "example", *, heatmap: str | os.PathLike | None = 
     return spec
 
 
-def experiment_workload(spec: ExperimentSpec, experiment: int) -> Workload:
+def experiment_workload(spec: CoschedExperiment, experiment: int) -> Workload:
     """This experiment's N jobs: the spec's one draw from the seed in a shuffled order, or a draw of its own."""
     seed = ApplicationSeed.from_heatmap(spec.heatmap)
     if spec.workloads == "draw":  # 003 ch. 6: each experiment a new random workload
@@ -208,7 +264,7 @@ def experiment_workload(spec: ExperimentSpec, experiment: int) -> Workload:
                          base.estimate[order], base.app[order], source=f"experiment {experiment}")
 
 
-def run_one(spec: ExperimentSpec, experiment: int, scheduler: str, keep_jobs: bool = False) -> dict:
+def run_one(spec: CoschedExperiment, experiment: int, scheduler: str, keep_jobs: bool = False) -> dict:
     """Simulate one (experiment, scheduler); return its metrics row (and per-job times if asked)."""
     from cosched.simulator.engine import simulate
 
@@ -216,7 +272,7 @@ def run_one(spec: ExperimentSpec, experiment: int, scheduler: str, keep_jobs: bo
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)  # reported once by run_experiment
         result = simulate(workload, spec.platform, scheduler, heatmap=spec.heatmap,
-                          spread_speedup=spec.spread_speedup, placement=spec.placement,
+                          spread_speedup=spec.alone_speedup, placement=spec.placement,
                           scheduler_options=spec.scheduler_options(), use_run_times=spec.use_run_times)
     row = {"experiment": experiment, "scheduler": scheduler,
            **thesis_metrics(result, utilization_until=spec.utilization),
@@ -227,7 +283,7 @@ def run_one(spec: ExperimentSpec, experiment: int, scheduler: str, keep_jobs: bo
     return row
 
 
-def run_cell(spec: ExperimentSpec, experiment: int, scheduler: str) -> CellResult:
+def run_cell(spec: CoschedExperiment, experiment: int, scheduler: str) -> CellResult:
     """One grid cell: the row of `run_one` (without the makespan speedup, computed at the end) and, for
     experiment 0, the side file ``jobs/e000_<scheduler>.csv`` of per-job start, end, speedup and application."""
     import pandas as pd
@@ -247,33 +303,13 @@ def _legacy(document: dict):
     """Normalise a spec.json of an older version: no heatmap digest (trust the path), no co-scheduling options
     (they ran with the values of CO_OPTIONS), no reference."""
     def normalise(stored: dict) -> dict:
-        return {**CO_OPTIONS, "reference": "", **stored,
+        return {**CO_OPTIONS, "reference": "", "heatmap_default": document["heatmap_default"], **stored,
                 "heatmap_digest": stored.get("heatmap_digest", document["heatmap_digest"])}
     return normalise
 
 
-def run_experiment(spec: ExperimentSpec, out: str | os.PathLike, *, workers: int | None = None,
-                   dask=None, progress: bool = True, plots: bool = True, force: bool = False):
-    """Run the missing (experiment, scheduler) pairs, then write runs.csv, summary.csv, tables.md, plots.
-
-    workers: local processes (default: all cores; 1 runs in this process). dask: "local" for a LocalCluster,
-    a scheduler address "tcp://host:port", or a `distributed.Client` (`cosched.grid.run_grid`).
-    """
-    from cosched.simulator.colocation import co_context
-
-    out = Path(out)
-    document = spec.to_json()
-    with grid_folder(out, command="experiment-sim", spec_file=SPEC, document=document, owned=OWNED, grid=GRID,
-                     matches=json_key(document, _legacy(document)), force=force) as resumed:
-        if resumed and (out / "runs").is_dir() and not (out / GRID).exists():
-            raise InputError("this folder holds experiment-sim runs in the older per-run format (runs/*.json); "
-                             "add --force to start over, or choose another --out", source=str(out))
-        co_context(experiment_workload(spec, 0), spec.heatmap, spec.spread_speedup,
-                   spec.missing_pair)  # fail early, warn once
-        cells = [(e, s) for e in range(spec.experiments) for s in spec.schedulers]
-        grid = run_grid(run_cell, cells, path=out / GRID, columns=GRID_COLUMNS, key=KEY, shared=(spec,),
-                        workers=workers, dask=dask, progress=progress, desc="experiment-sim", unit="run")
-    return finish(spec, out, plots=plots, grid=grid)
+__getattr__ = module_aliases(__name__, {"ExperimentSpec": "CoschedExperiment", "PRESETS": "COSCHED_PRESETS",
+                                        "WORKLOADS": "WORKLOAD_MODES"}, globals())  # the names before 0.3.0
 
 
 def summarize(runs):
@@ -320,7 +356,7 @@ def _cell(row, key: str, fmt: str) -> str:
     return text if std is None else f"{text} ± {fmt.format(std)}"
 
 
-def experiment_bounds(spec: ExperimentSpec) -> dict[int, float]:
+def experiment_bounds(spec: CoschedExperiment) -> dict[int, float]:
     """Per experiment, the lower bound on the makespan of any (co-)schedule of its workload under the spec's
     co-location model (`cosched.simulator.bounds`): the same number for every scheduler's run."""
     from cosched.simulator.bounds import bound_for
@@ -328,11 +364,11 @@ def experiment_bounds(spec: ExperimentSpec) -> dict[int, float]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)  # reported once by run_experiment
         return {e: bound_for(experiment_workload(spec, e), spec.platform, spec.heatmap,
-                             scheduler_options=spec.scheduler_options(), spread_speedup=spec.spread_speedup).bound
+                             scheduler_options=spec.scheduler_options(), spread_speedup=spec.alone_speedup).bound
                 for e in range(spec.experiments)}
 
 
-def finish(spec: ExperimentSpec, out: Path, plots: bool = True, grid=None):
+def finish(spec: CoschedExperiment, out: Path, plots: bool = True, grid=None):
     """From the grid's rows (read from grid.csv if not given): runs.csv / summary.csv / tables.md and the plots;
     returns the summary."""
     import pandas as pd

@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.grid import CellResult, grid_folder, read_rows, run_grid
+from cosched.deprecation import module_aliases
+from cosched.grid import CellResult, ExperimentSpec, read_rows, run_experiment
 from cosched.inputs import MAX_RUNS, check_number
 from cosched.outputs import atomic_path, pyplot, save_figure
 from cosched.rerun import digest
@@ -32,10 +33,10 @@ from cosched.simulator.schedulers import ELASTIC
 from cosched.simulator.schedulers.elastic import RIGID_COUNTERPART
 from cosched.simulator.workload import Workload
 
-__all__ = ["ElasticExperiment", "PRESETS", "experiment_spec", "experiment_workload", "run_policy", "run_cell",
-           "run_experiment", "finish", "summarize", "markdown_table", "GRID_COLUMNS", "PAPER_REDUCTION"]
+__all__ = ["ElasticExperiment", "ELASTIC_PRESETS", "experiment_spec", "run_policy", "run_experiment",
+           "PAPER_REDUCTION"]
 
-PRESETS = {"kth-sp2": ("kth-sp2", "kth-sp2")}  # name -> (bundled workload, platform preset)
+ELASTIC_PRESETS = {"kth-sp2": ("kth-sp2", "kth-sp2")}  # name -> (bundled workload, platform preset)
 PAPER_REDUCTION = {"fcfs-malleable": 21.0, "sjf-malleable": 18.0}  # 001 §6.3: makespan cut in % against rigid
 BASELINE = "fcfs-rigid"  # 001 Fig. 5: the worst policy, the reference of every reduction
 SPEC, GRID = "spec.json", "grid.csv"
@@ -46,8 +47,16 @@ OWNED = (SPEC, GRID, "grid.done", "runs.csv", "summary.csv", "table.md", "jobs",
 
 
 @dataclass(frozen=True, eq=False)
-class ElasticExperiment:
-    """Everything that defines the grid (saved as spec.json to guard resumption)."""
+class ElasticExperiment(ExperimentSpec):
+    """Everything that defines the grid (saved as spec.json to guard resumption).
+
+    The spec of `cosched experiment-elastic` (`cosched.grid.ExperimentSpec`): build it with
+    `experiment_spec`, run it with `run_experiment`.
+    """
+
+    command = "experiment-elastic"
+    spec_file, grid_file = SPEC, GRID
+    key, columns, owned = KEY, GRID_COLUMNS, OWNED
 
     workload: Workload
     platform: Platform
@@ -66,6 +75,36 @@ class ElasticExperiment:
                 "arrival_scale": self.arrival_scale, "use_run_times": self.use_run_times, "shrink": self.shrink,
                 "workload_digest": digest(w.submit, w.run, w.cores, w.estimate)}
 
+    @classmethod
+    def from_json(cls, document: dict) -> ElasticExperiment:
+        """The spec of a spec.json: the workload is read again (it must still have the stored digest)."""
+        from cosched.simulator.compare import load_inputs
+        from cosched.simulator.elastic.traces import ElasticMarking
+
+        platform, workload = load_inputs(document["workload"], Platform(**document["platform"]),
+                                         limit=document["jobs"])
+        spec = cls(workload, platform, ElasticMarking(**document["marking"]), tuple(document["policies"]),
+                   document["replicates"], document["arrival_scale"], document["use_run_times"],
+                   document["shrink"], document["workload"])
+        if spec.to_json()["workload_digest"] != document["workload_digest"]:
+            raise InputError("the workload changed since this spec was written (its digest differs)",
+                             source=document["workload"], field="workload_digest")
+        return spec
+
+    def cells(self) -> list[tuple[int, str]]:
+        """(replicate, policy) of every run."""
+        return [(r, p) for r in range(self.replicates) for p in self.policies]
+
+    def run_cell(self, replicate: int, policy: str) -> CellResult:
+        return run_cell(self, replicate, policy)
+
+    def finish(self, out: Path, grid, *, plots: bool = True):
+        """runs.csv, summary.csv, table.md and the plots; returns the summary."""
+        return finish(self, out, plots=plots, grid=grid)
+
+
+__getattr__ = module_aliases(__name__, {"PRESETS": "ELASTIC_PRESETS"}, globals())  # the name before 0.3.0
+
 
 def experiment_spec(preset: str | None = "kth-sp2", *, workload=None, platform=None, jobs: int | None = None,
                     marking: ElasticMarking | None = None, policies=None, replicates: int = 1,
@@ -74,9 +113,9 @@ def experiment_spec(preset: str | None = "kth-sp2", *, workload=None, platform=N
     """A spec from a preset (its bundled trace and platform) or a workload and platform, with overrides."""
     from cosched.simulator.compare import load_inputs
 
-    if preset is not None and preset not in PRESETS:
-        raise InputError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}", field="preset")
-    default_workload, default_platform = PRESETS[preset] if preset is not None else (None, None)
+    if preset is not None and preset not in ELASTIC_PRESETS:
+        raise InputError(f"unknown preset {preset!r}; known: {', '.join(ELASTIC_PRESETS)}", field="preset")
+    default_workload, default_platform = ELASTIC_PRESETS[preset] if preset is not None else (None, None)
     workload, platform = workload or default_workload, platform or default_platform
     if workload is None or platform is None:
         raise InputError("give a preset, or both a workload and a platform", field="workload")
@@ -151,22 +190,6 @@ def run_cell(spec: ElasticExperiment, replicate: int, policy: str) -> CellResult
 
 def _jobs_file(replicate: int, policy: str) -> str:
     return f"jobs/r{replicate:03d}_{policy}.csv"
-
-
-def run_experiment(spec: ElasticExperiment, out: str | os.PathLike, *, workers: int | None = None, dask=None,
-                   progress: bool = True, plots: bool = True, force: bool = False):
-    """Run the missing (replicate, policy) cells, then write runs.csv, summary.csv, table.md and the plots.
-
-    workers: local processes (default: all cores; 1 runs in this process). dask: "local", a scheduler address
-    "tcp://host:port" or a `distributed.Client` (`cosched.grid.run_grid`).
-    """
-    out = Path(out)
-    with grid_folder(out, command="experiment-elastic", spec_file=SPEC, document=spec.to_json(), owned=OWNED,
-                     grid=GRID, force=force):
-        cells = [(r, p) for r in range(spec.replicates) for p in spec.policies]
-        grid = run_grid(run_cell, cells, path=out / GRID, columns=GRID_COLUMNS, key=KEY, shared=(spec,),
-                        workers=workers, dask=dask, progress=progress, desc="experiment-elastic", unit="run")
-    return finish(spec, out, plots=plots, grid=grid)
 
 
 def _reductions(runs):

@@ -233,7 +233,7 @@ def _workload_command(args) -> int:
 def _experiment_command(args) -> int:
     from cosched.errors import InputError
     from cosched.inputs import MAX_RUNS, check_number
-    from cosched.simulator.hybrid.experiment import HybridSpec, cells, markdown_table, run_hybrid_experiment
+    from cosched.simulator.hybrid.experiment import HybridExperiment, markdown_table, run_experiment
     from cosched.simulator.hybrid.workload import TYPES, notice_mix, parse_shares, trace_projects
 
     mechanisms = tuple(names_or(args, "mechanism", MECHANISM_NAMES, "--mechanism"))
@@ -245,18 +245,18 @@ def _experiment_command(args) -> int:
     mtbf, down_hours, daly = _failure_settings(args)
     platform, workload = _load(args)
     notice_mix(args.notice)
-    spec = HybridSpec(workload, trace_projects(workload.source or args.workload, workload.job_id, args.type_by),
+    spec = HybridExperiment(workload, trace_projects(workload.source or args.workload, workload.job_id, args.type_by),
                       platform, typings, mechanisms, tuple(dict.fromkeys(args.sweep)), args.sweep_typings, args.seed,
                       args.scheduler, parse_shares(args.job_types, TYPES, "job_types"), args.notice.lower(),
                       _pair(args.rigid_setup, "rigid_setup"), _pair(args.malleable_setup, "malleable_setup"),
                       args.min_fraction, daly, str(args.workload), mtbf, down_hours)
-    check_number(len(cells(spec)), field="typings", limit=MAX_RUNS)
+    check_number(len(spec.cells()), field="typings", limit=MAX_RUNS)
     from cosched.simulator.hybrid.mechanisms import check_site_policy
     from cosched.simulator.schedulers import SCHEDULERS, make_scheduler
     if spec.scheduler not in SCHEDULERS:
         raise InputError(f"unknown scheduler {spec.scheduler!r}; known: {', '.join(SCHEDULERS)}", field="scheduler")
     check_site_policy(make_scheduler(spec.scheduler))
-    summary = run_hybrid_experiment(spec, args.out, workers=args.workers, dask=args.dask, progress=not args.quiet,
+    summary = run_experiment(spec, args.out, workers=args.workers, dask=args.dask, progress=not args.quiet,
                                     plots=args.plots is not False, force=args.force)
     if args.json:
         main = summary.xs("main", level="sweep").reset_index()

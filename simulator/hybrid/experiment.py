@@ -16,7 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from cosched.grid import grid_folder, run_grid
+from cosched.deprecation import module_aliases, warn_renamed
+from cosched.errors import InputError
+from cosched.grid import ExperimentSpec, run_experiment
 from cosched.outputs import atomic_path
 from cosched.rerun import digest
 from cosched.simulator.hybrid.failures import DOWN_HOURS
@@ -26,8 +28,8 @@ from cosched.simulator.hybrid.run import hybrid_metrics, simulate_hybrid
 from cosched.simulator.hybrid.workload import (DEFAULT_FRACTIONS, MALLEABLE_SETUP, MIN_FRACTION, NOTICE_MIXES,
                                                RIGID_SETUP, build_hybrid, notice_mix)
 
-__all__ = ["HybridSpec", "run_hybrid_experiment", "run_cell", "cells", "summarize_runs", "markdown_table",
-           "METRICS", "SWEEPS", "CHECKPOINT_FACTORS", "CHECKPOINT_MTBFS", "GRID_COLUMNS"]
+__all__ = ["HybridExperiment", "run_experiment", "summarize_runs", "METRICS", "SWEEPS", "CHECKPOINT_FACTORS",
+           "CHECKPOINT_MTBFS"]
 
 SWEEPS = ("notice", "checkpoint")
 CHECKPOINT_FACTORS = (0.25, 0.5, 1.0, 2.0)  # 004 Fig. 8: interval relative to Daly's optimum
@@ -42,8 +44,15 @@ OWNED = (SPEC, GRID, "grid.done", "runs.csv", "summary.csv", "table.md", "plots"
 
 
 @dataclass(frozen=True, eq=False)
-class HybridSpec:
-    """Everything that defines a hybrid grid: the trace (cleaned jobs and projects), platform and options."""
+class HybridExperiment(ExperimentSpec):
+    """Everything that defines a hybrid grid: the trace (cleaned jobs and projects), platform and options.
+
+    The spec of `cosched experiment-hybrid` (`cosched.grid.ExperimentSpec`): run it with `run_experiment`.
+    """
+
+    command = "experiment-hybrid"
+    spec_file, grid_file = SPEC, GRID
+    key, columns, owned = KEY, GRID_COLUMNS, OWNED
 
     workload: object  # cosched.simulator.workload.Workload
     projects: np.ndarray
@@ -75,8 +84,51 @@ class HybridSpec:
                 **({} if self.mtbf is None else {"mtbf": self.mtbf, "down_hours": self.down_hours}),
                 "inputs": digest(w.job_id, w.submit, w.run, w.cores, w.estimate, self.projects)}
 
+    @classmethod
+    def from_json(cls, document: dict) -> HybridExperiment:
+        """The spec of a spec.json: the trace is read again and must still have the stored digest (which of
+        the `--type-by` groupings made the projects is not stored: the one matching the digest is taken)."""
+        from cosched.simulator.compare import load_inputs
+        from cosched.simulator.platform import Platform
+        from cosched.simulator.hybrid.workload import TYPE_BY, trace_projects
 
-def cells(spec: HybridSpec) -> list[tuple]:
+        platform, workload = load_inputs(document["workload"], Platform(**document["platform"]),
+                                         limit=document["jobs"])
+        settings = dict(typings=document["typings"], mechanisms=tuple(document["mechanisms"]),
+                        sweeps=tuple(document["sweeps"]), sweep_typings=document["sweep_typings"],
+                        seed=document["seed"], scheduler=document["scheduler"],
+                        fractions=tuple(document["fractions"]), notice=document["notice"],
+                        rigid_setup=tuple(document["rigid_setup"]),
+                        malleable_setup=tuple(document["malleable_setup"]),
+                        min_fraction=document["min_fraction"], checkpoint_mtbf=document["checkpoint_mtbf"],
+                        source=document["workload"], mtbf=document.get("mtbf"),
+                        down_hours=document.get("down_hours", DOWN_HOURS))
+        for by in TYPE_BY:
+            try:
+                projects = trace_projects(workload.source or document["workload"], workload.job_id, by)
+            except InputError:  # this grouping needs ids the trace does not have
+                continue
+            spec = cls(workload, projects, platform, **settings)
+            if spec.to_json()["inputs"] == document["inputs"]:
+                return spec
+        raise InputError("the trace changed since this spec was written (its digest differs)",
+                         source=document["workload"], field="inputs")
+
+    def cells(self) -> list[tuple]:
+        return cells(self)
+
+    def run_cell(self, sweep: str, value: str, typing: int, mechanism: str) -> list[dict]:
+        return run_cell(self, sweep, value, typing, mechanism)
+
+    def finish(self, out: Path, grid, *, plots: bool = True):
+        """runs.csv, summary.csv, table.md and the plots; returns the summary."""
+        return finish(self, out, grid, plots=plots)
+
+
+__getattr__ = module_aliases(__name__, {"HybridSpec": "HybridExperiment"}, globals())  # the name before 0.3.0
+
+
+def cells(spec: HybridExperiment) -> list[tuple]:
     """Every (sweep, value, typing, mechanism) of the grid: the main grid first, then the sweeps."""
     grid = [("main", spec.notice, t, m) for t in range(spec.typings) for m in spec.mechanisms]
     typings = range(spec.sweep_typings or spec.typings)
@@ -89,7 +141,7 @@ def cells(spec: HybridSpec) -> list[tuple]:
     return grid
 
 
-def run_cell(spec: HybridSpec, sweep: str, value: str, typing: int, mechanism: str) -> list[dict]:
+def run_cell(spec: HybridExperiment, sweep: str, value: str, typing: int, mechanism: str) -> list[dict]:
     """One run: type the trace with seed (seed, typing), simulate, return its metrics row."""
     mix, mtbf, factor, failures = spec.notice, spec.checkpoint_mtbf, 1.0, spec.mtbf
     if sweep == "notice":
@@ -111,14 +163,14 @@ def run_cell(spec: HybridSpec, sweep: str, value: str, typing: int, mechanism: s
     return [row]
 
 
-def run_hybrid_experiment(spec: HybridSpec, out: str | os.PathLike, *, workers: int | None = None, dask=None,
-                          progress: bool = True, plots: bool = True, force: bool = False):
-    """Run the missing cells, then write runs.csv, summary.csv, table.md and the plots; return the summary."""
-    out = Path(out)
-    with grid_folder(out, command="experiment-hybrid", spec_file=SPEC, document=spec.to_json(), owned=OWNED,
-                     grid=GRID, force=force):
-        runs = run_grid(run_cell, cells(spec), path=out / GRID, columns=GRID_COLUMNS, key=KEY, shared=(spec,),
-                        workers=workers, dask=dask, progress=progress, desc="experiment-hybrid", unit="run")
+def run_hybrid_experiment(spec: HybridExperiment, out: str | os.PathLike, **options):
+    """Deprecated spelling of `run_experiment` (removed in 0.4.0)."""
+    warn_renamed("run_hybrid_experiment", "cosched.simulator.hybrid.experiment.run_experiment")
+    return run_experiment(spec, out, **options)
+
+
+def finish(spec: HybridExperiment, out: Path, runs, *, plots: bool = True):
+    """From the grid's rows: runs.csv, summary.csv, table.md and the plots; returns the summary."""
     summary = summarize_runs(runs)
     with atomic_path(out / "runs.csv") as tmp:
         runs.to_csv(tmp, index=False)
@@ -155,7 +207,7 @@ FAILURE_TABLE = (("node failures", "failures", 1, "{:.1f}"),
                  ("lost to failures [node-h]", "failure_lost_node_hours", 1, "{:.0f}"))
 
 
-def markdown_table(summary, spec: HybridSpec | None = None) -> str:
+def markdown_table(summary, spec: HybridExperiment | None = None) -> str:
     """004 Table III style, one row per configuration of the main grid: mean ± standard deviation."""
     main = summary.xs("main", level="sweep")
     table = TABLE + FAILURE_TABLE if main["failures"].fillna(0).max() > 0 else TABLE

@@ -156,7 +156,7 @@ SMALL = dict(jobs=60, experiments=2, schedulers=["easy", "easy-co", "popularity"
 
 def test_draw_gives_each_experiment_its_own_workload_and_shuffle_the_same_jobs():
     drawn, shuffled = preset_spec("thesis", **SMALL), preset_spec("thesis", workloads="shuffle", **SMALL)
-    assert drawn.workloads == "draw" and drawn.missing_pair == "mean" and drawn.spread_speedup == "max"
+    assert drawn.workloads == "draw" and drawn.missing_pair == "mean" and drawn.alone_speedup == "max"
     assert sorted(experiment_workload(drawn, 0).app) != sorted(experiment_workload(drawn, 1).app)
     assert sorted(experiment_workload(shuffled, 0).app) == sorted(experiment_workload(shuffled, 1).app)
     with pytest.raises(InputError):
