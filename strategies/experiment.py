@@ -14,12 +14,12 @@ import dataclasses
 import itertools
 import json
 import os
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from cosched.deprecation import module_aliases
 from cosched.errors import InputError
 from cosched.grid import ExperimentSpec, read_rows, run_experiment
 from cosched.outputs import atomic_path
@@ -134,20 +134,14 @@ class StrategyExperiment(ExperimentSpec):
         return _same_grid(self)
 
 
-def __getattr__(name: str):
-    """The names of this module before 0.3.0, with a deprecation warning."""
-    renamed = {"ExperimentConfig": "StrategyExperiment", "PRESETS": "STRATEGY_PRESETS"}
-    if name in renamed:
-        warnings.warn(f"cosched.strategies.experiment.{name} is deprecated, use {renamed[name]} "
-                      f"(removed in 0.4.0)", DeprecationWarning, stacklevel=2)
-        return globals()[renamed[name]]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 STRATEGY_PRESETS = {
     "paper": StrategyExperiment(),
     "small": StrategyExperiment(n=6, instances=4, ks=(0.6, 0.9, 0.99)),
 }
+
+
+__getattr__ = module_aliases(__name__, {"ExperimentConfig": "StrategyExperiment", "PRESETS": "STRATEGY_PRESETS"},
+                             globals())  # the names before 0.3.0
 
 
 def cell_seed(seed: int, alpha_index: int, instance: int) -> int:
