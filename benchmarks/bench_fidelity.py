@@ -49,7 +49,7 @@ def main() -> None:
         for variant, (options, alone) in variants.items():
             wall[variant] = median_time(
                 lambda: simulate(workload, platform, make_scheduler(name, **options), heatmap=heatmap,
-                                 spread_speedup=alone, use_run_times=True), args.repeat)
+                                 alone_speedup=alone, use_run_times=True), args.repeat)
         print(f"| {name} | {wall['default']:.3f} | {wall['thesis']:.3f} | {wall['thesis'] / wall['default']:.2f} |")
 
 

@@ -31,7 +31,7 @@ def timed_run(spec, workload, scheduler, repeat: int):
     for _ in range(repeat):
         built = make_scheduler(scheduler, **spec.scheduler_options()) if isinstance(scheduler, str) else scheduler()
         clock, cpu = time.perf_counter(), time.process_time()
-        result = simulate(workload, spec.platform, built, heatmap=spec.heatmap, spread_speedup=spec.alone_speedup,
+        result = simulate(workload, spec.platform, built, heatmap=spec.heatmap, alone_speedup=spec.alone_speedup,
                           placement=spec.placement, use_run_times=spec.use_run_times)
         walls.append(time.perf_counter() - clock)
         cpus.append(time.process_time() - cpu)

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cosched.deprecation import warn_renamed
 from cosched.errors import InputError
 from cosched.simulator.platform import Platform
 from cosched.simulator.workload import Workload
@@ -103,6 +104,10 @@ def bound_for(workload: Workload, platform: Platform, heatmap=None, *, scheduler
     the co-schedulers ran with). A co-scheduling bound is also below every classic run (speed 1 is one of
     its configurations), so one number serves a whole table of runs.
     """
+    if "spread_speedup" in speed_options:
+        warn_renamed("the keyword spread_speedup=", "alone_speedup=")
+    if "alone_speedup" in speed_options:  # the CLI's word; make_speed_model's keyword is spread_speedup
+        speed_options["spread_speedup"] = speed_options.pop("alone_speedup")
     model = next((r.speed_model for r in results if r.speed_model is not None), None)
     if model is None and (heatmap is not None or any(v is not None for v in speed_options.values())):
         model = colocation_speed_model(workload, heatmap, scheduler_options=scheduler_options, **speed_options)

@@ -215,7 +215,7 @@ def _compare_command(args) -> int:
     if path is not None:  # a folder; an --out ending in .csv that is no folder names the file itself (old form)
         check_outputs(("--out", path, "file") if path == Path(args.out) else ("--out", args.out, "folder"))
     frame = compare(args.workload, args.platform, names, baseline=args.baseline, heatmap=args.heatmap,
-                    spread_speedup=args.spread_speedup, default_speedup=args.default_speedup,
+                    alone_speedup=args.spread_speedup, default_speedup=args.default_speedup,
                     placement=args.placement, depth=args.depth, use_run_times=args.run_times,
                     bounded_threshold=args.bounded_threshold, limit=args.limit, out=args.out, force=args.force,
                     progress=not args.quiet)

@@ -171,7 +171,7 @@ def co_simulation_options(args) -> dict:
     alone = alone_speedup_value(getattr(args, "alone_speedup", None))
     if alone is not None and args.spread_speedup is not None:
         raise InputError("give --alone-speedup or --spread-speedup, not both", field="alone_speedup")
-    options = {"heatmap": heatmap, "spread_speedup": args.spread_speedup if alone is None else alone,
+    options = {"heatmap": heatmap, "alone_speedup": args.spread_speedup if alone is None else alone,
                "placement": args.placement}
     scheduler_options = {name: getattr(args, name) for name in ("missing_pair", "reserve", "compact_below")
                          if getattr(args, name, None) is not None}

@@ -27,6 +27,7 @@ import warnings
 
 import numpy as np
 
+from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
 from cosched.simulator.allocators import EMPTY, Allocation, Allocator
 from cosched.theory.heatmap import Heatmap, MissingPairsWarning
@@ -179,16 +180,18 @@ class CoContext:
         return HeatmapSpeedModel(self.speedups, self.app, self.spread, self.known)
 
 
-def co_context(workload, heatmap: Heatmap | None = None, spread_speedup: float | str | None = None,
-               missing_pair: str = "default") -> CoContext:
+def co_context(workload, heatmap: Heatmap | None = None, alone_speedup: float | str | None = None,
+               missing_pair: str = "default", *, spread_speedup=UNSET) -> CoContext:
     """Link each job to its heatmap application; without a heatmap every pair has speedup 1.0.
 
-    spread_speedup: the speedup of a job alone on its spread nodes: None takes the heatmap's per-application
+    alone_speedup: the speedup of a job alone on its spread nodes (``spread_speedup``: its deprecated
+    spelling, removed in 0.4.0): None takes the heatmap's per-application
     value where given, else DEFAULT_SPREAD_SPEEDUP; "one" 1.0; "max" the application's largest measured
     speedup (ELiSE); a number that value. missing_pair: "default" (the heatmap's fallback) or "mean" (the
     application's mean measured speedup, ELiSE) for pairs measured in neither direction.
     """
-    spread_speedup = alone_speedup_value(spread_speedup)
+    spread_speedup = alone_speedup_value(renamed_keyword(alone_speedup, spread_speedup, old="spread_speedup",
+                                                         new="alone_speedup"))
     if missing_pair not in MISSING_PAIRS:
         raise InputError(f"unknown missing-pair rule {missing_pair!r}; choose from {MISSING_PAIRS}",
                          field="missing_pair")

@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
 from cosched.simulator.metrics import BOUNDED_SLOWDOWN_THRESHOLD, makespan_speedup
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
@@ -125,11 +126,12 @@ def _write(path: Path, rows: list[dict]) -> None:
 
 def compare(workload: Workload | str | os.PathLike, platform: Platform | str | os.PathLike,
             schedulers: Sequence[str], *, baseline: str = "conservative",
-            heatmap: Heatmap | str | os.PathLike | None = None, spread_speedup: float | None = None,
+            heatmap: Heatmap | str | os.PathLike | None = None, alone_speedup: float | None = None,
             default_speedup: float | None = None, placement: str | None = None, depth: int = DEFAULT_DEPTH,
             use_run_times: bool = False, bounded_threshold: float = BOUNDED_SLOWDOWN_THRESHOLD,
             limit: int | None = None,
-            out: str | os.PathLike | None = None, force: bool = False, progress: bool = False) -> pd.DataFrame:
+            out: str | os.PathLike | None = None, force: bool = False, progress: bool = False,
+            spread_speedup: float | None = UNSET) -> pd.DataFrame:
     """Run `schedulers` and `baseline` on the same workload and platform; one row of metrics per scheduler.
 
     Args:
@@ -138,7 +140,8 @@ def compare(workload: Workload | str | os.PathLike, platform: Platform | str | o
         schedulers: scheduler names (`cosched.simulator.schedulers.SCHEDULERS`), in the order of the rows.
         baseline: the scheduler whose makespan is the reference of ``makespan_speedup`` (also run if not listed).
         heatmap: a `Heatmap`, a heatmap CSV or a bundled heatmap name, for the co-schedulers.
-        spread_speedup: speedup of a job alone on spread nodes (default: the heatmap's per-application value).
+        alone_speedup: speedup of a job alone on spread nodes (default: the heatmap's per-application value;
+            ``spread_speedup`` is its deprecated spelling, removed in 0.4.0).
         default_speedup: speedup of pairs measured in neither direction (needs `heatmap`).
         placement: co-location policy, ``"idle"`` (default) or ``"shared"``.
         depth: backfill depth.
@@ -175,8 +178,9 @@ def compare(workload: Workload | str | os.PathLike, platform: Platform | str | o
         raise InputError(f"must be non-negative, got {depth}", field="depth")
     if not bounded_threshold > 0:
         raise InputError(f"must be positive, got {bounded_threshold}", field="bounded_threshold")
+    spread_speedup = renamed_keyword(alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup")
     if spread_speedup is not None and not spread_speedup > 0:
-        raise InputError(f"spread speedup must be positive, got {spread_speedup}", field="spread_speedup")
+        raise InputError(f"the speedup alone must be positive, got {spread_speedup}", field="alone_speedup")
     placement = placement or PLACEMENTS[0]
     if placement not in PLACEMENTS:
         raise InputError(f"unknown placement {placement!r}; choose from {', '.join(PLACEMENTS)}", field="placement")
@@ -200,7 +204,7 @@ def compare(workload: Workload | str | os.PathLike, platform: Platform | str | o
         if name in done:
             continue
         result = simulate(workload, platform, checked_scheduler(name, depth), heatmap=heatmap,
-                          spread_speedup=spread_speedup, placement=placement, use_run_times=use_run_times,
+                          alone_speedup=spread_speedup, placement=placement, use_run_times=use_run_times,
                           progress=progress)
         summary = summarize(result, None, bounded_threshold)
         if result.speed_model is not None and not co_runs:
@@ -209,7 +213,7 @@ def compare(workload: Workload | str | os.PathLike, platform: Platform | str | o
         if path is not None:
             _write(path, list(done.values()))
     reference = done[baseline]["makespan"]
-    bound = bound_for(workload, platform, heatmap, spread_speedup=spread_speedup, results=co_runs).bound
+    bound = bound_for(workload, platform, heatmap, alone_speedup=spread_speedup, results=co_runs).bound
     for row in done.values():
         row["baseline"] = baseline
         row["makespan_speedup"] = makespan_speedup(reference, row["makespan"])  # 003 (2.1)

@@ -44,6 +44,7 @@ from typing import Callable, Iterable, Protocol
 
 import numpy as np
 
+from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
 from cosched.simulator.allocators import Allocation, Allocator
 from cosched.simulator.jobs import RIGID, JobModel
@@ -583,20 +584,23 @@ class _FunctionScheduler(Scheduler):
         self.name = getattr(function, "__name__", "function")
 
 
-def simulate(workload: Workload, platform: Platform, scheduler, *, heatmap=None, spread_speedup: float | None = None,
-             placement: str | None = None, scheduler_options: dict | None = None, **options) -> SimulationResult:
+def simulate(workload: Workload, platform: Platform, scheduler, *, heatmap=None, alone_speedup: float | None = None,
+             placement: str | None = None, scheduler_options: dict | None = None, spread_speedup=UNSET,
+             **options) -> SimulationResult:
     """Run one simulation of any scheduler: an object, a registered name or a function(engine).
 
     The scheduler declares what it needs: its allocator (`make_allocator`, given `placement`) and its
-    speed model (`make_speed_model`, given the heatmap and the spread speedup; co-schedulers use the
-    heatmap co-location model of 000 §3.5). `options` go to the `Engine` (job_models, sources,
-    use_run_times, log_events, progress).
+    speed model (`make_speed_model`, given the heatmap and the speedup of a job alone on spread nodes,
+    `alone_speedup`; co-schedulers use the heatmap co-location model of 000 §3.5). `options` go to the
+    `Engine` (job_models, sources, use_run_times, log_events, progress). The keyword ``spread_speedup`` is
+    the deprecated spelling of `alone_speedup` (removed in 0.4.0).
     """
+    alone_speedup = renamed_keyword(alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup")
     if isinstance(scheduler, str):
         scheduler = make_scheduler(scheduler, **(scheduler_options or {}))
     elif not hasattr(scheduler, "schedule"):
         scheduler = _FunctionScheduler(scheduler)
     allocator = options.pop("allocator", None) or scheduler.make_allocator(platform, placement=placement)
     speed_model = options.pop("speed_model", None) or \
-        scheduler.make_speed_model(workload, heatmap=heatmap, spread_speedup=spread_speedup)
+        scheduler.make_speed_model(workload, heatmap=heatmap, spread_speedup=alone_speedup)
     return Engine(workload, platform, scheduler, allocator=allocator, speed_model=speed_model, **options).run()

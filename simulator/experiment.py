@@ -272,7 +272,7 @@ def run_one(spec: CoschedExperiment, experiment: int, scheduler: str, keep_jobs:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)  # reported once by run_experiment
         result = simulate(workload, spec.platform, scheduler, heatmap=spec.heatmap,
-                          spread_speedup=spec.alone_speedup, placement=spec.placement,
+                          alone_speedup=spec.alone_speedup, placement=spec.placement,
                           scheduler_options=spec.scheduler_options(), use_run_times=spec.use_run_times)
     row = {"experiment": experiment, "scheduler": scheduler,
            **thesis_metrics(result, utilization_until=spec.utilization),
@@ -364,7 +364,7 @@ def experiment_bounds(spec: CoschedExperiment) -> dict[int, float]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)  # reported once by run_experiment
         return {e: bound_for(experiment_workload(spec, e), spec.platform, spec.heatmap,
-                             scheduler_options=spec.scheduler_options(), spread_speedup=spec.alone_speedup).bound
+                             scheduler_options=spec.scheduler_options(), alone_speedup=spec.alone_speedup).bound
                 for e in range(spec.experiments)}
 
 

@@ -103,3 +103,17 @@ def test_old_names_still_work_with_a_warning_naming_the_new_one(old, module, new
     with pytest.warns(DeprecationWarning, match=rf"use {module}\.{new} \(removed in 0\.4\.0\)"):
         value = getattr(imported, old)
     assert value is getattr(imported, new)
+
+
+def test_the_old_spread_speedup_keyword_warns_and_gives_the_same_run():
+    from cosched.simulator.engine import simulate
+    from cosched.simulator.experiment import experiment_workload, preset_spec
+
+    spec = preset_spec("example-small", jobs=12, experiments=1, schedulers=["easy-co"])
+    workload = experiment_workload(spec, 0)
+    new = simulate(workload, spec.platform, "easy-co", heatmap=spec.heatmap, alone_speedup=1.3)
+    with pytest.warns(DeprecationWarning, match=r"use alone_speedup= \(removed in 0\.4\.0\)"):
+        old = simulate(workload, spec.platform, "easy-co", heatmap=spec.heatmap, spread_speedup=1.3)
+    np.testing.assert_array_equal(old.end, new.end)
+    with pytest.raises(TypeError, match="not both"), pytest.warns(DeprecationWarning):
+        simulate(workload, spec.platform, "easy-co", heatmap=spec.heatmap, alone_speedup=1.3, spread_speedup=1.3)

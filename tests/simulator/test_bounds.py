@@ -57,7 +57,7 @@ def _runs(workload, platform, heatmap, options):
         for name in SCHEDULERS:
             scheduler = make_scheduler(name, missing_pair=options["missing_pair"])
             results[name] = simulate(workload, platform, scheduler, heatmap=heatmap,
-                                     spread_speedup=options["spread_speedup"])
+                                     alone_speedup=options["spread_speedup"])
     return results
 
 
@@ -65,7 +65,7 @@ def _bound(workload, platform, heatmap, options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)
         return bound_for(workload, platform, heatmap, scheduler_options={"missing_pair": options["missing_pair"]},
-                         spread_speedup=options["spread_speedup"])
+                         alone_speedup=options["spread_speedup"])
 
 
 @settings(max_examples=30)
@@ -96,7 +96,7 @@ def test_no_job_runs_faster_than_the_bound_credits(case):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MissingPairsWarning)
             result = simulate(workload, platform, scheduler, heatmap=heatmap,
-                              spread_speedup=options["spread_speedup"], log_events=True)
+                              alone_speedup=options["spread_speedup"], log_events=True)
         for _, event, job, speed in result.log:
             if event == "speed":
                 assert speed <= bound.best_speeds[task[job]] + SPEED_TOLERANCE, (name, job)

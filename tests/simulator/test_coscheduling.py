@@ -88,7 +88,7 @@ PLATFORM = Platform(6, 2, 4, "tiny")  # 6 nodes x 8 cores, half = 4
 def test_all_ones_heatmap_gives_compact_run_times(name, case):
     heatmap, workload, _ = case
     ones = heatmap_from_speedups(heatmap.applications, np.ones((4, 4)), heatmap.compact_times, heatmap.procs)
-    result = simulate(workload, PLATFORM, name, heatmap=ones, spread_speedup=1.0)
+    result = simulate(workload, PLATFORM, name, heatmap=ones, alone_speedup=1.0)
     assert np.allclose(result.end - result.start, workload.run, atol=TIME_TOLERANCE)
 
 
@@ -118,7 +118,7 @@ def test_neighbour_change_rescales_remaining_time_by_formula_4_2():
     # one node of 4 cores: a and b share it; a runs at 2.0 next to b, b at 0.5 next to a
     heatmap = heatmap_from_speedups(("a", "b"), [[1.0, 2.0], [0.5, 1.0]], [100.0, 50.0], [2, 2])
     workload = workload_of(["a", "b"], [2, 2], [100.0, 50.0])
-    result = simulate(workload, Platform(1, 2, 2), "easy-co", heatmap=heatmap, spread_speedup=1.0)
+    result = simulate(workload, Platform(1, 2, 2), "easy-co", heatmap=heatmap, alone_speedup=1.0)
     # a: 100 / 2 = 50 s. b: 25 compact seconds done by t = 50 at speed 0.5, then 25 s alone at 1.0.
     assert result.end.tolist() == pytest.approx([50.0, 75.0])
     frame = result.jobs_frame()
@@ -129,7 +129,7 @@ def test_neighbour_change_rescales_remaining_time_by_formula_4_2():
 def test_alone_on_spread_nodes_uses_spread_speedup():
     heatmap = heatmap_from_speedups(("a",), [[1.0]], [100.0], [4])
     workload = workload_of(["a"], [4], [100.0])
-    result = simulate(workload, Platform(4, 2, 2), "easy-co", heatmap=heatmap, spread_speedup=1.25)
+    result = simulate(workload, Platform(4, 2, 2), "easy-co", heatmap=heatmap, alone_speedup=1.25)
     assert result.end[0] == pytest.approx(80.0)
     assert result.nodes[0].size == 2  # 4 cores over twice the single compact node, half of each
 
@@ -139,7 +139,7 @@ def test_job_speed_is_the_minimum_over_neighbours_on_all_its_nodes():
     heatmap = heatmap_from_speedups(("x", "y", "z"), [[1, 1.5, 0.8], [1, 1, 1], [1, 1, 1]], [100, 1000, 1000],
                                     [4, 2, 2])
     workload = workload_of(["x", "y", "z"], [4, 2, 2], [100.0, 1000.0, 1000.0])
-    result = simulate(workload, Platform(2, 2, 2), "easy-co", heatmap=heatmap, spread_speedup=1.0)
+    result = simulate(workload, Platform(2, 2, 2), "easy-co", heatmap=heatmap, alone_speedup=1.0)
     assert result.end[0] == pytest.approx(100 / 0.8)
 
 

@@ -92,7 +92,7 @@ def test_alone_speedup_one_max_or_a_value():
 def test_alone_max_speeds_up_a_job_alone_on_spread_nodes():
     heatmap = heatmap_from_speedups(("a",), [[1.25]], [100.0], [2])
     result = simulate(workload_of(["a"], [2], [100.0]), Platform(2, 2, 2), "easy-co", heatmap=heatmap,
-                      spread_speedup="max")
+                      alone_speedup="max")
     assert result.end[0] == pytest.approx(100 / 1.25)
 
 
@@ -100,7 +100,7 @@ def popularity_run(compact_below):
     heatmap = heatmap_from_speedups(("good", "bad"), [[1.2, 0.7], [0.7, 0.7]], [10.0, 10.0], [4, 4])
     workload = workload_of(["good"] * 4 + ["bad"], [4] * 5, [10.0] * 5)  # spread: 2 nodes, compact: 1
     return simulate(workload, Platform(8, 2, 2), make_scheduler("popularity", compact_below=compact_below),
-                    heatmap=heatmap, spread_speedup=1.0)
+                    heatmap=heatmap, alone_speedup=1.0)
 
 
 def test_popularity_deploys_compact_below_rank_3_by_default():

@@ -88,7 +88,7 @@ def co_runs(draw):
 def run(case, placement="idle"):
     heatmap, workload, spread, threshold, window = case
     scheduler = make_scheduler("matching", threshold=threshold, window=window, record_reservations=True)
-    result = simulate(workload, PLATFORM, scheduler, heatmap=heatmap, spread_speedup=spread, placement=placement,
+    result = simulate(workload, PLATFORM, scheduler, heatmap=heatmap, alone_speedup=spread, placement=placement,
                       use_run_times=True)
     return scheduler, result
 
@@ -138,7 +138,7 @@ def test_matched_pair_shares_its_nodes():
     speedups = [[1.0, 1.25, 0.9], [1.25, 1.0, 0.9], [0.9, 0.9, 1.0]]
     heatmap = heatmap_from_speedups(("a", "b", "c"), speedups, [100.0, 100.0, 100.0], [8, 8, 8])
     workload = generate_workload(ApplicationSeed.from_heatmap(heatmap), selection="list", apps=["a", "c", "b"])
-    result = simulate(workload, PLATFORM, "matching", heatmap=heatmap, spread_speedup=0.9, use_run_times=True)
+    result = simulate(workload, PLATFORM, "matching", heatmap=heatmap, alone_speedup=0.9, use_run_times=True)
     assert result.nodes[0].tolist() == result.nodes[2].tolist() and result.nodes[0].size == 2
     assert result.nodes[1].size == 1 and not np.intersect1d(result.nodes[1], result.nodes[0]).size
     assert result.end.tolist() == pytest.approx([80.0, 100.0, 80.0])

@@ -126,7 +126,7 @@ def app_workload(tmp_path):
 
 
 @pytest.mark.parametrize("flags, options", [(["--placement", "shared"], {"placement": "shared"}),
-                                            (["--spread-speedup", "0.8"], {"spread_speedup": 0.8})])
+                                            (["--spread-speedup", "0.8"], {"alone_speedup": 0.8})])
 def test_compare_rerun_with_other_co_scheduling_options_never_returns_the_old_rows(tmp_path, app_workload, capsys,
                                                                                    flags, options):
     out = tmp_path / "cmp"
