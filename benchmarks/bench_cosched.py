@@ -84,7 +84,7 @@ def main() -> None:
     parser.add_argument("--no-grid", action="store_true")
     parser.add_argument("--workers", type=int, default=None)
     args = parser.parse_args()
-    from cosched.simulator.data import EXAMPLE_HEATMAP, data_path as example_path
+    from cosched.simulator.data import EXAMPLE_HEATMAP, example_path
 
     path = args.heatmap or ARIS_NAS
     single_runs(path, args.repeat)

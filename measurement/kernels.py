@@ -16,7 +16,7 @@ import time
 
 from cosched.processes import die_with_parent
 
-__all__ = ["KERNELS", "run_kernel", "main", "COMPUTE_ELEMENTS", "MEMORY_BYTES", "CACHE_BYTES"]
+__all__ = ["KERNELS", "run_kernel", "COMPUTE_ELEMENTS", "MEMORY_BYTES", "CACHE_BYTES"]
 
 COMPUTE_ELEMENTS = 2048  # 16 KiB of float64: stays in L1, so the kernel is bound by arithmetic
 MEMORY_BYTES = 64 << 20  # 64 MiB streamed per unit: larger than the last-level caches of common nodes

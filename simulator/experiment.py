@@ -35,7 +35,7 @@ from cosched.grid import ExperimentSpec as _ExperimentSpec  # the old name of Co
 from cosched.outputs import atomic_path
 from cosched.rerun import digest, json_key
 from cosched.simulator.metrics import METRIC_NAMES, UTILIZATION_SPANS, job_speedups, makespan_speedup, thesis_metrics
-from cosched.simulator.data import EXAMPLE_HEATMAP, data_path
+from cosched.simulator.data import EXAMPLE_HEATMAP, example_path
 from cosched.simulator.generate import ApplicationSeed, generate_workload
 from cosched.theory.heatmap import Heatmap, MissingPairsWarning, read_heatmap
 from cosched.simulator.platform import Platform, load_platform
@@ -221,7 +221,7 @@ def preset_spec(preset: str = "example", *, heatmap: str | os.PathLike | None = 
     if heatmap is not None:
         path = heatmap
     else:
-        path = chosen.heatmap if chosen.heatmap in HEATMAPS else data_path(chosen.heatmap)
+        path = chosen.heatmap if chosen.heatmap in HEATMAPS else example_path(chosen.heatmap)
     loaded = read_heatmap(path, default=chosen.default_speedup if default_speedup is None else default_speedup)
     names = tuple(schedulers) if schedulers else (chosen.schedulers or THESIS_SCHEDULERS)
     unknown = [name for name in names if name not in SCHEDULERS]

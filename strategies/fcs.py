@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from cosched.deprecation import module_aliases
 from cosched.errors import InputError
 from cosched.strategies.schedule import Decision, StrategyError
 from cosched.theory.instance import Instance
 from cosched.theory.lattice import tasks_of
 
-__all__ = ["FCS", "TIE_BREAKS", "TIE_TOLERANCE"]
+__all__ = ["FCS", "TIE_BREAKS", "SPEED_TIE_TOLERANCE"]
 
 TIE_BREAKS = ("first", "last", "random")
-TIE_TOLERANCE = 1e-12  # combination speeds within this (relative to the largest) count as equal
+SPEED_TIE_TOLERANCE = 1e-12  # combination speeds within this (relative to the largest) count as equal
+__getattr__ = module_aliases(__name__, {"TIE_TOLERANCE": "SPEED_TIE_TOLERANCE"}, globals())  # the name before 0.3.0
 
 
 class FCS:
@@ -40,7 +42,7 @@ class FCS:
         if self._masks.size == 0:
             raise StrategyError(f"fcs: no combination of the unfinished tasks {tasks_of(unfinished)} is available")
         fastest = self._speeds.max()  # a_j = sum_i a_ij, the combination speed (002 §3)
-        ties = np.flatnonzero(self._speeds >= fastest - TIE_TOLERANCE * max(fastest, 1.0))
+        ties = np.flatnonzero(self._speeds >= fastest - SPEED_TIE_TOLERANCE * max(fastest, 1.0))
         if self.tie_break == "first":
             pick = ties[0]
         elif self.tie_break == "last":

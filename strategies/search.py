@@ -12,6 +12,7 @@ from functools import partial
 
 import numpy as np
 
+from cosched.deprecation import module_aliases
 from cosched.errors import InputError
 from cosched.strategies.acquisition import (check_k, combination_moments, expected_improvement, probability_of_improvement,
                                     task_sigma, upper_confidence_bound)
@@ -22,11 +23,12 @@ from cosched.theory.instance import Instance
 from cosched.theory.lattice import tasks_of
 
 __all__ = ["SearchStrategy", "UCB", "PI", "EI", "INCUMBENTS", "DEFAULT_K", "DEFAULT_QUANTUM",
-           "TIE_TOLERANCE"]
+           "ACQUISITION_TIE_TOLERANCE"]
 
 DEFAULT_K = 0.99  # the paper's best k for every acquisition (002 §8, Fig. 7)
 DEFAULT_QUANTUM = 10.0  # measurement quantum τ in time units (002 §8)
-TIE_TOLERANCE = 1e-12  # acquisition values this close are ties (broken by the estimate, then `search_tie_break`)
+ACQUISITION_TIE_TOLERANCE = 1e-12  # acquisition values this close are ties (broken by the estimate, then `search_tie_break`)
+__getattr__ = module_aliases(__name__, {"TIE_TOLERANCE": "ACQUISITION_TIE_TOLERANCE"}, globals())  # the name before 0.3.0
 INCUMBENTS = ("estimate", "measured")
 
 
@@ -104,9 +106,9 @@ class SearchStrategy:
             incumbent = mean[measured].max() if measured.any() else incumbent
         value = self.acquisition(mean, sigma, incumbent)
         pick = int(np.argmax(value))
-        best = value >= value[pick] - TIE_TOLERANCE
+        best = value >= value[pick] - ACQUISITION_TIE_TOLERANCE
         if np.count_nonzero(best) > 1:  # ties: the largest estimate, then the smallest bitmask or at random
-            best &= mean >= mean[best].max() - TIE_TOLERANCE
+            best &= mean >= mean[best].max() - ACQUISITION_TIE_TOLERANCE
             pick = int(np.argmax(best)) if self.search_tie_break == "first" else int(self._rng.choice(
                 np.flatnonzero(best)))
         choice = int(candidates[pick])

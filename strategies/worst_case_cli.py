@@ -6,11 +6,10 @@ import json
 from cosched.cli_options import add_out, add_plots, add_quiet, announce, plots_target
 from cosched.errors import InputError
 from cosched.strategies.cli import add_strategy_arguments, noise_from_args, strategy_name
+from cosched.theory.limits import DEFAULT_BUDGET, WORST_CASE_MAX_TASKS
 
 __all__ = ["register"]
 
-BUDGET_DEFAULT = 1000  # cosched.theory.testing.DEFAULT_BUDGET (not imported here: it loads hypothesis)
-MAX_TASKS = 10  # cosched.theory.testing.WORST_CASE_MAX_TASKS
 
 
 def register(subparsers) -> None:
@@ -23,12 +22,12 @@ def register(subparsers) -> None:
                     "OUT/convergence.csv and OUT/convergence.png. Searched work lies in [0.001, 1]: for the search "
                     "strategies choose --quantum on that scale (002 §8 uses 5-10%% of the work, e.g. 0.05).")
     add_strategy_arguments(parser)
-    parser.add_argument("--n", type=int, required=True, help=f"number of tasks (2..{MAX_TASKS})")
+    parser.add_argument("--n", type=int, required=True, help=f"number of tasks (2..{WORST_CASE_MAX_TASKS})")
     parser.add_argument("--alpha", type=float, nargs=2, metavar=("LO", "HI"),
                         help="search only the family of the 002 §8 generator with alpha_i in [LO, HI] (default: "
                              "every valid instance)")
-    parser.add_argument("--budget", type=int, default=BUDGET_DEFAULT, metavar="EXAMPLES",
-                        help=f"hypothesis examples, and as many scipy evaluations (default {BUDGET_DEFAULT})")
+    parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET, metavar="EXAMPLES",
+                        help=f"hypothesis examples, and as many scipy evaluations (default {DEFAULT_BUDGET})")
     add_out(parser, "folder", "worst_instance.json, result.json, convergence.csv, convergence.png", required=True)
     add_plots(parser, "convergence.png", default_on=True)
     add_quiet(parser)
@@ -42,8 +41,8 @@ def _worst_case(args) -> int:
     from cosched.strategies.cli import strategy_from_args
     from cosched.strategies.worst_case import find_worst_case, worst_case_report, write_worst_case
 
-    if not 2 <= args.n <= MAX_TASKS:
-        raise InputError(f"the search covers 2..{MAX_TASKS} tasks, got {args.n}", field="--n")
+    if not 2 <= args.n <= WORST_CASE_MAX_TASKS:
+        raise InputError(f"the search covers 2..{WORST_CASE_MAX_TASKS} tasks, got {args.n}", field="--n")
     if args.alpha is not None and not 0 <= args.alpha[0] <= args.alpha[1] <= 1:
         raise InputError(f"the alpha range must satisfy 0 <= LO <= HI <= 1, got {args.alpha}", field="--alpha")
     if args.budget < 1:

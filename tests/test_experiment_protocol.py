@@ -95,6 +95,12 @@ def test_run_experiment_refuses_what_is_not_a_spec(tmp_path):
     ("WORKLOADS", "cosched.simulator.experiment", "WORKLOAD_MODES"),
     ("PRESETS", "cosched.simulator.elastic.experiment", "ELASTIC_PRESETS"),
     ("HybridSpec", "cosched.simulator.hybrid.experiment", "HybridExperiment"),
+    ("WORK_FLOOR", "cosched.theory.testing", "SEARCH_WORK_FLOOR"),
+    ("TIE_TOLERANCE", "cosched.strategies.fcs", "SPEED_TIE_TOLERANCE"),
+    ("TIE_TOLERANCE", "cosched.strategies.search", "ACQUISITION_TIE_TOLERANCE"),
+    ("PRESETS", "cosched.data", "DATA_PRESETS"),
+    ("data_path", "cosched.simulator.data", "example_path"),
+    ("write_plots", "cosched.simulator.elastic.plots", "write_elastic_plots"),
 ])
 def test_old_names_still_work_with_a_warning_naming_the_new_one(old, module, new):
     import importlib

@@ -25,18 +25,21 @@ from hypothesis import strategies as st
 
 from cosched.theory.generators import random_instance
 from cosched.theory.instance import Instance
+from cosched.deprecation import module_aliases
 from cosched.theory.lattice import membership, popcount
+from cosched.theory.limits import DEFAULT_BUDGET, WORST_CASE_MAX_TASKS
 
 __all__ = ["instances", "alpha_ranges", "parameter_count", "instance_from_parameters", "parametrised_instances",
-           "search_worst_case", "WorstCase", "SPEED_FLOOR", "WORK_FLOOR", "WORST_CASE_MAX_TASKS",
+           "search_worst_case", "WorstCase", "SPEED_FLOOR", "SEARCH_WORK_FLOOR", "WORST_CASE_MAX_TASKS",
            "DEFAULT_BUDGET"]
 
 SPEED_FLOOR = 1e-3  # speeds of searched instances stay in [SPEED_FLOOR, 1]: in (0, 1] and the LP well scaled
-WORK_FLOOR = 1e-3  # work of searched instances lies in [WORK_FLOOR, 1] (ratios do not depend on the scale of b)
-WORST_CASE_MAX_TASKS = 10  # n (2^(n-1) - 1) speed parameters: 5,110 at n = 10
-DEFAULT_BUDGET = 1000  # hypothesis examples, and as many evaluations again for the scipy refinement
+SEARCH_WORK_FLOOR = 1e-3  # work of searched instances lies in [SEARCH_WORK_FLOOR, 1] (ratios do not depend on
+# the scale of b); not `cosched.theory.opt.WORK_FLOOR`, the smallest positive float the LP scales work by
 MAX_OWN_VALUES = 4  # tie-favouring draws: speed factors that differ from their combination size's base factor
 REFINE_STARTS = 3  # the refinement starts from this many of the best points the hypothesis phase found
+
+__getattr__ = module_aliases(__name__, {"WORK_FLOOR": "SEARCH_WORK_FLOOR"}, globals())  # the name before 0.3.0
 
 
 def _range(value) -> tuple:
@@ -78,7 +81,7 @@ def instance_from_parameters(parameters, n: int, alpha=None) -> Instance:
     the speeds one task smaller, so (1) holds by construction. Without `alpha` the factor f is the parameter
     itself, so every valid instance with speeds >= SPEED_FLOOR is reachable; with alpha = (lo, hi) it is
     f = α_i + (1 - α_i) θ with α_i in [lo, hi], the family of the 002 §8 generator. Work b_i lies in
-    [WORK_FLOOR, 1]. Parameters outside [0, 1] are clipped.
+    [SEARCH_WORK_FLOOR, 1]. Parameters outside [0, 1] are clipped.
     """
     theta = np.clip(np.asarray(parameters, dtype=float), 0.0, 1.0)
     if theta.shape != (parameter_count(n, alpha),):
@@ -90,7 +93,7 @@ def instance_from_parameters(parameters, n: int, alpha=None) -> Instance:
     count = int(free.sum())
     factors = np.ones((1 << n, n))
     factors[free.T] = theta[:count]  # ordered by combination, then task
-    work = WORK_FLOOR + (1.0 - WORK_FLOOR) * theta[count:count + n]
+    work = SEARCH_WORK_FLOOR + (1.0 - SEARCH_WORK_FLOOR) * theta[count:count + n]
     if alpha is not None:
         lo, hi = (float(a) for a in alpha)
         task_alpha = lo + (hi - lo) * theta[count + n:]

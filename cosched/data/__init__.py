@@ -14,9 +14,10 @@ import os
 from importlib.resources import files
 from pathlib import Path
 
+from cosched.deprecation import module_aliases
 from cosched.errors import InputError
 
-__all__ = ["HEATMAPS", "WORKLOADS", "PRESETS", "data_path", "resolve"]
+__all__ = ["HEATMAPS", "WORKLOADS", "DATA_PRESETS", "data_path", "resolve"]
 
 # ELiSE co-run heatmaps in the thesis Table 4.1 layout (+ 2 speedup columns the reader ignores).
 HEATMAPS = {
@@ -29,7 +30,8 @@ HEATMAPS = {
 WORKLOADS = {
     "kth-sp2": "KTH-SP2-1996-2.1-cln.swf.gz",  # 28,476 records, KTH IBM SP2, 100 nodes
 }
-PRESETS = {"heatmap": HEATMAPS, "workload": WORKLOADS}
+DATA_PRESETS = {"heatmap": HEATMAPS, "workload": WORKLOADS}  # kind -> its presets
+__getattr__ = module_aliases(__name__, {"PRESETS": "DATA_PRESETS"}, globals())  # the name before 0.3.0
 
 
 def data_path(name: str) -> Path:
@@ -42,7 +44,7 @@ def resolve(kind: str, spec: str | os.PathLike) -> str | os.PathLike:
 
     Anything else raises InputError naming `spec` and listing the presets of that kind.
     """
-    presets = PRESETS[kind]
+    presets = DATA_PRESETS[kind]
     name = os.fspath(spec)
     bundled = presets.get(name.lower())
     if bundled is not None:

@@ -116,8 +116,8 @@ def _command(args) -> int:
             tmp.write_text(json.dumps(summary, indent=2) + "\n")
         written.append(paths["summary"])
         if plots is not None:
-            from cosched.simulator.elastic.plots import write_plots
-            written.extend(write_plots(sim, rows, plots))
+            from cosched.simulator.elastic.plots import write_elastic_plots
+            written.extend(write_elastic_plots(sim, rows, plots))
 
     if args.out is not None:
         with output_dir(args.out):

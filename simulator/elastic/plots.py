@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cosched.deprecation import module_aliases
 from cosched.outputs import pyplot, save_figure
 from cosched.simulator.elastic.compat import NodeState
 from cosched.simulator.elastic.results import stays
 from cosched.simulator.elastic.runtime import Simulation
 from cosched.simulator.elastic.workload import JOB_TYPES
 
-__all__ = ["plot_gantt", "plot_utilization", "plot_boxes", "write_plots"]
+__all__ = ["plot_gantt", "plot_utilization", "plot_boxes", "write_elastic_plots"]
 
 _COLOURS = dict(zip(JOB_TYPES, ("tab:gray", "tab:blue", "tab:orange", "tab:green", "tab:purple")))
 
@@ -75,8 +76,11 @@ def plot_boxes(rows_by_policy: dict[str, list[dict]]):
     return figure
 
 
-def write_plots(sim: Simulation, rows: list[dict], folder: str | Path) -> list[Path]:
+def write_elastic_plots(sim: Simulation, rows: list[dict], folder: str | Path) -> list[Path]:
     folder = Path(folder)
     return [save_figure(plot_gantt(sim), folder / "gantt.png"),
             save_figure(plot_utilization(sim), folder / "utilization.png"),
             save_figure(plot_boxes({sim.algorithm_name: rows}), folder / "wait_turnaround.png")]
+
+
+__getattr__ = module_aliases(__name__, {"write_plots": "write_elastic_plots"}, globals())  # the name before 0.3.0

@@ -16,7 +16,7 @@ import pytest
 
 import cosched.data
 from cosched.cli import build_parser, main
-from cosched.data import HEATMAPS, PRESETS, WORKLOADS, data_path, resolve
+from cosched.data import DATA_PRESETS, HEATMAPS, WORKLOADS, data_path, resolve
 from cosched.errors import InputError
 from cosched.simulator.platform import PRESETS as PLATFORMS, load_platform
 from cosched.simulator.workload import load_workload
@@ -105,7 +105,7 @@ def test_unknown_name_is_an_input_error_listing_the_presets(tmp_path, kind, load
         with pytest.raises(InputError) as error:
             load(spec)
         assert error.value.source == str(spec)
-        assert f"no such file, nor a {kind} preset ({', '.join(PRESETS[kind])})" in str(error.value)
+        assert f"no such file, nor a {kind} preset ({', '.join(DATA_PRESETS[kind])})" in str(error.value)
     existing = tmp_path / "x.csv"
     existing.write_text("")
     assert resolve(kind, existing) == existing and resolve(kind, str(existing)) == str(existing)

@@ -5,9 +5,9 @@ import json
 import pandas as pd
 
 from cosched.cli import main
-from cosched.simulator.data import EXAMPLE_HEATMAP, data_path
+from cosched.simulator.data import EXAMPLE_HEATMAP, example_path
 
-HEATMAP = str(data_path(EXAMPLE_HEATMAP))
+HEATMAP = str(example_path(EXAMPLE_HEATMAP))
 
 
 def test_bad_heatmap_exits_2_with_one_line_and_no_plot(tmp_path, capsys):

@@ -8,7 +8,7 @@ import pytest
 
 from cosched.errors import InputError
 from cosched.simulator import co_cli
-from cosched.simulator.data import EXAMPLE_HEATMAP, data_path
+from cosched.simulator.data import EXAMPLE_HEATMAP, example_path
 import cosched.simulator.experiment as experiment
 from cosched.simulator.experiment import experiment_workload, preset_spec, run_cell, run_experiment
 from cosched.simulator.experiment_plots import pareto_front
@@ -119,7 +119,7 @@ def parser():
 
 
 def test_heatmap_command_prints_json_and_plots(tmp_path, capsys):
-    args = parser().parse_args(["heatmap", str(data_path(EXAMPLE_HEATMAP)), "--json", "--plot",
+    args = parser().parse_args(["heatmap", str(example_path(EXAMPLE_HEATMAP)), "--json", "--plot",
                                 str(tmp_path / "h.png"), "--instance", str(tmp_path / "i.json")])
     assert args.func(args) == 0
     document = json.loads(capsys.readouterr().out)
@@ -137,14 +137,14 @@ def test_experiment_command_prints_tables(tmp_path, capsys):
 
 def test_generate_workload_command_writes_a_csv_workload(tmp_path):
     out = tmp_path / "w.csv"
-    args = parser().parse_args(["generate-workload", "--heatmap", str(data_path(EXAMPLE_HEATMAP)), "--jobs", "25",
+    args = parser().parse_args(["generate-workload", "--heatmap", str(example_path(EXAMPLE_HEATMAP)), "--jobs", "25",
                                 "--interarrival", "poisson", "--mean", "5", "--out", str(out)])
     assert args.func(args) == 0
     frame = pd.read_csv(out)
-    assert len(frame) == 25 and set(frame["app"]) <= set(read_heatmap(data_path(EXAMPLE_HEATMAP)).applications)
+    assert len(frame) == 25 and set(frame["app"]) <= set(read_heatmap(example_path(EXAMPLE_HEATMAP)).applications)
 
 
 def test_bundled_example_is_labelled_synthetic_and_loads():
-    heatmap = read_heatmap(data_path(EXAMPLE_HEATMAP))
+    heatmap = read_heatmap(example_path(EXAMPLE_HEATMAP))
     assert len(heatmap) == 12 and np.isfinite(heatmap.speedup_matrix()).all()
-    assert "SYNTHETIC" in json.loads(data_path("synthetic_npb_seed.json").read_text())["note"]
+    assert "SYNTHETIC" in json.loads(example_path("synthetic_npb_seed.json").read_text())["note"]

@@ -7,13 +7,13 @@ import pytest
 from cosched.cli import main
 from cosched.errors import InputError
 from cosched.simulator.compare import compare
-from cosched.simulator.data import EXAMPLE_HEATMAP, data_path
+from cosched.simulator.data import EXAMPLE_HEATMAP, example_path
 from cosched.simulator.engine import simulate
 from cosched.simulator.metrics import makespan_speedup, summarize
 from cosched.simulator.platform import Platform, load_platform
 from cosched.simulator.workload import load_workload, make_workload
 
-HEATMAP = str(data_path(EXAMPLE_HEATMAP))
+HEATMAP = str(example_path(EXAMPLE_HEATMAP))
 CSV = "job_id,submit_time,run_time,cores,estimate\n" + "".join(
     f"{i},{i * 7 % 50},{5 + i % 13},{1 + i % 6},{20 + i % 13}\n" for i in range(40))
 

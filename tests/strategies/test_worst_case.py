@@ -13,7 +13,6 @@ from cosched.strategies.registry import make_strategy
 from cosched.strategies.schedule import execute
 from cosched.strategies.worst_case import (CONVERGENCE, INSTANCE, PLOT, RESULT, find_worst_case,
                                            strategy_makespan)
-from cosched.strategies.worst_case_cli import BUDGET_DEFAULT, MAX_TASKS
 from cosched.theory.bounds import example1_ratio, fcs_bound
 from cosched.theory.instance import load_instance, validate
 from cosched.theory.opt import solve_opt
@@ -73,7 +72,11 @@ def test_bad_input_is_one_line_and_leaves_no_folder(tmp_path, capsys, flags, fie
 
 
 def test_command_constants_match_the_library():
-    assert BUDGET_DEFAULT == DEFAULT_BUDGET and MAX_TASKS == WORST_CASE_MAX_TASKS
+    from cosched.strategies import worst_case_cli
+    from cosched.theory import limits
+
+    assert worst_case_cli.DEFAULT_BUDGET is limits.DEFAULT_BUDGET is DEFAULT_BUDGET
+    assert worst_case_cli.WORST_CASE_MAX_TASKS is limits.WORST_CASE_MAX_TASKS is WORST_CASE_MAX_TASKS
 
 
 @pytest.mark.slow

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from cosched.theory.instance import validate
 from cosched.theory.opt import solve_opt
-from cosched.theory.testing import (SPEED_FLOOR, WORK_FLOOR, instance_from_parameters, parameter_count,
+from cosched.theory.testing import (SPEED_FLOOR, SEARCH_WORK_FLOOR, instance_from_parameters, parameter_count,
                                     parametrised_instances, search_worst_case)
 
 RATIO_RTOL = 1e-12  # the ratio is recomputed with the same LP: only the division may round differently
@@ -45,7 +45,7 @@ def test_every_point_of_the_cube_maps_to_a_valid_instance(point):
     member = instance.speeds > 0
     assert instance.n == n and instance.is_complete
     assert (instance.speeds[member] >= SPEED_FLOOR).all() and (instance.speeds <= 1).all()
-    assert (instance.work >= WORK_FLOOR).all() and (instance.work <= 1).all()
+    assert (instance.work >= SEARCH_WORK_FLOOR).all() and (instance.work <= 1).all()
     np.testing.assert_array_equal(member.sum(), (instance.combinations[None, :] >> np.arange(n)[:, None] & 1).sum())
 
 
