@@ -8,7 +8,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-__all__ = ["REMOVED_IN", "UNSET", "warn_renamed", "renamed_keyword", "module_aliases"]
+__all__ = ["REMOVED_IN", "UNSET", "warn_renamed", "warn_old_form", "renamed_keyword", "module_aliases"]
 
 REMOVED_IN = "0.4.0"  # the release that removes every deprecated spelling
 
@@ -27,6 +27,12 @@ def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
     """Warn (DeprecationWarning) that `old` is now spelled `new`."""
     warnings.warn(f"{old} is deprecated, use {new} (removed in {REMOVED_IN})", DeprecationWarning,
                   stacklevel=stacklevel)
+
+
+def warn_old_form(old: str, new: str, *, stacklevel: int = 3) -> None:
+    """Warn users (FutureWarning: shown by the command line and by default) that an old form of input or
+    output, `old`, still works but is deprecated in favour of `new`."""
+    warnings.warn(f"{old} is deprecated, {new} (removed in {REMOVED_IN})", FutureWarning, stacklevel=stacklevel)
 
 
 def renamed_keyword(new_value: Any, old_value: Any, *, old: str, new: str, default: Any = None) -> Any:

@@ -211,7 +211,7 @@ def _compare_command(args) -> int:
     from cosched.simulator.compare import compare, compare_path
 
     names = names_or(args, "scheduler", CLASSIC, "--scheduler")
-    path = compare_path(args.out)
+    path = compare_path(args.out, warn=False)  # compare() warns about the older form
     if path is not None:  # a folder; an --out ending in .csv that is no folder names the file itself (old form)
         check_outputs(("--out", path, "file") if path == Path(args.out) else ("--out", args.out, "folder"))
     frame = compare(args.workload, args.platform, names, baseline=args.baseline, heatmap=args.heatmap,

@@ -212,7 +212,7 @@ def co_context(workload, heatmap: Heatmap | None = None, alone_speedup: float | 
     known = ~np.isnan(measured) | ~np.isnan(measured.T)
     speedups = np.ones((len(heatmap), len(heatmap)))  # pairs of applications absent from the workload: unused
     if missing_pair == "mean" and not known[np.ix_(used, used)].all():
-        speedups[np.ix_(used, used)] = _mean_filled(heatmap, measured)[np.ix_(used, used)]
+        speedups[np.ix_(used, used)] = _mean_filled(measured)[np.ix_(used, used)]
     else:
         speedups[np.ix_(used, used)] = heatmap.speedup_matrix([heatmap.applications[i] for i in used])
     if spread_speedup is None:
@@ -234,7 +234,7 @@ def _row_statistic(measured: np.ndarray, statistic) -> np.ndarray:
     return values
 
 
-def _mean_filled(heatmap: Heatmap, measured: np.ndarray) -> np.ndarray:
+def _mean_filled(measured: np.ndarray) -> np.ndarray:
     """Mirrored pair where one direction is measured, else the row application's mean measured speedup (ELiSE)."""
     filled = np.where(np.isnan(measured), measured.T, measured)
     means = _row_statistic(measured, np.nanmean)

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from cosched.deprecation import UNSET, renamed_keyword
+from cosched.deprecation import UNSET, renamed_keyword, warn_old_form
 from cosched.errors import InputError
 from cosched.simulator.metrics import BOUNDED_SLOWDOWN_THRESHOLD, makespan_speedup
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
@@ -38,13 +38,19 @@ CO_METRICS = ("mean_job_speedup", "weighted_mean_job_speedup", "slowdown_counts"
 TEXT_COLUMNS = ("scheduler", "platform", "baseline", "workload", "heatmap", "inputs")  # "" is a value, not a gap
 
 
-def compare_path(out: str | os.PathLike | None) -> Path | None:
+def compare_path(out: str | os.PathLike | None, *, warn: bool = True) -> Path | None:
     """Where `compare` writes for `out`: a folder gets ``compare.csv``; a path ending in ``.csv`` that is no
-    folder names the file itself (the older form); None writes nothing."""
+    folder names the file itself (the older form, deprecated: a warning unless `warn` is false); None writes
+    nothing."""
     if out is None:
         return None
     out = Path(out)
-    return out if out.suffix.lower() == ".csv" and not out.is_dir() else out / COMPARE_CSV
+    if out.suffix.lower() == ".csv" and not out.is_dir():
+        if warn:
+            warn_old_form(f"--out {out.name} (a CSV file)",
+                          f"give a folder: compare writes {COMPARE_CSV} inside it")
+        return out
+    return out / COMPARE_CSV
 
 
 def checked_scheduler(name: str, depth: int = DEFAULT_DEPTH):

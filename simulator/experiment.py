@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cosched.deprecation import UNSET, module_aliases, renamed_keyword
+from cosched.deprecation import UNSET, module_aliases, renamed_keyword, warn_old_form
 from cosched.errors import InputError
 from cosched.grid import CellResult, run_experiment
 from cosched.grid import ExperimentSpec as _ExperimentSpec  # the old name of CoschedExperiment stays free
@@ -303,6 +303,9 @@ def _legacy(document: dict):
     """Normalise a spec.json of an older version: no heatmap digest (trust the path), no co-scheduling options
     (they ran with the values of CO_OPTIONS), no reference."""
     def normalise(stored: dict) -> dict:
+        if any(name not in stored for name in (*CO_OPTIONS, "reference", "heatmap_digest")):
+            warn_old_form("resuming a folder of experiment-sim before 0.2.0 (its spec.json lacks fields)",
+                          "start over with --force")
         return {**CO_OPTIONS, "reference": "", "heatmap_default": document["heatmap_default"], **stored,
                 "heatmap_digest": stored.get("heatmap_digest", document["heatmap_digest"])}
     return normalise

@@ -123,3 +123,24 @@ def test_the_old_spread_speedup_keyword_warns_and_gives_the_same_run():
     np.testing.assert_array_equal(old.end, new.end)
     with pytest.raises(TypeError, match="not both"), pytest.warns(DeprecationWarning):
         simulate(workload, spec.platform, "easy-co", heatmap=spec.heatmap, alone_speedup=1.3, spread_speedup=1.3)
+
+
+def test_a_spec_file_of_an_older_version_resumes_with_a_warning(tmp_path):
+    from cosched.simulator.experiment import CO_OPTIONS, preset_spec
+
+    spec = preset_spec("example-small", jobs=10, experiments=1, schedulers=["easy"], compact_below=1)
+    run_experiment(spec, tmp_path, workers=1, progress=False, plots=False)
+    stored = json.loads((tmp_path / "spec.json").read_text())
+    for name in (*CO_OPTIONS, "reference", "heatmap_default"):
+        stored.pop(name)
+    (tmp_path / "spec.json").write_text(json.dumps(stored))
+    with pytest.warns(FutureWarning, match=r"before 0\.2\.0.*--force \(removed in 0\.4\.0\)"):
+        run_experiment(spec, tmp_path, workers=1, progress=False, plots=False)
+
+
+def test_compare_into_a_csv_file_still_works_with_a_warning(tmp_path):
+    from cosched.simulator.compare import compare
+
+    with pytest.warns(FutureWarning, match=r"--out x\.csv .*give a folder.*\(removed in 0\.4\.0\)"):
+        compare("kth-sp2", "kth-sp2", ["easy"], limit=30, out=tmp_path / "x.csv")
+    assert (tmp_path / "x.csv").exists()

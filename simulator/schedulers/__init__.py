@@ -19,7 +19,7 @@ SCHEDULERS: dict[str, str | Callable] = {
     "ljf": "cosched.simulator.schedulers.ordering:LJF",
 }
 CLASSIC = ("fcfs", "easy", "conservative", "sjf", "ljf")
-SCHEDULERS.update({  # co-schedulers (003 ch. 5): run with simulator.colocation.simulate_co
+SCHEDULERS.update({  # co-schedulers (003 ch. 5): `simulate` gives them the co-location speed model
     "easy-co": "cosched.simulator.schedulers.coscheduling:EasyCo",
     "sjf-co": "cosched.simulator.schedulers.coscheduling:SJFCo",
     "ljf-co": "cosched.simulator.schedulers.coscheduling:LJFCo",
