@@ -1,13 +1,16 @@
 """Build script: the package list, derived from the folders (pyproject.toml holds everything else).
 
-The area folders stay at the top of the repository but install inside the one import package `cosched`
-(``theory/`` as ``cosched.theory``, ...). setuptools' own package discovery does not follow such a mapping,
-so the list is derived here: every folder with an ``__init__.py`` below ``cosched/`` and below each area.
-A new subpackage therefore ships in the wheel without editing any list.
+The area folders stay at the top of the repository but install inside the one import package
+`cosched` (``theory/`` as ``cosched.theory``, ...). setuptools' own package discovery does not
+follow such a mapping, so the list is derived here: every folder with an ``__init__.py`` below
+``cosched/`` and below each area. A new subpackage therefore ships in the wheel without editing any
+list.
 """
+
 from setuptools import find_packages, setup
 
-AREAS = ("theory", "strategies", "simulator", "measurement")  # top-level folders installed as cosched.<area>
+# top-level folders installed as cosched.<area>
+AREAS = ("theory", "strategies", "simulator", "measurement")
 PACKAGE_DIR = {"cosched": "cosched", **{f"cosched.{area}": area for area in AREAS}}
 
 

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Type-check the installed layout with mypy: `python .ci/typecheck.py [PACKAGE ...]` (default: all of cosched).
+"""Type-check the installed layout with mypy: `python .ci/typecheck.py [PACKAGE ...]` (default: all
+of cosched).
 
-The area folders (theory/, strategies/, simulator/, measurement/) install inside `cosched` through the
-package-dir mapping of setup.py, which mypy does not follow. This script links the installed layout into a
-temporary folder (symbolic links, nothing copied) and runs mypy there with the [tool.mypy] settings of
-pyproject.toml. Paths in mypy's messages read `cosched/<area>/...`: the file is `<area>/...` in the repository.
+The area folders (theory/, strategies/, simulator/, measurement/) install inside `cosched` through
+the package-dir mapping of setup.py, which mypy does not follow. This script links the installed
+layout into a temporary folder (symbolic links, nothing copied) and runs mypy there with the
+[tool.mypy] settings of pyproject.toml. Paths in mypy's messages read `cosched/<area>/...`: the file
+is `<area>/...` in the repository.
 """
+
 from __future__ import annotations
 
 import sys
@@ -31,7 +34,12 @@ def main(packages: list[str]) -> int:
 
     with tempfile.TemporaryDirectory(prefix="cosched-mypy-") as folder:
         link_tree(Path(folder))
-        arguments = ["--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(Path(folder) / ".cache")]
+        arguments = [
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(Path(folder) / ".cache"),
+        ]
         for package in packages:
             arguments += ["-p", package]
         import os

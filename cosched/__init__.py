@@ -1,4 +1,5 @@
 """cosched: HPC co-scheduling research toolkit (shared errors, output helpers and the CLI)."""
+
 from cosched.errors import InputError
 
 __all__ = ["InputError"]

@@ -1,14 +1,22 @@
 """The one error type raised at input boundaries (files, matrices, permissions)."""
+
 from __future__ import annotations
 
 __all__ = ["InputError"]
 
 
 class InputError(ValueError):
-    """Bad input: names the source (file), the field and/or line; the CLI turns it into exit code 2."""
+    """Bad input: names the source (file), the field and/or line; the CLI turns it into exit code
+    2."""
 
-    def __init__(self, message: str, *, source: str | None = None, field: str | None = None,
-                 line: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        field: str | None = None,
+        line: int | None = None,
+    ):
         self.message, self.source, self.field, self.line = message, source, field, line
         where = [str(source)] if source else []
         if line is not None:
@@ -17,8 +25,9 @@ class InputError(ValueError):
             where.append(f"field '{field}'")
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
 
-    def naming(self, source: str) -> "InputError":
-        """This error, or a copy naming `source` when it names no file yet (raised below a file loader)."""
+    def naming(self, source: str) -> InputError:
+        """This error, or a copy naming `source` when it names no file yet (raised below a file
+        loader)."""
         if self.source is not None:
             return self
         return InputError(self.message, source=source, field=self.field, line=self.line)

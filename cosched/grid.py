@@ -1,36 +1,44 @@
-"""One grid runner for the long experiments: cells → a function → tidy rows, in one CSV that resumes.
+"""One grid runner for the long experiments: cells → a function → tidy rows, in one CSV that
+resumes.
 
-A grid is a list of *cells*, each named by its key values (``(alpha_index, instance)`` for `cosched experiment`,
-``(experiment, scheduler)`` for `cosched experiment-sim`). `run_grid` calls ``function(*shared, *cell)`` for
-every cell not finished yet: in this process, in local worker processes (`cosched.processes.pool_results`:
-they die with the command) or on a dask.distributed cluster (``dask="local"`` starts a LocalCluster, otherwise
-a scheduler address; the shared arguments are scattered once). The function returns the cell's rows (a list
-of dicts), or a `CellResult` that also carries side files.
+A grid is a list of *cells*, each named by its key values (``(alpha_index, instance)`` for `cosched
+experiment`, ``(experiment, scheduler)`` for `cosched experiment-sim`). `run_grid` calls
+``function(*shared, *cell)`` for every cell not finished yet: in this process, in local worker
+processes (`cosched.processes.pool_results`: they die with the command) or on a dask.distributed
+cluster (``dask="local"`` starts a LocalCluster, otherwise a scheduler address; the shared arguments
+are scattered once). The function returns the cell's rows (a list of dicts), or a `CellResult` that
+also carries side files.
 
 Files, for the CSV ``path`` (for example ``results.csv``):
 
-- ``path``: the header (``columns``), then the rows of each finished cell, appended at once and flushed;
-- ``path.with_suffix(".done")`` (``results.done``): the header ``key..., rows``, then one line per finished
+- ``path``: the header (``columns``), then the rows of each finished cell, appended at once and
+flushed;
+- ``path.with_suffix(".done")`` (``results.done``): the header ``key..., rows``, then one line per
+finished
   cell, appended after its rows were flushed: the cell's key values and how many rows it has;
-- the side files of a cell (paths relative to the CSV's folder), written whole (`cosched.outputs.atomic_path`)
+- the side files of a cell (paths relative to the CSV's folder), written whole
+(`cosched.outputs.atomic_path`)
   *before* its rows, so a finished cell never lacks them.
 
-Completeness rule: a cell is finished when the done-file lists it and the CSV holds exactly that many rows
-with its key. A cut-off last line of either file never counts. Before running, the rows of unfinished cells
-(a cell cut by SIGKILL) are dropped and both files rewritten whole, so a rerun appends to finished cells only
-and an interrupted grid plus its rerun hold exactly the rows of one uninterrupted run. A CSV holding rows but
-no done-file (an older format) is refused (InputError suggesting --force). Ctrl-C / SIGTERM never cut a cell:
-the writes of one finished cell are one section with the signals held back.
+Completeness rule: a cell is finished when the done-file lists it and the CSV holds exactly that
+many rows with its key. A cut-off last line of either file never counts. Before running, the rows of
+unfinished cells (a cell cut by SIGKILL) are dropped and both files rewritten whole, so a rerun
+appends to finished cells only and an interrupted grid plus its rerun hold exactly the rows of one
+uninterrupted run. A CSV holding rows but no done-file (an older format) is refused (InputError
+suggesting --force). Ctrl-C / SIGTERM never cut a cell: the writes of one finished cell are one
+section with the signals held back.
 
-Which folder belongs to which configuration is decided by `grid_folder` (the rerun rule of `cosched.rerun`,
-with the CSV and the done-file among the outputs the command owns). This module sits below the areas: it
-imports none of them.
+Which folder belongs to which configuration is decided by `grid_folder` (the rerun rule of
+`cosched.rerun`, with the CSV and the done-file among the outputs the command owns). This module
+sits below the areas: it imports none of them.
 
 The experiment protocol: every experiment command (``experiment``, ``experiment-sim``,
-``experiment-elastic``, ``experiment-hybrid``) is a subclass of `ExperimentSpec`, a frozen dataclass that
-round-trips through JSON (``to_json``/``from_json``; the document is the folder's spec file), lists its
-cells, runs one cell and writes the final tables; `run_experiment` runs any of them the same way.
+``experiment-elastic``, ``experiment-hybrid``) is a subclass of `ExperimentSpec`, a frozen dataclass
+that round-trips through JSON (``to_json``/``from_json``; the document is the folder's spec file),
+lists its cells, runs one cell and writes the final tables; `run_experiment` runs any of them the
+same way.
 """
+
 from __future__ import annotations
 
 import csv
@@ -39,10 +47,11 @@ import json
 import os
 import shutil
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
@@ -53,8 +62,17 @@ if TYPE_CHECKING:  # imported on use: the CLI imports this module at start
     import pandas as pd
     from distributed import Client
 
-__all__ = ["CellResult", "run_grid", "grid_folder", "read_rows", "done_path", "any_finished",
-           "DASK_CONNECT_TIMEOUT", "ExperimentSpec", "run_experiment"]
+__all__ = [
+    "CellResult",
+    "run_grid",
+    "grid_folder",
+    "read_rows",
+    "done_path",
+    "any_finished",
+    "DASK_CONNECT_TIMEOUT",
+    "ExperimentSpec",
+    "run_experiment",
+]
 
 DASK_CONNECT_TIMEOUT = "10s"  # how long to wait for a remote Dask scheduler before giving up
 ROWS = "rows"  # the done-file's column holding a cell's row count
@@ -66,8 +84,8 @@ class CellResult:
 
     Attributes:
         rows: the cell's rows (dicts; missing columns are left empty, unknown keys dropped).
-        files: side files, relative path (inside the CSV's folder) -> text or bytes, written whole before the
-            rows are appended.
+        files: side files, relative path (inside the CSV's folder) -> text or bytes, written whole
+            before the rows are appended.
     """
 
     rows: list[dict]
@@ -80,24 +98,29 @@ def done_path(path: str | os.PathLike) -> Path:
 
 
 def _cell_key(values: Iterable) -> tuple[str, ...]:
-    """A cell as written in the files: its key values as text (ints and names write as their str())."""
+    """A cell as written in the files: its key values as text (ints and names write as their
+    str())."""
     return tuple(str(value) for value in values)
 
 
 def _complete_text(path: Path) -> tuple[str, bool]:
-    """The file's text up to its last newline (a cut-off last line never counts) and whether one was cut."""
+    """The file's text up to its last newline (a cut-off last line never counts) and whether one was
+    cut."""
     text = path.read_text(encoding="utf-8")
     if text and not text.endswith("\n"):
-        return text[:text.rfind("\n") + 1], True
+        return text[: text.rfind("\n") + 1], True
     return text, False
 
 
 def _unreadable(path: Path, reason: str) -> InputError:
-    return InputError(f"unreadable earlier results ({reason}); add --force to start over", source=str(path))
+    return InputError(
+        f"unreadable earlier results ({reason}); add --force to start over", source=str(path)
+    )
 
 
 def _read_done(path: Path, key: Sequence[str]) -> tuple[dict[tuple[str, ...], int], bool]:
-    """The finished cells listed in the done-file -> their row counts, and whether the file needs rewriting."""
+    """The finished cells listed in the done-file -> their row counts, and whether the file needs
+    rewriting."""
     text, cut = _complete_text(path)
     lines = list(csv.reader(io.StringIO(text)))
     if not lines:
@@ -124,8 +147,11 @@ def _scan(path: Path, columns: Sequence[str], key: Sequence[str]):
         return pd.DataFrame(columns=list(columns), dtype=str), [], True
     header = next(csv.reader(io.StringIO(text)))
     if header != list(columns):
-        raise InputError(f"unexpected columns {header} (written by another version?); add --force to start over",
-                         source=str(path), field="header")
+        raise InputError(
+            f"unexpected columns {header} (written by another version?); add --force to start over",
+            source=str(path),
+            field="header",
+        )
     try:
         frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, ValueError) as error:
@@ -134,9 +160,12 @@ def _scan(path: Path, columns: Sequence[str], key: Sequence[str]):
     return frame, keys, cut
 
 
-def _finished(path: Path, columns: Sequence[str], key: Sequence[str], repair: bool) -> dict[tuple[str, ...], int]:
-    """The finished cells of the grid at `path` (see the completeness rule). With `repair`, create the files if
-    missing and rewrite both without the rows of unfinished cells and cut-off lines, ready for appending."""
+def _finished(
+    path: Path, columns: Sequence[str], key: Sequence[str], repair: bool
+) -> dict[tuple[str, ...], int]:
+    """The finished cells of the grid at `path` (see the completeness rule). With `repair`, create
+    the files if missing and rewrite both without the rows of unfinished cells and cut-off lines,
+    ready for appending."""
     done_file = done_path(path)
     if not path.exists() and not done_file.exists():
         if repair:
@@ -149,9 +178,12 @@ def _finished(path: Path, columns: Sequence[str], key: Sequence[str], repair: bo
         frame, keys, cut = _scan(path, columns, key)
         if not done_file.exists():
             if keys:
-                raise InputError(f"{path.name} holds rows but no {done_file.name} telling which cells finished "
-                                 f"(written by an older version?); add --force to start over, or choose another "
-                                 f"--out", source=str(path))
+                raise InputError(
+                    f"{path.name} holds rows but no {done_file.name} telling which cells finished "
+                    f"(written by an older version?); add --force to start over, or choose another "
+                    f"--out",
+                    source=str(path),
+                )
             listed, rewrite = {}, True
         else:
             listed, rewrite = _read_done(done_file, key)
@@ -166,7 +198,8 @@ def _finished(path: Path, columns: Sequence[str], key: Sequence[str], repair: bo
 
 
 def _rewrite(path: Path, columns: Sequence[str], key: Sequence[str], frame, finished: dict) -> None:
-    """Write the CSV (header and the rows of `frame`, text as read) and the done-file (`finished`) whole."""
+    """Write the CSV (header and the rows of `frame`, text as read) and the done-file (`finished`)
+    whole."""
     import pandas as pd
 
     if frame is None:
@@ -174,21 +207,31 @@ def _rewrite(path: Path, columns: Sequence[str], key: Sequence[str], frame, fini
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise InputError(f"cannot create the output folder: {error.strerror}", source=str(path.parent)) from None
+        raise InputError(
+            f"cannot create the output folder: {error.strerror}", source=str(path.parent)
+        ) from None
     with atomic_path(path) as tmp:
         frame.to_csv(tmp, index=False, columns=list(columns), lineterminator="\n")
-    with atomic_path(done_path(path)) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
+    with (
+        atomic_path(done_path(path)) as tmp,
+        open(tmp, "w", newline="", encoding="utf-8") as handle,
+    ):
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow([*key, ROWS])
         writer.writerows([*cell, rows] for cell, rows in finished.items())
 
 
-def read_rows(path: str | os.PathLike, columns: Sequence[str], key: Sequence[str],
-              cells: Sequence[tuple] | None = None) -> pd.DataFrame:
-    """The rows of the finished cells in the grid CSV `path` as a typed DataFrame (none if it does not exist).
+def read_rows(
+    path: str | os.PathLike,
+    columns: Sequence[str],
+    key: Sequence[str],
+    cells: Sequence[tuple] | None = None,
+) -> pd.DataFrame:
+    """The rows of the finished cells in the grid CSV `path` as a typed DataFrame (none if it does
+    not exist).
 
-    cells: only these cells, in this order (each cell's rows in the order written); default: every finished
-    cell, in file order. Reads only: unfinished rows are left for `run_grid` to drop.
+    cells: only these cells, in this order (each cell's rows in the order written); default: every
+    finished cell, in file order. Reads only: unfinished rows are left for `run_grid` to drop.
     """
     import pandas as pd
 
@@ -200,8 +243,20 @@ def read_rows(path: str | os.PathLike, columns: Sequence[str], key: Sequence[str
     if not text.strip():
         return pd.DataFrame(columns=list(columns))
     frame = pd.read_csv(io.StringIO(text))
-    keys = list(zip(*(pd.read_csv(io.StringIO(text), usecols=list(key), dtype=str,
-                                  keep_default_na=False)[name] for name in key))) if len(frame) else []
+    keys = (
+        list(
+            zip(
+                *(
+                    pd.read_csv(
+                        io.StringIO(text), usecols=list(key), dtype=str, keep_default_na=False
+                    )[name]
+                    for name in key
+                )
+            )
+        )
+        if len(frame)
+        else []
+    )
     if cells is None:
         order = {cell: 0 for cell in finished}
     else:
@@ -209,11 +264,16 @@ def read_rows(path: str | os.PathLike, columns: Sequence[str], key: Sequence[str
     position = [order.get(cell) if cell in finished else None for cell in keys]
     keep = [value is not None for value in position]
     frame = frame[keep].assign(_position=[value for value in position if value is not None])
-    return frame.sort_values("_position", kind="stable").drop(columns="_position").reset_index(drop=True)
+    return (
+        frame.sort_values("_position", kind="stable")
+        .drop(columns="_position")
+        .reset_index(drop=True)
+    )
 
 
 def any_finished(path: str | os.PathLike) -> bool:
-    """Whether the grid at `path` lists at least one finished cell (a folder with none holds nothing to keep)."""
+    """Whether the grid at `path` lists at least one finished cell (a folder with none holds nothing
+    to keep)."""
     done_file = done_path(path)
     try:
         text, _ = _complete_text(done_file)
@@ -223,25 +283,44 @@ def any_finished(path: str | os.PathLike) -> bool:
 
 
 @contextmanager
-def grid_folder(out: str | os.PathLike, *, command: str, spec_file: str, document: dict, owned: Iterable[str],
-                grid: str, matches: Callable[[Path], bool] | None = None, force: bool = False) -> Iterator[bool]:
-    """The folder of an experiment grid: claim it, write the spec, and remove it again if the run dies empty.
+def grid_folder(
+    out: str | os.PathLike,
+    *,
+    command: str,
+    spec_file: str,
+    document: dict,
+    owned: Iterable[str],
+    grid: str,
+    matches: Callable[[Path], bool] | None = None,
+    force: bool = False,
+) -> Iterator[bool]:
+    """The folder of an experiment grid: claim it, write the spec, and remove it again if the run
+    dies empty.
 
-    Applies the rerun rule (`cosched.rerun.claim_output`; `matches` defaults to comparing `spec_file` with
-    `document`), creates `out` with `document` as `spec_file` unless resuming, and yields whether it resumes.
-    If the block raises (Ctrl-C included) and this call created the folder but no cell of the grid CSV `grid`
-    finished, the folder is removed: nothing to resume, nothing left behind.
+    Applies the rerun rule (`cosched.rerun.claim_output`; `matches` defaults to comparing
+    `spec_file` with `document`), creates `out` with `document` as `spec_file` unless resuming, and
+    yields whether it resumes. If the block raises (Ctrl-C included) and this call created the
+    folder but no cell of the grid CSV `grid` finished, the folder is removed: nothing to resume,
+    nothing left behind.
     """
     out = Path(out)
     created = not out.exists()
     try:
-        resumed = claim_output(out, command=command, key_file=spec_file, owned=owned,
-                               matches=matches or json_key(document), force=force)
+        resumed = claim_output(
+            out,
+            command=command,
+            key_file=spec_file,
+            owned=owned,
+            matches=matches or json_key(document),
+            force=force,
+        )
         if not resumed:
             try:
                 out.mkdir(parents=True, exist_ok=True)
             except OSError as error:
-                raise InputError(f"cannot create the output folder: {error.strerror}", source=str(out)) from None
+                raise InputError(
+                    f"cannot create the output folder: {error.strerror}", source=str(out)
+                ) from None
             with atomic_path(out / spec_file) as tmp:
                 tmp.write_text(json.dumps(document, indent=1))
         yield resumed
@@ -251,28 +330,41 @@ def grid_folder(out: str | os.PathLike, *, command: str, spec_file: str, documen
         raise
 
 
-def run_grid(function: Callable, cells: Sequence[tuple], *, path: str | os.PathLike, columns: Sequence[str],
-             key: Sequence[str], shared: tuple = (), workers: int | None = None, dask: str | Client | None = None,
-             progress: bool = True, desc: str = "grid", unit: str = "cell") -> pd.DataFrame:
-    """Run every cell of `cells` not finished in `path` yet, appending each finished cell; return all rows.
+def run_grid(
+    function: Callable,
+    cells: Sequence[tuple],
+    *,
+    path: str | os.PathLike,
+    columns: Sequence[str],
+    key: Sequence[str],
+    shared: tuple = (),
+    workers: int | None = None,
+    dask: str | Client | None = None,
+    progress: bool = True,
+    desc: str = "grid",
+    unit: str = "cell",
+) -> pd.DataFrame:
+    """Run every cell of `cells` not finished in `path` yet, appending each finished cell; return
+    all rows.
 
     Args:
-        function: ``function(*shared, *cell)`` -> list of row dicts, or a `CellResult` (rows and side files).
-            A module-level function: it is sent to worker processes or Dask workers.
+        function: ``function(*shared, *cell)`` -> list of row dicts, or a `CellResult` (rows and
+            side files). A module-level function: it is sent to worker processes or Dask workers.
         cells: the cells' key values, in the order of the returned rows (ints or names).
         path: the grid's CSV (its done-file is `done_path(path)`).
         columns: the CSV's columns, the key columns among them; each row gets its cell's key values.
         key: names of the key columns, one per value of a cell.
         shared: arguments every call gets first (sent once to each Dask worker).
         workers: local worker processes (default: all cores; 1 runs the cells in this process).
-        dask: None for local execution, ``"local"`` for a LocalCluster of `workers` processes, a scheduler
-            address ``"tcp://host:port"`` or a ``distributed.Client``.
+        dask: None for local execution, ``"local"`` for a LocalCluster of `workers` processes, a
+            scheduler address ``"tcp://host:port"`` or a ``distributed.Client``.
         progress: show a tqdm bar of finished cells.
 
     Returns:
         A DataFrame of the rows of `cells`, in cell order, as read back from `path`.
 
-    Ctrl-C / SIGTERM stop at once: pending cells are cancelled, the local workers killed, finished cells kept.
+    Ctrl-C / SIGTERM stop at once: pending cells are cancelled, the local workers killed, finished
+    cells kept.
     """
     from tqdm import tqdm
 
@@ -285,26 +377,38 @@ def run_grid(function: Callable, cells: Sequence[tuple], *, path: str | os.PathL
     if any(len(cell) != len(key) for cell in cells):
         raise ValueError(f"every cell needs {len(key)} key values ({', '.join(key)})")
     finished = _finished(path, columns, key, repair=True)
-    todo = list({_cell_key(cell): cell for cell in cells if _cell_key(cell) not in finished}.values())
+    todo = list(
+        {_cell_key(cell): cell for cell in cells if _cell_key(cell) not in finished}.values()
+    )
     total = len(dict.fromkeys(map(_cell_key, cells)))
     if todo:
-        with open(path, "a", encoding="utf-8", newline="") as rows_file, \
-                open(done_path(path), "a", encoding="utf-8", newline="") as done_file, \
-                closing(_execute(function, todo, tuple(shared), workers, dask)) as results, \
-                tqdm(total=total, initial=total - len(todo), unit=unit, desc=desc, disable=not progress) as bar:
+        with (
+            open(path, "a", encoding="utf-8", newline="") as rows_file,
+            open(done_path(path), "a", encoding="utf-8", newline="") as done_file,
+            closing(_execute(function, todo, tuple(shared), workers, dask)) as results,
+            tqdm(
+                total=total, initial=total - len(todo), unit=unit, desc=desc, disable=not progress
+            ) as bar,
+        ):
             for cell, result in results:
                 _record(path.parent, rows_file, done_file, columns, key, cell, result)
                 bar.update()
     return read_rows(path, columns, key, cells)
 
 
-def _record(folder: Path, rows_file, done_file, columns: list, key: list, cell: tuple, result) -> None:
+def _record(
+    folder: Path, rows_file, done_file, columns: list, key: list, cell: tuple, result
+) -> None:
     """Write one finished cell: side files, then its rows, then its line in the done-file."""
     import pandas as pd
 
     rows, files = (result.rows, result.files) if isinstance(result, CellResult) else (result, {})
     rows = [{**row, **dict(zip(key, cell))} for row in rows]
-    text = pd.DataFrame(rows, columns=columns).to_csv(index=False, header=False, lineterminator="\n") if rows else ""
+    text = (
+        pd.DataFrame(rows, columns=columns).to_csv(index=False, header=False, lineterminator="\n")
+        if rows
+        else ""
+    )
     line = io.StringIO()
     csv.writer(line, lineterminator="\n").writerow([*_cell_key(cell), len(rows)])
     targets = {name: _side_path(folder, name) for name in files}
@@ -324,7 +428,9 @@ def _record(folder: Path, rows_file, done_file, columns: list, key: list, cell: 
 def _side_path(folder: Path, name: str) -> Path:
     relative = PurePosixPath(name)
     if relative.is_absolute() or ".." in relative.parts or not relative.parts:
-        raise ValueError(f"a side file must be a relative path inside the grid's folder, got {name!r}")
+        raise ValueError(
+            f"a side file must be a relative path inside the grid's folder, got {name!r}"
+        )
     return folder.joinpath(*relative.parts)
 
 
@@ -332,8 +438,11 @@ def _call(function: Callable, cell: tuple, *shared):
     return cell, function(*shared, *cell)
 
 
-def _execute(function: Callable, todo: list[tuple], shared: tuple, workers: int | None, dask) -> Iterator:
-    """Yield (cell, result) as cells finish: in this process, in local worker processes or on Dask."""
+def _execute(
+    function: Callable, todo: list[tuple], shared: tuple, workers: int | None, dask
+) -> Iterator:
+    """Yield (cell, result) as cells finish: in this process, in local worker processes or on
+    Dask."""
     if dask is not None:
         yield from _dask_results(function, todo, shared, workers, dask)
         return
@@ -342,14 +451,19 @@ def _execute(function: Callable, todo: list[tuple], shared: tuple, workers: int 
         for cell in todo:
             yield cell, function(*shared, *cell)
         return
-    yield from pool_results(_call, [(function, cell, *shared) for cell in todo], workers)  # workers die with us
+    # workers die with us
+    yield from pool_results(_call, [(function, cell, *shared) for cell in todo], workers)
 
 
-def _dask_results(function: Callable, todo: list[tuple], shared: tuple, workers: int | None, dask) -> Iterator:
+def _dask_results(
+    function: Callable, todo: list[tuple], shared: tuple, workers: int | None, dask
+) -> Iterator:
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise InputError("dask.distributed is not installed (pip install distributed)", field="--dask") from None
+        raise InputError(
+            "dask.distributed is not installed (pip install distributed)", field="--dask"
+        ) from None
 
     cluster = client = None
     futures = []
@@ -357,14 +471,20 @@ def _dask_results(function: Callable, todo: list[tuple], shared: tuple, workers:
         if isinstance(dask, Client):
             client = dask
         elif dask == "local":
-            cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
+            cluster = LocalCluster(
+                n_workers=workers or os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+            )
             client = Client(cluster)
         else:
             try:
                 client = Client(dask, timeout=DASK_CONNECT_TIMEOUT)
             except (OSError, TimeoutError, ValueError) as error:
-                raise InputError(f"cannot reach the Dask scheduler {dask!r} ({error})", field="--dask") from None
+                raise InputError(
+                    f"cannot reach the Dask scheduler {dask!r} ({error})", field="--dask"
+                ) from None
         scattered = client.scatter(list(shared), broadcast=True) if shared else []
         futures = [client.submit(_call, function, cell, *scattered, pure=False) for cell in todo]
         for future in as_completed(futures):
@@ -381,17 +501,20 @@ def _dask_results(function: Callable, todo: list[tuple], shared: tuple, workers:
 class ExperimentSpec(ABC):
     """Base of every experiment command's spec: a frozen dataclass naming one grid of cells.
 
-    A subclass sets the class attributes (its command name, the files of its folder, the grid's key and
-    columns) and implements the methods below; `run_experiment` does the rest (the rerun rule, the spec file,
-    the resumable grid, local workers or Dask). The spec is the unit sent to every worker, once.
+    A subclass sets the class attributes (its command name, the files of its folder, the grid's key
+    and columns) and implements the methods below; `run_experiment` does the rest (the rerun rule,
+    the spec file, the resumable grid, local workers or Dask). The spec is the unit sent to every
+    worker, once.
 
     Class attributes:
         command: the CLI command, also the rerun rule's owner name (``"experiment-sim"``).
         spec_file: the JSON document of the spec inside the output folder (``"spec.json"``).
-        grid_file: the grid's CSV inside the output folder (``"grid.csv"``; its done-file beside it).
+        grid_file: the grid's CSV inside the output folder (``"grid.csv"``; its done-file beside
+        it).
         key: the key columns, one per value of a cell.
         columns: the grid CSV's columns, the key columns among them.
-        owned: every file and folder the command writes into its output folder (what ``--force`` removes).
+        owned: every file and folder the command writes into its output folder (what ``--force``
+        removes).
         unit: what one cell is, for the progress bar (``"run"``).
     """
 
@@ -405,12 +528,14 @@ class ExperimentSpec(ABC):
 
     @abstractmethod
     def to_json(self) -> dict:
-        """The spec as a JSON document (written as `spec_file`; a resume compares it with the stored one)."""
+        """The spec as a JSON document (written as `spec_file`; a resume compares it with the stored
+        one)."""
 
     @classmethod
     @abstractmethod
     def from_json(cls, document: dict) -> ExperimentSpec:
-        """The spec a document of `to_json` describes (inputs named by path are read again and checked)."""
+        """The spec a document of `to_json` describes (inputs named by path are read again and
+        checked)."""
 
     @abstractmethod
     def cells(self) -> list[tuple]:
@@ -422,13 +547,15 @@ class ExperimentSpec(ABC):
 
     @abstractmethod
     def finish(self, out: Path, grid: pd.DataFrame, *, plots: bool = True) -> Any:
-        """Write the final tables (and plots) from the grid's rows; return what `run_experiment` returns."""
+        """Write the final tables (and plots) from the grid's rows; return what `run_experiment`
+        returns."""
 
     def matches(self, document: dict) -> Callable[[Path], bool] | None:
-        """Whether a stored spec file describes this grid (None: equal to `document`, `cosched.rerun`)."""
+        """Whether a stored spec file describes this grid (None: equal to `document`,
+        `cosched.rerun`)."""
         return None
 
-    def prepare(self, out: Path, resumed: bool) -> None:
+    def prepare(self, out: Path, resumed: bool) -> None:  # noqa: B027 (a hook: most specs need none)
         """Checks before the first cell runs, inside the claimed folder (default: none)."""
 
 
@@ -437,16 +564,23 @@ def _run_spec_cell(spec: ExperimentSpec, *cell):
     return spec.run_cell(*cell)
 
 
-def run_experiment(spec: ExperimentSpec, out: str | os.PathLike, *, workers: int | None = None,
-                   dask: str | Client | None = None, progress: bool = True, plots: bool = True,
-                   force: bool = False) -> Any:
-    """Run the cells of `spec` not finished in `out` yet, then write its final tables; return what its
-    `finish` returns.
+def run_experiment(
+    spec: ExperimentSpec,
+    out: str | os.PathLike,
+    *,
+    workers: int | None = None,
+    dask: str | Client | None = None,
+    progress: bool = True,
+    plots: bool = True,
+    force: bool = False,
+) -> Any:
+    """Run the cells of `spec` not finished in `out` yet, then write its final tables; return what
+    its `finish` returns.
 
     Args:
         spec: an experiment spec (`ExperimentSpec` subclass).
-        out: the output folder. The rerun rule of `cosched.rerun`: a folder of the same spec resumes, another
-            spec or foreign files are refused unless `force` (start over).
+        out: the output folder. The rerun rule of `cosched.rerun`: a folder of the same spec
+            resumes, another spec or foreign files are refused unless `force` (start over).
         workers: local worker processes (default: all cores; 1 runs the cells in this process).
         dask: ``"local"`` for a LocalCluster, a scheduler address ``"tcp://host:port"`` or a
             ``distributed.Client`` (`run_grid`).
@@ -460,11 +594,28 @@ def run_experiment(spec: ExperimentSpec, out: str | os.PathLike, *, workers: int
         raise TypeError(f"expected an ExperimentSpec, got {type(spec).__name__}")
     out = Path(out)
     document = spec.to_json()
-    with grid_folder(out, command=spec.command, spec_file=spec.spec_file, document=document,
-                     owned=spec.owned, grid=spec.grid_file, matches=spec.matches(document),
-                     force=force) as resumed:
+    with grid_folder(
+        out,
+        command=spec.command,
+        spec_file=spec.spec_file,
+        document=document,
+        owned=spec.owned,
+        grid=spec.grid_file,
+        matches=spec.matches(document),
+        force=force,
+    ) as resumed:
         spec.prepare(out, resumed)
-        grid = run_grid(_run_spec_cell, spec.cells(), path=out / spec.grid_file, columns=spec.columns,
-                        key=spec.key, shared=(spec,), workers=workers, dask=dask, progress=progress,
-                        desc=spec.command, unit=spec.unit)
+        grid = run_grid(
+            _run_spec_cell,
+            spec.cells(),
+            path=out / spec.grid_file,
+            columns=spec.columns,
+            key=spec.key,
+            shared=(spec,),
+            workers=workers,
+            dask=dask,
+            progress=progress,
+            desc=spec.command,
+            unit=spec.unit,
+        )
     return spec.finish(out, grid, plots=plots)

@@ -1,8 +1,10 @@
-"""Build things registered by name ("module:factory" strings load lazily, so the CLI starts fast)."""
+"""Build things registered by name ("module:factory" strings load lazily, so the CLI starts
+fast)."""
+
 from __future__ import annotations
 
 import importlib
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from cosched.errors import InputError
 
@@ -10,7 +12,8 @@ __all__ = ["build"]
 
 
 def build(registry: Mapping[str, str | Callable], name: str, kind: str, **options):
-    """Call the factory registered as `name`, passing only the options its `OPTIONS` attribute lists.
+    """Call the factory registered as `name`, passing only the options its `OPTIONS` attribute
+    lists.
 
     An unknown name is bad input: InputError listing the known names.
     """
@@ -23,5 +26,7 @@ def build(registry: Mapping[str, str | Callable], name: str, kind: str, **option
         factory = getattr(importlib.import_module(module), attribute)
     accepted = getattr(factory, "OPTIONS", None)
     if accepted is not None:
-        options = {key: value for key, value in options.items() if key in accepted and value is not None}
+        options = {
+            key: value for key, value in options.items() if key in accepted and value is not None
+        }
     return factory(**options)

@@ -1,8 +1,11 @@
-"""Acquisition functions of the search strategies (002 §5.2): σ from the interpolation interval, PI, EI, UCB.
+"""Acquisition functions of the search strategies (002 §5.2): σ from the interpolation interval, PI,
+EI, UCB.
 
-Task speeds are treated as independent normals N(ã_ij, σ_ij²); a combination's speed is then normal with
-mean ã_j = sum ã_ij and variance σ_j² = sum σ_ij². k in (0.5, 1) sets how wide σ is relative to the interval.
+Task speeds are treated as independent normals N(ã_ij, σ_ij²); a combination's speed is then normal
+with mean ã_j = sum ã_ij and variance σ_j² = sum σ_ij². k in (0.5, 1) sets how wide σ is relative to
+the interval.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -12,24 +15,33 @@ from scipy.special import ndtr, ndtri
 
 from cosched.errors import InputError
 
-__all__ = ["task_sigma", "combination_moments", "probability_of_improvement", "expected_improvement",
-           "upper_confidence_bound", "check_k"]
+__all__ = [
+    "task_sigma",
+    "combination_moments",
+    "probability_of_improvement",
+    "expected_improvement",
+    "upper_confidence_bound",
+    "check_k",
+]
 
 SQRT_2PI = np.sqrt(2.0 * np.pi)
-Z_LIMIT = 40.0  # |z| beyond this saturates Φ and φ in float64; clipping avoids overflow for tiny σ_j
+# |z| beyond this saturates Φ and φ in float64; clipping avoids overflow for tiny σ_j
+Z_LIMIT = 40.0
 
 
 def check_k(k: float) -> float:
     """k must lie strictly between 0.5 and 1 so that Φ⁻¹(k) > 0 (002 §5.2)."""
     if not 0.5 < k < 1.0:
-        raise InputError(f"k must lie in (0.5, 1), got {k}")  # callers name the option (search: field k)
+        # callers name the option (search: field k)
+        raise InputError(f"k must lie in (0.5, 1), got {k}")
     return float(k)
 
 
 def task_sigma(upper, estimate, lower, k: float) -> np.ndarray:
     """σ_ij = Δ_ij / Φ⁻¹(k), Δ_ij = min(upper - ã, ã - lower); 002 §5.2, formulas (25)-(26).
 
-    Δ is clipped at 0: noisy measurements can cross the bounds, and a negative width means "no doubt left".
+    Δ is clipped at 0: noisy measurements can cross the bounds, and a negative width means "no doubt
+    left".
     """
     delta = np.maximum(np.minimum(upper - estimate, estimate - lower), 0.0)  # 002 §5.2 (25)
     return delta / _quantile(k)  # 002 §5.2 (26)
@@ -42,7 +54,8 @@ def _quantile(k: float) -> float:
 
 
 def combination_moments(estimate, sigma) -> tuple[np.ndarray, np.ndarray]:
-    """(ã_j, σ_j): ã_j = sum_{i in S_j} ã_ij, σ_j² = sum_{i in S_j} σ_ij² over the last (task) axis; 002 §5.2.
+    """(ã_j, σ_j): ã_j = sum_{i in S_j} ã_ij, σ_j² = sum_{i in S_j} σ_ij² over the last (task) axis;
+    002 §5.2.
 
     Entries of tasks outside S_j must be 0 (as `Bounds` keeps them).
     """
@@ -58,10 +71,12 @@ def probability_of_improvement(mean, sigma, incumbent) -> np.ndarray:
 
 
 def expected_improvement(mean, sigma, incumbent, clip: bool = True) -> np.ndarray:
-    """EI_j = (ã_j - a⁺)Φ(z) + σ_j φ(z), z = (ã_j - a⁺)/σ_j; for σ_j = 0 the improvement max(ã_j - a⁺, 0).
+    """EI_j = (ã_j - a⁺)Φ(z) + σ_j φ(z), z = (ã_j - a⁺)/σ_j; for σ_j = 0 the improvement max(ã_j -
+    a⁺, 0).
 
-    002 §5.2, formula (28). By default the σ_j = 0 case is clipped at 0 (an improvement is never negative),
-    which is the limit of the σ_j > 0 expression as σ_j -> 0; `clip=False` gives (28) as printed, ã_j - a⁺.
+    002 §5.2, formula (28). By default the σ_j = 0 case is clipped at 0 (an improvement is never
+    negative), which is the limit of the σ_j > 0 expression as σ_j -> 0; `clip=False` gives (28) as
+    printed, ã_j - a⁺.
     """
     mean, sigma = np.asarray(mean, dtype=float), np.asarray(sigma, dtype=float)
     gap = mean - incumbent
@@ -81,4 +96,3 @@ def _standardized(gap, sigma):
     with np.errstate(over="ignore"):
         z = np.divide(gap, sigma, out=np.zeros_like(gap), where=sigma > 0)
     return np.clip(z, -Z_LIMIT, Z_LIMIT)
-

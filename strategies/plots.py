@@ -1,7 +1,10 @@
-"""Figures of the experiment results like 002 §8: Fig. 6 (ratio vs α per acquisition and k), Fig. 7 (best k).
+"""Figures of the experiment results like 002 §8: Fig. 6 (ratio vs α per acquisition and k), Fig. 7
+(best k).
 
-The statistic plotted, the mean ratio over the instances of an α range, is our choice: 002 does not name it.
+The statistic plotted, the mean ratio over the instances of an α range, is our choice: 002 does not
+name it.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,11 +24,16 @@ def alpha_labels(frame):
 
 
 def _mean_ratio(frame):
-    return frame.groupby(["alpha_lo", "alpha_hi", "strategy", "k"], dropna=False)["ratio"].mean().reset_index()
+    return (
+        frame.groupby(["alpha_lo", "alpha_hi", "strategy", "k"], dropna=False)["ratio"]
+        .mean()
+        .reset_index()
+    )
 
 
 def fig7_table(frame):
-    """Lowest mean competitive ratio over k per α range and strategy (FCS included), with the k reaching it."""
+    """Lowest mean competitive ratio over k per α range and strategy (FCS included), with the k
+    reaching it."""
     means = _mean_ratio(frame)
     means = means[means["strategy"] != "opt"]
     best = means.loc[means.groupby(["alpha_lo", "alpha_hi", "strategy"])["ratio"].idxmin()]
@@ -33,21 +41,30 @@ def fig7_table(frame):
 
 
 def plot_fig6(frame, path: str | os.PathLike) -> Path:
-    """One panel per acquisition: mean competitive ratio vs α range, one line per k (002 §8, Fig. 6)."""
+    """One panel per acquisition: mean competitive ratio vs α range, one line per k (002 §8, Fig.
+    6)."""
     plt = pyplot()
 
     means = _mean_ratio(frame)
     labels = alpha_labels(frame)
     acquisitions = [name for name in ("ucb", "pi", "ei") if name in set(means["strategy"])]
-    figure, axes = plt.subplots(1, len(acquisitions), figsize=(5 * len(acquisitions), 4.2), sharey=True,
-                                squeeze=False)
+    figure, axes = plt.subplots(
+        1, len(acquisitions), figsize=(5 * len(acquisitions), 4.2), sharey=True, squeeze=False
+    )
     for axis, name in zip(axes[0], acquisitions):
         rows = means[means["strategy"] == name]
         for k, by_k in rows.groupby("k"):
             ratio = by_k.set_index(["alpha_lo", "alpha_hi"])["ratio"]
-            axis.plot(range(len(labels)), [ratio.get((lo, hi)) for lo, hi, _ in labels], marker="o", label=f"k={k:g}")
+            axis.plot(
+                range(len(labels)),
+                [ratio.get((lo, hi)) for lo, hi, _ in labels],
+                marker="o",
+                label=f"k={k:g}",
+            )
         axis.set_title(SEARCH_NAMES[name])
-        axis.set_xticks(range(len(labels)), [label for *_, label in labels], rotation=60, fontsize=8)
+        axis.set_xticks(
+            range(len(labels)), [label for *_, label in labels], rotation=60, fontsize=8
+        )
         axis.set_xlabel("α range")
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8)
@@ -57,7 +74,8 @@ def plot_fig6(frame, path: str | os.PathLike) -> Path:
 
 
 def plot_fig7(frame, path: str | os.PathLike) -> Path:
-    """Lowest mean competitive ratio over k per α range for each strategy, FCS included (002 §8, Fig. 7)."""
+    """Lowest mean competitive ratio over k per α range for each strategy, FCS included (002 §8,
+    Fig. 7)."""
     plt = pyplot()
 
     best = fig7_table(frame)
@@ -67,8 +85,12 @@ def plot_fig7(frame, path: str | os.PathLike) -> Path:
         rows = best[best["strategy"] == name].set_index(["alpha_lo", "alpha_hi"])["mean_ratio"]
         if rows.empty:
             continue
-        axis.plot(range(len(labels)), [rows.get((lo, hi)) for lo, hi, _ in labels], marker="o",
-                  label=SEARCH_NAMES[name])
+        axis.plot(
+            range(len(labels)),
+            [rows.get((lo, hi)) for lo, hi, _ in labels],
+            marker="o",
+            label=SEARCH_NAMES[name],
+        )
     axis.set_xticks(range(len(labels)), [label for *_, label in labels], rotation=60, fontsize=8)
     axis.set_xlabel("α range")
     axis.set_ylabel("lowest mean competitive ratio over k")

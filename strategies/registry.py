@@ -1,7 +1,8 @@
 """Strategy names -> factories, so the CLI, experiments and users build strategies the same way."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from cosched.registry import build
 from cosched.strategies.schedule import OnlineStrategy

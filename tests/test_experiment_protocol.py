@@ -1,5 +1,6 @@
-"""One experiment protocol: every experiment command is an `ExperimentSpec` that round-trips through JSON,
-run by the one `run_experiment` of `cosched.grid`."""
+"""One experiment protocol: every experiment command is an `ExperimentSpec` that round-trips through
+JSON, run by the one `run_experiment` of `cosched.grid`."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,9 @@ from cosched.grid import ExperimentSpec, run_experiment
 def _strategy():
     from cosched.strategies.experiment import StrategyExperiment
 
-    return StrategyExperiment(n=4, instances=2, alpha_ranges=((0.3, 0.4),), ks=(0.6, 0.9), quantum=5.0)
+    return StrategyExperiment(
+        n=4, instances=2, alpha_ranges=((0.3, 0.4),), ks=(0.6, 0.9), quantum=5.0
+    )
 
 
 def _cosched():
@@ -27,8 +30,13 @@ def _elastic():
     from cosched.simulator.elastic.experiment import experiment_spec
     from cosched.simulator.elastic.traces import ElasticMarking
 
-    return experiment_spec("kth-sp2", jobs=40, marking=ElasticMarking(0.5, seed=3), replicates=2,
-                           policies=["fcfs-rigid", "fcfs-malleable"])
+    return experiment_spec(
+        "kth-sp2",
+        jobs=40,
+        marking=ElasticMarking(0.5, seed=3),
+        replicates=2,
+        policies=["fcfs-rigid", "fcfs-malleable"],
+    )
 
 
 def _hybrid(by: str = "user"):
@@ -38,12 +46,17 @@ def _hybrid(by: str = "user"):
 
     platform, workload = load_inputs("kth-sp2", "kth-sp2", limit=40)
     projects = trace_projects(workload.source or "kth-sp2", workload.job_id, by)
-    return HybridExperiment(workload, projects, platform, typings=2, mechanisms=("baseline",), seed=5,
-                            source="kth-sp2")
+    return HybridExperiment(
+        workload, projects, platform, typings=2, mechanisms=("baseline",), seed=5, source="kth-sp2"
+    )
 
 
-SPECS = {"experiment": _strategy, "experiment-sim": _cosched, "experiment-elastic": _elastic,
-         "experiment-hybrid": _hybrid}
+SPECS = {
+    "experiment": _strategy,
+    "experiment-sim": _cosched,
+    "experiment-elastic": _elastic,
+    "experiment-hybrid": _hybrid,
+}
 
 
 @pytest.mark.parametrize("command", SPECS)
@@ -54,7 +67,11 @@ def test_every_experiment_is_a_spec_whose_json_round_trips(command):
     again = type(spec).from_json(document)
     assert again.to_json() == spec.to_json()
     assert again.cells() == spec.cells() and len(spec.cells()) > 0
-    assert set(spec.key) <= set(spec.columns) and spec.grid_file in spec.owned and spec.spec_file in spec.owned
+    assert (
+        set(spec.key) <= set(spec.columns)
+        and spec.grid_file in spec.owned
+        and spec.spec_file in spec.owned
+    )
 
 
 def test_hybrid_round_trip_finds_the_grouping_of_the_projects():
@@ -87,21 +104,24 @@ def test_run_experiment_refuses_what_is_not_a_spec(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("old, module, new", [
-    ("ExperimentConfig", "cosched.strategies.experiment", "StrategyExperiment"),
-    ("PRESETS", "cosched.strategies.experiment", "STRATEGY_PRESETS"),
-    ("ExperimentSpec", "cosched.simulator.experiment", "CoschedExperiment"),
-    ("PRESETS", "cosched.simulator.experiment", "COSCHED_PRESETS"),
-    ("WORKLOADS", "cosched.simulator.experiment", "WORKLOAD_MODES"),
-    ("PRESETS", "cosched.simulator.elastic.experiment", "ELASTIC_PRESETS"),
-    ("HybridSpec", "cosched.simulator.hybrid.experiment", "HybridExperiment"),
-    ("WORK_FLOOR", "cosched.theory.testing", "SEARCH_WORK_FLOOR"),
-    ("TIE_TOLERANCE", "cosched.strategies.fcs", "SPEED_TIE_TOLERANCE"),
-    ("TIE_TOLERANCE", "cosched.strategies.search", "ACQUISITION_TIE_TOLERANCE"),
-    ("PRESETS", "cosched.data", "DATA_PRESETS"),
-    ("data_path", "cosched.simulator.data", "example_path"),
-    ("write_plots", "cosched.simulator.elastic.plots", "write_elastic_plots"),
-])
+@pytest.mark.parametrize(
+    "old, module, new",
+    [
+        ("ExperimentConfig", "cosched.strategies.experiment", "StrategyExperiment"),
+        ("PRESETS", "cosched.strategies.experiment", "STRATEGY_PRESETS"),
+        ("ExperimentSpec", "cosched.simulator.experiment", "CoschedExperiment"),
+        ("PRESETS", "cosched.simulator.experiment", "COSCHED_PRESETS"),
+        ("WORKLOADS", "cosched.simulator.experiment", "WORKLOAD_MODES"),
+        ("PRESETS", "cosched.simulator.elastic.experiment", "ELASTIC_PRESETS"),
+        ("HybridSpec", "cosched.simulator.hybrid.experiment", "HybridExperiment"),
+        ("WORK_FLOOR", "cosched.theory.testing", "SEARCH_WORK_FLOOR"),
+        ("TIE_TOLERANCE", "cosched.strategies.fcs", "SPEED_TIE_TOLERANCE"),
+        ("TIE_TOLERANCE", "cosched.strategies.search", "ACQUISITION_TIE_TOLERANCE"),
+        ("PRESETS", "cosched.data", "DATA_PRESETS"),
+        ("data_path", "cosched.simulator.data", "example_path"),
+        ("write_plots", "cosched.simulator.elastic.plots", "write_elastic_plots"),
+    ],
+)
 def test_old_names_still_work_with_a_warning_naming_the_new_one(old, module, new):
     import importlib
 
@@ -122,13 +142,22 @@ def test_the_old_spread_speedup_keyword_warns_and_gives_the_same_run():
         old = simulate(workload, spec.platform, "easy-co", heatmap=spec.heatmap, spread_speedup=1.3)
     np.testing.assert_array_equal(old.end, new.end)
     with pytest.raises(TypeError, match="not both"), pytest.warns(DeprecationWarning):
-        simulate(workload, spec.platform, "easy-co", heatmap=spec.heatmap, alone_speedup=1.3, spread_speedup=1.3)
+        simulate(
+            workload,
+            spec.platform,
+            "easy-co",
+            heatmap=spec.heatmap,
+            alone_speedup=1.3,
+            spread_speedup=1.3,
+        )
 
 
 def test_a_spec_file_of_an_older_version_resumes_with_a_warning(tmp_path):
     from cosched.simulator.experiment import CO_OPTIONS, preset_spec
 
-    spec = preset_spec("example-small", jobs=10, experiments=1, schedulers=["easy"], compact_below=1)
+    spec = preset_spec(
+        "example-small", jobs=10, experiments=1, schedulers=["easy"], compact_below=1
+    )
     run_experiment(spec, tmp_path, workers=1, progress=False, plots=False)
     stored = json.loads((tmp_path / "spec.json").read_text())
     for name in (*CO_OPTIONS, "reference", "heatmap_default"):

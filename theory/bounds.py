@@ -1,4 +1,5 @@
 """Competitive ratio of an online strategy against OPT and the FCS bound of 002 §4.3."""
+
 from __future__ import annotations
 
 from cosched.theory.instance import Instance
@@ -12,7 +13,8 @@ def competitive_ratio(makespan: float, opt_makespan: float) -> float:
 
 
 def fcs_bound(instance: Instance) -> float:
-    """2 - 1/a* with a* the largest combination speed (002 §4.3, proof of Theorem 1, (13)); 1 when a* <= 1."""
+    """2 - 1/a* with a* the largest combination speed (002 §4.3, proof of Theorem 1, (13)); 1 when
+    a* <= 1."""
     fastest = float(instance.combination_speeds.max())
     return 2.0 - 1.0 / fastest if fastest > 1.0 else 1.0
 

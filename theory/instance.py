@@ -1,8 +1,10 @@
-"""The combination model of 002 §3: n tasks with work b, combinations S_j as bitmasks, speeds A (n x m).
+"""The combination model of 002 §3: n tasks with work b, combinations S_j as bitmasks, speeds A (n x
+m).
 
 An `Instance` is an immutable value that the rest of the toolkit reads. Loaders validate at the
 boundary and raise `InputError` naming the file and field; inner code trusts the instance.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,33 +14,56 @@ import os
 import struct
 import zipfile
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
-from cosched.theory.lattice import MAX_TASKS, all_combinations, is_downward_closed, mask_of, membership, popcount, tasks_of
+from cosched.theory.lattice import (
+    MAX_TASKS,
+    all_combinations,
+    is_downward_closed,
+    mask_of,
+    membership,
+    popcount,
+    tasks_of,
+)
 
 __all__ = [
-    "Instance", "Violation", "monotonicity_violations", "validate", "load_instance", "save_instance",
-    "instance_from_json", "instance_to_json", "complete_instance", "work_problem", "SPEED_TOLERANCE",
-    "VIOLATION_LIMIT", "WORK_MIN",
+    "Instance",
+    "Violation",
+    "monotonicity_violations",
+    "validate",
+    "load_instance",
+    "save_instance",
+    "instance_from_json",
+    "instance_to_json",
+    "complete_instance",
+    "work_problem",
+    "SPEED_TOLERANCE",
+    "VIOLATION_LIMIT",
+    "WORK_MIN",
 ]
 
-SPEED_TOLERANCE = 1e-9  # absolute slack when checking 0 <= a_ij <= 1, singleton = 1 and monotonicity
+# absolute slack when checking 0 <= a_ij <= 1, singleton = 1 and monotonicity
+SPEED_TOLERANCE = 1e-9
 VIOLATION_LIMIT = 1000  # monotonicity violations collected for a report before the search stops
-WORK_MIN = float(np.finfo(np.float64).tiny)  # smallest normal float64 (2.2e-308): below it b_i has lost precision
+# smallest normal float64 (2.2e-308): below it b_i has lost precision
+WORK_MIN = float(np.finfo(np.float64).tiny)
 
 
 def work_problem(work: np.ndarray, tasks: Sequence[str] = ()) -> str | None:
-    """Why a work vector b is unusable (002 §3: b_i > 0), or None: one rule for the readers and `solve_opt`.
+    """Why a work vector b is unusable (002 §3: b_i > 0), or None: one rule for the readers and
+    `solve_opt`.
 
-    Subnormal b_i (below WORK_MIN) are refused: they carry too few significant bits for any answer to be exact.
-    Large finite b_i are fine: OPT scales the LP (theory/opt.py) and reports an overflowing makespan itself.
+    Subnormal b_i (below WORK_MIN) are refused: they carry too few significant bits for any answer
+    to be exact. Large finite b_i are fine: OPT scales the LP (theory/opt.py) and reports an
+    overflowing makespan itself.
     """
     work = np.asarray(work, dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(work) | (work < WORK_MIN))
@@ -47,34 +72,43 @@ def work_problem(work: np.ndarray, tasks: Sequence[str] = ()) -> str | None:
     i = int(bad[0])
     name = tasks[i] if i < len(tasks) else f"T{i + 1}"
     if np.isfinite(work[i]) and work[i] > 0:
-        return (f"work {work[i]:g} of task {name} is below WORK_MIN = {WORK_MIN:g}, the smallest normal float64; "
-                "express work in smaller units")
+        return (
+            f"work {work[i]:g} of task {name} is below WORK_MIN = {WORK_MIN:g}, the smallest "
+            "normal float64; express work in smaller units"
+        )
     return f"work must be finite and positive for every task (task {name} has {work[i]:g})"
 
 
 def _check_task_count(n: int) -> None:
     """n <= MAX_TASKS: task i is bit i of an int64 bitmask."""
     if n > MAX_TASKS:
-        raise InputError(f"{n} tasks exceed the limit MAX_TASKS = {MAX_TASKS} (combinations are int64 bitmasks)",
-                         field="work")
+        raise InputError(
+            f"{n} tasks exceed the limit MAX_TASKS = {MAX_TASKS} (combinations are int64 bitmasks)",
+            field="work",
+        )
 
 
 def _check_task_names(tasks: tuple, n: int) -> None:
-    """n distinct, non-empty, printable names (they appear in one-line error messages and tables)."""
+    """n distinct, non-empty, printable names (they appear in one-line error messages and
+    tables)."""
     if len(tasks) != n:
         raise InputError(f"{len(tasks)} task names for {n} tasks", field="tasks")
     for name in tasks:
         if not isinstance(name, str) or not name or not name.isprintable():
-            raise InputError(f"task names must be non-empty printable strings, got {_shown(name)}", field="tasks")
+            raise InputError(
+                f"task names must be non-empty printable strings, got {_shown(name)}", field="tasks"
+            )
     if len(set(tasks)) != n:
         repeated = next(name for name in tasks if tasks.count(name) > 1)
-        raise InputError(f"task name {_shown(repeated)} is given twice; names must be distinct", field="tasks")
+        raise InputError(
+            f"task name {_shown(repeated)} is given twice; names must be distinct", field="tasks"
+        )
 
 
 def _shown(value, width: int = 40) -> str:
     """`repr` of a value for a one-line error message, cut to `width` characters."""
     text = ascii(value)
-    return text if len(text) <= width else text[:width - 3] + "..."
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,22 +121,31 @@ class Instance:
     tasks: tuple[str, ...] = field(default=())
 
     def __post_init__(self):
-        with np.errstate(all="ignore"):  # float128 or huge integers become inf here; `validate` names them
+        # float128 or huge integers become inf here; `validate` names them
+        with np.errstate(all="ignore"):
             work = np.array(self.work, dtype=np.float64, copy=True)
             combinations = np.array(self.combinations, dtype=np.int64, copy=True)
             speeds = np.array(self.speeds, dtype=np.float64, copy=True)
         n = work.shape[0] if work.ndim == 1 else -1
         if work.ndim != 1 or n == 0:
-            raise InputError(f"work must be a non-empty vector, got shape {work.shape}", field="work")
+            raise InputError(
+                f"work must be a non-empty vector, got shape {work.shape}", field="work"
+            )
         _check_task_count(n)
         if combinations.ndim != 1 or combinations.size == 0:
-            raise InputError("combinations must be a non-empty vector of bitmasks", field="combinations")
+            raise InputError(
+                "combinations must be a non-empty vector of bitmasks", field="combinations"
+            )
         if speeds.shape != (n, combinations.size):
-            raise InputError(f"speeds must have shape (n, m) = ({n}, {combinations.size}), got {speeds.shape}",
-                             field="speeds")
+            raise InputError(
+                f"speeds must have shape (n, m) = ({n}, {combinations.size}), got {speeds.shape}",
+                field="speeds",
+            )
         if (combinations <= 0).any() or (combinations >> n).any():
-            raise InputError(f"combination bitmasks must be in [1, 2^{n}); a task index is out of range",
-                             field="combinations")
+            raise InputError(
+                f"combination bitmasks must be in [1, 2^{n}); a task index is out of range",
+                field="combinations",
+            )
         if combinations.size > 1 and not (np.diff(combinations) > 0).all():
             order = np.argsort(combinations, kind="stable")
             combinations, speeds = combinations[order], speeds[:, order]
@@ -162,8 +205,11 @@ class Instance:
         """Names of the tasks of a combination bitmask."""
         return [self.tasks[i] for i in tasks_of(mask)]
 
-    def restrict(self, max_size: int | None = None, combinations: Sequence[int] | None = None) -> "Instance":
-        """The same tasks with fewer combinations (sizes <= max_size and/or an explicit bitmask list), 002 §9."""
+    def restrict(
+        self, max_size: int | None = None, combinations: Sequence[int] | None = None
+    ) -> Instance:
+        """The same tasks with fewer combinations (sizes <= max_size and/or an explicit bitmask
+        list), 002 §9."""
         keep = np.ones(self.m, dtype=bool)
         if max_size is not None:
             keep &= self.sizes <= max_size
@@ -171,21 +217,31 @@ class Instance:
             keep &= np.isin(self.combinations, np.asarray(combinations, dtype=np.int64))
         return Instance(self.work, self.combinations[keep], self.speeds[:, keep], self.tasks)
 
-    def normalized(self) -> "Instance":
-        """Divide each task's speeds and work by its speed alone, so singleton speeds are 1 (002 §3)."""
+    def normalized(self) -> Instance:
+        """Divide each task's speeds and work by its speed alone, so singleton speeds are 1 (002
+        §3)."""
         alone = self.index(1 << np.arange(self.n, dtype=np.int64))
         if (alone < 0).any():
             missing = [self.tasks[i] for i in np.flatnonzero(alone < 0)]
-            raise InputError(f"cannot normalise: no singleton combination for tasks {missing}", field="combinations")
+            raise InputError(
+                f"cannot normalise: no singleton combination for tasks {missing}",
+                field="combinations",
+            )
         ideal = self.speeds[np.arange(self.n), alone]
         if not np.isfinite(ideal).all():
             bad = [self.tasks[i] for i in np.flatnonzero(~np.isfinite(ideal))]
-            raise InputError(f"cannot normalise: tasks {bad} have a speed alone that is not finite", field="speeds")
+            raise InputError(
+                f"cannot normalise: tasks {bad} have a speed alone that is not finite",
+                field="speeds",
+            )
         if (ideal <= 0).any():
             bad = [self.tasks[i] for i in np.flatnonzero(ideal <= 0)]
             raise InputError(f"cannot normalise: tasks {bad} have speed 0 alone", field="speeds")
-        with np.errstate(all="ignore"):  # a tiny speed alone overflows work to inf: `validate` names it
-            return Instance(self.work / ideal, self.combinations, self.speeds / ideal[:, None], self.tasks)
+        # a tiny speed alone overflows work to inf: `validate` names it
+        with np.errstate(all="ignore"):
+            return Instance(
+                self.work / ideal, self.combinations, self.speeds / ideal[:, None], self.tasks
+            )
 
     def to_frame(self):
         """Long table: one row per (combination, member task) with its speed."""
@@ -193,16 +249,20 @@ class Instance:
 
         member = membership(self.combinations, self.n)
         task_index, column = np.nonzero(member)
-        return pd.DataFrame({
-            "combination": self.combinations[column],
-            "size": self.sizes[column],
-            "task": np.asarray(self.tasks, dtype=object)[task_index],
-            "task_index": task_index,
-            "speed": self.speeds[task_index, column],
-        }).sort_values(["combination", "task_index"], ignore_index=True)
+        return pd.DataFrame(
+            {
+                "combination": self.combinations[column],
+                "size": self.sizes[column],
+                "task": np.asarray(self.tasks, dtype=object)[task_index],
+                "task_index": task_index,
+                "speed": self.speeds[task_index, column],
+            }
+        ).sort_values(["combination", "task_index"], ignore_index=True)
 
     def __repr__(self) -> str:
-        return f"Instance(n={self.n}, m={self.m}, work=[{self.work.min():.4g}..{self.work.max():.4g}])"
+        return (
+            f"Instance(n={self.n}, m={self.m}, work=[{self.work.min():.4g}..{self.work.max():.4g}])"
+        )
 
 
 class Violation(NamedTuple):
@@ -215,9 +275,11 @@ class Violation(NamedTuple):
     superset_speed: float
 
 
-def monotonicity_violations(instance: Instance, tolerance: float = SPEED_TOLERANCE,
-                            limit: int | None = None) -> list[Violation]:
-    """All pairs S_p subset of S_q present in the instance with a_ip < a_iq - tolerance (constraint (1)).
+def monotonicity_violations(
+    instance: Instance, tolerance: float = SPEED_TOLERANCE, limit: int | None = None
+) -> list[Violation]:
+    """All pairs S_p subset of S_q present in the instance with a_ip < a_iq - tolerance (constraint
+    (1)).
 
     Assumes speeds are zero outside their combinations (checked first by `validate`).
     """
@@ -235,16 +297,23 @@ def monotonicity_violations(instance: Instance, tolerance: float = SPEED_TOLERAN
         bad_row, bad_pair = np.nonzero(in_subset & (lower < upper - tolerance))
         for row, k in zip(bad_row, bad_pair):
             task = row + (rows.start or 0)
-            found.append(Violation(int(task), int(instance.combinations[subset_col[k]]),
-                                   int(instance.combinations[superset_col[k]]),
-                                   float(lower[row, k]), float(upper[row, k])))
+            found.append(
+                Violation(
+                    int(task),
+                    int(instance.combinations[subset_col[k]]),
+                    int(instance.combinations[superset_col[k]]),
+                    float(lower[row, k]),
+                    float(upper[row, k]),
+                )
+            )
             if limit is not None and len(found) >= limit:
                 return found
     return found
 
 
 def _member_lattice(row: np.ndarray, task: int) -> np.ndarray:
-    """Speeds of `task` over the combinations containing it, indexed by the bitmask without its bit (n-1 bits).
+    """Speeds of `task` over the combinations containing it, indexed by the bitmask without its bit
+    (n-1 bits).
 
     Column j of a complete instance is bitmask j + 1, so after prepending the empty set the row is a
     2 x ... x 2 cube and the halves with and without a bit are reshape views, not gathers.
@@ -256,17 +325,23 @@ def _member_lattice(row: np.ndarray, task: int) -> np.ndarray:
 
 
 def _complete_lattice_pairs(instance: Instance, tolerance: float):
-    """(subset, superset, [task]) column pairs one task apart where the task breaks constraint (1)."""
+    """(subset, superset, [task]) column pairs one task apart where the task breaks constraint
+    (1)."""
     for task in range(instance.n):
         lattice = _member_lattice(instance.speeds[task], task)
         for bit in range(instance.n - 1):
             cube = lattice.reshape(-1, 2, 1 << bit)
-            excess = cube[:, 1, :] - cube[:, 0, :]  # a_{i,S+k} - a_{i,S}: positive breaks 002 §3, (1)
+            # a_{i,S+k} - a_{i,S}: positive breaks 002 §3, (1)
+            excess = cube[:, 1, :] - cube[:, 0, :]
             if excess.max() <= tolerance:
                 continue
             high, low = np.nonzero(excess > tolerance)
             compressed = (high << (bit + 1)) | low  # index of the subset in the (n-1)-bit lattice
-            subset = ((compressed >> task) << (task + 1)) | (1 << task) | (compressed & ((1 << task) - 1))
+            subset = (
+                ((compressed >> task) << (task + 1))
+                | (1 << task)
+                | (compressed & ((1 << task) - 1))
+            )
             superset = subset | (1 << (bit + (bit >= task)))
             yield subset - 1, superset - 1, slice(task, task + 1)
 
@@ -284,8 +359,10 @@ def _all_subset_pairs(instance: Instance, cells: int = 1 << 22):
     masks = instance.combinations
     chunk = max(1, cells // masks.size)
     for start in range(0, masks.size, chunk):
-        supersets = masks[start:start + chunk]
-        is_proper_subset = ((masks[:, None] & ~supersets[None, :]) == 0) & (masks[:, None] != supersets[None, :])
+        supersets = masks[start : start + chunk]
+        is_proper_subset = ((masks[:, None] & ~supersets[None, :]) == 0) & (
+            masks[:, None] != supersets[None, :]
+        )
         subset_col, k = np.nonzero(is_proper_subset)
         yield subset_col, start + k, slice(None)
 
@@ -296,17 +373,24 @@ def _outside_speeds_are_zero(instance: Instance) -> bool:
         for task in range(instance.n):
             row = instance.speeds[task]
             # bitmask j + 1 lacks the task's bit for columns j = q * 2^(task+1) + r - 1, r < 2^task
-            first = row[:(1 << task) - 1]
-            rest = row[(1 << (task + 1)) - 1:].reshape(-1, 1 << (task + 1))[:, :1 << task]
+            first = row[: (1 << task) - 1]
+            rest = row[(1 << (task + 1)) - 1 :].reshape(-1, 1 << (task + 1))[:, : 1 << task]
             if first.any() or rest.any():
                 return False
         return True
     return not (instance.speeds[~membership(instance.combinations, instance.n)] != 0).any()
 
 
-def validate(instance: Instance, *, monotone: bool = True, unit_singletons: bool = True,
-             tolerance: float = SPEED_TOLERANCE, source: str | None = None) -> Instance:
-    """Check the constraints of 002 §3 and raise one InputError naming the field; returns the instance."""
+def validate(
+    instance: Instance,
+    *,
+    monotone: bool = True,
+    unit_singletons: bool = True,
+    tolerance: float = SPEED_TOLERANCE,
+    source: str | None = None,
+) -> Instance:
+    """Check the constraints of 002 §3 and raise one InputError naming the field; returns the
+    instance."""
     problem = work_problem(instance.work, instance.tasks)
     if problem:
         raise InputError(problem, source=source, field="work")
@@ -315,41 +399,66 @@ def validate(instance: Instance, *, monotone: bool = True, unit_singletons: bool
     if not (np.isfinite(low) and np.isfinite(high)):
         raise InputError("speeds must be finite", source=source, field="speeds")
     if not _outside_speeds_are_zero(instance):
-        raise InputError("a task has a non-zero speed in a combination it is not part of", source=source,
-                         field="speeds")
+        raise InputError(
+            "a task has a non-zero speed in a combination it is not part of",
+            source=source,
+            field="speeds",
+        )
     if low < -tolerance:
-        raise InputError(f"speeds must be non-negative (found {low:.6g})", source=source, field="speeds")
-    if monotone and high > 1 + tolerance:  # a_ij <= a_i,{i} = 1 is constraint (1) against the singleton
-        raise InputError(f"speeds must be at most 1 (found {high:.6g}); normalise by the speed alone "
-                         "(--normalize) or accept measured data with --allow-nonmonotone", source=source,
-                         field="speeds")
+        raise InputError(
+            f"speeds must be non-negative (found {low:.6g})", source=source, field="speeds"
+        )
+    # a_ij <= a_i,{i} = 1 is constraint (1) against the singleton
+    if monotone and high > 1 + tolerance:
+        raise InputError(
+            f"speeds must be at most 1 (found {high:.6g}); normalise by the speed alone "
+            "(--normalize) or accept measured data with --allow-nonmonotone",
+            source=source,
+            field="speeds",
+        )
     if unit_singletons:
         alone = instance.index(1 << np.arange(instance.n, dtype=np.int64))
         present = np.flatnonzero(alone >= 0)
         off = present[np.abs(speeds[present, alone[present]] - 1) > tolerance]
         if off.size:
-            raise InputError(f"the speed of task {instance.tasks[off[0]]} alone is "
-                             f"{speeds[off[0], alone[off[0]]]:.6g}, not 1; normalise it (--normalize)",
-                             source=source, field="speeds")
+            raise InputError(
+                f"the speed of task {instance.tasks[off[0]]} alone is "
+                f"{speeds[off[0], alone[off[0]]]:.6g}, not 1; normalise it (--normalize)",
+                source=source,
+                field="speeds",
+            )
     if monotone:
         violations = monotonicity_violations(instance, tolerance, limit=VIOLATION_LIMIT)
         if violations:
             shown = "; ".join(
-                f"task {instance.tasks[v.task]}: {v.subset_speed:.6g} in {instance.names(v.subset)} < "
-                f"{v.superset_speed:.6g} in {instance.names(v.superset)}" for v in violations[:3])
-            more = f" (and {len(violations) - 3}{'+' if len(violations) == VIOLATION_LIMIT else ''} more)" \
-                if len(violations) > 3 else ""
-            raise InputError(f"speeds are not monotone (constraint (1) of 002 §3): {shown}{more}; "
-                             "accept measured data with --allow-nonmonotone", source=source, field="speeds")
+                f"task {instance.tasks[v.task]}: {v.subset_speed:.6g} in "
+                f"{instance.names(v.subset)} < {v.superset_speed:.6g} in "
+                f"{instance.names(v.superset)}"
+                for v in violations[:3]
+            )
+            more = (
+                f" (and {len(violations) - 3}"
+                f"{'+' if len(violations) == VIOLATION_LIMIT else ''} more)"
+                if len(violations) > 3
+                else ""
+            )
+            raise InputError(
+                f"speeds are not monotone (constraint (1) of 002 §3): {shown}{more}; "
+                "accept measured data with --allow-nonmonotone",
+                source=source,
+                field="speeds",
+            )
     return instance
 
 
 def instance_from_json(document, source: str | None = None) -> Instance:
     """Build an instance from the JSON document layout (see README: instance file format).
 
-    Only the layout is checked here (types, lists, task references); the structure shared with NPZ (task count,
-    names, bitmasks, shapes) is checked once by `Instance`, and the numbers by `validate`.
+    Only the layout is checked here (types, lists, task references); the structure shared with NPZ
+    (task count, names, bitmasks, shapes) is checked once by `Instance`, and the numbers by
+    `validate`.
     """
+
     def fail(message, field_name):
         raise InputError(message, source=source, field=field_name)
 
@@ -364,7 +473,9 @@ def instance_from_json(document, source: str | None = None) -> Instance:
     n = len(work)
     _check_task_count(n)  # before any bitmask is built
     tasks = document.get("tasks")
-    if tasks is not None and (not isinstance(tasks, list) or not all(isinstance(t, str) for t in tasks)):
+    if tasks is not None and (
+        not isinstance(tasks, list) or not all(isinstance(t, str) for t in tasks)
+    ):
         fail(f"must be a list of {n} distinct task names", "tasks")
     names = {name: i for i, name in enumerate(tasks or [])}
     combinations, speeds = document["combinations"], document["speeds"]
@@ -375,16 +486,7 @@ def instance_from_json(document, source: str | None = None) -> Instance:
     masks = np.zeros(len(combinations), dtype=np.int64)
     matrix = np.zeros((n, len(combinations)))
     for j, (members, values) in enumerate(zip(combinations, speeds)):
-        if not isinstance(members, list) or not members:
-            fail("must be a non-empty list of task indices or names", f"combinations[{j}]")
-        indices = [names.get(t, -1) if isinstance(t, str) else t for t in members]
-        if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n for i in indices):
-            fail(f"task {_shown(members)} out of range 0..{n - 1} (or unknown name)", f"combinations[{j}]")
-        if len(set(indices)) != len(indices):
-            fail("a task is listed twice", f"combinations[{j}]")
-        if not isinstance(values, list) or len(values) != len(indices) or not all(_is_number(v) for v in values):
-            fail(f"must be a list of numbers, one per task of combination {_shown(members)} ({len(indices)})",
-                 f"speeds[{j}]")
+        indices = _json_combination(j, members, values, names, n, fail)
         masks[j] = mask_of(indices)
         matrix[indices, j] = _floats(values)
     if len(np.unique(masks)) != masks.size:
@@ -392,8 +494,34 @@ def instance_from_json(document, source: str | None = None) -> Instance:
     return Instance(_floats(work), masks, matrix, tuple(tasks) if tasks is not None else ())
 
 
+def _json_combination(j: int, members, values, names: dict, n: int, fail) -> list[int]:
+    """The task indices of combination `j` of a JSON document, its speeds checked for layout."""
+    if not isinstance(members, list) or not members:
+        fail("must be a non-empty list of task indices or names", f"combinations[{j}]")
+    indices = [names.get(t, -1) if isinstance(t, str) else t for t in members]
+    if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n for i in indices):
+        fail(
+            f"task {_shown(members)} out of range 0..{n - 1} (or unknown name)",
+            f"combinations[{j}]",
+        )
+    if len(set(indices)) != len(indices):
+        fail("a task is listed twice", f"combinations[{j}]")
+    if (
+        not isinstance(values, list)
+        or len(values) != len(indices)
+        or not all(_is_number(v) for v in values)
+    ):
+        fail(
+            f"must be a list of numbers, one per task of combination {_shown(members)} "
+            f"({len(indices)})",
+            f"speeds[{j}]",
+        )
+    return indices
+
+
 def _floats(values: list) -> np.ndarray:
-    """JSON numbers as float64; an integer beyond the float range becomes +-inf (then `validate` names it)."""
+    """JSON numbers as float64; an integer beyond the float range becomes +-inf (then `validate`
+    names it)."""
     try:
         return np.asarray(values, dtype=np.float64)
     except OverflowError:
@@ -419,13 +547,19 @@ def instance_to_json(instance: Instance) -> dict:
     }
 
 
-def load_instance(path: str | os.PathLike, *, monotone: bool = True, normalize: bool = False,
-                  unit_singletons: bool = True) -> Instance:
-    """Read an instance from `.json` or `.npz` and validate it (monotone=False accepts measured data).
+def load_instance(
+    path: str | os.PathLike,
+    *,
+    monotone: bool = True,
+    normalize: bool = False,
+    unit_singletons: bool = True,
+) -> Instance:
+    """Read an instance from `.json` or `.npz` and validate it (monotone=False accepts measured
+    data).
 
-    Both formats take one path: the reader turns the file into arrays (format errors only), `Instance` checks the
-    structure (task count, names, bitmasks, shapes), `validate` the numbers; each raises one InputError naming
-    the file and the field.
+    Both formats take one path: the reader turns the file into arrays (format errors only),
+    `Instance` checks the structure (task count, names, bitmasks, shapes), `validate` the numbers;
+    each raises one InputError naming the file and the field.
     """
     path = Path(path)
     source = str(path)
@@ -443,7 +577,9 @@ def load_instance(path: str | os.PathLike, *, monotone: bool = True, normalize: 
     except PermissionError:
         raise InputError("permission denied", source=source) from None
     except OSError as error:
-        raise InputError(f"cannot read: {error.strerror or _one_line(error)}", source=source) from None
+        raise InputError(
+            f"cannot read: {error.strerror or _one_line(error)}", source=source
+        ) from None
     except InputError as error:
         raise error.naming(source) from None
     return validate(instance, monotone=monotone, unit_singletons=unit_singletons, source=source)
@@ -455,8 +591,10 @@ def _read_json(path: Path, source: str):
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise InputError(f"not a UTF-8 text (JSON) file: byte 0x{raw[error.start]:02x} at offset {error.start}",
-                         source=source) from None
+        raise InputError(
+            f"not a UTF-8 text (JSON) file: byte 0x{raw[error.start]:02x} at offset {error.start}",
+            source=source,
+        ) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
@@ -468,25 +606,44 @@ def _read_json(path: Path, source: str):
 
 
 def _one_line(error: BaseException, width: int = 160) -> str:
-    """An exception's message on one line, cut to `width` characters (errors are one stderr line)."""
+    """An exception's message on one line, cut to `width` characters (errors are one stderr
+    line)."""
     text = " ".join(str(error).split()) or type(error).__name__
-    return text if len(text) <= width else text[:width - 3] + "..."
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 NPZ_ARRAYS = ("work", "combinations", "speeds", "tasks")
-# what a corrupt archive makes zipfile (a flipped flag: "encrypted" RuntimeError, unknown compression
+# what a corrupt archive makes zipfile (a flipped flag: "encrypted" RuntimeError, unknown
+# compression
 # NotImplementedError), its decompressors and numpy's .npy header parser raise
-_ARCHIVE_ERRORS = (ValueError, OSError, EOFError, RuntimeError, NotImplementedError, OverflowError, struct.error,
-                   zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, lzma.LZMAError)
+_ARCHIVE_ERRORS = (
+    ValueError,
+    OSError,
+    EOFError,
+    RuntimeError,
+    NotImplementedError,
+    OverflowError,
+    struct.error,
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    lzma.LZMAError,
+)
 
 
 def _load_npz(path: Path, source: str) -> Instance:
-    """The arrays of a `.npz` archive (format checks only: dtypes); the rest is checked by `Instance`."""
-    if path.is_file() and not zipfile.is_zipfile(path):  # np.load would return a bare array or try pickle
-        raise InputError("not a .npz archive (expected a zip of the arrays work, combinations, speeds)",
-                         source=source)
+    """The arrays of a `.npz` archive (format checks only: dtypes); the rest is checked by
+    `Instance`."""
+    # np.load would return a bare array or try pickle
+    if path.is_file() and not zipfile.is_zipfile(path):
+        raise InputError(
+            "not a .npz archive (expected a zip of the arrays work, combinations, speeds)",
+            source=source,
+        )
     arrays = {}
-    try:  # np.load gets an open file: on a corrupt archive it would leave a file it opened itself unclosed
+    # np.load gets an open file: on a corrupt archive it would leave a file it opened itself
+    # unclosed
+    try:
         with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as archive:
             for key in NPZ_ARRAYS[:3]:
                 if key not in archive.files:
@@ -494,37 +651,60 @@ def _load_npz(path: Path, source: str) -> Instance:
             for key in NPZ_ARRAYS:
                 if key in archive.files:
                     arrays[key] = archive[key]
-                    if not isinstance(arrays[key], np.ndarray):  # np.load returns the raw bytes of a non-.npy member
+                    # np.load returns the raw bytes of a non-.npy member
+                    if not isinstance(arrays[key], np.ndarray):
                         raise InputError("not a .npy array", source=source, field=key)
     except (InputError, FileNotFoundError, IsADirectoryError, PermissionError):
         raise  # load_instance names these
     except MemoryError:
         raise InputError("an array is too large to load", source=source) from None
     except _ARCHIVE_ERRORS as error:
-        raise InputError(f"not a readable .npz archive ({_one_line(error)})", source=source) from None
+        raise InputError(
+            f"not a readable .npz archive ({_one_line(error)})", source=source
+        ) from None
+    return _npz_instance(arrays, source)
+
+
+def _npz_instance(arrays: dict, source: str) -> Instance:
+    """The instance of the arrays of a `.npz` archive, their dtypes checked."""
     for key in ("work", "speeds"):
-        if not (np.issubdtype(arrays[key].dtype, np.floating) or np.issubdtype(arrays[key].dtype, np.integer)):
-            raise InputError(f"must be a numeric array, got dtype {arrays[key].dtype}", source=source, field=key)
+        if not (
+            np.issubdtype(arrays[key].dtype, np.floating)
+            or np.issubdtype(arrays[key].dtype, np.integer)
+        ):
+            raise InputError(
+                f"must be a numeric array, got dtype {arrays[key].dtype}", source=source, field=key
+            )
     if not np.issubdtype(arrays["combinations"].dtype, np.integer):
         raise InputError("must be integer bitmasks", source=source, field="combinations")
-    tasks = ()
+    tasks: tuple[str, ...] = ()
     if "tasks" in arrays:
         names = arrays["tasks"]
         if names.dtype.kind != "U" or names.ndim > 1:
-            raise InputError(f"must be a vector of task names (strings), got dtype {names.dtype} and shape "
-                             f"{names.shape}", source=source, field="tasks")
+            raise InputError(
+                f"must be a vector of task names (strings), got dtype {names.dtype} and shape "
+                f"{names.shape}",
+                source=source,
+                field="tasks",
+            )
         tasks = tuple(str(t) for t in np.atleast_1d(names))
     return Instance(arrays["work"], arrays["combinations"], arrays["speeds"], tasks)
 
 
 def save_instance(instance: Instance, path: str | os.PathLike) -> Path:
-    """Write `.npz` (compact arrays) or JSON, chosen by the extension; the file appears whole or not at all."""
+    """Write `.npz` (compact arrays) or JSON, chosen by the extension; the file appears whole or not
+    at all."""
     path = Path(path)
     with atomic_path(path) as tmp:
         if path.suffix.lower() == ".npz":
             with open(tmp, "wb") as handle:
-                np.savez(handle, work=instance.work, combinations=instance.combinations, speeds=instance.speeds,
-                         tasks=np.asarray(instance.tasks, dtype=str))
+                np.savez(
+                    handle,
+                    work=instance.work,
+                    combinations=instance.combinations,
+                    speeds=instance.speeds,
+                    tasks=np.asarray(instance.tasks, dtype=str),
+                )
         else:
             tmp.write_text(json.dumps(instance_to_json(instance)))
     return path
@@ -535,7 +715,8 @@ def _is_number(value) -> bool:
 
 
 def complete_instance(work, speed_of) -> Instance:
-    """Instance over all 2^n - 1 combinations with a_ij = speed_of(i, mask) (handy for small examples)."""
+    """Instance over all 2^n - 1 combinations with a_ij = speed_of(i, mask) (handy for small
+    examples)."""
     work = np.asarray(work, dtype=float)
     masks = all_combinations(work.size)
     member = membership(masks, work.size)

@@ -1,13 +1,22 @@
-"""Bitmask helpers for the combination lattice: task i <-> bit i, combinations in ascending bitmask order."""
+"""Bitmask helpers for the combination lattice: task i <-> bit i, combinations in ascending bitmask
+order."""
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
 __all__ = [
-    "popcount", "membership", "all_combinations", "combinations_up_to", "combinations_of_size", "mask_of",
-    "tasks_of", "is_downward_closed", "MAX_TASKS",
+    "popcount",
+    "membership",
+    "all_combinations",
+    "combinations_up_to",
+    "combinations_of_size",
+    "mask_of",
+    "tasks_of",
+    "is_downward_closed",
+    "MAX_TASKS",
 ]
 
 MAX_TASKS = 62  # bitmasks are int64
@@ -38,14 +47,18 @@ def all_combinations(n: int) -> np.ndarray:
 
 
 def combinations_up_to(n: int, max_size: int) -> np.ndarray:
-    """Non-empty combinations of at most `max_size` tasks, ascending (no 2^n array when max_size is small)."""
+    """Non-empty combinations of at most `max_size` tasks, ascending (no 2^n array when max_size is
+    small)."""
     if max_size >= n:
         return all_combinations(n)
-    return np.sort(np.concatenate([combinations_of_size(n, size) for size in range(1, max_size + 1)]))
+    return np.sort(
+        np.concatenate([combinations_of_size(n, size) for size in range(1, max_size + 1)])
+    )
 
 
 def combinations_of_size(n: int, size: int) -> np.ndarray:
-    """All combinations of exactly `size` of n tasks, ascending; built level by level, one bit above the top."""
+    """All combinations of exactly `size` of n tasks, ascending; built level by level, one bit above
+    the top."""
     level, top = np.zeros(1, dtype=np.int64), np.full(1, -1)
     bit_index = np.arange(n)
     for _ in range(size):

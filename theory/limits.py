@@ -1,8 +1,10 @@
-"""Size limits of the worst-case search, in a module without heavy imports (the CLI reads them at start).
+"""Size limits of the worst-case search, in a module without heavy imports (the CLI reads them at
+start).
 
 `cosched.theory.testing` (which imports hypothesis) runs the search; `cosched worst-case` checks its
 arguments against these limits before loading it.
 """
+
 from __future__ import annotations
 
 __all__ = ["WORST_CASE_MAX_TASKS", "DEFAULT_BUDGET"]

@@ -1,4 +1,6 @@
-"""Schedules drawn like 002 Fig. 1: speed against time, one bar per step stacked by task speeds a_ij."""
+"""Schedules drawn like 002 Fig. 1: speed against time, one bar per step stacked by task speeds
+a_ij."""
+
 from __future__ import annotations
 
 import os
@@ -11,11 +13,16 @@ from cosched.theory.instance import Instance
 __all__ = ["plot_schedules"]
 
 
-def plot_schedules(instance: Instance, schedules: dict, path: str | os.PathLike, title: str | None = None):
-    """Write a PNG with one panel per schedule (label -> Schedule); the area under each is the total work D."""
+def plot_schedules(
+    instance: Instance, schedules: dict, path: str | os.PathLike, title: str | None = None
+):
+    """Write a PNG with one panel per schedule (label -> Schedule); the area under each is the total
+    work D."""
     plt = pyplot()
     colours = plt.get_cmap("tab20" if instance.n > 10 else "tab10")(np.arange(instance.n) % 20)
-    figure, axes = plt.subplots(1, len(schedules), figsize=(5.5 * len(schedules), 4), sharey=True, squeeze=False)
+    figure, axes = plt.subplots(
+        1, len(schedules), figsize=(5.5 * len(schedules), 4), sharey=True, squeeze=False
+    )
     horizon = max(schedule.makespan for schedule in schedules.values())
     for axis, (label, schedule) in zip(axes[0], schedules.items()):
         speeds = instance.speeds[:, instance.index(schedule.combinations)]
@@ -23,8 +30,17 @@ def plot_schedules(instance: Instance, schedules: dict, path: str | os.PathLike,
         bottom = np.zeros(len(schedule.durations))
         for task in range(instance.n):
             if speeds[task].any():
-                axis.bar(starts, speeds[task], width=schedule.durations, bottom=bottom, align="edge",
-                         color=colours[task], edgecolor="black", linewidth=0.3, label=instance.tasks[task])
+                axis.bar(
+                    starts,
+                    speeds[task],
+                    width=schedule.durations,
+                    bottom=bottom,
+                    align="edge",
+                    color=colours[task],
+                    edgecolor="black",
+                    linewidth=0.3,
+                    label=instance.tasks[task],
+                )
             bottom += speeds[task]
         axis.set_title(f"{label}: makespan {schedule.makespan:.4g}")
         axis.set_xlabel("time")

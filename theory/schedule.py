@@ -3,6 +3,7 @@
 A schedule is the sequence of (combination S_{j_k}, time x_{j_k}) pairs; its makespan is the sum of
 the times (002 §3). OPT, FCS, the search strategies and real measurements all compare through it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -38,7 +39,9 @@ class Schedule:
         return instance.speeds[:, columns] @ self.durations
 
     def is_feasible(self, instance: Instance, tolerance: float = WORK_TOLERANCE) -> bool:
-        return bool(np.allclose(self.work_done(instance), instance.work, rtol=tolerance * 10, atol=0))
+        return bool(
+            np.allclose(self.work_done(instance), instance.work, rtol=tolerance * 10, atol=0)
+        )
 
     def time_per_combination(self) -> dict[int, float]:
         """x_j: total time of each combination, summed over its repetitions (002 §3)."""
@@ -52,22 +55,27 @@ class Schedule:
         import pandas as pd
 
         ends = np.cumsum(self.durations)
-        return pd.DataFrame({
-            "step": np.arange(len(self.durations)),
-            "combination": [tuple(self._names(mask)) for mask in self.combinations.tolist()],
-            "mask": self.combinations,
-            "start": ends - self.durations,
-            "end": ends,
-            "duration": self.durations,
-        })
+        return pd.DataFrame(
+            {
+                "step": np.arange(len(self.durations)),
+                "combination": [tuple(self._names(mask)) for mask in self.combinations.tolist()],
+                "mask": self.combinations,
+                "start": ends - self.durations,
+                "end": ends,
+                "duration": self.durations,
+            }
+        )
 
     def to_json(self) -> dict:
-        """{"strategy", "makespan", "schedule": [{"combination": [task indices], "time"}]} (CLI contract)."""
+        """{"strategy", "makespan", "schedule": [{"combination": [task indices], "time"}]} (CLI
+        contract)."""
         return {
             "strategy": self.strategy,
             "makespan": self.makespan,
-            "schedule": [{"combination": tasks_of(mask), "time": duration}
-                         for mask, duration in zip(self.combinations.tolist(), self.durations.tolist())],
+            "schedule": [
+                {"combination": tasks_of(mask), "time": duration}
+                for mask, duration in zip(self.combinations.tolist(), self.durations.tolist())
+            ],
         }
 
     def _names(self, mask: int) -> list:

@@ -1,13 +1,15 @@
 """Real data bundled with cosched, each file with its provenance and licence in README.txt.
 
-A preset is a short name for a bundled file. The loaders accept a preset wherever they accept a file, so
-``read_heatmap("aris-nas")`` and ``cosched simulate --heatmap aris-nas`` read the same file, as do
-``load_workload("kth-sp2")`` and ``--workload kth-sp2``. A preset name wins over a file of the same name in
-the current folder (write ``./aris-nas`` for the file).
+A preset is a short name for a bundled file. The loaders accept a preset wherever they accept a
+file, so ``read_heatmap("aris-nas")`` and ``cosched simulate --heatmap aris-nas`` read the same
+file, as do ``load_workload("kth-sp2")`` and ``--workload kth-sp2``. A preset name wins over a file
+of the same name in the current folder (write ``./aris-nas`` for the file).
 
-Platforms are shapes, not files: their presets (``kth-sp2`` = the 100 single-processor nodes of the bundled
-trace, ``aris``, ``grvingt``, ...) are ``cosched.simulator.platform.PRESETS``, read by ``load_platform``.
+Platforms are shapes, not files: their presets (``kth-sp2`` = the 100 single-processor nodes of the
+bundled trace, ``aris``, ``grvingt``, ...) are ``cosched.simulator.platform.PRESETS``, read by
+``load_platform``.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,14 +26,17 @@ HEATMAPS = {
     "aris-nas": "derived_pairs_aris_NAS.csv",  # 33 NPB loads on ARIS, 421 pairs
     "aris-spec": "derived_pairs_aris_SPEC.csv",  # 8 SPEChpc 2021 loads on ARIS, 35 pairs
     "g5k-nas": "derived_pairs_g5k_grvingt_NAS.csv",  # 13 NPB loads on Grid'5000 grvingt, 91 pairs
-    "marconi-fig2": "marconi_npb256_fig2.csv",  # 8 NPB loads x 256 on Marconi, transcribed from 000 Fig. 2
+    # 8 NPB loads x 256 on Marconi, transcribed from 000 Fig. 2
+    "marconi-fig2": "marconi_npb256_fig2.csv",
 }
-# Parallel Workloads Archive traces (SWF, gzipped as published); run them on the platform of the same name.
+# Parallel Workloads Archive traces (SWF, gzipped as published); run them on the platform of the
+# same name.
 WORKLOADS = {
     "kth-sp2": "KTH-SP2-1996-2.1-cln.swf.gz",  # 28,476 records, KTH IBM SP2, 100 nodes
 }
 DATA_PRESETS = {"heatmap": HEATMAPS, "workload": WORKLOADS}  # kind -> its presets
-__getattr__ = module_aliases(__name__, {"PRESETS": "DATA_PRESETS"}, globals())  # the name before 0.3.0
+# the name before 0.3.0
+__getattr__ = module_aliases(__name__, {"PRESETS": "DATA_PRESETS"}, globals())
 
 
 def data_path(name: str) -> Path:
@@ -40,7 +45,8 @@ def data_path(name: str) -> Path:
 
 
 def resolve(kind: str, spec: str | os.PathLike) -> str | os.PathLike:
-    """The bundled file of preset `spec` of `kind` ("heatmap", "workload"), else `spec` itself if it exists.
+    """The bundled file of preset `spec` of `kind` ("heatmap", "workload"), else `spec` itself if it
+    exists.
 
     Anything else raises InputError naming `spec` and listing the presets of that kind.
     """

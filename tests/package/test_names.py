@@ -1,9 +1,11 @@
-"""One name, one thing: no two modules export the same public name unless one re-exports the other's object.
+"""One name, one thing: no two modules export the same public name unless one re-exports the other's
+object.
 
-A researcher reading `from cosched.x import NAME` must find one definition of NAME. Command-line modules
-(``cli``, ``*_cli``, ``__main__``) are left out: they export their `register`/`main` entry points for the
-dispatcher, not an API (the API reference leaves them out too).
+A researcher reading `from cosched.x import NAME` must find one definition of NAME. Command-line
+modules (``cli``, ``*_cli``, ``__main__``) are left out: they export their `register`/`main` entry
+points for the dispatcher, not an API (the API reference leaves them out too).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -14,7 +16,8 @@ from collections import defaultdict
 from cosched._areas import AREAS
 
 CLI_MODULE = re.compile(r"(^|\.)(cli|\w+_cli|__main__)$")  # the rule of docs/hooks/api_reference.py
-# Collisions in modules other work is reshaping at the time of writing; each entry must still collide (the
+# Collisions in modules other work is reshaping at the time of writing; each entry must still
+# collide (the
 # test fails when one is resolved, so the list only shrinks). Names: the modules exporting them.
 PENDING = {
     "NodeState": {"cosched.simulator.allocators", "cosched.simulator.elastic.compat"},
@@ -37,7 +40,8 @@ def _modules() -> list[str]:
 
 
 def collisions() -> dict[str, set[str]]:
-    """Public names exported (`__all__`) by two or more modules as different objects -> those modules."""
+    """Public names exported (`__all__`) by two or more modules as different objects -> those
+    modules."""
     exported = defaultdict(dict)
     for name in _modules():
         module = importlib.import_module(name)

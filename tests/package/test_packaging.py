@@ -1,9 +1,11 @@
-"""Packaging: every package folder and data file ships, and an area is importable only as `cosched.<area>`.
+"""Packaging: every package folder and data file ships, and an area is importable only as
+`cosched.<area>`.
 
 The area folders sit at the top of the repository and install inside `cosched`; setup.py derives the
-package list from the folders. The fast tests check the derivation against the tree; the slow one builds
-the wheel and reads what is in it.
+package list from the folders. The fast tests check the derivation against the tree; the slow one
+builds the wheel and reads what is in it.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -11,11 +13,11 @@ import importlib.util
 import os
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from cosched._areas import AREAS
 
@@ -31,7 +33,8 @@ def _setup_module():
 
 
 def _package_folders() -> dict[str, Path]:
-    """Every folder holding Python sources below cosched/ and the areas -> its dotted name when installed."""
+    """Every folder holding Python sources below cosched/ and the areas -> its dotted name when
+    installed."""
     folders = {}
     for top, name in (("cosched", "cosched"), *((area, f"cosched.{area}") for area in AREAS)):
         for path in (ROOT / top).rglob("*.py"):
@@ -58,8 +61,12 @@ def test_every_folder_with_sources_is_a_package_of_the_distribution():
 
 def test_every_data_file_matches_a_package_data_pattern():
     patterns = _data_patterns()
-    data = [path for folder in _package_folders().values() for path in folder.iterdir()
-            if path.is_file() and path.suffix not in (".py", ".pyc")]
+    data = [
+        path
+        for folder in _package_folders().values()
+        for path in folder.iterdir()
+        if path.is_file() and path.suffix not in (".py", ".pyc")
+    ]
     assert data, "the bundled data files were not found"
     assert [path for path in data if not any(fnmatch.fnmatch(path.name, p) for p in patterns)] == []
 
@@ -67,17 +74,27 @@ def test_every_data_file_matches_a_package_data_pattern():
 @pytest.mark.parametrize("area", AREAS)
 def test_an_area_imported_under_its_folder_name_fails_naming_the_package(area):
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, "-c", f"import {area}"], cwd=ROOT, env=environment,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", f"import {area}"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode != 0
     assert f"import cosched.{area}, not {area}" in result.stderr.strip().splitlines()[-1]
 
 
 @pytest.mark.slow
 def test_the_wheel_holds_every_package_and_data_file(tmp_path):
-    """Build the wheel (isolated build, as `pip install .` does) and compare its files with the tree."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
-                   check=True, timeout=600)
+    """Build the wheel (isolated build, as `pip install .` does) and compare its files with the
+    tree."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+        timeout=600,
+    )
     (wheel,) = tmp_path.glob("cosched-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = set()
