@@ -47,7 +47,7 @@ import json
 import os
 import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -172,7 +172,8 @@ def _finished(
             _rewrite(path, columns, key, None, {})
         return {}
     if not path.exists():
-        listed, rewrite = {}, True
+        listed: dict[tuple[str, ...], int] = {}
+        rewrite = True
         frame, keys, cut = None, [], True
     else:
         frame, keys, cut = _scan(path, columns, key)
@@ -440,7 +441,7 @@ def _call(function: Callable, cell: tuple, *shared):
 
 def _execute(
     function: Callable, todo: list[tuple], shared: tuple, workers: int | None, dask
-) -> Iterator:
+) -> Generator:
     """Yield (cell, result) as cells finish: in this process, in local worker processes or on
     Dask."""
     if dask is not None:
@@ -457,7 +458,7 @@ def _execute(
 
 def _dask_results(
     function: Callable, todo: list[tuple], shared: tuple, workers: int | None, dask
-) -> Iterator:
+) -> Generator:
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:

@@ -98,7 +98,7 @@ def read_text(path: str | os.PathLike, *, comment: str | None = None) -> str:
             elif path.name.lower().endswith(".gz"):
                 raise InputError("named .gz but not gzip-compressed", source=source)
             else:
-                raw = handle.read(MAX_INPUT_BYTES.value + 1)
+                raw = handle.read(int(MAX_INPUT_BYTES.value) + 1)
     except FileNotFoundError:
         raise InputError("no such file", source=source) from None
     except OSError as error:

@@ -68,7 +68,7 @@ def output_dir(path: str | os.PathLike):
         raise
 
 
-def check_plot_path(path: str | os.PathLike, option: str) -> str:
+def check_plot_path(path: str | os.PathLike, option: str | None) -> str:
     """`path` if matplotlib writes its extension (none means PNG); else InputError naming `option`, before any run."""
     from matplotlib.backend_bases import FigureCanvasBase
 

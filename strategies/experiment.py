@@ -19,6 +19,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -186,16 +187,15 @@ class StrategyExperiment(ExperimentSpec):
 
     @classmethod
     def from_json(cls, document: dict) -> StrategyExperiment:
-        return cls(
-            **{
-                key: tuple(map(tuple, value))
-                if key == "alpha_ranges"
-                else tuple(value)
-                if isinstance(value, list)
-                else value
-                for key, value in document.items()
-            }
-        )
+        fields: dict[str, Any] = {
+            key: tuple(map(tuple, value))
+            if key == "alpha_ranges"
+            else tuple(value)
+            if isinstance(value, list)
+            else value
+            for key, value in document.items()
+        }
+        return cls(**fields)
 
     def run_cell(self, alpha_index: int, instance_number: int) -> list[dict]:
         return run_cell(self, alpha_index, instance_number)
@@ -275,7 +275,7 @@ def run_cell(config: StrategyExperiment, alpha_index: int, instance_number: int)
     for name in config.acquisitions:
         for k in config.ks:
             for reading in config.readings(name):
-                strategy = make_strategy(
+                strategy: Any = make_strategy(  # a SearchStrategy: explored, exploration_time
                     name,
                     k=k,
                     quantum=config.quantum,

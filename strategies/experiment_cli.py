@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import time
 
@@ -91,7 +92,8 @@ def _experiment(args) -> int:
                            force=args.force)
     seconds = time.perf_counter() - started
     several = max(len(config.readings(name)) for name in config.acquisitions) > 1
-    written = [f"{args.out}/{name}" for name in (RESULTS, PARQUET, SUMMARY, *((SPREAD,) if several else ()))]
+    names = (RESULTS, PARQUET, SUMMARY, *((SPREAD,) if several else ()))
+    written: list[str | os.PathLike] = [f"{args.out}/{name}" for name in names]
     shown = default_reading(frame, config)  # the figures and the table: the first reading
     if plots is not None:
         written += [plot_fig6(shown, plots / "fig6.png"), plot_fig7(shown, plots / "fig7.png")]

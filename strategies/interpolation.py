@@ -186,7 +186,7 @@ class Bounds:
         self.upper[outside], self.lower[outside] = 0.0, 0.0
         self.upper_size[outside], self.lower_size[outside] = 0.0, 0.0
         for mask in np.flatnonzero(self.measured):
-            self._pin(mask)
+            self._pin(int(mask))
 
     def estimate(self, columns=slice(None)) -> np.ndarray:
         """ã_ij (rows: the given combinations, columns: tasks), formula (22); 0 for tasks outside

@@ -10,7 +10,7 @@ from cosched.strategies.schedule import OnlineStrategy
 __all__ = ["STRATEGIES", "make_strategy", "register_strategy"]
 
 # name -> "module:factory"; a factory takes keyword options (tie_break, k, quantum, bounds, ...)
-STRATEGIES: dict[str, str] = {
+STRATEGIES: dict[str, str | Callable[..., OnlineStrategy]] = {
     "fcs": "cosched.strategies.fcs:FCS",
     "ucb": "cosched.strategies.search:UCB",
     "pi": "cosched.strategies.search:PI",

@@ -11,6 +11,7 @@ completes. It plugs into `cosched.strategies.schedule.execute` like FCS and neve
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import numpy as np
@@ -77,7 +78,7 @@ class SearchStrategy:
 
     name = "search"
     # subclasses: a function (mean ã_j, σ_j, incumbent a⁺) -> value per combination
-    acquisition = None
+    acquisition: Callable[..., np.ndarray] | None = None
     OPTIONS = frozenset(
         {
             "k",
@@ -166,6 +167,7 @@ class SearchStrategy:
         if self.incumbent == "measured":
             measured = self.bounds.measured[candidates]
             incumbent = mean[measured].max() if measured.any() else incumbent
+        assert self.acquisition is not None, "a search strategy subclass sets its acquisition"
         value = self.acquisition(mean, sigma, incumbent)
         pick = int(np.argmax(value))
         best = value >= value[pick] - ACQUISITION_TIE_TOLERANCE

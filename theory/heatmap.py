@@ -302,7 +302,7 @@ class Heatmap:
             and np.allclose(self._spread, other._spread[order], equal_nan=True)
         )
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # equal heatmaps compare by content: unhashable
 
     def __repr__(self) -> str:
         pairs = int((~np.isnan(self._co)).sum())
@@ -460,7 +460,7 @@ def _build(numbered_records, *, default, source) -> Heatmap:
 def _csv_rows(reader: csv.DictReader, source: str):
     """(line, record) of each row; a row with fewer or more cells than the header is an error, not
     empty cells."""
-    width = len(reader.fieldnames)
+    width = len(reader.fieldnames or ())
     for record in reader:
         short = [key for key, value in record.items() if key is not None and value is None]
         if short or None in record:

@@ -99,7 +99,7 @@ class OptResult:
 
     makespan: float
     times: np.ndarray
-    schedule: object  # strategies.schedule.Schedule with strategy "opt"
+    schedule: Schedule  # with strategy "opt"
     duals: np.ndarray
     solver: str
     method: str
