@@ -511,11 +511,11 @@ class ExperimentSpec(ABC):
         command: the CLI command, also the rerun rule's owner name (``"experiment-sim"``).
         spec_file: the JSON document of the spec inside the output folder (``"spec.json"``).
         grid_file: the grid's CSV inside the output folder (``"grid.csv"``; its done-file beside
-        it).
+            it).
         key: the key columns, one per value of a cell.
         columns: the grid CSV's columns, the key columns among them.
         owned: every file and folder the command writes into its output folder (what ``--force``
-        removes).
+            removes).
         unit: what one cell is, for the progress bar (``"run"``).
     """
 

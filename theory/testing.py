@@ -184,7 +184,7 @@ class WorstCase:
         ratio, makespan, opt: makespan / OPT on it, and both makespans.
         parameters: its point in [0, 1]^d (`instance_from_parameters`).
         history: the ratio of every evaluation, in order (the first `searched` by hypothesis, then
-        scipy's).
+            scipy's).
         searched: evaluations of the hypothesis phase.
         seconds: wall time of the whole search.
     """

@@ -87,3 +87,67 @@ def test_no_import_cycle(graph):
 def test_graph_sees_the_real_imports(graph):
     assert graph.has_edge("cosched.strategies.schedule", "cosched.theory.schedule")
     assert graph.has_edge("cosched.simulator.engine", "cosched.simulator.platform")
+
+
+SHARED_BELOW_AREAS = ("cosched.grid", "cosched.deprecation", "cosched._areas", "cosched.errors",
+                      "cosched.rerun", "cosched.registry")  # infrastructure that imports no area at all
+
+
+def test_shared_infrastructure_imports_no_area(graph):
+    wrong = [(a, b) for a, b in graph.edges if a in SHARED_BELOW_AREAS and _area(b)]
+    assert wrong == []
+
+
+def _parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def test_nothing_imports_an_area_under_its_folder_name():
+    """`import simulator.engine` would load a second copy of the area: always `cosched.<area>`."""
+    wrong = []
+    for name, path in _module_files().items():
+        for node in ast.walk(_parsed(path)):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                targets = [node.module or ""]
+            else:
+                continue
+            wrong += [(name, target) for target in targets if target.split(".")[0] in AREAS]
+    assert wrong == []
+
+
+def test_every_area_package_refuses_its_folder_name_first():
+    """The first statement of each area's __init__ (after the docstring) is the guard of cosched._areas."""
+    for area in AREAS:
+        body = _parsed(_module_files()[f"cosched.{area}"]).body
+        statements = [node for node in body if not (isinstance(node, ast.Expr) and
+                                                    isinstance(node.value, ast.Constant))]
+        first, second = statements[0], statements[1]
+        assert isinstance(first, ast.ImportFrom) and first.module == "cosched._areas", area
+        assert isinstance(second, ast.Expr) and ast.unparse(second.value) == \
+            f"require_package_name(__name__, '{area}')", area
+
+
+def test_experiment_specs_run_through_the_one_experiment_runner():
+    """A module defining an `ExperimentSpec` subclass gets `run_experiment` from `cosched.grid` and does not
+    drive the grid itself (`run_grid`, `grid_folder`): one protocol, one runner."""
+    from cosched.grid import ExperimentSpec
+
+    spec_modules = set()
+    for name in _module_files():
+        if "cli" in name.rpartition(".")[2] or name.endswith("__main__"):
+            continue
+        module = importlib.import_module(name)
+        spec_modules |= {value.__module__ for value in vars(module).values()
+                         if isinstance(value, type) and issubclass(value, ExperimentSpec)
+                         and value is not ExperimentSpec}
+    assert {"cosched.strategies.experiment", "cosched.simulator.experiment",
+            "cosched.simulator.elastic.experiment", "cosched.simulator.hybrid.experiment"} <= spec_modules
+    files = _module_files()
+    for name in spec_modules:
+        module = importlib.import_module(name)
+        assert module.run_experiment is importlib.import_module("cosched.grid").run_experiment, name
+        imported = {alias.name for node in ast.walk(_parsed(files[name])) if isinstance(node, ast.ImportFrom)
+                    and node.module == "cosched.grid" for alias in node.names}
+        assert not imported & {"run_grid", "grid_folder"}, name
