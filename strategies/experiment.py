@@ -73,8 +73,6 @@ RESULT_COLUMNS = [
     "explored",
     "exploration_time",
 ]
-# the module's name before 0.3.0 (not exported: theory.heatmap has its own COLUMNS)
-COLUMNS = RESULT_COLUMNS
 KEY = ("alpha_index", "instance")  # one grid cell
 RESULTS, DONE, PARQUET, SUMMARY, CONFIG = (
     "results.csv",
@@ -216,9 +214,15 @@ STRATEGY_PRESETS = {
 }
 
 
-__getattr__ = module_aliases(
-    __name__, {"ExperimentConfig": "StrategyExperiment", "PRESETS": "STRATEGY_PRESETS"}, globals()
-)  # the names before 0.3.0
+__getattr__ = module_aliases(  # the names before 0.3.0
+    __name__,
+    {
+        "ExperimentConfig": "StrategyExperiment",
+        "PRESETS": "STRATEGY_PRESETS",
+        "COLUMNS": "RESULT_COLUMNS",
+    },
+    globals(),
+)
 
 
 def cell_seed(seed: int, alpha_index: int, instance: int) -> int:
