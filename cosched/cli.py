@@ -13,6 +13,7 @@ import sys
 import warnings
 
 from cosched import __version__
+from cosched.cli_options import Parser
 from cosched.errors import InputError
 from cosched.processes import interrupt_exit_code, termination_signals
 
@@ -26,12 +27,12 @@ COMMAND_MODULES = ("cosched.theory.cli", "cosched.strategies.cli", "cosched.stra
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="cosched", description="HPC co-scheduling research toolkit.")
+    parser = Parser(prog="cosched", description="HPC co-scheduling research toolkit.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
                         help="print the cosched version and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
+    parser._subcommands = subparsers  # for "did you mean" on an unknown flag of a subcommand
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
@@ -55,9 +56,23 @@ def one_line_warnings(command: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    with warnings.catch_warnings(record=True) as parsing:  # deprecated spellings, shown once the command is known
+        warnings.simplefilter("always", FutureWarning)
+        args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = one_line_warnings(args.command)
+        for warning in parsing:
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+        if getattr(args, "quiet", False) and not getattr(args, "json", False):
+            return _quietly(args)  # --quiet: only errors and warnings (stderr); --json still prints its document
+        return _dispatch(args)
+
+
+def _quietly(args) -> int:
+    """Run the command with its text results (stdout) discarded."""
+    import contextlib
+
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
         return _dispatch(args)
 
 

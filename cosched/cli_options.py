@@ -7,18 +7,84 @@ This module sits below the areas: it imports none of them.
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 from cosched.errors import InputError
 
-__all__ = ["SEED_DEFAULT", "PLOTS_ON", "LazyChoices", "NameList", "add_alias", "add_quiet", "add_seed", "add_json",
-           "add_out", "add_plots", "add_name_list", "plots_target", "one_name", "names_or", "announce", "notice",
-           "choices_text", "positive"]
+__all__ = ["SEED_DEFAULT", "PLOTS_ON", "REMOVED_IN", "LazyChoices", "NameList", "Parser", "add_alias", "deprecation",
+           "add_quiet",
+           "add_seed", "add_json", "add_out", "add_plots", "add_name_list", "plots_target", "one_name", "names_or",
+           "announce", "notice", "choices_text", "positive", "did_you_mean", "time_unit", "finite"]
 
 SEED_DEFAULT = 0  # the seed of every command that draws random numbers (docs/cli-conventions.md)
 PLOTS_ON = True  # value of `--plots` given without a location: plot into the command's default place
+REMOVED_IN = "0.4.0"  # the release that drops the deprecated spellings
+SUGGESTION_CUTOFF = 0.6  # difflib similarity a name needs to be offered as "did you mean"
+SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86400.0
+HOURS_FROM = 2 * SECONDS_PER_HOUR  # a duration of at least 2 h prints in hours ...
+DAYS_FROM = 2 * SECONDS_PER_DAY  # ... and of at least 2 d in days
+
+
+def did_you_mean(value: str, known) -> str:
+    """`; did you mean 'x'?` for the known name closest to `value`, or '' when none is close."""
+    names = [str(name) for name in known]
+    close = difflib.get_close_matches(str(value), names, n=1, cutoff=SUGGESTION_CUTOFF)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def time_unit(seconds) -> tuple[str, float]:
+    """(unit, seconds per unit) that fits durations of this size: s below 2 h, h below 2 d, else d.
+
+    `seconds` is one duration or several (a table column shares the unit of its largest value)."""
+    values = [abs(float(v)) for v in (seconds if isinstance(seconds, (list, tuple)) else [seconds])
+              if v is not None and v == v]
+    largest = max(values, default=0.0)
+    if largest >= DAYS_FROM:
+        return "d", SECONDS_PER_DAY
+    if largest >= HOURS_FROM:
+        return "h", SECONDS_PER_HOUR
+    return "s", 1.0
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with "did you mean" for a mistyped subcommand, choice or flag."""
+
+    def _check_value(self, action, value):
+        if action.choices is not None and value not in action.choices:
+            known = list(action.choices)
+            message = f"invalid choice: {value!r} (choose from {', '.join(map(repr, known))})"
+            raise argparse.ArgumentError(action, message + did_you_mean(value, known))
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and getattr(self, "_subcommands", None) is not None:
+            command = getattr(namespace, "command", None)
+            sub = self._subcommands.choices.get(command) if command else None
+            flags = [flag for action in (sub or self)._actions if action.help != argparse.SUPPRESS
+                     for flag in action.option_strings]
+            hints = [did_you_mean(extra.split("=")[0], flags) for extra in extras if extra.startswith("--")]
+            hint = next((h for h in hints if h), "")
+            if hint:
+                (sub or self).error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+        return namespace, extras
+
+
+def finite(kind: type = float):
+    """An argparse `type` that reads a finite number (no nan, inf or overflow to inf)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+        return value
+    return parse
 
 
 def positive(kind: type = float):
@@ -26,8 +92,10 @@ def positive(kind: type = float):
     def parse(text: str):
         try:
             value = kind(text)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value != value or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"must be a finite positive number, got {text!r}")
         if value <= 0:
             raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
         return value
@@ -66,19 +134,39 @@ class LazyChoices(Sequence):
         return repr(self._names())
 
 
-def add_alias(parser: argparse.ArgumentParser, *flags: str, dest: str, **options) -> argparse.Action:
-    """An old spelling kept for one release: same `dest` as the new flag, hidden from `--help`.
+def deprecation(old: str, new: str) -> str:
+    """The one-line message of an old spelling."""
+    return f"{old} is deprecated, use {new} (removed in {REMOVED_IN})"
 
-    Its default is SUPPRESS, so the new flag's default is the only one (whichever was added first).
+
+def add_alias(parser: argparse.ArgumentParser, *flags: str, dest: str, new: str | None = None,
+              **options) -> argparse.Action:
+    """An old spelling kept for one release: same `dest` as the new flag, hidden from `--help`; using it warns
+    once (a FutureWarning, printed as `cosched CMD: warning: --old is deprecated, use --new (removed in 0.4.0)`).
+
+    `new`: the spelling to name (default: the visible flag of the same `dest`). Its default is SUPPRESS, so the
+    new flag's default is the only one (whichever was added first).
     """
+    if new is None:
+        new = next((action.option_strings[0] for action in parser._actions
+                    if action.dest == dest and action.option_strings and action.help != argparse.SUPPRESS), dest)
     options.setdefault("default", argparse.SUPPRESS)
-    return parser.add_argument(*flags, dest=dest, help=argparse.SUPPRESS, **options)
+    action = parser.add_argument(*flags, dest=dest, help=argparse.SUPPRESS, **options)
+    base = type(action)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        warnings.warn(deprecation(option_string or flags[0], new), FutureWarning, stacklevel=2)
+        base.__call__(self, parser, namespace, values, option_string)
+
+    action.__class__ = type(f"Deprecated{base.__name__}", (base,), {"__call__": __call__})
+    return action
 
 
 def add_quiet(parser: argparse.ArgumentParser, *aliases: str) -> None:
     """`--quiet`: no progress bars and no notices on stderr; results, warnings and errors still print."""
     parser.add_argument("--quiet", action="store_true",
-                        help="no progress bars and no notices (where outputs went) on stderr")
+                        help="print only errors and warnings (no results unless --json, no progress bars, no "
+                             "notices)")
     if aliases:
         add_alias(parser, *aliases, dest="quiet", action="store_true")
 
@@ -154,11 +242,15 @@ class NameList(argparse.Action):
 
 
 def add_name_list(parser: argparse.ArgumentParser, flag: str, *, what: str, known: Sequence[str], default: str,
-                  alias: str | None = None, alias_nargs: str | None = None, metavar: str = "NAME") -> None:
-    """`--strategy` / `--scheduler`: repeatable, comma lists; `alias` (the old plural) parses the same way."""
-    dest = flag.lstrip("-").replace("-", "_")
+                  alias: str | None = None, alias_nargs: str | None = None, metavar: str = "NAME",
+                  single: bool = False, dest: str | None = None) -> None:
+    """`--strategy` / `--scheduler`: repeatable, comma lists; `alias` (the old plural) parses the same way.
+
+    single: the command takes one name (the help says so; `one_name` refuses several)."""
+    dest = dest or flag.lstrip("-").replace("-", "_")
+    accepts = "one of" if single else "repeatable or comma-separated:"
     parser.add_argument(flag, action=NameList, dest=dest, default=None, metavar=metavar,
-                        help=f"{what}, repeatable or comma-separated: {choices_text(known)} (default {default})")
+                        help=f"{what}, {accepts} {choices_text(known)} (default {default})")
     if alias:
         add_alias(parser, alias, dest=dest, action=NameList, nargs=alias_nargs, metavar=metavar)
 

@@ -30,14 +30,16 @@ def register(subparsers) -> None:
     measure.add_argument("--threads", type=positive(int), default=1, help="threads of each bundled kernel")
     measure.add_argument("--combinations", default="pairs",
                          help="pairs | all | upto:K | sample:N | chains:N[:K] (default pairs)")
-    measure.add_argument("--window", type=positive(float), default=2.0, help="measuring window [s] (default 2)")
+    measure.add_argument("--window", type=positive(float), default=2.0,
+                         help="measuring window [s] (default 2)")
     measure.add_argument("--warmup", type=positive(float), default=0.5,
                          help="discarded warm-up after continuing a combination [s] (default 0.5)")
     measure.add_argument("--backend", choices=BACKEND_CHOICES, default="auto",
                          help="counters: auto (perf if hardware counters work, else cputime, reported), perf, "
                               "cputime")
-    measure.add_argument("--work", action="append", default=[], metavar="NAME=B",
-                         help="work b of a task in the instance (time alone; default 1)")
+    measure.add_argument("--task-work", dest="work", action="append", default=[], metavar="NAME=B",
+                         help="work b of a task in the instance (time alone; default 1); repeatable")
+    add_alias(measure, "--work", dest="work", action="append", metavar="NAME=B")
     measure.add_argument("--project-monotone", action="store_true",
                          help="project the matrix onto monotone speeds (cap by sub-combinations)")
     add_alias(measure, "--monotone", dest="project_monotone", action="store_true")
@@ -136,9 +138,9 @@ def _measure(args) -> int:
             index, amount = names.index(name.strip()), float(value)
         except ValueError:
             raise InputError(f"expected NAME=B with a known task name and a number, got {text!r}",
-                             field="--work") from None
-        if amount <= 0:
-            raise InputError(f"work must be positive, got {text!r}", field="--work")
+                             field="--task-work") from None
+        if not 0 < amount < float("inf"):
+            raise InputError(f"work must be a finite positive number, got {text!r}", field="--task-work")
         work[index] = amount
     combination_set(len(tasks), args.combinations, args.seed)  # reject a bad spec before starting anything
     backend, reason = _backend(args.backend)

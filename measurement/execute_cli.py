@@ -6,7 +6,7 @@ import json
 import signal
 from pathlib import Path
 
-from cosched.cli_options import add_out, add_plots, add_quiet, announce, plots_target, positive
+from cosched.cli_options import add_alias, add_out, add_plots, add_quiet, announce, plots_target, positive
 from cosched.measurement.cli import KERNEL_SECONDS_MARGIN
 from cosched.errors import InputError
 from cosched.measurement.counters import BACKEND_NAMES
@@ -30,27 +30,33 @@ def register(subparsers) -> None:
     parser.add_argument("--task", action="append", default=[], metavar="NAME=COMMAND",
                         help="a task: name and shell command doing a fixed amount of work (repeatable)")
     parser.add_argument("--kernels", metavar="K1,K2,...",
-                        help="add bundled kernels as tasks (compute, memory, cache; a name may repeat); needs --work")
-    parser.add_argument("--work", type=positive(int), metavar="N", help="work units of every bundled kernel")
+                        help="add bundled kernels as tasks (compute, memory, cache; a name may repeat); needs --kernel-work")
+    parser.add_argument("--kernel-work", dest="work", type=positive(int), metavar="N",
+                        help="work units of every bundled kernel")
+    add_alias(parser, "--work", dest="work", type=positive(int), metavar="N")
     parser.add_argument("--threads", type=positive(int), default=1, help="threads of each bundled kernel")
     add_strategy_arguments(parser)
     parser.set_defaults(quantum=DEFAULT_QUANTUM_SECONDS)
     parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto",
                         help="counters: auto (perf if hardware counters work, else cputime, reported), perf, "
                              "cputime")
-    parser.add_argument("--combinations", default="all",
-                        help="combinations the strategy may form and the reference measures: all | pairs | upto:K "
-                             "(default all)")
+    parser.add_argument("--allowed-combinations", dest="combinations", default="all", metavar="SPEC",
+                        help="combinations the strategy may form and the reference measures: all | pairs | "
+                             "upto:K (default all)")
+    add_alias(parser, "--combinations", dest="combinations")
     parser.add_argument("--reference", action="store_true",
                         help="first measure each task's time alone and the speed matrix; report OPT, the simulated "
                              "makespan of the strategy and the real ratio")
     parser.add_argument("--speeds", metavar="INSTANCE",
                         help="speed matrix for FCS: instance.json written by `cosched measure` for the same tasks "
                              "(without it and --reference, FCS first runs each combination for one window)")
-    parser.add_argument("--window", type=positive(float), default=1.0,
-                        help="measuring window of the reference and of premeasured combinations [s] (default 1)")
-    parser.add_argument("--warmup", type=positive(float), default=0.3,
-                        help="discarded warm-up of the reference's windows [s] (default 0.3)")
+    parser.add_argument("--reference-window", dest="window", type=positive(float), default=1.0,
+                        metavar="SECONDS", help="measuring window of the reference and of premeasured "
+                                                "combinations [s] (default 1)")
+    add_alias(parser, "--window", dest="window", type=positive(float))
+    parser.add_argument("--reference-warmup", dest="warmup", type=positive(float), default=0.3,
+                        metavar="SECONDS", help="discarded warm-up of the reference's windows [s] (default 0.3)")
+    add_alias(parser, "--warmup", dest="warmup", type=positive(float))
     parser.add_argument("--force", action="store_true",
                         help="start over in DIR (by default a rerun with the same tasks, combinations, window, "
                              "warm-up and backend reuses the reference measured there)")
@@ -69,8 +75,8 @@ def _tasks(args):
     long_running = list(tasks)
     if args.kernels:
         if args.work is None:
-            raise InputError("bundled kernels need --work N (work units each, the same in every run)",
-                             field="--work")
+            raise InputError("bundled kernels need --kernel-work N (work units each, the same in every run)",
+                             field="--kernel-work")
         kernels = _kernel_names(args.kernels)
         planned = len(combination_set(len(tasks) + len(kernels), args.combinations)) * (args.warmup + args.window)
         counts: dict[str, int] = {}

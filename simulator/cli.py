@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 
 from cosched.cli_options import (add_json, add_name_list, add_out, add_plots, add_quiet, add_seed, announce, names_or,
-                                  one_name, plots_target)
+                                  one_name, plots_target, time_unit, SECONDS_PER_DAY, SECONDS_PER_HOUR)
 from cosched.data import WORKLOADS
 from cosched.errors import InputError
 from cosched.simulator.co_cli import add_fidelity_options, add_simulate_options, co_simulation_options
@@ -19,17 +19,20 @@ from cosched.simulator.elastic.experiment_cli import add_elastic_options, model_
 from cosched.simulator.hybrid.cli import add_hybrid_options, simulate_command as hybrid_simulate
 from cosched.simulator.platform import PRESETS as PLATFORMS
 from cosched.simulator.schedulers import CLASSIC, SCHEDULERS
-from cosched.simulator.metrics import SECONDS_PER_DAY
+
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
 
 __all__ = ["register"]
 
-# Text output: makespans in days, other durations in seconds, the unit in every label; JSON keeps seconds.
+# Text output: makespans in the unit that fits their size (s, h or d; `time_unit`), other durations in seconds,
+# the unit in every label; JSON keeps seconds.
 
 
-def _days(seconds: float) -> str:
-    days = seconds / SECONDS_PER_DAY
-    return f"{days:.2f}" if abs(days) >= 1 else f"{days:.3g}"
+def _fitted(seconds: float, unit: str | None = None) -> str:
+    """A makespan in `unit` (default: the unit that fits it), two decimals (three digits below 1)."""
+    unit, scale = (unit, dict(s=1.0, h=SECONDS_PER_HOUR, d=SECONDS_PER_DAY)[unit]) if unit else time_unit(seconds)
+    value = seconds / scale
+    return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3g}"
 
 
 def _seconds(seconds: float) -> str:
@@ -41,13 +44,14 @@ def _number(value: float) -> str:
 
 
 # summary key -> (unit shown in the label, text of the JSON value)
-UNITS = {"makespan": ("d", _days), "mean_wait": ("s", _seconds), "median_wait": ("s", _seconds),
+FITTED = ("makespan", "bound")  # the durations shown in the unit that fits them
+UNITS = { "mean_wait": ("s", _seconds), "median_wait": ("s", _seconds),
          "max_wait": ("s", _seconds), "mean_turnaround": ("s", _seconds), "bounded_slowdown_threshold": ("s", _seconds),
-         "bound": ("d", _days), "wall_seconds": ("s", _seconds), "jobs_per_second": ("jobs/s", _number),
+         "wall_seconds": ("s", _seconds), "jobs_per_second": ("jobs/s", _number),
          "simulated_days_per_hour": ("d/h", _number)}
-TEXT_SKIPPED = ("scheduler", "platform", "jobs", "simulated_days")  # in the title line, or makespan [d] again
-COMPARE_COLUMNS = (  # (summary key, column title with unit, format)
-    ("makespan", "makespan [d]", _days), ("makespan_speedup", "mS", "{:.3f}".format),
+TEXT_SKIPPED = ("scheduler", "platform", "jobs", "simulated_days")  # in the title line, or the makespan again
+COMPARE_COLUMNS = (  # (summary key, column title with unit, format); makespan: the unit of the column
+    ("makespan", "makespan", _fitted), ("makespan_speedup", "mS", "{:.3f}".format),
     ("makespan_over_bound", "C/bound", "{:.3f}".format),
     ("mean_wait", "wait [s]", _seconds), ("mean_turnaround", "turnaround [s]", _seconds),
     ("mean_slowdown", "slowdown", "{:.2f}".format), ("mean_bounded_slowdown", "bsld", "{:.2f}".format),
@@ -79,8 +83,8 @@ def register(subparsers) -> None:
         description="Discrete-event simulation (ELiSE §3): completions, then arrivals, then one scheduling pass "
                     "per timestamp; compact whole-node allocation. Writes jobs.csv and summary.json to --out.")
     _common(simulate)
-    add_name_list(simulate, "--scheduler", what="the scheduler (one)", known=tuple(SCHEDULERS), default="easy",
-                  alias="--schedulers")
+    add_name_list(simulate, "--scheduler", what="the scheduler", known=tuple(SCHEDULERS),
+                  default="easy", single=True, alias="--schedulers")
     simulate.add_argument("--baseline", help="also run this scheduler for the makespan speedup (e.g. conservative)")
     add_out(simulate, "folder", "jobs.csv, summary.json (and jobs.parquet, the plots)")
     simulate.add_argument("--parquet", action="store_true", help="also write jobs.parquet")
@@ -138,14 +142,14 @@ def _run(args, name, platform, workload, progress, job_models=None):
 
 
 def _print_summary(summary: dict, cleaning: dict) -> None:
-    """The summary as text: each label carries its unit (makespan in days, other times in seconds)."""
+    """The summary as text: each label carries its unit (makespan in s, h or d, other times in seconds)."""
     changes = ", ".join(f"{k} {v}" for k, v in cleaning.items() if k not in ("records", "jobs") and v)
     print(f"{summary['scheduler']} on {summary['platform']}: {summary['jobs']} jobs "
           f"({cleaning.get('records', summary['jobs'])} records" + (f"; {changes})" if changes else ")"))
     for key, value in summary.items():
         if key in TEXT_SKIPPED or value is None:
             continue
-        unit, text = UNITS.get(key, (None, _number))
+        unit, text = (time_unit(value)[0], _fitted) if key in FITTED else UNITS.get(key, (None, _number))
         label = f"{key} [{unit}]" if unit else key
         shown = text(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
         print(f"  {label:<34} {shown}")
@@ -227,9 +231,11 @@ def _compare_command(args) -> int:
         return 0
     print(f"{frame.attrs['jobs']} jobs on {frame.attrs['platform']} ({frame.attrs['cores']} cores), "
           f"makespan speedup against {args.baseline}")
-    header = ["scheduler"] + [title for _, title, _ in COMPARE_COLUMNS]
-    table = [[row["scheduler"]] + [text(row[key]) if row.get(key) is not None else "-"
-                                   for key, _, text in COMPARE_COLUMNS] for row in rows]
+    unit = time_unit([row["makespan"] for row in rows if row.get("makespan") is not None])[0]
+    header = ["scheduler"] + [f"{title} [{unit}]" if key == "makespan" else title
+                              for key, title, _ in COMPARE_COLUMNS]
+    table = [[row["scheduler"]] + [("-" if row.get(key) is None else text(row[key], unit) if key == "makespan"
+                                    else text(row[key])) for key, _, text in COMPARE_COLUMNS] for row in rows]
     widths = [max(len(line[i]) for line in table + [header]) for i in range(len(header))]
     for line in [header] + table:
         print("  ".join(cell.rjust(width) if i else cell.ljust(width) for i, (cell, width) in
