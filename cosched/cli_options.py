@@ -18,7 +18,7 @@ from cosched.errors import InputError
 __all__ = ["SEED_DEFAULT", "PLOTS_ON", "REMOVED_IN", "LazyChoices", "NameList", "Parser", "add_alias", "deprecation",
            "add_quiet",
            "add_seed", "add_json", "add_out", "add_plots", "add_name_list", "plots_target", "one_name", "names_or",
-           "announce", "notice", "choices_text", "positive", "did_you_mean", "time_unit", "finite"]
+           "announce", "notice", "choices_text", "positive", "did_you_mean", "time_unit", "finite", "VOCABULARY"]
 
 SEED_DEFAULT = 0  # the seed of every command that draws random numbers (docs/cli-conventions.md)
 PLOTS_ON = True  # value of `--plots` given without a location: plot into the command's default place
@@ -28,6 +28,41 @@ SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0
 HOURS_FROM = 2 * SECONDS_PER_HOUR  # a duration of at least 2 h prints in hours ...
 DAYS_FROM = 2 * SECONDS_PER_DAY  # ... and of at least 2 d in days
+
+
+# The shared flags and what each means in every command that takes it (docs/cli-conventions.md renders this
+# table with the commands, defaults and old spellings read from the parsers).
+VOCABULARY = {
+    "--quiet": "print only errors and warnings: no text results (a document asked for with --json still "
+               "prints), no progress bars, no notices on stderr",
+    "--json": "print the result as JSON on stdout instead of text (times in seconds)",
+    "--seed": "seed of every random draw of the command; the same command line gives the same output",
+    "--out": "where the command writes: FILE for commands that write one file, DIR (created if missing) for "
+             "commands that write several",
+    "--plots": "write the command's plots: into DIR/plots/ of the --out folder (a few commands also take "
+               "--plots WHERE); off unless asked, so commands stay fast and matplotlib is not imported. "
+               "demo and heatmap, whose purpose is a picture, write theirs to a PNG",
+    "--no-plots": "write no plots (the default of every command except demo)",
+    "--force": "start over in --out, removing what an earlier run of the command wrote there (by default the "
+               "same run resumes and another one is refused)",
+    "--workload": "bundled trace name, SWF file (.swf, .swf.gz) or CSV workload",
+    "--platform": "platform preset name or JSON file",
+    "--limit": "only the first N jobs of the workload (after cleaning)",
+    "--scheduler": "the thing that decides: scheduler or policy names from the command's registry; one for "
+                   "simulate and elastic, repeatable or comma-separated elsewhere",
+    "--algorithm": "an ElastiSim algorithm file (FILE.py) loaded as it is",
+    "--strategy": "online strategy names (FCS, UCB, PI, EI); one for run, ratio, worst-case, execute",
+    "--heatmap": "pairwise co-execution speedups: heatmap CSV or bundled preset name",
+    "--mean-interarrival": "mean gap between submissions in seconds (constant, poisson, weibull)",
+    "--workers": "local worker processes (default: all cores)",
+    "--dask": "run on dask.distributed: 'local' or a scheduler address tcp://host:port",
+    "--work-range": "range LO HI of the work b_i of a random instance",
+    "--task-work": "work b of one measured task in the instance, NAME=B",
+    "--kernel-work": "work units of every bundled kernel that execute runs",
+    "--project-monotone": "project a measured matrix onto monotone speeds",
+    "--allow-nonmonotone": "accept an instance whose speeds break monotonicity or exceed 1",
+    "--version": "print cosched VERSION and exit",
+}
 
 
 def did_you_mean(value: str, known) -> str:
@@ -159,6 +194,7 @@ def add_alias(parser: argparse.ArgumentParser, *flags: str, dest: str, new: str 
         base.__call__(self, parser, namespace, values, option_string)
 
     action.__class__ = type(f"Deprecated{base.__name__}", (base,), {"__call__": __call__})
+    action.new_spelling = new  # read by the docs' vocabulary table
     return action
 
 

@@ -1,8 +1,11 @@
-"""MkDocs hook: render the CLI reference page from `cosched.cli.build_parser()` at build time.
+"""MkDocs hook: render the CLI tables from `cosched.cli.build_parser()` at build time.
 
 The page `cli.md` holds one marker line; this hook replaces it with every subcommand's usage,
 description and flags, read from the argparse parsers themselves, so the reference cannot drift
 from the code. Flags and subcommands whose help is `argparse.SUPPRESS` (hidden aliases) are left out.
+Two more markers, on any page: `<!-- cli-commands -->` (every command, its area and summary: the home
+page) and `<!-- cli-vocabulary -->` (the shared flags of `cosched.cli_options.VOCABULARY`, with the
+commands that take each one and its old spellings: the CLI-conventions page).
 """
 from __future__ import annotations
 
@@ -11,8 +14,13 @@ import html
 
 PAGE = "cli.md"
 MARKER = "<!-- cli-reference -->"
+COMMANDS_MARKER = "<!-- cli-commands -->"
+VOCABULARY_MARKER = "<!-- cli-vocabulary -->"
+AREA_PAGES = {"theory": "model.md", "strategies": "online.md", "simulator": "simulator.md",
+              "elastic": "elastisim.md", "hybrid": "hybrid.md", "measurement": "measurement.md"}
 
-__all__ = ["PAGE", "MARKER", "subcommands", "visible_actions", "render_cli_reference", "on_page_markdown"]
+__all__ = ["PAGE", "MARKER", "COMMANDS_MARKER", "VOCABULARY_MARKER", "subcommands", "visible_actions",
+           "render_cli_reference", "render_commands", "render_vocabulary", "on_page_markdown"]
 
 
 def subcommands(parser: argparse.ArgumentParser) -> list[tuple[str, list[str], str, argparse.ArgumentParser]]:
@@ -108,8 +116,79 @@ def render_cli_reference(parser: argparse.ArgumentParser | None = None) -> str:
     return "\n".join(lines)
 
 
+def _area(subparser: argparse.ArgumentParser) -> str:
+    """The area that registered a subcommand: theory, strategies, simulator, elastic, hybrid, measurement."""
+    module = getattr(subparser._defaults.get("func"), "__module__", "") or ""
+    parts = module.split(".")
+    for name in ("elastic", "hybrid"):
+        if name in parts:
+            return name
+    return parts[1] if len(parts) > 1 else ""
+
+
+def render_commands(parser: argparse.ArgumentParser | None = None, link: str = "") -> str:
+    """Markdown table of every command: its area (linked to the area's page) and its one-line summary."""
+    if parser is None:
+        from cosched.cli import build_parser
+        parser = build_parser()
+    lines = ["| command | area | what it does |", "|---|---|---|"]
+    for name, _, summary, subparser in subcommands(parser):
+        area = _area(subparser)
+        page = AREA_PAGES.get(area)
+        shown = f"[{area}]({link}{page})" if page else area
+        lines.append(f"| [`{parser.prog} {name}`]({link}cli.md#{parser.prog}-{name}) | {shown} | "
+                     f"{_text(summary)} |")
+    return "\n".join(lines)
+
+
+def _default_text(actions: dict[str, argparse.Action]) -> str:
+    """One default, or per command where they differ."""
+    shown = {command: _default(action).strip("`") and _default(action) or "—"
+             for command, action in actions.items()}
+    if len(set(shown.values())) == 1:
+        return next(iter(shown.values()))
+    given = [f"{command}: {value}" for command, value in shown.items() if value != "—"]
+    return "; ".join(given) + ("; others: none" if len(given) < len(shown) else "")
+
+
+def render_vocabulary(parser: argparse.ArgumentParser | None = None) -> str:
+    """Markdown table of the shared flags: meaning, the commands that take each, defaults, old spellings."""
+    from cosched.cli_options import VOCABULARY
+
+    if parser is None:
+        from cosched.cli import build_parser
+        parser = build_parser()
+    commands = subcommands(parser)
+    lines = ["| flag | meaning | commands | default | old spellings (removed in 0.4.0) |", "|---|---|---|---|---|"]
+    for flag, meaning in VOCABULARY.items():
+        taking: dict[str, argparse.Action] = {}
+        old: set[str] = set()
+        for name, _, _, subparser in commands:
+            actions = [action for action in subparser._actions if flag in action.option_strings]
+            if not actions or actions[0].help == argparse.SUPPRESS:
+                continue
+            taking[name] = actions[0]
+            old |= {option for action in subparser._actions if getattr(action, "new_spelling", None) == flag
+                    for option in action.option_strings}
+        if flag == "--version":
+            where = f"`{parser.prog}` itself"
+        elif len(taking) == len(commands):
+            where = "every command"
+        else:
+            where = ", ".join(taking)
+        default = _default_text(taking) if taking else "—"
+        olds = ", ".join(f"`{option}`" for option in sorted(old)) or "—"
+        lines.append(f"| `{flag}` | {_text(meaning)} | {where} | {default} | {olds} |")
+    return "\n".join(lines)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    """Fill the marker of the CLI reference page; every other page passes through unchanged."""
+    """Fill the markers: the CLI reference on its page, the command and vocabulary tables where they stand."""
+    if COMMANDS_MARKER in markdown:
+        depth = page.file.src_uri.count("/")
+        markdown = markdown.replace(COMMANDS_MARKER, render_commands(link="../" * depth))
+    if VOCABULARY_MARKER in markdown:
+        markdown = markdown.replace(VOCABULARY_MARKER, render_vocabulary())
     if page.file.src_uri != PAGE:
         return markdown
     if MARKER not in markdown:
