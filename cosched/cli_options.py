@@ -17,8 +17,9 @@ from cosched.errors import InputError
 
 __all__ = ["SEED_DEFAULT", "PLOTS_ON", "REMOVED_IN", "LazyChoices", "NameList", "Parser", "add_alias", "deprecation",
            "add_quiet",
-           "add_seed", "add_json", "add_out", "add_plots", "add_name_list", "plots_target", "one_name", "names_or",
-           "announce", "notice", "choices_text", "positive", "did_you_mean", "time_unit", "finite", "VOCABULARY"]
+           "add_seed", "add_json", "add_out", "add_plots", "add_name_list", "plots_target", "plots_folder",
+           "one_name", "names_or",
+           "announce", "notice", "choices_text", "positive", "did_you_mean", "time_unit", "finite", "speedup", "VOCABULARY"]
 
 SEED_DEFAULT = 0  # the seed of every command that draws random numbers (docs/cli-conventions.md)
 PLOTS_ON = True  # value of `--plots` given without a location: plot into the command's default place
@@ -107,6 +108,17 @@ class Parser(argparse.ArgumentParser):
             if hint:
                 (sub or self).error(f"unrecognized arguments: {' '.join(extras)}{hint}")
         return namespace, extras
+
+
+MAX_SPEEDUP = 1e3  # a co-location speedup beyond this is no measurement (and overflows the model's times)
+
+
+def speedup(text: str) -> float:
+    """An argparse `type` for a speedup: a finite number in (0, MAX_SPEEDUP]."""
+    value = finite(float)(text)
+    if not 0 < value <= MAX_SPEEDUP:
+        raise argparse.ArgumentTypeError(f"a speedup must be in (0, {MAX_SPEEDUP:g}], got {text!r}")
+    return value
 
 
 def finite(kind: type = float):
@@ -229,33 +241,39 @@ def add_out(parser: argparse.ArgumentParser, kind: str, what: str, *, required: 
     parser.add_argument("--out", required=required, default=default, metavar=metavar, help=text)
 
 
-def add_plots(parser: argparse.ArgumentParser, what: str, *, default_on: bool, metavar: str = "DIR",
-              value_required: bool = False, aliases: Sequence[str] = ()) -> None:
-    """`--plots [WHERE]` / `--no-plots` into one attribute `plots`.
+def add_plots(parser: argparse.ArgumentParser, what: str, *, default_on: bool = False, metavar: str = "DIR",
+              value_required: bool = False, aliases: Sequence[str] = (), where: bool = False) -> None:
+    """`--plots [WHERE]` / `--no-plots` into one attribute `plots` (docs/cli-conventions.md, plots by one rule).
 
-    None: the command's default (on where it has an output folder or file, `default_on`); True (`--plots`
-    alone): on, into the `--out` location; a string: into that location; False: `--no-plots`. Where the command
-    has no `--out` (heatmap), `value_required` makes `--plots` take the location.
+    None: the command's default: off, except for a command whose purpose is a picture (`default_on`, demo);
+    True (`--plots` alone): on, into DIR/plots/ of the --out folder; a string (`where`: the command takes
+    --plots WHERE): into that location; False: `--no-plots`. Where the command has no `--out` (heatmap),
+    `value_required` makes `--plots` take the location.
     """
-    default = "on: into the --out location" if default_on else "off"
+    if value_required or default_on:
+        text = f"write {what} (default {'on' if default_on else 'off'})"
+    else:
+        text = f"write {what} into DIR/plots/ of --out" + (" or into WHERE" if where else "") + " (default off)"
+        metavar = "WHERE" if where else metavar
     parser.add_argument("--plots", nargs=None if value_required else "?", const=None if value_required else PLOTS_ON,
-                        default=None, metavar=metavar, help=f"write {what} (default {default})")
+                        default=None, metavar=metavar, help=text)
     parser.add_argument("--no-plots", dest="plots", action="store_const", const=False, help="write no plots")
     if aliases:
         add_alias(parser, *aliases, dest="plots", metavar=metavar)
 
 
-def plots_target(args, default: str | Path | None, *, fixed: bool = False) -> Path | None:
-    """Where the plots go, or None for none: `--no-plots` → None, `--plots WHERE` → WHERE, `--plots` or no flag
-    → `default` (the command's place beside its --out; None: plots are off unless a location is given).
+def plots_target(args, default: str | Path | None, *, fixed: bool = False, picture: bool = False) -> Path | None:
+    """Where the plots go, or None for none: no flag or `--no-plots` → None (plots are opt-in), `--plots WHERE` →
+    WHERE, `--plots` → `default` (the command's DIR/plots/ beside its --out).
 
     fixed: the command can only plot into `default`; another location is bad input (exit 2, names --plots).
+    picture: the plot is what the command is for (demo): no flag → `default`.
     """
     value = getattr(args, "plots", None)
     if value is False:
         return None
     if value is None:
-        return Path(default) if default is not None else None
+        return Path(default) if picture and default is not None else None
     if value is PLOTS_ON:
         if default is None:
             raise InputError("no place for the plots: give --plots DIR or --out DIR", field="--plots")
@@ -264,6 +282,16 @@ def plots_target(args, default: str | Path | None, *, fixed: bool = False) -> Pa
         where = f"into {default}" if default is not None else "only beside --out"
         raise InputError(f"this command writes its plots {where}; give --plots without a location",
                          field="--plots")
+    return Path(value)
+
+
+def plots_folder(out: str | Path | None) -> Path | None:
+    """DIR/plots/ of an --out folder (None without one)."""
+    return None if out is None else Path(out) / "plots"
+
+
+def _unused(value):  # pragma: no cover - keeps the tail of plots_target below unreachable-free
+
     return Path(value)
 
 

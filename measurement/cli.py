@@ -7,7 +7,7 @@ import signal
 from pathlib import Path
 
 from cosched.cli_options import (add_alias, add_json, add_out, add_plots, add_quiet, add_seed, announce, notice,
-                                  plots_target, positive)
+                                  plots_folder, plots_target, positive)
 from cosched.errors import InputError
 from cosched.measurement.counters import BACKEND_NAMES
 
@@ -48,7 +48,7 @@ def register(subparsers) -> None:
                          help="start over in DIR, removing the files an earlier measure wrote there (by default a "
                               "rerun with the same tasks, window, warm-up and backend resumes; others are refused)")
     add_seed(measure, "seed of sample:N and chains:N")
-    add_plots(measure, "heatmap.png and speed_by_size.png into DIR", default_on=True)
+    add_plots(measure, "heatmap.png and speed_by_size.png")
     add_out(measure, "folder", "instance.json, heatmap.csv, samples.csv, speeds.csv, report.json, plots",
             required=True)
     add_json(measure, "the report")
@@ -70,7 +70,7 @@ def register(subparsers) -> None:
                           help="counters: %(choices)s (default auto)")
     add_seed(validate, "seed of the co-runner draws")
     add_out(validate, "folder", "runs.csv, table.csv, report.json, validation.png")
-    add_plots(validate, "validation.png", default_on=True)
+    add_plots(validate, "validation.png", where=True)
     add_json(validate, "the table")
     add_quiet(validate)
     validate.set_defaults(func=_validate)
@@ -116,7 +116,7 @@ def _measure(args) -> int:
     from cosched.measurement.session import measure_to_directory
     from cosched.measurement.validation import kernel_command
 
-    plots = plots_target(args, args.out, fixed=True)
+    plots = plots_target(args, plots_folder(args.out), fixed=True)
     check_outputs(("--out", args.out, "folder"))
     tasks = [parse_task(text) for text in args.task]
     if args.kernels:
@@ -185,7 +185,7 @@ def _validate(args) -> int:
     from cosched.outputs import atomic_path, check_outputs, output_dir
     from cosched.measurement.validation import fit_table, run_validation
 
-    plots = plots_target(args, args.out)
+    plots = plots_target(args, plots_folder(args.out))
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
     kernels = _kernel_names(args.kernels)
     backend, reason = _backend(args.backend)

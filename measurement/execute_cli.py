@@ -6,7 +6,7 @@ import json
 import signal
 from pathlib import Path
 
-from cosched.cli_options import add_alias, add_out, add_plots, add_quiet, announce, plots_target, positive
+from cosched.cli_options import add_alias, add_out, add_plots, add_quiet, announce, plots_folder, plots_target, positive
 from cosched.measurement.cli import KERNEL_SECONDS_MARGIN
 from cosched.errors import InputError
 from cosched.measurement.counters import BACKEND_NAMES
@@ -60,7 +60,7 @@ def register(subparsers) -> None:
     parser.add_argument("--force", action="store_true",
                         help="start over in DIR (by default a rerun with the same tasks, combinations, window, "
                              "warm-up and backend reuses the reference measured there)")
-    add_plots(parser, "execution.png (real schedule beside the simulated one and OPT's) into DIR", default_on=True)
+    add_plots(parser, "execution.png (real schedule beside the simulated one and OPT's)")
     add_out(parser, "folder", "report.json, schedule.csv, execution.png, alone.csv, reference/", required=True)
     add_quiet(parser)
     parser.set_defaults(func=_execute)
@@ -137,7 +137,7 @@ def _execute(args) -> int:
     from cosched.outputs import check_outputs, output_dir
     from cosched.strategies.cli import noise_from_args, strategy_from_args, strategy_name
 
-    plots = plots_target(args, args.out, fixed=True)
+    plots = plots_target(args, plots_folder(args.out), fixed=True)
     check_outputs(("--out", args.out, "folder"))
     if args.speeds and args.reference:
         raise InputError("--reference measures the speed matrix itself; give --speeds or --reference, not both",
@@ -150,17 +150,17 @@ def _execute(args) -> int:
                          warmup=args.warmup, factory=lambda: strategy_from_args(args),
                          simulated_noise=noise_from_args(args), options=_strategy_options(args))
     backend, reason = open_backend(args.backend)
-    if reason is not None and args.backend == "auto":  # a warning, so --quiet does not hide it
-        import warnings
-
-        warnings.warn(f"no hardware counters, using the cputime backend (no IPC factor: cache and memory "
-                      f"contention is not seen); {reason.split(';')[0]}", stacklevel=1)
     try:
         with output_dir(args.out) as out:
             report = execute_to_directory(plan, out, backend, seed=args.seed, force=args.force,
                                           fallback_reason=reason, progress=not args.quiet, plots=plots is not None)
     finally:
         backend.close()
+    if reason is not None and args.backend == "auto":  # after the run: a refused --out stays one line
+        import warnings
+
+        warnings.warn(f"no hardware counters, using the cputime backend (no IPC factor: cache and memory "
+                      f"contention is not seen); {reason.split(';')[0]}", stacklevel=1)
     announce(args, *(Path(args.out) / name for name in sorted(set(report["files"].values()))))
     if args.json:
         print(json.dumps(report, indent=2, default=float))

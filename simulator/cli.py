@@ -11,7 +11,8 @@ import math
 from pathlib import Path
 
 from cosched.cli_options import (add_json, add_name_list, add_out, add_plots, add_quiet, add_seed, announce, names_or,
-                                  one_name, plots_target, time_unit, SECONDS_PER_DAY, SECONDS_PER_HOUR)
+                                  one_name, plots_folder, plots_target, time_unit, SECONDS_PER_DAY,
+                                  SECONDS_PER_HOUR)
 from cosched.data import WORKLOADS
 from cosched.errors import InputError
 from cosched.simulator.co_cli import add_fidelity_options, add_simulate_options, co_simulation_options
@@ -88,7 +89,7 @@ def register(subparsers) -> None:
     simulate.add_argument("--baseline", help="also run this scheduler for the makespan speedup (e.g. conservative)")
     add_out(simulate, "folder", "jobs.csv, summary.json (and jobs.parquet, the plots)")
     simulate.add_argument("--parquet", action="store_true", help="also write jobs.parquet")
-    add_plots(simulate, "Gantt, utilization, queue and wait-time PNGs", default_on=False)
+    add_plots(simulate, "Gantt, utilization, queue and wait-time PNGs", where=True)
     add_simulate_options(simulate)
     add_fidelity_options(simulate)
     add_elastic_options(simulate)  # marks jobs moldable or malleable (cosched.simulator.elastic.traces)
@@ -105,6 +106,7 @@ def register(subparsers) -> None:
     compare.add_argument("--baseline", default="conservative",
                          help="scheduler whose makespan is the reference (default conservative)")
     add_out(compare, "folder", "compare.csv, one row of metrics per scheduler (resumes if it exists)")
+    add_plots(compare, "a bar chart of makespan, wait and utilization per scheduler (compare.png)")
     add_simulate_options(compare)
     compare.add_argument("--force", action="store_true",
                          help="start over: remove an earlier compare.csv of other options or inputs (by default the "
@@ -125,6 +127,28 @@ def _load(args):
     if args.heatmap:  # read and checked also when only classic schedulers run (they ignore it): no garbage passes
         co_simulation_options(args)
     return inputs
+
+
+def _elastic_with_whole_nodes(args, names) -> None:
+    """Elastic jobs resize over whole nodes; a co-scheduler shares nodes by half-socket binding with speeds from
+    the heatmap. The two models do not compose (a job would get both speedups), so the pair is refused."""
+    if not args.elastic_fraction:
+        return
+    from cosched.simulator.compare import checked_scheduler
+
+    shared = [name for name in names if checked_scheduler(name, args.depth).co_located]
+    if shared:
+        raise InputError(f"elastic jobs run on whole nodes, {', '.join(shared)} shares nodes between two jobs: "
+                         f"the two models do not compose; use a classic scheduler with --elastic-fraction, or "
+                         f"leave it out", field="--elastic-fraction")
+
+
+def _preflight(args, names, platform) -> None:
+    """Every scheduler of the command can run on the platform, checked before the first simulation."""
+    from cosched.simulator.compare import preflight
+
+    options = co_simulation_options(args).get("scheduler_options") if args.heatmap else None
+    preflight(names, platform, depth=args.depth, placement=args.placement, scheduler_options=options)
 
 
 def _run(args, name, platform, workload, progress, job_models=None):
@@ -160,13 +184,16 @@ def _simulate_command(args) -> int:
     from cosched.simulator.metrics import summarize
 
     scheduler = one_name(args, "scheduler", "easy", "--scheduler", "simulate runs one scheduler (compare: several)")
-    plots = plots_target(args, args.out) if args.plots is not None else None  # off unless asked: plotting doubles the time
+    plots = plots_target(args, plots_folder(args.out))  # off unless asked: plotting doubles the time
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
     if args.mtbf is not None and not args.hybrid:
         raise InputError("--mtbf injects node failures into hybrid runs; add --hybrid MECHANISM", field="mtbf")
+    _elastic_with_whole_nodes(args, [scheduler] + ([args.baseline] if args.baseline else []))
     platform, workload = _load(args)
     if args.hybrid:  # on-demand, rigid and malleable jobs under a hybrid mechanism
+        args.plots_folder = plots
         return hybrid_simulate(args, scheduler, platform, workload)
+    _preflight(args, [scheduler] + ([args.baseline] if args.baseline else []), platform)
     job_models, marking = simulate_job_models(args, platform, workload)
     progress = not args.quiet
     result = _run(args, scheduler, platform, workload, progress, job_models)
@@ -216,15 +243,21 @@ def _compare_command(args) -> int:
 
     names = names_or(args, "scheduler", CLASSIC, "--scheduler")
     path = compare_path(args.out)
+    plots = plots_target(args, None if path is None else path.parent / "plots", fixed=True)
     if path is not None:  # a folder; an --out ending in .csv that is no folder names the file itself (old form)
-        check_outputs(("--out", path, "file") if path == Path(args.out) else ("--out", args.out, "folder"))
+        check_outputs(("--out", path, "file") if path == Path(args.out) else ("--out", args.out, "folder"),
+                      ("--plots", plots, "folder"))
     frame = compare(args.workload, args.platform, names, baseline=args.baseline, heatmap=args.heatmap,
                     spread_speedup=args.spread_speedup, default_speedup=args.default_speedup,
                     placement=args.placement, depth=args.depth, use_run_times=args.run_times,
                     bounded_threshold=args.bounded_threshold, limit=args.limit, out=args.out, force=args.force,
                     progress=not args.quiet)
-    if path is not None:
-        announce(args, path)
+    written = [path] if path is not None else []
+    if plots is not None:
+        from cosched.simulator.plots import compare_plot
+
+        written.append(compare_plot(frame, plots / "compare.png"))
+    announce(args, *written)
     rows = _json_rows(frame)
     if args.json:
         print(json.dumps(rows, indent=2))

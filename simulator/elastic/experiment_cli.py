@@ -77,7 +77,7 @@ def register(subparsers) -> None:
     experiment.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     experiment.add_argument("--dask", metavar="local|ADDRESS",
                             help="run on dask.distributed: a local cluster or a scheduler address tcp://host:port")
-    add_plots(experiment, "the plots into DIR/plots", default_on=True)
+    add_plots(experiment, "the plots")
     add_quiet(experiment)
     add_json(experiment, "the mean table")
     experiment.add_argument("--force", action="store_true",

@@ -375,7 +375,8 @@ def test_simulate_plots_go_into_the_out_folder_when_asked(tmp_path, capsys):
     w.write_text(WORKLOAD)
     common = ["simulate", "--workload", w, "--platform", "grvingt", "--quiet"]
     assert run(capsys, *common, "--out", tmp_path / "a", "--plots")[0] == 0
-    assert {"jobs.csv", "summary.json", "utilization_queue.png"} <= {p.name for p in (tmp_path / "a").iterdir()}
+    assert {"jobs.csv", "summary.json", "plots"} <= {p.name for p in (tmp_path / "a").iterdir()}
+    assert "utilization_queue.png" in {p.name for p in (tmp_path / "a" / "plots").iterdir()}
     for folder, flags in (("b", ["--no-plots"]), ("c", [])):  # off by default, as before
         assert run(capsys, *common, "--out", tmp_path / folder, *flags)[0] == 0
         assert sorted(p.name for p in (tmp_path / folder).iterdir()) == ["jobs.csv", "summary.json"]
