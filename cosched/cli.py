@@ -25,15 +25,33 @@ COMMAND_MODULES = ("cosched.theory.cli", "cosched.strategies.cli", "cosched.stra
                    "cosched.simulator.elastic.cli", "cosched.simulator.elastic.experiment_cli",
                    "cosched.simulator.hybrid.cli", "cosched.measurement.cli", "cosched.measurement.execute_cli")
 
+# which module registers which commands (tests/cli/test_fast_start.py checks it against the modules): a command
+# line naming one builds that module's parser alone, so a command does not import every other area (fast start)
+COMMAND_OWNERS = {
+    "cosched.theory.cli": ("generate", "opt"), "cosched.strategies.cli": ("run", "ratio", "demo", "experiment"),
+    "cosched.strategies.worst_case_cli": ("worst-case",), "cosched.simulator.cli": ("simulate", "compare"),
+    "cosched.simulator.co_cli": ("heatmap", "generate-workload", "experiment-sim"),
+    "cosched.simulator.bound_cli": ("bound",), "cosched.simulator.elastic.cli": ("elastic",),
+    "cosched.simulator.elastic.experiment_cli": ("experiment-elastic",),
+    "cosched.simulator.hybrid.cli": ("hybrid-workload", "experiment-hybrid"),
+    "cosched.measurement.cli": ("measure", "measure-validate", "measure-speeds"),
+    "cosched.measurement.execute_cli": ("execute",),
+}
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The `cosched` parser: every command, or (`command` a known command name) only the module that registers
+    it, so `cosched simulate ...` starts without importing the measurement or strategy areas."""
+    modules = COMMAND_MODULES
+    if command is not None:
+        modules = tuple(module for module, names in COMMAND_OWNERS.items() if command in names) or modules
     parser = Parser(prog="cosched", description="HPC co-scheduling research toolkit.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
                         help="print the cosched version and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     parser._subcommands = subparsers  # for "did you mean" on an unknown flag of a subcommand
-    for name in COMMAND_MODULES:
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as error:
@@ -58,7 +76,7 @@ def one_line_warnings(command: str):
 def main(argv: list[str] | None = None) -> int:
     with warnings.catch_warnings(record=True) as parsing:  # deprecated spellings, shown once the command is known
         warnings.simplefilter("always", FutureWarning)
-        args = build_parser().parse_args(argv)
+        args = build_parser(_command_of(argv)).parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = one_line_warnings(args.command)
         for warning in parsing:
@@ -66,6 +84,12 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "quiet", False) and not getattr(args, "json", False):
             return _quietly(args)  # --quiet: only errors and warnings (stderr); --json still prints its document
         return _dispatch(args)
+
+
+def _command_of(argv: list[str] | None) -> str | None:
+    """The command a command line names (its first word), or None (`--help`, `--version`, nothing)."""
+    words = sys.argv[1:] if argv is None else argv
+    return words[0] if words and not words[0].startswith("-") else None
 
 
 def _quietly(args) -> int:

@@ -89,6 +89,9 @@ def register(subparsers) -> None:
     simulate.add_argument("--baseline", help="also run this scheduler for the makespan speedup (e.g. conservative)")
     add_out(simulate, "folder", "jobs.csv, summary.json (and jobs.parquet, the plots)")
     simulate.add_argument("--parquet", action="store_true", help="also write jobs.parquet")
+    simulate.add_argument("--bound", action="store_true",
+                          help="also compute the lower bound on the makespan of any schedule (bound, "
+                               "makespan_over_bound; linear programs that take about half a simulation)")
     add_plots(simulate, "Gantt, utilization, queue and wait-time PNGs", where=True)
     add_simulate_options(simulate)
     add_fidelity_options(simulate)
@@ -165,6 +168,51 @@ def _run(args, name, platform, workload, progress, job_models=None):
                     job_models=job_models, **co_options)
 
 
+def jobs_csv_text(result) -> str | None:
+    """jobs.csv of a run as `result.jobs_frame().to_csv(index=False)` writes it, built with numpy alone; None
+    where a column would need pandas' quoting or types (lifecycle columns, app names with commas or quotes).
+
+    tests/cli/test_fast_start.py compares the two byte for byte."""
+    import numpy as np
+
+    if getattr(result, "lifecycle", None) is not None:
+        return None
+    w = result.workload
+    end_minus_start = result.end - result.start
+    counts = np.fromiter((n.size for n in result.nodes), np.int64, len(result.nodes))
+    flat = np.concatenate(result.nodes).tolist() if len(result.nodes) else []
+    table = [str(node) for node in range(max(flat, default=-1) + 1)]  # node ids are 0..nodes-1: look them up
+    names = list(map(table.__getitem__, flat))
+    bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
+    columns = {"job_id": w.job_id, "submit_time": w.submit, "start_time": result.start, "end_time": result.end,
+               "wait_time": result.start - w.submit, "run_time": end_minus_start, "estimate": w.estimate,
+               "cores": w.cores, "node_count": counts,
+               "nodes": [";".join(names[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]}
+    if w.app is not None:
+        columns["app"] = w.app
+    if result.co_scheduled:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            columns["compact_time"], columns["speedup"] = w.run, w.run / end_minus_start
+    texts = []
+    for values in columns.values():
+        kind = values.dtype.kind if isinstance(values, np.ndarray) else "list"
+        if kind == "f":  # repr: the shortest text that reads back the same float, as pandas writes it
+            texts.append(["" if x != x else repr(x) for x in values.tolist()])  # NaN: pandas' na_rep ''
+        elif kind in "iu":
+            texts.append(list(map(str, values.tolist())))
+        elif kind in ("list", "U", "O"):
+            names = values.tolist() if isinstance(values, np.ndarray) else values
+            distinct = set(names)
+            if not all(isinstance(v, str) for v in distinct) or "" in distinct or any(
+                    c in value for value in distinct for c in ',"\n\r'):
+                return None  # pandas would quote these (or they are no text): let it write them
+            texts.append(names)
+        else:
+            return None
+    rows = map(",".join, zip(*texts))
+    return ",".join(columns) + "\n" + "".join(row + "\n" for row in rows)
+
+
 def _print_summary(summary: dict, cleaning: dict) -> None:
     """The summary as text: each label carries its unit (makespan in s, h or d, other times in seconds)."""
     changes = ", ".join(f"{k} {v}" for k, v in cleaning.items() if k not in ("records", "jobs") and v)
@@ -203,7 +251,7 @@ def _simulate_command(args) -> int:
     summary["workload"] = str(args.workload)
     summary["use_run_times"] = args.run_times
     summary["depth"] = args.depth
-    if job_models is None:  # the bound holds for rigid jobs (cosched.simulator.bounds)
+    if args.bound and job_models is None:  # the bound holds for rigid jobs (cosched.simulator.bounds)
         from cosched.simulator.bound_cli import bound_columns
         summary.update(bound_columns(args, platform, workload, (result, baseline) if baseline else (result,),
                                      summary["makespan"]))
@@ -212,11 +260,16 @@ def _simulate_command(args) -> int:
     written = []
     if args.out:
         with output_dir(args.out) as folder:
-            frame = result.jobs_frame()
-            if job_models is not None:
-                frame = model_columns(frame, job_models, platform)
-            with atomic_path(folder / "jobs.csv") as path:
-                frame.to_csv(path, index=False)
+            fast = job_models is None and not args.parquet and jobs_csv_text(result)
+            if fast:  # the same bytes as pandas' to_csv, without importing pandas (a fast start)
+                with atomic_path(folder / "jobs.csv") as path:
+                    path.write_text(fast)
+            else:
+                frame = result.jobs_frame()
+                if job_models is not None:
+                    frame = model_columns(frame, job_models, platform)
+                with atomic_path(folder / "jobs.csv") as path:
+                    frame.to_csv(path, index=False)
             written.append(folder / "jobs.csv")
             if args.parquet:
                 with atomic_path(folder / "jobs.parquet") as path:
