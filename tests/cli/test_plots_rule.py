@@ -25,9 +25,9 @@ KTH = ["--workload", "kth-sp2", "--platform", "kth-sp2"]
 CASES = {
     "simulate": (["--workload", "{w}", "--platform", "grvingt"],
                  {"gantt.png", "utilization_queue.png", "wait_times.png"}),
-    "simulate-hybrid": (["simulate", *KTH, "--limit", "100", "--hybrid", "n-paa"],
+    "simulate-hybrid": (["simulate", *KTH, "--limit", "60", "--hybrid", "n-paa"],
                         {"gantt.png", "utilization_queue.png", "wait_times.png"}),
-    "simulate-elastic": (["simulate", *KTH, "--limit", "100", "--elastic-fraction", "0.5"],
+    "simulate-elastic": (["simulate", *KTH, "--limit", "60", "--elastic-fraction", "0.5"],
                          {"gantt.png", "utilization_queue.png", "wait_times.png"}),
     "compare": (["--workload", "{w}", "--platform", "grvingt", "--scheduler", "easy,fcfs"], {"compare.png"}),
     "experiment-elastic": (["--limit", "50", "--workers", "1"], {"makespan.png", "wait_turnaround.png"}),
