@@ -37,6 +37,44 @@ COMMAND_OWNERS = {
     "cosched.measurement.cli": ("measure", "measure-validate", "measure-speeds"),
     "cosched.measurement.execute_cli": ("execute",),
 }
+# the one-line summary of every command, for `cosched --help` without importing any area (it starts in well under
+# 0.3 s); tests/cli/test_fast_start.py checks it against the summaries the areas register
+SUMMARIES = {
+    "generate": "write a random instance (002 §8) or the FCS worst case (002 Example 1)",
+    "opt": "optimal makespan by LP (002 §4.1)",
+    "run": "run an online strategy on an instance",
+    "ratio": "competitive ratio of a strategy against OPT",
+    "demo": "random paper-style instance: OPT vs FCS table and a Fig. 1-style plot",
+    "experiment": "competitive ratios of FCS/UCB/PI/EI over a grid of random instances (002 §8)",
+    "worst-case": "search instances for the largest competitive ratio of a strategy (002 §4.3)",
+    "simulate": "simulate a workload on a cluster under one scheduler",
+    "compare": "run several schedulers on the same workload and print a metrics table",
+    "heatmap": "inspect a co-execution heatmap CSV (thesis Table 4.1 layout), plot it",
+    "generate-workload": "draw N jobs from an application seed (heatmap or seed JSON) into a CSV workload",
+    "experiment-sim": "thesis-style grid: schedulers x workloads, tables and plots",
+    "bound": "lower bound on the makespan of any schedule or co-schedule of a workload",
+    "elastic": "run an ElastiSim configuration (rigid, moldable, malleable, evolving, adaptive jobs)",
+    "experiment-elastic": "the six rigid and malleable policies of ElastiSim's study on a real trace",
+    "hybrid-workload": "type a trace's jobs on-demand / rigid / malleable into an editable CSV",
+    "experiment-hybrid": "Fan et al.'s hybrid grid: 7 configurations x seeded typings, tables and plots",
+    "measure": "measure the speed matrix of tasks by co-running them (SIGSTOP/SIGCONT)",
+    "measure-validate": "Table 2 of 002: speed ratio vs completion-time ratio of the bundled kernels",
+    "measure-speeds": "speeds (formula (30)) from recorded counter samples (CSV, JSON or Parquet)",
+    "execute": "run an online strategy on live processes of this node and measure its real ratio",
+}
+
+
+def summary_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every command's name and summary but none of their flags: `cosched --help`,
+    `cosched --version` and a bare `cosched` need nothing more, and import no area."""
+    parser = Parser(prog="cosched", description="HPC co-scheduling research toolkit.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                        help="print the cosched version and exit")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    for name, summary in SUMMARIES.items():
+        subparsers.add_parser(name, help=summary)
+    return parser
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -76,7 +114,9 @@ def one_line_warnings(command: str):
 def main(argv: list[str] | None = None) -> int:
     with warnings.catch_warnings(record=True) as parsing:  # deprecated spellings, shown once the command is known
         warnings.simplefilter("always", FutureWarning)
-        args = build_parser(_command_of(argv)).parse_args(argv)
+        command = _command_of(argv)
+        parser = summary_parser() if command is None else build_parser(command)
+        args = parser.parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = one_line_warnings(args.command)
         for warning in parsing:

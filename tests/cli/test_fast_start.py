@@ -85,6 +85,17 @@ def test_names_pandas_would_quote_go_through_pandas(tmp_path):
     assert jobs_csv_text(result) is None
 
 
+def test_help_summaries_are_the_commands_own():
+    from cosched.cli import SUMMARIES, summary_parser
+
+    def summaries(parser):
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return {choice.dest: choice.help for choice in action._choices_actions}
+
+    assert summaries(summary_parser()) == summaries(build_parser()) == SUMMARIES
+    assert summary_parser().format_help() == build_parser().format_help()
+
+
 def test_command_owners_name_every_command_of_every_module():
     found = {}
     for module in COMMAND_MODULES:
