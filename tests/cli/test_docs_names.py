@@ -1,10 +1,13 @@
-"""The documentation names only commands and flags that exist, and its CLI tables are generated from the parsers.
+"""The documentation names only commands and flags that exist, and its CLI tables are generated from
+the parsers.
 
-Every `cosched COMMAND --flag ...` written in a code span or code block of README.md and docs/*.md must name a
-real command and flags that command shows in `--help` (an old spelling, hidden from help, is no example to
-copy). A flag written on its own (`--plots`) must be a flag of some command. The command and vocabulary tables
-of the home page and the CLI-conventions page are rendered from `build_parser()` by the MkDocs hook.
+Every `cosched COMMAND --flag ...` written in a code span or code block of README.md and docs/*.md
+must name a real command and flags that command shows in `--help` (an old spelling, hidden from
+help, is no example to copy). A flag written on its own (`--plots`) must be a flag of some command.
+The command and vocabulary tables of the home page and the CLI-conventions page are rendered from
+`build_parser()` by the MkDocs hook.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,14 +27,55 @@ CODE = re.compile(r"```[^\n]*\n(.*?)```|``(.+?)``|`([^`\n]+)`", re.DOTALL)
 COMMAND_LINE = re.compile(r"(?:^|[\s;&|(])cosched\s+(.*)")
 STOP = re.compile(r"\s(?:\||&&|;|>|2>|#)\s")  # the end of one cosched invocation on a line
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
-# flags of other tools that the pages show (pip, pytest, mkdocs, python -m, the benchmark scripts, shells)
-OTHER_TOOLS = {"--strict", "--help", "--version", "--import-mode", "--durations", "--cov", "--timeout",
-               "--hypothesis-seed", "--hypothesis-profile", "--user", "--upgrade", "--no-deps", "--editable",
-               "--seconds", "--threads", "--work", "--repeats", "--out", "--keep", "--workers", "--jobs",
-               "--windows", "--instances", "--n", "--seed", "--cosched", "--workloads", "--folder",
-               "--budget", "--quick", "--full", "--runs", "--name", "--rerun-failures", "--lf", "--maxfail",
-               "--benchmark", "--color", "--unshare", "--user-namespace", "--cgroup", "--before", "--skip",
-               "--bind-to", "--mca", "--cap-add"}
+# flags of other tools that the pages show (pip, pytest, mkdocs, python -m, benchmark scripts)
+OTHER_TOOLS = {
+    "--strict",
+    "--help",
+    "--version",
+    "--import-mode",
+    "--durations",
+    "--cov",
+    "--timeout",
+    "--hypothesis-seed",
+    "--hypothesis-profile",
+    "--user",
+    "--upgrade",
+    "--no-deps",
+    "--editable",
+    "--seconds",
+    "--threads",
+    "--work",
+    "--repeats",
+    "--out",
+    "--keep",
+    "--workers",
+    "--jobs",
+    "--windows",
+    "--instances",
+    "--n",
+    "--seed",
+    "--cosched",
+    "--workloads",
+    "--folder",
+    "--budget",
+    "--quick",
+    "--full",
+    "--runs",
+    "--name",
+    "--rerun-failures",
+    "--lf",
+    "--maxfail",
+    "--benchmark",
+    "--color",
+    "--unshare",
+    "--user-namespace",
+    "--cgroup",
+    "--before",
+    "--skip",
+    "--bind-to",
+    "--mca",
+    "--cap-add",
+}
 DELIBERATE = {"simulat", "--schedular", "dirct"}  # the mistypes of the "did you mean" examples
 
 
@@ -40,12 +84,17 @@ def _commands() -> dict[str, dict[str, bool]]:
     """command -> {flag: visible} for every command (hidden aliases map to False)."""
     parser = build_parser()
     action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return {name: {flag: a.help != argparse.SUPPRESS for a in sub._actions for flag in a.option_strings}
-            for name, sub in action.choices.items()}
+    return {
+        name: {flag: a.help != argparse.SUPPRESS for a in sub._actions for flag in a.option_strings}
+        for name, sub in action.choices.items()
+    }
 
 
 def _code_texts(text: str) -> list[str]:
-    return [next(group for group in match.groups() if group is not None) for match in CODE.finditer(text)]
+    return [
+        next(group for group in match.groups() if group is not None)
+        for match in CODE.finditer(text)
+    ]
 
 
 def _invocations(text: str):
@@ -58,9 +107,20 @@ def _invocations(text: str):
                     words = shlex.split(rest, comments=False)
                 except ValueError:
                     words = rest.split()
-                if not words or words[0].startswith("-") or not re.fullmatch(r"[a-z][a-z-]*", words[0]):
+                if (
+                    not words
+                    or words[0].startswith("-")
+                    or not re.fullmatch(r"[a-z][a-z-]*", words[0])
+                ):
                     continue
-                yield words[0], [word.split("=")[0].rstrip(";,.") for word in words[1:] if word.startswith("--")]
+                yield (
+                    words[0],
+                    [
+                        word.split("=")[0].rstrip(";,.")
+                        for word in words[1:]
+                        if word.startswith("--")
+                    ],
+                )
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
@@ -88,7 +148,13 @@ def test_every_flag_named_on_its_own_exists(page):
     known = {flag for flags in _commands().values() for flag in flags} | OTHER_TOOLS
     wrong = set()
     for code in _code_texts(page.read_text(encoding="utf-8")):
-        if "cosched " in code or "python" in code or "pip " in code or "pytest" in code or "mkdocs" in code:
+        if (
+            "cosched " in code
+            or "python" in code
+            or "pip " in code
+            or "pytest" in code
+            or "mkdocs" in code
+        ):
             continue  # a command line: checked above, or another tool's
         wrong |= {flag for flag in FLAG.findall(code) if flag not in known | DELIBERATE}
     assert not wrong, f"{page.name} names flags no command has: {sorted(wrong)}"

@@ -1,6 +1,9 @@
-"""A fast start without a different answer: the SWF reader's numpy path reads what the field-by-field reader
-reads, the pandas-free jobs.csv is byte for byte pandas' file, a command builds only its own area's parser, and
-the lower bound is computed on request. (The speed itself is measured by benchmarks/bench_simulator.py.)"""
+"""A fast start without a different answer: the SWF reader's numpy path reads what the
+field-by-field reader reads, the pandas-free jobs.csv is byte for byte pandas' file, a command
+builds only its own area's parser, and the lower bound is computed on request. (The speed itself
+is measured by benchmarks/bench_simulator.py.)
+"""
+
 from __future__ import annotations
 
 import argparse
@@ -22,20 +25,29 @@ HEADER = "name_A,procs_A,compact_A,name_B,procs_B,compact_B,co_A_B,co_B_A\n"
 
 
 def _field_by_field(text: str) -> np.ndarray:
-    """The reference reading: every record line split on blanks, every token through Python's float."""
+    """The reference reading: each record split on blanks, each token through Python's float."""
     _, rows = swf._swf_rows(text)
-    return np.array([[float(token) for token in swf._SWF_SEPARATOR.split(row.strip(" \t"))] for row in rows])
+    return np.array(
+        [[float(token) for token in swf._SWF_SEPARATOR.split(row.strip(" \t"))] for row in rows]
+    )
 
 
-NUMBER = st.one_of(st.integers(-1, 10 ** 9).map(str), st.floats(0, 1e6, allow_nan=False).map(repr),
-                   st.sampled_from(["-1", "0", "5.", ".5", "+3", "1e3", "7.25"]))
+NUMBER = st.one_of(
+    st.integers(-1, 10**9).map(str),
+    st.floats(0, 1e6, allow_nan=False).map(repr),
+    st.sampled_from(["-1", "0", "5.", ".5", "+3", "1e3", "7.25"]),
+)
 ROW = st.lists(NUMBER, min_size=18, max_size=18)
 BLANK = st.sampled_from([" ", "  ", "\t", " \t "])
 
 
 @settings(max_examples=60, deadline=None)
-@given(rows=st.lists(ROW, min_size=1, max_size=12), gap=BLANK, lead=st.sampled_from(["", " ", "\t"]),
-       comment=st.sampled_from(["", "; Computer: x\n", ";\n; MaxNodes: 4\n"]))
+@given(
+    rows=st.lists(ROW, min_size=1, max_size=12),
+    gap=BLANK,
+    lead=st.sampled_from(["", " ", "\t"]),
+    comment=st.sampled_from(["", "; Computer: x\n", ";\n; MaxNodes: 4\n"]),
+)
 def test_numpy_reader_reads_what_the_field_by_field_reader_reads(rows, gap, lead, comment):
     text = comment + "".join(lead + gap.join(row) + "\n" for row in rows)
     data, numbers = swf._swf_values(text, "t.swf")
@@ -56,8 +68,13 @@ def _results(tmp_path):
     from cosched.theory.heatmap import read_heatmap
 
     workload = tmp_path / "w.csv"
-    workload.write_text("job_id,submit_time,run_time,cores,estimate,app\n" + "".join(
-        f"{i},{i * 7 % 50},{5 + i % 13 + 0.25},{2 + 2 * (i % 3)},{20 + i % 13},{'ab'[i % 2]}\n" for i in range(30)))
+    workload.write_text(
+        "job_id,submit_time,run_time,cores,estimate,app\n"
+        + "".join(
+            f"{i},{i * 7 % 50},{5 + i % 13 + 0.25},{2 + 2 * (i % 3)},{20 + i % 13},{'ab'[i % 2]}\n"
+            for i in range(30)
+        )
+    )
     heatmap = tmp_path / "h.csv"
     heatmap.write_text(HEADER + "a,2,10,a,2,10,12,12\na,2,10,b,2,20,13,25\nb,2,20,b,2,20,22,22\n")
     platform, jobs = load_inputs(workload, "grvingt")
@@ -81,7 +98,9 @@ def test_names_pandas_would_quote_go_through_pandas(tmp_path):
     from cosched.simulator.cli import jobs_csv_text
 
     result = next(_results(tmp_path))
-    object.__setattr__(result.workload, "app", np.array(["a,b"] * len(result.workload), dtype=object))
+    object.__setattr__(
+        result.workload, "app", np.array(["a,b"] * len(result.workload), dtype=object)
+    )
     assert jobs_csv_text(result) is None
 
 
@@ -107,24 +126,55 @@ def test_command_owners_name_every_command_of_every_module():
 
 
 def test_a_command_builds_only_its_own_area(tmp_path):
-    probe = ("import sys, json; from cosched.cli import build_parser; build_parser('simulate'); "
-             "print(json.dumps(sorted(m for m in sys.modules if m.startswith('cosched.'))))")
-    loaded = json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                                       check=True).stdout)
+    probe = (
+        "import sys, json; from cosched.cli import build_parser; build_parser('simulate'); "
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('cosched.'))))"
+    )
+    loaded = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout
+    )
     assert "cosched.simulator.cli" in loaded
     assert not [m for m in loaded if m.startswith(("cosched.measurement", "cosched.strategies"))]
     assert "pandas" not in loaded
     parser = build_parser("simulate")
-    assert parser.parse_args(["simulate", "--workload", "w", "--platform", "p"]).command == "simulate"
-    assert "generate" in build_parser("no-such-command").format_help()  # unknown: all, for "did you mean"
+    assert (
+        parser.parse_args(["simulate", "--workload", "w", "--platform", "p"]).command == "simulate"
+    )
+    assert (
+        "generate" in build_parser("no-such-command").format_help()
+    )  # unknown: all, for "did you mean"
 
 
 def test_simulate_writes_jobs_csv_without_pandas_and_the_bound_on_request(tmp_path):
-    probe = ("import sys, json; from cosched.cli import main; code = main(sys.argv[1:]); "
-             "print(json.dumps([code, 'pandas' in sys.modules]))")
+    probe = (
+        "import sys, json; from cosched.cli import main; code = main(sys.argv[1:]); "
+        "print(json.dumps([code, 'pandas' in sys.modules]))"
+    )
     out = tmp_path / "run"
-    done = subprocess.run([sys.executable, "-c", probe, "simulate", "--workload", "kth-sp2", "--platform", "kth-sp2",
-                           "--limit", "200", "--out", str(out), "--quiet"], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            probe,
+            "simulate",
+            "--workload",
+            "kth-sp2",
+            "--platform",
+            "kth-sp2",
+            "--limit",
+            "200",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert json.loads(done.stdout.splitlines()[-1]) == [0, False]
     summary = json.loads((out / "summary.json").read_text())
-    assert "bound" not in summary and (out / "jobs.csv").read_text().startswith("job_id,submit_time,")
+    assert "bound" not in summary and (out / "jobs.csv").read_text().startswith(
+        "job_id,submit_time,"
+    )

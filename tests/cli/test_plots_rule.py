@@ -1,9 +1,11 @@
-"""Plots by one rule (docs/cli-conventions.md): every command that writes an output folder writes its plots into
-DIR/plots/ when --plots is given and none otherwise, and matplotlib is imported only when plots are asked for.
-Every figure the commands save keeps its text inside the canvas (matplotlib's tight bbox against the figure).
+"""Plots by one rule (docs/cli-conventions.md): every command that writes an output folder writes
+its plots into DIR/plots/ when --plots is given and none otherwise, and matplotlib is imported
+only when plots are asked for. Every figure the commands save keeps its text inside the canvas
+(matplotlib's tight bbox against the figure).
 
 The commands that take more than a few seconds with plots run under `-m slow` (CI runs it too).
 """
+
 from __future__ import annotations
 
 import json
@@ -18,39 +20,90 @@ from cosched.cli import main
 TEXT_MARGIN_INCHES = 0.02  # how far a tight bbox may pass the canvas edge (antialiasing, rounding)
 HEADER = "name_A,procs_A,compact_A,name_B,procs_B,compact_B,co_A_B,co_B_A\n"
 WORKLOAD = "job_id,submit_time,run_time,cores,estimate\n" + "".join(
-    f"{i},{i * 7 % 50},{5 + i % 13},{1 + i % 6},{20 + i % 13}\n" for i in range(20))
+    f"{i},{i * 7 % 50},{5 + i % 13},{1 + i % 6},{20 + i % 13}\n" for i in range(20)
+)
 KTH = ["--workload", "kth-sp2", "--platform", "kth-sp2"]
 
-# command -> (arguments after the command name, with {w} the small CSV workload; plots written into DIR/plots/)
+# command -> (arguments after its name, {w}: the small CSV workload; plots written into DIR/plots/)
 CASES = {
-    "simulate": (["--workload", "{w}", "--platform", "grvingt"],
-                 {"gantt.png", "utilization_queue.png", "wait_times.png"}),
-    "simulate-hybrid": (["simulate", *KTH, "--limit", "60", "--hybrid", "n-paa"],
-                        {"gantt.png", "utilization_queue.png", "wait_times.png"}),
-    "simulate-elastic": (["simulate", *KTH, "--limit", "60", "--elastic-fraction", "0.5"],
-                         {"gantt.png", "utilization_queue.png", "wait_times.png"}),
-    "compare": (["--workload", "{w}", "--platform", "grvingt", "--scheduler", "easy,fcfs"], {"compare.png"}),
-    "experiment-elastic": (["--limit", "50", "--workers", "1"], {"makespan.png", "wait_turnaround.png"}),
-    "experiment-hybrid": ([*KTH, "--limit", "150", "--typings", "1", "--mechanism", "n-paa", "--workers", "1"],
-                          {"turnaround_by_type.png", "preemption_ratio.png"}),
-    "measure": (["--kernels", "compute", "--window", "0.3", "--warmup", "0.1"],
-                {"heatmap.png", "speed_by_size.png"}),
+    "simulate": (
+        ["--workload", "{w}", "--platform", "grvingt"],
+        {"gantt.png", "utilization_queue.png", "wait_times.png"},
+    ),
+    "simulate-hybrid": (
+        ["simulate", *KTH, "--limit", "60", "--hybrid", "n-paa"],
+        {"gantt.png", "utilization_queue.png", "wait_times.png"},
+    ),
+    "simulate-elastic": (
+        ["simulate", *KTH, "--limit", "60", "--elastic-fraction", "0.5"],
+        {"gantt.png", "utilization_queue.png", "wait_times.png"},
+    ),
+    "compare": (
+        ["--workload", "{w}", "--platform", "grvingt", "--scheduler", "easy,fcfs"],
+        {"compare.png"},
+    ),
+    "experiment-elastic": (
+        ["--limit", "50", "--workers", "1"],
+        {"makespan.png", "wait_turnaround.png"},
+    ),
+    "experiment-hybrid": (
+        [*KTH, "--limit", "150", "--typings", "1", "--mechanism", "n-paa", "--workers", "1"],
+        {"turnaround_by_type.png", "preemption_ratio.png"},
+    ),
+    "measure": (
+        ["--kernels", "compute", "--window", "0.3", "--warmup", "0.1"],
+        {"heatmap.png", "speed_by_size.png"},
+    ),
 }
 SLOW_CASES = {
-    "experiment": (["--preset", "small", "--instances", "1", "--n", "4", "--k", "0.8", "--workers", "1"],
-                   {"fig6.png", "fig7.png"}),
+    "experiment": (
+        ["--preset", "small", "--instances", "1", "--n", "4", "--k", "0.8", "--workers", "1"],
+        {"fig6.png", "fig7.png"},
+    ),
     "worst-case": (["--n", "3", "--budget", "20"], {"convergence.png"}),
-    "experiment-sim": (["--preset", "example-small", "--jobs", "20", "--experiments", "2", "--scheduler",
-                        "sjf-co,popularity", "--workers", "1"],
-                       {"correlation.png", "box_makespan_speedup.png", "speedup_time_popularity.png",
-                        "pareto_mean_slowdown_vs_makespan_speedup.png"}),
-    "measure-validate": (["--kernels", "compute", "--runs", "2", "--repeats", "1", "--seconds", "0.3",
-                          "--max-corunners", "1", "--max-threads", "1"], {"validation.png"}),
+    "experiment-sim": (
+        [
+            "--preset",
+            "example-small",
+            "--jobs",
+            "20",
+            "--experiments",
+            "2",
+            "--scheduler",
+            "sjf-co,popularity",
+            "--workers",
+            "1",
+        ],
+        {
+            "correlation.png",
+            "box_makespan_speedup.png",
+            "speedup_time_popularity.png",
+            "pareto_mean_slowdown_vs_makespan_speedup.png",
+        },
+    ),
+    "measure-validate": (
+        [
+            "--kernels",
+            "compute",
+            "--runs",
+            "2",
+            "--repeats",
+            "1",
+            "--seconds",
+            "0.3",
+            "--max-corunners",
+            "1",
+            "--max-threads",
+            "1",
+        ],
+        {"validation.png"},
+    ),
     "execute": (["--kernels", "compute,compute", "--kernel-work", "5"], {"execution.png"}),
 }
 ALL = {**CASES, **SLOW_CASES}
 PARAMS = [pytest.param(name, id=name) for name in CASES] + [
-    pytest.param(name, id=name, marks=pytest.mark.slow) for name in SLOW_CASES]
+    pytest.param(name, id=name, marks=pytest.mark.slow) for name in SLOW_CASES
+]
 
 
 def _argv(name: str, tmp_path: Path, out: Path) -> list[str]:
@@ -62,7 +115,7 @@ def _argv(name: str, tmp_path: Path, out: Path) -> list[str]:
 
 
 def text_outside(figure) -> list[str]:
-    """What of the figure leaves its canvas: [] when its tight bbox fits, else the texts that stick out."""
+    """What leaves the canvas: [] when the tight bbox fits, else the texts that stick out."""
     from matplotlib.text import Text
 
     figure.canvas.draw()
@@ -70,7 +123,12 @@ def text_outside(figure) -> list[str]:
     tight = figure.get_tightbbox(renderer)
     width, height = figure.get_size_inches()
     margin = TEXT_MARGIN_INCHES
-    if tight.x0 >= -margin and tight.y0 >= -margin and tight.x1 <= width + margin and tight.y1 <= height + margin:
+    if (
+        tight.x0 >= -margin
+        and tight.y0 >= -margin
+        and tight.x1 <= width + margin
+        and tight.y1 <= height + margin
+    ):
         return []
     dpi = figure.dpi
     outside = []
@@ -78,8 +136,12 @@ def text_outside(figure) -> list[str]:
         if not text.get_visible() or not text.get_text().strip() or not text.get_in_layout():
             continue
         box = text.get_window_extent(renderer)
-        if box.x0 < -margin * dpi or box.y0 < -margin * dpi or box.x1 > (width + margin) * dpi \
-                or box.y1 > (height + margin) * dpi:
+        if (
+            box.x0 < -margin * dpi
+            or box.y0 < -margin * dpi
+            or box.x1 > (width + margin) * dpi
+            or box.y1 > (height + margin) * dpi
+        ):
             outside.append(text.get_text())
     return outside or [f"tight bbox {tight.bounds} beyond the {width}x{height} in canvas"]
 
@@ -102,7 +164,9 @@ def checked_figures(monkeypatch):
 
 
 @pytest.mark.parametrize("name", PARAMS)
-def test_plots_go_into_out_plots_when_asked_and_keep_their_text_inside(name, tmp_path, capsys, checked_figures):
+def test_plots_go_into_out_plots_when_asked_and_keep_their_text_inside(
+    name, tmp_path, capsys, checked_figures
+):
     out = tmp_path / "run"
     assert main([*_argv(name, tmp_path, out), "--plots"]) == 0, capsys.readouterr().err
     written = {path.name for path in (out / "plots").iterdir()}
@@ -124,23 +188,46 @@ def test_no_plots_without_the_flag(name, tmp_path, capsys):
 def test_matplotlib_is_imported_only_when_plots_are_asked_for(tmp_path):
     workload = tmp_path / "w.csv"
     workload.write_text(WORKLOAD)
-    script = ("import sys; from cosched.cli import main; code = main(sys.argv[1:]); "
-              "print(json.dumps([code, 'matplotlib' in sys.modules]))")
+    script = (
+        "import sys; from cosched.cli import main; code = main(sys.argv[1:]); "
+        "print(json.dumps([code, 'matplotlib' in sys.modules]))"
+    )
     for flags, imported in (([], False), (["--plots"], True)):
-        done = subprocess.run([sys.executable, "-c", "import json; " + script, "simulate", "--workload",
-                               str(workload), "--platform", "grvingt", "--out", str(tmp_path / f"o{imported}"),
-                               "--quiet", *flags], capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import json; " + script,
+                "simulate",
+                "--workload",
+                str(workload),
+                "--platform",
+                "grvingt",
+                "--out",
+                str(tmp_path / f"o{imported}"),
+                "--quiet",
+                *flags,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         assert json.loads(done.stdout.splitlines()[-1]) == [0, imported]
 
 
-def test_picture_commands_keep_writing_their_picture(tmp_path, capsys, checked_figures, monkeypatch):
+def test_picture_commands_keep_writing_their_picture(
+    tmp_path, capsys, checked_figures, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     assert main(["demo", "--n", "3", "--quiet"]) == 0 and (tmp_path / "demo.png").exists()
     assert main(["demo", "--n", "3", "--out", "d2.png", "--no-plots", "--quiet"]) == 0
     assert not (tmp_path / "d2.png").exists()
     heatmap = tmp_path / "h.csv"
     heatmap.write_text(HEADER + "lu,4,10,cg,4,20,15,30\ncg,4,20,ep,4,5,6,7\nlu,4,10,ep,4,5,12,6\n")
-    assert main(["heatmap", str(heatmap), "--plots", "h.png", "--quiet"]) == 0 and (tmp_path / "h.png").exists()
+    assert (
+        main(["heatmap", str(heatmap), "--plots", "h.png", "--quiet"]) == 0
+        and (tmp_path / "h.png").exists()
+    )
     assert main(["heatmap", "aris-nas", "--plots", "aris.png", "--quiet"]) == 0
     assert not [(file, texts) for file, texts in checked_figures if texts]
 
@@ -151,7 +238,9 @@ def test_measured_heatmap_keeps_its_title_inside(tmp_path, checked_figures, appl
     from cosched.theory.heatmap import plot_heatmap, read_heatmap
 
     names = [f"application-{i}" for i in range(applications + 1)]
-    rows = "".join(f"{a},2,10,{b},2,10,13,14\n" for i, a in enumerate(names) for b in names[i + 1:])
+    rows = "".join(
+        f"{a},2,10,{b},2,10,13,14\n" for i, a in enumerate(names) for b in names[i + 1 :]
+    )
     path = tmp_path / "h.csv"
     path.write_text(HEADER + rows)
     plot_heatmap(read_heatmap(path), tmp_path / "h.png")
