@@ -123,6 +123,9 @@ _CSV_RULES = {
 }
 
 
+_SWF_RECORD = re.compile(r"^[ \t\r]*[^ \t\r;\n]", re.MULTILINE)
+
+
 def _swf_header(text: str) -> dict:
     """`; Key: value` lines before the first job record."""
     header = {}
@@ -150,7 +153,7 @@ def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
     numpy's C reader (`np.loadtxt`, no pandas import) reads a clean file; anything else is read field by field,
     naming the first bad line and field.
     """
-    records = sum(1 for line in text.split("\n") if line.lstrip(" \t\r")[:1] not in ("", ";"))
+    records = len(_SWF_RECORD.findall(text))  # lines whose first non-blank is no comment
     if records:
         try:
             data = np.loadtxt(io.StringIO(text.replace("\r", " ")), dtype=np.float64, comments=";",
