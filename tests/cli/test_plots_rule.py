@@ -249,34 +249,83 @@ def test_measured_heatmap_keeps_its_title_inside(tmp_path, checked_figures, appl
 
 def _elastic_scenario(folder: Path) -> Path:
     """A small ElastiSim scenario: rigid and malleable jobs of one compute phase on 6 nodes."""
-    model = {"phases": [{"iterations": "iterations", "tasks": [
-        {"type": "cpu", "flops": "flops", "computation_pattern": "all_ranks"}]}]}
+    model = {
+        "phases": [
+            {
+                "iterations": "iterations",
+                "tasks": [{"type": "cpu", "flops": "flops", "computation_pattern": "all_ranks"}],
+            }
+        ]
+    }
     (folder / "model.json").write_text(json.dumps(model))
-    jobs = [{"type": kind, "submit_time": 5 * i, "num_nodes": 2, "num_nodes_min": 1, "num_nodes_max": 4,
-             "arguments": {"flops": 4e9, "iterations": 3}, "application_model": str(folder / "model.json")}
-            for i, kind in enumerate(["rigid", "malleable", "rigid", "malleable", "malleable"])]
+    jobs = [
+        {
+            "type": kind,
+            "submit_time": 5 * i,
+            "num_nodes": 2,
+            "num_nodes_min": 1,
+            "num_nodes_max": 4,
+            "arguments": {"flops": 4e9, "iterations": 3},
+            "application_model": str(folder / "model.json"),
+        }
+        for i, kind in enumerate(["rigid", "malleable", "rigid", "malleable", "malleable"])
+    ]
     for job in jobs:
         if job["type"] == "rigid":
             del job["num_nodes_min"], job["num_nodes_max"]
     (folder / "jobs.json").write_text(json.dumps({"jobs": jobs}))
-    (folder / "platform.json").write_text(json.dumps({
-        "clusters": [{"prefix": "n", "radical": "0-5", "speed": 1e9, "bw": 1e9, "lat": 0, "properties": {}}],
-        "pfs": {"read_bw": 4e9, "write_bw": 2e9, "latency": 0}}))
+    (folder / "platform.json").write_text(
+        json.dumps(
+            {
+                "clusters": [
+                    {
+                        "prefix": "n",
+                        "radical": "0-5",
+                        "speed": 1e9,
+                        "bw": 1e9,
+                        "lat": 0,
+                        "properties": {},
+                    }
+                ],
+                "pfs": {"read_bw": 4e9, "write_bw": 2e9, "latency": 0},
+            }
+        )
+    )
     config = folder / "configuration.json"
-    config.write_text(json.dumps({
-        "jobs_file": str(folder / "jobs.json"), "platform_file": str(folder / "platform.json"),
-        "schedule_on_job_submit": True, "schedule_on_job_finalize": True,
-        "schedule_on_scheduling_point": True, "scheduling_interval": 0,
-        "job_statistics": str(folder / "out" / "job_statistics.csv"),
-        "node_utilization": str(folder / "out" / "node_utilization.csv")}))
+    config.write_text(
+        json.dumps(
+            {
+                "jobs_file": str(folder / "jobs.json"),
+                "platform_file": str(folder / "platform.json"),
+                "schedule_on_job_submit": True,
+                "schedule_on_job_finalize": True,
+                "schedule_on_scheduling_point": True,
+                "scheduling_interval": 0,
+                "job_statistics": str(folder / "out" / "job_statistics.csv"),
+                "node_utilization": str(folder / "out" / "node_utilization.csv"),
+            }
+        )
+    )
     return config
 
 
 def test_elastic_plots_keep_their_text_inside(tmp_path, capsys, checked_figures):
     """`cosched elastic --plots` (where its plots go is the elastic command's own rule)."""
     out = tmp_path / "run"
-    code = main(["elastic", str(_elastic_scenario(tmp_path)), "--scheduler", "fcfs-malleable", "--out",
-                 str(out), "--plots", "--quiet"])
+    code = main(
+        [
+            "elastic",
+            str(_elastic_scenario(tmp_path)),
+            "--scheduler",
+            "fcfs-malleable",
+            "--out",
+            str(out),
+            "--plots",
+            "--quiet",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
-    assert {"gantt.png", "utilization.png", "wait_turnaround.png"} <= {p.name for p in out.rglob("*.png")}
+    assert {"gantt.png", "utilization.png", "wait_turnaround.png"} <= {
+        p.name for p in out.rglob("*.png")
+    }
     assert not [(file, texts) for file, texts in checked_figures if texts]

@@ -133,3 +133,12 @@ def test_a_grid_refuses_before_its_first_run(tmp_path, capsys, odd_platform, sim
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "'sjf-co' cannot run" in err
     assert simulations == [] and not out.exists()
+
+
+def test_execute_refusing_an_out_of_another_run_says_so_in_one_line(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "config.json").write_text('{"tasks": {"other": "true"}}')
+    code = main(["execute", "--kernels", "compute", "--kernel-work", "5", "--out", str(out), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "different execute run" in err
