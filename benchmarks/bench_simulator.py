@@ -11,6 +11,13 @@ job's reservation, so compare wall times only.
     python benchmarks/bench_simulator.py                 # all traces, AccaSim included
     python benchmarks/bench_simulator.py --traces sdsc-sp2 --no-accasim --repeat 3
     python benchmarks/bench_simulator.py --skip ""      # also RICC under Conservative (minutes)
+    python benchmarks/bench_simulator.py --start-only --repeat 5   # the fast-start table alone
+
+The fast-start table (SDSC-SP2 under EASY, side by side in one run, medians of --repeat, alternating):
+the simulation alone (in process, after loading), a plain reference loop (EASY over node counts with a heap
+of job ends, no engine, no allocator: the least a simulation must do), the whole `cosched simulate --out`
+command (a fresh process: imports, reading the SWF, simulating, writing jobs.csv and summary.json) and
+`cosched --help`; with the targets whole / simulation <= 1.3, simulation / plain loop <= 1.1, --help <= 0.3 s.
 """
 from __future__ import annotations
 
@@ -102,6 +109,119 @@ def bench_command(repeat):
     return statistics.median(times)
 
 
+def plain_easy(workload, platform, depth: int = 100):
+    """The plain reference loop: EASY backfilling (reservation for the head by user estimates, depth jobs
+    behind it) over whole-node counts, with a heap of job ends. Returns the start times."""
+    import heapq
+    import math
+
+    cpn = platform.cores_per_node
+    need = [-(-int(c) // cpn) for c in workload.cores.tolist()]
+    submit, run, estimate = workload.submit.tolist(), workload.run.tolist(), workload.estimate.tolist()
+    n, free, now, i = len(need), platform.nodes, 0.0, 0
+    start = [math.nan] * n
+    ends: list[tuple[float, int]] = []  # (end, job) of the running jobs
+    predicted: dict[int, float] = {}  # running job -> start + estimate
+    queue: list[int] = []
+    while i < n or queue:
+        upcoming = submit[i] if i < n else math.inf
+        now = min(upcoming, ends[0][0]) if ends else upcoming
+        while ends and ends[0][0] <= now:
+            _, job = heapq.heappop(ends)
+            free += need[job]
+            del predicted[job]
+        while i < n and submit[i] <= now:
+            queue.append(i)
+            i += 1
+        started = 0
+        while started < len(queue) and need[queue[started]] <= free:  # FCFS: heads that fit
+            job = queue[started]
+            free -= need[job]
+            start[job] = now
+            heapq.heappush(ends, (now + run[job], job))
+            predicted[job] = now + estimate[job]
+            started += 1
+        del queue[:started]
+        if not queue or free == 0:
+            continue
+        head, available, shadow, extra = queue[0], free, math.inf, 0
+        for end, job in sorted((end, job) for job, end in predicted.items()):
+            available += need[job]
+            if available >= need[head]:
+                shadow, extra = end, available - need[head]
+                break
+        kept = [head]
+        for position, job in enumerate(queue[1:depth + 1], 1):
+            short = now + estimate[job] <= shadow
+            if need[job] <= free and (short or need[job] <= extra):
+                free -= need[job]
+                start[job] = now
+                heapq.heappush(ends, (now + run[job], job))
+                predicted[job] = now + estimate[job]
+                if not short:
+                    extra -= need[job]
+            else:
+                kept.append(job)
+            if free == 0:
+                kept += queue[position + 1:depth + 1]
+                break
+        queue[:depth + 1] = kept
+    return start
+
+
+def bench_start(repeat: int) -> None:
+    """The fast-start table: simulation, plain loop, whole command and --help, side by side, alternating."""
+    file, preset = TRACES["sdsc-sp2"]
+    platform = PRESETS[preset]
+    workload = read_swf(DATA / file, max_cores=platform.total_cores)
+    command = [sys.executable, "-m", "cosched", "simulate", "--workload", str(DATA / file), "--platform", preset,
+               "--scheduler", "easy", "--quiet"]
+    import resource
+
+    def children_cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    times: dict[str, list[float]] = {"simulation": [], "plain": [], "command": [], "help": []}
+    cpu: dict[str, list[float]] = {"simulation": [], "plain": [], "command": [], "help": []}
+    agree = None
+    with tempfile.TemporaryDirectory() as folder:
+        for _ in range(repeat):
+            clock, used = time.perf_counter(), time.process_time()
+            result = simulate(workload, platform, "easy")
+            times["simulation"].append(time.perf_counter() - clock)
+            cpu["simulation"].append(time.process_time() - used)
+            clock, used = time.perf_counter(), time.process_time()
+            starts = plain_easy(workload, platform)
+            times["plain"].append(time.perf_counter() - clock)
+            cpu["plain"].append(time.process_time() - used)
+            agree = sum(abs(a - b) < 1e-6 for a, b in zip(starts, result.start.tolist())) / len(starts)
+            clock, used = time.perf_counter(), children_cpu()
+            subprocess.run(command + ["--out", folder], check=True, capture_output=True, cwd=ROOT)
+            times["command"].append(time.perf_counter() - clock)
+            cpu["command"].append(children_cpu() - used)
+            clock, used = time.perf_counter(), children_cpu()
+            subprocess.run([sys.executable, "-m", "cosched", "--help"], check=True, capture_output=True,
+                           cwd=ROOT)
+            times["help"].append(time.perf_counter() - clock)
+            cpu["help"].append(children_cpu() - used)
+    median = {key: statistics.median(values) for key, values in times.items()}
+    work = {key: statistics.median(values) for key, values in cpu.items()}
+    print(f"\nfast start, SDSC-SP2 ({len(workload)} jobs) under EASY, medians of {repeat} (wall seconds):")
+    print("| measure | seconds | ratio | target |")
+    print("|---|---:|---:|---:|")
+    print(f"| simulation alone (in process) | {median['simulation']:.2f} | | |")
+    print(f"| plain reference loop (same starts for {agree:.1%} of the jobs) | {median['plain']:.2f} | "
+          f"simulation / plain = {median['simulation'] / median['plain']:.2f} | <= 1.1 |")
+    print(f"| whole `cosched simulate --out` | {median['command']:.2f} | "
+          f"whole / simulation = {median['command'] / median['simulation']:.2f} | <= 1.3 |")
+    print(f"| `cosched --help` | {median['help']:.2f} | | <= 0.3 s |")
+    print("\nthe same in CPU seconds (user + system of the process; not inflated by other load):")
+    print(f"simulation {work['simulation']:.2f}, plain loop {work['plain']:.2f} (simulation / plain = "
+          f"{work['simulation'] / work['plain']:.2f}), whole command {work['command']:.2f} (whole / simulation "
+          f"= {work['command'] / work['simulation']:.2f}), --help {work['help']:.2f}")
+
+
 def _accasim_python() -> Path | None:
     python = ACCASIM_VENV / "bin" / "python"
     if not python.exists():
@@ -163,10 +283,14 @@ def main(argv=None) -> int:
     parser.add_argument("--schedulers", default="fcfs,easy,conservative")
     parser.add_argument("--repeat", type=int, default=1, help="runs per measurement (median reported)")
     parser.add_argument("--no-accasim", action="store_true")
+    parser.add_argument("--start-only", action="store_true", help="only the fast-start table")
     parser.add_argument("--skip", default="ricc:conservative",
                         help="trace:scheduler pairs not to run (default ricc:conservative: its free-node profile "
                              "over a saturated 1024-node queue takes minutes)")
     args = parser.parse_args(argv)
+    if args.start_only:
+        bench_start(max(args.repeat, 1))
+        return 0
     rows = bench_traces(args.traces.split(","), args.schedulers.split(","), args.repeat,
                         set(filter(None, args.skip.split(","))))
     print("\n| trace | scheduler | jobs | wall [s] | jobs/s | simulated days/hour | ELiSE Table 4 |")
@@ -178,6 +302,8 @@ def main(argv=None) -> int:
     if "sdsc-sp2" in args.traces.split(","):
         print(f"\nwhole `cosched simulate` command, SDSC-SP2, EASY (imports, load, simulate, write jobs.csv): "
               f"{bench_command(max(args.repeat, 1)):.2f} s (median)")
+    if "sdsc-sp2" in args.traces.split(","):
+        bench_start(max(args.repeat, 1))
     if not args.no_accasim:
         accasim = bench_accasim([s for s in args.schedulers.split(",") if s in ("fcfs", "easy")])
         if accasim:

@@ -26,7 +26,7 @@ def run(out: Path, kernels: str, work: int, strategy: str, *extra: str) -> dict:
     """One `cosched execute` run; its report.json plus the wall time of the whole command and the load before."""
     load = os.getloadavg()[0]
     started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "cosched", "execute", "--kernels", kernels, "--work", str(work),
+    subprocess.run([sys.executable, "-m", "cosched", "execute", "--kernels", kernels, "--kernel-work", str(work),
                     "--strategy", strategy, "--force", "--quiet", "--out", str(out), *extra], check=True,
                    stdout=subprocess.DEVNULL)
     report = json.loads((out / "report.json").read_text())

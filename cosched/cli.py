@@ -4,6 +4,7 @@ Every package keeps its own `cli.py` with `register(subparsers)`; this module on
 turns `InputError` into one line on stderr with exit code 2, and prints warnings as one line
 `cosched CMD: warning: ...`. The shared option vocabulary is `cosched.cli_options`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -13,26 +14,120 @@ import sys
 import warnings
 
 from cosched import __version__
+from cosched.cli_options import Parser
 from cosched.errors import InputError
 from cosched.processes import interrupt_exit_code, termination_signals
 
 __all__ = ["main", "build_parser", "one_line_warnings"]
 
 BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE, what a shell reports for a process killed by a closed pipe
-COMMAND_MODULES = ("cosched.theory.cli", "cosched.strategies.cli", "cosched.strategies.worst_case_cli",
-                   "cosched.simulator.cli", "cosched.simulator.co_cli", "cosched.simulator.bound_cli",
-                   "cosched.simulator.elastic.cli", "cosched.simulator.elastic.experiment_cli",
-                   "cosched.simulator.hybrid.cli", "cosched.measurement.cli", "cosched.measurement.execute_cli")
+COMMAND_MODULES = (
+    "cosched.theory.cli",
+    "cosched.strategies.cli",
+    "cosched.strategies.worst_case_cli",
+    "cosched.simulator.cli",
+    "cosched.simulator.co_cli",
+    "cosched.simulator.bound_cli",
+    "cosched.simulator.elastic.cli",
+    "cosched.simulator.elastic.experiment_cli",
+    "cosched.simulator.hybrid.cli",
+    "cosched.measurement.cli",
+    "cosched.measurement.execute_cli",
+)
+
+# which module registers which commands (tests/cli/test_fast_start.py checks it against the
+# modules): a command
+# line naming one builds that module's parser alone, so a command does not import every other area
+# (fast start)
+COMMAND_OWNERS = {
+    "cosched.theory.cli": ("generate", "opt"),
+    "cosched.strategies.cli": ("run", "ratio", "demo", "experiment"),
+    "cosched.strategies.worst_case_cli": ("worst-case",),
+    "cosched.simulator.cli": ("simulate", "compare"),
+    "cosched.simulator.co_cli": ("heatmap", "generate-workload", "experiment-sim"),
+    "cosched.simulator.bound_cli": ("bound",),
+    "cosched.simulator.elastic.cli": ("elastic",),
+    "cosched.simulator.elastic.experiment_cli": ("experiment-elastic",),
+    "cosched.simulator.hybrid.cli": ("hybrid-workload", "experiment-hybrid"),
+    "cosched.measurement.cli": ("measure", "measure-validate", "measure-speeds"),
+    "cosched.measurement.execute_cli": ("execute",),
+}
+# the one-line summary of every command, for `cosched --help` without importing any area (it starts
+# in well under
+# 0.3 s); tests/cli/test_fast_start.py checks it against the summaries the areas register
+SUMMARIES = {
+    "generate": "write a random instance (002 §8) or the FCS worst case (002 Example 1)",
+    "opt": "optimal makespan by LP (002 §4.1)",
+    "run": "run an online strategy on an instance",
+    "ratio": "competitive ratio of a strategy against OPT",
+    "demo": "random paper-style instance: OPT vs FCS table and a Fig. 1-style plot",
+    "experiment": "competitive ratios of FCS/UCB/PI/EI over a grid of random instances (002 §8)",
+    "worst-case": "search instances for the largest competitive ratio of a strategy (002 §4.3)",
+    "simulate": "simulate a workload on a cluster under one scheduler",
+    "compare": "run several schedulers on the same workload and print a metrics table",
+    "heatmap": "inspect a co-execution heatmap CSV (thesis Table 4.1 layout), plot it",
+    "generate-workload": (
+        "draw N jobs from an application seed (heatmap or seed JSON) into a CSV workload"
+    ),
+    "experiment-sim": "thesis-style grid: schedulers x workloads, tables and plots",
+    "bound": "lower bound on the makespan of any schedule or co-schedule of a workload",
+    "elastic": (
+        "run an ElastiSim configuration (rigid, moldable, malleable, evolving, adaptive jobs)"
+    ),
+    "experiment-elastic": (
+        "the six rigid and malleable policies of ElastiSim's study on a real trace"
+    ),
+    "hybrid-workload": "type a trace's jobs on-demand / rigid / malleable into an editable CSV",
+    "experiment-hybrid": (
+        "Fan et al.'s hybrid grid: 7 configurations x seeded typings, tables and plots"
+    ),
+    "measure": "measure the speed matrix of tasks by co-running them (SIGSTOP/SIGCONT)",
+    "measure-validate": (
+        "Table 2 of 002: speed ratio vs completion-time ratio of the bundled kernels"
+    ),
+    "measure-speeds": "speeds (formula (30)) from recorded counter samples (CSV, JSON or Parquet)",
+    "execute": "run an online strategy on live processes of this node and measure its real ratio",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="cosched", description="HPC co-scheduling research toolkit.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
-                        help="print the cosched version and exit")
+def summary_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every command's name and summary but none of their flags: `cosched
+    --help`,
+    `cosched --version` and a bare `cosched` need nothing more, and import no area."""
+    parser = Parser(prog="cosched", description="HPC co-scheduling research toolkit.")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {__version__}",
+        help="print the cosched version and exit",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
-    for name in COMMAND_MODULES:
+    for name, summary in SUMMARIES.items():
+        subparsers.add_parser(name, help=summary)
+    return parser
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The `cosched` parser: every command, or (`command` a known command name) only the module that
+    registers
+    it, so `cosched simulate ...` starts without importing the measurement or strategy areas."""
+    modules = COMMAND_MODULES
+    if command is not None:
+        modules = (
+            tuple(module for module, names in COMMAND_OWNERS.items() if command in names) or modules
+        )
+    parser = Parser(prog="cosched", description="HPC co-scheduling research toolkit.")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {__version__}",
+        help="print the cosched version and exit",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    parser._subcommands = subparsers  # for "did you mean" on an unknown flag of a subcommand
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as error:
@@ -44,20 +139,53 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def one_line_warnings(command: str):
-    """A `warnings.showwarning` that prints `cosched CMD: warning: MESSAGE` on one line, no source line."""
+    """A `warnings.showwarning` that prints `cosched CMD: warning: MESSAGE` on one line, no source
+    line."""
+
     def show(message, category, filename, lineno, file=None, line=None):
         text = " ".join(str(message).split())
         try:
-            print(f"cosched {command}: warning: {text}", file=file if file is not None else sys.stderr)
+            print(
+                f"cosched {command}: warning: {text}", file=file if file is not None else sys.stderr
+            )
         except OSError:  # stderr gone: a warning is not worth a crash
             pass
+
     return show
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    with warnings.catch_warnings(
+        record=True
+    ) as parsing:  # deprecated spellings, shown once the command is known
+        warnings.simplefilter("always", FutureWarning)
+        command = _command_of(argv)
+        parser = summary_parser() if command is None else build_parser(command)
+        args = parser.parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = one_line_warnings(args.command)
+        for warning in parsing:
+            warnings.showwarning(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+        if getattr(args, "quiet", False) and not getattr(args, "json", False):
+            return _quietly(
+                args
+            )  # --quiet: only errors and warnings (stderr); --json still prints its document
+        return _dispatch(args)
+
+
+def _command_of(argv: list[str] | None) -> str | None:
+    """The command a command line names (its first word), or None (`--help`, `--version`)."""
+    words = sys.argv[1:] if argv is None else argv
+    return words[0] if words and not words[0].startswith("-") else None
+
+
+def _quietly(args) -> int:
+    """Run the command with its text results (stdout) discarded."""
+    import contextlib
+
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
         return _dispatch(args)
 
 
@@ -71,8 +199,12 @@ def _dispatch(args) -> int:
     except KeyboardInterrupt as error:  # 130 for Ctrl-C, 128 + signal for SIGTERM (143) / SIGHUP
         print(f"cosched {args.command}: interrupted", file=sys.stderr)
         return interrupt_exit_code(error)
-    except BrokenPipeError:  # the reader went away (`cosched ... | head`): stop quietly, like shell tools
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit flush
+    except (
+        BrokenPipeError
+    ):  # the reader went away (`cosched ... | head`): stop quietly, like shell tools
+        os.dup2(
+            os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()
+        )  # no second error at exit flush
         return BROKEN_PIPE_EXIT
 
 

@@ -1,36 +1,213 @@
-"""The one CLI vocabulary: options every `cosched` subcommand spells, defaults and documents the same way.
+"""The one CLI vocabulary: options every `cosched` subcommand spells, defaults and documents the
+same way.
 
 `docs/cli-conventions.md` is the table of these flags. Old spellings stay accepted as hidden aliases
-(`help=argparse.SUPPRESS`, left out of `--help`) and parse to the same `args` attribute as the new flag.
+(`help=argparse.SUPPRESS`, left out of `--help`) and parse to the same `args` attribute as the new
+flag.
 This module sits below the areas: it imports none of them.
 """
+
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 from cosched.errors import InputError
 
-__all__ = ["SEED_DEFAULT", "PLOTS_ON", "LazyChoices", "NameList", "add_alias", "add_quiet", "add_seed", "add_json",
-           "add_out", "add_plots", "add_name_list", "plots_target", "one_name", "names_or", "announce", "notice",
-           "choices_text", "positive"]
+__all__ = [
+    "SEED_DEFAULT",
+    "PLOTS_ON",
+    "REMOVED_IN",
+    "LazyChoices",
+    "NameList",
+    "Parser",
+    "add_alias",
+    "deprecation",
+    "add_quiet",
+    "add_seed",
+    "add_json",
+    "add_out",
+    "add_plots",
+    "add_name_list",
+    "plots_target",
+    "plots_folder",
+    "one_name",
+    "names_or",
+    "announce",
+    "notice",
+    "choices_text",
+    "positive",
+    "did_you_mean",
+    "time_unit",
+    "finite",
+    "speedup",
+    "VOCABULARY",
+]
 
 SEED_DEFAULT = 0  # the seed of every command that draws random numbers (docs/cli-conventions.md)
-PLOTS_ON = True  # value of `--plots` given without a location: plot into the command's default place
+PLOTS_ON = (
+    True  # value of `--plots` given without a location: plot into the command's default place
+)
+REMOVED_IN = "0.4.0"  # the release that drops the deprecated spellings
+SUGGESTION_CUTOFF = 0.6  # difflib similarity a name needs to be offered as "did you mean"
+SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86400.0
+HOURS_FROM = 2 * SECONDS_PER_HOUR  # a duration of at least 2 h prints in hours ...
+DAYS_FROM = 2 * SECONDS_PER_DAY  # ... and of at least 2 d in days
 
 
-def positive(kind: type = float):
-    """An argparse `type` that reads a number of `kind` and refuses zero and negatives with a clear message."""
+# The shared flags and what each means in every command that takes it (docs/cli-conventions.md
+# renders this
+# table with the commands, defaults and old spellings read from the parsers).
+VOCABULARY = {
+    "--quiet": (
+        "print only errors and warnings: no text results (a document asked for with --json still "
+        "prints), no progress bars, no notices on stderr"
+    ),
+    "--json": "print the result as JSON on stdout instead of text (times in seconds)",
+    "--seed": (
+        "seed of every random draw of the command; the same command line gives the same output"
+    ),
+    "--out": (
+        "where the command writes: FILE for commands that write one file, DIR (created if "
+        "missing) for commands that write several"
+    ),
+    "--plots": (
+        "write the command's plots: into DIR/plots/ of the --out folder (a few commands also take"
+        " --plots WHERE); off unless asked, so commands stay fast and matplotlib is not imported."
+        " demo and heatmap, whose purpose is a picture, write theirs to a PNG"
+    ),
+    "--no-plots": "write no plots (the default of every command except demo)",
+    "--force": (
+        "start over in --out, removing what an earlier run of the command wrote there (by default"
+        " the same run resumes and another one is refused)"
+    ),
+    "--workload": "bundled trace name, SWF file (.swf, .swf.gz) or CSV workload",
+    "--platform": "platform preset name or JSON file",
+    "--limit": "only the first N jobs of the workload (after cleaning)",
+    "--scheduler": (
+        "the thing that decides: scheduler or policy names from the command's registry; one for "
+        "simulate and elastic, repeatable or comma-separated elsewhere"
+    ),
+    "--algorithm": "an ElastiSim algorithm file (FILE.py) loaded as it is",
+    "--strategy": (
+        "online strategy names (FCS, UCB, PI, EI); one for run, ratio, worst-case, execute"
+    ),
+    "--heatmap": "pairwise co-execution speedups: heatmap CSV or bundled preset name",
+    "--mean-interarrival": "mean gap between submissions in seconds (constant, poisson, weibull)",
+    "--workers": "local worker processes (default: all cores)",
+    "--dask": "run on dask.distributed: 'local' or a scheduler address tcp://host:port",
+    "--work-range": "range LO HI of the work b_i of a random instance",
+    "--task-work": "work b of one measured task in the instance, NAME=B",
+    "--kernel-work": "work units of every bundled kernel that execute runs",
+    "--project-monotone": "project a measured matrix onto monotone speeds",
+    "--allow-nonmonotone": "accept an instance whose speeds break monotonicity or exceed 1",
+    "--version": "print cosched VERSION and exit",
+}
+
+
+def did_you_mean(value: str, known) -> str:
+    """`; did you mean 'x'?` for the known name closest to `value`, or '' when none is close."""
+    names = [str(name) for name in known]
+    close = difflib.get_close_matches(str(value), names, n=1, cutoff=SUGGESTION_CUTOFF)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def time_unit(seconds) -> tuple[str, float]:
+    """(unit, seconds per unit) that fits durations of this size: s below 2 h, h below 2 d, else d.
+
+    `seconds` is one duration or several (a table column shares the unit of its largest value)."""
+    values = [
+        abs(float(v))
+        for v in (seconds if isinstance(seconds, (list, tuple)) else [seconds])
+        if v is not None and v == v
+    ]
+    largest = max(values, default=0.0)
+    if largest >= DAYS_FROM:
+        return "d", SECONDS_PER_DAY
+    if largest >= HOURS_FROM:
+        return "h", SECONDS_PER_HOUR
+    return "s", 1.0
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with "did you mean" for a mistyped subcommand, choice or flag."""
+
+    def _check_value(self, action, value):
+        if action.choices is not None and value not in action.choices:
+            known = list(action.choices)
+            message = f"invalid choice: {value!r} (choose from {', '.join(map(repr, known))})"
+            raise argparse.ArgumentError(action, message + did_you_mean(value, known))
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and getattr(self, "_subcommands", None) is not None:
+            command = getattr(namespace, "command", None)
+            sub = self._subcommands.choices.get(command) if command else None
+            flags = [
+                flag
+                for action in (sub or self)._actions
+                if action.help != argparse.SUPPRESS
+                for flag in action.option_strings
+            ]
+            hints = [
+                did_you_mean(extra.split("=")[0], flags)
+                for extra in extras
+                if extra.startswith("--")
+            ]
+            hint = next((h for h in hints if h), "")
+            if hint:
+                (sub or self).error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+        return namespace, extras
+
+
+MAX_SPEEDUP = (
+    1e3  # a co-location speedup beyond this is no measurement (and overflows the model's times)
+)
+
+
+def speedup(text: str) -> float:
+    """An argparse `type` for a speedup: a finite number in (0, MAX_SPEEDUP]."""
+    value = finite(float)(text)
+    if not 0 < value <= MAX_SPEEDUP:
+        raise argparse.ArgumentTypeError(f"a speedup must be in (0, {MAX_SPEEDUP:g}], got {text!r}")
+    return value
+
+
+def finite(kind: type = float):
+    """An argparse `type` that reads a finite number (no nan, inf or overflow to inf)."""
+
     def parse(text: str):
         try:
             value = kind(text)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+        return value
+
+    return parse
+
+
+def positive(kind: type = float):
+    """An argparse `type` that reads a number of `kind` and refuses zero and negatives with a clear
+    message."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value != value or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"must be a finite positive number, got {text!r}")
         if value <= 0:
             raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
         return value
+
     return parse
 
 
@@ -39,8 +216,10 @@ def choices_text(names: Sequence[str]) -> str:
 
 
 class LazyChoices(Sequence):
-    """argparse `choices` read from a library constant on first use (a value to check, or `--help`), so building
-    the parser does not import the library module. Give the option a `metavar`; `%(choices)s` in help lists them."""
+    """argparse `choices` read from a library constant on first use (a value to check, or `--help`),
+    so building
+    the parser does not import the library module. Give the option a `metavar`; `%(choices)s` in
+    help lists them."""
 
     def __init__(self, module: str, attribute: str):
         self.module, self.attribute = module, attribute
@@ -66,36 +245,87 @@ class LazyChoices(Sequence):
         return repr(self._names())
 
 
-def add_alias(parser: argparse.ArgumentParser, *flags: str, dest: str, **options) -> argparse.Action:
-    """An old spelling kept for one release: same `dest` as the new flag, hidden from `--help`.
+def deprecation(old: str, new: str) -> str:
+    """The one-line message of an old spelling."""
+    return f"{old} is deprecated, use {new} (removed in {REMOVED_IN})"
 
-    Its default is SUPPRESS, so the new flag's default is the only one (whichever was added first).
+
+def add_alias(
+    parser: argparse.ArgumentParser, *flags: str, dest: str, new: str | None = None, **options
+) -> argparse.Action:
+    """An old spelling kept for one release: same `dest` as the new flag, hidden from `--help`;
+    using it warns
+    once (a FutureWarning, printed as `cosched CMD: warning: --old is deprecated, use --new (removed
+    in 0.4.0)`).
+
+    `new`: the spelling to name (default: the visible flag of the same `dest`). Its default is
+    SUPPRESS, so the
+    new flag's default is the only one (whichever was added first).
     """
+    if new is None:
+        new = next(
+            (
+                action.option_strings[0]
+                for action in parser._actions
+                if action.dest == dest
+                and action.option_strings
+                and action.help != argparse.SUPPRESS
+            ),
+            dest,
+        )
     options.setdefault("default", argparse.SUPPRESS)
-    return parser.add_argument(*flags, dest=dest, help=argparse.SUPPRESS, **options)
+    action = parser.add_argument(*flags, dest=dest, help=argparse.SUPPRESS, **options)
+    base = type(action)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        warnings.warn(deprecation(option_string or flags[0], new), FutureWarning, stacklevel=2)
+        base.__call__(self, parser, namespace, values, option_string)
+
+    action.__class__ = type(f"Deprecated{base.__name__}", (base,), {"__call__": __call__})
+    action.new_spelling = new  # read by the docs' vocabulary table
+    return action
 
 
 def add_quiet(parser: argparse.ArgumentParser, *aliases: str) -> None:
-    """`--quiet`: no progress bars and no notices on stderr; results, warnings and errors still print."""
-    parser.add_argument("--quiet", action="store_true",
-                        help="no progress bars and no notices (where outputs went) on stderr")
+    """`--quiet`: no progress bars and no notices on stderr; results, warnings and errors still
+    print."""
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print only errors and warnings (no results unless --json, no progress bars, no "
+        "notices)",
+    )
     if aliases:
         add_alias(parser, *aliases, dest="quiet", action="store_true")
 
 
 def add_seed(parser: argparse.ArgumentParser, what: str = "random seed") -> None:
-    """`--seed N`, default SEED_DEFAULT everywhere, so the same command line gives the same output."""
-    parser.add_argument("--seed", type=int, default=SEED_DEFAULT, metavar="N",
-                        help=f"{what} (default {SEED_DEFAULT})")
+    """`--seed N`, default SEED_DEFAULT everywhere: the same command line gives the same output."""
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=SEED_DEFAULT,
+        metavar="N",
+        help=f"{what} (default {SEED_DEFAULT})",
+    )
 
 
 def add_json(parser: argparse.ArgumentParser, what: str = "the result") -> None:
-    parser.add_argument("--json", action="store_true", help=f"print {what} as JSON on stdout instead of text")
+    parser.add_argument(
+        "--json", action="store_true", help=f"print {what} as JSON on stdout instead of text"
+    )
 
 
-def add_out(parser: argparse.ArgumentParser, kind: str, what: str, *, required: bool = False,
-            default: str | None = None, metavar: str | None = None) -> None:
-    """`--out`: the FILE where a command writes exactly one file, the DIR where it writes several."""
+def add_out(
+    parser: argparse.ArgumentParser,
+    kind: str,
+    what: str,
+    *,
+    required: bool = False,
+    default: str | None = None,
+    metavar: str | None = None,
+) -> None:
+    """`--out`: the FILE where a command writes one file, the DIR where it writes several."""
     if kind not in ("file", "folder"):
         raise ValueError(f"kind is 'file' or 'folder', not {kind!r}")
     metavar = metavar or ("FILE" if kind == "file" else "DIR")
@@ -105,46 +335,95 @@ def add_out(parser: argparse.ArgumentParser, kind: str, what: str, *, required: 
     parser.add_argument("--out", required=required, default=default, metavar=metavar, help=text)
 
 
-def add_plots(parser: argparse.ArgumentParser, what: str, *, default_on: bool, metavar: str = "DIR",
-              value_required: bool = False, aliases: Sequence[str] = ()) -> None:
-    """`--plots [WHERE]` / `--no-plots` into one attribute `plots`.
+def add_plots(
+    parser: argparse.ArgumentParser,
+    what: str,
+    *,
+    default_on: bool = False,
+    metavar: str = "DIR",
+    value_required: bool = False,
+    aliases: Sequence[str] = (),
+    where: bool = False,
+) -> None:
+    """`--plots [WHERE]` / `--no-plots` into one attribute `plots` (docs/cli-conventions.md, plots
+    by one rule).
 
-    None: the command's default (on where it has an output folder or file, `default_on`); True (`--plots`
-    alone): on, into the `--out` location; a string: into that location; False: `--no-plots`. Where the command
-    has no `--out` (heatmap), `value_required` makes `--plots` take the location.
+    None: the command's default: off, except for a command whose purpose is a picture (`default_on`,
+    demo);
+    True (`--plots` alone): on, into DIR/plots/ of the --out folder; a string (`where`: the command
+    takes
+    --plots WHERE): into that location; False: `--no-plots`. Where the command has no `--out`
+    (heatmap),
+    `value_required` makes `--plots` take the location.
     """
-    default = "on: into the --out location" if default_on else "off"
-    parser.add_argument("--plots", nargs=None if value_required else "?", const=None if value_required else PLOTS_ON,
-                        default=None, metavar=metavar, help=f"write {what} (default {default})")
-    parser.add_argument("--no-plots", dest="plots", action="store_const", const=False, help="write no plots")
+    if value_required or default_on:
+        text = f"write {what} (default {'on' if default_on else 'off'})"
+    else:
+        text = (
+            f"write {what} into DIR/plots/ of --out"
+            + (" or into WHERE" if where else "")
+            + " (default off)"
+        )
+        metavar = "WHERE" if where else metavar
+    parser.add_argument(
+        "--plots",
+        nargs=None if value_required else "?",
+        const=None if value_required else PLOTS_ON,
+        default=None,
+        metavar=metavar,
+        help=text,
+    )
+    parser.add_argument(
+        "--no-plots", dest="plots", action="store_const", const=False, help="write no plots"
+    )
     if aliases:
         add_alias(parser, *aliases, dest="plots", metavar=metavar)
 
 
-def plots_target(args, default: str | Path | None, *, fixed: bool = False) -> Path | None:
-    """Where the plots go, or None for none: `--no-plots` → None, `--plots WHERE` → WHERE, `--plots` or no flag
-    → `default` (the command's place beside its --out; None: plots are off unless a location is given).
+def plots_target(
+    args, default: str | Path | None, *, fixed: bool = False, picture: bool = False
+) -> Path | None:
+    """Where the plots go, or None for none: no flag or `--no-plots` → None (plots are opt-in),
+    `--plots WHERE` →
+    WHERE, `--plots` → `default` (the command's DIR/plots/ beside its --out).
 
-    fixed: the command can only plot into `default`; another location is bad input (exit 2, names --plots).
+    fixed: the command can only plot into `default`; another location is bad input (exit 2, names
+    --plots).
+    picture: the plot is what the command is for (demo): no flag → `default`.
     """
     value = getattr(args, "plots", None)
     if value is False:
         return None
     if value is None:
-        return Path(default) if default is not None else None
+        return Path(default) if picture and default is not None else None
     if value is PLOTS_ON:
         if default is None:
-            raise InputError("no place for the plots: give --plots DIR or --out DIR", field="--plots")
+            raise InputError(
+                "no place for the plots: give --plots DIR or --out DIR", field="--plots"
+            )
         return Path(default)
     if fixed and (default is None or Path(value) != Path(default)):
         where = f"into {default}" if default is not None else "only beside --out"
-        raise InputError(f"this command writes its plots {where}; give --plots without a location",
-                         field="--plots")
+        raise InputError(
+            f"this command writes its plots {where}; give --plots without a location",
+            field="--plots",
+        )
+    return Path(value)
+
+
+def plots_folder(out: str | Path | None) -> Path | None:
+    """DIR/plots/ of an --out folder (None without one)."""
+    return None if out is None else Path(out) / "plots"
+
+
+def _unused(value):  # pragma: no cover - keeps the tail of plots_target below unreachable-free
+
     return Path(value)
 
 
 class NameList(argparse.Action):
-    """A repeatable option taking comma lists: `--x a,b --x c` (and an alias's `--xs a b`) → ['a', 'b', 'c']."""
+    """A repeatable option taking comma lists: `--x a,b --x c` (and an alias's `--xs a b`) → ['a',
+    'b', 'c']."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         values = values if isinstance(values, list) else [values]
@@ -153,18 +432,40 @@ class NameList(argparse.Action):
         setattr(namespace, self.dest, (list(current) if current else []) + names)
 
 
-def add_name_list(parser: argparse.ArgumentParser, flag: str, *, what: str, known: Sequence[str], default: str,
-                  alias: str | None = None, alias_nargs: str | None = None, metavar: str = "NAME") -> None:
-    """`--strategy` / `--scheduler`: repeatable, comma lists; `alias` (the old plural) parses the same way."""
-    dest = flag.lstrip("-").replace("-", "_")
-    parser.add_argument(flag, action=NameList, dest=dest, default=None, metavar=metavar,
-                        help=f"{what}, repeatable or comma-separated: {choices_text(known)} (default {default})")
+def add_name_list(
+    parser: argparse.ArgumentParser,
+    flag: str,
+    *,
+    what: str,
+    known: Sequence[str],
+    default: str,
+    alias: str | None = None,
+    alias_nargs: str | None = None,
+    metavar: str = "NAME",
+    single: bool = False,
+    dest: str | None = None,
+) -> None:
+    """`--strategy` / `--scheduler`: repeatable, comma lists; `alias` (the old plural) parses the
+    same way.
+
+    single: the command takes one name (the help says so; `one_name` refuses several)."""
+    dest = dest or flag.lstrip("-").replace("-", "_")
+    accepts = "one of" if single else "repeatable or comma-separated:"
+    parser.add_argument(
+        flag,
+        action=NameList,
+        dest=dest,
+        default=None,
+        metavar=metavar,
+        help=f"{what}, {accepts} {choices_text(known)} (default {default})",
+    )
     if alias:
         add_alias(parser, alias, dest=dest, action=NameList, nargs=alias_nargs, metavar=metavar)
 
 
 def names_or(args, dest: str, default: Sequence[str], flag: str) -> list[str]:
-    """The names given to a NameList option, or `default`; an option given with no name is bad input."""
+    """The names given to a NameList option, or `default`; an option given with no name is bad
+    input."""
     names = getattr(args, dest, None)
     if names is None:
         return list(default)
@@ -174,7 +475,8 @@ def names_or(args, dest: str, default: Sequence[str], flag: str) -> list[str]:
 
 
 def one_name(args, dest: str, default: str, flag: str, reason: str) -> str:
-    """The single name a one-run command takes from a NameList option; several are bad input (`reason` says so)."""
+    """The single name a one-run command takes from a NameList option; several are bad input
+    (`reason` says so)."""
     names = names_or(args, dest, [default], flag)
     if len(names) > 1:
         raise InputError(f"{reason}, got {', '.join(names)}", field=flag)

@@ -7,7 +7,7 @@ import signal
 from pathlib import Path
 
 from cosched.cli_options import (add_alias, add_json, add_out, add_plots, add_quiet, add_seed, announce, notice,
-                                  plots_target, positive)
+                                  plots_folder, plots_target, positive)
 from cosched.errors import InputError
 from cosched.measurement.counters import BACKEND_NAMES
 
@@ -30,14 +30,16 @@ def register(subparsers) -> None:
     measure.add_argument("--threads", type=positive(int), default=1, help="threads of each bundled kernel")
     measure.add_argument("--combinations", default="pairs",
                          help="pairs | all | upto:K | sample:N | chains:N[:K] (default pairs)")
-    measure.add_argument("--window", type=positive(float), default=2.0, help="measuring window [s] (default 2)")
+    measure.add_argument("--window", type=positive(float), default=2.0,
+                         help="measuring window [s] (default 2)")
     measure.add_argument("--warmup", type=positive(float), default=0.5,
                          help="discarded warm-up after continuing a combination [s] (default 0.5)")
     measure.add_argument("--backend", choices=BACKEND_CHOICES, default="auto",
                          help="counters: auto (perf if hardware counters work, else cputime, reported), perf, "
                               "cputime")
-    measure.add_argument("--work", action="append", default=[], metavar="NAME=B",
-                         help="work b of a task in the instance (time alone; default 1)")
+    measure.add_argument("--task-work", dest="work", action="append", default=[], metavar="NAME=B",
+                         help="work b of a task in the instance (time alone; default 1); repeatable")
+    add_alias(measure, "--work", dest="work", action="append", metavar="NAME=B")
     measure.add_argument("--project-monotone", action="store_true",
                          help="project the matrix onto monotone speeds (cap by sub-combinations)")
     add_alias(measure, "--monotone", dest="project_monotone", action="store_true")
@@ -46,7 +48,7 @@ def register(subparsers) -> None:
                          help="start over in DIR, removing the files an earlier measure wrote there (by default a "
                               "rerun with the same tasks, window, warm-up and backend resumes; others are refused)")
     add_seed(measure, "seed of sample:N and chains:N")
-    add_plots(measure, "heatmap.png and speed_by_size.png into DIR", default_on=True)
+    add_plots(measure, "heatmap.png and speed_by_size.png")
     add_out(measure, "folder", "instance.json, heatmap.csv, samples.csv, speeds.csv, report.json, plots",
             required=True)
     add_json(measure, "the report")
@@ -68,7 +70,7 @@ def register(subparsers) -> None:
                           help="counters: %(choices)s (default auto)")
     add_seed(validate, "seed of the co-runner draws")
     add_out(validate, "folder", "runs.csv, table.csv, report.json, validation.png")
-    add_plots(validate, "validation.png", default_on=True)
+    add_plots(validate, "validation.png", where=True)
     add_json(validate, "the table")
     add_quiet(validate)
     validate.set_defaults(func=_validate)
@@ -114,7 +116,7 @@ def _measure(args) -> int:
     from cosched.measurement.session import measure_to_directory
     from cosched.measurement.validation import kernel_command
 
-    plots = plots_target(args, args.out, fixed=True)
+    plots = plots_target(args, plots_folder(args.out), fixed=True)
     check_outputs(("--out", args.out, "folder"))
     tasks = [parse_task(text) for text in args.task]
     if args.kernels:
@@ -136,9 +138,9 @@ def _measure(args) -> int:
             index, amount = names.index(name.strip()), float(value)
         except ValueError:
             raise InputError(f"expected NAME=B with a known task name and a number, got {text!r}",
-                             field="--work") from None
-        if amount <= 0:
-            raise InputError(f"work must be positive, got {text!r}", field="--work")
+                             field="--task-work") from None
+        if not 0 < amount < float("inf"):
+            raise InputError(f"work must be a finite positive number, got {text!r}", field="--task-work")
         work[index] = amount
     combination_set(len(tasks), args.combinations, args.seed)  # reject a bad spec before starting anything
     backend, reason = _backend(args.backend)
@@ -183,7 +185,7 @@ def _validate(args) -> int:
     from cosched.outputs import atomic_path, check_outputs, output_dir
     from cosched.measurement.validation import fit_table, run_validation
 
-    plots = plots_target(args, args.out)
+    plots = plots_target(args, plots_folder(args.out))
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
     kernels = _kernel_names(args.kernels)
     backend, reason = _backend(args.backend)

@@ -6,7 +6,7 @@ import json
 import signal
 from pathlib import Path
 
-from cosched.cli_options import add_out, add_plots, add_quiet, announce, plots_target, positive
+from cosched.cli_options import add_alias, add_out, add_plots, add_quiet, announce, plots_folder, plots_target, positive
 from cosched.measurement.cli import KERNEL_SECONDS_MARGIN
 from cosched.errors import InputError
 from cosched.measurement.counters import BACKEND_NAMES
@@ -30,31 +30,37 @@ def register(subparsers) -> None:
     parser.add_argument("--task", action="append", default=[], metavar="NAME=COMMAND",
                         help="a task: name and shell command doing a fixed amount of work (repeatable)")
     parser.add_argument("--kernels", metavar="K1,K2,...",
-                        help="add bundled kernels as tasks (compute, memory, cache; a name may repeat); needs --work")
-    parser.add_argument("--work", type=positive(int), metavar="N", help="work units of every bundled kernel")
+                        help="add bundled kernels as tasks (compute, memory, cache; a name may repeat); needs --kernel-work")
+    parser.add_argument("--kernel-work", dest="work", type=positive(int), metavar="N",
+                        help="work units of every bundled kernel")
+    add_alias(parser, "--work", dest="work", type=positive(int), metavar="N")
     parser.add_argument("--threads", type=positive(int), default=1, help="threads of each bundled kernel")
     add_strategy_arguments(parser)
     parser.set_defaults(quantum=DEFAULT_QUANTUM_SECONDS)
     parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto",
                         help="counters: auto (perf if hardware counters work, else cputime, reported), perf, "
                              "cputime")
-    parser.add_argument("--combinations", default="all",
-                        help="combinations the strategy may form and the reference measures: all | pairs | upto:K "
-                             "(default all)")
+    parser.add_argument("--allowed-combinations", dest="combinations", default="all", metavar="SPEC",
+                        help="combinations the strategy may form and the reference measures: all | pairs | "
+                             "upto:K (default all)")
+    add_alias(parser, "--combinations", dest="combinations")
     parser.add_argument("--reference", action="store_true",
                         help="first measure each task's time alone and the speed matrix; report OPT, the simulated "
                              "makespan of the strategy and the real ratio")
     parser.add_argument("--speeds", metavar="INSTANCE",
                         help="speed matrix for FCS: instance.json written by `cosched measure` for the same tasks "
                              "(without it and --reference, FCS first runs each combination for one window)")
-    parser.add_argument("--window", type=positive(float), default=1.0,
-                        help="measuring window of the reference and of premeasured combinations [s] (default 1)")
-    parser.add_argument("--warmup", type=positive(float), default=0.3,
-                        help="discarded warm-up of the reference's windows [s] (default 0.3)")
+    parser.add_argument("--reference-window", dest="window", type=positive(float), default=1.0,
+                        metavar="SECONDS", help="measuring window of the reference and of premeasured "
+                                                "combinations [s] (default 1)")
+    add_alias(parser, "--window", dest="window", type=positive(float))
+    parser.add_argument("--reference-warmup", dest="warmup", type=positive(float), default=0.3,
+                        metavar="SECONDS", help="discarded warm-up of the reference's windows [s] (default 0.3)")
+    add_alias(parser, "--warmup", dest="warmup", type=positive(float))
     parser.add_argument("--force", action="store_true",
                         help="start over in DIR (by default a rerun with the same tasks, combinations, window, "
                              "warm-up and backend reuses the reference measured there)")
-    add_plots(parser, "execution.png (real schedule beside the simulated one and OPT's) into DIR", default_on=True)
+    add_plots(parser, "execution.png (real schedule beside the simulated one and OPT's)")
     add_out(parser, "folder", "report.json, schedule.csv, execution.png, alone.csv, reference/", required=True)
     add_quiet(parser)
     parser.set_defaults(func=_execute)
@@ -69,8 +75,8 @@ def _tasks(args):
     long_running = list(tasks)
     if args.kernels:
         if args.work is None:
-            raise InputError("bundled kernels need --work N (work units each, the same in every run)",
-                             field="--work")
+            raise InputError("bundled kernels need --kernel-work N (work units each, the same in every run)",
+                             field="--kernel-work")
         kernels = _kernel_names(args.kernels)
         planned = len(combination_set(len(tasks) + len(kernels), args.combinations)) * (args.warmup + args.window)
         counts: dict[str, int] = {}
@@ -131,7 +137,7 @@ def _execute(args) -> int:
     from cosched.outputs import check_outputs, output_dir
     from cosched.strategies.cli import noise_from_args, strategy_from_args, strategy_name
 
-    plots = plots_target(args, args.out, fixed=True)
+    plots = plots_target(args, plots_folder(args.out), fixed=True)
     check_outputs(("--out", args.out, "folder"))
     if args.speeds and args.reference:
         raise InputError("--reference measures the speed matrix itself; give --speeds or --reference, not both",
@@ -144,17 +150,17 @@ def _execute(args) -> int:
                          warmup=args.warmup, factory=lambda: strategy_from_args(args),
                          simulated_noise=noise_from_args(args), options=_strategy_options(args))
     backend, reason = open_backend(args.backend)
-    if reason is not None and args.backend == "auto":  # a warning, so --quiet does not hide it
-        import warnings
-
-        warnings.warn(f"no hardware counters, using the cputime backend (no IPC factor: cache and memory "
-                      f"contention is not seen); {reason.split(';')[0]}", stacklevel=1)
     try:
         with output_dir(args.out) as out:
             report = execute_to_directory(plan, out, backend, seed=args.seed, force=args.force,
                                           fallback_reason=reason, progress=not args.quiet, plots=plots is not None)
     finally:
         backend.close()
+    if reason is not None and args.backend == "auto":  # after the run: a refused --out stays one line
+        import warnings
+
+        warnings.warn(f"no hardware counters, using the cputime backend (no IPC factor: cache and memory "
+                      f"contention is not seen); {reason.split(';')[0]}", stacklevel=1)
     announce(args, *(Path(args.out) / name for name in sorted(set(report["files"].values()))))
     if args.json:
         print(json.dumps(report, indent=2, default=float))

@@ -38,7 +38,7 @@ from cosched.theory.lattice import tasks_of
 __all__ = ["ExecutionPlan", "execute_to_directory", "OUTPUT_FILES", "CONTENTION_NOTE", "instance_from_steps"]
 
 CONFIG = "config.json"
-OUTPUT_FILES = ("report.json", "schedule.csv", "alone.csv", "reference", "execution.png", CONFIG)
+OUTPUT_FILES = ("report.json", "schedule.csv", "alone.csv", "reference", "plots", "execution.png", CONFIG)
 CONTENTION_NOTE = ("the cputime backend measures each task's share of CPU time only (formula (30) without the IPC "
                    "factor): contention for caches and memory bandwidth is not seen, so co-run speeds of memory- "
                    "or cache-bound tasks are overestimated and their simulated makespans are too optimistic")
@@ -197,7 +197,7 @@ def execute_to_directory(plan: ExecutionPlan, out: str | os.PathLike, backend: C
     if not resuming:
         with atomic_path(out / CONFIG) as tmp:
             tmp.write_text(json.dumps(key, indent=2))
-    for name in ("schedule.csv", "execution.png", "report.json"):
+    for name in ("schedule.csv", "plots/execution.png", "execution.png", "report.json"):
         (out / name).unlink(missing_ok=True)
     names = [task.name for task in plan.tasks]
     report = {"strategy": plan.strategy, "options": {k: v for k, v in plan.options.items() if v is not None},
@@ -249,10 +249,11 @@ def execute_to_directory(plan: ExecutionPlan, out: str | os.PathLike, backend: C
             from cosched.measurement.execute_plots import plot_execution
 
             table = steps_table(steps, names, ideal)
-            plot_execution(table, names, out / "execution.png", backend.name,
+            (out / "plots").mkdir(exist_ok=True)  # plots by one rule: DIR/plots/ (docs/cli-conventions.md)
+            plot_execution(table, names, out / "plots" / "execution.png", backend.name,
                            None if objects is None else {"simulated": objects[2], "OPT": objects[1]},
                            None if objects is None else objects[0])
-            files["plot"] = "execution.png"
+            files["plot"] = "plots/execution.png"
         report["files"] = files
         with atomic_path(out / "report.json") as tmp:
             tmp.write_text(json.dumps(report, indent=2, default=_json_default))

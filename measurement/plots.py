@@ -31,7 +31,7 @@ def plot_speed_by_size(instance, path: str | os.PathLike, backend: str) -> Path:
         ax.set_visible(False)
     for ax in axes[:, 0]:
         ax.set_ylabel("speed / speed alone")
-    fig.suptitle(f"Task speed vs combination size (backend: {backend})")
+    fig.suptitle(f"Task speed vs combination size\n(backend: {backend})")  # two lines fit one panel
     fig.tight_layout()
     return save_figure(fig, path)
 
@@ -55,6 +55,6 @@ def plot_validation(points, fits, path: str | os.PathLike, backend: str) -> Path
         ax.set_xlabel("time ratio (co-run / alone)")
         ax.legend(fontsize=7, loc="upper left")
     axes[0, 0].set_ylabel("speed ratio (alone / co-run)")
-    fig.suptitle(f"Processing time ratio vs speed ratio (backend: {backend})")
+    fig.suptitle(f"Processing time ratio vs speed ratio\n(backend: {backend})")  # two lines fit one panel
     fig.tight_layout()
     return save_figure(fig, path)

@@ -37,8 +37,9 @@ from cosched.theory.lattice import mask_of, popcount
 __all__ = ["measure_to_directory", "OUTPUT_FILES", "run_key"]
 
 CONFIG = "config.json"
-DERIVED = ("instance.json", "heatmap.csv", "heatmap.png", "speed_by_size.png")  # rewritten or removed every run
-OUTPUT_FILES = ("instance.json", "heatmap.csv", "samples.csv", "speeds.csv", "report.json", "heatmap.png",
+DERIVED = ("instance.json", "heatmap.csv", "plots/heatmap.png", "plots/speed_by_size.png",  # rewritten or removed
+           "heatmap.png", "speed_by_size.png")  # every run (the last two: where plots went before DIR/plots/)
+OUTPUT_FILES = ("instance.json", "heatmap.csv", "samples.csv", "speeds.csv", "report.json", "plots", "heatmap.png",
                 "speed_by_size.png", CONFIG)
 _KERNEL_LIFETIME = re.compile(r"(\s--seconds\s+)\S+")
 
@@ -193,17 +194,20 @@ def measure_to_directory(tasks: Sequence[TaskSpec], out: str | os.PathLike, back
             if plots and interrupted_by is None:  # an interrupted run ends at once: the rerun draws them
                 from cosched.measurement.plots import plot_speed_by_size
 
-                plot_heatmap(heatmap, out / "heatmap.png")
-                written.add("heatmap.png")
-                plot_speed_by_size(matrix.instance, out / "speed_by_size.png", measurement.backend)
-                written.add("speed_by_size.png")
-                report["files"].update({"heatmap_plot": "heatmap.png", "speed_by_size_plot": "speed_by_size.png"})
+                (out / "plots").mkdir(exist_ok=True)  # plots by one rule: DIR/plots/ (docs/cli-conventions.md)
+                plot_heatmap(heatmap, out / "plots" / "heatmap.png")
+                plot_speed_by_size(matrix.instance, out / "plots" / "speed_by_size.png", measurement.backend)
+                written.update({"plots/heatmap.png", "plots/speed_by_size.png"})
+                report["files"].update({"heatmap_plot": "plots/heatmap.png",
+                                        "speed_by_size_plot": "plots/speed_by_size.png"})
     except KeyboardInterrupt as error:  # Ctrl-C / SIGTERM while writing the derived files: finish quickly
         interrupted_by = interrupted_by or signal.Signals(getattr(error, "signum", signal.SIGINT)).name
     with signals_deferred():
         for name in DERIVED:  # a file this run did not write would describe other rows
             if name not in written:
                 (out / name).unlink(missing_ok=True)
+        if (out / "plots").is_dir() and not any((out / "plots").iterdir()):
+            (out / "plots").rmdir()
         report["files"] = {label: name for label, name in report["files"].items() if name in written}
         report["files"].update({"speeds": "speeds.csv", "samples": "samples.csv", "report": "report.json"})
         report["interrupted"], report["interrupted_by"] = interrupted_by is not None, interrupted_by

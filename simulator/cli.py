@@ -11,7 +11,8 @@ import math
 from pathlib import Path
 
 from cosched.cli_options import (add_json, add_name_list, add_out, add_plots, add_quiet, add_seed, announce, names_or,
-                                  one_name, plots_target)
+                                  one_name, plots_folder, plots_target, time_unit, SECONDS_PER_DAY,
+                                  SECONDS_PER_HOUR)
 from cosched.data import WORKLOADS
 from cosched.errors import InputError
 from cosched.simulator.co_cli import add_fidelity_options, add_simulate_options, co_simulation_options
@@ -19,17 +20,20 @@ from cosched.simulator.elastic.experiment_cli import add_elastic_options, model_
 from cosched.simulator.hybrid.cli import add_hybrid_options, simulate_command as hybrid_simulate
 from cosched.simulator.platform import PRESETS as PLATFORMS
 from cosched.simulator.schedulers import CLASSIC, SCHEDULERS
-from cosched.simulator.metrics import SECONDS_PER_DAY
+
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
 
 __all__ = ["register"]
 
-# Text output: makespans in days, other durations in seconds, the unit in every label; JSON keeps seconds.
+# Text output: makespans in the unit that fits their size (s, h or d; `time_unit`), other durations in seconds,
+# the unit in every label; JSON keeps seconds.
 
 
-def _days(seconds: float) -> str:
-    days = seconds / SECONDS_PER_DAY
-    return f"{days:.2f}" if abs(days) >= 1 else f"{days:.3g}"
+def _fitted(seconds: float, unit: str | None = None) -> str:
+    """A makespan in `unit` (default: the unit that fits it), two decimals (three digits below 1)."""
+    unit, scale = (unit, dict(s=1.0, h=SECONDS_PER_HOUR, d=SECONDS_PER_DAY)[unit]) if unit else time_unit(seconds)
+    value = seconds / scale
+    return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3g}"
 
 
 def _seconds(seconds: float) -> str:
@@ -41,13 +45,14 @@ def _number(value: float) -> str:
 
 
 # summary key -> (unit shown in the label, text of the JSON value)
-UNITS = {"makespan": ("d", _days), "mean_wait": ("s", _seconds), "median_wait": ("s", _seconds),
+FITTED = ("makespan", "bound")  # the durations shown in the unit that fits them
+UNITS = { "mean_wait": ("s", _seconds), "median_wait": ("s", _seconds),
          "max_wait": ("s", _seconds), "mean_turnaround": ("s", _seconds), "bounded_slowdown_threshold": ("s", _seconds),
-         "bound": ("d", _days), "wall_seconds": ("s", _seconds), "jobs_per_second": ("jobs/s", _number),
+         "wall_seconds": ("s", _seconds), "jobs_per_second": ("jobs/s", _number),
          "simulated_days_per_hour": ("d/h", _number)}
-TEXT_SKIPPED = ("scheduler", "platform", "jobs", "simulated_days")  # in the title line, or makespan [d] again
-COMPARE_COLUMNS = (  # (summary key, column title with unit, format)
-    ("makespan", "makespan [d]", _days), ("makespan_speedup", "mS", "{:.3f}".format),
+TEXT_SKIPPED = ("scheduler", "platform", "jobs", "simulated_days")  # in the title line, or the makespan again
+COMPARE_COLUMNS = (  # (summary key, column title with unit, format); makespan: the unit of the column
+    ("makespan", "makespan", _fitted), ("makespan_speedup", "mS", "{:.3f}".format),
     ("makespan_over_bound", "C/bound", "{:.3f}".format),
     ("mean_wait", "wait [s]", _seconds), ("mean_turnaround", "turnaround [s]", _seconds),
     ("mean_slowdown", "slowdown", "{:.2f}".format), ("mean_bounded_slowdown", "bsld", "{:.2f}".format),
@@ -79,12 +84,15 @@ def register(subparsers) -> None:
         description="Discrete-event simulation (ELiSE §3): completions, then arrivals, then one scheduling pass "
                     "per timestamp; compact whole-node allocation. Writes jobs.csv and summary.json to --out.")
     _common(simulate)
-    add_name_list(simulate, "--scheduler", what="the scheduler (one)", known=tuple(SCHEDULERS), default="easy",
-                  alias="--schedulers")
+    add_name_list(simulate, "--scheduler", what="the scheduler", known=tuple(SCHEDULERS),
+                  default="easy", single=True, alias="--schedulers")
     simulate.add_argument("--baseline", help="also run this scheduler for the makespan speedup (e.g. conservative)")
     add_out(simulate, "folder", "jobs.csv, summary.json (and jobs.parquet, the plots)")
     simulate.add_argument("--parquet", action="store_true", help="also write jobs.parquet")
-    add_plots(simulate, "Gantt, utilization, queue and wait-time PNGs", default_on=False)
+    simulate.add_argument("--bound", action="store_true",
+                          help="also compute the lower bound on the makespan of any schedule (bound, "
+                               "makespan_over_bound; linear programs that take about half a simulation)")
+    add_plots(simulate, "Gantt, utilization, queue and wait-time PNGs", where=True)
     add_simulate_options(simulate)
     add_fidelity_options(simulate)
     add_elastic_options(simulate)  # marks jobs moldable or malleable (cosched.simulator.elastic.traces)
@@ -101,6 +109,7 @@ def register(subparsers) -> None:
     compare.add_argument("--baseline", default="conservative",
                          help="scheduler whose makespan is the reference (default conservative)")
     add_out(compare, "folder", "compare.csv, one row of metrics per scheduler (resumes if it exists)")
+    add_plots(compare, "a bar chart of makespan, wait and utilization per scheduler (compare.png)")
     add_simulate_options(compare)
     compare.add_argument("--force", action="store_true",
                          help="start over: remove an earlier compare.csv of other options or inputs (by default the "
@@ -123,6 +132,28 @@ def _load(args):
     return inputs
 
 
+def _elastic_with_whole_nodes(args, names) -> None:
+    """Elastic jobs resize over whole nodes; a co-scheduler shares nodes by half-socket binding with speeds from
+    the heatmap. The two models do not compose (a job would get both speedups), so the pair is refused."""
+    if not args.elastic_fraction:
+        return
+    from cosched.simulator.compare import checked_scheduler
+
+    shared = [name for name in names if checked_scheduler(name, args.depth).co_located]
+    if shared:
+        raise InputError(f"elastic jobs run on whole nodes, {', '.join(shared)} shares nodes between two jobs: "
+                         f"the two models do not compose; use a classic scheduler with --elastic-fraction, or "
+                         f"leave it out", field="--elastic-fraction")
+
+
+def _preflight(args, names, platform) -> None:
+    """Every scheduler of the command can run on the platform, checked before the first simulation."""
+    from cosched.simulator.compare import preflight
+
+    options = co_simulation_options(args).get("scheduler_options") if args.heatmap else None
+    preflight(names, platform, depth=args.depth, placement=args.placement, scheduler_options=options)
+
+
 def _run(args, name, platform, workload, progress, job_models=None):
     from cosched.simulator.compare import checked_scheduler
     from cosched.simulator.engine import simulate
@@ -137,15 +168,60 @@ def _run(args, name, platform, workload, progress, job_models=None):
                     job_models=job_models, **co_options)
 
 
+def jobs_csv_text(result) -> str | None:
+    """jobs.csv of a run as `result.jobs_frame().to_csv(index=False)` writes it, built with numpy alone; None
+    where a column would need pandas' quoting or types (lifecycle columns, app names with commas or quotes).
+
+    tests/cli/test_fast_start.py compares the two byte for byte."""
+    import numpy as np
+
+    if getattr(result, "lifecycle", None) is not None:
+        return None
+    w = result.workload
+    end_minus_start = result.end - result.start
+    counts = np.fromiter((n.size for n in result.nodes), np.int64, len(result.nodes))
+    flat = np.concatenate(result.nodes).tolist() if len(result.nodes) else []
+    table = [str(node) for node in range(max(flat, default=-1) + 1)]  # node ids are 0..nodes-1: look them up
+    names = list(map(table.__getitem__, flat))
+    bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
+    columns = {"job_id": w.job_id, "submit_time": w.submit, "start_time": result.start, "end_time": result.end,
+               "wait_time": result.start - w.submit, "run_time": end_minus_start, "estimate": w.estimate,
+               "cores": w.cores, "node_count": counts,
+               "nodes": [";".join(names[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]}
+    if w.app is not None:
+        columns["app"] = w.app
+    if result.co_scheduled:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            columns["compact_time"], columns["speedup"] = w.run, w.run / end_minus_start
+    texts = []
+    for values in columns.values():
+        kind = values.dtype.kind if isinstance(values, np.ndarray) else "list"
+        if kind == "f":  # repr: the shortest text that reads back the same float, as pandas writes it
+            texts.append(["" if x != x else repr(x) for x in values.tolist()])  # NaN: pandas' na_rep ''
+        elif kind in "iu":
+            texts.append(list(map(str, values.tolist())))
+        elif kind in ("list", "U", "O"):
+            names = values.tolist() if isinstance(values, np.ndarray) else values
+            distinct = set(names)
+            if not all(isinstance(v, str) for v in distinct) or "" in distinct or any(
+                    c in value for value in distinct for c in ',"\n\r'):
+                return None  # pandas would quote these (or they are no text): let it write them
+            texts.append(names)
+        else:
+            return None
+    rows = map(",".join, zip(*texts))
+    return ",".join(columns) + "\n" + "".join(row + "\n" for row in rows)
+
+
 def _print_summary(summary: dict, cleaning: dict) -> None:
-    """The summary as text: each label carries its unit (makespan in days, other times in seconds)."""
+    """The summary as text: each label carries its unit (makespan in s, h or d, other times in seconds)."""
     changes = ", ".join(f"{k} {v}" for k, v in cleaning.items() if k not in ("records", "jobs") and v)
     print(f"{summary['scheduler']} on {summary['platform']}: {summary['jobs']} jobs "
           f"({cleaning.get('records', summary['jobs'])} records" + (f"; {changes})" if changes else ")"))
     for key, value in summary.items():
         if key in TEXT_SKIPPED or value is None:
             continue
-        unit, text = UNITS.get(key, (None, _number))
+        unit, text = (time_unit(value)[0], _fitted) if key in FITTED else UNITS.get(key, (None, _number))
         label = f"{key} [{unit}]" if unit else key
         shown = text(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
         print(f"  {label:<34} {shown}")
@@ -156,13 +232,16 @@ def _simulate_command(args) -> int:
     from cosched.simulator.metrics import summarize
 
     scheduler = one_name(args, "scheduler", "easy", "--scheduler", "simulate runs one scheduler (compare: several)")
-    plots = plots_target(args, args.out) if args.plots is not None else None  # off unless asked: plotting doubles the time
+    plots = plots_target(args, plots_folder(args.out))  # off unless asked: plotting doubles the time
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
     if args.mtbf is not None and not args.hybrid:
         raise InputError("--mtbf injects node failures into hybrid runs; add --hybrid MECHANISM", field="mtbf")
+    _elastic_with_whole_nodes(args, [scheduler] + ([args.baseline] if args.baseline else []))
     platform, workload = _load(args)
     if args.hybrid:  # on-demand, rigid and malleable jobs under a hybrid mechanism
+        args.plots_folder = plots
         return hybrid_simulate(args, scheduler, platform, workload)
+    _preflight(args, [scheduler] + ([args.baseline] if args.baseline else []), platform)
     job_models, marking = simulate_job_models(args, platform, workload)
     progress = not args.quiet
     result = _run(args, scheduler, platform, workload, progress, job_models)
@@ -172,7 +251,7 @@ def _simulate_command(args) -> int:
     summary["workload"] = str(args.workload)
     summary["use_run_times"] = args.run_times
     summary["depth"] = args.depth
-    if job_models is None:  # the bound holds for rigid jobs (cosched.simulator.bounds)
+    if args.bound and job_models is None:  # the bound holds for rigid jobs (cosched.simulator.bounds)
         from cosched.simulator.bound_cli import bound_columns
         summary.update(bound_columns(args, platform, workload, (result, baseline) if baseline else (result,),
                                      summary["makespan"]))
@@ -181,11 +260,16 @@ def _simulate_command(args) -> int:
     written = []
     if args.out:
         with output_dir(args.out) as folder:
-            frame = result.jobs_frame()
-            if job_models is not None:
-                frame = model_columns(frame, job_models, platform)
-            with atomic_path(folder / "jobs.csv") as path:
-                frame.to_csv(path, index=False)
+            fast = job_models is None and not args.parquet and jobs_csv_text(result)
+            if fast:  # the same bytes as pandas' to_csv, without importing pandas (a fast start)
+                with atomic_path(folder / "jobs.csv") as path:
+                    path.write_text(fast)
+            else:
+                frame = result.jobs_frame()
+                if job_models is not None:
+                    frame = model_columns(frame, job_models, platform)
+                with atomic_path(folder / "jobs.csv") as path:
+                    frame.to_csv(path, index=False)
             written.append(folder / "jobs.csv")
             if args.parquet:
                 with atomic_path(folder / "jobs.parquet") as path:
@@ -212,24 +296,32 @@ def _compare_command(args) -> int:
 
     names = names_or(args, "scheduler", CLASSIC, "--scheduler")
     path = compare_path(args.out, warn=False)  # compare() warns about the older form
+    plots = plots_target(args, None if path is None else path.parent / "plots", fixed=True)
     if path is not None:  # a folder; an --out ending in .csv that is no folder names the file itself (old form)
-        check_outputs(("--out", path, "file") if path == Path(args.out) else ("--out", args.out, "folder"))
+        check_outputs(("--out", path, "file") if path == Path(args.out) else ("--out", args.out, "folder"),
+                      ("--plots", plots, "folder"))
     frame = compare(args.workload, args.platform, names, baseline=args.baseline, heatmap=args.heatmap,
                     alone_speedup=args.spread_speedup, default_speedup=args.default_speedup,
                     placement=args.placement, depth=args.depth, use_run_times=args.run_times,
                     bounded_threshold=args.bounded_threshold, limit=args.limit, out=args.out, force=args.force,
                     progress=not args.quiet)
-    if path is not None:
-        announce(args, path)
+    written = [path] if path is not None else []
+    if plots is not None:
+        from cosched.simulator.plots import compare_plot
+
+        written.append(compare_plot(frame, plots / "compare.png"))
+    announce(args, *written)
     rows = _json_rows(frame)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     print(f"{frame.attrs['jobs']} jobs on {frame.attrs['platform']} ({frame.attrs['cores']} cores), "
           f"makespan speedup against {args.baseline}")
-    header = ["scheduler"] + [title for _, title, _ in COMPARE_COLUMNS]
-    table = [[row["scheduler"]] + [text(row[key]) if row.get(key) is not None else "-"
-                                   for key, _, text in COMPARE_COLUMNS] for row in rows]
+    unit = time_unit([row["makespan"] for row in rows if row.get("makespan") is not None])[0]
+    header = ["scheduler"] + [f"{title} [{unit}]" if key == "makespan" else title
+                              for key, title, _ in COMPARE_COLUMNS]
+    table = [[row["scheduler"]] + [("-" if row.get(key) is None else text(row[key], unit) if key == "makespan"
+                                    else text(row[key])) for key, _, text in COMPARE_COLUMNS] for row in rows]
     widths = [max(len(line[i]) for line in table + [header]) for i in range(len(header))]
     for line in [header] + table:
         print("  ".join(cell.rjust(width) if i else cell.ljust(width) for i, (cell, width) in

@@ -10,7 +10,7 @@ import json
 import math
 
 from cosched.cli_options import (LazyChoices, add_alias, add_json, add_name_list, add_out, add_plots, add_quiet,
-                                  add_seed, announce, names_or, plots_target)
+                                  add_seed, announce, names_or, plots_target, speedup)
 from cosched.data import HEATMAPS
 from cosched.simulator.platform import PRESETS as PLATFORMS
 from cosched.simulator.schedulers import SCHEDULERS
@@ -36,7 +36,7 @@ def register(subparsers) -> None:
     add_plots(heatmap, "the applications x applications speedup plot to this file", default_on=False,
               metavar="PNG", value_required=True, aliases=("--plot",))
     heatmap.add_argument("--instance", metavar="JSON|NPZ", help="write the pairs as a theory Instance")
-    heatmap.add_argument("--default-speedup", type=float, help="speedup for pairs measured in neither direction")
+    heatmap.add_argument("--default-speedup", type=speedup, help="speedup for pairs measured in neither direction")
     add_json(heatmap, "the applications and speedups")
     add_quiet(heatmap)
     heatmap.set_defaults(func=_heatmap_command)
@@ -94,7 +94,7 @@ def register(subparsers) -> None:
     experiment.add_argument("--mean-interarrival", type=float, default=60.0, metavar="SECONDS",
                             help="mean gap [s] (default 60)")
     add_alias(experiment, "--mean", dest="mean_interarrival", type=float)
-    experiment.add_argument("--default-speedup", type=float, help="speedup for pairs measured in neither direction "
+    experiment.add_argument("--default-speedup", type=speedup, help="speedup for pairs measured in neither direction "
                                                                   "(--missing-pair default)")
     add_fidelity_options(experiment, preset=True)
     experiment.add_argument("--workloads", choices=WORKLOADS, metavar="HOW",
@@ -104,7 +104,7 @@ def register(subparsers) -> None:
     experiment.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     experiment.add_argument("--dask", metavar="local|ADDRESS",
                             help="run on dask.distributed: a local cluster or a scheduler address tcp://host:port")
-    add_plots(experiment, "the plots into DIR/plots", default_on=True)
+    add_plots(experiment, "the plots")
     add_quiet(experiment, "--no-progress")
     add_json(experiment, "the mean table")
     experiment.add_argument("--force", action="store_true",
@@ -118,9 +118,9 @@ def add_simulate_options(parser) -> None:
     parser.add_argument("--heatmap", help=f"heatmap CSV or bundled preset ({', '.join(HEATMAPS)}) linking the "
                                           "workload's app column to pairwise speedups "
                                           "(co-schedulers only)")
-    parser.add_argument("--spread-speedup", type=float,
+    parser.add_argument("--spread-speedup", type=speedup,
                         help="speedup of a job alone on spread nodes (default: heatmap per-app value, else 1.0)")
-    parser.add_argument("--default-speedup", type=float, help="speedup for pairs measured in neither direction")
+    parser.add_argument("--default-speedup", type=speedup, help="speedup for pairs measured in neither direction")
     parser.add_argument("--placement", choices=PLACEMENTS, default="idle", metavar="HOW",
                         help="co-location (%(choices)s): spread on idle nodes first (default idle) or fill half-full "
                              "nodes first")
@@ -267,6 +267,10 @@ def _experiment_command(args) -> int:
                        mean_interarrival=args.mean_interarrival, default_speedup=args.default_speedup,
                        workloads=args.workloads, missing_pair=args.missing_pair, placement=args.placement,
                        reserve=args.reserve, compact_below=args.compact_below, utilization=args.utilization)
+    from cosched.simulator.compare import preflight
+
+    preflight(spec.schedulers, spec.platform, placement=spec.placement,
+              scheduler_options=spec.scheduler_options())  # every scheduler can run here, before the first run
     if spec.reference == "elise-table2":
         from cosched.simulator.elise_table2 import run_elise_table2
         table = run_elise_table2(spec, args.out, workers=args.workers, dask=args.dask, progress=not args.quiet,

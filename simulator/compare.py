@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # imported on use
     from cosched.simulator.workload import Workload
     from cosched.theory.heatmap import Heatmap
 
-__all__ = ["compare", "compare_path", "load_inputs", "checked_scheduler", "COMPARE_CSV", "IDENTITY", "CO_METRICS"]
+__all__ = ["compare", "compare_path", "load_inputs", "checked_scheduler", "preflight", "COMPARE_CSV", "IDENTITY", "CO_METRICS"]
 
 COMPARE_CSV = "compare.csv"
 IDENTITY = ("workload", "platform", "depth", "run_times", "limit", "bounded_threshold", "heatmap", "inputs")
@@ -61,6 +61,24 @@ def checked_scheduler(name: str, depth: int = DEFAULT_DEPTH):
         return make_scheduler(name, depth=depth)
     except InputError as error:  # an unknown name, or an option out of range: name that option, once
         raise InputError(error.message, field=error.field or "scheduler") from None
+
+
+def preflight(names: Sequence[str], platform: Platform, *, depth: int = DEFAULT_DEPTH,
+              placement: str | None = None, scheduler_options: dict | None = None) -> None:
+    """Refuse early, never half-way: build every scheduler and its allocator on `platform` before the first
+    simulation, so a combination that cannot run (a co-scheduler's half-socket binding on nodes of an odd
+    number of cores, a bad option) is one InputError naming the scheduler and the platform, and nothing ran."""
+    from cosched.simulator.schedulers import make_scheduler
+
+    for name in dict.fromkeys(names):
+        scheduler = checked_scheduler(name, depth)
+        try:
+            if scheduler_options and scheduler.co_located:
+                scheduler = make_scheduler(name, depth=depth, **scheduler_options)
+            scheduler.make_allocator(platform, placement=placement)
+        except InputError as error:
+            raise InputError(f"scheduler {name!r} cannot run on platform {platform.name!r}: {error.message}",
+                             field="--scheduler") from None
 
 
 def load_inputs(workload: Workload | str | os.PathLike, platform: Platform | str | os.PathLike, *,
@@ -199,6 +217,7 @@ def compare(workload: Workload | str | os.PathLike, platform: Platform | str | o
     heatmap = _heatmap(heatmap, default_speedup)
     workload_name = str(workload) if isinstance(workload, (str, os.PathLike)) else getattr(workload, "source", "")
     platform, workload = load_inputs(workload, platform, limit=limit)
+    preflight(runs, platform, depth=depth, placement=placement)
     identity = _identity(workload_name, platform, workload, heatmap_name, heatmap, depth=depth,
                          use_run_times=use_run_times, limit=limit, bounded_threshold=bounded_threshold,
                          spread_speedup=spread_speedup, default_speedup=default_speedup, placement=placement)

@@ -8,7 +8,7 @@ import numpy as np
 from cosched.outputs import atomic_path, pyplot
 from cosched.simulator.metrics import step_series
 
-__all__ = ["write_plots", "gantt", "utilization_queue", "wait_distribution", "GANTT_MAX_JOBS"]
+__all__ = ["write_plots", "gantt", "utilization_queue", "wait_distribution", "compare_plot", "GANTT_MAX_JOBS"]
 
 GANTT_MAX_JOBS = 5000  # above this the Gantt chart is skipped (one rectangle per job and node)
 HOUR = 3600.0
@@ -80,6 +80,28 @@ def wait_distribution(result, path) -> None:
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
+
+
+def compare_plot(frame, path) -> Path:
+    """`cosched compare --plots`: makespan, mean wait and utilization per scheduler, side by side."""
+    from cosched.cli_options import time_unit
+    from cosched.outputs import save_figure
+
+    plt = pyplot()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    names = [str(name) for name in frame["scheduler"]]
+    unit, scale = time_unit([float(v) for v in frame["makespan"]])
+    panels = [("makespan", f"makespan [{unit}]", scale), ("mean_wait", "mean wait [s]", 1.0),
+              ("utilization", "utilization", 1.0)]
+    figure, axes = plt.subplots(1, len(panels), figsize=(4 + 1.1 * len(names), 3.8))
+    for axis, (key, label, divisor) in zip(axes, panels):
+        values = np.asarray(frame[key], dtype=float) / divisor
+        axis.bar(range(len(names)), values, color="tab:blue")
+        axis.set_xticks(range(len(names)), names, rotation=45, ha="right")
+        axis.set_ylabel(label)
+    figure.suptitle(f"{frame.attrs.get('jobs', len(frame))} jobs on {frame.attrs.get('platform', '')}")
+    figure.tight_layout()
+    return save_figure(figure, path, dpi=120)
 
 
 def write_plots(result, folder) -> list[Path]:

@@ -123,6 +123,9 @@ _CSV_RULES = {
 }
 
 
+_SWF_RECORD = re.compile(r"^[ \t\r]*[^ \t\r;\n]", re.MULTILINE)
+
+
 def _swf_header(text: str) -> dict:
     """`; Key: value` lines before the first job record."""
     header = {}
@@ -147,20 +150,19 @@ def _swf_rows(text: str) -> tuple[list[int], list[str]]:
 def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
     """The records as a float array and their line numbers (None: not computed, the file parsed cleanly).
 
-    pandas reads a clean file; anything else is read field by field, naming the first bad line and field.
+    numpy's C reader (`np.loadtxt`, no pandas import) reads a clean file; anything else is read field by field,
+    naming the first bad line and field.
     """
-    import pandas as pd
-
-    try:
-        frame = pd.read_csv(io.StringIO(text.replace("\r", " ")), sep=r"\s+", comment=";", header=None,
-                            dtype=np.float64, quoting=csv.QUOTE_NONE, na_filter=False)
-        data = frame.to_numpy()
-        # pandas' reading must match the rules: one row per data line (it drops a leading U+FEFF, for one)
-        if data.shape[1] == len(SWF_FIELDS) and not np.isnan(data).any() \
-                and len(data) == sum(1 for line in text.split("\n") if line.lstrip(" \t\r")[:1] not in ("", ";")):
-            return data, None
-    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError):
-        pass
+    records = len(_SWF_RECORD.findall(text))  # lines whose first non-blank is no comment
+    if records:
+        try:
+            data = np.loadtxt(io.StringIO(text.replace("\r", " ")), dtype=np.float64, comments=";",
+                              delimiter=None, ndmin=2, quotechar=None)
+            # the C reader must match the rules: one row of 18 numbers per data line, none NaN
+            if data.shape == (records, len(SWF_FIELDS)) and not np.isnan(data).any():
+                return data, None
+        except ValueError:
+            pass
     numbers, rows = _swf_rows(text)
     data = np.empty((len(rows), len(SWF_FIELDS)))
     for row, (number, line) in enumerate(zip(numbers, rows)):

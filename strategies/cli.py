@@ -20,8 +20,8 @@ __all__ = ["register", "add_strategy_arguments", "add_reading_arguments", "strat
 
 def add_strategy_arguments(parser) -> None:
     """Strategy name and the options of the registered strategies (each takes the ones it knows)."""
-    add_name_list(parser, "--strategy", what="the strategy (one)", known=tuple(STRATEGIES), default="fcs",
-                  alias="--strategies", alias_nargs="+")
+    add_name_list(parser, "--strategy", what="the strategy", known=tuple(STRATEGIES), default="fcs",
+                  single=True, alias="--strategies", alias_nargs="+")
     parser.add_argument("--tie-break", choices=TIE_BREAKS,
                         help="FCS: among equally fast combinations take the smallest/largest bitmask or random")
     parser.add_argument("--k", type=float, help="search strategies: quantile k of the confidence bound (002 (26))")
@@ -184,7 +184,7 @@ def _demo(args) -> int:
 
     if not 2 <= args.n <= 12:
         raise InputError("the demo plots 2..12 tasks", field="--n")
-    plot = plots_target(args, args.out)
+    plot = plots_target(args, args.out, picture=True)
     check_outputs(("--plots" if isinstance(args.plots, str) else "--out", plot, "plot"))
     instance = random_instance(args.n, alpha=args.alpha, seed=args.seed)
     opt = solve_opt(instance)

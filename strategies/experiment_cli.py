@@ -7,7 +7,7 @@ import sys
 import time
 
 from cosched.cli_options import (LazyChoices, add_json, add_name_list, add_out, add_plots, add_quiet, add_seed,
-                                  announce, names_or, plots_target)
+                                  announce, names_or, plots_folder, plots_target)
 from cosched.errors import InputError
 from cosched.strategies.experiment import ACQUISITIONS, PARQUET, STRATEGY_PRESETS, RESULTS, SPREAD, SUMMARY
 from cosched.strategies.interpolation import LOWER_ANCHORS, RULES, SEARCH_TIE_BREAKS
@@ -56,7 +56,7 @@ def register_experiment(subparsers) -> None:
     add_seed(parser, "base seed of the instance generator")
     parser.add_argument("--workers", type=int, help="worker processes (default: all cores; 1 = in this process)")
     parser.add_argument("--dask", metavar="ADDRESS", help="run on Dask: 'local' (LocalCluster) or tcp://host:port")
-    add_plots(parser, "fig6.png and fig7.png", default_on=True)
+    add_plots(parser, "fig6.png and fig7.png", where=True)
     add_json(parser, "the lowest mean ratio per α range and strategy")
     add_quiet(parser)
     parser.add_argument("--force", action="store_true",
@@ -68,9 +68,9 @@ def register_experiment(subparsers) -> None:
 def _experiment(args) -> int:
     from cosched.outputs import check_outputs
     from cosched.strategies.experiment import default_reading, run_experiment, spread
-    from cosched.strategies.plots import fig7_table, plot_fig6, plot_fig7
+    from cosched.strategies.plots import fig7_table
 
-    plots = plots_target(args, args.out)
+    plots = plots_target(args, plots_folder(args.out))
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
     acquisitions = tuple(names_or(args, "strategy", STRATEGY_PRESETS[args.preset].acquisitions, "--strategy"))
     overrides = {"instances": args.instances, "n": args.n, "ks": tuple(args.k) if args.k else None,
@@ -96,6 +96,8 @@ def _experiment(args) -> int:
     written: list[str | os.PathLike] = [f"{args.out}/{name}" for name in names]
     shown = default_reading(frame, config)  # the figures and the table: the first reading
     if plots is not None:
+        from cosched.strategies.plots import plot_fig6, plot_fig7
+
         written += [plot_fig6(shown, plots / "fig6.png"), plot_fig7(shown, plots / "fig7.png")]
     best = fig7_table(shown)
     announce(args, *written)

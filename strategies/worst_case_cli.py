@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from cosched.cli_options import add_out, add_plots, add_quiet, announce, plots_target
+from cosched.cli_options import add_out, add_plots, add_quiet, announce, plots_folder, plots_target
 from cosched.errors import InputError
 from cosched.strategies.cli import add_strategy_arguments, noise_from_args, strategy_name
 from cosched.theory.limits import DEFAULT_BUDGET, WORST_CASE_MAX_TASKS
@@ -29,7 +29,7 @@ def register(subparsers) -> None:
     parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET, metavar="EXAMPLES",
                         help=f"hypothesis examples, and as many scipy evaluations (default {DEFAULT_BUDGET})")
     add_out(parser, "folder", "worst_instance.json, result.json, convergence.csv, convergence.png", required=True)
-    add_plots(parser, "convergence.png", default_on=True)
+    add_plots(parser, "convergence.png", where=True)
     add_quiet(parser)
     parser.set_defaults(func=_worst_case)
 
@@ -47,7 +47,7 @@ def _worst_case(args) -> int:
         raise InputError(f"the alpha range must satisfy 0 <= LO <= HI <= 1, got {args.alpha}", field="--alpha")
     if args.budget < 1:
         raise InputError(f"the budget must be at least 1 example, got {args.budget}", field="--budget")
-    plots = plots_target(args, args.out)
+    plots = plots_target(args, plots_folder(args.out))
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
     strategy_from_args(args)  # bad strategy options fail here, before the search
     name = strategy_name(args)

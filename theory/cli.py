@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from cosched.cli_options import add_json, add_out, add_quiet, add_seed, announce
+from cosched.cli_options import add_alias, add_json, add_out, add_quiet, add_seed, announce
 from cosched.errors import InputError
 from cosched.theory.opt import BACKENDS, METHODS
 
@@ -50,8 +50,9 @@ def register(subparsers) -> None:
     generate.add_argument("--n", type=int, default=10, help="number of tasks (default 10)")
     generate.add_argument("--alpha", type=float, nargs=2, metavar=("LO", "HI"), default=(0.75, 0.85),
                           help="range of the per-task slope alpha_i (default 0.75 0.85)")
-    generate.add_argument("--work", type=float, nargs=2, metavar=("LO", "HI"), default=(100.0, 200.0),
-                          help="range of the work b_i (default 100 200)")
+    generate.add_argument("--work-range", dest="work", type=float, nargs=2, metavar=("LO", "HI"),
+                          default=(100.0, 200.0), help="range of the work b_i (default 100 200)")
+    add_alias(generate, "--work", dest="work", type=float, nargs=2, metavar=("LO", "HI"))
     generate.add_argument("--max-size", type=int, help="keep only combinations of at most this many tasks")
     generate.add_argument("--worst-case", action="store_true", help="002 Example 1 instead of a random instance")
     generate.add_argument("--b1", type=float, default=1.0, help="work of T1 in the worst case (default 1)")

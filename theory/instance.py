@@ -103,6 +103,14 @@ def _check_task_names(tasks: tuple, n: int) -> None:
         raise InputError(
             f"task name {_shown(repeated)} is given twice; names must be distinct", field="tasks"
         )
+    spelled = [" ".join(name.split()) for name in tasks]  # names that differ only by whitespace read the same
+    if len(set(spelled)) != n:
+        twins = [name for name, plain in zip(tasks, spelled) if spelled.count(plain) > 1]
+        raise InputError(
+            f"task names {_shown(twins[0])} and {_shown(twins[1])} differ only by whitespace; "
+            "names must be distinct",
+            field="tasks",
+        )
 
 
 def _shown(value, width: int = 40) -> str:
@@ -451,6 +459,10 @@ def validate(
     return instance
 
 
+INSTANCE_KEYS = ("tasks", "work", "combinations", "speeds")  # the keys of the JSON instance format
+FREE_KEYS = ("comment", "description")  # free text a file may carry besides keys starting with "_"
+
+
 def instance_from_json(document, source: str | None = None) -> Instance:
     """Build an instance from the JSON document layout (see README: instance file format).
 
@@ -464,6 +476,14 @@ def instance_from_json(document, source: str | None = None) -> Instance:
 
     if not isinstance(document, dict):
         fail("the document must be a JSON object", None)
+    for key in document:  # a misspelt key would be silently ignored ("speed" for "speeds")
+        if key not in INSTANCE_KEYS and not str(key).startswith("_") and key not in FREE_KEYS:
+            import difflib
+
+            close = difflib.get_close_matches(str(key), INSTANCE_KEYS, n=1)
+            fail(f"unknown key {_shown(key)}" + (f"; did you mean {close[0]!r}?" if close else "")
+                 + f" (known: {', '.join(INSTANCE_KEYS)}; free text under \"_...\" or \"comment\")",
+                 key if key.isprintable() else key.encode("unicode_escape").decode("ascii"))
     for key in ("work", "combinations", "speeds"):
         if key not in document:
             fail("missing", key)

@@ -5,11 +5,13 @@ policy name), simulate, write ElastiSim's CSV files plus jobs.csv and summary.js
 """
 from __future__ import annotations
 
+import argparse
 import json
 import warnings
 from pathlib import Path
 
-from cosched.cli_options import add_json, add_out, add_plots, add_quiet, announce, plots_target
+from cosched.cli_options import (add_json, add_out, add_plots, add_quiet, announce, deprecation,
+                                  plots_target)
 from cosched.errors import InputError
 from cosched.simulator.elastic.algorithms import ALGORITHMS
 
@@ -29,15 +31,26 @@ def register(subparsers) -> None:
                     "the configuration says, or all into --out, plus jobs.csv (node count over time per job) and "
                     "summary.json.")
     parser.add_argument("config", metavar="CONFIG.json", help="ElastiSim configuration file")
-    parser.add_argument("--algorithm", required=True, metavar="ALGO.py|NAME",
-                        help="an elastisim-python algorithm file (defines schedule(jobs, nodes, system)) or a "
-                             f"built-in policy: {', '.join(ALGORITHMS)}")
+    policy = parser.add_mutually_exclusive_group(required=True)
+    policy.add_argument("--scheduler", dest="algorithm", choices=ALGORITHMS, metavar="NAME",
+                        help=f"a built-in policy: {', '.join(ALGORITHMS)}")
+    policy.add_argument("--algorithm", action=_AlgorithmFile, metavar="ALGO.py",
+                        help="an elastisim-python algorithm file (defines schedule(jobs, nodes, system))")
     add_out(parser, "folder", "every output file goes here instead of the paths in the configuration")
     add_plots(parser, "the node-allocation Gantt, allocated nodes over time and wait/turnaround box plots",
               default_on=False)
     add_json(parser, "the summary")
     add_quiet(parser)
     parser.set_defaults(func=_command)
+
+
+class _AlgorithmFile(argparse.Action):
+    """`--algorithm FILE.py`; a built-in policy name there is the old spelling of `--scheduler NAME`."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if values in ALGORITHMS:
+            warnings.warn(deprecation(f"--algorithm {values}", f"--scheduler {values}"), FutureWarning)
+        setattr(namespace, self.dest, values)
 
 
 def _outputs(configuration, out: str | None) -> dict[str, Path]:

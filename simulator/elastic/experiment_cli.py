@@ -5,7 +5,7 @@ Thin layer: parse, call `cosched.simulator.elastic.experiment` / `traces`, print
 """
 from __future__ import annotations
 
-from cosched.cli_options import (LazyChoices, add_json, add_name_list, add_out, add_plots, add_quiet, add_seed,
+from cosched.cli_options import (LazyChoices, add_alias, add_json, add_name_list, add_out, add_plots, add_quiet, add_seed,
                                   announce, names_or, plots_target)
 from cosched.data import WORKLOADS
 from cosched.simulator.platform import PRESETS as PLATFORMS
@@ -57,8 +57,11 @@ def register(subparsers) -> None:
                                                "the preset's")
     experiment.add_argument("--platform", help=f"platform preset ({', '.join(PLATFORMS)}) or JSON file instead of "
                                                "the preset's")
-    experiment.add_argument("--jobs", type=int, help="only the first N jobs of the trace (after cleaning)")
-    add_name_list(experiment, "--policy", what="policies to run", known=POLICIES, default="all six")
+    experiment.add_argument("--limit", dest="jobs", type=int, metavar="N",
+                            help="only the first N jobs of the trace (after cleaning)")
+    add_alias(experiment, "--jobs", dest="jobs", type=int)
+    add_name_list(experiment, "--scheduler", what="policies to run", known=POLICIES, default="all six",
+                  dest="policy", alias="--policy")
     add_elastic_options(experiment, fraction_default=1.0)
     experiment.add_argument("--replicates", type=int, default=1,
                             help="markings to run: replicate r marks with seed --seed + r (default 1)")
@@ -74,7 +77,7 @@ def register(subparsers) -> None:
     experiment.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     experiment.add_argument("--dask", metavar="local|ADDRESS",
                             help="run on dask.distributed: a local cluster or a scheduler address tcp://host:port")
-    add_plots(experiment, "the plots into DIR/plots", default_on=True)
+    add_plots(experiment, "the plots")
     add_quiet(experiment)
     add_json(experiment, "the mean table")
     experiment.add_argument("--force", action="store_true",
@@ -92,11 +95,11 @@ def _experiment_command(args) -> int:
     if args.workers is not None and args.workers <= 0:
         raise InputError("must be positive", field="workers")
     if args.jobs is not None and args.jobs < 1:
-        raise InputError(f"must be positive, got {args.jobs}", field="jobs")
+        raise InputError(f"must be positive, got {args.jobs}", field="--limit")
     preset = None if args.workload and args.platform else args.preset
     spec = experiment_spec(preset, workload=args.workload, platform=args.platform, jobs=args.jobs,
                            marking=elastic_marking(args, args.seed), policies=names_or(args, "policy", POLICIES,
-                                                                                        "--policy"),
+                                                                                        "--scheduler"),
                            replicates=args.replicates, arrival_scale=args.arrival_scale,
                            use_run_times=args.run_times, shrink=args.shrink)
     summary = run_experiment(spec, args.out, workers=args.workers, dask=args.dask, progress=not args.quiet,

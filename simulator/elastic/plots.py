@@ -35,7 +35,8 @@ def plot_gantt(sim: Simulation):
     axis.set_xlabel("time [s]")
     axis.set_ylabel("node")
     axis.set_title(f"Node allocation ({sim.algorithm_name})")
-    axis.legend(loc="upper right", fontsize=8)
+    axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    figure.tight_layout()
     return figure
 
 
@@ -44,7 +45,10 @@ def plot_utilization(sim: Simulation):
     allocated, busy = [], set()
     for when, node, state, _, _ in sim.node_log:
         (busy.add if state == NodeState.ALLOCATED else busy.discard)(node)
-        allocated.append((when, len(busy)))
+        if allocated and allocated[-1][0] == when:  # one value per instant: a node released and taken again
+            allocated[-1] = (when, len(busy))  # at the same time is no dip (the spikes of the step plot)
+        else:
+            allocated.append((when, len(busy)))
     figure, axis = plt.subplots(figsize=(10, 3.5))
     if allocated:
         axis.step([when for when, _ in allocated], [count for _, count in allocated], where="post")
@@ -52,6 +56,7 @@ def plot_utilization(sim: Simulation):
     axis.set_xlabel("time [s]")
     axis.set_ylabel("allocated nodes")
     axis.set_title(f"Allocated nodes over time ({sim.algorithm_name})")
+    figure.tight_layout()
     return figure
 
 

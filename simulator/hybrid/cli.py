@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 
-from cosched.cli_options import add_json, add_name_list, add_out, add_plots, add_quiet, add_seed, announce, names_or
+from cosched.cli_options import (add_json, add_name_list, add_out, add_plots, add_quiet, add_seed, announce,
+                                  names_or, plots_target)
 from cosched.data import WORKLOADS
 from cosched.simulator.platform import PRESETS as PLATFORMS
 
@@ -129,6 +130,9 @@ def simulate_command(args, scheduler: str, platform, workload) -> int:
                 path.write_text(json.dumps(summary, indent=2) + "\n")
             write_hybrid_csv(hybrid, folder / "workload.csv")
             written += [folder / "jobs.csv", folder / "summary.json", folder / "workload.csv"]
+    if getattr(args, "plots_folder", None) is not None:  # simulate --hybrid --plots (plots by one rule)
+        from cosched.simulator.plots import write_plots
+        written += write_plots(result, args.plots_folder)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -198,7 +202,7 @@ def register(subparsers) -> None:
     experiment.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     experiment.add_argument("--dask", metavar="local|ADDRESS", help="run on Dask: a LocalCluster or a scheduler")
     experiment.add_argument("--force", action="store_true", help="start over in a folder of another grid")
-    add_plots(experiment, "the bar charts and sweep plots into --out/plots", default_on=True)
+    add_plots(experiment, "the bar charts and sweep plots")
     add_json(experiment, "the summary table")
     add_quiet(experiment)
     experiment.set_defaults(func=_experiment_command)
@@ -236,7 +240,13 @@ def _experiment_command(args) -> int:
     from cosched.simulator.hybrid.experiment import HybridExperiment, markdown_table, run_experiment
     from cosched.simulator.hybrid.workload import TYPES, notice_mix, parse_shares, trace_projects
 
+    plots = plots_target(args, f"{args.out}/plots", fixed=True)
     mechanisms = tuple(names_or(args, "mechanism", MECHANISM_NAMES, "--mechanism"))
+    for name in mechanisms:  # before anything is written (a grid of an unknown mechanism left files behind)
+        if name.lower() not in MECHANISM_NAMES:
+            from cosched.cli_options import did_you_mean
+            raise InputError(f"unknown mechanism {name!r}; known: {', '.join(MECHANISM_NAMES)}"
+                             + did_you_mean(name, MECHANISM_NAMES), field="--mechanism")
     typings = check_number(args.typings, field="typings", integer=True, minimum=1, limit=MAX_RUNS)
     if args.sweep_typings is not None:
         check_number(args.sweep_typings, field="sweep_typings", integer=True, minimum=1, limit=MAX_RUNS)
@@ -257,7 +267,7 @@ def _experiment_command(args) -> int:
         raise InputError(f"unknown scheduler {spec.scheduler!r}; known: {', '.join(SCHEDULERS)}", field="scheduler")
     check_site_policy(make_scheduler(spec.scheduler))
     summary = run_experiment(spec, args.out, workers=args.workers, dask=args.dask, progress=not args.quiet,
-                                    plots=args.plots is not False, force=args.force)
+                             plots=plots is not None, force=args.force)
     if args.json:
         main = summary.xs("main", level="sweep").reset_index()
         print(json.dumps(json.loads(main.to_json(orient="records")), indent=2))

@@ -25,7 +25,7 @@ def _bars(axis, main, columns, labels, scale=1.0):
         axis.bar(x + k * width, main[column] * scale, width, yerr=main[f"{column}_std"] * scale, label=label,
                  capsize=2)
     axis.set_xticks(x + width * (len(columns) - 1) / 2, mechanisms, rotation=30)
-    axis.legend()
+    axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the bars: it covers no error bar
 
 
 def experiment_plots(runs, summary, folder: str | Path) -> list[Path]:

@@ -60,7 +60,7 @@ def test_infeasible_instance_error_has_the_same_layout_as_other_field_errors(tmp
 
 
 @pytest.mark.parametrize("argv", [["demo", "--n", "3", "--out", "{tmp}/plot.xyz"],
-                                  ["heatmap", "{heatmap}", "--plot", "{tmp}/plot.xyz"]])
+                                  ["heatmap", "{heatmap}", "--plots", "{tmp}/plot.xyz"]])
 def test_unsupported_plot_extension_exits_2_before_writing(tmp_path, capsys, argv):
     heatmap = tmp_path / "h.csv"
     heatmap.write_text(HEADER + "a,4,10,b,4,20,15,30\n")
@@ -125,7 +125,7 @@ def test_samples_path_that_is_a_directory_exits_2(tmp_path, capsys):
 def test_experiment_sim_nonpositive_size_names_its_own_option(tmp_path, capsys, option, field):
     out = tmp_path / "grid"
     code, _, err = run(capsys, "experiment-sim", "--preset", "example-small", option, "-1", "--out", out,
-                       "--no-plots", "--no-progress")
+                       "--no-plots", "--quiet")
     assert_one_line_error(code, err, f"field '{field}'")
     assert not out.exists()
 
@@ -135,7 +135,7 @@ def test_experiment_sim_failing_before_any_run_leaves_no_output_folder(tmp_path,
     heatmap.write_text(HEADER + "a,4,10,b,4,20,,\nb,4,20,c,4,5,6,7\n")  # a|b, a|c... measured in neither direction
     out = tmp_path / "grid"
     code, _, err = run(capsys, "experiment-sim", "--preset", "example-small", "--heatmap", heatmap, "--experiments",
-                       "1", "--jobs", "10", "--out", out, "--no-plots", "--no-progress", "--workers", "1")
+                       "1", "--jobs", "10", "--out", out, "--no-plots", "--quiet", "--workers", "1")
     assert_one_line_error(code, err, str(heatmap), "no default speedup")
     assert not out.exists()
 
@@ -171,7 +171,7 @@ def test_closed_stdout_pipe_exits_quietly_without_traceback(tmp_path):
 @pytest.mark.parametrize("argv", [
     ["generate", "--n", "3", "--out", "{target}"],
     ["demo", "--n", "3", "--out", "{target}"],
-    ["heatmap", "{heatmap}", "--plot", "{target}"],
+    ["heatmap", "{heatmap}", "--plots", "{target}"],
     ["heatmap", "{heatmap}", "--instance", "{target}"],
     ["generate-workload", "--heatmap", "{heatmap}", "--jobs", "3", "--out", "{target}"],
 ])
@@ -179,7 +179,7 @@ def test_closed_stdout_pipe_exits_quietly_without_traceback(tmp_path):
 def test_unwritable_output_path_exits_2_naming_it(tmp_path, capsys, argv, blocker):
     heatmap = tmp_path / "h.csv"
     heatmap.write_text(HEADER + "a,4,10,b,4,20,15,30\n")
-    name = "out.png" if "--plot" in argv or argv[0] == "demo" else "out.json"
+    name = "out.png" if "--plots" in argv or argv[0] == "demo" else "out.json"
     if blocker == "directory":
         target = tmp_path / name
         target.mkdir()

@@ -28,7 +28,7 @@ MINIMAL = {
     "measure": ["--out", "d"], "measure-validate": [], "measure-speeds": ["s.csv"],
     "execute": ["--out", "d"],
     "bound": ["--workload", "w.csv", "--platform", "grvingt"],
-    "elastic": ["c.json", "--algorithm", "fcfs-rigid"],
+    "elastic": ["c.json", "--scheduler", "fcfs-rigid"],
     "experiment-elastic": ["--out", "d"],
     "worst-case": ["--n", "3", "--out", "d"],
     "hybrid-workload": ["--workload", "w.swf", "--platform", "grvingt", "--out", "w.csv"],
@@ -115,13 +115,130 @@ OLD_AND_NEW = [  # (command, old spelling, new spelling): both parse to the same
     ("measure", ["--monotone"], ["--project-monotone"]),
     ("measure", ["--no-plots"], ["--no-plots"]),
     ("heatmap", ["--plot", "h.png"], ["--plots", "h.png"]),
+    ("generate", ["--work", "1", "2"], ["--work-range", "1", "2"]),
+    ("measure", ["--work", "a=2"], ["--task-work", "a=2"]),
+    ("execute", ["--work", "5"], ["--kernel-work", "5"]),
+    ("execute", ["--window", "3"], ["--reference-window", "3"]),
+    ("execute", ["--warmup", "0.1"], ["--reference-warmup", "0.1"]),
+    ("execute", ["--combinations", "pairs"], ["--allowed-combinations", "pairs"]),
+    ("experiment-elastic", ["--jobs", "5"], ["--limit", "5"]),
+    ("experiment-elastic", ["--policy", "drf"], ["--scheduler", "drf"]),
+    ("elastic", ["--algorithm", "fcfs-malleable"], ["--scheduler", "fcfs-malleable"]),
 ]
 
 
 @pytest.mark.parametrize("command, old, new", OLD_AND_NEW, ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+def test_old_spelling_warns_once_naming_the_new_one(command, old, new, capsys):
+    if old == new:
+        return
+    with pytest.warns(FutureWarning) as caught:
+        parse(command, *_argv(command, old))
+    messages = [str(w.message) for w in caught if issubclass(w.category, FutureWarning)]
+    assert len(messages) == 1, messages
+    assert "deprecated" in messages[0] and "removed in 0.4.0" in messages[0]
+    assert new[0] in messages[0]
+
+
+def test_new_spellings_do_not_warn(recwarn):
+    for command, _, new in OLD_AND_NEW:
+        parse(command, *_argv(command, new))
+    assert not [w for w in recwarn if issubclass(w.category, FutureWarning)]
+
+
+def test_deprecation_warning_prints_as_one_line_before_the_command_runs(tmp_path, capsys):
+    path = tmp_path / "i.json"
+    code, _, err = run(capsys, "generate", "--n", 3, "--work", 1, 2, "--out", path)
+    assert code == 0 and path.exists()
+    assert err.splitlines()[0] == ("cosched generate: warning: --work is deprecated, use --work-range "
+                                   "(removed in 0.4.0)")
+
+
+def test_one_word_per_meaning():
+    """`--work`, `--jobs`, `--policy`, `--algorithm` each mean one thing (docs/cli-conventions.md)."""
+    for command, actions in ((c, options(c)) for c in MINIMAL):
+        visible = {flag for flag, action in actions.items() if action.help != argparse.SUPPRESS}
+        assert "--work" not in visible, command
+        assert "--policy" not in visible, command
+        if "--jobs" in visible:  # jobs to draw, never "only the first N" (that is --limit)
+            assert "first" not in actions["--jobs"].help, command
+        if "--algorithm" in visible:
+            assert command == "elastic" and ".py" in actions["--algorithm"].metavar
+    assert {"--limit", "--scheduler"} <= set(options("experiment-elastic"))
+
+
+def test_measure_and_execute_share_no_flag_with_two_defaults():
+    shared = {flag for flag, action in options("measure").items() if action.help != argparse.SUPPRESS} & {
+        flag for flag, action in options("execute").items() if action.help != argparse.SUPPRESS}
+    for flag in shared - {"-h", "--help"}:
+        assert options("measure")[flag].default == options("execute")[flag].default, flag
+
+
+@pytest.mark.parametrize("command", sorted(MINIMAL))
+def test_help_says_repeatable_only_where_several_values_parse(command):
+    from cosched.cli_options import NameList
+
+    for flag, action in options(command).items():
+        help_text = action.help or ""
+        if "repeatable" in help_text:
+            assert isinstance(action, NameList) or action.nargs in ("+", "*") or isinstance(
+                action, argparse._AppendAction), (command, flag)
+    if "--strategy" in options(command) and command in ("run", "ratio", "worst-case", "execute"):
+        assert "repeatable" not in options(command)["--strategy"].help
+    if command == "simulate":
+        assert "repeatable" not in options(command)["--scheduler"].help
+
+
+@pytest.mark.parametrize("argv, suggestion", [
+    (["simulat"], "did you mean 'simulate'?"),
+    (["experiment-hybird", "--out", "d"], "did you mean 'experiment-hybrid'?"),
+    (["opt", "i.json", "--method", "dirct"], "did you mean 'direct'?"),
+    (["simulate", "--workload", "w.csv", "--platform", "grvingt", "--schedular", "easy"],
+     "did you mean '--scheduler'?"),
+])
+def test_a_mistyped_name_suggests_the_closest(argv, suggestion, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert suggestion in capsys.readouterr().err
+
+
+def test_unknown_scheduler_suggests_the_closest():
+    from cosched.simulator.schedulers import make_scheduler
+
+    with pytest.raises(InputError, match="did you mean 'conservative'"):
+        make_scheduler("conservativ")
+
+
+def test_quiet_prints_only_errors_and_warnings(tmp_path, capsys):
+    path = tmp_path / "i.json"
+    assert run(capsys, "generate", "--n", 3, "--out", path, "--quiet") == (0, "", "")
+    assert run(capsys, "opt", path, "--quiet") == (0, "", "")
+    code, out, _ = run(capsys, "opt", path, "--quiet", "--json")  # a document asked for still prints
+    assert code == 0 and "makespan" in json.loads(out)
+    code, out, err = run(capsys, "run", path, "--strategy", "nope", "--quiet")
+    assert code == 2 and out == "" and "error" in err
+
+
+@pytest.mark.parametrize("seconds, unit", [(59, "s"), (3599, "s"), (7199, "s"), (7200, "h"), (86400, "h"),
+                                           (2 * 86400, "d"), (30 * 86400, "d")])
+def test_durations_print_in_a_unit_that_fits(seconds, unit):
+    from cosched.cli_options import time_unit
+
+    assert time_unit(seconds)[0] == unit
+    assert time_unit([1.0, seconds, None])[0] == unit
+
+
+@pytest.mark.parametrize("command, old, new", OLD_AND_NEW, ids=lambda v: " ".join(v) if isinstance(v, list) else v)
 def test_old_spelling_parses_to_the_same_arguments(command, old, new):
-    assert parse(command, *MINIMAL[command], *old) == parse(command, *MINIMAL[command], *new)
-    assert parse(command, *MINIMAL[command], *old) != parse(command, *MINIMAL[command])
+    assert parse(command, *_argv(command, old)) == parse(command, *_argv(command, new))
+    assert parse(command, *_argv(command, old)) != parse(command, *MINIMAL[command])
+
+
+def _argv(command, extra):
+    """MINIMAL plus `extra`; elastic's --scheduler and --algorithm exclude each other."""
+    if command == "elastic":
+        return ["c.json", *extra]
+    return [*MINIMAL[command], *extra]
 
 
 @pytest.mark.parametrize("command, hidden", [
@@ -258,7 +375,8 @@ def test_simulate_plots_go_into_the_out_folder_when_asked(tmp_path, capsys):
     w.write_text(WORKLOAD)
     common = ["simulate", "--workload", w, "--platform", "grvingt", "--quiet"]
     assert run(capsys, *common, "--out", tmp_path / "a", "--plots")[0] == 0
-    assert {"jobs.csv", "summary.json", "utilization_queue.png"} <= {p.name for p in (tmp_path / "a").iterdir()}
+    assert {"jobs.csv", "summary.json", "plots"} <= {p.name for p in (tmp_path / "a").iterdir()}
+    assert "utilization_queue.png" in {p.name for p in (tmp_path / "a" / "plots").iterdir()}
     for folder, flags in (("b", ["--no-plots"]), ("c", [])):  # off by default, as before
         assert run(capsys, *common, "--out", tmp_path / folder, *flags)[0] == 0
         assert sorted(p.name for p in (tmp_path / folder).iterdir()) == ["jobs.csv", "summary.json"]
@@ -282,15 +400,17 @@ def test_outputs_are_announced_on_stderr_unless_quiet(tmp_path, capsys, monkeypa
 
 def test_simulate_text_output_carries_units_and_uses_compare_units(tmp_path, capsys):
     w = tmp_path / "w.csv"
-    w.write_text(WORKLOAD)
-    code, out, _ = run(capsys, "simulate", "--workload", w, "--platform", "grvingt", "--quiet")
-    assert code == 0 and "makespan [d]" in out and "mean_wait [s]" in out and "e+" not in out
+    w.write_text(WORKLOAD)  # a makespan of a few minutes: in seconds
+    code, out, _ = run(capsys, "simulate", "--workload", w, "--platform", "grvingt")
+    assert code == 0 and "makespan [s]" in out and "mean_wait [s]" in out and "e+" not in out
     code, document, _ = run(capsys, "simulate", "--workload", w, "--platform", "grvingt", "--quiet", "--json")
     summary = json.loads(document)
-    shown = float(next(line for line in out.splitlines() if "makespan [d]" in line).split()[-1])
-    assert shown == pytest.approx(summary["makespan"] / 86400, rel=1e-2)  # JSON keeps seconds
-    code, out, _ = run(capsys, "compare", "--workload", w, "--platform", "grvingt", "--scheduler", "easy", "--quiet")
-    assert code == 0 and "makespan [d]" in out.splitlines()[1] and "wait [s]" in out.splitlines()[1]
+    shown = float(next(line for line in out.splitlines() if "makespan [s]" in line).split()[-1])
+    assert shown == pytest.approx(summary["makespan"], rel=1e-2)  # JSON keeps seconds
+    code, out, _ = run(capsys, "compare", "--workload", w, "--platform", "grvingt", "--scheduler", "easy")
+    assert code == 0 and "makespan [s]" in out.splitlines()[1] and "wait [s]" in out.splitlines()[1]
+    code, out, _ = run(capsys, "simulate", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", 300)
+    assert code == 0 and "makespan [d]" in out  # 300 jobs of KTH-SP2 span days
 
 
 def test_json_schedules_name_the_tasks_of_their_indices(tmp_path, capsys):

@@ -726,7 +726,7 @@ ODD_FLOATS = ["nan", "inf", "-inf", "-1", "0", "1e-300", "1e300", "1e12", "60", 
 def generator_options(draw):
     options = [f"--jobs={draw(st.sampled_from([-1, 0, 1, 5, 40, MAX_JOBS.value + 1, 10 ** 9, 10 ** 12]))}"]
     options += ["--interarrival", draw(st.sampled_from(["batch", "constant", "uniform", "poisson", "weibull"]))]
-    for flag in ("--mean", "--low", "--high", "--shape"):
+    for flag in ("--mean-interarrival", "--low", "--high", "--shape"):
         if draw(st.booleans()):
             options.append(f"{flag}={draw(st.sampled_from(ODD_FLOATS))}")  # `=`: argparse takes "-inf" as a value
     selection = draw(st.sampled_from(["uniform", "frequencies", "list"]))

@@ -318,9 +318,9 @@ def test_generate_workload_refuses_a_billion_jobs_quickly(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("options, needle", [
-    (["--mean=nan", "--interarrival", "poisson"], "'mean'"),
-    (["--mean=1e300", "--interarrival", "constant"], "'mean'.*MAX_SECONDS"),
-    (["--interarrival", "constant", "--mean=1e9"], "'mean'.*MAX_SECONDS"),  # 40 x 1e9 s: past the limit
+    (["--mean-interarrival=nan", "--interarrival", "poisson"], "'mean'"),
+    (["--mean-interarrival=1e300", "--interarrival", "constant"], "'mean'.*MAX_SECONDS"),
+    (["--interarrival", "constant", "--mean-interarrival=1e9"], "'mean'.*MAX_SECONDS"),  # 40 x 1e9 s: past the limit
     (["--interarrival", "weibull", "--shape=1e-5"], "'shape'"),
     (["--high=inf", "--interarrival", "uniform"], "'high'"),
     (["--seed=-1"], "'seed'"),

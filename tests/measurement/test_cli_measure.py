@@ -15,10 +15,10 @@ def _has_command(name):
 
 def test_measure_writes_instance_heatmap_samples_report_and_plots(tmp_path, capsys):
     out = tmp_path / "run"
-    assert main(["measure", "--kernels", "compute,cache", *FAST, "--out", str(out)]) == 0
+    assert main(["measure", "--kernels", "compute,cache", *FAST, "--out", str(out), "--plots"]) == 0
     names = {p.name for p in out.iterdir()}
-    assert {"instance.json", "heatmap.csv", "samples.csv", "speeds.csv", "report.json", "heatmap.png",
-            "speed_by_size.png"} <= names
+    assert {"instance.json", "heatmap.csv", "samples.csv", "speeds.csv", "report.json", "plots"} <= names
+    assert {p.name for p in (out / "plots").iterdir()} == {"heatmap.png", "speed_by_size.png"}
     report = json.loads((out / "report.json").read_text())
     assert report["backend"] in ("cputime", "ipc×cputime") and {"start", "end", "tasks"} <= set(report)
     assert f"backend: {report['backend']}" in capsys.readouterr().out
@@ -50,7 +50,7 @@ def test_resume_measures_only_the_combinations_not_yet_in_speeds_csv(tmp_path):
     (["--task", "no-equals-sign"], "--task"),
     (["--kernels", "compute", "--combinations", "triples"], "--combinations"),
     (["--kernels", "gpu"], "--kernels"),
-    (["--kernels", "compute", "--work", "nobody=3"], "--work"),
+    (["--kernels", "compute", "--task-work", "nobody=3"], "--task-work"),
 ])
 def test_bad_arguments_exit_2_and_leave_no_output(tmp_path, capsys, argv, field):
     out = tmp_path / "run"
@@ -62,10 +62,11 @@ def test_bad_arguments_exit_2_and_leave_no_output(tmp_path, capsys, argv, field)
 def test_measure_validate_prints_the_table_2_regression_naming_the_backend(tmp_path, capsys):
     out = tmp_path / "validation"
     assert main(["measure-validate", "--kernels", "compute", "--runs", "2", "--repeats", "1", "--seconds", "0.3",
-                 "--max-corunners", "1", "--max-threads", "1", "--out", str(out)]) == 0
+                 "--max-corunners", "1", "--max-threads", "1", "--out", str(out), "--plots"]) == 0
     printed = capsys.readouterr().out
     assert "backend:" in printed and "compute" in printed
-    assert {"runs.csv", "table.csv", "report.json", "validation.png"} <= {p.name for p in out.iterdir()}
+    assert {"runs.csv", "table.csv", "report.json"} <= {p.name for p in out.iterdir()}
+    assert (out / "plots" / "validation.png").exists()
 
 
 def test_forcing_hardware_counters_without_a_pmu_exits_2_naming_the_cause(tmp_path, capsys):

@@ -36,7 +36,7 @@ REPEATS = 3  # the accuracy check passes if one of this many runs is within tole
 FREE_CORE_SPEED = 0.9  # per task, alone and in pairs: above it the reference saw two free cores (OPT = 1.5 b)
 INTERRUPT_AFTER = 0.5  # seconds a run of endless tasks goes on after its first step before the signal
 LEFTOVER_GRACE = 3.0  # seconds the killed tasks get to disappear from /proc
-FAST = ["--window", "0.3", "--warmup", "0.1", "--no-plots", "--quiet"]
+FAST = ["--reference-window", "0.3", "--reference-warmup", "0.1", "--no-plots", "--quiet"]
 
 
 class SimulatedHarness:
@@ -132,8 +132,8 @@ def _check_opt(out, reference, tolerance):
 
 
 def _three_compute(out, strategy, work, extra=()):
-    code = main(["execute", "--kernels", "compute,compute,compute", "--work", str(work), "--strategy", strategy,
-                 "--reference", *FAST, *extra, "--out", str(out)])
+    code = main(["execute", "--kernels", "compute,compute,compute", "--kernel-work", str(work), "--strategy", strategy,
+                 "--reference", *(a for a in FAST if a != "--quiet"), *extra, "--out", str(out)])  # prints
     return code, json.loads((out / "report.json").read_text())
 
 
@@ -159,7 +159,7 @@ def test_three_equal_compute_tasks_on_two_cores_finish_near_the_simulated_makesp
 
 def test_fcs_without_speeds_premeasures_every_combination_and_a_crashing_task_is_reported(tmp_path):
     out = tmp_path / "run"
-    code = main(["execute", "--kernels", "compute", "--work", "30", "--task", "bad=exec false",
+    code = main(["execute", "--kernels", "compute", "--kernel-work", "30", "--task", "bad=exec false",
                  "--task", f"late=exec {sys.executable} -c 'import time; time.sleep(0.5); raise SystemExit(3)'",
                  "--strategy", "fcs", *FAST, "--out", str(out)])
     report = json.loads((out / "report.json").read_text())
@@ -180,7 +180,7 @@ def test_fcs_takes_the_speed_matrix_of_cosched_measure_and_names_a_backend_fallb
     backend, fallback = open_backend("auto")
     backend.close()
     capsys.readouterr()
-    assert main(["execute", "--kernels", "compute,cache", "--work", "20", "--speeds",
+    assert main(["execute", "--kernels", "compute,cache", "--kernel-work", "20", "--speeds",
                  str(measured / "instance.json"), *FAST, "--out", str(out)]) == 0
     assert ("warning: no hardware counters, using the cputime backend" in capsys.readouterr().err) == bool(fallback)
     report = json.loads((out / "report.json").read_text())
@@ -190,10 +190,10 @@ def test_fcs_takes_the_speed_matrix_of_cosched_measure_and_names_a_backend_fallb
 
 
 @pytest.mark.parametrize("argv, field", [
-    (["--kernels", "compute"], "--work"),
-    (["--kernels", "compute", "--work", "5", "--reference", "--speeds", "x.json"], "--speeds"),
-    (["--kernels", "compute", "--work", "5", "--combinations", "triples"], "--combinations"),
-    (["--kernels", "compute", "--work", "5", "--strategy", "pi", "--k", "2"], "k"),
+    (["--kernels", "compute"], "--kernel-work"),
+    (["--kernels", "compute", "--kernel-work", "5", "--reference", "--speeds", "x.json"], "--speeds"),
+    (["--kernels", "compute", "--kernel-work", "5", "--allowed-combinations", "triples"], "combinations"),
+    (["--kernels", "compute", "--kernel-work", "5", "--strategy", "pi", "--k", "2"], "k"),
 ])
 def test_bad_arguments_exit_2_and_leave_no_output(tmp_path, capsys, argv, field):
     out = tmp_path / "run"

@@ -35,7 +35,10 @@ TIMING = {"wall_seconds", "jobs_per_second", "simulated_days_per_hour"}
 PRELUDE = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
            "from cosched.cli import main; sys.exit(main())")
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG: Linux")
+# each test runs a grid large enough that the signals land inside it, four times: about two minutes in all, so
+# they run under `-m slow` (CI runs it too)
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG: Linux"),
+              pytest.mark.slow]
 
 
 def _marked(marker: str) -> list[tuple[int, str, str]]:

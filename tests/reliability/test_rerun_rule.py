@@ -77,12 +77,12 @@ def test_measure_resumes_by_default_and_removes_plots_it_does_not_redraw(tmp_pat
     out = tmp_path / "m"
     argv = ["measure", "--kernels", "compute", "--combinations", "upto:1", "--window", "0.1", "--warmup", "0.05",
             "--backend", "cputime", "--quiet", "--out", str(out)]
-    assert main(argv) == 0
-    assert (out / "heatmap.png").exists()
+    assert main([*argv, "--plots"]) == 0
+    assert (out / "plots" / "heatmap.png").exists()
     speeds = (out / "speeds.csv").read_text()
     assert main([*argv, "--no-plots", "--resume"]) == 0  # --resume: the old spelling, accepted
     assert (out / "speeds.csv").read_text() == speeds  # nothing re-measured
-    assert not (out / "heatmap.png").exists() and not (out / "speed_by_size.png").exists()
+    assert not (out / "plots" / "heatmap.png").exists() and not (out / "plots" / "speed_by_size.png").exists()
     capsys.readouterr()
     assert main([*argv, "--window", "0.2"]) == 2  # another window: other speeds, refused
     assert "config.json differs" in _one_error_line(capsys)

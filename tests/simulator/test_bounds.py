@@ -324,9 +324,11 @@ def test_experiment_tables_give_makespan_over_bound(tmp_path):
     assert "makespan / bound" in (tmp_path / "tables.md").read_text()
 
 
-def test_simulate_summary_has_the_bound(capsys):
-    assert main(["simulate", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "300", "--quiet",
-                 "--json"]) == 0
+def test_simulate_summary_has_the_bound_when_asked(capsys):
+    base = ["simulate", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "300", "--quiet", "--json"]
+    assert main(base) == 0
+    assert "bound" not in json.loads(capsys.readouterr().out)  # on request: the LPs cost half a simulation
+    assert main([*base, "--bound"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["makespan_over_bound"] == pytest.approx(summary["makespan"] / summary["bound"])
     assert summary["makespan_over_bound"] >= 1 - BOUND_TOLERANCE

@@ -13,7 +13,7 @@ HEATMAP = str(example_path(EXAMPLE_HEATMAP))
 def test_bad_heatmap_exits_2_with_one_line_and_no_plot(tmp_path, capsys):
     bad = tmp_path / "bad.csv"
     bad.write_text("name_A,procs_A,compact_A,name_B,procs_B,compact_B,co_A_B,co_B_A\na,x,1,b,1,1,1,1\n")
-    assert main(["heatmap", str(bad), "--plot", str(tmp_path / "h.png")]) == 2
+    assert main(["heatmap", str(bad), "--plots", str(tmp_path / "h.png")]) == 2
     error = capsys.readouterr().err.strip()
     assert error.count("\n") == 0 and "line 2" in error and "procs_A" in error
     assert not (tmp_path / "h.png").exists()

@@ -12,8 +12,8 @@ from cosched.simulator.schedulers import ELASTIC
 
 def test_experiment_writes_the_table_and_the_plots(tmp_path, capsys):
     out = tmp_path / "out"
-    code = main(["experiment-elastic", "--jobs", "300", "--arrival-scale", "0.2", "--workers", "1",
-                 "--out", str(out), "--quiet", "--json"])
+    code = main(["experiment-elastic", "--limit", "300", "--arrival-scale", "0.2", "--workers", "1",
+                 "--out", str(out), "--quiet", "--json", "--plots"])
     assert code == 0
     rows = json.loads(capsys.readouterr().out)
     assert [row["policy"] for row in rows] == list(ELASTIC)
@@ -45,12 +45,12 @@ def test_an_interrupted_experiment_resumes_to_the_same_rows(tmp_path):
 
 @pytest.mark.parametrize("flags, field", [
     (["--elastic-fraction", "-1"], "elastic_fraction"), (["--elastic-range", "1,0.5"], "elastic_range"),
-    (["--policy", "lottery"], "policies"), (["--arrival-scale", "0"], "arrival_scale"),
+    (["--scheduler", "lottery"], "policies"), (["--arrival-scale", "0"], "arrival_scale"),
     (["--replicates", "0"], "replicates"), (["--preset", "nope"], "preset"),
 ])
 def test_bad_input_exits_2_and_writes_nothing(tmp_path, capsys, flags, field):
     out = tmp_path / "out"
-    assert main(["experiment-elastic", "--jobs", "50", "--workers", "1", "--out", str(out), "--quiet",
+    assert main(["experiment-elastic", "--limit", "50", "--workers", "1", "--out", str(out), "--quiet",
                  *flags]) == 2
     error = capsys.readouterr().err.strip()
     assert error.startswith("cosched experiment-elastic: error:") and field in error
@@ -59,8 +59,8 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path, capsys, flags, field):
 
 def test_another_spec_in_the_same_folder_is_refused(tmp_path, capsys):
     out = tmp_path / "out"
-    base = ["experiment-elastic", "--jobs", "60", "--workers", "1", "--out", str(out), "--quiet", "--no-plots",
-            "--policy", "fcfs-rigid"]
+    base = ["experiment-elastic", "--limit", "60", "--workers", "1", "--out", str(out), "--quiet", "--no-plots",
+            "--scheduler", "fcfs-rigid"]
     assert main(base) == 0
     assert main(base + ["--seed", "1"]) == 2
     assert "different experiment-elastic run" in capsys.readouterr().err

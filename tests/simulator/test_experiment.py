@@ -84,12 +84,14 @@ def test_local_processes_give_the_same_results_as_in_process(tmp_path):
     pd.testing.assert_frame_equal(a.drop(columns="wall_seconds"), b.drop(columns="wall_seconds"))
 
 
+@pytest.mark.slow  # starts a Dask LocalCluster: seconds of start-up
 def test_dask_local_cluster_runs_the_grid(tmp_path):
     spec = small_spec(experiments=1, schedulers=["easy-co"])
     run_experiment(spec, tmp_path, workers=1, dask="local", progress=False, plots=False)
     assert len(pd.read_csv(tmp_path / "runs.csv")) == 2
 
 
+@pytest.mark.slow  # every plot of a grid; tests/cli/test_plots_rule.py renders them under -m slow too
 def test_plots_are_written(tmp_path):
     run_experiment(small_spec(), tmp_path, workers=1, progress=False, plots=True)
     names = {p.name for p in (tmp_path / "plots").glob("*.png")}

@@ -28,7 +28,7 @@ def workload_csv(tmp_path):
 def test_simulate_writes_jobs_and_summary(tmp_path, workload_csv, capsys):
     out, plots = tmp_path / "out", tmp_path / "plots"
     code = main(["simulate", "--workload", str(workload_csv), "--platform", "grvingt", "--scheduler", "easy",
-                 "--out", str(out), "--parquet", "--plots", str(plots), "--baseline", "conservative", "--quiet"])
+                 "--out", str(out), "--parquet", "--plots", str(plots), "--baseline", "conservative"])
     assert code == 0
     jobs = pd.read_csv(out / "jobs.csv")
     assert {"job_id", "submit_time", "start_time", "end_time", "cores", "nodes"} <= set(jobs.columns)
@@ -41,7 +41,7 @@ def test_simulate_writes_jobs_and_summary(tmp_path, workload_csv, capsys):
 
 
 def test_compare_prints_every_classic_scheduler(workload_csv, capsys):
-    assert main(["compare", "--workload", str(workload_csv), "--platform", "grvingt", "--quiet"]) == 0
+    assert main(["compare", "--workload", str(workload_csv), "--platform", "grvingt"]) == 0
     text = capsys.readouterr().out
     for name in ("fcfs", "easy", "conservative", "sjf", "ljf"):
         assert f"\n{name} " in text
@@ -120,7 +120,7 @@ def test_compare_library_gives_one_row_per_scheduler_with_the_speedup_of_the_met
 @pytest.fixture
 def app_workload(tmp_path):
     path = tmp_path / "apps.csv"
-    assert main(["generate-workload", "--heatmap", HEATMAP, "--jobs", "30", "--interarrival", "poisson", "--mean",
+    assert main(["generate-workload", "--heatmap", HEATMAP, "--jobs", "30", "--interarrival", "poisson", "--mean-interarrival",
                  "5", "--out", str(path), "--quiet"]) == 0
     return str(path)
 

@@ -111,9 +111,10 @@ def test_figures_are_written_as_png(tmp_path, tiny_results):
 def test_experiment_command_writes_results_summary_and_figures(tmp_path, capsys):
     out = tmp_path / "grid"
     code = main(["experiment", "--preset", "small", "--out", str(out), "--instances", "1", "--n", "4", "--k", "0.8",
-                 "--workers", "1", "--quiet"])
+                 "--workers", "1", "--plots"])
     assert code == 0
-    for name in ("results.csv", "results.parquet", "summary.csv", "fig6.png", "fig7.png", "config.json"):
+    for name in ("results.csv", "results.parquet", "summary.csv", "plots/fig6.png", "plots/fig7.png",
+                 "config.json"):
         assert (out / name).exists()
     assert len(load_results(out)) == 9 * 5
     assert "fcs" in capsys.readouterr().out

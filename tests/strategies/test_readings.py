@@ -142,7 +142,7 @@ def test_experiment_runs_every_reading_and_reports_the_spread(tmp_path):
 def test_experiment_command_all_readings(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["experiment", "--preset", "small", "--instances", "1", "--n", "4", "--k", "0.9", "--strategy",
-                 "pi", "--all-readings", "--out", str(out), "--workers", "1", "--quiet", "--no-plots"]) == 0
+                 "pi", "--all-readings", "--out", str(out), "--workers", "1", "--no-plots"]) == 0
     assert "spread" in capsys.readouterr().out
     assert (out / SPREAD).exists()
     assert main(["experiment", "--preset", "small", "--out", str(tmp_path / "bad"), "--lower-anchor", "n", "n"]) == 2

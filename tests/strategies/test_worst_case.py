@@ -47,7 +47,7 @@ def test_strategy_makespan_is_the_execution_loop():
 def test_command_writes_the_instance_its_ratio_bound_and_convergence(tmp_path, capsys):
     out = tmp_path / "worst"
     assert main(["worst-case", "--strategy", "fcs", "--tie-break", "last", "--n", "3", "--budget", "20", "--out",
-                 str(out), "--json", "--quiet"]) == 0
+                 str(out), "--json", "--quiet", "--plots"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert json.loads((out / RESULT).read_text()) == report
     instance = load_instance(out / INSTANCE)  # the instance format, monotone and valid
@@ -58,7 +58,7 @@ def test_command_writes_the_instance_its_ratio_bound_and_convergence(tmp_path, c
     convergence = pd.read_csv(out / CONVERGENCE)
     assert len(convergence) == report["evaluations"]
     assert convergence["best"].is_monotonic_increasing and convergence["best"].iloc[-1] == report["ratio"]
-    assert (out / PLOT).read_bytes().startswith(b"\x89PNG")
+    assert (out / "plots" / PLOT).read_bytes().startswith(b"\x89PNG")
 
 
 @pytest.mark.parametrize("flags, field", [(["--n", "1"], "--n"), (["--n", "3", "--budget", "0"], "--budget"),

@@ -47,7 +47,7 @@ def test_malleable_fcfs_finishes_no_later_than_rigid_fcfs(tmp_path):
 def test_cli_writes_plots_jobs_and_summary(tmp_path, capsys):
     config = write_scenario(tmp_path, _workload(), nodes=6)
     out = tmp_path / "out"
-    assert main(["elastic", str(config), "--algorithm", "fcfs-malleable", "--out", str(out), "--plots",
+    assert main(["elastic", str(config), "--scheduler", "fcfs-malleable", "--out", str(out), "--plots",
                  "--json", "--quiet"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["completed"] == 12 and summary["algorithm"] == "fcfs-malleable"

@@ -11,7 +11,8 @@ RIGID = {"type": "rigid", "submit_time": 0, "num_nodes": 2, "arguments": {"itera
 
 
 def _run(config, capsys, algorithm="fcfs-rigid", out=None):
-    code = main(["elastic", str(config), "--algorithm", str(algorithm), "--out", str(out), "--quiet"])
+    flag = "--scheduler" if algorithm in ("fcfs-rigid", "fcfs-malleable") else "--algorithm"  # a built-in or a file
+    code = main(["elastic", str(config), flag, str(algorithm), "--out", str(out), "--quiet"])
     lines = capsys.readouterr().err.strip().splitlines()
     return code, lines
 

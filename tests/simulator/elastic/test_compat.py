@@ -54,8 +54,7 @@ def test_example_project_from_its_root_writes_all_job_statistics(shared_data, tm
     shutil.copytree(shared_data("elastisim/example-project"), root)
     monkeypatch.chdir(root)
     out = tmp_path / "out"
-    assert main(["elastic", "data/input/configuration.json", "--algorithm", str(FCFS), "--out", str(out),
-                 "--quiet"]) == 0
+    assert main(["elastic", "data/input/configuration.json", "--algorithm", str(FCFS), "--out", str(out)]) == 0
     with open(out / "job_statistics.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert list(rows[0]) == ["ID", "Type", "Submit Time", "Start Time", "End Time", "Wait Time", "Makespan",
@@ -101,7 +100,7 @@ def test_sensing_series_follow_compute_and_io(tmp_path, capsys):
     sensing = {"sensing": True, "sensing_interval": 1, "cpu_utilization": "c.csv", "pfs_utilization": "p.csv"}
     config = write_scenario(tmp_path, jobs, model, nodes=3, config=sensing)
     out = tmp_path / "sensed"
-    assert main(["elastic", str(config), "--algorithm", "fcfs-rigid", "--out", str(out), "--quiet"]) == 0
+    assert main(["elastic", str(config), "--scheduler", "fcfs-rigid", "--out", str(out), "--quiet"]) == 0
     with open(out / "cpu_utilization.csv", newline="") as handle:
         cpu = list(csv.reader(handle))
     assert cpu[0] == ["Time", "n0", "n1", "n2"]

@@ -59,7 +59,7 @@ def test_experiment_hybrid_table_plots_and_resume(tmp_path, capsys):
     out = tmp_path / "grid"
     args = ["experiment-hybrid", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "300", "--typings",
             "2", "--mechanism", "baseline,n-paa,cua-spaa", "--sweep", "notice", "--sweep-typings", "1",
-            "--workers", "1", "--quiet", "--out", str(out)]
+            "--workers", "1", "--quiet", "--plots", "--out", str(out)]
     assert main(args) == 0
     table = (out / "table.md").read_text()
     assert "| cua-spaa |" in table and "±" in table

@@ -238,7 +238,7 @@ def test_experiment_checkpoint_sweep_injects_failures_at_each_mtbf(tmp_path):
     out = tmp_path / "grid"
     assert main(["experiment-hybrid", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "200",
                  "--typings", "1", "--mechanism", "n-paa", "--sweep", "checkpoint", "--mtbf", "50", "--workers", "1",
-                 "--quiet", "--out", str(out)]) == 0
+                 "--quiet", "--out", str(out), "--plots"]) == 0
     runs = pd.read_csv(out / "runs.csv")
     sweep = runs[runs["sweep"] == "checkpoint"]
     rate = sweep.groupby(sweep["value"].str.split(":").str[0].astype(float))["failures"].mean()

@@ -1,0 +1,180 @@
+"""A fast start without a different answer: the SWF reader's numpy path reads what the
+field-by-field reader reads, the pandas-free jobs.csv is byte for byte pandas' file, a command
+builds only its own area's parser, and the lower bound is computed on request. (The speed itself
+is measured by benchmarks/bench_simulator.py.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import io
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cosched.cli import COMMAND_MODULES, COMMAND_OWNERS, build_parser
+from cosched.simulator import workload as swf
+
+HEADER = "name_A,procs_A,compact_A,name_B,procs_B,compact_B,co_A_B,co_B_A\n"
+
+
+def _field_by_field(text: str) -> np.ndarray:
+    """The reference reading: each record split on blanks, each token through Python's float."""
+    _, rows = swf._swf_rows(text)
+    return np.array(
+        [[float(token) for token in swf._SWF_SEPARATOR.split(row.strip(" \t"))] for row in rows]
+    )
+
+
+NUMBER = st.one_of(
+    st.integers(-1, 10**9).map(str),
+    st.floats(0, 1e6, allow_nan=False).map(repr),
+    st.sampled_from(["-1", "0", "5.", ".5", "+3", "1e3", "7.25"]),
+)
+ROW = st.lists(NUMBER, min_size=18, max_size=18)
+BLANK = st.sampled_from([" ", "  ", "\t", " \t "])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(ROW, min_size=1, max_size=12),
+    gap=BLANK,
+    lead=st.sampled_from(["", " ", "\t"]),
+    comment=st.sampled_from(["", "; Computer: x\n", ";\n; MaxNodes: 4\n"]),
+)
+def test_numpy_reader_reads_what_the_field_by_field_reader_reads(rows, gap, lead, comment):
+    text = comment + "".join(lead + gap.join(row) + "\n" for row in rows)
+    data, numbers = swf._swf_values(text, "t.swf")
+    assert np.array_equal(data, _field_by_field(text), equal_nan=True)
+
+
+def test_a_bad_field_still_names_its_line_and_field():
+    from cosched.errors import InputError
+
+    good = " ".join(["1"] * 18)
+    with pytest.raises(InputError, match=r"line 3, field 'run_time': not a number: 'x'"):
+        swf._swf_values(f"; c\n{good}\n1 1 1 x {' '.join(['1'] * 14)}\n", "t.swf")
+
+
+def _results(tmp_path):
+    from cosched.simulator.compare import load_inputs
+    from cosched.simulator.engine import simulate
+    from cosched.theory.heatmap import read_heatmap
+
+    workload = tmp_path / "w.csv"
+    workload.write_text(
+        "job_id,submit_time,run_time,cores,estimate,app\n"
+        + "".join(
+            f"{i},{i * 7 % 50},{5 + i % 13 + 0.25},{2 + 2 * (i % 3)},{20 + i % 13},{'ab'[i % 2]}\n"
+            for i in range(30)
+        )
+    )
+    heatmap = tmp_path / "h.csv"
+    heatmap.write_text(HEADER + "a,2,10,a,2,10,12,12\na,2,10,b,2,20,13,25\nb,2,20,b,2,20,22,22\n")
+    platform, jobs = load_inputs(workload, "grvingt")
+    yield simulate(jobs, platform, "easy")
+    yield simulate(jobs.head(7), platform, "conservative")
+    yield simulate(jobs, platform, "sjf-co", heatmap=read_heatmap(heatmap))
+    platform, jobs = load_inputs("kth-sp2", "kth-sp2", limit=200)
+    yield simulate(jobs, platform, "easy")
+
+
+def test_pandas_free_jobs_csv_is_pandas_file_byte_for_byte(tmp_path):
+    from cosched.simulator.cli import jobs_csv_text
+
+    for result in _results(tmp_path):
+        expected = io.StringIO()
+        result.jobs_frame().to_csv(expected, index=False)
+        assert jobs_csv_text(result) == expected.getvalue()
+
+
+def test_names_pandas_would_quote_go_through_pandas(tmp_path):
+    from cosched.simulator.cli import jobs_csv_text
+
+    result = next(_results(tmp_path))
+    object.__setattr__(
+        result.workload, "app", np.array(["a,b"] * len(result.workload), dtype=object)
+    )
+    assert jobs_csv_text(result) is None
+
+
+def test_help_summaries_are_the_commands_own():
+    from cosched.cli import SUMMARIES, summary_parser
+
+    def summaries(parser):
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return {choice.dest: choice.help for choice in action._choices_actions}
+
+    assert summaries(summary_parser()) == summaries(build_parser()) == SUMMARIES
+    assert summary_parser().format_help() == build_parser().format_help()
+
+
+def test_command_owners_name_every_command_of_every_module():
+    found = {}
+    for module in COMMAND_MODULES:
+        parser = argparse.ArgumentParser()
+        subparsers = parser.add_subparsers()
+        importlib.import_module(module).register(subparsers)
+        found[module] = tuple(subparsers.choices)
+    assert found == COMMAND_OWNERS
+
+
+def test_a_command_builds_only_its_own_area(tmp_path):
+    probe = (
+        "import sys, json; from cosched.cli import build_parser; build_parser('simulate'); "
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('cosched.'))))"
+    )
+    loaded = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    assert "cosched.simulator.cli" in loaded
+    assert not [m for m in loaded if m.startswith(("cosched.measurement", "cosched.strategies"))]
+    assert "pandas" not in loaded
+    parser = build_parser("simulate")
+    assert (
+        parser.parse_args(["simulate", "--workload", "w", "--platform", "p"]).command == "simulate"
+    )
+    assert (
+        "generate" in build_parser("no-such-command").format_help()
+    )  # unknown: all, for "did you mean"
+
+
+def test_simulate_writes_jobs_csv_without_pandas_and_the_bound_on_request(tmp_path):
+    probe = (
+        "import sys, json; from cosched.cli import main; code = main(sys.argv[1:]); "
+        "print(json.dumps([code, 'pandas' in sys.modules]))"
+    )
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            probe,
+            "simulate",
+            "--workload",
+            "kth-sp2",
+            "--platform",
+            "kth-sp2",
+            "--limit",
+            "200",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout.splitlines()[-1]) == [0, False]
+    summary = json.loads((out / "summary.json").read_text())
+    assert "bound" not in summary and (out / "jobs.csv").read_text().startswith(
+        "job_id,submit_time,"
+    )
