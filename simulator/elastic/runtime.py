@@ -31,15 +31,15 @@ from cosched.simulator.elastic import compat
 from cosched.simulator.elastic.compat import GpuState, InvocationType, JobState, NodeState
 from cosched.simulator.elastic.config import Configuration
 from cosched.simulator.elastic.expressions import Expressions, argument_value
-from cosched.simulator.elastic.flow import PfsTransfer, SharedLink, Transfer, task_cost
+from cosched.simulator.elastic.flow import SYNC, AsyncWork, Comm, PfsTransfer, SharedLink, Transfer, task_cost
 from cosched.simulator.elastic.platform import Platform
 from cosched.simulator.elastic.workload import ELASTIC_TYPES, JobSpec
 
 __all__ = ["AlgorithmError", "Simulation", "simulate", "TIME_EPSILON"]
 
 TIME_EPSILON = 1e-9  # ElastiSim's EPSILON in the minimum-interval test
-_SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC = range(5)
-_EVOLVE, _POINT, _WAIT = "evolve", "point", "wait"
+_SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC, _FLOW = range(6)
+_EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = "evolve", "point", "wait", "at", "running", "select"
 
 
 class AlgorithmError(InputError):
@@ -63,10 +63,14 @@ class Run:
     program: object = None
     completed_phases: int = 0
     expanded: list = field(default_factory=list)  # new nodes of the last reconfiguration, for on_expansion
-    reconfigured: bool = False
+    initializing: bool = True  # on_init still to run (ElastiSim's Node::isInitializing)
+    reconfiguring: bool = False  # on_reconfiguration to run when the job continues
     plans: dict = field(default_factory=dict)
+    clock: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per node (rank order): where it has got to
+    async_end: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per node: its asynchronous work ends
+    select: object = None  # positions the one-time phase being run covers (on_expansion), None: all nodes
+    outstanding: int = 0  # synchronous PFS transfers not yet ended
     async_transfers: int = 0
-    async_until: float = 0.0
     waiting_async: bool = False
     transfers: set = field(default_factory=set)  # live PFS transfers, synchronous and asynchronous
     history: list = field(default_factory=list)  # (time, node count) whenever the configuration changes
@@ -142,6 +146,10 @@ class Simulation:
             elif kind == _LINK:
                 if stamp == target.version:
                     self._link_event(target)
+            elif kind == _FLOW:
+                run = target.owner[0]
+                if target.owner[2] == run.token and run.program is not None:
+                    self._start_transfer(target.owner[1].direction, target)
             elif kind == _SUBMIT:
                 self._submit(target)
             elif kind == _WALLTIME:
@@ -172,7 +180,9 @@ class Simulation:
         self._check_size(run, len(nodes), "start")
         self._check_free(run, nodes)
         run.state, run.start, run.status = JobState.RUNNING, self.now, "running"
-        run.nodes = list(nodes)
+        run.nodes = list(nodes)  # rank order: as the algorithm assigned them (ElastiSim's executing nodes)
+        run.clock = np.full(len(nodes), self.now)
+        run.async_end = np.full(len(nodes), self.now)
         gpus = run.view.assigned_num_gpus_per_node
         run.gpus = gpus if gpus > 0 else spec.num_gpus_per_node_min
         run.history.append((self.now, len(nodes)))
@@ -181,12 +191,21 @@ class Simulation:
         view = run.view
         view.state, view.start_time, view.wait_time = JobState.RUNNING, self.now, self.now - spec.submit_time
         view.assigned_num_gpus_per_node = run.gpus
+        self._refresh(run)
         self._starts += 1
         self._active += 1
         run.program = self._program(run)
         if spec.walltime > 0:
             self._push(self.now + spec.walltime, _WALLTIME, run, run.token)
         self._push(self.now, _RESUME, run, run.token)
+
+    def _refresh(self, run: Run) -> None:
+        """The job as elastisim-python rebuilds it from ElastiSim's message after a state change: its assigned
+        nodes in the iteration order of a Python set of their ids."""
+        ids = run.target if run.target is not None else run.nodes
+        view = run.view
+        view.assigned_node_ids = set(ids)
+        view.assigned_nodes = [self.node_views[node] for node in view.assigned_node_ids]
 
     def _finish(self, run: Run, state: JobState) -> None:
         run.token += 1
@@ -310,7 +329,9 @@ class Simulation:
             if view.kill_flag:
                 self._kill(run, walltime=False)
                 continue
-            wanted = sorted(view.assigned_node_ids)
+            wanted = list(dict.fromkeys(node.identifier for node in view.assigned_nodes))  # the order sent
+            if set(wanted) != set(view.assigned_node_ids):
+                wanted = sorted(view.assigned_node_ids)
             if run.state == JobState.PENDING:
                 if wanted:
                     self._start(run, wanted)
@@ -320,6 +341,7 @@ class Simulation:
                 self._drop_target(run)
                 if run.state == JobState.PENDING_RECONFIGURATION:
                     run.state = view.state = JobState.RUNNING
+                    self._refresh(run)
 
     def _reconfigure_later(self, run: Run, wanted: list) -> None:
         if run.spec.type in ("rigid", "moldable"):
@@ -331,26 +353,41 @@ class Simulation:
         run.target = wanted
         for node in set(wanted) - set(run.nodes):
             self._set_node(node, expected_add=run)
-        run.state = run.view.state = JobState.PENDING_RECONFIGURATION
+        # ElastiSim's Job::updateState: only a RUNNING job becomes PENDING_RECONFIGURATION; a job in its start-up
+        # or reconfiguration step keeps its state (and is reset to RUNNING when that step ends)
+        if run.state in (JobState.RUNNING, JobState.PENDING_RECONFIGURATION):
+            run.state = run.view.state = JobState.PENDING_RECONFIGURATION
+        self._refresh(run)
 
-    def _scheduling_point(self, run: Run) -> None:
+    def _scheduling_point(self, run: Run, request: int | None = None) -> None:
+        """ElastiSim's Scheduler on a scheduling point or an evolving request: invoke the algorithm, then apply a
+        pending reconfiguration of the job at once or let it continue."""
         run.view.completed_phases = run.completed_phases  # ElastiSim reports progress at scheduling points
-        if self.config.schedule_on_scheduling_point:
+        if request is not None:
+            self._invoke(InvocationType.INVOKE_EVOLVING_REQUEST, run, request)
+        elif self.config.schedule_on_scheduling_point:
             self._invoke(InvocationType.INVOKE_SCHEDULING_POINT, run)
         if run.state != JobState.PENDING_RECONFIGURATION:
             return
-        before, after = set(run.nodes), set(run.target)
-        new = [node for node in run.target if node not in before]
-        for node in before - after:
+        before, after = set(run.nodes), list(run.target)
+        new = [node for node in after if node not in before]
+        for node in before - set(after):
             self._set_node(node, running_remove=run)
         for node in new:
             self.expected[node].discard(run.spec.identifier)
             self._set_node(node, running_add=run)
-        run.nodes, run.target, run.expanded = list(run.target), None, new
-        run.reconfigured, run.reconfigurations = True, run.reconfigurations + 1
+        run.nodes, run.target = after, None
+        run.expanded = [position for position, node in enumerate(after) if node not in before]
+        run.reconfiguring, run.reconfigurations = True, run.reconfigurations + 1
+        run.clock = np.full(len(after), self.now)
+        run.async_end = np.full(len(after), self.now)
         run.plans.clear()
         run.history.append((self.now, len(run.nodes)))
         run.state = run.view.state = JobState.IN_RECONFIGURATION
+        self._refresh(run)
+        if request is None and not self.config.schedule_on_scheduling_point and \
+                getattr(self.config, "schedule_on_reconfiguration", False):
+            self._invoke(InvocationType.INVOKE_RECONFIGURATION, run)
 
     # --- run-time estimates for built-in policies -------------------------------------------------------------
     def estimate(self, identifier: int, nodes: int, completed_phases: int = 0) -> float:
@@ -380,12 +417,16 @@ class Simulation:
     def _plan_seconds(self, plan: list) -> float:
         seconds = 0.0
         for item in plan:
-            if item.__class__ is float:
-                seconds += item
-            elif item.__class__ is PfsTransfer:
+            kind = item.__class__
+            if kind is np.ndarray:
+                seconds += float(item.max()) if len(item) else 0.0
+            elif kind is Comm:
+                seconds += max(item.duration, 0.0 if item.local is None else float(item.local.max()))
+            elif kind is PfsTransfer and not item.asynchronous and item.sizes:
                 capacity = self.routes[item.direction].capacity
-                flows = sum(group[0] for group in item.groups)
-                seconds += max(amount / min(cap, capacity / flows) for _, amount, cap in item.groups) + item.latency
+                share = capacity / len(item.sizes)
+                seconds += max(size / min(cap, share) for size, cap in zip(item.sizes, item.caps)) + \
+                    max(item.latencies)
         return seconds
 
     # --- the application, as a generator of what it waits for ----------------------------------------------
@@ -401,16 +442,17 @@ class Simulation:
         return variables
 
     def _plan(self, run: Run, phase, nodes: list, iteration: int, cache: dict | None = None) -> list:
-        """One iteration of a phase on `nodes`: fixed delays merged, PFS transfers, async markers."""
+        """One iteration of a phase on `nodes`: per-node seconds (consecutive ones merged), barriers with parallel
+        tasks (`Comm`), PFS transfers, asynchronous work and waits for it."""
         cache = run.plans if cache is None else cache
         uses_iteration = self._uses_iteration.get(id(phase))
         if uses_iteration is None:
             uses_iteration = self._uses_iteration[id(phase)] = "phase_iteration" in repr(phase.tasks)
-        key = (id(phase), len(nodes), iteration if uses_iteration else 0)
+        key = (id(phase), tuple(nodes), iteration if uses_iteration else 0)
         plan = cache.get(key)
         if plan is not None:
             return plan
-        plan, pending = [], 0.0
+        plan = []
         variables = self._variables(run, len(nodes), iteration)
         node_ids = np.asarray(nodes)
         source = run.spec.model.source
@@ -421,13 +463,22 @@ class Simulation:
                                                  source=source)
             return value
 
-        def walk(tasks):
-            nonlocal pending
+        def add(item):
+            if item.__class__ is np.ndarray and plan and plan[-1].__class__ is np.ndarray:
+                plan[-1] = plan[-1] + item
+            else:
+                plan.append(item)
+
+        def walk(tasks) -> bool:
+            asynchronous = False
             for task in tasks:
                 repeat = int(evaluate(task.iterations, f"{task.where}: iterations"))
                 if task.kind == "sequence":
                     for _ in range(repeat):
-                        walk(task.tasks)
+                        if task.synchronized:
+                            add(SYNC)
+                        if walk(task.tasks):  # ElastiSim's SequenceTask waits for its asynchronous I/O at its end
+                            add((_WAIT, None))
                     continue
                 values = {key: evaluate(getattr(task, key), f"{task.where}: {key}")
                           for key in ("flops", "bytes", "delay") if getattr(task, key) is not None}
@@ -435,52 +486,89 @@ class Simulation:
                     cost = task_cost(task, values, node_ids, run.gpus, self.platform)
                 except InputError as error:
                     raise error.naming(source) from None
+                asynchronous = asynchronous or task.asynchronous
                 for _ in range(repeat):
-                    if isinstance(cost, PfsTransfer):
-                        if pending:
-                            plan.append(pending)
-                            pending = 0.0
-                        plan.append(cost)
-                    elif task.asynchronous:
-                        plan.append(("async", cost))
-                    else:
-                        pending += cost
+                    if task.synchronized:
+                        add(SYNC)
+                    add(cost)
+            return asynchronous
 
         walk(phase.tasks)
-        if pending:
-            plan.append(pending)
         cache[key] = plan
         return plan
 
     def _program(self, run: Run):
+        """ElastiSim's Application actor (all ranks of the job at once, each with its own clock): start-up or
+        reconfiguration step, then phase iterations until a scheduling point, an evolving request or the end.
+        A scheduling point or evolving request comes at the start of an iteration (not the first after the job
+        starts or resumes), after the job has waited for its asynchronous I/O and its ranks have met."""
         spec, model = run.spec, run.spec.model
-        if model.on_init is not None:
-            yield from self._one_time(run, model.on_init, run.nodes)
-        elastic, evolving = spec.type in ELASTIC_TYPES, spec.type in ("evolving", "adaptive")
-        remaining = sum(spec.phase_iterations)
-        for phase, iterations in zip(model.phases, spec.phase_iterations):
-            for iteration in range(iterations):
-                if evolving and phase.evolving_request is not None:
-                    yield _EVOLVE, self._evolving_request(run, phase, iteration)
-                yield from self._plan(run, phase, run.nodes, iteration)
+        evolving = spec.type in ("evolving", "adaptive")
+        pointed = spec.type in ("malleable", "adaptive")
+        phases = [(phase, iterations) for phase, iterations in zip(model.phases, spec.phase_iterations)
+                  if iterations > 0]
+        if not phases:
+            yield _WAIT, None
+            yield SYNC
+            yield _AT, None
+            return
+        index, remaining = 0, phases[0][1]
+        phase_start = True  # the next iteration is the first of its phase (for final_scheduling_point)
+        previous = None  # the phase before the current one
+        while True:  # one life of the application actor
+            if run.initializing:
+                run.initializing = False
+                yield from self._one_time(run, model.on_init, run.nodes)
+            if run.reconfiguring:
+                run.reconfiguring = False
+                yield from self._one_time(run, model.on_reconfiguration, run.nodes)
+            yield SYNC
+            yield _AT, None
+            yield _RUNNING, None  # rank 0 sets the job RUNNING once its ranks have met
+            if run.expanded:
+                expanded, run.expanded = run.expanded, []
+                if model.on_expansion is not None:
+                    yield _SELECT, np.asarray(expanded)
+                    yield from self._one_time(run, model.on_expansion, [run.nodes[i] for i in expanded])
+                    yield _SELECT, None
+            initial = True
+            while True:
+                phase, iterations = phases[index]
+                if not initial:
+                    if evolving and phase.evolving_request is not None:
+                        request = self._evolving_request(run, phase, iterations - remaining)
+                        if request != len(run.nodes):
+                            yield _WAIT, None
+                            yield SYNC
+                            yield _AT, None
+                            yield _EVOLVE, request
+                            break
+                    elif pointed and phase.scheduling_point and not (
+                            phase_start and previous is not None and not previous.final_scheduling_point):
+                        yield _WAIT, None
+                        yield SYNC
+                        yield _AT, None
+                        yield _POINT, None
+                        break
+                if phase.barrier:
+                    yield _WAIT, None
+                    yield SYNC
+                yield from self._plan(run, phase, run.nodes, iterations - remaining)
                 remaining -= 1
                 run.completed_phases += 1
+                initial, phase_start = False, False
                 if remaining == 0:
-                    break
-                if elastic and phase.scheduling_point and (iteration < iterations - 1 or phase.final_scheduling_point):
-                    yield _WAIT, None
-                    yield _POINT, None
-                    if run.reconfigured:
-                        run.reconfigured = False
-                        if model.on_reconfiguration is not None:
-                            yield from self._one_time(run, model.on_reconfiguration, run.nodes)
-                        if run.state == JobState.IN_RECONFIGURATION:
-                            run.state = run.view.state = JobState.RUNNING
-                        if model.on_expansion is not None and run.expanded:
-                            yield from self._one_time(run, model.on_expansion, run.expanded)
-        yield _WAIT, None
+                    index += 1
+                    if index == len(phases):
+                        yield _WAIT, None
+                        yield SYNC
+                        yield _AT, None
+                        return
+                    previous, remaining, phase_start = phase, phases[index][1], True
 
     def _one_time(self, run: Run, phase, nodes: list):
+        if phase is None:
+            return
         for _ in range(int(phase.iterations)):
             yield from self._plan(run, phase, nodes, 0)
         yield _WAIT, None
@@ -495,7 +583,7 @@ class Simulation:
         return request
 
     def _step(self, run: Run) -> None:
-        """Advance a job's program until it waits for time, a PFS transfer or its async I/O; or ends."""
+        """Advance a job's program until it waits for a time, a PFS transfer or its async I/O; or ends."""
         token = run.token
         program = run.program
         if run.io_since >= 0:
@@ -508,38 +596,56 @@ class Simulation:
                 if self.config.schedule_on_job_finalize:
                     self._invoke(InvocationType.INVOKE_JOB_COMPLETED, run)
                 return
-            if item.__class__ is float:
-                self._push(self.now + item, _RESUME, run, token)
-                return
-            if item.__class__ is PfsTransfer:
-                transfer = Transfer(item.groups, (run, item))
-                run.transfers.add(transfer)
-                self._start_transfer(item.direction, transfer)
-                if item.asynchronous:
-                    run.async_transfers += 1
-                    continue
-                run.io_since = self.now
-                return
-            kind, value = item
-            if kind == "async":
-                run.async_until = max(run.async_until, self.now + value)
-            elif kind == _WAIT:
-                if run.async_transfers:
-                    run.waiting_async = True
-                    run.io_since = self.now
+            kind = item.__class__
+            select = run.select
+            if kind is np.ndarray:
+                if select is None:
+                    run.clock += item
+                else:
+                    run.clock[select] += item
+            elif kind is Comm:
+                clock = run.clock if select is None else run.clock[select]
+                met = clock.max() + item.duration if len(clock) else self.now
+                clock = np.full(len(clock), met) if item.local is None else np.maximum(clock + item.local, met)
+                if select is None:
+                    run.clock = clock
+                else:
+                    run.clock[select] = clock
+            elif kind is PfsTransfer:
+                waits_from = float(run.clock.max())
+                if self._start_pfs(run, item) and not item.asynchronous:
+                    run.io_since = max(waits_from, self.now)
                     return
-                if run.async_until > self.now:
-                    self._push(run.async_until, _RESUME, run, token)
-                    run.io_since = self.now
-                    return
-            elif kind == _POINT:
-                self._scheduling_point(run)
-                if run.token != token:
-                    return
-            elif kind == _EVOLVE:
-                self._invoke(InvocationType.INVOKE_EVOLVING_REQUEST, run, value)
-                if run.token != token:
-                    return
+            elif kind is AsyncWork:
+                positions = slice(None) if select is None else select
+                run.async_end[positions] = np.maximum(run.async_end[positions], run.clock[positions] + item.seconds)
+            else:
+                kind, value = item
+                if kind == _WAIT:
+                    if run.async_transfers:
+                        run.waiting_async = True
+                        run.io_since = max(float(run.clock.max()), self.now)
+                        return
+                    np.maximum(run.clock, run.async_end, out=run.clock)
+                elif kind == _AT:
+                    met = float(run.clock.max())
+                    if met > self.now:
+                        self._push(met, _RESUME, run, token)
+                        return
+                elif kind == _RUNNING:
+                    if run.state in (JobState.IN_RECONFIGURATION, JobState.PENDING_RECONFIGURATION):
+                        run.state = run.view.state = JobState.RUNNING
+                        self._refresh(run)
+                elif kind == _POINT:
+                    self._scheduling_point(run)
+                    if run.token != token:
+                        return
+                elif kind == _EVOLVE:
+                    self._scheduling_point(run, value)
+                    if run.token != token:
+                        return
+                elif kind == _SELECT:
+                    run.select = value
 
     def _io_done(self, run: Run) -> None:
         if self.now > run.io_since:
@@ -547,6 +653,29 @@ class Simulation:
         run.io_since = -1.0
 
     # --- PFS transfers ----------------------------------------------------------------------------------------
+    def _start_pfs(self, run: Run, item: PfsTransfer) -> bool:
+        """Start one flow per node with bytes, each after its route latency from the node's clock (SimGrid's
+        L07 model pays the latency first); False when no node has bytes."""
+        select = run.select
+        starts: dict[float, list] = {}
+        for position, size, cap, latency in zip(item.positions, item.sizes, item.caps, item.latencies):
+            if select is not None:
+                position = int(select[position])
+            when = max(float(run.clock[position]) + latency, self.now)
+            starts.setdefault(when, []).append((position, size, cap))
+        for when, flows in starts.items():
+            transfer = Transfer(flows, (run, item, run.token))
+            run.transfers.add(transfer)
+            if item.asynchronous:
+                run.async_transfers += 1
+            else:
+                run.outstanding += 1
+            if when <= self.now:
+                self._start_transfer(item.direction, transfer)
+            else:
+                self._push(when, _FLOW, transfer)
+        return bool(starts)
+
     def _start_transfer(self, direction: str, transfer: Transfer) -> None:
         link = self.routes[direction]
         self._settle(link)
@@ -554,28 +683,37 @@ class Simulation:
         self._reshare(link)
 
     def _cancel_transfer(self, transfer: Transfer) -> None:
-        run, item = transfer.owner
+        run, item, _ = transfer.owner
         link = self.routes[item.direction]
-        self._settle(link)
-        link.transfers.pop(transfer, None)
+        if transfer in link.transfers:
+            self._settle(link)
+            link.transfers.pop(transfer, None)
+            self._reshare(link)
         run.transfers.discard(transfer)
-        self._reshare(link)
 
     def _settle(self, link: SharedLink) -> None:
-        for transfer in link.advance(self.now):
-            run, item = transfer.owner
-            run.transfers.discard(transfer)
-            if run.program is None:  # the job stopped while the transfer ended
+        for transfer, group in link.advance(self.now):
+            run, item, token = transfer.owner
+            if run.program is None or token != run.token:  # the job stopped while the transfer ended
                 continue
-            done = self.now + item.latency
+            positions = group[5]
+            if item.asynchronous:
+                run.async_end[positions] = np.maximum(run.async_end[positions], self.now)
+            else:
+                run.clock[positions] = self.now
+            if transfer.left:
+                continue
+            run.transfers.discard(transfer)
             if item.asynchronous:
                 run.async_transfers -= 1
-                run.async_until = max(run.async_until, done)
                 if run.waiting_async and not run.async_transfers:
                     run.waiting_async = False
-                    self._push(max(done, run.async_until), _RESUME, run, run.token)
+                    np.maximum(run.clock, run.async_end, out=run.clock)  # the wait it was in ends
+                    self._push(self.now, _RESUME, run, run.token)
             else:
-                self._push(done, _RESUME, run, run.token)
+                run.outstanding -= 1
+                if not run.outstanding:
+                    self._push(self.now, _RESUME, run, run.token)
 
     def _reshare(self, link: SharedLink) -> None:
         if link.transfers:
