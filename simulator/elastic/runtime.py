@@ -73,6 +73,7 @@ class Run:
     async_transfers: int = 0
     waiting_async: bool = False
     transfers: set = field(default_factory=set)  # live PFS transfers, synchronous and asynchronous
+    expecting: set = field(default_factory=set)  # nodes that list the job as expected (ElastiSim's expectJob)
     history: list = field(default_factory=list)  # (time, node count) whenever the configuration changes
     io_since: float = -1.0  # since when the job waits for PFS or asynchronous I/O (-1: it does not)
     reconfigurations: int = 0
@@ -111,7 +112,8 @@ class Simulation:
         self.invocations = 0
         self.dropped = 0
         self.wall_seconds = 0.0
-        self.node_log: list[tuple] = []
+        # ElastiSim's node_utilization.csv starts with a row per node at t = 0
+        self.node_log: list[tuple] = [(0.0, node, NodeState.FREE, (), ()) for node in range(len(platform))]
         self.pfs_log: list[tuple] = []  # (time, read B/s, write B/s) after every change
         self.io_log: list[tuple] = []  # (job, start, end, its nodes) of every wait for I/O: the CPUs idle
         self._heap: list = []
@@ -215,7 +217,8 @@ class Simulation:
         run.status = "completed" if state == JobState.COMPLETED else "killed"
         for node in run.nodes:
             self._set_node(node, running_remove=run)
-        self._drop_target(run)
+        self._expect(run, ())
+        run.target = None
         run.program = None  # before cancelling: a transfer that ends now must not resume the job
         for transfer in list(run.transfers):
             self._cancel_transfer(transfer)
@@ -241,25 +244,44 @@ class Simulation:
     # --- nodes ----------------------------------------------------------------------------------------------
     def _set_node(self, node: int, *, running_add=None, running_remove=None, expected_add=None,
                   expected_remove=None) -> None:
+        """A node's jobs and state, with ElastiSim's transitions (Node.cpp): a job placed on it makes it
+        ALLOCATED, the last one leaving makes it FREE (also when another job still expects it); an expecting job
+        makes a FREE node RESERVED, the last one to stop expecting makes a RESERVED node FREE. A row of
+        node_utilization.csv is written only when a job is placed on or leaves the node, as ElastiSim writes it."""
         running, expected = self.running[node], self.expected[node]
+        view = self.node_views[node]
         if running_add is not None:
             running.add(running_add.spec.identifier)
+            view.state = NodeState.ALLOCATED
         if running_remove is not None:
             running.discard(running_remove.spec.identifier)
+            if not running:
+                view.state = NodeState.FREE
         if expected_add is not None:
             expected.add(expected_add.spec.identifier)
+            if view.state == NodeState.FREE:
+                view.state = NodeState.RESERVED
         if expected_remove is not None:
             expected.discard(expected_remove.spec.identifier)
-        view = self.node_views[node]
-        view.state = NodeState.ALLOCATED if running else NodeState.RESERVED if expected else NodeState.FREE
-        jobs = running | expected
-        view.assigned_job_ids = jobs
-        view.assigned_jobs = [self.runs[job].view for job in (sorted(jobs) if len(jobs) > 1 else jobs)]
-        if view.gpus:
-            used = sum(self.runs[job].gpus for job in running)
-            for gpu in view.gpus:
-                gpu.state = GpuState.ALLOCATED if gpu.identifier < used else GpuState.FREE
-        self.node_log.append((self.now, node, view.state, tuple(running), tuple(expected)))
+            if not expected and view.state == NodeState.RESERVED:
+                view.state = NodeState.FREE
+        if running_add is not None or running_remove is not None:
+            view.assigned_job_ids = set(running)  # elastisim-python: the jobs running on the node
+            view.assigned_jobs = [self.runs[job].view for job in (sorted(running) if len(running) > 1 else running)]
+            if view.gpus:
+                used = sum(self.runs[job].gpus for job in running)
+                for gpu in view.gpus:
+                    gpu.state = GpuState.ALLOCATED if gpu.identifier < used else GpuState.FREE
+            self.node_log.append((self.now, node, view.state, tuple(running), tuple(sorted(expected))))
+
+    def _expect(self, run: Run, nodes) -> None:
+        """The nodes that list `run` as expected become `nodes` (ElastiSim's clearAssignedNodes + assignNode)."""
+        wanted = set(nodes)
+        for node in run.expecting - wanted:
+            self._set_node(node, expected_remove=run)
+        for node in wanted - run.expecting:
+            self._set_node(node, expected_add=run)
+        run.expecting = wanted
 
     def _check_free(self, run: Run, nodes) -> None:
         for node in nodes:
@@ -281,12 +303,6 @@ class Simulation:
     def _refuse(self, run: Run, reason: str) -> AlgorithmError:
         return AlgorithmError(f"at time {self.now:g}, job {run.spec.identifier} (jobs[{run.spec.position}]) {reason}",
                               source=self.algorithm_name)
-
-    def _drop_target(self, run: Run) -> None:
-        if run.target is not None:
-            for node in set(run.target) - set(run.nodes):
-                self._set_node(node, expected_remove=run)
-            run.target = None
 
     # --- the protocol ---------------------------------------------------------------------------------------
     def _invoke(self, kind: InvocationType, run: Run | None, request: int | None = None) -> None:
@@ -338,7 +354,8 @@ class Simulation:
             elif set(wanted) != set(run.nodes):
                 self._reconfigure_later(run, wanted)
             else:
-                self._drop_target(run)
+                self._expect(run, wanted)  # ElastiSim: a running job expects every node it was assigned
+                run.target = None
                 if run.state == JobState.PENDING_RECONFIGURATION:
                     run.state = view.state = JobState.RUNNING
                     self._refresh(run)
@@ -349,10 +366,8 @@ class Simulation:
                                     "points")
         self._check_size(run, len(wanted), "reconfigure")
         self._check_free(run, wanted)
-        self._drop_target(run)
+        self._expect(run, wanted)
         run.target = wanted
-        for node in set(wanted) - set(run.nodes):
-            self._set_node(node, expected_add=run)
         # ElastiSim's Job::updateState: only a RUNNING job becomes PENDING_RECONFIGURATION; a job in its start-up
         # or reconfiguration step keeps its state (and is reset to RUNNING when that step ends)
         if run.state in (JobState.RUNNING, JobState.PENDING_RECONFIGURATION):
@@ -370,12 +385,13 @@ class Simulation:
         if run.state != JobState.PENDING_RECONFIGURATION:
             return
         before, after = set(run.nodes), list(run.target)
-        new = [node for node in after if node not in before]
-        for node in before - set(after):
-            self._set_node(node, running_remove=run)
-        for node in new:
-            self.expected[node].discard(run.spec.identifier)
-            self._set_node(node, running_add=run)
+        self._expect(run, ())  # ElastiSim's IN_RECONFIGURATION: the assigned nodes are taken over
+        for node in after:
+            if node not in before:
+                self._set_node(node, running_add=run)
+        for node in run.nodes:
+            if node not in set(after):
+                self._set_node(node, running_remove=run)
         run.nodes, run.target = after, None
         run.expanded = [position for position, node in enumerate(after) if node not in before]
         run.reconfiguring, run.reconfigurations = True, run.reconfigurations + 1

@@ -1,5 +1,5 @@
-"""Micro projects run in the real ElastiSim: cosched gives every job's start and end time to ElastiSim's printed
-precision (its CSV files carry 6 significant digits).
+"""Micro projects run in the real ElastiSim: cosched gives every job's start and end time, and every row of
+node_utilization.csv, to ElastiSim's printed precision (its CSV files carry 6 significant digits).
 
 Each project isolates one behaviour of ElastiSim and SimGrid (TCP window of PFS flows, PFS sharing, asynchronous
 I/O, per-node tasks, evolving requests, GPU links, scheduling points, wide-striped burst buffers, ...). The
@@ -42,8 +42,28 @@ def run_project(project: Path, out: Path, monkeypatch) -> dict:
         return {row["ID"]: row for row in csv.DictReader(handle)}
 
 
+def node_rows(path: Path) -> dict:
+    """node_utilization.csv as, per node, its rows (time, state, running jobs, expected jobs) in file order."""
+    per_node: dict = {}
+    with open(path, newline="") as handle:
+        for row in csv.DictReader(handle):
+            per_node.setdefault(row["Node"], []).append(
+                (float(row["Time"]), row["State"], row["Running jobs"], row["Expected jobs"]))
+    return per_node
+
+
+def check_node_utilization(project: Path, out: Path) -> None:
+    expected, got = node_rows(project / "expected" / "node_utilization.csv"), node_rows(out / "node_utilization.csv")
+    assert expected.keys() == got.keys()
+    for node, rows in expected.items():
+        assert [row[1:] for row in got[node]] == [row[1:] for row in rows], f"node {node}"
+        for want, have in zip(rows, got[node]):
+            assert abs(have[0] - want[0]) <= printed_tolerance(want[0]), f"node {node}: {have} vs ElastiSim {want}"
+
+
 def check_against_expected(project: Path, tmp_path, monkeypatch) -> None:
     got = run_project(project, tmp_path / "out", monkeypatch)
+    check_node_utilization(project, tmp_path / "out")
     with open(project / "expected" / "job_statistics.csv", newline="") as handle:
         expected = {row["ID"]: row for row in csv.DictReader(handle)}
     assert got.keys() == expected.keys()
