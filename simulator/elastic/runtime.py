@@ -590,7 +590,10 @@ class Simulation:
         yield _WAIT, None
 
     def _evolving_request(self, run: Run, phase, iteration: int) -> int:
-        value = self.expressions.evaluate(phase.evolving_request, self._variables(run, len(run.nodes), iteration),
+        variables = self._variables(run, len(run.nodes), iteration)
+        # ElastiSim's Job::calculateEvolvingRequest also knows the job's bounds
+        variables.update(num_nodes_min=float(run.spec.num_nodes_min), num_nodes_max=float(run.spec.num_nodes_max))
+        value = self.expressions.evaluate(phase.evolving_request, variables,
                                           where=f"{phase.where}: evolving_request (job {run.spec.position})",
                                           source=run.spec.model.source)
         request = int(value)
