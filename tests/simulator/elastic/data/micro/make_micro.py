@@ -1,13 +1,17 @@
-"""Write ElastiSim micro projects (inputs only) into DEST/NAME/."""
+"""Write the ElastiSim micro projects (inputs) into DEST/NAME/: `python make_micro.py DEST` writes the x* projects
+cosched matches, `python make_micro.py DEST differences` also the d* projects of known differences. Run each in
+the real ElastiSim (../shared/peers/elastisim/run_elastisim.sh PROJECT RUN) and copy RUN/data/output/*.csv into
+PROJECT/expected/."""
 import json, shutil, sys
 from pathlib import Path
 DEST = Path(sys.argv[1])
-PEER_ALGO = Path('/work/shared/peers/elastisim/micro/m1_tcp_window/algorithm.py')
-FCFS_ALGO = Path('/work/wt/elastic/tests/simulator/elastic/data/fcfs_elastisim.py')
-BASE_CONF = json.loads(Path('/work/shared/peers/elastisim/micro/m1_tcp_window/data/input/configuration.json').read_text())
+HERE = Path(__file__).resolve().parent
+PEER_ALGO = HERE / 'x1_coupled_latency' / 'algorithm.py'  # the peer micro projects' algorithm
+FCFS_ALGO = HERE.parent / 'fcfs_elastisim.py'
+BASE_CONF = json.loads((HERE / 'x1_coupled_latency' / 'data' / 'input' / 'configuration.json').read_text())
 BASE_CONF["log_task_times"] = True
 
-def platform(clusters, pfs_lat="500us"):
+def platform(clusters, pfs_lat="500us", read_bw="80GBps", write_bw="50GBps"):
     body = "\n".join(clusters)
     return f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -24,8 +28,8 @@ def platform(clusters, pfs_lat="500us"):
                 <prop id="pfs_host" value="true"/>
             </host>
         </zone>
-        <link id="PFS_read" bandwidth="80GBps" latency="{pfs_lat}"/>
-        <link id="PFS_write" bandwidth="50GBps" latency="{pfs_lat}"/>
+        <link id="PFS_read" bandwidth="{read_bw}" latency="{pfs_lat}"/>
+        <link id="PFS_write" bandwidth="{write_bw}" latency="{pfs_lat}"/>
 ROUTES
     </zone>
 </platform>
@@ -36,10 +40,13 @@ def cluster(cid, prefix, radical, speed="100Gf", bw="100Gbps", lat="50us", props
             <prop id="node_local_bb" value="false"/>{props}
         </cluster>"""
 
+INTER_LAT = '0us'
+
+
 def routes(prefixes_ids):
     out = []
     for (pa, a), (pb, b) in zip(prefixes_ids, prefixes_ids[1:]):
-        out.append(f"""        <link id="Inter_{a}_{b}" bandwidth="10TBps" latency="0us"/>
+        out.append(f"""        <link id="Inter_{a}_{b}" bandwidth="10TBps" latency="{INTER_LAT}"/>
         <zoneRoute src="{a}" dst="{b}" gw_src="{pa}{a}_router" gw_dst="{pb}{b}_router">
             <link_ctn id="Inter_{a}_{b}"/>
         </zoneRoute>""")
@@ -52,12 +59,12 @@ def routes(prefixes_ids):
         </zoneRoute>""")
     return "\n".join(out)
 
-def project(name, jobs, models, algorithm=PEER_ALGO, clusters=None, conf=None):
+def project(name, jobs, models, algorithm=PEER_ALGO, clusters=None, conf=None, pfs=None):
     root = DEST / name
     if root.exists(): shutil.rmtree(root)
     (root / "data/input/models").mkdir(parents=True)
     clusters = clusters or [("mc-", "Crossbar", cluster("Crossbar", "mc-", "0-11"))]
-    xml = platform([c for _, _, c in clusters]).replace("ROUTES", routes([(p, i) for p, i, _ in clusters]))
+    xml = platform([c for _, _, c in clusters], **(pfs or {})).replace("ROUTES", routes([(p, i) for p, i, _ in clusters]))
     (root / "data/input/platform.xml").write_text(xml)
     c = dict(BASE_CONF, **(conf or {}))
     (root / "data/input/configuration.json").write_text(json.dumps(c, indent=2) + "\n")
@@ -147,4 +154,30 @@ project("x6_gpu_ring_sync",
             <prop id="num_gpus" value="2"/>
             <prop id="flops_per_gpu" value="10Tf"/>
             <prop id="gpu_to_gpu_bw" value="50GBps"/>"""))])
+
+# --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------------------
+if len(sys.argv) > 2 and sys.argv[2] == "differences":
+    # d1: two asynchronous PFS writes of one node share its link in SimGrid; cosched caps each flow separately
+    project("d1_node_link_shared",
+            [{"type": "rigid", "submit_time": 0, "num_nodes": 1, "application_model": "twice.json", "arguments": {}}],
+            {"twice.json": {"phases": [{"iterations": 1, "tasks": [
+                {"type": "pfs_write", "name": "First", "bytes": 5e10, "pattern": "root_only", "async": True},
+                {"type": "pfs_write", "name": "Second", "bytes": 5e10, "pattern": "root_only", "async": True}]}]}},
+            clusters=[("mc-", "Crossbar", cluster("Crossbar", "mc-", "0-3", lat="1us"))], pfs={"pfs_lat": "1us"})
+    # d2: a node that finished its part early starts its next PFS flow at once in ElastiSim; cosched starts it
+    # when the job's previous PFS task has ended on every node
+    project("d2_pfs_behind",
+            [{"type": "rigid", "submit_time": 0, "num_nodes": 2, "application_model": "behind.json", "arguments": {}}],
+            {"behind.json": {"phases": [{"iterations": 1, "tasks": [
+                {"type": "pfs_read", "name": "Root read", "bytes": 4e10, "pattern": "root_only"},
+                {"type": "pfs_write", "name": "All write", "bytes": 8e10, "pattern": "all_ranks"}]}]}},
+            pfs={"write_bw": "4GBps"})
+    # d3: a route through a link with latency between two clusters: cosched's pair latency is the two private links
+    INTER_LAT = "1ms"
+    project("d3_inter_cluster_latency",
+            [{"type": "rigid", "submit_time": 0, "num_nodes": 4, "application_model": "a2a.json", "arguments": {}}],
+            {"a2a.json": {"phases": [{"iterations": 100, "tasks": [
+                {"type": "cpu", "name": "A2A", "bytes": 1e9, "communication_pattern": "all_to_all"}]}]}},
+            clusters=[("a-", "A", cluster("A", "a-", "0-1")), ("b-", "B", cluster("B", "b-", "0-1"))])
+
 print("written", sorted(p.name for p in DEST.iterdir()))
