@@ -21,6 +21,7 @@ import pytest
 from cosched.cli import main
 
 DATA = Path(__file__).parent / "data"
+SHARED_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"  # ../shared from the repository root
 EXACT_UNTIL = 20_000.0  # s: jobs that end before this match ElastiSim job for job
 EXACT_TOLERANCE = 1e-5  # s: start and end times of those jobs
 TURNAROUND_NOISE = 0.025  # mean relative per-job turnaround error the rounding noise alone produces (2.2 %)
@@ -34,7 +35,6 @@ def read(path: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def compared(tmp_path_factory):
-    from tests.conftest import SHARED_DATA
     source = SHARED_DATA / "elastisim" / "example-project"
     if not source.is_dir():
         pytest.skip(f"shared data not present: {source}")
