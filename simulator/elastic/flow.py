@@ -213,22 +213,29 @@ def task_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
 
 class Transfer:
     """The live state of flows that start together on a shared link: groups [count, bytes left, cap, rate,
-    bytes, positions] of equal flows (equal flows get equal rates, so a group ends at one instant)."""
+    bytes, positions, nodes, node link bandwidths] of equal flows (equal flows get equal rates, so a group
+    ends at one instant)."""
 
-    __slots__ = ("groups", "owner", "left")
+    __slots__ = ("groups", "owner", "left", "direction")
 
-    def __init__(self, flows, owner):
+    def __init__(self, flows, owner, direction: str = ""):
         grouped: dict[tuple[float, float], list] = {}
-        for position, amount, cap in flows:
-            grouped.setdefault((amount, cap), []).append(position)
-        self.groups = [[len(positions), amount, cap, 0.0, amount, positions]
-                       for (amount, cap), positions in grouped.items()]
+        for position, amount, cap, node, bandwidth in flows:
+            grouped.setdefault((amount, cap), []).append((position, node, bandwidth))
+        self.groups = [[len(members), amount, cap, 0.0, amount, [member[0] for member in members],
+                        [member[1] for member in members], [member[2] for member in members]]
+                       for (amount, cap), members in grouped.items()]
         self.owner = owner
         self.left = len(self.groups)
+        self.direction = direction
 
 
 class SharedLink:
-    """A PFS bottleneck link shared max-min fairly by every flow of every running transfer (001 §5.2.1)."""
+    """A PFS bottleneck link shared max-min fairly by every flow of every running transfer (001 §5.2.1).
+
+    Flows of one node in one direction also share that node's link: while a node has several (an asynchronous
+    write still running when the next one starts), each of them is capped at the node link's bandwidth divided
+    by their number."""
 
     def __init__(self, capacity: float):
         self.capacity = capacity
@@ -236,6 +243,31 @@ class SharedLink:
         self.updated = 0.0
         self.version = 0
         self.throughput = 0.0
+        self.node_flows: dict[tuple, int] = {}  # (node, direction): its flows on this link
+        self.crowded = 0  # (node, direction) pairs with more than one flow
+
+    def _count(self, transfer: Transfer, group: list, step: int) -> None:
+        flows = self.node_flows
+        for node in group[6]:
+            key = (node, transfer.direction)
+            before = flows.get(key, 0)
+            flows[key] = before + step
+            if step > 0 and before == 1:
+                self.crowded += 1
+            elif step < 0 and before == 2:
+                self.crowded -= 1
+
+    def add(self, transfer: Transfer) -> None:
+        self.transfers[transfer] = None
+        for group in transfer.groups:
+            self._count(transfer, group, 1)
+
+    def remove(self, transfer: Transfer) -> None:
+        if transfer in self.transfers:
+            del self.transfers[transfer]
+            for group in transfer.groups:
+                if group[1] > 0:
+                    self._count(transfer, group, -1)
 
     def advance(self, now: float) -> list[tuple[Transfer, list]]:
         """Move every flow on to `now`; return the (transfer, group) pairs whose flows finished."""
@@ -250,6 +282,7 @@ class SharedLink:
                         group[1] = 0.0
                         transfer.left -= 1
                         finished.append((transfer, group))
+                        self._count(transfer, group, -1)
             if transfer.left == 0:
                 done.append(transfer)
         for transfer in done:
@@ -258,14 +291,20 @@ class SharedLink:
 
     def share(self) -> float:
         """Max-min fair rates (water-filling over the flow caps); the time of the next flow completion."""
-        active = [group for transfer in self.transfers for group in transfer.groups if group[1] > 0]
-        active.sort(key=lambda group: group[2])
-        capacity, flows = self.capacity, sum(group[0] for group in active)
+        if self.crowded:  # flows sharing their node's link: each gets its share of that link at most
+            counts = self.node_flows
+            active = [(min(group[2], min(bandwidth / counts[(node, transfer.direction)]
+                                         for node, bandwidth in zip(group[6], group[7]))), group)
+                      for transfer in self.transfers for group in transfer.groups if group[1] > 0]
+        else:
+            active = [(group[2], group) for transfer in self.transfers for group in transfer.groups if group[1] > 0]
+        active.sort(key=lambda entry: entry[0])
+        capacity, flows = self.capacity, sum(group[0] for _, group in active)
         self.throughput = 0.0
         soonest = math.inf
-        for group in active:  # 001 §5.2.1: the PFS link is shared max-min fairly (water-filling)
+        for cap, group in active:  # 001 §5.2.1: the PFS link is shared max-min fairly (water-filling)
             level = capacity / flows
-            rate = group[2] if group[2] <= level else level
+            rate = cap if cap <= level else level
             group[3] = rate
             capacity -= rate * group[0]
             flows -= group[0]

@@ -677,13 +677,15 @@ class Simulation:
         L07 model pays the latency first); False when no node has bytes."""
         select = run.select
         starts: dict[float, list] = {}
+        bandwidth = self.platform.bandwidth
         for position, size, cap, latency in zip(item.positions, item.sizes, item.caps, item.latencies):
             if select is not None:
                 position = int(select[position])
             when = max(float(run.clock[position]) + latency, self.now)
-            starts.setdefault(when, []).append((position, size, cap))
+            node = run.nodes[position]
+            starts.setdefault(when, []).append((position, size, cap, node, float(bandwidth[node])))
         for when, flows in starts.items():
-            transfer = Transfer(flows, (run, item, run.token))
+            transfer = Transfer(flows, (run, item, run.token), item.direction)
             run.transfers.add(transfer)
             if item.asynchronous:
                 run.async_transfers += 1
@@ -698,7 +700,7 @@ class Simulation:
     def _start_transfer(self, direction: str, transfer: Transfer) -> None:
         link = self.routes[direction]
         self._settle(link)
-        link.transfers[transfer] = None
+        link.add(transfer)
         self._reshare(link)
 
     def _cancel_transfer(self, transfer: Transfer) -> None:
@@ -706,7 +708,7 @@ class Simulation:
         link = self.routes[item.direction]
         if transfer in link.transfers:
             self._settle(link)
-            link.transfers.pop(transfer, None)
+            link.remove(transfer)
             self._reshare(link)
         run.transfers.discard(transfer)
 

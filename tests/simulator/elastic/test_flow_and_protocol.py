@@ -61,9 +61,12 @@ def test_pfs_write_shares_the_link_max_min(tmp_path):
 @given(st.lists(st.tuples(st.integers(1, 5), st.floats(0.1, 10)), min_size=1, max_size=8), st.floats(0.5, 20))
 def test_shared_link_rates_are_max_min_fair(groups, capacity):
     link = SharedLink(capacity)
-    transfers = [Transfer([(count, 1.0, cap)], None) for count, cap in groups]
+    # count flows of 1 byte with a cap, each from its own node (position, bytes, cap, node, node bandwidth)
+    nodes = iter(range(10_000))
+    transfers = [Transfer([(position, 1.0, cap, next(nodes), cap) for position in range(count)], None)
+                 for count, cap in groups]
     for transfer in transfers:
-        link.transfers[transfer] = None
+        link.add(transfer)
     link.share()
     rates = [(transfer.groups[0][0], transfer.groups[0][3], transfer.groups[0][2]) for transfer in transfers]
     total = sum(count * rate for count, rate, _ in rates)

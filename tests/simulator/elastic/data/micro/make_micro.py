@@ -155,15 +155,30 @@ project("x6_gpu_ring_sync",
             <prop id="flops_per_gpu" value="10Tf"/>
             <prop id="gpu_to_gpu_bw" value="50GBps"/>"""))])
 
+# x7: two asynchronous PFS writes of one node share its link (a short route: no TCP-window cap)
+project("x7_node_link_shared",
+        [{"type": "rigid", "submit_time": 0, "num_nodes": 1, "application_model": "twice.json", "arguments": {}}],
+        {"twice.json": {"phases": [{"iterations": 1, "tasks": [
+            {"type": "pfs_write", "name": "First", "bytes": 5e10, "pattern": "root_only", "async": True},
+            {"type": "pfs_write", "name": "Second", "bytes": 5e10, "pattern": "root_only", "async": True}]}]}},
+        clusters=[("mc-", "Crossbar", cluster("Crossbar", "mc-", "0-3", lat="1us"))], pfs={"pfs_lat": "1us"})
+
+# x8: a node's asynchronous and synchronous writes share its link while another job's flows share the PFS link
+project("x8_node_link_contention",
+        [{"type": "rigid", "submit_time": 0, "num_nodes": 1, "application_model": "mixed.json", "arguments": {}},
+         {"type": "rigid", "submit_time": 0, "num_nodes": 4, "application_model": "wide.json", "arguments": {}}],
+        {"mixed.json": {"phases": [{"iterations": 2, "tasks": [
+            {"type": "pfs_write", "name": "Async", "bytes": 6e10, "pattern": "root_only", "async": True},
+            {"type": "idle", "name": "Pause", "delay": 1, "pattern": "uniform"},
+            {"type": "pfs_write", "name": "Sync", "bytes": 2e10, "pattern": "root_only"}]}]},
+         "wide.json": {"phases": [{"iterations": 3, "tasks": [
+            {"type": "idle", "name": "Think", "delay": 2, "pattern": "uniform"},
+            {"type": "pfs_write", "name": "Write", "bytes": 1.2e11, "pattern": "all_ranks"}]}]}},
+        clusters=[("mc-", "Crossbar", cluster("Crossbar", "mc-", "0-7", lat="1us"))],
+        pfs={"pfs_lat": "1us", "write_bw": "30GBps"})
+
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------------------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
-    # d1: two asynchronous PFS writes of one node share its link in SimGrid; cosched caps each flow separately
-    project("d1_node_link_shared",
-            [{"type": "rigid", "submit_time": 0, "num_nodes": 1, "application_model": "twice.json", "arguments": {}}],
-            {"twice.json": {"phases": [{"iterations": 1, "tasks": [
-                {"type": "pfs_write", "name": "First", "bytes": 5e10, "pattern": "root_only", "async": True},
-                {"type": "pfs_write", "name": "Second", "bytes": 5e10, "pattern": "root_only", "async": True}]}]}},
-            clusters=[("mc-", "Crossbar", cluster("Crossbar", "mc-", "0-3", lat="1us"))], pfs={"pfs_lat": "1us"})
     # d2: a node that finished its part early starts its next PFS flow at once in ElastiSim; cosched starts it
     # when the job's previous PFS task has ended on every node
     project("d2_pfs_behind",
