@@ -69,7 +69,9 @@ class Run:
     clock: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per node (rank order): where it has got to
     async_end: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per node: its asynchronous work ends
     select: object = None  # positions the one-time phase being run covers (on_expansion), None: all nodes
-    outstanding: int = 0  # synchronous PFS transfers not yet ended
+    busy: set = field(default_factory=set)  # positions whose synchronous PFS flow has not ended
+    queues: dict = field(default_factory=dict)  # position: work it does once its flow ends (delays, flows)
+    held: object = None  # the program's item the job waits to run until its busy nodes are done
     async_transfers: int = 0
     waiting_async: bool = False
     transfers: set = field(default_factory=set)  # live PFS transfers, synchronous and asynchronous
@@ -220,6 +222,7 @@ class Simulation:
         self._expect(run, ())
         run.target = None
         run.program = None  # before cancelling: a transfer that ends now must not resume the job
+        run.busy, run.queues, run.held = set(), {}, None
         for transfer in list(run.transfers):
             self._cancel_transfer(transfer)
         if run.start >= 0:
@@ -608,15 +611,27 @@ class Simulation:
         if run.io_since >= 0:
             self._io_done(run)
         while True:
-            try:
-                item = next(program)
-            except StopIteration:
-                self._finish(run, JobState.COMPLETED)
-                if self.config.schedule_on_job_finalize:
-                    self._invoke(InvocationType.INVOKE_JOB_COMPLETED, run)
-                return
+            if run.held is not None:
+                item, run.held = run.held, None
+            else:
+                try:
+                    item = next(program)
+                except StopIteration:
+                    self._finish(run, JobState.COMPLETED)
+                    if self.config.schedule_on_job_finalize:
+                        self._invoke(InvocationType.INVOKE_JOB_COMPLETED, run)
+                    return
             kind = item.__class__
             select = run.select
+            if run.busy or run.queues:
+                # some nodes still transfer: their later fixed-length work and PFS flows queue up behind the
+                # transfer; anything else waits until every node is done (ElastiSim's ranks run on their own)
+                if select is None and kind in (np.ndarray, PfsTransfer, AsyncWork):
+                    self._defer(run, item)
+                    continue
+                run.held = item
+                run.io_since = max(float(run.clock.max()), self.now)
+                return
             if kind is np.ndarray:
                 if select is None:
                     run.clock += item
@@ -631,10 +646,7 @@ class Simulation:
                 else:
                     run.clock[select] = clock
             elif kind is PfsTransfer:
-                waits_from = float(run.clock.max())
-                if self._start_pfs(run, item) and not item.asynchronous:
-                    run.io_since = max(waits_from, self.now)
-                    return
+                self._start_pfs(run, item)
             elif kind is AsyncWork:
                 positions = slice(None) if select is None else select
                 run.async_end[positions] = np.maximum(run.async_end[positions], run.clock[positions] + item.seconds)
@@ -672,25 +684,66 @@ class Simulation:
         run.io_since = -1.0
 
     # --- PFS transfers ----------------------------------------------------------------------------------------
-    def _start_pfs(self, run: Run, item: PfsTransfer) -> bool:
-        """Start one flow per node with bytes, each after its route latency from the node's clock (SimGrid's
-        L07 model pays the latency first); False when no node has bytes."""
+    def _defer(self, run: Run, item) -> None:
+        """Per-node work (delays, a PFS task, asynchronous node-local work) while some nodes still transfer: the
+        free nodes do it now, the busy ones queue it."""
+        waiting = run.busy | run.queues.keys()
+        kind = item.__class__
+        if kind is np.ndarray or kind is AsyncWork:
+            values = item if kind is np.ndarray else item.seconds
+            for position in waiting:
+                run.queues.setdefault(position, []).append(
+                    float(values[position]) if kind is np.ndarray else ("async", float(values[position])))
+            free = np.ones(len(run.clock), dtype=bool)
+            free[list(waiting)] = False
+            if kind is np.ndarray:
+                run.clock[free] += item[free]
+            else:
+                run.async_end[free] = np.maximum(run.async_end[free], run.clock[free] + values[free])
+            return
+        now = [index for index, position in enumerate(item.positions) if position not in waiting]
+        for index, position in enumerate(item.positions):
+            if position in waiting:
+                run.queues.setdefault(position, []).append((item, index))
+        self._start_pfs(run, item, now)
+
+    def _drain(self, run: Run, position: int) -> None:
+        """A node's transfer ended: it does the work it queued meanwhile, up to its next PFS flow."""
+        queue = run.queues.get(position)
+        while queue:
+            entry = queue.pop(0)
+            if entry.__class__ is float:
+                run.clock[position] += entry
+            elif entry[0] == "async":
+                run.async_end[position] = max(run.async_end[position], run.clock[position] + entry[1])
+            else:
+                self._start_pfs(run, entry[0], [entry[1]])
+                if not entry[0].asynchronous:
+                    break
+        if not queue:
+            run.queues.pop(position, None)
+
+    def _start_pfs(self, run: Run, item: PfsTransfer, indices=None) -> bool:
+        """Start one flow per node with bytes (or the flows `indices` of the task), each after its route latency
+        from the node's clock (SimGrid's L07 model pays the latency first); False when none starts."""
         select = run.select
         starts: dict[float, list] = {}
         bandwidth = self.platform.bandwidth
-        for position, size, cap, latency in zip(item.positions, item.sizes, item.caps, item.latencies):
+        for index in (range(len(item.positions)) if indices is None else indices):
+            position = item.positions[index]
             if select is not None:
                 position = int(select[position])
-            when = max(float(run.clock[position]) + latency, self.now)
+            when = max(float(run.clock[position]) + item.latencies[index], self.now)
             node = run.nodes[position]
-            starts.setdefault(when, []).append((position, size, cap, node, float(bandwidth[node])))
+            starts.setdefault(when, []).append((position, item.sizes[index], item.caps[index], node,
+                                                float(bandwidth[node])))
+            if not item.asynchronous:
+                run.busy.add(position)
         for when, flows in starts.items():
             transfer = Transfer(flows, (run, item, run.token), item.direction)
             run.transfers.add(transfer)
             if item.asynchronous:
                 run.async_transfers += 1
-            else:
-                run.outstanding += 1
             if when <= self.now:
                 self._start_transfer(item.direction, transfer)
             else:
@@ -722,6 +775,11 @@ class Simulation:
                 run.async_end[positions] = np.maximum(run.async_end[positions], self.now)
             else:
                 run.clock[positions] = self.now
+                for position in positions:
+                    run.busy.discard(position)
+                    self._drain(run, position)
+                if run.held is not None and not run.busy and not run.queues:
+                    self._push(self.now, _RESUME, run, run.token)  # every node is done: the job goes on
             if transfer.left:
                 continue
             run.transfers.discard(transfer)
@@ -730,10 +788,6 @@ class Simulation:
                 if run.waiting_async and not run.async_transfers:
                     run.waiting_async = False
                     np.maximum(run.clock, run.async_end, out=run.clock)  # the wait it was in ends
-                    self._push(self.now, _RESUME, run, run.token)
-            else:
-                run.outstanding -= 1
-                if not run.outstanding:
                     self._push(self.now, _RESUME, run, run.token)
 
     def _reshare(self, link: SharedLink) -> None:

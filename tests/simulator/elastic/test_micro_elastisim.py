@@ -97,7 +97,6 @@ def test_printed_tolerance_is_half_a_unit_of_the_sixth_digit(value):
 
 # Known differences (docs/elastisim.md, "Where cosched still differs"): the project, ElastiSim's job end, cosched's
 DIFFERENCES = {
-    "d2_pfs_behind": (20.9819, 30.491019),  # a node's next PFS flow waits for the job's slowest node in cosched
     "d3_inter_cluster_latency": (4.48101, 2.01),  # links between clusters are not read by cosched
 }
 DIFFERENCE_TOLERANCE = 1e-6  # relative, on cosched's own end time

@@ -176,17 +176,38 @@ project("x8_node_link_contention",
             {"type": "pfs_write", "name": "Write", "bytes": 1.2e11, "pattern": "all_ranks"}]}]}},
         clusters=[("mc-", "Crossbar", cluster("Crossbar", "mc-", "0-7", lat="1us"))],
         pfs={"pfs_lat": "1us", "write_bw": "30GBps"})
+# x9: a node that finished its part of a PFS task early starts its next PFS flow at once
+project("x9_pfs_ahead",
+        [{"type": "rigid", "submit_time": 0, "num_nodes": 2, "application_model": "behind.json", "arguments": {}}],
+        {"behind.json": {"phases": [{"iterations": 1, "tasks": [
+            {"type": "pfs_read", "name": "Root read", "bytes": 4e10, "pattern": "root_only"},
+            {"type": "pfs_write", "name": "All write", "bytes": 8e10, "pattern": "all_ranks"}]}]}},
+        pfs={"write_bw": "4GBps"})
+
+# x10: nodes run ahead through delays and PFS flows of different sizes while another job shares the PFS link
+project("x10_pfs_ahead_contention",
+        [{"type": "rigid", "submit_time": 0, "num_nodes": 3, "application_model": "ahead.json", "arguments": {}},
+         {"type": "rigid", "submit_time": 0, "num_nodes": 2, "application_model": "steady.json", "arguments": {}}],
+        {"ahead.json": {"phases": [{"iterations": 2, "tasks": [
+            {"type": "pfs_read", "name": "Root read", "bytes": 3e10, "pattern": "root_only"},
+            {"type": "idle", "name": "Odd idle", "delay": 3, "pattern": "odd_ranks"},
+            {"type": "pfs_write", "name": "Even write", "bytes": 4e10, "pattern": "even_ranks"},
+            {"type": "pfs_read", "name": "All read", "bytes": 3e10, "pattern": "all_ranks"}]}]},
+         "steady.json": {"phases": [{"iterations": 4, "tasks": [
+            {"type": "pfs_read", "name": "Read", "bytes": 2e10, "pattern": "all_ranks"},
+            {"type": "idle", "name": "Think", "delay": 1, "pattern": "uniform"}]}]}},
+        pfs={"read_bw": "6GBps", "write_bw": "4GBps"})
+# x11: a node ahead of the others reaches an asynchronous PFS task and starts its flow at once
+project("x11_async_ahead",
+        [{"type": "rigid", "submit_time": 0, "num_nodes": 2, "application_model": "async_ahead.json",
+          "arguments": {}}],
+        {"async_ahead.json": {"phases": [{"iterations": 1, "tasks": [
+            {"type": "pfs_read", "name": "Root read", "bytes": 4e10, "pattern": "root_only"},
+            {"type": "pfs_write", "name": "Async write", "bytes": 8e10, "pattern": "all_ranks", "async": True}]}]}},
+        pfs={"write_bw": "4GBps"})
 
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------------------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
-    # d2: a node that finished its part early starts its next PFS flow at once in ElastiSim; cosched starts it
-    # when the job's previous PFS task has ended on every node
-    project("d2_pfs_behind",
-            [{"type": "rigid", "submit_time": 0, "num_nodes": 2, "application_model": "behind.json", "arguments": {}}],
-            {"behind.json": {"phases": [{"iterations": 1, "tasks": [
-                {"type": "pfs_read", "name": "Root read", "bytes": 4e10, "pattern": "root_only"},
-                {"type": "pfs_write", "name": "All write", "bytes": 8e10, "pattern": "all_ranks"}]}]}},
-            pfs={"write_bw": "4GBps"})
     # d3: a route through a link with latency between two clusters: cosched's pair latency is the two private links
     INTER_LAT = "1ms"
     project("d3_inter_cluster_latency",
