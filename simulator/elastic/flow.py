@@ -3,16 +3,18 @@
 Per task on n nodes (001 §4.2, §5.2; approximations documented in docs/elastisim.md):
 
 - compute: flops of each node (vector pattern) / node speed; GPU: / (GPUs per node x GPU speed);
-- communication: bytes each node sends and receives (matrix pattern, ElastiSim's payload split) over the node's
-  private link, sending and receiving independently (split duplex), plus the two link latencies of a route;
-- a compute task with both payloads takes max(compute, communication) (they overlap); every task ends on the
-  slowest node, so `coupled` and uncoupled tasks take the same time here;
+- communication: bytes each node sends and receives (matrix pattern, ElastiSim's payload split) over
+  the node's private link, sending and receiving independently (split duplex), plus the two link
+  latencies of a route;
+- a compute task with both payloads takes max(compute, communication) (they overlap); every task
+  ends on the slowest node, so `coupled` and uncoupled tasks take the same time here;
 - delays (`idle`, `busy_wait`) per node by the vector pattern;
 - burst buffers: node-local bytes / the node's read or write bandwidth; wide striping also moves the
   (n-1)/n share of the data over the node link and costs `flops_per_byte`;
-- PFS I/O: one flow per node with bytes, capped by the node's link, all flows of all jobs sharing the PFS read
-  (or write) bottleneck link max-min fairly; `SharedLink` re-shares whenever a flow starts or ends.
-"""
+- PFS I/O: one flow per node with bytes, capped by the node's link, all flows of all jobs sharing
+  the PFS read (or write) bottleneck link max-min fairly; `SharedLink` re-shares whenever a flow
+  starts or ends."""
+
 from __future__ import annotations
 
 import math
@@ -22,7 +24,15 @@ import numpy as np
 
 from cosched.errors import InputError
 
-__all__ = ["PfsTransfer", "task_cost", "distribute", "traffic", "SharedLink", "Transfer", "RATE_TOLERANCE"]
+__all__ = [
+    "PfsTransfer",
+    "task_cost",
+    "distribute",
+    "traffic",
+    "SharedLink",
+    "Transfer",
+    "RATE_TOLERANCE",
+]
 
 RATE_TOLERANCE = 1e-9  # relative: bytes left below this share of a flow's size count as transferred
 
@@ -32,8 +42,9 @@ TCP_GAMMA = 4194304.0  # SimGrid's network/TCP-gamma default (bytes): the TCP wi
 
 @dataclass(frozen=True)
 class PfsTransfer:
-    """A PFS read or write: one flow per node with bytes (its position in the job's node list, its bytes, its
-    rate cap in B/s, its route latency in s), started on each node after the latency (SimGrid's L07 model)."""
+    """A PFS read or write: one flow per node with bytes (its position in the job's node list, its
+    bytes, its rate cap in B/s, its route latency in s), started on each node after the latency
+    (SimGrid's L07 model)."""
 
     direction: str
     positions: tuple[int, ...]
@@ -46,7 +57,8 @@ class PfsTransfer:
 @dataclass(frozen=True)
 class Comm:
     """A barrier of the job's nodes, then a SimGrid parallel task of `duration` s; each node ends at
-    max(its clock + `local`, barrier + `duration`) (`local`: work it started before the barrier, or None)."""
+    max(its clock + `local`, barrier + `duration`) (`local`: work it started before the barrier, or
+    None)."""
 
     local: np.ndarray | None
     duration: float
@@ -63,7 +75,8 @@ SYNC = Comm(None, 0.0)  # a plain barrier
 
 
 def distribute(size, pattern: str, n: int) -> np.ndarray:
-    """A payload per resource by ElastiSim's vector patterns (explicit vectors pass through); 001 §4.2.1."""
+    """A payload per resource by ElastiSim's vector patterns (explicit vectors pass through); 001
+    §4.2.1."""
     if pattern == "vector":
         return np.asarray(size, dtype=np.float64)
     values = np.zeros(n)
@@ -81,7 +94,8 @@ def distribute(size, pattern: str, n: int) -> np.ndarray:
 
 
 def pair_matrix(size, pattern: str, n: int) -> np.ndarray:
-    """Bytes from rank i to rank j (n x n) as ElastiSim's createMatrix lays a payload out; 001 §4.2.1."""
+    """Bytes from rank i to rank j (n x n) as ElastiSim's createMatrix lays a payload out; 001
+    §4.2.1."""
     sizes = np.zeros((n, n))
     if n == 1:
         return sizes
@@ -110,7 +124,8 @@ def pair_matrix(size, pattern: str, n: int) -> np.ndarray:
 
 
 def traffic(size, pattern: str, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Bytes each of n resources sends and receives under a matrix pattern (ElastiSim's payload split); 001 §4.2.1."""
+    """Bytes each of n resources sends and receives under a matrix pattern (ElastiSim's payload
+    split); 001 §4.2.1."""
     sizes = pair_matrix(size, pattern, n)
     return sizes.sum(axis=1), sizes.sum(axis=0)
 
@@ -133,25 +148,28 @@ def _gpu_split(size: float, pattern: str, nodes: int, gpus: int) -> tuple[float,
 
 
 def _parallel_task(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) -> float:
-    """Seconds of one SimGrid L07 parallel task over the job's nodes alone: the route latency, then progress at
-    the rate its tightest resource allows: a node's CPU (flops), a node link (bytes over its private up or down
-    link, split duplex), or the TCP window of the largest transfer (gamma / (2 x latency x bytes))."""
+    """Seconds of one SimGrid L07 parallel task over the job's nodes alone: the route latency, then
+    progress at the rate its tightest resource allows: a node's CPU (flops), a node link (bytes over
+    its private up or down link, split duplex), or the TCP window of the largest transfer (gamma /
+    (2 x latency x bytes))."""
     seconds = 0.0 if flops is None else float((flops / platform.speed[nodes]).max())
     if not sizes.any():
         return seconds
     latency = platform.latency[nodes]
     pair_latency = latency[:, None] + latency[None, :]  # a crossbar route: the two private links
     used = sizes > 0
-    links = max(float((sizes.sum(axis=1) / platform.bandwidth[nodes]).max()),
-                float((sizes.sum(axis=0) / platform.bandwidth[nodes]).max()))
+    links = max(
+        float((sizes.sum(axis=1) / platform.bandwidth[nodes]).max()),
+        float((sizes.sum(axis=0) / platform.bandwidth[nodes]).max()),
+    )
     window = 2.0 * float((pair_latency * sizes).max()) / TCP_GAMMA
     return float(pair_latency[used].max()) + max(seconds, links, window)
 
 
 def task_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
-    """What a task does on `nodes` (001 §4.2, as ElastiSim's task classes run it): a per-node vector of seconds,
-    a `Comm` (barrier + parallel task), a `PfsTransfer`, or an `AsyncWork`; `values` are the evaluated
-    payloads."""
+    """What a task does on `nodes` (001 §4.2, as ElastiSim's task classes run it): a per-node vector
+    of seconds, a `Comm` (barrier + parallel task), a `PfsTransfer`, or an `AsyncWork`; `values` are
+    the evaluated payloads."""
     n = len(nodes)
     kind = task.kind
     if kind == "cpu":
@@ -161,7 +179,9 @@ def task_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
         if task.bytes is None:
             return np.zeros(n) if flops is None else flops / platform.speed[nodes]
         sizes = pair_matrix(values["bytes"], task.communication_pattern, n)
-        if task.coupled and flops is not None:  # one parallel task of flops and bytes after a barrier
+        if (
+            task.coupled and flops is not None
+        ):  # one parallel task of flops and bytes after a barrier
             return Comm(None, _parallel_task(sizes, nodes, platform, flops))
         local = None if flops is None else flops / platform.speed[nodes]
         return Comm(local, _parallel_task(sizes, nodes, platform))
@@ -175,24 +195,36 @@ def task_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
         if task.bytes is None:
             return local
         intra, inter = _gpu_split(values["bytes"], task.communication_pattern, n, gpus)
-        if gpus > 1:  # the GPU link of a node is busy for the busiest GPU pair's bytes, both directions
+        if (
+            gpus > 1
+        ):  # the GPU link of a node is busy for the busiest GPU pair's bytes, both directions
             pairs = pair_matrix(intra, task.communication_pattern, gpus)
             local = np.maximum(local, (pairs + pairs.T).max() / platform.gpu_bandwidth[nodes])
-        return Comm(local, _parallel_task(pair_matrix(inter, task.communication_pattern, n), nodes, platform))
+        return Comm(
+            local,
+            _parallel_task(pair_matrix(inter, task.communication_pattern, n), nodes, platform),
+        )
     if kind in ("idle", "busy_wait"):
         return distribute(values["delay"], task.pattern, n)
     size = distribute(values["bytes"], task.pattern, n)
     if kind in ("bb_read", "bb_write"):
         bandwidth = platform.bb_read[nodes] if kind == "bb_read" else platform.bb_write[nodes]
         if not bandwidth.all():
-            raise InputError("burst-buffer I/O on a node without a node-local burst buffer", field=task.where)
+            raise InputError(
+                "burst-buffer I/O on a node without a node-local burst buffer", field=task.where
+            )
         seconds = size / bandwidth
         striped = platform.node_type[nodes] == 2
         if striped.any():
-            # every rank splits its bytes over all nodes' disks and runs one parallel task (flops_per_byte on
-            # every node, the bytes over the links); the disks and that task overlap
+            # every rank splits its bytes over all nodes' disks and runs one parallel task
+            # (flops_per_byte on every node, the bytes over the links); the disks and that task
+            # overlap
             disks = float((size.sum() / n / bandwidth).max())
-            pairs = np.outer(np.ones(n), size / n) if kind == "bb_read" else np.outer(size / n, np.ones(n))
+            pairs = (
+                np.outer(np.ones(n), size / n)
+                if kind == "bb_read"
+                else np.outer(size / n, np.ones(n))
+            )
             np.fill_diagonal(pairs, 0.0)
             flops = platform.flops_per_byte[nodes] * size.sum() / n
             parallel = _parallel_task(pairs, nodes, platform, flops)
@@ -207,14 +239,20 @@ def task_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
     chosen = nodes[positions]
     latencies = platform.latency[chosen] + route[2]
     caps = np.minimum(platform.bandwidth[chosen], TCP_GAMMA / (2.0 * np.maximum(latencies, 1e-300)))
-    return PfsTransfer(kind, tuple(positions.tolist()), tuple(size[positions].tolist()), tuple(caps.tolist()),
-                       tuple(latencies.tolist()), bool(task.asynchronous))
+    return PfsTransfer(
+        kind,
+        tuple(positions.tolist()),
+        tuple(size[positions].tolist()),
+        tuple(caps.tolist()),
+        tuple(latencies.tolist()),
+        bool(task.asynchronous),
+    )
 
 
 class Transfer:
-    """The live state of flows that start together on a shared link: groups [count, bytes left, cap, rate,
-    bytes, positions, nodes, node link bandwidths] of equal flows (equal flows get equal rates, so a group
-    ends at one instant)."""
+    """The live state of flows that start together on a shared link: groups [count, bytes left, cap,
+    rate, bytes, positions, nodes, node link bandwidths] of equal flows (equal flows get equal
+    rates, so a group ends at one instant)."""
 
     __slots__ = ("groups", "owner", "left", "direction")
 
@@ -222,20 +260,31 @@ class Transfer:
         grouped: dict[tuple[float, float], list] = {}
         for position, amount, cap, node, bandwidth in flows:
             grouped.setdefault((amount, cap), []).append((position, node, bandwidth))
-        self.groups = [[len(members), amount, cap, 0.0, amount, [member[0] for member in members],
-                        [member[1] for member in members], [member[2] for member in members]]
-                       for (amount, cap), members in grouped.items()]
+        self.groups = [
+            [
+                len(members),
+                amount,
+                cap,
+                0.0,
+                amount,
+                [member[0] for member in members],
+                [member[1] for member in members],
+                [member[2] for member in members],
+            ]
+            for (amount, cap), members in grouped.items()
+        ]
         self.owner = owner
         self.left = len(self.groups)
         self.direction = direction
 
 
 class SharedLink:
-    """A PFS bottleneck link shared max-min fairly by every flow of every running transfer (001 §5.2.1).
+    """A PFS bottleneck link shared max-min fairly by every flow of every running transfer (001
+    §5.2.1).
 
-    Flows of one node in one direction also share that node's link: while a node has several (an asynchronous
-    write still running when the next one starts), each of them is capped at the node link's bandwidth divided
-    by their number."""
+    Flows of one node in one direction also share that node's link: while a node has several (an
+    asynchronous write still running when the next one starts), each of them is capped at the node
+    link's bandwidth divided by their number."""
 
     def __init__(self, capacity: float):
         self.capacity = capacity
@@ -290,19 +339,42 @@ class SharedLink:
         return finished
 
     def share(self) -> float:
-        """Max-min fair rates (water-filling over the flow caps); the time of the next flow completion."""
-        if self.crowded:  # flows sharing their node's link: each gets its share of that link at most
+        """Max-min fair rates (water-filling over the flow caps); the time of the next flow
+        completion."""
+        if (
+            self.crowded
+        ):  # flows sharing their node's link: each gets its share of that link at most
             counts = self.node_flows
-            active = [(min(group[2], min(bandwidth / counts[(node, transfer.direction)]
-                                         for node, bandwidth in zip(group[6], group[7]))), group)
-                      for transfer in self.transfers for group in transfer.groups if group[1] > 0]
+            active = [
+                (
+                    min(
+                        group[2],
+                        min(
+                            bandwidth / counts[(node, transfer.direction)]
+                            for node, bandwidth in zip(group[6], group[7])
+                        ),
+                    ),
+                    group,
+                )
+                for transfer in self.transfers
+                for group in transfer.groups
+                if group[1] > 0
+            ]
         else:
-            active = [(group[2], group) for transfer in self.transfers for group in transfer.groups if group[1] > 0]
+            active = [
+                (group[2], group)
+                for transfer in self.transfers
+                for group in transfer.groups
+                if group[1] > 0
+            ]
         active.sort(key=lambda entry: entry[0])
         capacity, flows = self.capacity, sum(group[0] for _, group in active)
         self.throughput = 0.0
         soonest = math.inf
-        for cap, group in active:  # 001 §5.2.1: the PFS link is shared max-min fairly (water-filling)
+        for (
+            cap,
+            group,
+        ) in active:  # 001 §5.2.1: the PFS link is shared max-min fairly (water-filling)
             level = capacity / flows
             rate = cap if cap <= level else level
             group[3] = rate
