@@ -1,19 +1,22 @@
-"""The flow-level execution model that replaces SimGrid: how long a task takes on a configuration.
+"""The execution model that replaces SimGrid: what each task does on a job's nodes.
 
-Per task on n nodes (001 §4.2, §5.2; approximations documented in docs/elastisim.md):
+ElastiSim runs a job as one actor per node on SimGrid's `ptask_L07` host model (001 §4.2, §5.2;
+ElastiSim's task classes). Per task on n nodes:
 
-- compute: flops of each node (vector pattern) / node speed; GPU: / (GPUs per node x GPU speed);
-- communication: bytes each node sends and receives (matrix pattern, ElastiSim's payload split) over
-  the node's private link, sending and receiving independently (split duplex), plus the two link
-  latencies of a route;
-- a compute task with both payloads takes max(compute, communication) (they overlap); every task
-  ends on the slowest node, so `coupled` and uncoupled tasks take the same time here;
+- compute: each node's flops (vector pattern) / its speed, on the node's own clock; GPU flops /
+  (GPUs per node x GPU speed), the GPU link busy for the busiest GPU pair's bytes;
+- communication: the nodes meet, then one SimGrid parallel task (`Comm`): the largest route latency,
+  then the rate of its tightest resource (node CPU, a node's private up or down link, the TCP window
+  of its largest transfer); a `coupled` task puts its flops in that parallel task, an uncoupled one
+  computes on each node meanwhile;
 - delays (`idle`, `busy_wait`) per node by the vector pattern;
-- burst buffers: node-local bytes / the node's read or write bandwidth; wide striping also moves the
-  (n-1)/n share of the data over the node link and costs `flops_per_byte`;
-- PFS I/O: one flow per node with bytes, capped by the node's link, all flows of all jobs sharing
-  the PFS read (or write) bottleneck link max-min fairly; `SharedLink` re-shares whenever a flow
-  starts or ends."""
+- burst buffers: node-local bytes / the node's read or write bandwidth; wide striping spreads the
+  bytes over every node's disk, overlapped with a parallel task of `flops_per_byte` compute and the
+  network transfer;
+- PFS I/O: one flow per node with bytes after the route latency, capped by the node's link and the
+  TCP window over the route, all flows of all jobs sharing the PFS read (or write) link max-min
+  fairly (`SharedLink` re-shares whenever a flow starts or ends).
+"""
 
 from __future__ import annotations
 
@@ -162,7 +165,9 @@ def _parallel_task(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None 
         float((sizes.sum(axis=1) / platform.bandwidth[nodes]).max()),
         float((sizes.sum(axis=0) / platform.bandwidth[nodes]).max()),
     )
+    # 001 §5.2 (SimGrid L07): TCP window bound gamma / (2 x latency x bytes) of the largest transfer
     window = 2.0 * float((pair_latency * sizes).max()) / TCP_GAMMA
+    # 001 §5.2 (SimGrid L07): the latency first, then the tightest of CPU, links and window
     return float(pair_latency[used].max()) + max(seconds, links, window)
 
 
@@ -191,7 +196,7 @@ def task_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
         local = np.zeros(n)
         if task.flops is not None:
             per_node = distribute(values["flops"], task.computation_pattern, n)
-            local = per_node / (gpus * platform.gpu_speed[nodes])
+            local = per_node / (gpus * platform.gpu_speed[nodes])  # 001 §4.2: flops over GPUs
         if task.bytes is None:
             return local
         intra, inter = _gpu_split(values["bytes"], task.communication_pattern, n, gpus)
@@ -219,7 +224,7 @@ def task_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
             # every rank splits its bytes over all nodes' disks and runs one parallel task
             # (flops_per_byte on every node, the bytes over the links); the disks and that task
             # overlap
-            disks = float((size.sum() / n / bandwidth).max())
+            disks = float((size.sum() / n / bandwidth).max())  # 001 §4.2: each disk gets 1/n of all
             pairs = (
                 np.outer(np.ones(n), size / n)
                 if kind == "bb_read"
@@ -238,6 +243,7 @@ def task_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
     positions = np.flatnonzero(size > 0)
     chosen = nodes[positions]
     latencies = platform.latency[chosen] + route[2]
+    # 001 §5.2 (SimGrid L07): a flow's rate is at most its node link and the TCP window of its route
     caps = np.minimum(platform.bandwidth[chosen], TCP_GAMMA / (2.0 * np.maximum(latencies, 1e-300)))
     return PfsTransfer(
         kind,
