@@ -270,8 +270,9 @@ class Simulation:
         self._starts += 1
         self._active += 1
         run.program = self._program(run)
-        if spec.walltime > 0:
-            self._push(self.now + spec.walltime, _WALLTIME, run, run.token)
+        if spec.walltime > 0:  # ElastiSim's WalltimeMonitor: a kill at start + walltime + grace
+            grace = float(getattr(self.config, "job_kill_grace_period", 0.0) or 0.0)
+            self._push(self.now + spec.walltime + grace, _WALLTIME, run, run.token)
         self._push(self.now, _RESUME, run, run.token)
 
     def _refresh(self, run: Run) -> None:

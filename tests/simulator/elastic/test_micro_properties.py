@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from cosched.simulator.elastic.algorithms import make_algorithm
 from cosched.simulator.elastic.flow import TCP_GAMMA, pair_matrix, traffic
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from .scenario import BANDWIDTH, PFS_WRITE, run_scenario, write_scenario
@@ -96,3 +96,33 @@ def test_lone_pfs_write_takes_latency_plus_the_tightest_rate(tmp_path_factory, n
     window = TCP_GAMMA / (2 * latency) if latency else np.inf
     rate = min(BANDWIDTH, PFS_WRITE / n, window)
     assert sim.runs[0].end == pytest.approx(latency + size / n / rate, rel=TIME_TOLERANCE)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 30), st.integers(0, 20))
+def test_walltime_kill_waits_for_the_grace_period(tmp_path_factory, walltime, grace):
+    # ElastiSim's WalltimeMonitor kills a job at start + walltime + job_kill_grace_period
+    import types
+
+    assume(walltime + grace != 100)  # a kill at the very end: which comes first is not specified
+
+    from cosched.simulator.elastic.config import load_configuration
+    from cosched.simulator.elastic.expressions import Expressions
+    from cosched.simulator.elastic.platform import load_platform
+    from cosched.simulator.elastic.runtime import simulate
+    from cosched.simulator.elastic.workload import load_jobs
+
+    model = {"phases": [{"tasks": [{"type": "idle", "delay": 100, "pattern": "uniform"}]}]}
+    jobs = [{"type": "rigid", "submit_time": 2, "num_nodes": 1, "walltime": walltime}]
+    path = write_scenario(tmp_path_factory.mktemp("grace"), jobs, model, nodes=2)
+    loaded = load_configuration(path)
+    configuration = types.SimpleNamespace(**vars(loaded), job_kill_grace_period=float(grace))
+    expressions = Expressions()
+    sim = simulate(configuration, load_platform(loaded.platform_file),
+                   load_jobs(loaded.jobs_file, expressions), make_algorithm("fcfs-rigid"),
+                   expressions=expressions)
+    run = sim.runs[0]
+    if walltime + grace < 100:
+        assert run.status == "killed" and run.end == pytest.approx(2 + walltime + grace)
+    else:
+        assert run.status == "completed" and run.end == pytest.approx(102)
