@@ -1,18 +1,23 @@
-"""The flow-level execution model that replaces SimGrid: how long a task takes on a configuration.
+"""The execution model that replaces SimGrid: what each task does on a job's nodes.
 
-Per task on n nodes (001 §4.2, §5.2; approximations documented in docs/elastisim.md):
+ElastiSim runs a job as one actor per node on SimGrid's `ptask_L07` host model (001 §4.2, §5.2;
+ElastiSim's task classes). Per task on n nodes:
 
-- compute: flops of each node (vector pattern) / node speed; GPU: / (GPUs per node x GPU speed);
-- communication: bytes each node sends and receives (matrix pattern, ElastiSim's payload split) over the node's
-  private link, sending and receiving independently (split duplex), plus the two link latencies of a route;
-- a compute task with both payloads takes max(compute, communication) (they overlap); every task ends on the
-  slowest node, so `coupled` and uncoupled tasks take the same time here;
+- compute: each node's flops (vector pattern) / its speed, on the node's own clock; GPU flops /
+  (GPUs per node x GPU speed), the GPU link busy for the busiest GPU pair's bytes;
+- communication: the nodes meet, then one SimGrid parallel task (`Comm`): the largest route latency,
+  then the rate of its tightest resource (node CPU, a node's private up or down link, the TCP window
+  of its largest transfer); a `coupled` task puts its flops in that parallel task, an uncoupled one
+  computes on each node meanwhile;
 - delays (`idle`, `busy_wait`) per node by the vector pattern;
-- burst buffers: node-local bytes / the node's read or write bandwidth; wide striping also moves the
-  (n-1)/n share of the data over the node link and costs `flops_per_byte`;
-- PFS I/O: one flow per node with bytes, capped by the node's link, all flows of all jobs sharing the PFS read
-  (or write) bottleneck link max-min fairly; `SharedLink` re-shares whenever a flow starts or ends.
+- burst buffers: node-local bytes / the node's read or write bandwidth; wide striping spreads the
+  bytes over every node's disk, overlapped with a parallel task of `flops_per_byte` compute and the
+  network transfer;
+- PFS I/O: one flow per node with bytes after the route latency, capped by the node's link and the
+  TCP window over the route, all flows of all jobs sharing the PFS read (or write) link max-min
+  fairly (`SharedLink` re-shares whenever a flow starts or ends).
 """
+
 from __future__ import annotations
 
 import math
@@ -22,23 +27,59 @@ import numpy as np
 
 from cosched.errors import InputError
 
-__all__ = ["PfsTransfer", "task_cost", "distribute", "traffic", "SharedLink", "Transfer", "RATE_TOLERANCE"]
+__all__ = [
+    "PfsTransfer",
+    "task_cost",
+    "distribute",
+    "traffic",
+    "SharedLink",
+    "Transfer",
+    "RATE_TOLERANCE",
+]
 
 RATE_TOLERANCE = 1e-9  # relative: bytes left below this share of a flow's size count as transferred
 
 
+TCP_GAMMA = 4194304.0  # SimGrid's network/TCP-gamma default (bytes): the TCP window of every flow
+
+
 @dataclass(frozen=True)
 class PfsTransfer:
-    """A PFS read or write: flow groups (count, bytes per flow, cap in B/s) and the route latency."""
+    """A PFS read or write: one flow per node with bytes (its position in the job's node list, its
+    bytes, its rate cap in B/s, its route latency in s), started on each node after the latency
+    (SimGrid's L07 model)."""
 
     direction: str
-    groups: tuple[tuple[int, float, float], ...]
-    latency: float
+    positions: tuple[int, ...]
+    sizes: tuple[float, ...]
+    caps: tuple[float, ...]
+    latencies: tuple[float, ...]
     asynchronous: bool
 
 
+@dataclass(frozen=True)
+class Comm:
+    """A barrier of the job's nodes, then a SimGrid parallel task of `duration` s; each node ends at
+    max(its clock + `local`, barrier + `duration`) (`local`: work it started before the barrier, or
+    None)."""
+
+    local: np.ndarray | None
+    duration: float
+
+
+@dataclass(frozen=True)
+class AsyncWork:
+    """Node-local asynchronous work (burst-buffer I/O): per node seconds from its clock on."""
+
+    seconds: np.ndarray
+
+
+SYNC = Comm(None, 0.0)  # a plain barrier
+
+
 def distribute(size, pattern: str, n: int) -> np.ndarray:
-    """A payload per resource by ElastiSim's vector patterns (explicit vectors pass through); 001 §4.2.1."""
+    """A payload per resource by ElastiSim's vector patterns (explicit vectors pass through); 001
+    §4.2.1."""
     if pattern == "vector":
         return np.asarray(size, dtype=np.float64)
     values = np.zeros(n)
@@ -55,28 +96,41 @@ def distribute(size, pattern: str, n: int) -> np.ndarray:
     return values
 
 
-def traffic(size, pattern: str, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Bytes each of n resources sends and receives under a matrix pattern (ElastiSim's payload split); 001 §4.2.1."""
-    sent, received = np.zeros(n), np.zeros(n)
+def pair_matrix(size, pattern: str, n: int) -> np.ndarray:
+    """Bytes from rank i to rank j (n x n) as ElastiSim's createMatrix lays a payload out; 001
+    §4.2.1."""
+    sizes = np.zeros((n, n))
     if n == 1:
-        return sent, received
+        return sizes
     if pattern == "matrix":
-        matrix = np.asarray(size, dtype=np.float64).reshape(n, n).copy()
-        np.fill_diagonal(matrix, 0.0)
-        return matrix.sum(axis=1), matrix.sum(axis=0)
-    if pattern in ("all_to_all", "ring", "ring_clockwise", "ring_counter_clockwise"):
-        sent[:] = received[:] = size / n
+        sizes = np.asarray(size, dtype=np.float64).reshape(n, n).copy()
+        np.fill_diagonal(sizes, 0.0)
+        return sizes
+    ranks = np.arange(n)
+    if pattern == "all_to_all":
+        sizes[:] = size / (n * n - n)
+        np.fill_diagonal(sizes, 0.0)
     elif pattern == "gather":
-        sent[1:] = size / n
-        received[0] = size * (n - 1) / n
+        sizes[1:, 0] = size / n
     elif pattern == "scatter":
-        sent[0] = size * (n - 1) / n
-        received[1:] = size / n
+        sizes[0, 1:] = size / n
+    elif pattern == "ring":
+        np.add.at(sizes, (ranks, (ranks - 1) % n), size / (2 * n))
+        np.add.at(sizes, (ranks, (ranks + 1) % n), size / (2 * n))
+    elif pattern == "ring_clockwise":
+        np.add.at(sizes, (ranks, (ranks + 1) % n), size / n)
+    elif pattern == "ring_counter_clockwise":
+        np.add.at(sizes, (ranks, (ranks - 1) % n), size / n)
     elif pattern == "master_worker":
-        per_worker = size / ((n - 1) / 2)
-        sent[1:] = received[1:] = per_worker
-        sent[0] = received[0] = per_worker * (n - 1)
-    return sent, received
+        sizes[0, 1:] = sizes[1:, 0] = size / ((n - 1) / 2)
+    return sizes
+
+
+def traffic(size, pattern: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes each of n resources sends and receives under a matrix pattern (ElastiSim's payload
+    split); 001 §4.2.1."""
+    sizes = pair_matrix(size, pattern, n)
+    return sizes.sum(axis=1), sizes.sum(axis=0)
 
 
 def _gpu_split(size: float, pattern: str, nodes: int, gpus: int) -> tuple[float, float]:
@@ -96,80 +150,147 @@ def _gpu_split(size: float, pattern: str, nodes: int, gpus: int) -> tuple[float,
     raise InputError(f"the {pattern} pattern is not available to GPU communication")
 
 
-def _communication(size, pattern, nodes, platform) -> float:
-    n = len(nodes)
-    sent, received = traffic(size, pattern, n)
-    volume = np.maximum(sent, received)
-    if not volume.any():
-        return 0.0
-    # 001 §4.2: bytes over the node's link (split duplex) plus the latencies of the two links of a route
-    return float((volume / platform.bandwidth[nodes]).max() + 2 * platform.latency[nodes].max())
+def _parallel_task(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) -> float:
+    """Seconds of one SimGrid L07 parallel task over the job's nodes alone: the route latency, then
+    progress at the rate its tightest resource allows: a node's CPU (flops), a node link (bytes over
+    its private up or down link, split duplex), or the TCP window of the largest transfer (gamma /
+    (2 x latency x bytes))."""
+    seconds = 0.0 if flops is None else float((flops / platform.speed[nodes]).max())
+    if not sizes.any():
+        return seconds
+    latency = platform.latency[nodes]
+    pair_latency = latency[:, None] + latency[None, :]  # a crossbar route: the two private links
+    used = sizes > 0
+    links = max(
+        float((sizes.sum(axis=1) / platform.bandwidth[nodes]).max()),
+        float((sizes.sum(axis=0) / platform.bandwidth[nodes]).max()),
+    )
+    # 001 §5.2 (SimGrid L07): TCP window bound gamma / (2 x latency x bytes) of the largest transfer
+    window = 2.0 * float((pair_latency * sizes).max()) / TCP_GAMMA
+    # 001 §5.2 (SimGrid L07): the latency first, then the tightest of CPU, links and window
+    return float(pair_latency[used].max()) + max(seconds, links, window)
 
 
 def task_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
-    """Seconds (a float) for a task on `nodes`, or a `PfsTransfer`; `values` holds the evaluated payloads."""
+    """What a task does on `nodes` (001 §4.2, as ElastiSim's task classes run it): a per-node vector
+    of seconds, a `Comm` (barrier + parallel task), a `PfsTransfer`, or an `AsyncWork`; `values` are
+    the evaluated payloads."""
     n = len(nodes)
     kind = task.kind
     if kind == "cpu":
-        seconds = 0.0
-        if task.flops is not None:  # 001 §4.2: flops per node / node speed; the slowest node ends the task
-            seconds = float((distribute(values["flops"], task.computation_pattern, n) / platform.speed[nodes]).max())
-        if task.bytes is not None:  # 001 §4.2: computation and communication overlap
-            seconds = max(seconds, _communication(values["bytes"], task.communication_pattern, nodes, platform))
-        return seconds
+        flops = None
+        if task.flops is not None:
+            flops = distribute(values["flops"], task.computation_pattern, n)
+        if task.bytes is None:
+            return np.zeros(n) if flops is None else flops / platform.speed[nodes]
+        sizes = pair_matrix(values["bytes"], task.communication_pattern, n)
+        if (
+            task.coupled and flops is not None
+        ):  # one parallel task of flops and bytes after a barrier
+            return Comm(None, _parallel_task(sizes, nodes, platform, flops))
+        local = None if flops is None else flops / platform.speed[nodes]
+        return Comm(local, _parallel_task(sizes, nodes, platform))
     if kind == "gpu":
         if gpus == 0 or not platform.gpus[nodes].all():
             raise InputError("a GPU task runs on a configuration without GPUs", field=task.where)
-        seconds = 0.0
+        local = np.zeros(n)
         if task.flops is not None:
             per_node = distribute(values["flops"], task.computation_pattern, n)
-            seconds = float((per_node / (gpus * platform.gpu_speed[nodes])).max())
-        if task.bytes is not None:
-            intra, inter = _gpu_split(values["bytes"], task.communication_pattern, n, gpus)
-            inside = traffic(intra, task.communication_pattern, gpus)[0].max() / platform.gpu_bandwidth[nodes].min() \
-                if gpus > 1 else 0.0
-            seconds = max(seconds, inside, _communication(inter, task.communication_pattern, nodes, platform))
-        return seconds
+            local = per_node / (gpus * platform.gpu_speed[nodes])  # 001 §4.2: flops over GPUs
+        if task.bytes is None:
+            return local
+        intra, inter = _gpu_split(values["bytes"], task.communication_pattern, n, gpus)
+        if (
+            gpus > 1
+        ):  # the GPU link of a node is busy for the busiest GPU pair's bytes, both directions
+            pairs = pair_matrix(intra, task.communication_pattern, gpus)
+            local = np.maximum(local, (pairs + pairs.T).max() / platform.gpu_bandwidth[nodes])
+        return Comm(
+            local,
+            _parallel_task(pair_matrix(inter, task.communication_pattern, n), nodes, platform),
+        )
     if kind in ("idle", "busy_wait"):
-        return float(distribute(values["delay"], task.pattern, n).max())
+        return distribute(values["delay"], task.pattern, n)
     size = distribute(values["bytes"], task.pattern, n)
     if kind in ("bb_read", "bb_write"):
         bandwidth = platform.bb_read[nodes] if kind == "bb_read" else platform.bb_write[nodes]
         if not bandwidth.all():
-            raise InputError("burst-buffer I/O on a node without a node-local burst buffer", field=task.where)
+            raise InputError(
+                "burst-buffer I/O on a node without a node-local burst buffer", field=task.where
+            )
         seconds = size / bandwidth
         striped = platform.node_type[nodes] == 2
-        if striped.any() and n > 1:
-            spread = size.sum() / n / bandwidth
-            network = size * (n - 1) / n / platform.bandwidth[nodes]
-            seconds = np.where(striped, np.maximum(spread, network) +
-                               platform.flops_per_byte[nodes] * size / platform.speed[nodes], seconds)
-        return float(seconds.max())
+        if striped.any():
+            # every rank splits its bytes over all nodes' disks and runs one parallel task
+            # (flops_per_byte on every node, the bytes over the links); the disks and that task
+            # overlap
+            disks = float((size.sum() / n / bandwidth).max())  # 001 §4.2: each disk gets 1/n of all
+            pairs = (
+                np.outer(np.ones(n), size / n)
+                if kind == "bb_read"
+                else np.outer(size / n, np.ones(n))
+            )
+            np.fill_diagonal(pairs, 0.0)
+            flops = platform.flops_per_byte[nodes] * size.sum() / n
+            parallel = _parallel_task(pairs, nodes, platform, flops)
+            seconds = np.where(striped, max(disks, parallel), seconds)
+        if task.asynchronous:
+            return AsyncWork(seconds)
+        return seconds
     route = platform.pfs_read if kind == "pfs_read" else platform.pfs_write
     if route is None:
         raise InputError(f"{kind} on a platform without a PFS route", field=task.where)
-    caps = platform.bandwidth[nodes]
-    groups: dict[tuple[float, float], int] = {}
-    for amount, cap in zip(size.tolist(), caps.tolist()):
-        if amount > 0:
-            groups[(amount, cap)] = groups.get((amount, cap), 0) + 1
-    return PfsTransfer(kind, tuple((count, amount, cap) for (amount, cap), count in groups.items()),
-                       float(platform.latency[nodes].max() + route[2]), bool(task.asynchronous))
+    positions = np.flatnonzero(size > 0)
+    chosen = nodes[positions]
+    latencies = platform.latency[chosen] + route[2]
+    # 001 §5.2 (SimGrid L07): a flow's rate is at most its node link and the TCP window of its route
+    caps = np.minimum(platform.bandwidth[chosen], TCP_GAMMA / (2.0 * np.maximum(latencies, 1e-300)))
+    return PfsTransfer(
+        kind,
+        tuple(positions.tolist()),
+        tuple(size[positions].tolist()),
+        tuple(caps.tolist()),
+        tuple(latencies.tolist()),
+        bool(task.asynchronous),
+    )
 
 
 class Transfer:
-    """The live state of one PFS transfer on a shared link: flow groups [count, bytes left, cap, rate]."""
+    """The live state of flows that start together on a shared link: groups [count, bytes left, cap,
+    rate, bytes, positions, nodes, node link bandwidths] of equal flows (equal flows get equal
+    rates, so a group ends at one instant)."""
 
-    __slots__ = ("groups", "owner", "left")
+    __slots__ = ("groups", "owner", "left", "direction")
 
-    def __init__(self, groups, owner):
-        self.groups = [[count, amount, cap, 0.0, amount] for count, amount, cap in groups]
+    def __init__(self, flows, owner, direction: str = ""):
+        grouped: dict[tuple[float, float], list] = {}
+        for position, amount, cap, node, bandwidth in flows:
+            grouped.setdefault((amount, cap), []).append((position, node, bandwidth))
+        self.groups = [
+            [
+                len(members),
+                amount,
+                cap,
+                0.0,
+                amount,
+                [member[0] for member in members],
+                [member[1] for member in members],
+                [member[2] for member in members],
+            ]
+            for (amount, cap), members in grouped.items()
+        ]
         self.owner = owner
         self.left = len(self.groups)
+        self.direction = direction
 
 
 class SharedLink:
-    """A PFS bottleneck link shared max-min fairly by every flow of every running transfer (001 §5.2.1)."""
+    """A PFS bottleneck link shared max-min fairly by every flow of every running transfer (001
+    §5.2.1).
+
+    Flows of one node in one direction also share that node's link: while a node has several (an
+    asynchronous write still running when the next one starts), each of them is capped at the node
+    link's bandwidth divided by their number."""
 
     def __init__(self, capacity: float):
         self.capacity = capacity
@@ -177,12 +298,37 @@ class SharedLink:
         self.updated = 0.0
         self.version = 0
         self.throughput = 0.0
+        self.node_flows: dict[tuple, int] = {}  # (node, direction): its flows on this link
+        self.crowded = 0  # (node, direction) pairs with more than one flow
 
-    def advance(self, now: float) -> list[Transfer]:
-        """Move every flow on to `now`; return the transfers that finished."""
+    def _count(self, transfer: Transfer, group: list, step: int) -> None:
+        flows = self.node_flows
+        for node in group[6]:
+            key = (node, transfer.direction)
+            before = flows.get(key, 0)
+            flows[key] = before + step
+            if step > 0 and before == 1:
+                self.crowded += 1
+            elif step < 0 and before == 2:
+                self.crowded -= 1
+
+    def add(self, transfer: Transfer) -> None:
+        self.transfers[transfer] = None
+        for group in transfer.groups:
+            self._count(transfer, group, 1)
+
+    def remove(self, transfer: Transfer) -> None:
+        if transfer in self.transfers:
+            del self.transfers[transfer]
+            for group in transfer.groups:
+                if group[1] > 0:
+                    self._count(transfer, group, -1)
+
+    def advance(self, now: float) -> list[tuple[Transfer, list]]:
+        """Move every flow on to `now`; return the (transfer, group) pairs whose flows finished."""
         elapsed = now - self.updated
         self.updated = now
-        finished = []
+        finished, done = [], []
         for transfer in self.transfers:
             for group in transfer.groups:
                 if group[1] > 0:
@@ -190,22 +336,53 @@ class SharedLink:
                     if group[1] <= RATE_TOLERANCE * group[4]:
                         group[1] = 0.0
                         transfer.left -= 1
+                        finished.append((transfer, group))
+                        self._count(transfer, group, -1)
             if transfer.left == 0:
-                finished.append(transfer)
-        for transfer in finished:
+                done.append(transfer)
+        for transfer in done:
             del self.transfers[transfer]
         return finished
 
     def share(self) -> float:
-        """Max-min fair rates (water-filling over the flow caps); the time of the next flow completion."""
-        active = [group for transfer in self.transfers for group in transfer.groups if group[1] > 0]
-        active.sort(key=lambda group: group[2])
-        capacity, flows = self.capacity, sum(group[0] for group in active)
+        """Max-min fair rates (water-filling over the flow caps); the time of the next flow
+        completion."""
+        if (
+            self.crowded
+        ):  # flows sharing their node's link: each gets its share of that link at most
+            counts = self.node_flows
+            active = [
+                (
+                    min(
+                        group[2],
+                        min(
+                            bandwidth / counts[(node, transfer.direction)]
+                            for node, bandwidth in zip(group[6], group[7])
+                        ),
+                    ),
+                    group,
+                )
+                for transfer in self.transfers
+                for group in transfer.groups
+                if group[1] > 0
+            ]
+        else:
+            active = [
+                (group[2], group)
+                for transfer in self.transfers
+                for group in transfer.groups
+                if group[1] > 0
+            ]
+        active.sort(key=lambda entry: entry[0])
+        capacity, flows = self.capacity, sum(group[0] for _, group in active)
         self.throughput = 0.0
         soonest = math.inf
-        for group in active:  # 001 §5.2.1: the PFS link is shared max-min fairly (water-filling)
+        for (
+            cap,
+            group,
+        ) in active:  # 001 §5.2.1: the PFS link is shared max-min fairly (water-filling)
             level = capacity / flows
-            rate = group[2] if group[2] <= level else level
+            rate = cap if cap <= level else level
             group[3] = rate
             capacity -= rate * group[0]
             flows -= group[0]

@@ -77,8 +77,9 @@ def write_node_utilization(sim: Simulation, path: str | Path) -> Path:
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(NODE_UTILIZATION_COLUMNS)
-        writer.writerows((_time(when), names[node], state.name.lower(), ";".join(map(str, running)),
-                          ";".join(map(str, expected))) for when, node, state, running, expected in sim.node_log)
+        writer.writerows((_time(when), names[node], state.name.lower(), ";".join(map(str, running)) or "none",
+                          ";".join(map(str, expected)) or "none")
+                         for when, node, state, running, expected in sim.node_log)
     return Path(path)
 
 

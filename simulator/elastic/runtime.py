@@ -1,22 +1,31 @@
-"""The ElastiSim batch system in process: job lifecycle, scheduling protocol and the flow model's event loop.
+"""The ElastiSim batch system in process: job lifecycle, scheduling protocol and the event loop.
 
-Protocol (001 §5.4-5.5, ElastiSim's scheduler): the algorithm is invoked on job submission, completion, walltime
-kill, scheduling points and periodically, as the configuration's keys say, and on every evolving request; an
-invocation less than `min_scheduling_interval` after the previous one is dropped, not deferred. When it returns:
-kills apply at once; a pending job with nodes starts at once (`on_init` first); a changed running job becomes
-PENDING_RECONFIGURATION, its new nodes RESERVED, and the change applies at its next scheduling point, after the
-invocation that point triggers. Then `on_reconfiguration` runs on all nodes (state IN_RECONFIGURATION) and
-`on_expansion` on the new ones. Malleable, evolving and adaptive jobs reach a scheduling point after every phase
-iteration (unless the model switches it off), never after the last one; evolving and adaptive jobs send their
-phase's `evolving_request` at the start of each iteration (clipped to [min, max] with `clip_evolving_requests`).
-A job with a walltime is killed at start + walltime.
+Protocol (001 §5.4-5.5; ElastiSim's Scheduler.cpp, Application.cpp, Job.cpp): the algorithm is
+invoked on job submission, completion, walltime kill, scheduling points and periodically, as the
+configuration's keys say, and on every evolving request; an invocation less than
+`min_scheduling_interval` after the previous one is dropped, not deferred. When it returns: kills
+apply at once; a pending job with nodes starts at once (`on_init` first); a changed running job
+becomes PENDING_RECONFIGURATION, its new nodes RESERVED, and the change applies at its next
+scheduling point or evolving request, after the invocation that point triggers: `on_reconfiguration`
+runs on all nodes (state IN_RECONFIGURATION), `on_expansion` on the new ones. Scheduling points and
+evolving requests come at the start of an iteration, never the first after a (re)start, once the
+job's asynchronous I/O has ended and its nodes have met: malleable jobs have points, adaptive jobs
+have them in phases without an evolving request, evolving jobs send a request only when it differs
+from their size. When a start-up or reconfiguration step ends, the job is set RUNNING, as ElastiSim
+does. A job with a walltime is killed at start + walltime.
 
-Why a loop of its own rather than `cosched.simulator.engine`: that engine advances jobs as amounts of work at a
-rate on a node count the scheduler picks; here a job is a chain of phases whose I/O shares the PFS with every
-other job's I/O, the algorithm picks node ids, and decisions are deferred to per-job scheduling points. The loop
-is one heap of timed events (submissions, task ends, PFS flow ends, walltimes, periodic invocations); each job is
-a generator that yields what it waits for.
+Execution: a job is ElastiSim's application actor for all its nodes at once, with one clock per
+node; fixed-length work moves the clocks without events, nodes meet where ElastiSim's ranks meet
+(parallel tasks, synchronized tasks, phase barriers), and PFS flows are events on the shared links.
+
+Why a loop of its own rather than `cosched.simulator.engine`: that engine advances jobs as amounts
+of work at a rate on a node count the scheduler picks; here a job is a chain of phases whose I/O
+shares the PFS with every other job's I/O, the algorithm picks node ids, and decisions are deferred
+to per-job scheduling points. The loop is one heap of timed events (submissions, PFS flow starts
+and ends, the moments a job's nodes meet, walltimes, periodic invocations); each job is a generator
+that yields what it does and waits for.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -25,25 +34,41 @@ from dataclasses import dataclass, field
 from itertools import count
 
 import numpy as np
-
-from cosched.errors import InputError
 from cosched.simulator.elastic import compat
 from cosched.simulator.elastic.compat import GpuState, InvocationType, JobState, NodeState
 from cosched.simulator.elastic.config import Configuration
 from cosched.simulator.elastic.expressions import Expressions, argument_value
-from cosched.simulator.elastic.flow import PfsTransfer, SharedLink, Transfer, task_cost
+from cosched.simulator.elastic.flow import (
+    SYNC,
+    AsyncWork,
+    Comm,
+    PfsTransfer,
+    SharedLink,
+    Transfer,
+    task_cost,
+)
 from cosched.simulator.elastic.platform import Platform
-from cosched.simulator.elastic.workload import ELASTIC_TYPES, JobSpec
+from cosched.simulator.elastic.workload import JobSpec
+
+from cosched.errors import InputError
 
 __all__ = ["AlgorithmError", "Simulation", "simulate", "TIME_EPSILON"]
 
 TIME_EPSILON = 1e-9  # ElastiSim's EPSILON in the minimum-interval test
-_SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC = range(5)
-_EVOLVE, _POINT, _WAIT = "evolve", "point", "wait"
+_SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC, _FLOW = range(6)
+_EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
+    "evolve",
+    "point",
+    "wait",
+    "at",
+    "running",
+    "select",
+)
 
 
 class AlgorithmError(InputError):
-    """The algorithm asked for something the batch system refuses (a busy node, a size outside the bounds)."""
+    """The algorithm asked for something the batch system refuses (a busy node, a size outside the
+    bounds)."""
 
 
 @dataclass(eq=False)
@@ -62,14 +87,35 @@ class Run:
     token: int = 0  # bumped when the job stops: stale events are skipped
     program: object = None
     completed_phases: int = 0
-    expanded: list = field(default_factory=list)  # new nodes of the last reconfiguration, for on_expansion
-    reconfigured: bool = False
+    expanded: list = field(
+        default_factory=list
+    )  # new nodes of the last reconfiguration, for on_expansion
+    initializing: bool = True  # on_init still to run (ElastiSim's Node::isInitializing)
+    reconfiguring: bool = False  # on_reconfiguration to run when the job continues
     plans: dict = field(default_factory=dict)
+    clock: np.ndarray = field(
+        default_factory=lambda: np.zeros(0)
+    )  # per node (rank order): where it has got to
+    async_end: np.ndarray = field(
+        default_factory=lambda: np.zeros(0)
+    )  # per node: its asynchronous work ends
+    select: object = (
+        None  # positions the one-time phase being run covers (on_expansion), None: all nodes
+    )
+    busy: set = field(default_factory=set)  # positions whose synchronous PFS flow has not ended
+    queues: dict = field(
+        default_factory=dict
+    )  # position: work it does once its flow ends (delays, flows)
+    held: object = None  # the program's item the job waits to run until its busy nodes are done
     async_transfers: int = 0
-    async_until: float = 0.0
     waiting_async: bool = False
     transfers: set = field(default_factory=set)  # live PFS transfers, synchronous and asynchronous
-    history: list = field(default_factory=list)  # (time, node count) whenever the configuration changes
+    expecting: set = field(
+        default_factory=set
+    )  # nodes that list the job as expected (ElastiSim's expectJob)
+    history: list = field(
+        default_factory=list
+    )  # (time, node count) whenever the configuration changes
     io_since: float = -1.0  # since when the job waits for PFS or asynchronous I/O (-1: it does not)
     reconfigurations: int = 0
 
@@ -77,27 +123,49 @@ class Run:
 class Simulation:
     """One ElastiSim scenario under one algorithm `schedule(jobs, nodes, system)`."""
 
-    def __init__(self, configuration: Configuration, platform: Platform, jobs: list[JobSpec], algorithm,
-                 *, expressions: Expressions | None = None, algorithm_name: str = "algorithm"):
+    def __init__(
+        self,
+        configuration: Configuration,
+        platform: Platform,
+        jobs: list[JobSpec],
+        algorithm,
+        *,
+        expressions: Expressions | None = None,
+        algorithm_name: str = "algorithm",
+    ):
         if configuration.allow_oversubscription:
-            raise InputError("allow_oversubscription=true is not supported by cosched's flow model",
-                             source=configuration.source, field="allow_oversubscription")
-        self.config, self.platform, self.algorithm, self.algorithm_name = configuration, platform, algorithm, \
-            algorithm_name
+            raise InputError(
+                "allow_oversubscription=true is not supported by cosched's flow model",
+                source=configuration.source,
+                field="allow_oversubscription",
+            )
+        self.config, self.platform, self.algorithm, self.algorithm_name = (
+            configuration,
+            platform,
+            algorithm,
+            algorithm_name,
+        )
         self.expressions = expressions or Expressions()
         for spec in jobs:
             if spec.num_nodes_min > len(platform):
-                raise InputError(f"job {spec.position} needs at least {spec.num_nodes_min} nodes, the platform has "
-                                 f"{len(platform)}", source=configuration.jobs_file,
-                                 field=f"jobs[{spec.position}]: num_nodes")
+                raise InputError(
+                    f"job {spec.position} needs at least {spec.num_nodes_min} nodes, the "
+                    f"platform has {len(platform)}",
+                    source=configuration.jobs_file,
+                    field=f"jobs[{spec.position}]: num_nodes",
+                )
         self.modified: dict[int, compat.Job] = {}
         self.runs = [Run(spec, compat.Job(spec, self.modified)) for spec in jobs]
-        self.node_views = [compat.Node(i, int(platform.node_type[i]), int(platform.gpus[i]))
-                           for i in range(len(platform))]
+        self.node_views = [
+            compat.Node(i, int(platform.node_type[i]), int(platform.gpus[i]))
+            for i in range(len(platform))
+        ]
         self.running: list[set] = [set() for _ in range(len(platform))]
         self.expected: list[set] = [set() for _ in range(len(platform))]
         self.views: list[compat.Job] = []
-        links: dict[str, SharedLink] = {}  # by link id: a symmetrical route shares one link for both directions
+        links: dict[
+            str, SharedLink
+        ] = {}  # by link id: a symmetrical route shares one link for both directions
         self.routes: dict[str, SharedLink] = {}
         for kind, route in (("pfs_read", platform.pfs_read), ("pfs_write", platform.pfs_write)):
             if route is not None:
@@ -107,9 +175,14 @@ class Simulation:
         self.invocations = 0
         self.dropped = 0
         self.wall_seconds = 0.0
-        self.node_log: list[tuple] = []
+        # ElastiSim's node_utilization.csv starts with a row per node at t = 0
+        self.node_log: list[tuple] = [
+            (0.0, node, NodeState.FREE, (), ()) for node in range(len(platform))
+        ]
         self.pfs_log: list[tuple] = []  # (time, read B/s, write B/s) after every change
-        self.io_log: list[tuple] = []  # (job, start, end, its nodes) of every wait for I/O: the CPUs idle
+        self.io_log: list[
+            tuple
+        ] = []  # (job, start, end, its nodes) of every wait for I/O: the CPUs idle
         self._heap: list = []
         self._sequence = count()
         self._unfinished = len(jobs)
@@ -121,7 +194,7 @@ class Simulation:
         if hasattr(algorithm, "bind"):  # built-in policies estimate run times with the flow model
             algorithm.bind(self.estimate)
 
-    # --- event heap ---------------------------------------------------------------------------------------
+    # --- event heap -------------------------------------------------------------------------------
     def _push(self, when: float, kind: int, target, stamp=0) -> None:
         heapq.heappush(self._heap, (when, next(self._sequence), kind, target, stamp))
 
@@ -142,6 +215,10 @@ class Simulation:
             elif kind == _LINK:
                 if stamp == target.version:
                     self._link_event(target)
+            elif kind == _FLOW:
+                run = target.owner[0]
+                if target.owner[2] == run.token and run.program is not None:
+                    self._start_transfer(target.owner[1].direction, target)
             elif kind == _SUBMIT:
                 self._submit(target)
             elif kind == _WALLTIME:
@@ -152,7 +229,7 @@ class Simulation:
         self.wall_seconds = time.perf_counter() - started
         return self
 
-    # --- job lifecycle --------------------------------------------------------------------------------------
+    # --- job lifecycle ----------------------------------------------------------------------------
     def _submit(self, run: Run) -> None:
         self._future -= 1
         self.views.append(run.view)
@@ -172,21 +249,39 @@ class Simulation:
         self._check_size(run, len(nodes), "start")
         self._check_free(run, nodes)
         run.state, run.start, run.status = JobState.RUNNING, self.now, "running"
-        run.nodes = list(nodes)
+        run.nodes = list(
+            nodes
+        )  # rank order: as the algorithm assigned them (ElastiSim's executing nodes)
+        run.clock = np.full(len(nodes), self.now)
+        run.async_end = np.full(len(nodes), self.now)
         gpus = run.view.assigned_num_gpus_per_node
         run.gpus = gpus if gpus > 0 else spec.num_gpus_per_node_min
         run.history.append((self.now, len(nodes)))
         for node in nodes:
             self._set_node(node, running_add=run)
         view = run.view
-        view.state, view.start_time, view.wait_time = JobState.RUNNING, self.now, self.now - spec.submit_time
+        view.state, view.start_time, view.wait_time = (
+            JobState.RUNNING,
+            self.now,
+            self.now - spec.submit_time,
+        )
         view.assigned_num_gpus_per_node = run.gpus
+        self._refresh(run)
         self._starts += 1
         self._active += 1
         run.program = self._program(run)
-        if spec.walltime > 0:
-            self._push(self.now + spec.walltime, _WALLTIME, run, run.token)
+        if spec.walltime > 0:  # ElastiSim's WalltimeMonitor: a kill at start + walltime + grace
+            grace = float(getattr(self.config, "job_kill_grace_period", 0.0) or 0.0)
+            self._push(self.now + spec.walltime + grace, _WALLTIME, run, run.token)
         self._push(self.now, _RESUME, run, run.token)
+
+    def _refresh(self, run: Run) -> None:
+        """The job as elastisim-python rebuilds it from ElastiSim's message after a state change:
+        its assigned nodes in the iteration order of a Python set of their ids."""
+        ids = run.target if run.target is not None else run.nodes
+        view = run.view
+        view.assigned_node_ids = set(ids)
+        view.assigned_nodes = [self.node_views[node] for node in view.assigned_node_ids]
 
     def _finish(self, run: Run, state: JobState) -> None:
         run.token += 1
@@ -196,8 +291,10 @@ class Simulation:
         run.status = "completed" if state == JobState.COMPLETED else "killed"
         for node in run.nodes:
             self._set_node(node, running_remove=run)
-        self._drop_target(run)
+        self._expect(run, ())
+        run.target = None
         run.program = None  # before cancelling: a transfer that ends now must not resume the job
+        run.busy, run.queues, run.held = set(), {}, None
         for transfer in list(run.transfers):
             self._cancel_transfer(transfer)
         if run.start >= 0:
@@ -219,28 +316,60 @@ class Simulation:
         if walltime and self.config.schedule_on_job_finalize:
             self._invoke(InvocationType.INVOKE_JOB_KILLED, run)
 
-    # --- nodes ----------------------------------------------------------------------------------------------
-    def _set_node(self, node: int, *, running_add=None, running_remove=None, expected_add=None,
-                  expected_remove=None) -> None:
+    # --- nodes ------------------------------------------------------------------------------------
+    def _set_node(
+        self,
+        node: int,
+        *,
+        running_add=None,
+        running_remove=None,
+        expected_add=None,
+        expected_remove=None,
+    ) -> None:
+        """A node's jobs and state, with ElastiSim's transitions (Node.cpp): a job placed on it
+        makes it ALLOCATED, the last one leaving makes it FREE (also when another job still expects
+        it); an expecting job makes a FREE node RESERVED, the last one to stop expecting makes a
+        RESERVED node FREE. A row of node_utilization.csv is written only when a job is placed on or
+        leaves the node, as ElastiSim writes it."""
         running, expected = self.running[node], self.expected[node]
+        view = self.node_views[node]
         if running_add is not None:
             running.add(running_add.spec.identifier)
+            view.state = NodeState.ALLOCATED
         if running_remove is not None:
             running.discard(running_remove.spec.identifier)
+            if not running:
+                view.state = NodeState.FREE
         if expected_add is not None:
             expected.add(expected_add.spec.identifier)
+            if view.state == NodeState.FREE:
+                view.state = NodeState.RESERVED
         if expected_remove is not None:
             expected.discard(expected_remove.spec.identifier)
-        view = self.node_views[node]
-        view.state = NodeState.ALLOCATED if running else NodeState.RESERVED if expected else NodeState.FREE
-        jobs = running | expected
-        view.assigned_job_ids = jobs
-        view.assigned_jobs = [self.runs[job].view for job in (sorted(jobs) if len(jobs) > 1 else jobs)]
-        if view.gpus:
-            used = sum(self.runs[job].gpus for job in running)
-            for gpu in view.gpus:
-                gpu.state = GpuState.ALLOCATED if gpu.identifier < used else GpuState.FREE
-        self.node_log.append((self.now, node, view.state, tuple(running), tuple(expected)))
+            if not expected and view.state == NodeState.RESERVED:
+                view.state = NodeState.FREE
+        if running_add is not None or running_remove is not None:
+            view.assigned_job_ids = set(running)  # elastisim-python: the jobs running on the node
+            view.assigned_jobs = [
+                self.runs[job].view for job in (sorted(running) if len(running) > 1 else running)
+            ]
+            if view.gpus:
+                used = sum(self.runs[job].gpus for job in running)
+                for gpu in view.gpus:
+                    gpu.state = GpuState.ALLOCATED if gpu.identifier < used else GpuState.FREE
+            self.node_log.append(
+                (self.now, node, view.state, tuple(running), tuple(sorted(expected)))
+            )
+
+    def _expect(self, run: Run, nodes) -> None:
+        """The nodes that list `run` as expected become `nodes` (ElastiSim's clearAssignedNodes +
+        assignNode)."""
+        wanted = set(nodes)
+        for node in run.expecting - wanted:
+            self._set_node(node, expected_remove=run)
+        for node in wanted - run.expecting:
+            self._set_node(node, expected_add=run)
+        run.expecting = wanted
 
     def _check_free(self, run: Run, nodes) -> None:
         for node in nodes:
@@ -248,28 +377,32 @@ class Simulation:
                 raise self._refuse(run, f"assigned node {node}, which does not exist")
             others = (self.running[node] | self.expected[node]) - {run.spec.identifier}
             if others and node not in run.nodes:
-                raise self._refuse(run, f"assigned node {node} ({self.platform.names[node]}), which is "
-                                        f"{self.node_views[node].state.name} for job {min(others)} "
-                                        f"(oversubscription is off)")
+                raise self._refuse(
+                    run,
+                    f"assigned node {node} ({self.platform.names[node]}), which is "
+                    f"{self.node_views[node].state.name} for job {min(others)} "
+                    f"(oversubscription is off)",
+                )
 
     def _check_size(self, run: Run, size: int, action: str) -> None:
         spec = run.spec
         if not spec.num_nodes_min <= size <= spec.num_nodes_max:
-            bounds = f"exactly {spec.num_nodes_min}" if spec.type == "rigid" else \
-                f"{spec.num_nodes_min} to {spec.num_nodes_max}"
-            raise self._refuse(run, f"cannot {action} on {size} nodes: a {spec.type} job takes {bounds}")
+            bounds = (
+                f"exactly {spec.num_nodes_min}"
+                if spec.type == "rigid"
+                else f"{spec.num_nodes_min} to {spec.num_nodes_max}"
+            )
+            raise self._refuse(
+                run, f"cannot {action} on {size} nodes: a {spec.type} job takes {bounds}"
+            )
 
     def _refuse(self, run: Run, reason: str) -> AlgorithmError:
-        return AlgorithmError(f"at time {self.now:g}, job {run.spec.identifier} (jobs[{run.spec.position}]) {reason}",
-                              source=self.algorithm_name)
+        return AlgorithmError(
+            f"at time {self.now:g}, job {run.spec.identifier} (jobs[{run.spec.position}]) {reason}",
+            source=self.algorithm_name,
+        )
 
-    def _drop_target(self, run: Run) -> None:
-        if run.target is not None:
-            for node in set(run.target) - set(run.nodes):
-                self._set_node(node, expected_remove=run)
-            run.target = None
-
-    # --- the protocol ---------------------------------------------------------------------------------------
+    # --- the protocol -----------------------------------------------------------------------------
     def _invoke(self, kind: InvocationType, run: Run | None, request: int | None = None) -> None:
         minimum = self.config.min_scheduling_interval
         if minimum > 0 and self.now - self.last_invocation < minimum - TIME_EPSILON:
@@ -291,13 +424,20 @@ class Simulation:
             self.algorithm(self.views, self.node_views, system)
         except InputError:
             raise
-        except Exception as error:  # user code: report it as one line naming the file and the moment
-            raise AlgorithmError(f"schedule() raised {type(error).__name__}: {error} (time {self.now:g}, "
-                                 f"{kind.name})", source=self.algorithm_name) from None
+        except (
+            Exception
+        ) as error:  # user code: report it as one line naming the file and the moment
+            raise AlgorithmError(
+                f"schedule() raised {type(error).__name__}: {error} (time {self.now:g}, "
+                f"{kind.name})",
+                source=self.algorithm_name,
+            ) from None
         self._apply()
 
     def _apply(self) -> None:
-        modified = sorted(self.modified.values(), key=lambda view: (not view.kill_flag, view.identifier))
+        modified = sorted(
+            self.modified.values(), key=lambda view: (not view.kill_flag, view.identifier)
+        )
         self.modified.clear()
         for view in modified:
             view.modified = False
@@ -310,52 +450,84 @@ class Simulation:
             if view.kill_flag:
                 self._kill(run, walltime=False)
                 continue
-            wanted = sorted(view.assigned_node_ids)
+            wanted = list(
+                dict.fromkeys(node.identifier for node in view.assigned_nodes)
+            )  # the order sent
+            if set(wanted) != set(view.assigned_node_ids):
+                wanted = sorted(view.assigned_node_ids)
             if run.state == JobState.PENDING:
                 if wanted:
                     self._start(run, wanted)
             elif set(wanted) != set(run.nodes):
                 self._reconfigure_later(run, wanted)
             else:
-                self._drop_target(run)
+                self._expect(
+                    run, wanted
+                )  # ElastiSim: a running job expects every node it was assigned
+                run.target = None
                 if run.state == JobState.PENDING_RECONFIGURATION:
                     run.state = view.state = JobState.RUNNING
+                    self._refresh(run)
 
     def _reconfigure_later(self, run: Run, wanted: list) -> None:
         if run.spec.type in ("rigid", "moldable"):
-            raise self._refuse(run, "was reconfigured while running, but a rigid or moldable job has no scheduling "
-                                    "points")
+            raise self._refuse(
+                run,
+                "was reconfigured while running, but a rigid or moldable job has no scheduling "
+                "points",
+            )
         self._check_size(run, len(wanted), "reconfigure")
         self._check_free(run, wanted)
-        self._drop_target(run)
+        self._expect(run, wanted)
         run.target = wanted
-        for node in set(wanted) - set(run.nodes):
-            self._set_node(node, expected_add=run)
-        run.state = run.view.state = JobState.PENDING_RECONFIGURATION
+        # ElastiSim's Job::updateState: only a RUNNING job becomes PENDING_RECONFIGURATION; a job in
+        # its start-up or reconfiguration step keeps its state (and is reset to RUNNING when that
+        # step ends)
+        if run.state in (JobState.RUNNING, JobState.PENDING_RECONFIGURATION):
+            run.state = run.view.state = JobState.PENDING_RECONFIGURATION
+        self._refresh(run)
 
-    def _scheduling_point(self, run: Run) -> None:
-        run.view.completed_phases = run.completed_phases  # ElastiSim reports progress at scheduling points
-        if self.config.schedule_on_scheduling_point:
+    def _scheduling_point(self, run: Run, request: int | None = None) -> None:
+        """ElastiSim's Scheduler on a scheduling point or an evolving request: invoke the algorithm,
+        then apply a pending reconfiguration of the job at once or let it continue."""
+        run.view.completed_phases = (
+            run.completed_phases
+        )  # ElastiSim reports progress at scheduling points
+        if request is not None:
+            self._invoke(InvocationType.INVOKE_EVOLVING_REQUEST, run, request)
+        elif self.config.schedule_on_scheduling_point:
             self._invoke(InvocationType.INVOKE_SCHEDULING_POINT, run)
         if run.state != JobState.PENDING_RECONFIGURATION:
             return
-        before, after = set(run.nodes), set(run.target)
-        new = [node for node in run.target if node not in before]
-        for node in before - after:
-            self._set_node(node, running_remove=run)
-        for node in new:
-            self.expected[node].discard(run.spec.identifier)
-            self._set_node(node, running_add=run)
-        run.nodes, run.target, run.expanded = list(run.target), None, new
-        run.reconfigured, run.reconfigurations = True, run.reconfigurations + 1
+        before, after = set(run.nodes), list(run.target)
+        self._expect(run, ())  # ElastiSim's IN_RECONFIGURATION: the assigned nodes are taken over
+        for node in after:
+            if node not in before:
+                self._set_node(node, running_add=run)
+        for node in run.nodes:
+            if node not in set(after):
+                self._set_node(node, running_remove=run)
+        run.nodes, run.target = after, None
+        run.expanded = [position for position, node in enumerate(after) if node not in before]
+        run.reconfiguring, run.reconfigurations = True, run.reconfigurations + 1
+        run.clock = np.full(len(after), self.now)
+        run.async_end = np.full(len(after), self.now)
         run.plans.clear()
         run.history.append((self.now, len(run.nodes)))
         run.state = run.view.state = JobState.IN_RECONFIGURATION
+        self._refresh(run)
+        if (
+            request is None
+            and not self.config.schedule_on_scheduling_point
+            and getattr(self.config, "schedule_on_reconfiguration", False)
+        ):
+            self._invoke(InvocationType.INVOKE_RECONFIGURATION, run)
 
-    # --- run-time estimates for built-in policies -------------------------------------------------------------
+    # --- run-time estimates for built-in policies -------------------------------------------------
     def estimate(self, identifier: int, nodes: int, completed_phases: int = 0) -> float:
-        """Seconds job `identifier` needs on `nodes` nodes from `completed_phases` on, without contention: PFS
-        transfers at the rate they would get alone, `on_init` included before the job has started."""
+        """Seconds job `identifier` needs on `nodes` nodes from `completed_phases` on, without
+        contention: PFS transfers at the rate they would get alone, `on_init` included before the
+        job has started."""
         run = self.runs[identifier]
         key = (identifier, nodes)
         cached = self._estimates.get(key)
@@ -363,9 +535,16 @@ class Simulation:
             spec, saved = run.spec, run.gpus
             run.gpus = run.gpus or spec.num_gpus_per_node_min
             ids, scratch = list(range(nodes)), {}
-            per_phase = [self._plan_seconds(self._plan(run, phase, ids, 0, scratch)) for phase in spec.model.phases]
-            init = 0.0 if spec.model.on_init is None else int(spec.model.on_init.iterations) * \
-                self._plan_seconds(self._plan(run, spec.model.on_init, ids, 0, scratch))
+            per_phase = [
+                self._plan_seconds(self._plan(run, phase, ids, 0, scratch))
+                for phase in spec.model.phases
+            ]
+            init = (
+                0.0
+                if spec.model.on_init is None
+                else int(spec.model.on_init.iterations)
+                * self._plan_seconds(self._plan(run, spec.model.on_init, ids, 0, scratch))
+            )
             run.gpus = saved
             cached = self._estimates[key] = (init, per_phase)
         init, per_phase = cached
@@ -380,202 +559,419 @@ class Simulation:
     def _plan_seconds(self, plan: list) -> float:
         seconds = 0.0
         for item in plan:
-            if item.__class__ is float:
-                seconds += item
-            elif item.__class__ is PfsTransfer:
+            kind = item.__class__
+            if kind is np.ndarray:
+                seconds += float(item.max()) if len(item) else 0.0
+            elif kind is Comm:
+                seconds += max(
+                    item.duration, 0.0 if item.local is None else float(item.local.max())
+                )
+            elif kind is PfsTransfer and not item.asynchronous and item.sizes:
                 capacity = self.routes[item.direction].capacity
-                flows = sum(group[0] for group in item.groups)
-                seconds += max(amount / min(cap, capacity / flows) for _, amount, cap in item.groups) + item.latency
+                share = capacity / len(item.sizes)
+                seconds += max(
+                    size / min(cap, share) for size, cap in zip(item.sizes, item.caps)
+                ) + max(item.latencies)
         return seconds
 
-    # --- the application, as a generator of what it waits for ----------------------------------------------
+    # --- the application, as a generator of what it waits for -------------------------------------
     def _variables(self, run: Run, nodes: int, iteration: int = 0) -> dict:
         variables = dict(run.spec.variables)
-        variables.update(num_nodes=float(nodes), num_gpus_per_node=float(run.gpus), num_gpus=float(nodes * run.gpus),
-                         phase_iteration=float(iteration))
+        variables.update(
+            num_nodes=float(nodes),
+            num_gpus_per_node=float(run.gpus),
+            num_gpus=float(nodes * run.gpus),
+            phase_iteration=float(iteration),
+        )
         for key, value in run.view.runtime_arguments.items():
             number = argument_value(value)
             if number is None:
-                raise self._refuse(run, f"set the runtime argument {key} to {value!r}, which is not a number")
+                raise self._refuse(
+                    run, f"set the runtime argument {key} to {value!r}, which is not a number"
+                )
             variables[key] = number
         return variables
 
-    def _plan(self, run: Run, phase, nodes: list, iteration: int, cache: dict | None = None) -> list:
-        """One iteration of a phase on `nodes`: fixed delays merged, PFS transfers, async markers."""
+    def _plan(
+        self, run: Run, phase, nodes: list, iteration: int, cache: dict | None = None
+    ) -> list:
+        """One iteration of a phase on `nodes`: per-node seconds (consecutive ones merged), barriers
+        with parallel tasks (`Comm`), PFS transfers, asynchronous work and waits for it."""
         cache = run.plans if cache is None else cache
         uses_iteration = self._uses_iteration.get(id(phase))
         if uses_iteration is None:
-            uses_iteration = self._uses_iteration[id(phase)] = "phase_iteration" in repr(phase.tasks)
-        key = (id(phase), len(nodes), iteration if uses_iteration else 0)
+            uses_iteration = self._uses_iteration[id(phase)] = "phase_iteration" in repr(
+                phase.tasks
+            )
+        key = (id(phase), tuple(nodes), iteration if uses_iteration else 0)
         plan = cache.get(key)
         if plan is not None:
             return plan
-        plan, pending = [], 0.0
+        plan = []
         variables = self._variables(run, len(nodes), iteration)
         node_ids = np.asarray(nodes)
         source = run.spec.model.source
 
         def evaluate(value, where):
             if isinstance(value, str):
-                return self.expressions.evaluate(value, variables, where=f"{where} (job {run.spec.position})",
-                                                 source=source)
+                return self.expressions.evaluate(
+                    value, variables, where=f"{where} (job {run.spec.position})", source=source
+                )
             return value
 
-        def walk(tasks):
-            nonlocal pending
+        def add(item):
+            if item.__class__ is np.ndarray and plan and plan[-1].__class__ is np.ndarray:
+                plan[-1] = plan[-1] + item
+            else:
+                plan.append(item)
+
+        def walk(tasks) -> bool:
+            asynchronous = False
             for task in tasks:
                 repeat = int(evaluate(task.iterations, f"{task.where}: iterations"))
                 if task.kind == "sequence":
                     for _ in range(repeat):
-                        walk(task.tasks)
+                        if task.synchronized:
+                            add(SYNC)
+                        if walk(
+                            task.tasks
+                        ):  # ElastiSim's SequenceTask waits for its asynchronous I/O at its end
+                            add((_WAIT, None))
                     continue
-                values = {key: evaluate(getattr(task, key), f"{task.where}: {key}")
-                          for key in ("flops", "bytes", "delay") if getattr(task, key) is not None}
+                values = {
+                    key: evaluate(getattr(task, key), f"{task.where}: {key}")
+                    for key in ("flops", "bytes", "delay")
+                    if getattr(task, key) is not None
+                }
                 try:
                     cost = task_cost(task, values, node_ids, run.gpus, self.platform)
                 except InputError as error:
                     raise error.naming(source) from None
+                asynchronous = asynchronous or task.asynchronous
                 for _ in range(repeat):
-                    if isinstance(cost, PfsTransfer):
-                        if pending:
-                            plan.append(pending)
-                            pending = 0.0
-                        plan.append(cost)
-                    elif task.asynchronous:
-                        plan.append(("async", cost))
-                    else:
-                        pending += cost
+                    if task.synchronized:
+                        add(SYNC)
+                    add(cost)
+            return asynchronous
 
         walk(phase.tasks)
-        if pending:
-            plan.append(pending)
         cache[key] = plan
         return plan
 
     def _program(self, run: Run):
+        """ElastiSim's Application actor (all ranks of the job at once, each with its own clock):
+        start-up or reconfiguration step, then phase iterations until a scheduling point, an
+        evolving request or the end. A scheduling point or evolving request comes at the start of an
+        iteration (not the first after the job starts or resumes), after the job has waited for its
+        asynchronous I/O and its ranks have met."""
         spec, model = run.spec, run.spec.model
-        if model.on_init is not None:
-            yield from self._one_time(run, model.on_init, run.nodes)
-        elastic, evolving = spec.type in ELASTIC_TYPES, spec.type in ("evolving", "adaptive")
-        remaining = sum(spec.phase_iterations)
-        for phase, iterations in zip(model.phases, spec.phase_iterations):
-            for iteration in range(iterations):
-                if evolving and phase.evolving_request is not None:
-                    yield _EVOLVE, self._evolving_request(run, phase, iteration)
-                yield from self._plan(run, phase, run.nodes, iteration)
+        evolving = spec.type in ("evolving", "adaptive")
+        pointed = spec.type in ("malleable", "adaptive")
+        phases = [
+            (phase, iterations)
+            for phase, iterations in zip(model.phases, spec.phase_iterations)
+            if iterations > 0
+        ]
+        if not phases:
+            yield _WAIT, None
+            yield SYNC
+            yield _AT, None
+            return
+        index, remaining = 0, phases[0][1]
+        phase_start = (
+            True  # the next iteration is the first of its phase (for final_scheduling_point)
+        )
+        previous = None  # the phase before the current one
+        while True:  # one life of the application actor
+            if run.initializing:
+                run.initializing = False
+                yield from self._one_time(run, model.on_init, run.nodes)
+            if run.reconfiguring:
+                run.reconfiguring = False
+                yield from self._one_time(run, model.on_reconfiguration, run.nodes)
+            yield SYNC
+            yield _AT, None
+            yield _RUNNING, None  # rank 0 sets the job RUNNING once its ranks have met
+            if run.expanded:
+                expanded, run.expanded = run.expanded, []
+                if model.on_expansion is not None:
+                    yield _SELECT, np.asarray(expanded)
+                    yield from self._one_time(
+                        run, model.on_expansion, [run.nodes[i] for i in expanded]
+                    )
+                    yield _SELECT, None
+            initial = True
+            while True:
+                phase, iterations = phases[index]
+                if not initial:
+                    if evolving and phase.evolving_request is not None:
+                        request = self._evolving_request(run, phase, iterations - remaining)
+                        if request != len(run.nodes):
+                            yield _WAIT, None
+                            yield SYNC
+                            yield _AT, None
+                            yield _EVOLVE, request
+                            break
+                    elif (
+                        pointed
+                        and phase.scheduling_point
+                        and not (
+                            phase_start
+                            and previous is not None
+                            and not previous.final_scheduling_point
+                        )
+                    ):
+                        yield _WAIT, None
+                        yield SYNC
+                        yield _AT, None
+                        yield _POINT, None
+                        break
+                if phase.barrier:
+                    yield _WAIT, None
+                    yield SYNC
+                yield from self._plan(run, phase, run.nodes, iterations - remaining)
                 remaining -= 1
                 run.completed_phases += 1
+                initial, phase_start = False, False
                 if remaining == 0:
-                    break
-                if elastic and phase.scheduling_point and (iteration < iterations - 1 or phase.final_scheduling_point):
-                    yield _WAIT, None
-                    yield _POINT, None
-                    if run.reconfigured:
-                        run.reconfigured = False
-                        if model.on_reconfiguration is not None:
-                            yield from self._one_time(run, model.on_reconfiguration, run.nodes)
-                        if run.state == JobState.IN_RECONFIGURATION:
-                            run.state = run.view.state = JobState.RUNNING
-                        if model.on_expansion is not None and run.expanded:
-                            yield from self._one_time(run, model.on_expansion, run.expanded)
-        yield _WAIT, None
+                    index += 1
+                    if index == len(phases):
+                        yield _WAIT, None
+                        yield SYNC
+                        yield _AT, None
+                        return
+                    previous, remaining, phase_start = phase, phases[index][1], True
 
     def _one_time(self, run: Run, phase, nodes: list):
+        if phase is None:
+            return
         for _ in range(int(phase.iterations)):
             yield from self._plan(run, phase, nodes, 0)
         yield _WAIT, None
 
     def _evolving_request(self, run: Run, phase, iteration: int) -> int:
-        value = self.expressions.evaluate(phase.evolving_request, self._variables(run, len(run.nodes), iteration),
-                                          where=f"{phase.where}: evolving_request (job {run.spec.position})",
-                                          source=run.spec.model.source)
+        variables = self._variables(run, len(run.nodes), iteration)
+        # ElastiSim's Job::calculateEvolvingRequest also knows the job's bounds
+        variables.update(
+            num_nodes_min=float(run.spec.num_nodes_min), num_nodes_max=float(run.spec.num_nodes_max)
+        )
+        value = self.expressions.evaluate(
+            phase.evolving_request,
+            variables,
+            where=f"{phase.where}: evolving_request (job {run.spec.position})",
+            source=run.spec.model.source,
+        )
         request = int(value)
         if self.config.clip_evolving_requests:
             request = min(max(request, run.spec.num_nodes_min), run.spec.num_nodes_max)
         return request
 
     def _step(self, run: Run) -> None:
-        """Advance a job's program until it waits for time, a PFS transfer or its async I/O; or ends."""
+        """Advance a job's program until it waits for a time, a PFS transfer or its async I/O; or
+        ends."""
         token = run.token
         program = run.program
         if run.io_since >= 0:
             self._io_done(run)
         while True:
-            try:
-                item = next(program)
-            except StopIteration:
-                self._finish(run, JobState.COMPLETED)
-                if self.config.schedule_on_job_finalize:
-                    self._invoke(InvocationType.INVOKE_JOB_COMPLETED, run)
-                return
-            if item.__class__ is float:
-                self._push(self.now + item, _RESUME, run, token)
-                return
-            if item.__class__ is PfsTransfer:
-                transfer = Transfer(item.groups, (run, item))
-                run.transfers.add(transfer)
-                self._start_transfer(item.direction, transfer)
-                if item.asynchronous:
-                    run.async_transfers += 1
+            if run.held is not None:
+                item, run.held = run.held, None
+            else:
+                try:
+                    item = next(program)
+                except StopIteration:
+                    self._finish(run, JobState.COMPLETED)
+                    if self.config.schedule_on_job_finalize:
+                        self._invoke(InvocationType.INVOKE_JOB_COMPLETED, run)
+                    return
+            kind = item.__class__
+            select = run.select
+            if run.busy or run.queues:
+                # some nodes still transfer: their later fixed-length work and PFS flows queue up
+                # behind the transfer; anything else waits until every node is done (ElastiSim's
+                # ranks run on their own)
+                if select is None and kind in (np.ndarray, PfsTransfer, AsyncWork):
+                    self._defer(run, item)
                     continue
-                run.io_since = self.now
+                run.held = item
+                run.io_since = max(float(run.clock.max()), self.now)
                 return
-            kind, value = item
-            if kind == "async":
-                run.async_until = max(run.async_until, self.now + value)
-            elif kind == _WAIT:
-                if run.async_transfers:
-                    run.waiting_async = True
-                    run.io_since = self.now
-                    return
-                if run.async_until > self.now:
-                    self._push(run.async_until, _RESUME, run, token)
-                    run.io_since = self.now
-                    return
-            elif kind == _POINT:
-                self._scheduling_point(run)
-                if run.token != token:
-                    return
-            elif kind == _EVOLVE:
-                self._invoke(InvocationType.INVOKE_EVOLVING_REQUEST, run, value)
-                if run.token != token:
-                    return
+            if kind is np.ndarray:
+                if select is None:
+                    run.clock += item
+                else:
+                    run.clock[select] += item
+            elif kind is Comm:
+                clock = run.clock if select is None else run.clock[select]
+                met = clock.max() + item.duration if len(clock) else self.now
+                clock = (
+                    np.full(len(clock), met)
+                    if item.local is None
+                    else np.maximum(clock + item.local, met)
+                )
+                if select is None:
+                    run.clock = clock
+                else:
+                    run.clock[select] = clock
+            elif kind is PfsTransfer:
+                self._start_pfs(run, item)
+            elif kind is AsyncWork:
+                positions = slice(None) if select is None else select
+                run.async_end[positions] = np.maximum(
+                    run.async_end[positions], run.clock[positions] + item.seconds
+                )
+            else:
+                kind, value = item
+                if kind == _WAIT:
+                    if run.async_transfers:
+                        run.waiting_async = True
+                        run.io_since = max(float(run.clock.max()), self.now)
+                        return
+                    np.maximum(run.clock, run.async_end, out=run.clock)
+                elif kind == _AT:
+                    met = float(run.clock.max())
+                    if met > self.now:
+                        self._push(met, _RESUME, run, token)
+                        return
+                elif kind == _RUNNING:
+                    if run.state in (JobState.IN_RECONFIGURATION, JobState.PENDING_RECONFIGURATION):
+                        run.state = run.view.state = JobState.RUNNING
+                        self._refresh(run)
+                elif kind == _POINT:
+                    self._scheduling_point(run)
+                    if run.token != token:
+                        return
+                elif kind == _EVOLVE:
+                    self._scheduling_point(run, value)
+                    if run.token != token:
+                        return
+                elif kind == _SELECT:
+                    run.select = value
 
     def _io_done(self, run: Run) -> None:
         if self.now > run.io_since:
             self.io_log.append((run.spec.identifier, run.io_since, self.now, run.nodes))
         run.io_since = -1.0
 
-    # --- PFS transfers ----------------------------------------------------------------------------------------
+    # --- PFS transfers ----------------------------------------------------------------------------
+    def _defer(self, run: Run, item) -> None:
+        """Per-node work (delays, a PFS task, asynchronous node-local work) while some nodes still
+        transfer: the free nodes do it now, the busy ones queue it."""
+        waiting = run.busy | run.queues.keys()
+        kind = item.__class__
+        if kind is np.ndarray or kind is AsyncWork:
+            values = item if kind is np.ndarray else item.seconds
+            for position in waiting:
+                run.queues.setdefault(position, []).append(
+                    float(values[position])
+                    if kind is np.ndarray
+                    else ("async", float(values[position]))
+                )
+            free = np.ones(len(run.clock), dtype=bool)
+            free[list(waiting)] = False
+            if kind is np.ndarray:
+                run.clock[free] += item[free]
+            else:
+                run.async_end[free] = np.maximum(
+                    run.async_end[free], run.clock[free] + values[free]
+                )
+            return
+        now = [index for index, position in enumerate(item.positions) if position not in waiting]
+        for index, position in enumerate(item.positions):
+            if position in waiting:
+                run.queues.setdefault(position, []).append((item, index))
+        self._start_pfs(run, item, now)
+
+    def _drain(self, run: Run, position: int) -> None:
+        """A node's transfer ended: it does the work it queued meanwhile, up to its next flow."""
+        queue = run.queues.get(position)
+        while queue:
+            entry = queue.pop(0)
+            if entry.__class__ is float:
+                run.clock[position] += entry
+            elif entry[0] == "async":
+                run.async_end[position] = max(
+                    run.async_end[position], run.clock[position] + entry[1]
+                )
+            else:
+                self._start_pfs(run, entry[0], [entry[1]])
+                if not entry[0].asynchronous:
+                    break
+        if not queue:
+            run.queues.pop(position, None)
+
+    def _start_pfs(self, run: Run, item: PfsTransfer, indices=None) -> bool:
+        """Start one flow per node with bytes (or the flows `indices` of the task), each after its
+        route latency from the node's clock (SimGrid's L07 model pays the latency first); False when
+        none starts."""
+        select = run.select
+        starts: dict[float, list] = {}
+        bandwidth = self.platform.bandwidth
+        for index in range(len(item.positions)) if indices is None else indices:
+            position = item.positions[index]
+            if select is not None:
+                position = int(select[position])
+            when = max(float(run.clock[position]) + item.latencies[index], self.now)
+            node = run.nodes[position]
+            starts.setdefault(when, []).append(
+                (position, item.sizes[index], item.caps[index], node, float(bandwidth[node]))
+            )
+            if not item.asynchronous:
+                run.busy.add(position)
+        for when, flows in starts.items():
+            transfer = Transfer(flows, (run, item, run.token), item.direction)
+            run.transfers.add(transfer)
+            if item.asynchronous:
+                run.async_transfers += 1
+            if when <= self.now:
+                self._start_transfer(item.direction, transfer)
+            else:
+                self._push(when, _FLOW, transfer)
+        return bool(starts)
+
     def _start_transfer(self, direction: str, transfer: Transfer) -> None:
         link = self.routes[direction]
         self._settle(link)
-        link.transfers[transfer] = None
+        link.add(transfer)
         self._reshare(link)
 
     def _cancel_transfer(self, transfer: Transfer) -> None:
-        run, item = transfer.owner
+        run, item, _ = transfer.owner
         link = self.routes[item.direction]
-        self._settle(link)
-        link.transfers.pop(transfer, None)
+        if transfer in link.transfers:
+            self._settle(link)
+            link.remove(transfer)
+            self._reshare(link)
         run.transfers.discard(transfer)
-        self._reshare(link)
 
     def _settle(self, link: SharedLink) -> None:
-        for transfer in link.advance(self.now):
-            run, item = transfer.owner
-            run.transfers.discard(transfer)
-            if run.program is None:  # the job stopped while the transfer ended
+        for transfer, group in link.advance(self.now):
+            run, item, token = transfer.owner
+            if (
+                run.program is None or token != run.token
+            ):  # the job stopped while the transfer ended
                 continue
-            done = self.now + item.latency
+            positions = group[5]
+            if item.asynchronous:
+                run.async_end[positions] = np.maximum(run.async_end[positions], self.now)
+            else:
+                run.clock[positions] = self.now
+                for position in positions:
+                    run.busy.discard(position)
+                    self._drain(run, position)
+                if run.held is not None and not run.busy and not run.queues:
+                    self._push(
+                        self.now, _RESUME, run, run.token
+                    )  # every node is done: the job goes on
+            if transfer.left:
+                continue
+            run.transfers.discard(transfer)
             if item.asynchronous:
                 run.async_transfers -= 1
-                run.async_until = max(run.async_until, done)
                 if run.waiting_async and not run.async_transfers:
                     run.waiting_async = False
-                    self._push(max(done, run.async_until), _RESUME, run, run.token)
-            else:
-                self._push(done, _RESUME, run, run.token)
+                    np.maximum(run.clock, run.async_end, out=run.clock)  # the wait it was in ends
+                    self._push(self.now, _RESUME, run, run.token)
 
     def _reshare(self, link: SharedLink) -> None:
         if link.transfers:
@@ -583,15 +979,30 @@ class Simulation:
         else:
             link.share()
         read, write = self.routes.get("pfs_read"), self.routes.get("pfs_write")
-        self.pfs_log.append((self.now, read.throughput if read else 0.0, write.throughput if write else 0.0))
+        self.pfs_log.append(
+            (self.now, read.throughput if read else 0.0, write.throughput if write else 0.0)
+        )
 
     def _link_event(self, link: SharedLink) -> None:
         self._settle(link)
         self._reshare(link)
 
 
-def simulate(configuration: Configuration, platform: Platform, jobs: list[JobSpec], algorithm, *,
-             expressions: Expressions | None = None, algorithm_name: str = "algorithm") -> Simulation:
+def simulate(
+    configuration: Configuration,
+    platform: Platform,
+    jobs: list[JobSpec],
+    algorithm,
+    *,
+    expressions: Expressions | None = None,
+    algorithm_name: str = "algorithm",
+) -> Simulation:
     """Run one scenario; the finished `Simulation` holds the per-job runs and the logs."""
-    return Simulation(configuration, platform, jobs, algorithm, expressions=expressions,
-                      algorithm_name=algorithm_name).run()
+    return Simulation(
+        configuration,
+        platform,
+        jobs,
+        algorithm,
+        expressions=expressions,
+        algorithm_name=algorithm_name,
+    ).run()

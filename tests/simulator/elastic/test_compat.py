@@ -22,8 +22,10 @@ def test_fcfs_algorithm_file_runs_unmodified(tmp_path):
     jobs = [{"type": "rigid", "submit_time": 0, "num_nodes": 2, "arguments": {"iterations": 2, "flops": 1e9}},
             {"type": "moldable", "submit_time": 0, "num_nodes_min": 1, "num_nodes_max": 8,
              "arguments": {"iterations": 2, "flops": 1e9}},
-            {"type": "malleable", "submit_time": 1, "num_nodes_min": 1, "num_nodes_max": 8,
+            {"type": "malleable", "submit_time": 0.5, "num_nodes_min": 1, "num_nodes_max": 8,
              "arguments": {"iterations": 5, "flops": 8e9}}]
+    # submitted after the moldable job ended (at 1/3 s) and before the rigid one ends (at 1 s): it starts on the
+    # 6 free nodes and is expanded at its first scheduling point after the rigid job's nodes are free
     sim = run_scenario(write_scenario(tmp_path, jobs, compute_model()), schedule)
     assert [run.status for run in sim.runs] == ["completed"] * 3
     assert sim.runs[1].history[0][1] == 6  # moldable: all 6 nodes left free at time 0
