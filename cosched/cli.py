@@ -22,7 +22,8 @@ BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE, what a shell reports for a process kill
 COMMAND_MODULES = ("cosched.theory.cli", "cosched.strategies.cli", "cosched.strategies.worst_case_cli",
                    "cosched.simulator.cli", "cosched.simulator.co_cli", "cosched.simulator.bound_cli",
                    "cosched.simulator.elastic.cli", "cosched.simulator.elastic.experiment_cli",
-                   "cosched.simulator.hybrid.cli", "cosched.measurement.cli", "cosched.measurement.execute_cli")
+                   "cosched.simulator.hybrid.cli", "cosched.measurement.cli", "cosched.measurement.execute_cli",
+                   "cosched.measurement.heatmap_cli")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,172 @@
+"""One run of a heatmap measurement: start its launches, time them, restart the shorter member of a pair.
+
+`run_measurement(spec)` is what a local thread or a Dask worker executes for one run (`heatmap_plan.place`
+gives the launches). Wall time is measured around each launch (from just before the start to the moment its
+process is reaped, seen by a thread blocked on it). In a pair both applications start together; one that
+finishes first is restarted at once, so that the other has its neighbour until it finishes (003 §4.2: "any
+completed job being restarted"); each application's time is its first complete run. A non-zero exit, a
+timeout or a stop ends the run and kills every launch of it.
+
+Every launch goes through the task containment (`cosched.containment`): one containment per process, opened
+on first use; `stop_all()` kills every launch of this process and makes running measurements return
+"stopped" (Ctrl-C of the command, or `Client.run` on every Dask worker).
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import queue
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from cosched.measurement.heatmap_spec import render
+
+__all__ = ["run_measurement", "stop_all", "reset", "OUTPUT_TAIL_CHARS", "ENV_LAUNCH_START", "ENV_RUN"]
+
+OUTPUT_TAIL_CHARS = 4000  # characters of a failed launch's output kept in its log
+ENV_LAUNCH_START = "COSCHED_LAUNCH_START"  # Unix time just before the launch (a fake launcher may use it)
+ENV_RUN = "COSCHED_HEATMAP_RUN"  # the run id, also in the environment of every launch
+STOPPED = "stopped"
+
+_lock = threading.Lock()
+_start_lock = threading.Lock()
+_stop = threading.Event()
+_active: set = set()
+_containment = None
+
+
+def _open():
+    """This process's containment (opened once, closed at exit: every task it started is killed)."""
+    global _containment
+    with _lock:
+        if _containment is None:
+            from cosched.containment import open_containment
+
+            _containment = open_containment("auto")
+            atexit.register(_containment.close)
+        return _containment
+
+
+def stop_all() -> int:
+    """Kill every launch of this process and stop running measurements; returns how many were killed."""
+    _stop.set()
+    with _lock:
+        tasks = list(_active)
+    for task in tasks:
+        task.kill()
+    return len(tasks)
+
+
+def reset() -> None:
+    """Allow measurements again after `stop_all` (a new command in the same process)."""
+    _stop.clear()
+
+
+class _Launch:
+    """One started launch of a role, with the thread that reaps it and reports (role, end time, status)."""
+
+    def __init__(self, role: dict, index: int, folder: Path, count: int, events: queue.Queue, run: str):
+        values = dict(role["values"])
+        hostfile = folder / f"hosts{index}.txt"
+        hostfile.write_text("".join(f"{host} slots={values['ppn']}\n" for host in role["hosts"]))
+        values["hostfile"] = str(hostfile)
+        command = render(role["command"], values)
+        env = {**os.environ, **role["env"], ENV_RUN: run}
+        self.log = folder / f"output{index}.{count}.txt"
+        self.killed = False
+        with open(self.log, "wb") as output, _start_lock:  # one start at a time per containment
+            env[ENV_LAUNCH_START] = repr(time.time())
+            self.started = time.monotonic()
+            self.task = _open().start(command, cwd=role["cwd"], env=env, name=f"{role['app']}-{index}",
+                                      stdout=output, stderr=subprocess.STDOUT)
+        with _lock:
+            _active.add(self.task)
+        self.thread = threading.Thread(target=self._reap, args=(index, events), daemon=True)
+        self.thread.start()
+
+    def _reap(self, index: int, events: queue.Queue) -> None:
+        code = self.task.process.wait()
+        events.put((index, time.monotonic(), code, self))
+
+    def kill(self) -> None:
+        self.killed = True
+        self.task.kill()
+        self.thread.join(5.0)
+        with _lock:
+            _active.discard(self.task)
+        self.task.close()
+
+    def finish(self) -> None:
+        with _lock:
+            _active.discard(self.task)
+        self.task.close()
+
+    def output(self) -> str:
+        try:
+            text = self.log.read_text(errors="replace")
+        except OSError:
+            return ""
+        return text[-OUTPUT_TAIL_CHARS:]
+
+
+def run_measurement(spec: dict) -> dict:
+    """Run the launches of one measurement (`spec`: run id and roles) and return its result:
+    ``status`` (ok, failed, timeout, stopped), ``times`` (seconds per role, first complete run),
+    ``returncode``, ``output`` (tail of a failed launch's output), ``hosts``, ``restarts``."""
+    roles = spec["roles"]
+    events: queue.Queue = queue.Queue()
+    times: list[float | None] = [None] * len(roles)
+    hosts = sorted({host for role in roles for host in role["hosts"]})
+    result = {"run": spec["run"], "status": "ok", "times": times, "returncode": 0, "output": "",
+              "hosts": hosts, "restarts": 0}
+    if _stop.is_set():
+        return {**result, "status": STOPPED}
+    with tempfile.TemporaryDirectory(prefix="cosched-heatmap-") as folder:
+        running: dict[int, _Launch] = {}
+        counts = [0] * len(roles)
+
+        def launch(index: int) -> None:
+            counts[index] += 1
+            running[index] = _Launch(roles[index], index, Path(folder), counts[index], events, spec["run"])
+
+        try:
+            for index in range(len(roles)):
+                launch(index)
+            while True:
+                deadline = min((launch_.started + roles[i]["timeout"] for i, launch_ in running.items()
+                                if roles[i]["timeout"] is not None), default=None)
+                wait = 0.2 if deadline is None else max(0.0, min(0.2, deadline - time.monotonic()))
+                try:
+                    index, ended, code, which = events.get(timeout=wait)
+                except queue.Empty:
+                    if _stop.is_set():
+                        return {**result, "status": STOPPED}
+                    late = [i for i, launch_ in running.items() if roles[i]["timeout"] is not None
+                            and time.monotonic() - launch_.started >= roles[i]["timeout"]]
+                    if late:
+                        output = running[late[0]].output()
+                        return {**result, "status": "timeout", "returncode": None,
+                                "output": f"{roles[late[0]]['app']}: no exit within {roles[late[0]]['timeout']} s"
+                                          f"\n{output}"}
+                    continue
+                if which.killed or running.get(index) is not which:
+                    continue
+                if _stop.is_set():
+                    return {**result, "status": STOPPED}
+                del running[index]
+                which.finish()
+                if code != 0:
+                    return {**result, "status": "failed", "returncode": code,
+                            "output": f"{roles[index]['app']} exited with status {code}\n{which.output()}"}
+                if times[index] is None:
+                    times[index] = ended - which.started
+                if all(value is not None for value in times):
+                    return result
+                launch(index)  # its neighbour is still running: keep it company (003 §4.2)
+                result["restarts"] += 1
+        finally:
+            for launch_ in list(running.values()):
+                launch_.kill()
