@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import os
 import queue
+import signal
 import subprocess
 import tempfile
 import threading
@@ -38,14 +39,48 @@ _active: set = set()
 _containment = None
 
 
+class _Session:
+    """A launch in a session of its own, killed as a process group: the stand-in where the task containment
+    (`cosched.containment`) is not installed. Processes that leave the group are not seen."""
+
+    def __init__(self, command, *, cwd, env, stdout, stderr):
+        from cosched.processes import die_with_parent
+
+        parent = os.getpid()
+        self.process = subprocess.Popen(["/bin/sh", "-c", command] if isinstance(command, str) else command,
+                                        cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                                        start_new_session=True, preexec_fn=lambda: die_with_parent(parent))
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.process.wait()
+
+    def close(self) -> None:
+        self.kill()
+
+
+class _Sessions:
+    def start(self, command, *, cwd=None, env=None, name=None, stdout=None, stderr=None) -> _Session:
+        return _Session(command, cwd=cwd, env=env, stdout=stdout, stderr=stderr)
+
+    def close(self) -> None:
+        pass
+
+
 def _open():
     """This process's containment (opened once, closed at exit: every task it started is killed)."""
     global _containment
     with _lock:
         if _containment is None:
-            from cosched.containment import open_containment
-
-            _containment = open_containment("auto")
+            try:
+                from cosched.containment import open_containment
+            except ModuleNotFoundError:
+                _containment = _Sessions()
+            else:
+                _containment = open_containment("auto")
             atexit.register(_containment.close)
         return _containment
 
