@@ -1,10 +1,20 @@
-"""`cosched measure-heatmap`: measure a co-location heatmap of real applications across the nodes of a cluster."""
+"""`cosched measure-heatmap`: measure the co-location heatmap of applications on a cluster."""
+
 from __future__ import annotations
 
 import json
 import sys
 
-from cosched.cli_options import add_json, add_out, add_plots, add_quiet, add_seed, announce, notice, plots_target
+from cosched.cli_options import (
+    add_json,
+    add_out,
+    add_plots,
+    add_quiet,
+    add_seed,
+    announce,
+    notice,
+    plots_target,
+)
 from cosched.errors import InputError
 
 __all__ = ["register"]
@@ -24,37 +34,70 @@ def _count(minimum: int):
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text!r}")
         return value
+
     return parse
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "measure-heatmap", help="measure the pairwise co-location heatmap of applications on a cluster's nodes",
-        description="Run every application compact (N nodes) and spread (2N nodes, half the cores), and every "
-                    "pair co-located on the same 2N nodes (each on its half of every node), R times in random "
-                    "order, on disjoint node sets in parallel; write DIR/heatmap.csv (thesis layout with the "
-                    "spread of the repeats, loads with --heatmap), runs.csv (every attempt), summary.json. "
-                    "Rerunning the same command resumes.")
-    parser.add_argument("--apps", required=True, metavar="APPS.json",
-                        help="applications: name, np, command template with {np} {nodes} {ppn} {hosts} "
-                             "{hostfile} {cpus} {name} {mode} {corunner} {run}; optional cwd, env, timeout, "
-                             "estimate")
-    parser.add_argument("--nodes", required=True, metavar="SPEC",
-                        help="the node pool: slurm (this allocation), hosts:FILE (hostfile with slots) or "
-                             "local:K (this machine's CPUs as K nodes)")
-    parser.add_argument("--repeats", type=_count(1), default=DEFAULT_REPEATS,
-                        help=f"repeats of every run (default {DEFAULT_REPEATS})")
-    parser.add_argument("--pairs", default="all", metavar="all|FILE",
-                        help="pairs to co-run: all (every unordered pair with self-pairs) or a file of 'A,B' "
-                             "lines (default all)")
-    parser.add_argument("--retries", type=_count(0), default=DEFAULT_RETRIES,
-                        help=f"retries of a failed run per invocation (default {DEFAULT_RETRIES})")
-    parser.add_argument("--dask", metavar="ADDRESS",
-                        help="run the launches on a dask.distributed cluster: tcp://host:port or local")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print the plan (runs, node-hours, shortest wall time on this pool) and exit")
-    parser.add_argument("--force", action="store_true",
-                        help="start over in DIR, removing what an earlier measure-heatmap wrote there")
+        "measure-heatmap",
+        help="measure the pairwise co-location heatmap of applications on a cluster's nodes",
+        description="Run every application compact (N nodes) and spread (2N nodes, half the "
+        "cores), and every "
+        "pair co-located on the same 2N nodes (each on its half of every node), R times in random "
+        "order, on disjoint node sets in parallel; write DIR/heatmap.csv (thesis layout with the "
+        "spread of the repeats, loads with --heatmap), runs.csv (every attempt), summary.json. "
+        "Rerunning the same command resumes.",
+    )
+    parser.add_argument(
+        "--apps",
+        required=True,
+        metavar="APPS.json",
+        help="applications: name, np, command template with {np} {nodes} {ppn} {hosts} "
+        "{hostfile} {cpus} {name} {mode} {corunner} {run}; optional cwd, env, timeout, "
+        "estimate",
+    )
+    parser.add_argument(
+        "--nodes",
+        required=True,
+        metavar="SPEC",
+        help="the node pool: slurm (this allocation), hosts:FILE (hostfile with slots) or "
+        "local:K (this machine's CPUs as K nodes)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=_count(1),
+        default=DEFAULT_REPEATS,
+        help=f"repeats of every run (default {DEFAULT_REPEATS})",
+    )
+    parser.add_argument(
+        "--pairs",
+        default="all",
+        metavar="all|FILE",
+        help="pairs to co-run: all (every unordered pair with self-pairs) or a file of 'A,B' "
+        "lines (default all)",
+    )
+    parser.add_argument(
+        "--retries",
+        type=_count(0),
+        default=DEFAULT_RETRIES,
+        help=f"retries of a failed run per invocation (default {DEFAULT_RETRIES})",
+    )
+    parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run the launches on a dask.distributed cluster: tcp://host:port or local",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the plan (runs, node-hours, shortest wall time on this pool) and exit",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="start over in DIR, removing what an earlier measure-heatmap wrote there",
+    )
     add_seed(parser, "seed of the random run order")
     add_plots(parser, "heatmap.png into DIR", default_on=True)
     add_out(parser, "folder", "heatmap.csv, runs.csv, runs.done, logs/, summary.json, heatmap.png")
@@ -81,13 +124,19 @@ def _dry_run(args, apps, nodes, pairs) -> int:
     if args.json:
         print(json.dumps(summary))
         return 0
-    print(f"{summary['runs']} runs: {summary['compact_runs']} compact, {summary['spread_runs']} spread, "
-          f"{summary['pair_runs']} co-located ({args.repeats} repeats); {len(nodes)} nodes of {cores} cores, "
-          f"largest run {summary['largest_run_nodes']} nodes")
+    print(
+        f"{summary['runs']} runs: {summary['compact_runs']} compact, "
+        f"{summary['spread_runs']} spread, "
+        f"{summary['pair_runs']} co-located ({args.repeats} repeats); "
+        f"{len(nodes)} nodes of {cores} cores, "
+        f"largest run {summary['largest_run_nodes']} nodes"
+    )
     unknown = summary["runs_without_estimate"]
     note = f" (+ {unknown} runs without an 'estimate')" if unknown else ""
-    print(f"node-hours: {summary['node_hours']:.4g}{note}; wall time on {len(nodes)} nodes: at least "
-          f"{summary['wall_hours_at_least']:.4g} h")
+    print(
+        f"node-hours: {summary['node_hours']:.4g}{note}; wall time on {len(nodes)} nodes: at least "
+        f"{summary['wall_hours_at_least']:.4g} h"
+    )
     return 0
 
 
@@ -106,28 +155,47 @@ def _measure_heatmap(args) -> int:
     check_outputs(("--out", args.out, "folder"))
     from cosched.measurement.heatmap_run import measure_heatmap
 
-    result = measure_heatmap(apps, nodes, args.out, repeats=args.repeats, pairs=pairs, seed=args.seed,
-                             retries=args.retries, dask=args.dask, progress=not args.quiet, force=args.force,
-                             say=lambda text: notice(args, text))
+    result = measure_heatmap(
+        apps,
+        nodes,
+        args.out,
+        repeats=args.repeats,
+        pairs=pairs,
+        seed=args.seed,
+        retries=args.retries,
+        dask=args.dask,
+        progress=not args.quiet,
+        force=args.force,
+        say=lambda text: notice(args, text),
+    )
     if plots is not None and result.heatmap is not None:
-        from cosched.theory.heatmap import plot_heatmap, read_heatmap
+        from cosched.theory.heatmap import read_heatmap
+        from cosched.theory.heatmap_spread import plot_heatmap_spread, read_spread
 
-        plot_heatmap(read_heatmap(result.heatmap), plots)
+        heatmap = read_heatmap(result.heatmap)
+        plot_heatmap_spread(heatmap, read_spread(result.heatmap, heatmap), plots)
     else:
         plots = None
     if args.json:
         print(json.dumps(result.to_json()))
     else:
-        print(f"{result.done}/{result.runs} runs done ({result.done - result.done_before} now, "
-              f"{result.attempts} attempts, {result.node_hours:.3g} node-hours, {result.seconds:.1f} s)")
+        print(
+            f"{result.done}/{result.runs} runs done ({result.done - result.done_before} now, "
+            f"{result.attempts} attempts, {result.node_hours:.3g} node-hours, "
+            f"{result.seconds:.1f} s)"
+        )
     announce(args, result.heatmap, f"{args.out}/runs.csv", f"{args.out}/summary.json", plots)
     problems = []
     if result.failed_runs:
-        problems.append(f"{len(result.failed_runs)} run(s) failed after every retry (see {args.out}/logs; "
-                        f"rerun to try them again)")
+        problems.append(
+            f"{len(result.failed_runs)} run(s) failed after every retry (see {args.out}/logs; "
+            f"rerun to try them again)"
+        )
     if result.unplaced_runs:
-        problems.append(f"{len(result.unplaced_runs)} run(s) need more nodes than are left in the pool "
-                        f"(hosts left: {', '.join(result.hosts_left)})")
+        problems.append(
+            f"{len(result.unplaced_runs)} run(s) need more nodes than are left in the pool "
+            f"(hosts left: {', '.join(result.hosts_left)})"
+        )
     for problem in problems:
         print(f"cosched measure-heatmap: {problem}", file=sys.stderr)
     return 1 if problems else 0

@@ -1,16 +1,19 @@
-"""One run of a heatmap measurement: start its launches, time them, restart the shorter member of a pair.
+"""One run of a heatmap measurement: start its launches, time them, restart the shorter member of a
+pair.
 
-`run_measurement(spec)` is what a local thread or a Dask worker executes for one run (`heatmap_plan.place`
-gives the launches). Wall time is measured around each launch (from just before the start to the moment its
-process is reaped, seen by a thread blocked on it). In a pair both applications start together; one that
-finishes first is restarted at once, so that the other has its neighbour until it finishes (003 §4.2: "any
-completed job being restarted"); each application's time is its first complete run. A non-zero exit, a
-timeout or a stop ends the run and kills every launch of it.
+`run_measurement(spec)` is what a local thread or a Dask worker executes for one run
+(`heatmap_plan.place` gives the launches). Wall time is measured around each launch (from just
+before the start to the moment its process is reaped, seen by a thread blocked on it). In a pair
+both applications start together; one that finishes first is restarted at once, so that the other
+has its neighbour until it finishes (003 §4.2: "any completed job being restarted"); each
+application's time is its first complete run. A non-zero exit, a timeout or a stop ends the run and
+kills every launch of it.
 
-Every launch goes through the task containment (`cosched.containment`): one containment per process, opened
-on first use; `stop_all()` kills every launch of this process and makes running measurements return
-"stopped" (Ctrl-C of the command, or `Client.run` on every Dask worker).
+Every launch goes through the task containment (`cosched.containment`): one containment per process,
+opened on first use; `stop_all()` kills every launch of this process and makes running measurements
+return "stopped" (Ctrl-C of the command, or `Client.run` on every Dask worker).
 """
+
 from __future__ import annotations
 
 import atexit
@@ -25,10 +28,19 @@ from pathlib import Path
 
 from cosched.measurement.heatmap_spec import render
 
-__all__ = ["run_measurement", "stop_all", "reset", "OUTPUT_TAIL_CHARS", "ENV_LAUNCH_START", "ENV_RUN"]
+__all__ = [
+    "run_measurement",
+    "stop_all",
+    "reset",
+    "OUTPUT_TAIL_CHARS",
+    "ENV_LAUNCH_START",
+    "ENV_RUN",
+]
 
 OUTPUT_TAIL_CHARS = 4000  # characters of a failed launch's output kept in its log
-ENV_LAUNCH_START = "COSCHED_LAUNCH_START"  # Unix time just before the launch (a fake launcher may use it)
+ENV_LAUNCH_START = (
+    "COSCHED_LAUNCH_START"  # Unix time just before the launch (a fake launcher may use it)
+)
 ENV_RUN = "COSCHED_HEATMAP_RUN"  # the run id, also in the environment of every launch
 STOPPED = "stopped"
 
@@ -40,16 +52,24 @@ _containment = None
 
 
 class _Session:
-    """A launch in a session of its own, killed as a process group: the stand-in where the task containment
-    (`cosched.containment`) is not installed. Processes that leave the group are not seen."""
+    """A launch in a session of its own, killed as a process group: the stand-in where the task
+    containment (`cosched.containment`) is not installed. Processes that leave the group are not
+    seen."""
 
     def __init__(self, command, *, cwd, env, stdout, stderr):
         from cosched.processes import die_with_parent
 
         parent = os.getpid()
-        self.process = subprocess.Popen(["/bin/sh", "-c", command] if isinstance(command, str) else command,
-                                        cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                                        start_new_session=True, preexec_fn=lambda: die_with_parent(parent))
+        self.process = subprocess.Popen(
+            ["/bin/sh", "-c", command] if isinstance(command, str) else command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
+            preexec_fn=lambda: die_with_parent(parent),
+        )
 
     def kill(self) -> None:
         try:
@@ -63,7 +83,9 @@ class _Session:
 
 
 class _Sessions:
-    def start(self, command, *, cwd=None, env=None, name=None, stdout=None, stderr=None) -> _Session:
+    def start(
+        self, command, *, cwd=None, env=None, name=None, stdout=None, stderr=None
+    ) -> _Session:
         return _Session(command, cwd=cwd, env=env, stdout=stdout, stderr=stderr)
 
     def close(self) -> None:
@@ -86,7 +108,7 @@ def _open():
 
 
 def stop_all() -> int:
-    """Kill every launch of this process and stop running measurements; returns how many were killed."""
+    """Kill every launch of this process and stop running measurements; returns how many."""
     _stop.set()
     with _lock:
         tasks = list(_active)
@@ -101,9 +123,11 @@ def reset() -> None:
 
 
 class _Launch:
-    """One started launch of a role, with the thread that reaps it and reports (role, end time, status)."""
+    """One started launch of a role, with the thread that reaps it and reports its end."""
 
-    def __init__(self, role: dict, index: int, folder: Path, count: int, events: queue.Queue, run: str):
+    def __init__(
+        self, role: dict, index: int, folder: Path, count: int, events: queue.Queue, run: str
+    ):
         values = dict(role["values"])
         hostfile = folder / f"hosts{index}.txt"
         hostfile.write_text("".join(f"{host} slots={values['ppn']}\n" for host in role["hosts"]))
@@ -115,8 +139,14 @@ class _Launch:
         with open(self.log, "wb") as output, _start_lock:  # one start at a time per containment
             env[ENV_LAUNCH_START] = repr(time.time())
             self.started = time.monotonic()
-            self.task = _open().start(command, cwd=role["cwd"], env=env, name=f"{role['app']}-{index}",
-                                      stdout=output, stderr=subprocess.STDOUT)
+            self.task = _open().start(
+                command,
+                cwd=role["cwd"],
+                env=env,
+                name=f"{role['app']}-{index}",
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
         with _lock:
             _active.add(self.task)
         self.thread = threading.Thread(target=self._reap, args=(index, events), daemon=True)
@@ -155,8 +185,15 @@ def run_measurement(spec: dict) -> dict:
     events: queue.Queue = queue.Queue()
     times: list[float | None] = [None] * len(roles)
     hosts = sorted({host for role in roles for host in role["hosts"]})
-    result = {"run": spec["run"], "status": "ok", "times": times, "returncode": 0, "output": "",
-              "hosts": hosts, "restarts": 0}
+    result = {
+        "run": spec["run"],
+        "status": "ok",
+        "times": times,
+        "returncode": 0,
+        "output": "",
+        "hosts": hosts,
+        "restarts": 0,
+    }
     if _stop.is_set():
         return {**result, "status": STOPPED}
     with tempfile.TemporaryDirectory(prefix="cosched-heatmap-") as folder:
@@ -165,27 +202,44 @@ def run_measurement(spec: dict) -> dict:
 
         def launch(index: int) -> None:
             counts[index] += 1
-            running[index] = _Launch(roles[index], index, Path(folder), counts[index], events, spec["run"])
+            running[index] = _Launch(
+                roles[index], index, Path(folder), counts[index], events, spec["run"]
+            )
 
         try:
             for index in range(len(roles)):
                 launch(index)
             while True:
-                deadline = min((launch_.started + roles[i]["timeout"] for i, launch_ in running.items()
-                                if roles[i]["timeout"] is not None), default=None)
+                deadline = min(
+                    (
+                        launch_.started + roles[i]["timeout"]
+                        for i, launch_ in running.items()
+                        if roles[i]["timeout"] is not None
+                    ),
+                    default=None,
+                )
                 wait = 0.2 if deadline is None else max(0.0, min(0.2, deadline - time.monotonic()))
                 try:
                     index, ended, code, which = events.get(timeout=wait)
                 except queue.Empty:
                     if _stop.is_set():
                         return {**result, "status": STOPPED}
-                    late = [i for i, launch_ in running.items() if roles[i]["timeout"] is not None
-                            and time.monotonic() - launch_.started >= roles[i]["timeout"]]
+                    late = [
+                        i
+                        for i, launch_ in running.items()
+                        if roles[i]["timeout"] is not None
+                        and time.monotonic() - launch_.started >= roles[i]["timeout"]
+                    ]
                     if late:
                         output = running[late[0]].output()
-                        return {**result, "status": "timeout", "returncode": None,
-                                "output": f"{roles[late[0]]['app']}: no exit within {roles[late[0]]['timeout']} s"
-                                          f"\n{output}"}
+                        return {
+                            **result,
+                            "status": "timeout",
+                            "returncode": None,
+                            "output": f"{roles[late[0]]['app']}: no exit within "
+                            f"{roles[late[0]]['timeout']} s"
+                            f"\n{output}",
+                        }
                     continue
                 if which.killed or running.get(index) is not which:
                     continue
@@ -194,8 +248,13 @@ def run_measurement(spec: dict) -> dict:
                 del running[index]
                 which.finish()
                 if code != 0:
-                    return {**result, "status": "failed", "returncode": code,
-                            "output": f"{roles[index]['app']} exited with status {code}\n{which.output()}"}
+                    return {
+                        **result,
+                        "status": "failed",
+                        "returncode": code,
+                        "output": f"{roles[index]['app']} exited with status {code}\n"
+                        + which.output(),
+                    }
                 if times[index] is None:
                     times[index] = ended - which.started
                 if all(value is not None for value in times):

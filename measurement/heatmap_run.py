@@ -1,25 +1,28 @@
-"""`measure_heatmap`: run the experiment of `heatmap_plan` on a pool of nodes, in parallel, resumably.
+"""`measure_heatmap`: run the experiment of `heatmap_plan` on a node pool, in parallel, resumably.
 
-The pool is a list of disjoint nodes. A run takes the first free nodes it needs (its `Measurement.nodes`) and
-holds them until its result is back, so no node ever carries two measurements at once; runs start in the
-plan's (shuffled) order, a run that does not fit yet waits while smaller ones go first. Runs execute in
-threads of this process (launches through the task containment) or on a dask.distributed cluster
-(`dask`: a scheduler address, or "local"), where `heatmap_launch.run_measurement` is the task.
+The pool is a list of disjoint nodes. A run takes the first free nodes it needs (its
+`Measurement.nodes`) and holds them until its result is back, so no node ever carries two
+measurements at once; runs start in the plan's (shuffled) order, a run that does not fit yet waits
+while smaller ones go first. Runs execute in threads of this process (launches through the task
+containment) or on a dask.distributed cluster (`dask`: a scheduler address, or "local"), where
+`heatmap_launch.run_measurement` is the task.
 
 Files in the output folder (the rerun rule of `cosched.rerun` through `cosched.grid.grid_folder`):
-config.json (the run configuration: applications, repeats, pairs, seed, cores per node), runs.csv and
-runs.done (one row per attempt, appended and flushed as each finishes, in the grid format of `cosched.grid`,
-key ``run, attempt``), logs/RUN.ATTEMPT.txt (output of a failed attempt), heatmap.csv (`heatmap_table`),
-summary.json. Rerunning the same configuration resumes: runs with a successful attempt are kept, the others
-run again (with a fresh retry budget); the node pool and the Dask address may differ between invocations.
+config.json (the run configuration: applications, repeats, pairs, seed, cores per node), runs.csv
+and runs.done (one row per attempt, appended and flushed as each finishes, in the grid format of
+`cosched.grid`, key ``run, attempt``), logs/RUN.ATTEMPT.txt (output of a failed attempt),
+heatmap.csv (`heatmap_table`), summary.json. Rerunning the same configuration resumes: runs with a
+successful attempt are kept, the others run again (with a fresh retry budget); the node pool and the
+Dask address may differ between invocations.
 
-Failures: a failed attempt (non-zero exit, timeout, an error of the Dask task) is recorded with its output
-and retried up to `retries` times. Hosts named in a failed attempt's output are set aside while the run is
-retried elsewhere: if the retry succeeds they leave the pool for good (the host was the problem), if it fails
-too they return. With Dask workers named after the hosts (``dask worker --name HOST``), a lost worker's host
-leaves the pool; Dask reruns the lost worker's task elsewhere. Ctrl-C / SIGTERM kill every launch, local or
-on every Dask worker, before the command exits.
+Failures: a failed attempt (non-zero exit, timeout, an error of the Dask task) is recorded with its
+output and retried up to `retries` times. Hosts named in a failed attempt's output are set aside
+while the run is retried elsewhere: if the retry succeeds they leave the pool for good (the host was
+the problem), if it fails too they return. With Dask workers named after the hosts (``dask worker
+--name HOST``), a lost worker's host leaves the pool; Dask reruns the lost worker's task elsewhere.
+Ctrl-C / SIGTERM kill every launch, local or on every Dask worker, before the command exits.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -31,17 +34,53 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cosched.errors import InputError
-from cosched.grid import DASK_CONNECT_TIMEOUT, CellResult, _finished, _record, grid_folder, read_rows
-from cosched.measurement.heatmap_plan import Measurement, build_plan, node_seconds, place, usable_cores
+from cosched.grid import (
+    DASK_CONNECT_TIMEOUT,
+    CellResult,
+    _finished,
+    _record,
+    grid_folder,
+    read_rows,
+)
+from cosched.measurement.heatmap_plan import (
+    Measurement,
+    build_plan,
+    node_seconds,
+    place,
+    usable_cores,
+)
 from cosched.measurement.heatmap_spec import Application, Node
 from cosched.measurement.heatmap_table import heatmap_rows, median_times, write_measured_heatmap
 
 __all__ = ["measure_heatmap", "HeatmapResult", "RUN_COLUMNS", "RUN_KEY", "OWNED", "config_document"]
 
-RUN_COLUMNS = ("run", "attempt", "mode", "app_a", "app_b", "repeat", "nodes", "hosts", "status", "time_a",
-               "time_b", "restarts", "returncode", "started", "message")
+RUN_COLUMNS = (
+    "run",
+    "attempt",
+    "mode",
+    "app_a",
+    "app_b",
+    "repeat",
+    "nodes",
+    "hosts",
+    "status",
+    "time_a",
+    "time_b",
+    "restarts",
+    "returncode",
+    "started",
+    "message",
+)
 RUN_KEY = ("run", "attempt")
-OWNED = ("config.json", "runs.csv", "runs.done", "logs", "heatmap.csv", "heatmap.png", "summary.json")
+OWNED = (
+    "config.json",
+    "runs.csv",
+    "runs.done",
+    "logs",
+    "heatmap.csv",
+    "heatmap.png",
+    "summary.json",
+)
 WAIT_SECONDS = 0.25  # how often the loop looks for finished runs, lost workers and signals
 WORKER_CHECK_SECONDS = 2.0  # how often the Dask worker list is compared with the last one
 STOP_TIMEOUT_SECONDS = 10  # longest wait for the Dask workers to kill their launches on Ctrl-C
@@ -50,7 +89,7 @@ MESSAGE_CHARS = 300  # characters of a failed attempt's output kept in runs.csv 
 
 @dataclass
 class HeatmapResult:
-    """What a measurement session did: counts, node time, hosts that left, runs that failed for good."""
+    """What a session did: counts, node time, hosts that left, runs that failed for good."""
 
     out: Path
     runs: int
@@ -65,17 +104,32 @@ class HeatmapResult:
     heatmap: Path | None = None
 
     def to_json(self) -> dict:
-        return {"out": str(self.out), "runs": self.runs, "done_before": self.done_before, "done": self.done,
-                "attempts": self.attempts, "failed_runs": self.failed_runs, "unplaced_runs": self.unplaced_runs,
-                "hosts_left": self.hosts_left, "node_hours": round(self.node_hours, 6),
-                "seconds": round(self.seconds, 3), "heatmap": None if self.heatmap is None else str(self.heatmap)}
+        return {
+            "out": str(self.out),
+            "runs": self.runs,
+            "done_before": self.done_before,
+            "done": self.done,
+            "attempts": self.attempts,
+            "failed_runs": self.failed_runs,
+            "unplaced_runs": self.unplaced_runs,
+            "hosts_left": self.hosts_left,
+            "node_hours": round(self.node_hours, 6),
+            "seconds": round(self.seconds, 3),
+            "heatmap": None if self.heatmap is None else str(self.heatmap),
+        }
 
 
 def config_document(apps: list[Application], cores: int, repeats: int, pairs, seed: int) -> dict:
-    """The configuration a folder belongs to (config.json): what changes the runs or their meaning."""
-    return {"command": "measure-heatmap", "format": 1, "applications": [app.to_json() for app in apps],
-            "cores_per_node": cores, "repeats": repeats, "pairs": "all" if pairs is None else [list(p) for p in pairs],
-            "seed": seed}
+    """The configuration a folder belongs to (config.json): what changes the runs' meaning."""
+    return {
+        "command": "measure-heatmap",
+        "format": 1,
+        "applications": [app.to_json() for app in apps],
+        "cores_per_node": cores,
+        "repeats": repeats,
+        "pairs": "all" if pairs is None else [list(p) for p in pairs],
+        "seed": seed,
+    }
 
 
 class _Local:
@@ -117,17 +171,25 @@ class _Dask:
         try:
             from distributed import Client, LocalCluster
         except ImportError:
-            raise InputError("dask.distributed is not installed (pip install distributed)", field="--dask") from None
+            raise InputError(
+                "dask.distributed is not installed (pip install distributed)", field="--dask"
+            ) from None
         self.cluster = None
         try:
             if address == "local":
-                self.cluster = LocalCluster(n_workers=min(len(nodes), 4), threads_per_worker=max(1, len(nodes)),
-                                            processes=True, dashboard_address=None)
+                self.cluster = LocalCluster(
+                    n_workers=min(len(nodes), 4),
+                    threads_per_worker=max(1, len(nodes)),
+                    processes=True,
+                    dashboard_address=None,
+                )
                 self.client = Client(self.cluster)
             else:
                 self.client = Client(address, timeout=DASK_CONNECT_TIMEOUT)
         except (OSError, TimeoutError, ValueError) as error:
-            raise InputError(f"cannot reach the Dask scheduler {address!r} ({error})", field="--dask") from None
+            raise InputError(
+                f"cannot reach the Dask scheduler {address!r} ({error})", field="--dask"
+            ) from None
         self.hosts = {node.host for node in nodes}
         self.seen: set[str] = set()
         self.checked = 0.0
@@ -150,8 +212,9 @@ class _Dask:
         return [future for future in futures if future.done()]
 
     def forget(self, future) -> None:
-        """Release a result once read: a result kept on a worker that is lost later would be computed again,
-        a finished measurement run a second time on nodes that are busy with others by then."""
+        """Release a result once read: a result kept on a worker that is lost later would be
+        computed again, a finished measurement run a second time on nodes that are busy with others
+        by then."""
         self.futures.discard(future)
         future.release()
 
@@ -160,7 +223,10 @@ class _Dask:
         if time.monotonic() - self.checked < WORKER_CHECK_SECONDS:
             return set()
         self.checked = time.monotonic()
-        names = {str(info.get("name")) for info in self.client.scheduler_info().get("workers", {}).values()}
+        names = {
+            str(info.get("name"))
+            for info in self.client.scheduler_info().get("workers", {}).values()
+        }
         present = names & self.hosts
         lost = self.seen - present
         self.seen = (self.seen | present) - lost
@@ -174,7 +240,9 @@ class _Dask:
                 self.client.cancel(list(self.futures))
                 self.client.run(stop_all, wait=True, timeout=STOP_TIMEOUT_SECONDS)
                 self.client.run(reset, wait=True, timeout=STOP_TIMEOUT_SECONDS)
-        except Exception:  # a lost scheduler: its workers' launches die with them (PDEATHSIG, watchdog)
+        except (
+            Exception
+        ):  # a lost scheduler: its workers' launches die with them (PDEATHSIG, watchdog)
             pass
         finally:
             self.client.close()
@@ -184,17 +252,29 @@ class _Dask:
 
 def _named_hosts(output: str, hosts: list[str]) -> set[str]:
     """Hosts of the run that a failed launch's output names (as whole words)."""
-    return {host for host in hosts if re.search(rf"(?<![\w.-]){re.escape(host)}(?![\w-]|\.\w)", output)}
+    return {
+        host for host in hosts if re.search(rf"(?<![\w.-]){re.escape(host)}(?![\w-]|\.\w)", output)
+    }
 
 
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def measure_heatmap(apps: list[Application], nodes: list[Node], out, *, repeats: int = 3,
-                    pairs: list[tuple[str, str]] | None = None, seed: int = 0, retries: int = 2,
-                    dask: str | None = None, progress: bool = True, force: bool = False,
-                    say=lambda text: None) -> HeatmapResult:
+def measure_heatmap(
+    apps: list[Application],
+    nodes: list[Node],
+    out,
+    *,
+    repeats: int = 3,
+    pairs: list[tuple[str, str]] | None = None,
+    seed: int = 0,
+    retries: int = 2,
+    dask: str | None = None,
+    progress: bool = True,
+    force: bool = False,
+    say=lambda text: None,
+) -> HeatmapResult:
     """Measure the heatmap of `apps` on `nodes` into the folder `out` (see the module docstring).
 
     Raises InputError, before anything is written, when a run needs more nodes than the pool has.
@@ -206,15 +286,29 @@ def measure_heatmap(apps: list[Application], nodes: list[Node], out, *, repeats:
     plan = build_plan(apps, cores, repeats, pairs, seed)
     largest = max(plan, key=lambda run: run.nodes)
     if largest.nodes > len(nodes):
-        raise InputError(f"run {largest.run} needs {largest.nodes} nodes of {cores} cores, the pool has "
-                         f"{len(nodes)}", field="--nodes")
+        raise InputError(
+            f"run {largest.run} needs {largest.nodes} nodes of {cores} cores, the pool has "
+            f"{len(nodes)}",
+            field="--nodes",
+        )
     by_name = {app.name: app for app in apps}
-    pair_list = pairs if pairs is not None else [(a.name, b.name) for i, a in enumerate(apps) for b in apps[i:]]
+    pair_list = (
+        pairs
+        if pairs is not None
+        else [(a.name, b.name) for i, a in enumerate(apps) for b in apps[i:]]
+    )
     document = config_document(apps, cores, repeats, pairs, seed)
     path = out / "runs.csv"
     started = time.monotonic()
-    with grid_folder(out, command="measure-heatmap", spec_file="config.json", document=document, owned=OWNED,
-                     grid="runs.csv", force=force):
+    with grid_folder(
+        out,
+        command="measure-heatmap",
+        spec_file="config.json",
+        document=document,
+        owned=OWNED,
+        grid="runs.csv",
+        force=force,
+    ):
         _finished(path, RUN_COLUMNS, RUN_KEY, repair=True)
         earlier = read_rows(path, RUN_COLUMNS, RUN_KEY)
         rows = earlier.astype(object).where(earlier.notna(), None).to_dict("records")
@@ -228,7 +322,10 @@ def measure_heatmap(apps: list[Application], nodes: list[Node], out, *, repeats:
 
         def remaining_hours() -> str:
             times = {**estimates, **median_times(rows)}
-            values = [node_seconds(run, times) for run in [*pending, *(item[0] for item in running.values())]]
+            values = [
+                node_seconds(run, times)
+                for run in [*pending, *(item[0] for item in running.values())]
+            ]
             total = sum(value for value in values if value is not None) / 3600
             return f"{total:.3g}" + ("+?" if any(value is None for value in values) else "")
 
@@ -240,21 +337,30 @@ def measure_heatmap(apps: list[Application], nodes: list[Node], out, *, repeats:
         executor = _Dask(dask, nodes) if dask else _Local(len(nodes))
         interrupted = True
         try:
-            with open(path, "a", encoding="utf-8", newline="") as rows_file, \
-                    open(path.with_suffix(".done"), "a", encoding="utf-8", newline="") as done_file, \
-                    tqdm(total=len(plan), initial=len(done), unit="run", desc="measure-heatmap",
-                         disable=not progress) as bar:
+            with (
+                open(path, "a", encoding="utf-8", newline="") as rows_file,
+                open(path.with_suffix(".done"), "a", encoding="utf-8", newline="") as done_file,
+                tqdm(
+                    total=len(plan),
+                    initial=len(done),
+                    unit="run",
+                    desc="measure-heatmap",
+                    disable=not progress,
+                ) as bar,
+            ):
                 bar.set_postfix_str(f"node-h left {remaining_hours()}")
                 while pending or running:
                     for run in list(pending):
                         if len(free) >= run.nodes:
-                            taken, free[:run.nodes] = free[:run.nodes], []
+                            taken, free[: run.nodes] = free[: run.nodes], []
                             spec = {"run": run.run, "roles": place(run, by_name, taken, cores)}
                             attempt = attempt_of.get(run.run, 0)
                             attempt_of[run.run] = attempt + 1
                             running[executor.submit(spec)] = (run, taken, attempt, _now())
                             pending.remove(run)
-                    if not running and held:  # a retry does not fit without the hosts set aside: return them
+                    if (
+                        not running and held
+                    ):  # a retry does not fit without the hosts set aside: return them
                         for host in set().union(*held.values()) - gone:
                             free.extend(node for node in nodes if node.host == host)
                         held.clear()
@@ -270,8 +376,15 @@ def measure_heatmap(apps: list[Application], nodes: list[Node], out, *, repeats:
                         files = {}
                         if outcome["status"] != "ok":
                             files[f"logs/{run.run}.{attempt}.txt"] = outcome["output"]
-                        _record(out, rows_file, done_file, list(RUN_COLUMNS), list(RUN_KEY), (run.run, attempt),
-                                CellResult([row], files))
+                        _record(
+                            out,
+                            rows_file,
+                            done_file,
+                            list(RUN_COLUMNS),
+                            list(RUN_KEY),
+                            (run.run, attempt),
+                            CellResult([row], files),
+                        )
                         rows.append(row)
                         result.attempts += 1
                         result.node_hours += run.nodes * (outcome.get("seconds") or 0.0) / 3600
@@ -281,8 +394,11 @@ def measure_heatmap(apps: list[Application], nodes: list[Node], out, *, repeats:
                             bar.update()
                             for host in held.pop(run.run, set()):
                                 gone.add(host)
-                                say(f"host {host} leaves the pool: {run.run} failed there and succeeded "
-                                    f"elsewhere")
+                                say(
+                                    f"host {host} leaves the pool: {run.run} failed there "
+                                    "and succeeded "
+                                    f"elsewhere"
+                                )
                         else:
                             back = _failed(run, outcome, back, held, free, nodes, gone, say)
                             tries[run.run] = tries.get(run.run, 0) + 1
@@ -314,12 +430,18 @@ def measure_heatmap(apps: list[Application], nodes: list[Node], out, *, repeats:
 
 
 def _outcome(future, run: Measurement) -> dict:
-    """The result of a finished task; an error of the task (a Dask worker lost too often) is a failed attempt."""
+    """The result of a finished task; a task error (a worker lost too often) is a failed attempt."""
     try:
         outcome = future.result()
     except Exception as error:  # the task itself broke: record it, retry like a failed launch
-        return {"status": "failed", "times": [None, None], "returncode": None, "restarts": 0,
-                "output": f"task error: {type(error).__name__}: {error}", "seconds": 0.0}
+        return {
+            "status": "failed",
+            "times": [None, None],
+            "returncode": None,
+            "restarts": 0,
+            "output": f"task error: {type(error).__name__}: {error}",
+            "seconds": 0.0,
+        }
     if outcome["status"] == "stopped":
         raise KeyboardInterrupt  # the launches were stopped from outside (another Ctrl-C path)
     times = [value for value in outcome["times"] if value is not None]
@@ -329,19 +451,41 @@ def _outcome(future, run: Measurement) -> dict:
 
 def _row(run: Measurement, attempt: int, taken: list[Node], when: str, outcome: dict) -> dict:
     times = list(outcome["times"]) + [None, None]
-    message = " ".join(outcome["output"].split())[-MESSAGE_CHARS:] if outcome["status"] != "ok" else ""
-    return {"run": run.run, "attempt": attempt, "mode": run.mode, "app_a": run.apps[0],
-            "app_b": run.apps[1] if len(run.apps) > 1 else "", "repeat": run.repeat, "nodes": run.nodes,
-            "hosts": " ".join(node.host for node in taken), "status": outcome["status"],
-            "time_a": times[0], "time_b": times[1] if run.mode == "pair" else None,
-            "restarts": outcome.get("restarts", 0), "returncode": outcome.get("returncode"), "started": when,
-            "message": message}
+    message = (
+        " ".join(outcome["output"].split())[-MESSAGE_CHARS:] if outcome["status"] != "ok" else ""
+    )
+    return {
+        "run": run.run,
+        "attempt": attempt,
+        "mode": run.mode,
+        "app_a": run.apps[0],
+        "app_b": run.apps[1] if len(run.apps) > 1 else "",
+        "repeat": run.repeat,
+        "nodes": run.nodes,
+        "hosts": " ".join(node.host for node in taken),
+        "status": outcome["status"],
+        "time_a": times[0],
+        "time_b": times[1] if run.mode == "pair" else None,
+        "restarts": outcome.get("restarts", 0),
+        "returncode": outcome.get("returncode"),
+        "started": when,
+        "message": message,
+    }
 
 
-def _failed(run: Measurement, outcome: dict, back: list[Node], held: dict, free: list[Node], nodes: list[Node],
-            gone: set[str], say) -> list[Node]:
-    """Nodes to return after a failed attempt: hosts its output names are held back while the run is retried
-    elsewhere; hosts held back for an earlier attempt of the same run return (the retry failed as well)."""
+def _failed(
+    run: Measurement,
+    outcome: dict,
+    back: list[Node],
+    held: dict,
+    free: list[Node],
+    nodes: list[Node],
+    gone: set[str],
+    say,
+) -> list[Node]:
+    """Nodes to return after a failed attempt: hosts its output names are held back while the run is
+    retried elsewhere; hosts held back for an earlier attempt of the same run return (the retry
+    failed as well)."""
     for host in held.pop(run.run, set()):
         if host not in gone:
             free.extend(node for node in nodes if node.host == host)

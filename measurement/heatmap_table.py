@@ -1,12 +1,15 @@
-"""The measured heatmap from the raw runs: medians in the thesis layout, with the spread of the repeats.
+"""The measured heatmap from the raw runs: medians in the thesis layout, with the spread of the
+repeats.
 
-heatmap.csv has the columns of 003 Table 4.1 (`cosched.theory.heatmap.COLUMNS`, so `--heatmap DIR/heatmap.csv`
-reads it) and, after them, ``compact_A_std, compact_B_std, co_A_B_std, co_B_A_std`` (sample standard deviation
-of the repeats, empty below two), ``runs`` (successful repeats of the row's co-run) and ``speedup_A_B,
-speedup_B_A`` (compact / co-located, 003 §4.2), as the bundled `aris-nas` file has. Times are medians of the
-repeats (003 §4.2: "the median execution times from these repeated runs"). A row without ``name_B`` holds an
-application spread alone (000 §2.2) in ``co_A_B``.
+heatmap.csv has the columns of 003 Table 4.1 (`cosched.theory.heatmap.COLUMNS`, so `--heatmap
+DIR/heatmap.csv` reads it) and, after them, ``compact_A_std, compact_B_std, co_A_B_std, co_B_A_std``
+(sample standard deviation of the repeats, empty below two), ``runs`` (successful repeats of the
+row's co-run) and ``speedup_A_B, speedup_B_A`` (compact / co-located, 003 §4.2), as the bundled
+`aris-nas` file has. Times are medians of the repeats (003 §4.2: "the median execution times from
+these repeated runs"). A row without ``name_B`` holds an application spread alone (000 §2.2) in
+``co_A_B``.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,8 +23,15 @@ from cosched.theory.heatmap import COLUMNS
 
 __all__ = ["SPREAD_COLUMNS", "heatmap_rows", "write_measured_heatmap", "median_times"]
 
-SPREAD_COLUMNS = ("compact_A_std", "compact_B_std", "co_A_B_std", "co_B_A_std", "runs", "speedup_A_B",
-                  "speedup_B_A")
+SPREAD_COLUMNS = (
+    "compact_A_std",
+    "compact_B_std",
+    "co_A_B_std",
+    "co_B_A_std",
+    "runs",
+    "speedup_A_B",
+    "speedup_B_A",
+)
 
 
 def _median(values: list[float]) -> float | None:
@@ -41,8 +51,11 @@ def median_times(rows: list[dict]) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in compact.items()}
 
 
-def heatmap_rows(apps: list[Application], pairs: list[tuple[str, str]], rows: list[dict]) -> list[dict]:
-    """The heatmap's rows (dicts over COLUMNS + SPREAD_COLUMNS) from the successful runs among `rows`.
+def heatmap_rows(
+    apps: list[Application], pairs: list[tuple[str, str]], rows: list[dict]
+) -> list[dict]:
+    """The heatmap's rows (dicts over COLUMNS + SPREAD_COLUMNS) from the successful runs among
+    `rows`.
 
     Applications without a successful compact run are left out (with their pairs); pairs without a
     successful co-run are left out (unmeasured)."""
@@ -67,20 +80,47 @@ def heatmap_rows(apps: list[Application], pairs: list[tuple[str, str]], rows: li
             continue
         if app.name in spread:
             c, s = _median(compact[app.name]), _median(spread[app.name])
-            table.append({"name_A": app.name, "procs_A": app.np, "compact_A": c, "name_B": None, "procs_B": None,
-                          "compact_B": None, "co_A_B": s, "co_B_A": None, "compact_A_std": _std(compact[app.name]),
-                          "co_A_B_std": _std(spread[app.name]), "runs": len(spread[app.name]),
-                          "speedup_A_B": c / s})  # 000 §2.2: spread-alone speedup
+            table.append(
+                {
+                    "name_A": app.name,
+                    "procs_A": app.np,
+                    "compact_A": c,
+                    "name_B": None,
+                    "procs_B": None,
+                    "compact_B": None,
+                    "co_A_B": s,
+                    "co_B_A": None,
+                    "compact_A_std": _std(compact[app.name]),
+                    "co_A_B_std": _std(spread[app.name]),
+                    "runs": len(spread[app.name]),
+                    "speedup_A_B": c / s,
+                }
+            )  # 000 §2.2: spread-alone speedup
     for a, b in pairs:
         if a not in compact or b not in compact or (a, b) not in co:
             continue
         times_a, times_b = co[(a, b)]
         ca, cb = _median(compact[a]), _median(compact[b])
         ta, tb = _median(times_a), _median(times_b)
-        table.append({"name_A": a, "procs_A": procs[a], "compact_A": ca, "name_B": b, "procs_B": procs[b],
-                      "compact_B": cb, "co_A_B": ta, "co_B_A": tb, "compact_A_std": _std(compact[a]),
-                      "compact_B_std": _std(compact[b]), "co_A_B_std": _std(times_a), "co_B_A_std": _std(times_b),
-                      "runs": len(times_a), "speedup_A_B": ca / ta, "speedup_B_A": cb / tb})  # 003 §4.2
+        table.append(
+            {
+                "name_A": a,
+                "procs_A": procs[a],
+                "compact_A": ca,
+                "name_B": b,
+                "procs_B": procs[b],
+                "compact_B": cb,
+                "co_A_B": ta,
+                "co_B_A": tb,
+                "compact_A_std": _std(compact[a]),
+                "compact_B_std": _std(compact[b]),
+                "co_A_B_std": _std(times_a),
+                "co_B_A_std": _std(times_b),
+                "runs": len(times_a),
+                "speedup_A_B": ca / ta,
+                "speedup_B_A": cb / tb,
+            }
+        )  # 003 §4.2
     return table
 
 

@@ -1,10 +1,11 @@
 """measure-heatmap on 8 fake hosts through a real `dask scheduler` with 4 workers on 127.0.0.1.
 
-The fake launcher sleeps, from the moment the command launched it, for the time a known synthetic heatmap gives
-its application in that mode (compact, spread, next to its co-runner); the measured heatmap must recover the
-synthetic speedups. One worker is killed (SIGKILL) mid-run: no finished run is lost and the run completes.
-The launcher also checks that no host ever carries two runs at once.
+The fake launcher sleeps, from the moment the command launched it, for the time a known synthetic
+heatmap gives its application in that mode (compact, spread, next to its co-runner); the measured
+heatmap must recover the synthetic speedups. One worker is killed (SIGKILL) mid-run: no finished run
+is lost and the run completes. The launcher also checks that no host ever carries two runs at once.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -30,7 +31,7 @@ APPS = 6
 BOUND_SECONDS = 150  # the whole test, processes included, never runs longer than this
 DASK = [sys.executable, "-m", "dask"]
 
-FAKE = r'''
+FAKE = r"""
 import json, os, sys, time
 table_path, busy, app, mode, corunner, hosts, run = sys.argv[1:8]
 start = float(os.environ["COSCHED_LAUNCH_START"])
@@ -59,7 +60,7 @@ time.sleep(max(0.0, start + seconds - time.time()))
 for path in mine:
     os.unlink(path)
 os._exit(0)  # no interpreter teardown: the launch ends when the table says
-'''
+"""
 
 
 def _synthetic(seed: int = 5):
@@ -69,8 +70,11 @@ def _synthetic(seed: int = 5):
     spread = compact / rng.uniform(0.9, 1.15, APPS)
     speedup = rng.uniform(0.75, 1.2, (APPS, APPS))
     co = compact[:, None] / speedup
-    table = {"compact": dict(zip(names, compact.tolist())), "spread": dict(zip(names, spread.tolist())),
-             "co": {a: dict(zip(names, co[i].tolist())) for i, a in enumerate(names)}}
+    table = {
+        "compact": dict(zip(names, compact.tolist())),
+        "spread": dict(zip(names, spread.tolist())),
+        "co": {a: dict(zip(names, co[i].tolist())) for i, a in enumerate(names)},
+    }
     return names, table, speedup, compact / spread
 
 
@@ -88,15 +92,40 @@ def _cluster(tmp_path: Path):
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
-    processes = [subprocess.Popen([*DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                                   "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  env=env, start_new_session=True)]
+    processes = [
+        subprocess.Popen(
+            [*DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+    ]
     try:
         for index in range(WORKERS):
-            processes.append(subprocess.Popen(
-                [*DASK, "worker", address, "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny",
-                 "--no-dashboard", "--name", f"w{index}", "--death-timeout", "60"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True))
+            processes.append(
+                subprocess.Popen(
+                    [
+                        *DASK,
+                        "worker",
+                        address,
+                        "--host",
+                        "127.0.0.1",
+                        "--nthreads",
+                        "1",
+                        "--no-nanny",
+                        "--no-dashboard",
+                        "--name",
+                        f"w{index}",
+                        "--death-timeout",
+                        "60",
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=env,
+                    start_new_session=True,
+                )
+            )
         from distributed import Client
 
         with Client(address, timeout="30s") as client:
@@ -117,18 +146,53 @@ def test_dask_fake_hosts_recover_synthetic_speedups_and_survive_a_lost_worker(tm
     busy = tmp_path / "busy"
     busy.mkdir()
     (tmp_path / "hosts.txt").write_text("".join(f"fake{i} slots=2\n" for i in range(HOSTS)))
-    command = [sys.executable, str(tmp_path / "fake.py"), str(tmp_path / "table.json"), str(busy), "{name}",
-               "{mode}", "{corunner}", "{hosts}", "{run}"]
-    apps = {"applications": [{"name": name, "np": 2, "command": command, "estimate": 1.0} for name in names]}
+    command = [
+        sys.executable,
+        str(tmp_path / "fake.py"),
+        str(tmp_path / "table.json"),
+        str(busy),
+        "{name}",
+        "{mode}",
+        "{corunner}",
+        "{hosts}",
+        "{run}",
+    ]
+    apps = {
+        "applications": [
+            {"name": name, "np": 2, "command": command, "estimate": 1.0} for name in names
+        ]
+    }
     (tmp_path / "apps.json").write_text(json.dumps(apps))
     out = tmp_path / "out"
     with _cluster(tmp_path) as (address, workers):
-        run = subprocess.Popen([sys.executable, "-m", "cosched", "measure-heatmap", "--apps",
-                                str(tmp_path / "apps.json"), "--nodes", f"hosts:{tmp_path / 'hosts.txt'}",
-                                "--out", str(out), "--repeats", "2", "--dask", address, "--quiet", "--json",
-                                "--no-plots"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        run = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "cosched",
+                "measure-heatmap",
+                "--apps",
+                str(tmp_path / "apps.json"),
+                "--nodes",
+                f"hosts:{tmp_path / 'hosts.txt'}",
+                "--out",
+                str(out),
+                "--repeats",
+                "2",
+                "--dask",
+                address,
+                "--quiet",
+                "--json",
+                "--no-plots",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         runs = out / "runs.csv"
-        while time.monotonic() < deadline and run.poll() is None:  # kill a worker once some runs finished
+        while (
+            time.monotonic() < deadline and run.poll() is None
+        ):  # kill a worker once some runs finished
             if runs.exists() and runs.read_text().count("\n") > 12:
                 break
             time.sleep(0.1)
@@ -148,5 +212,7 @@ def test_dask_fake_hosts_recover_synthetic_speedups_and_survive_a_lost_worker(tm
     heatmap = read_heatmap(out / "heatmap.csv")
     order = [heatmap.index(name) for name in names]
     measured = heatmap.measured[np.ix_(order, order)]
-    assert np.allclose(measured, speedup, rtol=SPEEDUP_TOLERANCE), np.abs(measured / speedup - 1).max()
+    assert np.allclose(measured, speedup, rtol=SPEEDUP_TOLERANCE), np.abs(
+        measured / speedup - 1
+    ).max()
     assert np.allclose(heatmap.spread_speedups()[order], spread_speedup, rtol=SPEEDUP_TOLERANCE)
