@@ -3,7 +3,8 @@
 The pool is a list of disjoint nodes. A run takes the first free nodes it needs (its
 `Measurement.nodes`) and holds them until its result is back, so no node ever carries two
 measurements at once; runs start in the plan's (shuffled) order, a run that does not fit yet waits
-while smaller ones go first. Runs execute in threads of this process (launches through the task
+while smaller ones go first. The CPU sets of ``local:K`` share one machine: there runs go one at a
+time. Runs execute in threads of this process (launches through the task
 containment) or on a dask.distributed cluster (`dask`: a scheduler address, or "local"), where
 `heatmap_launch.run_measurement` is the task.
 
@@ -330,6 +331,9 @@ def measure_heatmap(
             return f"{total:.3g}" + ("+?" if any(value is None for value in values) else "")
 
         free = list(nodes)
+        # local:K sets share one machine's caches and memory bandwidth: one run at a time there, so
+        # that "alone" is alone and a pair has no third neighbour
+        shared = all(node.local for node in nodes)
         gone: set[str] = set()  # hosts out of the pool for good
         held: dict[str, set[str]] = {}  # run -> hosts set aside while it is retried elsewhere
         tries: dict[str, int] = {}
@@ -351,6 +355,8 @@ def measure_heatmap(
                 bar.set_postfix_str(f"node-h left {remaining_hours()}")
                 while pending or running:
                     for run in list(pending):
+                        if shared and running:
+                            break
                         if len(free) >= run.nodes:
                             taken, free[: run.nodes] = free[: run.nodes], []
                             spec = {"run": run.run, "roles": place(run, by_name, taken, cores)}

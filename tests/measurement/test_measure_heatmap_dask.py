@@ -3,7 +3,8 @@
 The fake launcher sleeps, from the moment the command launched it, for the time a known synthetic
 heatmap gives its application in that mode (compact, spread, next to its co-runner); the measured
 heatmap must recover the synthetic speedups. One worker is killed (SIGKILL) mid-run: no finished run
-is lost and the run completes. The launcher also checks that no host ever carries two runs at once.
+is lost and the run completes; the workers are named after hosts, so the lost one's host leaves the
+pool. The launcher also checks that no host ever carries two runs at once.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def _cluster(tmp_path: Path):
                         "--no-nanny",
                         "--no-dashboard",
                         "--name",
-                        f"w{index}",
+                        f"fake{index}",  # named after a host: losing it takes the host out
                         "--death-timeout",
                         "60",
                     ],
@@ -205,6 +206,7 @@ def test_dask_fake_hosts_recover_synthetic_speedups_and_survive_a_lost_worker(tm
     assert run.returncode == 0, stderr
     summary = json.loads(stdout)
     assert summary["done"] == summary["runs"] == 2 * (APPS + APPS + APPS * (APPS + 1) // 2)
+    assert summary["hosts_left"] == ["fake0"]
     after = runs.read_text().splitlines()[1:]
     finished_before = [line for line in before if ",ok," in line]
     assert finished_before and all(line in after for line in finished_before)
