@@ -240,6 +240,38 @@ def _run(args: list[str]) -> subprocess.CompletedProcess:
     )
 
 
+def _simulate_on(heatmap: Path, tmp_path: Path) -> None:
+    """`simulate --heatmap` runs on a measured heatmap (a workload drawn from its applications)."""
+    workload = tmp_path / "w.csv"
+    generate = [
+        "generate-workload",
+        "--heatmap",
+        str(heatmap),
+        "--jobs",
+        "12",
+        "--out",
+        str(workload),
+        "--quiet",
+    ]
+    assert main(generate) == 0
+    simulate = [
+        "simulate",
+        "--workload",
+        str(workload),
+        "--platform",
+        "marconi",
+        "--scheduler",
+        "filler",
+        "--heatmap",
+        str(heatmap),
+        "--out",
+        str(tmp_path / "sim"),
+        "--quiet",
+    ]
+    assert main(simulate) == 0
+    assert (tmp_path / "sim" / "jobs.csv").exists()
+
+
 def test_local_run_writes_a_heatmap_that_loads_resumes_and_refuses_another_configuration(
     tmp_path, capsys
 ):
@@ -290,41 +322,6 @@ def test_local_run_writes_a_heatmap_that_loads_resumes_and_refuses_another_confi
     assert len(pd.read_csv(out / "runs.csv")) == len(runs)
     assert main([*args, "--repeats", "3"]) == 2
     assert "different measure-heatmap run" in capsys.readouterr().err
-    workload = tmp_path / "w.csv"
-    assert (
-        main(
-            [
-                "generate-workload",
-                "--heatmap",
-                str(out / "heatmap.csv"),
-                "--jobs",
-                "12",
-                "--out",
-                str(workload),
-                "--quiet",
-            ]
-        )
-        == 0
-    )
-    assert (
-        main(
-            [
-                "simulate",
-                "--workload",
-                str(workload),
-                "--platform",
-                "marconi",
-                "--scheduler",
-                "filler",
-                "--heatmap",
-                str(out / "heatmap.csv"),
-                "--out",
-                str(tmp_path / "sim"),
-                "--quiet",
-            ]
-        )
-        == 0
-    )
 
 
 def test_failed_launches_are_logged_retried_and_rerun_later(tmp_path, capsys):
@@ -558,6 +555,7 @@ def test_kernels_on_local_2_match_cosched_measure(tmp_path, capsys):
         )
         theirs.append(read_heatmap(folder / "heatmap.csv"))
     capsys.readouterr()
+    _simulate_on(out / "heatmap.csv", tmp_path)
     ours = read_heatmap(out / "heatmap.csv")
     spread = read_spread(out / "heatmap.csv", ours)
     for a in kernels:
@@ -569,3 +567,22 @@ def test_kernels_on_local_2_match_cosched_measure(tmp_path, capsys):
             sigma = spread[ours.index(a), ours.index(b)]
             allowed = NOISE_SIGMAS * sigma + abs(first - second) + NOISE_FLOOR
             assert abs(mine - (first + second) / 2) <= allowed, (a, b, mine, first, second, sigma)
+
+
+def test_launches_without_the_containment_module_run_in_a_session_of_their_own(tmp_path):
+    """Without `cosched.containment` a launch still runs, is timed and is killed as a group."""
+    code = (
+        "import sys, time; sys.modules['cosched.containment'] = None\n"
+        "from cosched.measurement import heatmap_launch as h\n"
+        "role = {'app': 'x', 'command': 'sleep 0.05; echo done', 'values': {'ppn': 1}, 'cwd': None,"
+        " 'env': {}, 'timeout': None, 'hosts': ['h0']}\n"
+        "ok = h.run_measurement({'run': 'r', 'roles': [role]})\n"
+        "late = dict(role, command='sleep 30', timeout=0.2)\n"
+        "late = h.run_measurement({'run': 'r', 'roles': [late]})\n"
+        "timed = 0.05 <= ok['times'][0] < 5\n"
+        "print(type(h._open()).__name__, ok['status'], timed, late['status'])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.stdout.split() == ["_Sessions", "ok", "True", "timeout"], result.stderr
