@@ -89,6 +89,13 @@ def register(subparsers) -> None:
         help="run the launches on a dask.distributed cluster: tcp://host:port or local",
     )
     parser.add_argument(
+        "--containment",
+        choices=("auto", "cgroup2", "cgroup1", "pgroup"),
+        default="auto",
+        help="how each launch's processes are held together (here and on Dask workers): auto "
+        "(the strongest that works, reported), cgroup2, cgroup1, pgroup (a subreaper shepherd)",
+    )
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="print the plan (runs, node-hours, shortest wall time on this pool) and exit",
@@ -153,7 +160,11 @@ def _measure_heatmap(args) -> int:
         raise InputError("give the output folder (or --dry-run)", field="--out")
     plots = plots_target(args, f"{args.out}/heatmap.png", fixed=True)
     check_outputs(("--out", args.out, "folder"))
+    from cosched.measurement.heatmap_launch import containment_name
     from cosched.measurement.heatmap_run import measure_heatmap
+
+    if args.dask is None:
+        containment_name(args.containment)  # one that does not work here: exit 2 before any run
 
     result = measure_heatmap(
         apps,
@@ -166,6 +177,7 @@ def _measure_heatmap(args) -> int:
         dask=args.dask,
         progress=not args.quiet,
         force=args.force,
+        containment=args.containment,
         say=lambda text: notice(args, text),
     )
     if plots is not None and result.heatmap is not None:
@@ -184,6 +196,8 @@ def _measure_heatmap(args) -> int:
             f"{result.attempts} attempts, {result.node_hours:.3g} node-hours, "
             f"{result.seconds:.1f} s)"
         )
+        if result.containment:
+            print(f"containment: {', '.join(result.containment)}")
     announce(args, result.heatmap, f"{args.out}/runs.csv", f"{args.out}/summary.json", plots)
     problems = []
     if result.failed_runs:

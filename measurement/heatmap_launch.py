@@ -29,6 +29,7 @@ from pathlib import Path
 from cosched.measurement.heatmap_spec import render
 
 __all__ = [
+    "containment_name",
     "run_measurement",
     "stop_all",
     "reset",
@@ -48,7 +49,7 @@ _lock = threading.Lock()
 _start_lock = threading.Lock()
 _stop = threading.Event()
 _active: set = set()
-_containment = None
+_containments: dict = {}  # kind -> this process's containment of that kind
 
 
 class _Session:
@@ -92,19 +93,24 @@ class _Sessions:
         pass
 
 
-def _open():
-    """This process's containment (opened once, closed at exit: every task it started is killed)."""
-    global _containment
+def _open(kind: str = "auto"):
+    """This process's containment of `kind` (opened once, closed at exit: every task it started is
+    killed); without the `cosched.containment` module, sessions of their own."""
     with _lock:
-        if _containment is None:
+        if kind not in _containments:
             try:
                 from cosched.containment import open_containment
             except ModuleNotFoundError:
-                _containment = _Sessions()
+                _containments[kind] = _Sessions()
             else:
-                _containment = open_containment("auto")
-            atexit.register(_containment.close)
-        return _containment
+                _containments[kind] = open_containment(kind)
+            atexit.register(_containments[kind].close)
+        return _containments[kind]
+
+
+def containment_name(kind: str = "auto") -> str:
+    """The backend running launches of `kind` here (cgroup2, cgroup1, pgroup or session)."""
+    return getattr(_open(kind), "name", "session")
 
 
 def stop_all() -> int:
@@ -126,7 +132,14 @@ class _Launch:
     """One started launch of a role, with the thread that reaps it and reports its end."""
 
     def __init__(
-        self, role: dict, index: int, folder: Path, count: int, events: queue.Queue, run: str
+        self,
+        role: dict,
+        index: int,
+        folder: Path,
+        count: int,
+        events: queue.Queue,
+        run: str,
+        containment: str,
     ):
         values = dict(role["values"])
         hostfile = folder / f"hosts{index}.txt"
@@ -139,7 +152,7 @@ class _Launch:
         with open(self.log, "wb") as output, _start_lock:  # one start at a time per containment
             env[ENV_LAUNCH_START] = repr(time.time())
             self.started = time.monotonic()
-            self.task = _open().start(
+            self.task = _open(containment).start(
                 command,
                 cwd=role["cwd"],
                 env=env,
@@ -178,13 +191,15 @@ class _Launch:
 
 
 def run_measurement(spec: dict) -> dict:
-    """Run the launches of one measurement (`spec`: run id and roles) and return its result:
-    ``status`` (ok, failed, timeout, stopped), ``times`` (seconds per role, first complete run),
-    ``returncode``, ``output`` (tail of a failed launch's output), ``hosts``, ``restarts``."""
+    """Run the launches of one measurement (`spec`: run id, roles, containment kind) and return its
+    result: ``status`` (ok, failed, timeout, stopped), ``times`` (seconds per role, first complete
+    run), ``returncode``, ``output`` (tail of a failed launch's output), ``hosts``, ``restarts``,
+    ``containment`` (the backend that ran the launches)."""
     roles = spec["roles"]
     events: queue.Queue = queue.Queue()
     times: list[float | None] = [None] * len(roles)
     hosts = sorted({host for role in roles for host in role["hosts"]})
+    kind = spec.get("containment", "auto")
     result = {
         "run": spec["run"],
         "status": "ok",
@@ -193,6 +208,7 @@ def run_measurement(spec: dict) -> dict:
         "output": "",
         "hosts": hosts,
         "restarts": 0,
+        "containment": containment_name(kind),
     }
     if _stop.is_set():
         return {**result, "status": STOPPED}
@@ -203,7 +219,7 @@ def run_measurement(spec: dict) -> dict:
         def launch(index: int) -> None:
             counts[index] += 1
             running[index] = _Launch(
-                roles[index], index, Path(folder), counts[index], events, spec["run"]
+                roles[index], index, Path(folder), counts[index], events, spec["run"], kind
             )
 
         try:

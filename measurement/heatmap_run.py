@@ -103,6 +103,7 @@ class HeatmapResult:
     node_hours: float = 0.0
     seconds: float = 0.0
     heatmap: Path | None = None
+    containment: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -117,6 +118,7 @@ class HeatmapResult:
             "node_hours": round(self.node_hours, 6),
             "seconds": round(self.seconds, 3),
             "heatmap": None if self.heatmap is None else str(self.heatmap),
+            "containment": self.containment,
         }
 
 
@@ -274,6 +276,7 @@ def measure_heatmap(
     dask: str | None = None,
     progress: bool = True,
     force: bool = False,
+    containment: str = "auto",
     say=lambda text: None,
 ) -> HeatmapResult:
     """Measure the heatmap of `apps` on `nodes` into the folder `out` (see the module docstring).
@@ -359,7 +362,11 @@ def measure_heatmap(
                             break
                         if len(free) >= run.nodes:
                             taken, free[: run.nodes] = free[: run.nodes], []
-                            spec = {"run": run.run, "roles": place(run, by_name, taken, cores)}
+                            spec = {
+                                "run": run.run,
+                                "roles": place(run, by_name, taken, cores),
+                                "containment": containment,
+                            }
                             attempt = attempt_of.get(run.run, 0)
                             attempt_of[run.run] = attempt + 1
                             running[executor.submit(spec)] = (run, taken, attempt, _now())
@@ -377,6 +384,8 @@ def measure_heatmap(
                     for future in executor.wait(set(running), WAIT_SECONDS):
                         run, taken, attempt, when = running.pop(future)
                         outcome = _outcome(future, run)
+                        if outcome.get("containment") not in (None, *result.containment):
+                            result.containment.append(outcome["containment"])
                         executor.forget(future)
                         row = _row(run, attempt, taken, when, outcome)
                         files = {}

@@ -586,3 +586,28 @@ def test_launches_without_the_containment_module_run_in_a_session_of_their_own(t
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert result.stdout.split() == ["_Sessions", "ok", "True", "timeout"], result.stderr
+
+
+def test_the_shepherd_containment_times_and_reports_its_launches(tmp_path, capsys):
+    apps = _apps_file(tmp_path, [{"name": "a", "np": 1, "command": SLEEP}])
+    out = tmp_path / "out"
+    command = [
+        "measure-heatmap",
+        "--apps",
+        str(apps),
+        "--nodes",
+        f"hosts:{_hosts(tmp_path, 2, 1)}",
+        "--out",
+        str(out),
+        "--repeats",
+        "1",
+        "--containment",
+        "pgroup",
+        "--quiet",
+        "--json",
+        "--no-plots",
+    ]
+    assert main(command) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["containment"] == ["pgroup"] and summary["done"] == 3
+    assert (pd.read_csv(out / "runs.csv")["time_a"] >= 0.05).all()
