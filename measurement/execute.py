@@ -188,6 +188,9 @@ class ExecutionHarness(CoRunHarness):
         if self.task_timeout is not None:
             for i in alive:
                 if self.ran_seconds[i] >= self.task_timeout * (1 - TIMEOUT_SLACK):
+                    for fd in [fd for fd, index in self._pidfds.items() if index == i]:
+                        del self._pidfds[fd]  # its exit is the harness's doing, not the task's
+                        os.close(fd)
                     self.time_out(i)
                     self.exit_time[i] = end - self.origin
                     self.status_names[i] = "timed-out"
