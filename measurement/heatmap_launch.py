@@ -196,7 +196,7 @@ def run_measurement(spec: dict) -> dict:
     run), ``returncode``, ``output`` (tail of a failed launch's output), ``hosts``, ``restarts``,
     ``containment`` (the backend that ran the launches)."""
     roles = spec["roles"]
-    events: queue.Queue = queue.Queue()
+    events: queue.Queue[tuple[int, float, int, _Launch]] = queue.Queue()
     times: list[float | None] = [None] * len(roles)
     hosts = sorted({host for role in roles for host in role["hosts"]})
     kind = spec.get("containment", "auto")

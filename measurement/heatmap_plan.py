@@ -187,9 +187,10 @@ def node_seconds(measurement: Measurement, times: dict[str, float | None]) -> fl
     """Node-seconds a run holds: its nodes x its expected wall time (a pair lasts as long as its
     longer member, the shorter one being restarted, 003 §4.2); None when a time is unknown."""
     expected = [times.get(name) for name in measurement.apps]
-    if any(value is None for value in expected):
+    known = [value for value in expected if value is not None]
+    if len(known) < len(expected):
         return None
-    return measurement.nodes * max(expected)  # type: ignore[type-var]
+    return measurement.nodes * max(known)
 
 
 def plan_summary(plan: list[Measurement], times: dict[str, float | None], pool: int) -> dict:

@@ -317,7 +317,7 @@ def measure_heatmap(
         earlier = read_rows(path, RUN_COLUMNS, RUN_KEY)
         rows = earlier.astype(object).where(earlier.notna(), None).to_dict("records")
         done = {row["run"] for row in rows if row["status"] == "ok"}
-        attempt_of = {}
+        attempt_of: dict[str, int] = {}
         for row in rows:
             attempt_of[row["run"]] = max(attempt_of.get(row["run"], 0), int(row["attempt"]) + 1)
         result = HeatmapResult(out, len(plan), len(done), len(done), 0)

@@ -242,7 +242,7 @@ def _expand_part(part: str) -> list[str]:
                 raise ValueError(f"unbalanced brackets in {part!r}")
             choices.append([piece])
             continue
-        values = []
+        values: list[str] = []
         for item in piece[1:-1].split(","):
             match = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
             if not match:
@@ -292,7 +292,7 @@ def expand_nodelist(text: str) -> list[str]:
 
 def parse_cpus_per_node(text: str, count: int) -> list[int]:
     """``SLURM_JOB_CPUS_PER_NODE`` (``36(x2),32``), one number per node; ValueError if bad."""
-    values = []
+    values: list[int] = []
     for item in text.split(","):
         match = re.fullmatch(r"\s*(\d+)(?:\(x(\d+)\))?\s*", item)
         if not match:
@@ -328,7 +328,8 @@ def _slurm_nodes(environ) -> list[Node]:
 def read_hostfile(path: str | os.PathLike) -> list[Node]:
     """Hosts and slots of a hostfile (``host``, ``host slots=N``, ``host:N``; ``#`` comments)."""
     source = os.fspath(path)
-    nodes, seen = [], {}
+    nodes: list[Node] = []
+    seen: dict[str, int] = {}
     for number, raw in enumerate(read_text(path).splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:

@@ -34,10 +34,6 @@ SPREAD_COLUMNS = (
 )
 
 
-def _median(values: list[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
 def _std(values: list[float]) -> float | None:
     return statistics.stdev(values) if len(values) >= 2 else None
 
@@ -79,7 +75,7 @@ def heatmap_rows(
         if app.name not in compact:
             continue
         if app.name in spread:
-            c, s = _median(compact[app.name]), _median(spread[app.name])
+            c, s = statistics.median(compact[app.name]), statistics.median(spread[app.name])
             table.append(
                 {
                     "name_A": app.name,
@@ -100,8 +96,8 @@ def heatmap_rows(
         if a not in compact or b not in compact or (a, b) not in co:
             continue
         times_a, times_b = co[(a, b)]
-        ca, cb = _median(compact[a]), _median(compact[b])
-        ta, tb = _median(times_a), _median(times_b)
+        ca, cb = statistics.median(compact[a]), statistics.median(compact[b])
+        ta, tb = statistics.median(times_a), statistics.median(times_b)
         table.append(
             {
                 "name_A": a,
