@@ -611,3 +611,29 @@ def test_the_shepherd_containment_times_and_reports_its_launches(tmp_path, capsy
     summary = json.loads(capsys.readouterr().out)
     assert summary["containment"] == ["pgroup"] and summary["done"] == 3
     assert (pd.read_csv(out / "runs.csv")["time_a"] >= 0.05).all()
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"applications": [', "not valid JSON"),
+        ('{"applications": [], "x": 1}', "field 'x'"),
+        ('{"applications": [{"name": "a", "np": 4, "command": "run"}]}', "needs 8 nodes"),
+    ],
+)
+def test_bad_apps_or_a_pool_too_small_exit_2_and_write_nothing(tmp_path, capsys, text, message):
+    apps = tmp_path / "apps.json"
+    apps.write_text(text)
+    out = tmp_path / "out"
+    command = [
+        "measure-heatmap",
+        "--apps",
+        str(apps),
+        "--nodes",
+        f"hosts:{_hosts(tmp_path, 3, 1)}",
+        "--out",
+        str(out),
+    ]
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and not out.exists()
