@@ -1,35 +1,39 @@
-"""Task containment: start a command so that every process it ever starts can be frozen, accounted and killed.
+"""Task containment: start a command so that every process it ever starts can be frozen, accounted
+and killed.
 
-A process group is not a container: a child that calls `setsid` leaves it, a signal reaches its members one by
-one, and the CPU time of a process that exits is gone unless its parent waited for it. HPC resource managers
-put each job step in a cgroup instead (Slurm's `proctrack/cgroup`); this module does the same, behind one
-interface with three backends:
+A process group is not a container: a child that calls `setsid` leaves it, a signal reaches its
+members one by one, and the CPU time of a process that exits is gone unless its parent waited for
+it. HPC resource managers put each job step in a cgroup instead (Slurm's `proctrack/cgroup`); this
+module does the same, behind one interface with three backends:
 
-- `cgroup2`: a child cgroup of the caller's own cgroup in the unified hierarchy (root, or a delegated subtree).
-  Freezing is `cgroup.freeze` (atomic, waits for `cgroup.events` to say frozen), killing is `cgroup.kill`
-  (the kernel kills every member, including ones forking at that instant), CPU time is `usage_usec` of
-  `cpu.stat`: every process that ever ran in the cgroup, exited or not.
-- `cgroup1`: one cgroup in each of the `freezer` and `cpuacct` hierarchies. Freezing is `freezer.state`;
-  killing freezes, SIGKILLs every pid of `cgroup.procs` and thaws (frozen processes cannot fork away);
-  CPU time is `cpuacct.usage`.
+- `cgroup2`: a child cgroup of the caller's own cgroup in the unified hierarchy (root, or a
+  delegated subtree). Freezing is `cgroup.freeze` (atomic, waits for `cgroup.events` to say frozen),
+  killing is `cgroup.kill` (the kernel kills every member, including ones forking at that instant),
+  CPU time is `usage_usec` of `cpu.stat`: every process that ever ran in the cgroup, exited or not.
+- `cgroup1`: one cgroup in each of the `freezer` and `cpuacct` hierarchies. Freezing is
+  `freezer.state`; killing freezes, SIGKILLs every pid of `cgroup.procs` and thaws (frozen processes
+  cannot fork away); CPU time is `cpuacct.usage`.
 - `pgroup` (no cgroups): the command runs under a small shepherd process that is a child subreaper
-  (`PR_SET_CHILD_SUBREAPER`), in a session of its own. Every descendant, also one that calls `setsid` or
-  double-forks, stays in the shepherd's process tree (orphans are re-parented to the shepherd, which reaps
-  them), so the tree is the task. Freezing SIGSTOPs the tree (not atomic: a process forked between the scan
-  and the signal is stopped at the next scan), killing SIGKILLs it until it is empty, CPU time is the
-  shepherd's own and children's time (exited descendants) plus that of the live descendants, from /proc.
+  (`PR_SET_CHILD_SUBREAPER`), in a session of its own. Every descendant, also one that calls
+  `setsid` or double-forks, stays in the shepherd's process tree (orphans are re-parented to the
+  shepherd, which reaps them), so the tree is the task. Freezing SIGSTOPs the tree (not atomic: a
+  process forked between the scan and the signal is stopped at the next scan), killing SIGKILLs it
+  until it is empty, CPU time is the shepherd's own and children's time (exited descendants) plus
+  that of the live descendants, from /proc.
 
 `open_containment("auto")` picks the first that works in that order. Every cgroup is named
-`cosched-<pid>-<start time>-<k>` after the process that created it: `open_containment` removes those of
-processes that are gone (a killed run), killing what is still inside. While a containment is open, a small
-watchdog process (its own session, ignoring Ctrl-C) holds a pipe to the creator: when the creator dies, even
-by SIGKILL, the pipe closes and the watchdog kills every task and removes the cgroups. `Containment.limits`
-says what a backend cannot see; docs/containment.md states each backend's guarantees.
+`cosched-<pid>-<start time>-<k>` after the process that created it: `open_containment` removes those
+of processes that are gone (a killed run), killing what is still inside. While a containment is
+open, a small watchdog process (its own session, ignoring Ctrl-C) holds a pipe to the creator: when
+the creator dies, even by SIGKILL, the pipe closes and the watchdog kills every task and removes the
+cgroups. `Containment.limits` says what a backend cannot see; docs/containment.md states each
+backend's guarantees.
 
-`contain_descendants()` applies the same idea to the calling command itself: it becomes a child subreaper and,
-on leaving the block, kills every descendant still alive (a user's algorithm file or command that started a
-background process).
+`contain_descendants()` applies the same idea to the calling command itself: it becomes a child
+subreaper and, on leaving the block, kills every descendant still alive (a user's algorithm file or
+command that started a background process).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -46,9 +50,19 @@ from typing import Iterator, Sequence
 
 from cosched.errors import InputError
 
-__all__ = ["Containment", "ContainedTask", "ContainmentUnavailable", "open_containment", "contain_descendants",
-           "CONTAINMENT_KINDS", "CONTAINMENT_LIMITS", "cosched_cgroups", "clean_stale_cgroups",
-           "descendants", "kill_descendants"]
+__all__ = [
+    "Containment",
+    "ContainedTask",
+    "ContainmentUnavailable",
+    "open_containment",
+    "contain_descendants",
+    "CONTAINMENT_KINDS",
+    "CONTAINMENT_LIMITS",
+    "cosched_cgroups",
+    "clean_stale_cgroups",
+    "descendants",
+    "kill_descendants",
+]
 
 CONTAINMENT_KINDS = ("auto", "cgroup2", "cgroup1", "pgroup")
 CGROUP_PREFIX = "cosched-"
@@ -62,14 +76,21 @@ _LINUX = sys.platform.startswith("linux")
 _TICKS = os.sysconf("SC_CLK_TCK") if _LINUX else 100
 
 CONTAINMENT_LIMITS = {
-    "cgroup2": "sees every process of the task and its whole CPU time, exited processes included; a process "
-               "that moves itself to another cgroup (needs write access to the hierarchy) leaves the task",
-    "cgroup1": "sees every process of the task and its whole CPU time (cpuacct), exited processes included; "
-               "a process that moves itself to another cgroup (root only) leaves the task",
-    "pgroup": "no cgroups: the task is the process tree of a subreaper shepherd. Freezing signals the tree "
-              "(SIGSTOP) process by process, not atomically; CPU time of an exited process counts only once "
-              "a process of the tree (or the shepherd) has waited for it; a process re-parented away by "
-              "another subreaper inside the task, or started through a daemon (at, systemd-run), is not seen",
+    "cgroup2": (
+        "sees every process of the task and its whole CPU time, exited processes included; a "
+        "process that moves itself to another cgroup (needs write access to the hierarchy) leaves "
+        "the task"
+    ),
+    "cgroup1": (
+        "sees every process of the task and its whole CPU time (cpuacct), exited processes "
+        "included; a process that moves itself to another cgroup (root only) leaves the task"
+    ),
+    "pgroup": (
+        "no cgroups: the task is the process tree of a subreaper shepherd. Freezing signals the "
+        "tree (SIGSTOP) process by process, not atomically; CPU time of an exited process counts "
+        "only once a process of the tree (or the shepherd) has waited for it; a process started "
+        "through a daemon (at, systemd-run) is not seen"
+    ),
 }
 
 
@@ -77,20 +98,28 @@ class ContainmentUnavailable(InputError):
     """The requested backend cannot run here (no cgroup mount, no write access, an old kernel)."""
 
 
-# --- /proc ------------------------------------------------------------------------------------------------
+# --- /proc ----------------------------------------------------------------------------------------
+
 
 def _stat(pid: int) -> tuple[str, int, int, int, float, float, int] | None:
-    """(state, ppid, pgrp, session, own CPU s, waited-for children's CPU s, start time ticks) or None."""
+    """(state, ppid, pgrp, session, own CPU s, waited-for children's CPU s, start time ticks) or
+    None."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             text = handle.read().decode("ascii", "replace")
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return None
-    fields = text[text.rfind(")") + 2:].split()
+    fields = text[text.rfind(")") + 2 :].split()
     try:
-        return (fields[0], int(fields[1]), int(fields[2]), int(fields[3]),
-                (int(fields[11]) + int(fields[12])) / _TICKS, (int(fields[13]) + int(fields[14])) / _TICKS,
-                int(fields[19]))
+        return (
+            fields[0],
+            int(fields[1]),
+            int(fields[2]),
+            int(fields[3]),
+            (int(fields[11]) + int(fields[12])) / _TICKS,
+            (int(fields[13]) + int(fields[14])) / _TICKS,
+            int(fields[19]),
+        )
     except (IndexError, ValueError):
         return None
 
@@ -112,7 +141,8 @@ def _process_table() -> dict[int, tuple]:
 
 
 def descendants(root: int, table: dict[int, tuple] | None = None) -> list[int]:
-    """Pids of the live descendants of `root` (by parent links; zombies included, `root` excluded)."""
+    """Pids of the live descendants of `root` (by parent links; zombies included, `root`
+    excluded)."""
     table = _process_table() if table is None else table
     children: dict[int, list[int]] = {}
     for pid, stat in table.items():
@@ -137,7 +167,8 @@ def _prctl(option: int, value: int) -> bool:
     return libc.prctl(option, value, 0, 0, 0) == 0
 
 
-# --- cgroup file systems ----------------------------------------------------------------------------------
+# --- cgroup file systems --------------------------------------------------------------------------
+
 
 def _mounts() -> list[tuple[str, str, set[str]]]:
     """(mount point, file system type, options) of every cgroup mount."""
@@ -151,12 +182,13 @@ def _mounts() -> list[tuple[str, str, set[str]]]:
 
 
 def _own_cgroups() -> dict[str, str]:
-    """Controller (or "" for the unified hierarchy) -> this process's cgroup path, from /proc/self/cgroup."""
+    """Controller (or "" for the unified hierarchy) -> this process's cgroup path, from
+    /proc/self/cgroup."""
     paths = {}
     with contextlib.suppress(OSError), open("/proc/self/cgroup") as handle:
         for line in handle:
             _, controllers, path = line.rstrip("\n").split(":", 2)
-            for name in (controllers.split(",") if controllers else [""]):
+            for name in controllers.split(",") if controllers else [""]:
                 paths[name] = path
     return paths
 
@@ -202,25 +234,30 @@ def _run_name(pid: int, start: int | None, k: int) -> str:
 
 
 def _owner_alive(name: str) -> bool:
-    """Whether the process that created cgroup `name` (cosched-<pid>-<start time>-<k>) still runs."""
-    parts = name[len(CGROUP_PREFIX):].split("-")
+    """Whether the process that created cgroup `name` (cosched-<pid>-<start time>-<k>) still
+    runs."""
+    parts = name[len(CGROUP_PREFIX) :].split("-")
     if len(parts) != 3 or not parts[0].isdigit():
         return True  # not ours: leave it alone
     return str(_start_time(int(parts[0]))) == parts[1]
 
 
 def cosched_cgroups() -> list[Path]:
-    """Every run cgroup cosched created that still exists (in the hierarchies this process can see)."""
+    """Every run cgroup cosched created that still exists (in the hierarchies this process can
+    see)."""
     found = []
     parents = [p for p in [_v2_parent(), *(_v1_parents() or {}).values()] if p is not None]
     for parent in dict.fromkeys(parents):
         with contextlib.suppress(OSError):
-            found.extend(entry for entry in parent.iterdir() if entry.name.startswith(CGROUP_PREFIX))
+            found.extend(
+                entry for entry in parent.iterdir() if entry.name.startswith(CGROUP_PREFIX)
+            )
     return _freezers_first(found)
 
 
 def _freezers_first(runs: Sequence[Path]) -> list[Path]:
-    """v1 runs with their freezer side first: the processes die there, then the other sides are empty."""
+    """v1 runs with their freezer side first: the processes die there, then the other sides are
+    empty."""
     return sorted(runs, key=lambda run: not (run / "freezer.state").exists())
 
 
@@ -256,7 +293,9 @@ def _freeze_files(directory: Path, kind: str, frozen: bool, wait: bool = True) -
             if kind == "cgroup2":
                 state = "frozen 1" in _read(directory / "cgroup.events")
             else:
-                state = _read(directory / "freezer.state").strip() == ("FROZEN" if frozen else "THAWED")
+                state = _read(directory / "freezer.state").strip() == (
+                    "FROZEN" if frozen else "THAWED"
+                )
         except OSError:
             return
         if state == frozen or kind == "cgroup2" and not frozen:
@@ -266,7 +305,11 @@ def _freeze_files(directory: Path, kind: str, frozen: bool, wait: bool = True) -
 
 def _remove_run(run: Path) -> None:
     """Kill what is left in a run cgroup (one hierarchy) and remove it with its task cgroups."""
-    kind = "cgroup2" if (run / "cgroup.freeze").exists() or (run / "cgroup.kill").exists() else "cgroup1"
+    kind = (
+        "cgroup2"
+        if (run / "cgroup.freeze").exists() or (run / "cgroup.kill").exists()
+        else "cgroup1"
+    )
     freezer = "freezer.state" in {p.name for p in run.iterdir()} if run.exists() else False
     with contextlib.suppress(OSError):
         children = [child for child in run.iterdir() if child.is_dir()]
@@ -297,7 +340,8 @@ def _rmdir(path: Path) -> None:
 
 
 def clean_stale_cgroups() -> list[str]:
-    """Remove the cgroups of cosched runs whose process is gone (killed), killing what is still inside."""
+    """Remove the cgroups of cosched runs whose process is gone (killed), killing what is still
+    inside."""
     removed = []
     for run in cosched_cgroups():
         if not _owner_alive(run.name):
@@ -306,7 +350,8 @@ def clean_stale_cgroups() -> list[str]:
     return removed
 
 
-# --- tasks ------------------------------------------------------------------------------------------------
+# --- tasks ----------------------------------------------------------------------------------------
+
 
 def _preexec(parent: int, cgroups: Sequence[str], pdeathsig: bool) -> None:
     """In the child, before exec: join the task's cgroups, die with the parent (cgroup backends)."""
@@ -391,18 +436,34 @@ os._exit(code & 255)
 
 
 class ContainedTask:
-    """One command and everything it starts; see the module docstring for how each backend does each thing."""
+    """One command and everything it starts; see the module docstring for how each backend does each
+    thing."""
 
-    def __init__(self, owner: "Containment", process: subprocess.Popen, name: str, directory: Path | None,
-                 cpuacct: Path | None):
+    def __init__(
+        self,
+        owner: "Containment",
+        process: subprocess.Popen,
+        name: str,
+        directory: Path | None,
+        cpuacct: Path | None,
+    ):
         self.owner, self.process, self.name = owner, process, name
         self.pid = process.pid
-        self.directory, self.cpuacct = directory, cpuacct  # cgroup (freezer side for v1), v1 cpuacct side
+        self.directory, self.cpuacct = (
+            directory,
+            cpuacct,
+        )  # cgroup (freezer side for v1), v1 cpuacct side
         self.frozen = False
         self.closed = False
-        self._known: dict[int, int] = {}  # pgroup: pid -> start time of every process seen in the tree
-        self._cpu_seen = 0.0  # pgroup: CPU time never goes down (a reading between an exit and its wait)
-        self._leader_usage: float | None = None  # pgroup: CPU time of the shepherd's whole life (wait4)
+        self._known: dict[
+            int, int
+        ] = {}  # pgroup: pid -> start time of every process seen in the tree
+        self._cpu_seen = (
+            0.0  # pgroup: CPU time never goes down (a reading between an exit and its wait)
+        )
+        self._leader_usage: float | None = (
+            None  # pgroup: CPU time of the shepherd's whole life (wait4)
+        )
         self._start = _start_time(process.pid)
 
     # -- state
@@ -421,7 +482,8 @@ class ContainedTask:
         return self.process.returncode
 
     def wait(self, timeout: float | None = None) -> int | None:
-        """Wait up to `timeout` seconds (None: forever) for the command to exit; its status, or None."""
+        """Wait up to `timeout` seconds (None: forever) for the command to exit; its status, or
+        None."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.poll() is None:
             if deadline is not None and time.monotonic() >= deadline:
@@ -461,7 +523,9 @@ class ContainedTask:
         return self._pgroup_cpu_time()
 
     def _pgroup_cpu_time(self) -> float:
-        if self._leader_usage is not None:  # the shepherd waited for the whole tree: all of it is in here
+        if (
+            self._leader_usage is not None
+        ):  # the shepherd waited for the whole tree: all of it is in here
             total = self._leader_usage
         else:
             table = _process_table()
@@ -474,11 +538,14 @@ class ContainedTask:
 
     # -- control
     def freeze(self) -> None:
-        """Stop every process of the task (atomically with cgroups); returns once they are stopped."""
+        """Stop every process of the task (atomically with cgroups); returns once they are
+        stopped."""
         if self.directory is not None:
             _freeze_files(self.directory, self.owner.name, True)
         else:
-            for _ in range(3):  # processes forked between the scan and the signal are caught next time
+            for _ in range(
+                3
+            ):  # processes forked between the scan and the signal are caught next time
                 pids = [self.pid, *self.pids()]
                 for pid in pids:
                     _signal(pid, signal.SIGSTOP)
@@ -511,12 +578,15 @@ class ContainedTask:
         self.kill()
 
     def kill(self) -> None:
-        """SIGKILL every process of the task, frozen, forking or ignoring SIGTERM, and reap the command."""
+        """SIGKILL every process of the task, frozen, forking or ignoring SIGTERM, and reap the
+        command."""
         if self.directory is not None:
             _kill_cgroup(self.directory, self.owner.name)
         else:
             deadline = time.monotonic() + KILL_TIMEOUT_SECONDS
-            _signal(self.pid, signal.SIGSTOP)  # the shepherd must not reap (and lose) the tree while it dies
+            _signal(
+                self.pid, signal.SIGSTOP
+            )  # the shepherd must not reap (and lose) the tree while it dies
             while time.monotonic() < deadline:
                 pids = self.pids()
                 if not pids:
@@ -548,12 +618,15 @@ class ContainedTask:
 
 
 class Containment:
-    """Starts tasks in one backend; closing it kills every task and removes every cgroup it created."""
+    """Starts tasks in one backend; closing it kills every task and removes every cgroup it
+    created."""
 
     def __init__(self, kind: str, *, watchdog: bool = True):
         if kind not in CONTAINMENT_KINDS[1:]:
-            raise InputError(f"unknown containment {kind!r}; choose from {', '.join(CONTAINMENT_KINDS)}",
-                             field="--containment")
+            raise InputError(
+                f"unknown containment {kind!r}; choose from {', '.join(CONTAINMENT_KINDS)}",
+                field="--containment",
+            )
         self.name = kind
         self.limits = CONTAINMENT_LIMITS[kind]
         self.tasks: list[ContainedTask] = []
@@ -575,11 +648,14 @@ class Containment:
                     (parent / name).mkdir()
                     self.runs.append(parent / name)
                 if kind == "cgroup2" and not (self.runs[0] / "cgroup.freeze").exists():
-                    raise ContainmentUnavailable("cgroup2 has no cgroup.freeze here (Linux >= 5.2 needed)")
+                    raise ContainmentUnavailable(
+                        "cgroup2 has no cgroup.freeze here (Linux >= 5.2 needed)"
+                    )
             except OSError as error:
                 self._remove_runs()
-                raise ContainmentUnavailable(f"cannot create a {kind} cgroup in {parent}: "
-                                             f"{error.strerror or error}") from None
+                raise ContainmentUnavailable(
+                    f"cannot create a {kind} cgroup in {parent}: {error.strerror or error}"
+                ) from None
             except BaseException:
                 self._remove_runs()
                 raise
@@ -599,8 +675,14 @@ class Containment:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         try:
             self._watchdog = subprocess.Popen(
-                [sys.executable, "-c", code, str(os.getpid())], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, start_new_session=True, env=env, close_fds=True)
+                [sys.executable, "-c", code, str(os.getpid())],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                env=env,
+                close_fds=True,
+            )
             ready = self._watchdog.stdout.readline()  # type: ignore[union-attr]
         except OSError:
             self._watchdog = None
@@ -633,25 +715,40 @@ class Containment:
             watchdog.stdout.close()  # type: ignore[union-attr]
 
     # -- tasks
-    def start(self, command: str | Sequence[str], *, cwd=None, env=None, name: str | None = None,
-              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, frozen: bool = False) -> ContainedTask:
-        """Start `command` (a shell command line, or an argv list run without a shell) as a contained task.
+    def start(
+        self,
+        command: str | Sequence[str],
+        *,
+        cwd=None,
+        env=None,
+        name: str | None = None,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        frozen: bool = False,
+    ) -> ContainedTask:
+        """Start `command` (a shell command line, or an argv list run without a shell) as a
+        contained task.
 
-        With `frozen` it is frozen right after it starts (before that it may have run for a few milliseconds).
-        A command that does not exist raises `InputError` (argv form) or exits with status 127 (shell form).
+        With `frozen` it is frozen right after it starts (before that it may have run for a few
+        milliseconds). A command that does not exist raises `InputError` (argv form) or exits with
+        status 127 (shell form).
         """
         if self._closed:
             raise RuntimeError("this containment is closed")
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else [str(a) for a in command]
         label = name or (command if isinstance(command, str) else shlex.join(argv))
         if not argv or shutil.which(argv[0], path=(env or os.environ).get("PATH")) is None:
-            raise InputError(f"cannot start task {label!r}: command not found: {argv[0] if argv else ''!r}",
-                             field="--task")
+            raise InputError(
+                f"cannot start task {label!r}: command not found: {argv[0] if argv else ''!r}",
+                field="--task",
+            )
         index = len(self.tasks)
         directory = cpuacct = None
         cgroups: list[str] = []
         if self.name != "pgroup":
-            safe = "".join(ch if ch.isalnum() or ch in "._" else "_" for ch in (name or "task"))[:40]
+            safe = "".join(ch if ch.isalnum() or ch in "._" else "_" for ch in (name or "task"))[
+                :40
+            ]
             paths = [run / f"{index}-{safe}" for run in self.runs]
             for path in paths:
                 path.mkdir()
@@ -660,17 +757,28 @@ class Containment:
             cgroups = [str(path / "cgroup.procs") for path in paths]
         else:
             argv = [sys.executable, "-I", "-S", "-c", SHEPHERD, str(os.getpid()), *argv]
-            _prctl(PR_SET_CHILD_SUBREAPER, 1)  # a shepherd killed with SIGKILL leaves its tree to us
+            _prctl(
+                PR_SET_CHILD_SUBREAPER, 1
+            )  # a shepherd killed with SIGKILL leaves its tree to us
         parent = os.getpid()
         try:
             process = subprocess.Popen(
-                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                start_new_session=True, close_fds=True,
-                preexec_fn=lambda: _preexec(parent, cgroups, pdeathsig=self.name != "pgroup"))
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                start_new_session=True,
+                close_fds=True,
+                preexec_fn=lambda: _preexec(parent, cgroups, pdeathsig=self.name != "pgroup"),
+            )
         except OSError as error:
             for path in cgroups:
                 _rmdir(Path(path).parent)
-            raise InputError(f"cannot start task {label!r}: {error.strerror or error}", field="--task") from None
+            raise InputError(
+                f"cannot start task {label!r}: {error.strerror or error}", field="--task"
+            ) from None
         task = ContainedTask(self, process, label, directory, cpuacct)
         self.tasks.append(task)
         if directory is None:
@@ -715,8 +823,8 @@ class Containment:
 def open_containment(kind: str = "auto", *, watchdog: bool = True) -> Containment:
     """The containment `kind`; "auto": the first of cgroup2, cgroup1, pgroup that works here.
 
-    `.name` says which one runs and `.limits` what it cannot see; `.reasons` (auto only) why stronger
-    backends were skipped."""
+    `.name` says which one runs and `.limits` what it cannot see; `.reasons` (auto only) why
+    stronger backends were skipped."""
     if kind != "auto":
         return Containment(kind, watchdog=watchdog)
     reasons = {}
@@ -728,11 +836,14 @@ def open_containment(kind: str = "auto", *, watchdog: bool = True) -> Containmen
             continue
         containment.reasons = reasons  # type: ignore[attr-defined]
         return containment
-    raise ContainmentUnavailable("no containment works here: " + "; ".join(f"{k}: {v}" for k, v in reasons.items()))
+    raise ContainmentUnavailable(
+        "no containment works here: " + "; ".join(f"{k}: {v}" for k, v in reasons.items())
+    )
 
 
 def _watchdog_main() -> None:
-    """The watchdog process: read what to clean from stdin; on EOF without "done" (the creator died), clean."""
+    """The watchdog process: read what to clean from stdin; on EOF without "done" (the creator
+    died), clean."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
     runs: list[Path] = []
@@ -765,9 +876,10 @@ def _watchdog_main() -> None:
 
 @contextlib.contextmanager
 def contain_descendants() -> Iterator[None]:
-    """Within the block this process is a child subreaper; on leaving it, every descendant still alive is
-    killed (SIGKILL, after SIGCONT is useless) and reaped: nothing a user's code started outlives the command.
-    Processes re-parented away from this process's tree before the block ends (to a daemon) are not seen."""
+    """Within the block this process is a child subreaper; on leaving it, every descendant still
+    alive is killed (SIGKILL, after SIGCONT is useless) and reaped: nothing a user's code started
+    outlives the command. Processes re-parented away from this process's tree before the block ends
+    (to a daemon) are not seen."""
     if not _LINUX:
         yield
         return
@@ -779,13 +891,17 @@ def contain_descendants() -> Iterator[None]:
 
 
 def kill_descendants(exclude: Sequence[int] = ()) -> list[int]:
-    """SIGKILL every live descendant of this process (repeatedly, until none is left) and reap the zombies
-    re-parented to it; returns the pids killed."""
+    """SIGKILL every live descendant of this process (repeatedly, until none is left) and reap the
+    zombies re-parented to it; returns the pids killed."""
     me, killed = os.getpid(), []
     deadline = time.monotonic() + KILL_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         table = _process_table()
-        pids = [pid for pid in descendants(me, table) if pid not in exclude and table[pid][0] not in "ZX"]
+        pids = [
+            pid
+            for pid in descendants(me, table)
+            if pid not in exclude and table[pid][0] not in "ZX"
+        ]
         if not pids:
             break
         for pid in pids:

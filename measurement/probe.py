@@ -17,7 +17,7 @@ __all__ = ["thread_speed", "interval_speeds", "window_speeds", "readings_frame",
            "MIN_ALONE_SPEED"]
 
 CPUTIME_EPSILON = 1e-9  # seconds of cputime below which a thread counts as not having run in an interval
-MIN_ALONE_SPEED = 0.05  # a speed alone below this is no divisor (002 §3 normalises by it): re-measured, refused
+MIN_ALONE_SPEED = 0.05  # a speed alone below this is no divisor (002 §3): re-measured, then refused
 
 
 def thread_speed(d_instructions, d_cycles, d_cputime, dt):

@@ -1,9 +1,11 @@
 """The task-containment layer on real processes, under every backend this machine offers.
 
-Each test starts real commands (a shell pipeline, a forking task, a `setsid` child, a task ignoring SIGTERM,
-a never-ending task interrupted with Ctrl-C) and checks afterwards that nothing it started is alive and that no
-cgroup cosched created remains. Backends that cannot run here are skipped with the reason.
+Each test starts real commands (a shell pipeline, a forking task, a `setsid` child, a task ignoring
+SIGTERM, a never-ending task interrupted with Ctrl-C) and checks afterwards that nothing it started
+is alive and that no cgroup cosched created remains. Backends that cannot run here are skipped with
+the reason.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,16 +18,25 @@ from pathlib import Path
 
 import pytest
 
-from cosched.containment import (CONTAINMENT_KINDS, ContainmentUnavailable, cosched_cgroups, descendants,
-                                 open_containment)
+from cosched.containment import (
+    CONTAINMENT_KINDS,
+    ContainmentUnavailable,
+    cosched_cgroups,
+    descendants,
+    open_containment,
+)
 from cosched.errors import InputError
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="containment needs Linux")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="containment needs Linux"
+)
 
 BACKENDS = CONTAINMENT_KINDS[1:]
 SETTLE_SECONDS = 0.3  # time a task gets to start its processes before the test looks at them
 GONE_SECONDS = 2.0  # longest wait for killed processes to disappear from /proc
-CHILD_OVERHEAD_SECONDS = 0.15  # CPU time of the shell and the interpreter's exit beyond what the child reports
+CHILD_OVERHEAD_SECONDS = (
+    0.15  # CPU time of the shell and the interpreter's exit beyond what the child reports
+)
 
 
 def _alive(pid: int) -> bool:
@@ -61,7 +72,8 @@ def containment(request):
 
 
 def _ours():
-    """cgroups this test process created that still exist (other processes on the machine may have theirs)."""
+    """cgroups this test process created that still exist (other processes on the machine may have
+    theirs)."""
     return [path for path in cosched_cgroups() if path.name.startswith(f"cosched-{os.getpid()}-")]
 
 
@@ -117,7 +129,9 @@ def test_setsid_child_of_exited_shell_is_killed_with_the_task(containment):
     task = containment.start("setsid sh -c 'while :; do :; done' &", name="orphan")
     time.sleep(SETTLE_SECONDS)
     pids = task.pids()
-    task.wait(GONE_SECONDS)  # the shell exits at once; the orphan is in the cgroup or was killed at exit
+    task.wait(
+        GONE_SECONDS
+    )  # the shell exits at once; the orphan is in the cgroup or was killed at exit
     _finish(containment, task, pids)
 
 
@@ -132,10 +146,14 @@ def test_sigterm_ignoring_task_ends_within_grace(containment):
 
 
 def test_exit_status_and_cpu_after_exit(containment):
-    task = containment.start([sys.executable, "-c", "import sys\nx = 0\nfor i in range(10**6): x += i\n"
-                              "sys.exit(3)"], name="exits")
+    task = containment.start(
+        [sys.executable, "-c", "import sys\nx = 0\nfor i in range(10**6): x += i\nsys.exit(3)"],
+        name="exits",
+    )
     assert task.wait(10) == 3
-    assert task.cpu_time() > 0.01  # a cgroup keeps the time of its exited processes; the shepherd reports it
+    assert (
+        task.cpu_time() > 0.01
+    )  # a cgroup keeps the time of its exited processes; the shepherd reports it
     _finish(containment, task, [])
 
 
@@ -148,11 +166,14 @@ def test_missing_command(containment):
 
 
 def test_a_shell_launched_child_is_accounted_whole(containment, tmp_path):
-    """The shell stays (no exec) and its python child does the work: the task's CPU time holds the child's."""
+    """The shell stays (no exec) and its python child does the work: the task's CPU time holds the
+    child's."""
     report = tmp_path / "cpu"
-    work = ("import time, sys\nwhile time.process_time() < 0.3: pass\n"
-            "open(sys.argv[1], 'w').write(str(time.process_time()))")
-    task = containment.start(f"{sys.executable} -c \"{work}\" {report}; true", name="shell")
+    work = (
+        "import time, sys\nwhile time.process_time() < 0.3: pass\n"
+        "open(sys.argv[1], 'w').write(str(time.process_time()))"
+    )
+    task = containment.start(f'{sys.executable} -c "{work}" {report}; true', name="shell")
     assert task.wait(30) == 0
     child = float(report.read_text())
     assert child <= task.cpu_time() <= child + CHILD_OVERHEAD_SECONDS
@@ -161,9 +182,11 @@ def test_a_shell_launched_child_is_accounted_whole(containment, tmp_path):
 
 @pytest.mark.parametrize("kind", BACKENDS)
 def test_kill_9_of_the_creator_leaves_nothing(kind, tmp_path):
-    """The watchdog kills every task and removes the cgroups when the creating process dies by SIGKILL."""
+    """The watchdog kills every task and removes the cgroups when the creating process dies by
+    SIGKILL."""
     script = tmp_path / "creator.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import sys, time
         from cosched.containment import open_containment, ContainmentUnavailable
         try:
@@ -175,7 +198,8 @@ def test_kill_9_of_the_creator_leaves_nothing(kind, tmp_path):
         time.sleep({SETTLE_SECONDS})
         print(" ".join(map(str, a.pids() + b.pids() + [a.pid, b.pid])), *c.runs, flush=True)
         time.sleep(100)
-    """))
+    """)
+    )
     creator = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     line = creator.stdout.readline().split()
     if line and line[0] == "unavailable":
@@ -202,7 +226,9 @@ def test_stale_cgroups_of_a_killed_run_are_removed_at_the_next_start():
     if first.name == "pgroup":
         first.close()
         pytest.skip("no cgroup backend here")
-    stale = [run.with_name(run.name.replace(f"-{os.getpid()}-", "-999999999-")) for run in first.runs]
+    stale = [
+        run.with_name(run.name.replace(f"-{os.getpid()}-", "-999999999-")) for run in first.runs
+    ]
     for run in stale:  # a cgroup named after a process that no longer exists
         run.mkdir()
     first.close()
@@ -212,9 +238,11 @@ def test_stale_cgroups_of_a_killed_run_are_removed_at_the_next_start():
 
 
 def test_ctrl_c_of_a_command_ends_never_ending_tasks(tmp_path):
-    """A never-ending task under a process that gets SIGINT: the process ends within 2 s, nothing survives."""
+    """A never-ending task under a process that gets SIGINT: the process ends within 2 s, nothing
+    survives."""
     script = tmp_path / "runner.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import sys, time
         from cosched.containment import open_containment
         from cosched.processes import termination_signals, interrupt_exit_code
@@ -227,7 +255,8 @@ def test_ctrl_c_of_a_command_ends_never_ending_tasks(tmp_path):
                     t.wait()
             except KeyboardInterrupt as error:
                 sys.exit(interrupt_exit_code(error))
-    """))
+    """)
+    )
     runner = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     pids = [int(word) for word in runner.stdout.readline().split()]
     runner.stdout.close()
@@ -241,7 +270,8 @@ def test_ctrl_c_of_a_command_ends_never_ending_tasks(tmp_path):
 
 def test_contain_descendants_kills_background_processes(tmp_path):
     script = tmp_path / "user.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import subprocess, time
         from cosched.containment import contain_descendants
         with contain_descendants():
@@ -250,8 +280,11 @@ def test_contain_descendants_kills_background_processes(tmp_path):
             from cosched.containment import descendants
             import os
             print(" ".join(map(str, descendants(os.getpid()))), flush=True)
-    """))
-    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=30)
+    """)
+    )
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=30
+    )
     pids = [int(word) for word in result.stdout.split()]
     assert len(pids) >= 3
     assert _all_gone(pids) == []

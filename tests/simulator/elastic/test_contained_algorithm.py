@@ -1,4 +1,5 @@
 """A user's algorithm file that starts background processes does not outlive `cosched elastic`."""
+
 import os
 import subprocess
 import sys
@@ -11,7 +12,9 @@ from .scenario import compute_model, write_scenario
 
 GONE_SECONDS = 2.0  # longest wait for killed processes to disappear from /proc
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="subreapers are Linux-only")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="subreapers are Linux-only"
+)
 
 
 def _alive(pid: int) -> bool:
@@ -26,7 +29,8 @@ def _alive(pid: int) -> bool:
 def test_background_processes_of_an_algorithm_file_end_with_the_command(tmp_path):
     pids = tmp_path / "pids"
     algorithm = tmp_path / "leaky.py"
-    algorithm.write_text(textwrap.dedent(f"""
+    algorithm.write_text(
+        textwrap.dedent(f"""
         import subprocess
         from elastisim_python import JobState, JobType, NodeState, pass_algorithm
 
@@ -36,8 +40,8 @@ def test_background_processes_of_an_algorithm_file_end_with_the_command(tmp_path
         def schedule(jobs, nodes, system):
             if not started:  # once: a plain background child and one that leaves the session
                 child = subprocess.Popen(["sleep", "300"])
-                escaped = subprocess.Popen("setsid sleep 300 & echo $!", shell=True, stdout=subprocess.PIPE,
-                                           text=True)
+                escaped = subprocess.Popen("setsid sleep 300 & echo $!", shell=True,
+                                           stdout=subprocess.PIPE, text=True)
                 started.append(child.pid)
                 started.append(int(escaped.stdout.readline()))
                 with open({str(pids)!r}, "w") as handle:
@@ -50,12 +54,35 @@ def test_background_processes_of_an_algorithm_file_end_with_the_command(tmp_path
 
         if __name__ == "__main__":
             pass_algorithm(schedule)
-    """))
-    jobs = [{"type": "rigid", "submit_time": 0, "num_nodes": 1, "arguments": {"iterations": 1, "flops": 1e9}}]
+    """)
+    )
+    jobs = [
+        {
+            "type": "rigid",
+            "submit_time": 0,
+            "num_nodes": 1,
+            "arguments": {"iterations": 1, "flops": 1e9},
+        }
+    ]
     config = write_scenario(tmp_path, jobs, compute_model(), nodes=2)
-    result = subprocess.run([sys.executable, "-m", "cosched", "elastic", str(config), "--algorithm",
-                             str(algorithm), "--out", str(tmp_path / "out"), "--quiet"],
-                            capture_output=True, text=True, timeout=60, cwd=os.getcwd())
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cosched",
+            "elastic",
+            str(config),
+            "--algorithm",
+            str(algorithm),
+            "--out",
+            str(tmp_path / "out"),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=os.getcwd(),
+    )
     assert result.returncode == 0, result.stderr
     started = [int(word) for word in pids.read_text().split()]
     assert len(started) == 2
