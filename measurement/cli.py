@@ -90,13 +90,25 @@ def add_containment_arguments(parser) -> None:
     """--containment, --task-timeout and --timeout of `measure` and `execute`."""
     from cosched.containment import CONTAINMENT_KINDS
 
-    parser.add_argument("--containment", choices=CONTAINMENT_KINDS, default="auto",
-                        help="how each task's processes are held together: auto (the strongest that works "
-                             "here, reported), cgroup2, cgroup1, pgroup (no cgroups: a subreaper shepherd)")
-    parser.add_argument("--task-timeout", type=positive(float), metavar="SECONDS",
-                        help="kill a task once it has run (been continued) this long; reported as timed-out")
-    parser.add_argument("--timeout", type=positive(float), metavar="SECONDS",
-                        help="stop the whole run after this long, like Ctrl-C: partial report, exit code 124")
+    parser.add_argument(
+        "--containment",
+        choices=CONTAINMENT_KINDS,
+        default="auto",
+        help="how each task's processes are held together: auto (the strongest that works "
+        "here, reported), cgroup2, cgroup1, pgroup (no cgroups: a subreaper shepherd)",
+    )
+    parser.add_argument(
+        "--task-timeout",
+        type=positive(float),
+        metavar="SECONDS",
+        help="kill a task once it has run (been continued) this long; reported as timed-out",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=positive(float),
+        metavar="SECONDS",
+        help="stop the whole run after this long, like Ctrl-C: partial report, exit code 124",
+    )
 
 
 TIMEOUT_EXIT_CODE = 124  # a run stopped by --timeout (as timeout(1))
@@ -161,12 +173,24 @@ def _measure(args) -> int:
     backend, reason = _backend(args.backend)
     try:
         with output_dir(args.out) as out:
-            report = measure_to_directory(tasks, out, backend, combinations=args.combinations, warmup=args.warmup,
-                                          window=args.window, seed=args.seed, work=work,
-                                          project=args.project_monotone, force=args.force, fallback_reason=reason,
-                                          plots=plots is not None, progress=not args.quiet,
-                                          containment=args.containment, task_timeout=args.task_timeout,
-                                          timeout=args.timeout)
+            report = measure_to_directory(
+                tasks,
+                out,
+                backend,
+                combinations=args.combinations,
+                warmup=args.warmup,
+                window=args.window,
+                seed=args.seed,
+                work=work,
+                project=args.project_monotone,
+                force=args.force,
+                fallback_reason=reason,
+                plots=plots is not None,
+                progress=not args.quiet,
+                containment=args.containment,
+                task_timeout=args.task_timeout,
+                timeout=args.timeout,
+            )
     finally:
         backend.close()
     _fallback(args, reason, "the reason is in report.json")

@@ -1,12 +1,13 @@
 """Co-run harness: start every task once, form combinations by freezing and thawing, measure speeds.
 
 002 §9: all tasks must be runnable when measuring starts; a combination is formed by continuing its members
-while all others stay frozen. Each task runs contained (`cosched.containment`: a cgroup, or a subreaper
-shepherd's process tree without cgroups), so freezing, CPU accounting and killing reach every process the
-task's command starts, also one that left its process group (`setsid`) or exited in a window. The harness
-kills every task on exit, on error, on Ctrl-C and on SIGTERM; the containment's watchdog does it when the
-harness itself is killed with SIGKILL. `start_task`, `signal_group` and `terminate_tasks` are the plain
-process-group helpers the validation runs use for the bundled kernels.
+while all others stay frozen. Each task runs contained (`cosched.containment`: a cgroup, or a
+subreaper shepherd's process tree without cgroups), so freezing, CPU accounting and killing reach
+every process the task's command starts, also one that left its process group (`setsid`) or exited
+in a window. The harness kills every task on exit, on error, on Ctrl-C and on SIGTERM; the
+containment's watchdog does it when the harness itself is killed with SIGKILL. `start_task`,
+`signal_group` and `terminate_tasks` are the plain process-group helpers the validation runs use for
+the bundled kernels.
 """
 from __future__ import annotations
 
@@ -28,9 +29,24 @@ from cosched.measurement.probe import MIN_ALONE_SPEED, readings_frame, task_spee
 from cosched.theory.lattice import all_combinations, combinations_up_to, mask_of, popcount, tasks_of
 
 __all__ = [
-    "TaskSpec", "TaskStatus", "CombinationResult", "CoRunHarness", "parse_task", "combination_set",
-    "measure_combinations", "Measurement", "start_task", "signal_group", "terminate_tasks", "result_table",
-    "result_samples", "SPEED_COLUMNS", "KILL_GRACE_SECONDS", "TaskFailed", "RunTimeout", "MIN_ALONE_SPEED",
+    "TaskSpec",
+    "TaskStatus",
+    "CombinationResult",
+    "CoRunHarness",
+    "parse_task",
+    "combination_set",
+    "measure_combinations",
+    "Measurement",
+    "start_task",
+    "signal_group",
+    "terminate_tasks",
+    "result_table",
+    "result_samples",
+    "SPEED_COLUMNS",
+    "KILL_GRACE_SECONDS",
+    "TaskFailed",
+    "RunTimeout",
+    "MIN_ALONE_SPEED",
     "ALONE_ATTEMPTS",
 ]
 
@@ -176,18 +192,21 @@ def terminate_tasks(processes: Sequence[subprocess.Popen], grace: float = KILL_G
 
 
 class TaskFailed(InputError):
-    """A task ended before it could be measured once (it failed at once, or its command does not exist)."""
+    """A task ended before it could be measured once (it failed at once, or its command does not
+    exist)."""
 
 
 class RunTimeout(Exception):
-    """The whole run went past its `--timeout`: stopped like an interruption, with what was measured kept."""
+    """The whole run went past its `--timeout`: stopped like an interruption, with what was measured
+    kept."""
 
     def __init__(self, seconds: float):
         self.seconds = seconds
         super().__init__(f"the run went past its time limit of {seconds:g} s (--timeout)")
 
 
-ALONE_ATTEMPTS = 3  # windows a task gets alone before a speed below MIN_ALONE_SPEED counts as its speed
+# windows a task gets alone before a speed below MIN_ALONE_SPEED counts as its speed
+ALONE_ATTEMPTS = 3
 
 
 def _exit_text(code: int | None) -> str:
@@ -199,11 +218,13 @@ def _exit_text(code: int | None) -> str:
 
 
 class CoRunHarness:
-    """Context manager owning the task processes; `measure(mask)` runs one combination and stops it again.
+    """Context manager owning the task processes; `measure(mask)` runs one combination and stops it
+    again.
 
-    Each task runs contained (`cosched.containment`): `containment` is a backend name (opened and closed by
-    the harness) or an open `Containment`. `task_timeout`: seconds a task may run (continued) before it is
-    killed and reported `timed-out`; `deadline`: time.monotonic() after which `measure` raises `RunTimeout`.
+    Each task runs contained (`cosched.containment`): `containment` is a backend name (opened and
+    closed by the harness) or an open `Containment`. `task_timeout`: seconds a task may run
+    (continued) before it is killed and reported `timed-out`; `deadline`: time.monotonic() after
+    which `measure` raises `RunTimeout`.
     """
 
     def __init__(self, tasks: Sequence[TaskSpec], backend: CounterBackend, *, warmup: float, window: float,
@@ -235,8 +256,13 @@ class CoRunHarness:
                 self.containment = self.containment_spec
             for task, status in zip(self.tasks, self.status):
                 with signals_deferred():  # a Ctrl-C inside the fork's at-fork hooks would be lost, not raised
-                    handle = self.containment.start(task.command, name=task.name, stdout=self.output,
-                                                    stderr=self.output, frozen=True)
+                    handle = self.containment.start(
+                        task.command,
+                        name=task.name,
+                        stdout=self.output,
+                        stderr=self.output,
+                        frozen=True,
+                    )
                     self.handles.append(handle)
                     self.processes.append(handle.process)
                     status.pid = handle.pid
@@ -247,22 +273,26 @@ class CoRunHarness:
 
     def __exit__(self, kind=None, *exc) -> None:
         try:
-            interrupted = kind is not None and issubclass(kind, (KeyboardInterrupt, RunTimeout))
+            quick = (KeyboardInterrupt, RunTimeout, TaskFailed)
+            interrupted = kind is not None and issubclass(kind, quick)
             self.terminate(0.0 if interrupted else KILL_GRACE_SECONDS)
         finally:
             self._signals.close()
 
     def terminate(self, grace: float = KILL_GRACE_SECONDS) -> None:
-        """SIGTERM every task (thawed), SIGKILL what is left after `grace` seconds (at once with 0), remove
-        the tasks' cgroups and record how each task ended."""
+        """SIGTERM every task (thawed), SIGKILL what is left after `grace` seconds (at once with 0),
+        remove the tasks' cgroups and record how each task ended."""
         self._refresh_status()
-        with signals_deferred():  # a second Ctrl-C must not cut this short; it acts once every task is gone
+        # a second Ctrl-C must not cut this short; it acts once every task is gone
+        with signals_deferred():
             if grace > 0:
                 for handle in self.handles:
                     handle.signal(signal.SIGTERM)
                     handle.thaw()
                 deadline = time.monotonic() + grace
-                while time.monotonic() < deadline and any(h.poll() is None or h.pids() for h in self.handles):
+                while time.monotonic() < deadline and any(
+                    h.poll() is None or h.pids() for h in self.handles
+                ):
                     time.sleep(0.01)
             for handle in self.handles:
                 handle.close()
@@ -331,7 +361,8 @@ class CoRunHarness:
                 speeds[self.tasks[i].name] = float("nan")
             elif np.isfinite(speeds[self.tasks[i].name]):
                 self.status[i].combinations_measured += 1
-            if self.task_timeout is not None and self.alive(i) and self.ran_seconds[i] >= self.task_timeout:
+            timeout = self.task_timeout
+            if timeout is not None and self.alive(i) and self.ran_seconds[i] >= timeout:
                 self.time_out(i)
         start = before[0].time if before else float("nan")
         end = after[0].time if after else float("nan")
@@ -387,17 +418,28 @@ def result_samples(result: CombinationResult):
     return frame
 
 
-def measure_combinations(tasks: Sequence[TaskSpec], masks: Iterable[int], backend: CounterBackend, *,
-                         warmup: float, window: float, fallback_reason: str | None = None,
-                         on_result: Callable[[CombinationResult], None] | None = None,
-                         progress: bool = False, containment="auto", task_timeout: float | None = None,
-                         timeout: float | None = None, fail_early: bool = False) -> Measurement:
-    """Run the harness over `masks` in order; Ctrl-C / SIGTERM (or `timeout` seconds) stops early and keeps
-    what was measured.
+def measure_combinations(
+    tasks: Sequence[TaskSpec],
+    masks: Iterable[int],
+    backend: CounterBackend,
+    *,
+    warmup: float,
+    window: float,
+    fallback_reason: str | None = None,
+    on_result: Callable[[CombinationResult], None] | None = None,
+    progress: bool = False,
+    containment="auto",
+    task_timeout: float | None = None,
+    timeout: float | None = None,
+    fail_early: bool = False,
+) -> Measurement:
+    """Run the harness over `masks` in order; Ctrl-C / SIGTERM (or `timeout` seconds) stops early
+    and keeps what was measured.
 
-    A singleton whose speed reads below `MIN_ALONE_SPEED` is measured again (up to `ALONE_ATTEMPTS` windows in
-    all): the speed alone is the divisor of every speed of the task. With `fail_early`, a task that ends
-    before its first window is measured raises `TaskFailed` naming it and its exit status.
+    A singleton whose speed reads below `MIN_ALONE_SPEED` is measured again (up to `ALONE_ATTEMPTS`
+    windows in all): the speed alone is the divisor of every speed of the task. With `fail_early`, a
+    task that ends before its first window is measured raises `TaskFailed` naming it and its exit
+    status.
     """
     from tqdm import tqdm
 
@@ -423,7 +465,8 @@ def measure_combinations(tasks: Sequence[TaskSpec], masks: Iterable[int], backen
                     if popcount(mask) != 1 or not np.isfinite(speed) or speed >= MIN_ALONE_SPEED \
                             or not harness.alive(tasks_of(mask)[0]):
                         break
-                    result = harness.measure(mask)  # near 0 alone: measure again before it becomes a divisor
+                    # near 0 alone: measure again before it becomes a divisor
+                    result = harness.measure(mask)
                 if fail_early:
                     _check_started(harness, mask)
                 measurement.results.append(result)
@@ -448,7 +491,8 @@ def _check_started(harness: CoRunHarness, mask: int) -> None:
     """`TaskFailed` for a member of `mask` that ended before one window of it was measured."""
     for i in tasks_of(mask):
         status = harness.status[i]
-        if not harness.alive(i) and status.combinations_measured == 0 and status.status != "timed-out":
+        never_measured = status.combinations_measured == 0 and status.status != "timed-out"
+        if not harness.alive(i) and never_measured:
             task = harness.tasks[i]
             raise TaskFailed(f"task {task.name!r} ended before it could be measured, "
                              f"{_exit_text(status.returncode)}: {task.command}", field="--task")

@@ -20,12 +20,32 @@ from typing import Mapping, NamedTuple, Protocol, Sequence
 from cosched.errors import InputError
 
 __all__ = [
-    "ThreadReading", "CounterBackend", "CountersUnavailable", "ProcfsCounters", "PerfCounters", "ReplayCounters",
-    "PerfEventGroup", "parse_stat", "read_stat", "group_threads", "groups_threads", "members_threads", "open_backend",
+    "ThreadReading",
+    "CounterBackend",
+    "CountersUnavailable",
+    "ProcfsCounters",
+    "PerfCounters",
+    "ReplayCounters",
+    "PerfEventGroup",
+    "parse_stat",
+    "read_stat",
+    "group_threads",
+    "groups_threads",
+    "members_threads",
+    "open_backend",
     "perf_event_paranoid",
-    "load_samples", "scale_count", "BACKEND_IPC_CPUTIME", "BACKEND_CPUTIME", "BACKEND_REPLAY",
-    "PERF_TYPE_HARDWARE", "PERF_TYPE_SOFTWARE", "PERF_COUNT_HW_CPU_CYCLES", "PERF_COUNT_HW_INSTRUCTIONS",
-    "PERF_COUNT_SW_TASK_CLOCK", "SAMPLE_COLUMNS", "BACKEND_NAMES",
+    "load_samples",
+    "scale_count",
+    "BACKEND_IPC_CPUTIME",
+    "BACKEND_CPUTIME",
+    "BACKEND_REPLAY",
+    "PERF_TYPE_HARDWARE",
+    "PERF_TYPE_SOFTWARE",
+    "PERF_COUNT_HW_CPU_CYCLES",
+    "PERF_COUNT_HW_INSTRUCTIONS",
+    "PERF_COUNT_SW_TASK_CLOCK",
+    "SAMPLE_COLUMNS",
+    "BACKEND_NAMES",
 ]
 
 BACKEND_IPC_CPUTIME = "ipc×cputime"  # formula (30) with hardware instructions and cycles
@@ -68,8 +88,8 @@ class CounterBackend(Protocol):
     name: str
 
     def read(self, groups: Mapping[str, int | Sequence[int]]) -> list[ThreadReading]:
-        """Cumulative readings of every thread currently in each task (task name -> its process group id, or
-        the pids of its processes)."""
+        """Cumulative readings of every thread currently in each task (task name -> its process
+        group id, or the pids of its processes)."""
 
     def close(self) -> None:
         """Release counters (file descriptors) held by the backend."""
@@ -115,9 +135,11 @@ def group_threads(pgid: int, proc: str = "/proc") -> list[tuple[int, int]]:
 
 def members_threads(groups: Mapping[str, "int | Sequence[int]"], proc: str = "/proc"
                     ) -> dict[str, list[tuple[int, int]]]:
-    """(pid, tid) of every live thread of each task, given as a process group id or as its member pids (a
-    contained task: `cosched.containment.ContainedTask.pids`, which also sees processes that left the group)."""
-    pgids = [int(value) for value in groups.values() if not isinstance(value, (list, tuple, set, frozenset))]
+    """(pid, tid) of every live thread of each task, given as a process group id or as its member
+    pids (a contained task: `cosched.containment.ContainedTask.pids`, which also sees processes that
+    left the group)."""
+    listed = (list, tuple, set, frozenset)
+    pgids = [int(value) for value in groups.values() if not isinstance(value, listed)]
     by_group = groups_threads(pgids, proc) if pgids else {}
     threads: dict[str, list[tuple[int, int]]] = {}
     for task, value in groups.items():

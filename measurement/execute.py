@@ -1,12 +1,13 @@
 """Live co-scheduling on a real node (002 §9): an online strategy drives real processes through the co-run harness.
 
-The tasks start once, contained (`cosched.containment`), and are kept runnable (frozen). At every step the
-strategy's combination is thawed while everything else stays frozen, for the decision's limit (a search
-strategy's quantum τ, in seconds) or until a task exits, which is seen at once on its pidfd, not at the next
-reading. The members are frozen again, their speeds over the step (formula (30) of 002 §6 over every process of
-the task, `cosched.measurement.probe.task_speed`) are divided by their speeds alone (002 §3) and handed to the
-strategy's `observe`. The loop itself is `cosched.strategies.schedule.drive`, the one the simulated runs use:
-`LivePlant` plugs the harness into it, so the strategy sees speeds only for the combination that ran.
+The tasks start once, contained (`cosched.containment`), and are kept runnable (frozen). At every
+step the strategy's combination is thawed while everything else stays frozen, for the decision's
+limit (a search strategy's quantum τ, in seconds) or until a task exits, which is seen at once on
+its pidfd, not at the next reading. The members are frozen again, their speeds over the step
+(formula (30) of 002 §6 over every process of the task, `cosched.measurement.probe.task_speed`) are
+divided by their speeds alone (002 §3) and handed to the strategy's `observe`. The loop itself is
+`cosched.strategies.schedule.drive`, the one the simulated runs use: `LivePlant` plugs the harness
+into it, so the strategy sees speeds only for the combination that ran.
 """
 from __future__ import annotations
 
@@ -26,13 +27,25 @@ from cosched.strategies.schedule import OnlineStrategy, Outcome, StrategyError, 
 from cosched.theory.instance import Instance
 from cosched.theory.lattice import tasks_of
 
-__all__ = ["Step", "ExecutionHarness", "LivePlant", "run_online", "premeasure", "normalised_speeds", "step_rows",
-           "steps_table", "STEP_COLUMNS", "TASK_STATES", "PHASES"]
+__all__ = [
+    "Step",
+    "ExecutionHarness",
+    "LivePlant",
+    "run_online",
+    "premeasure",
+    "normalised_speeds",
+    "step_rows",
+    "steps_table",
+    "STEP_COLUMNS",
+    "TASK_STATES",
+    "PHASES",
+]
 
 STEP_COLUMNS = ("step", "phase", "combination", "members", "start", "end", "task", "speed", "normalised_speed",
                 "exited")
 PHASES = ("premeasure", "strategy")  # a window per candidate before the strategy starts, then its own steps
-TASK_STATES = ("waiting", "completed", "crashed", "killed", "timed-out")  # killed: running when the run ended early
+# killed: running when the run ended early
+TASK_STATES = ("waiting", "completed", "crashed", "killed", "timed-out")
 
 
 @dataclass(frozen=True)
@@ -56,26 +69,45 @@ class Step:
 
 
 class ExecutionHarness(CoRunHarness):
-    """The co-run harness (contained tasks, started frozen, all killed on exit, Ctrl-C and SIGTERM) with
-    `run(mask, limit)`.
+    """The co-run harness (contained tasks, started frozen, all killed on exit, Ctrl-C and SIGTERM)
+    with `run(mask, limit)`.
 
-    Each task's command is watched through a pidfd (Linux >= 5.3): its exit ends the running step at once.
-    The task's CPU time comes from its container, which keeps the time of exited processes, so the step in
-    which a task exits has a speed too. When a task's command exits, whatever it left running is killed.
+    Each task's command is watched through a pidfd (Linux >= 5.3): its exit ends the running step at
+    once. The task's CPU time comes from its container, which keeps the time of exited processes, so
+    the step in which a task exits has a speed too. When a task's command exits, whatever it left
+    running is killed.
     """
 
-    def __init__(self, tasks: Sequence[TaskSpec], backend: CounterBackend, *, output=subprocess.DEVNULL,
-                 containment="auto", task_timeout: float | None = None, deadline: float | None = None,
-                 timeout: float | None = None):
-        super().__init__(tasks, backend, warmup=0.0, window=0.0, output=output, containment=containment,
-                         task_timeout=task_timeout, deadline=deadline, timeout=timeout)
+    def __init__(
+        self,
+        tasks: Sequence[TaskSpec],
+        backend: CounterBackend,
+        *,
+        output=subprocess.DEVNULL,
+        containment="auto",
+        task_timeout: float | None = None,
+        deadline: float | None = None,
+        timeout: float | None = None,
+    ):
+        super().__init__(
+            tasks,
+            backend,
+            warmup=0.0,
+            window=0.0,
+            output=output,
+            containment=containment,
+            task_timeout=task_timeout,
+            deadline=deadline,
+            timeout=timeout,
+        )
         self.status_names = ["waiting"] * len(tasks)
         self.exit_time = [float("nan")] * len(tasks)
         self.steps_run = [0] * len(tasks)
         self.origin: float | None = None  # monotonic time of the first continue
         self._pidfds: dict[int, int] = {}  # fd -> task index, for tasks not yet exited
         self._threads = [1] * len(tasks)  # threads that ran in a task's latest step (for exit speeds)
-        self._last: dict[str, list[ThreadReading]] = {}  # each task's latest reading, taken while it was frozen
+        # each task's latest reading, taken while it was frozen
+        self._last: dict[str, list[ThreadReading]] = {}
         self._cpu: dict[int, float] = {}  # each task's CPU time at its latest reading
 
     def __enter__(self) -> "ExecutionHarness":
@@ -97,8 +129,12 @@ class ExecutionHarness(CoRunHarness):
             self._pidfds.clear()
             for i, name in enumerate(self.status_names):
                 if name == "waiting":  # killed by the harness before it finished
-                    self._record(i, "killed", self.handles[i].returncode if i < len(self.handles) else None,
-                                 "killed when the run ended")
+                    self._record(
+                        i,
+                        "killed",
+                        self.handles[i].returncode if i < len(self.handles) else None,
+                        "killed when the run ended",
+                    )
 
     @property
     def unfinished(self) -> int:
@@ -124,7 +160,8 @@ class ExecutionHarness(CoRunHarness):
             os.close(fd)
             code = self.handles[i].wait()
             self.exit_time[i] = now - (self.origin if self.origin is not None else now)
-            self._record(i, "completed" if code == 0 else "crashed", code, "" if code == 0 else _exit_text(code))
+            message = "" if code == 0 else _exit_text(code)
+            self._record(i, "completed" if code == 0 else "crashed", code, message)
             reaped.append(i)
         return reaped
 
@@ -135,17 +172,20 @@ class ExecutionHarness(CoRunHarness):
         return readings
 
     def run(self, mask: int, limit: float = np.inf, phase: str = "strategy") -> Step:
-        """Continue the members of `mask` for `limit` seconds or until a task exits, freeze them, measure.
+        """Continue the members of `mask` for `limit` seconds or until a task exits, freeze them,
+        measure.
 
-        The step is also cut at the run's deadline (`RunTimeout` at the next call) and when a member's running
-        time reaches `task_timeout` (the member is killed and counts as finished, `timed-out`)."""
+        The step is also cut at the run's deadline (`RunTimeout` at the next call) and when a
+        member's running time reaches `task_timeout` (the member is killed and counts as finished,
+        `timed-out`)."""
         self.check_deadline()
         members = [i for i in tasks_of(mask) if self.status_names[i] == "waiting"]
         poller = select.poll()
         for fd in self._pidfds:
             poller.register(fd, select.POLLIN)
         unread = [i for i in members if self.tasks[i].name not in self._last]
-        if unread:  # counters only move while a task runs: a reading taken after its last freeze is still valid
+        # counters only move while a task runs: a reading taken after its last freeze is still valid
+        if unread:
             self._remember(self._read(unread))
         before = [r for i in members for r in self._last.get(self.tasks[i].name, ())]
         cpu_before = {i: self._cpu[i] for i in members}
@@ -160,7 +200,8 @@ class ExecutionHarness(CoRunHarness):
         try:
             for i in members:
                 self.handles[i].thaw()
-            timeout = None if not np.isfinite(cap) else max(0.0, cap - (time.monotonic() - start)) * 1000.0
+            left = max(0.0, cap - (time.monotonic() - start))
+            timeout = None if not np.isfinite(cap) else left * 1000.0
             ready = [fd for fd, _ in poller.poll(timeout)]
             end = time.monotonic()
         finally:
@@ -173,16 +214,22 @@ class ExecutionHarness(CoRunHarness):
         exited = self._reap(ready, end)
         alive = [i for i in members if self.status_names[i] == "waiting"]
         after = self._read(alive) if alive else []
-        cpu_after = {i: self.handles[i].cpu_time() if i in exited else self._cpu[i] for i in members}
+        cpu_after = {
+            i: self.handles[i].cpu_time() if i in exited else self._cpu[i] for i in members
+        }
         self._remember(after)
         for i in exited:  # the command is done: whatever it left running goes too
             self.handles[i].kill()
         speeds = {}
         for i in members:
             name = self.tasks[i].name
-            speeds[name], threads = task_speed([r for r in before if r.task == name],
-                                               [r for r in after if r.task == name],
-                                               cpu_after[i] - cpu_before[i], end - start, self._threads[i])
+            speeds[name], threads = task_speed(
+                [r for r in before if r.task == name],
+                [r for r in after if r.task == name],
+                cpu_after[i] - cpu_before[i],
+                end - start,
+                self._threads[i],
+            )
             self._threads[i] = max(self._threads[i] if i in exited else 1, threads)
         finished = sum(1 << i for i in exited)
         if self.task_timeout is not None:
@@ -195,7 +242,8 @@ class ExecutionHarness(CoRunHarness):
                     self.exit_time[i] = end - self.origin
                     self.status_names[i] = "timed-out"
                     finished |= 1 << i
-        return Step(int(mask), phase, start - self.origin, end - self.origin, speeds, finished, float(limit))
+        origin = self.origin
+        return Step(int(mask), phase, start - origin, end - origin, speeds, finished, float(limit))
 
     def _remember(self, readings: list[ThreadReading]) -> None:
         tasks = {}
@@ -204,21 +252,27 @@ class ExecutionHarness(CoRunHarness):
         self._last.update(tasks)
 
 
-TIMEOUT_SLACK = 1e-6  # relative: a step cut at the task's time limit reaches it up to timer rounding
+# relative: a step cut at the task's time limit reaches it up to timer rounding
+TIMEOUT_SLACK = 1e-6
 
 
 def normalised_speeds(step: Step, names: Sequence[str], ideal: np.ndarray) -> np.ndarray:
-    """(n,) speeds a_ij = measured / speed alone (002 §3), clipped to [0, 1] as the model's speeds; 0 outside.
+    """(n,) speeds a_ij = measured / speed alone (002 §3), clipped to [0, 1] as the model's speeds;
+    0 outside.
 
-    A member without a usable speed alone (below `MIN_ALONE_SPEED`) is an error, never a silent divisor."""
+    A member without a usable speed alone (below `MIN_ALONE_SPEED`) is an error, never a silent
+    divisor."""
     position = {name: i for i, name in enumerate(names)}
     speeds = np.zeros(len(names))
     for name, value in step.speeds.items():
         i = position[name]
         if not np.isfinite(ideal[i]) or ideal[i] < MIN_ALONE_SPEED:
-            raise StrategyError(f"task {name!r} has no usable speed alone ({ideal[i]:.3g}): its speeds cannot be "
-                                "normalised")
-        speeds[i] = 0.0 if not np.isfinite(value) else min(max(value / ideal[i], 0.0), 1.0)  # 002 §3
+            raise StrategyError(
+                f"task {name!r} has no usable speed alone ({ideal[i]:.3g}): its speeds cannot be "
+                "normalised"
+            )
+        # 002 §3
+        speeds[i] = 0.0 if not np.isfinite(value) else min(max(value / ideal[i], 0.0), 1.0)
     return speeds
 
 
@@ -237,9 +291,9 @@ def premeasure(harness: ExecutionHarness, masks: Sequence[int], window: float,
 
 
 class LivePlant:
-    """Live processes as a plant of the one strategy driver (`cosched.strategies.schedule.drive`): each
-    decision runs on the harness; its measured speeds, normalised by `ideal` (absolute speeds alone), are
-    what the strategy observes."""
+    """Live processes as a plant of the one strategy driver (`cosched.strategies.schedule.drive`):
+    each decision runs on the harness; its measured speeds, normalised by `ideal` (absolute speeds
+    alone), are what the strategy observes."""
 
     def __init__(self, harness, names: Sequence[str], ideal: np.ndarray,
                  on_step: Callable[[Step], None] | None = None):
@@ -255,7 +309,8 @@ class LivePlant:
         self.steps.append(step)
         if self.on_step is not None:
             self.on_step(step)
-        return Outcome(step.duration, normalised_speeds(step, self.names, self.ideal), step.finished)
+        speeds = normalised_speeds(step, self.names, self.ideal)
+        return Outcome(step.duration, speeds, step.finished)
 
 
 def run_online(harness: ExecutionHarness, strategy: OnlineStrategy, instance: Instance, ideal: np.ndarray, *,

@@ -139,11 +139,23 @@ def _execute(args) -> int:
     tasks, long_running = _tasks(args)
     strategy_from_args(args)  # a bad option fails here, before any process starts
     speeds, ideal = _speeds_file(args.speeds, [t.name for t in tasks]) if args.speeds else (None, None)
-    plan = ExecutionPlan(tasks, strategy_name(args), combinations=args.combinations, reference=args.reference,
-                         measure_tasks=long_running, speeds=speeds, ideal_speeds=ideal, window=args.window,
-                         warmup=args.warmup, factory=lambda: strategy_from_args(args),
-                         simulated_noise=noise_from_args(args), options=_strategy_options(args),
-                         containment=args.containment, task_timeout=args.task_timeout, timeout=args.timeout)
+    plan = ExecutionPlan(
+        tasks,
+        strategy_name(args),
+        combinations=args.combinations,
+        reference=args.reference,
+        measure_tasks=long_running,
+        speeds=speeds,
+        ideal_speeds=ideal,
+        window=args.window,
+        warmup=args.warmup,
+        factory=lambda: strategy_from_args(args),
+        simulated_noise=noise_from_args(args),
+        options=_strategy_options(args),
+        containment=args.containment,
+        task_timeout=args.task_timeout,
+        timeout=args.timeout,
+    )
     backend, reason = open_backend(args.backend)
     if reason is not None and args.backend == "auto":  # a warning, so --quiet does not hide it
         import warnings
@@ -187,7 +199,10 @@ def _print_summary(report: dict) -> None:
               f"{reference['simulated_makespan']:.3f} s (ratio {reference['simulated_ratio']:.3f}), "
               f"Theorem 1 bound: {reference['theorem1_bound']:.3f}")
     if real and "ratio" in real:
-        print(f"real ratio: {real['ratio']:.3f} ± {real['ratio_uncertainty']:.3f}; real vs simulated: "
-              f"{100 * real['vs_simulated']:+.1f} %")
+        print(
+            f"real ratio: {real['ratio']:.3f} ± {real['ratio_uncertainty']:.3f}; "
+            f"real vs simulated: "
+            f"{100 * real['vs_simulated']:+.1f} %"
+        )
         if "ratio_note" in real:
             print(f"  {real['ratio_note']}")

@@ -143,11 +143,22 @@ def _reference(plan: ExecutionPlan, out: Path, backend: CounterBackend, seed, fa
             "time_alone": {name: float(row["seconds"]) for name, row in alone.items()}}
     names = [task.name for task in plan.tasks]
     seconds = np.array([float(alone[name]["seconds"]) for name in names])
-    measured = measure_to_directory(plan.measure_tasks or plan.tasks, out / "reference", backend,
-                                    combinations=plan.combinations, warmup=plan.warmup, window=plan.window,
-                                    seed=seed, work=seconds, fallback_reason=fallback, progress=progress, plots=False,
-                                    containment=limits["containment"], task_timeout=plan.task_timeout,
-                                    timeout=_remaining(limits["deadline"]))
+    measured = measure_to_directory(
+        plan.measure_tasks or plan.tasks,
+        out / "reference",
+        backend,
+        combinations=plan.combinations,
+        warmup=plan.warmup,
+        window=plan.window,
+        seed=seed,
+        work=seconds,
+        fallback_reason=fallback,
+        progress=progress,
+        plots=False,
+        containment=limits["containment"],
+        task_timeout=plan.task_timeout,
+        timeout=_remaining(limits["deadline"]),
+    )
     reference = {"time_alone": dict(zip(names, seconds.tolist())), "measure_report": "reference/report.json",
                  "combinations": plan.combinations}
     if measured["interrupted"]:
@@ -180,7 +191,8 @@ def _reference(plan: ExecutionPlan, out: Path, backend: CounterBackend, seed, fa
 
 
 def _remaining(deadline: float | None) -> float | None:
-    """Seconds left before `deadline` (time.monotonic()), at least a moment; None without a deadline."""
+    """Seconds left before `deadline` (time.monotonic()), at least a moment; None without a
+    deadline."""
     return None if deadline is None else max(deadline - time.monotonic(), 1e-3)
 
 
@@ -228,10 +240,20 @@ def execute_to_directory(plan: ExecutionPlan, out: str | os.PathLike, backend: C
     try:
         with termination_signals():  # SIGTERM / SIGHUP end the run like Ctrl-C, wherever it is
             containment = open_containment(plan.containment)
-            report.update({"containment": containment.name, "containment_limits": containment.limits,
-                           "task_timeout_seconds": plan.task_timeout, "timeout_seconds": plan.timeout})
-            limits = {"containment": containment, "task_timeout": plan.task_timeout, "deadline": deadline,
-                      "timeout": plan.timeout}
+            report.update(
+                {
+                    "containment": containment.name,
+                    "containment_limits": containment.limits,
+                    "task_timeout_seconds": plan.task_timeout,
+                    "timeout_seconds": plan.timeout,
+                }
+            )
+            limits = {
+                "containment": containment,
+                "task_timeout": plan.task_timeout,
+                "deadline": deadline,
+                "timeout": plan.timeout,
+            }
             if plan.reference:
                 reference = _reference(plan, out, backend, seed, fallback_reason, progress, limits)
                 objects = reference.pop("_objects", None)
@@ -357,46 +379,63 @@ def _real_run(plan: ExecutionPlan, harness: ExecutionHarness, objects, seed, sch
     return ideal, phases
 
 
-def _ideal_from(harness: ExecutionHarness, premeasured: list[Step], names: Sequence[str], window: float,
-                keep: Callable[[Step], None]) -> np.ndarray:
-    """Speeds alone from the premeasured windows alone. A speed below `MIN_ALONE_SPEED` of a task still running
-    is measured again (up to `ALONE_ATTEMPTS` windows); one that stays there is an error (`StrategyError`),
-    never a divisor. A task whose window alone ended with its exit needs no scale (1)."""
+def _ideal_from(
+    harness: ExecutionHarness,
+    premeasured: list[Step],
+    names: Sequence[str],
+    window: float,
+    keep: Callable[[Step], None],
+) -> np.ndarray:
+    """Speeds alone from the premeasured windows alone. A speed below `MIN_ALONE_SPEED` of a task
+    still running is measured again (up to `ALONE_ATTEMPTS` windows); one that stays there is an
+    error (`StrategyError`), never a divisor. A task whose window alone ended with its exit needs no
+    scale (1)."""
     ideal = np.ones(len(names))
     for step in list(premeasured):
         if bin(step.combination).count("1") != 1:
             continue
         i = step.combination.bit_length() - 1
         value, attempts = next(iter(step.speeds.values())), 1
-        while harness.status_names[i] == "waiting" and not value >= MIN_ALONE_SPEED and attempts < ALONE_ATTEMPTS:
+        while (harness.status_names[i] == "waiting" and not value >= MIN_ALONE_SPEED
+               and attempts < ALONE_ATTEMPTS):
             again = harness.run(step.combination, window, phase="premeasure")
             keep(again)
-            premeasured.append(again)  # the later window replaces the earlier in the premeasured instance
+            # the later window replaces the earlier in the premeasured instance
+            premeasured.append(again)
             value, attempts = next(iter(again.speeds.values())), attempts + 1
         if harness.status_names[i] == "waiting" and not value >= MIN_ALONE_SPEED:
-            raise StrategyError(f"task {names[i]!r} reads speed {value:.3g} alone in {attempts} windows of "
-                                f"{window:g} s (below {MIN_ALONE_SPEED}): it hardly computes while measured "
-                                "(waiting for input, I/O or a process outside it), so its speeds cannot be "
-                                "normalised; give --speeds or --reference, or a task that computes")
-        if harness.status_names[i] == "waiting" or (np.isfinite(value) and value >= MIN_ALONE_SPEED):
+            raise StrategyError(
+                f"task {names[i]!r} reads speed {value:.3g} alone in {attempts} windows of "
+                f"{window:g} s (below {MIN_ALONE_SPEED}): it hardly computes while measured "
+                "(waiting for input, I/O or a process outside it), so its speeds cannot be "
+                "normalised; give --speeds or --reference, or a task that computes"
+            )
+        usable = np.isfinite(value) and value >= MIN_ALONE_SPEED
+        if harness.status_names[i] == "waiting" or usable:
             ideal[i] = value
     return ideal
 
 
-RATIO_NOTE_NOISE = ("a real ratio below 1 does not beat OPT: OPT is computed from measured speeds and one "
-                    "measured time alone per task, and the real makespan is within their uncertainty of it "
-                    "(measurement noise)")
-RATIO_NOTE_MODEL = ("a real ratio below 1 by more than its uncertainty: the reference is off, not the schedule "
-                    "better than OPT. Likely causes: contention outside the model (the node's other load changed "
-                    "between the reference and the run, or co-run speeds measured lower than the tasks reached), "
-                    "or the reference's own error (each task's time alone is a single run)")
+RATIO_NOTE_NOISE = (
+    "a real ratio below 1 does not beat OPT: OPT is computed from measured speeds and one "
+    "measured time alone per task, and the real makespan is within their uncertainty of it "
+    "(measurement noise)"
+)
+RATIO_NOTE_MODEL = (
+    "a real ratio below 1 by more than its uncertainty: the reference is off, not the schedule "
+    "better than OPT. Likely causes: contention outside the model (the node's other load changed "
+    "between the reference and the run, or co-run speeds measured lower than the tasks reached), "
+    "or the reference's own error (each task's time alone is a single run)"
+)
 
 
 def _ratio_uncertainty(reference: dict) -> float:
-    """Relative uncertainty of OPT's makespan from the reference: the RMS relative disagreement between the two
-    measurements of each task's speed alone (while timed alone, and in the matrix's window). OPT is linear in
-    the work b_i (002 §4.1), which is the time alone rescaled by that ratio."""
-    during, ideal = reference.get("speed_during_time_alone") or {}, reference.get("ideal_speeds") or {}
+    """Relative uncertainty of OPT's makespan from the reference: the RMS relative disagreement
+    between the two measurements of each task's speed alone (while timed alone, and in the matrix's
+    window). OPT is linear in the work b_i (002 §4.1), which is the time alone rescaled by that
+    ratio."""
+    during = reference.get("speed_during_time_alone") or {}
+    ideal = reference.get("ideal_speeds") or {}
     ratios = [during[name] / ideal[name] - 1.0 for name in ideal
               if during.get(name) is not None and ideal[name] and np.isfinite(during[name])]
     return float(np.sqrt(np.mean(np.square(ratios)))) if ratios else 0.0
@@ -417,7 +456,8 @@ def _real_summary(steps: Sequence[Step], harness: ExecutionHarness, reference: d
                "crashed": sum(name == "crashed" for name in harness.status_names),
                "timed_out": sum(name == "timed-out" for name in harness.status_names)}
     if reference is not None and makespan is not None and "opt_makespan" in reference:
-        ratio = summary["ratio"] = makespan / reference["opt_makespan"]  # 002 §4.3, (4): real C_max / OPT
+        # 002 §4.3, (4): real C_max / OPT
+        ratio = summary["ratio"] = makespan / reference["opt_makespan"]
         summary["ratio_uncertainty"] = ratio * _ratio_uncertainty(reference)
         if ratio < 1:
             summary["ratio_note"] = RATIO_NOTE_NOISE if ratio + summary["ratio_uncertainty"] >= 1 \

@@ -92,15 +92,27 @@ def measured_instance(names: Sequence[str], table, work: Sequence[float] | None 
         if masks.size else np.zeros(n, dtype=bool)
     ideal = np.where(has_alone, speeds[np.arange(n), np.minimum(alone, max(masks.size - 1, 0))]
                      if masks.size else 0.0, 0.0)
-    unusable = ideal < MIN_ALONE_SPEED  # no divisor: a speed near 0 alone would inflate every other speed
-    dropped = {names[i]: ("not measured alone" if not has_alone[i] else "speed 0 alone (never ran)"
-                          if ideal[i] <= 0 else f"speed {ideal[i]:.3g} alone, below {MIN_ALONE_SPEED} (it hardly "
-                          "computed while measured: waiting for input, I/O or a process outside it)")
-               for i in range(n) if unusable[i]}
+    # no divisor: a speed near 0 alone would inflate every other speed
+    unusable = ideal < MIN_ALONE_SPEED
+    dropped = {
+        names[i]: (
+            "not measured alone"
+            if not has_alone[i]
+            else "speed 0 alone (never ran)"
+            if ideal[i] <= 0
+            else f"speed {ideal[i]:.3g} alone, below {MIN_ALONE_SPEED} (it hardly "
+            "computed while measured: waiting for input, I/O or a process outside it)"
+        )
+        for i in range(n)
+        if unusable[i]
+    }
     keep = np.flatnonzero(~unusable)
     if keep.size == 0:
-        raise InputError(f"no task has a measured speed alone of at least {MIN_ALONE_SPEED}: nothing to "
-                         "normalise", field="speeds")
+        raise InputError(
+            f"no task has a measured speed alone of at least {MIN_ALONE_SPEED}: nothing to "
+            "normalise",
+            field="speeds",
+        )
     dropped_bits = np.int64(sum(1 << int(i) for i in range(n) if unusable[i]))
     columns = np.flatnonzero((masks & dropped_bits) == 0)
     speeds = speeds[np.ix_(keep, columns)] / ideal[keep, None]  # 002 §3: speed alone = 1

@@ -1,8 +1,9 @@
 """The one execution loop every online strategy plugs into (`drive`), on a pluggable plant (002 §3).
 
-The plant owns the hidden work vector b: strategies see only the speeds they are allowed to know and the tasks
-that are still unfinished (non-clairvoyant, 002 §4.2). `SimulatedPlant` advances an instance; `execute`
-drives it and returns a `Schedule`. `cosched.measurement.execute` plugs live processes into the same loop.
+The plant owns the hidden work vector b: strategies see only the speeds they are allowed to know and
+the tasks that are still unfinished (non-clairvoyant, 002 §4.2). `SimulatedPlant` advances an
+instance; `execute` drives it and returns a `Schedule`. `cosched.measurement.execute` plugs live
+processes into the same loop.
 """
 from __future__ import annotations
 
@@ -15,8 +16,19 @@ from cosched.theory.instance import Instance
 from cosched.theory.lattice import tasks_of
 from cosched.theory.schedule import WORK_TOLERANCE, Schedule
 
-__all__ = ["Schedule", "Decision", "OnlineStrategy", "execute", "WORK_TOLERANCE", "StrategyError", "Outcome",
-           "Plant", "drive", "SimulatedPlant", "step_budget"]
+__all__ = [
+    "Schedule",
+    "Decision",
+    "OnlineStrategy",
+    "execute",
+    "WORK_TOLERANCE",
+    "StrategyError",
+    "Outcome",
+    "Plant",
+    "drive",
+    "SimulatedPlant",
+    "step_budget",
+]
 
 class StrategyError(RuntimeError):
     """A strategy asked for something the loop cannot run (unknown combination, finished task, no progress)."""
@@ -48,8 +60,9 @@ class OnlineStrategy(Protocol):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a plant reports after running one decision: how long the combination ran, the speeds the strategy
-    observes (n,) (normalised, 0 outside the combination) and the bitmask of tasks that finished in it."""
+    """What a plant reports after running one decision: how long the combination ran, the speeds the
+    strategy observes (n,) (normalised, 0 outside the combination) and the bitmask of tasks that
+    finished in it."""
 
     duration: float
     speeds: np.ndarray
@@ -58,14 +71,16 @@ class Outcome:
 
 class Plant(Protocol):
     """What `drive` runs decisions on: a simulated instance (`SimulatedPlant`) or live processes
-    (`cosched.measurement.execute.LivePlant`). The plant owns the hidden work; the driver never sees it."""
+    (`cosched.measurement.execute.LivePlant`). The plant owns the hidden work; the driver never sees
+    it."""
 
     @property
     def unfinished(self) -> int:
         """Bitmask of the tasks that have not finished."""
 
     def run(self, combination: int, limit: float, rng: np.random.Generator) -> Outcome:
-        """Run `combination` until one of its tasks finishes or for `limit`; `rng` is the run's generator."""
+        """Run `combination` until one of its tasks finishes or for `limit`; `rng` is the run's
+        generator."""
 
 
 def step_budget(instance: Instance, max_steps: int | None = None) -> int:
@@ -73,13 +88,22 @@ def step_budget(instance: Instance, max_steps: int | None = None) -> int:
     return max_steps if max_steps is not None else 100 * instance.n + 10 * instance.m
 
 
-def drive(strategy: OnlineStrategy, instance: Instance, plant: Plant, *, seed: int | None = None,
-          max_steps: int | None = None, on_step: Callable[[int, Outcome], None] | None = None) -> list[Outcome]:
-    """The one online-strategy loop (002 §3, §5): decide, check, run on `plant`, observe, until all finished.
+def drive(
+    strategy: OnlineStrategy,
+    instance: Instance,
+    plant: Plant,
+    *,
+    seed: int | None = None,
+    max_steps: int | None = None,
+    on_step: Callable[[int, Outcome], None] | None = None,
+) -> list[Outcome]:
+    """The one online-strategy loop (002 §3, §5): decide, check, run on `plant`, observe, until all
+    finished.
 
-    `instance` is what the strategy may know (non-clairvoyant: it must not read the work); every decision is
-    checked here, once, for every plant: a non-empty set of unfinished tasks that is a combination of the
-    instance, within the step budget (`step_budget`). Returns the outcomes in order.
+    `instance` is what the strategy may know (non-clairvoyant: it must not read the work); every
+    decision is checked here, once, for every plant: a non-empty set of unfinished tasks that is a
+    combination of the instance, within the step budget (`step_budget`). Returns the outcomes in
+    order.
     """
     rng = np.random.default_rng(seed)
     strategy.start(instance, rng)
@@ -88,16 +112,21 @@ def drive(strategy: OnlineStrategy, instance: Instance, plant: Plant, *, seed: i
     while plant.unfinished:
         unfinished = plant.unfinished
         if len(outcomes) >= allowed:
-            raise StrategyError(f"{strategy.name}: no completion after {len(outcomes)} steps (tasks still "
-                                "running)")
+            raise StrategyError(
+                f"{strategy.name}: no completion after {len(outcomes)} steps (tasks still running)"
+            )
         decision = strategy.decide(unfinished)
         mask = int(decision.combination)
         if mask <= 0 or mask & ~unfinished:
-            raise StrategyError(f"{strategy.name} chose {tasks_of(mask)}, which is not a set of unfinished "
-                                "(running) tasks")
+            raise StrategyError(
+                f"{strategy.name} chose {tasks_of(mask)}, which is not a set of unfinished "
+                "(running) tasks"
+            )
         if int(instance.index(mask)) < 0:
-            raise StrategyError(f"{strategy.name} chose {tasks_of(mask)}, which is not a combination of the "
-                                "instance")
+            raise StrategyError(
+                f"{strategy.name} chose {tasks_of(mask)}, which is not a combination of the "
+                "instance"
+            )
         outcome = plant.run(mask, float(decision.limit), rng)
         outcomes.append(outcome)
         if on_step is not None:
@@ -107,10 +136,11 @@ def drive(strategy: OnlineStrategy, instance: Instance, plant: Plant, *, seed: i
 
 
 class SimulatedPlant:
-    """The simulated instance (002 §3): tasks progress at the instance's speeds until their work b_i is done.
+    """The simulated instance (002 §3): tasks progress at the instance's speeds until their work b_i
+    is done.
 
-    `measure(column, rng)` turns the true speeds of a run into what the strategy observes (noise models);
-    by default observations are exact, as in 002 §5."""
+    `measure(column, rng)` turns the true speeds of a run into what the strategy observes (noise
+    models); by default observations are exact, as in 002 §5."""
 
     def __init__(self, instance: Instance, measure=None):
         self.instance, self.measure = instance, measure
@@ -122,7 +152,9 @@ class SimulatedPlant:
         speeds = instance.speeds[:, int(instance.index(combination))]
         running = speeds > 0
         if not running.any():
-            raise StrategyError(f"the strategy chose {tasks_of(combination)}, where every task has speed 0")
+            raise StrategyError(
+                f"the strategy chose {tasks_of(combination)}, where every task has speed 0"
+            )
         to_first_completion = np.min(self.remaining[running] / speeds[running])
         duration = float(min(to_first_completion, limit))
         self.remaining -= speeds * duration
@@ -138,11 +170,21 @@ def execute(instance: Instance, strategy: OnlineStrategy, *, seed: int | None = 
             measure=None, max_steps: int | None = None) -> Schedule:
     """Run `strategy` on `instance` until every task has done its work b_i; return the schedule.
 
-    `drive` on a `SimulatedPlant`: `measure(column, rng)` turns the true speeds of a run into what the
-    strategy observes (noise models); by default observations are exact, as in 002 §5.
+    `drive` on a `SimulatedPlant`: `measure(column, rng)` turns the true speeds of a run into what
+    the strategy observes (noise models); by default observations are exact, as in 002 §5.
     """
     masks: list[int] = []
-    outcomes = drive(strategy, instance, SimulatedPlant(instance, measure), seed=seed, max_steps=max_steps,
-                     on_step=lambda mask, outcome: masks.append(mask))
-    return Schedule(np.asarray(masks, dtype=np.int64), np.asarray([o.duration for o in outcomes], dtype=float),
-                    strategy.name, instance.tasks)
+    outcomes = drive(
+        strategy,
+        instance,
+        SimulatedPlant(instance, measure),
+        seed=seed,
+        max_steps=max_steps,
+        on_step=lambda mask, outcome: masks.append(mask),
+    )
+    return Schedule(
+        np.asarray(masks, dtype=np.int64),
+        np.asarray([o.duration for o in outcomes], dtype=float),
+        strategy.name,
+        instance.tasks,
+    )

@@ -110,8 +110,9 @@ def test_loop_hands_the_strategy_speeds_only_of_the_combination_that_ran(instanc
 @given(cputime=st.floats(0, 20), ran=st.floats(1e-7, 5), threads=st.integers(1, 4),
        seen=st.lists(st.floats(0, 5), max_size=4))
 def test_a_task_never_runs_faster_than_its_threads_allow(cputime, ran, threads, seen):
-    """Whatever the container reports (an exit step of microseconds, clock ticks of the per-thread times, CPU of
-    processes that came and went), each thread runs at most the whole step: without counters, speed <= 1."""
+    """Whatever the container reports (an exit step of microseconds, clock ticks of the per-thread
+    times, CPU of processes that came and went), each thread runs at most the whole step: without
+    counters, speed <= 1."""
     after = [ThreadReading(0.0, "t", 1, tid, min(used, ran)) for tid, used in enumerate(seen)]
     speed, counted = task_speed([], after, cputime, ran, threads)
     assert 0 <= speed <= 1 + 1e-12
@@ -238,7 +239,8 @@ def test_interrupting_execute_kills_every_task_and_keeps_the_steps_run(tmp_path,
         time.sleep(INTERRUPT_AFTER)
         assert process.poll() is None
         tasks = [state for pid, state in _marked(marker) if pid != process.pid]
-        # the tasks not running are frozen: a busy loop shows as sleeping (a frozen cgroup) or stopped (pgroup)
+        # the tasks not running are frozen: a busy loop shows as sleeping (a frozen cgroup) or
+        # stopped (pgroup)
         assert len(tasks) == 3 and any(state in "tTSD" for state in tasks)
         os.killpg(process.pid, signal.SIGINT) if signum == signal.SIGINT else process.send_signal(signum)
         assert process.wait(timeout=10) == code
@@ -274,14 +276,17 @@ def test_real_makespan_of_compute_tasks_is_within_15_percent_of_the_simulated_on
     assert min(gaps) < SIMULATED_TOLERANCE, gaps
 
 
-SAME_SPEED_TOLERANCE = 0.05  # shell-launched vs exec form of one task: the same measured speed alone (5 %)
-NOISE_SIGMAS = 4.0  # on a loaded machine the windows' own spread may exceed 5 %: the bound is 4 standard errors
-# (a shared 2-core machine: ±15 % per 0.1 s window seen); a lost child (speed 0) or a halved speed still fails
+# shell-launched vs exec form of one task: the same measured speed alone (5 %)
+SAME_SPEED_TOLERANCE = 0.05
+# on a loaded machine the windows' own spread may exceed 5 %: the bound is 4 standard errors
+NOISE_SIGMAS = 4.0
+# (a shared 2-core machine: ±15 % per 0.1 s window seen); a lost child (speed 0) or a halved speed
+# still fails
 
 
 def _alone_speed_ratios(containment, alternations, window):
-    """Speeds alone of the shell-launched form over its exec form, in windows alone interleaved in pairs (the
-    machine's load drifts for both alike); one ratio per pair."""
+    """Speeds alone of the shell-launched form over its exec form, in windows alone interleaved in
+    pairs (the machine's load drifts for both alike); one ratio per pair."""
     from cosched.containment import ContainmentUnavailable, open_containment
     from cosched.measurement.execute import ExecutionHarness
 
@@ -291,7 +296,8 @@ def _alone_speed_ratios(containment, alternations, window):
         pytest.skip(f"{containment} not available here: {error.message}")
     loop = "while True: pass"
     tasks = [TaskSpec("exec", f"exec {sys.executable} -c '{loop}'"),
-             TaskSpec("shell", f"{sys.executable} -c '{loop}'; true")]  # sh stays; python is its child
+             # sh stays; python is its child
+             TaskSpec("shell", f"{sys.executable} -c '{loop}'; true")]
     backend, _ = open_backend("cputime")
     ratios = []
     with opened, ExecutionHarness(tasks, backend, containment=opened) as harness:
@@ -299,7 +305,8 @@ def _alone_speed_ratios(containment, alternations, window):
             harness.run(mask, window)
         for _ in range(alternations):
             exec_step, shell_step = harness.run(1, window), harness.run(2, window)
-            assert exec_step.speeds["exec"] > 0 and shell_step.speeds["shell"] > 0  # never a 0 for the shell
+            # never a 0 for the shell
+            assert exec_step.speeds["exec"] > 0 and shell_step.speeds["shell"] > 0
             ratios.append(shell_step.speeds["shell"] / exec_step.speeds["exec"])
     return np.array(ratios)
 
