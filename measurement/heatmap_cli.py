@@ -160,11 +160,7 @@ def _measure_heatmap(args) -> int:
         raise InputError("give the output folder (or --dry-run)", field="--out")
     plots = plots_target(args, f"{args.out}/heatmap.png", fixed=True)
     check_outputs(("--out", args.out, "folder"))
-    from cosched.measurement.heatmap_launch import containment_name
     from cosched.measurement.heatmap_run import measure_heatmap
-
-    if args.dask is None:
-        containment_name(args.containment)  # one that does not work here: exit 2 before any run
 
     result = measure_heatmap(
         apps,

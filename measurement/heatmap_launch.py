@@ -17,6 +17,7 @@ return "stopped" (Ctrl-C of the command, or `Client.run` on every Dask worker).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import queue
 import signal
@@ -25,11 +26,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Iterator
 
 from cosched.measurement.heatmap_spec import render
 
 __all__ = [
     "containment_name",
+    "launches",
     "run_measurement",
     "stop_all",
     "reset",
@@ -93,19 +96,42 @@ class _Sessions:
         pass
 
 
+def _new(kind: str):
+    try:
+        from cosched.containment import open_containment
+    except ModuleNotFoundError:
+        return _Sessions()
+    return open_containment(kind)
+
+
 def _open(kind: str = "auto"):
-    """This process's containment of `kind` (opened once, closed at exit: every task it started is
-    killed); without the `cosched.containment` module, sessions of their own."""
+    """The containment of `kind` launches use in this process: the one of an active `launches`
+    block, else one opened on first use and closed at exit (a Dask worker's); without the
+    `cosched.containment` module, sessions of their own."""
     with _lock:
         if kind not in _containments:
-            try:
-                from cosched.containment import open_containment
-            except ModuleNotFoundError:
-                _containments[kind] = _Sessions()
-            else:
-                _containments[kind] = open_containment(kind)
+            _containments[kind] = _new(kind)
             atexit.register(_containments[kind].close)
         return _containments[kind]
+
+
+@contextlib.contextmanager
+def launches(kind: str = "auto") -> Iterator[None]:
+    """Within the block, launches of `kind` go through one containment that is closed when the block
+    ends (every task it started killed, its cgroups removed): the command leaves nothing behind in
+    its own process. Inside a process-wide one already open, the block uses that one."""
+    with _lock:
+        if kind in _containments:
+            owned = None
+        else:
+            owned = _containments[kind] = _new(kind)
+    try:
+        yield
+    finally:
+        if owned is not None:
+            with _lock:
+                _containments.pop(kind, None)
+            owned.close()
 
 
 def containment_name(kind: str = "auto") -> str:

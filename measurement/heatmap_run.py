@@ -138,13 +138,15 @@ def config_document(apps: list[Application], cores: int, repeats: int, pairs, se
 class _Local:
     """Runs in threads of this process, one per node at most."""
 
-    def __init__(self, nodes: int):
+    def __init__(self, nodes: int, containment: str):
         from concurrent.futures import ThreadPoolExecutor
 
         from cosched.measurement import heatmap_launch
 
         heatmap_launch.reset()
         self.launch = heatmap_launch
+        self.contained = heatmap_launch.launches(containment)
+        self.contained.__enter__()  # opens the containment: an unavailable kind fails here
         self.pool = ThreadPoolExecutor(max_workers=max(1, nodes), thread_name_prefix="heatmap")
 
     def submit(self, spec: dict):
@@ -164,7 +166,10 @@ class _Local:
     def close(self, interrupted: bool) -> None:
         if interrupted:
             self.launch.stop_all()
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        try:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            self.contained.__exit__(None, None, None)  # kills what is left, removes the cgroups
 
 
 class _Dask:
@@ -341,7 +346,7 @@ def measure_heatmap(
         held: dict[str, set[str]] = {}  # run -> hosts set aside while it is retried elsewhere
         tries: dict[str, int] = {}
         running: dict = {}
-        executor = _Dask(dask, nodes) if dask else _Local(len(nodes))
+        executor = _Dask(dask, nodes) if dask else _Local(len(nodes), containment)
         interrupted = True
         try:
             with (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import subprocess
 import sys
@@ -309,6 +310,12 @@ def test_local_run_writes_a_heatmap_that_loads_resumes_and_refuses_another_confi
     assert {"co_A_B_std", "speedup_A_B", "runs"} <= set(table.columns)
     runs = pd.read_csv(out / "runs.csv")
     assert (runs["status"] == "ok").all()
+    from cosched.containment import cosched_cgroups
+
+    mine = [
+        group for group in cosched_cgroups() if group.name.startswith(f"cosched-{os.getpid()}-")
+    ]
+    assert not mine, "the command left its containment open"
     spread = read_spread(out / "heatmap.csv", heatmap)
     assert spread is not None and np.isfinite(spread).all() and (spread >= 0).all()
     assert (
@@ -499,7 +506,6 @@ def test_kernels_on_local_2_match_cosched_measure(tmp_path, capsys):
     """The speedups of the bundled kernels measured as a heatmap (wall times of whole runs) agree
     with the speed ratios `cosched measure` gives (CPU-time windows), within the noise both show:
     the spread of our repeats, and the difference between two `measure` runs."""
-    import os
 
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("needs two CPUs")
