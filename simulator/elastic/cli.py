@@ -151,8 +151,9 @@ def _print_text(summary: dict) -> None:
 
 
 def _contained_command(args) -> int:
-    """`_command` with its descendants contained: a process a user's algorithm file starts (in the background,
-    even with setsid) is killed when the command ends (`cosched.containment.contain_descendants`)."""
+    """`_command` with its descendants contained: a process a user's algorithm file starts (in the
+    background, even with setsid) is killed when the command ends
+    (`cosched.containment.contain_descendants`)."""
     from cosched.containment import contain_descendants
 
     with contain_descendants():
