@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "cosched.simulator.hybrid.cli",
     "cosched.measurement.cli",
     "cosched.measurement.execute_cli",
+    "cosched.measurement.heatmap_cli",
 )
 
 # which module registers which commands (tests/cli/test_fast_start.py checks it against the
@@ -51,6 +52,7 @@ COMMAND_OWNERS = {
     "cosched.simulator.hybrid.cli": ("hybrid-workload", "experiment-hybrid"),
     "cosched.measurement.cli": ("measure", "measure-validate", "measure-speeds"),
     "cosched.measurement.execute_cli": ("execute",),
+    "cosched.measurement.heatmap_cli": ("measure-heatmap",),
 }
 # the one-line summary of every command, for `cosched --help` without importing any area (it starts
 # in well under
@@ -87,6 +89,7 @@ SUMMARIES = {
     ),
     "measure-speeds": "speeds (formula (30)) from recorded counter samples (CSV, JSON or Parquet)",
     "execute": "run an online strategy on live processes of this node and measure its real ratio",
+    "measure-heatmap": "measure the pairwise co-location heatmap of applications on a cluster's nodes",
 }
 
 

@@ -37,6 +37,7 @@ def register(subparsers) -> None:
     measure.add_argument("--backend", choices=BACKEND_CHOICES, default="auto",
                          help="counters: auto (perf if hardware counters work, else cputime, reported), perf, "
                               "cputime")
+    add_containment_arguments(measure)
     measure.add_argument("--task-work", dest="work", action="append", default=[], metavar="NAME=B",
                          help="work b of a task in the instance (time alone; default 1); repeatable")
     add_alias(measure, "--work", dest="work", action="append", metavar="NAME=B")
@@ -85,6 +86,34 @@ def register(subparsers) -> None:
     add_json(speeds, "the per-task summary")
     add_quiet(speeds)
     speeds.set_defaults(func=_speeds)
+
+
+def add_containment_arguments(parser) -> None:
+    """--containment, --task-timeout and --timeout of `measure` and `execute`."""
+    from cosched.containment import CONTAINMENT_KINDS
+
+    parser.add_argument(
+        "--containment",
+        choices=CONTAINMENT_KINDS,
+        default="auto",
+        help="how each task's processes are held together: auto (the strongest that works "
+        "here, reported), cgroup2, cgroup1, pgroup (no cgroups: a subreaper shepherd)",
+    )
+    parser.add_argument(
+        "--task-timeout",
+        type=positive(float),
+        metavar="SECONDS",
+        help="kill a task once it has run (been continued) this long; reported as timed-out",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=positive(float),
+        metavar="SECONDS",
+        help="stop the whole run after this long, like Ctrl-C: partial report, exit code 124",
+    )
+
+
+TIMEOUT_EXIT_CODE = 124  # a run stopped by --timeout (as timeout(1))
 
 
 def _backend(name: str):
@@ -146,10 +175,24 @@ def _measure(args) -> int:
     backend, reason = _backend(args.backend)
     try:
         with output_dir(args.out) as out:
-            report = measure_to_directory(tasks, out, backend, combinations=args.combinations, warmup=args.warmup,
-                                          window=args.window, seed=args.seed, work=work,
-                                          project=args.project_monotone, force=args.force, fallback_reason=reason,
-                                          plots=plots is not None, progress=not args.quiet)
+            report = measure_to_directory(
+                tasks,
+                out,
+                backend,
+                combinations=args.combinations,
+                warmup=args.warmup,
+                window=args.window,
+                seed=args.seed,
+                work=work,
+                project=args.project_monotone,
+                force=args.force,
+                fallback_reason=reason,
+                plots=plots is not None,
+                progress=not args.quiet,
+                containment=args.containment,
+                task_timeout=args.task_timeout,
+                timeout=args.timeout,
+            )
     finally:
         backend.close()
     _fallback(args, reason, "the reason is in report.json")
@@ -158,8 +201,15 @@ def _measure(args) -> int:
         print(json.dumps(report, indent=2, default=float))
     else:
         _print_summary(report, args.out)
+    return _exit_code(report)
+
+
+def _exit_code(report: dict) -> int:
+    """130 Ctrl-C, 143 SIGTERM, 124 --timeout, 1 an error in the report, else 0."""
     if report["interrupted"]:
-        return 128 + signal.Signals[report.get("interrupted_by") or "SIGINT"]  # 130 Ctrl-C, 143 SIGTERM
+        if report.get("interrupted_by") == "timeout":
+            return TIMEOUT_EXIT_CODE
+        return 128 + signal.Signals[report.get("interrupted_by") or "SIGINT"]
     return 1 if "error" in report else 0
 
 
@@ -171,8 +221,12 @@ def _print_summary(report: dict, out: str) -> None:
     for task in report["tasks"]:
         note = f" ({task['message']})" if task["message"] else ""
         print(f"  {task['name']:<16} {task['status']:<10} {task['combinations_measured']} combinations{note}")
+    print(f"containment: {report['containment']}")
     print(f"combinations measured: {report['combinations_measured']} of {report['combinations_planned']}"
-          + (" (interrupted)" if report["interrupted"] else ""))
+          + (" (stopped by --timeout)" if report["interrupted_by"] == "timeout"
+             else " (interrupted)" if report["interrupted"] else ""))
+    for name, reason in (report.get("dropped_tasks") or {}).items():
+        print(f"  dropped {name}: {reason}")
     if "error" in report:
         print(f"no instance written: {report['error']}")
         return

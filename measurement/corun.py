@@ -1,12 +1,13 @@
-"""Co-run harness: start every task once, form combinations by preemption (SIGSTOP/SIGCONT), measure speeds.
+"""Co-run harness: start every task once, form combinations by freezing and thawing, measure speeds.
 
 002 §9: all tasks must be runnable when measuring starts; a combination is formed by continuing its members
-while all others stay stopped. Each task runs in its own process group (session), so a signal reaches all its
-processes, and the harness kills every group on exit, on error, on Ctrl-C and on SIGTERM, so no stopped or
-orphan process survives it. Each task also gets PR_SET_PDEATHSIG(SIGKILL) (`cosched.processes.die_with_parent`),
-a last resort if the harness itself is killed with SIGKILL: SIGKILL also ends a stopped task, and the bundled
-kernels' forked workers die with their worker 0 the same way. (Processes a task's own command forks are not
-covered by PDEATHSIG; they die with the group on every exit but SIGKILL of the harness.)
+while all others stay frozen. Each task runs contained (`cosched.containment`: a cgroup, or a
+subreaper shepherd's process tree without cgroups), so freezing, CPU accounting and killing reach
+every process the task's command starts, also one that left its process group (`setsid`) or exited
+in a window. The harness kills every task on exit, on error, on Ctrl-C and on SIGTERM; the
+containment's watchdog does it when the harness itself is killed with SIGKILL. `start_task`,
+`signal_group` and `terminate_tasks` are the plain process-group helpers the validation runs use for
+the bundled kernels.
 """
 from __future__ import annotations
 
@@ -24,13 +25,29 @@ import numpy as np
 from cosched.errors import InputError
 from cosched.processes import INTERRUPT_SIGNALS, die_with_parent, signals_deferred, termination_signals  # noqa: F401
 from cosched.measurement.counters import CounterBackend, ThreadReading, group_threads
-from cosched.measurement.probe import interval_speeds, readings_frame
+from cosched.measurement.probe import MIN_ALONE_SPEED, readings_frame, task_speed
 from cosched.theory.lattice import all_combinations, combinations_up_to, mask_of, popcount, tasks_of
 
 __all__ = [
-    "TaskSpec", "TaskStatus", "CombinationResult", "CoRunHarness", "parse_task", "combination_set",
-    "measure_combinations", "Measurement", "start_task", "signal_group", "terminate_tasks", "result_table",
-    "result_samples", "SPEED_COLUMNS", "KILL_GRACE_SECONDS",
+    "TaskSpec",
+    "TaskStatus",
+    "CombinationResult",
+    "CoRunHarness",
+    "parse_task",
+    "combination_set",
+    "measure_combinations",
+    "Measurement",
+    "start_task",
+    "signal_group",
+    "terminate_tasks",
+    "result_table",
+    "result_samples",
+    "SPEED_COLUMNS",
+    "KILL_GRACE_SECONDS",
+    "TaskFailed",
+    "RunTimeout",
+    "MIN_ALONE_SPEED",
+    "ALONE_ATTEMPTS",
 ]
 
 KILL_GRACE_SECONDS = 2.0  # time a task gets to exit after SIGTERM before SIGKILL
@@ -174,29 +191,81 @@ def terminate_tasks(processes: Sequence[subprocess.Popen], grace: float = KILL_G
             process.wait()
 
 
+class TaskFailed(InputError):
+    """A task ended before it could be measured once (it failed at once, or its command does not
+    exist)."""
+
+
+class RunTimeout(Exception):
+    """The whole run went past its `--timeout`: stopped like an interruption, with what was measured
+    kept."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        super().__init__(f"the run went past its time limit of {seconds:g} s (--timeout)")
+
+
+# windows a task gets alone before a speed below MIN_ALONE_SPEED counts as its speed
+ALONE_ATTEMPTS = 3
+
+
+def _exit_text(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code == 127:
+        return "exit status 127 (command not found)"
+    return f"exit status {code}" if code >= 0 else f"killed by signal {-code}"
+
+
 class CoRunHarness:
-    """Context manager owning the task processes; `measure(mask)` runs one combination and stops it again."""
+    """Context manager owning the task processes; `measure(mask)` runs one combination and stops it
+    again.
+
+    Each task runs contained (`cosched.containment`): `containment` is a backend name (opened and
+    closed by the harness) or an open `Containment`. `task_timeout`: seconds a task may run
+    (continued) before it is killed and reported `timed-out`; `deadline`: time.monotonic() after
+    which `measure` raises `RunTimeout`.
+    """
 
     def __init__(self, tasks: Sequence[TaskSpec], backend: CounterBackend, *, warmup: float, window: float,
-                 output=subprocess.DEVNULL):
+                 output=subprocess.DEVNULL, containment="auto", task_timeout: float | None = None,
+                 deadline: float | None = None, timeout: float | None = None):
         names = [task.name for task in tasks]
         if len(set(names)) != len(names):
             raise InputError(f"task names must be unique, got {names}", field="--task")
         self.tasks, self.backend = list(tasks), backend
         self.warmup, self.window, self.output = warmup, window, output
+        self.containment_spec = containment
+        self.containment = None
+        self.handles: list = []  # cosched.containment.ContainedTask, one per task
         self.processes: list[subprocess.Popen] = []
         self.status = [TaskStatus(task.name, task.command) for task in tasks]
+        self.task_timeout, self.deadline, self.timeout = task_timeout, deadline, timeout
+        self.ran_seconds = [0.0] * len(tasks)
         self._signals = contextlib.ExitStack()
 
     def __enter__(self) -> "CoRunHarness":
+        from cosched.containment import open_containment
+
         self._signals.enter_context(termination_signals())  # SIGTERM/SIGHUP end the run like Ctrl-C
         try:
+            if isinstance(self.containment_spec, str):
+                self.containment = open_containment(self.containment_spec)
+                self._signals.callback(self.containment.close)
+            else:
+                self.containment = self.containment_spec
             for task, status in zip(self.tasks, self.status):
                 with signals_deferred():  # a Ctrl-C inside the fork's at-fork hooks would be lost, not raised
-                    process = start_task(task, self.output)
-                    self.processes.append(process)
-                    status.pid = process.pid
-                signal_group(process, signal.SIGSTOP)
+                    handle = self.containment.start(
+                        task.command,
+                        name=task.name,
+                        stdout=self.output,
+                        stderr=self.output,
+                        frozen=True,
+                    )
+                    self.handles.append(handle)
+                    self.processes.append(handle.process)
+                    status.pid = handle.pid
         except BaseException as error:
             self.__exit__(type(error), error, error.__traceback__)
             raise
@@ -204,56 +273,97 @@ class CoRunHarness:
 
     def __exit__(self, kind=None, *exc) -> None:
         try:
-            self.terminate(INTERRUPT_GRACE_SECONDS if kind is not None and issubclass(kind, KeyboardInterrupt)
-                           else KILL_GRACE_SECONDS)
+            quick = (KeyboardInterrupt, RunTimeout, TaskFailed)
+            interrupted = kind is not None and issubclass(kind, quick)
+            self.terminate(0.0 if interrupted else KILL_GRACE_SECONDS)
         finally:
             self._signals.close()
 
     def terminate(self, grace: float = KILL_GRACE_SECONDS) -> None:
-        """Kill every task's process group (see `terminate_tasks`) and record how each task ended."""
+        """SIGTERM every task (thawed), SIGKILL what is left after `grace` seconds (at once with 0),
+        remove the tasks' cgroups and record how each task ended."""
         self._refresh_status()
-        terminate_tasks(self.processes, grace)
+        # a second Ctrl-C must not cut this short; it acts once every task is gone
+        with signals_deferred():
+            if grace > 0:
+                for handle in self.handles:
+                    handle.signal(signal.SIGTERM)
+                    handle.thaw()
+                deadline = time.monotonic() + grace
+                while time.monotonic() < deadline and any(
+                    h.poll() is None or h.pids() for h in self.handles
+                ):
+                    time.sleep(0.01)
+            for handle in self.handles:
+                handle.close()
 
     def _refresh_status(self) -> None:
-        for process, status in zip(self.processes, self.status):
-            code = process.poll()
+        for handle, status in zip(self.handles, self.status):
+            code = handle.poll()
             if code is None or status.returncode is not None:
                 continue
             status.returncode = code
             status.status = ("never-ran" if status.combinations_measured == 0
                              else "exited" if code == 0 else "crashed")
-            status.message = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
+            status.message = _exit_text(code)
 
     def alive(self, index: int) -> bool:
         self._refresh_status()
-        return self.status[index].returncode is None
+        return self.status[index].returncode is None and self.status[index].status != "timed-out"
+
+    def members(self, indices) -> dict[str, tuple[int, ...]]:
+        """Task name -> pids of its processes, for the counter backends."""
+        return {self.tasks[i].name: tuple(self.handles[i].pids()) for i in indices}
+
+    def check_deadline(self) -> None:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise RunTimeout(self.timeout if self.timeout is not None else 0.0)
+
+    def time_out(self, index: int) -> None:
+        """Kill task `index`, which ran for its whole `task_timeout`."""
+        handle = self.handles[index]
+        handle.kill()
+        status = self.status[index]
+        status.status, status.returncode = "timed-out", handle.returncode
+        status.message = f"killed after running {self.ran_seconds[index]:.3g} s (--task-timeout)"
 
     def measure(self, mask: int) -> CombinationResult:
         """Continue the members of `mask`, wait the warm-up, read, wait the window, read, stop them again."""
+        self.check_deadline()
         members = tasks_of(mask)
         runnable = [i for i in members if self.alive(i)]
+        started = time.monotonic()
         try:
             for i in runnable:
-                signal_group(self.processes[i], signal.SIGCONT)
+                self.handles[i].thaw()
             time.sleep(self.warmup)
-            groups = {self.tasks[i].name: self.processes[i].pid for i in runnable}
-            before = self.backend.read(groups)
+            before = self.backend.read(self.members(runnable))
+            cpu_before = {i: self.handles[i].cpu_time() for i in runnable}
+            t0 = time.monotonic()
             time.sleep(self.window)
-            after = self.backend.read(groups)
+            after = self.backend.read(self.members(runnable))
+            cpu_after = {i: self.handles[i].cpu_time() for i in runnable}
+            elapsed = time.monotonic() - t0
         finally:
             for i in runnable:
-                signal_group(self.processes[i], signal.SIGSTOP)
+                self.handles[i].freeze()
+        for i in runnable:
+            self.ran_seconds[i] += time.monotonic() - started
         speeds = {self.tasks[i].name: float("nan") for i in members}
         threads = dict.fromkeys(speeds, 0)
-        if before and after:
-            table = interval_speeds(readings_frame(before + after))
-            for row in table.itertuples(index=False):
-                speeds[row.task], threads[row.task] = float(row.speed), int(row.threads)
+        for i in runnable:
+            name = self.tasks[i].name
+            speeds[name], threads[name] = task_speed([r for r in before if r.task == name],
+                                                     [r for r in after if r.task == name],
+                                                     cpu_after[i] - cpu_before[i], elapsed)
         for i in members:
             if not self.alive(i):  # exited during the window: its speed is not a steady-state value
                 speeds[self.tasks[i].name] = float("nan")
             elif np.isfinite(speeds[self.tasks[i].name]):
                 self.status[i].combinations_measured += 1
+            timeout = self.task_timeout
+            if timeout is not None and self.alive(i) and self.ran_seconds[i] >= timeout:
+                self.time_out(i)
         start = before[0].time if before else float("nan")
         end = after[0].time if after else float("nan")
         return CombinationResult(int(mask), speeds, threads, start, end, tuple(before + after))
@@ -271,7 +381,10 @@ class Measurement:
     started: float = 0.0
     finished: float = 0.0
     interrupted: bool = False
-    interrupted_by: str | None = None  # SIGINT (Ctrl-C), SIGTERM or SIGHUP
+    interrupted_by: str | None = None  # SIGINT (Ctrl-C), SIGTERM, SIGHUP or "timeout"
+    timed_out: float | None = None  # the --timeout that stopped the run
+    containment: str | None = None  # the containment backend that ran the tasks
+    containment_limits: str | None = None  # what that backend cannot see
 
     def speed_table(self):
         """Long table: combination, members, size, task, speed (absolute, formula (30)), threads, start, end."""
@@ -305,24 +418,57 @@ def result_samples(result: CombinationResult):
     return frame
 
 
-def measure_combinations(tasks: Sequence[TaskSpec], masks: Iterable[int], backend: CounterBackend, *,
-                         warmup: float, window: float, fallback_reason: str | None = None,
-                         on_result: Callable[[CombinationResult], None] | None = None,
-                         progress: bool = False) -> Measurement:
-    """Run the harness over `masks` in order; Ctrl-C / SIGTERM stops early and keeps what was measured."""
+def measure_combinations(
+    tasks: Sequence[TaskSpec],
+    masks: Iterable[int],
+    backend: CounterBackend,
+    *,
+    warmup: float,
+    window: float,
+    fallback_reason: str | None = None,
+    on_result: Callable[[CombinationResult], None] | None = None,
+    progress: bool = False,
+    containment="auto",
+    task_timeout: float | None = None,
+    timeout: float | None = None,
+    fail_early: bool = False,
+) -> Measurement:
+    """Run the harness over `masks` in order; Ctrl-C / SIGTERM (or `timeout` seconds) stops early
+    and keeps what was measured.
+
+    A singleton whose speed reads below `MIN_ALONE_SPEED` is measured again (up to `ALONE_ATTEMPTS`
+    windows in all): the speed alone is the divisor of every speed of the task. With `fail_early`, a
+    task that ends before its first window is measured raises `TaskFailed` naming it and its exit
+    status.
+    """
     from tqdm import tqdm
 
     masks = [int(m) for m in masks]
     measurement = Measurement(list(tasks), backend.name, fallback_reason, started=time.time())
     bar = tqdm(total=len(masks), unit="comb", disable=not progress, desc="measuring")
+    deadline = None if timeout is None else time.monotonic() + timeout
     try:
-        with CoRunHarness(tasks, backend, warmup=warmup, window=window) as harness:
+        with CoRunHarness(tasks, backend, warmup=warmup, window=window, containment=containment,
+                          task_timeout=task_timeout, deadline=deadline, timeout=timeout) as harness:
             measurement.status = harness.status
+            measurement.containment = harness.containment.name
+            measurement.containment_limits = harness.containment.limits
             for mask in masks:
+                if fail_early:
+                    _check_started(harness, mask)
                 if not all(harness.alive(i) for i in tasks_of(mask)):  # cannot be formed any more
                     bar.update()
                     continue
                 result = harness.measure(mask)
+                for _ in range(ALONE_ATTEMPTS - 1):
+                    speed = next(iter(result.speeds.values()))
+                    if popcount(mask) != 1 or not np.isfinite(speed) or speed >= MIN_ALONE_SPEED \
+                            or not harness.alive(tasks_of(mask)[0]):
+                        break
+                    # near 0 alone: measure again before it becomes a divisor
+                    result = harness.measure(mask)
+                if fail_early:
+                    _check_started(harness, mask)
                 measurement.results.append(result)
                 if on_result is not None:  # incremental files: no Ctrl-C in the middle of a row
                     with signals_deferred():
@@ -331,8 +477,22 @@ def measure_combinations(tasks: Sequence[TaskSpec], masks: Iterable[int], backen
     except KeyboardInterrupt as error:
         measurement.interrupted = True
         measurement.interrupted_by = signal.Signals(getattr(error, "signum", signal.SIGINT)).name
+    except RunTimeout as error:
+        measurement.interrupted = True
+        measurement.interrupted_by = "timeout"
+        measurement.timed_out = error.seconds
     finally:
         bar.close()
         measurement.finished = time.time()
     return measurement
 
+
+def _check_started(harness: CoRunHarness, mask: int) -> None:
+    """`TaskFailed` for a member of `mask` that ended before one window of it was measured."""
+    for i in tasks_of(mask):
+        status = harness.status[i]
+        never_measured = status.combinations_measured == 0 and status.status != "timed-out"
+        if not harness.alive(i) and never_measured:
+            task = harness.tasks[i]
+            raise TaskFailed(f"task {task.name!r} ended before it could be measured, "
+                             f"{_exit_text(status.returncode)}: {task.command}", field="--task")

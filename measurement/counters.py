@@ -20,12 +20,32 @@ from typing import Mapping, NamedTuple, Protocol, Sequence
 from cosched.errors import InputError
 
 __all__ = [
-    "ThreadReading", "CounterBackend", "CountersUnavailable", "ProcfsCounters", "PerfCounters", "ReplayCounters",
-    "PerfEventGroup", "parse_stat", "read_stat", "group_threads", "groups_threads", "open_backend",
+    "ThreadReading",
+    "CounterBackend",
+    "CountersUnavailable",
+    "ProcfsCounters",
+    "PerfCounters",
+    "ReplayCounters",
+    "PerfEventGroup",
+    "parse_stat",
+    "read_stat",
+    "group_threads",
+    "groups_threads",
+    "members_threads",
+    "open_backend",
     "perf_event_paranoid",
-    "load_samples", "scale_count", "BACKEND_IPC_CPUTIME", "BACKEND_CPUTIME", "BACKEND_REPLAY",
-    "PERF_TYPE_HARDWARE", "PERF_TYPE_SOFTWARE", "PERF_COUNT_HW_CPU_CYCLES", "PERF_COUNT_HW_INSTRUCTIONS",
-    "PERF_COUNT_SW_TASK_CLOCK", "SAMPLE_COLUMNS", "BACKEND_NAMES",
+    "load_samples",
+    "scale_count",
+    "BACKEND_IPC_CPUTIME",
+    "BACKEND_CPUTIME",
+    "BACKEND_REPLAY",
+    "PERF_TYPE_HARDWARE",
+    "PERF_TYPE_SOFTWARE",
+    "PERF_COUNT_HW_CPU_CYCLES",
+    "PERF_COUNT_HW_INSTRUCTIONS",
+    "PERF_COUNT_SW_TASK_CLOCK",
+    "SAMPLE_COLUMNS",
+    "BACKEND_NAMES",
 ]
 
 BACKEND_IPC_CPUTIME = "ipc×cputime"  # formula (30) with hardware instructions and cycles
@@ -67,8 +87,9 @@ class CounterBackend(Protocol):
 
     name: str
 
-    def read(self, groups: Mapping[str, int]) -> list[ThreadReading]:
-        """Cumulative readings of every thread currently in each task's process group (task name -> pgid)."""
+    def read(self, groups: Mapping[str, int | Sequence[int]]) -> list[ThreadReading]:
+        """Cumulative readings of every thread currently in each task (task name -> its process
+        group id, or the pids of its processes)."""
 
     def close(self) -> None:
         """Release counters (file descriptors) held by the backend."""
@@ -112,6 +133,31 @@ def group_threads(pgid: int, proc: str = "/proc") -> list[tuple[int, int]]:
     return groups_threads([pgid], proc)[pgid]
 
 
+def members_threads(groups: Mapping[str, "int | Sequence[int]"], proc: str = "/proc"
+                    ) -> dict[str, list[tuple[int, int]]]:
+    """(pid, tid) of every live thread of each task, given as a process group id or as its member
+    pids (a contained task: `cosched.containment.ContainedTask.pids`, which also sees processes that
+    left the group)."""
+    listed = (list, tuple, set, frozenset)
+    pgids = [int(value) for value in groups.values() if not isinstance(value, listed)]
+    by_group = groups_threads(pgids, proc) if pgids else {}
+    threads: dict[str, list[tuple[int, int]]] = {}
+    for task, value in groups.items():
+        if not isinstance(value, (list, tuple, set, frozenset)):
+            threads[task] = by_group[int(value)]
+            continue
+        found = threads[task] = []
+        for pid in value:
+            stat = read_stat(f"{proc}/{pid}/stat")
+            if stat is None or stat[1] in "ZX":
+                continue
+            try:
+                found.extend((int(pid), int(tid)) for tid in os.listdir(f"{proc}/{pid}/task"))
+            except FileNotFoundError:
+                continue
+    return threads
+
+
 def groups_threads(pgids, proc: str = "/proc") -> dict[int, list[tuple[int, int]]]:
     """(pid, tid) of the live threads of each process group, from one scan of `proc`."""
     threads: dict[int, list[tuple[int, int]]] = {int(pgid): [] for pgid in pgids}
@@ -144,10 +190,10 @@ class ProcfsCounters:
 
     def read(self, groups: Mapping[str, int]) -> list[ThreadReading]:
         now = time.monotonic()
-        threads = groups_threads(groups.values(), self.proc)
+        threads = members_threads(groups, self.proc)
         readings = []
-        for task, pgid in groups.items():
-            for pid, tid in threads[pgid]:
+        for task in groups:
+            for pid, tid in threads[task]:
                 cputime = self.cputime(pid, tid)
                 if cputime is not None:
                     readings.append(ThreadReading(now, task, pid, tid, cputime))
@@ -279,11 +325,11 @@ class PerfCounters:
 
     def read(self, groups: Mapping[str, int]) -> list[ThreadReading]:
         now = time.monotonic()
-        threads = groups_threads(groups.values(), self.procfs.proc)
+        threads = members_threads(groups, self.procfs.proc)
         readings = []
-        for task, pgid in groups.items():
+        for task in groups:
             alive = set()
-            for pid, tid in threads[pgid]:
+            for pid, tid in threads[task]:
                 group = self.groups.get(tid)
                 if group is None:
                     try:

@@ -1,17 +1,18 @@
 """Live co-scheduling on a real node (002 §9): an online strategy drives real processes through the co-run harness.
 
-The tasks start once and are kept runnable (stopped). At every step the strategy's combination is continued
-(SIGCONT) while everything else stays stopped, for the decision's limit (a search strategy's quantum τ, in
-seconds) or until a task exits, which is seen at once on its pidfd, not at the next reading. The members are
-stopped again, their speeds over the step (formula (30) of 002 §6, `cosched.measurement.probe`) are divided by
-their speeds alone (002 §3) and handed to the strategy's `observe`, as `cosched.strategies.schedule.execute`
-does in simulation; the strategy sees speeds only for the combination that ran.
+The tasks start once, contained (`cosched.containment`), and are kept runnable (frozen). At every
+step the strategy's combination is thawed while everything else stays frozen, for the decision's
+limit (a search strategy's quantum τ, in seconds) or until a task exits, which is seen at once on
+its pidfd, not at the next reading. The members are frozen again, their speeds over the step
+(formula (30) of 002 §6 over every process of the task, `cosched.measurement.probe.task_speed`) are
+divided by their speeds alone (002 §3) and handed to the strategy's `observe`. The loop itself is
+`cosched.strategies.schedule.drive`, the one the simulated runs use: `LivePlant` plugs the harness
+into it, so the strategy sees speeds only for the combination that ran.
 """
 from __future__ import annotations
 
 import os
 import select
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -19,21 +20,32 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from cosched.measurement.corun import CoRunHarness, TaskSpec, signal_group
+from cosched.measurement.corun import CoRunHarness, TaskSpec, _exit_text
 from cosched.measurement.counters import CounterBackend, ThreadReading
-from cosched.measurement.probe import CPUTIME_EPSILON, thread_speed
-from cosched.strategies.schedule import Decision, OnlineStrategy, StrategyError
+from cosched.measurement.probe import MIN_ALONE_SPEED, task_speed
+from cosched.strategies.schedule import OnlineStrategy, Outcome, StrategyError, drive
 from cosched.theory.instance import Instance
 from cosched.theory.lattice import tasks_of
 
-__all__ = ["Step", "ExecutionHarness", "run_online", "premeasure", "normalised_speeds", "step_rows", "steps_table",
-           "STEP_COLUMNS",
-           "TASK_STATES", "PHASES"]
+__all__ = [
+    "Step",
+    "ExecutionHarness",
+    "LivePlant",
+    "run_online",
+    "premeasure",
+    "normalised_speeds",
+    "step_rows",
+    "steps_table",
+    "STEP_COLUMNS",
+    "TASK_STATES",
+    "PHASES",
+]
 
 STEP_COLUMNS = ("step", "phase", "combination", "members", "start", "end", "task", "speed", "normalised_speed",
                 "exited")
 PHASES = ("premeasure", "strategy")  # a window per candidate before the strategy starts, then its own steps
-TASK_STATES = ("waiting", "completed", "crashed", "killed")  # killed: still running when the run ended early
+# killed: running when the run ended early
+TASK_STATES = ("waiting", "completed", "crashed", "killed", "timed-out")
 
 
 @dataclass(frozen=True)
@@ -57,28 +69,52 @@ class Step:
 
 
 class ExecutionHarness(CoRunHarness):
-    """The co-run harness (start stopped, kill every group on exit, Ctrl-C and SIGTERM) with `run(mask, limit)`.
+    """The co-run harness (contained tasks, started frozen, all killed on exit, Ctrl-C and SIGTERM)
+    with `run(mask, limit)`.
 
-    Each task's leader is watched through a pidfd (Linux >= 5.3): its exit ends the running step at once.
-    The harness reaps leaders itself (wait4), keeping the exit status and the CPU time it reports, which gives
-    the speed of a task over the step in which it exited, when its threads can no longer be read.
+    Each task's command is watched through a pidfd (Linux >= 5.3): its exit ends the running step at
+    once. The task's CPU time comes from its container, which keeps the time of exited processes, so
+    the step in which a task exits has a speed too. When a task's command exits, whatever it left
+    running is killed.
     """
 
-    def __init__(self, tasks: Sequence[TaskSpec], backend: CounterBackend, *, output=subprocess.DEVNULL):
-        super().__init__(tasks, backend, warmup=0.0, window=0.0, output=output)
+    def __init__(
+        self,
+        tasks: Sequence[TaskSpec],
+        backend: CounterBackend,
+        *,
+        output=subprocess.DEVNULL,
+        containment="auto",
+        task_timeout: float | None = None,
+        deadline: float | None = None,
+        timeout: float | None = None,
+    ):
+        super().__init__(
+            tasks,
+            backend,
+            warmup=0.0,
+            window=0.0,
+            output=output,
+            containment=containment,
+            task_timeout=task_timeout,
+            deadline=deadline,
+            timeout=timeout,
+        )
         self.status_names = ["waiting"] * len(tasks)
         self.exit_time = [float("nan")] * len(tasks)
         self.steps_run = [0] * len(tasks)
         self.origin: float | None = None  # monotonic time of the first continue
         self._pidfds: dict[int, int] = {}  # fd -> task index, for tasks not yet exited
         self._threads = [1] * len(tasks)  # threads that ran in a task's latest step (for exit speeds)
-        self._last: dict[str, list[ThreadReading]] = {}  # each task's latest reading, taken while it was stopped
+        # each task's latest reading, taken while it was frozen
+        self._last: dict[str, list[ThreadReading]] = {}
+        self._cpu: dict[int, float] = {}  # each task's CPU time at its latest reading
 
     def __enter__(self) -> "ExecutionHarness":
         super().__enter__()
         try:
-            for i, process in enumerate(self.processes):
-                self._pidfds[os.pidfd_open(process.pid)] = i
+            for i, handle in enumerate(self.handles):
+                self._pidfds[os.pidfd_open(handle.pid)] = i
         except BaseException as error:
             self.__exit__(type(error), error, error.__traceback__)
             raise
@@ -93,7 +129,12 @@ class ExecutionHarness(CoRunHarness):
             self._pidfds.clear()
             for i, name in enumerate(self.status_names):
                 if name == "waiting":  # killed by the harness before it finished
-                    self._record(i, "killed", self.processes[i].returncode, "killed when the run ended")
+                    self._record(
+                        i,
+                        "killed",
+                        self.handles[i].returncode if i < len(self.handles) else None,
+                        "killed when the run ended",
+                    )
 
     @property
     def unfinished(self) -> int:
@@ -103,58 +144,106 @@ class ExecutionHarness(CoRunHarness):
     def _refresh_status(self) -> None:
         """`CoRunHarness.terminate` hook: the statuses are kept by `_reap` and `__exit__` here."""
 
+    def alive(self, index: int) -> bool:
+        return self.status_names[index] == "waiting"
+
     def _record(self, i: int, state: str, code: int | None, message: str) -> None:
         status = self.status[i]
         self.status_names[i] = status.status = state
         status.returncode, status.message, status.combinations_measured = code, message, self.steps_run[i]
 
-    def _reap(self, fds: Sequence[int], now: float) -> dict[int, float]:
-        """Reap the leaders whose pidfd is readable; returns task index -> CPU time of its life (wait4)."""
-        cputimes = {}
+    def _reap(self, fds: Sequence[int], now: float) -> list[int]:
+        """Reap the commands whose pidfd is readable; returns their task indices."""
+        reaped = []
         for fd in fds:
             i = self._pidfds.pop(fd)
             os.close(fd)
-            process = self.processes[i]
-            _, status, usage = os.wait4(process.pid, 0)
-            code = process.returncode = os.waitstatus_to_exitcode(status)
+            code = self.handles[i].wait()
             self.exit_time[i] = now - (self.origin if self.origin is not None else now)
-            cputimes[i] = usage.ru_utime + usage.ru_stime
-            message = "" if code == 0 else f"exit code {code}" if code > 0 else f"killed by signal {-code}"
+            message = "" if code == 0 else _exit_text(code)
             self._record(i, "completed" if code == 0 else "crashed", code, message)
-        return cputimes
+            reaped.append(i)
+        return reaped
+
+    def _read(self, indices) -> list[ThreadReading]:
+        readings = self.backend.read(self.members(indices))
+        for i in indices:
+            self._cpu[i] = self.handles[i].cpu_time()
+        return readings
 
     def run(self, mask: int, limit: float = np.inf, phase: str = "strategy") -> Step:
-        """Continue the members of `mask` for `limit` seconds or until a task exits, stop them, measure."""
+        """Continue the members of `mask` for `limit` seconds or until a task exits, freeze them,
+        measure.
+
+        The step is also cut at the run's deadline (`RunTimeout` at the next call) and when a
+        member's running time reaches `task_timeout` (the member is killed and counts as finished,
+        `timed-out`)."""
+        self.check_deadline()
         members = [i for i in tasks_of(mask) if self.status_names[i] == "waiting"]
         poller = select.poll()
         for fd in self._pidfds:
             poller.register(fd, select.POLLIN)
-        unread = {self.tasks[i].name: self.processes[i].pid for i in members if self.tasks[i].name not in self._last}
-        if unread:  # counters only move while a task runs: a reading taken after its last stop is still valid
-            self._remember(self.backend.read(unread))
+        unread = [i for i in members if self.tasks[i].name not in self._last]
+        # counters only move while a task runs: a reading taken after its last freeze is still valid
+        if unread:
+            self._remember(self._read(unread))
         before = [r for i in members for r in self._last.get(self.tasks[i].name, ())]
+        cpu_before = {i: self._cpu[i] for i in members}
+        cap = float(limit)
+        if self.deadline is not None:
+            cap = min(cap, max(0.0, self.deadline - time.monotonic()))
+        if self.task_timeout is not None and members:
+            cap = min(cap, max(0.0, min(self.task_timeout - self.ran_seconds[i] for i in members)))
         start = time.monotonic()
         if self.origin is None:
             self.origin = start
         try:
             for i in members:
-                signal_group(self.processes[i], signal.SIGCONT)
-            timeout = None if not np.isfinite(limit) else max(0.0, limit - (time.monotonic() - start)) * 1000.0
+                self.handles[i].thaw()
+            left = max(0.0, cap - (time.monotonic() - start))
+            timeout = None if not np.isfinite(cap) else left * 1000.0
             ready = [fd for fd, _ in poller.poll(timeout)]
             end = time.monotonic()
         finally:
             for i in members:
-                signal_group(self.processes[i], signal.SIGSTOP)
-        exited = self._reap(ready, end)
-        alive = {self.tasks[i].name: self.processes[i].pid for i in members if self.status_names[i] == "waiting"}
-        after = self.backend.read(alive) if alive else []
-        self._remember(after)
-        speeds = self._speeds(members, before, after, end - start, exited)
+                self.handles[i].freeze()
         for i in members:
+            self.ran_seconds[i] += end - start
             self.steps_run[i] += 1
             self.status[i].combinations_measured = self.steps_run[i]
-        return Step(int(mask), phase, start - self.origin, end - self.origin, speeds, sum(1 << i for i in exited),
-                    float(limit))
+        exited = self._reap(ready, end)
+        alive = [i for i in members if self.status_names[i] == "waiting"]
+        after = self._read(alive) if alive else []
+        cpu_after = {
+            i: self.handles[i].cpu_time() if i in exited else self._cpu[i] for i in members
+        }
+        self._remember(after)
+        for i in exited:  # the command is done: whatever it left running goes too
+            self.handles[i].kill()
+        speeds = {}
+        for i in members:
+            name = self.tasks[i].name
+            speeds[name], threads = task_speed(
+                [r for r in before if r.task == name],
+                [r for r in after if r.task == name],
+                cpu_after[i] - cpu_before[i],
+                end - start,
+                self._threads[i],
+            )
+            self._threads[i] = max(self._threads[i] if i in exited else 1, threads)
+        finished = sum(1 << i for i in exited)
+        if self.task_timeout is not None:
+            for i in alive:
+                if self.ran_seconds[i] >= self.task_timeout * (1 - TIMEOUT_SLACK):
+                    for fd in [fd for fd, index in self._pidfds.items() if index == i]:
+                        del self._pidfds[fd]  # its exit is the harness's doing, not the task's
+                        os.close(fd)
+                    self.time_out(i)
+                    self.exit_time[i] = end - self.origin
+                    self.status_names[i] = "timed-out"
+                    finished |= 1 << i
+        origin = self.origin
+        return Step(int(mask), phase, start - origin, end - origin, speeds, finished, float(limit))
 
     def _remember(self, readings: list[ThreadReading]) -> None:
         tasks = {}
@@ -162,45 +251,27 @@ class ExecutionHarness(CoRunHarness):
             tasks.setdefault(reading.task, []).append(reading)
         self._last.update(tasks)
 
-    def _speeds(self, members, before: list[ThreadReading], after: list[ThreadReading], ran: float,
-                exited: dict[int, float]) -> dict[str, float]:
-        """Formula (30) per thread over the time the members actually ran (`ran` seconds: they are stopped while
-        read), averaged over the threads that ran (as `cosched.measurement.probe`); NaN for a task not read."""
-        speeds = {self.tasks[i].name: float("nan") for i in members}
-        if ran <= 0:
-            return speeds
-        start = {(r.task, r.tid): r for r in before}
-        per_task: dict[str, list[float]] = {}
-        for r in after:
-            b = start.get((r.task, r.tid))
-            if b is None:
-                continue
-            ran_threads = per_task.setdefault(r.task, [])
-            if r.cputime - b.cputime > CPUTIME_EPSILON:
-                ran_threads.append(float(thread_speed(r.instructions - b.instructions, r.cycles - b.cycles,
-                                                      r.cputime - b.cputime, ran)))
-        index = {task.name: i for i, task in enumerate(self.tasks)}
-        for name, values in per_task.items():
-            speeds[name] = float(np.mean(values)) if values else 0.0
-            self._threads[index[name]] = max(1, len(values))
-        for i, cputime in exited.items():
-            if i not in members:
-                continue
-            name = self.tasks[i].name
-            spent = cputime - sum(r.cputime for r in before if r.task == name)
-            # formula (30) without the per-thread split: the exited threads can no longer be read one by one. A
-            # thread gets at most `ran` s of CPU in `ran` s; the cap also absorbs the truncation of the last
-            # reading (procfs counts clock ticks, wait4 microseconds), which dominates a step of microseconds
-            speeds[name] = min(max(spent, 0.0) / self._threads[i], ran) / ran
-        return speeds
+
+# relative: a step cut at the task's time limit reaches it up to timer rounding
+TIMEOUT_SLACK = 1e-6
 
 
 def normalised_speeds(step: Step, names: Sequence[str], ideal: np.ndarray) -> np.ndarray:
-    """(n,) speeds a_ij = measured / speed alone (002 §3), clipped to [0, 1] as the model's speeds; 0 outside."""
+    """(n,) speeds a_ij = measured / speed alone (002 §3), clipped to [0, 1] as the model's speeds;
+    0 outside.
+
+    A member without a usable speed alone (below `MIN_ALONE_SPEED`) is an error, never a silent
+    divisor."""
     position = {name: i for i, name in enumerate(names)}
     speeds = np.zeros(len(names))
     for name, value in step.speeds.items():
         i = position[name]
+        if not np.isfinite(ideal[i]) or ideal[i] < MIN_ALONE_SPEED:
+            raise StrategyError(
+                f"task {name!r} has no usable speed alone ({ideal[i]:.3g}): its speeds cannot be "
+                "normalised"
+            )
+        # 002 §3
         speeds[i] = 0.0 if not np.isfinite(value) else min(max(value / ideal[i], 0.0), 1.0)
     return speeds
 
@@ -219,36 +290,40 @@ def premeasure(harness: ExecutionHarness, masks: Sequence[int], window: float,
     return steps
 
 
+class LivePlant:
+    """Live processes as a plant of the one strategy driver (`cosched.strategies.schedule.drive`):
+    each decision runs on the harness; its measured speeds, normalised by `ideal` (absolute speeds
+    alone), are what the strategy observes."""
+
+    def __init__(self, harness, names: Sequence[str], ideal: np.ndarray,
+                 on_step: Callable[[Step], None] | None = None):
+        self.harness, self.names, self.ideal, self.on_step = harness, list(names), ideal, on_step
+        self.steps: list[Step] = []
+
+    @property
+    def unfinished(self) -> int:
+        return self.harness.unfinished
+
+    def run(self, combination: int, limit: float, rng: np.random.Generator) -> Outcome:
+        step = self.harness.run(combination, limit)
+        self.steps.append(step)
+        if self.on_step is not None:
+            self.on_step(step)
+        speeds = normalised_speeds(step, self.names, self.ideal)
+        return Outcome(step.duration, speeds, step.finished)
+
+
 def run_online(harness: ExecutionHarness, strategy: OnlineStrategy, instance: Instance, ideal: np.ndarray, *,
                seed: int | None = None, max_steps: int | None = None,
                on_step: Callable[[Step], None] | None = None) -> list[Step]:
     """Drive `strategy` on the harness's tasks until every task has exited; returns the steps it ran.
 
     `instance` is what the strategy may know (its combinations; the speeds for FCS); the work is hidden, as in
-    the simulated loop. Each step's measured speeds, normalised by `ideal` (absolute speeds alone), go to
-    `strategy.observe` together with the tasks that exited.
+    the simulated loop: both are `cosched.strategies.schedule.drive`, here on a `LivePlant`.
     """
-    rng = np.random.default_rng(seed)
-    strategy.start(instance, rng)
-    names = [task.name for task in harness.tasks]
-    steps_allowed = max_steps if max_steps is not None else 100 * instance.n + 10 * instance.m
-    steps: list[Step] = []
-    while harness.unfinished:
-        unfinished = harness.unfinished
-        if len(steps) >= steps_allowed:
-            raise StrategyError(f"{strategy.name}: tasks still running after {len(steps)} steps")
-        decision: Decision = strategy.decide(unfinished)
-        mask = int(decision.combination)
-        if mask <= 0 or mask & ~unfinished:
-            raise StrategyError(f"{strategy.name} chose {tasks_of(mask)}, which is not a set of running tasks")
-        if int(instance.index(mask)) < 0:
-            raise StrategyError(f"{strategy.name} chose {tasks_of(mask)}, which is not a combination of the run")
-        step = harness.run(mask, float(decision.limit))
-        steps.append(step)
-        if on_step is not None:
-            on_step(step)
-        strategy.observe(mask, step.duration, normalised_speeds(step, names, ideal), step.finished)
-    return steps
+    plant = LivePlant(harness, [task.name for task in harness.tasks], ideal, on_step)
+    drive(strategy, instance, plant, seed=seed, max_steps=max_steps)
+    return plant.steps
 
 
 def step_rows(index: int, step: Step, names: Sequence[str], ideal: np.ndarray | None) -> list[dict]:

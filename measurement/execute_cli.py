@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 from pathlib import Path
 
-from cosched.cli_options import add_alias, add_out, add_plots, add_quiet, announce, plots_folder, plots_target, positive
-from cosched.measurement.cli import KERNEL_SECONDS_MARGIN
+from cosched.cli_options import (add_alias, add_out, add_plots, add_quiet, announce, plots_folder,
+                                  plots_target, positive)
+from cosched.measurement.cli import KERNEL_SECONDS_MARGIN, _exit_code, add_containment_arguments
 from cosched.errors import InputError
 from cosched.measurement.counters import BACKEND_NAMES
 
@@ -40,6 +40,7 @@ def register(subparsers) -> None:
     parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto",
                         help="counters: auto (perf if hardware counters work, else cputime, reported), perf, "
                              "cputime")
+    add_containment_arguments(parser)
     parser.add_argument("--allowed-combinations", dest="combinations", default="all", metavar="SPEC",
                         help="combinations the strategy may form and the reference measures: all | pairs | "
                              "upto:K (default all)")
@@ -145,10 +146,23 @@ def _execute(args) -> int:
     tasks, long_running = _tasks(args)
     strategy_from_args(args)  # a bad option fails here, before any process starts
     speeds, ideal = _speeds_file(args.speeds, [t.name for t in tasks]) if args.speeds else (None, None)
-    plan = ExecutionPlan(tasks, strategy_name(args), combinations=args.combinations, reference=args.reference,
-                         measure_tasks=long_running, speeds=speeds, ideal_speeds=ideal, window=args.window,
-                         warmup=args.warmup, factory=lambda: strategy_from_args(args),
-                         simulated_noise=noise_from_args(args), options=_strategy_options(args))
+    plan = ExecutionPlan(
+        tasks,
+        strategy_name(args),
+        combinations=args.combinations,
+        reference=args.reference,
+        measure_tasks=long_running,
+        speeds=speeds,
+        ideal_speeds=ideal,
+        window=args.window,
+        warmup=args.warmup,
+        factory=lambda: strategy_from_args(args),
+        simulated_noise=noise_from_args(args),
+        options=_strategy_options(args),
+        containment=args.containment,
+        task_timeout=args.task_timeout,
+        timeout=args.timeout,
+    )
     backend, reason = open_backend(args.backend)
     try:
         with output_dir(args.out) as out:
@@ -167,13 +181,14 @@ def _execute(args) -> int:
     else:
         _print_summary(report)
     if report["interrupted"]:
-        return 128 + signal.Signals[report.get("interrupted_by") or "SIGINT"]  # 130 Ctrl-C, 143 SIGTERM
-    crashed = any(task["status"] == "crashed" for task in report.get("tasks", []))
+        return _exit_code(report)  # 130 Ctrl-C, 143 SIGTERM, 124 --timeout
+    crashed = any(task["status"] in ("crashed", "timed-out") for task in report.get("tasks", []))
     return 1 if "error" in report or crashed else 0
 
 
 def _print_summary(report: dict) -> None:
-    print(f"strategy: {report['strategy']}, backend: {report['backend']}"
+    print(f"strategy: {report['strategy']}, backend: {report['backend']}, containment: "
+          f"{report.get('containment')}"
           + (" (no hardware counters: cache and memory contention not seen)" if report["contention_note"] else ""))
     for task in report.get("tasks", []):
         note = f" ({task['message']})" if task["message"] else ""
@@ -191,4 +206,10 @@ def _print_summary(report: dict) -> None:
               f"{reference['simulated_makespan']:.3f} s (ratio {reference['simulated_ratio']:.3f}), "
               f"Theorem 1 bound: {reference['theorem1_bound']:.3f}")
     if real and "ratio" in real:
-        print(f"real ratio: {real['ratio']:.3f}; real vs simulated: {100 * real['vs_simulated']:+.1f} %")
+        print(
+            f"real ratio: {real['ratio']:.3f} ± {real['ratio_uncertainty']:.3f}; "
+            f"real vs simulated: "
+            f"{100 * real['vs_simulated']:+.1f} %"
+        )
+        if "ratio_note" in real:
+            print(f"  {real['ratio_note']}")

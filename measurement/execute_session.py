@@ -24,7 +24,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from cosched.measurement.corun import TaskSpec, combination_set
+from cosched.containment import open_containment
+from cosched.measurement.corun import ALONE_ATTEMPTS, RunTimeout, TaskSpec, combination_set
+from cosched.measurement.probe import MIN_ALONE_SPEED
 from cosched.measurement.counters import BACKEND_CPUTIME, CounterBackend
 from cosched.measurement.execute import (STEP_COLUMNS, ExecutionHarness, Step, normalised_speeds, premeasure,
                                         run_online, step_rows, steps_table)
@@ -60,6 +62,9 @@ class ExecutionPlan:
     warmup: float = 0.3
     factory: Callable[[], OnlineStrategy] | None = None  # builds the strategy (default: registry name + options)
     simulated_noise: Callable | None = None  # the simulated run's `measure` (noise model), None: exact speeds
+    containment: str = "auto"  # cosched.containment backend of every task started
+    task_timeout: float | None = None  # seconds a task may run (be continued) before it is killed
+    timeout: float | None = None  # seconds the whole run may take (reference included)
 
 
 def _iso(seconds: float) -> str:
@@ -86,7 +91,7 @@ def _strategy(plan: ExecutionPlan) -> OnlineStrategy:
 
 
 def _time_alone(tasks: Sequence[TaskSpec], backend: CounterBackend, path: Path, window: float,
-                progress: bool) -> dict:
+                progress: bool, limits: dict) -> dict:
     """Time each task runs alone from its first continue to its exit (stopped for a moment every `window` to be
     read), and its mean speed over that run (formula (30)); rows kept in alone.csv (a rerun times again only
     the tasks without a completed row)."""
@@ -98,7 +103,7 @@ def _time_alone(tasks: Sequence[TaskSpec], backend: CounterBackend, path: Path, 
             rows = {row["task"]: row for row in csv.DictReader(handle) if row["status"] == "completed"}
     for task in tqdm([t for t in tasks if t.name not in rows], desc="time alone", unit="task",
                      disable=not progress):
-        with ExecutionHarness([task], backend) as harness:
+        with ExecutionHarness([task], backend, **limits) as harness:
             steps = []
             while harness.unfinished:  # read every window: the speed of a step with all threads alive is exact
                 steps.append(harness.run(1, window))
@@ -121,7 +126,8 @@ def _time_alone(tasks: Sequence[TaskSpec], backend: CounterBackend, path: Path, 
     return rows
 
 
-def _reference(plan: ExecutionPlan, out: Path, backend: CounterBackend, seed, fallback, progress) -> dict:
+def _reference(plan: ExecutionPlan, out: Path, backend: CounterBackend, seed, fallback, progress,
+               limits: dict) -> dict:
     """Times alone, the measured matrix, OPT and the simulated schedule; {"error": ...} when it cannot be built."""
     from cosched.measurement.session import measure_to_directory
     from cosched.strategies.schedule import execute
@@ -129,7 +135,7 @@ def _reference(plan: ExecutionPlan, out: Path, backend: CounterBackend, seed, fa
     from cosched.theory.instance import load_instance, save_instance
     from cosched.theory.opt import solve_opt
 
-    alone = _time_alone(plan.tasks, backend, out / "alone.csv", plan.window, progress)
+    alone = _time_alone(plan.tasks, backend, out / "alone.csv", plan.window, progress, limits)
     failed = {name: row for name, row in alone.items() if row["status"] != "completed"}
     if failed:
         return {"error": "the reference needs every task to complete alone; failed: " + ", ".join(
@@ -137,9 +143,22 @@ def _reference(plan: ExecutionPlan, out: Path, backend: CounterBackend, seed, fa
             "time_alone": {name: float(row["seconds"]) for name, row in alone.items()}}
     names = [task.name for task in plan.tasks]
     seconds = np.array([float(alone[name]["seconds"]) for name in names])
-    measured = measure_to_directory(plan.measure_tasks or plan.tasks, out / "reference", backend,
-                                    combinations=plan.combinations, warmup=plan.warmup, window=plan.window,
-                                    seed=seed, work=seconds, fallback_reason=fallback, progress=progress, plots=False)
+    measured = measure_to_directory(
+        plan.measure_tasks or plan.tasks,
+        out / "reference",
+        backend,
+        combinations=plan.combinations,
+        warmup=plan.warmup,
+        window=plan.window,
+        seed=seed,
+        work=seconds,
+        fallback_reason=fallback,
+        progress=progress,
+        plots=False,
+        containment=limits["containment"],
+        task_timeout=plan.task_timeout,
+        timeout=_remaining(limits["deadline"]),
+    )
     reference = {"time_alone": dict(zip(names, seconds.tolist())), "measure_report": "reference/report.json",
                  "combinations": plan.combinations}
     if measured["interrupted"]:
@@ -169,6 +188,12 @@ def _reference(plan: ExecutionPlan, out: Path, backend: CounterBackend, seed, fa
     })
     reference["_objects"] = (instance, opt.schedule, simulated, measured["ideal_speeds"])
     return reference
+
+
+def _remaining(deadline: float | None) -> float | None:
+    """Seconds left before `deadline` (time.monotonic()), at least a moment; None without a
+    deadline."""
+    return None if deadline is None else max(deadline - time.monotonic(), 1e-3)
 
 
 class _Stop(KeyboardInterrupt):
@@ -210,16 +235,33 @@ def execute_to_directory(plan: ExecutionPlan, out: str | os.PathLike, backend: C
     steps: list[Step] = []
     harness = None
     ideal = None
+    containment = None
+    deadline = None if plan.timeout is None else time.monotonic() + plan.timeout
     try:
         with termination_signals():  # SIGTERM / SIGHUP end the run like Ctrl-C, wherever it is
+            containment = open_containment(plan.containment)
+            report.update(
+                {
+                    "containment": containment.name,
+                    "containment_limits": containment.limits,
+                    "task_timeout_seconds": plan.task_timeout,
+                    "timeout_seconds": plan.timeout,
+                }
+            )
+            limits = {
+                "containment": containment,
+                "task_timeout": plan.task_timeout,
+                "deadline": deadline,
+                "timeout": plan.timeout,
+            }
             if plan.reference:
-                reference = _reference(plan, out, backend, seed, fallback_reason, progress)
+                reference = _reference(plan, out, backend, seed, fallback_reason, progress, limits)
                 objects = reference.pop("_objects", None)
                 report["reference"] = reference
             if "error" in report.get("reference", {}):
                 report["error"] = f"no reference: {report['reference']['error']}"
             else:
-                harness = ExecutionHarness(plan.tasks, backend)
+                harness = ExecutionHarness(plan.tasks, backend, **limits)
                 ideal, phases = _real_run(plan, harness, objects, seed, out / "schedule.csv", steps, progress)
                 report["speeds_from"] = phases
     except _Stop as stop:
@@ -227,8 +269,15 @@ def execute_to_directory(plan: ExecutionPlan, out: str | os.PathLike, backend: C
         report["reference"] = stop.reference
     except KeyboardInterrupt as error:
         interrupted_by = signal.Signals(getattr(error, "signum", signal.SIGINT)).name
+    except RunTimeout as error:
+        interrupted_by = "timeout"
+        report["error"] = str(error)
     except StrategyError as error:
         report["error"] = str(error)
+    finally:
+        if containment is not None:
+            with signals_deferred():
+                containment.close()
     report["end"] = _iso(time.time())
     with signals_deferred():
         report["interrupted"], report["interrupted_by"] = interrupted_by is not None, interrupted_by
@@ -316,11 +365,7 @@ def _real_run(plan: ExecutionPlan, harness: ExecutionHarness, objects, seed, sch
         with harness:
             premeasured = premeasure(harness, to_premeasure, plan.window, on_step=keep)
             if not ideal_known:
-                ideal = np.ones(len(names))  # a task whose window alone ended with its exit needs no scale
-                for step in premeasured:
-                    if bin(step.combination).count("1") == 1:
-                        value = next(iter(step.speeds.values()))
-                        ideal[step.combination.bit_length() - 1] = value if np.isfinite(value) and value > 0 else 1
+                ideal = _ideal_from(harness, premeasured, names, plan.window, keep)
                 normalise[0] = ideal
             if needs_speeds:
                 known, source = instance_from_steps(names, premeasured, masks, ideal), "premeasured windows"
@@ -335,10 +380,72 @@ def _real_run(plan: ExecutionPlan, harness: ExecutionHarness, objects, seed, sch
     return ideal, phases
 
 
+def _ideal_from(
+    harness: ExecutionHarness,
+    premeasured: list[Step],
+    names: Sequence[str],
+    window: float,
+    keep: Callable[[Step], None],
+) -> np.ndarray:
+    """Speeds alone from the premeasured windows alone. A speed below `MIN_ALONE_SPEED` of a task
+    still running is measured again (up to `ALONE_ATTEMPTS` windows); one that stays there is an
+    error (`StrategyError`), never a divisor. A task whose window alone ended with its exit needs no
+    scale (1)."""
+    ideal = np.ones(len(names))
+    for step in list(premeasured):
+        if bin(step.combination).count("1") != 1:
+            continue
+        i = step.combination.bit_length() - 1
+        value, attempts = next(iter(step.speeds.values())), 1
+        while (harness.status_names[i] == "waiting" and not value >= MIN_ALONE_SPEED
+               and attempts < ALONE_ATTEMPTS):
+            again = harness.run(step.combination, window, phase="premeasure")
+            keep(again)
+            # the later window replaces the earlier in the premeasured instance
+            premeasured.append(again)
+            value, attempts = next(iter(again.speeds.values())), attempts + 1
+        if harness.status_names[i] == "waiting" and not value >= MIN_ALONE_SPEED:
+            raise StrategyError(
+                f"task {names[i]!r} reads speed {value:.3g} alone in {attempts} windows of "
+                f"{window:g} s (below {MIN_ALONE_SPEED}): it hardly computes while measured "
+                "(waiting for input, I/O or a process outside it), so its speeds cannot be "
+                "normalised; give --speeds or --reference, or a task that computes"
+            )
+        usable = np.isfinite(value) and value >= MIN_ALONE_SPEED
+        if harness.status_names[i] == "waiting" or usable:
+            ideal[i] = value
+    return ideal
+
+
+RATIO_NOTE_NOISE = (
+    "a real ratio below 1 does not beat OPT: OPT is computed from measured speeds and one "
+    "measured time alone per task, and the real makespan is within their uncertainty of it "
+    "(measurement noise)"
+)
+RATIO_NOTE_MODEL = (
+    "a real ratio below 1 by more than its uncertainty: the reference is off, not the schedule "
+    "better than OPT. Likely causes: contention outside the model (the node's other load changed "
+    "between the reference and the run, or co-run speeds measured lower than the tasks reached), "
+    "or the reference's own error (each task's time alone is a single run)"
+)
+
+
+def _ratio_uncertainty(reference: dict) -> float:
+    """Relative uncertainty of OPT's makespan from the reference: the RMS relative disagreement
+    between the two measurements of each task's speed alone (while timed alone, and in the matrix's
+    window). OPT is linear in the work b_i (002 §4.1), which is the time alone rescaled by that
+    ratio."""
+    during = reference.get("speed_during_time_alone") or {}
+    ideal = reference.get("ideal_speeds") or {}
+    ratios = [during[name] / ideal[name] - 1.0 for name in ideal
+              if during.get(name) is not None and ideal[name] and np.isfinite(during[name])]
+    return float(np.sqrt(np.mean(np.square(ratios)))) if ratios else 0.0
+
+
 def _real_summary(steps: Sequence[Step], harness: ExecutionHarness, reference: dict | None) -> dict:
     """Real makespan (first continue to last exit), time the tasks ran, switching overhead, real ratio."""
     running = float(sum(step.duration for step in steps))
-    done = all(name in ("completed", "crashed") for name in harness.status_names)
+    done = all(name in ("completed", "crashed", "timed-out") for name in harness.status_names)
     elapsed = max((s.end for s in steps), default=0.0)
     makespan = float(np.nanmax(harness.exit_time)) if done and steps else None
     span = makespan if makespan is not None else elapsed
@@ -347,8 +454,14 @@ def _real_summary(steps: Sequence[Step], harness: ExecutionHarness, reference: d
                "steps": len(steps), "premeasure_seconds": float(sum(s.duration for s in steps
                                                                     if s.phase == "premeasure")),
                "completed": sum(name == "completed" for name in harness.status_names),
-               "crashed": sum(name == "crashed" for name in harness.status_names)}
+               "crashed": sum(name == "crashed" for name in harness.status_names),
+               "timed_out": sum(name == "timed-out" for name in harness.status_names)}
     if reference is not None and makespan is not None and "opt_makespan" in reference:
-        summary["ratio"] = makespan / reference["opt_makespan"]  # 002 §4.3, (4): real C_max / C_max^OPT
+        # 002 §4.3, (4): real C_max / OPT
+        ratio = summary["ratio"] = makespan / reference["opt_makespan"]
+        summary["ratio_uncertainty"] = ratio * _ratio_uncertainty(reference)
+        if ratio < 1:
+            summary["ratio_note"] = RATIO_NOTE_NOISE if ratio + summary["ratio_uncertainty"] >= 1 \
+                else RATIO_NOTE_MODEL
         summary["vs_simulated"] = makespan / reference["simulated_makespan"] - 1.0
     return summary

@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from cosched.errors import InputError
+from cosched.measurement.probe import MIN_ALONE_SPEED
 from cosched.theory.instance import VIOLATION_LIMIT, Instance, Violation, monotonicity_violations
 from cosched.theory.lattice import membership, popcount
 
@@ -91,12 +92,28 @@ def measured_instance(names: Sequence[str], table, work: Sequence[float] | None 
         if masks.size else np.zeros(n, dtype=bool)
     ideal = np.where(has_alone, speeds[np.arange(n), np.minimum(alone, max(masks.size - 1, 0))]
                      if masks.size else 0.0, 0.0)
-    dropped = {names[i]: ("not measured alone" if not has_alone[i] else "speed 0 alone (never ran)")
-               for i in range(n) if ideal[i] <= 0}
-    keep = np.flatnonzero(ideal > 0)
+    # no divisor: a speed near 0 alone would inflate every other speed
+    unusable = ideal < MIN_ALONE_SPEED
+    dropped = {
+        names[i]: (
+            "not measured alone"
+            if not has_alone[i]
+            else "speed 0 alone (never ran)"
+            if ideal[i] <= 0
+            else f"speed {ideal[i]:.3g} alone, below {MIN_ALONE_SPEED} (it hardly "
+            "computed while measured: waiting for input, I/O or a process outside it)"
+        )
+        for i in range(n)
+        if unusable[i]
+    }
+    keep = np.flatnonzero(~unusable)
     if keep.size == 0:
-        raise InputError("no task has a positive measured speed alone: nothing to normalise", field="speeds")
-    dropped_bits = np.int64(sum(1 << int(i) for i in range(n) if ideal[i] <= 0))
+        raise InputError(
+            f"no task has a measured speed alone of at least {MIN_ALONE_SPEED}: nothing to "
+            "normalise",
+            field="speeds",
+        )
+    dropped_bits = np.int64(sum(1 << int(i) for i in range(n) if unusable[i]))
     columns = np.flatnonzero((masks & dropped_bits) == 0)
     speeds = speeds[np.ix_(keep, columns)] / ideal[keep, None]  # 002 §3: speed alone = 1
     clipped = int((speeds > 1).sum())

@@ -13,9 +13,18 @@ import numpy as np
 
 from cosched.measurement.counters import SAMPLE_COLUMNS, ThreadReading
 
-__all__ = ["thread_speed", "interval_speeds", "window_speeds", "readings_frame", "CPUTIME_EPSILON"]
+__all__ = [
+    "thread_speed",
+    "interval_speeds",
+    "window_speeds",
+    "readings_frame",
+    "task_speed",
+    "CPUTIME_EPSILON",
+    "MIN_ALONE_SPEED",
+]
 
 CPUTIME_EPSILON = 1e-9  # seconds of cputime below which a thread counts as not having run in an interval
+MIN_ALONE_SPEED = 0.05  # a speed alone below this is no divisor (002 §3): re-measured, then refused
 
 
 def thread_speed(d_instructions, d_cycles, d_cputime, dt):
@@ -72,3 +81,46 @@ def window_speeds(before: Iterable[ThreadReading], after: Iterable[ThreadReading
     """Speed of each task between two readings (one sampling interval of formula (30))."""
     speeds = interval_speeds(readings_frame(list(before) + list(after)))
     return dict(zip(speeds["task"], speeds["speed"].astype(float)))
+
+
+def task_speed(
+    before: Iterable[ThreadReading],
+    after: Iterable[ThreadReading],
+    cputime: float | None,
+    dt: float,
+    threads_hint: int = 1,
+) -> tuple[float, int]:
+    """Speed of one task over one interval of `dt` seconds, and the number of its threads that ran.
+
+    Formula (30) of 002 §6 per thread, averaged over the threads that ran; a thread absent from
+    `before` was born in the interval (its whole count is the interval's). `cputime` is the CPU time
+    the whole task used in the interval as its container reads it (every process, also those that
+    exited or were not seen in the readings); it rescales the mean by (container CPU time / CPU time
+    of the threads read), so the work of processes that came and went in the interval counts, and
+    clock-tick truncation of the per-thread times drops out. None: per-thread times only. When no
+    thread was seen running but the container used CPU time (its processes exited in the interval),
+    the speed is that time spread over `threads_hint` threads, a thread getting at most the whole
+    interval.
+    """
+    start = {reading.tid: reading for reading in before}
+    speeds, factors, used = [], [], 0.0
+    for reading in after:
+        first = start.get(reading.tid)
+        d_cpu = reading.cputime - (first.cputime if first is not None else 0.0)
+        if d_cpu <= CPUTIME_EPSILON:
+            continue
+        d_inst = reading.instructions - (first.instructions if first is not None else 0.0)
+        d_cycl = reading.cycles - (first.cycles if first is not None else 0.0)
+        speeds.append(float(thread_speed(d_inst, d_cycl, d_cpu, dt)))  # 002 §6, (30)
+        # its IPC factor (1 without counters)
+        factors.append(float(thread_speed(d_inst, d_cycl, dt, dt)))
+        used += d_cpu
+    if not speeds:
+        if cputime is None or cputime <= CPUTIME_EPSILON or dt <= 0:
+            return 0.0, 0
+        return min(cputime / max(1, threads_hint), dt) / dt, 0
+    mean = float(np.mean(speeds))  # 002 §7: the task's speed is the mean over its threads
+    # exited processes and tick truncation: the container's time
+    if cputime is not None and cputime > used:
+        mean = min(mean * cputime / used, max(factors))  # a thread runs at most the whole interval
+    return mean, len(speeds)

@@ -127,9 +127,15 @@ def measure_to_directory(tasks: Sequence[TaskSpec], out: str | os.PathLike, back
                          combinations: str = "pairs", warmup: float = 0.5, window: float = 2.0,
                          seed: int | None = None, work: Sequence[float] | None = None, project: bool = False,
                          resume: bool = True, force: bool = False, fallback_reason: str | None = None,
-                         progress: bool = True, plots: bool = True) -> dict:
+                         progress: bool = True, plots: bool = True, containment="auto",
+                         task_timeout: float | None = None, timeout: float | None = None) -> dict:
     """Measure `tasks` in the combinations named by `combinations`; returns the report also written to
-    `out/report.json` (its `interrupted` / `interrupted_by` say whether Ctrl-C / SIGTERM cut the run short).
+    `out/report.json` (its `interrupted` / `interrupted_by` say whether Ctrl-C / SIGTERM cut the run
+    short, or "timeout" when the run went past `timeout` seconds).
+
+    A task that ends before its first window is measured (it fails at once, its command does not
+    exist) raises `cosched.measurement.corun.TaskFailed`; the files this run created are removed
+    again.
 
     Reruns: see the module docstring (`force` starts over; `resume` is accepted for old callers and ignored).
     """
@@ -155,21 +161,68 @@ def measure_to_directory(tasks: Sequence[TaskSpec], out: str | os.PathLike, back
     if not resuming:
         with atomic_path(out / CONFIG) as tmp:
             tmp.write_text(json.dumps(key, indent=2))
+    # results of the windows alone: written once every task has run (TaskFailed writes nothing)
+    held: list = []
+    alone = int(np.sum(popcount(masks) == 1))
 
-    def keep(result):  # samples first: a combination is measured once its speed rows are in speeds.csv
+    # samples first: a combination is measured once its speed rows are in speeds.csv
+    def write(result):
         _append(result_samples(result), samples_path)
         _append(result_table(result, tasks), speeds_path)
 
-    measurement = measure_combinations(tasks, masks, backend, warmup=warmup, window=window,
-                                       fallback_reason=fallback_reason, on_result=keep, progress=progress)
+    def keep(result):
+        held.append(result)
+        if len(held) >= alone:
+            for kept in held:
+                write(kept)
+            held.clear()
+
+    try:
+        measurement = measure_combinations(
+            tasks,
+            masks,
+            backend,
+            warmup=warmup,
+            window=window,
+            fallback_reason=fallback_reason,
+            on_result=keep,
+            progress=progress,
+            containment=containment,
+            task_timeout=task_timeout,
+            timeout=timeout,
+            fail_early=True,
+        )
+    except InputError:
+        if not resuming:
+            for path in (speeds_path, samples_path, out / CONFIG):
+                path.unlink(missing_ok=True)
+        raise
+    with signals_deferred():
+        for kept in held:  # an interruption before every task ran alone: keep what was measured
+            write(kept)
     interrupted_by = measurement.interrupted_by
-    report = {"backend": measurement.backend, "backend_note": fallback_reason,
-              "tasks": [status.as_dict() for status in measurement.status], "start": _iso(measurement.started),
-              "end": _iso(measurement.finished), "interrupted": False, "interrupted_by": None,
-              "combinations": combinations, "combinations_measured": 0,
-              "combinations_planned": int(len(masks) + (previous["combination"].nunique() if previous is not None
-                                                          else 0)),
-              "warmup_seconds": warmup, "window_seconds": window, "seed": seed, "files": {}}
+    report = {
+        "backend": measurement.backend,
+        "backend_note": fallback_reason,
+        "containment": measurement.containment,
+        "containment_limits": measurement.containment_limits,
+        "task_timeout_seconds": task_timeout,
+        "timeout_seconds": timeout,
+        "tasks": [status.as_dict() for status in measurement.status],
+        "start": _iso(measurement.started),
+        "end": _iso(measurement.finished),
+        "interrupted": False,
+        "interrupted_by": None,
+        "combinations": combinations,
+        "combinations_measured": 0,
+        "combinations_planned": int(
+            len(masks) + (previous["combination"].nunique() if previous is not None else 0)
+        ),
+        "warmup_seconds": warmup,
+        "window_seconds": window,
+        "seed": seed,
+        "files": {},
+    }
     written = set()
     try:
         table = measurement.speed_table()

@@ -196,7 +196,13 @@ def _heatmap_command(args) -> int:
     missing = int(np.isnan(measured).sum())
     instance = instance_from_heatmap(heatmap) if args.instance else None  # fails before any file is written
     if plot is not None:
-        plot_heatmap(heatmap, plot)
+        from cosched.theory.heatmap_spread import plot_heatmap_spread, read_spread
+
+        spread = read_spread(args.file, heatmap)  # a measured heatmap: the spread of its repeats beside it
+        if spread is None:
+            plot_heatmap(heatmap, plot)
+        else:
+            plot_heatmap_spread(heatmap, spread, plot)
     if instance is not None:
         from cosched.theory.instance import save_instance
         save_instance(instance, args.instance)

@@ -41,7 +41,7 @@ def register(subparsers) -> None:
               default_on=False)
     add_json(parser, "the summary")
     add_quiet(parser)
-    parser.set_defaults(func=_command)
+    parser.set_defaults(func=_contained_command)
 
 
 class _AlgorithmFile(argparse.Action):
@@ -161,3 +161,13 @@ def _print_text(summary: dict) -> None:
     for kind, stats in summary["by_type"].items():
         print(f"  {kind:<10} jobs {stats['jobs']:>4}  wait [s] {seconds(stats['mean_wait']):>10}  "
               f"turnaround [s] {seconds(stats['mean_turnaround']):>10}")
+
+
+def _contained_command(args) -> int:
+    """`_command` with its descendants contained: a process a user's algorithm file starts (in the
+    background, even with setsid) is killed when the command ends
+    (`cosched.containment.contain_descendants`)."""
+    from cosched.containment import contain_descendants
+
+    with contain_descendants():
+        return _command(args)

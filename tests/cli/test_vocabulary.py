@@ -33,11 +33,13 @@ MINIMAL = {
     "worst-case": ["--n", "3", "--out", "d"],
     "hybrid-workload": ["--workload", "w.swf", "--platform", "grvingt", "--out", "w.csv"],
     "experiment-hybrid": ["--workload", "w.swf", "--platform", "grvingt", "--out", "d"],
+    "measure-heatmap": ["--apps", "a.json", "--nodes", "local:1", "--out", "d"],
 }
 RANDOM = ("generate", "run", "ratio", "demo", "experiment", "generate-workload", "experiment-sim", "measure",
-          "measure-validate", "execute", "worst-case", "hybrid-workload", "experiment-hybrid", "experiment-elastic")
+          "measure-validate", "execute", "worst-case", "hybrid-workload", "experiment-hybrid", "experiment-elastic",
+          "measure-heatmap")
 PROGRESS_BARS = ("experiment", "simulate", "compare", "experiment-sim", "measure", "measure-validate", "execute",
-                 "worst-case", "experiment-hybrid", "experiment-elastic")
+                 "worst-case", "experiment-hybrid", "experiment-elastic", "measure-heatmap")
 
 
 def run(capsys, *argv):

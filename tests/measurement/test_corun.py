@@ -20,9 +20,11 @@ from cosched.theory.instance import load_instance
 from cosched.theory.lattice import popcount
 
 WARMUP, WINDOW = 0.1, 0.3
-# busy task that exits (code 0) when continued after its first stop: measured alone once, then gone
-EXIT_ON_NEXT_CONTINUE = ("import signal, sys; signal.signal(signal.SIGCONT, lambda *a: sys.exit(0))\n"
-                         "while True: pass")
+# busy task that exits (code 0) as soon as it runs after FLAG exists: the test creates FLAG once the
+# task's window
+# alone is measured (it is frozen then), so the task is measured alone once, then gone in its next
+# combination
+EXIT_ON_NEXT_CONTINUE = "import os, sys\nwhile not os.path.exists(sys.argv[1]): pass"
 
 
 def kernel(name, seconds=30, threads=1):
@@ -77,7 +79,13 @@ def test_harness_on_two_kernels_gives_an_instance_that_opt_accepts(tmp_path):
     assert json.loads((tmp_path / "report.json").read_text())["backend"] == "cputime"
     replayed = interval_speeds(load_samples(tmp_path / "samples.csv"))
     speeds = pd.read_csv(tmp_path / "speeds.csv").merge(replayed, on=["combination", "task"])
-    assert len(speeds) == 4 and np.allclose(speeds["speed_x"], speeds["speed_y"])  # replay = live probe
+    # replay = live probe, up to the clock ticks of the per-thread times the replay has (the live
+    # probe takes the
+    # task's CPU time from its container, in nanoseconds): two readings, one tick each, over one
+    # window
+    tick_speed = 2.0 / os.sysconf("SC_CLK_TCK") / WINDOW
+    assert len(speeds) == 4
+    assert np.allclose(speeds["speed_x"], speeds["speed_y"], rtol=0, atol=tick_speed)
     from cosched.theory.opt import solve_opt
 
     assert solve_opt(instance).makespan > 0
@@ -91,8 +99,10 @@ def test_no_process_is_left_stopped_or_alive_after_an_error_inside_the_harness()
             pids = [p.pid for p in harness.processes]
             time.sleep(0.5)  # let the kernel fork its second worker (it is stopped right after)
             harness.measure(1)
-            _, stopped = _leftovers(pids)
-            assert stopped  # between combinations every task is stopped
+            used = [handle.cpu_time() for handle in harness.handles]
+            time.sleep(0.1)
+            # between combinations all frozen
+            assert [handle.cpu_time() for handle in harness.handles] == used
             raise RuntimeError("boom")
     assert _leftovers(pids) == ([], [])
 
@@ -121,11 +131,18 @@ def test_ctrl_c_or_sigterm_keeps_measured_combinations_and_leaves_no_process(sig
     assert signal.getsignal(signal.SIGTERM) is original
 
 
-def test_tasks_that_fail_or_exit_are_reported_and_their_combinations_skipped():
+def test_tasks_that_fail_or_exit_are_reported_and_their_combinations_skipped(tmp_path):
+    flag = tmp_path / "flag"
     tasks = [kernel("compute"), TaskSpec("missing", "exec /nonexistent/binary"),
-             TaskSpec("cache", f"exec {sys.executable} -c '{EXIT_ON_NEXT_CONTINUE}'")]
+             TaskSpec("cache", f"exec {sys.executable} -c '{EXIT_ON_NEXT_CONTINUE}' {flag}")]
+
+    def after_alone(result):
+        if result.combination == 4:
+            flag.touch()
+
     measurement = measure_combinations(tasks, combination_set(3, "pairs"), ProcfsCounters(), warmup=0.3,
-                                       window=WINDOW)  # the warm-up covers the interpreter start of "cache"
+                                       # the warm-up: interpreter start
+                                       window=WINDOW, on_result=after_alone)
     status = {s.name: s for s in measurement.status}
     assert status["compute"].status == "ok"
     assert status["missing"].status == "never-ran" and status["missing"].returncode != 0

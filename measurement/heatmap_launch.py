@@ -1,0 +1,308 @@
+"""One run of a heatmap measurement: start its launches, time them, restart the shorter member of a
+pair.
+
+`run_measurement(spec)` is what a local thread or a Dask worker executes for one run
+(`heatmap_plan.place` gives the launches). Wall time is measured around each launch (from just
+before the start to the moment its process is reaped, seen by a thread blocked on it). In a pair
+both applications start together; one that finishes first is restarted at once, so that the other
+has its neighbour until it finishes (003 §4.2: "any completed job being restarted"); each
+application's time is its first complete run. A non-zero exit, a timeout or a stop ends the run and
+kills every launch of it.
+
+Every launch goes through the task containment (`cosched.containment`): one containment per process,
+opened on first use; `stop_all()` kills every launch of this process and makes running measurements
+return "stopped" (Ctrl-C of the command, or `Client.run` on every Dask worker).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import queue
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+from cosched.measurement.heatmap_spec import render
+
+__all__ = [
+    "containment_name",
+    "launches",
+    "run_measurement",
+    "stop_all",
+    "reset",
+    "OUTPUT_TAIL_CHARS",
+    "ENV_LAUNCH_START",
+    "ENV_RUN",
+]
+
+OUTPUT_TAIL_CHARS = 4000  # characters of a failed launch's output kept in its log
+ENV_LAUNCH_START = (
+    "COSCHED_LAUNCH_START"  # Unix time just before the launch (a fake launcher may use it)
+)
+ENV_RUN = "COSCHED_HEATMAP_RUN"  # the run id, also in the environment of every launch
+STOPPED = "stopped"
+
+_lock = threading.Lock()
+_start_lock = threading.Lock()
+_stop = threading.Event()
+_active: set = set()
+_containments: dict = {}  # kind -> this process's containment of that kind
+
+
+class _Session:
+    """A launch in a session of its own, killed as a process group: the stand-in where the task
+    containment (`cosched.containment`) is not installed. Processes that leave the group are not
+    seen."""
+
+    def __init__(self, command, *, cwd, env, stdout, stderr):
+        from cosched.processes import die_with_parent
+
+        parent = os.getpid()
+        self.process = subprocess.Popen(
+            ["/bin/sh", "-c", command] if isinstance(command, str) else command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
+            preexec_fn=lambda: die_with_parent(parent),
+        )
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.process.wait()
+
+    def close(self) -> None:
+        self.kill()
+
+
+class _Sessions:
+    def start(
+        self, command, *, cwd=None, env=None, name=None, stdout=None, stderr=None
+    ) -> _Session:
+        return _Session(command, cwd=cwd, env=env, stdout=stdout, stderr=stderr)
+
+    def close(self) -> None:
+        pass
+
+
+def _new(kind: str):
+    try:
+        from cosched.containment import open_containment
+    except ModuleNotFoundError:
+        return _Sessions()
+    return open_containment(kind)
+
+
+def _open(kind: str = "auto"):
+    """The containment of `kind` launches use in this process: the one of an active `launches`
+    block, else one opened on first use and closed at exit (a Dask worker's); without the
+    `cosched.containment` module, sessions of their own."""
+    with _lock:
+        if kind not in _containments:
+            _containments[kind] = _new(kind)
+            atexit.register(_containments[kind].close)
+        return _containments[kind]
+
+
+@contextlib.contextmanager
+def launches(kind: str = "auto") -> Iterator[None]:
+    """Within the block, launches of `kind` go through one containment that is closed when the block
+    ends (every task it started killed, its cgroups removed): the command leaves nothing behind in
+    its own process. Inside a process-wide one already open, the block uses that one."""
+    with _lock:
+        if kind in _containments:
+            owned = None
+        else:
+            owned = _containments[kind] = _new(kind)
+    try:
+        yield
+    finally:
+        if owned is not None:
+            with _lock:
+                _containments.pop(kind, None)
+            owned.close()
+
+
+def containment_name(kind: str = "auto") -> str:
+    """The backend running launches of `kind` here (cgroup2, cgroup1, pgroup or session)."""
+    return getattr(_open(kind), "name", "session")
+
+
+def stop_all() -> int:
+    """Kill every launch of this process and stop running measurements; returns how many."""
+    _stop.set()
+    with _lock:
+        tasks = list(_active)
+    for task in tasks:
+        task.kill()
+    return len(tasks)
+
+
+def reset() -> None:
+    """Allow measurements again after `stop_all` (a new command in the same process)."""
+    _stop.clear()
+
+
+class _Launch:
+    """One started launch of a role, with the thread that reaps it and reports its end."""
+
+    def __init__(
+        self,
+        role: dict,
+        index: int,
+        folder: Path,
+        count: int,
+        events: queue.Queue,
+        run: str,
+        containment: str,
+    ):
+        values = dict(role["values"])
+        hostfile = folder / f"hosts{index}.txt"
+        hostfile.write_text("".join(f"{host} slots={values['ppn']}\n" for host in role["hosts"]))
+        values["hostfile"] = str(hostfile)
+        command = render(role["command"], values)
+        env = {**os.environ, **role["env"], ENV_RUN: run}
+        self.log = folder / f"output{index}.{count}.txt"
+        self.killed = False
+        with open(self.log, "wb") as output, _start_lock:  # one start at a time per containment
+            env[ENV_LAUNCH_START] = repr(time.time())
+            self.started = time.monotonic()
+            self.task = _open(containment).start(
+                command,
+                cwd=role["cwd"],
+                env=env,
+                name=f"{role['app']}-{index}",
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+        with _lock:
+            _active.add(self.task)
+        self.thread = threading.Thread(target=self._reap, args=(index, events), daemon=True)
+        self.thread.start()
+
+    def _reap(self, index: int, events: queue.Queue) -> None:
+        code = self.task.process.wait()
+        events.put((index, time.monotonic(), code, self))
+
+    def kill(self) -> None:
+        self.killed = True
+        self.task.kill()
+        self.thread.join(5.0)
+        with _lock:
+            _active.discard(self.task)
+        self.task.close()
+
+    def finish(self) -> None:
+        with _lock:
+            _active.discard(self.task)
+        self.task.close()
+
+    def output(self) -> str:
+        try:
+            text = self.log.read_text(errors="replace")
+        except OSError:
+            return ""
+        return text[-OUTPUT_TAIL_CHARS:]
+
+
+def run_measurement(spec: dict) -> dict:
+    """Run the launches of one measurement (`spec`: run id, roles, containment kind) and return its
+    result: ``status`` (ok, failed, timeout, stopped), ``times`` (seconds per role, first complete
+    run), ``returncode``, ``output`` (tail of a failed launch's output), ``hosts``, ``restarts``,
+    ``containment`` (the backend that ran the launches)."""
+    roles = spec["roles"]
+    events: queue.Queue[tuple[int, float, int, _Launch]] = queue.Queue()
+    times: list[float | None] = [None] * len(roles)
+    hosts = sorted({host for role in roles for host in role["hosts"]})
+    kind = spec.get("containment", "auto")
+    result = {
+        "run": spec["run"],
+        "status": "ok",
+        "times": times,
+        "returncode": 0,
+        "output": "",
+        "hosts": hosts,
+        "restarts": 0,
+        "containment": containment_name(kind),
+    }
+    if _stop.is_set():
+        return {**result, "status": STOPPED}
+    with tempfile.TemporaryDirectory(prefix="cosched-heatmap-") as folder:
+        running: dict[int, _Launch] = {}
+        counts = [0] * len(roles)
+
+        def launch(index: int) -> None:
+            counts[index] += 1
+            running[index] = _Launch(
+                roles[index], index, Path(folder), counts[index], events, spec["run"], kind
+            )
+
+        try:
+            for index in range(len(roles)):
+                launch(index)
+            while True:
+                deadline = min(
+                    (
+                        launch_.started + roles[i]["timeout"]
+                        for i, launch_ in running.items()
+                        if roles[i]["timeout"] is not None
+                    ),
+                    default=None,
+                )
+                wait = 0.2 if deadline is None else max(0.0, min(0.2, deadline - time.monotonic()))
+                try:
+                    index, ended, code, which = events.get(timeout=wait)
+                except queue.Empty:
+                    if _stop.is_set():
+                        return {**result, "status": STOPPED}
+                    late = [
+                        i
+                        for i, launch_ in running.items()
+                        if roles[i]["timeout"] is not None
+                        and time.monotonic() - launch_.started >= roles[i]["timeout"]
+                    ]
+                    if late:
+                        output = running[late[0]].output()
+                        return {
+                            **result,
+                            "status": "timeout",
+                            "returncode": None,
+                            "output": f"{roles[late[0]]['app']}: no exit within "
+                            f"{roles[late[0]]['timeout']} s"
+                            f"\n{output}",
+                        }
+                    continue
+                if which.killed or running.get(index) is not which:
+                    continue
+                if _stop.is_set():
+                    return {**result, "status": STOPPED}
+                del running[index]
+                which.finish()
+                if code != 0:
+                    return {
+                        **result,
+                        "status": "failed",
+                        "returncode": code,
+                        "output": f"{roles[index]['app']} exited with status {code}\n"
+                        + which.output(),
+                    }
+                if times[index] is None:
+                    times[index] = ended - which.started
+                if all(value is not None for value in times):
+                    return result
+                launch(index)  # its neighbour is still running: keep it company (003 §4.2)
+                result["restarts"] += 1
+        finally:
+            for launch_ in list(running.values()):
+                launch_.kill()

@@ -1,0 +1,517 @@
+"""`measure_heatmap`: run the experiment of `heatmap_plan` on a node pool, in parallel, resumably.
+
+The pool is a list of disjoint nodes. A run takes the first free nodes it needs (its
+`Measurement.nodes`) and holds them until its result is back, so no node ever carries two
+measurements at once; runs start in the plan's (shuffled) order, a run that does not fit yet waits
+while smaller ones go first. The CPU sets of ``local:K`` share one machine: there runs go one at a
+time. Runs execute in threads of this process (launches through the task
+containment) or on a dask.distributed cluster (`dask`: a scheduler address, or "local"), where
+`heatmap_launch.run_measurement` is the task.
+
+Files in the output folder (the rerun rule of `cosched.rerun` through `cosched.grid.grid_folder`):
+config.json (the run configuration: applications, repeats, pairs, seed, cores per node), runs.csv
+and runs.done (one row per attempt, appended and flushed as each finishes, in the grid format of
+`cosched.grid`, key ``run, attempt``), logs/RUN.ATTEMPT.txt (output of a failed attempt),
+heatmap.csv (`heatmap_table`), summary.json. Rerunning the same configuration resumes: runs with a
+successful attempt are kept, the others run again (with a fresh retry budget); the node pool and the
+Dask address may differ between invocations.
+
+Failures: a failed attempt (non-zero exit, timeout, an error of the Dask task) is recorded with its
+output and retried up to `retries` times. Hosts named in a failed attempt's output are set aside
+while the run is retried elsewhere: if the retry succeeds they leave the pool for good (the host was
+the problem), if it fails too they return. With Dask workers named after the hosts (``dask worker
+--name HOST``), a lost worker's host leaves the pool; Dask reruns the lost worker's task elsewhere.
+Ctrl-C / SIGTERM kill every launch, local or on every Dask worker, before the command exits.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cosched.errors import InputError
+from cosched.grid import (
+    DASK_CONNECT_TIMEOUT,
+    CellResult,
+    _finished,
+    _record,
+    grid_folder,
+    read_rows,
+)
+from cosched.measurement.heatmap_plan import (
+    Measurement,
+    build_plan,
+    node_seconds,
+    place,
+    usable_cores,
+)
+from cosched.measurement.heatmap_spec import Application, Node
+from cosched.measurement.heatmap_table import heatmap_rows, median_times, write_measured_heatmap
+
+__all__ = ["measure_heatmap", "HeatmapResult", "RUN_COLUMNS", "RUN_KEY", "OWNED", "config_document"]
+
+RUN_COLUMNS = (
+    "run",
+    "attempt",
+    "mode",
+    "app_a",
+    "app_b",
+    "repeat",
+    "nodes",
+    "hosts",
+    "status",
+    "time_a",
+    "time_b",
+    "restarts",
+    "returncode",
+    "started",
+    "message",
+)
+RUN_KEY = ("run", "attempt")
+OWNED = (
+    "config.json",
+    "runs.csv",
+    "runs.done",
+    "logs",
+    "heatmap.csv",
+    "heatmap.png",
+    "summary.json",
+)
+WAIT_SECONDS = 0.25  # how often the loop looks for finished runs, lost workers and signals
+WORKER_CHECK_SECONDS = 2.0  # how often the Dask worker list is compared with the last one
+STOP_TIMEOUT_SECONDS = 10  # longest wait for the Dask workers to kill their launches on Ctrl-C
+MESSAGE_CHARS = 300  # characters of a failed attempt's output kept in runs.csv (the log keeps more)
+
+
+@dataclass
+class HeatmapResult:
+    """What a session did: counts, node time, hosts that left, runs that failed for good."""
+
+    out: Path
+    runs: int
+    done_before: int
+    done: int
+    attempts: int
+    failed_runs: list[str] = field(default_factory=list)
+    unplaced_runs: list[str] = field(default_factory=list)
+    hosts_left: list[str] = field(default_factory=list)
+    node_hours: float = 0.0
+    seconds: float = 0.0
+    heatmap: Path | None = None
+    containment: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "out": str(self.out),
+            "runs": self.runs,
+            "done_before": self.done_before,
+            "done": self.done,
+            "attempts": self.attempts,
+            "failed_runs": self.failed_runs,
+            "unplaced_runs": self.unplaced_runs,
+            "hosts_left": self.hosts_left,
+            "node_hours": round(self.node_hours, 6),
+            "seconds": round(self.seconds, 3),
+            "heatmap": None if self.heatmap is None else str(self.heatmap),
+            "containment": self.containment,
+        }
+
+
+def config_document(apps: list[Application], cores: int, repeats: int, pairs, seed: int) -> dict:
+    """The configuration a folder belongs to (config.json): what changes the runs' meaning."""
+    return {
+        "command": "measure-heatmap",
+        "format": 1,
+        "applications": [app.to_json() for app in apps],
+        "cores_per_node": cores,
+        "repeats": repeats,
+        "pairs": "all" if pairs is None else [list(p) for p in pairs],
+        "seed": seed,
+    }
+
+
+class _Local:
+    """Runs in threads of this process, one per node at most."""
+
+    def __init__(self, nodes: int, containment: str):
+        from concurrent.futures import ThreadPoolExecutor
+
+        from cosched.measurement import heatmap_launch
+
+        heatmap_launch.reset()
+        self.launch = heatmap_launch
+        self.contained = heatmap_launch.launches(containment)
+        self.contained.__enter__()  # opens the containment: an unavailable kind fails here
+        self.pool = ThreadPoolExecutor(max_workers=max(1, nodes), thread_name_prefix="heatmap")
+
+    def submit(self, spec: dict):
+        return self.pool.submit(self.launch.run_measurement, spec)
+
+    def wait(self, futures, timeout: float) -> list:
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        return list(wait(futures, timeout=timeout, return_when=FIRST_COMPLETED)[0])
+
+    def forget(self, future) -> None:
+        pass
+
+    def lost_hosts(self) -> set[str]:
+        return set()
+
+    def close(self, interrupted: bool) -> None:
+        if interrupted:
+            self.launch.stop_all()
+        try:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            self.contained.__exit__(None, None, None)  # kills what is left, removes the cgroups
+
+
+class _Dask:
+    """Runs as tasks of a dask.distributed cluster; watches the workers for lost hosts."""
+
+    def __init__(self, address: str, nodes: list[Node]):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise InputError(
+                "dask.distributed is not installed (pip install distributed)", field="--dask"
+            ) from None
+        self.cluster = None
+        try:
+            if address == "local":
+                self.cluster = LocalCluster(
+                    n_workers=min(len(nodes), 4),
+                    threads_per_worker=max(1, len(nodes)),
+                    processes=True,
+                    dashboard_address=None,
+                )
+                self.client = Client(self.cluster)
+            else:
+                self.client = Client(address, timeout=DASK_CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as error:
+            raise InputError(
+                f"cannot reach the Dask scheduler {address!r} ({error})", field="--dask"
+            ) from None
+        self.hosts = {node.host for node in nodes}
+        self.seen: set[str] = set()
+        self.checked = 0.0
+        self.futures: set = set()
+
+    def submit(self, spec: dict):
+        from cosched.measurement.heatmap_launch import run_measurement
+
+        future = self.client.submit(run_measurement, spec, pure=False)
+        self.futures.add(future)
+        return future
+
+    def wait(self, futures, timeout: float) -> list:
+        from distributed import wait
+
+        try:
+            wait(list(futures), timeout=timeout, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            pass
+        return [future for future in futures if future.done()]
+
+    def forget(self, future) -> None:
+        """Release a result once read: a result kept on a worker that is lost later would be
+        computed again, a finished measurement run a second time on nodes that are busy with others
+        by then."""
+        self.futures.discard(future)
+        future.release()
+
+    def lost_hosts(self) -> set[str]:
+        """Hosts whose worker (named after the host) was seen and is gone."""
+        if time.monotonic() - self.checked < WORKER_CHECK_SECONDS:
+            return set()
+        self.checked = time.monotonic()
+        names = {
+            str(info.get("name"))
+            for info in self.client.scheduler_info().get("workers", {}).values()
+        }
+        present = names & self.hosts
+        lost = self.seen - present
+        self.seen = (self.seen | present) - lost
+        return lost
+
+    def close(self, interrupted: bool) -> None:
+        from cosched.measurement.heatmap_launch import reset, stop_all
+
+        try:
+            if interrupted:
+                self.client.cancel(list(self.futures))
+                self.client.run(stop_all, wait=True, timeout=STOP_TIMEOUT_SECONDS)
+                self.client.run(reset, wait=True, timeout=STOP_TIMEOUT_SECONDS)
+        except (
+            Exception
+        ):  # a lost scheduler: its workers' launches die with them (PDEATHSIG, watchdog)
+            pass
+        finally:
+            self.client.close()
+            if self.cluster is not None:
+                self.cluster.close()
+
+
+def _named_hosts(output: str, hosts: list[str]) -> set[str]:
+    """Hosts of the run that a failed launch's output names (as whole words)."""
+    return {
+        host for host in hosts if re.search(rf"(?<![\w.-]){re.escape(host)}(?![\w-]|\.\w)", output)
+    }
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def measure_heatmap(
+    apps: list[Application],
+    nodes: list[Node],
+    out,
+    *,
+    repeats: int = 3,
+    pairs: list[tuple[str, str]] | None = None,
+    seed: int = 0,
+    retries: int = 2,
+    dask: str | None = None,
+    progress: bool = True,
+    force: bool = False,
+    containment: str = "auto",
+    say=lambda text: None,
+) -> HeatmapResult:
+    """Measure the heatmap of `apps` on `nodes` into the folder `out` (see the module docstring).
+
+    Raises InputError, before anything is written, when a run needs more nodes than the pool has.
+    """
+    from tqdm import tqdm
+
+    out = Path(out)
+    cores = usable_cores(nodes)
+    plan = build_plan(apps, cores, repeats, pairs, seed)
+    largest = max(plan, key=lambda run: run.nodes)
+    if largest.nodes > len(nodes):
+        raise InputError(
+            f"run {largest.run} needs {largest.nodes} nodes of {cores} cores, the pool has "
+            f"{len(nodes)}",
+            field="--nodes",
+        )
+    by_name = {app.name: app for app in apps}
+    pair_list = (
+        pairs
+        if pairs is not None
+        else [(a.name, b.name) for i, a in enumerate(apps) for b in apps[i:]]
+    )
+    document = config_document(apps, cores, repeats, pairs, seed)
+    path = out / "runs.csv"
+    started = time.monotonic()
+    with grid_folder(
+        out,
+        command="measure-heatmap",
+        spec_file="config.json",
+        document=document,
+        owned=OWNED,
+        grid="runs.csv",
+        force=force,
+    ):
+        _finished(path, RUN_COLUMNS, RUN_KEY, repair=True)
+        earlier = read_rows(path, RUN_COLUMNS, RUN_KEY)
+        rows = earlier.astype(object).where(earlier.notna(), None).to_dict("records")
+        done = {row["run"] for row in rows if row["status"] == "ok"}
+        attempt_of: dict[str, int] = {}
+        for row in rows:
+            attempt_of[row["run"]] = max(attempt_of.get(row["run"], 0), int(row["attempt"]) + 1)
+        result = HeatmapResult(out, len(plan), len(done), len(done), 0)
+        pending = deque(run for run in plan if run.run not in done)
+        estimates = {app.name: app.estimate for app in apps}
+
+        def remaining_hours() -> str:
+            times = {**estimates, **median_times(rows)}
+            values = [
+                node_seconds(run, times)
+                for run in [*pending, *(item[0] for item in running.values())]
+            ]
+            total = sum(value for value in values if value is not None) / 3600
+            return f"{total:.3g}" + ("+?" if any(value is None for value in values) else "")
+
+        free = list(nodes)
+        # local:K sets share one machine's caches and memory bandwidth: one run at a time there, so
+        # that "alone" is alone and a pair has no third neighbour
+        shared = all(node.local for node in nodes)
+        gone: set[str] = set()  # hosts out of the pool for good
+        held: dict[str, set[str]] = {}  # run -> hosts set aside while it is retried elsewhere
+        tries: dict[str, int] = {}
+        running: dict = {}
+        executor = _Dask(dask, nodes) if dask else _Local(len(nodes), containment)
+        interrupted = True
+        try:
+            with (
+                open(path, "a", encoding="utf-8", newline="") as rows_file,
+                open(path.with_suffix(".done"), "a", encoding="utf-8", newline="") as done_file,
+                tqdm(
+                    total=len(plan),
+                    initial=len(done),
+                    unit="run",
+                    desc="measure-heatmap",
+                    disable=not progress,
+                ) as bar,
+            ):
+                bar.set_postfix_str(f"node-h left {remaining_hours()}")
+                while pending or running:
+                    for run in list(pending):
+                        if shared and running:
+                            break
+                        if len(free) >= run.nodes:
+                            taken, free[: run.nodes] = free[: run.nodes], []
+                            spec = {
+                                "run": run.run,
+                                "roles": place(run, by_name, taken, cores),
+                                "containment": containment,
+                            }
+                            attempt = attempt_of.get(run.run, 0)
+                            attempt_of[run.run] = attempt + 1
+                            running[executor.submit(spec)] = (run, taken, attempt, _now())
+                            pending.remove(run)
+                    if (
+                        not running and held
+                    ):  # a retry does not fit without the hosts set aside: return them
+                        for host in set().union(*held.values()) - gone:
+                            free.extend(node for node in nodes if node.host == host)
+                        held.clear()
+                        continue
+                    if not running:  # the pool shrank below what the waiting runs need
+                        result.unplaced_runs = [run.run for run in pending]
+                        break
+                    for future in executor.wait(set(running), WAIT_SECONDS):
+                        run, taken, attempt, when = running.pop(future)
+                        outcome = _outcome(future, run)
+                        if outcome.get("containment") not in (None, *result.containment):
+                            result.containment.append(outcome["containment"])
+                        executor.forget(future)
+                        row = _row(run, attempt, taken, when, outcome)
+                        files = {}
+                        if outcome["status"] != "ok":
+                            files[f"logs/{run.run}.{attempt}.txt"] = outcome["output"]
+                        _record(
+                            out,
+                            rows_file,
+                            done_file,
+                            list(RUN_COLUMNS),
+                            list(RUN_KEY),
+                            (run.run, attempt),
+                            CellResult([row], files),
+                        )
+                        rows.append(row)
+                        result.attempts += 1
+                        result.node_hours += run.nodes * (outcome.get("seconds") or 0.0) / 3600
+                        back = [node for node in taken if node.host not in gone]
+                        if outcome["status"] == "ok":
+                            result.done += 1
+                            bar.update()
+                            for host in held.pop(run.run, set()):
+                                gone.add(host)
+                                say(
+                                    f"host {host} leaves the pool: {run.run} failed there "
+                                    "and succeeded "
+                                    f"elsewhere"
+                                )
+                        else:
+                            back = _failed(run, outcome, back, held, free, nodes, gone, say)
+                            tries[run.run] = tries.get(run.run, 0) + 1
+                            if tries[run.run] <= retries:
+                                pending.append(run)
+                            else:
+                                result.failed_runs.append(run.run)
+                                say(f"{run.run} failed {tries[run.run]} times; see {out}/logs")
+                        free.extend(back)
+                        bar.set_postfix_str(f"node-h left {remaining_hours()}")
+                    for host in executor.lost_hosts():
+                        if host not in gone:
+                            gone.add(host)
+                            free[:] = [node for node in free if node.host != host]
+                            say(f"host {host} leaves the pool: its Dask worker was lost")
+            interrupted = False
+        finally:
+            executor.close(interrupted)
+        result.hosts_left = sorted(gone)
+        table = heatmap_rows(apps, pair_list, [row for row in rows])
+        if table:
+            result.heatmap = write_measured_heatmap(table, out / "heatmap.csv")
+        result.seconds = time.monotonic() - started
+        from cosched.outputs import atomic_path
+
+        with atomic_path(out / "summary.json") as tmp:
+            tmp.write_text(json.dumps(result.to_json(), indent=1))
+        return result
+
+
+def _outcome(future, run: Measurement) -> dict:
+    """The result of a finished task; a task error (a worker lost too often) is a failed attempt."""
+    try:
+        outcome = future.result()
+    except Exception as error:  # the task itself broke: record it, retry like a failed launch
+        return {
+            "status": "failed",
+            "times": [None, None],
+            "returncode": None,
+            "restarts": 0,
+            "output": f"task error: {type(error).__name__}: {error}",
+            "seconds": 0.0,
+        }
+    if outcome["status"] == "stopped":
+        raise KeyboardInterrupt  # the launches were stopped from outside (another Ctrl-C path)
+    times = [value for value in outcome["times"] if value is not None]
+    outcome["seconds"] = max(times) if times else 0.0
+    return outcome
+
+
+def _row(run: Measurement, attempt: int, taken: list[Node], when: str, outcome: dict) -> dict:
+    times = list(outcome["times"]) + [None, None]
+    message = (
+        " ".join(outcome["output"].split())[-MESSAGE_CHARS:] if outcome["status"] != "ok" else ""
+    )
+    return {
+        "run": run.run,
+        "attempt": attempt,
+        "mode": run.mode,
+        "app_a": run.apps[0],
+        "app_b": run.apps[1] if len(run.apps) > 1 else "",
+        "repeat": run.repeat,
+        "nodes": run.nodes,
+        "hosts": " ".join(node.host for node in taken),
+        "status": outcome["status"],
+        "time_a": times[0],
+        "time_b": times[1] if run.mode == "pair" else None,
+        "restarts": outcome.get("restarts", 0),
+        "returncode": outcome.get("returncode"),
+        "started": when,
+        "message": message,
+    }
+
+
+def _failed(
+    run: Measurement,
+    outcome: dict,
+    back: list[Node],
+    held: dict,
+    free: list[Node],
+    nodes: list[Node],
+    gone: set[str],
+    say,
+) -> list[Node]:
+    """Nodes to return after a failed attempt: hosts its output names are held back while the run is
+    retried elsewhere; hosts held back for an earlier attempt of the same run return (the retry
+    failed as well)."""
+    for host in held.pop(run.run, set()):
+        if host not in gone:
+            free.extend(node for node in nodes if node.host == host)
+    named = _named_hosts(outcome.get("output", ""), [node.host for node in back])
+    if named and len(named) < len(nodes):
+        held[run.run] = named
+        say(f"{run.run} failed naming {', '.join(sorted(named))}; retrying it on other nodes")
+        return [node for node in back if node.host not in named]
+    return back
