@@ -1,4 +1,4 @@
-"""Node-hour arithmetic of measuring the 33-application ARIS NPB heatmap with `cosched
+"""PoolNode-hour arithmetic of measuring the 33-application ARIS NPB heatmap with `cosched
 measure-heatmap`.
 
 Takes the applications of the bundled `aris-nas` heatmap (processes, compact time as the estimate)

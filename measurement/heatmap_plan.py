@@ -18,10 +18,10 @@ import math
 import random
 from dataclasses import dataclass
 
-from cosched.measurement.heatmap_spec import Application, Node
+from cosched.measurement.heatmap_spec import Application, PoolNode
 
 __all__ = [
-    "Measurement",
+    "PlannedMeasurement",
     "build_plan",
     "usable_cores",
     "nodes_needed",
@@ -39,7 +39,7 @@ SEPARATOR = (
 
 
 @dataclass(frozen=True)
-class Measurement:
+class PlannedMeasurement:
     """One run of the experiment: a mode, one or two applications, the repeat, its node count."""
 
     run: str
@@ -49,7 +49,7 @@ class Measurement:
     nodes: int
 
 
-def usable_cores(nodes: list[Node]) -> int:
+def usable_cores(nodes: list[PoolNode]) -> int:
     """Cores per node the experiment uses: the smallest node's, made even (1 stays 1)."""
     cores = min(node.cores for node in nodes)
     return cores if cores == 1 or cores % 2 == 0 else cores - 1
@@ -66,7 +66,7 @@ def build_plan(
     repeats: int,
     pairs: list[tuple[str, str]] | None,
     seed: int,
-) -> list[Measurement]:
+) -> list[PlannedMeasurement]:
     """Every run of the experiment (compact and spread per application, co-located per pair) x
     repeats, shuffled by `seed`. pairs: None = every unordered pair, the self-pairs included (33
     apps: 561)."""
@@ -78,7 +78,7 @@ def build_plan(
     for repeat in range(repeats):
         for app in apps:
             runs.append(
-                Measurement(
+                PlannedMeasurement(
                     SEPARATOR.join(("compact", app.name, str(repeat))),
                     "compact",
                     (app.name,),
@@ -87,7 +87,7 @@ def build_plan(
                 )
             )
             runs.append(
-                Measurement(
+                PlannedMeasurement(
                     SEPARATOR.join(("spread", app.name, str(repeat))),
                     "spread",
                     (app.name,),
@@ -98,7 +98,7 @@ def build_plan(
         for a, b in pairs:
             assert a in by_name and b in by_name
             runs.append(
-                Measurement(
+                PlannedMeasurement(
                     SEPARATOR.join(("pair", a, b, str(repeat))),
                     "pair",
                     (a, b),
@@ -112,7 +112,7 @@ def build_plan(
 
 def _role(
     app: Application,
-    nodes: list[Node],
+    nodes: list[PoolNode],
     cpus: list[tuple[int, ...]],
     mode: str,
     corunner: str,
@@ -150,7 +150,7 @@ def _role(
 
 
 def place(
-    measurement: Measurement, apps: dict[str, Application], nodes: list[Node], cores: int
+    measurement: PlannedMeasurement, apps: dict[str, Application], nodes: list[PoolNode], cores: int
 ) -> list[dict]:
     """The launches of `measurement` on its `measurement.nodes` nodes, one per application."""
     assert len(nodes) == measurement.nodes
@@ -164,7 +164,7 @@ def place(
     half = cores // 2
     total = len(nodes)
 
-    def share(app: Application, side: int) -> tuple[list[Node], list[tuple[int, ...]]]:
+    def share(app: Application, side: int) -> tuple[list[PoolNode], list[tuple[int, ...]]]:
         count = nodes_needed(app, cores)
         if half == 0:  # one-core nodes: a side is half of the node set
             chosen = nodes[side * total // 2 : side * total // 2 + count]
@@ -183,8 +183,8 @@ def place(
     return roles
 
 
-def node_seconds(measurement: Measurement, times: dict[str, float | None]) -> float | None:
-    """Node-seconds a run holds: its nodes x its expected wall time (a pair lasts as long as its
+def node_seconds(measurement: PlannedMeasurement, times: dict[str, float | None]) -> float | None:
+    """PoolNode-seconds a run holds: its nodes x its expected wall time (a pair lasts as long as its
     longer member, the shorter one being restarted, 003 §4.2); None when a time is unknown."""
     expected = [times.get(name) for name in measurement.apps]
     known = [value for value in expected if value is not None]
@@ -193,7 +193,7 @@ def node_seconds(measurement: Measurement, times: dict[str, float | None]) -> fl
     return measurement.nodes * max(known)
 
 
-def plan_summary(plan: list[Measurement], times: dict[str, float | None], pool: int) -> dict:
+def plan_summary(plan: list[PlannedMeasurement], times: dict[str, float | None], pool: int) -> dict:
     """Runs per mode, node-hours, and the shortest wall time on `pool` nodes (perfect packing, and
     never below the longest single run)."""
     counts = {mode: sum(run.mode == mode for run in plan) for mode in MODES}

@@ -1,7 +1,7 @@
 """`measure_heatmap`: run the experiment of `heatmap_plan` on a node pool, in parallel, resumably.
 
 The pool is a list of disjoint nodes. A run takes the first free nodes it needs (its
-`Measurement.nodes`) and holds them until its result is back, so no node ever carries two
+`PlannedMeasurement.nodes`) and holds them until its result is back, so no node ever carries two
 measurements at once; runs start in the plan's (shuffled) order, a run that does not fit yet waits
 while smaller ones go first. The CPU sets of ``local:K`` share one machine: there runs go one at a
 time. Runs execute in threads of this process (launches through the task
@@ -44,13 +44,13 @@ from cosched.grid import (
     read_rows,
 )
 from cosched.measurement.heatmap_plan import (
-    Measurement,
+    PlannedMeasurement,
     build_plan,
     node_seconds,
     place,
     usable_cores,
 )
-from cosched.measurement.heatmap_spec import Application, Node
+from cosched.measurement.heatmap_spec import Application, PoolNode
 from cosched.measurement.heatmap_table import heatmap_rows, median_times, write_measured_heatmap
 
 __all__ = ["measure_heatmap", "HeatmapResult", "RUN_COLUMNS", "RUN_KEY", "OWNED", "config_document"]
@@ -175,7 +175,7 @@ class _Local:
 class _Dask:
     """Runs as tasks of a dask.distributed cluster; watches the workers for lost hosts."""
 
-    def __init__(self, address: str, nodes: list[Node]):
+    def __init__(self, address: str, nodes: list[PoolNode]):
         try:
             from distributed import Client, LocalCluster
         except ImportError:
@@ -271,7 +271,7 @@ def _now() -> str:
 
 def measure_heatmap(
     apps: list[Application],
-    nodes: list[Node],
+    nodes: list[PoolNode],
     out,
     *,
     repeats: int = 3,
@@ -449,7 +449,7 @@ def measure_heatmap(
         return result
 
 
-def _outcome(future, run: Measurement) -> dict:
+def _outcome(future, run: PlannedMeasurement) -> dict:
     """The result of a finished task; a task error (a worker lost too often) is a failed attempt."""
     try:
         outcome = future.result()
@@ -469,7 +469,7 @@ def _outcome(future, run: Measurement) -> dict:
     return outcome
 
 
-def _row(run: Measurement, attempt: int, taken: list[Node], when: str, outcome: dict) -> dict:
+def _row(run: PlannedMeasurement, attempt: int, taken: list[PoolNode], when: str, outcome: dict) -> dict:
     times = list(outcome["times"]) + [None, None]
     message = (
         " ".join(outcome["output"].split())[-MESSAGE_CHARS:] if outcome["status"] != "ok" else ""
@@ -494,15 +494,15 @@ def _row(run: Measurement, attempt: int, taken: list[Node], when: str, outcome: 
 
 
 def _failed(
-    run: Measurement,
+    run: PlannedMeasurement,
     outcome: dict,
-    back: list[Node],
+    back: list[PoolNode],
     held: dict,
-    free: list[Node],
-    nodes: list[Node],
+    free: list[PoolNode],
+    nodes: list[PoolNode],
     gone: set[str],
     say,
-) -> list[Node]:
+) -> list[PoolNode]:
     """Nodes to return after a failed attempt: hosts its output names are held back while the run is
     retried elsewhere; hosts held back for an earlier attempt of the same run return (the retry
     failed as well)."""

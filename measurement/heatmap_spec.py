@@ -30,7 +30,7 @@ from cosched.inputs import MAX_PROCS, MAX_SECONDS, check_number, parse_json, rea
 
 __all__ = [
     "Application",
-    "Node",
+    "PoolNode",
     "PLACEHOLDERS",
     "load_apps",
     "parse_nodes",
@@ -88,7 +88,7 @@ class Application:
 
 
 @dataclass(frozen=True)
-class Node:
+class PoolNode:
     """A node of the pool: a host name and its usable CPU ids (local sets: real ids)."""
 
     host: str
@@ -303,7 +303,7 @@ def parse_cpus_per_node(text: str, count: int) -> list[int]:
     return values
 
 
-def _slurm_nodes(environ) -> list[Node]:
+def _slurm_nodes(environ) -> list[PoolNode]:
     listed = environ.get("SLURM_JOB_NODELIST") or environ.get("SLURM_NODELIST")
     if not listed:
         raise InputError(
@@ -322,13 +322,13 @@ def _slurm_nodes(environ) -> list[Node]:
         cores = parse_cpus_per_node(cpus_text, len(hosts))
     except ValueError as error:
         raise InputError(f"cannot read SLURM_JOB_CPUS_PER_NODE: {error}", field="--nodes") from None
-    return [Node(host, tuple(range(count))) for host, count in zip(hosts, cores)]
+    return [PoolNode(host, tuple(range(count))) for host, count in zip(hosts, cores)]
 
 
-def read_hostfile(path: str | os.PathLike) -> list[Node]:
+def read_hostfile(path: str | os.PathLike) -> list[PoolNode]:
     """Hosts and slots of a hostfile (``host``, ``host slots=N``, ``host:N``; ``#`` comments)."""
     source = os.fspath(path)
-    nodes: list[Node] = []
+    nodes: list[PoolNode] = []
     seen: dict[str, int] = {}
     for number, raw in enumerate(read_text(path).splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
@@ -367,13 +367,13 @@ def read_hostfile(path: str | os.PathLike) -> list[Node]:
                 field="host",
             )
         seen[host] = number
-        nodes.append(Node(host, tuple(range(slots))))
+        nodes.append(PoolNode(host, tuple(range(slots))))
     if not nodes:
         raise InputError("no hosts", source=source)
     return nodes
 
 
-def local_nodes(count: int, cpus: list[int] | None = None) -> list[Node]:
+def local_nodes(count: int, cpus: list[int] | None = None) -> list[PoolNode]:
     """The CPUs this process may use, split into `count` equal node-like sets."""
     cpus = sorted(os.sched_getaffinity(0)) if cpus is None else sorted(cpus)
     if count > len(cpus):
@@ -383,11 +383,11 @@ def local_nodes(count: int, cpus: list[int] | None = None) -> list[Node]:
         )
     size = len(cpus) // count
     return [
-        Node(f"local{i}", tuple(cpus[i * size : (i + 1) * size]), local=True) for i in range(count)
+        PoolNode(f"local{i}", tuple(cpus[i * size : (i + 1) * size]), local=True) for i in range(count)
     ]
 
 
-def parse_nodes(spec: str, environ=None) -> list[Node]:
+def parse_nodes(spec: str, environ=None) -> list[PoolNode]:
     """The node pool of a --nodes value: ``slurm``, ``hosts:FILE`` or ``local:K``."""
     environ = os.environ if environ is None else environ
     if spec == "slurm":

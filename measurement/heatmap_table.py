@@ -21,9 +21,9 @@ from cosched.measurement.heatmap_spec import Application
 from cosched.outputs import atomic_path
 from cosched.theory.heatmap import COLUMNS
 
-__all__ = ["SPREAD_COLUMNS", "heatmap_rows", "write_measured_heatmap", "median_times"]
+__all__ = ["MEASURED_COLUMNS", "heatmap_rows", "write_measured_heatmap", "median_times"]
 
-SPREAD_COLUMNS = (
+MEASURED_COLUMNS = (
     "compact_A_std",
     "compact_B_std",
     "co_A_B_std",
@@ -50,7 +50,7 @@ def median_times(rows: list[dict]) -> dict[str, float]:
 def heatmap_rows(
     apps: list[Application], pairs: list[tuple[str, str]], rows: list[dict]
 ) -> list[dict]:
-    """The heatmap's rows (dicts over COLUMNS + SPREAD_COLUMNS) from the successful runs among
+    """The heatmap's rows (dicts over COLUMNS + MEASURED_COLUMNS) from the successful runs among
     `rows`.
 
     Applications without a successful compact run are left out (with their pairs); pairs without a
@@ -133,7 +133,7 @@ def write_measured_heatmap(table: list[dict], path: str | os.PathLike) -> Path:
     import csv
 
     path = Path(path)
-    header = [*COLUMNS, *SPREAD_COLUMNS]
+    header = [*COLUMNS, *MEASURED_COLUMNS]
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(header)

@@ -28,7 +28,13 @@ COMMAND_LINE = re.compile(r"(?:^|[\s;&|(])cosched\s+(.*)")
 STOP = re.compile(r"\s(?:\||&&|;|>|2>|#)\s")  # the end of one cosched invocation on a line
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 # flags of other tools that the pages show (pip, pytest, mkdocs, python -m, benchmark scripts)
-OTHER_TOOLS = {
+OTHER_TOOLS = {  # flags of launchers and other tools that pages show inside command templates
+    "--cpu-bind",
+    "--cpu-set",
+    "--hostfile",
+    "--map-by",
+    "--nodelist",
+    "--overlap",
     "--strict",
     "--help",
     "--version",

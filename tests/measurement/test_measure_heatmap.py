@@ -22,7 +22,7 @@ from cosched.errors import InputError
 from cosched.measurement.heatmap_plan import build_plan, place, plan_summary, usable_cores
 from cosched.measurement.heatmap_spec import (
     Application,
-    Node,
+    PoolNode,
     expand_nodelist,
     load_apps,
     parse_cpus_per_node,
@@ -208,7 +208,7 @@ def test_placement_binds_each_run_inside_its_nodes_and_the_two_halves_apart(core
     apps = [_app(f"x{i}", n) for i, n in enumerate(procs)]
     by_name = {app.name: app for app in apps}
     for run in build_plan(apps, cores, 1, None, seed):
-        nodes = [Node(f"n{i}", tuple(range(cores))) for i in range(run.nodes)]
+        nodes = [PoolNode(f"n{i}", tuple(range(cores))) for i in range(run.nodes)]
         roles = place(run, by_name, nodes, cores)
         used: dict[str, set] = {}
         for role in roles:
@@ -225,8 +225,8 @@ def test_placement_binds_each_run_inside_its_nodes_and_the_two_halves_apart(core
 
 
 def test_usable_cores_even_halves():
-    assert usable_cores([Node("a", tuple(range(7))), Node("b", tuple(range(8)))]) == 6
-    assert usable_cores([Node("a", (0,))]) == 1
+    assert usable_cores([PoolNode("a", tuple(range(7))), PoolNode("b", tuple(range(8)))]) == 6
+    assert usable_cores([PoolNode("a", (0,))]) == 1
 
 
 # --- short local runs -------------------------------------------------------------------------
