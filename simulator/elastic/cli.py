@@ -1,21 +1,29 @@
 """`cosched elastic`: run an ElastiSim scenario (configuration, jobs, application models, platform) in process.
 
 Thin layer: read the configuration, platform and jobs, load the algorithm (an elastisim-python file or a built-in
-policy name), simulate, write ElastiSim's CSV files plus jobs.csv and summary.json, print the summary.
+policy name), simulate, write ElastiSim's CSV files plus jobs.csv and summary.json, print the summary. The
+simulation modules are imported when the command runs, matplotlib only with --plots.
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import warnings
 from pathlib import Path
 
 from cosched.cli_options import add_json, add_out, add_plots, add_quiet, announce, plots_target
 from cosched.errors import InputError
-from cosched.simulator.elastic.algorithms import ALGORITHMS
 
-__all__ = ["register"]
+__all__ = ["register", "PRESETS", "POLICY_NAMES"]
 
 _UNWRITTEN = ("network_activity", "gpu_utilization", "task_times")
+# the built-in policies (cosched.simulator.elastic.algorithms.ALGORITHMS; listed here so --help imports nothing)
+POLICY_NAMES = ("fcfs-rigid", "fcfs-malleable", "sjf-rigid", "sjf-malleable", "drf", "srtf",
+                "fcfs-rigid-greedy", "sjf-rigid-greedy")
+PRESET_ROOT = Path(__file__).resolve().parent / "presets"
+PRESETS = {"example": "ElastiSim's example project: 500 jobs of all five types on 128 nodes (BSD-3, bundled)"}
+PRESET_CONFIG = "data/input/configuration.json"
 
 
 def register(subparsers) -> None:
@@ -28,20 +36,27 @@ def register(subparsers) -> None:
                     "node_utilization.csv (and cpu_utilization.csv, pfs_utilization.csv with sensing on) where "
                     "the configuration says, or all into --out, plus jobs.csv (node count over time per job) and "
                     "summary.json.")
-    parser.add_argument("config", metavar="CONFIG.json", help="ElastiSim configuration file")
-    parser.add_argument("--algorithm", required=True, metavar="ALGO.py|NAME",
+    parser.add_argument("config", metavar="CONFIG.json|PRESET",
+                        help="ElastiSim configuration file, or a bundled project: "
+                             + "; ".join(f"{name}: {text}" for name, text in PRESETS.items())
+                             + f" (needs --out; the project's files are in {PRESET_ROOT})")
+    parser.add_argument("--algorithm", metavar="ALGO.py|NAME",
                         help="an elastisim-python algorithm file (defines schedule(jobs, nodes, system)) or a "
-                             f"built-in policy: {', '.join(ALGORITHMS)}")
+                             f"built-in policy: {', '.join(POLICY_NAMES)} (required, except for a preset, which "
+                             f"runs its own algorithm.py by default)")
+    parser.add_argument("--algorithm-time-limit", type=float, default=None, metavar="SECONDS",
+                        help="wall time one call of an algorithm file's schedule() may take before the run stops "
+                             "(exit 2); 0: no limit (default 30)")
     add_out(parser, "folder", "every output file goes here instead of the paths in the configuration")
-    add_plots(parser, "the node-allocation Gantt, allocated nodes over time and wait/turnaround box plots",
-              default_on=False)
+    add_plots(parser, "DIR/plots/: the node-allocation Gantt, allocated nodes over time and wait/turnaround "
+              "box plots (matplotlib is imported only then)", default_on=False)
     add_json(parser, "the summary")
     add_quiet(parser)
     parser.set_defaults(func=_command)
 
 
 def _outputs(configuration, out: str | None) -> dict[str, Path]:
-    """Every output path: the configuration's, or all inside --out."""
+    """Every output path: the configuration's, or all inside --out. Two outputs on one file are bad input."""
     keys = [key for key in configuration.outputs if key not in _UNWRITTEN]
     if out is not None:
         folder = Path(out)
@@ -50,49 +65,99 @@ def _outputs(configuration, out: str | None) -> dict[str, Path]:
     else:
         paths = {key: Path(configuration.outputs[key]) for key in keys}
         folder = paths["job_statistics"].parent if "job_statistics" in paths else Path(".")
+        seen: dict[str, str] = {}
+        own = {os.path.abspath(folder / "jobs.csv"): "jobs.csv (cosched's node counts per job)",
+               os.path.abspath(folder / "summary.json"): "summary.json (cosched's summary)"}
+        for key in (*keys, *(key for key in configuration.outputs if key in _UNWRITTEN)):
+            where = os.path.abspath(configuration.outputs[key])
+            other = seen.get(where) or own.get(where)
+            if other is not None:
+                raise InputError(f"{configuration.outputs[key]} is also the output of {other}; give each output "
+                                 f"its own file (or use --out DIR)", source=configuration.source, field=key)
+            seen[where] = key
     paths["jobs"] = folder / "jobs.csv"
     paths["summary"] = folder / "summary.json"
     return paths
 
 
-def _algorithm(value: str):
-    from cosched.simulator.elastic.algorithms import make_algorithm
-    from cosched.simulator.elastic.compat import load_algorithm
+def _algorithm(value: str, time_limit: float):
+    from cosched.simulator.elastic.algorithms import ALGORITHMS, make_algorithm
+    from cosched.simulator.elastic.compat import GuardedAlgorithm, load_algorithm
 
     if value in ALGORITHMS:
         return make_algorithm(value), value
     if value.endswith(".py") or Path(value).exists():
-        return load_algorithm(value), value
+        return GuardedAlgorithm(load_algorithm(value), value, time_limit), value
     raise InputError(f"neither a .py file nor a built-in policy ({', '.join(ALGORITHMS)})", source=value,
                      field="--algorithm")
+
+
+@contextlib.contextmanager
+def _inside(folder: Path | None):
+    """Run with `folder` as working directory (a preset's relative paths), or where we are."""
+    if folder is None:
+        yield
+        return
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def _preset(args) -> Path | None:
+    """The bundled project's root if CONFIG names a preset (and no such file exists here), else None."""
+    if args.config not in PRESETS or Path(args.config).exists():
+        return None
+    if args.out is None:
+        raise InputError("a preset writes into --out DIR (its own folder is part of the installed package)",
+                         source=args.config, field="--out")
+    return PRESET_ROOT / args.config
 
 
 def _command(args) -> int:
     from cosched.outputs import atomic_path, check_outputs, output_dir
     from cosched.simulator.elastic import results
+    from cosched.simulator.elastic.compat import DEFAULT_TIME_LIMIT, GuardedAlgorithm
     from cosched.simulator.elastic.config import load_configuration
     from cosched.simulator.elastic.expressions import Expressions
     from cosched.simulator.elastic.platform import load_platform
     from cosched.simulator.elastic.runtime import simulate
     from cosched.simulator.elastic.workload import load_jobs
 
-    configuration = load_configuration(args.config)
-    paths = _outputs(configuration, args.out)
-    if "job_statistics" not in paths:
-        raise InputError("no output path: give job_statistics in the configuration or --out DIR",
-                         source=args.config, field="job_statistics")
-    plots = plots_target(args, paths["job_statistics"].parent) if args.plots is not None else None
-    check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"),
-                  *((None if args.out else key, path, "file") for key, path in paths.items()))
-    skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
-    if skipped:
-        warnings.warn(f"{', '.join(skipped)} not written: the flow model does not track GPU or network activity "
-                      f"per node, nor single task times")
-    algorithm, name = _algorithm(args.algorithm)
-    expressions = Expressions()
-    platform = load_platform(configuration.platform_file)
-    jobs = load_jobs(configuration.jobs_file, expressions)
-    sim = simulate(configuration, platform, jobs, algorithm, expressions=expressions, algorithm_name=name)
+    preset = _preset(args)
+    time_limit = DEFAULT_TIME_LIMIT if args.algorithm_time_limit is None else args.algorithm_time_limit
+    if not time_limit >= 0:
+        raise InputError(f"must be at least 0 seconds, got {time_limit}", field="--algorithm-time-limit")
+    if args.algorithm is None and preset is None:
+        raise InputError("give an algorithm file or a built-in policy name", source=args.config,
+                         field="--algorithm")
+    if args.out is not None:
+        args.out = os.path.abspath(args.out)
+    if preset is not None and args.algorithm not in (None, *POLICY_NAMES) and Path(args.algorithm).exists():
+        args.algorithm = os.path.abspath(args.algorithm)  # before the preset's folder becomes the working one
+    with _inside(preset):
+        configuration = load_configuration(PRESET_CONFIG if preset is not None else args.config)
+        paths = _outputs(configuration, args.out)
+        if "job_statistics" not in paths:
+            raise InputError("no output path: give job_statistics in the configuration or --out DIR",
+                             source=args.config, field="job_statistics")
+        plots = plots_target(args, paths["job_statistics"].parent / "plots") if args.plots else None
+        check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"),
+                      *((None if args.out else key, path, "file") for key, path in paths.items()))
+        skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
+        if skipped:
+            warnings.warn(f"{', '.join(skipped)} not written: the flow model does not track GPU or network "
+                          f"activity per node, nor single task times")
+        algorithm, name = _algorithm(args.algorithm or str(preset / "algorithm.py"), time_limit)
+        expressions = Expressions()
+        platform = load_platform(configuration.platform_file)
+        jobs = load_jobs(configuration.jobs_file, expressions)
+        guard = algorithm.active() if isinstance(algorithm, GuardedAlgorithm) else contextlib.nullcontext()
+        with guard:
+            sim = simulate(configuration, platform, jobs, algorithm, expressions=expressions,
+                           algorithm_name=name)
     rows = results.job_rows(sim)
     summary = results.summary(sim, rows)
     never = summary["never_started"]

@@ -2,6 +2,11 @@
 
 Keys and defaults follow ElastiSim's configuration page; `zmq_url` is accepted and unused (the algorithm runs in
 process), `task_times` is recorded but not written. Paths resolve against the working directory.
+ElastiSim's own keys outside its configuration page are read with ElastiSim's meaning (its Scheduler.cpp and
+SimulationEngine.cpp): `schedule_on_reconfiguration` (invoke the algorithm after a reconfiguration is applied
+at a scheduling point, when `schedule_on_scheduling_point` is off), `job_kill_grace_period` (seconds past the
+walltime before a job is killed, default 0) and `show_progress_bar` (ElastiSim's console progress bar; cosched
+prints none, so it changes nothing).
 """
 from __future__ import annotations
 
@@ -17,8 +22,10 @@ OUTPUT_KEYS = ("job_statistics", "node_utilization")
 SENSING_KEYS = ("cpu_utilization", "pfs_utilization", "network_activity", "gpu_utilization")
 _BOOLEANS = ("schedule_on_job_submit", "schedule_on_job_finalize", "schedule_on_scheduling_point",
              "allow_oversubscription", "clip_evolving_requests", "forward_io_information", "sensing",
-             "log_task_times")
+             "log_task_times", "schedule_on_reconfiguration", "show_progress_bar")
+_DEFAULT_TRUE = ("show_progress_bar", "clip_evolving_requests")  # ElastiSim's defaults when absent
 _KNOWN = {"jobs_file", "platform_file", "zmq_url", "scheduling_interval", "min_scheduling_interval",
+          "job_kill_grace_period",
           "sensing_interval", "pfs_read_links", "pfs_write_links", "task_times", *_BOOLEANS, *OUTPUT_KEYS,
           *SENSING_KEYS}
 
@@ -36,12 +43,15 @@ class Configuration:
     schedule_on_job_finalize: bool = False
     schedule_on_scheduling_point: bool = False
     allow_oversubscription: bool = False
-    clip_evolving_requests: bool = False
+    clip_evolving_requests: bool = True  # ElastiSim's default (Job.cpp): clip unless set to false
     forward_io_information: bool = False
     sensing: bool = False
     sensing_interval: float = 0.0
     log_task_times: bool = False
     outputs: dict = field(default_factory=dict)
+    schedule_on_reconfiguration: bool = False
+    show_progress_bar: bool = True
+    job_kill_grace_period: float = 0.0
 
 
 def load_configuration(path: str | os.PathLike) -> Configuration:
@@ -58,7 +68,7 @@ def load_configuration(path: str | os.PathLike) -> Configuration:
             raise InputError("missing or not a path", source=source, field=key)
     flags = {}
     for key in _BOOLEANS:
-        value = raw.get(key, False)
+        value = raw.get(key, key in _DEFAULT_TRUE)
         if not isinstance(value, bool):
             raise InputError(f"must be true or false, got {value!r}", source=source, field=key)
         flags[key] = value
@@ -69,6 +79,8 @@ def load_configuration(path: str | os.PathLike) -> Configuration:
     if interval == 0 and not (flags["schedule_on_job_submit"] and flags["schedule_on_job_finalize"]):
         raise InputError("the algorithm must be invoked periodically (scheduling_interval > 0) or on both job submit "
                          "and job finalize", source=source, field="scheduling_interval")
+    grace = check_number(raw.get("job_kill_grace_period", 0), source=source, field="job_kill_grace_period",
+                         minimum=0, limit=MAX_SECONDS, text=False)
     sensing_interval = 0.0
     if flags["sensing"]:
         sensing_interval = check_number(raw.get("sensing_interval"), source=source, field="sensing_interval",
@@ -83,4 +95,5 @@ def load_configuration(path: str | os.PathLike) -> Configuration:
             outputs[key] = value
     return Configuration(source, raw["jobs_file"], raw["platform_file"], float(interval), float(minimum),
                          sensing_interval=float(sensing_interval), outputs=outputs,
+                         job_kill_grace_period=float(grace),
                          **{key: value for key, value in flags.items()})

@@ -52,8 +52,8 @@ def test_cli_writes_plots_jobs_and_summary(tmp_path, capsys):
     summary = json.loads(capsys.readouterr().out)
     assert summary["completed"] == 12 and summary["algorithm"] == "fcfs-malleable"
     assert set(summary["by_type"]) == {"rigid", "moldable", "malleable", "evolving", "adaptive"}
-    for name in ("gantt.png", "utilization.png", "wait_turnaround.png", "jobs.csv", "summary.json",
-                 "job_statistics.csv", "node_utilization.csv"):
+    for name in ("plots/gantt.png", "plots/utilization.png", "plots/wait_turnaround.png", "jobs.csv",
+                 "summary.json", "job_statistics.csv", "node_utilization.csv"):
         assert (out / name).stat().st_size > 0, name
     header = (out / "jobs.csv").read_text().splitlines()[0]
     assert header.endswith("reconfigurations,node_seconds,node_counts")
