@@ -124,7 +124,7 @@ def _command(args) -> int:
     from cosched.simulator.elastic.expressions import Expressions
     from cosched.simulator.elastic.platform import load_platform
     from cosched.simulator.elastic.runtime import simulate
-    from cosched.simulator.elastic.workload import load_jobs
+    from cosched.simulator.elastic.workload import check_platform_fit, load_jobs
 
     preset = _preset(args)
     time_limit = DEFAULT_TIME_LIMIT if args.algorithm_time_limit is None else args.algorithm_time_limit
@@ -154,6 +154,7 @@ def _command(args) -> int:
         expressions = Expressions()
         platform = load_platform(configuration.platform_file)
         jobs = load_jobs(configuration.jobs_file, expressions)
+        check_platform_fit(jobs, platform, configuration.jobs_file)
         guard = algorithm.active() if isinstance(algorithm, GuardedAlgorithm) else contextlib.nullcontext()
         with guard:
             sim = simulate(configuration, platform, jobs, algorithm, expressions=expressions,

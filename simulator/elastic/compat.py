@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import types
 from pathlib import Path
 from typing import Any, Callable
@@ -286,6 +287,8 @@ class GuardedAlgorithm:
         except _Timeout:
             raise self._mistake(f"one call of schedule() ran longer than the time limit of {limit:g} s (raise it "
                                 f"with --algorithm-time-limit)", system) from None
+        except AlgorithmMistake as error:
+            raise self._mistake(error.message, system) from None
         except InputError as error:
             raise error.naming(self.name) from None
         except KeyboardInterrupt:
@@ -330,6 +333,8 @@ class GuardedAlgorithm:
         if threading.current_thread() is not threading.main_thread():
             yield self
             return
+        outer = signal.getitimer(signal.ITIMER_REAL)[0]  # someone else's alarm (pytest-timeout): restored after
+        entered = time.monotonic()
         previous_alarm = signal.signal(signal.SIGALRM, self._alarm)
         previous_int = signal.getsignal(signal.SIGINT)
 
@@ -352,6 +357,8 @@ class GuardedAlgorithm:
             signal.signal(signal.SIGALRM, previous_alarm)
             if previous_int is not signal.SIG_IGN:
                 signal.signal(signal.SIGINT, previous_int)
+            if outer > 0:
+                signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - entered), 1e-3))
 
 
 def pass_algorithm(schedule: Callable, url: str | None = None) -> None:

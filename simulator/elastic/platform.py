@@ -26,6 +26,7 @@ _PREFIXES = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e
              "Ki": 2.0 ** 10, "Mi": 2.0 ** 20, "Gi": 2.0 ** 30, "Ti": 2.0 ** 40, "Pi": 2.0 ** 50, "Ei": 2.0 ** 60}
 _TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m": 60.0, "h": 3600.0, "d": 86400.0,
          "w": 604800.0}
+MAX_GPUS_PER_NODE = 1024
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)\s*$")
 
 
@@ -55,8 +56,9 @@ def _unit_factor(kind: str, unit: str) -> float | None:
     raise ValueError(kind)
 
 
-def parse_quantity(text, kind: str, *, source: str, field: str) -> float:
-    """A SimGrid quantity (`100Gf`, `100Gbps`, `80GBps`, `50us`, or a plain number) in flop/s, B/s or s."""
+def parse_quantity(text, kind: str, *, source: str, field: str, positive: bool = False) -> float:
+    """A SimGrid quantity (`100Gf`, `100Gbps`, `80GBps`, `50us`, or a plain number) in flop/s, B/s or s;
+    `positive`: 0 is refused too (a speed or bandwidth of 0 would stall every task that uses it)."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         value, factor = float(text), 1.0
     else:
@@ -69,6 +71,9 @@ def parse_quantity(text, kind: str, *, source: str, field: str) -> float:
     value *= factor
     if not math.isfinite(value) or value < 0:
         raise InputError(f"must be a finite non-negative {kind}, got {text!r}", source=source, field=field)
+    if positive and value == 0:
+        raise InputError(f"must be a positive {kind}, got {text!r} (nothing would ever finish)", source=source,
+                         field=field)
     return value
 
 
@@ -100,7 +105,7 @@ def _properties(element) -> dict[str, str]:
 
 
 def _radical(text: str, *, source: str, field: str) -> list[int]:
-    numbers = []
+    ranges = []
     for part in text.split(","):
         bounds = part.strip().split("-")
         try:
@@ -110,8 +115,12 @@ def _radical(text: str, *, source: str, field: str) -> list[int]:
         if low is None or high < low:
             raise InputError(f"radical must be ranges like 100-227 or 1,3,5, got {text!r}", source=source,
                              field=field)
-        numbers.extend(range(low, high + 1))
-    return numbers
+        ranges.append(range(low, high + 1))
+        count = sum(len(numbers) for numbers in ranges)  # counted before any list is built
+        if count > MAX_NODES.value:
+            raise InputError(f"{count:,} hosts, above the limit of {MAX_NODES.value:,} compute nodes",
+                             source=source, field=field)
+    return [number for numbers in ranges for number in numbers]
 
 
 def _node_record(name: str, speed: float, bandwidth: float, latency: float, props: dict, *, source: str,
@@ -124,10 +133,14 @@ def _node_record(name: str, speed: float, bandwidth: float, latency: float, prop
             if default is None:
                 raise InputError(f"property {key} is required here", source=source, field=f"{where}: {key}")
             return default
-        return parse_quantity(props[key], kind, source=source, field=f"{where}: {key}")
+        return parse_quantity(props[key], kind, source=source, field=f"{where}: {key}", positive=kind != "count")
 
     bb = flag("node_local_bb")
-    gpus = int(quantity("num_gpus", "count", 0.0))
+    gpus = quantity("num_gpus", "count", 0.0)
+    if gpus != int(gpus) or gpus > MAX_GPUS_PER_NODE:
+        raise InputError(f"must be a whole number of GPUs up to {MAX_GPUS_PER_NODE}, got {props['num_gpus']!r}",
+                         source=source, field=f"{where}: num_gpus")
+    gpus = int(gpus)
     return {
         "name": name, "speed": speed, "bandwidth": bandwidth, "latency": latency,
         "type": (NodeType.COMPUTE_NODE_WIDE_STRIPED_BB if flag("wide_striping") else NodeType.COMPUTE_NODE_WITH_BB)
@@ -175,8 +188,10 @@ def _load_xml(path: str) -> Platform:
             where = f"<{child.tag} id={child.get('id')!r}>"
             if child.tag == "cluster":
                 props = _properties(child)
-                speed = parse_quantity(child.get("speed"), "speed", source=path, field=f"{where}: speed")
-                bandwidth = parse_quantity(child.get("bw"), "bandwidth", source=path, field=f"{where}: bw")
+                speed = parse_quantity(child.get("speed"), "speed", source=path, field=f"{where}: speed",
+                                       positive=True)
+                bandwidth = parse_quantity(child.get("bw"), "bandwidth", source=path, field=f"{where}: bw",
+                                           positive=True)
                 latency = parse_quantity(child.get("lat", "0"), "time", source=path, field=f"{where}: lat")
                 for number in _radical(child.get("radical", ""), source=path, field=f"{where}: radical"):
                     name = f"{child.get('prefix', '')}{number}{child.get('suffix', '')}"
@@ -191,7 +206,8 @@ def _load_xml(path: str) -> Platform:
                                      "in a <cluster> or use the JSON platform form", source=path, field=where)
             elif child.tag == "link":
                 links[child.get("id")] = (
-                    parse_quantity(child.get("bandwidth"), "bandwidth", source=path, field=f"{where}: bandwidth"),
+                    parse_quantity(child.get("bandwidth"), "bandwidth", source=path, field=f"{where}: bandwidth",
+                                   positive=True),
                     parse_quantity(child.get("latency", "0"), "time", source=path, field=f"{where}: latency"))
             elif child.tag in ("zoneRoute", "route", "ASroute"):
                 routes.append(child)
@@ -233,8 +249,8 @@ def platform_from_dict(document, source: str = "<platform>") -> Platform:
         for key in ("radical", "speed", "bw"):
             if key not in cluster:
                 raise InputError("missing", source=source, field=f"{where}: {key}")
-        speed = parse_quantity(cluster["speed"], "speed", source=source, field=f"{where}: speed")
-        bandwidth = parse_quantity(cluster["bw"], "bandwidth", source=source, field=f"{where}: bw")
+        speed = parse_quantity(cluster["speed"], "speed", source=source, field=f"{where}: speed", positive=True)
+        bandwidth = parse_quantity(cluster["bw"], "bandwidth", source=source, field=f"{where}: bw", positive=True)
         latency = parse_quantity(cluster.get("lat", 0), "time", source=source, field=f"{where}: lat")
         props = {key: str(value).lower() if isinstance(value, bool) else str(value)
                  for key, value in (cluster.get("properties") or {}).items()}
@@ -250,10 +266,10 @@ def platform_from_dict(document, source: str = "<platform>") -> Platform:
         for key in ("read_bw", "write_bw"):
             if key not in pfs:
                 raise InputError("missing", source=source, field=f"pfs: {key}")
-        pfs_read = ("PFS_read", parse_quantity(pfs["read_bw"], "bandwidth", source=source, field="pfs: read_bw"),
-                    latency)
-        pfs_write = ("PFS_write", parse_quantity(pfs["write_bw"], "bandwidth", source=source, field="pfs: write_bw"),
-                     latency)
+        pfs_read = ("PFS_read", parse_quantity(pfs["read_bw"], "bandwidth", source=source, field="pfs: read_bw",
+                                               positive=True), latency)
+        pfs_write = ("PFS_write", parse_quantity(pfs["write_bw"], "bandwidth", source=source, field="pfs: write_bw",
+                                                 positive=True), latency)
     return _build(records, pfs_read, pfs_write, source)
 
 

@@ -20,7 +20,8 @@ from cosched.inputs import MAX_NODES, MAX_SECONDS, check_number, parse_json
 from cosched.simulator.elastic.expressions import RESOURCE_VARIABLES, Expressions, argument_value
 
 __all__ = ["JOB_TYPES", "VECTOR_PATTERNS", "MATRIX_PATTERNS", "Task", "Phase", "ApplicationModel", "JobSpec",
-           "load_jobs", "load_application_model", "ELASTIC_TYPES"]
+           "load_jobs", "load_application_model", "ELASTIC_TYPES", "check_platform_fit", "MAX_TASK_RUNS",
+           "MAX_NESTING"]
 
 JOB_TYPES = ("rigid", "moldable", "malleable", "evolving", "adaptive")  # ElastiSim's JobType order
 ELASTIC_TYPES = ("malleable", "evolving", "adaptive")  # jobs with scheduling points (reconfigurable at runtime)
@@ -29,6 +30,16 @@ VECTOR_PATTERNS = ("uniform", "all_ranks", "total", "root_only", "even_ranks", "
 MATRIX_PATTERNS = ("all_to_all", "gather", "scatter", "master_worker", "ring", "ring_clockwise",
                    "ring_counter_clockwise", "matrix")
 TASK_TYPES = ("cpu", "gpu", "pfs_read", "pfs_write", "bb_read", "bb_write", "idle", "busy_wait", "sequence")
+# the keys ElastiSim reads (its Utility.cpp); any other key is refused, so a misspelt one does not pass silently
+JOB_KEYS = ("type", "submit_time", "walltime", "num_nodes", "num_gpus_per_node", "num_nodes_min", "num_nodes_max",
+            "num_gpus_per_node_min", "num_gpus_per_node_max", "application_model", "arguments", "attributes")
+PHASE_KEYS = ("tasks", "iterations", "scheduling_point", "final_scheduling_point", "barrier", "evolving_request")
+TASK_KEYS = ("type", "name", "iterations", "synchronized", "async", "coupled", "flops", "computation_pattern",
+             "bytes", "communication_pattern", "pattern", "delay", "tasks")
+MAX_NESTING = 32  # sequences inside sequences
+MAX_TASK_RUNS = 10 ** 8  # task executions one job implies (phase iterations x task iterations): beyond, refused
+# the variables an evolving request sees besides the resource variables (ElastiSim's Job.cpp additionalArguments)
+REQUEST_VARIABLES = ("num_nodes_min", "num_nodes_max")
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,9 +151,19 @@ def _pattern(value, known, *, source, where, name):
     return "all_ranks" if value == "total" else value
 
 
-def _task(raw, *, source, where) -> Task:
+def _unknown_keys(raw: dict, known, *, source, where) -> None:
+    unknown = [key for key in raw if key not in known]
+    if unknown:
+        raise InputError(f"unknown key {unknown[0]!r}; known: {', '.join(known)}", source=source,
+                         field=f"{where}: {unknown[0]}")
+
+
+def _task(raw, *, source, where, depth=0) -> Task:
     if not isinstance(raw, dict):
         raise InputError("a task must be an object", source=source, field=where)
+    if depth > MAX_NESTING:
+        raise InputError(f"sequences nested more than {MAX_NESTING} deep", source=source, field=where)
+    _unknown_keys(raw, TASK_KEYS, source=source, where=where)
     kind = raw.get("type")
     if not isinstance(kind, str) or kind.lower() not in TASK_TYPES:
         raise InputError(f"must be one of {', '.join(TASK_TYPES)}, got {kind!r}", source=source, field=f"{where}: type")
@@ -181,7 +202,7 @@ def _task(raw, *, source, where) -> Task:
     tasks = raw.get("tasks")
     if not isinstance(tasks, list) or not tasks:
         raise InputError("a sequence needs a non-empty list of tasks", source=source, field=f"{where}: tasks")
-    return Task(**common, tasks=tuple(_task(item, source=source, where=f"{where}.tasks[{index}]")
+    return Task(**common, tasks=tuple(_task(item, source=source, where=f"{where}.tasks[{index}]", depth=depth + 1)
                                       for index, item in enumerate(tasks)))
 
 
@@ -190,6 +211,7 @@ def _phase(raw, *, source, where, one_time: bool) -> Phase:
         raw = {"tasks": raw}
     if not isinstance(raw, dict):
         raise InputError("a phase must be an object with a list 'tasks'", source=source, field=where)
+    _unknown_keys(raw, PHASE_KEYS, source=source, where=where)
     tasks = raw.get("tasks")
     if not isinstance(tasks, list):
         raise InputError("missing or not a list", source=source, field=f"{where}: tasks")
@@ -238,6 +260,7 @@ def _job(raw, position, *, source, models, expressions) -> JobSpec:
     where = f"jobs[{position}]"
     if not isinstance(raw, dict):
         raise InputError("a job must be an object", source=source, field=where)
+    _unknown_keys(raw, JOB_KEYS, source=source, where=where)
     kind = raw.get("type")
     if not isinstance(kind, str) or kind.lower() not in JOB_TYPES:
         raise InputError(f"must be one of {', '.join(JOB_TYPES)}, got {kind!r}", source=source, field=f"{where}: type")
@@ -279,11 +302,18 @@ def _job(raw, position, *, source, models, expressions) -> JobSpec:
             raise InputError(f"must be a number or a string, got {value!r}", source=source,
                              field=f"{where}: arguments.{name}")
         if number is not None:
+            problem = expressions.variable_name_problem(name)
+            if problem is not None:
+                raise InputError(problem, source=source, field=f"{where}: arguments.{name}")
             variables[name] = number
+    if kind != "rigid" and any(phase.evolving_request is not None for phase in model.phases):
+        for name, value in (("num_nodes_min", nodes_min), ("num_nodes_max", nodes_max)):
+            variables.setdefault(name, float(value))  # evolving requests only (checked below)
     spec = JobSpec(-1, position, kind, float(submit), float(walltime), nodes_min, nodes_max, gpus_min, gpus_max,
                    model, dict(arguments), dict(attributes), variables)
     spec.phase_iterations = tuple(_phase_iterations(spec, phase, expressions) for phase in model.phases)
     _check_expressions(spec, expressions)
+    _check_task_runs(spec, expressions, source)
     return spec
 
 
@@ -300,8 +330,12 @@ def _phase_iterations(spec: JobSpec, phase: Phase, expressions: Expressions) -> 
 
 
 def _check_expressions(spec: JobSpec, expressions: Expressions) -> None:
-    """Compile every expression of the job's model over its variables, so errors surface before the run."""
-    names = tuple(sorted(set(spec.variables) | set(RESOURCE_VARIABLES)))
+    """Compile every expression of the job's model over its variables, so errors surface before the run.
+
+    Tasks do not see `num_nodes_min`/`num_nodes_max` (ElastiSim gives them to evolving requests only)."""
+    request_names = tuple(sorted(set(spec.variables) | set(RESOURCE_VARIABLES)))
+    names = tuple(name for name in request_names
+                  if name not in REQUEST_VARIABLES or name in spec.arguments)
     for phase, task in spec.model.all_tasks():
         for key in ("iterations", "flops", "bytes", "delay"):
             value = getattr(task, key)
@@ -312,8 +346,50 @@ def _check_expressions(spec: JobSpec, expressions: Expressions) -> None:
                                     source=spec.model.source)
     for phase in spec.model.phases:
         if phase.evolving_request is not None:
-            expressions.compile(phase.evolving_request, names, where=f"{phase.where}: evolving_request (job "
+            expressions.compile(phase.evolving_request, request_names, where=f"{phase.where}: evolving_request (job "
                                 f"{spec.position})", source=spec.model.source)
+
+
+def _check_task_runs(spec: JobSpec, expressions: Expressions, source: str) -> None:
+    """Refuse a job whose phases imply more than MAX_TASK_RUNS task executions at its smallest or largest size
+    (an iteration count of 1e10 would keep the simulation busy for days): a refusal naming the limit instead.
+    Iteration expressions that are not finite at a bound are left to the run, which names them if reached."""
+    def runs(tasks, variables) -> float:
+        total = 0.0
+        for task in tasks:
+            repeat = task.iterations
+            if isinstance(repeat, str):
+                try:
+                    repeat = expressions.evaluate(repeat, variables, where=task.where)
+                except InputError:
+                    return 0.0
+            total += max(int(repeat), 0) * (runs(task.tasks, variables) if task.kind == "sequence" else 1)
+        return total
+
+    for nodes in sorted({spec.num_nodes_min, spec.num_nodes_max}):
+        variables = dict(spec.variables, num_nodes=float(nodes), num_gpus_per_node=float(spec.num_gpus_per_node_min),
+                         num_gpus=float(nodes * spec.num_gpus_per_node_min), phase_iteration=0.0)
+        total = sum(iterations * max(runs(phase.tasks, variables), 1.0)
+                    for phase, iterations in zip(spec.model.phases, spec.phase_iterations))
+        if total > MAX_TASK_RUNS:
+            raise InputError(f"job {spec.position} implies {total:.3g} task executions on {nodes} node(s), above "
+                             f"the limit of {MAX_TASK_RUNS:.0e} (phase iterations x task iterations)",
+                             source=source, field=f"jobs[{spec.position}]: application_model")
+
+
+def check_platform_fit(jobs: list[JobSpec], platform, source: str) -> None:
+    """Refuse jobs whose GPU request no set of nodes of the platform can meet (a GPU request on a platform without
+    GPUs, or with fewer GPUs per node)."""
+    for spec in jobs:
+        need = spec.num_gpus_per_node_min
+        if need > 0:
+            fitting = int((platform.gpus >= need).sum())
+            if fitting < spec.num_nodes_min:
+                key = "num_gpus_per_node" if spec.type == "rigid" else "num_gpus_per_node_min"
+                have = f"{fitting} node(s) with {need} or more GPUs" if platform.gpus.max() > 0 else "no GPUs"
+                raise InputError(f"job {spec.position} asks for {need} GPU(s) per node on {spec.num_nodes_min} "
+                                 f"node(s); the platform {platform.source} has {have}", source=source,
+                                 field=f"jobs[{spec.position}]: {key}")
 
 
 def _pattern_of(task: Task, key: str) -> str | None:
