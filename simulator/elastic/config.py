@@ -66,6 +66,9 @@ def load_configuration(path: str | os.PathLike) -> Configuration:
     for key in ("jobs_file", "platform_file"):
         if not isinstance(raw.get(key), str) or not raw[key]:
             raise InputError("missing or not a path", source=source, field=key)
+        if not os.path.isfile(raw[key]):
+            raise InputError(f"no such file: {raw[key]} (relative paths resolve against the working directory "
+                             f"{os.getcwd()}, as in ElastiSim)", source=source, field=key)
     flags = {}
     for key in _BOOLEANS:
         value = raw.get(key, key in _DEFAULT_TRUE)

@@ -1,0 +1,90 @@
+"""Fast CSV writing of sensing series (ElastiSim's cpu_utilization.csv, pfs_utilization.csv).
+
+A sensing series has one row per sensing interval up to the last job end (100,000 rows for a day at 1 s) and,
+for the CPU series, one column per node. Almost every cell is 0 or 1 (a node busy or idle for the whole
+interval): those are written from a byte matrix, and only the cells of intervals in which something changed are
+formatted (`%.6g`, ElastiSim's 6 significant digits). `busy_shares` computes the per-interval shares of a 0/1
+step function from its change points alone: a 0/1 column (the level at each interval's start) and the few
+intervals with a change inside, instead of a search per interval.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from cosched.outputs import atomic_path
+
+__all__ = ["busy_shares", "write_series", "Sparse"]
+
+ROWS_PER_BLOCK = 20_000  # rows formatted at a time: bounds the memory of the byte matrix
+
+# a column as (levels: int8 0/1 per row, rows with another value, their values): see busy_shares
+Sparse = tuple
+
+
+def busy_shares(times: np.ndarray, levels: np.ndarray, rows: int, interval: float) -> Sparse:
+    """The mean of a 0/1 step function over each interval [i*interval, (i+1)*interval), i < rows, as a sparse
+    column (see `Sparse`).
+
+    `levels[k]` holds from `times[k]` on (times ascending; equal times: the last level counts), 0 before the
+    first. The mean of interval i is the level at its start plus, for each change inside it, the jump times the
+    share of the interval after the change."""
+    if not len(times) or rows == 0:
+        return np.zeros(rows, dtype=np.int8), np.zeros(0, dtype=np.int64), np.zeros(0)
+    last = np.append(times[1:] != times[:-1], True)  # the last entry of each time
+    times, levels = times[last], levels[last].astype(np.int8)
+    jumps = np.diff(levels, prepend=np.int8(0))
+    position = times / interval
+    first = np.floor(position).astype(np.int64)  # the interval holding the change
+    inside = position > first  # strictly inside: a partial jump there, the whole jump from the next interval on
+    start = np.where(inside, first + 1, first)
+    steps = np.zeros(rows + 1, dtype=np.int8)
+    keep = start < rows
+    np.add.at(steps, start[keep], jumps[keep])
+    base = np.cumsum(steps[:rows], dtype=np.int8)
+    partial = inside & (first < rows)
+    odd = np.unique(first[partial])
+    values = base[odd].astype(np.float64)
+    np.add.at(values, np.searchsorted(odd, first[partial]),
+              jumps[partial] * (first[partial] + 1 - position[partial]))
+    exact = (values == 0) | (values == 1)  # changes that cancel inside one interval
+    base[odd[exact]] = values[exact].astype(np.int8)
+    return base, odd[~exact], values[~exact]
+
+
+def _sparse(column: np.ndarray) -> Sparse:
+    odd = np.flatnonzero((column != 0) & (column != 1))
+    return (column == 1).astype(np.int8), odd, column[odd]
+
+
+def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> Path:
+    """A CSV with a time column (`%.10g`) and value columns (`%.6g`), each an array or a `Sparse` column."""
+    columns = [column if isinstance(column, tuple) else _sparse(np.asarray(column, dtype=np.float64))
+               for column in columns]
+    width = 2 * len(columns)
+    with atomic_path(path) as tmp, open(tmp, "w") as handle:
+        handle.write(",".join(header) + "\n")
+        for begin in range(0, len(times), ROWS_PER_BLOCK):
+            end = min(begin + ROWS_PER_BLOCK, len(times))
+            chars = np.full((end - begin, width), ord(","), dtype=np.uint8)
+            patches: list[tuple[int, int, float]] = []
+            for index, (levels, odd_rows, odd_values) in enumerate(columns):
+                chars[:, 2 * index] = levels[begin:end] + ord("0")
+                low, high = np.searchsorted(odd_rows, (begin, end))
+                patches.extend(zip((odd_rows[low:high] - begin).tolist(), [index] * (high - low),
+                                   odd_values[low:high].tolist()))
+            text = chars.tobytes().decode("ascii")  # each row: width characters, the last a spare comma
+            lines = [text[row:row + width - 1] for row in range(0, len(text), width)]
+            patches.sort()
+            at = 0
+            while at < len(patches):
+                row = patches[at][0]
+                tokens = lines[row].split(",")
+                while at < len(patches) and patches[at][0] == row:
+                    tokens[patches[at][1]] = "%.6g" % patches[at][2]
+                    at += 1
+                lines[row] = ",".join(tokens)
+            stamps = ["%.10g" % when for when in times[begin:end].tolist()]
+            handle.write("\n".join(map(",".join, zip(stamps, lines))) + "\n")
+    return Path(path)
