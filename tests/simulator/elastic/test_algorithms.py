@@ -30,7 +30,7 @@ def test_policy_completes_every_job_of_every_type(tmp_path, name):
     sim = run_scenario(write_scenario(tmp_path, _workload(), model, nodes=6), make_algorithm(name))
     assert all(run.status == "completed" for run in sim.runs)
     resized = sum(run.reconfigurations for run in sim.runs)
-    assert (resized == 0) == name.endswith("-rigid")
+    assert (resized == 0) == ("-rigid" in name)
 
 
 def test_malleable_fcfs_finishes_no_later_than_rigid_fcfs(tmp_path):
