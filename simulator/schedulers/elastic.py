@@ -91,7 +91,8 @@ def rigid_starts(order, size, runtime, free: int, releases, now: float, *, backf
             break
         started.append(job)
         free -= size[job]
-        releases.append((now + runtime[job], size[job]))
+        if backfill:
+            releases.append((now + runtime[job], size[job]))
     if head is None or free == 0:
         return started
     if not backfill:
@@ -194,6 +195,7 @@ class FCFSRigidGreedy(Scheduler):
     backfilling): the literal reading of 001 §6.3's rigid FCFS."""
 
     name = "fcfs-rigid-greedy"
+    OPTIONS = ()
 
     def attach(self, engine) -> None:
         self.size = _UnitsOf(engine)
