@@ -80,15 +80,16 @@ def _outputs(configuration, out: str | None) -> dict[str, Path]:
     return paths
 
 
-def _algorithm(value: str, time_limit: float):
-    from cosched.simulator.elastic.algorithms import ALGORITHMS, make_algorithm
+def _algorithm(value: str, time_limit: float, name: str | None = None):
     from cosched.simulator.elastic.compat import GuardedAlgorithm, load_algorithm
 
-    if value in ALGORITHMS:
+    if value in POLICY_NAMES:
+        from cosched.simulator.elastic.algorithms import make_algorithm
+
         return make_algorithm(value), value
     if value.endswith(".py") or Path(value).exists():
-        return GuardedAlgorithm(load_algorithm(value), value, time_limit), value
-    raise InputError(f"neither a .py file nor a built-in policy ({', '.join(ALGORITHMS)})", source=value,
+        return GuardedAlgorithm(load_algorithm(value), name or value, time_limit), name or value
+    raise InputError(f"neither a .py file nor a built-in policy ({', '.join(POLICY_NAMES)})", source=value,
                      field="--algorithm")
 
 
@@ -150,7 +151,10 @@ def _command(args) -> int:
         if skipped:
             warnings.warn(f"{', '.join(skipped)} not written: the flow model does not track GPU or network "
                           f"activity per node, nor single task times")
-        algorithm, name = _algorithm(args.algorithm or str(preset / "algorithm.py"), time_limit)
+        if args.algorithm is None:  # the preset's own algorithm file, named as the user can find it
+            algorithm, name = _algorithm(str(preset / "algorithm.py"), time_limit, f"{args.config}/algorithm.py")
+        else:
+            algorithm, name = _algorithm(args.algorithm, time_limit)
         expressions = Expressions()
         platform = load_platform(configuration.platform_file)
         jobs = load_jobs(configuration.jobs_file, expressions)

@@ -252,8 +252,14 @@ def platform_from_dict(document, source: str = "<platform>") -> Platform:
         speed = parse_quantity(cluster["speed"], "speed", source=source, field=f"{where}: speed", positive=True)
         bandwidth = parse_quantity(cluster["bw"], "bandwidth", source=source, field=f"{where}: bw", positive=True)
         latency = parse_quantity(cluster.get("lat", 0), "time", source=source, field=f"{where}: lat")
+        properties = cluster.get("properties") or {}
+        if not isinstance(properties, dict):
+            raise InputError("must be an object of node properties", source=source, field=f"{where}: properties")
+        for key in ("prefix", "suffix"):
+            if not isinstance(cluster.get(key, ""), str):
+                raise InputError("must be a string", source=source, field=f"{where}: {key}")
         props = {key: str(value).lower() if isinstance(value, bool) else str(value)
-                 for key, value in (cluster.get("properties") or {}).items()}
+                 for key, value in properties.items()}
         for number in _radical(str(cluster["radical"]), source=source, field=f"{where}: radical"):
             name = f"{cluster.get('prefix', '')}{number}{cluster.get('suffix', '')}"
             records.append(_node_record(name, speed, bandwidth, latency, props, source=source, where=where))

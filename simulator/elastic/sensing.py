@@ -68,23 +68,32 @@ def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> 
         for begin in range(0, len(times), ROWS_PER_BLOCK):
             end = min(begin + ROWS_PER_BLOCK, len(times))
             chars = np.full((end - begin, width), ord(","), dtype=np.uint8)
-            patches: list[tuple[int, int, float]] = []
-            for index, (levels, odd_rows, odd_values) in enumerate(columns):
-                chars[:, 2 * index] = levels[begin:end] + ord("0")
-                low, high = np.searchsorted(odd_rows, (begin, end))
-                patches.extend(zip((odd_rows[low:high] - begin).tolist(), [index] * (high - low),
-                                   odd_values[low:high].tolist()))
+            digits = np.stack([levels[begin:end] for levels, _, _ in columns])  # one row per column
+            digits += ord("0")
+            chars[:, 0::2] = digits.T  # one transposing copy: column by column would stride through memory
+            odd_rows, odd_columns, odd_values = [], [], []
+            for index, (_, rows, values) in enumerate(columns):
+                low, high = np.searchsorted(rows, (begin, end))
+                if high > low:
+                    odd_rows.append(rows[low:high] - begin)
+                    odd_columns.append(np.full(high - low, index))
+                    odd_values.append(values[low:high])
             text = chars.tobytes().decode("ascii")  # each row: width characters, the last a spare comma
             lines = [text[row:row + width - 1] for row in range(0, len(text), width)]
-            patches.sort()
-            at = 0
-            while at < len(patches):
-                row = patches[at][0]
-                tokens = lines[row].split(",")
-                while at < len(patches) and patches[at][0] == row:
-                    tokens[patches[at][1]] = "%.6g" % patches[at][2]
-                    at += 1
-                lines[row] = ",".join(tokens)
+            if odd_rows:
+                rows, cells = np.concatenate(odd_rows), np.concatenate(odd_columns)
+                order = np.lexsort((cells, rows))
+                rows, cells = rows[order], cells[order].tolist()
+                texts = ["%.6g" % value for value in np.concatenate(odd_values)[order].tolist()]
+                starts = np.flatnonzero(np.diff(rows, prepend=-1)).tolist() + [len(rows)]
+                rows = rows.tolist()
+                for first, last in zip(starts, starts[1:]):  # the rows with a changed interval
+                    line, pieces, previous = lines[rows[first]], [], 0
+                    for cell, value in zip(cells[first:last], texts[first:last]):
+                        pieces += (line[previous:2 * cell], value)  # cell c is the character at 2c
+                        previous = 2 * cell + 1
+                    pieces.append(line[previous:])
+                    lines[rows[first]] = "".join(pieces)
             stamps = ["%.10g" % when for when in times[begin:end].tolist()]
             handle.write("\n".join(map(",".join, zip(stamps, lines))) + "\n")
     return Path(path)

@@ -57,3 +57,9 @@ def test_cli_writes_plots_jobs_and_summary(tmp_path, capsys):
         assert (out / name).stat().st_size > 0, name
     header = (out / "jobs.csv").read_text().splitlines()[0]
     assert header.endswith("reconfigurations,node_seconds,node_counts")
+
+
+def test_the_command_lists_every_built_in_policy():
+    from cosched.simulator.elastic.cli import POLICY_NAMES
+
+    assert POLICY_NAMES == ALGORITHMS
