@@ -19,8 +19,8 @@ __all__ = ["register", "PRESETS", "POLICY_NAMES"]
 
 _UNWRITTEN = ("network_activity", "gpu_utilization", "task_times")
 # the built-in policies (cosched.simulator.elastic.algorithms.ALGORITHMS; listed here so --help imports nothing)
-POLICY_NAMES = ("fcfs-rigid", "fcfs-malleable", "sjf-rigid", "sjf-malleable", "drf", "srtf",
-                "fcfs-rigid-greedy", "sjf-rigid-greedy")
+POLICY_NAMES = ("fcfs-rigid", "sjf-rigid", "fcfs-rigid-greedy", "sjf-rigid-greedy", "fcfs-malleable",
+                "sjf-malleable", "srtf", "drf")
 PRESET_ROOT = Path(__file__).resolve().parent / "presets"
 PRESETS = {"example": "ElastiSim's example project: 500 jobs of all five types on 128 nodes (BSD-3, bundled)"}
 PRESET_CONFIG = "data/input/configuration.json"

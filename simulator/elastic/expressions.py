@@ -91,6 +91,10 @@ class Expressions:
             if len(text) > MAX_EXPRESSION_CHARS:
                 raise InputError(f"expression {_shown(text)} is longer than {MAX_EXPRESSION_CHARS:,} characters "
                                  f"(ExprTk compiles at most 10,000 terms in a row)", source=source, field=where)
+            if not text.isascii():
+                bad = next(char for char in text if not char.isascii())
+                raise InputError(f"expression {_shown(text)} contains the non-ASCII character {bad!r} (ExprTk "
+                                 f"reads ASCII only)", source=source, field=where)
             depth = _depth(text)
             if depth > MAX_EXPRESSION_DEPTH:
                 raise InputError(f"expression {_shown(text)} nests brackets {depth:,} deep, above the limit of "
