@@ -184,8 +184,8 @@ class Simulation:
         self._starts += 1
         self._active += 1
         run.program = self._program(run)
-        if spec.walltime > 0:
-            self._push(self.now + spec.walltime, _WALLTIME, run, run.token)
+        if spec.walltime > 0:  # ElastiSim's WalltimeMonitor: killed at start + walltime + job_kill_grace_period
+            self._push(self.now + spec.walltime + self.config.job_kill_grace_period, _WALLTIME, run, run.token)
         self._push(self.now, _RESUME, run, run.token)
 
     def _finish(self, run: Run, state: JobState) -> None:
@@ -351,6 +351,8 @@ class Simulation:
         run.plans.clear()
         run.history.append((self.now, len(run.nodes)))
         run.state = run.view.state = JobState.IN_RECONFIGURATION
+        if self.config.schedule_on_reconfiguration and not self.config.schedule_on_scheduling_point:
+            self._invoke(InvocationType.INVOKE_RECONFIGURATION, run)  # ElastiSim's Scheduler::handleSchedulingPoint
 
     # --- run-time estimates for built-in policies -------------------------------------------------------------
     def estimate(self, identifier: int, nodes: int, completed_phases: int = 0) -> float:

@@ -149,3 +149,39 @@ def test_evolving_requests_see_the_job_bounds(tmp_path, capsys):
     config = write_scenario(tmp_path / "tasks", [job], model)
     line = _run(config, capsys, tmp_path / "tasks")
     assert "field 'phases[0].tasks[0]: flops (job 0)': expression 'flops * num_nodes_max' does not compile" in line
+
+
+def test_elastisim_configuration_keys_keep_their_meaning(tmp_path):
+    from cosched.simulator.elastic.algorithms import make_algorithm
+    from cosched.simulator.elastic.compat import InvocationType, JobState
+
+    from .scenario import compute_model, run_scenario
+
+    job = {"type": "rigid", "submit_time": 0, "num_nodes": 2, "walltime": 1,
+           "arguments": {"iterations": 3, "flops": 1e9}}
+    for grace, status in ((0, "killed"), (5, "completed")):
+        folder = tmp_path / f"grace{grace}"
+        folder.mkdir()
+        sim = run_scenario(write_scenario(folder, [dict(job)], config={"job_kill_grace_period": grace,
+                                                                      "show_progress_bar": False}),
+                           make_algorithm("fcfs-rigid"))
+        assert sim.runs[0].status == status
+    seen = []
+
+    def schedule(jobs, nodes, system):
+        seen.append(system["invocation_type"])
+        for view in jobs:
+            if view.state == JobState.PENDING:
+                view.assign(nodes[:2])
+            elif view.state == JobState.RUNNING and len(view.assigned_nodes) == 2:
+                view.assign(nodes[2:4])
+
+    folder = tmp_path / "reconfiguration"
+    folder.mkdir()
+    malleable = {"type": "malleable", "submit_time": 0, "num_nodes_min": 2, "num_nodes_max": 4,
+                 "arguments": {"iterations": 3, "flops": 1e9}}
+    config = write_scenario(folder, [malleable], compute_model(),
+                            config={"schedule_on_scheduling_point": False, "schedule_on_reconfiguration": True,
+                                    "scheduling_interval": 0.25})
+    run_scenario(config, schedule)
+    assert InvocationType.INVOKE_RECONFIGURATION in seen
