@@ -35,6 +35,7 @@ def plot_gantt(sim: Simulation):
     axis.set_ylabel("node")
     axis.set_title(f"Node allocation ({sim.algorithm_name})")
     axis.legend(loc="upper right", fontsize=8)
+    figure.tight_layout()
     return figure
 
 
@@ -43,7 +44,10 @@ def plot_utilization(sim: Simulation):
     allocated, busy = [], set()
     for when, node, state, _, _ in sim.node_log:
         (busy.add if state == NodeState.ALLOCATED else busy.discard)(node)
-        allocated.append((when, len(busy)))
+        if allocated and allocated[-1][0] == when:  # one step per time: the node-by-node changes of one
+            allocated[-1] = (when, len(busy))       # moment (a job ending as another starts) drew spikes
+        else:
+            allocated.append((when, len(busy)))
     figure, axis = plt.subplots(figsize=(10, 3.5))
     if allocated:
         axis.step([when for when, _ in allocated], [count for _, count in allocated], where="post")
@@ -51,6 +55,7 @@ def plot_utilization(sim: Simulation):
     axis.set_xlabel("time [s]")
     axis.set_ylabel("allocated nodes")
     axis.set_title(f"Allocated nodes over time ({sim.algorithm_name})")
+    figure.tight_layout()  # keeps the x label inside the short figure
     return figure
 
 
