@@ -1,20 +1,25 @@
-"""The whole `cosched elastic` command on ElastiSim's example project, beside its simulation and the real ElastiSim.
+"""The whole `cosched elastic` command on ElastiSim's example project, beside its simulation and the
+real ElastiSim.
 
-Side by side in one run, on the bundled `example` preset (ElastiSim's 500-job example project on 128 nodes with
-cosched's FCFS algorithm file, `algorithm.py`, which runs unchanged in ElastiSim too):
+Side by side in one run, on the bundled `example` preset (ElastiSim's 500-job example project on 128
+nodes with cosched's FCFS algorithm file, `algorithm.py`, which runs unchanged in ElastiSim too):
 
-- the whole command `cosched elastic example --out DIR --json` as a user runs it (a fresh process: start-up,
-  parser, imports, loading, simulation, every CSV of the configuration): wall time and the CPU time of the
-  process (less inflated than wall time on a shared machine); median of --repeat runs;
-- the simulation alone inside that command (`wall_seconds` of its summary: event loop and algorithm calls);
-- the real ElastiSim (C++ on SimGrid + elastisim-python over ZeroMQ) on a copy of the same project and the same
-  algorithm file, when it is built (../shared/peers/elastisim: build.sh, run_elastisim.sh), run once.
+- the whole command `cosched elastic example --out DIR --json` as a user runs it (a fresh process:
+  start-up, parser, imports, loading, simulation, every CSV of the configuration): wall time and the
+  CPU time of the process (less inflated than wall time on a shared machine); median of --repeat
+  runs;
+- the simulation alone inside that command (`wall_seconds` of its summary: event loop and algorithm
+  calls);
+- the real ElastiSim (C++ on SimGrid + elastisim-python over ZeroMQ) on a copy of the same project
+  and the same algorithm file, when it is built (../shared/peers/elastisim: build.sh,
+  run_elastisim.sh), run once.
 
 Targets: the whole command under 1 s on a quiet machine; cosched at least 15x faster than ElastiSim.
 
     python benchmarks/bench_elastic_cli.py
     python benchmarks/bench_elastic_cli.py --repeat 5 --no-elastisim
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,13 +51,28 @@ def run_cosched(out: Path) -> tuple[float, float, dict]:
     """(wall seconds, CPU seconds, summary) of one whole command in a fresh process."""
     shutil.rmtree(out, ignore_errors=True)
     cpu, started = _children_cpu(), time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "cosched", "elastic", "example", "--out", str(out), "--json",
-                             "--quiet"], check=True, capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cosched",
+            "elastic",
+            "example",
+            "--out",
+            str(out),
+            "--json",
+            "--quiet",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return time.perf_counter() - started, _children_cpu() - cpu, json.loads(result.stdout)
 
 
 def run_elastisim(folder: Path) -> tuple[float, float, float] | None:
-    """(wall seconds, simulator CPU seconds, makespan) of the real ElastiSim on the example, or None if not built."""
+    """(wall seconds, simulator CPU seconds, makespan) of the real ElastiSim on the example, or
+    None if not built."""
     script = PEER / "run_elastisim.sh"
     binary = PEER_BUILD / "src" / "elastisim" / "build" / "elastisim"
     if not script.is_file() or not binary.is_file():
@@ -60,7 +80,9 @@ def run_elastisim(folder: Path) -> tuple[float, float, float] | None:
     project = folder / "project"
     shutil.copytree(PRESET, project)
     run = folder / "elastisim-run"
-    subprocess.run(["bash", str(script), str(project), str(run)], check=True, capture_output=True, text=True)
+    subprocess.run(
+        ["bash", str(script), str(project), str(run)], check=True, capture_output=True, text=True
+    )
     info = dict(item.split("=", 1) for item in (run / "run_info.txt").read_text().split())
     ends = []
     with open(run / "data" / "output" / "job_statistics.csv") as handle:
@@ -74,8 +96,12 @@ def run_elastisim(folder: Path) -> tuple[float, float, float] | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3, help="whole-command runs (median reported)")
-    parser.add_argument("--no-elastisim", action="store_true", help="skip the real ElastiSim even when built")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="whole-command runs (median reported)"
+    )
+    parser.add_argument(
+        "--no-elastisim", action="store_true", help="skip the real ElastiSim even when built"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
@@ -85,11 +111,16 @@ def main() -> int:
         simulation = statistics.median(run[2]["wall_seconds"] for run in runs)
         summary = runs[0][2]
         peer = None if args.no_elastisim else run_elastisim(folder)
-    print(f"example project: {summary['nodes']} nodes, {summary['completed']} jobs completed, "
-          f"{summary['invocations']} algorithm calls, makespan {summary['makespan']:.1f} s (cosched)")
+    print(
+        f"example project: {summary['nodes']} nodes, {summary['completed']} jobs completed, "
+        f"{summary['invocations']} algorithm calls, makespan {summary['makespan']:.1f} s (cosched)"
+    )
     print(f"{'':<34} {'wall [s]':>9} {'cpu [s]':>9}")
-    print(f"{'cosched elastic (whole command)':<34} {wall:>9.3f} {cpu:>9.3f}   "
-          f"target < {COMMAND_TARGET_SECONDS:g} s: {'ok' if wall < COMMAND_TARGET_SECONDS else 'MISSED'}")
+    verdict = "ok" if wall < COMMAND_TARGET_SECONDS else "MISSED"
+    print(
+        f"{'cosched elastic (whole command)':<34} {wall:>9.3f} {cpu:>9.3f}   "
+        f"target < {COMMAND_TARGET_SECONDS:g} s: {verdict}"
+    )
     print(f"{'  of which the simulation':<34} {simulation:>9.3f}")
     print(f"{'  everything else':<34} {wall - simulation:>9.3f}")
     if peer is None:
@@ -97,10 +128,14 @@ def main() -> int:
         return 0
     peer_wall, peer_cpu, peer_makespan = peer
     speedup = peer_wall / wall
-    print(f"{'ElastiSim (simulator + algorithm)':<34} {peer_wall:>9.3f} {peer_cpu:>9.3f}   "
-          f"makespan {peer_makespan:.1f} s")
-    print(f"speedup (ElastiSim wall / cosched whole-command wall): {speedup:.1f}x   "
-          f"target >= {SPEEDUP_TARGET:g}x: {'ok' if speedup >= SPEEDUP_TARGET else 'MISSED'}")
+    print(
+        f"{'ElastiSim (simulator + algorithm)':<34} {peer_wall:>9.3f} {peer_cpu:>9.3f}   "
+        f"makespan {peer_makespan:.1f} s"
+    )
+    print(
+        f"speedup (ElastiSim wall / cosched whole-command wall): {speedup:.1f}x   "
+        f"target >= {SPEEDUP_TARGET:g}x: {'ok' if speedup >= SPEEDUP_TARGET else 'MISSED'}"
+    )
     return 0
 
 

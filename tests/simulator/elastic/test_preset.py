@@ -1,5 +1,7 @@
-"""The bundled `example` preset (ElastiSim's example project with its licence) runs as `cosched elastic example`;
-the command loads neither matplotlib nor pandas unless plots are asked for."""
+"""The bundled `example` preset (ElastiSim's example project with its licence) runs as `cosched
+elastic
+example`; the command loads neither matplotlib nor pandas unless plots are asked for."""
+
 import csv
 import json
 import subprocess
@@ -26,11 +28,15 @@ def test_preset_needs_an_output_folder(capsys):
 
 def test_example_preset_runs_without_plotting_or_pandas(tmp_path):
     out = tmp_path / "out"
-    code = ("import sys; from cosched.cli import main; "
-            f"code = main(['elastic', 'example', '--out', {str(out)!r}, '--quiet', '--json']); "
-            "print(sorted({'matplotlib', 'pandas'} & set(sys.modules)), file=sys.stderr); sys.exit(code)")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                            cwd=tmp_path)
+    code = (
+        "import sys; from cosched.cli import main; "
+        f"code = main(['elastic', 'example', '--out', {str(out)!r}, '--quiet', '--json']); "
+        "print(sorted({'matplotlib', 'pandas'} & set(sys.modules)), file=sys.stderr); "
+        "sys.exit(code)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert result.stderr.strip().splitlines()[-1] == "[]"
     summary = json.loads(result.stdout)
