@@ -20,7 +20,9 @@ from cosched.outputs import atomic_path
 __all__ = ["busy_shares", "write_series", "Sparse"]
 
 ROWS_PER_BLOCK = 20_000  # rows formatted at a time: bounds the memory of the byte matrix
-DENSE_COLUMNS = 8  # up to this many plain columns (the PFS series) are formatted value by distinct value
+DENSE_COLUMNS = (
+    8  # up to this many plain columns (the PFS series) are formatted value by distinct value
+)
 
 # a column as (levels: int8 0/1 per row, rows with another value, their values): see busy_shares
 Sparse = tuple
@@ -70,25 +72,34 @@ def _sparse(column: np.ndarray) -> Sparse:
 
 
 def _formatted(values: np.ndarray, pattern: str) -> list[str]:
-    """`pattern % value` for each value, formatting each distinct value once (series repeat values)."""
+    """`pattern % value` for each value, formatting each distinct value once (series repeat
+    values)."""
     distinct, inverse = np.unique(values, return_inverse=True)
     texts = np.array([pattern % value for value in distinct.tolist()], dtype=object)
     return texts[inverse.reshape(-1)].tolist()
 
 
 def _write_dense(handle, times: np.ndarray, columns: list[np.ndarray]) -> None:
-    """Few columns of mostly other values than 0 and 1 (the PFS series): distinct values formatted."""
+    """Few columns of mostly other values than 0 and 1 (the PFS series): distinct values
+    formatted."""
     for begin in range(0, len(times), ROWS_PER_BLOCK):
         end = min(begin + ROWS_PER_BLOCK, len(times))
         texts = [_formatted(times[begin:end], "%.10g")]
-        texts += [_formatted(np.asarray(column[begin:end], dtype=np.float64), "%.6g") for column in columns]
+        texts += [
+            _formatted(np.asarray(column[begin:end], dtype=np.float64), "%.6g")
+            for column in columns
+        ]
         handle.write("\n".join(map(",".join, zip(*texts))) + "\n")
 
 
 def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> Path:
     """A CSV with a time column (`%.10g`) and value columns (`%.6g`), each an array or a `Sparse`
     column."""
-    if columns and not any(isinstance(column, tuple) for column in columns) and len(columns) <= DENSE_COLUMNS:
+    if (
+        columns
+        and not any(isinstance(column, tuple) for column in columns)
+        and len(columns) <= DENSE_COLUMNS
+    ):
         with atomic_path(path) as tmp, open(tmp, "w") as handle:
             handle.write(",".join(header) + "\n")
             _write_dense(handle, times, columns)

@@ -37,7 +37,7 @@ PHASE_KEYS = ("tasks", "iterations", "scheduling_point", "final_scheduling_point
 TASK_KEYS = ("type", "name", "iterations", "synchronized", "async", "coupled", "flops", "computation_pattern",
              "bytes", "communication_pattern", "pattern", "delay", "tasks")
 MAX_NESTING = 32  # sequences inside sequences
-MAX_TASK_RUNS = 10 ** 8  # task executions one job implies (phase iterations x task iterations): beyond, refused
+MAX_TASK_RUNS = 10 ** 7  # task executions one job implies (phase iterations x task iterations): beyond, refused
 # the variables an evolving request sees besides the resource variables (ElastiSim's Job.cpp additionalArguments)
 REQUEST_VARIABLES = ("num_nodes_min", "num_nodes_max")
 

@@ -82,7 +82,7 @@ def _chain(terms):
         (
             {"type": "idle", "delay": 1, "iterations": 1e10},
             r"jobs\.json, field 'jobs\[0\]: application_model': job 0 implies 2e\+10 task "
-            r"executions .*limit of 1e\+08",
+            r"executions .*limit of 1e\+07",
         ),
         (
             {"type": "cpu", "flops": _chain(150_000), "computation_pattern": "uniform"},
