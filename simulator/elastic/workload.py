@@ -286,7 +286,11 @@ def _job(raw, position, *, source, models, expressions) -> JobSpec:
     if not isinstance(path, str) or not path:
         raise InputError("missing or not a path", source=source, field=f"{where}: application_model")
     if path not in models:
-        if not Path(path).is_file():
+        try:
+            exists = Path(path).is_file()
+        except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+            exists = False
+        if not exists:
             raise InputError(f"no such file: {path} (relative paths resolve against the working directory "
                              f"{os.getcwd()})", source=source, field=f"{where}: application_model")
         models[path] = load_application_model(path)
