@@ -136,6 +136,8 @@ def _command(args) -> int:
                          field="--algorithm")
     if args.out is not None:
         args.out = os.path.abspath(args.out)
+    if isinstance(args.plots, str):  # `--plots DIR`: where the user is, not in a preset's folder
+        args.plots = os.path.abspath(args.plots)
     if preset is not None and args.algorithm not in (None, *POLICY_NAMES) and Path(args.algorithm).exists():
         args.algorithm = os.path.abspath(args.algorithm)  # before the preset's folder becomes the working one
     with _inside(preset):

@@ -153,6 +153,8 @@ def task_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
     for amount, cap in zip(size.tolist(), caps.tolist()):
         if amount > 0:
             groups[(amount, cap)] = groups.get((amount, cap), 0) + 1
+    if not groups:  # no byte to move: no flow on the link (an empty transfer never ended)
+        return 0.0
     return PfsTransfer(kind, tuple((count, amount, cap) for (amount, cap), count in groups.items()),
                        float(platform.latency[nodes].max() + route[2]), bool(task.asynchronous))
 
