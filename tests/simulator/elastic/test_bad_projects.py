@@ -342,3 +342,22 @@ def test_elastisim_configuration_keys_keep_their_meaning(tmp_path):
     )
     run_scenario(config, schedule)
     assert InvocationType.INVOKE_RECONFIGURATION in seen
+
+
+def test_late_clocks_and_empty_transfers_finish(tmp_path, capsys):
+    """Regressions found by the fuzz target: both used to loop for ever at one moment."""
+    model = {
+        "phases": [
+            {
+                "tasks": [
+                    {"type": "pfs_read", "bytes": 0, "pattern": "all_ranks"},
+                    {"type": "pfs_write", "bytes": 1e6, "pattern": "all_ranks"},
+                ]
+            }
+        ]
+    }
+    config = write_scenario(tmp_path, [{**RIGID, "submit_time": 1e10}], model)
+    assert main(["elastic", str(config), "--algorithm", "fcfs-rigid", "--out", str(tmp_path / "out"),
+                 "--quiet", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["completed"] == 1
