@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from cosched.cli import main
 
-CAMPAIGN_EXAMPLES = {"quick": 40, "long": 2000}
+CAMPAIGN_EXAMPLES = {"quick": 40, "long": int(os.environ.get("FUZZ_EXAMPLES", "1000"))}
 FILES = ("configuration.json", "jobs.json", "model.json", "platform.json")
 VALUES = [
     -1,
