@@ -1,133 +1,215 @@
-"""The six policies of the ElastiSim paper (001 §6.3), written against the elastisim-python interface.
+"""The policies of ElastiSim's study (001 §6.3) as elastisim-python algorithms, on the rules
+`cosched
+simulate` uses.
 
-Each is a callable `schedule(jobs, nodes, system)` like a user's algorithm file; the simulation hands it a
-run-time estimator (`bind`), the flow model's contention-free time of a job's remaining phases on n nodes, where
-the paper uses its performance models (SJF: "the backward-pass model"; SRTF: progress-aware remaining time).
+Each is a callable `schedule(jobs, nodes, system)` like a user's algorithm file. The rules are not
+written here: `cosched.simulator.schedulers.elastic` holds them once (`rigid_starts`, `admit`,
+`malleable_targets`; its docstring documents every choice the paper leaves open), and this module
+only translates between them and the elastisim-python interface:
 
-Choices the paper leaves open (001 §7), settled here and documented in docs/elastisim.md:
-
-- backfilling: every policy walks its queue in order and starts each job that fits now (greedy first fit, the
-  literal reading of "without preventing delays of jobs that arrived earlier"); no reservations;
-- rigid policies run every job at one fixed size: `num_nodes`, or `num_nodes_max` for the other types; they
-  never reconfigure and ignore evolving requests;
-- malleable policies start a job on min(free nodes, num_nodes_max) if that reaches num_nodes_min (rigid jobs
-  at num_nodes), then grow running malleable and adaptive jobs into the free nodes up to num_nodes_max in the
-  policy's order; no policy shrinks a running job to admit another; evolving requests are granted as far as
-  free nodes allow (shrinks always);
-- DRF's dominant share is the share of nodes a job holds (nodes are the only resource of the model): pending
-  jobs start at num_nodes_min, smallest request first; free nodes then go one at a time to the running
-  elastic job with the lowest share;
-- SJF orders by the estimate at the size the job would start with (its minimum for elastic jobs), running
-  jobs by their remaining estimate at their current size; SRTF orders both by the remaining estimate from
-  `completed_phases` (updated at scheduling points, as ElastiSim reports it).
+- a job's requested size is `num_nodes` (rigid) or `num_nodes_max` (the other types); its bounds are
+  [`num_nodes_min`, `num_nodes_max`]; malleable and adaptive jobs are resizable, moldable ones sized
+  at start, rigid and evolving ones fixed (an evolving job changes size only by its own requests);
+- run-time estimates come from the simulation (`bind`): the flow model's contention-free time of a
+  job's remaining phases on n nodes, where the paper uses its performance models; a running job's
+  predicted end is its start plus that estimate (or now, once passed);
+- decisions become `assign` / `remove` calls: nodes are taken lowest id first, a shrink gives up the
+  job's last assigned nodes. A resize of a running job takes effect at its next scheduling point
+  (ElastiSim's protocol), so a waiting job admitted on nodes a shrink will free starts at a later
+  invocation;
+- evolving requests are granted by the malleable policies as far as free nodes allow (shrinks
+  always) and ignored by the rigid ones.
 """
+
 from __future__ import annotations
 
 from cosched.simulator.elastic.compat import InvocationType, JobState, JobType, NodeState
+from cosched.simulator.schedulers.elastic import (
+    MALLEABLE,
+    MOLDABLE,
+    POLICIES,
+    RIGID,
+    admit,
+    malleable_targets,
+    rigid_starts,
+)
 
 __all__ = ["ALGORITHMS", "make_algorithm", "Policy"]
 
-_GROWABLE = (JobType.MALLEABLE, JobType.ADAPTIVE)
-_EVOLVING = (JobType.EVOLVING, JobType.ADAPTIVE)
+_KIND = {
+    JobType.RIGID: RIGID,
+    JobType.MOLDABLE: MOLDABLE,
+    JobType.MALLEABLE: MALLEABLE,
+    JobType.ADAPTIVE: MALLEABLE,
+    JobType.EVOLVING: RIGID,
+}
+_ACTIVE = (JobState.RUNNING, JobState.PENDING_RECONFIGURATION, JobState.IN_RECONFIGURATION)
+
+
+class _Lookup:
+    """A mapping job id -> value computed on first use (sizes, bounds and estimates of the jobs in
+    view)."""
+
+    __slots__ = ("function", "cache")
+
+    def __init__(self, function):
+        self.function, self.cache = function, {}
+
+    def __getitem__(self, identifier: int):
+        value = self.cache.get(identifier)
+        if value is None:
+            value = self.cache[identifier] = self.function(identifier)
+        return value
 
 
 class Policy:
-    """A queue order (FCFS, SJF, SRTF, DRF) and a sizing rule (rigid or malleable)."""
+    """One policy of `cosched.simulator.schedulers.elastic.POLICIES` over the elastisim-python
+    interface."""
 
-    def __init__(self, order: str, malleable: bool):
-        self.order, self.malleable = order, malleable
+    def __init__(self, name: str, shrink: bool = True):
+        self.name = name
+        self.order, self.sizing = POLICIES[name]
+        self.shrink = shrink
         self.estimate = None
-        self._estimates: dict[int, tuple[float, int]] = {}  # keys of pending jobs
-        self._seen = 0  # jobs already taken into `_pending` (the job list only grows, in submission order)
+        self._views: dict[int, object] = {}
         self._pending: list = []
+        self._running: list = []
+        self._seen = 0
+        self.requested = _Lookup(lambda job: self._bound(job, "num_nodes_max"))
+        self.low = _Lookup(lambda job: self._bound(job, "num_nodes_min"))
+        self.high = self.requested
+        self.kind = _Lookup(lambda job: _KIND[self._views[job].type])
+        self.runtime = _Lookup(
+            lambda job: self.estimate(job, self.requested[job], 0)
+        )  # at the requested size
 
     def bind(self, estimate) -> None:
-        """Receive the simulation's estimator `estimate(job_id, nodes, completed_phases) -> seconds`."""
+        """Receive the simulation's estimator `estimate(job_id, nodes, completed_phases) ->
+        seconds`."""
         self.estimate = estimate
 
-    def _minimum(self, job) -> int:
-        """The size a pending job starts with at the least (rigid policies: its one fixed size)."""
-        if job.type == JobType.RIGID:
-            return job.num_nodes
-        return job.num_nodes_min if self.malleable or self.order == "drf" else job.num_nodes_max
+    def _bound(self, identifier: int, key: str) -> int:
+        view = self._views[identifier]
+        return view.num_nodes if view.type == JobType.RIGID else getattr(view, key)
 
-    def _key(self, job):
+    def _key(self, identifier: int) -> float:
+        """The policy's order, lowest first (ties by id): arrival, estimate or remaining
+        estimate."""
         if self.order in ("fcfs", "drf"):
-            return job.identifier
-        if job.state == JobState.PENDING:  # constant while pending: computed once
-            key = self._estimates.get(job.identifier)
-            if key is None:
-                key = self._estimates[job.identifier] = (self.estimate(job.identifier, self._minimum(job), 0),
-                                                         job.identifier)
-            return key
-        nodes = len(job.assigned_nodes)
-        progress = job.completed_phases if self.order == "srtf" else 0
-        return self.estimate(job.identifier, nodes, progress), job.identifier
+            return identifier
+        view = self._views[identifier]
+        if self.order == "srtf" and view.state != JobState.PENDING:
+            return self.estimate(identifier, self.requested[identifier], view.completed_phases)
+        return self.runtime[identifier]
 
     def __call__(self, jobs, nodes, system) -> None:
         free = [node for node in nodes if node.state == NodeState.FREE]
-        if system["invocation_type"] == InvocationType.INVOKE_EVOLVING_REQUEST and self.malleable:
-            self._evolve(system["job"], system["evolving_request"], free)
-        self._pending.extend(jobs[self._seen:])
+        for view in jobs[self._seen :]:  # the job list only grows, in submission order
+            self._views[view.identifier] = view
+            self._pending.append(view)
         self._seen = len(jobs)
-        self._pending = pending = [job for job in self._pending if job.state == JobState.PENDING]
-        if not free:  # nothing can start or grow
-            return
-        if self.order == "drf":
-            pending.sort(key=lambda job: (self._minimum(job), job.identifier))
-        elif self.order != "fcfs":
-            pending.sort(key=self._key)
-        for job in pending:
-            if job.type == JobType.RIGID or not self.malleable or self.order == "drf":
-                size = self._minimum(job)
-            else:
-                size = min(len(free), job.num_nodes_max)
-                if size < job.num_nodes_min:
-                    continue
-            if size <= len(free):
-                job.assign(free[:size])
-                del free[:size]
-        if self.malleable and free:
-            self._grow(jobs, free)
+        if (
+            system["invocation_type"] == InvocationType.INVOKE_EVOLVING_REQUEST
+            and self.sizing == "malleable"
+        ):
+            self._evolve(system["job"], system["evolving_request"], free)
+        self._pending = [view for view in self._pending if view.state == JobState.PENDING]
+        self._running = [view for view in self._running if view.state in _ACTIVE]
+        queue = [view.identifier for view in self._pending]
+        if self.order not in ("fcfs", "drf"):
+            queue.sort(key=lambda job: (self._key(job), job))
+        if self.sizing == "malleable":
+            self._malleable(queue, free)
+        elif free and queue:
+            self._rigid(queue, free, system["time"])
 
-    def _evolve(self, job, request: int, free: list) -> None:
-        if job.state != JobState.RUNNING:
-            return
-        current = len(job.assigned_nodes)
-        if request < current:
-            job.remove(job.assigned_nodes[request:])
-        elif request > current and free:
-            grow = min(request - current, len(free))
-            job.assign(free[:grow])
-            del free[:grow]
+    def _start(self, identifier: int, size: int, free: list) -> None:
+        view = self._views[identifier]
+        view.assign(free[:size])
+        del free[:size]
+        self._running.append(view)
 
-    def _grow(self, jobs, free: list) -> None:
-        running = [job for job in jobs if job.state == JobState.RUNNING and job.type in _GROWABLE
-                   and len(job.assigned_nodes) < job.num_nodes_max]
-        if self.order == "drf":  # progressive filling: one node at a time to the lowest share
-            while free and running:
-                job = min(running, key=lambda job: (len(job.assigned_nodes), job.identifier))
-                job.assign(free.pop(0))
-                if len(job.assigned_nodes) >= job.num_nodes_max:
-                    running.remove(job)
+    def _rigid(self, queue: list, free: list, now: float) -> None:
+        releases = [
+            (
+                max(
+                    view.start_time + self.estimate(view.identifier, len(view.assigned_nodes), 0),
+                    now,
+                ),
+                len(view.assigned_nodes),
+            )
+            for view in self._running
+        ]
+        for job in rigid_starts(
+            queue,
+            self.requested,
+            self.runtime,
+            len(free),
+            releases,
+            now,
+            backfill=self.sizing == "rigid",
+        ):
+            self._start(job, self.requested[job], free)
+
+    def _malleable(self, queue: list, free: list) -> None:
+        low, high, kind = self.low, self.high, self.kind
+        running = [view.identifier for view in self._running]
+        sizes = [len(view.assigned_nodes) for view in self._running]
+        floors = (
+            [low[job] if kind[job] == MALLEABLE else size for job, size in zip(running, sizes)]
+            if self.shrink
+            else sizes
+        )
+        spare = len(free) + sum(sizes) - sum(floors)
+        admitted = admit(queue, spare, low)
+        if not admitted and not free:
             return
-        if self.order != "fcfs":
-            running.sort(key=self._key)
-        for job in running:
-            grow = min(len(free), job.num_nodes_max - len(job.assigned_nodes))
+        spare -= sum(low[job] for job in admitted)
+        targets = malleable_targets(
+            running,
+            sizes,
+            floors,
+            admitted,
+            spare,
+            low,
+            high,
+            kind,
+            lambda grown, new: [self._key(job) for job in (*grown, *new)],
+            fair=self.order == "drf",
+        )
+        for view, size in zip(
+            list(self._running), sizes
+        ):  # shrinks: effective at the job's scheduling point
+            if targets[view.identifier] < size:
+                view.remove(view.assigned_nodes[targets[view.identifier] :])
+        for job in admitted:
+            if targets[job] <= len(
+                free
+            ):  # else: nodes a shrink frees later; a later call starts it
+                self._start(job, targets[job], free)
+        for view, size in zip(list(self._running), sizes):
+            grow = min(targets[view.identifier] - size, len(free))
             if grow > 0:
-                job.assign(free[:grow])
+                view.assign(free[:grow])
                 del free[:grow]
 
+    def _evolve(self, view, request: int, free: list) -> None:
+        if view.state != JobState.RUNNING:
+            return
+        current = len(view.assigned_nodes)
+        if request < current:
+            view.remove(view.assigned_nodes[request:])
+        elif request > current and free:
+            grow = min(request - current, len(free))
+            view.assign(free[:grow])
+            del free[:grow]
 
-ALGORITHMS = {
-    "fcfs-rigid": ("fcfs", False), "fcfs-malleable": ("fcfs", True),
-    "sjf-rigid": ("sjf", False), "sjf-malleable": ("sjf", True),
-    "drf": ("drf", True), "srtf": ("srtf", True),
-}
+
+ALGORITHMS = tuple(
+    POLICIES
+)  # fcfs-rigid, sjf-rigid, their -greedy readings, and the four malleable policies
 
 
 def make_algorithm(name: str) -> Policy:
     """A fresh built-in policy by name (see ALGORITHMS)."""
-    order, malleable = ALGORITHMS[name]
-    return Policy(order, malleable)
+    return Policy(name)

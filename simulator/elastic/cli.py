@@ -1,44 +1,111 @@
-"""`cosched elastic`: run an ElastiSim scenario (configuration, jobs, application models, platform) in process.
+"""`cosched elastic`: run an ElastiSim scenario (configuration, jobs, application models, platform)
+in process.
 
-Thin layer: read the configuration, platform and jobs, load the algorithm (an elastisim-python file or a built-in
-policy name), simulate, write ElastiSim's CSV files plus jobs.csv and summary.json, print the summary.
+Thin layer: read the configuration, platform and jobs, load the algorithm (an elastisim-python file
+or a built-in
+policy name), simulate, write ElastiSim's CSV files plus jobs.csv and summary.json, print the
+summary. The
+simulation modules are imported when the command runs, matplotlib only with --plots.
 """
+
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import warnings
 from pathlib import Path
 
-from cosched.cli_options import (add_json, add_out, add_plots, add_quiet, announce, deprecation,
-                                  plots_target)
+from cosched.cli_options import (
+    add_json,
+    add_out,
+    add_plots,
+    add_quiet,
+    announce,
+    deprecation,
+    plots_target,
+)
 from cosched.errors import InputError
-from cosched.simulator.elastic.algorithms import ALGORITHMS
 
-__all__ = ["register"]
+__all__ = ["register", "PRESETS", "POLICY_NAMES"]
 
 _UNWRITTEN = ("network_activity", "gpu_utilization", "task_times")
+# the built-in policies (cosched.simulator.elastic.algorithms.ALGORITHMS; listed here so --help
+# imports nothing)
+POLICY_NAMES = (
+    "fcfs-rigid",
+    "sjf-rigid",
+    "fcfs-rigid-greedy",
+    "sjf-rigid-greedy",
+    "fcfs-malleable",
+    "sjf-malleable",
+    "srtf",
+    "drf",
+)
+PRESET_ROOT = Path(__file__).resolve().parent / "presets"
+PRESETS = {
+    "example": "ElastiSim's example project: 500 jobs of all five types on 128 nodes (BSD-3, "
+    "bundled)"
+}
+PRESET_CONFIG = "data/input/configuration.json"
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "elastic", help="run an ElastiSim configuration (rigid, moldable, malleable, evolving, adaptive jobs)",
-        description="Simulate an ElastiSim scenario without SimGrid or ZeroMQ: the configuration's jobs file, "
-                    "application models and platform (SimGrid XML subset or JSON) under an elastisim-python "
-                    "algorithm file, run unmodified, or a built-in policy. Relative paths in the inputs resolve "
-                    "against the working directory, as in ElastiSim. Writes job_statistics.csv and "
-                    "node_utilization.csv (and cpu_utilization.csv, pfs_utilization.csv with sensing on) where "
-                    "the configuration says, or all into --out, plus jobs.csv (node count over time per job) and "
-                    "summary.json.")
-    parser.add_argument("config", metavar="CONFIG.json", help="ElastiSim configuration file")
-    policy = parser.add_mutually_exclusive_group(required=True)
-    policy.add_argument("--scheduler", dest="algorithm", choices=ALGORITHMS, metavar="NAME",
-                        help=f"a built-in policy: {', '.join(ALGORITHMS)}")
-    policy.add_argument("--algorithm", action=_AlgorithmFile, metavar="ALGO.py",
-                        help="an elastisim-python algorithm file (defines schedule(jobs, nodes, system))")
-    add_out(parser, "folder", "every output file goes here instead of the paths in the configuration")
-    add_plots(parser, "the node-allocation Gantt, allocated nodes over time and wait/turnaround box plots",
-              default_on=False)
+        "elastic",
+        help="run an ElastiSim configuration (rigid, moldable, malleable, evolving, adaptive jobs)",
+        description="Simulate an ElastiSim scenario without SimGrid or ZeroMQ: the "
+        "configuration's jobs file, "
+        "application models and platform (SimGrid XML subset or JSON) under an elastisim-python "
+        "algorithm file, run unmodified, or a built-in policy. Relative paths in the inputs "
+        "resolve "
+        "against the working directory, as in ElastiSim. Writes job_statistics.csv and "
+        "node_utilization.csv (and cpu_utilization.csv, pfs_utilization.csv with sensing on) where "
+        "the configuration says, or all into --out, plus jobs.csv (node count over time per job) "
+        "and "
+        "summary.json.",
+    )
+    parser.add_argument(
+        "config",
+        metavar="CONFIG.json|PRESET",
+        help="ElastiSim configuration file, or a bundled project: "
+        + "; ".join(f"{name}: {text}" for name, text in PRESETS.items())
+        + f" (needs --out; the project's files are in {PRESET_ROOT})",
+    )
+    policy = parser.add_mutually_exclusive_group()
+    policy.add_argument(
+        "--scheduler",
+        dest="algorithm",
+        choices=POLICY_NAMES,
+        metavar="NAME",
+        help=f"a built-in policy, one of: {', '.join(POLICY_NAMES)}",
+    )
+    policy.add_argument(
+        "--algorithm",
+        action=_AlgorithmFile,
+        metavar="ALGO.py",
+        help="an elastisim-python algorithm file (defines schedule(jobs, nodes, system)); one of "
+        "--scheduler or --algorithm is required, except for a preset, which runs its own "
+        "algorithm.py by default",
+    )
+    parser.add_argument(
+        "--algorithm-time-limit",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="wall time one call of an algorithm file's schedule() may take before the run stops "
+        "(exit 2); 0: no limit (default 30)",
+    )
+    add_out(
+        parser, "folder", "every output file goes here instead of the paths in the configuration"
+    )
+    add_plots(
+        parser,
+        "DIR/plots/: the node-allocation Gantt, allocated nodes over time and wait/turnaround "
+        "box plots (matplotlib is imported only then)",
+        default_on=False,
+    )
     add_json(parser, "the summary")
     add_quiet(parser)
     parser.set_defaults(func=_contained_command)
@@ -48,13 +115,14 @@ class _AlgorithmFile(argparse.Action):
     """`--algorithm FILE.py`; a built-in policy name there is the old spelling of `--scheduler NAME`."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        if values in ALGORITHMS:
+        if values in POLICY_NAMES:
             warnings.warn(deprecation(f"--algorithm {values}", f"--scheduler {values}"), FutureWarning)
         setattr(namespace, self.dest, values)
 
 
 def _outputs(configuration, out: str | None) -> dict[str, Path]:
-    """Every output path: the configuration's, or all inside --out."""
+    """Every output path: the configuration's, or all inside --out. Two outputs on one file are bad
+    input."""
     keys = [key for key in configuration.outputs if key not in _UNWRITTEN]
     if out is not None:
         folder = Path(out)
@@ -63,55 +131,161 @@ def _outputs(configuration, out: str | None) -> dict[str, Path]:
     else:
         paths = {key: Path(configuration.outputs[key]) for key in keys}
         folder = paths["job_statistics"].parent if "job_statistics" in paths else Path(".")
+        seen: dict[str, str] = {}
+        own = {
+            os.path.abspath(folder / "jobs.csv"): "jobs.csv (cosched's node counts per job)",
+            os.path.abspath(folder / "summary.json"): "summary.json (cosched's summary)",
+        }
+        for key in (*keys, *(key for key in configuration.outputs if key in _UNWRITTEN)):
+            where = os.path.abspath(configuration.outputs[key])
+            other = seen.get(where) or own.get(where)
+            if other is not None:
+                raise InputError(
+                    f"{configuration.outputs[key]} is also the output of {other}; give each output "
+                    f"its own file (or use --out DIR)",
+                    source=configuration.source,
+                    field=key,
+                )
+            seen[where] = key
     paths["jobs"] = folder / "jobs.csv"
     paths["summary"] = folder / "summary.json"
     return paths
 
 
-def _algorithm(value: str):
-    from cosched.simulator.elastic.algorithms import make_algorithm
-    from cosched.simulator.elastic.compat import load_algorithm
+def _algorithm(value: str, time_limit: float, name: str | None = None):
+    from cosched.simulator.elastic.compat import GuardedAlgorithm, load_algorithm
 
-    if value in ALGORITHMS:
+    if value in POLICY_NAMES:
+        from cosched.simulator.elastic.algorithms import make_algorithm
+
         return make_algorithm(value), value
     if value.endswith(".py") or Path(value).exists():
-        return load_algorithm(value), value
-    raise InputError(f"neither a .py file nor a built-in policy ({', '.join(ALGORITHMS)})", source=value,
-                     field="--algorithm")
+        return GuardedAlgorithm(load_algorithm(value), name or value, time_limit), name or value
+    raise InputError(
+        f"neither a .py file nor a built-in policy ({', '.join(POLICY_NAMES)})",
+        source=value,
+        field="--algorithm",
+    )
+
+
+@contextlib.contextmanager
+def _inside(folder: Path | None):
+    """Run with `folder` as working directory (a preset's relative paths), or where we are."""
+    if folder is None:
+        yield
+        return
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def _preset(args) -> Path | None:
+    """The bundled project's root if CONFIG names a preset (and no such file exists here), else
+    None."""
+    if args.config not in PRESETS or Path(args.config).exists():
+        return None
+    if args.out is None:
+        raise InputError(
+            "a preset writes into --out DIR (its own folder is part of the installed package)",
+            source=args.config,
+            field="--out",
+        )
+    return PRESET_ROOT / args.config
 
 
 def _command(args) -> int:
     from cosched.outputs import atomic_path, check_outputs, output_dir
     from cosched.simulator.elastic import results
+    from cosched.simulator.elastic.compat import DEFAULT_TIME_LIMIT, GuardedAlgorithm
     from cosched.simulator.elastic.config import load_configuration
     from cosched.simulator.elastic.expressions import Expressions
     from cosched.simulator.elastic.platform import load_platform
     from cosched.simulator.elastic.runtime import simulate
-    from cosched.simulator.elastic.workload import load_jobs
+    from cosched.simulator.elastic.workload import check_platform_fit, load_jobs
 
-    configuration = load_configuration(args.config)
-    paths = _outputs(configuration, args.out)
-    if "job_statistics" not in paths:
-        raise InputError("no output path: give job_statistics in the configuration or --out DIR",
-                         source=args.config, field="job_statistics")
-    plots = plots_target(args, paths["job_statistics"].parent) if args.plots is not None else None
-    check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"),
-                  *((None if args.out else key, path, "file") for key, path in paths.items()))
-    skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
-    if skipped:
-        warnings.warn(f"{', '.join(skipped)} not written: the flow model does not track GPU or network activity "
-                      f"per node, nor single task times")
-    algorithm, name = _algorithm(args.algorithm)
-    expressions = Expressions()
-    platform = load_platform(configuration.platform_file)
-    jobs = load_jobs(configuration.jobs_file, expressions)
-    sim = simulate(configuration, platform, jobs, algorithm, expressions=expressions, algorithm_name=name)
+    preset = _preset(args)
+    time_limit = (
+        DEFAULT_TIME_LIMIT if args.algorithm_time_limit is None else args.algorithm_time_limit
+    )
+    if not time_limit >= 0:
+        raise InputError(
+            f"must be at least 0 seconds, got {time_limit}", field="--algorithm-time-limit"
+        )
+    if args.algorithm is None and preset is None:
+        raise InputError(
+            "give --scheduler NAME or --algorithm FILE.py",
+            source=args.config,
+            field="--algorithm",
+        )
+    if args.out is not None:
+        args.out = os.path.abspath(args.out)
+    if isinstance(args.plots, str):  # `--plots DIR`: where the user is, not in a preset's folder
+        args.plots = os.path.abspath(args.plots)
+    if (
+        preset is not None
+        and args.algorithm not in (None, *POLICY_NAMES)
+        and Path(args.algorithm).exists()
+    ):
+        args.algorithm = os.path.abspath(
+            args.algorithm
+        )  # before the preset's folder becomes the working one
+    with _inside(preset):
+        configuration = load_configuration(PRESET_CONFIG if preset is not None else args.config)
+        paths = _outputs(configuration, args.out)
+        if "job_statistics" not in paths:
+            raise InputError(
+                "no output path: give job_statistics in the configuration or --out DIR",
+                source=args.config,
+                field="job_statistics",
+            )
+        plots = plots_target(args, paths["job_statistics"].parent / "plots") if args.plots else None
+        check_outputs(
+            ("--out", args.out, "folder"),
+            ("--plots", plots, "folder"),
+            *((None if args.out else key, path, "file") for key, path in paths.items()),
+        )
+        skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
+        if skipped:
+            warnings.warn(
+                f"{', '.join(skipped)} not written: the flow model does not track GPU or network "
+                f"activity per node, nor single task times"
+            )
+        if args.algorithm is None:  # the preset's own algorithm file, named as the user can find it
+            algorithm, name = _algorithm(
+                str(preset / "algorithm.py"), time_limit, f"{args.config}/algorithm.py"
+            )
+        else:
+            algorithm, name = _algorithm(args.algorithm, time_limit)
+        expressions = Expressions()
+        platform = load_platform(configuration.platform_file)
+        jobs = load_jobs(configuration.jobs_file, expressions)
+        check_platform_fit(jobs, platform, configuration.jobs_file)
+        guard = (
+            algorithm.active()
+            if isinstance(algorithm, GuardedAlgorithm)
+            else contextlib.nullcontext()
+        )
+        with guard:
+            sim = simulate(
+                configuration,
+                platform,
+                jobs,
+                algorithm,
+                expressions=expressions,
+                algorithm_name=name,
+            )
     rows = results.job_rows(sim)
     summary = results.summary(sim, rows)
     never = summary["never_started"]
     if never:
-        warnings.warn(f"{never} job(s) never started (status 'pending' in job_statistics.csv): the algorithm left "
-                      f"them waiting when nothing else could happen")
+        warnings.warn(
+            f"{never} job(s) never started (status 'pending' in job_statistics.csv): the "
+            f"algorithm left "
+            f"them waiting when nothing else could happen"
+        )
     written = []
 
     def write():
@@ -119,18 +293,25 @@ def _command(args) -> int:
         if "node_utilization" in paths:
             written.append(results.write_node_utilization(sim, paths["node_utilization"]))
         if "pfs_utilization" in paths:
-            written.append(results.write_pfs_utilization(sim, paths["pfs_utilization"],
-                                                         configuration.sensing_interval))
+            written.append(
+                results.write_pfs_utilization(
+                    sim, paths["pfs_utilization"], configuration.sensing_interval
+                )
+            )
         if "cpu_utilization" in paths:
-            written.append(results.write_cpu_utilization(sim, paths["cpu_utilization"],
-                                                         configuration.sensing_interval))
+            written.append(
+                results.write_cpu_utilization(
+                    sim, paths["cpu_utilization"], configuration.sensing_interval
+                )
+            )
         written.append(results.write_jobs(rows, paths["jobs"]))
         with atomic_path(paths["summary"]) as tmp:
             tmp.write_text(json.dumps(summary, indent=2) + "\n")
         written.append(paths["summary"])
         if plots is not None:
-            from cosched.simulator.elastic.plots import write_elastic_plots
-            written.extend(write_elastic_plots(sim, rows, plots))
+            from cosched.simulator.elastic.plots import write_plots
+
+            written.extend(write_plots(sim, rows, plots))
 
     if args.out is not None:
         with output_dir(args.out):
@@ -149,8 +330,11 @@ def _print_text(summary: dict) -> None:
     def seconds(value):
         return "-" if value is None else f"{value:.1f}"
 
-    print(f"elastic: {summary['algorithm']} on {summary['nodes']} nodes: {summary['completed']} completed, "
-          f"{summary['killed']} killed, {summary['never_started']} never started")
+    print(
+        f"elastic: {summary['algorithm']} on {summary['nodes']} nodes: {summary['completed']} "
+        f"completed, "
+        f"{summary['killed']} killed, {summary['never_started']} never started"
+    )
     print(f"makespan [s]      {summary['makespan']:.1f}")
     print(f"utilization       {summary['utilization']:.3f}")
     print(f"mean_wait [s]     {seconds(summary['mean_wait'])}")
@@ -159,8 +343,10 @@ def _print_text(summary: dict) -> None:
     print(f"invocations       {summary['invocations']} ({summary['dropped_invocations']} dropped)")
     print(f"wall [s]          {summary['wall_seconds']:.2f}")
     for kind, stats in summary["by_type"].items():
-        print(f"  {kind:<10} jobs {stats['jobs']:>4}  wait [s] {seconds(stats['mean_wait']):>10}  "
-              f"turnaround [s] {seconds(stats['mean_turnaround']):>10}")
+        print(
+            f"  {kind:<10} jobs {stats['jobs']:>4}  wait [s] {seconds(stats['mean_wait']):>10}  "
+            f"turnaround [s] {seconds(stats['mean_turnaround']):>10}"
+        )
 
 
 def _contained_command(args) -> int:

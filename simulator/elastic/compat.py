@@ -1,38 +1,80 @@
-"""The elastisim-python interface inside cosched, so ElastiSim algorithm files run unmodified (001 §5.1, §5.5).
+"""The elastisim-python interface inside cosched, so ElastiSim algorithm files run unmodified (001
+§5.1, §5.5).
 
 An algorithm file written for ElastiSim imports `from elastisim_python import ...`, defines
-`schedule(jobs, nodes, system)` and calls `pass_algorithm(schedule, url)` under `if __name__ == '__main__'`.
-`load_algorithm` executes the file under another module name (so that block does not run) while a temporary
-`sys.modules['elastisim_python']` entry points at the classes below; nothing named `elastisim_python` stays
-installed. The classes keep elastisim-python's names, enum values, attributes and operations; the simulation
+`schedule(jobs, nodes, system)` and calls `pass_algorithm(schedule, url)` under `if __name__ ==
+'__main__'`.
+`load_algorithm` executes the file under another module name (so that block does not run) while a
+temporary
+`sys.modules['elastisim_python']` entry points at the classes below; nothing named
+`elastisim_python` stays
+installed. The classes keep elastisim-python's names, enum values, attributes and operations; the
+simulation
 updates their attributes in place between invocations instead of sending JSON over ZeroMQ.
 """
+
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import os
+import signal
 import sys
+import threading
+import time
 import types
 from pathlib import Path
 from typing import Any, Callable
 
 from cosched.errors import InputError
 
-__all__ = ["InvocationType", "JobType", "JobState", "NodeType", "NodeState", "GpuState", "Gpu", "Job", "Node",
-           "pass_algorithm", "load_algorithm", "MODULE_NAME"]
+__all__ = [
+    "InvocationType",
+    "JobType",
+    "JobState",
+    "NodeType",
+    "NodeState",
+    "GpuState",
+    "Gpu",
+    "Job",
+    "Node",
+    "pass_algorithm",
+    "load_algorithm",
+    "MODULE_NAME",
+    "AlgorithmMistake",
+    "GuardedAlgorithm",
+    "DEFAULT_TIME_LIMIT",
+]
 
 MODULE_NAME = "elastisim_python"
+DEFAULT_TIME_LIMIT = (
+    30.0  # seconds one call of schedule() may take before the run stops (--algorithm-time-limit)
+)
+GRACE_SECONDS = (
+    1.0  # after a timeout or Ctrl-C, how long an algorithm that swallows the exception may go on
+)
+
+
+class AlgorithmMistake(InputError):
+    """The algorithm file did something no batch system accepts; one line naming the file and the
+    mistake."""
 
 
 class _Enumeration(type):
-    """A minimal Enum: members with `name` and `value`, `Kind(value)`, `Kind[name]`, iteration, `len`.
+    """A minimal Enum: members with `name` and `value`, `Kind(value)`, `Kind[name]`, iteration,
+    `len`.
 
-    The algorithm compares states and types millions of times; attribute access on `enum.Enum` classes costs
-    three times a plain class attribute, so these enumerations are plain classes with the same behaviour.
+    The algorithm compares states and types millions of times; attribute access on `enum.Enum`
+    classes costs
+    three times a plain class attribute, so these enumerations are plain classes with the same
+    behaviour.
     """
 
     def __new__(mcs, name, bases, namespace):
         values = {key: value for key, value in namespace.items() if not key.startswith("_")}
-        cls = super().__new__(mcs, name, bases, {key: value for key, value in namespace.items() if key not in values})
+        cls = super().__new__(
+            mcs, name, bases, {key: value for key, value in namespace.items() if key not in values}
+        )
         cls._members = {}
         for key, value in values.items():
             member = object.__new__(cls)
@@ -124,7 +166,8 @@ class Gpu:
 
 
 class Node:
-    """A compute node as the algorithm sees it: state, assigned jobs (running and expected), GPUs."""
+    """A compute node as the algorithm sees it: state, assigned jobs (running and expected),
+    GPUs."""
 
     def __init__(self, identifier: int, node_type: int, gpus: int):
         self.identifier = identifier
@@ -135,12 +178,16 @@ class Node:
         self.gpus = [Gpu(index) for index in range(gpus)]
 
     def __repr__(self) -> str:
-        return f"Node(id={self.identifier}, state={self.state.name}, assigned_job_ids={self.assigned_job_ids})"
+        return (
+            f"Node(id={self.identifier}, state={self.state.name}, "
+            f"assigned_job_ids={self.assigned_job_ids})"
+        )
 
 
 class Job:
     """A job as the algorithm sees it; `assign`, `remove`, `kill`, `assign_num_gpus_per_node` and
-    `update_runtime_argument` record a decision that the simulation applies when `schedule` returns."""
+    `update_runtime_argument` record a decision that the simulation applies when `schedule`
+    returns."""
 
     def __init__(self, spec, modified: dict):
         self.identifier: int = spec.identifier
@@ -156,9 +203,13 @@ class Job:
             self.num_gpus_per_node_min: int = spec.num_gpus_per_node_min
             self.num_gpus_per_node_max: int = spec.num_gpus_per_node_max
         self.arguments: dict[str, str] = {key: str(value) for key, value in spec.arguments.items()}
-        self.attributes: dict[str, str] = {key: str(value) for key, value in spec.attributes.items()}
+        self.attributes: dict[str, str] = {
+            key: str(value) for key, value in spec.attributes.items()
+        }
         self.state = JobState.PENDING
-        self.start_time = self.end_time = self.wait_time = self.makespan = self.turnaround_time = -1.0
+        self.start_time = self.end_time = self.wait_time = self.makespan = (
+            self.turnaround_time
+        ) = -1.0
         self.assigned_nodes: list[Node] = []
         self.assigned_node_ids: set[int] = set()
         self.assigned_num_gpus_per_node: int = 0
@@ -180,17 +231,28 @@ class Job:
         return self.identifier < other.identifier
 
     def __repr__(self) -> str:
-        return f"Job(id={self.identifier}, type={self.type.name}, state={self.state.name}, " \
-               f"assigned_node_ids={self.assigned_node_ids})"
+        return (
+            f"Job(id={self.identifier}, type={self.type.name}, state={self.state.name}, "
+            f"assigned_node_ids={self.assigned_node_ids})"
+        )
 
     def _touch(self) -> None:
         self.modified = True
         self._modified[self.identifier] = self
 
+    def _check_unfinished(self, action: str) -> None:
+        if self.state in (JobState.COMPLETED, JobState.KILLED):
+            mistake = AlgorithmMistake(
+                f"{action} job {self.identifier}, which has {self.state.name.lower()}"
+            )
+            _MISTAKES.append(mistake)  # reported even if the algorithm catches the exception
+            raise mistake
+
     def assign(self, nodes: Node | list[Node]) -> None:
         """Add nodes to the job's configuration."""
         if self.kill_flag:
             raise RuntimeError("Job already flagged to be killed")
+        self._check_unfinished("assigned nodes to")
         for node in nodes if isinstance(nodes, list) else [nodes]:
             if node.identifier not in self.assigned_node_ids:
                 self.assigned_node_ids.add(node.identifier)
@@ -201,9 +263,12 @@ class Job:
         """Take nodes out of the job's configuration."""
         if self.kill_flag:
             raise RuntimeError("Job already flagged to be killed")
+        self._check_unfinished("removed nodes from")
         removed = {node.identifier for node in (nodes if isinstance(nodes, list) else [nodes])}
         self.assigned_node_ids -= removed
-        self.assigned_nodes = [node for node in self.assigned_nodes if node.identifier not in removed]
+        self.assigned_nodes = [
+            node for node in self.assigned_nodes if node.identifier not in removed
+        ]
         self._touch()
 
     def kill(self) -> None:
@@ -224,28 +289,190 @@ class Job:
 
 
 _PASSED: list[Callable] = []
+_MISTAKES: list[AlgorithmMistake] = []
+
+
+class _Timeout(BaseException):
+    """Raised into schedule() when one call passes the time limit (a BaseException: `except
+    Exception` in the
+    algorithm does not swallow it)."""
+
+
+class GuardedAlgorithm:
+    """An algorithm file's `schedule` with the batch system's guards around each call.
+
+    - its prints go to stderr (never into the command's `--json` output);
+    - an exception, `sys.exit`, a `KeyboardInterrupt` it raises itself, or a node assigned to a
+    finished job
+      stops the run with one line naming the file, the simulated time and the mistake
+      (`AlgorithmMistake`);
+    - the job and node lists persist between calls, as in elastisim-python (which indexes them by
+    id): an
+      algorithm that empties, shortens, extends or reorders them is stopped the same way;
+    - inside `active()` (the command uses it; main thread only) one call may take at most
+    `time_limit` seconds
+      of wall time, and Ctrl-C interrupts a looping algorithm; an algorithm that swallows the
+      timeout or the
+      interrupt is ended `GRACE_SECONDS` later without writing anything (exit 2, or 130 for Ctrl-C).
+    """
+
+    def __init__(self, schedule: Callable, name: str, time_limit: float = DEFAULT_TIME_LIMIT):
+        self.schedule, self.name, self.time_limit = schedule, name, float(time_limit)
+        self._active = self._inside = self._interrupted = self._timed_out = False
+
+    def _mistake(self, text: str, system) -> AlgorithmMistake:
+        kind = system.get("invocation_type")
+        when = f" (time {system.get('time', 0):g}, {getattr(kind, 'name', kind)})"
+        return AlgorithmMistake(text + when, source=self.name)
+
+    def __call__(self, jobs, nodes, system) -> None:
+        counts, firsts = (len(jobs), len(nodes)), (jobs[:1], jobs[-1:], nodes[:1], nodes[-1:])
+        limit = self.time_limit if self._active else 0.0
+        if limit > 0:
+            signal.setitimer(signal.ITIMER_REAL, limit)
+        stdout, sys.stdout = sys.stdout, sys.stderr
+        self._inside, self._timed_out = True, False
+        del _MISTAKES[:]
+        try:
+            self.schedule(jobs, nodes, system)
+        except _Timeout:
+            raise self._mistake(
+                f"one call of schedule() ran longer than the time limit of {limit:g} s (raise it "
+                f"with --algorithm-time-limit)",
+                system,
+            ) from None
+        except AlgorithmMistake as error:
+            raise self._mistake(error.message, system) from None
+        except InputError as error:
+            raise error.naming(self.name) from None
+        except KeyboardInterrupt:
+            if self._interrupted:  # Ctrl-C (or SIGTERM): the run stops as interrupted
+                raise
+            raise self._mistake(
+                "schedule() raised KeyboardInterrupt itself (no Ctrl-C was pressed)", system
+            ) from None
+        except SystemExit as error:
+            raise self._mistake(
+                f"schedule() called sys.exit({error.code!r}); an algorithm returns instead", system
+            ) from None
+        except Exception as error:  # user code: any failure is the algorithm's mistake
+            raise self._mistake(
+                f"schedule() raised {type(error).__name__}: {error}", system
+            ) from None
+        finally:
+            self._inside = False
+            if limit > 0:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            sys.stdout = stdout
+        if _MISTAKES:
+            raise self._mistake(_MISTAKES[0].message, system)
+        if (len(jobs), len(nodes)) != counts or (
+            jobs[:1],
+            jobs[-1:],
+            nodes[:1],
+            nodes[-1:],
+        ) != firsts:
+            which = (
+                "job" if len(jobs) != counts[0] or (jobs[:1], jobs[-1:]) != firsts[:2] else "node"
+            )
+            raise self._mistake(
+                f"schedule() changed the {which} list it was given ({counts[which == 'node']} "
+                f"{which}s before, {len(jobs) if which == 'job' else len(nodes)} after, or "
+                f"reordered); the lists persist between calls, as in elastisim-python, so an "
+                f"algorithm sorts or filters a copy",
+                system,
+            )
+
+    def _alarm(self, signum, frame) -> None:
+        if not self._inside:
+            return
+        if (
+            self._interrupted or self._timed_out
+        ):  # the algorithm swallowed the exception: end the process
+            reason = (
+                "interrupted"
+                if self._interrupted
+                else f"error: {self.name}: schedule() ignored its time limit of "
+                f"{self.time_limit:g} s"
+            )
+            os.write(2, f"cosched elastic: {reason}\n".encode())
+            os._exit(128 + signal.SIGINT if self._interrupted else 2)
+        self._timed_out = True
+        signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)
+        raise _Timeout()
+
+    @contextlib.contextmanager
+    def active(self):
+        """The time limit and Ctrl-C handling for the calls made inside (main thread only; else no
+        limit)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        outer = signal.getitimer(signal.ITIMER_REAL)[
+            0
+        ]  # someone else's alarm (pytest-timeout): restored after
+        entered = time.monotonic()
+        previous_alarm = signal.signal(signal.SIGALRM, self._alarm)
+        previous_int = signal.getsignal(signal.SIGINT)
+
+        def interrupt(signum, frame):
+            self._interrupted = True
+            if self._inside:  # a hard stop if the algorithm swallows the KeyboardInterrupt
+                signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)
+            if callable(previous_int):
+                previous_int(signum, frame)
+            raise KeyboardInterrupt
+
+        if previous_int is not signal.SIG_IGN:
+            signal.signal(signal.SIGINT, interrupt)
+        self._active = self.time_limit > 0
+        try:
+            yield self
+        finally:
+            self._active = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous_alarm)
+            if previous_int is not signal.SIG_IGN:
+                signal.signal(signal.SIGINT, previous_int)
+            if outer > 0:
+                signal.setitimer(
+                    signal.ITIMER_REAL, max(outer - (time.monotonic() - entered), 1e-3)
+                )
 
 
 def pass_algorithm(schedule: Callable, url: str | None = None) -> None:
-    """Where elastisim-python connects to the simulator; here it only records `schedule` (cosched calls it)."""
+    """Where elastisim-python connects to the simulator; here it only records `schedule` (cosched
+    calls it)."""
     _PASSED.append(schedule)
 
 
 def _module() -> types.ModuleType:
     module = types.ModuleType(MODULE_NAME, "cosched's in-process stand-in for elastisim-python")
-    for name in ("InvocationType", "JobType", "JobState", "NodeType", "NodeState", "GpuState", "Gpu", "Job", "Node",
-                 "pass_algorithm"):
+    for name in (
+        "InvocationType",
+        "JobType",
+        "JobState",
+        "NodeType",
+        "NodeState",
+        "GpuState",
+        "Gpu",
+        "Job",
+        "Node",
+        "pass_algorithm",
+    ):
         setattr(module, name, globals()[name])
     return module
 
 
 def load_algorithm(path: str | Path) -> Callable:
-    """The `schedule(jobs, nodes, system)` function of an elastisim-python algorithm file, loaded unmodified."""
+    """The `schedule(jobs, nodes, system)` function of an elastisim-python algorithm file, loaded
+    unmodified."""
     path = Path(path)
     if not path.is_file():
         raise InputError("no such algorithm file", source=str(path), field="--algorithm")
-    spec = importlib.util.spec_from_file_location(f"cosched_elastisim_algorithm_{abs(hash(str(path.resolve())))}",
-                                                  path)
+    spec = importlib.util.spec_from_file_location(
+        f"cosched_elastisim_algorithm_{abs(hash(str(path.resolve())))}", path
+    )
     if spec is None or spec.loader is None:
         raise InputError("not a Python file", source=str(path), field="--algorithm")
     module = importlib.util.module_from_spec(spec)
@@ -253,11 +480,20 @@ def load_algorithm(path: str | Path) -> Callable:
     sys.modules[MODULE_NAME] = _module()
     passed = len(_PASSED)
     try:
-        spec.loader.exec_module(module)
+        with contextlib.redirect_stdout(sys.stderr):  # the file's prints never reach --json output
+            spec.loader.exec_module(module)
     except SyntaxError as error:
-        raise InputError(f"syntax error: {error.msg}", source=str(path), line=error.lineno) from None
+        raise InputError(
+            f"syntax error: {error.msg}", source=str(path), line=error.lineno
+        ) from None
+    except SystemExit as error:
+        raise InputError(
+            f"loading the algorithm called sys.exit({error.code!r})", source=str(path)
+        ) from None
     except Exception as error:  # the file is user code: any failure on import is bad input
-        raise InputError(f"loading the algorithm failed: {type(error).__name__}: {error}", source=str(path)) from None
+        raise InputError(
+            f"loading the algorithm failed: {type(error).__name__}: {error}", source=str(path)
+        ) from None
     finally:
         if previous is None:
             sys.modules.pop(MODULE_NAME, None)
@@ -267,5 +503,9 @@ def load_algorithm(path: str | Path) -> Callable:
     if not callable(schedule):
         schedule = _PASSED[-1] if len(_PASSED) > passed else None
     if not callable(schedule):
-        raise InputError("defines no schedule(jobs, nodes, system) function", source=str(path), field="--algorithm")
+        raise InputError(
+            "defines no schedule(jobs, nodes, system) function",
+            source=str(path),
+            field="--algorithm",
+        )
     return schedule

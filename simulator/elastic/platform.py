@@ -1,12 +1,19 @@
-"""ElastiSim platforms: the SimGrid XML subset ElastiSim examples use, and an equivalent small JSON form.
+"""ElastiSim platforms: the SimGrid XML subset ElastiSim examples use, and an equivalent small JSON
+form.
 
-What is read (001 §5; SimGrid platform syntax): `<cluster>` (prefix, radical, suffix, speed, bw, lat) whose hosts
-are the compute nodes, with ElastiSim's node properties (`<prop>`: node-local burst buffer, GPUs); `<host>` with
-the `batch_system` or `pfs_host` property; `<link>`; `<zoneRoute>` / `<route>` with `<link_ctn>`, which give the
-PFS read route (PFS → compute) and write route (compute → PFS). The flow model needs per node: speed, link
-bandwidth and latency, burst-buffer bandwidths, GPUs; and per PFS direction: the bottleneck bandwidth and the
+What is read (001 §5; SimGrid platform syntax): `<cluster>` (prefix, radical, suffix, speed, bw,
+lat) whose hosts
+are the compute nodes, with ElastiSim's node properties (`<prop>`: node-local burst buffer, GPUs);
+`<host>` with
+the `batch_system` or `pfs_host` property; `<link>`; `<zoneRoute>` / `<route>` with `<link_ctn>`,
+which give the
+PFS read route (PFS → compute) and write route (compute → PFS). The flow model needs per node:
+speed, link
+bandwidth and latency, burst-buffer bandwidths, GPUs; and per PFS direction: the bottleneck
+bandwidth and the
 route latency. Node ids follow the lexicographic order of host names, as in ElastiSim.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,10 +29,36 @@ from cosched.inputs import MAX_NODES, parse_json, read_text
 
 __all__ = ["Platform", "NodeType", "parse_quantity", "load_platform", "platform_from_dict"]
 
-_PREFIXES = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18, "Z": 1e21, "Y": 1e24,
-             "Ki": 2.0 ** 10, "Mi": 2.0 ** 20, "Gi": 2.0 ** 30, "Ti": 2.0 ** 40, "Pi": 2.0 ** 50, "Ei": 2.0 ** 60}
-_TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m": 60.0, "h": 3600.0, "d": 86400.0,
-         "w": 604800.0}
+_PREFIXES = {
+    "": 1.0,
+    "k": 1e3,
+    "K": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "E": 1e18,
+    "Z": 1e21,
+    "Y": 1e24,
+    "Ki": 2.0**10,
+    "Mi": 2.0**20,
+    "Gi": 2.0**30,
+    "Ti": 2.0**40,
+    "Pi": 2.0**50,
+    "Ei": 2.0**60,
+}
+_TIME = {
+    "s": 1.0,
+    "ms": 1e-3,
+    "us": 1e-6,
+    "ns": 1e-9,
+    "ps": 1e-12,
+    "m": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+    "w": 604800.0,
+}
+MAX_GPUS_PER_NODE = 1024
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)\s*$")
 
 
@@ -40,35 +73,48 @@ def _unit_factor(kind: str, unit: str) -> float | None:
         return _TIME.get(unit or "s")
     if kind == "speed":
         for suffix in ("flops", "f"):
-            if unit.endswith(suffix) and unit[:-len(suffix)] in _PREFIXES:
-                return _PREFIXES[unit[:-len(suffix)]]
+            if unit.endswith(suffix) and unit[: -len(suffix)] in _PREFIXES:
+                return _PREFIXES[unit[: -len(suffix)]]
         return 1.0 if unit == "" else None
     if kind == "bandwidth":
         if unit == "":
             return 1.0
         for suffix, scale in (("Bps", 1.0), ("bps", 0.125)):
-            if unit.endswith(suffix) and unit[:-len(suffix)] in _PREFIXES:
-                return _PREFIXES[unit[:-len(suffix)]] * scale
+            if unit.endswith(suffix) and unit[: -len(suffix)] in _PREFIXES:
+                return _PREFIXES[unit[: -len(suffix)]] * scale
         return None
     if kind == "count":
         return 1.0 if unit == "" else None
     raise ValueError(kind)
 
 
-def parse_quantity(text, kind: str, *, source: str, field: str) -> float:
-    """A SimGrid quantity (`100Gf`, `100Gbps`, `80GBps`, `50us`, or a plain number) in flop/s, B/s or s."""
+def parse_quantity(text, kind: str, *, source: str, field: str, positive: bool = False) -> float:
+    """A SimGrid quantity (`100Gf`, `100Gbps`, `80GBps`, `50us`, or a plain number) in flop/s, B/s
+    or s;
+    `positive`: 0 is refused too (a speed or bandwidth of 0 would stall every task that uses it)."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         value, factor = float(text), 1.0
     else:
         match = _NUMBER.match(str(text)) if isinstance(text, str) else None
         factor = None if match is None else _unit_factor(kind, match.group(2))
         if factor is None:
-            raise InputError(f"not a {kind} (SimGrid units such as 100Gf, 100Gbps, 80GBps, 50us): {text!r}",
-                             source=source, field=field)
+            raise InputError(
+                f"not a {kind} (SimGrid units such as 100Gf, 100Gbps, 80GBps, 50us): {text!r}",
+                source=source,
+                field=field,
+            )
         value = float(match.group(1))
     value *= factor
     if not math.isfinite(value) or value < 0:
-        raise InputError(f"must be a finite non-negative {kind}, got {text!r}", source=source, field=field)
+        raise InputError(
+            f"must be a finite non-negative {kind}, got {text!r}", source=source, field=field
+        )
+    if positive and value == 0:
+        raise InputError(
+            f"must be a positive {kind}, got {text!r} (nothing would ever finish)",
+            source=source,
+            field=field,
+        )
     return value
 
 
@@ -100,7 +146,7 @@ def _properties(element) -> dict[str, str]:
 
 
 def _radical(text: str, *, source: str, field: str) -> list[int]:
-    numbers = []
+    ranges = []
     for part in text.split(","):
         bounds = part.strip().split("-")
         try:
@@ -108,30 +154,67 @@ def _radical(text: str, *, source: str, field: str) -> list[int]:
         except ValueError:
             low = high = None
         if low is None or high < low:
-            raise InputError(f"radical must be ranges like 100-227 or 1,3,5, got {text!r}", source=source,
-                             field=field)
-        numbers.extend(range(low, high + 1))
-    return numbers
+            raise InputError(
+                f"radical must be ranges like 100-227 or 1,3,5, got {text!r}",
+                source=source,
+                field=field,
+            )
+        ranges.append(range(low, high + 1))
+        count = sum(len(numbers) for numbers in ranges)  # counted before any list is built
+        if count > MAX_NODES.value:
+            raise InputError(
+                f"{count:,} hosts, above the limit of {MAX_NODES.value:,} compute nodes",
+                source=source,
+                field=field,
+            )
+    return [number for numbers in ranges for number in numbers]
 
 
-def _node_record(name: str, speed: float, bandwidth: float, latency: float, props: dict, *, source: str,
-                 where: str) -> dict:
+def _node_record(
+    name: str,
+    speed: float,
+    bandwidth: float,
+    latency: float,
+    props: dict,
+    *,
+    source: str,
+    where: str,
+) -> dict:
     def flag(key):
         return str(props.get(key, "false")).strip().lower() in ("true", "1", "yes")
 
     def quantity(key, kind, default=None):
         if key not in props:
             if default is None:
-                raise InputError(f"property {key} is required here", source=source, field=f"{where}: {key}")
+                raise InputError(
+                    f"property {key} is required here", source=source, field=f"{where}: {key}"
+                )
             return default
-        return parse_quantity(props[key], kind, source=source, field=f"{where}: {key}")
+        return parse_quantity(
+            props[key], kind, source=source, field=f"{where}: {key}", positive=kind != "count"
+        )
 
     bb = flag("node_local_bb")
-    gpus = int(quantity("num_gpus", "count", 0.0))
+    gpus = quantity("num_gpus", "count", 0.0)
+    if gpus != int(gpus) or gpus > MAX_GPUS_PER_NODE:
+        raise InputError(
+            f"must be a whole number of GPUs up to {MAX_GPUS_PER_NODE}, got {props['num_gpus']!r}",
+            source=source,
+            field=f"{where}: num_gpus",
+        )
+    gpus = int(gpus)
     return {
-        "name": name, "speed": speed, "bandwidth": bandwidth, "latency": latency,
-        "type": (NodeType.COMPUTE_NODE_WIDE_STRIPED_BB if flag("wide_striping") else NodeType.COMPUTE_NODE_WITH_BB)
-        if bb else NodeType.COMPUTE_NODE,
+        "name": name,
+        "speed": speed,
+        "bandwidth": bandwidth,
+        "latency": latency,
+        "type": (
+            NodeType.COMPUTE_NODE_WIDE_STRIPED_BB
+            if flag("wide_striping")
+            else NodeType.COMPUTE_NODE_WITH_BB
+        )
+        if bb
+        else NodeType.COMPUTE_NODE,
         "bb_read": quantity("bb_read_bw", "bandwidth") if bb else 0.0,
         "bb_write": quantity("bb_write_bw", "bandwidth") if bb else 0.0,
         "flops_per_byte": quantity("flops_per_byte", "count", 0.0),
@@ -145,7 +228,9 @@ def _build(records: list[dict], pfs_read, pfs_write, source: str) -> Platform:
     if not records:
         raise InputError("the platform has no compute nodes (no <cluster> hosts)", source=source)
     if len(records) > MAX_NODES.value:
-        raise InputError(f"{len(records)} compute nodes, above the limit {MAX_NODES}", source=source)
+        raise InputError(
+            f"{len(records)} compute nodes, above the limit {MAX_NODES}", source=source
+        )
     records.sort(key=lambda record: record["name"])
     names = [record["name"] for record in records]
     if len(set(names)) != len(names):
@@ -155,9 +240,22 @@ def _build(records: list[dict], pfs_read, pfs_write, source: str) -> Platform:
     def column(key, dtype=np.float64):
         return np.array([record[key] for record in records], dtype=dtype)
 
-    return Platform(tuple(names), column("speed"), column("bandwidth"), column("latency"), column("type", np.int64),
-                    column("bb_read"), column("bb_write"), column("flops_per_byte"), column("gpus", np.int64),
-                    column("gpu_speed"), column("gpu_bandwidth"), pfs_read, pfs_write, source)
+    return Platform(
+        tuple(names),
+        column("speed"),
+        column("bandwidth"),
+        column("latency"),
+        column("type", np.int64),
+        column("bb_read"),
+        column("bb_write"),
+        column("flops_per_byte"),
+        column("gpus", np.int64),
+        column("gpu_speed"),
+        column("gpu_bandwidth"),
+        pfs_read,
+        pfs_write,
+        source,
+    )
 
 
 def _load_xml(path: str) -> Platform:
@@ -175,24 +273,50 @@ def _load_xml(path: str) -> Platform:
             where = f"<{child.tag} id={child.get('id')!r}>"
             if child.tag == "cluster":
                 props = _properties(child)
-                speed = parse_quantity(child.get("speed"), "speed", source=path, field=f"{where}: speed")
-                bandwidth = parse_quantity(child.get("bw"), "bandwidth", source=path, field=f"{where}: bw")
-                latency = parse_quantity(child.get("lat", "0"), "time", source=path, field=f"{where}: lat")
-                for number in _radical(child.get("radical", ""), source=path, field=f"{where}: radical"):
+                speed = parse_quantity(
+                    child.get("speed"), "speed", source=path, field=f"{where}: speed", positive=True
+                )
+                bandwidth = parse_quantity(
+                    child.get("bw"), "bandwidth", source=path, field=f"{where}: bw", positive=True
+                )
+                latency = parse_quantity(
+                    child.get("lat", "0"), "time", source=path, field=f"{where}: lat"
+                )
+                for number in _radical(
+                    child.get("radical", ""), source=path, field=f"{where}: radical"
+                ):
                     name = f"{child.get('prefix', '')}{number}{child.get('suffix', '')}"
-                    records.append(_node_record(name, speed, bandwidth, latency, props, source=path, where=where))
+                    records.append(
+                        _node_record(
+                            name, speed, bandwidth, latency, props, source=path, where=where
+                        )
+                    )
             elif child.tag == "host":
                 props = _properties(child)
                 if props.get("pfs_host", "").lower() == "true":
                     pfs_hosts.add(child.get("id"))
                     pfs_zones.add(zone.get("id"))
                 elif props.get("batch_system", "").lower() != "true":
-                    raise InputError("compute hosts outside a <cluster> are not read (no link bandwidth); put them "
-                                     "in a <cluster> or use the JSON platform form", source=path, field=where)
+                    raise InputError(
+                        "compute hosts outside a <cluster> are not read (no link bandwidth); put "
+                        "them "
+                        "in a <cluster> or use the JSON platform form",
+                        source=path,
+                        field=where,
+                    )
             elif child.tag == "link":
                 links[child.get("id")] = (
-                    parse_quantity(child.get("bandwidth"), "bandwidth", source=path, field=f"{where}: bandwidth"),
-                    parse_quantity(child.get("latency", "0"), "time", source=path, field=f"{where}: latency"))
+                    parse_quantity(
+                        child.get("bandwidth"),
+                        "bandwidth",
+                        source=path,
+                        field=f"{where}: bandwidth",
+                        positive=True,
+                    ),
+                    parse_quantity(
+                        child.get("latency", "0"), "time", source=path, field=f"{where}: latency"
+                    ),
+                )
             elif child.tag in ("zoneRoute", "route", "ASroute"):
                 routes.append(child)
     pfs_read = pfs_write = None
@@ -201,8 +325,11 @@ def _load_xml(path: str) -> Platform:
         ids = [ctn.get("id") for ctn in route.findall("link_ctn")]
         missing = [link for link in ids if link not in links]
         if missing:
-            raise InputError(f"route uses the undefined link {missing[0]!r}", source=path,
-                             field=f"<{route.tag} src={src!r} dst={dst!r}>")
+            raise InputError(
+                f"route uses the undefined link {missing[0]!r}",
+                source=path,
+                field=f"<{route.tag} src={src!r} dst={dst!r}>",
+            )
         if not ids:
             continue
         bottleneck = min(ids, key=lambda link: links[link][0])
@@ -221,10 +348,13 @@ def _load_xml(path: str) -> Platform:
 
 
 def platform_from_dict(document, source: str = "<platform>") -> Platform:
-    """The JSON form: {"clusters": [{prefix, radical, suffix, speed, bw, lat, properties}], "pfs": {read_bw,
+    """The JSON form: {"clusters": [{prefix, radical, suffix, speed, bw, lat, properties}], "pfs":
+    {read_bw,
     write_bw, latency}}, with the units and property names of the XML form."""
     if not isinstance(document, dict) or not isinstance(document.get("clusters"), list):
-        raise InputError("a JSON platform is an object with a list 'clusters'", source=source, field="clusters")
+        raise InputError(
+            "a JSON platform is an object with a list 'clusters'", source=source, field="clusters"
+        )
     records = []
     for index, cluster in enumerate(document["clusters"]):
         where = f"clusters[{index}]"
@@ -233,14 +363,32 @@ def platform_from_dict(document, source: str = "<platform>") -> Platform:
         for key in ("radical", "speed", "bw"):
             if key not in cluster:
                 raise InputError("missing", source=source, field=f"{where}: {key}")
-        speed = parse_quantity(cluster["speed"], "speed", source=source, field=f"{where}: speed")
-        bandwidth = parse_quantity(cluster["bw"], "bandwidth", source=source, field=f"{where}: bw")
-        latency = parse_quantity(cluster.get("lat", 0), "time", source=source, field=f"{where}: lat")
-        props = {key: str(value).lower() if isinstance(value, bool) else str(value)
-                 for key, value in (cluster.get("properties") or {}).items()}
+        speed = parse_quantity(
+            cluster["speed"], "speed", source=source, field=f"{where}: speed", positive=True
+        )
+        bandwidth = parse_quantity(
+            cluster["bw"], "bandwidth", source=source, field=f"{where}: bw", positive=True
+        )
+        latency = parse_quantity(
+            cluster.get("lat", 0), "time", source=source, field=f"{where}: lat"
+        )
+        properties = cluster.get("properties") or {}
+        if not isinstance(properties, dict):
+            raise InputError(
+                "must be an object of node properties", source=source, field=f"{where}: properties"
+            )
+        for key in ("prefix", "suffix"):
+            if not isinstance(cluster.get(key, ""), str):
+                raise InputError("must be a string", source=source, field=f"{where}: {key}")
+        props = {
+            key: str(value).lower() if isinstance(value, bool) else str(value)
+            for key, value in properties.items()
+        }
         for number in _radical(str(cluster["radical"]), source=source, field=f"{where}: radical"):
             name = f"{cluster.get('prefix', '')}{number}{cluster.get('suffix', '')}"
-            records.append(_node_record(name, speed, bandwidth, latency, props, source=source, where=where))
+            records.append(
+                _node_record(name, speed, bandwidth, latency, props, source=source, where=where)
+            )
     pfs = document.get("pfs")
     pfs_read = pfs_write = None
     if pfs is not None:
@@ -250,10 +398,20 @@ def platform_from_dict(document, source: str = "<platform>") -> Platform:
         for key in ("read_bw", "write_bw"):
             if key not in pfs:
                 raise InputError("missing", source=source, field=f"pfs: {key}")
-        pfs_read = ("PFS_read", parse_quantity(pfs["read_bw"], "bandwidth", source=source, field="pfs: read_bw"),
-                    latency)
-        pfs_write = ("PFS_write", parse_quantity(pfs["write_bw"], "bandwidth", source=source, field="pfs: write_bw"),
-                     latency)
+        pfs_read = (
+            "PFS_read",
+            parse_quantity(
+                pfs["read_bw"], "bandwidth", source=source, field="pfs: read_bw", positive=True
+            ),
+            latency,
+        )
+        pfs_write = (
+            "PFS_write",
+            parse_quantity(
+                pfs["write_bw"], "bandwidth", source=source, field="pfs: write_bw", positive=True
+            ),
+            latency,
+        )
     return _build(records, pfs_read, pfs_write, source)
 
 

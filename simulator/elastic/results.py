@@ -18,6 +18,7 @@ import numpy as np
 
 from cosched.outputs import atomic_path
 from cosched.simulator.elastic.runtime import Simulation
+from cosched.simulator.elastic.sensing import busy_shares, write_series
 
 __all__ = ["JOB_STATISTICS_COLUMNS", "NODE_UTILIZATION_COLUMNS", "PFS_UTILIZATION_COLUMNS", "JOBS_COLUMNS",
            "job_rows", "stays", "write_job_statistics", "write_node_utilization", "write_pfs_utilization",
@@ -113,24 +114,8 @@ def _per_interval(times: np.ndarray, levels: np.ndarray, samples: np.ndarray, in
 
 
 def _write_table(path, header, table: np.ndarray) -> Path:
-    """A CSV of a time column and value columns; rows of only 0s and 1s (most rows of a sensing series) are
-    written from bytes directly, which keeps a 128-node series of 100,000 intervals to about a second."""
-    columns = table.shape[1] - 1
-    row = ",".join(["%.6g"] * columns)
-    with atomic_path(path) as tmp, open(tmp, "w") as handle:
-        handle.write(",".join(header) + "\n")
-        for start in range(0, len(table), 10_000):  # blocks keep memory bounded
-            block = table[start:start + 10_000]
-            values = block[:, 1:]
-            binary = ((values == 0) | (values == 1)).all(axis=1)
-            chars = np.full((len(block), 2 * columns), ord(","), dtype=np.uint8)
-            chars[:, 0::2] = np.where(values == 1, ord("1"), ord("0"))
-            chars[:, -1] = ord("\n")
-            lines = chars.tobytes().decode("ascii").split("\n")
-            for index in np.flatnonzero(~binary).tolist():
-                lines[index] = row % tuple(values[index].tolist())
-            handle.write("".join(f"{when:.10g},{line}\n" for when, line in zip(block[:, 0].tolist(), lines)))
-    return Path(path)
+    """A CSV of a time column and value columns (cosched.simulator.elastic.sensing.write_series)."""
+    return write_series(path, header, table[:, 0], [table[:, column] for column in range(1, table.shape[1])])
 
 
 def write_pfs_utilization(sim: Simulation, path: str | Path, interval: float) -> Path:
@@ -152,13 +137,13 @@ def write_cpu_utilization(sim: Simulation, path: str | Path, interval: float) ->
     for _, start, end, nodes in sim.io_log:
         for node in nodes:
             changes[node] += ((start, -1), (end, 1))
-    columns = [samples]
+    columns = []
     for events in changes:
         events.sort()
         times = np.array([when for when, _ in events])
         busy = (np.cumsum([delta for _, delta in events]) > 0).astype(np.float64)
-        columns.append(_per_interval(times, busy, samples, interval))
-    return _write_table(path, ("Time", *sim.platform.names), np.column_stack(columns))
+        columns.append(busy_shares(times, busy, len(samples), interval))
+    return write_series(path, ("Time", *sim.platform.names), samples, columns)
 
 
 def write_jobs(rows: list[dict], path: str | Path) -> Path:

@@ -271,7 +271,7 @@ class Simulation:
         self._active += 1
         run.program = self._program(run)
         if spec.walltime > 0:  # ElastiSim's WalltimeMonitor: a kill at start + walltime + grace
-            grace = float(getattr(self.config, "job_kill_grace_period", 0.0) or 0.0)
+            grace = self.config.job_kill_grace_period
             self._push(self.now + spec.walltime + grace, _WALLTIME, run, run.token)
         self._push(self.now, _RESUME, run, run.token)
 
@@ -519,7 +519,7 @@ class Simulation:
         if (
             request is None
             and not self.config.schedule_on_scheduling_point
-            and getattr(self.config, "schedule_on_reconfiguration", False)
+            and self.config.schedule_on_reconfiguration
         ):
             self._invoke(InvocationType.INVOKE_RECONFIGURATION, run)
 

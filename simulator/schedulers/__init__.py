@@ -39,6 +39,9 @@ SCHEDULERS.update({  # the rigid and malleable policies of ElastiSim's study (00
     "sjf-malleable": "cosched.simulator.schedulers.elastic:SJFMalleable",
     "drf": "cosched.simulator.schedulers.elastic:DRF",
     "srtf": "cosched.simulator.schedulers.elastic:SRTF",
+    # the other reading of the rigid policies (greedy first fit, no reservation), under names of their own
+    "fcfs-rigid-greedy": "cosched.simulator.schedulers.elastic:FCFSRigidGreedy",
+    "sjf-rigid-greedy": "cosched.simulator.schedulers.elastic:SJFRigidGreedy",
 })
 ELASTIC = ("fcfs-rigid", "fcfs-malleable", "sjf-rigid", "sjf-malleable", "drf", "srtf")
 

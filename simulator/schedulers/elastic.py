@@ -1,53 +1,261 @@
-"""The six scheduling policies of ElastiSim's study (001 §6.3) as native schedulers: rigid and malleable.
+"""The six scheduling policies of ElastiSim's study (001 §6.3): one definition of their rules, for
+both front ends.
 
-The paper describes each policy in one sentence; the choices it leaves open are settled here:
+The rules live here as plain functions over job numbers: `rigid_starts` (the rigid policies),
+`admit` and
+`malleable_targets` (the malleable ones). `cosched simulate --scheduler NAME` runs them on the
+engine (the
+classes below) and `cosched elastic --algorithm NAME` on ElastiSim projects
+(`cosched.simulator.elastic.
+algorithms`, which applies them through the elastisim-python interface). The paper describes each
+policy in
+one sentence; the choices it leaves open are settled here:
 
-- **fcfs-rigid**: arrival order, every job at its trace size, EASY backfilling (a later job starts only if it
-  does not delay the head job's reservation). The paper's "backfill jobs without preventing delays of jobs
-  that have arrived earlier" is read as "without causing delays" (EASY), the usual meaning.
-- **sjf-rigid**: shortest estimate first (the user's estimate, or the run time with ``use_run_times``: the
-  trace's stand-in for the paper's performance-model estimate), trace sizes, EASY backfilling behind the first
-  job that does not fit.
-- **fcfs-malleable**, **sjf-malleable**, **srtf**, **drf** (`ElasticPolicy`): at every scheduling pass a
-  target size is computed for every running and admitted job, then applied (shrinks first, then starts, then
+- **fcfs-rigid**: arrival order, every job at its requested size (a trace's size; an ElastiSim job's
+  `num_nodes`, or `num_nodes_max` for the other types), EASY backfilling: a later job starts only
+  if it does not
+  delay the head job's reservation. The paper's "backfill jobs without preventing delays of jobs
+  that have
+  arrived earlier" is read as "without causing delays" (EASY), the usual meaning.
+- **sjf-rigid**: shortest estimate first (at the requested size: the user's estimate, or the run
+time with
+  ``use_run_times``; on ElastiSim projects the flow model's contention-free estimate), requested
+  sizes, EASY
+  backfilling behind the first job that does not fit.
+- **fcfs-rigid-greedy**, **sjf-rigid-greedy**: the other reading of that sentence, kept under its
+own names: the
+  same order and sizes, and every job that fits starts, with no reservation (greedy first fit: a
+  wide job can
+  wait for ever behind narrow ones).
+- **fcfs-malleable**, **sjf-malleable**, **srtf**, **drf** (`ElasticPolicy`): at every scheduling
+pass a
+  target size is computed for every running and admitted job, then applied (shrinks first, then
+  starts, then
   expansions), so the nodes are never over-committed:
 
-  1. *floors*: a running malleable job may be shrunk to its minimum (``shrink=True``, the default; with
+  1. *floors*: a running malleable job may be shrunk to its minimum (``shrink=True``, the default;
+  with
      ``shrink=False`` it keeps its size); rigid and moldable running jobs keep theirs;
-  2. *admission*: waiting jobs in the policy's order start at their minimum size (rigid jobs: their trace
-     size) while that fits beside the floors; the first that does not fit stops admission (no backfilling:
+  2. *admission*: waiting jobs in the policy's order start at their minimum size (rigid jobs: their
+  trace
+     size) while that fits beside the floors; the first that does not fit stops admission (no
+     backfilling:
      the nodes it leaves go to expansions instead, the malleable counterpart of backfilling);
-  3. *expansion*: the nodes left over go to the running malleable jobs and the admitted moldable and malleable
-     jobs, up to their maximum, in the policy's order (the first in order is filled to its maximum before the
-     next gets any). A moldable job's size is fixed when it starts; a malleable job is resized at once.
+  3. *expansion*: the nodes left over go to the running malleable jobs and the admitted moldable
+  and malleable
+     jobs, up to their maximum, in the policy's order (the first in order is filled to its maximum
+     before the
+     next gets any). A moldable job's size is fixed when it starts; a malleable job is resized at
+     once.
 
-  The orders, lowest key first, ties by arrival: fcfs-malleable by arrival; sjf-malleable by the estimate at
-  the trace size (001: "uses the same estimation to expand jobs"); srtf by the estimated remaining work,
-  the estimate less the work done, in seconds at the trace size (001: "progress-aware", from the job's
-  progress); no job is ever preempted, a job with more remaining work is shrunk instead. drf: with nodes as
-  the only resource a job's dominant share is its share of the nodes, so DRF is max-min fairness over node
-  counts: jobs are admitted at their minimum in arrival order (their share is zero) — 001: "initially assigns
-  the minimum number of resources" — and the leftover nodes raise the smallest jobs first (water-filling
+  The orders, lowest key first, ties by arrival: fcfs-malleable by arrival; sjf-malleable by the
+  estimate at
+  the requested size (001: "uses the same estimation to expand jobs"); srtf by the estimated
+  remaining work,
+  the estimate less the work done, in seconds at the requested size (001: "progress-aware", from
+  the job's
+  progress); no job is ever preempted, a job with more remaining work is shrunk instead. drf: with
+  nodes as
+  the only resource a job's dominant share is its share of the nodes, so DRF is max-min fairness
+  over node
+  counts: jobs are admitted at their minimum in arrival order (their share is zero) — 001:
+  "initially assigns
+  the minimum number of resources" — and the leftover nodes raise the smallest jobs first
+  (water-filling
   within [min, max]; the last nodes one each in arrival order).
 
-Targets depend only on the set of jobs and their keys, so resizes happen at arrivals and completions (and for
-srtf when two jobs' remaining work swap order). Resizes apply at once, so jobs whose model has scheduling points
+On ElastiSim projects a resize of a running malleable or adaptive job takes effect at its next
+scheduling point
+(ElastiSim's protocol), so the nodes a shrink frees are there for a waiting job only from then on;
+evolving
+jobs are resized only by their own requests, which malleable policies grant as far as free nodes
+allow.
+
+Targets depend only on the set of jobs and their keys, so resizes happen at arrivals and
+completions (and for
+srtf when two jobs' remaining work swap order). Resizes apply at once, so jobs whose model has
+scheduling points
 (`JobModel.scheduling_point`, where a resize waits) are treated as rigid by these policies.
 """
+
 from __future__ import annotations
 
 import bisect
 
-from cosched.simulator.schedulers.base import Scheduler
+import math
+from itertools import islice
+
+from cosched.simulator.schedulers.base import DEFAULT_DEPTH, Scheduler
 from cosched.simulator.schedulers.easy import EASY
 from cosched.simulator.schedulers.ordering import SJF
 
-__all__ = ["FCFSRigid", "SJFRigid", "ElasticPolicy", "FCFSMalleable", "SJFMalleable", "SRTF", "DRF",
-           "water_level", "RIGID_COUNTERPART"]
+__all__ = [
+    "FCFSRigid",
+    "SJFRigid",
+    "FCFSRigidGreedy",
+    "SJFRigidGreedy",
+    "ElasticPolicy",
+    "FCFSMalleable",
+    "SJFMalleable",
+    "SRTF",
+    "DRF",
+    "water_level",
+    "RIGID_COUNTERPART",
+    "POLICIES",
+    "rigid_starts",
+    "admit",
+    "malleable_targets",
+    "RIGID",
+    "MOLDABLE",
+    "MALLEABLE",
+]
 
 RIGID_COUNTERPART = {"fcfs-malleable": "fcfs-rigid", "sjf-malleable": "sjf-rigid"}
 RIGID, MOLDABLE, MALLEABLE = 0, 1, 2
 KIND_CODES = {"rigid": RIGID, "moldable": MOLDABLE, "malleable": MALLEABLE}
+# each policy's rules: (queue order, sizing) -- "rigid" with EASY backfilling, "greedy" first fit,
+# "malleable"
+POLICIES = {
+    "fcfs-rigid": ("fcfs", "rigid"),
+    "sjf-rigid": ("sjf", "rigid"),
+    "fcfs-rigid-greedy": ("fcfs", "greedy"),
+    "sjf-rigid-greedy": ("sjf", "greedy"),
+    "fcfs-malleable": ("fcfs", "malleable"),
+    "sjf-malleable": ("sjf", "malleable"),
+    "srtf": ("srtf", "malleable"),
+    "drf": ("drf", "malleable"),
+}
+
+
+# --- the rules
+# ------------------------------------------------------------------------------------------------
+
+
+def rigid_starts(
+    order,
+    size,
+    runtime,
+    free: int,
+    releases,
+    now: float,
+    *,
+    backfill: bool = True,
+    depth: int = DEFAULT_DEPTH,
+) -> list:
+    """The waiting jobs a rigid policy starts now, in `order` (the policy's queue order).
+
+    Jobs start in order while they fit in the `free` nodes (each on `size[job]`). With `backfill`
+    (EASY,
+    003 §5.1.2) the first that does not fit holds a reservation: the time its nodes are free, from
+    `releases`
+    ((predicted end, nodes) of the running jobs, the ones started here included), and the extra
+    nodes then;
+    of the next `depth` jobs each that fits starts if it ends by then (`now + runtime[job]`) or
+    uses only extra
+    nodes. Without `backfill` (greedy first fit) every job that fits starts, in order."""
+    started, releases = [], list(releases)
+    order = iter(order)
+    head = None
+    for job in order:
+        if size[job] > free:
+            head = job
+            break
+        started.append(job)
+        free -= size[job]
+        if backfill:
+            releases.append((now + runtime[job], size[job]))
+    if head is None or free == 0:
+        return started
+    if not backfill:
+        for job in order:
+            if size[job] <= free:
+                started.append(job)
+                free -= size[job]
+                if free == 0:
+                    break
+        return started
+    available, shadow, extra = free, math.inf, 0
+    for predicted, nodes in sorted(releases):
+        available += nodes
+        if available >= size[head]:
+            shadow, extra = predicted, available - size[head]
+            break
+    for job in islice(order, depth):
+        need = size[job]
+        if need > free:
+            continue
+        short = now + runtime[job] <= shadow
+        if not short and need > extra:
+            continue
+        started.append(job)
+        free -= need
+        if not short:
+            extra -= need
+        if free == 0:
+            break
+    return started
+
+
+def admit(queue, spare: int, low) -> list:
+    """Waiting jobs (in the policy's order) admitted at their minimum `low[job]` while it fits in
+    `spare`."""
+    admitted = []
+    for job in queue:
+        if low[job] > spare:
+            break
+        admitted.append(job)
+        spare -= low[job]
+    return admitted
+
+
+def malleable_targets(
+    running, sizes, floors, admitted, spare: int, low, high, kind, keys, *, fair: bool = False
+) -> dict:
+    """Target sizes of the running and the admitted jobs: running jobs keep their size, admitted
+    ones start at
+    their minimum, and the `spare` nodes left after admission (floors of running jobs, minima of
+    admitted ones)
+    go to the running malleable jobs and the admitted non-rigid ones up to `high`: lowest
+    `keys(running_jobs,
+    admitted_jobs)` first, ties by job number, or max-min fair (`fair`, DRF's water-filling)."""
+    targets = dict(zip(running, sizes))
+    targets.update((job, low[job]) for job in admitted)
+    grow = [index for index, job in enumerate(running) if kind[job] == MALLEABLE]
+    jobs = [running[index] for index in grow] + [job for job in admitted if kind[job] != RIGID]
+    if jobs:
+        base = [floors[index] for index in grow] + [low[job] for job in jobs[len(grow) :]]
+        top = [high[job] for job in jobs]
+        share = _fair_share if fair else _in_order
+        targets.update(
+            zip(jobs, share(jobs, keys(jobs[: len(grow)], jobs[len(grow) :]), base, top, spare))
+        )
+    return targets
+
+
+def _in_order(jobs, keys, base, top, spare) -> list[int]:
+    sizes = list(base)
+    for index in sorted(range(len(jobs)), key=lambda i: (keys[i], jobs[i])):
+        give = min(top[index] - base[index], spare)
+        sizes[index] += give
+        spare -= give
+        if not spare:
+            break
+    return sizes
+
+
+def _fair_share(jobs, keys, base, top, spare) -> list[int]:
+    level = water_level(base, top, sum(base) + spare)  # 001 §6.3 DRF: max-min fair node shares
+    sizes = [min(max(level, low), high) for low, high in zip(base, top)]
+    left = sum(base) + spare - sum(sizes)
+    for index in sorted(
+        range(len(jobs)), key=jobs.__getitem__
+    ):  # the last nodes one each, by arrival
+        if not left:
+            break
+        if sizes[index] == level < top[index]:
+            sizes[index] += 1
+            left -= 1
+    return sizes
 
 
 class FCFSRigid(EASY):
@@ -62,10 +270,60 @@ class SJFRigid(SJF):
     name = "sjf-rigid"
 
 
-class ElasticPolicy(Scheduler):
-    """Admit at minimum size (shrinking malleable jobs), then fill leftover nodes in the policy's order.
+class FCFSRigidGreedy(Scheduler):
+    """Arrival order at trace sizes, every job that fits starts (greedy first fit, `rigid_starts`
+    without
+    backfilling): the literal reading of 001 §6.3's rigid FCFS."""
 
-    Subclasses give the order: `waiting_key` (a job's key when it enters the queue) and `running_keys`; the
+    name = "fcfs-rigid-greedy"
+    OPTIONS = ()
+
+    def attach(self, engine) -> None:
+        self.size = _UnitsOf(engine)
+
+    def order(self, engine) -> list[int]:
+        return list(engine.waiting)
+
+    def schedule(self, engine) -> None:
+        if not engine.waiting:
+            return
+        free = engine.allocator.free_units()
+        if free == 0:
+            return
+        for job in rigid_starts(
+            self.order(engine), self.size, None, free, (), engine.now, backfill=False
+        ):
+            engine.start(job)
+
+
+class SJFRigidGreedy(FCFSRigidGreedy):
+    """Shortest estimate first at trace sizes, greedy first fit (see `FCFSRigidGreedy`)."""
+
+    name = "sjf-rigid-greedy"
+
+    def order(self, engine) -> list[int]:
+        estimate = engine.estimate
+        return sorted(engine.waiting, key=lambda job: (estimate[job], job))
+
+
+class _UnitsOf:
+    """size[job]: the allocator units a job takes (its nodes, on the whole-node allocator)."""
+
+    def __init__(self, engine):
+        self.engine = engine
+
+    def __getitem__(self, job: int) -> int:
+        engine = self.engine
+        table = engine.units_table
+        return int(table[job]) if table is not None else engine.allocator.units(engine, job)
+
+
+class ElasticPolicy(Scheduler):
+    """Admit at minimum size (shrinking malleable jobs), then fill leftover nodes in the policy's
+    order.
+
+    Subclasses give the order: `waiting_key` (a job's key when it enters the queue) and
+    `running_keys`; the
     keys are static unless `static_keys` is False (then every pass recomputes the targets).
     """
 
@@ -85,8 +343,12 @@ class ElasticPolicy(Scheduler):
             bounds = [model.bounds(size) for model, size in zip(engine.models, requested)]
             self.low = [low for low, _ in bounds]
             self.high = [high for _, high in bounds]
-            self.kind = [RIGID if low == high or model.scheduling_point is not None else KIND_CODES[model.kind]
-                         for model, (low, high) in zip(engine.models, bounds)]
+            self.kind = [
+                RIGID
+                if low == high or model.scheduling_point is not None
+                else KIND_CODES[model.kind]
+                for model, (low, high) in zip(engine.models, bounds)
+            ]
         self.queue: list[tuple[float, int]] = []  # waiting jobs as sorted (key, job)
 
     def waiting_key(self, engine, job: int) -> float:
@@ -103,59 +365,68 @@ class ElasticPolicy(Scheduler):
     def on_preempt(self, engine, job: int) -> None:
         bisect.insort(self.queue, (self.waiting_key(engine, job), job))
 
-    def distribute(self, jobs: list[int], keys: list[float], base: list[int], top: list[int],
-                   spare: int) -> list[int]:
-        """Sizes of the candidates: from `base`, `spare` more nodes, each up to its `top`, lowest key first."""
-        sizes = list(base)
-        for index in sorted(range(len(jobs)), key=lambda i: (keys[i], jobs[i])):
-            give = min(top[index] - base[index], spare)
-            sizes[index] += give
-            spare -= give
-            if not spare:
-                break
-        return sizes
+    fair = False  # DRF: max-min fair expansion instead of the policy's order
 
     def schedule(self, engine) -> None:
-        queue, waiting, held, low, high, kind = self.queue, engine.waiting, engine.held, self.low, self.high, \
-            self.kind
+        queue, waiting, held, low, high, kind = (
+            self.queue,
+            engine.waiting,
+            engine.held,
+            self.low,
+            self.high,
+            self.kind,
+        )
         free = engine.allocator.free_units()
         if free == 0 and not waiting:
             return
         running = list(engine.running)
         sizes = [held[job] for job in running]
-        floors = [low[job] if kind[job] == MALLEABLE else size for job, size in zip(running, sizes)] \
-            if self.shrink else sizes
+        floors = (
+            [low[job] if kind[job] == MALLEABLE else size for job, size in zip(running, sizes)]
+            if self.shrink
+            else sizes
+        )
         spare = free + sum(sizes) - sum(floors)
-        admitted = []
-        index = 0
-        while index < len(queue):
-            job = queue[index][1]
-            if job not in waiting:  # started or killed by someone else
-                del queue[index]
-                continue
-            if low[job] > spare:
-                break
-            admitted.append(job)
-            spare -= low[job]
-            index += 1
-        del queue[:index]
+        position = 0
+
+        def candidates():  # the queue in order, dropping jobs started or killed by someone else
+            nonlocal position
+            while position < len(queue):
+                job = queue[position][1]
+                if job not in waiting:
+                    del queue[position]
+                    continue
+                yield job
+                position += 1
+
+        admitted = admit(candidates(), spare, low)
+        position = len(admitted)
+        del queue[:position]
         if not admitted and free == 0 and self.static_keys:
             return  # same jobs, same keys as when the last pass set these sizes
-        grow = [i for i, job in enumerate(running) if kind[job] == MALLEABLE]
-        targets = dict(zip(running, sizes))
-        targets.update((job, low[job]) for job in admitted)
-        jobs = [running[i] for i in grow] + [job for job in admitted if kind[job] != RIGID]
-        if jobs:
-            base = [floors[i] for i in grow] + [low[job] for job in jobs[len(grow):]]
-            keys = self.running_keys(engine, jobs[:len(grow)]) + \
-                [self.waiting_key(engine, job) for job in jobs[len(grow):]]
-            targets.update(zip(jobs, self.distribute(jobs, keys, base, [high[job] for job in jobs], spare)))
+        spare -= sum(low[job] for job in admitted)
+        targets = malleable_targets(
+            running,
+            sizes,
+            floors,
+            admitted,
+            spare,
+            low,
+            high,
+            kind,
+            lambda grown, new: (
+                self.running_keys(engine, grown) + [self.waiting_key(engine, job) for job in new]
+            ),
+            fair=self.fair,
+        )
         resize, start = engine.resize, engine.start
         for job, size in zip(running, sizes):  # shrinks first: they free the nodes the others take
             if targets[job] < size:
                 resize(job, targets[job])
         for job in admitted:
-            if not start(job, targets[job]):  # only if another actor holds nodes the targets counted on
+            if not start(
+                job, targets[job]
+            ):  # only if another actor holds nodes the targets counted on
                 bisect.insort(queue, (self.waiting_key(engine, job), job))
         for job, size in zip(running, sizes):
             if targets[job] > size:
@@ -191,34 +462,39 @@ class SRTF(ElasticPolicy):
         return max(engine.estimate[job] - (engine.work[job] - engine.remaining[job]), 0.0)
 
     def running_keys(self, engine, jobs: list[int]) -> list[float]:
-        now, estimate, work, remaining, updated, rate = engine.now, engine.estimate, engine.work, \
-            engine.remaining, engine.updated, engine.rate
-        # work done = work - remaining at `updated` + progress since (none before `updated`: setup, reconfiguration)
-        return [max(estimate[job] - work[job] + remaining[job] - max(now - updated[job], 0.0) * rate[job], 0.0)
-                for job in jobs]
+        now, estimate, work, remaining, updated, rate = (
+            engine.now,
+            engine.estimate,
+            engine.work,
+            engine.remaining,
+            engine.updated,
+            engine.rate,
+        )
+        # work done = work - remaining at `updated` + progress since (none before `updated`: setup,
+        # reconfiguration)
+        return [
+            max(
+                estimate[job]
+                - work[job]
+                + remaining[job]
+                - max(now - updated[job], 0.0) * rate[job],
+                0.0,
+            )
+            for job in jobs
+        ]
 
 
 class DRF(ElasticPolicy):
-    """Admission at minimum in arrival order; leftover nodes by max-min fairness over node shares (001 §6.3)."""
+    """Admission at minimum in arrival order; leftover nodes by max-min fairness over node shares
+    (001 §6.3)."""
 
     name = "drf"
-
-    def distribute(self, jobs: list[int], keys: list[float], base: list[int], top: list[int],
-                   spare: int) -> list[int]:
-        level = water_level(base, top, sum(base) + spare)  # 001 §6.3 DRF: max-min fair node shares
-        sizes = [min(max(level, low), high) for low, high in zip(base, top)]
-        left = sum(base) + spare - sum(sizes)
-        for index in sorted(range(len(jobs)), key=jobs.__getitem__):  # the last nodes one each, by arrival
-            if not left:
-                break
-            if sizes[index] == level < top[index]:
-                sizes[index] += 1
-                left -= 1
-        return sizes
+    fair = True
 
 
 def water_level(base: list[int], top: list[int], total: int) -> int:
-    """The highest whole level L with sum(clip(L, base_i, top_i)) <= total (max-min fair share), by one sweep.
+    """The highest whole level L with sum(clip(L, base_i, top_i)) <= total (max-min fair share), by
+    one sweep.
 
     The sum rises with slope #{i: base_i <= L < top_i} between the sorted bounds.
     """

@@ -1,0 +1,144 @@
+"""The whole `cosched elastic` command on ElastiSim's example project, beside its simulation and the
+real ElastiSim.
+
+Side by side in one run, on the bundled `example` preset (ElastiSim's 500-job example project on 128
+nodes with cosched's FCFS algorithm file, `algorithm.py`, which runs unchanged in ElastiSim too):
+
+- the whole command `cosched elastic example --out DIR --json` as a user runs it (a fresh process:
+  start-up, parser, imports, loading, simulation, every CSV of the configuration): wall time and the
+  CPU time of the process (less inflated than wall time on a shared machine); median of --repeat
+  runs;
+- the simulation alone inside that command (`wall_seconds` of its summary: event loop and algorithm
+  calls);
+- the real ElastiSim (C++ on SimGrid + elastisim-python over ZeroMQ) on a copy of the same project
+  and the same algorithm file, when it is built (../shared/peers/elastisim: build.sh,
+  run_elastisim.sh), run once.
+
+Targets: the whole command under 1 s on a quiet machine; cosched at least 15x faster than ElastiSim.
+
+    python benchmarks/bench_elastic_cli.py
+    python benchmarks/bench_elastic_cli.py --repeat 5 --no-elastisim
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PRESET = ROOT / "simulator" / "elastic" / "presets" / "example"
+PEER = ROOT.parent / "shared" / "peers" / "elastisim"
+PEER_BUILD = Path(os.environ.get("PEER", Path.home() / ".cache" / "elastisim_peer"))
+COMMAND_TARGET_SECONDS = 1.0
+SPEEDUP_TARGET = 15.0
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_cosched(out: Path) -> tuple[float, float, dict]:
+    """(wall seconds, CPU seconds, summary) of one whole command in a fresh process."""
+    shutil.rmtree(out, ignore_errors=True)
+    cpu, started = _children_cpu(), time.perf_counter()
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cosched",
+            "elastic",
+            "example",
+            "--out",
+            str(out),
+            "--json",
+            "--quiet",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return time.perf_counter() - started, _children_cpu() - cpu, json.loads(result.stdout)
+
+
+def run_elastisim(folder: Path) -> tuple[float, float, float] | None:
+    """(wall seconds, CPU seconds of simulator + algorithm, makespan) of the real ElastiSim, or
+    None if not built."""
+    script = PEER / "run_elastisim.sh"
+    binary = PEER_BUILD / "src" / "elastisim" / "build" / "elastisim"
+    if not script.is_file() or not binary.is_file():
+        return None
+    project = folder / "project"
+    shutil.copytree(PRESET, project)
+    run = folder / "elastisim-run"
+    subprocess.run(
+        ["bash", str(script), str(project), str(run)], check=True, capture_output=True, text=True
+    )
+    info = dict(item.split("=", 1) for item in (run / "run_info.txt").read_text().split())
+    ends = []
+    with open(run / "data" / "output" / "job_statistics.csv") as handle:
+        next(handle)
+        for line in handle:
+            fields = line.strip().split(",")
+            ends.append((float(fields[2]), float(fields[4])))
+    makespan = max(end for _, end in ends) - min(submit for submit, _ in ends)
+    cpu = float(info["simulator_cpu_s"]) + float(info["scheduler_cpu_s"])  # both processes
+    return float(info["wall_seconds"]), cpu, makespan
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="whole-command runs (median reported)"
+    )
+    parser.add_argument(
+        "--no-elastisim", action="store_true", help="skip the real ElastiSim even when built"
+    )
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        runs = [run_cosched(folder / "cosched-out") for _ in range(args.repeat)]
+        wall = statistics.median(run[0] for run in runs)
+        cpu = statistics.median(run[1] for run in runs)
+        simulation = statistics.median(run[2]["wall_seconds"] for run in runs)
+        summary = runs[0][2]
+        peer = None if args.no_elastisim else run_elastisim(folder)
+    print(
+        f"example project: {summary['nodes']} nodes, {summary['completed']} jobs completed, "
+        f"{summary['invocations']} algorithm calls, makespan {summary['makespan']:.1f} s (cosched)"
+    )
+    print(f"{'':<34} {'wall [s]':>9} {'cpu [s]':>9}")
+    verdict = "ok" if wall < COMMAND_TARGET_SECONDS else "MISSED"
+    print(
+        f"{'cosched elastic (whole command)':<34} {wall:>9.3f} {cpu:>9.3f}   "
+        f"target < {COMMAND_TARGET_SECONDS:g} s: {verdict}"
+    )
+    print(f"{'  of which the simulation':<34} {simulation:>9.3f}")
+    print(f"{'  everything else':<34} {wall - simulation:>9.3f}")
+    if peer is None:
+        print("ElastiSim: not built here (../shared/peers/elastisim/build.sh), or skipped")
+        return 0
+    peer_wall, peer_cpu, peer_makespan = peer
+    speedup, cpu_speedup = peer_wall / wall, peer_cpu / cpu
+    print(
+        f"{'ElastiSim (simulator + algorithm)':<34} {peer_wall:>9.3f} {peer_cpu:>9.3f}   "
+        f"makespan {peer_makespan:.1f} s"
+    )
+    print(
+        f"speedup, ElastiSim / cosched whole command: wall {speedup:.1f}x, CPU {cpu_speedup:.1f}x "
+        f"target >= {SPEEDUP_TARGET:g}x: {'ok' if speedup >= SPEEDUP_TARGET else 'MISSED'}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""Fast CSV writing of sensing series (ElastiSim's cpu_utilization.csv, pfs_utilization.csv).
+
+A sensing series has one row per sensing interval up to the last job end (100,000 rows for a day at
+1 s) and, for the CPU series, one column per node. Almost every cell is 0 or 1 (a node busy or idle
+for the whole interval): those are written from a byte matrix, and only the cells of intervals in
+which something changed are formatted (`%.6g`, ElastiSim's 6 significant digits). `busy_shares`
+computes the per-interval shares of a 0/1 step function from its change points alone: a 0/1 column
+(the level at each interval's start) and the few intervals with a change inside, instead of a search
+per interval.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from cosched.outputs import atomic_path
+
+__all__ = ["busy_shares", "write_series", "Sparse"]
+
+ROWS_PER_BLOCK = 20_000  # rows formatted at a time: bounds the memory of the byte matrix
+DENSE_COLUMNS = (
+    8  # up to this many plain columns (the PFS series) are formatted value by distinct value
+)
+
+# a column as (levels: int8 0/1 per row, rows with another value, their values): see busy_shares
+Sparse = tuple
+
+
+def busy_shares(times: np.ndarray, levels: np.ndarray, rows: int, interval: float) -> Sparse:
+    """The mean of a 0/1 step function over each interval [i*interval, (i+1)*interval), i < rows,
+    as a sparse
+    column (see `Sparse`).
+
+    `levels[k]` holds from `times[k]` on (times ascending; equal times: the last level counts), 0
+    before the
+    first. The mean of interval i is the level at its start plus, for each change inside it, the
+    jump times the
+    share of the interval after the change."""
+    if not len(times) or rows == 0:
+        return np.zeros(rows, dtype=np.int8), np.zeros(0, dtype=np.int64), np.zeros(0)
+    last = np.append(times[1:] != times[:-1], True)  # the last entry of each time
+    times, levels = times[last], levels[last].astype(np.int8)
+    jumps = np.diff(levels, prepend=np.int8(0))
+    position = times / interval
+    first = np.floor(position).astype(np.int64)  # the interval holding the change
+    inside = (
+        position > first
+    )  # strictly inside: a partial jump there, the whole jump from the next interval on
+    start = np.where(inside, first + 1, first)
+    steps = np.zeros(rows + 1, dtype=np.int8)
+    keep = start < rows
+    np.add.at(steps, start[keep], jumps[keep])
+    base = np.cumsum(steps[:rows], dtype=np.int8)
+    partial = inside & (first < rows)
+    odd = np.unique(first[partial])
+    values = base[odd].astype(np.float64)
+    np.add.at(
+        values,
+        np.searchsorted(odd, first[partial]),
+        jumps[partial] * (first[partial] + 1 - position[partial]),
+    )
+    exact = (values == 0) | (values == 1)  # changes that cancel inside one interval
+    base[odd[exact]] = values[exact].astype(np.int8)
+    return base, odd[~exact], values[~exact]
+
+
+def _sparse(column: np.ndarray) -> Sparse:
+    odd = np.flatnonzero((column != 0) & (column != 1))
+    return (column == 1).astype(np.int8), odd, column[odd]
+
+
+def _formatted(values: np.ndarray, pattern: str) -> list[str]:
+    """`pattern % value` for each value, formatting each distinct value once (series repeat
+    values)."""
+    distinct, inverse = np.unique(values, return_inverse=True)
+    texts = np.array([pattern % value for value in distinct.tolist()], dtype=object)
+    return texts[inverse.reshape(-1)].tolist()
+
+
+def _write_dense(handle, times: np.ndarray, columns: list[np.ndarray]) -> None:
+    """Few columns of mostly other values than 0 and 1 (the PFS series): distinct values
+    formatted."""
+    for begin in range(0, len(times), ROWS_PER_BLOCK):
+        end = min(begin + ROWS_PER_BLOCK, len(times))
+        texts = [_formatted(times[begin:end], "%.10g")]
+        texts += [
+            _formatted(np.asarray(column[begin:end], dtype=np.float64), "%.6g")
+            for column in columns
+        ]
+        handle.write("\n".join(map(",".join, zip(*texts))) + "\n")
+
+
+def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> Path:
+    """A CSV with a time column (`%.10g`) and value columns (`%.6g`), each an array or a `Sparse`
+    column."""
+    if (
+        columns
+        and not any(isinstance(column, tuple) for column in columns)
+        and len(columns) <= DENSE_COLUMNS
+    ):
+        with atomic_path(path) as tmp, open(tmp, "w") as handle:
+            handle.write(",".join(header) + "\n")
+            _write_dense(handle, times, columns)
+        return Path(path)
+    columns = [
+        column if isinstance(column, tuple) else _sparse(np.asarray(column, dtype=np.float64))
+        for column in columns
+    ]
+    width = 2 * len(columns)
+    with atomic_path(path) as tmp, open(tmp, "w") as handle:
+        handle.write(",".join(header) + "\n")
+        for begin in range(0, len(times), ROWS_PER_BLOCK):
+            end = min(begin + ROWS_PER_BLOCK, len(times))
+            chars = np.full((end - begin, width), ord(","), dtype=np.uint8)
+            digits = np.stack([levels[begin:end] for levels, _, _ in columns])  # one row per column
+            digits += ord("0")
+            chars[:, 0::2] = (
+                digits.T
+            )  # one transposing copy: column by column would stride through memory
+            odd_rows, odd_columns, odd_values = [], [], []
+            for index, (_, rows, values) in enumerate(columns):
+                low, high = np.searchsorted(rows, (begin, end))
+                if high > low:
+                    odd_rows.append(rows[low:high] - begin)
+                    odd_columns.append(np.full(high - low, index))
+                    odd_values.append(values[low:high])
+            text = chars.tobytes().decode(
+                "ascii"
+            )  # each row: width characters, the last a spare comma
+            lines = [text[row : row + width - 1] for row in range(0, len(text), width)]
+            if odd_rows:
+                rows, cells = np.concatenate(odd_rows), np.concatenate(odd_columns)
+                order = np.lexsort((cells, rows))
+                rows, cells = rows[order], cells[order].tolist()
+                texts = ["%.6g" % value for value in np.concatenate(odd_values)[order].tolist()]
+                starts = np.flatnonzero(np.diff(rows, prepend=-1)).tolist() + [len(rows)]
+                rows = rows.tolist()
+                for first, last in zip(starts, starts[1:]):  # the rows with a changed interval
+                    line, pieces, previous = lines[rows[first]], [], 0
+                    for cell, value in zip(cells[first:last], texts[first:last]):
+                        pieces += (
+                            line[previous : 2 * cell],
+                            value,
+                        )  # cell c is the character at 2c
+                        previous = 2 * cell + 1
+                    pieces.append(line[previous:])
+                    lines[rows[first]] = "".join(pieces)
+            stamps = ["%.10g" % when for when in times[begin:end].tolist()]
+            handle.write("\n".join(map(",".join, zip(stamps, lines))) + "\n")
+    return Path(path)
