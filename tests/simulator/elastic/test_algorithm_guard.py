@@ -80,7 +80,7 @@ def _run(tmp_path, capsys, body, *extra, jobs=1):
         (
             "def schedule(jobs, nodes, system):\n    jobs[0].assign([Node(99, 0, 0), Node(98, 0, "
             "0)])\n",
-            "job 0 (jobs[0]) assigned node 98, which does not exist",
+            "job 0 (jobs[0]) assigned node 99, which does not exist",
         ),
         (
             START + "    if system['invocation_type'].name == 'INVOKE_JOB_COMPLETED':\n"

@@ -28,7 +28,7 @@ def _run(config, capsys, tmp_path, *extra):
         [
             "elastic",
             str(config),
-            "--algorithm",
+            "--scheduler",
             "fcfs-rigid",
             "--out",
             str(tmp_path / "out"),
@@ -229,7 +229,7 @@ def test_colliding_output_paths(tmp_path, capsys, outputs, field):
         }
     )
     config.write_text(json.dumps(settings))
-    code = main(["elastic", str(config), "--algorithm", "fcfs-rigid", "--quiet"])
+    code = main(["elastic", str(config), "--scheduler", "fcfs-rigid", "--quiet"])
     lines = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(lines) == 1
     assert (
@@ -357,7 +357,7 @@ def test_late_clocks_and_empty_transfers_finish(tmp_path, capsys):
         ]
     }
     config = write_scenario(tmp_path, [{**RIGID, "submit_time": 1e10}], model)
-    assert main(["elastic", str(config), "--algorithm", "fcfs-rigid", "--out", str(tmp_path / "out"),
+    assert main(["elastic", str(config), "--scheduler", "fcfs-rigid", "--out", str(tmp_path / "out"),
                  "--quiet", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["completed"] == 1

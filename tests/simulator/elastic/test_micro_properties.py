@@ -116,7 +116,7 @@ def test_walltime_kill_waits_for_the_grace_period(tmp_path_factory, walltime, gr
     jobs = [{"type": "rigid", "submit_time": 2, "num_nodes": 1, "walltime": walltime}]
     path = write_scenario(tmp_path_factory.mktemp("grace"), jobs, model, nodes=2)
     loaded = load_configuration(path)
-    configuration = types.SimpleNamespace(**vars(loaded), job_kill_grace_period=float(grace))
+    configuration = types.SimpleNamespace(**{**vars(loaded), "job_kill_grace_period": float(grace)})
     expressions = Expressions()
     sim = simulate(configuration, load_platform(loaded.platform_file),
                    load_jobs(loaded.jobs_file, expressions), make_algorithm("fcfs-rigid"),
