@@ -26,6 +26,8 @@ def _module_files() -> dict[str, Path]:
         root = Path(importlib.import_module(package).__file__).parent
         for path in root.rglob("*.py"):
             parts = path.relative_to(root).with_suffix("").parts
+            if "presets" in parts:  # bundled projects: data, their algorithm files are no modules
+                continue
             modules[".".join((package, *parts)).removesuffix(".__init__")] = path
     return modules
 

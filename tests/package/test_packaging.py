@@ -32,6 +32,10 @@ def _setup_module():
     return module
 
 
+# folders of bundled projects: data shipped with the package (a user's algorithm file is no module of it)
+DATA_FOLDERS = {"presets"}
+
+
 def _package_folders() -> dict[str, Path]:
     """Every folder holding Python sources below cosched/ and the areas -> its dotted name when
     installed."""
@@ -39,7 +43,7 @@ def _package_folders() -> dict[str, Path]:
     for top, name in (("cosched", "cosched"), *((area, f"cosched.{area}") for area in AREAS)):
         for path in (ROOT / top).rglob("*.py"):
             parts = path.parent.relative_to(ROOT / top).parts
-            if "__pycache__" not in parts:
+            if "__pycache__" not in parts and not set(parts) & DATA_FOLDERS:
                 folders[".".join((name, *parts))] = path.parent
     return folders
 
