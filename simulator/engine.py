@@ -157,10 +157,15 @@ class Engine:
         self.models = _job_models(job_models, jobs)
         self.work = self.run_time if self.models is None else \
             [model.checkpoint.total_work(run) for model, run in zip(self.models, self.run_time)]
+        self.estimate_work = None if self.models is None else \
+            [model.checkpoint.total_work(e) for model, e in zip(self.models, self.estimate)]
         self.remaining = list(self.work)  # work left at `updated`, in compact seconds
         self.updated = [0.0] * jobs  # when `remaining` was last brought up to date (or progress resumes)
         self.version = [0] * jobs
         self.lost = [0.0] * jobs
+        self.checkpoints = [0] * jobs  # periodic checkpoints kept, an exact count (jobs.Checkpoint.count)
+        self.started = [math.nan] * jobs  # when the current (or last) run began, setup included
+        self.lost_setup = [0.0] * jobs  # node-seconds of setup spent by runs that were preempted
         self.preemptions = [0] * jobs
         self.resizes = [0] * jobs
         self.pending_resize: dict[int, int] = {}
@@ -210,6 +215,7 @@ class Engine:
         self.held[job] = allocator.units_of(allocation)
         if self.first_start[job] != self.first_start[job]:  # NaN: first start
             self.first_start[job] = now
+        self.started[job] = now
         if self.models is None:
             self.updated[job] = now
             remaining, end = self.remaining[job], now + self.remaining[job]
@@ -271,10 +277,22 @@ class Engine:
             raise ActionError(f"{self._name(job)} cannot be preempted: it is {STATES[self.state[job]]}")
         self._lifecycle_used = True
         self._advance(job)
+        model = self.model(job)
         done = self.work[job] - self.remaining[job]
-        kept = self.model(job).checkpoint.kept(done)
-        self.lost[job] += done - kept
+        checkpoint = model.checkpoint
+        if checkpoint.on_warning:
+            kept = max(done, 0.0)
+        else:
+            # an integer count: a resumed job rebuilds `done` just below its last checkpoint in floating
+            # point, and must not lose it (004 §III-A: resume from the latest checkpoint)
+            count = max(self.checkpoints[job], checkpoint.count(done))
+            self.checkpoints[job] = count
+            kept = checkpoint.work_of(count)
+        self.lost[job] += max(done - kept, 0.0)
         self.remaining[job] = self.work[job] - kept
+        # 004 §IV-D: the setup this run actually spent is wasted (all of it only once it has passed)
+        spent = min(max(self.now - self.started[job], 0.0), model.setup)
+        self.lost_setup[job] += spent * self.allocation[job].nodes.size
         self.preemptions[job] += 1
         self.pending_resize.pop(job, None)
         self._stop(job, "preempt")
@@ -369,8 +387,18 @@ class Engine:
         bisect.insort(self.by_end, (predicted, job))
 
     def _predicted_work(self, job: int) -> float:
-        """Work the scheduler expects to remain: the estimate less the work done, never below the truth."""
-        return max(self.estimate[job] - (self.work[job] - self.remaining[job]), self.remaining[job])
+        """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the work
+        done, never below the truth."""
+        estimate = self.estimate[job] if self.estimate_work is None else self.estimate_work[job]
+        return max(estimate - (self.work[job] - self.remaining[job]), self.remaining[job])
+
+    def predicted_duration(self, job: int) -> float:
+        """How long waiting `job` would be predicted to run if started now on its requested nodes: its
+        setup plus its predicted remaining work (what its ``predicted_end`` will be, less ``now``)."""
+        if self.models is None:
+            return self.estimate[job]
+        model = self.models[job]
+        return model.setup + self._predicted_work(job) / self.speed[job]
 
     def _apply_resize(self, job: int, nodes: int, release: np.ndarray | None = None) -> bool:
         if release is None:
@@ -462,6 +490,21 @@ class Engine:
     def model(self, job: int) -> JobModel:
         """The job's model (plain rigid when the run has no job models)."""
         return RIGID if self.models is None else self.models[job]
+
+    def work_done(self, job: int) -> float:
+        """Work (compact seconds, checkpoint writes included) the job has done by `now`; read-only."""
+        remaining = self.remaining[job]
+        if self.state[job] == RUNNING:
+            remaining -= max(0.0, self.now - self.updated[job]) * self.rate[job]
+        return self.work[job] - remaining
+
+    def checkpointed_work(self, job: int) -> float:
+        """Work the job would keep if it were preempted now (its completed checkpoints, exact count)."""
+        checkpoint = self.model(job).checkpoint
+        done = self.work_done(job)
+        if checkpoint.on_warning:
+            return max(done, 0.0)
+        return checkpoint.work_of(max(self.checkpoints[job], checkpoint.count(done)))
 
     def requested_nodes(self, job: int) -> int:
         """Whole nodes the job asked for: ceil(cores / cores per node)."""

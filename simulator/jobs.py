@@ -75,14 +75,30 @@ class Checkpoint:
             return work
         return work + self.cost * max(math.ceil(work / self.interval) - 1, 0)
 
+    @property
+    def period(self) -> float | None:
+        """Work (checkpoint time included) between two completed checkpoints; None without periodic ones."""
+        return None if self.interval is None else self.interval + self.cost
+
+    def count(self, done: float) -> int:
+        """Periodic checkpoints completed within `done` seconds of work (checkpoint time included)."""
+        if self.interval is None:
+            return 0
+        return max(math.floor(done / (self.interval + self.cost)), 0)
+
+    def work_of(self, count: int) -> float:
+        """The work (checkpoint time included) up to the end of checkpoint number `count`."""
+        return 0.0 if self.interval is None else count * (self.interval + self.cost)
+
     def kept(self, done: float) -> float:
-        """Of `done` (checkpoint time included), what survives a preemption."""
+        """Of `done` (checkpoint time included), what survives a preemption.
+
+        The engine keeps the number of completed checkpoints as an integer per job (`count`, `work_of`),
+        so a work total rebuilt in floating point just below a checkpoint never loses it.
+        """
         if self.on_warning:
             return done
-        if self.interval is None:
-            return 0.0
-        period = self.interval + self.cost  # work then its checkpoint, in the units of total_work
-        return math.floor(done / period) * period
+        return self.work_of(self.count(done))
 
 
 NO_CHECKPOINT = Checkpoint()

@@ -116,9 +116,9 @@ class NodeFailures:
             engine.resize(job, size - 1, release=[node])
             self.hits.append((engine.now, node, job, "shrink", size))
             return
-        lost = engine.lost[job]
+        lost, setup = engine.lost[job], engine.lost_setup[job]
         engine.preempt(job)
         self.interruptions[job] += 1
-        # 004 §IV-D: work redone at the requested size plus the setup paid again (as for a preemption)
-        self.lost_node_seconds[job] += (engine.lost[job] - lost) * requested + model.setup * size
+        # 004 §IV-D: work redone at the requested size plus the setup the run spent (as for a preemption)
+        self.lost_node_seconds[job] += (engine.lost[job] - lost) * requested + engine.lost_setup[job] - setup
         self.hits.append((engine.now, node, job, "preempt", size))

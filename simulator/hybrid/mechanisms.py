@@ -43,6 +43,7 @@ __all__ = ["Hybrid", "MECHANISMS", "NOTICE_POLICIES", "ARRIVAL_POLICIES", "parse
 NOTICE_POLICIES = ("n", "cua", "cup")
 ARRIVAL_POLICIES = ("paa", "spaa")
 MECHANISMS = ("baseline",) + tuple(f"{n}-{a}" for n in NOTICE_POLICIES for a in ARRIVAL_POLICIES)
+RIGID_OVERHEADS = ("elapsed", "lost-work")  # preemption cost of a rigid job without checkpoints
 RELEASE_AFTER = 600.0  # 004 §IV-B: reservation released 10 min after the estimated arrival
 CHECKPOINT_SLACK = 1e-3  # seconds after a checkpoint completes: a preemption then keeps it despite rounding
 PREEMPTED, SHRUNK = "preempted", "shrunk"
@@ -88,16 +89,21 @@ class Hybrid(Scheduler):
     """A hybrid mechanism (notice policy n/cua/cup, arrival policy paa/spaa) around the queue scheduler `inner`.
 
     periods: seconds of run between completed checkpoints per job (NaN: none), from `checkpoint_periods`.
-    After the run: ``shrinks`` and ``resetup`` (node-seconds of setups paid again) per job, the decision times
+    After the run: ``shrinks`` per job, the decision times
     ``decisions`` (seconds) and, with `log_reservations`, ``reservation_log`` (time, on-demand job, +nodes
     reserved / -nodes released).
     """
 
     def __init__(self, inner: Scheduler, hybrid: HybridWorkload, periods: np.ndarray, notice: str = "cua",
-                 arrival: str = "paa", log_reservations: bool = False):
+                 arrival: str = "paa", log_reservations: bool = False, *,
+                 rigid_overhead: str = "elapsed"):
         if notice not in NOTICE_POLICIES or arrival not in ARRIVAL_POLICIES:
             raise InputError(f"unknown mechanism {notice}-{arrival}; use {', '.join(MECHANISMS[1:])}",
                              field="hybrid")
+        if rigid_overhead not in RIGID_OVERHEADS:
+            raise InputError(f"unknown rigid_overhead {rigid_overhead!r}; known: {', '.join(RIGID_OVERHEADS)}",
+                             field="rigid_overhead")
+        self.rigid_overhead = rigid_overhead
         check_site_policy(inner)
         self.inner, self.notice, self.arrival = inner, notice, arrival
         self.name = f"{notice}-{arrival}"
@@ -108,7 +114,7 @@ class Hybrid(Scheduler):
         self.t_est = hybrid.estimated_arrival.tolist()
         self.notice_time = hybrid.notice_time.tolist()
         jobs = len(hybrid)
-        self.shrinks, self.resetup = [0] * jobs, [0.0] * jobs
+        self.shrinks = [0] * jobs
         self.decisions: list[float] = []
         self.reservation_log: list[tuple[float, int, int]] | None = [] if log_reservations else None
         self.held: dict[int, list] = {}  # on-demand job -> its reservations
@@ -150,7 +156,6 @@ class Hybrid(Scheduler):
 
     def on_preempt(self, engine, job: int) -> None:
         self.inner.on_preempt(engine, job)
-        self.resetup[job] += self.setup[job] * engine.allocation[job].nodes.size  # paid again at the restart
         owner = self.borrower_of.pop(job, None)
         if owner is not None:
             self.borrowers[owner].discard(job)
@@ -241,10 +246,10 @@ class Hybrid(Scheduler):
         """CUP: earmark jobs estimated to end by t_est, then plan preemptions by ascending overhead."""
         need, t_est, now = self._need(engine, od), self.t_est[od], engine.now
         kind, allocation = self.type, engine.allocation
-        for predicted, job in engine.by_end:
+        for predicted, job in engine.by_end:  # 004 §III-B: every job expected to release nodes by t_est
             if predicted > t_est or need <= 0:
                 break
-            if kind[job] != ON_DEMAND and job not in self.earmark and job not in self.doomed:
+            if job not in self.earmark and job not in self.doomed:
                 self.earmark[job] = od
                 need -= allocation[job].nodes.size
         if need <= 0:
@@ -360,28 +365,31 @@ class Hybrid(Scheduler):
             need -= size
         return True
 
-    def _done(self, engine, job: int) -> float:
-        """Work the running job has done by now (its remaining work is updated lazily by the engine)."""
-        progress = max(0.0, engine.now - engine.updated[job]) * engine.rate[job]
-        return engine.work[job] - (engine.remaining[job] - progress)
-
     def _overhead(self, engine, job: int) -> float:
-        """004 §III-B, PAA: malleable: its setup; rigid: work since its last checkpoint (or start) + setup."""
+        """004 §III-B, PAA: the preemption overhead in wall seconds.
+
+        malleable: its setup (004 Obs. 8); rigid with checkpoints: the work since its last completed
+        checkpoint + its setup; rigid without: its elapsed time since it (re)started (``elapsed``, the
+        paper's), or the work it would lose + its setup (``lost-work``). Checkpoint progress is the
+        engine's exact count, so a job that has just resumed costs only its setup.
+        """
         if self.type[job] == MALLEABLE:
             return self.setup[job]
-        done, period = self._done(engine, job), self.period[job]
-        kept = 0.0 if math.isnan(period) else math.floor(done / period) * period
-        return done - kept + self.setup[job]
+        if math.isnan(self.period[job]) and self.rigid_overhead == "elapsed":
+            return engine.now - engine.started[job]  # 004 §III-B: t_now - t_start
+        since = max(engine.work_done(job) - engine.checkpointed_work(job), 0.0)
+        return since + self.setup[job]  # 004 §III-B: (t_now - t_last_ckpt) + t_setup
 
     def _next_checkpoint(self, engine, job: int) -> float | None:
         """When the running rigid job completes its next checkpoint; None if it takes none before its end."""
         period = self.period[job]
         if math.isnan(period):
             return None
-        done = self._done(engine, job)
-        position = (math.floor(done / period) + 1) * period
+        kept = engine.checkpointed_work(job)
+        position = kept + period
         if position >= engine.work[job]:
             return None
+        done = max(engine.work_done(job), kept)
         return max(engine.now, engine.updated[job]) + (position - done) / engine.rate[job]
 
     # --- completion -----------------------------------------------------------------------------------

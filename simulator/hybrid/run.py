@@ -72,13 +72,12 @@ def hybrid_result(engine, result, hybrid: HybridWorkload, mechanism: str, failur
     jobs = len(hybrid)
     hit = np.zeros(jobs, dtype=np.int64) if failures is None else np.asarray(failures.failures)
     interrupted = np.zeros(jobs, dtype=np.int64) if failures is None else np.asarray(failures.interruptions)
-    # 004 §IV-D: work redone (at the requested size) plus the setups paid again
-    lost = np.asarray(engine.lost) * hybrid.n_max
+    # 004 §IV-D: work redone (at the requested size) plus the setup time the interrupted runs spent
+    lost = np.asarray(engine.lost) * hybrid.n_max + np.asarray(engine.lost_setup)
     if isinstance(wrapper, Hybrid):
         result.workload = hybrid.workload  # trace run times and estimates in jobs.csv
         result.scheduler = wrapper.name
         shrinks, decisions = wrapper.shrinks, wrapper.decisions
-        lost = lost + np.asarray(wrapper.resetup)
     else:
         shrinks, decisions = [0] * jobs, []
     od = hybrid.job_type == ON_DEMAND
