@@ -52,13 +52,33 @@ from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.base import Scheduler
 from cosched.simulator.workload import Workload
 
-__all__ = ["Engine", "SimulationResult", "SpeedModel", "Reservation", "ActionError", "simulate", "STATES"]
+__all__ = ["ACTION_COLUMNS", "write_actions", "Engine", "SimulationResult", "SpeedModel", "Reservation", "ActionError", "simulate", "STATES"]
 
 INF = math.inf
 PROGRESS_STEPS = 200  # progress bar refreshes at most this many times per run
 WORK_TOLERANCE = 1e-9  # relative: a job whose remaining work is below this share of its work has finished
 STATES = ("future", "waiting", "running", "finished", "killed")
 FUTURE, WAITING, RUNNING, FINISHED, KILLED = range(len(STATES))
+
+
+ACTION_COLUMNS = ("time", "action", "job_id", "reservation", "nodes", "reason", "on_demand_job_id")
+
+
+def write_actions(actions: list, job_ids, path) -> None:
+    """The action log as CSV (ACTION_COLUMNS): one row per start, resize, preempt, kill, finish, reserve,
+    release and note (e.g. ``warn``), with the node ids involved (";"-joined: a job's nodes after the action; for a preemption, kill
+    or finish the nodes it gave back) and the reason "who[:job index]" split into the reason and the job id
+    it served. Reservations are named by their key (negative)."""
+    import csv
+
+    ids = np.asarray(job_ids).tolist()
+    with open(path, "w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(ACTION_COLUMNS)
+        for when, action, job, key, nodes, reason in actions:
+            who, _, served = reason.partition(":")
+            out.writerow((repr(float(when)), action, "" if job < 0 else ids[job], key or "",
+                          ";".join(map(str, nodes)), who, "" if not served else ids[int(served)]))
 
 
 class ActionError(InputError):
@@ -93,6 +113,7 @@ class SimulationResult:
     wall_seconds: float
     co_scheduled: bool = False
     log: list | None = None
+    actions: list | None = None  # the engine's action log (Engine(log_actions=True)): ACTION_COLUMNS
     options: dict = field(default_factory=dict)
     lifecycle: dict | None = None  # per-job state, preemptions, resizes, lost work: with job models or actions
     speed_model: object = None  # the run's speed model (co-location), None when every job ran at speed 1
@@ -129,7 +150,7 @@ class Engine:
     def __init__(self, workload: Workload, platform: Platform, scheduler, *, allocator: Allocator | None = None,
                  speed_model: SpeedModel | None = None, job_models: JobModel | list | None = None,
                  sources: Iterable = (), use_run_times: bool = False, log_events: bool = False,
-                 progress: bool = False):
+                 progress: bool = False, log_actions: bool = False):
         if len(workload) and int(workload.cores.max()) > platform.total_cores:
             raise InputError(f"a job asks for {int(workload.cores.max())} cores, the platform has "
                              f"{platform.total_cores}; load the workload with max_cores", field="cores")
@@ -176,6 +197,9 @@ class Engine:
         self.reservations: dict[int, Reservation] = {}
         self.now = workload.submit[0].item() if jobs else 0.0
         self.log: list | None = [] if log_events else None
+        # (time, action, job or -1, reservation key or 0, node ids, reason): every node handed out or
+        # taken back, for a third party to replay (ACTION_COLUMNS)
+        self.actions: list | None = [] if log_actions else None
         self._lifecycle_used = job_models is not None
         self._completions: list[tuple[float, int, int]] = []
         self._events: list[tuple[float, int, Callable]] = []
@@ -188,7 +212,10 @@ class Engine:
         self._progress = progress
 
     # --- actions ----------------------------------------------------------------------------------
-    def start(self, job: int, nodes=None, placement: str | None = None) -> bool:
+    def _act(self, action: str, job: int, key: int, nodes: np.ndarray, reason: str) -> None:
+        self.actions.append((self.now, action, job, key, nodes.tolist(), reason))
+
+    def start(self, job: int, nodes=None, placement: str | None = None, reason: str = "") -> bool:
         """Start waiting `job` now; False if it does not fit.
 
         nodes: None (the allocator chooses), a node count (moldable and malleable jobs, within their
@@ -234,9 +261,11 @@ class Engine:
             self._touched.append(allocation.nodes)
         if self.log is not None:
             self.log.append((now, "start", job, allocation.nodes.size))
+        if self.actions is not None:
+            self._act("start", job, 0, allocation.nodes, reason)
         return True
 
-    def resize(self, job: int, nodes: int, release=None) -> bool:
+    def resize(self, job: int, nodes: int, release=None, reason: str = "") -> bool:
         """Give running malleable `job` `nodes` nodes: at once, or at its next scheduling point (001 §5).
 
         False if it should grow and the idle nodes are too few now. release: node ids of the job to give up
@@ -260,14 +289,14 @@ class Engine:
                 raise ActionError(f"{self._name(job)} can give up only {current.size - nodes} of its own nodes, "
                                   f"not {release.tolist()[:8]}")
             self.pending_resize.pop(job, None)
-            return self._apply_resize(job, nodes, release)
+            return self._apply_resize(job, nodes, release, reason)
         if model.scheduling_point is not None:
             self.pending_resize[job] = nodes
             self._post_scheduling_point(job)
             return True
-        return self._apply_resize(job, nodes)
+        return self._apply_resize(job, nodes, reason=reason)
 
-    def preempt(self, job: int) -> None:
+    def preempt(self, job: int, reason: str = "") -> None:
         """Stop running `job` and return it to the queue at its submit position (004 §III-B, PAA).
 
         The work since its last checkpoint is lost unless its model checkpoints on warning; the setup is
@@ -295,14 +324,14 @@ class Engine:
         self.lost_setup[job] += spent * self.allocation[job].nodes.size
         self.preemptions[job] += 1
         self.pending_resize.pop(job, None)
-        self._stop(job, "preempt")
+        self._stop(job, "preempt", reason)
         self.state[job] = WAITING
         self.waiting[job] = None
         for later in [j for j in self.waiting if j > job]:  # back to its submit position (workload order)
             self.waiting.move_to_end(later)
         self.scheduler.on_preempt(self, job)
 
-    def kill(self, job: int) -> None:
+    def kill(self, job: int, reason: str = "") -> None:
         """Remove a waiting or running job for good; it ends now with the work it has not done."""
         state = self.state[job]
         if state not in (WAITING, RUNNING):
@@ -310,14 +339,16 @@ class Engine:
         self._lifecycle_used = True
         if state == RUNNING:
             self._advance(job)
-            self._stop(job, "kill")
+            self._stop(job, "kill", reason)
             self.scheduler.on_finish(self, job)
         else:
             del self.waiting[job]
+            if self.actions is not None:
+                self._act("kill", job, 0, _EMPTY_NODES, reason)
         self.state[job] = KILLED
         self.end[job] = self.now
 
-    def reserve(self, nodes) -> Reservation:
+    def reserve(self, nodes, reason: str = "") -> Reservation:
         """Hold idle nodes (a count: the allocator's lowest idle nodes; or node ids) for a future job."""
         if isinstance(nodes, (int, np.integer)):
             idle = np.flatnonzero(self.allocator.state.used == 0)
@@ -331,17 +362,28 @@ class Engine:
         self.allocator.commit(key, Allocation(chosen, self.platform.cores_per_node))
         self.reservations[key] = reservation
         self._lifecycle_used = True
+        if self.actions is not None:
+            self._act("reserve", -1, key, chosen, reason)
         return reservation
 
-    def release(self, reservation: Reservation) -> None:
+    def release(self, reservation: Reservation, reason: str = "") -> None:
         """Give a reservation's nodes back."""
         if self.reservations.pop(reservation.key, None) is None:
             raise ActionError(f"reservation of nodes {reservation.nodes.tolist()[:8]} is not held")
         self.allocator.release(reservation.key, Allocation(reservation.nodes, self.platform.cores_per_node))
+        if self.actions is not None:
+            self._act("release", -1, reservation.key, reservation.nodes, reason)
 
     def hint(self, job: int, placement: str | None) -> None:
         """Tell the allocator how to place waiting `job` (e.g. "compact"); it counts in backfilling too."""
         self.placement[job] = placement
+
+    def note(self, action: str, job: int, reason: str = "") -> None:
+        """Write a decision that changes no state (e.g. a malleable job warned before it is shrunk or
+        preempted) to the action log, if there is one; the job's current nodes are listed."""
+        if self.actions is not None:
+            allocation = self.allocation[job]
+            self._act(action, job, 0, _EMPTY_NODES if allocation is None else allocation.nodes, reason)
 
     def request_wakeup(self, when: float) -> None:
         """Run one more scheduling pass at `when` (e.g. a reservation time)."""
@@ -400,7 +442,7 @@ class Engine:
         model = self.models[job]
         return model.setup + self._predicted_work(job) / self.speed[job]
 
-    def _apply_resize(self, job: int, nodes: int, release: np.ndarray | None = None) -> bool:
+    def _apply_resize(self, job: int, nodes: int, release: np.ndarray | None = None, reason: str = "") -> bool:
         if release is None:
             allocation = self.allocator.resize(self, job, self.allocation[job], nodes)
         else:  # shrink off the given nodes
@@ -421,6 +463,8 @@ class Engine:
         self._set_rate(job, self.speed[job] * model.rate(nodes, self.requested_nodes(job)))
         if self.log is not None:
             self.log.append((self.now, "resize", job, nodes))
+        if self.actions is not None:
+            self._act("resize", job, 0, allocation.nodes, reason)
         return True
 
     def _post_scheduling_point(self, job: int) -> None:
@@ -436,14 +480,14 @@ class Engine:
 
         def reached(engine: Engine, job=job, version=version) -> None:
             if engine.version[job] == version and engine.state[job] == RUNNING and job in engine.pending_resize:
-                if engine._apply_resize(job, engine.pending_resize[job]):
+                if engine._apply_resize(job, engine.pending_resize[job], reason="scheduling-point"):
                     del engine.pending_resize[job]
                 else:
                     engine._post_scheduling_point(job)
 
         self.at(when, reached)
 
-    def _stop(self, job: int, event: str) -> None:
+    def _stop(self, job: int, event: str, reason: str = "") -> None:
         """Take running `job` off its nodes (preempt, kill)."""
         now = self.now
         del self.running[job]
@@ -456,6 +500,8 @@ class Engine:
             self._touched.append(allocation.nodes)
         if self.log is not None:
             self.log.append((now, event, job, 0))
+        if self.actions is not None:
+            self._act(event, job, 0, allocation.nodes, reason)
 
     def _finish(self, job: int) -> None:
         now = self.now
@@ -471,6 +517,8 @@ class Engine:
             self._touched.append(allocation.nodes)
         if self.log is not None:
             self.log.append((now, "finish", job, 0))
+        if self.actions is not None:
+            self._act("finish", job, 0, allocation.nodes, "")
         self.pending_resize.pop(job, None)
         self.scheduler.on_finish(self, job)
 
@@ -591,7 +639,7 @@ class Engine:
             self.workload, self.platform, getattr(scheduler, "name", type(scheduler).__name__),
             np.array(self.first_start), np.array(self.end),
             [_EMPTY_NODES if a is None else a.nodes for a in self.allocation], time.perf_counter() - clock,
-            co_scheduled=self.speed_model is not None, log=log,
+            co_scheduled=self.speed_model is not None, log=log, actions=self.actions,
             options={"use_run_times": self.use_run_times}, lifecycle=self._lifecycle(),
             speed_model=self.speed_model)
 

@@ -96,13 +96,13 @@ class NodeFailures:
             self._hit(engine, occupant, node)
         elif occupant != EMPTY:  # a scheduler's reservation (its key is below EMPTY)
             engine.scheduler.yield_node(engine, node)
-        reservation = engine.reserve(np.array([node]))
+        reservation = engine.reserve(np.array([node]), reason="down")
         self.down[node] = True
         self.down_log.append((engine.now, node, 1))
         engine.at(engine.now + down, lambda e, r=reservation: self._repair(e, r))
 
     def _repair(self, engine, reservation) -> None:
-        engine.release(reservation)
+        engine.release(reservation, reason="repair")
         node = int(reservation.nodes[0])
         self.down[node] = False
         self.down_log.append((engine.now, node, -1))
@@ -113,11 +113,11 @@ class NodeFailures:
         size, model = engine.allocation[job].nodes.size, engine.model(job)
         requested = engine.requested_nodes(job)
         if model.kind == "malleable" and size - 1 >= model.bounds(requested)[0]:
-            engine.resize(job, size - 1, release=[node])
+            engine.resize(job, size - 1, release=[node], reason="failure")
             self.hits.append((engine.now, node, job, "shrink", size))
             return
         lost, setup = engine.lost[job], engine.lost_setup[job]
-        engine.preempt(job)
+        engine.preempt(job, reason="failure")
         self.interruptions[job] += 1
         # 004 §IV-D: work redone at the requested size plus the setup the run spent (as for a preemption)
         self.lost_node_seconds[job] += (engine.lost[job] - lost) * requested + engine.lost_setup[job] - setup

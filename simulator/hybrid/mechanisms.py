@@ -36,7 +36,7 @@ from cosched.simulator.engine import STATES
 from cosched.simulator.hybrid.workload import MALLEABLE, ON_DEMAND, HybridWorkload
 from cosched.simulator.schedulers.base import Scheduler
 
-__all__ = ["Hybrid", "MECHANISMS", "NOTICE_POLICIES", "ARRIVAL_POLICIES", "parse_mechanism", "water_fill",
+__all__ = ["Hybrid", "MECHANISMS", "MECHANISM_OPTIONS", "RIGID_OVERHEADS", "REGROW", "WARNING", "NOTICE_POLICIES", "ARRIVAL_POLICIES", "parse_mechanism", "water_fill",
            "check_site_policy",
            "RELEASE_AFTER", "CHECKPOINT_SLACK"]
 
@@ -44,6 +44,9 @@ NOTICE_POLICIES = ("n", "cua", "cup")
 ARRIVAL_POLICIES = ("paa", "spaa")
 MECHANISMS = ("baseline",) + tuple(f"{n}-{a}" for n in NOTICE_POLICIES for a in ARRIVAL_POLICIES)
 RIGID_OVERHEADS = ("elapsed", "lost-work")  # preemption cost of a rigid job without checkpoints
+REGROW = ("n_max", "pre-shrink")  # how far a shrunk lender grows back when its on-demand job ends
+MECHANISM_OPTIONS = ("rigid_overhead", "warning", "regrow")  # keyword options of `Hybrid`
+WARNING = 120.0  # 004 §III-A: seconds between the warning to a malleable job and its shrink or preemption
 RELEASE_AFTER = 600.0  # 004 §IV-B: reservation released 10 min after the estimated arrival
 CHECKPOINT_SLACK = 1e-3  # seconds after a checkpoint completes: a preemption then keeps it despite rounding
 PREEMPTED, SHRUNK = "preempted", "shrunk"
@@ -96,14 +99,18 @@ class Hybrid(Scheduler):
 
     def __init__(self, inner: Scheduler, hybrid: HybridWorkload, periods: np.ndarray, notice: str = "cua",
                  arrival: str = "paa", log_reservations: bool = False, *,
-                 rigid_overhead: str = "elapsed"):
+                 rigid_overhead: str = "elapsed", warning: float = WARNING, regrow: str = "n_max"):
         if notice not in NOTICE_POLICIES or arrival not in ARRIVAL_POLICIES:
             raise InputError(f"unknown mechanism {notice}-{arrival}; use {', '.join(MECHANISMS[1:])}",
                              field="hybrid")
         if rigid_overhead not in RIGID_OVERHEADS:
             raise InputError(f"unknown rigid_overhead {rigid_overhead!r}; known: {', '.join(RIGID_OVERHEADS)}",
                              field="rigid_overhead")
-        self.rigid_overhead = rigid_overhead
+        if regrow not in REGROW:
+            raise InputError(f"unknown regrow {regrow!r}; known: {', '.join(REGROW)}", field="regrow")
+        if not (math.isfinite(warning) and warning >= 0):
+            raise InputError(f"the preemption warning must be >= 0 seconds, got {warning}", field="warning")
+        self.rigid_overhead, self.warning, self.regrow = rigid_overhead, float(warning), regrow
         check_site_policy(inner)
         self.inner, self.notice, self.arrival = inner, notice, arrival
         self.name = f"{notice}-{arrival}"
@@ -128,6 +135,9 @@ class Hybrid(Scheduler):
         self.arrivals: list[int] = []
         self.blocked: dict[int, None] = {}  # arrived on-demand jobs waiting at the queue front
         self.hungry: dict[int, None] = {}  # CUA: collecting jobs still short of nodes, in notice order
+        self.warned: dict[int, list] = {}  # on-demand job -> [(malleable job, size to keep (0: preempt), start)]
+        self.victim_of: dict[int, int] = {}  # warned malleable job -> its on-demand job
+        self.instant: set[int] = set()  # on-demand jobs started by their arrival's decision (after a warning)
         self._window_seen: set[int] = set()
         self._spares_seen: dict[int, int] = {}
 
@@ -161,6 +171,7 @@ class Hybrid(Scheduler):
             self.borrowers[owner].discard(job)
             self._hunger(owner)
         self.earmark.pop(job, None)
+        self.victim_of.pop(job, None)
         if self.type[job] == ON_DEMAND:  # [impl] only a node failure stops one: it restarts as a new arrival
             self.arrivals.append(job)
 
@@ -170,10 +181,10 @@ class Hybrid(Scheduler):
         for od, held in self.held.items():
             for index, reservation in enumerate(held):
                 if reservation.key == key:
-                    engine.release(reservation)
+                    engine.release(reservation, reason=f"failure:{od}")
                     rest = reservation.nodes[reservation.nodes != node]
                     if rest.size:
-                        held[index] = engine.reserve(rest)
+                        held[index] = engine.reserve(rest, reason=f"failure:{od}")
                     else:
                         del held[index]
                     self.reserved[od] -= 1
@@ -193,6 +204,10 @@ class Hybrid(Scheduler):
         if owner is not None and owner in self.collecting:  # CUP: an earmarked job ended
             nodes = nodes[engine.allocator.state.used[nodes] == 0]  # not re-reserved just above
             self._take(engine, owner, min(nodes.size, self._need(engine, owner)), nodes)
+        owner = self.victim_of.pop(job, None)
+        if owner is not None:  # a warned job ended during its warning: its nodes go to the on-demand job
+            nodes = nodes[engine.allocator.state.used[nodes] == 0]
+            self._take(engine, owner, min(nodes.size, self.n_max[owner] - self.reserved.get(owner, 0)), nodes)
         if job in self.lenders:
             self._timed(self._give_back, engine, job)
 
@@ -203,21 +218,21 @@ class Hybrid(Scheduler):
             self.hungry[od] = None
             self.hungry = dict.fromkeys(sorted(self.hungry, key=self.notice_time.__getitem__))
 
-    def _take(self, engine, od: int, count: int, nodes=None) -> None:
+    def _take(self, engine, od: int, count: int, nodes=None, why: str = "collect") -> None:
         """Reserve `count` nodes for `od`: the first of `nodes` (idle), or the lowest idle ones."""
         if count <= 0:
             return
-        reservation = engine.reserve(count if nodes is None else nodes[:count])
+        reservation = engine.reserve(count if nodes is None else nodes[:count], reason=f"{why}:{od}")
         self.held.setdefault(od, []).append(reservation)
         self.reserved[od] = self.reserved.get(od, 0) + count
         if self.reservation_log is not None:
             self.reservation_log.append((engine.now, od, count))
 
-    def _release_all(self, engine, od: int) -> np.ndarray:
+    def _release_all(self, engine, od: int, why: str) -> np.ndarray:
         """Release every reservation of `od`; their node ids."""
         held = self.held.pop(od, [])
         for reservation in held:
-            engine.release(reservation)
+            engine.release(reservation, reason=f"{why}:{od}")
         count = self.reserved.pop(od, 0)
         if count and self.reservation_log is not None:
             self.reservation_log.append((engine.now, od, -count))
@@ -235,7 +250,7 @@ class Hybrid(Scheduler):
         self.collecting[od] = None
         self.borrowers[od] = set()
         self.lenders.setdefault(od, [])
-        self._take(engine, od, min(engine.allocator.free_units(), self.n_max[od]))
+        self._take(engine, od, min(engine.allocator.free_units(), self.n_max[od]), why="notice")
         if self._need(engine, od) > 0:
             if self.notice == "cup":
                 self._plan(engine, od)
@@ -261,8 +276,8 @@ class Hybrid(Scheduler):
             if need <= 0:
                 break
             when = now
-            if kind[job] == MALLEABLE:
-                when = max(now, t_est)
+            if kind[job] == MALLEABLE:  # warned so that its nodes are free at t_est (004 §III-A)
+                when = max(now, t_est - self.warning)
             else:
                 checkpoint = self._next_checkpoint(engine, job)
                 if checkpoint is not None and checkpoint <= t_est:
@@ -275,16 +290,22 @@ class Hybrid(Scheduler):
             else:
                 engine.at(when, lambda e, o=od, j=job, v=version: self._timed(self._cup_preempt, e, o, j, v))
 
-    def _cup_preempt(self, engine, od: int, job: int, version: int) -> None:
-        self.doomed.discard(job)
+    def _cup_preempt(self, engine, od: int, job: int, version: int, warned: bool = False) -> None:
         if od not in self.collecting or engine.state[job] != RUNNING or engine.version[job] != version:
+            self.doomed.discard(job)
             return
+        if self.type[job] == MALLEABLE and self.warning and not warned:  # 004 §III-A: two-minute warning
+            engine.note("warn", job, f"cup:{od}")
+            engine.at(engine.now + self.warning,
+                      lambda e, v=version: self._timed(self._cup_preempt, e, od, job, v, True))
+            return
+        self.doomed.discard(job)
         need = self._need(engine, od)
         if need <= 0:
             return
         nodes = engine.allocation[job].nodes
-        engine.preempt(job)
-        self._take(engine, od, min(need, nodes.size), nodes)
+        engine.preempt(job, reason=f"cup:{od}")
+        self._take(engine, od, min(need, nodes.size), nodes, why="cup")
         self.lenders[od].append((job, min(need, nodes.size), PREEMPTED, nodes.size))
 
     def _timeout(self, engine, od: int) -> None:
@@ -293,7 +314,7 @@ class Hybrid(Scheduler):
             return
         del self.collecting[od]
         self.hungry.pop(od, None)
-        self._release_all(engine, od)
+        self._release_all(engine, od, "timeout")
         for job in self.borrowers.pop(od, ()):
             del self.borrower_of[job]
 
@@ -305,8 +326,8 @@ class Hybrid(Scheduler):
         self.lenders.setdefault(od, [])
         for job in self.borrowers.pop(od, ()):  # jobs on its reserved nodes are preempted at once
             del self.borrower_of[job]
-            engine.preempt(job)
-        own = self._release_all(engine, od)
+            engine.preempt(job, reason=f"arrival:{od}")
+        own = self._release_all(engine, od, "arrival")
         need = self.n_max[od] - engine.allocator.free_units()
         if need > 0 and not (self.arrival == "spaa" and self._shrink(engine, od, need)) \
                 and not self._preempt_for(engine, od, need):
@@ -315,27 +336,74 @@ class Hybrid(Scheduler):
             if need > 0 and not self._preempt_for(engine, od, need):
                 self.blocked[od] = None  # behind the on-demand jobs already waiting: it collects after them
                 return
-        self._start(engine, od, own)
+        if od in self.warned:  # 004 §III-A: malleable jobs get their two-minute warning first
+            self._take(engine, od, min(own.size, self.n_max[od]), own, why="warning")
+            self._take(engine, od, min(engine.allocator.free_units(), self.n_max[od] - self.reserved.get(od, 0)), why="warning")
+            engine.at(engine.now + self.warning, lambda e: self._timed(self._after_warning, e, od))
+            return
+        self._start(engine, od, own, "arrival")
+
+    def _act(self, engine, od: int, job: int, keep: int) -> None:
+        """Shrink malleable `job` to `keep` nodes (0: preempt it) for `od`: at once, or after the warning."""
+        if self.warning and self.type[job] == MALLEABLE:
+            self.warned.setdefault(od, []).append((job, keep, engine.started[job]))
+            self.victim_of[job] = od
+            engine.note("warn", job, f"{'spaa' if keep else 'paa'}:{od}")
+        elif keep:
+            engine.resize(job, keep, reason=f"spaa:{od}")  # the engine rescales its remaining time (linear speed-up)
+            self.shrinks[job] += 1
+        else:
+            engine.preempt(job, reason=f"paa:{od}")
+
+    def _after_warning(self, engine, od: int) -> None:
+        """The warning is over: the warned jobs shrink or stop, `od` starts on its nodes (else waits first)."""
+        if od not in self.warned:
+            return  # it started earlier: jobs that ended during the warning gave it all its nodes
+        for job, keep, started in self.warned.pop(od):
+            self.victim_of.pop(job, None)
+            if engine.state[job] != RUNNING or engine.started[job] != started:
+                continue  # it ended (its nodes were reserved then) or was stopped by a failure
+            nodes = engine.allocation[job].nodes
+            if keep == 0:
+                engine.preempt(job, reason=f"paa:{od}")
+                freed = nodes
+            elif keep < nodes.size:
+                freed = nodes[keep:]
+                engine.resize(job, keep, release=freed, reason=f"spaa:{od}")
+                self.shrinks[job] += 1
+            else:
+                continue
+            self._take(engine, od, min(freed.size, self.n_max[od] - self.reserved.get(od, 0)), freed, why="warning")
+        short = self.n_max[od] - self.reserved.get(od, 0)
+        if short > 0:
+            self._take(engine, od, min(engine.allocator.free_units(), short), why="warning")
+        if self.reserved.get(od, 0) >= self.n_max[od]:
+            self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
+        else:
+            self.blocked[od] = None  # a failure took nodes meanwhile: it collects the rest first
 
     def _unreserve_announced(self, engine, need: int) -> None:
         """[impl] An arrived job short of nodes frees those held for announced ones, latest t_est first."""
         for other in sorted(self.collecting, key=self.t_est.__getitem__, reverse=True):
             if need <= 0:
                 break
-            held = self._release_all(engine, other)
+            held = self._release_all(engine, other, "yield")
             need -= held.size
             self._hunger(other)
 
-    def _start(self, engine, od: int, own: np.ndarray) -> None:
+    def _start(self, engine, od: int, own: np.ndarray, why: str) -> None:
         """Start `od` now on its own (just released) nodes first, then the lowest idle ones."""
         others = engine.allocator.state.used == 0
         others[own] = False
         nodes = np.concatenate([own, np.flatnonzero(others)])[:self.n_max[od]]
-        engine.start(od, np.sort(nodes))
+        if why in ("arrival", "warning") and engine.first_start[od] != engine.first_start[od]:
+            self.instant.add(od)  # its arrival's decision started it (after the warning: 004 §IV-D)
+        engine.start(od, np.sort(nodes), reason=f"{why}:{od}")
 
     def _shrink(self, engine, od: int, need: int) -> bool:
         """SPAA: shrink the running malleable jobs as evenly as possible if they can supply `need` nodes."""
-        jobs = [job for job in engine.running if self.type[job] == MALLEABLE]
+        warned = self.victim_of
+        jobs = [job for job in engine.running if self.type[job] == MALLEABLE and job not in warned]
         sizes = [engine.allocation[job].nodes.size for job in jobs]
         caps = [size - self.n_min[job] for job, size in zip(jobs, sizes)]
         if sum(caps) < need:
@@ -344,15 +412,14 @@ class Hybrid(Scheduler):
             if amount:
                 if job in self.borrower_of:
                     self._hunger(self.borrower_of[job])
-                engine.resize(job, size - amount)  # the engine rescales its remaining time (linear speed-up)
-                self.shrinks[job] += 1
+                self._act(engine, od, job, size - amount)
                 self.lenders[od].append((job, amount, SHRUNK, size))
         return True
 
     def _preempt_for(self, engine, od: int, need: int) -> bool:
         """PAA: preempt running rigid and malleable jobs by ascending overhead until `need` nodes are free."""
-        kind, allocation = self.type, engine.allocation
-        jobs = [job for job in engine.running if kind[job] != ON_DEMAND]
+        kind, allocation, warned = self.type, engine.allocation, self.victim_of
+        jobs = [job for job in engine.running if kind[job] != ON_DEMAND and job not in warned]
         if sum(allocation[job].nodes.size for job in jobs) < need:
             return False
         jobs.sort(key=lambda job: (self._overhead(engine, job), job))
@@ -360,7 +427,7 @@ class Hybrid(Scheduler):
             if need <= 0:
                 break
             size = allocation[job].nodes.size
-            engine.preempt(job)
+            self._act(engine, od, job, 0)
             self.lenders[od].append((job, min(size, need), PREEMPTED, size))
             need -= size
         return True
@@ -400,14 +467,16 @@ class Hybrid(Scheduler):
             if how == PREEMPTED and engine.state[job] == WAITING:
                 if self.type[job] == MALLEABLE:
                     if idle >= self.n_min[job]:
-                        engine.start(job, min(idle, self.n_max[job]))
+                        engine.start(job, min(idle, self.n_max[job]), reason=f"give-back:{od}")
                 else:
-                    engine.start(job)
+                    engine.start(job, reason=f"give-back:{od}")
             elif how == SHRUNK and engine.state[job] == RUNNING:
                 current = engine.allocation[job].nodes.size
-                target = min(size, current + idle)
+                # 004 §III-B.4 "expanded to its original size": n_max, the size it asked for (pre-shrink:
+                # the size it had before this shrink)
+                target = min(self.n_max[job] if self.regrow == "n_max" else size, current + idle)
                 if target > current:
-                    engine.resize(job, target)
+                    engine.resize(job, target, reason=f"give-back:{od}")
 
     # --- the pass -------------------------------------------------------------------------------------
     def schedule(self, engine) -> None:
@@ -416,11 +485,20 @@ class Hybrid(Scheduler):
             for od in arrivals:
                 self._timed(self._arrive, engine, od)
         free = engine.allocator.free_units
+        for od in list(self.warned):  # warned on arrival: collect idle nodes, start early if they suffice
+            short = self.n_max[od] - self.reserved.get(od, 0)
+            if short > 0:
+                self._take(engine, od, min(free(), short), why="warning")
+            if self.reserved.get(od, 0) >= self.n_max[od]:
+                for job, _, _ in self.warned.pop(od):  # the warned jobs keep running as they are
+                    if self.victim_of.pop(job, None) is not None and engine.state[job] == RUNNING:
+                        engine.note("unwarn", job, f"warning:{od}")
+                self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
         for od in list(self.blocked):  # waiting at the queue front: collect idle nodes until it fits
-            self._take(engine, od, min(free(), self.n_max[od] - self.reserved.get(od, 0)))
+            self._take(engine, od, min(free(), self.n_max[od] - self.reserved.get(od, 0)), why="front")
             if self.reserved.get(od, 0) >= self.n_max[od]:
                 del self.blocked[od]
-                self._start(engine, od, self._release_all(engine, od))
+                self._start(engine, od, self._release_all(engine, od, "front"), "front")
         if self.notice == "cua":  # 004 §III-B.1: nodes freed before the arrival, earliest notice first
             for od in list(self.hungry):
                 if not free():
@@ -441,7 +519,7 @@ class Hybrid(Scheduler):
         idle = engine.allocator.free_units()
         if self.type[head] != MALLEABLE or not self.n_min[head] <= idle < self.n_max[head]:
             return False
-        return engine.start(head, idle)
+        return engine.start(head, idle, reason="head-malleable")
 
     def _lend_reserved(self, engine) -> None:
         """004 §III-B.1: reserved nodes run waiting jobs expected to end by t_est, then malleable jobs.
@@ -490,13 +568,13 @@ class Hybrid(Scheduler):
         held, nodes = self.held[od], []
         while sum(n.size for n in nodes) < size:
             reservation = held.pop()
-            engine.release(reservation)
+            engine.release(reservation, reason=f"lend:{od}")
             nodes.append(reservation.nodes)
         nodes = np.concatenate(nodes)
-        engine.start(job, np.sort(nodes[:size]))
+        engine.start(job, np.sort(nodes[:size]), reason=f"lend:{od}")
         self.reserved[od] -= nodes.size
         if self.reservation_log is not None:
             self.reservation_log.append((engine.now, od, -nodes.size))
-        self._take(engine, od, nodes.size - size, nodes[size:])
+        self._take(engine, od, nodes.size - size, nodes[size:], why="lend")
         self.borrowers[od].add(job)
         self.borrower_of[job] = od
