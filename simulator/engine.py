@@ -180,6 +180,9 @@ class Engine:
             [model.checkpoint.total_work(run) for model, run in zip(self.models, self.run_time)]
         self.estimate_work = None if self.models is None else \
             [model.checkpoint.total_work(e) for model, e in zip(self.models, self.estimate)]
+        # per waiting job: how long it would be predicted to run if started now (fixed while it waits)
+        self.queued_duration = self.estimate if self.models is None else \
+            [model.setup + max(e, w) for model, e, w in zip(self.models, self.estimate_work, self.work)]
         self.remaining = list(self.work)  # work left at `updated`, in compact seconds
         self.updated = [0.0] * jobs  # when `remaining` was last brought up to date (or progress resumes)
         self.version = [0] * jobs
@@ -327,6 +330,8 @@ class Engine:
         self._stop(job, "preempt", reason)
         self.state[job] = WAITING
         self.waiting[job] = None
+        if self.models is not None:
+            self.queued_duration[job] = self.predicted_duration(job)
         for later in [j for j in self.waiting if j > job]:  # back to its submit position (workload order)
             self.waiting.move_to_end(later)
         self.scheduler.on_preempt(self, job)
@@ -351,10 +356,9 @@ class Engine:
     def reserve(self, nodes, reason: str = "") -> Reservation:
         """Hold idle nodes (a count: the allocator's lowest idle nodes; or node ids) for a future job."""
         if isinstance(nodes, (int, np.integer)):
-            idle = np.flatnonzero(self.allocator.state.used == 0)
-            if nodes > idle.size:
-                raise ActionError(f"cannot reserve {nodes} nodes: {idle.size} are idle")
-            chosen = idle[:nodes]
+            chosen = self.allocator.idle_nodes(nodes)
+            if nodes > chosen.size:
+                raise ActionError(f"cannot reserve {nodes} nodes: {chosen.size} are idle")
         else:
             chosen = self._idle_nodes(np.asarray(nodes, dtype=np.int64), "reservation")
         key = -2 - next(self._reservation_keys)  # occupant ids below EMPTY (-1) mark reservations
@@ -554,6 +558,30 @@ class Engine:
             return max(done, 0.0)
         return checkpoint.work_of(max(self.checkpoints[job], checkpoint.count(done)))
 
+    def idle_nodes(self, limit: int | None = None) -> np.ndarray:
+        """Ids of the nodes no job or reservation holds, ascending (the lowest `limit` of them)."""
+        return self.allocator.idle_nodes(limit)
+
+    def free_nodes(self) -> int:
+        """How many allocator units (whole nodes on the compact allocator) are free now."""
+        return self.allocator.free_units()
+
+    def is_idle(self, nodes: np.ndarray) -> np.ndarray:
+        """Per node id: True if no job or reservation holds it."""
+        return self.allocator.state.used[nodes] == 0
+
+    def occupant(self, node: int) -> int:
+        """Who holds `node`: a job index (>= 0), EMPTY (-1) if idle, or a reservation key (below -1)."""
+        return int(self.allocator.state.occupants[node, 0])
+
+    def is_reserved(self, node: int) -> bool:
+        """True if a reservation (`reserve`) holds `node`."""
+        return self.occupant(node) < -1
+
+    def reservation_of(self, node: int) -> Reservation | None:
+        """The reservation holding `node`, or None."""
+        return self.reservations.get(self.occupant(node))
+
     def requested_nodes(self, job: int) -> int:
         """Whole nodes the job asked for: ceil(cores / cores per node)."""
         return -(-self.cores[job] // self.platform.cores_per_node)
@@ -562,7 +590,8 @@ class Engine:
         if nodes.size == 0 or nodes.min() < 0 or nodes.max() >= self.platform.nodes:
             raise ActionError(f"{what}: node ids must be in 0..{self.platform.nodes - 1}")
         busy = nodes[self.allocator.state.used[nodes] > 0]
-        if busy.size or np.unique(nodes).size != nodes.size:
+        ascending = nodes.size < 2 or bool((nodes[1:] > nodes[:-1]).all())  # sorted: no repeats
+        if busy.size or (not ascending and np.unique(nodes).size != nodes.size):
             raise ActionError(f"{what}: nodes {busy.tolist()[:8] or 'repeated'} are not free")
         return nodes
 
@@ -574,10 +603,10 @@ class Engine:
             low, high = self.model(job).bounds(self.requested_nodes(job))
             if not low <= nodes <= high:
                 raise ActionError(f"{self._name(job)} can start on {low}..{high} nodes, not {nodes}")
-            idle = np.flatnonzero(self.allocator.state.used == 0)
+            idle = self.allocator.idle_nodes(nodes)
             if nodes > idle.size:
                 return None
-            return Allocation(idle[:nodes], self.platform.cores_per_node)
+            return Allocation(idle, self.platform.cores_per_node)
         if isinstance(nodes, Allocation):
             self._idle_nodes(nodes.nodes, self._name(job))
             return nodes

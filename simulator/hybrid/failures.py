@@ -91,7 +91,7 @@ class NodeFailures:
     def _fail(self, engine, node: int, down: float) -> None:
         if self.down[node]:
             return
-        occupant = int(engine.allocator.state.occupants[node, 0])
+        occupant = engine.occupant(node)
         if occupant >= 0:
             self._hit(engine, occupant, node)
         elif occupant != EMPTY:  # a scheduler's reservation (its key is below EMPTY)

@@ -139,7 +139,9 @@ class Hybrid(Scheduler):
         self.victim_of: dict[int, int] = {}  # warned malleable job -> its on-demand job
         self.instant: set[int] = set()  # on-demand jobs started by their arrival's decision (after a warning)
         self._window_seen: set[int] = set()
-        self._spares_seen: dict[int, int] = {}
+        self._grew: set[int] = set()  # on-demand jobs whose reservation grew since the last lending pass
+        self._queue_changes = 0  # arrivals and preemptions so far (the queue's other change is a start)
+        self._window_key: tuple[int, int] | None = None
 
     # --- plumbing -------------------------------------------------------------------------------------
     def make_allocator(self, platform, placement=None):
@@ -155,17 +157,19 @@ class Hybrid(Scheduler):
                 engine.at(self.t_est[job] + RELEASE_AFTER, lambda e, o=job: self._timed(self._timeout, e, o))
 
     def _timed(self, decision, engine, *args) -> None:
-        clock = time.perf_counter()
+        clock = time.thread_time()  # CPU time: a decision descheduled on a shared machine costs no more
         decision(engine, *args)
-        self.decisions.append(time.perf_counter() - clock)
+        self.decisions.append(time.thread_time() - clock)
 
     def on_arrival(self, engine, job: int) -> None:
         self.inner.on_arrival(engine, job)
+        self._queue_changes += 1
         if self.type[job] == ON_DEMAND:
             self.arrivals.append(job)
 
     def on_preempt(self, engine, job: int) -> None:
         self.inner.on_preempt(engine, job)
+        self._queue_changes += 1
         owner = self.borrower_of.pop(job, None)
         if owner is not None:
             self.borrowers[owner].discard(job)
@@ -177,7 +181,7 @@ class Hybrid(Scheduler):
 
     def yield_node(self, engine, node: int) -> None:
         """A reserved node fails (`cosched.simulator.hybrid.failures`): it leaves its on-demand job's reservation."""
-        key = int(engine.allocator.state.occupants[node, 0])
+        key = engine.occupant(node)
         for od, held in self.held.items():
             for index, reservation in enumerate(held):
                 if reservation.key == key:
@@ -202,11 +206,11 @@ class Hybrid(Scheduler):
             self._take(engine, owner, min(nodes.size, self._need(engine, owner)), nodes)
         owner = self.earmark.pop(job, None)
         if owner is not None and owner in self.collecting:  # CUP: an earmarked job ended
-            nodes = nodes[engine.allocator.state.used[nodes] == 0]  # not re-reserved just above
+            nodes = nodes[engine.is_idle(nodes)]  # not re-reserved just above
             self._take(engine, owner, min(nodes.size, self._need(engine, owner)), nodes)
         owner = self.victim_of.pop(job, None)
         if owner is not None:  # a warned job ended during its warning: its nodes go to the on-demand job
-            nodes = nodes[engine.allocator.state.used[nodes] == 0]
+            nodes = nodes[engine.is_idle(nodes)]
             self._take(engine, owner, min(nodes.size, self.n_max[owner] - self.reserved.get(owner, 0)), nodes)
         if job in self.lenders:
             self._timed(self._give_back, engine, job)
@@ -225,6 +229,8 @@ class Hybrid(Scheduler):
         reservation = engine.reserve(count if nodes is None else nodes[:count], reason=f"{why}:{od}")
         self.held.setdefault(od, []).append(reservation)
         self.reserved[od] = self.reserved.get(od, 0) + count
+        if why != "lend":  # lending gives back less than it took: not a growth
+            self._grew.add(od)
         if self.reservation_log is not None:
             self.reservation_log.append((engine.now, od, count))
 
@@ -250,7 +256,7 @@ class Hybrid(Scheduler):
         self.collecting[od] = None
         self.borrowers[od] = set()
         self.lenders.setdefault(od, [])
-        self._take(engine, od, min(engine.allocator.free_units(), self.n_max[od]), why="notice")
+        self._take(engine, od, min(engine.free_nodes(), self.n_max[od]), why="notice")
         if self._need(engine, od) > 0:
             if self.notice == "cup":
                 self._plan(engine, od)
@@ -328,17 +334,17 @@ class Hybrid(Scheduler):
             del self.borrower_of[job]
             engine.preempt(job, reason=f"arrival:{od}")
         own = self._release_all(engine, od, "arrival")
-        need = self.n_max[od] - engine.allocator.free_units()
+        need = self.n_max[od] - engine.free_nodes()
         if need > 0 and not (self.arrival == "spaa" and self._shrink(engine, od, need)) \
                 and not self._preempt_for(engine, od, need):
             self._unreserve_announced(engine, need)
-            need = self.n_max[od] - engine.allocator.free_units()
+            need = self.n_max[od] - engine.free_nodes()
             if need > 0 and not self._preempt_for(engine, od, need):
                 self.blocked[od] = None  # behind the on-demand jobs already waiting: it collects after them
                 return
         if od in self.warned:  # 004 §III-A: malleable jobs get their two-minute warning first
             self._take(engine, od, min(own.size, self.n_max[od]), own, why="warning")
-            self._take(engine, od, min(engine.allocator.free_units(), self.n_max[od] - self.reserved.get(od, 0)), why="warning")
+            self._take(engine, od, min(engine.free_nodes(), self.n_max[od] - self.reserved.get(od, 0)), why="warning")
             engine.at(engine.now + self.warning, lambda e: self._timed(self._after_warning, e, od))
             return
         self._start(engine, od, own, "arrival")
@@ -376,7 +382,7 @@ class Hybrid(Scheduler):
             self._take(engine, od, min(freed.size, self.n_max[od] - self.reserved.get(od, 0)), freed, why="warning")
         short = self.n_max[od] - self.reserved.get(od, 0)
         if short > 0:
-            self._take(engine, od, min(engine.allocator.free_units(), short), why="warning")
+            self._take(engine, od, min(engine.free_nodes(), short), why="warning")
         if self.reserved.get(od, 0) >= self.n_max[od]:
             self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
         else:
@@ -393,9 +399,13 @@ class Hybrid(Scheduler):
 
     def _start(self, engine, od: int, own: np.ndarray, why: str) -> None:
         """Start `od` now on its own (just released) nodes first, then the lowest idle ones."""
-        others = engine.allocator.state.used == 0
-        others[own] = False
-        nodes = np.concatenate([own, np.flatnonzero(others)])[:self.n_max[od]]
+        want = self.n_max[od] - own.size
+        if want > 0:
+            others = engine.idle_nodes(want + own.size)
+            others = others[~np.isin(others, own)][:want]
+            nodes = np.concatenate([own, others])
+        else:
+            nodes = own[:self.n_max[od]]
         if why in ("arrival", "warning") and engine.first_start[od] != engine.first_start[od]:
             self.instant.add(od)  # its arrival's decision started it (after the warning: 004 §IV-D)
         engine.start(od, np.sort(nodes), reason=f"{why}:{od}")
@@ -463,7 +473,7 @@ class Hybrid(Scheduler):
     def _give_back(self, engine, od: int) -> None:
         """004 §III-B.4: a preempted lender still waiting resumes if it fits; a shrunk one grows back."""
         for job, _, how, size in self.lenders.pop(od):
-            idle = engine.allocator.free_units()
+            idle = engine.free_nodes()
             if how == PREEMPTED and engine.state[job] == WAITING:
                 if self.type[job] == MALLEABLE:
                     if idle >= self.n_min[job]:
@@ -484,8 +494,8 @@ class Hybrid(Scheduler):
             arrivals, self.arrivals = self.arrivals, []
             for od in arrivals:
                 self._timed(self._arrive, engine, od)
-        free = engine.allocator.free_units
-        for od in list(self.warned):  # warned on arrival: collect idle nodes, start early if they suffice
+        free = engine.free_nodes
+        for od in list(self.warned) if self.warned else ():  # warned on arrival: collect idle nodes, start early if they suffice
             short = self.n_max[od] - self.reserved.get(od, 0)
             if short > 0:
                 self._take(engine, od, min(free(), short), why="warning")
@@ -494,13 +504,13 @@ class Hybrid(Scheduler):
                     if self.victim_of.pop(job, None) is not None and engine.state[job] == RUNNING:
                         engine.note("unwarn", job, f"warning:{od}")
                 self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
-        for od in list(self.blocked):  # waiting at the queue front: collect idle nodes until it fits
+        for od in list(self.blocked) if self.blocked else ():  # waiting at the queue front: collect idle nodes until it fits
             self._take(engine, od, min(free(), self.n_max[od] - self.reserved.get(od, 0)), why="front")
             if self.reserved.get(od, 0) >= self.n_max[od]:
                 del self.blocked[od]
                 self._start(engine, od, self._release_all(engine, od, "front"), "front")
         if self.notice == "cua":  # 004 §III-B.1: nodes freed before the arrival, earliest notice first
-            for od in list(self.hungry):
+            for od in list(self.hungry) if self.hungry else ():
                 if not free():
                     break
                 self._take(engine, od, min(free(), self._need(engine, od)))
@@ -516,7 +526,7 @@ class Hybrid(Scheduler):
         if not engine.waiting:
             return False
         head = next(iter(engine.waiting))
-        idle = engine.allocator.free_units()
+        idle = engine.free_nodes()
         if self.type[head] != MALLEABLE or not self.n_min[head] <= idle < self.n_max[head]:
             return False
         return engine.start(head, idle, reason="head-malleable")
@@ -527,18 +537,25 @@ class Hybrid(Scheduler):
         Incremental: a job that did not fit keeps not fitting as time passes, so only jobs new to the window
         are checked, and the whole window only for a reservation that grew.
         """
-        spares = {od: count for od in self.collecting if (count := self.reserved.get(od))}
-        if not spares:
-            self._spares_seen = {}
+        if not self.collecting:
+            self._grew.clear()
+            return
+        # the queue changes only by arrivals, preemptions and starts (which shorten it): if none happened
+        # since the last pass and no reservation grew, nothing new can fit (no rescan of the queue)
+        key = (len(engine.waiting), self._queue_changes)
+        if not self._grew and key == self._window_key:
             return
         kind, state = self.type, engine.state
         window = [job for job in islice(engine.waiting, self.depth + 1) if kind[job] != ON_DEMAND]
-        seen, before = self._window_seen, self._spares_seen
+        seen = self._window_seen
         fresh = [job for job in window if job not in seen]
-        grown = {od for od, count in spares.items() if count > before.get(od, 0)}
         self._window_seen = set(window)
+        reserved = self.reserved
+        grown = {od for od in self._grew if od in self.collecting and reserved.get(od)}
+        self._grew = set()
         if fresh or grown:
-            now, estimate, work, remaining = engine.now, engine.estimate, engine.work, engine.remaining
+            spares = {od: count for od in self.collecting if (count := reserved.get(od))}
+            now, duration = engine.now, engine.queued_duration
             ends = {}
             for od, spare in spares.items():
                 jobs = window if od in grown else fresh
@@ -551,8 +568,7 @@ class Hybrid(Scheduler):
                         continue
                     end = ends.get(job)
                     if end is None:
-                        ends[job] = end = now + self.setup[job] + \
-                            max(estimate[job] - (work[job] - remaining[job]), remaining[job])
+                        ends[job] = end = now + duration[job]  # setup and checkpoint writes included
                     if end <= t_est:
                         self._lend(engine, od, job, size)
                         spare -= size
@@ -561,7 +577,8 @@ class Hybrid(Scheduler):
                         size = min(spare, self.n_max[job])
                         self._lend(engine, od, job, size)
                         spare -= size
-        self._spares_seen = {od: self.reserved.get(od, 0) for od in spares}
+        self._grew.clear()  # lending re-reserves the rest of what it took: not a growth either
+        self._window_key = (len(engine.waiting), self._queue_changes)
 
     def _lend(self, engine, od: int, job: int, size: int) -> None:
         """Start `job` on `size` of the nodes reserved for `od`."""

@@ -16,13 +16,14 @@ every ``tau + delta`` seconds of run.
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import replace
 
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.simulator.hybrid.workload import MALLEABLE, RIGID, HybridWorkload
+from cosched.simulator.hybrid.workload import MALLEABLE, ON_DEMAND, RIGID, HybridWorkload
 from cosched.simulator.jobs import ON_WARNING, RIGID as PLAIN, JobModel, malleable, periodic, rigid
 from cosched.simulator.workload import Workload
 
@@ -81,8 +82,13 @@ def job_models(hybrid: HybridWorkload, periods: np.ndarray, writes: str = "insid
     for kind, setup, low, high, period, cost in zip(hybrid.job_type.tolist(), hybrid.setup.tolist(),
                                                     hybrid.n_min.tolist(), hybrid.n_max.tolist(),
                                                     periods.tolist(), costs):
-        key = (kind, setup, low, high, period, cost)
+        key = (kind, low, high, None if math.isnan(period) else period, cost)  # NaN never equals itself
         model = cache.get(key)
+        if model is not None and kind != ON_DEMAND and model.setup != setup:
+            if not (math.isfinite(setup) and setup >= 0):
+                raise InputError(f"setup must be >= 0 and finite, got {setup}", field="setup")
+            model = copy.copy(model)  # the template's other fields are checked: only the setup differs
+            object.__setattr__(model, "setup", setup)
         if model is None:
             if kind == MALLEABLE:
                 model = malleable(low, high, setup=setup, checkpoint=ON_WARNING)
