@@ -149,6 +149,10 @@ class Hybrid(Scheduler):
 
     def attach(self, engine) -> None:
         self.inner.attach(engine)
+        # the engine's checkpoint period per job (interval + write), NaN for none: the same float it uses
+        models = engine.models
+        self._every = list(self.period) if models is None else \
+            [math.nan if m.checkpoint.period is None else m.checkpoint.period for m in models]
         if self.notice == "n":
             return
         for job, when in enumerate(self.notice_time):
@@ -277,7 +281,7 @@ class Hybrid(Scheduler):
             return
         candidates = [job for job in engine.running
                       if kind[job] != ON_DEMAND and job not in self.earmark and job not in self.doomed]
-        candidates.sort(key=lambda job: (self._overhead(engine, job), job))
+        candidates = self._by_overhead(engine, candidates)
         for job in candidates:
             if need <= 0:
                 break
@@ -432,7 +436,7 @@ class Hybrid(Scheduler):
         jobs = [job for job in engine.running if kind[job] != ON_DEMAND and job not in warned]
         if sum(allocation[job].nodes.size for job in jobs) < need:
             return False
-        jobs.sort(key=lambda job: (self._overhead(engine, job), job))
+        jobs = self._by_overhead(engine, jobs)
         for job in jobs:
             if need <= 0:
                 break
@@ -456,6 +460,33 @@ class Hybrid(Scheduler):
             return engine.now - engine.started[job]  # 004 §III-B: t_now - t_start
         since = max(engine.work_done(job) - engine.checkpointed_work(job), 0.0)
         return since + self.setup[job]  # 004 §III-B: (t_now - t_last_ckpt) + t_setup
+
+    def _by_overhead(self, engine, jobs: list[int]) -> list[int]:
+        """`jobs` sorted by ascending `_overhead`, ties by index: the same numbers, computed in one loop (a
+        PAA decision ranks every running job)."""
+        now, kinds, setup, period = engine.now, self.type, self.setup, self._every
+        started, updated, rate = engine.started, engine.updated, engine.rate
+        work, remaining, checkpoints = engine.work, engine.remaining, engine.checkpoints
+        elapsed_reading = self.rigid_overhead == "elapsed"
+        keyed = []
+        for job in jobs:
+            if kinds[job] == MALLEABLE:
+                cost = setup[job]
+            else:
+                every = period[job]
+                if every != every:  # NaN: no checkpoints
+                    if elapsed_reading:
+                        keyed.append((now - started[job], job))  # 004 §III-B: t_now - t_start
+                        continue
+                    kept = 0.0
+                    done = work[job] - (remaining[job] - max(0.0, now - updated[job]) * rate[job])
+                else:  # as engine.work_done and engine.checkpointed_work compute them
+                    done = work[job] - (remaining[job] - max(0.0, now - updated[job]) * rate[job])
+                    kept = max(checkpoints[job], math.floor(done / every), 0) * every
+                cost = max(done - kept, 0.0) + setup[job]  # 004 §III-B: (t_now - t_last_ckpt) + t_setup
+            keyed.append((cost, job))
+        keyed.sort()
+        return [job for _, job in keyed]
 
     def _next_checkpoint(self, engine, job: int) -> float | None:
         """When the running rigid job completes its next checkpoint; None if it takes none before its end."""
