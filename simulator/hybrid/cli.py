@@ -279,6 +279,11 @@ def _experiment_command(args) -> int:
         raise InputError(f"must be positive, got {args.workers}", field="workers")
     mtbf, down_hours, daly = _failure_settings(args)
     platform, workload = _load(args)
+    if mtbf is not None and len(workload):  # before any cell runs: the failures' event count
+        from cosched.simulator.hybrid.failures import check_failure_options
+
+        span = float(workload.submit.max() - workload.submit.min() + workload.run.max())
+        check_failure_options(mtbf, down_hours, span)
     notice_mix(args.notice)
     spec = HybridSpec(workload, trace_projects(workload.source or args.workload, workload.job_id, args.type_by),
                       platform, typings, mechanisms, tuple(dict.fromkeys(args.sweep)), args.sweep_typings, args.seed,

@@ -30,19 +30,29 @@ from cosched.errors import InputError
 from cosched.simulator.allocators import EMPTY
 from cosched.simulator.engine import STATES
 
-__all__ = ["NodeFailures", "check_failure_options", "DOWN_HOURS", "FAILURE_STREAM"]
+__all__ = ["NodeFailures", "check_failure_options", "DOWN_HOURS", "FAILURE_STREAM", "MAX_FAILURES"]
 
 DOWN_HOURS = 6.0  # 004 §V-C: mean node down time T_d
 FAILURE_STREAM = 4  # seed stream of the failure draws, apart from the typing's
 SECONDS_PER_HOUR = 3600.0
+MAX_FAILURES = 100_000  # expected failures over a trace above which an MTBF is refused (event count)
 FUTURE = STATES.index("future")
 
 
-def check_failure_options(mtbf_hours: float | None, down_hours: float) -> None:
-    """InputError for an MTBF or a down time that is not a positive finite number of hours."""
+def check_failure_options(mtbf_hours: float | None, down_hours: float, span_seconds: float | None = None) -> None:
+    """InputError for an MTBF or a down time that is not a positive finite number of hours, or for an MTBF
+    so small that the failures expected over `span_seconds` (the trace's length) exceed MAX_FAILURES: each
+    failure is an event, and their number would make the run take hours."""
     for value, field in ((mtbf_hours, "mtbf"), (down_hours, "down_hours")):
         if value is not None and not (math.isfinite(value) and value > 0):
             raise InputError(f"must be a positive number of hours, got {value:g}", field=field)
+    if mtbf_hours is not None and span_seconds:
+        expected = span_seconds / (mtbf_hours * SECONDS_PER_HOUR)
+        if expected > MAX_FAILURES:
+            least = span_seconds / (MAX_FAILURES * SECONDS_PER_HOUR)
+            raise InputError(f"an MTBF of {mtbf_hours:g} h means about {expected:,.0f} failures over the trace's "
+                             f"{span_seconds / SECONDS_PER_HOUR:,.0f} h; the limit is {MAX_FAILURES:,}: use an "
+                             f"MTBF of at least {least:.3g} h", field="mtbf")
 
 
 class NodeFailures:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cosched.simulator.hybrid.failures import DOWN_HOURS, NodeFailures
+from cosched.simulator.hybrid.failures import DOWN_HOURS, NodeFailures, check_failure_options
 from cosched.errors import InputError
 from cosched.simulator.hybrid.mechanisms import MECHANISM_OPTIONS, Hybrid, check_site_policy, parse_mechanism
 from cosched.simulator.hybrid.models import (CHECKPOINT_MTBF_HOURS, checkpoint_periods, engine_workload,
@@ -67,6 +67,10 @@ def simulate_hybrid(hybrid: HybridWorkload, platform, mechanism: str, *, mtbf: f
 
     mtbf: system MTBF in hours of node failures (004 §V-C), each node down `down_hours` on average; None: none.
     """
+    if mtbf is not None:  # refuse an MTBF whose failures over the trace would be too many events
+        w = hybrid.workload
+        span = float(w.submit.max() - w.submit.min() + w.run.max()) if len(w) else 0.0
+        check_failure_options(mtbf, down_hours, span)
     failures = None if mtbf is None else NodeFailures(mtbf, down_hours, failure_seed)
     engine = hybrid_engine(hybrid, platform, mechanism, failures=failures, **options)
     return hybrid_result(engine, engine.run(), hybrid, mechanism, failures)

@@ -140,3 +140,29 @@ def test_periods_given_by_hand_keep_their_meaning():
     model = job_models(workload, np.array([400.0]))[0]
     assert model.checkpoint.period == 400 and model.checkpoint.cost == 0
     assert engine_workload(workload).run[0] == 1000
+
+
+def test_an_absurdly_small_mtbf_is_refused_naming_the_limit(tmp_path, capsys):
+    from cosched.cli import main
+
+    out = tmp_path / "run"
+    code = main(["simulate", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "500", "--hybrid",
+                 "n-paa", "--mtbf", "0.0003", "--quiet", "--out", str(out)])
+    assert code == 2 and not out.exists()
+    assert "the limit is 100,000" in capsys.readouterr().err
+
+
+def test_an_on_demand_job_arriving_before_its_notice_is_refused_naming_the_line(tmp_path):
+    from cosched.simulator.hybrid.workload import read_hybrid_csv, write_hybrid_csv
+
+    jobs = [dict(submit=0, run=100, nodes=1),
+            dict(submit=400, run=100, nodes=1, type="on-demand", notice="early", notice_time=300, t_est=900)]
+    path = tmp_path / "hybrid.csv"
+    write_hybrid_csv(hybrid(jobs), path)
+    read_hybrid_csv(path, 1)  # as written: fine
+    text = path.read_text().replace("\n1,400.0,", "\n1,200.0,")  # arrives at 200, noticed at 300
+    assert "\n1,200.0," in text
+    path.write_text(text)
+    with pytest.raises(InputError, match="before its own notice") as error:
+        read_hybrid_csv(path, 1)
+    assert "line 3" in str(error.value)
