@@ -28,8 +28,14 @@ order); per job, lists indexed by job in workload order: ``submit``, ``run_time`
 ``speed_model``; ``reservations``.
 
 Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes, release=None)``, ``preempt(job)``,
-``kill(job)``, ``reserve(nodes)`` / ``release(reservation)``, ``hint(job, placement)``,
-``request_wakeup(time)``, and ``at(time, callback)`` for event sources.
+``kill(job)``, ``reserve(nodes)`` / ``release(reservation)`` / ``revoke(node)``, ``hint(job, placement)``,
+``request_wakeup(time)``, ``note(action, job)`` (the action log only), and ``at(time, callback)`` for event
+sources. Every action takes an optional ``reason`` for the action log (``log_actions=True``).
+
+The typed, read-only interface a scheduler, mechanism or event source may use is
+`cosched.simulator.view.SchedulerView`: the state above plus accessors (``work_done(job)``,
+``checkpointed_work(job)``, ``occupant(node)``, ``is_reserved(node)``, ``is_idle(nodes)``,
+``idle_nodes(limit)``, ``free_nodes()``, ``model(job)``, ...) and the actions.
 """
 from __future__ import annotations
 
@@ -377,6 +383,19 @@ class Engine:
         self.allocator.release(reservation.key, Allocation(reservation.nodes, self.platform.cores_per_node))
         if self.actions is not None:
             self._act("release", -1, reservation.key, reservation.nodes, reason)
+
+    def revoke(self, node: int, reason: str = "") -> Reservation | None:
+        """Take `node` out of the reservation that holds it (e.g. the node failed): the reservation is
+        released, its other nodes are reserved again under a new key, and the scheduler hears of it through
+        ``on_revoke(engine, old, rest)``. Returns the rest (None if `node` was its only node)."""
+        old = self.reservation_of(node)
+        if old is None:
+            raise ActionError(f"node {node} is not reserved")
+        self.release(old, reason)
+        nodes = old.nodes[old.nodes != node]
+        rest = self.reserve(nodes, reason) if nodes.size else None
+        self.scheduler.on_revoke(self, old, rest)
+        return rest
 
     def hint(self, job: int, placement: str | None) -> None:
         """Tell the allocator how to place waiting `job` (e.g. "compact"); it counts in backfilling too."""

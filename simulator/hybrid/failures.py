@@ -14,8 +14,9 @@ An event source on the engine: it reads who holds the failed node and acts only 
   node's share as it does at a shrink.
 - [impl] An on-demand job has no checkpoints: it restarts from scratch. The mechanisms never preempt it, but a
   failure is not a mechanism; the mechanism handles its restart as a new arrival.
-- A node reserved by the mechanism for an on-demand job leaves the reservation (``yield_node`` of the
-  scheduler); the reservation collects another one the way it collects any missing node.
+- A node reserved by the mechanism for an on-demand job leaves the reservation (``engine.revoke``; the
+  scheduler hears of it through its ``on_revoke`` hook); the reservation collects another one the way it
+  collects any missing node.
 
 Draws come from their own seeded stream and depend only on which nodes are down, so the same seed gives the
 same failures whatever the mechanism does, until the jobs run out.
@@ -104,8 +105,8 @@ class NodeFailures:
         occupant = engine.occupant(node)
         if occupant >= 0:
             self._hit(engine, occupant, node)
-        elif occupant != EMPTY:  # a scheduler's reservation (its key is below EMPTY)
-            engine.scheduler.yield_node(engine, node)
+        elif occupant != EMPTY:  # a reservation (its key is below EMPTY) gives the node up; its holder is told
+            engine.revoke(node, reason="failure")
         reservation = engine.reserve(np.array([node]), reason="down")
         self.down[node] = True
         self.down_log.append((engine.now, node, 1))

@@ -183,16 +183,14 @@ class Hybrid(Scheduler):
         if self.type[job] == ON_DEMAND:  # [impl] only a node failure stops one: it restarts as a new arrival
             self.arrivals.append(job)
 
-    def yield_node(self, engine, node: int) -> None:
-        """A reserved node fails (`cosched.simulator.hybrid.failures`): it leaves its on-demand job's reservation."""
-        key = engine.occupant(node)
+    def on_revoke(self, engine, reservation, rest) -> None:
+        """A reserved node was taken back (a failure): it leaves its on-demand job's reservation."""
+        key = reservation.key
         for od, held in self.held.items():
-            for index, reservation in enumerate(held):
-                if reservation.key == key:
-                    engine.release(reservation, reason=f"failure:{od}")
-                    rest = reservation.nodes[reservation.nodes != node]
-                    if rest.size:
-                        held[index] = engine.reserve(rest, reason=f"failure:{od}")
+            for index, mine in enumerate(held):
+                if mine.key == key:
+                    if rest is not None:
+                        held[index] = rest
                     else:
                         del held[index]
                     self.reserved[od] -= 1
@@ -389,8 +387,9 @@ class Hybrid(Scheduler):
             self._take(engine, od, min(engine.free_nodes(), short), why="warning")
         if self.reserved.get(od, 0) >= self.n_max[od]:
             self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
-        else:
-            self.blocked[od] = None  # a failure took nodes meanwhile: it collects the rest first
+        else:  # too few (a failure, or waiting on-demand jobs took nodes): it waits behind those waiting
+            self._release_all(engine, od, "front")  # only the first waiting job may hold nodes (no deadlock)
+            self.blocked[od] = None
 
     def _unreserve_announced(self, engine, need: int) -> None:
         """[impl] An arrived job short of nodes frees those held for announced ones, latest t_est first."""
