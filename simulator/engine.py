@@ -52,7 +52,7 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.simulator.allocators import Allocation, Allocator
-from cosched.simulator.jobs import RIGID, JobModel
+from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.base import Scheduler
@@ -63,8 +63,8 @@ __all__ = ["ACTION_COLUMNS", "write_actions", "Engine", "SimulationResult", "Spe
 INF = math.inf
 PROGRESS_STEPS = 200  # progress bar refreshes at most this many times per run
 WORK_TOLERANCE = 1e-9  # relative: a job whose remaining work is below this share of its work has finished
-STATES = ("future", "waiting", "running", "finished", "killed")
-FUTURE, WAITING, RUNNING, FINISHED, KILLED = range(len(STATES))
+# one definition (cosched.simulator.jobs.JobState); plain ints in the loop for speed
+FUTURE, WAITING, RUNNING, FINISHED, KILLED = (int(state) for state in JobState)
 
 
 ACTION_COLUMNS = ("time", "action", "job_id", "reservation", "nodes", "reason", "on_demand_job_id")
@@ -283,7 +283,7 @@ class Engine:
         model = self.model(job)
         if self.state[job] != RUNNING:
             raise ActionError(f"{self._name(job)} cannot be resized: it is {STATES[self.state[job]]}")
-        if model.kind != "malleable":
+        if model.kind != JobKind.MALLEABLE:
             raise ActionError(f"{self._name(job)} is {model.kind}: only malleable jobs can be resized")
         low, high = model.bounds(self.requested_nodes(job))
         if not low <= nodes <= high:

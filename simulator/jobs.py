@@ -22,16 +22,44 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import Enum, IntEnum
 from typing import Callable
 
 from cosched.errors import InputError
 
 __all__ = [
     "JobModel", "Checkpoint", "RIGID", "NO_CHECKPOINT", "ON_WARNING", "periodic", "linear", "amdahl",
-    "KINDS", "rigid", "moldable", "malleable",
+    "KINDS", "rigid", "moldable", "malleable", "JobKind", "JobState", "STATES",
 ]
 
-KINDS = ("rigid", "moldable", "malleable")
+
+class JobKind(str, Enum):
+    """A job's kind, one definition for the engine, the hybrid workloads (004 §III-A), ElastiSim's job
+    classes (001 §4) and the CLI; each member equals its spelling in files and on the command line."""
+
+    ON_DEMAND = "on-demand"
+    RIGID = "rigid"
+    MOLDABLE = "moldable"
+    MALLEABLE = "malleable"
+
+    def __str__(self) -> str:
+        return self.value
+
+    __hash__ = str.__hash__  # a member and its spelling are the same dict key
+
+
+class JobState(IntEnum):
+    """A job's lifecycle state in the engine (000 §3.3, Fig. 4); ``STATES`` spells them in outputs."""
+
+    FUTURE = 0
+    WAITING = 1
+    RUNNING = 2
+    FINISHED = 3
+    KILLED = 4
+
+
+STATES = tuple(state.name.lower() for state in JobState)
+KINDS = (JobKind.RIGID, JobKind.MOLDABLE, JobKind.MALLEABLE)  # the kinds a JobModel can have
 
 
 def linear(nodes: float) -> float:

@@ -10,6 +10,7 @@ members (``engine._...``).
 Lists are indexed by job (workload order) and must not be modified. Times are seconds; work is in seconds
 of the job's compact run at its requested size (checkpoint writes included).
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -42,7 +43,9 @@ class SchedulerView(Protocol):
     rate: list
     work: list
     remaining: list  # work left at `updated`
-    updated: list  # when `remaining` was last brought up to date (after a setup: when progress resumes)
+    updated: (
+        list  # when `remaining` was last brought up to date (after a setup: when progress resumes)
+    )
     version: list  # bumped whenever a job's completion is re-posted or cancelled
     checkpoints: list  # periodic checkpoints kept, an exact count
     lost: list
@@ -73,7 +76,9 @@ class SchedulerView(Protocol):
     def free_nodes(self) -> int: ...
 
     # --- actions (checked: a wrong one raises ActionError) ---------------------------------------------
-    def start(self, job: int, nodes=None, placement: str | None = None, reason: str = "") -> bool: ...
+    def start(
+        self, job: int, nodes=None, placement: str | None = None, reason: str = ""
+    ) -> bool: ...
     def resize(self, job: int, nodes: int, release=None, reason: str = "") -> bool: ...
     def preempt(self, job: int, reason: str = "") -> None: ...
     def kill(self, job: int, reason: str = "") -> None: ...
@@ -89,6 +94,9 @@ class SchedulerView(Protocol):
 # the names a built-in scheduler, mechanism or event source may use on the engine; `allocator` is there
 # for its documented interface (free_units, units, find, total_units), never its node arrays
 VIEW_MEMBERS = frozenset(
-    name for klass in SchedulerView.__mro__ if klass is not object
+    name
+    for klass in SchedulerView.__mro__
+    if klass is not object
     for name in (*getattr(klass, "__annotations__", {}), *vars(klass))
-    if not name.startswith("_")) | {"allocator", "speed_model", "set_speed", "STATES"}
+    if not name.startswith("_")
+) | {"allocator", "speed_model", "set_speed", "STATES"}

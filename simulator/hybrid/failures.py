@@ -29,7 +29,7 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.simulator.allocators import EMPTY
-from cosched.simulator.engine import STATES
+from cosched.simulator.jobs import JobKind, JobState
 
 __all__ = ["NodeFailures", "check_failure_options", "DOWN_HOURS", "FAILURE_STREAM", "MAX_FAILURES"]
 
@@ -37,7 +37,7 @@ DOWN_HOURS = 6.0  # 004 §V-C: mean node down time T_d
 FAILURE_STREAM = 4  # seed stream of the failure draws, apart from the typing's
 SECONDS_PER_HOUR = 3600.0
 MAX_FAILURES = 100_000  # expected failures over a trace above which an MTBF is refused (event count)
-FUTURE = STATES.index("future")
+FUTURE = int(JobState.FUTURE)
 
 
 def check_failure_options(mtbf_hours: float | None, down_hours: float, span_seconds: float | None = None) -> None:
@@ -123,7 +123,7 @@ class NodeFailures:
         self.failures[job] += 1
         size, model = engine.allocation[job].nodes.size, engine.model(job)
         requested = engine.requested_nodes(job)
-        if model.kind == "malleable" and size - 1 >= model.bounds(requested)[0]:
+        if model.kind == JobKind.MALLEABLE and size - 1 >= model.bounds(requested)[0]:
             engine.resize(job, size - 1, release=[node], reason="failure")
             self.hits.append((engine.now, node, job, "shrink", size))
             return

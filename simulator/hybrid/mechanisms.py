@@ -32,7 +32,7 @@ from itertools import islice
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.simulator.engine import STATES
+from cosched.simulator.jobs import JobState
 from cosched.simulator.hybrid.workload import MALLEABLE, ON_DEMAND, HybridWorkload
 from cosched.simulator.schedulers.base import Scheduler
 
@@ -50,7 +50,7 @@ WARNING = 120.0  # 004 §III-A: seconds between the warning to a malleable job a
 RELEASE_AFTER = 600.0  # 004 §IV-B: reservation released 10 min after the estimated arrival
 CHECKPOINT_SLACK = 1e-3  # seconds after a checkpoint completes: a preemption then keeps it despite rounding
 PREEMPTED, SHRUNK = "preempted", "shrunk"
-WAITING, RUNNING = STATES.index("waiting"), STATES.index("running")
+WAITING, RUNNING = int(JobState.WAITING), int(JobState.RUNNING)
 
 
 def parse_mechanism(name: str) -> tuple[str, str] | None:

@@ -24,6 +24,7 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.inputs import check_columns, parse_numbers, read_text, shown
+from cosched.simulator.jobs import JobKind
 from cosched.simulator.workload import Workload, read_csv
 
 __all__ = [
@@ -32,8 +33,8 @@ __all__ = [
     "read_hybrid_csv", "is_hybrid_csv", "HYBRID_COLUMNS",
 ]
 
-TYPES = ("on-demand", "rigid", "malleable")
-ON_DEMAND, RIGID, MALLEABLE = range(3)
+TYPES = (JobKind.ON_DEMAND.value, JobKind.RIGID.value, JobKind.MALLEABLE.value)  # the CSV's job_type
+ON_DEMAND, RIGID, MALLEABLE = range(3)  # codes of the job_type array: indices into TYPES
 NOTICE_KINDS = ("no-notice", "accurate", "early", "late")  # 004 Fig. 1
 NO_NOTICE, ACCURATE, EARLY, LATE = range(4)
 NOTICE_MIXES = {  # 004 Table II: % no notice / accurate / early / late

@@ -4,6 +4,7 @@ A static check over the built-in modules: every attribute they read on the engin
 ``e.x``) is a member of the view, none reads allocator arrays (``allocator.state``) or private engine
 members, and no event source calls a hook that only one scheduler defines.
 """
+
 import ast
 from pathlib import Path
 
@@ -16,9 +17,20 @@ from cosched.simulator.view import VIEW_MEMBERS, SchedulerView
 from cosched.simulator.workload import make_workload
 
 ROOT = Path(__file__).resolve().parents[2] / "simulator"
-CHECKED = [*(ROOT / "hybrid" / name for name in ("mechanisms.py", "failures.py", "models.py")),
-           *(ROOT / "schedulers" / name for name in ("base.py", "backfilling.py", "easy.py", "fcfs.py",
-                                                     "ordering.py", "__init__.py"))]
+CHECKED = [
+    *(ROOT / "hybrid" / name for name in ("mechanisms.py", "failures.py", "models.py")),
+    *(
+        ROOT / "schedulers" / name
+        for name in (
+            "base.py",
+            "backfilling.py",
+            "easy.py",
+            "fcfs.py",
+            "ordering.py",
+            "__init__.py",
+        )
+    ),
+]
 # modules of the other areas, not yet moved to the view: what they still read outside it
 NOT_YET = {
     ROOT / "colocation.py": {"allocator.state"},
@@ -32,10 +44,17 @@ def outside_view(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Attribute):
-            if isinstance(node.value, ast.Name) and node.value.id in ENGINE_NAMES and \
-                    node.attr not in VIEW_MEMBERS:
+            if (
+                isinstance(node.value, ast.Name)
+                and node.value.id in ENGINE_NAMES
+                and node.attr not in VIEW_MEMBERS
+            ):
                 found.add(f"engine.{node.attr}")
-            if node.attr == "state" and isinstance(node.value, ast.Attribute) and node.value.attr == "allocator":
+            if (
+                node.attr == "state"
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "allocator"
+            ):
                 found.add("allocator.state")
             if node.attr == "yield_node":
                 found.add("yield_node")
@@ -49,13 +68,20 @@ def test_built_in_schedulers_mechanisms_and_failures_use_only_the_view():
 
 def test_the_modules_not_yet_moved_read_no_more_than_listed():
     for path, allowed in NOT_YET.items():
-        assert outside_view(path) <= allowed | {f"engine.{name}" for name in _engine_private(path)}, path.name
+        assert outside_view(path) <= allowed | {
+            f"engine.{name}" for name in _engine_private(path)
+        }, path.name
 
 
 def _engine_private(path: Path) -> set[str]:
-    return {node.attr for node in ast.walk(ast.parse(path.read_text()))
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-            and node.value.id in ENGINE_NAMES and node.attr.startswith("_")}
+    return {
+        node.attr
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in ENGINE_NAMES
+        and node.attr.startswith("_")
+    }
 
 
 def test_the_checker_sees_a_violation():

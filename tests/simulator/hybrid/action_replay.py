@@ -15,6 +15,7 @@ engine or mechanism objects. `violations` returns a list of findings, empty when
   after its estimated arrival; jobs lent its reserved nodes are preempted at its arrival unless they ended; CUP
   preempts only before the arrival; rigid ones lent the nodes end by the estimated arrival.
 """
+
 from __future__ import annotations
 
 import csv
@@ -23,10 +24,15 @@ from collections import defaultdict
 
 import pandas as pd
 
-OVERHEAD_TOLERANCE = 1e-6  # seconds: overheads computed here and in the engine may differ by rounding
+OVERHEAD_TOLERANCE = (
+    1e-6  # seconds: overheads computed here and in the engine may differ by rounding
+)
 TIME_TOLERANCE = 1e-6  # seconds
 RELEASE_AFTER = 600.0  # 004 §IV-B: reservation released 10 min after the estimated arrival
-ARRIVAL_STARTS = ("arrival", "warning")  # the arrival's decision started the on-demand job (instant)
+ARRIVAL_STARTS = (
+    "arrival",
+    "warning",
+)  # the arrival's decision started the on-demand job (instant)
 
 
 class Replay:
@@ -45,16 +51,28 @@ class Replay:
         self.owner: dict[int, tuple] = {}
         self.nodes: dict[int, set] = {}
         self.reserved: dict[int, set] = {}
-        self.reservation_of: dict[int, tuple[int | None, float]] = {}  # key -> (on-demand job, made at)
+        self.reservation_of: dict[
+            int, tuple[int | None, float]
+        ] = {}  # key -> (on-demand job, made at)
         self.last_start: dict[int, float] = {}
         self.first: dict[int, tuple[float, str]] = {}
         self.finished: dict[int, float] = {}
-        self.kept = defaultdict(float)  # rigid: work kept at its checkpoints (checkpoint writes included)
+        self.kept = defaultdict(
+            float
+        )  # rigid: work kept at its checkpoints (checkpoint writes included)
         self.count = defaultdict(int)
-        self.warned: dict[int, tuple[int, float]] = {}  # job -> (on-demand job, warned at) by PAA or SPAA
-        self.cup_warned: dict[int, tuple[int, float]] = {}  # by CUP (a PAA decision may still choose it)
-        self.lending: dict[int, tuple[int, float]] = {}  # job running on reserved nodes -> (owner, since)
-        self.lent: list[tuple[int, int, float, float, str]] = []  # (owner, job, start, end, how it ended)
+        self.warned: dict[
+            int, tuple[int, float]
+        ] = {}  # job -> (on-demand job, warned at) by PAA or SPAA
+        self.cup_warned: dict[
+            int, tuple[int, float]
+        ] = {}  # by CUP (a PAA decision may still choose it)
+        self.lending: dict[
+            int, tuple[int, float]
+        ] = {}  # job running on reserved nodes -> (owner, since)
+        self.lent: list[
+            tuple[int, int, float, float, str]
+        ] = []  # (owner, job, start, end, how it ended)
         self.group: list | None = None
 
     def fail(self, text: str) -> None:
@@ -70,7 +88,11 @@ class Replay:
         if math.isnan(period) and rigid_overhead == "elapsed":
             return elapsed
         done = self.kept[job] + max(0.0, elapsed - self.setup[job])
-        count = self.count[job] if math.isnan(period) else max(self.count[job], math.floor(done / period))
+        count = (
+            self.count[job]
+            if math.isnan(period)
+            else max(self.count[job], math.floor(done / period))
+        )
         kept = 0.0 if math.isnan(period) else count * period
         return max(done - kept, 0.0) + self.setup[job]
 
@@ -96,14 +118,18 @@ class Replay:
         spared = [costs[job] for job in candidates if job not in victims]
         chosen = sorted(victims, key=lambda job: (costs[job], job))
         if spared and max(costs[job] for job in chosen) > min(spared) + OVERHEAD_TOLERANCE:
-            self.fail(f"PAA at {now} for job {self.ids[od]}: preempted overheads "
-                      f"{sorted(costs[j] for j in chosen)[-3:]} above a spared {min(spared)}")
+            self.fail(
+                f"PAA at {now} for job {self.ids[od]}: preempted overheads "
+                f"{sorted(costs[j] for j in chosen)[-3:]} above a spared {min(spared)}"
+            )
         sizes = [candidates[job] for job in chosen]
         # the last job taken is one of those tied (within rounding) with the costliest: any of them may be it
         top = costs[chosen[-1]]
         last = max(candidates[job] for job in chosen if costs[job] >= top - OVERHEAD_TOLERANCE)
         if sum(sizes) < need or sum(sizes) - last >= need:
-            self.fail(f"PAA at {now} for job {self.ids[od]}: took {sizes} nodes for a need of {need}")
+            self.fail(
+                f"PAA at {now} for job {self.ids[od]}: took {sizes} nodes for a need of {need}"
+            )
 
     # --- the log ---------------------------------------------------------------------------------------
     def free_count(self, total: int) -> int:
@@ -123,8 +149,17 @@ class Replay:
             self.owner.pop(n, None)
 
 
-def violations(actions_path, workload_path, jobs_path, periods, *, nodes: int, mechanism: str,
-               warning: float = 120.0, rigid_overhead: str = "elapsed") -> list[str]:
+def violations(
+    actions_path,
+    workload_path,
+    jobs_path,
+    periods,
+    *,
+    nodes: int,
+    mechanism: str,
+    warning: float = 120.0,
+    rigid_overhead: str = "elapsed",
+) -> list[str]:
     """Findings of the replay (empty: consistent). periods: seconds of run between completed checkpoints per
     job in workload order (NaN: none)."""
     workload = pd.read_csv(workload_path)
@@ -139,27 +174,43 @@ def violations(actions_path, workload_path, jobs_path, periods, *, nodes: int, m
         job = r.index[int(row["job_id"])] if row["job_id"] else None
         od = r.index[int(row["on_demand_job_id"])] if row["on_demand_job_id"] else None
         listed = [int(n) for n in row["nodes"].split(";")] if row["nodes"] else []
-        if r.group is not None and not (reason == "paa" and od == r.group[1] and now == r.group[0]
-                                        and action in ("preempt", "warn") and job not in r.warned):
+        if r.group is not None and not (
+            reason == "paa"
+            and od == r.group[1]
+            and now == r.group[0]
+            and action in ("preempt", "warn")
+            and job not in r.warned
+        ):
             r.close_group(rigid_overhead)
         name = "" if job is None else f"job {r.ids[job]}"
-        if job is not None and r.kind[job] == "on-demand" and action in ("preempt", "resize", "warn") and \
-                reason != "failure":
+        if (
+            job is not None
+            and r.kind[job] == "on-demand"
+            and action in ("preempt", "resize", "warn")
+            and reason != "failure"
+        ):
             r.fail(f"{name} (on-demand) {action} at {now} by {reason}")
         if action == "start":
             if job in r.nodes:
                 r.fail(f"{name} starts twice")
             if now < r.submit[job] - TIME_TOLERANCE:
                 r.fail(f"{name} starts at {now} before it arrives")
-            low, high = (r.n_min[job], r.n_max[job]) if hybrid and r.kind[job] == "malleable" else \
-                (r.n_max[job], r.n_max[job])
+            low, high = (
+                (r.n_min[job], r.n_max[job])
+                if hybrid and r.kind[job] == "malleable"
+                else (r.n_max[job], r.n_max[job])
+            )
             if not low <= len(listed) <= high:
                 r.fail(f"{name} starts on {len(listed)} nodes, not in [{low}, {high}]")
             r.take(listed, ("job", job), f"start of {name} at {now}")
             r.nodes[job] = set(listed)
             r.last_start[job] = now
             r.first.setdefault(job, (now, reason))
-            if hybrid and r.kind[job] == "on-demand" and reason not in ("arrival", "warning", "front"):
+            if (
+                hybrid
+                and r.kind[job] == "on-demand"
+                and reason not in ("arrival", "warning", "front")
+            ):
                 r.fail(f"{name} (on-demand) started by {reason or 'the site policy'} at {now}")
             if reason == "lend":
                 r.lending[job] = (od, now)
@@ -198,8 +249,11 @@ def violations(actions_path, workload_path, jobs_path, periods, *, nodes: int, m
             elif action == "preempt":
                 if reason == "paa" and job not in r.warned and paa:
                     if r.group is None:
-                        running = {j: len(n) for j, n in r.nodes.items() if r.kind[j] != "on-demand"
-                                   and j not in r.warned}
+                        running = {
+                            j: len(n)
+                            for j, n in r.nodes.items()
+                            if r.kind[j] != "on-demand" and j not in r.warned
+                        }
                         running[job] = len(held)
                         r.group = [now, od, running, r.free_count(nodes) - len(held), []]
                     r.group[4].append(job)
@@ -221,8 +275,11 @@ def violations(actions_path, workload_path, jobs_path, periods, *, nodes: int, m
                 r.fail(f"{name} warned at {now} but it is not a running malleable job")
             if reason == "paa":
                 if r.group is None:
-                    running = {j: len(n) for j, n in r.nodes.items() if r.kind[j] != "on-demand"
-                               and j not in r.warned}
+                    running = {
+                        j: len(n)
+                        for j, n in r.nodes.items()
+                        if r.kind[j] != "on-demand" and j not in r.warned
+                    }
                     r.group = [now, od, running, r.free_count(nodes), []]
                 r.group[4].append(job)
             (r.cup_warned if reason == "cup" else r.warned)[job] = (od, now)
@@ -233,9 +290,15 @@ def violations(actions_path, workload_path, jobs_path, periods, *, nodes: int, m
             r.take(listed, ("reserved", key), f"reservation {key} at {now}")
             r.reserved[key] = set(listed)
             r.reservation_of[key] = (od, now)
-            if od is not None and reason in ("notice", "collect", "cup", "lend") and \
-                    not math.isnan(r.notice[od]) and now < r.notice[od] - TIME_TOLERANCE:
-                r.fail(f"reservation for job {r.ids[od]} at {now}, before its notice {r.notice[od]}")
+            if (
+                od is not None
+                and reason in ("notice", "collect", "cup", "lend")
+                and not math.isnan(r.notice[od])
+                and now < r.notice[od] - TIME_TOLERANCE
+            ):
+                r.fail(
+                    f"reservation for job {r.ids[od]} at {now}, before its notice {r.notice[od]}"
+                )
         elif action == "release":
             key = int(row["reservation"])
             held = r.reserved.pop(key, None)
@@ -244,10 +307,18 @@ def violations(actions_path, workload_path, jobs_path, periods, *, nodes: int, m
                 continue
             r.give(held, ("reserved", key), f"release of {key}")
             owner, made = r.reservation_of.pop(key)
-            if owner is not None and made < r.submit[owner] and reason in ("notice", "collect", "cup", "lend") \
-                    and now > min(r.submit[owner], r.t_est[owner] + RELEASE_AFTER) + TIME_TOLERANCE:
+            if (
+                owner is not None
+                and made < r.submit[owner]
+                and reason in ("notice", "collect", "cup", "lend")
+                and now > min(r.submit[owner], r.t_est[owner] + RELEASE_AFTER) + TIME_TOLERANCE
+            ):
                 r.fail(f"reservation for job {r.ids[owner]} held until {now}")
-        if reason == "timeout" and od is not None and now < r.t_est[od] + RELEASE_AFTER - TIME_TOLERANCE:
+        if (
+            reason == "timeout"
+            and od is not None
+            and now < r.t_est[od] + RELEASE_AFTER - TIME_TOLERANCE
+        ):
             r.fail(f"job {r.ids[od]}'s reservation released at {now}, before t_est + 10 min")
     r.close_group(rigid_overhead)
     # after the run: ends, starts, instant starts, the lent nodes
@@ -256,9 +327,14 @@ def violations(actions_path, workload_path, jobs_path, periods, *, nodes: int, m
             r.fail(f"job {r.ids[job]} never finishes")
     start, end = jobs["start_time"].tolist(), jobs["end_time"].tolist()
     for job, when in r.finished.items():
-        if abs(end[job] - when) > TIME_TOLERANCE or abs(start[job] - r.first[job][0]) > TIME_TOLERANCE:
-            r.fail(f"job {r.ids[job]}: jobs.csv says {start[job]}..{end[job]}, the log "
-                   f"{r.first[job][0]}..{when}")
+        if (
+            abs(end[job] - when) > TIME_TOLERANCE
+            or abs(start[job] - r.first[job][0]) > TIME_TOLERANCE
+        ):
+            r.fail(
+                f"job {r.ids[job]}: jobs.csv says {start[job]}..{end[job]}, the log "
+                f"{r.first[job][0]}..{when}"
+            )
     if r.owner:
         r.fail(f"{len(r.owner)} nodes still held at the end")
     if hybrid:
@@ -266,14 +342,27 @@ def violations(actions_path, workload_path, jobs_path, periods, *, nodes: int, m
         for job, kind in enumerate(r.kind):
             if kind == "on-demand":
                 first_time, first_reason = r.first[job]
-                expected = first_reason in ARRIVAL_STARTS or abs(first_time - r.submit[job]) <= TIME_TOLERANCE
+                expected = (
+                    first_reason in ARRIVAL_STARTS
+                    or abs(first_time - r.submit[job]) <= TIME_TOLERANCE
+                )
                 if bool(instant[job]) != expected:
-                    r.fail(f"job {r.ids[job]}: instant_start {instant[job]}, the log says {expected}")
-        for od, job, since, until, how in r.lent:  # jobs lent reserved nodes give them back at the arrival
+                    r.fail(
+                        f"job {r.ids[job]}: instant_start {instant[job]}, the log says {expected}"
+                    )
+        for (
+            od,
+            job,
+            since,
+            until,
+            how,
+        ) in r.lent:  # jobs lent reserved nodes give them back at the arrival
             arrival = r.submit[od]
             if arrival > r.t_est[od] + RELEASE_AFTER:
                 continue  # the reservation had been released: a late arrival is handled as without notice
             if since < arrival and until > arrival + TIME_TOLERANCE:
-                r.fail(f"job {r.ids[job]} ran on job {r.ids[od]}'s reserved nodes until {until} ({how}), "
-                       f"past its arrival at {arrival}")
+                r.fail(
+                    f"job {r.ids[job]} ran on job {r.ids[od]}'s reserved nodes until {until} ({how}), "
+                    f"past its arrival at {arrival}"
+                )
     return r.problems

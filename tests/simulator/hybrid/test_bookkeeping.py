@@ -3,6 +3,7 @@
 Each hand-computed test derives its expected times in its docstring. The properties run random small
 workloads and rebuild the work from the event log in exact rational arithmetic.
 """
+
 import math
 from fractions import Fraction
 
@@ -44,8 +45,14 @@ def fcfs(engine):
 def one_rigid_job(work, period, setup, preempt_at):
     workload = make_workload([0], [0.0], [work], [1], [work])
     model = rigid(setup=setup, checkpoint=periodic(period))
-    engine = Engine(workload, Platform(1), fcfs, job_models=[model], sources=[Preemptions(preempt_at)],
-                    log_events=True)
+    engine = Engine(
+        workload,
+        Platform(1),
+        fcfs,
+        job_models=[model],
+        sources=[Preemptions(preempt_at)],
+        log_events=True,
+    )
     return engine, engine.run()
 
 
@@ -66,8 +73,12 @@ def test_a_second_preemption_during_the_setup_keeps_the_checkpoint_just_resumed_
 
 
 @settings(max_examples=200, deadline=None)
-@given(work=st.floats(500, 20000), period=st.integers(400, 24000), setup=st.integers(0, 2400),
-       gaps=st.lists(st.integers(0, 16000), min_size=1, max_size=8))
+@given(
+    work=st.floats(500, 20000),
+    period=st.integers(400, 24000),
+    setup=st.integers(0, 2400),
+    gaps=st.lists(st.integers(0, 16000), min_size=1, max_size=8),
+)
 def test_repeated_preemption_never_loses_checkpointed_work(work, period, setup, gaps):
     """Preempted at random times (in setups too): the work done exactly once, the loss exactly the work since
     the last completed checkpoint, the checkpoint count never decreasing (exact replay in fractions).
@@ -103,9 +114,19 @@ def test_cup_counts_a_running_on_demand_job_that_ends_before_the_announced_arriv
     covers J2: CUP earmarks J0 and preempts nobody. At 1000 J0's nodes are reserved; J2 starts on them at
     2000 and ends at 2300; J1 runs undisturbed to 5000.
     """
-    jobs = [dict(submit=0, run=1000, nodes=2, type="on-demand"), dict(submit=0, run=5000, nodes=2),
-            dict(submit=2000, run=300, nodes=2, type="on-demand", notice="accurate", notice_time=500,
-                 t_est=2000)]
+    jobs = [
+        dict(submit=0, run=1000, nodes=2, type="on-demand"),
+        dict(submit=0, run=5000, nodes=2),
+        dict(
+            submit=2000,
+            run=300,
+            nodes=2,
+            type="on-demand",
+            notice="accurate",
+            notice_time=500,
+            t_est=2000,
+        ),
+    ]
     engine, result, wrapper = run(jobs, 4, "cup-paa")
     assert engine.preemptions == [0, 0, 0]
     assert result.end[1] == 5000
@@ -124,7 +145,9 @@ def test_easy_backfilling_counts_the_setup_a_started_job_pays():
     the head's reservation; without the setup (2 + 950 = 952) it looked short enough. So it waits: J1 runs
     1000..1500, J2 1500..2550 (setup then work)."""
     scheduler = make_scheduler("easy", record_reservations=True)
-    engine = Engine(easy_jobs(), Platform(2), scheduler, job_models=[rigid(), rigid(), rigid(setup=100.0)])
+    engine = Engine(
+        easy_jobs(), Platform(2), scheduler, job_models=[rigid(), rigid(), rigid(setup=100.0)]
+    )
     result = engine.run()
     assert scheduler.reservations[1] == 1000
     assert result.start.tolist() == [0, 1000, 1500] and result.end[2] == 2550
@@ -142,8 +165,11 @@ def test_easy_backfilling_counts_checkpoint_writes():
 def test_easy_under_a_mechanism_counts_the_setup():
     """The same jobs as a hybrid workload (trace run times hold the setup: J2 runs 1050 s, setup 100 s) under
     N-PAA with no on-demand job: the site policy alone, and J2 again waits for the head (1500..2550)."""
-    jobs = [dict(submit=0, run=1000, nodes=1), dict(submit=1, run=500, nodes=2),
-            dict(submit=2, run=1050, nodes=1, setup=100.0)]
+    jobs = [
+        dict(submit=0, run=1000, nodes=1),
+        dict(submit=1, run=500, nodes=2),
+        dict(submit=2, run=1050, nodes=1, setup=100.0),
+    ]
     for mechanism in MECHANISMS[1:]:
         engine, result, _ = run(jobs, 2, mechanism)
         assert result.start.tolist() == [0, 1000, 1500] and result.end[2] == 2550, mechanism
@@ -154,7 +180,10 @@ def test_lost_node_hours_count_only_the_setup_actually_spent():
     J1 (2 nodes, 500 s) arrives at 40. N-PAA preempts J0 (its only candidate) 40 s into its setup: no work
     lost, 40 s x 2 nodes = 80 node-seconds of setup wasted (not the full 200). J1 runs 40..540; J0, its
     lender, restarts at 540 and ends at 540 + 1100 = 1640."""
-    jobs = [dict(submit=0, run=1100, nodes=2, setup=100.0), dict(submit=40, run=500, nodes=2, type="on-demand")]
+    jobs = [
+        dict(submit=0, run=1100, nodes=2, setup=100.0),
+        dict(submit=40, run=500, nodes=2, type="on-demand"),
+    ]
     engine, result, _ = run(jobs, 2, "n-paa")
     frame = hybrid_result(engine, result, hybrid(jobs), "n-paa").jobs_frame()
     assert result.start[1] == 40 and result.end[0] == 1640
@@ -168,8 +197,13 @@ def batch(draw):
     jobs, periods = [], []
     for _ in range(draw(st.integers(2, 9))):
         size, run_time = draw(st.integers(1, nodes)), draw(st.integers(20, 400))
-        job = dict(submit=draw(st.integers(0, 300)), run=run_time, nodes=size,
-                   estimate=run_time + draw(st.integers(0, 300)), setup=draw(st.integers(0, run_time // 5)))
+        job = dict(
+            submit=draw(st.integers(0, 300)),
+            run=run_time,
+            nodes=size,
+            estimate=run_time + draw(st.integers(0, 300)),
+            setup=draw(st.integers(0, run_time // 5)),
+        )
         period = NAN
         if draw(st.booleans()):
             job.update(type="malleable", n_min=draw(st.integers(1, size)))
@@ -178,7 +212,12 @@ def batch(draw):
         jobs.append(job)
         periods.append(period)
     order = sorted(range(len(jobs)), key=lambda k: jobs[k]["submit"])
-    return nodes, [jobs[k] for k in order], [periods[k] for k in order], draw(st.sampled_from(MECHANISMS[1:]))
+    return (
+        nodes,
+        [jobs[k] for k in order],
+        [periods[k] for k in order],
+        draw(st.sampled_from(MECHANISMS[1:])),
+    )
 
 
 @settings(max_examples=150, deadline=None)

@@ -1,5 +1,6 @@
 """The paper's definitions by default, the other readings as named options (004 §III), and the choices the
 paper leaves open, each on a minimal workload whose times are derived in the docstring."""
+
 import math
 
 import numpy as np
@@ -23,7 +24,10 @@ def close(a, b):
 
 # 4 nodes: rigid J0 (2 nodes, no checkpoints) and malleable J1 (2 nodes, n_min 1, setup 10 s, 1000 s of run
 # of which 990 s work) both from 0; an on-demand job arrives at 100.
-MIXED = [dict(submit=0, run=1000, nodes=2), dict(submit=0, run=1000, nodes=2, type="malleable", n_min=1, setup=10)]
+MIXED = [
+    dict(submit=0, run=1000, nodes=2),
+    dict(submit=0, run=1000, nodes=2, type="malleable", n_min=1, setup=10),
+]
 
 
 def test_a_preempted_malleable_job_gets_its_two_minute_warning():
@@ -52,9 +56,11 @@ def test_a_shrunk_malleable_job_gets_its_warning_and_grows_back():
     assert close(result.end[1], 1025)
 
 
-REGROW_JOBS = [dict(submit=0, run=120, nodes=1),
-               dict(submit=0, run=1000, nodes=4, type="malleable", n_min=1),
-               dict(submit=100, run=50, nodes=1, type="on-demand")]
+REGROW_JOBS = [
+    dict(submit=0, run=120, nodes=1),
+    dict(submit=0, run=1000, nodes=4, type="malleable", n_min=1),
+    dict(submit=100, run=50, nodes=1, type="on-demand"),
+]
 
 
 @pytest.mark.parametrize("regrow, end", [("n_max", 1050.0), ("pre-shrink", 1350.0)])
@@ -69,11 +75,16 @@ def test_a_shrunk_job_grows_back_to_n_max_or_to_its_size_before_the_shrink(regro
     assert close(result.end[1], end)
 
 
-OVERHEAD_JOBS = [dict(submit=0, run=1000, nodes=2), dict(submit=10, run=1100, nodes=2, setup=100),
-                 dict(submit=60, run=50, nodes=2, type="on-demand")]
+OVERHEAD_JOBS = [
+    dict(submit=0, run=1000, nodes=2),
+    dict(submit=10, run=1100, nodes=2, setup=100),
+    dict(submit=60, run=50, nodes=2, type="on-demand"),
+]
 
 
-@pytest.mark.parametrize("reading, victim, end", [("elapsed", 1, 110 + 1100), ("lost-work", 0, 110 + 1000)])
+@pytest.mark.parametrize(
+    "reading, victim, end", [("elapsed", 1, 110 + 1100), ("lost-work", 0, 110 + 1000)]
+)
 def test_the_preemption_cost_of_a_rigid_job_without_checkpoints(reading, victim, end):
     """4 nodes. Rigid J0 (2 nodes, no setup) runs from 0, rigid J1 (2 nodes, setup 100 s) from 10; on-demand
     J2 (2 nodes, 50 s) arrives at 60. elapsed (the paper, t_now - t_start): J0 60 s, J1 50 s: J1 is preempted,
@@ -93,7 +104,9 @@ def test_checkpoint_writes_cost_time_by_default():
     tau = periods[0] - 600
     assert abs(tau - 14300) < 1
     for writes, run_time in (("added", 30000 + 2 * 600), ("inside", 30000)):
-        engine = hybrid_engine(workload, Platform(2), "n-paa", periods=periods, checkpoint_writes=writes)
+        engine = hybrid_engine(
+            workload, Platform(2), "n-paa", periods=periods, checkpoint_writes=writes
+        )
         assert close(engine.run().end[0], run_time), writes
     models = job_models(workload, periods, "added")
     assert models[0].checkpoint.period == pytest.approx(periods[0])
@@ -113,9 +126,11 @@ def test_a_blocked_on_demand_job_holds_every_idle_node_and_stops_backfilling():
     """[impl, documented] 3 nodes. On-demand J0 (2 nodes) runs 0..1000. On-demand J1 (2 nodes) arrives at 10:
     on-demand jobs are never preempted, so it waits at the queue front, holding the idle node. Rigid J2 (1
     node, 10 s) arrives at 20 and could run on that node, but it is held: J2 starts only at 1000, with J1."""
-    jobs = [dict(submit=0, run=1000, nodes=2, type="on-demand"), dict(submit=10, run=100, nodes=2,
-                                                                      type="on-demand"),
-            dict(submit=20, run=10, nodes=1)]
+    jobs = [
+        dict(submit=0, run=1000, nodes=2, type="on-demand"),
+        dict(submit=10, run=100, nodes=2, type="on-demand"),
+        dict(submit=20, run=10, nodes=1),
+    ]
     engine, result, wrapper = run(jobs, 3, "n-paa")
     assert result.start[1] == 1000 and result.start[2] == 1000
 
@@ -125,8 +140,18 @@ def test_an_arrived_job_takes_the_nodes_reserved_for_a_later_announced_one():
     both idle nodes. On-demand J0 (2 nodes, no notice) arrives at 100: nothing runs that could be preempted,
     so it takes J1's reservation (latest t_est first) and runs 100..600; J1 collects again and starts at its
     arrival, 5000."""
-    jobs = [dict(submit=100, run=500, nodes=2, type="on-demand"),
-            dict(submit=5000, run=100, nodes=2, type="on-demand", notice="accurate", notice_time=0, t_est=5000)]
+    jobs = [
+        dict(submit=100, run=500, nodes=2, type="on-demand"),
+        dict(
+            submit=5000,
+            run=100,
+            nodes=2,
+            type="on-demand",
+            notice="accurate",
+            notice_time=0,
+            t_est=5000,
+        ),
+    ]
     engine, result, wrapper = run(jobs, 2, "cua-paa")
     assert result.start[0] == 100 and result.start[1] == 5000
     released = [entry for entry in wrapper.reservation_log if entry[1] == 1 and entry[2] < 0]
@@ -146,8 +171,24 @@ def test_an_absurdly_small_mtbf_is_refused_naming_the_limit(tmp_path, capsys):
     from cosched.cli import main
 
     out = tmp_path / "run"
-    code = main(["simulate", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "500", "--hybrid",
-                 "n-paa", "--mtbf", "0.0003", "--quiet", "--out", str(out)])
+    code = main(
+        [
+            "simulate",
+            "--workload",
+            "kth-sp2",
+            "--platform",
+            "kth-sp2",
+            "--limit",
+            "500",
+            "--hybrid",
+            "n-paa",
+            "--mtbf",
+            "0.0003",
+            "--quiet",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 2 and not out.exists()
     assert "the limit is 100,000" in capsys.readouterr().err
 
@@ -155,8 +196,18 @@ def test_an_absurdly_small_mtbf_is_refused_naming_the_limit(tmp_path, capsys):
 def test_an_on_demand_job_arriving_before_its_notice_is_refused_naming_the_line(tmp_path):
     from cosched.simulator.hybrid.workload import read_hybrid_csv, write_hybrid_csv
 
-    jobs = [dict(submit=0, run=100, nodes=1),
-            dict(submit=400, run=100, nodes=1, type="on-demand", notice="early", notice_time=300, t_est=900)]
+    jobs = [
+        dict(submit=0, run=100, nodes=1),
+        dict(
+            submit=400,
+            run=100,
+            nodes=1,
+            type="on-demand",
+            notice="early",
+            notice_time=300,
+            t_est=900,
+        ),
+    ]
     path = tmp_path / "hybrid.csv"
     write_hybrid_csv(hybrid(jobs), path)
     read_hybrid_csv(path, 1)  # as written: fine
