@@ -50,10 +50,9 @@ def outside_view(path: Path) -> set[str]:
                 and node.attr not in VIEW_MEMBERS
             ):
                 found.add(f"engine.{node.attr}")
-            if (
-                node.attr == "state"
-                and isinstance(node.value, ast.Attribute)
-                and node.value.attr == "allocator"
+            if node.attr == "state" and (
+                (isinstance(node.value, ast.Attribute) and node.value.attr == "allocator")
+                or (isinstance(node.value, ast.Name) and node.value.id == "allocator")
             ):
                 found.add("allocator.state")
             if node.attr == "yield_node":
