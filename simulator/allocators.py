@@ -14,6 +14,7 @@ Interface (what a new allocator, e.g. the co-location one of 000 §3.5, implemen
       backfilling reasons with (reservations, shadow time, extra units). Compact: whole nodes.
       ``units_of(allocation)``: the units an allocation holds.
     * ``free_cores() -> int``: cores bound to no job (the Filler keys of 003 read it).
+    * ``idle_nodes(limit) -> array``: the ids of the nodes nobody uses, ascending (at most `limit`).
     * ``resize(engine, job, allocation, nodes) -> Allocation | None``: grow or shrink a running job's
       allocation to `nodes` nodes (committed), None if too few nodes are idle; only where jobs get
       whole nodes.
@@ -33,6 +34,7 @@ from cosched.simulator.platform import Platform
 __all__ = ["NodeState", "Allocation", "Allocator", "CompactAllocator"]
 
 EMPTY = -1  # marks a free slot in NodeState.occupants
+BULK_NODES = 16  # above this many nodes, the compact allocator rebuilds its idle list instead of editing it
 
 
 class NodeState:
@@ -120,6 +122,10 @@ class Allocator(ABC):
         """Cores bound to no job."""
         return int(self.platform.total_cores - self.state.used.sum())
 
+    def idle_nodes(self, limit: int | None = None) -> np.ndarray:
+        """The ids of nodes no job or reservation uses, ascending (the lowest `limit` of them)."""
+        return np.flatnonzero(self.state.used == 0)[:limit]
+
     def resize(self, engine, job: int, allocation: Allocation, nodes: int) -> Allocation | None:
         """Grow onto the lowest idle nodes or shrink off the job's highest nodes; None if too few are idle."""
         current = allocation.nodes
@@ -173,11 +179,17 @@ class CompactAllocator(Allocator):
             return None
         return Allocation(np.array(self._idle_nodes[:count], dtype=np.int64), self._cpn)
 
+    def idle_nodes(self, limit: int | None = None) -> np.ndarray:
+        return np.array(self._idle_nodes[:limit], dtype=np.int64)
+
     def commit(self, job: int, allocation: Allocation) -> None:
         nodes, state, idle = allocation.nodes, self.state, self._idle_nodes
         chosen = nodes.tolist()
         if idle[:len(chosen)] == chosen:
             del idle[:len(chosen)]
+        elif len(chosen) > BULK_NODES:  # one pass over the list beats many deletions in its middle
+            taken = set(chosen)
+            idle[:] = [node for node in idle if node not in taken]
         else:
             for node in chosen:
                 del idle[bisect.bisect_left(idle, node)]
@@ -187,8 +199,12 @@ class CompactAllocator(Allocator):
 
     def release(self, job: int, allocation: Allocation) -> None:
         nodes, state, idle = allocation.nodes, self.state, self._idle_nodes
-        for node in nodes.tolist():
-            bisect.insort(idle, node)
+        if nodes.size > BULK_NODES:  # two sorted runs: the sort merges them in one pass
+            idle.extend(nodes.tolist())
+            idle.sort()
+        else:
+            for node in nodes.tolist():
+                bisect.insort(idle, node)
         state.used[nodes] = 0
         state.occupants[nodes, 0] = EMPTY
         state.idle += nodes.size

@@ -28,8 +28,14 @@ order); per job, lists indexed by job in workload order: ``submit``, ``run_time`
 ``speed_model``; ``reservations``.
 
 Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes, release=None)``, ``preempt(job)``,
-``kill(job)``, ``reserve(nodes)`` / ``release(reservation)``, ``hint(job, placement)``,
-``request_wakeup(time)``, and ``at(time, callback)`` for event sources.
+``kill(job)``, ``reserve(nodes)`` / ``release(reservation)`` / ``revoke(node)``, ``hint(job, placement)``,
+``request_wakeup(time)``, ``note(action, job)`` (the action log only), and ``at(time, callback)`` for event
+sources. Every action takes an optional ``reason`` for the action log (``log_actions=True``).
+
+The typed, read-only interface a scheduler, mechanism or event source may use is
+`cosched.simulator.view.SchedulerView`: the state above plus accessors (``work_done(job)``,
+``checkpointed_work(job)``, ``occupant(node)``, ``is_reserved(node)``, ``is_idle(nodes)``,
+``idle_nodes(limit)``, ``free_nodes()``, ``model(job)``, ...) and the actions.
 """
 from __future__ import annotations
 
@@ -47,19 +53,39 @@ import numpy as np
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
 from cosched.simulator.allocators import Allocation, Allocator
-from cosched.simulator.jobs import RIGID, JobModel
+from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.base import Scheduler
 from cosched.simulator.workload import Workload
 
-__all__ = ["Engine", "SimulationResult", "SpeedModel", "Reservation", "ActionError", "simulate", "STATES"]
+__all__ = ["ACTION_COLUMNS", "write_actions", "Engine", "SimulationResult", "SpeedModel", "Reservation", "ActionError", "simulate", "STATES"]
 
 INF = math.inf
 PROGRESS_STEPS = 200  # progress bar refreshes at most this many times per run
 WORK_TOLERANCE = 1e-9  # relative: a job whose remaining work is below this share of its work has finished
-STATES = ("future", "waiting", "running", "finished", "killed")
-FUTURE, WAITING, RUNNING, FINISHED, KILLED = range(len(STATES))
+# one definition (cosched.simulator.jobs.JobState); plain ints in the loop for speed
+FUTURE, WAITING, RUNNING, FINISHED, KILLED = (int(state) for state in JobState)
+
+
+ACTION_COLUMNS = ("time", "action", "job_id", "reservation", "nodes", "reason", "on_demand_job_id")
+
+
+def write_actions(actions: list, job_ids, path) -> None:
+    """The action log as CSV (ACTION_COLUMNS): one row per start, resize, preempt, kill, finish, reserve,
+    release and note (e.g. ``warn``), with the node ids involved (";"-joined: a job's nodes after the action; for a preemption, kill
+    or finish the nodes it gave back) and the reason "who[:job index]" split into the reason and the job id
+    it served. Reservations are named by their key (negative)."""
+    import csv
+
+    ids = np.asarray(job_ids).tolist()
+    with open(path, "w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(ACTION_COLUMNS)
+        for when, action, job, key, nodes, reason in actions:
+            who, _, served = reason.partition(":")
+            out.writerow((repr(float(when)), action, "" if job < 0 else ids[job], key or "",
+                          ";".join(map(str, nodes)), who, "" if not served else ids[int(served)]))
 
 
 class ActionError(InputError):
@@ -94,6 +120,7 @@ class SimulationResult:
     wall_seconds: float
     co_scheduled: bool = False
     log: list | None = None
+    actions: list | None = None  # the engine's action log (Engine(log_actions=True)): ACTION_COLUMNS
     options: dict = field(default_factory=dict)
     lifecycle: dict | None = None  # per-job state, preemptions, resizes, lost work: with job models or actions
     speed_model: object = None  # the run's speed model (co-location), None when every job ran at speed 1
@@ -130,7 +157,7 @@ class Engine:
     def __init__(self, workload: Workload, platform: Platform, scheduler, *, allocator: Allocator | None = None,
                  speed_model: SpeedModel | None = None, job_models: JobModel | list | None = None,
                  sources: Iterable = (), use_run_times: bool = False, log_events: bool = False,
-                 progress: bool = False):
+                 progress: bool = False, log_actions: bool = False):
         if len(workload) and int(workload.cores.max()) > platform.total_cores:
             raise InputError(f"a job asks for {int(workload.cores.max())} cores, the platform has "
                              f"{platform.total_cores}; load the workload with max_cores", field="cores")
@@ -158,10 +185,18 @@ class Engine:
         self.models = _job_models(job_models, jobs)
         self.work = self.run_time if self.models is None else \
             [model.checkpoint.total_work(run) for model, run in zip(self.models, self.run_time)]
+        self.estimate_work = None if self.models is None else \
+            [model.checkpoint.total_work(e) for model, e in zip(self.models, self.estimate)]
+        # per waiting job: how long it would be predicted to run if started now (fixed while it waits)
+        self.queued_duration = self.estimate if self.models is None else \
+            [model.setup + max(e, w) for model, e, w in zip(self.models, self.estimate_work, self.work)]
         self.remaining = list(self.work)  # work left at `updated`, in compact seconds
         self.updated = [0.0] * jobs  # when `remaining` was last brought up to date (or progress resumes)
         self.version = [0] * jobs
         self.lost = [0.0] * jobs
+        self.checkpoints = [0] * jobs  # periodic checkpoints kept, an exact count (jobs.Checkpoint.count)
+        self.started = [math.nan] * jobs  # when the current (or last) run began, setup included
+        self.lost_setup = [0.0] * jobs  # node-seconds of setup spent by runs that were preempted
         self.preemptions = [0] * jobs
         self.resizes = [0] * jobs
         self.pending_resize: dict[int, int] = {}
@@ -172,6 +207,9 @@ class Engine:
         self.reservations: dict[int, Reservation] = {}
         self.now = workload.submit[0].item() if jobs else 0.0
         self.log: list | None = [] if log_events else None
+        # (time, action, job or -1, reservation key or 0, node ids, reason): every node handed out or
+        # taken back, for a third party to replay (ACTION_COLUMNS)
+        self.actions: list | None = [] if log_actions else None
         self._lifecycle_used = job_models is not None
         self._completions: list[tuple[float, int, int]] = []
         self._events: list[tuple[float, int, Callable]] = []
@@ -184,7 +222,10 @@ class Engine:
         self._progress = progress
 
     # --- actions ----------------------------------------------------------------------------------
-    def start(self, job: int, nodes=None, placement: str | None = None) -> bool:
+    def _act(self, action: str, job: int, key: int, nodes: np.ndarray, reason: str) -> None:
+        self.actions.append((self.now, action, job, key, nodes.tolist(), reason))
+
+    def start(self, job: int, nodes=None, placement: str | None = None, reason: str = "") -> bool:
         """Start waiting `job` now; False if it does not fit.
 
         nodes: None (the allocator chooses), a node count (moldable and malleable jobs, within their
@@ -211,6 +252,7 @@ class Engine:
         self.held[job] = allocator.units_of(allocation)
         if self.first_start[job] != self.first_start[job]:  # NaN: first start
             self.first_start[job] = now
+        self.started[job] = now
         if self.models is None:
             self.updated[job] = now
             remaining, end = self.remaining[job], now + self.remaining[job]
@@ -229,9 +271,11 @@ class Engine:
             self._touched.append(allocation.nodes)
         if self.log is not None:
             self.log.append((now, "start", job, allocation.nodes.size))
+        if self.actions is not None:
+            self._act("start", job, 0, allocation.nodes, reason)
         return True
 
-    def resize(self, job: int, nodes: int, release=None) -> bool:
+    def resize(self, job: int, nodes: int, release=None, reason: str = "") -> bool:
         """Give running malleable `job` `nodes` nodes: at once, or at its next scheduling point (001 §5).
 
         False if it should grow and the idle nodes are too few now. release: node ids of the job to give up
@@ -240,7 +284,7 @@ class Engine:
         model = self.model(job)
         if self.state[job] != RUNNING:
             raise ActionError(f"{self._name(job)} cannot be resized: it is {STATES[self.state[job]]}")
-        if model.kind != "malleable":
+        if model.kind != JobKind.MALLEABLE:
             raise ActionError(f"{self._name(job)} is {model.kind}: only malleable jobs can be resized")
         low, high = model.bounds(self.requested_nodes(job))
         if not low <= nodes <= high:
@@ -255,14 +299,14 @@ class Engine:
                 raise ActionError(f"{self._name(job)} can give up only {current.size - nodes} of its own nodes, "
                                   f"not {release.tolist()[:8]}")
             self.pending_resize.pop(job, None)
-            return self._apply_resize(job, nodes, release)
+            return self._apply_resize(job, nodes, release, reason)
         if model.scheduling_point is not None:
             self.pending_resize[job] = nodes
             self._post_scheduling_point(job)
             return True
-        return self._apply_resize(job, nodes)
+        return self._apply_resize(job, nodes, reason=reason)
 
-    def preempt(self, job: int) -> None:
+    def preempt(self, job: int, reason: str = "") -> None:
         """Stop running `job` and return it to the queue at its submit position (004 §III-B, PAA).
 
         The work since its last checkpoint is lost unless its model checkpoints on warning; the setup is
@@ -272,20 +316,34 @@ class Engine:
             raise ActionError(f"{self._name(job)} cannot be preempted: it is {STATES[self.state[job]]}")
         self._lifecycle_used = True
         self._advance(job)
+        model = self.model(job)
         done = self.work[job] - self.remaining[job]
-        kept = self.model(job).checkpoint.kept(done)
-        self.lost[job] += done - kept
+        checkpoint = model.checkpoint
+        if checkpoint.on_warning:
+            kept = max(done, 0.0)
+        else:
+            # an integer count: a resumed job rebuilds `done` just below its last checkpoint in floating
+            # point, and must not lose it (004 §III-A: resume from the latest checkpoint)
+            count = max(self.checkpoints[job], checkpoint.count(done))
+            self.checkpoints[job] = count
+            kept = checkpoint.work_of(count)
+        self.lost[job] += max(done - kept, 0.0)
         self.remaining[job] = self.work[job] - kept
+        # 004 §IV-D: the setup this run actually spent is wasted (all of it only once it has passed)
+        spent = min(max(self.now - self.started[job], 0.0), model.setup)
+        self.lost_setup[job] += spent * self.allocation[job].nodes.size
         self.preemptions[job] += 1
         self.pending_resize.pop(job, None)
-        self._stop(job, "preempt")
+        self._stop(job, "preempt", reason)
         self.state[job] = WAITING
         self.waiting[job] = None
+        if self.models is not None:
+            self.queued_duration[job] = self.predicted_duration(job)
         for later in [j for j in self.waiting if j > job]:  # back to its submit position (workload order)
             self.waiting.move_to_end(later)
         self.scheduler.on_preempt(self, job)
 
-    def kill(self, job: int) -> None:
+    def kill(self, job: int, reason: str = "") -> None:
         """Remove a waiting or running job for good; it ends now with the work it has not done."""
         state = self.state[job]
         if state not in (WAITING, RUNNING):
@@ -293,20 +351,21 @@ class Engine:
         self._lifecycle_used = True
         if state == RUNNING:
             self._advance(job)
-            self._stop(job, "kill")
+            self._stop(job, "kill", reason)
             self.scheduler.on_finish(self, job)
         else:
             del self.waiting[job]
+            if self.actions is not None:
+                self._act("kill", job, 0, _EMPTY_NODES, reason)
         self.state[job] = KILLED
         self.end[job] = self.now
 
-    def reserve(self, nodes) -> Reservation:
+    def reserve(self, nodes, reason: str = "") -> Reservation:
         """Hold idle nodes (a count: the allocator's lowest idle nodes; or node ids) for a future job."""
         if isinstance(nodes, (int, np.integer)):
-            idle = np.flatnonzero(self.allocator.state.used == 0)
-            if nodes > idle.size:
-                raise ActionError(f"cannot reserve {nodes} nodes: {idle.size} are idle")
-            chosen = idle[:nodes]
+            chosen = self.allocator.idle_nodes(nodes)
+            if nodes > chosen.size:
+                raise ActionError(f"cannot reserve {nodes} nodes: {chosen.size} are idle")
         else:
             chosen = self._idle_nodes(np.asarray(nodes, dtype=np.int64), "reservation")
         key = -2 - next(self._reservation_keys)  # occupant ids below EMPTY (-1) mark reservations
@@ -314,17 +373,41 @@ class Engine:
         self.allocator.commit(key, Allocation(chosen, self.platform.cores_per_node))
         self.reservations[key] = reservation
         self._lifecycle_used = True
+        if self.actions is not None:
+            self._act("reserve", -1, key, chosen, reason)
         return reservation
 
-    def release(self, reservation: Reservation) -> None:
+    def release(self, reservation: Reservation, reason: str = "") -> None:
         """Give a reservation's nodes back."""
         if self.reservations.pop(reservation.key, None) is None:
             raise ActionError(f"reservation of nodes {reservation.nodes.tolist()[:8]} is not held")
         self.allocator.release(reservation.key, Allocation(reservation.nodes, self.platform.cores_per_node))
+        if self.actions is not None:
+            self._act("release", -1, reservation.key, reservation.nodes, reason)
+
+    def revoke(self, node: int, reason: str = "") -> Reservation | None:
+        """Take `node` out of the reservation that holds it (e.g. the node failed): the reservation is
+        released, its other nodes are reserved again under a new key, and the scheduler hears of it through
+        ``on_revoke(engine, old, rest)``. Returns the rest (None if `node` was its only node)."""
+        old = self.reservation_of(node)
+        if old is None:
+            raise ActionError(f"node {node} is not reserved")
+        self.release(old, reason)
+        nodes = old.nodes[old.nodes != node]
+        rest = self.reserve(nodes, reason) if nodes.size else None
+        self.scheduler.on_revoke(self, old, rest)
+        return rest
 
     def hint(self, job: int, placement: str | None) -> None:
         """Tell the allocator how to place waiting `job` (e.g. "compact"); it counts in backfilling too."""
         self.placement[job] = placement
+
+    def note(self, action: str, job: int, reason: str = "") -> None:
+        """Write a decision that changes no state (e.g. a malleable job warned before it is shrunk or
+        preempted) to the action log, if there is one; the job's current nodes are listed."""
+        if self.actions is not None:
+            allocation = self.allocation[job]
+            self._act(action, job, 0, _EMPTY_NODES if allocation is None else allocation.nodes, reason)
 
     def request_wakeup(self, when: float) -> None:
         """Run one more scheduling pass at `when` (e.g. a reservation time)."""
@@ -370,10 +453,20 @@ class Engine:
         bisect.insort(self.by_end, (predicted, job))
 
     def _predicted_work(self, job: int) -> float:
-        """Work the scheduler expects to remain: the estimate less the work done, never below the truth."""
-        return max(self.estimate[job] - (self.work[job] - self.remaining[job]), self.remaining[job])
+        """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the work
+        done, never below the truth."""
+        estimate = self.estimate[job] if self.estimate_work is None else self.estimate_work[job]
+        return max(estimate - (self.work[job] - self.remaining[job]), self.remaining[job])
 
-    def _apply_resize(self, job: int, nodes: int, release: np.ndarray | None = None) -> bool:
+    def predicted_duration(self, job: int) -> float:
+        """How long waiting `job` would be predicted to run if started now on its requested nodes: its
+        setup plus its predicted remaining work (what its ``predicted_end`` will be, less ``now``)."""
+        if self.models is None:
+            return self.estimate[job]
+        model = self.models[job]
+        return model.setup + self._predicted_work(job) / self.speed[job]
+
+    def _apply_resize(self, job: int, nodes: int, release: np.ndarray | None = None, reason: str = "") -> bool:
         if release is None:
             allocation = self.allocator.resize(self, job, self.allocation[job], nodes)
         else:  # shrink off the given nodes
@@ -394,6 +487,8 @@ class Engine:
         self._set_rate(job, self.speed[job] * model.rate(nodes, self.requested_nodes(job)))
         if self.log is not None:
             self.log.append((self.now, "resize", job, nodes))
+        if self.actions is not None:
+            self._act("resize", job, 0, allocation.nodes, reason)
         return True
 
     def _post_scheduling_point(self, job: int) -> None:
@@ -409,14 +504,14 @@ class Engine:
 
         def reached(engine: Engine, job=job, version=version) -> None:
             if engine.version[job] == version and engine.state[job] == RUNNING and job in engine.pending_resize:
-                if engine._apply_resize(job, engine.pending_resize[job]):
+                if engine._apply_resize(job, engine.pending_resize[job], reason="scheduling-point"):
                     del engine.pending_resize[job]
                 else:
                     engine._post_scheduling_point(job)
 
         self.at(when, reached)
 
-    def _stop(self, job: int, event: str) -> None:
+    def _stop(self, job: int, event: str, reason: str = "") -> None:
         """Take running `job` off its nodes (preempt, kill)."""
         now = self.now
         del self.running[job]
@@ -429,6 +524,8 @@ class Engine:
             self._touched.append(allocation.nodes)
         if self.log is not None:
             self.log.append((now, event, job, 0))
+        if self.actions is not None:
+            self._act(event, job, 0, allocation.nodes, reason)
 
     def _finish(self, job: int) -> None:
         now = self.now
@@ -444,6 +541,8 @@ class Engine:
             self._touched.append(allocation.nodes)
         if self.log is not None:
             self.log.append((now, "finish", job, 0))
+        if self.actions is not None:
+            self._act("finish", job, 0, allocation.nodes, "")
         self.pending_resize.pop(job, None)
         self.scheduler.on_finish(self, job)
 
@@ -464,6 +563,45 @@ class Engine:
         """The job's model (plain rigid when the run has no job models)."""
         return RIGID if self.models is None else self.models[job]
 
+    def work_done(self, job: int) -> float:
+        """Work (compact seconds, checkpoint writes included) the job has done by `now`; read-only."""
+        remaining = self.remaining[job]
+        if self.state[job] == RUNNING:
+            remaining -= max(0.0, self.now - self.updated[job]) * self.rate[job]
+        return self.work[job] - remaining
+
+    def checkpointed_work(self, job: int) -> float:
+        """Work the job would keep if it were preempted now (its completed checkpoints, exact count)."""
+        checkpoint = self.model(job).checkpoint
+        done = self.work_done(job)
+        if checkpoint.on_warning:
+            return max(done, 0.0)
+        return checkpoint.work_of(max(self.checkpoints[job], checkpoint.count(done)))
+
+    def idle_nodes(self, limit: int | None = None) -> np.ndarray:
+        """Ids of the nodes no job or reservation holds, ascending (the lowest `limit` of them)."""
+        return self.allocator.idle_nodes(limit)
+
+    def free_nodes(self) -> int:
+        """How many allocator units (whole nodes on the compact allocator) are free now."""
+        return self.allocator.free_units()
+
+    def is_idle(self, nodes: np.ndarray) -> np.ndarray:
+        """Per node id: True if no job or reservation holds it."""
+        return self.allocator.state.used[nodes] == 0
+
+    def occupant(self, node: int) -> int:
+        """Who holds `node`: a job index (>= 0), EMPTY (-1) if idle, or a reservation key (below -1)."""
+        return int(self.allocator.state.occupants[node, 0])
+
+    def is_reserved(self, node: int) -> bool:
+        """True if a reservation (`reserve`) holds `node`."""
+        return self.occupant(node) < -1
+
+    def reservation_of(self, node: int) -> Reservation | None:
+        """The reservation holding `node`, or None."""
+        return self.reservations.get(self.occupant(node))
+
     def requested_nodes(self, job: int) -> int:
         """Whole nodes the job asked for: ceil(cores / cores per node)."""
         return -(-self.cores[job] // self.platform.cores_per_node)
@@ -472,7 +610,8 @@ class Engine:
         if nodes.size == 0 or nodes.min() < 0 or nodes.max() >= self.platform.nodes:
             raise ActionError(f"{what}: node ids must be in 0..{self.platform.nodes - 1}")
         busy = nodes[self.allocator.state.used[nodes] > 0]
-        if busy.size or np.unique(nodes).size != nodes.size:
+        ascending = nodes.size < 2 or bool((nodes[1:] > nodes[:-1]).all())  # sorted: no repeats
+        if busy.size or (not ascending and np.unique(nodes).size != nodes.size):
             raise ActionError(f"{what}: nodes {busy.tolist()[:8] or 'repeated'} are not free")
         return nodes
 
@@ -484,10 +623,10 @@ class Engine:
             low, high = self.model(job).bounds(self.requested_nodes(job))
             if not low <= nodes <= high:
                 raise ActionError(f"{self._name(job)} can start on {low}..{high} nodes, not {nodes}")
-            idle = np.flatnonzero(self.allocator.state.used == 0)
+            idle = self.allocator.idle_nodes(nodes)
             if nodes > idle.size:
                 return None
-            return Allocation(idle[:nodes], self.platform.cores_per_node)
+            return Allocation(idle, self.platform.cores_per_node)
         if isinstance(nodes, Allocation):
             self._idle_nodes(nodes.nodes, self._name(job))
             return nodes
@@ -549,7 +688,7 @@ class Engine:
             self.workload, self.platform, getattr(scheduler, "name", type(scheduler).__name__),
             np.array(self.first_start), np.array(self.end),
             [_EMPTY_NODES if a is None else a.nodes for a in self.allocation], time.perf_counter() - clock,
-            co_scheduled=self.speed_model is not None, log=log,
+            co_scheduled=self.speed_model is not None, log=log, actions=self.actions,
             options={"use_run_times": self.use_run_times}, lifecycle=self._lifecycle(),
             speed_model=self.speed_model)
 

@@ -22,16 +22,44 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import Enum, IntEnum
 from typing import Callable
 
 from cosched.errors import InputError
 
 __all__ = [
     "JobModel", "Checkpoint", "RIGID", "NO_CHECKPOINT", "ON_WARNING", "periodic", "linear", "amdahl",
-    "KINDS", "rigid", "moldable", "malleable",
+    "KINDS", "rigid", "moldable", "malleable", "JobKind", "JobState", "STATES",
 ]
 
-KINDS = ("rigid", "moldable", "malleable")
+
+class JobKind(str, Enum):
+    """A job's kind, one definition for the engine, the hybrid workloads (004 §III-A), ElastiSim's job
+    classes (001 §4) and the CLI; each member equals its spelling in files and on the command line."""
+
+    ON_DEMAND = "on-demand"
+    RIGID = "rigid"
+    MOLDABLE = "moldable"
+    MALLEABLE = "malleable"
+
+    def __str__(self) -> str:
+        return self.value
+
+    __hash__ = str.__hash__  # a member and its spelling are the same dict key
+
+
+class JobState(IntEnum):
+    """A job's lifecycle state in the engine (000 §3.3, Fig. 4); ``STATES`` spells them in outputs."""
+
+    FUTURE = 0
+    WAITING = 1
+    RUNNING = 2
+    FINISHED = 3
+    KILLED = 4
+
+
+STATES = tuple(state.name.lower() for state in JobState)
+KINDS = (JobKind.RIGID, JobKind.MOLDABLE, JobKind.MALLEABLE)  # the kinds a JobModel can have
 
 
 def linear(nodes: float) -> float:
@@ -75,14 +103,30 @@ class Checkpoint:
             return work
         return work + self.cost * max(math.ceil(work / self.interval) - 1, 0)
 
+    @property
+    def period(self) -> float | None:
+        """Work (checkpoint time included) between two completed checkpoints; None without periodic ones."""
+        return None if self.interval is None else self.interval + self.cost
+
+    def count(self, done: float) -> int:
+        """Periodic checkpoints completed within `done` seconds of work (checkpoint time included)."""
+        if self.interval is None:
+            return 0
+        return max(math.floor(done / (self.interval + self.cost)), 0)
+
+    def work_of(self, count: int) -> float:
+        """The work (checkpoint time included) up to the end of checkpoint number `count`."""
+        return 0.0 if self.interval is None else count * (self.interval + self.cost)
+
     def kept(self, done: float) -> float:
-        """Of `done` (checkpoint time included), what survives a preemption."""
+        """Of `done` (checkpoint time included), what survives a preemption.
+
+        The engine keeps the number of completed checkpoints as an integer per job (`count`, `work_of`),
+        so a work total rebuilt in floating point just below a checkpoint never loses it.
+        """
         if self.on_warning:
             return done
-        if self.interval is None:
-            return 0.0
-        period = self.interval + self.cost  # work then its checkpoint, in the units of total_work
-        return math.floor(done / period) * period
+        return self.work_of(self.count(done))
 
 
 NO_CHECKPOINT = Checkpoint()

@@ -42,6 +42,30 @@ def add_hybrid_options(parser) -> None:
                              "is typed from the trace, or read from a hybrid CSV)")
     add_workload_options(parser)
     _checkpoint_options(parser)
+    _mechanism_options(parser)
+    parser.add_argument("--log-actions", metavar="CSV",
+                        help="write every start, resize, preempt, kill, finish, reserve and release with its nodes "
+                             "and reason (which mechanism step, which on-demand job) to CSV, for replay")
+
+
+def _mechanism_options(parser) -> None:
+    """The paper's definitions by default; the other readings by name (docs/hybrid.md)."""
+    parser.add_argument("--preemption-warning", type=float, default=120.0, metavar="SECONDS",
+                        help="warning a malleable job gets before it is shrunk or preempted (default 120, "
+                             "the paper's two minutes; 0: at once)")
+    parser.add_argument("--rigid-overhead", choices=("elapsed", "lost-work"), default="elapsed",
+                        help="preemption cost of a rigid job without checkpoints: its elapsed time (default, "
+                             "the paper's) or the work it would lose plus its setup")
+    parser.add_argument("--regrow", choices=("n_max", "pre-shrink"), default="n_max",
+                        help="a shrunk job grows back up to n_max (default) or to its size before the shrink")
+    parser.add_argument("--checkpoint-writes", choices=("added", "inside"), default="added",
+                        help="checkpoint writes add their cost to a rigid job's run (default) or fit inside "
+                             "its trace run time")
+
+
+def _mechanism_settings(args) -> dict:
+    return {"warning": args.preemption_warning, "rigid_overhead": args.rigid_overhead, "regrow": args.regrow,
+            "checkpoint_writes": args.checkpoint_writes}
 
 
 def _checkpoint_options(parser) -> None:
@@ -114,13 +138,18 @@ def simulate_command(args, scheduler: str, platform, workload) -> int:
         raise InputError("--hybrid types the jobs itself; leave out --elastic-fraction", field="elastic_fraction")
     mtbf, down_hours, daly = _failure_settings(args)
     hybrid = hybrid_workload(args, platform, workload, args.seed)
+    options = _mechanism_settings(args)
+    if args.log_actions:
+        options["log_actions"] = True
     result = simulate_hybrid(hybrid, platform, args.hybrid, scheduler=scheduler, depth=args.depth,
                              checkpoint_mtbf=daly, checkpoint_factor=args.checkpoint_factor,
-                             mtbf=mtbf, down_hours=down_hours, failure_seed=args.seed, progress=not args.quiet)
+                             mtbf=mtbf, down_hours=down_hours, failure_seed=args.seed, progress=not args.quiet,
+                             **options)
     summary = summarize(result, None, args.bounded_threshold)
     summary.update(hybrid_metrics(result, hybrid))
     summary.update(scheduler=scheduler, cleaning=workload.cleaning, workload=str(args.workload), depth=args.depth,
-                   seed=args.seed, checkpoint_mtbf=daly, mtbf=mtbf, down_hours=down_hours if mtbf else None)
+                   seed=args.seed, checkpoint_mtbf=daly, mtbf=mtbf, down_hours=down_hours if mtbf else None,
+                   **{key: value for key, value in options.items() if key != "log_actions"})
     written = []
     if args.out:
         with output_dir(args.out) as folder:
@@ -130,6 +159,12 @@ def simulate_command(args, scheduler: str, platform, workload) -> int:
                 path.write_text(json.dumps(summary, indent=2) + "\n")
             write_hybrid_csv(hybrid, folder / "workload.csv")
             written += [folder / "jobs.csv", folder / "summary.json", folder / "workload.csv"]
+    if args.log_actions:
+        from cosched.simulator.engine import write_actions
+
+        with atomic_path(args.log_actions) as path:
+            write_actions(result.actions, hybrid.workload.job_id, path)
+        written.append(args.log_actions)
     if getattr(args, "plots_folder", None) is not None:  # simulate --hybrid --plots (plots by one rule)
         from cosched.simulator.plots import write_plots
         written += write_plots(result, args.plots_folder)
@@ -254,6 +289,11 @@ def _experiment_command(args) -> int:
         raise InputError(f"must be positive, got {args.workers}", field="workers")
     mtbf, down_hours, daly = _failure_settings(args)
     platform, workload = _load(args)
+    if mtbf is not None and len(workload):  # before any cell runs: the failures' event count
+        from cosched.simulator.hybrid.failures import check_failure_options
+
+        span = float(workload.submit.max() - workload.submit.min() + workload.run.max())
+        check_failure_options(mtbf, down_hours, span)
     notice_mix(args.notice)
     spec = HybridExperiment(workload, trace_projects(workload.source or args.workload, workload.job_id, args.type_by),
                       platform, typings, mechanisms, tuple(dict.fromkeys(args.sweep)), args.sweep_typings, args.seed,

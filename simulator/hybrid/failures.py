@@ -14,8 +14,9 @@ An event source on the engine: it reads who holds the failed node and acts only 
   node's share as it does at a shrink.
 - [impl] An on-demand job has no checkpoints: it restarts from scratch. The mechanisms never preempt it, but a
   failure is not a mechanism; the mechanism handles its restart as a new arrival.
-- A node reserved by the mechanism for an on-demand job leaves the reservation (``yield_node`` of the
-  scheduler); the reservation collects another one the way it collects any missing node.
+- A node reserved by the mechanism for an on-demand job leaves the reservation (``engine.revoke``; the
+  scheduler hears of it through its ``on_revoke`` hook); the reservation collects another one the way it
+  collects any missing node.
 
 Draws come from their own seeded stream and depend only on which nodes are down, so the same seed gives the
 same failures whatever the mechanism does, until the jobs run out.
@@ -28,21 +29,31 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.simulator.allocators import EMPTY
-from cosched.simulator.engine import STATES
+from cosched.simulator.jobs import JobKind, JobState
 
-__all__ = ["NodeFailures", "check_failure_options", "DOWN_HOURS", "FAILURE_STREAM"]
+__all__ = ["NodeFailures", "check_failure_options", "DOWN_HOURS", "FAILURE_STREAM", "MAX_FAILURES"]
 
 DOWN_HOURS = 6.0  # 004 §V-C: mean node down time T_d
 FAILURE_STREAM = 4  # seed stream of the failure draws, apart from the typing's
 SECONDS_PER_HOUR = 3600.0
-FUTURE = STATES.index("future")
+MAX_FAILURES = 100_000  # expected failures over a trace above which an MTBF is refused (event count)
+FUTURE = int(JobState.FUTURE)
 
 
-def check_failure_options(mtbf_hours: float | None, down_hours: float) -> None:
-    """InputError for an MTBF or a down time that is not a positive finite number of hours."""
+def check_failure_options(mtbf_hours: float | None, down_hours: float, span_seconds: float | None = None) -> None:
+    """InputError for an MTBF or a down time that is not a positive finite number of hours, or for an MTBF
+    so small that the failures expected over `span_seconds` (the trace's length) exceed MAX_FAILURES: each
+    failure is an event, and their number would make the run take hours."""
     for value, field in ((mtbf_hours, "mtbf"), (down_hours, "down_hours")):
         if value is not None and not (math.isfinite(value) and value > 0):
             raise InputError(f"must be a positive number of hours, got {value:g}", field=field)
+    if mtbf_hours is not None and span_seconds:
+        expected = span_seconds / (mtbf_hours * SECONDS_PER_HOUR)
+        if expected > MAX_FAILURES:
+            least = span_seconds / (MAX_FAILURES * SECONDS_PER_HOUR)
+            raise InputError(f"an MTBF of {mtbf_hours:g} h means about {expected:,.0f} failures over the trace's "
+                             f"{span_seconds / SECONDS_PER_HOUR:,.0f} h; the limit is {MAX_FAILURES:,}: use an "
+                             f"MTBF of at least {least:.3g} h", field="mtbf")
 
 
 class NodeFailures:
@@ -91,18 +102,18 @@ class NodeFailures:
     def _fail(self, engine, node: int, down: float) -> None:
         if self.down[node]:
             return
-        occupant = int(engine.allocator.state.occupants[node, 0])
+        occupant = engine.occupant(node)
         if occupant >= 0:
             self._hit(engine, occupant, node)
-        elif occupant != EMPTY:  # a scheduler's reservation (its key is below EMPTY)
-            engine.scheduler.yield_node(engine, node)
-        reservation = engine.reserve(np.array([node]))
+        elif occupant != EMPTY:  # a reservation (its key is below EMPTY) gives the node up; its holder is told
+            engine.revoke(node, reason="failure")
+        reservation = engine.reserve(np.array([node]), reason="down")
         self.down[node] = True
         self.down_log.append((engine.now, node, 1))
         engine.at(engine.now + down, lambda e, r=reservation: self._repair(e, r))
 
     def _repair(self, engine, reservation) -> None:
-        engine.release(reservation)
+        engine.release(reservation, reason="repair")
         node = int(reservation.nodes[0])
         self.down[node] = False
         self.down_log.append((engine.now, node, -1))
@@ -112,13 +123,13 @@ class NodeFailures:
         self.failures[job] += 1
         size, model = engine.allocation[job].nodes.size, engine.model(job)
         requested = engine.requested_nodes(job)
-        if model.kind == "malleable" and size - 1 >= model.bounds(requested)[0]:
-            engine.resize(job, size - 1, release=[node])
+        if model.kind == JobKind.MALLEABLE and size - 1 >= model.bounds(requested)[0]:
+            engine.resize(job, size - 1, release=[node], reason="failure")
             self.hits.append((engine.now, node, job, "shrink", size))
             return
-        lost = engine.lost[job]
-        engine.preempt(job)
+        lost, setup = engine.lost[job], engine.lost_setup[job]
+        engine.preempt(job, reason="failure")
         self.interruptions[job] += 1
-        # 004 §IV-D: work redone at the requested size plus the setup paid again (as for a preemption)
-        self.lost_node_seconds[job] += (engine.lost[job] - lost) * requested + model.setup * size
+        # 004 §IV-D: work redone at the requested size plus the setup the run spent (as for a preemption)
+        self.lost_node_seconds[job] += (engine.lost[job] - lost) * requested + engine.lost_setup[job] - setup
         self.hits.append((engine.now, node, job, "preempt", size))

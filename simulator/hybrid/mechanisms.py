@@ -25,6 +25,7 @@ submit position and its estimate shrinks by the work it kept (the engine's rule)
 """
 from __future__ import annotations
 
+import gc
 import math
 import time
 from itertools import islice
@@ -32,21 +33,25 @@ from itertools import islice
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.simulator.engine import STATES
+from cosched.simulator.jobs import JobState
 from cosched.simulator.hybrid.workload import MALLEABLE, ON_DEMAND, HybridWorkload
 from cosched.simulator.schedulers.base import Scheduler
 
-__all__ = ["Hybrid", "MECHANISMS", "NOTICE_POLICIES", "ARRIVAL_POLICIES", "parse_mechanism", "water_fill",
+__all__ = ["Hybrid", "MECHANISMS", "MECHANISM_OPTIONS", "RIGID_OVERHEADS", "REGROW", "WARNING", "NOTICE_POLICIES", "ARRIVAL_POLICIES", "parse_mechanism", "water_fill",
            "check_site_policy",
            "RELEASE_AFTER", "CHECKPOINT_SLACK"]
 
 NOTICE_POLICIES = ("n", "cua", "cup")
 ARRIVAL_POLICIES = ("paa", "spaa")
 MECHANISMS = ("baseline",) + tuple(f"{n}-{a}" for n in NOTICE_POLICIES for a in ARRIVAL_POLICIES)
+RIGID_OVERHEADS = ("elapsed", "lost-work")  # preemption cost of a rigid job without checkpoints
+REGROW = ("n_max", "pre-shrink")  # how far a shrunk lender grows back when its on-demand job ends
+MECHANISM_OPTIONS = ("rigid_overhead", "warning", "regrow")  # keyword options of `Hybrid`
+WARNING = 120.0  # 004 §III-A: seconds between the warning to a malleable job and its shrink or preemption
 RELEASE_AFTER = 600.0  # 004 §IV-B: reservation released 10 min after the estimated arrival
 CHECKPOINT_SLACK = 1e-3  # seconds after a checkpoint completes: a preemption then keeps it despite rounding
 PREEMPTED, SHRUNK = "preempted", "shrunk"
-WAITING, RUNNING = STATES.index("waiting"), STATES.index("running")
+WAITING, RUNNING = int(JobState.WAITING), int(JobState.RUNNING)
 
 
 def parse_mechanism(name: str) -> tuple[str, str] | None:
@@ -88,16 +93,25 @@ class Hybrid(Scheduler):
     """A hybrid mechanism (notice policy n/cua/cup, arrival policy paa/spaa) around the queue scheduler `inner`.
 
     periods: seconds of run between completed checkpoints per job (NaN: none), from `checkpoint_periods`.
-    After the run: ``shrinks`` and ``resetup`` (node-seconds of setups paid again) per job, the decision times
+    After the run: ``shrinks`` per job, the decision times
     ``decisions`` (seconds) and, with `log_reservations`, ``reservation_log`` (time, on-demand job, +nodes
     reserved / -nodes released).
     """
 
     def __init__(self, inner: Scheduler, hybrid: HybridWorkload, periods: np.ndarray, notice: str = "cua",
-                 arrival: str = "paa", log_reservations: bool = False):
+                 arrival: str = "paa", log_reservations: bool = False, *,
+                 rigid_overhead: str = "elapsed", warning: float = WARNING, regrow: str = "n_max"):
         if notice not in NOTICE_POLICIES or arrival not in ARRIVAL_POLICIES:
             raise InputError(f"unknown mechanism {notice}-{arrival}; use {', '.join(MECHANISMS[1:])}",
                              field="hybrid")
+        if rigid_overhead not in RIGID_OVERHEADS:
+            raise InputError(f"unknown rigid_overhead {rigid_overhead!r}; known: {', '.join(RIGID_OVERHEADS)}",
+                             field="rigid_overhead")
+        if regrow not in REGROW:
+            raise InputError(f"unknown regrow {regrow!r}; known: {', '.join(REGROW)}", field="regrow")
+        if not (math.isfinite(warning) and warning >= 0):
+            raise InputError(f"the preemption warning must be >= 0 seconds, got {warning}", field="warning")
+        self.rigid_overhead, self.warning, self.regrow = rigid_overhead, float(warning), regrow
         check_site_policy(inner)
         self.inner, self.notice, self.arrival = inner, notice, arrival
         self.name = f"{notice}-{arrival}"
@@ -108,7 +122,7 @@ class Hybrid(Scheduler):
         self.t_est = hybrid.estimated_arrival.tolist()
         self.notice_time = hybrid.notice_time.tolist()
         jobs = len(hybrid)
-        self.shrinks, self.resetup = [0] * jobs, [0.0] * jobs
+        self.shrinks = [0] * jobs
         self.decisions: list[float] = []
         self.reservation_log: list[tuple[float, int, int]] | None = [] if log_reservations else None
         self.held: dict[int, list] = {}  # on-demand job -> its reservations
@@ -122,8 +136,13 @@ class Hybrid(Scheduler):
         self.arrivals: list[int] = []
         self.blocked: dict[int, None] = {}  # arrived on-demand jobs waiting at the queue front
         self.hungry: dict[int, None] = {}  # CUA: collecting jobs still short of nodes, in notice order
+        self.warned: dict[int, list] = {}  # on-demand job -> [(malleable job, size to keep (0: preempt), start)]
+        self.victim_of: dict[int, int] = {}  # warned malleable job -> its on-demand job
+        self.instant: set[int] = set()  # on-demand jobs started by their arrival's decision (after a warning)
         self._window_seen: set[int] = set()
-        self._spares_seen: dict[int, int] = {}
+        self._grew: set[int] = set()  # on-demand jobs whose reservation grew since the last lending pass
+        self._queue_changes = 0  # arrivals and preemptions so far (the queue's other change is a start)
+        self._window_key: tuple[int, int] | None = None
 
     # --- plumbing -------------------------------------------------------------------------------------
     def make_allocator(self, platform, placement=None):
@@ -131,6 +150,10 @@ class Hybrid(Scheduler):
 
     def attach(self, engine) -> None:
         self.inner.attach(engine)
+        # the engine's checkpoint period per job (interval + write), NaN for none: the same float it uses
+        models = engine.models
+        self._every = list(self.period) if models is None else \
+            [math.nan if m.checkpoint.period is None else m.checkpoint.period for m in models]
         if self.notice == "n":
             return
         for job, when in enumerate(self.notice_time):
@@ -139,36 +162,45 @@ class Hybrid(Scheduler):
                 engine.at(self.t_est[job] + RELEASE_AFTER, lambda e, o=job: self._timed(self._timeout, e, o))
 
     def _timed(self, decision, engine, *args) -> None:
-        clock = time.perf_counter()
-        decision(engine, *args)
-        self.decisions.append(time.perf_counter() - clock)
+        # CPU time: a decision descheduled on a shared machine costs no more. The garbage collector waits
+        # until the decision is over: a full collection scans the whole simulation's heap (tens of ms on a
+        # whole trace), work that is not the decision's own
+        collecting = gc.isenabled()
+        gc.disable()
+        clock = time.thread_time()
+        try:
+            decision(engine, *args)
+        finally:
+            self.decisions.append(time.thread_time() - clock)
+            if collecting:
+                gc.enable()
 
     def on_arrival(self, engine, job: int) -> None:
         self.inner.on_arrival(engine, job)
+        self._queue_changes += 1
         if self.type[job] == ON_DEMAND:
             self.arrivals.append(job)
 
     def on_preempt(self, engine, job: int) -> None:
         self.inner.on_preempt(engine, job)
-        self.resetup[job] += self.setup[job] * engine.allocation[job].nodes.size  # paid again at the restart
+        self._queue_changes += 1
         owner = self.borrower_of.pop(job, None)
         if owner is not None:
             self.borrowers[owner].discard(job)
             self._hunger(owner)
         self.earmark.pop(job, None)
+        self.victim_of.pop(job, None)
         if self.type[job] == ON_DEMAND:  # [impl] only a node failure stops one: it restarts as a new arrival
             self.arrivals.append(job)
 
-    def yield_node(self, engine, node: int) -> None:
-        """A reserved node fails (`cosched.simulator.hybrid.failures`): it leaves its on-demand job's reservation."""
-        key = int(engine.allocator.state.occupants[node, 0])
+    def on_revoke(self, engine, reservation, rest) -> None:
+        """A reserved node was taken back (a failure): it leaves its on-demand job's reservation."""
+        key = reservation.key
         for od, held in self.held.items():
-            for index, reservation in enumerate(held):
-                if reservation.key == key:
-                    engine.release(reservation)
-                    rest = reservation.nodes[reservation.nodes != node]
-                    if rest.size:
-                        held[index] = engine.reserve(rest)
+            for index, mine in enumerate(held):
+                if mine.key == key:
+                    if rest is not None:
+                        held[index] = rest
                     else:
                         del held[index]
                     self.reserved[od] -= 1
@@ -186,8 +218,12 @@ class Hybrid(Scheduler):
             self._take(engine, owner, min(nodes.size, self._need(engine, owner)), nodes)
         owner = self.earmark.pop(job, None)
         if owner is not None and owner in self.collecting:  # CUP: an earmarked job ended
-            nodes = nodes[engine.allocator.state.used[nodes] == 0]  # not re-reserved just above
+            nodes = nodes[engine.is_idle(nodes)]  # not re-reserved just above
             self._take(engine, owner, min(nodes.size, self._need(engine, owner)), nodes)
+        owner = self.victim_of.pop(job, None)
+        if owner is not None:  # a warned job ended during its warning: its nodes go to the on-demand job
+            nodes = nodes[engine.is_idle(nodes)]
+            self._take(engine, owner, min(nodes.size, self.n_max[owner] - self.reserved.get(owner, 0)), nodes)
         if job in self.lenders:
             self._timed(self._give_back, engine, job)
 
@@ -198,21 +234,23 @@ class Hybrid(Scheduler):
             self.hungry[od] = None
             self.hungry = dict.fromkeys(sorted(self.hungry, key=self.notice_time.__getitem__))
 
-    def _take(self, engine, od: int, count: int, nodes=None) -> None:
+    def _take(self, engine, od: int, count: int, nodes=None, why: str = "collect") -> None:
         """Reserve `count` nodes for `od`: the first of `nodes` (idle), or the lowest idle ones."""
         if count <= 0:
             return
-        reservation = engine.reserve(count if nodes is None else nodes[:count])
+        reservation = engine.reserve(count if nodes is None else nodes[:count], reason=f"{why}:{od}")
         self.held.setdefault(od, []).append(reservation)
         self.reserved[od] = self.reserved.get(od, 0) + count
+        if why != "lend":  # lending gives back less than it took: not a growth
+            self._grew.add(od)
         if self.reservation_log is not None:
             self.reservation_log.append((engine.now, od, count))
 
-    def _release_all(self, engine, od: int) -> np.ndarray:
+    def _release_all(self, engine, od: int, why: str) -> np.ndarray:
         """Release every reservation of `od`; their node ids."""
         held = self.held.pop(od, [])
         for reservation in held:
-            engine.release(reservation)
+            engine.release(reservation, reason=f"{why}:{od}")
         count = self.reserved.pop(od, 0)
         if count and self.reservation_log is not None:
             self.reservation_log.append((engine.now, od, -count))
@@ -230,7 +268,7 @@ class Hybrid(Scheduler):
         self.collecting[od] = None
         self.borrowers[od] = set()
         self.lenders.setdefault(od, [])
-        self._take(engine, od, min(engine.allocator.free_units(), self.n_max[od]))
+        self._take(engine, od, min(engine.free_nodes(), self.n_max[od]), why="notice")
         if self._need(engine, od) > 0:
             if self.notice == "cup":
                 self._plan(engine, od)
@@ -241,23 +279,23 @@ class Hybrid(Scheduler):
         """CUP: earmark jobs estimated to end by t_est, then plan preemptions by ascending overhead."""
         need, t_est, now = self._need(engine, od), self.t_est[od], engine.now
         kind, allocation = self.type, engine.allocation
-        for predicted, job in engine.by_end:
+        for predicted, job in engine.by_end:  # 004 §III-B: every job expected to release nodes by t_est
             if predicted > t_est or need <= 0:
                 break
-            if kind[job] != ON_DEMAND and job not in self.earmark and job not in self.doomed:
+            if job not in self.earmark and job not in self.doomed:
                 self.earmark[job] = od
                 need -= allocation[job].nodes.size
         if need <= 0:
             return
         candidates = [job for job in engine.running
                       if kind[job] != ON_DEMAND and job not in self.earmark and job not in self.doomed]
-        candidates.sort(key=lambda job: (self._overhead(engine, job), job))
+        candidates = self._by_overhead(engine, candidates)
         for job in candidates:
             if need <= 0:
                 break
             when = now
-            if kind[job] == MALLEABLE:
-                when = max(now, t_est)
+            if kind[job] == MALLEABLE:  # warned so that its nodes are free at t_est (004 §III-A)
+                when = max(now, t_est - self.warning)
             else:
                 checkpoint = self._next_checkpoint(engine, job)
                 if checkpoint is not None and checkpoint <= t_est:
@@ -270,16 +308,22 @@ class Hybrid(Scheduler):
             else:
                 engine.at(when, lambda e, o=od, j=job, v=version: self._timed(self._cup_preempt, e, o, j, v))
 
-    def _cup_preempt(self, engine, od: int, job: int, version: int) -> None:
-        self.doomed.discard(job)
+    def _cup_preempt(self, engine, od: int, job: int, version: int, warned: bool = False) -> None:
         if od not in self.collecting or engine.state[job] != RUNNING or engine.version[job] != version:
+            self.doomed.discard(job)
             return
+        if self.type[job] == MALLEABLE and self.warning and not warned:  # 004 §III-A: two-minute warning
+            engine.note("warn", job, f"cup:{od}")
+            engine.at(engine.now + self.warning,
+                      lambda e, v=version: self._timed(self._cup_preempt, e, od, job, v, True))
+            return
+        self.doomed.discard(job)
         need = self._need(engine, od)
         if need <= 0:
             return
         nodes = engine.allocation[job].nodes
-        engine.preempt(job)
-        self._take(engine, od, min(need, nodes.size), nodes)
+        engine.preempt(job, reason=f"cup:{od}")
+        self._take(engine, od, min(need, nodes.size), nodes, why="cup")
         self.lenders[od].append((job, min(need, nodes.size), PREEMPTED, nodes.size))
 
     def _timeout(self, engine, od: int) -> None:
@@ -288,7 +332,7 @@ class Hybrid(Scheduler):
             return
         del self.collecting[od]
         self.hungry.pop(od, None)
-        self._release_all(engine, od)
+        self._release_all(engine, od, "timeout")
         for job in self.borrowers.pop(od, ()):
             del self.borrower_of[job]
 
@@ -300,37 +344,89 @@ class Hybrid(Scheduler):
         self.lenders.setdefault(od, [])
         for job in self.borrowers.pop(od, ()):  # jobs on its reserved nodes are preempted at once
             del self.borrower_of[job]
-            engine.preempt(job)
-        own = self._release_all(engine, od)
-        need = self.n_max[od] - engine.allocator.free_units()
+            engine.preempt(job, reason=f"arrival:{od}")
+        own = self._release_all(engine, od, "arrival")
+        need = self.n_max[od] - engine.free_nodes()
         if need > 0 and not (self.arrival == "spaa" and self._shrink(engine, od, need)) \
                 and not self._preempt_for(engine, od, need):
             self._unreserve_announced(engine, need)
-            need = self.n_max[od] - engine.allocator.free_units()
+            need = self.n_max[od] - engine.free_nodes()
             if need > 0 and not self._preempt_for(engine, od, need):
                 self.blocked[od] = None  # behind the on-demand jobs already waiting: it collects after them
                 return
-        self._start(engine, od, own)
+        if od in self.warned:  # 004 §III-A: malleable jobs get their two-minute warning first
+            self._take(engine, od, min(own.size, self.n_max[od]), own, why="warning")
+            self._take(engine, od, min(engine.free_nodes(), self.n_max[od] - self.reserved.get(od, 0)), why="warning")
+            engine.at(engine.now + self.warning, lambda e: self._timed(self._after_warning, e, od))
+            return
+        self._start(engine, od, own, "arrival")
+
+    def _act(self, engine, od: int, job: int, keep: int) -> None:
+        """Shrink malleable `job` to `keep` nodes (0: preempt it) for `od`: at once, or after the warning."""
+        if self.warning and self.type[job] == MALLEABLE:
+            self.warned.setdefault(od, []).append((job, keep, engine.started[job]))
+            self.victim_of[job] = od
+            engine.note("warn", job, f"{'spaa' if keep else 'paa'}:{od}")
+        elif keep:
+            engine.resize(job, keep, reason=f"spaa:{od}")  # the engine rescales its remaining time (linear speed-up)
+            self.shrinks[job] += 1
+        else:
+            engine.preempt(job, reason=f"paa:{od}")
+
+    def _after_warning(self, engine, od: int) -> None:
+        """The warning is over: the warned jobs shrink or stop, `od` starts on its nodes (else waits first)."""
+        if od not in self.warned:
+            return  # it started earlier: jobs that ended during the warning gave it all its nodes
+        for job, keep, started in self.warned.pop(od):
+            self.victim_of.pop(job, None)
+            if engine.state[job] != RUNNING or engine.started[job] != started:
+                continue  # it ended (its nodes were reserved then) or was stopped by a failure
+            nodes = engine.allocation[job].nodes
+            if keep == 0:
+                engine.preempt(job, reason=f"paa:{od}")
+                freed = nodes
+            elif keep < nodes.size:
+                freed = nodes[keep:]
+                engine.resize(job, keep, release=freed, reason=f"spaa:{od}")
+                self.shrinks[job] += 1
+            else:
+                continue
+            self._take(engine, od, min(freed.size, self.n_max[od] - self.reserved.get(od, 0)), freed, why="warning")
+        short = self.n_max[od] - self.reserved.get(od, 0)
+        if short > 0:
+            self._take(engine, od, min(engine.free_nodes(), short), why="warning")
+        if self.reserved.get(od, 0) >= self.n_max[od]:
+            self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
+        else:  # too few (a failure, or waiting on-demand jobs took nodes): it waits behind those waiting
+            self._release_all(engine, od, "front")  # only the first waiting job may hold nodes (no deadlock)
+            self.blocked[od] = None
 
     def _unreserve_announced(self, engine, need: int) -> None:
         """[impl] An arrived job short of nodes frees those held for announced ones, latest t_est first."""
         for other in sorted(self.collecting, key=self.t_est.__getitem__, reverse=True):
             if need <= 0:
                 break
-            held = self._release_all(engine, other)
+            held = self._release_all(engine, other, "yield")
             need -= held.size
             self._hunger(other)
 
-    def _start(self, engine, od: int, own: np.ndarray) -> None:
+    def _start(self, engine, od: int, own: np.ndarray, why: str) -> None:
         """Start `od` now on its own (just released) nodes first, then the lowest idle ones."""
-        others = engine.allocator.state.used == 0
-        others[own] = False
-        nodes = np.concatenate([own, np.flatnonzero(others)])[:self.n_max[od]]
-        engine.start(od, np.sort(nodes))
+        want = self.n_max[od] - own.size
+        if want > 0:
+            others = engine.idle_nodes(want + own.size)
+            others = others[~np.isin(others, own)][:want]
+            nodes = np.concatenate([own, others])
+        else:
+            nodes = own[:self.n_max[od]]
+        if why in ("arrival", "warning") and engine.first_start[od] != engine.first_start[od]:
+            self.instant.add(od)  # its arrival's decision started it (after the warning: 004 §IV-D)
+        engine.start(od, np.sort(nodes), reason=f"{why}:{od}")
 
     def _shrink(self, engine, od: int, need: int) -> bool:
         """SPAA: shrink the running malleable jobs as evenly as possible if they can supply `need` nodes."""
-        jobs = [job for job in engine.running if self.type[job] == MALLEABLE]
+        warned = self.victim_of
+        jobs = [job for job in engine.running if self.type[job] == MALLEABLE and job not in warned]
         sizes = [engine.allocation[job].nodes.size for job in jobs]
         caps = [size - self.n_min[job] for job, size in zip(jobs, sizes)]
         if sum(caps) < need:
@@ -339,67 +435,98 @@ class Hybrid(Scheduler):
             if amount:
                 if job in self.borrower_of:
                     self._hunger(self.borrower_of[job])
-                engine.resize(job, size - amount)  # the engine rescales its remaining time (linear speed-up)
-                self.shrinks[job] += 1
+                self._act(engine, od, job, size - amount)
                 self.lenders[od].append((job, amount, SHRUNK, size))
         return True
 
     def _preempt_for(self, engine, od: int, need: int) -> bool:
         """PAA: preempt running rigid and malleable jobs by ascending overhead until `need` nodes are free."""
-        kind, allocation = self.type, engine.allocation
-        jobs = [job for job in engine.running if kind[job] != ON_DEMAND]
+        kind, allocation, warned = self.type, engine.allocation, self.victim_of
+        jobs = [job for job in engine.running if kind[job] != ON_DEMAND and job not in warned]
         if sum(allocation[job].nodes.size for job in jobs) < need:
             return False
-        jobs.sort(key=lambda job: (self._overhead(engine, job), job))
+        jobs = self._by_overhead(engine, jobs)
         for job in jobs:
             if need <= 0:
                 break
             size = allocation[job].nodes.size
-            engine.preempt(job)
+            self._act(engine, od, job, 0)
             self.lenders[od].append((job, min(size, need), PREEMPTED, size))
             need -= size
         return True
 
-    def _done(self, engine, job: int) -> float:
-        """Work the running job has done by now (its remaining work is updated lazily by the engine)."""
-        progress = max(0.0, engine.now - engine.updated[job]) * engine.rate[job]
-        return engine.work[job] - (engine.remaining[job] - progress)
-
     def _overhead(self, engine, job: int) -> float:
-        """004 §III-B, PAA: malleable: its setup; rigid: work since its last checkpoint (or start) + setup."""
+        """004 §III-B, PAA: the preemption overhead in wall seconds.
+
+        malleable: its setup (004 Obs. 8); rigid with checkpoints: the work since its last completed
+        checkpoint + its setup; rigid without: its elapsed time since it (re)started (``elapsed``, the
+        paper's), or the work it would lose + its setup (``lost-work``). Checkpoint progress is the
+        engine's exact count, so a job that has just resumed costs only its setup.
+        """
         if self.type[job] == MALLEABLE:
             return self.setup[job]
-        done, period = self._done(engine, job), self.period[job]
-        kept = 0.0 if math.isnan(period) else math.floor(done / period) * period
-        return done - kept + self.setup[job]
+        if math.isnan(self.period[job]) and self.rigid_overhead == "elapsed":
+            return engine.now - engine.started[job]  # 004 §III-B: t_now - t_start
+        since = max(engine.work_done(job) - engine.checkpointed_work(job), 0.0)
+        return since + self.setup[job]  # 004 §III-B: (t_now - t_last_ckpt) + t_setup
+
+    def _by_overhead(self, engine, jobs: list[int]) -> list[int]:
+        """`jobs` sorted by ascending `_overhead`, ties by index: the same numbers, computed in one loop (a
+        PAA decision ranks every running job)."""
+        now, kinds, setup, period = engine.now, self.type, self.setup, self._every
+        started, updated, rate = engine.started, engine.updated, engine.rate
+        work, remaining, checkpoints = engine.work, engine.remaining, engine.checkpoints
+        elapsed_reading = self.rigid_overhead == "elapsed"
+        keyed = []
+        for job in jobs:
+            if kinds[job] == MALLEABLE:
+                cost = setup[job]
+            else:
+                every = period[job]
+                if every != every:  # NaN: no checkpoints
+                    if elapsed_reading:
+                        keyed.append((now - started[job], job))  # 004 §III-B: t_now - t_start
+                        continue
+                    kept = 0.0
+                    done = work[job] - (remaining[job] - max(0.0, now - updated[job]) * rate[job])
+                else:  # as engine.work_done and engine.checkpointed_work compute them
+                    done = work[job] - (remaining[job] - max(0.0, now - updated[job]) * rate[job])
+                    kept = max(checkpoints[job], math.floor(done / every), 0) * every
+                cost = max(done - kept, 0.0) + setup[job]  # 004 §III-B: (t_now - t_last_ckpt) + t_setup
+            keyed.append((cost, job))
+        keyed.sort()
+        return [job for _, job in keyed]
 
     def _next_checkpoint(self, engine, job: int) -> float | None:
         """When the running rigid job completes its next checkpoint; None if it takes none before its end."""
         period = self.period[job]
         if math.isnan(period):
             return None
-        done = self._done(engine, job)
-        position = (math.floor(done / period) + 1) * period
+        kept = engine.checkpointed_work(job)
+        position = kept + period
         if position >= engine.work[job]:
             return None
+        done = max(engine.work_done(job), kept)
         return max(engine.now, engine.updated[job]) + (position - done) / engine.rate[job]
 
     # --- completion -----------------------------------------------------------------------------------
     def _give_back(self, engine, od: int) -> None:
         """004 §III-B.4: a preempted lender still waiting resumes if it fits; a shrunk one grows back."""
         for job, _, how, size in self.lenders.pop(od):
-            idle = engine.allocator.free_units()
+            idle = engine.free_nodes()
             if how == PREEMPTED and engine.state[job] == WAITING:
                 if self.type[job] == MALLEABLE:
                     if idle >= self.n_min[job]:
-                        engine.start(job, min(idle, self.n_max[job]))
+                        engine.start(job, min(idle, self.n_max[job]), reason=f"give-back:{od}")
                 else:
-                    engine.start(job)
+                    engine.start(job, reason=f"give-back:{od}")
             elif how == SHRUNK and engine.state[job] == RUNNING:
                 current = engine.allocation[job].nodes.size
-                target = min(size, current + idle)
+                # 004 §III-B.4 "expanded to its original size": n_max, the size it asked for (pre-shrink:
+                # the size it had before this shrink)
+                target = min(self.n_max[job] if self.regrow == "n_max" else size, current + idle)
                 if target > current:
-                    engine.resize(job, target)
+                    engine.resize(job, target, reason=f"give-back:{od}")
 
     # --- the pass -------------------------------------------------------------------------------------
     def schedule(self, engine) -> None:
@@ -407,14 +534,23 @@ class Hybrid(Scheduler):
             arrivals, self.arrivals = self.arrivals, []
             for od in arrivals:
                 self._timed(self._arrive, engine, od)
-        free = engine.allocator.free_units
-        for od in list(self.blocked):  # waiting at the queue front: collect idle nodes until it fits
-            self._take(engine, od, min(free(), self.n_max[od] - self.reserved.get(od, 0)))
+        free = engine.free_nodes
+        for od in list(self.warned) if self.warned else ():  # warned on arrival: collect idle nodes, start early if they suffice
+            short = self.n_max[od] - self.reserved.get(od, 0)
+            if short > 0:
+                self._take(engine, od, min(free(), short), why="warning")
+            if self.reserved.get(od, 0) >= self.n_max[od]:
+                for job, _, _ in self.warned.pop(od):  # the warned jobs keep running as they are
+                    if self.victim_of.pop(job, None) is not None and engine.state[job] == RUNNING:
+                        engine.note("unwarn", job, f"warning:{od}")
+                self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
+        for od in list(self.blocked) if self.blocked else ():  # waiting at the queue front: collect idle nodes until it fits
+            self._take(engine, od, min(free(), self.n_max[od] - self.reserved.get(od, 0)), why="front")
             if self.reserved.get(od, 0) >= self.n_max[od]:
                 del self.blocked[od]
-                self._start(engine, od, self._release_all(engine, od))
+                self._start(engine, od, self._release_all(engine, od, "front"), "front")
         if self.notice == "cua":  # 004 §III-B.1: nodes freed before the arrival, earliest notice first
-            for od in list(self.hungry):
+            for od in list(self.hungry) if self.hungry else ():
                 if not free():
                     break
                 self._take(engine, od, min(free(), self._need(engine, od)))
@@ -430,10 +566,10 @@ class Hybrid(Scheduler):
         if not engine.waiting:
             return False
         head = next(iter(engine.waiting))
-        idle = engine.allocator.free_units()
+        idle = engine.free_nodes()
         if self.type[head] != MALLEABLE or not self.n_min[head] <= idle < self.n_max[head]:
             return False
-        return engine.start(head, idle)
+        return engine.start(head, idle, reason="head-malleable")
 
     def _lend_reserved(self, engine) -> None:
         """004 §III-B.1: reserved nodes run waiting jobs expected to end by t_est, then malleable jobs.
@@ -441,18 +577,25 @@ class Hybrid(Scheduler):
         Incremental: a job that did not fit keeps not fitting as time passes, so only jobs new to the window
         are checked, and the whole window only for a reservation that grew.
         """
-        spares = {od: count for od in self.collecting if (count := self.reserved.get(od))}
-        if not spares:
-            self._spares_seen = {}
+        if not self.collecting:
+            self._grew.clear()
+            return
+        # the queue changes only by arrivals, preemptions and starts (which shorten it): if none happened
+        # since the last pass and no reservation grew, nothing new can fit (no rescan of the queue)
+        key = (len(engine.waiting), self._queue_changes)
+        if not self._grew and key == self._window_key:
             return
         kind, state = self.type, engine.state
         window = [job for job in islice(engine.waiting, self.depth + 1) if kind[job] != ON_DEMAND]
-        seen, before = self._window_seen, self._spares_seen
+        seen = self._window_seen
         fresh = [job for job in window if job not in seen]
-        grown = {od for od, count in spares.items() if count > before.get(od, 0)}
         self._window_seen = set(window)
+        reserved = self.reserved
+        grown = {od for od in self._grew if od in self.collecting and reserved.get(od)}
+        self._grew = set()
         if fresh or grown:
-            now, estimate, work, remaining = engine.now, engine.estimate, engine.work, engine.remaining
+            spares = {od: count for od in self.collecting if (count := reserved.get(od))}
+            now, duration = engine.now, engine.queued_duration
             ends = {}
             for od, spare in spares.items():
                 jobs = window if od in grown else fresh
@@ -465,8 +608,7 @@ class Hybrid(Scheduler):
                         continue
                     end = ends.get(job)
                     if end is None:
-                        ends[job] = end = now + self.setup[job] + \
-                            max(estimate[job] - (work[job] - remaining[job]), remaining[job])
+                        ends[job] = end = now + duration[job]  # setup and checkpoint writes included
                     if end <= t_est:
                         self._lend(engine, od, job, size)
                         spare -= size
@@ -475,20 +617,21 @@ class Hybrid(Scheduler):
                         size = min(spare, self.n_max[job])
                         self._lend(engine, od, job, size)
                         spare -= size
-        self._spares_seen = {od: self.reserved.get(od, 0) for od in spares}
+        self._grew.clear()  # lending re-reserves the rest of what it took: not a growth either
+        self._window_key = (len(engine.waiting), self._queue_changes)
 
     def _lend(self, engine, od: int, job: int, size: int) -> None:
         """Start `job` on `size` of the nodes reserved for `od`."""
         held, nodes = self.held[od], []
         while sum(n.size for n in nodes) < size:
             reservation = held.pop()
-            engine.release(reservation)
+            engine.release(reservation, reason=f"lend:{od}")
             nodes.append(reservation.nodes)
         nodes = np.concatenate(nodes)
-        engine.start(job, np.sort(nodes[:size]))
+        engine.start(job, np.sort(nodes[:size]), reason=f"lend:{od}")
         self.reserved[od] -= nodes.size
         if self.reservation_log is not None:
             self.reservation_log.append((engine.now, od, -nodes.size))
-        self._take(engine, od, nodes.size - size, nodes[size:])
+        self._take(engine, od, nodes.size - size, nodes[size:], why="lend")
         self.borrowers[od].add(job)
         self.borrower_of[job] = od

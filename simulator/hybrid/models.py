@@ -7,27 +7,32 @@
   warning, so a preemption loses nothing but the setup paid again; resizes are free.
 - on-demand: plain rigid (never preempted: the mechanisms never choose them).
 
-[impl] The trace run time holds the setup and the checkpoint writes (spec §1.4), so an uninterrupted job runs
-exactly as long as in the trace and the baseline compares: the engine's work is ``run - setup`` and a
-checkpoint completes every ``tau + delta`` seconds of it (``periodic(tau + delta)``, cost inside the work).
+[impl] The trace run time holds the setup, so the engine's work is ``run - setup``. Checkpoint writes
+(``CHECKPOINT_WRITES``): ``added`` (default, 004 §III-A: a checkpoint costs delta seconds of the job's
+time) adds delta after every tau of that work (``periodic(tau, delta)``), so a checkpointing rigid job
+runs longer than in the trace; ``inside`` counts them inside the trace run time, so an uninterrupted job
+runs exactly as in the trace (``periodic(tau + delta)``, no extra time). Either way a checkpoint completes
+every ``tau + delta`` seconds of run.
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import replace
 
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.simulator.hybrid.workload import MALLEABLE, RIGID, HybridWorkload
+from cosched.simulator.hybrid.workload import MALLEABLE, ON_DEMAND, RIGID, HybridWorkload
 from cosched.simulator.jobs import ON_WARNING, RIGID as PLAIN, JobModel, malleable, periodic, rigid
 from cosched.simulator.workload import Workload
 
-__all__ = ["daly_interval", "checkpoint_cost", "checkpoint_periods", "job_models", "engine_workload",
+__all__ = ["CHECKPOINT_WRITES", "daly_interval", "checkpoint_cost", "checkpoint_periods", "job_models", "engine_workload",
            "CHECKPOINT_MTBF_HOURS", "SMALL_CHECKPOINT", "LARGE_CHECKPOINT", "LARGE_JOB_NODES"]
 
 SMALL_CHECKPOINT, LARGE_CHECKPOINT = 600.0, 1200.0  # 004 §IV-B, seconds
 LARGE_JOB_NODES = 1000  # 004 §IV-B: "if job size is less than 1K nodes"
+CHECKPOINT_WRITES = ("added", "inside")  # checkpoint writes on top of the trace run time, or within it
 CHECKPOINT_MTBF_HOURS = 50.0  # [impl] Daly's M without failures: the rare-failure end of 004 §V-C's 5-50 h
 
 
@@ -62,19 +67,37 @@ def checkpoint_periods(hybrid: HybridWorkload, mtbf_hours: float = CHECKPOINT_MT
     return np.where(checkpoints, tau + cost, np.nan)
 
 
-def job_models(hybrid: HybridWorkload, periods: np.ndarray) -> list[JobModel]:
-    """One engine model per job (004 §III-A); `periods` from `checkpoint_periods`."""
+def job_models(hybrid: HybridWorkload, periods: np.ndarray, writes: str = "inside") -> list[JobModel]:
+    """One engine model per job (004 §III-A); `periods` from `checkpoint_periods` (tau + delta per job).
+
+    writes: ``added`` (a write of delta seconds after every tau of work) or ``inside`` (no extra time; the
+    default here, for periods given by hand); `hybrid_engine` defaults to ``added``.
+    """
+    if writes not in CHECKPOINT_WRITES:
+        raise InputError(f"unknown checkpoint writes {writes!r}; known: {', '.join(CHECKPOINT_WRITES)}",
+                         field="checkpoint_writes")
+    costs = checkpoint_cost(hybrid.n_max).tolist() if writes == "added" else [0.0] * len(hybrid)
     cache: dict[tuple, JobModel] = {}
     models = []
-    for kind, setup, low, high, period in zip(hybrid.job_type.tolist(), hybrid.setup.tolist(), hybrid.n_min.tolist(),
-                                              hybrid.n_max.tolist(), periods.tolist()):
-        key = (kind, setup, low, high, period)
+    for kind, setup, low, high, period, cost in zip(hybrid.job_type.tolist(), hybrid.setup.tolist(),
+                                                    hybrid.n_min.tolist(), hybrid.n_max.tolist(),
+                                                    periods.tolist(), costs):
+        key = (kind, low, high, None if math.isnan(period) else period, cost)  # NaN never equals itself
         model = cache.get(key)
+        if model is not None and kind != ON_DEMAND and model.setup != setup:
+            if not (math.isfinite(setup) and setup >= 0):
+                raise InputError(f"setup must be >= 0 and finite, got {setup}", field="setup")
+            model = copy.copy(model)  # the template's other fields are checked: only the setup differs
+            object.__setattr__(model, "setup", setup)
         if model is None:
             if kind == MALLEABLE:
                 model = malleable(low, high, setup=setup, checkpoint=ON_WARNING)
             elif kind == RIGID:
-                model = rigid(setup=setup, **({} if math.isnan(period) else {"checkpoint": periodic(period)}))
+                if not math.isnan(period) and period <= cost:
+                    raise InputError(f"a checkpoint period of {period:g} s leaves no work between writes of "
+                                     f"{cost:g} s", field="checkpoint_factor")
+                checkpoint = {} if math.isnan(period) else {"checkpoint": periodic(period - cost, cost)}
+                model = rigid(setup=setup, **checkpoint)
             else:
                 model = PLAIN
             cache[key] = model

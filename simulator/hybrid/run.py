@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from cosched.simulator.hybrid.failures import DOWN_HOURS, NodeFailures
-from cosched.simulator.hybrid.mechanisms import Hybrid, check_site_policy, parse_mechanism
+from cosched.simulator.hybrid.failures import DOWN_HOURS, NodeFailures, check_failure_options
+from cosched.errors import InputError
+from cosched.simulator.hybrid.mechanisms import MECHANISM_OPTIONS, Hybrid, check_site_policy, parse_mechanism
 from cosched.simulator.hybrid.models import (CHECKPOINT_MTBF_HOURS, checkpoint_periods, engine_workload,
                                              job_models)
 from cosched.simulator.hybrid.workload import MALLEABLE, ON_DEMAND, RIGID, TYPES, HybridWorkload
@@ -28,27 +29,36 @@ SECONDS_PER_HOUR = 3600.0
 def hybrid_engine(hybrid: HybridWorkload, platform, mechanism: str, *, scheduler: str = "easy",
                   depth: int | None = None, checkpoint_mtbf: float = CHECKPOINT_MTBF_HOURS,
                   checkpoint_factor: float = 1.0, periods=None, failures: NodeFailures | None = None,
-                  progress: bool = False, log_events: bool = False):
+                  progress: bool = False, log_events: bool = False, checkpoint_writes: str = "added",
+                  log_actions: bool = False, **mechanism_options):
     """The engine of one run, not started: `mechanism` (a name of `MECHANISMS`) around the queue scheduler
     `scheduler` (the site policy). ``engine.scheduler`` is the `Hybrid` wrapper, or the site policy alone for
     the baseline. periods: seconds of run between completed checkpoints per job (NaN: none) instead of
-    Daly's interval for `checkpoint_mtbf` x `checkpoint_factor`. failures: node failures during the run."""
+    Daly's interval for `checkpoint_mtbf` x `checkpoint_factor`. failures: node failures during the run.
+    checkpoint_writes: ``added`` or ``inside`` the trace run time (`models.CHECKPOINT_WRITES`).
+    mechanism_options: of `Hybrid` (rigid_overhead, warning, regrow); unknown ones are refused."""
     from cosched.simulator.engine import Engine
     from cosched.simulator.schedulers import make_scheduler
 
     policies = parse_mechanism(mechanism)
+    unknown = sorted(set(mechanism_options) - set(MECHANISM_OPTIONS))
+    if unknown:
+        raise InputError(f"unknown mechanism option {unknown[0]!r}; known: {', '.join(MECHANISM_OPTIONS)}",
+                         field=unknown[0])
     inner = make_scheduler(scheduler, **({} if depth is None else {"depth": depth}))
     sources = () if failures is None else (failures,)
     if policies is None:
         if failures is not None:
             check_site_policy(inner)  # failures preempt and shrink: whole nodes, no private booking
-        return Engine(hybrid.workload, platform, inner, sources=sources, progress=progress, log_events=log_events)
+        return Engine(hybrid.workload, platform, inner, sources=sources, progress=progress, log_events=log_events,
+                      log_actions=log_actions)
     if periods is None:
         periods = checkpoint_periods(hybrid, checkpoint_mtbf, checkpoint_factor)
     periods = np.asarray(periods, dtype=np.float64)
-    wrapper = Hybrid(inner, hybrid, periods, *policies, log_reservations=log_events)
+    wrapper = Hybrid(inner, hybrid, periods, *policies, log_reservations=log_events, **mechanism_options)
     return Engine(engine_workload(hybrid), platform, wrapper, allocator=wrapper.make_allocator(platform),
-                  job_models=job_models(hybrid, periods), sources=sources, progress=progress, log_events=log_events)
+                  job_models=job_models(hybrid, periods, checkpoint_writes), sources=sources, progress=progress,
+                  log_events=log_events, log_actions=log_actions)
 
 
 def simulate_hybrid(hybrid: HybridWorkload, platform, mechanism: str, *, mtbf: float | None = None,
@@ -57,6 +67,10 @@ def simulate_hybrid(hybrid: HybridWorkload, platform, mechanism: str, *, mtbf: f
 
     mtbf: system MTBF in hours of node failures (004 §V-C), each node down `down_hours` on average; None: none.
     """
+    if mtbf is not None:  # refuse an MTBF whose failures over the trace would be too many events
+        w = hybrid.workload
+        span = float(w.submit.max() - w.submit.min() + w.run.max()) if len(w) else 0.0
+        check_failure_options(mtbf, down_hours, span)
     failures = None if mtbf is None else NodeFailures(mtbf, down_hours, failure_seed)
     engine = hybrid_engine(hybrid, platform, mechanism, failures=failures, **options)
     return hybrid_result(engine, engine.run(), hybrid, mechanism, failures)
@@ -72,13 +86,15 @@ def hybrid_result(engine, result, hybrid: HybridWorkload, mechanism: str, failur
     jobs = len(hybrid)
     hit = np.zeros(jobs, dtype=np.int64) if failures is None else np.asarray(failures.failures)
     interrupted = np.zeros(jobs, dtype=np.int64) if failures is None else np.asarray(failures.interruptions)
-    # 004 §IV-D: work redone (at the requested size) plus the setups paid again
-    lost = np.asarray(engine.lost) * hybrid.n_max
+    # 004 §IV-D: work redone (at the requested size) plus the setup time the interrupted runs spent
+    lost = np.asarray(engine.lost) * hybrid.n_max + np.asarray(engine.lost_setup)
+    instant = result.start == hybrid.workload.submit
     if isinstance(wrapper, Hybrid):
         result.workload = hybrid.workload  # trace run times and estimates in jobs.csv
         result.scheduler = wrapper.name
         shrinks, decisions = wrapper.shrinks, wrapper.decisions
-        lost = lost + np.asarray(wrapper.resetup)
+        # 004 §IV-D: the instant-start ratio ignores the time to preempt or shrink (the two-minute warning)
+        instant[list(wrapper.instant)] = True
     else:
         shrinks, decisions = [0] * jobs, []
     od = hybrid.job_type == ON_DEMAND
@@ -86,7 +102,7 @@ def hybrid_result(engine, result, hybrid: HybridWorkload, mechanism: str, failur
     lifecycle.update(job_type=np.array(TYPES, dtype=object)[hybrid.job_type],
                      preemptions=list(np.asarray(engine.preemptions) - interrupted), shrinks=list(shrinks),
                      failures=list(hit), lost_node_seconds=lost,
-                     instant_start=od & (result.start == hybrid.workload.submit))
+                     instant_start=od & instant)
     result.lifecycle = lifecycle
     result.options.update(mechanism=mechanism, decision_seconds=decisions)
     if failures is not None:

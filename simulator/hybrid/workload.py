@@ -24,6 +24,7 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.inputs import check_columns, parse_numbers, read_text, shown
+from cosched.simulator.jobs import JobKind
 from cosched.simulator.workload import Workload, read_csv
 
 __all__ = [
@@ -32,8 +33,8 @@ __all__ = [
     "read_hybrid_csv", "is_hybrid_csv", "HYBRID_COLUMNS",
 ]
 
-TYPES = ("on-demand", "rigid", "malleable")
-ON_DEMAND, RIGID, MALLEABLE = range(3)
+TYPES = (JobKind.ON_DEMAND.value, JobKind.RIGID.value, JobKind.MALLEABLE.value)  # the CSV's job_type
+ON_DEMAND, RIGID, MALLEABLE = range(3)  # codes of the job_type array: indices into TYPES
 NOTICE_KINDS = ("no-notice", "accurate", "early", "late")  # 004 Fig. 1
 NO_NOTICE, ACCURATE, EARLY, LATE = range(4)
 NOTICE_MIXES = {  # 004 Table II: % no notice / accurate / early / late
@@ -252,6 +253,7 @@ def read_hybrid_csv(path: str | Path, cores_per_node: int, max_cores: int | None
     setup, notice_time = values["setup"][0], np.where(noticed, values["notice_time"][0], np.nan)
     estimated = np.where(od, values["estimated_arrival"][0], np.nan)
     raw_run, _ = parse_numbers(column["run_time"])
+    raw_submit, _ = parse_numbers(column["submit_time"])
     raw_cores, _ = parse_numbers(column["cores"])
     if max_cores is not None:
         raw_cores = np.minimum(raw_cores, max_cores)
@@ -262,6 +264,8 @@ def read_hybrid_csv(path: str | Path, cores_per_node: int, max_cores: int | None
         ((types != MALLEABLE) & (n_min != n_max), "n_min", "rigid and on-demand jobs need n_min = n_max"),
         (setup >= np.where(raw_run > 0, raw_run, np.inf), "setup", "setup must be shorter than the run time"),
         (noticed & (notice_time > estimated), "notice_time", "the notice must come before the estimated arrival"),
+        (noticed & (raw_submit < notice_time), "submit_time",
+         "an on-demand job cannot arrive before its own notice (submit_time < notice_time)"),
     ]
     for bad, field, message in problems:
         if bad.any():

@@ -5,8 +5,10 @@ entries. A factory's class attribute `OPTIONS` lists the keyword options it take
 """
 from __future__ import annotations
 
+import importlib
 from typing import Callable
 
+from cosched.errors import InputError
 from cosched.registry import build
 
 __all__ = ["SCHEDULERS", "make_scheduler", "register_scheduler", "CLASSIC", "COSCHEDULERS", "ELASTIC"]
@@ -52,5 +54,35 @@ def register_scheduler(name: str, factory: str | Callable) -> None:
 
 
 def make_scheduler(name: str, **options):
-    """Build the scheduler called `name`; options its factory does not list in OPTIONS are ignored."""
+    """Build the scheduler called `name` with keyword `options`.
+
+    An option no registered scheduler takes (a misspelling such as ``depht``) is an InputError naming the
+    options this one takes. An option of other schedulers that this one does not take (``depth`` for a
+    policy without a backfilling window) is ignored, so one set of options can go to any scheduler.
+    """
+    factory = SCHEDULERS.get(name)
+    if factory is not None and options:
+        factory = _load(factory)
+        accepted = getattr(factory, "OPTIONS", None)
+        if accepted is not None:
+            foreign = [key for key in options if key not in accepted]
+            unknown = [key for key in foreign if key not in _every_option()]
+            if unknown:
+                raise InputError(f"unknown option {unknown[0]!r} of scheduler {name!r}; it takes: "
+                                 f"{', '.join(accepted) or 'no options'}", field=unknown[0])
     return build(SCHEDULERS, name, "scheduler", **options)
+
+
+def _load(factory: str | Callable) -> Callable:
+    if isinstance(factory, str):
+        module, attribute = factory.split(":")
+        return getattr(importlib.import_module(module), attribute)
+    return factory
+
+
+def _every_option() -> set[str]:
+    """The options some registered scheduler takes (imports every scheduler module: the error path only)."""
+    known: set[str] = set()
+    for factory in SCHEDULERS.values():
+        known.update(getattr(_load(factory), "OPTIONS", ()) or ())
+    return known

@@ -65,6 +65,10 @@ class Scheduler:
     def on_preempt(self, engine, job: int) -> None:
         """Called when a running job is preempted back to the queue."""
 
+    def on_revoke(self, engine, reservation, rest) -> None:
+        """Called when a reservation loses a node (``engine.revoke``, e.g. a node failure); `rest` is the
+        reservation of its other nodes (None if there are none)."""
+
     def schedule(self, engine) -> None:
         """Start the jobs that should start now (default: in arrival order, no backfilling)."""
         while engine.waiting and fcfs_pass(engine, list(islice(engine.waiting, IN_ORDER_CHUNK))):

@@ -32,13 +32,14 @@ def hybrid(jobs: list[dict]) -> HybridWorkload:
 
 
 def run(jobs: list[dict] | HybridWorkload, nodes: int, mechanism: str, periods=None, scheduler: str = "easy",
-        failures=None, wrapper_class=Hybrid):
+        failures=None, wrapper_class=Hybrid, **options):
     """(engine after the run, its result, the Hybrid wrapper); periods: seconds between checkpoints per job;
-    failures: a `NodeFailures` source."""
+    failures: a `NodeFailures` source; scheduler: a name or a scheduler object; options: of `Hybrid`."""
     workload = jobs if isinstance(jobs, HybridWorkload) else hybrid(jobs)
     periods = np.full(len(workload), math.nan) if periods is None else np.asarray(periods, dtype=np.float64)
-    wrapper = wrapper_class(make_scheduler(scheduler), workload, periods, *parse_mechanism(mechanism),
-                            log_reservations=True)
+    inner = make_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
+    wrapper = wrapper_class(inner, workload, periods, *parse_mechanism(mechanism), log_reservations=True,
+                            **options)
     engine = Engine(engine_workload(workload), Platform(nodes), wrapper,
                     allocator=wrapper.make_allocator(Platform(nodes)), job_models=job_models(workload, periods),
                     sources=() if failures is None else (failures,), log_events=True)

@@ -2,6 +2,7 @@
 import json
 import math
 from collections import defaultdict
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -123,25 +124,30 @@ class _Checked(Hybrid):
 
 
 def replay(log, engine, periods):
-    """Per job: work done (rebuilt from the event log) and the work lost at each preemption, by (time, job)."""
-    done, losses, opened = defaultdict(float), {}, {}
+    """Per job: work done (rebuilt from the event log in exact rational arithmetic) and the work lost at each
+    preemption, by (time, job); ``setups[(time, job)]``: node-seconds of setup the interrupted run spent."""
+    done, losses, opened, setups = defaultdict(Fraction), {}, {}, {}
     for when, event, job, size in log:
         model = engine.model(job)
+        when = Fraction(when)
         if event == "start":
-            opened[job] = (when + model.setup, [(when, size)])
+            opened[job] = (when, when + Fraction(model.setup), [(when, size)])
         elif event == "resize":
-            opened[job][1].append((when, size))
+            opened[job][2].append((when, size))
         elif event in ("preempt", "finish"):
-            setup_end, segments = opened.pop(job)
+            started, setup_end, segments = opened.pop(job)
             for (begin, nodes), end in zip(segments, [s[0] for s in segments[1:]] + [when]):
-                done[job] += max(0.0, end - max(begin, setup_end)) * model.rate(nodes, engine.requested_nodes(job))
+                done[job] += max(Fraction(0), end - max(begin, setup_end)) * \
+                    Fraction(nodes, engine.requested_nodes(job))  # linear speed-up
             if event == "preempt":
                 kept = done[job]
                 if model.kind == "rigid":  # the last completed checkpoint (none: from scratch)
-                    kept = math.floor(done[job] / periods[job]) * periods[job] if periods[job] == periods[job] else 0.0
-                losses[when, job] = done[job] - kept
+                    period = periods[job]
+                    kept = (done[job] // Fraction(period)) * Fraction(period) if period == period else 0
+                losses[float(when), job] = float(done[job] - kept)
+                setups[float(when), job] = float(min(when - started, Fraction(model.setup)) * segments[-1][1])
                 done[job] = kept
-    return done, losses
+    return {job: float(value) for job, value in done.items()}, losses, setups
 
 
 @st.composite
@@ -164,7 +170,7 @@ def test_failures_never_share_a_node_and_cost_exactly_the_uncheckpointed_work(ca
     Checked.failures = failures
     engine, result, _ = run(jobs, nodes, mechanism, periods, failures=failures, wrapper_class=Checked)
     assert np.all(np.isfinite(result.end))
-    done, losses = replay(result.log, engine, periods)
+    done, losses, spent = replay(result.log, engine, periods)
     for job in range(len(jobs)):
         assert abs(done[job] - engine.work[job]) <= WORK_TOLERANCE  # useful work done exactly once
         assert abs(sum(v for (_, j), v in losses.items() if j == job) - engine.lost[job]) <= WORK_TOLERANCE
@@ -179,11 +185,12 @@ def test_failures_never_share_a_node_and_cost_exactly_the_uncheckpointed_work(ca
             assert engine.preemptions[job] == failures.interruptions[job]
     for job, kind in enumerate(job["type"] for job in jobs):
         # a rigid or on-demand job hit loses exactly its work since its last checkpoint (none: all of it), at its
-        # requested size, plus the setup it pays again
+        # requested size, plus the setup its interrupted run had spent (all of it only once past it)
         if kind != "malleable":
-            lost = sum(v for (when, j), v in losses.items()
-                       if j == job and any(h[0] == when and h[2] == job for h in failures.hits))
-            setups = sum(engine.model(job).setup * h[4] for h in failures.hits if h[2] == job)
+            hit = [key for key in losses if key[1] == job and any(h[0] == key[0] and h[2] == job
+                                                                  for h in failures.hits)]
+            lost = sum(losses[key] for key in hit)
+            setups = sum(spent[key] for key in hit)
             assert abs(failures.lost_node_seconds[job] - lost * engine.requested_nodes(job) - setups) <= \
                 WORK_TOLERANCE * nodes
     # every down node comes back, and a node is down at most once at a time

@@ -49,7 +49,7 @@ def test_n_paa_preempts_the_lowest_overhead_job_and_gives_its_nodes_back():
     # a rigid job (no checkpoint) and a malleable one (setup 10) fill 4 nodes; a 2-node on-demand job at 100
     jobs = [dict(submit=0, run=1000, nodes=2), dict(submit=0, run=1000, nodes=2, type="malleable", n_min=1, setup=10),
             dict(submit=100, run=50, nodes=2, type="on-demand")]
-    engine, result, wrapper = run(jobs, 4, "n-paa")
+    engine, result, wrapper = run(jobs, 4, "n-paa", warning=0)  # no two-minute warning
     assert engine.preemptions == [0, 1, 0]  # malleable overhead 10 s < rigid 100 s
     assert result.start[2] == 100 and result.end[2] == 150
     # 90 s of work done (setup 0..10); resumes at 150 when the lender gets its nodes back: setup, 900 s left
@@ -60,7 +60,7 @@ def test_n_paa_preempts_the_lowest_overhead_job_and_gives_its_nodes_back():
 def test_n_spaa_shrinks_the_malleable_job_and_expands_it_back():
     jobs = [dict(submit=0, run=1000, nodes=2), dict(submit=0, run=1000, nodes=2, type="malleable", n_min=1, setup=10),
             dict(submit=100, run=50, nodes=1, type="on-demand")]
-    engine, result, wrapper = run(jobs, 4, "n-spaa")
+    engine, result, wrapper = run(jobs, 4, "n-spaa", warning=0)  # no two-minute warning
     assert engine.preemptions == [0, 0, 0] and wrapper.shrinks == [0, 1, 0]
     assert result.start[2] == 100
     # 90 s done by 100; half speed on 1 node until 150 (25 s); back to 2 nodes: 875 s left
@@ -70,7 +70,7 @@ def test_n_spaa_shrinks_the_malleable_job_and_expands_it_back():
 def test_spaa_falls_back_to_paa_when_shrinking_is_not_enough():
     jobs = [dict(submit=0, run=1000, nodes=2), dict(submit=0, run=1000, nodes=2, type="malleable", n_min=1, setup=10),
             dict(submit=100, run=50, nodes=2, type="on-demand")]
-    engine, result, wrapper = run(jobs, 4, "n-spaa")
+    engine, result, wrapper = run(jobs, 4, "n-spaa", warning=0)
     assert wrapper.shrinks == [0, 0, 0] and engine.preemptions == [0, 1, 0]
     assert result.start[2] == 100
 
