@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from cosched.deprecation import REMOVED_IN  # the release that drops the deprecated spellings
 from cosched.errors import InputError
 
 __all__ = [
@@ -52,7 +53,6 @@ SEED_DEFAULT = 0  # the seed of every command that draws random numbers (docs/cl
 PLOTS_ON = (
     True  # value of `--plots` given without a location: plot into the command's default place
 )
-REMOVED_IN = "0.4.0"  # the release that drops the deprecated spellings
 SUGGESTION_CUTOFF = 0.6  # difflib similarity a name needs to be offered as "did you mean"
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0
