@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -177,8 +178,10 @@ def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
     records = (_SWF_RECORD.search(text) is not None) if agree else len(_SWF_RECORD.findall(text))
     if records:
         try:
-            data = np.loadtxt(io.StringIO(text.replace("\r", " ")), dtype=np.float64, comments=";",
-                              delimiter=None, ndmin=2, quotechar=None)
+            with warnings.catch_warnings():  # "no data" (only odd blank lines): the rules say why
+                warnings.simplefilter("ignore", UserWarning)
+                data = np.loadtxt(io.StringIO(text.replace("\r", " ")), dtype=np.float64,
+                                  comments=";", delimiter=None, ndmin=2, quotechar=None)
             # the C reader must match the rules: one row of 18 numbers per data line, none NaN
             rows = len(data) if agree else records
             if data.shape == (rows, len(SWF_FIELDS)) and not np.isnan(data).any():
