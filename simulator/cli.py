@@ -168,49 +168,95 @@ def _run(args, name, platform, workload, progress, job_models=None):
                     job_models=job_models, **co_options)
 
 
+WHOLE_FLOAT_LIMIT = 1e16  # below it, repr() writes a whole float as its integer and ".0"
+
+
+def float_texts(values) -> tuple[list, str]:
+    """The values of a float64 array and the %-format that writes each as `repr` does (as pandas'
+    to_csv writes floats; NaN as ''): whole numbers as integers with "%d.0" (much faster), others
+    through repr."""
+    import numpy as np
+
+    whole = (np.abs(values) < WHOLE_FLOAT_LIMIT) & (values == np.trunc(values))
+    whole &= ~((values == 0) & np.signbit(values))  # -0.0 prints as "-0.0", its integer as "0"
+    if whole.all():
+        return values.astype(np.int64).tolist(), "%d.0"
+    return ["" if x != x else repr(x) for x in values.tolist()], "%s"
+
+
+def node_texts(nodes) -> list[str] | None:
+    """`";".join(map(str, ids))` of each job's node ids, built as one byte string (numpy) and cut
+    per job; None unless the ids are non-negative integers."""
+    import numpy as np
+
+    counts = np.fromiter(map(len, nodes), np.int64, len(nodes))
+    if not counts.sum():
+        return [""] * len(nodes)
+    flat = np.concatenate(nodes)
+    if flat.dtype.kind not in "iu" or flat.min() < 0:
+        return None
+    ids = [f"{node};".encode() for node in range(int(flat.max()) + 1)]
+    sizes = np.fromiter(map(len, ids), np.int64, len(ids))
+    table = np.zeros((len(ids), int(sizes.max())), np.uint8)  # row i: the text "i;", 0-padded
+    for node, text in enumerate(ids):
+        table[node, : len(text)] = np.frombuffer(text, np.uint8)
+    chars = table[flat]
+    joined = chars[chars != 0].tobytes().decode("ascii")  # "0;1;2;...;" of every job in turn
+    ends = np.cumsum(sizes[flat])  # where each id's ";" ends in `joined`
+    last = np.cumsum(counts)  # one past each job's last id
+    first = np.concatenate([[0], ends])[last - counts]
+    stop = np.where(counts > 0, ends[np.maximum(last, 1) - 1] - 1, first)  # without the last ";"
+    return list(map(joined.__getitem__, map(slice, first.tolist(), stop.tolist())))
+
+
 def jobs_csv_text(result) -> str | None:
-    """jobs.csv of a run as `result.jobs_frame().to_csv(index=False)` writes it, built with numpy alone; None
-    where a column would need pandas' quoting or types (lifecycle columns, app names with commas or quotes).
+    """jobs.csv of a run as `result.jobs_frame().to_csv(index=False)` writes it, built with numpy
+    alone; None where a column would need pandas' quoting or types (lifecycle columns, app names
+    with commas or quotes, node ids that are no integers).
 
     tests/cli/test_fast_start.py compares the two byte for byte."""
+    import itertools
+
     import numpy as np
 
     if getattr(result, "lifecycle", None) is not None:
         return None
     w = result.workload
     end_minus_start = result.end - result.start
-    counts = np.fromiter((n.size for n in result.nodes), np.int64, len(result.nodes))
-    flat = np.concatenate(result.nodes).tolist() if len(result.nodes) else []
-    table = [str(node) for node in range(max(flat, default=-1) + 1)]  # node ids are 0..nodes-1: look them up
-    names = list(map(table.__getitem__, flat))
-    bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
-    columns = {"job_id": w.job_id, "submit_time": w.submit, "start_time": result.start, "end_time": result.end,
-               "wait_time": result.start - w.submit, "run_time": end_minus_start, "estimate": w.estimate,
-               "cores": w.cores, "node_count": counts,
-               "nodes": [";".join(names[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]}
+    nodes = node_texts(result.nodes)
+    if nodes is None:
+        return None
+    counts = np.fromiter(map(len, result.nodes), np.int64, len(result.nodes))
+    columns = {"job_id": w.job_id, "submit_time": w.submit, "start_time": result.start,
+               "end_time": result.end, "wait_time": result.start - w.submit,
+               "run_time": end_minus_start, "estimate": w.estimate, "cores": w.cores,
+               "node_count": counts, "nodes": nodes}
     if w.app is not None:
         columns["app"] = w.app
     if result.co_scheduled:
         with np.errstate(divide="ignore", invalid="ignore"):
             columns["compact_time"], columns["speedup"] = w.run, w.run / end_minus_start
-    texts = []
-    for values in columns.values():
-        kind = values.dtype.kind if isinstance(values, np.ndarray) else "list"
-        if kind == "f":  # repr: the shortest text that reads back the same float, as pandas writes it
-            texts.append(["" if x != x else repr(x) for x in values.tolist()])  # NaN: pandas' na_rep ''
+    values, formats = [], []
+    for column in columns.values():
+        kind = column.dtype.kind if isinstance(column, np.ndarray) else "list"
+        if kind == "f":
+            texts, form = float_texts(column)
         elif kind in "iu":
-            texts.append(list(map(str, values.tolist())))
+            texts, form = column.tolist(), "%d"
         elif kind in ("list", "U", "O"):
-            names = values.tolist() if isinstance(values, np.ndarray) else values
-            distinct = set(names)
+            texts = column.tolist() if isinstance(column, np.ndarray) else column
+            distinct = set(texts)
             if not all(isinstance(v, str) for v in distinct) or "" in distinct or any(
                     c in value for value in distinct for c in ',"\n\r'):
                 return None  # pandas would quote these (or they are no text): let it write them
-            texts.append(names)
+            form = "%s"
         else:
             return None
-    rows = map(",".join, zip(*texts))
-    return ",".join(columns) + "\n" + "".join(row + "\n" for row in rows)
+        values.append(texts)
+        formats.append(form)
+    row = ",".join(formats) + "\n"  # one %-format of all rows: the formatting runs in C
+    cells = tuple(itertools.chain.from_iterable(zip(*values)))
+    return ",".join(columns) + "\n" + (row * len(nodes)) % cells
 
 
 def _print_summary(summary: dict, cleaning: dict) -> None:

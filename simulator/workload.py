@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -124,12 +125,24 @@ _CSV_RULES = {
 
 
 _SWF_RECORD = re.compile(r"^[ \t\r]*[^ \t\r;\n]", re.MULTILINE)
+# ASCII blanks numpy's reader splits fields on and the SWF rules do not (besides space, tab, CR, LF)
+_OTHER_BLANKS = "\x0b\x0c\x1c\x1d\x1e\x1f"
+
+
+def _lines(text: str):
+    """The lines of `text`, one at a time (the header needs the first few only)."""
+    start = 0
+    while start <= len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        yield text[start:end]
+        start = end + 1
 
 
 def _swf_header(text: str) -> dict:
     """`; Key: value` lines before the first job record."""
     header = {}
-    for line in text.split("\n"):
+    for line in _lines(text):
         if not line.startswith(";"):
             if line.strip():
                 break
@@ -147,19 +160,31 @@ def _swf_rows(text: str) -> tuple[list[int], list[str]]:
     return numbers, [lines[number - 1] for number in numbers]
 
 
+def _blanks_agree(text: str) -> bool:
+    """True when numpy's reader and the SWF rules split `text` on the same blanks."""
+    return text.isascii() and not any(blank in text for blank in _OTHER_BLANKS)
+
+
 def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
     """The records as a float array and their line numbers (None: not computed, the file parsed cleanly).
 
     numpy's C reader (`np.loadtxt`, no pandas import) reads a clean file; anything else is read field by field,
     naming the first bad line and field.
     """
-    records = len(_SWF_RECORD.findall(text))  # lines whose first non-blank is no comment
+    # Without other blanks (and without non-ASCII ones: numpy's reader takes any Unicode blank as
+    # one), numpy skips exactly the lines the rules skip (blank or comment): its rows are the
+    # records. Otherwise the records are counted, lines whose first non-blank is no comment.
+    agree = _blanks_agree(text)
+    records = (_SWF_RECORD.search(text) is not None) if agree else len(_SWF_RECORD.findall(text))
     if records:
         try:
-            data = np.loadtxt(io.StringIO(text.replace("\r", " ")), dtype=np.float64, comments=";",
-                              delimiter=None, ndmin=2, quotechar=None)
+            with warnings.catch_warnings():  # "no data" (only odd blank lines): the rules say why
+                warnings.simplefilter("ignore", UserWarning)
+                data = np.loadtxt(io.StringIO(text.replace("\r", " ")), dtype=np.float64,
+                                  comments=";", delimiter=None, ndmin=2, quotechar=None)
             # the C reader must match the rules: one row of 18 numbers per data line, none NaN
-            if data.shape == (records, len(SWF_FIELDS)) and not np.isnan(data).any():
+            rows = len(data) if agree else records
+            if data.shape == (rows, len(SWF_FIELDS)) and not np.isnan(data).any():
                 return data, None
         except ValueError:
             pass

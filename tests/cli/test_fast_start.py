@@ -54,6 +54,52 @@ def test_numpy_reader_reads_what_the_field_by_field_reader_reads(rows, gap, lead
     assert np.array_equal(data, _field_by_field(text), equal_nan=True)
 
 
+# blanks numpy's reader splits on and the SWF rules do not
+ODD_BLANK = st.sampled_from(["\x0b", "\x0c", "\x1c", "\x1f", "\xa0", "\u2003", "\x85", "é"])
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    rows=st.lists(ROW, min_size=0, max_size=6),
+    gap=BLANK,
+    odd=ODD_BLANK,
+    where=st.sampled_from(["gap", "line", "blank line", "comment", "nowhere"]),
+    position=st.integers(0, 6),
+)
+def test_numpy_rows_without_counting_are_the_counted_records(rows, gap, odd, where, position):
+    """Where numpy's reader and the rules agree on blanks, its rows are taken as the records
+    uncounted: the same array (or the same refusal) as counting the records."""
+    from cosched.errors import InputError
+
+    lines = [(odd if where == "gap" and i == position else gap).join(row)
+             for i, row in enumerate(rows)]
+    extra = {"line": odd, "blank line": f" {odd}\t", "comment": f"; c{odd}"}.get(where)
+    if extra is not None:
+        lines.insert(min(position, len(lines)), extra)
+    text = "".join(line + "\n" for line in lines)
+
+    def outcome():
+        try:
+            return swf._swf_values(text, "t.swf")[0]
+        except InputError as error:
+            return str(error)
+
+    found = outcome()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(swf, "_blanks_agree", lambda text: False)  # always count
+        counted = outcome()
+    if isinstance(counted, str):
+        assert found == counted
+    else:
+        assert np.array_equal(found, counted, equal_nan=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="ab;: \n\r\t", max_size=40))
+def test_header_lines_are_the_lines_of_the_file(text):
+    assert list(swf._lines(text)) == text.split("\n")
+
+
 def test_a_bad_field_still_names_its_line_and_field():
     from cosched.errors import InputError
 
@@ -92,6 +138,26 @@ def test_pandas_free_jobs_csv_is_pandas_file_byte_for_byte(tmp_path):
         expected = io.StringIO()
         result.jobs_frame().to_csv(expected, index=False)
         assert jobs_csv_text(result) == expected.getvalue()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.floats(), st.integers(-10**17, 10**17).map(float),
+                          st.sampled_from([0.0, -0.0, 1e16, -1e16, 1e16 - 2, 0.5, -2.0])),
+                min_size=1, max_size=30))
+def test_floats_print_as_repr_prints_them(values):
+    from cosched.simulator.cli import float_texts
+
+    texts, form = float_texts(np.array(values, dtype=np.float64))
+    assert [form % text for text in texts] == ["" if x != x else repr(x) for x in values]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2000), max_size=12), max_size=20))
+def test_node_ids_join_as_jobs_frame_joins_them(jobs):
+    from cosched.simulator.cli import node_texts
+
+    nodes = [np.array(ids, dtype=np.int64) for ids in jobs]
+    assert node_texts(nodes) == [";".join(map(str, ids)) for ids in jobs]
 
 
 def test_names_pandas_would_quote_go_through_pandas(tmp_path):

@@ -1,15 +1,23 @@
 """Ctrl-C, SIGTERM and SIGKILL on the real CLI of every long command (docs/guarantees.md).
 
-Each test runs one command as a subprocess into one folder three times, interrupting it at a seeded random
-point after it made progress: Ctrl-C (SIGINT to its process group, as a terminal sends it), then SIGTERM, then
-SIGKILL (to the command's process only, as `kill` does). After each: exit 130 / 143 within 2 s (not for
-SIGKILL), no process of the run left (found by an environment marker every descendant inherits, so pool
-workers, co-run tasks and their forked kernel workers count), in particular none stopped, and the command's
-stdout/stderr closed (a `| tee` would not hang). Then a fourth, uninterrupted rerun into the same folder must
-give exactly the rows of an uninterrupted run (timing columns aside; for `measure` the measured keys).
+Each test runs one command as a subprocess into one folder three times, interrupting it at a seeded
+point after it made progress: Ctrl-C (SIGINT to its process group, as a terminal sends it),
+then SIGTERM, then SIGKILL (to the command's process only, as `kill` does). After each: exit 130 /
+143 within 2 s (not for SIGKILL), no process of the run left (found by an environment marker every
+descendant inherits, so pool workers, co-run tasks and their forked kernel workers count), in
+particular none stopped, and the command's stdout/stderr closed (a `| tee` would not hang). Then a
+fourth, uninterrupted rerun into the same folder must give exactly the rows of an uninterrupted run
+(timing columns aside; for `measure` the measured keys).
+
+The signals follow events, not clocks: the test watches the file where the command records each
+finished cell (the grid's done-file, the rows of compare.csv or speeds.csv) and signals once a
+seeded number of further cells is recorded (0: as soon as the command wrote anything into its
+folder), after a short seeded delay that lands the signal inside the next cell. So the grids stay
+small (each test takes a few seconds) and a loaded machine slows the command and the trigger alike.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import itertools
 import os
@@ -27,18 +35,21 @@ from cosched.cli import main
 
 SEED = 20240601
 EXIT_SECONDS = 2.0  # the promise of docs/guarantees.md for Ctrl-C and SIGTERM
-SIGNAL_DELAY = (0.0, 0.3)  # seconds after the first progress the signal comes (seeded uniform draw)
+SIGNAL_DELAY = (0.0, 0.05)  # seconds after the chosen event the signal comes (seeded uniform draw)
+MORE_CELLS = (0, 2)  # cells a run must record before its signal (seeded draw, inclusive)
+POLL_SECONDS = 0.005  # how often the test looks at the progress file
+START_SECONDS = 120.0  # the longest wait for the event (a bound for a broken command)
 LEFTOVER_GRACE = 3.0  # time the kernel gets to deliver PDEATHSIG and reap
-HEATMAP = str(Path(__file__).resolve().parents[2] / "simulator" / "data" / "synthetic_npb_heatmap.csv")
+HEATMAP = str(Path(__file__).resolve().parents[2] / "simulator" / "data"
+              / "synthetic_npb_heatmap.csv")
 TIMING = {"wall_seconds", "jobs_per_second", "simulated_days_per_hour"}
-# Python resets SIGINT to KeyboardInterrupt even if the test runner was started with SIGINT ignored (`pytest &`)
+# Python resets SIGINT to KeyboardInterrupt even if the test runner was started with SIGINT
+# ignored (`pytest &`)
 PRELUDE = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
            "from cosched.cli import main; sys.exit(main())")
 
-# each test runs a grid large enough that the signals land inside it, four times: about two minutes in all, so
-# they run under `-m slow` (CI runs it too)
-pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG: Linux"),
-              pytest.mark.slow]
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="/proc and PR_SET_PDEATHSIG: Linux")
 
 
 def _marked(marker: str) -> list[tuple[int, str, str]]:
@@ -58,7 +69,8 @@ def _marked(marker: str) -> list[tuple[int, str, str]]:
                 command = handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
         except OSError:  # gone meanwhile, or not ours
             continue
-        if state not in ("Z", "X"):  # a zombie is no process any more (its parent, PID 1 here, reaps it)
+        # a zombie is no process any more (its parent, PID 1 here, reaps it)
+        if state not in ("Z", "X"):
             found.append((int(entry), state, command))
     return found
 
@@ -68,10 +80,8 @@ def _leftovers(marker: str) -> list[tuple[int, str, str]]:
     while (left := _marked(marker)) and time.monotonic() < deadline:
         time.sleep(0.05)
     for pid, _, _ in left:  # do not leave them to the next test
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
     return left
 
 
@@ -90,20 +100,40 @@ def _snapshot(out: Path) -> dict:
 
 def _start(argv: list[str], marker: str) -> subprocess.Popen:
     env = {**os.environ, "COSCHED_TEST_MARKER": marker, "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen([sys.executable, "-c", PRELUDE, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env, start_new_session=True)  # its own group: Ctrl-C reaches it and its workers
+    # its own process group: Ctrl-C reaches it and its workers
+    return subprocess.Popen([sys.executable, "-c", PRELUDE, *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, start_new_session=True)
 
 
-def _interrupt(argv: list[str], out: Path, sig: int, rng: random.Random) -> None:
-    """Start the command, wait for progress in `out`, send `sig` at a random point and check the aftermath."""
+def _recorded(path: Path) -> int:
+    """Finished cells recorded in `path`: its complete lines after the header (0 if absent)."""
+    try:
+        return max(path.read_bytes().count(b"\n") - 1, 0)
+    except OSError:
+        return 0
+
+
+def _interrupt(argv: list[str], out: Path, progress: str, sig: int, rng: random.Random) -> None:
+    """Start the command, wait for the chosen event in `out`, send `sig` and check the aftermath.
+
+    The event: `rng` draws how many more cells the command must record in ``out / progress``
+    than before this run (0: the command wrote anything into `out`), then a delay of
+    `SIGNAL_DELAY`."""
     marker = uuid.uuid4().hex
-    before = _snapshot(out)
+    before, recorded = _snapshot(out), _recorded(out / progress)
+    target = recorded + rng.randint(*MORE_CELLS)
+    delay = rng.uniform(*SIGNAL_DELAY)
     process = _start(argv, marker)
     try:
-        deadline = time.monotonic() + 120
-        while process.poll() is None and _snapshot(out) == before and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(rng.uniform(*SIGNAL_DELAY))
+        deadline = time.monotonic() + START_SECONDS
+        def waiting() -> bool:
+            if target == recorded:
+                return _snapshot(out) == before
+            return _recorded(out / progress) < target
+
+        while process.poll() is None and time.monotonic() < deadline and waiting():
+            time.sleep(POLL_SECONDS)
+        time.sleep(delay)
         assert process.poll() is None, (f"{argv[0]} finished before the {signal.Signals(sig).name} "
                                          f"(exit {process.returncode}): make its grid larger")
         sent = time.monotonic()
@@ -116,8 +146,8 @@ def _interrupt(argv: list[str], out: Path, sig: int, rng: random.Random) -> None
         try:
             _, stderr = process.communicate(timeout=5)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"{argv[0]}: stdout/stderr still held open after {signal.Signals(sig).name} (a `| tee` "
-                        f"would hang): {_marked(marker)}")
+            pytest.fail(f"{argv[0]}: stdout/stderr still held open after "
+                        f"{signal.Signals(sig).name} (a `| tee` would hang): {_marked(marker)}")
     finally:
         if process.poll() is None:
             process.kill()
@@ -127,8 +157,10 @@ def _interrupt(argv: list[str], out: Path, sig: int, rng: random.Random) -> None
     if sig == signal.SIGKILL:
         assert code == -signal.SIGKILL
         return
-    assert code == 128 + sig, f"exit {code} after {signal.Signals(sig).name}; stderr: {stderr.decode()[-500:]}"
-    assert seconds < EXIT_SECONDS, (f"{argv[0]} took {seconds:.2f} s to exit after {signal.Signals(sig).name}; "
+    assert code == 128 + sig, (f"exit {code} after {signal.Signals(sig).name}; "
+                               f"stderr: {stderr.decode()[-500:]}")
+    assert seconds < EXIT_SECONDS, (f"{argv[0]} took {seconds:.2f} s to exit after "
+                                    f"{signal.Signals(sig).name}; "
                                     f"stderr: {stderr.decode()[-3000:]}")
 
 
@@ -155,62 +187,78 @@ def _run_in_process(argv: list[str], capsys) -> None:
 @pytest.fixture(scope="module")
 def workload_csv(tmp_path_factory) -> str:
     path = tmp_path_factory.mktemp("workload") / "jobs.csv"
-    assert main(["generate-workload", "--heatmap", HEATMAP, "--jobs", "1000", "--interarrival", "poisson",
-                 "--mean", "5", "--out", str(path), "--quiet"]) == 0
+    assert main(["generate-workload", "--heatmap", HEATMAP, "--jobs", "1000",
+                 "--interarrival", "poisson", "--mean-interarrival", "5", "--out", str(path),
+                 "--quiet"]) == 0
     return str(path)
 
 
-def _experiment(out: Path) -> list[str]:
-    return ["experiment", "--preset", "small", "--n", "5", "--instances", "20", "--k", "0.6", "0.9",
-            "--workers", "2", "--no-plots", "--quiet", "--out", str(out)]
+# Each grid is large enough that its cells outlast the three signals (at most 2 more cells each)
+# and small enough that the whole test takes a few seconds.
+def _experiment(out: Path, workers: int = 2) -> list[str]:
+    return ["experiment", "--preset", "small", "--n", "5", "--instances", "5", "--k", "0.6", "0.9",
+            "--workers", str(workers), "--no-plots", "--quiet", "--out", str(out)]
 
 
-def _experiment_sim(out: Path) -> list[str]:
-    return ["experiment-sim", "--preset", "example", "--jobs", "400", "--experiments", "12",
-            "--scheduler", "easy-co,sjf-co,ljf-co", "--workers", "2", "--no-plots", "--quiet", "--out", str(out)]
+def _experiment_sim(out: Path, workers: int = 2) -> list[str]:
+    return ["experiment-sim", "--preset", "example", "--jobs", "300", "--experiments", "6",
+            "--scheduler", "easy-co,sjf-co,ljf-co", "--workers", str(workers), "--no-plots",
+            "--quiet", "--out", str(out)]
 
 
 def _compare(out: Path, workload: str) -> list[str]:
     return ["compare", "--workload", workload, "--platform", "marconi", "--heatmap", HEATMAP,
-            "--scheduler", "popularity,filler,sjf-co,easy-co,ljf,sjf,easy,fcfs", "--quiet", "--out", str(out)]
+            "--scheduler", "popularity,filler,sjf-co,easy-co,ljf,sjf,easy,fcfs", "--quiet",
+            "--out", str(out)]
 
 
-def _interrupted_then_resumed_equals_uninterrupted(argv_for, table: str, name: str, tmp_path, capsys) -> None:
-    """SIGINT, SIGTERM and SIGKILL at seeded random points, a rerun to the end: the rows of one clean run."""
+def _interrupted_then_resumed_equals_uninterrupted(argv_for, progress: str, table: str, name: str,
+                                                   tmp_path, capsys) -> None:
+    """SIGINT, SIGTERM and SIGKILL at seeded events, a rerun to the end: the rows of one clean
+    run."""
     rng = random.Random(f"{SEED}-{name}")
     out = tmp_path / "run"
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-        _interrupt(argv_for(out), out, sig, rng)
+        _interrupt(argv_for(out), out, progress, sig, rng)
     _complete(argv_for(out))
     _run_in_process(argv_for(tmp_path / "reference"), capsys)
     assert _rows(out / table) == _rows(tmp_path / "reference" / table)
 
 
 def test_experiment_survives_ctrl_c_sigterm_and_sigkill(tmp_path, capsys):
-    _interrupted_then_resumed_equals_uninterrupted(_experiment, "results.csv", "experiment", tmp_path, capsys)
+    _interrupted_then_resumed_equals_uninterrupted(_experiment, "results.done", "results.csv",
+                                                   "experiment", tmp_path, capsys)
 
 
 def test_experiment_sim_survives_ctrl_c_sigterm_and_sigkill(tmp_path, capsys):
-    _interrupted_then_resumed_equals_uninterrupted(_experiment_sim, "runs.csv", "experiment-sim", tmp_path, capsys)
+    _interrupted_then_resumed_equals_uninterrupted(_experiment_sim, "grid.done", "runs.csv",
+                                                   "experiment-sim", tmp_path, capsys)
 
 
 def test_compare_survives_ctrl_c_sigterm_and_sigkill(tmp_path, capsys, workload_csv):
-    _interrupted_then_resumed_equals_uninterrupted(lambda out: _compare(out, workload_csv), "compare.csv", "compare",
-                                                   tmp_path, capsys)
+    def argv_for(out: Path, workers: int = 1) -> list[str]:  # compare runs in one process
+        return _compare(out, workload_csv)
+
+    _interrupted_then_resumed_equals_uninterrupted(argv_for, "compare.csv", "compare.csv",
+                                                   "compare", tmp_path, capsys)
 
 
 def test_measure_with_forked_kernel_threads_survives_ctrl_c_sigterm_and_sigkill(tmp_path):
     rng = random.Random(f"{SEED}-measure")
     out = tmp_path / "run"
-    argv = ["measure", "--kernels", "compute,cache,compute", "--threads", "2", "--backend", "cputime",
-            "--window", "0.3", "--warmup", "0.1", "--no-plots", "--quiet", "--out", str(out)]
+    argv = ["measure", "--kernels", "compute,cache,compute", "--threads", "2",
+            "--backend", "cputime",
+            "--window", "0.15", "--warmup", "0.05", "--no-plots", "--quiet", "--out", str(out)]
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-        _interrupt(argv, out, sig, rng)
+        _interrupt(argv, out, "speeds.csv", sig, rng)
     _complete(argv)
-    # measured speeds differ from run to run; the rows (which combination, which task) must be those of one run
+    # measured speeds differ from run to run; the rows (which combination, which task) must be
+    # those of one run
     names = ["compute1", "cache", "compute2"]
-    expected = sorted((str(sum(1 << names.index(m) for m in members)), "+".join(members), str(len(members)), task)
-                      for size in (1, 2) for members in itertools.combinations(names, size) for task in members)
+    expected = sorted((str(sum(1 << names.index(m) for m in members)), "+".join(members),
+                       str(len(members)), task)
+                      for size in (1, 2) for members in itertools.combinations(names, size)
+                      for task in members)
     keys = ["combination", "members", "size", "task"]
     with open(out / "speeds.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
