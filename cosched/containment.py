@@ -45,8 +45,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from cosched.errors import InputError
 
@@ -441,7 +441,7 @@ class ContainedTask:
 
     def __init__(
         self,
-        owner: "Containment",
+        owner: Containment,
         process: subprocess.Popen,
         name: str,
         directory: Path | None,
@@ -610,7 +610,7 @@ class ContainedTask:
                 _rmdir(directory)
         self.closed = True
 
-    def __enter__(self) -> "ContainedTask":
+    def __enter__(self) -> ContainedTask:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -810,7 +810,7 @@ class Containment:
         finally:
             self._stop_watchdog()
 
-    def __enter__(self) -> "Containment":
+    def __enter__(self) -> Containment:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -16,6 +16,7 @@ Numbers: finite (no NaN or infinity), whole where an id or a count is expected, 
 named size limit (`Limit`) where a larger value would exhaust memory or lose precision; the limit's name and
 value appear in the error message.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -31,9 +32,25 @@ import numpy as np
 from cosched.errors import InputError
 
 __all__ = [
-    "Limit", "MAX_INPUT_BYTES", "MAX_SECONDS", "MIN_SECONDS", "MAX_PROCS", "MAX_NODES", "MAX_CORES_PER_NODE",
-    "MAX_JOBS", "MAX_RUNS", "MAX_ID", "read_text", "decode_text", "parse_json", "check_number", "check_columns",
-    "check_unique", "invalid", "parse_numbers", "shown",
+    "Limit",
+    "MAX_INPUT_BYTES",
+    "MAX_SECONDS",
+    "MIN_SECONDS",
+    "MAX_PROCS",
+    "MAX_NODES",
+    "MAX_CORES_PER_NODE",
+    "MAX_JOBS",
+    "MAX_RUNS",
+    "MAX_ID",
+    "read_text",
+    "decode_text",
+    "parse_json",
+    "check_number",
+    "check_columns",
+    "check_unique",
+    "invalid",
+    "parse_numbers",
+    "shown",
 ]
 
 
@@ -57,16 +74,22 @@ MAX_SECONDS = Limit("MAX_SECONDS", 1e10, "seconds in any time field")
 # the shortest positive duration: shorter ones vanish next to time stamps up to MAX_SECONDS (end == start)
 MIN_SECONDS = Limit("MIN_SECONDS", 1e-3, "shortest positive duration in seconds")
 MAX_PROCS = Limit("MAX_PROCS", 10_000_000, "processes of one job or application")
-MAX_NODES = Limit("MAX_NODES", 1_000_000, "nodes of a platform; the simulator keeps per-node arrays")
+MAX_NODES = Limit(
+    "MAX_NODES", 1_000_000, "nodes of a platform; the simulator keeps per-node arrays"
+)
 MAX_CORES_PER_NODE = Limit("MAX_CORES_PER_NODE", 65_536, "cores of one node")
 MAX_JOBS = Limit("MAX_JOBS", 10_000_000, "jobs of a generated workload")
-MAX_RUNS = Limit("MAX_RUNS", 1_000_000, "simulation runs of one experiment grid: experiments x schedulers")
-MAX_ID = Limit("MAX_ID", 2 ** 53, "job ids, exact in float64")
+MAX_RUNS = Limit(
+    "MAX_RUNS", 1_000_000, "simulation runs of one experiment grid: experiments x schedulers"
+)
+MAX_ID = Limit("MAX_ID", 2**53, "job ids, exact in float64")
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOMS = (  # UTF-32 first: its little-endian mark starts with the UTF-16 one
-    (b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
-    (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"),
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
 )
 _CHUNK = 1 << 20
 
@@ -74,10 +97,11 @@ _CHUNK = 1 << 20
 def shown(value, width: int = 40) -> str:
     """`repr` of a value for an error message, cut to `width` characters (errors stay one short line)."""
     text = repr(value)
-    return text if len(text) <= width else text[:width - 3] + "..."
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 # --- text ------------------------------------------------------------------------------------------------------
+
 
 def read_text(path: str | os.PathLike, *, comment: str | None = None) -> str:
     """The UTF-8 text of a plain or gzip-compressed file, under the policy of this module.
@@ -120,11 +144,15 @@ def _gunzip(handle, source: str) -> bytes:
                 chunks.append(chunk)
                 size += len(chunk)
     except EOFError:
-        raise InputError("truncated gzip file (the compressed stream ends early)", source=source) from None
+        raise InputError(
+            "truncated gzip file (the compressed stream ends early)", source=source
+        ) from None
     except (gzip.BadGzipFile, zlib.error) as error:
         raise InputError(f"corrupt gzip file ({error})", source=source) from None
     if size > MAX_INPUT_BYTES.value:
-        raise InputError(f"larger than the limit {MAX_INPUT_BYTES} once decompressed", source=source)
+        raise InputError(
+            f"larger than the limit {MAX_INPUT_BYTES} once decompressed", source=source
+        )
     return b"".join(chunks)
 
 
@@ -132,7 +160,9 @@ def decode_text(raw: bytes, source: str, *, comment: str | None = None) -> str:
     """`raw` decoded under the policy of this module (see `read_text`); `source` names the file in errors."""
     for bom, encoding in _BOMS:
         if raw.startswith(bom):
-            raise InputError(f"{encoding} text (byte-order mark); save the file as UTF-8", source=source, line=1)
+            raise InputError(
+                f"{encoding} text (byte-order mark); save the file as UTF-8", source=source, line=1
+            )
     if raw.startswith(b"\xef\xbb\xbf"):  # spreadsheets write a UTF-8 byte-order mark
         raw = raw[3:]
     if b"\x00" not in raw:
@@ -140,12 +170,21 @@ def decode_text(raw: bytes, source: str, *, comment: str | None = None) -> str:
             return raw.decode("utf-8")
         except UnicodeDecodeError:
             pass
-    lines = [line.partition(comment.encode()) if comment else (line, b"", b"") for line in raw.split(b"\n")]
-    for number, (data, _, _) in enumerate(lines, 1):  # a NUL outside comments: binary, whatever else is wrong
+    lines = [
+        line.partition(comment.encode()) if comment else (line, b"", b"")
+        for line in raw.split(b"\n")
+    ]
+    for number, (data, _, _) in enumerate(
+        lines, 1
+    ):  # a NUL outside comments: binary, whatever else is wrong
         nul = data.find(b"\x00")
         if nul >= 0:
-            raise InputError(f"binary data: a NUL byte at column {nul + 1} (a binary or UTF-16 file? save it as "
-                             f"UTF-8 text)", source=source, line=number)
+            raise InputError(
+                f"binary data: a NUL byte at column {nul + 1} (a binary or UTF-16 file? save it as "
+                f"UTF-8 text)",
+                source=source,
+                line=number,
+            )
     return "\n".join(_decode_line(parts, number, source) for number, parts in enumerate(lines, 1))
 
 
@@ -154,8 +193,12 @@ def _decode_line(parts: tuple[bytes, bytes, bytes], number: int, source: str) ->
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise InputError(f"byte 0x{data[error.start]:02x} at column {error.start + 1} is not UTF-8; save the file "
-                         f"as UTF-8", source=source, line=number) from None
+        raise InputError(
+            f"byte 0x{data[error.start]:02x} at column {error.start + 1} is not UTF-8; save the file "
+            f"as UTF-8",
+            source=source,
+            line=number,
+        ) from None
     return text + mark.decode() + rest.replace(b"\x00", b" ").decode("utf-8", "replace")
 
 
@@ -171,14 +214,17 @@ def parse_json(path: str | os.PathLike):
                 raise InputError("key given twice", source=source, field=key)
         return dict(pairs)
 
-    def integer(digits: str):  # a very long integer: a float (inf past 308 digits), so limits name the field
+    def integer(
+        digits: str,
+    ):  # a very long integer: a float (inf past 308 digits), so limits name the field
         return int(digits) if len(digits) <= 1000 else float(digits)
 
     try:
         return json.loads(text, object_pairs_hook=unique, parse_int=integer)
     except json.JSONDecodeError as error:
-        raise InputError(f"not valid JSON: {error.msg} (column {error.colno})", source=source,
-                         line=error.lineno) from None
+        raise InputError(
+            f"not valid JSON: {error.msg} (column {error.colno})", source=source, line=error.lineno
+        ) from None
     except RecursionError:
         raise InputError("not valid JSON: nested too deeply", source=source) from None
     except ValueError as error:  # InputError from `unique`, or an integer too long to convert
@@ -189,14 +235,25 @@ def parse_json(path: str | os.PathLike):
 
 # --- numbers ---------------------------------------------------------------------------------------------------
 
+
 def _bounds_text(minimum, maximum, exclusive: bool) -> str:
-    low = "" if minimum is None else (f"above {minimum:g}" if exclusive else f"at least {minimum:g}")
+    low = (
+        "" if minimum is None else (f"above {minimum:g}" if exclusive else f"at least {minimum:g}")
+    )
     high = "" if maximum is None else f"at most {maximum:g}"
     return " and ".join(part for part in (low, high) if part)
 
 
-def _problem(value: float, *, integer: bool, minimum, maximum, limit: Limit | None, exclusive: bool,
-             shortest: Limit | None = None) -> str | None:
+def _problem(
+    value: float,
+    *,
+    integer: bool,
+    minimum,
+    maximum,
+    limit: Limit | None,
+    exclusive: bool,
+    shortest: Limit | None = None,
+) -> str | None:
     """Why `value` (a float) breaks the rules, or None."""
     if math.isnan(value) or math.isinf(value):
         return f"must be a finite number, got {value}"
@@ -213,37 +270,69 @@ def _problem(value: float, *, integer: bool, minimum, maximum, limit: Limit | No
     return None
 
 
-def check_number(value, *, source: str | None = None, field: str | None = None, line: int | None = None,
-                 integer: bool = False, minimum: float | None = None, maximum: float | None = None,
-                 limit: Limit | None = None, exclusive_minimum: bool = False, text: bool = True):
+def check_number(
+    value,
+    *,
+    source: str | None = None,
+    field: str | None = None,
+    line: int | None = None,
+    integer: bool = False,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    limit: Limit | None = None,
+    exclusive_minimum: bool = False,
+    text: bool = True,
+):
     """`value` as int (integer=True) or float, else InputError naming source, line and field.
 
     Accepts numbers and, with `text` (CSV cells, command-line values; not JSON), numeric strings; never booleans.
     `minimum` is inclusive unless `exclusive_minimum`; `limit` is a named size limit (checked like `maximum`,
     its name in the message).
     """
-    if isinstance(value, (bool, np.bool_)) or value is None or (isinstance(value, str) and not text):
-        raise InputError(f"must be a number, got {shown(value)}", source=source, field=field, line=line)
+    if (
+        isinstance(value, (bool, np.bool_))
+        or value is None
+        or (isinstance(value, str) and not text)
+    ):
+        raise InputError(
+            f"must be a number, got {shown(value)}", source=source, field=field, line=line
+        )
     if isinstance(value, str):
         try:
             number = float(value.strip())
         except ValueError:
-            raise InputError(f"not a number: {shown(value)}", source=source, field=field, line=line) from None
+            raise InputError(
+                f"not a number: {shown(value)}", source=source, field=field, line=line
+            ) from None
     elif isinstance(value, (int, np.integer)):
-        if abs(int(value)) >= 2 ** 63:
+        if abs(int(value)) >= 2**63:
             digits = len(str(abs(int(value))))
             if value < 0 and minimum is not None:
                 reason = f"must be {_bounds_text(minimum, None, exclusive_minimum)}"
             else:
-                reason = f"above the limit {limit}" if limit is not None else "too large for a 64-bit integer"
-            raise InputError(f"got a {digits}-digit integer, {reason}", source=source, field=field, line=line)
+                reason = (
+                    f"above the limit {limit}"
+                    if limit is not None
+                    else "too large for a 64-bit integer"
+                )
+            raise InputError(
+                f"got a {digits}-digit integer, {reason}", source=source, field=field, line=line
+            )
         number = float(value)
     elif isinstance(value, (float, np.floating)):
         number = float(value)
     else:
-        raise InputError(f"must be a number, got {shown(value)}", source=source, field=field, line=line)
-    problem = _problem(number, integer=integer, minimum=minimum, maximum=maximum, limit=limit,
-                       exclusive=exclusive_minimum)
+        raise InputError(
+            f"must be a number, got {shown(value)}", source=source, field=field, line=line
+        )
+    problem = _problem(
+        number,
+        integer=integer,
+        minimum=minimum,
+        maximum=maximum,
+        limit=limit,
+        exclusive=exclusive_minimum,
+    )
     if problem:
         raise InputError(problem, source=source, field=field, line=line)
     if integer:
@@ -251,9 +340,16 @@ def check_number(value, *, source: str | None = None, field: str | None = None, 
     return number
 
 
-def invalid(values: np.ndarray, *, integer: bool = False, minimum: float | None = None,
-            maximum: float | None = None, limit: Limit | None = None, exclusive_minimum: bool = False,
-            shortest: Limit | None = None) -> np.ndarray:
+def invalid(
+    values: np.ndarray,
+    *,
+    integer: bool = False,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    limit: Limit | None = None,
+    exclusive_minimum: bool = False,
+    shortest: Limit | None = None,
+) -> np.ndarray:
     """Mask of the entries of a float64 array that break the rules of `check_number`."""
     bad = ~np.isfinite(values)
     if shortest is not None:
@@ -303,15 +399,25 @@ def check_columns(columns, *, source: str | None = None, lines=None) -> None:
         try:
             float(cells[first])
         except ValueError:
-            raise InputError(f"not a number: {shown(cells[first])}", source=source, field=field, line=line) from None
+            raise InputError(
+                f"not a number: {shown(cells[first])}", source=source, field=field, line=line
+            ) from None
     value = float(values[first])
-    problem = _problem(value, integer=rules.get("integer", False), minimum=rules.get("minimum"),
-                       maximum=rules.get("maximum"), limit=rules.get("limit"),
-                       exclusive=rules.get("exclusive_minimum", False), shortest=rules.get("shortest"))
+    problem = _problem(
+        value,
+        integer=rules.get("integer", False),
+        minimum=rules.get("minimum"),
+        maximum=rules.get("maximum"),
+        limit=rules.get("limit"),
+        exclusive=rules.get("exclusive_minimum", False),
+        shortest=rules.get("shortest"),
+    )
     raise InputError(problem or "invalid value", source=source, field=field, line=line)
 
 
-def check_unique(ids, *, source: str | None = None, field: str | None = None, lines=None, what: str = "id") -> None:
+def check_unique(
+    ids, *, source: str | None = None, field: str | None = None, lines=None, what: str = "id"
+) -> None:
     """Every value of `ids` once; else InputError naming the line of the repeat and of the first occurrence."""
     ids = np.asarray(ids)
     if ids.size < 2:
@@ -324,10 +430,18 @@ def check_unique(ids, *, source: str | None = None, field: str | None = None, li
     second_rows = order[repeat + 1]
     k = int(np.argmin(second_rows))  # the repeat that comes first in the file
     first, second = int(first_rows[k]), int(second_rows[k])
-    line_of = (lambda row: None) if lines is None else (lines if callable(lines) else (lambda row: lines[row]))
+    line_of = (
+        (lambda row: None)
+        if lines is None
+        else (lines if callable(lines) else (lambda row: lines[row]))
+    )
     first_line, second_line = line_of(first), line_of(second)
     value = ids[second]
     value = int(value) if float(value).is_integer() else value
     where = f" (first on line {int(first_line)})" if first_line is not None else ""
-    raise InputError(f"{what} {value} given twice{where}", source=source, field=field,
-                     line=None if second_line is None else int(second_line))
+    raise InputError(
+        f"{what} {value} given twice{where}",
+        source=source,
+        field=field,
+        line=None if second_line is None else int(second_line),
+    )

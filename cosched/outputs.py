@@ -1,4 +1,5 @@
 """Output files that appear whole or not at all, so a failed run leaves no partial results."""
+
 from __future__ import annotations
 
 import contextlib
@@ -30,7 +31,9 @@ def atomic_path(path: str | os.PathLike):
     os.close(fd)
     try:
         yield Path(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
+        os.chmod(
+            tmp, 0o666 & ~_umask()
+        )  # mkstemp creates 0600; give the file the usual permissions
         try:
             os.replace(tmp, path)
         except OSError as error:
@@ -58,7 +61,9 @@ def output_dir(path: str | os.PathLike):
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        reason = "exists and is not a folder" if isinstance(error, FileExistsError) else error.strerror
+        reason = (
+            "exists and is not a folder" if isinstance(error, FileExistsError) else error.strerror
+        )
         raise _unwritable(path, reason or str(error)) from None
     try:
         yield path
@@ -75,8 +80,11 @@ def check_plot_path(path: str | os.PathLike, option: str | None) -> str:
     suffix = Path(path).suffix.lstrip(".").lower()
     formats = FigureCanvasBase.get_supported_filetypes()
     if suffix and suffix not in formats:
-        raise InputError(f"cannot write a plot as '.{suffix}'; use one of {', '.join(sorted(formats))}",
-                         source=str(path), field=option)
+        raise InputError(
+            f"cannot write a plot as '.{suffix}'; use one of {', '.join(sorted(formats))}",
+            source=str(path),
+            field=option,
+        )
     return str(path)
 
 

@@ -22,6 +22,7 @@ Every process a cosched command starts goes through this module:
 PDEATHSIG fires when the *thread* that forked the child ends: create pools from the main thread (as the
 CLI does) or from a thread that outlives them. On other systems than Linux `die_with_parent` does nothing.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -30,20 +31,34 @@ import os
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported on first use: every CLI command imports this module at start
     from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["Interrupted", "die_with_parent", "process_pool", "pool_results", "kill_pool", "termination_signals",
-           "interrupt_exit_code", "INTERRUPT_SIGNALS", "signals_deferred"]
+__all__ = [
+    "Interrupted",
+    "die_with_parent",
+    "process_pool",
+    "pool_results",
+    "kill_pool",
+    "termination_signals",
+    "interrupt_exit_code",
+    "INTERRUPT_SIGNALS",
+    "signals_deferred",
+]
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 INTERRUPT_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 _LINUX = sys.platform.startswith("linux")
-_libc = ctypes.CDLL(None, use_errno=True) if _LINUX else None  # loaded here, never in a freshly forked child
+_libc = (
+    ctypes.CDLL(None, use_errno=True) if _LINUX else None
+)  # loaded here, never in a freshly forked child
 _received: list[int] = []  # signals seen by `termination_signals`, newest last
-POLL_SECONDS = 0.25  # how often a pool loop checks for a signal whose KeyboardInterrupt got swallowed
+POLL_SECONDS = (
+    0.25  # how often a pool loop checks for a signal whose KeyboardInterrupt got swallowed
+)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -72,29 +87,41 @@ def die_with_parent(parent: int | None = None) -> None:
         return
     if _libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
         return  # not supported here (e.g. a sandbox): nothing more to do
-    if parent is not None and os.getppid() != parent:  # the parent died before the prctl: reparented already
+    if (
+        parent is not None and os.getppid() != parent
+    ):  # the parent died before the prctl: reparented already
         os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _worker_start(parent: int, initializer, initargs) -> None:
     die_with_parent(parent)
-    for sig in INTERRUPT_SIGNALS:  # Ctrl-C reaches the whole foreground group: the parent decides, not the workers
+    for sig in (
+        INTERRUPT_SIGNALS
+    ):  # Ctrl-C reaches the whole foreground group: the parent decides, not the workers
         signal.signal(sig, signal.SIG_IGN)
     if initializer is not None:
         initializer(*initargs)
 
 
-def process_pool(workers: int, initializer: Callable | None = None, initargs: tuple = ()) -> "ProcessPoolExecutor":
+def process_pool(
+    workers: int, initializer: Callable | None = None, initargs: tuple = ()
+) -> ProcessPoolExecutor:
     """A ProcessPoolExecutor whose forked workers die with this process and leave signals to it."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    context = multiprocessing.get_context("fork") if _LINUX else None  # the parent of a forked worker is us
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start,
-                               initargs=(os.getpid(), initializer, initargs))
+    context = (
+        multiprocessing.get_context("fork") if _LINUX else None
+    )  # the parent of a forked worker is us
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=context,
+        initializer=_worker_start,
+        initargs=(os.getpid(), initializer, initargs),
+    )
 
 
-def kill_pool(pool: "ProcessPoolExecutor") -> None:
+def kill_pool(pool: ProcessPoolExecutor) -> None:
     """Cancel what has not started and SIGKILL the workers (their running calls are abandoned); a second Ctrl-C
     meanwhile acts once they are gone, so the executor's manager thread never outlives this (it would hold up
     the interpreter's exit waiting for abandoned calls)."""
@@ -123,12 +150,16 @@ def pool_results(fn: Callable, calls: Iterable[tuple], workers: int) -> Iterator
     seen = len(_received)
     pool, finished = None, False
     try:
-        with signals_deferred():  # an interrupt raised in fork's at-fork hooks would be lost ("Exception ignored")
+        with (
+            signals_deferred()
+        ):  # an interrupt raised in fork's at-fork hooks would be lost ("Exception ignored")
             pool = process_pool(min(workers, len(calls)) or 1)
             pending = {pool.submit(fn, *args) for args in calls}  # forks the workers
         while pending:
             done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-            if len(_received) > seen:  # a signal whose exception something swallowed: stop all the same
+            if (
+                len(_received) > seen
+            ):  # a signal whose exception something swallowed: stop all the same
                 raise Interrupted(_received[-1])
             for future in done:
                 try:
@@ -161,7 +192,9 @@ def termination_signals(signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP)):
     previous = {}
     try:
         for sig in signals:
-            if signal.getsignal(sig) is not signal.SIG_IGN:  # `nohup`, `cmd &` in a script: keep ignoring
+            if (
+                signal.getsignal(sig) is not signal.SIG_IGN
+            ):  # `nohup`, `cmd &` in a script: keep ignoring
                 previous[sig] = signal.signal(sig, _raise_interrupted)
         yield
     finally:
