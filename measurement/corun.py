@@ -9,6 +9,7 @@ containment's watchdog does it when the harness itself is killed with SIGKILL. `
 `signal_group` and `terminate_tasks` are the plain process-group helpers the validation runs use for
 the bundled kernels.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -17,15 +18,19 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.processes import INTERRUPT_SIGNALS, die_with_parent, signals_deferred, termination_signals  # noqa: F401
 from cosched.measurement.counters import CounterBackend, ThreadReading, group_threads
 from cosched.measurement.probe import MIN_ALONE_SPEED, readings_frame, task_speed
+from cosched.processes import (
+    die_with_parent,
+    signals_deferred,
+    termination_signals,
+)  # noqa: F401
 from cosched.theory.lattice import all_combinations, combinations_up_to, mask_of, popcount, tasks_of
 
 __all__ = [
@@ -51,8 +56,12 @@ __all__ = [
 ]
 
 KILL_GRACE_SECONDS = 2.0  # time a task gets to exit after SIGTERM before SIGKILL
-INTERRUPT_GRACE_SECONDS = 0.5  # the same after Ctrl-C / SIGTERM of the harness, which must end within 2 s
-ENUMERATE_MAX_TASKS = 20  # sample:N enumerates all combinations up to this many tasks, else draws at random
+INTERRUPT_GRACE_SECONDS = (
+    0.5  # the same after Ctrl-C / SIGTERM of the harness, which must end within 2 s
+)
+ENUMERATE_MAX_TASKS = (
+    20  # sample:N enumerates all combinations up to this many tasks, else draws at random
+)
 
 
 @dataclass(frozen=True)
@@ -70,8 +79,10 @@ def parse_task(text: str) -> TaskSpec:
     if not sep or not name or not command:
         raise InputError(f"expected NAME=COMMAND, got {text!r}", field="--task")
     if "+" in name:
-        raise InputError(f"a task name cannot contain '+' (it joins the members of a combination): {name!r}",
-                         field="--task")
+        raise InputError(
+            f"a task name cannot contain '+' (it joins the members of a combination): {name!r}",
+            field="--task",
+        )
     return TaskSpec(name, command)
 
 
@@ -84,7 +95,7 @@ def combination_set(n: int, spec: str, seed: int | None = None) -> np.ndarray:
     random target task is left; all combinations on the way are measured).
     """
     kind, _, value = spec.partition(":")
-    singletons = (1 << np.arange(n, dtype=np.int64))
+    singletons = 1 << np.arange(n, dtype=np.int64)
     if kind == "chains" and _is_chain_spec(value, n):
         count, _, size = value.partition(":")
         chains = _chains(n, int(count), int(size) if size else n, np.random.default_rng(seed))
@@ -97,17 +108,25 @@ def combination_set(n: int, spec: str, seed: int | None = None) -> np.ndarray:
         if kind == "upto":
             masks = combinations_up_to(n, int(value))
         else:
-            masks = np.concatenate([singletons, _sample_combinations(n, int(value), np.random.default_rng(seed))])
+            masks = np.concatenate(
+                [singletons, _sample_combinations(n, int(value), np.random.default_rng(seed))]
+            )
     else:
-        raise InputError(f"expected pairs, all, upto:K, sample:N or chains:N[:K] (K <= {n} tasks), got {spec!r}",
-                         field="--combinations")
+        raise InputError(
+            f"expected pairs, all, upto:K, sample:N or chains:N[:K] (K <= {n} tasks), got {spec!r}",
+            field="--combinations",
+        )
     masks = np.unique(masks)
     return masks[np.lexsort((masks, popcount(masks)))]
 
 
 def _is_chain_spec(value: str, n: int) -> bool:
     count, _, size = value.partition(":")
-    return count.isdigit() and int(count) >= 1 and (not size or (size.isdigit() and 1 <= int(size) <= n))
+    return (
+        count.isdigit()
+        and int(count) >= 1
+        and (not size or (size.isdigit() and 1 <= int(size) <= n))
+    )
 
 
 def _chains(n: int, count: int, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -162,9 +181,14 @@ class CombinationResult:
 
 def start_task(task: TaskSpec, output=subprocess.DEVNULL) -> subprocess.Popen:
     """Run the task's shell command in a new session (its own process group), dying with its parent."""
-    return subprocess.Popen(["/bin/sh", "-c", task.command], start_new_session=True,
-                            preexec_fn=functools.partial(die_with_parent, os.getpid()),
-                            stdin=subprocess.DEVNULL, stdout=output, stderr=output)
+    return subprocess.Popen(
+        ["/bin/sh", "-c", task.command],
+        start_new_session=True,
+        preexec_fn=functools.partial(die_with_parent, os.getpid()),
+        stdin=subprocess.DEVNULL,
+        stdout=output,
+        stderr=output,
+    )
 
 
 def signal_group(process: subprocess.Popen, sig: int) -> None:
@@ -175,10 +199,14 @@ def signal_group(process: subprocess.Popen, sig: int) -> None:
         pass
 
 
-def terminate_tasks(processes: Sequence[subprocess.Popen], grace: float = KILL_GRACE_SECONDS) -> None:
+def terminate_tasks(
+    processes: Sequence[subprocess.Popen], grace: float = KILL_GRACE_SECONDS
+) -> None:
     """SIGTERM + SIGCONT every group (a stopped process only acts on SIGTERM once continued), SIGKILL what
     is left after `grace` seconds, and reap the group leaders."""
-    with signals_deferred():  # a second Ctrl-C must not cut this short; it acts once every group is gone
+    with (
+        signals_deferred()
+    ):  # a second Ctrl-C must not cut this short; it acts once every group is gone
         for process in processes:
             signal_group(process, signal.SIGTERM)
             signal_group(process, signal.SIGCONT)
@@ -227,9 +255,19 @@ class CoRunHarness:
     which `measure` raises `RunTimeout`.
     """
 
-    def __init__(self, tasks: Sequence[TaskSpec], backend: CounterBackend, *, warmup: float, window: float,
-                 output=subprocess.DEVNULL, containment="auto", task_timeout: float | None = None,
-                 deadline: float | None = None, timeout: float | None = None):
+    def __init__(
+        self,
+        tasks: Sequence[TaskSpec],
+        backend: CounterBackend,
+        *,
+        warmup: float,
+        window: float,
+        output=subprocess.DEVNULL,
+        containment="auto",
+        task_timeout: float | None = None,
+        deadline: float | None = None,
+        timeout: float | None = None,
+    ):
         names = [task.name for task in tasks]
         if len(set(names)) != len(names):
             raise InputError(f"task names must be unique, got {names}", field="--task")
@@ -244,7 +282,7 @@ class CoRunHarness:
         self.ran_seconds = [0.0] * len(tasks)
         self._signals = contextlib.ExitStack()
 
-    def __enter__(self) -> "CoRunHarness":
+    def __enter__(self) -> CoRunHarness:
         from cosched.containment import open_containment
 
         self._signals.enter_context(termination_signals())  # SIGTERM/SIGHUP end the run like Ctrl-C
@@ -255,7 +293,9 @@ class CoRunHarness:
             else:
                 self.containment = self.containment_spec
             for task, status in zip(self.tasks, self.status):
-                with signals_deferred():  # a Ctrl-C inside the fork's at-fork hooks would be lost, not raised
+                with (
+                    signals_deferred()
+                ):  # a Ctrl-C inside the fork's at-fork hooks would be lost, not raised
                     handle = self.containment.start(
                         task.command,
                         name=task.name,
@@ -303,8 +343,13 @@ class CoRunHarness:
             if code is None or status.returncode is not None:
                 continue
             status.returncode = code
-            status.status = ("never-ran" if status.combinations_measured == 0
-                             else "exited" if code == 0 else "crashed")
+            status.status = (
+                "never-ran"
+                if status.combinations_measured == 0
+                else "exited"
+                if code == 0
+                else "crashed"
+            )
             status.message = _exit_text(code)
 
     def alive(self, index: int) -> bool:
@@ -353,9 +398,12 @@ class CoRunHarness:
         threads = dict.fromkeys(speeds, 0)
         for i in runnable:
             name = self.tasks[i].name
-            speeds[name], threads[name] = task_speed([r for r in before if r.task == name],
-                                                     [r for r in after if r.task == name],
-                                                     cpu_after[i] - cpu_before[i], elapsed)
+            speeds[name], threads[name] = task_speed(
+                [r for r in before if r.task == name],
+                [r for r in after if r.task == name],
+                cpu_after[i] - cpu_before[i],
+                elapsed,
+            )
         for i in members:
             if not self.alive(i):  # exited during the window: its speed is not a steady-state value
                 speeds[self.tasks[i].name] = float("nan")
@@ -404,11 +452,19 @@ def result_table(result: CombinationResult | None, tasks: Sequence[TaskSpec]):
     if result is None:
         return pd.DataFrame({column: [] for column in SPEED_COLUMNS})
     members = tasks_of(result.combination)
-    return pd.DataFrame({
-        "combination": result.combination, "members": "+".join(tasks[i].name for i in members),
-        "size": len(members), "task": list(result.speeds), "speed": list(result.speeds.values()),
-        "threads": [result.threads[t] for t in result.speeds], "start": result.start, "end": result.end,
-    }, columns=list(SPEED_COLUMNS))
+    return pd.DataFrame(
+        {
+            "combination": result.combination,
+            "members": "+".join(tasks[i].name for i in members),
+            "size": len(members),
+            "task": list(result.speeds),
+            "speed": list(result.speeds.values()),
+            "threads": [result.threads[t] for t in result.speeds],
+            "start": result.start,
+            "end": result.end,
+        },
+        columns=list(SPEED_COLUMNS),
+    )
 
 
 def result_samples(result: CombinationResult):
@@ -448,8 +504,16 @@ def measure_combinations(
     bar = tqdm(total=len(masks), unit="comb", disable=not progress, desc="measuring")
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
-        with CoRunHarness(tasks, backend, warmup=warmup, window=window, containment=containment,
-                          task_timeout=task_timeout, deadline=deadline, timeout=timeout) as harness:
+        with CoRunHarness(
+            tasks,
+            backend,
+            warmup=warmup,
+            window=window,
+            containment=containment,
+            task_timeout=task_timeout,
+            deadline=deadline,
+            timeout=timeout,
+        ) as harness:
             measurement.status = harness.status
             measurement.containment = harness.containment.name
             measurement.containment_limits = harness.containment.limits
@@ -462,8 +526,12 @@ def measure_combinations(
                 result = harness.measure(mask)
                 for _ in range(ALONE_ATTEMPTS - 1):
                     speed = next(iter(result.speeds.values()))
-                    if popcount(mask) != 1 or not np.isfinite(speed) or speed >= MIN_ALONE_SPEED \
-                            or not harness.alive(tasks_of(mask)[0]):
+                    if (
+                        popcount(mask) != 1
+                        or not np.isfinite(speed)
+                        or speed >= MIN_ALONE_SPEED
+                        or not harness.alive(tasks_of(mask)[0])
+                    ):
                         break
                     # near 0 alone: measure again before it becomes a divisor
                     result = harness.measure(mask)
@@ -494,5 +562,8 @@ def _check_started(harness: CoRunHarness, mask: int) -> None:
         never_measured = status.combinations_measured == 0 and status.status != "timed-out"
         if not harness.alive(i) and never_measured:
             task = harness.tasks[i]
-            raise TaskFailed(f"task {task.name!r} ended before it could be measured, "
-                             f"{_exit_text(status.returncode)}: {task.command}", field="--task")
+            raise TaskFailed(
+                f"task {task.name!r} ended before it could be measured, "
+                f"{_exit_text(status.returncode)}: {task.command}",
+                field="--task",
+            )

@@ -5,6 +5,7 @@ processes in each task's process group (one /proc scan and one time stamp per ca
 (formula (30), `cosched.measurement.probe`) never knows where the numbers came from. `open_backend("auto")` picks
 hardware counters when they work and says so when they do not.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -13,9 +14,10 @@ import fcntl
 import os
 import platform
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, NamedTuple, Protocol, Sequence
+from typing import NamedTuple, Protocol
 
 from cosched.errors import InputError
 
@@ -51,10 +53,23 @@ __all__ = [
 BACKEND_IPC_CPUTIME = "ipc×cputime"  # formula (30) with hardware instructions and cycles
 BACKEND_CPUTIME = "cputime"  # no hardware counters: formula (30) with the IPC factor dropped
 BACKEND_REPLAY = "replay"
-BACKEND_NAMES = ("auto", "perf", "cputime")  # what `open_backend` takes (auto: perf, else cputime with a reason)
+BACKEND_NAMES = (
+    "auto",
+    "perf",
+    "cputime",
+)  # what `open_backend` takes (auto: perf, else cputime with a reason)
 
-SYSCALL_PERF_EVENT_OPEN = {"x86_64": 298, "amd64": 298, "aarch64": 241, "arm64": 241, "i386": 336, "i686": 336,
-                           "ppc64le": 319, "s390x": 331, "riscv64": 241}
+SYSCALL_PERF_EVENT_OPEN = {
+    "x86_64": 298,
+    "amd64": 298,
+    "aarch64": 241,
+    "arm64": 241,
+    "i386": 336,
+    "i686": 336,
+    "ppc64le": 319,
+    "s390x": 331,
+    "riscv64": 241,
+}
 PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE = 0, 1
 PERF_COUNT_HW_CPU_CYCLES, PERF_COUNT_HW_INSTRUCTIONS = 0, 1
 PERF_COUNT_SW_TASK_CLOCK = 1
@@ -105,6 +120,7 @@ class CountersUnavailable(InputError):
 
 # --- procfs ------------------------------------------------------------------------------------------------
 
+
 def parse_stat(text: str) -> tuple[str, str, int, int, int]:
     """(comm, state, pgrp, utime ticks, stime ticks) of a /proc/.../stat line.
 
@@ -115,8 +131,8 @@ def parse_stat(text: str) -> tuple[str, str, int, int, int]:
     start = text.find("(")
     if start < 0 or close < start:
         raise ValueError(f"not a /proc stat line: {text[:80]!r}")
-    fields = text[close + 2:].split()  # fields 3.. of proc(5): state is fields[0]
-    return text[start + 1:close], fields[0], int(fields[2]), int(fields[11]), int(fields[12])
+    fields = text[close + 2 :].split()  # fields 3.. of proc(5): state is fields[0]
+    return text[start + 1 : close], fields[0], int(fields[2]), int(fields[11]), int(fields[12])
 
 
 def read_stat(path: str | os.PathLike) -> tuple[str, str, int, int, int] | None:
@@ -133,8 +149,9 @@ def group_threads(pgid: int, proc: str = "/proc") -> list[tuple[int, int]]:
     return groups_threads([pgid], proc)[pgid]
 
 
-def members_threads(groups: Mapping[str, "int | Sequence[int]"], proc: str = "/proc"
-                    ) -> dict[str, list[tuple[int, int]]]:
+def members_threads(
+    groups: Mapping[str, int | Sequence[int]], proc: str = "/proc"
+) -> dict[str, list[tuple[int, int]]]:
     """(pid, tid) of every live thread of each task, given as a process group id or as its member
     pids (a contained task: `cosched.containment.ContainedTask.pids`, which also sees processes that
     left the group)."""
@@ -205,17 +222,30 @@ class ProcfsCounters:
 
 # --- perf_event_open ---------------------------------------------------------------------------------------
 
+
 class PerfEventAttr(ctypes.Structure):
     """`struct perf_event_attr` up to PERF_ATTR_SIZE_VER5 (linux/perf_event.h); flags are one u64 bitfield."""
 
     _fields_ = [
-        ("type", ctypes.c_uint32), ("size", ctypes.c_uint32), ("config", ctypes.c_uint64),
-        ("sample_period", ctypes.c_uint64), ("sample_type", ctypes.c_uint64), ("read_format", ctypes.c_uint64),
-        ("flags", ctypes.c_uint64), ("wakeup_events", ctypes.c_uint32), ("bp_type", ctypes.c_uint32),
-        ("config1", ctypes.c_uint64), ("config2", ctypes.c_uint64), ("branch_sample_type", ctypes.c_uint64),
-        ("sample_regs_user", ctypes.c_uint64), ("sample_stack_user", ctypes.c_uint32),
-        ("clockid", ctypes.c_int32), ("sample_regs_intr", ctypes.c_uint64), ("aux_watermark", ctypes.c_uint32),
-        ("sample_max_stack", ctypes.c_uint16), ("reserved_2", ctypes.c_uint16),
+        ("type", ctypes.c_uint32),
+        ("size", ctypes.c_uint32),
+        ("config", ctypes.c_uint64),
+        ("sample_period", ctypes.c_uint64),
+        ("sample_type", ctypes.c_uint64),
+        ("read_format", ctypes.c_uint64),
+        ("flags", ctypes.c_uint64),
+        ("wakeup_events", ctypes.c_uint32),
+        ("bp_type", ctypes.c_uint32),
+        ("config1", ctypes.c_uint64),
+        ("config2", ctypes.c_uint64),
+        ("branch_sample_type", ctypes.c_uint64),
+        ("sample_regs_user", ctypes.c_uint64),
+        ("sample_stack_user", ctypes.c_uint32),
+        ("clockid", ctypes.c_int32),
+        ("sample_regs_intr", ctypes.c_uint64),
+        ("aux_watermark", ctypes.c_uint32),
+        ("sample_max_stack", ctypes.c_uint16),
+        ("reserved_2", ctypes.c_uint16),
     ]
 
 
@@ -237,32 +267,45 @@ def _unavailable(code: int, what: str) -> CountersUnavailable:
         return CountersUnavailable(
             f"{what}: the kernel has no such hardware event ({errno.errorcode.get(code, code)}); no hardware PMU "
             "is exposed, as on most virtual machines. Run on bare metal or a VM with a virtual PMU, or use the "
-            "'cputime' backend (speed without the IPC factor)", code)
+            "'cputime' backend (speed without the IPC factor)",
+            code,
+        )
     if code in (errno.EACCES, errno.EPERM):
         paranoid = perf_event_paranoid()
         return CountersUnavailable(
             f"{what}: permission denied ({errno.errorcode[code]}); kernel.perf_event_paranoid is {paranoid}. "
             "Per-thread user-space counting of your own processes needs a value <= 2 "
             "(sudo sysctl kernel.perf_event_paranoid=2, or 1), or CAP_PERFMON (Linux >= 5.8) / CAP_SYS_ADMIN "
-            "on the measuring process; inside containers the seccomp profile must allow perf_event_open", code)
+            "on the measuring process; inside containers the seccomp profile must allow perf_event_open",
+            code,
+        )
     return CountersUnavailable(f"{what}: perf_event_open failed ({os.strerror(code)})", code)
 
 
 def _syscall_number() -> int:
     machine = platform.machine().lower()
     if machine not in SYSCALL_PERF_EVENT_OPEN:
-        raise CountersUnavailable(f"perf_event_open syscall number unknown for architecture {machine}",
-                                  errno.ENOSYS)
+        raise CountersUnavailable(
+            f"perf_event_open syscall number unknown for architecture {machine}", errno.ENOSYS
+        )
     return SYSCALL_PERF_EVENT_OPEN[machine]
 
 
 def _open_event(event_type: int, config: int, tid: int, group_fd: int, leader: bool) -> int:
     attr = PerfEventAttr()
     attr.type, attr.size, attr.config = event_type, PERF_ATTR_SIZE_VER5, config
-    attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING
+    attr.read_format = (
+        PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING
+    )
     attr.flags = ATTR_EXCLUDE_KERNEL | ATTR_EXCLUDE_HV | (ATTR_DISABLED if leader else 0)
-    fd = _libc.syscall(_syscall_number(), ctypes.byref(attr), ctypes.c_int(tid), ctypes.c_int(-1),
-                       ctypes.c_int(group_fd), ctypes.c_ulong(PERF_FLAG_FD_CLOEXEC))
+    fd = _libc.syscall(
+        _syscall_number(),
+        ctypes.byref(attr),
+        ctypes.c_int(tid),
+        ctypes.c_int(-1),
+        ctypes.c_int(group_fd),
+        ctypes.c_ulong(PERF_FLAG_FD_CLOEXEC),
+    )
     if fd < 0:
         code = ctypes.get_errno()
         raise _unavailable(code, f"perf_event_open(type={event_type}, config={config}, tid={tid})")
@@ -282,7 +325,9 @@ class PerfEventGroup:
         try:
             for event_type, config in events:
                 leader = not self.fds
-                self.fds.append(_open_event(event_type, config, tid, -1 if leader else self.fds[0], leader))
+                self.fds.append(
+                    _open_event(event_type, config, tid, -1 if leader else self.fds[0], leader)
+                )
             fcntl.ioctl(self.fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP)
         except BaseException:
             self.close()
@@ -294,7 +339,7 @@ class PerfEventGroup:
         raw = os.read(self.fds[0], 8 * (3 + count))
         words = memoryview(raw).cast("Q")
         nr, enabled, running = words[0], words[1], words[2]
-        return [scale_count(v, enabled, running) for v in words[3:3 + nr]], enabled, running
+        return [scale_count(v, enabled, running) for v in words[3 : 3 + nr]], enabled, running
 
     def disable(self) -> None:
         fcntl.ioctl(self.fds[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP)
@@ -305,7 +350,10 @@ class PerfEventGroup:
         self.fds = []
 
 
-HARDWARE_EVENTS = ((PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES), (PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS))
+HARDWARE_EVENTS = (
+    (PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES),
+    (PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS),
+)
 
 
 class PerfCounters:
@@ -363,6 +411,7 @@ class PerfCounters:
 
 # --- recorded samples --------------------------------------------------------------------------------------
 
+
 def load_samples(path: str | os.PathLike):
     """Recorded readings (CSV, JSON records or Parquet) as a DataFrame with `SAMPLE_COLUMNS`, counts scaled.
 
@@ -383,6 +432,7 @@ def load_samples(path: str | os.PathLike):
             from io import StringIO
 
             from cosched.inputs import read_text
+
             text = StringIO(read_text(path))
             frame = pd.read_json(text, orient="records") if suffix == ".json" else pd.read_csv(text)
     except InputError:
@@ -392,7 +442,9 @@ def load_samples(path: str | os.PathLike):
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror or error}", source=source) from None
     except (ValueError, pd.errors.ParserError) as error:
-        raise InputError(f"cannot parse recorded samples ({' '.join(str(error).split())})", source=source) from None
+        raise InputError(
+            f"cannot parse recorded samples ({' '.join(str(error).split())})", source=source
+        ) from None
     for column in ("time", "task", "tid", "cputime"):
         if column not in frame.columns:
             raise InputError("missing column", source=source, field=column)
@@ -401,28 +453,46 @@ def load_samples(path: str | os.PathLike):
     for column in ("instructions", "cycles"):
         if column not in frame.columns:
             frame[column] = np.nan
-    numeric = ["time", "pid", "tid", "cputime", "instructions", "cycles", "time_enabled", "time_running"]
+    numeric = [
+        "time",
+        "pid",
+        "tid",
+        "cputime",
+        "instructions",
+        "cycles",
+        "time_enabled",
+        "time_running",
+    ]
     for column in (c for c in numeric if c in frame.columns):
         values = pd.to_numeric(frame[column], errors="coerce")
         bad = values.isna() & frame[column].notna()
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(f"not a number: {frame[column].iloc[row]!r}", source=source, field=column,
-                             line=row + 2 if suffix not in (".json", ".parquet") else None)
+            raise InputError(
+                f"not a number: {frame[column].iloc[row]!r}",
+                source=source,
+                field=column,
+                line=row + 2 if suffix not in (".json", ".parquet") else None,
+            )
         frame[column] = values
     if frame[["time", "tid", "cputime"]].isna().any().any():
         raise InputError("time, tid and cputime must be present in every row", source=source)
     _check_cumulative(frame, source, line_offset=None if suffix in (".json", ".parquet") else 2)
     if "time_enabled" in frame.columns and "time_running" in frame.columns:
-        factor = np.where(frame["time_running"] > 0, frame["time_enabled"] / frame["time_running"].where(
-            frame["time_running"] > 0, 1), 0.0)
+        factor = np.where(
+            frame["time_running"] > 0,
+            frame["time_enabled"] / frame["time_running"].where(frame["time_running"] > 0, 1),
+            0.0,
+        )
         frame["instructions"] = frame["instructions"] * factor
         frame["cycles"] = frame["cycles"] * factor
     frame["task"] = frame["task"].astype(str)
     frame["pid"] = frame["pid"].astype(np.int64)
     frame["tid"] = frame["tid"].astype(np.int64)
     extra = ["combination"] if "combination" in frame.columns else []
-    return frame[extra + list(SAMPLE_COLUMNS)].sort_values(["task", "time", "tid"], ignore_index=True)
+    return frame[extra + list(SAMPLE_COLUMNS)].sort_values(
+        ["task", "time", "tid"], ignore_index=True
+    )
 
 
 def _check_cumulative(frame, source: str, line_offset: int | None) -> None:
@@ -437,10 +507,17 @@ def _check_cumulative(frame, source: str, line_offset: int | None) -> None:
         bad = same_thread & ((step <= 0) if column == "time" else (step < 0))
         if bad.any():
             row = int(ordered.index[np.flatnonzero(bad)[0]])
-            rule = "time stamps of a thread must increase" if column == "time" else \
-                "cumulative readings of a thread must not decrease"
-            raise InputError(rule, source=source, field=column,
-                             line=row + line_offset if line_offset is not None else None)
+            rule = (
+                "time stamps of a thread must increase"
+                if column == "time"
+                else "cumulative readings of a thread must not decrease"
+            )
+            raise InputError(
+                rule,
+                source=source,
+                field=column,
+                line=row + line_offset if line_offset is not None else None,
+            )
 
 
 @dataclass
@@ -451,12 +528,14 @@ class ReplayCounters:
     name: str = BACKEND_REPLAY
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike) -> "ReplayCounters":
+    def from_file(cls, path: str | os.PathLike) -> ReplayCounters:
         return cls(load_samples(path))
 
     def __post_init__(self):
-        self._steps = {task: [rows for _, rows in group.groupby("time", sort=True)]
-                       for task, group in self.frame.groupby("task", sort=False)}
+        self._steps = {
+            task: [rows for _, rows in group.groupby("time", sort=True)]
+            for task, group in self.frame.groupby("task", sort=False)
+        }
         self._cursor = {task: 0 for task in self._steps}
 
     def read(self, groups: Mapping[str, int]) -> list[ThreadReading]:
@@ -487,4 +566,6 @@ def open_backend(name: str = "auto", proc: str = "/proc") -> tuple[CounterBacken
             return ProcfsCounters(proc), str(error)
     if name == "cputime":
         return ProcfsCounters(proc), "cputime backend requested"
-    raise InputError(f"unknown counter backend {name!r} ({', '.join(BACKEND_NAMES)})", field="backend")
+    raise InputError(
+        f"unknown counter backend {name!r} ({', '.join(BACKEND_NAMES)})", field="backend"
+    )

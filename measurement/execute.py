@@ -9,14 +9,15 @@ divided by their speeds alone (002 §3) and handed to the strategy's `observe`. 
 `cosched.strategies.schedule.drive`, the one the simulated runs use: `LivePlant` plugs the harness
 into it, so the strategy sees speeds only for the combination that ran.
 """
+
 from __future__ import annotations
 
 import os
 import select
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -41,9 +42,22 @@ __all__ = [
     "PHASES",
 ]
 
-STEP_COLUMNS = ("step", "phase", "combination", "members", "start", "end", "task", "speed", "normalised_speed",
-                "exited")
-PHASES = ("premeasure", "strategy")  # a window per candidate before the strategy starts, then its own steps
+STEP_COLUMNS = (
+    "step",
+    "phase",
+    "combination",
+    "members",
+    "start",
+    "end",
+    "task",
+    "speed",
+    "normalised_speed",
+    "exited",
+)
+PHASES = (
+    "premeasure",
+    "strategy",
+)  # a window per candidate before the strategy starts, then its own steps
 # killed: running when the run ended early
 TASK_STATES = ("waiting", "completed", "crashed", "killed", "timed-out")
 
@@ -105,12 +119,14 @@ class ExecutionHarness(CoRunHarness):
         self.steps_run = [0] * len(tasks)
         self.origin: float | None = None  # monotonic time of the first continue
         self._pidfds: dict[int, int] = {}  # fd -> task index, for tasks not yet exited
-        self._threads = [1] * len(tasks)  # threads that ran in a task's latest step (for exit speeds)
+        self._threads = [1] * len(
+            tasks
+        )  # threads that ran in a task's latest step (for exit speeds)
         # each task's latest reading, taken while it was frozen
         self._last: dict[str, list[ThreadReading]] = {}
         self._cpu: dict[int, float] = {}  # each task's CPU time at its latest reading
 
-    def __enter__(self) -> "ExecutionHarness":
+    def __enter__(self) -> ExecutionHarness:
         super().__enter__()
         try:
             for i, handle in enumerate(self.handles):
@@ -150,7 +166,11 @@ class ExecutionHarness(CoRunHarness):
     def _record(self, i: int, state: str, code: int | None, message: str) -> None:
         status = self.status[i]
         self.status_names[i] = status.status = state
-        status.returncode, status.message, status.combinations_measured = code, message, self.steps_run[i]
+        status.returncode, status.message, status.combinations_measured = (
+            code,
+            message,
+            self.steps_run[i],
+        )
 
     def _reap(self, fds: Sequence[int], now: float) -> list[int]:
         """Reap the commands whose pidfd is readable; returns their task indices."""
@@ -276,8 +296,12 @@ def normalised_speeds(step: Step, names: Sequence[str], ideal: np.ndarray) -> np
     return speeds
 
 
-def premeasure(harness: ExecutionHarness, masks: Sequence[int], window: float,
-               on_step: Callable[[Step], None] | None = None) -> list[Step]:
+def premeasure(
+    harness: ExecutionHarness,
+    masks: Sequence[int],
+    window: float,
+    on_step: Callable[[Step], None] | None = None,
+) -> list[Step]:
     """Run each combination of `masks` whose members are all still running for one `window` (its speeds)."""
     steps = []
     for mask in masks:
@@ -295,8 +319,13 @@ class LivePlant:
     each decision runs on the harness; its measured speeds, normalised by `ideal` (absolute speeds
     alone), are what the strategy observes."""
 
-    def __init__(self, harness, names: Sequence[str], ideal: np.ndarray,
-                 on_step: Callable[[Step], None] | None = None):
+    def __init__(
+        self,
+        harness,
+        names: Sequence[str],
+        ideal: np.ndarray,
+        on_step: Callable[[Step], None] | None = None,
+    ):
         self.harness, self.names, self.ideal, self.on_step = harness, list(names), ideal, on_step
         self.steps: list[Step] = []
 
@@ -313,9 +342,16 @@ class LivePlant:
         return Outcome(step.duration, speeds, step.finished)
 
 
-def run_online(harness: ExecutionHarness, strategy: OnlineStrategy, instance: Instance, ideal: np.ndarray, *,
-               seed: int | None = None, max_steps: int | None = None,
-               on_step: Callable[[Step], None] | None = None) -> list[Step]:
+def run_online(
+    harness: ExecutionHarness,
+    strategy: OnlineStrategy,
+    instance: Instance,
+    ideal: np.ndarray,
+    *,
+    seed: int | None = None,
+    max_steps: int | None = None,
+    on_step: Callable[[Step], None] | None = None,
+) -> list[Step]:
     """Drive `strategy` on the harness's tasks until every task has exited; returns the steps it ran.
 
     `instance` is what the strategy may know (its combinations; the speeds for FCS); the work is hidden, as in
@@ -331,10 +367,23 @@ def step_rows(index: int, step: Step, names: Sequence[str], ideal: np.ndarray | 
     members = "+".join(names[i] for i in tasks_of(step.combination))
     normalised = normalised_speeds(step, names, ideal) if ideal is not None else None
     position = {name: i for i, name in enumerate(names)}
-    return [{"step": index, "phase": step.phase, "combination": step.combination, "members": members,
-             "start": step.start, "end": step.end, "task": name, "speed": speed,
-             "normalised_speed": float(normalised[position[name]]) if normalised is not None else float("nan"),
-             "exited": bool(step.finished >> position[name] & 1)} for name, speed in step.speeds.items()]
+    return [
+        {
+            "step": index,
+            "phase": step.phase,
+            "combination": step.combination,
+            "members": members,
+            "start": step.start,
+            "end": step.end,
+            "task": name,
+            "speed": speed,
+            "normalised_speed": float(normalised[position[name]])
+            if normalised is not None
+            else float("nan"),
+            "exited": bool(step.finished >> position[name] & 1),
+        }
+        for name, speed in step.speeds.items()
+    ]
 
 
 def steps_table(steps: Sequence[Step], names: Sequence[str], ideal: np.ndarray | None):

@@ -25,8 +25,8 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from cosched.measurement.heatmap_spec import render
 

@@ -469,7 +469,9 @@ def _outcome(future, run: PlannedMeasurement) -> dict:
     return outcome
 
 
-def _row(run: PlannedMeasurement, attempt: int, taken: list[PoolNode], when: str, outcome: dict) -> dict:
+def _row(
+    run: PlannedMeasurement, attempt: int, taken: list[PoolNode], when: str, outcome: dict
+) -> dict:
     times = list(outcome["times"]) + [None, None]
     message = (
         " ".join(outcome["output"].split())[-MESSAGE_CHARS:] if outcome["status"] != "ok" else ""

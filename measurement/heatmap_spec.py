@@ -383,7 +383,8 @@ def local_nodes(count: int, cpus: list[int] | None = None) -> list[PoolNode]:
         )
     size = len(cpus) // count
     return [
-        PoolNode(f"local{i}", tuple(cpus[i * size : (i + 1) * size]), local=True) for i in range(count)
+        PoolNode(f"local{i}", tuple(cpus[i * size : (i + 1) * size]), local=True)
+        for i in range(count)
     ]
 
 

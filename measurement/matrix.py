@@ -5,10 +5,11 @@ model's constraints through noise: a co-run speed above the ideal one is clipped
 monotonicity (constraint (1)) is reported, and optionally removed by capping each speed at the minimum over
 its one-task-smaller sub-combinations (the construction of the §8 generator), which yields a monotone matrix.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -39,8 +40,15 @@ class MeasuredMatrix:
             "speeds_clipped_to_1": self.clipped,
             "monotone_projection": self.projected,
             "monotonicity_violations": [
-                {"task": self.instance.tasks[v.task], "subset": names(v.subset), "superset": names(v.superset),
-                 "subset_speed": v.subset_speed, "superset_speed": v.superset_speed} for v in self.violations],
+                {
+                    "task": self.instance.tasks[v.task],
+                    "subset": names(v.subset),
+                    "superset": names(v.superset),
+                    "subset_speed": v.subset_speed,
+                    "superset_speed": v.superset_speed,
+                }
+                for v in self.violations
+            ],
         }
 
 
@@ -65,12 +73,15 @@ def cap_monotone(instance: Instance) -> Instance:
             sub = instance.index(instance.combinations[has] ^ (1 << bit))
             present = sub >= 0
             has, sub = has[present], sub[present]
-            speeds[:, has] = np.where(member[:, sub], np.minimum(speeds[:, has], speeds[:, sub]), speeds[:, has])
+            speeds[:, has] = np.where(
+                member[:, sub], np.minimum(speeds[:, has], speeds[:, sub]), speeds[:, has]
+            )
     return Instance(instance.work, instance.combinations, speeds, instance.tasks)
 
 
-def measured_instance(names: Sequence[str], table, work: Sequence[float] | None = None,
-                      project: bool = False) -> MeasuredMatrix:
+def measured_instance(
+    names: Sequence[str], table, work: Sequence[float] | None = None, project: bool = False
+) -> MeasuredMatrix:
     """Instance of the combinations whose members all have a finite measured speed.
 
     `table` has columns combination (bitmask over `names`), task, speed (absolute). Tasks without a positive
@@ -88,10 +99,16 @@ def measured_instance(names: Sequence[str], table, work: Sequence[float] | None 
     column = np.searchsorted(masks, valid["combination"].to_numpy(dtype=np.int64))
     speeds[[position[t] for t in valid["task"]], column] = valid["speed"].to_numpy(dtype=float)
     alone = np.searchsorted(masks, 1 << np.arange(n, dtype=np.int64))
-    has_alone = (alone < masks.size) & (masks[np.minimum(alone, masks.size - 1)] == 1 << np.arange(n)) \
-        if masks.size else np.zeros(n, dtype=bool)
-    ideal = np.where(has_alone, speeds[np.arange(n), np.minimum(alone, max(masks.size - 1, 0))]
-                     if masks.size else 0.0, 0.0)
+    has_alone = (
+        (alone < masks.size) & (masks[np.minimum(alone, masks.size - 1)] == 1 << np.arange(n))
+        if masks.size
+        else np.zeros(n, dtype=bool)
+    )
+    ideal = np.where(
+        has_alone,
+        speeds[np.arange(n), np.minimum(alone, max(masks.size - 1, 0))] if masks.size else 0.0,
+        0.0,
+    )
     # no divisor: a speed near 0 alone would inflate every other speed
     unusable = ideal < MIN_ALONE_SPEED
     dropped = {
@@ -118,9 +135,19 @@ def measured_instance(names: Sequence[str], table, work: Sequence[float] | None 
     speeds = speeds[np.ix_(keep, columns)] / ideal[keep, None]  # 002 §3: speed alone = 1
     clipped = int((speeds > 1).sum())
     work_vector = np.ones(keep.size) if work is None else np.asarray(work, dtype=float)[keep]
-    instance = Instance(work_vector, compress_masks(masks[columns], keep), np.minimum(speeds, 1.0),
-                        tuple(names[i] for i in keep))
+    instance = Instance(
+        work_vector,
+        compress_masks(masks[columns], keep),
+        np.minimum(speeds, 1.0),
+        tuple(names[i] for i in keep),
+    )
     if project:
         instance = cap_monotone(instance)
-    return MeasuredMatrix(instance, {names[i]: float(ideal[i]) for i in keep}, dropped, clipped,
-                          monotonicity_violations(instance, limit=VIOLATION_LIMIT), project)
+    return MeasuredMatrix(
+        instance,
+        {names[i]: float(ideal[i]) for i in keep},
+        dropped,
+        clipped,
+        monotonicity_violations(instance, limit=VIOLATION_LIMIT),
+        project,
+    )

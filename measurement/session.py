@@ -10,6 +10,7 @@ over. The derived files (instance.json, heatmap.csv, plots, report.json) are rew
 run; one a run does not write (plots with `plots=False` or after an interruption) is removed, never left
 stale.
 """
+
 from __future__ import annotations
 
 import io
@@ -17,30 +18,51 @@ import json
 import os
 import re
 import signal
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from cosched.errors import InputError
+from cosched.measurement.corun import (
+    SPEED_COLUMNS,
+    TaskSpec,
+    combination_set,
+    measure_combinations,
+    result_samples,
+    result_table,
+)
+from cosched.measurement.counters import CounterBackend
+from cosched.measurement.matrix import measured_instance
 from cosched.outputs import atomic_path
 from cosched.processes import signals_deferred
 from cosched.rerun import FORCE_HINT, claim_output, json_key
-from cosched.measurement.corun import (SPEED_COLUMNS, TaskSpec, combination_set, measure_combinations, result_samples,
-                               result_table)
-from cosched.measurement.counters import CounterBackend
-from cosched.measurement.matrix import measured_instance
 from cosched.theory.instance import save_instance
 from cosched.theory.lattice import mask_of, popcount
 
 __all__ = ["measure_to_directory", "OUTPUT_FILES", "run_key"]
 
 CONFIG = "config.json"
-DERIVED = ("instance.json", "heatmap.csv", "plots/heatmap.png", "plots/speed_by_size.png",  # rewritten or removed
-           "heatmap.png", "speed_by_size.png")  # every run (the last two: where plots went before DIR/plots/)
-OUTPUT_FILES = ("instance.json", "heatmap.csv", "samples.csv", "speeds.csv", "report.json", "plots", "heatmap.png",
-                "speed_by_size.png", CONFIG)
+DERIVED = (
+    "instance.json",
+    "heatmap.csv",
+    "plots/heatmap.png",
+    "plots/speed_by_size.png",  # rewritten or removed
+    "heatmap.png",
+    "speed_by_size.png",
+)  # every run (the last two: where plots went before DIR/plots/)
+OUTPUT_FILES = (
+    "instance.json",
+    "heatmap.csv",
+    "samples.csv",
+    "speeds.csv",
+    "report.json",
+    "plots",
+    "heatmap.png",
+    "speed_by_size.png",
+    CONFIG,
+)
 _KERNEL_LIFETIME = re.compile(r"(\s--seconds\s+)\S+")
 
 
@@ -48,11 +70,16 @@ def run_key(tasks: Sequence[TaskSpec], warmup: float, window: float, backend: st
     """What determines a measured row: the resume key stored as config.json.
 
     A bundled kernel's `--seconds` (its lifetime, sized from the number of combinations) is left out."""
+
     def command(text: str) -> str:
         return _KERNEL_LIFETIME.sub(r"\1*", text) if "cosched.measurement.kernels" in text else text
 
-    return {"tasks": {task.name: command(task.command) for task in tasks}, "warmup": float(warmup),
-            "window": float(window), "backend": backend}
+    return {
+        "tasks": {task.name: command(task.command) for task in tasks},
+        "warmup": float(warmup),
+        "window": float(window),
+        "backend": backend,
+    }
 
 
 def _append(frame, path: Path) -> None:
@@ -66,7 +93,7 @@ def _read_rows(path: Path):
     if not path.exists():
         return None, False
     text = path.read_text()
-    whole = text[:text.rfind("\n") + 1]
+    whole = text[: text.rfind("\n") + 1]
     if not whole.strip():
         return None, whole != text
     try:
@@ -89,25 +116,46 @@ def _restore(out: Path, tasks: Sequence[TaskSpec]):
         return None
     missing = [column for column in SPEED_COLUMNS if column not in table.columns]
     if missing:
-        raise InputError(f"cannot resume: missing column; {FORCE_HINT}", source=str(speeds_path), field=missing[0])
+        raise InputError(
+            f"cannot resume: missing column; {FORCE_HINT}",
+            source=str(speeds_path),
+            field=missing[0],
+        )
     names = [task.name for task in tasks]
     table["task"] = table["task"].astype(str)
     unknown = sorted(set(table["task"]) - set(names))
     if unknown:
-        raise InputError(f"cannot resume: tasks {unknown} are not in this run ({names})", source=str(speeds_path),
-                         field="task")
+        raise InputError(
+            f"cannot resume: tasks {unknown} are not in this run ({names})",
+            source=str(speeds_path),
+            field="task",
+        )
     stored = table["combination"].to_numpy(dtype=np.int64)
-    table["combination"] = [mask_of(names.index(name) for name in str(members).split("+"))
-                            for members in table["members"]]
-    renumber = dict(zip(stored.tolist(), table["combination"].tolist()))  # earlier numbering -> this run's
+    table["combination"] = [
+        mask_of(names.index(name) for name in str(members).split("+"))
+        for members in table["members"]
+    ]
+    renumber = dict(
+        zip(stored.tolist(), table["combination"].tolist())
+    )  # earlier numbering -> this run's
     finite = np.isfinite(table["speed"].to_numpy(dtype=float))
-    per = table.assign(finite=finite).groupby("combination").agg(rows=("task", "nunique"), ok=("finite", "all"))
-    complete = per.index[(per["rows"].to_numpy() == popcount(per.index.to_numpy(dtype=np.int64)))
-                         & per["ok"].to_numpy()]
-    kept = table[table["combination"].isin(complete)].drop_duplicates(["combination", "task"], keep="first")
+    per = (
+        table.assign(finite=finite)
+        .groupby("combination")
+        .agg(rows=("task", "nunique"), ok=("finite", "all"))
+    )
+    complete = per.index[
+        (per["rows"].to_numpy() == popcount(per.index.to_numpy(dtype=np.int64)))
+        & per["ok"].to_numpy()
+    ]
+    kept = table[table["combination"].isin(complete)].drop_duplicates(
+        ["combination", "task"], keep="first"
+    )
     renumbered = any(old != new for old, new in renumber.items())
     if cut or renumbered or len(kept) < len(table):
-        with atomic_path(speeds_path) as tmp:  # only the complete combinations, in this run's numbering
+        with atomic_path(
+            speeds_path
+        ) as tmp:  # only the complete combinations, in this run's numbering
             kept.to_csv(tmp, index=False, columns=list(SPEED_COLUMNS))
     samples, samples_cut = _read_rows(samples_path)
     if samples is not None and "combination" in samples.columns:
@@ -115,7 +163,9 @@ def _restore(out: Path, tasks: Sequence[TaskSpec]):
         inside = mapped.isin(complete).to_numpy()
         if samples_cut or renumbered or not inside.all():
             with atomic_path(samples_path) as tmp:
-                samples[inside].assign(combination=mapped[inside].astype(np.int64)).to_csv(tmp, index=False)
+                samples[inside].assign(combination=mapped[inside].astype(np.int64)).to_csv(
+                    tmp, index=False
+                )
     return kept
 
 
@@ -123,12 +173,26 @@ def _iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
 
 
-def measure_to_directory(tasks: Sequence[TaskSpec], out: str | os.PathLike, backend: CounterBackend, *,
-                         combinations: str = "pairs", warmup: float = 0.5, window: float = 2.0,
-                         seed: int | None = None, work: Sequence[float] | None = None, project: bool = False,
-                         resume: bool = True, force: bool = False, fallback_reason: str | None = None,
-                         progress: bool = True, plots: bool = True, containment="auto",
-                         task_timeout: float | None = None, timeout: float | None = None) -> dict:
+def measure_to_directory(
+    tasks: Sequence[TaskSpec],
+    out: str | os.PathLike,
+    backend: CounterBackend,
+    *,
+    combinations: str = "pairs",
+    warmup: float = 0.5,
+    window: float = 2.0,
+    seed: int | None = None,
+    work: Sequence[float] | None = None,
+    project: bool = False,
+    resume: bool = True,
+    force: bool = False,
+    fallback_reason: str | None = None,
+    progress: bool = True,
+    plots: bool = True,
+    containment="auto",
+    task_timeout: float | None = None,
+    timeout: float | None = None,
+) -> dict:
     """Measure `tasks` in the combinations named by `combinations`; returns the report also written to
     `out/report.json` (its `interrupted` / `interrupted_by` say whether Ctrl-C / SIGTERM cut the run
     short, or "timeout" when the run went past `timeout` seconds).
@@ -146,8 +210,14 @@ def measure_to_directory(tasks: Sequence[TaskSpec], out: str | os.PathLike, back
     del resume  # the rerun rule decides: the same configuration always resumes
     out = Path(out)
     key = run_key(tasks, warmup, window, backend.name)
-    resuming = claim_output(out, command="measure", key_file=CONFIG, owned=OUTPUT_FILES, matches=json_key(key),
-                            force=force)
+    resuming = claim_output(
+        out,
+        command="measure",
+        key_file=CONFIG,
+        owned=OUTPUT_FILES,
+        matches=json_key(key),
+        force=force,
+    )
     out.mkdir(parents=True, exist_ok=True)
     speeds_path, samples_path = out / "speeds.csv", out / "samples.csv"
     names = [task.name for task in tasks]
@@ -238,31 +308,54 @@ def measure_to_directory(tasks: Sequence[TaskSpec], out: str | os.PathLike, back
         if matrix is not None:
             report.update(matrix.report())
             save_instance(matrix.instance, out / "instance.json")
-            procs = [max(1, int(table.loc[(table["size"] == 1) & (table["task"] == name), "threads"].max()))
-                     for name in matrix.instance.tasks]
+            procs = [
+                max(
+                    1,
+                    int(table.loc[(table["size"] == 1) & (table["task"] == name), "threads"].max()),
+                )
+                for name in matrix.instance.tasks
+            ]
             heatmap = heatmap_from_instance(matrix.instance, procs=procs)
             write_heatmap(heatmap, out / "heatmap.csv")
             written.update({"instance.json", "heatmap.csv"})
             report["files"].update({"instance": "instance.json", "heatmap": "heatmap.csv"})
-            if plots and interrupted_by is None:  # an interrupted run ends at once: the rerun draws them
+            if (
+                plots and interrupted_by is None
+            ):  # an interrupted run ends at once: the rerun draws them
                 from cosched.measurement.plots import plot_speed_by_size
 
-                (out / "plots").mkdir(exist_ok=True)  # plots by one rule: DIR/plots/ (docs/cli-conventions.md)
+                (out / "plots").mkdir(
+                    exist_ok=True
+                )  # plots by one rule: DIR/plots/ (docs/cli-conventions.md)
                 plot_heatmap(heatmap, out / "plots" / "heatmap.png")
-                plot_speed_by_size(matrix.instance, out / "plots" / "speed_by_size.png", measurement.backend)
+                plot_speed_by_size(
+                    matrix.instance, out / "plots" / "speed_by_size.png", measurement.backend
+                )
                 written.update({"plots/heatmap.png", "plots/speed_by_size.png"})
-                report["files"].update({"heatmap_plot": "plots/heatmap.png",
-                                        "speed_by_size_plot": "plots/speed_by_size.png"})
-    except KeyboardInterrupt as error:  # Ctrl-C / SIGTERM while writing the derived files: finish quickly
-        interrupted_by = interrupted_by or signal.Signals(getattr(error, "signum", signal.SIGINT)).name
+                report["files"].update(
+                    {
+                        "heatmap_plot": "plots/heatmap.png",
+                        "speed_by_size_plot": "plots/speed_by_size.png",
+                    }
+                )
+    except (
+        KeyboardInterrupt
+    ) as error:  # Ctrl-C / SIGTERM while writing the derived files: finish quickly
+        interrupted_by = (
+            interrupted_by or signal.Signals(getattr(error, "signum", signal.SIGINT)).name
+        )
     with signals_deferred():
         for name in DERIVED:  # a file this run did not write would describe other rows
             if name not in written:
                 (out / name).unlink(missing_ok=True)
         if (out / "plots").is_dir() and not any((out / "plots").iterdir()):
             (out / "plots").rmdir()
-        report["files"] = {label: name for label, name in report["files"].items() if name in written}
-        report["files"].update({"speeds": "speeds.csv", "samples": "samples.csv", "report": "report.json"})
+        report["files"] = {
+            label: name for label, name in report["files"].items() if name in written
+        }
+        report["files"].update(
+            {"speeds": "speeds.csv", "samples": "samples.csv", "report": "report.json"}
+        )
         report["interrupted"], report["interrupted_by"] = interrupted_by is not None, interrupted_by
         with atomic_path(out / "report.json") as tmp:
             tmp.write_text(json.dumps(report, indent=2, default=float))
