@@ -16,6 +16,7 @@ suppressed; a test module may set its own counts and suppressions:
     CAMPAIGN_EXAMPLES = {"quick": 120, "long": 3000}
     SUPPRESSED_HEALTH_CHECKS = list(HealthCheck)
 """
+
 from __future__ import annotations
 
 import os
@@ -27,10 +28,16 @@ CAMPAIGN_EXAMPLES = {"quick": 50, "long": int(os.environ.get("FUZZ_EXAMPLES", "1
 SUPPRESSED_HEALTH_CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 
-@pytest.fixture(params=[pytest.param("quick", id="quick"),
-                        pytest.param("long", id="long", marks=pytest.mark.fuzz)])
+@pytest.fixture(
+    params=[
+        pytest.param("quick", id="quick"),
+        pytest.param("long", id="long", marks=pytest.mark.fuzz),
+    ]
+)
 def campaign(request) -> settings:
     """The hypothesis settings of the quick or the long campaign, for the requesting test module."""
     examples = getattr(request.module, "CAMPAIGN_EXAMPLES", CAMPAIGN_EXAMPLES)[request.param]
     suppressed = getattr(request.module, "SUPPRESSED_HEALTH_CHECKS", SUPPRESSED_HEALTH_CHECKS)
-    return settings(max_examples=examples, deadline=None, database=None, suppress_health_check=suppressed)
+    return settings(
+        max_examples=examples, deadline=None, database=None, suppress_health_check=suppressed
+    )
