@@ -7,6 +7,7 @@ with the thesis preset's (`--missing-pair mean --alone-speedup max --reserve old
 
     python benchmarks/bench_fidelity.py --repeat 3
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,15 +33,18 @@ def main() -> None:
     from cosched.simulator.engine import simulate
     from cosched.simulator.generate import ApplicationSeed, generate_workload
     from cosched.simulator.platform import PRESETS
-    from cosched.simulator.thesis_tables import THESIS_COSCHEDULERS
     from cosched.simulator.schedulers import make_scheduler
+    from cosched.simulator.thesis_tables import THESIS_COSCHEDULERS
     from cosched.theory.heatmap import read_heatmap
 
     warnings.simplefilter("ignore")
     heatmap = read_heatmap("aris-nas", default=1.0)
     workload = generate_workload(ApplicationSeed.from_heatmap(heatmap), 1000, rng_seed=1)
     platform = PRESETS["aris"]
-    variants = {"default": ({}, None), "thesis": ({"missing_pair": "mean", "reserve": "oldest"}, "max")}
+    variants = {
+        "default": ({}, None),
+        "thesis": ({"missing_pair": "mean", "reserve": "oldest"}, "max"),
+    }
     print(f"1000 jobs (batch), ARIS 420 x 20 cores, aris-nas; median of {args.repeat}")
     print("| scheduler | default [s] | thesis options [s] | thesis / default |")
     print("|---|---:|---:|---:|")
@@ -48,9 +52,19 @@ def main() -> None:
         wall = {}
         for variant, (options, alone) in variants.items():
             wall[variant] = median_time(
-                lambda: simulate(workload, platform, make_scheduler(name, **options), heatmap=heatmap,
-                                 alone_speedup=alone, use_run_times=True), args.repeat)
-        print(f"| {name} | {wall['default']:.3f} | {wall['thesis']:.3f} | {wall['thesis'] / wall['default']:.2f} |")
+                lambda: simulate(
+                    workload,
+                    platform,
+                    make_scheduler(name, **options),
+                    heatmap=heatmap,
+                    alone_speedup=alone,
+                    use_run_times=True,
+                ),
+                args.repeat,
+            )
+        print(
+            f"| {name} | {wall['default']:.3f} | {wall['thesis']:.3f} | {wall['thesis'] / wall['default']:.2f} |"
+        )
 
 
 if __name__ == "__main__":
