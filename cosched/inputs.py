@@ -1,20 +1,21 @@
 """The one policy for reading input files and checking the numbers in them.
 
-Every reader of a text input (SWF and CSV workloads, heatmap CSVs, platform and application-seed JSON) gets its
-text from `read_text` (JSON: `parse_json`) and checks its numeric fields with `check_number` (one value) or
-`check_columns` (the columns of a table, errors naming the row's line); ids are `check_unique`. All raise
-`InputError` naming the file, the line and the field, so the CLI prints one line and exits 2 instead of a
-traceback or a silently wrong result.
+Every reader of a text input (SWF and CSV workloads, heatmap CSVs, platform and application-seed
+JSON) gets its text from `read_text` (JSON: `parse_json`) and checks its numeric fields with
+`check_number` (one value) or `check_columns` (the columns of a table, errors naming the row's
+line); ids are `check_unique`. All raise `InputError` naming the file, the line and the field, so
+the CLI prints one line and exits 2 instead of a traceback or a silently wrong result.
 
-Text: plain or gzip-compressed (by content: the gzip magic bytes; a ``.gz`` name that is not gzip is an error,
-as is a truncated or corrupt gzip stream). UTF-8 only, a UTF-8 byte-order mark is dropped; UTF-16/UTF-32 (by
-byte-order mark) and binary data (a NUL byte) are errors, as is an undecodable byte outside comments, named by
-line and column. Comments (from ``comment`` to the end of the line, e.g. ``;`` in SWF) are ignored whatever
-their bytes. Files above `MAX_INPUT_BYTES` (after decompression) are refused before they exhaust memory.
+Text: plain or gzip-compressed (by content: the gzip magic bytes; a ``.gz`` name that is not gzip is
+an error, as is a truncated or corrupt gzip stream). UTF-8 only, a UTF-8 byte-order mark is dropped;
+UTF-16/UTF-32 (by byte-order mark) and binary data (a NUL byte) are errors, as is an undecodable
+byte outside comments, named by line and column. Comments (from ``comment`` to the end of the line,
+e.g. ``;`` in SWF) are ignored whatever their bytes. Files above `MAX_INPUT_BYTES` (after
+decompression) are refused before they exhaust memory.
 
-Numbers: finite (no NaN or infinity), whole where an id or a count is expected, within a range, and below a
-named size limit (`Limit`) where a larger value would exhaust memory or lose precision; the limit's name and
-value appear in the error message.
+Numbers: finite (no NaN or infinity), whole where an id or a count is expected, within a range, and
+below a named size limit (`Limit`) where a larger value would exhaust memory or lose precision; the
+limit's name and value appear in the error message.
 """
 
 from __future__ import annotations
@@ -69,9 +70,11 @@ class Limit:
 
 
 MAX_INPUT_BYTES = Limit("MAX_INPUT_BYTES", 1 << 30, "bytes of one input file after decompression")
-# 1e10 s is ~317 years: any real time (also Unix time stamps) fits, and submit + run time stay exact to 2e-6 s
+# 1e10 s is ~317 years: any real time (also Unix time stamps) fits, and submit + run time stay exact
+# to 2e-6 s
 MAX_SECONDS = Limit("MAX_SECONDS", 1e10, "seconds in any time field")
-# the shortest positive duration: shorter ones vanish next to time stamps up to MAX_SECONDS (end == start)
+# the shortest positive duration: shorter ones vanish next to time stamps up to MAX_SECONDS (end ==
+# start)
 MIN_SECONDS = Limit("MIN_SECONDS", 1e-3, "shortest positive duration in seconds")
 MAX_PROCS = Limit("MAX_PROCS", 10_000_000, "processes of one job or application")
 MAX_NODES = Limit(
@@ -95,19 +98,20 @@ _CHUNK = 1 << 20
 
 
 def shown(value, width: int = 40) -> str:
-    """`repr` of a value for an error message, cut to `width` characters (errors stay one short line)."""
+    """`repr` of a value for an error message, cut to `width` characters (errors stay one short
+    line)."""
     text = repr(value)
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-# --- text ------------------------------------------------------------------------------------------------------
+# --- text -----------------------------------------------------------------------------------------
 
 
 def read_text(path: str | os.PathLike, *, comment: str | None = None) -> str:
     """The UTF-8 text of a plain or gzip-compressed file, under the policy of this module.
 
-    comment: a character that starts a comment running to the end of the line (``;`` for SWF); comment bytes
-    are never decoded strictly (undecodable ones become U+FFFD).
+    comment: a character that starts a comment running to the end of the line (``;`` for SWF);
+    comment bytes are never decoded strictly (undecodable ones become U+FFFD).
     """
     source = os.fspath(path)
     path = Path(path)
@@ -133,7 +137,8 @@ def read_text(path: str | os.PathLike, *, comment: str | None = None) -> str:
 
 
 def _gunzip(handle, source: str) -> bytes:
-    """Decompress a gzip stream, refusing truncated or corrupt data and output above MAX_INPUT_BYTES."""
+    """Decompress a gzip stream, refusing truncated or corrupt data and output above
+    MAX_INPUT_BYTES."""
     chunks, size = [], 0
     try:
         with gzip.GzipFile(fileobj=handle, mode="rb") as stream:
@@ -157,7 +162,8 @@ def _gunzip(handle, source: str) -> bytes:
 
 
 def decode_text(raw: bytes, source: str, *, comment: str | None = None) -> str:
-    """`raw` decoded under the policy of this module (see `read_text`); `source` names the file in errors."""
+    """`raw` decoded under the policy of this module (see `read_text`); `source` names the file in
+    errors."""
     for bom, encoding in _BOMS:
         if raw.startswith(bom):
             raise InputError(
@@ -194,7 +200,8 @@ def _decode_line(parts: tuple[bytes, bytes, bytes], number: int, source: str) ->
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InputError(
-            f"byte 0x{data[error.start]:02x} at column {error.start + 1} is not UTF-8; save the file "
+            f"byte 0x{data[error.start]:02x} at column {error.start + 1} is not UTF-8; "
+            "save the file "
             f"as UTF-8",
             source=source,
             line=number,
@@ -233,7 +240,7 @@ def parse_json(path: str | os.PathLike):
         raise InputError(f"not valid JSON: {str(error).splitlines()[0]}", source=source) from None
 
 
-# --- numbers ---------------------------------------------------------------------------------------------------
+# --- numbers --------------------------------------------------------------------------------------
 
 
 def _bounds_text(minimum, maximum, exclusive: bool) -> str:
@@ -285,9 +292,9 @@ def check_number(
 ):
     """`value` as int (integer=True) or float, else InputError naming source, line and field.
 
-    Accepts numbers and, with `text` (CSV cells, command-line values; not JSON), numeric strings; never booleans.
-    `minimum` is inclusive unless `exclusive_minimum`; `limit` is a named size limit (checked like `maximum`,
-    its name in the message).
+    Accepts numbers and, with `text` (CSV cells, command-line values; not JSON), numeric strings;
+    never booleans. `minimum` is inclusive unless `exclusive_minimum`; `limit` is a named size limit
+    (checked like `maximum`, its name in the message).
     """
     if (
         isinstance(value, (bool, np.bool_))
@@ -365,8 +372,8 @@ def invalid(
 
 
 def parse_numbers(cells) -> tuple[np.ndarray, np.ndarray]:
-    """Floats of text cells (Python `float` syntax, surrounding blanks ignored) and the mask of unparsable ones
-    (NaN in the floats)."""
+    """Floats of text cells (Python `float` syntax, surrounding blanks ignored) and the mask of
+    unparsable ones (NaN in the floats)."""
     values = np.empty(len(cells), dtype=np.float64)
     unparsable = np.zeros(len(cells), dtype=bool)
     for i, cell in enumerate(cells):
@@ -378,11 +385,13 @@ def parse_numbers(cells) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_columns(columns, *, source: str | None = None, lines=None) -> None:
-    """Check the columns of one table; the first bad row in file order raises, naming its line and column.
+    """Check the columns of one table; the first bad row in file order raises, naming its line and
+    column.
 
-    columns: (field, float64 values, rules) or (field, values, rules, cells): rules are the keyword arguments of
-    `check_number`; cells, the original text, turns unparsable entries into "not a number: 'text'".
-    lines: the line of each row (a sequence, or a callable row -> line, used on the error path only).
+    columns: (field, float64 values, rules) or (field, values, rules, cells): rules are the keyword
+    arguments of `check_number`; cells, the original text, turns unparsable entries into "not a
+    number: 'text'". lines: the line of each row (a sequence, or a callable row -> line, used on the
+    error path only).
     """
     first, culprit = None, None
     for column in columns:
@@ -418,7 +427,8 @@ def check_columns(columns, *, source: str | None = None, lines=None) -> None:
 def check_unique(
     ids, *, source: str | None = None, field: str | None = None, lines=None, what: str = "id"
 ) -> None:
-    """Every value of `ids` once; else InputError naming the line of the repeat and of the first occurrence."""
+    """Every value of `ids` once; else InputError naming the line of the repeat and of the first
+    occurrence."""
     ids = np.asarray(ids)
     if ids.size < 2:
         return

@@ -74,7 +74,8 @@ def output_dir(path: str | os.PathLike):
 
 
 def check_plot_path(path: str | os.PathLike, option: str | None) -> str:
-    """`path` if matplotlib writes its extension (none means PNG); else InputError naming `option`, before any run."""
+    """`path` if matplotlib writes its extension (none means PNG); else InputError naming `option`,
+    before any run."""
     from matplotlib.backend_bases import FigureCanvasBase
 
     suffix = Path(path).suffix.lstrip(".").lower()
@@ -89,11 +90,13 @@ def check_plot_path(path: str | os.PathLike, option: str | None) -> str:
 
 
 def check_outputs(*outputs: tuple[str | None, str | os.PathLike | None, str]) -> None:
-    """Check every output location before a command does any work: (flag, path, kind) with kind "file",
-    "folder" or "plot" (a plot file: its extension too). A None path is skipped. Creates nothing.
+    """Check every output location before a command does any work: (flag, path, kind) with kind
+    "file", "folder" or "plot" (a plot file: its extension too). A None path is skipped. Creates
+    nothing.
 
-    A file must not be a folder; a folder must not be a file; a missing one needs its nearest existing parent to
-    be a writable folder; an existing one must be writable. Raises InputError naming the path and the flag.
+    A file must not be a folder; a folder must not be a file; a missing one needs its nearest
+    existing parent to be a writable folder; an existing one must be writable. Raises InputError
+    naming the path and the flag.
     """
     for flag, path, kind in outputs:
         if path is None:
@@ -129,7 +132,8 @@ def _output_problem(path: Path, kind: str) -> str | None:
 
 
 def pyplot():
-    """matplotlib.pyplot on the file-only Agg backend, imported on first use so the CLI starts without it."""
+    """matplotlib.pyplot on the file-only Agg backend, imported on first use so the CLI starts
+    without it."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -139,7 +143,8 @@ def pyplot():
 
 
 def save_figure(figure, path: str | os.PathLike, dpi: int = 110) -> Path:
-    """Write a figure whole or not at all (format from the extension, PNG without one), then close it."""
+    """Write a figure whole or not at all (format from the extension, PNG without one), then close
+    it."""
     plt = pyplot()
     path = Path(path)
     try:

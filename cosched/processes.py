@@ -3,24 +3,26 @@
 Every process a cosched command starts goes through this module:
 
 - `die_with_parent(parent)`: asks Linux to SIGKILL the calling process when its parent dies
-  (`prctl(PR_SET_PDEATHSIG, SIGKILL)`), then checks the parent is still the expected one (it may have
-  died between the fork and the prctl). SIGKILL also ends a stopped (SIGSTOPped) process, so a task
-  frozen by the co-run harness cannot survive it either. Called right after fork by the pool workers,
-  the bundled kernels' forked workers and the co-run harness's tasks.
+  (`prctl(PR_SET_PDEATHSIG, SIGKILL)`), then checks the parent is still the expected one (it may
+  have died between the fork and the prctl). SIGKILL also ends a stopped (SIGSTOPped) process, so a
+  task frozen by the co-run harness cannot survive it either. Called right after fork by the pool
+  workers, the bundled kernels' forked workers and the co-run harness's tasks.
 - `pool_results(fn, calls, workers)`: runs `fn(*args)` for every `args` of `calls` in local worker
-  processes (forked; each dies with this process and ignores SIGINT/SIGTERM/SIGHUP, so the parent alone
-  decides when work stops) and yields the results in completion order. When the consumer stops early,
-  on an error or on Ctrl-C/SIGTERM, pending calls are cancelled and the workers are killed at once:
-  no result is computed only to be thrown away.
-- `termination_signals()`: while active, SIGINT, SIGTERM and SIGHUP raise `Interrupted` (a KeyboardInterrupt
-  carrying the signal) in the main thread, so `finally` blocks run and the command exits with
-  128 + signal number: 130 for Ctrl-C, 143 for SIGTERM. The signals are also recorded, so a pool loop stops
-  even when Python swallowed the exception (one raised inside fork's at-fork hooks is only printed).
-- `signals_deferred()`: holds those signals back during a short section (forking the workers, writing a
-  row, killing the workers) and delivers them when it ends.
+  processes (forked; each dies with this process and ignores SIGINT/SIGTERM/SIGHUP, so the parent
+  alone decides when work stops) and yields the results in completion order. When the consumer stops
+  early, on an error or on Ctrl-C/SIGTERM, pending calls are cancelled and the workers are killed at
+  once: no result is computed only to be thrown away.
+- `termination_signals()`: while active, SIGINT, SIGTERM and SIGHUP raise `Interrupted` (a
+  KeyboardInterrupt carrying the signal) in the main thread, so `finally` blocks run and the command
+  exits with 128 + signal number: 130 for Ctrl-C, 143 for SIGTERM. The signals are also recorded, so
+  a pool loop stops even when Python swallowed the exception (one raised inside fork's at-fork hooks
+  is only printed).
+- `signals_deferred()`: holds those signals back during a short section (forking the workers,
+  writing a row, killing the workers) and delivers them when it ends.
 
-PDEATHSIG fires when the *thread* that forked the child ends: create pools from the main thread (as the
-CLI does) or from a thread that outlives them. On other systems than Linux `die_with_parent` does nothing.
+PDEATHSIG fires when the *thread* that forked the child ends: create pools from the main thread (as
+the CLI does) or from a thread that outlives them. On other systems than Linux `die_with_parent`
+does nothing.
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ POLL_SECONDS = (
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C's exception for SIGTERM/SIGHUP: handled wherever KeyboardInterrupt is, with the signal's exit code."""
+    """Ctrl-C's exception for SIGTERM/SIGHUP: handled wherever KeyboardInterrupt is, with the
+    signal's exit code."""
 
     def __init__(self, signum: int):
         self.signum = int(signum)
@@ -81,7 +84,8 @@ def interrupt_exit_code(error: BaseException | None = None) -> int:
 def die_with_parent(parent: int | None = None) -> None:
     """SIGKILL this process when its parent dies; if `parent` (its pid) is already gone, die now.
 
-    Safe right after fork (also as a subprocess `preexec_fn`): one prctl call, no allocation of note.
+    Safe right after fork (also as a subprocess `preexec_fn`): one prctl call, no allocation of
+    note.
     """
     if _libc is None:
         return
@@ -122,9 +126,9 @@ def process_pool(
 
 
 def kill_pool(pool: ProcessPoolExecutor) -> None:
-    """Cancel what has not started and SIGKILL the workers (their running calls are abandoned); a second Ctrl-C
-    meanwhile acts once they are gone, so the executor's manager thread never outlives this (it would hold up
-    the interpreter's exit waiting for abandoned calls)."""
+    """Cancel what has not started and SIGKILL the workers (their running calls are abandoned); a
+    second Ctrl-C meanwhile acts once they are gone, so the executor's manager thread never outlives
+    this (it would hold up the interpreter's exit waiting for abandoned calls)."""
     with signals_deferred():
         processes = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
@@ -138,10 +142,12 @@ def kill_pool(pool: ProcessPoolExecutor) -> None:
 
 
 def pool_results(fn: Callable, calls: Iterable[tuple], workers: int) -> Iterator:
-    """`fn(*args)` for each `args` in worker processes, yielded as they finish (see the module docstring).
+    """`fn(*args)` for each `args` in worker processes, yielded as they finish (see the module
+    docstring).
 
-    Close the generator (or let an exception pass through the loop) to stop: pending calls are cancelled and
-    the workers killed. A worker crash is re-raised as the termination signal that caused it, if any.
+    Close the generator (or let an exception pass through the loop) to stop: pending calls are
+    cancelled and the workers killed. A worker crash is re-raised as the termination signal that
+    caused it, if any.
     """
     from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
@@ -184,8 +190,8 @@ def _raise_interrupted(signum, frame):
 
 @contextlib.contextmanager
 def termination_signals(signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP)):
-    """While active, `signals` raise `Interrupted` in the main thread (elsewhere this does nothing); a SIGINT
-    ignored by the caller (a background job of a script) stays ignored."""
+    """While active, `signals` raise `Interrupted` in the main thread (elsewhere this does nothing);
+    a SIGINT ignored by the caller (a background job of a script) stays ignored."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -204,8 +210,8 @@ def termination_signals(signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP)):
 
 @contextlib.contextmanager
 def signals_deferred(signals=INTERRUPT_SIGNALS):
-    """Hold Ctrl-C / SIGTERM / SIGHUP back during a short section (a row being written): a signal that arrives
-    meanwhile is re-raised, to the handler that was in place, when the section ends."""
+    """Hold Ctrl-C / SIGTERM / SIGHUP back during a short section (a row being written): a signal
+    that arrives meanwhile is re-raised, to the handler that was in place, when the section ends."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
