@@ -1,4 +1,5 @@
-"""`cosched run | ratio | demo`: online strategies on an instance, alone, against OPT, or in the paper's demo."""
+"""`cosched run | ratio | demo`: online strategies on an instance, alone, against OPT, or in the
+paper's demo."""
 
 from __future__ import annotations
 
@@ -83,11 +84,13 @@ def add_strategy_arguments(parser) -> None:
 
 
 def add_reading_arguments(parser) -> None:
-    """The three choices 002 §5 leaves open, each an option of the search strategies (docs: search.md)."""
+    """The three choices 002 §5 leaves open, each an option of the search strategies (docs:
+    search.md)."""
     parser.add_argument(
         "--lower-anchor",
         choices=LOWER_ANCHORS,
-        help="search strategies: size at which the lower bound 0 sits while no superset is measured "
+        help="search strategies: size at which the lower bound 0 sits while no superset is "
+        "measured "
         "(default n+1: the full set keeps a non-zero estimate; n: it is estimated at 0)",
     )
     parser.add_argument(
@@ -161,7 +164,8 @@ def register(subparsers) -> None:
     demo = subparsers.add_parser(
         "demo",
         help="random paper-style instance: OPT vs FCS table and a Fig. 1-style plot",
-        description="Generate a paper-style instance (002 §8), compare OPT and FCS, plot both schedules.",
+        description="Generate a paper-style instance (002 §8), compare OPT and FCS, plot both "
+        "schedules.",
     )
     demo.add_argument("--n", type=int, default=6, help="number of tasks (default 6)")
     demo.add_argument(
@@ -190,7 +194,8 @@ def register(subparsers) -> None:
 
 
 def add_noise_arguments(parser) -> None:
-    """Measurement noise for the search strategies (beyond 002 §5, which assumes exact measurements)."""
+    """Measurement noise for the search strategies (beyond 002 §5, which assumes exact
+    measurements)."""
     parser.add_argument(
         "--noise-sigma",
         type=float,
@@ -219,9 +224,11 @@ def noise_from_args(args):
 
 
 def _execute(args, instance):
-    """The strategy's schedule on `instance`, or None (after one line on stderr) when the strategy fails.
+    """The strategy's schedule on `instance`, or None (after one line on stderr) when the strategy
+    fails.
 
-    A strategy stuck on an instance that no schedule can finish is bad input: `opt_for_file` says so (exit 2).
+    A strategy stuck on an instance that no schedule can finish is bad input: `opt_for_file` says so
+    (exit 2).
     """
     from cosched.strategies.schedule import StrategyError, execute
 

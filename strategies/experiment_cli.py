@@ -1,4 +1,5 @@
-"""`cosched experiment`: the competitive-ratio grid of 002 §8 (Figs. 6 and 7), resumable, local or on Dask."""
+"""`cosched experiment`: the competitive-ratio grid of 002 §8 (Figs. 6 and 7), resumable, local or
+on Dask."""
 
 from __future__ import annotations
 
@@ -43,8 +44,10 @@ def register_experiment(subparsers) -> None:
     parser = subparsers.add_parser(
         "experiment",
         help="competitive ratios of FCS/UCB/PI/EI over a grid of random instances (002 §8)",
-        description="Run the grid of 002 §8: random instances per α range, OPT, FCS and the search strategies "
-        "for every k. Rows go to OUT/results.csv as cells finish (rerun the same command to resume); "
+        description="Run the grid of 002 §8: random instances per α range, OPT, FCS and the search "
+        "strategies "
+        "for every k. Rows go to OUT/results.csv as cells finish (rerun the same command "
+        "to resume); "
         "then OUT/results.parquet, OUT/summary.csv, OUT/fig6.png and OUT/fig7.png.",
     )
     parser.add_argument(
@@ -113,12 +116,14 @@ def register_experiment(subparsers) -> None:
     parser.add_argument(
         "--ei-unclipped",
         action="store_true",
-        help="EI at sigma = 0 as (28) prints it (a~_j - a+, may be negative) instead of clipped at 0",
+        help="EI at sigma = 0 as (28) prints it (a~_j - a+, may be negative) instead of "
+        "clipped at 0",
     )
     parser.add_argument(
         "--all-readings",
         action="store_true",
-        help="run every reading of the open choices (lower anchor n+1/n, tie-break first/random, EI "
+        help="run every reading of the open choices (lower anchor n+1/n, tie-break "
+        "first/random, EI "
         "clipped/unclipped) and write OUT/spread.csv with the spread of the mean ratio",
     )
     add_seed(parser, "base seed of the instance generator")
@@ -204,7 +209,8 @@ def _experiment(args) -> int:
     table = best.pivot(index=["alpha_lo", "alpha_hi"], columns="strategy", values="mean_ratio")
     if not args.quiet:
         print(
-            f"{len(frame)} runs in {args.out} ({seconds:.1f} s this session); lowest mean ratio over k"
+            f"{len(frame)} runs in {args.out} ({seconds:.1f} s this session); lowest "
+            "mean ratio over k"
             f"{' (first reading)' if several else ''}:",
             file=sys.stderr,
         )

@@ -34,7 +34,8 @@ __all__ = [
 
 
 class StrategyError(RuntimeError):
-    """A strategy asked for something the loop cannot run (unknown combination, finished task, no progress)."""
+    """A strategy asked for something the loop cannot run (unknown combination, finished task, no
+    progress)."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,8 @@ class OnlineStrategy(Protocol):
     def observe(
         self, combination: int, duration: float, measured_speeds: np.ndarray, finished: int
     ) -> None:
-        """What running `combination` for `duration` showed: per-task speeds (n,) and newly finished tasks."""
+        """What running `combination` for `duration` showed: per-task speeds (n,) and newly finished
+        tasks."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""`cosched worst-case`: search valid instances for the largest competitive ratio of an online strategy."""
+"""`cosched worst-case`: search valid instances for the largest competitive ratio of an online
+strategy."""
 
 from __future__ import annotations
 
@@ -16,11 +17,14 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "worst-case",
         help="search instances for the largest competitive ratio of a strategy (002 §4.3)",
-        description="Search valid instances (constraint (1), speeds in (0, 1], work > 0) for the largest "
-        "makespan / OPT of a strategy: hypothesis targeted property-based testing, then a scipy.optimize "
+        description="Search valid instances (constraint (1), speeds in (0, 1], work > 0) for the "
+        "largest "
+        "makespan / OPT of a strategy: hypothesis targeted property-based testing, then "
+        "a scipy.optimize "
         "refinement of the best points. Writes OUT/worst_instance.json (instance format), "
         "OUT/result.json (ratio, Theorem 1 bound 2 - 1/a* of that instance, Example 1's ratio), "
-        "OUT/convergence.csv and OUT/convergence.png. Searched work lies in [0.001, 1]: for the search "
+        "OUT/convergence.csv and OUT/convergence.png. Searched work lies in [0.001, 1]: "
+        "for the search "
         "strategies choose --quantum on that scale (002 §8 uses 5-10%% of the work, e.g. 0.05).",
     )
     add_strategy_arguments(parser)
