@@ -1,4 +1,5 @@
-"""`cosched measure` (co-run harness -> instance, heatmap, plots) and `cosched measure-validate` (Table 2)."""
+"""`cosched measure` (co-run harness -> instance, heatmap, plots) and `cosched measure-validate`
+(Table 2)."""
 
 from __future__ import annotations
 
@@ -33,8 +34,10 @@ def register(subparsers) -> None:
     measure = subparsers.add_parser(
         "measure",
         help="measure the speed matrix of tasks by co-running them (SIGSTOP/SIGCONT)",
-        description="Start every task once, form combinations by preemption, measure each task's speed "
-        "(formula (30) of 002 §6) and write DIR/instance.json, heatmap.csv, samples.csv, speeds.csv, "
+        description="Start every task once, form combinations by preemption, measure each task's "
+        "speed "
+        "(formula (30) of 002 §6) and write DIR/instance.json, heatmap.csv, samples.csv, "
+        "speeds.csv, "
         "report.json and plots.",
     )
     measure.add_argument(
@@ -113,7 +116,8 @@ def register(subparsers) -> None:
     validate = subparsers.add_parser(
         "measure-validate",
         help="Table 2 of 002: speed ratio vs completion-time ratio of the bundled kernels",
-        description="Run each bundled kernel to completion alone and next to random co-runners; fit speed ratio "
+        description="Run each bundled kernel to completion alone and next to random co-runners; fit "
+        "speed ratio "
         "= slope x time ratio + intercept per kernel (002 §7, Table 2, Fig. 4).",
     )
     validate.add_argument("--kernels", default="compute,memory,cache", help="kernels to measure")
@@ -191,18 +195,21 @@ TIMEOUT_EXIT_CODE = 124  # a run stopped by --timeout (as timeout(1))
 
 
 def _backend(name: str):
-    """(backend, why hardware counters are not used or None); the reason goes to report.json, see `_fallback`."""
+    """(backend, why hardware counters are not used or None); the reason goes to report.json, see
+    `_fallback`."""
     from cosched.measurement.counters import open_backend
 
     return open_backend(name)
 
 
 def _fallback(args, reason: str | None, where: str) -> None:
-    """After a run (an error stays one line): one short line when `--backend auto` fell back to cputime."""
+    """After a run (an error stays one line): one short line when `--backend auto` fell back to
+    cputime."""
     if args.backend == "auto" and reason is not None:
         notice(
             args,
-            f"note: no hardware counters, measured with the cputime backend (no IPC factor); {where}",
+            "note: no hardware counters, measured with the cputime backend (no IPC "
+            f"factor); {where}",
         )
 
 
@@ -317,11 +324,13 @@ def _print_summary(report: dict, out: str) -> None:
     for task in report["tasks"]:
         note = f" ({task['message']})" if task["message"] else ""
         print(
-            f"  {task['name']:<16} {task['status']:<10} {task['combinations_measured']} combinations{note}"
+            f"  {task['name']:<16} {task['status']:<10} {task['combinations_measured']} "
+            f"combinations{note}"
         )
     print(f"containment: {report['containment']}")
     print(
-        f"combinations measured: {report['combinations_measured']} of {report['combinations_planned']}"
+        f"combinations measured: {report['combinations_measured']} of "
+        f"{report['combinations_planned']}"
         + (
             " (stopped by --timeout)"
             if report["interrupted_by"] == "timeout"
@@ -406,7 +415,8 @@ def _validate(args) -> int:
     print(f"{'kernel':<10} {'runs':>4}  {'model (speed ratio vs time ratio)':<34} {'R²':>7}")
     for row in table.itertuples(index=False):
         print(
-            f"{row.kernel:<10} {row.runs:>4}  {row.slope:.3f} x {row.intercept:+.3f}{'':<19} {row.r2:>7.4f}"
+            f"{row.kernel:<10} {row.runs:>4}  {row.slope:.3f} x "
+            f"{row.intercept:+.3f}{'':<19} {row.r2:>7.4f}"
         )
     return 0
 

@@ -1,8 +1,8 @@
 """Co-run harness: start every task once, form combinations by freezing and thawing, measure speeds.
 
-002 §9: all tasks must be runnable when measuring starts; a combination is formed by continuing its members
-while all others stay frozen. Each task runs contained (`cosched.containment`: a cgroup, or a
-subreaper shepherd's process tree without cgroups), so freezing, CPU accounting and killing reach
+002 §9: all tasks must be runnable when measuring starts; a combination is formed by continuing its
+members while all others stay frozen. Each task runs contained (`cosched.containment`: a cgroup, or
+a subreaper shepherd's process tree without cgroups), so freezing, CPU accounting and killing reach
 every process the task's command starts, also one that left its process group (`setsid`) or exited
 in a window. The harness kills every task on exit, on error, on Ctrl-C and on SIGTERM; the
 containment's watchdog does it when the harness itself is killed with SIGKILL. `start_task`,
@@ -89,10 +89,10 @@ def parse_task(text: str) -> TaskSpec:
 def combination_set(n: int, spec: str, seed: int | None = None) -> np.ndarray:
     """Bitmasks to measure, singletons first (they give the ideal speeds), then by size and bitmask.
 
-    `pairs` (sizes 1-2), `upto:K`, `all`, `sample:N` (N random combinations of size >= 2, seeded, as the
-    300 sampled combinations of 002 §7, plus all singletons), or `chains:N[:K]` (the Fig. 2 protocol of 002 §8:
-    N times, a random combination of K tasks (default all) loses one random task at a time until only a
-    random target task is left; all combinations on the way are measured).
+    `pairs` (sizes 1-2), `upto:K`, `all`, `sample:N` (N random combinations of size >= 2, seeded, as
+    the 300 sampled combinations of 002 §7, plus all singletons), or `chains:N[:K]` (the Fig. 2
+    protocol of 002 §8: N times, a random combination of K tasks (default all) loses one random task
+    at a time until only a random target task is left; all combinations on the way are measured).
     """
     kind, _, value = spec.partition(":")
     singletons = 1 << np.arange(n, dtype=np.int64)
@@ -130,7 +130,8 @@ def _is_chain_spec(value: str, n: int) -> bool:
 
 
 def _chains(n: int, count: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    """Combinations of `count` removal chains from `size` random tasks down to one target task (002 §8)."""
+    """Combinations of `count` removal chains from `size` random tasks down to one target task (002
+    §8)."""
     masks = []
     for _ in range(count):
         order = rng.permutation(n)[:size]  # order[0] is the target; the others leave from the end
@@ -153,7 +154,8 @@ def _sample_combinations(n: int, count: int, rng: np.random.Generator) -> np.nda
 
 @dataclass
 class TaskStatus:
-    """What happened to one task: `ok` (ran until the harness stopped it), `exited`, `crashed`, `never-ran`."""
+    """What happened to one task: `ok` (ran until the harness stopped it), `exited`, `crashed`,
+    `never-ran`."""
 
     name: str
     command: str
@@ -169,7 +171,8 @@ class TaskStatus:
 
 @dataclass(frozen=True)
 class CombinationResult:
-    """Absolute speeds (formula (30)) of the members of one combination over one window; NaN: task gone."""
+    """Absolute speeds (formula (30)) of the members of one combination over one window; NaN: task
+    gone."""
 
     combination: int
     speeds: dict[str, float]
@@ -202,8 +205,8 @@ def signal_group(process: subprocess.Popen, sig: int) -> None:
 def terminate_tasks(
     processes: Sequence[subprocess.Popen], grace: float = KILL_GRACE_SECONDS
 ) -> None:
-    """SIGTERM + SIGCONT every group (a stopped process only acts on SIGTERM once continued), SIGKILL what
-    is left after `grace` seconds, and reap the group leaders."""
+    """SIGTERM + SIGCONT every group (a stopped process only acts on SIGTERM once continued),
+    SIGKILL what is left after `grace` seconds, and reap the group leaders."""
     with (
         signals_deferred()
     ):  # a second Ctrl-C must not cut this short; it acts once every group is gone
@@ -373,7 +376,8 @@ class CoRunHarness:
         status.message = f"killed after running {self.ran_seconds[index]:.3g} s (--task-timeout)"
 
     def measure(self, mask: int) -> CombinationResult:
-        """Continue the members of `mask`, wait the warm-up, read, wait the window, read, stop them again."""
+        """Continue the members of `mask`, wait the warm-up, read, wait the window, read, stop them
+        again."""
         self.check_deadline()
         members = tasks_of(mask)
         runnable = [i for i in members if self.alive(i)]
@@ -435,7 +439,8 @@ class Measurement:
     containment_limits: str | None = None  # what that backend cannot see
 
     def speed_table(self):
-        """Long table: combination, members, size, task, speed (absolute, formula (30)), threads, start, end."""
+        """Long table: combination, members, size, task, speed (absolute, formula (30)), threads,
+        start, end."""
         import pandas as pd
 
         frames = [result_table(result, self.tasks) for result in self.results]

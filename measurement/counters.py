@@ -1,9 +1,10 @@
-"""Per-thread counters behind one protocol: perf_event_open (ctypes), procfs cputime, and recorded-sample replay.
+"""Per-thread counters behind one protocol: perf_event_open (ctypes), procfs cputime, and
+recorded-sample replay.
 
-Every backend answers `read({task: pgid, ...})` with the cumulative `ThreadReading`s of all threads of all
-processes in each task's process group (one /proc scan and one time stamp per call), so the speed probe
-(formula (30), `cosched.measurement.probe`) never knows where the numbers came from. `open_backend("auto")` picks
-hardware counters when they work and says so when they do not.
+Every backend answers `read({task: pgid, ...})` with the cumulative `ThreadReading`s of all threads
+of all processes in each task's process group (one /proc scan and one time stamp per call), so the
+speed probe (formula (30), `cosched.measurement.probe`) never knows where the numbers came from.
+`open_backend("auto")` picks hardware counters when they work and says so when they do not.
 """
 
 from __future__ import annotations
@@ -85,8 +86,9 @@ SAMPLE_COLUMNS = ("time", "task", "pid", "tid", "cputime", "instructions", "cycl
 
 
 class ThreadReading(NamedTuple):
-    """Cumulative values of one thread at `time` (seconds): cputime in seconds, user-space instructions/cycles
-    already scaled for multiplexing (NaN when the backend has no hardware counters)."""
+    """Cumulative values of one thread at `time` (seconds): cputime in seconds, user-space
+    instructions/cycles already scaled for multiplexing (NaN when the backend has no hardware
+    counters)."""
 
     time: float
     task: str
@@ -111,21 +113,22 @@ class CounterBackend(Protocol):
 
 
 class CountersUnavailable(InputError):
-    """perf_event_open refused: no PMU (ENOENT), paranoid setting or missing capability (EACCES/EPERM)."""
+    """perf_event_open refused: no PMU (ENOENT), paranoid setting or missing capability
+    (EACCES/EPERM)."""
 
     def __init__(self, message: str, errno_value: int):
         self.errno = errno_value
         super().__init__(message)
 
 
-# --- procfs ------------------------------------------------------------------------------------------------
+# --- procfs ---------------------------------------------------------------------------------------
 
 
 def parse_stat(text: str) -> tuple[str, str, int, int, int]:
     """(comm, state, pgrp, utime ticks, stime ticks) of a /proc/.../stat line.
 
-    The thread name sits in parentheses and may itself hold spaces and ')', so the fields after it are
-    located from the LAST ')' of the line.
+    The thread name sits in parentheses and may itself hold spaces and ')', so the fields after it
+    are located from the LAST ')' of the line.
     """
     close = text.rfind(")")
     start = text.find("(")
@@ -220,11 +223,12 @@ class ProcfsCounters:
         pass
 
 
-# --- perf_event_open ---------------------------------------------------------------------------------------
+# --- perf_event_open ------------------------------------------------------------------------------
 
 
 class PerfEventAttr(ctypes.Structure):
-    """`struct perf_event_attr` up to PERF_ATTR_SIZE_VER5 (linux/perf_event.h); flags are one u64 bitfield."""
+    """`struct perf_event_attr` up to PERF_ATTR_SIZE_VER5 (linux/perf_event.h); flags are one u64
+    bitfield."""
 
     _fields_ = [
         ("type", ctypes.c_uint32),
@@ -265,18 +269,23 @@ def perf_event_paranoid() -> int | None:
 def _unavailable(code: int, what: str) -> CountersUnavailable:
     if code == errno.ENOENT or code == errno.EOPNOTSUPP:
         return CountersUnavailable(
-            f"{what}: the kernel has no such hardware event ({errno.errorcode.get(code, code)}); no hardware PMU "
-            "is exposed, as on most virtual machines. Run on bare metal or a VM with a virtual PMU, or use the "
+            f"{what}: the kernel has no such hardware event "
+            f"({errno.errorcode.get(code, code)}); no hardware PMU "
+            "is exposed, as on most virtual machines. Run on bare metal or a VM with a "
+            "virtual PMU, or use the "
             "'cputime' backend (speed without the IPC factor)",
             code,
         )
     if code in (errno.EACCES, errno.EPERM):
         paranoid = perf_event_paranoid()
         return CountersUnavailable(
-            f"{what}: permission denied ({errno.errorcode[code]}); kernel.perf_event_paranoid is {paranoid}. "
+            f"{what}: permission denied ({errno.errorcode[code]}); "
+            f"kernel.perf_event_paranoid is {paranoid}. "
             "Per-thread user-space counting of your own processes needs a value <= 2 "
-            "(sudo sysctl kernel.perf_event_paranoid=2, or 1), or CAP_PERFMON (Linux >= 5.8) / CAP_SYS_ADMIN "
-            "on the measuring process; inside containers the seccomp profile must allow perf_event_open",
+            "(sudo sysctl kernel.perf_event_paranoid=2, or 1), or CAP_PERFMON (Linux >= "
+            "5.8) / CAP_SYS_ADMIN "
+            "on the measuring process; inside containers the seccomp profile must allow "
+            "perf_event_open",
             code,
         )
     return CountersUnavailable(f"{what}: perf_event_open failed ({os.strerror(code)})", code)
@@ -318,7 +327,8 @@ def scale_count(value: float, enabled: float, running: float) -> float:
 
 
 class PerfEventGroup:
-    """One counter group on one thread (user space only), read as PERF_FORMAT_GROUP with enabled/running times."""
+    """One counter group on one thread (user space only), read as PERF_FORMAT_GROUP with
+    enabled/running times."""
 
     def __init__(self, tid: int, events: Sequence[tuple[int, int]]):
         self.tid, self.fds = tid, []
@@ -334,7 +344,8 @@ class PerfEventGroup:
             raise
 
     def read(self) -> tuple[list[float], int, int]:
-        """(scaled values, time_enabled ns, time_running ns); layout: nr, enabled, running, value[nr]."""
+        """(scaled values, time_enabled ns, time_running ns); layout: nr, enabled, running,
+        value[nr]."""
         count = len(self.fds)
         raw = os.read(self.fds[0], 8 * (3 + count))
         words = memoryview(raw).cast("Q")
@@ -357,10 +368,12 @@ HARDWARE_EVENTS = (
 
 
 class PerfCounters:
-    """`ipc×cputime` backend: user-space cycles + instructions per thread (perf_event_open) plus procfs cputime.
+    """`ipc×cputime` backend: user-space cycles + instructions per thread (perf_event_open) plus
+    procfs cputime.
 
-    New threads get counters when first seen; counters of exited threads are closed. A thread is counted
-    from the moment it is discovered, so the probe only differences readings of the same thread.
+    New threads get counters when first seen; counters of exited threads are closed. A thread is
+    counted from the moment it is discovered, so the probe only differences readings of the same
+    thread.
     """
 
     name = BACKEND_IPC_CPUTIME
@@ -409,15 +422,17 @@ class PerfCounters:
         self.groups.clear()
 
 
-# --- recorded samples --------------------------------------------------------------------------------------
+# --- recorded samples -----------------------------------------------------------------------------
 
 
 def load_samples(path: str | os.PathLike):
-    """Recorded readings (CSV, JSON records or Parquet) as a DataFrame with `SAMPLE_COLUMNS`, counts scaled.
+    """Recorded readings (CSV, JSON records or Parquet) as a DataFrame with `SAMPLE_COLUMNS`, counts
+    scaled.
 
     Required columns: time, task, tid, cputime. Optional: pid (default tid), instructions and cycles
-    (default NaN: cputime backend), time_enabled and time_running (raw multiplexed counts are then scaled
-    by enabled / running), combination (kept: the harness's `samples.csv`; intervals never span two).
+    (default NaN: cputime backend), time_enabled and time_running (raw multiplexed counts are then
+    scaled by enabled / running), combination (kept: the harness's `samples.csv`; intervals never
+    span two).
     """
     import numpy as np
     import pandas as pd
@@ -496,7 +511,8 @@ def load_samples(path: str | os.PathLike):
 
 
 def _check_cumulative(frame, source: str, line_offset: int | None) -> None:
-    """Readings are cumulative: per thread (and combination), time strictly increases and counters never drop."""
+    """Readings are cumulative: per thread (and combination), time strictly increases and counters
+    never drop."""
     import numpy as np
 
     keys = (["combination"] if "combination" in frame.columns else []) + ["task", "tid"]
@@ -522,7 +538,8 @@ def _check_cumulative(frame, source: str, line_offset: int | None) -> None:
 
 @dataclass
 class ReplayCounters:
-    """The `replay` backend: each `read` returns, for every task asked for, its next recorded time stamp."""
+    """The `replay` backend: each `read` returns, for every task asked for, its next recorded time
+    stamp."""
 
     frame: object
     name: str = BACKEND_REPLAY
@@ -554,8 +571,9 @@ class ReplayCounters:
 
 
 def open_backend(name: str = "auto", proc: str = "/proc") -> tuple[CounterBackend, str | None]:
-    """(backend, why hardware counters are not used or None). `auto` tries perf first and falls back to
-    procfs cputime, returning the reason so callers report it; `perf` raises `CountersUnavailable` instead."""
+    """(backend, why hardware counters are not used or None). `auto` tries perf first and falls back
+    to procfs cputime, returning the reason so callers report it; `perf` raises
+    `CountersUnavailable` instead."""
     if name in ("auto", "perf"):
         try:
             PerfEventGroup(0, HARDWARE_EVENTS).close()

@@ -1,4 +1,5 @@
-"""Live co-scheduling on a real node (002 §9): an online strategy drives real processes through the co-run harness.
+"""Live co-scheduling on a real node (002 §9): an online strategy drives real processes through the
+co-run harness.
 
 The tasks start once, contained (`cosched.containment`), and are kept runnable (frozen). At every
 step the strategy's combination is thawed while everything else stays frozen, for the decision's
@@ -66,8 +67,8 @@ TASK_STATES = ("waiting", "completed", "crashed", "killed", "timed-out")
 class Step:
     """One real step: `combination` ran from `start` to `end` (seconds since the first continue).
 
-    `speeds`: absolute speed of each member over the step (formula (30)); `finished`: bitmask of the tasks
-    that exited during it (completed or crashed)."""
+    `speeds`: absolute speed of each member over the step (formula (30)); `finished`: bitmask of the
+    tasks that exited during it (completed or crashed)."""
 
     combination: int
     phase: str
@@ -302,7 +303,8 @@ def premeasure(
     window: float,
     on_step: Callable[[Step], None] | None = None,
 ) -> list[Step]:
-    """Run each combination of `masks` whose members are all still running for one `window` (its speeds)."""
+    """Run each combination of `masks` whose members are all still running for one `window` (its
+    speeds)."""
     steps = []
     for mask in masks:
         if int(mask) & ~harness.unfinished:
@@ -352,10 +354,12 @@ def run_online(
     max_steps: int | None = None,
     on_step: Callable[[Step], None] | None = None,
 ) -> list[Step]:
-    """Drive `strategy` on the harness's tasks until every task has exited; returns the steps it ran.
+    """Drive `strategy` on the harness's tasks until every task has exited; returns the steps it
+    ran.
 
-    `instance` is what the strategy may know (its combinations; the speeds for FCS); the work is hidden, as in
-    the simulated loop: both are `cosched.strategies.schedule.drive`, here on a `LivePlant`.
+    `instance` is what the strategy may know (its combinations; the speeds for FCS); the work is
+    hidden, as in the simulated loop: both are `cosched.strategies.schedule.drive`, here on a
+    `LivePlant`.
     """
     plant = LivePlant(harness, [task.name for task in harness.tasks], ideal, on_step)
     drive(strategy, instance, plant, seed=seed, max_steps=max_steps)
@@ -387,8 +391,9 @@ def step_rows(index: int, step: Step, names: Sequence[str], ideal: np.ndarray | 
 
 
 def steps_table(steps: Sequence[Step], names: Sequence[str], ideal: np.ndarray | None):
-    """Long table of a real schedule: step, phase, combination, members, start, end, task, speed (absolute),
-    normalised speed (by `ideal`, NaN without it) and whether the task exited in the step."""
+    """Long table of a real schedule: step, phase, combination, members, start, end, task, speed
+    (absolute), normalised speed (by `ideal`, NaN without it) and whether the task exited in the
+    step."""
     import pandas as pd
 
     rows = [row for k, step in enumerate(steps) for row in step_rows(k, step, names, ideal)]

@@ -1,4 +1,5 @@
-"""`cosched execute`: run an online strategy (FCS, UCB, PI, EI) on live processes and measure its real ratio."""
+"""`cosched execute`: run an online strategy (FCS, UCB, PI, EI) on live processes and measure its
+real ratio."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "execute",
         help="run an online strategy on live processes of this node and measure its real ratio",
-        description="Start every task once and keep it runnable; the strategy picks a combination, which alone "
+        description="Start every task once and keep it runnable; the strategy picks a combination, "
+        "which alone "
         "runs (SIGCONT, the rest SIGSTOPped) for one quantum or until a task exits; the measured "
         "speeds (formula (30) of 002 §6) go back to the strategy, until every task has finished. "
         "With --reference the tasks are measured first (times alone, speed matrix) and the real "
@@ -48,7 +50,8 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--kernels",
         metavar="K1,K2,...",
-        help="add bundled kernels as tasks (compute, memory, cache; a name may repeat); needs --kernel-work",
+        help="add bundled kernels as tasks (compute, memory, cache; a name may repeat); needs "
+        "--kernel-work",
     )
     parser.add_argument(
         "--kernel-work",
@@ -167,7 +170,8 @@ def _tasks(args):
 
 
 def _speeds_file(path: str, names: list[str]):
-    """The instance of `--speeds` (tasks named as in this run) and the speeds alone in its report.json, if any."""
+    """The instance of `--speeds` (tasks named as in this run) and the speeds alone in its
+    report.json, if any."""
     from cosched.measurement.matrix import compress_masks
     from cosched.theory.instance import Instance, load_instance
 
@@ -195,7 +199,8 @@ def _speeds_file(path: str, names: list[str]):
 
 
 def _strategy_options(args) -> dict:
-    """The strategy options given on the command line (those `add_strategy_arguments` defines), for the report."""
+    """The strategy options given on the command line (those `add_strategy_arguments` defines), for
+    the report."""
     from cosched.strategies.cli import add_strategy_arguments
 
     probe = argparse.ArgumentParser(add_help=False)
@@ -295,7 +300,8 @@ def _print_summary(report: dict) -> None:
             "no exit" if task["exit_time"] is None else f"exit at {task['exit_time']:8.3f} s"
         )
         print(
-            f"  {task['name']:<16} {task['status']:<10} {exit_time:<18} {task['combinations_measured']} steps{note}"
+            f"  {task['name']:<16} {task['status']:<10} {exit_time:<18} "
+            f"{task['combinations_measured']} steps{note}"
         )
     if "error" in report:
         print(f"error: {report['error']}")
@@ -305,7 +311,8 @@ def _print_summary(report: dict) -> None:
             "not reached (interrupted)" if real["makespan"] is None else f"{real['makespan']:.3f} s"
         )
         print(
-            f"real makespan: {makespan}; {real['steps']} steps, switching overhead {real['overhead_seconds']:.3f} s"
+            f"real makespan: {makespan}; {real['steps']} steps, switching overhead "
+            f"{real['overhead_seconds']:.3f} s"
             + (
                 f" ({100 * real['overhead_fraction']:.2f} %)"
                 if real["overhead_fraction"] is not None

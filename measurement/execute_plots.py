@@ -1,4 +1,5 @@
-"""The real schedule drawn like 002 Fig. 1 (speed against time, bars stacked by task), beside simulated ones."""
+"""The real schedule drawn like 002 Fig. 1 (speed against time, bars stacked by task), beside
+simulated ones."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ def plot_execution(
     schedules: dict | None = None,
     instance=None,
 ) -> Path:
-    """One panel for the real run (`steps_table` rows: measured speeds / speed alone, at their real times; gaps
-    are time with every task stopped), then one per simulated schedule (label -> Schedule on `instance`)."""
+    """One panel for the real run (`steps_table` rows: measured speeds / speed alone, at their real
+    times; gaps are time with every task stopped), then one per simulated schedule (label ->
+    Schedule on `instance`)."""
     plt = pyplot()
     schedules = schedules or {}
     colours = plt.get_cmap("tab20" if len(names) > 10 else "tab10")(np.arange(len(names)) % 20)

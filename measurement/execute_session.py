@@ -1,14 +1,15 @@
-"""One `cosched execute` run: optional reference (time alone, measured matrix, OPT, simulated makespan), the real
-run of a strategy on live processes, and report.json, schedule.csv and the Fig. 1-style plot in a folder.
+"""One `cosched execute` run: optional reference (time alone, measured matrix, OPT, simulated
+makespan), the real run of a strategy on live processes, and report.json, schedule.csv and the Fig.
+1-style plot in a folder.
 
-The reference answers "how good is the real schedule": each task's work b_i is its measured time alone to
-finish (rescaled to the matrix's speed alone when the node's load moved in between), the matrix comes from
-`cosched measure` (`measure_to_directory`, into DIR/reference), OPT is the LP of
-002 §4.1 on that instance and the simulated makespan is the same strategy run by the simulated loop on it
-(002 §5, `cosched.strategies.schedule.execute`). Reruns follow `cosched.rerun`: config.json records what
-determines the reference (tasks, combinations, warm-up, window, backend); a rerun with the same values reuses
-the reference already measured (times alone in alone.csv, the matrix in reference/) and runs the strategy
-again, so the strategy and its options may change between reruns.
+The reference answers "how good is the real schedule": each task's work b_i is its measured time
+alone to finish (rescaled to the matrix's speed alone when the node's load moved in between), the
+matrix comes from `cosched measure` (`measure_to_directory`, into DIR/reference), OPT is the LP of
+002 §4.1 on that instance and the simulated makespan is the same strategy run by the simulated loop
+on it (002 §5, `cosched.strategies.schedule.execute`). Reruns follow `cosched.rerun`: config.json
+records what determines the reference (tasks, combinations, warm-up, window, backend); a rerun with
+the same values reuses the reference already measured (times alone in alone.csv, the matrix in
+reference/) and runs the strategy again, so the strategy and its options may change between reruns.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ CONTENTION_NOTE = (
 
 @dataclass
 class ExecutionPlan:
-    """What to run: the tasks (fixed work), their long-running twins for the reference matrix, the strategy."""
+    """What to run: the tasks (fixed work), their long-running twins for the reference matrix, the
+    strategy."""
 
     tasks: list[TaskSpec]
     strategy: str
@@ -103,7 +105,8 @@ def _iso(seconds: float) -> str:
 def instance_from_steps(
     names: Sequence[str], steps: Sequence[Step], masks: Sequence[int], ideal: np.ndarray
 ) -> Instance:
-    """The instance of the premeasured windows: a_ij = measured / speed alone (002 §3), 0 where not measured."""
+    """The instance of the premeasured windows: a_ij = measured / speed alone (002 §3), 0 where not
+    measured."""
     masks = np.asarray(sorted(int(m) for m in masks), dtype=np.int64)
     speeds = np.zeros((len(names), masks.size))
     for step in steps:
@@ -130,9 +133,9 @@ def _time_alone(
     progress: bool,
     limits: dict,
 ) -> dict:
-    """Time each task runs alone from its first continue to its exit (stopped for a moment every `window` to be
-    read), and its mean speed over that run (formula (30)); rows kept in alone.csv (a rerun times again only
-    the tasks without a completed row)."""
+    """Time each task runs alone from its first continue to its exit (stopped for a moment every
+    `window` to be read), and its mean speed over that run (formula (30)); rows kept in alone.csv (a
+    rerun times again only the tasks without a completed row)."""
     from tqdm import tqdm
 
     rows = {}
@@ -184,7 +187,8 @@ def _time_alone(
 def _reference(
     plan: ExecutionPlan, out: Path, backend: CounterBackend, seed, fallback, progress, limits: dict
 ) -> dict:
-    """Times alone, the measured matrix, OPT and the simulated schedule; {"error": ...} when it cannot be built."""
+    """Times alone, the measured matrix, OPT and the simulated schedule; {"error": ...} when it
+    cannot be built."""
     from cosched.measurement.session import measure_to_directory
     from cosched.strategies.schedule import execute
     from cosched.theory.bounds import fcs_bound
@@ -234,8 +238,9 @@ def _reference(
         return reference
     ideal = np.array([measured["ideal_speeds"][name] for name in names])
     during = np.array([float(alone[name].get("speed") or "nan") for name in names])
-    # b_i in seconds alone at the matrix's speed alone (002 §3): the time alone, rescaled when the node gave the
-    # task another speed while it was timed than while the matrix was measured (a shared node's load moves)
+    # b_i in seconds alone at the matrix's speed alone (002 §3): the time alone, rescaled when the
+    # node gave the task another speed while it was timed than while the matrix was measured (a
+    # shared node's load moves)
     work = np.where(np.isfinite(during) & (during > 0), seconds * during / ideal, seconds)
     instance = load_instance(out / "reference" / "instance.json", monotone=False)
     instance = Instance(work, instance.combinations, instance.speeds, instance.tasks)
@@ -268,7 +273,8 @@ def _remaining(deadline: float | None) -> float | None:
 
 
 class _Stop(KeyboardInterrupt):
-    """Ctrl-C / SIGTERM seen inside `measure_to_directory`, which keeps what it measured and returns."""
+    """Ctrl-C / SIGTERM seen inside `measure_to_directory`, which keeps what it measured and
+    returns."""
 
     def __init__(self, signal_name: str, reference: dict):
         super().__init__(signal_name)
@@ -286,10 +292,12 @@ def execute_to_directory(
     progress: bool = True,
     plots: bool = True,
 ) -> dict:
-    """Run `plan` and write out/report.json (returned), schedule.csv and the plot; see the module docstring.
+    """Run `plan` and write out/report.json (returned), schedule.csv and the plot; see the module
+    docstring.
 
-    Ctrl-C / SIGTERM kill every task and still write report.json from what ran (`interrupted_by`); a strategy
-    that fails stops the run with `error` in the report; a task that crashes is reported and the others go on.
+    Ctrl-C / SIGTERM kill every task and still write report.json from what ran (`interrupted_by`); a
+    strategy that fails stops the run with `error` in the report; a task that crashes is reported
+    and the others go on.
     """
     out = Path(out)
     key = {
@@ -448,9 +456,9 @@ def _real_run(
     all_steps: list[Step],
     progress: bool,
 ):
-    """Start the tasks, premeasure what the strategy needs and is not given, run the strategy, appending every
-    step to `all_steps` (kept on an interruption); returns the speeds alone and where the strategy's speeds came
-    from."""
+    """Start the tasks, premeasure what the strategy needs and is not given, run the strategy,
+    appending every step to `all_steps` (kept on an interruption); returns the speeds alone and
+    where the strategy's speeds came from."""
     from tqdm import tqdm
 
     from cosched.strategies.search import SearchStrategy
@@ -594,7 +602,8 @@ def _ratio_uncertainty(reference: dict) -> float:
 
 
 def _real_summary(steps: Sequence[Step], harness: ExecutionHarness, reference: dict | None) -> dict:
-    """Real makespan (first continue to last exit), time the tasks ran, switching overhead, real ratio."""
+    """Real makespan (first continue to last exit), time the tasks ran, switching overhead, real
+    ratio."""
     running = float(sum(step.duration for step in steps))
     done = all(name in ("completed", "crashed", "timed-out") for name in harness.status_names)
     elapsed = max((s.end for s in steps), default=0.0)

@@ -1,11 +1,13 @@
-"""Bundled kernels so the co-run harness runs anywhere: compute-, memory-bandwidth- and cache-bound loops.
+"""Bundled kernels so the co-run harness runs anywhere: compute-, memory-bandwidth- and cache-bound
+loops.
 
-`python -m cosched.measurement.kernels NAME (--seconds S | --work N) [--threads T]`. Each of the T workers is a process
-of the same process group (the parent is worker 0), so the harness stops and measures all of them together;
-the forked workers die with worker 0 (PR_SET_PDEATHSIG(SIGKILL), even while stopped), and worker 0 started by
-the harness dies with the harness, so killing either never leaves a worker behind.
-With `--work N` every worker performs exactly N work units, the same instruction count in any co-run
-(what the Table 2 validation of 002 §7 needs); with `--seconds S` the workers stop after S seconds of wall time.
+`python -m cosched.measurement.kernels NAME (--seconds S | --work N) [--threads T]`. Each of the T
+workers is a process of the same process group (the parent is worker 0), so the harness stops and
+measures all of them together; the forked workers die with worker 0 (PR_SET_PDEATHSIG(SIGKILL), even
+while stopped), and worker 0 started by the harness dies with the harness, so killing either never
+leaves a worker behind. With `--work N` every worker performs exactly N work units, the same
+instruction count in any co-run (what the Table 2 validation of 002 §7 needs); with `--seconds S`
+the workers stop after S seconds of wall time.
 """
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ KERNELS = {"compute": _compute, "memory": _memory, "cache": _cache}
 
 
 def run_kernel(name: str, *, work: int | None = None, seconds: float | None = None) -> int:
-    """Run one worker of kernel `name` for `work` units or until `seconds` have passed; returns units done."""
+    """Run one worker of kernel `name` for `work` units or until `seconds` have passed; returns
+    units done."""
     import numpy as np
 
     unit = KERNELS[name](np)
@@ -83,7 +86,8 @@ def run_kernel(name: str, *, work: int | None = None, seconds: float | None = No
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m cosched.measurement.kernels", description=__doc__.splitlines()[0]
+        prog="python -m cosched.measurement.kernels",
+        description=" ".join(__doc__.split("\n\n")[0].split()),
     )
     parser.add_argument("name", choices=sorted(KERNELS))
     amount = parser.add_mutually_exclusive_group()

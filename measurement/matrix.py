@@ -1,9 +1,11 @@
-"""Measured speeds -> the theory `Instance`: normalise by the ideal (alone) speed, report what is not a model.
+"""Measured speeds -> the theory `Instance`: normalise by the ideal (alone) speed, report what is
+not a model.
 
-002 §3 takes the speed of a task alone as 1, so a_ij = speed in S_j / speed alone. Measured values break the
-model's constraints through noise: a co-run speed above the ideal one is clipped to 1 (and counted), broken
-monotonicity (constraint (1)) is reported, and optionally removed by capping each speed at the minimum over
-its one-task-smaller sub-combinations (the construction of the §8 generator), which yields a monotone matrix.
+002 §3 takes the speed of a task alone as 1, so a_ij = speed in S_j / speed alone. Measured values
+break the model's constraints through noise: a co-run speed above the ideal one is clipped to 1 (and
+counted), broken monotonicity (constraint (1)) is reported, and optionally removed by capping each
+speed at the minimum over its one-task-smaller sub-combinations (the construction of the §8
+generator), which yields a monotone matrix.
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ def compress_masks(masks: np.ndarray, keep: np.ndarray) -> np.ndarray:
 
 
 def cap_monotone(instance: Instance) -> Instance:
-    """a_iS <- min(a_iS, a_iS' for every present S' = S minus one other task), by increasing size: monotone."""
+    """a_iS <- min(a_iS, a_iS' for every present S' = S minus one other task), by increasing size:
+    monotone."""
     speeds = instance.speeds.copy()
     member = membership(instance.combinations, instance.n)
     sizes = instance.sizes
@@ -84,8 +87,9 @@ def measured_instance(
 ) -> MeasuredMatrix:
     """Instance of the combinations whose members all have a finite measured speed.
 
-    `table` has columns combination (bitmask over `names`), task, speed (absolute). Tasks without a positive
-    speed alone are dropped (named with the reason), with every combination containing them.
+    `table` has columns combination (bitmask over `names`), task, speed (absolute). Tasks without a
+    positive speed alone are dropped (named with the reason), with every combination containing
+    them.
     """
     names = list(names)
     n = len(names)

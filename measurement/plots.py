@@ -1,4 +1,5 @@
-"""Measurement figures: task speed vs combination size (002 Fig. 2) and time ratio vs speed ratio (002 Fig. 4)."""
+"""Measurement figures: task speed vs combination size (002 Fig. 2) and time ratio vs speed ratio
+(002 Fig. 4)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ __all__ = ["plot_speed_by_size", "plot_validation"]
 
 
 def plot_speed_by_size(instance, path: str | os.PathLike, backend: str) -> Path:
-    """Box plots of each task's normalised speed per combination size, one panel per task (002 Fig. 2)."""
+    """Box plots of each task's normalised speed per combination size, one panel per task (002 Fig.
+    2)."""
     plt = pyplot()
     frame = instance.to_frame()
     tasks = list(instance.tasks)

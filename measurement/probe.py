@@ -1,9 +1,11 @@
-"""Task processing speed from cumulative counter readings: formula (30) of 002 §6, averaged over threads.
+"""Task processing speed from cumulative counter readings: formula (30) of 002 §6, averaged over
+threads.
 
-nu(t) = (inst(t) - inst(t - dt)) / (cycl(t) - cycl(t - dt)) x (cpu(t) - cpu(t - dt)) / dt per thread; the task's
-speed is the mean over its threads (002 §7). Without hardware counters (the `cputime` backend) the IPC
-factor is dropped and nu(t) = d cpu / dt. Threads that did not run at all in an interval (a waiting launcher
-shell, an idle MPI progress thread) are left out of the mean; a task none of whose threads ran has speed 0.
+nu(t) = (inst(t) - inst(t - dt)) / (cycl(t) - cycl(t - dt)) x (cpu(t) - cpu(t - dt)) / dt per
+thread; the task's speed is the mean over its threads (002 §7). Without hardware counters (the
+`cputime` backend) the IPC factor is dropped and nu(t) = d cpu / dt. Threads that did not run at all
+in an interval (a waiting launcher shell, an idle MPI progress thread) are left out of the mean; a
+task none of whose threads ran has speed 0.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ MIN_ALONE_SPEED = 0.05  # a speed alone below this is no divisor (002 §3): re-m
 
 
 def thread_speed(d_instructions, d_cycles, d_cputime, dt):
-    """Formula (30) of 002 §6 per thread, vectorised; NaN instruction deltas (no PMU) drop the IPC factor."""
+    """Formula (30) of 002 §6 per thread, vectorised; NaN instruction deltas (no PMU) drop the IPC
+    factor."""
     d_instructions, d_cycles = np.asarray(d_instructions, float), np.asarray(d_cycles, float)
     share = np.asarray(d_cputime, float) / np.asarray(dt, float)  # 002 §6, (30): d cpu / dt
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -60,11 +63,12 @@ def readings_frame(readings: Iterable[ThreadReading]):
 
 
 def interval_speeds(samples):
-    """Per task and sampling interval: start, end, speed (mean of (30) over threads that ran), threads counted.
+    """Per task and sampling interval: start, end, speed (mean of (30) over threads that ran),
+    threads counted.
 
-    `samples` holds cumulative readings (`SAMPLE_COLUMNS`); each task's threads are read at common time
-    stamps, and only threads present at both ends of an interval contribute to it. With a `combination`
-    column (the harness's samples) intervals are formed within each combination only.
+    `samples` holds cumulative readings (`SAMPLE_COLUMNS`); each task's threads are read at common
+    time stamps, and only threads present at both ends of an interval contribute to it. With a
+    `combination` column (the harness's samples) intervals are formed within each combination only.
     """
     import pandas as pd
 

@@ -1,14 +1,15 @@
-"""One `cosched measure` run: harness -> incremental raw tables -> instance, heatmap, plots and report in a folder.
+"""One `cosched measure` run: harness -> incremental raw tables -> instance, heatmap, plots and
+report in a folder.
 
-`samples.csv` and then `speeds.csv` grow after every combination (a combination counts as measured once all
-its rows are in `speeds.csv`), so an interrupted or killed run keeps what it measured. Reruns follow the rule
-of `cosched.rerun`: the folder's `config.json` records what determines a measured row (tasks and their
-commands, warm-up, window, counter backend); a rerun with the same values resumes, skipping the combinations
-already measured (the combination set itself may change: more combinations are added, fewer are a subset);
-other values, or foreign files, are refused unless `force`, which removes this command's files and starts
-over. The derived files (instance.json, heatmap.csv, plots, report.json) are rewritten at the end of every
-run; one a run does not write (plots with `plots=False` or after an interruption) is removed, never left
-stale.
+`samples.csv` and then `speeds.csv` grow after every combination (a combination counts as measured
+once all its rows are in `speeds.csv`), so an interrupted or killed run keeps what it measured.
+Reruns follow the rule of `cosched.rerun`: the folder's `config.json` records what determines a
+measured row (tasks and their commands, warm-up, window, counter backend); a rerun with the same
+values resumes, skipping the combinations already measured (the combination set itself may change:
+more combinations are added, fewer are a subset); other values, or foreign files, are refused unless
+`force`, which removes this command's files and starts over. The derived files (instance.json,
+heatmap.csv, plots, report.json) are rewritten at the end of every run; one a run does not write
+(plots with `plots=False` or after an interruption) is removed, never left stale.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ _KERNEL_LIFETIME = re.compile(r"(\s--seconds\s+)\S+")
 def run_key(tasks: Sequence[TaskSpec], warmup: float, window: float, backend: str) -> dict:
     """What determines a measured row: the resume key stored as config.json.
 
-    A bundled kernel's `--seconds` (its lifetime, sized from the number of combinations) is left out."""
+    A bundled kernel's `--seconds` (its lifetime, sized from the number of combinations) is left
+    out."""
 
     def command(text: str) -> str:
         return _KERNEL_LIFETIME.sub(r"\1*", text) if "cosched.measurement.kernels" in text else text
@@ -87,7 +89,8 @@ def _append(frame, path: Path) -> None:
 
 
 def _read_rows(path: Path):
-    """A CSV the run appends to, without the cut-off last line a killed write leaves; (frame, was_cut)."""
+    """A CSV the run appends to, without the cut-off last line a killed write leaves; (frame,
+    was_cut)."""
     import pandas as pd
 
     if not path.exists():
@@ -103,10 +106,12 @@ def _read_rows(path: Path):
 
 
 def _restore(out: Path, tasks: Sequence[TaskSpec]):
-    """Speed rows of the combinations an earlier run measured completely, re-keyed to the current task order.
+    """Speed rows of the combinations an earlier run measured completely, re-keyed to the current
+    task order.
 
-    A combination counts when every member has a finite speed; the rows (and samples) of others are dropped
-    from the files, so the rerun measures them again and the files hold each combination once.
+    A combination counts when every member has a finite speed; the rows (and samples) of others are
+    dropped from the files, so the rerun measures them again and the files hold each combination
+    once.
     """
     speeds_path, samples_path = out / "speeds.csv", out / "samples.csv"
     table, cut = _read_rows(speeds_path)
@@ -193,15 +198,16 @@ def measure_to_directory(
     task_timeout: float | None = None,
     timeout: float | None = None,
 ) -> dict:
-    """Measure `tasks` in the combinations named by `combinations`; returns the report also written to
-    `out/report.json` (its `interrupted` / `interrupted_by` say whether Ctrl-C / SIGTERM cut the run
-    short, or "timeout" when the run went past `timeout` seconds).
+    """Measure `tasks` in the combinations named by `combinations`; returns the report also written
+    to `out/report.json` (its `interrupted` / `interrupted_by` say whether Ctrl-C / SIGTERM cut the
+    run short, or "timeout" when the run went past `timeout` seconds).
 
     A task that ends before its first window is measured (it fails at once, its command does not
     exist) raises `cosched.measurement.corun.TaskFailed`; the files this run created are removed
     again.
 
-    Reruns: see the module docstring (`force` starts over; `resume` is accepted for old callers and ignored).
+    Reruns: see the module docstring (`force` starts over; `resume` is accepted for old callers and
+    ignored).
     """
     import pandas as pd
 

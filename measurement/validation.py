@@ -1,10 +1,12 @@
-"""The Table 2 experiment of 002 §7: does the runtime speed (formula (30)) predict the completion time?
+"""The Table 2 experiment of 002 §7: does the runtime speed (formula (30)) predict the completion
+time?
 
-Each kernel runs a fixed amount of work to completion, alone and next to randomly drawn co-runners (kernels
-repeated, random thread counts) that keep running until it has finished, so the measured task sees one
-combination for its whole run. Per run: speed ratio = mean speed alone / mean speed in the co-run, time ratio =
-completion time co-run / completion time alone; per kernel the linear regression speed ratio = slope x time
-ratio + intercept with its R² (Table 2), and the scatter of Fig. 4.
+Each kernel runs a fixed amount of work to completion, alone and next to randomly drawn co-runners
+(kernels repeated, random thread counts) that keep running until it has finished, so the measured
+task sees one combination for its whole run. Per run: speed ratio = mean speed alone / mean speed in
+the co-run, time ratio = completion time co-run / completion time alone; per kernel the linear
+regression speed ratio = slope x time ratio + intercept with its R² (Table 2), and the scatter of
+Fig. 4.
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ def _run(
     work: int,
     corunners: Sequence[tuple[str, int]],
 ) -> ValidationRun:
-    """Start the co-runners, then the measured kernel; sample it until it exits; kill the co-runners."""
+    """Start the co-runners, then the measured kernel; sample it until it exits; kill the
+    co-runners."""
     others = [
         start_task(TaskSpec(f"co{k}", kernel_command(name, t, seconds=CORUNNER_SECONDS)))
         for k, (name, t) in enumerate(corunners)
@@ -115,8 +118,9 @@ def run_validation(
     seed: int = 0,
     progress: bool = True,
 ):
-    """Runs table (kernel, threads, corunners, size, time, speed, time_ratio, speed_ratio) for every kernel:
-    `repeats` runs alone per thread count, `runs` co-runs with 1..max_corunners random co-runners."""
+    """Runs table (kernel, threads, corunners, size, time, speed, time_ratio, speed_ratio) for every
+    kernel: `repeats` runs alone per thread count, `runs` co-runs with 1..max_corunners random
+    co-runners."""
     import pandas as pd
     from tqdm import tqdm
 
