@@ -41,7 +41,8 @@ def instance_from_args(args):
 
 
 def opt_for_file(instance, path: str, **options):
-    """solve_opt, with the instance file named in an InfeasibleError (the CLI prints one line naming it)."""
+    """solve_opt, with the instance file named in an InfeasibleError (the CLI prints one line naming
+    it)."""
     from cosched.theory.opt import solve_opt
 
     try:
@@ -51,8 +52,8 @@ def opt_for_file(instance, path: str, **options):
 
 
 def with_task_names(document: dict, instance) -> dict:
-    """A JSON result with "tasks": the names the text output shows (T1..Tn), in the order of the 0-based
-    indices of its "combination" lists."""
+    """A JSON result with "tasks": the names the text output shows (T1..Tn), in the order of the
+    0-based indices of its "combination" lists."""
     return {**document, "tasks": list(instance.tasks)}
 
 
@@ -60,7 +61,8 @@ def register(subparsers) -> None:
     generate = subparsers.add_parser(
         "generate",
         help="write a random instance (002 §8) or the FCS worst case (002 Example 1)",
-        description="Write a random instance (002 §8) or the FCS worst case (002 Example 1) to a JSON/NPZ file.",
+        description="Write a random instance (002 §8) or the FCS worst case (002 Example 1) to a "
+        "JSON/NPZ file.",
     )
     generate.add_argument("--n", type=int, default=10, help="number of tasks (default 10)")
     generate.add_argument(
@@ -99,7 +101,8 @@ def register(subparsers) -> None:
     opt = subparsers.add_parser(
         "opt",
         help="optimal makespan by LP (002 §4.1)",
-        description="Solve min sum x_j s.t. A x = b, x >= 0 (002 §4.1) directly or by column generation.",
+        description="Solve min sum x_j s.t. A x = b, x >= 0 (002 §4.1) directly or by column "
+        "generation.",
     )
     add_instance_arguments(opt)
     opt.add_argument(

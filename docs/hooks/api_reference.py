@@ -2,13 +2,14 @@
 
 Two jobs at build time:
 
-1. The area folders sit at the top of the repository and install inside `cosched` through the setuptools
-   package-dir mapping. griffe, which mkdocstrings uses to read docstrings, walks source folders and does
-   not follow that mapping, so the hook assembles the installed layout (`cosched/` with the areas inside it,
-   Python sources only) in a temporary folder and points the Python handler there.
-2. A page line ``<!-- api-modules: cosched.theory -->`` becomes one ``::: module`` block per public module
-   of that package (a module that declares a non-empty ``__all__``; command-line modules are left to the
-   CLI reference), so a new module appears in the reference without editing the page.
+1. The area folders sit at the top of the repository and install inside `cosched` through the
+   setuptools package-dir mapping. griffe, which mkdocstrings uses to read docstrings, walks source
+   folders and does not follow that mapping, so the hook assembles the installed layout (`cosched/`
+   with the areas inside it, Python sources only) in a temporary folder and points the Python
+   handler there.
+2. A page line ``<!-- api-modules: cosched.theory -->`` becomes one ``::: module`` block per public
+   module of that package (a module that declares a non-empty ``__all__``; command-line modules are
+   left to the CLI reference), so a new module appears in the reference without editing the page.
 """
 
 from __future__ import annotations
