@@ -1,5 +1,5 @@
-"""Shared test settings: hypothesis runs without per-example deadlines (CI machines are shared and noisy),
-and `shared_data` for the large inputs that are not bundled with the package."""
+"""Shared test settings: hypothesis runs without per-example deadlines (CI machines are shared and
+noisy), and `shared_data` for the large inputs that are not bundled with the package."""
 
 import os
 from pathlib import Path
@@ -21,9 +21,11 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 @pytest.fixture
 def shared_data():
-    """`shared_data("swf/X.swf.gz")`: the path under ../shared/data, or skip the test naming the missing path.
+    """`shared_data("swf/X.swf.gz")`: the path under ../shared/data, or skip the test naming the
+    missing path.
 
-    Only for data that is not bundled; tests on the bundled presets (`cosched.data`) must never skip.
+    Only for data that is not bundled; tests on the bundled presets (`cosched.data`) must never
+    skip.
     """
 
     def need(relative: str) -> Path:

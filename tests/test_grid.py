@@ -1,4 +1,5 @@
-"""The one grid runner (cosched.grid): incremental CSV, the completeness rule, side files, workers, Dask errors."""
+"""The one grid runner (cosched.grid): incremental CSV, the completeness rule, side files, workers,
+Dask errors."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The real data bundled in `cosched.data`: every preset resolves and loads, matches its provenance (README.txt),
-and works the same from Python and from every command that takes a heatmap, workload or platform.
+"""The real data bundled in `cosched.data`: every preset resolves and loads, matches its provenance
+(README.txt), and works the same from Python and from every command that takes a heatmap, workload
+or platform.
 
 These tests use only the installed package: they never skip.
 """
@@ -74,7 +75,8 @@ def test_heatmap_preset_loads_and_speedups_match_the_source_csv(preset):
 
 def test_known_aris_nas_speedups():
     heatmap = read_heatmap("aris-nas")
-    # derived_pairs_aris_NAS.csv row 4: bt.D.256,256,123.965,bt.D.64,64,486.25,138.96,443.08,0.8921,1.0974
+    # derived_pairs_aris_NAS.csv row 4:
+    # bt.D.256,256,123.965,bt.D.64,64,486.25,138.96,443.08,0.8921,1.0974
     assert heatmap.speedup("bt.D.256", "bt.D.64") == pytest.approx(123.965 / 138.96)
     assert heatmap.speedup("bt.D.64", "bt.D.256") == pytest.approx(486.25 / 443.08)
     assert list(heatmap.procs[:3]) == [256, 484, 64]

@@ -1,17 +1,18 @@
-"""The two campaigns every fuzz target runs in: `quick` in the default suite, `long` under `-m fuzz`.
+"""The two campaigns every fuzz target runs in: `quick` in the default suite, `long` under `-m
+fuzz`.
 
-A fuzz target is one test that takes the `campaign` fixture (the hypothesis settings of its campaign, which
-are a decorator) and runs a `given` inside it:
+A fuzz target is one test that takes the `campaign` fixture (the hypothesis settings of its
+campaign, which are a decorator) and runs a `given` inside it:
 
     def test_swf_byte_mutations(tmp_path_factory, campaign):
         campaign(given(case=swf_bytes)(lambda case: _swf_bytes(tmp_path_factory, case)))()
 
-`python3 -m pytest tests/fuzz` runs `test_swf_byte_mutations[quick]`; `python3 -m pytest -m fuzz tests/fuzz`
-runs `test_swf_byte_mutations[long]` (the default addopts leave out the `fuzz` marker).
+`python3 -m pytest tests/fuzz` runs `test_swf_byte_mutations[quick]`; `python3 -m pytest -m fuzz
+tests/fuzz` runs `test_swf_byte_mutations[long]` (the default addopts leave out the `fuzz` marker).
 
-Both campaigns run without a deadline and without the example database. By default the quick campaign runs
-50 examples and the long one FUZZ_EXAMPLES (default 1000), with the too_slow and data_too_large health checks
-suppressed; a test module may set its own counts and suppressions:
+Both campaigns run without a deadline and without the example database. By default the quick
+campaign runs 50 examples and the long one FUZZ_EXAMPLES (default 1000), with the too_slow and
+data_too_large health checks suppressed; a test module may set its own counts and suppressions:
 
     CAMPAIGN_EXAMPLES = {"quick": 120, "long": 3000}
     SUPPRESSED_HEALTH_CHECKS = list(HealthCheck)

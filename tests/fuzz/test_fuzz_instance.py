@@ -1,9 +1,10 @@
-"""Fuzzing the instance readers through `cosched opt`: hypothesis mutates a valid JSON or NPZ instance file (types,
-huge/NaN/inf/negative/subnormal numbers, shapes, missing keys, duplicate names, n = 100, bitmasks out of range,
-non-UTF-8 bytes, truncated or corrupted archives) and every run must end in
+"""Fuzzing the instance readers through `cosched opt`: hypothesis mutates a valid JSON or NPZ
+instance file (types, huge/NaN/inf/negative/subnormal numbers, shapes, missing keys, duplicate
+names, n = 100, bitmasks out of range, non-UTF-8 bytes, truncated or corrupted archives) and every
+run must end in
 
-* exit 0 with output that is right: the file loads, and the printed schedule does the work b of every task
-  within VERIFY_TOLERANCE, or
+* exit 0 with output that is right: the file loads, and the printed schedule does the work b of
+  every task within VERIFY_TOLERANCE, or
 * exit 2 with exactly one stderr line naming the file (and a field, for a mutation of one field),
 
 never a traceback and never a warning on stderr. Each format is one test run in the two campaigns of
@@ -46,7 +47,7 @@ BASE_ARRAYS = {
     "tasks": np.asarray(BASE.tasks),
 }
 
-# --- values ----------------------------------------------------------------------------------------------------
+# --- values ---------------------------------------------------------------------------------------
 
 NUMBERS = st.one_of(
     st.sampled_from(
@@ -97,7 +98,7 @@ JSON_VALUES = st.recursive(
 FIELDS = ("work", "combinations", "speeds", "tasks")
 
 
-# --- running the real CLI ----------------------------------------------------------------------------------------
+# --- running the real CLI -------------------------------------------------------------------------
 
 
 def run_opt(path: Path, *options: str):
@@ -168,7 +169,7 @@ OPTIONS = st.sampled_from(
 )
 
 
-# --- JSON mutations ----------------------------------------------------------------------------------------------
+# --- JSON mutations -------------------------------------------------------------------------------
 
 
 @st.composite
@@ -274,7 +275,7 @@ def test_mutated_json_instance_is_solved_or_refused_in_one_line(campaign):
     )()
 
 
-# --- NPZ mutations -----------------------------------------------------------------------------------------------
+# --- NPZ mutations --------------------------------------------------------------------------------
 
 DTYPES = st.sampled_from(
     [
@@ -442,7 +443,7 @@ def test_mutated_npz_instance_is_solved_or_refused_in_one_line(campaign):
     )()
 
 
-# --- the cases the issue names, pinned ---------------------------------------------------------------------------
+# --- the cases the issue names, pinned ------------------------------------------------------------
 
 
 def _write_json(folder: Path, **changes) -> Path:

@@ -1,22 +1,24 @@
-"""Fuzzing every file reader through the real CLI (issue "Reliability: no wrong answer, no traceback").
+"""Fuzzing every file reader through the real CLI (issue "Reliability: no wrong answer, no
+traceback").
 
-Valid SWF and CSV workloads, heatmap CSVs, platform JSON and application-seed JSON (generated here; the
-real traces and heatmaps under ``../shared/data`` join in when present) are mutated: byte flips, inserted
-Latin-1 / NUL / byte-order-mark bytes, truncation, re-encoding (UTF-16, UTF-32), gzip wrapping and gzip
-corruption, duplicated and deleted lines, fields replaced by huge, negative, NaN, infinite, fractional or
-non-numeric values. Each mutant goes through ``cosched.cli.main`` in-process and must give
+Valid SWF and CSV workloads, heatmap CSVs, platform JSON and application-seed JSON (generated here;
+the real traces and heatmaps under ``../shared/data`` join in when present) are mutated: byte flips,
+inserted Latin-1 / NUL / byte-order-mark bytes, truncation, re-encoding (UTF-16, UTF-32), gzip
+wrapping and gzip corruption, duplicated and deleted lines, fields replaced by huge, negative, NaN,
+infinite, fractional or non-numeric values. Each mutant goes through ``cosched.cli.main`` in-process
+and must give
 
-- exit 0 and output that agrees with an independent reading of the input (the jobs kept, their times and
-  cores, no silently dropped or altered record), or
-- exit 2 with exactly one stderr line ``cosched CMD: error: ...`` naming the file (and the line and field
-  of a replaced field), and nothing left in the ``--out`` location;
+- exit 0 and output that agrees with an independent reading of the input (the jobs kept, their times
+  and cores, no silently dropped or altered record), or
+- exit 2 with exactly one stderr line ``cosched CMD: error: ...`` naming the file (and the line and
+  field of a replaced field), and nothing left in the ``--out`` location;
 
-never a traceback (any other exception fails the test) and no numeric RuntimeWarning. For the workload,
-platform and seed formats the oracle also predicts which of the two outcomes is right.
+never a traceback (any other exception fails the test) and no numeric RuntimeWarning. For the
+workload, platform and seed formats the oracle also predicts which of the two outcomes is right.
 
-Each target runs in the two campaigns of ``conftest.py``: the default suite runs 50 mutants per format
-(``[quick]``); ``python3 -m pytest -m fuzz tests/fuzz`` runs ``FUZZ_EXAMPLES`` (default 1000) per format and
-generator option set (``[long]``).
+Each target runs in the two campaigns of ``conftest.py``: the default suite runs 50 mutants per
+format (``[quick]``); ``python3 -m pytest -m fuzz tests/fuzz`` runs ``FUZZ_EXAMPLES`` (default 1000)
+per format and generator option set (``[long]``).
 """
 
 from __future__ import annotations
@@ -76,7 +78,8 @@ SWF_FIELDS = (
 )
 SWF_PLATFORM_CORES = 100  # the kth-sp2 preset: 100 single-core nodes
 
-# field values that broke readers: huge, tiny, negative, non-finite, fractional, non-numeric, odd spellings
+# field values that broke readers: huge, tiny, negative, non-finite, fractional, non-numeric, odd
+# spellings
 VALUES = [
     "1e30",
     "-1e30",
@@ -137,7 +140,7 @@ SPECIAL_BYTES = [
 ]
 
 
-# --- valid inputs -----------------------------------------------------------------------------------------------
+# --- valid inputs ---------------------------------------------------------------------------------
 
 
 def swf_base(jobs: int = 10) -> str:
@@ -215,12 +218,13 @@ HEATMAP_BASES = [heatmap_base()] + [
 ]
 
 
-# --- mutations --------------------------------------------------------------------------------------------------
+# --- mutations ------------------------------------------------------------------------------------
 
 
 @st.composite
 def byte_mutations(draw, text: str, comment: bytes | None = None):
-    """1-3 byte-level edits of `text` (UTF-8), plus an optional gzip wrapping: (bytes, gzipped, description)."""
+    """1-3 byte-level edits of `text` (UTF-8), plus an optional gzip wrapping: (bytes, gzipped,
+    description)."""
     data = bytearray(text.encode())
     steps = []
     for _ in range(draw(st.integers(1, 3))):
@@ -317,7 +321,7 @@ def field_replacements(draw, text: str, separator: str | None, names, first_data
     return "\n".join(lines).encode(), index + 1, names[column], value
 
 
-# --- running the CLI --------------------------------------------------------------------------------------------
+# --- running the CLI ------------------------------------------------------------------------------
 
 
 @contextlib.contextmanager
@@ -330,7 +334,8 @@ def workspace(factory):
 
 
 def run_cli(argv: list[str]) -> tuple[int, str, str]:
-    """`cosched.cli.main(argv)` in-process: (exit code, stdout, stderr); tracebacks and RuntimeWarnings fail."""
+    """`cosched.cli.main(argv)` in-process: (exit code, stdout, stderr); tracebacks and
+    RuntimeWarnings fail."""
     out, err = io.StringIO(), io.StringIO()
     with (
         contextlib.redirect_stdout(out),
@@ -382,7 +387,7 @@ def strict_json(text: str):
     return json.loads(text, parse_constant=refuse)
 
 
-# --- an independent reading of the workload formats (the oracle) ------------------------------------------------
+# --- an independent reading of the workload formats (the oracle) ----------------------------------
 
 
 class Reject(Exception):
@@ -390,7 +395,8 @@ class Reject(Exception):
 
 
 def oracle_text(raw: bytes, name: str, comment: bytes | None = None) -> str:
-    """The text the readers must see, or Reject: gzip by magic bytes, UTF-8, no NUL or BOM-marked UTF-16/32."""
+    """The text the readers must see, or Reject: gzip by magic bytes, UTF-8, no NUL or BOM-marked
+    UTF-16/32."""
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
@@ -562,7 +568,7 @@ def check_simulation(
         assert row.estimate == max(job["estimate"], job["run"])
 
 
-# --- SWF and CSV workloads --------------------------------------------------------------------------------------
+# --- SWF and CSV workloads ------------------------------------------------------------------------
 
 
 def _swf_case(factory, raw: bytes, gzipped: bool, **located):
@@ -630,13 +636,14 @@ def test_csv_workload_field_replacements(tmp_path_factory, campaign):
     campaign(given(case=csv_fields)(lambda case: _csv_field(tmp_path_factory, case)))()
 
 
-# --- heatmap CSVs -----------------------------------------------------------------------------------------------
+# --- heatmap CSVs ---------------------------------------------------------------------------------
 
 HEATMAP_NUMBERS = {"procs_A", "compact_A", "procs_B", "compact_B", "co_A_B", "co_B_A"}
 
 
 def _heatmap_value_is_invalid(field: str, value: str) -> bool:
-    """A number cell that no heatmap may hold (non-numeric, non-finite, not positive, above a limit)."""
+    """A number cell that no heatmap may hold (non-numeric, non-finite, not positive, above a
+    limit)."""
     if field not in HEATMAP_NUMBERS or not value.strip():
         return False
     try:
@@ -729,7 +736,7 @@ def test_heatmap_field_replacements(tmp_path_factory, campaign):
     )()
 
 
-# --- platform and application-seed JSON -------------------------------------------------------------------------
+# --- platform and application-seed JSON -----------------------------------------------------------
 
 JSON_VALUES = [
     10**30,
@@ -777,7 +784,8 @@ RAW_JSON_VALUES = [
 
 @st.composite
 def json_mutations(draw, document: dict, paths: list[tuple]):
-    """A JSON document with one value replaced, a key deleted, added or doubled, or its text byte-mutated.
+    """A JSON document with one value replaced, a key deleted, added or doubled, or its text
+    byte-mutated.
 
     Returns (bytes, field or None): field is the dotted/indexed name of the replaced value.
     """
@@ -833,7 +841,8 @@ def parses(raw: bytes) -> bool:
 
 
 def oracle_json(raw: bytes, name: str):
-    """The JSON document of `raw` as the readers accept it (UTF-8 text, no duplicate keys), or Reject."""
+    """The JSON document of `raw` as the readers accept it (UTF-8 text, no duplicate keys), or
+    Reject."""
     text = oracle_text(raw, name)
 
     def unique(pairs):
@@ -1017,7 +1026,7 @@ def test_application_seed_mutations(tmp_path_factory, campaign):
     campaign(given(case=seed_cases)(lambda case: _seed(tmp_path_factory, case)))()
 
 
-# --- generate-workload size and distribution options ------------------------------------------------------------
+# --- generate-workload size and distribution options ----------------------------------------------
 
 ODD_FLOATS = [
     "nan",

@@ -1,7 +1,9 @@
-"""Regression tests for the reader bugs fuzzing found (issue "Reliability: no wrong answer, no traceback").
+"""Regression tests for the reader bugs fuzzing found (issue "Reliability: no wrong answer, no
+traceback").
 
-Each runs the real CLI in-process and expects exit 0 with the right result, or exit 2 with one stderr line
-naming the file (and the line, field and limit where there is one) and no output left behind.
+Each runs the real CLI in-process and expects exit 0 with the right result, or exit 2 with one
+stderr line naming the file (and the line, field and limit where there is one) and no output left
+behind.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ def one_error(code, err, command, path, *needles, out=None):
     return lines[0]
 
 
-# --- text decoding: one policy for every text input ------------------------------------------------------------
+# --- text decoding: one policy for every text input -----------------------------------------------
 
 
 def test_latin1_byte_in_an_swf_comment_is_ignored(tmp_path, capsys):
@@ -179,7 +181,7 @@ def test_a_directory_given_as_a_workload_is_an_input_error(tmp_path, capsys):
     one_error(code, err, "simulate", folder, "folder")
 
 
-# --- numbers: finite, whole where a count or id is expected, within named limits ---------------------------------
+# --- numbers: finite, whole where a count or id is expected, within named limits ------------------
 
 
 @pytest.mark.parametrize("value", ["inf", "-inf", "1e309", "nan", "Infinity"])
@@ -472,7 +474,7 @@ def test_application_seed_values_are_checked(tmp_path, capsys, app, needle):
     one_error(code, err, "generate-workload", seed, needle, out=target)
 
 
-# --- --heatmap with a classic scheduler -------------------------------------------------------------------------
+# --- --heatmap with a classic scheduler -----------------------------------------------------------
 
 
 def test_heatmap_given_to_a_classic_scheduler_is_still_checked(tmp_path, capsys):

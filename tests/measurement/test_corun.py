@@ -1,4 +1,5 @@
-"""Co-run harness: combination sets, measuring two short kernels, and never leaving stopped or orphan processes."""
+"""Co-run harness: combination sets, measuring two short kernels, and never leaving stopped or
+orphan processes."""
 
 import json
 import os
@@ -117,12 +118,15 @@ def test_harness_on_two_kernels_gives_an_instance_that_opt_accepts(tmp_path):
 
 def test_no_process_is_left_stopped_or_alive_after_an_error_inside_the_harness():
     pids = []
-    with pytest.raises(RuntimeError, match="boom"), CoRunHarness(
-        [kernel("compute", threads=2), kernel("memory")],
-        ProcfsCounters(),
-        warmup=WARMUP,
-        window=WINDOW,
-    ) as harness:
+    with (
+        pytest.raises(RuntimeError, match="boom"),
+        CoRunHarness(
+            [kernel("compute", threads=2), kernel("memory")],
+            ProcfsCounters(),
+            warmup=WARMUP,
+            window=WINDOW,
+        ) as harness,
+    ):
         pids = [p.pid for p in harness.processes]
         time.sleep(0.5)  # let the kernel fork its second worker (it is stopped right after)
         harness.measure(1)

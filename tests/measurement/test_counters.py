@@ -1,4 +1,5 @@
-"""Counters: procfs parsing, perf_event_open (software events on this machine), scaling, recorded samples."""
+"""Counters: procfs parsing, perf_event_open (software events on this machine), scaling, recorded
+samples."""
 
 import errno
 import os
@@ -54,13 +55,17 @@ def _busy(seconds):
     stime=st.integers(0, 2**40),
 )
 def test_parse_stat_recovers_fields_whatever_the_thread_name(comm, state, pgrp, utime, stime):
-    line = f"4242 ({comm}) {state} 1 {pgrp} 3 0 -1 4194304 98 0 0 0 {utime} {stime} 0 0 20 0 1 0 3 4 5\n"
+    line = (
+        f"4242 ({comm}) {state} 1 {pgrp} 3 0 -1 4194304 98 0 0 0 {utime} {stime} 0 0 20 0 1 "
+        "0 3 4 5\n"
+    )
     assert parse_stat(line) == (comm, state, pgrp, utime, stime)
 
 
 def test_procfs_reads_a_real_thread_named_with_spaces_and_parentheses():
     code = (
-        "import ctypes, time; ctypes.CDLL(None).prctl(15, %r.encode(), 0, 0, 0); end = time.time() + 5\n"
+        "import ctypes, time; ctypes.CDLL(None).prctl(15, %r.encode(), 0, 0, 0); end = "
+        "time.time() + 5\n"
         "while time.time() < end: pass" % STRANGE_NAME
     )
     child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)

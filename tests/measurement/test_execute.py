@@ -1,5 +1,5 @@
-"""`cosched execute`: the real execution loop (on a simulated harness and on live processes), the reference, crashes
-and interruptions (no process left running or stopped)."""
+"""`cosched execute`: the real execution loop (on a simulated harness and on live processes), the
+reference, crashes and interruptions (no process left running or stopped)."""
 
 import json
 import os
@@ -54,8 +54,9 @@ FAST = ["--reference-window", "0.3", "--reference-warmup", "0.1", "--no-plots", 
 
 
 class SimulatedHarness:
-    """The harness interface of `run_online` over an instance: each run advances the hidden work like the
-    simulated loop and reports absolute speeds (a_ij x IDEAL) of the combination that ran."""
+    """The harness interface of `run_online` over an instance: each run advances the hidden work
+    like the simulated loop and reports absolute speeds (a_ij x IDEAL) of the combination that
+    ran."""
 
     def __init__(self, instance):
         self.instance, self.remaining = instance, instance.work.copy()
@@ -150,7 +151,8 @@ def test_a_task_never_runs_faster_than_its_threads_allow(cputime, ran, threads, 
 
 
 def _check_opt(out, reference, tolerance):
-    """max b <= OPT <= sum b always (speeds at most 1); on two free cores three equal tasks give OPT = 1.5 b."""
+    """max b <= OPT <= sum b always (speeds at most 1); on two free cores three equal tasks give OPT
+    = 1.5 b."""
     work = np.array(list(reference["work"].values()))
     assert (
         work.max() * (1 - WORK_SLACK) <= reference["opt_makespan"] <= work.sum() * (1 + WORK_SLACK)
@@ -401,7 +403,8 @@ def test_interrupting_execute_kills_every_task_and_keeps_the_steps_run(tmp_path,
 def test_real_makespan_of_compute_tasks_is_within_15_percent_of_the_simulated_one(
     tmp_path, strategy
 ):
-    """The target on a shared node: one of REPEATS runs within SIMULATED_TOLERANCE, every real ratio <= 2."""
+    """The target on a shared node: one of REPEATS runs within SIMULATED_TOLERANCE, every real ratio
+    <= 2."""
     gaps = []
     for _ in range(REPEATS):
         code, report = _three_compute(tmp_path / "run", strategy, SLOW_WORK, ["--force"])

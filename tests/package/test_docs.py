@@ -1,8 +1,9 @@
 """The documentation stays short where it should and generated where it could drift.
 
-The README is the front page (at most 200 lines; the rest lives in docs/). The CLI reference is rendered
-from `build_parser()` by the MkDocs hook docs/hooks/cli_reference.py; these tests call the hook's render
-function directly (no MkDocs build), so a subcommand or flag missing from the reference fails here.
+The README is the front page (at most 200 lines; the rest lives in docs/). The CLI reference is
+rendered from `build_parser()` by the MkDocs hook docs/hooks/cli_reference.py; these tests call the
+hook's render function directly (no MkDocs build), so a subcommand or flag missing from the
+reference fails here.
 """
 
 from __future__ import annotations
@@ -114,7 +115,8 @@ def test_cli_reference_renders_usage_description_and_the_overview(cli_reference)
 
 
 def test_cli_reference_of_a_small_parser(cli_reference):
-    """Hidden flags and hidden subcommands are left out; aliases, defaults, groups and pipes are rendered."""
+    """Hidden flags and hidden subcommands are left out; aliases, defaults, groups and pipes are
+    rendered."""
     parser = argparse.ArgumentParser(prog="tool", description="A tool.")
     commands = parser.add_subparsers(dest="command")
     run = commands.add_parser("run", aliases=["go"], help="run it", description="Run the thing.")

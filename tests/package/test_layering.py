@@ -20,7 +20,8 @@ ALLOWED = {
 
 
 def _module_files() -> dict[str, Path]:
-    """Every module of the installed package, by dotted name (the area folders map into `cosched.*`)."""
+    """Every module of the installed package, by dotted name (the area folders map into
+    `cosched.*`)."""
     modules = {}
     for package in ("cosched", *(f"cosched.{area}" for area in AREAS)):
         root = Path(importlib.import_module(package).__file__).parent
@@ -84,7 +85,8 @@ def test_areas_never_import_the_cli_dispatcher(graph):
 
 
 def test_no_import_cycle(graph):
-    """Package `__init__` re-exports aside (a package importing its own modules), no module imports itself back."""
+    """Package `__init__` re-exports aside (a package importing its own modules), no module imports
+    itself back."""
     edges = [(a, b) for a, b in graph.edges if not b.startswith(a + ".")]
     cycles = list(nx.simple_cycles(nx.DiGraph(edges)))
     assert cycles == []
@@ -130,7 +132,8 @@ def test_nothing_imports_an_area_under_its_folder_name():
 
 
 def test_every_area_package_refuses_its_folder_name_first():
-    """The first statement of each area's __init__ (after the docstring) is the guard of cosched._areas."""
+    """The first statement of each area's __init__ (after the docstring) is the guard of
+    cosched._areas."""
     for area in AREAS:
         body = _parsed(_module_files()[f"cosched.{area}"]).body
         statements = [
@@ -147,8 +150,8 @@ def test_every_area_package_refuses_its_folder_name_first():
 
 
 def test_experiment_specs_run_through_the_one_experiment_runner():
-    """A module defining an `ExperimentSpec` subclass gets `run_experiment` from `cosched.grid` and does not
-    drive the grid itself (`run_grid`, `grid_folder`): one protocol, one runner."""
+    """A module defining an `ExperimentSpec` subclass gets `run_experiment` from `cosched.grid` and
+    does not drive the grid itself (`run_grid`, `grid_folder`): one protocol, one runner."""
     from cosched.grid import ExperimentSpec
 
     spec_modules = set()

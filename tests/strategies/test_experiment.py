@@ -1,4 +1,5 @@
-"""The experiment grid of 002 §8: tidy rows, incremental CSV, resume, local processes and Dask, plots, CLI."""
+"""The experiment grid of 002 §8: tidy rows, incremental CSV, resume, local processes and Dask,
+plots, CLI."""
 
 import dataclasses
 import json

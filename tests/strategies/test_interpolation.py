@@ -1,4 +1,5 @@
-"""Interpolation bounds (002 §5.1): bracketing, the selection rules, incremental = lattice transform."""
+"""Interpolation bounds (002 §5.1): bracketing, the selection rules, incremental = lattice
+transform."""
 
 import itertools
 
@@ -127,7 +128,8 @@ def test_tight_bounds_are_never_wider_than_the_paper_rule(case):
 
 
 def test_interpolation_is_linear_in_the_combination_size():
-    # S_p of size 2 at speed 0.8, S_q of size 6 at speed 0.4: size 3 -> 0.7, size 5 -> 0.5 (formula (22))
+    # S_p of size 2 at speed 0.8, S_q of size 6 at speed 0.4: size 3 -> 0.7, size 5 -> 0.5 (formula
+    # (22))
     assert np.allclose(interpolate(0.8, 2, 0.4, 6, np.array([2, 3, 5, 6])), [0.8, 0.7, 0.5, 0.4])
 
 

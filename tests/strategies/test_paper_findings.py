@@ -1,4 +1,5 @@
-"""Paper-scale check of the findings of 002 §8 that this implementation reproduces (slow: about a minute)."""
+"""Paper-scale check of the findings of 002 §8 that this implementation reproduces (slow: about a
+minute)."""
 
 import dataclasses
 

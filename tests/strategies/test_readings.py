@@ -1,4 +1,5 @@
-"""The choices 002 §5 leaves open, as options: lower anchor, search tie-break, EI clipping; exploration counts."""
+"""The choices 002 §5 leaves open, as options: lower anchor, search tie-break, EI clipping;
+exploration counts."""
 
 import json
 
@@ -67,7 +68,8 @@ def test_random_tie_break_is_reproducible_with_the_seed(case):
 
 
 def test_random_tie_break_picks_among_the_equal_first_choices():
-    # at the start every pair has the same estimate and σ: `first` takes the smallest bitmask, random any pair
+    # at the start every pair has the same estimate and σ: `first` takes the smallest bitmask,
+    # random any pair
     instance = random_instance(5, alpha=(0.5, 0.6), seed=3)
     first = {
         int(execute(instance, make_strategy("ucb"), seed=s).combinations[0]) for s in range(12)

@@ -12,7 +12,8 @@ from cosched.theory.testing import instances
 
 
 class RandomCombination:
-    """Runs a random combination of unfinished tasks for at most `limit`: a strategy no better than chance."""
+    """Runs a random combination of unfinished tasks for at most `limit`: a strategy no better than
+    chance."""
 
     name = "random-combination"
 

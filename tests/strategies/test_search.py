@@ -140,8 +140,9 @@ def test_bad_options_raise_input_error_naming_the_field(options, field):
 
 
 def test_pi_with_the_measured_incumbent_runs_the_tasks_alone():
-    # a+ = best measured speed: the best measured combination has PI = 1 (formula (27), σ_j = 0), every
-    # unmeasured one Φ(z) < 1, so with a wide σ (small k) PI never explores: the makespan is sum(b)
+    # a+ = best measured speed: the best measured combination has PI = 1 (formula (27), σ_j = 0),
+    # every unmeasured one Φ(z) < 1, so with a wide σ (small k) PI never explores: the makespan is
+    # sum(b)
     instance = random_instance(6, alpha=(0.6, 0.7), seed=8)
     schedule = execute(instance, PI(k=0.6, incumbent="measured"))
     assert all(bin(mask).count("1") == 1 for mask in schedule.combinations.tolist())

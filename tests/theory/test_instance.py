@@ -253,7 +253,7 @@ def test_n20_npz_loads_and_validates(tmp_path):
     assert load_instance(path).m == instance.m
 
 
-# --- one validation path for JSON and NPZ (structure in Instance, numbers in validate) ---------------------------
+# --- one validation path for JSON and NPZ (structure in Instance, numbers in validate) ------------
 
 
 def npz_file(tmp_path, **changes):

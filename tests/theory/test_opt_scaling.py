@@ -1,8 +1,9 @@
-"""OPT is scale-invariant and never returns a wrong answer (002 §4.1, LP (3)): OPT(c b) = c OPT(b) for c from
-1e-12 to 1e12 with both backends and both methods, tasks whose work lies orders of magnitude apart are solved
-alike by both backends, every returned schedule does the work b within VERIFY_TOLERANCE, a solver answer that
-fails the check raises SolverError, and the fuzzed work values of the issue end in exit 0 with the right answer
-or exit 2 with one line through the real CLI."""
+"""OPT is scale-invariant and never returns a wrong answer (002 §4.1, LP (3)): OPT(c b) = c OPT(b)
+for c from 1e-12 to 1e12 with both backends and both methods, tasks whose work lies orders of
+magnitude apart are solved alike by both backends, every returned schedule does the work b within
+VERIFY_TOLERANCE, a solver answer that fails the check raises SolverError, and the fuzzed work
+values of the issue end in exit 0 with the right answer or exit 2 with one line through the real
+CLI."""
 
 import json
 import subprocess
@@ -78,7 +79,8 @@ def test_opt_of_scaled_work_is_scaled_opt_larger_sweep(backend, method):
 
 
 def check_spread_work(instance, exponents, combos):
-    """Tasks' work spread over many orders of magnitude: every combination solves, does the work, and agrees."""
+    """Tasks' work spread over many orders of magnitude: every combination solves, does the work,
+    and agrees."""
     spread = Instance(
         instance.work * 10.0 ** np.resize(exponents, instance.n),
         instance.combinations,
@@ -188,7 +190,7 @@ def test_a_feasible_but_not_optimal_answer_is_an_error(monkeypatch):
     assert OPTIMALITY_TOLERANCE <= 1e-7
 
 
-# --- through the real CLI ----------------------------------------------------------------------------------------
+# --- through the real CLI -------------------------------------------------------------------------
 
 
 def cli(capsys, *argv):

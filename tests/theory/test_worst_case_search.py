@@ -1,4 +1,5 @@
-"""The public worst-case search of cosched.theory.testing: valid instances, honest ratios, reproducible."""
+"""The public worst-case search of cosched.theory.testing: valid instances, honest ratios,
+reproducible."""
 
 import numpy as np
 import pytest
@@ -33,7 +34,8 @@ def tasks_alone(instance):
 
 
 def slowest_pair_first(instance):
-    """A toy strategy with a makespan that depends on the speeds: the speed matrix's weakest column, then alone."""
+    """A toy strategy with a makespan that depends on the speeds: the speed matrix's weakest column,
+    then alone."""
     j = int(np.argmin(instance.combination_speeds))
     speeds = instance.speeds[:, j]
     running = speeds > 0
