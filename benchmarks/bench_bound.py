@@ -1,11 +1,12 @@
 """Time of the makespan lower bound (`cosched.simulator.bounds`) against its targets, in one run.
 
-Two cases: a 1,000-job thesis workload drawn from the ARIS NAS heatmap (bundled preset aris-nas, ARIS 420 x 20
-cores, default speedup 1.0 for unmeasured pairs), with all jobs at 0 (batch, one LP) and with Poisson arrivals
-(one release date per job: the incremental dual bound); target under 2 s each. And SDSC-SP2-1998 (54k jobs,
-no heatmap: the area and release-date bound) from ../shared/data/swf (or COSCHED_SWF_DIR); target under 5 s.
-The time is the bound alone (loading the workload is reported beside it), the median of --repeat calls after
-one warm-up call (imports of scipy and the LP solver).
+Two cases: a 1,000-job thesis workload drawn from the ARIS NAS heatmap (bundled preset aris-nas,
+ARIS 420 x 20 cores, default speedup 1.0 for unmeasured pairs), with all jobs at 0 (batch, one LP)
+and with Poisson arrivals (one release date per job: the incremental dual bound); target under 2 s
+each. And SDSC-SP2-1998 (54k jobs, no heatmap: the area and release-date bound) from
+../shared/data/swf (or COSCHED_SWF_DIR); target under 5 s. The time is the bound alone (loading the
+workload is reported beside it), the median of --repeat calls after one warm-up call (imports of
+scipy and the LP solver).
 
     python benchmarks/bench_bound.py
     python benchmarks/bench_bound.py --repeat 5
@@ -83,12 +84,14 @@ def main() -> int:
         print(f"(SDSC-SP2 skipped: {SDSC} not found)")
 
     print(
-        "| workload | jobs | load [s] | bound [s] | LPs solved | target | ok | bound [h] | fluid LP [h] |"
+        "| workload | jobs | load [s] | bound [s] | LPs solved | target | ok | bound [h] "
+        "| fluid LP [h] |"
     )
     print("|---|---:|---:|---:|---:|---:|---|---:|---:|")
     for name, jobs, load, seconds, result, target in rows:
         print(
-            f"| {name} | {jobs} | {load:.3f} | {seconds:.3f} | {result.solves} | {TARGETS[target]:.0f} s | "
+            f"| {name} | {jobs} | {load:.3f} | {seconds:.3f} | {result.solves} | "
+            f"{TARGETS[target]:.0f} s | "
             f"{'yes' if seconds < TARGETS[target] else 'NO'} | {result.bound / 3600:.2f} | "
             f"{result.fluid / 3600:.2f} |"
         )

@@ -6,8 +6,9 @@ Times, alternately for this installation and for the earlier one (A B A B ...): 
 
     python benchmarks/bench_engine_versions.py --before-python OLD_VENV/bin/python [--repeat 5]
 
-The earlier version is any installation of cosched (one import package `cosched.*`, or the earlier top-level
-packages `simulator.*`) reachable from that Python; its `cosched` command is taken from the same folder.
+The earlier version is any installation of cosched (one import package `cosched.*`, or the earlier
+top-level packages `simulator.*`) reachable from that Python; its `cosched` command is taken from
+the same folder.
 """
 
 from __future__ import annotations
@@ -105,7 +106,8 @@ def main() -> int:
     old_cosched = str(Path(args.before_python).parent / "cosched")
     new_cosched = str(Path(sys.executable).parent / "cosched")
     print(
-        f"{args.trace} on {args.platform}, median of {args.repeat} alternating runs; ratio = new / old"
+        f"{args.trace} on {args.platform}, median of {args.repeat} alternating runs; "
+        "ratio = new / old"
     )
     print(f"{'what':<36}{'new [s]':>10}{'old [s]':>10}{'ratio':>8}")
     for scheduler in args.schedulers.split(","):

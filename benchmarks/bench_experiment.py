@@ -1,12 +1,14 @@
-"""Time the search strategies and the 002 §8 experiment grid; compare the bound updates side by side in one run.
+"""Time the search strategies and the 002 §8 experiment grid; compare the bound updates side by side
+in one run.
 
     python benchmarks/bench_experiment.py [--instances 4] [--n 10] [--workers 2] [--repeats 7] [--seed 0]
 
-Part 1 (bound update, n = --n): one new measurement updated incrementally (O(n 2^n), the strategies' path), by
-the full lattice transform (O(n^2 2^n)) and by a plain Python loop over (combination, task) pairs; medians and
-ratios. Part 2 (grid): a scaled-down paper grid (--instances per α range, all 9 α ranges, 3 acquisitions x 5 k,
-FCS, OPT) in one process and in --workers processes; seconds per instance and the full paper grid (50 instances
-per α range) extrapolated from each. CPU load is printed, since the machine may be shared.
+Part 1 (bound update, n = --n): one new measurement updated incrementally (O(n 2^n), the strategies'
+path), by the full lattice transform (O(n^2 2^n)) and by a plain Python loop over (combination,
+task) pairs; medians and ratios. Part 2 (grid): a scaled-down paper grid (--instances per α range,
+all 9 α ranges, 3 acquisitions x 5 k, FCS, OPT) in one process and in --workers processes; seconds
+per instance and the full paper grid (50 instances per α range) extrapolated from each. CPU load is
+printed, since the machine may be shared.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ def median_seconds(function, repeats: int) -> float:
 
 
 def python_loop_update(bounds: Bounds, mask: int, speeds: np.ndarray) -> None:
-    """The same paper-rule update as `Bounds.add`, written as a Python loop over combinations and tasks."""
+    """The same paper-rule update as `Bounds.add`, written as a Python loop over combinations and
+    tasks."""
     size = int(popcount(mask))
     for j in range(1, 1 << bounds.n):
         for i in range(bounds.n):
@@ -83,7 +86,8 @@ def bench_bounds(n: int, repeats: int, seed: int) -> None:
     full = median_seconds(transform, repeats)
     loop = median_seconds(lambda: python_loop_update(states.pop(), last, column), repeats)
     print(
-        f"\n## Bound update after one measurement (n = {n}, {1 << n} lattice entries, median of {repeats})\n"
+        f"\n## Bound update after one measurement (n = {n}, {1 << n} lattice entries, "
+        f"median of {repeats})\n"
     )
     print("| method | seconds | / incremental |")
     print("|---|---:|---:|")
@@ -99,7 +103,8 @@ def bench_grid(instances: int, n: int, workers: int, seed: int) -> None:
     config = dataclasses.replace(STRATEGY_PRESETS["paper"], instances=instances, n=n, seed=seed)
     full_cells = len(config.alpha_ranges) * STRATEGY_PRESETS["paper"].instances
     print(
-        f"\n## Scaled-down paper grid: {len(config.cells())} instances (n = {n}), {config.rows_per_cell} runs each; "
+        f"\n## Scaled-down paper grid: {len(config.cells())} instances (n = {n}), "
+        f"{config.rows_per_cell} runs each; "
         f"load average before: {os.getloadavg()[0]:.2f}\n"
     )
     print("| workers | seconds | s / instance | runs | extrapolated paper grid (s) |")
@@ -111,13 +116,14 @@ def bench_grid(instances: int, n: int, workers: int, seed: int) -> None:
             seconds = time.perf_counter() - started
         per_cell = seconds / len(config.cells())
         print(
-            f"| {count} | {seconds:.1f} | {per_cell:.3f} | {len(frame)} | {per_cell * full_cells:.0f} |"
+            f"| {count} | {seconds:.1f} | {per_cell:.3f} | {len(frame)} | "
+            f"{per_cell * full_cells:.0f} |"
         )
     print(f"\nload average after: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument(
         "--instances", type=int, default=4, help="instances per α range in the timed grid"
     )

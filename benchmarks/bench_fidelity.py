@@ -1,9 +1,10 @@
 """Cost of the thesis preset's co-scheduling options against the defaults, side by side in one run.
 
-One 1,000-job workload drawn from the ARIS NAS heatmap (batch), ARIS 420 x 20 cores; each co-scheduler runs
-with the default options (missing pairs at speedup 1.0, alone at 1.0, reservation for the sorted head) and
-with the thesis preset's (`--missing-pair mean --alone-speedup max --reserve oldest`), alternating, median of
-`--repeat`. Prints a Markdown table with the ratio thesis / default.
+One 1,000-job workload drawn from the ARIS NAS heatmap (batch), ARIS 420 x 20 cores; each
+co-scheduler runs with the default options (missing pairs at speedup 1.0, alone at 1.0, reservation
+for the sorted head) and with the thesis preset's (`--missing-pair mean --alone-speedup max
+--reserve oldest`), alternating, median of `--repeat`. Prints a Markdown table with the ratio thesis
+/ default.
 
     python benchmarks/bench_fidelity.py --repeat 3
 """
@@ -63,7 +64,8 @@ def main() -> None:
                 args.repeat,
             )
         print(
-            f"| {name} | {wall['default']:.3f} | {wall['thesis']:.3f} | {wall['thesis'] / wall['default']:.2f} |"
+            f"| {name} | {wall['default']:.3f} | {wall['thesis']:.3f} | "
+            f"{wall['thesis'] / wall['default']:.2f} |"
         )
 
 

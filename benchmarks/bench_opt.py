@@ -1,13 +1,15 @@
-"""Time OPT (direct LP vs column generation, 002 §4.1), FCS and n = 20 NPZ loading side by side in one run.
+"""Time OPT (direct LP vs column generation, 002 §4.1), FCS and n = 20 NPZ loading side by side in
+one run.
 
     python benchmarks/bench_opt.py [--n-min 8] [--n-max 20] [--direct-max 19] [--repeats 3] [--seed 0]
     python benchmarks/bench_opt.py --scale-only [--scale 1e-11]
 
-Prints a Markdown table; `direct/colgen` is the ratio of the median solver times measured in this run.
-The direct LP is skipped above --direct-max (default 19; n = 19 already takes ~10 s, 170x colgen).
-A second table checks scale invariance, OPT(c b) = c OPT(b): for random instances n = 4..10 (seeds 0..9) with
-the work vector scaled by c (default 1e-11), the worst relative makespan error and the worst relative error
-in any task's work done, per backend; an instance whose scaled solve raises counts as refused.
+Prints a Markdown table; `direct/colgen` is the ratio of the median solver times measured in this
+run. The direct LP is skipped above --direct-max (default 19; n = 19 already takes ~10 s, 170x
+colgen). A second table checks scale invariance, OPT(c b) = c OPT(b): for random instances n = 4..10
+(seeds 0..9) with the work vector scaled by c (default 1e-11), the worst relative makespan error and
+the worst relative error in any task's work done, per backend; an instance whose scaled solve raises
+counts as refused.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def cell(value, spec: str, unit: str = "") -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--n-min", type=int, default=8)
     parser.add_argument("--n-max", type=int, default=20)
     parser.add_argument(
@@ -101,15 +103,18 @@ def main(argv=None) -> int:
         )
 
     print(
-        "| n | combinations | generate (s) | OPT direct (s) | OPT colgen (s) | colgen rounds | direct/colgen "
+        "| n | combinations | generate (s) | OPT direct (s) | OPT colgen (s) | colgen "
+        "rounds | direct/colgen "
         "| rel. diff | FCS (s) | FCS/OPT | load+validate NPZ (s) |"
     )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         print(
-            f"| {row['n']} | {row['m']:,} | {row['generate_s']:.3f} | {cell(row['direct_s'], '.3f')} | "
+            f"| {row['n']} | {row['m']:,} | {row['generate_s']:.3f} | "
+            f"{cell(row['direct_s'], '.3f')} | "
             f"{row['colgen_s']:.4f} | {row['rounds']} | {cell(row['ratio'], '.1f', 'x')} | "
-            f"{cell(row['rel_diff'], '.1e')} | {row['fcs_s']:.4f} | {row['fcs_ratio']:.4f} | {row['load_s']:.3f} |"
+            f"{cell(row['rel_diff'], '.1e')} | {row['fcs_s']:.4f} | "
+            f"{row['fcs_ratio']:.4f} | {row['load_s']:.3f} |"
         )
     print()
     print_scale_check(args.scale)
@@ -117,7 +122,8 @@ def main(argv=None) -> int:
 
 
 def scale_errors(factor: float, backend: str, sizes=range(4, 11), seeds=range(10)):
-    """Worst |OPT(c b) / (c OPT(b)) - 1| and worst |A x - c b|_i / (c b_i) over the instances, and the refusals."""
+    """Worst |OPT(c b) / (c OPT(b)) - 1| and worst |A x - c b|_i / (c b_i) over the instances, and
+    the refusals."""
     makespan_error, work_error, refused = 0.0, 0.0, 0
     for n in sizes:
         for seed in seeds:
@@ -139,7 +145,8 @@ def scale_errors(factor: float, backend: str, sizes=range(4, 11), seeds=range(10
 
 def print_scale_check(factor: float) -> None:
     print(
-        "| backend | work scaled by | instances | max makespan rel. error | max task work rel. error | refused |"
+        "| backend | work scaled by | instances | max makespan rel. error | max task "
+        "work rel. error | refused |"
     )
     print("|---|---:|---:|---:|---:|---:|")
     for backend in ("highs", "pulp"):

@@ -1,9 +1,12 @@
-"""`cosched execute` on this node: real vs simulated makespan, real ratio, switching overhead and wall time.
+"""`cosched execute` on this node: real vs simulated makespan, real ratio, switching overhead and
+wall time.
 
 Runs, side by side and repeated (the machine may be shared, so the spread is printed too):
-1. three equal compute kernels with --reference, for FCS and PI (the real ratio and the gap to the simulated
-   makespan of the same strategy on the measured instance; wall time of the whole command);
-2. PI re-measuring every 1 s quantum (--remeasure: a stop/continue/read every second), for the switching overhead;
+1. three equal compute kernels with --reference, for FCS and PI (the real ratio and the gap to the
+   simulated makespan of the same strategy on the measured instance; wall time of the whole
+   command);
+2. PI re-measuring every 1 s quantum (--remeasure: a stop/continue/read every second), for the
+   switching overhead;
 3. FCS on memory- and cache-bound kernels with --reference (the gap the cputime backend cannot see).
 
     nice -n 10 python benchmarks/execute_real_node.py [--work N] [--repeats R] [--out DIR]
@@ -24,7 +27,8 @@ import numpy as np
 
 
 def run(out: Path, kernels: str, work: int, strategy: str, *extra: str) -> dict:
-    """One `cosched execute` run; its report.json plus the wall time of the whole command and the load before."""
+    """One `cosched execute` run; its report.json plus the wall time of the whole command and the
+    load before."""
     load = os.getloadavg()[0]
     started = time.monotonic()
     subprocess.run(
@@ -73,7 +77,7 @@ def row(label: str, report: dict) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument(
         "--work", type=int, default=1000, help="work units per compute kernel (default 1000)"
     )
@@ -82,7 +86,8 @@ def main() -> int:
     args = parser.parse_args()
     root = Path(args.out or tempfile.mkdtemp(prefix="execute-bench-"))
     print(
-        "run | load | wall s | b (mean) s | OPT s | sim s | real s | real vs sim % | ratio | steps | overhead %"
+        "run | load | wall s | b (mean) s | OPT s | sim s | real s | real vs sim % | "
+        "ratio | steps | overhead %"
     )
     gaps: dict[str, list[float]] = {}
     for k in range(args.repeats):
@@ -119,7 +124,8 @@ def main() -> int:
     for name, values in gaps.items():
         values = 100 * np.asarray(values)
         print(
-            f"{name}: {'overhead' if name == 'overhead' else 'real vs simulated'} % min {values.min():+.1f}, "
+            f"{name}: {'overhead' if name == 'overhead' else 'real vs simulated'} % min "
+            f"{values.min():+.1f}, "
             f"median {np.median(values):+.1f}, max {values.max():+.1f}"
         )
     print(f"run folders: {root}")

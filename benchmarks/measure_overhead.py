@@ -1,9 +1,11 @@
-"""Cost of one counter reading round of the co-run harness (it runs on the measured node, so it perturbs it).
+"""Cost of one counter reading round of the co-run harness (it runs on the measured node, so it
+perturbs it).
 
-Starts K stopped tasks (bundled kernel, T worker processes each), then times, side by side in one run,
-one batched `read({task: pgid, ...})` (one /proc scan) against K separate single-task reads, for the procfs
-cputime backend and for the perf backend with software events (hardware events need a PMU). Prints median
-milliseconds, the ratio separate / batched, and the share of a 2 s window the two reads of a combination take.
+Starts K stopped tasks (bundled kernel, T worker processes each), then times, side by side in one
+run, one batched `read({task: pgid, ...})` (one /proc scan) against K separate single-task reads,
+for the procfs cputime backend and for the perf backend with software events (hardware events need a
+PMU). Prints median milliseconds, the ratio separate / batched, and the share of a 2 s window the
+two reads of a combination take.
 
     python benchmarks/measure_overhead.py [--repeats 30]
 """
@@ -39,7 +41,7 @@ def _median_ms(function, repeats: int) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
     software = [
@@ -47,7 +49,8 @@ def main() -> int:
         (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK),
     ]
     print(
-        f"{'backend':<18} {'tasks':>5} {'procs':>5} {'batched ms':>10} {'separate ms':>11} {'ratio':>6} "
+        f"{'backend':<18} {'tasks':>5} {'procs':>5} {'batched ms':>10} "
+        f"{'separate ms':>11} {'ratio':>6} "
         f"{'% of window':>11}"
     )
     for tasks, threads in ((2, 1), (4, 4), (8, 2)):
@@ -71,7 +74,8 @@ def main() -> int:
                 )
                 backend.close()
                 print(
-                    f"{name:<18} {tasks:>5} {tasks * threads:>5} {batched:>10.2f} {separate:>11.2f} "
+                    f"{name:<18} {tasks:>5} {tasks * threads:>5} {batched:>10.2f} "
+                    f"{separate:>11.2f} "
                     f"{separate / batched:>6.2f} {100 * 2 * batched / 1e3 / WINDOW_SECONDS:>10.2f}%"
                 )
         finally:
