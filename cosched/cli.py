@@ -8,6 +8,7 @@ turns `InputError` into one line on stderr with exit code 2, and prints warnings
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -89,7 +90,9 @@ SUMMARIES = {
     ),
     "measure-speeds": "speeds (formula (30)) from recorded counter samples (CSV, JSON or Parquet)",
     "execute": "run an online strategy on live processes of this node and measure its real ratio",
-    "measure-heatmap": "measure the pairwise co-location heatmap of applications on a cluster's nodes",
+    "measure-heatmap": (
+        "measure the pairwise co-location heatmap of applications on a cluster's nodes"
+    ),
 }
 
 
@@ -147,12 +150,10 @@ def one_line_warnings(command: str):
 
     def show(message, category, filename, lineno, file=None, line=None):
         text = " ".join(str(message).split())
-        try:
+        with contextlib.suppress(OSError):  # stderr gone: a warning is not worth a crash
             print(
                 f"cosched {command}: warning: {text}", file=file if file is not None else sys.stderr
             )
-        except OSError:  # stderr gone: a warning is not worth a crash
-            pass
 
     return show
 

@@ -210,7 +210,9 @@ def _decode_line(parts: tuple[bytes, bytes, bytes], number: int, source: str) ->
 
 
 def parse_json(path: str | os.PathLike):
-    """The JSON document of a file (text under this module's policy); duplicate keys are an error."""
+    """The JSON document of a file (text under this module's policy);
+    duplicate keys are an error.
+    """
     source = os.fspath(path)
     text = read_text(path)
 

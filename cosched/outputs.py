@@ -55,7 +55,9 @@ def _umask() -> int:
 
 @contextlib.contextmanager
 def output_dir(path: str | os.PathLike):
-    """Create `path` for a run's outputs; remove it again if the run fails and the folder was new."""
+    """Create `path` for a run's outputs;
+    remove it again if the run fails and the folder was new.
+    """
     path = Path(path)
     created = not path.exists()
     try:
