@@ -47,7 +47,9 @@ class Decision:
 
 
 class OnlineStrategy(Protocol):
-    """What the execution loop needs from a strategy; a new strategy is a class with these methods."""
+    """What the execution loop needs from a strategy;
+    a new strategy is a class with these methods.
+    """
 
     name: str
 

@@ -124,9 +124,8 @@ def _worst_case(args) -> int:
         f"({report['seconds']:.1f} s)"
     )
     print(f"{'ratio makespan / OPT':<38}{report['ratio']:>10.6f}")
-    print(
-        f"{'FCS bound 2 - 1/a* (Thm 1), a* = ' + format(report['a_star'], '.4g'):<38}{report['bound']:>10.6f}"
-    )
+    bound_label = "FCS bound 2 - 1/a* (Thm 1), a* = " + format(report["a_star"], ".4g")
+    print(f"{bound_label:<38}{report['bound']:>10.6f}")
     if report["example1_ratio"] is not None:
         print(f"{'FCS on Example 1 (2n - 3)/(n - 1)':<38}{report['example1_ratio']:>10.6f}")
     return 0
