@@ -116,9 +116,8 @@ def register(subparsers) -> None:
     validate = subparsers.add_parser(
         "measure-validate",
         help="Table 2 of 002: speed ratio vs completion-time ratio of the bundled kernels",
-        description="Run each bundled kernel to completion alone and next to random co-runners; fit "
-        "speed ratio "
-        "= slope x time ratio + intercept per kernel (002 §7, Table 2, Fig. 4).",
+        description="Run each bundled kernel to completion alone and next to random co-runners; "
+        "fit speed ratio = slope x time ratio + intercept per kernel (002 §7, Table 2, Fig. 4).",
     )
     validate.add_argument("--kernels", default="compute,memory,cache", help="kernels to measure")
     validate.add_argument(
@@ -155,9 +154,9 @@ def register(subparsers) -> None:
     speeds = subparsers.add_parser(
         "measure-speeds",
         help="speeds (formula (30)) from recorded counter samples (CSV, JSON or Parquet)",
-        description="Replay cumulative per-thread readings (columns time, task, tid, cputime [, pid, "
-        "instructions, cycles, time_enabled, time_running]) and print each task's speed per "
-        "sampling interval (002 §6, formula (30)) and its mean.",
+        description="Replay cumulative per-thread readings (columns time, task, tid, cputime "
+        "[, pid, instructions, cycles, time_enabled, time_running]) and print each task's speed "
+        "per sampling interval (002 §6, formula (30)) and its mean.",
     )
     speeds.add_argument("samples", metavar="FILE")
     add_out(speeds, "file", "the per-interval table as CSV", metavar="CSV")

@@ -183,7 +183,9 @@ class CombinationResult:
 
 
 def start_task(task: TaskSpec, output=subprocess.DEVNULL) -> subprocess.Popen:
-    """Run the task's shell command in a new session (its own process group), dying with its parent."""
+    """Run the task's shell command in a new session (its own process group),
+    dying with its parent.
+    """
     return subprocess.Popen(
         ["/bin/sh", "-c", task.command],
         start_new_session=True,
@@ -196,10 +198,8 @@ def start_task(task: TaskSpec, output=subprocess.DEVNULL) -> subprocess.Popen:
 
 def signal_group(process: subprocess.Popen, sig: int) -> None:
     """Send `sig` to the task's whole process group; a group that is already gone is fine."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def terminate_tasks(

@@ -26,6 +26,7 @@ Ctrl-C / SIGTERM kill every launch, local or on every Dask worker, before the co
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import re
@@ -213,10 +214,8 @@ class _Dask:
     def wait(self, futures, timeout: float) -> list:
         from distributed import wait
 
-        try:
+        with contextlib.suppress(TimeoutError):
             wait(list(futures), timeout=timeout, return_when="FIRST_COMPLETED")
-        except TimeoutError:
-            pass
         return [future for future in futures if future.done()]
 
     def forget(self, future) -> None:

@@ -45,7 +45,9 @@ def plot_speed_by_size(instance, path: str | os.PathLike, backend: str) -> Path:
 
 
 def plot_validation(points, fits, path: str | os.PathLike, backend: str) -> Path:
-    """Scatter of speed ratio against time ratio per kernel with the y = x line in red (002 Fig. 4)."""
+    """Scatter of speed ratio against time ratio per kernel with the y = x line in red
+    (002 Fig. 4).
+    """
     plt = pyplot()
     kernels = list(fits["kernel"])
     fig, axes = plt.subplots(1, len(kernels), figsize=(3.4 * len(kernels), 3.2), squeeze=False)

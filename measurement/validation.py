@@ -165,7 +165,9 @@ def run_validation(
 
 
 def fit_table(frame):
-    """Per kernel: least-squares speed_ratio = slope x time_ratio + intercept and R² (002 Table 2)."""
+    """Per kernel: least-squares speed_ratio = slope x time_ratio + intercept and R²
+    (002 Table 2).
+    """
     import pandas as pd
 
     rows = []
