@@ -164,9 +164,8 @@ def swf_base(jobs: int = 10) -> str:
 def csv_base(jobs: int = 10) -> str:
     rows = ["job_id,submit_time,run_time,cores,estimate,app"]
     for i in range(jobs):
-        rows.append(
-            f"{100 + i},{5 * i},{20 + 3 * i},{i % 4 + 1},{'' if i % 3 == 0 else 40 + 3 * i},app{i % 3}"
-        )
+        estimate = "" if i % 3 == 0 else 40 + 3 * i
+        rows.append(f"{100 + i},{5 * i},{20 + 3 * i},{i % 4 + 1},{estimate},app{i % 3}")
     return "\n".join(rows) + "\n"
 
 
@@ -361,7 +360,9 @@ def assert_failure_names(
     line: int | None = None,
     field: str | None = None,
 ) -> None:
-    """Exit 2 with one stderr line `cosched COMMAND: error: ...` naming the file (and line / field)."""
+    """Exit 2 with one stderr line `cosched COMMAND: error: ...` naming the file
+    (and line / field).
+    """
     assert code == 2, f"exit {code}, stderr {err!r}"
     lines = err.splitlines()
     assert len(lines) == 1, f"expected one stderr line, got {lines!r}"

@@ -312,7 +312,7 @@ def test_heatmap_spread_row_with_values_for_b_is_refused(tmp_path, capsys):
 )
 def test_huge_node_counts_are_refused_before_allocating(tmp_path, capsys, nodes):
     platform = tmp_path / "p.json"
-    platform.write_text('{"nodes": %s, "sockets_per_node": 2, "cores_per_socket": 2}' % nodes)
+    platform.write_text(f'{{"nodes": {nodes}, "sockets_per_node": 2, "cores_per_socket": 2}}')
     workload = tmp_path / "w.swf"
     workload.write_text(swf())
     code, _, err, out = simulate(capsys, tmp_path, workload, "--platform", platform)

@@ -64,9 +64,9 @@ def test_parse_stat_recovers_fields_whatever_the_thread_name(comm, state, pgrp, 
 
 def test_procfs_reads_a_real_thread_named_with_spaces_and_parentheses():
     code = (
-        "import ctypes, time; ctypes.CDLL(None).prctl(15, %r.encode(), 0, 0, 0); end = "
-        "time.time() + 5\n"
-        "while time.time() < end: pass" % STRANGE_NAME
+        f"import ctypes, time; ctypes.CDLL(None).prctl(15, {STRANGE_NAME!r}.encode(), 0, 0, 0)\n"
+        "end = time.time() + 5\n"
+        "while time.time() < end: pass"
     )
     child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
     try:

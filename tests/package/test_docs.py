@@ -76,7 +76,7 @@ def test_cli_reference_lists_every_subcommand(cli_reference):
     hidden = _hidden_subcommands(parser)
     listed = {name for name, *_ in cli_reference.subcommands(parser)}
     aliases = {alias for _, names, *_ in cli_reference.subcommands(parser) for alias in names}
-    for name, subparser in _subparsers(parser).items():
+    for name, _subparser in _subparsers(parser).items():
         if name in hidden:
             assert name not in sections
             continue
@@ -108,7 +108,7 @@ def test_cli_reference_lists_every_visible_flag_and_no_hidden_one(cli_reference)
 def test_cli_reference_renders_usage_description_and_the_overview(cli_reference):
     parser = build_parser()
     page = cli_reference.render_cli_reference(parser)
-    for name, _, summary, subparser in cli_reference.subcommands(parser):
+    for name, _, _summary, _subparser in cli_reference.subcommands(parser):
         section = _sections(page, parser.prog)[name]
         assert f"usage: {parser.prog} {name}" in section
         assert f"(#{parser.prog}-{name})" in page  # the overview table links every subcommand

@@ -1,4 +1,6 @@
-"""Acquisition functions (002 §5.2, formulas (25)-(29)): ranges, σ = 0 cases, σ from the interval."""
+"""Acquisition functions (002 §5.2, formulas (25)-(29)): ranges, σ = 0 cases,
+σ from the interval.
+"""
 
 import numpy as np
 import pytest

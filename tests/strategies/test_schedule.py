@@ -62,7 +62,7 @@ def test_observe_reports_speeds_and_newly_finished_tasks():
     strategy = RandomCombination()
     execute(instance, strategy, seed=0, measure=lambda speeds, rng: speeds * 2)
     finished = 0
-    for combination, duration, measured, done in strategy.observed:
+    for combination, _duration, measured, done in strategy.observed:
         assert np.array_equal(measured, 2 * instance.column(combination))
         assert done & finished == 0 and done & ~combination == 0
         finished |= done

@@ -1,4 +1,6 @@
-"""Heatmap CSV (003 Table 4.1): reading, writing, fallbacks, plots and the theory Instance bridge."""
+"""Heatmap CSV (003 Table 4.1): reading, writing, fallbacks, plots and the theory Instance
+bridge.
+"""
 
 import math
 import warnings

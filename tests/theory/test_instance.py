@@ -211,7 +211,7 @@ def test_lattice_view_check_finds_the_same_violations_as_pairwise_check(instance
     broken = Instance(instance.work, instance.combinations, speeds)
     fast = {(v.task, v.subset, v.superset) for v in monotonicity_violations(broken)}
     one_step = set()
-    for subset, superset, rows in _all_subset_pairs(broken):
+    for subset, superset, _rows in _all_subset_pairs(broken):
         step = broken.combinations[superset] & ~broken.combinations[subset]
         direct = (step & (step - 1)) == 0
         for s, q in zip(subset[direct], superset[direct]):

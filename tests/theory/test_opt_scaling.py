@@ -38,7 +38,9 @@ def scaled(instance: Instance, factor: float) -> Instance:
 
 
 def assert_does_the_work(result, instance):
-    """The schedule does every task's work b_i within VERIFY_TOLERANCE of b_i (A x = b, 002 §4.1)."""
+    """The schedule does every task's work b_i within VERIFY_TOLERANCE of b_i (A x = b,
+    002 §4.1).
+    """
     done = result.schedule.work_done(instance)
     assert np.all(np.abs(done - instance.work) <= VERIFY_TOLERANCE * instance.work), (
         done,
@@ -205,7 +207,8 @@ def base():
     return instance, solve_opt(instance, "direct", "highs").makespan
 
 
-FUZZED_WORK = [  # (how the work vector b is replaced, the answer: scale factor of OPT, or None for exit 2)
+# (how the work vector b is replaced, the answer: scale factor of OPT, or None for exit 2)
+FUZZED_WORK = [
     ("scale 1e-11", lambda b: b * 1e-11, 1e-11),
     ("scale 1e200", lambda b: b * 1e200, 1e200),
     ("1e-320", lambda b: np.full_like(b, 1e-320), None),
