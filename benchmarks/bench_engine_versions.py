@@ -112,7 +112,9 @@ def main() -> int:
     print(f"{'what':<36}{'new [s]':>10}{'old [s]':>10}{'ratio':>8}")
     for scheduler in args.schedulers.split(","):
         new, old, ratio = paired(
-            lambda python: simulation_seconds(python, trace, args.platform, scheduler),
+            lambda python, scheduler=scheduler: simulation_seconds(
+                python, trace, args.platform, scheduler
+            ),
             sys.executable,
             args.before_python,
             args.repeat,
@@ -123,7 +125,7 @@ def main() -> int:
         (" --no-plots", ["--no-plots"]),
     ):  # the earlier version wrote no plots by default
         new, old, ratio = paired(
-            lambda cosched: command_seconds(
+            lambda cosched, extra=extra: command_seconds(
                 cosched, trace, args.platform, "easy", extra if cosched == new_cosched else []
             ),
             new_cosched,

@@ -1,7 +1,8 @@
 """Time the search strategies and the 002 §8 experiment grid; compare the bound updates side by side
 in one run.
 
-    python benchmarks/bench_experiment.py [--instances 4] [--n 10] [--workers 2] [--repeats 7] [--seed 0]
+    python benchmarks/bench_experiment.py [--instances 4] [--n 10] [--workers 2] [--repeats 7] \
+        [--seed 0]
 
 Part 1 (bound update, n = --n): one new measurement updated incrementally (O(n 2^n), the strategies'
 path), by the full lattice transform (O(n^2 2^n)) and by a plain Python loop over (combination,

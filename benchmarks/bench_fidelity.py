@@ -53,7 +53,7 @@ def main() -> None:
         wall = {}
         for variant, (options, alone) in variants.items():
             wall[variant] = median_time(
-                lambda: simulate(
+                lambda name=name, options=options, alone=alone: simulate(
                     workload,
                     platform,
                     make_scheduler(name, **options),

@@ -1,7 +1,8 @@
 """Time OPT (direct LP vs column generation, 002 §4.1), FCS and n = 20 NPZ loading side by side in
 one run.
 
-    python benchmarks/bench_opt.py [--n-min 8] [--n-max 20] [--direct-max 19] [--repeats 3] [--seed 0]
+    python benchmarks/bench_opt.py [--n-min 8] [--n-max 20] [--direct-max 19] [--repeats 3] \
+        [--seed 0]
     python benchmarks/bench_opt.py --scale-only [--scale 1e-11]
 
 Prints a Markdown table; `direct/colgen` is the ratio of the median solver times measured in this
@@ -72,18 +73,23 @@ def main(argv=None) -> int:
     rows = []
     for n in tqdm(range(args.n_min, args.n_max + 1), desc="n", file=sys.stderr):
         generate_s, instance = median_seconds(
-            lambda: random_instance(n, alpha=args.alpha, seed=args.seed), 1
+            lambda n=n: random_instance(n, alpha=args.alpha, seed=args.seed), 1
         )
-        colgen_s, colgen = median_seconds(lambda: solve_opt(instance, "colgen"), args.repeats)
+        colgen_s, colgen = median_seconds(
+            lambda instance=instance: solve_opt(instance, "colgen"), args.repeats
+        )
         direct_s, direct = None, None
         if n <= args.direct_max:
             direct_s, direct = median_seconds(
-                lambda: solve_opt(instance, "direct"), 1 if n >= 17 else args.repeats
+                lambda instance=instance: solve_opt(instance, "direct"),
+                1 if n >= 17 else args.repeats,
             )
-        fcs_s, fcs = median_seconds(lambda: execute(instance, FCS()), args.repeats)
+        fcs_s, fcs = median_seconds(
+            lambda instance=instance: execute(instance, FCS()), args.repeats
+        )
         with tempfile.TemporaryDirectory() as folder:
             path = save_instance(instance, Path(folder) / "instance.npz")
-            load_s, _ = median_seconds(lambda: load_instance(path), args.repeats)
+            load_s, _ = median_seconds(lambda path=path: load_instance(path), args.repeats)
         rows.append(
             {
                 "n": n,

@@ -68,9 +68,14 @@ def main() -> int:
                 ("perf (sw events)", PerfCounters(events=software)),
             ):
                 backend.read(groups)  # open the counters once, as the harness does on first sight
-                batched = _median_ms(lambda: backend.read(groups), args.repeats)
+                batched = _median_ms(
+                    lambda backend=backend, groups=groups: backend.read(groups), args.repeats
+                )
                 separate = _median_ms(
-                    lambda: [backend.read({k: v}) for k, v in groups.items()], args.repeats
+                    lambda backend=backend, groups=groups: [
+                        backend.read({k: v}) for k, v in groups.items()
+                    ],
+                    args.repeats,
                 )
                 backend.close()
                 print(
