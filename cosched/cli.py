@@ -118,7 +118,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The `cosched` parser: every command, or (`command` a known command name) only the module that
     registers
     it, so `cosched simulate ...` starts without importing the measurement or strategy areas."""
-    modules = COMMAND_MODULES
+    modules: tuple[str, ...] = COMMAND_MODULES
     if command is not None:
         modules = (
             tuple(module for module, names in COMMAND_OWNERS.items() if command in names) or modules

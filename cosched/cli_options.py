@@ -136,6 +136,8 @@ def time_unit(seconds) -> tuple[str, float]:
 class Parser(argparse.ArgumentParser):
     """argparse with "did you mean" for a mistyped subcommand, choice or flag."""
 
+    _subcommands: argparse._SubParsersAction | None = None  # set by cosched.cli.build_parser
+
     def _check_value(self, action, value):
         if action.choices is not None and value not in action.choices:
             known = list(action.choices)
@@ -280,8 +282,9 @@ def add_alias(
         warnings.warn(deprecation(option_string or flags[0], new), FutureWarning, stacklevel=2)
         base.__call__(self, parser, namespace, values, option_string)
 
-    action.__class__ = type(f"Deprecated{base.__name__}", (base,), {"__call__": __call__})
-    action.new_spelling = new  # read by the docs' vocabulary table
+    # new_spelling is read by the docs' vocabulary table
+    namespace = {"__call__": __call__, "new_spelling": new}
+    action.__class__ = type(f"Deprecated{base.__name__}", (base,), namespace)
     return action
 
 

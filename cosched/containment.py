@@ -203,7 +203,7 @@ def _v2_parent() -> Path | None:
 
 def _v1_parents() -> dict[str, Path] | None:
     own = _own_cgroups()
-    parents = {}
+    parents: dict[str, Path] = {}
     for mount, kind, options in _mounts():
         for controller in ("freezer", "cpuacct"):
             if kind == "cgroup" and controller in options and controller in own:
@@ -245,7 +245,7 @@ def _owner_alive(name: str) -> bool:
 def cosched_cgroups() -> list[Path]:
     """Every run cgroup cosched created that still exists (in the hierarchies this process can
     see)."""
-    found = []
+    found: list[Path] = []
     parents = [p for p in [_v2_parent(), *(_v1_parents() or {}).values()] if p is not None]
     for parent in dict.fromkeys(parents):
         with contextlib.suppress(OSError):
@@ -513,10 +513,12 @@ class ContainedTask:
         """Seconds of CPU time used by every process of the task so far (exited ones included)."""
         try:
             if self.owner.name == "cgroup2":
+                assert self.directory is not None  # a cgroup task has its cgroup
                 for line in _read(self.directory / "cpu.stat").splitlines():
                     if line.startswith("usage_usec"):
                         return int(line.split()[1]) / 1e6
             elif self.owner.name == "cgroup1":
+                assert self.cpuacct is not None  # a cgroup task has its cgroup
                 return int(_read(self.cpuacct / "cpuacct.usage")) / 1e9
         except OSError:
             return self._cpu_seen
@@ -640,11 +642,12 @@ class Containment:
             parents = {"": _v2_parent()} if kind == "cgroup2" else _v1_parents()
             if not parents or None in parents.values():
                 raise ContainmentUnavailable(f"no {kind} hierarchy mounted (see /proc/self/mounts)")
+            roots = [parent for parent in parents.values() if parent is not None]  # all of them
             clean_stale_cgroups()
             Containment._counter += 1
             name = _run_name(os.getpid(), _start_time(os.getpid()), Containment._counter)
             try:
-                for parent in dict.fromkeys(parents.values()):
+                for parent in dict.fromkeys(roots):
                     (parent / name).mkdir()
                     self.runs.append(parent / name)
                 if kind == "cgroup2" and not (self.runs[0] / "cgroup.freeze").exists():
@@ -774,8 +777,8 @@ class Containment:
                 preexec_fn=lambda: _preexec(parent, cgroups, pdeathsig=self.name != "pgroup"),
             )
         except OSError as error:
-            for path in cgroups:
-                _rmdir(Path(path).parent)
+            for procs_file in cgroups:
+                _rmdir(Path(procs_file).parent)
             raise InputError(
                 f"cannot start task {label!r}: {error.strerror or error}", field="--task"
             ) from None
