@@ -20,6 +20,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,6 +33,9 @@ from cosched.processes import (
     termination_signals,
 )  # noqa: F401
 from cosched.theory.lattice import all_combinations, combinations_up_to, mask_of, popcount, tasks_of
+
+if TYPE_CHECKING:
+    from cosched.containment import Containment
 
 __all__ = [
     "TaskSpec",
@@ -132,7 +136,7 @@ def _is_chain_spec(value: str, n: int) -> bool:
 def _chains(n: int, count: int, size: int, rng: np.random.Generator) -> np.ndarray:
     """Combinations of `count` removal chains from `size` random tasks down to one target task (002
     §8)."""
-    masks = []
+    masks: list[int] = []
     for _ in range(count):
         order = rng.permutation(n)[:size]  # order[0] is the target; the others leave from the end
         masks.extend(mask_of(order[:k]) for k in range(1, size + 1))
@@ -277,7 +281,7 @@ class CoRunHarness:
         self.tasks, self.backend = list(tasks), backend
         self.warmup, self.window, self.output = warmup, window, output
         self.containment_spec = containment
-        self.containment = None
+        self.containment: Containment | None = None  # set on entering the harness
         self.handles: list = []  # cosched.containment.ContainedTask, one per task
         self.processes: list[subprocess.Popen] = []
         self.status = [TaskStatus(task.name, task.command) for task in tasks]
@@ -291,15 +295,15 @@ class CoRunHarness:
         self._signals.enter_context(termination_signals())  # SIGTERM/SIGHUP end the run like Ctrl-C
         try:
             if isinstance(self.containment_spec, str):
-                self.containment = open_containment(self.containment_spec)
-                self._signals.callback(self.containment.close)
+                containment = open_containment(self.containment_spec)
+                self._signals.callback(containment.close)
             else:
-                self.containment = self.containment_spec
+                containment = self.containment_spec
+            self.containment = containment
             for task, status in zip(self.tasks, self.status):
-                with (
-                    signals_deferred()
-                ):  # a Ctrl-C inside the fork's at-fork hooks would be lost, not raised
-                    handle = self.containment.start(
+                # a Ctrl-C inside the fork's at-fork hooks would be lost, not raised
+                with signals_deferred():
+                    handle = containment.start(
                         task.command,
                         name=task.name,
                         stdout=self.output,
@@ -520,8 +524,10 @@ def measure_combinations(
             timeout=timeout,
         ) as harness:
             measurement.status = harness.status
-            measurement.containment = harness.containment.name
-            measurement.containment_limits = harness.containment.limits
+            containment = harness.containment
+            assert containment is not None  # the harness has been entered
+            measurement.containment = containment.name
+            measurement.containment_limits = containment.limits
             for mask in masks:
                 if fail_early:
                     _check_started(harness, mask)
@@ -532,7 +538,7 @@ def measure_combinations(
                 for _ in range(ALONE_ATTEMPTS - 1):
                     speed = next(iter(result.speeds.values()))
                     if (
-                        popcount(mask) != 1
+                        mask.bit_count() != 1
                         or not np.isfinite(speed)
                         or speed >= MIN_ALONE_SPEED
                         or not harness.alive(tasks_of(mask)[0])

@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, cast
 
 from cosched.errors import InputError
 
@@ -159,12 +159,12 @@ def members_threads(
     pids (a contained task: `cosched.containment.ContainedTask.pids`, which also sees processes that
     left the group)."""
     listed = (list, tuple, set, frozenset)
-    pgids = [int(value) for value in groups.values() if not isinstance(value, listed)]
+    pgids = [int(cast(int, value)) for value in groups.values() if not isinstance(value, listed)]
     by_group = groups_threads(pgids, proc) if pgids else {}
     threads: dict[str, list[tuple[int, int]]] = {}
     for task, value in groups.items():
         if not isinstance(value, (list, tuple, set, frozenset)):
-            threads[task] = by_group[int(value)]
+            threads[task] = by_group[int(cast(int, value))]
             continue
         found = threads[task] = []
         for pid in value:
@@ -208,7 +208,7 @@ class ProcfsCounters:
         stat = read_stat(f"{self.proc}/{pid}/task/{tid}/stat")
         return None if stat is None else (stat[3] + stat[4]) / self.ticks
 
-    def read(self, groups: Mapping[str, int]) -> list[ThreadReading]:
+    def read(self, groups: Mapping[str, int | Sequence[int]]) -> list[ThreadReading]:
         now = time.monotonic()
         threads = members_threads(groups, self.proc)
         readings = []
@@ -331,7 +331,8 @@ class PerfEventGroup:
     enabled/running times."""
 
     def __init__(self, tid: int, events: Sequence[tuple[int, int]]):
-        self.tid, self.fds = tid, []
+        self.tid = tid
+        self.fds: list[int] = []
         try:
             for event_type, config in events:
                 leader = not self.fds
@@ -384,7 +385,7 @@ class PerfCounters:
         self.groups: dict[int, PerfEventGroup] = {}
         self.task_tids: dict[str, set[int]] = {}
 
-    def read(self, groups: Mapping[str, int]) -> list[ThreadReading]:
+    def read(self, groups: Mapping[str, int | Sequence[int]]) -> list[ThreadReading]:
         now = time.monotonic()
         threads = members_threads(groups, self.procfs.proc)
         readings = []
@@ -555,8 +556,8 @@ class ReplayCounters:
         }
         self._cursor = {task: 0 for task in self._steps}
 
-    def read(self, groups: Mapping[str, int]) -> list[ThreadReading]:
-        readings = []
+    def read(self, groups: Mapping[str, int | Sequence[int]]) -> list[ThreadReading]:
+        readings: list[ThreadReading] = []
         for task in groups:
             steps = self._steps.get(task, [])
             position = self._cursor.get(task, 0)

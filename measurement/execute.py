@@ -267,7 +267,7 @@ class ExecutionHarness(CoRunHarness):
         return Step(int(mask), phase, start - origin, end - origin, speeds, finished, float(limit))
 
     def _remember(self, readings: list[ThreadReading]) -> None:
-        tasks = {}
+        tasks: dict[str, list[ThreadReading]] = {}
         for reading in readings:
             tasks.setdefault(reading.task, []).append(reading)
         self._last.update(tasks)
@@ -299,7 +299,7 @@ def normalised_speeds(step: Step, names: Sequence[str], ideal: np.ndarray) -> np
 
 def premeasure(
     harness: ExecutionHarness,
-    masks: Sequence[int],
+    masks: Sequence[int] | np.ndarray,
     window: float,
     on_step: Callable[[Step], None] | None = None,
 ) -> list[Step]:

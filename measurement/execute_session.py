@@ -20,6 +20,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -103,17 +104,20 @@ def _iso(seconds: float) -> str:
 
 
 def instance_from_steps(
-    names: Sequence[str], steps: Sequence[Step], masks: Sequence[int], ideal: np.ndarray
+    names: Sequence[str],
+    steps: Sequence[Step],
+    masks: Sequence[int] | np.ndarray,
+    ideal: np.ndarray,
 ) -> Instance:
     """The instance of the premeasured windows: a_ij = measured / speed alone (002 §3), 0 where not
     measured."""
-    masks = np.asarray(sorted(int(m) for m in masks), dtype=np.int64)
-    speeds = np.zeros((len(names), masks.size))
+    ordered = np.asarray(sorted(int(m) for m in masks), dtype=np.int64)
+    speeds = np.zeros((len(names), ordered.size))
     for step in steps:
-        j = int(np.searchsorted(masks, step.combination))
-        if j < masks.size and masks[j] == step.combination:
+        j = int(np.searchsorted(ordered, step.combination))
+        if j < ordered.size and ordered[j] == step.combination:
             speeds[:, j] = normalised_speeds(step, names, ideal)
-    return Instance(np.ones(len(names)), masks, speeds, tuple(names))
+    return Instance(np.ones(len(names)), ordered, speeds, tuple(names))
 
 
 def _strategy(plan: ExecutionPlan) -> OnlineStrategy:
@@ -224,7 +228,7 @@ def _reference(
         task_timeout=plan.task_timeout,
         timeout=_remaining(limits["deadline"]),
     )
-    reference = {
+    reference: dict[str, Any] = {
         "time_alone": dict(zip(names, seconds.tolist())),
         "measure_report": "reference/report.json",
         "combinations": plan.combinations,
@@ -323,7 +327,7 @@ def execute_to_directory(
     for name in ("schedule.csv", "plots/execution.png", "execution.png", "report.json"):
         (out / name).unlink(missing_ok=True)
     names = [task.name for task in plan.tasks]
-    report = {
+    report: dict[str, Any] = {
         "strategy": plan.strategy,
         "options": {k: v for k, v in plan.options.items() if v is not None},
         "backend": backend.name,
@@ -353,7 +357,7 @@ def execute_to_directory(
                     "timeout_seconds": plan.timeout,
                 }
             )
-            limits = {
+            limits: dict[str, Any] = {
                 "containment": containment,
                 "task_timeout": plan.task_timeout,
                 "deadline": deadline,
@@ -466,6 +470,7 @@ def _real_run(
     names = [task.name for task in plan.tasks]
     strategy = _strategy(plan)
     masks = combination_set(len(names), plan.combinations)
+    ideal: np.ndarray | None
     if objects is not None:
         known, source = objects[0], "reference"
         ideal = np.array([float(objects[3][name]) for name in names])
@@ -512,6 +517,7 @@ def _real_run(
             if not ideal_known:
                 ideal = _ideal_from(harness, premeasured, names, plan.window, keep)
                 normalise[0] = ideal
+            assert ideal is not None  # known, or measured alone just above
             if needs_speeds:
                 known, source = (
                     instance_from_steps(names, premeasured, masks, ideal),
@@ -609,7 +615,7 @@ def _real_summary(steps: Sequence[Step], harness: ExecutionHarness, reference: d
     elapsed = max((s.end for s in steps), default=0.0)
     makespan = float(np.nanmax(harness.exit_time)) if done and steps else None
     span = makespan if makespan is not None else elapsed
-    summary = {
+    summary: dict[str, Any] = {
         "makespan": makespan,
         "elapsed": span,
         "running_seconds": running,

@@ -54,7 +54,7 @@ class MeasuredMatrix:
         }
 
 
-def compress_masks(masks: np.ndarray, keep: np.ndarray) -> np.ndarray:
+def compress_masks(masks: np.ndarray, keep: Sequence[int] | np.ndarray) -> np.ndarray:
     """Renumber bitmasks over the kept task indices (bit of the k-th kept task becomes bit k)."""
     masks = np.asarray(masks, dtype=np.int64)
     out = np.zeros_like(masks)
@@ -83,7 +83,10 @@ def cap_monotone(instance: Instance) -> Instance:
 
 
 def measured_instance(
-    names: Sequence[str], table, work: Sequence[float] | None = None, project: bool = False
+    names: Sequence[str],
+    table,
+    work: Sequence[float] | np.ndarray | None = None,
+    project: bool = False,
 ) -> MeasuredMatrix:
     """Instance of the combinations whose members all have a finite measured speed.
 

@@ -20,6 +20,7 @@ import os
 import re
 import signal
 from collections.abc import Sequence
+from typing import Any
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -187,7 +188,7 @@ def measure_to_directory(
     warmup: float = 0.5,
     window: float = 2.0,
     seed: int | None = None,
-    work: Sequence[float] | None = None,
+    work: Sequence[float] | np.ndarray | None = None,
     project: bool = False,
     resume: bool = True,
     force: bool = False,
@@ -277,7 +278,7 @@ def measure_to_directory(
         for kept in held:  # an interruption before every task ran alone: keep what was measured
             write(kept)
     interrupted_by = measurement.interrupted_by
-    report = {
+    report: dict[str, Any] = {
         "backend": measurement.backend,
         "backend_note": fallback_reason,
         "containment": measurement.containment,
