@@ -173,9 +173,8 @@ def main(argv: list[str] | None = None) -> int:
                 warning.message, warning.category, warning.filename, warning.lineno
             )
         if getattr(args, "quiet", False) and not getattr(args, "json", False):
-            return _quietly(
-                args
-            )  # --quiet: only errors and warnings (stderr); --json still prints its document
+            # --quiet: only errors and warnings (stderr); --json still prints its document
+            return _quietly(args)
         return _dispatch(args)
 
 
@@ -203,12 +202,10 @@ def _dispatch(args) -> int:
     except KeyboardInterrupt as error:  # 130 for Ctrl-C, 128 + signal for SIGTERM (143) / SIGHUP
         print(f"cosched {args.command}: interrupted", file=sys.stderr)
         return interrupt_exit_code(error)
-    except (
-        BrokenPipeError
-    ):  # the reader went away (`cosched ... | head`): stop quietly, like shell tools
-        os.dup2(
-            os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()
-        )  # no second error at exit flush
+    # the reader went away (`cosched ... | head`): stop quietly, like shell tools
+    except BrokenPipeError:
+        # no second error at exit flush
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return BROKEN_PIPE_EXIT
 
 

@@ -49,9 +49,8 @@ __all__ = [
 ]
 
 SEED_DEFAULT = 0  # the seed of every command that draws random numbers (docs/cli-conventions.md)
-PLOTS_ON = (
-    True  # value of `--plots` given without a location: plot into the command's default place
-)
+# value of `--plots` given without a location: plot into the command's default place
+PLOTS_ON = True
 SUGGESTION_CUTOFF = 0.6  # difflib similarity a name needs to be offered as "did you mean"
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0
@@ -166,9 +165,8 @@ class Parser(argparse.ArgumentParser):
         return namespace, extras
 
 
-MAX_SPEEDUP = (
-    1e3  # a co-location speedup beyond this is no measurement (and overflows the model's times)
-)
+# a co-location speedup beyond this is no measurement (and overflows the model's times)
+MAX_SPEEDUP = 1e3
 
 
 def speedup(text: str) -> float:

@@ -449,21 +449,20 @@ class ContainedTask:
     ):
         self.owner, self.process, self.name = owner, process, name
         self.pid = process.pid
+        # cgroup (freezer side for v1), v1 cpuacct side
         self.directory, self.cpuacct = (
             directory,
             cpuacct,
-        )  # cgroup (freezer side for v1), v1 cpuacct side
+        )
         self.frozen = False
         self.closed = False
         self._known: dict[
             int, int
         ] = {}  # pgroup: pid -> start time of every process seen in the tree
-        self._cpu_seen = (
-            0.0  # pgroup: CPU time never goes down (a reading between an exit and its wait)
-        )
-        self._leader_usage: float | None = (
-            None  # pgroup: CPU time of the shepherd's whole life (wait4)
-        )
+        # pgroup: CPU time never goes down (a reading between an exit and its wait)
+        self._cpu_seen = 0.0
+        # pgroup: CPU time of the shepherd's whole life (wait4)
+        self._leader_usage: float | None = None
         self._start = _start_time(process.pid)
 
     # -- state
@@ -525,9 +524,8 @@ class ContainedTask:
         return self._pgroup_cpu_time()
 
     def _pgroup_cpu_time(self) -> float:
-        if (
-            self._leader_usage is not None
-        ):  # the shepherd waited for the whole tree: all of it is in here
+        # the shepherd waited for the whole tree: all of it is in here
+        if self._leader_usage is not None:
             total = self._leader_usage
         else:
             table = _process_table()
@@ -545,9 +543,8 @@ class ContainedTask:
         if self.directory is not None:
             _freeze_files(self.directory, self.owner.name, True)
         else:
-            for _ in range(
-                3
-            ):  # processes forked between the scan and the signal are caught next time
+            # processes forked between the scan and the signal are caught next time
+            for _ in range(3):
                 pids = [self.pid, *self.pids()]
                 for pid in pids:
                     _signal(pid, signal.SIGSTOP)
@@ -586,9 +583,8 @@ class ContainedTask:
             _kill_cgroup(self.directory, self.owner.name)
         else:
             deadline = time.monotonic() + KILL_TIMEOUT_SECONDS
-            _signal(
-                self.pid, signal.SIGSTOP
-            )  # the shepherd must not reap (and lose) the tree while it dies
+            # the shepherd must not reap (and lose) the tree while it dies
+            _signal(self.pid, signal.SIGSTOP)
             while time.monotonic() < deadline:
                 pids = self.pids()
                 if not pids:
@@ -760,9 +756,8 @@ class Containment:
             cgroups = [str(path / "cgroup.procs") for path in paths]
         else:
             argv = [sys.executable, "-I", "-S", "-c", SHEPHERD, str(os.getpid()), *argv]
-            _prctl(
-                PR_SET_CHILD_SUBREAPER, 1
-            )  # a shepherd killed with SIGKILL leaves its tree to us
+            # a shepherd killed with SIGKILL leaves its tree to us
+            _prctl(PR_SET_CHILD_SUBREAPER, 1)
         parent = os.getpid()
         try:
             process = subprocess.Popen(

@@ -180,9 +180,8 @@ def decode_text(raw: bytes, source: str, *, comment: str | None = None) -> str:
         line.partition(comment.encode()) if comment else (line, b"", b"")
         for line in raw.split(b"\n")
     ]
-    for number, (data, _, _) in enumerate(
-        lines, 1
-    ):  # a NUL outside comments: binary, whatever else is wrong
+    # a NUL outside comments: binary, whatever else is wrong
+    for number, (data, _, _) in enumerate(lines, 1):
         nul = data.find(b"\x00")
         if nul >= 0:
             raise InputError(
@@ -223,9 +222,10 @@ def parse_json(path: str | os.PathLike):
                 raise InputError("key given twice", source=source, field=key)
         return dict(pairs)
 
+    # a very long integer: a float (inf past 308 digits), so limits name the field
     def integer(
         digits: str,
-    ):  # a very long integer: a float (inf past 308 digits), so limits name the field
+    ):
         return int(digits) if len(digits) <= 1000 else float(digits)
 
     try:

@@ -31,9 +31,8 @@ def atomic_path(path: str | os.PathLike):
     os.close(fd)
     try:
         yield Path(tmp)
-        os.chmod(
-            tmp, 0o666 & ~_umask()
-        )  # mkstemp creates 0600; give the file the usual permissions
+        # mkstemp creates 0600; give the file the usual permissions
+        os.chmod(tmp, 0o666 & ~_umask())
         try:
             os.replace(tmp, path)
         except OSError as error:

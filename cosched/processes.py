@@ -54,13 +54,11 @@ __all__ = [
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 INTERRUPT_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 _LINUX = sys.platform.startswith("linux")
-_libc = (
-    ctypes.CDLL(None, use_errno=True) if _LINUX else None
-)  # loaded here, never in a freshly forked child
+# loaded here, never in a freshly forked child
+_libc = ctypes.CDLL(None, use_errno=True) if _LINUX else None
 _received: list[int] = []  # signals seen by `termination_signals`, newest last
-POLL_SECONDS = (
-    0.25  # how often a pool loop checks for a signal whose KeyboardInterrupt got swallowed
-)
+# how often a pool loop checks for a signal whose KeyboardInterrupt got swallowed
+POLL_SECONDS = 0.25
 
 
 class Interrupted(KeyboardInterrupt):
@@ -91,17 +89,15 @@ def die_with_parent(parent: int | None = None) -> None:
         return
     if _libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
         return  # not supported here (e.g. a sandbox): nothing more to do
-    if (
-        parent is not None and os.getppid() != parent
-    ):  # the parent died before the prctl: reparented already
+    # the parent died before the prctl: reparented already
+    if parent is not None and os.getppid() != parent:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _worker_start(parent: int, initializer, initargs) -> None:
     die_with_parent(parent)
-    for sig in (
-        INTERRUPT_SIGNALS
-    ):  # Ctrl-C reaches the whole foreground group: the parent decides, not the workers
+    # Ctrl-C reaches the whole foreground group: the parent decides, not the workers
+    for sig in INTERRUPT_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
     if initializer is not None:
         initializer(*initargs)
@@ -114,9 +110,8 @@ def process_pool(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    context = (
-        multiprocessing.get_context("fork") if _LINUX else None
-    )  # the parent of a forked worker is us
+    # the parent of a forked worker is us
+    context = multiprocessing.get_context("fork") if _LINUX else None
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=context,
@@ -156,16 +151,14 @@ def pool_results(fn: Callable, calls: Iterable[tuple], workers: int) -> Iterator
     seen = len(_received)
     pool, finished = None, False
     try:
-        with (
-            signals_deferred()
-        ):  # an interrupt raised in fork's at-fork hooks would be lost ("Exception ignored")
+        # an interrupt raised in fork's at-fork hooks would be lost ("Exception ignored")
+        with signals_deferred():
             pool = process_pool(min(workers, len(calls)) or 1)
             pending = {pool.submit(fn, *args) for args in calls}  # forks the workers
         while pending:
             done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-            if (
-                len(_received) > seen
-            ):  # a signal whose exception something swallowed: stop all the same
+            # a signal whose exception something swallowed: stop all the same
+            if len(_received) > seen:
                 raise Interrupted(_received[-1])
             for future in done:
                 try:
@@ -198,9 +191,8 @@ def termination_signals(signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP)):
     previous = {}
     try:
         for sig in signals:
-            if (
-                signal.getsignal(sig) is not signal.SIG_IGN
-            ):  # `nohup`, `cmd &` in a script: keep ignoring
+            # `nohup`, `cmd &` in a script: keep ignoring
+            if signal.getsignal(sig) is not signal.SIG_IGN:
                 previous[sig] = signal.signal(sig, _raise_interrupted)
         yield
     finally:
