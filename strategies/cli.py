@@ -30,9 +30,8 @@ from cosched.theory.cli import (
     with_task_names,
 )
 
-INCUMBENTS = LazyChoices(
-    "cosched.strategies.search", "INCUMBENTS"
-)  # read on use: search imports scipy
+# read on use: search imports scipy
+INCUMBENTS = LazyChoices("cosched.strategies.search", "INCUMBENTS")
 
 __all__ = [
     "register",
@@ -260,18 +259,18 @@ def _ratio(args) -> int:
     from cosched.theory.bounds import competitive_ratio, fcs_bound
 
     instance = instance_from_args(args)
-    opt = opt_for_file(
-        instance, args.file
-    )  # first: an instance no schedule can finish is bad input (exit 2)
+    # first: an instance no schedule can finish is bad input (exit 2)
+    opt = opt_for_file(instance, args.file)
     schedule = _execute(args, instance)
     if schedule is None:
         return 1
+    # Theorem 1 holds for FCS only
     row = {
         "opt": opt.makespan,
         "makespan": schedule.makespan,
         "ratio": competitive_ratio(schedule.makespan, opt.makespan),
         "bound": fcs_bound(instance) if strategy_name(args) == "fcs" else None,
-    }  # Theorem 1 holds for FCS only
+    }
     if args.json:
         print(json.dumps(row))
         return 0

@@ -33,9 +33,8 @@ from cosched.strategies.experiment import (
 from cosched.strategies.interpolation import LOWER_ANCHORS, RULES, SEARCH_TIE_BREAKS
 from cosched.strategies.noise import NOISE_MODELS
 
-INCUMBENTS = LazyChoices(
-    "cosched.strategies.search", "INCUMBENTS"
-)  # read on use: search imports scipy
+# read on use: search imports scipy
+INCUMBENTS = LazyChoices("cosched.strategies.search", "INCUMBENTS")
 
 __all__ = ["register_experiment"]
 
