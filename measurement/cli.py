@@ -92,9 +92,8 @@ def register(subparsers) -> None:
         help="project the matrix onto monotone speeds (cap by sub-combinations)",
     )
     add_alias(measure, "--monotone", dest="project_monotone", action="store_true")
-    measure.add_argument(
-        "--resume", action="store_true", help=argparse.SUPPRESS
-    )  # old spelling: reruns resume
+    # old spelling: reruns resume
+    measure.add_argument("--resume", action="store_true", help=argparse.SUPPRESS)
     measure.add_argument(
         "--force",
         action="store_true",
@@ -265,9 +264,8 @@ def _measure(args) -> int:
                 f"work must be a finite positive number, got {text!r}", field="--task-work"
             )
         work[index] = amount
-    combination_set(
-        len(tasks), args.combinations, args.seed
-    )  # reject a bad spec before starting anything
+    # reject a bad spec before starting anything
+    combination_set(len(tasks), args.combinations, args.seed)
     backend, reason = _backend(args.backend)
     try:
         with output_dir(args.out) as out:

@@ -60,12 +60,10 @@ __all__ = [
 ]
 
 KILL_GRACE_SECONDS = 2.0  # time a task gets to exit after SIGTERM before SIGKILL
-INTERRUPT_GRACE_SECONDS = (
-    0.5  # the same after Ctrl-C / SIGTERM of the harness, which must end within 2 s
-)
-ENUMERATE_MAX_TASKS = (
-    20  # sample:N enumerates all combinations up to this many tasks, else draws at random
-)
+# the same after Ctrl-C / SIGTERM of the harness, which must end within 2 s
+INTERRUPT_GRACE_SECONDS = 0.5
+# sample:N enumerates all combinations up to this many tasks, else draws at random
+ENUMERATE_MAX_TASKS = 20
 
 
 @dataclass(frozen=True)
@@ -211,9 +209,8 @@ def terminate_tasks(
 ) -> None:
     """SIGTERM + SIGCONT every group (a stopped process only acts on SIGTERM once continued),
     SIGKILL what is left after `grace` seconds, and reap the group leaders."""
-    with (
-        signals_deferred()
-    ):  # a second Ctrl-C must not cut this short; it acts once every group is gone
+    # a second Ctrl-C must not cut this short; it acts once every group is gone
+    with signals_deferred():
         for process in processes:
             signal_group(process, signal.SIGTERM)
             signal_group(process, signal.SIGCONT)

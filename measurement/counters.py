@@ -54,11 +54,12 @@ __all__ = [
 BACKEND_IPC_CPUTIME = "ipc×cputime"  # formula (30) with hardware instructions and cycles
 BACKEND_CPUTIME = "cputime"  # no hardware counters: formula (30) with the IPC factor dropped
 BACKEND_REPLAY = "replay"
+# what `open_backend` takes (auto: perf, else cputime with a reason)
 BACKEND_NAMES = (
     "auto",
     "perf",
     "cputime",
-)  # what `open_backend` takes (auto: perf, else cputime with a reason)
+)
 
 SYSCALL_PERF_EVENT_OPEN = {
     "x86_64": 298,

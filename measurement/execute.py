@@ -55,10 +55,11 @@ STEP_COLUMNS = (
     "normalised_speed",
     "exited",
 )
+# a window per candidate before the strategy starts, then its own steps
 PHASES = (
     "premeasure",
     "strategy",
-)  # a window per candidate before the strategy starts, then its own steps
+)
 # killed: running when the run ended early
 TASK_STATES = ("waiting", "completed", "crashed", "killed", "timed-out")
 
@@ -120,9 +121,8 @@ class ExecutionHarness(CoRunHarness):
         self.steps_run = [0] * len(tasks)
         self.origin: float | None = None  # monotonic time of the first continue
         self._pidfds: dict[int, int] = {}  # fd -> task index, for tasks not yet exited
-        self._threads = [1] * len(
-            tasks
-        )  # threads that ran in a task's latest step (for exit speeds)
+        # threads that ran in a task's latest step (for exit speeds)
+        self._threads = [1] * len(tasks)
         # each task's latest reading, taken while it was frozen
         self._last: dict[str, list[ThreadReading]] = {}
         self._cpu: dict[int, float] = {}  # each task's CPU time at its latest reading

@@ -263,9 +263,8 @@ def _execute(args) -> int:
             )
     finally:
         backend.close()
-    if (
-        reason is not None and args.backend == "auto"
-    ):  # after the run: a refused --out stays one line
+    # after the run: a refused --out stays one line
+    if reason is not None and args.backend == "auto":
         import warnings
 
         warnings.warn(

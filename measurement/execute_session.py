@@ -20,10 +20,10 @@ import os
 import signal
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -88,12 +88,10 @@ class ExecutionPlan:
     ideal_speeds: dict[str, float] | None = None  # absolute speeds alone that normalised `speeds`
     window: float = 1.0
     warmup: float = 0.3
-    factory: Callable[[], OnlineStrategy] | None = (
-        None  # builds the strategy (default: registry name + options)
-    )
-    simulated_noise: Callable | None = (
-        None  # the simulated run's `measure` (noise model), None: exact speeds
-    )
+    # builds the strategy (default: registry name + options)
+    factory: Callable[[], OnlineStrategy] | None = None
+    # the simulated run's `measure` (noise model), None: exact speeds
+    simulated_noise: Callable | None = None
     containment: str = "auto"  # cosched.containment backend of every task started
     task_timeout: float | None = None  # seconds a task may run (be continued) before it is killed
     timeout: float | None = None  # seconds the whole run may take (reference included)
@@ -156,9 +154,8 @@ def _time_alone(
     ):
         with ExecutionHarness([task], backend, **limits) as harness:
             steps = []
-            while (
-                harness.unfinished
-            ):  # read every window: the speed of a step with all threads alive is exact
+            # read every window: the speed of a step with all threads alive is exact
+            while harness.unfinished:
                 steps.append(harness.run(1, window))
         status = harness.status[0]
         seconds = float(sum(step.duration for step in steps))
@@ -418,9 +415,8 @@ def execute_to_directory(
             from cosched.measurement.execute_plots import plot_execution
 
             table = steps_table(steps, names, ideal)
-            (out / "plots").mkdir(
-                exist_ok=True
-            )  # plots by one rule: DIR/plots/ (docs/cli-conventions.md)
+            # plots by one rule: DIR/plots/ (docs/cli-conventions.md)
+            (out / "plots").mkdir(exist_ok=True)
             plot_execution(
                 table,
                 names,
@@ -483,9 +479,8 @@ def _real_run(
         )
     else:
         known, source, ideal = None, None, None
-    needs_speeds = (
-        not isinstance(strategy, SearchStrategy) and known is None
-    )  # FCS and users' strategies read A
+    # FCS and users' strategies read A
+    needs_speeds = not isinstance(strategy, SearchStrategy) and known is None
     ideal_known = ideal is not None and np.isfinite(ideal).all()
     to_premeasure = (
         masks
@@ -504,9 +499,8 @@ def _real_run(
 
     def keep(step: Step) -> None:
         all_steps.append(step)
-        with (
-            signals_deferred()
-        ):  # whole rows only; plain csv, so writing costs microseconds between steps
+        # whole rows only; plain csv, so writing costs microseconds between steps
+        with signals_deferred():
             writer.writerows(step_rows(len(all_steps) - 1, step, names, normalise[0]))
             handle.flush()
         bar.update(bin(step.finished).count("1"))

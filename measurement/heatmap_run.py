@@ -247,9 +247,8 @@ class _Dask:
                 self.client.cancel(list(self.futures))
                 self.client.run(stop_all, wait=True, timeout=STOP_TIMEOUT_SECONDS)
                 self.client.run(reset, wait=True, timeout=STOP_TIMEOUT_SECONDS)
-        except (
-            Exception
-        ):  # a lost scheduler: its workers' launches die with them (PDEATHSIG, watchdog)
+        # a lost scheduler: its workers' launches die with them (PDEATHSIG, watchdog)
+        except Exception:
             pass
         finally:
             self.client.close()
@@ -375,9 +374,8 @@ def measure_heatmap(
                             attempt_of[run.run] = attempt + 1
                             running[executor.submit(spec)] = (run, taken, attempt, _now())
                             pending.remove(run)
-                    if (
-                        not running and held
-                    ):  # a retry does not fit without the hosts set aside: return them
+                    # a retry does not fit without the hosts set aside: return them
+                    if not running and held:
                         for host in set().union(*held.values()) - gone:
                             free.extend(node for node in nodes if node.host == host)
                         held.clear()

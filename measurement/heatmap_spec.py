@@ -57,9 +57,8 @@ PLACEHOLDERS = {
 APP_FIELDS = ("name", "np", "command", "cwd", "env", "timeout", "estimate")
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_.+@-]+")
 HOST_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
-MAX_NODES_SPEC = (
-    100_000  # hosts one --nodes may name (an expanded Slurm list larger than this is a typo)
-)
+# hosts one --nodes may name (an expanded Slurm list larger than this is a typo)
+MAX_NODES_SPEC = 100_000
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,10 @@ from cosched.processes import die_with_parent
 __all__ = ["KERNELS", "run_kernel", "COMPUTE_ELEMENTS", "MEMORY_BYTES", "CACHE_BYTES"]
 
 COMPUTE_ELEMENTS = 2048  # 16 KiB of float64: stays in L1, so the kernel is bound by arithmetic
-MEMORY_BYTES = (
-    64 << 20
-)  # 64 MiB streamed per unit: larger than the last-level caches of common nodes
-CACHE_BYTES = (
-    4 << 20
-)  # 4 MiB table probed at random: fits a private L2/shared L3 alone, suffers from co-runners
+# 64 MiB streamed per unit: larger than the last-level caches of common nodes
+MEMORY_BYTES = 64 << 20
+# 4 MiB table probed at random: fits a private L2/shared L3 alone, suffers from co-runners
+CACHE_BYTES = 4 << 20
 COMPUTE_REPEATS = 400  # inner repetitions per compute unit (about 10-20 ms)
 CACHE_PROBES = 1 << 18  # random probes per cache unit
 

@@ -71,8 +71,7 @@ def plot_validation(points, fits, path: str | os.PathLike, backend: str) -> Path
         ax.set_xlabel("time ratio (co-run / alone)")
         ax.legend(fontsize=7, loc="upper left")
     axes[0, 0].set_ylabel("speed ratio (alone / co-run)")
-    fig.suptitle(
-        f"Processing time ratio vs speed ratio\n(backend: {backend})"
-    )  # two lines fit one panel
+    # two lines fit one panel
+    fig.suptitle(f"Processing time ratio vs speed ratio\n(backend: {backend})")
     fig.tight_layout()
     return save_figure(fig, path)

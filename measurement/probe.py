@@ -26,9 +26,8 @@ __all__ = [
     "MIN_ALONE_SPEED",
 ]
 
-CPUTIME_EPSILON = (
-    1e-9  # seconds of cputime below which a thread counts as not having run in an interval
-)
+# seconds of cputime below which a thread counts as not having run in an interval
+CPUTIME_EPSILON = 1e-9
 MIN_ALONE_SPEED = 0.05  # a speed alone below this is no divisor (002 §3): re-measured, then refused
 
 
@@ -38,9 +37,8 @@ def thread_speed(d_instructions, d_cycles, d_cputime, dt):
     d_instructions, d_cycles = np.asarray(d_instructions, float), np.asarray(d_cycles, float)
     share = np.asarray(d_cputime, float) / np.asarray(dt, float)  # 002 §6, (30): d cpu / dt
     with np.errstate(divide="ignore", invalid="ignore"):
-        ipc = np.where(
-            d_cycles > 0, d_instructions / d_cycles, 0.0
-        )  # 002 §6, (30): d inst / d cycl
+        # 002 §6, (30): d inst / d cycl
+        ipc = np.where(d_cycles > 0, d_instructions / d_cycles, 0.0)
     return np.where(np.isnan(d_instructions), share, ipc * share)
 
 

@@ -20,9 +20,9 @@ import os
 import re
 import signal
 from collections.abc import Sequence
-from typing import Any
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,6 +46,7 @@ from cosched.theory.lattice import mask_of, popcount
 __all__ = ["measure_to_directory", "OUTPUT_FILES", "run_key"]
 
 CONFIG = "config.json"
+# every run (the last two: where plots went before DIR/plots/)
 DERIVED = (
     "instance.json",
     "heatmap.csv",
@@ -53,7 +54,7 @@ DERIVED = (
     "plots/speed_by_size.png",  # rewritten or removed
     "heatmap.png",
     "speed_by_size.png",
-)  # every run (the last two: where plots went before DIR/plots/)
+)
 OUTPUT_FILES = (
     "instance.json",
     "heatmap.csv",
@@ -141,9 +142,8 @@ def _restore(out: Path, tasks: Sequence[TaskSpec]):
         mask_of(names.index(name) for name in str(members).split("+"))
         for members in table["members"]
     ]
-    renumber = dict(
-        zip(stored.tolist(), table["combination"].tolist())
-    )  # earlier numbering -> this run's
+    # earlier numbering -> this run's
+    renumber = dict(zip(stored.tolist(), table["combination"].tolist()))
     finite = np.isfinite(table["speed"].to_numpy(dtype=float))
     per = (
         table.assign(finite=finite)
@@ -326,14 +326,12 @@ def measure_to_directory(
             write_heatmap(heatmap, out / "heatmap.csv")
             written.update({"instance.json", "heatmap.csv"})
             report["files"].update({"instance": "instance.json", "heatmap": "heatmap.csv"})
-            if (
-                plots and interrupted_by is None
-            ):  # an interrupted run ends at once: the rerun draws them
+            # an interrupted run ends at once: the rerun draws them
+            if plots and interrupted_by is None:
                 from cosched.measurement.plots import plot_speed_by_size
 
-                (out / "plots").mkdir(
-                    exist_ok=True
-                )  # plots by one rule: DIR/plots/ (docs/cli-conventions.md)
+                # plots by one rule: DIR/plots/ (docs/cli-conventions.md)
+                (out / "plots").mkdir(exist_ok=True)
                 plot_heatmap(heatmap, out / "plots" / "heatmap.png")
                 plot_speed_by_size(
                     matrix.instance, out / "plots" / "speed_by_size.png", measurement.backend

@@ -37,9 +37,8 @@ __all__ = [
 SAMPLE_INTERVAL = 0.1  # seconds between readings of the measured task
 CORUNNER_WARMUP = 0.3  # seconds the co-runners run before the measured task starts
 CALIBRATION_UNITS = 20  # work units of the calibration run that sizes each kernel's fixed work
-CORUNNER_SECONDS = (
-    3600  # co-runners run "forever"; they are killed as soon as the measured task finishes
-)
+# co-runners run "forever"; they are killed as soon as the measured task finishes
+CORUNNER_SECONDS = 3600
 
 
 @dataclass(frozen=True)
@@ -92,9 +91,8 @@ def _run(
     if target.returncode != 0:
         raise RuntimeError(f"kernel {kernel} failed with exit code {target.returncode}")
     intervals = interval_speeds(readings_frame(readings))
-    speed = (
-        float(intervals["speed"].mean()) if len(intervals) else float("nan")
-    )  # mean of (30) over the run
+    # mean of (30) over the run
+    speed = float(intervals["speed"].mean()) if len(intervals) else float("nan")
     return ValidationRun(kernel, threads, tuple(name for name, _ in corunners), elapsed, speed)
 
 
@@ -154,12 +152,10 @@ def run_validation(
     frame["corunners"] = frame["corunners"].apply("+".join)
     alone = frame[frame["size"] == 1].groupby(["kernel", "threads"])[["time", "speed"]].mean()
     ideal = alone.reindex(pd.MultiIndex.from_frame(frame[["kernel", "threads"]]))
-    frame["time_ratio"] = (
-        frame["time"].to_numpy() / ideal["time"].to_numpy()
-    )  # 002 §7: co-run / ideal time
-    frame["speed_ratio"] = (
-        ideal["speed"].to_numpy() / frame["speed"].to_numpy()
-    )  # 002 §7: ideal / co-run speed
+    # 002 §7: co-run / ideal time
+    frame["time_ratio"] = frame["time"].to_numpy() / ideal["time"].to_numpy()
+    # 002 §7: ideal / co-run speed
+    frame["speed_ratio"] = ideal["speed"].to_numpy() / frame["speed"].to_numpy()
     frame["work_units"] = frame["kernel"].map(work)
     return frame
 
