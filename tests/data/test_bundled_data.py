@@ -61,9 +61,8 @@ def test_heatmap_preset_loads_and_speedups_match_the_source_csv(preset):
     with open(data_path(HEATMAPS[preset]), newline="") as handle:
         source = list(csv.DictReader(handle))
     assert len(source) == rows
-    for row in (
-        source
-    ):  # the 2 extra columns: compact / co to 4 decimals (+-1e-4); self pairs are averaged
+    # the 2 extra columns: compact / co to 4 decimals (+-1e-4); self pairs are averaged
+    for row in source:
         if row["name_A"] != row["name_B"]:
             assert heatmap.speedup(row["name_A"], row["name_B"]) == pytest.approx(
                 float(row["speedup_A_B"]), abs=1e-4

@@ -36,9 +36,8 @@ from cosched.theory.opt import VERIFY_TOLERANCE
 CAMPAIGN_EXAMPLES = {"quick": 120, "long": 3000}  # read by the `campaign` fixture (conftest.py)
 SUPPRESSED_HEALTH_CHECKS = list(HealthCheck)
 
-BASE = random_instance(
-    3, alpha=(0.5, 0.9), seed=7, max_size=2
-)  # 6 combinations, all singletons present
+# 6 combinations, all singletons present
+BASE = random_instance(3, alpha=(0.5, 0.9), seed=7, max_size=2)
 BASE_DOCUMENT = instance_to_json(BASE)
 BASE_ARRAYS = {
     "work": BASE.work,
@@ -110,9 +109,8 @@ def run_opt(path: Path, *options: str):
         contextlib.redirect_stderr(err),
     ):
         warnings.simplefilter("always")
-        code = main(
-            ["opt", str(path), *options]
-        )  # any exception escaping here is the traceback we hunt
+        # any exception escaping here is the traceback we hunt
+        code = main(["opt", str(path), *options])
     return code, out.getvalue(), err.getvalue(), caught
 
 
@@ -206,9 +204,8 @@ def json_mutations(draw):
             values[i] = draw(JSON_VALUES)
     elif kind == "delete":
         del document[target]
-    elif (
-        kind == "many tasks"
-    ):  # n = 100 (past MAX_TASKS), optionally with a combination using task 99
+    # n = 100 (past MAX_TASKS), optionally with a combination using task 99
+    elif kind == "many tasks":
         target = "work"
         n = draw(st.sampled_from([62, 63, 64, 100]))
         document["work"] = [1.0] * n
@@ -218,9 +215,8 @@ def json_mutations(draw):
     elif kind == "duplicate names":
         target = "tasks"
         document["tasks"][draw(st.integers(1, 2))] = document["tasks"][0]
-    elif (
-        kind == "scale"
-    ):  # all work scaled by a power of ten: must be solved or refused, never wrong
+    # all work scaled by a power of ten: must be solved or refused, never wrong
+    elif kind == "scale":
         target = "work"
         factor = 10.0 ** draw(st.integers(-330, 308))
         document["work"] = [b * factor for b in document["work"]]

@@ -52,9 +52,8 @@ from cosched.inputs import (
 from cosched.simulator.workload import load_workload
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = (
-    REPO.parent / "shared" / "data"
-)  # real traces and heatmaps, when the checkout has them beside it
+# real traces and heatmaps, when the checkout has them beside it
+SHARED = REPO.parent / "shared" / "data"
 
 SWF_FIELDS = (
     "job_number",
@@ -341,9 +340,8 @@ def run_cli(argv: list[str]) -> tuple[int, str, str]:
         contextlib.redirect_stderr(err),
         warnings.catch_warnings(),
     ):
-        warnings.simplefilter(
-            "error", RuntimeWarning
-        )  # overflow / invalid value: a wrong number on its way
+        # overflow / invalid value: a wrong number on its way
+        warnings.simplefilter("error", RuntimeWarning)
         try:
             code = main(argv)
         except SystemExit as exit_:
@@ -688,9 +686,8 @@ def _heatmap_case(
                 math.isfinite(t) and 0 < t <= MAX_SECONDS.value for t in document["compact_times"]
             )
             speedups = [v for row in document["speedups"] for v in row if v is not None]
-            assert all(
-                math.isfinite(v) and v >= 0 for v in speedups
-            )  # >= 0: printed rounded to 6 digits
+            # >= 0: printed rounded to 6 digits
+            assert all(math.isfinite(v) and v >= 0 for v in speedups)
         else:
             import pandas as pd
 
@@ -1056,9 +1053,8 @@ def generator_options(draw):
     ]
     for flag in ("--mean-interarrival", "--low", "--high", "--shape"):
         if draw(st.booleans()):
-            options.append(
-                f"{flag}={draw(st.sampled_from(ODD_FLOATS))}"
-            )  # `=`: argparse takes "-inf" as a value
+            # `=`: argparse takes "-inf" as a value
+            options.append(f"{flag}={draw(st.sampled_from(ODD_FLOATS))}")
     selection = draw(st.sampled_from(["uniform", "frequencies", "list"]))
     options += ["--selection", selection]
     if selection == "frequencies" or draw(st.booleans()):

@@ -366,10 +366,11 @@ def test_generate_workload_refuses_a_billion_jobs_quickly(tmp_path, capsys):
     [
         (["--mean-interarrival=nan", "--interarrival", "poisson"], "'mean'"),
         (["--mean-interarrival=1e300", "--interarrival", "constant"], "'mean'.*MAX_SECONDS"),
+        # 40 x 1e9 s: past the limit
         (
             ["--interarrival", "constant", "--mean-interarrival=1e9"],
             "'mean'.*MAX_SECONDS",
-        ),  # 40 x 1e9 s: past the limit
+        ),
         (["--interarrival", "weibull", "--shape=1e-5"], "'shape'"),
         (["--high=inf", "--interarrival", "uniform"], "'high'"),
         (["--seed=-1"], "'seed'"),
@@ -482,9 +483,8 @@ def test_heatmap_given_to_a_classic_scheduler_is_still_checked(tmp_path, capsys)
     workload.write_text("\n".join([CSV_HEADER] + CSV_JOBS) + "\n")
     garbage = tmp_path / "h.csv"
     garbage.write_bytes(b"not,a,heatmap\n\x00\x01\x02")
-    code, _, err, out = simulate(
-        capsys, tmp_path, workload, "--heatmap", garbage
-    )  # was: never read, exit 0
+    # was: never read, exit 0
+    code, _, err, out = simulate(capsys, tmp_path, workload, "--heatmap", garbage)
     one_error(code, err, "simulate", garbage, out=out)
     code, _, err = run(
         capsys,
@@ -510,8 +510,7 @@ def test_heatmap_given_to_a_classic_scheduler_is_still_checked(tmp_path, capsys)
 
 def test_a_second_byte_order_mark_is_data_not_silently_dropped(tmp_path, capsys):
     path = tmp_path / "t.swf"
-    path.write_bytes(
-        b"\xef\xbb\xbf\xef\xbb\xbf" + swf().encode()
-    )  # pandas alone dropped the second one
+    # pandas alone dropped the second one
+    path.write_bytes(b"\xef\xbb\xbf\xef\xbb\xbf" + swf().encode())
     code, _, err, out = simulate(capsys, tmp_path, path)
     one_error(code, err, "simulate", path, r"line 1\b", "expected 18 fields, got 1", out=out)

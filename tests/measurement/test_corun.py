@@ -61,14 +61,12 @@ def test_combination_sets_start_with_singletons_and_have_the_requested_sizes():
         and len(np.unique(wide)) == len(wide)
         and (popcount(wide[40:]) >= 2).all()
     )
-    assert (
-        len(combination_set(3, "sample:300")) == 3 + 4
-    )  # fewer combinations than asked: all of them
+    # fewer combinations than asked: all of them
+    assert len(combination_set(3, "sample:300")) == 3 + 4
     chains = combination_set(6, "chains:5:4", seed=2)
     assert popcount(chains).max() == 4 and chains[:6].tolist() == [1, 2, 4, 8, 16, 32]
-    for mask in chains[
-        popcount(chains) > 1
-    ]:  # every step of a chain is present: one task fewer, same target
+    # every step of a chain is present: one task fewer, same target
+    for mask in chains[popcount(chains) > 1]:
         assert any(mask ^ (1 << bit) in chains for bit in range(6) if mask >> bit & 1)
     for bad in ("pair", "upto:0", "sample:x", "upto", "chains:2:7", "chains:0"):
         with pytest.raises(InputError, match="--combinations"):

@@ -139,9 +139,8 @@ def test_perf_backend_follows_every_thread_of_a_process_group_with_software_even
     assert len({r.pid for r in second}) == 2  # the parent worker and its forked worker
     before = {r.tid: r for r in first}
     assert all(r.cycles >= before[r.tid].cycles for r in second if r.tid in before)
-    assert any(
-        r.cycles > before[r.tid].cycles for r in second if r.tid in before
-    )  # counting since first seen
+    # counting since first seen
+    assert any(r.cycles > before[r.tid].cycles for r in second if r.tid in before)
     assert backend.name == BACKEND_IPC_CPUTIME and not backend.groups
 
 

@@ -27,28 +27,22 @@ from cosched.theory.testing import instances
 
 WORK_SLACK = 1e-6  # relative slack of the LP's makespan against max b and sum b
 IDEAL = 0.5  # absolute speed alone of the simulated tasks (a power of two: normalising is exact)
-DURATION_TOLERANCE = (
-    1e-9  # relative to a step (or the makespan): the simulated-harness loop repeats the steps
-)
+# relative to a step (or the makespan): the simulated-harness loop repeats the steps
+DURATION_TOLERANCE = 1e-9
 QUICK_WORK = 40  # compute units per task in the default-suite run (well under a second alone)
-QUICK_OPT_TOLERANCE = (
-    0.5  # OPT vs 1.5 x work b (time alone), short tasks on a shared 2-core machine
-)
+# OPT vs 1.5 x work b (time alone), short tasks on a shared 2-core machine
+QUICK_OPT_TOLERANCE = 0.5
 QUICK_SIMULATED_TOLERANCE = 0.5  # real vs simulated makespan, short tasks on a shared machine
 SLOW_WORK = 800  # compute units per task in the accuracy check (several seconds alone)
-OPT_TOLERANCE = (
-    0.1  # OPT of three equal compute tasks on 2 cores vs 1.5 x their work b (time alone)
-)
+# OPT of three equal compute tasks on 2 cores vs 1.5 x their work b (time alone)
+OPT_TOLERANCE = 0.1
 SIMULATED_TOLERANCE = 0.15  # real vs simulated makespan of compute-bound tasks (the target)
-REPEATS = (
-    3  # the accuracy check passes if one of this many runs is within tolerance (shared machine)
-)
-FREE_CORE_SPEED = (
-    0.9  # per task, alone and in pairs: above it the reference saw two free cores (OPT = 1.5 b)
-)
-INTERRUPT_AFTER = (
-    0.5  # seconds a run of endless tasks goes on after its first step before the signal
-)
+# the accuracy check passes if one of this many runs is within tolerance (shared machine)
+REPEATS = 3
+# per task, alone and in pairs: above it the reference saw two free cores (OPT = 1.5 b)
+FREE_CORE_SPEED = 0.9
+# seconds a run of endless tasks goes on after its first step before the signal
+INTERRUPT_AFTER = 0.5
 LEFTOVER_GRACE = 3.0  # seconds the killed tasks get to disappear from /proc
 FAST = ["--reference-window", "0.3", "--reference-warmup", "0.1", "--no-plots", "--quiet"]
 
@@ -167,6 +161,7 @@ def _check_opt(out, reference, tolerance):
 
 
 def _three_compute(out, strategy, work, extra=()):
+    # prints
     code = main(
         [
             "execute",
@@ -182,7 +177,7 @@ def _three_compute(out, strategy, work, extra=()):
             "--out",
             str(out),
         ]
-    )  # prints
+    )
     return code, json.loads((out / "report.json").read_text())
 
 

@@ -15,9 +15,8 @@ from cosched.theory.instance import complete_instance, monotonicity_violations, 
 
 def test_thread_speed_is_ipc_times_cputime_share():
     assert thread_speed(300, 200, 0.5, 1.0) == pytest.approx(0.75)
-    assert thread_speed(np.nan, np.nan, 0.25, 0.5) == pytest.approx(
-        0.5
-    )  # cputime backend: no IPC factor
+    # cputime backend: no IPC factor
+    assert thread_speed(np.nan, np.nan, 0.25, 0.5) == pytest.approx(0.5)
     assert thread_speed(10, 0, 0.1, 1.0) == 0.0
 
 

@@ -97,6 +97,7 @@ def test_graph_sees_the_real_imports(graph):
     assert graph.has_edge("cosched.simulator.engine", "cosched.simulator.platform")
 
 
+# infrastructure that imports no area at all
 SHARED_BELOW_AREAS = (
     "cosched.grid",
     "cosched.deprecation",
@@ -104,7 +105,7 @@ SHARED_BELOW_AREAS = (
     "cosched.errors",
     "cosched.rerun",
     "cosched.registry",
-)  # infrastructure that imports no area at all
+)
 
 
 def test_shared_infrastructure_imports_no_area(graph):

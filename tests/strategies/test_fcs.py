@@ -96,8 +96,7 @@ def test_fcs_at_n16_finishes_in_at_most_n_steps():
 
 
 def test_fcs_reports_when_no_combination_of_the_unfinished_tasks_exists():
-    instance = Instance(
-        [1.0, 3.0], [3], [[1.0], [1.0]]
-    )  # only {T1, T2}: T2 is left alone with nothing to run
+    # only {T1, T2}: T2 is left alone with nothing to run
+    instance = Instance([1.0, 3.0], [3], [[1.0], [1.0]])
     with pytest.raises(StrategyError, match=r"unfinished tasks \[1\]"):
         execute(instance, FCS())

@@ -138,9 +138,8 @@ def test_initial_bounds_know_only_the_singletons():
     pair = 0b011
     assert bounds.measured.sum() == 3
     assert bounds.upper[pair, 0] == 1 and bounds.upper_size[pair, 0] == 1
-    assert (
-        bounds.lower[pair, 0] == 0 and bounds.lower_size[pair, 0] == 4
-    )  # virtual superset at size n + 1
+    # virtual superset at size n + 1
+    assert bounds.lower[pair, 0] == 0 and bounds.lower_size[pair, 0] == 4
     assert np.isclose(bounds.estimate()[pair, 0], 2 / 3)
 
 

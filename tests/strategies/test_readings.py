@@ -93,14 +93,12 @@ def test_lower_anchor_sets_the_size_of_the_lower_bound_zero(n):
     above, at = Bounds(n, lower_anchor="n+1"), Bounds(n, lower_anchor="n")
     assert (above.estimate()[full] > 0).all()  # 1 at size 1 to 0 at size n + 1: 1/n at size n
     np.testing.assert_allclose(above.estimate()[full], 1.0 / n)
-    np.testing.assert_array_equal(
-        at.estimate()[full], 0.0
-    )  # the full set is estimated at 0 until measured
+    # the full set is estimated at 0 until measured
+    np.testing.assert_array_equal(at.estimate()[full], 0.0)
     if n > 2:
         pair = 0b11
-        np.testing.assert_allclose(
-            at.estimate()[pair][:2], (n - 2) / (n - 1)
-        )  # 1 at size 1 to 0 at size n
+        # 1 at size 1 to 0 at size n
+        np.testing.assert_allclose(at.estimate()[pair][:2], (n - 2) / (n - 1))
 
 
 @given(st.integers(2, 6), st.integers(0, 2**31), st.sampled_from(["paper", "tight"]))

@@ -25,9 +25,8 @@ from cosched.theory.instance import load_instance, validate
 from cosched.theory.opt import solve_opt
 from cosched.theory.testing import DEFAULT_BUDGET, WORST_CASE_MAX_TASKS
 
-RATIO_RTOL = (
-    1e-9  # ratio recomputed from the written JSON (floats round-trip exactly; LP re-solved)
-)
+# ratio recomputed from the written JSON (floats round-trip exactly; LP re-solved)
+RATIO_RTOL = 1e-9
 BOUND_SLACK = 1e-9  # Theorem 1: FCS never exceeds 2 - 1/a*
 FCS_N4_TARGET = 1.6  # the default budget must find at least this at n = 4 (Example 1: 5/3)
 

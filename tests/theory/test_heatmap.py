@@ -129,9 +129,8 @@ def heatmaps(draw):
         st.lists(st.one_of(st.none(), st.floats(0.5, 2.0)), min_size=k * k, max_size=k * k)
     )
     matrix = np.array([np.nan if s is None else s for s in speed]).reshape(k, k)
-    np.fill_diagonal(
-        matrix, np.nan
-    )  # self-pairs are averaged over both copies, so keep them out here
+    # self-pairs are averaged over both copies, so keep them out here
+    np.fill_diagonal(matrix, np.nan)
     return heatmap_from_speedups(names, matrix, compact, procs)
 
 
@@ -182,9 +181,8 @@ def test_plot_writes_png(table, tmp_path):
 
 
 def test_llnl_co_run_table_converts_to_the_table_4_1_layout(shared_data):
-    path = shared_data(
-        "heatmaps/coScheduling/derived_slowdown_pairs.csv"
-    )  # no licence: not bundled
+    # no licence: not bundled
+    path = shared_data("heatmaps/coScheduling/derived_slowdown_pairs.csv")
     import pandas as pd
 
     rows = pd.read_csv(path)

@@ -224,11 +224,12 @@ def test_lattice_view_check_finds_the_same_violations_as_pairwise_check(instance
 
 
 def test_non_downward_closed_sets_check_every_subset_pair():
+    # {T1}, {T2, T3}, {T1, T2, T3}: the one-task-smaller subsets are mostly missing
     masks = [
         1,
         6,
         7,
-    ]  # {T1}, {T2, T3}, {T1, T2, T3}: the one-task-smaller subsets are mostly missing
+    ]
     speeds = np.array([[1.0, 0.0, 0.5], [0.0, 0.9, 0.5], [0.0, 0.9, 0.5]])
     assert monotonicity_violations(Instance(np.ones(3), masks, speeds)) == []
     speeds[1, 2] = 0.95  # T2 faster in {T1, T2, T3} than in {T2, T3}

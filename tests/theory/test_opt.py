@@ -10,9 +10,8 @@ from cosched.theory.instance import Instance
 from cosched.theory.opt import InfeasibleError, solve_opt
 from cosched.theory.testing import instances
 
-AGREEMENT = (
-    1e-9  # relative: colgen vs direct (the requirement), HiGHS vs PuLP after polishing
-)
+# relative: colgen vs direct (the requirement), HiGHS vs PuLP after polishing
+AGREEMENT = 1e-9
 
 
 @settings(max_examples=80)
@@ -48,9 +47,8 @@ def test_duals_certify_optimality(instance):
     reduced = 1 - result.duals @ instance.speeds  # no column can lower the makespan
     assert reduced.min() >= -1e-8
     assert np.abs(reduced[result.times > 0]).max() <= 1e-8  # complementary slackness
-    assert result.duals @ instance.work == pytest.approx(
-        result.makespan, rel=1e-9
-    )  # strong duality
+    # strong duality
+    assert result.duals @ instance.work == pytest.approx(result.makespan, rel=1e-9)
 
 
 def test_opt_is_at_least_total_work_over_fastest_speed_and_at_most_sequential():

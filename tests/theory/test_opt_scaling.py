@@ -23,14 +23,14 @@ from cosched.theory.opt import OPTIMALITY_TOLERANCE, VERIFY_TOLERANCE, SolverErr
 from cosched.theory.testing import instances
 
 SCALE_AGREEMENT = 1e-9  # relative: OPT(c b) against c OPT(b)
-SCALES = st.floats(min_value=-12, max_value=12).map(
-    lambda exponent: 10.0**exponent
-)  # log-uniform c
+# log-uniform c
+SCALES = st.floats(min_value=-12, max_value=12).map(lambda exponent: 10.0**exponent)
 COMBOS = [("highs", "direct"), ("highs", "colgen"), ("pulp", "direct"), ("pulp", "colgen")]
+# CBC runs as a subprocess per LP: fewer examples keep the suite fast
 EXAMPLES = {
     "highs": 25,
     "pulp": 10,
-}  # CBC runs as a subprocess per LP: fewer examples keep the suite fast
+}
 
 
 def scaled(instance: Instance, factor: float) -> Instance:
@@ -119,9 +119,8 @@ def test_work_spread_over_200_orders_of_magnitude_all_methods_agree(instance, ex
 @pytest.mark.parametrize("backend", ["highs", "pulp"])
 @pytest.mark.parametrize("factor", [1e-11, 1e-8, 1e-320 / 100, 1e200, 1e12])
 def test_the_fuzzed_scales_give_the_scaled_answer_or_an_input_error(backend, factor):
-    instance = random_instance(
-        8, seed=0
-    )  # the 1e-11 case was 1.3 % (HiGHS) and 100 % (CBC) too small
+    # the 1e-11 case was 1.3 % (HiGHS) and 100 % (CBC) too small
+    instance = random_instance(8, seed=0)
     reference = solve_opt(instance, "direct", "highs").makespan
     work = instance.work * factor
     if (work < 2.2250738585072014e-308).any():  # subnormal: refused, naming the field
@@ -141,9 +140,8 @@ def test_a_task_with_tiny_work_next_to_large_ones_is_done(backend):
     instance = Instance([1e-11, 1.0], [1, 2, 3], [[1.0, 0.0, 0.8], [0.0, 1.0, 0.6]])
     result = solve_opt(instance, "direct", backend)
     assert_does_the_work(result, instance)
-    assert result.makespan == pytest.approx(
-        1.0 + 0.5e-11, rel=1e-11
-    )  # T1's choice moves C_max by 1e-11 at most
+    # T1's choice moves C_max by 1e-11 at most
+    assert result.makespan == pytest.approx(1.0 + 0.5e-11, rel=1e-11)
     if backend == "highs":
         assert result.times.tolist() == pytest.approx(
             [0.0, 1.0 - 0.6 * 1.25e-11, 1.25e-11], rel=1e-12, abs=0
@@ -165,9 +163,8 @@ def test_a_solver_answer_that_misses_work_is_an_error_not_a_result(monkeypatch):
     def short_of_work(matrix, costs, work):
         z, duals = real(matrix, costs, work)
         z = z.copy()
-        z[np.argmax(z)] *= (
-            0.94  # one combination runs 6 % too short: some task's work is never done
-        )
+        # one combination runs 6 % too short: some task's work is never done
+        z[np.argmax(z)] *= 0.94
         return z, duals
 
     monkeypatch.setattr(opt_module, "_polish", lambda matrix, costs, work, z, pi: (z, pi))
@@ -178,9 +175,8 @@ def test_a_solver_answer_that_misses_work_is_an_error_not_a_result(monkeypatch):
 
 
 def test_a_feasible_but_not_optimal_answer_is_an_error(monkeypatch):
-    def sequential(
-        matrix, costs, work
-    ):  # every task alone (columns 0, 1, 3 hold {T1}, {T2}, {T3}): not optimal
+    # every task alone (columns 0, 1, 3 hold {T1}, {T2}, {T3}): not optimal
+    def sequential(matrix, costs, work):
         z = np.zeros(matrix.shape[1])
         for task, column in enumerate((0, 1, 3)):
             z[column] = work[task] / matrix[task, column]

@@ -17,9 +17,8 @@ from cosched.theory.testing import (
     search_worst_case,
 )
 
-RATIO_RTOL = (
-    1e-12  # the ratio is recomputed with the same LP: only the division may round differently
-)
+# the ratio is recomputed with the same LP: only the division may round differently
+RATIO_RTOL = 1e-12
 OPT_RTOL = 1e-9  # no schedule beats OPT (LP tolerance)
 NESTED = settings(
     max_examples=8,
@@ -60,9 +59,8 @@ def points(draw):
 @given(points())
 def test_every_point_of_the_cube_maps_to_a_valid_instance(point):
     n, alpha, theta = point
-    instance = validate(
-        instance_from_parameters(theta, n, alpha)
-    )  # constraint (1), singletons 1, b > 0
+    # constraint (1), singletons 1, b > 0
+    instance = validate(instance_from_parameters(theta, n, alpha))
     member = instance.speeds > 0
     assert instance.n == n and instance.is_complete
     assert (instance.speeds[member] >= SPEED_FLOOR).all() and (instance.speeds <= 1).all()
