@@ -120,10 +120,11 @@ def main() -> int:
             args.repeat,
         )
         print(f"{'simulation, ' + scheduler:<36}{new:>10.3f}{old:>10.3f}{ratio:>8.2f}")
+    # the earlier version wrote no plots by default
     for label, extra in (
         ("", []),
         (" --no-plots", ["--no-plots"]),
-    ):  # the earlier version wrote no plots by default
+    ):
         new, old, ratio = paired(
             lambda cosched, extra=extra: command_seconds(
                 cosched, trace, args.platform, "easy", extra if cosched == new_cosched else []

@@ -65,11 +65,12 @@ def main(argv=None) -> int:
         return 0
 
     warm_up = random_instance(4, seed=0)
+    # imports, caches
     (
         solve_opt(warm_up, "direct"),
         solve_opt(warm_up, "colgen"),
         execute(warm_up, FCS()),
-    )  # imports, caches
+    )
     rows = []
     for n in tqdm(range(args.n_min, args.n_max + 1), desc="n", file=sys.stderr):
         generate_s, instance = median_seconds(
