@@ -427,20 +427,11 @@ class PerfCounters:
 # --- recorded samples -----------------------------------------------------------------------------
 
 
-def load_samples(path: str | os.PathLike):
-    """Recorded readings (CSV, JSON records or Parquet) as a DataFrame with `SAMPLE_COLUMNS`, counts
-    scaled.
-
-    Required columns: time, task, tid, cputime. Optional: pid (default tid), instructions and cycles
-    (default NaN: cputime backend), time_enabled and time_running (raw multiplexed counts are then
-    scaled by enabled / running), combination (kept: the harness's `samples.csv`; intervals never
-    span two).
-    """
-    import numpy as np
+def _read_samples_frame(path: Path, source: str):
+    """The recorded readings of `path` as read (CSV, JSON records or Parquet); InputError if
+    unreadable."""
     import pandas as pd
 
-    path = Path(path)
-    source = str(path)
     try:
         suffix = path.suffix.lower()
         if suffix == ".parquet":
@@ -462,6 +453,25 @@ def load_samples(path: str | os.PathLike):
         raise InputError(
             f"cannot parse recorded samples ({' '.join(str(error).split())})", source=source
         ) from None
+    return frame
+
+
+def load_samples(path: str | os.PathLike):
+    """Recorded readings (CSV, JSON records or Parquet) as a DataFrame with `SAMPLE_COLUMNS`, counts
+    scaled.
+
+    Required columns: time, task, tid, cputime. Optional: pid (default tid), instructions and cycles
+    (default NaN: cputime backend), time_enabled and time_running (raw multiplexed counts are then
+    scaled by enabled / running), combination (kept: the harness's `samples.csv`; intervals never
+    span two).
+    """
+    import numpy as np
+    import pandas as pd
+
+    path = Path(path)
+    source = str(path)
+    suffix = path.suffix.lower()
+    frame = _read_samples_frame(path, source)
     for column in ("time", "task", "tid", "cputime"):
         if column not in frame.columns:
             raise InputError("missing column", source=source, field=column)

@@ -192,6 +192,16 @@ class ExecutionHarness(CoRunHarness):
             self._cpu[i] = self.handles[i].cpu_time()
         return readings
 
+    def _step_cap(self, members: list[int], limit: float) -> float:
+        """Seconds the next step may last: `limit`, cut at the run's deadline and at the first
+        member's `task_timeout`."""
+        cap = float(limit)
+        if self.deadline is not None:
+            cap = min(cap, max(0.0, self.deadline - time.monotonic()))
+        if self.task_timeout is not None and members:
+            cap = min(cap, max(0.0, min(self.task_timeout - self.ran_seconds[i] for i in members)))
+        return cap
+
     def run(self, mask: int, limit: float = np.inf, phase: str = "strategy") -> Step:
         """Continue the members of `mask` for `limit` seconds or until a task exits, freeze them,
         measure.
@@ -210,11 +220,7 @@ class ExecutionHarness(CoRunHarness):
             self._remember(self._read(unread))
         before = [r for i in members for r in self._last.get(self.tasks[i].name, ())]
         cpu_before = {i: self._cpu[i] for i in members}
-        cap = float(limit)
-        if self.deadline is not None:
-            cap = min(cap, max(0.0, self.deadline - time.monotonic()))
-        if self.task_timeout is not None and members:
-            cap = min(cap, max(0.0, min(self.task_timeout - self.ran_seconds[i] for i in members)))
+        cap = self._step_cap(members, limit)
         start = time.monotonic()
         if self.origin is None:
             self.origin = start
@@ -252,19 +258,27 @@ class ExecutionHarness(CoRunHarness):
                 self._threads[i],
             )
             self._threads[i] = max(self._threads[i] if i in exited else 1, threads)
-        finished = sum(1 << i for i in exited)
-        if self.task_timeout is not None:
-            for i in alive:
-                if self.ran_seconds[i] >= self.task_timeout * (1 - TIMEOUT_SLACK):
-                    for fd in [fd for fd, index in self._pidfds.items() if index == i]:
-                        del self._pidfds[fd]  # its exit is the harness's doing, not the task's
-                        os.close(fd)
-                    self.time_out(i)
-                    self.exit_time[i] = end - self.origin
-                    self.status_names[i] = "timed-out"
-                    finished |= 1 << i
+        finished = sum(1 << i for i in exited) | self._time_out_spent(alive, end)
         origin = self.origin
         return Step(int(mask), phase, start - origin, end - origin, speeds, finished, float(limit))
+
+    def _time_out_spent(self, alive: list[int], end: float) -> int:
+        """Kill the members of `alive` whose running time reached `task_timeout` (`timed-out`);
+        the bitmask of them."""
+        finished = 0
+        if self.task_timeout is None:
+            return finished
+        assert self.origin is not None  # set by the step that ran them
+        for i in alive:
+            if self.ran_seconds[i] >= self.task_timeout * (1 - TIMEOUT_SLACK):
+                for fd in [fd for fd, index in self._pidfds.items() if index == i]:
+                    del self._pidfds[fd]  # its exit is the harness's doing, not the task's
+                    os.close(fd)
+                self.time_out(i)
+                self.exit_time[i] = end - self.origin
+                self.status_names[i] = "timed-out"
+                finished |= 1 << i
+        return finished
 
     def _remember(self, readings: list[ThreadReading]) -> None:
         tasks: dict[str, list[ThreadReading]] = {}

@@ -124,6 +124,23 @@ def render(command: str | tuple[str, ...], values: dict) -> str | list[str]:
     return [part.format(**values) for part in command]
 
 
+def _app_command(command, source: str, where: str) -> str | tuple[str, ...]:
+    """An application's command: a command line (text), or a non-empty list of arguments (returned
+    as a tuple)."""
+    if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
+        for position, part in enumerate(command):
+            _placeholders(part, source, f"{where}.command[{position}]")
+        return tuple(command)
+    if isinstance(command, str) and command.strip():
+        _placeholders(command, source, f"{where}.command")
+        return command
+    raise InputError(
+        "must be a command line (text) or a non-empty list of arguments",
+        source=source,
+        field=f"{where}.command",
+    )
+
+
 def _app(record, index: int, source: str, folder: Path) -> Application:
     where = f"applications[{index}]"
     if not isinstance(record, dict):
@@ -154,19 +171,7 @@ def _app(record, index: int, source: str, folder: Path) -> Application:
         limit=MAX_PROCS,
         text=False,
     )
-    command = record["command"]
-    if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
-        for position, part in enumerate(command):
-            _placeholders(part, source, f"{where}.command[{position}]")
-        command = tuple(command)
-    elif isinstance(command, str) and command.strip():
-        _placeholders(command, source, f"{where}.command")
-    else:
-        raise InputError(
-            "must be a command line (text) or a non-empty list of arguments",
-            source=source,
-            field=f"{where}.command",
-        )
+    command = _app_command(record["command"], source, where)
     cwd = record.get("cwd")
     if cwd is not None:
         if not isinstance(cwd, str) or not cwd:
