@@ -1,15 +1,17 @@
 """Time of the makespan lower bound (`cosched.simulator.bounds`) against its targets, in one run.
 
-Two cases: a 1,000-job thesis workload drawn from the ARIS NAS heatmap (bundled preset aris-nas, ARIS 420 x 20
-cores, default speedup 1.0 for unmeasured pairs), with all jobs at 0 (batch, one LP) and with Poisson arrivals
-(one release date per job: the incremental dual bound); target under 2 s each. And SDSC-SP2-1998 (54k jobs,
-no heatmap: the area and release-date bound) from ../shared/data/swf (or COSCHED_SWF_DIR); target under 5 s.
-The time is the bound alone (loading the workload is reported beside it), the median of --repeat calls after
-one warm-up call (imports of scipy and the LP solver).
+Two cases: a 1,000-job thesis workload drawn from the ARIS NAS heatmap (bundled preset aris-nas,
+ARIS 420 x 20 cores, default speedup 1.0 for unmeasured pairs), with all jobs at 0 (batch, one LP)
+and with Poisson arrivals (one release date per job: the incremental dual bound); target under 2 s
+each. And SDSC-SP2-1998 (54k jobs, no heatmap: the area and release-date bound) from
+../shared/data/swf (or COSCHED_SWF_DIR); target under 5 s. The time is the bound alone (loading the
+workload is reported beside it), the median of --repeat calls after one warm-up call (imports of
+scipy and the LP solver).
 
     python benchmarks/bench_bound.py
     python benchmarks/bench_bound.py --repeat 5
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +25,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from data_paths import SHARED_DATA  # noqa: E402  (the script's folder is on sys.path)
 
-DATA = Path(os.environ["COSCHED_SWF_DIR"]) if "COSCHED_SWF_DIR" in os.environ else SHARED_DATA / "swf"
+DATA = (
+    Path(os.environ["COSCHED_SWF_DIR"]) if "COSCHED_SWF_DIR" in os.environ else SHARED_DATA / "swf"
+)
 SDSC = DATA / "SDSC-SP2-1998-4.2-cln.swf.gz"
 TARGETS = {"thesis": 2.0, "sdsc": 5.0}  # seconds
 
@@ -60,7 +64,16 @@ def main() -> int:
         load = time.perf_counter() - started
         bound_for(workload, aris, heatmap)  # warm-up: imports
         seconds, result = timed(lambda w=workload: bound_for(w, aris, heatmap), args.repeat)
-        rows.append((f"thesis 1,000 jobs, aris-nas, {arrivals}", len(workload), load, seconds, result, "thesis"))
+        rows.append(
+            (
+                f"thesis 1,000 jobs, aris-nas, {arrivals}",
+                len(workload),
+                load,
+                seconds,
+                result,
+                "thesis",
+            )
+        )
     if SDSC.exists():
         started = time.perf_counter()
         platform, workload = load_inputs(SDSC, "sdsc-sp2")
@@ -70,12 +83,18 @@ def main() -> int:
     else:
         print(f"(SDSC-SP2 skipped: {SDSC} not found)")
 
-    print("| workload | jobs | load [s] | bound [s] | LPs solved | target | ok | bound [h] | fluid LP [h] |")
+    print(
+        "| workload | jobs | load [s] | bound [s] | LPs solved | target | ok | bound [h] "
+        "| fluid LP [h] |"
+    )
     print("|---|---:|---:|---:|---:|---:|---|---:|---:|")
     for name, jobs, load, seconds, result, target in rows:
-        print(f"| {name} | {jobs} | {load:.3f} | {seconds:.3f} | {result.solves} | {TARGETS[target]:.0f} s | "
-              f"{'yes' if seconds < TARGETS[target] else 'NO'} | {result.bound / 3600:.2f} | "
-              f"{result.fluid / 3600:.2f} |")
+        print(
+            f"| {name} | {jobs} | {load:.3f} | {seconds:.3f} | {result.solves} | "
+            f"{TARGETS[target]:.0f} s | "
+            f"{'yes' if seconds < TARGETS[target] else 'NO'} | {result.bound / 3600:.2f} | "
+            f"{result.fluid / 3600:.2f} |"
+        )
     return 0
 
 

@@ -8,6 +8,7 @@ turns `InputError` into one line on stderr with exit code 2, and prints warnings
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -89,7 +90,9 @@ SUMMARIES = {
     ),
     "measure-speeds": "speeds (formula (30)) from recorded counter samples (CSV, JSON or Parquet)",
     "execute": "run an online strategy on live processes of this node and measure its real ratio",
-    "measure-heatmap": "measure the pairwise co-location heatmap of applications on a cluster's nodes",
+    "measure-heatmap": (
+        "measure the pairwise co-location heatmap of applications on a cluster's nodes"
+    ),
 }
 
 
@@ -115,7 +118,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The `cosched` parser: every command, or (`command` a known command name) only the module that
     registers
     it, so `cosched simulate ...` starts without importing the measurement or strategy areas."""
-    modules = COMMAND_MODULES
+    modules: tuple[str, ...] = COMMAND_MODULES
     if command is not None:
         modules = (
             tuple(module for module, names in COMMAND_OWNERS.items() if command in names) or modules
@@ -147,12 +150,10 @@ def one_line_warnings(command: str):
 
     def show(message, category, filename, lineno, file=None, line=None):
         text = " ".join(str(message).split())
-        try:
+        with contextlib.suppress(OSError):  # stderr gone: a warning is not worth a crash
             print(
                 f"cosched {command}: warning: {text}", file=file if file is not None else sys.stderr
             )
-        except OSError:  # stderr gone: a warning is not worth a crash
-            pass
 
     return show
 
@@ -172,9 +173,8 @@ def main(argv: list[str] | None = None) -> int:
                 warning.message, warning.category, warning.filename, warning.lineno
             )
         if getattr(args, "quiet", False) and not getattr(args, "json", False):
-            return _quietly(
-                args
-            )  # --quiet: only errors and warnings (stderr); --json still prints its document
+            # --quiet: only errors and warnings (stderr); --json still prints its document
+            return _quietly(args)
         return _dispatch(args)
 
 
@@ -202,12 +202,10 @@ def _dispatch(args) -> int:
     except KeyboardInterrupt as error:  # 130 for Ctrl-C, 128 + signal for SIGTERM (143) / SIGHUP
         print(f"cosched {args.command}: interrupted", file=sys.stderr)
         return interrupt_exit_code(error)
-    except (
-        BrokenPipeError
-    ):  # the reader went away (`cosched ... | head`): stop quietly, like shell tools
-        os.dup2(
-            os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()
-        )  # no second error at exit flush
+    # the reader went away (`cosched ... | head`): stop quietly, like shell tools
+    except BrokenPipeError:
+        # no second error at exit flush
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return BROKEN_PIPE_EXIT
 
 

@@ -49,9 +49,8 @@ __all__ = [
 ]
 
 SEED_DEFAULT = 0  # the seed of every command that draws random numbers (docs/cli-conventions.md)
-PLOTS_ON = (
-    True  # value of `--plots` given without a location: plot into the command's default place
-)
+# value of `--plots` given without a location: plot into the command's default place
+PLOTS_ON = True
 SUGGESTION_CUTOFF = 0.6  # difflib similarity a name needs to be offered as "did you mean"
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0
@@ -136,6 +135,8 @@ def time_unit(seconds) -> tuple[str, float]:
 class Parser(argparse.ArgumentParser):
     """argparse with "did you mean" for a mistyped subcommand, choice or flag."""
 
+    _subcommands: argparse._SubParsersAction | None = None  # set by cosched.cli.build_parser
+
     def _check_value(self, action, value):
         if action.choices is not None and value not in action.choices:
             known = list(action.choices)
@@ -164,9 +165,8 @@ class Parser(argparse.ArgumentParser):
         return namespace, extras
 
 
-MAX_SPEEDUP = (
-    1e3  # a co-location speedup beyond this is no measurement (and overflows the model's times)
-)
+# a co-location speedup beyond this is no measurement (and overflows the model's times)
+MAX_SPEEDUP = 1e3
 
 
 def speedup(text: str) -> float:
@@ -280,8 +280,9 @@ def add_alias(
         warnings.warn(deprecation(option_string or flags[0], new), FutureWarning, stacklevel=2)
         base.__call__(self, parser, namespace, values, option_string)
 
-    action.__class__ = type(f"Deprecated{base.__name__}", (base,), {"__call__": __call__})
-    action.new_spelling = new  # read by the docs' vocabulary table
+    # new_spelling is read by the docs' vocabulary table
+    namespace = {"__call__": __call__, "new_spelling": new}
+    action.__class__ = type(f"Deprecated{base.__name__}", (base,), namespace)
     return action
 
 

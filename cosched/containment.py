@@ -45,8 +45,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from cosched.errors import InputError
 
@@ -203,7 +203,7 @@ def _v2_parent() -> Path | None:
 
 def _v1_parents() -> dict[str, Path] | None:
     own = _own_cgroups()
-    parents = {}
+    parents: dict[str, Path] = {}
     for mount, kind, options in _mounts():
         for controller in ("freezer", "cpuacct"):
             if kind == "cgroup" and controller in options and controller in own:
@@ -245,7 +245,7 @@ def _owner_alive(name: str) -> bool:
 def cosched_cgroups() -> list[Path]:
     """Every run cgroup cosched created that still exists (in the hierarchies this process can
     see)."""
-    found = []
+    found: list[Path] = []
     parents = [p for p in [_v2_parent(), *(_v1_parents() or {}).values()] if p is not None]
     for parent in dict.fromkeys(parents):
         with contextlib.suppress(OSError):
@@ -441,7 +441,7 @@ class ContainedTask:
 
     def __init__(
         self,
-        owner: "Containment",
+        owner: Containment,
         process: subprocess.Popen,
         name: str,
         directory: Path | None,
@@ -449,21 +449,20 @@ class ContainedTask:
     ):
         self.owner, self.process, self.name = owner, process, name
         self.pid = process.pid
+        # cgroup (freezer side for v1), v1 cpuacct side
         self.directory, self.cpuacct = (
             directory,
             cpuacct,
-        )  # cgroup (freezer side for v1), v1 cpuacct side
+        )
         self.frozen = False
         self.closed = False
         self._known: dict[
             int, int
         ] = {}  # pgroup: pid -> start time of every process seen in the tree
-        self._cpu_seen = (
-            0.0  # pgroup: CPU time never goes down (a reading between an exit and its wait)
-        )
-        self._leader_usage: float | None = (
-            None  # pgroup: CPU time of the shepherd's whole life (wait4)
-        )
+        # pgroup: CPU time never goes down (a reading between an exit and its wait)
+        self._cpu_seen = 0.0
+        # pgroup: CPU time of the shepherd's whole life (wait4)
+        self._leader_usage: float | None = None
         self._start = _start_time(process.pid)
 
     # -- state
@@ -513,19 +512,20 @@ class ContainedTask:
         """Seconds of CPU time used by every process of the task so far (exited ones included)."""
         try:
             if self.owner.name == "cgroup2":
+                assert self.directory is not None  # a cgroup task has its cgroup
                 for line in _read(self.directory / "cpu.stat").splitlines():
                     if line.startswith("usage_usec"):
                         return int(line.split()[1]) / 1e6
             elif self.owner.name == "cgroup1":
+                assert self.cpuacct is not None  # a cgroup task has its cgroup
                 return int(_read(self.cpuacct / "cpuacct.usage")) / 1e9
         except OSError:
             return self._cpu_seen
         return self._pgroup_cpu_time()
 
     def _pgroup_cpu_time(self) -> float:
-        if (
-            self._leader_usage is not None
-        ):  # the shepherd waited for the whole tree: all of it is in here
+        # the shepherd waited for the whole tree: all of it is in here
+        if self._leader_usage is not None:
             total = self._leader_usage
         else:
             table = _process_table()
@@ -543,9 +543,8 @@ class ContainedTask:
         if self.directory is not None:
             _freeze_files(self.directory, self.owner.name, True)
         else:
-            for _ in range(
-                3
-            ):  # processes forked between the scan and the signal are caught next time
+            # processes forked between the scan and the signal are caught next time
+            for _ in range(3):
                 pids = [self.pid, *self.pids()]
                 for pid in pids:
                     _signal(pid, signal.SIGSTOP)
@@ -584,9 +583,8 @@ class ContainedTask:
             _kill_cgroup(self.directory, self.owner.name)
         else:
             deadline = time.monotonic() + KILL_TIMEOUT_SECONDS
-            _signal(
-                self.pid, signal.SIGSTOP
-            )  # the shepherd must not reap (and lose) the tree while it dies
+            # the shepherd must not reap (and lose) the tree while it dies
+            _signal(self.pid, signal.SIGSTOP)
             while time.monotonic() < deadline:
                 pids = self.pids()
                 if not pids:
@@ -610,7 +608,7 @@ class ContainedTask:
                 _rmdir(directory)
         self.closed = True
 
-    def __enter__(self) -> "ContainedTask":
+    def __enter__(self) -> ContainedTask:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -640,11 +638,12 @@ class Containment:
             parents = {"": _v2_parent()} if kind == "cgroup2" else _v1_parents()
             if not parents or None in parents.values():
                 raise ContainmentUnavailable(f"no {kind} hierarchy mounted (see /proc/self/mounts)")
+            roots = [parent for parent in parents.values() if parent is not None]  # all of them
             clean_stale_cgroups()
             Containment._counter += 1
             name = _run_name(os.getpid(), _start_time(os.getpid()), Containment._counter)
             try:
-                for parent in dict.fromkeys(parents.values()):
+                for parent in dict.fromkeys(roots):
                     (parent / name).mkdir()
                     self.runs.append(parent / name)
                 if kind == "cgroup2" and not (self.runs[0] / "cgroup.freeze").exists():
@@ -757,9 +756,8 @@ class Containment:
             cgroups = [str(path / "cgroup.procs") for path in paths]
         else:
             argv = [sys.executable, "-I", "-S", "-c", SHEPHERD, str(os.getpid()), *argv]
-            _prctl(
-                PR_SET_CHILD_SUBREAPER, 1
-            )  # a shepherd killed with SIGKILL leaves its tree to us
+            # a shepherd killed with SIGKILL leaves its tree to us
+            _prctl(PR_SET_CHILD_SUBREAPER, 1)
         parent = os.getpid()
         try:
             process = subprocess.Popen(
@@ -774,8 +772,8 @@ class Containment:
                 preexec_fn=lambda: _preexec(parent, cgroups, pdeathsig=self.name != "pgroup"),
             )
         except OSError as error:
-            for path in cgroups:
-                _rmdir(Path(path).parent)
+            for procs_file in cgroups:
+                _rmdir(Path(procs_file).parent)
             raise InputError(
                 f"cannot start task {label!r}: {error.strerror or error}", field="--task"
             ) from None
@@ -810,7 +808,7 @@ class Containment:
         finally:
             self._stop_watchdog()
 
-    def __enter__(self) -> "Containment":
+    def __enter__(self) -> Containment:
         return self
 
     def __exit__(self, *exc) -> None:

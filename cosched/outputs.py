@@ -1,4 +1,5 @@
 """Output files that appear whole or not at all, so a failed run leaves no partial results."""
+
 from __future__ import annotations
 
 import contextlib
@@ -30,7 +31,8 @@ def atomic_path(path: str | os.PathLike):
     os.close(fd)
     try:
         yield Path(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
+        # mkstemp creates 0600; give the file the usual permissions
+        os.chmod(tmp, 0o666 & ~_umask())
         try:
             os.replace(tmp, path)
         except OSError as error:
@@ -52,13 +54,17 @@ def _umask() -> int:
 
 @contextlib.contextmanager
 def output_dir(path: str | os.PathLike):
-    """Create `path` for a run's outputs; remove it again if the run fails and the folder was new."""
+    """Create `path` for a run's outputs;
+    remove it again if the run fails and the folder was new.
+    """
     path = Path(path)
     created = not path.exists()
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        reason = "exists and is not a folder" if isinstance(error, FileExistsError) else error.strerror
+        reason = (
+            "exists and is not a folder" if isinstance(error, FileExistsError) else error.strerror
+        )
         raise _unwritable(path, reason or str(error)) from None
     try:
         yield path
@@ -69,23 +75,29 @@ def output_dir(path: str | os.PathLike):
 
 
 def check_plot_path(path: str | os.PathLike, option: str | None) -> str:
-    """`path` if matplotlib writes its extension (none means PNG); else InputError naming `option`, before any run."""
+    """`path` if matplotlib writes its extension (none means PNG); else InputError naming `option`,
+    before any run."""
     from matplotlib.backend_bases import FigureCanvasBase
 
     suffix = Path(path).suffix.lstrip(".").lower()
     formats = FigureCanvasBase.get_supported_filetypes()
     if suffix and suffix not in formats:
-        raise InputError(f"cannot write a plot as '.{suffix}'; use one of {', '.join(sorted(formats))}",
-                         source=str(path), field=option)
+        raise InputError(
+            f"cannot write a plot as '.{suffix}'; use one of {', '.join(sorted(formats))}",
+            source=str(path),
+            field=option,
+        )
     return str(path)
 
 
 def check_outputs(*outputs: tuple[str | None, str | os.PathLike | None, str]) -> None:
-    """Check every output location before a command does any work: (flag, path, kind) with kind "file",
-    "folder" or "plot" (a plot file: its extension too). A None path is skipped. Creates nothing.
+    """Check every output location before a command does any work: (flag, path, kind) with kind
+    "file", "folder" or "plot" (a plot file: its extension too). A None path is skipped. Creates
+    nothing.
 
-    A file must not be a folder; a folder must not be a file; a missing one needs its nearest existing parent to
-    be a writable folder; an existing one must be writable. Raises InputError naming the path and the flag.
+    A file must not be a folder; a folder must not be a file; a missing one needs its nearest
+    existing parent to be a writable folder; an existing one must be writable. Raises InputError
+    naming the path and the flag.
     """
     for flag, path, kind in outputs:
         if path is None:
@@ -121,7 +133,8 @@ def _output_problem(path: Path, kind: str) -> str | None:
 
 
 def pyplot():
-    """matplotlib.pyplot on the file-only Agg backend, imported on first use so the CLI starts without it."""
+    """matplotlib.pyplot on the file-only Agg backend, imported on first use so the CLI starts
+    without it."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -131,7 +144,8 @@ def pyplot():
 
 
 def save_figure(figure, path: str | os.PathLike, dpi: int = 110) -> Path:
-    """Write a figure whole or not at all (format from the extension, PNG without one), then close it."""
+    """Write a figure whole or not at all (format from the extension, PNG without one), then close
+    it."""
     plt = pyplot()
     path = Path(path)
     try:

@@ -3,25 +3,28 @@
 Every process a cosched command starts goes through this module:
 
 - `die_with_parent(parent)`: asks Linux to SIGKILL the calling process when its parent dies
-  (`prctl(PR_SET_PDEATHSIG, SIGKILL)`), then checks the parent is still the expected one (it may have
-  died between the fork and the prctl). SIGKILL also ends a stopped (SIGSTOPped) process, so a task
-  frozen by the co-run harness cannot survive it either. Called right after fork by the pool workers,
-  the bundled kernels' forked workers and the co-run harness's tasks.
+  (`prctl(PR_SET_PDEATHSIG, SIGKILL)`), then checks the parent is still the expected one (it may
+  have died between the fork and the prctl). SIGKILL also ends a stopped (SIGSTOPped) process, so a
+  task frozen by the co-run harness cannot survive it either. Called right after fork by the pool
+  workers, the bundled kernels' forked workers and the co-run harness's tasks.
 - `pool_results(fn, calls, workers)`: runs `fn(*args)` for every `args` of `calls` in local worker
-  processes (forked; each dies with this process and ignores SIGINT/SIGTERM/SIGHUP, so the parent alone
-  decides when work stops) and yields the results in completion order. When the consumer stops early,
-  on an error or on Ctrl-C/SIGTERM, pending calls are cancelled and the workers are killed at once:
-  no result is computed only to be thrown away.
-- `termination_signals()`: while active, SIGINT, SIGTERM and SIGHUP raise `Interrupted` (a KeyboardInterrupt
-  carrying the signal) in the main thread, so `finally` blocks run and the command exits with
-  128 + signal number: 130 for Ctrl-C, 143 for SIGTERM. The signals are also recorded, so a pool loop stops
-  even when Python swallowed the exception (one raised inside fork's at-fork hooks is only printed).
-- `signals_deferred()`: holds those signals back during a short section (forking the workers, writing a
-  row, killing the workers) and delivers them when it ends.
+  processes (forked; each dies with this process and ignores SIGINT/SIGTERM/SIGHUP, so the parent
+  alone decides when work stops) and yields the results in completion order. When the consumer stops
+  early, on an error or on Ctrl-C/SIGTERM, pending calls are cancelled and the workers are killed at
+  once: no result is computed only to be thrown away.
+- `termination_signals()`: while active, SIGINT, SIGTERM and SIGHUP raise `Interrupted` (a
+  KeyboardInterrupt carrying the signal) in the main thread, so `finally` blocks run and the command
+  exits with 128 + signal number: 130 for Ctrl-C, 143 for SIGTERM. The signals are also recorded, so
+  a pool loop stops even when Python swallowed the exception (one raised inside fork's at-fork hooks
+  is only printed).
+- `signals_deferred()`: holds those signals back during a short section (forking the workers,
+  writing a row, killing the workers) and delivers them when it ends.
 
-PDEATHSIG fires when the *thread* that forked the child ends: create pools from the main thread (as the
-CLI does) or from a thread that outlives them. On other systems than Linux `die_with_parent` does nothing.
+PDEATHSIG fires when the *thread* that forked the child ends: create pools from the main thread (as
+the CLI does) or from a thread that outlives them. On other systems than Linux `die_with_parent`
+does nothing.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -30,24 +33,37 @@ import os
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported on first use: every CLI command imports this module at start
     from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["Interrupted", "die_with_parent", "process_pool", "pool_results", "kill_pool", "termination_signals",
-           "interrupt_exit_code", "INTERRUPT_SIGNALS", "signals_deferred"]
+__all__ = [
+    "Interrupted",
+    "die_with_parent",
+    "process_pool",
+    "pool_results",
+    "kill_pool",
+    "termination_signals",
+    "interrupt_exit_code",
+    "INTERRUPT_SIGNALS",
+    "signals_deferred",
+]
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 INTERRUPT_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 _LINUX = sys.platform.startswith("linux")
-_libc = ctypes.CDLL(None, use_errno=True) if _LINUX else None  # loaded here, never in a freshly forked child
+# loaded here, never in a freshly forked child
+_libc = ctypes.CDLL(None, use_errno=True) if _LINUX else None
 _received: list[int] = []  # signals seen by `termination_signals`, newest last
-POLL_SECONDS = 0.25  # how often a pool loop checks for a signal whose KeyboardInterrupt got swallowed
+# how often a pool loop checks for a signal whose KeyboardInterrupt got swallowed
+POLL_SECONDS = 0.25
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C's exception for SIGTERM/SIGHUP: handled wherever KeyboardInterrupt is, with the signal's exit code."""
+    """Ctrl-C's exception for SIGTERM/SIGHUP: handled wherever KeyboardInterrupt is, with the
+    signal's exit code."""
 
     def __init__(self, signum: int):
         self.signum = int(signum)
@@ -66,38 +82,48 @@ def interrupt_exit_code(error: BaseException | None = None) -> int:
 def die_with_parent(parent: int | None = None) -> None:
     """SIGKILL this process when its parent dies; if `parent` (its pid) is already gone, die now.
 
-    Safe right after fork (also as a subprocess `preexec_fn`): one prctl call, no allocation of note.
+    Safe right after fork (also as a subprocess `preexec_fn`): one prctl call, no allocation of
+    note.
     """
     if _libc is None:
         return
     if _libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
         return  # not supported here (e.g. a sandbox): nothing more to do
-    if parent is not None and os.getppid() != parent:  # the parent died before the prctl: reparented already
+    # the parent died before the prctl: reparented already
+    if parent is not None and os.getppid() != parent:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _worker_start(parent: int, initializer, initargs) -> None:
     die_with_parent(parent)
-    for sig in INTERRUPT_SIGNALS:  # Ctrl-C reaches the whole foreground group: the parent decides, not the workers
+    # Ctrl-C reaches the whole foreground group: the parent decides, not the workers
+    for sig in INTERRUPT_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
     if initializer is not None:
         initializer(*initargs)
 
 
-def process_pool(workers: int, initializer: Callable | None = None, initargs: tuple = ()) -> "ProcessPoolExecutor":
+def process_pool(
+    workers: int, initializer: Callable | None = None, initargs: tuple = ()
+) -> ProcessPoolExecutor:
     """A ProcessPoolExecutor whose forked workers die with this process and leave signals to it."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    context = multiprocessing.get_context("fork") if _LINUX else None  # the parent of a forked worker is us
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start,
-                               initargs=(os.getpid(), initializer, initargs))
+    # the parent of a forked worker is us
+    context = multiprocessing.get_context("fork") if _LINUX else None
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=context,
+        initializer=_worker_start,
+        initargs=(os.getpid(), initializer, initargs),
+    )
 
 
-def kill_pool(pool: "ProcessPoolExecutor") -> None:
-    """Cancel what has not started and SIGKILL the workers (their running calls are abandoned); a second Ctrl-C
-    meanwhile acts once they are gone, so the executor's manager thread never outlives this (it would hold up
-    the interpreter's exit waiting for abandoned calls)."""
+def kill_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and SIGKILL the workers (their running calls are abandoned); a
+    second Ctrl-C meanwhile acts once they are gone, so the executor's manager thread never outlives
+    this (it would hold up the interpreter's exit waiting for abandoned calls)."""
     with signals_deferred():
         processes = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
@@ -111,10 +137,12 @@ def kill_pool(pool: "ProcessPoolExecutor") -> None:
 
 
 def pool_results(fn: Callable, calls: Iterable[tuple], workers: int) -> Iterator:
-    """`fn(*args)` for each `args` in worker processes, yielded as they finish (see the module docstring).
+    """`fn(*args)` for each `args` in worker processes, yielded as they finish (see the module
+    docstring).
 
-    Close the generator (or let an exception pass through the loop) to stop: pending calls are cancelled and
-    the workers killed. A worker crash is re-raised as the termination signal that caused it, if any.
+    Close the generator (or let an exception pass through the loop) to stop: pending calls are
+    cancelled and the workers killed. A worker crash is re-raised as the termination signal that
+    caused it, if any.
     """
     from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
@@ -123,12 +151,14 @@ def pool_results(fn: Callable, calls: Iterable[tuple], workers: int) -> Iterator
     seen = len(_received)
     pool, finished = None, False
     try:
-        with signals_deferred():  # an interrupt raised in fork's at-fork hooks would be lost ("Exception ignored")
+        # an interrupt raised in fork's at-fork hooks would be lost ("Exception ignored")
+        with signals_deferred():
             pool = process_pool(min(workers, len(calls)) or 1)
             pending = {pool.submit(fn, *args) for args in calls}  # forks the workers
         while pending:
             done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-            if len(_received) > seen:  # a signal whose exception something swallowed: stop all the same
+            # a signal whose exception something swallowed: stop all the same
+            if len(_received) > seen:
                 raise Interrupted(_received[-1])
             for future in done:
                 try:
@@ -153,15 +183,16 @@ def _raise_interrupted(signum, frame):
 
 @contextlib.contextmanager
 def termination_signals(signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP)):
-    """While active, `signals` raise `Interrupted` in the main thread (elsewhere this does nothing); a SIGINT
-    ignored by the caller (a background job of a script) stays ignored."""
+    """While active, `signals` raise `Interrupted` in the main thread (elsewhere this does nothing);
+    a SIGINT ignored by the caller (a background job of a script) stays ignored."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = {}
     try:
         for sig in signals:
-            if signal.getsignal(sig) is not signal.SIG_IGN:  # `nohup`, `cmd &` in a script: keep ignoring
+            # `nohup`, `cmd &` in a script: keep ignoring
+            if signal.getsignal(sig) is not signal.SIG_IGN:
                 previous[sig] = signal.signal(sig, _raise_interrupted)
         yield
     finally:
@@ -171,8 +202,8 @@ def termination_signals(signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP)):
 
 @contextlib.contextmanager
 def signals_deferred(signals=INTERRUPT_SIGNALS):
-    """Hold Ctrl-C / SIGTERM / SIGHUP back during a short section (a row being written): a signal that arrives
-    meanwhile is re-raised, to the handler that was in place, when the section ends."""
+    """Hold Ctrl-C / SIGTERM / SIGHUP back during a short section (a row being written): a signal
+    that arrives meanwhile is re-raised, to the handler that was in place, when the section ends."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

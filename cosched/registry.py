@@ -22,8 +22,10 @@ def build(registry: Mapping[str, str | Callable], name: str, kind: str, **option
     except KeyError:
         from cosched.cli_options import did_you_mean
 
-        raise InputError(f"unknown {kind} {name!r}; known: {', '.join(sorted(registry))}"
-                         + did_you_mean(name, registry)) from None
+        raise InputError(
+            f"unknown {kind} {name!r}; known: {', '.join(sorted(registry))}"
+            + did_you_mean(name, registry)
+        ) from None
     if isinstance(factory, str):
         module, attribute = factory.split(":")
         factory = getattr(importlib.import_module(module), attribute)

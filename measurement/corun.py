@@ -1,14 +1,15 @@
 """Co-run harness: start every task once, form combinations by freezing and thawing, measure speeds.
 
-002 §9: all tasks must be runnable when measuring starts; a combination is formed by continuing its members
-while all others stay frozen. Each task runs contained (`cosched.containment`: a cgroup, or a
-subreaper shepherd's process tree without cgroups), so freezing, CPU accounting and killing reach
+002 §9: all tasks must be runnable when measuring starts; a combination is formed by continuing its
+members while all others stay frozen. Each task runs contained (`cosched.containment`: a cgroup, or
+a subreaper shepherd's process tree without cgroups), so freezing, CPU accounting and killing reach
 every process the task's command starts, also one that left its process group (`setsid`) or exited
 in a window. The harness kills every task on exit, on error, on Ctrl-C and on SIGTERM; the
 containment's watchdog does it when the harness itself is killed with SIGKILL. `start_task`,
 `signal_group` and `terminate_tasks` are the plain process-group helpers the validation runs use for
 the bundled kernels.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -17,16 +18,24 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.processes import INTERRUPT_SIGNALS, die_with_parent, signals_deferred, termination_signals  # noqa: F401
 from cosched.measurement.counters import CounterBackend, ThreadReading, group_threads
 from cosched.measurement.probe import MIN_ALONE_SPEED, readings_frame, task_speed
+from cosched.processes import (
+    die_with_parent,
+    signals_deferred,
+    termination_signals,
+)  # noqa: F401
 from cosched.theory.lattice import all_combinations, combinations_up_to, mask_of, popcount, tasks_of
+
+if TYPE_CHECKING:
+    from cosched.containment import Containment
 
 __all__ = [
     "TaskSpec",
@@ -51,8 +60,10 @@ __all__ = [
 ]
 
 KILL_GRACE_SECONDS = 2.0  # time a task gets to exit after SIGTERM before SIGKILL
-INTERRUPT_GRACE_SECONDS = 0.5  # the same after Ctrl-C / SIGTERM of the harness, which must end within 2 s
-ENUMERATE_MAX_TASKS = 20  # sample:N enumerates all combinations up to this many tasks, else draws at random
+# the same after Ctrl-C / SIGTERM of the harness, which must end within 2 s
+INTERRUPT_GRACE_SECONDS = 0.5
+# sample:N enumerates all combinations up to this many tasks, else draws at random
+ENUMERATE_MAX_TASKS = 20
 
 
 @dataclass(frozen=True)
@@ -70,21 +81,23 @@ def parse_task(text: str) -> TaskSpec:
     if not sep or not name or not command:
         raise InputError(f"expected NAME=COMMAND, got {text!r}", field="--task")
     if "+" in name:
-        raise InputError(f"a task name cannot contain '+' (it joins the members of a combination): {name!r}",
-                         field="--task")
+        raise InputError(
+            f"a task name cannot contain '+' (it joins the members of a combination): {name!r}",
+            field="--task",
+        )
     return TaskSpec(name, command)
 
 
 def combination_set(n: int, spec: str, seed: int | None = None) -> np.ndarray:
     """Bitmasks to measure, singletons first (they give the ideal speeds), then by size and bitmask.
 
-    `pairs` (sizes 1-2), `upto:K`, `all`, `sample:N` (N random combinations of size >= 2, seeded, as the
-    300 sampled combinations of 002 §7, plus all singletons), or `chains:N[:K]` (the Fig. 2 protocol of 002 §8:
-    N times, a random combination of K tasks (default all) loses one random task at a time until only a
-    random target task is left; all combinations on the way are measured).
+    `pairs` (sizes 1-2), `upto:K`, `all`, `sample:N` (N random combinations of size >= 2, seeded, as
+    the 300 sampled combinations of 002 §7, plus all singletons), or `chains:N[:K]` (the Fig. 2
+    protocol of 002 §8: N times, a random combination of K tasks (default all) loses one random task
+    at a time until only a random target task is left; all combinations on the way are measured).
     """
     kind, _, value = spec.partition(":")
-    singletons = (1 << np.arange(n, dtype=np.int64))
+    singletons = 1 << np.arange(n, dtype=np.int64)
     if kind == "chains" and _is_chain_spec(value, n):
         count, _, size = value.partition(":")
         chains = _chains(n, int(count), int(size) if size else n, np.random.default_rng(seed))
@@ -97,22 +110,31 @@ def combination_set(n: int, spec: str, seed: int | None = None) -> np.ndarray:
         if kind == "upto":
             masks = combinations_up_to(n, int(value))
         else:
-            masks = np.concatenate([singletons, _sample_combinations(n, int(value), np.random.default_rng(seed))])
+            masks = np.concatenate(
+                [singletons, _sample_combinations(n, int(value), np.random.default_rng(seed))]
+            )
     else:
-        raise InputError(f"expected pairs, all, upto:K, sample:N or chains:N[:K] (K <= {n} tasks), got {spec!r}",
-                         field="--combinations")
+        raise InputError(
+            f"expected pairs, all, upto:K, sample:N or chains:N[:K] (K <= {n} tasks), got {spec!r}",
+            field="--combinations",
+        )
     masks = np.unique(masks)
     return masks[np.lexsort((masks, popcount(masks)))]
 
 
 def _is_chain_spec(value: str, n: int) -> bool:
     count, _, size = value.partition(":")
-    return count.isdigit() and int(count) >= 1 and (not size or (size.isdigit() and 1 <= int(size) <= n))
+    return (
+        count.isdigit()
+        and int(count) >= 1
+        and (not size or (size.isdigit() and 1 <= int(size) <= n))
+    )
 
 
 def _chains(n: int, count: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    """Combinations of `count` removal chains from `size` random tasks down to one target task (002 §8)."""
-    masks = []
+    """Combinations of `count` removal chains from `size` random tasks down to one target task (002
+    §8)."""
+    masks: list[int] = []
     for _ in range(count):
         order = rng.permutation(n)[:size]  # order[0] is the target; the others leave from the end
         masks.extend(mask_of(order[:k]) for k in range(1, size + 1))
@@ -134,7 +156,8 @@ def _sample_combinations(n: int, count: int, rng: np.random.Generator) -> np.nda
 
 @dataclass
 class TaskStatus:
-    """What happened to one task: `ok` (ran until the harness stopped it), `exited`, `crashed`, `never-ran`."""
+    """What happened to one task: `ok` (ran until the harness stopped it), `exited`, `crashed`,
+    `never-ran`."""
 
     name: str
     command: str
@@ -150,7 +173,8 @@ class TaskStatus:
 
 @dataclass(frozen=True)
 class CombinationResult:
-    """Absolute speeds (formula (30)) of the members of one combination over one window; NaN: task gone."""
+    """Absolute speeds (formula (30)) of the members of one combination over one window; NaN: task
+    gone."""
 
     combination: int
     speeds: dict[str, float]
@@ -161,24 +185,32 @@ class CombinationResult:
 
 
 def start_task(task: TaskSpec, output=subprocess.DEVNULL) -> subprocess.Popen:
-    """Run the task's shell command in a new session (its own process group), dying with its parent."""
-    return subprocess.Popen(["/bin/sh", "-c", task.command], start_new_session=True,
-                            preexec_fn=functools.partial(die_with_parent, os.getpid()),
-                            stdin=subprocess.DEVNULL, stdout=output, stderr=output)
+    """Run the task's shell command in a new session (its own process group),
+    dying with its parent.
+    """
+    return subprocess.Popen(
+        ["/bin/sh", "-c", task.command],
+        start_new_session=True,
+        preexec_fn=functools.partial(die_with_parent, os.getpid()),
+        stdin=subprocess.DEVNULL,
+        stdout=output,
+        stderr=output,
+    )
 
 
 def signal_group(process: subprocess.Popen, sig: int) -> None:
     """Send `sig` to the task's whole process group; a group that is already gone is fine."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
-def terminate_tasks(processes: Sequence[subprocess.Popen], grace: float = KILL_GRACE_SECONDS) -> None:
-    """SIGTERM + SIGCONT every group (a stopped process only acts on SIGTERM once continued), SIGKILL what
-    is left after `grace` seconds, and reap the group leaders."""
-    with signals_deferred():  # a second Ctrl-C must not cut this short; it acts once every group is gone
+def terminate_tasks(
+    processes: Sequence[subprocess.Popen], grace: float = KILL_GRACE_SECONDS
+) -> None:
+    """SIGTERM + SIGCONT every group (a stopped process only acts on SIGTERM once continued),
+    SIGKILL what is left after `grace` seconds, and reap the group leaders."""
+    # a second Ctrl-C must not cut this short; it acts once every group is gone
+    with signals_deferred():
         for process in processes:
             signal_group(process, signal.SIGTERM)
             signal_group(process, signal.SIGCONT)
@@ -227,16 +259,26 @@ class CoRunHarness:
     which `measure` raises `RunTimeout`.
     """
 
-    def __init__(self, tasks: Sequence[TaskSpec], backend: CounterBackend, *, warmup: float, window: float,
-                 output=subprocess.DEVNULL, containment="auto", task_timeout: float | None = None,
-                 deadline: float | None = None, timeout: float | None = None):
+    def __init__(
+        self,
+        tasks: Sequence[TaskSpec],
+        backend: CounterBackend,
+        *,
+        warmup: float,
+        window: float,
+        output=subprocess.DEVNULL,
+        containment="auto",
+        task_timeout: float | None = None,
+        deadline: float | None = None,
+        timeout: float | None = None,
+    ):
         names = [task.name for task in tasks]
         if len(set(names)) != len(names):
             raise InputError(f"task names must be unique, got {names}", field="--task")
         self.tasks, self.backend = list(tasks), backend
         self.warmup, self.window, self.output = warmup, window, output
         self.containment_spec = containment
-        self.containment = None
+        self.containment: Containment | None = None  # set on entering the harness
         self.handles: list = []  # cosched.containment.ContainedTask, one per task
         self.processes: list[subprocess.Popen] = []
         self.status = [TaskStatus(task.name, task.command) for task in tasks]
@@ -244,19 +286,21 @@ class CoRunHarness:
         self.ran_seconds = [0.0] * len(tasks)
         self._signals = contextlib.ExitStack()
 
-    def __enter__(self) -> "CoRunHarness":
+    def __enter__(self) -> CoRunHarness:
         from cosched.containment import open_containment
 
         self._signals.enter_context(termination_signals())  # SIGTERM/SIGHUP end the run like Ctrl-C
         try:
             if isinstance(self.containment_spec, str):
-                self.containment = open_containment(self.containment_spec)
-                self._signals.callback(self.containment.close)
+                containment = open_containment(self.containment_spec)
+                self._signals.callback(containment.close)
             else:
-                self.containment = self.containment_spec
+                containment = self.containment_spec
+            self.containment = containment
             for task, status in zip(self.tasks, self.status):
-                with signals_deferred():  # a Ctrl-C inside the fork's at-fork hooks would be lost, not raised
-                    handle = self.containment.start(
+                # a Ctrl-C inside the fork's at-fork hooks would be lost, not raised
+                with signals_deferred():
+                    handle = containment.start(
                         task.command,
                         name=task.name,
                         stdout=self.output,
@@ -303,8 +347,13 @@ class CoRunHarness:
             if code is None or status.returncode is not None:
                 continue
             status.returncode = code
-            status.status = ("never-ran" if status.combinations_measured == 0
-                             else "exited" if code == 0 else "crashed")
+            status.status = (
+                "never-ran"
+                if status.combinations_measured == 0
+                else "exited"
+                if code == 0
+                else "crashed"
+            )
             status.message = _exit_text(code)
 
     def alive(self, index: int) -> bool:
@@ -328,7 +377,8 @@ class CoRunHarness:
         status.message = f"killed after running {self.ran_seconds[index]:.3g} s (--task-timeout)"
 
     def measure(self, mask: int) -> CombinationResult:
-        """Continue the members of `mask`, wait the warm-up, read, wait the window, read, stop them again."""
+        """Continue the members of `mask`, wait the warm-up, read, wait the window, read, stop them
+        again."""
         self.check_deadline()
         members = tasks_of(mask)
         runnable = [i for i in members if self.alive(i)]
@@ -353,9 +403,12 @@ class CoRunHarness:
         threads = dict.fromkeys(speeds, 0)
         for i in runnable:
             name = self.tasks[i].name
-            speeds[name], threads[name] = task_speed([r for r in before if r.task == name],
-                                                     [r for r in after if r.task == name],
-                                                     cpu_after[i] - cpu_before[i], elapsed)
+            speeds[name], threads[name] = task_speed(
+                [r for r in before if r.task == name],
+                [r for r in after if r.task == name],
+                cpu_after[i] - cpu_before[i],
+                elapsed,
+            )
         for i in members:
             if not self.alive(i):  # exited during the window: its speed is not a steady-state value
                 speeds[self.tasks[i].name] = float("nan")
@@ -387,7 +440,8 @@ class Measurement:
     containment_limits: str | None = None  # what that backend cannot see
 
     def speed_table(self):
-        """Long table: combination, members, size, task, speed (absolute, formula (30)), threads, start, end."""
+        """Long table: combination, members, size, task, speed (absolute, formula (30)), threads,
+        start, end."""
         import pandas as pd
 
         frames = [result_table(result, self.tasks) for result in self.results]
@@ -404,11 +458,19 @@ def result_table(result: CombinationResult | None, tasks: Sequence[TaskSpec]):
     if result is None:
         return pd.DataFrame({column: [] for column in SPEED_COLUMNS})
     members = tasks_of(result.combination)
-    return pd.DataFrame({
-        "combination": result.combination, "members": "+".join(tasks[i].name for i in members),
-        "size": len(members), "task": list(result.speeds), "speed": list(result.speeds.values()),
-        "threads": [result.threads[t] for t in result.speeds], "start": result.start, "end": result.end,
-    }, columns=list(SPEED_COLUMNS))
+    return pd.DataFrame(
+        {
+            "combination": result.combination,
+            "members": "+".join(tasks[i].name for i in members),
+            "size": len(members),
+            "task": list(result.speeds),
+            "speed": list(result.speeds.values()),
+            "threads": [result.threads[t] for t in result.speeds],
+            "start": result.start,
+            "end": result.end,
+        },
+        columns=list(SPEED_COLUMNS),
+    )
 
 
 def result_samples(result: CombinationResult):
@@ -448,11 +510,21 @@ def measure_combinations(
     bar = tqdm(total=len(masks), unit="comb", disable=not progress, desc="measuring")
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
-        with CoRunHarness(tasks, backend, warmup=warmup, window=window, containment=containment,
-                          task_timeout=task_timeout, deadline=deadline, timeout=timeout) as harness:
+        with CoRunHarness(
+            tasks,
+            backend,
+            warmup=warmup,
+            window=window,
+            containment=containment,
+            task_timeout=task_timeout,
+            deadline=deadline,
+            timeout=timeout,
+        ) as harness:
             measurement.status = harness.status
-            measurement.containment = harness.containment.name
-            measurement.containment_limits = harness.containment.limits
+            containment = harness.containment
+            assert containment is not None  # the harness has been entered
+            measurement.containment = containment.name
+            measurement.containment_limits = containment.limits
             for mask in masks:
                 if fail_early:
                     _check_started(harness, mask)
@@ -462,8 +534,12 @@ def measure_combinations(
                 result = harness.measure(mask)
                 for _ in range(ALONE_ATTEMPTS - 1):
                     speed = next(iter(result.speeds.values()))
-                    if popcount(mask) != 1 or not np.isfinite(speed) or speed >= MIN_ALONE_SPEED \
-                            or not harness.alive(tasks_of(mask)[0]):
+                    if (
+                        mask.bit_count() != 1
+                        or not np.isfinite(speed)
+                        or speed >= MIN_ALONE_SPEED
+                        or not harness.alive(tasks_of(mask)[0])
+                    ):
                         break
                     # near 0 alone: measure again before it becomes a divisor
                     result = harness.measure(mask)
@@ -494,5 +570,8 @@ def _check_started(harness: CoRunHarness, mask: int) -> None:
         never_measured = status.combinations_measured == 0 and status.status != "timed-out"
         if not harness.alive(i) and never_measured:
             task = harness.tasks[i]
-            raise TaskFailed(f"task {task.name!r} ended before it could be measured, "
-                             f"{_exit_text(status.returncode)}: {task.command}", field="--task")
+            raise TaskFailed(
+                f"task {task.name!r} ended before it could be measured, "
+                f"{_exit_text(status.returncode)}: {task.command}",
+                field="--task",
+            )

@@ -1,10 +1,12 @@
-"""Per-thread counters behind one protocol: perf_event_open (ctypes), procfs cputime, and recorded-sample replay.
+"""Per-thread counters behind one protocol: perf_event_open (ctypes), procfs cputime, and
+recorded-sample replay.
 
-Every backend answers `read({task: pgid, ...})` with the cumulative `ThreadReading`s of all threads of all
-processes in each task's process group (one /proc scan and one time stamp per call), so the speed probe
-(formula (30), `cosched.measurement.probe`) never knows where the numbers came from. `open_backend("auto")` picks
-hardware counters when they work and says so when they do not.
+Every backend answers `read({task: pgid, ...})` with the cumulative `ThreadReading`s of all threads
+of all processes in each task's process group (one /proc scan and one time stamp per call), so the
+speed probe (formula (30), `cosched.measurement.probe`) never knows where the numbers came from.
+`open_backend("auto")` picks hardware counters when they work and says so when they do not.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -13,9 +15,10 @@ import fcntl
 import os
 import platform
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, NamedTuple, Protocol, Sequence
+from typing import NamedTuple, Protocol, cast
 
 from cosched.errors import InputError
 
@@ -51,10 +54,24 @@ __all__ = [
 BACKEND_IPC_CPUTIME = "ipc×cputime"  # formula (30) with hardware instructions and cycles
 BACKEND_CPUTIME = "cputime"  # no hardware counters: formula (30) with the IPC factor dropped
 BACKEND_REPLAY = "replay"
-BACKEND_NAMES = ("auto", "perf", "cputime")  # what `open_backend` takes (auto: perf, else cputime with a reason)
+# what `open_backend` takes (auto: perf, else cputime with a reason)
+BACKEND_NAMES = (
+    "auto",
+    "perf",
+    "cputime",
+)
 
-SYSCALL_PERF_EVENT_OPEN = {"x86_64": 298, "amd64": 298, "aarch64": 241, "arm64": 241, "i386": 336, "i686": 336,
-                           "ppc64le": 319, "s390x": 331, "riscv64": 241}
+SYSCALL_PERF_EVENT_OPEN = {
+    "x86_64": 298,
+    "amd64": 298,
+    "aarch64": 241,
+    "arm64": 241,
+    "i386": 336,
+    "i686": 336,
+    "ppc64le": 319,
+    "s390x": 331,
+    "riscv64": 241,
+}
 PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE = 0, 1
 PERF_COUNT_HW_CPU_CYCLES, PERF_COUNT_HW_INSTRUCTIONS = 0, 1
 PERF_COUNT_SW_TASK_CLOCK = 1
@@ -70,8 +87,9 @@ SAMPLE_COLUMNS = ("time", "task", "pid", "tid", "cputime", "instructions", "cycl
 
 
 class ThreadReading(NamedTuple):
-    """Cumulative values of one thread at `time` (seconds): cputime in seconds, user-space instructions/cycles
-    already scaled for multiplexing (NaN when the backend has no hardware counters)."""
+    """Cumulative values of one thread at `time` (seconds): cputime in seconds, user-space
+    instructions/cycles already scaled for multiplexing (NaN when the backend has no hardware
+    counters)."""
 
     time: float
     task: str
@@ -96,27 +114,29 @@ class CounterBackend(Protocol):
 
 
 class CountersUnavailable(InputError):
-    """perf_event_open refused: no PMU (ENOENT), paranoid setting or missing capability (EACCES/EPERM)."""
+    """perf_event_open refused: no PMU (ENOENT), paranoid setting or missing capability
+    (EACCES/EPERM)."""
 
     def __init__(self, message: str, errno_value: int):
         self.errno = errno_value
         super().__init__(message)
 
 
-# --- procfs ------------------------------------------------------------------------------------------------
+# --- procfs ---------------------------------------------------------------------------------------
+
 
 def parse_stat(text: str) -> tuple[str, str, int, int, int]:
     """(comm, state, pgrp, utime ticks, stime ticks) of a /proc/.../stat line.
 
-    The thread name sits in parentheses and may itself hold spaces and ')', so the fields after it are
-    located from the LAST ')' of the line.
+    The thread name sits in parentheses and may itself hold spaces and ')', so the fields after it
+    are located from the LAST ')' of the line.
     """
     close = text.rfind(")")
     start = text.find("(")
     if start < 0 or close < start:
         raise ValueError(f"not a /proc stat line: {text[:80]!r}")
-    fields = text[close + 2:].split()  # fields 3.. of proc(5): state is fields[0]
-    return text[start + 1:close], fields[0], int(fields[2]), int(fields[11]), int(fields[12])
+    fields = text[close + 2 :].split()  # fields 3.. of proc(5): state is fields[0]
+    return text[start + 1 : close], fields[0], int(fields[2]), int(fields[11]), int(fields[12])
 
 
 def read_stat(path: str | os.PathLike) -> tuple[str, str, int, int, int] | None:
@@ -133,18 +153,19 @@ def group_threads(pgid: int, proc: str = "/proc") -> list[tuple[int, int]]:
     return groups_threads([pgid], proc)[pgid]
 
 
-def members_threads(groups: Mapping[str, "int | Sequence[int]"], proc: str = "/proc"
-                    ) -> dict[str, list[tuple[int, int]]]:
+def members_threads(
+    groups: Mapping[str, int | Sequence[int]], proc: str = "/proc"
+) -> dict[str, list[tuple[int, int]]]:
     """(pid, tid) of every live thread of each task, given as a process group id or as its member
     pids (a contained task: `cosched.containment.ContainedTask.pids`, which also sees processes that
     left the group)."""
     listed = (list, tuple, set, frozenset)
-    pgids = [int(value) for value in groups.values() if not isinstance(value, listed)]
+    pgids = [int(cast(int, value)) for value in groups.values() if not isinstance(value, listed)]
     by_group = groups_threads(pgids, proc) if pgids else {}
     threads: dict[str, list[tuple[int, int]]] = {}
     for task, value in groups.items():
         if not isinstance(value, (list, tuple, set, frozenset)):
-            threads[task] = by_group[int(value)]
+            threads[task] = by_group[int(cast(int, value))]
             continue
         found = threads[task] = []
         for pid in value:
@@ -188,7 +209,7 @@ class ProcfsCounters:
         stat = read_stat(f"{self.proc}/{pid}/task/{tid}/stat")
         return None if stat is None else (stat[3] + stat[4]) / self.ticks
 
-    def read(self, groups: Mapping[str, int]) -> list[ThreadReading]:
+    def read(self, groups: Mapping[str, int | Sequence[int]]) -> list[ThreadReading]:
         now = time.monotonic()
         threads = members_threads(groups, self.proc)
         readings = []
@@ -203,19 +224,33 @@ class ProcfsCounters:
         pass
 
 
-# --- perf_event_open ---------------------------------------------------------------------------------------
+# --- perf_event_open ------------------------------------------------------------------------------
+
 
 class PerfEventAttr(ctypes.Structure):
-    """`struct perf_event_attr` up to PERF_ATTR_SIZE_VER5 (linux/perf_event.h); flags are one u64 bitfield."""
+    """`struct perf_event_attr` up to PERF_ATTR_SIZE_VER5 (linux/perf_event.h); flags are one u64
+    bitfield."""
 
     _fields_ = [
-        ("type", ctypes.c_uint32), ("size", ctypes.c_uint32), ("config", ctypes.c_uint64),
-        ("sample_period", ctypes.c_uint64), ("sample_type", ctypes.c_uint64), ("read_format", ctypes.c_uint64),
-        ("flags", ctypes.c_uint64), ("wakeup_events", ctypes.c_uint32), ("bp_type", ctypes.c_uint32),
-        ("config1", ctypes.c_uint64), ("config2", ctypes.c_uint64), ("branch_sample_type", ctypes.c_uint64),
-        ("sample_regs_user", ctypes.c_uint64), ("sample_stack_user", ctypes.c_uint32),
-        ("clockid", ctypes.c_int32), ("sample_regs_intr", ctypes.c_uint64), ("aux_watermark", ctypes.c_uint32),
-        ("sample_max_stack", ctypes.c_uint16), ("reserved_2", ctypes.c_uint16),
+        ("type", ctypes.c_uint32),
+        ("size", ctypes.c_uint32),
+        ("config", ctypes.c_uint64),
+        ("sample_period", ctypes.c_uint64),
+        ("sample_type", ctypes.c_uint64),
+        ("read_format", ctypes.c_uint64),
+        ("flags", ctypes.c_uint64),
+        ("wakeup_events", ctypes.c_uint32),
+        ("bp_type", ctypes.c_uint32),
+        ("config1", ctypes.c_uint64),
+        ("config2", ctypes.c_uint64),
+        ("branch_sample_type", ctypes.c_uint64),
+        ("sample_regs_user", ctypes.c_uint64),
+        ("sample_stack_user", ctypes.c_uint32),
+        ("clockid", ctypes.c_int32),
+        ("sample_regs_intr", ctypes.c_uint64),
+        ("aux_watermark", ctypes.c_uint32),
+        ("sample_max_stack", ctypes.c_uint16),
+        ("reserved_2", ctypes.c_uint16),
     ]
 
 
@@ -235,34 +270,52 @@ def perf_event_paranoid() -> int | None:
 def _unavailable(code: int, what: str) -> CountersUnavailable:
     if code == errno.ENOENT or code == errno.EOPNOTSUPP:
         return CountersUnavailable(
-            f"{what}: the kernel has no such hardware event ({errno.errorcode.get(code, code)}); no hardware PMU "
-            "is exposed, as on most virtual machines. Run on bare metal or a VM with a virtual PMU, or use the "
-            "'cputime' backend (speed without the IPC factor)", code)
+            f"{what}: the kernel has no such hardware event "
+            f"({errno.errorcode.get(code, code)}); no hardware PMU "
+            "is exposed, as on most virtual machines. Run on bare metal or a VM with a "
+            "virtual PMU, or use the "
+            "'cputime' backend (speed without the IPC factor)",
+            code,
+        )
     if code in (errno.EACCES, errno.EPERM):
         paranoid = perf_event_paranoid()
         return CountersUnavailable(
-            f"{what}: permission denied ({errno.errorcode[code]}); kernel.perf_event_paranoid is {paranoid}. "
+            f"{what}: permission denied ({errno.errorcode[code]}); "
+            f"kernel.perf_event_paranoid is {paranoid}. "
             "Per-thread user-space counting of your own processes needs a value <= 2 "
-            "(sudo sysctl kernel.perf_event_paranoid=2, or 1), or CAP_PERFMON (Linux >= 5.8) / CAP_SYS_ADMIN "
-            "on the measuring process; inside containers the seccomp profile must allow perf_event_open", code)
+            "(sudo sysctl kernel.perf_event_paranoid=2, or 1), or CAP_PERFMON (Linux >= "
+            "5.8) / CAP_SYS_ADMIN "
+            "on the measuring process; inside containers the seccomp profile must allow "
+            "perf_event_open",
+            code,
+        )
     return CountersUnavailable(f"{what}: perf_event_open failed ({os.strerror(code)})", code)
 
 
 def _syscall_number() -> int:
     machine = platform.machine().lower()
     if machine not in SYSCALL_PERF_EVENT_OPEN:
-        raise CountersUnavailable(f"perf_event_open syscall number unknown for architecture {machine}",
-                                  errno.ENOSYS)
+        raise CountersUnavailable(
+            f"perf_event_open syscall number unknown for architecture {machine}", errno.ENOSYS
+        )
     return SYSCALL_PERF_EVENT_OPEN[machine]
 
 
 def _open_event(event_type: int, config: int, tid: int, group_fd: int, leader: bool) -> int:
     attr = PerfEventAttr()
     attr.type, attr.size, attr.config = event_type, PERF_ATTR_SIZE_VER5, config
-    attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING
+    attr.read_format = (
+        PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING
+    )
     attr.flags = ATTR_EXCLUDE_KERNEL | ATTR_EXCLUDE_HV | (ATTR_DISABLED if leader else 0)
-    fd = _libc.syscall(_syscall_number(), ctypes.byref(attr), ctypes.c_int(tid), ctypes.c_int(-1),
-                       ctypes.c_int(group_fd), ctypes.c_ulong(PERF_FLAG_FD_CLOEXEC))
+    fd = _libc.syscall(
+        _syscall_number(),
+        ctypes.byref(attr),
+        ctypes.c_int(tid),
+        ctypes.c_int(-1),
+        ctypes.c_int(group_fd),
+        ctypes.c_ulong(PERF_FLAG_FD_CLOEXEC),
+    )
     if fd < 0:
         code = ctypes.get_errno()
         raise _unavailable(code, f"perf_event_open(type={event_type}, config={config}, tid={tid})")
@@ -275,26 +328,31 @@ def scale_count(value: float, enabled: float, running: float) -> float:
 
 
 class PerfEventGroup:
-    """One counter group on one thread (user space only), read as PERF_FORMAT_GROUP with enabled/running times."""
+    """One counter group on one thread (user space only), read as PERF_FORMAT_GROUP with
+    enabled/running times."""
 
     def __init__(self, tid: int, events: Sequence[tuple[int, int]]):
-        self.tid, self.fds = tid, []
+        self.tid = tid
+        self.fds: list[int] = []
         try:
             for event_type, config in events:
                 leader = not self.fds
-                self.fds.append(_open_event(event_type, config, tid, -1 if leader else self.fds[0], leader))
+                self.fds.append(
+                    _open_event(event_type, config, tid, -1 if leader else self.fds[0], leader)
+                )
             fcntl.ioctl(self.fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP)
         except BaseException:
             self.close()
             raise
 
     def read(self) -> tuple[list[float], int, int]:
-        """(scaled values, time_enabled ns, time_running ns); layout: nr, enabled, running, value[nr]."""
+        """(scaled values, time_enabled ns, time_running ns); layout: nr, enabled, running,
+        value[nr]."""
         count = len(self.fds)
         raw = os.read(self.fds[0], 8 * (3 + count))
         words = memoryview(raw).cast("Q")
         nr, enabled, running = words[0], words[1], words[2]
-        return [scale_count(v, enabled, running) for v in words[3:3 + nr]], enabled, running
+        return [scale_count(v, enabled, running) for v in words[3 : 3 + nr]], enabled, running
 
     def disable(self) -> None:
         fcntl.ioctl(self.fds[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP)
@@ -305,14 +363,19 @@ class PerfEventGroup:
         self.fds = []
 
 
-HARDWARE_EVENTS = ((PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES), (PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS))
+HARDWARE_EVENTS = (
+    (PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES),
+    (PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS),
+)
 
 
 class PerfCounters:
-    """`ipc×cputime` backend: user-space cycles + instructions per thread (perf_event_open) plus procfs cputime.
+    """`ipc×cputime` backend: user-space cycles + instructions per thread (perf_event_open) plus
+    procfs cputime.
 
-    New threads get counters when first seen; counters of exited threads are closed. A thread is counted
-    from the moment it is discovered, so the probe only differences readings of the same thread.
+    New threads get counters when first seen; counters of exited threads are closed. A thread is
+    counted from the moment it is discovered, so the probe only differences readings of the same
+    thread.
     """
 
     name = BACKEND_IPC_CPUTIME
@@ -323,7 +386,7 @@ class PerfCounters:
         self.groups: dict[int, PerfEventGroup] = {}
         self.task_tids: dict[str, set[int]] = {}
 
-    def read(self, groups: Mapping[str, int]) -> list[ThreadReading]:
+    def read(self, groups: Mapping[str, int | Sequence[int]]) -> list[ThreadReading]:
         now = time.monotonic()
         threads = members_threads(groups, self.procfs.proc)
         readings = []
@@ -361,20 +424,14 @@ class PerfCounters:
         self.groups.clear()
 
 
-# --- recorded samples --------------------------------------------------------------------------------------
+# --- recorded samples -----------------------------------------------------------------------------
 
-def load_samples(path: str | os.PathLike):
-    """Recorded readings (CSV, JSON records or Parquet) as a DataFrame with `SAMPLE_COLUMNS`, counts scaled.
 
-    Required columns: time, task, tid, cputime. Optional: pid (default tid), instructions and cycles
-    (default NaN: cputime backend), time_enabled and time_running (raw multiplexed counts are then scaled
-    by enabled / running), combination (kept: the harness's `samples.csv`; intervals never span two).
-    """
-    import numpy as np
+def _read_samples_frame(path: Path, source: str):
+    """The recorded readings of `path` as read (CSV, JSON records or Parquet); InputError if
+    unreadable."""
     import pandas as pd
 
-    path = Path(path)
-    source = str(path)
     try:
         suffix = path.suffix.lower()
         if suffix == ".parquet":
@@ -383,6 +440,7 @@ def load_samples(path: str | os.PathLike):
             from io import StringIO
 
             from cosched.inputs import read_text
+
             text = StringIO(read_text(path))
             frame = pd.read_json(text, orient="records") if suffix == ".json" else pd.read_csv(text)
     except InputError:
@@ -392,7 +450,28 @@ def load_samples(path: str | os.PathLike):
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror or error}", source=source) from None
     except (ValueError, pd.errors.ParserError) as error:
-        raise InputError(f"cannot parse recorded samples ({' '.join(str(error).split())})", source=source) from None
+        raise InputError(
+            f"cannot parse recorded samples ({' '.join(str(error).split())})", source=source
+        ) from None
+    return frame
+
+
+def load_samples(path: str | os.PathLike):
+    """Recorded readings (CSV, JSON records or Parquet) as a DataFrame with `SAMPLE_COLUMNS`, counts
+    scaled.
+
+    Required columns: time, task, tid, cputime. Optional: pid (default tid), instructions and cycles
+    (default NaN: cputime backend), time_enabled and time_running (raw multiplexed counts are then
+    scaled by enabled / running), combination (kept: the harness's `samples.csv`; intervals never
+    span two).
+    """
+    import numpy as np
+    import pandas as pd
+
+    path = Path(path)
+    source = str(path)
+    suffix = path.suffix.lower()
+    frame = _read_samples_frame(path, source)
     for column in ("time", "task", "tid", "cputime"):
         if column not in frame.columns:
             raise InputError("missing column", source=source, field=column)
@@ -401,32 +480,51 @@ def load_samples(path: str | os.PathLike):
     for column in ("instructions", "cycles"):
         if column not in frame.columns:
             frame[column] = np.nan
-    numeric = ["time", "pid", "tid", "cputime", "instructions", "cycles", "time_enabled", "time_running"]
+    numeric = [
+        "time",
+        "pid",
+        "tid",
+        "cputime",
+        "instructions",
+        "cycles",
+        "time_enabled",
+        "time_running",
+    ]
     for column in (c for c in numeric if c in frame.columns):
         values = pd.to_numeric(frame[column], errors="coerce")
         bad = values.isna() & frame[column].notna()
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(f"not a number: {frame[column].iloc[row]!r}", source=source, field=column,
-                             line=row + 2 if suffix not in (".json", ".parquet") else None)
+            raise InputError(
+                f"not a number: {frame[column].iloc[row]!r}",
+                source=source,
+                field=column,
+                line=row + 2 if suffix not in (".json", ".parquet") else None,
+            )
         frame[column] = values
     if frame[["time", "tid", "cputime"]].isna().any().any():
         raise InputError("time, tid and cputime must be present in every row", source=source)
     _check_cumulative(frame, source, line_offset=None if suffix in (".json", ".parquet") else 2)
     if "time_enabled" in frame.columns and "time_running" in frame.columns:
-        factor = np.where(frame["time_running"] > 0, frame["time_enabled"] / frame["time_running"].where(
-            frame["time_running"] > 0, 1), 0.0)
+        factor = np.where(
+            frame["time_running"] > 0,
+            frame["time_enabled"] / frame["time_running"].where(frame["time_running"] > 0, 1),
+            0.0,
+        )
         frame["instructions"] = frame["instructions"] * factor
         frame["cycles"] = frame["cycles"] * factor
     frame["task"] = frame["task"].astype(str)
     frame["pid"] = frame["pid"].astype(np.int64)
     frame["tid"] = frame["tid"].astype(np.int64)
     extra = ["combination"] if "combination" in frame.columns else []
-    return frame[extra + list(SAMPLE_COLUMNS)].sort_values(["task", "time", "tid"], ignore_index=True)
+    return frame[extra + list(SAMPLE_COLUMNS)].sort_values(
+        ["task", "time", "tid"], ignore_index=True
+    )
 
 
 def _check_cumulative(frame, source: str, line_offset: int | None) -> None:
-    """Readings are cumulative: per thread (and combination), time strictly increases and counters never drop."""
+    """Readings are cumulative: per thread (and combination), time strictly increases and counters
+    never drop."""
     import numpy as np
 
     keys = (["combination"] if "combination" in frame.columns else []) + ["task", "tid"]
@@ -437,30 +535,40 @@ def _check_cumulative(frame, source: str, line_offset: int | None) -> None:
         bad = same_thread & ((step <= 0) if column == "time" else (step < 0))
         if bad.any():
             row = int(ordered.index[np.flatnonzero(bad)[0]])
-            rule = "time stamps of a thread must increase" if column == "time" else \
-                "cumulative readings of a thread must not decrease"
-            raise InputError(rule, source=source, field=column,
-                             line=row + line_offset if line_offset is not None else None)
+            rule = (
+                "time stamps of a thread must increase"
+                if column == "time"
+                else "cumulative readings of a thread must not decrease"
+            )
+            raise InputError(
+                rule,
+                source=source,
+                field=column,
+                line=row + line_offset if line_offset is not None else None,
+            )
 
 
 @dataclass
 class ReplayCounters:
-    """The `replay` backend: each `read` returns, for every task asked for, its next recorded time stamp."""
+    """The `replay` backend: each `read` returns, for every task asked for, its next recorded time
+    stamp."""
 
     frame: object
     name: str = BACKEND_REPLAY
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike) -> "ReplayCounters":
+    def from_file(cls, path: str | os.PathLike) -> ReplayCounters:
         return cls(load_samples(path))
 
     def __post_init__(self):
-        self._steps = {task: [rows for _, rows in group.groupby("time", sort=True)]
-                       for task, group in self.frame.groupby("task", sort=False)}
+        self._steps = {
+            task: [rows for _, rows in group.groupby("time", sort=True)]
+            for task, group in self.frame.groupby("task", sort=False)
+        }
         self._cursor = {task: 0 for task in self._steps}
 
-    def read(self, groups: Mapping[str, int]) -> list[ThreadReading]:
-        readings = []
+    def read(self, groups: Mapping[str, int | Sequence[int]]) -> list[ThreadReading]:
+        readings: list[ThreadReading] = []
         for task in groups:
             steps = self._steps.get(task, [])
             position = self._cursor.get(task, 0)
@@ -475,8 +583,9 @@ class ReplayCounters:
 
 
 def open_backend(name: str = "auto", proc: str = "/proc") -> tuple[CounterBackend, str | None]:
-    """(backend, why hardware counters are not used or None). `auto` tries perf first and falls back to
-    procfs cputime, returning the reason so callers report it; `perf` raises `CountersUnavailable` instead."""
+    """(backend, why hardware counters are not used or None). `auto` tries perf first and falls back
+    to procfs cputime, returning the reason so callers report it; `perf` raises
+    `CountersUnavailable` instead."""
     if name in ("auto", "perf"):
         try:
             PerfEventGroup(0, HARDWARE_EVENTS).close()
@@ -487,4 +596,6 @@ def open_backend(name: str = "auto", proc: str = "/proc") -> tuple[CounterBacken
             return ProcfsCounters(proc), str(error)
     if name == "cputime":
         return ProcfsCounters(proc), "cputime backend requested"
-    raise InputError(f"unknown counter backend {name!r} ({', '.join(BACKEND_NAMES)})", field="backend")
+    raise InputError(
+        f"unknown counter backend {name!r} ({', '.join(BACKEND_NAMES)})", field="backend"
+    )

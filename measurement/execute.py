@@ -1,4 +1,5 @@
-"""Live co-scheduling on a real node (002 §9): an online strategy drives real processes through the co-run harness.
+"""Live co-scheduling on a real node (002 §9): an online strategy drives real processes through the
+co-run harness.
 
 The tasks start once, contained (`cosched.containment`), and are kept runnable (frozen). At every
 step the strategy's combination is thawed while everything else stays frozen, for the decision's
@@ -9,14 +10,15 @@ divided by their speeds alone (002 §3) and handed to the strategy's `observe`. 
 `cosched.strategies.schedule.drive`, the one the simulated runs use: `LivePlant` plugs the harness
 into it, so the strategy sees speeds only for the combination that ran.
 """
+
 from __future__ import annotations
 
 import os
 import select
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -41,9 +43,23 @@ __all__ = [
     "PHASES",
 ]
 
-STEP_COLUMNS = ("step", "phase", "combination", "members", "start", "end", "task", "speed", "normalised_speed",
-                "exited")
-PHASES = ("premeasure", "strategy")  # a window per candidate before the strategy starts, then its own steps
+STEP_COLUMNS = (
+    "step",
+    "phase",
+    "combination",
+    "members",
+    "start",
+    "end",
+    "task",
+    "speed",
+    "normalised_speed",
+    "exited",
+)
+# a window per candidate before the strategy starts, then its own steps
+PHASES = (
+    "premeasure",
+    "strategy",
+)
 # killed: running when the run ended early
 TASK_STATES = ("waiting", "completed", "crashed", "killed", "timed-out")
 
@@ -52,8 +68,8 @@ TASK_STATES = ("waiting", "completed", "crashed", "killed", "timed-out")
 class Step:
     """One real step: `combination` ran from `start` to `end` (seconds since the first continue).
 
-    `speeds`: absolute speed of each member over the step (formula (30)); `finished`: bitmask of the tasks
-    that exited during it (completed or crashed)."""
+    `speeds`: absolute speed of each member over the step (formula (30)); `finished`: bitmask of the
+    tasks that exited during it (completed or crashed)."""
 
     combination: int
     phase: str
@@ -105,12 +121,13 @@ class ExecutionHarness(CoRunHarness):
         self.steps_run = [0] * len(tasks)
         self.origin: float | None = None  # monotonic time of the first continue
         self._pidfds: dict[int, int] = {}  # fd -> task index, for tasks not yet exited
-        self._threads = [1] * len(tasks)  # threads that ran in a task's latest step (for exit speeds)
+        # threads that ran in a task's latest step (for exit speeds)
+        self._threads = [1] * len(tasks)
         # each task's latest reading, taken while it was frozen
         self._last: dict[str, list[ThreadReading]] = {}
         self._cpu: dict[int, float] = {}  # each task's CPU time at its latest reading
 
-    def __enter__(self) -> "ExecutionHarness":
+    def __enter__(self) -> ExecutionHarness:
         super().__enter__()
         try:
             for i, handle in enumerate(self.handles):
@@ -150,7 +167,11 @@ class ExecutionHarness(CoRunHarness):
     def _record(self, i: int, state: str, code: int | None, message: str) -> None:
         status = self.status[i]
         self.status_names[i] = status.status = state
-        status.returncode, status.message, status.combinations_measured = code, message, self.steps_run[i]
+        status.returncode, status.message, status.combinations_measured = (
+            code,
+            message,
+            self.steps_run[i],
+        )
 
     def _reap(self, fds: Sequence[int], now: float) -> list[int]:
         """Reap the commands whose pidfd is readable; returns their task indices."""
@@ -171,6 +192,16 @@ class ExecutionHarness(CoRunHarness):
             self._cpu[i] = self.handles[i].cpu_time()
         return readings
 
+    def _step_cap(self, members: list[int], limit: float) -> float:
+        """Seconds the next step may last: `limit`, cut at the run's deadline and at the first
+        member's `task_timeout`."""
+        cap = float(limit)
+        if self.deadline is not None:
+            cap = min(cap, max(0.0, self.deadline - time.monotonic()))
+        if self.task_timeout is not None and members:
+            cap = min(cap, max(0.0, min(self.task_timeout - self.ran_seconds[i] for i in members)))
+        return cap
+
     def run(self, mask: int, limit: float = np.inf, phase: str = "strategy") -> Step:
         """Continue the members of `mask` for `limit` seconds or until a task exits, freeze them,
         measure.
@@ -189,11 +220,7 @@ class ExecutionHarness(CoRunHarness):
             self._remember(self._read(unread))
         before = [r for i in members for r in self._last.get(self.tasks[i].name, ())]
         cpu_before = {i: self._cpu[i] for i in members}
-        cap = float(limit)
-        if self.deadline is not None:
-            cap = min(cap, max(0.0, self.deadline - time.monotonic()))
-        if self.task_timeout is not None and members:
-            cap = min(cap, max(0.0, min(self.task_timeout - self.ran_seconds[i] for i in members)))
+        cap = self._step_cap(members, limit)
         start = time.monotonic()
         if self.origin is None:
             self.origin = start
@@ -231,22 +258,30 @@ class ExecutionHarness(CoRunHarness):
                 self._threads[i],
             )
             self._threads[i] = max(self._threads[i] if i in exited else 1, threads)
-        finished = sum(1 << i for i in exited)
-        if self.task_timeout is not None:
-            for i in alive:
-                if self.ran_seconds[i] >= self.task_timeout * (1 - TIMEOUT_SLACK):
-                    for fd in [fd for fd, index in self._pidfds.items() if index == i]:
-                        del self._pidfds[fd]  # its exit is the harness's doing, not the task's
-                        os.close(fd)
-                    self.time_out(i)
-                    self.exit_time[i] = end - self.origin
-                    self.status_names[i] = "timed-out"
-                    finished |= 1 << i
+        finished = sum(1 << i for i in exited) | self._time_out_spent(alive, end)
         origin = self.origin
         return Step(int(mask), phase, start - origin, end - origin, speeds, finished, float(limit))
 
+    def _time_out_spent(self, alive: list[int], end: float) -> int:
+        """Kill the members of `alive` whose running time reached `task_timeout` (`timed-out`);
+        the bitmask of them."""
+        finished = 0
+        if self.task_timeout is None:
+            return finished
+        assert self.origin is not None  # set by the step that ran them
+        for i in alive:
+            if self.ran_seconds[i] >= self.task_timeout * (1 - TIMEOUT_SLACK):
+                for fd in [fd for fd, index in self._pidfds.items() if index == i]:
+                    del self._pidfds[fd]  # its exit is the harness's doing, not the task's
+                    os.close(fd)
+                self.time_out(i)
+                self.exit_time[i] = end - self.origin
+                self.status_names[i] = "timed-out"
+                finished |= 1 << i
+        return finished
+
     def _remember(self, readings: list[ThreadReading]) -> None:
-        tasks = {}
+        tasks: dict[str, list[ThreadReading]] = {}
         for reading in readings:
             tasks.setdefault(reading.task, []).append(reading)
         self._last.update(tasks)
@@ -276,9 +311,14 @@ def normalised_speeds(step: Step, names: Sequence[str], ideal: np.ndarray) -> np
     return speeds
 
 
-def premeasure(harness: ExecutionHarness, masks: Sequence[int], window: float,
-               on_step: Callable[[Step], None] | None = None) -> list[Step]:
-    """Run each combination of `masks` whose members are all still running for one `window` (its speeds)."""
+def premeasure(
+    harness: ExecutionHarness,
+    masks: Sequence[int] | np.ndarray,
+    window: float,
+    on_step: Callable[[Step], None] | None = None,
+) -> list[Step]:
+    """Run each combination of `masks` whose members are all still running for one `window` (its
+    speeds)."""
     steps = []
     for mask in masks:
         if int(mask) & ~harness.unfinished:
@@ -295,8 +335,13 @@ class LivePlant:
     each decision runs on the harness; its measured speeds, normalised by `ideal` (absolute speeds
     alone), are what the strategy observes."""
 
-    def __init__(self, harness, names: Sequence[str], ideal: np.ndarray,
-                 on_step: Callable[[Step], None] | None = None):
+    def __init__(
+        self,
+        harness,
+        names: Sequence[str],
+        ideal: np.ndarray,
+        on_step: Callable[[Step], None] | None = None,
+    ):
         self.harness, self.names, self.ideal, self.on_step = harness, list(names), ideal, on_step
         self.steps: list[Step] = []
 
@@ -313,13 +358,22 @@ class LivePlant:
         return Outcome(step.duration, speeds, step.finished)
 
 
-def run_online(harness: ExecutionHarness, strategy: OnlineStrategy, instance: Instance, ideal: np.ndarray, *,
-               seed: int | None = None, max_steps: int | None = None,
-               on_step: Callable[[Step], None] | None = None) -> list[Step]:
-    """Drive `strategy` on the harness's tasks until every task has exited; returns the steps it ran.
+def run_online(
+    harness: ExecutionHarness,
+    strategy: OnlineStrategy,
+    instance: Instance,
+    ideal: np.ndarray,
+    *,
+    seed: int | None = None,
+    max_steps: int | None = None,
+    on_step: Callable[[Step], None] | None = None,
+) -> list[Step]:
+    """Drive `strategy` on the harness's tasks until every task has exited; returns the steps it
+    ran.
 
-    `instance` is what the strategy may know (its combinations; the speeds for FCS); the work is hidden, as in
-    the simulated loop: both are `cosched.strategies.schedule.drive`, here on a `LivePlant`.
+    `instance` is what the strategy may know (its combinations; the speeds for FCS); the work is
+    hidden, as in the simulated loop: both are `cosched.strategies.schedule.drive`, here on a
+    `LivePlant`.
     """
     plant = LivePlant(harness, [task.name for task in harness.tasks], ideal, on_step)
     drive(strategy, instance, plant, seed=seed, max_steps=max_steps)
@@ -331,15 +385,29 @@ def step_rows(index: int, step: Step, names: Sequence[str], ideal: np.ndarray | 
     members = "+".join(names[i] for i in tasks_of(step.combination))
     normalised = normalised_speeds(step, names, ideal) if ideal is not None else None
     position = {name: i for i, name in enumerate(names)}
-    return [{"step": index, "phase": step.phase, "combination": step.combination, "members": members,
-             "start": step.start, "end": step.end, "task": name, "speed": speed,
-             "normalised_speed": float(normalised[position[name]]) if normalised is not None else float("nan"),
-             "exited": bool(step.finished >> position[name] & 1)} for name, speed in step.speeds.items()]
+    return [
+        {
+            "step": index,
+            "phase": step.phase,
+            "combination": step.combination,
+            "members": members,
+            "start": step.start,
+            "end": step.end,
+            "task": name,
+            "speed": speed,
+            "normalised_speed": float(normalised[position[name]])
+            if normalised is not None
+            else float("nan"),
+            "exited": bool(step.finished >> position[name] & 1),
+        }
+        for name, speed in step.speeds.items()
+    ]
 
 
 def steps_table(steps: Sequence[Step], names: Sequence[str], ideal: np.ndarray | None):
-    """Long table of a real schedule: step, phase, combination, members, start, end, task, speed (absolute),
-    normalised speed (by `ideal`, NaN without it) and whether the task exited in the step."""
+    """Long table of a real schedule: step, phase, combination, members, start, end, task, speed
+    (absolute), normalised speed (by `ideal`, NaN without it) and whether the task exited in the
+    step."""
     import pandas as pd
 
     rows = [row for k, step in enumerate(steps) for row in step_rows(k, step, names, ideal)]

@@ -181,7 +181,9 @@ def _measure_heatmap(args) -> int:
         from cosched.theory.heatmap_spread import plot_heatmap_spread, read_spread
 
         heatmap = read_heatmap(result.heatmap)
-        plot_heatmap_spread(heatmap, read_spread(result.heatmap, heatmap), plots)
+        spread = read_spread(result.heatmap, heatmap)
+        assert spread is not None  # a measured heatmap has the spread columns
+        plot_heatmap_spread(heatmap, spread, plots)
     else:
         plots = None
     if args.json:

@@ -122,9 +122,8 @@ def _role(
     count = len(nodes)
     ppn = math.ceil(app.np / count)
     if all(node.local for node in nodes):
-        bound = sorted(
-            {cpu for ids in cpus for cpu in ids}
-        )  # one local process tree over all its "nodes"
+        # one local process tree over all its "nodes"
+        bound = sorted({cpu for ids in cpus for cpu in ids})
     else:
         bound = list(cpus[0])  # the same core ids on every node
     values = {

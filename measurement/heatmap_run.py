@@ -26,6 +26,7 @@ Ctrl-C / SIGTERM kill every launch, local or on every Dask worker, before the co
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import re
@@ -213,10 +214,8 @@ class _Dask:
     def wait(self, futures, timeout: float) -> list:
         from distributed import wait
 
-        try:
+        with contextlib.suppress(TimeoutError):
             wait(list(futures), timeout=timeout, return_when="FIRST_COMPLETED")
-        except TimeoutError:
-            pass
         return [future for future in futures if future.done()]
 
     def forget(self, future) -> None:
@@ -248,9 +247,8 @@ class _Dask:
                 self.client.cancel(list(self.futures))
                 self.client.run(stop_all, wait=True, timeout=STOP_TIMEOUT_SECONDS)
                 self.client.run(reset, wait=True, timeout=STOP_TIMEOUT_SECONDS)
-        except (
-            Exception
-        ):  # a lost scheduler: its workers' launches die with them (PDEATHSIG, watchdog)
+        # a lost scheduler: its workers' launches die with them (PDEATHSIG, watchdog)
+        except Exception:
             pass
         finally:
             self.client.close()
@@ -376,9 +374,8 @@ def measure_heatmap(
                             attempt_of[run.run] = attempt + 1
                             running[executor.submit(spec)] = (run, taken, attempt, _now())
                             pending.remove(run)
-                    if (
-                        not running and held
-                    ):  # a retry does not fit without the hosts set aside: return them
+                    # a retry does not fit without the hosts set aside: return them
+                    if not running and held:
                         for host in set().union(*held.values()) - gone:
                             free.extend(node for node in nodes if node.host == host)
                         held.clear()
@@ -469,7 +466,9 @@ def _outcome(future, run: PlannedMeasurement) -> dict:
     return outcome
 
 
-def _row(run: PlannedMeasurement, attempt: int, taken: list[PoolNode], when: str, outcome: dict) -> dict:
+def _row(
+    run: PlannedMeasurement, attempt: int, taken: list[PoolNode], when: str, outcome: dict
+) -> dict:
     times = list(outcome["times"]) + [None, None]
     message = (
         " ".join(outcome["output"].split())[-MESSAGE_CHARS:] if outcome["status"] != "ok" else ""

@@ -57,9 +57,8 @@ PLACEHOLDERS = {
 APP_FIELDS = ("name", "np", "command", "cwd", "env", "timeout", "estimate")
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_.+@-]+")
 HOST_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
-MAX_NODES_SPEC = (
-    100_000  # hosts one --nodes may name (an expanded Slurm list larger than this is a typo)
-)
+# hosts one --nodes may name (an expanded Slurm list larger than this is a typo)
+MAX_NODES_SPEC = 100_000
 
 
 @dataclass(frozen=True)
@@ -125,6 +124,23 @@ def render(command: str | tuple[str, ...], values: dict) -> str | list[str]:
     return [part.format(**values) for part in command]
 
 
+def _app_command(command, source: str, where: str) -> str | tuple[str, ...]:
+    """An application's command: a command line (text), or a non-empty list of arguments (returned
+    as a tuple)."""
+    if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
+        for position, part in enumerate(command):
+            _placeholders(part, source, f"{where}.command[{position}]")
+        return tuple(command)
+    if isinstance(command, str) and command.strip():
+        _placeholders(command, source, f"{where}.command")
+        return command
+    raise InputError(
+        "must be a command line (text) or a non-empty list of arguments",
+        source=source,
+        field=f"{where}.command",
+    )
+
+
 def _app(record, index: int, source: str, folder: Path) -> Application:
     where = f"applications[{index}]"
     if not isinstance(record, dict):
@@ -155,19 +171,7 @@ def _app(record, index: int, source: str, folder: Path) -> Application:
         limit=MAX_PROCS,
         text=False,
     )
-    command = record["command"]
-    if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
-        for position, part in enumerate(command):
-            _placeholders(part, source, f"{where}.command[{position}]")
-        command = tuple(command)
-    elif isinstance(command, str) and command.strip():
-        _placeholders(command, source, f"{where}.command")
-    else:
-        raise InputError(
-            "must be a command line (text) or a non-empty list of arguments",
-            source=source,
-            field=f"{where}.command",
-        )
+    command = _app_command(record["command"], source, where)
     cwd = record.get("cwd")
     if cwd is not None:
         if not isinstance(cwd, str) or not cwd:
@@ -383,7 +387,8 @@ def local_nodes(count: int, cpus: list[int] | None = None) -> list[PoolNode]:
         )
     size = len(cpus) // count
     return [
-        PoolNode(f"local{i}", tuple(cpus[i * size : (i + 1) * size]), local=True) for i in range(count)
+        PoolNode(f"local{i}", tuple(cpus[i * size : (i + 1) * size]), local=True)
+        for i in range(count)
     ]
 
 

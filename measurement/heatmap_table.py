@@ -76,6 +76,7 @@ def heatmap_rows(
             continue
         if app.name in spread:
             c, s = statistics.median(compact[app.name]), statistics.median(spread[app.name])
+            # 000 §2.2: spread-alone speedup
             table.append(
                 {
                     "name_A": app.name,
@@ -91,13 +92,14 @@ def heatmap_rows(
                     "runs": len(spread[app.name]),
                     "speedup_A_B": c / s,
                 }
-            )  # 000 §2.2: spread-alone speedup
+            )
     for a, b in pairs:
         if a not in compact or b not in compact or (a, b) not in co:
             continue
         times_a, times_b = co[(a, b)]
         ca, cb = statistics.median(compact[a]), statistics.median(compact[b])
         ta, tb = statistics.median(times_a), statistics.median(times_b)
+        # 003 §4.2
         table.append(
             {
                 "name_A": a,
@@ -116,7 +118,7 @@ def heatmap_rows(
                 "speedup_A_B": ca / ta,
                 "speedup_B_A": cb / tb,
             }
-        )  # 003 §4.2
+        )
     return table
 
 

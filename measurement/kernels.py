@@ -1,12 +1,15 @@
-"""Bundled kernels so the co-run harness runs anywhere: compute-, memory-bandwidth- and cache-bound loops.
+"""Bundled kernels so the co-run harness runs anywhere: compute-, memory-bandwidth- and cache-bound
+loops.
 
-`python -m cosched.measurement.kernels NAME (--seconds S | --work N) [--threads T]`. Each of the T workers is a process
-of the same process group (the parent is worker 0), so the harness stops and measures all of them together;
-the forked workers die with worker 0 (PR_SET_PDEATHSIG(SIGKILL), even while stopped), and worker 0 started by
-the harness dies with the harness, so killing either never leaves a worker behind.
-With `--work N` every worker performs exactly N work units, the same instruction count in any co-run
-(what the Table 2 validation of 002 §7 needs); with `--seconds S` the workers stop after S seconds of wall time.
+`python -m cosched.measurement.kernels NAME (--seconds S | --work N) [--threads T]`. Each of the T
+workers is a process of the same process group (the parent is worker 0), so the harness stops and
+measures all of them together; the forked workers die with worker 0 (PR_SET_PDEATHSIG(SIGKILL), even
+while stopped), and worker 0 started by the harness dies with the harness, so killing either never
+leaves a worker behind. With `--work N` every worker performs exactly N work units, the same
+instruction count in any co-run (what the Table 2 validation of 002 §7 needs); with `--seconds S`
+the workers stop after S seconds of wall time.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +22,10 @@ from cosched.processes import die_with_parent
 __all__ = ["KERNELS", "run_kernel", "COMPUTE_ELEMENTS", "MEMORY_BYTES", "CACHE_BYTES"]
 
 COMPUTE_ELEMENTS = 2048  # 16 KiB of float64: stays in L1, so the kernel is bound by arithmetic
-MEMORY_BYTES = 64 << 20  # 64 MiB streamed per unit: larger than the last-level caches of common nodes
-CACHE_BYTES = 4 << 20  # 4 MiB table probed at random: fits a private L2/shared L3 alone, suffers from co-runners
+# 64 MiB streamed per unit: larger than the last-level caches of common nodes
+MEMORY_BYTES = 64 << 20
+# 4 MiB table probed at random: fits a private L2/shared L3 alone, suffers from co-runners
+CACHE_BYTES = 4 << 20
 COMPUTE_REPEATS = 400  # inner repetitions per compute unit (about 10-20 ms)
 CACHE_PROBES = 1 << 18  # random probes per cache unit
 
@@ -34,6 +39,7 @@ def _compute(np):
             np.sin(x, out=y)
             np.multiply(y, 1.0000001, out=y)
             np.sqrt(np.abs(y, out=y), out=y)
+
     return unit
 
 
@@ -42,6 +48,7 @@ def _memory(np):
 
     def unit():
         np.add(a, 1.0, out=a)
+
     return unit
 
 
@@ -54,6 +61,7 @@ def _cache(np):
     def unit():
         np.take(table, index, out=out)
         index[:] = (index + 7919) % table.size
+
     return unit
 
 
@@ -61,7 +69,8 @@ KERNELS = {"compute": _compute, "memory": _memory, "cache": _cache}
 
 
 def run_kernel(name: str, *, work: int | None = None, seconds: float | None = None) -> int:
-    """Run one worker of kernel `name` for `work` units or until `seconds` have passed; returns units done."""
+    """Run one worker of kernel `name` for `work` units or until `seconds` have passed; returns
+    units done."""
     import numpy as np
 
     unit = KERNELS[name](np)
@@ -74,15 +83,23 @@ def run_kernel(name: str, *, work: int | None = None, seconds: float | None = No
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cosched.measurement.kernels", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m cosched.measurement.kernels",
+        description=" ".join(__doc__.split("\n\n")[0].split()),
+    )
     parser.add_argument("name", choices=sorted(KERNELS))
     amount = parser.add_mutually_exclusive_group()
-    amount.add_argument("--seconds", type=float, help="run for this many seconds of wall time (default 10)")
+    amount.add_argument(
+        "--seconds", type=float, help="run for this many seconds of wall time (default 10)"
+    )
     amount.add_argument("--work", type=int, help="perform exactly this many work units per worker")
     parser.add_argument("--threads", type=int, default=1, help="worker processes (default 1)")
     args = parser.parse_args(argv)
-    if args.threads < 1 or (args.work is not None and args.work < 1) or (args.seconds is not None
-                                                                        and args.seconds <= 0):
+    if (
+        args.threads < 1
+        or (args.work is not None and args.work < 1)
+        or (args.seconds is not None and args.seconds <= 0)
+    ):
         parser.error("--threads, --work and --seconds must be positive")
     seconds = 10.0 if args.work is None and args.seconds is None else args.seconds
     for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):

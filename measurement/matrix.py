@@ -1,14 +1,17 @@
-"""Measured speeds -> the theory `Instance`: normalise by the ideal (alone) speed, report what is not a model.
+"""Measured speeds -> the theory `Instance`: normalise by the ideal (alone) speed, report what is
+not a model.
 
-002 §3 takes the speed of a task alone as 1, so a_ij = speed in S_j / speed alone. Measured values break the
-model's constraints through noise: a co-run speed above the ideal one is clipped to 1 (and counted), broken
-monotonicity (constraint (1)) is reported, and optionally removed by capping each speed at the minimum over
-its one-task-smaller sub-combinations (the construction of the §8 generator), which yields a monotone matrix.
+002 §3 takes the speed of a task alone as 1, so a_ij = speed in S_j / speed alone. Measured values
+break the model's constraints through noise: a co-run speed above the ideal one is clipped to 1 (and
+counted), broken monotonicity (constraint (1)) is reported, and optionally removed by capping each
+speed at the minimum over its one-task-smaller sub-combinations (the construction of the §8
+generator), which yields a monotone matrix.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -39,12 +42,19 @@ class MeasuredMatrix:
             "speeds_clipped_to_1": self.clipped,
             "monotone_projection": self.projected,
             "monotonicity_violations": [
-                {"task": self.instance.tasks[v.task], "subset": names(v.subset), "superset": names(v.superset),
-                 "subset_speed": v.subset_speed, "superset_speed": v.superset_speed} for v in self.violations],
+                {
+                    "task": self.instance.tasks[v.task],
+                    "subset": names(v.subset),
+                    "superset": names(v.superset),
+                    "subset_speed": v.subset_speed,
+                    "superset_speed": v.superset_speed,
+                }
+                for v in self.violations
+            ],
         }
 
 
-def compress_masks(masks: np.ndarray, keep: np.ndarray) -> np.ndarray:
+def compress_masks(masks: np.ndarray, keep: Sequence[int] | np.ndarray) -> np.ndarray:
     """Renumber bitmasks over the kept task indices (bit of the k-th kept task becomes bit k)."""
     masks = np.asarray(masks, dtype=np.int64)
     out = np.zeros_like(masks)
@@ -54,7 +64,8 @@ def compress_masks(masks: np.ndarray, keep: np.ndarray) -> np.ndarray:
 
 
 def cap_monotone(instance: Instance) -> Instance:
-    """a_iS <- min(a_iS, a_iS' for every present S' = S minus one other task), by increasing size: monotone."""
+    """a_iS <- min(a_iS, a_iS' for every present S' = S minus one other task), by increasing size:
+    monotone."""
     speeds = instance.speeds.copy()
     member = membership(instance.combinations, instance.n)
     sizes = instance.sizes
@@ -65,16 +76,23 @@ def cap_monotone(instance: Instance) -> Instance:
             sub = instance.index(instance.combinations[has] ^ (1 << bit))
             present = sub >= 0
             has, sub = has[present], sub[present]
-            speeds[:, has] = np.where(member[:, sub], np.minimum(speeds[:, has], speeds[:, sub]), speeds[:, has])
+            speeds[:, has] = np.where(
+                member[:, sub], np.minimum(speeds[:, has], speeds[:, sub]), speeds[:, has]
+            )
     return Instance(instance.work, instance.combinations, speeds, instance.tasks)
 
 
-def measured_instance(names: Sequence[str], table, work: Sequence[float] | None = None,
-                      project: bool = False) -> MeasuredMatrix:
+def measured_instance(
+    names: Sequence[str],
+    table,
+    work: Sequence[float] | np.ndarray | None = None,
+    project: bool = False,
+) -> MeasuredMatrix:
     """Instance of the combinations whose members all have a finite measured speed.
 
-    `table` has columns combination (bitmask over `names`), task, speed (absolute). Tasks without a positive
-    speed alone are dropped (named with the reason), with every combination containing them.
+    `table` has columns combination (bitmask over `names`), task, speed (absolute). Tasks without a
+    positive speed alone are dropped (named with the reason), with every combination containing
+    them.
     """
     names = list(names)
     n = len(names)
@@ -88,10 +106,16 @@ def measured_instance(names: Sequence[str], table, work: Sequence[float] | None 
     column = np.searchsorted(masks, valid["combination"].to_numpy(dtype=np.int64))
     speeds[[position[t] for t in valid["task"]], column] = valid["speed"].to_numpy(dtype=float)
     alone = np.searchsorted(masks, 1 << np.arange(n, dtype=np.int64))
-    has_alone = (alone < masks.size) & (masks[np.minimum(alone, masks.size - 1)] == 1 << np.arange(n)) \
-        if masks.size else np.zeros(n, dtype=bool)
-    ideal = np.where(has_alone, speeds[np.arange(n), np.minimum(alone, max(masks.size - 1, 0))]
-                     if masks.size else 0.0, 0.0)
+    has_alone = (
+        (alone < masks.size) & (masks[np.minimum(alone, masks.size - 1)] == 1 << np.arange(n))
+        if masks.size
+        else np.zeros(n, dtype=bool)
+    )
+    ideal = np.where(
+        has_alone,
+        speeds[np.arange(n), np.minimum(alone, max(masks.size - 1, 0))] if masks.size else 0.0,
+        0.0,
+    )
     # no divisor: a speed near 0 alone would inflate every other speed
     unusable = ideal < MIN_ALONE_SPEED
     dropped = {
@@ -118,9 +142,19 @@ def measured_instance(names: Sequence[str], table, work: Sequence[float] | None 
     speeds = speeds[np.ix_(keep, columns)] / ideal[keep, None]  # 002 §3: speed alone = 1
     clipped = int((speeds > 1).sum())
     work_vector = np.ones(keep.size) if work is None else np.asarray(work, dtype=float)[keep]
-    instance = Instance(work_vector, compress_masks(masks[columns], keep), np.minimum(speeds, 1.0),
-                        tuple(names[i] for i in keep))
+    instance = Instance(
+        work_vector,
+        compress_masks(masks[columns], keep),
+        np.minimum(speeds, 1.0),
+        tuple(names[i] for i in keep),
+    )
     if project:
         instance = cap_monotone(instance)
-    return MeasuredMatrix(instance, {names[i]: float(ideal[i]) for i in keep}, dropped, clipped,
-                          monotonicity_violations(instance, limit=VIOLATION_LIMIT), project)
+    return MeasuredMatrix(
+        instance,
+        {names[i]: float(ideal[i]) for i in keep},
+        dropped,
+        clipped,
+        monotonicity_violations(instance, limit=VIOLATION_LIMIT),
+        project,
+    )

@@ -1,13 +1,16 @@
-"""Task processing speed from cumulative counter readings: formula (30) of 002 §6, averaged over threads.
+"""Task processing speed from cumulative counter readings: formula (30) of 002 §6, averaged over
+threads.
 
-nu(t) = (inst(t) - inst(t - dt)) / (cycl(t) - cycl(t - dt)) x (cpu(t) - cpu(t - dt)) / dt per thread; the task's
-speed is the mean over its threads (002 §7). Without hardware counters (the `cputime` backend) the IPC
-factor is dropped and nu(t) = d cpu / dt. Threads that did not run at all in an interval (a waiting launcher
-shell, an idle MPI progress thread) are left out of the mean; a task none of whose threads ran has speed 0.
+nu(t) = (inst(t) - inst(t - dt)) / (cycl(t) - cycl(t - dt)) x (cpu(t) - cpu(t - dt)) / dt per
+thread; the task's speed is the mean over its threads (002 §7). Without hardware counters (the
+`cputime` backend) the IPC factor is dropped and nu(t) = d cpu / dt. Threads that did not run at all
+in an interval (a waiting launcher shell, an idle MPI progress thread) are left out of the mean; a
+task none of whose threads ran has speed 0.
 """
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -23,16 +26,19 @@ __all__ = [
     "MIN_ALONE_SPEED",
 ]
 
-CPUTIME_EPSILON = 1e-9  # seconds of cputime below which a thread counts as not having run in an interval
+# seconds of cputime below which a thread counts as not having run in an interval
+CPUTIME_EPSILON = 1e-9
 MIN_ALONE_SPEED = 0.05  # a speed alone below this is no divisor (002 §3): re-measured, then refused
 
 
 def thread_speed(d_instructions, d_cycles, d_cputime, dt):
-    """Formula (30) of 002 §6 per thread, vectorised; NaN instruction deltas (no PMU) drop the IPC factor."""
+    """Formula (30) of 002 §6 per thread, vectorised; NaN instruction deltas (no PMU) drop the IPC
+    factor."""
     d_instructions, d_cycles = np.asarray(d_instructions, float), np.asarray(d_cycles, float)
     share = np.asarray(d_cputime, float) / np.asarray(dt, float)  # 002 §6, (30): d cpu / dt
     with np.errstate(divide="ignore", invalid="ignore"):
-        ipc = np.where(d_cycles > 0, d_instructions / d_cycles, 0.0)  # 002 §6, (30): d inst / d cycl
+        # 002 §6, (30): d inst / d cycl
+        ipc = np.where(d_cycles > 0, d_instructions / d_cycles, 0.0)
     return np.where(np.isnan(d_instructions), share, ipc * share)
 
 
@@ -41,43 +47,65 @@ def readings_frame(readings: Iterable[ThreadReading]):
     import pandas as pd
 
     frame = pd.DataFrame(list(readings), columns=list(SAMPLE_COLUMNS))
-    return frame.astype({"time": float, "task": str, "pid": np.int64, "tid": np.int64, "cputime": float,
-                         "instructions": float, "cycles": float})
+    return frame.astype(
+        {
+            "time": float,
+            "task": str,
+            "pid": np.int64,
+            "tid": np.int64,
+            "cputime": float,
+            "instructions": float,
+            "cycles": float,
+        }
+    )
 
 
 def interval_speeds(samples):
-    """Per task and sampling interval: start, end, speed (mean of (30) over threads that ran), threads counted.
+    """Per task and sampling interval: start, end, speed (mean of (30) over threads that ran),
+    threads counted.
 
-    `samples` holds cumulative readings (`SAMPLE_COLUMNS`); each task's threads are read at common time
-    stamps, and only threads present at both ends of an interval contribute to it. With a `combination`
-    column (the harness's samples) intervals are formed within each combination only.
+    `samples` holds cumulative readings (`SAMPLE_COLUMNS`); each task's threads are read at common
+    time stamps, and only threads present at both ends of an interval contribute to it. With a
+    `combination` column (the harness's samples) intervals are formed within each combination only.
     """
     import pandas as pd
 
     keys = ["combination"] if "combination" in samples.columns else []
     frame = samples.sort_values(["task", "tid", "time"], kind="stable")
     previous = frame.groupby(keys + ["task", "tid"], sort=False)[
-        ["time", "cputime", "instructions", "cycles"]].shift(1)
+        ["time", "cputime", "instructions", "cycles"]
+    ].shift(1)
     paired = previous["time"].notna().to_numpy()
     d_time = frame["time"].to_numpy() - previous["time"].to_numpy()
     d_cpu = frame["cputime"].to_numpy() - previous["cputime"].to_numpy()
-    speed = thread_speed(frame["instructions"].to_numpy() - previous["instructions"].to_numpy(),
-                         frame["cycles"].to_numpy() - previous["cycles"].to_numpy(), d_cpu,
-                         np.where(paired, d_time, 1.0))
+    speed = thread_speed(
+        frame["instructions"].to_numpy() - previous["instructions"].to_numpy(),
+        frame["cycles"].to_numpy() - previous["cycles"].to_numpy(),
+        d_cpu,
+        np.where(paired, d_time, 1.0),
+    )
     ran = paired & (d_cpu > CPUTIME_EPSILON)
-    per_thread = pd.DataFrame({
-        **{key: frame[key].to_numpy()[paired] for key in keys},
-        "task": frame["task"].to_numpy()[paired], "end": frame["time"].to_numpy()[paired],
-        "start": previous["time"].to_numpy()[paired], "speed": np.where(ran, speed, 0.0)[paired],
-        "ran": ran[paired],
-    })
+    per_thread = pd.DataFrame(
+        {
+            **{key: frame[key].to_numpy()[paired] for key in keys},
+            "task": frame["task"].to_numpy()[paired],
+            "end": frame["time"].to_numpy()[paired],
+            "start": previous["time"].to_numpy()[paired],
+            "speed": np.where(ran, speed, 0.0)[paired],
+            "ran": ran[paired],
+        }
+    )
     grouped = per_thread.groupby(keys + ["task", "end"], sort=True)
     result = grouped.agg(start=("start", "max"), speed_sum=("speed", "sum"), threads=("ran", "sum"))
-    result["speed"] = np.where(result["threads"] > 0, result["speed_sum"] / result["threads"].clip(lower=1), 0.0)
+    result["speed"] = np.where(
+        result["threads"] > 0, result["speed_sum"] / result["threads"].clip(lower=1), 0.0
+    )
     return result.reset_index()[keys + ["task", "start", "end", "speed", "threads"]]
 
 
-def window_speeds(before: Iterable[ThreadReading], after: Iterable[ThreadReading]) -> dict[str, float]:
+def window_speeds(
+    before: Iterable[ThreadReading], after: Iterable[ThreadReading]
+) -> dict[str, float]:
     """Speed of each task between two readings (one sampling interval of formula (30))."""
     speeds = interval_speeds(readings_frame(list(before) + list(after)))
     return dict(zip(speeds["task"], speeds["speed"].astype(float)))

@@ -1,15 +1,17 @@
-"""One `cosched measure` run: harness -> incremental raw tables -> instance, heatmap, plots and report in a folder.
+"""One `cosched measure` run: harness -> incremental raw tables -> instance, heatmap, plots and
+report in a folder.
 
-`samples.csv` and then `speeds.csv` grow after every combination (a combination counts as measured once all
-its rows are in `speeds.csv`), so an interrupted or killed run keeps what it measured. Reruns follow the rule
-of `cosched.rerun`: the folder's `config.json` records what determines a measured row (tasks and their
-commands, warm-up, window, counter backend); a rerun with the same values resumes, skipping the combinations
-already measured (the combination set itself may change: more combinations are added, fewer are a subset);
-other values, or foreign files, are refused unless `force`, which removes this command's files and starts
-over. The derived files (instance.json, heatmap.csv, plots, report.json) are rewritten at the end of every
-run; one a run does not write (plots with `plots=False` or after an interruption) is removed, never left
-stale.
+`samples.csv` and then `speeds.csv` grow after every combination (a combination counts as measured
+once all its rows are in `speeds.csv`), so an interrupted or killed run keeps what it measured.
+Reruns follow the rule of `cosched.rerun`: the folder's `config.json` records what determines a
+measured row (tasks and their commands, warm-up, window, counter backend); a rerun with the same
+values resumes, skipping the combinations already measured (the combination set itself may change:
+more combinations are added, fewer are a subset); other values, or foreign files, are refused unless
+`force`, which removes this command's files and starts over. The derived files (instance.json,
+heatmap.csv, plots, report.json) are rewritten at the end of every run; one a run does not write
+(plots with `plots=False` or after an interruption) is removed, never left stale.
 """
+
 from __future__ import annotations
 
 import io
@@ -17,42 +19,71 @@ import json
 import os
 import re
 import signal
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Any
 
 import numpy as np
 
 from cosched.errors import InputError
+from cosched.measurement.corun import (
+    SPEED_COLUMNS,
+    TaskSpec,
+    combination_set,
+    measure_combinations,
+    result_samples,
+    result_table,
+)
+from cosched.measurement.counters import CounterBackend
+from cosched.measurement.matrix import measured_instance
 from cosched.outputs import atomic_path
 from cosched.processes import signals_deferred
 from cosched.rerun import FORCE_HINT, claim_output, json_key
-from cosched.measurement.corun import (SPEED_COLUMNS, TaskSpec, combination_set, measure_combinations, result_samples,
-                               result_table)
-from cosched.measurement.counters import CounterBackend
-from cosched.measurement.matrix import measured_instance
 from cosched.theory.instance import save_instance
 from cosched.theory.lattice import mask_of, popcount
 
 __all__ = ["measure_to_directory", "OUTPUT_FILES", "run_key"]
 
 CONFIG = "config.json"
-DERIVED = ("instance.json", "heatmap.csv", "plots/heatmap.png", "plots/speed_by_size.png",  # rewritten or removed
-           "heatmap.png", "speed_by_size.png")  # every run (the last two: where plots went before DIR/plots/)
-OUTPUT_FILES = ("instance.json", "heatmap.csv", "samples.csv", "speeds.csv", "report.json", "plots", "heatmap.png",
-                "speed_by_size.png", CONFIG)
+# every run (the last two: where plots went before DIR/plots/)
+DERIVED = (
+    "instance.json",
+    "heatmap.csv",
+    "plots/heatmap.png",
+    "plots/speed_by_size.png",  # rewritten or removed
+    "heatmap.png",
+    "speed_by_size.png",
+)
+OUTPUT_FILES = (
+    "instance.json",
+    "heatmap.csv",
+    "samples.csv",
+    "speeds.csv",
+    "report.json",
+    "plots",
+    "heatmap.png",
+    "speed_by_size.png",
+    CONFIG,
+)
 _KERNEL_LIFETIME = re.compile(r"(\s--seconds\s+)\S+")
 
 
 def run_key(tasks: Sequence[TaskSpec], warmup: float, window: float, backend: str) -> dict:
     """What determines a measured row: the resume key stored as config.json.
 
-    A bundled kernel's `--seconds` (its lifetime, sized from the number of combinations) is left out."""
+    A bundled kernel's `--seconds` (its lifetime, sized from the number of combinations) is left
+    out."""
+
     def command(text: str) -> str:
         return _KERNEL_LIFETIME.sub(r"\1*", text) if "cosched.measurement.kernels" in text else text
 
-    return {"tasks": {task.name: command(task.command) for task in tasks}, "warmup": float(warmup),
-            "window": float(window), "backend": backend}
+    return {
+        "tasks": {task.name: command(task.command) for task in tasks},
+        "warmup": float(warmup),
+        "window": float(window),
+        "backend": backend,
+    }
 
 
 def _append(frame, path: Path) -> None:
@@ -60,13 +91,14 @@ def _append(frame, path: Path) -> None:
 
 
 def _read_rows(path: Path):
-    """A CSV the run appends to, without the cut-off last line a killed write leaves; (frame, was_cut)."""
+    """A CSV the run appends to, without the cut-off last line a killed write leaves; (frame,
+    was_cut)."""
     import pandas as pd
 
     if not path.exists():
         return None, False
     text = path.read_text()
-    whole = text[:text.rfind("\n") + 1]
+    whole = text[: text.rfind("\n") + 1]
     if not whole.strip():
         return None, whole != text
     try:
@@ -76,10 +108,12 @@ def _read_rows(path: Path):
 
 
 def _restore(out: Path, tasks: Sequence[TaskSpec]):
-    """Speed rows of the combinations an earlier run measured completely, re-keyed to the current task order.
+    """Speed rows of the combinations an earlier run measured completely, re-keyed to the current
+    task order.
 
-    A combination counts when every member has a finite speed; the rows (and samples) of others are dropped
-    from the files, so the rerun measures them again and the files hold each combination once.
+    A combination counts when every member has a finite speed; the rows (and samples) of others are
+    dropped from the files, so the rerun measures them again and the files hold each combination
+    once.
     """
     speeds_path, samples_path = out / "speeds.csv", out / "samples.csv"
     table, cut = _read_rows(speeds_path)
@@ -89,25 +123,45 @@ def _restore(out: Path, tasks: Sequence[TaskSpec]):
         return None
     missing = [column for column in SPEED_COLUMNS if column not in table.columns]
     if missing:
-        raise InputError(f"cannot resume: missing column; {FORCE_HINT}", source=str(speeds_path), field=missing[0])
+        raise InputError(
+            f"cannot resume: missing column; {FORCE_HINT}",
+            source=str(speeds_path),
+            field=missing[0],
+        )
     names = [task.name for task in tasks]
     table["task"] = table["task"].astype(str)
     unknown = sorted(set(table["task"]) - set(names))
     if unknown:
-        raise InputError(f"cannot resume: tasks {unknown} are not in this run ({names})", source=str(speeds_path),
-                         field="task")
+        raise InputError(
+            f"cannot resume: tasks {unknown} are not in this run ({names})",
+            source=str(speeds_path),
+            field="task",
+        )
     stored = table["combination"].to_numpy(dtype=np.int64)
-    table["combination"] = [mask_of(names.index(name) for name in str(members).split("+"))
-                            for members in table["members"]]
-    renumber = dict(zip(stored.tolist(), table["combination"].tolist()))  # earlier numbering -> this run's
+    table["combination"] = [
+        mask_of(names.index(name) for name in str(members).split("+"))
+        for members in table["members"]
+    ]
+    # earlier numbering -> this run's
+    renumber = dict(zip(stored.tolist(), table["combination"].tolist()))
     finite = np.isfinite(table["speed"].to_numpy(dtype=float))
-    per = table.assign(finite=finite).groupby("combination").agg(rows=("task", "nunique"), ok=("finite", "all"))
-    complete = per.index[(per["rows"].to_numpy() == popcount(per.index.to_numpy(dtype=np.int64)))
-                         & per["ok"].to_numpy()]
-    kept = table[table["combination"].isin(complete)].drop_duplicates(["combination", "task"], keep="first")
+    per = (
+        table.assign(finite=finite)
+        .groupby("combination")
+        .agg(rows=("task", "nunique"), ok=("finite", "all"))
+    )
+    complete = per.index[
+        (per["rows"].to_numpy() == popcount(per.index.to_numpy(dtype=np.int64)))
+        & per["ok"].to_numpy()
+    ]
+    kept = table[table["combination"].isin(complete)].drop_duplicates(
+        ["combination", "task"], keep="first"
+    )
     renumbered = any(old != new for old, new in renumber.items())
     if cut or renumbered or len(kept) < len(table):
-        with atomic_path(speeds_path) as tmp:  # only the complete combinations, in this run's numbering
+        with atomic_path(
+            speeds_path
+        ) as tmp:  # only the complete combinations, in this run's numbering
             kept.to_csv(tmp, index=False, columns=list(SPEED_COLUMNS))
     samples, samples_cut = _read_rows(samples_path)
     if samples is not None and "combination" in samples.columns:
@@ -115,7 +169,9 @@ def _restore(out: Path, tasks: Sequence[TaskSpec]):
         inside = mapped.isin(complete).to_numpy()
         if samples_cut or renumbered or not inside.all():
             with atomic_path(samples_path) as tmp:
-                samples[inside].assign(combination=mapped[inside].astype(np.int64)).to_csv(tmp, index=False)
+                samples[inside].assign(combination=mapped[inside].astype(np.int64)).to_csv(
+                    tmp, index=False
+                )
     return kept
 
 
@@ -123,21 +179,36 @@ def _iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
 
 
-def measure_to_directory(tasks: Sequence[TaskSpec], out: str | os.PathLike, backend: CounterBackend, *,
-                         combinations: str = "pairs", warmup: float = 0.5, window: float = 2.0,
-                         seed: int | None = None, work: Sequence[float] | None = None, project: bool = False,
-                         resume: bool = True, force: bool = False, fallback_reason: str | None = None,
-                         progress: bool = True, plots: bool = True, containment="auto",
-                         task_timeout: float | None = None, timeout: float | None = None) -> dict:
-    """Measure `tasks` in the combinations named by `combinations`; returns the report also written to
-    `out/report.json` (its `interrupted` / `interrupted_by` say whether Ctrl-C / SIGTERM cut the run
-    short, or "timeout" when the run went past `timeout` seconds).
+def measure_to_directory(
+    tasks: Sequence[TaskSpec],
+    out: str | os.PathLike,
+    backend: CounterBackend,
+    *,
+    combinations: str = "pairs",
+    warmup: float = 0.5,
+    window: float = 2.0,
+    seed: int | None = None,
+    work: Sequence[float] | np.ndarray | None = None,
+    project: bool = False,
+    resume: bool = True,
+    force: bool = False,
+    fallback_reason: str | None = None,
+    progress: bool = True,
+    plots: bool = True,
+    containment="auto",
+    task_timeout: float | None = None,
+    timeout: float | None = None,
+) -> dict:
+    """Measure `tasks` in the combinations named by `combinations`; returns the report also written
+    to `out/report.json` (its `interrupted` / `interrupted_by` say whether Ctrl-C / SIGTERM cut the
+    run short, or "timeout" when the run went past `timeout` seconds).
 
     A task that ends before its first window is measured (it fails at once, its command does not
     exist) raises `cosched.measurement.corun.TaskFailed`; the files this run created are removed
     again.
 
-    Reruns: see the module docstring (`force` starts over; `resume` is accepted for old callers and ignored).
+    Reruns: see the module docstring (`force` starts over; `resume` is accepted for old callers and
+    ignored).
     """
     import pandas as pd
 
@@ -146,8 +217,14 @@ def measure_to_directory(tasks: Sequence[TaskSpec], out: str | os.PathLike, back
     del resume  # the rerun rule decides: the same configuration always resumes
     out = Path(out)
     key = run_key(tasks, warmup, window, backend.name)
-    resuming = claim_output(out, command="measure", key_file=CONFIG, owned=OUTPUT_FILES, matches=json_key(key),
-                            force=force)
+    resuming = claim_output(
+        out,
+        command="measure",
+        key_file=CONFIG,
+        owned=OUTPUT_FILES,
+        matches=json_key(key),
+        force=force,
+    )
     out.mkdir(parents=True, exist_ok=True)
     speeds_path, samples_path = out / "speeds.csv", out / "samples.csv"
     names = [task.name for task in tasks]
@@ -201,7 +278,7 @@ def measure_to_directory(tasks: Sequence[TaskSpec], out: str | os.PathLike, back
         for kept in held:  # an interruption before every task ran alone: keep what was measured
             write(kept)
     interrupted_by = measurement.interrupted_by
-    report = {
+    report: dict[str, Any] = {
         "backend": measurement.backend,
         "backend_note": fallback_reason,
         "containment": measurement.containment,
@@ -238,31 +315,52 @@ def measure_to_directory(tasks: Sequence[TaskSpec], out: str | os.PathLike, back
         if matrix is not None:
             report.update(matrix.report())
             save_instance(matrix.instance, out / "instance.json")
-            procs = [max(1, int(table.loc[(table["size"] == 1) & (table["task"] == name), "threads"].max()))
-                     for name in matrix.instance.tasks]
+            procs = [
+                max(
+                    1,
+                    int(table.loc[(table["size"] == 1) & (table["task"] == name), "threads"].max()),
+                )
+                for name in matrix.instance.tasks
+            ]
             heatmap = heatmap_from_instance(matrix.instance, procs=procs)
             write_heatmap(heatmap, out / "heatmap.csv")
             written.update({"instance.json", "heatmap.csv"})
             report["files"].update({"instance": "instance.json", "heatmap": "heatmap.csv"})
-            if plots and interrupted_by is None:  # an interrupted run ends at once: the rerun draws them
+            # an interrupted run ends at once: the rerun draws them
+            if plots and interrupted_by is None:
                 from cosched.measurement.plots import plot_speed_by_size
 
-                (out / "plots").mkdir(exist_ok=True)  # plots by one rule: DIR/plots/ (docs/cli-conventions.md)
+                # plots by one rule: DIR/plots/ (docs/cli-conventions.md)
+                (out / "plots").mkdir(exist_ok=True)
                 plot_heatmap(heatmap, out / "plots" / "heatmap.png")
-                plot_speed_by_size(matrix.instance, out / "plots" / "speed_by_size.png", measurement.backend)
+                plot_speed_by_size(
+                    matrix.instance, out / "plots" / "speed_by_size.png", measurement.backend
+                )
                 written.update({"plots/heatmap.png", "plots/speed_by_size.png"})
-                report["files"].update({"heatmap_plot": "plots/heatmap.png",
-                                        "speed_by_size_plot": "plots/speed_by_size.png"})
-    except KeyboardInterrupt as error:  # Ctrl-C / SIGTERM while writing the derived files: finish quickly
-        interrupted_by = interrupted_by or signal.Signals(getattr(error, "signum", signal.SIGINT)).name
+                report["files"].update(
+                    {
+                        "heatmap_plot": "plots/heatmap.png",
+                        "speed_by_size_plot": "plots/speed_by_size.png",
+                    }
+                )
+    except (
+        KeyboardInterrupt
+    ) as error:  # Ctrl-C / SIGTERM while writing the derived files: finish quickly
+        interrupted_by = (
+            interrupted_by or signal.Signals(getattr(error, "signum", signal.SIGINT)).name
+        )
     with signals_deferred():
         for name in DERIVED:  # a file this run did not write would describe other rows
             if name not in written:
                 (out / name).unlink(missing_ok=True)
         if (out / "plots").is_dir() and not any((out / "plots").iterdir()):
             (out / "plots").rmdir()
-        report["files"] = {label: name for label, name in report["files"].items() if name in written}
-        report["files"].update({"speeds": "speeds.csv", "samples": "samples.csv", "report": "report.json"})
+        report["files"] = {
+            label: name for label, name in report["files"].items() if name in written
+        }
+        report["files"].update(
+            {"speeds": "speeds.csv", "samples": "samples.csv", "report": "report.json"}
+        )
         report["interrupted"], report["interrupted_by"] = interrupted_by is not None, interrupted_by
         with atomic_path(out / "report.json") as tmp:
             tmp.write_text(json.dumps(report, indent=2, default=float))

@@ -245,6 +245,7 @@ def run_cell(config: StrategyExperiment, alpha_index: int, instance_number: int)
     instance = random_instance(config.n, alpha=(lo, hi), seed=seed)  # 002 §8 generator
     # same optimum as the direct LP; scales to n = 16
     opt = solve_opt(instance, method="colgen").makespan
+    # OPT and FCS know A: they explore nothing
     base = {
         "alpha_index": alpha_index,
         "alpha_lo": lo,
@@ -263,7 +264,7 @@ def run_cell(config: StrategyExperiment, alpha_index: int, instance_number: int)
         "ei_unclipped": "",
         "explored": 0,
         "exploration_time": 0.0,
-    }  # OPT and FCS know A: they explore nothing
+    }
     rows = [dict(base, strategy="opt", makespan=opt, ratio=1.0, steps=0)]
     fcs = execute(instance, FCS(tie_break="first"))
     rows.append(
@@ -348,6 +349,7 @@ def summarize(frame):
     summary["mean_explored"] = grouped["explored"].mean()
     summary["mean_exploration_time"] = grouped["exploration_time"].mean()
     summary = summary.reset_index()
+    # the columns of earlier versions first, in their order
     first = [
         "alpha_index",
         "alpha_lo",
@@ -358,7 +360,7 @@ def summarize(frame):
         "max_ratio",
         "std_ratio",
         "instances",
-    ]  # the columns of earlier versions first, in their order
+    ]
     return summary[first + [column for column in summary.columns if column not in first]]
 
 

@@ -5,10 +5,12 @@ the tasks that are still unfinished (non-clairvoyant, 002 §4.2). `SimulatedPlan
 instance; `execute` drives it and returns a `Schedule`. `cosched.measurement.execute` plugs live
 processes into the same loop.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -30,8 +32,10 @@ __all__ = [
     "step_budget",
 ]
 
+
 class StrategyError(RuntimeError):
-    """A strategy asked for something the loop cannot run (unknown combination, finished task, no progress)."""
+    """A strategy asked for something the loop cannot run (unknown combination, finished task, no
+    progress)."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,9 @@ class Decision:
 
 
 class OnlineStrategy(Protocol):
-    """What the execution loop needs from a strategy; a new strategy is a class with these methods."""
+    """What the execution loop needs from a strategy;
+    a new strategy is a class with these methods.
+    """
 
     name: str
 
@@ -54,8 +60,11 @@ class OnlineStrategy(Protocol):
     def decide(self, unfinished: int) -> Decision:
         """Choose the next combination among the unfinished tasks (a bitmask)."""
 
-    def observe(self, combination: int, duration: float, measured_speeds: np.ndarray, finished: int) -> None:
-        """What running `combination` for `duration` showed: per-task speeds (n,) and newly finished tasks."""
+    def observe(
+        self, combination: int, duration: float, measured_speeds: np.ndarray, finished: int
+    ) -> None:
+        """What running `combination` for `duration` showed: per-task speeds (n,) and newly finished
+        tasks."""
 
 
 @dataclass(frozen=True)
@@ -166,8 +175,14 @@ class SimulatedPlant:
         return Outcome(duration, observed, finished)
 
 
-def execute(instance: Instance, strategy: OnlineStrategy, *, seed: int | None = None,
-            measure=None, max_steps: int | None = None) -> Schedule:
+def execute(
+    instance: Instance,
+    strategy: OnlineStrategy,
+    *,
+    seed: int | None = None,
+    measure=None,
+    max_steps: int | None = None,
+) -> Schedule:
     """Run `strategy` on `instance` until every task has done its work b_i; return the schedule.
 
     `drive` on a `SimulatedPlant`: `measure(column, rng)` turns the true speeds of a run into what

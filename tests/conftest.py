@@ -1,15 +1,18 @@
-"""Shared test settings: hypothesis runs without per-example deadlines (CI machines are shared and noisy),
-and `shared_data` for the large inputs that are not bundled with the package."""
+"""Shared test settings: hypothesis runs without per-example deadlines (CI machines are shared and
+noisy), and `shared_data` for the large inputs that are not bundled with the package."""
+
 import os
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("default", deadline=None, max_examples=40,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("thorough", deadline=None, max_examples=500,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "default", deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "thorough", deadline=None, max_examples=500, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 # Large traces and unbundled heatmaps live next to the checkout: <repository>/../shared/data.
@@ -18,13 +21,17 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 @pytest.fixture
 def shared_data():
-    """`shared_data("swf/X.swf.gz")`: the path under ../shared/data, or skip the test naming the missing path.
+    """`shared_data("swf/X.swf.gz")`: the path under ../shared/data, or skip the test naming the
+    missing path.
 
-    Only for data that is not bundled; tests on the bundled presets (`cosched.data`) must never skip.
+    Only for data that is not bundled; tests on the bundled presets (`cosched.data`) must never
+    skip.
     """
+
     def need(relative: str) -> Path:
         path = SHARED_DATA / relative
         if not path.exists():
             pytest.skip(f"shared data not present: {path}")
         return path
+
     return need

@@ -109,7 +109,7 @@ def test_run_experiment_refuses_what_is_not_a_spec(tmp_path):
     [
         ("ExperimentConfig", "cosched.strategies.experiment", "StrategyExperiment"),
         ("PRESETS", "cosched.strategies.experiment", "STRATEGY_PRESETS"),
-    ("COLUMNS", "cosched.strategies.experiment", "RESULT_COLUMNS"),
+        ("COLUMNS", "cosched.strategies.experiment", "RESULT_COLUMNS"),
         ("ExperimentSpec", "cosched.simulator.experiment", "CoschedExperiment"),
         ("PRESETS", "cosched.simulator.experiment", "COSCHED_PRESETS"),
         ("WORKLOADS", "cosched.simulator.experiment", "WORKLOAD_MODES"),

@@ -1,4 +1,6 @@
-"""The one grid runner (cosched.grid): incremental CSV, the completeness rule, side files, workers, Dask errors."""
+"""The one grid runner (cosched.grid): incremental CSV, the completeness rule, side files, workers,
+Dask errors."""
+
 from __future__ import annotations
 
 import io
@@ -12,7 +14,8 @@ from cosched.grid import CellResult, any_finished, done_path, read_rows, run_gri
 
 COLUMNS = ["group", "item", "value", "label"]
 KEY = ["group", "item"]
-CELLS = [(g, name) for g in range(3) for name in ("a", "b,c")]  # a name with a comma: quoted in both files
+# a name with a comma: quoted in both files
+CELLS = [(g, name) for g in range(3) for name in ("a", "b,c")]
 
 
 def rows_of(group: int, item: str) -> list[dict]:
@@ -21,12 +24,21 @@ def rows_of(group: int, item: str) -> list[dict]:
 
 
 def with_files(scale: int, group: int, item: str) -> CellResult:
-    return CellResult([{"value": scale * group, "label": item}], {f"side/{group}_{item[0]}.txt": f"{group}{item}"})
+    return CellResult(
+        [{"value": scale * group, "label": item}], {f"side/{group}_{item[0]}.txt": f"{group}{item}"}
+    )
 
 
 def run(path, function=rows_of, cells=CELLS, **options):
-    return run_grid(function, cells, path=path, columns=COLUMNS, key=KEY, progress=False,
-                    **{"workers": 1, **options})
+    return run_grid(
+        function,
+        cells,
+        path=path,
+        columns=COLUMNS,
+        key=KEY,
+        progress=False,
+        **{"workers": 1, **options},
+    )
 
 
 def test_rows_come_back_in_cell_order_with_their_keys(tmp_path):
@@ -36,7 +48,9 @@ def test_rows_come_back_in_cell_order_with_their_keys(tmp_path):
     assert list(dict.fromkeys(zip(frame["group"], frame["item"]))) == list(reversed(CELLS))
     done = pd.read_csv(done_path(tmp_path / "rows.csv"))
     assert list(done.columns) == [*KEY, "rows"] and len(done) == len(CELLS)
-    pd.testing.assert_frame_equal(read_rows(tmp_path / "rows.csv", COLUMNS, KEY, CELLS), run(tmp_path / "rows.csv"))
+    pd.testing.assert_frame_equal(
+        read_rows(tmp_path / "rows.csv", COLUMNS, KEY, CELLS), run(tmp_path / "rows.csv")
+    )
 
 
 def test_a_cut_off_cell_is_computed_again_and_the_result_is_that_of_one_run(tmp_path):
@@ -44,10 +58,12 @@ def test_a_cut_off_cell_is_computed_again_and_the_result_is_that_of_one_run(tmp_
     reference = run(tmp_path / "reference.csv")
     run(path)
     lines = path.read_text().splitlines(keepends=True)
-    path.write_text("".join(lines[:-2]) + lines[-2][:5])  # SIGKILL while the last cell (3 rows) was written
+    # SIGKILL while the last cell (3 rows) was written
+    path.write_text("".join(lines[:-2]) + lines[-2][:5])
     done = done_path(path).read_text().splitlines(keepends=True)
     done_path(path).write_text("".join(done[:-1]) + done[-1][:3])  # ... and the done-file cut too
-    assert len(read_rows(path, COLUMNS, KEY)) == len(reference) - 3  # the last cell (3 rows) no longer counts
+    # the last cell (3 rows) no longer counts
+    assert len(read_rows(path, COLUMNS, KEY)) == len(reference) - 3
     calls = []
     frame = run(path, function=lambda *cell: calls.append(cell) or rows_of(*cell))
     assert calls == [CELLS[-1]]
@@ -59,7 +75,8 @@ def test_rows_without_their_done_line_do_not_count(tmp_path):
     path = tmp_path / "rows.csv"
     run(path)
     done = done_path(path).read_text().splitlines(keepends=True)
-    done_path(path).write_text("".join(done[:2]))  # killed after the rows of the second cell, before its line
+    # killed after the rows of the second cell, before its line
+    done_path(path).write_text("".join(done[:2]))
     calls = []
     run(path, function=lambda *cell: calls.append(cell) or rows_of(*cell))
     assert calls == CELLS[1:]
@@ -77,7 +94,10 @@ def test_an_interrupted_grid_keeps_its_finished_cells(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         run(path, function=interrupted)
     assert any_finished(path)
-    assert list(dict.fromkeys(zip(*(read_rows(path, COLUMNS, KEY)[name] for name in KEY)))) == CELLS[:3]
+    assert (
+        list(dict.fromkeys(zip(*(read_rows(path, COLUMNS, KEY)[name] for name in KEY))))
+        == CELLS[:3]
+    )
     assert not any_finished(tmp_path / "elsewhere.csv")
 
 
@@ -87,7 +107,8 @@ def test_side_files_are_written_before_the_rows(tmp_path):
     assert frame["value"].tolist() == [7 * g for g, _ in CELLS]
     assert (tmp_path / "side" / "2_b.txt").read_text() == "2b,c"
 
-    class Rows(io.StringIO):  # the CSV as the runner sees it: the side file must exist when the row comes
+    # the CSV as the runner sees it: the side file must exist when the row comes
+    class Rows(io.StringIO):
         def write(self, text):
             assert (tmp_path / "side" / "5_x.txt").exists()
             return super().write(text)

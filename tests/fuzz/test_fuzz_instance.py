@@ -1,15 +1,17 @@
-"""Fuzzing the instance readers through `cosched opt`: hypothesis mutates a valid JSON or NPZ instance file (types,
-huge/NaN/inf/negative/subnormal numbers, shapes, missing keys, duplicate names, n = 100, bitmasks out of range,
-non-UTF-8 bytes, truncated or corrupted archives) and every run must end in
+"""Fuzzing the instance readers through `cosched opt`: hypothesis mutates a valid JSON or NPZ
+instance file (types, huge/NaN/inf/negative/subnormal numbers, shapes, missing keys, duplicate
+names, n = 100, bitmasks out of range, non-UTF-8 bytes, truncated or corrupted archives) and every
+run must end in
 
-* exit 0 with output that is right: the file loads, and the printed schedule does the work b of every task
-  within VERIFY_TOLERANCE, or
+* exit 0 with output that is right: the file loads, and the printed schedule does the work b of
+  every task within VERIFY_TOLERANCE, or
 * exit 2 with exactly one stderr line naming the file (and a field, for a mutation of one field),
 
 never a traceback and never a warning on stderr. Each format is one test run in the two campaigns of
 `conftest.py`: the default suite runs 120 examples per format (`[quick]`, ~5 s);
 `pytest -m fuzz tests/fuzz/test_fuzz_instance.py` runs 3000 per format (`[long]`, a few minutes).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import strategies as st
 
 from cosched.cli import main
 from cosched.theory.generators import random_instance
@@ -33,37 +36,81 @@ from cosched.theory.opt import VERIFY_TOLERANCE
 CAMPAIGN_EXAMPLES = {"quick": 120, "long": 3000}  # read by the `campaign` fixture (conftest.py)
 SUPPRESSED_HEALTH_CHECKS = list(HealthCheck)
 
-BASE = random_instance(3, alpha=(0.5, 0.9), seed=7, max_size=2)  # 6 combinations, all singletons present
+# 6 combinations, all singletons present
+BASE = random_instance(3, alpha=(0.5, 0.9), seed=7, max_size=2)
 BASE_DOCUMENT = instance_to_json(BASE)
-BASE_ARRAYS = {"work": BASE.work, "combinations": BASE.combinations, "speeds": BASE.speeds,
-               "tasks": np.asarray(BASE.tasks)}
+BASE_ARRAYS = {
+    "work": BASE.work,
+    "combinations": BASE.combinations,
+    "speeds": BASE.speeds,
+    "tasks": np.asarray(BASE.tasks),
+}
 
-# --- values ----------------------------------------------------------------------------------------------------
+# --- values ---------------------------------------------------------------------------------------
 
 NUMBERS = st.one_of(
-    st.sampled_from([0, -1, 1, 0.0, -0.0, -1e-3, 1e-320, 5e-324, 2.2250738585072014e-308, 1e-11, 1e200, 1e308,
-                     1.7976931348623157e308, math.inf, -math.inf, math.nan, 10 ** 400, -(10 ** 400), 2 ** 63,
-                     2 ** 64, 62, 63, 64, 100]),
+    st.sampled_from(
+        [
+            0,
+            -1,
+            1,
+            0.0,
+            -0.0,
+            -1e-3,
+            1e-320,
+            5e-324,
+            2.2250738585072014e-308,
+            1e-11,
+            1e200,
+            1e308,
+            1.7976931348623157e308,
+            math.inf,
+            -math.inf,
+            math.nan,
+            10**400,
+            -(10**400),
+            2**63,
+            2**64,
+            62,
+            63,
+            64,
+            100,
+        ]
+    ),
     st.floats(allow_nan=True, allow_infinity=True),
-    st.integers(min_value=-(2 ** 70), max_value=2 ** 70),
+    st.integers(min_value=-(2**70), max_value=2**70),
 )
-SCALARS = st.one_of(NUMBERS, st.none(), st.booleans(), st.text(max_size=8),
-                    st.sampled_from(["", "\n", "T1", "a\x00b", "\ud800", "é", "work"]))
-JSON_VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                            st.dictionaries(st.text(max_size=5), inner, max_size=3)),
-                           max_leaves=8)
+SCALARS = st.one_of(
+    NUMBERS,
+    st.none(),
+    st.booleans(),
+    st.text(max_size=8),
+    st.sampled_from(["", "\n", "T1", "a\x00b", "\ud800", "é", "work"]),
+)
+JSON_VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 FIELDS = ("work", "combinations", "speeds", "tasks")
 
 
-# --- running the real CLI ----------------------------------------------------------------------------------------
+# --- running the real CLI -------------------------------------------------------------------------
+
 
 def run_opt(path: Path, *options: str):
     """`cosched opt FILE [options]` in-process: (exit code, stdout, stderr, warnings raised)."""
     out, err = io.StringIO(), io.StringIO()
-    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out), \
-            contextlib.redirect_stderr(err):
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
         warnings.simplefilter("always")
-        code = main(["opt", str(path), *options])  # any exception escaping here is the traceback we hunt
+        # any exception escaping here is the traceback we hunt
+        code = main(["opt", str(path), *options])
     return code, out.getvalue(), err.getvalue(), caught
 
 
@@ -80,8 +127,9 @@ def check_outcome(path: Path, options: tuple, mutated_field: str | None):
         return "error"
     assert code == 0, (code, err)
     assert err == ""
-    instance = load_instance(path, monotone="--allow-nonmonotone" not in options,
-                             normalize="--normalize" in options)
+    instance = load_instance(
+        path, monotone="--allow-nonmonotone" not in options, normalize="--normalize" in options
+    )
     if "--json" not in options:
         assert out.startswith("OPT makespan")
         return "solved"
@@ -90,27 +138,58 @@ def check_outcome(path: Path, options: tuple, mutated_field: str | None):
     done = np.zeros(instance.n)
     for step in document["schedule"]:
         members = step["combination"]
-        assert all(0 <= i < instance.n for i in members) and math.isfinite(step["time"]) and step["time"] > 0
+        assert (
+            all(0 <= i < instance.n for i in members)
+            and math.isfinite(step["time"])
+            and step["time"] > 0
+        )
         column = int(instance.index(sum(1 << i for i in members)))
         assert column >= 0
         done += instance.speeds[:, column] * step["time"]
-    assert np.all(np.abs(done - instance.work) <= VERIFY_TOLERANCE * instance.work), (done, instance.work)
-    assert document["makespan"] == pytest.approx(sum(step["time"] for step in document["schedule"]), rel=1e-12)
+    assert np.all(np.abs(done - instance.work) <= VERIFY_TOLERANCE * instance.work), (
+        done,
+        instance.work,
+    )
+    assert document["makespan"] == pytest.approx(
+        sum(step["time"] for step in document["schedule"]), rel=1e-12
+    )
     return "solved"
 
 
-OPTIONS = st.sampled_from([("--json",), ("--json", "--allow-nonmonotone"), ("--json", "--normalize"),
-                           ("--json", "--method", "colgen"), ()])
+OPTIONS = st.sampled_from(
+    [
+        ("--json",),
+        ("--json", "--allow-nonmonotone"),
+        ("--json", "--normalize"),
+        ("--json", "--method", "colgen"),
+        (),
+    ]
+)
 
 
-# --- JSON mutations ----------------------------------------------------------------------------------------------
+# --- JSON mutations -------------------------------------------------------------------------------
+
 
 @st.composite
 def json_mutations(draw):
     """(file bytes, the field mutated or None): one or two structured edits, or raw byte damage."""
     document = json.loads(json.dumps(BASE_DOCUMENT))
-    kind = draw(st.sampled_from(["replace", "element", "delete", "many tasks", "duplicate names", "scale",
-                                 "bitmask", "bytes", "truncate", "document"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "replace",
+                "element",
+                "delete",
+                "many tasks",
+                "duplicate names",
+                "scale",
+                "bitmask",
+                "bytes",
+                "truncate",
+                "document",
+            ]
+        )
+    )
     target = draw(st.sampled_from(FIELDS))
     if kind == "replace":
         document[target] = draw(JSON_VALUES)
@@ -125,7 +204,8 @@ def json_mutations(draw):
             values[i] = draw(JSON_VALUES)
     elif kind == "delete":
         del document[target]
-    elif kind == "many tasks":  # n = 100 (past MAX_TASKS), optionally with a combination using task 99
+    # n = 100 (past MAX_TASKS), optionally with a combination using task 99
+    elif kind == "many tasks":
         target = "work"
         n = draw(st.sampled_from([62, 63, 64, 100]))
         document["work"] = [1.0] * n
@@ -135,7 +215,8 @@ def json_mutations(draw):
     elif kind == "duplicate names":
         target = "tasks"
         document["tasks"][draw(st.integers(1, 2))] = document["tasks"][0]
-    elif kind == "scale":  # all work scaled by a power of ten: must be solved or refused, never wrong
+    # all work scaled by a power of ten: must be solved or refused, never wrong
+    elif kind == "scale":
         target = "work"
         factor = 10.0 ** draw(st.integers(-330, 308))
         document["work"] = [b * factor for b in document["work"]]
@@ -149,12 +230,27 @@ def json_mutations(draw):
     if kind == "bytes":
         target = None
         position = draw(st.integers(0, len(raw)))
-        junk = draw(st.sampled_from([b"\xff", b"\xc3", b"\x00", b"\xef\xbb\xbf", b"\xed\xa0\x80", b"{", b"]",
-                                     b"NaN", b"1e999", b"9" * 5000, b"[" * 100_000]))
+        junk = draw(
+            st.sampled_from(
+                [
+                    b"\xff",
+                    b"\xc3",
+                    b"\x00",
+                    b"\xef\xbb\xbf",
+                    b"\xed\xa0\x80",
+                    b"{",
+                    b"]",
+                    b"NaN",
+                    b"1e999",
+                    b"9" * 5000,
+                    b"[" * 100_000,
+                ]
+            )
+        )
         raw = raw[:position] + junk + raw[position:]
     elif kind == "truncate":
         target = None
-        raw = raw[:draw(st.integers(0, len(raw) - 1))]
+        raw = raw[: draw(st.integers(0, len(raw) - 1))]
     return raw, target
 
 
@@ -168,21 +264,40 @@ def check_mutant(suffix: str, raw_and_field, options):
 
 
 def test_mutated_json_instance_is_solved_or_refused_in_one_line(campaign):
-    campaign(given(json_mutations(), OPTIONS)(
-        lambda raw_and_field, options: check_mutant(".json", raw_and_field, options)))()
+    campaign(
+        given(json_mutations(), OPTIONS)(
+            lambda raw_and_field, options: check_mutant(".json", raw_and_field, options)
+        )
+    )()
 
 
-# --- NPZ mutations -----------------------------------------------------------------------------------------------
+# --- NPZ mutations --------------------------------------------------------------------------------
 
-DTYPES = st.sampled_from([np.float64, np.float32, np.float16, np.longdouble, np.int64, np.uint64, np.int8, bool,
-                          np.complex128, "U3", "S3", "M8[s]"])
+DTYPES = st.sampled_from(
+    [
+        np.float64,
+        np.float32,
+        np.float16,
+        np.longdouble,
+        np.int64,
+        np.uint64,
+        np.int8,
+        bool,
+        np.complex128,
+        "U3",
+        "S3",
+        "M8[s]",
+    ]
+)
 
 
 @st.composite
 def arrays(draw):
     """An array of a random dtype and shape, with hostile values where the dtype allows them."""
     dtype = np.dtype(draw(DTYPES))
-    shape = draw(st.sampled_from([(), (0,), (1,), (3,), (6,), (3, 6), (6, 3), (2, 2, 2), (100,), (3, 0)]))
+    shape = draw(
+        st.sampled_from([(), (0,), (1,), (3,), (6,), (3, 6), (6, 3), (2, 2, 2), (100,), (3, 0)])
+    )
     size = int(np.prod(shape))
     if dtype.kind in "US":
         values = draw(st.lists(st.text(max_size=3), min_size=size, max_size=size))
@@ -191,8 +306,13 @@ def arrays(draw):
         return np.array(values, dtype=dtype).reshape(shape)
     if dtype.kind == "M":
         return np.zeros(shape, dtype=dtype)
-    values = draw(st.lists(NUMBERS.filter(lambda v: not isinstance(v, int) or abs(v) < 2 ** 63),
-                           min_size=size, max_size=size))
+    values = draw(
+        st.lists(
+            NUMBERS.filter(lambda v: not isinstance(v, int) or abs(v) < 2**63),
+            min_size=size,
+            max_size=size,
+        )
+    )
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -211,20 +331,39 @@ def _zip_bytes(arrays_by_name: dict, compressed: bool) -> bytes:
 def npz_mutations(draw):
     """(file bytes, the field mutated or None)."""
     contents = {key: value.copy() for key, value in BASE_ARRAYS.items()}
-    kind = draw(st.sampled_from(["replace", "element", "delete", "many tasks", "duplicate names", "scale",
-                                 "bitmask", "truncate", "flip", "raw member", "not a zip"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "replace",
+                "element",
+                "delete",
+                "many tasks",
+                "duplicate names",
+                "scale",
+                "bitmask",
+                "truncate",
+                "flip",
+                "raw member",
+                "not a zip",
+            ]
+        )
+    )
     target = draw(st.sampled_from(FIELDS))
     compressed = draw(st.booleans())
     if kind == "replace":
         contents[target] = draw(arrays())
     elif kind == "element":
-        flat = contents[target].astype(object).ravel() if target == "tasks" else contents[target].ravel()
+        flat = (
+            contents[target].astype(object).ravel()
+            if target == "tasks"
+            else contents[target].ravel()
+        )
         i = draw(st.integers(0, flat.size - 1))
         if target == "tasks":
             flat[i] = draw(st.sampled_from(["", "\n", "a b", "T2", "é", "x" * 100]))
             contents[target] = flat.astype(str).reshape(contents[target].shape)
         else:
-            value = draw(NUMBERS.filter(lambda v: not isinstance(v, int) or abs(v) < 2 ** 63))
+            value = draw(NUMBERS.filter(lambda v: not isinstance(v, int) or abs(v) < 2**63))
             with np.errstate(all="ignore"):
                 flat = flat.astype(np.float64) if target != "combinations" else flat
                 try:
@@ -237,9 +376,12 @@ def npz_mutations(draw):
     elif kind == "many tasks":
         target = "work"
         n = draw(st.sampled_from([62, 63, 64, 100]))
-        contents = {"work": np.ones(n), "combinations": (np.int64(1) << np.arange(min(n, 63), dtype=np.int64)),
-                    "tasks": np.array([f"t{i}" for i in range(n)])}
-        contents["speeds"] = np.eye(n)[:, :contents["combinations"].size]
+        contents = {
+            "work": np.ones(n),
+            "combinations": (np.int64(1) << np.arange(min(n, 63), dtype=np.int64)),
+            "tasks": np.array([f"t{i}" for i in range(n)]),
+        }
+        contents["speeds"] = np.eye(n)[:, : contents["combinations"].size]
     elif kind == "duplicate names":
         target = "tasks"
         contents["tasks"] = np.array(["a", "b", "a"])
@@ -250,11 +392,13 @@ def npz_mutations(draw):
     elif kind == "bitmask":
         target = "combinations"
         contents["combinations"] = contents["combinations"].copy()
-        contents["combinations"][draw(st.integers(0, 5))] = draw(st.sampled_from([0, -1, 8, 1 << 40, 2 ** 63 - 1]))
+        contents["combinations"][draw(st.integers(0, 5))] = draw(
+            st.sampled_from([0, -1, 8, 1 << 40, 2**63 - 1])
+        )
     raw = _zip_bytes(contents, compressed)
     if kind == "truncate":
         target = None
-        raw = raw[:draw(st.integers(0, len(raw) - 1))]
+        raw = raw[: draw(st.integers(0, len(raw) - 1))]
     elif kind == "flip":
         target = None
         data = bytearray(raw)
@@ -273,17 +417,30 @@ def npz_mutations(draw):
         raw = buffer.getvalue()
     elif kind == "not a zip":
         target = None
-        raw = draw(st.sampled_from([b"", b"PK", b"\x93NUMPY", json.dumps(BASE_DOCUMENT).encode(),
-                                    b"PK\x05\x06" + b"\x00" * 18]))
+        raw = draw(
+            st.sampled_from(
+                [
+                    b"",
+                    b"PK",
+                    b"\x93NUMPY",
+                    json.dumps(BASE_DOCUMENT).encode(),
+                    b"PK\x05\x06" + b"\x00" * 18,
+                ]
+            )
+        )
     return raw, target
 
 
 def test_mutated_npz_instance_is_solved_or_refused_in_one_line(campaign):
-    campaign(given(npz_mutations(), OPTIONS)(
-        lambda raw_and_field, options: check_mutant(".npz", raw_and_field, options)))()
+    campaign(
+        given(npz_mutations(), OPTIONS)(
+            lambda raw_and_field, options: check_mutant(".npz", raw_and_field, options)
+        )
+    )()
 
 
-# --- the cases the issue names, pinned ---------------------------------------------------------------------------
+# --- the cases the issue names, pinned ------------------------------------------------------------
+
 
 def _write_json(folder: Path, **changes) -> Path:
     path = folder / "instance.json"
@@ -298,8 +455,13 @@ def _write_npz(folder: Path, **changes) -> Path:
 
 
 def test_n100_json_is_one_line_naming_file_field_and_max_tasks(tmp_path):
-    path = _write_json(tmp_path, work=[1.0] * 100, tasks=[f"t{i}" for i in range(100)],
-                       combinations=[[i] for i in range(100)], speeds=[[1.0]] * 100)
+    path = _write_json(
+        tmp_path,
+        work=[1.0] * 100,
+        tasks=[f"t{i}" for i in range(100)],
+        combinations=[[i] for i in range(100)],
+        speeds=[[1.0]] * 100,
+    )
     code, out, err, _ = run_opt(path)
     assert code == 2 and err.count("\n") == 1
     assert str(path) in err and "field 'work'" in err and "MAX_TASKS = 62" in err
@@ -349,7 +511,7 @@ def test_npz_member_flagged_encrypted_is_one_line(tmp_path):
 
 def test_normalize_with_an_infinite_speed_alone_is_one_line(tmp_path):
     speeds = [list(values) for values in BASE_DOCUMENT["speeds"]]
-    speeds[0] = [10 ** 400]  # the singleton {T1}: inf once read as a float
+    speeds[0] = [10**400]  # the singleton {T1}: inf once read as a float
     path = _write_json(tmp_path, speeds=speeds)
     code, _, err, _ = run_opt(path, "--normalize")
     assert code == 2 and err.count("\n") == 1 and "field 'speeds'" in err and "not finite" in err

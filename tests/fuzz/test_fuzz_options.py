@@ -68,9 +68,8 @@ def _run(*argv) -> tuple[int, str, str]:
 
 def _refused(code: int, err: str, *, usage: bool = False) -> bool:
     lines = err.splitlines()
-    if (
-        usage
-    ):  # argparse: its usage message, then "cosched CMD: error: argument ...: ..." as the last line
+    # argparse: its usage message, then "cosched CMD: error: argument ...: ..." as the last line
+    if usage:
         return (
             code == 2
             and lines[0].startswith("usage:")

@@ -1,4 +1,5 @@
 """`cosched measure` and `cosched measure-validate` end to end (short windows, bundled kernels)."""
+
 import json
 
 import pytest
@@ -17,10 +18,19 @@ def test_measure_writes_instance_heatmap_samples_report_and_plots(tmp_path, caps
     out = tmp_path / "run"
     assert main(["measure", "--kernels", "compute,cache", *FAST, "--out", str(out), "--plots"]) == 0
     names = {p.name for p in out.iterdir()}
-    assert {"instance.json", "heatmap.csv", "samples.csv", "speeds.csv", "report.json", "plots"} <= names
+    assert {
+        "instance.json",
+        "heatmap.csv",
+        "samples.csv",
+        "speeds.csv",
+        "report.json",
+        "plots",
+    } <= names
     assert {p.name for p in (out / "plots").iterdir()} == {"heatmap.png", "speed_by_size.png"}
     report = json.loads((out / "report.json").read_text())
-    assert report["backend"] in ("cputime", "ipc×cputime") and {"start", "end", "tasks"} <= set(report)
+    assert report["backend"] in ("cputime", "ipc×cputime") and {"start", "end", "tasks"} <= set(
+        report
+    )
     assert f"backend: {report['backend']}" in capsys.readouterr().out
     assert load_instance(out / "instance.json", monotone=False).tasks == ("compute", "cache")
     assert main(["measure-speeds", str(out / "samples.csv"), "--json"]) == 0
@@ -39,19 +49,22 @@ def test_resume_measures_only_the_combinations_not_yet_in_speeds_csv(tmp_path):
     assert main([*common, "--combinations", "pairs", "--resume"]) == 0
     speeds = (out / "speeds.csv").read_text()
     assert speeds.startswith(singletons)
-    added = speeds[len(singletons):].splitlines()
+    added = speeds[len(singletons) :].splitlines()
     assert len(added) == 2 and all(line.split(",")[1] == "compute+memory" for line in added)
     report = json.loads((out / "report.json").read_text())
     assert report["combinations_measured"] == 3
     assert load_instance(out / "instance.json", monotone=False).m == 3
 
 
-@pytest.mark.parametrize("argv, field", [
-    (["--task", "no-equals-sign"], "--task"),
-    (["--kernels", "compute", "--combinations", "triples"], "--combinations"),
-    (["--kernels", "gpu"], "--kernels"),
-    (["--kernels", "compute", "--task-work", "nobody=3"], "--task-work"),
-])
+@pytest.mark.parametrize(
+    "argv, field",
+    [
+        (["--task", "no-equals-sign"], "--task"),
+        (["--kernels", "compute", "--combinations", "triples"], "--combinations"),
+        (["--kernels", "gpu"], "--kernels"),
+        (["--kernels", "compute", "--task-work", "nobody=3"], "--task-work"),
+    ],
+)
 def test_bad_arguments_exit_2_and_leave_no_output(tmp_path, capsys, argv, field):
     out = tmp_path / "run"
     assert main(["measure", *argv, *FAST, "--out", str(out)]) == 2
@@ -61,8 +74,29 @@ def test_bad_arguments_exit_2_and_leave_no_output(tmp_path, capsys, argv, field)
 
 def test_measure_validate_prints_the_table_2_regression_naming_the_backend(tmp_path, capsys):
     out = tmp_path / "validation"
-    assert main(["measure-validate", "--kernels", "compute", "--runs", "2", "--repeats", "1", "--seconds", "0.3",
-                 "--max-corunners", "1", "--max-threads", "1", "--out", str(out), "--plots"]) == 0
+    assert (
+        main(
+            [
+                "measure-validate",
+                "--kernels",
+                "compute",
+                "--runs",
+                "2",
+                "--repeats",
+                "1",
+                "--seconds",
+                "0.3",
+                "--max-corunners",
+                "1",
+                "--max-threads",
+                "1",
+                "--out",
+                str(out),
+                "--plots",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "backend:" in printed and "compute" in printed
     assert {"runs.csv", "table.csv", "report.json"} <= {p.name for p in out.iterdir()}
@@ -76,7 +110,10 @@ def test_forcing_hardware_counters_without_a_pmu_exits_2_naming_the_cause(tmp_pa
         open_backend("perf")[0].close()
     except CountersUnavailable as error:
         out = tmp_path / "run"
-        assert main(["measure", "--kernels", "compute", "--backend", "perf", *FAST, "--out", str(out)]) == 2
+        assert (
+            main(["measure", "--kernels", "compute", "--backend", "perf", *FAST, "--out", str(out)])
+            == 2
+        )
         assert str(error) in capsys.readouterr().err and not out.exists()
     else:
         pytest.skip("this machine has working hardware counters")

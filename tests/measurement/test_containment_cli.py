@@ -95,8 +95,9 @@ def test_measure_timeout_stops_the_run_with_a_partial_report(tmp_path, capsys):
     out = tmp_path / "run"
     tasks = [arg for name in "abcd" for arg in ("--task", f"{name}={BUSY}")]
     started = time.monotonic()
-    code = main(["measure", *tasks, "--combinations", "all", *FAST, "--timeout", "1",
-                 "--out", str(out)])
+    code = main(
+        ["measure", *tasks, "--combinations", "all", *FAST, "--timeout", "1", "--out", str(out)]
+    )
     assert code == 124
     assert time.monotonic() - started < 6  # 15 combinations of 0.25 s would take 4 s and more
     report = json.loads((out / "report.json").read_text())

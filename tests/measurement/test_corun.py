@@ -1,4 +1,6 @@
-"""Co-run harness: combination sets, measuring two short kernels, and never leaving stopped or orphan processes."""
+"""Co-run harness: combination sets, measuring two short kernels, and never leaving stopped or
+orphan processes."""
+
 import json
 import os
 import signal
@@ -11,7 +13,13 @@ import pandas as pd
 import pytest
 
 from cosched.errors import InputError
-from cosched.measurement.corun import CoRunHarness, TaskSpec, combination_set, measure_combinations, parse_task
+from cosched.measurement.corun import (
+    CoRunHarness,
+    TaskSpec,
+    combination_set,
+    measure_combinations,
+    parse_task,
+)
 from cosched.measurement.counters import ProcfsCounters, group_threads, load_samples, read_stat
 from cosched.measurement.probe import interval_speeds
 from cosched.measurement.session import measure_to_directory
@@ -41,16 +49,24 @@ def _leftovers(pids):
 def test_combination_sets_start_with_singletons_and_have_the_requested_sizes():
     pairs = combination_set(4, "pairs")
     assert pairs[:4].tolist() == [1, 2, 4, 8] and len(pairs) == 4 + 6
-    assert popcount(combination_set(4, "upto:3")).max() == 3 and len(combination_set(4, "all")) == 15
+    assert (
+        popcount(combination_set(4, "upto:3")).max() == 3 and len(combination_set(4, "all")) == 15
+    )
     sample = combination_set(6, "sample:10", seed=3)
     assert len(sample) == 6 + 10 and (popcount(sample[6:]) >= 2).all()
     assert np.array_equal(sample, combination_set(6, "sample:10", seed=3))
     wide = combination_set(40, "sample:300", seed=1)  # 2^40 combinations: drawn, not enumerated
-    assert len(wide) == 40 + 300 and len(np.unique(wide)) == len(wide) and (popcount(wide[40:]) >= 2).all()
-    assert len(combination_set(3, "sample:300")) == 3 + 4  # fewer combinations than asked: all of them
+    assert (
+        len(wide) == 40 + 300
+        and len(np.unique(wide)) == len(wide)
+        and (popcount(wide[40:]) >= 2).all()
+    )
+    # fewer combinations than asked: all of them
+    assert len(combination_set(3, "sample:300")) == 3 + 4
     chains = combination_set(6, "chains:5:4", seed=2)
     assert popcount(chains).max() == 4 and chains[:6].tolist() == [1, 2, 4, 8, 16, 32]
-    for mask in chains[popcount(chains) > 1]:  # every step of a chain is present: one task fewer, same target
+    # every step of a chain is present: one task fewer, same target
+    for mask in chains[popcount(chains) > 1]:
         assert any(mask ^ (1 << bit) in chains for bit in range(6) if mask >> bit & 1)
     for bad in ("pair", "upto:0", "sample:x", "upto", "chains:2:7", "chains:0"):
         with pytest.raises(InputError, match="--combinations"):
@@ -66,8 +82,15 @@ def test_parse_task_splits_at_the_first_equals_sign():
 
 
 def test_harness_on_two_kernels_gives_an_instance_that_opt_accepts(tmp_path):
-    report = measure_to_directory([kernel("compute"), kernel("cache")], tmp_path, ProcfsCounters(),
-                                  warmup=WARMUP, window=WINDOW, progress=False, plots=False)
+    report = measure_to_directory(
+        [kernel("compute"), kernel("cache")],
+        tmp_path,
+        ProcfsCounters(),
+        warmup=WARMUP,
+        window=WINDOW,
+        progress=False,
+        plots=False,
+    )
     assert report["backend"] == "cputime" and not report["interrupted"]
     assert [t["status"] for t in report["tasks"]] == ["ok", "ok"]
     instance = load_instance(tmp_path / "instance.json", monotone=False)
@@ -93,17 +116,23 @@ def test_harness_on_two_kernels_gives_an_instance_that_opt_accepts(tmp_path):
 
 def test_no_process_is_left_stopped_or_alive_after_an_error_inside_the_harness():
     pids = []
-    with pytest.raises(RuntimeError, match="boom"):
-        with CoRunHarness([kernel("compute", threads=2), kernel("memory")], ProcfsCounters(), warmup=WARMUP,
-                          window=WINDOW) as harness:
-            pids = [p.pid for p in harness.processes]
-            time.sleep(0.5)  # let the kernel fork its second worker (it is stopped right after)
-            harness.measure(1)
-            used = [handle.cpu_time() for handle in harness.handles]
-            time.sleep(0.1)
-            # between combinations all frozen
-            assert [handle.cpu_time() for handle in harness.handles] == used
-            raise RuntimeError("boom")
+    with (
+        pytest.raises(RuntimeError, match="boom"),
+        CoRunHarness(
+            [kernel("compute", threads=2), kernel("memory")],
+            ProcfsCounters(),
+            warmup=WARMUP,
+            window=WINDOW,
+        ) as harness,
+    ):
+        pids = [p.pid for p in harness.processes]
+        time.sleep(0.5)  # let the kernel fork its second worker (it is stopped right after)
+        harness.measure(1)
+        used = [handle.cpu_time() for handle in harness.handles]
+        time.sleep(0.1)
+        # between combinations all frozen
+        assert [handle.cpu_time() for handle in harness.handles] == used
+        raise RuntimeError("boom")
     assert _leftovers(pids) == ([], [])
 
 
@@ -120,8 +149,14 @@ def test_ctrl_c_or_sigterm_keeps_measured_combinations_and_leaves_no_process(sig
             timers[-1].start()
 
     try:
-        measurement = measure_combinations(tasks, combination_set(2, "pairs"), ProcfsCounters(), warmup=WARMUP,
-                                           window=WINDOW, on_result=on_result)
+        measurement = measure_combinations(
+            tasks,
+            combination_set(2, "pairs"),
+            ProcfsCounters(),
+            warmup=WARMUP,
+            window=WINDOW,
+            on_result=on_result,
+        )
     finally:
         for timer in timers:  # never let the signal reach pytest itself
             timer.cancel()
@@ -133,16 +168,25 @@ def test_ctrl_c_or_sigterm_keeps_measured_combinations_and_leaves_no_process(sig
 
 def test_tasks_that_fail_or_exit_are_reported_and_their_combinations_skipped(tmp_path):
     flag = tmp_path / "flag"
-    tasks = [kernel("compute"), TaskSpec("missing", "exec /nonexistent/binary"),
-             TaskSpec("cache", f"exec {sys.executable} -c '{EXIT_ON_NEXT_CONTINUE}' {flag}")]
+    tasks = [
+        kernel("compute"),
+        TaskSpec("missing", "exec /nonexistent/binary"),
+        TaskSpec("cache", f"exec {sys.executable} -c '{EXIT_ON_NEXT_CONTINUE}' {flag}"),
+    ]
 
     def after_alone(result):
         if result.combination == 4:
             flag.touch()
 
-    measurement = measure_combinations(tasks, combination_set(3, "pairs"), ProcfsCounters(), warmup=0.3,
-                                       # the warm-up: interpreter start
-                                       window=WINDOW, on_result=after_alone)
+    measurement = measure_combinations(
+        tasks,
+        combination_set(3, "pairs"),
+        ProcfsCounters(),
+        warmup=0.3,
+        # the warm-up: interpreter start
+        window=WINDOW,
+        on_result=after_alone,
+    )
     status = {s.name: s for s in measurement.status}
     assert status["compute"].status == "ok"
     assert status["missing"].status == "never-ran" and status["missing"].returncode != 0

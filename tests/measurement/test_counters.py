@@ -1,4 +1,6 @@
-"""Counters: procfs parsing, perf_event_open (software events on this machine), scaling, recorded samples."""
+"""Counters: procfs parsing, perf_event_open (software events on this machine), scaling, recorded
+samples."""
+
 import errno
 import os
 import subprocess
@@ -13,9 +15,22 @@ from hypothesis import strategies as st
 
 from cosched.errors import InputError
 from cosched.measurement import counters
-from cosched.measurement.counters import (BACKEND_CPUTIME, BACKEND_IPC_CPUTIME, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
-                                  CountersUnavailable, PerfCounters, PerfEventGroup, ProcfsCounters, ReplayCounters,
-                                  group_threads, load_samples, open_backend, parse_stat, scale_count)
+from cosched.measurement.counters import (
+    BACKEND_CPUTIME,
+    BACKEND_IPC_CPUTIME,
+    PERF_COUNT_SW_TASK_CLOCK,
+    PERF_TYPE_SOFTWARE,
+    CountersUnavailable,
+    PerfCounters,
+    PerfEventGroup,
+    ProcfsCounters,
+    ReplayCounters,
+    group_threads,
+    load_samples,
+    open_backend,
+    parse_stat,
+    scale_count,
+)
 
 PERF_COUNT_SW_CPU_CLOCK = 0
 STRANGE_NAME = "a) (b c)"  # prctl truncates names to 15 bytes; this one fits
@@ -29,18 +44,30 @@ def _busy(seconds):
     return x
 
 
-@given(comm=st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\x00"),
-                    max_size=15),
-       state=st.sampled_from("RSDTZ"), pgrp=st.integers(1, 2**22), utime=st.integers(0, 2**40),
-       stime=st.integers(0, 2**40))
+@given(
+    comm=st.text(
+        alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\x00"),
+        max_size=15,
+    ),
+    state=st.sampled_from("RSDTZ"),
+    pgrp=st.integers(1, 2**22),
+    utime=st.integers(0, 2**40),
+    stime=st.integers(0, 2**40),
+)
 def test_parse_stat_recovers_fields_whatever_the_thread_name(comm, state, pgrp, utime, stime):
-    line = f"4242 ({comm}) {state} 1 {pgrp} 3 0 -1 4194304 98 0 0 0 {utime} {stime} 0 0 20 0 1 0 3 4 5\n"
+    line = (
+        f"4242 ({comm}) {state} 1 {pgrp} 3 0 -1 4194304 98 0 0 0 {utime} {stime} 0 0 20 0 1 "
+        "0 3 4 5\n"
+    )
     assert parse_stat(line) == (comm, state, pgrp, utime, stime)
 
 
 def test_procfs_reads_a_real_thread_named_with_spaces_and_parentheses():
-    code = ("import ctypes, time; ctypes.CDLL(None).prctl(15, %r.encode(), 0, 0, 0); end = time.time() + 5\n"
-            "while time.time() < end: pass" % STRANGE_NAME)
+    code = (
+        f"import ctypes, time; ctypes.CDLL(None).prctl(15, {STRANGE_NAME!r}.encode(), 0, 0, 0)\n"
+        "end = time.time() + 5\n"
+        "while time.time() < end: pass"
+    )
     child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
     try:
         deadline = time.monotonic() + 5
@@ -80,10 +107,24 @@ def test_software_event_task_clock_counts_this_threads_cpu_time():
 
 
 def test_perf_backend_follows_every_thread_of_a_process_group_with_software_events():
-    events = [(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK), (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK)]
+    events = [
+        (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK),
+        (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK),
+    ]
     backend = PerfCounters(events=events)
-    child = subprocess.Popen([sys.executable, "-m", "cosched.measurement.kernels", "compute", "--seconds", "5",
-                              "--threads", "2"], start_new_session=True)
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cosched.measurement.kernels",
+            "compute",
+            "--seconds",
+            "5",
+            "--threads",
+            "2",
+        ],
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 10
         while len({pid for pid, _ in group_threads(child.pid)}) < 2 and time.monotonic() < deadline:
@@ -98,7 +139,8 @@ def test_perf_backend_follows_every_thread_of_a_process_group_with_software_even
     assert len({r.pid for r in second}) == 2  # the parent worker and its forked worker
     before = {r.tid: r for r in first}
     assert all(r.cycles >= before[r.tid].cycles for r in second if r.tid in before)
-    assert any(r.cycles > before[r.tid].cycles for r in second if r.tid in before)  # counting since first seen
+    # counting since first seen
+    assert any(r.cycles > before[r.tid].cycles for r in second if r.tid in before)
     assert backend.name == BACKEND_IPC_CPUTIME and not backend.groups
 
 
@@ -124,15 +166,19 @@ def test_permission_error_names_paranoid_value_and_capability(monkeypatch):
 
 @given(value=st.integers(0, 2**50), running=st.integers(1, 2**40), extra=st.integers(0, 2**40))
 def test_scaled_count_is_value_times_enabled_over_running(value, running, extra):
-    assert scale_count(value, running + extra, running) == pytest.approx(value * (running + extra) / running)
+    assert scale_count(value, running + extra, running) == pytest.approx(
+        value * (running + extra) / running
+    )
     assert scale_count(value, running, running) == value
     assert scale_count(value, extra, 0) == 0.0
 
 
 def test_recorded_samples_are_scaled_by_enabled_over_running(tmp_path):
     path = tmp_path / "samples.csv"
-    path.write_text("time,task,tid,cputime,instructions,cycles,time_enabled,time_running\n"
-                    "0,a,7,0.0,100,200,10,5\n1,a,7,0.5,300,400,20,20\n1,b,9,0.1,0,0,5,0\n")
+    path.write_text(
+        "time,task,tid,cputime,instructions,cycles,time_enabled,time_running\n"
+        "0,a,7,0.0,100,200,10,5\n1,a,7,0.5,300,400,20,20\n1,b,9,0.1,0,0,5,0\n"
+    )
     frame = load_samples(path)
     a = frame[frame["task"] == "a"]
     assert a["instructions"].tolist() == [200, 300] and a["cycles"].tolist() == [400, 400]
@@ -153,8 +199,9 @@ def test_recorded_samples_errors_name_file_line_and_column(tmp_path):
 
 def test_replay_backend_returns_recorded_time_stamps_in_order(tmp_path):
     path = tmp_path / "samples.json"
-    pd.DataFrame({"time": [0, 0, 1, 1], "task": ["a"] * 4, "tid": [1, 2, 1, 2],
-                  "cputime": [0, 0, 0.4, 0.2]}).to_json(path, orient="records")
+    pd.DataFrame(
+        {"time": [0, 0, 1, 1], "task": ["a"] * 4, "tid": [1, 2, 1, 2], "cputime": [0, 0, 0.4, 0.2]}
+    ).to_json(path, orient="records")
     replay = ReplayCounters.from_file(path)
     assert [r.cputime for r in replay.read({"a": 0})] == [0, 0]
     assert [r.cputime for r in replay.read({"a": 0, "unknown": 1})] == [0.4, 0.2]

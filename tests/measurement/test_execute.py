@@ -1,5 +1,6 @@
-"""`cosched execute`: the real execution loop (on a simulated harness and on live processes), the reference, crashes
-and interruptions (no process left running or stopped)."""
+"""`cosched execute`: the real execution loop (on a simulated harness and on live processes), the
+reference, crashes and interruptions (no process left running or stopped)."""
+
 import json
 import os
 import signal
@@ -26,23 +27,30 @@ from cosched.theory.testing import instances
 
 WORK_SLACK = 1e-6  # relative slack of the LP's makespan against max b and sum b
 IDEAL = 0.5  # absolute speed alone of the simulated tasks (a power of two: normalising is exact)
-DURATION_TOLERANCE = 1e-9  # relative to a step (or the makespan): the simulated-harness loop repeats the steps
+# relative to a step (or the makespan): the simulated-harness loop repeats the steps
+DURATION_TOLERANCE = 1e-9
 QUICK_WORK = 40  # compute units per task in the default-suite run (well under a second alone)
-QUICK_OPT_TOLERANCE = 0.5  # OPT vs 1.5 x work b (time alone), short tasks on a shared 2-core machine
+# OPT vs 1.5 x work b (time alone), short tasks on a shared 2-core machine
+QUICK_OPT_TOLERANCE = 0.5
 QUICK_SIMULATED_TOLERANCE = 0.5  # real vs simulated makespan, short tasks on a shared machine
 SLOW_WORK = 800  # compute units per task in the accuracy check (several seconds alone)
-OPT_TOLERANCE = 0.1  # OPT of three equal compute tasks on 2 cores vs 1.5 x their work b (time alone)
+# OPT of three equal compute tasks on 2 cores vs 1.5 x their work b (time alone)
+OPT_TOLERANCE = 0.1
 SIMULATED_TOLERANCE = 0.15  # real vs simulated makespan of compute-bound tasks (the target)
-REPEATS = 3  # the accuracy check passes if one of this many runs is within tolerance (shared machine)
-FREE_CORE_SPEED = 0.9  # per task, alone and in pairs: above it the reference saw two free cores (OPT = 1.5 b)
-INTERRUPT_AFTER = 0.5  # seconds a run of endless tasks goes on after its first step before the signal
+# the accuracy check passes if one of this many runs is within tolerance (shared machine)
+REPEATS = 3
+# per task, alone and in pairs: above it the reference saw two free cores (OPT = 1.5 b)
+FREE_CORE_SPEED = 0.9
+# seconds a run of endless tasks goes on after its first step before the signal
+INTERRUPT_AFTER = 0.5
 LEFTOVER_GRACE = 3.0  # seconds the killed tasks get to disappear from /proc
 FAST = ["--reference-window", "0.3", "--reference-warmup", "0.1", "--no-plots", "--quiet"]
 
 
 class SimulatedHarness:
-    """The harness interface of `run_online` over an instance: each run advances the hidden work like the
-    simulated loop and reports absolute speeds (a_ij x IDEAL) of the combination that ran."""
+    """The harness interface of `run_online` over an instance: each run advances the hidden work
+    like the simulated loop and reports absolute speeds (a_ij x IDEAL) of the combination that
+    ran."""
 
     def __init__(self, instance):
         self.instance, self.remaining = instance, instance.work.copy()
@@ -61,8 +69,15 @@ class SimulatedHarness:
         self.unfinished &= ~finished
         self.ran.append(mask)
         start, self.clock = self.clock, self.clock + duration
-        return Step(mask, phase, start, self.clock, {self.instance.tasks[i]: speeds[i] * IDEAL for i in tasks_of(mask)},
-                    finished, limit)
+        return Step(
+            mask,
+            phase,
+            start,
+            self.clock,
+            {self.instance.tasks[i]: speeds[i] * IDEAL for i in tasks_of(mask)},
+            finished,
+            limit,
+        )
 
 
 class Spy:
@@ -86,11 +101,17 @@ class Spy:
 @given(instances(n=(2, 4)), st.sampled_from(["fcs", "pi", "ucb", "ei"]))
 def test_real_loop_on_a_simulated_harness_repeats_the_simulated_schedule(instance, name):
     harness = SimulatedHarness(instance)
-    steps = run_online(harness, make_strategy(name, quantum=5.0), instance, np.full(instance.n, IDEAL), seed=1)
+    steps = run_online(
+        harness, make_strategy(name, quantum=5.0), instance, np.full(instance.n, IDEAL), seed=1
+    )
     simulated = execute(instance, make_strategy(name, quantum=5.0), seed=1)
     assert [s.combination for s in steps] == simulated.combinations.tolist()
-    np.testing.assert_allclose([s.duration for s in steps], simulated.durations,  # steps keep start/end times
-                               rtol=DURATION_TOLERANCE, atol=DURATION_TOLERANCE * simulated.makespan)
+    np.testing.assert_allclose(
+        [s.duration for s in steps],
+        simulated.durations,  # steps keep start/end times
+        rtol=DURATION_TOLERANCE,
+        atol=DURATION_TOLERANCE * simulated.makespan,
+    )
 
 
 @settings(max_examples=25)
@@ -107,8 +128,12 @@ def test_loop_hands_the_strategy_speeds_only_of_the_combination_that_ran(instanc
         np.testing.assert_allclose(speeds[~outside], instance.column(mask)[~outside])
 
 
-@given(cputime=st.floats(0, 20), ran=st.floats(1e-7, 5), threads=st.integers(1, 4),
-       seen=st.lists(st.floats(0, 5), max_size=4))
+@given(
+    cputime=st.floats(0, 20),
+    ran=st.floats(1e-7, 5),
+    threads=st.integers(1, 4),
+    seen=st.lists(st.floats(0, 5), max_size=4),
+)
 def test_a_task_never_runs_faster_than_its_threads_allow(cputime, ran, threads, seen):
     """Whatever the container reports (an exit step of microseconds, clock ticks of the per-thread
     times, CPU of processes that came and went), each thread runs at most the whole step: without
@@ -120,22 +145,45 @@ def test_a_task_never_runs_faster_than_its_threads_allow(cputime, ran, threads, 
 
 
 def _check_opt(out, reference, tolerance):
-    """max b <= OPT <= sum b always (speeds at most 1); on two free cores three equal tasks give OPT = 1.5 b."""
+    """max b <= OPT <= sum b always (speeds at most 1); on two free cores three equal tasks give OPT
+    = 1.5 b."""
     work = np.array(list(reference["work"].values()))
-    assert work.max() * (1 - WORK_SLACK) <= reference["opt_makespan"] <= work.sum() * (1 + WORK_SLACK)
+    assert (
+        work.max() * (1 - WORK_SLACK) <= reference["opt_makespan"] <= work.sum() * (1 + WORK_SLACK)
+    )
     pairs = load_instance(out / "reference" / "instance.json", monotone=False)
     pairs = pairs.combination_speeds[pairs.sizes == 2]
-    if min(reference["ideal_speeds"].values()) > FREE_CORE_SPEED and pairs.min() > 2 * FREE_CORE_SPEED:
+    if (
+        min(reference["ideal_speeds"].values()) > FREE_CORE_SPEED
+        and pairs.min() > 2 * FREE_CORE_SPEED
+    ):
         assert abs(reference["opt_makespan"] / (1.5 * work.mean()) - 1) < tolerance
 
 
 def _three_compute(out, strategy, work, extra=()):
-    code = main(["execute", "--kernels", "compute,compute,compute", "--kernel-work", str(work), "--strategy", strategy,
-                 "--reference", *(a for a in FAST if a != "--quiet"), *extra, "--out", str(out)])  # prints
+    # prints
+    code = main(
+        [
+            "execute",
+            "--kernels",
+            "compute,compute,compute",
+            "--kernel-work",
+            str(work),
+            "--strategy",
+            strategy,
+            "--reference",
+            *(a for a in FAST if a != "--quiet"),
+            *extra,
+            "--out",
+            str(out),
+        ]
+    )
     return code, json.loads((out / "report.json").read_text())
 
 
-def test_three_equal_compute_tasks_on_two_cores_finish_near_the_simulated_makespan_with_fcs_and_pi(tmp_path, capsys):
+def test_three_equal_compute_tasks_on_two_cores_finish_near_the_simulated_makespan_with_fcs_and_pi(
+    tmp_path, capsys
+):
     out = tmp_path / "run"
     for strategy in ("fcs", "pi"):  # the second run reuses the reference measured by the first
         code, report = _three_compute(out, strategy, QUICK_WORK, ["--quantum", "0.2"])
@@ -145,21 +193,40 @@ def test_three_equal_compute_tasks_on_two_cores_finish_near_the_simulated_makesp
         assert report["backend"] in ("cputime", "ipc×cputime")
         assert (report["contention_note"] is not None) == (report["backend"] == "cputime")
         _check_opt(out, reference, QUICK_OPT_TOLERANCE)
-        assert abs(real["makespan"] / reference["simulated_makespan"] - 1) < QUICK_SIMULATED_TOLERANCE
+        assert (
+            abs(real["makespan"] / reference["simulated_makespan"] - 1) < QUICK_SIMULATED_TOLERANCE
+        )
         assert real["ratio"] == pytest.approx(real["makespan"] / reference["opt_makespan"])
         assert real["overhead_seconds"] >= 0 and real["running_seconds"] <= real["makespan"] + 1e-9
         assert "real ratio" in capsys.readouterr().out
         if strategy == "fcs":
             alone = (out / "alone.csv").read_text()
     assert (out / "alone.csv").read_text() == alone
-    assert {"report.json", "schedule.csv", "alone.csv", "reference", "config.json"} <= {p.name for p in out.iterdir()}
+    assert {"report.json", "schedule.csv", "alone.csv", "reference", "config.json"} <= {
+        p.name for p in out.iterdir()
+    }
 
 
 def test_fcs_without_speeds_premeasures_every_combination_and_a_crashing_task_is_reported(tmp_path):
     out = tmp_path / "run"
-    code = main(["execute", "--kernels", "compute", "--kernel-work", "30", "--task", "bad=exec false",
-                 "--task", f"late=exec {sys.executable} -c 'import time; time.sleep(0.5); raise SystemExit(3)'",
-                 "--strategy", "fcs", *FAST, "--out", str(out)])
+    code = main(
+        [
+            "execute",
+            "--kernels",
+            "compute",
+            "--kernel-work",
+            "30",
+            "--task",
+            "bad=exec false",
+            "--task",
+            f"late=exec {sys.executable} -c 'import time; time.sleep(0.5); raise SystemExit(3)'",
+            "--strategy",
+            "fcs",
+            *FAST,
+            "--out",
+            str(out),
+        ]
+    )
     report = json.loads((out / "report.json").read_text())
     assert code == 1
     status = {task["name"]: task for task in report["tasks"]}
@@ -170,29 +237,73 @@ def test_fcs_without_speeds_premeasures_every_combination_and_a_crashing_task_is
     assert {s["phase"] for s in report["real"]["schedule"]} <= {"premeasure", "strategy"}
 
 
-def test_fcs_takes_the_speed_matrix_of_cosched_measure_and_names_a_backend_fallback_under_quiet(tmp_path, capsys):
+def test_fcs_takes_the_speed_matrix_of_cosched_measure_and_names_a_backend_fallback_under_quiet(
+    tmp_path, capsys
+):
     measured = tmp_path / "measured"
-    assert main(["measure", "--kernels", "compute,cache", "--window", "0.3", "--warmup", "0.1", "--no-plots",
-                 "--quiet", "--out", str(measured)]) == 0
+    assert (
+        main(
+            [
+                "measure",
+                "--kernels",
+                "compute,cache",
+                "--window",
+                "0.3",
+                "--warmup",
+                "0.1",
+                "--no-plots",
+                "--quiet",
+                "--out",
+                str(measured),
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "run"
     backend, fallback = open_backend("auto")
     backend.close()
     capsys.readouterr()
-    assert main(["execute", "--kernels", "compute,cache", "--kernel-work", "20", "--speeds",
-                 str(measured / "instance.json"), *FAST, "--out", str(out)]) == 0
-    assert ("warning: no hardware counters, using the cputime backend" in capsys.readouterr().err) == bool(fallback)
+    assert (
+        main(
+            [
+                "execute",
+                "--kernels",
+                "compute,cache",
+                "--kernel-work",
+                "20",
+                "--speeds",
+                str(measured / "instance.json"),
+                *FAST,
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    assert (
+        "warning: no hardware counters, using the cputime backend" in capsys.readouterr().err
+    ) == bool(fallback)
     report = json.loads((out / "report.json").read_text())
     assert (report["backend_note"] is None) == (fallback is None)
     assert report["speeds_from"] == {"strategy_instance": "speeds file", "premeasured": []}
     assert all(step["phase"] == "strategy" for step in report["real"]["schedule"])
 
 
-@pytest.mark.parametrize("argv, field", [
-    (["--kernels", "compute"], "--kernel-work"),
-    (["--kernels", "compute", "--kernel-work", "5", "--reference", "--speeds", "x.json"], "--speeds"),
-    (["--kernels", "compute", "--kernel-work", "5", "--allowed-combinations", "triples"], "combinations"),
-    (["--kernels", "compute", "--kernel-work", "5", "--strategy", "pi", "--k", "2"], "k"),
-])
+@pytest.mark.parametrize(
+    "argv, field",
+    [
+        (["--kernels", "compute"], "--kernel-work"),
+        (
+            ["--kernels", "compute", "--kernel-work", "5", "--reference", "--speeds", "x.json"],
+            "--speeds",
+        ),
+        (
+            ["--kernels", "compute", "--kernel-work", "5", "--allowed-combinations", "triples"],
+            "combinations",
+        ),
+        (["--kernels", "compute", "--kernel-work", "5", "--strategy", "pi", "--k", "2"], "k"),
+    ],
+)
 def test_bad_arguments_exit_2_and_leave_no_output(tmp_path, capsys, argv, field):
     out = tmp_path / "run"
     assert main(["execute", *argv, *FAST, "--out", str(out)]) == 2
@@ -228,10 +339,30 @@ def test_interrupting_execute_kills_every_task_and_keeps_the_steps_run(tmp_path,
     marker = uuid.uuid4().hex
     out = tmp_path / "run"
     endless = f"exec {sys.executable} -c 'while True: pass' {marker}"
-    process = subprocess.Popen([sys.executable, "-m", "cosched", "execute", "--task", f"a={endless}",
-                                "--task", f"b={endless}", "--task", f"c={endless}", "--strategy", "pi",
-                                "--quantum", "0.2", *FAST, "--out", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cosched",
+            "execute",
+            "--task",
+            f"a={endless}",
+            "--task",
+            f"b={endless}",
+            "--task",
+            f"c={endless}",
+            "--strategy",
+            "pi",
+            "--quantum",
+            "0.2",
+            *FAST,
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while not _steps_written(out) and time.monotonic() < deadline:
@@ -242,7 +373,9 @@ def test_interrupting_execute_kills_every_task_and_keeps_the_steps_run(tmp_path,
         # the tasks not running are frozen: a busy loop shows as sleeping (a frozen cgroup) or
         # stopped (pgroup)
         assert len(tasks) == 3 and any(state in "tTSD" for state in tasks)
-        os.killpg(process.pid, signal.SIGINT) if signum == signal.SIGINT else process.send_signal(signum)
+        os.killpg(process.pid, signal.SIGINT) if signum == signal.SIGINT else process.send_signal(
+            signum
+        )
         assert process.wait(timeout=10) == code
     finally:
         if process.poll() is None:
@@ -262,8 +395,11 @@ def test_interrupting_execute_kills_every_task_and_keeps_the_steps_run(tmp_path,
 
 @pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["fcs", "pi"])
-def test_real_makespan_of_compute_tasks_is_within_15_percent_of_the_simulated_one(tmp_path, strategy):
-    """The target on a shared node: one of REPEATS runs within SIMULATED_TOLERANCE, every real ratio <= 2."""
+def test_real_makespan_of_compute_tasks_is_within_15_percent_of_the_simulated_one(
+    tmp_path, strategy
+):
+    """The target on a shared node: one of REPEATS runs within SIMULATED_TOLERANCE, every real ratio
+    <= 2."""
     gaps = []
     for _ in range(REPEATS):
         code, report = _three_compute(tmp_path / "run", strategy, SLOW_WORK, ["--force"])
@@ -295,9 +431,11 @@ def _alone_speed_ratios(containment, alternations, window):
     except ContainmentUnavailable as error:
         pytest.skip(f"{containment} not available here: {error.message}")
     loop = "while True: pass"
-    tasks = [TaskSpec("exec", f"exec {sys.executable} -c '{loop}'"),
-             # sh stays; python is its child
-             TaskSpec("shell", f"{sys.executable} -c '{loop}'; true")]
+    tasks = [
+        TaskSpec("exec", f"exec {sys.executable} -c '{loop}'"),
+        # sh stays; python is its child
+        TaskSpec("shell", f"{sys.executable} -c '{loop}'; true"),
+    ]
     backend, _ = open_backend("cputime")
     ratios = []
     with opened, ExecutionHarness(tasks, backend, containment=opened) as harness:

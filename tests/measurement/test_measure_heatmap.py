@@ -467,9 +467,8 @@ def test_ctrl_c_stops_every_launch_and_the_rerun_completes(tmp_path):
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
     assert process.wait(30) == 130
-    time.sleep(
-        0.6
-    )  # a surviving sleep would have removed its marker by now; a killed one leaves it
+    # a surviving sleep would have removed its marker by now; a killed one leaves it
+    time.sleep(0.6)
     survivors = [path for path in marker.iterdir() if Path(f"/proc/{path.name}").exists()]
     assert not survivors
     rerun = _run(args)

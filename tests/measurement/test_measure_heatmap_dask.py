@@ -191,9 +191,8 @@ def test_dask_fake_hosts_recover_synthetic_speedups_and_survive_a_lost_worker(tm
             text=True,
         )
         runs = out / "runs.csv"
-        while (
-            time.monotonic() < deadline and run.poll() is None
-        ):  # kill a worker once some runs finished
+        # kill a worker once some runs finished
+        while time.monotonic() < deadline and run.poll() is None:
             if runs.exists() and runs.read_text().count("\n") > 12:
                 break
             time.sleep(0.1)

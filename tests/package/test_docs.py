@@ -1,9 +1,11 @@
 """The documentation stays short where it should and generated where it could drift.
 
-The README is the front page (at most 200 lines; the rest lives in docs/). The CLI reference is rendered
-from `build_parser()` by the MkDocs hook docs/hooks/cli_reference.py; these tests call the hook's render
-function directly (no MkDocs build), so a subcommand or flag missing from the reference fails here.
+The README is the front page (at most 200 lines; the rest lives in docs/). The CLI reference is
+rendered from `build_parser()` by the MkDocs hook docs/hooks/cli_reference.py; these tests call the
+hook's render function directly (no MkDocs build), so a subcommand or flag missing from the
+reference fails here.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,13 +37,20 @@ def cli_reference():
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     """Every subcommand name (aliases included) -> its parser, read from argparse directly."""
-    actions = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    actions = [
+        action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+    ]
     return {name: sub for action in actions for name, sub in action.choices.items()}
 
 
 def _hidden_subcommands(parser: argparse.ArgumentParser) -> set[str]:
-    return {choice.dest for action in parser._actions if isinstance(action, argparse._SubParsersAction)
-            for choice in action._choices_actions if choice.help == argparse.SUPPRESS}
+    return {
+        choice.dest
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for choice in action._choices_actions
+        if choice.help == argparse.SUPPRESS
+    }
 
 
 def _sections(markdown: str, prog: str) -> dict[str, str]:
@@ -56,7 +65,9 @@ def _table_rows(section: str) -> list[str]:
 
 def test_readme_is_at_most_200_lines():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; move detail into docs/"
+    assert len(lines) <= README_MAX_LINES, (
+        f"README.md has {len(lines)} lines; move detail into docs/"
+    )
 
 
 def test_cli_reference_lists_every_subcommand(cli_reference):
@@ -65,7 +76,7 @@ def test_cli_reference_lists_every_subcommand(cli_reference):
     hidden = _hidden_subcommands(parser)
     listed = {name for name, *_ in cli_reference.subcommands(parser)}
     aliases = {alias for _, names, *_ in cli_reference.subcommands(parser) for alias in names}
-    for name, subparser in _subparsers(parser).items():
+    for name, _subparser in _subparsers(parser).items():
         if name in hidden:
             assert name not in sections
             continue
@@ -85,23 +96,27 @@ def test_cli_reference_lists_every_visible_flag_and_no_hidden_one(cli_reference)
             spellings = action.option_strings or [formatter._format_action_invocation(action)]
             for spelling in spellings:
                 if action.help == argparse.SUPPRESS:
-                    assert not re.search(rf"^\| `{re.escape(spelling)}(?=[ ,`])", rows, flags=re.MULTILINE), \
-                        f"hidden alias {spelling} of `{parser.prog} {name}` is listed"
+                    assert not re.search(
+                        rf"^\| `{re.escape(spelling)}(?=[ ,`])", rows, flags=re.MULTILINE
+                    ), f"hidden alias {spelling} of `{parser.prog} {name}` is listed"
                 else:
-                    assert spelling in rows, f"{spelling} of `{parser.prog} {name}` is missing from the CLI reference"
+                    assert spelling in rows, (
+                        f"{spelling} of `{parser.prog} {name}` is missing from the CLI reference"
+                    )
 
 
 def test_cli_reference_renders_usage_description_and_the_overview(cli_reference):
     parser = build_parser()
     page = cli_reference.render_cli_reference(parser)
-    for name, _, summary, subparser in cli_reference.subcommands(parser):
+    for name, _, _summary, _subparser in cli_reference.subcommands(parser):
         section = _sections(page, parser.prog)[name]
         assert f"usage: {parser.prog} {name}" in section
         assert f"(#{parser.prog}-{name})" in page  # the overview table links every subcommand
 
 
 def test_cli_reference_of_a_small_parser(cli_reference):
-    """Hidden flags and hidden subcommands are left out; aliases, defaults, groups and pipes are rendered."""
+    """Hidden flags and hidden subcommands are left out; aliases, defaults, groups and pipes are
+    rendered."""
     parser = argparse.ArgumentParser(prog="tool", description="A tool.")
     commands = parser.add_subparsers(dest="command")
     run = commands.add_parser("run", aliases=["go"], help="run it", description="Run the thing.")
@@ -134,11 +149,18 @@ def test_cli_reference_hook_fills_only_its_page(cli_reference):
             self.file = type("File", (), {"src_uri": uri})()
 
     marker = cli_reference.MARKER
-    assert cli_reference.on_page_markdown(f"# x\n{marker}\n", Page("other.md"), None, None) == f"# x\n{marker}\n"
-    filled = cli_reference.on_page_markdown(f"# CLI\n\n{marker}\n", Page(cli_reference.PAGE), None, None)
+    assert (
+        cli_reference.on_page_markdown(f"# x\n{marker}\n", Page("other.md"), None, None)
+        == f"# x\n{marker}\n"
+    )
+    filled = cli_reference.on_page_markdown(
+        f"# CLI\n\n{marker}\n", Page(cli_reference.PAGE), None, None
+    )
     assert marker not in filled and "## Overview" in filled
     with pytest.raises(ValueError):
-        cli_reference.on_page_markdown("# CLI without its marker\n", Page(cli_reference.PAGE), None, None)
+        cli_reference.on_page_markdown(
+            "# CLI without its marker\n", Page(cli_reference.PAGE), None, None
+        )
 
 
 def test_api_reference_covers_every_public_module(tmp_path):
@@ -149,11 +171,19 @@ def test_api_reference_covers_every_public_module(tmp_path):
         modules = api.public_modules(root, f"cosched.{area}")
         folder = root / "cosched" / area
         for path in folder.rglob("*.py"):
-            name = ".".join(("cosched", area, *path.relative_to(folder).with_suffix("").parts)).removesuffix(".__init__")
-            if name == f"cosched.{area}" or api.CLI_MODULE.match(path.stem) or not api._declares_all(path):
+            name = ".".join(
+                ("cosched", area, *path.relative_to(folder).with_suffix("").parts)
+            ).removesuffix(".__init__")
+            if (
+                name == f"cosched.{area}"
+                or api.CLI_MODULE.match(path.stem)
+                or not api._declares_all(path)
+            ):
                 assert name not in modules
             else:
                 assert name in modules, f"{name} declares __all__ but is not in the API reference"
         assert not any(module.rsplit(".", 1)[-1] == "cli" for module in modules)
     shared = api.public_modules(root, "cosched")
-    assert "cosched.errors" in shared and not any(module.startswith("cosched.theory") for module in shared)
+    assert "cosched.errors" in shared and not any(
+        module.startswith("cosched.theory") for module in shared
+    )

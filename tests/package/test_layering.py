@@ -1,4 +1,5 @@
 """The import graph: one package, dependencies pointing one way, no cycles."""
+
 from __future__ import annotations
 
 import ast
@@ -7,7 +8,6 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
-
 
 AREAS = ("theory", "strategies", "simulator", "measurement")
 # What each area may import from the others: theory <- strategies <- simulator/measurement <- CLI.
@@ -20,7 +20,8 @@ ALLOWED = {
 
 
 def _module_files() -> dict[str, Path]:
-    """Every module of the installed package, by dotted name (the area folders map into `cosched.*`)."""
+    """Every module of the installed package, by dotted name (the area folders map into
+    `cosched.*`)."""
     modules = {}
     for package in ("cosched", *(f"cosched.{area}" for area in AREAS)):
         root = Path(importlib.import_module(package).__file__).parent
@@ -42,7 +43,10 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1]
+                    + ([base] if base else [])
+                )
             targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
         else:
             continue
@@ -70,8 +74,11 @@ def _area(module: str) -> str | None:
 
 
 def test_areas_import_only_downwards(graph):
-    wrong = [(a, b) for a, b in graph.edges
-             if _area(a) and _area(b) and _area(a) != _area(b) and _area(b) not in ALLOWED[_area(a)]]
+    wrong = [
+        (a, b)
+        for a, b in graph.edges
+        if _area(a) and _area(b) and _area(a) != _area(b) and _area(b) not in ALLOWED[_area(a)]
+    ]
     assert wrong == []
 
 
@@ -80,7 +87,8 @@ def test_areas_never_import_the_cli_dispatcher(graph):
 
 
 def test_no_import_cycle(graph):
-    """Package `__init__` re-exports aside (a package importing its own modules), no module imports itself back."""
+    """Package `__init__` re-exports aside (a package importing its own modules), no module imports
+    itself back."""
     edges = [(a, b) for a, b in graph.edges if not b.startswith(a + ".")]
     cycles = list(nx.simple_cycles(nx.DiGraph(edges)))
     assert cycles == []
@@ -91,8 +99,15 @@ def test_graph_sees_the_real_imports(graph):
     assert graph.has_edge("cosched.simulator.engine", "cosched.simulator.platform")
 
 
-SHARED_BELOW_AREAS = ("cosched.grid", "cosched.deprecation", "cosched._areas", "cosched.errors",
-                      "cosched.rerun", "cosched.registry")  # infrastructure that imports no area at all
+# infrastructure that imports no area at all
+SHARED_BELOW_AREAS = (
+    "cosched.grid",
+    "cosched.deprecation",
+    "cosched._areas",
+    "cosched.errors",
+    "cosched.rerun",
+    "cosched.registry",
+)
 
 
 def test_shared_infrastructure_imports_no_area(graph):
@@ -120,20 +135,26 @@ def test_nothing_imports_an_area_under_its_folder_name():
 
 
 def test_every_area_package_refuses_its_folder_name_first():
-    """The first statement of each area's __init__ (after the docstring) is the guard of cosched._areas."""
+    """The first statement of each area's __init__ (after the docstring) is the guard of
+    cosched._areas."""
     for area in AREAS:
         body = _parsed(_module_files()[f"cosched.{area}"]).body
-        statements = [node for node in body if not (isinstance(node, ast.Expr) and
-                                                    isinstance(node.value, ast.Constant))]
+        statements = [
+            node
+            for node in body
+            if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+        ]
         first, second = statements[0], statements[1]
         assert isinstance(first, ast.ImportFrom) and first.module == "cosched._areas", area
-        assert isinstance(second, ast.Expr) and ast.unparse(second.value) == \
-            f"require_package_name(__name__, '{area}')", area
+        assert (
+            isinstance(second, ast.Expr)
+            and ast.unparse(second.value) == f"require_package_name(__name__, '{area}')"
+        ), area
 
 
 def test_experiment_specs_run_through_the_one_experiment_runner():
-    """A module defining an `ExperimentSpec` subclass gets `run_experiment` from `cosched.grid` and does not
-    drive the grid itself (`run_grid`, `grid_folder`): one protocol, one runner."""
+    """A module defining an `ExperimentSpec` subclass gets `run_experiment` from `cosched.grid` and
+    does not drive the grid itself (`run_grid`, `grid_folder`): one protocol, one runner."""
     from cosched.grid import ExperimentSpec
 
     spec_modules = set()
@@ -141,15 +162,27 @@ def test_experiment_specs_run_through_the_one_experiment_runner():
         if "cli" in name.rpartition(".")[2] or name.endswith("__main__"):
             continue
         module = importlib.import_module(name)
-        spec_modules |= {value.__module__ for value in vars(module).values()
-                         if isinstance(value, type) and issubclass(value, ExperimentSpec)
-                         and value is not ExperimentSpec}
-    assert {"cosched.strategies.experiment", "cosched.simulator.experiment",
-            "cosched.simulator.elastic.experiment", "cosched.simulator.hybrid.experiment"} <= spec_modules
+        spec_modules |= {
+            value.__module__
+            for value in vars(module).values()
+            if isinstance(value, type)
+            and issubclass(value, ExperimentSpec)
+            and value is not ExperimentSpec
+        }
+    assert {
+        "cosched.strategies.experiment",
+        "cosched.simulator.experiment",
+        "cosched.simulator.elastic.experiment",
+        "cosched.simulator.hybrid.experiment",
+    } <= spec_modules
     files = _module_files()
     for name in spec_modules:
         module = importlib.import_module(name)
         assert module.run_experiment is importlib.import_module("cosched.grid").run_experiment, name
-        imported = {alias.name for node in ast.walk(_parsed(files[name])) if isinstance(node, ast.ImportFrom)
-                    and node.module == "cosched.grid" for alias in node.names}
+        imported = {
+            alias.name
+            for node in ast.walk(_parsed(files[name]))
+            if isinstance(node, ast.ImportFrom) and node.module == "cosched.grid"
+            for alias in node.names
+        }
         assert not imported & {"run_grid", "grid_folder"}, name

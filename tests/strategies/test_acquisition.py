@@ -1,4 +1,7 @@
-"""Acquisition functions (002 §5.2, formulas (25)-(29)): ranges, σ = 0 cases, σ from the interval."""
+"""Acquisition functions (002 §5.2, formulas (25)-(29)): ranges, σ = 0 cases,
+σ from the interval.
+"""
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -6,8 +9,14 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.stats import norm
 
-from cosched.strategies.acquisition import (check_k, combination_moments, expected_improvement,
-                                    probability_of_improvement, task_sigma, upper_confidence_bound)
+from cosched.strategies.acquisition import (
+    check_k,
+    combination_moments,
+    expected_improvement,
+    probability_of_improvement,
+    task_sigma,
+    upper_confidence_bound,
+)
 
 speeds = st.floats(0, 10, allow_nan=False)
 means = arrays(float, st.integers(1, 20), elements=speeds)
@@ -18,7 +27,7 @@ def test_pi_lies_in_unit_interval_and_ei_is_never_negative(mean, data, incumbent
     sigma = data.draw(arrays(float, mean.shape, elements=st.one_of(st.just(0.0), st.floats(0, 3))))
     pi = probability_of_improvement(mean, sigma, incumbent)
     ei = expected_improvement(mean, sigma, incumbent)
-    assert ((0 <= pi) & (pi <= 1)).all()
+    assert ((pi >= 0) & (pi <= 1)).all()
     assert (ei >= 0).all()
     assert (upper_confidence_bound(mean, sigma) >= mean).all()
 
@@ -28,7 +37,9 @@ def test_formulas_match_the_normal_distribution(mean, incumbent, sigma):
     z = (mean - incumbent) / sigma
     assert np.isclose(probability_of_improvement([mean], [sigma], incumbent)[0], norm.cdf(z))
     expected = (mean - incumbent) * norm.cdf(z) + sigma * norm.pdf(z)
-    assert np.isclose(expected_improvement([mean], [sigma], incumbent)[0], max(expected, 0), atol=1e-12)
+    assert np.isclose(
+        expected_improvement([mean], [sigma], incumbent)[0], max(expected, 0), atol=1e-12
+    )
     assert upper_confidence_bound([mean], [sigma])[0] == mean + sigma
 
 

@@ -1,4 +1,6 @@
-"""The experiment grid of 002 §8: tidy rows, incremental CSV, resume, local processes and Dask, plots, CLI."""
+"""The experiment grid of 002 §8: tidy rows, incremental CSV, resume, local processes and Dask,
+plots, CLI."""
+
 import dataclasses
 import json
 
@@ -10,12 +12,19 @@ import cosched.grid as grid
 import cosched.strategies.experiment as experiment
 from cosched.cli import main
 from cosched.errors import InputError
-from cosched.strategies.experiment import RESULT_COLUMNS, StrategyExperiment, load_results, run_experiment
+from cosched.strategies.experiment import (
+    RESULT_COLUMNS,
+    StrategyExperiment,
+    load_results,
+    run_experiment,
+)
 from cosched.strategies.plots import fig7_table, plot_fig6, plot_fig7
 from cosched.theory.generators import random_instance
 from cosched.theory.instance import save_instance
 
-TINY = StrategyExperiment(n=4, instances=2, alpha_ranges=((0.3, 0.4), (0.7, 0.8)), ks=(0.6, 0.9), quantum=5.0)
+TINY = StrategyExperiment(
+    n=4, instances=2, alpha_ranges=((0.3, 0.4), (0.7, 0.8)), ks=(0.6, 0.9), quantum=5.0
+)
 PNG = b"\x89PNG"
 
 
@@ -45,7 +54,9 @@ def test_killed_run_resumes_to_the_same_results(tmp_path, tiny_results, monkeypa
     (out / "results.csv").write_text("".join(lines[:cut]) + lines[cut][:17])
     calls = []
     original = experiment.run_cell
-    monkeypatch.setattr(experiment, "run_cell", lambda *args: calls.append(args[1:]) or original(*args))
+    monkeypatch.setattr(
+        experiment, "run_cell", lambda *args: calls.append(args[1:]) or original(*args)
+    )
     resumed = run_experiment(TINY, out, workers=1, progress=False)
     assert len(calls) == len(TINY.cells()) - 2
     pd.testing.assert_frame_equal(ordered(resumed), ordered(tiny_results))
@@ -70,8 +81,12 @@ def test_local_processes_give_the_same_rows(tmp_path, tiny_results):
 
 def test_dask_local_cluster_gives_the_same_rows(tmp_path, tiny_results):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         frame = run_experiment(TINY, tmp_path, dask=client, progress=False)
     pd.testing.assert_frame_equal(ordered(frame), ordered(tiny_results))
 
@@ -87,8 +102,16 @@ def test_config_round_trips_through_json():
     assert StrategyExperiment.from_json(json.loads(json.dumps(TINY.to_json()))) == TINY
 
 
-@pytest.mark.parametrize("options", [{"n": 1}, {"instances": 0}, {"ks": (0.5,)}, {"acquisitions": ("xyz",)},
-                                     {"alpha_ranges": ((0.6, 0.4),)}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"n": 1},
+        {"instances": 0},
+        {"ks": (0.5,)},
+        {"acquisitions": ("xyz",)},
+        {"alpha_ranges": ((0.6, 0.4),)},
+    ],
+)
 def test_bad_grid_settings_raise_input_error(options):
     with pytest.raises(InputError):
         dataclasses.replace(TINY, **options)
@@ -110,11 +133,33 @@ def test_figures_are_written_as_png(tmp_path, tiny_results):
 
 def test_experiment_command_writes_results_summary_and_figures(tmp_path, capsys):
     out = tmp_path / "grid"
-    code = main(["experiment", "--preset", "small", "--out", str(out), "--instances", "1", "--n", "4", "--k", "0.8",
-                 "--workers", "1", "--plots"])
+    code = main(
+        [
+            "experiment",
+            "--preset",
+            "small",
+            "--out",
+            str(out),
+            "--instances",
+            "1",
+            "--n",
+            "4",
+            "--k",
+            "0.8",
+            "--workers",
+            "1",
+            "--plots",
+        ]
+    )
     assert code == 0
-    for name in ("results.csv", "results.parquet", "summary.csv", "plots/fig6.png", "plots/fig7.png",
-                 "config.json"):
+    for name in (
+        "results.csv",
+        "results.parquet",
+        "summary.csv",
+        "plots/fig6.png",
+        "plots/fig7.png",
+        "config.json",
+    ):
         assert (out / name).exists()
     assert len(load_results(out)) == 9 * 5
     assert "fcs" in capsys.readouterr().out
@@ -127,24 +172,69 @@ def test_experiment_command_rejects_bad_k_without_creating_output(tmp_path):
 
 @pytest.fixture
 def instance_file(tmp_path):
-    return str(save_instance(random_instance(5, alpha=(0.5, 0.6), seed=7), tmp_path / "instance.json"))
+    return str(
+        save_instance(random_instance(5, alpha=(0.5, 0.6), seed=7), tmp_path / "instance.json")
+    )
 
 
 @pytest.mark.parametrize("strategy", ["ucb", "pi", "ei"])
 def test_run_and_ratio_accept_the_search_options(instance_file, capsys, strategy):
-    assert main(["run", instance_file, "--strategy", strategy, "--k", "0.9", "--quantum", "5", "--bounds", "tight",
-                 "--json"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                instance_file,
+                "--strategy",
+                strategy,
+                "--k",
+                "0.9",
+                "--quantum",
+                "5",
+                "--bounds",
+                "tight",
+                "--json",
+            ]
+        )
+        == 0
+    )
     run = json.loads(capsys.readouterr().out)
     assert run["strategy"] == strategy
     assert np.isclose(sum(step["time"] for step in run["schedule"]), run["makespan"])
-    assert main(["ratio", instance_file, "--strategy", strategy, "--k", "0.9", "--quantum", "5",
-                 "--incumbent", "measured", "--json"]) == 0
+    assert (
+        main(
+            [
+                "ratio",
+                instance_file,
+                "--strategy",
+                strategy,
+                "--k",
+                "0.9",
+                "--quantum",
+                "5",
+                "--incumbent",
+                "measured",
+                "--json",
+            ]
+        )
+        == 0
+    )
     ratio = json.loads(capsys.readouterr().out)
     assert ratio["ratio"] >= 1 - 1e-9
 
 
 def test_noise_options_reach_the_run(instance_file, capsys):
-    args = ["run", instance_file, "--strategy", "ucb", "--noise-sigma", "0.2", "--remeasure", "--seed", "3", "--json"]
+    args = [
+        "run",
+        instance_file,
+        "--strategy",
+        "ucb",
+        "--noise-sigma",
+        "0.2",
+        "--remeasure",
+        "--seed",
+        "3",
+        "--json",
+    ]
     assert main(args) == 0
     first = capsys.readouterr().out
     assert main(args) == 0

@@ -1,14 +1,16 @@
 """FCS (002 §4.2): Theorem 1, Example 1, tie-breaks, and agreement with a brute-force argmax."""
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cosched.strategies.fcs import FCS
 from cosched.strategies.registry import make_strategy
 from cosched.strategies.schedule import Decision, StrategyError, execute
-from cosched.theory.instance import Instance
 from cosched.theory.bounds import example1_ratio, fcs_bound
 from cosched.theory.generators import random_instance, worst_case_instance
+from cosched.theory.instance import Instance
 from cosched.theory.opt import solve_opt
 from cosched.theory.testing import instances
 
@@ -44,12 +46,18 @@ def test_example_1_with_last_tie_break_gives_2n_minus_3_over_n_minus_1(n):
 @given(instances(n=(1, 6), max_size=(1, 6)), st.integers(0, 2**32 - 1))
 def test_fcs_picks_a_fastest_combination_of_unfinished_tasks(instance, seed):
     unfinished = int(np.random.default_rng(seed).integers(1, 1 << instance.n))
-    allowed = [j for j, mask in enumerate(instance.combinations.tolist()) if mask & ~unfinished == 0]
+    allowed = [
+        j for j, mask in enumerate(instance.combinations.tolist()) if mask & ~unfinished == 0
+    ]
     if not allowed:
         return
     speeds = instance.combination_speeds
     fastest = max(speeds[j] for j in allowed)
-    ties = [int(instance.combinations[j]) for j in allowed if speeds[j] >= fastest - 1e-12 * max(fastest, 1)]
+    ties = [
+        int(instance.combinations[j])
+        for j in allowed
+        if speeds[j] >= fastest - 1e-12 * max(fastest, 1)
+    ]
     for tie_break, expected in (("first", ties[0]), ("last", ties[-1])):
         strategy = FCS(tie_break)
         strategy.start(instance, np.random.default_rng(0))
@@ -61,7 +69,10 @@ def test_fcs_picks_a_fastest_combination_of_unfinished_tasks(instance, seed):
 
 def test_random_tie_break_is_reproducible_with_a_seed():
     instance = worst_case_instance(8)
-    runs = [execute(instance, FCS("random"), seed=seed).combinations.tolist() for seed in (3, 3, 4, 5, 6)]
+    runs = [
+        execute(instance, FCS("random"), seed=seed).combinations.tolist()
+        for seed in (3, 3, 4, 5, 6)
+    ]
     assert runs[0] == runs[1]
     assert len({tuple(run) for run in runs}) > 1
 
@@ -85,6 +96,7 @@ def test_fcs_at_n16_finishes_in_at_most_n_steps():
 
 
 def test_fcs_reports_when_no_combination_of_the_unfinished_tasks_exists():
-    instance = Instance([1.0, 3.0], [3], [[1.0], [1.0]])  # only {T1, T2}: T2 is left alone with nothing to run
+    # only {T1, T2}: T2 is left alone with nothing to run
+    instance = Instance([1.0, 3.0], [3], [[1.0], [1.0]])
     with pytest.raises(StrategyError, match=r"unfinished tasks \[1\]"):
         execute(instance, FCS())

@@ -1,4 +1,6 @@
-"""Interpolation bounds (002 §5.1): bracketing, the selection rules, incremental = lattice transform."""
+"""Interpolation bounds (002 §5.1): bracketing, the selection rules, incremental = lattice
+transform."""
+
 import itertools
 
 import numpy as np
@@ -17,10 +19,16 @@ def measured_runs(draw, max_n=6):
     """An instance, a bounds rule and the order in which some of its combinations get measured."""
     n = draw(st.integers(2, max_n))
     low = draw(st.floats(0.0, 0.95))
-    instance = random_instance(n, alpha=(low, min(low + 0.1, 1.0)), seed=draw(st.integers(0, 2**31)))
+    instance = random_instance(
+        n, alpha=(low, min(low + 0.1, 1.0)), seed=draw(st.integers(0, 2**31))
+    )
     order = draw(st.permutations(range(1, 1 << n)))
     count = draw(st.integers(0, (1 << n) - 1))
-    return instance, draw(st.sampled_from(["paper", "tight"])), [int(mask) for mask in order[:count]]
+    return (
+        instance,
+        draw(st.sampled_from(["paper", "tight"])),
+        [int(mask) for mask in order[:count]],
+    )
 
 
 def measure(instance, rule, masks):
@@ -52,9 +60,13 @@ def test_bounds_always_bracket_the_hidden_speeds(case):
 def test_incremental_updates_equal_the_lattice_transform(case):
     instance, rule, masks = case
     bounds = measure(instance, rule, masks)
-    incremental = [array.copy() for array in (bounds.upper, bounds.upper_size, bounds.lower, bounds.lower_size)]
+    incremental = [
+        array.copy() for array in (bounds.upper, bounds.upper_size, bounds.lower, bounds.lower_size)
+    ]
     bounds.recompute()
-    for before, after in zip(incremental, (bounds.upper, bounds.upper_size, bounds.lower, bounds.lower_size)):
+    for before, after in zip(
+        incremental, (bounds.upper, bounds.upper_size, bounds.lower, bounds.lower_size)
+    ):
         np.testing.assert_array_equal(before, after)
 
 
@@ -67,9 +79,14 @@ def test_skipping_finished_tasks_keeps_the_bounds_of_live_combinations_exact(cas
         if mask & ~live == 0 and not bounds.measured[mask]:
             bounds.add(mask, instance.column(mask), live=live)
     alive = (bounds.lattice & ~live) == 0
-    incremental = [array[alive].copy() for array in (bounds.upper, bounds.upper_size, bounds.lower, bounds.lower_size)]
+    incremental = [
+        array[alive].copy()
+        for array in (bounds.upper, bounds.upper_size, bounds.lower, bounds.lower_size)
+    ]
     bounds.recompute()
-    for before, after in zip(incremental, (bounds.upper, bounds.upper_size, bounds.lower, bounds.lower_size)):
+    for before, after in zip(
+        incremental, (bounds.upper, bounds.upper_size, bounds.lower, bounds.lower_size)
+    ):
         np.testing.assert_array_equal(before, after[alive])
 
 
@@ -82,7 +99,11 @@ def test_bounds_follow_the_selection_rule_by_brute_force(case):
     for j, i in itertools.product(range(1, 1 << n), range(n)):
         if not j >> i & 1:
             continue
-        subsets = [(int(popcount(p)), float(instance.column(p)[i])) for p in known if p & j == p and p >> i & 1]
+        subsets = [
+            (int(popcount(p)), float(instance.column(p)[i]))
+            for p in known
+            if p & j == p and p >> i & 1
+        ]
         supersets = [(int(popcount(q)), float(instance.column(q)[i])) for q in known if q & j == j]
         supersets.append((n + 1, 0.0))
         if rule == "paper":  # largest subset / smallest superset, then the narrowest interval
@@ -107,7 +128,8 @@ def test_tight_bounds_are_never_wider_than_the_paper_rule(case):
 
 
 def test_interpolation_is_linear_in_the_combination_size():
-    # S_p of size 2 at speed 0.8, S_q of size 6 at speed 0.4: size 3 -> 0.7, size 5 -> 0.5 (formula (22))
+    # S_p of size 2 at speed 0.8, S_q of size 6 at speed 0.4: size 3 -> 0.7, size 5 -> 0.5 (formula
+    # (22))
     assert np.allclose(interpolate(0.8, 2, 0.4, 6, np.array([2, 3, 5, 6])), [0.8, 0.7, 0.5, 0.4])
 
 
@@ -116,7 +138,8 @@ def test_initial_bounds_know_only_the_singletons():
     pair = 0b011
     assert bounds.measured.sum() == 3
     assert bounds.upper[pair, 0] == 1 and bounds.upper_size[pair, 0] == 1
-    assert bounds.lower[pair, 0] == 0 and bounds.lower_size[pair, 0] == 4  # virtual superset at size n + 1
+    # virtual superset at size n + 1
+    assert bounds.lower[pair, 0] == 0 and bounds.lower_size[pair, 0] == 4
     assert np.isclose(bounds.estimate()[pair, 0], 2 / 3)
 
 

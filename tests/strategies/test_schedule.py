@@ -1,7 +1,9 @@
 """The Schedule result and the one execution loop every online strategy plugs into."""
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cosched.strategies.schedule import Decision, Schedule, StrategyError, execute
 from cosched.theory.generators import random_instance
@@ -10,7 +12,8 @@ from cosched.theory.testing import instances
 
 
 class RandomCombination:
-    """Runs a random combination of unfinished tasks for at most `limit`: a strategy no better than chance."""
+    """Runs a random combination of unfinished tasks for at most `limit`: a strategy no better than
+    chance."""
 
     name = "random-combination"
 
@@ -59,7 +62,7 @@ def test_observe_reports_speeds_and_newly_finished_tasks():
     strategy = RandomCombination()
     execute(instance, strategy, seed=0, measure=lambda speeds, rng: speeds * 2)
     finished = 0
-    for combination, duration, measured, done in strategy.observed:
+    for combination, _duration, measured, done in strategy.observed:
         assert np.array_equal(measured, 2 * instance.column(combination))
         assert done & finished == 0 and done & ~combination == 0
         finished |= done
@@ -89,6 +92,12 @@ def test_schedule_tables_and_json():
     assert schedule.time_per_combination() == {3: 1.5, 1: 2.0}
     frame = schedule.to_frame()
     assert frame["start"].tolist() == [0.0, 1.0, 3.0] and frame["combination"][0] == ("a", "b")
-    assert schedule.to_json() == {"strategy": "x", "makespan": 3.5, "schedule": [
-        {"combination": [0, 1], "time": 1.0}, {"combination": [0], "time": 2.0},
-        {"combination": [0, 1], "time": 0.5}]}
+    assert schedule.to_json() == {
+        "strategy": "x",
+        "makespan": 3.5,
+        "schedule": [
+            {"combination": [0, 1], "time": 1.0},
+            {"combination": [0], "time": 2.0},
+            {"combination": [0, 1], "time": 0.5},
+        ],
+    }

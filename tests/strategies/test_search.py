@@ -1,8 +1,10 @@
 """Search strategies UCB / PI / EI (002 §5) through the one execution loop."""
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from cosched.errors import InputError
 from cosched.strategies.fcs import FCS
 from cosched.strategies.registry import make_strategy
@@ -23,8 +25,11 @@ def runs(draw, max_n=6):
     low = draw(st.floats(0.05, 0.85))
     instance = random_instance(n, alpha=(low, low + 0.1), seed=draw(st.integers(0, 2**31)))
     strategy = draw(st.sampled_from(SEARCH))(
-        k=draw(st.floats(0.51, 0.999)), quantum=draw(st.sampled_from([1.0, 10.0, 50.0])),
-        bounds=draw(st.sampled_from(["paper", "tight"])), incumbent=draw(st.sampled_from(["estimate", "measured"])))
+        k=draw(st.floats(0.51, 0.999)),
+        quantum=draw(st.sampled_from([1.0, 10.0, 50.0])),
+        bounds=draw(st.sampled_from(["paper", "tight"])),
+        incumbent=draw(st.sampled_from(["estimate", "measured"])),
+    )
     return instance, strategy
 
 
@@ -117,9 +122,17 @@ def test_registry_builds_search_strategies_from_cli_options():
     assert (strategy.name, strategy.k, strategy.quantum, strategy.rule) == ("pi", 0.7, 5.0, "tight")
 
 
-@pytest.mark.parametrize("options, field", [({"k": 0.5}, "k"), ({"k": 1.0}, "k"), ({"quantum": 0.0}, "quantum"),
-                                            ({"bounds": "loose"}, "bounds"), ({"noise": -0.1}, "noise"),
-                                            ({"incumbent": "best"}, "incumbent")])
+@pytest.mark.parametrize(
+    "options, field",
+    [
+        ({"k": 0.5}, "k"),
+        ({"k": 1.0}, "k"),
+        ({"quantum": 0.0}, "quantum"),
+        ({"bounds": "loose"}, "bounds"),
+        ({"noise": -0.1}, "noise"),
+        ({"incumbent": "best"}, "incumbent"),
+    ],
+)
 def test_bad_options_raise_input_error_naming_the_field(options, field):
     with pytest.raises(InputError) as error:
         UCB(**options)
@@ -127,8 +140,9 @@ def test_bad_options_raise_input_error_naming_the_field(options, field):
 
 
 def test_pi_with_the_measured_incumbent_runs_the_tasks_alone():
-    # a+ = best measured speed: the best measured combination has PI = 1 (formula (27), σ_j = 0), every
-    # unmeasured one Φ(z) < 1, so with a wide σ (small k) PI never explores: the makespan is sum(b)
+    # a+ = best measured speed: the best measured combination has PI = 1 (formula (27), σ_j = 0),
+    # every unmeasured one Φ(z) < 1, so with a wide σ (small k) PI never explores: the makespan is
+    # sum(b)
     instance = random_instance(6, alpha=(0.6, 0.7), seed=8)
     schedule = execute(instance, PI(k=0.6, incumbent="measured"))
     assert all(bin(mask).count("1") == 1 for mask in schedule.combinations.tolist())

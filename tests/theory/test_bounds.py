@@ -1,4 +1,5 @@
 """Competitive ratio and the FCS bound of 002 Theorem 1."""
+
 import numpy as np
 import pytest
 

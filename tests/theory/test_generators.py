@@ -1,7 +1,9 @@
 """The random generator of 002 §8 and the worst case of 002 Example 1."""
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cosched.errors import InputError
 from cosched.theory.generators import random_instance, worst_case_instance
@@ -59,8 +61,17 @@ def test_n20_complete_instance_is_generated():
     assert instance.is_complete and instance.speeds.shape == (20, (1 << 20) - 1)
 
 
-@pytest.mark.parametrize("kwargs", [dict(n=0), dict(n=3, alpha=(0.9, 0.1)), dict(n=3, alpha=(-0.1, 0.5)),
-                                    dict(n=3, work=(0, 5)), dict(n=3, max_size=0), dict(n=40)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(n=0),
+        dict(n=3, alpha=(0.9, 0.1)),
+        dict(n=3, alpha=(-0.1, 0.5)),
+        dict(n=3, work=(0, 5)),
+        dict(n=3, max_size=0),
+        dict(n=40),
+    ],
+)
 def test_bad_generator_parameters_are_input_errors(kwargs):
     with pytest.raises(InputError):
         random_instance(**kwargs)

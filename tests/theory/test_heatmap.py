@@ -1,15 +1,26 @@
-"""Heatmap CSV (003 Table 4.1): reading, writing, fallbacks, plots and the theory Instance bridge."""
+"""Heatmap CSV (003 Table 4.1): reading, writing, fallbacks, plots and the theory Instance
+bridge.
+"""
+
 import math
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cosched.errors import InputError
 from cosched.theory.heatmap import (
-    COLUMNS, Heatmap, MissingPairsWarning, heatmap_from_instance, heatmap_from_speedups, instance_from_heatmap,
-    plot_heatmap, read_heatmap, write_heatmap,
+    COLUMNS,
+    Heatmap,
+    MissingPairsWarning,
+    heatmap_from_instance,
+    heatmap_from_speedups,
+    instance_from_heatmap,
+    plot_heatmap,
+    read_heatmap,
+    write_heatmap,
 )
 from cosched.theory.instance import complete_instance
 
@@ -34,7 +45,9 @@ def test_speedup_is_compact_over_co_time(table):
     assert heatmap.applications == ("bt.D.256", "bt.D.512", "bt.E.2048", "cg.D.128")
     assert heatmap.speedup("bt.D.256", "cg.D.128") == pytest.approx(123.97 / 122.38)
     assert heatmap.speedup("cg.D.128", "bt.D.256") == pytest.approx(93.29 / 92.36)
-    assert heatmap.speedup("bt.D.256", "bt.D.256") == pytest.approx(123.97 / ((119.62 + 119.40) / 2))
+    assert heatmap.speedup("bt.D.256", "bt.D.256") == pytest.approx(
+        123.97 / ((119.62 + 119.40) / 2)
+    )
     assert list(heatmap.procs) == [256, 484, 2025, 128]
 
 
@@ -56,15 +69,18 @@ def test_unknown_application_raises_input_error(table):
         read_heatmap(table).speedup("bt.D.256", "nope")
 
 
-@pytest.mark.parametrize("text, line, field", [
-    ("name_A,procs_A,compact_A,name_B,procs_B,compact_B,co_A_B\n", 1, "co_B_A"),
-    (TABLE_4_1 + "x,abc,1,y,1,1,1,1\n", 7, "procs_A"),
-    (TABLE_4_1 + "x,2,-1,y,1,1,1,1\n", 7, "compact_A"),
-    (TABLE_4_1 + "x,2,1,y,1,1,0,1\n", 7, "co_A_B"),
-    (TABLE_4_1 + "bt.D.256,256,99,z,1,1,1,1\n", 7, "compact_A"),
-    (TABLE_4_1 + "cg.D.128,128,93.29,bt.D.256,256,123.97,1,1\n", 7, "name_B"),
-    (TABLE_4_1 + ",1,1,y,1,1,1,1\n", 7, "name_A"),
-])
+@pytest.mark.parametrize(
+    "text, line, field",
+    [
+        ("name_A,procs_A,compact_A,name_B,procs_B,compact_B,co_A_B\n", 1, "co_B_A"),
+        (TABLE_4_1 + "x,abc,1,y,1,1,1,1\n", 7, "procs_A"),
+        (TABLE_4_1 + "x,2,-1,y,1,1,1,1\n", 7, "compact_A"),
+        (TABLE_4_1 + "x,2,1,y,1,1,0,1\n", 7, "co_A_B"),
+        (TABLE_4_1 + "bt.D.256,256,99,z,1,1,1,1\n", 7, "compact_A"),
+        (TABLE_4_1 + "cg.D.128,128,93.29,bt.D.256,256,123.97,1,1\n", 7, "name_B"),
+        (TABLE_4_1 + ",1,1,y,1,1,1,1\n", 7, "name_A"),
+    ],
+)
 def test_bad_file_names_line_and_column(tmp_path, text, line, field):
     path = tmp_path / "bad.csv"
     path.write_text(text)
@@ -98,7 +114,9 @@ def test_frame_has_table_4_1_layout_and_from_records_round_trips(table):
     assert heatmap.frame.loc[0, "co_A_B"] != 1.0
 
 
-app_names = st.lists(st.text("abcdefgh.", min_size=1, max_size=6), min_size=1, max_size=6, unique=True)
+app_names = st.lists(
+    st.text("abcdefgh.", min_size=1, max_size=6), min_size=1, max_size=6, unique=True
+)
 
 
 @st.composite
@@ -107,9 +125,12 @@ def heatmaps(draw):
     k = len(names)
     compact = draw(st.lists(st.floats(1, 1e4), min_size=k, max_size=k))
     procs = draw(st.lists(st.integers(1, 4096), min_size=k, max_size=k))
-    speed = draw(st.lists(st.one_of(st.none(), st.floats(0.5, 2.0)), min_size=k * k, max_size=k * k))
+    speed = draw(
+        st.lists(st.one_of(st.none(), st.floats(0.5, 2.0)), min_size=k * k, max_size=k * k)
+    )
     matrix = np.array([np.nan if s is None else s for s in speed]).reshape(k, k)
-    np.fill_diagonal(matrix, np.nan)  # self-pairs are averaged over both copies, so keep them out here
+    # self-pairs are averaged over both copies, so keep them out here
+    np.fill_diagonal(matrix, np.nan)
     return heatmap_from_speedups(names, matrix, compact, procs)
 
 
@@ -133,7 +154,9 @@ def test_speedup_matrix_never_changes_measured_values(heatmap):
 
 
 def test_instance_round_trip_keeps_pair_speedups():
-    instance = complete_instance([3.0, 5.0, 7.0], lambda i, mask: 1.0 if mask == 1 << i else 0.6 + 0.1 * i)
+    instance = complete_instance(
+        [3.0, 5.0, 7.0], lambda i, mask: 1.0 if mask == 1 << i else 0.6 + 0.1 * i
+    )
     instance = instance.restrict(max_size=2)
     heatmap = heatmap_from_instance(instance, procs=[4, 8, 16])
     assert heatmap.speedup("T2", "T3") == pytest.approx(0.7)
@@ -158,13 +181,24 @@ def test_plot_writes_png(table, tmp_path):
 
 
 def test_llnl_co_run_table_converts_to_the_table_4_1_layout(shared_data):
-    path = shared_data("heatmaps/coScheduling/derived_slowdown_pairs.csv")  # no licence: not bundled
+    # no licence: not bundled
+    path = shared_data("heatmaps/coScheduling/derived_slowdown_pairs.csv")
     import pandas as pd
 
     rows = pd.read_csv(path)
-    records = [dict(name_A=f"{r.app_A}.{r.num_nodes}n", procs_A=56 * r.num_nodes, compact_A=r.isolated_A_median_s,
-                    name_B=f"{r.app_B}.{r.num_nodes}n", procs_B=56 * r.num_nodes, compact_B=r.isolated_B_median_s,
-                    co_A_B=r.co_A_median_s, co_B_A=r.co_B_median_s) for r in rows.itertuples()]
+    records = [
+        dict(
+            name_A=f"{r.app_A}.{r.num_nodes}n",
+            procs_A=56 * r.num_nodes,
+            compact_A=r.isolated_A_median_s,
+            name_B=f"{r.app_B}.{r.num_nodes}n",
+            procs_B=56 * r.num_nodes,
+            compact_B=r.isolated_B_median_s,
+            co_A_B=r.co_A_median_s,
+            co_B_A=r.co_B_median_s,
+        )
+        for r in rows.itertuples()
+    ]
     heatmap = Heatmap.from_records(records)
     first = rows.iloc[1]
     a, b = f"{first.app_A}.{first.num_nodes}n", f"{first.app_B}.{first.num_nodes}n"

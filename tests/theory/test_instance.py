@@ -1,21 +1,35 @@
 """The Instance model, its validation (002 §3) and the JSON / NPZ file formats."""
+
 import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cosched.errors import InputError
 from cosched.theory.generators import random_instance
-from cosched.theory.instance import (Instance, _all_subset_pairs, instance_from_json, instance_to_json, load_instance,
-                                     monotonicity_violations, save_instance, validate)
+from cosched.theory.instance import (
+    Instance,
+    _all_subset_pairs,
+    instance_from_json,
+    instance_to_json,
+    load_instance,
+    monotonicity_violations,
+    save_instance,
+    validate,
+)
 from cosched.theory.lattice import combinations_up_to
 from cosched.theory.testing import instances
 
 
 def two_task_document(**changes):
-    document = {"tasks": ["a", "b"], "work": [10.0, 20.0], "combinations": [[0], [1], [0, 1]],
-                "speeds": [[1.0], [1.0], [0.8, 0.6]]}
+    document = {
+        "tasks": ["a", "b"],
+        "work": [10.0, 20.0],
+        "combinations": [[0], [1], [0, 1]],
+        "speeds": [[1.0], [1.0], [0.8, 0.6]],
+    }
     document.update(changes)
     return document
 
@@ -27,16 +41,20 @@ def write(tmp_path, document, name="instance.json"):
 
 
 def test_json_document_builds_the_speed_matrix_in_bitmask_order():
-    instance = instance_from_json(two_task_document(combinations=[[0, 1], [1], [0]],
-                                                    speeds=[[0.8, 0.6], [1.0], [1.0]]))
+    instance = instance_from_json(
+        two_task_document(combinations=[[0, 1], [1], [0]], speeds=[[0.8, 0.6], [1.0], [1.0]])
+    )
     assert instance.combinations.tolist() == [1, 2, 3]
     assert instance.speeds.tolist() == [[1.0, 0.0, 0.8], [0.0, 1.0, 0.6]]
     assert instance.combination_speeds.tolist() == pytest.approx([1.0, 1.0, 1.4])
 
 
 def test_task_names_may_replace_indices_in_combinations():
-    instance = instance_from_json(two_task_document(combinations=[["a"], ["b"], ["b", "a"]],
-                                                    speeds=[[1.0], [1.0], [0.6, 0.8]]))
+    instance = instance_from_json(
+        two_task_document(
+            combinations=[["a"], ["b"], ["b", "a"]], speeds=[[1.0], [1.0], [0.6, 0.8]]
+        )
+    )
     assert instance.speeds[:, 2].tolist() == [0.8, 0.6]
 
 
@@ -60,24 +78,30 @@ def test_save_then_load_round_trips_exactly(tmp_path_factory, instance, suffix):
     assert loaded.tasks == instance.tasks
 
 
-@pytest.mark.parametrize("document, field", [
-    ({"work": [1.0]}, "combinations"),
-    (two_task_document(work="x"), "work"),
-    (two_task_document(work=[]), "work"),
-    (two_task_document(tasks=["a"]), "tasks"),
-    (two_task_document(tasks=["a", "a"]), "tasks"),
-    (two_task_document(combinations=[[0], [1], [0, 5]]), "combinations[2]"),
-    (two_task_document(combinations=[[0], [1], [0, 0]]), "combinations[2]"),
-    (two_task_document(combinations=[[0], [1], []]), "combinations[2]"),
-    (two_task_document(speeds=[[1.0], [1.0], [0.8]]), "speeds[2]"),
-    (two_task_document(speeds=[[1.0], [1.0]]), "speeds"),
-    (two_task_document(combinations=[[0], [1], [1, 0]], speeds=[[1.0], [1.0], [0.8, 0.6]])
-     | {"combinations": [[0], [0], [0, 1]]}, "combinations"),
-    (two_task_document(work=[10.0, -1.0]), "work"),
-    (two_task_document(speeds=[[1.0], [1.0], [0.8, 1.5]]), "speeds"),
-    (two_task_document(speeds=[[1.0], [1.0], [0.8, -0.1]]), "speeds"),
-    (two_task_document(speeds=[[0.9], [1.0], [0.8, 0.6]]), "speeds"),
-])
+@pytest.mark.parametrize(
+    "document, field",
+    [
+        ({"work": [1.0]}, "combinations"),
+        (two_task_document(work="x"), "work"),
+        (two_task_document(work=[]), "work"),
+        (two_task_document(tasks=["a"]), "tasks"),
+        (two_task_document(tasks=["a", "a"]), "tasks"),
+        (two_task_document(combinations=[[0], [1], [0, 5]]), "combinations[2]"),
+        (two_task_document(combinations=[[0], [1], [0, 0]]), "combinations[2]"),
+        (two_task_document(combinations=[[0], [1], []]), "combinations[2]"),
+        (two_task_document(speeds=[[1.0], [1.0], [0.8]]), "speeds[2]"),
+        (two_task_document(speeds=[[1.0], [1.0]]), "speeds"),
+        (
+            two_task_document(combinations=[[0], [1], [1, 0]], speeds=[[1.0], [1.0], [0.8, 0.6]])
+            | {"combinations": [[0], [0], [0, 1]]},
+            "combinations",
+        ),
+        (two_task_document(work=[10.0, -1.0]), "work"),
+        (two_task_document(speeds=[[1.0], [1.0], [0.8, 1.5]]), "speeds"),
+        (two_task_document(speeds=[[1.0], [1.0], [0.8, -0.1]]), "speeds"),
+        (two_task_document(speeds=[[0.9], [1.0], [0.8, 0.6]]), "speeds"),
+    ],
+)
 def test_malformed_json_names_file_and_field(tmp_path, document, field):
     path = write(tmp_path, document)
     with pytest.raises(InputError) as caught:
@@ -87,9 +111,14 @@ def test_malformed_json_names_file_and_field(tmp_path, document, field):
     assert "\n" not in str(caught.value)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("{", "not valid JSON"), ("[1, 2]", "JSON object"), (b"\xff\xfe", "UTF-8"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("{", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        (b"\xff\xfe", "UTF-8"),
+    ],
+)
 def test_unreadable_json_is_an_input_error(tmp_path, text, expected):
     path = tmp_path / "bad.json"
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
@@ -112,7 +141,9 @@ def test_malformed_npz_names_the_array(tmp_path):
     np.savez(path, work=np.ones(2), combinations=np.array([1.0, 2.0, 3.0]), speeds=np.ones((2, 3)))
     with pytest.raises(InputError, match="integer bitmasks"):
         load_instance(path)
-    np.savez(path, work=np.array(["a", "b"]), combinations=np.array([1, 2, 3]), speeds=np.ones((2, 3)))
+    np.savez(
+        path, work=np.array(["a", "b"]), combinations=np.array([1, 2, 3]), speeds=np.ones((2, 3))
+    )
     with pytest.raises(InputError, match="field 'work'"):
         load_instance(path)
     np.savez(path, work=np.ones(2), combinations=np.array([1, 2, 3]), speeds=np.ones((3, 3)))
@@ -180,22 +211,32 @@ def test_lattice_view_check_finds_the_same_violations_as_pairwise_check(instance
     broken = Instance(instance.work, instance.combinations, speeds)
     fast = {(v.task, v.subset, v.superset) for v in monotonicity_violations(broken)}
     one_step = set()
-    for subset, superset, rows in _all_subset_pairs(broken):
-        step = (broken.combinations[superset] & ~broken.combinations[subset])
+    for subset, superset, _rows in _all_subset_pairs(broken):
+        step = broken.combinations[superset] & ~broken.combinations[subset]
         direct = (step & (step - 1)) == 0
         for s, q in zip(subset[direct], superset[direct]):
             for task in np.flatnonzero(broken.speeds[:, s] > 0):
                 if broken.speeds[task, s] < broken.speeds[task, q] - 1e-9:
-                    one_step.add((int(task), int(broken.combinations[s]), int(broken.combinations[q])))
+                    one_step.add(
+                        (int(task), int(broken.combinations[s]), int(broken.combinations[q]))
+                    )
     assert fast == one_step
 
 
 def test_non_downward_closed_sets_check_every_subset_pair():
-    masks = [1, 6, 7]  # {T1}, {T2, T3}, {T1, T2, T3}: the one-task-smaller subsets are mostly missing
+    # {T1}, {T2, T3}, {T1, T2, T3}: the one-task-smaller subsets are mostly missing
+    masks = [
+        1,
+        6,
+        7,
+    ]
     speeds = np.array([[1.0, 0.0, 0.5], [0.0, 0.9, 0.5], [0.0, 0.9, 0.5]])
     assert monotonicity_violations(Instance(np.ones(3), masks, speeds)) == []
     speeds[1, 2] = 0.95  # T2 faster in {T1, T2, T3} than in {T2, T3}
-    found = {(v.task, v.subset, v.superset) for v in monotonicity_violations(Instance(np.ones(3), masks, speeds))}
+    found = {
+        (v.task, v.subset, v.superset)
+        for v in monotonicity_violations(Instance(np.ones(3), masks, speeds))
+    }
     assert found == {(1, 6, 7)}
 
 
@@ -213,29 +254,41 @@ def test_n20_npz_loads_and_validates(tmp_path):
     assert load_instance(path).m == instance.m
 
 
-# --- one validation path for JSON and NPZ (structure in Instance, numbers in validate) ---------------------------
+# --- one validation path for JSON and NPZ (structure in Instance, numbers in validate) ------------
+
 
 def npz_file(tmp_path, **changes):
     instance = random_instance(3, seed=1, max_size=2)
-    arrays = {"work": instance.work, "combinations": instance.combinations, "speeds": instance.speeds,
-              "tasks": np.array(["a", "b", "c"])} | changes
+    arrays = {
+        "work": instance.work,
+        "combinations": instance.combinations,
+        "speeds": instance.speeds,
+        "tasks": np.array(["a", "b", "c"]),
+    } | changes
     path = tmp_path / "instance.npz"
     np.savez(path, **{key: value for key, value in arrays.items() if value is not None})
     return path
 
 
 def test_n100_json_names_the_file_the_field_and_max_tasks(tmp_path):
-    path = write(tmp_path, {"work": [1.0] * 100, "combinations": [[i] for i in range(100)],
-                            "speeds": [[1.0]] * 100})
+    path = write(
+        tmp_path,
+        {"work": [1.0] * 100, "combinations": [[i] for i in range(100)], "speeds": [[1.0]] * 100},
+    )
     with pytest.raises(InputError, match=r"100 tasks exceed the limit MAX_TASKS = 62") as caught:
         load_instance(path)
     assert caught.value.source == str(path) and caught.value.field == "work"
 
 
-@pytest.mark.parametrize("tasks, expected", [
-    (["a", "b", "a"], "'a' is given twice"), (["a", "", "c"], "non-empty printable"),
-    (["a", "b\nc", "d"], "non-empty printable"), (["a", "b"], "2 task names for 3 tasks"),
-])
+@pytest.mark.parametrize(
+    "tasks, expected",
+    [
+        (["a", "b", "a"], "'a' is given twice"),
+        (["a", "", "c"], "non-empty printable"),
+        (["a", "b\nc", "d"], "non-empty printable"),
+        (["a", "b"], "2 task names for 3 tasks"),
+    ],
+)
 def test_task_names_are_checked_alike_in_json_and_npz(tmp_path, tasks, expected):
     instance = random_instance(3, seed=1, max_size=2)
     json_path = write(tmp_path, json.dumps(instance_to_json(instance) | {"tasks": tasks}))
@@ -246,9 +299,14 @@ def test_task_names_are_checked_alike_in_json_and_npz(tmp_path, tasks, expected)
         assert "\n" not in str(caught.value)
 
 
-@pytest.mark.parametrize("work, expected", [
-    ([10 ** 400, 1.0], "finite and positive"), ([1e-320, 1.0], "WORK_MIN"), ([0.0, 1.0], "finite and positive"),
-])
+@pytest.mark.parametrize(
+    "work, expected",
+    [
+        ([10**400, 1.0], "finite and positive"),
+        ([1e-320, 1.0], "WORK_MIN"),
+        ([0.0, 1.0], "finite and positive"),
+    ],
+)
 def test_unusable_work_values_name_the_field(tmp_path, work, expected):
     with pytest.raises(InputError, match=expected) as caught:
         load_instance(write(tmp_path, two_task_document(work=work)))
@@ -258,13 +316,17 @@ def test_unusable_work_values_name_the_field(tmp_path, work, expected):
 def test_huge_work_is_accepted_and_huge_integer_speeds_are_named(tmp_path):
     assert load_instance(write(tmp_path, two_task_document(work=[1e200, 3e200]))).work[1] == 3e200
     with pytest.raises(InputError, match="finite") as caught:
-        load_instance(write(tmp_path, two_task_document(speeds=[[1.0], [1.0], [10 ** 400, 0.5]])))
+        load_instance(write(tmp_path, two_task_document(speeds=[[1.0], [1.0], [10**400, 0.5]])))
     assert caught.value.field == "speeds"
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("[" * 100_000, "nested too deeply|not valid JSON"), ('{"work": [' + "9" * 5000 + "]}", "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("[" * 100_000, "nested too deeply|not valid JSON"),
+        ('{"work": [' + "9" * 5000 + "]}", "not valid JSON"),
+    ],
+)
 def test_pathological_json_is_one_input_error(tmp_path, text, expected):
     with pytest.raises(InputError, match=expected):
         load_instance(write(tmp_path, text))
@@ -276,13 +338,19 @@ def test_json_with_a_utf8_byte_order_mark_loads(tmp_path):
     assert load_instance(path).tasks == ("a", "b")
 
 
-@pytest.mark.parametrize("changes, field", [
-    ({"tasks": np.array([1, 2, 3])}, "tasks"), ({"tasks": np.array([["a", "b", "c"]])}, "tasks"),
-    ({"combinations": np.array([1, 2, 4, 3, 5, 1 << 40])}, "combinations"),
-    ({"combinations": np.array([1, 2, 4, 3, 5, 5])}, "combinations"),
-    ({"work": np.array([1.0, np.nan, 1.0])}, "work"), ({"work": np.ones((3, 1))}, "work"),
-    ({"work": np.array([True, True, True])}, "work"), ({"speeds": None}, "speeds"),
-])
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"tasks": np.array([1, 2, 3])}, "tasks"),
+        ({"tasks": np.array([["a", "b", "c"]])}, "tasks"),
+        ({"combinations": np.array([1, 2, 4, 3, 5, 1 << 40])}, "combinations"),
+        ({"combinations": np.array([1, 2, 4, 3, 5, 5])}, "combinations"),
+        ({"work": np.array([1.0, np.nan, 1.0])}, "work"),
+        ({"work": np.ones((3, 1))}, "work"),
+        ({"work": np.array([True, True, True])}, "work"),
+        ({"speeds": None}, "speeds"),
+    ],
+)
 def test_malformed_npz_arrays_name_their_field(tmp_path, changes, field):
     with pytest.raises(InputError) as caught:
         load_instance(npz_file(tmp_path, **changes))

@@ -1,12 +1,22 @@
 """Bitmask helpers of the combination lattice."""
+
 from itertools import combinations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from cosched.theory.lattice import (all_combinations, combinations_of_size, combinations_up_to, is_downward_closed,
-                            mask_of, membership, popcount, tasks_of)
+from cosched.theory.lattice import (
+    all_combinations,
+    combinations_of_size,
+    combinations_up_to,
+    is_downward_closed,
+    mask_of,
+    membership,
+    popcount,
+    tasks_of,
+)
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 9])

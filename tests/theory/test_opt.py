@@ -1,4 +1,5 @@
 """OPT by LP (002 §4.1): direct vs column generation, HiGHS vs PuLP, duals, infeasibility."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,7 +10,8 @@ from cosched.theory.instance import Instance
 from cosched.theory.opt import InfeasibleError, solve_opt
 from cosched.theory.testing import instances
 
-AGREEMENT = 1e-9  # relative: colgen vs direct (the issue's requirement), HiGHS vs PuLP after polishing
+# relative: colgen vs direct (the issue's requirement), HiGHS vs PuLP after polishing
+AGREEMENT = 1e-9
 
 
 @settings(max_examples=80)
@@ -45,13 +47,18 @@ def test_duals_certify_optimality(instance):
     reduced = 1 - result.duals @ instance.speeds  # no column can lower the makespan
     assert reduced.min() >= -1e-8
     assert np.abs(reduced[result.times > 0]).max() <= 1e-8  # complementary slackness
-    assert result.duals @ instance.work == pytest.approx(result.makespan, rel=1e-9)  # strong duality
+    # strong duality
+    assert result.duals @ instance.work == pytest.approx(result.makespan, rel=1e-9)
 
 
 def test_opt_is_at_least_total_work_over_fastest_speed_and_at_most_sequential():
     instance = random_instance(8, seed=5)
     result = solve_opt(instance)
-    assert instance.work.sum() / instance.combination_speeds.max() <= result.makespan <= instance.work.sum()
+    assert (
+        instance.work.sum() / instance.combination_speeds.max()
+        <= result.makespan
+        <= instance.work.sum()
+    )
 
 
 @pytest.mark.parametrize("n", [3, 6, 10])
@@ -90,7 +97,9 @@ def test_restricted_set_that_cannot_finish_a_task_names_it(method, backend):
 
 
 def test_restricted_set_without_singletons_is_solved_by_column_generation():
-    instance = Instance([1.0, 1.0, 2.0], [3, 5, 6, 4], [[0.5, 0.5, 0, 0], [0.5, 0, 0.5, 0], [0, 0.5, 0.5, 1]])
+    instance = Instance(
+        [1.0, 1.0, 2.0], [3, 5, 6, 4], [[0.5, 0.5, 0, 0], [0.5, 0, 0.5, 0], [0, 0.5, 0.5, 1]]
+    )
     direct, colgen = solve_opt(instance, "direct"), solve_opt(instance, "colgen")
     assert colgen.makespan == pytest.approx(direct.makespan, rel=AGREEMENT)
     assert direct.schedule.is_feasible(instance)

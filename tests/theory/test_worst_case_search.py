@@ -1,4 +1,6 @@
-"""The public worst-case search of cosched.theory.testing: valid instances, honest ratios, reproducible."""
+"""The public worst-case search of cosched.theory.testing: valid instances, honest ratios,
+reproducible."""
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -6,13 +8,23 @@ from hypothesis import strategies as st
 
 from cosched.theory.instance import validate
 from cosched.theory.opt import solve_opt
-from cosched.theory.testing import (SPEED_FLOOR, SEARCH_WORK_FLOOR, instance_from_parameters, parameter_count,
-                                    parametrised_instances, search_worst_case)
+from cosched.theory.testing import (
+    SEARCH_WORK_FLOOR,
+    SPEED_FLOOR,
+    instance_from_parameters,
+    parameter_count,
+    parametrised_instances,
+    search_worst_case,
+)
 
-RATIO_RTOL = 1e-12  # the ratio is recomputed with the same LP: only the division may round differently
+# the ratio is recomputed with the same LP: only the division may round differently
+RATIO_RTOL = 1e-12
 OPT_RTOL = 1e-9  # no schedule beats OPT (LP tolerance)
-NESTED = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.nested_given,
-                                                                        HealthCheck.too_slow])
+NESTED = settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.nested_given, HealthCheck.too_slow],
+)
 
 
 def tasks_alone(instance):
@@ -21,7 +33,8 @@ def tasks_alone(instance):
 
 
 def slowest_pair_first(instance):
-    """A toy strategy with a makespan that depends on the speeds: the speed matrix's weakest column, then alone."""
+    """A toy strategy with a makespan that depends on the speeds: the speed matrix's weakest column,
+    then alone."""
     j = int(np.argmin(instance.combination_speeds))
     speeds = instance.speeds[:, j]
     running = speeds > 0
@@ -33,20 +46,28 @@ def slowest_pair_first(instance):
 def points(draw):
     n = draw(st.integers(2, 5))
     alpha = draw(st.one_of(st.none(), st.tuples(st.floats(0, 1), st.floats(0, 1)).map(sorted)))
-    free = draw(st.lists(st.floats(-0.5, 1.5), min_size=parameter_count(n, alpha),
-                         max_size=parameter_count(n, alpha)))
+    free = draw(
+        st.lists(
+            st.floats(-0.5, 1.5),
+            min_size=parameter_count(n, alpha),
+            max_size=parameter_count(n, alpha),
+        )
+    )
     return n, alpha, np.asarray(free)
 
 
 @given(points())
 def test_every_point_of_the_cube_maps_to_a_valid_instance(point):
     n, alpha, theta = point
-    instance = validate(instance_from_parameters(theta, n, alpha))  # constraint (1), singletons 1, b > 0
+    # constraint (1), singletons 1, b > 0
+    instance = validate(instance_from_parameters(theta, n, alpha))
     member = instance.speeds > 0
     assert instance.n == n and instance.is_complete
     assert (instance.speeds[member] >= SPEED_FLOOR).all() and (instance.speeds <= 1).all()
     assert (instance.work >= SEARCH_WORK_FLOOR).all() and (instance.work <= 1).all()
-    np.testing.assert_array_equal(member.sum(), (instance.combinations[None, :] >> np.arange(n)[:, None] & 1).sum())
+    np.testing.assert_array_equal(
+        member.sum(), (instance.combinations[None, :] >> np.arange(n)[:, None] & 1).sum()
+    )
 
 
 @given(st.integers(2, 5).flatmap(lambda n: st.tuples(st.just(n), parametrised_instances(n))))
@@ -57,8 +78,12 @@ def test_the_search_draws_points_of_the_cube(case):
 
 
 @NESTED
-@given(st.integers(2, 4), st.integers(0, 2**31), st.sampled_from([tasks_alone, slowest_pair_first]),
-       st.sampled_from([None, (0.3, 0.7)]))
+@given(
+    st.integers(2, 4),
+    st.integers(0, 2**31),
+    st.sampled_from([tasks_alone, slowest_pair_first]),
+    st.sampled_from([None, (0.3, 0.7)]),
+)
 def test_search_returns_a_valid_instance_with_its_ratio_recomputed(n, seed, makespan, alpha):
     worst = search_worst_case(makespan, n, alpha=alpha, budget=10, refine=12, seed=seed)
     validate(worst.instance)
