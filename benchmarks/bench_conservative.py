@@ -12,6 +12,7 @@ before/after columns and their ratio, and --check-results compares the two jobs.
     python benchmarks/bench_conservative.py --limit ricc=30000,curie=50000 \\
         --before "env PYTHONPATH=/tmp/old python3 -m cosched" --check-results
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from data_paths import SHARED_DATA  # noqa: E402  (the script's folder is on sys.path)
 
-DATA = Path(os.environ["COSCHED_SWF_DIR"]) if "COSCHED_SWF_DIR" in os.environ else SHARED_DATA / "swf"
+DATA = (
+    Path(os.environ["COSCHED_SWF_DIR"]) if "COSCHED_SWF_DIR" in os.environ else SHARED_DATA / "swf"
+)
 TRACES = {  # name -> (file under DATA, platform preset)
     "sdsc-sp2": ("SDSC-SP2-1998-4.2-cln.swf.gz", "sdsc-sp2"),
     "curie": ("CEA-Curie-2011-2.1-cln.swf.gz", "curie"),
@@ -36,11 +39,26 @@ TRACES = {  # name -> (file under DATA, platform preset)
 THIS = [sys.executable, "-m", "cosched"]
 
 
-def run(command: list[str], trace: str, limit: int | None, extra: list[str], out: Path | None) -> dict:
+def run(
+    command: list[str], trace: str, limit: int | None, extra: list[str], out: Path | None
+) -> dict:
     """One `simulate` run; returns its JSON summary."""
     name, preset = TRACES[trace]
-    args = command + ["simulate", "--workload", str(DATA / name), "--platform", preset,
-                      "--scheduler", "conservative", "--quiet", "--json"] + extra
+    args = (
+        command
+        + [
+            "simulate",
+            "--workload",
+            str(DATA / name),
+            "--platform",
+            preset,
+            "--scheduler",
+            "conservative",
+            "--quiet",
+            "--json",
+        ]
+        + extra
+    )
     if limit:
         args += ["--limit", str(limit)]
     if out is not None:
@@ -56,8 +74,11 @@ def same_jobs(first: Path, second: Path) -> bool:
     """The two jobs.csv are identical value by value."""
     import pandas as pd
     from pandas.testing import assert_frame_equal
+
     try:
-        assert_frame_equal(pd.read_csv(first / "jobs.csv"), pd.read_csv(second / "jobs.csv"), check_exact=True)
+        assert_frame_equal(
+            pd.read_csv(first / "jobs.csv"), pd.read_csv(second / "jobs.csv"), check_exact=True
+        )
     except AssertionError:
         return False
     return True
@@ -65,20 +86,37 @@ def same_jobs(first: Path, second: Path) -> bool:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--traces", default=",".join(TRACES), help=f"comma-separated, of {', '.join(TRACES)}")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per trace and version (median reported)")
-    parser.add_argument("--limit", default="", help="first jobs per trace, e.g. ricc=30000,curie=50000")
-    parser.add_argument("--before", help="command of the earlier cosched to compare with, e.g. "
-                                         "'env PYTHONPATH=/tmp/old python3 -m cosched'")
-    parser.add_argument("--check-results", action="store_true",
-                        help="with --before: also check that both versions give the same jobs.csv")
-    parser.add_argument("--options", default="", help="extra simulate options, e.g. '--depth 5 --run-times'")
+    parser.add_argument(
+        "--traces", default=",".join(TRACES), help=f"comma-separated, of {', '.join(TRACES)}"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs per trace and version (median reported)"
+    )
+    parser.add_argument(
+        "--limit", default="", help="first jobs per trace, e.g. ricc=30000,curie=50000"
+    )
+    parser.add_argument(
+        "--before",
+        help="command of the earlier cosched to compare with, e.g. "
+        "'env PYTHONPATH=/tmp/old python3 -m cosched'",
+    )
+    parser.add_argument(
+        "--check-results",
+        action="store_true",
+        help="with --before: also check that both versions give the same jobs.csv",
+    )
+    parser.add_argument(
+        "--options", default="", help="extra simulate options, e.g. '--depth 5 --run-times'"
+    )
     args = parser.parse_args(argv)
     traces = [t for t in args.traces.split(",") if t]
     unknown = [t for t in traces if t not in TRACES]
     if unknown:
         parser.error(f"unknown traces {unknown}; known: {', '.join(TRACES)}")
-    limits = {key: int(value) for key, value in (item.split("=") for item in args.limit.split(",") if item)}
+    limits = {
+        key: int(value)
+        for key, value in (item.split("=") for item in args.limit.split(",") if item)
+    }
     versions = {"after": THIS}
     if args.before:
         versions = {"before": shlex.split(args.before), "after": THIS}
@@ -98,7 +136,10 @@ def main(argv=None) -> int:
                     summary = run(command, trace, limits.get(trace), extra, out)
                     times[version].append(summary["wall_seconds"])
                     jobs = summary["jobs"]
-                    print(f"  {trace} {version} run {index + 1}: {summary['wall_seconds']:.2f} s", file=sys.stderr)
+                    print(
+                        f"  {trace} {version} run {index + 1}: {summary['wall_seconds']:.2f} s",
+                        file=sys.stderr,
+                    )
             if args.check_results and args.before:
                 identical = same_jobs(Path(folder) / "before", Path(folder) / "after")
         medians = {version: statistics.median(values) for version, values in times.items()}
@@ -109,8 +150,10 @@ def main(argv=None) -> int:
         header += f" {version + ' s':>10} {version + ' jobs/s':>13}"
     if args.before:
         header += f" {'speedup':>8}" + ("  jobs.csv" if args.check_results else "")
-    print(f"Conservative backfilling, median of {args.repeat} runs (simulation time)"
-          + (f", options {args.options}" if extra else ""))
+    print(
+        f"Conservative backfilling, median of {args.repeat} runs (simulation time)"
+        + (f", options {args.options}" if extra else "")
+    )
     print(header)
     for trace, jobs, medians, identical in rows:
         line = f"{trace:<10} {jobs:>8}"

@@ -7,6 +7,7 @@ minutes), in local worker processes. Timings are medians over --repeat runs; the
 
     python benchmarks/bench_cosched.py [--repeat 3] [--heatmap FILE] [--no-grid] [--workers 2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,9 +19,13 @@ from pathlib import Path
 
 from cosched.data import HEATMAPS, data_path
 
-ARIS_NAS = data_path(HEATMAPS["aris-nas"])  # bundled: the measured ELiSE ARIS NAS heatmap (preset aris-nas)
+ARIS_NAS = data_path(
+    HEATMAPS["aris-nas"]
+)  # bundled: the measured ELiSE ARIS NAS heatmap (preset aris-nas)
 RUN_TARGET = 2.0  # seconds for one 1000-job co-scheduled run on ARIS
-RUN_TARGETS = {"matching": 5.0}  # schedulers with a target of their own (a maximum-weight matching per pass)
+RUN_TARGETS = {
+    "matching": 5.0
+}  # schedulers with a target of their own (a maximum-weight matching per pass)
 GRID_TARGET = 300.0  # seconds for the thesis grid x 10 experiments x 1000 jobs
 
 
@@ -36,25 +41,32 @@ def median_time(function, repeat: int) -> float:
 def single_runs(heatmap_path: Path, repeat: int) -> None:
     from cosched.simulator.engine import simulate
     from cosched.simulator.generate import ApplicationSeed, generate_workload
-    from cosched.theory.heatmap import read_heatmap
     from cosched.simulator.platform import PRESETS
     from cosched.simulator.schedulers import COSCHEDULERS
+    from cosched.theory.heatmap import read_heatmap
 
     warnings.simplefilter("ignore")
     heatmap = read_heatmap(heatmap_path, default=1.0)
     workload = generate_workload(ApplicationSeed.from_heatmap(heatmap), 1000, rng_seed=1)
     platform = PRESETS["aris"]
     easy = median_time(lambda: simulate(workload, platform, "easy", use_run_times=True), repeat)
-    print(f"\n1000 jobs (batch), ARIS 420 x 20 cores, heatmap {heatmap_path.name} ({len(heatmap)} apps); "
-          f"median of {repeat}")
+    print(
+        f"\n1000 jobs (batch), ARIS 420 x 20 cores, heatmap {heatmap_path.name} ({len(heatmap)} apps); "
+        f"median of {repeat}"
+    )
     print("| scheduler | wall [s] | vs EASY (x) | target [s] | |")
     print("|---|---|---|---|---|")
-    print(f"| easy (classic) | {easy:.3f} | 1.0 | {RUN_TARGET:.0f} | {'ok' if easy < RUN_TARGET else 'MISSED'} |")
+    print(
+        f"| easy (classic) | {easy:.3f} | 1.0 | {RUN_TARGET:.0f} | {'ok' if easy < RUN_TARGET else 'MISSED'} |"
+    )
     for name in COSCHEDULERS:
-        wall = median_time(lambda: simulate(workload, platform, name, heatmap=heatmap, use_run_times=True),
-                           repeat)
+        wall = median_time(
+            lambda: simulate(workload, platform, name, heatmap=heatmap, use_run_times=True), repeat
+        )
         target = RUN_TARGETS.get(name, RUN_TARGET)
-        print(f"| {name} | {wall:.3f} | {wall / easy:.1f} | {target:.0f} | {'ok' if wall < target else 'MISSED'} |")
+        print(
+            f"| {name} | {wall:.3f} | {wall / easy:.1f} | {target:.0f} | {'ok' if wall < target else 'MISSED'} |"
+        )
 
 
 def grid(workers: int | None) -> None:
@@ -67,10 +79,14 @@ def grid(workers: int | None) -> None:
         run_experiment(spec, out, workers=workers, progress=False, plots=False)
         wall = time.perf_counter() - clock
         clock = time.perf_counter()
-        run_experiment(spec, out, workers=workers, progress=False, plots=True)  # resumes: tables + plots only
+        run_experiment(
+            spec, out, workers=workers, progress=False, plots=True
+        )  # resumes: tables + plots only
         plots = time.perf_counter() - clock
-    print(f"\nthesis grid: {len(spec.schedulers)} schedulers x {spec.experiments} experiments x {spec.jobs} jobs "
-          f"= {runs} runs, {workers or 'all'} worker processes")
+    print(
+        f"\nthesis grid: {len(spec.schedulers)} schedulers x {spec.experiments} experiments x {spec.jobs} jobs "
+        f"= {runs} runs, {workers or 'all'} worker processes"
+    )
     print("| part | wall [s] | target [s] | share of target |")
     print("|---|---|---|---|")
     print(f"| {runs} runs | {wall:.1f} | {GRID_TARGET:.0f} | {wall / GRID_TARGET:.2f} |")
@@ -80,7 +96,9 @@ def grid(workers: int | None) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--heatmap", type=Path, help="heatmap CSV (default: the bundled real ARIS NAS heatmap)")
+    parser.add_argument(
+        "--heatmap", type=Path, help="heatmap CSV (default: the bundled real ARIS NAS heatmap)"
+    )
     parser.add_argument("--no-grid", action="store_true")
     parser.add_argument("--workers", type=int, default=None)
     args = parser.parse_args()

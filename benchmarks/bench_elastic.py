@@ -11,6 +11,7 @@ against SimGrid takes about 16 s for this project on the same machine, a figure 
     python benchmarks/bench_elastic.py
     python benchmarks/bench_elastic.py --repeat 5 --algorithms fcfs-file,fcfs-malleable
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from data_paths import SHARED_DATA  # noqa: E402  (the script's folder is on sys.path)
+
 from cosched.simulator.elastic.algorithms import ALGORITHMS, make_algorithm  # noqa: E402
 from cosched.simulator.elastic.compat import load_algorithm  # noqa: E402
 from cosched.simulator.elastic.config import load_configuration  # noqa: E402
@@ -33,7 +36,6 @@ from cosched.simulator.elastic.expressions import Expressions  # noqa: E402
 from cosched.simulator.elastic.platform import load_platform  # noqa: E402
 from cosched.simulator.elastic.runtime import simulate  # noqa: E402
 from cosched.simulator.elastic.workload import load_jobs  # noqa: E402
-from data_paths import SHARED_DATA  # noqa: E402  (the script's folder is on sys.path)
 
 PROJECT = SHARED_DATA / "elastisim" / "example-project"
 FCFS_FILE = ROOT / "tests" / "simulator" / "elastic" / "data" / "fcfs_elastisim.py"
@@ -47,9 +49,14 @@ def _algorithm(name: str):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3, help="runs per algorithm (median reported)")
-    parser.add_argument("--algorithms", default=",".join(["fcfs-file", *ALGORITHMS]),
-                        help="comma list: fcfs-file (the elastisim-python test fixture) and built-in names")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs per algorithm (median reported)"
+    )
+    parser.add_argument(
+        "--algorithms",
+        default=",".join(["fcfs-file", *ALGORITHMS]),
+        help="comma list: fcfs-file (the elastisim-python test fixture) and built-in names",
+    )
     args = parser.parse_args()
     if not PROJECT.is_dir():
         print(f"missing {PROJECT}", file=sys.stderr)
@@ -59,8 +66,10 @@ def main() -> int:
         root = Path(folder) / "example-project"
         shutil.copytree(PROJECT, root)
         os.chdir(root)
-        print(f"{'algorithm':<16} {'load [s]':>9} {'simulate [s]':>13} {'cpu [s]':>8} {'command [s]':>12} "
-              f"{'invocations':>12} {'makespan [s]':>13} {'target':>7}")
+        print(
+            f"{'algorithm':<16} {'load [s]':>9} {'simulate [s]':>13} {'cpu [s]':>8} {'command [s]':>12} "
+            f"{'invocations':>12} {'makespan [s]':>13} {'target':>7}"
+        )
         for name in names:
             loads, sims, cpus = [], [], []
             for _ in range(args.repeat):
@@ -71,22 +80,46 @@ def main() -> int:
                 jobs = load_jobs(configuration.jobs_file, expressions)
                 loads.append(time.perf_counter() - started)
                 cpu = time.process_time()
-                sim = simulate(configuration, platform, jobs, _algorithm(name), expressions=expressions,
-                               algorithm_name=name)
+                sim = simulate(
+                    configuration,
+                    platform,
+                    jobs,
+                    _algorithm(name),
+                    expressions=expressions,
+                    algorithm_name=name,
+                )
                 cpus.append(time.process_time() - cpu)
                 sims.append(sim.wall_seconds)
             algorithm = str(FCFS_FILE) if name == "fcfs-file" else name
             started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "cosched", "elastic", CONFIG, "--algorithm", algorithm,
-                            "--out", str(Path(folder) / f"out-{name}"), "--quiet", "--json"], check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "cosched",
+                    "elastic",
+                    CONFIG,
+                    "--algorithm",
+                    algorithm,
+                    "--out",
+                    str(Path(folder) / f"out-{name}"),
+                    "--quiet",
+                    "--json",
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
             command = time.perf_counter() - started
-            makespan = max(run.end for run in sim.runs) - min(run.spec.submit_time for run in sim.runs)
+            makespan = max(run.end for run in sim.runs) - min(
+                run.spec.submit_time for run in sim.runs
+            )
             simulate_seconds = statistics.median(sims)
-            print(f"{name:<16} {statistics.median(loads):>9.3f} {simulate_seconds:>13.3f} "
-                  f"{statistics.median(cpus):>8.3f} {command:>12.2f} "
-                  f"{sim.invocations:>12} {makespan:>13.0f} "
-                  f"{'ok' if simulate_seconds < TARGET_SECONDS else 'MISSED':>7}")
+            print(
+                f"{name:<16} {statistics.median(loads):>9.3f} {simulate_seconds:>13.3f} "
+                f"{statistics.median(cpus):>8.3f} {command:>12.2f} "
+                f"{sim.invocations:>12} {makespan:>13.0f} "
+                f"{'ok' if simulate_seconds < TARGET_SECONDS else 'MISSED':>7}"
+            )
     return 0
 
 

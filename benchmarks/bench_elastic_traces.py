@@ -8,6 +8,7 @@ rigid fast path). Target: every policy under 30 s on a 2-core machine.
     python benchmarks/bench_elastic_traces.py
     python benchmarks/bench_elastic_traces.py --jobs 10000 --repeat 3 --scaling amdahl
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,12 +20,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from data_paths import SHARED_DATA  # noqa: E402  (the script's folder is on sys.path)
+
 from cosched.simulator.elastic.traces import ElasticMarking, elastic_models  # noqa: E402
 from cosched.simulator.engine import simulate  # noqa: E402
 from cosched.simulator.platform import PRESETS  # noqa: E402
 from cosched.simulator.schedulers import ELASTIC  # noqa: E402
 from cosched.simulator.workload import read_swf  # noqa: E402
-from data_paths import SHARED_DATA  # noqa: E402  (the script's folder is on sys.path)
 
 TRACE = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
 TARGET_SECONDS = 30.0
@@ -33,7 +35,9 @@ TARGET_SECONDS = 30.0
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=50_000)
-    parser.add_argument("--repeat", type=int, default=1, help="runs per policy (the median is shown)")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs per policy (the median is shown)"
+    )
     parser.add_argument("--scaling", choices=("linear", "amdahl"), default="linear")
     args = parser.parse_args()
     platform = PRESETS["sdsc-sp2"]
@@ -41,11 +45,17 @@ def main() -> None:
     workload = read_swf(TRACE, max_cores=platform.total_cores).head(args.jobs)
     loading = time.perf_counter() - clock
     clock = time.perf_counter()
-    models = elastic_models(workload, platform, ElasticMarking(1.0, "malleable", 0.5, 2.0, args.scaling))
+    models = elastic_models(
+        workload, platform, ElasticMarking(1.0, "malleable", 0.5, 2.0, args.scaling)
+    )
     marking = time.perf_counter() - clock
-    print(f"SDSC-SP2: {len(workload)} jobs on {platform.nodes} nodes, all malleable in [0.5, 2] x trace size, "
-          f"{args.scaling} scaling; load {loading:.2f} s, marking {marking:.3f} s")
-    runs = [("easy (rigid, no job models)", "easy", None)] + [(name, name, models) for name in ELASTIC]
+    print(
+        f"SDSC-SP2: {len(workload)} jobs on {platform.nodes} nodes, all malleable in [0.5, 2] x trace size, "
+        f"{args.scaling} scaling; load {loading:.2f} s, marking {marking:.3f} s"
+    )
+    runs = [("easy (rigid, no job models)", "easy", None)] + [
+        (name, name, models) for name in ELASTIC
+    ]
     baseline = None
     print("| policy | wall [s] | jobs/s | vs rigid EASY | resizes | makespan [d] | target 30 s |")
     print("|---|---:|---:|---:|---:|---:|---|")
@@ -58,8 +68,10 @@ def main() -> None:
         baseline = baseline or wall
         resizes = sum(result.lifecycle["resizes"]) if result.lifecycle else 0
         verdict = "ok" if wall < TARGET_SECONDS else "MISSED"
-        print(f"| {label} | {wall:.2f} | {len(workload) / wall:,.0f} | {wall / baseline:.1f} | {resizes} | "
-              f"{result.makespan / 86400:.1f} | {verdict} |")
+        print(
+            f"| {label} | {wall:.2f} | {len(workload) / wall:,.0f} | {wall / baseline:.1f} | {resizes} | "
+            f"{result.makespan / 86400:.1f} | {verdict} |"
+        )
 
 
 if __name__ == "__main__":

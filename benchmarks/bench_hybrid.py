@@ -12,6 +12,7 @@ Part 2: the full `experiment-hybrid` grid (7 configurations x --typings) on the 
 --workers local processes: wall seconds, and the engine seconds the runs report (its table and plots stay in
 --keep DIR if given). The machine may be shared: the load average is printed before and after.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,9 +32,10 @@ from cosched.simulator.hybrid.mechanisms import MECHANISMS  # noqa: E402
 from cosched.simulator.hybrid.run import hybrid_metrics, simulate_hybrid  # noqa: E402
 from cosched.simulator.hybrid.workload import build_hybrid, trace_projects  # noqa: E402
 
-
 CPU_TARGET = 20.0  # seconds of CPU per mechanism on the whole Curie trace
-DECISION_TARGET_MS = 10.0  # the slowest decision (thread CPU time), as the paper reports (004 §III-B)
+DECISION_TARGET_MS = (
+    10.0  # the slowest decision (thread CPU time), as the paper reports (004 §III-B)
+)
 
 
 def load() -> str:
@@ -50,7 +52,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--skip-trace", action="store_true", help="skip part 1")
     parser.add_argument("--skip-grid", action="store_true", help="skip part 2")
-    parser.add_argument("--keep", help="folder for the grid's outputs (default: a temporary folder)")
+    parser.add_argument(
+        "--keep", help="folder for the grid's outputs (default: a temporary folder)"
+    )
     args = parser.parse_args()
     path = SHARED_DATA / "swf" / args.trace
     print(load())
@@ -58,10 +62,14 @@ def main() -> None:
     platform, workload = load_inputs(path, args.platform)
     projects = trace_projects(path, workload.job_id, "group")
     hybrid = build_hybrid(workload, platform.cores_per_node, projects, seed=0)
-    print(f"{args.trace}: {len(workload)} jobs on {platform.nodes} nodes, read and typed in "
-          f"{time.perf_counter() - started:.1f} s")
-    print(f"| configuration | wall [s] | CPU [s] | CPU / baseline | jobs/s | instant start | decision max [ms] | "
-          f"targets (CPU < {CPU_TARGET:g} s, decision < {DECISION_TARGET_MS:g} ms) |")
+    print(
+        f"{args.trace}: {len(workload)} jobs on {platform.nodes} nodes, read and typed in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
+    print(
+        f"| configuration | wall [s] | CPU [s] | CPU / baseline | jobs/s | instant start | decision max [ms] | "
+        f"targets (CPU < {CPU_TARGET:g} s, decision < {DECISION_TARGET_MS:g} ms) |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     baseline_cpu = None
     for mechanism in () if args.skip_trace else MECHANISMS:
@@ -71,26 +79,41 @@ def main() -> None:
         metrics = hybrid_metrics(result, hybrid)
         baseline_cpu = cpu if baseline_cpu is None else baseline_cpu
         decision = metrics["decision_ms_max"]
-        met = "-" if mechanism == "baseline" else \
-            ("ok" if cpu < CPU_TARGET and decision < DECISION_TARGET_MS else "missed")
-        print(f"| {mechanism} | {wall:.1f} | {cpu:.1f} | {cpu / baseline_cpu:.2f} | {len(hybrid) / wall:,.0f} | "
-              f"{metrics['instant_start_ratio']:.4f} | {decision:.1f} | {met} |", flush=True)
+        met = (
+            "-"
+            if mechanism == "baseline"
+            else ("ok" if cpu < CPU_TARGET and decision < DECISION_TARGET_MS else "missed")
+        )
+        print(
+            f"| {mechanism} | {wall:.1f} | {cpu:.1f} | {cpu / baseline_cpu:.2f} | {len(hybrid) / wall:,.0f} | "
+            f"{metrics['instant_start_ratio']:.4f} | {decision:.1f} | {met} |",
+            flush=True,
+        )
     print(load())
     if args.skip_grid:
         return
     grid_workload = workload.head(args.grid_jobs)
-    spec = HybridExperiment(grid_workload, projects[:args.grid_jobs], platform, args.typings, MECHANISMS,
-                      source=f"{args.trace} (first {args.grid_jobs})")
+    spec = HybridExperiment(
+        grid_workload,
+        projects[: args.grid_jobs],
+        platform,
+        args.typings,
+        MECHANISMS,
+        source=f"{args.trace} (first {args.grid_jobs})",
+    )
     with tempfile.TemporaryDirectory() as folder:
         out = Path(args.keep) if args.keep else Path(folder) / "grid"
         wall = time.perf_counter()
         run_experiment(spec, out, workers=args.workers, progress=False, plots=bool(args.keep))
         wall = time.perf_counter() - wall
         import pandas as pd
+
         runs = pd.read_csv(out / "runs.csv")
-    print(f"experiment-hybrid grid: {len(runs)} runs (7 configurations x {args.typings} typings) of "
-          f"{len(grid_workload)} jobs with {args.workers} workers: {wall:.0f} s wall "
-          f"({wall / 60:.1f} min); the runs' own engine time sums to {runs['wall_seconds'].sum():.0f} s")
+    print(
+        f"experiment-hybrid grid: {len(runs)} runs (7 configurations x {args.typings} typings) of "
+        f"{len(grid_workload)} jobs with {args.workers} workers: {wall:.0f} s wall "
+        f"({wall / 60:.1f} min); the runs' own engine time sums to {runs['wall_seconds'].sum():.0f} s"
+    )
     print(load())
 
 

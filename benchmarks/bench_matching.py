@@ -11,6 +11,7 @@ run.
 
     python benchmarks/bench_matching.py [--repeat 3] [--windows 1 8 16 24 32]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,10 +30,21 @@ def timed_run(spec, workload, scheduler, repeat: int):
 
     walls, cpus, result = [], [], None
     for _ in range(repeat):
-        built = make_scheduler(scheduler, **spec.scheduler_options()) if isinstance(scheduler, str) else scheduler()
+        built = (
+            make_scheduler(scheduler, **spec.scheduler_options())
+            if isinstance(scheduler, str)
+            else scheduler()
+        )
         clock, cpu = time.perf_counter(), time.process_time()
-        result = simulate(workload, spec.platform, built, heatmap=spec.heatmap, alone_speedup=spec.alone_speedup,
-                          placement=spec.placement, use_run_times=spec.use_run_times)
+        result = simulate(
+            workload,
+            spec.platform,
+            built,
+            heatmap=spec.heatmap,
+            alone_speedup=spec.alone_speedup,
+            placement=spec.placement,
+            use_run_times=spec.use_run_times,
+        )
         walls.append(time.perf_counter() - clock)
         cpus.append(time.process_time() - cpu)
     return statistics.median(walls), statistics.median(cpus), result
@@ -44,23 +56,29 @@ def main() -> None:
     parser.add_argument("--windows", type=int, nargs="*", default=[1, 8, 16, 24, 32])
     args = parser.parse_args()
 
+    import cosched.simulator.schedulers.matching as matching
     from cosched.simulator.experiment import experiment_workload, preset_spec
     from cosched.simulator.schedulers.matching import Matching
-    import cosched.simulator.schedulers.matching as matching
 
     warnings.simplefilter("ignore")
     spec = preset_spec("thesis", experiments=1)
     workload = experiment_workload(spec, 0)
-    print(f"{spec.jobs} jobs (thesis preset, experiment 0), {spec.platform.name} {spec.platform.nodes} x "
-          f"{spec.platform.cores_per_node} cores, heatmap aris-nas; median of {args.repeat}")
-    print(f"| scheduler | wall [s] | CPU [s] | wall vs easy-co (x) | makespan [s] | CPU under {TARGET:.0f} s |")
+    print(
+        f"{spec.jobs} jobs (thesis preset, experiment 0), {spec.platform.name} {spec.platform.nodes} x "
+        f"{spec.platform.cores_per_node} cores, heatmap aris-nas; median of {args.repeat}"
+    )
+    print(
+        f"| scheduler | wall [s] | CPU [s] | wall vs easy-co (x) | makespan [s] | CPU under {TARGET:.0f} s |"
+    )
     print("|---|---|---|---|---|---|")
     easy = None
     for name in SCHEDULERS:
         wall, cpu, result = timed_run(spec, workload, name, args.repeat)
         easy = wall if easy is None else easy
         verdict = "ok" if cpu < TARGET else "MISSED"
-        print(f"| {name} | {wall:.3f} | {cpu:.3f} | {wall / easy:.1f} | {result.makespan:.0f} | {verdict} |")
+        print(
+            f"| {name} | {wall:.3f} | {cpu:.3f} | {wall / easy:.1f} | {result.makespan:.0f} | {verdict} |"
+        )
 
     computed = []
     original = matching.max_weight_pairs
@@ -75,9 +93,15 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for window in args.windows:
         computed.append(0)
-        wall, cpu, result = timed_run(spec, workload, lambda: Matching(window=window, missing_pair=spec.missing_pair),
-                                      args.repeat)
-        print(f"| {window} | {wall:.3f} | {cpu:.3f} | {computed[-1] // args.repeat} | {result.makespan:.0f} |")
+        wall, cpu, result = timed_run(
+            spec,
+            workload,
+            lambda: Matching(window=window, missing_pair=spec.missing_pair),
+            args.repeat,
+        )
+        print(
+            f"| {window} | {wall:.3f} | {cpu:.3f} | {computed[-1] // args.repeat} | {result.makespan:.0f} |"
+        )
     matching.max_weight_pairs = original
 
 

@@ -19,6 +19,7 @@ of job ends, no engine, no allocator: the least a simulation must do), the whole
 command (a fresh process: imports, reading the SWF, simulating, writing jobs.csv and summary.json) and
 `cosched --help`; with the targets whole / simulation <= 1.3, simulation / plain loop <= 1.1, --help <= 0.3 s.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,13 +35,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from data_paths import SHARED_DATA  # noqa: E402  (the script's folder is on sys.path)
+
 from cosched.simulator.engine import simulate  # noqa: E402
 from cosched.simulator.metrics import SECONDS_PER_DAY  # noqa: E402
 from cosched.simulator.platform import PRESETS  # noqa: E402
 from cosched.simulator.workload import read_swf  # noqa: E402
-from data_paths import SHARED_DATA  # noqa: E402  (the script's folder is on sys.path)
 
-DATA = Path(os.environ["COSCHED_SWF_DIR"]) if "COSCHED_SWF_DIR" in os.environ else SHARED_DATA / "swf"
+DATA = (
+    Path(os.environ["COSCHED_SWF_DIR"]) if "COSCHED_SWF_DIR" in os.environ else SHARED_DATA / "swf"
+)
 TRACES = {
     "sdsc-sp2": ("SDSC-SP2-1998-4.2-cln.swf.gz", "sdsc-sp2"),
     "curie": ("CEA-Curie-2011-2.1-cln.swf.gz", "curie"),
@@ -50,7 +54,7 @@ ELISE_TABLE4 = {("sdsc-sp2", "fcfs"): 116.87, ("sdsc-sp2", "easy"): 117.77}  # 0
 ACCASIM_VENV = ROOT / "benchmarks" / ".venv-accasim"
 ACCASIM_VERSION = "1.1.3"
 
-ACCASIM_RUNNER = r'''
+ACCASIM_RUNNER = r"""
 import collections, collections.abc, json, sys, time
 for _name in ("Mapping", "MutableMapping", "Sequence", "Iterable", "Callable"):
     setattr(collections, _name, getattr(collections.abc, _name))  # AccaSim 1.1.3 predates Python 3.10
@@ -65,7 +69,7 @@ simulator = Simulator(workload, config, dispatcher, RESULTS_FOLDER_PATH=results,
                       show_statistics=False, LOG_LEVEL="ERROR")
 simulator.start_simulation()
 print(json.dumps({"seconds": time.perf_counter() - clock}))
-'''
+"""
 
 
 def _median_run(workload, platform, scheduler, repeat):
@@ -81,25 +85,47 @@ def bench_traces(names, schedulers, repeat, skip=()):
         clock = time.perf_counter()
         workload = read_swf(DATA / file, max_cores=platform.total_cores)
         load = time.perf_counter() - clock
-        print(f"{name}: {len(workload)} jobs of {workload.cleaning['records']} records, "
-              f"{platform.nodes} nodes x {platform.cores_per_node} cores, loaded in {load:.2f} s", flush=True)
+        print(
+            f"{name}: {len(workload)} jobs of {workload.cleaning['records']} records, "
+            f"{platform.nodes} nodes x {platform.cores_per_node} cores, loaded in {load:.2f} s",
+            flush=True,
+        )
         for scheduler in schedulers:
             if f"{name}:{scheduler}" in skip:
                 print(f"  {scheduler:<13} skipped (--skip)", flush=True)
                 continue
             result, seconds = _median_run(workload, platform, scheduler, repeat)
             days = result.makespan / SECONDS_PER_DAY
-            rows.append({"trace": name, "scheduler": scheduler, "jobs": len(workload), "seconds": seconds,
-                         "jobs_per_second": len(workload) / seconds, "days_per_hour": days / (seconds / 3600),
-                         "elise_days_per_hour": ELISE_TABLE4.get((name, scheduler))})
+            rows.append(
+                {
+                    "trace": name,
+                    "scheduler": scheduler,
+                    "jobs": len(workload),
+                    "seconds": seconds,
+                    "jobs_per_second": len(workload) / seconds,
+                    "days_per_hour": days / (seconds / 3600),
+                    "elise_days_per_hour": ELISE_TABLE4.get((name, scheduler)),
+                }
+            )
             print(f"  {scheduler:<13} {seconds:8.2f} s", flush=True)
     return rows
 
 
 def bench_command(repeat):
     file, preset = TRACES["sdsc-sp2"]
-    command = [sys.executable, "-m", "cosched.cli", "simulate", "--workload", str(DATA / file), "--platform",
-               preset, "--scheduler", "easy", "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "cosched.cli",
+        "simulate",
+        "--workload",
+        str(DATA / file),
+        "--platform",
+        preset,
+        "--scheduler",
+        "easy",
+        "--quiet",
+    ]
     times = []
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(repeat):
@@ -117,7 +143,11 @@ def plain_easy(workload, platform, depth: int = 100):
 
     cpn = platform.cores_per_node
     need = [-(-int(c) // cpn) for c in workload.cores.tolist()]
-    submit, run, estimate = workload.submit.tolist(), workload.run.tolist(), workload.estimate.tolist()
+    submit, run, estimate = (
+        workload.submit.tolist(),
+        workload.run.tolist(),
+        workload.estimate.tolist(),
+    )
     n, free, now, i = len(need), platform.nodes, 0.0, 0
     start = [math.nan] * n
     ends: list[tuple[float, int]] = []  # (end, job) of the running jobs
@@ -151,7 +181,7 @@ def plain_easy(workload, platform, depth: int = 100):
                 shadow, extra = end, available - need[head]
                 break
         kept = [head]
-        for position, job in enumerate(queue[1:depth + 1], 1):
+        for position, job in enumerate(queue[1 : depth + 1], 1):
             short = now + estimate[job] <= shadow
             if need[job] <= free and (short or need[job] <= extra):
                 free -= need[job]
@@ -163,9 +193,9 @@ def plain_easy(workload, platform, depth: int = 100):
             else:
                 kept.append(job)
             if free == 0:
-                kept += queue[position + 1:depth + 1]
+                kept += queue[position + 1 : depth + 1]
                 break
-        queue[:depth + 1] = kept
+        queue[: depth + 1] = kept
     return start
 
 
@@ -174,8 +204,19 @@ def bench_start(repeat: int) -> None:
     file, preset = TRACES["sdsc-sp2"]
     platform = PRESETS[preset]
     workload = read_swf(DATA / file, max_cores=platform.total_cores)
-    command = [sys.executable, "-m", "cosched", "simulate", "--workload", str(DATA / file), "--platform", preset,
-               "--scheduler", "easy", "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "cosched",
+        "simulate",
+        "--workload",
+        str(DATA / file),
+        "--platform",
+        preset,
+        "--scheduler",
+        "easy",
+        "--quiet",
+    ]
     import resource
 
     def children_cpu() -> float:
@@ -195,31 +236,45 @@ def bench_start(repeat: int) -> None:
             starts = plain_easy(workload, platform)
             times["plain"].append(time.perf_counter() - clock)
             cpu["plain"].append(time.process_time() - used)
-            agree = sum(abs(a - b) < 1e-6 for a, b in zip(starts, result.start.tolist())) / len(starts)
+            agree = sum(abs(a - b) < 1e-6 for a, b in zip(starts, result.start.tolist())) / len(
+                starts
+            )
             clock, used = time.perf_counter(), children_cpu()
             subprocess.run(command + ["--out", folder], check=True, capture_output=True, cwd=ROOT)
             times["command"].append(time.perf_counter() - clock)
             cpu["command"].append(children_cpu() - used)
             clock, used = time.perf_counter(), children_cpu()
-            subprocess.run([sys.executable, "-m", "cosched", "--help"], check=True, capture_output=True,
-                           cwd=ROOT)
+            subprocess.run(
+                [sys.executable, "-m", "cosched", "--help"],
+                check=True,
+                capture_output=True,
+                cwd=ROOT,
+            )
             times["help"].append(time.perf_counter() - clock)
             cpu["help"].append(children_cpu() - used)
     median = {key: statistics.median(values) for key, values in times.items()}
     work = {key: statistics.median(values) for key, values in cpu.items()}
-    print(f"\nfast start, SDSC-SP2 ({len(workload)} jobs) under EASY, medians of {repeat} (wall seconds):")
+    print(
+        f"\nfast start, SDSC-SP2 ({len(workload)} jobs) under EASY, medians of {repeat} (wall seconds):"
+    )
     print("| measure | seconds | ratio | target |")
     print("|---|---:|---:|---:|")
     print(f"| simulation alone (in process) | {median['simulation']:.2f} | | |")
-    print(f"| plain reference loop (same starts for {agree:.1%} of the jobs) | {median['plain']:.2f} | "
-          f"simulation / plain = {median['simulation'] / median['plain']:.2f} | <= 1.1 |")
-    print(f"| whole `cosched simulate --out` | {median['command']:.2f} | "
-          f"whole / simulation = {median['command'] / median['simulation']:.2f} | <= 1.3 |")
+    print(
+        f"| plain reference loop (same starts for {agree:.1%} of the jobs) | {median['plain']:.2f} | "
+        f"simulation / plain = {median['simulation'] / median['plain']:.2f} | <= 1.1 |"
+    )
+    print(
+        f"| whole `cosched simulate --out` | {median['command']:.2f} | "
+        f"whole / simulation = {median['command'] / median['simulation']:.2f} | <= 1.3 |"
+    )
     print(f"| `cosched --help` | {median['help']:.2f} | | <= 0.3 s |")
     print("\nthe same in CPU seconds (user + system of the process; not inflated by other load):")
-    print(f"simulation {work['simulation']:.2f}, plain loop {work['plain']:.2f} (simulation / plain = "
-          f"{work['simulation'] / work['plain']:.2f}), whole command {work['command']:.2f} (whole / simulation "
-          f"= {work['command'] / work['simulation']:.2f}), --help {work['help']:.2f}")
+    print(
+        f"simulation {work['simulation']:.2f}, plain loop {work['plain']:.2f} (simulation / plain = "
+        f"{work['simulation'] / work['plain']:.2f}), whole command {work['command']:.2f} (whole / simulation "
+        f"= {work['command'] / work['simulation']:.2f}), --help {work['help']:.2f}"
+    )
 
 
 def _accasim_python() -> Path | None:
@@ -229,10 +284,15 @@ def _accasim_python() -> Path | None:
         subprocess.run([sys.executable, "-m", "venv", str(ACCASIM_VENV)], check=True)
     probe = subprocess.run([str(python), "-c", "import accasim"], capture_output=True)
     if probe.returncode:
-        install = subprocess.run([str(python), "-m", "pip", "install", "-q", f"accasim=={ACCASIM_VERSION}"],
-                                 capture_output=True, text=True)
+        install = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", f"accasim=={ACCASIM_VERSION}"],
+            capture_output=True,
+            text=True,
+        )
         if install.returncode:
-            print(f"AccaSim could not be installed here: {install.stderr.strip().splitlines()[-1:]}")
+            print(
+                f"AccaSim could not be installed here: {install.stderr.strip().splitlines()[-1:]}"
+            )
             return None
     return python
 
@@ -240,11 +300,17 @@ def _accasim_python() -> Path | None:
 def _write_prepared_swf(workload, path: Path) -> None:
     """The cleaned jobs as SWF lines (1 memory unit per processor: AccaSim rejects missing memory)."""
     with open(path, "w") as handle:
-        for job, submit, run, cores, estimate in zip(workload.job_id.tolist(), workload.submit.tolist(),
-                                                      workload.run.tolist(), workload.cores.tolist(),
-                                                      workload.estimate.tolist()):
-            handle.write(f"{job} {int(submit)} -1 {int(run)} {cores} -1 0 {cores} {int(estimate)} 1 1 1 1 1 1 "
-                         f"-1 -1 -1\n")
+        for job, submit, run, cores, estimate in zip(
+            workload.job_id.tolist(),
+            workload.submit.tolist(),
+            workload.run.tolist(),
+            workload.cores.tolist(),
+            workload.estimate.tolist(),
+        ):
+            handle.write(
+                f"{job} {int(submit)} -1 {int(run)} {cores} -1 0 {cores} {int(estimate)} 1 1 1 1 1 1 "
+                f"-1 -1 -1\n"
+            )
 
 
 def bench_accasim(schedulers):
@@ -259,49 +325,89 @@ def bench_accasim(schedulers):
         folder = Path(folder)
         trace, config = folder / "sdsc-sp2-prepared.swf", folder / "system.json"
         _write_prepared_swf(workload, trace)
-        config.write_text(json.dumps({
-            "groups": {"node": {"core": platform.cores_per_node, "mem": platform.cores_per_node}},
-            "resources": {"node": platform.nodes},
-            "equivalence": {"processor": {"core": 1}}, "start_time": 0}))
+        config.write_text(
+            json.dumps(
+                {
+                    "groups": {
+                        "node": {"core": platform.cores_per_node, "mem": platform.cores_per_node}
+                    },
+                    "resources": {"node": platform.nodes},
+                    "equivalence": {"processor": {"core": 1}},
+                    "start_time": 0,
+                }
+            )
+        )
         runner = folder / "run_accasim.py"
         runner.write_text(ACCASIM_RUNNER)
         for scheduler in schedulers:
             ours = simulate(workload, platform, scheduler).wall_seconds
-            done = subprocess.run([str(python), str(runner), str(trace), str(config), str(folder / "results"),
-                                   scheduler], capture_output=True, text=True, cwd=folder)
+            done = subprocess.run(
+                [
+                    str(python),
+                    str(runner),
+                    str(trace),
+                    str(config),
+                    str(folder / "results"),
+                    scheduler,
+                ],
+                capture_output=True,
+                text=True,
+                cwd=folder,
+            )
             if done.returncode:
-                print(f"AccaSim failed to run ({scheduler}): {done.stderr.strip().splitlines()[-1:]}")
+                print(
+                    f"AccaSim failed to run ({scheduler}): {done.stderr.strip().splitlines()[-1:]}"
+                )
                 continue
             theirs = json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
-            rows.append({"scheduler": scheduler, "cosched": ours, "accasim": theirs, "ratio": theirs / ours})
+            rows.append(
+                {"scheduler": scheduler, "cosched": ours, "accasim": theirs, "ratio": theirs / ours}
+            )
     return rows
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--traces", default="sdsc-sp2,curie,ricc")
     parser.add_argument("--schedulers", default="fcfs,easy,conservative")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per measurement (median reported)")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs per measurement (median reported)"
+    )
     parser.add_argument("--no-accasim", action="store_true")
     parser.add_argument("--start-only", action="store_true", help="only the fast-start table")
-    parser.add_argument("--skip", default="ricc:conservative",
-                        help="trace:scheduler pairs not to run (default ricc:conservative: its free-node profile "
-                             "over a saturated 1024-node queue takes minutes)")
+    parser.add_argument(
+        "--skip",
+        default="ricc:conservative",
+        help="trace:scheduler pairs not to run (default ricc:conservative: its free-node profile "
+        "over a saturated 1024-node queue takes minutes)",
+    )
     args = parser.parse_args(argv)
     if args.start_only:
         bench_start(max(args.repeat, 1))
         return 0
-    rows = bench_traces(args.traces.split(","), args.schedulers.split(","), args.repeat,
-                        set(filter(None, args.skip.split(","))))
-    print("\n| trace | scheduler | jobs | wall [s] | jobs/s | simulated days/hour | ELiSE Table 4 |")
+    rows = bench_traces(
+        args.traces.split(","),
+        args.schedulers.split(","),
+        args.repeat,
+        set(filter(None, args.skip.split(","))),
+    )
+    print(
+        "\n| trace | scheduler | jobs | wall [s] | jobs/s | simulated days/hour | ELiSE Table 4 |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|")
     for r in rows:
         elise = f"{r['elise_days_per_hour']:.2f}" if r["elise_days_per_hour"] else "-"
-        print(f"| {r['trace']} | {r['scheduler']} | {r['jobs']} | {r['seconds']:.2f} | {r['jobs_per_second']:,.0f} "
-              f"| {r['days_per_hour']:,.0f} | {elise} |")
+        print(
+            f"| {r['trace']} | {r['scheduler']} | {r['jobs']} | {r['seconds']:.2f} | {r['jobs_per_second']:,.0f} "
+            f"| {r['days_per_hour']:,.0f} | {elise} |"
+        )
     if "sdsc-sp2" in args.traces.split(","):
-        print(f"\nwhole `cosched simulate` command, SDSC-SP2, EASY (imports, load, simulate, write jobs.csv): "
-              f"{bench_command(max(args.repeat, 1)):.2f} s (median)")
+        print(
+            f"\nwhole `cosched simulate` command, SDSC-SP2, EASY (imports, load, simulate, write jobs.csv): "
+            f"{bench_command(max(args.repeat, 1)):.2f} s (median)"
+        )
     if "sdsc-sp2" in args.traces.split(","):
         bench_start(max(args.repeat, 1))
     if not args.no_accasim:
@@ -311,7 +417,9 @@ def main(argv=None) -> int:
             print("| scheduler | cosched [s] | AccaSim 1.1.3 [s] | AccaSim / cosched |")
             print("|---|---:|---:|---:|")
             for r in accasim:
-                print(f"| {r['scheduler']} | {r['cosched']:.2f} | {r['accasim']:.1f} | {r['ratio']:.0f}x |")
+                print(
+                    f"| {r['scheduler']} | {r['cosched']:.2f} | {r['accasim']:.1f} | {r['ratio']:.0f}x |"
+                )
     return 0
 
 

@@ -12,6 +12,7 @@ Cases: SDSC-SP2 (from ../shared/data/swf) under FCFS, EASY, Conservative, SJF an
 co-scheduling grid: every co-scheduler on 1,000-job workloads drawn from the bundled synthetic heatmap
 (batch and Poisson arrivals, both placements) and, when present, the real ARIS NAS heatmap.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,22 +22,32 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-
 from data_paths import REPO, SHARED_DATA
 
 SDSC_SP2 = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
 ARIS_NAS = REPO / "cosched" / "data" / "derived_pairs_aris_NAS.csv"
 SYNTHETIC = REPO / "simulator" / "data" / "synthetic_npb_heatmap.csv"
 CLASSIC = ("fcfs", "easy", "conservative", "sjf", "ljf")
-COSCHEDULERS = ("easy-co", "sjf-co", "ljf-co", "laf-co", "popularity", "filler", "sjf-filler", "pop-filler")
+COSCHEDULERS = (
+    "easy-co",
+    "sjf-co",
+    "ljf-co",
+    "laf-co",
+    "popularity",
+    "filler",
+    "sjf-filler",
+    "pop-filler",
+)
 
 
 def cases(workloads: Path, cosched: list[str], reuse: bool = False):
     """(name, simulate arguments) for every case; draws the co-scheduling workloads into `workloads` (or reuses them)."""
     if SDSC_SP2.exists():
         for scheduler in CLASSIC:
-            yield f"sdsc-sp2-{scheduler}", ["--workload", str(SDSC_SP2), "--platform", "sdsc-sp2",
-                                             "--scheduler", scheduler]
+            yield (
+                f"sdsc-sp2-{scheduler}",
+                ["--workload", str(SDSC_SP2), "--platform", "sdsc-sp2", "--scheduler", scheduler],
+            )
     else:
         print(f"skipped SDSC-SP2: {SDSC_SP2} not found", file=sys.stderr)
     heatmaps = {"synthetic": SYNTHETIC} | ({"aris-nas": ARIS_NAS} if ARIS_NAS.exists() else {})
@@ -47,18 +58,49 @@ def cases(workloads: Path, cosched: list[str], reuse: bool = False):
             if reuse:
                 yield from _co_cases(label, arrivals, workload, heatmap, extra)
                 continue
-            gaps = ["--interarrival", arrivals] + (["--mean", "30"] if arrivals == "poisson" else [])
-            subprocess.run([*cosched, "generate-workload", "--heatmap", str(heatmap), "--jobs", "1000", *gaps,
-                            "--seed", "7", "--out", str(workload)], check=True, stdout=subprocess.DEVNULL)
+            gaps = ["--interarrival", arrivals] + (
+                ["--mean", "30"] if arrivals == "poisson" else []
+            )
+            subprocess.run(
+                [
+                    *cosched,
+                    "generate-workload",
+                    "--heatmap",
+                    str(heatmap),
+                    "--jobs",
+                    "1000",
+                    *gaps,
+                    "--seed",
+                    "7",
+                    "--out",
+                    str(workload),
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
             yield from _co_cases(label, arrivals, workload, heatmap, extra)
 
 
 def _co_cases(label: str, arrivals: str, workload: Path, heatmap: Path, extra: list[str]):
     for scheduler in ("easy",) + COSCHEDULERS:
         for placement in ("idle", "shared"):
-            yield (f"{label}-{arrivals}-{scheduler}-{placement}",
-                   ["--workload", str(workload), "--platform", "aris", "--scheduler", scheduler,
-                    "--heatmap", str(heatmap), "--placement", placement, "--run-times", *extra])
+            yield (
+                f"{label}-{arrivals}-{scheduler}-{placement}",
+                [
+                    "--workload",
+                    str(workload),
+                    "--platform",
+                    "aris",
+                    "--scheduler",
+                    scheduler,
+                    "--heatmap",
+                    str(heatmap),
+                    "--placement",
+                    placement,
+                    "--run-times",
+                    *extra,
+                ],
+            )
 
 
 def write(folder: Path, cosched: list[str], workloads: Path | None = None) -> None:
@@ -70,8 +112,11 @@ def write(folder: Path, cosched: list[str], workloads: Path | None = None) -> No
     for name, arguments in cases(workloads, cosched, reuse):
         out = folder / name
         shutil.rmtree(out, ignore_errors=True)
-        subprocess.run([*cosched, "simulate", *arguments, "--out", str(out), "--quiet"], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [*cosched, "simulate", *arguments, "--out", str(out), "--quiet"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         print(f"wrote {out / 'jobs.csv'}")
 
 
@@ -99,10 +144,18 @@ def main() -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     writer = commands.add_parser("write", help="run every case and write its jobs.csv into FOLDER")
     writer.add_argument("folder", type=Path)
-    writer.add_argument("--cosched", default="cosched", help="the cosched command to run (default: cosched)")
-    writer.add_argument("--workloads", type=Path, help="simulate the workloads drawn by an earlier write (its "
-                        "workloads/ folder) instead of drawing them: compares the engines on the same jobs")
-    comparer = commands.add_parser("compare", help="compare the jobs.csv files of two folders, value by value")
+    writer.add_argument(
+        "--cosched", default="cosched", help="the cosched command to run (default: cosched)"
+    )
+    writer.add_argument(
+        "--workloads",
+        type=Path,
+        help="simulate the workloads drawn by an earlier write (its "
+        "workloads/ folder) instead of drawing them: compares the engines on the same jobs",
+    )
+    comparer = commands.add_parser(
+        "compare", help="compare the jobs.csv files of two folders, value by value"
+    )
     comparer.add_argument("before", type=Path)
     comparer.add_argument("after", type=Path)
     args = parser.parse_args()

@@ -21,6 +21,7 @@ Interface (what a new allocator, e.g. the co-location one of 000 §3.5, implemen
     * ``commit(job, allocation)`` / ``release(job, allocation)``: update the node state; the engine calls
       them when a job starts and finishes. Override to keep extra counters, calling ``super()``.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -34,7 +35,9 @@ from cosched.simulator.platform import Platform
 __all__ = ["NodeState", "Allocation", "Allocator", "CompactAllocator"]
 
 EMPTY = -1  # marks a free slot in NodeState.occupants
-BULK_NODES = 16  # above this many nodes, the compact allocator rebuilds its idle list instead of editing it
+BULK_NODES = (
+    16  # above this many nodes, the compact allocator rebuilds its idle list instead of editing it
+)
 
 
 class NodeState:
@@ -133,7 +136,7 @@ class Allocator(ABC):
             idle = np.flatnonzero(self.state.used == 0)
             if nodes - current.size > idle.size:
                 return None
-            added = Allocation(idle[:nodes - current.size], allocation.cores)
+            added = Allocation(idle[: nodes - current.size], allocation.cores)
             self.commit(job, added)
             return Allocation(np.sort(np.concatenate([current, added.nodes])), allocation.cores)
         removed = Allocation(current[nodes:], allocation.cores)
@@ -185,8 +188,8 @@ class CompactAllocator(Allocator):
     def commit(self, job: int, allocation: Allocation) -> None:
         nodes, state, idle = allocation.nodes, self.state, self._idle_nodes
         chosen = nodes.tolist()
-        if idle[:len(chosen)] == chosen:
-            del idle[:len(chosen)]
+        if idle[: len(chosen)] == chosen:
+            del idle[: len(chosen)]
         elif len(chosen) > BULK_NODES:  # one pass over the list beats many deletions in its middle
             taken = set(chosen)
             idle[:] = [node for node in idle if node not in taken]

@@ -3,6 +3,7 @@
 Thin layer over `cosched.simulator.bounds.bound_for`: the workload, platform and co-location flags are those
 of `cosched simulate`, so the bound follows the same speed model as a co-scheduled run.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,25 +20,42 @@ MISSING_PAIRS = LazyChoices("cosched.simulator.colocation", "MISSING_PAIRS")
 
 def register(subparsers) -> None:
     bound = subparsers.add_parser(
-        "bound", help="lower bound on the makespan of any schedule or co-schedule of a workload",
+        "bound",
+        help="lower bound on the makespan of any schedule or co-schedule of a workload",
         description="The fluid configuration LP (the combination model and OPT LP applied to the cluster: "
-                    "applications as tasks, node configurations as combinations) with release dates. Without "
-                    "--heatmap it is the classic area and release-date bound; with one it bounds every "
-                    "co-schedule of the heatmap co-location model, whatever the scheduler and placement "
-                    "(--placement is accepted as in simulate and changes nothing).")
-    bound.add_argument("--workload", required=True, help=f"bundled trace ({', '.join(WORKLOADS)}), SWF (.swf, "
-                                                         ".swf.gz) or CSV (job_id, submit_time, run_time, "
-                                                         "cores[, estimate, app])")
-    bound.add_argument("--platform", required=True, help=f"preset ({', '.join(PLATFORMS)}) or JSON {{nodes, "
-                                                         "sockets_per_node, cores_per_socket}")
+        "applications as tasks, node configurations as combinations) with release dates. Without "
+        "--heatmap it is the classic area and release-date bound; with one it bounds every "
+        "co-schedule of the heatmap co-location model, whatever the scheduler and placement "
+        "(--placement is accepted as in simulate and changes nothing).",
+    )
+    bound.add_argument(
+        "--workload",
+        required=True,
+        help=f"bundled trace ({', '.join(WORKLOADS)}), SWF (.swf, "
+        ".swf.gz) or CSV (job_id, submit_time, run_time, "
+        "cores[, estimate, app])",
+    )
+    bound.add_argument(
+        "--platform",
+        required=True,
+        help=f"preset ({', '.join(PLATFORMS)}) or JSON {{nodes, "
+        "sockets_per_node, cores_per_socket}",
+    )
     bound.add_argument("--limit", type=int, help="bound only the first N jobs (after cleaning)")
     add_simulate_options(bound)
-    bound.add_argument("--missing-pair", choices=MISSING_PAIRS, metavar="RULE",
-                       help="speedup of a pair measured in neither direction: the heatmap's default speedup "
-                            "(default) or the job's mean measured speedup (mean), as in `simulate`")
-    bound.add_argument("--alone-speedup", metavar="one|max|VALUE",
-                       help="speedup of a job alone on its spread nodes: 1.0 (one), its maximum measured speedup "
-                            "(max) or VALUE (default: the heatmap's per-application value, else 1.0)")
+    bound.add_argument(
+        "--missing-pair",
+        choices=MISSING_PAIRS,
+        metavar="RULE",
+        help="speedup of a pair measured in neither direction: the heatmap's default speedup "
+        "(default) or the job's mean measured speedup (mean), as in `simulate`",
+    )
+    bound.add_argument(
+        "--alone-speedup",
+        metavar="one|max|VALUE",
+        help="speedup of a job alone on its spread nodes: 1.0 (one), its maximum measured speedup "
+        "(max) or VALUE (default: the heatmap's per-application value, else 1.0)",
+    )
     add_json(bound, "the bound, its terms and the applications' work (times in seconds)")
     add_quiet(bound)
     bound.set_defaults(func=_bound_command)
@@ -68,16 +86,34 @@ def _bound_command(args) -> int:
     platform, workload = load_inputs(args.workload, args.platform, limit=args.limit)
     result = bound_for(workload, platform, **bound_options(args))
     if args.json:
-        print(json.dumps({"workload": str(args.workload), "platform": platform.name, "jobs": len(workload),
-                          "heatmap": args.heatmap, **result.to_json()}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "workload": str(args.workload),
+                    "platform": platform.name,
+                    "jobs": len(workload),
+                    "heatmap": args.heatmap,
+                    **result.to_json(),
+                },
+                indent=2,
+            )
+        )
         return 0
     days = 1.0 / SECONDS_PER_DAY
-    kind = f"co-scheduling bound, heatmap {args.heatmap}" if result.co_located else "area and release-date bound"
+    kind = (
+        f"co-scheduling bound, heatmap {args.heatmap}"
+        if result.co_located
+        else "area and release-date bound"
+    )
     print(f"{len(workload)} jobs on {platform.name} ({platform.total_cores} cores): {kind}")
     print(f"  bound [d]                    {result.bound * days:.4f}   ({result.bound:.1f} s)")
     print(f"  fluid LP of all jobs [d]     {result.fluid * days:.4f}")
-    print(f"  release-date term [d]        {result.release * days:.4f}   (jobs submitted from "
-          f"{result.release_date:.0f} s)")
+    print(
+        f"  release-date term [d]        {result.release * days:.4f}   (jobs submitted from "
+        f"{result.release_date:.0f} s)"
+    )
     print(f"  longest job term [d]         {result.job * days:.4f}   (job {result.critical_job})")
-    print(f"  applications {len(result.applications)}, LPs solved {result.solves}, {result.seconds:.3f} s")
+    print(
+        f"  applications {len(result.applications)}, LPs solved {result.solves}, {result.seconds:.3f} s"
+    )
     return 0

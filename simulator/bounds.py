@@ -26,6 +26,7 @@ dates whose dual bound is largest, and all dates are bounded by one matrix produ
 Speeds come from the speed model the co-schedulers run with (`colocation_speed_model`), so the bound follows
 its options (heatmap, default speedup of unmeasured pairs, spread speedup).
 """
+
 from __future__ import annotations
 
 import time
@@ -39,12 +40,23 @@ from cosched.simulator.platform import Platform
 from cosched.simulator.workload import Workload
 from cosched.theory.lattice import MAX_TASKS
 
-__all__ = ["BoundResult", "makespan_bound", "colocation_speed_model", "bound_for", "GRID_DATES", "REFINE_DATES",
-           "REFINE_ROUNDS"]
+__all__ = [
+    "BoundResult",
+    "makespan_bound",
+    "colocation_speed_model",
+    "bound_for",
+    "GRID_DATES",
+    "REFINE_DATES",
+    "REFINE_ROUNDS",
+]
 
-GRID_DATES = 16  # release dates whose LP is solved first, evenly spread over the distinct submit times
+GRID_DATES = (
+    16  # release dates whose LP is solved first, evenly spread over the distinct submit times
+)
 REFINE_DATES = 4  # then, per round, the unsolved dates with the largest dual bound are solved too
-REFINE_ROUNDS = 4  # rounds of refinement at most (none is needed once the largest bound is at a solved date)
+REFINE_ROUNDS = (
+    4  # rounds of refinement at most (none is needed once the largest bound is at a solved date)
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,20 +78,31 @@ class BoundResult:
     seconds: float
 
     def to_json(self) -> dict:
-        return {"bound": self.bound, "fluid": self.fluid, "release": self.release, "job": self.job,
-                "release_date": self.release_date, "critical_job": _plain(self.critical_job),
-                "co_located": self.co_located, "unit_cores": self.unit_cores, "solves": self.solves,
-                "seconds": self.seconds,
-                "applications": [{"name": name, "work": float(work), "best_speed": float(speed)}
-                                 for name, work, speed in zip(self.applications, self.work, self.best_speeds)]}
+        return {
+            "bound": self.bound,
+            "fluid": self.fluid,
+            "release": self.release,
+            "job": self.job,
+            "release_date": self.release_date,
+            "critical_job": _plain(self.critical_job),
+            "co_located": self.co_located,
+            "unit_cores": self.unit_cores,
+            "solves": self.solves,
+            "seconds": self.seconds,
+            "applications": [
+                {"name": name, "work": float(work), "best_speed": float(speed)}
+                for name, work, speed in zip(self.applications, self.work, self.best_speeds)
+            ],
+        }
 
 
 def _plain(value):
     return value.item() if hasattr(value, "item") else value
 
 
-def colocation_speed_model(workload: Workload, heatmap=None, *, scheduler_options: dict | None = None,
-                           **speed_options):
+def colocation_speed_model(
+    workload: Workload, heatmap=None, *, scheduler_options: dict | None = None, **speed_options
+):
     """The speed model every co-scheduler runs this workload with (what `simulate` asks a co-scheduler for).
 
     scheduler_options and speed_options: the co-schedulers' options (missing_pair, ...: those `CoScheduler.OPTIONS`
@@ -90,13 +113,26 @@ def colocation_speed_model(workload: Workload, heatmap=None, *, scheduler_option
     from cosched.simulator.schedulers.coscheduling import CoScheduler
 
     options = {**(scheduler_options or {}), **speed_options}
-    make = CoScheduler(**{k: v for k, v in options.items() if k in CoScheduler.OPTIONS}).make_speed_model
+    make = CoScheduler(
+        **{k: v for k, v in options.items() if k in CoScheduler.OPTIONS}
+    ).make_speed_model
     accepted = inspect.signature(make).parameters
-    return make(workload, heatmap=heatmap, **{k: v for k, v in options.items() if k in accepted and k != "heatmap"})
+    return make(
+        workload,
+        heatmap=heatmap,
+        **{k: v for k, v in options.items() if k in accepted and k != "heatmap"},
+    )
 
 
-def bound_for(workload: Workload, platform: Platform, heatmap=None, *, scheduler_options: dict | None = None,
-              results=(), **speed_options) -> BoundResult:
+def bound_for(
+    workload: Workload,
+    platform: Platform,
+    heatmap=None,
+    *,
+    scheduler_options: dict | None = None,
+    results=(),
+    **speed_options,
+) -> BoundResult:
     """The bound of every schedule `simulate` runs with these options: the co-scheduling bound with a heatmap or
     a speed option, else the classic area and release-date bound.
 
@@ -106,11 +142,17 @@ def bound_for(workload: Workload, platform: Platform, heatmap=None, *, scheduler
     """
     if "spread_speedup" in speed_options:
         warn_renamed("the keyword spread_speedup=", "alone_speedup=")
-    if "alone_speedup" in speed_options:  # the CLI's word; make_speed_model's keyword is spread_speedup
+    if (
+        "alone_speedup" in speed_options
+    ):  # the CLI's word; make_speed_model's keyword is spread_speedup
         speed_options["spread_speedup"] = speed_options.pop("alone_speedup")
     model = next((r.speed_model for r in results if r.speed_model is not None), None)
-    if model is None and (heatmap is not None or any(v is not None for v in speed_options.values())):
-        model = colocation_speed_model(workload, heatmap, scheduler_options=scheduler_options, **speed_options)
+    if model is None and (
+        heatmap is not None or any(v is not None for v in speed_options.values())
+    ):
+        model = colocation_speed_model(
+            workload, heatmap, scheduler_options=scheduler_options, **speed_options
+        )
     return makespan_bound(workload, platform, speed_model=model)
 
 
@@ -134,9 +176,13 @@ def makespan_bound(workload: Workload, platform: Platform, *, speed_model=None) 
     total_units = platform.nodes * (2 if halves else 1)
     run = np.asarray(workload.run, dtype=np.float64)
 
-    if speed_model is not None and not all(hasattr(speed_model, a) for a in ("speedups", "app", "spread")):
-        raise InputError(f"the bound needs the heatmap co-location speed model, not {type(speed_model).__name__}",
-                         field="speed_model")
+    if speed_model is not None and not all(
+        hasattr(speed_model, a) for a in ("speedups", "app", "spread")
+    ):
+        raise InputError(
+            f"the bound needs the heatmap co-location speed model, not {type(speed_model).__name__}",
+            field="speed_model",
+        )
     co_located = speed_model is not None and halves
     if co_located:
         labels, app = np.unique(np.asarray(speed_model.app, dtype=np.int64), return_inverse=True)
@@ -148,8 +194,12 @@ def makespan_bound(workload: Workload, platform: Platform, *, speed_model=None) 
         speedups, spread, names = np.ones((1, 1)), np.ones(1), ("*",)
     k = len(names)
     if k > MAX_TASKS:
-        raise InputError(f"{k} applications exceed the {MAX_TASKS} tasks the LP's bitmasks hold", field="app")
-    best = np.maximum(1.0, np.maximum(spread, speedups.max(axis=1)))  # 000 §3.5, (4.1): a job's fastest speed
+        raise InputError(
+            f"{k} applications exceed the {MAX_TASKS} tasks the LP's bitmasks hold", field="app"
+        )
+    best = np.maximum(
+        1.0, np.maximum(spread, speedups.max(axis=1))
+    )  # 000 §3.5, (4.1): a job's fastest speed
     speeds = _configurations(speedups, spread, best)[1]
 
     # release dates: distinct submit times; suffix work b(r) of the jobs submitted at or after r
@@ -160,18 +210,26 @@ def makespan_bound(workload: Workload, platform: Platform, *, speed_model=None) 
     suffix = suffix[::-1].cumsum(axis=0)[::-1]
 
     duals, solved = [], set()
-    for date in np.unique(np.linspace(0, dates.size - 1, min(dates.size, GRID_DATES)).round().astype(np.int64)):
+    for date in np.unique(
+        np.linspace(0, dates.size - 1, min(dates.size, GRID_DATES)).round().astype(np.int64)
+    ):
         duals.append(_dual(speedups, spread, best, speeds, suffix[date]))
         solved.add(int(date))
     for _ in range(REFINE_ROUNDS):
         values = dates + np.maximum(suffix @ np.column_stack(duals), 0.0).max(axis=1)
-        order = [int(d) for d in np.argsort(-values, kind="stable")[:REFINE_DATES + len(solved)] if d not in solved]
+        order = [
+            int(d)
+            for d in np.argsort(-values, kind="stable")[: REFINE_DATES + len(solved)]
+            if d not in solved
+        ]
         if int(np.argmax(values)) in solved or not order:
             break
         for date in order[:REFINE_DATES]:
             duals.append(_dual(speedups, spread, best, speeds, suffix[date]))
             solved.add(date)
-    lp = np.maximum(suffix @ np.column_stack(duals), 0.0).max(axis=1)  # LP(b(r)) >= y^T b(r), 002 §4.1
+    lp = np.maximum(suffix @ np.column_stack(duals), 0.0).max(
+        axis=1
+    )  # LP(b(r)) >= y^T b(r), 002 §4.1
     critical_date = int(np.argmax(dates + lp))
 
     job_speed = np.where(spreadable, best[app], 1.0)
@@ -180,9 +238,21 @@ def makespan_bound(workload: Workload, platform: Platform, *, speed_model=None) 
     first = float(dates[0])
     release = float(dates[critical_date] + lp[critical_date]) - first
     job = float(finish[critical_job]) - first
-    return BoundResult(max(release, job), float(lp[0]), release, job, float(dates[critical_date]) - first,
-                       _plain(workload.job_id[critical_job]), names, suffix[0].copy(), best, co_located, unit,
-                       len(solved), time.perf_counter() - started)
+    return BoundResult(
+        max(release, job),
+        float(lp[0]),
+        release,
+        job,
+        float(dates[critical_date]) - first,
+        _plain(workload.job_id[critical_job]),
+        names,
+        suffix[0].copy(),
+        best,
+        co_located,
+        unit,
+        len(solved),
+        time.perf_counter() - started,
+    )
 
 
 def _names(workload: Workload, app: np.ndarray, k: int) -> tuple[str, ...]:
@@ -202,10 +272,16 @@ def _configurations(speedups: np.ndarray, spread: np.ndarray, best: np.ndarray):
     A x = b and A x >= b have the same optimum.
     """
     k = spread.size
-    alone = np.maximum(np.maximum(1.0, np.diag(speedups)), best / 2)  # compact; a pair of its jobs; next to idle
+    alone = np.maximum(
+        np.maximum(1.0, np.diag(speedups)), best / 2
+    )  # compact; a pair of its jobs; next to idle
     first, second = np.triu_indices(k, 1)
-    masks = np.concatenate([np.int64(1) << np.arange(k, dtype=np.int64),
-                            (np.int64(1) << first) | (np.int64(1) << second)])
+    masks = np.concatenate(
+        [
+            np.int64(1) << np.arange(k, dtype=np.int64),
+            (np.int64(1) << first) | (np.int64(1) << second),
+        ]
+    )
     speeds = np.zeros((k, masks.size))
     speeds[np.arange(k), np.arange(k)] = alone
     pairs = np.arange(k, masks.size)
@@ -214,17 +290,22 @@ def _configurations(speedups: np.ndarray, spread: np.ndarray, best: np.ndarray):
     return masks, speeds
 
 
-def _dual(speedups: np.ndarray, spread: np.ndarray, best: np.ndarray, speeds: np.ndarray,
-          work: np.ndarray) -> np.ndarray:
+def _dual(
+    speedups: np.ndarray, spread: np.ndarray, best: np.ndarray, speeds: np.ndarray, work: np.ndarray
+) -> np.ndarray:
     """A dual solution y of the LP with work `work` (zeros allowed), scaled so y^T A <= 1 holds exactly."""
     from cosched.theory.instance import Instance
     from cosched.theory.opt import solve_opt
 
     present = np.flatnonzero(work > 0)
     y = np.zeros(work.size)
-    if present.size:  # the LP of the applications with work: their configurations only (b_a > 0 in 002 §3)
+    if (
+        present.size
+    ):  # the LP of the applications with work: their configurations only (b_a > 0 in 002 §3)
         inner = np.ix_(present, present)
-        instance = Instance(work[present], *_configurations(speedups[inner], spread[present], best[present]))
+        instance = Instance(
+            work[present], *_configurations(speedups[inner], spread[present], best[present])
+        )
         y[present] = solve_opt(instance).duals  # 002 §4.1: duals of LP (3), y^T b = C_max
     excess = float((y @ speeds).max())
     return y / excess if excess > 1.0 else y  # weak duality needs y^T a_j <= 1 for every column

@@ -4,23 +4,45 @@ Thin layer: parse, load the platform and workload, run `cosched.simulator.engine
 `cosched.simulator.compare.compare` (compare), write jobs.csv / summary.json, print the metrics. Heavy imports stay
 inside the command functions.
 """
+
 from __future__ import annotations
 
 import json
 import math
 from pathlib import Path
 
-from cosched.cli_options import (add_json, add_name_list, add_out, add_plots, add_quiet, add_seed, announce, names_or,
-                                  one_name, plots_folder, plots_target, time_unit, SECONDS_PER_DAY,
-                                  SECONDS_PER_HOUR)
+from cosched.cli_options import (
+    SECONDS_PER_DAY,
+    SECONDS_PER_HOUR,
+    add_json,
+    add_name_list,
+    add_out,
+    add_plots,
+    add_quiet,
+    add_seed,
+    announce,
+    names_or,
+    one_name,
+    plots_folder,
+    plots_target,
+    time_unit,
+)
 from cosched.data import WORKLOADS
 from cosched.errors import InputError
-from cosched.simulator.co_cli import add_fidelity_options, add_simulate_options, co_simulation_options
-from cosched.simulator.elastic.experiment_cli import add_elastic_options, model_columns, simulate_job_models
-from cosched.simulator.hybrid.cli import add_hybrid_options, simulate_command as hybrid_simulate
+from cosched.simulator.co_cli import (
+    add_fidelity_options,
+    add_simulate_options,
+    co_simulation_options,
+)
+from cosched.simulator.elastic.experiment_cli import (
+    add_elastic_options,
+    model_columns,
+    simulate_job_models,
+)
+from cosched.simulator.hybrid.cli import add_hybrid_options
+from cosched.simulator.hybrid.cli import simulate_command as hybrid_simulate
 from cosched.simulator.platform import PRESETS as PLATFORMS
 from cosched.simulator.schedulers import CLASSIC, SCHEDULERS
-
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
 
 __all__ = ["register"]
@@ -31,7 +53,11 @@ __all__ = ["register"]
 
 def _fitted(seconds: float, unit: str | None = None) -> str:
     """A makespan in `unit` (default: the unit that fits it), two decimals (three digits below 1)."""
-    unit, scale = (unit, dict(s=1.0, h=SECONDS_PER_HOUR, d=SECONDS_PER_DAY)[unit]) if unit else time_unit(seconds)
+    unit, scale = (
+        (unit, dict(s=1.0, h=SECONDS_PER_HOUR, d=SECONDS_PER_DAY)[unit])
+        if unit
+        else time_unit(seconds)
+    )
     value = seconds / scale
     return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3g}"
 
@@ -46,33 +72,67 @@ def _number(value: float) -> str:
 
 # summary key -> (unit shown in the label, text of the JSON value)
 FITTED = ("makespan", "bound")  # the durations shown in the unit that fits them
-UNITS = { "mean_wait": ("s", _seconds), "median_wait": ("s", _seconds),
-         "max_wait": ("s", _seconds), "mean_turnaround": ("s", _seconds), "bounded_slowdown_threshold": ("s", _seconds),
-         "wall_seconds": ("s", _seconds), "jobs_per_second": ("jobs/s", _number),
-         "simulated_days_per_hour": ("d/h", _number)}
-TEXT_SKIPPED = ("scheduler", "platform", "jobs", "simulated_days")  # in the title line, or the makespan again
+UNITS = {
+    "mean_wait": ("s", _seconds),
+    "median_wait": ("s", _seconds),
+    "max_wait": ("s", _seconds),
+    "mean_turnaround": ("s", _seconds),
+    "bounded_slowdown_threshold": ("s", _seconds),
+    "wall_seconds": ("s", _seconds),
+    "jobs_per_second": ("jobs/s", _number),
+    "simulated_days_per_hour": ("d/h", _number),
+}
+TEXT_SKIPPED = (
+    "scheduler",
+    "platform",
+    "jobs",
+    "simulated_days",
+)  # in the title line, or the makespan again
 COMPARE_COLUMNS = (  # (summary key, column title with unit, format); makespan: the unit of the column
-    ("makespan", "makespan", _fitted), ("makespan_speedup", "mS", "{:.3f}".format),
+    ("makespan", "makespan", _fitted),
+    ("makespan_speedup", "mS", "{:.3f}".format),
     ("makespan_over_bound", "C/bound", "{:.3f}".format),
-    ("mean_wait", "wait [s]", _seconds), ("mean_turnaround", "turnaround [s]", _seconds),
-    ("mean_slowdown", "slowdown", "{:.2f}".format), ("mean_bounded_slowdown", "bsld", "{:.2f}".format),
-    ("mean_slowdown_per_processor", "sld/proc", "{:.3f}".format), ("utilization", "util", "{:.3f}".format),
+    ("mean_wait", "wait [s]", _seconds),
+    ("mean_turnaround", "turnaround [s]", _seconds),
+    ("mean_slowdown", "slowdown", "{:.2f}".format),
+    ("mean_bounded_slowdown", "bsld", "{:.2f}".format),
+    ("mean_slowdown_per_processor", "sld/proc", "{:.3f}".format),
+    ("utilization", "util", "{:.3f}".format),
     ("wall_seconds", "wall [s]", _seconds),
 )
 
 
 def _common(parser) -> None:
-    parser.add_argument("--workload", required=True, help=f"bundled trace ({', '.join(WORKLOADS)}), SWF (.swf, "
-                                                          ".swf.gz) or CSV (job_id, submit_time, run_time, "
-                                                          "cores[, estimate, app])")
-    parser.add_argument("--platform", required=True, help=f"preset ({', '.join(PLATFORMS)}) or JSON {{nodes, "
-                                                          "sockets_per_node, cores_per_socket}")
-    parser.add_argument("--depth", type=int, default=DEFAULT_DEPTH,
-                        help=f"backfill depth (default {DEFAULT_DEPTH}, as Slurm)")
-    parser.add_argument("--run-times", action="store_true",
-                        help="backfill with true run times instead of user estimates")
-    parser.add_argument("--bounded-threshold", type=float, default=10.0,
-                        help="bounded slowdown threshold in seconds (default 10)")
+    parser.add_argument(
+        "--workload",
+        required=True,
+        help=f"bundled trace ({', '.join(WORKLOADS)}), SWF (.swf, "
+        ".swf.gz) or CSV (job_id, submit_time, run_time, "
+        "cores[, estimate, app])",
+    )
+    parser.add_argument(
+        "--platform",
+        required=True,
+        help=f"preset ({', '.join(PLATFORMS)}) or JSON {{nodes, "
+        "sockets_per_node, cores_per_socket}",
+    )
+    parser.add_argument(
+        "--depth",
+        type=int,
+        default=DEFAULT_DEPTH,
+        help=f"backfill depth (default {DEFAULT_DEPTH}, as Slurm)",
+    )
+    parser.add_argument(
+        "--run-times",
+        action="store_true",
+        help="backfill with true run times instead of user estimates",
+    )
+    parser.add_argument(
+        "--bounded-threshold",
+        type=float,
+        default=10.0,
+        help="bounded slowdown threshold in seconds (default 10)",
+    )
     parser.add_argument("--limit", type=int, help="simulate only the first N jobs (after cleaning)")
     add_quiet(parser)
     add_json(parser, "the summary (times in seconds)")
@@ -80,40 +140,74 @@ def _common(parser) -> None:
 
 def register(subparsers) -> None:
     simulate = subparsers.add_parser(
-        "simulate", help="simulate a workload on a cluster under one scheduler",
+        "simulate",
+        help="simulate a workload on a cluster under one scheduler",
         description="Discrete-event simulation (ELiSE §3): completions, then arrivals, then one scheduling pass "
-                    "per timestamp; compact whole-node allocation. Writes jobs.csv and summary.json to --out.")
+        "per timestamp; compact whole-node allocation. Writes jobs.csv and summary.json to --out.",
+    )
     _common(simulate)
-    add_name_list(simulate, "--scheduler", what="the scheduler", known=tuple(SCHEDULERS),
-                  default="easy", single=True, alias="--schedulers")
-    simulate.add_argument("--baseline", help="also run this scheduler for the makespan speedup (e.g. conservative)")
+    add_name_list(
+        simulate,
+        "--scheduler",
+        what="the scheduler",
+        known=tuple(SCHEDULERS),
+        default="easy",
+        single=True,
+        alias="--schedulers",
+    )
+    simulate.add_argument(
+        "--baseline", help="also run this scheduler for the makespan speedup (e.g. conservative)"
+    )
     add_out(simulate, "folder", "jobs.csv, summary.json (and jobs.parquet, the plots)")
     simulate.add_argument("--parquet", action="store_true", help="also write jobs.parquet")
-    simulate.add_argument("--bound", action="store_true",
-                          help="also compute the lower bound on the makespan of any schedule (bound, "
-                               "makespan_over_bound; linear programs that take about half a simulation)")
+    simulate.add_argument(
+        "--bound",
+        action="store_true",
+        help="also compute the lower bound on the makespan of any schedule (bound, "
+        "makespan_over_bound; linear programs that take about half a simulation)",
+    )
     add_plots(simulate, "Gantt, utilization, queue and wait-time PNGs", where=True)
     add_simulate_options(simulate)
     add_fidelity_options(simulate)
-    add_elastic_options(simulate)  # marks jobs moldable or malleable (cosched.simulator.elastic.traces)
+    add_elastic_options(
+        simulate
+    )  # marks jobs moldable or malleable (cosched.simulator.elastic.traces)
     add_seed(simulate, "seed of the elastic marking and of the hybrid typing")
-    add_hybrid_options(simulate)  # --hybrid MECHANISM and the typing flags (cosched.simulator.hybrid)
+    add_hybrid_options(
+        simulate
+    )  # --hybrid MECHANISM and the typing flags (cosched.simulator.hybrid)
     simulate.set_defaults(func=_simulate_command)
 
     compare = subparsers.add_parser(
-        "compare", help="run several schedulers on the same workload and print a metrics table",
-        description="Same workload, same platform, several schedulers; makespan speedup against --baseline.")
+        "compare",
+        help="run several schedulers on the same workload and print a metrics table",
+        description="Same workload, same platform, several schedulers; makespan speedup against --baseline.",
+    )
     _common(compare)
-    add_name_list(compare, "--scheduler", what="schedulers to compare", known=tuple(SCHEDULERS),
-                  default=",".join(CLASSIC), alias="--schedulers")
-    compare.add_argument("--baseline", default="conservative",
-                         help="scheduler whose makespan is the reference (default conservative)")
-    add_out(compare, "folder", "compare.csv, one row of metrics per scheduler (resumes if it exists)")
+    add_name_list(
+        compare,
+        "--scheduler",
+        what="schedulers to compare",
+        known=tuple(SCHEDULERS),
+        default=",".join(CLASSIC),
+        alias="--schedulers",
+    )
+    compare.add_argument(
+        "--baseline",
+        default="conservative",
+        help="scheduler whose makespan is the reference (default conservative)",
+    )
+    add_out(
+        compare, "folder", "compare.csv, one row of metrics per scheduler (resumes if it exists)"
+    )
     add_plots(compare, "a bar chart of makespan, wait and utilization per scheduler (compare.png)")
     add_simulate_options(compare)
-    compare.add_argument("--force", action="store_true",
-                         help="start over: remove an earlier compare.csv of other options or inputs (by default the "
-                              "same comparison resumes and others are refused)")
+    compare.add_argument(
+        "--force",
+        action="store_true",
+        help="start over: remove an earlier compare.csv of other options or inputs (by default the "
+        "same comparison resumes and others are refused)",
+    )
     compare.set_defaults(func=_compare_command)
 
 
@@ -125,9 +219,13 @@ def _load(args):
     if args.limit is not None and args.limit < 1:
         raise InputError(f"must be positive, got {args.limit}", field="limit")
     if args.bounded_threshold <= 0:
-        raise InputError(f"must be positive, got {args.bounded_threshold}", field="bounded_threshold")
+        raise InputError(
+            f"must be positive, got {args.bounded_threshold}", field="bounded_threshold"
+        )
     inputs = load_inputs(args.workload, args.platform, limit=args.limit)
-    if args.heatmap:  # read and checked also when only classic schedulers run (they ignore it): no garbage passes
+    if (
+        args.heatmap
+    ):  # read and checked also when only classic schedulers run (they ignore it): no garbage passes
         co_simulation_options(args)
     return inputs
 
@@ -141,9 +239,12 @@ def _elastic_with_whole_nodes(args, names) -> None:
 
     shared = [name for name in names if checked_scheduler(name, args.depth).co_located]
     if shared:
-        raise InputError(f"elastic jobs run on whole nodes, {', '.join(shared)} shares nodes between two jobs: "
-                         f"the two models do not compose; use a classic scheduler with --elastic-fraction, or "
-                         f"leave it out", field="--elastic-fraction")
+        raise InputError(
+            f"elastic jobs run on whole nodes, {', '.join(shared)} shares nodes between two jobs: "
+            f"the two models do not compose; use a classic scheduler with --elastic-fraction, or "
+            f"leave it out",
+            field="--elastic-fraction",
+        )
 
 
 def _preflight(args, names, platform) -> None:
@@ -151,7 +252,9 @@ def _preflight(args, names, platform) -> None:
     from cosched.simulator.compare import preflight
 
     options = co_simulation_options(args).get("scheduler_options") if args.heatmap else None
-    preflight(names, platform, depth=args.depth, placement=args.placement, scheduler_options=options)
+    preflight(
+        names, platform, depth=args.depth, placement=args.placement, scheduler_options=options
+    )
 
 
 def _run(args, name, platform, workload, progress, job_models=None):
@@ -163,9 +266,17 @@ def _run(args, name, platform, workload, progress, job_models=None):
     options = co_options.pop("scheduler_options", None)
     if options:  # the co-schedulers' options (--missing-pair, --reserve, --compact-below)
         from cosched.simulator.schedulers import make_scheduler
+
         scheduler = make_scheduler(name, depth=args.depth, **options)
-    return simulate(workload, platform, scheduler, use_run_times=args.run_times, progress=progress,
-                    job_models=job_models, **co_options)
+    return simulate(
+        workload,
+        platform,
+        scheduler,
+        use_run_times=args.run_times,
+        progress=progress,
+        job_models=job_models,
+        **co_options,
+    )
 
 
 WHOLE_FLOAT_LIMIT = 1e16  # below it, repr() writes a whole float as its integer and ".0"
@@ -227,10 +338,18 @@ def jobs_csv_text(result) -> str | None:
     if nodes is None:
         return None
     counts = np.fromiter(map(len, result.nodes), np.int64, len(result.nodes))
-    columns = {"job_id": w.job_id, "submit_time": w.submit, "start_time": result.start,
-               "end_time": result.end, "wait_time": result.start - w.submit,
-               "run_time": end_minus_start, "estimate": w.estimate, "cores": w.cores,
-               "node_count": counts, "nodes": nodes}
+    columns = {
+        "job_id": w.job_id,
+        "submit_time": w.submit,
+        "start_time": result.start,
+        "end_time": result.end,
+        "wait_time": result.start - w.submit,
+        "run_time": end_minus_start,
+        "estimate": w.estimate,
+        "cores": w.cores,
+        "node_count": counts,
+        "nodes": nodes,
+    }
     if w.app is not None:
         columns["app"] = w.app
     if result.co_scheduled:
@@ -246,8 +365,11 @@ def jobs_csv_text(result) -> str | None:
         elif kind in ("list", "U", "O"):
             texts = column.tolist() if isinstance(column, np.ndarray) else column
             distinct = set(texts)
-            if not all(isinstance(v, str) for v in distinct) or "" in distinct or any(
-                    c in value for value in distinct for c in ',"\n\r'):
+            if (
+                not all(isinstance(v, str) for v in distinct)
+                or "" in distinct
+                or any(c in value for value in distinct for c in ',"\n\r')
+            ):
                 return None  # pandas would quote these (or they are no text): let it write them
             form = "%s"
         else:
@@ -261,15 +383,26 @@ def jobs_csv_text(result) -> str | None:
 
 def _print_summary(summary: dict, cleaning: dict) -> None:
     """The summary as text: each label carries its unit (makespan in s, h or d, other times in seconds)."""
-    changes = ", ".join(f"{k} {v}" for k, v in cleaning.items() if k not in ("records", "jobs") and v)
-    print(f"{summary['scheduler']} on {summary['platform']}: {summary['jobs']} jobs "
-          f"({cleaning.get('records', summary['jobs'])} records" + (f"; {changes})" if changes else ")"))
+    changes = ", ".join(
+        f"{k} {v}" for k, v in cleaning.items() if k not in ("records", "jobs") and v
+    )
+    print(
+        f"{summary['scheduler']} on {summary['platform']}: {summary['jobs']} jobs "
+        f"({cleaning.get('records', summary['jobs'])} records"
+        + (f"; {changes})" if changes else ")")
+    )
     for key, value in summary.items():
         if key in TEXT_SKIPPED or value is None:
             continue
-        unit, text = (time_unit(value)[0], _fitted) if key in FITTED else UNITS.get(key, (None, _number))
+        unit, text = (
+            (time_unit(value)[0], _fitted) if key in FITTED else UNITS.get(key, (None, _number))
+        )
         label = f"{key} [{unit}]" if unit else key
-        shown = text(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+        shown = (
+            text(value)
+            if isinstance(value, (int, float)) and not isinstance(value, bool)
+            else value
+        )
         print(f"  {label:<34} {shown}")
 
 
@@ -277,11 +410,17 @@ def _simulate_command(args) -> int:
     from cosched.outputs import atomic_path, check_outputs, output_dir
     from cosched.simulator.metrics import summarize
 
-    scheduler = one_name(args, "scheduler", "easy", "--scheduler", "simulate runs one scheduler (compare: several)")
-    plots = plots_target(args, plots_folder(args.out))  # off unless asked: plotting doubles the time
+    scheduler = one_name(
+        args, "scheduler", "easy", "--scheduler", "simulate runs one scheduler (compare: several)"
+    )
+    plots = plots_target(
+        args, plots_folder(args.out)
+    )  # off unless asked: plotting doubles the time
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
     if args.mtbf is not None and not args.hybrid:
-        raise InputError("--mtbf injects node failures into hybrid runs; add --hybrid MECHANISM", field="mtbf")
+        raise InputError(
+            "--mtbf injects node failures into hybrid runs; add --hybrid MECHANISM", field="mtbf"
+        )
     _elastic_with_whole_nodes(args, [scheduler] + ([args.baseline] if args.baseline else []))
     platform, workload = _load(args)
     if args.hybrid:  # on-demand, rigid and malleable jobs under a hybrid mechanism
@@ -291,16 +430,30 @@ def _simulate_command(args) -> int:
     job_models, marking = simulate_job_models(args, platform, workload)
     progress = not args.quiet
     result = _run(args, scheduler, platform, workload, progress, job_models)
-    baseline = _run(args, args.baseline, platform, workload, progress, job_models) if args.baseline else None
+    baseline = (
+        _run(args, args.baseline, platform, workload, progress, job_models)
+        if args.baseline
+        else None
+    )
     summary = summarize(result, baseline, args.bounded_threshold, args.utilization or "last-end")
     summary["cleaning"] = workload.cleaning
     summary["workload"] = str(args.workload)
     summary["use_run_times"] = args.run_times
     summary["depth"] = args.depth
-    if args.bound and job_models is None:  # the bound holds for rigid jobs (cosched.simulator.bounds)
+    if (
+        args.bound and job_models is None
+    ):  # the bound holds for rigid jobs (cosched.simulator.bounds)
         from cosched.simulator.bound_cli import bound_columns
-        summary.update(bound_columns(args, platform, workload, (result, baseline) if baseline else (result,),
-                                     summary["makespan"]))
+
+        summary.update(
+            bound_columns(
+                args,
+                platform,
+                workload,
+                (result, baseline) if baseline else (result,),
+                summary["makespan"],
+            )
+        )
     else:
         summary["elastic"] = marking.to_dict()
     written = []
@@ -326,11 +479,15 @@ def _simulate_command(args) -> int:
             written.append(folder / "summary.json")
     if plots is not None:
         from cosched.simulator.plots import write_plots
+
         written += write_plots(result, plots)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        _print_summary({k: v for k, v in summary.items() if k not in ("cleaning", "workload")}, workload.cleaning)
+        _print_summary(
+            {k: v for k, v in summary.items() if k not in ("cleaning", "workload")},
+            workload.cleaning,
+        )
     announce(args, *written)
     return 0
 
@@ -343,14 +500,30 @@ def _compare_command(args) -> int:
     names = names_or(args, "scheduler", CLASSIC, "--scheduler")
     path = compare_path(args.out, warn=False)  # compare() warns about the older form
     plots = plots_target(args, None if path is None else path.parent / "plots", fixed=True)
-    if path is not None:  # a folder; an --out ending in .csv that is no folder names the file itself (old form)
-        check_outputs(("--out", path, "file") if path == Path(args.out) else ("--out", args.out, "folder"),
-                      ("--plots", plots, "folder"))
-    frame = compare(args.workload, args.platform, names, baseline=args.baseline, heatmap=args.heatmap,
-                    alone_speedup=args.spread_speedup, default_speedup=args.default_speedup,
-                    placement=args.placement, depth=args.depth, use_run_times=args.run_times,
-                    bounded_threshold=args.bounded_threshold, limit=args.limit, out=args.out, force=args.force,
-                    progress=not args.quiet)
+    if (
+        path is not None
+    ):  # a folder; an --out ending in .csv that is no folder names the file itself (old form)
+        check_outputs(
+            ("--out", path, "file") if path == Path(args.out) else ("--out", args.out, "folder"),
+            ("--plots", plots, "folder"),
+        )
+    frame = compare(
+        args.workload,
+        args.platform,
+        names,
+        baseline=args.baseline,
+        heatmap=args.heatmap,
+        alone_speedup=args.spread_speedup,
+        default_speedup=args.default_speedup,
+        placement=args.placement,
+        depth=args.depth,
+        use_run_times=args.run_times,
+        bounded_threshold=args.bounded_threshold,
+        limit=args.limit,
+        out=args.out,
+        force=args.force,
+        progress=not args.quiet,
+    )
     written = [path] if path is not None else []
     if plots is not None:
         from cosched.simulator.plots import compare_plot
@@ -361,17 +534,36 @@ def _compare_command(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print(f"{frame.attrs['jobs']} jobs on {frame.attrs['platform']} ({frame.attrs['cores']} cores), "
-          f"makespan speedup against {args.baseline}")
+    print(
+        f"{frame.attrs['jobs']} jobs on {frame.attrs['platform']} ({frame.attrs['cores']} cores), "
+        f"makespan speedup against {args.baseline}"
+    )
     unit = time_unit([row["makespan"] for row in rows if row.get("makespan") is not None])[0]
-    header = ["scheduler"] + [f"{title} [{unit}]" if key == "makespan" else title
-                              for key, title, _ in COMPARE_COLUMNS]
-    table = [[row["scheduler"]] + [("-" if row.get(key) is None else text(row[key], unit) if key == "makespan"
-                                    else text(row[key])) for key, _, text in COMPARE_COLUMNS] for row in rows]
+    header = ["scheduler"] + [
+        f"{title} [{unit}]" if key == "makespan" else title for key, title, _ in COMPARE_COLUMNS
+    ]
+    table = [
+        [row["scheduler"]]
+        + [
+            (
+                "-"
+                if row.get(key) is None
+                else text(row[key], unit)
+                if key == "makespan"
+                else text(row[key])
+            )
+            for key, _, text in COMPARE_COLUMNS
+        ]
+        for row in rows
+    ]
     widths = [max(len(line[i]) for line in table + [header]) for i in range(len(header))]
     for line in [header] + table:
-        print("  ".join(cell.rjust(width) if i else cell.ljust(width) for i, (cell, width) in
-                        enumerate(zip(line, widths))))
+        print(
+            "  ".join(
+                cell.rjust(width) if i else cell.ljust(width)
+                for i, (cell, width) in enumerate(zip(line, widths))
+            )
+        )
     return 0
 
 

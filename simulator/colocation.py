@@ -21,6 +21,7 @@ the job's mean measured speedup over its measured partners (``"mean"``); a job a
 at 1.0 (``"one"``), at its maximum measured speedup as in ELiSE (``"max"``), or at a given value. Popularity
 ranks count measured pairs only (``CoContext.known``), whatever fills the others.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -30,19 +31,37 @@ import numpy as np
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
 from cosched.simulator.allocators import EMPTY, Allocation, Allocator
-from cosched.theory.heatmap import Heatmap, MissingPairsWarning
 from cosched.simulator.platform import Platform
+from cosched.theory.heatmap import Heatmap, MissingPairsWarning
 
 __all__ = [
-    "CoLocationAllocator", "HeatmapSpeedModel", "CoContext", "co_context", "PLACEMENTS", "COMPACT",
-    "DEFAULT_SPREAD_SPEEDUP", "MISSING_PAIRS", "ALONE_SPEEDUPS", "alone_speedup_value",
+    "CoLocationAllocator",
+    "HeatmapSpeedModel",
+    "CoContext",
+    "co_context",
+    "PLACEMENTS",
+    "COMPACT",
+    "DEFAULT_SPREAD_SPEEDUP",
+    "MISSING_PAIRS",
+    "ALONE_SPEEDUPS",
+    "alone_speedup_value",
 ]
 
 PLACEMENTS = ("idle", "shared")
-COMPACT = "compact"  # placement hint: deploy this job on whole nodes (Popularity's least friendly jobs)
-DEFAULT_SPREAD_SPEEDUP = 1.0  # 000 §3.5: a job alone on its spread nodes runs at compact speed unless told
-MISSING_PAIRS = ("default", "mean")  # speedup of a pair measured in neither direction: heatmap default, row mean
-ALONE_SPEEDUPS = ("one", "max")  # alone on spread nodes: 1.0, or the job's maximum measured speedup (ELiSE)
+COMPACT = (
+    "compact"  # placement hint: deploy this job on whole nodes (Popularity's least friendly jobs)
+)
+DEFAULT_SPREAD_SPEEDUP = (
+    1.0  # 000 §3.5: a job alone on its spread nodes runs at compact speed unless told
+)
+MISSING_PAIRS = (
+    "default",
+    "mean",
+)  # speedup of a pair measured in neither direction: heatmap default, row mean
+ALONE_SPEEDUPS = (
+    "one",
+    "max",
+)  # alone on spread nodes: 1.0, or the job's maximum measured speedup (ELiSE)
 
 
 def alone_speedup_value(text: str | float | None) -> str | float | None:
@@ -52,8 +71,10 @@ def alone_speedup_value(text: str | float | None) -> str | float | None:
     try:
         value = float(text)
     except (TypeError, ValueError):
-        raise InputError(f"alone speedup must be one, max or a positive number, got {text!r}",
-                         field="alone_speedup") from None
+        raise InputError(
+            f"alone speedup must be one, max or a positive number, got {text!r}",
+            field="alone_speedup",
+        ) from None
     if not (np.isfinite(value) and value > 0):
         raise InputError(f"alone speedup must be positive, got {text}", field="alone_speedup")
     return value
@@ -66,10 +87,15 @@ class CoLocationAllocator(Allocator):
 
     def __init__(self, platform: Platform, prefer: str = "idle"):
         if platform.cores_per_node % 2:
-            raise InputError(f"half-socket binding needs an even number of cores per node, the platform has "
-                             f"{platform.cores_per_node}", field="platform")
+            raise InputError(
+                f"half-socket binding needs an even number of cores per node, the platform has "
+                f"{platform.cores_per_node}",
+                field="platform",
+            )
         if prefer not in PLACEMENTS:
-            raise InputError(f"unknown placement {prefer!r}; choose from {PLACEMENTS}", field="prefer")
+            raise InputError(
+                f"unknown placement {prefer!r}; choose from {PLACEMENTS}", field="prefer"
+            )
         super().__init__(platform)
         self._cpn = platform.cores_per_node
         self.half = self._cpn // 2
@@ -85,10 +111,15 @@ class CoLocationAllocator(Allocator):
 
     def is_compact(self, engine, job: int) -> bool:
         """Deployed compact: hinted by the scheduler, or too big to spread over distinct nodes."""
-        return engine.placement[job] == COMPACT or -(-engine.cores[job] // self.half) > self.platform.nodes
+        return (
+            engine.placement[job] == COMPACT
+            or -(-engine.cores[job] // self.half) > self.platform.nodes
+        )
 
     def units(self, engine, job: int) -> int:
-        if self._units is None:  # per-job tables, built once: EASY asks for units thousands of times
+        if (
+            self._units is None
+        ):  # per-job tables, built once: EASY asks for units thousands of times
             cores = np.asarray(engine.cores, dtype=np.int64)
             compact = 2 * -(-cores // self._cpn)
             spread = -(-cores // self.half)
@@ -120,12 +151,12 @@ class CoLocationAllocator(Allocator):
         if self.prefer == "idle":
             if count <= idle.size:
                 return Allocation(idle[:count], self.half)
-            nodes = np.concatenate([idle, np.flatnonzero(used == self.half)[:count - idle.size]])
+            nodes = np.concatenate([idle, np.flatnonzero(used == self.half)[: count - idle.size]])
         else:
             half_full = np.flatnonzero(used == self.half)
             if count <= half_full.size:
                 return Allocation(half_full[:count], self.half)
-            nodes = np.concatenate([half_full, idle[:count - half_full.size]])
+            nodes = np.concatenate([half_full, idle[: count - half_full.size]])
         return Allocation(nodes, self.half)
 
     def commit(self, job: int, allocation: Allocation) -> None:
@@ -142,11 +173,19 @@ class CoLocationAllocator(Allocator):
 class HeatmapSpeedModel:
     """Speedup of each running job: min pairwise speedup over its neighbours (000 §3.5, (4.1))."""
 
-    def __init__(self, speedups: np.ndarray, app: np.ndarray, spread: np.ndarray, known: np.ndarray | None = None):
+    def __init__(
+        self,
+        speedups: np.ndarray,
+        app: np.ndarray,
+        spread: np.ndarray,
+        known: np.ndarray | None = None,
+    ):
         self.speedups = speedups  # (k, k): speedup of row application next to column application
         self.app = app  # heatmap index of each job (engine order)
         self.spread = spread  # (k,) speedup of each application alone on spread nodes
-        self.known = np.ones(speedups.shape, dtype=bool) if known is None else known  # pair measured (a way)
+        self.known = (
+            np.ones(speedups.shape, dtype=bool) if known is None else known
+        )  # pair measured (a way)
 
     def speed_of(self, engine, job: int) -> float:
         allocation = engine.allocation[job]
@@ -168,8 +207,14 @@ class CoContext:
     """What a co-scheduled run needs besides the scheduler: heatmap matrix, job applications, spread speedups,
     and which pairs were measured (in at least one direction)."""
 
-    def __init__(self, speedups: np.ndarray, app: np.ndarray, spread: np.ndarray, names: tuple[str, ...],
-                 known: np.ndarray | None = None):
+    def __init__(
+        self,
+        speedups: np.ndarray,
+        app: np.ndarray,
+        spread: np.ndarray,
+        names: tuple[str, ...],
+        known: np.ndarray | None = None,
+    ):
         self.speedups, self.app, self.spread, self.names = speedups, app, spread, names
         self.known = np.ones(speedups.shape, dtype=bool) if known is None else known
 
@@ -180,8 +225,14 @@ class CoContext:
         return HeatmapSpeedModel(self.speedups, self.app, self.spread, self.known)
 
 
-def co_context(workload, heatmap: Heatmap | None = None, alone_speedup: float | str | None = None,
-               missing_pair: str = "default", *, spread_speedup=UNSET) -> CoContext:
+def co_context(
+    workload,
+    heatmap: Heatmap | None = None,
+    alone_speedup: float | str | None = None,
+    missing_pair: str = "default",
+    *,
+    spread_speedup=UNSET,
+) -> CoContext:
     """Link each job to its heatmap application; without a heatmap every pair has speedup 1.0.
 
     alone_speedup: the speedup of a job alone on its spread nodes (``spread_speedup``: its deprecated
@@ -190,36 +241,53 @@ def co_context(workload, heatmap: Heatmap | None = None, alone_speedup: float | 
     speedup (ELiSE); a number that value. missing_pair: "default" (the heatmap's fallback) or "mean" (the
     application's mean measured speedup, ELiSE) for pairs measured in neither direction.
     """
-    spread_speedup = alone_speedup_value(renamed_keyword(alone_speedup, spread_speedup, old="spread_speedup",
-                                                         new="alone_speedup"))
+    spread_speedup = alone_speedup_value(
+        renamed_keyword(alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup")
+    )
     if missing_pair not in MISSING_PAIRS:
-        raise InputError(f"unknown missing-pair rule {missing_pair!r}; choose from {MISSING_PAIRS}",
-                         field="missing_pair")
+        raise InputError(
+            f"unknown missing-pair rule {missing_pair!r}; choose from {MISSING_PAIRS}",
+            field="missing_pair",
+        )
     if heatmap is None:
         spread = spread_speedup if isinstance(spread_speedup, float) else DEFAULT_SPREAD_SPEEDUP
-        return CoContext(np.ones((1, 1)), np.zeros(len(workload), dtype=np.int64), np.array([spread]), ("*",))
+        return CoContext(
+            np.ones((1, 1)), np.zeros(len(workload), dtype=np.int64), np.array([spread]), ("*",)
+        )
     if workload.app is None:
-        raise InputError("a heatmap needs the workload's 'app' column to link jobs to applications",
-                         source=workload.source or None, field="app")
+        raise InputError(
+            "a heatmap needs the workload's 'app' column to link jobs to applications",
+            source=workload.source or None,
+            field="app",
+        )
     index = {name: i for i, name in enumerate(heatmap.applications)}
     app = np.fromiter((index.get(str(a), -1) for a in workload.app), np.int64, len(workload))
     if (app < 0).any():
         unknown = sorted({str(a) for a, i in zip(workload.app, app) if i < 0})
-        raise InputError(f"application(s) not in the heatmap: {unknown[:8]}", source=workload.source or None,
-                         field="app")
+        raise InputError(
+            f"application(s) not in the heatmap: {unknown[:8]}",
+            source=workload.source or None,
+            field="app",
+        )
     used = np.unique(app)
     measured = heatmap.measured
     known = ~np.isnan(measured) | ~np.isnan(measured.T)
-    speedups = np.ones((len(heatmap), len(heatmap)))  # pairs of applications absent from the workload: unused
+    speedups = np.ones(
+        (len(heatmap), len(heatmap))
+    )  # pairs of applications absent from the workload: unused
     if missing_pair == "mean" and not known[np.ix_(used, used)].all():
         speedups[np.ix_(used, used)] = _mean_filled(measured)[np.ix_(used, used)]
     else:
-        speedups[np.ix_(used, used)] = heatmap.speedup_matrix([heatmap.applications[i] for i in used])
+        speedups[np.ix_(used, used)] = heatmap.speedup_matrix(
+            [heatmap.applications[i] for i in used]
+        )
     if spread_speedup is None:
         spread = heatmap.spread_speedups(DEFAULT_SPREAD_SPEEDUP)
     elif spread_speedup == "one":
         spread = np.full(len(heatmap), DEFAULT_SPREAD_SPEEDUP)
-    elif spread_speedup == "max":  # ELiSE: alone on spread nodes, a job runs at its best measured co-run speedup
+    elif (
+        spread_speedup == "max"
+    ):  # ELiSE: alone on spread nodes, a job runs at its best measured co-run speedup
         spread = _row_statistic(measured, np.nanmax)
     else:
         spread = np.full(len(heatmap), float(spread_speedup))
@@ -240,6 +308,10 @@ def _mean_filled(measured: np.ndarray) -> np.ndarray:
     means = _row_statistic(measured, np.nanmean)
     missing = np.isnan(filled)
     if missing.any():
-        warnings.warn(f"heatmap: {int(missing.sum())} directed pair(s) measured in neither "
-                      "direction use their job's mean measured speedup", MissingPairsWarning, stacklevel=3)
+        warnings.warn(
+            f"heatmap: {int(missing.sum())} directed pair(s) measured in neither "
+            "direction use their job's mean measured speedup",
+            MissingPairsWarning,
+            stacklevel=3,
+        )
     return np.where(missing, means[:, None], filled)

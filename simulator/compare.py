@@ -12,11 +12,13 @@ platform, `depth`, `use_run_times`, `bounded_threshold`, `limit`, the heatmap's 
 bounded_threshold, heatmap`` name them and ``inputs`` is a digest of the contents. The scheduler list and the
 baseline may change between reruns (new schedulers are added to the file).
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from cosched.deprecation import UNSET, renamed_keyword, warn_old_form
 from cosched.errors import InputError
@@ -30,12 +32,41 @@ if TYPE_CHECKING:  # imported on use
     from cosched.simulator.workload import Workload
     from cosched.theory.heatmap import Heatmap
 
-__all__ = ["compare", "compare_path", "load_inputs", "checked_scheduler", "preflight", "COMPARE_CSV", "IDENTITY", "CO_METRICS"]
+__all__ = [
+    "compare",
+    "compare_path",
+    "load_inputs",
+    "checked_scheduler",
+    "preflight",
+    "COMPARE_CSV",
+    "IDENTITY",
+    "CO_METRICS",
+]
 
 COMPARE_CSV = "compare.csv"
-IDENTITY = ("workload", "platform", "depth", "run_times", "limit", "bounded_threshold", "heatmap", "inputs")
-CO_METRICS = ("mean_job_speedup", "weighted_mean_job_speedup", "slowdown_counts")  # co-scheduled runs only
-TEXT_COLUMNS = ("scheduler", "platform", "baseline", "workload", "heatmap", "inputs")  # "" is a value, not a gap
+IDENTITY = (
+    "workload",
+    "platform",
+    "depth",
+    "run_times",
+    "limit",
+    "bounded_threshold",
+    "heatmap",
+    "inputs",
+)
+CO_METRICS = (
+    "mean_job_speedup",
+    "weighted_mean_job_speedup",
+    "slowdown_counts",
+)  # co-scheduled runs only
+TEXT_COLUMNS = (
+    "scheduler",
+    "platform",
+    "baseline",
+    "workload",
+    "heatmap",
+    "inputs",
+)  # "" is a value, not a gap
 
 
 def compare_path(out: str | os.PathLike | None, *, warn: bool = True) -> Path | None:
@@ -47,8 +78,10 @@ def compare_path(out: str | os.PathLike | None, *, warn: bool = True) -> Path | 
     out = Path(out)
     if out.suffix.lower() == ".csv" and not out.is_dir():
         if warn:
-            warn_old_form(f"--out {out.name} (a CSV file)",
-                          f"give a folder: compare writes {COMPARE_CSV} inside it")
+            warn_old_form(
+                f"--out {out.name} (a CSV file)",
+                f"give a folder: compare writes {COMPARE_CSV} inside it",
+            )
         return out
     return out / COMPARE_CSV
 
@@ -59,12 +92,20 @@ def checked_scheduler(name: str, depth: int = DEFAULT_DEPTH):
 
     try:
         return make_scheduler(name, depth=depth)
-    except InputError as error:  # an unknown name, or an option out of range: name that option, once
+    except (
+        InputError
+    ) as error:  # an unknown name, or an option out of range: name that option, once
         raise InputError(error.message, field=error.field or "scheduler") from None
 
 
-def preflight(names: Sequence[str], platform: Platform, *, depth: int = DEFAULT_DEPTH,
-              placement: str | None = None, scheduler_options: dict | None = None) -> None:
+def preflight(
+    names: Sequence[str],
+    platform: Platform,
+    *,
+    depth: int = DEFAULT_DEPTH,
+    placement: str | None = None,
+    scheduler_options: dict | None = None,
+) -> None:
     """Refuse early, never half-way: build every scheduler and its allocator on `platform` before the first
     simulation, so a combination that cannot run (a co-scheduler's half-socket binding on nodes of an odd
     number of cores, a bad option) is one InputError naming the scheduler and the platform, and nothing ran."""
@@ -77,12 +118,18 @@ def preflight(names: Sequence[str], platform: Platform, *, depth: int = DEFAULT_
                 scheduler = make_scheduler(name, depth=depth, **scheduler_options)
             scheduler.make_allocator(platform, placement=placement)
         except InputError as error:
-            raise InputError(f"scheduler {name!r} cannot run on platform {platform.name!r}: {error.message}",
-                             field="--scheduler") from None
+            raise InputError(
+                f"scheduler {name!r} cannot run on platform {platform.name!r}: {error.message}",
+                field="--scheduler",
+            ) from None
 
 
-def load_inputs(workload: Workload | str | os.PathLike, platform: Platform | str | os.PathLike, *,
-                limit: int | None = None) -> tuple[Platform, Workload]:
+def load_inputs(
+    workload: Workload | str | os.PathLike,
+    platform: Platform | str | os.PathLike,
+    *,
+    limit: int | None = None,
+) -> tuple[Platform, Workload]:
     """(platform, workload) from names or paths (or the objects themselves), the workload cut to `limit` jobs."""
     from cosched.simulator.platform import Platform, load_platform
     from cosched.simulator.workload import Workload, load_workload
@@ -112,24 +159,56 @@ def _heatmap(heatmap, default_speedup: float | None):
     return read_heatmap(heatmap, default=default_speedup)
 
 
-def _identity(workload_name: str, platform, workload, heatmap_name: str, heatmap, *, depth: int,
-              use_run_times: bool, limit: int | None, bounded_threshold: float, spread_speedup, default_speedup,
-              placement: str) -> dict:
+def _identity(
+    workload_name: str,
+    platform,
+    workload,
+    heatmap_name: str,
+    heatmap,
+    *,
+    depth: int,
+    use_run_times: bool,
+    limit: int | None,
+    bounded_threshold: float,
+    spread_speedup,
+    default_speedup,
+    placement: str,
+) -> dict:
     """The identity columns of a comparison's rows: the options by name, and a digest of every input's contents."""
     from cosched.rerun import digest
     from cosched.simulator.experiment import heatmap_digest
 
-    inputs = digest(workload.job_id, workload.submit, workload.run, workload.cores, workload.estimate, workload.app,
-                    platform.to_dict(), heatmap_digest(heatmap) if heatmap is not None else None,
-                    spread_speedup, default_speedup, placement)
-    return {"workload": workload_name, "platform": platform.name, "depth": depth, "run_times": bool(use_run_times),
-            "limit": limit or 0, "bounded_threshold": bounded_threshold, "heatmap": heatmap_name,
-            "inputs": "sha256:" + inputs}
+    inputs = digest(
+        workload.job_id,
+        workload.submit,
+        workload.run,
+        workload.cores,
+        workload.estimate,
+        workload.app,
+        platform.to_dict(),
+        heatmap_digest(heatmap) if heatmap is not None else None,
+        spread_speedup,
+        default_speedup,
+        placement,
+    )
+    return {
+        "workload": workload_name,
+        "platform": platform.name,
+        "depth": depth,
+        "run_times": bool(use_run_times),
+        "limit": limit or 0,
+        "bounded_threshold": bounded_threshold,
+        "heatmap": heatmap_name,
+        "inputs": "sha256:" + inputs,
+    }
 
 
 def _typed(row: dict) -> dict:
     """A row read back from compare.csv with its empty cells as None (they are None when computed)."""
-    return {key: None if value == "" and key not in TEXT_COLUMNS else value for key, value in row.items()}
+    return {
+        key: None if value == "" and key not in TEXT_COLUMNS else value
+        for key, value in row.items()
+    }
 
 
 def _columns(rows: Sequence[dict]) -> list[str]:
@@ -148,14 +227,25 @@ def _write(path: Path, rows: list[dict]) -> None:
         pd.DataFrame(rows, columns=_columns(rows)).to_csv(temporary, index=False)
 
 
-def compare(workload: Workload | str | os.PathLike, platform: Platform | str | os.PathLike,
-            schedulers: Sequence[str], *, baseline: str = "conservative",
-            heatmap: Heatmap | str | os.PathLike | None = None, alone_speedup: float | None = None,
-            default_speedup: float | None = None, placement: str | None = None, depth: int = DEFAULT_DEPTH,
-            use_run_times: bool = False, bounded_threshold: float = BOUNDED_SLOWDOWN_THRESHOLD,
-            limit: int | None = None,
-            out: str | os.PathLike | None = None, force: bool = False, progress: bool = False,
-            spread_speedup: float | None = UNSET) -> pd.DataFrame:
+def compare(
+    workload: Workload | str | os.PathLike,
+    platform: Platform | str | os.PathLike,
+    schedulers: Sequence[str],
+    *,
+    baseline: str = "conservative",
+    heatmap: Heatmap | str | os.PathLike | None = None,
+    alone_speedup: float | None = None,
+    default_speedup: float | None = None,
+    placement: str | None = None,
+    depth: int = DEFAULT_DEPTH,
+    use_run_times: bool = False,
+    bounded_threshold: float = BOUNDED_SLOWDOWN_THRESHOLD,
+    limit: int | None = None,
+    out: str | os.PathLike | None = None,
+    force: bool = False,
+    progress: bool = False,
+    spread_speedup: float | None = UNSET,
+) -> pd.DataFrame:
     """Run `schedulers` and `baseline` on the same workload and platform; one row of metrics per scheduler.
 
     Args:
@@ -202,35 +292,73 @@ def compare(workload: Workload | str | os.PathLike, platform: Platform | str | o
         raise InputError(f"must be non-negative, got {depth}", field="depth")
     if not bounded_threshold > 0:
         raise InputError(f"must be positive, got {bounded_threshold}", field="bounded_threshold")
-    spread_speedup = renamed_keyword(alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup")
+    spread_speedup = renamed_keyword(
+        alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup"
+    )
     if spread_speedup is not None and not spread_speedup > 0:
-        raise InputError(f"the speedup alone must be positive, got {spread_speedup}", field="alone_speedup")
+        raise InputError(
+            f"the speedup alone must be positive, got {spread_speedup}", field="alone_speedup"
+        )
     placement = placement or PLACEMENTS[0]
     if placement not in PLACEMENTS:
-        raise InputError(f"unknown placement {placement!r}; choose from {', '.join(PLACEMENTS)}", field="placement")
+        raise InputError(
+            f"unknown placement {placement!r}; choose from {', '.join(PLACEMENTS)}",
+            field="placement",
+        )
     runs = list(dict.fromkeys(names + [baseline]))
     for name in runs:
         checked_scheduler(name, depth)
     path = compare_path(out)
-    heatmap_name = "" if heatmap is None else str(heatmap) if isinstance(heatmap, (str, os.PathLike)) else \
-        "<Heatmap>"
+    heatmap_name = (
+        ""
+        if heatmap is None
+        else str(heatmap)
+        if isinstance(heatmap, (str, os.PathLike))
+        else "<Heatmap>"
+    )
     heatmap = _heatmap(heatmap, default_speedup)
-    workload_name = str(workload) if isinstance(workload, (str, os.PathLike)) else getattr(workload, "source", "")
+    workload_name = (
+        str(workload)
+        if isinstance(workload, (str, os.PathLike))
+        else getattr(workload, "source", "")
+    )
     platform, workload = load_inputs(workload, platform, limit=limit)
     preflight(runs, platform, depth=depth, placement=placement)
-    identity = _identity(workload_name, platform, workload, heatmap_name, heatmap, depth=depth,
-                         use_run_times=use_run_times, limit=limit, bounded_threshold=bounded_threshold,
-                         spread_speedup=spread_speedup, default_speedup=default_speedup, placement=placement)
+    identity = _identity(
+        workload_name,
+        platform,
+        workload,
+        heatmap_name,
+        heatmap,
+        depth=depth,
+        use_run_times=use_run_times,
+        limit=limit,
+        bounded_threshold=bounded_threshold,
+        spread_speedup=spread_speedup,
+        default_speedup=default_speedup,
+        placement=placement,
+    )
     folder = path.parent if path is not None and path != Path(out) else None
-    done = {name: _typed(row) for name, row in
-            claim_rows(path, identity, command="compare", key="scheduler", force=force, folder=folder).items()}
+    done = {
+        name: _typed(row)
+        for name, row in claim_rows(
+            path, identity, command="compare", key="scheduler", force=force, folder=folder
+        ).items()
+    }
     co_runs = []  # the first co-scheduled run: its speed model is the bound's (cosched.simulator.bounds)
     for name in runs:
         if name in done:
             continue
-        result = simulate(workload, platform, checked_scheduler(name, depth), heatmap=heatmap,
-                          alone_speedup=spread_speedup, placement=placement, use_run_times=use_run_times,
-                          progress=progress)
+        result = simulate(
+            workload,
+            platform,
+            checked_scheduler(name, depth),
+            heatmap=heatmap,
+            alone_speedup=spread_speedup,
+            placement=placement,
+            use_run_times=use_run_times,
+            progress=progress,
+        )
         summary = summarize(result, None, bounded_threshold)
         if result.speed_model is not None and not co_runs:
             co_runs.append(result)
@@ -238,7 +366,9 @@ def compare(workload: Workload | str | os.PathLike, platform: Platform | str | o
         if path is not None:
             _write(path, list(done.values()))
     reference = done[baseline]["makespan"]
-    bound = bound_for(workload, platform, heatmap, alone_speedup=spread_speedup, results=co_runs).bound
+    bound = bound_for(
+        workload, platform, heatmap, alone_speedup=spread_speedup, results=co_runs
+    ).bound
     for row in done.values():
         row["baseline"] = baseline
         row["makespan_speedup"] = makespan_speedup(reference, row["makespan"])  # 003 (2.1)
@@ -250,6 +380,11 @@ def compare(workload: Workload | str | os.PathLike, platform: Platform | str | o
     frame = pd.DataFrame(rows, columns=_columns(rows))
     empty = [name for name in CO_METRICS if name in frame and frame[name].isna().all()]
     frame = frame.drop(columns=empty)
-    frame.attrs.update(jobs=len(workload), platform=platform.name, cores=platform.total_cores, baseline=baseline,
-                       path=None if path is None else str(path))
+    frame.attrs.update(
+        jobs=len(workload),
+        platform=platform.name,
+        cores=platform.total_cores,
+        baseline=baseline,
+        path=None if path is None else str(path),
+    )
     return frame

@@ -37,6 +37,7 @@ The typed, read-only interface a scheduler, mechanism or event source may use is
 ``checkpointed_work(job)``, ``occupant(node)``, ``is_reserved(node)``, ``is_idle(nodes)``,
 ``idle_nodes(limit)``, ``free_nodes()``, ``model(job)``, ...) and the actions.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -44,9 +45,10 @@ import heapq
 import math
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import count as counter
-from typing import Callable, Iterable, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -59,11 +61,23 @@ from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.base import Scheduler
 from cosched.simulator.workload import Workload
 
-__all__ = ["ACTION_COLUMNS", "write_actions", "Engine", "SimulationResult", "SpeedModel", "Reservation", "ActionError", "simulate", "STATES"]
+__all__ = [
+    "ACTION_COLUMNS",
+    "write_actions",
+    "Engine",
+    "SimulationResult",
+    "SpeedModel",
+    "Reservation",
+    "ActionError",
+    "simulate",
+    "STATES",
+]
 
 INF = math.inf
 PROGRESS_STEPS = 200  # progress bar refreshes at most this many times per run
-WORK_TOLERANCE = 1e-9  # relative: a job whose remaining work is below this share of its work has finished
+WORK_TOLERANCE = (
+    1e-9  # relative: a job whose remaining work is below this share of its work has finished
+)
 # one definition (cosched.simulator.jobs.JobState); plain ints in the loop for speed
 FUTURE, WAITING, RUNNING, FINISHED, KILLED = (int(state) for state in JobState)
 
@@ -84,8 +98,17 @@ def write_actions(actions: list, job_ids, path) -> None:
         out.writerow(ACTION_COLUMNS)
         for when, action, job, key, nodes, reason in actions:
             who, _, served = reason.partition(":")
-            out.writerow((repr(float(when)), action, "" if job < 0 else ids[job], key or "",
-                          ";".join(map(str, nodes)), who, "" if not served else ids[int(served)]))
+            out.writerow(
+                (
+                    repr(float(when)),
+                    action,
+                    "" if job < 0 else ids[job],
+                    key or "",
+                    ";".join(map(str, nodes)),
+                    who,
+                    "" if not served else ids[int(served)],
+                )
+            )
 
 
 class ActionError(InputError):
@@ -95,7 +118,7 @@ class ActionError(InputError):
 class SpeedModel(Protocol):
     """Gives the current speedup of running jobs (e.g. from a co-location heatmap, 000 formula (4.1))."""
 
-    def speeds(self, engine: "Engine", jobs: np.ndarray) -> Iterable[tuple[int, float]]:
+    def speeds(self, engine: Engine, jobs: np.ndarray) -> Iterable[tuple[int, float]]:
         """New speedups for (some of) `jobs`, the running jobs on nodes that changed at `engine.now`."""
 
 
@@ -120,10 +143,16 @@ class SimulationResult:
     wall_seconds: float
     co_scheduled: bool = False
     log: list | None = None
-    actions: list | None = None  # the engine's action log (Engine(log_actions=True)): ACTION_COLUMNS
+    actions: list | None = (
+        None  # the engine's action log (Engine(log_actions=True)): ACTION_COLUMNS
+    )
     options: dict = field(default_factory=dict)
-    lifecycle: dict | None = None  # per-job state, preemptions, resizes, lost work: with job models or actions
-    speed_model: object = None  # the run's speed model (co-location), None when every job ran at speed 1
+    lifecycle: dict | None = (
+        None  # per-job state, preemptions, resizes, lost work: with job models or actions
+    )
+    speed_model: object = (
+        None  # the run's speed model (co-location), None when every job ran at speed 1
+    )
 
     @property
     def makespan(self) -> float:
@@ -136,9 +165,15 @@ class SimulationResult:
 
         w = self.workload
         columns = {
-            "job_id": w.job_id, "submit_time": w.submit, "start_time": self.start, "end_time": self.end,
-            "wait_time": self.start - w.submit, "run_time": self.end - self.start, "estimate": w.estimate,
-            "cores": w.cores, "node_count": np.fromiter((n.size for n in self.nodes), np.int64, len(self.nodes)),
+            "job_id": w.job_id,
+            "submit_time": w.submit,
+            "start_time": self.start,
+            "end_time": self.end,
+            "wait_time": self.start - w.submit,
+            "run_time": self.end - self.start,
+            "estimate": w.estimate,
+            "cores": w.cores,
+            "node_count": np.fromiter((n.size for n in self.nodes), np.int64, len(self.nodes)),
             "nodes": [";".join(map(str, n.tolist())) for n in self.nodes],
         }
         if w.app is not None:
@@ -154,16 +189,34 @@ class SimulationResult:
 class Engine:
     """One simulation: a workload on a platform under a scheduler, an allocator and an optional speed model."""
 
-    def __init__(self, workload: Workload, platform: Platform, scheduler, *, allocator: Allocator | None = None,
-                 speed_model: SpeedModel | None = None, job_models: JobModel | list | None = None,
-                 sources: Iterable = (), use_run_times: bool = False, log_events: bool = False,
-                 progress: bool = False, log_actions: bool = False):
+    def __init__(
+        self,
+        workload: Workload,
+        platform: Platform,
+        scheduler,
+        *,
+        allocator: Allocator | None = None,
+        speed_model: SpeedModel | None = None,
+        job_models: JobModel | list | None = None,
+        sources: Iterable = (),
+        use_run_times: bool = False,
+        log_events: bool = False,
+        progress: bool = False,
+        log_actions: bool = False,
+    ):
         if len(workload) and int(workload.cores.max()) > platform.total_cores:
-            raise InputError(f"a job asks for {int(workload.cores.max())} cores, the platform has "
-                             f"{platform.total_cores}; load the workload with max_cores", field="cores")
+            raise InputError(
+                f"a job asks for {int(workload.cores.max())} cores, the platform has "
+                f"{platform.total_cores}; load the workload with max_cores",
+                field="cores",
+            )
         self.workload, self.platform = workload, platform
-        self.scheduler = scheduler if hasattr(scheduler, "schedule") else _FunctionScheduler(scheduler)
-        self.allocator = allocator if allocator is not None else self.scheduler.make_allocator(platform)
+        self.scheduler = (
+            scheduler if hasattr(scheduler, "schedule") else _FunctionScheduler(scheduler)
+        )
+        self.allocator = (
+            allocator if allocator is not None else self.scheduler.make_allocator(platform)
+        )
         self.speed_model = speed_model
         self.use_run_times = use_run_times
         jobs = len(workload)
@@ -183,18 +236,36 @@ class Engine:
         self.rate = [1.0] * jobs
         self.predicted_end = [INF] * jobs
         self.models = _job_models(job_models, jobs)
-        self.work = self.run_time if self.models is None else \
-            [model.checkpoint.total_work(run) for model, run in zip(self.models, self.run_time)]
-        self.estimate_work = None if self.models is None else \
-            [model.checkpoint.total_work(e) for model, e in zip(self.models, self.estimate)]
+        self.work = (
+            self.run_time
+            if self.models is None
+            else [
+                model.checkpoint.total_work(run) for model, run in zip(self.models, self.run_time)
+            ]
+        )
+        self.estimate_work = (
+            None
+            if self.models is None
+            else [model.checkpoint.total_work(e) for model, e in zip(self.models, self.estimate)]
+        )
         # per waiting job: how long it would be predicted to run if started now (fixed while it waits)
-        self.queued_duration = self.estimate if self.models is None else \
-            [model.setup + max(e, w) for model, e, w in zip(self.models, self.estimate_work, self.work)]
+        self.queued_duration = (
+            self.estimate
+            if self.models is None
+            else [
+                model.setup + max(e, w)
+                for model, e, w in zip(self.models, self.estimate_work, self.work)
+            ]
+        )
         self.remaining = list(self.work)  # work left at `updated`, in compact seconds
-        self.updated = [0.0] * jobs  # when `remaining` was last brought up to date (or progress resumes)
+        self.updated = [
+            0.0
+        ] * jobs  # when `remaining` was last brought up to date (or progress resumes)
         self.version = [0] * jobs
         self.lost = [0.0] * jobs
-        self.checkpoints = [0] * jobs  # periodic checkpoints kept, an exact count (jobs.Checkpoint.count)
+        self.checkpoints = [
+            0
+        ] * jobs  # periodic checkpoints kept, an exact count (jobs.Checkpoint.count)
         self.started = [math.nan] * jobs  # when the current (or last) run began, setup included
         self.lost_setup = [0.0] * jobs  # node-seconds of setup spent by runs that were preempted
         self.preemptions = [0] * jobs
@@ -259,7 +330,9 @@ class Engine:
             predicted = now + self.estimate[job]
         else:
             model = self.models[job]
-            self.rate[job] = rate = self.speed[job] * model.rate(allocation.nodes.size, self.requested_nodes(job))
+            self.rate[job] = rate = self.speed[job] * model.rate(
+                allocation.nodes.size, self.requested_nodes(job)
+            )
             self.updated[job] = resume = now + model.setup
             remaining = self.remaining[job]
             end = resume + remaining / rate
@@ -283,21 +356,32 @@ class Engine:
         """
         model = self.model(job)
         if self.state[job] != RUNNING:
-            raise ActionError(f"{self._name(job)} cannot be resized: it is {STATES[self.state[job]]}")
+            raise ActionError(
+                f"{self._name(job)} cannot be resized: it is {STATES[self.state[job]]}"
+            )
         if model.kind != JobKind.MALLEABLE:
-            raise ActionError(f"{self._name(job)} is {model.kind}: only malleable jobs can be resized")
+            raise ActionError(
+                f"{self._name(job)} is {model.kind}: only malleable jobs can be resized"
+            )
         low, high = model.bounds(self.requested_nodes(job))
         if not low <= nodes <= high:
             raise ActionError(f"{self._name(job)} can run on {low}..{high} nodes, not {nodes}")
         if self.allocation[job].cores != self.platform.cores_per_node:
-            raise ActionError(f"{self._name(job)} shares its nodes: only jobs on whole nodes can be resized")
+            raise ActionError(
+                f"{self._name(job)} shares its nodes: only jobs on whole nodes can be resized"
+            )
         if release is not None:
             release = np.asarray(release, dtype=np.int64)
             current = self.allocation[job].nodes
-            if np.unique(release).size != release.size or not np.isin(release, current).all() or \
-                    current.size - release.size != nodes:
-                raise ActionError(f"{self._name(job)} can give up only {current.size - nodes} of its own nodes, "
-                                  f"not {release.tolist()[:8]}")
+            if (
+                np.unique(release).size != release.size
+                or not np.isin(release, current).all()
+                or current.size - release.size != nodes
+            ):
+                raise ActionError(
+                    f"{self._name(job)} can give up only {current.size - nodes} of its own nodes, "
+                    f"not {release.tolist()[:8]}"
+                )
             self.pending_resize.pop(job, None)
             return self._apply_resize(job, nodes, release, reason)
         if model.scheduling_point is not None:
@@ -313,7 +397,9 @@ class Engine:
         paid again at the restart.
         """
         if self.state[job] != RUNNING:
-            raise ActionError(f"{self._name(job)} cannot be preempted: it is {STATES[self.state[job]]}")
+            raise ActionError(
+                f"{self._name(job)} cannot be preempted: it is {STATES[self.state[job]]}"
+            )
         self._lifecycle_used = True
         self._advance(job)
         model = self.model(job)
@@ -339,7 +425,9 @@ class Engine:
         self.waiting[job] = None
         if self.models is not None:
             self.queued_duration[job] = self.predicted_duration(job)
-        for later in [j for j in self.waiting if j > job]:  # back to its submit position (workload order)
+        for later in [
+            j for j in self.waiting if j > job
+        ]:  # back to its submit position (workload order)
             self.waiting.move_to_end(later)
         self.scheduler.on_preempt(self, job)
 
@@ -381,7 +469,9 @@ class Engine:
         """Give a reservation's nodes back."""
         if self.reservations.pop(reservation.key, None) is None:
             raise ActionError(f"reservation of nodes {reservation.nodes.tolist()[:8]} is not held")
-        self.allocator.release(reservation.key, Allocation(reservation.nodes, self.platform.cores_per_node))
+        self.allocator.release(
+            reservation.key, Allocation(reservation.nodes, self.platform.cores_per_node)
+        )
         if self.actions is not None:
             self._act("release", -1, reservation.key, reservation.nodes, reason)
 
@@ -407,7 +497,9 @@ class Engine:
         preempted) to the action log, if there is one; the job's current nodes are listed."""
         if self.actions is not None:
             allocation = self.allocation[job]
-            self._act(action, job, 0, _EMPTY_NODES if allocation is None else allocation.nodes, reason)
+            self._act(
+                action, job, 0, _EMPTY_NODES if allocation is None else allocation.nodes, reason
+            )
 
     def request_wakeup(self, when: float) -> None:
         """Run one more scheduling pass at `when` (e.g. a reservation time)."""
@@ -415,7 +507,7 @@ class Engine:
             self._wakeup_set.add(when)
             heapq.heappush(self._wakeups, when)
 
-    def at(self, when: float, callback: Callable[["Engine"], None]) -> None:
+    def at(self, when: float, callback: Callable[[Engine], None]) -> None:
         """Call `callback(engine)` at `when`, before that timestamp's scheduling pass (event sources)."""
         heapq.heappush(self._events, (max(when, self.now), next(self._sequence), callback))
 
@@ -424,8 +516,12 @@ class Engine:
         if speed == self.speed[job]:
             return
         self.speed[job] = speed
-        rate = speed if self.models is None else \
-            speed * self.models[job].rate(self.allocation[job].nodes.size, self.requested_nodes(job))
+        rate = (
+            speed
+            if self.models is None
+            else speed
+            * self.models[job].rate(self.allocation[job].nodes.size, self.requested_nodes(job))
+        )
         self._set_rate(job, rate)
         if self.log is not None:
             self.log.append((self.now, "speed", job, speed))
@@ -466,7 +562,9 @@ class Engine:
         model = self.models[job]
         return model.setup + self._predicted_work(job) / self.speed[job]
 
-    def _apply_resize(self, job: int, nodes: int, release: np.ndarray | None = None, reason: str = "") -> bool:
+    def _apply_resize(
+        self, job: int, nodes: int, release: np.ndarray | None = None, reason: str = ""
+    ) -> bool:
         if release is None:
             allocation = self.allocator.resize(self, job, self.allocation[job], nodes)
         else:  # shrink off the given nodes
@@ -503,7 +601,11 @@ class Engine:
         version = self.version[job]
 
         def reached(engine: Engine, job=job, version=version) -> None:
-            if engine.version[job] == version and engine.state[job] == RUNNING and job in engine.pending_resize:
+            if (
+                engine.version[job] == version
+                and engine.state[job] == RUNNING
+                and job in engine.pending_resize
+            ):
                 if engine._apply_resize(job, engine.pending_resize[job], reason="scheduling-point"):
                     del engine.pending_resize[job]
                 else:
@@ -622,7 +724,9 @@ class Engine:
         if isinstance(nodes, (int, np.integer)):
             low, high = self.model(job).bounds(self.requested_nodes(job))
             if not low <= nodes <= high:
-                raise ActionError(f"{self._name(job)} can start on {low}..{high} nodes, not {nodes}")
+                raise ActionError(
+                    f"{self._name(job)} can start on {low}..{high} nodes, not {nodes}"
+                )
             idle = self.allocator.idle_nodes(nodes)
             if nodes > idle.size:
                 return None
@@ -633,7 +737,9 @@ class Engine:
         chosen = self._idle_nodes(np.asarray(nodes, dtype=np.int64), self._name(job))
         low, high = self.model(job).bounds(self.requested_nodes(job))
         if not low <= chosen.size <= high:
-            raise ActionError(f"{self._name(job)} can start on {low}..{high} nodes, not {chosen.size}")
+            raise ActionError(
+                f"{self._name(job)} can start on {low}..{high} nodes, not {chosen.size}"
+            )
         return Allocation(chosen, self.platform.cores_per_node)
 
     # --- the loop ---------------------------------------------------------------------------------
@@ -641,7 +747,12 @@ class Engine:
         """Simulate until every job has finished or been killed."""
         clock = time.perf_counter()
         jobs = len(self.run_time)
-        submit, completions, wakeups, events = self.submit, self._completions, self._wakeups, self._events
+        submit, completions, wakeups, events = (
+            self.submit,
+            self._completions,
+            self._wakeups,
+            self._events,
+        )
         scheduler, waiting, version, state = self.scheduler, self.waiting, self.version, self.state
         log = self.log
         scheduler.attach(self)
@@ -650,14 +761,23 @@ class Engine:
         bar, step, done, shown = None, max(1, jobs // PROGRESS_STEPS), 0, 0
         if self._progress:
             from tqdm import tqdm
-            bar = tqdm(total=jobs, unit="job", desc=f"simulate {getattr(scheduler, 'name', '')}".strip())
+
+            bar = tqdm(
+                total=jobs, unit="job", desc=f"simulate {getattr(scheduler, 'name', '')}".strip()
+            )
         arrived = 0
         while arrived < jobs or completions or waiting or events:
-            now = min(submit[arrived] if arrived < jobs else INF, completions[0][0] if completions else INF,
-                      wakeups[0] if wakeups else INF, events[0][0] if events else INF)
+            now = min(
+                submit[arrived] if arrived < jobs else INF,
+                completions[0][0] if completions else INF,
+                wakeups[0] if wakeups else INF,
+                events[0][0] if events else INF,
+            )
             if now == INF:
-                raise RuntimeError(f"{len(waiting)} waiting jobs can never start (first: job index "
-                                   f"{next(iter(waiting))}); the scheduler or allocator is inconsistent")
+                raise RuntimeError(
+                    f"{len(waiting)} waiting jobs can never start (first: job index "
+                    f"{next(iter(waiting))}); the scheduler or allocator is inconsistent"
+                )
             self.now = now
             while completions and completions[0][0] <= now:
                 _, job, event_version = heapq.heappop(completions)
@@ -685,19 +805,31 @@ class Engine:
             bar.update(done - shown)
             bar.close()
         return SimulationResult(
-            self.workload, self.platform, getattr(scheduler, "name", type(scheduler).__name__),
-            np.array(self.first_start), np.array(self.end),
-            [_EMPTY_NODES if a is None else a.nodes for a in self.allocation], time.perf_counter() - clock,
-            co_scheduled=self.speed_model is not None, log=log, actions=self.actions,
-            options={"use_run_times": self.use_run_times}, lifecycle=self._lifecycle(),
-            speed_model=self.speed_model)
+            self.workload,
+            self.platform,
+            getattr(scheduler, "name", type(scheduler).__name__),
+            np.array(self.first_start),
+            np.array(self.end),
+            [_EMPTY_NODES if a is None else a.nodes for a in self.allocation],
+            time.perf_counter() - clock,
+            co_scheduled=self.speed_model is not None,
+            log=log,
+            actions=self.actions,
+            options={"use_run_times": self.use_run_times},
+            lifecycle=self._lifecycle(),
+            speed_model=self.speed_model,
+        )
 
     def _lifecycle(self) -> dict | None:
         if not self._lifecycle_used:
             return None
-        return {"state": [STATES[s] for s in self.state], "preemptions": self.preemptions,
-                "resizes": self.resizes, "lost_work": self.lost,
-                "work": self.work}
+        return {
+            "state": [STATES[s] for s in self.state],
+            "preemptions": self.preemptions,
+            "resizes": self.resizes,
+            "lost_work": self.lost,
+            "work": self.work,
+        }
 
 
 _EMPTY_NODES = np.zeros(0, dtype=np.int64)
@@ -723,9 +855,18 @@ class _FunctionScheduler(Scheduler):
         self.name = getattr(function, "__name__", "function")
 
 
-def simulate(workload: Workload, platform: Platform, scheduler, *, heatmap=None, alone_speedup: float | None = None,
-             placement: str | None = None, scheduler_options: dict | None = None, spread_speedup=UNSET,
-             **options) -> SimulationResult:
+def simulate(
+    workload: Workload,
+    platform: Platform,
+    scheduler,
+    *,
+    heatmap=None,
+    alone_speedup: float | None = None,
+    placement: str | None = None,
+    scheduler_options: dict | None = None,
+    spread_speedup=UNSET,
+    **options,
+) -> SimulationResult:
     """Run one simulation of any scheduler: an object, a registered name or a function(engine).
 
     The scheduler declares what it needs: its allocator (`make_allocator`, given `placement`) and its
@@ -734,12 +875,19 @@ def simulate(workload: Workload, platform: Platform, scheduler, *, heatmap=None,
     `Engine` (job_models, sources, use_run_times, log_events, progress). The keyword ``spread_speedup`` is
     the deprecated spelling of `alone_speedup` (removed in 0.4.0).
     """
-    alone_speedup = renamed_keyword(alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup")
+    alone_speedup = renamed_keyword(
+        alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup"
+    )
     if isinstance(scheduler, str):
         scheduler = make_scheduler(scheduler, **(scheduler_options or {}))
     elif not hasattr(scheduler, "schedule"):
         scheduler = _FunctionScheduler(scheduler)
-    allocator = options.pop("allocator", None) or scheduler.make_allocator(platform, placement=placement)
-    speed_model = options.pop("speed_model", None) or \
-        scheduler.make_speed_model(workload, heatmap=heatmap, spread_speedup=alone_speedup)
-    return Engine(workload, platform, scheduler, allocator=allocator, speed_model=speed_model, **options).run()
+    allocator = options.pop("allocator", None) or scheduler.make_allocator(
+        platform, placement=placement
+    )
+    speed_model = options.pop("speed_model", None) or scheduler.make_speed_model(
+        workload, heatmap=heatmap, spread_speedup=alone_speedup
+    )
+    return Engine(
+        workload, platform, scheduler, allocator=allocator, speed_model=speed_model, **options
+    ).run()

@@ -1,4 +1,5 @@
 """Plots of an experiment grid (003 ch. 6): boxplots, Pareto plots, metric correlations, speedup over time."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,18 +8,35 @@ import numpy as np
 
 from cosched.outputs import pyplot, save_figure
 
-__all__ = ["BOX_METRICS", "PARETO_PAIRS", "pareto_front", "boxplot", "pareto_plot", "correlation_plot",
-           "speedup_over_time", "draw_all"]
+__all__ = [
+    "BOX_METRICS",
+    "PARETO_PAIRS",
+    "pareto_front",
+    "boxplot",
+    "pareto_plot",
+    "correlation_plot",
+    "speedup_over_time",
+    "draw_all",
+]
 
 BOX_METRICS = {  # metric -> label (003 Figs. 6.1-6.8)
-    "makespan_speedup": "makespan speedup", "mean_slowdown": "mean slowdown",
-    "mean_job_speedup": "mean job speedup", "weighted_mean_job_speedup": "weighted mean job speedup",
-    "mean_slowdown_pp": "mean slowdown per processor", "slowdown_counts": "slowdown counts (share of jobs)",
+    "makespan_speedup": "makespan speedup",
+    "mean_slowdown": "mean slowdown",
+    "mean_job_speedup": "mean job speedup",
+    "weighted_mean_job_speedup": "weighted mean job speedup",
+    "mean_slowdown_pp": "mean slowdown per processor",
+    "slowdown_counts": "slowdown counts (share of jobs)",
     "utilization": "utilization",
 }
-SHORT_LABELS = {"makespan_speedup": "makespan sp.", "mean_slowdown": "slowdown", "mean_job_speedup": "job sp.",
-                "weighted_mean_job_speedup": "weighted job sp.", "mean_slowdown_pp": "slowdown pp",
-                "slowdown_counts": "slowdown counts", "utilization": "utilization"}
+SHORT_LABELS = {
+    "makespan_speedup": "makespan sp.",
+    "mean_slowdown": "slowdown",
+    "mean_job_speedup": "job sp.",
+    "weighted_mean_job_speedup": "weighted job sp.",
+    "mean_slowdown_pp": "slowdown pp",
+    "slowdown_counts": "slowdown counts",
+    "utilization": "utilization",
+}
 PARETO_PAIRS = (  # (x, maximise x, y, maximise y), 003 Figs. 6.11-6.13
     ("makespan_speedup", True, "mean_slowdown", False),
     ("makespan_speedup", True, "slowdown_counts", False),
@@ -47,9 +65,13 @@ def boxplot(runs, metric: str, path: Path) -> Path:
     names = _schedulers(runs)
     fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(names) + 2), 4))
     ax.boxplot([runs.loc[runs["scheduler"] == s, metric].to_numpy() for s in names])
-    ax.set_xticks(range(1, len(names) + 1), names)  # works across matplotlib versions (labels= was renamed)
+    ax.set_xticks(
+        range(1, len(names) + 1), names
+    )  # works across matplotlib versions (labels= was renamed)
     ax.set_ylabel(BOX_METRICS.get(metric, metric))
-    ax.set_title(f"{BOX_METRICS.get(metric, metric)} over {runs['experiment'].nunique()} experiments")
+    ax.set_title(
+        f"{BOX_METRICS.get(metric, metric)} over {runs['experiment'].nunique()} experiments"
+    )
     ax.tick_params(axis="x", rotation=45)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
@@ -68,7 +90,9 @@ def pareto_plot(runs, x: str, maximize_x: bool, y: str, maximize_y: bool, path: 
     front = pareto_front(xs, ys, maximize_x, maximize_y)
     order = np.argsort(xs[front])
     ax.plot(xs[front][order], ys[front][order], "k--", linewidth=1)
-    ax.scatter(xs[front], ys[front], s=90, facecolors="none", edgecolors="black", label="non-dominated")
+    ax.scatter(
+        xs[front], ys[front], s=90, facecolors="none", edgecolors="black", label="non-dominated"
+    )
     ax.set_xlabel(f"{BOX_METRICS.get(x, x)}, {'higher' if maximize_x else 'lower'} is better")
     ax.set_ylabel(f"{BOX_METRICS.get(y, y)}, {'higher' if maximize_y else 'lower'} is better")
     ax.set_title(f"Pareto plot: {BOX_METRICS.get(y, y)} vs {BOX_METRICS.get(x, x)}")
@@ -108,8 +132,15 @@ def speedup_over_time(jobs, scheduler: str, path: Path, bins: int = TIME_BINS) -
     has = counts > 0
     fig, ax = plt.subplots(figsize=(8, 4))
     ax.scatter(start, speedup, s=6, alpha=0.3, color="tab:blue", label="job speedup")
-    ax.scatter(centres[has], sums[has] / counts[has], color="red", marker="_", s=300, label="bin mean")
-    ax.plot(centres[has], (np.cumsum(sums) / np.maximum(np.cumsum(counts), 1))[has], "k:", label="cumulative mean")
+    ax.scatter(
+        centres[has], sums[has] / counts[has], color="red", marker="_", s=300, label="bin mean"
+    )
+    ax.plot(
+        centres[has],
+        (np.cumsum(sums) / np.maximum(np.cumsum(counts), 1))[has],
+        "k:",
+        label="cumulative mean",
+    )
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_xlabel("job start time [s]")
     ax.set_ylabel("job speedup (compact / actual)")
@@ -125,11 +156,17 @@ def draw_all(runs, jobs: dict, directory: Path, time_bins: int = TIME_BINS) -> l
 
     directory = Path(directory)
     written = [boxplot(runs, m, directory / f"box_{m}.png") for m in BOX_METRICS]
-    written += [pareto_plot(runs, x, mx, y, my, directory / f"pareto_{y}_vs_{x}.png")
-                for x, mx, y, my in PARETO_PAIRS]
+    written += [
+        pareto_plot(runs, x, mx, y, my, directory / f"pareto_{y}_vs_{x}.png")
+        for x, mx, y, my in PARETO_PAIRS
+    ]
     if runs["experiment"].nunique() * runs["scheduler"].nunique() > 2:
         written.append(correlation_plot(runs, directory / "correlation.png"))
     chosen = next((s for s in ("popularity",) + COSCHEDULERS if s in jobs), None)
     if chosen is not None:
-        written.append(speedup_over_time(jobs[chosen], chosen, directory / f"speedup_time_{chosen}.png", time_bins))
+        written.append(
+            speedup_over_time(
+                jobs[chosen], chosen, directory / f"speedup_time_{chosen}.png", time_bins
+            )
+        )
     return written

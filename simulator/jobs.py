@@ -18,18 +18,32 @@ time). A `JobModel` says how that work progresses on other node counts and acros
 
 Rigid jobs with no extras (``RIGID``) behave exactly like the engine without job models.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum, IntEnum
-from typing import Callable
 
 from cosched.errors import InputError
 
 __all__ = [
-    "JobModel", "Checkpoint", "RIGID", "NO_CHECKPOINT", "ON_WARNING", "periodic", "linear", "amdahl",
-    "KINDS", "rigid", "moldable", "malleable", "JobKind", "JobState", "STATES",
+    "JobModel",
+    "Checkpoint",
+    "RIGID",
+    "NO_CHECKPOINT",
+    "ON_WARNING",
+    "periodic",
+    "linear",
+    "amdahl",
+    "KINDS",
+    "rigid",
+    "moldable",
+    "malleable",
+    "JobKind",
+    "JobState",
+    "STATES",
 ]
 
 
@@ -70,7 +84,9 @@ def linear(nodes: float) -> float:
 def amdahl(serial_fraction: float) -> Callable[[float], float]:
     """Amdahl's law with serial fraction f: speed(n) = 1 / (f + (1 - f) / n)."""
     if not 0 <= serial_fraction <= 1:
-        raise InputError(f"the serial fraction must be in [0, 1], got {serial_fraction}", field="serial_fraction")
+        raise InputError(
+            f"the serial fraction must be in [0, 1], got {serial_fraction}", field="serial_fraction"
+        )
 
     def speed(nodes: float) -> float:
         return 1.0 / (serial_fraction + (1.0 - serial_fraction) / nodes)
@@ -92,10 +108,14 @@ class Checkpoint:
 
     def __post_init__(self):
         if self.interval is not None and not (math.isfinite(self.interval) and self.interval > 0):
-            raise InputError(f"checkpoint interval must be positive and finite, got {self.interval}",
-                             field="checkpoint")
+            raise InputError(
+                f"checkpoint interval must be positive and finite, got {self.interval}",
+                field="checkpoint",
+            )
         if not (math.isfinite(self.cost) and self.cost >= 0):
-            raise InputError(f"checkpoint cost must be >= 0 and finite, got {self.cost}", field="checkpoint")
+            raise InputError(
+                f"checkpoint cost must be >= 0 and finite, got {self.cost}", field="checkpoint"
+            )
 
     def total_work(self, work: float) -> float:
         """Work plus the checkpoints written during it (none after the last complete interval)."""
@@ -153,18 +173,24 @@ class JobModel:
 
     def __post_init__(self):
         if self.kind not in KINDS:
-            raise InputError(f"unknown job kind {self.kind!r}; choose from {', '.join(KINDS)}", field="kind")
+            raise InputError(
+                f"unknown job kind {self.kind!r}; choose from {', '.join(KINDS)}", field="kind"
+            )
         for name in ("setup", "reconfiguration"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise InputError(f"{name} must be >= 0 and finite, got {value}", field=name)
         if self.scheduling_point is not None and not self.scheduling_point > 0:
-            raise InputError(f"scheduling_point must be positive, got {self.scheduling_point}",
-                             field="scheduling_point")
+            raise InputError(
+                f"scheduling_point must be positive, got {self.scheduling_point}",
+                field="scheduling_point",
+            )
         low, high = self.min_nodes, self.max_nodes
         if (low is not None and low < 1) or (low is not None and high is not None and high < low):
-            raise InputError(f"node bounds must satisfy 1 <= min_nodes <= max_nodes, got [{low}, {high}]",
-                             field="min_nodes")
+            raise InputError(
+                f"node bounds must satisfy 1 <= min_nodes <= max_nodes, got [{low}, {high}]",
+                field="min_nodes",
+            )
 
     @property
     def is_rigid(self) -> bool:

@@ -5,24 +5,47 @@ Tables 6.1/6.2 (compact run time = the workload's run time, actual run time = en
 computed here, once: the commands (`simulate`, `compare`, `experiment-sim`) call these functions, notably
 `makespan_speedup` for 003 (2.1) wherever a makespan is compared with a baseline's.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 __all__ = [
-    "summarize", "thesis_metrics", "makespan_speedup", "slowdowns", "slowdowns_per_processor",
-    "busy_core_utilization", "job_speedups", "mean_job_speedup",
-    "weighted_mean_job_speedup", "slowdown_counts", "step_series", "BOUNDED_SLOWDOWN_THRESHOLD",
-    "SECONDS_PER_DAY", "SLOWED_BELOW", "METRIC_NAMES", "UTILIZATION_SPANS",
+    "summarize",
+    "thesis_metrics",
+    "makespan_speedup",
+    "slowdowns",
+    "slowdowns_per_processor",
+    "busy_core_utilization",
+    "job_speedups",
+    "mean_job_speedup",
+    "weighted_mean_job_speedup",
+    "slowdown_counts",
+    "step_series",
+    "BOUNDED_SLOWDOWN_THRESHOLD",
+    "SECONDS_PER_DAY",
+    "SLOWED_BELOW",
+    "METRIC_NAMES",
+    "UTILIZATION_SPANS",
 ]
 
-BOUNDED_SLOWDOWN_THRESHOLD = 10.0  # seconds: run times below it count as this long in bounded slowdown
+BOUNDED_SLOWDOWN_THRESHOLD = (
+    10.0  # seconds: run times below it count as this long in bounded slowdown
+)
 SECONDS_PER_DAY = 86400.0
 SLOWED_BELOW = 0.99  # 003 §2.3.2.4: a job with speedup below this counts as slowed down
 # where utilization (003 (2.6)) stops: the last job end, or when the waiting queue empties (000 §4.1)
 UTILIZATION_SPANS = ("last-end", "queue-empty")
-METRIC_NAMES = ("makespan", "makespan_speedup", "mean_slowdown", "mean_slowdown_pp", "slowdown_counts",
-                "utilization", "mean_job_speedup", "weighted_mean_job_speedup")
+METRIC_NAMES = (
+    "makespan",
+    "makespan_speedup",
+    "mean_slowdown",
+    "mean_slowdown_pp",
+    "slowdown_counts",
+    "utilization",
+    "mean_job_speedup",
+    "weighted_mean_job_speedup",
+)
 
 
 def makespan_speedup(reference, makespan):
@@ -70,8 +93,12 @@ def busy_core_utilization(result, until: str = "last-end") -> float:
     return float(busy / (result.platform.total_cores * span)) if span > 0 else 0.0
 
 
-def summarize(result, baseline=None, bounded_threshold: float = BOUNDED_SLOWDOWN_THRESHOLD,
-              utilization_until: str = "last-end") -> dict:
+def summarize(
+    result,
+    baseline=None,
+    bounded_threshold: float = BOUNDED_SLOWDOWN_THRESHOLD,
+    utilization_until: str = "last-end",
+) -> dict:
     """The metrics of one run as a flat dict (JSON-ready); `baseline` is another run for makespan speedup;
     `utilization_until` where utilization stops (`UTILIZATION_SPANS`)."""
     w, platform = result.workload, result.platform
@@ -94,7 +121,9 @@ def summarize(result, baseline=None, bounded_threshold: float = BOUNDED_SLOWDOWN
         "platform": platform.name,
         "jobs": len(w),
         "makespan": makespan,
-        "makespan_speedup": makespan_speedup(baseline.makespan if baseline is not None else None, makespan),
+        "makespan_speedup": makespan_speedup(
+            baseline.makespan if baseline is not None else None, makespan
+        ),
         "baseline": baseline.scheduler if baseline is not None else None,
         "mean_wait": float(wait.mean()),
         "median_wait": float(np.median(wait)),
@@ -113,12 +142,15 @@ def summarize(result, baseline=None, bounded_threshold: float = BOUNDED_SLOWDOWN
         "jobs_per_second": len(w) / result.wall_seconds if result.wall_seconds > 0 else None,
         # 000 §4.4, Tables 3-4: days of makespan time per hour of simulation time
         "simulated_days_per_hour": makespan / SECONDS_PER_DAY / (result.wall_seconds / 3600.0)
-        if result.wall_seconds > 0 else None,
+        if result.wall_seconds > 0
+        else None,
     }
     if result.co_scheduled:  # 003 §2.3.2.2-2.3.2.4: job speedups and slowdown counts
-        summary.update(mean_job_speedup=mean_job_speedup(result),
-                       weighted_mean_job_speedup=weighted_mean_job_speedup(result),
-                       slowdown_counts=slowdown_counts(result))
+        summary.update(
+            mean_job_speedup=mean_job_speedup(result),
+            weighted_mean_job_speedup=weighted_mean_job_speedup(result),
+            slowdown_counts=slowdown_counts(result),
+        )
     return summary
 
 
@@ -144,14 +176,18 @@ def slowdown_counts(result) -> float:
     return float((job_speedups(result) < SLOWED_BELOW).mean())
 
 
-def thesis_metrics(result, baseline_makespan: float | None = None, utilization_until: str = "last-end") -> dict:
+def thesis_metrics(
+    result, baseline_makespan: float | None = None, utilization_until: str = "last-end"
+) -> dict:
     """One run's values of the thesis metrics (003 §2.3; Tables 6.1, 6.2); utilization up to `utilization_until`."""
     makespan = result.makespan
     speedup = makespan_speedup(baseline_makespan or None, makespan)  # 003 (2.1)
     return {
         "makespan": makespan,
         "makespan_speedup": float("nan") if speedup is None else speedup,
-        "mean_slowdown": float(slowdowns(result).mean()),  # 003 (2.2), (2.3), t_run = actual run time
+        "mean_slowdown": float(
+            slowdowns(result).mean()
+        ),  # 003 (2.2), (2.3), t_run = actual run time
         "mean_slowdown_pp": float(slowdowns_per_processor(result).mean()),  # 003 (2.4), (2.5)
         "slowdown_counts": slowdown_counts(result),
         "utilization": busy_core_utilization(result, utilization_until),

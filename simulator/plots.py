@@ -1,4 +1,5 @@
 """PNG plots of one run: Gantt chart (node x time), utilization and queue length over time, wait times."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +9,14 @@ import numpy as np
 from cosched.outputs import atomic_path, pyplot
 from cosched.simulator.metrics import step_series
 
-__all__ = ["write_plots", "gantt", "utilization_queue", "wait_distribution", "compare_plot", "GANTT_MAX_JOBS"]
+__all__ = [
+    "write_plots",
+    "gantt",
+    "utilization_queue",
+    "wait_distribution",
+    "compare_plot",
+    "GANTT_MAX_JOBS",
+]
 
 GANTT_MAX_JOBS = 5000  # above this the Gantt chart is skipped (one rectangle per job and node)
 HOUR = 3600.0
@@ -30,8 +38,15 @@ def gantt(result, path) -> None:
     node = np.concatenate(result.nodes) if counts.size else np.zeros(0, np.int64)
     x0 = (result.start[job] - origin) / HOUR
     x1 = (result.end[job] - origin) / HOUR
-    verts = np.stack([np.c_[x0, node - 0.4], np.c_[x1, node - 0.4], np.c_[x1, node + 0.4],
-                      np.c_[x0, node + 0.4]], axis=1)
+    verts = np.stack(
+        [
+            np.c_[x0, node - 0.4],
+            np.c_[x1, node - 0.4],
+            np.c_[x1, node + 0.4],
+            np.c_[x0, node + 0.4],
+        ],
+        axis=1,
+    )
     colours = plt.get_cmap("tab20")(job % 20)
     axes.add_collection(PolyCollection(verts, facecolors=colours, edgecolors="none"))
     axes.set_xlim(0, max(float(x1.max()) if x1.size else 1.0, 1e-9))
@@ -50,8 +65,13 @@ def utilization_queue(result, path) -> None:
     w = result.workload
     origin = float(w.submit.min())
     times, busy = step_series(result.start, result.end, w.cores)
-    axes.step((times - origin) / HOUR, busy / result.platform.total_cores, where="post", lw=0.8,
-              color="tab:blue")
+    axes.step(
+        (times - origin) / HOUR,
+        busy / result.platform.total_cores,
+        where="post",
+        lw=0.8,
+        color="tab:blue",
+    )
     axes.set_ylabel("utilization (busy cores)", color="tab:blue")
     axes.set_ylim(0, 1.05)
     axes.set_xlabel("time since first submission [h]")
@@ -76,7 +96,9 @@ def wait_distribution(result, path) -> None:
         axes.set_xscale("log")
     axes.set_xlabel("wait time [s]")
     axes.set_ylabel("jobs")
-    axes.set_title(f"Wait times: {result.scheduler} ({int((wait <= 0).sum())} of {wait.size} jobs did not wait)")
+    axes.set_title(
+        f"Wait times: {result.scheduler} ({int((wait <= 0).sum())} of {wait.size} jobs did not wait)"
+    )
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
@@ -91,15 +113,20 @@ def compare_plot(frame, path) -> Path:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     names = [str(name) for name in frame["scheduler"]]
     unit, scale = time_unit([float(v) for v in frame["makespan"]])
-    panels = [("makespan", f"makespan [{unit}]", scale), ("mean_wait", "mean wait [s]", 1.0),
-              ("utilization", "utilization", 1.0)]
+    panels = [
+        ("makespan", f"makespan [{unit}]", scale),
+        ("mean_wait", "mean wait [s]", 1.0),
+        ("utilization", "utilization", 1.0),
+    ]
     figure, axes = plt.subplots(1, len(panels), figsize=(4 + 1.1 * len(names), 3.8))
     for axis, (key, label, divisor) in zip(axes, panels):
         values = np.asarray(frame[key], dtype=float) / divisor
         axis.bar(range(len(names)), values, color="tab:blue")
         axis.set_xticks(range(len(names)), names, rotation=45, ha="right")
         axis.set_ylabel(label)
-    figure.suptitle(f"{frame.attrs.get('jobs', len(frame))} jobs on {frame.attrs.get('platform', '')}")
+    figure.suptitle(
+        f"{frame.attrs.get('jobs', len(frame))} jobs on {frame.attrs.get('platform', '')}"
+    )
     figure.tight_layout()
     return save_figure(figure, path, dpi=120)
 

@@ -4,6 +4,7 @@
 thesis value / ours / difference for every scheduler and metric of Tables 6.1 and 6.2, with the gaps the
 reproduction is judged by (means over the eight co-schedulers).
 """
+
 from __future__ import annotations
 
 import os
@@ -12,12 +13,27 @@ from pathlib import Path
 from cosched.outputs import atomic_path
 
 __all__ = [
-    "THESIS_TABLE", "THESIS_METRICS", "THESIS_COSCHEDULERS", "thesis_comparison", "thesis_gaps", "thesis_markdown",
-    "write_thesis_comparison", "SLOWDOWN_GAP_TARGET", "SPEEDUP_GAP_TARGET", "EASY_CO_SPEEDUP_TOLERANCE",
+    "THESIS_TABLE",
+    "THESIS_METRICS",
+    "THESIS_COSCHEDULERS",
+    "thesis_comparison",
+    "thesis_gaps",
+    "thesis_markdown",
+    "write_thesis_comparison",
+    "SLOWDOWN_GAP_TARGET",
+    "SPEEDUP_GAP_TARGET",
+    "EASY_CO_SPEEDUP_TOLERANCE",
 ]
 
-THESIS_METRICS = ("mean_slowdown", "mean_slowdown_pp", "slowdown_counts_pct", "utilization", "mean_job_speedup",
-                  "weighted_mean_job_speedup", "makespan_speedup")
+THESIS_METRICS = (
+    "mean_slowdown",
+    "mean_slowdown_pp",
+    "slowdown_counts_pct",
+    "utilization",
+    "mean_job_speedup",
+    "weighted_mean_job_speedup",
+    "makespan_speedup",
+)
 THESIS_TABLE = {  # 003 Tables 6.1 (part 1) and 6.2 (part 2), in THESIS_METRICS order; slowdown counts in %
     "sjf": (20.6, 0.101, 0.00, 0.947, 1.000, 1.000, 1.028),
     "sjf-co": (23.6, 0.118, 17.51, 0.875, 1.062, 1.049, 0.995),
@@ -33,7 +49,16 @@ THESIS_TABLE = {  # 003 Tables 6.1 (part 1) and 6.2 (part 2), in THESIS_METRICS 
     "laf-co": (125.7, 0.745, 21.59, 0.937, 1.072, 1.049, 1.065),
     "ljf": (137.2, 0.812, 0.00, 0.960, 1.000, 1.000, 1.043),
 }
-THESIS_COSCHEDULERS = ("sjf-co", "sjf-filler", "filler", "pop-filler", "popularity", "easy-co", "ljf-co", "laf-co")
+THESIS_COSCHEDULERS = (
+    "sjf-co",
+    "sjf-filler",
+    "filler",
+    "pop-filler",
+    "popularity",
+    "easy-co",
+    "ljf-co",
+    "laf-co",
+)
 SLOWDOWN_GAP_TARGET = 0.12  # mean |ours - thesis| / thesis of the co-schedulers' mean slowdown
 SPEEDUP_GAP_TARGET = 0.015  # mean |ours - thesis| of the co-schedulers' mean job speedup
 EASY_CO_SPEEDUP_TOLERANCE = 0.02  # |ours - 1.097| for EASY-Co's mean job speedup
@@ -51,9 +76,19 @@ def thesis_comparison(summary):
         for metric, thesis in zip(THESIS_METRICS, values):
             ours = float(row[metric])
             std = row.get(f"{metric}_std")
-            rows.append({"scheduler": scheduler, "metric": metric, "thesis": thesis, "ours": ours,
-                         "ours_std": None if std is None else float(std), "difference": ours - thesis})
-    return pd.DataFrame(rows, columns=["scheduler", "metric", "thesis", "ours", "ours_std", "difference"])
+            rows.append(
+                {
+                    "scheduler": scheduler,
+                    "metric": metric,
+                    "thesis": thesis,
+                    "ours": ours,
+                    "ours_std": None if std is None else float(std),
+                    "difference": ours - thesis,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["scheduler", "metric", "thesis", "ours", "ours_std", "difference"]
+    )
 
 
 def thesis_gaps(comparison) -> dict:
@@ -66,49 +101,78 @@ def thesis_gaps(comparison) -> dict:
     easy_co = speedup[speedup["scheduler"] == "easy-co"]["ours"]
     gaps = {
         "coschedulers": int(slowdown.shape[0]),
-        "mean_slowdown_relative_gap": float((slowdown["difference"].abs() / slowdown["thesis"]).mean())
-        if len(slowdown) else None,
+        "mean_slowdown_relative_gap": float(
+            (slowdown["difference"].abs() / slowdown["thesis"]).mean()
+        )
+        if len(slowdown)
+        else None,
         "mean_job_speedup_gap": float(speedup["difference"].abs().mean()) if len(speedup) else None,
         "easy_co_mean_job_speedup": float(easy_co.iloc[0]) if len(easy_co) else None,
     }
     complete = gaps["coschedulers"] == len(THESIS_COSCHEDULERS)
-    gaps["slowdown_target_met"] = gaps["mean_slowdown_relative_gap"] <= SLOWDOWN_GAP_TARGET if complete else None
-    gaps["speedup_target_met"] = gaps["mean_job_speedup_gap"] <= SPEEDUP_GAP_TARGET if complete else None
-    gaps["easy_co_target_met"] = None if gaps["easy_co_mean_job_speedup"] is None else \
-        abs(gaps["easy_co_mean_job_speedup"] - THESIS_TABLE["easy-co"][4]) <= EASY_CO_SPEEDUP_TOLERANCE
+    gaps["slowdown_target_met"] = (
+        gaps["mean_slowdown_relative_gap"] <= SLOWDOWN_GAP_TARGET if complete else None
+    )
+    gaps["speedup_target_met"] = (
+        gaps["mean_job_speedup_gap"] <= SPEEDUP_GAP_TARGET if complete else None
+    )
+    gaps["easy_co_target_met"] = (
+        None
+        if gaps["easy_co_mean_job_speedup"] is None
+        else abs(gaps["easy_co_mean_job_speedup"] - THESIS_TABLE["easy-co"][4])
+        <= EASY_CO_SPEEDUP_TOLERANCE
+    )
     return gaps
 
 
 def thesis_markdown(comparison, gaps: dict) -> str:
     """Per scheduler, each metric as ``ours / thesis (difference)``, then the gap lines."""
-    labels = {"mean_slowdown": ("mean slowdown", "{:.1f}"), "mean_slowdown_pp": ("sld pp", "{:.3f}"),
-              "slowdown_counts_pct": ("slowdown %", "{:.2f}"), "utilization": ("utilization", "{:.3f}"),
-              "mean_job_speedup": ("mean job speedup", "{:.3f}"),
-              "weighted_mean_job_speedup": ("weighted job speedup", "{:.3f}"),
-              "makespan_speedup": ("makespan speedup", "{:.3f}")}
-    lines = ["Each cell: ours / thesis (ours - thesis); ours = mean over the experiments (their spread is in "
-             "summary.csv and tables.md).", "",
-             "| scheduler | " + " | ".join(label for label, _ in labels.values()) + " |",
-             "|---" * (len(labels) + 1) + "|"]
+    labels = {
+        "mean_slowdown": ("mean slowdown", "{:.1f}"),
+        "mean_slowdown_pp": ("sld pp", "{:.3f}"),
+        "slowdown_counts_pct": ("slowdown %", "{:.2f}"),
+        "utilization": ("utilization", "{:.3f}"),
+        "mean_job_speedup": ("mean job speedup", "{:.3f}"),
+        "weighted_mean_job_speedup": ("weighted job speedup", "{:.3f}"),
+        "makespan_speedup": ("makespan speedup", "{:.3f}"),
+    }
+    lines = [
+        "Each cell: ours / thesis (ours - thesis); ours = mean over the experiments (their spread is in "
+        "summary.csv and tables.md).",
+        "",
+        "| scheduler | " + " | ".join(label for label, _ in labels.values()) + " |",
+        "|---" * (len(labels) + 1) + "|",
+    ]
     for scheduler, rows in comparison.groupby("scheduler", sort=False):
         cells = {row.metric: row for row in rows.itertuples()}
-        lines.append(f"| {scheduler} | " + " | ".join(
-            f"{fmt.format(cells[m].ours)} / {fmt.format(cells[m].thesis)} ({_signed(fmt, cells[m].difference)})"
-            for m, (_, fmt) in labels.items()) + " |")
+        lines.append(
+            f"| {scheduler} | "
+            + " | ".join(
+                f"{fmt.format(cells[m].ours)} / {fmt.format(cells[m].thesis)} ({_signed(fmt, cells[m].difference)})"
+                for m, (_, fmt) in labels.items()
+            )
+            + " |"
+        )
 
     def verdict(met):
         return "n/a" if met is None else ("met" if met else "NOT met")
 
     lines += ["", f"Over the {gaps['coschedulers']} co-schedulers:", ""]
     if gaps["mean_slowdown_relative_gap"] is not None:
-        lines.append(f"- mean slowdown, mean |ours - thesis| / thesis: {gaps['mean_slowdown_relative_gap']:.1%} "
-                     f"(target <= {SLOWDOWN_GAP_TARGET:.0%}: {verdict(gaps['slowdown_target_met'])})")
-        lines.append(f"- mean job speedup, mean |ours - thesis|: {gaps['mean_job_speedup_gap']:.4f} "
-                     f"(target <= {SPEEDUP_GAP_TARGET}: {verdict(gaps['speedup_target_met'])})")
+        lines.append(
+            f"- mean slowdown, mean |ours - thesis| / thesis: {gaps['mean_slowdown_relative_gap']:.1%} "
+            f"(target <= {SLOWDOWN_GAP_TARGET:.0%}: {verdict(gaps['slowdown_target_met'])})"
+        )
+        lines.append(
+            f"- mean job speedup, mean |ours - thesis|: {gaps['mean_job_speedup_gap']:.4f} "
+            f"(target <= {SPEEDUP_GAP_TARGET}: {verdict(gaps['speedup_target_met'])})"
+        )
     if gaps["easy_co_mean_job_speedup"] is not None:
-        lines.append(f"- EASY-Co mean job speedup: {gaps['easy_co_mean_job_speedup']:.3f} against "
-                     f"{THESIS_TABLE['easy-co'][4]} (target within {EASY_CO_SPEEDUP_TOLERANCE}: "
-                     f"{verdict(gaps['easy_co_target_met'])})")
+        lines.append(
+            f"- EASY-Co mean job speedup: {gaps['easy_co_mean_job_speedup']:.3f} against "
+            f"{THESIS_TABLE['easy-co'][4]} (target within {EASY_CO_SPEEDUP_TOLERANCE}: "
+            f"{verdict(gaps['easy_co_target_met'])})"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -10,6 +10,7 @@ dropped; processors above the platform size are capped to it; a missing estimate
 falls back to the run time; an estimate below the run time is raised to it (jobs are never killed at
 their estimate, so reservations stay valid). Jobs are sorted by submit time, ties by file order.
 """
+
 from __future__ import annotations
 
 import csv
@@ -23,15 +24,39 @@ import numpy as np
 
 from cosched.data import resolve
 from cosched.errors import InputError
-from cosched.inputs import (MAX_ID, MAX_PROCS, MAX_SECONDS, MIN_SECONDS, check_columns, check_unique, parse_numbers,
-                            read_text, shown)
+from cosched.inputs import (
+    MAX_ID,
+    MAX_PROCS,
+    MAX_SECONDS,
+    MIN_SECONDS,
+    check_columns,
+    check_unique,
+    parse_numbers,
+    read_text,
+    shown,
+)
 
 __all__ = ["Workload", "SWF_FIELDS", "read_swf", "read_csv", "load_workload", "make_workload"]
 
 SWF_FIELDS = (
-    "job_number", "submit_time", "wait_time", "run_time", "allocated_processors", "average_cpu_time",
-    "used_memory", "requested_processors", "requested_time", "requested_memory", "status", "user_id",
-    "group_id", "executable", "queue", "partition", "preceding_job", "think_time",
+    "job_number",
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "allocated_processors",
+    "average_cpu_time",
+    "used_memory",
+    "requested_processors",
+    "requested_time",
+    "requested_memory",
+    "status",
+    "user_id",
+    "group_id",
+    "executable",
+    "queue",
+    "partition",
+    "preceding_job",
+    "think_time",
 )
 CSV_REQUIRED = ("job_id", "submit_time", "run_time", "cores")
 CSV_OPTIONAL = ("estimate", "app")
@@ -54,28 +79,51 @@ class Workload:
     def __len__(self) -> int:
         return int(self.job_id.size)
 
-    def head(self, count: int) -> "Workload":
+    def head(self, count: int) -> Workload:
         """The first `count` jobs (by submit time), keeping the cleaning counts of the whole file."""
         keep = slice(0, count)
-        return replace(self, job_id=self.job_id[keep], submit=self.submit[keep], run=self.run[keep],
-                       cores=self.cores[keep], estimate=self.estimate[keep],
-                       app=None if self.app is None else self.app[keep],
-                       cleaning={**self.cleaning, "jobs": int(self.job_id[keep].size)})
+        return replace(
+            self,
+            job_id=self.job_id[keep],
+            submit=self.submit[keep],
+            run=self.run[keep],
+            cores=self.cores[keep],
+            estimate=self.estimate[keep],
+            app=None if self.app is None else self.app[keep],
+            cleaning={**self.cleaning, "jobs": int(self.job_id[keep].size)},
+        )
 
 
-def make_workload(job_id, submit, run, cores, estimate=None, app=None, *, source: str = "",
-                  header: dict | None = None, cleaning: dict | None = None, max_cores: int | None = None
-                  ) -> Workload:
+def make_workload(
+    job_id,
+    submit,
+    run,
+    cores,
+    estimate=None,
+    app=None,
+    *,
+    source: str = "",
+    header: dict | None = None,
+    cleaning: dict | None = None,
+    max_cores: int | None = None,
+) -> Workload:
     """Apply the cleaning rules to raw columns and sort by submit time (stable).
 
     The columns must hold valid numbers (the rules of the readers, without line numbers): InputError otherwise.
     """
-    columns = [np.asarray(values, dtype=np.float64).reshape(-1)
-               for values in (job_id, submit, run, cores, run if estimate is None else estimate)]
-    check_columns([(name, values, _CSV_RULES[name]) for name, values in zip(_CSV_RULES, columns)],
-                  source=source or None)
+    columns = [
+        np.asarray(values, dtype=np.float64).reshape(-1)
+        for values in (job_id, submit, run, cores, run if estimate is None else estimate)
+    ]
+    check_columns(
+        [(name, values, _CSV_RULES[name]) for name, values in zip(_CSV_RULES, columns)],
+        source=source or None,
+    )
     check_unique(columns[0], source=source or None, field="job_id", what="job id")
-    job_id, cores = columns[0].astype(np.int64), np.maximum(columns[3], -1).astype(np.int64)  # <= 0: dropped
+    job_id, cores = (
+        columns[0].astype(np.int64),
+        np.maximum(columns[3], -1).astype(np.int64),
+    )  # <= 0: dropped
     submit, run, estimate = columns[1], columns[2], columns[4].copy()
     counts = dict(cleaning or {})
     counts["records"] = counts.get("records", int(job_id.size))
@@ -102,24 +150,37 @@ def make_workload(job_id, submit, run, cores, estimate=None, app=None, *, source
     estimate = np.where(missing | low, run, estimate)
     order = np.argsort(submit, kind="stable")
     counts["jobs"] = int(job_id.size)
-    return Workload(job_id[order], submit[order], run[order], cores[order], estimate[order],
-                    None if app is None else app[order], source=source, header=dict(header or {}),
-                    cleaning=counts)
+    return Workload(
+        job_id[order],
+        submit[order],
+        run[order],
+        cores[order],
+        estimate[order],
+        None if app is None else app[order],
+        source=source,
+        header=dict(header or {}),
+        cleaning=counts,
+    )
 
 
 _SWF_COMMENT = re.compile(r";[^\n]*")
-_SWF_SEPARATOR = re.compile(r"[ \t]+")  # SWF fields are separated by blanks and tabs (as pandas' \s+ splits)
+_SWF_SEPARATOR = re.compile(
+    r"[ \t]+"
+)  # SWF fields are separated by blanks and tabs (as pandas' \s+ splits)
 # checks of the SWF fields the simulator uses; every other field only has to be a finite number
 _SWF_RULES = {
     "job_number": {"integer": True, "minimum": 0, "limit": MAX_ID},
-    "submit_time": {"limit": MAX_SECONDS}, "run_time": {"limit": MAX_SECONDS, "shortest": MIN_SECONDS},
+    "submit_time": {"limit": MAX_SECONDS},
+    "run_time": {"limit": MAX_SECONDS, "shortest": MIN_SECONDS},
     "allocated_processors": {"integer": True, "limit": MAX_PROCS},
     "requested_processors": {"integer": True, "limit": MAX_PROCS},
     "requested_time": {"limit": MAX_SECONDS},
 }
 _CSV_RULES = {
-    "job_id": {"integer": True, "minimum": 0, "limit": MAX_ID}, "submit_time": {"limit": MAX_SECONDS},
-    "run_time": {"limit": MAX_SECONDS, "shortest": MIN_SECONDS}, "cores": {"integer": True, "limit": MAX_PROCS},
+    "job_id": {"integer": True, "minimum": 0, "limit": MAX_ID},
+    "submit_time": {"limit": MAX_SECONDS},
+    "run_time": {"limit": MAX_SECONDS, "shortest": MIN_SECONDS},
+    "cores": {"integer": True, "limit": MAX_PROCS},
     "estimate": {"limit": MAX_SECONDS},
 }
 
@@ -180,8 +241,14 @@ def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
         try:
             with warnings.catch_warnings():  # "no data" (only odd blank lines): the rules say why
                 warnings.simplefilter("ignore", UserWarning)
-                data = np.loadtxt(io.StringIO(text.replace("\r", " ")), dtype=np.float64,
-                                  comments=";", delimiter=None, ndmin=2, quotechar=None)
+                data = np.loadtxt(
+                    io.StringIO(text.replace("\r", " ")),
+                    dtype=np.float64,
+                    comments=";",
+                    delimiter=None,
+                    ndmin=2,
+                    quotechar=None,
+                )
             # the C reader must match the rules: one row of 18 numbers per data line, none NaN
             rows = len(data) if agree else records
             if data.shape == (rows, len(SWF_FIELDS)) and not np.isnan(data).any():
@@ -193,12 +260,16 @@ def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
     for row, (number, line) in enumerate(zip(numbers, rows)):
         tokens = _SWF_SEPARATOR.split(line.strip(" \t"))
         if len(tokens) != len(SWF_FIELDS):
-            raise InputError(f"expected {len(SWF_FIELDS)} fields, got {len(tokens)}", source=source, line=number)
+            raise InputError(
+                f"expected {len(SWF_FIELDS)} fields, got {len(tokens)}", source=source, line=number
+            )
         for column, (name, token) in enumerate(zip(SWF_FIELDS, tokens)):
             try:
                 data[row, column] = float(token)
             except ValueError:
-                raise InputError(f"not a number: {shown(token)}", source=source, line=number, field=name) from None
+                raise InputError(
+                    f"not a number: {shown(token)}", source=source, line=number, field=name
+                ) from None
     return data, numbers
 
 
@@ -218,12 +289,23 @@ def read_swf(path: str | Path, max_cores: int | None = None) -> Workload:
     def line(row: int) -> int:  # error path only: where the row is in the file
         return (numbers or _swf_rows(text)[0])[row]
 
-    check_columns([(name, data[:, i], _SWF_RULES.get(name, {})) for i, name in enumerate(SWF_FIELDS)],
-                  source=source, lines=line)
+    check_columns(
+        [(name, data[:, i], _SWF_RULES.get(name, {})) for i, name in enumerate(SWF_FIELDS)],
+        source=source,
+        lines=line,
+    )
     check_unique(data[:, 0], source=source, field="job_number", lines=line, what="job id")
     cores = np.where(data[:, 4] > 0, data[:, 4], data[:, 7])
-    return make_workload(data[:, 0], data[:, 1], data[:, 3], cores, data[:, 8], source=source,
-                         header=_swf_header(text), max_cores=max_cores)
+    return make_workload(
+        data[:, 0],
+        data[:, 1],
+        data[:, 3],
+        cores,
+        data[:, 8],
+        source=source,
+        header=_swf_header(text),
+        max_cores=max_cores,
+    )
 
 
 def read_csv(path: str | Path, max_cores: int | None = None) -> Workload:
@@ -244,8 +326,11 @@ def read_csv(path: str | Path, max_cores: int | None = None) -> Workload:
             if header is None:
                 header, header_line = cells, reader.line_num
             elif len(cells) != len(header):
-                raise InputError(f"row has {len(cells)} cells, the header has {len(header)}", source=source,
-                                 line=reader.line_num)
+                raise InputError(
+                    f"row has {len(cells)} cells, the header has {len(header)}",
+                    source=source,
+                    line=reader.line_num,
+                )
             else:
                 rows.append(cells)
                 lines.append(reader.line_num)
@@ -272,9 +357,21 @@ def read_csv(path: str | Path, max_cores: int | None = None) -> Workload:
         checks.append((name, values, _CSV_RULES[name], cells))
     check_columns(checks, source=source, lines=lines)
     check_unique(columns["job_id"], source=source, field="job_id", lines=lines, what="job id")
-    app = np.array([row[header.index("app")] for row in rows], dtype=object) if "app" in header else None
-    return make_workload(columns["job_id"], columns["submit_time"], columns["run_time"], columns["cores"],
-                         columns.get("estimate"), app, source=source, max_cores=max_cores)
+    app = (
+        np.array([row[header.index("app")] for row in rows], dtype=object)
+        if "app" in header
+        else None
+    )
+    return make_workload(
+        columns["job_id"],
+        columns["submit_time"],
+        columns["run_time"],
+        columns["cores"],
+        columns.get("estimate"),
+        app,
+        source=source,
+        max_cores=max_cores,
+    )
 
 
 def load_workload(path: str | Path, max_cores: int | None = None) -> Workload:
@@ -285,4 +382,6 @@ def load_workload(path: str | Path, max_cores: int | None = None) -> Workload:
         return read_swf(path, max_cores)
     if name.endswith((".csv", ".csv.gz")):
         return read_csv(path, max_cores)
-    raise InputError("unknown workload format (expected .swf, .swf.gz, .csv or .csv.gz)", source=str(path))
+    raise InputError(
+        "unknown workload format (expected .swf, .swf.gz, .csv or .csv.gz)", source=str(path)
+    )

@@ -538,7 +538,9 @@ def plot_heatmap(heatmap: Heatmap, path: str | os.PathLike) -> Path:
             if np.isfinite(value):
                 ax.text(c, r, f"{value:.2f}", ha="center", va="center", fontsize=7)
     fig.colorbar(image, ax=ax, label="speedup = compact_A / co_A_B")
-    ax.set_title(f"Co-execution speedups\n({k} applications, grey = unmeasured)")  # fits a small figure
+    ax.set_title(
+        f"Co-execution speedups\n({k} applications, grey = unmeasured)"
+    )  # fits a small figure
     fig.tight_layout()
     return save_figure(fig, path)
 

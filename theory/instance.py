@@ -103,7 +103,9 @@ def _check_task_names(tasks: tuple, n: int) -> None:
         raise InputError(
             f"task name {_shown(repeated)} is given twice; names must be distinct", field="tasks"
         )
-    spelled = [" ".join(name.split()) for name in tasks]  # names that differ only by whitespace read the same
+    spelled = [
+        " ".join(name.split()) for name in tasks
+    ]  # names that differ only by whitespace read the same
     if len(set(spelled)) != n:
         twins = [name for name, plain in zip(tasks, spelled) if spelled.count(plain) > 1]
         raise InputError(
@@ -481,9 +483,12 @@ def instance_from_json(document, source: str | None = None) -> Instance:
             import difflib
 
             close = difflib.get_close_matches(str(key), INSTANCE_KEYS, n=1)
-            fail(f"unknown key {_shown(key)}" + (f"; did you mean {close[0]!r}?" if close else "")
-                 + f" (known: {', '.join(INSTANCE_KEYS)}; free text under \"_...\" or \"comment\")",
-                 key if key.isprintable() else key.encode("unicode_escape").decode("ascii"))
+            fail(
+                f"unknown key {_shown(key)}"
+                + (f"; did you mean {close[0]!r}?" if close else "")
+                + f' (known: {", ".join(INSTANCE_KEYS)}; free text under "_..." or "comment")',
+                key if key.isprintable() else key.encode("unicode_escape").decode("ascii"),
+            )
     for key in ("work", "combinations", "speeds"):
         if key not in document:
             fail("missing", key)

@@ -1,4 +1,5 @@
 """A co-scheduler in a page: the waiting job that runs best next to the running ones goes first."""
+
 import numpy as np
 
 from cosched.simulator.schedulers import register_scheduler

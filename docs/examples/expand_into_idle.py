@@ -1,4 +1,5 @@
 """A malleable scheduler in a page: EASY for the queue, then running malleable jobs grow into idle nodes."""
+
 from cosched.simulator.schedulers.easy import EASY
 
 

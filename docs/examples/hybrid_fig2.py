@@ -8,6 +8,7 @@ ends too late. Writes docs/img/hybrid_fig2.png:
 
     python docs/examples/hybrid_fig2.py
 """
+
 from pathlib import Path
 
 import numpy as np
@@ -19,11 +20,23 @@ from cosched.simulator.platform import Platform
 from cosched.simulator.workload import make_workload
 
 nan = np.nan
-jobs = make_workload([1, 2, 3], submit=[0, 0, 2000], run=[1000, 1800, 500], cores=[2, 2, 4],
-                     estimate=[1000, 4000, 500])
-fig2 = HybridWorkload(jobs, job_type=np.array([1, 1, 0]), notice_kind=np.array([-1, -1, 1]),  # rigid, rigid,
-                      notice_time=np.array([nan, nan, 500.0]), estimated_arrival=np.array([nan, nan, 2000.0]),
-                      n_min=np.array([2, 2, 4]), n_max=np.array([2, 2, 4]), setup=np.zeros(3))  # on-demand
+jobs = make_workload(
+    [1, 2, 3],
+    submit=[0, 0, 2000],
+    run=[1000, 1800, 500],
+    cores=[2, 2, 4],
+    estimate=[1000, 4000, 500],
+)
+fig2 = HybridWorkload(
+    jobs,
+    job_type=np.array([1, 1, 0]),
+    notice_kind=np.array([-1, -1, 1]),  # rigid, rigid,
+    notice_time=np.array([nan, nan, 500.0]),
+    estimated_arrival=np.array([nan, nan, 2000.0]),
+    n_min=np.array([2, 2, 4]),
+    n_max=np.array([2, 2, 4]),
+    setup=np.zeros(3),
+)  # on-demand
 checkpoints = [nan, 1200.0, nan]  # J2 completes a checkpoint every 1,200 s
 
 panels = []
@@ -31,9 +44,21 @@ for mechanism in ("cua-paa", "cup-paa"):
     engine = hybrid_engine(fig2, Platform(4), mechanism, periods=checkpoints, log_events=True)
     result = engine.run()
     panels.append((mechanism.upper().replace("-", "&"), result))
-    print(mechanism, "start", result.start.tolist(), "end", result.end.tolist(), "preemptions", engine.preemptions)
+    print(
+        mechanism,
+        "start",
+        result.start.tolist(),
+        "end",
+        result.end.tolist(),
+        "preemptions",
+        engine.preemptions,
+    )
 
 out = Path(__file__).resolve().parents[1] / "img" / "hybrid_fig2.png"
-timeline(panels, {0: "J1", 1: "J2", 2: "on-demand"}, out,
-         marks={"notice": 500, "arrival (as estimated)": 2000})
+timeline(
+    panels,
+    {0: "J1", 1: "J2", 2: "on-demand"},
+    out,
+    marks={"notice": 500, "arrival (as estimated)": 2000},
+)
 print("wrote", out)

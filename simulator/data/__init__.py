@@ -1,4 +1,5 @@
 """Bundled example data: a small SYNTHETIC NPB-like heatmap and application seed (see make_example.py)."""
+
 from __future__ import annotations
 
 from importlib.resources import files
@@ -17,4 +18,6 @@ def example_path(name: str) -> Path:
     return Path(str(files(__name__) / name))
 
 
-__getattr__ = module_aliases(__name__, {"data_path": "example_path"}, globals())  # the name before 0.3.0
+__getattr__ = module_aliases(
+    __name__, {"data_path": "example_path"}, globals()
+)  # the name before 0.3.0

@@ -3,86 +3,181 @@ options of ``cosched simulate`` (registered by ``cosched.simulator.cli``).
 
 Thin layer: parse, call ``cosched.simulator.hybrid`` (workload, run, experiment), write, print.
 """
+
 from __future__ import annotations
 
 import json
 
-from cosched.cli_options import (add_json, add_name_list, add_out, add_plots, add_quiet, add_seed, announce,
-                                  names_or, plots_target)
+from cosched.cli_options import (
+    add_json,
+    add_name_list,
+    add_out,
+    add_plots,
+    add_quiet,
+    add_seed,
+    announce,
+    names_or,
+    plots_target,
+)
 from cosched.data import WORKLOADS
 from cosched.simulator.platform import PRESETS as PLATFORMS
 
-__all__ = ["register", "add_hybrid_options", "add_workload_options", "hybrid_workload", "simulate_command"]
+__all__ = [
+    "register",
+    "add_hybrid_options",
+    "add_workload_options",
+    "hybrid_workload",
+    "simulate_command",
+]
 
-MECHANISM_NAMES = ("baseline", "n-paa", "n-spaa", "cua-paa", "cua-spaa", "cup-paa", "cup-spaa")  # as MECHANISMS
+MECHANISM_NAMES = (
+    "baseline",
+    "n-paa",
+    "n-spaa",
+    "cua-paa",
+    "cua-spaa",
+    "cup-paa",
+    "cup-spaa",
+)  # as MECHANISMS
 
 
 def add_workload_options(parser) -> None:
     """How a trace becomes a hybrid workload (004 §IV-A/B); ignored for a hybrid CSV, which holds it all."""
-    parser.add_argument("--job-types", default="on-demand=0.1,rigid=0.6,malleable=0.3", metavar="SHARES",
-                        help="shares of the projects per type, summing to 1 (default on-demand=0.1,rigid=0.6,"
-                             "malleable=0.3)")
-    parser.add_argument("--type-by", choices=("group", "user", "job"), default="group",
-                        help="what a project is: SWF group id (default), user id, or each job alone")
-    parser.add_argument("--notice", default="w5", metavar="MIX",
-                        help="on-demand notice kinds: w1..w5 (Table II of Fan et al.) or shares no-notice=..,"
-                             "accurate=..,early=..,late=.. (default w5: a quarter each)")
-    parser.add_argument("--rigid-setup", default="0.05,0.10", metavar="LO,HI",
-                        help="rigid setup as a share of the run time, drawn uniformly (default 0.05,0.10)")
-    parser.add_argument("--malleable-setup", default="0,0.05", metavar="LO,HI",
-                        help="malleable setup as a share of the run time (default 0,0.05)")
-    parser.add_argument("--min-fraction", type=float, default=0.2, metavar="F",
-                        help="malleable n_min = ceil(F x n_max) (default 0.2)")
+    parser.add_argument(
+        "--job-types",
+        default="on-demand=0.1,rigid=0.6,malleable=0.3",
+        metavar="SHARES",
+        help="shares of the projects per type, summing to 1 (default on-demand=0.1,rigid=0.6,"
+        "malleable=0.3)",
+    )
+    parser.add_argument(
+        "--type-by",
+        choices=("group", "user", "job"),
+        default="group",
+        help="what a project is: SWF group id (default), user id, or each job alone",
+    )
+    parser.add_argument(
+        "--notice",
+        default="w5",
+        metavar="MIX",
+        help="on-demand notice kinds: w1..w5 (Table II of Fan et al.) or shares no-notice=..,"
+        "accurate=..,early=..,late=.. (default w5: a quarter each)",
+    )
+    parser.add_argument(
+        "--rigid-setup",
+        default="0.05,0.10",
+        metavar="LO,HI",
+        help="rigid setup as a share of the run time, drawn uniformly (default 0.05,0.10)",
+    )
+    parser.add_argument(
+        "--malleable-setup",
+        default="0,0.05",
+        metavar="LO,HI",
+        help="malleable setup as a share of the run time (default 0,0.05)",
+    )
+    parser.add_argument(
+        "--min-fraction",
+        type=float,
+        default=0.2,
+        metavar="F",
+        help="malleable n_min = ceil(F x n_max) (default 0.2)",
+    )
 
 
 def add_hybrid_options(parser) -> None:
     """The ``cosched simulate`` flags of hybrid runs."""
-    parser.add_argument("--hybrid", metavar="MECHANISM", type=str.lower,
-                        help=f"on-demand mechanism around --scheduler: {', '.join(MECHANISM_NAMES)} (the workload "
-                             "is typed from the trace, or read from a hybrid CSV)")
+    parser.add_argument(
+        "--hybrid",
+        metavar="MECHANISM",
+        type=str.lower,
+        help=f"on-demand mechanism around --scheduler: {', '.join(MECHANISM_NAMES)} (the workload "
+        "is typed from the trace, or read from a hybrid CSV)",
+    )
     add_workload_options(parser)
     _checkpoint_options(parser)
     _mechanism_options(parser)
-    parser.add_argument("--log-actions", metavar="CSV",
-                        help="write every start, resize, preempt, kill, finish, reserve and release with its nodes "
-                             "and reason (which mechanism step, which on-demand job) to CSV, for replay")
+    parser.add_argument(
+        "--log-actions",
+        metavar="CSV",
+        help="write every start, resize, preempt, kill, finish, reserve and release with its nodes "
+        "and reason (which mechanism step, which on-demand job) to CSV, for replay",
+    )
 
 
 def _mechanism_options(parser) -> None:
     """The paper's definitions by default; the other readings by name (docs/hybrid.md)."""
-    parser.add_argument("--preemption-warning", type=float, default=120.0, metavar="SECONDS",
-                        help="warning a malleable job gets before it is shrunk or preempted (default 120, "
-                             "the paper's two minutes; 0: at once)")
-    parser.add_argument("--rigid-overhead", choices=("elapsed", "lost-work"), default="elapsed",
-                        help="preemption cost of a rigid job without checkpoints: its elapsed time (default, "
-                             "the paper's) or the work it would lose plus its setup")
-    parser.add_argument("--regrow", choices=("n_max", "pre-shrink"), default="n_max",
-                        help="a shrunk job grows back up to n_max (default) or to its size before the shrink")
-    parser.add_argument("--checkpoint-writes", choices=("added", "inside"), default="added",
-                        help="checkpoint writes add their cost to a rigid job's run (default) or fit inside "
-                             "its trace run time")
+    parser.add_argument(
+        "--preemption-warning",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="warning a malleable job gets before it is shrunk or preempted (default 120, "
+        "the paper's two minutes; 0: at once)",
+    )
+    parser.add_argument(
+        "--rigid-overhead",
+        choices=("elapsed", "lost-work"),
+        default="elapsed",
+        help="preemption cost of a rigid job without checkpoints: its elapsed time (default, "
+        "the paper's) or the work it would lose plus its setup",
+    )
+    parser.add_argument(
+        "--regrow",
+        choices=("n_max", "pre-shrink"),
+        default="n_max",
+        help="a shrunk job grows back up to n_max (default) or to its size before the shrink",
+    )
+    parser.add_argument(
+        "--checkpoint-writes",
+        choices=("added", "inside"),
+        default="added",
+        help="checkpoint writes add their cost to a rigid job's run (default) or fit inside "
+        "its trace run time",
+    )
 
 
 def _mechanism_settings(args) -> dict:
-    return {"warning": args.preemption_warning, "rigid_overhead": args.rigid_overhead, "regrow": args.regrow,
-            "checkpoint_writes": args.checkpoint_writes}
+    return {
+        "warning": args.preemption_warning,
+        "rigid_overhead": args.rigid_overhead,
+        "regrow": args.regrow,
+        "checkpoint_writes": args.checkpoint_writes,
+    }
 
 
 def _checkpoint_options(parser) -> None:
-    parser.add_argument("--checkpoint-mtbf", type=float, metavar="HOURS",
-                        help="MTBF in Daly's optimum checkpoint interval of rigid jobs (default --mtbf if given, "
-                             "else 50)")
-    parser.add_argument("--checkpoint-factor", type=float, default=1.0, metavar="F",
-                        help="checkpoint interval as a multiple of Daly's optimum (default 1)")
+    parser.add_argument(
+        "--checkpoint-mtbf",
+        type=float,
+        metavar="HOURS",
+        help="MTBF in Daly's optimum checkpoint interval of rigid jobs (default --mtbf if given, "
+        "else 50)",
+    )
+    parser.add_argument(
+        "--checkpoint-factor",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="checkpoint interval as a multiple of Daly's optimum (default 1)",
+    )
     _failure_options(parser)
 
 
 def _failure_options(parser) -> None:
-    parser.add_argument("--mtbf", type=float, metavar="HOURS",
-                        help="inject node failures: one per HOURS on the whole system, exponential intervals "
-                             "(seeded by --seed); default: no failures")
-    parser.add_argument("--down-hours", type=float, default=6.0, metavar="HOURS",
-                        help="mean time a failed node stays down, exponential (default 6)")
+    parser.add_argument(
+        "--mtbf",
+        type=float,
+        metavar="HOURS",
+        help="inject node failures: one per HOURS on the whole system, exponential intervals "
+        "(seeded by --seed); default: no failures",
+    )
+    parser.add_argument(
+        "--down-hours",
+        type=float,
+        default=6.0,
+        metavar="HOURS",
+        help="mean time a failed node stays down, exponential (default 6)",
+    )
 
 
 def _failure_settings(args) -> tuple[float | None, float, float]:
@@ -91,8 +186,11 @@ def _failure_settings(args) -> tuple[float | None, float, float]:
     from cosched.simulator.hybrid.models import CHECKPOINT_MTBF_HOURS
 
     check_failure_options(args.mtbf, args.down_hours)
-    daly = args.checkpoint_mtbf if args.checkpoint_mtbf is not None else \
-        (args.mtbf if args.mtbf is not None else CHECKPOINT_MTBF_HOURS)
+    daly = (
+        args.checkpoint_mtbf
+        if args.checkpoint_mtbf is not None
+        else (args.mtbf if args.mtbf is not None else CHECKPOINT_MTBF_HOURS)
+    )
     return args.mtbf, args.down_hours, daly
 
 
@@ -109,18 +207,31 @@ def _pair(text: str, field: str) -> tuple[float, float]:
 
 def hybrid_workload(args, platform, workload, seed: int):
     """The hybrid workload of the flags: read from a hybrid CSV, or typed from the trace (seeded)."""
-    from cosched.simulator.hybrid.workload import (TYPES, build_hybrid, is_hybrid_csv, notice_mix, parse_shares,
-                                                   read_hybrid_csv, trace_projects)
+    from cosched.simulator.hybrid.workload import (
+        TYPES,
+        build_hybrid,
+        is_hybrid_csv,
+        notice_mix,
+        parse_shares,
+        read_hybrid_csv,
+        trace_projects,
+    )
 
     if is_hybrid_csv(args.workload):
         hybrid = read_hybrid_csv(args.workload, platform.cores_per_node, platform.total_cores)
         return hybrid.head(len(workload)) if len(workload) < len(hybrid) else hybrid
     projects = trace_projects(workload.source or args.workload, workload.job_id, args.type_by)
-    return build_hybrid(workload, platform.cores_per_node, projects, seed=seed,
-                        fractions=parse_shares(args.job_types, TYPES, "job_types"), mix=notice_mix(args.notice),
-                        rigid_setup=_pair(args.rigid_setup, "rigid_setup"),
-                        malleable_setup=_pair(args.malleable_setup, "malleable_setup"),
-                        min_fraction=args.min_fraction)
+    return build_hybrid(
+        workload,
+        platform.cores_per_node,
+        projects,
+        seed=seed,
+        fractions=parse_shares(args.job_types, TYPES, "job_types"),
+        mix=notice_mix(args.notice),
+        rigid_setup=_pair(args.rigid_setup, "rigid_setup"),
+        malleable_setup=_pair(args.malleable_setup, "malleable_setup"),
+        min_fraction=args.min_fraction,
+    )
 
 
 def simulate_command(args, scheduler: str, platform, workload) -> int:
@@ -132,24 +243,46 @@ def simulate_command(args, scheduler: str, platform, workload) -> int:
     from cosched.simulator.metrics import summarize
 
     if args.baseline:
-        raise InputError("--baseline compares schedulers; with --hybrid run --hybrid baseline instead",
-                         field="baseline")
+        raise InputError(
+            "--baseline compares schedulers; with --hybrid run --hybrid baseline instead",
+            field="baseline",
+        )
     if getattr(args, "elastic_fraction", 0):
-        raise InputError("--hybrid types the jobs itself; leave out --elastic-fraction", field="elastic_fraction")
+        raise InputError(
+            "--hybrid types the jobs itself; leave out --elastic-fraction", field="elastic_fraction"
+        )
     mtbf, down_hours, daly = _failure_settings(args)
     hybrid = hybrid_workload(args, platform, workload, args.seed)
     options = _mechanism_settings(args)
     if args.log_actions:
         options["log_actions"] = True
-    result = simulate_hybrid(hybrid, platform, args.hybrid, scheduler=scheduler, depth=args.depth,
-                             checkpoint_mtbf=daly, checkpoint_factor=args.checkpoint_factor,
-                             mtbf=mtbf, down_hours=down_hours, failure_seed=args.seed, progress=not args.quiet,
-                             **options)
+    result = simulate_hybrid(
+        hybrid,
+        platform,
+        args.hybrid,
+        scheduler=scheduler,
+        depth=args.depth,
+        checkpoint_mtbf=daly,
+        checkpoint_factor=args.checkpoint_factor,
+        mtbf=mtbf,
+        down_hours=down_hours,
+        failure_seed=args.seed,
+        progress=not args.quiet,
+        **options,
+    )
     summary = summarize(result, None, args.bounded_threshold)
     summary.update(hybrid_metrics(result, hybrid))
-    summary.update(scheduler=scheduler, cleaning=workload.cleaning, workload=str(args.workload), depth=args.depth,
-                   seed=args.seed, checkpoint_mtbf=daly, mtbf=mtbf, down_hours=down_hours if mtbf else None,
-                   **{key: value for key, value in options.items() if key != "log_actions"})
+    summary.update(
+        scheduler=scheduler,
+        cleaning=workload.cleaning,
+        workload=str(args.workload),
+        depth=args.depth,
+        seed=args.seed,
+        checkpoint_mtbf=daly,
+        mtbf=mtbf,
+        down_hours=down_hours if mtbf else None,
+        **{key: value for key, value in options.items() if key != "log_actions"},
+    )
     written = []
     if args.out:
         with output_dir(args.out) as folder:
@@ -165,8 +298,11 @@ def simulate_command(args, scheduler: str, platform, workload) -> int:
         with atomic_path(args.log_actions) as path:
             write_actions(result.actions, hybrid.workload.job_id, path)
         written.append(args.log_actions)
-    if getattr(args, "plots_folder", None) is not None:  # simulate --hybrid --plots (plots by one rule)
+    if (
+        getattr(args, "plots_folder", None) is not None
+    ):  # simulate --hybrid --plots (plots by one rule)
         from cosched.simulator.plots import write_plots
+
         written += write_plots(result, args.plots_folder)
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -178,31 +314,47 @@ def simulate_command(args, scheduler: str, platform, workload) -> int:
 
 def _print(summary: dict) -> None:
     by_type = summary["turnaround_hours_by_type"]
-    print(f"{summary['mechanism']} ({summary['scheduler']}) on {summary['platform']}: {summary['jobs']} jobs")
-    rows = [("instant start ratio", summary["instant_start_ratio"], "{:.3f}"),
-            ("turnaround [h]", summary["turnaround_hours"], "{:.3f}")]
+    print(
+        f"{summary['mechanism']} ({summary['scheduler']}) on {summary['platform']}: {summary['jobs']} jobs"
+    )
+    rows = [
+        ("instant start ratio", summary["instant_start_ratio"], "{:.3f}"),
+        ("turnaround [h]", summary["turnaround_hours"], "{:.3f}"),
+    ]
     rows += [(f"  {name} [h]", value, "{:.3f}") for name, value in by_type.items()]
-    rows += [("preemption ratio rigid", summary["preemption_ratio_rigid"], "{:.4f}"),
-             ("preemption ratio malleable", summary["preemption_ratio_malleable"], "{:.4f}"),
-             ("utilization useful", summary["utilization_useful"], "{:.4f}"),
-             ("lost [node-h]", summary["lost_node_hours"], "{:.1f}")]
+    rows += [
+        ("preemption ratio rigid", summary["preemption_ratio_rigid"], "{:.4f}"),
+        ("preemption ratio malleable", summary["preemption_ratio_malleable"], "{:.4f}"),
+        ("utilization useful", summary["utilization_useful"], "{:.4f}"),
+        ("lost [node-h]", summary["lost_node_hours"], "{:.1f}"),
+    ]
     if summary["mtbf"] is not None:
-        rows += [("node failures", summary["failures"], "{:d}"),
-                 ("  jobs hit", summary["failure_hits"], "{:d}"),
-                 ("  lost to failures [node-h]", summary["failure_lost_node_hours"], "{:.1f}")]
-    rows += [("decision max [ms]", summary["decision_ms_max"], "{:.3f}"),
-             ("wall [s]", summary["wall_seconds"], "{:.1f}")]
+        rows += [
+            ("node failures", summary["failures"], "{:d}"),
+            ("  jobs hit", summary["failure_hits"], "{:d}"),
+            ("  lost to failures [node-h]", summary["failure_lost_node_hours"], "{:.1f}"),
+        ]
+    rows += [
+        ("decision max [ms]", summary["decision_ms_max"], "{:.3f}"),
+        ("wall [s]", summary["wall_seconds"], "{:.1f}"),
+    ]
     for label, value, fmt in rows:
         print(f"  {label:<30} {'-' if value is None else fmt.format(value)}")
 
 
 def register(subparsers) -> None:
     build = subparsers.add_parser(
-        "hybrid-workload", help="type a trace's jobs on-demand / rigid / malleable into an editable CSV",
+        "hybrid-workload",
+        help="type a trace's jobs on-demand / rigid / malleable into an editable CSV",
         description="Hybrid workload of Fan et al. (§IV): projects typed at random (seeded), on-demand notice "
-                    "kinds, setups and malleable bounds, written as a CSV that `simulate --hybrid` reads back.")
-    build.add_argument("--workload", required=True, help=f"bundled trace ({', '.join(WORKLOADS)}) or SWF")
-    build.add_argument("--platform", required=True, help=f"preset ({', '.join(PLATFORMS)}) or JSON file")
+        "kinds, setups and malleable bounds, written as a CSV that `simulate --hybrid` reads back.",
+    )
+    build.add_argument(
+        "--workload", required=True, help=f"bundled trace ({', '.join(WORKLOADS)}) or SWF"
+    )
+    build.add_argument(
+        "--platform", required=True, help=f"preset ({', '.join(PLATFORMS)}) or JSON file"
+    )
     build.add_argument("--limit", type=int, help="only the first N jobs (after cleaning)")
     add_workload_options(build)
     add_seed(build, "seed of the typing and the draws")
@@ -212,31 +364,66 @@ def register(subparsers) -> None:
     build.set_defaults(func=_workload_command)
 
     experiment = subparsers.add_parser(
-        "experiment-hybrid", help="Fan et al.'s hybrid grid: 7 configurations x seeded typings, tables and plots",
+        "experiment-hybrid",
+        help="Fan et al.'s hybrid grid: 7 configurations x seeded typings, tables and plots",
         description="Run the baseline and the six mechanisms on N seeded typings of a trace (resumable, local "
-                    "processes or Dask); optional notice-mix (W1-W5) and checkpoint-interval sweeps. Writes "
-                    "grid.csv, runs.csv, summary.csv, table.md and plots/ into --out.")
-    experiment.add_argument("--workload", required=True, help=f"bundled trace ({', '.join(WORKLOADS)}) or SWF")
-    experiment.add_argument("--platform", required=True, help=f"preset ({', '.join(PLATFORMS)}) or JSON file")
+        "processes or Dask); optional notice-mix (W1-W5) and checkpoint-interval sweeps. Writes "
+        "grid.csv, runs.csv, summary.csv, table.md and plots/ into --out.",
+    )
+    experiment.add_argument(
+        "--workload", required=True, help=f"bundled trace ({', '.join(WORKLOADS)}) or SWF"
+    )
+    experiment.add_argument(
+        "--platform", required=True, help=f"preset ({', '.join(PLATFORMS)}) or JSON file"
+    )
     experiment.add_argument("--limit", type=int, help="only the first N jobs (after cleaning)")
-    experiment.add_argument("--typings", type=int, default=10, help="seeded typings of the trace (default 10)")
-    add_name_list(experiment, "--mechanism", what="configurations", known=MECHANISM_NAMES, default="all seven",
-                  alias="--mechanisms")
-    experiment.add_argument("--scheduler", default="easy", help="site policy: a queue scheduler (default easy)")
-    experiment.add_argument("--sweep", action="append", choices=("notice", "checkpoint"), default=[],
-                            help="also run a sweep: notice (W1-W5) or checkpoint (25-200 %% of Daly's interval, "
-                                 "MTBF 5 h and 50 h); repeatable")
-    experiment.add_argument("--sweep-typings", type=int, help="typings per sweep point (default --typings)")
+    experiment.add_argument(
+        "--typings", type=int, default=10, help="seeded typings of the trace (default 10)"
+    )
+    add_name_list(
+        experiment,
+        "--mechanism",
+        what="configurations",
+        known=MECHANISM_NAMES,
+        default="all seven",
+        alias="--mechanisms",
+    )
+    experiment.add_argument(
+        "--scheduler", default="easy", help="site policy: a queue scheduler (default easy)"
+    )
+    experiment.add_argument(
+        "--sweep",
+        action="append",
+        choices=("notice", "checkpoint"),
+        default=[],
+        help="also run a sweep: notice (W1-W5) or checkpoint (25-200 %% of Daly's interval, "
+        "MTBF 5 h and 50 h); repeatable",
+    )
+    experiment.add_argument(
+        "--sweep-typings", type=int, help="typings per sweep point (default --typings)"
+    )
     add_workload_options(experiment)
-    experiment.add_argument("--checkpoint-mtbf", type=float, metavar="HOURS",
-                            help="MTBF in Daly's interval outside the checkpoint sweep (default --mtbf if given, "
-                                 "else 50)")
+    experiment.add_argument(
+        "--checkpoint-mtbf",
+        type=float,
+        metavar="HOURS",
+        help="MTBF in Daly's interval outside the checkpoint sweep (default --mtbf if given, "
+        "else 50)",
+    )
     _failure_options(experiment)
     add_seed(experiment, "seed of the typings")
-    add_out(experiment, "folder", "grid.csv, runs.csv, summary.csv, table.md, plots/", required=True)
-    experiment.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
-    experiment.add_argument("--dask", metavar="local|ADDRESS", help="run on Dask: a LocalCluster or a scheduler")
-    experiment.add_argument("--force", action="store_true", help="start over in a folder of another grid")
+    add_out(
+        experiment, "folder", "grid.csv, runs.csv, summary.csv, table.md, plots/", required=True
+    )
+    experiment.add_argument(
+        "--workers", type=int, help="local worker processes (default: all cores)"
+    )
+    experiment.add_argument(
+        "--dask", metavar="local|ADDRESS", help="run on Dask: a LocalCluster or a scheduler"
+    )
+    experiment.add_argument(
+        "--force", action="store_true", help="start over in a folder of another grid"
+    )
     add_plots(experiment, "the bar charts and sweep plots")
     add_json(experiment, "the summary table")
     add_quiet(experiment)
@@ -258,13 +445,22 @@ def _workload_command(args) -> int:
     hybrid = hybrid_workload(args, platform, workload, args.seed)
     write_hybrid_csv(hybrid, args.out)
     od = hybrid.job_type == 0
-    counts = {"jobs": len(hybrid), "types": {name: int((hybrid.job_type == k).sum()) for k, name in enumerate(TYPES)},
-              "notice": {name: int((hybrid.notice_kind[od] == k).sum()) for k, name in enumerate(NOTICE_KINDS)}}
+    counts = {
+        "jobs": len(hybrid),
+        "types": {name: int((hybrid.job_type == k).sum()) for k, name in enumerate(TYPES)},
+        "notice": {
+            name: int((hybrid.notice_kind[od] == k).sum()) for k, name in enumerate(NOTICE_KINDS)
+        },
+    }
     if args.json:
         print(json.dumps(counts, indent=2))
     else:
-        print(f"{counts['jobs']} jobs: " + ", ".join(f"{v} {k}" for k, v in counts["types"].items()) +
-              "; on-demand notice: " + ", ".join(f"{v} {k}" for k, v in counts["notice"].items()))
+        print(
+            f"{counts['jobs']} jobs: "
+            + ", ".join(f"{v} {k}" for k, v in counts["types"].items())
+            + "; on-demand notice: "
+            + ", ".join(f"{v} {k}" for k, v in counts["notice"].items())
+        )
     announce(args, args.out)
     return 0
 
@@ -277,14 +473,22 @@ def _experiment_command(args) -> int:
 
     plots = plots_target(args, f"{args.out}/plots", fixed=True)
     mechanisms = tuple(names_or(args, "mechanism", MECHANISM_NAMES, "--mechanism"))
-    for name in mechanisms:  # before anything is written (a grid of an unknown mechanism left files behind)
+    for name in (
+        mechanisms
+    ):  # before anything is written (a grid of an unknown mechanism left files behind)
         if name.lower() not in MECHANISM_NAMES:
             from cosched.cli_options import did_you_mean
-            raise InputError(f"unknown mechanism {name!r}; known: {', '.join(MECHANISM_NAMES)}"
-                             + did_you_mean(name, MECHANISM_NAMES), field="--mechanism")
+
+            raise InputError(
+                f"unknown mechanism {name!r}; known: {', '.join(MECHANISM_NAMES)}"
+                + did_you_mean(name, MECHANISM_NAMES),
+                field="--mechanism",
+            )
     typings = check_number(args.typings, field="typings", integer=True, minimum=1, limit=MAX_RUNS)
     if args.sweep_typings is not None:
-        check_number(args.sweep_typings, field="sweep_typings", integer=True, minimum=1, limit=MAX_RUNS)
+        check_number(
+            args.sweep_typings, field="sweep_typings", integer=True, minimum=1, limit=MAX_RUNS
+        )
     if args.workers is not None and args.workers < 1:
         raise InputError(f"must be positive, got {args.workers}", field="workers")
     mtbf, down_hours, daly = _failure_settings(args)
@@ -295,19 +499,45 @@ def _experiment_command(args) -> int:
         span = float(workload.submit.max() - workload.submit.min() + workload.run.max())
         check_failure_options(mtbf, down_hours, span)
     notice_mix(args.notice)
-    spec = HybridExperiment(workload, trace_projects(workload.source or args.workload, workload.job_id, args.type_by),
-                      platform, typings, mechanisms, tuple(dict.fromkeys(args.sweep)), args.sweep_typings, args.seed,
-                      args.scheduler, parse_shares(args.job_types, TYPES, "job_types"), args.notice.lower(),
-                      _pair(args.rigid_setup, "rigid_setup"), _pair(args.malleable_setup, "malleable_setup"),
-                      args.min_fraction, daly, str(args.workload), mtbf, down_hours)
+    spec = HybridExperiment(
+        workload,
+        trace_projects(workload.source or args.workload, workload.job_id, args.type_by),
+        platform,
+        typings,
+        mechanisms,
+        tuple(dict.fromkeys(args.sweep)),
+        args.sweep_typings,
+        args.seed,
+        args.scheduler,
+        parse_shares(args.job_types, TYPES, "job_types"),
+        args.notice.lower(),
+        _pair(args.rigid_setup, "rigid_setup"),
+        _pair(args.malleable_setup, "malleable_setup"),
+        args.min_fraction,
+        daly,
+        str(args.workload),
+        mtbf,
+        down_hours,
+    )
     check_number(len(spec.cells()), field="typings", limit=MAX_RUNS)
     from cosched.simulator.hybrid.mechanisms import check_site_policy
     from cosched.simulator.schedulers import SCHEDULERS, make_scheduler
+
     if spec.scheduler not in SCHEDULERS:
-        raise InputError(f"unknown scheduler {spec.scheduler!r}; known: {', '.join(SCHEDULERS)}", field="scheduler")
+        raise InputError(
+            f"unknown scheduler {spec.scheduler!r}; known: {', '.join(SCHEDULERS)}",
+            field="scheduler",
+        )
     check_site_policy(make_scheduler(spec.scheduler))
-    summary = run_experiment(spec, args.out, workers=args.workers, dask=args.dask, progress=not args.quiet,
-                             plots=plots is not None, force=args.force)
+    summary = run_experiment(
+        spec,
+        args.out,
+        workers=args.workers,
+        dask=args.dask,
+        progress=not args.quiet,
+        plots=plots is not None,
+        force=args.force,
+    )
     if args.json:
         main = summary.xs("main", level="sweep").reset_index()
         print(json.dumps(json.loads(main.to_json(orient="records")), indent=2))

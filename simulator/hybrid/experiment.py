@@ -8,6 +8,7 @@ and each checkpoint-sweep point at its own MTBF, so the sweep compares 5 h with 
 on `cosched.grid.run_grid` (local processes or Dask) into ``grid.csv``; at the end ``runs.csv``, ``summary.csv`` (mean and standard deviation per configuration),
 ``table.md`` (004 Table III style, mean ± std) and the plots of `cosched.simulator.hybrid.plots`.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,18 +26,43 @@ from cosched.simulator.hybrid.failures import DOWN_HOURS
 from cosched.simulator.hybrid.mechanisms import MECHANISMS
 from cosched.simulator.hybrid.models import CHECKPOINT_MTBF_HOURS
 from cosched.simulator.hybrid.run import hybrid_metrics, simulate_hybrid
-from cosched.simulator.hybrid.workload import (DEFAULT_FRACTIONS, MALLEABLE_SETUP, MIN_FRACTION, NOTICE_MIXES,
-                                               RIGID_SETUP, build_hybrid, notice_mix)
+from cosched.simulator.hybrid.workload import (
+    DEFAULT_FRACTIONS,
+    MALLEABLE_SETUP,
+    MIN_FRACTION,
+    NOTICE_MIXES,
+    RIGID_SETUP,
+    build_hybrid,
+    notice_mix,
+)
 
-__all__ = ["HybridExperiment", "run_experiment", "summarize_runs", "METRICS", "SWEEPS", "CHECKPOINT_FACTORS",
-           "CHECKPOINT_MTBFS"]
+__all__ = [
+    "HybridExperiment",
+    "run_experiment",
+    "summarize_runs",
+    "METRICS",
+    "SWEEPS",
+    "CHECKPOINT_FACTORS",
+    "CHECKPOINT_MTBFS",
+]
 
 SWEEPS = ("notice", "checkpoint")
 CHECKPOINT_FACTORS = (0.25, 0.5, 1.0, 2.0)  # 004 Fig. 8: interval relative to Daly's optimum
 CHECKPOINT_MTBFS = (5.0, 50.0)  # 004 §V-C: hours
-METRICS = ("instant_start_ratio", "turnaround_hours", "turnaround_on_demand", "turnaround_rigid",
-           "turnaround_malleable", "preemption_ratio_rigid", "preemption_ratio_malleable", "utilization_useful",
-           "lost_node_hours", "decision_ms_max", "failures", "failure_lost_node_hours")
+METRICS = (
+    "instant_start_ratio",
+    "turnaround_hours",
+    "turnaround_on_demand",
+    "turnaround_rigid",
+    "turnaround_malleable",
+    "preemption_ratio_rigid",
+    "preemption_ratio_malleable",
+    "utilization_useful",
+    "lost_node_hours",
+    "decision_ms_max",
+    "failures",
+    "failure_lost_node_hours",
+)
 KEY = ("sweep", "value", "typing", "mechanism")
 GRID_COLUMNS = KEY + METRICS + ("wall_seconds",)
 SPEC, GRID = "spec.json", "grid.csv"
@@ -75,44 +101,69 @@ class HybridExperiment(ExperimentSpec):
 
     def to_json(self) -> dict:
         w = self.workload
-        return {"workload": self.source, "jobs": len(w), "platform": self.platform.to_dict(),
-                "typings": self.typings, "mechanisms": list(self.mechanisms), "sweeps": list(self.sweeps),
-                "sweep_typings": self.sweep_typings, "seed": self.seed, "scheduler": self.scheduler,
-                "fractions": list(self.fractions), "notice": self.notice, "rigid_setup": list(self.rigid_setup),
-                "malleable_setup": list(self.malleable_setup), "min_fraction": self.min_fraction,
-                "checkpoint_mtbf": self.checkpoint_mtbf,
-                **({} if self.mtbf is None else {"mtbf": self.mtbf, "down_hours": self.down_hours}),
-                "inputs": digest(w.job_id, w.submit, w.run, w.cores, w.estimate, self.projects)}
+        return {
+            "workload": self.source,
+            "jobs": len(w),
+            "platform": self.platform.to_dict(),
+            "typings": self.typings,
+            "mechanisms": list(self.mechanisms),
+            "sweeps": list(self.sweeps),
+            "sweep_typings": self.sweep_typings,
+            "seed": self.seed,
+            "scheduler": self.scheduler,
+            "fractions": list(self.fractions),
+            "notice": self.notice,
+            "rigid_setup": list(self.rigid_setup),
+            "malleable_setup": list(self.malleable_setup),
+            "min_fraction": self.min_fraction,
+            "checkpoint_mtbf": self.checkpoint_mtbf,
+            **({} if self.mtbf is None else {"mtbf": self.mtbf, "down_hours": self.down_hours}),
+            "inputs": digest(w.job_id, w.submit, w.run, w.cores, w.estimate, self.projects),
+        }
 
     @classmethod
     def from_json(cls, document: dict) -> HybridExperiment:
         """The spec of a spec.json: the trace is read again and must still have the stored digest (which of
         the `--type-by` groupings made the projects is not stored: the one matching the digest is taken)."""
         from cosched.simulator.compare import load_inputs
-        from cosched.simulator.platform import Platform
         from cosched.simulator.hybrid.workload import TYPE_BY, trace_projects
+        from cosched.simulator.platform import Platform
 
-        platform, workload = load_inputs(document["workload"], Platform(**document["platform"]),
-                                         limit=document["jobs"])
-        settings = dict(typings=document["typings"], mechanisms=tuple(document["mechanisms"]),
-                        sweeps=tuple(document["sweeps"]), sweep_typings=document["sweep_typings"],
-                        seed=document["seed"], scheduler=document["scheduler"],
-                        fractions=tuple(document["fractions"]), notice=document["notice"],
-                        rigid_setup=tuple(document["rigid_setup"]),
-                        malleable_setup=tuple(document["malleable_setup"]),
-                        min_fraction=document["min_fraction"], checkpoint_mtbf=document["checkpoint_mtbf"],
-                        source=document["workload"], mtbf=document.get("mtbf"),
-                        down_hours=document.get("down_hours", DOWN_HOURS))
+        platform, workload = load_inputs(
+            document["workload"], Platform(**document["platform"]), limit=document["jobs"]
+        )
+        settings = dict(
+            typings=document["typings"],
+            mechanisms=tuple(document["mechanisms"]),
+            sweeps=tuple(document["sweeps"]),
+            sweep_typings=document["sweep_typings"],
+            seed=document["seed"],
+            scheduler=document["scheduler"],
+            fractions=tuple(document["fractions"]),
+            notice=document["notice"],
+            rigid_setup=tuple(document["rigid_setup"]),
+            malleable_setup=tuple(document["malleable_setup"]),
+            min_fraction=document["min_fraction"],
+            checkpoint_mtbf=document["checkpoint_mtbf"],
+            source=document["workload"],
+            mtbf=document.get("mtbf"),
+            down_hours=document.get("down_hours", DOWN_HOURS),
+        )
         for by in TYPE_BY:
             try:
-                projects = trace_projects(workload.source or document["workload"], workload.job_id, by)
+                projects = trace_projects(
+                    workload.source or document["workload"], workload.job_id, by
+                )
             except InputError:  # this grouping needs ids the trace does not have
                 continue
             spec = cls(workload, projects, platform, **settings)
             if spec.to_json()["inputs"] == document["inputs"]:
                 return spec
-        raise InputError("the trace changed since this spec was written (its digest differs)",
-                         source=document["workload"], field="inputs")
+        raise InputError(
+            "the trace changed since this spec was written (its digest differs)",
+            source=document["workload"],
+            field="inputs",
+        )
 
     def cells(self) -> list[tuple]:
         return cells(self)
@@ -125,7 +176,9 @@ class HybridExperiment(ExperimentSpec):
         return finish(self, out, grid, plots=plots)
 
 
-__getattr__ = module_aliases(__name__, {"HybridSpec": "HybridExperiment"}, globals())  # the name before 0.3.0
+__getattr__ = module_aliases(
+    __name__, {"HybridSpec": "HybridExperiment"}, globals()
+)  # the name before 0.3.0
 
 
 def cells(spec: HybridExperiment) -> list[tuple]:
@@ -134,14 +187,23 @@ def cells(spec: HybridExperiment) -> list[tuple]:
     typings = range(spec.sweep_typings or spec.typings)
     mechanisms = [m for m in spec.mechanisms if m != "baseline"]
     if "notice" in spec.sweeps:
-        grid += [("notice", w, t, m) for w in NOTICE_MIXES for t in typings for m in spec.mechanisms]
+        grid += [
+            ("notice", w, t, m) for w in NOTICE_MIXES for t in typings for m in spec.mechanisms
+        ]
     if "checkpoint" in spec.sweeps:
-        grid += [("checkpoint", f"{mtbf:g}:{factor:g}", t, m) for mtbf in CHECKPOINT_MTBFS
-                 for factor in CHECKPOINT_FACTORS for t in typings for m in mechanisms]
+        grid += [
+            ("checkpoint", f"{mtbf:g}:{factor:g}", t, m)
+            for mtbf in CHECKPOINT_MTBFS
+            for factor in CHECKPOINT_FACTORS
+            for t in typings
+            for m in mechanisms
+        ]
     return grid
 
 
-def run_cell(spec: HybridExperiment, sweep: str, value: str, typing: int, mechanism: str) -> list[dict]:
+def run_cell(
+    spec: HybridExperiment, sweep: str, value: str, typing: int, mechanism: str
+) -> list[dict]:
     """One run: type the trace with seed (seed, typing), simulate, return its metrics row."""
     mix, mtbf, factor, failures = spec.notice, spec.checkpoint_mtbf, 1.0, spec.mtbf
     if sweep == "notice":
@@ -150,16 +212,37 @@ def run_cell(spec: HybridExperiment, sweep: str, value: str, typing: int, mechan
         mtbf, factor = (float(part) for part in value.split(":"))
         failures = None if failures is None else mtbf
     seed = int(np.random.SeedSequence([spec.seed, typing]).generate_state(1)[0])
-    hybrid = build_hybrid(spec.workload, spec.platform.cores_per_node, spec.projects, seed=seed,
-                          fractions=spec.fractions, mix=notice_mix(mix), rigid_setup=spec.rigid_setup,
-                          malleable_setup=spec.malleable_setup, min_fraction=spec.min_fraction)
-    result = simulate_hybrid(hybrid, spec.platform, mechanism, scheduler=spec.scheduler, checkpoint_mtbf=mtbf,
-                             checkpoint_factor=factor, mtbf=failures, down_hours=spec.down_hours, failure_seed=seed)
+    hybrid = build_hybrid(
+        spec.workload,
+        spec.platform.cores_per_node,
+        spec.projects,
+        seed=seed,
+        fractions=spec.fractions,
+        mix=notice_mix(mix),
+        rigid_setup=spec.rigid_setup,
+        malleable_setup=spec.malleable_setup,
+        min_fraction=spec.min_fraction,
+    )
+    result = simulate_hybrid(
+        hybrid,
+        spec.platform,
+        mechanism,
+        scheduler=spec.scheduler,
+        checkpoint_mtbf=mtbf,
+        checkpoint_factor=factor,
+        mtbf=failures,
+        down_hours=spec.down_hours,
+        failure_seed=seed,
+    )
     metrics = hybrid_metrics(result, hybrid)
     by_type = metrics.pop("turnaround_hours_by_type")
     row = {name: metrics.get(name) for name in METRICS}
-    row.update(turnaround_on_demand=by_type["on-demand"], turnaround_rigid=by_type["rigid"],
-               turnaround_malleable=by_type["malleable"], wall_seconds=result.wall_seconds)
+    row.update(
+        turnaround_on_demand=by_type["on-demand"],
+        turnaround_rigid=by_type["rigid"],
+        turnaround_malleable=by_type["malleable"],
+        wall_seconds=result.wall_seconds,
+    )
     return [row]
 
 
@@ -180,6 +263,7 @@ def finish(spec: HybridExperiment, out: Path, runs, *, plots: bool = True):
         tmp.write_text(markdown_table(summary, spec))
     if plots:
         from cosched.simulator.hybrid.plots import experiment_plots
+
         experiment_plots(runs, summary, out / "plots")
     return summary
 
@@ -193,25 +277,32 @@ def summarize_runs(runs):
     return summary.join(grouped.size().rename("typings"))
 
 
-TABLE = (("instant start", "instant_start_ratio", 100, "{:.1f} %"),
-         ("turnaround [h]", "turnaround_hours", 1, "{:.2f}"),
-         ("on-demand [h]", "turnaround_on_demand", 1, "{:.2f}"),
-         ("rigid [h]", "turnaround_rigid", 1, "{:.2f}"),
-         ("malleable [h]", "turnaround_malleable", 1, "{:.2f}"),
-         ("preempted rigid", "preemption_ratio_rigid", 100, "{:.2f} %"),
-         ("preempted malleable", "preemption_ratio_malleable", 100, "{:.2f} %"),
-         ("utilisation", "utilization_useful", 100, "{:.2f} %"),
-         ("lost [node-h]", "lost_node_hours", 1, "{:.0f}"),
-         ("decision max [ms]", "decision_ms_max", 1, "{:.2f}"))
-FAILURE_TABLE = (("node failures", "failures", 1, "{:.1f}"),
-                 ("lost to failures [node-h]", "failure_lost_node_hours", 1, "{:.0f}"))
+TABLE = (
+    ("instant start", "instant_start_ratio", 100, "{:.1f} %"),
+    ("turnaround [h]", "turnaround_hours", 1, "{:.2f}"),
+    ("on-demand [h]", "turnaround_on_demand", 1, "{:.2f}"),
+    ("rigid [h]", "turnaround_rigid", 1, "{:.2f}"),
+    ("malleable [h]", "turnaround_malleable", 1, "{:.2f}"),
+    ("preempted rigid", "preemption_ratio_rigid", 100, "{:.2f} %"),
+    ("preempted malleable", "preemption_ratio_malleable", 100, "{:.2f} %"),
+    ("utilisation", "utilization_useful", 100, "{:.2f} %"),
+    ("lost [node-h]", "lost_node_hours", 1, "{:.0f}"),
+    ("decision max [ms]", "decision_ms_max", 1, "{:.2f}"),
+)
+FAILURE_TABLE = (
+    ("node failures", "failures", 1, "{:.1f}"),
+    ("lost to failures [node-h]", "failure_lost_node_hours", 1, "{:.0f}"),
+)
 
 
 def markdown_table(summary, spec: HybridExperiment | None = None) -> str:
     """004 Table III style, one row per configuration of the main grid: mean ± standard deviation."""
     main = summary.xs("main", level="sweep")
     table = TABLE + FAILURE_TABLE if main["failures"].fillna(0).max() > 0 else TABLE
-    lines = ["| mechanism | " + " | ".join(label for label, *_ in table) + " |", "|---" * (len(table) + 1) + "|"]
+    lines = [
+        "| mechanism | " + " | ".join(label for label, *_ in table) + " |",
+        "|---" * (len(table) + 1) + "|",
+    ]
     for (_, mechanism), row in main.iterrows():
         cells_text = []
         for _, key, scale, fmt in table:
@@ -221,13 +312,22 @@ def markdown_table(summary, spec: HybridExperiment | None = None) -> str:
                 continue
             number = fmt.format(mean * scale)
             unit = " %" if number.endswith(" %") else ""
-            cells_text.append(f"{number.removesuffix(' %')} ± {fmt.format(spread * scale).removesuffix(' %')}{unit}")
+            cells_text.append(
+                f"{number.removesuffix(' %')} ± {fmt.format(spread * scale).removesuffix(' %')}{unit}"
+            )
         lines.append(f"| {mechanism} | " + " | ".join(cells_text) + " |")
     if spec is not None:
         lines.append("")
-        lines.append(f"{len(spec.workload)} jobs of {spec.source or 'the trace'} on {spec.platform.nodes} nodes, "
-                     f"{spec.typings} typings (seed {spec.seed}), notice mix {spec.notice}, site policy "
-                     f"{spec.scheduler}"
-                     + ("" if spec.mtbf is None else f", node failures every {spec.mtbf:g} h (down "
-                        f"{spec.down_hours:g} h on average)") + "; mean ± standard deviation over the typings.")
+        lines.append(
+            f"{len(spec.workload)} jobs of {spec.source or 'the trace'} on {spec.platform.nodes} nodes, "
+            f"{spec.typings} typings (seed {spec.seed}), notice mix {spec.notice}, site policy "
+            f"{spec.scheduler}"
+            + (
+                ""
+                if spec.mtbf is None
+                else f", node failures every {spec.mtbf:g} h (down "
+                f"{spec.down_hours:g} h on average)"
+            )
+            + "; mean ± standard deviation over the typings."
+        )
     return "\n".join(lines) + "\n"

@@ -21,6 +21,7 @@ An event source on the engine: it reads who holds the failed node and acts only 
 Draws come from their own seeded stream and depend only on which nodes are down, so the same seed gives the
 same failures whatever the mechanism does, until the jobs run out.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,11 +37,15 @@ __all__ = ["NodeFailures", "check_failure_options", "DOWN_HOURS", "FAILURE_STREA
 DOWN_HOURS = 6.0  # 004 §V-C: mean node down time T_d
 FAILURE_STREAM = 4  # seed stream of the failure draws, apart from the typing's
 SECONDS_PER_HOUR = 3600.0
-MAX_FAILURES = 100_000  # expected failures over a trace above which an MTBF is refused (event count)
+MAX_FAILURES = (
+    100_000  # expected failures over a trace above which an MTBF is refused (event count)
+)
 FUTURE = int(JobState.FUTURE)
 
 
-def check_failure_options(mtbf_hours: float | None, down_hours: float, span_seconds: float | None = None) -> None:
+def check_failure_options(
+    mtbf_hours: float | None, down_hours: float, span_seconds: float | None = None
+) -> None:
     """InputError for an MTBF or a down time that is not a positive finite number of hours, or for an MTBF
     so small that the failures expected over `span_seconds` (the trace's length) exceed MAX_FAILURES: each
     failure is an event, and their number would make the run take hours."""
@@ -51,9 +56,12 @@ def check_failure_options(mtbf_hours: float | None, down_hours: float, span_seco
         expected = span_seconds / (mtbf_hours * SECONDS_PER_HOUR)
         if expected > MAX_FAILURES:
             least = span_seconds / (MAX_FAILURES * SECONDS_PER_HOUR)
-            raise InputError(f"an MTBF of {mtbf_hours:g} h means about {expected:,.0f} failures over the trace's "
-                             f"{span_seconds / SECONDS_PER_HOUR:,.0f} h; the limit is {MAX_FAILURES:,}: use an "
-                             f"MTBF of at least {least:.3g} h", field="mtbf")
+            raise InputError(
+                f"an MTBF of {mtbf_hours:g} h means about {expected:,.0f} failures over the trace's "
+                f"{span_seconds / SECONDS_PER_HOUR:,.0f} h; the limit is {MAX_FAILURES:,}: use an "
+                f"MTBF of at least {least:.3g} h",
+                field="mtbf",
+            )
 
 
 class NodeFailures:
@@ -65,20 +73,34 @@ class NodeFailures:
     -1 repaired)].
     """
 
-    def __init__(self, mtbf_hours: float | None = None, down_hours: float = DOWN_HOURS, seed: int = 0, *,
-                 schedule=None):
+    def __init__(
+        self,
+        mtbf_hours: float | None = None,
+        down_hours: float = DOWN_HOURS,
+        seed: int = 0,
+        *,
+        schedule=None,
+    ):
         if (mtbf_hours is None) == (schedule is None):
             raise InputError("give an MTBF or a failure schedule", field="mtbf")
         check_failure_options(mtbf_hours, down_hours)
         self.mtbf, self.down_mean = mtbf_hours, down_hours
-        self.schedule = None if schedule is None else sorted((float(t), int(n), float(d)) for t, n, d in schedule)
+        self.schedule = (
+            None
+            if schedule is None
+            else sorted((float(t), int(n), float(d)) for t, n, d in schedule)
+        )
         self.rng = np.random.default_rng(np.random.SeedSequence([seed, FAILURE_STREAM]))
         self.hits: list[tuple[float, int, int, str]] = []
         self.down_log: list[tuple[float, int, int]] = []
 
     def attach(self, engine) -> None:
         jobs = len(engine.run_time)
-        self.failures, self.interruptions, self.lost_node_seconds = [0] * jobs, [0] * jobs, [0.0] * jobs
+        self.failures, self.interruptions, self.lost_node_seconds = (
+            [0] * jobs,
+            [0] * jobs,
+            [0.0] * jobs,
+        )
         self.down = np.zeros(engine.platform.nodes, dtype=bool)
         if self.schedule is not None:
             for when, node, down in self.schedule:
@@ -94,7 +116,10 @@ class NodeFailures:
         if not (engine.waiting or engine.running or (engine.state and engine.state[-1] == FUTURE)):
             return
         up = np.flatnonzero(~self.down)
-        pick, down = self.rng.random(), float(self.rng.exponential(self.down_mean * SECONDS_PER_HOUR))
+        pick, down = (
+            self.rng.random(),
+            float(self.rng.exponential(self.down_mean * SECONDS_PER_HOUR)),
+        )
         if up.size:
             self._fail(engine, int(up[int(pick * up.size)]), down)
         engine.at(engine.now + self._interval(), self._drawn)
@@ -105,7 +130,9 @@ class NodeFailures:
         occupant = engine.occupant(node)
         if occupant >= 0:
             self._hit(engine, occupant, node)
-        elif occupant != EMPTY:  # a reservation (its key is below EMPTY) gives the node up; its holder is told
+        elif (
+            occupant != EMPTY
+        ):  # a reservation (its key is below EMPTY) gives the node up; its holder is told
             engine.revoke(node, reason="failure")
         reservation = engine.reserve(np.array([node]), reason="down")
         self.down[node] = True
@@ -131,5 +158,7 @@ class NodeFailures:
         engine.preempt(job, reason="failure")
         self.interruptions[job] += 1
         # 004 §IV-D: work redone at the requested size plus the setup the run spent (as for a preemption)
-        self.lost_node_seconds[job] += (engine.lost[job] - lost) * requested + engine.lost_setup[job] - setup
+        self.lost_node_seconds[job] += (
+            (engine.lost[job] - lost) * requested + engine.lost_setup[job] - setup
+        )
         self.hits.append((engine.now, node, job, "preempt", size))

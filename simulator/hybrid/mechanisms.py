@@ -23,6 +23,7 @@ job and on running jobs, only through the engine's actions (start, resize, preem
 (004 Obs. 6). Preemption overheads compare in wall seconds. A preempted job returns to the queue at its
 submit position and its estimate shrinks by the work it kept (the engine's rule).
 """
+
 from __future__ import annotations
 
 import gc
@@ -33,13 +34,25 @@ from itertools import islice
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.simulator.jobs import JobState
 from cosched.simulator.hybrid.workload import MALLEABLE, ON_DEMAND, HybridWorkload
+from cosched.simulator.jobs import JobState
 from cosched.simulator.schedulers.base import Scheduler
 
-__all__ = ["Hybrid", "MECHANISMS", "MECHANISM_OPTIONS", "RIGID_OVERHEADS", "REGROW", "WARNING", "NOTICE_POLICIES", "ARRIVAL_POLICIES", "parse_mechanism", "water_fill",
-           "check_site_policy",
-           "RELEASE_AFTER", "CHECKPOINT_SLACK"]
+__all__ = [
+    "Hybrid",
+    "MECHANISMS",
+    "MECHANISM_OPTIONS",
+    "RIGID_OVERHEADS",
+    "REGROW",
+    "WARNING",
+    "NOTICE_POLICIES",
+    "ARRIVAL_POLICIES",
+    "parse_mechanism",
+    "water_fill",
+    "check_site_policy",
+    "RELEASE_AFTER",
+    "CHECKPOINT_SLACK",
+]
 
 NOTICE_POLICIES = ("n", "cua", "cup")
 ARRIVAL_POLICIES = ("paa", "spaa")
@@ -47,9 +60,13 @@ MECHANISMS = ("baseline",) + tuple(f"{n}-{a}" for n in NOTICE_POLICIES for a in 
 RIGID_OVERHEADS = ("elapsed", "lost-work")  # preemption cost of a rigid job without checkpoints
 REGROW = ("n_max", "pre-shrink")  # how far a shrunk lender grows back when its on-demand job ends
 MECHANISM_OPTIONS = ("rigid_overhead", "warning", "regrow")  # keyword options of `Hybrid`
-WARNING = 120.0  # 004 §III-A: seconds between the warning to a malleable job and its shrink or preemption
+WARNING = (
+    120.0  # 004 §III-A: seconds between the warning to a malleable job and its shrink or preemption
+)
 RELEASE_AFTER = 600.0  # 004 §IV-B: reservation released 10 min after the estimated arrival
-CHECKPOINT_SLACK = 1e-3  # seconds after a checkpoint completes: a preemption then keeps it despite rounding
+CHECKPOINT_SLACK = (
+    1e-3  # seconds after a checkpoint completes: a preemption then keeps it despite rounding
+)
 PREEMPTED, SHRUNK = "preempted", "shrunk"
 WAITING, RUNNING = int(JobState.WAITING), int(JobState.RUNNING)
 
@@ -66,12 +83,17 @@ def check_site_policy(inner: Scheduler) -> None:
     """InputError for a queue scheduler that cannot share the machine with a mechanism (Conservative, or a
     co-scheduler: jobs must hold whole nodes to be shrunk)."""
     if getattr(inner, "co_located", False):
-        raise InputError(f"{inner.name} shares nodes between jobs; the hybrid mechanisms need whole nodes: use "
-                         "easy, fcfs, sjf or ljf", field="scheduler")
+        raise InputError(
+            f"{inner.name} shares nodes between jobs; the hybrid mechanisms need whole nodes: use "
+            "easy, fcfs, sjf or ljf",
+            field="scheduler",
+        )
     if getattr(inner, "backfill", None) == "conservative":
-        raise InputError("conservative backfilling books every job it starts in its own profile, so it cannot "
-                         "run beside a mechanism that starts and preempts jobs; use easy, fcfs, sjf or ljf",
-                         field="scheduler")
+        raise InputError(
+            "conservative backfilling books every job it starts in its own profile, so it cannot "
+            "run beside a mechanism that starts and preempts jobs; use easy, fcfs, sjf or ljf",
+            field="scheduler",
+        )
 
 
 def water_fill(caps: list[int], need: int) -> list[int]:
@@ -98,19 +120,37 @@ class Hybrid(Scheduler):
     reserved / -nodes released).
     """
 
-    def __init__(self, inner: Scheduler, hybrid: HybridWorkload, periods: np.ndarray, notice: str = "cua",
-                 arrival: str = "paa", log_reservations: bool = False, *,
-                 rigid_overhead: str = "elapsed", warning: float = WARNING, regrow: str = "n_max"):
+    def __init__(
+        self,
+        inner: Scheduler,
+        hybrid: HybridWorkload,
+        periods: np.ndarray,
+        notice: str = "cua",
+        arrival: str = "paa",
+        log_reservations: bool = False,
+        *,
+        rigid_overhead: str = "elapsed",
+        warning: float = WARNING,
+        regrow: str = "n_max",
+    ):
         if notice not in NOTICE_POLICIES or arrival not in ARRIVAL_POLICIES:
-            raise InputError(f"unknown mechanism {notice}-{arrival}; use {', '.join(MECHANISMS[1:])}",
-                             field="hybrid")
+            raise InputError(
+                f"unknown mechanism {notice}-{arrival}; use {', '.join(MECHANISMS[1:])}",
+                field="hybrid",
+            )
         if rigid_overhead not in RIGID_OVERHEADS:
-            raise InputError(f"unknown rigid_overhead {rigid_overhead!r}; known: {', '.join(RIGID_OVERHEADS)}",
-                             field="rigid_overhead")
+            raise InputError(
+                f"unknown rigid_overhead {rigid_overhead!r}; known: {', '.join(RIGID_OVERHEADS)}",
+                field="rigid_overhead",
+            )
         if regrow not in REGROW:
-            raise InputError(f"unknown regrow {regrow!r}; known: {', '.join(REGROW)}", field="regrow")
+            raise InputError(
+                f"unknown regrow {regrow!r}; known: {', '.join(REGROW)}", field="regrow"
+            )
         if not (math.isfinite(warning) and warning >= 0):
-            raise InputError(f"the preemption warning must be >= 0 seconds, got {warning}", field="warning")
+            raise InputError(
+                f"the preemption warning must be >= 0 seconds, got {warning}", field="warning"
+            )
         self.rigid_overhead, self.warning, self.regrow = rigid_overhead, float(warning), regrow
         check_site_policy(inner)
         self.inner, self.notice, self.arrival = inner, notice, arrival
@@ -130,18 +170,30 @@ class Hybrid(Scheduler):
         self.collecting: dict[int, None] = {}  # noticed, not arrived, not released: in notice order
         self.borrowers: dict[int, set] = {}  # on-demand job -> jobs running on its reserved nodes
         self.borrower_of: dict[int, int] = {}
-        self.earmark: dict[int, int] = {}  # CUP: running job -> on-demand job that gets its nodes at its end
+        self.earmark: dict[
+            int, int
+        ] = {}  # CUP: running job -> on-demand job that gets its nodes at its end
         self.doomed: set[int] = set()  # CUP: jobs with a planned preemption
         self.lenders: dict[int, list] = {}  # on-demand job -> [(job, nodes, how, size before)]
         self.arrivals: list[int] = []
         self.blocked: dict[int, None] = {}  # arrived on-demand jobs waiting at the queue front
-        self.hungry: dict[int, None] = {}  # CUA: collecting jobs still short of nodes, in notice order
-        self.warned: dict[int, list] = {}  # on-demand job -> [(malleable job, size to keep (0: preempt), start)]
+        self.hungry: dict[
+            int, None
+        ] = {}  # CUA: collecting jobs still short of nodes, in notice order
+        self.warned: dict[
+            int, list
+        ] = {}  # on-demand job -> [(malleable job, size to keep (0: preempt), start)]
         self.victim_of: dict[int, int] = {}  # warned malleable job -> its on-demand job
-        self.instant: set[int] = set()  # on-demand jobs started by their arrival's decision (after a warning)
+        self.instant: set[int] = (
+            set()
+        )  # on-demand jobs started by their arrival's decision (after a warning)
         self._window_seen: set[int] = set()
-        self._grew: set[int] = set()  # on-demand jobs whose reservation grew since the last lending pass
-        self._queue_changes = 0  # arrivals and preemptions so far (the queue's other change is a start)
+        self._grew: set[int] = (
+            set()
+        )  # on-demand jobs whose reservation grew since the last lending pass
+        self._queue_changes = (
+            0  # arrivals and preemptions so far (the queue's other change is a start)
+        )
         self._window_key: tuple[int, int] | None = None
 
     # --- plumbing -------------------------------------------------------------------------------------
@@ -152,14 +204,20 @@ class Hybrid(Scheduler):
         self.inner.attach(engine)
         # the engine's checkpoint period per job (interval + write), NaN for none: the same float it uses
         models = engine.models
-        self._every = list(self.period) if models is None else \
-            [math.nan if m.checkpoint.period is None else m.checkpoint.period for m in models]
+        self._every = (
+            list(self.period)
+            if models is None
+            else [math.nan if m.checkpoint.period is None else m.checkpoint.period for m in models]
+        )
         if self.notice == "n":
             return
         for job, when in enumerate(self.notice_time):
             if self.type[job] == ON_DEMAND and not math.isnan(when):  # noticed (NaN: no notice)
                 engine.at(when, lambda e, o=job: self._timed(self._notice, e, o))
-                engine.at(self.t_est[job] + RELEASE_AFTER, lambda e, o=job: self._timed(self._timeout, e, o))
+                engine.at(
+                    self.t_est[job] + RELEASE_AFTER,
+                    lambda e, o=job: self._timed(self._timeout, e, o),
+                )
 
     def _timed(self, decision, engine, *args) -> None:
         # CPU time: a decision descheduled on a shared machine costs no more. The garbage collector waits
@@ -190,7 +248,9 @@ class Hybrid(Scheduler):
             self._hunger(owner)
         self.earmark.pop(job, None)
         self.victim_of.pop(job, None)
-        if self.type[job] == ON_DEMAND:  # [impl] only a node failure stops one: it restarts as a new arrival
+        if (
+            self.type[job] == ON_DEMAND
+        ):  # [impl] only a node failure stops one: it restarts as a new arrival
             self.arrivals.append(job)
 
     def on_revoke(self, engine, reservation, rest) -> None:
@@ -221,9 +281,16 @@ class Hybrid(Scheduler):
             nodes = nodes[engine.is_idle(nodes)]  # not re-reserved just above
             self._take(engine, owner, min(nodes.size, self._need(engine, owner)), nodes)
         owner = self.victim_of.pop(job, None)
-        if owner is not None:  # a warned job ended during its warning: its nodes go to the on-demand job
+        if (
+            owner is not None
+        ):  # a warned job ended during its warning: its nodes go to the on-demand job
             nodes = nodes[engine.is_idle(nodes)]
-            self._take(engine, owner, min(nodes.size, self.n_max[owner] - self.reserved.get(owner, 0)), nodes)
+            self._take(
+                engine,
+                owner,
+                min(nodes.size, self.n_max[owner] - self.reserved.get(owner, 0)),
+                nodes,
+            )
         if job in self.lenders:
             self._timed(self._give_back, engine, job)
 
@@ -238,7 +305,9 @@ class Hybrid(Scheduler):
         """Reserve `count` nodes for `od`: the first of `nodes` (idle), or the lowest idle ones."""
         if count <= 0:
             return
-        reservation = engine.reserve(count if nodes is None else nodes[:count], reason=f"{why}:{od}")
+        reservation = engine.reserve(
+            count if nodes is None else nodes[:count], reason=f"{why}:{od}"
+        )
         self.held.setdefault(od, []).append(reservation)
         self.reserved[od] = self.reserved.get(od, 0) + count
         if why != "lend":  # lending gives back less than it took: not a growth
@@ -279,7 +348,10 @@ class Hybrid(Scheduler):
         """CUP: earmark jobs estimated to end by t_est, then plan preemptions by ascending overhead."""
         need, t_est, now = self._need(engine, od), self.t_est[od], engine.now
         kind, allocation = self.type, engine.allocation
-        for predicted, job in engine.by_end:  # 004 §III-B: every job expected to release nodes by t_est
+        for (
+            predicted,
+            job,
+        ) in engine.by_end:  # 004 §III-B: every job expected to release nodes by t_est
             if predicted > t_est or need <= 0:
                 break
             if job not in self.earmark and job not in self.doomed:
@@ -287,8 +359,11 @@ class Hybrid(Scheduler):
                 need -= allocation[job].nodes.size
         if need <= 0:
             return
-        candidates = [job for job in engine.running
-                      if kind[job] != ON_DEMAND and job not in self.earmark and job not in self.doomed]
+        candidates = [
+            job
+            for job in engine.running
+            if kind[job] != ON_DEMAND and job not in self.earmark and job not in self.doomed
+        ]
         candidates = self._by_overhead(engine, candidates)
         for job in candidates:
             if need <= 0:
@@ -306,16 +381,27 @@ class Hybrid(Scheduler):
             if when <= now:
                 self._cup_preempt(engine, od, job, version)
             else:
-                engine.at(when, lambda e, o=od, j=job, v=version: self._timed(self._cup_preempt, e, o, j, v))
+                engine.at(
+                    when,
+                    lambda e, o=od, j=job, v=version: self._timed(self._cup_preempt, e, o, j, v),
+                )
 
     def _cup_preempt(self, engine, od: int, job: int, version: int, warned: bool = False) -> None:
-        if od not in self.collecting or engine.state[job] != RUNNING or engine.version[job] != version:
+        if (
+            od not in self.collecting
+            or engine.state[job] != RUNNING
+            or engine.version[job] != version
+        ):
             self.doomed.discard(job)
             return
-        if self.type[job] == MALLEABLE and self.warning and not warned:  # 004 §III-A: two-minute warning
+        if (
+            self.type[job] == MALLEABLE and self.warning and not warned
+        ):  # 004 §III-A: two-minute warning
             engine.note("warn", job, f"cup:{od}")
-            engine.at(engine.now + self.warning,
-                      lambda e, v=version: self._timed(self._cup_preempt, e, od, job, v, True))
+            engine.at(
+                engine.now + self.warning,
+                lambda e, v=version: self._timed(self._cup_preempt, e, od, job, v, True),
+            )
             return
         self.doomed.discard(job)
         need = self._need(engine, od)
@@ -347,16 +433,26 @@ class Hybrid(Scheduler):
             engine.preempt(job, reason=f"arrival:{od}")
         own = self._release_all(engine, od, "arrival")
         need = self.n_max[od] - engine.free_nodes()
-        if need > 0 and not (self.arrival == "spaa" and self._shrink(engine, od, need)) \
-                and not self._preempt_for(engine, od, need):
+        if (
+            need > 0
+            and not (self.arrival == "spaa" and self._shrink(engine, od, need))
+            and not self._preempt_for(engine, od, need)
+        ):
             self._unreserve_announced(engine, need)
             need = self.n_max[od] - engine.free_nodes()
             if need > 0 and not self._preempt_for(engine, od, need):
-                self.blocked[od] = None  # behind the on-demand jobs already waiting: it collects after them
+                self.blocked[od] = (
+                    None  # behind the on-demand jobs already waiting: it collects after them
+                )
                 return
         if od in self.warned:  # 004 §III-A: malleable jobs get their two-minute warning first
             self._take(engine, od, min(own.size, self.n_max[od]), own, why="warning")
-            self._take(engine, od, min(engine.free_nodes(), self.n_max[od] - self.reserved.get(od, 0)), why="warning")
+            self._take(
+                engine,
+                od,
+                min(engine.free_nodes(), self.n_max[od] - self.reserved.get(od, 0)),
+                why="warning",
+            )
             engine.at(engine.now + self.warning, lambda e: self._timed(self._after_warning, e, od))
             return
         self._start(engine, od, own, "arrival")
@@ -368,7 +464,9 @@ class Hybrid(Scheduler):
             self.victim_of[job] = od
             engine.note("warn", job, f"{'spaa' if keep else 'paa'}:{od}")
         elif keep:
-            engine.resize(job, keep, reason=f"spaa:{od}")  # the engine rescales its remaining time (linear speed-up)
+            engine.resize(
+                job, keep, reason=f"spaa:{od}"
+            )  # the engine rescales its remaining time (linear speed-up)
             self.shrinks[job] += 1
         else:
             engine.preempt(job, reason=f"paa:{od}")
@@ -391,14 +489,22 @@ class Hybrid(Scheduler):
                 self.shrinks[job] += 1
             else:
                 continue
-            self._take(engine, od, min(freed.size, self.n_max[od] - self.reserved.get(od, 0)), freed, why="warning")
+            self._take(
+                engine,
+                od,
+                min(freed.size, self.n_max[od] - self.reserved.get(od, 0)),
+                freed,
+                why="warning",
+            )
         short = self.n_max[od] - self.reserved.get(od, 0)
         if short > 0:
             self._take(engine, od, min(engine.free_nodes(), short), why="warning")
         if self.reserved.get(od, 0) >= self.n_max[od]:
             self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
         else:  # too few (a failure, or waiting on-demand jobs took nodes): it waits behind those waiting
-            self._release_all(engine, od, "front")  # only the first waiting job may hold nodes (no deadlock)
+            self._release_all(
+                engine, od, "front"
+            )  # only the first waiting job may hold nodes (no deadlock)
             self.blocked[od] = None
 
     def _unreserve_announced(self, engine, need: int) -> None:
@@ -418,7 +524,7 @@ class Hybrid(Scheduler):
             others = others[~np.isin(others, own)][:want]
             nodes = np.concatenate([own, others])
         else:
-            nodes = own[:self.n_max[od]]
+            nodes = own[: self.n_max[od]]
         if why in ("arrival", "warning") and engine.first_start[od] != engine.first_start[od]:
             self.instant.add(od)  # its arrival's decision started it (after the warning: 004 §IV-D)
         engine.start(od, np.sort(nodes), reason=f"{why}:{od}")
@@ -492,7 +598,9 @@ class Hybrid(Scheduler):
                 else:  # as engine.work_done and engine.checkpointed_work compute them
                     done = work[job] - (remaining[job] - max(0.0, now - updated[job]) * rate[job])
                     kept = max(checkpoints[job], math.floor(done / every), 0) * every
-                cost = max(done - kept, 0.0) + setup[job]  # 004 §III-B: (t_now - t_last_ckpt) + t_setup
+                cost = (
+                    max(done - kept, 0.0) + setup[job]
+                )  # 004 §III-B: (t_now - t_last_ckpt) + t_setup
             keyed.append((cost, job))
         keyed.sort()
         return [job for _, job in keyed]
@@ -535,7 +643,9 @@ class Hybrid(Scheduler):
             for od in arrivals:
                 self._timed(self._arrive, engine, od)
         free = engine.free_nodes
-        for od in list(self.warned) if self.warned else ():  # warned on arrival: collect idle nodes, start early if they suffice
+        for od in (
+            list(self.warned) if self.warned else ()
+        ):  # warned on arrival: collect idle nodes, start early if they suffice
             short = self.n_max[od] - self.reserved.get(od, 0)
             if short > 0:
                 self._take(engine, od, min(free(), short), why="warning")
@@ -544,12 +654,18 @@ class Hybrid(Scheduler):
                     if self.victim_of.pop(job, None) is not None and engine.state[job] == RUNNING:
                         engine.note("unwarn", job, f"warning:{od}")
                 self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
-        for od in list(self.blocked) if self.blocked else ():  # waiting at the queue front: collect idle nodes until it fits
-            self._take(engine, od, min(free(), self.n_max[od] - self.reserved.get(od, 0)), why="front")
+        for od in (
+            list(self.blocked) if self.blocked else ()
+        ):  # waiting at the queue front: collect idle nodes until it fits
+            self._take(
+                engine, od, min(free(), self.n_max[od] - self.reserved.get(od, 0)), why="front"
+            )
             if self.reserved.get(od, 0) >= self.n_max[od]:
                 del self.blocked[od]
                 self._start(engine, od, self._release_all(engine, od, "front"), "front")
-        if self.notice == "cua":  # 004 §III-B.1: nodes freed before the arrival, earliest notice first
+        if (
+            self.notice == "cua"
+        ):  # 004 §III-B.1: nodes freed before the arrival, earliest notice first
             for od in list(self.hungry) if self.hungry else ():
                 if not free():
                     break
@@ -608,12 +724,18 @@ class Hybrid(Scheduler):
                         continue
                     end = ends.get(job)
                     if end is None:
-                        ends[job] = end = now + duration[job]  # setup and checkpoint writes included
+                        ends[job] = end = (
+                            now + duration[job]
+                        )  # setup and checkpoint writes included
                     if end <= t_est:
                         self._lend(engine, od, job, size)
                         spare -= size
                 for job in jobs:  # then malleable jobs, preempted at the arrival
-                    if kind[job] == MALLEABLE and self.n_min[job] <= spare and state[job] == WAITING:
+                    if (
+                        kind[job] == MALLEABLE
+                        and self.n_min[job] <= spare
+                        and state[job] == WAITING
+                    ):
                         size = min(spare, self.n_max[job])
                         self._lend(engine, od, job, size)
                         spare -= size

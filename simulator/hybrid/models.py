@@ -14,6 +14,7 @@ runs longer than in the trace; ``inside`` counts them inside the trace run time,
 runs exactly as in the trace (``periodic(tau + delta)``, no extra time). Either way a checkpoint completes
 every ``tau + delta`` seconds of run.
 """
+
 from __future__ import annotations
 
 import copy
@@ -24,16 +25,32 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.simulator.hybrid.workload import MALLEABLE, ON_DEMAND, RIGID, HybridWorkload
-from cosched.simulator.jobs import ON_WARNING, RIGID as PLAIN, JobModel, malleable, periodic, rigid
+from cosched.simulator.jobs import ON_WARNING, JobModel, malleable, periodic, rigid
+from cosched.simulator.jobs import RIGID as PLAIN
 from cosched.simulator.workload import Workload
 
-__all__ = ["CHECKPOINT_WRITES", "daly_interval", "checkpoint_cost", "checkpoint_periods", "job_models", "engine_workload",
-           "CHECKPOINT_MTBF_HOURS", "SMALL_CHECKPOINT", "LARGE_CHECKPOINT", "LARGE_JOB_NODES"]
+__all__ = [
+    "CHECKPOINT_WRITES",
+    "daly_interval",
+    "checkpoint_cost",
+    "checkpoint_periods",
+    "job_models",
+    "engine_workload",
+    "CHECKPOINT_MTBF_HOURS",
+    "SMALL_CHECKPOINT",
+    "LARGE_CHECKPOINT",
+    "LARGE_JOB_NODES",
+]
 
 SMALL_CHECKPOINT, LARGE_CHECKPOINT = 600.0, 1200.0  # 004 §IV-B, seconds
 LARGE_JOB_NODES = 1000  # 004 §IV-B: "if job size is less than 1K nodes"
-CHECKPOINT_WRITES = ("added", "inside")  # checkpoint writes on top of the trace run time, or within it
-CHECKPOINT_MTBF_HOURS = 50.0  # [impl] Daly's M without failures: the rare-failure end of 004 §V-C's 5-50 h
+CHECKPOINT_WRITES = (
+    "added",
+    "inside",
+)  # checkpoint writes on top of the trace run time, or within it
+CHECKPOINT_MTBF_HOURS = (
+    50.0  # [impl] Daly's M without failures: the rare-failure end of 004 §V-C's 5-50 h
+)
 
 
 def daly_interval(cost: float, mtbf: float) -> float:
@@ -41,7 +58,9 @@ def daly_interval(cost: float, mtbf: float) -> float:
     if cost >= 2 * mtbf:
         return mtbf
     ratio = cost / (2 * mtbf)
-    return math.sqrt(2 * cost * mtbf) * (1 + math.sqrt(ratio) / 3 + ratio / 9) - cost  # 004 §IV-B, Daly [38]
+    return (
+        math.sqrt(2 * cost * mtbf) * (1 + math.sqrt(ratio) / 3 + ratio / 9) - cost
+    )  # 004 §IV-B, Daly [38]
 
 
 def checkpoint_cost(nodes: np.ndarray) -> np.ndarray:
@@ -49,8 +68,9 @@ def checkpoint_cost(nodes: np.ndarray) -> np.ndarray:
     return np.where(nodes < LARGE_JOB_NODES, SMALL_CHECKPOINT, LARGE_CHECKPOINT)
 
 
-def checkpoint_periods(hybrid: HybridWorkload, mtbf_hours: float = CHECKPOINT_MTBF_HOURS,
-                       factor: float = 1.0) -> np.ndarray:
+def checkpoint_periods(
+    hybrid: HybridWorkload, mtbf_hours: float = CHECKPOINT_MTBF_HOURS, factor: float = 1.0
+) -> np.ndarray:
     """Seconds of run between two completed checkpoints (tau + delta) per job; NaN: the job does not checkpoint.
 
     factor scales Daly's interval (004 Fig. 8: 50 % = twice as often).
@@ -58,45 +78,74 @@ def checkpoint_periods(hybrid: HybridWorkload, mtbf_hours: float = CHECKPOINT_MT
     if not (math.isfinite(mtbf_hours) and mtbf_hours > 0):
         raise InputError(f"the MTBF must be positive, got {mtbf_hours}", field="checkpoint_mtbf")
     if not (math.isfinite(factor) and factor > 0):
-        raise InputError(f"the checkpoint interval factor must be positive, got {factor}", field="checkpoint_factor")
+        raise InputError(
+            f"the checkpoint interval factor must be positive, got {factor}",
+            field="checkpoint_factor",
+        )
     cost = checkpoint_cost(hybrid.n_max)
-    tau = factor * np.array([daly_interval(c, mtbf_hours * 3600.0) for c in (SMALL_CHECKPOINT, LARGE_CHECKPOINT)])
+    tau = factor * np.array(
+        [daly_interval(c, mtbf_hours * 3600.0) for c in (SMALL_CHECKPOINT, LARGE_CHECKPOINT)]
+    )
     tau = np.where(cost == SMALL_CHECKPOINT, tau[0], tau[1])
     work = hybrid.workload.run - hybrid.setup
-    checkpoints = (hybrid.job_type == RIGID) & (tau < work)  # 004 §IV-B: none if the interval exceeds the runtime
+    checkpoints = (hybrid.job_type == RIGID) & (
+        tau < work
+    )  # 004 §IV-B: none if the interval exceeds the runtime
     return np.where(checkpoints, tau + cost, np.nan)
 
 
-def job_models(hybrid: HybridWorkload, periods: np.ndarray, writes: str = "inside") -> list[JobModel]:
+def job_models(
+    hybrid: HybridWorkload, periods: np.ndarray, writes: str = "inside"
+) -> list[JobModel]:
     """One engine model per job (004 §III-A); `periods` from `checkpoint_periods` (tau + delta per job).
 
     writes: ``added`` (a write of delta seconds after every tau of work) or ``inside`` (no extra time; the
     default here, for periods given by hand); `hybrid_engine` defaults to ``added``.
     """
     if writes not in CHECKPOINT_WRITES:
-        raise InputError(f"unknown checkpoint writes {writes!r}; known: {', '.join(CHECKPOINT_WRITES)}",
-                         field="checkpoint_writes")
+        raise InputError(
+            f"unknown checkpoint writes {writes!r}; known: {', '.join(CHECKPOINT_WRITES)}",
+            field="checkpoint_writes",
+        )
     costs = checkpoint_cost(hybrid.n_max).tolist() if writes == "added" else [0.0] * len(hybrid)
     cache: dict[tuple, JobModel] = {}
     models = []
-    for kind, setup, low, high, period, cost in zip(hybrid.job_type.tolist(), hybrid.setup.tolist(),
-                                                    hybrid.n_min.tolist(), hybrid.n_max.tolist(),
-                                                    periods.tolist(), costs):
-        key = (kind, low, high, None if math.isnan(period) else period, cost)  # NaN never equals itself
+    for kind, setup, low, high, period, cost in zip(
+        hybrid.job_type.tolist(),
+        hybrid.setup.tolist(),
+        hybrid.n_min.tolist(),
+        hybrid.n_max.tolist(),
+        periods.tolist(),
+        costs,
+    ):
+        key = (
+            kind,
+            low,
+            high,
+            None if math.isnan(period) else period,
+            cost,
+        )  # NaN never equals itself
         model = cache.get(key)
         if model is not None and kind != ON_DEMAND and model.setup != setup:
             if not (math.isfinite(setup) and setup >= 0):
                 raise InputError(f"setup must be >= 0 and finite, got {setup}", field="setup")
-            model = copy.copy(model)  # the template's other fields are checked: only the setup differs
+            model = copy.copy(
+                model
+            )  # the template's other fields are checked: only the setup differs
             object.__setattr__(model, "setup", setup)
         if model is None:
             if kind == MALLEABLE:
                 model = malleable(low, high, setup=setup, checkpoint=ON_WARNING)
             elif kind == RIGID:
                 if not math.isnan(period) and period <= cost:
-                    raise InputError(f"a checkpoint period of {period:g} s leaves no work between writes of "
-                                     f"{cost:g} s", field="checkpoint_factor")
-                checkpoint = {} if math.isnan(period) else {"checkpoint": periodic(period - cost, cost)}
+                    raise InputError(
+                        f"a checkpoint period of {period:g} s leaves no work between writes of "
+                        f"{cost:g} s",
+                        field="checkpoint_factor",
+                    )
+                checkpoint = (
+                    {} if math.isnan(period) else {"checkpoint": periodic(period - cost, cost)}
+                )
                 model = rigid(setup=setup, **checkpoint)
             else:
                 model = PLAIN
@@ -108,4 +157,6 @@ def job_models(hybrid: HybridWorkload, periods: np.ndarray, writes: str = "insid
 def engine_workload(hybrid: HybridWorkload) -> Workload:
     """The workload the engine runs: work = run - setup (the setup passes as time without progress)."""
     w = hybrid.workload
-    return replace(w, run=w.run - hybrid.setup, estimate=np.maximum(w.estimate, w.run) - hybrid.setup)
+    return replace(
+        w, run=w.run - hybrid.setup, estimate=np.maximum(w.estimate, w.run) - hybrid.setup
+    )

@@ -1,4 +1,5 @@
 """Plots of the hybrid experiment (004 Figs. 6-8 style) and the node timeline of one small run (004 Fig. 2)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,12 +10,19 @@ from cosched.outputs import pyplot, save_figure
 
 __all__ = ["experiment_plots", "timeline"]
 
-TYPE_COLUMNS = (("on-demand", "turnaround_on_demand"), ("rigid", "turnaround_rigid"),
-                ("malleable", "turnaround_malleable"))
-SWEEP_METRICS = (("turnaround [h]", "turnaround_hours", 1), ("rigid turnaround [h]", "turnaround_rigid", 1),
-                 ("utilisation [%]", "utilization_useful", 100), ("instant start [%]", "instant_start_ratio", 100),
-                 ("preempted rigid [%]", "preemption_ratio_rigid", 100),
-                 ("preempted malleable [%]", "preemption_ratio_malleable", 100))
+TYPE_COLUMNS = (
+    ("on-demand", "turnaround_on_demand"),
+    ("rigid", "turnaround_rigid"),
+    ("malleable", "turnaround_malleable"),
+)
+SWEEP_METRICS = (
+    ("turnaround [h]", "turnaround_hours", 1),
+    ("rigid turnaround [h]", "turnaround_rigid", 1),
+    ("utilisation [%]", "utilization_useful", 100),
+    ("instant start [%]", "instant_start_ratio", 100),
+    ("preempted rigid [%]", "preemption_ratio_rigid", 100),
+    ("preempted malleable [%]", "preemption_ratio_malleable", 100),
+)
 
 
 def _bars(axis, main, columns, labels, scale=1.0):
@@ -22,10 +30,18 @@ def _bars(axis, main, columns, labels, scale=1.0):
     width = 0.8 / len(columns)
     x = np.arange(len(mechanisms))
     for k, (column, label) in enumerate(zip(columns, labels)):
-        axis.bar(x + k * width, main[column] * scale, width, yerr=main[f"{column}_std"] * scale, label=label,
-                 capsize=2)
+        axis.bar(
+            x + k * width,
+            main[column] * scale,
+            width,
+            yerr=main[f"{column}_std"] * scale,
+            label=label,
+            capsize=2,
+        )
     axis.set_xticks(x + width * (len(columns) - 1) / 2, mechanisms, rotation=30)
-    axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the bars: it covers no error bar
+    axis.legend(
+        loc="upper left", bbox_to_anchor=(1.01, 1.0)
+    )  # beside the bars: it covers no error bar
 
 
 def experiment_plots(runs, summary, folder: str | Path) -> list[Path]:
@@ -41,24 +57,45 @@ def experiment_plots(runs, summary, folder: str | Path) -> list[Path]:
     figure.tight_layout()
     written.append(save_figure(figure, folder / "turnaround_by_type.png"))
     figure, axis = plt.subplots(figsize=(8, 4))
-    _bars(axis, main, ["preemption_ratio_rigid", "preemption_ratio_malleable"], ["rigid", "malleable"], 100)
+    _bars(
+        axis,
+        main,
+        ["preemption_ratio_rigid", "preemption_ratio_malleable"],
+        ["rigid", "malleable"],
+        100,
+    )
     axis.set_ylabel("jobs preempted at least once [%]")
     axis.set_title("Preemption ratio (mean ± std over the typings)")
     figure.tight_layout()
     written.append(save_figure(figure, folder / "preemption_ratio.png"))
     sweeps = set(summary.index.get_level_values("sweep"))
     if "notice" in sweeps:
-        written.append(_sweep(plt, summary.xs("notice", level="sweep"), folder / "notice_sweep.png",
-                              "notice mix (004 Table II)", lambda v: v.upper()))
+        written.append(
+            _sweep(
+                plt,
+                summary.xs("notice", level="sweep"),
+                folder / "notice_sweep.png",
+                "notice mix (004 Table II)",
+                lambda v: v.upper(),
+            )
+        )
     if "checkpoint" in sweeps:
         table = summary.xs("checkpoint", level="sweep")
-        for mtbf in sorted({v.split(":")[0] for v in table.index.get_level_values("value")}, key=float):
+        for mtbf in sorted(
+            {v.split(":")[0] for v in table.index.get_level_values("value")}, key=float
+        ):
             part = table[[v.split(":")[0] == mtbf for v in table.index.get_level_values("value")]]
             failing = part["failures"].fillna(0).max() > 0
-            written.append(_sweep(plt, part, folder / f"checkpoint_sweep_mtbf{mtbf}h.png",
-                                  f"checkpoint interval / Daly optimum (MTBF {mtbf} h "
-                                  f"{'for Daly and the node failures' if failing else 'for Daly, no failures'})",
-                                  lambda v: f"{float(v.split(':')[1]):.0%}"))
+            written.append(
+                _sweep(
+                    plt,
+                    part,
+                    folder / f"checkpoint_sweep_mtbf{mtbf}h.png",
+                    f"checkpoint interval / Daly optimum (MTBF {mtbf} h "
+                    f"{'for Daly and the node failures' if failing else 'for Daly, no failures'})",
+                    lambda v: f"{float(v.split(':')[1]):.0%}",
+                )
+            )
     return written
 
 
@@ -86,8 +123,13 @@ def timeline(panels, names: dict[int, str], path: str | Path, *, marks: dict | N
     are drawn); marks: label -> time of a dashed vertical line (notice, estimated and actual arrival).
     """
     plt = pyplot()
-    figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 0.6 * len(names) + 1.6), sharey=True,
-                                squeeze=False)
+    figure, axes = plt.subplots(
+        1,
+        len(panels),
+        figsize=(5 * len(panels), 0.6 * len(names) + 1.6),
+        sharey=True,
+        squeeze=False,
+    )
     lanes = {job: lane for lane, job in enumerate(names)}
     colours = plt.get_cmap("tab10")
     for axis, (title, result) in zip(axes.flat, panels):
@@ -105,8 +147,15 @@ def timeline(panels, names: dict[int, str], path: str | Path, *, marks: dict | N
                     axis.plot(when, lanes[job], marker="x", color="black", markersize=9)
         for label, when in (marks or {}).items():
             axis.axvline(when, color="black", linestyle="--", linewidth=0.8)
-            axis.text(when, 1.01, f" {label}", transform=axis.get_xaxis_transform(), va="bottom", ha="center",
-                      fontsize=7)
+            axis.text(
+                when,
+                1.01,
+                f" {label}",
+                transform=axis.get_xaxis_transform(),
+                va="bottom",
+                ha="center",
+                fontsize=7,
+            )
         axis.set_title(title, pad=16)
         axis.set_xlabel("time [s]")
     axes.flat[0].set_yticks(range(len(names)), list(names.values()))
@@ -118,4 +167,6 @@ def timeline(panels, names: dict[int, str], path: str | Path, *, marks: dict | N
 def _segment(axis, lane: int, opened: tuple[float, int], end: float, colour) -> None:
     start, nodes = opened
     axis.broken_barh([(start, end - start)], (lane - 0.35, 0.7), color=colour)
-    axis.text((start + end) / 2, lane, f"{nodes} n", ha="center", va="center", fontsize=7, color="white")
+    axis.text(
+        (start + end) / 2, lane, f"{nodes} n", ha="center", va="center", fontsize=7, color="white"
+    )

@@ -6,31 +6,77 @@ checkpoints, on the site policy alone: on-demand jobs just queue. A mechanism ru
 `cosched.simulator.hybrid.failures`). Both return the engine's `SimulationResult` whose ``jobs_frame()``
 carries ``job_type, preemptions, shrinks, failures, lost_node_seconds, instant_start``.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from cosched.simulator.hybrid.failures import DOWN_HOURS, NodeFailures, check_failure_options
 from cosched.errors import InputError
-from cosched.simulator.hybrid.mechanisms import MECHANISM_OPTIONS, Hybrid, check_site_policy, parse_mechanism
-from cosched.simulator.hybrid.models import (CHECKPOINT_MTBF_HOURS, checkpoint_periods, engine_workload,
-                                             job_models)
+from cosched.simulator.hybrid.failures import DOWN_HOURS, NodeFailures, check_failure_options
+from cosched.simulator.hybrid.mechanisms import (
+    MECHANISM_OPTIONS,
+    Hybrid,
+    check_site_policy,
+    parse_mechanism,
+)
+from cosched.simulator.hybrid.models import (
+    CHECKPOINT_MTBF_HOURS,
+    checkpoint_periods,
+    engine_workload,
+    job_models,
+)
 from cosched.simulator.hybrid.workload import MALLEABLE, ON_DEMAND, RIGID, TYPES, HybridWorkload
 
-__all__ = ["simulate_hybrid", "hybrid_engine", "hybrid_result", "hybrid_metrics", "HYBRID_KEYS", "HYBRID_COLUMNS_OUT"]
+__all__ = [
+    "simulate_hybrid",
+    "hybrid_engine",
+    "hybrid_result",
+    "hybrid_metrics",
+    "HYBRID_KEYS",
+    "HYBRID_COLUMNS_OUT",
+]
 
-HYBRID_KEYS = ("mechanism", "instant_start_ratio", "turnaround_hours", "turnaround_hours_by_type",
-               "preemption_ratio_rigid", "preemption_ratio_malleable", "utilization_useful", "lost_node_hours",
-               "decision_ms_max", "failures", "failure_lost_node_hours")
-HYBRID_COLUMNS_OUT = ("job_type", "preemptions", "shrinks", "failures", "lost_node_seconds", "instant_start")
+HYBRID_KEYS = (
+    "mechanism",
+    "instant_start_ratio",
+    "turnaround_hours",
+    "turnaround_hours_by_type",
+    "preemption_ratio_rigid",
+    "preemption_ratio_malleable",
+    "utilization_useful",
+    "lost_node_hours",
+    "decision_ms_max",
+    "failures",
+    "failure_lost_node_hours",
+)
+HYBRID_COLUMNS_OUT = (
+    "job_type",
+    "preemptions",
+    "shrinks",
+    "failures",
+    "lost_node_seconds",
+    "instant_start",
+)
 SECONDS_PER_HOUR = 3600.0
 
 
-def hybrid_engine(hybrid: HybridWorkload, platform, mechanism: str, *, scheduler: str = "easy",
-                  depth: int | None = None, checkpoint_mtbf: float = CHECKPOINT_MTBF_HOURS,
-                  checkpoint_factor: float = 1.0, periods=None, failures: NodeFailures | None = None,
-                  progress: bool = False, log_events: bool = False, checkpoint_writes: str = "added",
-                  log_actions: bool = False, **mechanism_options):
+def hybrid_engine(
+    hybrid: HybridWorkload,
+    platform,
+    mechanism: str,
+    *,
+    scheduler: str = "easy",
+    depth: int | None = None,
+    checkpoint_mtbf: float = CHECKPOINT_MTBF_HOURS,
+    checkpoint_factor: float = 1.0,
+    periods=None,
+    failures: NodeFailures | None = None,
+    progress: bool = False,
+    log_events: bool = False,
+    checkpoint_writes: str = "added",
+    log_actions: bool = False,
+    **mechanism_options,
+):
     """The engine of one run, not started: `mechanism` (a name of `MECHANISMS`) around the queue scheduler
     `scheduler` (the site policy). ``engine.scheduler`` is the `Hybrid` wrapper, or the site policy alone for
     the baseline. periods: seconds of run between completed checkpoints per job (NaN: none) instead of
@@ -43,26 +89,53 @@ def hybrid_engine(hybrid: HybridWorkload, platform, mechanism: str, *, scheduler
     policies = parse_mechanism(mechanism)
     unknown = sorted(set(mechanism_options) - set(MECHANISM_OPTIONS))
     if unknown:
-        raise InputError(f"unknown mechanism option {unknown[0]!r}; known: {', '.join(MECHANISM_OPTIONS)}",
-                         field=unknown[0])
+        raise InputError(
+            f"unknown mechanism option {unknown[0]!r}; known: {', '.join(MECHANISM_OPTIONS)}",
+            field=unknown[0],
+        )
     inner = make_scheduler(scheduler, **({} if depth is None else {"depth": depth}))
     sources = () if failures is None else (failures,)
     if policies is None:
         if failures is not None:
             check_site_policy(inner)  # failures preempt and shrink: whole nodes, no private booking
-        return Engine(hybrid.workload, platform, inner, sources=sources, progress=progress, log_events=log_events,
-                      log_actions=log_actions)
+        return Engine(
+            hybrid.workload,
+            platform,
+            inner,
+            sources=sources,
+            progress=progress,
+            log_events=log_events,
+            log_actions=log_actions,
+        )
     if periods is None:
         periods = checkpoint_periods(hybrid, checkpoint_mtbf, checkpoint_factor)
     periods = np.asarray(periods, dtype=np.float64)
-    wrapper = Hybrid(inner, hybrid, periods, *policies, log_reservations=log_events, **mechanism_options)
-    return Engine(engine_workload(hybrid), platform, wrapper, allocator=wrapper.make_allocator(platform),
-                  job_models=job_models(hybrid, periods, checkpoint_writes), sources=sources, progress=progress,
-                  log_events=log_events, log_actions=log_actions)
+    wrapper = Hybrid(
+        inner, hybrid, periods, *policies, log_reservations=log_events, **mechanism_options
+    )
+    return Engine(
+        engine_workload(hybrid),
+        platform,
+        wrapper,
+        allocator=wrapper.make_allocator(platform),
+        job_models=job_models(hybrid, periods, checkpoint_writes),
+        sources=sources,
+        progress=progress,
+        log_events=log_events,
+        log_actions=log_actions,
+    )
 
 
-def simulate_hybrid(hybrid: HybridWorkload, platform, mechanism: str, *, mtbf: float | None = None,
-                    down_hours: float = DOWN_HOURS, failure_seed: int = 0, **options):
+def simulate_hybrid(
+    hybrid: HybridWorkload,
+    platform,
+    mechanism: str,
+    *,
+    mtbf: float | None = None,
+    down_hours: float = DOWN_HOURS,
+    failure_seed: int = 0,
+    **options,
+):
     """Run `mechanism` on `hybrid` (options of `hybrid_engine`); the result's jobs_frame() has the hybrid columns.
 
     mtbf: system MTBF in hours of node failures (004 §V-C), each node down `down_hours` on average; None: none.
@@ -76,7 +149,9 @@ def simulate_hybrid(hybrid: HybridWorkload, platform, mechanism: str, *, mtbf: f
     return hybrid_result(engine, engine.run(), hybrid, mechanism, failures)
 
 
-def hybrid_result(engine, result, hybrid: HybridWorkload, mechanism: str, failures: NodeFailures | None = None):
+def hybrid_result(
+    engine, result, hybrid: HybridWorkload, mechanism: str, failures: NodeFailures | None = None
+):
     """`result` with the hybrid per-job columns and the decision times (in ``options``).
 
     ``preemptions`` counts the mechanism's preemptions; ``failures`` the failures that hit the job (shrunk or
@@ -85,7 +160,9 @@ def hybrid_result(engine, result, hybrid: HybridWorkload, mechanism: str, failur
     wrapper = engine.scheduler
     jobs = len(hybrid)
     hit = np.zeros(jobs, dtype=np.int64) if failures is None else np.asarray(failures.failures)
-    interrupted = np.zeros(jobs, dtype=np.int64) if failures is None else np.asarray(failures.interruptions)
+    interrupted = (
+        np.zeros(jobs, dtype=np.int64) if failures is None else np.asarray(failures.interruptions)
+    )
     # 004 §IV-D: work redone (at the requested size) plus the setup time the interrupted runs spent
     lost = np.asarray(engine.lost) * hybrid.n_max + np.asarray(engine.lost_setup)
     instant = result.start == hybrid.workload.submit
@@ -99,16 +176,22 @@ def hybrid_result(engine, result, hybrid: HybridWorkload, mechanism: str, failur
         shrinks, decisions = [0] * jobs, []
     od = hybrid.job_type == ON_DEMAND
     lifecycle = dict(result.lifecycle or {})
-    lifecycle.update(job_type=np.array(TYPES, dtype=object)[hybrid.job_type],
-                     preemptions=list(np.asarray(engine.preemptions) - interrupted), shrinks=list(shrinks),
-                     failures=list(hit), lost_node_seconds=lost,
-                     instant_start=od & instant)
+    lifecycle.update(
+        job_type=np.array(TYPES, dtype=object)[hybrid.job_type],
+        preemptions=list(np.asarray(engine.preemptions) - interrupted),
+        shrinks=list(shrinks),
+        failures=list(hit),
+        lost_node_seconds=lost,
+        instant_start=od & instant,
+    )
     result.lifecycle = lifecycle
     result.options.update(mechanism=mechanism, decision_seconds=decisions)
     if failures is not None:
-        result.options.update(failures=sum(change > 0 for _, _, change in failures.down_log),
-                              failure_hits=len(failures.hits),
-                              failure_lost_node_seconds=float(np.sum(failures.lost_node_seconds)))
+        result.options.update(
+            failures=sum(change > 0 for _, _, change in failures.down_log),
+            failure_hits=len(failures.hits),
+            failure_lost_node_seconds=float(np.sum(failures.lost_node_seconds)),
+        )
     return result
 
 
@@ -121,7 +204,9 @@ def hybrid_metrics(result, hybrid: HybridWorkload) -> dict:
     od = kinds == ON_DEMAND
     preempted = np.asarray(life["preemptions"]) > 0
     span = float(np.nanmax(result.end) - submit.min())
-    useful = float(np.sum(hybrid.workload.run * hybrid.n_max))  # each job's trace node-seconds, done once
+    useful = float(
+        np.sum(hybrid.workload.run * hybrid.n_max)
+    )  # each job's trace node-seconds, done once
     decisions = result.options.get("decision_seconds") or [0.0]
 
     def mean(values, mask) -> float | None:
@@ -131,14 +216,17 @@ def hybrid_metrics(result, hybrid: HybridWorkload) -> dict:
         "mechanism": result.options["mechanism"],
         "instant_start_ratio": mean(np.asarray(life["instant_start"], dtype=np.float64), od),
         "turnaround_hours": float(turnaround.mean()),
-        "turnaround_hours_by_type": {name: mean(turnaround, kinds == code) for code, name in enumerate(TYPES)},
+        "turnaround_hours_by_type": {
+            name: mean(turnaround, kinds == code) for code, name in enumerate(TYPES)
+        },
         "preemption_ratio_rigid": mean(preempted.astype(np.float64), kinds == RIGID),
         "preemption_ratio_malleable": mean(preempted.astype(np.float64), kinds == MALLEABLE),
         "utilization_useful": useful / (result.platform.nodes * span) if span > 0 else 0.0,
         "lost_node_hours": float(np.sum(life["lost_node_seconds"])) / SECONDS_PER_HOUR,
         "failures": result.options.get("failures", 0),
         "failure_hits": result.options.get("failure_hits", 0),
-        "failure_lost_node_hours": result.options.get("failure_lost_node_seconds", 0.0) / SECONDS_PER_HOUR,
+        "failure_lost_node_hours": result.options.get("failure_lost_node_seconds", 0.0)
+        / SECONDS_PER_HOUR,
         "decision_ms_max": 1000.0 * max(decisions),
         "decision_ms_mean": 1000.0 * float(np.mean(decisions)),
         "shrinks": int(np.sum(life["shrinks"])),

@@ -12,6 +12,7 @@ The CSV (one row per job, sorted by submission) keeps the columns of the plain w
 reads it as a rigid trace, plus ``job_type, notice, notice_time, estimated_arrival, n_min, n_max, setup``; an
 on-demand job's ``submit_time`` is its actual arrival. Edit it by hand and run it again with ``--workload``.
 """
+
 from __future__ import annotations
 
 import csv
@@ -28,18 +29,39 @@ from cosched.simulator.jobs import JobKind
 from cosched.simulator.workload import Workload, read_csv
 
 __all__ = [
-    "HybridWorkload", "TYPES", "ON_DEMAND", "RIGID", "MALLEABLE", "NOTICE_KINDS", "NOTICE_MIXES", "TYPE_BY",
-    "DEFAULT_FRACTIONS", "build_hybrid", "parse_shares", "notice_mix", "trace_projects", "write_hybrid_csv",
-    "read_hybrid_csv", "is_hybrid_csv", "HYBRID_COLUMNS",
+    "HybridWorkload",
+    "TYPES",
+    "ON_DEMAND",
+    "RIGID",
+    "MALLEABLE",
+    "NOTICE_KINDS",
+    "NOTICE_MIXES",
+    "TYPE_BY",
+    "DEFAULT_FRACTIONS",
+    "build_hybrid",
+    "parse_shares",
+    "notice_mix",
+    "trace_projects",
+    "write_hybrid_csv",
+    "read_hybrid_csv",
+    "is_hybrid_csv",
+    "HYBRID_COLUMNS",
 ]
 
-TYPES = (JobKind.ON_DEMAND.value, JobKind.RIGID.value, JobKind.MALLEABLE.value)  # the CSV's job_type
+TYPES = (
+    JobKind.ON_DEMAND.value,
+    JobKind.RIGID.value,
+    JobKind.MALLEABLE.value,
+)  # the CSV's job_type
 ON_DEMAND, RIGID, MALLEABLE = range(3)  # codes of the job_type array: indices into TYPES
 NOTICE_KINDS = ("no-notice", "accurate", "early", "late")  # 004 Fig. 1
 NO_NOTICE, ACCURATE, EARLY, LATE = range(4)
 NOTICE_MIXES = {  # 004 Table II: % no notice / accurate / early / late
-    "w1": (0.70, 0.10, 0.10, 0.10), "w2": (0.10, 0.70, 0.10, 0.10), "w3": (0.10, 0.10, 0.70, 0.10),
-    "w4": (0.10, 0.10, 0.10, 0.70), "w5": (0.25, 0.25, 0.25, 0.25),
+    "w1": (0.70, 0.10, 0.10, 0.10),
+    "w2": (0.10, 0.70, 0.10, 0.10),
+    "w3": (0.10, 0.10, 0.70, 0.10),
+    "w4": (0.10, 0.10, 0.10, 0.70),
+    "w5": (0.25, 0.25, 0.25, 0.25),
 }
 DEFAULT_FRACTIONS = (0.1, 0.6, 0.3)  # 004 §IV-A: projects on-demand / rigid / malleable
 TYPE_BY = ("group", "user", "job")
@@ -49,7 +71,15 @@ RIGID_SETUP = (0.05, 0.10)  # 004 §IV-B: share of the run time
 MALLEABLE_SETUP = (0.0, 0.05)
 MIN_FRACTION = 0.2  # 004 §IV-B: n_min = 20 % of n_max
 SHARE_TOLERANCE = 1e-6  # shares must sum to 1 within this
-HYBRID_COLUMNS = ("job_type", "notice", "notice_time", "estimated_arrival", "n_min", "n_max", "setup")
+HYBRID_COLUMNS = (
+    "job_type",
+    "notice",
+    "notice_time",
+    "estimated_arrival",
+    "n_min",
+    "n_max",
+    "setup",
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,10 +102,12 @@ class HybridWorkload:
     def __len__(self) -> int:
         return len(self.workload)
 
-    def head(self, count: int) -> "HybridWorkload":
+    def head(self, count: int) -> HybridWorkload:
         """The first `count` jobs."""
         keep = slice(0, count)
-        return HybridWorkload(self.workload.head(count), *(getattr(self, name)[keep] for name in _ARRAYS))
+        return HybridWorkload(
+            self.workload.head(count), *(getattr(self, name)[keep] for name in _ARRAYS)
+        )
 
     def frame(self):
         """The workload as the CSV's table (pandas)."""
@@ -84,14 +116,24 @@ class HybridWorkload:
         w = self.workload
         has_notice = np.isfinite(self.notice_time)
         od = self.job_type == ON_DEMAND
-        return pd.DataFrame({
-            "job_id": w.job_id, "submit_time": w.submit, "run_time": w.run, "cores": w.cores, "estimate": w.estimate,
-            "job_type": np.array(TYPES, dtype=object)[self.job_type],
-            "notice": np.where(od, np.array(NOTICE_KINDS, dtype=object)[np.maximum(self.notice_kind, 0)], ""),
-            "notice_time": np.where(has_notice, self.notice_time, np.nan),
-            "estimated_arrival": np.where(od, self.estimated_arrival, np.nan),
-            "n_min": self.n_min, "n_max": self.n_max, "setup": self.setup,
-        })
+        return pd.DataFrame(
+            {
+                "job_id": w.job_id,
+                "submit_time": w.submit,
+                "run_time": w.run,
+                "cores": w.cores,
+                "estimate": w.estimate,
+                "job_type": np.array(TYPES, dtype=object)[self.job_type],
+                "notice": np.where(
+                    od, np.array(NOTICE_KINDS, dtype=object)[np.maximum(self.notice_kind, 0)], ""
+                ),
+                "notice_time": np.where(has_notice, self.notice_time, np.nan),
+                "estimated_arrival": np.where(od, self.estimated_arrival, np.nan),
+                "n_min": self.n_min,
+                "n_max": self.n_max,
+                "setup": self.setup,
+            }
+        )
 
 
 _ARRAYS = ("job_type", "notice_kind", "notice_time", "estimated_arrival", "n_min", "n_max", "setup")
@@ -104,7 +146,10 @@ def parse_shares(text: str, names: tuple[str, ...], what: str) -> tuple[float, .
         name, sep, value = part.partition("=")
         name = name.strip().lower()
         if not sep or name not in shares:
-            raise InputError(f"expected NAME=SHARE with NAME in {', '.join(names)}, got {shown(part)}", field=what)
+            raise InputError(
+                f"expected NAME=SHARE with NAME in {', '.join(names)}, got {shown(part)}",
+                field=what,
+            )
         try:
             shares[name] = float(value)
         except ValueError:
@@ -123,46 +168,74 @@ def notice_mix(text: str) -> tuple[float, ...]:
     if key in NOTICE_MIXES:
         return NOTICE_MIXES[key]
     if "=" not in key:
-        raise InputError(f"unknown notice mix {shown(text)}; use {', '.join(NOTICE_MIXES)} or shares "
-                         f"{'=..,'.join(NOTICE_KINDS)}=..", field="notice")
+        raise InputError(
+            f"unknown notice mix {shown(text)}; use {', '.join(NOTICE_MIXES)} or shares "
+            f"{'=..,'.join(NOTICE_KINDS)}=..",
+            field="notice",
+        )
     return parse_shares(key, NOTICE_KINDS, "notice")
 
 
 def trace_projects(path: str | Path, job_ids: np.ndarray, by: str) -> np.ndarray:
     """The project of each job of `job_ids`: its SWF group id or user id, or the job itself (`by`)."""
     if by not in TYPE_BY:
-        raise InputError(f"unknown --type-by {shown(by)}; use {', '.join(TYPE_BY)}", field="type_by")
+        raise InputError(
+            f"unknown --type-by {shown(by)}; use {', '.join(TYPE_BY)}", field="type_by"
+        )
     if by == "job":
         return np.arange(job_ids.size, dtype=np.int64)
     name = str(path).lower()
     if not name.endswith((".swf", ".swf.gz")):
-        raise InputError(f"--type-by {by} needs an SWF trace (group and user ids); use --type-by job",
-                         source=str(path), field="type_by")
+        raise InputError(
+            f"--type-by {by} needs an SWF trace (group and user ids); use --type-by job",
+            source=str(path),
+            field="type_by",
+        )
     import pandas as pd
 
     column = 12 if by == "group" else 11  # SWF fields 13 and 12 (1-based)
-    frame = pd.read_csv(io.StringIO(read_text(path, comment=";")), sep=r"\s+", comment=";", header=None,
-                        usecols=[0, column], dtype=np.float64)
+    frame = pd.read_csv(
+        io.StringIO(read_text(path, comment=";")),
+        sep=r"\s+",
+        comment=";",
+        header=None,
+        usecols=[0, column],
+        dtype=np.float64,
+    )
     ids = pd.Series(frame[column].to_numpy(), index=frame[0].to_numpy().astype(np.int64))
     keys = ids.reindex(job_ids).to_numpy()
     if not np.any(keys >= 0):
-        raise InputError(f"the trace has no {by} ids (SWF field {column + 1} is -1 everywhere); use "
-                         f"--type-by {'user' if by == 'group' else 'job'}", source=str(path), field="type_by")
+        raise InputError(
+            f"the trace has no {by} ids (SWF field {column + 1} is -1 everywhere); use "
+            f"--type-by {'user' if by == 'group' else 'job'}",
+            source=str(path),
+            field="type_by",
+        )
     return np.nan_to_num(keys, nan=-1.0).astype(np.int64)
 
 
-def build_hybrid(workload: Workload, cores_per_node: int, projects: np.ndarray, *, seed: int = 0,
-                 fractions: tuple[float, float, float] = DEFAULT_FRACTIONS,
-                 mix: tuple[float, float, float, float] = NOTICE_MIXES["w5"],
-                 rigid_setup: tuple[float, float] = RIGID_SETUP,
-                 malleable_setup: tuple[float, float] = MALLEABLE_SETUP,
-                 min_fraction: float = MIN_FRACTION) -> HybridWorkload:
+def build_hybrid(
+    workload: Workload,
+    cores_per_node: int,
+    projects: np.ndarray,
+    *,
+    seed: int = 0,
+    fractions: tuple[float, float, float] = DEFAULT_FRACTIONS,
+    mix: tuple[float, float, float, float] = NOTICE_MIXES["w5"],
+    rigid_setup: tuple[float, float] = RIGID_SETUP,
+    malleable_setup: tuple[float, float] = MALLEABLE_SETUP,
+    min_fraction: float = MIN_FRACTION,
+) -> HybridWorkload:
     """Type the jobs of `workload` by project and draw the on-demand timing and setups (004 §IV-A/B), seeded."""
     for name, (low, high) in (("rigid setup", rigid_setup), ("malleable setup", malleable_setup)):
         if not 0 <= low <= high < 1:
-            raise InputError(f"{name} range must satisfy 0 <= low <= high < 1, got {low}..{high}", field="setup")
+            raise InputError(
+                f"{name} range must satisfy 0 <= low <= high < 1, got {low}..{high}", field="setup"
+            )
     if not 0 < min_fraction <= 1:
-        raise InputError(f"n_min fraction must be in (0, 1], got {min_fraction}", field="min_fraction")
+        raise InputError(
+            f"n_min fraction must be in (0, 1], got {min_fraction}", field="min_fraction"
+        )
     rng = np.random.default_rng(seed)
     jobs = len(workload)
     names, project = np.unique(projects, return_inverse=True)
@@ -172,11 +245,17 @@ def build_hybrid(workload: Workload, cores_per_node: int, projects: np.ndarray, 
     project_type[order] = np.searchsorted(bounds, np.arange(names.size), side="right")
     job_type = project_type[project]
     nodes = -(-workload.cores // cores_per_node)
-    single = (job_type == MALLEABLE) & (nodes == 1)  # 004 §IV-A: single-node malleable -> rigid or on-demand
+    single = (job_type == MALLEABLE) & (
+        nodes == 1
+    )  # 004 §IV-A: single-node malleable -> rigid or on-demand
     job_type[single] = np.where(rng.random(int(single.sum())) < 0.5, RIGID, ON_DEMAND)
     run = workload.run
-    low = np.select([job_type == RIGID, job_type == MALLEABLE], [rigid_setup[0], malleable_setup[0]], 0.0)
-    high = np.select([job_type == RIGID, job_type == MALLEABLE], [rigid_setup[1], malleable_setup[1]], 0.0)
+    low = np.select(
+        [job_type == RIGID, job_type == MALLEABLE], [rigid_setup[0], malleable_setup[0]], 0.0
+    )
+    high = np.select(
+        [job_type == RIGID, job_type == MALLEABLE], [rigid_setup[1], malleable_setup[1]], 0.0
+    )
     setup = rng.uniform(low, high) * run  # 004 §IV-B
     od = job_type == ON_DEMAND
     kind = np.where(od, rng.choice(len(NOTICE_KINDS), size=jobs, p=np.asarray(mix) / sum(mix)), -1)
@@ -184,17 +263,38 @@ def build_hybrid(workload: Workload, cores_per_node: int, projects: np.ndarray, 
     lead = rng.uniform(*NOTICE_LEAD, size=jobs)
     notice_time = np.where(od & (kind != NO_NOTICE), estimated - lead, np.nan)
     u = rng.random(jobs)
-    arrival = np.select([kind == EARLY, kind == LATE],
-                        [notice_time + u * (estimated - notice_time), estimated + u * LATE_WINDOW], workload.submit)
-    n_min = np.where(job_type == MALLEABLE, np.maximum(1, np.ceil(min_fraction * nodes)), nodes).astype(np.int64)
-    return _sorted(workload, arrival, job_type, kind.astype(np.int8), notice_time, estimated, n_min, nodes, setup)
+    arrival = np.select(
+        [kind == EARLY, kind == LATE],
+        [notice_time + u * (estimated - notice_time), estimated + u * LATE_WINDOW],
+        workload.submit,
+    )
+    n_min = np.where(
+        job_type == MALLEABLE, np.maximum(1, np.ceil(min_fraction * nodes)), nodes
+    ).astype(np.int64)
+    return _sorted(
+        workload,
+        arrival,
+        job_type,
+        kind.astype(np.int8),
+        notice_time,
+        estimated,
+        n_min,
+        nodes,
+        setup,
+    )
 
 
 def _sorted(workload: Workload, submit: np.ndarray, *arrays) -> HybridWorkload:
     order = np.argsort(submit, kind="stable")
-    w = replace(workload, job_id=workload.job_id[order], submit=submit[order], run=workload.run[order],
-                cores=workload.cores[order], estimate=workload.estimate[order],
-                app=None if workload.app is None else workload.app[order])
+    w = replace(
+        workload,
+        job_id=workload.job_id[order],
+        submit=submit[order],
+        run=workload.run[order],
+        cores=workload.cores[order],
+        estimate=workload.estimate[order],
+        app=None if workload.app is None else workload.app[order],
+    )
     return HybridWorkload(w, *(np.asarray(a)[order] for a in arrays))
 
 
@@ -215,25 +315,36 @@ def is_hybrid_csv(path: str | Path) -> bool:
     return "job_type" in (cell.strip() for cell in first.split(","))
 
 
-def read_hybrid_csv(path: str | Path, cores_per_node: int, max_cores: int | None = None) -> HybridWorkload:
+def read_hybrid_csv(
+    path: str | Path, cores_per_node: int, max_cores: int | None = None
+) -> HybridWorkload:
     """Read a hybrid CSV and check it; errors name the line and the column."""
     source = str(path)
-    base = read_csv(path, max_cores=max_cores)  # the plain columns, cleaned and sorted by submit time
+    base = read_csv(
+        path, max_cores=max_cores
+    )  # the plain columns, cleaned and sorted by submit time
     rows = list(csv.reader(io.StringIO(read_text(path), newline="")))
     header_index = next(i for i, row in enumerate(rows) if any(cell.strip() for cell in row))
     header = [cell.strip() for cell in rows[header_index]]
     for name in HYBRID_COLUMNS:
         if name not in header:
             raise InputError("missing column", source=source, line=header_index + 1, field=name)
-    body = [(number, [cell.strip() for cell in row]) for number, row in enumerate(rows[header_index + 1:],
-                                                                                   header_index + 2)
-            if any(cell.strip() for cell in row)]
+    body = [
+        (number, [cell.strip() for cell in row])
+        for number, row in enumerate(rows[header_index + 1 :], header_index + 2)
+        if any(cell.strip() for cell in row)
+    ]
     lines = [number for number, _ in body]
     column = {name: [row[header.index(name)] for _, row in body] for name in header}
     ids, _ = parse_numbers(column["job_id"])
-    types = [_index(TYPES, cell, source, line, "job_type") for cell, line in zip(column["job_type"], lines)]
-    kinds = [_index(NOTICE_KINDS, cell, source, line, "notice") if t == ON_DEMAND else -1
-             for cell, t, line in zip(column["notice"], types, lines)]
+    types = [
+        _index(TYPES, cell, source, line, "job_type")
+        for cell, line in zip(column["job_type"], lines)
+    ]
+    kinds = [
+        _index(NOTICE_KINDS, cell, source, line, "notice") if t == ON_DEMAND else -1
+        for cell, t, line in zip(column["notice"], types, lines)
+    ]
     values = {}
     for name in ("notice_time", "estimated_arrival", "n_min", "n_max", "setup"):
         cells = column[name]
@@ -242,13 +353,18 @@ def read_hybrid_csv(path: str | Path, cores_per_node: int, max_cores: int | None
     types, kinds = np.array(types, dtype=np.int8), np.array(kinds, dtype=np.int8)
     od = types == ON_DEMAND
     noticed = od & (kinds != NO_NOTICE)
-    times = [("notice_time", np.where(noticed, values["notice_time"][0], 0.0), {}),
-             ("estimated_arrival", np.where(od, values["estimated_arrival"][0], 0.0), {}),
-             ("n_min", values["n_min"][0], {"integer": True, "minimum": 1}),
-             ("n_max", values["n_max"][0], {"integer": True, "minimum": 1}),
-             ("setup", values["setup"][0], {"minimum": 0})]
-    check_columns([(name, numbers, rules, values[name][1]) for name, numbers, rules in times], source=source,
-                  lines=lines)
+    times = [
+        ("notice_time", np.where(noticed, values["notice_time"][0], 0.0), {}),
+        ("estimated_arrival", np.where(od, values["estimated_arrival"][0], 0.0), {}),
+        ("n_min", values["n_min"][0], {"integer": True, "minimum": 1}),
+        ("n_max", values["n_max"][0], {"integer": True, "minimum": 1}),
+        ("setup", values["setup"][0], {"minimum": 0}),
+    ]
+    check_columns(
+        [(name, numbers, rules, values[name][1]) for name, numbers, rules in times],
+        source=source,
+        lines=lines,
+    )
     n_min, n_max = values["n_min"][0].astype(np.int64), values["n_max"][0].astype(np.int64)
     setup, notice_time = values["setup"][0], np.where(noticed, values["notice_time"][0], np.nan)
     estimated = np.where(od, values["estimated_arrival"][0], np.nan)
@@ -261,11 +377,26 @@ def read_hybrid_csv(path: str | Path, cores_per_node: int, max_cores: int | None
     problems = [
         (n_min > n_max, "n_min", "n_min must be <= n_max"),
         (n_max != nodes, "n_max", f"n_max must be the job's nodes, ceil(cores / {cores_per_node})"),
-        ((types != MALLEABLE) & (n_min != n_max), "n_min", "rigid and on-demand jobs need n_min = n_max"),
-        (setup >= np.where(raw_run > 0, raw_run, np.inf), "setup", "setup must be shorter than the run time"),
-        (noticed & (notice_time > estimated), "notice_time", "the notice must come before the estimated arrival"),
-        (noticed & (raw_submit < notice_time), "submit_time",
-         "an on-demand job cannot arrive before its own notice (submit_time < notice_time)"),
+        (
+            (types != MALLEABLE) & (n_min != n_max),
+            "n_min",
+            "rigid and on-demand jobs need n_min = n_max",
+        ),
+        (
+            setup >= np.where(raw_run > 0, raw_run, np.inf),
+            "setup",
+            "setup must be shorter than the run time",
+        ),
+        (
+            noticed & (notice_time > estimated),
+            "notice_time",
+            "the notice must come before the estimated arrival",
+        ),
+        (
+            noticed & (raw_submit < notice_time),
+            "submit_time",
+            "an on-demand job cannot arrive before its own notice (submit_time < notice_time)",
+        ),
     ]
     for bad, field, message in problems:
         if bad.any():
@@ -279,6 +410,10 @@ def read_hybrid_csv(path: str | Path, cores_per_node: int, max_cores: int | None
 def _index(names: tuple[str, ...], cell: str, source: str, line: int, field: str) -> int:
     key = cell.strip().lower()
     if key not in names:
-        raise InputError(f"unknown {field} {shown(cell)}; use {', '.join(names)}", source=source, line=line,
-                         field=field)
+        raise InputError(
+            f"unknown {field} {shown(cell)}; use {', '.join(names)}",
+            source=source,
+            line=line,
+            field=field,
+        )
     return names.index(key)

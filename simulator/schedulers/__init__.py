@@ -3,15 +3,23 @@
 `SCHEDULERS` maps a CLI name to "module:factory" (or a factory); the co-scheduling package adds its own
 entries. A factory's class attribute `OPTIONS` lists the keyword options it takes (backfill, depth, ...).
 """
+
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+from collections.abc import Callable
 
 from cosched.errors import InputError
 from cosched.registry import build
 
-__all__ = ["SCHEDULERS", "make_scheduler", "register_scheduler", "CLASSIC", "COSCHEDULERS", "ELASTIC"]
+__all__ = [
+    "SCHEDULERS",
+    "make_scheduler",
+    "register_scheduler",
+    "CLASSIC",
+    "COSCHEDULERS",
+    "ELASTIC",
+]
 
 SCHEDULERS: dict[str, str | Callable] = {
     "fcfs": "cosched.simulator.schedulers.fcfs:FCFS",
@@ -21,30 +29,43 @@ SCHEDULERS: dict[str, str | Callable] = {
     "ljf": "cosched.simulator.schedulers.ordering:LJF",
 }
 CLASSIC = ("fcfs", "easy", "conservative", "sjf", "ljf")
-SCHEDULERS.update({  # co-schedulers (003 ch. 5): `simulate` gives them the co-location speed model
-    "easy-co": "cosched.simulator.schedulers.coscheduling:EasyCo",
-    "sjf-co": "cosched.simulator.schedulers.coscheduling:SJFCo",
-    "ljf-co": "cosched.simulator.schedulers.coscheduling:LJFCo",
-    "laf-co": "cosched.simulator.schedulers.coscheduling:LAFCo",
-    "popularity": "cosched.simulator.schedulers.popularity:Popularity",
-    "filler": "cosched.simulator.schedulers.filler:Filler",
-    "sjf-filler": "cosched.simulator.schedulers.filler:SJFFiller",
-    "pop-filler": "cosched.simulator.schedulers.filler:PopFiller",
-    "matching": "cosched.simulator.schedulers.matching:Matching",
-})
-COSCHEDULERS = ("easy-co", "sjf-co", "ljf-co", "laf-co", "popularity", "filler", "sjf-filler", "pop-filler",
-                "matching")
-SCHEDULERS.update({  # the rigid and malleable policies of ElastiSim's study (001 §6.3)
-    "fcfs-rigid": "cosched.simulator.schedulers.elastic:FCFSRigid",
-    "fcfs-malleable": "cosched.simulator.schedulers.elastic:FCFSMalleable",
-    "sjf-rigid": "cosched.simulator.schedulers.elastic:SJFRigid",
-    "sjf-malleable": "cosched.simulator.schedulers.elastic:SJFMalleable",
-    "drf": "cosched.simulator.schedulers.elastic:DRF",
-    "srtf": "cosched.simulator.schedulers.elastic:SRTF",
-    # the other reading of the rigid policies (greedy first fit, no reservation), under names of their own
-    "fcfs-rigid-greedy": "cosched.simulator.schedulers.elastic:FCFSRigidGreedy",
-    "sjf-rigid-greedy": "cosched.simulator.schedulers.elastic:SJFRigidGreedy",
-})
+SCHEDULERS.update(
+    {  # co-schedulers (003 ch. 5): `simulate` gives them the co-location speed model
+        "easy-co": "cosched.simulator.schedulers.coscheduling:EasyCo",
+        "sjf-co": "cosched.simulator.schedulers.coscheduling:SJFCo",
+        "ljf-co": "cosched.simulator.schedulers.coscheduling:LJFCo",
+        "laf-co": "cosched.simulator.schedulers.coscheduling:LAFCo",
+        "popularity": "cosched.simulator.schedulers.popularity:Popularity",
+        "filler": "cosched.simulator.schedulers.filler:Filler",
+        "sjf-filler": "cosched.simulator.schedulers.filler:SJFFiller",
+        "pop-filler": "cosched.simulator.schedulers.filler:PopFiller",
+        "matching": "cosched.simulator.schedulers.matching:Matching",
+    }
+)
+COSCHEDULERS = (
+    "easy-co",
+    "sjf-co",
+    "ljf-co",
+    "laf-co",
+    "popularity",
+    "filler",
+    "sjf-filler",
+    "pop-filler",
+    "matching",
+)
+SCHEDULERS.update(
+    {  # the rigid and malleable policies of ElastiSim's study (001 §6.3)
+        "fcfs-rigid": "cosched.simulator.schedulers.elastic:FCFSRigid",
+        "fcfs-malleable": "cosched.simulator.schedulers.elastic:FCFSMalleable",
+        "sjf-rigid": "cosched.simulator.schedulers.elastic:SJFRigid",
+        "sjf-malleable": "cosched.simulator.schedulers.elastic:SJFMalleable",
+        "drf": "cosched.simulator.schedulers.elastic:DRF",
+        "srtf": "cosched.simulator.schedulers.elastic:SRTF",
+        # the other reading of the rigid policies (greedy first fit, no reservation), under names of their own
+        "fcfs-rigid-greedy": "cosched.simulator.schedulers.elastic:FCFSRigidGreedy",
+        "sjf-rigid-greedy": "cosched.simulator.schedulers.elastic:SJFRigidGreedy",
+    }
+)
 ELASTIC = ("fcfs-rigid", "fcfs-malleable", "sjf-rigid", "sjf-malleable", "drf", "srtf")
 
 
@@ -68,8 +89,11 @@ def make_scheduler(name: str, **options):
             foreign = [key for key in options if key not in accepted]
             unknown = [key for key in foreign if key not in _every_option()]
             if unknown:
-                raise InputError(f"unknown option {unknown[0]!r} of scheduler {name!r}; it takes: "
-                                 f"{', '.join(accepted) or 'no options'}", field=unknown[0])
+                raise InputError(
+                    f"unknown option {unknown[0]!r} of scheduler {name!r}; it takes: "
+                    f"{', '.join(accepted) or 'no options'}",
+                    field=unknown[0],
+                )
     return build(SCHEDULERS, name, "scheduler", **options)
 
 

@@ -13,6 +13,7 @@ in the common cases (a job too long to fit whole before its reservation can only
 free segments that reaches it), consecutive identical checks are answered once, and the shift of a queue
 of identical jobs changes the profile once per pass (`Profile.move`).
 """
+
 from __future__ import annotations
 
 import bisect
@@ -167,7 +168,9 @@ class Profile:
                 if free[m] < units:
                     break
                 m += 1
-                if m - k == 16:  # a long window: check the rest at once (else go on to where it fails)
+                if (
+                    m - k == 16
+                ):  # a long window: check the rest at once (else go on to where it fails)
                     rest = bisect.bisect_left(times, end, m)
                     if rest - m > 16 and min(free[m:rest]) >= units:
                         return begin
@@ -196,7 +199,9 @@ class Profile:
         before = bisect.bisect_left(times, begin)  # segments 0..before-1 start before `begin`
         if times[0] + duration < begin:  # a whole window may fit before `begin`
             # only starts t with t + duration < begin (slack for rounding)
-            last = bisect.bisect_right(times, begin - duration + 1e-9 * (abs(begin) + duration + 1.0), 0, before)
+            last = bisect.bisect_right(
+                times, begin - duration + 1e-9 * (abs(begin) + duration + 1.0), 0, before
+            )
             k = 0
             while k < last:
                 if free[k] < units:
@@ -212,7 +217,9 @@ class Profile:
                         break
                     m += 1
                 else:
-                    if taken and start < high and stop > low:  # overlaps the pending move: apply that first
+                    if (
+                        taken and start < high and stop > low
+                    ):  # overlaps the pending move: apply that first
                         self.settle()
                         return self.earlier(duration, units, begin, end)
                     return start
@@ -220,7 +227,9 @@ class Profile:
         k = before - 1  # else the start of the run of free segments that reaches `begin`, if any
         if k < 0 or free[k] < units:
             return None
-        if taken and begin > low:  # the run may cross [low, high), where `taken` fewer units are free
+        if (
+            taken and begin > low
+        ):  # the run may cross [low, high), where `taken` fewer units are free
             return self._run_start(k, begin, units, taken, low, high)
         while k > 0 and free[k - 1] >= units:
             k -= 1
@@ -247,7 +256,9 @@ class Profile:
                 return start
             k = m + 1
 
-    def _run_start(self, k: int, begin: float, units: int, taken: int, low: float, high: float) -> float | None:
+    def _run_start(
+        self, k: int, begin: float, units: int, taken: int, low: float, high: float
+    ) -> float | None:
         """Start of the run reaching `begin` (the point before it is in segment k) of a profile that is the
         lists less `taken` units on [low, high), low < begin: walked leftwards above, in and below it."""
         times, free = self.times, self.free
@@ -290,8 +301,12 @@ class ConservativeBackfill:
         self.engine = engine
         self.depth = max(depth, 1)
         self.profile = Profile(engine.allocator.total_units, engine.now)
-        self.slot: dict[int, tuple[float, float, int]] = {}  # waiting job -> (start, end, units) reserved
-        self.booked: dict[int, tuple[float, int]] = {}  # running job -> (predicted end, units) in the profile
+        self.slot: dict[
+            int, tuple[float, float, int]
+        ] = {}  # waiting job -> (start, end, units) reserved
+        self.booked: dict[
+            int, tuple[float, int]
+        ] = {}  # running job -> (predicted end, units) in the profile
         self.first = first_reservations
         self.dirty = False  # capacity appeared before some reservations: compress them
         self.pending = True  # jobs without a reservation may be in the window
@@ -317,7 +332,7 @@ class ConservativeBackfill:
         if not self.dirty and not self.pending and now < self.next_begin:
             return 0
         profile.advance(now)
-        window = order[:self.depth]
+        window = order[: self.depth]
         new = [job for job in window if job not in slot]
         stale = slot.keys() - window if len(window) - len(new) != len(slot) else ()
         for job in stale:  # reserved jobs that left the window give their units back
@@ -370,7 +385,9 @@ class ConservativeBackfill:
         estimate, units_of, table = engine.estimate, engine.allocator.units, engine.units_table
         earlier, request_wakeup = profile.earlier, engine.request_wakeup
         due, next_begin = [], INF
-        stuck = set()  # (begin, end, units, duration) that cannot move in the profile as it is now: identical
+        stuck = (
+            set()
+        )  # (begin, end, units, duration) that cannot move in the profile as it is now: identical
         # jobs queued together share their answer until the profile changes
         for job in window:
             reserved = slot.get(job)

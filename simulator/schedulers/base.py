@@ -21,6 +21,7 @@ arrival order. The queue is sorted once per pass, jobs start in that order until
 allocator units over predicted end times (``engine.predicted_end``: the user estimate by default, the run
 time with ``use_run_times``, rescaled by the job's progress rate).
 """
+
 from __future__ import annotations
 
 from itertools import islice
@@ -84,11 +85,18 @@ class QueueScheduler(Scheduler):
 
     OPTIONS = ("backfill", "depth", "record_reservations")
 
-    def __init__(self, backfill: str | None = None, depth: int = DEFAULT_DEPTH, record_reservations: bool = False):
+    def __init__(
+        self,
+        backfill: str | None = None,
+        depth: int = DEFAULT_DEPTH,
+        record_reservations: bool = False,
+    ):
         if backfill is not None:
             if backfill not in BACKFILL_POLICIES:
-                raise InputError(f"unknown backfill policy {backfill!r}; known: {', '.join(BACKFILL_POLICIES)}",
-                                 field="backfill")
+                raise InputError(
+                    f"unknown backfill policy {backfill!r}; known: {', '.join(BACKFILL_POLICIES)}",
+                    field="backfill",
+                )
             self.backfill = backfill
         if depth < 0:
             raise InputError(f"backfill depth must be >= 0, got {depth}", field="depth")
@@ -97,10 +105,15 @@ class QueueScheduler(Scheduler):
         self._conservative = None
 
     def attach(self, engine) -> None:
-        self.cores = np.asarray(engine.cores, dtype=np.int64)  # per-job arrays for vectorised priorities
+        self.cores = np.asarray(
+            engine.cores, dtype=np.int64
+        )  # per-job arrays for vectorised priorities
         self.estimate = np.asarray(engine.estimate, dtype=np.float64)
-        self._conservative = ConservativeBackfill(engine, self.depth, self.reservations) \
-            if self.backfill == "conservative" else None
+        self._conservative = (
+            ConservativeBackfill(engine, self.depth, self.reservations)
+            if self.backfill == "conservative"
+            else None
+        )
 
     def on_arrival(self, engine, job: int) -> None:
         if self._conservative is not None:
@@ -130,11 +143,16 @@ class QueueScheduler(Scheduler):
         conservative = self._conservative
         if conservative is not None:
             # jobs started: the window slides, and waiting jobs without a reservation enter it (003 §5.1.3)
-            while waiting and conservative.schedule(self.order(engine, self.depth)) and \
-                    len(waiting) > len(conservative.slot):
+            while (
+                waiting
+                and conservative.schedule(self.order(engine, self.depth))
+                and len(waiting) > len(conservative.slot)
+            ):
                 conservative.arrived()
             return
-        if self.priority is None:  # arrival order: look at a few jobs at a time (queues can be long)
+        if (
+            self.priority is None
+        ):  # arrival order: look at a few jobs at a time (queues can be long)
             while waiting and fcfs_pass(engine, self.order(engine, IN_ORDER_CHUNK)):
                 pass
             if waiting and self.backfill == "easy" and self.depth:
@@ -145,5 +163,4 @@ class QueueScheduler(Scheduler):
         while index < len(order) and start(order[index]):
             index += 1
         if index < len(order) and self.backfill == "easy" and self.depth:
-            easy_pass(engine, order[index:index + self.depth + 1], self.reservations)
-
+            easy_pass(engine, order[index : index + self.depth + 1], self.reservations)

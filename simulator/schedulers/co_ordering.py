@@ -10,16 +10,27 @@ into its own branch (factor0 = 1, the same value 1 - 0 / free) and divides by th
 instead of maxId. Both denominators are one positive constant per sorting pass, so the two versions
 give the same order; the key values differ by that constant factor.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 __all__ = [
-    "queue_order", "sjf_key", "ljf_key", "laf_key", "popularity_ranks", "popularity_key", "filler_factor0",
-    "filler_key", "two_factor_key", "POPULARITY_THRESHOLD",
+    "queue_order",
+    "sjf_key",
+    "ljf_key",
+    "laf_key",
+    "popularity_ranks",
+    "popularity_key",
+    "filler_factor0",
+    "filler_key",
+    "two_factor_key",
+    "POPULARITY_THRESHOLD",
 ]
 
-POPULARITY_THRESHOLD = 1.0  # average pairwise speedup above which two waiting jobs count as a good pair
+POPULARITY_THRESHOLD = (
+    1.0  # average pairwise speedup above which two waiting jobs count as a good pair
+)
 
 
 def queue_order(key: np.ndarray) -> np.ndarray:
@@ -36,11 +47,17 @@ def ljf_key(remaining: np.ndarray) -> np.ndarray:
 
 
 def laf_key(cores: np.ndarray, remaining: np.ndarray) -> np.ndarray:
-    return np.asarray(cores, dtype=np.float64) * remaining  # 003 appendix, LAF-Co: processes x remaining time
+    return (
+        np.asarray(cores, dtype=np.float64) * remaining
+    )  # 003 appendix, LAF-Co: processes x remaining time
 
 
-def popularity_ranks(apps: np.ndarray, speedups: np.ndarray, threshold: float = POPULARITY_THRESHOLD,
-                     known: np.ndarray | None = None) -> np.ndarray:
+def popularity_ranks(
+    apps: np.ndarray,
+    speedups: np.ndarray,
+    threshold: float = POPULARITY_THRESHOLD,
+    known: np.ndarray | None = None,
+) -> np.ndarray:
     """Rank of each waiting job: how many other waiting jobs it pairs with at average speedup > threshold.
 
     003 §5.2.5: for every pair of waiting jobs whose average pairwise speedup exceeds the threshold, both
@@ -48,16 +65,22 @@ def popularity_ranks(apps: np.ndarray, speedups: np.ndarray, threshold: float = 
     ``known`` (same shape) marks the measured pairs, the only ones counted (as ELiSE skips unmeasured pairs).
     """
     apps = np.asarray(apps, dtype=np.int64)
-    good = (speedups + speedups.T) / 2 > threshold  # 003 §5.2.5: average of the two directed speedups
+    good = (
+        speedups + speedups.T
+    ) / 2 > threshold  # 003 §5.2.5: average of the two directed speedups
     if known is not None:
         good &= known
     present = np.bincount(apps, minlength=speedups.shape[0])
-    per_app = good.astype(np.int64) @ present  # good partners of each application among all waiting jobs
+    per_app = (
+        good.astype(np.int64) @ present
+    )  # good partners of each application among all waiting jobs
     return per_app[apps] - good[apps, apps]  # not the job itself
 
 
 def popularity_key(ranks: np.ndarray, queue_length: int) -> np.ndarray:
-    return np.asarray(ranks, dtype=np.float64) / queue_length  # 003 appendix, Popularity: rank / len(queue)
+    return (
+        np.asarray(ranks, dtype=np.float64) / queue_length
+    )  # 003 appendix, Popularity: rank / len(queue)
 
 
 def filler_factor0(cores: np.ndarray, free_cores: int) -> np.ndarray:
@@ -66,12 +89,16 @@ def filler_factor0(cores: np.ndarray, free_cores: int) -> np.ndarray:
     if free_cores <= 0:
         return np.ones(cores.size)  # 003 appendix, Filler: sys_free_cores == 0 -> factor0 = 1
     diff = free_cores - cores
-    return np.where(diff > 0, 1 - diff / free_cores, np.where(diff == 0, 1.0, -1.0))  # 003 appendix, Filler
+    return np.where(
+        diff > 0, 1 - diff / free_cores, np.where(diff == 0, 1.0, -1.0)
+    )  # 003 appendix, Filler
 
 
 def filler_key(job_ids: np.ndarray, cores: np.ndarray, free_cores: int) -> np.ndarray:
     """factor0 / factor1 with factor1 = (job_id + 1) / len(waiting_queue) (003 appendix, Filler)."""
-    factor1 = (np.asarray(job_ids, dtype=np.float64) + 1) / len(job_ids)  # 003 appendix, Filler factor1
+    factor1 = (np.asarray(job_ids, dtype=np.float64) + 1) / len(
+        job_ids
+    )  # 003 appendix, Filler factor1
     return filler_factor0(cores, free_cores) / factor1
 
 
@@ -85,4 +112,6 @@ def two_factor_key(cores: np.ndarray, free_cores: int, second_key: np.ndarray) -
     n = len(second_key)
     position = np.empty(n, dtype=np.float64)
     position[queue_order(second_key)] = np.arange(n)  # 003 appendix, get_index(job) in second_queue
-    return filler_factor0(cores, free_cores) + position / n  # 003 appendix, SJF-/Pop-Filler: factor0 + factor1
+    return (
+        filler_factor0(cores, free_cores) + position / n
+    )  # 003 appendix, SJF-/Pop-Filler: factor0 + factor1

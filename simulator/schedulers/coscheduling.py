@@ -6,6 +6,7 @@ progress at the heatmap speedups of their neighbours. A subclass only sets ``pri
 backfilling; the reservation goes to the first job of the sorted queue that does not fit (``reserve="head"``)
 or, as in ELiSE, to the oldest waiting job, with the backfill candidates in arrival order (``"oldest"``).
 """
+
 from __future__ import annotations
 
 from itertools import islice
@@ -18,7 +19,10 @@ from cosched.simulator.schedulers.co_ordering import laf_key, ljf_key, sjf_key
 
 __all__ = ["CoScheduler", "EasyCo", "SJFCo", "LJFCo", "LAFCo", "RESERVATIONS"]
 
-RESERVATIONS = ("head", "oldest")  # who holds the EASY reservation: the sorted head, or the oldest job (ELiSE)
+RESERVATIONS = (
+    "head",
+    "oldest",
+)  # who holds the EASY reservation: the sorted head, or the oldest job (ELiSE)
 
 
 class CoScheduler(QueueScheduler):
@@ -33,14 +37,24 @@ class CoScheduler(QueueScheduler):
     co_located = True
     OPTIONS = QueueScheduler.OPTIONS + ("missing_pair", "reserve")
 
-    def __init__(self, backfill=None, depth=DEFAULT_DEPTH, record_reservations=False, missing_pair="default",
-                 reserve="head"):
+    def __init__(
+        self,
+        backfill=None,
+        depth=DEFAULT_DEPTH,
+        record_reservations=False,
+        missing_pair="default",
+        reserve="head",
+    ):
         super().__init__(backfill, depth, record_reservations)
         if missing_pair not in MISSING_PAIRS:
-            raise InputError(f"unknown missing-pair rule {missing_pair!r}; choose from {MISSING_PAIRS}",
-                             field="missing_pair")
+            raise InputError(
+                f"unknown missing-pair rule {missing_pair!r}; choose from {MISSING_PAIRS}",
+                field="missing_pair",
+            )
         if reserve not in RESERVATIONS:
-            raise InputError(f"unknown reservation rule {reserve!r}; choose from {RESERVATIONS}", field="reserve")
+            raise InputError(
+                f"unknown reservation rule {reserve!r}; choose from {RESERVATIONS}", field="reserve"
+            )
         self.missing_pair, self.reserve = missing_pair, reserve
 
     def make_allocator(self, platform, placement: str | None = None) -> CoLocationAllocator:

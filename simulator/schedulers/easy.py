@@ -1,4 +1,5 @@
 """EASY (aggressive) and Conservative backfilling over the arrival order (003 §5.1.2, §5.1.3)."""
+
 from __future__ import annotations
 
 from cosched.simulator.schedulers.base import QueueScheduler

@@ -1,4 +1,5 @@
 """First Come First Serve: arrival order, no backfilling (003 §5.1.1)."""
+
 from __future__ import annotations
 
 from cosched.simulator.schedulers.base import QueueScheduler

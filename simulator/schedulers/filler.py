@@ -5,6 +5,7 @@ Filler sorts by factor0 / factor1: how exactly a job fills the free cores, over 
 copy of the queue sorted by remaining time (SJF-Filler) or popularity rank (Pop-Filler). All use EASY
 backfilling on the co-location allocator. The job id of the formulas is the job's arrival index.
 """
+
 from __future__ import annotations
 
 from cosched.simulator.schedulers.co_ordering import filler_key, sjf_key, two_factor_key
@@ -30,7 +31,9 @@ class SJFFiller(CoScheduler):
 
     def priority(self, engine, waiting):
         # 003 appendix: second_queue_reorder = remaining_time, sorted like the waiting queue (descending)
-        return two_factor_key(self.cores[waiting], engine.allocator.free_cores(), -sjf_key(self.estimate[waiting]))
+        return two_factor_key(
+            self.cores[waiting], engine.allocator.free_cores(), -sjf_key(self.estimate[waiting])
+        )
 
 
 class PopFiller(Popularity):
@@ -42,4 +45,6 @@ class PopFiller(Popularity):
     name = "pop-filler"
 
     def priority(self, engine, waiting):
-        return two_factor_key(self.cores[waiting], engine.allocator.free_cores(), self.ranks(engine, waiting))
+        return two_factor_key(
+            self.cores[waiting], engine.allocator.free_cores(), self.ranks(engine, waiting)
+        )

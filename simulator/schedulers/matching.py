@@ -26,6 +26,7 @@ co-schedulers), starts now if it ends by then or if the head still fits then bes
 divide the remaining estimate by the slowest speed a job can run at here, min(1, threshold, its alone
 speedup), so with estimates that bound the run times the head starts no later than its reservation.
 """
+
 from __future__ import annotations
 
 import math
@@ -41,10 +42,19 @@ from cosched.simulator.colocation import CoLocationAllocator
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
 from cosched.simulator.schedulers.coscheduling import CoScheduler
 
-__all__ = ["Matching", "PairingAllocator", "pair_weights", "max_weight_pairs", "match_window", "DEFAULT_WINDOW",
-           "DEFAULT_THRESHOLD"]
+__all__ = [
+    "Matching",
+    "PairingAllocator",
+    "pair_weights",
+    "max_weight_pairs",
+    "match_window",
+    "DEFAULT_WINDOW",
+    "DEFAULT_THRESHOLD",
+]
 
-DEFAULT_WINDOW = 16  # waiting jobs matched per pass: ~2 ms per networkx matching (benchmarks/bench_matching.py)
+DEFAULT_WINDOW = (
+    16  # waiting jobs matched per pass: ~2 ms per networkx matching (benchmarks/bench_matching.py)
+)
 DEFAULT_THRESHOLD = 1.0  # no pair slows either job below its compact speed
 CACHE_LIMIT = 100_000  # matchings of distinct window multisets kept per run
 INF = math.inf
@@ -67,11 +77,15 @@ def max_weight_pairs(apps, gain: np.ndarray, allowed: np.ndarray) -> list[tuple[
     keep = allowed[apps[first], apps[second]]
     first, second = first[keep], second[keep]
     graph = nx.Graph()
-    graph.add_weighted_edges_from(zip(first.tolist(), second.tolist(), gain[apps[first], apps[second]].tolist()))
+    graph.add_weighted_edges_from(
+        zip(first.tolist(), second.tolist(), gain[apps[first], apps[second]].tolist())
+    )
     return sorted(tuple(sorted(pair)) for pair in nx.max_weight_matching(graph))
 
 
-def match_window(apps, gain: np.ndarray, allowed: np.ndarray, cache: dict | None = None) -> list[tuple[int, int]]:
+def match_window(
+    apps, gain: np.ndarray, allowed: np.ndarray, cache: dict | None = None
+) -> list[tuple[int, int]]:
     """A maximum-weight matching of a window of jobs (positions in `apps`, queue order), via their classes.
 
     The weights depend only on the applications, so the matching of the sorted multiset of applications
@@ -81,7 +95,9 @@ def match_window(apps, gain: np.ndarray, allowed: np.ndarray, cache: dict | None
     apps = np.asarray(apps, dtype=np.int64)
     edges = allowed[np.ix_(apps, apps)]
     np.fill_diagonal(edges, False)
-    positions = np.flatnonzero(edges.any(axis=1)).tolist()  # jobs with no partner in the window stay alone
+    positions = np.flatnonzero(
+        edges.any(axis=1)
+    ).tolist()  # jobs with no partner in the window stay alone
     apps = apps[positions].tolist()
     key = tuple(sorted(apps))
     classes = None if cache is None else cache.get(key)
@@ -96,8 +112,11 @@ def match_window(apps, gain: np.ndarray, allowed: np.ndarray, cache: dict | None
     for i, a in enumerate(apps):
         if i in taken:
             continue
-        options = [(gain[a, y if x == a else x], y if x == a else x)
-                   for (x, y), left in remaining.items() if left and a in (x, y)]
+        options = [
+            (gain[a, y if x == a else x], y if x == a else x)
+            for (x, y), left in remaining.items()
+            if left and a in (x, y)
+        ]
         if not options:
             continue
         b = max(options)[1]
@@ -126,13 +145,17 @@ class PairingAllocator(CoLocationAllocator):
     planned allocation. A job started without a plan is placed as an unmatched job.
     """
 
-    def setup(self, engine, app: np.ndarray, compatible: np.ndarray, alone_spread: np.ndarray) -> None:
+    def setup(
+        self, engine, app: np.ndarray, compatible: np.ndarray, alone_spread: np.ndarray
+    ) -> None:
         """Applications of the jobs, which applications may share a node, which run spread when alone."""
         self.app, self.compatible, self.alone_spread = app, compatible, alone_spread
         self.spread_count = [-(-c // self.half) for c in engine.cores]
         self.compact_count = [-(-c // self._cpn) for c in engine.cores]
-        self.halves_alone = [count if alone_spread[a] and count <= self.platform.nodes else 2 * compact
-                             for count, compact, a in zip(self.spread_count, self.compact_count, app.tolist())]
+        self.halves_alone = [
+            count if alone_spread[a] and count <= self.platform.nodes else 2 * compact
+            for count, compact, a in zip(self.spread_count, self.compact_count, app.tolist())
+        ]
         self.planned: dict[int, Allocation] = {}
         self._snapshot: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -162,12 +185,15 @@ class PairingAllocator(CoLocationAllocator):
         state = self.state
         free = (self._cpn - state.used) // self.half
         occupant = state.occupants.max(axis=1)
-        occupant_app = np.where((free == 1) & (occupant > EMPTY), self.app[np.maximum(occupant, 0)], -1)
+        occupant_app = np.where(
+            (free == 1) & (occupant > EMPTY), self.app[np.maximum(occupant, 0)], -1
+        )
         self._snapshot = free, occupant_app
         return self._snapshot
 
-    def plan(self, unit: tuple[int, ...], free: np.ndarray, occupant_app: np.ndarray
-             ) -> list[tuple[int, Allocation]] | None:
+    def plan(
+        self, unit: tuple[int, ...], free: np.ndarray, occupant_app: np.ndarray
+    ) -> list[tuple[int, Allocation]] | None:
         """Allocations of the unit's jobs on a node state (free halves, occupant applications), or None.
 
         One job: compact on idle nodes, or spread. A pair (lead first, the larger): the lead spread with as
@@ -181,20 +207,34 @@ class PairingAllocator(CoLocationAllocator):
             nodes = self._spread_nodes(job, self.spread_count[job], free, occupant_app)
             return None if nodes is None else [(job, Allocation(nodes, self.half))]
         lead, follower = unit
-        lead_nodes = self._spread_nodes(lead, self.spread_count[lead], free, occupant_app,
-                                        idle_first=self.spread_count[follower])
+        lead_nodes = self._spread_nodes(
+            lead,
+            self.spread_count[lead],
+            free,
+            occupant_app,
+            idle_first=self.spread_count[follower],
+        )
         if lead_nodes is None:
             return None
         free, occupant_app = free.copy(), occupant_app.copy()
         free[lead_nodes] -= 1
         occupant_app[lead_nodes] = np.where(free[lead_nodes] == 1, self.app[lead], -1)
-        nodes = self._spread_nodes(follower, self.spread_count[follower], free, occupant_app, beside=lead_nodes)
+        nodes = self._spread_nodes(
+            follower, self.spread_count[follower], free, occupant_app, beside=lead_nodes
+        )
         if nodes is None:
             return None
         return [(lead, Allocation(lead_nodes, self.half)), (follower, Allocation(nodes, self.half))]
 
-    def _spread_nodes(self, job: int, count: int, free: np.ndarray, occupant_app: np.ndarray,
-                      idle_first: int = 0, beside: np.ndarray | None = None) -> np.ndarray | None:
+    def _spread_nodes(
+        self,
+        job: int,
+        count: int,
+        free: np.ndarray,
+        occupant_app: np.ndarray,
+        idle_first: int = 0,
+        beside: np.ndarray | None = None,
+    ) -> np.ndarray | None:
         """`count` nodes for one half of `job`, from idle nodes and half-full ones whose occupant pairs with
         it at or above the threshold: first `idle_first` idle nodes and the free halves `beside` a partner,
         then in the placement order."""
@@ -233,13 +273,23 @@ class Matching(CoScheduler):
     name = "matching"
     OPTIONS = ("window", "threshold", "depth", "record_reservations", "missing_pair")
 
-    def __init__(self, window: int = DEFAULT_WINDOW, threshold: float = DEFAULT_THRESHOLD, depth: int = DEFAULT_DEPTH,
-                 record_reservations: bool = False, missing_pair: str = "default"):
-        super().__init__(depth=depth, record_reservations=record_reservations, missing_pair=missing_pair)
+    def __init__(
+        self,
+        window: int = DEFAULT_WINDOW,
+        threshold: float = DEFAULT_THRESHOLD,
+        depth: int = DEFAULT_DEPTH,
+        record_reservations: bool = False,
+        missing_pair: str = "default",
+    ):
+        super().__init__(
+            depth=depth, record_reservations=record_reservations, missing_pair=missing_pair
+        )
         if window < 1:
             raise InputError(f"matching window must be >= 1, got {window}", field="window")
         if not threshold > 0:
-            raise InputError(f"matching threshold must be positive, got {threshold}", field="threshold")
+            raise InputError(
+                f"matching threshold must be positive, got {threshold}", field="threshold"
+            )
         self.window, self.threshold = int(window), float(threshold)
 
     def make_allocator(self, platform, placement: str | None = None) -> PairingAllocator:
@@ -248,8 +298,11 @@ class Matching(CoScheduler):
     def attach(self, engine) -> None:
         super().attach(engine)
         if not isinstance(engine.allocator, PairingAllocator):
-            raise InputError("the matching co-scheduler places its pairs itself: run it on its own allocator "
-                             "(Matching.make_allocator), not on another one", field="allocator")
+            raise InputError(
+                "the matching co-scheduler places its pairs itself: run it on its own allocator "
+                "(Matching.make_allocator), not on another one",
+                field="allocator",
+            )
         self.allocator = engine.allocator
         model = engine.speed_model
         self.gain, self.allowed = pair_weights(model.speedups, self.threshold)
@@ -269,11 +322,15 @@ class Matching(CoScheduler):
         allocator = engine.allocator
         while engine.waiting:
             queue = list(islice(engine.waiting, max(self.window, self.depth + 1)))
-            if self.reservations is None and min(map(allocator.halves_alone.__getitem__, queue)) > \
-                    allocator.free_units():
+            if (
+                self.reservations is None
+                and min(map(allocator.halves_alone.__getitem__, queue)) > allocator.free_units()
+            ):
                 return  # no job fits even alone: nothing can start
-            window = queue[:self.window]
-            units = self.pair_up(window, self.match(window)) + [(job,) for job in queue[self.window:]]
+            window = queue[: self.window]
+            units = self.pair_up(window, self.match(window)) + [
+                (job,) for job in queue[self.window :]
+            ]
             for index, unit in enumerate(units):
                 fits = allocator.halves(unit) <= allocator.free_units()
                 placed = allocator.plan(unit, *allocator.snapshot()) if fits else None
@@ -286,14 +343,16 @@ class Matching(CoScheduler):
                     self.start(engine, placed)
                     break
                 partner = [(max(unit),)] if len(unit) == 2 else []
-                self.backfill(engine, head, partner + units[index + 1:])
+                self.backfill(engine, head, partner + units[index + 1 :])
                 return
 
     def match(self, jobs: list[int]) -> dict[int, int]:
         """Each job's partner in the maximum-weight matching of the spreadable jobs of the window."""
         eligible = [job for job in jobs if self.allocator.spreadable(job)]
         partner = {}
-        for first, second in match_window([self.apps[job] for job in eligible], self.gain, self.allowed, self.cache):
+        for first, second in match_window(
+            [self.apps[job] for job in eligible], self.gain, self.allowed, self.cache
+        ):
             partner[eligible[first]] = eligible[second]
             partner[eligible[second]] = eligible[first]
         return partner
@@ -339,7 +398,9 @@ class Matching(CoScheduler):
                 continue
             if shadow is None:
                 shadow, free, occupant_app = self.shadow(engine, head)
-            if not all(now + estimate[job] / floor[job] <= shadow for job in unit):  # ends after the shadow
+            if not all(
+                now + estimate[job] / floor[job] <= shadow for job in unit
+            ):  # ends after the shadow
                 later_free, later_app = free.copy(), occupant_app.copy()
                 for job, allocation in placed:
                     nodes = allocation.nodes
@@ -359,7 +420,9 @@ class Matching(CoScheduler):
         free, occupant_app = (array.copy() for array in allocator.snapshot())
         occupants = allocator.state.occupants.copy()
         predicted, rate, floor, app = engine.predicted_end, engine.rate, self.floor, self.app
-        ends = sorted((now + (predicted[job] - now) * rate[job] / floor[job], job) for job in engine.running)
+        ends = sorted(
+            (now + (predicted[job] - now) * rate[job] / floor[job], job) for job in engine.running
+        )
         half, need = allocator.half, allocator.halves(head)
         for index, (end, job) in enumerate(ends):
             allocation = engine.allocation[job]
@@ -369,7 +432,9 @@ class Matching(CoScheduler):
             rows[rows == job] = EMPTY
             occupants[nodes] = rows
             left = rows.max(axis=1)
-            occupant_app[nodes] = np.where((free[nodes] == 1) & (left > EMPTY), app[np.maximum(left, 0)], -1)
+            occupant_app[nodes] = np.where(
+                (free[nodes] == 1) & (left > EMPTY), app[np.maximum(left, 0)], -1
+            )
             if index + 1 < len(ends) and ends[index + 1][0] == end or free.sum() < need:
                 continue
             if allocator.plan(head, free, occupant_app) is not None:

@@ -2,6 +2,7 @@
 
 The key is the job's estimate (the run time with ``use_run_times``, as the thesis assumes known run times).
 """
+
 from __future__ import annotations
 
 from cosched.simulator.schedulers.base import QueueScheduler

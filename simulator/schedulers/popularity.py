@@ -6,6 +6,7 @@ falls below 3 (no longer enough good partners left in the queue, as happens to t
 jobs) is deployed compact instead of spread: the Greek summary of 003 §5.2.5 says co-location stops "once
 the rank values fall below 3", as the author's implementation does (``compact_below``).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,7 +14,11 @@ import numpy as np
 from cosched.errors import InputError
 from cosched.simulator.colocation import COMPACT
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
-from cosched.simulator.schedulers.co_ordering import POPULARITY_THRESHOLD, popularity_key, popularity_ranks
+from cosched.simulator.schedulers.co_ordering import (
+    POPULARITY_THRESHOLD,
+    popularity_key,
+    popularity_ranks,
+)
 from cosched.simulator.schedulers.coscheduling import CoScheduler
 
 __all__ = ["Popularity", "COMPACT_BELOW"]
@@ -27,17 +32,29 @@ class Popularity(CoScheduler):
     name = "popularity"
     OPTIONS = CoScheduler.OPTIONS + ("threshold", "compact_below")
 
-    def __init__(self, backfill=None, depth=DEFAULT_DEPTH, record_reservations=False, missing_pair="default",
-                 reserve="head", threshold=POPULARITY_THRESHOLD, compact_below=COMPACT_BELOW):
+    def __init__(
+        self,
+        backfill=None,
+        depth=DEFAULT_DEPTH,
+        record_reservations=False,
+        missing_pair="default",
+        reserve="head",
+        threshold=POPULARITY_THRESHOLD,
+        compact_below=COMPACT_BELOW,
+    ):
         super().__init__(backfill, depth, record_reservations, missing_pair, reserve)
         if compact_below < 0:
-            raise InputError(f"compact_below must be >= 0, got {compact_below}", field="compact_below")
+            raise InputError(
+                f"compact_below must be >= 0, got {compact_below}", field="compact_below"
+            )
         self.threshold = threshold
         self.compact_below = compact_below
 
     def ranks(self, engine, waiting: np.ndarray) -> np.ndarray:
         model = engine.speed_model
-        return popularity_ranks(model.app[waiting], model.speedups, self.threshold, getattr(model, "known", None))
+        return popularity_ranks(
+            model.app[waiting], model.speedups, self.threshold, getattr(model, "known", None)
+        )
 
     def priority(self, engine, waiting):
         ranks = self.ranks(engine, waiting)

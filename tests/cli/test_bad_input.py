@@ -1,5 +1,6 @@
 """Bad input files and options across `cosched` commands: one stderr line naming file and field/line, exit 2,
 no traceback, no output file left behind (regressions found by the contract audit)."""
+
 from __future__ import annotations
 
 import json
@@ -59,8 +60,13 @@ def test_infeasible_instance_error_has_the_same_layout_as_other_field_errors(tmp
     assert_one_line_error(code, err, f"{path}, field 'combinations': ")
 
 
-@pytest.mark.parametrize("argv", [["demo", "--n", "3", "--out", "{tmp}/plot.xyz"],
-                                  ["heatmap", "{heatmap}", "--plots", "{tmp}/plot.xyz"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["demo", "--n", "3", "--out", "{tmp}/plot.xyz"],
+        ["heatmap", "{heatmap}", "--plots", "{tmp}/plot.xyz"],
+    ],
+)
 def test_unsupported_plot_extension_exits_2_before_writing(tmp_path, capsys, argv):
     heatmap = tmp_path / "h.csv"
     heatmap.write_text(HEADER + "a,4,10,b,4,20,15,30\n")
@@ -70,8 +76,9 @@ def test_unsupported_plot_extension_exits_2_before_writing(tmp_path, capsys, arg
     assert out == "" and not list(tmp_path.glob("*plot*"))
 
 
-@pytest.mark.parametrize("row, field", [("a,4,10,b,4,20\n", "field 'co_A_B'"),
-                                        ("a,4,10,b,4,20,15,30,99\n", "line 2")])
+@pytest.mark.parametrize(
+    "row, field", [("a,4,10,b,4,20\n", "field 'co_A_B'"), ("a,4,10,b,4,20,15,30,99\n", "line 2")]
+)
 def test_heatmap_row_with_wrong_cell_count_exits_2_naming_the_line(tmp_path, capsys, row, field):
     path = tmp_path / "h.csv"
     path.write_text(HEADER + row)
@@ -81,16 +88,23 @@ def test_heatmap_row_with_wrong_cell_count_exits_2_naming_the_line(tmp_path, cap
     assert out == "" and not instance.exists()
 
 
-@pytest.mark.parametrize("application, field", [
-    ({"name": "a", "procs": 4, "compact_time": -3}, "applications[0].compact_time"),
-    ({"name": "a", "procs": "x", "compact_time": 3}, "applications[0].procs"),
-    ({"name": "a", "procs": 4.5, "compact_time": 3}, "applications[0].procs"),
-])
-def test_application_seed_bad_value_names_the_application_field(tmp_path, capsys, application, field):
+@pytest.mark.parametrize(
+    "application, field",
+    [
+        ({"name": "a", "procs": 4, "compact_time": -3}, "applications[0].compact_time"),
+        ({"name": "a", "procs": "x", "compact_time": 3}, "applications[0].procs"),
+        ({"name": "a", "procs": 4.5, "compact_time": 3}, "applications[0].procs"),
+    ],
+)
+def test_application_seed_bad_value_names_the_application_field(
+    tmp_path, capsys, application, field
+):
     path = tmp_path / "seed.json"
     path.write_text(json.dumps({"applications": [application]}))
     out_csv = tmp_path / "w.csv"
-    code, _, err = run(capsys, "generate-workload", "--app-seed", path, "--jobs", "3", "--out", out_csv)
+    code, _, err = run(
+        capsys, "generate-workload", "--app-seed", path, "--jobs", "3", "--out", out_csv
+    )
     assert_one_line_error(code, err, str(path), f"field '{field}'")
     assert not out_csv.exists()
 
@@ -99,13 +113,19 @@ def test_application_seed_duplicate_names_keep_their_message(tmp_path, capsys):
     path = tmp_path / "seed.json"
     app = {"name": "a", "procs": 4, "compact_time": 3}
     path.write_text(json.dumps({"applications": [app, app]}))
-    code, _, err = run(capsys, "generate-workload", "--app-seed", path, "--jobs", "3", "--out", tmp_path / "w.csv")
+    code, _, err = run(
+        capsys, "generate-workload", "--app-seed", path, "--jobs", "3", "--out", tmp_path / "w.csv"
+    )
     assert_one_line_error(code, err, str(path), "unique application names")
 
 
-@pytest.mark.parametrize("rows, field", [("1,a,1,0.6\n2,a,1,0.5\n", "field 'cputime'"),
-                                         ("1,a,1,0.5\n1,a,1,0.6\n", "field 'time'")])
-def test_samples_that_are_not_cumulative_exit_2_naming_line_and_column(tmp_path, capsys, rows, field):
+@pytest.mark.parametrize(
+    "rows, field",
+    [("1,a,1,0.6\n2,a,1,0.5\n", "field 'cputime'"), ("1,a,1,0.5\n1,a,1,0.6\n", "field 'time'")],
+)
+def test_samples_that_are_not_cumulative_exit_2_naming_line_and_column(
+    tmp_path, capsys, rows, field
+):
     path = tmp_path / "samples.csv"
     path.write_text("time,task,tid,cputime\n" + rows)
     out_csv = tmp_path / "speeds.csv"
@@ -124,26 +144,60 @@ def test_samples_path_that_is_a_directory_exits_2(tmp_path, capsys):
 @pytest.mark.parametrize("option, field", [("--experiments", "experiments"), ("--jobs", "jobs")])
 def test_experiment_sim_nonpositive_size_names_its_own_option(tmp_path, capsys, option, field):
     out = tmp_path / "grid"
-    code, _, err = run(capsys, "experiment-sim", "--preset", "example-small", option, "-1", "--out", out,
-                       "--no-plots", "--quiet")
+    code, _, err = run(
+        capsys,
+        "experiment-sim",
+        "--preset",
+        "example-small",
+        option,
+        "-1",
+        "--out",
+        out,
+        "--no-plots",
+        "--quiet",
+    )
     assert_one_line_error(code, err, f"field '{field}'")
     assert not out.exists()
 
 
 def test_experiment_sim_failing_before_any_run_leaves_no_output_folder(tmp_path, capsys):
     heatmap = tmp_path / "gaps.csv"
-    heatmap.write_text(HEADER + "a,4,10,b,4,20,,\nb,4,20,c,4,5,6,7\n")  # a|b, a|c... measured in neither direction
+    heatmap.write_text(
+        HEADER + "a,4,10,b,4,20,,\nb,4,20,c,4,5,6,7\n"
+    )  # a|b, a|c... measured in neither direction
     out = tmp_path / "grid"
-    code, _, err = run(capsys, "experiment-sim", "--preset", "example-small", "--heatmap", heatmap, "--experiments",
-                       "1", "--jobs", "10", "--out", out, "--no-plots", "--quiet", "--workers", "1")
+    code, _, err = run(
+        capsys,
+        "experiment-sim",
+        "--preset",
+        "example-small",
+        "--heatmap",
+        heatmap,
+        "--experiments",
+        "1",
+        "--jobs",
+        "10",
+        "--out",
+        out,
+        "--no-plots",
+        "--quiet",
+        "--workers",
+        "1",
+    )
     assert_one_line_error(code, err, str(heatmap), "no default speedup")
     assert not out.exists()
 
 
-@pytest.mark.parametrize("document, field", [
-    ({"work": [1, 2], "combinations": [[0, 1]], "speeds": [[0.5, 0.6]]}, "combinations"),
-    ({"work": [1, 2], "combinations": [[0], [1], [0, 1]], "speeds": [[0], [1], [0, 0.5]]}, "speeds"),
-])
+@pytest.mark.parametrize(
+    "document, field",
+    [
+        ({"work": [1, 2], "combinations": [[0, 1]], "speeds": [[0.5, 0.6]]}, "combinations"),
+        (
+            {"work": [1, 2], "combinations": [[0], [1], [0, 1]], "speeds": [[0], [1], [0, 0.5]]},
+            "speeds",
+        ),
+    ],
+)
 def test_normalize_failure_names_the_file(tmp_path, capsys, document, field):
     path = tmp_path / "measured.json"
     path.write_text(json.dumps(document))
@@ -161,20 +215,28 @@ def test_closed_stdout_pipe_exits_quietly_without_traceback(tmp_path):
     read_end, write_end = os.pipe()
     os.close(read_end)  # every write now fails with EPIPE, as after `| head` exits
     try:
-        done = subprocess.run([sys.executable, "-m", "cosched.cli", "opt", str(instance)], stdout=write_end,
-                              stderr=subprocess.PIPE, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "cosched.cli", "opt", str(instance)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
     finally:
         os.close(write_end)
     assert done.returncode == 141 and done.stderr == ""
 
 
-@pytest.mark.parametrize("argv", [
-    ["generate", "--n", "3", "--out", "{target}"],
-    ["demo", "--n", "3", "--out", "{target}"],
-    ["heatmap", "{heatmap}", "--plots", "{target}"],
-    ["heatmap", "{heatmap}", "--instance", "{target}"],
-    ["generate-workload", "--heatmap", "{heatmap}", "--jobs", "3", "--out", "{target}"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["generate", "--n", "3", "--out", "{target}"],
+        ["demo", "--n", "3", "--out", "{target}"],
+        ["heatmap", "{heatmap}", "--plots", "{target}"],
+        ["heatmap", "{heatmap}", "--instance", "{target}"],
+        ["generate-workload", "--heatmap", "{heatmap}", "--jobs", "3", "--out", "{target}"],
+    ],
+)
 @pytest.mark.parametrize("blocker", ["directory", "parent-file"])
 def test_unwritable_output_path_exits_2_naming_it(tmp_path, capsys, argv, blocker):
     heatmap = tmp_path / "h.csv"
@@ -211,7 +273,9 @@ def test_heatmap_with_a_byte_order_mark_reads_like_without(tmp_path, capsys):
 
 @pytest.mark.parametrize("options, field", [(["--k", "2"], "k"), (["--quantum", "-1"], "quantum")])
 @pytest.mark.parametrize("command", ["run", "ratio"])
-def test_strategy_option_out_of_range_names_that_option_once(tmp_path, capsys, command, options, field):
+def test_strategy_option_out_of_range_names_that_option_once(
+    tmp_path, capsys, command, options, field
+):
     instance = tmp_path / "i.json"
     assert main(["generate", "--n", "3", "--seed", "1", "--out", str(instance)]) == 0
     capsys.readouterr()

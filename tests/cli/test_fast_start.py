@@ -71,8 +71,9 @@ def test_numpy_rows_without_counting_are_the_counted_records(rows, gap, odd, whe
     uncounted: the same array (or the same refusal) as counting the records."""
     from cosched.errors import InputError
 
-    lines = [(odd if where == "gap" and i == position else gap).join(row)
-             for i, row in enumerate(rows)]
+    lines = [
+        (odd if where == "gap" and i == position else gap).join(row) for i, row in enumerate(rows)
+    ]
     extra = {"line": odd, "blank line": f" {odd}\t", "comment": f"; c{odd}"}.get(where)
     if extra is not None:
         lines.insert(min(position, len(lines)), extra)
@@ -141,9 +142,17 @@ def test_pandas_free_jobs_csv_is_pandas_file_byte_for_byte(tmp_path):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.one_of(st.floats(), st.integers(-10**17, 10**17).map(float),
-                          st.sampled_from([0.0, -0.0, 1e16, -1e16, 1e16 - 2, 0.5, -2.0])),
-                min_size=1, max_size=30))
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(),
+            st.integers(-(10**17), 10**17).map(float),
+            st.sampled_from([0.0, -0.0, 1e16, -1e16, 1e16 - 2, 0.5, -2.0]),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
 def test_floats_print_as_repr_prints_them(values):
     from cosched.simulator.cli import float_texts
 

@@ -139,6 +139,8 @@ def test_execute_refusing_an_out_of_another_run_says_so_in_one_line(tmp_path, ca
     out = tmp_path / "run"
     out.mkdir()
     (out / "config.json").write_text('{"tasks": {"other": "true"}}')
-    code = main(["execute", "--kernels", "compute", "--kernel-work", "5", "--out", str(out), "--quiet"])
+    code = main(
+        ["execute", "--kernels", "compute", "--kernel-work", "5", "--out", str(out), "--quiet"]
+    )
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "different execute run" in err

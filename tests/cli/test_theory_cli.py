@@ -1,4 +1,5 @@
 """`cosched generate | opt | demo | run | ratio`: JSON shapes, Example 1, and exit code 2 on bad input."""
+
 import json
 
 import pytest
@@ -22,27 +23,54 @@ def instance_file(tmp_path, capsys):
 
 def test_generate_writes_json_and_npz_that_opt_reads(tmp_path, capsys):
     for name in ("a.json", "a.npz"):
-        code, out, _ = run(capsys, "generate", "--n", 5, "--seed", 1, "--alpha", 0.5, 0.9, "--out",
-                           tmp_path / name, "--json")
+        code, out, _ = run(
+            capsys,
+            "generate",
+            "--n",
+            5,
+            "--seed",
+            1,
+            "--alpha",
+            0.5,
+            0.9,
+            "--out",
+            tmp_path / name,
+            "--json",
+        )
         assert code == 0 and json.loads(out)["m"] == 31
-    makespans = [json.loads(run(capsys, "opt", tmp_path / name, "--json")[1])["makespan"]
-                 for name in ("a.json", "a.npz")]
+    makespans = [
+        json.loads(run(capsys, "opt", tmp_path / name, "--json")[1])["makespan"]
+        for name in ("a.json", "a.npz")
+    ]
     assert makespans[0] == makespans[1]
 
 
 def test_generate_max_size_restricts_combinations(tmp_path, capsys):
-    code, out, _ = run(capsys, "generate", "--n", 6, "--max-size", 2, "--out", tmp_path / "r.json", "--json")
+    code, out, _ = run(
+        capsys, "generate", "--n", 6, "--max-size", 2, "--out", tmp_path / "r.json", "--json"
+    )
     assert json.loads(out)["m"] == 6 + 15
 
 
 def test_opt_json_shape_and_methods_agree(instance_file, capsys):
     documents = {}
     for method, backend in (("direct", "highs"), ("colgen", "highs"), ("direct", "pulp")):
-        code, out, _ = run(capsys, "opt", instance_file, "--method", method, "--backend", backend, "--json")
+        code, out, _ = run(
+            capsys, "opt", instance_file, "--method", method, "--backend", backend, "--json"
+        )
         documents[method, backend] = document = json.loads(out)
         assert code == 0
-        assert set(document) == {"makespan", "schedule", "solver", "method", "solve_seconds", "tasks"}
-        assert document["tasks"] == [f"T{i + 1}" for i in range(6)]  # names of the 0-based combination indices
+        assert set(document) == {
+            "makespan",
+            "schedule",
+            "solver",
+            "method",
+            "solve_seconds",
+            "tasks",
+        }
+        assert document["tasks"] == [
+            f"T{i + 1}" for i in range(6)
+        ]  # names of the 0-based combination indices
         assert document["method"] == method and document["solver"] == backend
         assert all(set(step) == {"combination", "time"} for step in document["schedule"])
     values = [document["makespan"] for document in documents.values()]
@@ -52,8 +80,18 @@ def test_opt_json_shape_and_methods_agree(instance_file, capsys):
 
 
 def test_run_json_shape(instance_file, capsys):
-    code, out, _ = run(capsys, "run", instance_file, "--strategy", "fcs", "--tie-break", "random", "--seed", 3,
-                       "--json")
+    code, out, _ = run(
+        capsys,
+        "run",
+        instance_file,
+        "--strategy",
+        "fcs",
+        "--tie-break",
+        "random",
+        "--seed",
+        3,
+        "--json",
+    )
     document = json.loads(out)
     assert code == 0 and set(document) == {"strategy", "makespan", "schedule", "tasks"}
     assert document["strategy"] == "fcs"
@@ -87,8 +125,15 @@ def test_demo_prints_the_table_and_writes_the_plot(tmp_path, capsys):
 
 def test_nonmonotone_and_normalize_flags_reach_the_loader(tmp_path, capsys):
     path = tmp_path / "measured.json"
-    path.write_text(json.dumps({"work": [10, 20], "combinations": [[0], [1], [0, 1]],
-                                "speeds": [[2.0], [0.5], [2.2, 0.3]]}))
+    path.write_text(
+        json.dumps(
+            {
+                "work": [10, 20],
+                "combinations": [[0], [1], [0, 1]],
+                "speeds": [[2.0], [0.5], [2.2, 0.3]],
+            }
+        )
+    )
     code, _, err = run(capsys, "opt", path)
     assert code == 2 and "field 'speeds'" in err
     code, _, err = run(capsys, "opt", path, "--normalize")
@@ -97,13 +142,18 @@ def test_nonmonotone_and_normalize_flags_reach_the_loader(tmp_path, capsys):
     assert code == 0 and json.loads(out)["ratio"] >= 1 - 1e-9
 
 
-@pytest.mark.parametrize("content, field", [
-    ('{"work": [1, 2], "combinations": [[0], [1]], "speeds": [[1], ["x"]]}', "speeds[1]"),
-    ('{"work": [1, 2], "combinations": [[0], [1]]}', "speeds"),
-    ('{"work": [1, 2], "combinations": [[0], [3]], "speeds": [[1], [1]]}', "combinations[1]"),
-])
+@pytest.mark.parametrize(
+    "content, field",
+    [
+        ('{"work": [1, 2], "combinations": [[0], [1]], "speeds": [[1], ["x"]]}', "speeds[1]"),
+        ('{"work": [1, 2], "combinations": [[0], [1]]}', "speeds"),
+        ('{"work": [1, 2], "combinations": [[0], [3]], "speeds": [[1], [1]]}', "combinations[1]"),
+    ],
+)
 @pytest.mark.parametrize("command", ["opt", "run", "ratio"])
-def test_malformed_file_exits_2_with_one_line_naming_file_and_field(tmp_path, capsys, content, field, command):
+def test_malformed_file_exits_2_with_one_line_naming_file_and_field(
+    tmp_path, capsys, content, field, command
+):
     path = tmp_path / "bad.json"
     path.write_text(content)
     code, out, err = run(capsys, command, path)
@@ -113,20 +163,25 @@ def test_malformed_file_exits_2_with_one_line_naming_file_and_field(tmp_path, ca
 
 def test_infeasible_restricted_instance_exits_2_naming_the_task(tmp_path, capsys):
     path = tmp_path / "restricted.json"
-    path.write_text(json.dumps({"work": [1, 3], "combinations": [[0], [0, 1]], "speeds": [[1], [1, 1]]}))
+    path.write_text(
+        json.dumps({"work": [1, 3], "combinations": [[0], [0, 1]], "speeds": [[1], [1, 1]]})
+    )
     for command in ("opt", "ratio", "run"):
         code, out, err = run(capsys, command, path)
         assert code == 2 and out == "" and "T2" in err and str(path) in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("argv", [
-    ["generate", "--n", "0", "--out", "{tmp}/x.json"],
-    ["generate", "--n", "4", "--alpha", "0.9", "0.1", "--out", "{tmp}/x.json"],
-    ["generate", "--n", "4", "--out", "{tmp}/x.csv"],
-    ["generate", "--worst-case", "--n", "4", "--max-size", "2", "--out", "{tmp}/x.json"],
-    ["generate", "--n", "30", "--out", "{tmp}/x.npz"],
-    ["demo", "--n", "40", "--out", "{tmp}/x.png"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["generate", "--n", "0", "--out", "{tmp}/x.json"],
+        ["generate", "--n", "4", "--alpha", "0.9", "0.1", "--out", "{tmp}/x.json"],
+        ["generate", "--n", "4", "--out", "{tmp}/x.csv"],
+        ["generate", "--worst-case", "--n", "4", "--max-size", "2", "--out", "{tmp}/x.json"],
+        ["generate", "--n", "30", "--out", "{tmp}/x.npz"],
+        ["demo", "--n", "40", "--out", "{tmp}/x.png"],
+    ],
+)
 def test_bad_arguments_exit_2_and_leave_no_output_file(tmp_path, capsys, argv):
     code, _, err = run(capsys, *[a.format(tmp=tmp_path) for a in argv])
     assert code == 2 and err.count("\n") == 1

@@ -1,5 +1,6 @@
 """One CLI vocabulary (docs/cli-conventions.md): the same flags mean the same in every subcommand, old spellings
 still parse to the same arguments, outputs are checked before any work, warnings and notices are one line."""
+
 from __future__ import annotations
 
 import argparse
@@ -17,15 +18,25 @@ from cosched.outputs import check_outputs
 
 HEADER = "name_A,procs_A,compact_A,name_B,procs_B,compact_B,co_A_B,co_B_A\n"
 WORKLOAD = "job_id,submit_time,run_time,cores,estimate\n" + "".join(
-    f"{i},{i * 7 % 50},{5 + i % 13},{1 + i % 6},{20 + i % 13}\n" for i in range(20))
+    f"{i},{i * 7 % 50},{5 + i % 13},{1 + i % 6},{20 + i % 13}\n" for i in range(20)
+)
 
 # the least each subcommand needs to parse; a new subcommand must be added here (test_every_subcommand_is_listed)
 MINIMAL = {
-    "generate": ["--out", "x.json"], "opt": ["i.json"], "run": ["i.json"], "ratio": ["i.json"], "demo": [],
-    "experiment": ["--out", "d"], "simulate": ["--workload", "w.csv", "--platform", "grvingt"],
-    "compare": ["--workload", "w.csv", "--platform", "grvingt"], "heatmap": ["h.csv"],
-    "generate-workload": ["--heatmap", "h.csv", "--out", "w.csv"], "experiment-sim": ["--out", "d"],
-    "measure": ["--out", "d"], "measure-validate": [], "measure-speeds": ["s.csv"],
+    "generate": ["--out", "x.json"],
+    "opt": ["i.json"],
+    "run": ["i.json"],
+    "ratio": ["i.json"],
+    "demo": [],
+    "experiment": ["--out", "d"],
+    "simulate": ["--workload", "w.csv", "--platform", "grvingt"],
+    "compare": ["--workload", "w.csv", "--platform", "grvingt"],
+    "heatmap": ["h.csv"],
+    "generate-workload": ["--heatmap", "h.csv", "--out", "w.csv"],
+    "experiment-sim": ["--out", "d"],
+    "measure": ["--out", "d"],
+    "measure-validate": [],
+    "measure-speeds": ["s.csv"],
     "execute": ["--out", "d"],
     "bound": ["--workload", "w.csv", "--platform", "grvingt"],
     "elastic": ["c.json", "--scheduler", "fcfs-rigid"],
@@ -35,11 +46,36 @@ MINIMAL = {
     "experiment-hybrid": ["--workload", "w.swf", "--platform", "grvingt", "--out", "d"],
     "measure-heatmap": ["--apps", "a.json", "--nodes", "local:1", "--out", "d"],
 }
-RANDOM = ("generate", "run", "ratio", "demo", "experiment", "generate-workload", "experiment-sim", "measure",
-          "measure-validate", "execute", "worst-case", "hybrid-workload", "experiment-hybrid", "experiment-elastic",
-          "measure-heatmap")
-PROGRESS_BARS = ("experiment", "simulate", "compare", "experiment-sim", "measure", "measure-validate", "execute",
-                 "worst-case", "experiment-hybrid", "experiment-elastic", "measure-heatmap")
+RANDOM = (
+    "generate",
+    "run",
+    "ratio",
+    "demo",
+    "experiment",
+    "generate-workload",
+    "experiment-sim",
+    "measure",
+    "measure-validate",
+    "execute",
+    "worst-case",
+    "hybrid-workload",
+    "experiment-hybrid",
+    "experiment-elastic",
+    "measure-heatmap",
+)
+PROGRESS_BARS = (
+    "experiment",
+    "simulate",
+    "compare",
+    "experiment-sim",
+    "measure",
+    "measure-validate",
+    "execute",
+    "worst-case",
+    "experiment-hybrid",
+    "experiment-elastic",
+    "measure-heatmap",
+)
 
 
 def run(capsys, *argv):
@@ -64,7 +100,9 @@ def parse(*argv) -> argparse.Namespace:
 
 
 def options(command: str) -> dict[str, argparse.Action]:
-    return {flag: action for action in subparsers()[command]._actions for flag in action.option_strings}
+    return {
+        flag: action for action in subparsers()[command]._actions for flag in action.option_strings
+    }
 
 
 def test_every_subcommand_is_listed():
@@ -103,7 +141,11 @@ def test_progress_bar_commands_take_quiet():
 
 OLD_AND_NEW = [  # (command, old spelling, new spelling): both parse to the same arguments
     ("experiment-sim", ["--no-progress"], ["--quiet"]),
-    ("experiment-sim", ["--schedulers", "easy,sjf-co"], ["--scheduler", "easy", "--scheduler", "sjf-co"]),
+    (
+        "experiment-sim",
+        ["--schedulers", "easy,sjf-co"],
+        ["--scheduler", "easy", "--scheduler", "sjf-co"],
+    ),
     ("experiment-sim", ["--mean", "30"], ["--mean-interarrival", "30"]),
     ("experiment-sim", ["--no-plots"], ["--no-plots"]),
     ("compare", ["--schedulers", "fcfs,easy"], ["--scheduler", "fcfs,easy"]),
@@ -129,7 +171,9 @@ OLD_AND_NEW = [  # (command, old spelling, new spelling): both parse to the same
 ]
 
 
-@pytest.mark.parametrize("command, old, new", OLD_AND_NEW, ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+@pytest.mark.parametrize(
+    "command, old, new", OLD_AND_NEW, ids=lambda v: " ".join(v) if isinstance(v, list) else v
+)
 def test_old_spelling_warns_once_naming_the_new_one(command, old, new, capsys):
     if old == new:
         return
@@ -151,8 +195,9 @@ def test_deprecation_warning_prints_as_one_line_before_the_command_runs(tmp_path
     path = tmp_path / "i.json"
     code, _, err = run(capsys, "generate", "--n", 3, "--work", 1, 2, "--out", path)
     assert code == 0 and path.exists()
-    assert err.splitlines()[0] == ("cosched generate: warning: --work is deprecated, use --work-range "
-                                   "(removed in 0.4.0)")
+    assert err.splitlines()[0] == (
+        "cosched generate: warning: --work is deprecated, use --work-range (removed in 0.4.0)"
+    )
 
 
 def test_one_word_per_meaning():
@@ -169,8 +214,9 @@ def test_one_word_per_meaning():
 
 
 def test_measure_and_execute_share_no_flag_with_two_defaults():
-    shared = {flag for flag, action in options("measure").items() if action.help != argparse.SUPPRESS} & {
-        flag for flag, action in options("execute").items() if action.help != argparse.SUPPRESS}
+    shared = {
+        flag for flag, action in options("measure").items() if action.help != argparse.SUPPRESS
+    } & {flag for flag, action in options("execute").items() if action.help != argparse.SUPPRESS}
     for flag in shared - {"-h", "--help"}:
         assert options("measure")[flag].default == options("execute")[flag].default, flag
 
@@ -182,21 +228,29 @@ def test_help_says_repeatable_only_where_several_values_parse(command):
     for flag, action in options(command).items():
         help_text = action.help or ""
         if "repeatable" in help_text:
-            assert isinstance(action, NameList) or action.nargs in ("+", "*") or isinstance(
-                action, argparse._AppendAction), (command, flag)
+            assert (
+                isinstance(action, NameList)
+                or action.nargs in ("+", "*")
+                or isinstance(action, argparse._AppendAction)
+            ), (command, flag)
     if "--strategy" in options(command) and command in ("run", "ratio", "worst-case", "execute"):
         assert "repeatable" not in options(command)["--strategy"].help
     if command == "simulate":
         assert "repeatable" not in options(command)["--scheduler"].help
 
 
-@pytest.mark.parametrize("argv, suggestion", [
-    (["simulat"], "did you mean 'simulate'?"),
-    (["experiment-hybird", "--out", "d"], "did you mean 'experiment-hybrid'?"),
-    (["opt", "i.json", "--method", "dirct"], "did you mean 'direct'?"),
-    (["simulate", "--workload", "w.csv", "--platform", "grvingt", "--schedular", "easy"],
-     "did you mean '--scheduler'?"),
-])
+@pytest.mark.parametrize(
+    "argv, suggestion",
+    [
+        (["simulat"], "did you mean 'simulate'?"),
+        (["experiment-hybird", "--out", "d"], "did you mean 'experiment-hybrid'?"),
+        (["opt", "i.json", "--method", "dirct"], "did you mean 'direct'?"),
+        (
+            ["simulate", "--workload", "w.csv", "--platform", "grvingt", "--schedular", "easy"],
+            "did you mean '--scheduler'?",
+        ),
+    ],
+)
 def test_a_mistyped_name_suggests_the_closest(argv, suggestion, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(argv)
@@ -215,14 +269,26 @@ def test_quiet_prints_only_errors_and_warnings(tmp_path, capsys):
     path = tmp_path / "i.json"
     assert run(capsys, "generate", "--n", 3, "--out", path, "--quiet") == (0, "", "")
     assert run(capsys, "opt", path, "--quiet") == (0, "", "")
-    code, out, _ = run(capsys, "opt", path, "--quiet", "--json")  # a document asked for still prints
+    code, out, _ = run(
+        capsys, "opt", path, "--quiet", "--json"
+    )  # a document asked for still prints
     assert code == 0 and "makespan" in json.loads(out)
     code, out, err = run(capsys, "run", path, "--strategy", "nope", "--quiet")
     assert code == 2 and out == "" and "error" in err
 
 
-@pytest.mark.parametrize("seconds, unit", [(59, "s"), (3599, "s"), (7199, "s"), (7200, "h"), (86400, "h"),
-                                           (2 * 86400, "d"), (30 * 86400, "d")])
+@pytest.mark.parametrize(
+    "seconds, unit",
+    [
+        (59, "s"),
+        (3599, "s"),
+        (7199, "s"),
+        (7200, "h"),
+        (86400, "h"),
+        (2 * 86400, "d"),
+        (30 * 86400, "d"),
+    ],
+)
 def test_durations_print_in_a_unit_that_fits(seconds, unit):
     from cosched.cli_options import time_unit
 
@@ -230,7 +296,9 @@ def test_durations_print_in_a_unit_that_fits(seconds, unit):
     assert time_unit([1.0, seconds, None])[0] == unit
 
 
-@pytest.mark.parametrize("command, old, new", OLD_AND_NEW, ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+@pytest.mark.parametrize(
+    "command, old, new", OLD_AND_NEW, ids=lambda v: " ".join(v) if isinstance(v, list) else v
+)
 def test_old_spelling_parses_to_the_same_arguments(command, old, new):
     assert parse(command, *_argv(command, old)) == parse(command, *_argv(command, new))
     assert parse(command, *_argv(command, old)) != parse(command, *MINIMAL[command])
@@ -243,11 +311,21 @@ def _argv(command, extra):
     return [*MINIMAL[command], *extra]
 
 
-@pytest.mark.parametrize("command, hidden", [
-    ("experiment-sim", "--no-progress"), ("experiment-sim", "--schedulers"), ("experiment-sim", "--mean"),
-    ("compare", "--schedulers"), ("simulate", "--schedulers"), ("experiment", "--strategies"), ("run", "--strategies"),
-    ("generate-workload", "--mean"), ("measure", "--monotone"), ("heatmap", "--plot"),
-])
+@pytest.mark.parametrize(
+    "command, hidden",
+    [
+        ("experiment-sim", "--no-progress"),
+        ("experiment-sim", "--schedulers"),
+        ("experiment-sim", "--mean"),
+        ("compare", "--schedulers"),
+        ("simulate", "--schedulers"),
+        ("experiment", "--strategies"),
+        ("run", "--strategies"),
+        ("generate-workload", "--mean"),
+        ("measure", "--monotone"),
+        ("heatmap", "--plot"),
+    ],
+)
 def test_old_spellings_are_hidden_from_help(command, hidden):
     assert options(command)[hidden].help == argparse.SUPPRESS
     assert f"{hidden} " not in subparsers()[command].format_help().replace(f"{hidden}-", "")
@@ -293,11 +371,40 @@ def test_version_flag_prints_the_package_version(capsys):
 
 def test_warnings_print_as_one_line_naming_the_command(tmp_path, capsys):
     heatmap = tmp_path / "gaps.csv"
-    heatmap.write_text(HEADER + "a,4,10,b,4,20,,\nb,4,20,c,4,5,6,7\n")  # a|b measured in neither direction
+    heatmap.write_text(
+        HEADER + "a,4,10,b,4,20,,\nb,4,20,c,4,5,6,7\n"
+    )  # a|b measured in neither direction
     workload = tmp_path / "w.csv"
-    assert run(capsys, "generate-workload", "--heatmap", heatmap, "--jobs", 6, "--out", workload, "--quiet")[0] == 0
-    code, out, err = run(capsys, "simulate", "--workload", workload, "--platform", "grvingt", "--scheduler",
-                         "easy-co", "--heatmap", heatmap, "--default-speedup", 1, "--quiet", "--json")
+    assert (
+        run(
+            capsys,
+            "generate-workload",
+            "--heatmap",
+            heatmap,
+            "--jobs",
+            6,
+            "--out",
+            workload,
+            "--quiet",
+        )[0]
+        == 0
+    )
+    code, out, err = run(
+        capsys,
+        "simulate",
+        "--workload",
+        workload,
+        "--platform",
+        "grvingt",
+        "--scheduler",
+        "easy-co",
+        "--heatmap",
+        heatmap,
+        "--default-speedup",
+        1,
+        "--quiet",
+        "--json",
+    )
     assert code == 0 and json.loads(out)["jobs"] == 6
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("cosched simulate: warning: ")
@@ -311,25 +418,57 @@ def _blocked(tmp_path, kind):
     return plain if kind == "file-for-folder" else plain / "sub"
 
 
-@pytest.mark.parametrize("argv, flag", [
-    (["simulate", "--workload", "{w}", "--platform", "grvingt", "--out", "{tmp}/run", "--plots", "{blocked}"],
-     "--plots"),
-    (["simulate", "--workload", "{w}", "--platform", "grvingt", "--out", "{blocked}"], "--out"),
-    (["compare", "--workload", "{w}", "--platform", "grvingt", "--out", "{blocked}"], "--out"),
-    (["experiment", "--preset", "small", "--out", "{blocked}"], "--out"),
-    (["experiment", "--preset", "small", "--out", "{tmp}/run", "--plots", "{blocked}"], "--plots"),
-    (["experiment-sim", "--preset", "example-small", "--out", "{blocked}"], "--out"),
-    (["measure", "--kernels", "compute", "--out", "{blocked}"], "--out"),
-    (["measure-validate", "--kernels", "compute", "--out", "{tmp}/run", "--plots", "{blocked}"], "--plots"),
-    (["measure-validate", "--kernels", "compute", "--out", "{blocked}"], "--out"),
-    (["measure-speeds", "{w}", "--out", "{blocked}/x.csv"], "--out"),
-    (["generate-workload", "--heatmap", "{h}", "--jobs", "3", "--out", "{blocked}/w.csv"], "--out"),
-    (["heatmap", "{h}", "--plots", "{blocked}/h.png"], "--plots"),
-    (["heatmap", "{h}", "--instance", "{blocked}/h.json"], "--instance"),
-    (["demo", "--n", "3", "--out", "{blocked}/d.png"], "--out"),
-    (["demo", "--n", "3", "--plots", "{blocked}/d.png"], "--plots"),
-    (["generate", "--n", "3", "--out", "{blocked}/i.json"], "--out"),
-])
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        (
+            [
+                "simulate",
+                "--workload",
+                "{w}",
+                "--platform",
+                "grvingt",
+                "--out",
+                "{tmp}/run",
+                "--plots",
+                "{blocked}",
+            ],
+            "--plots",
+        ),
+        (["simulate", "--workload", "{w}", "--platform", "grvingt", "--out", "{blocked}"], "--out"),
+        (["compare", "--workload", "{w}", "--platform", "grvingt", "--out", "{blocked}"], "--out"),
+        (["experiment", "--preset", "small", "--out", "{blocked}"], "--out"),
+        (
+            ["experiment", "--preset", "small", "--out", "{tmp}/run", "--plots", "{blocked}"],
+            "--plots",
+        ),
+        (["experiment-sim", "--preset", "example-small", "--out", "{blocked}"], "--out"),
+        (["measure", "--kernels", "compute", "--out", "{blocked}"], "--out"),
+        (
+            [
+                "measure-validate",
+                "--kernels",
+                "compute",
+                "--out",
+                "{tmp}/run",
+                "--plots",
+                "{blocked}",
+            ],
+            "--plots",
+        ),
+        (["measure-validate", "--kernels", "compute", "--out", "{blocked}"], "--out"),
+        (["measure-speeds", "{w}", "--out", "{blocked}/x.csv"], "--out"),
+        (
+            ["generate-workload", "--heatmap", "{h}", "--jobs", "3", "--out", "{blocked}/w.csv"],
+            "--out",
+        ),
+        (["heatmap", "{h}", "--plots", "{blocked}/h.png"], "--plots"),
+        (["heatmap", "{h}", "--instance", "{blocked}/h.json"], "--instance"),
+        (["demo", "--n", "3", "--out", "{blocked}/d.png"], "--out"),
+        (["demo", "--n", "3", "--plots", "{blocked}/d.png"], "--plots"),
+        (["generate", "--n", "3", "--out", "{blocked}/i.json"], "--out"),
+    ],
+)
 @pytest.mark.parametrize("kind", ["file-for-folder", "under-a-file"])
 def test_outputs_are_checked_before_any_work(tmp_path, capsys, argv, flag, kind):
     w, h = tmp_path / "w.csv", tmp_path / "h.csv"
@@ -351,8 +490,18 @@ def test_unwritable_folder_is_refused_before_any_work(tmp_path, capsys):
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        code, _, err = run(capsys, "simulate", "--workload", w, "--platform", "grvingt", "--out", tmp_path / "run",
-                           "--plots", locked / "plots")
+        code, _, err = run(
+            capsys,
+            "simulate",
+            "--workload",
+            w,
+            "--platform",
+            "grvingt",
+            "--out",
+            tmp_path / "run",
+            "--plots",
+            locked / "plots",
+        )
     finally:
         locked.chmod(0o700)
     assert code == 2 and "permission denied" in err and "field '--plots'" in err
@@ -362,9 +511,13 @@ def test_unwritable_folder_is_refused_before_any_work(tmp_path, capsys):
 def test_check_outputs_accepts_new_and_existing_locations_and_creates_nothing(tmp_path):
     (tmp_path / "old").mkdir()
     (tmp_path / "f.csv").write_text("")
-    check_outputs(("--out", tmp_path / "old", "folder"), ("--out", tmp_path / "new" / "deeper", "folder"),
-                  ("--out", tmp_path / "f.csv", "file"), ("--plots", tmp_path / "p.png", "plot"),
-                  ("--out", None, "file"))
+    check_outputs(
+        ("--out", tmp_path / "old", "folder"),
+        ("--out", tmp_path / "new" / "deeper", "folder"),
+        ("--out", tmp_path / "f.csv", "file"),
+        ("--plots", tmp_path / "p.png", "plot"),
+        ("--out", None, "file"),
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.csv", "old"]
     with pytest.raises(InputError, match="'.xyz'"):
         check_outputs(("--plots", tmp_path / "p.xyz", "plot"))
@@ -390,13 +543,29 @@ def test_outputs_are_announced_on_stderr_unless_quiet(tmp_path, capsys, monkeypa
     monkeypatch.chdir(tmp_path)
     w = tmp_path / "w.csv"
     w.write_text(WORKLOAD)
-    code, _, err = run(capsys, "simulate", "--workload", w, "--platform", "grvingt", "--out", "run", "--no-plots",
-                       "--json")
-    assert code == 0 and err.splitlines()[-1] == "cosched simulate: wrote run/: jobs.csv, summary.json"
-    code, out, err = run(capsys, "demo", "--n", 3, "--json")  # the default plot file, in the current folder
+    code, _, err = run(
+        capsys,
+        "simulate",
+        "--workload",
+        w,
+        "--platform",
+        "grvingt",
+        "--out",
+        "run",
+        "--no-plots",
+        "--json",
+    )
+    assert (
+        code == 0 and err.splitlines()[-1] == "cosched simulate: wrote run/: jobs.csv, summary.json"
+    )
+    code, out, err = run(
+        capsys, "demo", "--n", 3, "--json"
+    )  # the default plot file, in the current folder
     assert code == 0 and json.loads(out)["plot"] == "demo.png" and (tmp_path / "demo.png").exists()
     assert "cosched demo: wrote demo.png" in err
-    code, _, err = run(capsys, "simulate", "--workload", w, "--platform", "grvingt", "--out", "run2", "--quiet")
+    code, _, err = run(
+        capsys, "simulate", "--workload", w, "--platform", "grvingt", "--out", "run2", "--quiet"
+    )
     assert code == 0 and err == ""
 
 
@@ -405,13 +574,19 @@ def test_simulate_text_output_carries_units_and_uses_compare_units(tmp_path, cap
     w.write_text(WORKLOAD)  # a makespan of a few minutes: in seconds
     code, out, _ = run(capsys, "simulate", "--workload", w, "--platform", "grvingt")
     assert code == 0 and "makespan [s]" in out and "mean_wait [s]" in out and "e+" not in out
-    code, document, _ = run(capsys, "simulate", "--workload", w, "--platform", "grvingt", "--quiet", "--json")
+    code, document, _ = run(
+        capsys, "simulate", "--workload", w, "--platform", "grvingt", "--quiet", "--json"
+    )
     summary = json.loads(document)
     shown = float(next(line for line in out.splitlines() if "makespan [s]" in line).split()[-1])
     assert shown == pytest.approx(summary["makespan"], rel=1e-2)  # JSON keeps seconds
-    code, out, _ = run(capsys, "compare", "--workload", w, "--platform", "grvingt", "--scheduler", "easy")
+    code, out, _ = run(
+        capsys, "compare", "--workload", w, "--platform", "grvingt", "--scheduler", "easy"
+    )
     assert code == 0 and "makespan [s]" in out.splitlines()[1] and "wait [s]" in out.splitlines()[1]
-    code, out, _ = run(capsys, "simulate", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", 300)
+    code, out, _ = run(
+        capsys, "simulate", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", 300
+    )
     assert code == 0 and "makespan [d]" in out  # 300 jobs of KTH-SP2 span days
 
 
@@ -459,20 +634,37 @@ def test_unknown_registry_names_and_strategy_options_are_input_errors():
 def test_counter_fallback_notice_is_one_short_line_and_quiet_silences_it(capsys):
     from cosched.measurement.cli import _fallback
 
-    reason = "perf_event_open(type=0, config=0, tid=0): the kernel has no such hardware event (ENOENT); " * 4
+    reason = (
+        "perf_event_open(type=0, config=0, tid=0): the kernel has no such hardware event (ENOENT); "
+        * 4
+    )
     args = argparse.Namespace(command="measure", backend="auto", quiet=False)
     _fallback(args, reason, "the reason is in report.json")
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and len(err) < 160 and err.startswith("cosched measure: note: ")
     _fallback(argparse.Namespace(command="measure", backend="auto", quiet=True), reason, "x")
-    _fallback(argparse.Namespace(command="measure", backend="cputime", quiet=False), "cputime requested", "x")
+    _fallback(
+        argparse.Namespace(command="measure", backend="cputime", quiet=False),
+        "cputime requested",
+        "x",
+    )
     assert capsys.readouterr().err == ""
 
 
 def test_compare_out_is_a_folder_and_the_old_csv_file_form_still_works(tmp_path, capsys):
     w = tmp_path / "w.csv"
     w.write_text(WORKLOAD)
-    common = ["compare", "--workload", w, "--platform", "grvingt", "--scheduler", "easy", "--quiet", "--json"]
+    common = [
+        "compare",
+        "--workload",
+        w,
+        "--platform",
+        "grvingt",
+        "--scheduler",
+        "easy",
+        "--quiet",
+        "--json",
+    ]
     assert run(capsys, *common, "--out", tmp_path / "folder")[0] == 0
     assert (tmp_path / "folder" / "compare.csv").is_file()
     assert run(capsys, *common, "--out", tmp_path / "mine.csv")[0] == 0  # old form: the file itself

@@ -42,7 +42,9 @@ def _modules() -> list[str]:
 
 
 # modules that mirror another project's API, whose names users' files import unchanged
-FOREIGN_APIS = {"cosched.simulator.elastic.compat"}  # elastisim-python's classes for algorithm files
+FOREIGN_APIS = {
+    "cosched.simulator.elastic.compat"
+}  # elastisim-python's classes for algorithm files
 
 
 def collisions() -> dict[str, set[str]]:

@@ -15,6 +15,7 @@ seeded number of further cells is recorded (0: as soon as the command wrote anyt
 folder), after a short seeded delay that lands the signal inside the next cell. So the grids stay
 small (each test takes a few seconds) and a loaded machine slows the command and the trigger alike.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -40,16 +41,20 @@ MORE_CELLS = (0, 2)  # cells a run must record before its signal (seeded draw, i
 POLL_SECONDS = 0.005  # how often the test looks at the progress file
 START_SECONDS = 120.0  # the longest wait for the event (a bound for a broken command)
 LEFTOVER_GRACE = 3.0  # time the kernel gets to deliver PDEATHSIG and reap
-HEATMAP = str(Path(__file__).resolve().parents[2] / "simulator" / "data"
-              / "synthetic_npb_heatmap.csv")
+HEATMAP = str(
+    Path(__file__).resolve().parents[2] / "simulator" / "data" / "synthetic_npb_heatmap.csv"
+)
 TIMING = {"wall_seconds", "jobs_per_second", "simulated_days_per_hour"}
 # Python resets SIGINT to KeyboardInterrupt even if the test runner was started with SIGINT
 # ignored (`pytest &`)
-PRELUDE = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-           "from cosched.cli import main; sys.exit(main())")
+PRELUDE = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from cosched.cli import main; sys.exit(main())"
+)
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="/proc and PR_SET_PDEATHSIG: Linux")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG: Linux"
+)
 
 
 def _marked(marker: str) -> list[tuple[int, str, str]]:
@@ -101,8 +106,13 @@ def _snapshot(out: Path) -> dict:
 def _start(argv: list[str], marker: str) -> subprocess.Popen:
     env = {**os.environ, "COSCHED_TEST_MARKER": marker, "PYTHONUNBUFFERED": "1"}
     # its own process group: Ctrl-C reaches it and its workers
-    return subprocess.Popen([sys.executable, "-c", PRELUDE, *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", PRELUDE, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
 
 
 def _recorded(path: Path) -> int:
@@ -126,6 +136,7 @@ def _interrupt(argv: list[str], out: Path, progress: str, sig: int, rng: random.
     process = _start(argv, marker)
     try:
         deadline = time.monotonic() + START_SECONDS
+
         def waiting() -> bool:
             if target == recorded:
                 return _snapshot(out) == before
@@ -134,8 +145,10 @@ def _interrupt(argv: list[str], out: Path, progress: str, sig: int, rng: random.
         while process.poll() is None and time.monotonic() < deadline and waiting():
             time.sleep(POLL_SECONDS)
         time.sleep(delay)
-        assert process.poll() is None, (f"{argv[0]} finished before the {signal.Signals(sig).name} "
-                                         f"(exit {process.returncode}): make its grid larger")
+        assert process.poll() is None, (
+            f"{argv[0]} finished before the {signal.Signals(sig).name} "
+            f"(exit {process.returncode}): make its grid larger"
+        )
         sent = time.monotonic()
         if sig == signal.SIGINT:
             os.killpg(process.pid, sig)  # what Ctrl-C in a terminal does
@@ -146,8 +159,10 @@ def _interrupt(argv: list[str], out: Path, progress: str, sig: int, rng: random.
         try:
             _, stderr = process.communicate(timeout=5)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"{argv[0]}: stdout/stderr still held open after "
-                        f"{signal.Signals(sig).name} (a `| tee` would hang): {_marked(marker)}")
+            pytest.fail(
+                f"{argv[0]}: stdout/stderr still held open after "
+                f"{signal.Signals(sig).name} (a `| tee` would hang): {_marked(marker)}"
+            )
     finally:
         if process.poll() is None:
             process.kill()
@@ -157,11 +172,14 @@ def _interrupt(argv: list[str], out: Path, progress: str, sig: int, rng: random.
     if sig == signal.SIGKILL:
         assert code == -signal.SIGKILL
         return
-    assert code == 128 + sig, (f"exit {code} after {signal.Signals(sig).name}; "
-                               f"stderr: {stderr.decode()[-500:]}")
-    assert seconds < EXIT_SECONDS, (f"{argv[0]} took {seconds:.2f} s to exit after "
-                                    f"{signal.Signals(sig).name}; "
-                                    f"stderr: {stderr.decode()[-3000:]}")
+    assert code == 128 + sig, (
+        f"exit {code} after {signal.Signals(sig).name}; stderr: {stderr.decode()[-500:]}"
+    )
+    assert seconds < EXIT_SECONDS, (
+        f"{argv[0]} took {seconds:.2f} s to exit after "
+        f"{signal.Signals(sig).name}; "
+        f"stderr: {stderr.decode()[-3000:]}"
+    )
 
 
 def _complete(argv: list[str]) -> None:
@@ -187,33 +205,91 @@ def _run_in_process(argv: list[str], capsys) -> None:
 @pytest.fixture(scope="module")
 def workload_csv(tmp_path_factory) -> str:
     path = tmp_path_factory.mktemp("workload") / "jobs.csv"
-    assert main(["generate-workload", "--heatmap", HEATMAP, "--jobs", "1000",
-                 "--interarrival", "poisson", "--mean-interarrival", "5", "--out", str(path),
-                 "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "generate-workload",
+                "--heatmap",
+                HEATMAP,
+                "--jobs",
+                "1000",
+                "--interarrival",
+                "poisson",
+                "--mean-interarrival",
+                "5",
+                "--out",
+                str(path),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     return str(path)
 
 
 # Each grid is large enough that its cells outlast the three signals (at most 2 more cells each)
 # and small enough that the whole test takes a few seconds.
 def _experiment(out: Path, workers: int = 2) -> list[str]:
-    return ["experiment", "--preset", "small", "--n", "5", "--instances", "5", "--k", "0.6", "0.9",
-            "--workers", str(workers), "--no-plots", "--quiet", "--out", str(out)]
+    return [
+        "experiment",
+        "--preset",
+        "small",
+        "--n",
+        "5",
+        "--instances",
+        "5",
+        "--k",
+        "0.6",
+        "0.9",
+        "--workers",
+        str(workers),
+        "--no-plots",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
 
 
 def _experiment_sim(out: Path, workers: int = 2) -> list[str]:
-    return ["experiment-sim", "--preset", "example", "--jobs", "300", "--experiments", "6",
-            "--scheduler", "easy-co,sjf-co,ljf-co", "--workers", str(workers), "--no-plots",
-            "--quiet", "--out", str(out)]
+    return [
+        "experiment-sim",
+        "--preset",
+        "example",
+        "--jobs",
+        "300",
+        "--experiments",
+        "6",
+        "--scheduler",
+        "easy-co,sjf-co,ljf-co",
+        "--workers",
+        str(workers),
+        "--no-plots",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
 
 
 def _compare(out: Path, workload: str) -> list[str]:
-    return ["compare", "--workload", workload, "--platform", "marconi", "--heatmap", HEATMAP,
-            "--scheduler", "popularity,filler,sjf-co,easy-co,ljf,sjf,easy,fcfs", "--quiet",
-            "--out", str(out)]
+    return [
+        "compare",
+        "--workload",
+        workload,
+        "--platform",
+        "marconi",
+        "--heatmap",
+        HEATMAP,
+        "--scheduler",
+        "popularity,filler,sjf-co,easy-co,ljf,sjf,easy,fcfs",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
 
 
-def _interrupted_then_resumed_equals_uninterrupted(argv_for, progress: str, table: str, name: str,
-                                                   tmp_path, capsys) -> None:
+def _interrupted_then_resumed_equals_uninterrupted(
+    argv_for, progress: str, table: str, name: str, tmp_path, capsys
+) -> None:
     """SIGINT, SIGTERM and SIGKILL at seeded events, a rerun to the end: the rows of one clean
     run."""
     rng = random.Random(f"{SEED}-{name}")
@@ -226,39 +302,58 @@ def _interrupted_then_resumed_equals_uninterrupted(argv_for, progress: str, tabl
 
 
 def test_experiment_survives_ctrl_c_sigterm_and_sigkill(tmp_path, capsys):
-    _interrupted_then_resumed_equals_uninterrupted(_experiment, "results.done", "results.csv",
-                                                   "experiment", tmp_path, capsys)
+    _interrupted_then_resumed_equals_uninterrupted(
+        _experiment, "results.done", "results.csv", "experiment", tmp_path, capsys
+    )
 
 
 def test_experiment_sim_survives_ctrl_c_sigterm_and_sigkill(tmp_path, capsys):
-    _interrupted_then_resumed_equals_uninterrupted(_experiment_sim, "grid.done", "runs.csv",
-                                                   "experiment-sim", tmp_path, capsys)
+    _interrupted_then_resumed_equals_uninterrupted(
+        _experiment_sim, "grid.done", "runs.csv", "experiment-sim", tmp_path, capsys
+    )
 
 
 def test_compare_survives_ctrl_c_sigterm_and_sigkill(tmp_path, capsys, workload_csv):
     def argv_for(out: Path, workers: int = 1) -> list[str]:  # compare runs in one process
         return _compare(out, workload_csv)
 
-    _interrupted_then_resumed_equals_uninterrupted(argv_for, "compare.csv", "compare.csv",
-                                                   "compare", tmp_path, capsys)
+    _interrupted_then_resumed_equals_uninterrupted(
+        argv_for, "compare.csv", "compare.csv", "compare", tmp_path, capsys
+    )
 
 
 def test_measure_with_forked_kernel_threads_survives_ctrl_c_sigterm_and_sigkill(tmp_path):
     rng = random.Random(f"{SEED}-measure")
     out = tmp_path / "run"
-    argv = ["measure", "--kernels", "compute,cache,compute", "--threads", "2",
-            "--backend", "cputime",
-            "--window", "0.15", "--warmup", "0.05", "--no-plots", "--quiet", "--out", str(out)]
+    argv = [
+        "measure",
+        "--kernels",
+        "compute,cache,compute",
+        "--threads",
+        "2",
+        "--backend",
+        "cputime",
+        "--window",
+        "0.15",
+        "--warmup",
+        "0.05",
+        "--no-plots",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
         _interrupt(argv, out, "speeds.csv", sig, rng)
     _complete(argv)
     # measured speeds differ from run to run; the rows (which combination, which task) must be
     # those of one run
     names = ["compute1", "cache", "compute2"]
-    expected = sorted((str(sum(1 << names.index(m) for m in members)), "+".join(members),
-                       str(len(members)), task)
-                      for size in (1, 2) for members in itertools.combinations(names, size)
-                      for task in members)
+    expected = sorted(
+        (str(sum(1 << names.index(m) for m in members)), "+".join(members), str(len(members)), task)
+        for size in (1, 2)
+        for members in itertools.combinations(names, size)
+        for task in members
+    )
     keys = ["combination", "members", "size", "task"]
     with open(out / "speeds.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))

@@ -1,4 +1,5 @@
 """The one rerun rule (cosched.rerun, docs/guarantees.md) and the process helpers (cosched.processes)."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,20 @@ from cosched.cli import main
 from cosched.processes import Interrupted, interrupt_exit_code, pool_results, termination_signals
 from cosched.rerun import claim_output, json_key
 
-EXPERIMENT = ["experiment", "--preset", "small", "--n", "4", "--instances", "1", "--k", "0.8", "--workers", "1",
-              "--quiet"]
+EXPERIMENT = [
+    "experiment",
+    "--preset",
+    "small",
+    "--n",
+    "4",
+    "--instances",
+    "1",
+    "--k",
+    "0.8",
+    "--workers",
+    "1",
+    "--quiet",
+]
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -29,7 +42,9 @@ def test_same_configuration_resumes_other_is_refused_and_force_starts_over(tmp_p
     rows = (out / "results.csv").read_text()
     (out / "fig6.png").write_bytes(PNG)  # a figure of an earlier run
     (out / "notes.txt").write_text("mine")
-    assert main([*EXPERIMENT, "--no-plots", "--out", str(out)]) == 0  # same grid: resumes, nothing to do
+    assert (
+        main([*EXPERIMENT, "--no-plots", "--out", str(out)]) == 0
+    )  # same grid: resumes, nothing to do
     assert (out / "results.csv").read_text() == rows
     capsys.readouterr()
     assert main([*EXPERIMENT, "--no-plots", "--seed", "3", "--out", str(out)]) == 2
@@ -57,14 +72,34 @@ def test_an_empty_folder_or_temporary_leftovers_start_a_run(tmp_path):
     out.mkdir()
     (out / ".config.json.x1y2.json").write_text("{")  # a run killed while writing its first file
     matches = json_key({"a": 1})
-    assert claim_output(out, command="x", key_file="config.json", owned=("results.csv",), matches=matches) is False
+    assert (
+        claim_output(
+            out, command="x", key_file="config.json", owned=("results.csv",), matches=matches
+        )
+        is False
+    )
     assert list(out.iterdir()) == []
 
 
 def test_experiment_sim_other_spec_is_refused_and_force_starts_over(tmp_path, capsys):
     out = tmp_path / "sim"
-    argv = ["experiment-sim", "--preset", "example-small", "--jobs", "30", "--experiments", "1", "--scheduler",
-            "easy", "--workers", "1", "--no-plots", "--quiet", "--out", str(out)]
+    argv = [
+        "experiment-sim",
+        "--preset",
+        "example-small",
+        "--jobs",
+        "30",
+        "--experiments",
+        "1",
+        "--scheduler",
+        "easy",
+        "--workers",
+        "1",
+        "--no-plots",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     capsys.readouterr()
     assert main([*argv, "--seed", "4"]) == 2
@@ -75,14 +110,31 @@ def test_experiment_sim_other_spec_is_refused_and_force_starts_over(tmp_path, ca
 
 def test_measure_resumes_by_default_and_removes_plots_it_does_not_redraw(tmp_path, capsys):
     out = tmp_path / "m"
-    argv = ["measure", "--kernels", "compute", "--combinations", "upto:1", "--window", "0.1", "--warmup", "0.05",
-            "--backend", "cputime", "--quiet", "--out", str(out)]
+    argv = [
+        "measure",
+        "--kernels",
+        "compute",
+        "--combinations",
+        "upto:1",
+        "--window",
+        "0.1",
+        "--warmup",
+        "0.05",
+        "--backend",
+        "cputime",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
     assert main([*argv, "--plots"]) == 0
     assert (out / "plots" / "heatmap.png").exists()
     speeds = (out / "speeds.csv").read_text()
     assert main([*argv, "--no-plots", "--resume"]) == 0  # --resume: the old spelling, accepted
     assert (out / "speeds.csv").read_text() == speeds  # nothing re-measured
-    assert not (out / "plots" / "heatmap.png").exists() and not (out / "plots" / "speed_by_size.png").exists()
+    assert (
+        not (out / "plots" / "heatmap.png").exists()
+        and not (out / "plots" / "speed_by_size.png").exists()
+    )
     capsys.readouterr()
     assert main([*argv, "--window", "0.2"]) == 2  # another window: other speeds, refused
     assert "config.json differs" in _one_error_line(capsys)

@@ -1,4 +1,5 @@
 """Shared helpers for the simulator tests: small generated workloads and platforms."""
+
 from hypothesis import strategies as st
 
 from cosched.simulator.platform import Platform
@@ -12,8 +13,11 @@ def platforms_and_workloads(draw, max_jobs: int = 25, one_core: bool = False):
     count = draw(st.integers(1, max_jobs))
     submit = draw(st.lists(st.integers(0, 60), min_size=count, max_size=count))
     run = draw(st.lists(st.integers(1, 30), min_size=count, max_size=count))
-    cores = [1] * count if one_core else draw(
-        st.lists(st.integers(1, platform.total_cores), min_size=count, max_size=count))
+    cores = (
+        [1] * count
+        if one_core
+        else draw(st.lists(st.integers(1, platform.total_cores), min_size=count, max_size=count))
+    )
     slack = draw(st.lists(st.integers(-5, 40), min_size=count, max_size=count))
     estimate = [r + s for r, s in zip(run, slack)]
     return platform, make_workload(list(range(count)), submit, run, cores, estimate)

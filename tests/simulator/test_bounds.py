@@ -1,5 +1,6 @@
 """The makespan lower bound: below every scheduler's makespan, below the exact optimum on tiny workloads, and
 never crediting a job less than the co-location model lets it run."""
+
 import bisect
 import json
 import math
@@ -31,21 +32,32 @@ def cases(draw, max_jobs=12, max_nodes=4, tiny=False):
     k = draw(st.integers(1, 3))
     names = [f"a{i}" for i in range(k)]
     speedups = np.array(draw(st.lists(SPEEDUPS, min_size=k * k, max_size=k * k))).reshape(k, k)
-    unmeasured = np.array(draw(st.lists(st.booleans(), min_size=k * k, max_size=k * k))).reshape(k, k)
+    unmeasured = np.array(draw(st.lists(st.booleans(), min_size=k * k, max_size=k * k))).reshape(
+        k, k
+    )
     speedups[unmeasured & ~np.eye(k, dtype=bool)] = np.nan
     default = draw(st.one_of(st.none(), SPEEDUPS))
-    heatmap = heatmap_from_speedups(names, speedups, np.ones(k), np.ones(k, dtype=int), default=1.0
-                                    if default is None else default)
+    heatmap = heatmap_from_speedups(
+        names,
+        speedups,
+        np.ones(k),
+        np.ones(k, dtype=int),
+        default=1.0 if default is None else default,
+    )
     nodes = draw(st.integers(1, 2 if tiny else max_nodes))
     platform = Platform(nodes, 2, draw(st.sampled_from([1, 2])))
     n = draw(st.integers(3 if tiny else 2, 5 if tiny and nodes > 1 else 6 if tiny else max_jobs))
-    submit = np.sort(np.array(draw(st.lists(st.sampled_from([0.0, 0.0, 3.0, 10.0]), min_size=n, max_size=n))))
+    submit = np.sort(
+        np.array(draw(st.lists(st.sampled_from([0.0, 0.0, 3.0, 10.0]), min_size=n, max_size=n)))
+    )
     run = np.array(draw(st.lists(st.floats(1.0, 40.0), min_size=n, max_size=n)))
     cores = np.array(draw(st.lists(st.integers(1, platform.total_cores), min_size=n, max_size=n)))
     app = np.array(draw(st.lists(st.sampled_from(names), min_size=n, max_size=n)))
     workload = make_workload(np.arange(n), submit, run, cores, run if tiny else run * 1.5, app)
-    options = {"spread_speedup": draw(st.sampled_from([None, "one", "max", 0.7, 1.8, 2.6])),
-               "missing_pair": draw(st.sampled_from(["default", "mean"]))}
+    options = {
+        "spread_speedup": draw(st.sampled_from([None, "one", "max", 0.7, 1.8, 2.6])),
+        "missing_pair": draw(st.sampled_from(["default", "mean"])),
+    }
     return workload, platform, heatmap, options
 
 
@@ -56,16 +68,26 @@ def _runs(workload, platform, heatmap, options):
         warnings.simplefilter("ignore", MissingPairsWarning)
         for name in SCHEDULERS:
             scheduler = make_scheduler(name, missing_pair=options["missing_pair"])
-            results[name] = simulate(workload, platform, scheduler, heatmap=heatmap,
-                                     alone_speedup=options["spread_speedup"])
+            results[name] = simulate(
+                workload,
+                platform,
+                scheduler,
+                heatmap=heatmap,
+                alone_speedup=options["spread_speedup"],
+            )
     return results
 
 
 def _bound(workload, platform, heatmap, options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)
-        return bound_for(workload, platform, heatmap, scheduler_options={"missing_pair": options["missing_pair"]},
-                         alone_speedup=options["spread_speedup"])
+        return bound_for(
+            workload,
+            platform,
+            heatmap,
+            scheduler_options={"missing_pair": options["missing_pair"]},
+            alone_speedup=options["spread_speedup"],
+        )
 
 
 @settings(max_examples=30)
@@ -74,7 +96,9 @@ def test_bound_never_exceeds_any_schedulers_makespan(case):
     workload, platform, heatmap, options = case
     bound = _bound(workload, platform, heatmap, options)
     classic = makespan_bound(workload, platform)
-    assert bound.bound <= classic.bound * (1 + BOUND_TOLERANCE)  # co-location only adds configurations
+    assert bound.bound <= classic.bound * (
+        1 + BOUND_TOLERANCE
+    )  # co-location only adds configurations
     for name, result in _runs(workload, platform, heatmap, options).items():
         assert bound.bound <= result.makespan * (1 + BOUND_TOLERANCE), name
         if result.speed_model is None:
@@ -88,15 +112,25 @@ def test_no_job_runs_faster_than_the_bound_credits(case):
     bound = _bound(workload, platform, heatmap, options)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)
-        model = colocation_speed_model(workload, heatmap, scheduler_options={"missing_pair": options["missing_pair"]},
-                                       spread_speedup=options["spread_speedup"])
+        model = colocation_speed_model(
+            workload,
+            heatmap,
+            scheduler_options={"missing_pair": options["missing_pair"]},
+            spread_speedup=options["spread_speedup"],
+        )
     task = np.searchsorted(np.unique(model.app), model.app)
     for name in ("easy-co", "filler", "popularity"):
         scheduler = make_scheduler(name, missing_pair=options["missing_pair"])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MissingPairsWarning)
-            result = simulate(workload, platform, scheduler, heatmap=heatmap,
-                              alone_speedup=options["spread_speedup"], log_events=True)
+            result = simulate(
+                workload,
+                platform,
+                scheduler,
+                heatmap=heatmap,
+                alone_speedup=options["spread_speedup"],
+                log_events=True,
+            )
         for _, event, job, speed in result.log:
             if event == "speed":
                 assert speed <= bound.best_speeds[task[job]] + SPEED_TOLERANCE, (name, job)
@@ -104,42 +138,68 @@ def test_no_job_runs_faster_than_the_bound_credits(case):
 
 def test_without_heatmap_it_is_the_area_and_release_date_bound():
     platform = Platform(2, 1, 4)  # 2 nodes of 4 cores: units are half nodes of 2 cores
-    workload = make_workload(np.arange(3), np.array([0.0, 0.0, 50.0]), np.array([10.0, 20.0, 30.0]),
-                             np.array([4, 2, 8]), np.array([10.0, 20.0, 30.0]))
+    workload = make_workload(
+        np.arange(3),
+        np.array([0.0, 0.0, 50.0]),
+        np.array([10.0, 20.0, 30.0]),
+        np.array([4, 2, 8]),
+        np.array([10.0, 20.0, 30.0]),
+    )
     result = makespan_bound(workload, platform)
     area = (10 * 2 + 20 * 1 + 30 * 4) / 4  # units x run time / units of the cluster
     assert result.fluid == pytest.approx(area)
-    assert result.bound == pytest.approx(50 + 30)  # the last job: submitted at 50, 30 s on the whole cluster
+    assert result.bound == pytest.approx(
+        50 + 30
+    )  # the last job: submitted at 50, 30 s on the whole cluster
     assert not result.co_located
 
 
 def test_the_pair_configurations_are_credited_at_half_speed_each():
-    heatmap = heatmap_from_speedups(["a", "b"], np.array([[1.0, 1.5], [1.5, 1.0]]), np.ones(2), np.ones(2, int))
+    heatmap = heatmap_from_speedups(
+        ["a", "b"], np.array([[1.0, 1.5], [1.5, 1.0]]), np.ones(2), np.ones(2, int)
+    )
     platform = Platform(1, 1, 2)
-    workload = make_workload(np.arange(2), np.zeros(2), np.array([30.0, 30.0]), np.array([1, 1]),
-                             np.array([30.0, 30.0]), np.array(["a", "b"]))
+    workload = make_workload(
+        np.arange(2),
+        np.zeros(2),
+        np.array([30.0, 30.0]),
+        np.array([1, 1]),
+        np.array([30.0, 30.0]),
+        np.array(["a", "b"]),
+    )
     result = bound_for(workload, platform, heatmap)
     # each job needs 1 of the 2 halves for 30 s at speed 1: b = 15 each; the pair {a, b} does 0.75 of each per s
     assert result.fluid == pytest.approx(20.0)
     assert result.bound == pytest.approx(20.0)
     assert result.co_located
-    best = min(simulate(workload, platform, name, heatmap=heatmap).makespan for name in ("easy-co", "filler"))
-    assert best == pytest.approx(20.0)  # the two jobs side by side at speedup 1.5: the bound is reached
+    best = min(
+        simulate(workload, platform, name, heatmap=heatmap).makespan
+        for name in ("easy-co", "filler")
+    )
+    assert best == pytest.approx(
+        20.0
+    )  # the two jobs side by side at speedup 1.5: the bound is reached
 
 
 def test_release_dates_use_duals_valid_for_every_date():
     rng = np.random.default_rng(3)
     names = np.array(["a", "b", "c"])
-    heatmap = heatmap_from_speedups(names, rng.uniform(0.5, 1.5, (3, 3)), np.ones(3), np.ones(3, int))
+    heatmap = heatmap_from_speedups(
+        names, rng.uniform(0.5, 1.5, (3, 3)), np.ones(3), np.ones(3, int)
+    )
     n = 300
     submit = np.sort(rng.uniform(0, 2000, n)).round()
     run = rng.uniform(10, 400, n)
-    workload = make_workload(np.arange(n), submit, run, rng.integers(1, 9, n), run, names[rng.integers(0, 3, n)])
+    workload = make_workload(
+        np.arange(n), submit, run, rng.integers(1, 9, n), run, names[rng.integers(0, 3, n)]
+    )
     platform = Platform(4, 2, 2)
     result = bound_for(workload, platform, heatmap)
     assert result.solves < np.unique(submit).size  # not one LP per release date
     for name in ("easy", "easy-co", "sjf-co", "filler"):
-        assert result.bound <= simulate(workload, platform, name, heatmap=heatmap).makespan * (1 + BOUND_TOLERANCE)
+        assert result.bound <= simulate(workload, platform, name, heatmap=heatmap).makespan * (
+            1 + BOUND_TOLERANCE
+        )
 
 
 # --- exact optimum of tiny workloads --------------------------------------------------------------------------
@@ -181,8 +241,11 @@ def _exact_makespan(workload, platform, model, extra=()) -> float:
     def speeds(running):
         out = {}
         for job, (where, compact, _) in running.items():
-            neighbours = [other for other, (shared, _, _) in running.items()
-                          if other != job and set(where) & set(shared)]
+            neighbours = [
+                other
+                for other, (shared, _, _) in running.items()
+                if other != job and set(where) & set(shared)
+            ]
             if neighbours:
                 out[job] = float(min(speedups[app[job], app[other]] for other in neighbours))
             else:
@@ -206,7 +269,9 @@ def _exact_makespan(workload, platform, model, extra=()) -> float:
         if done == n:
             best[0] = min(best[0], now)
             return
-        left = [running[j][2] if j in running else run[j] for j in range(n) if j not in finished_set[0]]
+        left = [
+            running[j][2] if j in running else run[j] for j in range(n) if j not in finished_set[0]
+        ]
         jobs = [j for j in range(n) if j not in finished_set[0]]
         if now + max(w / fastest[app[j]] for w, j in zip(left, jobs)) >= best[0]:
             return  # some job cannot finish in time even at its best speed
@@ -217,17 +282,26 @@ def _exact_makespan(workload, platform, model, extra=()) -> float:
                 used[v] += 2 if compact else 1
         for chosen in starts(waiting, tuple(used), running):
             next_arrival = submit[arrived] if arrived < n else math.inf
-            later_time = extra[bisect.bisect_right(extra, now)] if bisect.bisect_right(extra, now) < len(extra) \
+            later_time = (
+                extra[bisect.bisect_right(extra, now)]
+                if bisect.bisect_right(extra, now) < len(extra)
                 else math.inf
+            )
             next_arrival = min(next_arrival, later_time)  # the next decision that is no completion
             if not chosen and next_arrival == math.inf:
                 continue  # nothing runs and nothing will arrive: a dead end
             rate = speeds(chosen)
             ends = {job: now + left / rate[job] for job, (_, _, left) in chosen.items()}
             step = min([next_arrival, *ends.values()])
-            later = {job: (where, compact, left - (step - now) * rate[job])
-                     for job, (where, compact, left) in chosen.items()}
-            ended = [job for job, (_, _, left) in later.items() if left <= SEARCH_TOLERANCE or ends[job] <= step]
+            later = {
+                job: (where, compact, left - (step - now) * rate[job])
+                for job, (where, compact, left) in chosen.items()
+            }
+            ended = [
+                job
+                for job, (_, _, left) in later.items()
+                if left <= SEARCH_TOLERANCE or ends[job] <= step
+            ]
             for job in ended:
                 del later[job]
                 finished_set[0].add(job)
@@ -258,8 +332,12 @@ def test_exact_optimum_sits_between_the_bound_and_the_best_heuristic(case):
         starts |= set(result.start.tolist())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)
-        model = colocation_speed_model(workload, heatmap, scheduler_options={"missing_pair": options["missing_pair"]},
-                                       spread_speedup=options["spread_speedup"])
+        model = colocation_speed_model(
+            workload,
+            heatmap,
+            scheduler_options={"missing_pair": options["missing_pair"]},
+            spread_speedup=options["spread_speedup"],
+        )
     exact = _exact_makespan(workload, platform, model, sorted(starts - events))
     heuristic = min(result.makespan for result in runs.values())
     assert bound.bound <= exact * (1 + BOUND_TOLERANCE)
@@ -268,8 +346,14 @@ def test_exact_optimum_sits_between_the_bound_and_the_best_heuristic(case):
 
 # --- command line ------------------------------------------------------------------------------------------------
 
+
 def test_bound_command_prints_json_for_the_bundled_trace(capsys):
-    assert main(["bound", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "2000", "--json"]) == 0
+    assert (
+        main(
+            ["bound", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "2000", "--json"]
+        )
+        == 0
+    )
     document = json.loads(capsys.readouterr().out)
     assert document["jobs"] == 2000 and not document["co_located"]
     assert document["bound"] >= document["fluid"] > 0
@@ -277,15 +361,47 @@ def test_bound_command_prints_json_for_the_bundled_trace(capsys):
 
 def test_bound_command_follows_the_co_location_options(tmp_path, capsys):
     path = tmp_path / "w.csv"
-    assert main(["generate-workload", "--heatmap", "aris-spec", "--jobs", "60", "--out", str(path), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "generate-workload",
+                "--heatmap",
+                "aris-spec",
+                "--jobs",
+                "60",
+                "--out",
+                str(path),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     values = []
     for extra in ([], ["--alone-speedup", "3"]):
-        assert main(["bound", "--workload", str(path), "--platform", "aris", "--heatmap", "aris-spec",
-                     "--default-speedup", "1", "--json", *extra]) == 0
+        assert (
+            main(
+                [
+                    "bound",
+                    "--workload",
+                    str(path),
+                    "--platform",
+                    "aris",
+                    "--heatmap",
+                    "aris-spec",
+                    "--default-speedup",
+                    "1",
+                    "--json",
+                    *extra,
+                ]
+            )
+            == 0
+        )
         values.append(json.loads(capsys.readouterr().out))
     assert values[0]["co_located"]
-    assert values[1]["fluid"] < values[0]["fluid"]  # alone at 3.0, a spread job does 1.5 per half node
+    assert (
+        values[1]["fluid"] < values[0]["fluid"]
+    )  # alone at 3.0, a spread job does 1.5 per half node
 
 
 def test_bound_rejects_another_speed_model():
@@ -296,18 +412,29 @@ def test_bound_rejects_another_speed_model():
 
 # --- the columns beside every run -------------------------------------------------------------------------------
 
+
 def test_compare_puts_one_bound_beside_every_scheduler():
     from cosched.simulator.compare import compare
 
-    heatmap = heatmap_from_speedups(["a", "b"], np.array([[0.9, 1.4], [1.2, 0.8]]), np.ones(2), np.ones(2, int))
+    heatmap = heatmap_from_speedups(
+        ["a", "b"], np.array([[0.9, 1.4], [1.2, 0.8]]), np.ones(2), np.ones(2, int)
+    )
     rng = np.random.default_rng(5)
     run = rng.uniform(5, 60, 40)
-    workload = make_workload(np.arange(40), np.sort(rng.uniform(0, 100, 40)).round(), run, rng.integers(1, 9, 40),
-                             run, np.array(["a", "b"])[rng.integers(0, 2, 40)])
+    workload = make_workload(
+        np.arange(40),
+        np.sort(rng.uniform(0, 100, 40)).round(),
+        run,
+        rng.integers(1, 9, 40),
+        run,
+        np.array(["a", "b"])[rng.integers(0, 2, 40)],
+    )
     frame = compare(workload, Platform(4, 2, 2), ["easy", "easy-co", "filler"], heatmap=heatmap)
     assert frame["bound"].nunique() == 1
     assert (frame["makespan_over_bound"] >= 1 - BOUND_TOLERANCE).all()
-    assert frame["makespan_over_bound"].to_numpy() == pytest.approx((frame["makespan"] / frame["bound"]).to_numpy())
+    assert frame["makespan_over_bound"].to_numpy() == pytest.approx(
+        (frame["makespan"] / frame["bound"]).to_numpy()
+    )
 
 
 def test_experiment_tables_give_makespan_over_bound(tmp_path):
@@ -325,9 +452,21 @@ def test_experiment_tables_give_makespan_over_bound(tmp_path):
 
 
 def test_simulate_summary_has_the_bound_when_asked(capsys):
-    base = ["simulate", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "300", "--quiet", "--json"]
+    base = [
+        "simulate",
+        "--workload",
+        "kth-sp2",
+        "--platform",
+        "kth-sp2",
+        "--limit",
+        "300",
+        "--quiet",
+        "--json",
+    ]
     assert main(base) == 0
-    assert "bound" not in json.loads(capsys.readouterr().out)  # on request: the LPs cost half a simulation
+    assert "bound" not in json.loads(
+        capsys.readouterr().out
+    )  # on request: the LPs cost half a simulation
     assert main([*base, "--bound"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["makespan_over_bound"] == pytest.approx(summary["makespan"] / summary["bound"])

@@ -1,9 +1,18 @@
 """Each co-scheduler's queue order matches the appendix formula of 003 on hand-made queues."""
+
 import numpy as np
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cosched.simulator.schedulers.co_ordering import (
-    filler_factor0, filler_key, laf_key, ljf_key, popularity_key, popularity_ranks, queue_order, sjf_key,
+    filler_factor0,
+    filler_key,
+    laf_key,
+    ljf_key,
+    popularity_key,
+    popularity_ranks,
+    queue_order,
+    sjf_key,
     two_factor_key,
 )
 
@@ -37,47 +46,88 @@ ids = np.array([j["id"] for j in QUEUE])
 
 
 def test_sjf_ljf_laf_orders_match_appendix():
-    assert list(queue_order(sjf_key(remaining))) == appendix_sort(QUEUE, lambda j: -j["remaining"]) == [4, 2, 0, 1, 3]
-    assert list(queue_order(ljf_key(remaining))) == appendix_sort(QUEUE, lambda j: j["remaining"]) == [1, 3, 0, 2, 4]
+    assert (
+        list(queue_order(sjf_key(remaining)))
+        == appendix_sort(QUEUE, lambda j: -j["remaining"])
+        == [4, 2, 0, 1, 3]
+    )
+    assert (
+        list(queue_order(ljf_key(remaining)))
+        == appendix_sort(QUEUE, lambda j: j["remaining"])
+        == [1, 3, 0, 2, 4]
+    )
     area = appendix_sort(QUEUE, lambda j: j["cores"] * j["remaining"])
     assert list(queue_order(laf_key(cores, remaining))) == area == [0, 1, 3, 2, 4]
 
 
 def test_filler_prefers_the_job_that_fills_the_gap_then_arrival():
-    free = 40  # jobs 7 and 9 fill it exactly (factor0 = 1): the earlier id wins; 64 cores does not fit
-    expected = appendix_sort(QUEUE, lambda j: appendix_factor0(j, free) / ((j["id"] + 1) / len(QUEUE)))
+    free = (
+        40  # jobs 7 and 9 fill it exactly (factor0 = 1): the earlier id wins; 64 cores does not fit
+    )
+    expected = appendix_sort(
+        QUEUE, lambda j: appendix_factor0(j, free) / ((j["id"] + 1) / len(QUEUE))
+    )
     assert list(queue_order(filler_key(ids, cores, free))) == expected == [2, 4, 1, 3, 0]
     assert list(filler_factor0(cores, free)) == [-1, 1 - 24 / 40, 1, 1 - 32 / 40, 1]
-    assert list(queue_order(filler_key(ids, cores, 0))) == [0, 1, 2, 3, 4]  # nothing free: arrival order
+    assert list(queue_order(filler_key(ids, cores, 0))) == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]  # nothing free: arrival order
 
 
 def test_sjf_filler_adds_position_in_the_remaining_time_queue():
     free = 40
     second = sorted(QUEUE, key=lambda j: j["remaining"], reverse=True)
     index = {j["pos"]: second.index(j) for j in second}
-    expected = appendix_sort(QUEUE, lambda j: appendix_factor0(j, free) + index[j["pos"]] / len(QUEUE))
+    expected = appendix_sort(
+        QUEUE, lambda j: appendix_factor0(j, free) + index[j["pos"]] / len(QUEUE)
+    )
     assert list(queue_order(two_factor_key(cores, free, remaining))) == expected == [4, 2, 1, 3, 0]
 
 
 def test_popularity_ranks_count_good_partners_in_the_queue():
-    speedups = np.array([[1.2, 1.1, 0.7],
-                         [1.0, 0.8, 0.9],
-                         [0.9, 1.3, 1.0]])
-    apps = np.array([0, 0, 1, 2])  # averages: (0,0) 1.2, (0,1) 1.05, (0,2) 0.8, (1,2) 1.1, (1,1) 0.8
+    speedups = np.array([[1.2, 1.1, 0.7], [1.0, 0.8, 0.9], [0.9, 1.3, 1.0]])
+    apps = np.array(
+        [0, 0, 1, 2]
+    )  # averages: (0,0) 1.2, (0,1) 1.05, (0,2) 0.8, (1,2) 1.1, (1,1) 0.8
     ranks = popularity_ranks(apps, speedups, threshold=1.0)
-    brute = [sum((speedups[apps[i], apps[j]] + speedups[apps[j], apps[i]]) / 2 > 1.0
-                 for j in range(len(apps)) if j != i) for i in range(len(apps))]
+    brute = [
+        sum(
+            (speedups[apps[i], apps[j]] + speedups[apps[j], apps[i]]) / 2 > 1.0
+            for j in range(len(apps))
+            if j != i
+        )
+        for i in range(len(apps))
+    ]
     assert list(ranks) == brute == [2, 2, 3, 1]
     queue = [dict(pos=i, rank=r) for i, r in enumerate(ranks)]
-    assert list(queue_order(popularity_key(ranks, 4))) == appendix_sort(queue, lambda j: j["rank"] / 4) == [2, 0, 1, 3]
+    assert (
+        list(queue_order(popularity_key(ranks, 4)))
+        == appendix_sort(queue, lambda j: j["rank"] / 4)
+        == [2, 0, 1, 3]
+    )
     pop_filler = appendix_sort(
         [dict(pos=i, cores=c, rank=r) for i, (c, r) in enumerate(zip([10, 20, 20, 5], ranks))],
-        lambda j: appendix_factor0(j, 20) + sorted(range(4), key=lambda p: ranks[p], reverse=True).index(j["pos"]) / 4)
+        lambda j: (
+            appendix_factor0(j, 20)
+            + sorted(range(4), key=lambda p: ranks[p], reverse=True).index(j["pos"]) / 4
+        ),
+    )
     assert list(queue_order(two_factor_key(np.array([10, 20, 20, 5]), 20, ranks))) == pop_filler
 
 
-@given(st.lists(st.tuples(st.integers(1, 64), st.floats(1, 1e4), st.integers(0, 10 ** 6)), min_size=1,
-                max_size=30, unique_by=lambda t: t[2]), st.integers(0, 128))
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 64), st.floats(1, 1e4), st.integers(0, 10**6)),
+        min_size=1,
+        max_size=30,
+        unique_by=lambda t: t[2],
+    ),
+    st.integers(0, 128),
+)
 def test_vectorised_keys_sort_exactly_like_the_appendix_code(jobs, free):
     queue = [dict(pos=i, cores=c, remaining=r, id=k) for i, (c, r, k) in enumerate(jobs)]
     c = np.array([j["cores"] for j in queue])
@@ -85,9 +135,13 @@ def test_vectorised_keys_sort_exactly_like_the_appendix_code(jobs, free):
     k = np.array([j["id"] for j in queue])
     n = len(queue)
     assert list(queue_order(sjf_key(r))) == appendix_sort(queue, lambda j: -j["remaining"])
-    assert list(queue_order(laf_key(c, r))) == appendix_sort(queue, lambda j: float(j["cores"] * j["remaining"]))
+    assert list(queue_order(laf_key(c, r))) == appendix_sort(
+        queue, lambda j: float(j["cores"] * j["remaining"])
+    )
     assert list(queue_order(filler_key(k, c, free))) == appendix_sort(
-        queue, lambda j: appendix_factor0(j, free) / ((j["id"] + 1) / n))
+        queue, lambda j: appendix_factor0(j, free) / ((j["id"] + 1) / n)
+    )
     second = [j["pos"] for j in sorted(queue, key=lambda j: j["remaining"], reverse=True)]
     assert list(queue_order(two_factor_key(c, free, r))) == appendix_sort(
-        queue, lambda j: appendix_factor0(j, free) + second.index(j["pos"]) / n)
+        queue, lambda j: appendix_factor0(j, free) + second.index(j["pos"]) / n
+    )

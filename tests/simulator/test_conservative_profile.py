@@ -5,6 +5,7 @@ Conservative pass (every job re-checked against a full scan of the profile), as 
 the profile got its faster queries. The simulator's `Profile` and `ConservativeBackfill` must give the
 same answers and the same start times, value by value.
 """
+
 import bisect
 import math
 
@@ -60,7 +61,11 @@ class ReferenceProfile:
     def earlier(self, duration: float, units: int, begin: float, end: float):
         def own(point):
             return units if begin <= point < end else 0
-        return next((t for t in self.boundaries() if t < begin and self._fits(t, duration, units, own)), None)
+
+        return next(
+            (t for t in self.boundaries() if t < begin and self._fits(t, duration, units, own)),
+            None,
+        )
 
 
 class ReferenceBackfill(ConservativeBackfill):
@@ -77,7 +82,7 @@ class ReferenceBackfill(ConservativeBackfill):
         if not self.dirty and not self.pending and now < self.next_begin:
             return 0
         profile.advance(now)
-        window = order[:self.depth]
+        window = order[: self.depth]
         stale = [job for job in slot if job not in set(window)]
         for job in stale:
             begin, end, units = slot.pop(job)
@@ -181,8 +186,11 @@ class _PlainProfile:
             if k == len(times) or times[k] >= begin:
                 return None
             stop, m = times[k] + duration, k + 1
-            while m < len(times) and times[m] < stop and \
-                    free[m] + (units if begin <= times[m] < end else 0) >= units:
+            while (
+                m < len(times)
+                and times[m] < stop
+                and free[m] + (units if begin <= times[m] < end else 0) >= units
+            ):
                 m += 1
             if m == len(times) or times[m] >= stop:
                 return times[k]
@@ -199,21 +207,37 @@ class ReferenceConservative(Conservative):
 
 # --- the profile ------------------------------------------------------------------------------------------
 
-TIMES = st.one_of(st.integers(0, 40).map(float), st.integers(0, 160).map(lambda x: x / 4),
-                  st.integers(0, 400).map(lambda x: x / 10))
-DURATIONS = st.one_of(st.sampled_from([0.0, 2.0, 5.0, 12.0]), TIMES)  # repeated shapes, as job arrays
-OPERATIONS = st.lists(st.one_of(
-    st.tuples(st.just("place"), DURATIONS, st.integers(1, 6)),  # reserve the earliest slot of a new job
-    st.tuples(st.just("release"), st.integers(0, 30)),          # a reservation or running job gives its units back
-    st.tuples(st.just("compress"), st.booleans()),               # re-place reservations earlier, in order
-    st.tuples(st.just("advance"), TIMES),                         # time passes; due reservations start running
-), min_size=1, max_size=40)
+TIMES = st.one_of(
+    st.integers(0, 40).map(float),
+    st.integers(0, 160).map(lambda x: x / 4),
+    st.integers(0, 400).map(lambda x: x / 10),
+)
+DURATIONS = st.one_of(
+    st.sampled_from([0.0, 2.0, 5.0, 12.0]), TIMES
+)  # repeated shapes, as job arrays
+OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("place"), DURATIONS, st.integers(1, 6)
+        ),  # reserve the earliest slot of a new job
+        st.tuples(
+            st.just("release"), st.integers(0, 30)
+        ),  # a reservation or running job gives its units back
+        st.tuples(st.just("compress"), st.booleans()),  # re-place reservations earlier, in order
+        st.tuples(st.just("advance"), TIMES),  # time passes; due reservations start running
+    ),
+    min_size=1,
+    max_size=40,
+)
 
 
 @given(total=st.integers(1, 6), operations=OPERATIONS)
 def test_profile_answers_like_the_reference(total, operations):
     profile, reference = Profile(total, 0.0), ReferenceProfile(total, 0.0)
-    now, held = 0.0, []  # held: [begin, end, units, duration], in queue order (started ones included)
+    now, held = (
+        0.0,
+        [],
+    )  # held: [begin, end, units, duration], in queue order (started ones included)
     for operation in operations:
         kind = operation[0]
         if kind == "place":
@@ -253,6 +277,7 @@ def test_profile_answers_like_the_reference(total, operations):
 
 # --- whole runs -------------------------------------------------------------------------------------------
 
+
 def _starts(workload, platform, scheduler, use_run_times):
     """Start times of a run, or the error that stopped it (a window smaller than the queue can leave jobs
     that slid into it unplaced: both implementations must then stop the same way)."""
@@ -262,13 +287,18 @@ def _starts(workload, platform, scheduler, use_run_times):
         return str(error)
 
 
-@given(case=platforms_and_workloads(max_jobs=30), depth=st.sampled_from([1, 3, 100]),
-       use_run_times=st.booleans())
+@given(
+    case=platforms_and_workloads(max_jobs=30),
+    depth=st.sampled_from([1, 3, 100]),
+    use_run_times=st.booleans(),
+)
 def test_conservative_starts_exactly_as_the_plain_pass(case, depth, use_run_times):
     platform, workload = case
     fast = make_scheduler("conservative", depth=depth, record_reservations=True)
     plain = ReferenceConservative(depth=depth, record_reservations=True)
-    assert _starts(workload, platform, fast, use_run_times) == _starts(workload, platform, plain, use_run_times)
+    assert _starts(workload, platform, fast, use_run_times) == _starts(
+        workload, platform, plain, use_run_times
+    )
     assert fast.reservations == plain.reservations
 
 
@@ -349,5 +379,11 @@ def test_a_job_whose_own_units_end_before_its_window_gets_the_plain_answer():
     for begin, end, delta in ((0.0, 4.0, -2), (6.0, 9.0, -1), (4.0, 6.0, -1)):
         profile.add(begin, end, delta)
         reference.add(begin, end, delta)
-    for duration, units, begin, end in ((5.0, 1, 6.0, 8.0), (3.0, 1, 8.0, 9.0), (2.0, 2, 9.0, 10.0)):
-        assert profile.earlier(duration, units, begin, end) == reference.earlier(duration, units, begin, end)
+    for duration, units, begin, end in (
+        (5.0, 1, 6.0, 8.0),
+        (3.0, 1, 8.0, 9.0),
+        (2.0, 2, 9.0, 10.0),
+    ):
+        assert profile.earlier(duration, units, begin, end) == reference.earlier(
+            duration, units, begin, end
+        )

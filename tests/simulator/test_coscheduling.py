@@ -1,34 +1,52 @@
 """Co-scheduling on the engine: co-location allocator, heatmap speeds (000 §3.5) and the co-schedulers."""
+
 import math
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cosched.errors import InputError
 from cosched.simulator.colocation import CoLocationAllocator, co_context
 from cosched.simulator.engine import Engine, simulate
 from cosched.simulator.generate import ApplicationSeed, generate_workload
-from cosched.theory.heatmap import MissingPairsWarning, heatmap_from_speedups
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import COSCHEDULERS, make_scheduler
 from cosched.simulator.workload import make_workload
+from cosched.theory.heatmap import MissingPairsWarning, heatmap_from_speedups
 
 TIME_TOLERANCE = 1e-6  # seconds of float slack on simulated times
 
 
 def workload_of(apps, cores, compact, submit=None):
     n = len(apps)
-    return make_workload(np.arange(n), np.zeros(n) if submit is None else submit, compact, cores, compact,
-                         np.array(apps, dtype=object))
+    return make_workload(
+        np.arange(n),
+        np.zeros(n) if submit is None else submit,
+        compact,
+        cores,
+        compact,
+        np.array(apps, dtype=object),
+    )
 
 
-def run_engine(workload, platform, name, heatmap=None, spread=None, prefer="idle", **scheduler_options):
+def run_engine(
+    workload, platform, name, heatmap=None, spread=None, prefer="idle", **scheduler_options
+):
     context = co_context(workload, heatmap, spread)
-    scheduler = make_scheduler(name, **scheduler_options)  # its own co-location allocator (matching: pairs)
-    engine = Engine(workload, platform, scheduler, allocator=scheduler.make_allocator(platform, prefer),
-                    speed_model=context.speed_model(), log_events=True)
+    scheduler = make_scheduler(
+        name, **scheduler_options
+    )  # its own co-location allocator (matching: pairs)
+    engine = Engine(
+        workload,
+        platform,
+        scheduler,
+        allocator=scheduler.make_allocator(platform, prefer),
+        speed_model=context.speed_model(),
+        log_events=True,
+    )
     return engine, engine.run()
 
 
@@ -69,13 +87,20 @@ APPS = ("a", "b", "c", "d")
 @st.composite
 def co_cases(draw):
     k = len(APPS)
-    speedups = np.array(draw(st.lists(st.floats(0.5, 2.0), min_size=k * k, max_size=k * k))).reshape(k, k)
+    speedups = np.array(
+        draw(st.lists(st.floats(0.5, 2.0), min_size=k * k, max_size=k * k))
+    ).reshape(k, k)
     procs = draw(st.lists(st.integers(1, 24), min_size=k, max_size=k))
     compact = draw(st.lists(st.floats(1, 500), min_size=k, max_size=k))
     heatmap = heatmap_from_speedups(APPS, speedups, compact, procs)
     jobs = draw(st.integers(1, 25))
-    workload = generate_workload(ApplicationSeed.from_heatmap(heatmap), jobs, interarrival="poisson",
-                                 mean=draw(st.floats(0.1, 100)), rng_seed=draw(st.integers(0, 2 ** 31)))
+    workload = generate_workload(
+        ApplicationSeed.from_heatmap(heatmap),
+        jobs,
+        interarrival="poisson",
+        mean=draw(st.floats(0.1, 100)),
+        rng_seed=draw(st.integers(0, 2**31)),
+    )
     spread = draw(st.floats(0.7, 1.5))
     return heatmap, workload, spread
 
@@ -87,7 +112,9 @@ PLATFORM = Platform(6, 2, 4, "tiny")  # 6 nodes x 8 cores, half = 4
 @given(case=co_cases())
 def test_all_ones_heatmap_gives_compact_run_times(name, case):
     heatmap, workload, _ = case
-    ones = heatmap_from_speedups(heatmap.applications, np.ones((4, 4)), heatmap.compact_times, heatmap.procs)
+    ones = heatmap_from_speedups(
+        heatmap.applications, np.ones((4, 4)), heatmap.compact_times, heatmap.procs
+    )
     result = simulate(workload, PLATFORM, name, heatmap=ones, alone_speedup=1.0)
     assert np.allclose(result.end - result.start, workload.run, atol=TIME_TOLERANCE)
 
@@ -109,9 +136,13 @@ def test_no_node_holds_more_than_two_jobs_or_its_cores(name, prefer, case):
     engine, result = run_engine(workload, PLATFORM, name, heatmap, spread, prefer)
     max_jobs, max_cores = node_loads(engine, result)
     assert max_jobs <= 2 and max_cores <= PLATFORM.cores_per_node
-    spread_nodes = [a.nodes.size for a in engine.allocation if a.cores == PLATFORM.cores_per_node // 2]
+    spread_nodes = [
+        a.nodes.size for a in engine.allocation if a.cores == PLATFORM.cores_per_node // 2
+    ]
     assert all(np.unique(a.nodes).size == a.nodes.size for a in engine.allocation)
-    assert len(spread_nodes) + sum(a.cores == PLATFORM.cores_per_node for a in engine.allocation) == len(workload)
+    assert len(spread_nodes) + sum(
+        a.cores == PLATFORM.cores_per_node for a in engine.allocation
+    ) == len(workload)
 
 
 def test_neighbour_change_rescales_remaining_time_by_formula_4_2():
@@ -136,8 +167,9 @@ def test_alone_on_spread_nodes_uses_spread_speedup():
 
 def test_job_speed_is_the_minimum_over_neighbours_on_all_its_nodes():
     # x spans nodes 0 and 1 (2 cores on each); y sits on node 0, z on node 1; x next to y 1.5, next to z 0.8
-    heatmap = heatmap_from_speedups(("x", "y", "z"), [[1, 1.5, 0.8], [1, 1, 1], [1, 1, 1]], [100, 1000, 1000],
-                                    [4, 2, 2])
+    heatmap = heatmap_from_speedups(
+        ("x", "y", "z"), [[1, 1.5, 0.8], [1, 1, 1], [1, 1, 1]], [100, 1000, 1000], [4, 2, 2]
+    )
     workload = workload_of(["x", "y", "z"], [4, 2, 2], [100.0, 1000.0, 1000.0])
     result = simulate(workload, Platform(2, 2, 2), "easy-co", heatmap=heatmap, alone_speedup=1.0)
     assert result.end[0] == pytest.approx(100 / 0.8)
@@ -155,7 +187,9 @@ def test_sjf_co_and_ljf_co_start_jobs_in_their_key_order():
 def test_popularity_deploys_jobs_without_a_good_partner_compact():
     heatmap = heatmap_from_speedups(("good", "bad"), [[1.2, 0.7], [0.7, 0.7]], [10.0, 10.0], [2, 2])
     workload = workload_of(["good", "good", "bad"], [2, 2, 2], [10.0, 10.0, 10.0])
-    engine, result = run_engine(workload, Platform(3, 2, 2), "popularity", heatmap, 1.0, compact_below=1)
+    engine, result = run_engine(
+        workload, Platform(3, 2, 2), "popularity", heatmap, 1.0, compact_below=1
+    )
     assert [engine.allocation[j].cores for j in range(3)] == [2, 2, 4]
     assert result.end[2] - result.start[2] == pytest.approx(10.0)  # compact: speed 1.0
 

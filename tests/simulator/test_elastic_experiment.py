@@ -1,4 +1,5 @@
 """`cosched experiment-elastic`: the six policies on the bundled trace, the table, plots, resumption, bad input."""
+
 import json
 
 import pandas as pd
@@ -12,8 +13,22 @@ from cosched.simulator.schedulers import ELASTIC
 
 def test_experiment_writes_the_table_and_the_plots(tmp_path, capsys):
     out = tmp_path / "out"
-    code = main(["experiment-elastic", "--limit", "300", "--arrival-scale", "0.2", "--workers", "1",
-                 "--out", str(out), "--quiet", "--json", "--plots"])
+    code = main(
+        [
+            "experiment-elastic",
+            "--limit",
+            "300",
+            "--arrival-scale",
+            "0.2",
+            "--workers",
+            "1",
+            "--out",
+            str(out),
+            "--quiet",
+            "--json",
+            "--plots",
+        ]
+    )
     assert code == 0
     rows = json.loads(capsys.readouterr().out)
     assert [row["policy"] for row in rows] == list(ELASTIC)
@@ -21,37 +36,70 @@ def test_experiment_writes_the_table_and_the_plots(tmp_path, capsys):
     assert len(runs) == 6 and (runs["makespan"] > 0).all()
     assert runs.loc[runs.policy == "fcfs-rigid", "resizes"].item() == 0
     counterpart = runs.set_index("policy")
-    expected = 100 * (1 - counterpart.loc["fcfs-malleable", "makespan"] / counterpart.loc["fcfs-rigid", "makespan"])
+    expected = 100 * (
+        1
+        - counterpart.loc["fcfs-malleable", "makespan"] / counterpart.loc["fcfs-rigid", "makespan"]
+    )
     assert counterpart.loc["fcfs-malleable", "reduction_vs_rigid_pct"] == pytest.approx(expected)
     jobs = pd.read_csv(out / "jobs" / "r000_srtf.csv")
     assert len(jobs) == 300 and (jobs["turnaround_time"] >= jobs["wait_time"]).all()
     assert "| fcfs-malleable |" in (out / "table.md").read_text()
-    assert sorted(p.name for p in (out / "plots").iterdir()) == ["makespan.png", "wait_turnaround.png"]
+    assert sorted(p.name for p in (out / "plots").iterdir()) == [
+        "makespan.png",
+        "wait_turnaround.png",
+    ]
 
 
 def test_an_interrupted_experiment_resumes_to_the_same_rows(tmp_path):
-    spec = experiment_spec("kth-sp2", jobs=120, marking=ElasticMarking(0.5, seed=4), replicates=2,
-                           policies=["fcfs-rigid", "fcfs-malleable"])
+    spec = experiment_spec(
+        "kth-sp2",
+        jobs=120,
+        marking=ElasticMarking(0.5, seed=4),
+        replicates=2,
+        policies=["fcfs-rigid", "fcfs-malleable"],
+    )
     whole = run_experiment(spec, tmp_path / "whole", workers=1, progress=False, plots=False)
     part, cut = tmp_path / "part", spec
     run_experiment(cut, part, workers=1, progress=False, plots=False)
     lines = (part / "grid.done").read_text().splitlines()
-    (part / "grid.done").write_text("\n".join(lines[:2]) + "\n")  # only the first cell counts as finished
+    (part / "grid.done").write_text(
+        "\n".join(lines[:2]) + "\n"
+    )  # only the first cell counts as finished
     resumed = run_experiment(cut, part, workers=1, progress=False, plots=False)
     columns = [c for c in whole.columns if c != "wall_seconds"]
     pd.testing.assert_frame_equal(whole[columns], resumed[columns])
     assert finish(cut, part, plots=False)["makespan"].tolist() == resumed["makespan"].tolist()
 
 
-@pytest.mark.parametrize("flags, field", [
-    (["--elastic-fraction", "-1"], "elastic_fraction"), (["--elastic-range", "1,0.5"], "elastic_range"),
-    (["--scheduler", "lottery"], "policies"), (["--arrival-scale", "0"], "arrival_scale"),
-    (["--replicates", "0"], "replicates"), (["--preset", "nope"], "preset"),
-])
+@pytest.mark.parametrize(
+    "flags, field",
+    [
+        (["--elastic-fraction", "-1"], "elastic_fraction"),
+        (["--elastic-range", "1,0.5"], "elastic_range"),
+        (["--scheduler", "lottery"], "policies"),
+        (["--arrival-scale", "0"], "arrival_scale"),
+        (["--replicates", "0"], "replicates"),
+        (["--preset", "nope"], "preset"),
+    ],
+)
 def test_bad_input_exits_2_and_writes_nothing(tmp_path, capsys, flags, field):
     out = tmp_path / "out"
-    assert main(["experiment-elastic", "--limit", "50", "--workers", "1", "--out", str(out), "--quiet",
-                 *flags]) == 2
+    assert (
+        main(
+            [
+                "experiment-elastic",
+                "--limit",
+                "50",
+                "--workers",
+                "1",
+                "--out",
+                str(out),
+                "--quiet",
+                *flags,
+            ]
+        )
+        == 2
+    )
     error = capsys.readouterr().err.strip()
     assert error.startswith("cosched experiment-elastic: error:") and field in error
     assert not out.exists()
@@ -59,8 +107,19 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path, capsys, flags, field):
 
 def test_another_spec_in_the_same_folder_is_refused(tmp_path, capsys):
     out = tmp_path / "out"
-    base = ["experiment-elastic", "--limit", "60", "--workers", "1", "--out", str(out), "--quiet", "--no-plots",
-            "--scheduler", "fcfs-rigid"]
+    base = [
+        "experiment-elastic",
+        "--limit",
+        "60",
+        "--workers",
+        "1",
+        "--out",
+        str(out),
+        "--quiet",
+        "--no-plots",
+        "--scheduler",
+        "fcfs-rigid",
+    ]
     assert main(base) == 0
     assert main(base + ["--seed", "1"]) == 2
     assert "different experiment-elastic run" in capsys.readouterr().err

@@ -1,7 +1,9 @@
 """The six policies of ElastiSim's study (001 §6.3): hand-computed cases and invariants on generated workloads."""
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cosched.simulator.elastic.traces import ElasticMarking, elastic_models
 from cosched.simulator.engine import simulate
@@ -17,11 +19,15 @@ WORK_TOLERANCE = 1e-6  # relative: work integrated from the log after many resca
 
 def workload(runs, nodes, submit=None):
     n = len(runs)
-    return make_workload(np.arange(n), np.zeros(n) if submit is None else np.asarray(submit, float), runs, nodes)
+    return make_workload(
+        np.arange(n), np.zeros(n) if submit is None else np.asarray(submit, float), runs, nodes
+    )
 
 
 def ends(policy, w, nodes, models, **options):
-    result = simulate(w, Platform(nodes), make_scheduler(policy, **options), job_models=models, use_run_times=True)
+    result = simulate(
+        w, Platform(nodes), make_scheduler(policy, **options), job_models=models, use_run_times=True
+    )
     return result.end.tolist()
 
 
@@ -85,7 +91,9 @@ def test_a_malleable_job_shrinks_to_admit_a_waiting_one_unless_told_not_to():
     # J0 on 4 nodes (rate 2) until 1, then 2 nodes (rate 1) beside J1 until 3, then 4 nodes: 3 + 4 / 2 = 5
     assert ends("fcfs-malleable", w, 4, models) == pytest.approx([5.0, 3.0], abs=TIME_TOLERANCE)
     # without shrinking, J1 waits for J0 (4 nodes from 0: ends at 4)
-    assert ends("fcfs-malleable", w, 4, models, shrink=False) == pytest.approx([4.0, 6.0], abs=TIME_TOLERANCE)
+    assert ends("fcfs-malleable", w, 4, models, shrink=False) == pytest.approx(
+        [4.0, 6.0], abs=TIME_TOLERANCE
+    )
 
 
 def test_malleable_fcfs_blocks_behind_a_job_that_does_not_fit_even_at_its_minimum():
@@ -122,30 +130,52 @@ class Checked:
         self.policy.schedule(engine)
         state = engine.allocator.state
         assert (state.used <= engine.platform.cores_per_node).all()
-        nodes = np.concatenate([engine.allocation[job].nodes for job in engine.running] or [np.zeros(0, int)])
+        nodes = np.concatenate(
+            [engine.allocation[job].nodes for job in engine.running] or [np.zeros(0, int)]
+        )
         assert np.unique(nodes).size == nodes.size == engine.platform.nodes - state.idle
         for job in engine.running:
             low, high = engine.model(job).bounds(engine.requested_nodes(job))
             assert low <= engine.allocation[job].nodes.size <= high
 
 
-jobs_strategy = st.lists(st.tuples(st.floats(1, 50), st.integers(1, 6), st.floats(0, 30)), min_size=1, max_size=12)
+jobs_strategy = st.lists(
+    st.tuples(st.floats(1, 50), st.integers(1, 6), st.floats(0, 30)), min_size=1, max_size=12
+)
 
 
 @settings(deadline=None)
-@given(jobs_strategy, st.integers(1, 8), st.floats(0, 1), st.sampled_from(["moldable", "malleable"]),
-       st.floats(0.2, 1), st.floats(1, 3), st.sampled_from(["linear", "amdahl"]), st.booleans(),
-       st.integers(0, 1000))
+@given(
+    jobs_strategy,
+    st.integers(1, 8),
+    st.floats(0, 1),
+    st.sampled_from(["moldable", "malleable"]),
+    st.floats(0.2, 1),
+    st.floats(1, 3),
+    st.sampled_from(["linear", "amdahl"]),
+    st.booleans(),
+    st.integers(0, 1000),
+)
 def test_every_policy_completes_every_job_conserves_work_and_never_overcommits_a_node(
-        jobs, nodes, fraction, kind, low, high, scaling, shrink, seed):
-    runs, sizes, submit = (np.array(column) for column in zip(*sorted(jobs, key=lambda job: job[2])))
+    jobs, nodes, fraction, kind, low, high, scaling, shrink, seed
+):
+    runs, sizes, submit = (
+        np.array(column) for column in zip(*sorted(jobs, key=lambda job: job[2]))
+    )
     w = make_workload(np.arange(len(runs)), submit, runs, np.minimum(sizes, nodes))
     platform = Platform(nodes)
-    models = elastic_models(w, platform, ElasticMarking(fraction, kind, low, high, scaling, 0.2, seed=seed))
+    models = elastic_models(
+        w, platform, ElasticMarking(fraction, kind, low, high, scaling, 0.2, seed=seed)
+    )
     requested = w.cores.tolist()
     for policy in ELASTIC:
-        result = simulate(w, platform, Checked(make_scheduler(policy, shrink=shrink)), job_models=models,
-                          log_events=True)
+        result = simulate(
+            w,
+            platform,
+            Checked(make_scheduler(policy, shrink=shrink)),
+            job_models=models,
+            log_events=True,
+        )
         assert np.isfinite(result.end).all() and (result.start >= w.submit).all()
         assert (result.end > result.start).all()
         assert work_from_log(result, models, requested) == pytest.approx(w.run, rel=WORK_TOLERANCE)
@@ -154,11 +184,18 @@ def test_every_policy_completes_every_job_conserves_work_and_never_overcommits_a
 def test_amdahl_jobs_progress_at_the_law_s_rate():
     w = workload([9.0], [1])
     f = 0.5
-    result = simulate(w, Platform(3), "fcfs-malleable", job_models=[malleable(1, 3, scaling=amdahl(f))])
-    assert result.end[0] == pytest.approx(9.0 * (f + (1 - f) / 3), abs=TIME_TOLERANCE)  # speed(3) / speed(1)
+    result = simulate(
+        w, Platform(3), "fcfs-malleable", job_models=[malleable(1, 3, scaling=amdahl(f))]
+    )
+    assert result.end[0] == pytest.approx(
+        9.0 * (f + (1 - f) / 3), abs=TIME_TOLERANCE
+    )  # speed(3) / speed(1)
 
 
-@given(st.lists(st.tuples(st.integers(1, 20), st.integers(0, 20)), min_size=1, max_size=20), st.integers(0, 400))
+@given(
+    st.lists(st.tuples(st.integers(1, 20), st.integers(0, 20)), min_size=1, max_size=20),
+    st.integers(0, 400),
+)
 def test_water_level_is_the_highest_level_that_fits(bounds, extra):
     base = [low for low, _ in bounds]
     top = [low + room for low, room in bounds]

@@ -1,4 +1,5 @@
 """Invariants of the engine and the classic schedulers on generated workloads."""
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -96,7 +97,9 @@ def test_simulation_is_deterministic(name, case):
 
 def test_easy_backfills_a_short_job_without_delaying_the_head():
     # 2 nodes; job 0 holds 1 node for 10 s, job 1 needs 2 nodes (head), job 2 is short and fits before 10
-    workload = make_workload([0, 1, 2, 3], [0, 1, 2, 3], [10, 5, 4, 20], [1, 2, 1, 1], [10, 5, 4, 20])
+    workload = make_workload(
+        [0, 1, 2, 3], [0, 1, 2, 3], [10, 5, 4, 20], [1, 2, 1, 1], [10, 5, 4, 20]
+    )
     platform = Platform(2)
     easy = simulate(workload, platform, "easy")
     assert easy.start.tolist() == [0, 10, 2, 15]
@@ -136,8 +139,14 @@ class HalfSpeedWhenCrowded:
 @given(case=platforms_and_workloads(), use_run_times=st.booleans())
 def test_remaining_work_is_conserved_across_speed_changes(case, use_run_times):
     platform, workload = case
-    engine = Engine(workload, platform, make_scheduler("easy"), speed_model=HalfSpeedWhenCrowded(),
-                    use_run_times=use_run_times, log_events=True)
+    engine = Engine(
+        workload,
+        platform,
+        make_scheduler("easy"),
+        speed_model=HalfSpeedWhenCrowded(),
+        use_run_times=use_run_times,
+        log_events=True,
+    )
     result = engine.run()
     speed = {}
     since = {}
@@ -163,6 +172,7 @@ def test_the_readme_example_scheduler_plugs_in_by_name():
 
     class SmallestAreaFirst(QueueScheduler):
         """Smallest cores x estimate first, EASY backfilling."""
+
         name = "saf"
         backfill = "easy"
 

@@ -1,4 +1,5 @@
 """experiment-sim (003 ch. 6): grid, resumption, tables, plots, Pareto front, local and dask execution."""
+
 import argparse
 import json
 
@@ -6,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import cosched.simulator.experiment as experiment
 from cosched.errors import InputError
 from cosched.simulator import co_cli
 from cosched.simulator.data import EXAMPLE_HEATMAP, example_path
-import cosched.simulator.experiment as experiment
 from cosched.simulator.experiment import experiment_workload, preset_spec, run_cell, run_experiment
 from cosched.simulator.experiment_plots import pareto_front
 from cosched.theory.heatmap import read_heatmap
@@ -24,7 +25,12 @@ def small_spec(**overrides):
 def test_grid_writes_one_row_per_run_with_conservative_baseline(tmp_path):
     summary = run_experiment(small_spec(), tmp_path, workers=1, progress=False, plots=False)
     runs = pd.read_csv(tmp_path / "runs.csv")
-    assert len(runs) == 2 * 4 and set(runs["scheduler"]) == {"easy", "easy-co", "filler", "conservative"}
+    assert len(runs) == 2 * 4 and set(runs["scheduler"]) == {
+        "easy",
+        "easy-co",
+        "filler",
+        "conservative",
+    }
     assert np.allclose(runs.loc[runs["scheduler"] == "conservative", "makespan_speedup"], 1.0)
     assert list(summary.index) == ["filler", "easy", "easy-co", "conservative"]
     assert "| filler |" in (tmp_path / "tables.md").read_text()
@@ -43,17 +49,34 @@ def test_interrupted_grid_resumes_only_missing_runs(tmp_path, monkeypatch):
     run_experiment(spec, tmp_path, workers=1, progress=False, plots=False)
     before = pd.read_csv(tmp_path / "runs.csv")
     lines = (tmp_path / "grid.csv").read_text().splitlines(keepends=True)
-    (tmp_path / "grid.csv").write_text("".join(lines[:-2]) + lines[-2][:9])  # killed while writing a row
+    (tmp_path / "grid.csv").write_text(
+        "".join(lines[:-2]) + lines[-2][:9]
+    )  # killed while writing a row
     calls = []
-    monkeypatch.setattr(experiment, "run_cell", lambda *args: calls.append(args[1:]) or run_cell(*args))
+    monkeypatch.setattr(
+        experiment, "run_cell", lambda *args: calls.append(args[1:]) or run_cell(*args)
+    )
     run_experiment(spec, tmp_path, workers=1, progress=False, plots=False)
     assert calls == [(1, "filler"), (1, "conservative")]
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "runs.csv").drop(columns="wall_seconds"),
-                                  before.drop(columns="wall_seconds"))
-    assert list(before.columns) == ["experiment", "scheduler", "makespan", "makespan_speedup", "bound",
-                                    "makespan_over_bound", "mean_slowdown",
-                                    "mean_slowdown_pp", "slowdown_counts", "utilization", "mean_job_speedup",
-                                    "weighted_mean_job_speedup", "wall_seconds"]
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "runs.csv").drop(columns="wall_seconds"),
+        before.drop(columns="wall_seconds"),
+    )
+    assert list(before.columns) == [
+        "experiment",
+        "scheduler",
+        "makespan",
+        "makespan_speedup",
+        "bound",
+        "makespan_over_bound",
+        "mean_slowdown",
+        "mean_slowdown_pp",
+        "slowdown_counts",
+        "utilization",
+        "mean_job_speedup",
+        "weighted_mean_job_speedup",
+        "wall_seconds",
+    ]
 
 
 def test_a_folder_of_the_older_per_run_format_is_refused_unless_forced(tmp_path):
@@ -79,8 +102,12 @@ def test_local_processes_give_the_same_results_as_in_process(tmp_path):
     spec = small_spec()
     run_experiment(spec, tmp_path / "a", workers=1, progress=False, plots=False)
     run_experiment(spec, tmp_path / "b", workers=2, progress=False, plots=False)
-    a = pd.read_csv(tmp_path / "a" / "runs.csv").sort_values(["experiment", "scheduler"], ignore_index=True)
-    b = pd.read_csv(tmp_path / "b" / "runs.csv").sort_values(["experiment", "scheduler"], ignore_index=True)
+    a = pd.read_csv(tmp_path / "a" / "runs.csv").sort_values(
+        ["experiment", "scheduler"], ignore_index=True
+    )
+    b = pd.read_csv(tmp_path / "b" / "runs.csv").sort_values(
+        ["experiment", "scheduler"], ignore_index=True
+    )
     pd.testing.assert_frame_equal(a.drop(columns="wall_seconds"), b.drop(columns="wall_seconds"))
 
 
@@ -95,9 +122,15 @@ def test_dask_local_cluster_runs_the_grid(tmp_path):
 def test_plots_are_written(tmp_path):
     run_experiment(small_spec(), tmp_path, workers=1, progress=False, plots=True)
     names = {p.name for p in (tmp_path / "plots").glob("*.png")}
-    assert {"box_makespan_speedup.png", "correlation.png", "pareto_mean_slowdown_vs_makespan_speedup.png",
-            "speedup_time_easy-co.png"} <= names
-    jobs = pd.read_csv(tmp_path / "jobs" / "e000_easy-co.csv")  # written by the grid with the run's row
+    assert {
+        "box_makespan_speedup.png",
+        "correlation.png",
+        "pareto_mean_slowdown_vs_makespan_speedup.png",
+        "speedup_time_easy-co.png",
+    } <= names
+    jobs = pd.read_csv(
+        tmp_path / "jobs" / "e000_easy-co.csv"
+    )  # written by the grid with the run's row
     assert list(jobs.columns) == ["start", "end", "speedup", "app"] and len(jobs) == SMALL["jobs"]
 
 
@@ -121,8 +154,17 @@ def parser():
 
 
 def test_heatmap_command_prints_json_and_plots(tmp_path, capsys):
-    args = parser().parse_args(["heatmap", str(example_path(EXAMPLE_HEATMAP)), "--json", "--plot",
-                                str(tmp_path / "h.png"), "--instance", str(tmp_path / "i.json")])
+    args = parser().parse_args(
+        [
+            "heatmap",
+            str(example_path(EXAMPLE_HEATMAP)),
+            "--json",
+            "--plot",
+            str(tmp_path / "h.png"),
+            "--instance",
+            str(tmp_path / "i.json"),
+        ]
+    )
     assert args.func(args) == 0
     document = json.loads(capsys.readouterr().out)
     assert len(document["applications"]) == 12 and (tmp_path / "h.png").exists()
@@ -130,20 +172,51 @@ def test_heatmap_command_prints_json_and_plots(tmp_path, capsys):
 
 
 def test_experiment_command_prints_tables(tmp_path, capsys):
-    args = parser().parse_args(["experiment-sim", "--preset", "example-small", "--jobs", "30", "--experiments", "1",
-                                "--schedulers", "easy-co", "--out", str(tmp_path), "--workers", "1",
-                                "--no-plots", "--no-progress"])
+    args = parser().parse_args(
+        [
+            "experiment-sim",
+            "--preset",
+            "example-small",
+            "--jobs",
+            "30",
+            "--experiments",
+            "1",
+            "--schedulers",
+            "easy-co",
+            "--out",
+            str(tmp_path),
+            "--workers",
+            "1",
+            "--no-plots",
+            "--no-progress",
+        ]
+    )
     assert args.func(args) == 0
     assert "| easy-co |" in capsys.readouterr().out
 
 
 def test_generate_workload_command_writes_a_csv_workload(tmp_path):
     out = tmp_path / "w.csv"
-    args = parser().parse_args(["generate-workload", "--heatmap", str(example_path(EXAMPLE_HEATMAP)), "--jobs", "25",
-                                "--interarrival", "poisson", "--mean", "5", "--out", str(out)])
+    args = parser().parse_args(
+        [
+            "generate-workload",
+            "--heatmap",
+            str(example_path(EXAMPLE_HEATMAP)),
+            "--jobs",
+            "25",
+            "--interarrival",
+            "poisson",
+            "--mean",
+            "5",
+            "--out",
+            str(out),
+        ]
+    )
     assert args.func(args) == 0
     frame = pd.read_csv(out)
-    assert len(frame) == 25 and set(frame["app"]) <= set(read_heatmap(example_path(EXAMPLE_HEATMAP)).applications)
+    assert len(frame) == 25 and set(frame["app"]) <= set(
+        read_heatmap(example_path(EXAMPLE_HEATMAP)).applications
+    )
 
 
 def test_bundled_example_is_labelled_synthetic_and_loads():

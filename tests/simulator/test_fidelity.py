@@ -1,24 +1,37 @@
 """The co-scheduling choices the papers leave open, as options: missing pairs, alone speedup, Popularity's
 compact rule, the backfill reservation, utilization spans, workload draws, and the paper presets."""
+
 import json
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cosched.cli import main
 from cosched.errors import InputError
 from cosched.simulator.colocation import alone_speedup_value, co_context
+from cosched.simulator.elise_table2 import (
+    ELISE_TABLE2,
+    SUBSET_TOLERANCE,
+    mean_pair_speedup,
+    run_elise_table2,
+    sub_heatmap,
+    table2_subsets,
+)
 from cosched.simulator.engine import simulate
 from cosched.simulator.experiment import experiment_workload, preset_spec, run_experiment
 from cosched.simulator.metrics import busy_core_utilization
 from cosched.simulator.platform import Platform
-from cosched.simulator.elise_table2 import (ELISE_TABLE2, SUBSET_TOLERANCE, mean_pair_speedup, run_elise_table2,
-                                            sub_heatmap, table2_subsets)
-from cosched.simulator.thesis_tables import THESIS_METRICS, THESIS_TABLE, thesis_comparison, thesis_gaps
 from cosched.simulator.schedulers import make_scheduler
+from cosched.simulator.thesis_tables import (
+    THESIS_METRICS,
+    THESIS_TABLE,
+    thesis_comparison,
+    thesis_gaps,
+)
 from cosched.simulator.workload import make_workload
 from cosched.theory.heatmap import MissingPairsWarning, heatmap_from_speedups, read_heatmap
 
@@ -28,7 +41,9 @@ TIME_TOLERANCE = 1e-6  # seconds
 
 def workload_of(apps, cores, compact):
     n = len(apps)
-    return make_workload(np.arange(n), np.zeros(n), compact, cores, compact, np.array(apps, dtype=object))
+    return make_workload(
+        np.arange(n), np.zeros(n), compact, cores, compact, np.array(apps, dtype=object)
+    )
 
 
 def gapped_heatmap():
@@ -46,6 +61,7 @@ def test_missing_pair_mean_takes_the_jobs_mean_measured_speedup_and_ranks_skip_i
     assert context.speedups[2, 0] == pytest.approx((0.8 + 1.3) / 2)
     assert not context.known[0, 2] and context.known[0, 1]
     from cosched.simulator.schedulers.co_ordering import popularity_ranks
+
     ranks = popularity_ranks(np.array([0, 2]), context.speedups, 1.0, context.known)
     assert ranks.tolist() == [0, 0]  # a|c averages above 1.0 once filled, but was never measured
 
@@ -59,21 +75,32 @@ def test_missing_pair_default_is_the_heatmaps_fallback():
     assert context.speedups[0, 2] == 0.9
 
 
-@given(st.lists(st.floats(0.5, 2.0), min_size=16, max_size=16), st.lists(st.booleans(), min_size=16, max_size=16))
+@given(
+    st.lists(st.floats(0.5, 2.0), min_size=16, max_size=16),
+    st.lists(st.booleans(), min_size=16, max_size=16),
+)
 @settings(max_examples=60, deadline=None)
-def test_mean_filled_pairs_lie_within_their_rows_measured_range_and_measured_pairs_stay(values, holes):
+def test_mean_filled_pairs_lie_within_their_rows_measured_range_and_measured_pairs_stay(
+    values, holes
+):
     speedups = np.array(values).reshape(4, 4)
-    gapped = np.where(np.array(holes).reshape(4, 4) & np.array(holes).reshape(4, 4).T, np.nan, speedups)
+    gapped = np.where(
+        np.array(holes).reshape(4, 4) & np.array(holes).reshape(4, 4).T, np.nan, speedups
+    )
     np.fill_diagonal(gapped, np.diag(speedups))  # every application keeps one measured pair
     heatmap = heatmap_from_speedups(tuple("abcd"), gapped, [1.0] * 4, [2] * 4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)
-        context = co_context(workload_of(list("abcd"), [2] * 4, [1.0] * 4), heatmap, missing_pair="mean")
+        context = co_context(
+            workload_of(list("abcd"), [2] * 4, [1.0] * 4), heatmap, missing_pair="mean"
+        )
     measured = ~np.isnan(gapped)
     assert np.allclose(context.speedups[measured], gapped[measured])
     low, high = np.nanmin(gapped, axis=1), np.nanmax(gapped, axis=1)
     filled = context.speedups
-    assert ((filled >= low[:, None] - SPEEDUP_TOLERANCE) & (filled <= high[:, None] + SPEEDUP_TOLERANCE)).all()
+    assert (
+        (filled >= low[:, None] - SPEEDUP_TOLERANCE) & (filled <= high[:, None] + SPEEDUP_TOLERANCE)
+    ).all()
 
 
 def test_alone_speedup_one_max_or_a_value():
@@ -81,7 +108,9 @@ def test_alone_speedup_one_max_or_a_value():
     heatmap = gapped_heatmap().with_default(1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)
-        assert co_context(workload, heatmap, "max").spread.tolist() == pytest.approx([1.5, 1.1, 1.3])
+        assert co_context(workload, heatmap, "max").spread.tolist() == pytest.approx(
+            [1.5, 1.1, 1.3]
+        )
         assert co_context(workload, heatmap, "one").spread.tolist() == [1.0, 1.0, 1.0]
         assert co_context(workload, heatmap, "1.25").spread.tolist() == [1.25] * 3
     for bad in ("fast", "0", "-1", "nan"):
@@ -91,16 +120,28 @@ def test_alone_speedup_one_max_or_a_value():
 
 def test_alone_max_speeds_up_a_job_alone_on_spread_nodes():
     heatmap = heatmap_from_speedups(("a",), [[1.25]], [100.0], [2])
-    result = simulate(workload_of(["a"], [2], [100.0]), Platform(2, 2, 2), "easy-co", heatmap=heatmap,
-                      alone_speedup="max")
+    result = simulate(
+        workload_of(["a"], [2], [100.0]),
+        Platform(2, 2, 2),
+        "easy-co",
+        heatmap=heatmap,
+        alone_speedup="max",
+    )
     assert result.end[0] == pytest.approx(100 / 1.25)
 
 
 def popularity_run(compact_below):
     heatmap = heatmap_from_speedups(("good", "bad"), [[1.2, 0.7], [0.7, 0.7]], [10.0, 10.0], [4, 4])
-    workload = workload_of(["good"] * 4 + ["bad"], [4] * 5, [10.0] * 5)  # spread: 2 nodes, compact: 1
-    return simulate(workload, Platform(8, 2, 2), make_scheduler("popularity", compact_below=compact_below),
-                    heatmap=heatmap, alone_speedup=1.0)
+    workload = workload_of(
+        ["good"] * 4 + ["bad"], [4] * 5, [10.0] * 5
+    )  # spread: 2 nodes, compact: 1
+    return simulate(
+        workload,
+        Platform(8, 2, 2),
+        make_scheduler("popularity", compact_below=compact_below),
+        heatmap=heatmap,
+        alone_speedup=1.0,
+    )
 
 
 def test_popularity_deploys_compact_below_rank_3_by_default():
@@ -114,12 +155,15 @@ def test_popularity_deploys_compact_below_rank_3_by_default():
 def test_reserve_oldest_gives_the_reservation_to_the_oldest_waiting_job():
     seed = read_heatmap("g5k-nas")
     from cosched.simulator.generate import ApplicationSeed, generate_workload
+
     workload = generate_workload(ApplicationSeed.from_heatmap(seed), 80, rng_seed=3)
     platform = Platform(8, 2, 16)
     for reserve in ("head", "oldest"):
         scheduler = make_scheduler("sjf-co", reserve=reserve, record_reservations=True)
         result = simulate(workload, platform, scheduler, heatmap=seed)
-        assert (result.start >= workload.submit - TIME_TOLERANCE).all() and np.isfinite(result.end).all()
+        assert (result.start >= workload.submit - TIME_TOLERANCE).all() and np.isfinite(
+            result.end
+        ).all()
         holders = list(scheduler.reservations)
         if reserve == "oldest":  # batch arrivals: the oldest waiting job's index only grows
             assert holders == sorted(holders)
@@ -130,13 +174,22 @@ def test_reserve_oldest_gives_the_reservation_to_the_oldest_waiting_job():
 def test_easy_co_is_the_same_under_both_reservation_rules():
     seed = read_heatmap("g5k-nas")
     from cosched.simulator.generate import ApplicationSeed, generate_workload
+
     workload = generate_workload(ApplicationSeed.from_heatmap(seed), 60, rng_seed=1)
-    runs = [simulate(workload, Platform(8, 2, 16), make_scheduler("easy-co", reserve=r), heatmap=seed)
-            for r in ("head", "oldest")]
+    runs = [
+        simulate(workload, Platform(8, 2, 16), make_scheduler("easy-co", reserve=r), heatmap=seed)
+        for r in ("head", "oldest")
+    ]
     assert np.array_equal(runs[0].end, runs[1].end)
 
 
-@given(st.lists(st.tuples(st.integers(0, 20), st.integers(1, 30), st.integers(1, 4)), min_size=1, max_size=12))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 20), st.integers(1, 30), st.integers(1, 4)),
+        min_size=1,
+        max_size=12,
+    )
+)
 @settings(max_examples=60, deadline=None)
 def test_utilization_spans_stay_in_0_1_and_queue_empty_stops_at_the_last_start(jobs):
     submit, run, cores = (np.array(column, dtype=float) for column in zip(*jobs))
@@ -146,7 +199,9 @@ def test_utilization_spans_stay_in_0_1_and_queue_empty_stops_at_the_last_start(j
         assert 0.0 <= busy_core_utilization(result, until) <= 1.0 + SPEEDUP_TOLERANCE
     stop, first = result.start.max(), result.workload.submit.min()
     if stop > first:
-        busy = (result.workload.cores * np.clip(np.minimum(result.end, stop) - result.start, 0, None)).sum()
+        busy = (
+            result.workload.cores * np.clip(np.minimum(result.end, stop) - result.start, 0, None)
+        ).sum()
         expected = busy / (4 * (stop - first))
         assert busy_core_utilization(result, "queue-empty") == pytest.approx(expected)
 
@@ -155,10 +210,17 @@ SMALL = dict(jobs=60, experiments=2, schedulers=["easy", "easy-co", "popularity"
 
 
 def test_draw_gives_each_experiment_its_own_workload_and_shuffle_the_same_jobs():
-    drawn, shuffled = preset_spec("thesis", **SMALL), preset_spec("thesis", workloads="shuffle", **SMALL)
-    assert drawn.workloads == "draw" and drawn.missing_pair == "mean" and drawn.alone_speedup == "max"
+    drawn, shuffled = (
+        preset_spec("thesis", **SMALL),
+        preset_spec("thesis", workloads="shuffle", **SMALL),
+    )
+    assert (
+        drawn.workloads == "draw" and drawn.missing_pair == "mean" and drawn.alone_speedup == "max"
+    )
     assert sorted(experiment_workload(drawn, 0).app) != sorted(experiment_workload(drawn, 1).app)
-    assert sorted(experiment_workload(shuffled, 0).app) == sorted(experiment_workload(shuffled, 1).app)
+    assert sorted(experiment_workload(shuffled, 0).app) == sorted(
+        experiment_workload(shuffled, 1).app
+    )
     with pytest.raises(InputError):
         preset_spec("thesis", workloads="resample", **SMALL)
 
@@ -166,12 +228,16 @@ def test_draw_gives_each_experiment_its_own_workload_and_shuffle_the_same_jobs()
 def test_thesis_preset_writes_spread_and_the_thesis_table(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)
-        summary = run_experiment(preset_spec("thesis", **SMALL), tmp_path, workers=1, progress=False, plots=False)
+        summary = run_experiment(
+            preset_spec("thesis", **SMALL), tmp_path, workers=1, progress=False, plots=False
+        )
     runs = pd.read_csv(tmp_path / "runs.csv")
     for scheduler, group in runs.groupby("scheduler"):
         assert summary.loc[scheduler, "mean_slowdown_min"] == group["mean_slowdown"].min()
         assert summary.loc[scheduler, "mean_slowdown_max"] == group["mean_slowdown"].max()
-        assert summary.loc[scheduler, "mean_slowdown_std"] == pytest.approx(group["mean_slowdown"].std())
+        assert summary.loc[scheduler, "mean_slowdown_std"] == pytest.approx(
+            group["mean_slowdown"].std()
+        )
     assert " ± " in (tmp_path / "tables.md").read_text()
     comparison = pd.read_csv(tmp_path / "thesis.csv")
     assert set(comparison["scheduler"]) == {"easy", "easy-co", "popularity", "conservative"}
@@ -180,7 +246,9 @@ def test_thesis_preset_writes_spread_and_the_thesis_table(tmp_path):
     assert "EASY-Co mean job speedup" in (tmp_path / "thesis.md").read_text()
     with warnings.catch_warnings():  # the same spec resumes in a folder holding thesis.md
         warnings.simplefilter("ignore", MissingPairsWarning)
-        again = run_experiment(preset_spec("thesis", **SMALL), tmp_path, workers=1, progress=False, plots=False)
+        again = run_experiment(
+            preset_spec("thesis", **SMALL), tmp_path, workers=1, progress=False, plots=False
+        )
     pd.testing.assert_frame_equal(again, summary)
 
 
@@ -193,13 +261,17 @@ def test_thesis_gaps_are_zero_for_the_thesis_own_numbers():
 
 def test_table2_subsets_match_the_published_mean_speedups():
     heatmap = read_heatmap("marconi-fig2")
-    assert mean_pair_speedup(heatmap) == pytest.approx(1.12, abs=0.005)  # 000 §2.2: "average speedup of 1.12"
+    assert mean_pair_speedup(heatmap) == pytest.approx(
+        1.12, abs=0.005
+    )  # 000 §2.2: "average speedup of 1.12"
     subsets = table2_subsets(heatmap)
     assert len(subsets[2]) == len(heatmap)  # 1.12: the whole heatmap
     for (target, _), names in zip(ELISE_TABLE2, subsets):
         assert abs(mean_pair_speedup(sub_heatmap(heatmap, names)) - target) <= SUBSET_TOLERANCE
     with pytest.raises(InputError):
-        table2_subsets(read_heatmap("aris-nas", default=1.0))  # 33 applications: too many sets to search
+        table2_subsets(
+            read_heatmap("aris-nas", default=1.0)
+        )  # 33 applications: too many sets to search
 
 
 def test_elise_table2_preset_writes_its_table(tmp_path):
@@ -207,20 +279,74 @@ def test_elise_table2_preset_writes_its_table(tmp_path):
     table = run_elise_table2(spec, tmp_path, workers=1, progress=False)
     assert len(table) == 4 and (tmp_path / "elise_table2.md").exists()
     assert table["table2_improvement_pct"].tolist() == [p for _, p in ELISE_TABLE2]
-    assert np.allclose(table["difference"], table["improvement_pct"] - table["table2_improvement_pct"])
+    assert np.allclose(
+        table["difference"], table["improvement_pct"] - table["table2_improvement_pct"]
+    )
 
 
 def test_simulate_takes_the_fidelity_options(tmp_path, capsys):
     workload = tmp_path / "w.csv"
-    assert main(["generate-workload", "--heatmap", "g5k-nas", "--jobs", "30", "--out", str(workload),
-                 "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "generate-workload",
+                "--heatmap",
+                "g5k-nas",
+                "--jobs",
+                "30",
+                "--out",
+                str(workload),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    code = main(["simulate", "--workload", str(workload), "--platform", "grvingt", "--scheduler", "popularity",
-                 "--heatmap", "g5k-nas", "--missing-pair", "mean", "--alone-speedup", "max", "--reserve",
-                 "oldest", "--compact-below", "2", "--utilization", "queue-empty", "--json", "--quiet"])
+    code = main(
+        [
+            "simulate",
+            "--workload",
+            str(workload),
+            "--platform",
+            "grvingt",
+            "--scheduler",
+            "popularity",
+            "--heatmap",
+            "g5k-nas",
+            "--missing-pair",
+            "mean",
+            "--alone-speedup",
+            "max",
+            "--reserve",
+            "oldest",
+            "--compact-below",
+            "2",
+            "--utilization",
+            "queue-empty",
+            "--json",
+            "--quiet",
+        ]
+    )
     assert code == 0 and 0 < json.loads(capsys.readouterr().out)["utilization"] <= 1
-    assert main(["simulate", "--workload", str(workload), "--platform", "grvingt", "--scheduler", "easy-co",
-                 "--heatmap", "g5k-nas", "--alone-speedup", "fast", "--quiet"]) == 2
+    assert (
+        main(
+            [
+                "simulate",
+                "--workload",
+                str(workload),
+                "--platform",
+                "grvingt",
+                "--scheduler",
+                "easy-co",
+                "--heatmap",
+                "g5k-nas",
+                "--alone-speedup",
+                "fast",
+                "--quiet",
+            ]
+        )
+        == 2
+    )
     assert "alone speedup" in capsys.readouterr().err
 
 
@@ -229,7 +355,9 @@ def test_thesis_preset_meets_the_reproduction_targets(tmp_path):
     """The full thesis preset (10 x 1,000 jobs x 13 schedulers on ARIS): the gaps docs/reproducing.md reports."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)
-        summary = run_experiment(preset_spec("thesis"), tmp_path, workers=2, progress=False, plots=False)
+        summary = run_experiment(
+            preset_spec("thesis"), tmp_path, workers=2, progress=False, plots=False
+        )
     gaps = thesis_gaps(thesis_comparison(summary))
     assert gaps["speedup_target_met"] and gaps["easy_co_target_met"]
     assert gaps["slowdown_target_met"]

@@ -1,20 +1,27 @@
 """Workload generation from an application seed (000 §3.1)."""
+
 import json
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cosched.errors import InputError
 from cosched.simulator.generate import (
-    INTERARRIVALS, ApplicationSeed, generate_workload, interarrival_gaps, load_application_seed, write_workload_csv,
+    INTERARRIVALS,
+    ApplicationSeed,
+    generate_workload,
+    interarrival_gaps,
+    load_application_seed,
+    write_workload_csv,
 )
 from cosched.simulator.workload import read_csv
 
 SEED = ApplicationSeed(("bt", "cg", "ep"), [64, 128, 256], [100.0, 50.0, 20.0])
 
 
-@given(st.sampled_from(INTERARRIVALS), st.integers(1, 200), st.integers(0, 2 ** 31))
+@given(st.sampled_from(INTERARRIVALS), st.integers(1, 200), st.integers(0, 2**31))
 def test_jobs_are_seed_applications_with_their_cores_and_compact_times(kind, jobs, rng_seed):
     workload = generate_workload(SEED, jobs, interarrival=kind, rng_seed=rng_seed)
     assert len(workload) == jobs
@@ -25,7 +32,7 @@ def test_jobs_are_seed_applications_with_their_cores_and_compact_times(kind, job
     assert workload.submit[0] == 0 and (np.diff(workload.submit) >= 0).all()
 
 
-@given(st.sampled_from(INTERARRIVALS), st.integers(0, 2 ** 31))
+@given(st.sampled_from(INTERARRIVALS), st.integers(0, 2**31))
 def test_same_seed_gives_the_same_workload(kind, rng_seed):
     first = generate_workload(SEED, 50, interarrival=kind, rng_seed=rng_seed)
     second = generate_workload(SEED, 50, interarrival=kind, rng_seed=rng_seed)
@@ -55,18 +62,23 @@ def test_frequencies_zero_weight_application_never_drawn():
 
 
 def test_list_selection_keeps_the_order():
-    workload = generate_workload(SEED, selection="list", apps=["ep", "bt", "ep"], interarrival="constant", mean=10)
+    workload = generate_workload(
+        SEED, selection="list", apps=["ep", "bt", "ep"], interarrival="constant", mean=10
+    )
     assert list(workload.app) == ["ep", "bt", "ep"] and list(workload.submit) == [0, 10, 20]
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    (dict(jobs=0), "jobs"),
-    (dict(jobs=5, selection="nope"), "selection"),
-    (dict(jobs=5, selection="frequencies", frequencies=[1, 2]), "frequencies"),
-    (dict(selection="list", apps=["zz"]), "apps"),
-    (dict(jobs=5, interarrival="gamma"), "interarrival"),
-    (dict(jobs=5, interarrival="poisson", mean=0), "mean"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(jobs=0), "jobs"),
+        (dict(jobs=5, selection="nope"), "selection"),
+        (dict(jobs=5, selection="frequencies", frequencies=[1, 2]), "frequencies"),
+        (dict(selection="list", apps=["zz"]), "apps"),
+        (dict(jobs=5, interarrival="gamma"), "interarrival"),
+        (dict(jobs=5, interarrival="poisson", mean=0), "mean"),
+    ],
+)
 def test_bad_options_raise_input_error(kwargs, field):
     with pytest.raises(InputError) as error:
         generate_workload(SEED, **kwargs)

@@ -1,4 +1,5 @@
 """Job lifecycle in the engine: resize, preemption, kill, reservations, job models, and their invariants."""
+
 from __future__ import annotations
 
 import math
@@ -7,10 +8,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cosched.simulator.engine import ActionError, simulate
-from cosched.simulator.jobs import NO_CHECKPOINT, ON_WARNING, JobModel, amdahl, malleable, moldable, periodic
+from cosched.simulator.jobs import (
+    NO_CHECKPOINT,
+    ON_WARNING,
+    JobModel,
+    amdahl,
+    malleable,
+    moldable,
+    periodic,
+)
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers.base import Scheduler
 from cosched.simulator.schedulers.easy import EASY
@@ -22,8 +32,12 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "expand_in
 
 def workload(runs, nodes, submit=None, cores_per_node=1):
     n = len(runs)
-    return make_workload(np.arange(n), np.zeros(n) if submit is None else submit, runs,
-                         np.asarray(nodes) * cores_per_node)
+    return make_workload(
+        np.arange(n),
+        np.zeros(n) if submit is None else submit,
+        runs,
+        np.asarray(nodes) * cores_per_node,
+    )
 
 
 class Chaos(Scheduler):
@@ -43,7 +57,9 @@ class Chaos(Scheduler):
         self.passes += 1
         used = engine.allocator.state.used
         assert (used <= engine.platform.cores_per_node).all()  # no node over-committed
-        running_nodes = np.concatenate([engine.allocation[j].nodes for j in engine.running] or [np.zeros(0, int)])
+        running_nodes = np.concatenate(
+            [engine.allocation[j].nodes for j in engine.running] or [np.zeros(0, int)]
+        )
         assert np.unique(running_nodes).size == running_nodes.size
         for job in list(engine.running):
             model, draw = engine.model(job), self.rng.random()
@@ -75,7 +91,11 @@ def progress_from_log(result, engine_models, requested, cores_per_node):
         elif event == "resize":
             since, rate, _ = segment[job]
             done[job] += rate * max(0.0, time - since)
-            segment[job] = (max(since, time) + model.reconfiguration, model.rate(value, requested[job]), value)
+            segment[job] = (
+                max(since, time) + model.reconfiguration,
+                model.rate(value, requested[job]),
+                value,
+            )
         elif event in ("finish", "preempt", "kill"):
             since, rate, _ = segment.pop(job)
             done[job] += rate * max(0.0, time - since)
@@ -85,16 +105,30 @@ def progress_from_log(result, engine_models, requested, cores_per_node):
 models = st.one_of(
     st.just(JobModel()),
     st.builds(lambda s: JobModel(setup=s), st.floats(0, 3)),
-    st.builds(lambda lo, hi, s, c: malleable(lo, lo + hi, setup=s, checkpoint=c),
-              st.integers(1, 2), st.integers(0, 2), st.floats(0, 2),
-              st.sampled_from([NO_CHECKPOINT, ON_WARNING, periodic(3.0, 0.5)])),
-    st.builds(lambda lo, hi: moldable(lo, lo + hi, scaling=amdahl(0.2)), st.integers(1, 2), st.integers(0, 2)),
+    st.builds(
+        lambda lo, hi, s, c: malleable(lo, lo + hi, setup=s, checkpoint=c),
+        st.integers(1, 2),
+        st.integers(0, 2),
+        st.floats(0, 2),
+        st.sampled_from([NO_CHECKPOINT, ON_WARNING, periodic(3.0, 0.5)]),
+    ),
+    st.builds(
+        lambda lo, hi: moldable(lo, lo + hi, scaling=amdahl(0.2)),
+        st.integers(1, 2),
+        st.integers(0, 2),
+    ),
 )
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.floats(1, 20), st.integers(1, 3), st.floats(0, 10), models), min_size=1, max_size=8),
-       st.integers(0, 2**16))
+@given(
+    st.lists(
+        st.tuples(st.floats(1, 20), st.integers(1, 3), st.floats(0, 10), models),
+        min_size=1,
+        max_size=8,
+    ),
+    st.integers(0, 2**16),
+)
 def test_every_action_conserves_work_and_never_overcommits_a_node(jobs, seed):
     jobs = sorted(jobs, key=lambda job: job[2])  # workload order: by submit time
     runs, nodes, submit, job_models = (list(column) for column in zip(*jobs))
@@ -110,7 +144,9 @@ def test_every_action_conserves_work_and_never_overcommits_a_node(jobs, seed):
         state = frame["state"][job]
         assert state in ("finished", "killed")
         if state == "finished":  # work done = work + work lost (redone after preemptions)
-            assert progress[job] == pytest.approx(work + frame["lost_work"][job], rel=WORK_TOLERANCE, abs=1e-9)
+            assert progress[job] == pytest.approx(
+                work + frame["lost_work"][job], rel=WORK_TOLERANCE, abs=1e-9
+            )
         else:
             assert progress[job] <= work + frame["lost_work"][job] + 1e-9
         assert math.isnan(result.start[job]) or result.start[job] >= submit[job]
@@ -142,7 +178,9 @@ def test_preempted_rigid_job_loses_its_work_and_restarts_after_its_setup():
     assert frame["preemptions"].tolist() == [1, 0]
     assert frame["lost_work"][0] == pytest.approx(2.0)  # ran 3 s, of which 1 s setup
     assert result.end[1] == pytest.approx(3.0 + 1.0 + 4.0)
-    assert result.end[0] == pytest.approx(8.0 + 1.0 + 10.0)  # restarts from scratch after the second ends
+    assert result.end[0] == pytest.approx(
+        8.0 + 1.0 + 10.0
+    )  # restarts from scratch after the second ends
 
 
 def test_periodic_checkpoints_keep_the_work_up_to_the_last_checkpoint():
@@ -155,8 +193,12 @@ def test_periodic_checkpoints_keep_the_work_up_to_the_last_checkpoint():
             for job in sorted(engine.waiting, reverse=True):
                 engine.start(job)
 
-    model = periodic(3.0, 0.5)  # 3 s of work, then 0.5 s of checkpoint: done 7 s -> kept 7.0 (two periods)
-    result = simulate(w, Platform(1), PreemptAtSeven(), job_models=[JobModel(checkpoint=model), JobModel()])
+    model = periodic(
+        3.0, 0.5
+    )  # 3 s of work, then 0.5 s of checkpoint: done 7 s -> kept 7.0 (two periods)
+    result = simulate(
+        w, Platform(1), PreemptAtSeven(), job_models=[JobModel(checkpoint=model), JobModel()]
+    )
     frame = result.jobs_frame()
     assert frame["work"][0] == pytest.approx(10.0 + 3 * 0.5)
     assert frame["lost_work"][0] == pytest.approx(0.0)
@@ -196,11 +238,14 @@ def test_resize_waits_for_the_next_scheduling_point_and_pays_the_reconfiguration
     assert result.end[0] == pytest.approx(4.0 + 0.5 + 8.0 / 2)
 
 
-@pytest.mark.parametrize("action, message", [
-    (lambda e: e.resize(0, 2), "rigid: only malleable"),
-    (lambda e: e.start(1, [0]), "not free"),
-    (lambda e: e.preempt(1), "it is waiting"),
-])
+@pytest.mark.parametrize(
+    "action, message",
+    [
+        (lambda e: e.resize(0, 2), "rigid: only malleable"),
+        (lambda e: e.start(1, [0]), "not free"),
+        (lambda e: e.preempt(1), "it is waiting"),
+    ],
+)
 def test_wrong_actions_raise_an_error_naming_the_job(action, message):
     w = workload([5.0, 5.0], [1, 1])
 
@@ -245,7 +290,11 @@ def test_reserved_nodes_are_not_given_to_other_jobs_and_start_the_job_they_were_
                     engine.start(job)
 
     result = simulate(w, Platform(4), HoldForLast())
-    assert result.start.tolist() == [0.0, 7.0, 5.0]  # job 1 waits while two nodes are held for, then used by, job 2
+    assert result.start.tolist() == [
+        0.0,
+        7.0,
+        5.0,
+    ]  # job 1 waits while two nodes are held for, then used by, job 2
 
 
 def test_killed_jobs_end_at_the_kill():
@@ -259,7 +308,10 @@ def test_killed_jobs_end_at_the_kill():
                 engine.kill(0)
 
     frame = simulate(w, Platform(2), KillFirst()).jobs_frame()
-    assert frame["state"].tolist() == ["killed", "finished"] and frame["end_time"].tolist() == [3.0, 3.0]
+    assert frame["state"].tolist() == ["killed", "finished"] and frame["end_time"].tolist() == [
+        3.0,
+        3.0,
+    ]
 
 
 def test_the_documented_malleable_scheduler_expands_jobs_into_idle_nodes():

@@ -1,10 +1,12 @@
 """The optimal-pairing co-scheduler: maximum-weight matching, threshold, node limits, head reservation."""
+
 import itertools
 
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cosched.errors import InputError
 from cosched.simulator.colocation import CoLocationAllocator, co_context
@@ -22,7 +24,9 @@ PLATFORM = Platform(6, 2, 4, "tiny")  # 6 nodes x 8 cores, half = 4
 
 
 def speedup_matrices(k: int):
-    return st.lists(st.floats(0.5, 1.5), min_size=k * k, max_size=k * k).map(lambda v: np.array(v).reshape(k, k))
+    return st.lists(st.floats(0.5, 1.5), min_size=k * k, max_size=k * k).map(
+        lambda v: np.array(v).reshape(k, k)
+    )
 
 
 def brute_force_weight(apps, gain, allowed) -> float:
@@ -33,14 +37,24 @@ def brute_force_weight(apps, gain, allowed) -> float:
     best = brute_force_weight(rest, gain, allowed)
     for index, other in enumerate(rest):
         if allowed[first, other]:
-            best = max(best, gain[first, other] + brute_force_weight(rest[:index] + rest[index + 1:], gain, allowed))
+            best = max(
+                best,
+                gain[first, other]
+                + brute_force_weight(rest[:index] + rest[index + 1 :], gain, allowed),
+            )
     return best
 
 
 @settings(max_examples=150, deadline=None)
-@given(speedups=speedup_matrices(4), apps=st.lists(st.integers(0, 3), max_size=9),
-       threshold=st.sampled_from([0.8, 0.95, 1.0, 1.1]), cached=st.booleans())
-def test_window_matching_is_maximum_weight_and_respects_threshold(speedups, apps, threshold, cached):
+@given(
+    speedups=speedup_matrices(4),
+    apps=st.lists(st.integers(0, 3), max_size=9),
+    threshold=st.sampled_from([0.8, 0.95, 1.0, 1.1]),
+    cached=st.booleans(),
+)
+def test_window_matching_is_maximum_weight_and_respects_threshold(
+    speedups, apps, threshold, cached
+):
     gain, allowed = pair_weights(speedups, threshold)
     cache = {} if cached else None
     pairs = match_window(apps, gain, allowed, cache)
@@ -52,7 +66,9 @@ def test_window_matching_is_maximum_weight_and_respects_threshold(speedups, apps
         assert min(speedups[apps[i], apps[j]], speedups[apps[j], apps[i]]) >= threshold
         assert gain[apps[i], apps[j]] > 0
     weight = sum(gain[apps[i], apps[j]] for i, j in pairs)
-    assert weight == pytest.approx(brute_force_weight(list(apps), gain, allowed), abs=WEIGHT_TOLERANCE)
+    assert weight == pytest.approx(
+        brute_force_weight(list(apps), gain, allowed), abs=WEIGHT_TOLERANCE
+    )
 
 
 def test_job_matching_agrees_with_networkx_on_the_job_graph():
@@ -76,9 +92,13 @@ def co_runs(draw):
     procs = draw(st.lists(st.integers(1, 24), min_size=k, max_size=k))
     compact = draw(st.lists(st.floats(1, 500), min_size=k, max_size=k))
     heatmap = heatmap_from_speedups(APPS, speedups, compact, procs)
-    workload = generate_workload(ApplicationSeed.from_heatmap(heatmap), draw(st.integers(1, 25)),
-                                 interarrival=draw(st.sampled_from(["batch", "poisson"])),
-                                 mean=draw(st.floats(0.1, 100)), rng_seed=draw(st.integers(0, 2 ** 31)))
+    workload = generate_workload(
+        ApplicationSeed.from_heatmap(heatmap),
+        draw(st.integers(1, 25)),
+        interarrival=draw(st.sampled_from(["batch", "poisson"])),
+        mean=draw(st.floats(0.1, 100)),
+        rng_seed=draw(st.integers(0, 2**31)),
+    )
     spread = draw(st.sampled_from([0.8, 1.0, 1.2]))
     threshold = draw(st.sampled_from([0.9, 1.0, 1.1]))
     window = draw(st.integers(1, 8))
@@ -87,9 +107,18 @@ def co_runs(draw):
 
 def run(case, placement="idle"):
     heatmap, workload, spread, threshold, window = case
-    scheduler = make_scheduler("matching", threshold=threshold, window=window, record_reservations=True)
-    result = simulate(workload, PLATFORM, scheduler, heatmap=heatmap, alone_speedup=spread, placement=placement,
-                      use_run_times=True)
+    scheduler = make_scheduler(
+        "matching", threshold=threshold, window=window, record_reservations=True
+    )
+    result = simulate(
+        workload,
+        PLATFORM,
+        scheduler,
+        heatmap=heatmap,
+        alone_speedup=spread,
+        placement=placement,
+        use_run_times=True,
+    )
     return scheduler, result
 
 
@@ -98,7 +127,9 @@ def run(case, placement="idle"):
 def test_every_job_finishes_and_no_node_is_over_committed(case, placement):
     _, workload, *_ = case
     scheduler, result = run(case, placement)
-    assert np.isfinite(result.end).all() and (result.start >= workload.submit - TIME_TOLERANCE).all()
+    assert (
+        np.isfinite(result.end).all() and (result.start >= workload.submit - TIME_TOLERANCE).all()
+    )
     assert (result.end > result.start).all()
     events = []
     for job, nodes in enumerate(result.nodes):
@@ -120,7 +151,10 @@ def test_no_two_jobs_share_a_node_below_the_threshold(case):
     app = [index[str(a)] for a in workload.app]
     speedups = heatmap.speedup_matrix(list(heatmap.applications))
     for i, j in itertools.combinations(range(len(workload)), 2):
-        overlap = min(result.end[i], result.end[j]) - max(result.start[i], result.start[j]) > TIME_TOLERANCE
+        overlap = (
+            min(result.end[i], result.end[j]) - max(result.start[i], result.start[j])
+            > TIME_TOLERANCE
+        )
         if overlap and np.intersect1d(result.nodes[i], result.nodes[j]).size:
             assert min(speedups[app[i], app[j]], speedups[app[j], app[i]]) >= threshold
 
@@ -129,7 +163,10 @@ def test_no_two_jobs_share_a_node_below_the_threshold(case):
 @given(case=co_runs(), placement=st.sampled_from(["idle", "shared"]))
 def test_head_job_never_starts_after_its_reservation(case, placement):
     scheduler, result = run(case, placement)
-    assert all(result.start[job] <= shadow + TIME_TOLERANCE for job, shadow in scheduler.reservations.items())
+    assert all(
+        result.start[job] <= shadow + TIME_TOLERANCE
+        for job, shadow in scheduler.reservations.items()
+    )
 
 
 def test_matched_pair_shares_its_nodes():
@@ -137,8 +174,12 @@ def test_matched_pair_shares_its_nodes():
     # the same two nodes (half each), c compact on a whole node
     speedups = [[1.0, 1.25, 0.9], [1.25, 1.0, 0.9], [0.9, 0.9, 1.0]]
     heatmap = heatmap_from_speedups(("a", "b", "c"), speedups, [100.0, 100.0, 100.0], [8, 8, 8])
-    workload = generate_workload(ApplicationSeed.from_heatmap(heatmap), selection="list", apps=["a", "c", "b"])
-    result = simulate(workload, PLATFORM, "matching", heatmap=heatmap, alone_speedup=0.9, use_run_times=True)
+    workload = generate_workload(
+        ApplicationSeed.from_heatmap(heatmap), selection="list", apps=["a", "c", "b"]
+    )
+    result = simulate(
+        workload, PLATFORM, "matching", heatmap=heatmap, alone_speedup=0.9, use_run_times=True
+    )
     assert result.nodes[0].tolist() == result.nodes[2].tolist() and result.nodes[0].size == 2
     assert result.nodes[1].size == 1 and not np.intersect1d(result.nodes[1], result.nodes[0]).size
     assert result.end.tolist() == pytest.approx([80.0, 100.0, 80.0])
@@ -148,8 +189,13 @@ def test_registered_as_a_coscheduler_with_validated_options():
     assert "matching" in SCHEDULERS and "matching" in COSCHEDULERS
     heatmap = heatmap_from_speedups(("a",), [[1.2]], [10.0], [4])
     workload = generate_workload(ApplicationSeed.from_heatmap(heatmap), 2)
-    engine = Engine(workload, PLATFORM, make_scheduler("matching"), allocator=CoLocationAllocator(PLATFORM),
-                    speed_model=co_context(workload, heatmap).speed_model())
+    engine = Engine(
+        workload,
+        PLATFORM,
+        make_scheduler("matching"),
+        allocator=CoLocationAllocator(PLATFORM),
+        speed_model=co_context(workload, heatmap).speed_model(),
+    )
     with pytest.raises(InputError, match="places its pairs itself"):
         engine.run()
     with pytest.raises(InputError):

@@ -1,4 +1,5 @@
 """Small hand-built hybrid workloads for the tests: jobs given as dicts, no trace, no random draws."""
+
 from __future__ import annotations
 
 import math
@@ -18,29 +19,67 @@ def hybrid(jobs: list[dict]) -> HybridWorkload:
     """Jobs as dicts: submit, run, nodes, type ('rigid' default), estimate, setup, n_min, notice kind,
     notice_time, t_est (on-demand jobs arrive at `submit`)."""
     jobs = sorted(jobs, key=lambda job: job["submit"])
-    workload = make_workload(list(range(len(jobs))), [j["submit"] for j in jobs], [j["run"] for j in jobs],
-                             [j["nodes"] for j in jobs], [j.get("estimate", j["run"]) for j in jobs])
+    workload = make_workload(
+        list(range(len(jobs))),
+        [j["submit"] for j in jobs],
+        [j["run"] for j in jobs],
+        [j["nodes"] for j in jobs],
+        [j.get("estimate", j["run"]) for j in jobs],
+    )
     kind = np.array([TYPES.index(j.get("type", "rigid")) for j in jobs], dtype=np.int8)
-    notice = np.array([NOTICE_KINDS.index(j.get("notice", "no-notice")) if j.get("type") == "on-demand" else -1
-                       for j in jobs], dtype=np.int8)
+    notice = np.array(
+        [
+            NOTICE_KINDS.index(j.get("notice", "no-notice")) if j.get("type") == "on-demand" else -1
+            for j in jobs
+        ],
+        dtype=np.int8,
+    )
     return HybridWorkload(
-        workload, kind, notice, np.array([j.get("notice_time", math.nan) for j in jobs], dtype=np.float64),
-        np.array([j.get("t_est", j["submit"]) if j.get("type") == "on-demand" else math.nan for j in jobs]),
+        workload,
+        kind,
+        notice,
+        np.array([j.get("notice_time", math.nan) for j in jobs], dtype=np.float64),
+        np.array(
+            [
+                j.get("t_est", j["submit"]) if j.get("type") == "on-demand" else math.nan
+                for j in jobs
+            ]
+        ),
         np.array([j.get("n_min", j["nodes"]) for j in jobs], dtype=np.int64),
         np.array([j["nodes"] for j in jobs], dtype=np.int64),
-        np.array([j.get("setup", 0.0) for j in jobs], dtype=np.float64))
+        np.array([j.get("setup", 0.0) for j in jobs], dtype=np.float64),
+    )
 
 
-def run(jobs: list[dict] | HybridWorkload, nodes: int, mechanism: str, periods=None, scheduler: str = "easy",
-        failures=None, wrapper_class=Hybrid, **options):
+def run(
+    jobs: list[dict] | HybridWorkload,
+    nodes: int,
+    mechanism: str,
+    periods=None,
+    scheduler: str = "easy",
+    failures=None,
+    wrapper_class=Hybrid,
+    **options,
+):
     """(engine after the run, its result, the Hybrid wrapper); periods: seconds between checkpoints per job;
     failures: a `NodeFailures` source; scheduler: a name or a scheduler object; options: of `Hybrid`."""
     workload = jobs if isinstance(jobs, HybridWorkload) else hybrid(jobs)
-    periods = np.full(len(workload), math.nan) if periods is None else np.asarray(periods, dtype=np.float64)
+    periods = (
+        np.full(len(workload), math.nan)
+        if periods is None
+        else np.asarray(periods, dtype=np.float64)
+    )
     inner = make_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
-    wrapper = wrapper_class(inner, workload, periods, *parse_mechanism(mechanism), log_reservations=True,
-                            **options)
-    engine = Engine(engine_workload(workload), Platform(nodes), wrapper,
-                    allocator=wrapper.make_allocator(Platform(nodes)), job_models=job_models(workload, periods),
-                    sources=() if failures is None else (failures,), log_events=True)
+    wrapper = wrapper_class(
+        inner, workload, periods, *parse_mechanism(mechanism), log_reservations=True, **options
+    )
+    engine = Engine(
+        engine_workload(workload),
+        Platform(nodes),
+        wrapper,
+        allocator=wrapper.make_allocator(Platform(nodes)),
+        job_models=job_models(workload, periods),
+        sources=() if failures is None else (failures,),
+        log_events=True,
+    )
     return engine, engine.run(), wrapper

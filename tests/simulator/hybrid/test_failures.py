@@ -1,4 +1,5 @@
 """Node failures (Fan et al. §V-C): hand-computed runs, invariants on generated failures (hypothesis), bad input."""
+
 import json
 import math
 from collections import defaultdict
@@ -30,7 +31,10 @@ SMALL = ["--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "400", "--
 # 4 nodes: rigid J0 on nodes 0-1 (checkpoint every 300 s), malleable J1 on nodes 2-3 (n_min 1), both from 0.
 # Node 0 fails at 500 for 200 s: J0 loses 200 s since its checkpoint at 300 and restarts at 700 (repair), ends
 # 700 + 700 = 1400. Node 3 fails at 600: J1 shrinks to node 2, its 400 s of work left take 800 s: ends 1400.
-TWO_JOBS = [dict(submit=0, run=1000, nodes=2), dict(submit=0, run=1000, nodes=2, type="malleable", n_min=1)]
+TWO_JOBS = [
+    dict(submit=0, run=1000, nodes=2),
+    dict(submit=0, run=1000, nodes=2, type="malleable", n_min=1),
+]
 
 
 def test_rigid_job_restarts_from_its_checkpoint_and_malleable_job_shrinks_around_the_failed_node():
@@ -70,12 +74,25 @@ def test_on_demand_job_hit_by_a_failure_restarts_as_a_new_arrival():
 
 
 def test_reserved_node_that_fails_leaves_the_reservation_and_cua_collects_another():
-    jobs = [dict(submit=0, run=2000, nodes=2),
-            dict(submit=500, run=100, nodes=4, type="on-demand", notice="accurate", notice_time=100, t_est=500)]
+    jobs = [
+        dict(submit=0, run=2000, nodes=2),
+        dict(
+            submit=500,
+            run=100,
+            nodes=4,
+            type="on-demand",
+            notice="accurate",
+            notice_time=100,
+            t_est=500,
+        ),
+    ]
     failures = NodeFailures(schedule=[(200, 3, 100)])
     engine, result, wrapper = run(jobs, 4, "cua-paa", failures=failures)
     assert wrapper.reservation_log[:3] == [(100, 1, 2), (200, 1, -1), (300, 1, 1)]
-    assert result.start[1] == 500 and engine.preemptions == [1, 0]  # PAA frees J0's nodes at the arrival
+    assert result.start[1] == 500 and engine.preemptions == [
+        1,
+        0,
+    ]  # PAA frees J0's nodes at the arrival
     assert failures.failures == [0, 0]
 
 
@@ -96,8 +113,13 @@ def test_resize_gives_up_the_named_nodes_only():
             engine.at(200, check)
 
     workload = hybrid(jobs)
-    engine = Engine(engine_workload(workload), Platform(3), make_scheduler("easy"),
-                    job_models=job_models(workload, np.array([NAN])), sources=[At()])
+    engine = Engine(
+        engine_workload(workload),
+        Platform(3),
+        make_scheduler("easy"),
+        job_models=job_models(workload, np.array([NAN])),
+        sources=[At()],
+    )
     assert engine.run().end[0] == pytest.approx(100 + 900 * 3 / 2)
 
 
@@ -137,15 +159,22 @@ def replay(log, engine, periods):
         elif event in ("preempt", "finish"):
             started, setup_end, segments = opened.pop(job)
             for (begin, nodes), end in zip(segments, [s[0] for s in segments[1:]] + [when]):
-                done[job] += max(Fraction(0), end - max(begin, setup_end)) * \
-                    Fraction(nodes, engine.requested_nodes(job))  # linear speed-up
+                done[job] += max(Fraction(0), end - max(begin, setup_end)) * Fraction(
+                    nodes, engine.requested_nodes(job)
+                )  # linear speed-up
             if event == "preempt":
                 kept = done[job]
                 if model.kind == "rigid":  # the last completed checkpoint (none: from scratch)
                     period = periods[job]
-                    kept = (done[job] // Fraction(period)) * Fraction(period) if period == period else 0
+                    kept = (
+                        (done[job] // Fraction(period)) * Fraction(period)
+                        if period == period
+                        else 0
+                    )
                 losses[float(when), job] = float(done[job] - kept)
-                setups[float(when), job] = float(min(when - started, Fraction(model.setup)) * segments[-1][1])
+                setups[float(when), job] = float(
+                    min(when - started, Fraction(model.setup)) * segments[-1][1]
+                )
                 done[job] = kept
     return {job: float(value) for job, value in done.items()}, losses, setups
 
@@ -153,8 +182,10 @@ def replay(log, engine, periods):
 @st.composite
 def with_failures(draw):
     nodes, jobs, periods, mechanism = draw(scenarios())
-    schedule = [(draw(st.integers(100, 1500)), draw(st.integers(0, nodes - 1)), draw(st.integers(1, 400)))
-                for _ in range(draw(st.integers(1, 5)))]
+    schedule = [
+        (draw(st.integers(100, 1500)), draw(st.integers(0, nodes - 1)), draw(st.integers(1, 400)))
+        for _ in range(draw(st.integers(1, 5)))
+    ]
     return nodes, jobs, periods, mechanism, schedule
 
 
@@ -168,12 +199,17 @@ def test_failures_never_share_a_node_and_cost_exactly_the_uncheckpointed_work(ca
         pass
 
     Checked.failures = failures
-    engine, result, _ = run(jobs, nodes, mechanism, periods, failures=failures, wrapper_class=Checked)
+    engine, result, _ = run(
+        jobs, nodes, mechanism, periods, failures=failures, wrapper_class=Checked
+    )
     assert np.all(np.isfinite(result.end))
     done, losses, spent = replay(result.log, engine, periods)
     for job in range(len(jobs)):
         assert abs(done[job] - engine.work[job]) <= WORK_TOLERANCE  # useful work done exactly once
-        assert abs(sum(v for (_, j), v in losses.items() if j == job) - engine.lost[job]) <= WORK_TOLERANCE
+        assert (
+            abs(sum(v for (_, j), v in losses.items() if j == job) - engine.lost[job])
+            <= WORK_TOLERANCE
+        )
     for when, node, job, how, size in failures.hits:
         model = engine.model(job)
         if model.kind == "malleable":  # shrinks rather than stops whenever n_min allows
@@ -187,12 +223,17 @@ def test_failures_never_share_a_node_and_cost_exactly_the_uncheckpointed_work(ca
         # a rigid or on-demand job hit loses exactly its work since its last checkpoint (none: all of it), at its
         # requested size, plus the setup its interrupted run had spent (all of it only once past it)
         if kind != "malleable":
-            hit = [key for key in losses if key[1] == job and any(h[0] == key[0] and h[2] == job
-                                                                  for h in failures.hits)]
+            hit = [
+                key
+                for key in losses
+                if key[1] == job and any(h[0] == key[0] and h[2] == job for h in failures.hits)
+            ]
             lost = sum(losses[key] for key in hit)
             setups = sum(spent[key] for key in hit)
-            assert abs(failures.lost_node_seconds[job] - lost * engine.requested_nodes(job) - setups) <= \
-                WORK_TOLERANCE * nodes
+            assert (
+                abs(failures.lost_node_seconds[job] - lost * engine.requested_nodes(job) - setups)
+                <= WORK_TOLERANCE * nodes
+            )
     # every down node comes back, and a node is down at most once at a time
     state = defaultdict(int)
     for _, node, change in failures.down_log:
@@ -202,13 +243,18 @@ def test_failures_never_share_a_node_and_cost_exactly_the_uncheckpointed_work(ca
 
 
 def test_drawn_failures_are_seeded_and_stop_with_the_jobs():
-    jobs = [dict(submit=0, run=50_000, nodes=2), dict(submit=10, run=80_000, nodes=3, type="malleable", n_min=1)]
+    jobs = [
+        dict(submit=0, run=50_000, nodes=2),
+        dict(submit=10, run=80_000, nodes=3, type="malleable", n_min=1),
+    ]
     logs = []
     for seed in (3, 3, 4):
         failures = NodeFailures(2.0, 1.0, seed)
         _, result, _ = run(jobs, 6, "n-spaa", [3600.0, NAN], failures=failures)
         logs.append(failures.down_log)
-        assert all(when <= np.nanmax(result.end) for when, _, change in failures.down_log if change > 0)
+        assert all(
+            when <= np.nanmax(result.end) for when, _, change in failures.down_log if change > 0
+        )
     assert logs[0] == logs[1] != logs[2]
     assert len(logs[0]) > 0
 
@@ -219,8 +265,15 @@ def test_failure_options_must_be_positive(mtbf, down):
         NodeFailures(mtbf, down)
 
 
-@pytest.mark.parametrize("flags", [["--hybrid", "n-paa", "--mtbf", "0"], ["--hybrid", "n-paa", "--mtbf", "-3"],
-                                   ["--hybrid", "n-paa", "--mtbf", "10", "--down-hours", "0"], ["--mtbf", "10"]])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--hybrid", "n-paa", "--mtbf", "0"],
+        ["--hybrid", "n-paa", "--mtbf", "-3"],
+        ["--hybrid", "n-paa", "--mtbf", "10", "--down-hours", "0"],
+        ["--mtbf", "10"],
+    ],
+)
 def test_simulate_bad_mtbf_is_one_line_and_exit_2(tmp_path, capsys, flags):
     assert main(["simulate", *SMALL, *flags, "--out", str(tmp_path / "x")]) == 2
     error = capsys.readouterr().err
@@ -230,22 +283,79 @@ def test_simulate_bad_mtbf_is_one_line_and_exit_2(tmp_path, capsys, flags):
 
 def test_simulate_with_failures_writes_the_counts(tmp_path):
     out = tmp_path / "run"
-    assert main(["simulate", *SMALL, "--hybrid", "cua-spaa", "--mtbf", "20", "--seed", "2", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                *SMALL,
+                "--hybrid",
+                "cua-spaa",
+                "--mtbf",
+                "20",
+                "--seed",
+                "2",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     summary = json.loads((out / "summary.json").read_text())
     jobs = pd.read_csv(out / "jobs.csv")
     assert summary["failures"] > 0 and summary["checkpoint_mtbf"] == 20
     assert jobs["failures"].sum() == summary["failure_hits"]
     assert summary["lost_node_hours"] >= summary["failure_lost_node_hours"] >= 0
     again = tmp_path / "again"
-    assert main(["simulate", *SMALL, "--hybrid", "cua-spaa", "--mtbf", "20", "--seed", "2", "--out", str(again)]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                *SMALL,
+                "--hybrid",
+                "cua-spaa",
+                "--mtbf",
+                "20",
+                "--seed",
+                "2",
+                "--out",
+                str(again),
+            ]
+        )
+        == 0
+    )
     assert pd.read_csv(again / "jobs.csv")["end_time"].equals(jobs["end_time"])
 
 
 def test_experiment_checkpoint_sweep_injects_failures_at_each_mtbf(tmp_path):
     out = tmp_path / "grid"
-    assert main(["experiment-hybrid", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "200",
-                 "--typings", "1", "--mechanism", "n-paa", "--sweep", "checkpoint", "--mtbf", "50", "--workers", "1",
-                 "--quiet", "--out", str(out), "--plots"]) == 0
+    assert (
+        main(
+            [
+                "experiment-hybrid",
+                "--workload",
+                "kth-sp2",
+                "--platform",
+                "kth-sp2",
+                "--limit",
+                "200",
+                "--typings",
+                "1",
+                "--mechanism",
+                "n-paa",
+                "--sweep",
+                "checkpoint",
+                "--mtbf",
+                "50",
+                "--workers",
+                "1",
+                "--quiet",
+                "--out",
+                str(out),
+                "--plots",
+            ]
+        )
+        == 0
+    )
     runs = pd.read_csv(out / "runs.csv")
     sweep = runs[runs["sweep"] == "checkpoint"]
     rate = sweep.groupby(sweep["value"].str.split(":").str[0].astype(float))["failures"].mean()

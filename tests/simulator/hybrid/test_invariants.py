@@ -1,4 +1,5 @@
 """Invariants of every mechanism on generated hybrid workloads (hypothesis)."""
+
 import math
 from collections import defaultdict
 
@@ -21,8 +22,13 @@ def scenarios(draw):
         kind = draw(st.sampled_from(["rigid", "rigid", "malleable", "on-demand"]))
         size = draw(st.integers(1, nodes))
         run_time = draw(st.integers(10, 300))
-        job = dict(submit=draw(st.integers(100, 500)), run=run_time, nodes=size, type=kind,
-                   estimate=run_time + draw(st.integers(0, 200)))
+        job = dict(
+            submit=draw(st.integers(100, 500)),
+            run=run_time,
+            nodes=size,
+            type=kind,
+            estimate=run_time + draw(st.integers(0, 200)),
+        )
         period = math.nan
         if kind == "rigid":
             job["setup"] = draw(st.integers(0, run_time // 10))
@@ -37,14 +43,22 @@ def scenarios(draw):
             if notice != "no-notice":
                 job["notice_time"] = t_est - draw(st.integers(1, 100))
             if notice == "early":
-                job["submit"] = draw(st.integers(int(job["notice_time"]) + 1, t_est)) if t_est > \
-                    job["notice_time"] + 1 else t_est
+                job["submit"] = (
+                    draw(st.integers(int(job["notice_time"]) + 1, t_est))
+                    if t_est > job["notice_time"] + 1
+                    else t_est
+                )
             elif notice == "late":
                 job["submit"] = t_est + draw(st.integers(1, 1200))
         jobs.append(job)
         periods.append(period)
     order = sorted(range(len(jobs)), key=lambda k: jobs[k]["submit"])
-    return nodes, [jobs[k] for k in order], [periods[k] for k in order], draw(st.sampled_from(MECHANISMS[1:]))
+    return (
+        nodes,
+        [jobs[k] for k in order],
+        [periods[k] for k in order],
+        draw(st.sampled_from(MECHANISMS[1:])),
+    )
 
 
 def replay(result, engine, wrapper, periods):
@@ -117,8 +131,13 @@ def test_every_mechanism_keeps_the_invariants(scenario):
         if kind != "on-demand" or not np.isfinite(jobs[job].get("notice_time", math.nan)):
             continue
         deadline = min(result.workload.submit[job], jobs[job]["t_est"] + RELEASE_AFTER)
-        before = [(when, count) for when, od, count in wrapper.reservation_log
-                  if od == job and when < result.workload.submit[job]]
-        assert sum(count for when, count in before if when <= deadline) == 0 or \
-            result.workload.submit[job] <= jobs[job]["t_est"] + RELEASE_AFTER
+        before = [
+            (when, count)
+            for when, od, count in wrapper.reservation_log
+            if od == job and when < result.workload.submit[job]
+        ]
+        assert (
+            sum(count for when, count in before if when <= deadline) == 0
+            or result.workload.submit[job] <= jobs[job]["t_est"] + RELEASE_AFTER
+        )
         assert all(when <= deadline for when, _ in before)

@@ -1,4 +1,5 @@
 """Hybrid workload construction (Fan et al. §IV-A/B): typing by project, on-demand timing, CSV round trip."""
+
 import gzip
 
 import numpy as np
@@ -7,9 +8,20 @@ import pytest
 from cosched.errors import InputError
 from cosched.simulator.compare import load_inputs
 from cosched.simulator.hybrid.models import checkpoint_periods, daly_interval
-from cosched.simulator.hybrid.workload import (EARLY, LATE, MALLEABLE, NO_NOTICE, ON_DEMAND, RIGID, build_hybrid,
-                                               notice_mix, parse_shares, read_hybrid_csv, trace_projects,
-                                               write_hybrid_csv)
+from cosched.simulator.hybrid.workload import (
+    EARLY,
+    LATE,
+    MALLEABLE,
+    NO_NOTICE,
+    ON_DEMAND,
+    RIGID,
+    build_hybrid,
+    notice_mix,
+    parse_shares,
+    read_hybrid_csv,
+    trace_projects,
+    write_hybrid_csv,
+)
 
 DALY_TOLERANCE = 1.0  # seconds: the spec's worked values are rounded to the second
 
@@ -18,7 +30,12 @@ DALY_TOLERANCE = 1.0  # seconds: the spec's worked values are rounded to the sec
 def kth():
     platform, workload = load_inputs("kth-sp2", "kth-sp2", limit=3000)
     projects = trace_projects(workload.source, workload.job_id, "group")
-    return platform, workload, projects, build_hybrid(workload, platform.cores_per_node, projects, seed=3)
+    return (
+        platform,
+        workload,
+        projects,
+        build_hybrid(workload, platform.cores_per_node, projects, seed=3),
+    )
 
 
 def test_jobs_of_one_project_share_a_type_except_retyped_single_node_malleable_jobs(kth):
@@ -51,9 +68,13 @@ def test_setups_and_malleable_bounds(kth):
     hybrid = kth[3]
     run = hybrid.workload.run
     rigid, malleable = hybrid.job_type == RIGID, hybrid.job_type == MALLEABLE
-    assert np.all(hybrid.setup[rigid] >= 0.05 * run[rigid]) and np.all(hybrid.setup[rigid] <= 0.10 * run[rigid])
+    assert np.all(hybrid.setup[rigid] >= 0.05 * run[rigid]) and np.all(
+        hybrid.setup[rigid] <= 0.10 * run[rigid]
+    )
     assert np.all(hybrid.setup[malleable] <= 0.05 * run[malleable])
-    assert np.array_equal(hybrid.n_min[malleable], np.ceil(0.2 * hybrid.n_max[malleable]).astype(int))
+    assert np.array_equal(
+        hybrid.n_min[malleable], np.ceil(0.2 * hybrid.n_max[malleable]).astype(int)
+    )
     assert np.all(hybrid.n_min[~malleable] == hybrid.n_max[~malleable])
 
 
@@ -67,7 +88,12 @@ def test_same_seed_same_workload_and_the_csv_round_trips(kth, tmp_path):
 
 
 def test_daly_interval_matches_the_worked_values():
-    for cost, hours, expected in ((600, 5, 4256), (1200, 5, 5797), (600, 50, 14300), (1200, 50, 19992)):
+    for cost, hours, expected in (
+        (600, 5, 4256),
+        (1200, 5, 5797),
+        (600, 50, 14300),
+        (1200, 50, 19992),
+    ):
         assert abs(daly_interval(cost, hours * 3600) - expected) <= DALY_TOLERANCE
 
 
@@ -91,7 +117,9 @@ def test_bad_shares_and_mixes():
 
 def test_a_trace_without_group_ids_is_refused_with_the_fallback_named(tmp_path):
     path = tmp_path / "t.swf.gz"
-    lines = [f"{i} {i * 10} 0 100 4 -1 -1 4 200 -1 1 {i % 3} -1 -1 -1 -1 -1 -1" for i in range(1, 6)]
+    lines = [
+        f"{i} {i * 10} 0 100 4 -1 -1 4 200 -1 1 {i % 3} -1 -1 -1 -1 -1 -1" for i in range(1, 6)
+    ]
     path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
     platform, workload = load_inputs(path, "kth-sp2")
     with pytest.raises(InputError, match="--type-by user"):
@@ -99,9 +127,15 @@ def test_a_trace_without_group_ids_is_refused_with_the_fallback_named(tmp_path):
     assert np.unique(trace_projects(path, workload.job_id, "user")).size == 3
 
 
-@pytest.mark.parametrize("column, value, message", [
-    ("n_min", "99", "n_min must be <= n_max"), ("job_type", "urgent", "unknown job_type"),
-    ("setup", "-1", "setup"), ("notice", "soon", "unknown notice")])
+@pytest.mark.parametrize(
+    "column, value, message",
+    [
+        ("n_min", "99", "n_min must be <= n_max"),
+        ("job_type", "urgent", "unknown job_type"),
+        ("setup", "-1", "setup"),
+        ("notice", "soon", "unknown notice"),
+    ],
+)
 def test_bad_hybrid_csv_names_line_and_column(kth, tmp_path, column, value, message):
     platform, hybrid = kth[0], kth[3]
     frame = hybrid.head(20).frame()
