@@ -24,6 +24,9 @@ DENSE_COLUMNS = (
     8  # up to this many plain columns (the PFS series) are formatted value by distinct value
 )
 
+INTEGER_STAMPS = 1e10  # whole times below this: `%.10g` writes their digits alone
+INTEGER_DIGITS = 10  # digits of the largest such time
+
 # a column as (levels: int8 0/1 per row, rows with another value, their values): see busy_shares
 Sparse = tuple
 
@@ -92,6 +95,94 @@ def _write_dense(handle, times: np.ndarray, columns: list[np.ndarray]) -> None:
         handle.write("\n".join(map(",".join, zip(*texts))) + "\n")
 
 
+def _stamps(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The time column as `%.10g` text: a byte matrix (a row per time, left-aligned, padded) and
+    the length of each row's text."""
+    whole = np.floor(times)
+    if len(times) and bool(np.all((whole == times) & (times > 0) & (times < INTEGER_STAMPS))):
+        numbers = times.astype(np.int64)  # `%.10g` writes their digits alone
+        powers = 10 ** np.arange(INTEGER_DIGITS, dtype=np.int64)
+        lengths = np.maximum(np.searchsorted(powers, numbers, side="right"), 1)
+        size = int(lengths.max())
+        shift = lengths[:, None] - 1 - np.arange(size)  # the power of 10 of each column
+        digits = (numbers[:, None] // powers[np.maximum(shift, 0)]) % 10 + ord("0")
+        return np.where(shift >= 0, digits, 0).astype(np.uint8), lengths
+    stamps = np.array([b"%.10g" % value for value in times.tolist()])
+    return stamps.view(np.uint8).reshape(len(times), -1), np.char.str_len(stamps)
+
+
+def _splice(flat: np.ndarray, places: np.ndarray, texts: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """`flat` (bytes) with the byte at each of the ascending `places` replaced by a text, and
+    where each original byte went."""
+    sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    grow = np.zeros(len(flat) + 1, dtype=np.int64)
+    grow[places + 1] = sizes - 1
+    target = np.arange(len(flat)) + np.cumsum(grow)[:-1]
+    out = np.empty(len(flat) + int(sizes.sum()) - len(places), dtype=np.uint8)
+    keep = np.ones(len(flat), dtype=bool)
+    keep[places] = False
+    out[target[keep]] = flat[keep]
+    starts = np.cumsum(sizes) - sizes
+    out[np.repeat(target[places] - starts, sizes) + np.arange(int(sizes.sum()))] = np.frombuffer(
+        b"".join(texts), dtype=np.uint8
+    )
+    return out, target
+
+
+def _write_sparse(handle, times: np.ndarray, columns: list[Sparse]) -> None:
+    """Columns of mostly 0 and 1 (the CPU series): rows of equal time width as one byte matrix,
+    the few rows with other values (`%.6g`) spliced in."""
+    width = 2 * len(columns)  # a digit and a comma per cell; the last comma becomes the newline
+    for begin in range(0, len(times), ROWS_PER_BLOCK):
+        end = min(begin + ROWS_PER_BLOCK, len(times))
+        stamps, lengths = _stamps(times[begin:end])
+        body = np.full((end - begin, width), ord(","), dtype=np.uint8)
+        digits = np.stack([levels[begin:end] for levels, _, _ in columns])  # one row per column
+        digits += ord("0")
+        body[:, 0::2] = digits.T  # one transposing copy: column by column strides through memory
+        body[:, -1] = ord("\n")
+        odd_rows, odd_columns, odd_values = [], [], []
+        for index, (_, rows, values) in enumerate(columns):
+            low, high = np.searchsorted(rows, (begin, end))
+            if high > low:
+                odd_rows.append(rows[low:high] - begin)
+                odd_columns.append(np.full(high - low, index))
+                odd_values.append(values[low:high])
+        odd: dict[int, bytes] = {}
+        if odd_rows:  # the rows with a changed interval: their cells spliced in all at once
+            rows, cells = np.concatenate(odd_rows), np.concatenate(odd_columns)
+            order = np.lexsort((cells, rows))
+            rows, cells = rows[order], cells[order]
+            texts = [b"%.6g" % value for value in np.concatenate(odd_values)[order].tolist()]
+            changed = np.unique(rows)
+            rank = np.searchsorted(changed, rows)
+            text, target = _splice(body[changed].ravel(), rank * width + 2 * cells, texts)
+            ends = np.append(target[width - 1 :: width] + 1, 0).tolist()
+            text = text.tobytes()
+            for index, row in enumerate(changed.tolist()):
+                odd[row] = b"%s,%s" % (
+                    stamps[row, : lengths[row]].tobytes(),
+                    text[ends[index - 1] : ends[index]],
+                )
+        # runs of rows with one time width: one byte matrix each, the rows with other values
+        # written in their place
+        odd_sorted = sorted(odd)
+        bounds = [0, *(np.flatnonzero(np.diff(lengths)) + 1).tolist(), end - begin]
+        for low, high in zip(bounds, bounds[1:]):
+            size = int(lengths[low])
+            matrix = np.empty((high - low, size + 1 + width), dtype=np.uint8)
+            matrix[:, :size] = stamps[low:high, :size]
+            matrix[:, size] = ord(",")
+            matrix[:, size + 1 :] = body[low:high]
+            text, step, previous = memoryview(matrix.tobytes()), size + 1 + width, low
+            first, last = np.searchsorted(odd_sorted, (low, high)).tolist()
+            for row in odd_sorted[first:last]:
+                handle.write(text[(previous - low) * step : (row - low) * step])
+                handle.write(odd[row])
+                previous = row + 1
+            handle.write(text[(previous - low) * step :])
+
+
 def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> Path:
     """A CSV with a time column (`%.10g`) and value columns (`%.6g`), each an array or a `Sparse`
     column."""
@@ -108,45 +199,7 @@ def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> 
         column if isinstance(column, tuple) else _sparse(np.asarray(column, dtype=np.float64))
         for column in columns
     ]
-    width = 2 * len(columns)
-    with atomic_path(path) as tmp, open(tmp, "w") as handle:
-        handle.write(",".join(header) + "\n")
-        for begin in range(0, len(times), ROWS_PER_BLOCK):
-            end = min(begin + ROWS_PER_BLOCK, len(times))
-            chars = np.full((end - begin, width), ord(","), dtype=np.uint8)
-            digits = np.stack([levels[begin:end] for levels, _, _ in columns])  # one row per column
-            digits += ord("0")
-            chars[:, 0::2] = (
-                digits.T
-            )  # one transposing copy: column by column would stride through memory
-            odd_rows, odd_columns, odd_values = [], [], []
-            for index, (_, rows, values) in enumerate(columns):
-                low, high = np.searchsorted(rows, (begin, end))
-                if high > low:
-                    odd_rows.append(rows[low:high] - begin)
-                    odd_columns.append(np.full(high - low, index))
-                    odd_values.append(values[low:high])
-            text = chars.tobytes().decode(
-                "ascii"
-            )  # each row: width characters, the last a spare comma
-            lines = [text[row : row + width - 1] for row in range(0, len(text), width)]
-            if odd_rows:
-                rows, cells = np.concatenate(odd_rows), np.concatenate(odd_columns)
-                order = np.lexsort((cells, rows))
-                rows, cells = rows[order], cells[order].tolist()
-                texts = ["%.6g" % value for value in np.concatenate(odd_values)[order].tolist()]
-                starts = np.flatnonzero(np.diff(rows, prepend=-1)).tolist() + [len(rows)]
-                rows = rows.tolist()
-                for first, last in zip(starts, starts[1:]):  # the rows with a changed interval
-                    line, pieces, previous = lines[rows[first]], [], 0
-                    for cell, value in zip(cells[first:last], texts[first:last]):
-                        pieces += (
-                            line[previous : 2 * cell],
-                            value,
-                        )  # cell c is the character at 2c
-                        previous = 2 * cell + 1
-                    pieces.append(line[previous:])
-                    lines[rows[first]] = "".join(pieces)
-            stamps = ["%.10g" % when for when in times[begin:end].tolist()]
-            handle.write("\n".join(map(",".join, zip(stamps, lines))) + "\n")
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        handle.write((",".join(header) + "\n").encode())
+        _write_sparse(handle, times, columns)
     return Path(path)
