@@ -265,20 +265,14 @@ class Transfer:
     def __init__(self, flows, owner, direction: str = ""):
         grouped: dict[tuple[float, float], list] = {}
         for position, amount, cap, node, bandwidth in flows:
-            grouped.setdefault((amount, cap), []).append((position, node, bandwidth))
-        self.groups = [
-            [
-                len(members),
-                amount,
-                cap,
-                0.0,
-                amount,
-                [member[0] for member in members],
-                [member[1] for member in members],
-                [member[2] for member in members],
-            ]
-            for (amount, cap), members in grouped.items()
-        ]
+            group = grouped.get((amount, cap))
+            if group is None:
+                group = grouped[amount, cap] = [0, amount, cap, 0.0, amount, [], [], []]
+            group[0] += 1
+            group[5].append(position)
+            group[6].append(node)
+            group[7].append(bandwidth)
+        self.groups = list(grouped.values())
         self.owner = owner
         self.left = len(self.groups)
         self.direction = direction

@@ -191,6 +191,7 @@ class Simulation:
         self._active = 0  # jobs started and not ended
         self._uses_iteration: dict[int, bool] = {}
         self._estimates: dict[tuple[int, int], tuple[float, list]] = {}
+        self._bandwidth = platform.bandwidth.tolist()  # node link B/s as floats (hot in _start_pfs)
         if hasattr(algorithm, "bind"):  # built-in policies estimate run times with the flow model
             algorithm.bind(self.estimate)
 
@@ -804,6 +805,9 @@ class Simulation:
             elif kind is Comm:
                 clock = run.clock if select is None else run.clock[select]
                 met = clock.max() + item.duration if len(clock) else self.now
+                if item.local is None and select is None:
+                    clock.fill(met)  # every node leaves the barrier at once
+                    continue
                 clock = (
                     np.full(len(clock), met)
                     if item.local is None
@@ -906,16 +910,18 @@ class Simulation:
         none starts."""
         select = run.select
         starts: dict[float, list] = {}
-        bandwidth = self.platform.bandwidth
-        for index in range(len(item.positions)) if indices is None else indices:
-            position = item.positions[index]
+        bandwidth, clock, nodes, now = self._bandwidth, run.clock.tolist(), run.nodes, self.now
+        positions, latencies, sizes, caps = item.positions, item.latencies, item.sizes, item.caps
+        for index in range(len(positions)) if indices is None else indices:
+            position = positions[index]
             if select is not None:
                 position = int(select[position])
-            when = max(float(run.clock[position]) + item.latencies[index], self.now)
-            node = run.nodes[position]
-            starts.setdefault(when, []).append(
-                (position, item.sizes[index], item.caps[index], node, float(bandwidth[node]))
-            )
+            when = max(clock[position] + latencies[index], now)
+            node = nodes[position]
+            flows = starts.get(when)
+            if flows is None:
+                flows = starts[when] = []
+            flows.append((position, sizes[index], caps[index], node, bandwidth[node]))
             if not item.asynchronous:
                 run.busy.add(position)
         for when, flows in starts.items():
@@ -956,9 +962,12 @@ class Simulation:
                 run.async_end[positions] = np.maximum(run.async_end[positions], self.now)
             else:
                 run.clock[positions] = self.now
-                for position in positions:
-                    run.busy.discard(position)
-                    self._drain(run, position)
+                if run.queues:
+                    for position in positions:
+                        run.busy.discard(position)
+                        self._drain(run, position)
+                else:  # nothing queued: no node has work to drain
+                    run.busy.difference_update(positions)
                 if run.held is not None and not run.busy and not run.queues:
                     self._push(
                         self.now, _RESUME, run, run.token
