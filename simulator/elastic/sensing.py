@@ -17,7 +17,7 @@ import numpy as np
 
 from cosched.outputs import atomic_path
 
-__all__ = ["busy_shares", "write_series", "Sparse"]
+__all__ = ["busy_shares", "busy_shares_by_node", "write_series", "Sparse"]
 
 ROWS_PER_BLOCK = 20_000  # rows formatted at a time: bounds the memory of the byte matrix
 DENSE_COLUMNS = (
@@ -67,6 +67,51 @@ def busy_shares(times: np.ndarray, levels: np.ndarray, rows: int, interval: floa
     exact = (values == 0) | (values == 1)  # changes that cancel inside one interval
     base[odd[exact]] = values[exact].astype(np.int8)
     return base, odd[~exact], values[~exact]
+
+
+def busy_shares_by_node(
+    nodes: np.ndarray, times: np.ndarray, steps: np.ndarray, count: int, rows: int, interval: float
+) -> list[Sparse]:
+    """`busy_shares` of `count` nodes at once from their events (node, time, +1/-1 step of the
+    number of reasons to be busy; busy while above 0), as one `Sparse` column per node."""
+    order = np.lexsort((steps, times, nodes))
+    nodes, times = nodes[order], times[order]
+    # each node's steps sum to 0, so a running sum over all nodes in node order restarts at 0
+    levels = (np.cumsum(steps[order]) > 0).astype(np.int8)
+    base = np.zeros((count, rows + 1), dtype=np.int8)
+    if not len(times) or rows == 0:
+        empty = np.zeros(0, dtype=np.int64), np.zeros(0)
+        return [(base[node, :rows], *empty) for node in range(count)]
+    last = np.append((times[1:] != times[:-1]) | (nodes[1:] != nodes[:-1]), True)
+    nodes, times, levels = nodes[last], times[last], levels[last]
+    before = np.append(np.int8(0), levels[:-1])
+    before[np.flatnonzero(np.append(True, nodes[1:] != nodes[:-1]))] = 0  # 0 before a node's first
+    jumps = levels - before
+    position = times / interval
+    first = np.floor(position).astype(np.int64)  # the interval holding the change
+    inside = position > first  # strictly inside: partial there, the whole jump from the next on
+    start = np.where(inside, first + 1, first)
+    keep = start < rows
+    np.add.at(base, (nodes[keep], start[keep]), jumps[keep])
+    base = np.cumsum(base[:, :rows], axis=1, dtype=np.int8)
+    partial = inside & (first < rows)
+    keys = nodes[partial] * rows + first[partial]
+    odd = keys[np.append(True, keys[1:] != keys[:-1])]  # keys ascend: by node, then by time
+    odd_nodes, odd_rows = odd // rows, odd % rows
+    values = base[odd_nodes, odd_rows].astype(np.float64)
+    np.add.at(
+        values,
+        np.searchsorted(odd, keys),
+        jumps[partial] * (first[partial] + 1 - position[partial]),
+    )
+    exact = (values == 0) | (values == 1)  # changes that cancel inside one interval
+    base[odd_nodes[exact], odd_rows[exact]] = values[exact].astype(np.int8)
+    odd_nodes, odd_rows, values = odd_nodes[~exact], odd_rows[~exact], values[~exact]
+    bounds = np.searchsorted(odd_nodes, np.arange(count + 1)).tolist()
+    return [
+        (base[node], odd_rows[bounds[node] : bounds[node + 1]], values[bounds[node] : bounds[node + 1]])
+        for node in range(count)
+    ]
 
 
 def _sparse(column: np.ndarray) -> Sparse:
@@ -148,25 +193,28 @@ def _write_sparse(handle, times: np.ndarray, columns: list[Sparse]) -> None:
                 odd_rows.append(rows[low:high] - begin)
                 odd_columns.append(np.full(high - low, index))
                 odd_values.append(values[low:high])
-        odd: dict[int, bytes] = {}
+        changed: list[int] = []
+        lines: list[bytes] = []
         if odd_rows:  # the rows with a changed interval: their cells spliced in all at once
             rows, cells = np.concatenate(odd_rows), np.concatenate(odd_columns)
             order = np.lexsort((cells, rows))
             rows, cells = rows[order], cells[order]
             texts = [b"%.6g" % value for value in np.concatenate(odd_values)[order].tolist()]
-            changed = np.unique(rows)
-            rank = np.searchsorted(changed, rows)
-            text, target = _splice(body[changed].ravel(), rank * width + 2 * cells, texts)
+            unique = np.unique(rows)
+            rank = np.searchsorted(unique, rows)
+            text, target = _splice(body[unique].ravel(), rank * width + 2 * cells, texts)
             ends = np.append(target[width - 1 :: width] + 1, 0).tolist()
             text = text.tobytes()
-            for index, row in enumerate(changed.tolist()):
-                odd[row] = b"%s,%s" % (
-                    stamps[row, : lengths[row]].tobytes(),
-                    text[ends[index - 1] : ends[index]],
-                )
+            # the padding of a shorter time is zero bytes, which a bytes array drops
+            heads = stamps[unique].view(f"S{stamps.shape[1]}").ravel().tolist()
+            lines = [
+                b"%s,%s" % (head, text[ends[index - 1] : ends[index]])
+                for index, head in enumerate(heads)
+            ]
+            changed = unique.tolist()
         # runs of rows with one time width: one byte matrix each, the rows with other values
-        # written in their place
-        odd_sorted = sorted(odd)
+        # in their place
+        pieces: list = []
         bounds = [0, *(np.flatnonzero(np.diff(lengths)) + 1).tolist(), end - begin]
         for low, high in zip(bounds, bounds[1:]):
             size = int(lengths[low])
@@ -174,13 +222,14 @@ def _write_sparse(handle, times: np.ndarray, columns: list[Sparse]) -> None:
             matrix[:, :size] = stamps[low:high, :size]
             matrix[:, size] = ord(",")
             matrix[:, size + 1 :] = body[low:high]
-            text, step, previous = memoryview(matrix.tobytes()), size + 1 + width, low
-            first, last = np.searchsorted(odd_sorted, (low, high)).tolist()
-            for row in odd_sorted[first:last]:
-                handle.write(text[(previous - low) * step : (row - low) * step])
-                handle.write(odd[row])
-                previous = row + 1
-            handle.write(text[(previous - low) * step :])
+            text, step = memoryview(matrix.tobytes()), size + 1 + width
+            first, last = np.searchsorted(changed, (low, high)).tolist()
+            previous = 0
+            for row, line in zip(changed[first:last], lines[first:last]):
+                pieces += (text[previous : (row - low) * step], line)
+                previous = (row - low + 1) * step
+            pieces.append(text[previous:])
+        handle.write(b"".join(pieces))
 
 
 def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> Path:
