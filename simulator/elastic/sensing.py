@@ -96,7 +96,7 @@ def busy_shares_by_node(
     base = np.cumsum(base[:, :rows], axis=1, dtype=np.int8)
     partial = inside & (first < rows)
     keys = nodes[partial] * rows + first[partial]
-    odd = keys[np.append(True, keys[1:] != keys[:-1])]  # keys ascend: by node, then by time
+    odd = keys[np.flatnonzero(np.diff(keys, prepend=-1))]  # keys ascend: by node, then by time
     odd_nodes, odd_rows = odd // rows, odd % rows
     values = base[odd_nodes, odd_rows].astype(np.float64)
     np.add.at(
