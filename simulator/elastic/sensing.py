@@ -119,25 +119,27 @@ def _sparse(column: np.ndarray) -> Sparse:
     return (column == 1).astype(np.int8), odd, column[odd]
 
 
-def _formatted(values: np.ndarray, pattern: str) -> list[str]:
-    """`pattern % value` for each value, formatting each distinct value once (series repeat
-    values)."""
-    distinct, inverse = np.unique(values, return_inverse=True)
-    texts = np.array([pattern % value for value in distinct.tolist()], dtype=object)
-    return texts[inverse.reshape(-1)].tolist()
-
-
 def _write_dense(handle, times: np.ndarray, columns: list[np.ndarray]) -> None:
-    """Few columns of mostly other values than 0 and 1 (the PFS series): distinct values
-    formatted."""
+    """Few columns of mostly other values than 0 and 1 (the PFS series): each distinct row of
+    values formatted once (series repeat them)."""
     for begin in range(0, len(times), ROWS_PER_BLOCK):
         end = min(begin + ROWS_PER_BLOCK, len(times))
-        texts = [_formatted(times[begin:end], "%.10g")]
-        texts += [
-            _formatted(np.asarray(column[begin:end], dtype=np.float64), "%.6g")
-            for column in columns
-        ]
-        handle.write("\n".join(map(",".join, zip(*texts))) + "\n")
+        values = np.column_stack(
+            [np.asarray(column[begin:end], dtype=np.float64) for column in columns]
+        )
+        bits = values.view(np.uint64)  # rows equal bit for bit: -0.0 and NaNs keep their own text
+        first = np.flatnonzero(np.append(True, (bits[1:] != bits[:-1]).any(axis=1)))
+        cells = []  # per column, the text of each run's value; each distinct value formatted once
+        for column in bits[first].T:
+            distinct, inverse = np.unique(column, return_inverse=True)
+            words = [b"%.6g" % value for value in distinct.view(np.float64).tolist()]
+            cells.append(map(words.__getitem__, inverse.tolist()))
+        texts = list(map(b",".join, zip(*cells)))  # each run of equal rows once
+        stamps, _ = _stamps(times[begin:end])
+        heads = stamps.view(f"S{stamps.shape[1]}").ravel().tolist()  # padding bytes dropped
+        rows = np.repeat(np.arange(len(first)), np.diff(first, append=end - begin)).tolist()
+        rows = map(texts.__getitem__, rows)
+        handle.write(b"\n".join(map(b"%s,%s".__mod__, zip(heads, rows))) + b"\n")
 
 
 def _stamps(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -240,8 +242,8 @@ def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> 
         and not any(isinstance(column, tuple) for column in columns)
         and len(columns) <= DENSE_COLUMNS
     ):
-        with atomic_path(path) as tmp, open(tmp, "w") as handle:
-            handle.write(",".join(header) + "\n")
+        with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+            handle.write((",".join(header) + "\n").encode())
             _write_dense(handle, times, columns)
         return Path(path)
     columns = [
