@@ -296,15 +296,14 @@ class SharedLink:
         self.crowded = 0  # (node, direction) pairs with more than one flow
 
     def _count(self, transfer: Transfer, group: list, step: int) -> None:
-        flows = self.node_flows
+        flows, direction, get = self.node_flows, transfer.direction, self.node_flows.get
+        crowding = 1 if step > 0 else 2  # the count before a step that changes `crowded`
         for node in group[6]:
-            key = (node, transfer.direction)
-            before = flows.get(key, 0)
+            key = (node, direction)
+            before = get(key, 0)
             flows[key] = before + step
-            if step > 0 and before == 1:
-                self.crowded += 1
-            elif step < 0 and before == 2:
-                self.crowded -= 1
+            if before == crowding:
+                self.crowded += step
 
     def add(self, transfer: Transfer) -> None:
         self.transfers[transfer] = None
