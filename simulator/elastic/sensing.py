@@ -3,10 +3,13 @@
 A sensing series has one row per sensing interval up to the last job end (100,000 rows for a day at
 1 s) and, for the CPU series, one column per node. Almost every cell is 0 or 1 (a node busy or idle
 for the whole interval): those are written from a byte matrix, and only the cells of intervals in
-which something changed are formatted (`%.6g`, ElastiSim's 6 significant digits). `busy_shares`
-computes the per-interval shares of a 0/1 step function from its change points alone: a 0/1 column
-(the level at each interval's start) and the few intervals with a change inside, instead of a search
-per interval.
+which something changed are formatted (`%.6g`, ElastiSim's 6 significant digits), then spliced
+into the rows all at once. The time column (`%.10g`) is a byte matrix too: whole times are written
+digit by digit, and rows of one time width are written as one block. `busy_shares` computes the
+per-interval shares of a 0/1 step function from its change points alone: a 0/1 column (the level at
+each interval's start) and the few intervals with a change inside, instead of a search per
+interval; `busy_shares_by_node` does it for every node in one pass. The PFS series (few columns of
+mostly other values) formats each run of equal rows once.
 """
 
 from __future__ import annotations
@@ -20,9 +23,7 @@ from cosched.outputs import atomic_path
 __all__ = ["busy_shares", "busy_shares_by_node", "write_series", "Sparse"]
 
 ROWS_PER_BLOCK = 20_000  # rows formatted at a time: bounds the memory of the byte matrix
-DENSE_COLUMNS = (
-    8  # up to this many plain columns (the PFS series) are formatted value by distinct value
-)
+DENSE_COLUMNS = 8  # up to this many plain columns (the PFS series): formatted run by run
 
 INTEGER_STAMPS = 1e10  # whole times below this: `%.10g` writes their digits alone
 INTEGER_DIGITS = 10  # digits of the largest such time
@@ -109,8 +110,8 @@ def busy_shares_by_node(
     odd_nodes, odd_rows, values = odd_nodes[~exact], odd_rows[~exact], values[~exact]
     bounds = np.searchsorted(odd_nodes, np.arange(count + 1)).tolist()
     return [
-        (base[node], odd_rows[bounds[node] : bounds[node + 1]], values[bounds[node] : bounds[node + 1]])
-        for node in range(count)
+        (base[node], odd_rows[low:high], values[low:high])
+        for node, (low, high) in enumerate(zip(bounds, bounds[1:]))
     ]
 
 
@@ -158,7 +159,9 @@ def _stamps(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return stamps.view(np.uint8).reshape(len(times), -1), np.char.str_len(stamps)
 
 
-def _splice(flat: np.ndarray, places: np.ndarray, texts: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+def _splice(
+    flat: np.ndarray, places: np.ndarray, texts: list[bytes]
+) -> tuple[np.ndarray, np.ndarray]:
     """`flat` (bytes) with the byte at each of the ascending `places` replaced by a text, and
     where each original byte went."""
     sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
