@@ -265,20 +265,14 @@ class Transfer:
     def __init__(self, flows, owner, direction: str = ""):
         grouped: dict[tuple[float, float], list] = {}
         for position, amount, cap, node, bandwidth in flows:
-            grouped.setdefault((amount, cap), []).append((position, node, bandwidth))
-        self.groups = [
-            [
-                len(members),
-                amount,
-                cap,
-                0.0,
-                amount,
-                [member[0] for member in members],
-                [member[1] for member in members],
-                [member[2] for member in members],
-            ]
-            for (amount, cap), members in grouped.items()
-        ]
+            group = grouped.get((amount, cap))
+            if group is None:
+                group = grouped[amount, cap] = [0, amount, cap, 0.0, amount, [], [], []]
+            group[0] += 1
+            group[5].append(position)
+            group[6].append(node)
+            group[7].append(bandwidth)
+        self.groups = list(grouped.values())
         self.owner = owner
         self.left = len(self.groups)
         self.direction = direction
@@ -302,15 +296,14 @@ class SharedLink:
         self.crowded = 0  # (node, direction) pairs with more than one flow
 
     def _count(self, transfer: Transfer, group: list, step: int) -> None:
-        flows = self.node_flows
+        flows, direction, get = self.node_flows, transfer.direction, self.node_flows.get
+        crowding = 1 if step > 0 else 2  # the count before a step that changes `crowded`
         for node in group[6]:
-            key = (node, transfer.direction)
-            before = flows.get(key, 0)
+            key = (node, direction)
+            before = get(key, 0)
             flows[key] = before + step
-            if step > 0 and before == 1:
-                self.crowded += 1
-            elif step < 0 and before == 2:
-                self.crowded -= 1
+            if before == crowding:
+                self.crowded += step
 
     def add(self, transfer: Transfer) -> None:
         self.transfers[transfer] = None

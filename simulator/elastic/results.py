@@ -18,7 +18,7 @@ import numpy as np
 
 from cosched.outputs import atomic_path
 from cosched.simulator.elastic.runtime import Simulation
-from cosched.simulator.elastic.sensing import busy_shares, write_series
+from cosched.simulator.elastic.sensing import busy_shares_by_node, write_series
 
 __all__ = ["JOB_STATISTICS_COLUMNS", "NODE_UTILIZATION_COLUMNS", "PFS_UTILIZATION_COLUMNS", "JOBS_COLUMNS",
            "job_rows", "stays", "write_job_statistics", "write_node_utilization", "write_pfs_utilization",
@@ -131,18 +131,25 @@ def write_pfs_utilization(sim: Simulation, path: str | Path, interval: float) ->
 def write_cpu_utilization(sim: Simulation, path: str | Path, interval: float) -> Path:
     """Per node, the busy share of each sensing interval: a job runs on the node and does not wait for I/O."""
     samples = _samples(sim, interval)
-    changes: list[list[tuple[float, int]]] = [[] for _ in range(len(sim.platform))]
+    nodes, times, steps = [], [], []
     for node, _, start, end in stays(sim):
-        changes[node] += ((start, 1), (end, -1))
-    for _, start, end, nodes in sim.io_log:
-        for node in nodes:
-            changes[node] += ((start, -1), (end, 1))
-    columns = []
-    for events in changes:
-        events.sort()
-        times = np.array([when for when, _ in events])
-        busy = (np.cumsum([delta for _, delta in events]) > 0).astype(np.float64)
-        columns.append(busy_shares(times, busy, len(samples), interval))
+        nodes += (node, node)
+        times += (start, end)
+        steps += (1, -1)
+    sizes = [len(entry[3]) for entry in sim.io_log]
+    io_nodes = [node for entry in sim.io_log for node in entry[3]]
+    io_starts = np.repeat([entry[1] for entry in sim.io_log], sizes)
+    io_ends = np.repeat([entry[2] for entry in sim.io_log], sizes)
+    columns = busy_shares_by_node(
+        np.concatenate([np.array(nodes, dtype=np.int64), io_nodes, io_nodes]).astype(np.int64),
+        np.concatenate([np.array(times, dtype=np.float64), io_starts, io_ends]),
+        np.concatenate(
+            [np.array(steps, dtype=np.int64), np.full(len(io_nodes), -1), np.ones(len(io_nodes))]
+        ).astype(np.int64),
+        len(sim.platform),
+        len(samples),
+        interval,
+    )
     return write_series(path, ("Time", *sim.platform.names), samples, columns)
 
 

@@ -55,6 +55,7 @@ from cosched.errors import InputError
 __all__ = ["AlgorithmError", "Simulation", "simulate", "TIME_EPSILON"]
 
 TIME_EPSILON = 1e-9  # ElastiSim's EPSILON in the minimum-interval test
+SMALL_JOB = 32  # nodes: below this a Python list's max beats numpy's (per-call overhead)
 _SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC, _FLOW = range(6)
 _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
     "evolve",
@@ -64,6 +65,11 @@ _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
     "running",
     "select",
 )
+
+
+def _latest(clock: np.ndarray) -> float:
+    """The latest of a job's node clocks (the same number as `clock.max()`, sooner)."""
+    return max(clock.tolist()) if len(clock) < SMALL_JOB else float(clock.max())
 
 
 class AlgorithmError(InputError):
@@ -191,6 +197,7 @@ class Simulation:
         self._active = 0  # jobs started and not ended
         self._uses_iteration: dict[int, bool] = {}
         self._estimates: dict[tuple[int, int], tuple[float, list]] = {}
+        self._bandwidth = platform.bandwidth.tolist()  # node link B/s as floats (hot in _start_pfs)
         if hasattr(algorithm, "bind"):  # built-in policies estimate run times with the flow model
             algorithm.bind(self.estimate)
 
@@ -803,7 +810,10 @@ class Simulation:
                     run.clock[select] += item
             elif kind is Comm:
                 clock = run.clock if select is None else run.clock[select]
-                met = clock.max() + item.duration if len(clock) else self.now
+                met = _latest(clock) + item.duration if len(clock) else self.now
+                if item.local is None and select is None:
+                    clock.fill(met)  # every node leaves the barrier at once
+                    continue
                 clock = (
                     np.full(len(clock), met)
                     if item.local is None
@@ -829,7 +839,7 @@ class Simulation:
                         return
                     np.maximum(run.clock, run.async_end, out=run.clock)
                 elif kind == _AT:
-                    met = float(run.clock.max())
+                    met = _latest(run.clock)
                     if met > self.now:
                         self._push(met, _RESUME, run, token)
                         return
@@ -906,16 +916,18 @@ class Simulation:
         none starts."""
         select = run.select
         starts: dict[float, list] = {}
-        bandwidth = self.platform.bandwidth
-        for index in range(len(item.positions)) if indices is None else indices:
-            position = item.positions[index]
+        bandwidth, clock, nodes, now = self._bandwidth, run.clock.tolist(), run.nodes, self.now
+        positions, latencies, sizes, caps = item.positions, item.latencies, item.sizes, item.caps
+        for index in range(len(positions)) if indices is None else indices:
+            position = positions[index]
             if select is not None:
                 position = int(select[position])
-            when = max(float(run.clock[position]) + item.latencies[index], self.now)
-            node = run.nodes[position]
-            starts.setdefault(when, []).append(
-                (position, item.sizes[index], item.caps[index], node, float(bandwidth[node]))
-            )
+            when = max(clock[position] + latencies[index], now)
+            node = nodes[position]
+            flows = starts.get(when)
+            if flows is None:
+                flows = starts[when] = []
+            flows.append((position, sizes[index], caps[index], node, bandwidth[node]))
             if not item.asynchronous:
                 run.busy.add(position)
         for when, flows in starts.items():
@@ -956,9 +968,12 @@ class Simulation:
                 run.async_end[positions] = np.maximum(run.async_end[positions], self.now)
             else:
                 run.clock[positions] = self.now
-                for position in positions:
-                    run.busy.discard(position)
-                    self._drain(run, position)
+                if run.queues:
+                    for position in positions:
+                        run.busy.discard(position)
+                        self._drain(run, position)
+                else:  # nothing queued: no node has work to drain
+                    run.busy.difference_update(positions)
                 if run.held is not None and not run.busy and not run.queues:
                     self._push(
                         self.now, _RESUME, run, run.token

@@ -3,10 +3,13 @@
 A sensing series has one row per sensing interval up to the last job end (100,000 rows for a day at
 1 s) and, for the CPU series, one column per node. Almost every cell is 0 or 1 (a node busy or idle
 for the whole interval): those are written from a byte matrix, and only the cells of intervals in
-which something changed are formatted (`%.6g`, ElastiSim's 6 significant digits). `busy_shares`
-computes the per-interval shares of a 0/1 step function from its change points alone: a 0/1 column
-(the level at each interval's start) and the few intervals with a change inside, instead of a search
-per interval.
+which something changed are formatted (`%.6g`, ElastiSim's 6 significant digits), then spliced
+into the rows all at once. The time column (`%.10g`) is a byte matrix too: whole times are written
+digit by digit, and rows of one time width are written as one block. `busy_shares` computes the
+per-interval shares of a 0/1 step function from its change points alone: a 0/1 column (the level at
+each interval's start) and the few intervals with a change inside, instead of a search per
+interval; `busy_shares_by_node` does it for every node in one pass. The PFS series (few columns of
+mostly other values) formats each run of equal rows once.
 """
 
 from __future__ import annotations
@@ -17,12 +20,13 @@ import numpy as np
 
 from cosched.outputs import atomic_path
 
-__all__ = ["busy_shares", "write_series", "Sparse"]
+__all__ = ["busy_shares", "busy_shares_by_node", "write_series", "Sparse"]
 
 ROWS_PER_BLOCK = 20_000  # rows formatted at a time: bounds the memory of the byte matrix
-DENSE_COLUMNS = (
-    8  # up to this many plain columns (the PFS series) are formatted value by distinct value
-)
+DENSE_COLUMNS = 8  # up to this many plain columns (the PFS series): formatted run by run
+
+INTEGER_STAMPS = 1e10  # whole times below this: `%.10g` writes their digits alone
+INTEGER_DIGITS = 10  # digits of the largest such time
 
 # a column as (levels: int8 0/1 per row, rows with another value, their values): see busy_shares
 Sparse = tuple
@@ -66,30 +70,171 @@ def busy_shares(times: np.ndarray, levels: np.ndarray, rows: int, interval: floa
     return base, odd[~exact], values[~exact]
 
 
+def busy_shares_by_node(
+    nodes: np.ndarray, times: np.ndarray, steps: np.ndarray, count: int, rows: int, interval: float
+) -> list[Sparse]:
+    """`busy_shares` of `count` nodes at once from their events (node, time, +1/-1 step of the
+    number of reasons to be busy; busy while above 0), as one `Sparse` column per node."""
+    order = np.lexsort((steps, times, nodes))
+    nodes, times = nodes[order], times[order]
+    # each node's steps sum to 0, so a running sum over all nodes in node order restarts at 0
+    levels = (np.cumsum(steps[order]) > 0).astype(np.int8)
+    base = np.zeros((count, rows + 1), dtype=np.int8)
+    if not len(times) or rows == 0:
+        empty = np.zeros(0, dtype=np.int64), np.zeros(0)
+        return [(base[node, :rows], *empty) for node in range(count)]
+    last = np.append((times[1:] != times[:-1]) | (nodes[1:] != nodes[:-1]), True)
+    nodes, times, levels = nodes[last], times[last], levels[last]
+    before = np.append(np.int8(0), levels[:-1])
+    before[np.flatnonzero(np.append(True, nodes[1:] != nodes[:-1]))] = 0  # 0 before a node's first
+    jumps = levels - before
+    position = times / interval
+    first = np.floor(position).astype(np.int64)  # the interval holding the change
+    inside = position > first  # strictly inside: partial there, the whole jump from the next on
+    start = np.where(inside, first + 1, first)
+    keep = start < rows
+    np.add.at(base, (nodes[keep], start[keep]), jumps[keep])
+    base = np.cumsum(base[:, :rows], axis=1, dtype=np.int8)
+    partial = inside & (first < rows)
+    keys = nodes[partial] * rows + first[partial]
+    odd = keys[np.flatnonzero(np.diff(keys, prepend=-1))]  # keys ascend: by node, then by time
+    odd_nodes, odd_rows = odd // rows, odd % rows
+    values = base[odd_nodes, odd_rows].astype(np.float64)
+    np.add.at(
+        values,
+        np.searchsorted(odd, keys),
+        jumps[partial] * (first[partial] + 1 - position[partial]),
+    )
+    exact = (values == 0) | (values == 1)  # changes that cancel inside one interval
+    base[odd_nodes[exact], odd_rows[exact]] = values[exact].astype(np.int8)
+    odd_nodes, odd_rows, values = odd_nodes[~exact], odd_rows[~exact], values[~exact]
+    bounds = np.searchsorted(odd_nodes, np.arange(count + 1)).tolist()
+    return [
+        (base[node], odd_rows[low:high], values[low:high])
+        for node, (low, high) in enumerate(zip(bounds, bounds[1:]))
+    ]
+
+
 def _sparse(column: np.ndarray) -> Sparse:
     odd = np.flatnonzero((column != 0) & (column != 1))
     return (column == 1).astype(np.int8), odd, column[odd]
 
 
-def _formatted(values: np.ndarray, pattern: str) -> list[str]:
-    """`pattern % value` for each value, formatting each distinct value once (series repeat
-    values)."""
-    distinct, inverse = np.unique(values, return_inverse=True)
-    texts = np.array([pattern % value for value in distinct.tolist()], dtype=object)
-    return texts[inverse.reshape(-1)].tolist()
-
-
 def _write_dense(handle, times: np.ndarray, columns: list[np.ndarray]) -> None:
-    """Few columns of mostly other values than 0 and 1 (the PFS series): distinct values
-    formatted."""
+    """Few columns of mostly other values than 0 and 1 (the PFS series): each distinct row of
+    values formatted once (series repeat them)."""
     for begin in range(0, len(times), ROWS_PER_BLOCK):
         end = min(begin + ROWS_PER_BLOCK, len(times))
-        texts = [_formatted(times[begin:end], "%.10g")]
-        texts += [
-            _formatted(np.asarray(column[begin:end], dtype=np.float64), "%.6g")
-            for column in columns
-        ]
-        handle.write("\n".join(map(",".join, zip(*texts))) + "\n")
+        values = np.column_stack(
+            [np.asarray(column[begin:end], dtype=np.float64) for column in columns]
+        )
+        bits = values.view(np.uint64)  # rows equal bit for bit: -0.0 and NaNs keep their own text
+        first = np.flatnonzero(np.append(True, (bits[1:] != bits[:-1]).any(axis=1)))
+        cells = []  # per column, the text of each run's value; each distinct value formatted once
+        for column in bits[first].T:
+            distinct, inverse = np.unique(column, return_inverse=True)
+            words = [b"%.6g" % value for value in distinct.view(np.float64).tolist()]
+            cells.append(map(words.__getitem__, inverse.tolist()))
+        texts = list(map(b",".join, zip(*cells)))  # each run of equal rows once
+        stamps, _ = _stamps(times[begin:end])
+        heads = stamps.view(f"S{stamps.shape[1]}").ravel().tolist()  # padding bytes dropped
+        rows = np.repeat(np.arange(len(first)), np.diff(first, append=end - begin)).tolist()
+        rows = map(texts.__getitem__, rows)
+        handle.write(b"\n".join(map(b"%s,%s".__mod__, zip(heads, rows))) + b"\n")
+
+
+def _stamps(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The time column as `%.10g` text: a byte matrix (a row per time, left-aligned, padded) and
+    the length of each row's text."""
+    whole = np.floor(times)
+    if len(times) and bool(np.all((whole == times) & (times > 0) & (times < INTEGER_STAMPS))):
+        numbers = times.astype(np.int64)  # `%.10g` writes their digits alone
+        powers = 10 ** np.arange(INTEGER_DIGITS, dtype=np.int64)
+        lengths = np.maximum(np.searchsorted(powers, numbers, side="right"), 1)
+        size = int(lengths.max())
+        shift = lengths[:, None] - 1 - np.arange(size)  # the power of 10 of each column
+        digits = (numbers[:, None] // powers[np.maximum(shift, 0)]) % 10 + ord("0")
+        return np.where(shift >= 0, digits, 0).astype(np.uint8), lengths
+    stamps = np.array([b"%.10g" % value for value in times.tolist()])
+    return stamps.view(np.uint8).reshape(len(times), -1), np.char.str_len(stamps)
+
+
+def _splice(
+    flat: np.ndarray, places: np.ndarray, texts: list[bytes]
+) -> tuple[np.ndarray, np.ndarray]:
+    """`flat` (bytes) with the byte at each of the ascending `places` replaced by a text, and
+    where each original byte went."""
+    sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    grow = np.zeros(len(flat) + 1, dtype=np.int64)
+    grow[places + 1] = sizes - 1
+    target = np.arange(len(flat)) + np.cumsum(grow)[:-1]
+    out = np.empty(len(flat) + int(sizes.sum()) - len(places), dtype=np.uint8)
+    keep = np.ones(len(flat), dtype=bool)
+    keep[places] = False
+    out[target[keep]] = flat[keep]
+    starts = np.cumsum(sizes) - sizes
+    out[np.repeat(target[places] - starts, sizes) + np.arange(int(sizes.sum()))] = np.frombuffer(
+        b"".join(texts), dtype=np.uint8
+    )
+    return out, target
+
+
+def _write_sparse(handle, times: np.ndarray, columns: list[Sparse]) -> None:
+    """Columns of mostly 0 and 1 (the CPU series): rows of equal time width as one byte matrix,
+    the few rows with other values (`%.6g`) spliced in."""
+    width = 2 * len(columns)  # a digit and a comma per cell; the last comma becomes the newline
+    for begin in range(0, len(times), ROWS_PER_BLOCK):
+        end = min(begin + ROWS_PER_BLOCK, len(times))
+        stamps, lengths = _stamps(times[begin:end])
+        body = np.full((end - begin, width), ord(","), dtype=np.uint8)
+        digits = np.stack([levels[begin:end] for levels, _, _ in columns])  # one row per column
+        digits += ord("0")
+        body[:, 0::2] = digits.T  # one transposing copy: column by column strides through memory
+        body[:, -1] = ord("\n")
+        odd_rows, odd_columns, odd_values = [], [], []
+        for index, (_, rows, values) in enumerate(columns):
+            low, high = np.searchsorted(rows, (begin, end))
+            if high > low:
+                odd_rows.append(rows[low:high] - begin)
+                odd_columns.append(np.full(high - low, index))
+                odd_values.append(values[low:high])
+        changed: list[int] = []
+        lines: list[bytes] = []
+        if odd_rows:  # the rows with a changed interval: their cells spliced in all at once
+            rows, cells = np.concatenate(odd_rows), np.concatenate(odd_columns)
+            order = np.lexsort((cells, rows))
+            rows, cells = rows[order], cells[order]
+            texts = [b"%.6g" % value for value in np.concatenate(odd_values)[order].tolist()]
+            unique = np.unique(rows)
+            rank = np.searchsorted(unique, rows)
+            text, target = _splice(body[unique].ravel(), rank * width + 2 * cells, texts)
+            ends = np.append(target[width - 1 :: width] + 1, 0).tolist()
+            text = text.tobytes()
+            # the padding of a shorter time is zero bytes, which a bytes array drops
+            heads = stamps[unique].view(f"S{stamps.shape[1]}").ravel().tolist()
+            lines = [
+                b"%s,%s" % (head, text[ends[index - 1] : ends[index]])
+                for index, head in enumerate(heads)
+            ]
+            changed = unique.tolist()
+        # runs of rows with one time width: one byte matrix each, the rows with other values
+        # in their place
+        pieces: list = []
+        bounds = [0, *(np.flatnonzero(np.diff(lengths)) + 1).tolist(), end - begin]
+        for low, high in zip(bounds, bounds[1:]):
+            size = int(lengths[low])
+            matrix = np.empty((high - low, size + 1 + width), dtype=np.uint8)
+            matrix[:, :size] = stamps[low:high, :size]
+            matrix[:, size] = ord(",")
+            matrix[:, size + 1 :] = body[low:high]
+            text, step = memoryview(matrix.tobytes()), size + 1 + width
+            first, last = np.searchsorted(changed, (low, high)).tolist()
+            previous = 0
+            for row, line in zip(changed[first:last], lines[first:last]):
+                pieces += (text[previous : (row - low) * step], line)
+                previous = (row - low + 1) * step
+            pieces.append(text[previous:])
+        handle.write(b"".join(pieces))
 
 
 def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> Path:
@@ -100,53 +245,15 @@ def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> 
         and not any(isinstance(column, tuple) for column in columns)
         and len(columns) <= DENSE_COLUMNS
     ):
-        with atomic_path(path) as tmp, open(tmp, "w") as handle:
-            handle.write(",".join(header) + "\n")
+        with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+            handle.write((",".join(header) + "\n").encode())
             _write_dense(handle, times, columns)
         return Path(path)
     columns = [
         column if isinstance(column, tuple) else _sparse(np.asarray(column, dtype=np.float64))
         for column in columns
     ]
-    width = 2 * len(columns)
-    with atomic_path(path) as tmp, open(tmp, "w") as handle:
-        handle.write(",".join(header) + "\n")
-        for begin in range(0, len(times), ROWS_PER_BLOCK):
-            end = min(begin + ROWS_PER_BLOCK, len(times))
-            chars = np.full((end - begin, width), ord(","), dtype=np.uint8)
-            digits = np.stack([levels[begin:end] for levels, _, _ in columns])  # one row per column
-            digits += ord("0")
-            chars[:, 0::2] = (
-                digits.T
-            )  # one transposing copy: column by column would stride through memory
-            odd_rows, odd_columns, odd_values = [], [], []
-            for index, (_, rows, values) in enumerate(columns):
-                low, high = np.searchsorted(rows, (begin, end))
-                if high > low:
-                    odd_rows.append(rows[low:high] - begin)
-                    odd_columns.append(np.full(high - low, index))
-                    odd_values.append(values[low:high])
-            text = chars.tobytes().decode(
-                "ascii"
-            )  # each row: width characters, the last a spare comma
-            lines = [text[row : row + width - 1] for row in range(0, len(text), width)]
-            if odd_rows:
-                rows, cells = np.concatenate(odd_rows), np.concatenate(odd_columns)
-                order = np.lexsort((cells, rows))
-                rows, cells = rows[order], cells[order].tolist()
-                texts = ["%.6g" % value for value in np.concatenate(odd_values)[order].tolist()]
-                starts = np.flatnonzero(np.diff(rows, prepend=-1)).tolist() + [len(rows)]
-                rows = rows.tolist()
-                for first, last in zip(starts, starts[1:]):  # the rows with a changed interval
-                    line, pieces, previous = lines[rows[first]], [], 0
-                    for cell, value in zip(cells[first:last], texts[first:last]):
-                        pieces += (
-                            line[previous : 2 * cell],
-                            value,
-                        )  # cell c is the character at 2c
-                        previous = 2 * cell + 1
-                    pieces.append(line[previous:])
-                    lines[rows[first]] = "".join(pieces)
-            stamps = ["%.10g" % when for when in times[begin:end].tolist()]
-            handle.write("\n".join(map(",".join, zip(stamps, lines))) + "\n")
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        handle.write((",".join(header) + "\n").encode())
+        _write_sparse(handle, times, columns)
     return Path(path)

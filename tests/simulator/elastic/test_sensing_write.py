@@ -1,0 +1,76 @@
+"""The fast sensing-series writer writes what formatting each cell on its own writes."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cosched.simulator.elastic import sensing
+
+
+def _reference(header, times, columns) -> str:
+    """Each cell formatted alone: times `%.10g`, values `%.6g` (ElastiSim's 6 digits)."""
+    lines = [",".join(header)]
+    for row, when in enumerate(times.tolist()):
+        lines.append(",".join(["%.10g" % when] + ["%.6g" % column[row] for column in columns]))
+    return "\n".join(lines) + "\n"
+
+
+_cell = st.sampled_from([0.0, 1.0, 0.0, 1.0, 0.5, 0.25, 1 / 3, 0.999999])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.integers(1, 40),
+    width=st.integers(1, 12),
+    interval=st.sampled_from([1.0, 0.5, 0.1, 7.0, 3e8]),
+    data=st.data(),
+)
+def test_write_series_matches_cell_by_cell(tmp_path_factory, rows, width, interval, data):
+    times = np.arange(1, rows + 1) * interval
+    columns = [
+        np.array(data.draw(st.lists(_cell, min_size=rows, max_size=rows))) for _ in range(width)
+    ]
+    header = ["Time", *(f"n{index}" for index in range(width))]
+    path = tmp_path_factory.mktemp("series") / "s.csv"
+    old = sensing.ROWS_PER_BLOCK
+    sensing.ROWS_PER_BLOCK = 7  # several blocks even on small inputs
+    try:
+        sensing.write_series(path, header, times, columns)
+    finally:
+        sensing.ROWS_PER_BLOCK = old
+    assert path.read_text() == _reference(header, times, columns)
+
+
+_stay = st.tuples(st.integers(0, 3), st.sampled_from([0.0, 0.5, 1.0, 1.25, 2.0, 3.7, 9.0]),
+                  st.sampled_from([0.0, 0.25, 1.0, 2.5]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    busy=st.lists(_stay, max_size=8),
+    idle=st.lists(_stay, max_size=8),
+    rows=st.integers(0, 12),
+    interval=st.sampled_from([1.0, 0.5, 2.0]),
+)
+def test_busy_shares_of_all_nodes_match_node_by_node(busy, idle, rows, interval):
+    # stays (node, start, length) make a node busy, waits for I/O inside them make it idle
+    count = 4
+    events = [(node, start, 1) for node, start, _ in busy]
+    events += [(node, start + length, -1) for node, start, length in busy]
+    events += [(node, start, -1) for node, start, _ in idle]
+    events += [(node, start + length, 1) for node, start, length in idle]
+    nodes = np.array([event[0] for event in events], dtype=np.int64)
+    times = np.array([event[1] for event in events], dtype=np.float64)
+    steps = np.array([event[2] for event in events], dtype=np.int64)
+    together = sensing.busy_shares_by_node(nodes, times, steps, count, rows, interval)
+    for node in range(count):
+        mine = sorted((when, step) for owner, when, step in events if owner == node)
+        level = (np.cumsum([step for _, step in mine]) > 0).astype(np.float64)
+        alone = sensing.busy_shares(
+            np.array([when for when, _ in mine]), level, rows, interval
+        )
+        assert len(together[node][0]) == rows
+        for left, right in zip(together[node], alone):
+            assert np.array_equal(left, right)
