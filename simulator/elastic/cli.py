@@ -116,7 +116,9 @@ class _AlgorithmFile(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
         if values in POLICY_NAMES:
-            warnings.warn(deprecation(f"--algorithm {values}", f"--scheduler {values}"), FutureWarning)
+            warnings.warn(
+                deprecation(f"--algorithm {values}", f"--scheduler {values}"), FutureWarning
+            )
         setattr(namespace, self.dest, values)
 
 

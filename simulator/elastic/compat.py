@@ -23,8 +23,9 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cosched.errors import InputError
 
@@ -227,7 +228,7 @@ class Job:
     def __hash__(self) -> int:
         return hash(self.identifier)
 
-    def __lt__(self, other: "Job") -> bool:
+    def __lt__(self, other: Job) -> bool:
         return self.identifier < other.identifier
 
     def __repr__(self) -> str:

@@ -13,6 +13,7 @@ with the makespan reduction against the rigid counterpart and against rigid FCFS
 ``table.md`` (means over replicates) and ``plots/`` (wait and turnaround box plots per policy, makespans).
 Reruns follow `cosched.rerun`: the same spec resumes, another is refused unless ``force``.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cosched.errors import InputError
 from cosched.deprecation import module_aliases
+from cosched.errors import InputError
 from cosched.grid import CellResult, ExperimentSpec, read_rows, run_experiment
 from cosched.inputs import MAX_RUNS, check_number
 from cosched.outputs import atomic_path, pyplot, save_figure
@@ -33,15 +34,32 @@ from cosched.simulator.schedulers import ELASTIC
 from cosched.simulator.schedulers.elastic import RIGID_COUNTERPART
 from cosched.simulator.workload import Workload
 
-__all__ = ["ElasticExperiment", "ELASTIC_PRESETS", "experiment_spec", "run_policy", "run_experiment",
-           "PAPER_REDUCTION"]
+__all__ = [
+    "ElasticExperiment",
+    "ELASTIC_PRESETS",
+    "experiment_spec",
+    "run_policy",
+    "run_experiment",
+    "PAPER_REDUCTION",
+]
 
 ELASTIC_PRESETS = {"kth-sp2": ("kth-sp2", "kth-sp2")}  # name -> (bundled workload, platform preset)
-PAPER_REDUCTION = {"fcfs-malleable": 21.0, "sjf-malleable": 18.0}  # 001 §6.3: makespan cut in % against rigid
+PAPER_REDUCTION = {
+    "fcfs-malleable": 21.0,
+    "sjf-malleable": 18.0,
+}  # 001 §6.3: makespan cut in % against rigid
 BASELINE = "fcfs-rigid"  # 001 Fig. 5: the worst policy, the reference of every reduction
 SPEC, GRID = "spec.json", "grid.csv"
 KEY = ("replicate", "policy")
-METRICS = ("makespan", "mean_wait", "median_wait", "mean_turnaround", "median_turnaround", "utilization", "resizes")
+METRICS = (
+    "makespan",
+    "mean_wait",
+    "median_wait",
+    "mean_turnaround",
+    "median_turnaround",
+    "utilization",
+    "resizes",
+)
 GRID_COLUMNS = KEY + METRICS + ("wall_seconds",)
 OWNED = (SPEC, GRID, "grid.done", "runs.csv", "summary.csv", "table.md", "jobs", "plots")
 
@@ -70,10 +88,18 @@ class ElasticExperiment(ExperimentSpec):
 
     def to_json(self) -> dict:
         w = self.workload
-        return {"workload": self.workload_source, "jobs": len(w), "platform": self.platform.to_dict(),
-                "marking": self.marking.to_dict(), "policies": list(self.policies), "replicates": self.replicates,
-                "arrival_scale": self.arrival_scale, "use_run_times": self.use_run_times, "shrink": self.shrink,
-                "workload_digest": digest(w.submit, w.run, w.cores, w.estimate)}
+        return {
+            "workload": self.workload_source,
+            "jobs": len(w),
+            "platform": self.platform.to_dict(),
+            "marking": self.marking.to_dict(),
+            "policies": list(self.policies),
+            "replicates": self.replicates,
+            "arrival_scale": self.arrival_scale,
+            "use_run_times": self.use_run_times,
+            "shrink": self.shrink,
+            "workload_digest": digest(w.submit, w.run, w.cores, w.estimate),
+        }
 
     @classmethod
     def from_json(cls, document: dict) -> ElasticExperiment:
@@ -81,14 +107,26 @@ class ElasticExperiment(ExperimentSpec):
         from cosched.simulator.compare import load_inputs
         from cosched.simulator.elastic.traces import ElasticMarking
 
-        platform, workload = load_inputs(document["workload"], Platform(**document["platform"]),
-                                         limit=document["jobs"])
-        spec = cls(workload, platform, ElasticMarking(**document["marking"]), tuple(document["policies"]),
-                   document["replicates"], document["arrival_scale"], document["use_run_times"],
-                   document["shrink"], document["workload"])
+        platform, workload = load_inputs(
+            document["workload"], Platform(**document["platform"]), limit=document["jobs"]
+        )
+        spec = cls(
+            workload,
+            platform,
+            ElasticMarking(**document["marking"]),
+            tuple(document["policies"]),
+            document["replicates"],
+            document["arrival_scale"],
+            document["use_run_times"],
+            document["shrink"],
+            document["workload"],
+        )
         if spec.to_json()["workload_digest"] != document["workload_digest"]:
-            raise InputError("the workload changed since this spec was written (its digest differs)",
-                             source=document["workload"], field="workload_digest")
+            raise InputError(
+                "the workload changed since this spec was written (its digest differs)",
+                source=document["workload"],
+                field="workload_digest",
+            )
         return spec
 
     def cells(self) -> list[tuple[int, str]]:
@@ -103,33 +141,62 @@ class ElasticExperiment(ExperimentSpec):
         return finish(self, out, plots=plots, grid=grid)
 
 
-__getattr__ = module_aliases(__name__, {"PRESETS": "ELASTIC_PRESETS"}, globals())  # the name before 0.3.0
+__getattr__ = module_aliases(
+    __name__, {"PRESETS": "ELASTIC_PRESETS"}, globals()
+)  # the name before 0.3.0
 
 
-def experiment_spec(preset: str | None = "kth-sp2", *, workload=None, platform=None, jobs: int | None = None,
-                    marking: ElasticMarking | None = None, policies=None, replicates: int = 1,
-                    arrival_scale: float = 1.0, use_run_times: bool = False, shrink: bool = True
-                    ) -> ElasticExperiment:
+def experiment_spec(
+    preset: str | None = "kth-sp2",
+    *,
+    workload=None,
+    platform=None,
+    jobs: int | None = None,
+    marking: ElasticMarking | None = None,
+    policies=None,
+    replicates: int = 1,
+    arrival_scale: float = 1.0,
+    use_run_times: bool = False,
+    shrink: bool = True,
+) -> ElasticExperiment:
     """A spec from a preset (its bundled trace and platform) or a workload and platform, with overrides."""
     from cosched.simulator.compare import load_inputs
 
     if preset is not None and preset not in ELASTIC_PRESETS:
-        raise InputError(f"unknown preset {preset!r}; known: {', '.join(ELASTIC_PRESETS)}", field="preset")
-    default_workload, default_platform = ELASTIC_PRESETS[preset] if preset is not None else (None, None)
+        raise InputError(
+            f"unknown preset {preset!r}; known: {', '.join(ELASTIC_PRESETS)}", field="preset"
+        )
+    default_workload, default_platform = (
+        ELASTIC_PRESETS[preset] if preset is not None else (None, None)
+    )
     workload, platform = workload or default_workload, platform or default_platform
     if workload is None or platform is None:
         raise InputError("give a preset, or both a workload and a platform", field="workload")
     names = tuple(dict.fromkeys(policies)) if policies else ELASTIC
     unknown = [name for name in names if name not in ELASTIC]
     if unknown:
-        raise InputError(f"unknown policies {unknown}; known: {', '.join(ELASTIC)}", field="policies")
-    replicates = check_number(replicates, field="replicates", integer=True, minimum=1, limit=MAX_RUNS)
+        raise InputError(
+            f"unknown policies {unknown}; known: {', '.join(ELASTIC)}", field="policies"
+        )
+    replicates = check_number(
+        replicates, field="replicates", integer=True, minimum=1, limit=MAX_RUNS
+    )
     check_number(replicates * len(names), field="replicates", limit=MAX_RUNS)
-    arrival_scale = check_number(arrival_scale, field="arrival_scale", minimum=0, exclusive_minimum=True,
-                                 maximum=1e6)
+    arrival_scale = check_number(
+        arrival_scale, field="arrival_scale", minimum=0, exclusive_minimum=True, maximum=1e6
+    )
     loaded_platform, loaded = load_inputs(workload, platform, limit=jobs)
-    return ElasticExperiment(loaded, loaded_platform, marking or ElasticMarking(fraction=1.0), names, replicates,
-                             arrival_scale, use_run_times, shrink, str(workload))
+    return ElasticExperiment(
+        loaded,
+        loaded_platform,
+        marking or ElasticMarking(fraction=1.0),
+        names,
+        replicates,
+        arrival_scale,
+        use_run_times,
+        shrink,
+        str(workload),
+    )
 
 
 def experiment_workload(spec: ElasticExperiment) -> Workload:
@@ -147,9 +214,17 @@ def run_policy(spec: ElasticExperiment, replicate: int, policy: str, log_events:
     from cosched.simulator.schedulers import make_scheduler
 
     workload = experiment_workload(spec)
-    models = elastic_models(workload, spec.platform, replace(spec.marking, seed=spec.marking.seed + replicate))
-    return simulate(workload, spec.platform, make_scheduler(policy, shrink=spec.shrink), job_models=models,
-                    use_run_times=spec.use_run_times, log_events=log_events)
+    models = elastic_models(
+        workload, spec.platform, replace(spec.marking, seed=spec.marking.seed + replicate)
+    )
+    return simulate(
+        workload,
+        spec.platform,
+        make_scheduler(policy, shrink=spec.shrink),
+        job_models=models,
+        use_run_times=spec.use_run_times,
+        log_events=log_events,
+    )
 
 
 def _metrics(result) -> dict:
@@ -158,10 +233,15 @@ def _metrics(result) -> dict:
     wait, turnaround = result.start - submit, result.end - submit
     makespan = result.makespan
     node_seconds = _node_seconds(result)
-    return {"makespan": makespan, "mean_wait": float(wait.mean()), "median_wait": float(np.median(wait)),
-            "mean_turnaround": float(turnaround.mean()), "median_turnaround": float(np.median(turnaround)),
-            "utilization": node_seconds / (result.platform.nodes * makespan) if makespan > 0 else 0.0,
-            "resizes": int(np.sum(result.lifecycle["resizes"])) if result.lifecycle else 0}
+    return {
+        "makespan": makespan,
+        "mean_wait": float(wait.mean()),
+        "median_wait": float(np.median(wait)),
+        "mean_turnaround": float(turnaround.mean()),
+        "median_turnaround": float(np.median(turnaround)),
+        "utilization": node_seconds / (result.platform.nodes * makespan) if makespan > 0 else 0.0,
+        "resizes": int(np.sum(result.lifecycle["resizes"])) if result.lifecycle else 0,
+    }
 
 
 def _node_seconds(result) -> float:
@@ -177,12 +257,29 @@ def _node_seconds(result) -> float:
 def run_cell(spec: ElasticExperiment, replicate: int, policy: str) -> CellResult:
     """One grid cell: the metrics row; for replicate 0 also ``jobs/r000_<policy>.csv`` (per-job times, sizes)."""
     result = run_policy(spec, replicate, policy, log_events=True)
-    row = {"replicate": replicate, "policy": policy, **_metrics(result), "wall_seconds": result.wall_seconds}
+    row = {
+        "replicate": replicate,
+        "policy": policy,
+        **_metrics(result),
+        "wall_seconds": result.wall_seconds,
+    }
     files = {}
     if replicate == 0:
         frame = result.jobs_frame()
-        columns = [c for c in ("job_id", "submit_time", "start_time", "end_time", "wait_time", "cores", "node_count",
-                               "resizes") if c in frame]
+        columns = [
+            c
+            for c in (
+                "job_id",
+                "submit_time",
+                "start_time",
+                "end_time",
+                "wait_time",
+                "cores",
+                "node_count",
+                "resizes",
+            )
+            if c in frame
+        ]
         frame = frame[columns].assign(turnaround_time=frame["end_time"] - frame["submit_time"])
         files[_jobs_file(replicate, policy)] = frame.to_csv(index=False)
     return CellResult([row], files)
@@ -201,8 +298,11 @@ def _reductions(runs):
         for replicate, policy in zip(runs["replicate"], runs["policy"]):
             reference = reference_of(policy)
             key = (replicate, reference)
-            values.append(100.0 * (1.0 - makespan[(replicate, policy)] / makespan[key])
-                          if reference is not None and key in makespan.index else np.nan)
+            values.append(
+                100.0 * (1.0 - makespan[(replicate, policy)] / makespan[key])
+                if reference is not None and key in makespan.index
+                else np.nan
+            )
         return values
 
     runs = runs.copy()
@@ -220,18 +320,22 @@ def summarize(runs):
 
 def markdown_table(summary) -> str:
     """The table of the docs: makespan in days, wait and turnaround in hours, reductions in %."""
-    header = ("| policy | makespan [d] | mean wait [h] | median wait [h] | mean turnaround [h] | "
-              "median turnaround [h] | utilization | resizes | makespan cut vs rigid [%] | vs rigid FCFS [%] |")
+    header = (
+        "| policy | makespan [d] | mean wait [h] | median wait [h] | mean turnaround [h] | "
+        "median turnaround [h] | utilization | resizes | makespan cut vs rigid [%] | vs rigid FCFS [%] |"
+    )
     lines = [header, "|---" * 10 + "|"]
 
     def percent(value):
         return "–" if value != value else f"{value:+.1f}"
 
     for policy, row in summary.iterrows():
-        lines.append(f"| {policy} | {row['makespan'] / 86400:.2f} | {row['mean_wait'] / 3600:.2f} | "
-                     f"{row['median_wait'] / 3600:.2f} | {row['mean_turnaround'] / 3600:.2f} | "
-                     f"{row['median_turnaround'] / 3600:.2f} | {row['utilization']:.3f} | {row['resizes']:.0f} | "
-                     f"{percent(row['reduction_vs_rigid_pct'])} | {percent(row['reduction_vs_fcfs_rigid_pct'])} |")
+        lines.append(
+            f"| {policy} | {row['makespan'] / 86400:.2f} | {row['mean_wait'] / 3600:.2f} | "
+            f"{row['median_wait'] / 3600:.2f} | {row['mean_turnaround'] / 3600:.2f} | "
+            f"{row['median_turnaround'] / 3600:.2f} | {row['utilization']:.3f} | {row['resizes']:.0f} | "
+            f"{percent(row['reduction_vs_rigid_pct'])} | {percent(row['reduction_vs_fcfs_rigid_pct'])} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -250,7 +354,11 @@ def finish(spec: ElasticExperiment, out: str | os.PathLike, plots: bool = True, 
     with atomic_path(out / "table.md") as tmp:
         tmp.write_text(markdown_table(summary))
     if plots:
-        jobs = {p: pd.read_csv(out / _jobs_file(0, p)) for p in spec.policies if (out / _jobs_file(0, p)).exists()}
+        jobs = {
+            p: pd.read_csv(out / _jobs_file(0, p))
+            for p in spec.policies
+            if (out / _jobs_file(0, p)).exists()
+        }
         draw_plots(jobs, summary, out / "plots")
     return summary
 
@@ -261,18 +369,29 @@ def draw_plots(jobs: dict, summary, folder: Path) -> list[Path]:
     written = []
     figure, axes = plt.subplots(1, 2, figsize=(11, 4.5))
     names = list(jobs)
-    for axis, column, title in zip(axes, ("wait_time", "turnaround_time"), ("wait time", "turnaround time")):
-        axis.boxplot([jobs[name][column] / 3600 for name in names], showfliers=True, flierprops={"markersize": 2})
+    for axis, column, title in zip(
+        axes, ("wait_time", "turnaround_time"), ("wait time", "turnaround time")
+    ):
+        axis.boxplot(
+            [jobs[name][column] / 3600 for name in names],
+            showfliers=True,
+            flierprops={"markersize": 2},
+        )
         axis.set_xticks(range(1, len(names) + 1), names, rotation=30, ha="right")
-        axis.set_yscale("symlog", linthresh=1)  # many waits are 0: linear below 1 h, logarithmic above
+        axis.set_yscale(
+            "symlog", linthresh=1
+        )  # many waits are 0: linear below 1 h, logarithmic above
         axis.set_ylim(bottom=0)
         axis.set_ylabel(f"{title} [h]")
         axis.set_title(title)
     figure.tight_layout()
     written.append(save_figure(figure, folder / "wait_turnaround.png"))
     figure, axis = plt.subplots(figsize=(6.5, 4))
-    axis.bar(summary.index, summary["makespan"] / 86400, color=["tab:gray" if "rigid" in p else "tab:blue"
-                                                                for p in summary.index])
+    axis.bar(
+        summary.index,
+        summary["makespan"] / 86400,
+        color=["tab:gray" if "rigid" in p else "tab:blue" for p in summary.index],
+    )
     axis.set_ylabel("makespan [d]")
     axis.tick_params(axis="x", rotation=30)
     figure.tight_layout()

@@ -3,6 +3,7 @@
 The Gantt draws every node as a row and every job's stay on it as a bar coloured by job type, so expansions and
 shrinks show as bars starting or ending inside a job's run; reconfigurations are marked with ticks.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,12 +27,25 @@ def plot_gantt(sim: Simulation):
     for node, job, start, end in stays(sim):
         bars.setdefault(sim.runs[job].spec.type, []).append((node, start, end))
     for kind, items in bars.items():
-        axis.barh([node for node, _, _ in items], [end - start for _, start, end in items],
-                  left=[start for _, start, _ in items], height=0.9, color=_COLOURS[kind], label=kind, linewidth=0)
+        axis.barh(
+            [node for node, _, _ in items],
+            [end - start for _, start, end in items],
+            left=[start for _, start, _ in items],
+            height=0.9,
+            color=_COLOURS[kind],
+            label=kind,
+            linewidth=0,
+        )
     changes = [(when, run.spec.identifier) for run in sim.runs for when, _ in run.history[1:-1]]
     if changes:
-        axis.plot([when for when, _ in changes], [-2] * len(changes), "|", color="black", markersize=6,
-                  label="reconfiguration")
+        axis.plot(
+            [when for when, _ in changes],
+            [-2] * len(changes),
+            "|",
+            color="black",
+            markersize=6,
+            label="reconfiguration",
+        )
     axis.set_xlabel("time [s]")
     axis.set_ylabel("node")
     axis.set_title(f"Node allocation ({sim.algorithm_name})")
@@ -45,8 +59,13 @@ def plot_utilization(sim: Simulation):
     allocated, busy = [], set()
     for when, node, state, _, _ in sim.node_log:
         (busy.add if state == NodeState.ALLOCATED else busy.discard)(node)
-        if allocated and allocated[-1][0] == when:  # one value per instant: a node released and taken again
-            allocated[-1] = (when, len(busy))  # at the same time is no dip (the spikes of the step plot)
+        if (
+            allocated and allocated[-1][0] == when
+        ):  # one value per instant: a node released and taken again
+            allocated[-1] = (
+                when,
+                len(busy),
+            )  # at the same time is no dip (the spikes of the step plot)
         else:
             allocated.append((when, len(busy)))
     figure, axis = plt.subplots(figsize=(10, 3.5))
@@ -64,7 +83,10 @@ def plot_boxes(rows_by_policy: dict[str, list[dict]]):
     """Wait and turnaround per job type, one box per (type, policy)."""
     plt = pyplot()
     figure, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for axis, key, label in ((axes[0], "wait_time", "wait [s]"), (axes[1], "turnaround_time", "turnaround [s]")):
+    for axis, key, label in (
+        (axes[0], "wait_time", "wait [s]"),
+        (axes[1], "turnaround_time", "turnaround [s]"),
+    ):
         data, names = [], []
         for policy, rows in rows_by_policy.items():
             for kind in JOB_TYPES:
@@ -83,9 +105,13 @@ def plot_boxes(rows_by_policy: dict[str, list[dict]]):
 
 def write_elastic_plots(sim: Simulation, rows: list[dict], folder: str | Path) -> list[Path]:
     folder = Path(folder)
-    return [save_figure(plot_gantt(sim), folder / "gantt.png"),
-            save_figure(plot_utilization(sim), folder / "utilization.png"),
-            save_figure(plot_boxes({sim.algorithm_name: rows}), folder / "wait_turnaround.png")]
+    return [
+        save_figure(plot_gantt(sim), folder / "gantt.png"),
+        save_figure(plot_utilization(sim), folder / "utilization.png"),
+        save_figure(plot_boxes({sim.algorithm_name: rows}), folder / "wait_turnaround.png"),
+    ]
 
 
-__getattr__ = module_aliases(__name__, {"write_plots": "write_elastic_plots"}, globals())  # the name before 0.3.0
+__getattr__ = module_aliases(
+    __name__, {"write_plots": "write_elastic_plots"}, globals()
+)  # the name before 0.3.0

@@ -8,6 +8,7 @@ throughput averaged over each sensing interval, absolute and relative to the lin
 not wait for I/O). cosched's `jobs.csv` adds per job its size bounds, reconfigurations, node-seconds and its node
 count over time.
 """
+
 from __future__ import annotations
 
 import csv
@@ -20,17 +21,54 @@ from cosched.outputs import atomic_path
 from cosched.simulator.elastic.runtime import Simulation
 from cosched.simulator.elastic.sensing import busy_shares_by_node, write_series
 
-__all__ = ["JOB_STATISTICS_COLUMNS", "NODE_UTILIZATION_COLUMNS", "PFS_UTILIZATION_COLUMNS", "JOBS_COLUMNS",
-           "job_rows", "stays", "write_job_statistics", "write_node_utilization", "write_pfs_utilization",
-           "write_cpu_utilization", "write_jobs", "summary"]
+__all__ = [
+    "JOB_STATISTICS_COLUMNS",
+    "NODE_UTILIZATION_COLUMNS",
+    "PFS_UTILIZATION_COLUMNS",
+    "JOBS_COLUMNS",
+    "job_rows",
+    "stays",
+    "write_job_statistics",
+    "write_node_utilization",
+    "write_pfs_utilization",
+    "write_cpu_utilization",
+    "write_jobs",
+    "summary",
+]
 
-JOB_STATISTICS_COLUMNS = ("ID", "Type", "Submit Time", "Start Time", "End Time", "Wait Time", "Makespan",
-                          "Turnaround Time", "Status")
+JOB_STATISTICS_COLUMNS = (
+    "ID",
+    "Type",
+    "Submit Time",
+    "Start Time",
+    "End Time",
+    "Wait Time",
+    "Makespan",
+    "Turnaround Time",
+    "Status",
+)
 NODE_UTILIZATION_COLUMNS = ("Time", "Node", "State", "Running jobs", "Expected jobs")
 PFS_UTILIZATION_COLUMNS = ("Time", "Read", "Write", "Read (rel.)", "Write (rel.)")
-JOBS_COLUMNS = ("job_id", "position", "type", "submit_time", "start_time", "end_time", "wait_time", "run_time",
-                "turnaround_time", "status", "num_nodes_min", "num_nodes_max", "first_nodes", "last_nodes",
-                "max_nodes", "reconfigurations", "node_seconds", "node_counts")
+JOBS_COLUMNS = (
+    "job_id",
+    "position",
+    "type",
+    "submit_time",
+    "start_time",
+    "end_time",
+    "wait_time",
+    "run_time",
+    "turnaround_time",
+    "status",
+    "num_nodes_min",
+    "num_nodes_max",
+    "first_nodes",
+    "last_nodes",
+    "max_nodes",
+    "reconfigurations",
+    "node_seconds",
+    "node_counts",
+)
 
 
 def _time(value: float) -> str:
@@ -43,20 +81,32 @@ def job_rows(sim: Simulation) -> list[dict]:
     for run in sim.runs:
         spec, started, ended = run.spec, run.start >= 0, run.end >= 0
         history = run.history
-        node_seconds = sum((after[0] - before[0]) * before[1] for before, after in zip(history, history[1:]))
+        node_seconds = sum(
+            (after[0] - before[0]) * before[1] for before, after in zip(history, history[1:])
+        )
         counts = [count for _, count in history if count]
-        rows.append({
-            "job_id": spec.identifier, "position": spec.position, "type": spec.type, "submit_time": spec.submit_time,
-            "start_time": run.start, "end_time": run.end,
-            "wait_time": run.start - spec.submit_time if started else -1.0,
-            "run_time": run.end - run.start if started and ended else -1.0,
-            "turnaround_time": run.end - spec.submit_time if ended else -1.0,
-            "status": run.status, "num_nodes_min": spec.num_nodes_min, "num_nodes_max": spec.num_nodes_max,
-            "first_nodes": counts[0] if counts else 0, "last_nodes": counts[-1] if counts else 0,
-            "max_nodes": max(counts, default=0), "reconfigurations": run.reconfigurations,
-            "node_seconds": node_seconds,
-            "node_counts": ";".join(f"{when:g}:{count}" for when, count in history),
-        })
+        rows.append(
+            {
+                "job_id": spec.identifier,
+                "position": spec.position,
+                "type": spec.type,
+                "submit_time": spec.submit_time,
+                "start_time": run.start,
+                "end_time": run.end,
+                "wait_time": run.start - spec.submit_time if started else -1.0,
+                "run_time": run.end - run.start if started and ended else -1.0,
+                "turnaround_time": run.end - spec.submit_time if ended else -1.0,
+                "status": run.status,
+                "num_nodes_min": spec.num_nodes_min,
+                "num_nodes_max": spec.num_nodes_max,
+                "first_nodes": counts[0] if counts else 0,
+                "last_nodes": counts[-1] if counts else 0,
+                "max_nodes": max(counts, default=0),
+                "reconfigurations": run.reconfigurations,
+                "node_seconds": node_seconds,
+                "node_counts": ";".join(f"{when:g}:{count}" for when, count in history),
+            }
+        )
     return rows
 
 
@@ -66,10 +116,19 @@ def write_job_statistics(rows: list[dict], path: str | Path) -> Path:
         writer.writerow(JOB_STATISTICS_COLUMNS)
         for row in rows:
             started = row["start_time"] >= 0
-            writer.writerow((row["job_id"], row["type"], _time(row["submit_time"]), _time(row["start_time"]),
-                             _time(row["end_time"]), _time(row["wait_time"]),
-                             _time(row["run_time"]) if started else "-1.0", _time(row["turnaround_time"]),
-                             row["status"]))
+            writer.writerow(
+                (
+                    row["job_id"],
+                    row["type"],
+                    _time(row["submit_time"]),
+                    _time(row["start_time"]),
+                    _time(row["end_time"]),
+                    _time(row["wait_time"]),
+                    _time(row["run_time"]) if started else "-1.0",
+                    _time(row["turnaround_time"]),
+                    row["status"],
+                )
+            )
     return Path(path)
 
 
@@ -78,9 +137,16 @@ def write_node_utilization(sim: Simulation, path: str | Path) -> Path:
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(NODE_UTILIZATION_COLUMNS)
-        writer.writerows((_time(when), names[node], state.name.lower(), ";".join(map(str, running)) or "none",
-                          ";".join(map(str, expected)) or "none")
-                         for when, node, state, running, expected in sim.node_log)
+        writer.writerows(
+            (
+                _time(when),
+                names[node],
+                state.name.lower(),
+                ";".join(map(str, running)) or "none",
+                ";".join(map(str, expected)) or "none",
+            )
+            for when, node, state, running, expected in sim.node_log
+        )
     return Path(path)
 
 
@@ -101,7 +167,9 @@ def _samples(sim: Simulation, interval: float) -> np.ndarray:
     return np.arange(interval, end + interval, interval) if end > 0 else np.zeros(0)
 
 
-def _per_interval(times: np.ndarray, levels: np.ndarray, samples: np.ndarray, interval: float) -> np.ndarray:
+def _per_interval(
+    times: np.ndarray, levels: np.ndarray, samples: np.ndarray, interval: float
+) -> np.ndarray:
     """The mean of a step function (`levels[i]` from `times[i]` on, 0 before) over each interval ending at
     `samples`: its integral at the samples, differenced."""
     if not len(times):
@@ -115,7 +183,9 @@ def _per_interval(times: np.ndarray, levels: np.ndarray, samples: np.ndarray, in
 
 def _write_table(path, header, table: np.ndarray) -> Path:
     """A CSV of a time column and value columns (cosched.simulator.elastic.sensing.write_series)."""
-    return write_series(path, header, table[:, 0], [table[:, column] for column in range(1, table.shape[1])])
+    return write_series(
+        path, header, table[:, 0], [table[:, column] for column in range(1, table.shape[1])]
+    )
 
 
 def write_pfs_utilization(sim: Simulation, path: str | Path, interval: float) -> Path:
@@ -123,9 +193,15 @@ def write_pfs_utilization(sim: Simulation, path: str | Path, interval: float) ->
     samples = _samples(sim, interval)
     log = np.asarray(sim.pfs_log, dtype=np.float64).reshape(-1, 3)
     read, write = (_per_interval(log[:, 0], log[:, column], samples, interval) for column in (1, 2))
-    capacities = [sim.routes[key].capacity if key in sim.routes else math.nan for key in ("pfs_read", "pfs_write")]
-    return _write_table(path, PFS_UTILIZATION_COLUMNS,
-                        np.column_stack([samples, read, write, read / capacities[0], write / capacities[1]]))
+    capacities = [
+        sim.routes[key].capacity if key in sim.routes else math.nan
+        for key in ("pfs_read", "pfs_write")
+    ]
+    return _write_table(
+        path,
+        PFS_UTILIZATION_COLUMNS,
+        np.column_stack([samples, read, write, read / capacities[0], write / capacities[1]]),
+    )
 
 
 def write_cpu_utilization(sim: Simulation, path: str | Path, interval: float) -> Path:
@@ -163,31 +239,38 @@ def write_jobs(rows: list[dict], path: str | Path) -> Path:
 
 def summary(sim: Simulation, rows: list[dict]) -> dict:
     """Makespan, waits and turnarounds overall and per job type, node utilisation, protocol counters."""
+
     def stats(selected):
         waits = [row["wait_time"] for row in selected if row["start_time"] >= 0]
         turnarounds = [row["turnaround_time"] for row in selected if row["status"] == "completed"]
-        return {"jobs": len(selected),
-                "mean_wait": float(np.mean(waits)) if waits else None,
-                "median_wait": float(np.median(waits)) if waits else None,
-                "mean_turnaround": float(np.mean(turnarounds)) if turnarounds else None,
-                "median_turnaround": float(np.median(turnarounds)) if turnarounds else None}
+        return {
+            "jobs": len(selected),
+            "mean_wait": float(np.mean(waits)) if waits else None,
+            "median_wait": float(np.median(waits)) if waits else None,
+            "mean_turnaround": float(np.mean(turnarounds)) if turnarounds else None,
+            "median_turnaround": float(np.median(turnarounds)) if turnarounds else None,
+        }
 
     ends = [row["end_time"] for row in rows if row["end_time"] >= 0]
     first = min(row["submit_time"] for row in rows)
     makespan = max(ends) - first if ends else 0.0
     node_seconds = sum(row["node_seconds"] for row in rows)
     result = {
-        "algorithm": sim.algorithm_name, "nodes": len(sim.platform),
+        "algorithm": sim.algorithm_name,
+        "nodes": len(sim.platform),
         "completed": sum(row["status"] == "completed" for row in rows),
         "killed": sum(row["status"] == "killed" for row in rows),
         "never_started": sum(row["start_time"] < 0 for row in rows),
         "makespan": makespan,  # 001 §6.3 (Fig. 6): last end minus first submission
         "utilization": node_seconds / (len(sim.platform) * makespan) if makespan else 0.0,
         **stats(rows),
-        "by_type": {kind: stats([row for row in rows if row["type"] == kind])
-                    for kind in dict.fromkeys(row["type"] for row in rows)},
+        "by_type": {
+            kind: stats([row for row in rows if row["type"] == kind])
+            for kind in dict.fromkeys(row["type"] for row in rows)
+        },
         "reconfigurations": sum(row["reconfigurations"] for row in rows),
-        "invocations": sim.invocations, "dropped_invocations": sim.dropped,
+        "invocations": sim.invocations,
+        "dropped_invocations": sim.dropped,
         "wall_seconds": sim.wall_seconds,
     }
     return result

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from itertools import count
 
 import numpy as np
+
+from cosched.errors import InputError
 from cosched.simulator.elastic import compat
 from cosched.simulator.elastic.compat import GpuState, InvocationType, JobState, NodeState
 from cosched.simulator.elastic.config import Configuration
@@ -49,8 +51,6 @@ from cosched.simulator.elastic.flow import (
 )
 from cosched.simulator.elastic.platform import Platform
 from cosched.simulator.elastic.workload import JobSpec
-
-from cosched.errors import InputError
 
 __all__ = ["AlgorithmError", "Simulation", "simulate", "TIME_EPSILON"]
 
@@ -205,7 +205,7 @@ class Simulation:
     def _push(self, when: float, kind: int, target, stamp=0) -> None:
         heapq.heappush(self._heap, (when, next(self._sequence), kind, target, stamp))
 
-    def run(self) -> "Simulation":
+    def run(self) -> Simulation:
         """Simulate until every job has ended (or nothing more can happen)."""
         started = time.perf_counter()
         for run in self.runs:

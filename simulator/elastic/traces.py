@@ -16,6 +16,7 @@ that size. A marked job keeps that work (seconds of its run on n nodes) and gets
 Exactly round(F x N) jobs are marked, chosen by a seeded permutation, so the same seed marks the same jobs.
 Unmarked jobs stay rigid. `elastic_models` returns the per-job models `engine.simulate(job_models=...)` takes.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -28,14 +29,25 @@ from cosched.simulator.jobs import RIGID, JobModel, amdahl, linear
 from cosched.simulator.platform import Platform
 from cosched.simulator.workload import Workload
 
-__all__ = ["ElasticMarking", "ELASTIC_KINDS", "SCALINGS", "DEFAULT_RANGE", "DEFAULT_SERIAL_FRACTION",
-           "parse_range", "marked_jobs", "node_bounds", "elastic_models"]
+__all__ = [
+    "ElasticMarking",
+    "ELASTIC_KINDS",
+    "SCALINGS",
+    "DEFAULT_RANGE",
+    "DEFAULT_SERIAL_FRACTION",
+    "parse_range",
+    "marked_jobs",
+    "node_bounds",
+    "elastic_models",
+]
 
 ELASTIC_KINDS = ("moldable", "malleable")
 SCALINGS = ("linear", "amdahl")
 DEFAULT_RANGE = (0.5, 2.0)  # [half, twice] the trace size
 DEFAULT_SERIAL_FRACTION = 0.05  # Amdahl's f when none is given: 95 % of the work parallel
-BOUND_SLACK = 1e-9  # absolute, in nodes: LO x n and HI x n within this of a whole number round to it
+BOUND_SLACK = (
+    1e-9  # absolute, in nodes: LO x n and HI x n within this of a whole number round to it
+)
 
 
 @dataclass(frozen=True)
@@ -54,19 +66,32 @@ class ElasticMarking:
     def __post_init__(self):
         fraction = check_number(self.fraction, field="elastic_fraction", minimum=0, maximum=1)
         if self.kind not in ELASTIC_KINDS:
-            raise InputError(f"unknown kind {self.kind!r}; choose from {', '.join(ELASTIC_KINDS)}",
-                             field="elastic_kind")
-        low = check_number(self.low, field="elastic_range", minimum=0, exclusive_minimum=True, maximum=1)
+            raise InputError(
+                f"unknown kind {self.kind!r}; choose from {', '.join(ELASTIC_KINDS)}",
+                field="elastic_kind",
+            )
+        low = check_number(
+            self.low, field="elastic_range", minimum=0, exclusive_minimum=True, maximum=1
+        )
         high = check_number(self.high, field="elastic_range", minimum=1, limit=MAX_SECONDS)
         if self.scaling not in SCALINGS:
-            raise InputError(f"unknown scaling {self.scaling!r}; choose from {', '.join(SCALINGS)}",
-                             field="scaling")
+            raise InputError(
+                f"unknown scaling {self.scaling!r}; choose from {', '.join(SCALINGS)}",
+                field="scaling",
+            )
         serial = check_number(self.serial_fraction, field="serial_fraction", minimum=0, maximum=1)
-        reconfiguration = check_number(self.reconfiguration, field="reconfiguration_cost", minimum=0,
-                                       limit=MAX_SECONDS)
+        reconfiguration = check_number(
+            self.reconfiguration, field="reconfiguration_cost", minimum=0, limit=MAX_SECONDS
+        )
         seed = check_number(self.seed, field="seed", integer=True, minimum=0)
-        for name, value in (("fraction", fraction), ("low", low), ("high", high), ("serial_fraction", serial),
-                            ("reconfiguration", reconfiguration), ("seed", seed)):
+        for name, value in (
+            ("fraction", fraction),
+            ("low", low),
+            ("high", high),
+            ("serial_fraction", serial),
+            ("reconfiguration", reconfiguration),
+            ("seed", seed),
+        ):
             object.__setattr__(self, name, value)
 
     def to_dict(self) -> dict:
@@ -77,8 +102,12 @@ def parse_range(text: str) -> tuple[float, float]:
     """'LO,HI' (multiples of the trace size) -> (LO, HI) with 0 < LO <= 1 <= HI; InputError otherwise."""
     parts = str(text).split(",")
     if len(parts) != 2:
-        raise InputError(f"expected LO,HI (two multiples of the trace size), got {text!r}", field="elastic_range")
-    low = check_number(parts[0], field="elastic_range", minimum=0, exclusive_minimum=True, maximum=1)
+        raise InputError(
+            f"expected LO,HI (two multiples of the trace size), got {text!r}", field="elastic_range"
+        )
+    low = check_number(
+        parts[0], field="elastic_range", minimum=0, exclusive_minimum=True, maximum=1
+    )
     high = check_number(parts[1], field="elastic_range", minimum=1, limit=MAX_SECONDS)
     return low, high
 
@@ -86,11 +115,13 @@ def parse_range(text: str) -> tuple[float, float]:
 def marked_jobs(count: int, fraction: float, seed: int) -> np.ndarray:
     """Boolean mask of the round(fraction x count) jobs a seeded permutation picks."""
     mask = np.zeros(count, dtype=bool)
-    mask[np.random.default_rng(seed).permutation(count)[:round(fraction * count)]] = True
+    mask[np.random.default_rng(seed).permutation(count)[: round(fraction * count)]] = True
     return mask
 
 
-def node_bounds(requested: np.ndarray, low: float, high: float, nodes: int) -> tuple[np.ndarray, np.ndarray]:
+def node_bounds(
+    requested: np.ndarray, low: float, high: float, nodes: int
+) -> tuple[np.ndarray, np.ndarray]:
     """[min, max] nodes from the trace sizes: ceil(LO n) and floor(HI n), clipped to [1, platform nodes]."""
     requested = np.asarray(requested, dtype=np.int64)
     # a tiny slack so 0.5 x 4 stays 2 (not 3) under float rounding
@@ -99,24 +130,30 @@ def node_bounds(requested: np.ndarray, low: float, high: float, nodes: int) -> t
     return smallest, largest
 
 
-
-def elastic_models(workload: Workload, platform: Platform, marking: ElasticMarking) -> list[JobModel]:
+def elastic_models(
+    workload: Workload, platform: Platform, marking: ElasticMarking
+) -> list[JobModel]:
     """One model per job (workload order): the marked jobs elastic, the others `RIGID`."""
     jobs = len(workload)
     if int(workload.cores.max(initial=0)) > platform.total_cores:
-        raise InputError(f"a job asks for {int(workload.cores.max())} cores, the platform has "
-                         f"{platform.total_cores}", field="cores")
+        raise InputError(
+            f"a job asks for {int(workload.cores.max())} cores, the platform has "
+            f"{platform.total_cores}",
+            field="cores",
+        )
     requested = -(-workload.cores // platform.cores_per_node)
     smallest, largest = node_bounds(requested, marking.low, marking.high, platform.nodes)
     scaling = linear if marking.scaling == "linear" else amdahl(marking.serial_fraction)
     models: list[JobModel] = [RIGID] * jobs
-    shared: dict[tuple[int, int], JobModel] = {}  # one object per distinct bounds: 50,000 jobs, few shapes
+    shared: dict[
+        tuple[int, int], JobModel
+    ] = {}  # one object per distinct bounds: 50,000 jobs, few shapes
     for job in np.flatnonzero(marked_jobs(jobs, marking.fraction, marking.seed)).tolist():
         bounds = (int(smallest[job]), int(largest[job]))
         model = shared.get(bounds)
         if model is None:
-            model = shared[bounds] = JobModel(marking.kind, *bounds, scaling=scaling,
-                                              reconfiguration=marking.reconfiguration)
+            model = shared[bounds] = JobModel(
+                marking.kind, *bounds, scaling=scaling, reconfiguration=marking.reconfiguration
+            )
         models[job] = model
     return models
-

@@ -1,4 +1,5 @@
 """Small ElastiSim scenarios written into a folder, for the tests of cosched.simulator.elastic."""
+
 import json
 from pathlib import Path
 
@@ -9,8 +10,15 @@ PFS_READ, PFS_WRITE = 4e9, 2e9  # B/s of the PFS links
 
 def compute_model(flops="flops", pattern="all_ranks", iterations="iterations", **extra):
     """One phase of `iterations` compute-only iterations (scheduling point after each)."""
-    return {"phases": [{"iterations": iterations, "tasks": [
-        {"type": "cpu", "flops": flops, "computation_pattern": pattern}]}], **extra}
+    return {
+        "phases": [
+            {
+                "iterations": iterations,
+                "tasks": [{"type": "cpu", "flops": flops, "computation_pattern": pattern}],
+            }
+        ],
+        **extra,
+    }
 
 
 def write_scenario(folder, jobs, model=None, *, nodes=8, config=None, models=None, properties=None):
@@ -22,15 +30,34 @@ def write_scenario(folder, jobs, model=None, *, nodes=8, config=None, models=Non
     for job in jobs:
         job.setdefault("application_model", str(folder / "model.json"))
     (folder / "jobs.json").write_text(json.dumps({"jobs": jobs}))
-    (folder / "platform.json").write_text(json.dumps({
-        "clusters": [{"prefix": "n", "radical": f"0-{nodes - 1}", "speed": SPEED, "bw": BANDWIDTH, "lat": 0,
-                      "properties": properties or {}}],
-        "pfs": {"read_bw": PFS_READ, "write_bw": PFS_WRITE, "latency": 0}}))
-    configuration = {"jobs_file": str(folder / "jobs.json"), "platform_file": str(folder / "platform.json"),
-                     "schedule_on_job_submit": True, "schedule_on_job_finalize": True,
-                     "schedule_on_scheduling_point": True, "scheduling_interval": 0,
-                     "job_statistics": str(folder / "out" / "job_statistics.csv"),
-                     "node_utilization": str(folder / "out" / "node_utilization.csv"), **(config or {})}
+    (folder / "platform.json").write_text(
+        json.dumps(
+            {
+                "clusters": [
+                    {
+                        "prefix": "n",
+                        "radical": f"0-{nodes - 1}",
+                        "speed": SPEED,
+                        "bw": BANDWIDTH,
+                        "lat": 0,
+                        "properties": properties or {},
+                    }
+                ],
+                "pfs": {"read_bw": PFS_READ, "write_bw": PFS_WRITE, "latency": 0},
+            }
+        )
+    )
+    configuration = {
+        "jobs_file": str(folder / "jobs.json"),
+        "platform_file": str(folder / "platform.json"),
+        "schedule_on_job_submit": True,
+        "schedule_on_job_finalize": True,
+        "schedule_on_scheduling_point": True,
+        "scheduling_interval": 0,
+        "job_statistics": str(folder / "out" / "job_statistics.csv"),
+        "node_utilization": str(folder / "out" / "node_utilization.csv"),
+        **(config or {}),
+    }
     path = folder / "configuration.json"
     path.write_text(json.dumps(configuration))
     return path
@@ -46,5 +73,10 @@ def run_scenario(config_path, algorithm):
 
     configuration = load_configuration(config_path)
     expressions = Expressions()
-    return simulate(configuration, load_platform(configuration.platform_file),
-                    load_jobs(configuration.jobs_file, expressions), algorithm, expressions=expressions)
+    return simulate(
+        configuration,
+        load_platform(configuration.platform_file),
+        load_jobs(configuration.jobs_file, expressions),
+        algorithm,
+        expressions=expressions,
+    )

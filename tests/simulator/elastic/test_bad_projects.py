@@ -281,8 +281,7 @@ def test_evolving_requests_see_the_job_bounds(tmp_path, capsys):
     line = _run(config, capsys, tmp_path / "tasks")
     assert (
         "field 'phases[0].tasks[0]: flops (job 0)': expression 'flops * num_nodes_max' does not "
-        "compile"
-        in line
+        "compile" in line
     )
 
 
@@ -357,7 +356,20 @@ def test_late_clocks_and_empty_transfers_finish(tmp_path, capsys):
         ]
     }
     config = write_scenario(tmp_path, [{**RIGID, "submit_time": 1e10}], model)
-    assert main(["elastic", str(config), "--scheduler", "fcfs-rigid", "--out", str(tmp_path / "out"),
-                 "--quiet", "--json"]) == 0
+    assert (
+        main(
+            [
+                "elastic",
+                str(config),
+                "--scheduler",
+                "fcfs-rigid",
+                "--out",
+                str(tmp_path / "out"),
+                "--quiet",
+                "--json",
+            ]
+        )
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     assert summary["completed"] == 1

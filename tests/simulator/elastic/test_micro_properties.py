@@ -4,10 +4,11 @@ tasks)."""
 
 import numpy as np
 import pytest
-from cosched.simulator.elastic.algorithms import make_algorithm
-from cosched.simulator.elastic.flow import TCP_GAMMA, pair_matrix, traffic
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+
+from cosched.simulator.elastic.algorithms import make_algorithm
+from cosched.simulator.elastic.flow import TCP_GAMMA, pair_matrix, traffic
 
 from .scenario import BANDWIDTH, PFS_WRITE, run_scenario, write_scenario
 
@@ -118,9 +119,13 @@ def test_walltime_kill_waits_for_the_grace_period(tmp_path_factory, walltime, gr
     loaded = load_configuration(path)
     configuration = types.SimpleNamespace(**{**vars(loaded), "job_kill_grace_period": float(grace)})
     expressions = Expressions()
-    sim = simulate(configuration, load_platform(loaded.platform_file),
-                   load_jobs(loaded.jobs_file, expressions), make_algorithm("fcfs-rigid"),
-                   expressions=expressions)
+    sim = simulate(
+        configuration,
+        load_platform(loaded.platform_file),
+        load_jobs(loaded.jobs_file, expressions),
+        make_algorithm("fcfs-rigid"),
+        expressions=expressions,
+    )
     run = sim.runs[0]
     if walltime + grace < 100:
         assert run.status == "killed" and run.end == pytest.approx(2 + walltime + grace)

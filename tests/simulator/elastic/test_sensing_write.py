@@ -43,8 +43,11 @@ def test_write_series_matches_cell_by_cell(tmp_path_factory, rows, width, interv
     assert path.read_text() == _reference(header, times, columns)
 
 
-_stay = st.tuples(st.integers(0, 3), st.sampled_from([0.0, 0.5, 1.0, 1.25, 2.0, 3.7, 9.0]),
-                  st.sampled_from([0.0, 0.25, 1.0, 2.5]))
+_stay = st.tuples(
+    st.integers(0, 3),
+    st.sampled_from([0.0, 0.5, 1.0, 1.25, 2.0, 3.7, 9.0]),
+    st.sampled_from([0.0, 0.25, 1.0, 2.5]),
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -68,9 +71,7 @@ def test_busy_shares_of_all_nodes_match_node_by_node(busy, idle, rows, interval)
     for node in range(count):
         mine = sorted((when, step) for owner, when, step in events if owner == node)
         level = (np.cumsum([step for _, step in mine]) > 0).astype(np.float64)
-        alone = sensing.busy_shares(
-            np.array([when for when, _ in mine]), level, rows, interval
-        )
+        alone = sensing.busy_shares(np.array([when for when, _ in mine]), level, rows, interval)
         assert len(together[node][0]) == rows
         for left, right in zip(together[node], alone):
             assert np.array_equal(left, right)

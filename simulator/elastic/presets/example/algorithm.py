@@ -6,16 +6,17 @@ Rigid jobs start in arrival order when enough nodes are free; moldable and malle
 nodes as they may use; running malleable jobs grow into free nodes; evolving requests are granted as far as free
 nodes allow (shrinks always).
 """
+
 from elastisim_python import InvocationType, JobState, JobType, NodeState, pass_algorithm
 
 
 def schedule(jobs, nodes, system):
     free_nodes = [node for node in nodes if node.state == NodeState.FREE]
 
-    if system['invocation_type'] == InvocationType.INVOKE_EVOLVING_REQUEST:
-        job = system['job']
+    if system["invocation_type"] == InvocationType.INVOKE_EVOLVING_REQUEST:
+        job = system["job"]
         if job.state == JobState.RUNNING:
-            wanted = system['evolving_request']
+            wanted = system["evolving_request"]
             current = len(job.assigned_nodes)
             if wanted < current:
                 job.remove(job.assigned_nodes[wanted:])
@@ -35,8 +36,8 @@ def schedule(jobs, nodes, system):
         if job.type == JobType.RIGID:
             if job.num_nodes > len(free_nodes):
                 break
-            job.assign(free_nodes[:job.num_nodes])
-            del free_nodes[:job.num_nodes]
+            job.assign(free_nodes[: job.num_nodes])
+            del free_nodes[: job.num_nodes]
         else:
             size = min(len(free_nodes), job.num_nodes_max)
             if size < job.num_nodes_min:
@@ -45,6 +46,6 @@ def schedule(jobs, nodes, system):
             del free_nodes[:size]
 
 
-if __name__ == '__main__':
-    url = 'ipc:///tmp/elastisim.ipc'
+if __name__ == "__main__":
+    url = "ipc:///tmp/elastisim.ipc"
     pass_algorithm(schedule, url)

@@ -314,7 +314,7 @@ REVERSED = PEER_ALGO.read_text().replace(
     "    free_nodes = [node for node in nodes if node.state == NodeState.FREE]",
     "    free_nodes = [node for node in nodes if node.state == NodeState.FREE][::-1]",
 )
-assert REVERSED != PEER_ALGO.read_text()
+assert PEER_ALGO.read_text() != REVERSED
 project(
     "x4_rank_order",
     [

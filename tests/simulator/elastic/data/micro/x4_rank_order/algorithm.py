@@ -10,20 +10,21 @@ from typing import Any
 
 from elastisim_python import InvocationType, Job, JobState, JobType, Node, NodeState, pass_algorithm
 
-
 logging.basicConfig(
-    level=logging.INFO,
-    format='%(asctime)s - %(name)s - %(levelname)s - %(message)s'
+    level=logging.INFO, format="%(asctime)s - %(name)s - %(levelname)s - %(message)s"
 )
 
 
 def schedule(jobs: list[Job], nodes: list[Node], system: dict[str, Any]) -> None:
-    time = system['time']
+    time = system["time"]
 
     pending_jobs = [job for job in jobs if job.state == JobState.PENDING]
     running_jobs = [job for job in jobs if job.state == JobState.RUNNING]
-    reconfiguring_jobs = [job for job in jobs if job.state == JobState.PENDING_RECONFIGURATION or
-                          job.state == JobState.IN_RECONFIGURATION]
+    reconfiguring_jobs = [
+        job
+        for job in jobs
+        if job.state == JobState.PENDING_RECONFIGURATION or job.state == JobState.IN_RECONFIGURATION
+    ]
     completed_jobs = [job for job in jobs if job.state == JobState.COMPLETED]
     killed_jobs = [job for job in jobs if job.state == JobState.KILLED]
 
@@ -31,15 +32,15 @@ def schedule(jobs: list[Job], nodes: list[Node], system: dict[str, Any]) -> None
     allocated_nodes = [node for node in nodes if node.state == NodeState.ALLOCATED]
     reserved_nodes = [node for node in nodes if node.state == NodeState.RESERVED]
 
-    if system['invocation_type'] == InvocationType.INVOKE_SCHEDULING_POINT:
-        job = system['job']
+    if system["invocation_type"] == InvocationType.INVOKE_SCHEDULING_POINT:
+        job = system["job"]
         num_nodes_to_expand = min(len(free_nodes), job.num_nodes_max - len(job.assigned_nodes))
         if num_nodes_to_expand > 0:
             job.assign(free_nodes[:num_nodes_to_expand])
             del free_nodes[:num_nodes_to_expand]
-    elif system['invocation_type'] == InvocationType.INVOKE_EVOLVING_REQUEST:
-        job = system['job']
-        evolving_request = system['evolving_request']
+    elif system["invocation_type"] == InvocationType.INVOKE_EVOLVING_REQUEST:
+        job = system["job"]
+        evolving_request = system["evolving_request"]
         num_nodes = len(job.assigned_nodes)
         diff = evolving_request - num_nodes
         if diff < 0:
@@ -50,8 +51,8 @@ def schedule(jobs: list[Job], nodes: list[Node], system: dict[str, Any]) -> None
         for job in pending_jobs:
             if job.type == JobType.RIGID:
                 if job.num_nodes <= len(free_nodes):
-                    job.assign(free_nodes[:job.num_nodes])
-                    del free_nodes[:job.num_nodes]
+                    job.assign(free_nodes[: job.num_nodes])
+                    del free_nodes[: job.num_nodes]
                 else:
                     break
             else:
@@ -63,6 +64,6 @@ def schedule(jobs: list[Job], nodes: list[Node], system: dict[str, Any]) -> None
                     break
 
 
-if __name__ == '__main__':
-    url = 'ipc:///tmp/elastisim.ipc'
+if __name__ == "__main__":
+    url = "ipc:///tmp/elastisim.ipc"
     pass_algorithm(schedule, url)
