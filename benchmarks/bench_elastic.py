@@ -38,7 +38,7 @@ from cosched.simulator.elastic.runtime import simulate  # noqa: E402
 from cosched.simulator.elastic.workload import load_jobs  # noqa: E402
 
 PROJECT = SHARED_DATA / "elastisim" / "example-project"
-FCFS_FILE = ROOT / "tests" / "simulator" / "elastic" / "data" / "fcfs_elastisim.py"
+FCFS_FILE = ROOT / "simulator" / "elastic" / "presets" / "example" / "algorithm.py"
 TARGET_SECONDS = 2.0
 CONFIG = "data/input/configuration.json"
 

@@ -23,13 +23,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from data_paths import SHARED_DATA  # noqa: E402  (the script's folder is on sys.path)
+
+from cosched.simulator.elastic.cli import PRESET_ROOT  # noqa: E402
 from cosched.simulator.elastic.compat import load_algorithm  # noqa: E402
 from cosched.simulator.elastic.config import load_configuration  # noqa: E402
 from cosched.simulator.elastic.expressions import Expressions  # noqa: E402
 from cosched.simulator.elastic.platform import load_platform  # noqa: E402
 from cosched.simulator.elastic.runtime import simulate  # noqa: E402
 from cosched.simulator.elastic.workload import load_jobs  # noqa: E402
-from data_paths import SHARED_DATA  # noqa: E402  (the script's folder is on sys.path)
 
 PROJECT = SHARED_DATA / "elastisim" / "example-project"
 DATA = ROOT / "tests" / "simulator" / "elastic" / "data"
@@ -52,7 +54,7 @@ def run(root: Path, shift: float = 0.0) -> dict:
             configuration,
             load_platform(configuration.platform_file),
             load_jobs(configuration.jobs_file, expressions),
-            load_algorithm(DATA / "fcfs_elastisim.py"),
+            load_algorithm(PRESET_ROOT / "example" / "algorithm.py"),
             expressions=expressions,
         )
     finally:

@@ -9,12 +9,13 @@ import pytest
 
 from cosched.cli import main
 from cosched.errors import InputError
+from cosched.simulator.elastic.cli import PRESET_ROOT
 from cosched.simulator.elastic.compat import JobState, JobType, load_algorithm
 
 from .scenario import compute_model, run_scenario, write_scenario
 
 DATA = Path(__file__).parent / "data"
-FCFS = DATA / "fcfs_elastisim.py"
+FCFS = PRESET_ROOT / "example" / "algorithm.py"  # an FCFS file as ElastiSim users write it
 
 
 def test_fcfs_algorithm_file_runs_unmodified(tmp_path):

@@ -2,7 +2,7 @@
 ElastiSim.
 
 `data/example_elastisim/job_statistics.csv` is ElastiSim's output for
-../shared/data/elastisim/example-project with `data/fcfs_elastisim.py` as algorithm.py, from the
+../shared/data/elastisim/example-project with the `example` preset's algorithm.py, from the
 peer build (../shared/peers/elastisim, SimGrid 3.32) with its optional full-precision patch (17
 significant digits instead of 6; the 6-digit build gives the same values rounded).
 
@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from cosched.cli import main
+from cosched.simulator.elastic.cli import PRESET_ROOT
 
 DATA = Path(__file__).parent / "data"
 SHARED_DATA = (
@@ -46,7 +47,7 @@ def compared(tmp_path_factory):
         pytest.skip(f"shared data not present: {source}")
     root = tmp_path_factory.mktemp("example") / "example-project"
     shutil.copytree(source, root)
-    shutil.copy(DATA / "fcfs_elastisim.py", root / "algorithm.py")
+    shutil.copy(PRESET_ROOT / "example" / "algorithm.py", root / "algorithm.py")
     configuration = root / "data" / "input" / "configuration.json"
     settings = json.loads(configuration.read_text())
     settings["sensing"] = (
