@@ -27,6 +27,7 @@ __all__ = [
     "Parser",
     "add_alias",
     "deprecation",
+    "add_parallel",
     "add_quiet",
     "add_seed",
     "add_json",
@@ -97,8 +98,8 @@ VOCABULARY = {
     ),
     "--heatmap": "pairwise co-execution speedups: heatmap CSV or bundled preset name",
     "--mean-interarrival": "mean gap between submissions in seconds (constant, poisson, weibull)",
-    "--workers": "local worker processes (default: all cores)",
-    "--dask": "run on dask.distributed: 'local' or a scheduler address tcp://host:port",
+    "--workers": "local worker processes (default: all cores; 1 = in this process)",
+    "--dask": "run on dask.distributed: 'local' (a LocalCluster) or a scheduler address tcp://host:port",
     "--work-range": "range LO HI of the work b_i of a random instance",
     "--task-work": "work b of one measured task in the instance, NAME=B",
     "--kernel-work": "work units of every bundled kernel that execute runs",
@@ -284,6 +285,12 @@ def add_alias(
     namespace = {"__call__": __call__, "new_spelling": new}
     action.__class__ = type(f"Deprecated{base.__name__}", (base,), namespace)
     return action
+
+
+def add_parallel(parser: argparse.ArgumentParser) -> None:
+    """`--workers N` and `--dask local|ADDRESS`: where the cells of a grid command run."""
+    parser.add_argument("--workers", type=int, metavar="N", help=VOCABULARY["--workers"])
+    parser.add_argument("--dask", metavar="local|ADDRESS", help=VOCABULARY["--dask"])
 
 
 def add_quiet(parser: argparse.ArgumentParser, *aliases: str) -> None:

@@ -70,6 +70,7 @@ __all__ = [
     "done_path",
     "any_finished",
     "DASK_CONNECT_TIMEOUT",
+    "dask_client",
     "ExperimentSpec",
     "run_experiment",
 ]
@@ -456,36 +457,42 @@ def _execute(
     yield from pool_results(_call, [(function, cell, *shared) for cell in todo], workers)
 
 
-def _dask_results(
-    function: Callable, todo: list[tuple], shared: tuple, workers: int | None, dask
-) -> Generator:
+def dask_client(address, *, workers: int, threads_per_worker: int = 1):
+    """`(client, cluster)` for `--dask`: a `Client` given as is, a fresh `LocalCluster` for "local"
+    (`cluster` is then the caller's to close), or a connection to a scheduler address."""
     try:
-        from distributed import Client, LocalCluster, as_completed
+        from distributed import Client, LocalCluster
     except ImportError:
         raise InputError(
             "dask.distributed is not installed (pip install distributed)", field="--dask"
         ) from None
-
-    cluster = client = None
-    futures = []
+    if isinstance(address, Client):
+        return address, None
     try:
-        if isinstance(dask, Client):
-            client = dask
-        elif dask == "local":
+        if address == "local":
             cluster = LocalCluster(
-                n_workers=workers or os.cpu_count() or 1,
-                threads_per_worker=1,
+                n_workers=workers,
+                threads_per_worker=threads_per_worker,
                 processes=True,
                 dashboard_address=None,
             )
-            client = Client(cluster)
-        else:
-            try:
-                client = Client(dask, timeout=DASK_CONNECT_TIMEOUT)
-            except (OSError, TimeoutError, ValueError) as error:
-                raise InputError(
-                    f"cannot reach the Dask scheduler {dask!r} ({error})", field="--dask"
-                ) from None
+            return Client(cluster), cluster
+        return Client(address, timeout=DASK_CONNECT_TIMEOUT), None
+    except (OSError, TimeoutError, ValueError) as error:
+        raise InputError(
+            f"cannot reach the Dask scheduler {address!r} ({error})", field="--dask"
+        ) from None
+
+
+def _dask_results(
+    function: Callable, todo: list[tuple], shared: tuple, workers: int | None, dask
+) -> Generator:
+    cluster = client = None
+    futures = []
+    try:
+        client, cluster = dask_client(dask, workers=workers or os.cpu_count() or 1)
+        from distributed import as_completed
+
         scattered = client.scatter(list(shared), broadcast=True) if shared else []
         futures = [client.submit(_call, function, cell, *scattered, pure=False) for cell in todo]
         for future in as_completed(futures):

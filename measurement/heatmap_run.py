@@ -37,10 +37,10 @@ from pathlib import Path
 
 from cosched.errors import InputError
 from cosched.grid import (
-    DASK_CONNECT_TIMEOUT,
     CellResult,
     _finished,
     _record,
+    dask_client,
     grid_folder,
     read_rows,
 )
@@ -177,28 +177,10 @@ class _Dask:
     """Runs as tasks of a dask.distributed cluster; watches the workers for lost hosts."""
 
     def __init__(self, address: str, nodes: list[PoolNode]):
-        try:
-            from distributed import Client, LocalCluster
-        except ImportError:
-            raise InputError(
-                "dask.distributed is not installed (pip install distributed)", field="--dask"
-            ) from None
-        self.cluster = None
-        try:
-            if address == "local":
-                self.cluster = LocalCluster(
-                    n_workers=min(len(nodes), 4),
-                    threads_per_worker=max(1, len(nodes)),
-                    processes=True,
-                    dashboard_address=None,
-                )
-                self.client = Client(self.cluster)
-            else:
-                self.client = Client(address, timeout=DASK_CONNECT_TIMEOUT)
-        except (OSError, TimeoutError, ValueError) as error:
-            raise InputError(
-                f"cannot reach the Dask scheduler {address!r} ({error})", field="--dask"
-            ) from None
+        # threads: one launch per node set at once, each waiting on its command
+        self.client, self.cluster = dask_client(
+            address, workers=min(len(nodes), 4), threads_per_worker=max(1, len(nodes))
+        )
         self.hosts = {node.host for node in nodes}
         self.seen: set[str] = set()
         self.checked = 0.0

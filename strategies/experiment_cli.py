@@ -13,6 +13,7 @@ from cosched.cli_options import (
     add_json,
     add_name_list,
     add_out,
+    add_parallel,
     add_plots,
     add_quiet,
     add_seed,
@@ -126,12 +127,7 @@ def register_experiment(subparsers) -> None:
         "clipped/unclipped) and write OUT/spread.csv with the spread of the mean ratio",
     )
     add_seed(parser, "base seed of the instance generator")
-    parser.add_argument(
-        "--workers", type=int, help="worker processes (default: all cores; 1 = in this process)"
-    )
-    parser.add_argument(
-        "--dask", metavar="ADDRESS", help="run on Dask: 'local' (LocalCluster) or tcp://host:port"
-    )
+    add_parallel(parser)
     add_plots(parser, "fig6.png and fig7.png", where=True)
     add_json(parser, "the lowest mean ratio per α range and strategy")
     add_quiet(parser)

@@ -12,6 +12,7 @@ from cosched.cli_options import (
     add_json,
     add_name_list,
     add_out,
+    add_parallel,
     add_plots,
     add_quiet,
     add_seed,
@@ -171,14 +172,7 @@ def register(subparsers) -> None:
         "runs.csv, summary.csv, table.md, jobs/, plots/ (re-running it resumes)",
         required=True,
     )
-    experiment.add_argument(
-        "--workers", type=int, help="local worker processes (default: all cores)"
-    )
-    experiment.add_argument(
-        "--dask",
-        metavar="local|ADDRESS",
-        help="run on dask.distributed: a local cluster or a scheduler address tcp://host:port",
-    )
+    add_parallel(experiment)
     add_plots(experiment, "the plots")
     add_quiet(experiment)
     add_json(experiment, "the mean table")

@@ -12,6 +12,7 @@ from cosched.cli_options import (
     add_json,
     add_name_list,
     add_out,
+    add_parallel,
     add_plots,
     add_quiet,
     add_seed,
@@ -415,12 +416,7 @@ def register(subparsers) -> None:
     add_out(
         experiment, "folder", "grid.csv, runs.csv, summary.csv, table.md, plots/", required=True
     )
-    experiment.add_argument(
-        "--workers", type=int, help="local worker processes (default: all cores)"
-    )
-    experiment.add_argument(
-        "--dask", metavar="local|ADDRESS", help="run on Dask: a LocalCluster or a scheduler"
-    )
+    add_parallel(experiment)
     experiment.add_argument(
         "--force", action="store_true", help="start over in a folder of another grid"
     )
