@@ -56,6 +56,9 @@ SEARCH_WORK_FLOOR = 1e-3
 MAX_OWN_VALUES = 4
 # the refinement starts from this many of the best points the hypothesis phase found
 REFINE_STARTS = 3
+# the constants the search's draws sometimes take (in place of those hypothesis would collect from
+# the project's code): the fractions k/m, m <= 8, such as Example 1's work ratios (n - 2)/(n - 1)
+SEARCH_CONSTANTS = tuple(sorted({k / m for m in range(1, 9) for k in range(m + 1)}))
 
 # the name before 0.3.0
 __getattr__ = module_aliases(__name__, {"WORK_FLOOR": "SEARCH_WORK_FLOOR"}, globals())
@@ -223,9 +226,9 @@ def search_worst_case(
     refine: evaluations of the scipy.optimize refinement, bounded to [0, 1]^d, shared by the
     REFINE_STARTS best distinct points of the hypothesis phase: COBYLA, then Powell (default:
     `budget`; 0 skips it).
-    seed: the same seed repeats the search for the same code and imports (hypothesis also draws
-    constants it finds in the loaded project modules). progress(ratio) is called after every
-    evaluation.
+    seed: the same seed repeats the search, whatever else the code or the caller imports (the
+    search draws SEARCH_CONSTANTS, not the constants hypothesis would collect from the project's
+    modules, see `_without_project_constants`). progress(ratio) is called after every evaluation.
     """
     from hypothesis import HealthCheck, Phase, given, settings, target
     from hypothesis import seed as seeded
@@ -273,7 +276,8 @@ def search_worst_case(
     def explore(theta):
         target(evaluate(theta), label="ratio")
 
-    explore()
+    with _without_project_constants():
+        explore()
     searched = len(history)
     for start in _refinement_starts(points, history, REFINE_STARTS):
         _refine(lambda theta: -evaluate(theta), start, refine // REFINE_STARTS)
@@ -287,6 +291,32 @@ def search_worst_case(
         searched,
         time.perf_counter() - started,
     )
+
+
+@contextlib.contextmanager
+def _without_project_constants():
+    """Hypothesis (6.131 and later) draws some values from the constants of every loaded module of
+    the project under test, so any edit anywhere in the code, or one more import, would change what
+    a seeded search finds. Within this context it draws from its own constants and
+    SEARCH_CONSTANTS instead, whatever the code holds."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from sortedcontainers import SortedSet
+    except ImportError:  # a hypothesis without that machinery draws no project constants
+        yield
+        return
+    collect = getattr(providers, "_get_local_constants", None)
+    if collect is None or not hasattr(providers, "CONSTANTS_CACHE"):
+        yield
+        return
+    fixed = providers.Constants(floats=SortedSet(SEARCH_CONSTANTS))
+    providers._get_local_constants = lambda: fixed
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = collect
+        providers.CONSTANTS_CACHE.cache.clear()
 
 
 def _refinement_starts(points: list, history: list, count: int) -> list:
@@ -313,6 +343,8 @@ def _refine(objective: Callable, start: np.ndarray, evaluations: int) -> None:
     equal speeds), then Powell along single parameters from the best point COBYLA saw."""
     from scipy.optimize import minimize
 
+    if evaluations < 1:  # refine=0 skips the refinement (scipy refuses a budget of 0)
+        return
     bounds = [(0.0, 1.0)] * start.size
     state = {"calls": 0, "limit": evaluations // 2, "value": np.inf, "point": start}
 
