@@ -189,7 +189,7 @@ class HeatmapSpeedModel:
 
     def speed_of(self, engine, job: int) -> float:
         allocation = engine.allocation[job]
-        occupants = engine.allocator.state.occupants[allocation.nodes]
+        occupants = engine.node_occupants(allocation.nodes)
         neighbours = occupants[(occupants != job) & (occupants > EMPTY)]
         app = self.app[job]
         if neighbours.size:

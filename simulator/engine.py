@@ -692,6 +692,12 @@ class Engine:
         """Per node id: True if no job or reservation holds it."""
         return self.allocator.state.used[nodes] == 0
 
+    def node_occupants(self, nodes: np.ndarray | None = None) -> np.ndarray:
+        """A copy of who holds each slot of `nodes` (every node if None): rows of job indices, EMPTY
+        (-1) for an idle slot, or reservation keys (below -1); one column per slot of a node."""
+        occupants = self.allocator.state.occupants
+        return occupants.copy() if nodes is None else occupants[nodes]
+
     def occupant(self, node: int) -> int:
         """Who holds `node`: a job index (>= 0), EMPTY (-1) if idle, or a reservation key (below -1)."""
         return int(self.allocator.state.occupants[node, 0])

@@ -418,7 +418,7 @@ class Matching(CoScheduler):
         they can run at here (`floor`)."""
         allocator, now = engine.allocator, engine.now
         free, occupant_app = (array.copy() for array in allocator.snapshot())
-        occupants = allocator.state.occupants.copy()
+        occupants = engine.node_occupants()
         predicted, rate, floor, app = engine.predicted_end, engine.rate, self.floor, self.app
         ends = sorted(
             (now + (predicted[job] - now) * rate[job] / floor[job], job) for job in engine.running
