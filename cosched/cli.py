@@ -22,25 +22,10 @@ from cosched.processes import interrupt_exit_code, termination_signals
 __all__ = ["main", "build_parser", "one_line_warnings"]
 
 BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE, what a shell reports for a process killed by a closed pipe
-COMMAND_MODULES = (
-    "cosched.theory.cli",
-    "cosched.strategies.cli",
-    "cosched.strategies.worst_case_cli",
-    "cosched.simulator.cli",
-    "cosched.simulator.co_cli",
-    "cosched.simulator.bound_cli",
-    "cosched.simulator.elastic.cli",
-    "cosched.simulator.elastic.experiment_cli",
-    "cosched.simulator.hybrid.cli",
-    "cosched.measurement.cli",
-    "cosched.measurement.execute_cli",
-    "cosched.measurement.heatmap_cli",
-)
 
 # which module registers which commands (tests/cli/test_fast_start.py checks it against the
-# modules): a command
-# line naming one builds that module's parser alone, so a command does not import every other area
-# (fast start)
+# modules): a command line naming one builds that module's parser alone, so a command does not
+# import every other area (fast start)
 COMMAND_OWNERS = {
     "cosched.theory.cli": ("generate", "opt"),
     "cosched.strategies.cli": ("run", "ratio", "demo", "experiment"),
@@ -55,9 +40,10 @@ COMMAND_OWNERS = {
     "cosched.measurement.execute_cli": ("execute",),
     "cosched.measurement.heatmap_cli": ("measure-heatmap",),
 }
+COMMAND_MODULES = tuple(COMMAND_OWNERS)  # every module that registers commands, in help order
 # the one-line summary of every command, for `cosched --help` without importing any area (it starts
-# in well under
-# 0.3 s); tests/cli/test_fast_start.py checks it against the summaries the areas register
+# in well under 0.3 s); tests/cli/test_fast_start.py checks it against the summaries the areas
+# register
 SUMMARIES = {
     "generate": "write a random instance (002 §8) or the FCS worst case (002 Example 1)",
     "opt": "optimal makespan by LP (002 §4.1)",
@@ -96,10 +82,8 @@ SUMMARIES = {
 }
 
 
-def summary_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every command's name and summary but none of their flags: `cosched
-    --help`,
-    `cosched --version` and a bare `cosched` need nothing more, and import no area."""
+def _top_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    """`cosched` with `--version` and an empty, required command slot."""
     parser = Parser(prog="cosched", description="HPC co-scheduling research toolkit.")
     parser.add_argument(
         "--version",
@@ -109,29 +93,29 @@ def summary_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
+    return parser, subparsers
+
+
+def summary_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every command's name and summary but none of their flags:
+    `cosched --help`, `cosched --version` and a bare `cosched` need nothing more, and import no
+    area."""
+    parser, subparsers = _top_parser()
     for name, summary in SUMMARIES.items():
         subparsers.add_parser(name, help=summary)
     return parser
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The `cosched` parser: every command, or (`command` a known command name) only the module that
-    registers
-    it, so `cosched simulate ...` starts without importing the measurement or strategy areas."""
+    """The `cosched` parser: every command, or (`command` a known command name) only the module
+    that registers it, so `cosched simulate ...` starts without importing the measurement or
+    strategy areas."""
     modules: tuple[str, ...] = COMMAND_MODULES
     if command is not None:
         modules = (
             tuple(module for module, names in COMMAND_OWNERS.items() if command in names) or modules
         )
-    parser = Parser(prog="cosched", description="HPC co-scheduling research toolkit.")
-    parser.add_argument(
-        "--version",
-        action="version",
-        version=f"%(prog)s {__version__}",
-        help="print the cosched version and exit",
-    )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    subparsers.required = True
+    parser, subparsers = _top_parser()
     parser._subcommands = subparsers  # for "did you mean" on an unknown flag of a subcommand
     for name in modules:
         try:
