@@ -1,13 +1,14 @@
-"""Conservative backfilling speed on real traces, optionally against an earlier version in the same run.
+"""Conservative backfilling speed on real traces, optionally against an earlier version in one run.
 
-Times `cosched simulate --scheduler conservative` on SDSC-SP2-1998 (preset sdsc-sp2), CEA-Curie-2011 (curie)
-and RICC-2010 (ricc), from ../shared/data/swf (or COSCHED_SWF_DIR), and prints the median simulation time
-(`wall_seconds` of the summary: the event loop only, loading excluded) over --repeat runs and jobs/s. With
---before, each run of this installation alternates with a run of the earlier one (so both see the same
-machine load; the machine is shared, compare the ratio more than absolute times), the table gets
-before/after columns and their ratio, and --check-results compares the two jobs.csv value by value.
+Times `cosched simulate --scheduler conservative` on SDSC-SP2-1998 (preset sdsc-sp2),
+CEA-Curie-2011 (curie) and RICC-2010 (ricc), from ../shared/data/swf (or COSCHED_SWF_DIR), and
+prints the median simulation time (`wall_seconds` of the summary: the event loop only, loading
+excluded) over --repeat runs and jobs/s. With --before, each run of this installation alternates
+with a run of the earlier one (so both see the same machine load; the machine is shared, compare the
+ratio more than absolute times), the table gets before/after columns and their ratio, and
+--check-results compares the two jobs.csv value by value.
 
-    python benchmarks/bench_conservative.py                                  # this installation, 3 runs each
+    python benchmarks/bench_conservative.py              # this installation, 3 runs each
     python benchmarks/bench_conservative.py --traces sdsc-sp2,ricc --repeat 5
     python benchmarks/bench_conservative.py --limit ricc=30000,curie=50000 \\
         --before "env PYTHONPATH=/tmp/old python3 -m cosched" --check-results
@@ -63,7 +64,8 @@ def run(
         args += ["--limit", str(limit)]
     if out is not None:
         args += ["--out", str(out)]
-    # from a neutral folder: run from the checkout, `-m cosched` would import the checkout's own files
+    # from a neutral folder: run from the checkout, `-m cosched` would import the checkout's own
+    # files
     done = subprocess.run(args, capture_output=True, text=True, cwd=tempfile.gettempdir())
     if done.returncode:
         raise SystemExit(f"failed ({done.returncode}): {shlex.join(args)}\n{done.stderr[-2000:]}")
@@ -84,7 +86,7 @@ def same_jobs(first: Path, second: Path) -> bool:
     return True
 
 
-def main(argv=None) -> int:
+def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--traces", default=",".join(TRACES), help=f"comma-separated, of {', '.join(TRACES)}"
@@ -109,42 +111,37 @@ def main(argv=None) -> int:
         "--options", default="", help="extra simulate options, e.g. '--depth 5 --run-times'"
     )
     args = parser.parse_args(argv)
-    traces = [t for t in args.traces.split(",") if t]
-    unknown = [t for t in traces if t not in TRACES]
+    args.traces = [t for t in args.traces.split(",") if t]
+    unknown = [t for t in args.traces if t not in TRACES]
     if unknown:
         parser.error(f"unknown traces {unknown}; known: {', '.join(TRACES)}")
-    limits = {
-        key: int(value)
-        for key, value in (item.split("=") for item in args.limit.split(",") if item)
-    }
-    versions = {"after": THIS}
-    if args.before:
-        versions = {"before": shlex.split(args.before), "after": THIS}
-    extra = shlex.split(args.options)
+    return args
 
-    rows = []
-    for trace in traces:
-        if not (DATA / TRACES[trace][0]).exists():
-            print(f"{trace}: {DATA / TRACES[trace][0]} not found, skipped", file=sys.stderr)
-            continue
-        times = {version: [] for version in versions}
-        jobs, identical = 0, None
-        with tempfile.TemporaryDirectory() as folder:
-            for index in range(args.repeat):
-                for version, command in versions.items():  # alternate: both see the same load
-                    out = Path(folder) / version if args.check_results and index == 0 else None
-                    summary = run(command, trace, limits.get(trace), extra, out)
-                    times[version].append(summary["wall_seconds"])
-                    jobs = summary["jobs"]
-                    print(
-                        f"  {trace} {version} run {index + 1}: {summary['wall_seconds']:.2f} s",
-                        file=sys.stderr,
-                    )
-            if args.check_results and args.before:
-                identical = same_jobs(Path(folder) / "before", Path(folder) / "after")
-        medians = {version: statistics.median(values) for version, values in times.items()}
-        rows.append((trace, jobs, medians, identical))
 
+def measure(
+    trace: str, versions: dict, args: argparse.Namespace, limit: int | None, extra: list[str]
+) -> tuple:
+    """--repeat alternating runs of each version on one trace: (trace, jobs, medians, identical)."""
+    times = {version: [] for version in versions}
+    jobs, identical = 0, None
+    with tempfile.TemporaryDirectory() as folder:
+        for index in range(args.repeat):
+            for version, command in versions.items():  # alternate: both see the same load
+                out = Path(folder) / version if args.check_results and index == 0 else None
+                summary = run(command, trace, limit, extra, out)
+                times[version].append(summary["wall_seconds"])
+                jobs = summary["jobs"]
+                print(
+                    f"  {trace} {version} run {index + 1}: {summary['wall_seconds']:.2f} s",
+                    file=sys.stderr,
+                )
+        if args.check_results and args.before:
+            identical = same_jobs(Path(folder) / "before", Path(folder) / "after")
+    medians = {version: statistics.median(values) for version, values in times.items()}
+    return trace, jobs, medians, identical
+
+
+def print_table(rows: list, versions: dict, args: argparse.Namespace, extra: list[str]) -> None:
     header = f"{'trace':<10} {'jobs':>8}"
     for version in versions:
         header += f" {version + ' s':>10} {version + ' jobs/s':>13}"
@@ -164,6 +161,26 @@ def main(argv=None) -> int:
             if identical is not None:
                 line += "  identical" if identical else "  DIFFERENT"
         print(line)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    limits = {
+        key: int(value)
+        for key, value in (item.split("=") for item in args.limit.split(",") if item)
+    }
+    versions = {"after": THIS}
+    if args.before:
+        versions = {"before": shlex.split(args.before), "after": THIS}
+    extra = shlex.split(args.options)
+
+    rows = []
+    for trace in args.traces:
+        if not (DATA / TRACES[trace][0]).exists():
+            print(f"{trace}: {DATA / TRACES[trace][0]} not found, skipped", file=sys.stderr)
+            continue
+        rows.append(measure(trace, versions, args, limits.get(trace), extra))
+    print_table(rows, versions, args, extra)
     return 1 if any(identical is False for *_, identical in rows) else 0
 
 

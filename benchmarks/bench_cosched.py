@@ -1,9 +1,10 @@
 """Co-scheduling speed: one 1000-job co-scheduled run on ARIS, and the thesis grid.
 
-Side by side in one run: each co-scheduler against classic EASY on the same 1000-job workload (ratio =
-co-scheduler time / EASY time; target: every co-scheduled run under 2 s), then the thesis grid (every
-scheduler of experiment-sim) x 10 experiments x 1000 jobs on the bundled example heatmap (target: under 5
-minutes), in local worker processes. Timings are medians over --repeat runs; the machine is shared, so compare ratios.
+Side by side in one run: each co-scheduler against classic EASY on the same 1000-job workload
+(ratio = co-scheduler time / EASY time; target: every co-scheduled run under 2 s), then the thesis
+grid (every scheduler of experiment-sim) x 10 experiments x 1000 jobs on the bundled example heatmap
+(target: under 5 minutes), in local worker processes. Timings are medians over --repeat runs; the
+machine is shared, so compare ratios.
 
     python benchmarks/bench_cosched.py [--repeat 3] [--heatmap FILE] [--no-grid] [--workers 2]
 """
@@ -19,13 +20,11 @@ from pathlib import Path
 
 from cosched.data import HEATMAPS, data_path
 
-ARIS_NAS = data_path(
-    HEATMAPS["aris-nas"]
-)  # bundled: the measured ELiSE ARIS NAS heatmap (preset aris-nas)
+# bundled: the measured ELiSE ARIS NAS heatmap (preset aris-nas)
+ARIS_NAS = data_path(HEATMAPS["aris-nas"])
 RUN_TARGET = 2.0  # seconds for one 1000-job co-scheduled run on ARIS
-RUN_TARGETS = {
-    "matching": 5.0
-}  # schedulers with a target of their own (a maximum-weight matching per pass)
+# schedulers with a target of their own (a maximum-weight matching per pass)
+RUN_TARGETS = {"matching": 5.0}
 GRID_TARGET = 300.0  # seconds for the thesis grid x 10 experiments x 1000 jobs
 
 
@@ -51,22 +50,23 @@ def single_runs(heatmap_path: Path, repeat: int) -> None:
     platform = PRESETS["aris"]
     easy = median_time(lambda: simulate(workload, platform, "easy", use_run_times=True), repeat)
     print(
-        f"\n1000 jobs (batch), ARIS 420 x 20 cores, heatmap {heatmap_path.name} ({len(heatmap)} apps); "
-        f"median of {repeat}"
+        f"\n1000 jobs (batch), ARIS 420 x 20 cores, heatmap {heatmap_path.name} "
+        f"({len(heatmap)} apps); median of {repeat}"
     )
     print("| scheduler | wall [s] | vs EASY (x) | target [s] | |")
     print("|---|---|---|---|---|")
-    print(
-        f"| easy (classic) | {easy:.3f} | 1.0 | {RUN_TARGET:.0f} | {'ok' if easy < RUN_TARGET else 'MISSED'} |"
-    )
+    verdict = "ok" if easy < RUN_TARGET else "MISSED"
+    print(f"| easy (classic) | {easy:.3f} | 1.0 | {RUN_TARGET:.0f} | {verdict} |")
     for name in COSCHEDULERS:
         wall = median_time(
-            lambda: simulate(workload, platform, name, heatmap=heatmap, use_run_times=True), repeat
+            lambda name=name: simulate(
+                workload, platform, name, heatmap=heatmap, use_run_times=True
+            ),
+            repeat,
         )
         target = RUN_TARGETS.get(name, RUN_TARGET)
-        print(
-            f"| {name} | {wall:.3f} | {wall / easy:.1f} | {target:.0f} | {'ok' if wall < target else 'MISSED'} |"
-        )
+        verdict = "ok" if wall < target else "MISSED"
+        print(f"| {name} | {wall:.3f} | {wall / easy:.1f} | {target:.0f} | {verdict} |")
 
 
 def grid(workers: int | None) -> None:
@@ -79,13 +79,12 @@ def grid(workers: int | None) -> None:
         run_experiment(spec, out, workers=workers, progress=False, plots=False)
         wall = time.perf_counter() - clock
         clock = time.perf_counter()
-        run_experiment(
-            spec, out, workers=workers, progress=False, plots=True
-        )  # resumes: tables + plots only
+        # resumes: tables + plots only
+        run_experiment(spec, out, workers=workers, progress=False, plots=True)
         plots = time.perf_counter() - clock
     print(
-        f"\nthesis grid: {len(spec.schedulers)} schedulers x {spec.experiments} experiments x {spec.jobs} jobs "
-        f"= {runs} runs, {workers or 'all'} worker processes"
+        f"\nthesis grid: {len(spec.schedulers)} schedulers x {spec.experiments} experiments"
+        f" x {spec.jobs} jobs = {runs} runs, {workers or 'all'} worker processes"
     )
     print("| part | wall [s] | target [s] | share of target |")
     print("|---|---|---|---|")

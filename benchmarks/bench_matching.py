@@ -1,13 +1,13 @@
 """Speed of the optimal-pairing co-scheduler `matching` beside EASY-Co and SJF-Co, in one run.
 
-The workload is experiment 0 of the `thesis` preset of experiment-sim: 1,000 jobs drawn from the bundled
-ARIS NAS heatmap, all submitted at once, on ARIS (420 nodes x 20 cores), with the preset's co-location
-rules (missing pairs at the job's mean measured speedup, alone speedup = maximum measured). Each scheduler
-runs --repeat times; the table gives the median wall time and CPU time of the process (the machine is
-shared: the CPU time is what a run costs on an idle core), the wall-time ratio to EASY-Co and the makespan.
-Then `matching` runs with several window sizes (the profile behind its default): times, networkx
-matchings computed (the rest come from the cache of window multisets) and makespan. Target: under 5 s per
-run.
+The workload is experiment 0 of the `thesis` preset of experiment-sim: 1,000 jobs drawn from the
+bundled ARIS NAS heatmap, all submitted at once, on ARIS (420 nodes x 20 cores), with the preset's
+co-location rules (missing pairs at the job's mean measured speedup, alone speedup = maximum
+measured). Each scheduler runs --repeat times; the table gives the median wall time and CPU time of
+the process (the machine is shared: the CPU time is what a run costs on an idle core), the
+wall-time ratio to EASY-Co and the makespan. Then `matching` runs with several window sizes (the
+profile behind its default): times, networkx matchings computed (the rest come from the cache of
+window multisets) and makespan. Target: under 5 s per run.
 
     python benchmarks/bench_matching.py [--repeat 3] [--windows 1 8 16 24 32]
 """
@@ -24,7 +24,9 @@ SCHEDULERS = ("easy-co", "sjf-co", "matching")
 
 
 def timed_run(spec, workload, scheduler, repeat: int):
-    """Median wall and CPU times over `repeat` runs and the last result; `scheduler` is a name or a factory."""
+    """Median wall and CPU times over `repeat` runs and the last result.
+
+    `scheduler` is a name or a factory."""
     from cosched.simulator.engine import simulate
     from cosched.simulator.schedulers import make_scheduler
 
@@ -64,11 +66,13 @@ def main() -> None:
     spec = preset_spec("thesis", experiments=1)
     workload = experiment_workload(spec, 0)
     print(
-        f"{spec.jobs} jobs (thesis preset, experiment 0), {spec.platform.name} {spec.platform.nodes} x "
-        f"{spec.platform.cores_per_node} cores, heatmap aris-nas; median of {args.repeat}"
+        f"{spec.jobs} jobs (thesis preset, experiment 0), {spec.platform.name} "
+        f"{spec.platform.nodes} x {spec.platform.cores_per_node} cores, heatmap aris-nas; "
+        f"median of {args.repeat}"
     )
     print(
-        f"| scheduler | wall [s] | CPU [s] | wall vs easy-co (x) | makespan [s] | CPU under {TARGET:.0f} s |"
+        "| scheduler | wall [s] | CPU [s] | wall vs easy-co (x) | makespan [s] "
+        f"| CPU under {TARGET:.0f} s |"
     )
     print("|---|---|---|---|---|---|")
     easy = None
@@ -77,7 +81,8 @@ def main() -> None:
         easy = wall if easy is None else easy
         verdict = "ok" if cpu < TARGET else "MISSED"
         print(
-            f"| {name} | {wall:.3f} | {cpu:.3f} | {wall / easy:.1f} | {result.makespan:.0f} | {verdict} |"
+            f"| {name} | {wall:.3f} | {cpu:.3f} | {wall / easy:.1f} "
+            f"| {result.makespan:.0f} | {verdict} |"
         )
 
     computed = []
@@ -96,11 +101,12 @@ def main() -> None:
         wall, cpu, result = timed_run(
             spec,
             workload,
-            lambda: Matching(window=window, missing_pair=spec.missing_pair),
+            lambda window=window: Matching(window=window, missing_pair=spec.missing_pair),
             args.repeat,
         )
         print(
-            f"| {window} | {wall:.3f} | {cpu:.3f} | {computed[-1] // args.repeat} | {result.makespan:.0f} |"
+            f"| {window} | {wall:.3f} | {cpu:.3f} | {computed[-1] // args.repeat} "
+            f"| {result.makespan:.0f} |"
         )
     matching.max_weight_pairs = original
 

@@ -7,7 +7,9 @@ from cosched.simulator.schedulers.coscheduling import CoScheduler
 
 
 class BestNeighbourFirst(CoScheduler):
-    """Co-located, EASY backfilling; the queue sorted by each job's mean heatmap speedup next to the running jobs."""
+    """Co-located, EASY backfilling.
+
+    The queue is sorted by each job's mean heatmap speedup next to the running jobs."""
 
     name = "best-neighbour"
 

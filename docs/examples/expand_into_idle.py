@@ -1,10 +1,14 @@
-"""A malleable scheduler in a page: EASY for the queue, then running malleable jobs grow into idle nodes."""
+"""A malleable scheduler in a page.
+
+EASY for the queue, then running malleable jobs grow into idle nodes."""
 
 from cosched.simulator.schedulers.easy import EASY
 
 
 class ExpandIntoIdle(EASY):
-    """EASY backfilling; then each running malleable job expands onto idle nodes, up to its maximum."""
+    """EASY backfilling; then each running malleable job expands onto idle nodes.
+
+    A job grows up to its maximum."""
 
     name = "expand-into-idle"
 

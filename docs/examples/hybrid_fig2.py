@@ -1,10 +1,10 @@
 """The CUA versus CUP example of Fan et al. (Fig. 2), run by the simulator and drawn as job lanes.
 
-4 nodes. J1 and J2 run on 2 nodes each from time 0: J1 ends at 1,000 s as estimated; J2 ends at 1,800 s but
-its estimate says 4,000 s, and it completes a checkpoint every 1,200 s. An on-demand job on 4 nodes is
-announced at 500 s for 2,000 s and arrives then. CUA collects the nodes of J1 and J2 as they actually end;
-CUP earmarks J1 (estimated to end in time) and preempts J2 right after its checkpoint, since J2's estimate
-ends too late. Writes docs/img/hybrid_fig2.png:
+4 nodes. J1 and J2 run on 2 nodes each from time 0: J1 ends at 1,000 s as estimated; J2 ends at
+1,800 s but its estimate says 4,000 s, and it completes a checkpoint every 1,200 s. An on-demand
+job on 4 nodes is announced at 500 s for 2,000 s and arrives then. CUA collects the nodes of J1 and
+J2 as they actually end; CUP earmarks J1 (estimated to end in time) and preempts J2 right after its
+checkpoint, since J2's estimate ends too late. Writes docs/img/hybrid_fig2.png:
 
     python docs/examples/hybrid_fig2.py
 """

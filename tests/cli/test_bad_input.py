@@ -1,5 +1,7 @@
-"""Bad input files and options across `cosched` commands: one stderr line naming file and field/line, exit 2,
-no traceback, no output file left behind (regressions found by the contract audit)."""
+"""Bad input files and options across `cosched` commands.
+
+One stderr line naming file and field/line, exit 2, no traceback, no output file left behind
+(regressions found by the contract audit)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""`cosched generate | opt | demo | run | ratio`: JSON shapes, Example 1, and exit code 2 on bad input."""
+"""`cosched generate | opt | demo | run | ratio`.
+
+JSON shapes, Example 1, and exit code 2 on bad input."""
 
 import json
 

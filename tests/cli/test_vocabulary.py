@@ -1,5 +1,7 @@
-"""One CLI vocabulary (docs/cli-conventions.md): the same flags mean the same in every subcommand, old spellings
-still parse to the same arguments, outputs are checked before any work, warnings and notices are one line."""
+"""One CLI vocabulary (docs/cli-conventions.md).
+
+The same flags mean the same in every subcommand, old spellings still parse to the same arguments,
+outputs are checked before any work, warnings and notices are one line."""
 
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ WORKLOAD = "job_id,submit_time,run_time,cores,estimate\n" + "".join(
     f"{i},{i * 7 % 50},{5 + i % 13},{1 + i % 6},{20 + i % 13}\n" for i in range(20)
 )
 
-# the least each subcommand needs to parse; a new subcommand must be added here (test_every_subcommand_is_listed)
+# the least each subcommand needs to parse; a new subcommand must be added here
+# (test_every_subcommand_is_listed)
 MINIMAL = {
     "generate": ["--out", "x.json"],
     "opt": ["i.json"],
@@ -201,7 +204,9 @@ def test_deprecation_warning_prints_as_one_line_before_the_command_runs(tmp_path
 
 
 def test_one_word_per_meaning():
-    """`--work`, `--jobs`, `--policy`, `--algorithm` each mean one thing (docs/cli-conventions.md)."""
+    """`--work`, `--jobs`, `--policy`, `--algorithm` each mean one thing.
+
+    See docs/cli-conventions.md."""
     for command, actions in ((c, options(c)) for c in MINIMAL):
         visible = {flag for flag, action in actions.items() if action.help != argparse.SUPPRESS}
         assert "--work" not in visible, command

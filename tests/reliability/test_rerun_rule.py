@@ -1,4 +1,6 @@
-"""The one rerun rule (cosched.rerun, docs/guarantees.md) and the process helpers (cosched.processes)."""
+"""The one rerun rule (cosched.rerun, docs/guarantees.md).
+
+Also the process helpers (cosched.processes)."""
 
 from __future__ import annotations
 

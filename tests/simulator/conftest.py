@@ -8,7 +8,9 @@ from cosched.simulator.workload import make_workload
 
 @st.composite
 def platforms_and_workloads(draw, max_jobs: int = 25, one_core: bool = False):
-    """A small platform and a workload fitting it (estimates sometimes above, sometimes below run times)."""
+    """A small platform and a workload fitting it.
+
+    Estimates are sometimes above, sometimes below run times."""
     platform = Platform(draw(st.integers(1, 6)), draw(st.integers(1, 2)), draw(st.integers(1, 3)))
     count = draw(st.integers(1, max_jobs))
     submit = draw(st.lists(st.integers(0, 60), min_size=count, max_size=count))
