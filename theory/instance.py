@@ -478,17 +478,7 @@ def instance_from_json(document, source: str | None = None) -> Instance:
 
     if not isinstance(document, dict):
         fail("the document must be a JSON object", None)
-    for key in document:  # a misspelt key would be silently ignored ("speed" for "speeds")
-        if key not in INSTANCE_KEYS and not str(key).startswith("_") and key not in FREE_KEYS:
-            import difflib
-
-            close = difflib.get_close_matches(str(key), INSTANCE_KEYS, n=1)
-            fail(
-                f"unknown key {_shown(key)}"
-                + (f"; did you mean {close[0]!r}?" if close else "")
-                + f' (known: {", ".join(INSTANCE_KEYS)}; free text under "_..." or "comment")',
-                key if key.isprintable() else key.encode("unicode_escape").decode("ascii"),
-            )
+    _check_known_keys(document, fail)
     for key in ("work", "combinations", "speeds"):
         if key not in document:
             fail("missing", key)
@@ -517,6 +507,22 @@ def instance_from_json(document, source: str | None = None) -> Instance:
     if len(np.unique(masks)) != masks.size:
         fail("a combination is listed twice", "combinations")
     return Instance(_floats(work), masks, matrix, tuple(tasks) if tasks is not None else ())
+
+
+def _check_known_keys(document: dict, fail) -> None:
+    """Every key is a key of the format or free text: a misspelt key would be silently ignored
+    ("speed" for "speeds")."""
+    for key in document:
+        if key not in INSTANCE_KEYS and not str(key).startswith("_") and key not in FREE_KEYS:
+            import difflib
+
+            close = difflib.get_close_matches(str(key), INSTANCE_KEYS, n=1)
+            fail(
+                f"unknown key {_shown(key)}"
+                + (f"; did you mean {close[0]!r}?" if close else "")
+                + f' (known: {", ".join(INSTANCE_KEYS)}; free text under "_..." or "comment")',
+                key if key.isprintable() else key.encode("unicode_escape").decode("ascii"),
+            )
 
 
 def _json_combination(j: int, members, values, names: dict, n: int, fail) -> list[int]:
