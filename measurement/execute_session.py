@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from cosched.containment import open_containment
+from cosched.deprecation import module_aliases
 from cosched.measurement.corun import ALONE_ATTEMPTS, RunTimeout, TaskSpec, combination_set
 from cosched.measurement.counters import BACKEND_CPUTIME, CounterBackend
 from cosched.measurement.execute import (
@@ -51,13 +52,13 @@ from cosched.theory.lattice import tasks_of
 __all__ = [
     "ExecutionPlan",
     "execute_to_directory",
-    "OUTPUT_FILES",
+    "EXECUTE_OUTPUT_FILES",
     "CONTENTION_NOTE",
     "instance_from_steps",
 ]
 
 CONFIG = "config.json"
-OUTPUT_FILES = (
+EXECUTE_OUTPUT_FILES = (
     "report.json",
     "schedule.csv",
     "alone.csv",
@@ -66,6 +67,8 @@ OUTPUT_FILES = (
     "execution.png",
     CONFIG,
 )
+# the name before 0.3.0 (cosched.measurement.session had one of its own)
+__getattr__ = module_aliases(__name__, {"OUTPUT_FILES": "EXECUTE_OUTPUT_FILES"}, globals())
 CONTENTION_NOTE = (
     "the cputime backend measures each task's share of CPU time only (formula (30) without the IPC "
     "factor): contention for caches and memory bandwidth is not seen, so co-run speeds of memory- "
@@ -313,7 +316,7 @@ def execute_to_directory(
         out,
         command="execute",
         key_file=CONFIG,
-        owned=OUTPUT_FILES,
+        owned=EXECUTE_OUTPUT_FILES,
         matches=json_key(key),
         force=force,
     )

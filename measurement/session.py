@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from cosched.deprecation import module_aliases
 from cosched.errors import InputError
 from cosched.measurement.corun import (
     SPEED_COLUMNS,
@@ -43,7 +44,7 @@ from cosched.rerun import FORCE_HINT, claim_output, json_key
 from cosched.theory.instance import save_instance
 from cosched.theory.lattice import mask_of, popcount
 
-__all__ = ["measure_to_directory", "OUTPUT_FILES", "run_key"]
+__all__ = ["measure_to_directory", "MEASURE_OUTPUT_FILES", "run_key"]
 
 CONFIG = "config.json"
 # every run (the last two: where plots went before DIR/plots/)
@@ -55,7 +56,7 @@ DERIVED = (
     "heatmap.png",
     "speed_by_size.png",
 )
-OUTPUT_FILES = (
+MEASURE_OUTPUT_FILES = (
     "instance.json",
     "heatmap.csv",
     "samples.csv",
@@ -66,6 +67,8 @@ OUTPUT_FILES = (
     "speed_by_size.png",
     CONFIG,
 )
+# the name before 0.3.0 (cosched.measurement.execute_session had one of its own)
+__getattr__ = module_aliases(__name__, {"OUTPUT_FILES": "MEASURE_OUTPUT_FILES"}, globals())
 _KERNEL_LIFETIME = re.compile(r"(\s--seconds\s+)\S+")
 
 
@@ -221,7 +224,7 @@ def measure_to_directory(
         out,
         command="measure",
         key_file=CONFIG,
-        owned=OUTPUT_FILES,
+        owned=MEASURE_OUTPUT_FILES,
         matches=json_key(key),
         force=force,
     )
