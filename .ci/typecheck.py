@@ -11,29 +11,22 @@ is `<area>/...` in the repository.
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-AREAS = ("theory", "strategies", "simulator", "measurement")
+sys.path.insert(0, str(ROOT))  # cosched._layout from this checkout, installed or not
 
-
-def link_tree(target: Path) -> None:
-    package = target / "cosched"
-    package.mkdir()
-    for path in (ROOT / "cosched").iterdir():
-        if path.name != "__pycache__":
-            (package / path.name).symlink_to(path)
-    for area in AREAS:
-        (package / area).symlink_to(ROOT / area, target_is_directory=True)
+from cosched._layout import link_layout, repository_folders  # noqa: E402
 
 
 def main(packages: list[str]) -> int:
     from mypy import api
 
     with tempfile.TemporaryDirectory(prefix="cosched-mypy-") as folder:
-        link_tree(Path(folder))
+        link_layout(Path(folder), repository_folders(ROOT))
         arguments = [
             "--config-file",
             str(ROOT / "pyproject.toml"),
@@ -42,8 +35,6 @@ def main(packages: list[str]) -> int:
         ]
         for package in packages:
             arguments += ["-p", package]
-        import os
-
         cwd = os.getcwd()
         os.chdir(folder)
         try:

@@ -12,13 +12,14 @@ also carries side files.
 Files, for the CSV ``path`` (for example ``results.csv``):
 
 - ``path``: the header (``columns``), then the rows of each finished cell, appended at once and
-flushed;
+  flushed;
 - ``path.with_suffix(".done")`` (``results.done``): the header ``key..., rows``, then one line per
-finished
-  cell, appended after its rows were flushed: the cell's key values and how many rows it has;
+  finished cell, appended after its rows were flushed: the cell's key values and how many rows it
+  has;
 - the side files of a cell (paths relative to the CSV's folder), written whole
-(`cosched.outputs.atomic_path`)
-  *before* its rows, so a finished cell never lacks them.
+  (`cosched.outputs.atomic_path`) *before* its rows, so a finished cell never lacks them.
+
+`run_grid` writes them; `GridAppender` writes the same format for a command with its own loop.
 
 Completeness rule: a cell is finished when the done-file lists it and the CSV holds exactly that
 many rows with its key. A cut-off last line of either file never counts. Before running, the rows of
@@ -48,10 +49,10 @@ import os
 import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import IO, TYPE_CHECKING, Any, ClassVar
 
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
@@ -69,6 +70,7 @@ __all__ = [
     "read_rows",
     "done_path",
     "any_finished",
+    "GridAppender",
     "DASK_CONNECT_TIMEOUT",
     "dask_client",
     "ExperimentSpec",
@@ -378,24 +380,69 @@ def run_grid(
     cells = [tuple(cell) for cell in cells]
     if any(len(cell) != len(key) for cell in cells):
         raise ValueError(f"every cell needs {len(key)} key values ({', '.join(key)})")
-    finished = _finished(path, columns, key, repair=True)
-    todo = list(
-        {_cell_key(cell): cell for cell in cells if _cell_key(cell) not in finished}.values()
-    )
-    total = len(dict.fromkeys(map(_cell_key, cells)))
-    if todo:
-        with (
-            open(path, "a", encoding="utf-8", newline="") as rows_file,
-            open(done_path(path), "a", encoding="utf-8", newline="") as done_file,
-            closing(_execute(function, todo, tuple(shared), workers, dask)) as results,
-            tqdm(
-                total=total, initial=total - len(todo), unit=unit, desc=desc, disable=not progress
-            ) as bar,
-        ):
-            for cell, result in results:
-                _record(path.parent, rows_file, done_file, columns, key, cell, result)
-                bar.update()
+    with GridAppender(path, columns, key) as grid:
+        todo = list(
+            {
+                _cell_key(cell): cell for cell in cells if _cell_key(cell) not in grid.finished
+            }.values()
+        )
+        total = len(dict.fromkeys(map(_cell_key, cells)))
+        if todo:
+            with (
+                closing(_execute(function, todo, tuple(shared), workers, dask)) as results,
+                tqdm(
+                    total=total,
+                    initial=total - len(todo),
+                    unit=unit,
+                    desc=desc,
+                    disable=not progress,
+                ) as bar,
+            ):
+                for cell, result in results:
+                    grid.append(cell, result)
+                    bar.update()
     return read_rows(path, columns, key, cells)
+
+
+class GridAppender:
+    """The grid CSV `path` (and its done-file) opened for appending finished cells; a context
+    manager.
+
+    Entering repairs the files (creates them if missing, drops the rows of unfinished cells and
+    cut-off lines: the completeness rule) and sets `finished`, the finished cells (key values as
+    text) -> their row counts. `append` writes one finished cell; leaving closes both files.
+    `run_grid` uses it; a command with its own scheduling loop (`cosched measure-heatmap`) uses it
+    to write the same resumable format.
+    """
+
+    def __init__(self, path: str | os.PathLike, columns: Sequence[str], key: Sequence[str]):
+        self.path = Path(path)
+        self.columns, self.key = list(columns), list(key)
+        self.finished: dict[tuple[str, ...], int] = {}
+        self._files: list[IO[str]] = []
+        self._stack = ExitStack()
+
+    def __enter__(self) -> GridAppender:
+        self.finished = _finished(self.path, self.columns, self.key, repair=True)
+        with ExitStack() as stack:
+            self._files = [
+                stack.enter_context(open(name, "a", encoding="utf-8", newline=""))
+                for name in (self.path, done_path(self.path))
+            ]
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._files = []
+        self._stack.close()
+
+    def append(self, cell: tuple, result: list[dict] | CellResult) -> None:
+        """Write one finished cell: its side files (whole), then its rows, then its line in the
+        done-file, each flushed, with Ctrl-C / SIGTERM held back until all are written."""
+        if len(self._files) != 2:
+            raise RuntimeError("GridAppender.append outside its with-block")
+        rows_file, done_file = self._files
+        _record(self.path.parent, rows_file, done_file, self.columns, self.key, cell, result)
 
 
 def _record(

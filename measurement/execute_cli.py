@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cosched.cli_options import (
     add_alias,
@@ -20,6 +21,9 @@ from cosched.cli_options import (
 from cosched.errors import InputError
 from cosched.measurement.cli import KERNEL_SECONDS_MARGIN, _exit_code, add_containment_arguments
 from cosched.measurement.counters import BACKEND_NAMES
+
+if TYPE_CHECKING:  # imported on use: the CLI imports this module at start
+    from cosched.measurement.corun import TaskSpec
 
 __all__ = ["register", "DEFAULT_QUANTUM_SECONDS"]
 
@@ -130,7 +134,9 @@ def register(subparsers) -> None:
     parser.set_defaults(func=_execute)
 
 
-def _tasks(args):
+def _tasks(args: argparse.Namespace) -> tuple[list[TaskSpec], list[TaskSpec]]:
+    """The tasks of the run (kernels sized by --kernel-work) and their long-running twins for the
+    reference matrix (kernels sized by time)."""
     from cosched.measurement.cli import _kernel_names
     from cosched.measurement.corun import TaskSpec, combination_set, parse_task
     from cosched.measurement.validation import kernel_command

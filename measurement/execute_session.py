@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from cosched.containment import open_containment
+from cosched.deprecation import module_aliases
 from cosched.measurement.corun import ALONE_ATTEMPTS, RunTimeout, TaskSpec, combination_set
 from cosched.measurement.counters import BACKEND_CPUTIME, CounterBackend
 from cosched.measurement.execute import (
@@ -51,13 +52,13 @@ from cosched.theory.lattice import tasks_of
 __all__ = [
     "ExecutionPlan",
     "execute_to_directory",
-    "OUTPUT_FILES",
+    "EXECUTE_OUTPUT_FILES",
     "CONTENTION_NOTE",
     "instance_from_steps",
 ]
 
 CONFIG = "config.json"
-OUTPUT_FILES = (
+EXECUTE_OUTPUT_FILES = (
     "report.json",
     "schedule.csv",
     "alone.csv",
@@ -66,6 +67,8 @@ OUTPUT_FILES = (
     "execution.png",
     CONFIG,
 )
+# the name before 0.3.0 (cosched.measurement.session had one of its own)
+__getattr__ = module_aliases(__name__, {"OUTPUT_FILES": "EXECUTE_OUTPUT_FILES"}, globals())
 CONTENTION_NOTE = (
     "the cputime backend measures each task's share of CPU time only (formula (30) without the IPC "
     "factor): contention for caches and memory bandwidth is not seen, so co-run speeds of memory- "
@@ -313,7 +316,7 @@ def execute_to_directory(
         out,
         command="execute",
         key_file=CONFIG,
-        owned=OUTPUT_FILES,
+        owned=EXECUTE_OUTPUT_FILES,
         matches=json_key(key),
         force=force,
     )
@@ -395,41 +398,62 @@ def execute_to_directory(
                 for status, t in zip(harness.status, harness.exit_time)
             ]
             report["real"] = _real_summary(steps, harness, report.get("reference"))
-            report["real"]["schedule"] = [
-                {
-                    "combination": [names[i] for i in tasks_of(s.combination)],
-                    "phase": s.phase,
-                    "start": s.start,
-                    "end": s.end,
-                    "speeds": {name: _finite(v) for name, v in s.speeds.items()},
-                    "finished": [names[i] for i in tasks_of(s.finished)],
-                }
-                for s in steps
-            ]
-        files = {"report": "report.json", "config": CONFIG}
-        if (out / "schedule.csv").exists():
-            files["schedule"] = "schedule.csv"
-        if plan.reference and (out / "alone.csv").exists():
-            files.update({"alone": "alone.csv", "reference": "reference/"})
-        if plots and interrupted_by is None and steps:
-            from cosched.measurement.execute_plots import plot_execution
-
-            table = steps_table(steps, names, ideal)
-            # plots by one rule: DIR/plots/ (docs/cli-conventions.md)
-            (out / "plots").mkdir(exist_ok=True)
-            plot_execution(
-                table,
-                names,
-                out / "plots" / "execution.png",
-                backend.name,
-                None if objects is None else {"simulated": objects[2], "OPT": objects[1]},
-                None if objects is None else objects[0],
-            )
-            files["plot"] = "plots/execution.png"
-        report["files"] = files
+            report["real"]["schedule"] = _schedule_entries(steps, names)
+        draw = plots and interrupted_by is None and bool(steps)
+        report["files"] = _output_files(out, plan, steps, ideal, objects, backend.name, draw)
         with atomic_path(out / "report.json") as tmp:
             tmp.write_text(json.dumps(report, indent=2, default=_json_default))
     return report
+
+
+def _schedule_entries(steps: list[Step], names: list[str]) -> list[dict]:
+    """The real run's steps as report.json lists them (task names, speeds null where not
+    measured)."""
+    return [
+        {
+            "combination": [names[i] for i in tasks_of(s.combination)],
+            "phase": s.phase,
+            "start": s.start,
+            "end": s.end,
+            "speeds": {name: _finite(v) for name, v in s.speeds.items()},
+            "finished": [names[i] for i in tasks_of(s.finished)],
+        }
+        for s in steps
+    ]
+
+
+def _output_files(
+    out: Path,
+    plan: ExecutionPlan,
+    steps: list[Step],
+    ideal,
+    objects,
+    backend: str,
+    plot: bool,
+) -> dict[str, str]:
+    """Draw the execution plot if `plot`; the files of the folder, as report.json names them."""
+    names = [task.name for task in plan.tasks]
+    files = {"report": "report.json", "config": CONFIG}
+    if (out / "schedule.csv").exists():
+        files["schedule"] = "schedule.csv"
+    if plan.reference and (out / "alone.csv").exists():
+        files.update({"alone": "alone.csv", "reference": "reference/"})
+    if plot:
+        from cosched.measurement.execute_plots import plot_execution
+
+        table = steps_table(steps, names, ideal)
+        # plots by one rule: DIR/plots/ (docs/cli-conventions.md)
+        (out / "plots").mkdir(exist_ok=True)
+        plot_execution(
+            table,
+            names,
+            out / "plots" / "execution.png",
+            backend,
+            None if objects is None else {"simulated": objects[2], "OPT": objects[1]},
+            None if objects is None else objects[0],
+        )
+        files["plot"] = "plots/execution.png"
+    return files
 
 
 def _finite(value: float) -> float | None:
@@ -489,23 +513,24 @@ def _real_run(
         if not ideal_known
         else masks[:0]
     )
-    handle = open(schedule_path, "w", newline="")
-    writer = csv.DictWriter(handle, fieldnames=list(STEP_COLUMNS))
-    writer.writeheader()
-    bar = tqdm(
-        total=len(names), desc=f"executing ({plan.strategy})", unit="task", disable=not progress
-    )
     normalise = [ideal]
+    with (
+        open(schedule_path, "w", newline="") as handle,
+        tqdm(
+            total=len(names), desc=f"executing ({plan.strategy})", unit="task", disable=not progress
+        ) as bar,
+    ):
+        writer = csv.DictWriter(handle, fieldnames=list(STEP_COLUMNS))
+        writer.writeheader()
 
-    def keep(step: Step) -> None:
-        all_steps.append(step)
-        # whole rows only; plain csv, so writing costs microseconds between steps
-        with signals_deferred():
-            writer.writerows(step_rows(len(all_steps) - 1, step, names, normalise[0]))
-            handle.flush()
-        bar.update(bin(step.finished).count("1"))
+        def keep(step: Step) -> None:
+            all_steps.append(step)
+            # whole rows only; plain csv, so writing costs microseconds between steps
+            with signals_deferred():
+                writer.writerows(step_rows(len(all_steps) - 1, step, names, normalise[0]))
+                handle.flush()
+            bar.update(bin(step.finished).count("1"))
 
-    try:
         with harness:
             premeasured = premeasure(harness, to_premeasure, plan.window, on_step=keep)
             if not ideal_known:
@@ -526,9 +551,6 @@ def _real_run(
                 )
                 source = "none (search strategy: the combinations only)"
             run_online(harness, strategy, known, ideal, seed=seed, on_step=keep)
-    finally:
-        bar.close()
-        handle.close()
     phases = {"strategy_instance": source, "premeasured": [int(m) for m in to_premeasure]}
     return ideal, phases
 

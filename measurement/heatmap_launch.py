@@ -47,6 +47,7 @@ ENV_LAUNCH_START = (
 )
 ENV_RUN = "COSCHED_HEATMAP_RUN"  # the run id, also in the environment of every launch
 STOPPED = "stopped"
+POLL_SECONDS = 0.2  # longest wait for a launch to exit before timeouts and Ctrl-C are looked at
 
 _lock = threading.Lock()
 _start_lock = threading.Lock()
@@ -214,6 +215,69 @@ class _Launch:
         return text[-OUTPUT_TAIL_CHARS:]
 
 
+def _next_wait(running: dict[int, _Launch], roles: list[dict]) -> float:
+    """Seconds to wait for the next exit: `POLL_SECONDS`, less when a launch's timeout is
+    nearer."""
+    deadline = min(
+        (
+            launch_.started + roles[i]["timeout"]
+            for i, launch_ in running.items()
+            if roles[i]["timeout"] is not None
+        ),
+        default=None,
+    )
+    if deadline is None:
+        return POLL_SECONDS
+    return max(0.0, min(POLL_SECONDS, deadline - time.monotonic()))
+
+
+def _idle_end(result: dict, running: dict[int, _Launch], roles: list[dict]) -> dict | None:
+    """After a wait without an exit: the measurement's result if it ends now (stopped from outside,
+    a launch past its timeout), else None."""
+    if _stop.is_set():
+        return {**result, "status": STOPPED}
+    late = [
+        i
+        for i, launch_ in running.items()
+        if roles[i]["timeout"] is not None
+        and time.monotonic() - launch_.started >= roles[i]["timeout"]
+    ]
+    if not late:
+        return None
+    output = running[late[0]].output()
+    return {
+        **result,
+        "status": "timeout",
+        "returncode": None,
+        "output": f"{roles[late[0]]['app']}: no exit within {roles[late[0]]['timeout']} s"
+        f"\n{output}",
+    }
+
+
+def _next_exit(
+    events: queue.Queue[tuple[int, float, int, _Launch]],
+    running: dict[int, _Launch],
+    roles: list[dict],
+    result: dict,
+) -> tuple[int, float, int, _Launch] | dict:
+    """The next exit of a current launch (role index, end time, exit status, launch), or the
+    measurement's result when it ends first (stopped from outside, a launch past its timeout).
+    Exits of launches killed or replaced meanwhile are skipped."""
+    while True:
+        try:
+            index, ended, code, which = events.get(timeout=_next_wait(running, roles))
+        except queue.Empty:
+            ending = _idle_end(result, running, roles)
+            if ending is not None:
+                return ending
+            continue
+        if which.killed or running.get(index) is not which:
+            continue
+        if _stop.is_set():
+            return {**result, "status": STOPPED}
+        return index, ended, code, which
+
+
 def run_measurement(spec: dict) -> dict:
     """Run the launches of one measurement (`spec`: run id, roles, containment kind) and return its
     result: ``status`` (ok, failed, timeout, stopped), ``times`` (seconds per role, first complete
@@ -250,41 +314,10 @@ def run_measurement(spec: dict) -> dict:
             for index in range(len(roles)):
                 launch(index)
             while True:
-                deadline = min(
-                    (
-                        launch_.started + roles[i]["timeout"]
-                        for i, launch_ in running.items()
-                        if roles[i]["timeout"] is not None
-                    ),
-                    default=None,
-                )
-                wait = 0.2 if deadline is None else max(0.0, min(0.2, deadline - time.monotonic()))
-                try:
-                    index, ended, code, which = events.get(timeout=wait)
-                except queue.Empty:
-                    if _stop.is_set():
-                        return {**result, "status": STOPPED}
-                    late = [
-                        i
-                        for i, launch_ in running.items()
-                        if roles[i]["timeout"] is not None
-                        and time.monotonic() - launch_.started >= roles[i]["timeout"]
-                    ]
-                    if late:
-                        output = running[late[0]].output()
-                        return {
-                            **result,
-                            "status": "timeout",
-                            "returncode": None,
-                            "output": f"{roles[late[0]]['app']}: no exit within "
-                            f"{roles[late[0]]['timeout']} s"
-                            f"\n{output}",
-                        }
-                    continue
-                if which.killed or running.get(index) is not which:
-                    continue
-                if _stop.is_set():
-                    return {**result, "status": STOPPED}
+                event = _next_exit(events, running, roles, result)
+                if isinstance(event, dict):  # stopped, or a launch past its timeout
+                    return event
+                index, ended, code, which = event
                 del running[index]
                 which.finish()
                 if code != 0:

@@ -36,14 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cosched.errors import InputError
-from cosched.grid import (
-    CellResult,
-    _finished,
-    _record,
-    dask_client,
-    grid_folder,
-    read_rows,
-)
+from cosched.grid import CellResult, GridAppender, dask_client, grid_folder, read_rows
 from cosched.measurement.heatmap_plan import (
     PlannedMeasurement,
     build_plan,
@@ -280,7 +273,6 @@ def measure_heatmap(
             f"{len(nodes)}",
             field="--nodes",
         )
-    by_name = {app.name: app for app in apps}
     pair_list = (
         pairs
         if pairs is not None
@@ -289,134 +281,37 @@ def measure_heatmap(
     document = config_document(apps, cores, repeats, pairs, seed)
     path = out / "runs.csv"
     started = time.monotonic()
-    with grid_folder(
-        out,
-        command="measure-heatmap",
-        spec_file="config.json",
-        document=document,
-        owned=OWNED,
-        grid="runs.csv",
-        force=force,
+    with (
+        grid_folder(
+            out,
+            command="measure-heatmap",
+            spec_file="config.json",
+            document=document,
+            owned=OWNED,
+            grid="runs.csv",
+            force=force,
+        ),
+        GridAppender(path, RUN_COLUMNS, RUN_KEY) as grid,
     ):
-        _finished(path, RUN_COLUMNS, RUN_KEY, repair=True)
         earlier = read_rows(path, RUN_COLUMNS, RUN_KEY)
         rows = earlier.astype(object).where(earlier.notna(), None).to_dict("records")
-        done = {row["run"] for row in rows if row["status"] == "ok"}
-        attempt_of: dict[str, int] = {}
-        for row in rows:
-            attempt_of[row["run"]] = max(attempt_of.get(row["run"], 0), int(row["attempt"]) + 1)
-        result = HeatmapResult(out, len(plan), len(done), len(done), 0)
-        pending = deque(run for run in plan if run.run not in done)
-        estimates = {app.name: app.estimate for app in apps}
-
-        def remaining_hours() -> str:
-            times = {**estimates, **median_times(rows)}
-            values = [
-                node_seconds(run, times)
-                for run in [*pending, *(item[0] for item in running.values())]
-            ]
-            total = sum(value for value in values if value is not None) / 3600
-            return f"{total:.3g}" + ("+?" if any(value is None for value in values) else "")
-
-        free = list(nodes)
-        # local:K sets share one machine's caches and memory bandwidth: one run at a time there, so
-        # that "alone" is alone and a pair has no third neighbour
-        shared = all(node.local for node in nodes)
-        gone: set[str] = set()  # hosts out of the pool for good
-        held: dict[str, set[str]] = {}  # run -> hosts set aside while it is retried elsewhere
-        tries: dict[str, int] = {}
-        running: dict = {}
+        session = _Session(plan, apps, nodes, rows, out, cores, containment, retries, say)
+        result = session.result
         executor = _Dask(dask, nodes) if dask else _Local(len(nodes), containment)
         interrupted = True
         try:
-            with (
-                open(path, "a", encoding="utf-8", newline="") as rows_file,
-                open(path.with_suffix(".done"), "a", encoding="utf-8", newline="") as done_file,
-                tqdm(
-                    total=len(plan),
-                    initial=len(done),
-                    unit="run",
-                    desc="measure-heatmap",
-                    disable=not progress,
-                ) as bar,
-            ):
-                bar.set_postfix_str(f"node-h left {remaining_hours()}")
-                while pending or running:
-                    for run in list(pending):
-                        if shared and running:
-                            break
-                        if len(free) >= run.nodes:
-                            taken, free[: run.nodes] = free[: run.nodes], []
-                            spec = {
-                                "run": run.run,
-                                "roles": place(run, by_name, taken, cores),
-                                "containment": containment,
-                            }
-                            attempt = attempt_of.get(run.run, 0)
-                            attempt_of[run.run] = attempt + 1
-                            running[executor.submit(spec)] = (run, taken, attempt, _now())
-                            pending.remove(run)
-                    # a retry does not fit without the hosts set aside: return them
-                    if not running and held:
-                        for host in set().union(*held.values()) - gone:
-                            free.extend(node for node in nodes if node.host == host)
-                        held.clear()
-                        continue
-                    if not running:  # the pool shrank below what the waiting runs need
-                        result.unplaced_runs = [run.run for run in pending]
-                        break
-                    for future in executor.wait(set(running), WAIT_SECONDS):
-                        run, taken, attempt, when = running.pop(future)
-                        outcome = _outcome(future, run)
-                        if outcome.get("containment") not in (None, *result.containment):
-                            result.containment.append(outcome["containment"])
-                        executor.forget(future)
-                        row = _row(run, attempt, taken, when, outcome)
-                        files = {}
-                        if outcome["status"] != "ok":
-                            files[f"logs/{run.run}.{attempt}.txt"] = outcome["output"]
-                        _record(
-                            out,
-                            rows_file,
-                            done_file,
-                            list(RUN_COLUMNS),
-                            list(RUN_KEY),
-                            (run.run, attempt),
-                            CellResult([row], files),
-                        )
-                        rows.append(row)
-                        result.attempts += 1
-                        result.node_hours += run.nodes * (outcome.get("seconds") or 0.0) / 3600
-                        back = [node for node in taken if node.host not in gone]
-                        if outcome["status"] == "ok":
-                            result.done += 1
-                            bar.update()
-                            for host in held.pop(run.run, set()):
-                                gone.add(host)
-                                say(
-                                    f"host {host} leaves the pool: {run.run} failed there "
-                                    "and succeeded "
-                                    f"elsewhere"
-                                )
-                        else:
-                            back = _failed(run, outcome, back, held, free, nodes, gone, say)
-                            tries[run.run] = tries.get(run.run, 0) + 1
-                            if tries[run.run] <= retries:
-                                pending.append(run)
-                            else:
-                                result.failed_runs.append(run.run)
-                                say(f"{run.run} failed {tries[run.run]} times; see {out}/logs")
-                        free.extend(back)
-                        bar.set_postfix_str(f"node-h left {remaining_hours()}")
-                    for host in executor.lost_hosts():
-                        if host not in gone:
-                            gone.add(host)
-                            free[:] = [node for node in free if node.host != host]
-                            say(f"host {host} leaves the pool: its Dask worker was lost")
+            with tqdm(
+                total=len(plan),
+                initial=result.done_before,
+                unit="run",
+                desc="measure-heatmap",
+                disable=not progress,
+            ) as bar:
+                session.run(executor, grid, bar)
             interrupted = False
         finally:
             executor.close(interrupted)
-        result.hosts_left = sorted(gone)
+        result.hosts_left = sorted(session.gone)
         table = heatmap_rows(apps, pair_list, [row for row in rows])
         if table:
             result.heatmap = write_measured_heatmap(table, out / "heatmap.csv")
@@ -426,6 +321,151 @@ def measure_heatmap(
         with atomic_path(out / "summary.json") as tmp:
             tmp.write_text(json.dumps(result.to_json(), indent=1))
         return result
+
+
+class _Session:
+    """One measure-heatmap loop: the node pool, the runs waiting and running, what was recorded.
+
+    A run takes the first free nodes it needs and returns them when its result is back; hosts a
+    failed attempt names are held back while it is retried, and leave the pool for good if the
+    retry succeeds (`_failed`).
+    """
+
+    def __init__(
+        self,
+        plan: list[PlannedMeasurement],
+        apps: list[Application],
+        nodes: list[PoolNode],
+        rows: list[dict],
+        out: Path,
+        cores: int,
+        containment: str,
+        retries: int,
+        say,
+    ):
+        self.by_name = {app.name: app for app in apps}
+        self.estimates = {app.name: app.estimate for app in apps}
+        self.nodes, self.rows, self.out, self.cores = nodes, rows, out, cores
+        self.containment, self.retries, self.say = containment, retries, say
+        done = {row["run"] for row in rows if row["status"] == "ok"}
+        self.attempt_of: dict[str, int] = {}
+        for row in rows:
+            self.attempt_of[row["run"]] = max(
+                self.attempt_of.get(row["run"], 0), int(row["attempt"]) + 1
+            )
+        self.result = HeatmapResult(out, len(plan), len(done), len(done), 0)
+        self.pending = deque(run for run in plan if run.run not in done)
+        self.free = list(nodes)
+        # local:K sets share one machine's caches and memory bandwidth: one run at a time there, so
+        # that "alone" is alone and a pair has no third neighbour
+        self.shared = all(node.local for node in nodes)
+        self.gone: set[str] = set()  # hosts out of the pool for good
+        self.held: dict[str, set[str]] = {}  # run -> hosts set aside while it is retried elsewhere
+        self.tries: dict[str, int] = {}
+        self.running: dict = {}  # future -> (run, nodes taken, attempt, start time)
+
+    def remaining_hours(self) -> str:
+        """Node-hours the waiting and running runs still need (known times, else estimates)."""
+        times = {**self.estimates, **median_times(self.rows)}
+        values = [
+            node_seconds(run, times)
+            for run in [*self.pending, *(item[0] for item in self.running.values())]
+        ]
+        total = sum(value for value in values if value is not None) / 3600
+        return f"{total:.3g}" + ("+?" if any(value is None for value in values) else "")
+
+    def run(self, executor, grid: GridAppender, bar) -> None:
+        """Run until no run waits or runs, or the pool shrank below what the waiting runs need."""
+        bar.set_postfix_str(f"node-h left {self.remaining_hours()}")
+        while self.pending or self.running:
+            self.start_fitting(executor)
+            if not self.running:
+                # a retry does not fit without the hosts set aside: return them
+                if self.return_held():
+                    continue
+                self.result.unplaced_runs = [run.run for run in self.pending]
+                break
+            for future in executor.wait(set(self.running), WAIT_SECONDS):
+                if self.settle(future, executor, grid):
+                    bar.update()
+                bar.set_postfix_str(f"node-h left {self.remaining_hours()}")
+            self.drop_lost(executor.lost_hosts())
+
+    def start_fitting(self, executor) -> None:
+        """Start every waiting run that fits the free nodes, in plan order (one at a time on one
+        shared machine)."""
+        for run in list(self.pending):
+            if self.shared and self.running:
+                break
+            if len(self.free) >= run.nodes:
+                taken, self.free[: run.nodes] = self.free[: run.nodes], []
+                spec = {
+                    "run": run.run,
+                    "roles": place(run, self.by_name, taken, self.cores),
+                    "containment": self.containment,
+                }
+                attempt = self.attempt_of.get(run.run, 0)
+                self.attempt_of[run.run] = attempt + 1
+                self.running[executor.submit(spec)] = (run, taken, attempt, _now())
+                self.pending.remove(run)
+
+    def return_held(self) -> bool:
+        """Return the hosts held back for retries to the pool; whether there were any."""
+        if not self.held:
+            return False
+        for host in set().union(*self.held.values()) - self.gone:
+            self.free.extend(node for node in self.nodes if node.host == host)
+        self.held.clear()
+        return True
+
+    def settle(self, future, executor, grid: GridAppender) -> bool:
+        """Record a finished attempt, return its nodes, and queue a retry if it failed; whether it
+        succeeded."""
+        run, taken, attempt, when = self.running.pop(future)
+        outcome = _outcome(future, run)
+        result = self.result
+        if outcome.get("containment") not in (None, *result.containment):
+            result.containment.append(outcome["containment"])
+        executor.forget(future)
+        row = _row(run, attempt, taken, when, outcome)
+        files = {}
+        if outcome["status"] != "ok":
+            files[f"logs/{run.run}.{attempt}.txt"] = outcome["output"]
+        grid.append((run.run, attempt), CellResult([row], files))
+        self.rows.append(row)
+        result.attempts += 1
+        result.node_hours += run.nodes * (outcome.get("seconds") or 0.0) / 3600
+        back = [node for node in taken if node.host not in self.gone]
+        if outcome["status"] == "ok":
+            result.done += 1
+            for host in self.held.pop(run.run, set()):
+                self.gone.add(host)
+                self.say(
+                    f"host {host} leaves the pool: {run.run} failed there and succeeded elsewhere"
+                )
+        else:
+            back = _failed(
+                run, outcome, back, self.held, self.free, self.nodes, self.gone, self.say
+            )
+            self.retry_or_give_up(run)
+        self.free.extend(back)
+        return outcome["status"] == "ok"
+
+    def retry_or_give_up(self, run: PlannedMeasurement) -> None:
+        self.tries[run.run] = self.tries.get(run.run, 0) + 1
+        if self.tries[run.run] <= self.retries:
+            self.pending.append(run)
+        else:
+            self.result.failed_runs.append(run.run)
+            self.say(f"{run.run} failed {self.tries[run.run]} times; see {self.out}/logs")
+
+    def drop_lost(self, hosts: set[str]) -> None:
+        """Take the hosts of lost Dask workers out of the pool for good."""
+        for host in hosts:
+            if host not in self.gone:
+                self.gone.add(host)
+                self.free[:] = [node for node in self.free if node.host != host]
+                self.say(f"host {host} leaves the pool: its Dask worker was lost")
 
 
 def _outcome(future, run: PlannedMeasurement) -> dict:

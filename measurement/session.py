@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from cosched.deprecation import module_aliases
 from cosched.errors import InputError
 from cosched.measurement.corun import (
     SPEED_COLUMNS,
@@ -43,7 +44,7 @@ from cosched.rerun import FORCE_HINT, claim_output, json_key
 from cosched.theory.instance import save_instance
 from cosched.theory.lattice import mask_of, popcount
 
-__all__ = ["measure_to_directory", "OUTPUT_FILES", "run_key"]
+__all__ = ["measure_to_directory", "MEASURE_OUTPUT_FILES", "run_key"]
 
 CONFIG = "config.json"
 # every run (the last two: where plots went before DIR/plots/)
@@ -55,7 +56,7 @@ DERIVED = (
     "heatmap.png",
     "speed_by_size.png",
 )
-OUTPUT_FILES = (
+MEASURE_OUTPUT_FILES = (
     "instance.json",
     "heatmap.csv",
     "samples.csv",
@@ -66,6 +67,8 @@ OUTPUT_FILES = (
     "speed_by_size.png",
     CONFIG,
 )
+# the name before 0.3.0 (cosched.measurement.execute_session had one of its own)
+__getattr__ = module_aliases(__name__, {"OUTPUT_FILES": "MEASURE_OUTPUT_FILES"}, globals())
 _KERNEL_LIFETIME = re.compile(r"(\s--seconds\s+)\S+")
 
 
@@ -210,50 +213,11 @@ def measure_to_directory(
     Reruns: see the module docstring (`force` starts over; `resume` is accepted for old callers and
     ignored).
     """
-    import pandas as pd
-
-    from cosched.theory.heatmap import heatmap_from_instance, plot_heatmap, write_heatmap
-
     del resume  # the rerun rule decides: the same configuration always resumes
     out = Path(out)
     key = run_key(tasks, warmup, window, backend.name)
-    resuming = claim_output(
-        out,
-        command="measure",
-        key_file=CONFIG,
-        owned=OUTPUT_FILES,
-        matches=json_key(key),
-        force=force,
-    )
-    out.mkdir(parents=True, exist_ok=True)
-    speeds_path, samples_path = out / "speeds.csv", out / "samples.csv"
-    names = [task.name for task in tasks]
-    masks = combination_set(len(tasks), combinations, seed)
-    previous = _restore(out, tasks) if resuming else None
-    if previous is not None:
-        masks = masks[~np.isin(masks, previous["combination"].unique())]
-    else:
-        for path in (speeds_path, samples_path):
-            path.unlink(missing_ok=True)
-    if not resuming:
-        with atomic_path(out / CONFIG) as tmp:
-            tmp.write_text(json.dumps(key, indent=2))
-    # results of the windows alone: written once every task has run (TaskFailed writes nothing)
-    held: list = []
-    alone = int(np.sum(popcount(masks) == 1))
-
-    # samples first: a combination is measured once its speed rows are in speeds.csv
-    def write(result):
-        _append(result_samples(result), samples_path)
-        _append(result_table(result, tasks), speeds_path)
-
-    def keep(result):
-        held.append(result)
-        if len(held) >= alone:
-            for kept in held:
-                write(kept)
-            held.clear()
-
+    resuming, masks, previous = _start(out, tasks, key, combinations, seed, force)
+    raw = _RawTables(out, tasks, alone=int(np.sum(popcount(masks) == 1)))
     try:
         measurement = measure_combinations(
             tasks,
@@ -262,7 +226,7 @@ def measure_to_directory(
             warmup=warmup,
             window=window,
             fallback_reason=fallback_reason,
-            on_result=keep,
+            on_result=raw.keep,
             progress=progress,
             containment=containment,
             task_timeout=task_timeout,
@@ -271,13 +235,12 @@ def measure_to_directory(
         )
     except InputError:
         if not resuming:
-            for path in (speeds_path, samples_path, out / CONFIG):
+            for path in (raw.speeds, raw.samples, out / CONFIG):
                 path.unlink(missing_ok=True)
         raise
-    with signals_deferred():
-        for kept in held:  # an interruption before every task ran alone: keep what was measured
-            write(kept)
+    raw.flush()  # an interruption before every task ran alone: keep what was measured
     interrupted_by = measurement.interrupted_by
+    planned = len(masks) + (previous["combination"].nunique() if previous is not None else 0)
     report: dict[str, Any] = {
         "backend": measurement.backend,
         "backend_note": fallback_reason,
@@ -292,63 +255,140 @@ def measure_to_directory(
         "interrupted_by": None,
         "combinations": combinations,
         "combinations_measured": 0,
-        "combinations_planned": int(
-            len(masks) + (previous["combination"].nunique() if previous is not None else 0)
-        ),
+        "combinations_planned": int(planned),
         "warmup_seconds": warmup,
         "window_seconds": window,
         "seed": seed,
         "files": {},
     }
-    written = set()
+    written: set[str] = set()
     try:
-        table = measurement.speed_table()
-        if previous is not None:
-            table = pd.concat([previous[list(SPEED_COLUMNS)], table], ignore_index=True)
-            table = table.drop_duplicates(["combination", "task"], keep="last")
+        table = _speed_table(measurement, previous)
         report["combinations_measured"] = int(table["combination"].nunique())
-        try:
-            matrix = measured_instance(names, table, work, project)
-        except InputError as error:
-            report["error"] = str(error)
-            matrix = None
-        if matrix is not None:
-            report.update(matrix.report())
-            save_instance(matrix.instance, out / "instance.json")
-            procs = [
-                max(
-                    1,
-                    int(table.loc[(table["size"] == 1) & (table["task"] == name), "threads"].max()),
-                )
-                for name in matrix.instance.tasks
-            ]
-            heatmap = heatmap_from_instance(matrix.instance, procs=procs)
-            write_heatmap(heatmap, out / "heatmap.csv")
-            written.update({"instance.json", "heatmap.csv"})
-            report["files"].update({"instance": "instance.json", "heatmap": "heatmap.csv"})
-            # an interrupted run ends at once: the rerun draws them
-            if plots and interrupted_by is None:
-                from cosched.measurement.plots import plot_speed_by_size
-
-                # plots by one rule: DIR/plots/ (docs/cli-conventions.md)
-                (out / "plots").mkdir(exist_ok=True)
-                plot_heatmap(heatmap, out / "plots" / "heatmap.png")
-                plot_speed_by_size(
-                    matrix.instance, out / "plots" / "speed_by_size.png", measurement.backend
-                )
-                written.update({"plots/heatmap.png", "plots/speed_by_size.png"})
-                report["files"].update(
-                    {
-                        "heatmap_plot": "plots/heatmap.png",
-                        "speed_by_size_plot": "plots/speed_by_size.png",
-                    }
-                )
-    except (
-        KeyboardInterrupt
-    ) as error:  # Ctrl-C / SIGTERM while writing the derived files: finish quickly
+        # an interrupted run ends at once: the rerun draws the plots
+        draw = plots and interrupted_by is None
+        _write_derived(out, table, tasks, work, project, draw, measurement.backend, report, written)
+    except KeyboardInterrupt as error:  # Ctrl-C / SIGTERM while writing the derived files: finish
         interrupted_by = (
             interrupted_by or signal.Signals(getattr(error, "signum", signal.SIGINT)).name
         )
+    _write_report(out, report, written, interrupted_by)
+    return report
+
+
+def _start(out: Path, tasks: Sequence[TaskSpec], key: dict, combinations: str, seed, force: bool):
+    """Claim `out` (the rerun rule) and prepare its raw tables: (whether it resumes, the masks
+    still to measure, the speed rows kept from an earlier run or None)."""
+    resuming = claim_output(
+        out,
+        command="measure",
+        key_file=CONFIG,
+        owned=MEASURE_OUTPUT_FILES,
+        matches=json_key(key),
+        force=force,
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    masks = combination_set(len(tasks), combinations, seed)
+    previous = _restore(out, tasks) if resuming else None
+    if previous is not None:
+        masks = masks[~np.isin(masks, previous["combination"].unique())]
+    else:
+        for path in (out / "speeds.csv", out / "samples.csv"):
+            path.unlink(missing_ok=True)
+    if not resuming:
+        with atomic_path(out / CONFIG) as tmp:
+            tmp.write_text(json.dumps(key, indent=2))
+    return resuming, masks, previous
+
+
+class _RawTables:
+    """samples.csv and speeds.csv, appended after every combination; the windows alone are held
+    back until every task has run alone (a task that fails at once, TaskFailed, writes nothing)."""
+
+    def __init__(self, out: Path, tasks: Sequence[TaskSpec], alone: int):
+        self.speeds, self.samples = out / "speeds.csv", out / "samples.csv"
+        self.tasks, self.alone = tasks, alone
+        self.held: list = []
+
+    def write(self, result) -> None:
+        # samples first: a combination is measured once its speed rows are in speeds.csv
+        _append(result_samples(result), self.samples)
+        _append(result_table(result, self.tasks), self.speeds)
+
+    def keep(self, result) -> None:
+        """`on_result` of `measure_combinations` (which holds Ctrl-C / SIGTERM back meanwhile)."""
+        self.held.append(result)
+        if len(self.held) >= self.alone:
+            self._write_held()
+
+    def flush(self) -> None:
+        """Write what is still held back (a run interrupted before every task ran alone)."""
+        with signals_deferred():
+            self._write_held()
+
+    def _write_held(self) -> None:
+        for kept in self.held:
+            self.write(kept)
+        self.held.clear()
+
+
+def _speed_table(measurement, previous):
+    """The speed rows of this run, after those an earlier run measured (`previous`)."""
+    import pandas as pd
+
+    table = measurement.speed_table()
+    if previous is not None:
+        table = pd.concat([previous[list(SPEED_COLUMNS)], table], ignore_index=True)
+        table = table.drop_duplicates(["combination", "task"], keep="last")
+    return table
+
+
+def _write_derived(
+    out: Path,
+    table,
+    tasks: Sequence[TaskSpec],
+    work,
+    project: bool,
+    plots: bool,
+    backend: str,
+    report: dict,
+    written: set[str],
+) -> None:
+    """Write instance.json, heatmap.csv and (with `plots`) the plots from the speed table; add
+    each file to `written` once it is there and to the report's files (a table that gives no
+    instance: the report's error)."""
+    from cosched.theory.heatmap import heatmap_from_instance, plot_heatmap, write_heatmap
+
+    try:
+        matrix = measured_instance([task.name for task in tasks], table, work, project)
+    except InputError as error:
+        report["error"] = str(error)
+        return
+    report.update(matrix.report())
+    save_instance(matrix.instance, out / "instance.json")
+    procs = [
+        max(1, int(table.loc[(table["size"] == 1) & (table["task"] == name), "threads"].max()))
+        for name in matrix.instance.tasks
+    ]
+    heatmap = heatmap_from_instance(matrix.instance, procs=procs)
+    write_heatmap(heatmap, out / "heatmap.csv")
+    written.update({"instance.json", "heatmap.csv"})
+    report["files"].update({"instance": "instance.json", "heatmap": "heatmap.csv"})
+    if plots:
+        from cosched.measurement.plots import plot_speed_by_size
+
+        # plots by one rule: DIR/plots/ (docs/cli-conventions.md)
+        (out / "plots").mkdir(exist_ok=True)
+        plot_heatmap(heatmap, out / "plots" / "heatmap.png")
+        plot_speed_by_size(matrix.instance, out / "plots" / "speed_by_size.png", backend)
+        written.update({"plots/heatmap.png", "plots/speed_by_size.png"})
+        report["files"].update(
+            {"heatmap_plot": "plots/heatmap.png", "speed_by_size_plot": "plots/speed_by_size.png"}
+        )
+
+
+def _write_report(out: Path, report: dict, written: set[str], interrupted_by: str | None) -> None:
+    """Remove the derived files this run did not write, then write report.json."""
     with signals_deferred():
         for name in DERIVED:  # a file this run did not write would describe other rows
             if name not in written:
@@ -364,4 +404,3 @@ def measure_to_directory(
         report["interrupted"], report["interrupted_by"] = interrupted_by is not None, interrupted_by
         with atomic_path(out / "report.json") as tmp:
             tmp.write_text(json.dumps(report, indent=2, default=float))
-    return report

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cosched.registry import build
+from cosched.registry import build, refuse_unknown_options
 from cosched.strategies.schedule import OnlineStrategy
 
 __all__ = ["STRATEGIES", "make_strategy", "register_strategy"]
@@ -24,5 +24,11 @@ def register_strategy(name: str, factory: str | Callable[..., OnlineStrategy]) -
 
 
 def make_strategy(name: str, **options) -> OnlineStrategy:
-    """Build the strategy called `name`; options it does not take are ignored."""
+    """Build the strategy called `name` with keyword `options`.
+
+    An option no registered strategy takes (a misspelling such as ``qantum``) is an InputError
+    naming the options this one takes. An option of other strategies that this one does not take
+    (``quantum`` for FCS) is ignored, so one set of options can go to any strategy.
+    """
+    refuse_unknown_options(STRATEGIES, name, "strategy", options)
     return build(STRATEGIES, name, "strategy", **options)

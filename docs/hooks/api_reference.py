@@ -4,9 +4,9 @@ Two jobs at build time:
 
 1. The area folders sit at the top of the repository and install inside `cosched` through the
    setuptools package-dir mapping. griffe, which mkdocstrings uses to read docstrings, walks source
-   folders and does not follow that mapping, so the hook assembles the installed layout (`cosched/`
-   with the areas inside it, Python sources only) in a temporary folder and points the Python
-   handler there.
+   folders and does not follow that mapping, so the hook links the installed layout (`cosched/`
+   with the areas inside it, symbolic links made by `cosched._layout`, nothing copied) into a
+   temporary folder and points the Python handler there.
 2. A page line ``<!-- api-modules: cosched.theory -->`` becomes one ``::: module`` block per public
    module of that package (a module that declares a non-empty ``__all__``; command-line modules are
    left to the CLI reference), so a new module appears in the reference without editing the page.
@@ -16,46 +16,36 @@ from __future__ import annotations
 
 import ast
 import atexit
-import importlib
+import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
 
-AREAS = ("theory", "strategies", "simulator", "measurement")
+from cosched._areas import AREAS
+from cosched._layout import link_layout
+
 MARKER = re.compile(r"^<!-- api-modules: ([\w.]+) -->$", re.MULTILINE)
 CLI_MODULE = re.compile(r"^(cli|\w+_cli|__main__)$")
 
-__all__ = ["AREAS", "assemble_sources", "public_modules", "on_config", "on_page_markdown"]
+__all__ = ["public_modules", "on_config", "on_page_markdown"]
 
 _sources: Path | None = None
 
 
-def _not_python(folder: str, names: list[str]) -> list[str]:
-    """copytree filter: keep folders and Python sources, skip data files and caches."""
-    return [
-        name
-        for name in names
-        if name == "__pycache__"
-        or (not name.endswith(".py") and not (Path(folder) / name).is_dir())
-    ]
-
-
-def assemble_sources(root: Path) -> Path:
-    """Copy the installed `cosched` package with its areas into `root/cosched`; return `root`."""
-    target = root / "cosched"
-    shutil.copytree(
-        Path(importlib.import_module("cosched").__file__).parent, target, ignore=_not_python
-    )
-    for area in AREAS:
-        if not (
-            target / area
-        ).exists():  # a regular (non-editable) install already has it inside cosched/
-            source = Path(importlib.import_module(f"cosched.{area}").__file__).parent
-            shutil.copytree(source, target / area, ignore=_not_python)
-    return root
+def _python_files(folder: Path, skip: tuple[str, ...] = ()) -> Iterator[Path]:
+    """Every Python file below `folder`, through symbolic links, leaving out the top-level folders
+    named in `skip` and caches."""
+    for parent, folders, files in os.walk(folder, followlinks=True):
+        folders[:] = [
+            name
+            for name in folders
+            if name != "__pycache__" and not (Path(parent) == folder and name in skip)
+        ]
+        yield from (Path(parent) / name for name in files if name.endswith(".py"))
 
 
 def _declares_all(path: Path) -> bool:
@@ -79,13 +69,13 @@ def public_modules(root: Path, package: str) -> list[str]:
     (each has its own page).
     """
     folder = root.joinpath(*package.split("."))
+    skip = AREAS if package == "cosched" else ()
     found = []
     for path in sorted(
-        folder.rglob("*.py"), key=lambda path: (len(path.relative_to(folder).parts), str(path))
+        _python_files(folder, skip),
+        key=lambda path: (len(path.relative_to(folder).parts), str(path)),
     ):
         parts = path.relative_to(folder).with_suffix("").parts
-        if package == "cosched" and parts[0] in AREAS:
-            continue
         if (
             parts == ("__init__",)
             or CLI_MODULE.match(parts[-1])
@@ -104,7 +94,7 @@ def on_config(config):
     global _sources
     _sources = Path(tempfile.mkdtemp(prefix="cosched-api-"))
     atexit.register(shutil.rmtree, _sources, True)
-    assemble_sources(_sources)
+    link_layout(_sources)  # the installed layout, as symbolic links
     config.plugins["mkdocstrings"].config.handlers.setdefault("python", {})["paths"] = [
         str(_sources)
     ]

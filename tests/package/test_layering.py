@@ -9,7 +9,8 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-AREAS = ("theory", "strategies", "simulator", "measurement")
+from cosched._areas import AREAS
+
 # What each area may import from the others: theory <- strategies <- simulator/measurement <- CLI.
 ALLOWED = {
     "theory": set(),
@@ -99,19 +100,15 @@ def test_graph_sees_the_real_imports(graph):
     assert graph.has_edge("cosched.simulator.engine", "cosched.simulator.platform")
 
 
-# infrastructure that imports no area at all
-SHARED_BELOW_AREAS = (
-    "cosched.grid",
-    "cosched.deprecation",
-    "cosched._areas",
-    "cosched.errors",
-    "cosched.rerun",
-    "cosched.registry",
-)
+# the command dispatcher loads the areas' command modules by name (importlib), on demand
+DISPATCHER = {"cosched.cli", "cosched.__main__"}
 
 
 def test_shared_infrastructure_imports_no_area(graph):
-    wrong = [(a, b) for a, b in graph.edges if a in SHARED_BELOW_AREAS and _area(b)]
+    """Every module of cosched/ but the dispatcher sits below the areas: it imports none of them."""
+    shared = [name for name in graph if not _area(name) and name not in DISPATCHER]
+    assert {"cosched.grid", "cosched.errors", "cosched._layout"} <= set(shared)
+    wrong = [(a, b) for a, b in graph.edges if a in shared and _area(b)]
     assert wrong == []
 
 
@@ -186,3 +183,53 @@ def test_experiment_specs_run_through_the_one_experiment_runner():
             for alias in node.names
         }
         assert not imported & {"run_grid", "grid_folder"}, name
+
+
+# the modules that own the simulation state: everyone else reads it through SchedulerView
+STATE_OWNERS = {"cosched.simulator.engine", "cosched.simulator.allocators"}
+
+
+def _reads_behind_the_view(tree: ast.AST) -> set[str]:
+    """Reads of allocator arrays (``allocator.state``) and private engine members (``engine._x``,
+    ``self.engine._x``) in a module's syntax tree."""
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        owner = node.value
+        owner_name = (
+            owner.id
+            if isinstance(owner, ast.Name)
+            else owner.attr
+            if isinstance(owner, ast.Attribute)
+            else None
+        )
+        if node.attr == "state" and owner_name == "allocator":
+            found.add("allocator.state")
+        if owner_name == "engine" and node.attr.startswith("_") and not node.attr.startswith("__"):
+            found.add(f"engine.{node.attr}")
+    return found
+
+
+def test_only_the_engine_and_the_allocators_touch_the_simulation_state():
+    """Schedulers, mechanisms, failure sources, front ends: the view and the engine's actions only
+    (the per-module attribute check against the view's members is tests/simulator/
+    test_scheduler_view.py)."""
+    wrong = {
+        name: found
+        for name, path in _module_files().items()
+        if name not in STATE_OWNERS and (found := _reads_behind_the_view(_parsed(path)))
+    }
+    assert wrong == {}
+
+
+def test_the_state_check_sees_a_violation():
+    source = (
+        "def f(engine, self):\n"
+        "    return engine.allocator.state.used, engine._advance, self.engine._queue, engine.now\n"
+    )
+    assert _reads_behind_the_view(ast.parse(source)) == {
+        "allocator.state",
+        "engine._advance",
+        "engine._queue",
+    }

@@ -28,7 +28,6 @@ PENDING = {
         "cosched.simulator.hybrid.workload",
         "cosched.simulator.schedulers.elastic",
     },
-    "OUTPUT_FILES": {"cosched.measurement.session", "cosched.measurement.execute_session"},
 }
 
 

@@ -32,7 +32,8 @@ def _setup_module():
     return module
 
 
-# folders of bundled projects: data shipped with the package (a user's algorithm file is no module of it)
+# folders of bundled projects: data shipped with the package (a user's algorithm file is no module
+# of it)
 DATA_FOLDERS = {"presets"}
 
 
