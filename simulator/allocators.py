@@ -158,7 +158,8 @@ class CompactAllocator(Allocator):
     def __init__(self, platform: Platform):
         super().__init__(platform)
         self._cpn = platform.cores_per_node
-        self._idle_nodes = list(range(platform.nodes))  # sorted: the lowest ids are a prefix slice
+        # the idle node ids, sorted: the lowest ids are a prefix slice (the engine's fast path edits it)
+        self.idle_list = list(range(platform.nodes))
 
     @property
     def total_units(self) -> int:
@@ -180,13 +181,13 @@ class CompactAllocator(Allocator):
         count = -(-engine.cores[job] // self._cpn)
         if count > self.state.idle:
             return None
-        return Allocation(np.array(self._idle_nodes[:count], dtype=np.int64), self._cpn)
+        return Allocation(np.array(self.idle_list[:count], dtype=np.int64), self._cpn)
 
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
-        return np.array(self._idle_nodes[:limit], dtype=np.int64)
+        return np.array(self.idle_list[:limit], dtype=np.int64)
 
     def commit(self, job: int, allocation: Allocation) -> None:
-        nodes, state, idle = allocation.nodes, self.state, self._idle_nodes
+        nodes, state, idle = allocation.nodes, self.state, self.idle_list
         chosen = nodes.tolist()
         if idle[: len(chosen)] == chosen:
             del idle[: len(chosen)]
@@ -201,7 +202,7 @@ class CompactAllocator(Allocator):
         state.idle -= nodes.size
 
     def release(self, job: int, allocation: Allocation) -> None:
-        nodes, state, idle = allocation.nodes, self.state, self._idle_nodes
+        nodes, state, idle = allocation.nodes, self.state, self.idle_list
         if nodes.size > BULK_NODES:  # two sorted runs: the sort merges them in one pass
             idle.extend(nodes.tolist())
             idle.sort()

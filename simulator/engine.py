@@ -48,17 +48,18 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import count as counter
+from itertools import islice
 from typing import Protocol
 
 import numpy as np
 
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
-from cosched.simulator.allocators import Allocation, Allocator
+from cosched.simulator.allocators import BULK_NODES, Allocation, Allocator, CompactAllocator
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
-from cosched.simulator.schedulers.base import Scheduler
+from cosched.simulator.schedulers.base import QueueScheduler, Scheduler
 from cosched.simulator.workload import Workload
 
 __all__ = [
@@ -752,6 +753,44 @@ class Engine:
     def run(self) -> SimulationResult:
         """Simulate until every job has finished or been killed."""
         clock = time.perf_counter()
+        scheduler = self.scheduler
+        scheduler.attach(self)
+        for source in self._sources:
+            source.attach(self)
+        bar = None
+        if self._progress:
+            from tqdm import tqdm
+
+            bar = tqdm(
+                total=len(self.run_time),
+                unit="job",
+                desc=f"simulate {getattr(scheduler, 'name', '')}".strip(),
+            )
+        if self.plain():
+            nodes = self._loop_plain(bar)
+        else:
+            self._loop(bar)
+            nodes = [_EMPTY_NODES if a is None else a.nodes for a in self.allocation]
+        if bar is not None:
+            bar.close()
+        return SimulationResult(
+            self.workload,
+            self.platform,
+            getattr(scheduler, "name", type(scheduler).__name__),
+            np.array(self.first_start),
+            np.array(self.end),
+            nodes,
+            time.perf_counter() - clock,
+            co_scheduled=self.speed_model is not None,
+            log=self.log,
+            actions=self.actions,
+            options={"use_run_times": self.use_run_times},
+            lifecycle=self._lifecycle(),
+            speed_model=self.speed_model,
+        )
+
+    def _loop(self, bar) -> None:
+        """The event loop of the module docstring, for any scheduler, allocator and job model."""
         jobs = len(self.run_time)
         submit, completions, wakeups, events = (
             self.submit,
@@ -761,16 +800,7 @@ class Engine:
         )
         scheduler, waiting, version, state = self.scheduler, self.waiting, self.version, self.state
         log = self.log
-        scheduler.attach(self)
-        for source in self._sources:
-            source.attach(self)
-        bar, step, done, shown = None, max(1, jobs // PROGRESS_STEPS), 0, 0
-        if self._progress:
-            from tqdm import tqdm
-
-            bar = tqdm(
-                total=jobs, unit="job", desc=f"simulate {getattr(scheduler, 'name', '')}".strip()
-            )
+        step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = 0
         while arrived < jobs or completions or waiting or events:
             now = min(
@@ -780,10 +810,7 @@ class Engine:
                 events[0][0] if events else INF,
             )
             if now == INF:
-                raise RuntimeError(
-                    f"{len(waiting)} waiting jobs can never start (first: job index "
-                    f"{next(iter(waiting))}); the scheduler or allocator is inconsistent"
-                )
+                raise _stuck(waiting)
             self.now = now
             while completions and completions[0][0] <= now:
                 _, job, event_version = heapq.heappop(completions)
@@ -809,22 +836,136 @@ class Engine:
                 shown = done
         if bar is not None:
             bar.update(done - shown)
-            bar.close()
-        return SimulationResult(
-            self.workload,
-            self.platform,
-            getattr(scheduler, "name", type(scheduler).__name__),
-            np.array(self.first_start),
-            np.array(self.end),
-            [_EMPTY_NODES if a is None else a.nodes for a in self.allocation],
-            time.perf_counter() - clock,
-            co_scheduled=self.speed_model is not None,
-            log=log,
-            actions=self.actions,
-            options={"use_run_times": self.use_run_times},
-            lifecycle=self._lifecycle(),
-            speed_model=self.speed_model,
+
+    # --- the fast path ----------------------------------------------------------------------------
+    def plain(self) -> bool:
+        """True when this run takes the fast path `_loop_plain`: a queue scheduler in arrival order
+        (FCFS, EASY) whose hooks are the base class's, on whole nodes (the compact allocator, fresh),
+        every job plain rigid, no speed model, event source, event log or action log. The results are
+        those of the general loop, value for value (tests/simulator/test_plain_path.py)."""
+        scheduler, allocator = self.scheduler, self.allocator
+        return (
+            isinstance(scheduler, QueueScheduler)
+            and scheduler.priority is None
+            and scheduler.backfill in ("none", "easy")
+            and all(
+                getattr(type(scheduler), name) is getattr(QueueScheduler, name)
+                for name in _PLAIN_HOOKS
+            )
+            and type(allocator) is CompactAllocator
+            and allocator.free_units() == self.platform.nodes
+            and not self.reservations
+            and self.speed_model is None
+            and self.models is None
+            and not self._sources
+            and self.log is None
+            and self.actions is None
+            and not self.waiting
+            and not self._completions
         )
+
+    def _loop_plain(self, bar) -> list[np.ndarray]:  # noqa: C901  (one hot loop, inlined for speed)
+        """The event loop of `_loop` with the scheduling pass of `QueueScheduler` (FCFS, then EASY
+        backfilling, 003 §5.1.1-5.1.2) and the compact allocator inlined, as plain lists: no numpy per
+        event, no allocation objects. Same events, same order, same floating-point sums, so the same
+        starts, ends and node ids. Returns each job's node ids; the engine's per-job lists end as the
+        general loop leaves them, except ``allocation`` (None: the result holds the node ids)."""
+        jobs = len(self.run_time)
+        submit, run_time, estimate = self.submit, self.run_time, self.estimate
+        first_start, end, predicted_end = self.first_start, self.end, self.predicted_end
+        need: list[int] = self.units_table  # type: ignore[assignment]  (compact: whole nodes)
+        idle: list[int] = self.allocator.idle_list  # type: ignore[attr-defined]
+        scheduler: QueueScheduler = self.scheduler  # type: ignore[assignment]
+        waiting, by_end = self.waiting, self.by_end
+        backfill = scheduler.backfill == "easy" and scheduler.depth > 0
+        window, reservations = scheduler.depth + 1, scheduler.reservations
+        heappush, heappop, insort, bisect_left = (
+            heapq.heappush,
+            heapq.heappop,
+            bisect.insort,
+            bisect.bisect_left,
+        )
+        nodes_of: list[list[int]] = [[]] * jobs
+        completions: list[tuple[float, int]] = []  # (end, job): each job starts once
+        free, arrived, now = len(idle), 0, self.now
+        step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
+        while arrived < jobs or completions or waiting:
+            now = submit[arrived] if arrived < jobs else INF
+            if completions and completions[0][0] < now:
+                now = completions[0][0]
+            if now == INF:
+                raise _stuck(waiting)
+            while completions and completions[0][0] <= now:  # completions: release the nodes
+                job = heappop(completions)[1]
+                end[job] = now
+                del by_end[bisect_left(by_end, (predicted_end[job], job))]
+                chosen = nodes_of[job]
+                if len(chosen) > BULK_NODES:
+                    idle.extend(chosen)
+                    idle.sort()
+                else:
+                    for node in chosen:
+                        insort(idle, node)
+                free += len(chosen)
+                done += 1
+            while arrived < jobs and submit[arrived] <= now:  # arrivals
+                waiting[arrived] = None
+                arrived += 1
+            while waiting:  # in order until one does not fit (fcfs_pass)
+                job = next(iter(waiting))
+                size = need[job]
+                if size > free:
+                    break
+                del waiting[job]
+                nodes_of[job] = idle[:size]
+                del idle[:size]
+                free -= size
+                first_start[job] = now
+                heappush(completions, (now + run_time[job], job))
+                predicted = predicted_end[job] = now + estimate[job]
+                insort(by_end, (predicted, job))
+            if waiting and backfill and (free or reservations is not None):  # easy_pass
+                order = list(islice(waiting, window))
+                head = order[0]
+                wanted, available, shadow, extra = need[head], free, INF, 0
+                for predicted, job in by_end:
+                    available += need[job]
+                    if available >= wanted:
+                        shadow, extra = predicted, available - wanted
+                        break
+                if reservations is not None and head not in reservations:
+                    reservations[head] = shadow
+                for job in order[1:] if free else ():
+                    size = need[job]
+                    if size > free:
+                        continue
+                    short = now + estimate[job] <= shadow
+                    if not short:
+                        if size > extra:
+                            continue
+                        extra -= size
+                    del waiting[job]
+                    nodes_of[job] = idle[:size]
+                    del idle[:size]
+                    free -= size
+                    first_start[job] = now
+                    heappush(completions, (now + run_time[job], job))
+                    predicted = predicted_end[job] = now + estimate[job]
+                    insort(by_end, (predicted, job))
+                    if not free:
+                        break
+            if bar is not None and done - shown >= step:
+                bar.update(done - shown)
+                shown = done
+        if bar is not None:
+            bar.update(done - shown)
+        self.now = now if jobs else self.now
+        self.state[:] = [FINISHED] * jobs
+        self.started[:] = first_start
+        self.updated[:] = first_start
+        self.held[:] = need
+        self.remaining[:] = [0.0] * jobs
+        return [np.array(nodes, dtype=np.int64) for nodes in nodes_of]
 
     def _lifecycle(self) -> dict | None:
         if not self._lifecycle_used:
@@ -839,6 +980,15 @@ class Engine:
 
 
 _EMPTY_NODES = np.zeros(0, dtype=np.int64)
+# the scheduler members the fast path inlines: a subclass that overrides one takes the general loop
+_PLAIN_HOOKS = ("schedule", "order", "attach", "on_arrival", "on_finish", "on_preempt", "on_revoke")
+
+
+def _stuck(waiting) -> RuntimeError:
+    return RuntimeError(
+        f"{len(waiting)} waiting jobs can never start (first: job index "
+        f"{next(iter(waiting))}); the scheduler or allocator is inconsistent"
+    )
 
 
 def _job_models(models, jobs: int) -> list[JobModel] | None:
