@@ -9,13 +9,23 @@ records with run time <= 0 or processors <= 0 (allocated, else requested) or a n
 dropped; processors above the platform size are capped to it; a missing estimate (requested time <= 0)
 falls back to the run time; an estimate below the run time is raised to it (jobs are never killed at
 their estimate, so reservations stay valid). Jobs are sorted by submit time, ties by file order.
+
+Cache: `read_swf` keeps each parsed SWF file of at least `CACHE_MIN_BYTES` in a cache folder
+(`cache_folder`: ``$XDG_CACHE_HOME/cosched/workloads``, by default ``~/.cache/cosched/workloads``;
+``COSCHED_NO_CACHE=1`` turns it off), under a digest of the file's bytes, the `max_cores` cap, the
+input limits and the source of this reader; a changed file, cap or reader is parsed again. Deleting the
+folder is always safe.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
+import os
 import re
+import tempfile
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -36,7 +46,16 @@ from cosched.inputs import (
     shown,
 )
 
-__all__ = ["Workload", "SWF_FIELDS", "read_swf", "read_csv", "load_workload", "make_workload"]
+__all__ = [
+    "Workload",
+    "SWF_FIELDS",
+    "read_swf",
+    "read_csv",
+    "load_workload",
+    "make_workload",
+    "cache_folder",
+    "CACHE_MIN_BYTES",
+]
 
 SWF_FIELDS = (
     "job_number",
@@ -273,14 +292,121 @@ def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
     return data, numbers
 
 
+CACHE_MIN_BYTES = 100_000  # smaller files (on disk) parse in milliseconds: not cached
+_CACHE_FORMAT = b"cosched parsed SWF 1"
+_CACHED_COLUMNS = ("job_id", "submit", "run", "cores", "estimate")
+
+
+def cache_folder() -> Path | None:
+    """Where parsed SWF files are kept: ``$XDG_CACHE_HOME/cosched/workloads`` (``~/.cache`` when
+    XDG_CACHE_HOME is unset or empty); None when ``COSCHED_NO_CACHE`` is set to anything but 0."""
+    if os.environ.get("COSCHED_NO_CACHE", "0") not in ("", "0"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "cosched" / "workloads"
+
+
+_READER_SOURCES: list[bytes] = []  # the digest of this reader's source and its input rules, once
+
+
+def _cache_key(path: Path, max_cores: int | None) -> Path | None:
+    """The cache file of `path` read with `max_cores`, or None (no cache, a small or unreadable file)."""
+    folder = cache_folder()
+    if folder is None:
+        return None
+    try:
+        if not path.is_file() or path.stat().st_size < CACHE_MIN_BYTES:
+            return None
+        raw = path.read_bytes()
+    except OSError:
+        return None  # read_text names the problem
+    from cosched import inputs
+
+    if not _READER_SOURCES:
+        reader = hashlib.blake2b(_CACHE_FORMAT + np.__version__.encode())
+        for module in (__file__, inputs.__file__):
+            reader.update(Path(module).read_bytes())
+        _READER_SOURCES.append(reader.digest())
+    limits = [
+        getattr(inputs, name).value
+        for name in ("MAX_INPUT_BYTES", "MAX_SECONDS", "MIN_SECONDS", "MAX_PROCS", "MAX_ID")
+    ]
+    digest = hashlib.blake2b(_READER_SOURCES[0], digest_size=20)
+    digest.update(repr((max_cores, limits)).encode())
+    digest.update(raw)
+    return folder / f"{digest.hexdigest()}.swfcache"
+
+
+def _cached(key: Path, source: str) -> Workload | None:
+    """The workload kept under `key`, or None (absent, or not a whole cache file)."""
+    try:
+        data = key.read_bytes()
+    except OSError:
+        return None
+    head, _, body = data.partition(b"\n")
+    try:
+        meta = json.loads(head)
+        jobs, dtypes = int(meta["jobs"]), [np.dtype(d) for d in meta["dtypes"]]
+        if len(body) != jobs * sum(d.itemsize for d in dtypes) or len(dtypes) != 5:
+            return None
+        columns, offset = [], 0
+        for dtype in dtypes:
+            columns.append(np.frombuffer(body, dtype, jobs, offset).copy())
+            offset += jobs * dtype.itemsize
+        return Workload(
+            *columns, source=source, header=dict(meta["header"]), cleaning=dict(meta["cleaning"])
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _keep(key: Path, workload: Workload) -> None:
+    """Write `workload` under `key` atomically (a partial file is never seen); errors are ignored: the
+    cache only saves time."""
+    columns = [getattr(workload, name) for name in _CACHED_COLUMNS]
+    meta = {
+        "jobs": len(workload),
+        "dtypes": [column.dtype.str for column in columns],
+        "header": workload.header,
+        "cleaning": workload.cleaning,
+    }
+    try:
+        key.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=key.parent, suffix=".part")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(json.dumps(meta).encode() + b"\n")
+                for column in columns:
+                    out.write(np.ascontiguousarray(column).tobytes())
+            os.replace(name, key)
+        except BaseException:
+            os.unlink(name)
+            raise
+    except OSError:
+        pass
+
+
 def read_swf(path: str | Path, max_cores: int | None = None) -> Workload:
     """Read a (gzipped) SWF file; cores = allocated processors, else requested; estimate = requested time.
 
     Every field must be a finite number; ids whole, non-negative and unique; processor counts whole; times and
-    counts below the limits of `cosched.inputs` (errors name the line and the field).
+    counts below the limits of `cosched.inputs` (errors name the line and the field). Files of at least
+    `CACHE_MIN_BYTES` are parsed once and then read from the cache (module docstring).
     """
     path = Path(path)
     source = str(path)
+    key = _cache_key(path, max_cores)
+    if key is not None:
+        workload = _cached(key, source)
+        if workload is not None:
+            return workload
+    workload = _parse_swf(path, source, max_cores)
+    if key is not None:
+        _keep(key, workload)
+    return workload
+
+
+def _parse_swf(path: Path, source: str, max_cores: int | None) -> Workload:
     text = read_text(path, comment=";")
     data, numbers = _swf_values(text, source)
     if not len(data):
