@@ -1,23 +1,29 @@
 """Check that a change of the simulator leaves every per-job result identical, value by value.
 
-Runs a fixed set of simulations through the `cosched` command of one installation and writes each run's
-jobs.csv into a folder; a second call compares two such folders. To compare with an earlier version, run
-the same script with that version's command (e.g. from a git worktree installed in its own venv):
+Runs a fixed set of simulations through the `cosched` command of one installation and writes each
+run's jobs.csv into a folder; a second call compares two such folders. To compare with an earlier
+version, run the same script with that version's command (e.g. from a git worktree installed in its
+own venv):
 
     python benchmarks/results_unchanged.py write old/ --cosched old-venv/bin/cosched
-    python benchmarks/results_unchanged.py write new/ --workloads old/workloads   # the same drawn jobs
-    python benchmarks/results_unchanged.py compare old/ new/
+    python benchmarks/results_unchanged.py write new/ --workloads old/workloads   # the same drawn
+    jobs python benchmarks/results_unchanged.py compare old/ new/
 
-Cases (every registered scheduler and hybrid mechanism; the script fails if the installation registers one
-it does not cover):
-- SDSC-SP2 (from ../shared/data/swf) under every classic scheduler (FCFS, EASY, Conservative, SJF, LJF);
-- the co-scheduling grid: every co-scheduler (and EASY) on 1,000-job workloads drawn from the bundled
-  synthetic heatmap (batch and Poisson arrivals, both placements) and, when present, the real ARIS NAS
-  heatmap;
-- elastic jobs: the first 5,000 SDSC-SP2 jobs, half of them malleable, under every elastic policy and
+Cases (every registered scheduler and hybrid mechanism; the script fails if the installation
+registers one it does not cover):
+- SDSC-SP2 (from ../shared/data/swf) under every classic scheduler (FCFS, EASY, Conservative, SJF,
+  LJF);
+- the co-scheduling grid: every co-scheduler (and EASY) on 1,000-job workloads drawn from the
+  bundled
+  synthetic heatmap (batch and Poisson arrivals, both placements) and, when present, the real ARIS
+  NAS heatmap;
+- elastic jobs: the first 5,000 SDSC-SP2 jobs, half of them malleable, under every elastic policy
+  and
   EASY, Conservative; half of them moldable under EASY;
-- hybrid runs: the first 5,000 SDSC-SP2 jobs typed on-demand / rigid / malleable under every on-demand
-  mechanism around EASY, with node failures; their action logs (every node handed out) are compared too.
+- hybrid runs: the first 5,000 SDSC-SP2 jobs typed on-demand / rigid / malleable under every
+  on-demand
+  mechanism around EASY, with node failures; their action logs (every node handed out) are compared
+  too.
 """
 
 from __future__ import annotations
@@ -75,7 +81,8 @@ def check_coverage() -> None:
 
 
 def cases(workloads: Path, cosched: list[str], reuse: bool = False):
-    """(name, simulate arguments) for every case; draws the co-scheduling workloads into `workloads` (or reuses them)."""
+    """(name, simulate arguments) for every case; draws the co-scheduling workloads into `workloads`
+    (or reuses them)."""
     if SDSC_SP2.exists():
         sdsc = ["--workload", str(SDSC_SP2), "--platform", "sdsc-sp2"]
         for scheduler in CLASSIC:
@@ -148,7 +155,8 @@ def _co_cases(label: str, arrivals: str, workload: Path, heatmap: Path, extra: l
 
 
 def write(folder: Path, cosched: list[str], workloads: Path | None = None) -> None:
-    """Run every case into `folder`; `workloads`: the drawn workloads of an earlier `write`, to simulate the same jobs."""
+    """Run every case into `folder`; `workloads`: the drawn workloads of an earlier `write`, to
+    simulate the same jobs."""
     check_coverage()
     folder.mkdir(parents=True, exist_ok=True)
     reuse = workloads is not None

@@ -1,36 +1,40 @@
-"""The discrete-event engine: one loop for rigid, co-located, moldable, malleable and preemptible jobs.
+"""The discrete-event engine: one loop for rigid, co-located, moldable, malleable and preemptible
+jobs.
 
 Job lifecycle (000 §3.3, Fig. 4, extended by 001 §4 and 004 §III-A): submitted -> waiting -> running
--> (resized) -> preempted -> waiting -> running -> finished, or killed. A scheduler changes the state only
-through the actions below; each action is checked and a wrong one raises `ActionError` naming the job.
+-> (resized) -> preempted -> waiting -> running -> finished, or killed. A scheduler changes the
+state only through the actions below; each action is checked and a wrong one raises `ActionError`
+naming the job.
 
 Rules (they decide whether results compare with other simulators):
 
 - Events are job arrivals (submit times), job completions, timed events of event sources (a job's
-  scheduling point, a timer, an advance notice) and wake-ups a scheduler asks for. At one timestamp the
-  engine handles all completions first, then all arrivals, then the timed events, then the wake-ups, then
-  calls the scheduler once (``scheduler.schedule(engine)``), then asks the speed model for new speeds.
+  scheduling point, a timer, an advance notice) and wake-ups a scheduler asks for. At one timestamp
+  the engine handles all completions first, then all arrivals, then the timed events, then the
+  wake-ups, then calls the scheduler once (``scheduler.schedule(engine)``), then asks the speed
+  model for new speeds.
 - Deterministic: ties between jobs follow the workload order (submit time, then file order).
 
-Progress (000 §3.5, formula (4.2) generalised): the engine keeps each running job's remaining work (in
-seconds of its compact run at the requested size) and its progress rate = co-location speed x the job
-model's rate on its node count. Any change of either at ``now`` rescales the remaining time,
+Progress (000 §3.5, formula (4.2) generalised): the engine keeps each running job's remaining work
+(in seconds of its compact run at the requested size) and its progress rate = co-location speed x
+the job model's rate on its node count. Any change of either at ``now`` rescales the remaining time,
 remaining_new = rate_old x remaining_old / rate_new, and re-posts the completion event (stale events
 carry an old version number and are skipped). Setup and reconfiguration time pass without progress.
 
 State a scheduler reads (read-only): ``now``; ``waiting`` (OrderedDict job -> None in queue order:
 submit order, a preempted job back at its submit position); ``running`` (dict job -> None in start
-order); per job, lists indexed by job in workload order: ``submit``, ``run_time`` (compact run time),
-``cores`` (requested), ``estimate``, ``first_start``, ``end``, ``allocation``, ``held``
+order); per job, lists indexed by job in workload order: ``submit``, ``run_time`` (compact run
+time), ``cores`` (requested), ``estimate``, ``first_start``, ``end``, ``allocation``, ``held``
 (allocator units while running), ``speed`` (co-location speedup), ``rate``, ``remaining``,
-``predicted_end``, ``placement`` (hints), ``models`` (job models, None when every job is plain rigid);
-``by_end`` (running jobs as sorted ``(predicted_end, job)``); ``units_table``; ``allocator``;
-``speed_model``; ``reservations``.
+``predicted_end``, ``placement`` (hints), ``models`` (job models, None when every job is plain
+rigid); ``by_end`` (running jobs as sorted ``(predicted_end, job)``); ``units_table``;
+``allocator``; ``speed_model``; ``reservations``.
 
-Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes, release=None)``, ``preempt(job)``,
-``kill(job)``, ``reserve(nodes)`` / ``release(reservation)`` / ``revoke(node)``, ``hint(job, placement)``,
-``request_wakeup(time)``, ``note(action, job)`` (the action log only), and ``at(time, callback)`` for event
-sources. Every action takes an optional ``reason`` for the action log (``log_actions=True``).
+Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes, release=None)``,
+``preempt(job)``, ``kill(job)``, ``reserve(nodes)`` / ``release(reservation)`` / ``revoke(node)``,
+``hint(job, placement)``, ``request_wakeup(time)``, ``note(action, job)`` (the action log only), and
+``at(time, callback)`` for event sources. Every action takes an optional ``reason`` for the action
+log (``log_actions=True``).
 
 The typed, read-only interface a scheduler, mechanism or event source may use is
 `cosched.simulator.view.SchedulerView`: the state above plus accessors (``work_done(job)``,
@@ -87,10 +91,11 @@ ACTION_COLUMNS = ("time", "action", "job_id", "reservation", "nodes", "reason", 
 
 
 def write_actions(actions: list, job_ids, path) -> None:
-    """The action log as CSV (ACTION_COLUMNS): one row per start, resize, preempt, kill, finish, reserve,
-    release and note (e.g. ``warn``), with the node ids involved (";"-joined: a job's nodes after the action; for a preemption, kill
-    or finish the nodes it gave back) and the reason "who[:job index]" split into the reason and the job id
-    it served. Reservations are named by their key (negative)."""
+    """The action log as CSV (ACTION_COLUMNS): one row per start, resize, preempt, kill, finish,
+    reserve, release and note (e.g. ``warn``), with the node ids involved (";"-joined: a job's nodes
+    after the action; for a preemption, kill or finish the nodes it gave back) and the reason
+    "who[:job index]" split into the reason and the job id it served. Reservations are named by
+    their key (negative)."""
     import csv
 
     ids = np.asarray(job_ids).tolist()
@@ -113,14 +118,17 @@ def write_actions(actions: list, job_ids, path) -> None:
 
 
 class ActionError(InputError):
-    """A scheduler asked for something the state does not allow (busy node, resizing a rigid job, ...)."""
+    """A scheduler asked for something the state does not allow (busy node, resizing a rigid job,
+    ...)."""
 
 
 class SpeedModel(Protocol):
-    """Gives the current speedup of running jobs (e.g. from a co-location heatmap, 000 formula (4.1))."""
+    """Gives the current speedup of running jobs (e.g. from a co-location heatmap, 000 formula
+    (4.1))."""
 
     def speeds(self, engine: Engine, jobs: np.ndarray) -> Iterable[tuple[int, float]]:
-        """New speedups for (some of) `jobs`, the running jobs on nodes that changed at `engine.now`."""
+        """New speedups for (some of) `jobs`, the running jobs on nodes that changed at
+        `engine.now`."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,7 +169,8 @@ class SimulationResult:
         return float(np.nanmax(self.end) - self.workload.submit.min()) if self.end.size else 0.0
 
     def jobs_frame(self):
-        """The per-job table (pandas): ids, times, cores, `;`-joined node ids, co-scheduling and lifecycle columns."""
+        """The per-job table (pandas): ids, times, cores, `;`-joined node ids, co-scheduling and
+        lifecycle columns."""
         import pandas as pd
 
         w = self.workload
@@ -188,7 +197,8 @@ class SimulationResult:
 
 
 class Engine:
-    """One simulation: a workload on a platform under a scheduler, an allocator and an optional speed model."""
+    """One simulation: a workload on a platform under a scheduler, an allocator and an optional
+    speed model."""
 
     def __init__(
         self,
@@ -249,7 +259,8 @@ class Engine:
             if self.models is None
             else [model.checkpoint.total_work(e) for model, e in zip(self.models, self.estimate)]
         )
-        # per waiting job: how long it would be predicted to run if started now (fixed while it waits)
+        # per waiting job: how long it would be predicted to run if started now (fixed while it
+        # waits)
         self.queued_duration = (
             self.estimate
             if self.models is None
@@ -272,15 +283,16 @@ class Engine:
         self.preemptions = [0] * jobs
         self.resizes = [0] * jobs
         self.pending_resize: dict[int, int] = {}
-        # OrderedDict: a plain dict gets slow to iterate after many deletions at its front (long queues)
+        # OrderedDict: a plain dict gets slow to iterate after many deletions at its front (long
+        # queues)
         self.waiting: OrderedDict[int, None] = OrderedDict()
         self.running: dict[int, None] = {}
         self.by_end: list[tuple[float, int]] = []
         self.reservations: dict[int, Reservation] = {}
         self.now = workload.submit[0].item() if jobs else 0.0
         self.log: list | None = [] if log_events else None
-        # (time, action, job or -1, reservation key or 0, node ids, reason): every node handed out or
-        # taken back, for a third party to replay (ACTION_COLUMNS)
+        # (time, action, job or -1, reservation key or 0, node ids, reason): every node handed out
+        # or taken back, for a third party to replay (ACTION_COLUMNS)
         self.actions: list | None = [] if log_actions else None
         self._lifecycle_used = job_models is not None
         self._completions: list[tuple[float, int, int]] = []
@@ -350,10 +362,12 @@ class Engine:
         return True
 
     def resize(self, job: int, nodes: int, release=None, reason: str = "") -> bool:
-        """Give running malleable `job` `nodes` nodes: at once, or at its next scheduling point (001 §5).
+        """Give running malleable `job` `nodes` nodes: at once, or at its next scheduling point (001
+        §5).
 
-        False if it should grow and the idle nodes are too few now. release: node ids of the job to give up
-        when it shrinks (e.g. a failed node), applied at once; by default it gives up its highest nodes.
+        False if it should grow and the idle nodes are too few now. release: node ids of the job to
+        give up when it shrinks (e.g. a failed node), applied at once; by default it gives up its
+        highest nodes.
         """
         model = self.model(job)
         if self.state[job] != RUNNING:
@@ -394,8 +408,8 @@ class Engine:
     def preempt(self, job: int, reason: str = "") -> None:
         """Stop running `job` and return it to the queue at its submit position (004 §III-B, PAA).
 
-        The work since its last checkpoint is lost unless its model checkpoints on warning; the setup is
-        paid again at the restart.
+        The work since its last checkpoint is lost unless its model checkpoints on warning; the
+        setup is paid again at the restart.
         """
         if self.state[job] != RUNNING:
             raise ActionError(
@@ -409,8 +423,8 @@ class Engine:
         if checkpoint.on_warning:
             kept = max(done, 0.0)
         else:
-            # an integer count: a resumed job rebuilds `done` just below its last checkpoint in floating
-            # point, and must not lose it (004 §III-A: resume from the latest checkpoint)
+            # an integer count: a resumed job rebuilds `done` just below its last checkpoint in
+            # floating point, and must not lose it (004 §III-A: resume from the latest checkpoint)
             count = max(self.checkpoints[job], checkpoint.count(done))
             self.checkpoints[job] = count
             kept = checkpoint.work_of(count)
@@ -450,7 +464,8 @@ class Engine:
         self.end[job] = self.now
 
     def reserve(self, nodes, reason: str = "") -> Reservation:
-        """Hold idle nodes (a count: the allocator's lowest idle nodes; or node ids) for a future job."""
+        """Hold idle nodes (a count: the allocator's lowest idle nodes; or node ids) for a future
+        job."""
         if isinstance(nodes, (int, np.integer)):
             chosen = self.allocator.idle_nodes(nodes)
             if nodes > chosen.size:
@@ -477,9 +492,10 @@ class Engine:
             self._act("release", -1, reservation.key, reservation.nodes, reason)
 
     def revoke(self, node: int, reason: str = "") -> Reservation | None:
-        """Take `node` out of the reservation that holds it (e.g. the node failed): the reservation is
-        released, its other nodes are reserved again under a new key, and the scheduler hears of it through
-        ``on_revoke(engine, old, rest)``. Returns the rest (None if `node` was its only node)."""
+        """Take `node` out of the reservation that holds it (e.g. the node failed): the reservation
+        is released, its other nodes are reserved again under a new key, and the scheduler hears of
+        it through ``on_revoke(engine, old, rest)``. Returns the rest (None if `node` was its only
+        node)."""
         old = self.reservation_of(node)
         if old is None:
             raise ActionError(f"node {node} is not reserved")
@@ -490,12 +506,13 @@ class Engine:
         return rest
 
     def hint(self, job: int, placement: str | None) -> None:
-        """Tell the allocator how to place waiting `job` (e.g. "compact"); it counts in backfilling too."""
+        """Tell the allocator how to place waiting `job` (e.g. "compact"); it counts in backfilling
+        too."""
         self.placement[job] = placement
 
     def note(self, action: str, job: int, reason: str = "") -> None:
-        """Write a decision that changes no state (e.g. a malleable job warned before it is shrunk or
-        preempted) to the action log, if there is one; the job's current nodes are listed."""
+        """Write a decision that changes no state (e.g. a malleable job warned before it is shrunk
+        or preempted) to the action log, if there is one; the job's current nodes are listed."""
         if self.actions is not None:
             allocation = self.allocation[job]
             self._act(
@@ -509,11 +526,13 @@ class Engine:
             heapq.heappush(self._wakeups, when)
 
     def at(self, when: float, callback: Callable[[Engine], None]) -> None:
-        """Call `callback(engine)` at `when`, before that timestamp's scheduling pass (event sources)."""
+        """Call `callback(engine)` at `when`, before that timestamp's scheduling pass (event
+        sources)."""
         heapq.heappush(self._events, (max(when, self.now), next(self._sequence), callback))
 
     def set_speed(self, job: int, speed: float) -> None:
-        """Change a running job's co-location speedup now and re-post its completion (000 §3.5, (4.2))."""
+        """Change a running job's co-location speedup now and re-post its completion (000 §3.5,
+        (4.2))."""
         if speed == self.speed[job]:
             return
         self.speed[job] = speed
@@ -529,14 +548,16 @@ class Engine:
 
     # --- progress bookkeeping ---------------------------------------------------------------------
     def _advance(self, job: int) -> None:
-        """Bring `remaining` up to `now` (no progress before `updated`: setup or reconfiguration)."""
+        """Bring `remaining` up to `now` (no progress before `updated`: setup or
+        reconfiguration)."""
         now, updated = self.now, self.updated[job]
         if now > updated:
             self.remaining[job] -= (now - updated) * self.rate[job]
             self.updated[job] = now
 
     def _set_rate(self, job: int, rate: float) -> None:
-        """New progress rate from now on: remaining time rescaled, completion re-posted (000 (4.2))."""
+        """New progress rate from now on: remaining time rescaled, completion re-posted (000
+        (4.2))."""
         self._advance(job)
         self.rate[job] = rate
         version = self.version[job] + 1
@@ -550,14 +571,15 @@ class Engine:
         bisect.insort(self.by_end, (predicted, job))
 
     def _predicted_work(self, job: int) -> float:
-        """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the work
-        done, never below the truth."""
+        """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the
+        work done, never below the truth."""
         estimate = self.estimate[job] if self.estimate_work is None else self.estimate_work[job]
         return max(estimate - (self.work[job] - self.remaining[job]), self.remaining[job])
 
     def predicted_duration(self, job: int) -> float:
-        """How long waiting `job` would be predicted to run if started now on its requested nodes: its
-        setup plus its predicted remaining work (what its ``predicted_end`` will be, less ``now``)."""
+        """How long waiting `job` would be predicted to run if started now on its requested nodes:
+        its setup plus its predicted remaining work (what its ``predicted_end`` will be, less
+        ``now``)."""
         if self.models is None:
             return self.estimate[job]
         model = self.models[job]
@@ -591,7 +613,8 @@ class Engine:
         return True
 
     def _post_scheduling_point(self, job: int) -> None:
-        """An event when `job` reaches its next scheduling point (every `scheduling_point` of work)."""
+        """An event when `job` reaches its next scheduling point (every `scheduling_point` of
+        work)."""
         interval = self.models[job].scheduling_point
         self._advance(job)
         done = self.work[job] - self.remaining[job]
@@ -667,14 +690,16 @@ class Engine:
         return RIGID if self.models is None else self.models[job]
 
     def work_done(self, job: int) -> float:
-        """Work (compact seconds, checkpoint writes included) the job has done by `now`; read-only."""
+        """Work (compact seconds, checkpoint writes included) the job has done by `now`;
+        read-only."""
         remaining = self.remaining[job]
         if self.state[job] == RUNNING:
             remaining -= max(0.0, self.now - self.updated[job]) * self.rate[job]
         return self.work[job] - remaining
 
     def checkpointed_work(self, job: int) -> float:
-        """Work the job would keep if it were preempted now (its completed checkpoints, exact count)."""
+        """Work the job would keep if it were preempted now (its completed checkpoints, exact
+        count)."""
         checkpoint = self.model(job).checkpoint
         done = self.work_done(job)
         if checkpoint.on_warning:
@@ -700,7 +725,8 @@ class Engine:
         return occupants.copy() if nodes is None else occupants[nodes]
 
     def occupant(self, node: int) -> int:
-        """Who holds `node`: a job index (>= 0), EMPTY (-1) if idle, or a reservation key (below -1)."""
+        """Who holds `node`: a job index (>= 0), EMPTY (-1) if idle, or a reservation key (below
+        -1)."""
         return int(self.allocator.state.occupants[node, 0])
 
     def is_reserved(self, node: int) -> bool:
@@ -840,9 +866,10 @@ class Engine:
     # --- the fast path ----------------------------------------------------------------------------
     def plain(self) -> bool:
         """True when this run takes the fast path `_loop_plain`: a queue scheduler in arrival order
-        (FCFS, EASY) whose hooks are the base class's, on whole nodes (the compact allocator, fresh),
-        every job plain rigid, no speed model, event source, event log or action log. The results are
-        those of the general loop, value for value (tests/simulator/test_plain_path.py)."""
+        (FCFS, EASY) whose hooks are the base class's, on whole nodes (the compact allocator,
+        fresh), every job plain rigid, no speed model, event source, event log or action log. The
+        results are those of the general loop, value for value
+        (tests/simulator/test_plain_path.py)."""
         scheduler, allocator = self.scheduler, self.allocator
         return (
             isinstance(scheduler, QueueScheduler)
@@ -866,10 +893,11 @@ class Engine:
 
     def _loop_plain(self, bar) -> list[np.ndarray]:  # noqa: C901  (one hot loop, inlined for speed)
         """The event loop of `_loop` with the scheduling pass of `QueueScheduler` (FCFS, then EASY
-        backfilling, 003 §5.1.1-5.1.2) and the compact allocator inlined, as plain lists: no numpy per
-        event, no allocation objects. Same events, same order, same floating-point sums, so the same
-        starts, ends and node ids. Returns each job's node ids; the engine's per-job lists end as the
-        general loop leaves them, except ``allocation`` (None: the result holds the node ids)."""
+        backfilling, 003 §5.1.1-5.1.2) and the compact allocator inlined, as plain lists: no numpy
+        per event, no allocation objects. Same events, same order, same floating-point sums, so the
+        same starts, ends and node ids. Returns each job's node ids; the engine's per-job lists end
+        as the general loop leaves them, except ``allocation`` (None: the result holds the node
+        ids)."""
         jobs = len(self.run_time)
         submit, run_time, estimate = self.submit, self.run_time, self.estimate
         first_start, end, predicted_end = self.first_start, self.end, self.predicted_end
@@ -1004,7 +1032,8 @@ def _job_models(models, jobs: int) -> list[JobModel] | None:
 
 
 class _FunctionScheduler(Scheduler):
-    """Wraps a plain function `schedule(engine)` as a scheduler (the base class's hooks do nothing)."""
+    """Wraps a plain function `schedule(engine)` as a scheduler (the base class's hooks do
+    nothing)."""
 
     def __init__(self, function: Callable):
         self.schedule = function
@@ -1025,11 +1054,11 @@ def simulate(
 ) -> SimulationResult:
     """Run one simulation of any scheduler: an object, a registered name or a function(engine).
 
-    The scheduler declares what it needs: its allocator (`make_allocator`, given `placement`) and its
-    speed model (`make_speed_model`, given the heatmap and the speedup of a job alone on spread nodes,
-    `alone_speedup`; co-schedulers use the heatmap co-location model of 000 §3.5). `options` go to the
-    `Engine` (job_models, sources, use_run_times, log_events, progress). The keyword ``spread_speedup`` is
-    the deprecated spelling of `alone_speedup` (removed in 0.4.0).
+    The scheduler declares what it needs: its allocator (`make_allocator`, given `placement`) and
+    its speed model (`make_speed_model`, given the heatmap and the speedup of a job alone on spread
+    nodes, `alone_speedup`; co-schedulers use the heatmap co-location model of 000 §3.5). `options`
+    go to the `Engine` (job_models, sources, use_run_times, log_events, progress). The keyword
+    ``spread_speedup`` is the deprecated spelling of `alone_speedup` (removed in 0.4.0).
     """
     alone_speedup = renamed_keyword(
         alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup"

@@ -1,20 +1,23 @@
-"""Rigid job workloads: the Standard Workload Format (SWF, 18 fields) and a plain CSV, cleaned with counts.
+"""Rigid job workloads: the Standard Workload Format (SWF, 18 fields) and a plain CSV, cleaned with
+counts.
 
-Input rules (InputError naming file, line and field; `cosched.inputs` reads and checks every input): UTF-8
-text, plain or gzipped; every number finite; job ids whole, non-negative and unique; processor counts whole;
-times at most `MAX_SECONDS`, positive run times at least `MIN_SECONDS`, processor counts at most `MAX_PROCS`.
+Input rules (InputError naming file, line and field; `cosched.inputs` reads and checks every input):
+UTF-8 text, plain or gzipped; every number finite; job ids whole, non-negative and unique; processor
+counts whole; times at most `MAX_SECONDS`, positive run times at least `MIN_SECONDS`, processor
+counts at most `MAX_PROCS`.
 
 Cleaning rules (each reported as a count in ``Workload.cleaning``):
-records with run time <= 0 or processors <= 0 (allocated, else requested) or a negative submit time are
-dropped; processors above the platform size are capped to it; a missing estimate (requested time <= 0)
-falls back to the run time; an estimate below the run time is raised to it (jobs are never killed at
-their estimate, so reservations stay valid). Jobs are sorted by submit time, ties by file order.
+records with run time <= 0 or processors <= 0 (allocated, else requested) or a negative submit time
+are dropped; processors above the platform size are capped to it; a missing estimate (requested time
+<= 0) falls back to the run time; an estimate below the run time is raised to it (jobs are never
+killed at their estimate, so reservations stay valid). Jobs are sorted by submit time, ties by file
+order.
 
 Cache: `read_swf` keeps each parsed SWF file of at least `CACHE_MIN_BYTES` in a cache folder
 (`cache_folder`: ``$XDG_CACHE_HOME/cosched/workloads``, by default ``~/.cache/cosched/workloads``;
 ``COSCHED_NO_CACHE=1`` turns it off), under a digest of the file's bytes, the `max_cores` cap, the
-input limits and the source of this reader; a changed file, cap or reader is parsed again. Deleting the
-folder is always safe.
+input limits and the source of this reader; a changed file, cap or reader is parsed again. Deleting
+the folder is always safe.
 """
 
 from __future__ import annotations
@@ -83,7 +86,8 @@ CSV_OPTIONAL = ("estimate", "app")
 
 @dataclass(frozen=True, eq=False)
 class Workload:
-    """Jobs as parallel arrays sorted by submit time: ids, submit, run time, cores, estimate, app names."""
+    """Jobs as parallel arrays sorted by submit time: ids, submit, run time, cores, estimate, app
+    names."""
 
     job_id: np.ndarray
     submit: np.ndarray
@@ -99,7 +103,8 @@ class Workload:
         return int(self.job_id.size)
 
     def head(self, count: int) -> Workload:
-        """The first `count` jobs (by submit time), keeping the cleaning counts of the whole file."""
+        """The first `count` jobs (by submit time), keeping the cleaning counts of the whole
+        file."""
         keep = slice(0, count)
         return replace(
             self,
@@ -128,7 +133,8 @@ def make_workload(
 ) -> Workload:
     """Apply the cleaning rules to raw columns and sort by submit time (stable).
 
-    The columns must hold valid numbers (the rules of the readers, without line numbers): InputError otherwise.
+    The columns must hold valid numbers (the rules of the readers, without line numbers): InputError
+    otherwise.
     """
     columns = [
         np.asarray(values, dtype=np.float64).reshape(-1)
@@ -234,7 +240,8 @@ def _swf_header(text: str) -> dict:
 
 
 def _swf_rows(text: str) -> tuple[list[int], list[str]]:
-    """Line numbers and contents of the job records: comments (from `;`) cut, blank lines skipped."""
+    """Line numbers and contents of the job records: comments (from `;`) cut, blank lines
+    skipped."""
     lines = _SWF_COMMENT.sub("", text).replace("\r", " ").split("\n")
     numbers = [number for number, line in enumerate(lines, 1) if line.strip(" \t")]
     return numbers, [lines[number - 1] for number in numbers]
@@ -246,10 +253,11 @@ def _blanks_agree(text: str) -> bool:
 
 
 def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
-    """The records as a float array and their line numbers (None: not computed, the file parsed cleanly).
+    """The records as a float array and their line numbers (None: not computed, the file parsed
+    cleanly).
 
-    numpy's C reader (`np.loadtxt`, no pandas import) reads a clean file; anything else is read field by field,
-    naming the first bad line and field.
+    numpy's C reader (`np.loadtxt`, no pandas import) reads a clean file; anything else is read
+    field by field, naming the first bad line and field.
     """
     # Without other blanks (and without non-ASCII ones: numpy's reader takes any Unicode blank as
     # one), numpy skips exactly the lines the rules skip (blank or comment): its rows are the
@@ -310,7 +318,8 @@ _READER_SOURCES: list[bytes] = []  # the digest of this reader's source and its 
 
 
 def _cache_key(path: Path, max_cores: int | None) -> Path | None:
-    """The cache file of `path` read with `max_cores`, or None (no cache, a small or unreadable file)."""
+    """The cache file of `path` read with `max_cores`, or None (no cache, a small or unreadable
+    file)."""
     folder = cache_folder()
     if folder is None:
         return None
@@ -361,8 +370,8 @@ def _cached(key: Path, source: str) -> Workload | None:
 
 
 def _keep(key: Path, workload: Workload) -> None:
-    """Write `workload` under `key` atomically (a partial file is never seen); errors are ignored: the
-    cache only saves time."""
+    """Write `workload` under `key` atomically (a partial file is never seen); errors are ignored:
+    the cache only saves time."""
     columns = [getattr(workload, name) for name in _CACHED_COLUMNS]
     meta = {
         "jobs": len(workload),
@@ -387,11 +396,13 @@ def _keep(key: Path, workload: Workload) -> None:
 
 
 def read_swf(path: str | Path, max_cores: int | None = None) -> Workload:
-    """Read a (gzipped) SWF file; cores = allocated processors, else requested; estimate = requested time.
+    """Read a (gzipped) SWF file; cores = allocated processors, else requested; estimate = requested
+    time.
 
-    Every field must be a finite number; ids whole, non-negative and unique; processor counts whole; times and
-    counts below the limits of `cosched.inputs` (errors name the line and the field). Files of at least
-    `CACHE_MIN_BYTES` are parsed once and then read from the cache (module docstring).
+    Every field must be a finite number; ids whole, non-negative and unique; processor counts whole;
+    times and counts below the limits of `cosched.inputs` (errors name the line and the field).
+    Files of at least `CACHE_MIN_BYTES` are parsed once and then read from the cache (module
+    docstring).
     """
     path = Path(path)
     source = str(path)
@@ -437,39 +448,13 @@ def _parse_swf(path: Path, source: str, max_cores: int | None) -> Workload:
 def read_csv(path: str | Path, max_cores: int | None = None) -> Workload:
     """Read a CSV with columns job_id, submit_time, run_time, cores and optional estimate, app.
 
-    Cells are trimmed; rows of empty cells are skipped; an empty estimate means none. The numbers follow the
-    rules of `read_swf`; errors name the line and the column.
+    Cells are trimmed; rows of empty cells are skipped; an empty estimate means none. The numbers
+    follow the rules of `read_swf`; errors name the line and the column.
     """
     path = Path(path)
     source = str(path)
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))
-    header, header_line, rows, lines = None, 1, [], []
-    try:
-        for record in reader:
-            cells = [cell.strip() for cell in record]
-            if not any(cells):
-                continue
-            if header is None:
-                header, header_line = cells, reader.line_num
-            elif len(cells) != len(header):
-                raise InputError(
-                    f"row has {len(cells)} cells, the header has {len(header)}",
-                    source=source,
-                    line=reader.line_num,
-                )
-            else:
-                rows.append(cells)
-                lines.append(reader.line_num)
-    except csv.Error as error:
-        raise InputError(f"not a valid CSV: {error}", source=source, line=reader.line_num) from None
-    if header is None:
-        raise InputError("empty file: no header", source=source)
-    for name in header:
-        if header.count(name) > 1:
-            raise InputError("column given twice", source=source, line=header_line, field=name)
-    for name in CSV_REQUIRED:
-        if name not in header:
-            raise InputError("missing column", source=source, line=header_line, field=name)
+    header, header_line, rows, lines = _csv_rows(read_text(path), source)
+    _check_csv_header(header, header_line, source)
     columns, checks = {}, []
     for name in CSV_REQUIRED + ("estimate",):
         if name not in header:
@@ -500,8 +485,48 @@ def read_csv(path: str | Path, max_cores: int | None = None) -> Workload:
     )
 
 
+def _csv_rows(text: str, source: str) -> tuple[list[str], int, list[list[str]], list[int]]:
+    """The header, its line, the data rows (trimmed cells; rows of empty cells skipped) and their
+    lines."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header: list[str] | None = None
+    header_line, rows, lines = 1, [], []
+    try:
+        for record in reader:
+            cells = [cell.strip() for cell in record]
+            if not any(cells):
+                continue
+            if header is None:
+                header, header_line = cells, reader.line_num
+            elif len(cells) != len(header):
+                raise InputError(
+                    f"row has {len(cells)} cells, the header has {len(header)}",
+                    source=source,
+                    line=reader.line_num,
+                )
+            else:
+                rows.append(cells)
+                lines.append(reader.line_num)
+    except csv.Error as error:
+        raise InputError(f"not a valid CSV: {error}", source=source, line=reader.line_num) from None
+    if header is None:
+        raise InputError("empty file: no header", source=source)
+    return header, header_line, rows, lines
+
+
+def _check_csv_header(header: list[str], line: int, source: str) -> None:
+    """Every column once, the required ones present."""
+    for name in header:
+        if header.count(name) > 1:
+            raise InputError("column given twice", source=source, line=line, field=name)
+    for name in CSV_REQUIRED:
+        if name not in header:
+            raise InputError("missing column", source=source, line=line, field=name)
+
+
 def load_workload(path: str | Path, max_cores: int | None = None) -> Workload:
-    """SWF (`.swf`, `.swf.gz`) or CSV (`.csv`, `.csv.gz`) by extension, or a preset (`cosched.data.WORKLOADS`)."""
+    """SWF (`.swf`, `.swf.gz`) or CSV (`.csv`, `.csv.gz`) by extension, or a preset
+    (`cosched.data.WORKLOADS`)."""
     path = resolve("workload", path)
     name = Path(path).name.lower()
     if name.endswith((".swf", ".swf.gz")):

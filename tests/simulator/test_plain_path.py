@@ -1,5 +1,6 @@
 """The engine's fast path (FCFS and EASY on whole nodes, plain rigid jobs) gives the general loop's
-results value for value: start and end times, node ids, reservations, and the engine state after the run."""
+results value for value: start and end times, node ids, reservations, and the engine state after the
+run."""
 
 import numpy as np
 import pytest
@@ -13,29 +14,30 @@ from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.easy import EASY
 from cosched.simulator.workload import make_workload
 
-MAX_NODES = 40  # above the allocator's BULK_NODES (16): both ways of giving nodes back are exercised
+# above the allocator's BULK_NODES (16): both ways of giving nodes back are exercised
+MAX_NODES = 40
 
 
 @st.composite
 def whole_node_cases(draw):
-    """A platform of up to MAX_NODES nodes and a workload on it: times on a coarse grid (many ties of
-    arrivals, ends and reservations) or fractional, estimates above and below the run times."""
+    """A platform of up to MAX_NODES nodes and a workload on it: times on a coarse grid (many ties
+    of arrivals, ends and reservations) or fractional, estimates above and below the run times."""
     platform = Platform(draw(st.integers(1, MAX_NODES)), 1, draw(st.integers(1, 4)))
     count = draw(st.integers(1, 60))
     grid = draw(st.sampled_from([1.0, 0.25, 0.1]))
     times = st.integers(0, 400).map(lambda t: t * grid)
     submit = draw(st.lists(times, min_size=count, max_size=count))
-    run = draw(st.lists(st.integers(1, 200).map(lambda t: t * grid), min_size=count, max_size=count))
-    cores = draw(
-        st.lists(st.integers(1, platform.total_cores), min_size=count, max_size=count)
-    )
+    durations = st.integers(1, 200).map(lambda t: t * grid)
+    run = draw(st.lists(durations, min_size=count, max_size=count))
+    cores = draw(st.lists(st.integers(1, platform.total_cores), min_size=count, max_size=count))
     slack = draw(st.lists(st.integers(-20, 200), min_size=count, max_size=count))
     estimate = [r + s * grid for r, s in zip(run, slack)]
     return platform, make_workload(list(range(count)), submit, run, cores, estimate)
 
 
 class _GeneralEASY(EASY):
-    """EASY with an overridden hook (doing what the base one does): the engine takes its general loop."""
+    """EASY with an overridden hook (doing what the base one does): the engine takes its general
+    loop."""
 
     def on_arrival(self, engine, job):
         super().on_arrival(engine, job)
@@ -131,8 +133,8 @@ def test_logs_speed_models_and_job_models_take_the_general_loop():
 
 
 def test_the_fast_path_keeps_the_node_ids_of_a_crowded_run():
-    """Jobs end out of start order, so the lowest idle nodes are scattered: every job gets exactly the
-    nodes the general loop gives it."""
+    """Jobs end out of start order, so the lowest idle nodes are scattered: every job gets exactly
+    the nodes the general loop gives it."""
     rng = np.random.default_rng(3)
     count = 400
     workload = make_workload(

@@ -1,5 +1,5 @@
-"""The cache of parsed SWF files: a hit gives the parsed workload value for value, a changed file or cap
-is parsed again, a damaged cache file is ignored, and COSCHED_NO_CACHE turns the cache off."""
+"""The cache of parsed SWF files: a hit gives the parsed workload value for value, a changed file or
+cap is parsed again, a damaged cache file is ignored, and COSCHED_NO_CACHE turns the cache off."""
 
 import gzip
 import random
@@ -21,7 +21,8 @@ def _write(path, rows):
         fields = [number, submit, -1, run, procs, -1, -1, procs, estimate] + [-1] * (FIELDS - 9)
         lines.append(" ".join(str(v) for v in fields))
     text = "\n".join(lines) + "\n"
-    # comments of random digits (gzip cannot shrink them much): the file reaches the size that is cached
+    # comments of random digits (gzip cannot shrink them much): the file reaches the size that is
+    # cached
     noise = random.Random(0).randbytes(CACHE_MIN_BYTES).hex()
     text += "".join(f"; {noise[i : i + 200]}\n" for i in range(0, len(noise), 200))
     path.write_bytes(gzip.compress(text.encode()) if path.suffix == ".gz" else text.encode())
