@@ -555,7 +555,7 @@ def _compare_command(args) -> int:
             (
                 "-"
                 if row.get(key) is None
-                else text(row[key], unit)
+                else _fitted(row[key], unit)
                 if key == "makespan"
                 else text(row[key])
             )

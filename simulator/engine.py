@@ -254,21 +254,18 @@ class Engine:
                 model.checkpoint.total_work(run) for model, run in zip(self.models, self.run_time)
             ]
         )
-        self.estimate_work = (
-            None
-            if self.models is None
-            else [model.checkpoint.total_work(e) for model, e in zip(self.models, self.estimate)]
-        )
+        self.estimate_work: list[float] | None = None
         # per waiting job: how long it would be predicted to run if started now (fixed while it
         # waits)
-        self.queued_duration = (
-            self.estimate
-            if self.models is None
-            else [
+        self.queued_duration = self.estimate
+        if self.models is not None:
+            self.estimate_work = [
+                model.checkpoint.total_work(e) for model, e in zip(self.models, self.estimate)
+            ]
+            self.queued_duration = [
                 model.setup + max(e, w)
                 for model, e, w in zip(self.models, self.estimate_work, self.work)
             ]
-        )
         self.remaining = list(self.work)  # work left at `updated`, in compact seconds
         self.updated = [
             0.0
@@ -307,6 +304,7 @@ class Engine:
 
     # --- actions ----------------------------------------------------------------------------------
     def _act(self, action: str, job: int, key: int, nodes: np.ndarray, reason: str) -> None:
+        assert self.actions is not None  # called only with an action log
         self.actions.append((self.now, action, job, key, nodes.tolist(), reason))
 
     def start(self, job: int, nodes=None, placement: str | None = None, reason: str = "") -> bool:
@@ -381,13 +379,13 @@ class Engine:
         low, high = model.bounds(self.requested_nodes(job))
         if not low <= nodes <= high:
             raise ActionError(f"{self._name(job)} can run on {low}..{high} nodes, not {nodes}")
-        if self.allocation[job].cores != self.platform.cores_per_node:
+        if self._held_by(job).cores != self.platform.cores_per_node:
             raise ActionError(
                 f"{self._name(job)} shares its nodes: only jobs on whole nodes can be resized"
             )
         if release is not None:
             release = np.asarray(release, dtype=np.int64)
-            current = self.allocation[job].nodes
+            current = self._held_by(job).nodes
             if (
                 np.unique(release).size != release.size
                 or not np.isin(release, current).all()
@@ -432,7 +430,7 @@ class Engine:
         self.remaining[job] = self.work[job] - kept
         # 004 §IV-D: the setup this run actually spent is wasted (all of it only once it has passed)
         spent = min(max(self.now - self.started[job], 0.0), model.setup)
-        self.lost_setup[job] += spent * self.allocation[job].nodes.size
+        self.lost_setup[job] += spent * self._held_by(job).nodes.size
         self.preemptions[job] += 1
         self.pending_resize.pop(job, None)
         self._stop(job, "preempt", reason)
@@ -467,7 +465,7 @@ class Engine:
         """Hold idle nodes (a count: the allocator's lowest idle nodes; or node ids) for a future
         job."""
         if isinstance(nodes, (int, np.integer)):
-            chosen = self.allocator.idle_nodes(nodes)
+            chosen = self.allocator.idle_nodes(int(nodes))
             if nodes > chosen.size:
                 raise ActionError(f"cannot reserve {nodes} nodes: {chosen.size} are idle")
         else:
@@ -536,12 +534,10 @@ class Engine:
         if speed == self.speed[job]:
             return
         self.speed[job] = speed
-        rate = (
-            speed
-            if self.models is None
-            else speed
-            * self.models[job].rate(self.allocation[job].nodes.size, self.requested_nodes(job))
-        )
+        rate = speed
+        if self.models is not None:
+            nodes = self._held_by(job).nodes.size
+            rate = speed * self.models[job].rate(nodes, self.requested_nodes(job))
         self._set_rate(job, rate)
         if self.log is not None:
             self.log.append((self.now, "speed", job, speed))
@@ -588,10 +584,11 @@ class Engine:
     def _apply_resize(
         self, job: int, nodes: int, release: np.ndarray | None = None, reason: str = ""
     ) -> bool:
+        current = self._held_by(job)
+        allocation: Allocation | None
         if release is None:
-            allocation = self.allocator.resize(self, job, self.allocation[job], nodes)
+            allocation = self.allocator.resize(self, job, current, nodes)
         else:  # shrink off the given nodes
-            current = self.allocation[job]
             self.allocator.release(job, Allocation(release, current.cores))
             allocation = Allocation(current.nodes[~np.isin(current.nodes, release)], current.cores)
         if allocation is None:
@@ -599,10 +596,10 @@ class Engine:
         self._lifecycle_used = True
         self.resizes[job] += 1
         if self.speed_model is not None:
-            self._touched.append(np.union1d(allocation.nodes, self.allocation[job].nodes))
+            self._touched.append(np.union1d(allocation.nodes, current.nodes))
         self.allocation[job] = allocation
         self.held[job] = self.allocator.units_of(allocation)
-        model = self.models[job]
+        model = self.model(job)
         self._advance(job)
         self.updated[job] = max(self.updated[job], self.now) + model.reconfiguration
         self._set_rate(job, self.speed[job] * model.rate(nodes, self.requested_nodes(job)))
@@ -615,7 +612,8 @@ class Engine:
     def _post_scheduling_point(self, job: int) -> None:
         """An event when `job` reaches its next scheduling point (every `scheduling_point` of
         work)."""
-        interval = self.models[job].scheduling_point
+        interval = self.model(job).scheduling_point
+        assert interval is not None  # posted only for jobs with scheduling points
         self._advance(job)
         done = self.work[job] - self.remaining[job]
         point = (math.floor(done / interval + WORK_TOLERANCE) + 1) * interval
@@ -644,7 +642,7 @@ class Engine:
         index = bisect.bisect_left(self.by_end, (self.predicted_end[job], job))
         del self.by_end[index]
         self.version[job] += 1  # its completion event is stale now
-        allocation = self.allocation[job]
+        allocation = self._held_by(job)
         self.allocator.release(job, allocation)
         if self.speed_model is not None:
             self._touched.append(allocation.nodes)
@@ -662,6 +660,7 @@ class Engine:
         index = bisect.bisect_left(self.by_end, (self.predicted_end[job], job))
         del self.by_end[index]
         allocation = self.allocation[job]
+        assert allocation is not None  # a running job holds nodes
         self.allocator.release(job, allocation)
         if self.speed_model is not None:
             self._touched.append(allocation.nodes)
@@ -677,11 +676,19 @@ class Engine:
         self._touched.clear()
         running = self.running
         jobs = self.allocator.state.jobs_on(nodes)
+        assert self.speed_model is not None  # nodes are touched only with a speed model
         for job, speed in self.speed_model.speeds(self, jobs):
             if job in running:
                 self.set_speed(job, float(speed))
 
     # --- checks -----------------------------------------------------------------------------------
+    def _held_by(self, job: int) -> Allocation:
+        """The allocation of a job that holds nodes (running, or stopped just now)."""
+        allocation = self.allocation[job]
+        if allocation is None:
+            raise ActionError(f"{self._name(job)} holds no nodes")
+        return allocation
+
     def _name(self, job: int) -> str:
         return f"job {self.workload.job_id[job]}"
 
@@ -760,7 +767,7 @@ class Engine:
                 raise ActionError(
                     f"{self._name(job)} can start on {low}..{high} nodes, not {nodes}"
                 )
-            idle = self.allocator.idle_nodes(nodes)
+            idle = self.allocator.idle_nodes(int(nodes))
             if nodes > idle.size:
                 return None
             return Allocation(idle, self.platform.cores_per_node)
@@ -901,9 +908,11 @@ class Engine:
         jobs = len(self.run_time)
         submit, run_time, estimate = self.submit, self.run_time, self.estimate
         first_start, end, predicted_end = self.first_start, self.end, self.predicted_end
-        need: list[int] = self.units_table  # type: ignore[assignment]  (compact: whole nodes)
-        idle: list[int] = self.allocator.idle_list  # type: ignore[attr-defined]
-        scheduler: QueueScheduler = self.scheduler  # type: ignore[assignment]
+        need, allocator, scheduler = self.units_table, self.allocator, self.scheduler
+        # `plain` checked these: whole-node units per job, the compact allocator, a queue scheduler
+        assert need is not None and isinstance(allocator, CompactAllocator)
+        assert isinstance(scheduler, QueueScheduler)
+        idle = allocator.idle_list
         waiting, by_end = self.waiting, self.by_end
         backfill = scheduler.backfill == "easy" and scheduler.depth > 0
         window, reservations = scheduler.depth + 1, scheduler.reservations
@@ -1036,7 +1045,8 @@ class _FunctionScheduler(Scheduler):
     nothing)."""
 
     def __init__(self, function: Callable):
-        self.schedule = function
+        # the function is the scheduling pass
+        self.schedule = function  # type: ignore[method-assign]
         self.name = getattr(function, "__name__", "function")
 
 

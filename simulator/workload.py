@@ -277,8 +277,8 @@ def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
                     quotechar=None,
                 )
             # the C reader must match the rules: one row of 18 numbers per data line, none NaN
-            rows = len(data) if agree else records
-            if data.shape == (rows, len(SWF_FIELDS)) and not np.isnan(data).any():
+            expected = len(data) if agree else records
+            if data.shape == (expected, len(SWF_FIELDS)) and not np.isnan(data).any():
                 return data, None
         except ValueError:
             pass
@@ -362,8 +362,16 @@ def _cached(key: Path, source: str) -> Workload | None:
         for dtype in dtypes:
             columns.append(np.frombuffer(body, dtype, jobs, offset).copy())
             offset += jobs * dtype.itemsize
+        job_id, submit, run, cores, estimate = columns
         return Workload(
-            *columns, source=source, header=dict(meta["header"]), cleaning=dict(meta["cleaning"])
+            job_id,
+            submit,
+            run,
+            cores,
+            estimate,
+            source=source,
+            header=dict(meta["header"]),
+            cleaning=dict(meta["cleaning"]),
         )
     except (ValueError, KeyError, TypeError):
         return None
@@ -527,8 +535,8 @@ def _check_csv_header(header: list[str], line: int, source: str) -> None:
 def load_workload(path: str | Path, max_cores: int | None = None) -> Workload:
     """SWF (`.swf`, `.swf.gz`) or CSV (`.csv`, `.csv.gz`) by extension, or a preset
     (`cosched.data.WORKLOADS`)."""
-    path = resolve("workload", path)
-    name = Path(path).name.lower()
+    path = Path(resolve("workload", path))
+    name = path.name.lower()
     if name.endswith((".swf", ".swf.gz")):
         return read_swf(path, max_cores)
     if name.endswith((".csv", ".csv.gz")):
