@@ -799,7 +799,7 @@ class Engine:
                 unit="job",
                 desc=f"simulate {getattr(scheduler, 'name', '')}".strip(),
             )
-        if self.plain():
+        if self.fast_path():
             nodes = self._loop_plain(bar)
         else:
             self._loop(bar)
@@ -871,7 +871,7 @@ class Engine:
             bar.update(done - shown)
 
     # --- the fast path ----------------------------------------------------------------------------
-    def plain(self) -> bool:
+    def fast_path(self) -> bool:
         """True when this run takes the fast path `_loop_plain`: a queue scheduler in arrival order
         (FCFS, EASY) whose hooks are the base class's, on whole nodes (the compact allocator,
         fresh), every job plain rigid, no speed model, event source, event log or action log. The
@@ -909,7 +909,7 @@ class Engine:
         submit, run_time, estimate = self.submit, self.run_time, self.estimate
         first_start, end, predicted_end = self.first_start, self.end, self.predicted_end
         need, allocator, scheduler = self.units_table, self.allocator, self.scheduler
-        # `plain` checked these: whole-node units per job, the compact allocator, a queue scheduler
+        # `fast_path` checked these: node units per job, the compact allocator, a queue scheduler
         assert need is not None and isinstance(allocator, CompactAllocator)
         assert isinstance(scheduler, QueueScheduler)
         idle = allocator.idle_list

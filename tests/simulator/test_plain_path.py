@@ -103,7 +103,9 @@ def test_the_fast_path_gives_the_general_loops_results(
             use_run_times=use_run_times,
             job_models=[RIGID] * len(workload) if models else None,
         )
-        runs.append((engine.plain(), engine.run(), _engine_state(engine), scheduler.reservations))
+        runs.append(
+            (engine.fast_path(), engine.run(), _engine_state(engine), scheduler.reservations)
+        )
     (fast_path, fast, fast_state, fast_reserved), (general_path, general, state, reserved) = runs
     assert fast_path and not general_path
     _same(fast, general)
@@ -115,21 +117,21 @@ def test_the_fast_path_gives_the_general_loops_results(
 def test_other_schedulers_take_the_general_loop(name):
     workload = make_workload([1, 2], [0, 5], [10, 10], [1, 1], [10, 10], app=["a", "a"])
     engine = Engine(workload, Platform(2, 1, 2), make_scheduler(name))
-    assert not engine.plain()
+    assert not engine.fast_path()
 
 
 def test_logs_speed_models_and_job_models_take_the_general_loop():
     from cosched.simulator.jobs import malleable
 
     workload = make_workload([1, 2], [0, 5], [10, 10], [1, 1], [10, 10])
-    assert Engine(workload, Platform(2), make_scheduler("easy")).plain()
+    assert Engine(workload, Platform(2), make_scheduler("easy")).fast_path()
     for options in (
         {"log_events": True},
         {"log_actions": True},
         {"job_models": [RIGID, malleable(1, 2)]},
         {"speed_model": object()},
     ):
-        assert not Engine(workload, Platform(2), make_scheduler("easy"), **options).plain()
+        assert not Engine(workload, Platform(2), make_scheduler("easy"), **options).fast_path()
 
 
 def test_the_fast_path_keeps_the_node_ids_of_a_crowded_run():
