@@ -1,23 +1,28 @@
-"""Simulator speed on whole real traces, against ELiSE's Table 4 and AccaSim 1.1.3 measured in the same run.
+"""Simulator speed on whole real traces, against ELiSE's Table 4 and AccaSim 1.1.3 measured in the
+same run.
 
-Runs SDSC-SP2-1998, CEA-Curie-2011 and RICC-2010 (from ../shared/data/swf) under FCFS, EASY and Conservative
-and prints wall time (simulation only, after loading), jobs per second and simulated days per hour (the
-measure of ELiSE's Table 4: 116.87 FCFS / 117.77 EASY on SDSC-SP2). Then times the whole
-`cosched simulate` command on SDSC-SP2 (imports included), and AccaSim on the same prepared SDSC-SP2 trace
-(cleaned jobs written back as SWF) in a separate venv `benchmarks/.venv-accasim` (created on first use with
-`pip install accasim==1.1.3`; never a project dependency). Note: AccaSim's "EASY" does not protect the head
-job's reservation, so compare wall times only.
+Runs SDSC-SP2-1998, CEA-Curie-2011 and RICC-2010 (from ../shared/data/swf) under FCFS, EASY and
+Conservative and prints wall time (simulation only, after loading), jobs per second and simulated
+days per hour (the measure of ELiSE's Table 4: 116.87 FCFS / 117.77 EASY on SDSC-SP2). Then times
+the whole `cosched simulate` command on SDSC-SP2 (imports included), and AccaSim on the same
+prepared SDSC-SP2 trace (cleaned jobs written back as SWF) in a separate venv
+`benchmarks/.venv-accasim` (created on first use with `pip install accasim==1.1.3`; never a project
+dependency). Note: AccaSim's "EASY" does not protect the head job's reservation, so compare wall
+times only.
 
     python benchmarks/bench_simulator.py                 # all traces, AccaSim included
     python benchmarks/bench_simulator.py --traces sdsc-sp2 --no-accasim --repeat 3
     python benchmarks/bench_simulator.py --skip ""      # also RICC under Conservative (minutes)
     python benchmarks/bench_simulator.py --start-only --repeat 5   # the fast-start table alone
 
-The fast-start table (SDSC-SP2 under EASY, side by side in one run, medians of --repeat, alternating):
-the simulation alone (in process, after loading), a plain reference loop (EASY over node counts with a heap
-of job ends, no engine, no allocator: the least a simulation must do), the whole `cosched simulate --out`
-command (a fresh process: imports, reading the SWF, simulating, writing jobs.csv and summary.json) and
-`cosched --help`; with the targets whole / simulation <= 1.3, simulation / plain loop <= 1.1, --help <= 0.3 s.
+The fast-start table (SDSC-SP2 under EASY, side by side in one run, medians of --repeat,
+alternating): the simulation alone (in process, after loading), a plain reference loop (EASY over
+node counts with a heap of job ends, no engine, no allocator: the least a simulation must do), the
+whole `cosched simulate --out` command (a fresh process: imports, reading the SWF, simulating,
+writing jobs.csv and summary.json; with the parsed-trace cache warm, and off), the same command
+through the simulator's own parser only, and `cosched --help`; with the targets whole / simulation
+<= 1.3, simulation / plain loop <= 1.1, --help <= 0.3 s. Wall seconds and CPU seconds (the latter
+not inflated by other load on a shared machine).
 """
 
 from __future__ import annotations
@@ -57,16 +62,17 @@ ACCASIM_VERSION = "1.1.3"
 ACCASIM_RUNNER = r"""
 import collections, collections.abc, json, sys, time
 for _name in ("Mapping", "MutableMapping", "Sequence", "Iterable", "Callable"):
-    setattr(collections, _name, getattr(collections.abc, _name))  # AccaSim 1.1.3 predates Python 3.10
+    # AccaSim 1.1.3 predates Python 3.10
+    setattr(collections, _name, getattr(collections.abc, _name))
 from accasim.base.simulator_class import Simulator
 from accasim.base.scheduler_class import EASYBackfilling, FirstInFirstOut
 from accasim.base.allocator_class import FirstFit
 workload, config, results, policy = sys.argv[1:5]
 dispatcher = (EASYBackfilling if policy == "easy" else FirstInFirstOut)(FirstFit())
 clock = time.perf_counter()
-simulator = Simulator(workload, config, dispatcher, RESULTS_FOLDER_PATH=results, scheduling_output=False,
-                      pprint_output=False, benchmark_output=False, statistics_output=False,
-                      show_statistics=False, LOG_LEVEL="ERROR")
+simulator = Simulator(workload, config, dispatcher, RESULTS_FOLDER_PATH=results,
+                      scheduling_output=False, pprint_output=False, benchmark_output=False,
+                      statistics_output=False, show_statistics=False, LOG_LEVEL="ERROR")
 simulator.start_simulation()
 print(json.dumps({"seconds": time.perf_counter() - clock}))
 """
@@ -136,8 +142,8 @@ def bench_command(repeat):
 
 
 def plain_easy(workload, platform, depth: int = 100):
-    """The plain reference loop: EASY backfilling (reservation for the head by user estimates, depth jobs
-    behind it) over whole-node counts, with a heap of job ends. Returns the start times."""
+    """The plain reference loop: EASY backfilling (reservation for the head by user estimates, depth
+    jobs behind it) over whole-node counts, with a heap of job ends. Returns the start times."""
     import heapq
     import math
 
@@ -199,15 +205,35 @@ def plain_easy(workload, platform, depth: int = 100):
     return start
 
 
+ENTRY_POINT = (  # `cosched simulate` with only the parser of the simulator's commands, no top level
+    "import argparse, sys\n"
+    "from cosched.simulator import cli\n"
+    "parser = argparse.ArgumentParser(prog='cosched')\n"
+    "cli.register(parser.add_subparsers(dest='command'))\n"
+    "args = parser.parse_args(sys.argv[1:])\n"
+    "sys.exit(args.func(args))\n"
+)
+
+
+def _command_environment(cache: bool) -> dict:
+    """The environment of the timed commands: Python may keep its bytecode (as an installed package
+    does; an unset PYTHONDONTWRITEBYTECODE), and the trace cache on or off (COSCHED_NO_CACHE)."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    environment["COSCHED_NO_CACHE"] = "0" if cache else "1"
+    return environment
+
+
 def bench_start(repeat: int) -> None:
-    """The fast-start table: simulation, plain loop, whole command and --help, side by side, alternating."""
+    """The fast-start table: simulation, plain loop, whole command and --help, side by side,
+    alternating.
+
+    The commands run once before the timing (Python's bytecode and the parsed-trace cache are then
+    warm, as for a user's second run); "trace cache off" reads and parses the SWF file every
+    time."""
     file, preset = TRACES["sdsc-sp2"]
     platform = PRESETS[preset]
     workload = read_swf(DATA / file, max_cores=platform.total_cores)
-    command = [
-        sys.executable,
-        "-m",
-        "cosched",
+    arguments = [
         "simulate",
         "--workload",
         str(DATA / file),
@@ -217,16 +243,33 @@ def bench_start(repeat: int) -> None:
         "easy",
         "--quiet",
     ]
+    commands = {
+        "command": ([sys.executable, "-m", "cosched", *arguments], True),
+        "uncached": ([sys.executable, "-m", "cosched", *arguments], False),
+        "entry": ([sys.executable, "-c", ENTRY_POINT, *arguments], True),
+        "help": ([sys.executable, "-m", "cosched", "--help"], True),
+    }
     import resource
 
     def children_cpu() -> float:
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         return usage.ru_utime + usage.ru_stime
 
-    times: dict[str, list[float]] = {"simulation": [], "plain": [], "command": [], "help": []}
-    cpu: dict[str, list[float]] = {"simulation": [], "plain": [], "command": [], "help": []}
+    keys = ("simulation", "plain", *commands)
+    times: dict[str, list[float]] = {key: [] for key in keys}
+    cpu: dict[str, list[float]] = {key: [] for key in keys}
     agree = None
     with tempfile.TemporaryDirectory() as folder:
+        out = ["--out", folder]
+        for command, cache in commands.values():  # warm-up: bytecode and trace cache
+            run_out = out if "simulate" in command else []
+            subprocess.run(
+                command + run_out,
+                check=True,
+                capture_output=True,
+                cwd=ROOT,
+                env=_command_environment(cache),
+            )
         for _ in range(repeat):
             clock, used = time.perf_counter(), time.process_time()
             result = simulate(workload, platform, "easy")
@@ -239,42 +282,46 @@ def bench_start(repeat: int) -> None:
             agree = sum(abs(a - b) < 1e-6 for a, b in zip(starts, result.start.tolist())) / len(
                 starts
             )
-            clock, used = time.perf_counter(), children_cpu()
-            subprocess.run(command + ["--out", folder], check=True, capture_output=True, cwd=ROOT)
-            times["command"].append(time.perf_counter() - clock)
-            cpu["command"].append(children_cpu() - used)
-            clock, used = time.perf_counter(), children_cpu()
-            subprocess.run(
-                [sys.executable, "-m", "cosched", "--help"],
-                check=True,
-                capture_output=True,
-                cwd=ROOT,
-            )
-            times["help"].append(time.perf_counter() - clock)
-            cpu["help"].append(children_cpu() - used)
-    median = {key: statistics.median(values) for key, values in times.items()}
-    work = {key: statistics.median(values) for key, values in cpu.items()}
-    print(
-        f"\nfast start, SDSC-SP2 ({len(workload)} jobs) under EASY, medians of {repeat} (wall seconds):"
-    )
-    print("| measure | seconds | ratio | target |")
-    print("|---|---:|---:|---:|")
-    print(f"| simulation alone (in process) | {median['simulation']:.2f} | | |")
-    print(
-        f"| plain reference loop (same starts for {agree:.1%} of the jobs) | {median['plain']:.2f} | "
-        f"simulation / plain = {median['simulation'] / median['plain']:.2f} | <= 1.1 |"
-    )
-    print(
-        f"| whole `cosched simulate --out` | {median['command']:.2f} | "
-        f"whole / simulation = {median['command'] / median['simulation']:.2f} | <= 1.3 |"
-    )
-    print(f"| `cosched --help` | {median['help']:.2f} | | <= 0.3 s |")
-    print("\nthe same in CPU seconds (user + system of the process; not inflated by other load):")
-    print(
-        f"simulation {work['simulation']:.2f}, plain loop {work['plain']:.2f} (simulation / plain = "
-        f"{work['simulation'] / work['plain']:.2f}), whole command {work['command']:.2f} (whole / simulation "
-        f"= {work['command'] / work['simulation']:.2f}), --help {work['help']:.2f}"
-    )
+            for key, (command, cache) in commands.items():
+                run_out = out if "simulate" in command else []
+                clock, used = time.perf_counter(), children_cpu()
+                subprocess.run(
+                    command + run_out,
+                    check=True,
+                    capture_output=True,
+                    cwd=ROOT,
+                    env=_command_environment(cache),
+                )
+                times[key].append(time.perf_counter() - clock)
+                cpu[key].append(children_cpu() - used)
+    for label, table in (("wall seconds", times), ("CPU seconds, user + system", cpu)):
+        median = {key: statistics.median(values) for key, values in table.items()}
+        simulation = median["simulation"]
+        print(
+            f"\nfast start, SDSC-SP2 ({len(workload)} jobs) under EASY, medians of {repeat} "
+            f"({label}):"
+        )
+        print("| measure | seconds | ratio | target |")
+        print("|---|---:|---:|---:|")
+        print(f"| simulation alone (in process) | {simulation:.3f} | | |")
+        print(
+            f"| plain reference loop (same starts for {agree:.1%} of the jobs) | "
+            f"{median['plain']:.3f} | simulation / plain = {simulation / median['plain']:.2f} "
+            f"| <= 1.1 |"
+        )
+        print(
+            f"| whole `cosched simulate --out` | {median['command']:.3f} | "
+            f"whole / simulation = {median['command'] / simulation:.2f} | <= 1.3 |"
+        )
+        print(
+            f"| the same, trace cache off | {median['uncached']:.3f} | "
+            f"whole / simulation = {median['uncached'] / simulation:.2f} | |"
+        )
+        print(
+            f"| the same from the simulator's entry point (its own parser only) | "
+            f"{median['entry']:.3f} | entry / simulation = {median['entry'] / simulation:.2f} | |"
+        )
+        print(f"| `cosched --help` | {median['help']:.3f} | | <= 0.3 s |")
 
 
 def _accasim_python() -> Path | None:
@@ -298,7 +345,8 @@ def _accasim_python() -> Path | None:
 
 
 def _write_prepared_swf(workload, path: Path) -> None:
-    """The cleaned jobs as SWF lines (1 memory unit per processor: AccaSim rejects missing memory)."""
+    """The cleaned jobs as SWF lines (1 memory unit per processor: AccaSim rejects missing
+    memory)."""
     with open(path, "w") as handle:
         for job, submit, run, cores, estimate in zip(
             workload.job_id.tolist(),
@@ -308,8 +356,8 @@ def _write_prepared_swf(workload, path: Path) -> None:
             workload.estimate.tolist(),
         ):
             handle.write(
-                f"{job} {int(submit)} -1 {int(run)} {cores} -1 0 {cores} {int(estimate)} 1 1 1 1 1 1 "
-                f"-1 -1 -1\n"
+                f"{job} {int(submit)} -1 {int(run)} {cores} -1 0 {cores} {int(estimate)} "
+                f"1 1 1 1 1 1 -1 -1 -1\n"
             )
 
 
@@ -400,13 +448,13 @@ def main(argv=None) -> int:
     for r in rows:
         elise = f"{r['elise_days_per_hour']:.2f}" if r["elise_days_per_hour"] else "-"
         print(
-            f"| {r['trace']} | {r['scheduler']} | {r['jobs']} | {r['seconds']:.2f} | {r['jobs_per_second']:,.0f} "
-            f"| {r['days_per_hour']:,.0f} | {elise} |"
+            f"| {r['trace']} | {r['scheduler']} | {r['jobs']} | {r['seconds']:.2f} "
+            f"| {r['jobs_per_second']:,.0f} | {r['days_per_hour']:,.0f} | {elise} |"
         )
     if "sdsc-sp2" in args.traces.split(","):
         print(
-            f"\nwhole `cosched simulate` command, SDSC-SP2, EASY (imports, load, simulate, write jobs.csv): "
-            f"{bench_command(max(args.repeat, 1)):.2f} s (median)"
+            "\nwhole `cosched simulate` command, SDSC-SP2, EASY (imports, load, simulate, write "
+            f"jobs.csv): {bench_command(max(args.repeat, 1)):.2f} s (median)"
         )
     if "sdsc-sp2" in args.traces.split(","):
         bench_start(max(args.repeat, 1))
@@ -418,7 +466,8 @@ def main(argv=None) -> int:
             print("|---|---:|---:|---:|")
             for r in accasim:
                 print(
-                    f"| {r['scheduler']} | {r['cosched']:.2f} | {r['accasim']:.1f} | {r['ratio']:.0f}x |"
+                    f"| {r['scheduler']} | {r['cosched']:.2f} | {r['accasim']:.1f} "
+                    f"| {r['ratio']:.0f}x |"
                 )
     return 0
 

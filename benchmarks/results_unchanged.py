@@ -1,16 +1,29 @@
 """Check that a change of the simulator leaves every per-job result identical, value by value.
 
-Runs a fixed set of simulations through the `cosched` command of one installation and writes each run's
-jobs.csv into a folder; a second call compares two such folders. To compare with an earlier version, run
-the same script with that version's command (e.g. from a git worktree installed in its own venv):
+Runs a fixed set of simulations through the `cosched` command of one installation and writes each
+run's jobs.csv into a folder; a second call compares two such folders. To compare with an earlier
+version, run the same script with that version's command (e.g. from a git worktree installed in its
+own venv):
 
     python benchmarks/results_unchanged.py write old/ --cosched old-venv/bin/cosched
-    python benchmarks/results_unchanged.py write new/ --workloads old/workloads   # the same drawn jobs
-    python benchmarks/results_unchanged.py compare old/ new/
+    python benchmarks/results_unchanged.py write new/ --workloads old/workloads   # the same drawn
+    jobs python benchmarks/results_unchanged.py compare old/ new/
 
-Cases: SDSC-SP2 (from ../shared/data/swf) under FCFS, EASY, Conservative, SJF and LJF; and the
-co-scheduling grid: every co-scheduler on 1,000-job workloads drawn from the bundled synthetic heatmap
-(batch and Poisson arrivals, both placements) and, when present, the real ARIS NAS heatmap.
+Cases (every registered scheduler and hybrid mechanism; the script fails if the installation
+registers one it does not cover):
+- SDSC-SP2 (from ../shared/data/swf) under every classic scheduler (FCFS, EASY, Conservative, SJF,
+  LJF);
+- the co-scheduling grid: every co-scheduler (and EASY) on 1,000-job workloads drawn from the
+  bundled
+  synthetic heatmap (batch and Poisson arrivals, both placements) and, when present, the real ARIS
+  NAS heatmap;
+- elastic jobs: the first 5,000 SDSC-SP2 jobs, half of them malleable, under every elastic policy
+  and
+  EASY, Conservative; half of them moldable under EASY;
+- hybrid runs: the first 5,000 SDSC-SP2 jobs typed on-demand / rigid / malleable under every
+  on-demand
+  mechanism around EASY, with node failures; their action logs (every node handed out) are compared
+  too.
 """
 
 from __future__ import annotations
@@ -37,16 +50,54 @@ COSCHEDULERS = (
     "filler",
     "sjf-filler",
     "pop-filler",
+    "matching",
 )
 
 
+ELASTIC = (
+    "fcfs-rigid",
+    "fcfs-malleable",
+    "sjf-rigid",
+    "sjf-malleable",
+    "drf",
+    "srtf",
+    "fcfs-rigid-greedy",
+    "sjf-rigid-greedy",
+)
+MECHANISMS = ("baseline", "n-paa", "n-spaa", "cua-paa", "cua-spaa", "cup-paa", "cup-spaa")
+PART = ["--limit", "5000"]  # the elastic and hybrid cases: the first jobs of SDSC-SP2
+ACTIONS = "actions.csv"  # a case's action log, next to its jobs.csv
+
+
+def check_coverage() -> None:
+    """Every scheduler and mechanism the installation registers is among the cases."""
+    from cosched.simulator.hybrid.mechanisms import MECHANISMS as REGISTERED
+    from cosched.simulator.schedulers import SCHEDULERS
+
+    covered = set(CLASSIC) | set(COSCHEDULERS) | set(ELASTIC)
+    missing = sorted(set(SCHEDULERS) - covered) + sorted(set(REGISTERED) - set(MECHANISMS))
+    if missing:
+        raise SystemExit(f"no case runs {', '.join(missing)}: add them to {__file__}")
+
+
 def cases(workloads: Path, cosched: list[str], reuse: bool = False):
-    """(name, simulate arguments) for every case; draws the co-scheduling workloads into `workloads` (or reuses them)."""
+    """(name, simulate arguments) for every case; draws the co-scheduling workloads into `workloads`
+    (or reuses them)."""
     if SDSC_SP2.exists():
+        sdsc = ["--workload", str(SDSC_SP2), "--platform", "sdsc-sp2"]
         for scheduler in CLASSIC:
+            yield (f"sdsc-sp2-{scheduler}", [*sdsc, "--scheduler", scheduler])
+        elastic = [*sdsc, *PART, "--elastic-fraction", "0.5", "--seed", "3"]
+        for scheduler in ELASTIC + ("easy", "conservative"):
+            yield (f"sdsc-sp2-malleable-{scheduler}", [*elastic, "--scheduler", scheduler])
+        yield (
+            "sdsc-sp2-moldable-easy",
+            [*elastic, "--elastic-kind", "moldable", "--scheduler", "easy"],
+        )
+        for mechanism in MECHANISMS:
             yield (
-                f"sdsc-sp2-{scheduler}",
-                ["--workload", str(SDSC_SP2), "--platform", "sdsc-sp2", "--scheduler", scheduler],
+                f"sdsc-sp2-hybrid-{mechanism}",
+                [*sdsc, *PART, "--hybrid", mechanism, "--mtbf", "300", "--seed", "5"],
             )
     else:
         print(f"skipped SDSC-SP2: {SDSC_SP2} not found", file=sys.stderr)
@@ -104,7 +155,9 @@ def _co_cases(label: str, arrivals: str, workload: Path, heatmap: Path, extra: l
 
 
 def write(folder: Path, cosched: list[str], workloads: Path | None = None) -> None:
-    """Run every case into `folder`; `workloads`: the drawn workloads of an earlier `write`, to simulate the same jobs."""
+    """Run every case into `folder`; `workloads`: the drawn workloads of an earlier `write`, to
+    simulate the same jobs."""
+    check_coverage()
     folder.mkdir(parents=True, exist_ok=True)
     reuse = workloads is not None
     workloads = workloads or folder / "workloads"
@@ -112,30 +165,38 @@ def write(folder: Path, cosched: list[str], workloads: Path | None = None) -> No
     for name, arguments in cases(workloads, cosched, reuse):
         out = folder / name
         shutil.rmtree(out, ignore_errors=True)
+        actions = folder / f"{name}.{ACTIONS}"
+        log = ["--log-actions", str(actions)] if "--hybrid" in arguments else []
         subprocess.run(
-            [*cosched, "simulate", *arguments, "--out", str(out), "--quiet"],
+            [*cosched, "simulate", *arguments, "--out", str(out), "--quiet", *log],
             check=True,
             stdout=subprocess.DEVNULL,
         )
+        if log:
+            shutil.move(actions, out / ACTIONS)
         print(f"wrote {out / 'jobs.csv'}")
 
 
 def compare(before: Path, after: Path) -> int:
-    names = sorted(p.parent.name for p in before.glob("*/jobs.csv"))
+    names = sorted(
+        str(p.relative_to(before))
+        for pattern in ("*/jobs.csv", f"*/{ACTIONS}")
+        for p in before.glob(pattern)
+    )
     differing = []
     for name in names:
-        old, new = pd.read_csv(before / name / "jobs.csv"), after / name / "jobs.csv"
+        old, new = pd.read_csv(before / name, keep_default_na=False), after / name
         if not new.exists():
             differing.append(f"{name}: missing in {after}")
             continue
-        new = pd.read_csv(new)
+        new = pd.read_csv(new, keep_default_na=False)
         try:
             pd.testing.assert_frame_equal(old, new[old.columns], check_exact=True)
         except (AssertionError, KeyError) as error:
             differing.append(f"{name}: {str(error).splitlines()[0]}")
     for line in differing:
         print(line)
-    print(f"{len(names) - len(differing)} of {len(names)} cases identical")
+    print(f"{len(names) - len(differing)} of {len(names)} files identical")
     return 1 if differing or not names else 0
 
 

@@ -1,24 +1,30 @@
-"""Which nodes a job gets: the node state (arrays) and the replaceable allocator (000 §3.3, thesis §5.1).
+"""Which nodes a job gets: the node state (arrays) and the replaceable allocator (000 §3.3, thesis
+§5.1).
 
 Interface (what a new allocator, e.g. the co-location one of 000 §3.5, implements):
 
-- ``NodeState``: ``used[node]`` cores in use (int array), ``occupants[node, slot]`` job indices on each node
+- ``NodeState``: ``used[node]`` cores in use (int array), ``occupants[node, slot]`` job indices on
+  each node
   (-1 = empty slot, ``slots`` jobs per node at most, 2 by default so two jobs can share a node),
-  ``idle`` = number of nodes with no job. ``occupy``/``vacate`` keep these consistent; ``jobs_on(nodes)``
-  lists the distinct jobs on some nodes (the neighbours a speed model looks at). Occupant ids below -1
-  are the engine's node reservations.
+  ``idle`` = number of nodes with no job. ``occupy``/``vacate`` keep these consistent;
+  ``jobs_on(nodes)`` lists the distinct jobs on some nodes (the neighbours a speed model looks at).
+  Occupant ids below -1 are the engine's node reservations.
 - ``Allocation(nodes, cores)``: the node ids (int array) and the cores used on each of them (int).
 - ``Allocator`` (subclass it):
-    * ``find(engine, job) -> Allocation | None``: the nodes the job would use now, or None; no side effect.
-    * ``units(engine, job) -> int`` and ``free_units() -> int``, ``total_units``: the resource count that
+    * ``find(engine, job) -> Allocation | None``: the nodes the job would use now, or None; no side
+      effect.
+    * ``units(engine, job) -> int`` and ``free_units() -> int``, ``total_units``: the resource count
+      that
       backfilling reasons with (reservations, shadow time, extra units). Compact: whole nodes.
       ``units_of(allocation)``: the units an allocation holds.
     * ``free_cores() -> int``: cores bound to no job (the Filler keys of 003 read it).
     * ``idle_nodes(limit) -> array``: the ids of the nodes nobody uses, ascending (at most `limit`).
-    * ``resize(engine, job, allocation, nodes) -> Allocation | None``: grow or shrink a running job's
+    * ``resize(engine, job, allocation, nodes) -> Allocation | None``: grow or shrink a running
+      job's
       allocation to `nodes` nodes (committed), None if too few nodes are idle; only where jobs get
       whole nodes.
-    * ``commit(job, allocation)`` / ``release(job, allocation)``: update the node state; the engine calls
+    * ``commit(job, allocation)`` / ``release(job, allocation)``: update the node state; the engine
+      calls
       them when a job starts and finishes. Override to keep extra counters, calling ``super()``.
 """
 
@@ -114,7 +120,8 @@ class Allocator(ABC):
         """The allocation the job would get now, or None if it does not fit; changes nothing."""
 
     def static_units(self, cores: np.ndarray) -> np.ndarray | None:
-        """Units per job when they depend on the job's cores only (lets schedulers use a table), else None."""
+        """Units per job when they depend on the job's cores only (lets schedulers use a table),
+        else None."""
         return None
 
     def units_of(self, allocation: Allocation) -> int:
@@ -130,7 +137,8 @@ class Allocator(ABC):
         return np.flatnonzero(self.state.used == 0)[:limit]
 
     def resize(self, engine, job: int, allocation: Allocation, nodes: int) -> Allocation | None:
-        """Grow onto the lowest idle nodes or shrink off the job's highest nodes; None if too few are idle."""
+        """Grow onto the lowest idle nodes or shrink off the job's highest nodes; None if too few
+        are idle."""
         current = allocation.nodes
         if nodes > current.size:
             idle = np.flatnonzero(self.state.used == 0)
@@ -158,7 +166,9 @@ class CompactAllocator(Allocator):
     def __init__(self, platform: Platform):
         super().__init__(platform)
         self._cpn = platform.cores_per_node
-        self._idle_nodes = list(range(platform.nodes))  # sorted: the lowest ids are a prefix slice
+        # the idle node ids, sorted: the lowest ids are a prefix slice (the engine's fast path edits
+        # it)
+        self.idle_list = list(range(platform.nodes))
 
     @property
     def total_units(self) -> int:
@@ -180,13 +190,13 @@ class CompactAllocator(Allocator):
         count = -(-engine.cores[job] // self._cpn)
         if count > self.state.idle:
             return None
-        return Allocation(np.array(self._idle_nodes[:count], dtype=np.int64), self._cpn)
+        return Allocation(np.array(self.idle_list[:count], dtype=np.int64), self._cpn)
 
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
-        return np.array(self._idle_nodes[:limit], dtype=np.int64)
+        return np.array(self.idle_list[:limit], dtype=np.int64)
 
     def commit(self, job: int, allocation: Allocation) -> None:
-        nodes, state, idle = allocation.nodes, self.state, self._idle_nodes
+        nodes, state, idle = allocation.nodes, self.state, self.idle_list
         chosen = nodes.tolist()
         if idle[: len(chosen)] == chosen:
             del idle[: len(chosen)]
@@ -201,7 +211,7 @@ class CompactAllocator(Allocator):
         state.idle -= nodes.size
 
     def release(self, job: int, allocation: Allocation) -> None:
-        nodes, state, idle = allocation.nodes, self.state, self._idle_nodes
+        nodes, state, idle = allocation.nodes, self.state, self.idle_list
         if nodes.size > BULK_NODES:  # two sorted runs: the sort merges them in one pass
             idle.extend(nodes.tolist())
             idle.sort()

@@ -1,8 +1,8 @@
 """`cosched simulate` (one scheduler on one workload) and `cosched compare` (several, side by side).
 
 Thin layer: parse, load the platform and workload, run `cosched.simulator.engine` (simulate) or
-`cosched.simulator.compare.compare` (compare), write jobs.csv / summary.json, print the metrics. Heavy imports stay
-inside the command functions.
+`cosched.simulator.compare.compare` (compare), write jobs.csv / summary.json, print the metrics.
+Heavy imports stay inside the command functions.
 """
 
 from __future__ import annotations
@@ -47,12 +47,13 @@ from cosched.simulator.schedulers.base import DEFAULT_DEPTH
 
 __all__ = ["register"]
 
-# Text output: makespans in the unit that fits their size (s, h or d; `time_unit`), other durations in seconds,
-# the unit in every label; JSON keeps seconds.
+# Text output: makespans in the unit that fits their size (s, h or d; `time_unit`), other durations
+# in seconds, the unit in every label; JSON keeps seconds.
 
 
 def _fitted(seconds: float, unit: str | None = None) -> str:
-    """A makespan in `unit` (default: the unit that fits it), two decimals (three digits below 1)."""
+    """A makespan in `unit` (default: the unit that fits it), two decimals (three digits below
+    1)."""
     unit, scale = (
         (unit, dict(s=1.0, h=SECONDS_PER_HOUR, d=SECONDS_PER_DAY)[unit])
         if unit
@@ -88,7 +89,8 @@ TEXT_SKIPPED = (
     "jobs",
     "simulated_days",
 )  # in the title line, or the makespan again
-COMPARE_COLUMNS = (  # (summary key, column title with unit, format); makespan: the unit of the column
+# (summary key, column title with unit, format); makespan: the unit of the column
+COMPARE_COLUMNS = (
     ("makespan", "makespan", _fitted),
     ("makespan_speedup", "mS", "{:.3f}".format),
     ("makespan_over_bound", "C/bound", "{:.3f}".format),
@@ -142,8 +144,9 @@ def register(subparsers) -> None:
     simulate = subparsers.add_parser(
         "simulate",
         help="simulate a workload on a cluster under one scheduler",
-        description="Discrete-event simulation (ELiSE §3): completions, then arrivals, then one scheduling pass "
-        "per timestamp; compact whole-node allocation. Writes jobs.csv and summary.json to --out.",
+        description="Discrete-event simulation (ELiSE §3): completions, then arrivals, then one "
+        "scheduling pass per timestamp; compact whole-node allocation. Writes jobs.csv and "
+        "summary.json to --out.",
     )
     _common(simulate)
     add_name_list(
@@ -181,7 +184,8 @@ def register(subparsers) -> None:
     compare = subparsers.add_parser(
         "compare",
         help="run several schedulers on the same workload and print a metrics table",
-        description="Same workload, same platform, several schedulers; makespan speedup against --baseline.",
+        description="Same workload, same platform, several schedulers; makespan speedup against "
+        "--baseline.",
     )
     _common(compare)
     add_name_list(
@@ -231,8 +235,9 @@ def _load(args):
 
 
 def _elastic_with_whole_nodes(args, names) -> None:
-    """Elastic jobs resize over whole nodes; a co-scheduler shares nodes by half-socket binding with speeds from
-    the heatmap. The two models do not compose (a job would get both speedups), so the pair is refused."""
+    """Elastic jobs resize over whole nodes; a co-scheduler shares nodes by half-socket binding with
+    speeds from the heatmap. The two models do not compose (a job would get both speedups), so the
+    pair is refused."""
     if not args.elastic_fraction:
         return
     from cosched.simulator.compare import checked_scheduler
@@ -248,7 +253,8 @@ def _elastic_with_whole_nodes(args, names) -> None:
 
 
 def _preflight(args, names, platform) -> None:
-    """Every scheduler of the command can run on the platform, checked before the first simulation."""
+    """Every scheduler of the command can run on the platform, checked before the first
+    simulation."""
     from cosched.simulator.compare import preflight
 
     options = co_simulation_options(args).get("scheduler_options") if args.heatmap else None
@@ -382,7 +388,8 @@ def jobs_csv_text(result) -> str | None:
 
 
 def _print_summary(summary: dict, cleaning: dict) -> None:
-    """The summary as text: each label carries its unit (makespan in s, h or d, other times in seconds)."""
+    """The summary as text: each label carries its unit (makespan in s, h or d, other times in
+    seconds)."""
     changes = ", ".join(
         f"{k} {v}" for k, v in cleaning.items() if k not in ("records", "jobs") and v
     )
@@ -548,7 +555,7 @@ def _compare_command(args) -> int:
             (
                 "-"
                 if row.get(key) is None
-                else text(row[key], unit)
+                else _fitted(row[key], unit)
                 if key == "makespan"
                 else text(row[key])
             )
@@ -568,7 +575,8 @@ def _compare_command(args) -> int:
 
 
 def _json_rows(frame) -> list[dict]:
-    """The rows as plain dicts: a missing value is None; co-scheduling metrics only where a co-scheduler ran."""
+    """The rows as plain dicts: a missing value is None; co-scheduling metrics only where a
+    co-scheduler ran."""
     from cosched.simulator.compare import CO_METRICS
 
     rows = []

@@ -1,36 +1,40 @@
-"""The discrete-event engine: one loop for rigid, co-located, moldable, malleable and preemptible jobs.
+"""The discrete-event engine: one loop for rigid, co-located, moldable, malleable and preemptible
+jobs.
 
 Job lifecycle (000 §3.3, Fig. 4, extended by 001 §4 and 004 §III-A): submitted -> waiting -> running
--> (resized) -> preempted -> waiting -> running -> finished, or killed. A scheduler changes the state only
-through the actions below; each action is checked and a wrong one raises `ActionError` naming the job.
+-> (resized) -> preempted -> waiting -> running -> finished, or killed. A scheduler changes the
+state only through the actions below; each action is checked and a wrong one raises `ActionError`
+naming the job.
 
 Rules (they decide whether results compare with other simulators):
 
 - Events are job arrivals (submit times), job completions, timed events of event sources (a job's
-  scheduling point, a timer, an advance notice) and wake-ups a scheduler asks for. At one timestamp the
-  engine handles all completions first, then all arrivals, then the timed events, then the wake-ups, then
-  calls the scheduler once (``scheduler.schedule(engine)``), then asks the speed model for new speeds.
+  scheduling point, a timer, an advance notice) and wake-ups a scheduler asks for. At one timestamp
+  the engine handles all completions first, then all arrivals, then the timed events, then the
+  wake-ups, then calls the scheduler once (``scheduler.schedule(engine)``), then asks the speed
+  model for new speeds.
 - Deterministic: ties between jobs follow the workload order (submit time, then file order).
 
-Progress (000 §3.5, formula (4.2) generalised): the engine keeps each running job's remaining work (in
-seconds of its compact run at the requested size) and its progress rate = co-location speed x the job
-model's rate on its node count. Any change of either at ``now`` rescales the remaining time,
+Progress (000 §3.5, formula (4.2) generalised): the engine keeps each running job's remaining work
+(in seconds of its compact run at the requested size) and its progress rate = co-location speed x
+the job model's rate on its node count. Any change of either at ``now`` rescales the remaining time,
 remaining_new = rate_old x remaining_old / rate_new, and re-posts the completion event (stale events
 carry an old version number and are skipped). Setup and reconfiguration time pass without progress.
 
 State a scheduler reads (read-only): ``now``; ``waiting`` (OrderedDict job -> None in queue order:
 submit order, a preempted job back at its submit position); ``running`` (dict job -> None in start
-order); per job, lists indexed by job in workload order: ``submit``, ``run_time`` (compact run time),
-``cores`` (requested), ``estimate``, ``first_start``, ``end``, ``allocation``, ``held``
+order); per job, lists indexed by job in workload order: ``submit``, ``run_time`` (compact run
+time), ``cores`` (requested), ``estimate``, ``first_start``, ``end``, ``allocation``, ``held``
 (allocator units while running), ``speed`` (co-location speedup), ``rate``, ``remaining``,
-``predicted_end``, ``placement`` (hints), ``models`` (job models, None when every job is plain rigid);
-``by_end`` (running jobs as sorted ``(predicted_end, job)``); ``units_table``; ``allocator``;
-``speed_model``; ``reservations``.
+``predicted_end``, ``placement`` (hints), ``models`` (job models, None when every job is plain
+rigid); ``by_end`` (running jobs as sorted ``(predicted_end, job)``); ``units_table``;
+``allocator``; ``speed_model``; ``reservations``.
 
-Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes, release=None)``, ``preempt(job)``,
-``kill(job)``, ``reserve(nodes)`` / ``release(reservation)`` / ``revoke(node)``, ``hint(job, placement)``,
-``request_wakeup(time)``, ``note(action, job)`` (the action log only), and ``at(time, callback)`` for event
-sources. Every action takes an optional ``reason`` for the action log (``log_actions=True``).
+Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes, release=None)``,
+``preempt(job)``, ``kill(job)``, ``reserve(nodes)`` / ``release(reservation)`` / ``revoke(node)``,
+``hint(job, placement)``, ``request_wakeup(time)``, ``note(action, job)`` (the action log only), and
+``at(time, callback)`` for event sources. Every action takes an optional ``reason`` for the action
+log (``log_actions=True``).
 
 The typed, read-only interface a scheduler, mechanism or event source may use is
 `cosched.simulator.view.SchedulerView`: the state above plus accessors (``work_done(job)``,
@@ -48,17 +52,18 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import count as counter
+from itertools import islice
 from typing import Protocol
 
 import numpy as np
 
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
-from cosched.simulator.allocators import Allocation, Allocator
+from cosched.simulator.allocators import BULK_NODES, Allocation, Allocator, CompactAllocator
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
-from cosched.simulator.schedulers.base import Scheduler
+from cosched.simulator.schedulers.base import QueueScheduler, Scheduler
 from cosched.simulator.workload import Workload
 
 __all__ = [
@@ -86,10 +91,11 @@ ACTION_COLUMNS = ("time", "action", "job_id", "reservation", "nodes", "reason", 
 
 
 def write_actions(actions: list, job_ids, path) -> None:
-    """The action log as CSV (ACTION_COLUMNS): one row per start, resize, preempt, kill, finish, reserve,
-    release and note (e.g. ``warn``), with the node ids involved (";"-joined: a job's nodes after the action; for a preemption, kill
-    or finish the nodes it gave back) and the reason "who[:job index]" split into the reason and the job id
-    it served. Reservations are named by their key (negative)."""
+    """The action log as CSV (ACTION_COLUMNS): one row per start, resize, preempt, kill, finish,
+    reserve, release and note (e.g. ``warn``), with the node ids involved (";"-joined: a job's nodes
+    after the action; for a preemption, kill or finish the nodes it gave back) and the reason
+    "who[:job index]" split into the reason and the job id it served. Reservations are named by
+    their key (negative)."""
     import csv
 
     ids = np.asarray(job_ids).tolist()
@@ -112,14 +118,17 @@ def write_actions(actions: list, job_ids, path) -> None:
 
 
 class ActionError(InputError):
-    """A scheduler asked for something the state does not allow (busy node, resizing a rigid job, ...)."""
+    """A scheduler asked for something the state does not allow (busy node, resizing a rigid job,
+    ...)."""
 
 
 class SpeedModel(Protocol):
-    """Gives the current speedup of running jobs (e.g. from a co-location heatmap, 000 formula (4.1))."""
+    """Gives the current speedup of running jobs (e.g. from a co-location heatmap, 000 formula
+    (4.1))."""
 
     def speeds(self, engine: Engine, jobs: np.ndarray) -> Iterable[tuple[int, float]]:
-        """New speedups for (some of) `jobs`, the running jobs on nodes that changed at `engine.now`."""
+        """New speedups for (some of) `jobs`, the running jobs on nodes that changed at
+        `engine.now`."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,7 +169,8 @@ class SimulationResult:
         return float(np.nanmax(self.end) - self.workload.submit.min()) if self.end.size else 0.0
 
     def jobs_frame(self):
-        """The per-job table (pandas): ids, times, cores, `;`-joined node ids, co-scheduling and lifecycle columns."""
+        """The per-job table (pandas): ids, times, cores, `;`-joined node ids, co-scheduling and
+        lifecycle columns."""
         import pandas as pd
 
         w = self.workload
@@ -187,7 +197,8 @@ class SimulationResult:
 
 
 class Engine:
-    """One simulation: a workload on a platform under a scheduler, an allocator and an optional speed model."""
+    """One simulation: a workload on a platform under a scheduler, an allocator and an optional
+    speed model."""
 
     def __init__(
         self,
@@ -243,20 +254,18 @@ class Engine:
                 model.checkpoint.total_work(run) for model, run in zip(self.models, self.run_time)
             ]
         )
-        self.estimate_work = (
-            None
-            if self.models is None
-            else [model.checkpoint.total_work(e) for model, e in zip(self.models, self.estimate)]
-        )
-        # per waiting job: how long it would be predicted to run if started now (fixed while it waits)
-        self.queued_duration = (
-            self.estimate
-            if self.models is None
-            else [
+        self.estimate_work: list[float] | None = None
+        # per waiting job: how long it would be predicted to run if started now (fixed while it
+        # waits)
+        self.queued_duration = self.estimate
+        if self.models is not None:
+            self.estimate_work = [
+                model.checkpoint.total_work(e) for model, e in zip(self.models, self.estimate)
+            ]
+            self.queued_duration = [
                 model.setup + max(e, w)
                 for model, e, w in zip(self.models, self.estimate_work, self.work)
             ]
-        )
         self.remaining = list(self.work)  # work left at `updated`, in compact seconds
         self.updated = [
             0.0
@@ -271,15 +280,16 @@ class Engine:
         self.preemptions = [0] * jobs
         self.resizes = [0] * jobs
         self.pending_resize: dict[int, int] = {}
-        # OrderedDict: a plain dict gets slow to iterate after many deletions at its front (long queues)
+        # OrderedDict: a plain dict gets slow to iterate after many deletions at its front (long
+        # queues)
         self.waiting: OrderedDict[int, None] = OrderedDict()
         self.running: dict[int, None] = {}
         self.by_end: list[tuple[float, int]] = []
         self.reservations: dict[int, Reservation] = {}
         self.now = workload.submit[0].item() if jobs else 0.0
         self.log: list | None = [] if log_events else None
-        # (time, action, job or -1, reservation key or 0, node ids, reason): every node handed out or
-        # taken back, for a third party to replay (ACTION_COLUMNS)
+        # (time, action, job or -1, reservation key or 0, node ids, reason): every node handed out
+        # or taken back, for a third party to replay (ACTION_COLUMNS)
         self.actions: list | None = [] if log_actions else None
         self._lifecycle_used = job_models is not None
         self._completions: list[tuple[float, int, int]] = []
@@ -294,6 +304,7 @@ class Engine:
 
     # --- actions ----------------------------------------------------------------------------------
     def _act(self, action: str, job: int, key: int, nodes: np.ndarray, reason: str) -> None:
+        assert self.actions is not None  # called only with an action log
         self.actions.append((self.now, action, job, key, nodes.tolist(), reason))
 
     def start(self, job: int, nodes=None, placement: str | None = None, reason: str = "") -> bool:
@@ -349,10 +360,12 @@ class Engine:
         return True
 
     def resize(self, job: int, nodes: int, release=None, reason: str = "") -> bool:
-        """Give running malleable `job` `nodes` nodes: at once, or at its next scheduling point (001 §5).
+        """Give running malleable `job` `nodes` nodes: at once, or at its next scheduling point (001
+        §5).
 
-        False if it should grow and the idle nodes are too few now. release: node ids of the job to give up
-        when it shrinks (e.g. a failed node), applied at once; by default it gives up its highest nodes.
+        False if it should grow and the idle nodes are too few now. release: node ids of the job to
+        give up when it shrinks (e.g. a failed node), applied at once; by default it gives up its
+        highest nodes.
         """
         model = self.model(job)
         if self.state[job] != RUNNING:
@@ -366,13 +379,13 @@ class Engine:
         low, high = model.bounds(self.requested_nodes(job))
         if not low <= nodes <= high:
             raise ActionError(f"{self._name(job)} can run on {low}..{high} nodes, not {nodes}")
-        if self.allocation[job].cores != self.platform.cores_per_node:
+        if self._held_by(job).cores != self.platform.cores_per_node:
             raise ActionError(
                 f"{self._name(job)} shares its nodes: only jobs on whole nodes can be resized"
             )
         if release is not None:
             release = np.asarray(release, dtype=np.int64)
-            current = self.allocation[job].nodes
+            current = self._held_by(job).nodes
             if (
                 np.unique(release).size != release.size
                 or not np.isin(release, current).all()
@@ -393,8 +406,8 @@ class Engine:
     def preempt(self, job: int, reason: str = "") -> None:
         """Stop running `job` and return it to the queue at its submit position (004 §III-B, PAA).
 
-        The work since its last checkpoint is lost unless its model checkpoints on warning; the setup is
-        paid again at the restart.
+        The work since its last checkpoint is lost unless its model checkpoints on warning; the
+        setup is paid again at the restart.
         """
         if self.state[job] != RUNNING:
             raise ActionError(
@@ -408,8 +421,8 @@ class Engine:
         if checkpoint.on_warning:
             kept = max(done, 0.0)
         else:
-            # an integer count: a resumed job rebuilds `done` just below its last checkpoint in floating
-            # point, and must not lose it (004 §III-A: resume from the latest checkpoint)
+            # an integer count: a resumed job rebuilds `done` just below its last checkpoint in
+            # floating point, and must not lose it (004 §III-A: resume from the latest checkpoint)
             count = max(self.checkpoints[job], checkpoint.count(done))
             self.checkpoints[job] = count
             kept = checkpoint.work_of(count)
@@ -417,7 +430,7 @@ class Engine:
         self.remaining[job] = self.work[job] - kept
         # 004 §IV-D: the setup this run actually spent is wasted (all of it only once it has passed)
         spent = min(max(self.now - self.started[job], 0.0), model.setup)
-        self.lost_setup[job] += spent * self.allocation[job].nodes.size
+        self.lost_setup[job] += spent * self._held_by(job).nodes.size
         self.preemptions[job] += 1
         self.pending_resize.pop(job, None)
         self._stop(job, "preempt", reason)
@@ -449,9 +462,10 @@ class Engine:
         self.end[job] = self.now
 
     def reserve(self, nodes, reason: str = "") -> Reservation:
-        """Hold idle nodes (a count: the allocator's lowest idle nodes; or node ids) for a future job."""
+        """Hold idle nodes (a count: the allocator's lowest idle nodes; or node ids) for a future
+        job."""
         if isinstance(nodes, (int, np.integer)):
-            chosen = self.allocator.idle_nodes(nodes)
+            chosen = self.allocator.idle_nodes(int(nodes))
             if nodes > chosen.size:
                 raise ActionError(f"cannot reserve {nodes} nodes: {chosen.size} are idle")
         else:
@@ -476,9 +490,10 @@ class Engine:
             self._act("release", -1, reservation.key, reservation.nodes, reason)
 
     def revoke(self, node: int, reason: str = "") -> Reservation | None:
-        """Take `node` out of the reservation that holds it (e.g. the node failed): the reservation is
-        released, its other nodes are reserved again under a new key, and the scheduler hears of it through
-        ``on_revoke(engine, old, rest)``. Returns the rest (None if `node` was its only node)."""
+        """Take `node` out of the reservation that holds it (e.g. the node failed): the reservation
+        is released, its other nodes are reserved again under a new key, and the scheduler hears of
+        it through ``on_revoke(engine, old, rest)``. Returns the rest (None if `node` was its only
+        node)."""
         old = self.reservation_of(node)
         if old is None:
             raise ActionError(f"node {node} is not reserved")
@@ -489,12 +504,13 @@ class Engine:
         return rest
 
     def hint(self, job: int, placement: str | None) -> None:
-        """Tell the allocator how to place waiting `job` (e.g. "compact"); it counts in backfilling too."""
+        """Tell the allocator how to place waiting `job` (e.g. "compact"); it counts in backfilling
+        too."""
         self.placement[job] = placement
 
     def note(self, action: str, job: int, reason: str = "") -> None:
-        """Write a decision that changes no state (e.g. a malleable job warned before it is shrunk or
-        preempted) to the action log, if there is one; the job's current nodes are listed."""
+        """Write a decision that changes no state (e.g. a malleable job warned before it is shrunk
+        or preempted) to the action log, if there is one; the job's current nodes are listed."""
         if self.actions is not None:
             allocation = self.allocation[job]
             self._act(
@@ -508,34 +524,36 @@ class Engine:
             heapq.heappush(self._wakeups, when)
 
     def at(self, when: float, callback: Callable[[Engine], None]) -> None:
-        """Call `callback(engine)` at `when`, before that timestamp's scheduling pass (event sources)."""
+        """Call `callback(engine)` at `when`, before that timestamp's scheduling pass (event
+        sources)."""
         heapq.heappush(self._events, (max(when, self.now), next(self._sequence), callback))
 
     def set_speed(self, job: int, speed: float) -> None:
-        """Change a running job's co-location speedup now and re-post its completion (000 §3.5, (4.2))."""
+        """Change a running job's co-location speedup now and re-post its completion (000 §3.5,
+        (4.2))."""
         if speed == self.speed[job]:
             return
         self.speed[job] = speed
-        rate = (
-            speed
-            if self.models is None
-            else speed
-            * self.models[job].rate(self.allocation[job].nodes.size, self.requested_nodes(job))
-        )
+        rate = speed
+        if self.models is not None:
+            nodes = self._held_by(job).nodes.size
+            rate = speed * self.models[job].rate(nodes, self.requested_nodes(job))
         self._set_rate(job, rate)
         if self.log is not None:
             self.log.append((self.now, "speed", job, speed))
 
     # --- progress bookkeeping ---------------------------------------------------------------------
     def _advance(self, job: int) -> None:
-        """Bring `remaining` up to `now` (no progress before `updated`: setup or reconfiguration)."""
+        """Bring `remaining` up to `now` (no progress before `updated`: setup or
+        reconfiguration)."""
         now, updated = self.now, self.updated[job]
         if now > updated:
             self.remaining[job] -= (now - updated) * self.rate[job]
             self.updated[job] = now
 
     def _set_rate(self, job: int, rate: float) -> None:
-        """New progress rate from now on: remaining time rescaled, completion re-posted (000 (4.2))."""
+        """New progress rate from now on: remaining time rescaled, completion re-posted (000
+        (4.2))."""
         self._advance(job)
         self.rate[job] = rate
         version = self.version[job] + 1
@@ -549,14 +567,15 @@ class Engine:
         bisect.insort(self.by_end, (predicted, job))
 
     def _predicted_work(self, job: int) -> float:
-        """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the work
-        done, never below the truth."""
+        """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the
+        work done, never below the truth."""
         estimate = self.estimate[job] if self.estimate_work is None else self.estimate_work[job]
         return max(estimate - (self.work[job] - self.remaining[job]), self.remaining[job])
 
     def predicted_duration(self, job: int) -> float:
-        """How long waiting `job` would be predicted to run if started now on its requested nodes: its
-        setup plus its predicted remaining work (what its ``predicted_end`` will be, less ``now``)."""
+        """How long waiting `job` would be predicted to run if started now on its requested nodes:
+        its setup plus its predicted remaining work (what its ``predicted_end`` will be, less
+        ``now``)."""
         if self.models is None:
             return self.estimate[job]
         model = self.models[job]
@@ -565,10 +584,11 @@ class Engine:
     def _apply_resize(
         self, job: int, nodes: int, release: np.ndarray | None = None, reason: str = ""
     ) -> bool:
+        current = self._held_by(job)
+        allocation: Allocation | None
         if release is None:
-            allocation = self.allocator.resize(self, job, self.allocation[job], nodes)
+            allocation = self.allocator.resize(self, job, current, nodes)
         else:  # shrink off the given nodes
-            current = self.allocation[job]
             self.allocator.release(job, Allocation(release, current.cores))
             allocation = Allocation(current.nodes[~np.isin(current.nodes, release)], current.cores)
         if allocation is None:
@@ -576,10 +596,10 @@ class Engine:
         self._lifecycle_used = True
         self.resizes[job] += 1
         if self.speed_model is not None:
-            self._touched.append(np.union1d(allocation.nodes, self.allocation[job].nodes))
+            self._touched.append(np.union1d(allocation.nodes, current.nodes))
         self.allocation[job] = allocation
         self.held[job] = self.allocator.units_of(allocation)
-        model = self.models[job]
+        model = self.model(job)
         self._advance(job)
         self.updated[job] = max(self.updated[job], self.now) + model.reconfiguration
         self._set_rate(job, self.speed[job] * model.rate(nodes, self.requested_nodes(job)))
@@ -590,8 +610,10 @@ class Engine:
         return True
 
     def _post_scheduling_point(self, job: int) -> None:
-        """An event when `job` reaches its next scheduling point (every `scheduling_point` of work)."""
-        interval = self.models[job].scheduling_point
+        """An event when `job` reaches its next scheduling point (every `scheduling_point` of
+        work)."""
+        interval = self.model(job).scheduling_point
+        assert interval is not None  # posted only for jobs with scheduling points
         self._advance(job)
         done = self.work[job] - self.remaining[job]
         point = (math.floor(done / interval + WORK_TOLERANCE) + 1) * interval
@@ -620,7 +642,7 @@ class Engine:
         index = bisect.bisect_left(self.by_end, (self.predicted_end[job], job))
         del self.by_end[index]
         self.version[job] += 1  # its completion event is stale now
-        allocation = self.allocation[job]
+        allocation = self._held_by(job)
         self.allocator.release(job, allocation)
         if self.speed_model is not None:
             self._touched.append(allocation.nodes)
@@ -638,6 +660,7 @@ class Engine:
         index = bisect.bisect_left(self.by_end, (self.predicted_end[job], job))
         del self.by_end[index]
         allocation = self.allocation[job]
+        assert allocation is not None  # a running job holds nodes
         self.allocator.release(job, allocation)
         if self.speed_model is not None:
             self._touched.append(allocation.nodes)
@@ -653,11 +676,19 @@ class Engine:
         self._touched.clear()
         running = self.running
         jobs = self.allocator.state.jobs_on(nodes)
+        assert self.speed_model is not None  # nodes are touched only with a speed model
         for job, speed in self.speed_model.speeds(self, jobs):
             if job in running:
                 self.set_speed(job, float(speed))
 
     # --- checks -----------------------------------------------------------------------------------
+    def _held_by(self, job: int) -> Allocation:
+        """The allocation of a job that holds nodes (running, or stopped just now)."""
+        allocation = self.allocation[job]
+        if allocation is None:
+            raise ActionError(f"{self._name(job)} holds no nodes")
+        return allocation
+
     def _name(self, job: int) -> str:
         return f"job {self.workload.job_id[job]}"
 
@@ -666,14 +697,16 @@ class Engine:
         return RIGID if self.models is None else self.models[job]
 
     def work_done(self, job: int) -> float:
-        """Work (compact seconds, checkpoint writes included) the job has done by `now`; read-only."""
+        """Work (compact seconds, checkpoint writes included) the job has done by `now`;
+        read-only."""
         remaining = self.remaining[job]
         if self.state[job] == RUNNING:
             remaining -= max(0.0, self.now - self.updated[job]) * self.rate[job]
         return self.work[job] - remaining
 
     def checkpointed_work(self, job: int) -> float:
-        """Work the job would keep if it were preempted now (its completed checkpoints, exact count)."""
+        """Work the job would keep if it were preempted now (its completed checkpoints, exact
+        count)."""
         checkpoint = self.model(job).checkpoint
         done = self.work_done(job)
         if checkpoint.on_warning:
@@ -699,7 +732,8 @@ class Engine:
         return occupants.copy() if nodes is None else occupants[nodes]
 
     def occupant(self, node: int) -> int:
-        """Who holds `node`: a job index (>= 0), EMPTY (-1) if idle, or a reservation key (below -1)."""
+        """Who holds `node`: a job index (>= 0), EMPTY (-1) if idle, or a reservation key (below
+        -1)."""
         return int(self.allocator.state.occupants[node, 0])
 
     def is_reserved(self, node: int) -> bool:
@@ -733,7 +767,7 @@ class Engine:
                 raise ActionError(
                     f"{self._name(job)} can start on {low}..{high} nodes, not {nodes}"
                 )
-            idle = self.allocator.idle_nodes(nodes)
+            idle = self.allocator.idle_nodes(int(nodes))
             if nodes > idle.size:
                 return None
             return Allocation(idle, self.platform.cores_per_node)
@@ -752,6 +786,44 @@ class Engine:
     def run(self) -> SimulationResult:
         """Simulate until every job has finished or been killed."""
         clock = time.perf_counter()
+        scheduler = self.scheduler
+        scheduler.attach(self)
+        for source in self._sources:
+            source.attach(self)
+        bar = None
+        if self._progress:
+            from tqdm import tqdm
+
+            bar = tqdm(
+                total=len(self.run_time),
+                unit="job",
+                desc=f"simulate {getattr(scheduler, 'name', '')}".strip(),
+            )
+        if self.fast_path():
+            nodes = self._loop_plain(bar)
+        else:
+            self._loop(bar)
+            nodes = [_EMPTY_NODES if a is None else a.nodes for a in self.allocation]
+        if bar is not None:
+            bar.close()
+        return SimulationResult(
+            self.workload,
+            self.platform,
+            getattr(scheduler, "name", type(scheduler).__name__),
+            np.array(self.first_start),
+            np.array(self.end),
+            nodes,
+            time.perf_counter() - clock,
+            co_scheduled=self.speed_model is not None,
+            log=self.log,
+            actions=self.actions,
+            options={"use_run_times": self.use_run_times},
+            lifecycle=self._lifecycle(),
+            speed_model=self.speed_model,
+        )
+
+    def _loop(self, bar) -> None:
+        """The event loop of the module docstring, for any scheduler, allocator and job model."""
         jobs = len(self.run_time)
         submit, completions, wakeups, events = (
             self.submit,
@@ -761,16 +833,7 @@ class Engine:
         )
         scheduler, waiting, version, state = self.scheduler, self.waiting, self.version, self.state
         log = self.log
-        scheduler.attach(self)
-        for source in self._sources:
-            source.attach(self)
-        bar, step, done, shown = None, max(1, jobs // PROGRESS_STEPS), 0, 0
-        if self._progress:
-            from tqdm import tqdm
-
-            bar = tqdm(
-                total=jobs, unit="job", desc=f"simulate {getattr(scheduler, 'name', '')}".strip()
-            )
+        step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = 0
         while arrived < jobs or completions or waiting or events:
             now = min(
@@ -780,10 +843,7 @@ class Engine:
                 events[0][0] if events else INF,
             )
             if now == INF:
-                raise RuntimeError(
-                    f"{len(waiting)} waiting jobs can never start (first: job index "
-                    f"{next(iter(waiting))}); the scheduler or allocator is inconsistent"
-                )
+                raise _stuck(waiting)
             self.now = now
             while completions and completions[0][0] <= now:
                 _, job, event_version = heapq.heappop(completions)
@@ -809,22 +869,140 @@ class Engine:
                 shown = done
         if bar is not None:
             bar.update(done - shown)
-            bar.close()
-        return SimulationResult(
-            self.workload,
-            self.platform,
-            getattr(scheduler, "name", type(scheduler).__name__),
-            np.array(self.first_start),
-            np.array(self.end),
-            [_EMPTY_NODES if a is None else a.nodes for a in self.allocation],
-            time.perf_counter() - clock,
-            co_scheduled=self.speed_model is not None,
-            log=log,
-            actions=self.actions,
-            options={"use_run_times": self.use_run_times},
-            lifecycle=self._lifecycle(),
-            speed_model=self.speed_model,
+
+    # --- the fast path ----------------------------------------------------------------------------
+    def fast_path(self) -> bool:
+        """True when this run takes the fast path `_loop_plain`: a queue scheduler in arrival order
+        (FCFS, EASY) whose hooks are the base class's, on whole nodes (the compact allocator,
+        fresh), every job plain rigid, no speed model, event source, event log or action log. The
+        results are those of the general loop, value for value
+        (tests/simulator/test_plain_path.py)."""
+        scheduler, allocator = self.scheduler, self.allocator
+        return (
+            isinstance(scheduler, QueueScheduler)
+            and scheduler.priority is None
+            and scheduler.backfill in ("none", "easy")
+            and all(
+                getattr(type(scheduler), name) is getattr(QueueScheduler, name)
+                for name in _PLAIN_HOOKS
+            )
+            and type(allocator) is CompactAllocator
+            and allocator.free_units() == self.platform.nodes
+            and not self.reservations
+            and self.speed_model is None
+            and self.models is None
+            and not self._sources
+            and self.log is None
+            and self.actions is None
+            and not self.waiting
+            and not self._completions
         )
+
+    def _loop_plain(self, bar) -> list[np.ndarray]:  # noqa: C901  (one hot loop, inlined for speed)
+        """The event loop of `_loop` with the scheduling pass of `QueueScheduler` (FCFS, then EASY
+        backfilling, 003 §5.1.1-5.1.2) and the compact allocator inlined, as plain lists: no numpy
+        per event, no allocation objects. Same events, same order, same floating-point sums, so the
+        same starts, ends and node ids. Returns each job's node ids; the engine's per-job lists end
+        as the general loop leaves them, except ``allocation`` (None: the result holds the node
+        ids)."""
+        jobs = len(self.run_time)
+        submit, run_time, estimate = self.submit, self.run_time, self.estimate
+        first_start, end, predicted_end = self.first_start, self.end, self.predicted_end
+        need, allocator, scheduler = self.units_table, self.allocator, self.scheduler
+        # `fast_path` checked these: node units per job, the compact allocator, a queue scheduler
+        assert need is not None and isinstance(allocator, CompactAllocator)
+        assert isinstance(scheduler, QueueScheduler)
+        idle = allocator.idle_list
+        waiting, by_end = self.waiting, self.by_end
+        backfill = scheduler.backfill == "easy" and scheduler.depth > 0
+        window, reservations = scheduler.depth + 1, scheduler.reservations
+        heappush, heappop, insort, bisect_left = (
+            heapq.heappush,
+            heapq.heappop,
+            bisect.insort,
+            bisect.bisect_left,
+        )
+        nodes_of: list[list[int]] = [[]] * jobs
+        completions: list[tuple[float, int]] = []  # (end, job): each job starts once
+        free, arrived, now = len(idle), 0, self.now
+        step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
+        while arrived < jobs or completions or waiting:
+            now = submit[arrived] if arrived < jobs else INF
+            if completions and completions[0][0] < now:
+                now = completions[0][0]
+            if now == INF:
+                raise _stuck(waiting)
+            while completions and completions[0][0] <= now:  # completions: release the nodes
+                job = heappop(completions)[1]
+                end[job] = now
+                del by_end[bisect_left(by_end, (predicted_end[job], job))]
+                chosen = nodes_of[job]
+                if len(chosen) > BULK_NODES:
+                    idle.extend(chosen)
+                    idle.sort()
+                else:
+                    for node in chosen:
+                        insort(idle, node)
+                free += len(chosen)
+                done += 1
+            while arrived < jobs and submit[arrived] <= now:  # arrivals
+                waiting[arrived] = None
+                arrived += 1
+            while waiting:  # in order until one does not fit (fcfs_pass)
+                job = next(iter(waiting))
+                size = need[job]
+                if size > free:
+                    break
+                del waiting[job]
+                nodes_of[job] = idle[:size]
+                del idle[:size]
+                free -= size
+                first_start[job] = now
+                heappush(completions, (now + run_time[job], job))
+                predicted = predicted_end[job] = now + estimate[job]
+                insort(by_end, (predicted, job))
+            if waiting and backfill and (free or reservations is not None):  # easy_pass
+                order = list(islice(waiting, window))
+                head = order[0]
+                wanted, available, shadow, extra = need[head], free, INF, 0
+                for predicted, job in by_end:
+                    available += need[job]
+                    if available >= wanted:
+                        shadow, extra = predicted, available - wanted
+                        break
+                if reservations is not None and head not in reservations:
+                    reservations[head] = shadow
+                for job in order[1:] if free else ():
+                    size = need[job]
+                    if size > free:
+                        continue
+                    short = now + estimate[job] <= shadow
+                    if not short:
+                        if size > extra:
+                            continue
+                        extra -= size
+                    del waiting[job]
+                    nodes_of[job] = idle[:size]
+                    del idle[:size]
+                    free -= size
+                    first_start[job] = now
+                    heappush(completions, (now + run_time[job], job))
+                    predicted = predicted_end[job] = now + estimate[job]
+                    insort(by_end, (predicted, job))
+                    if not free:
+                        break
+            if bar is not None and done - shown >= step:
+                bar.update(done - shown)
+                shown = done
+        if bar is not None:
+            bar.update(done - shown)
+        self.now = now if jobs else self.now
+        self.state[:] = [FINISHED] * jobs
+        self.started[:] = first_start
+        self.updated[:] = first_start
+        self.held[:] = need
+        self.remaining[:] = [0.0] * jobs
+        return [np.array(nodes, dtype=np.int64) for nodes in nodes_of]
 
     def _lifecycle(self) -> dict | None:
         if not self._lifecycle_used:
@@ -839,6 +1017,15 @@ class Engine:
 
 
 _EMPTY_NODES = np.zeros(0, dtype=np.int64)
+# the scheduler members the fast path inlines: a subclass that overrides one takes the general loop
+_PLAIN_HOOKS = ("schedule", "order", "attach", "on_arrival", "on_finish", "on_preempt", "on_revoke")
+
+
+def _stuck(waiting) -> RuntimeError:
+    return RuntimeError(
+        f"{len(waiting)} waiting jobs can never start (first: job index "
+        f"{next(iter(waiting))}); the scheduler or allocator is inconsistent"
+    )
 
 
 def _job_models(models, jobs: int) -> list[JobModel] | None:
@@ -854,10 +1041,12 @@ def _job_models(models, jobs: int) -> list[JobModel] | None:
 
 
 class _FunctionScheduler(Scheduler):
-    """Wraps a plain function `schedule(engine)` as a scheduler (the base class's hooks do nothing)."""
+    """Wraps a plain function `schedule(engine)` as a scheduler (the base class's hooks do
+    nothing)."""
 
     def __init__(self, function: Callable):
-        self.schedule = function
+        # the function is the scheduling pass
+        self.schedule = function  # type: ignore[method-assign]
         self.name = getattr(function, "__name__", "function")
 
 
@@ -875,11 +1064,11 @@ def simulate(
 ) -> SimulationResult:
     """Run one simulation of any scheduler: an object, a registered name or a function(engine).
 
-    The scheduler declares what it needs: its allocator (`make_allocator`, given `placement`) and its
-    speed model (`make_speed_model`, given the heatmap and the speedup of a job alone on spread nodes,
-    `alone_speedup`; co-schedulers use the heatmap co-location model of 000 §3.5). `options` go to the
-    `Engine` (job_models, sources, use_run_times, log_events, progress). The keyword ``spread_speedup`` is
-    the deprecated spelling of `alone_speedup` (removed in 0.4.0).
+    The scheduler declares what it needs: its allocator (`make_allocator`, given `placement`) and
+    its speed model (`make_speed_model`, given the heatmap and the speedup of a job alone on spread
+    nodes, `alone_speedup`; co-schedulers use the heatmap co-location model of 000 §3.5). `options`
+    go to the `Engine` (job_models, sources, use_run_times, log_events, progress). The keyword
+    ``spread_speedup`` is the deprecated spelling of `alone_speedup` (removed in 0.4.0).
     """
     alone_speedup = renamed_keyword(
         alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup"

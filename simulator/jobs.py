@@ -1,19 +1,24 @@
-"""Job models: how a job's progress depends on its node count, what it pays to (re)start, what it keeps.
+"""Job models: how a job's progress depends on its node count, what it pays to (re)start, what it
+keeps.
 
-The engine measures a job's work in seconds of its compact run at the requested size (the trace's run
-time). A `JobModel` says how that work progresses on other node counts and across interruptions:
+The engine measures a job's work in seconds of its compact run at the requested size (the trace's
+run time). A `JobModel` says how that work progresses on other node counts and across interruptions:
 
-- ``kind``: rigid (fixed size), moldable (size chosen at start within [min_nodes, max_nodes]) or malleable
+- ``kind``: rigid (fixed size), moldable (size chosen at start within [min_nodes, max_nodes]) or
+  malleable
   (resizable while it runs, within the same bounds) — the job classes of 001 §4 and 004 §III-A.
-- ``scaling``: speed on n nodes relative to one node (``linear``, ``amdahl(f)``, or any callable); the
+- ``scaling``: speed on n nodes relative to one node (``linear``, ``amdahl(f)``, or any callable);
+  the
   job's progress rate on n nodes is scaling(n) / scaling(requested nodes).
 - ``setup``: seconds without progress paid at every start and restart (004 §III-A, t_setup).
-- ``checkpoint``: what survives a preemption: nothing (``NO_CHECKPOINT``), the work up to the last of
-  periodic checkpoints (``periodic(interval, cost)``: the cost in seconds is added after every interval
-  of work, so it lengthens the run; 004 §III-A, frequency t_f), or everything (``ON_WARNING``: the job checkpoints
-  when warned, 004 §III-A two-minute warning).
+- ``checkpoint``: what survives a preemption: nothing (``NO_CHECKPOINT``), the work up to the last
+  of
+  periodic checkpoints (``periodic(interval, cost)``: the cost in seconds is added after every
+  interval of work, so it lengthens the run; 004 §III-A, frequency t_f), or everything
+  (``ON_WARNING``: the job checkpoints when warned, 004 §III-A two-minute warning).
 - ``reconfiguration``: seconds without progress after each resize (001 §6, reconfiguration penalty).
-- ``scheduling_point``: work between the job's scheduling points; a resize asked for between two points
+- ``scheduling_point``: work between the job's scheduling points; a resize asked for between two
+  points
   waits for the next one (001 §4, §5). None: resizes apply at once.
 
 Rigid jobs with no extras (``RIGID``) behave exactly like the engine without job models.
@@ -48,8 +53,9 @@ __all__ = [
 
 
 class JobKind(str, Enum):
-    """A job's kind, one definition for the engine, the hybrid workloads (004 §III-A), ElastiSim's job
-    classes (001 §4) and the CLI; each member equals its spelling in files and on the command line."""
+    """A job's kind, one definition for the engine, the hybrid workloads (004 §III-A), ElastiSim's
+    job classes (001 §4) and the CLI; each member equals its spelling in files and on the command
+    line."""
 
     ON_DEMAND = "on-demand"
     RIGID = "rigid"
@@ -63,7 +69,8 @@ class JobKind(str, Enum):
 
 
 class JobState(IntEnum):
-    """A job's lifecycle state in the engine (000 §3.3, Fig. 4); ``STATES`` spells them in outputs."""
+    """A job's lifecycle state in the engine (000 §3.3, Fig. 4); ``STATES`` spells them in
+    outputs."""
 
     FUTURE = 0
     WAITING = 1
@@ -97,7 +104,8 @@ def amdahl(serial_fraction: float) -> Callable[[float], float]:
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """What a preempted job keeps: `interval` seconds of work between checkpoints, each costing `cost` seconds.
+    """What a preempted job keeps: `interval` seconds of work between checkpoints, each costing
+    `cost` seconds.
 
     interval None with on_warning False: nothing is kept; on_warning True: everything is kept.
     """
@@ -125,11 +133,13 @@ class Checkpoint:
 
     @property
     def period(self) -> float | None:
-        """Work (checkpoint time included) between two completed checkpoints; None without periodic ones."""
+        """Work (checkpoint time included) between two completed checkpoints; None without periodic
+        ones."""
         return None if self.interval is None else self.interval + self.cost
 
     def count(self, done: float) -> int:
-        """Periodic checkpoints completed within `done` seconds of work (checkpoint time included)."""
+        """Periodic checkpoints completed within `done` seconds of work (checkpoint time
+        included)."""
         if self.interval is None:
             return 0
         return max(math.floor(done / (self.interval + self.cost)), 0)
@@ -141,8 +151,9 @@ class Checkpoint:
     def kept(self, done: float) -> float:
         """Of `done` (checkpoint time included), what survives a preemption.
 
-        The engine keeps the number of completed checkpoints as an integer per job (`count`, `work_of`),
-        so a work total rebuilt in floating point just below a checkpoint never loses it.
+        The engine keeps the number of completed checkpoints as an integer per job (`count`,
+        `work_of`), so a work total rebuilt in floating point just below a checkpoint never loses
+        it.
         """
         if self.on_warning:
             return done
@@ -194,7 +205,8 @@ class JobModel:
 
     @property
     def is_rigid(self) -> bool:
-        """Plain rigid: the engine's fast path (no scaling, setup, checkpoint or reconfiguration)."""
+        """Plain rigid: the engine's fast path (no scaling, setup, checkpoint or
+        reconfiguration)."""
         return self.kind == "rigid" and self.setup == 0 and self.checkpoint == NO_CHECKPOINT
 
     def bounds(self, requested: int) -> tuple[int, int]:

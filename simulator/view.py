@@ -1,14 +1,14 @@
-"""What a scheduler, a mechanism or an event source may use of the engine: a typed, read-only view plus the
-engine's checked actions.
+"""What a scheduler, a mechanism or an event source may use of the engine: a typed, read-only view
+plus the engine's checked actions.
 
-The engine (`cosched.simulator.engine.Engine`) satisfies `SchedulerView`; schedulers receive the engine
-itself, so nothing is copied, but they must read only what is listed here and change the state only through
-the actions. A test (tests/simulator/test_scheduler_view.py) checks every built-in scheduler, mechanism and
-failure source against this list: none reads allocator arrays (``allocator.state``) or private engine
-members (``engine._...``).
+The engine (`cosched.simulator.engine.Engine`) satisfies `SchedulerView`; schedulers receive the
+engine itself, so nothing is copied, but they must read only what is listed here and change the
+state only through the actions. A test (tests/simulator/test_scheduler_view.py) checks every
+built-in scheduler, mechanism and failure source against this list: none reads allocator arrays
+(``allocator.state``) or private engine members (``engine._...``).
 
-Lists are indexed by job (workload order) and must not be modified. Times are seconds; work is in seconds
-of the job's compact run at its requested size (checkpoint writes included).
+Lists are indexed by job (workload order) and must not be modified. Times are seconds; work is in
+seconds of the job's compact run at its requested size (checkpoint writes included).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ __all__ = ["SchedulerView", "VIEW_MEMBERS"]
 class SchedulerView(Protocol):
     """The engine as a scheduler sees it (state documented in `cosched.simulator.engine`)."""
 
-    # --- state (read-only) ----------------------------------------------------------------------------
+    # --- state (read-only)
+    # ----------------------------------------------------------------------------
     now: float
     waiting: OrderedDict  # job -> None, queue order
     running: dict  # job -> None, start order
@@ -63,7 +64,8 @@ class SchedulerView(Protocol):
     workload: object
     scheduler: object
 
-    # --- accessors --------------------------------------------------------------------------------------
+    # --- accessors
+    # --------------------------------------------------------------------------------------
     def work_done(self, job: int) -> float: ...
     def checkpointed_work(self, job: int) -> float: ...
     def predicted_duration(self, job: int) -> float: ...
@@ -77,7 +79,8 @@ class SchedulerView(Protocol):
     def idle_nodes(self, limit: int | None = None) -> np.ndarray: ...
     def free_nodes(self) -> int: ...
 
-    # --- actions (checked: a wrong one raises ActionError) ---------------------------------------------
+    # --- actions (checked: a wrong one raises ActionError)
+    # ---------------------------------------------
     def start(
         self, job: int, nodes=None, placement: str | None = None, reason: str = ""
     ) -> bool: ...
@@ -93,8 +96,8 @@ class SchedulerView(Protocol):
     def note(self, action: str, job: int, reason: str = "") -> None: ...
 
 
-# the names a built-in scheduler, mechanism or event source may use on the engine; `allocator` is there
-# for its documented interface (free_units, units, find, total_units), never its node arrays
+# the names a built-in scheduler, mechanism or event source may use on the engine; `allocator` is
+# there for its documented interface (free_units, units, find, total_units), never its node arrays
 VIEW_MEMBERS = frozenset(
     name
     for klass in SchedulerView.__mro__

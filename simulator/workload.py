@@ -1,21 +1,34 @@
-"""Rigid job workloads: the Standard Workload Format (SWF, 18 fields) and a plain CSV, cleaned with counts.
+"""Rigid job workloads: the Standard Workload Format (SWF, 18 fields) and a plain CSV, cleaned with
+counts.
 
-Input rules (InputError naming file, line and field; `cosched.inputs` reads and checks every input): UTF-8
-text, plain or gzipped; every number finite; job ids whole, non-negative and unique; processor counts whole;
-times at most `MAX_SECONDS`, positive run times at least `MIN_SECONDS`, processor counts at most `MAX_PROCS`.
+Input rules (InputError naming file, line and field; `cosched.inputs` reads and checks every input):
+UTF-8 text, plain or gzipped; every number finite; job ids whole, non-negative and unique; processor
+counts whole; times at most `MAX_SECONDS`, positive run times at least `MIN_SECONDS`, processor
+counts at most `MAX_PROCS`.
 
 Cleaning rules (each reported as a count in ``Workload.cleaning``):
-records with run time <= 0 or processors <= 0 (allocated, else requested) or a negative submit time are
-dropped; processors above the platform size are capped to it; a missing estimate (requested time <= 0)
-falls back to the run time; an estimate below the run time is raised to it (jobs are never killed at
-their estimate, so reservations stay valid). Jobs are sorted by submit time, ties by file order.
+records with run time <= 0 or processors <= 0 (allocated, else requested) or a negative submit time
+are dropped; processors above the platform size are capped to it; a missing estimate (requested time
+<= 0) falls back to the run time; an estimate below the run time is raised to it (jobs are never
+killed at their estimate, so reservations stay valid). Jobs are sorted by submit time, ties by file
+order.
+
+Cache: `read_swf` keeps each parsed SWF file of at least `CACHE_MIN_BYTES` in a cache folder
+(`cache_folder`: ``$XDG_CACHE_HOME/cosched/workloads``, by default ``~/.cache/cosched/workloads``;
+``COSCHED_NO_CACHE=1`` turns it off), under a digest of the file's bytes, the `max_cores` cap, the
+input limits and the source of this reader; a changed file, cap or reader is parsed again. Deleting
+the folder is always safe.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
+import os
 import re
+import tempfile
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -36,7 +49,16 @@ from cosched.inputs import (
     shown,
 )
 
-__all__ = ["Workload", "SWF_FIELDS", "read_swf", "read_csv", "load_workload", "make_workload"]
+__all__ = [
+    "Workload",
+    "SWF_FIELDS",
+    "read_swf",
+    "read_csv",
+    "load_workload",
+    "make_workload",
+    "cache_folder",
+    "CACHE_MIN_BYTES",
+]
 
 SWF_FIELDS = (
     "job_number",
@@ -64,7 +86,8 @@ CSV_OPTIONAL = ("estimate", "app")
 
 @dataclass(frozen=True, eq=False)
 class Workload:
-    """Jobs as parallel arrays sorted by submit time: ids, submit, run time, cores, estimate, app names."""
+    """Jobs as parallel arrays sorted by submit time: ids, submit, run time, cores, estimate, app
+    names."""
 
     job_id: np.ndarray
     submit: np.ndarray
@@ -80,7 +103,8 @@ class Workload:
         return int(self.job_id.size)
 
     def head(self, count: int) -> Workload:
-        """The first `count` jobs (by submit time), keeping the cleaning counts of the whole file."""
+        """The first `count` jobs (by submit time), keeping the cleaning counts of the whole
+        file."""
         keep = slice(0, count)
         return replace(
             self,
@@ -109,7 +133,8 @@ def make_workload(
 ) -> Workload:
     """Apply the cleaning rules to raw columns and sort by submit time (stable).
 
-    The columns must hold valid numbers (the rules of the readers, without line numbers): InputError otherwise.
+    The columns must hold valid numbers (the rules of the readers, without line numbers): InputError
+    otherwise.
     """
     columns = [
         np.asarray(values, dtype=np.float64).reshape(-1)
@@ -215,7 +240,8 @@ def _swf_header(text: str) -> dict:
 
 
 def _swf_rows(text: str) -> tuple[list[int], list[str]]:
-    """Line numbers and contents of the job records: comments (from `;`) cut, blank lines skipped."""
+    """Line numbers and contents of the job records: comments (from `;`) cut, blank lines
+    skipped."""
     lines = _SWF_COMMENT.sub("", text).replace("\r", " ").split("\n")
     numbers = [number for number, line in enumerate(lines, 1) if line.strip(" \t")]
     return numbers, [lines[number - 1] for number in numbers]
@@ -227,10 +253,11 @@ def _blanks_agree(text: str) -> bool:
 
 
 def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
-    """The records as a float array and their line numbers (None: not computed, the file parsed cleanly).
+    """The records as a float array and their line numbers (None: not computed, the file parsed
+    cleanly).
 
-    numpy's C reader (`np.loadtxt`, no pandas import) reads a clean file; anything else is read field by field,
-    naming the first bad line and field.
+    numpy's C reader (`np.loadtxt`, no pandas import) reads a clean file; anything else is read
+    field by field, naming the first bad line and field.
     """
     # Without other blanks (and without non-ASCII ones: numpy's reader takes any Unicode blank as
     # one), numpy skips exactly the lines the rules skip (blank or comment): its rows are the
@@ -250,8 +277,8 @@ def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
                     quotechar=None,
                 )
             # the C reader must match the rules: one row of 18 numbers per data line, none NaN
-            rows = len(data) if agree else records
-            if data.shape == (rows, len(SWF_FIELDS)) and not np.isnan(data).any():
+            expected = len(data) if agree else records
+            if data.shape == (expected, len(SWF_FIELDS)) and not np.isnan(data).any():
                 return data, None
         except ValueError:
             pass
@@ -273,14 +300,132 @@ def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
     return data, numbers
 
 
-def read_swf(path: str | Path, max_cores: int | None = None) -> Workload:
-    """Read a (gzipped) SWF file; cores = allocated processors, else requested; estimate = requested time.
+CACHE_MIN_BYTES = 100_000  # smaller files (on disk) parse in milliseconds: not cached
+_CACHE_FORMAT = b"cosched parsed SWF 1"
+_CACHED_COLUMNS = ("job_id", "submit", "run", "cores", "estimate")
 
-    Every field must be a finite number; ids whole, non-negative and unique; processor counts whole; times and
-    counts below the limits of `cosched.inputs` (errors name the line and the field).
+
+def cache_folder() -> Path | None:
+    """Where parsed SWF files are kept: ``$XDG_CACHE_HOME/cosched/workloads`` (``~/.cache`` when
+    XDG_CACHE_HOME is unset or empty); None when ``COSCHED_NO_CACHE`` is set to anything but 0."""
+    if os.environ.get("COSCHED_NO_CACHE", "0") not in ("", "0"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "cosched" / "workloads"
+
+
+_READER_SOURCES: list[bytes] = []  # the digest of this reader's source and its input rules, once
+
+
+def _cache_key(path: Path, max_cores: int | None) -> Path | None:
+    """The cache file of `path` read with `max_cores`, or None (no cache, a small or unreadable
+    file)."""
+    folder = cache_folder()
+    if folder is None:
+        return None
+    try:
+        if not path.is_file() or path.stat().st_size < CACHE_MIN_BYTES:
+            return None
+        raw = path.read_bytes()
+    except OSError:
+        return None  # read_text names the problem
+    from cosched import inputs
+
+    if not _READER_SOURCES:
+        reader = hashlib.blake2b(_CACHE_FORMAT + np.__version__.encode())
+        for module in (__file__, inputs.__file__):
+            reader.update(Path(module).read_bytes())
+        _READER_SOURCES.append(reader.digest())
+    limits = [
+        getattr(inputs, name).value
+        for name in ("MAX_INPUT_BYTES", "MAX_SECONDS", "MIN_SECONDS", "MAX_PROCS", "MAX_ID")
+    ]
+    digest = hashlib.blake2b(_READER_SOURCES[0], digest_size=20)
+    digest.update(repr((max_cores, limits)).encode())
+    digest.update(raw)
+    return folder / f"{digest.hexdigest()}.swfcache"
+
+
+def _cached(key: Path, source: str) -> Workload | None:
+    """The workload kept under `key`, or None (absent, or not a whole cache file)."""
+    try:
+        data = key.read_bytes()
+    except OSError:
+        return None
+    head, _, body = data.partition(b"\n")
+    try:
+        meta = json.loads(head)
+        jobs, dtypes = int(meta["jobs"]), [np.dtype(d) for d in meta["dtypes"]]
+        if len(body) != jobs * sum(d.itemsize for d in dtypes) or len(dtypes) != 5:
+            return None
+        columns, offset = [], 0
+        for dtype in dtypes:
+            columns.append(np.frombuffer(body, dtype, jobs, offset).copy())
+            offset += jobs * dtype.itemsize
+        job_id, submit, run, cores, estimate = columns
+        return Workload(
+            job_id,
+            submit,
+            run,
+            cores,
+            estimate,
+            source=source,
+            header=dict(meta["header"]),
+            cleaning=dict(meta["cleaning"]),
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _keep(key: Path, workload: Workload) -> None:
+    """Write `workload` under `key` atomically (a partial file is never seen); errors are ignored:
+    the cache only saves time."""
+    columns = [getattr(workload, name) for name in _CACHED_COLUMNS]
+    meta = {
+        "jobs": len(workload),
+        "dtypes": [column.dtype.str for column in columns],
+        "header": workload.header,
+        "cleaning": workload.cleaning,
+    }
+    try:
+        key.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=key.parent, suffix=".part")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(json.dumps(meta).encode() + b"\n")
+                for column in columns:
+                    out.write(np.ascontiguousarray(column).tobytes())
+            os.replace(name, key)
+        except BaseException:
+            os.unlink(name)
+            raise
+    except OSError:
+        pass
+
+
+def read_swf(path: str | Path, max_cores: int | None = None) -> Workload:
+    """Read a (gzipped) SWF file; cores = allocated processors, else requested; estimate = requested
+    time.
+
+    Every field must be a finite number; ids whole, non-negative and unique; processor counts whole;
+    times and counts below the limits of `cosched.inputs` (errors name the line and the field).
+    Files of at least `CACHE_MIN_BYTES` are parsed once and then read from the cache (module
+    docstring).
     """
     path = Path(path)
     source = str(path)
+    key = _cache_key(path, max_cores)
+    if key is not None:
+        workload = _cached(key, source)
+        if workload is not None:
+            return workload
+    workload = _parse_swf(path, source, max_cores)
+    if key is not None:
+        _keep(key, workload)
+    return workload
+
+
+def _parse_swf(path: Path, source: str, max_cores: int | None) -> Workload:
     text = read_text(path, comment=";")
     data, numbers = _swf_values(text, source)
     if not len(data):
@@ -311,39 +456,13 @@ def read_swf(path: str | Path, max_cores: int | None = None) -> Workload:
 def read_csv(path: str | Path, max_cores: int | None = None) -> Workload:
     """Read a CSV with columns job_id, submit_time, run_time, cores and optional estimate, app.
 
-    Cells are trimmed; rows of empty cells are skipped; an empty estimate means none. The numbers follow the
-    rules of `read_swf`; errors name the line and the column.
+    Cells are trimmed; rows of empty cells are skipped; an empty estimate means none. The numbers
+    follow the rules of `read_swf`; errors name the line and the column.
     """
     path = Path(path)
     source = str(path)
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))
-    header, header_line, rows, lines = None, 1, [], []
-    try:
-        for record in reader:
-            cells = [cell.strip() for cell in record]
-            if not any(cells):
-                continue
-            if header is None:
-                header, header_line = cells, reader.line_num
-            elif len(cells) != len(header):
-                raise InputError(
-                    f"row has {len(cells)} cells, the header has {len(header)}",
-                    source=source,
-                    line=reader.line_num,
-                )
-            else:
-                rows.append(cells)
-                lines.append(reader.line_num)
-    except csv.Error as error:
-        raise InputError(f"not a valid CSV: {error}", source=source, line=reader.line_num) from None
-    if header is None:
-        raise InputError("empty file: no header", source=source)
-    for name in header:
-        if header.count(name) > 1:
-            raise InputError("column given twice", source=source, line=header_line, field=name)
-    for name in CSV_REQUIRED:
-        if name not in header:
-            raise InputError("missing column", source=source, line=header_line, field=name)
+    header, header_line, rows, lines = _csv_rows(read_text(path), source)
+    _check_csv_header(header, header_line, source)
     columns, checks = {}, []
     for name in CSV_REQUIRED + ("estimate",):
         if name not in header:
@@ -374,10 +493,50 @@ def read_csv(path: str | Path, max_cores: int | None = None) -> Workload:
     )
 
 
+def _csv_rows(text: str, source: str) -> tuple[list[str], int, list[list[str]], list[int]]:
+    """The header, its line, the data rows (trimmed cells; rows of empty cells skipped) and their
+    lines."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header: list[str] | None = None
+    header_line, rows, lines = 1, [], []
+    try:
+        for record in reader:
+            cells = [cell.strip() for cell in record]
+            if not any(cells):
+                continue
+            if header is None:
+                header, header_line = cells, reader.line_num
+            elif len(cells) != len(header):
+                raise InputError(
+                    f"row has {len(cells)} cells, the header has {len(header)}",
+                    source=source,
+                    line=reader.line_num,
+                )
+            else:
+                rows.append(cells)
+                lines.append(reader.line_num)
+    except csv.Error as error:
+        raise InputError(f"not a valid CSV: {error}", source=source, line=reader.line_num) from None
+    if header is None:
+        raise InputError("empty file: no header", source=source)
+    return header, header_line, rows, lines
+
+
+def _check_csv_header(header: list[str], line: int, source: str) -> None:
+    """Every column once, the required ones present."""
+    for name in header:
+        if header.count(name) > 1:
+            raise InputError("column given twice", source=source, line=line, field=name)
+    for name in CSV_REQUIRED:
+        if name not in header:
+            raise InputError("missing column", source=source, line=line, field=name)
+
+
 def load_workload(path: str | Path, max_cores: int | None = None) -> Workload:
-    """SWF (`.swf`, `.swf.gz`) or CSV (`.csv`, `.csv.gz`) by extension, or a preset (`cosched.data.WORKLOADS`)."""
-    path = resolve("workload", path)
-    name = Path(path).name.lower()
+    """SWF (`.swf`, `.swf.gz`) or CSV (`.csv`, `.csv.gz`) by extension, or a preset
+    (`cosched.data.WORKLOADS`)."""
+    path = Path(resolve("workload", path))
+    name = path.name.lower()
     if name.endswith((".swf", ".swf.gz")):
         return read_swf(path, max_cores)
     if name.endswith((".csv", ".csv.gz")):
