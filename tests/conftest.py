@@ -19,6 +19,15 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def private_cache_folder(tmp_path_factory):
+    """The SWF parse cache (and any other XDG cache) of the test run lives in a temporary folder, for
+    the commands the tests start too: tests never fill the user's ~/.cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+        yield
+
+
 @pytest.fixture
 def shared_data():
     """`shared_data("swf/X.swf.gz")`: the path under ../shared/data, or skip the test naming the
