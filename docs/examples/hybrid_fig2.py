@@ -29,7 +29,7 @@ jobs = make_workload(
 )
 fig2 = HybridWorkload(
     jobs,
-    job_type=np.array([1, 1, 0]),
+    job_type=np.array(["rigid", "rigid", "on-demand"]),
     notice_kind=np.array([-1, -1, 1]),  # rigid, rigid,
     notice_time=np.array([nan, nan, 500.0]),
     estimated_arrival=np.array([nan, nan, 2000.0]),

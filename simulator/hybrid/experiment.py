@@ -1,12 +1,15 @@
-"""The hybrid experiment grid (004 §V): the seven configurations x N seeded typings of one trace, resumable.
+"""The hybrid experiment grid (004 §V): the seven configurations x N seeded typings of one trace,
+resumable.
 
-004 averages 10 random typings of each trace (Fig. 6 caption). One cell = (sweep, value, typing, mechanism):
-the main grid is sweep ``main`` (value ``w5`` or the chosen notice mix); the notice-mix sweep (004 Figs. 6-7,
-Table II) runs W1-W5; the checkpoint sweep (004 Fig. 8) scales Daly's interval by 25-200 % for an MTBF of 5 h
-and 50 h (value ``MTBF:FACTOR``). With ``mtbf`` set, every run injects node failures (004 §V-C) at that MTBF,
-and each checkpoint-sweep point at its own MTBF, so the sweep compares 5 h with 50 h as Fig. 8 does. Cells run
-on `cosched.grid.run_grid` (local processes or Dask) into ``grid.csv``; at the end ``runs.csv``, ``summary.csv`` (mean and standard deviation per configuration),
-``table.md`` (004 Table III style, mean ± std) and the plots of `cosched.simulator.hybrid.plots`.
+004 averages 10 random typings of each trace (Fig. 6 caption). One cell = (sweep, value, typing,
+mechanism): the main grid is sweep ``main`` (value ``w5`` or the chosen notice mix); the notice-mix
+sweep (004 Figs. 6-7, Table II) runs W1-W5; the checkpoint sweep (004 Fig. 8) scales Daly's interval
+by 25-200 % for an MTBF of 5 h and 50 h (value ``MTBF:FACTOR``). With ``mtbf`` set, every run
+injects node failures (004 §V-C) at that MTBF, and each checkpoint-sweep point at its own MTBF, so
+the sweep compares 5 h with 50 h as Fig. 8 does. Cells run on `cosched.grid.run_grid` (local
+processes or Dask) into ``grid.csv``; at the end ``runs.csv``, ``summary.csv`` (mean and standard
+deviation per configuration), ``table.md`` (004 Table III style, mean ± std) and the plots of
+`cosched.simulator.hybrid.plots`.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,6 +39,10 @@ from cosched.simulator.hybrid.workload import (
     build_hybrid,
     notice_mix,
 )
+
+if TYPE_CHECKING:
+    from cosched.simulator.platform import Platform
+    from cosched.simulator.workload import Workload
 
 __all__ = [
     "HybridExperiment",
@@ -71,18 +79,20 @@ OWNED = (SPEC, GRID, "grid.done", "runs.csv", "summary.csv", "table.md", "plots"
 
 @dataclass(frozen=True, eq=False)
 class HybridExperiment(ExperimentSpec):
-    """Everything that defines a hybrid grid: the trace (cleaned jobs and projects), platform and options.
+    """Everything that defines a hybrid grid: the trace (cleaned jobs and projects), platform and
+    options.
 
-    The spec of `cosched experiment-hybrid` (`cosched.grid.ExperimentSpec`): run it with `run_experiment`.
+    The spec of `cosched experiment-hybrid` (`cosched.grid.ExperimentSpec`): run it with
+    `run_experiment`.
     """
 
     command = "experiment-hybrid"
     spec_file, grid_file = SPEC, GRID
     key, columns, owned = KEY, GRID_COLUMNS, OWNED
 
-    workload: object  # cosched.simulator.workload.Workload
+    workload: Workload
     projects: np.ndarray
-    platform: object
+    platform: Platform
     typings: int = 10
     mechanisms: tuple[str, ...] = MECHANISMS
     sweeps: tuple[str, ...] = ()
@@ -123,8 +133,9 @@ class HybridExperiment(ExperimentSpec):
 
     @classmethod
     def from_json(cls, document: dict) -> HybridExperiment:
-        """The spec of a spec.json: the trace is read again and must still have the stored digest (which of
-        the `--type-by` groupings made the projects is not stored: the one matching the digest is taken)."""
+        """The spec of a spec.json: the trace is read again and must still have the stored digest
+        (which of the `--type-by` groupings made the projects is not stored: the one matching the
+        digest is taken)."""
         from cosched.simulator.compare import load_inputs
         from cosched.simulator.hybrid.workload import TYPE_BY, trace_projects
         from cosched.simulator.platform import Platform
@@ -269,7 +280,7 @@ def finish(spec: HybridExperiment, out: Path, runs, *, plots: bool = True):
 
 
 def summarize_runs(runs):
-    """Mean and standard deviation of every metric per (sweep, value, mechanism), over the typings."""
+    """Mean and standard deviation of each metric per (sweep, value, mechanism) over the typings."""
     runs = runs.copy()
     runs["value"] = runs["value"].astype(str)
     grouped = runs.groupby(["sweep", "value", "mechanism"], sort=False)[list(METRICS)]
@@ -296,7 +307,8 @@ FAILURE_TABLE = (
 
 
 def markdown_table(summary, spec: HybridExperiment | None = None) -> str:
-    """004 Table III style, one row per configuration of the main grid: mean ± standard deviation."""
+    """004 Table III style, one row per configuration of the main grid, mean ± standard deviation
+    over the typings."""
     main = summary.xs("main", level="sweep")
     table = TABLE + FAILURE_TABLE if main["failures"].fillna(0).max() > 0 else TABLE
     lines = [
@@ -312,14 +324,14 @@ def markdown_table(summary, spec: HybridExperiment | None = None) -> str:
                 continue
             number = fmt.format(mean * scale)
             unit = " %" if number.endswith(" %") else ""
-            cells_text.append(
-                f"{number.removesuffix(' %')} ± {fmt.format(spread * scale).removesuffix(' %')}{unit}"
-            )
+            deviation = fmt.format(spread * scale).removesuffix(" %")
+            cells_text.append(f"{number.removesuffix(' %')} ± {deviation}{unit}")
         lines.append(f"| {mechanism} | " + " | ".join(cells_text) + " |")
     if spec is not None:
         lines.append("")
         lines.append(
-            f"{len(spec.workload)} jobs of {spec.source or 'the trace'} on {spec.platform.nodes} nodes, "
+            f"{len(spec.workload)} jobs of {spec.source or 'the trace'} on "
+            f"{spec.platform.nodes} nodes, "
             f"{spec.typings} typings (seed {spec.seed}), notice mix {spec.notice}, site policy "
             f"{spec.scheduler}"
             + (

@@ -9,7 +9,7 @@ import numpy as np
 from cosched.simulator.engine import Engine
 from cosched.simulator.hybrid.mechanisms import Hybrid, parse_mechanism
 from cosched.simulator.hybrid.models import engine_workload, job_models
-from cosched.simulator.hybrid.workload import NOTICE_KINDS, TYPES, HybridWorkload
+from cosched.simulator.hybrid.workload import NOTICE_KINDS, HybridWorkload
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.workload import make_workload
@@ -26,7 +26,7 @@ def hybrid(jobs: list[dict]) -> HybridWorkload:
         [j["nodes"] for j in jobs],
         [j.get("estimate", j["run"]) for j in jobs],
     )
-    kind = np.array([TYPES.index(j.get("type", "rigid")) for j in jobs], dtype=np.int8)
+    kind = np.array([j.get("type", "rigid") for j in jobs], dtype=object)  # JobKind spellings
     notice = np.array(
         [
             NOTICE_KINDS.index(j.get("notice", "no-notice")) if j.get("type") == "on-demand" else -1
