@@ -1,4 +1,5 @@
-"""Small hand-built hybrid workloads for the tests: jobs given as dicts, no trace, no random draws."""
+"""Small hand-built hybrid workloads for the tests: jobs given as dicts, no trace, no random
+draws."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from cosched.simulator.workload import make_workload
 
 
 def hybrid(jobs: list[dict]) -> HybridWorkload:
-    """Jobs as dicts: submit, run, nodes, type ('rigid' default), estimate, setup, n_min, notice kind,
-    notice_time, t_est (on-demand jobs arrive at `submit`)."""
+    """Jobs as dicts: submit, run, nodes, type ('rigid' default), estimate, setup, n_min, notice
+    kind, notice_time, t_est (on-demand jobs arrive at `submit`)."""
     jobs = sorted(jobs, key=lambda job: job["submit"])
     workload = make_workload(
         list(range(len(jobs))),
@@ -61,8 +62,9 @@ def run(
     wrapper_class=Hybrid,
     **options,
 ):
-    """(engine after the run, its result, the Hybrid wrapper); periods: seconds between checkpoints per job;
-    failures: a `NodeFailures` source; scheduler: a name or a scheduler object; options: of `Hybrid`."""
+    """(engine after the run, its result, the Hybrid wrapper); periods: seconds between
+    checkpoints per job; failures: a `NodeFailures` source; scheduler: a name or a scheduler
+    object; options: of `Hybrid`."""
     workload = jobs if isinstance(jobs, HybridWorkload) else hybrid(jobs)
     periods = (
         np.full(len(workload), math.nan)

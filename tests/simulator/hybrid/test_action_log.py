@@ -1,5 +1,6 @@
-"""The action log replayed from outside (action_replay.py) for the baseline and the six mechanisms: on the
-bundled KTH-SP2 trace at reduced size here, on the first 20,000 CEA-Curie jobs in the slow suite."""
+"""The action log replayed from outside (action_replay.py) for the baseline and the six
+mechanisms: on the bundled KTH-SP2 trace at reduced size here, on the first 20,000 CEA-Curie jobs
+in the slow suite."""
 
 from pathlib import Path
 

@@ -1,5 +1,5 @@
-"""The command line: `simulate --hybrid` (summary keys, jobs.csv columns, bad input), `hybrid-workload`,
-`experiment-hybrid` (tables, plots, resumption)."""
+"""The command line: `simulate --hybrid` (summary keys, jobs.csv columns, bad input),
+`hybrid-workload`, `experiment-hybrid` (tables, plots, resumption)."""
 
 import json
 

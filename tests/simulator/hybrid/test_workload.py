@@ -1,4 +1,5 @@
-"""Hybrid workload construction (Fan et al. §IV-A/B): typing by project, on-demand timing, CSV round trip."""
+"""Hybrid workload construction (Fan et al. §IV-A/B): typing by project, on-demand timing, CSV
+round trip; the job types are the JobKind members."""
 
 import gzip
 
