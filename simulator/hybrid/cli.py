@@ -415,6 +415,7 @@ def register(subparsers) -> None:
         "else 50)",
     )
     _failure_options(experiment)
+    _mechanism_options(experiment)
     add_seed(experiment, "seed of the typings")
     add_out(
         experiment, "folder", "grid.csv, runs.csv, summary.csv, table.md, plots/", required=True
@@ -513,6 +514,7 @@ def _experiment_command(args) -> int:
         str(args.workload),
         mtbf,
         down_hours,
+        **_mechanism_settings(args),
     )
     check_number(len(spec.cells()), field="typings", limit=MAX_RUNS)
     from cosched.simulator.hybrid.mechanisms import check_site_policy

@@ -14,6 +14,7 @@ deviation per configuration), ``table.md`` (004 Table III style, mean ± std) an
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +28,8 @@ from cosched.grid import ExperimentSpec, run_experiment
 from cosched.outputs import atomic_path
 from cosched.rerun import digest
 from cosched.simulator.hybrid.failures import DOWN_HOURS
-from cosched.simulator.hybrid.mechanisms import MECHANISMS
-from cosched.simulator.hybrid.models import CHECKPOINT_MTBF_HOURS
+from cosched.simulator.hybrid.mechanisms import MECHANISMS, REGROW, RIGID_OVERHEADS, WARNING
+from cosched.simulator.hybrid.models import CHECKPOINT_MTBF_HOURS, CHECKPOINT_WRITES
 from cosched.simulator.hybrid.run import hybrid_metrics, simulate_hybrid
 from cosched.simulator.hybrid.workload import (
     DEFAULT_FRACTIONS,
@@ -74,6 +75,15 @@ METRICS = (
 KEY = ("sweep", "value", "typing", "mechanism")
 GRID_COLUMNS = KEY + METRICS + ("wall_seconds",)
 SPEC, GRID = "spec.json", "grid.csv"
+# the readings of the paper's definitions every run uses (docs/hybrid.md), as `simulate --hybrid`
+# has them; the defaults are the paper's. spec.json names one only when it differs from its
+# default, so the spec of a grid written before they were options reads back the same.
+MECHANISM_DEFAULTS = {
+    "warning": WARNING,
+    "rigid_overhead": RIGID_OVERHEADS[0],
+    "regrow": REGROW[0],
+    "checkpoint_writes": CHECKPOINT_WRITES[0],
+}
 OWNED = (SPEC, GRID, "grid.done", "runs.csv", "summary.csv", "table.md", "plots")
 
 
@@ -108,6 +118,32 @@ class HybridExperiment(ExperimentSpec):
     source: str = ""
     mtbf: float | None = None  # node failures: system MTBF in hours; None: no failures
     down_hours: float = DOWN_HOURS
+    warning: float = WARNING  # seconds between a malleable job's warning and its shrink or stop
+    rigid_overhead: str = RIGID_OVERHEADS[0]  # a rigid job's preemption cost without checkpoints
+    regrow: str = REGROW[0]  # how far a shrunk job grows back when its on-demand job ends
+    checkpoint_writes: str = CHECKPOINT_WRITES[0]  # on top of the trace run time or inside it
+
+    def __post_init__(self) -> None:
+        """InputError for an unknown reading, before any cell runs (the baseline's runs never read
+        them, so a typing of only the baseline would not notice)."""
+        if not (math.isfinite(self.warning) and self.warning >= 0):
+            raise InputError(
+                f"the preemption warning must be >= 0 seconds, got {self.warning}", field="warning"
+            )
+        for field, value, known in (
+            ("rigid_overhead", self.rigid_overhead, RIGID_OVERHEADS),
+            ("regrow", self.regrow, REGROW),
+            ("checkpoint_writes", self.checkpoint_writes, CHECKPOINT_WRITES),
+        ):
+            if value not in known:
+                raise InputError(
+                    f"unknown {field} {value!r}; known: {', '.join(known)}", field=field
+                )
+
+    def mechanism_options(self) -> dict:
+        """The keywords of `simulate_hybrid` that choose the readings (warning, rigid_overhead,
+        regrow, checkpoint_writes)."""
+        return {name: getattr(self, name) for name in MECHANISM_DEFAULTS}
 
     def to_json(self) -> dict:
         w = self.workload
@@ -128,6 +164,11 @@ class HybridExperiment(ExperimentSpec):
             "min_fraction": self.min_fraction,
             "checkpoint_mtbf": self.checkpoint_mtbf,
             **({} if self.mtbf is None else {"mtbf": self.mtbf, "down_hours": self.down_hours}),
+            **{
+                name: value
+                for name, value in self.mechanism_options().items()
+                if value != MECHANISM_DEFAULTS[name]
+            },
             "inputs": digest(w.job_id, w.submit, w.run, w.cores, w.estimate, self.projects),
         }
 
@@ -159,6 +200,7 @@ class HybridExperiment(ExperimentSpec):
             source=document["workload"],
             mtbf=document.get("mtbf"),
             down_hours=document.get("down_hours", DOWN_HOURS),
+            **{name: document.get(name, value) for name, value in MECHANISM_DEFAULTS.items()},
         )
         for by in TYPE_BY:
             try:
@@ -244,6 +286,7 @@ def run_cell(
         mtbf=failures,
         down_hours=spec.down_hours,
         failure_seed=seed,
+        **spec.mechanism_options(),
     )
     metrics = hybrid_metrics(result, hybrid)
     by_type = metrics.pop("turnaround_hours_by_type")
@@ -340,6 +383,19 @@ def markdown_table(summary, spec: HybridExperiment | None = None) -> str:
                 else f", node failures every {spec.mtbf:g} h (down "
                 f"{spec.down_hours:g} h on average)"
             )
+            + _readings(spec)
             + "; mean ± standard deviation over the typings."
         )
     return "\n".join(lines) + "\n"
+
+
+def _readings(spec: HybridExperiment) -> str:
+    """The readings of the paper's definitions that differ from the defaults, for the caption."""
+    changed = [
+        f"preemption warning {value:g} s"
+        if name == "warning"
+        else f"{name.replace('_', ' ')} {value}"
+        for name, value in spec.mechanism_options().items()
+        if value != MECHANISM_DEFAULTS[name]
+    ]
+    return f", {', '.join(changed)}" if changed else ""
