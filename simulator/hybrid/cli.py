@@ -31,6 +31,7 @@ __all__ = [
     "simulate_command",
 ]
 
+# the names of cosched.simulator.hybrid.mechanisms.MECHANISMS, without importing it
 MECHANISM_NAMES = (
     "baseline",
     "n-paa",
@@ -39,7 +40,7 @@ MECHANISM_NAMES = (
     "cua-spaa",
     "cup-paa",
     "cup-spaa",
-)  # as MECHANISMS
+)
 
 
 def add_workload_options(parser) -> None:
@@ -299,9 +300,7 @@ def simulate_command(args, scheduler: str, platform, workload) -> int:
         with atomic_path(args.log_actions) as path:
             write_actions(result.actions, hybrid.workload.job_id, path)
         written.append(args.log_actions)
-    if (
-        getattr(args, "plots_folder", None) is not None
-    ):  # simulate --hybrid --plots (plots by one rule)
+    if getattr(args, "plots_folder", None) is not None:  # simulate --hybrid --plots (one rule)
         from cosched.simulator.plots import write_plots
 
         written += write_plots(result, args.plots_folder)
@@ -469,9 +468,8 @@ def _experiment_command(args) -> int:
 
     plots = plots_target(args, f"{args.out}/plots", fixed=True)
     mechanisms = tuple(names_or(args, "mechanism", MECHANISM_NAMES, "--mechanism"))
-    for name in (
-        mechanisms
-    ):  # before anything is written (a grid of an unknown mechanism left files behind)
+    # before anything is written (a grid of an unknown mechanism left files behind)
+    for name in mechanisms:
         if name.lower() not in MECHANISM_NAMES:
             from cosched.cli_options import did_you_mean
 

@@ -229,9 +229,8 @@ class HybridExperiment(ExperimentSpec):
         return finish(self, out, grid, plots=plots)
 
 
-__getattr__ = module_aliases(
-    __name__, {"HybridSpec": "HybridExperiment"}, globals()
-)  # the name before 0.3.0
+# the name before 0.3.0
+__getattr__ = module_aliases(__name__, {"HybridSpec": "HybridExperiment"}, globals())
 
 
 def cells(spec: HybridExperiment) -> list[tuple]:

@@ -40,9 +40,8 @@ __all__ = ["NodeFailures", "check_failure_options", "DOWN_HOURS", "FAILURE_STREA
 DOWN_HOURS = 6.0  # 004 §V-C: mean node down time T_d
 FAILURE_STREAM = 4  # seed stream of the failure draws, apart from the typing's
 SECONDS_PER_HOUR = 3600.0
-MAX_FAILURES = (
-    100_000  # expected failures over a trace above which an MTBF is refused (event count)
-)
+# expected failures over a trace above which an MTBF is refused (event count)
+MAX_FAILURES = 100_000
 FUTURE = int(JobState.FUTURE)
 
 
@@ -136,9 +135,8 @@ class NodeFailures:
         occupant = engine.occupant(node)
         if occupant >= 0:
             self._hit(engine, occupant, node)
-        elif (
-            occupant != EMPTY
-        ):  # a reservation (its key is below EMPTY) gives the node up; its holder is told
+        elif occupant != EMPTY:
+            # a reservation (its key is below EMPTY) gives the node up; its holder is told
             engine.revoke(node, reason="failure")
         reservation = engine.reserve(np.array([node]), reason="down")
         self.down[node] = True

@@ -63,13 +63,10 @@ MECHANISMS = ("baseline",) + tuple(f"{n}-{a}" for n in NOTICE_POLICIES for a in 
 RIGID_OVERHEADS = ("elapsed", "lost-work")  # preemption cost of a rigid job without checkpoints
 REGROW = ("n_max", "pre-shrink")  # how far a shrunk lender grows back when its on-demand job ends
 MECHANISM_OPTIONS = ("rigid_overhead", "warning", "regrow")  # keyword options of `Hybrid`
-WARNING = (
-    120.0  # 004 §III-A: seconds between the warning to a malleable job and its shrink or preemption
-)
+WARNING = 120.0  # 004 §III-A: seconds from a malleable job's warning to its shrink or preemption
 RELEASE_AFTER = 600.0  # 004 §IV-B: reservation released 10 min after the estimated arrival
-CHECKPOINT_SLACK = (
-    1e-3  # seconds after a checkpoint completes: a preemption then keeps it despite rounding
-)
+# seconds after a checkpoint completes: a preemption then keeps it despite rounding
+CHECKPOINT_SLACK = 1e-3
 PREEMPTED, SHRUNK = "preempted", "shrunk"
 WAITING, RUNNING = int(JobState.WAITING), int(JobState.RUNNING)
 
@@ -178,30 +175,24 @@ class Hybrid(Scheduler):
         self.collecting: dict[int, None] = {}  # noticed, not arrived, not released: in notice order
         self.borrowers: dict[int, set] = {}  # on-demand job -> jobs running on its reserved nodes
         self.borrower_of: dict[int, int] = {}
-        self.earmark: dict[
-            int, int
-        ] = {}  # CUP: running job -> on-demand job that gets its nodes at its end
+        # CUP: running job -> on-demand job that gets its nodes at its end
+        self.earmark: dict[int, int] = {}
         self.doomed: set[int] = set()  # CUP: jobs with a planned preemption
         self.lenders: dict[int, list] = {}  # on-demand job -> [(job, nodes, how, size before)]
         self.arrivals: list[int] = []
         self.blocked: dict[int, None] = {}  # arrived on-demand jobs waiting at the queue front
-        self.hungry: dict[
-            int, None
-        ] = {}  # CUA: collecting jobs still short of nodes, in notice order
-        self.warned: dict[
-            int, list
-        ] = {}  # on-demand job -> [(malleable job, size to keep (0: preempt), start)]
+        # CUA: collecting jobs still short of nodes, in notice order
+        self.hungry: dict[int, None] = {}
+        # on-demand job -> [(malleable job, size to keep (0: preempt), start)]
+        self.warned: dict[int, list] = {}
         self.victim_of: dict[int, int] = {}  # warned malleable job -> its on-demand job
-        self.instant: set[int] = (
-            set()
-        )  # on-demand jobs started by their arrival's decision (after a warning)
+        # on-demand jobs started by their arrival's decision (after a warning)
+        self.instant: set[int] = set()
         self._window_seen: set[int] = set()
-        self._grew: set[int] = (
-            set()
-        )  # on-demand jobs whose reservation grew since the last lending pass
-        self._queue_changes = (
-            0  # arrivals and preemptions so far (the queue's other change is a start)
-        )
+        # on-demand jobs whose reservation grew since the last lending pass
+        self._grew: set[int] = set()
+        # arrivals and preemptions so far (the queue's other change is a start)
+        self._queue_changes = 0
         self._window_key: tuple[int, int] | None = None
 
     # --- plumbing ---------------------------------------------------------------------------------
@@ -290,9 +281,7 @@ class Hybrid(Scheduler):
             nodes = nodes[engine.is_idle(nodes)]  # not re-reserved just above
             self._take(engine, owner, min(nodes.size, self._need(engine, owner)), nodes)
         owner = self.victim_of.pop(job, None)
-        if (
-            owner is not None
-        ):  # a warned job ended during its warning: its nodes go to the on-demand job
+        if owner is not None:  # a warned job ended in its warning: the on-demand job gets its nodes
             nodes = nodes[engine.is_idle(nodes)]
             self._take(
                 engine,
@@ -452,9 +441,8 @@ class Hybrid(Scheduler):
             self._unreserve_announced(engine, need)
             need = self.n_max[od] - engine.free_nodes()
             if need > 0 and not self._preempt_for(engine, od, need):
-                self.blocked[od] = (
-                    None  # behind the on-demand jobs already waiting: it collects after them
-                )
+                # behind the on-demand jobs already waiting: it collects after them
+                self.blocked[od] = None
                 return
         if od in self.warned:  # 004 §III-A: malleable jobs get their two-minute warning first
             self._take(engine, od, min(own.size, self.n_max[od]), own, why="warning")
@@ -476,9 +464,8 @@ class Hybrid(Scheduler):
             self.victim_of[job] = od
             engine.note("warn", job, f"{'spaa' if keep else 'paa'}:{od}")
         elif keep:
-            engine.resize(
-                job, keep, reason=f"spaa:{od}"
-            )  # the engine rescales its remaining time (linear speed-up)
+            # the engine rescales its remaining time (linear speed-up)
+            engine.resize(job, keep, reason=f"spaa:{od}")
             self.shrinks[job] += 1
         else:
             engine.preempt(job, reason=f"paa:{od}")
@@ -516,10 +503,8 @@ class Hybrid(Scheduler):
             self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
         else:
             # too few (a failure, or waiting on-demand jobs took nodes): it waits behind those
-            # waiting
-            self._release_all(
-                engine, od, "front"
-            )  # only the first waiting job may hold nodes (no deadlock)
+            # waiting; only the first waiting job may hold nodes (no deadlock)
+            self._release_all(engine, od, "front")
             self.blocked[od] = None
 
     def _unreserve_announced(self, engine, need: int) -> None:
@@ -618,9 +603,8 @@ class Hybrid(Scheduler):
                 else:  # as engine.work_done and engine.checkpointed_work compute them
                     done = work[job] - (remaining[job] - max(0.0, now - updated[job]) * rate[job])
                     kept = max(checkpoints[job], math.floor(done / every), 0) * every
-                cost = (
-                    max(done - kept, 0.0) + setup[job]
-                )  # 004 §III-B: (t_now - t_last_ckpt) + t_setup
+                # 004 §III-B: (t_now - t_last_ckpt) + t_setup
+                cost = max(done - kept, 0.0) + setup[job]
             keyed.append((cost, job))
         keyed.sort()
         return [job for _, job in keyed]

@@ -45,13 +45,9 @@ __all__ = [
 
 SMALL_CHECKPOINT, LARGE_CHECKPOINT = 600.0, 1200.0  # 004 §IV-B, seconds
 LARGE_JOB_NODES = 1000  # 004 §IV-B: "if job size is less than 1K nodes"
-CHECKPOINT_WRITES = (
-    "added",
-    "inside",
-)  # checkpoint writes on top of the trace run time, or within it
-CHECKPOINT_MTBF_HOURS = (
-    50.0  # [impl] Daly's M without failures: the rare-failure end of 004 §V-C's 5-50 h
-)
+CHECKPOINT_WRITES = ("added", "inside")  # checkpoint writes on top of the trace run time, or in it
+# [impl] Daly's M without failures: the rare-failure end of 004 §V-C's 5-50 h
+CHECKPOINT_MTBF_HOURS = 50.0
 
 
 def daly_interval(cost: float, mtbf: float) -> float:
@@ -59,9 +55,8 @@ def daly_interval(cost: float, mtbf: float) -> float:
     if cost >= 2 * mtbf:
         return mtbf
     ratio = cost / (2 * mtbf)
-    return (
-        math.sqrt(2 * cost * mtbf) * (1 + math.sqrt(ratio) / 3 + ratio / 9) - cost
-    )  # 004 §IV-B, Daly [38]
+    # 004 §IV-B, Daly [38]
+    return math.sqrt(2 * cost * mtbf) * (1 + math.sqrt(ratio) / 3 + ratio / 9) - cost
 
 
 def checkpoint_cost(nodes: np.ndarray) -> np.ndarray:
@@ -90,9 +85,8 @@ def checkpoint_periods(
     )
     tau = np.where(cost == SMALL_CHECKPOINT, tau[0], tau[1])
     work = hybrid.workload.run - hybrid.setup
-    checkpoints = (hybrid.job_type == JobKind.RIGID) & (
-        tau < work
-    )  # 004 §IV-B: none if the interval exceeds the runtime
+    # 004 §IV-B: none if the interval exceeds the runtime
+    checkpoints = (hybrid.job_type == JobKind.RIGID) & (tau < work)
     return np.where(checkpoints, tau + cost, np.nan)
 
 

@@ -40,9 +40,8 @@ def _bars(axis, main, columns, labels, scale=1.0):
             capsize=2,
         )
     axis.set_xticks(x + width * (len(columns) - 1) / 2, mechanisms, rotation=30)
-    axis.legend(
-        loc="upper left", bbox_to_anchor=(1.01, 1.0)
-    )  # beside the bars: it covers no error bar
+    # beside the bars: it covers no error bar
+    axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 def experiment_plots(runs, summary, folder: str | Path) -> list[Path]:

@@ -210,9 +210,8 @@ def hybrid_metrics(result, hybrid: HybridWorkload) -> dict:
     od = kinds == JobKind.ON_DEMAND
     preempted = np.asarray(life["preemptions"]) > 0
     span = float(np.nanmax(result.end) - submit.min())
-    useful = float(
-        np.sum(hybrid.workload.run * hybrid.n_max)
-    )  # each job's trace node-seconds, done once
+    # each job's trace node-seconds, done once
+    useful = float(np.sum(hybrid.workload.run * hybrid.n_max))
     decisions = result.options.get("decision_seconds") or [0.0]
 
     def mean(values, mask) -> float | None:

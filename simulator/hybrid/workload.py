@@ -376,9 +376,8 @@ def read_hybrid_csv(
 ) -> HybridWorkload:
     """Read a hybrid CSV and check it; errors name the line and the column."""
     source = str(path)
-    base = read_csv(
-        path, max_cores=max_cores
-    )  # the plain columns, cleaned and sorted by submit time
+    # the plain columns, cleaned and sorted by submit time
+    base = read_csv(path, max_cores=max_cores)
     rows = list(csv.reader(io.StringIO(read_text(path), newline="")))
     header_index = next(i for i, row in enumerate(rows) if any(cell.strip() for cell in row))
     header = [cell.strip() for cell in rows[header_index]]
