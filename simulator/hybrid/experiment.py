@@ -53,6 +53,7 @@ __all__ = [
     "SWEEPS",
     "CHECKPOINT_FACTORS",
     "CHECKPOINT_MTBFS",
+    "MECHANISM_DEFAULTS",
 ]
 
 SWEEPS = ("notice", "checkpoint")

@@ -170,13 +170,17 @@ def __getattr__(name: str) -> JobKind:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+_MEMBERS = {(JobKind, kind) for kind in TYPES}
 _ARRAYS = ("job_type", "notice_kind", "notice_time", "estimated_arrival", "n_min", "n_max", "setup")
 
 
 def job_kinds(values) -> np.ndarray:
     """`values` (`JobKind` members of `TYPES` or their spellings) as an object array of the members;
-    InputError naming the first value that is none of them."""
-    spelled = np.asarray(values).astype(str)  # a member's str() is its spelling
+    InputError naming a value that is none of them."""
+    array = np.asarray(values)
+    if array.dtype == object and {(type(v), v) for v in array.tolist()} <= _MEMBERS:
+        return array  # the members already (as built and read here): a set is quicker than unique
+    spelled = array.astype(str)  # a member's str() is its spelling
     names, inverse = np.unique(spelled, return_inverse=True)
     known = {kind.value: kind for kind in TYPES}
     for name in names:
@@ -305,9 +309,10 @@ def build_hybrid(
     nodes = -(-workload.cores // cores_per_node)
     # 004 §IV-A: a single-node job of a malleable project cannot shrink: rigid or on-demand
     single = (job_type == JobKind.MALLEABLE) & (nodes == 1)
-    job_type[single] = np.where(
-        rng.random(int(single.sum())) < 0.5, JobKind.RIGID, JobKind.ON_DEMAND
-    )
+    retyped = np.empty(int(single.sum()), dtype=object)
+    retyped[:] = JobKind.ON_DEMAND  # the member itself (np.full would store its spelling)
+    retyped[rng.random(retyped.size) < 0.5] = JobKind.RIGID
+    job_type[single] = retyped
     run = workload.run
     rigid, malleable = job_type == JobKind.RIGID, job_type == JobKind.MALLEABLE
     setup_low = np.select([rigid, malleable], [rigid_setup[0], malleable_setup[0]], 0.0)
