@@ -41,7 +41,15 @@ checkpoints = [nan, 1200.0, nan]  # J2 completes a checkpoint every 1,200 s
 
 panels = []
 for mechanism in ("cua-paa", "cup-paa"):
-    engine = hybrid_engine(fig2, Platform(4), mechanism, periods=checkpoints, log_events=True)
+    # the periods are seconds of run with the writes inside, as the figure draws them
+    engine = hybrid_engine(
+        fig2,
+        Platform(4),
+        mechanism,
+        periods=checkpoints,
+        log_events=True,
+        checkpoint_writes="inside",
+    )
     result = engine.run()
     panels.append((mechanism.upper().replace("-", "&"), result))
     print(
