@@ -34,10 +34,8 @@ OVERHEAD_TOLERANCE = (
 )
 TIME_TOLERANCE = 1e-6  # seconds
 RELEASE_AFTER = 600.0  # 004 §IV-B: reservation released 10 min after the estimated arrival
-ARRIVAL_STARTS = (
-    "arrival",
-    "warning",
-)  # the arrival's decision started the on-demand job (instant)
+# the arrival's decision started the on-demand job (instant)
+ARRIVAL_STARTS = ("arrival", "warning")
 
 
 class Replay:
@@ -62,9 +60,8 @@ class Replay:
         self.last_start: dict[int, float] = {}
         self.first: dict[int, tuple[float, str]] = {}
         self.finished: dict[int, float] = {}
-        self.kept = defaultdict(
-            float
-        )  # rigid: work kept at its checkpoints (checkpoint writes included)
+        # rigid: work kept at its checkpoints (checkpoint writes included)
+        self.kept = defaultdict(float)
         self.count = defaultdict(int)
         self.warned: dict[
             int, tuple[int, float]

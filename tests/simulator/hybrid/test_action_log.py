@@ -57,9 +57,8 @@ def replayed(tmp_path, workload, platform, mechanism, limit, *extra):
         if "--preemption-warning" in extra
         else 120.0
     )
-    mtbf = (
-        float(extra[extra.index("--mtbf") + 1]) if "--mtbf" in extra else 50.0
-    )  # Daly's M (docs/hybrid.md)
+    # Daly's M (docs/hybrid.md)
+    mtbf = float(extra[extra.index("--mtbf") + 1]) if "--mtbf" in extra else 50.0
     return violations(
         log,
         out / "workload.csv",

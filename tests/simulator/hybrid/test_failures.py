@@ -91,10 +91,8 @@ def test_reserved_node_that_fails_leaves_the_reservation_and_cua_collects_anothe
     failures = NodeFailures(schedule=[(200, 3, 100)])
     engine, result, wrapper = run(jobs, 4, "cua-paa", failures=failures)
     assert wrapper.reservation_log[:3] == [(100, 1, 2), (200, 1, -1), (300, 1, 1)]
-    assert result.start[1] == 500 and engine.preemptions == [
-        1,
-        0,
-    ]  # PAA frees J0's nodes at the arrival
+    # PAA frees J0's nodes at the arrival
+    assert result.start[1] == 500 and engine.preemptions == [1, 0]
     assert failures.failures == [0, 0]
 
 
@@ -162,9 +160,8 @@ def replay(log, engine, periods):
         elif event in ("preempt", "finish"):
             started, setup_end, segments = opened.pop(job)
             for (begin, nodes), end in zip(segments, [s[0] for s in segments[1:]] + [when]):
-                done[job] += max(Fraction(0), end - max(begin, setup_end)) * Fraction(
-                    nodes, engine.requested_nodes(job)
-                )  # linear speed-up
+                speed = Fraction(nodes, engine.requested_nodes(job))  # linear speed-up
+                done[job] += max(Fraction(0), end - max(begin, setup_end)) * speed
             if event == "preempt":
                 kept = done[job]
                 if model.kind == "rigid":  # the last completed checkpoint (none: from scratch)

@@ -43,11 +43,8 @@ def test_fig2_cua_collects_the_nodes_of_jobs_that_actually_end():
     assert result.end[0] == 1000 and result.end[1] == 1800  # nobody preempted
     assert engine.preemptions == [0, 0, 0]
     assert result.start[2] == 2000 and result.end[2] == 2500  # instant start on the collected nodes
-    assert [entry[2] for entry in wrapper.reservation_log] == [
-        2,
-        2,
-        -4,
-    ]  # at 1000, 1800; released at 2000
+    # reserved at 1000 and 1800; released at 2000
+    assert [entry[2] for entry in wrapper.reservation_log] == [2, 2, -4]
     assert [entry[0] for entry in wrapper.reservation_log] == [1000, 1800, 2000]
 
 
@@ -59,9 +56,8 @@ def test_fig2_cup_preempts_j2_right_after_its_checkpoint():
     assert close(preempted[0], 1200)  # right after its checkpoint at 1200 s of work
     assert close(engine.lost[1], 0.0)  # it keeps the checkpointed 1200 s
     assert result.start[2] == 2000  # instant start
-    assert close(
-        result.end[1], 2500 + 600
-    )  # a lender: resumes when the on-demand job ends, 600 s left
+    # a lender: resumes when the on-demand job ends, 600 s left
+    assert close(result.end[1], 2500 + 600)
 
 
 def test_n_paa_preempts_the_lowest_overhead_job_and_gives_its_nodes_back():
@@ -126,9 +122,8 @@ def test_paa_waits_at_the_queue_front_when_running_on_demand_jobs_fill_the_machi
     ]
     engine, result, wrapper = run(jobs, 4, "n-paa")
     assert result.start[1] == 100  # not instant: on-demand jobs are never preempted
-    assert (
-        result.start[2] == 100
-    )  # the idle node stays with the waiting on-demand job (queue front) till then
+    # the idle node stays with the waiting on-demand job (queue front) till then
+    assert result.start[2] == 100
     assert engine.preemptions == [0, 0, 0]
 
 
@@ -165,8 +160,8 @@ def test_reserved_nodes_run_short_jobs_then_malleable_ones_preempted_at_the_arri
         | {"submit": 1000},
         dict(submit=10, run=5000, nodes=2),  # too long for the reserved nodes: waits
         dict(submit=20, run=100, nodes=2),  # ends by t_est: borrows the reserved nodes
-        dict(submit=200, run=3000, nodes=2, type="malleable", n_min=1),
-    ]  # then borrows them too
+        dict(submit=200, run=3000, nodes=2, type="malleable", n_min=1),  # then borrows them too
+    ]
     engine, result, wrapper = run(jobs, 4, "cua-paa")
     # job indices follow submit order: 0 rigid, 1 rigid 5000, 2 short, 3 malleable, 4 on-demand
     assert result.start[2] == 20 and result.end[2] == 120
