@@ -1,16 +1,17 @@
-"""Time the hybrid mechanisms (Fan et al.) on the whole CEA-Curie trace and the experiment-hybrid grid.
+"""Time the hybrid mechanisms (Fan et al.) on the whole CEA-Curie trace and the hybrid grid.
 
     python benchmarks/bench_hybrid.py [--trace CEA-Curie-2011-2.1-cln.swf.gz] [--platform curie]
                                       [--grid-jobs 50000] [--typings 10] [--workers 2]
                                       [--skip-trace] [--skip-grid] [--keep DIR]
 
-Part 1: one typing (seed 0, W5) of the whole trace; the baseline and the six mechanisms one after the other in
-this process: wall and CPU seconds of each run, CPU relative to the baseline, jobs per second, instant-start
-ratio and the slowest decision (CPU time of the deciding thread), against the targets: under 20 s of CPU per
-mechanism and every decision under 10 ms.
-Part 2: the full `experiment-hybrid` grid (7 configurations x --typings) on the first --grid-jobs jobs with
---workers local processes: wall seconds, and the engine seconds the runs report (its table and plots stay in
---keep DIR if given). The machine may be shared: the load average is printed before and after.
+Part 1: one typing (seed 0, W5) of the whole trace; the baseline and the six mechanisms one after
+the other in this process: wall and CPU seconds of each run, CPU relative to the baseline, jobs per
+second, instant-start ratio and the slowest decision (CPU time of the deciding thread), against the
+targets: under 20 s of CPU per mechanism and every decision under 10 ms.
+Part 2: the full `experiment-hybrid` grid (7 configurations x --typings) on the first --grid-jobs
+jobs with --workers local processes: wall seconds, and the engine seconds the runs report (its table
+and plots stay in --keep DIR if given). The machine may be shared: the load average is printed
+before and after.
 """
 
 from __future__ import annotations
@@ -33,9 +34,8 @@ from cosched.simulator.hybrid.run import hybrid_metrics, simulate_hybrid  # noqa
 from cosched.simulator.hybrid.workload import build_hybrid, trace_projects  # noqa: E402
 
 CPU_TARGET = 20.0  # seconds of CPU per mechanism on the whole Curie trace
-DECISION_TARGET_MS = (
-    10.0  # the slowest decision (thread CPU time), as the paper reports (004 §III-B)
-)
+# the slowest decision (thread CPU time), as the paper reports (004 §III-B)
+DECISION_TARGET_MS = 10.0
 
 
 def load() -> str:
@@ -67,8 +67,9 @@ def main() -> None:
         f"{time.perf_counter() - started:.1f} s"
     )
     print(
-        f"| configuration | wall [s] | CPU [s] | CPU / baseline | jobs/s | instant start | decision max [ms] | "
-        f"targets (CPU < {CPU_TARGET:g} s, decision < {DECISION_TARGET_MS:g} ms) |"
+        "| configuration | wall [s] | CPU [s] | CPU / baseline | jobs/s | instant start | "
+        f"decision max [ms] | targets (CPU < {CPU_TARGET:g} s, "
+        f"decision < {DECISION_TARGET_MS:g} ms) |"
     )
     print("|---|---|---|---|---|---|---|---|")
     baseline_cpu = None
@@ -85,8 +86,9 @@ def main() -> None:
             else ("ok" if cpu < CPU_TARGET and decision < DECISION_TARGET_MS else "missed")
         )
         print(
-            f"| {mechanism} | {wall:.1f} | {cpu:.1f} | {cpu / baseline_cpu:.2f} | {len(hybrid) / wall:,.0f} | "
-            f"{metrics['instant_start_ratio']:.4f} | {decision:.1f} | {met} |",
+            f"| {mechanism} | {wall:.1f} | {cpu:.1f} | {cpu / baseline_cpu:.2f} | "
+            f"{len(hybrid) / wall:,.0f} | {metrics['instant_start_ratio']:.4f} | "
+            f"{decision:.1f} | {met} |",
             flush=True,
         )
     print(load())
@@ -112,7 +114,8 @@ def main() -> None:
     print(
         f"experiment-hybrid grid: {len(runs)} runs (7 configurations x {args.typings} typings) of "
         f"{len(grid_workload)} jobs with {args.workers} workers: {wall:.0f} s wall "
-        f"({wall / 60:.1f} min); the runs' own engine time sums to {runs['wall_seconds'].sum():.0f} s"
+        f"({wall / 60:.1f} min); the runs' own engine time sums to "
+        f"{runs['wall_seconds'].sum():.0f} s"
     )
     print(load())
 

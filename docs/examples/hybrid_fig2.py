@@ -29,7 +29,7 @@ jobs = make_workload(
 )
 fig2 = HybridWorkload(
     jobs,
-    job_type=np.array([1, 1, 0]),
+    job_type=np.array(["rigid", "rigid", "on-demand"]),
     notice_kind=np.array([-1, -1, 1]),  # rigid, rigid,
     notice_time=np.array([nan, nan, 500.0]),
     estimated_arrival=np.array([nan, nan, 2000.0]),
@@ -41,7 +41,15 @@ checkpoints = [nan, 1200.0, nan]  # J2 completes a checkpoint every 1,200 s
 
 panels = []
 for mechanism in ("cua-paa", "cup-paa"):
-    engine = hybrid_engine(fig2, Platform(4), mechanism, periods=checkpoints, log_events=True)
+    # the periods are seconds of run with the writes inside, as the figure draws them
+    engine = hybrid_engine(
+        fig2,
+        Platform(4),
+        mechanism,
+        periods=checkpoints,
+        log_events=True,
+        checkpoint_writes="inside",
+    )
     result = engine.run()
     panels.append((mechanism.upper().replace("-", "&"), result))
     print(

@@ -1,1 +1,2 @@
-"""Hybrid workloads: on-demand jobs beside rigid and malleable ones, and the mechanisms that make room for them (seed 004)."""
+"""Hybrid workloads (seed 004): on-demand jobs beside rigid and malleable ones, and the mechanisms
+that make room for them."""

@@ -1,5 +1,5 @@
-"""Hybrid workload commands: ``cosched hybrid-workload``, ``cosched experiment-hybrid`` and the ``--hybrid``
-options of ``cosched simulate`` (registered by ``cosched.simulator.cli``).
+"""Hybrid workload commands: ``cosched hybrid-workload``, ``cosched experiment-hybrid`` and the
+``--hybrid`` options of ``cosched simulate`` (registered by ``cosched.simulator.cli``).
 
 Thin layer: parse, call ``cosched.simulator.hybrid`` (workload, run, experiment), write, print.
 """
@@ -31,6 +31,7 @@ __all__ = [
     "simulate_command",
 ]
 
+# the names of cosched.simulator.hybrid.mechanisms.MECHANISMS, without importing it
 MECHANISM_NAMES = (
     "baseline",
     "n-paa",
@@ -39,11 +40,11 @@ MECHANISM_NAMES = (
     "cua-spaa",
     "cup-paa",
     "cup-spaa",
-)  # as MECHANISMS
+)
 
 
 def add_workload_options(parser) -> None:
-    """How a trace becomes a hybrid workload (004 §IV-A/B); ignored for a hybrid CSV, which holds it all."""
+    """How a trace becomes a hybrid workload (004 §IV-A/B); a hybrid CSV holds it all already."""
     parser.add_argument(
         "--job-types",
         default="on-demand=0.1,rigid=0.6,malleable=0.3",
@@ -207,15 +208,14 @@ def _pair(text: str, field: str) -> tuple[float, float]:
 
 
 def hybrid_workload(args, platform, workload, seed: int):
-    """The hybrid workload of the flags: read from a hybrid CSV, or typed from the trace (seeded)."""
+    """The hybrid workload of the flags: read from a hybrid CSV, or typed from the trace, seeded."""
     from cosched.simulator.hybrid.workload import (
-        TYPES,
         build_hybrid,
         is_hybrid_csv,
         notice_mix,
-        parse_shares,
         read_hybrid_csv,
         trace_projects,
+        type_shares,
     )
 
     if is_hybrid_csv(args.workload):
@@ -227,7 +227,7 @@ def hybrid_workload(args, platform, workload, seed: int):
         platform.cores_per_node,
         projects,
         seed=seed,
-        fractions=parse_shares(args.job_types, TYPES, "job_types"),
+        fractions=type_shares(args.job_types),
         mix=notice_mix(args.notice),
         rigid_setup=_pair(args.rigid_setup, "rigid_setup"),
         malleable_setup=_pair(args.malleable_setup, "malleable_setup"),
@@ -236,7 +236,8 @@ def hybrid_workload(args, platform, workload, seed: int):
 
 
 def simulate_command(args, scheduler: str, platform, workload) -> int:
-    """`cosched simulate --hybrid M`: jobs.csv, summary.json (with the hybrid keys) and workload.csv in --out."""
+    """`cosched simulate --hybrid M`: jobs.csv, summary.json (with the hybrid keys) and workload.csv
+    in --out."""
     from cosched.errors import InputError
     from cosched.outputs import atomic_path, output_dir
     from cosched.simulator.hybrid.run import hybrid_metrics, simulate_hybrid
@@ -299,9 +300,7 @@ def simulate_command(args, scheduler: str, platform, workload) -> int:
         with atomic_path(args.log_actions) as path:
             write_actions(result.actions, hybrid.workload.job_id, path)
         written.append(args.log_actions)
-    if (
-        getattr(args, "plots_folder", None) is not None
-    ):  # simulate --hybrid --plots (plots by one rule)
+    if getattr(args, "plots_folder", None) is not None:  # simulate --hybrid --plots (one rule)
         from cosched.simulator.plots import write_plots
 
         written += write_plots(result, args.plots_folder)
@@ -316,7 +315,8 @@ def simulate_command(args, scheduler: str, platform, workload) -> int:
 def _print(summary: dict) -> None:
     by_type = summary["turnaround_hours_by_type"]
     print(
-        f"{summary['mechanism']} ({summary['scheduler']}) on {summary['platform']}: {summary['jobs']} jobs"
+        f"{summary['mechanism']} ({summary['scheduler']}) on {summary['platform']}: "
+        f"{summary['jobs']} jobs"
     )
     rows = [
         ("instant start ratio", summary["instant_start_ratio"], "{:.3f}"),
@@ -347,8 +347,9 @@ def register(subparsers) -> None:
     build = subparsers.add_parser(
         "hybrid-workload",
         help="type a trace's jobs on-demand / rigid / malleable into an editable CSV",
-        description="Hybrid workload of Fan et al. (§IV): projects typed at random (seeded), on-demand notice "
-        "kinds, setups and malleable bounds, written as a CSV that `simulate --hybrid` reads back.",
+        description="Hybrid workload of Fan et al. (§IV): projects typed at random (seeded), "
+        "on-demand notice kinds, setups and malleable bounds, written as a CSV that "
+        "`simulate --hybrid` reads back.",
     )
     build.add_argument(
         "--workload", required=True, help=f"bundled trace ({', '.join(WORKLOADS)}) or SWF"
@@ -367,9 +368,10 @@ def register(subparsers) -> None:
     experiment = subparsers.add_parser(
         "experiment-hybrid",
         help="Fan et al.'s hybrid grid: 7 configurations x seeded typings, tables and plots",
-        description="Run the baseline and the six mechanisms on N seeded typings of a trace (resumable, local "
-        "processes or Dask); optional notice-mix (W1-W5) and checkpoint-interval sweeps. Writes "
-        "grid.csv, runs.csv, summary.csv, table.md and plots/ into --out.",
+        description="Run the baseline and the six mechanisms on N seeded typings of a trace "
+        "(resumable, local processes or Dask); optional notice-mix (W1-W5) and "
+        "checkpoint-interval sweeps. Writes grid.csv, runs.csv, summary.csv, table.md and plots/ "
+        "into --out.",
     )
     experiment.add_argument(
         "--workload", required=True, help=f"bundled trace ({', '.join(WORKLOADS)}) or SWF"
@@ -412,6 +414,7 @@ def register(subparsers) -> None:
         "else 50)",
     )
     _failure_options(experiment)
+    _mechanism_options(experiment)
     add_seed(experiment, "seed of the typings")
     add_out(
         experiment, "folder", "grid.csv, runs.csv, summary.csv, table.md, plots/", required=True
@@ -435,27 +438,23 @@ def _load(args):
 def _workload_command(args) -> int:
     from cosched.outputs import check_outputs
     from cosched.simulator.hybrid.workload import NOTICE_KINDS, TYPES, write_hybrid_csv
+    from cosched.simulator.jobs import JobKind
 
     check_outputs(("--out", args.out, "file"))
     platform, workload = _load(args)
     hybrid = hybrid_workload(args, platform, workload, args.seed)
     write_hybrid_csv(hybrid, args.out)
-    od = hybrid.job_type == 0
-    counts = {
-        "jobs": len(hybrid),
-        "types": {name: int((hybrid.job_type == k).sum()) for k, name in enumerate(TYPES)},
-        "notice": {
-            name: int((hybrid.notice_kind[od] == k).sum()) for k, name in enumerate(NOTICE_KINDS)
-        },
-    }
+    od = hybrid.job_type == JobKind.ON_DEMAND
+    types = {kind.value: int((hybrid.job_type == kind).sum()) for kind in TYPES}
+    notice = {name: int((hybrid.notice_kind[od] == k).sum()) for k, name in enumerate(NOTICE_KINDS)}
     if args.json:
-        print(json.dumps(counts, indent=2))
+        print(json.dumps({"jobs": len(hybrid), "types": types, "notice": notice}, indent=2))
     else:
         print(
-            f"{counts['jobs']} jobs: "
-            + ", ".join(f"{v} {k}" for k, v in counts["types"].items())
+            f"{len(hybrid)} jobs: "
+            + ", ".join(f"{v} {k}" for k, v in types.items())
             + "; on-demand notice: "
-            + ", ".join(f"{v} {k}" for k, v in counts["notice"].items())
+            + ", ".join(f"{v} {k}" for k, v in notice.items())
         )
     announce(args, args.out)
     return 0
@@ -465,13 +464,12 @@ def _experiment_command(args) -> int:
     from cosched.errors import InputError
     from cosched.inputs import MAX_RUNS, check_number
     from cosched.simulator.hybrid.experiment import HybridExperiment, markdown_table, run_experiment
-    from cosched.simulator.hybrid.workload import TYPES, notice_mix, parse_shares, trace_projects
+    from cosched.simulator.hybrid.workload import notice_mix, trace_projects, type_shares
 
     plots = plots_target(args, f"{args.out}/plots", fixed=True)
     mechanisms = tuple(names_or(args, "mechanism", MECHANISM_NAMES, "--mechanism"))
-    for name in (
-        mechanisms
-    ):  # before anything is written (a grid of an unknown mechanism left files behind)
+    # before anything is written (a grid of an unknown mechanism left files behind)
+    for name in mechanisms:
         if name.lower() not in MECHANISM_NAMES:
             from cosched.cli_options import did_you_mean
 
@@ -505,7 +503,7 @@ def _experiment_command(args) -> int:
         args.sweep_typings,
         args.seed,
         args.scheduler,
-        parse_shares(args.job_types, TYPES, "job_types"),
+        type_shares(args.job_types),
         args.notice.lower(),
         _pair(args.rigid_setup, "rigid_setup"),
         _pair(args.malleable_setup, "malleable_setup"),
@@ -514,6 +512,7 @@ def _experiment_command(args) -> int:
         str(args.workload),
         mtbf,
         down_hours,
+        **_mechanism_settings(args),
     )
     check_number(len(spec.cells()), field="typings", limit=MAX_RUNS)
     from cosched.simulator.hybrid.mechanisms import check_site_policy

@@ -1,19 +1,24 @@
-"""The hybrid experiment grid (004 §V): the seven configurations x N seeded typings of one trace, resumable.
+"""The hybrid experiment grid (004 §V): the seven configurations x N seeded typings of one trace,
+resumable.
 
-004 averages 10 random typings of each trace (Fig. 6 caption). One cell = (sweep, value, typing, mechanism):
-the main grid is sweep ``main`` (value ``w5`` or the chosen notice mix); the notice-mix sweep (004 Figs. 6-7,
-Table II) runs W1-W5; the checkpoint sweep (004 Fig. 8) scales Daly's interval by 25-200 % for an MTBF of 5 h
-and 50 h (value ``MTBF:FACTOR``). With ``mtbf`` set, every run injects node failures (004 §V-C) at that MTBF,
-and each checkpoint-sweep point at its own MTBF, so the sweep compares 5 h with 50 h as Fig. 8 does. Cells run
-on `cosched.grid.run_grid` (local processes or Dask) into ``grid.csv``; at the end ``runs.csv``, ``summary.csv`` (mean and standard deviation per configuration),
-``table.md`` (004 Table III style, mean ± std) and the plots of `cosched.simulator.hybrid.plots`.
+004 averages 10 random typings of each trace (Fig. 6 caption). One cell = (sweep, value, typing,
+mechanism): the main grid is sweep ``main`` (value ``w5`` or the chosen notice mix); the notice-mix
+sweep (004 Figs. 6-7, Table II) runs W1-W5; the checkpoint sweep (004 Fig. 8) scales Daly's interval
+by 25-200 % for an MTBF of 5 h and 50 h (value ``MTBF:FACTOR``). With ``mtbf`` set, every run
+injects node failures (004 §V-C) at that MTBF, and each checkpoint-sweep point at its own MTBF, so
+the sweep compares 5 h with 50 h as Fig. 8 does. Cells run on `cosched.grid.run_grid` (local
+processes or Dask) into ``grid.csv``; at the end ``runs.csv``, ``summary.csv`` (mean and standard
+deviation per configuration), ``table.md`` (004 Table III style, mean ± std) and the plots of
+`cosched.simulator.hybrid.plots`.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,8 +28,8 @@ from cosched.grid import ExperimentSpec, run_experiment
 from cosched.outputs import atomic_path
 from cosched.rerun import digest
 from cosched.simulator.hybrid.failures import DOWN_HOURS
-from cosched.simulator.hybrid.mechanisms import MECHANISMS
-from cosched.simulator.hybrid.models import CHECKPOINT_MTBF_HOURS
+from cosched.simulator.hybrid.mechanisms import MECHANISMS, REGROW, RIGID_OVERHEADS, WARNING
+from cosched.simulator.hybrid.models import CHECKPOINT_MTBF_HOURS, CHECKPOINT_WRITES
 from cosched.simulator.hybrid.run import hybrid_metrics, simulate_hybrid
 from cosched.simulator.hybrid.workload import (
     DEFAULT_FRACTIONS,
@@ -36,6 +41,10 @@ from cosched.simulator.hybrid.workload import (
     notice_mix,
 )
 
+if TYPE_CHECKING:
+    from cosched.simulator.platform import Platform
+    from cosched.simulator.workload import Workload
+
 __all__ = [
     "HybridExperiment",
     "run_experiment",
@@ -44,6 +53,7 @@ __all__ = [
     "SWEEPS",
     "CHECKPOINT_FACTORS",
     "CHECKPOINT_MTBFS",
+    "MECHANISM_DEFAULTS",
 ]
 
 SWEEPS = ("notice", "checkpoint")
@@ -66,23 +76,34 @@ METRICS = (
 KEY = ("sweep", "value", "typing", "mechanism")
 GRID_COLUMNS = KEY + METRICS + ("wall_seconds",)
 SPEC, GRID = "spec.json", "grid.csv"
+# the readings of the paper's definitions every run uses (docs/hybrid.md), as `simulate --hybrid`
+# has them; the defaults are the paper's. spec.json names one only when it differs from its
+# default, so the spec of a grid written before they were options reads back the same.
+MECHANISM_DEFAULTS = {
+    "warning": WARNING,
+    "rigid_overhead": RIGID_OVERHEADS[0],
+    "regrow": REGROW[0],
+    "checkpoint_writes": CHECKPOINT_WRITES[0],
+}
 OWNED = (SPEC, GRID, "grid.done", "runs.csv", "summary.csv", "table.md", "plots")
 
 
 @dataclass(frozen=True, eq=False)
 class HybridExperiment(ExperimentSpec):
-    """Everything that defines a hybrid grid: the trace (cleaned jobs and projects), platform and options.
+    """Everything that defines a hybrid grid: the trace (cleaned jobs and projects), platform and
+    options.
 
-    The spec of `cosched experiment-hybrid` (`cosched.grid.ExperimentSpec`): run it with `run_experiment`.
+    The spec of `cosched experiment-hybrid` (`cosched.grid.ExperimentSpec`): run it with
+    `run_experiment`.
     """
 
     command = "experiment-hybrid"
     spec_file, grid_file = SPEC, GRID
     key, columns, owned = KEY, GRID_COLUMNS, OWNED
 
-    workload: object  # cosched.simulator.workload.Workload
+    workload: Workload
     projects: np.ndarray
-    platform: object
+    platform: Platform
     typings: int = 10
     mechanisms: tuple[str, ...] = MECHANISMS
     sweeps: tuple[str, ...] = ()
@@ -98,6 +119,32 @@ class HybridExperiment(ExperimentSpec):
     source: str = ""
     mtbf: float | None = None  # node failures: system MTBF in hours; None: no failures
     down_hours: float = DOWN_HOURS
+    warning: float = WARNING  # seconds between a malleable job's warning and its shrink or stop
+    rigid_overhead: str = RIGID_OVERHEADS[0]  # a rigid job's preemption cost without checkpoints
+    regrow: str = REGROW[0]  # how far a shrunk job grows back when its on-demand job ends
+    checkpoint_writes: str = CHECKPOINT_WRITES[0]  # on top of the trace run time or inside it
+
+    def __post_init__(self) -> None:
+        """InputError for an unknown reading, before any cell runs (the baseline's runs never read
+        them, so a typing of only the baseline would not notice)."""
+        if not (math.isfinite(self.warning) and self.warning >= 0):
+            raise InputError(
+                f"the preemption warning must be >= 0 seconds, got {self.warning}", field="warning"
+            )
+        for field, value, known in (
+            ("rigid_overhead", self.rigid_overhead, RIGID_OVERHEADS),
+            ("regrow", self.regrow, REGROW),
+            ("checkpoint_writes", self.checkpoint_writes, CHECKPOINT_WRITES),
+        ):
+            if value not in known:
+                raise InputError(
+                    f"unknown {field} {value!r}; known: {', '.join(known)}", field=field
+                )
+
+    def mechanism_options(self) -> dict:
+        """The keywords of `simulate_hybrid` that choose the readings (warning, rigid_overhead,
+        regrow, checkpoint_writes)."""
+        return {name: getattr(self, name) for name in MECHANISM_DEFAULTS}
 
     def to_json(self) -> dict:
         w = self.workload
@@ -118,13 +165,19 @@ class HybridExperiment(ExperimentSpec):
             "min_fraction": self.min_fraction,
             "checkpoint_mtbf": self.checkpoint_mtbf,
             **({} if self.mtbf is None else {"mtbf": self.mtbf, "down_hours": self.down_hours}),
+            **{
+                name: value
+                for name, value in self.mechanism_options().items()
+                if value != MECHANISM_DEFAULTS[name]
+            },
             "inputs": digest(w.job_id, w.submit, w.run, w.cores, w.estimate, self.projects),
         }
 
     @classmethod
     def from_json(cls, document: dict) -> HybridExperiment:
-        """The spec of a spec.json: the trace is read again and must still have the stored digest (which of
-        the `--type-by` groupings made the projects is not stored: the one matching the digest is taken)."""
+        """The spec of a spec.json: the trace is read again and must still have the stored digest
+        (which of the `--type-by` groupings made the projects is not stored: the one matching the
+        digest is taken)."""
         from cosched.simulator.compare import load_inputs
         from cosched.simulator.hybrid.workload import TYPE_BY, trace_projects
         from cosched.simulator.platform import Platform
@@ -148,6 +201,7 @@ class HybridExperiment(ExperimentSpec):
             source=document["workload"],
             mtbf=document.get("mtbf"),
             down_hours=document.get("down_hours", DOWN_HOURS),
+            **{name: document.get(name, value) for name, value in MECHANISM_DEFAULTS.items()},
         )
         for by in TYPE_BY:
             try:
@@ -176,9 +230,8 @@ class HybridExperiment(ExperimentSpec):
         return finish(self, out, grid, plots=plots)
 
 
-__getattr__ = module_aliases(
-    __name__, {"HybridSpec": "HybridExperiment"}, globals()
-)  # the name before 0.3.0
+# the name before 0.3.0
+__getattr__ = module_aliases(__name__, {"HybridSpec": "HybridExperiment"}, globals())
 
 
 def cells(spec: HybridExperiment) -> list[tuple]:
@@ -233,6 +286,7 @@ def run_cell(
         mtbf=failures,
         down_hours=spec.down_hours,
         failure_seed=seed,
+        **spec.mechanism_options(),
     )
     metrics = hybrid_metrics(result, hybrid)
     by_type = metrics.pop("turnaround_hours_by_type")
@@ -269,7 +323,7 @@ def finish(spec: HybridExperiment, out: Path, runs, *, plots: bool = True):
 
 
 def summarize_runs(runs):
-    """Mean and standard deviation of every metric per (sweep, value, mechanism), over the typings."""
+    """Mean and standard deviation of each metric per (sweep, value, mechanism) over the typings."""
     runs = runs.copy()
     runs["value"] = runs["value"].astype(str)
     grouped = runs.groupby(["sweep", "value", "mechanism"], sort=False)[list(METRICS)]
@@ -296,7 +350,8 @@ FAILURE_TABLE = (
 
 
 def markdown_table(summary, spec: HybridExperiment | None = None) -> str:
-    """004 Table III style, one row per configuration of the main grid: mean ± standard deviation."""
+    """004 Table III style, one row per configuration of the main grid, mean ± standard deviation
+    over the typings."""
     main = summary.xs("main", level="sweep")
     table = TABLE + FAILURE_TABLE if main["failures"].fillna(0).max() > 0 else TABLE
     lines = [
@@ -312,14 +367,14 @@ def markdown_table(summary, spec: HybridExperiment | None = None) -> str:
                 continue
             number = fmt.format(mean * scale)
             unit = " %" if number.endswith(" %") else ""
-            cells_text.append(
-                f"{number.removesuffix(' %')} ± {fmt.format(spread * scale).removesuffix(' %')}{unit}"
-            )
+            deviation = fmt.format(spread * scale).removesuffix(" %")
+            cells_text.append(f"{number.removesuffix(' %')} ± {deviation}{unit}")
         lines.append(f"| {mechanism} | " + " | ".join(cells_text) + " |")
     if spec is not None:
         lines.append("")
         lines.append(
-            f"{len(spec.workload)} jobs of {spec.source or 'the trace'} on {spec.platform.nodes} nodes, "
+            f"{len(spec.workload)} jobs of {spec.source or 'the trace'} on "
+            f"{spec.platform.nodes} nodes, "
             f"{spec.typings} typings (seed {spec.seed}), notice mix {spec.notice}, site policy "
             f"{spec.scheduler}"
             + (
@@ -328,6 +383,19 @@ def markdown_table(summary, spec: HybridExperiment | None = None) -> str:
                 else f", node failures every {spec.mtbf:g} h (down "
                 f"{spec.down_hours:g} h on average)"
             )
+            + _readings(spec)
             + "; mean ± standard deviation over the typings."
         )
     return "\n".join(lines) + "\n"
+
+
+def _readings(spec: HybridExperiment) -> str:
+    """The readings of the paper's definitions that differ from the defaults, for the caption."""
+    changed = [
+        f"preemption warning {value:g} s"
+        if name == "warning"
+        else f"{name.replace('_', ' ')} {value}"
+        for name, value in spec.mechanism_options().items()
+        if value != MECHANISM_DEFAULTS[name]
+    ]
+    return f", {', '.join(changed)}" if changed else ""

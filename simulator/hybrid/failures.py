@@ -1,25 +1,28 @@
-"""Node failures (004 §V-C): system-wide failures at one per MTBF, a node down time, jobs resumed or shrunk.
+"""Node failures (004 §V-C): system-wide failures at one per MTBF, a node down time, jobs resumed or
+shrunk.
 
-An event source on the engine: it reads who holds the failed node and acts only through the engine's actions
-(preempt, resize, reserve, release, at):
+An event source on the engine: it reads who holds the failed node and acts only through the engine's
+actions (preempt, resize, reserve, release, at):
 
-- [impl] Failures hit the whole system at exponential intervals with mean MTBF (004 §V-C: "one failure per
-  MTBF"), each on one node drawn uniformly among the nodes that are up (idle, busy or reserved alike). The
-  node stays down for an exponential time with mean ``down_hours`` (004 §V-C: T_d, mean 6 h), held by an
-  engine reservation, so no allocator, scheduler or mechanism sees it until it is repaired.
-- A rigid job on the failed node is interrupted like a preemption (004 §III-A): it keeps its work up to its
-  last checkpoint, pays its setup again and returns to the queue with its original submit time.
-- A malleable job gives up the failed node and keeps running if it is still at or above n_min (004 Obs. 14);
-  otherwise it is interrupted like a preemption. [impl] It loses no work either way: it recovers the failed
-  node's share as it does at a shrink.
-- [impl] An on-demand job has no checkpoints: it restarts from scratch. The mechanisms never preempt it, but a
-  failure is not a mechanism; the mechanism handles its restart as a new arrival.
-- A node reserved by the mechanism for an on-demand job leaves the reservation (``engine.revoke``; the
-  scheduler hears of it through its ``on_revoke`` hook); the reservation collects another one the way it
-  collects any missing node.
+- [impl] Failures hit the whole system at exponential intervals with mean MTBF (004 §V-C: "one
+  failure per MTBF"), each on one node drawn uniformly among the nodes that are up (idle, busy or
+  reserved alike). The node stays down for an exponential time with mean ``down_hours`` (004 §V-C:
+  T_d, mean 6 h), held by an engine reservation, so no allocator, scheduler or mechanism sees it
+  until it is repaired.
+- A rigid job on the failed node is interrupted like a preemption (004 §III-A): it keeps its work up
+  to its last checkpoint, pays its setup again and returns to the queue with its original submit
+  time.
+- A malleable job gives up the failed node and keeps running if it is still at or above n_min (004
+  Obs. 14); otherwise it is interrupted like a preemption. [impl] It loses no work either way: it
+  recovers the failed node's share as it does at a shrink.
+- [impl] An on-demand job has no checkpoints: it restarts from scratch. The mechanisms never preempt
+  it, but a failure is not a mechanism; the mechanism handles its restart as a new arrival.
+- A node reserved by the mechanism for an on-demand job leaves the reservation (``engine.revoke``;
+  the scheduler hears of it through its ``on_revoke`` hook); the reservation collects another one
+  the way it collects any missing node.
 
-Draws come from their own seeded stream and depend only on which nodes are down, so the same seed gives the
-same failures whatever the mechanism does, until the jobs run out.
+Draws come from their own seeded stream and depend only on which nodes are down, so the same seed
+gives the same failures whatever the mechanism does, until the jobs run out.
 """
 
 from __future__ import annotations
@@ -37,18 +40,18 @@ __all__ = ["NodeFailures", "check_failure_options", "DOWN_HOURS", "FAILURE_STREA
 DOWN_HOURS = 6.0  # 004 §V-C: mean node down time T_d
 FAILURE_STREAM = 4  # seed stream of the failure draws, apart from the typing's
 SECONDS_PER_HOUR = 3600.0
-MAX_FAILURES = (
-    100_000  # expected failures over a trace above which an MTBF is refused (event count)
-)
+# expected failures over a trace above which an MTBF is refused (event count)
+MAX_FAILURES = 100_000
 FUTURE = int(JobState.FUTURE)
 
 
 def check_failure_options(
     mtbf_hours: float | None, down_hours: float, span_seconds: float | None = None
 ) -> None:
-    """InputError for an MTBF or a down time that is not a positive finite number of hours, or for an MTBF
-    so small that the failures expected over `span_seconds` (the trace's length) exceed MAX_FAILURES: each
-    failure is an event, and their number would make the run take hours."""
+    """InputError for an MTBF or a down time that is not a positive finite number of hours, or
+    for an MTBF so small that the failures expected over `span_seconds` (the trace's length)
+    exceed MAX_FAILURES: each failure is an event, and their number would make the run take
+    hours."""
     for value, field in ((mtbf_hours, "mtbf"), (down_hours, "down_hours")):
         if value is not None and not (math.isfinite(value) and value > 0):
             raise InputError(f"must be a positive number of hours, got {value:g}", field=field)
@@ -57,20 +60,21 @@ def check_failure_options(
         if expected > MAX_FAILURES:
             least = span_seconds / (MAX_FAILURES * SECONDS_PER_HOUR)
             raise InputError(
-                f"an MTBF of {mtbf_hours:g} h means about {expected:,.0f} failures over the trace's "
-                f"{span_seconds / SECONDS_PER_HOUR:,.0f} h; the limit is {MAX_FAILURES:,}: use an "
-                f"MTBF of at least {least:.3g} h",
+                f"an MTBF of {mtbf_hours:g} h means about {expected:,.0f} failures over the "
+                f"trace's {span_seconds / SECONDS_PER_HOUR:,.0f} h; the limit is "
+                f"{MAX_FAILURES:,}: use an MTBF of at least {least:.3g} h",
                 field="mtbf",
             )
 
 
 class NodeFailures:
-    """Failures drawn from the system MTBF (hours), or given as (time, node, down seconds) in `schedule`.
+    """Failures drawn from the system MTBF (hours), or given as (time, node, down seconds) in
+    `schedule`.
 
-    A failure of a node that is already down is ignored. After the run: ``failures`` and ``lost_node_seconds``
-    per job, ``interruptions`` per job (the failures that preempted it rather than shrank it), ``hits``
-    [(time, node, job, "preempt" | "shrink", the job's nodes before)] and ``down_log`` [(time, node, +1 down |
-    -1 repaired)].
+    A failure of a node that is already down is ignored. After the run: ``failures`` and
+    ``lost_node_seconds`` per job, ``interruptions`` per job (the failures that preempted it rather
+    than shrank it), ``hits`` [(time, node, job, "preempt" | "shrink", the job's nodes before)] and
+    ``down_log`` [(time, node, +1 down | -1 repaired)].
     """
 
     def __init__(
@@ -91,7 +95,7 @@ class NodeFailures:
             else sorted((float(t), int(n), float(d)) for t, n, d in schedule)
         )
         self.rng = np.random.default_rng(np.random.SeedSequence([seed, FAILURE_STREAM]))
-        self.hits: list[tuple[float, int, int, str]] = []
+        self.hits: list[tuple[float, int, int, str, int]] = []
         self.down_log: list[tuple[float, int, int]] = []
 
     def attach(self, engine) -> None:
@@ -109,6 +113,7 @@ class NodeFailures:
             engine.at(engine.now + self._interval(), self._drawn)
 
     def _interval(self) -> float:
+        assert self.mtbf is not None  # drawn failures: the source was given an MTBF
         return float(self.rng.exponential(self.mtbf * SECONDS_PER_HOUR))
 
     def _drawn(self, engine) -> None:
@@ -130,9 +135,8 @@ class NodeFailures:
         occupant = engine.occupant(node)
         if occupant >= 0:
             self._hit(engine, occupant, node)
-        elif (
-            occupant != EMPTY
-        ):  # a reservation (its key is below EMPTY) gives the node up; its holder is told
+        elif occupant != EMPTY:
+            # a reservation (its key is below EMPTY) gives the node up; its holder is told
             engine.revoke(node, reason="failure")
         reservation = engine.reserve(np.array([node]), reason="down")
         self.down[node] = True
@@ -146,7 +150,8 @@ class NodeFailures:
         self.down_log.append((engine.now, node, -1))
 
     def _hit(self, engine, job: int, node: int) -> None:
-        """The failed node runs `job`: a malleable job shrinks around it if it can, any other is interrupted."""
+        """The failed node runs `job`: a malleable job shrinks around it if it can, any other is
+        interrupted."""
         self.failures[job] += 1
         size, model = engine.allocation[job].nodes.size, engine.model(job)
         requested = engine.requested_nodes(job)
@@ -157,7 +162,8 @@ class NodeFailures:
         lost, setup = engine.lost[job], engine.lost_setup[job]
         engine.preempt(job, reason="failure")
         self.interruptions[job] += 1
-        # 004 §IV-D: work redone at the requested size plus the setup the run spent (as for a preemption)
+        # 004 §IV-D: work redone at the requested size plus the setup the run spent (as for a
+        # preemption)
         self.lost_node_seconds[job] += (
             (engine.lost[job] - lost) * requested + engine.lost_setup[job] - setup
         )

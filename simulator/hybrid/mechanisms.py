@@ -1,27 +1,30 @@
 """The six hybrid mechanisms of 004 §III-B, {N, CUA, CUP} x {PAA, SPAA}, around any queue scheduler.
 
-The site policy (EASY by default) orders the waiting jobs; `Hybrid` acts on the four events of an on-demand
-job and on running jobs, only through the engine's actions (start, resize, preempt, reserve, release, at):
+The site policy (EASY by default) orders the waiting jobs; `Hybrid` acts on the four events of an
+on-demand job and on running jobs, only through the engine's actions (start, resize, preempt,
+reserve, release, at):
 
-- advance notice (CUA, CUP): reserve the idle nodes. CUA then keeps reserving the nodes that become idle
-  until the actual arrival (competing jobs served earliest notice first). CUP earmarks the running jobs whose
-  estimated end comes before the estimated arrival t_est (their nodes are reserved when they end) and, if
-  still short, plans preemptions by ascending overhead: a rigid job right after its next checkpoint if that
-  completes by t_est, else at once; [impl] a malleable job at t_est (its two-minute warning loses nothing).
-  Reserved nodes run waiting jobs expected to end by t_est, then malleable jobs; all of them are preempted
-  at the arrival.
-- actual arrival: start on the reserved and idle nodes if they suffice; else SPAA shrinks the running
-  malleable jobs as evenly as possible if they can supply the missing nodes, and PAA (or SPAA when they
-  cannot) preempts running rigid and malleable jobs by ascending overhead (malleable: its setup; rigid: the
-  work since its last checkpoint plus its setup). If even all of them are too few, the job waits at the
-  front of the queue: [impl] it reserves every node that becomes idle until it can start.
-- 10 min after t_est without an arrival: release the reservation (a later arrival is handled as no notice).
-- completion: lenders get their nodes back: a preempted job still waiting starts if it fits now, a shrunk
-  job still running grows back to its size before the shrink as far as idle nodes allow.
+- advance notice (CUA, CUP): reserve the idle nodes. CUA then keeps reserving the nodes that become
+  idle until the actual arrival (competing jobs served earliest notice first). CUP earmarks the
+  running jobs whose estimated end comes before the estimated arrival t_est (their nodes are
+  reserved when they end) and, if still short, plans preemptions by ascending overhead: a rigid job
+  right after its next checkpoint if that completes by t_est, else at once; [impl] a malleable job
+  at t_est (its two-minute warning loses nothing). Reserved nodes run waiting jobs expected to end
+  by t_est, then malleable jobs; all of them are preempted at the arrival.
+- actual arrival: start on the reserved and idle nodes if they suffice; else SPAA shrinks the
+  running malleable jobs as evenly as possible if they can supply the missing nodes, and PAA (or
+  SPAA when they cannot) preempts running rigid and malleable jobs by ascending overhead (malleable:
+  its setup; rigid: the work since its last checkpoint plus its setup). If even all of them are too
+  few, the job waits at the front of the queue: [impl] it reserves every node that becomes idle
+  until it can start.
+- 10 min after t_est without an arrival: release the reservation (a later arrival is handled as no
+  notice).
+- completion: lenders get their nodes back: a preempted job still waiting starts if it fits now, a
+  shrunk job still running grows back to its size before the shrink as far as idle nodes allow.
 
-[impl] The queue head, if malleable and too big for the idle nodes, starts on them when they reach n_min
-(004 Obs. 6). Preemption overheads compare in wall seconds. A preempted job returns to the queue at its
-submit position and its estimate shrinks by the work it kept (the engine's rule).
+[impl] The queue head, if malleable and too big for the idle nodes, starts on them when they reach
+n_min (004 Obs. 6). Preemption overheads compare in wall seconds. A preempted job returns to the
+queue at its submit position and its estimate shrinks by the work it kept (the engine's rule).
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ from itertools import islice
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.simulator.hybrid.workload import MALLEABLE, ON_DEMAND, HybridWorkload
-from cosched.simulator.jobs import JobState
+from cosched.simulator.hybrid.workload import HybridWorkload
+from cosched.simulator.jobs import JobKind, JobState
 from cosched.simulator.schedulers.base import Scheduler
 
 __all__ = [
@@ -60,13 +63,10 @@ MECHANISMS = ("baseline",) + tuple(f"{n}-{a}" for n in NOTICE_POLICIES for a in 
 RIGID_OVERHEADS = ("elapsed", "lost-work")  # preemption cost of a rigid job without checkpoints
 REGROW = ("n_max", "pre-shrink")  # how far a shrunk lender grows back when its on-demand job ends
 MECHANISM_OPTIONS = ("rigid_overhead", "warning", "regrow")  # keyword options of `Hybrid`
-WARNING = (
-    120.0  # 004 §III-A: seconds between the warning to a malleable job and its shrink or preemption
-)
+WARNING = 120.0  # 004 §III-A: seconds from a malleable job's warning to its shrink or preemption
 RELEASE_AFTER = 600.0  # 004 §IV-B: reservation released 10 min after the estimated arrival
-CHECKPOINT_SLACK = (
-    1e-3  # seconds after a checkpoint completes: a preemption then keeps it despite rounding
-)
+# seconds after a checkpoint completes: a preemption then keeps it despite rounding
+CHECKPOINT_SLACK = 1e-3
 PREEMPTED, SHRUNK = "preempted", "shrunk"
 WAITING, RUNNING = int(JobState.WAITING), int(JobState.RUNNING)
 
@@ -76,12 +76,15 @@ def parse_mechanism(name: str) -> tuple[str, str] | None:
     key = name.strip().lower().replace("&", "-")
     if key not in MECHANISMS:
         raise InputError(f"unknown mechanism {name!r}; use {', '.join(MECHANISMS)}", field="hybrid")
-    return None if key == "baseline" else tuple(key.split("-"))
+    if key == "baseline":
+        return None
+    notice, arrival = key.split("-")
+    return notice, arrival
 
 
 def check_site_policy(inner: Scheduler) -> None:
-    """InputError for a queue scheduler that cannot share the machine with a mechanism (Conservative, or a
-    co-scheduler: jobs must hold whole nodes to be shrunk)."""
+    """InputError for a queue scheduler that cannot share the machine with a mechanism
+    (Conservative, or a co-scheduler: jobs must hold whole nodes to be shrunk)."""
     if getattr(inner, "co_located", False):
         raise InputError(
             f"{inner.name} shares nodes between jobs; the hybrid mechanisms need whole nodes: use "
@@ -97,7 +100,8 @@ def check_site_policy(inner: Scheduler) -> None:
 
 
 def water_fill(caps: list[int], need: int) -> list[int]:
-    """Nodes to take from each job, as evenly as possible within `caps`, summing to `need` (004 §III-B, SPAA).
+    """Nodes to take from each job, as evenly as possible within `caps`, summing to `need` (004
+    §III-B, SPAA).
 
     [impl] Equal shares, the jobs with the smallest caps first; caps must sum to at least `need`.
     """
@@ -112,11 +116,12 @@ def water_fill(caps: list[int], need: int) -> list[int]:
 
 
 class Hybrid(Scheduler):
-    """A hybrid mechanism (notice policy n/cua/cup, arrival policy paa/spaa) around the queue scheduler `inner`.
+    """A hybrid mechanism (notice policy n/cua/cup, arrival policy paa/spaa) around the queue
+    scheduler `inner`.
 
-    periods: seconds of run between completed checkpoints per job (NaN: none), from `checkpoint_periods`.
-    After the run: ``shrinks`` per job, the decision times
-    ``decisions`` (seconds) and, with `log_reservations`, ``reservation_log`` (time, on-demand job, +nodes
+    periods: seconds of run between completed checkpoints per job (NaN: none), from
+    `checkpoint_periods`. After the run: ``shrinks`` per job, the decision times ``decisions``
+    (seconds) and, with `log_reservations`, ``reservation_log`` (time, on-demand job, +nodes
     reserved / -nodes released).
     """
 
@@ -170,39 +175,34 @@ class Hybrid(Scheduler):
         self.collecting: dict[int, None] = {}  # noticed, not arrived, not released: in notice order
         self.borrowers: dict[int, set] = {}  # on-demand job -> jobs running on its reserved nodes
         self.borrower_of: dict[int, int] = {}
-        self.earmark: dict[
-            int, int
-        ] = {}  # CUP: running job -> on-demand job that gets its nodes at its end
+        # CUP: running job -> on-demand job that gets its nodes at its end
+        self.earmark: dict[int, int] = {}
         self.doomed: set[int] = set()  # CUP: jobs with a planned preemption
         self.lenders: dict[int, list] = {}  # on-demand job -> [(job, nodes, how, size before)]
         self.arrivals: list[int] = []
         self.blocked: dict[int, None] = {}  # arrived on-demand jobs waiting at the queue front
-        self.hungry: dict[
-            int, None
-        ] = {}  # CUA: collecting jobs still short of nodes, in notice order
-        self.warned: dict[
-            int, list
-        ] = {}  # on-demand job -> [(malleable job, size to keep (0: preempt), start)]
+        # CUA: collecting jobs still short of nodes, in notice order
+        self.hungry: dict[int, None] = {}
+        # on-demand job -> [(malleable job, size to keep (0: preempt), start)]
+        self.warned: dict[int, list] = {}
         self.victim_of: dict[int, int] = {}  # warned malleable job -> its on-demand job
-        self.instant: set[int] = (
-            set()
-        )  # on-demand jobs started by their arrival's decision (after a warning)
+        # on-demand jobs started by their arrival's decision (after a warning)
+        self.instant: set[int] = set()
         self._window_seen: set[int] = set()
-        self._grew: set[int] = (
-            set()
-        )  # on-demand jobs whose reservation grew since the last lending pass
-        self._queue_changes = (
-            0  # arrivals and preemptions so far (the queue's other change is a start)
-        )
+        # on-demand jobs whose reservation grew since the last lending pass
+        self._grew: set[int] = set()
+        # arrivals and preemptions so far (the queue's other change is a start)
+        self._queue_changes = 0
         self._window_key: tuple[int, int] | None = None
 
-    # --- plumbing -------------------------------------------------------------------------------------
+    # --- plumbing ---------------------------------------------------------------------------------
     def make_allocator(self, platform, placement=None):
         return self.inner.make_allocator(platform, placement=placement)
 
     def attach(self, engine) -> None:
         self.inner.attach(engine)
-        # the engine's checkpoint period per job (interval + write), NaN for none: the same float it uses
+        # the engine's checkpoint period per job (interval + write), NaN for none: the same float it
+        # uses
         models = engine.models
         self._every = (
             list(self.period)
@@ -211,8 +211,9 @@ class Hybrid(Scheduler):
         )
         if self.notice == "n":
             return
+        on_demand = JobKind.ON_DEMAND
         for job, when in enumerate(self.notice_time):
-            if self.type[job] == ON_DEMAND and not math.isnan(when):  # noticed (NaN: no notice)
+            if self.type[job] is on_demand and not math.isnan(when):  # noticed (NaN: no notice)
                 engine.at(when, lambda e, o=job: self._timed(self._notice, e, o))
                 engine.at(
                     self.t_est[job] + RELEASE_AFTER,
@@ -220,9 +221,9 @@ class Hybrid(Scheduler):
                 )
 
     def _timed(self, decision, engine, *args) -> None:
-        # CPU time: a decision descheduled on a shared machine costs no more. The garbage collector waits
-        # until the decision is over: a full collection scans the whole simulation's heap (tens of ms on a
-        # whole trace), work that is not the decision's own
+        # CPU time: a decision descheduled on a shared machine costs no more. The garbage collector
+        # waits until the decision is over: a full collection scans the whole simulation's heap
+        # (tens of ms on a whole trace), work that is not the decision's own
         collecting = gc.isenabled()
         gc.disable()
         clock = time.thread_time()
@@ -236,7 +237,7 @@ class Hybrid(Scheduler):
     def on_arrival(self, engine, job: int) -> None:
         self.inner.on_arrival(engine, job)
         self._queue_changes += 1
-        if self.type[job] == ON_DEMAND:
+        if self.type[job] is JobKind.ON_DEMAND:
             self.arrivals.append(job)
 
     def on_preempt(self, engine, job: int) -> None:
@@ -248,9 +249,8 @@ class Hybrid(Scheduler):
             self._hunger(owner)
         self.earmark.pop(job, None)
         self.victim_of.pop(job, None)
-        if (
-            self.type[job] == ON_DEMAND
-        ):  # [impl] only a node failure stops one: it restarts as a new arrival
+        if self.type[job] is JobKind.ON_DEMAND:
+            # [impl] only a node failure stops one: it restarts as a new arrival
             self.arrivals.append(job)
 
     def on_revoke(self, engine, reservation, rest) -> None:
@@ -281,9 +281,7 @@ class Hybrid(Scheduler):
             nodes = nodes[engine.is_idle(nodes)]  # not re-reserved just above
             self._take(engine, owner, min(nodes.size, self._need(engine, owner)), nodes)
         owner = self.victim_of.pop(job, None)
-        if (
-            owner is not None
-        ):  # a warned job ended during its warning: its nodes go to the on-demand job
+        if owner is not None:  # a warned job ended in its warning: the on-demand job gets its nodes
             nodes = nodes[engine.is_idle(nodes)]
             self._take(
                 engine,
@@ -294,7 +292,7 @@ class Hybrid(Scheduler):
         if job in self.lenders:
             self._timed(self._give_back, engine, job)
 
-    # --- reservations ---------------------------------------------------------------------------------
+    # --- reservations -----------------------------------------------------------------------------
     def _hunger(self, od: int) -> None:
         """CUA: `od` lost lent nodes; it collects again (the short ones stay in notice order)."""
         if self.notice == "cua" and od in self.collecting and od not in self.hungry:
@@ -326,12 +324,13 @@ class Hybrid(Scheduler):
         return np.concatenate([r.nodes for r in held]) if held else np.zeros(0, dtype=np.int64)
 
     def _need(self, engine, od: int) -> int:
-        """Nodes `od` still lacks: its size less its reserved nodes and those lent to running jobs."""
+        """Nodes `od` still lacks: its size less its reserved nodes and the nodes lent to running
+        jobs."""
         borrowers = self.borrowers.get(od)
         lent = sum(engine.allocation[job].nodes.size for job in borrowers) if borrowers else 0
         return self.n_max[od] - self.reserved.get(od, 0) - lent
 
-    # --- advance notice, estimated arrival ------------------------------------------------------------
+    # --- advance notice, estimated arrival --------------------------------------------------------
     def _notice(self, engine, od: int) -> None:
         """004 §III-B.1: reserve the idle nodes; CUP also earmarks and plans preemptions."""
         self.collecting[od] = None
@@ -345,13 +344,13 @@ class Hybrid(Scheduler):
                 self.hungry[od] = None
 
     def _plan(self, engine, od: int) -> None:
-        """CUP: earmark jobs estimated to end by t_est, then plan preemptions by ascending overhead."""
+        """CUP: earmark the jobs estimated to end by t_est, then plan preemptions by ascending
+        overhead."""
         need, t_est, now = self._need(engine, od), self.t_est[od], engine.now
         kind, allocation = self.type, engine.allocation
-        for (
-            predicted,
-            job,
-        ) in engine.by_end:  # 004 §III-B: every job expected to release nodes by t_est
+        on_demand = JobKind.ON_DEMAND
+        # 004 §III-B: every job expected to release nodes by t_est
+        for predicted, job in engine.by_end:
             if predicted > t_est or need <= 0:
                 break
             if job not in self.earmark and job not in self.doomed:
@@ -362,14 +361,15 @@ class Hybrid(Scheduler):
         candidates = [
             job
             for job in engine.running
-            if kind[job] != ON_DEMAND and job not in self.earmark and job not in self.doomed
+            if kind[job] is not on_demand and job not in self.earmark and job not in self.doomed
         ]
         candidates = self._by_overhead(engine, candidates)
         for job in candidates:
             if need <= 0:
                 break
             when = now
-            if kind[job] == MALLEABLE:  # warned so that its nodes are free at t_est (004 §III-A)
+            if kind[job] is JobKind.MALLEABLE:
+                # warned so that its nodes are free at t_est (004 §III-A)
                 when = max(now, t_est - self.warning)
             else:
                 checkpoint = self._next_checkpoint(engine, job)
@@ -394,9 +394,8 @@ class Hybrid(Scheduler):
         ):
             self.doomed.discard(job)
             return
-        if (
-            self.type[job] == MALLEABLE and self.warning and not warned
-        ):  # 004 §III-A: two-minute warning
+        if self.type[job] is JobKind.MALLEABLE and self.warning and not warned:
+            # 004 §III-A: two-minute warning
             engine.note("warn", job, f"cup:{od}")
             engine.at(
                 engine.now + self.warning,
@@ -422,9 +421,10 @@ class Hybrid(Scheduler):
         for job in self.borrowers.pop(od, ()):
             del self.borrower_of[job]
 
-    # --- arrival --------------------------------------------------------------------------------------
+    # --- arrival ----------------------------------------------------------------------------------
     def _arrive(self, engine, od: int) -> None:
-        """004 §III-B.2: start on reserved + idle nodes, else shrink (SPAA) or preempt (PAA), else wait first."""
+        """004 §III-B.2: start on reserved + idle nodes, else shrink (SPAA) or preempt (PAA), else
+        wait first."""
         self.collecting.pop(od, None)
         self.hungry.pop(od, None)
         self.lenders.setdefault(od, [])
@@ -441,9 +441,8 @@ class Hybrid(Scheduler):
             self._unreserve_announced(engine, need)
             need = self.n_max[od] - engine.free_nodes()
             if need > 0 and not self._preempt_for(engine, od, need):
-                self.blocked[od] = (
-                    None  # behind the on-demand jobs already waiting: it collects after them
-                )
+                # behind the on-demand jobs already waiting: it collects after them
+                self.blocked[od] = None
                 return
         if od in self.warned:  # 004 §III-A: malleable jobs get their two-minute warning first
             self._take(engine, od, min(own.size, self.n_max[od]), own, why="warning")
@@ -458,21 +457,22 @@ class Hybrid(Scheduler):
         self._start(engine, od, own, "arrival")
 
     def _act(self, engine, od: int, job: int, keep: int) -> None:
-        """Shrink malleable `job` to `keep` nodes (0: preempt it) for `od`: at once, or after the warning."""
-        if self.warning and self.type[job] == MALLEABLE:
+        """Shrink malleable `job` to `keep` nodes (0: preempt it) for `od`: at once, or after the
+        warning."""
+        if self.warning and self.type[job] is JobKind.MALLEABLE:
             self.warned.setdefault(od, []).append((job, keep, engine.started[job]))
             self.victim_of[job] = od
             engine.note("warn", job, f"{'spaa' if keep else 'paa'}:{od}")
         elif keep:
-            engine.resize(
-                job, keep, reason=f"spaa:{od}"
-            )  # the engine rescales its remaining time (linear speed-up)
+            # the engine rescales its remaining time (linear speed-up)
+            engine.resize(job, keep, reason=f"spaa:{od}")
             self.shrinks[job] += 1
         else:
             engine.preempt(job, reason=f"paa:{od}")
 
     def _after_warning(self, engine, od: int) -> None:
-        """The warning is over: the warned jobs shrink or stop, `od` starts on its nodes (else waits first)."""
+        """The warning is over: the warned jobs shrink or stop, `od` starts on its nodes (else waits
+        first)."""
         if od not in self.warned:
             return  # it started earlier: jobs that ended during the warning gave it all its nodes
         for job, keep, started in self.warned.pop(od):
@@ -501,14 +501,15 @@ class Hybrid(Scheduler):
             self._take(engine, od, min(engine.free_nodes(), short), why="warning")
         if self.reserved.get(od, 0) >= self.n_max[od]:
             self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
-        else:  # too few (a failure, or waiting on-demand jobs took nodes): it waits behind those waiting
-            self._release_all(
-                engine, od, "front"
-            )  # only the first waiting job may hold nodes (no deadlock)
+        else:
+            # too few (a failure, or waiting on-demand jobs took nodes): it waits behind those
+            # waiting; only the first waiting job may hold nodes (no deadlock)
+            self._release_all(engine, od, "front")
             self.blocked[od] = None
 
     def _unreserve_announced(self, engine, need: int) -> None:
-        """[impl] An arrived job short of nodes frees those held for announced ones, latest t_est first."""
+        """[impl] An arrived job short of nodes frees those held for announced ones, latest t_est
+        first."""
         for other in sorted(self.collecting, key=self.t_est.__getitem__, reverse=True):
             if need <= 0:
                 break
@@ -530,9 +531,10 @@ class Hybrid(Scheduler):
         engine.start(od, np.sort(nodes), reason=f"{why}:{od}")
 
     def _shrink(self, engine, od: int, need: int) -> bool:
-        """SPAA: shrink the running malleable jobs as evenly as possible if they can supply `need` nodes."""
-        warned = self.victim_of
-        jobs = [job for job in engine.running if self.type[job] == MALLEABLE and job not in warned]
+        """SPAA: shrink the running malleable jobs as evenly as possible if they can supply `need`
+        nodes."""
+        kind, malleable, warned = self.type, JobKind.MALLEABLE, self.victim_of
+        jobs = [job for job in engine.running if kind[job] is malleable and job not in warned]
         sizes = [engine.allocation[job].nodes.size for job in jobs]
         caps = [size - self.n_min[job] for job, size in zip(jobs, sizes)]
         if sum(caps) < need:
@@ -546,9 +548,11 @@ class Hybrid(Scheduler):
         return True
 
     def _preempt_for(self, engine, od: int, need: int) -> bool:
-        """PAA: preempt running rigid and malleable jobs by ascending overhead until `need` nodes are free."""
+        """PAA: preempt running rigid and malleable jobs by ascending overhead until `need` nodes
+        are free."""
         kind, allocation, warned = self.type, engine.allocation, self.victim_of
-        jobs = [job for job in engine.running if kind[job] != ON_DEMAND and job not in warned]
+        on_demand = JobKind.ON_DEMAND
+        jobs = [job for job in engine.running if kind[job] is not on_demand and job not in warned]
         if sum(allocation[job].nodes.size for job in jobs) < need:
             return False
         jobs = self._by_overhead(engine, jobs)
@@ -565,11 +569,11 @@ class Hybrid(Scheduler):
         """004 §III-B, PAA: the preemption overhead in wall seconds.
 
         malleable: its setup (004 Obs. 8); rigid with checkpoints: the work since its last completed
-        checkpoint + its setup; rigid without: its elapsed time since it (re)started (``elapsed``, the
-        paper's), or the work it would lose + its setup (``lost-work``). Checkpoint progress is the
-        engine's exact count, so a job that has just resumed costs only its setup.
+        checkpoint + its setup; rigid without: its elapsed time since it (re)started (``elapsed``,
+        the paper's), or the work it would lose + its setup (``lost-work``). Checkpoint progress is
+        the engine's exact count, so a job that has just resumed costs only its setup.
         """
-        if self.type[job] == MALLEABLE:
+        if self.type[job] is JobKind.MALLEABLE:
             return self.setup[job]
         if math.isnan(self.period[job]) and self.rigid_overhead == "elapsed":
             return engine.now - engine.started[job]  # 004 §III-B: t_now - t_start
@@ -577,15 +581,16 @@ class Hybrid(Scheduler):
         return since + self.setup[job]  # 004 §III-B: (t_now - t_last_ckpt) + t_setup
 
     def _by_overhead(self, engine, jobs: list[int]) -> list[int]:
-        """`jobs` sorted by ascending `_overhead`, ties by index: the same numbers, computed in one loop (a
-        PAA decision ranks every running job)."""
+        """`jobs` sorted by ascending `_overhead`, ties by index: the same numbers, computed in
+        one loop (a PAA decision ranks every running job)."""
         now, kinds, setup, period = engine.now, self.type, self.setup, self._every
         started, updated, rate = engine.started, engine.updated, engine.rate
         work, remaining, checkpoints = engine.work, engine.remaining, engine.checkpoints
         elapsed_reading = self.rigid_overhead == "elapsed"
+        malleable = JobKind.MALLEABLE
         keyed = []
         for job in jobs:
-            if kinds[job] == MALLEABLE:
+            if kinds[job] is malleable:
                 cost = setup[job]
             else:
                 every = period[job]
@@ -598,15 +603,15 @@ class Hybrid(Scheduler):
                 else:  # as engine.work_done and engine.checkpointed_work compute them
                     done = work[job] - (remaining[job] - max(0.0, now - updated[job]) * rate[job])
                     kept = max(checkpoints[job], math.floor(done / every), 0) * every
-                cost = (
-                    max(done - kept, 0.0) + setup[job]
-                )  # 004 §III-B: (t_now - t_last_ckpt) + t_setup
+                # 004 §III-B: (t_now - t_last_ckpt) + t_setup
+                cost = max(done - kept, 0.0) + setup[job]
             keyed.append((cost, job))
         keyed.sort()
         return [job for _, job in keyed]
 
     def _next_checkpoint(self, engine, job: int) -> float | None:
-        """When the running rigid job completes its next checkpoint; None if it takes none before its end."""
+        """When the running rigid job completes its next checkpoint; None if it takes none before
+        its end."""
         period = self.period[job]
         if math.isnan(period):
             return None
@@ -617,92 +622,111 @@ class Hybrid(Scheduler):
         done = max(engine.work_done(job), kept)
         return max(engine.now, engine.updated[job]) + (position - done) / engine.rate[job]
 
-    # --- completion -----------------------------------------------------------------------------------
+    # --- completion -------------------------------------------------------------------------------
     def _give_back(self, engine, od: int) -> None:
-        """004 §III-B.4: a preempted lender still waiting resumes if it fits; a shrunk one grows back."""
+        """004 §III-B.4: a preempted lender still waiting resumes if it fits; a shrunk one grows
+        back."""
         for job, _, how, size in self.lenders.pop(od):
             idle = engine.free_nodes()
             if how == PREEMPTED and engine.state[job] == WAITING:
-                if self.type[job] == MALLEABLE:
+                if self.type[job] is JobKind.MALLEABLE:
                     if idle >= self.n_min[job]:
                         engine.start(job, min(idle, self.n_max[job]), reason=f"give-back:{od}")
                 else:
                     engine.start(job, reason=f"give-back:{od}")
             elif how == SHRUNK and engine.state[job] == RUNNING:
                 current = engine.allocation[job].nodes.size
-                # 004 §III-B.4 "expanded to its original size": n_max, the size it asked for (pre-shrink:
-                # the size it had before this shrink)
+                # 004 §III-B.4 "expanded to its original size": n_max, the size it asked for
+                # (pre-shrink: the size it had before this shrink)
                 target = min(self.n_max[job] if self.regrow == "n_max" else size, current + idle)
                 if target > current:
                     engine.resize(job, target, reason=f"give-back:{od}")
 
-    # --- the pass -------------------------------------------------------------------------------------
+    # --- the pass ---------------------------------------------------------------------------------
     def schedule(self, engine) -> None:
         if self.arrivals:
             arrivals, self.arrivals = self.arrivals, []
             for od in arrivals:
                 self._timed(self._arrive, engine, od)
-        free = engine.free_nodes
-        for od in (
-            list(self.warned) if self.warned else ()
-        ):  # warned on arrival: collect idle nodes, start early if they suffice
-            short = self.n_max[od] - self.reserved.get(od, 0)
-            if short > 0:
-                self._take(engine, od, min(free(), short), why="warning")
-            if self.reserved.get(od, 0) >= self.n_max[od]:
-                for job, _, _ in self.warned.pop(od):  # the warned jobs keep running as they are
-                    if self.victim_of.pop(job, None) is not None and engine.state[job] == RUNNING:
-                        engine.note("unwarn", job, f"warning:{od}")
-                self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
-        for od in (
-            list(self.blocked) if self.blocked else ()
-        ):  # waiting at the queue front: collect idle nodes until it fits
-            self._take(
-                engine, od, min(free(), self.n_max[od] - self.reserved.get(od, 0)), why="front"
-            )
-            if self.reserved.get(od, 0) >= self.n_max[od]:
-                del self.blocked[od]
-                self._start(engine, od, self._release_all(engine, od, "front"), "front")
-        if (
-            self.notice == "cua"
-        ):  # 004 §III-B.1: nodes freed before the arrival, earliest notice first
-            for od in list(self.hungry) if self.hungry else ():
-                if not free():
-                    break
-                self._take(engine, od, min(free(), self._need(engine, od)))
-                if self._need(engine, od) <= 0:
-                    del self.hungry[od]
+        if self.warned:
+            self._collect_warned(engine)
+        if self.blocked:
+            self._collect_blocked(engine)
+        if self.notice == "cua" and self.hungry:
+            self._collect_hungry(engine)
         self.inner.schedule(engine)
         while self._start_head_malleable(engine):
             self.inner.schedule(engine)
         self._lend_reserved(engine)
 
+    def _collect_warned(self, engine) -> None:
+        """On-demand jobs that warned malleable jobs on arrival collect idle nodes and start early
+        if these suffice (the warned jobs then keep running as they are)."""
+        for od in list(self.warned):
+            short = self.n_max[od] - self.reserved.get(od, 0)
+            if short > 0:
+                self._take(engine, od, min(engine.free_nodes(), short), why="warning")
+            if self.reserved.get(od, 0) >= self.n_max[od]:
+                for job, _, _ in self.warned.pop(od):
+                    if self.victim_of.pop(job, None) is not None and engine.state[job] == RUNNING:
+                        engine.note("unwarn", job, f"warning:{od}")
+                self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
+
+    def _collect_blocked(self, engine) -> None:
+        """On-demand jobs waiting at the queue front collect idle nodes until they fit."""
+        for od in list(self.blocked):
+            short = self.n_max[od] - self.reserved.get(od, 0)
+            self._take(engine, od, min(engine.free_nodes(), short), why="front")
+            if self.reserved.get(od, 0) >= self.n_max[od]:
+                del self.blocked[od]
+                self._start(engine, od, self._release_all(engine, od, "front"), "front")
+
+    def _collect_hungry(self, engine) -> None:
+        """CUA (004 §III-B.1): nodes freed before the arrival go to the short reservations, earliest
+        notice first."""
+        free = engine.free_nodes
+        for od in list(self.hungry):
+            if not free():
+                break
+            self._take(engine, od, min(free(), self._need(engine, od)))
+            if self._need(engine, od) <= 0:
+                del self.hungry[od]
+
     def _start_head_malleable(self, engine) -> bool:
-        """[impl] The queue head, malleable and too big for the idle nodes, starts on them (>= n_min)."""
+        """[impl] The queue head, malleable and too big for the idle nodes, starts on them if they
+        are at least n_min."""
         if not engine.waiting:
             return False
         head = next(iter(engine.waiting))
         idle = engine.free_nodes()
-        if self.type[head] != MALLEABLE or not self.n_min[head] <= idle < self.n_max[head]:
+        if (
+            self.type[head] is not JobKind.MALLEABLE
+            or not self.n_min[head] <= idle < self.n_max[head]
+        ):
             return False
         return engine.start(head, idle, reason="head-malleable")
 
     def _lend_reserved(self, engine) -> None:
-        """004 §III-B.1: reserved nodes run waiting jobs expected to end by t_est, then malleable jobs.
+        """004 §III-B.1: reserved nodes run waiting jobs expected to end by t_est, then malleable
+        jobs.
 
-        Incremental: a job that did not fit keeps not fitting as time passes, so only jobs new to the window
-        are checked, and the whole window only for a reservation that grew.
+        Incremental: a job that did not fit keeps not fitting as time passes, so only jobs new to
+        the window are checked, and the whole window only for a reservation that grew.
         """
         if not self.collecting:
             self._grew.clear()
             return
-        # the queue changes only by arrivals, preemptions and starts (which shorten it): if none happened
-        # since the last pass and no reservation grew, nothing new can fit (no rescan of the queue)
+        # the queue changes only by arrivals, preemptions and starts (which shorten it): if none
+        # happened since the last pass and no reservation grew, nothing new can fit (no rescan of
+        # the queue)
         key = (len(engine.waiting), self._queue_changes)
         if not self._grew and key == self._window_key:
             return
         kind, state = self.type, engine.state
-        window = [job for job in islice(engine.waiting, self.depth + 1) if kind[job] != ON_DEMAND]
+        on_demand, malleable = JobKind.ON_DEMAND, JobKind.MALLEABLE
+        window = [
+            job for job in islice(engine.waiting, self.depth + 1) if kind[job] is not on_demand
+        ]
         seen = self._window_seen
         fresh = [job for job in window if job not in seen]
         self._window_seen = set(window)
@@ -712,7 +736,7 @@ class Hybrid(Scheduler):
         if fresh or grown:
             spares = {od: count for od in self.collecting if (count := reserved.get(od))}
             now, duration = engine.now, engine.queued_duration
-            ends = {}
+            ends: dict[int, float] = {}  # job -> its expected end if started now
             for od, spare in spares.items():
                 jobs = window if od in grown else fresh
                 if not jobs:
@@ -723,16 +747,14 @@ class Hybrid(Scheduler):
                     if size > spare or state[job] != WAITING:
                         continue
                     end = ends.get(job)
-                    if end is None:
-                        ends[job] = end = (
-                            now + duration[job]
-                        )  # setup and checkpoint writes included
+                    if end is None:  # setup and checkpoint writes included
+                        ends[job] = end = now + duration[job]
                     if end <= t_est:
                         self._lend(engine, od, job, size)
                         spare -= size
                 for job in jobs:  # then malleable jobs, preempted at the arrival
                     if (
-                        kind[job] == MALLEABLE
+                        kind[job] is malleable
                         and self.n_min[job] <= spare
                         and state[job] == WAITING
                     ):
@@ -744,12 +766,13 @@ class Hybrid(Scheduler):
 
     def _lend(self, engine, od: int, job: int, size: int) -> None:
         """Start `job` on `size` of the nodes reserved for `od`."""
-        held, nodes = self.held[od], []
-        while sum(n.size for n in nodes) < size:
+        held = self.held[od]
+        pieces: list[np.ndarray] = []
+        while sum(n.size for n in pieces) < size:
             reservation = held.pop()
             engine.release(reservation, reason=f"lend:{od}")
-            nodes.append(reservation.nodes)
-        nodes = np.concatenate(nodes)
+            pieces.append(reservation.nodes)
+        nodes = np.concatenate(pieces)
         engine.start(job, np.sort(nodes[:size]), reason=f"lend:{od}")
         self.reserved[od] -= nodes.size
         if self.reservation_log is not None:

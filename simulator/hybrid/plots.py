@@ -1,4 +1,5 @@
-"""Plots of the hybrid experiment (004 Figs. 6-8 style) and the node timeline of one small run (004 Fig. 2)."""
+"""Plots of the hybrid experiment (004 Figs. 6-8 style) and the node timeline of one small run
+(004 Fig. 2)."""
 
 from __future__ import annotations
 
@@ -39,13 +40,13 @@ def _bars(axis, main, columns, labels, scale=1.0):
             capsize=2,
         )
     axis.set_xticks(x + width * (len(columns) - 1) / 2, mechanisms, rotation=30)
-    axis.legend(
-        loc="upper left", bbox_to_anchor=(1.01, 1.0)
-    )  # beside the bars: it covers no error bar
+    # beside the bars: it covers no error bar
+    axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 def experiment_plots(runs, summary, folder: str | Path) -> list[Path]:
-    """turnaround_by_type.png, preemption_ratio.png and, if swept, notice_sweep.png and checkpoint_sweep.png."""
+    """turnaround_by_type.png, preemption_ratio.png and, if swept, notice_sweep.png and
+    checkpoint_sweep.png."""
     plt = pyplot()
     folder = Path(folder)
     written = []
@@ -116,11 +117,12 @@ def _sweep(plt, table, path: Path, xlabel: str, tick) -> Path:
 
 
 def timeline(panels, names: dict[int, str], path: str | Path, *, marks: dict | None = None) -> Path:
-    """Job lanes over time of small runs side by side (004 Fig. 2): one bar per running segment, its node count
-    written on it, a cross where the job was preempted.
+    """Job lanes over time of small runs side by side (004 Fig. 2): one bar per running segment, its
+    node count written on it, a cross where the job was preempted.
 
-    panels: [(title, result)] of runs with ``log_events=True``; names: job index -> lane label (only these jobs
-    are drawn); marks: label -> time of a dashed vertical line (notice, estimated and actual arrival).
+    panels: [(title, result)] of runs with ``log_events=True``; names: job index -> lane label (only
+    these jobs are drawn); marks: label -> time of a dashed vertical line (notice, estimated and
+    actual arrival).
     """
     plt = pyplot()
     figure, axes = plt.subplots(
@@ -133,7 +135,7 @@ def timeline(panels, names: dict[int, str], path: str | Path, *, marks: dict | N
     lanes = {job: lane for lane, job in enumerate(names)}
     colours = plt.get_cmap("tab10")
     for axis, (title, result) in zip(axes.flat, panels):
-        opened = {}
+        opened: dict[int, tuple[float, int]] = {}  # job -> (start, nodes) of its open segment
         for when, event, job, nodes in result.log:
             if job not in lanes:
                 continue

@@ -1,10 +1,11 @@
 """One hybrid run (a mechanism or the baseline on a hybrid workload) and its metrics (004 §IV-D).
 
-The baseline (004 Table III) runs every job rigid at its trace size with the trace run time, no setup and no
-checkpoints, on the site policy alone: on-demand jobs just queue. A mechanism runs the job models of
-`cosched.simulator.hybrid.models` under `Hybrid`. Either may run with node failures (004 §V-C,
-`cosched.simulator.hybrid.failures`). Both return the engine's `SimulationResult` whose ``jobs_frame()``
-carries ``job_type, preemptions, shrinks, failures, lost_node_seconds, instant_start``.
+The baseline (004 Table III) runs every job rigid at its trace size with the trace run time, no
+setup and no checkpoints, on the site policy alone: on-demand jobs just queue. A mechanism runs the
+job models of `cosched.simulator.hybrid.models` under `Hybrid`. Either may run with node failures
+(004 §V-C, `cosched.simulator.hybrid.failures`). Both return the engine's `SimulationResult` whose
+``jobs_frame()`` carries ``job_type, preemptions, shrinks, failures, lost_node_seconds,
+instant_start``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from cosched.simulator.hybrid.models import (
     engine_workload,
     job_models,
 )
-from cosched.simulator.hybrid.workload import MALLEABLE, ON_DEMAND, RIGID, TYPES, HybridWorkload
+from cosched.simulator.hybrid.workload import TYPES, HybridWorkload
+from cosched.simulator.jobs import JobKind
 
 __all__ = [
     "simulate_hybrid",
@@ -77,12 +79,13 @@ def hybrid_engine(
     log_actions: bool = False,
     **mechanism_options,
 ):
-    """The engine of one run, not started: `mechanism` (a name of `MECHANISMS`) around the queue scheduler
-    `scheduler` (the site policy). ``engine.scheduler`` is the `Hybrid` wrapper, or the site policy alone for
-    the baseline. periods: seconds of run between completed checkpoints per job (NaN: none) instead of
-    Daly's interval for `checkpoint_mtbf` x `checkpoint_factor`. failures: node failures during the run.
-    checkpoint_writes: ``added`` or ``inside`` the trace run time (`models.CHECKPOINT_WRITES`).
-    mechanism_options: of `Hybrid` (rigid_overhead, warning, regrow); unknown ones are refused."""
+    """The engine of one run, not started: `mechanism` (a name of `MECHANISMS`) around the queue
+    scheduler `scheduler` (the site policy). ``engine.scheduler`` is the `Hybrid` wrapper, or the
+    site policy alone for the baseline. periods: seconds of run between completed checkpoints per
+    job (NaN: none) instead of Daly's interval for `checkpoint_mtbf` x `checkpoint_factor`.
+    failures: node failures during the run. checkpoint_writes: ``added`` or ``inside`` the trace
+    run time (`models.CHECKPOINT_WRITES`). mechanism_options: of `Hybrid` (rigid_overhead,
+    warning, regrow); unknown ones are refused."""
     from cosched.simulator.engine import Engine
     from cosched.simulator.schedulers import make_scheduler
 
@@ -136,9 +139,11 @@ def simulate_hybrid(
     failure_seed: int = 0,
     **options,
 ):
-    """Run `mechanism` on `hybrid` (options of `hybrid_engine`); the result's jobs_frame() has the hybrid columns.
+    """Run `mechanism` on `hybrid` (options of `hybrid_engine`); the result's jobs_frame() has the
+    hybrid columns.
 
-    mtbf: system MTBF in hours of node failures (004 §V-C), each node down `down_hours` on average; None: none.
+    mtbf: system MTBF in hours of node failures (004 §V-C), each node down `down_hours` on average;
+    None: none.
     """
     if mtbf is not None:  # refuse an MTBF whose failures over the trace would be too many events
         w = hybrid.workload
@@ -154,8 +159,8 @@ def hybrid_result(
 ):
     """`result` with the hybrid per-job columns and the decision times (in ``options``).
 
-    ``preemptions`` counts the mechanism's preemptions; ``failures`` the failures that hit the job (shrunk or
-    interrupted); ``lost_node_seconds`` the work lost to both.
+    ``preemptions`` counts the mechanism's preemptions; ``failures`` the failures that hit the job
+    (shrunk or interrupted); ``lost_node_seconds`` the work lost to both.
     """
     wrapper = engine.scheduler
     jobs = len(hybrid)
@@ -170,14 +175,15 @@ def hybrid_result(
         result.workload = hybrid.workload  # trace run times and estimates in jobs.csv
         result.scheduler = wrapper.name
         shrinks, decisions = wrapper.shrinks, wrapper.decisions
-        # 004 §IV-D: the instant-start ratio ignores the time to preempt or shrink (the two-minute warning)
+        # 004 §IV-D: the instant-start ratio ignores the time to preempt or shrink (the two-minute
+        # warning)
         instant[list(wrapper.instant)] = True
     else:
         shrinks, decisions = [0] * jobs, []
-    od = hybrid.job_type == ON_DEMAND
+    od = hybrid.job_type == JobKind.ON_DEMAND
     lifecycle = dict(result.lifecycle or {})
     lifecycle.update(
-        job_type=np.array(TYPES, dtype=object)[hybrid.job_type],
+        job_type=hybrid.job_type.astype(str).astype(object),
         preemptions=list(np.asarray(engine.preemptions) - interrupted),
         shrinks=list(shrinks),
         failures=list(hit),
@@ -201,12 +207,11 @@ def hybrid_metrics(result, hybrid: HybridWorkload) -> dict:
     kinds = hybrid.job_type
     submit = hybrid.workload.submit
     turnaround = (result.end - submit) / SECONDS_PER_HOUR
-    od = kinds == ON_DEMAND
+    od = kinds == JobKind.ON_DEMAND
     preempted = np.asarray(life["preemptions"]) > 0
     span = float(np.nanmax(result.end) - submit.min())
-    useful = float(
-        np.sum(hybrid.workload.run * hybrid.n_max)
-    )  # each job's trace node-seconds, done once
+    # each job's trace node-seconds, done once
+    useful = float(np.sum(hybrid.workload.run * hybrid.n_max))
     decisions = result.options.get("decision_seconds") or [0.0]
 
     def mean(values, mask) -> float | None:
@@ -216,11 +221,11 @@ def hybrid_metrics(result, hybrid: HybridWorkload) -> dict:
         "mechanism": result.options["mechanism"],
         "instant_start_ratio": mean(np.asarray(life["instant_start"], dtype=np.float64), od),
         "turnaround_hours": float(turnaround.mean()),
-        "turnaround_hours_by_type": {
-            name: mean(turnaround, kinds == code) for code, name in enumerate(TYPES)
-        },
-        "preemption_ratio_rigid": mean(preempted.astype(np.float64), kinds == RIGID),
-        "preemption_ratio_malleable": mean(preempted.astype(np.float64), kinds == MALLEABLE),
+        "turnaround_hours_by_type": {kind.value: mean(turnaround, kinds == kind) for kind in TYPES},
+        "preemption_ratio_rigid": mean(preempted.astype(np.float64), kinds == JobKind.RIGID),
+        "preemption_ratio_malleable": mean(
+            preempted.astype(np.float64), kinds == JobKind.MALLEABLE
+        ),
         "utilization_useful": useful / (result.platform.nodes * span) if span > 0 else 0.0,
         "lost_node_hours": float(np.sum(life["lost_node_seconds"])) / SECONDS_PER_HOUR,
         "failures": result.options.get("failures", 0),

@@ -1,16 +1,19 @@
-"""Hybrid workloads (004 §IV-A/B): a real trace typed on-demand / rigid / malleable by project, as an editable CSV.
+"""Hybrid workloads (004 §IV-A/B): a real trace typed on-demand / rigid / malleable by project, as
+an editable CSV.
 
-SWF has no project field: jobs are grouped by group id (field 13) by default, or by user id (field 12), or
-each job alone. A seeded draw types 10 % of the projects on-demand, 60 % rigid and the rest malleable; single-node
-jobs of malleable projects cannot shrink and are re-typed rigid or on-demand at random (004 §IV-A, Cori).
-On-demand jobs get an advance-notice kind from a Table II mix (W1-W5 or explicit shares): the trace submit time is
-the estimated arrival t_est, the notice comes U(15, 30) min before it, early jobs arrive U(notice, t_est), late
-ones U(t_est, t_est + 30 min), the others at t_est. Setup is U(5 %, 10 %) of the run time for rigid jobs,
-U(0 %, 5 %) for malleable ones; malleable jobs run on [ceil(0.2 n_max), n_max] nodes, n_max the trace size.
+SWF has no project field: jobs are grouped by group id (field 13) by default, or by user id (field
+12), or each job alone. A seeded draw types 10 % of the projects on-demand, 60 % rigid and the rest
+malleable; single-node jobs of malleable projects cannot shrink and are re-typed rigid or on-demand
+at random (004 §IV-A, Cori). On-demand jobs get an advance-notice kind from a Table II mix (W1-W5 or
+explicit shares): the trace submit time is the estimated arrival t_est, the notice comes U(15, 30)
+min before it, early jobs arrive U(notice, t_est), late ones U(t_est, t_est + 30 min), the others at
+t_est. Setup is U(5 %, 10 %) of the run time for rigid jobs, U(0 %, 5 %) for malleable ones;
+malleable jobs run on [ceil(0.2 n_max), n_max] nodes, n_max the trace size.
 
-The CSV (one row per job, sorted by submission) keeps the columns of the plain workload CSV, so any simulator
-reads it as a rigid trace, plus ``job_type, notice, notice_time, estimated_arrival, n_min, n_max, setup``; an
-on-demand job's ``submit_time`` is its actual arrival. Edit it by hand and run it again with ``--workload``.
+The CSV (one row per job, sorted by submission) keeps the columns of the plain workload CSV, so any
+simulator reads it as a rigid trace, plus ``job_type, notice, notice_time, estimated_arrival, n_min,
+n_max, setup``; an on-demand job's ``submit_time`` is its actual arrival. Edit it by hand and run it
+again with ``--workload``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cosched.deprecation import warn_renamed
 from cosched.errors import InputError
 from cosched.inputs import check_columns, parse_numbers, read_text, shown
 from cosched.simulator.jobs import JobKind
@@ -31,15 +35,14 @@ from cosched.simulator.workload import Workload, read_csv
 __all__ = [
     "HybridWorkload",
     "TYPES",
-    "ON_DEMAND",
-    "RIGID",
-    "MALLEABLE",
+    "job_kinds",
     "NOTICE_KINDS",
     "NOTICE_MIXES",
     "TYPE_BY",
     "DEFAULT_FRACTIONS",
     "build_hybrid",
     "parse_shares",
+    "type_shares",
     "notice_mix",
     "trace_projects",
     "write_hybrid_csv",
@@ -48,12 +51,8 @@ __all__ = [
     "HYBRID_COLUMNS",
 ]
 
-TYPES = (
-    JobKind.ON_DEMAND.value,
-    JobKind.RIGID.value,
-    JobKind.MALLEABLE.value,
-)  # the CSV's job_type
-ON_DEMAND, RIGID, MALLEABLE = range(3)  # codes of the job_type array: indices into TYPES
+# the job kinds of a hybrid workload (004 §III-A), each equal to its spelling in the CSV's job_type
+TYPES = (JobKind.ON_DEMAND, JobKind.RIGID, JobKind.MALLEABLE)
 NOTICE_KINDS = ("no-notice", "accurate", "early", "late")  # 004 Fig. 1
 NO_NOTICE, ACCURATE, EARLY, LATE = range(4)
 NOTICE_MIXES = {  # 004 Table II: % no notice / accurate / early / late
@@ -84,10 +83,13 @@ HYBRID_COLUMNS = (
 
 @dataclass(frozen=True, eq=False)
 class HybridWorkload:
-    """A trace with a type per job and the on-demand timing, in submission order (arrival for on-demand jobs).
+    """A trace with a type per job and the on-demand timing, in submission order (arrival for
+    on-demand jobs).
 
-    ``workload.run`` and ``workload.estimate`` are the trace's run time and estimate (setup and checkpoint writes
-    inside); ``notice_kind`` is -1 for rigid and malleable jobs; times NaN where they do not apply.
+    ``job_type`` holds a `JobKind` of `TYPES` per job (given as members or their spellings);
+    ``workload.run`` and ``workload.estimate`` are the trace's run time and estimate (setup and
+    checkpoint writes inside); ``notice_kind`` is -1 for rigid and malleable jobs; times NaN where
+    they do not apply.
     """
 
     workload: Workload
@@ -98,6 +100,23 @@ class HybridWorkload:
     n_min: np.ndarray
     n_max: np.ndarray
     setup: np.ndarray
+
+    def __post_init__(self) -> None:
+        job_type = np.asarray(self.job_type)
+        if job_type.dtype.kind in "iu":  # the integer codes before 0.3.0: positions in TYPES
+            warn_renamed(
+                "integer job_type codes",
+                "the cosched.simulator.jobs.JobKind members (or their spellings)",
+                stacklevel=4,
+            )
+            if job_type.size and not (job_type.min() >= 0 and job_type.max() < len(TYPES)):
+                raise InputError(
+                    f"integer codes must be 0 to {len(TYPES) - 1}, got {job_type.min()}..."
+                    f"{job_type.max()}",
+                    field="job_type",
+                )
+            job_type = np.array(TYPES, dtype=object)[job_type]
+        object.__setattr__(self, "job_type", job_kinds(job_type))
 
     def __len__(self) -> int:
         return len(self.workload)
@@ -115,7 +134,7 @@ class HybridWorkload:
 
         w = self.workload
         has_notice = np.isfinite(self.notice_time)
-        od = self.job_type == ON_DEMAND
+        od = self.job_type == JobKind.ON_DEMAND
         return pd.DataFrame(
             {
                 "job_id": w.job_id,
@@ -123,7 +142,7 @@ class HybridWorkload:
                 "run_time": w.run,
                 "cores": w.cores,
                 "estimate": w.estimate,
-                "job_type": np.array(TYPES, dtype=object)[self.job_type],
+                "job_type": self.job_type.astype(str),
                 "notice": np.where(
                     od, np.array(NOTICE_KINDS, dtype=object)[np.maximum(self.notice_kind, 0)], ""
                 ),
@@ -136,7 +155,40 @@ class HybridWorkload:
         )
 
 
+# the integer codes of the job types before 0.3.0 (deprecated): now the members of JobKind
+_OLD_CODES = {
+    "ON_DEMAND": JobKind.ON_DEMAND,
+    "RIGID": JobKind.RIGID,
+    "MALLEABLE": JobKind.MALLEABLE,
+}
+
+
+def __getattr__(name: str) -> JobKind:
+    if name in _OLD_CODES:
+        warn_renamed(f"{__name__}.{name}", f"cosched.simulator.jobs.JobKind.{name}")
+        return _OLD_CODES[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_MEMBERS = {(JobKind, kind) for kind in TYPES}
 _ARRAYS = ("job_type", "notice_kind", "notice_time", "estimated_arrival", "n_min", "n_max", "setup")
+
+
+def job_kinds(values) -> np.ndarray:
+    """`values` (`JobKind` members of `TYPES` or their spellings) as an object array of the members;
+    InputError naming a value that is none of them."""
+    array = np.asarray(values)
+    if array.dtype == object and {(type(v), v) for v in array.tolist()} <= _MEMBERS:
+        return array  # the members already (as built and read here): a set is quicker than unique
+    spelled = array.astype(str)  # a member's str() is its spelling
+    names, inverse = np.unique(spelled, return_inverse=True)
+    known = {kind.value: kind for kind in TYPES}
+    for name in names:
+        if name not in known:
+            raise InputError(
+                f"unknown job type {shown(name)}; use {', '.join(TYPES)}", field="job_type"
+            )
+    return np.array([known[name] for name in names], dtype=object)[inverse.reshape(-1)]
 
 
 def parse_shares(text: str, names: tuple[str, ...], what: str) -> tuple[float, ...]:
@@ -162,7 +214,14 @@ def parse_shares(text: str, names: tuple[str, ...], what: str) -> tuple[float, .
     return tuple(shares[name] for name in names)
 
 
-def notice_mix(text: str) -> tuple[float, ...]:
+def type_shares(text: str) -> tuple[float, float, float]:
+    """Shares of the projects per job type, `on-demand=0.1,rigid=0.6,malleable=0.3` (a missing type
+    gets 0); they must sum to 1."""
+    on_demand, rigid, malleable = parse_shares(text, TYPES, "job_types")
+    return on_demand, rigid, malleable
+
+
+def notice_mix(text: str) -> tuple[float, float, float, float]:
     """A Table II mix by name (w1..w5) or explicit shares `no-notice=0.4,accurate=0.2,...`."""
     key = text.strip().lower()
     if key in NOTICE_MIXES:
@@ -173,11 +232,13 @@ def notice_mix(text: str) -> tuple[float, ...]:
             f"{'=..,'.join(NOTICE_KINDS)}=..",
             field="notice",
         )
-    return parse_shares(key, NOTICE_KINDS, "notice")
+    no_notice, accurate, early, late = parse_shares(key, NOTICE_KINDS, "notice")
+    return no_notice, accurate, early, late
 
 
 def trace_projects(path: str | Path, job_ids: np.ndarray, by: str) -> np.ndarray:
-    """The project of each job of `job_ids`: its SWF group id or user id, or the job itself (`by`)."""
+    """The project of each job of `job_ids`: its SWF group id or user id, or the job itself, as
+    `by` says."""
     if by not in TYPE_BY:
         raise InputError(
             f"unknown --type-by {shown(by)}; use {', '.join(TYPE_BY)}", field="type_by"
@@ -226,7 +287,8 @@ def build_hybrid(
     malleable_setup: tuple[float, float] = MALLEABLE_SETUP,
     min_fraction: float = MIN_FRACTION,
 ) -> HybridWorkload:
-    """Type the jobs of `workload` by project and draw the on-demand timing and setups (004 §IV-A/B), seeded."""
+    """Type the jobs of `workload` by project and draw the on-demand timing and setups (004
+    §IV-A/B), seeded."""
     for name, (low, high) in (("rigid setup", rigid_setup), ("malleable setup", malleable_setup)):
         if not 0 <= low <= high < 1:
             raise InputError(
@@ -241,23 +303,22 @@ def build_hybrid(
     names, project = np.unique(projects, return_inverse=True)
     order = rng.permutation(names.size)  # 004 §IV-A: random projects get each type
     bounds = np.round(np.cumsum(fractions)[:2] * names.size).astype(np.int64)
-    project_type = np.empty(names.size, dtype=np.int8)
+    project_type = np.empty(names.size, dtype=np.int64)  # positions in TYPES, as `fractions`
     project_type[order] = np.searchsorted(bounds, np.arange(names.size), side="right")
-    job_type = project_type[project]
+    job_type = np.array(TYPES, dtype=object)[project_type[project]]
     nodes = -(-workload.cores // cores_per_node)
-    single = (job_type == MALLEABLE) & (
-        nodes == 1
-    )  # 004 §IV-A: single-node malleable -> rigid or on-demand
-    job_type[single] = np.where(rng.random(int(single.sum())) < 0.5, RIGID, ON_DEMAND)
+    # 004 §IV-A: a single-node job of a malleable project cannot shrink: rigid or on-demand
+    single = (job_type == JobKind.MALLEABLE) & (nodes == 1)
+    retyped = np.empty(int(single.sum()), dtype=object)
+    retyped[:] = JobKind.ON_DEMAND  # the member itself (np.full would store its spelling)
+    retyped[rng.random(retyped.size) < 0.5] = JobKind.RIGID
+    job_type[single] = retyped
     run = workload.run
-    low = np.select(
-        [job_type == RIGID, job_type == MALLEABLE], [rigid_setup[0], malleable_setup[0]], 0.0
-    )
-    high = np.select(
-        [job_type == RIGID, job_type == MALLEABLE], [rigid_setup[1], malleable_setup[1]], 0.0
-    )
-    setup = rng.uniform(low, high) * run  # 004 §IV-B
-    od = job_type == ON_DEMAND
+    rigid, malleable = job_type == JobKind.RIGID, job_type == JobKind.MALLEABLE
+    setup_low = np.select([rigid, malleable], [rigid_setup[0], malleable_setup[0]], 0.0)
+    setup_high = np.select([rigid, malleable], [rigid_setup[1], malleable_setup[1]], 0.0)
+    setup = rng.uniform(setup_low, setup_high) * run  # 004 §IV-B
+    od = job_type == JobKind.ON_DEMAND
     kind = np.where(od, rng.choice(len(NOTICE_KINDS), size=jobs, p=np.asarray(mix) / sum(mix)), -1)
     estimated = np.where(od, workload.submit, np.nan)  # [impl] the trace submit time is t_est
     lead = rng.uniform(*NOTICE_LEAD, size=jobs)
@@ -268,9 +329,9 @@ def build_hybrid(
         [notice_time + u * (estimated - notice_time), estimated + u * LATE_WINDOW],
         workload.submit,
     )
-    n_min = np.where(
-        job_type == MALLEABLE, np.maximum(1, np.ceil(min_fraction * nodes)), nodes
-    ).astype(np.int64)
+    n_min = np.where(malleable, np.maximum(1, np.ceil(min_fraction * nodes)), nodes).astype(
+        np.int64
+    )
     return _sorted(
         workload,
         arrival,
@@ -320,9 +381,8 @@ def read_hybrid_csv(
 ) -> HybridWorkload:
     """Read a hybrid CSV and check it; errors name the line and the column."""
     source = str(path)
-    base = read_csv(
-        path, max_cores=max_cores
-    )  # the plain columns, cleaned and sorted by submit time
+    # the plain columns, cleaned and sorted by submit time
+    base = read_csv(path, max_cores=max_cores)
     rows = list(csv.reader(io.StringIO(read_text(path), newline="")))
     header_index = next(i for i, row in enumerate(rows) if any(cell.strip() for cell in row))
     header = [cell.strip() for cell in rows[header_index]]
@@ -337,21 +397,26 @@ def read_hybrid_csv(
     lines = [number for number, _ in body]
     column = {name: [row[header.index(name)] for _, row in body] for name in header}
     ids, _ = parse_numbers(column["job_id"])
-    types = [
-        _index(TYPES, cell, source, line, "job_type")
-        for cell, line in zip(column["job_type"], lines)
-    ]
-    kinds = [
-        _index(NOTICE_KINDS, cell, source, line, "notice") if t == ON_DEMAND else -1
-        for cell, t, line in zip(column["notice"], types, lines)
-    ]
+    types = np.array(
+        [
+            TYPES[_index(TYPES, cell, source, line, "job_type")]
+            for cell, line in zip(column["job_type"], lines)
+        ],
+        dtype=object,
+    )
+    kinds = np.array(
+        [
+            _index(NOTICE_KINDS, cell, source, line, "notice") if t is JobKind.ON_DEMAND else -1
+            for cell, t, line in zip(column["notice"], types, lines)
+        ],
+        dtype=np.int8,
+    )
     values = {}
     for name in ("notice_time", "estimated_arrival", "n_min", "n_max", "setup"):
         cells = column[name]
         numbers, _ = parse_numbers([cell or "nan" for cell in cells])
         values[name] = (numbers, cells)
-    types, kinds = np.array(types, dtype=np.int8), np.array(kinds, dtype=np.int8)
-    od = types == ON_DEMAND
+    od = types == JobKind.ON_DEMAND
     noticed = od & (kinds != NO_NOTICE)
     times = [
         ("notice_time", np.where(noticed, values["notice_time"][0], 0.0), {}),
@@ -378,7 +443,7 @@ def read_hybrid_csv(
         (n_min > n_max, "n_min", "n_min must be <= n_max"),
         (n_max != nodes, "n_max", f"n_max must be the job's nodes, ceil(cores / {cores_per_node})"),
         (
-            (types != MALLEABLE) & (n_min != n_max),
+            (types != JobKind.MALLEABLE) & (n_min != n_max),
             "n_min",
             "rigid and on-demand jobs need n_min = n_max",
         ),

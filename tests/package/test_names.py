@@ -25,7 +25,6 @@ PENDING = {
     "simulate": {"cosched.simulator.engine", "cosched.simulator.elastic.runtime"},
     "RIGID": {
         "cosched.simulator.jobs",
-        "cosched.simulator.hybrid.workload",
         "cosched.simulator.schedulers.elastic",
     },
 }

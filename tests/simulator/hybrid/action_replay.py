@@ -1,19 +1,24 @@
-"""An independent replay of a hybrid run's action log (``cosched simulate --hybrid M --log-actions CSV``).
+"""An independent replay of a hybrid run's action log (``cosched simulate --hybrid M --log-actions
+CSV``).
 
-It reads only files a third party has: the action log, the hybrid workload CSV the run wrote and its jobs.csv,
-plus the checkpoint period per job (Daly's rule, 004 §IV-B) for the preemption overheads. It does not look at
-engine or mechanism objects. `violations` returns a list of findings, empty when the run is consistent:
+It reads only files a third party has: the action log, the hybrid workload CSV the run wrote and its
+jobs.csv, plus the checkpoint period per job (Daly's rule, 004 §IV-B) for the preemption overheads.
+It does not look at engine or mechanism objects. `violations` returns a list of findings, empty when
+the run is consistent:
 
-- nodes: a job starts, grows or a reservation is made only on free nodes; a preemption, finish or release gives
-  back exactly the nodes held; sizes within the job's bounds; every job finishes exactly once; start and end
-  times as jobs.csv reports them.
-- on-demand jobs: never preempted nor resized but by a failure; started only by their arrival's decision
-  (at once or after the warning) or at the queue front; the instant-start column as the log implies it.
-- PAA (004 §III-B): each decision preempts (or warns) the running rigid and malleable jobs by ascending
-  overhead, and no more of them than it needs; warned jobs stop or shrink exactly one warning later.
-- CUA/CUP: reservations for an announced job are made after its notice and released by its arrival or 10 min
-  after its estimated arrival; jobs lent its reserved nodes are preempted at its arrival unless they ended; CUP
-  preempts only before the arrival; rigid ones lent the nodes end by the estimated arrival.
+- nodes: a job starts, grows or a reservation is made only on free nodes; a preemption, finish or
+  release gives back exactly the nodes held; sizes within the job's bounds; every job finishes
+  exactly once; start and end times as jobs.csv reports them.
+- on-demand jobs: never preempted nor resized but by a failure; started only by their arrival's
+  decision (at once or after the warning) or at the queue front; the instant-start column as the log
+  implies it.
+- PAA (004 §III-B): each decision preempts (or warns) the running rigid and malleable jobs by
+  ascending overhead, and no more of them than it needs; warned jobs stop or shrink exactly one
+  warning later.
+- CUA/CUP: reservations for an announced job are made after its notice and released by its arrival
+  or 10 min after its estimated arrival; jobs lent its reserved nodes are preempted at its arrival
+  unless they ended; CUP preempts only before the arrival; rigid ones lent the nodes end by the
+  estimated arrival.
 """
 
 from __future__ import annotations
@@ -29,10 +34,8 @@ OVERHEAD_TOLERANCE = (
 )
 TIME_TOLERANCE = 1e-6  # seconds
 RELEASE_AFTER = 600.0  # 004 §IV-B: reservation released 10 min after the estimated arrival
-ARRIVAL_STARTS = (
-    "arrival",
-    "warning",
-)  # the arrival's decision started the on-demand job (instant)
+# the arrival's decision started the on-demand job (instant)
+ARRIVAL_STARTS = ("arrival", "warning")
 
 
 class Replay:
@@ -57,9 +60,8 @@ class Replay:
         self.last_start: dict[int, float] = {}
         self.first: dict[int, tuple[float, str]] = {}
         self.finished: dict[int, float] = {}
-        self.kept = defaultdict(
-            float
-        )  # rigid: work kept at its checkpoints (checkpoint writes included)
+        # rigid: work kept at its checkpoints (checkpoint writes included)
+        self.kept = defaultdict(float)
         self.count = defaultdict(int)
         self.warned: dict[
             int, tuple[int, float]
@@ -79,7 +81,7 @@ class Replay:
         if len(self.problems) < 50:
             self.problems.append(text)
 
-    # --- overheads (004 §III-B, PAA) -------------------------------------------------------------------
+    # --- overheads (004 §III-B, PAA) --------------------------------------------------------------
     def overhead(self, job: int, now: float, rigid_overhead: str) -> float:
         if self.kind[job] == "malleable":
             return self.setup[job]
@@ -108,7 +110,8 @@ class Replay:
         self.kept[job] = self.count[job] * period
 
     def close_group(self, rigid_overhead: str) -> None:
-        """A PAA decision ended: its victims are the cheapest candidates, and no more than it needed."""
+        """A PAA decision ended: its victims are the cheapest candidates, and no more than it
+        needed."""
         group, self.group = self.group, None
         if group is None:
             return
@@ -123,7 +126,8 @@ class Replay:
                 f"{sorted(costs[j] for j in chosen)[-3:]} above a spared {min(spared)}"
             )
         sizes = [candidates[job] for job in chosen]
-        # the last job taken is one of those tied (within rounding) with the costliest: any of them may be it
+        # the last job taken is one of those tied (within rounding) with the costliest: any of them
+        # may be it
         top = costs[chosen[-1]]
         last = max(candidates[job] for job in chosen if costs[job] >= top - OVERHEAD_TOLERANCE)
         if sum(sizes) < need or sum(sizes) - last >= need:
@@ -131,7 +135,7 @@ class Replay:
                 f"PAA at {now} for job {self.ids[od]}: took {sizes} nodes for a need of {need}"
             )
 
-    # --- the log ---------------------------------------------------------------------------------------
+    # --- the log ----------------------------------------------------------------------------------
     def free_count(self, total: int) -> int:
         return total - len(self.owner)
 
@@ -160,8 +164,8 @@ def violations(
     warning: float = 120.0,
     rigid_overhead: str = "elapsed",
 ) -> list[str]:
-    """Findings of the replay (empty: consistent). periods: seconds of run between completed checkpoints per
-    job in workload order (NaN: none)."""
+    """Findings of the replay (empty: consistent). periods: seconds of run between completed
+    checkpoints per job in workload order (NaN: none)."""
     workload = pd.read_csv(workload_path)
     jobs = pd.read_csv(jobs_path)
     r = Replay(workload, periods, warning)
@@ -359,10 +363,11 @@ def violations(
         ) in r.lent:  # jobs lent reserved nodes give them back at the arrival
             arrival = r.submit[od]
             if arrival > r.t_est[od] + RELEASE_AFTER:
-                continue  # the reservation had been released: a late arrival is handled as without notice
+                # the reservation had been released: a late arrival is handled as without notice
+                continue
             if since < arrival and until > arrival + TIME_TOLERANCE:
                 r.fail(
-                    f"job {r.ids[job]} ran on job {r.ids[od]}'s reserved nodes until {until} ({how}), "
-                    f"past its arrival at {arrival}"
+                    f"job {r.ids[job]} ran on job {r.ids[od]}'s reserved nodes until {until} "
+                    f"({how}), past its arrival at {arrival}"
                 )
     return r.problems

@@ -1,4 +1,5 @@
-"""Small hand-built hybrid workloads for the tests: jobs given as dicts, no trace, no random draws."""
+"""Small hand-built hybrid workloads for the tests: jobs given as dicts, no trace, no random
+draws."""
 
 from __future__ import annotations
 
@@ -9,15 +10,15 @@ import numpy as np
 from cosched.simulator.engine import Engine
 from cosched.simulator.hybrid.mechanisms import Hybrid, parse_mechanism
 from cosched.simulator.hybrid.models import engine_workload, job_models
-from cosched.simulator.hybrid.workload import NOTICE_KINDS, TYPES, HybridWorkload
+from cosched.simulator.hybrid.workload import NOTICE_KINDS, HybridWorkload
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.workload import make_workload
 
 
 def hybrid(jobs: list[dict]) -> HybridWorkload:
-    """Jobs as dicts: submit, run, nodes, type ('rigid' default), estimate, setup, n_min, notice kind,
-    notice_time, t_est (on-demand jobs arrive at `submit`)."""
+    """Jobs as dicts: submit, run, nodes, type ('rigid' default), estimate, setup, n_min, notice
+    kind, notice_time, t_est (on-demand jobs arrive at `submit`)."""
     jobs = sorted(jobs, key=lambda job: job["submit"])
     workload = make_workload(
         list(range(len(jobs))),
@@ -26,7 +27,7 @@ def hybrid(jobs: list[dict]) -> HybridWorkload:
         [j["nodes"] for j in jobs],
         [j.get("estimate", j["run"]) for j in jobs],
     )
-    kind = np.array([TYPES.index(j.get("type", "rigid")) for j in jobs], dtype=np.int8)
+    kind = np.array([j.get("type", "rigid") for j in jobs], dtype=object)  # JobKind spellings
     notice = np.array(
         [
             NOTICE_KINDS.index(j.get("notice", "no-notice")) if j.get("type") == "on-demand" else -1
@@ -61,8 +62,9 @@ def run(
     wrapper_class=Hybrid,
     **options,
 ):
-    """(engine after the run, its result, the Hybrid wrapper); periods: seconds between checkpoints per job;
-    failures: a `NodeFailures` source; scheduler: a name or a scheduler object; options: of `Hybrid`."""
+    """(engine after the run, its result, the Hybrid wrapper); periods: seconds between
+    checkpoints per job; failures: a `NodeFailures` source; scheduler: a name or a scheduler
+    object; options: of `Hybrid`."""
     workload = jobs if isinstance(jobs, HybridWorkload) else hybrid(jobs)
     periods = (
         np.full(len(workload), math.nan)

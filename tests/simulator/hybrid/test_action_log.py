@@ -1,5 +1,6 @@
-"""The action log replayed from outside (action_replay.py) for the baseline and the six mechanisms: on the
-bundled KTH-SP2 trace at reduced size here, on the first 20,000 CEA-Curie jobs in the slow suite."""
+"""The action log replayed from outside (action_replay.py) for the baseline and the six
+mechanisms: on the bundled KTH-SP2 trace at reduced size here, on the first 20,000 CEA-Curie jobs
+in the slow suite."""
 
 from pathlib import Path
 
@@ -56,9 +57,8 @@ def replayed(tmp_path, workload, platform, mechanism, limit, *extra):
         if "--preemption-warning" in extra
         else 120.0
     )
-    mtbf = (
-        float(extra[extra.index("--mtbf") + 1]) if "--mtbf" in extra else 50.0
-    )  # Daly's M (docs/hybrid.md)
+    # Daly's M (docs/hybrid.md)
+    mtbf = float(extra[extra.index("--mtbf") + 1]) if "--mtbf" in extra else 50.0
     return violations(
         log,
         out / "workload.csv",

@@ -1,4 +1,5 @@
-"""Exact bookkeeping of preemptions, setups and backfilling (004 §III-A, §III-B, §IV-D), by hand and by property.
+"""Exact bookkeeping of preemptions, setups and backfilling (004 §III-A, §III-B, §IV-D), by hand and
+by property.
 
 Each hand-computed test derives its expected times in its docstring. The properties run random small
 workloads and rebuild the work from the event log in exact rational arithmetic.
@@ -59,11 +60,12 @@ def one_rigid_job(work, period, setup, preempt_at):
 def test_a_second_preemption_during_the_setup_keeps_the_checkpoint_just_resumed_from():
     """Work W = 10000.7 s, a checkpoint every P = 1428.57 s of work, setup s = 100 s, one node.
 
-    Starts at 0, setup until 100; checkpoints complete at work 1428.57 and 2857.14 (t = 2957.14). Preempted at
-    3000 with 2900 s done: keeps 2 P = 2857.14, loses 42.86; restarts at once. Preempted again at 3050, inside
-    its setup (which ends at 3100): no progress, keeps 2 P (in floating point W - (W - 2 P) is
-    2857.1399999999994, whose floor by P is 1: the old rule threw a whole period away). Restarts at 3050:
-    setup until 3150, then W - 2 P = 7143.56 s: ends at 10293.56. Setup spent by interrupted runs: 100 + 50.
+    Starts at 0, setup until 100; checkpoints complete at work 1428.57 and 2857.14 (t = 2957.14).
+    Preempted at 3000 with 2900 s done: keeps 2 P = 2857.14, loses 42.86; restarts at once.
+    Preempted again at 3050, inside its setup (which ends at 3100): no progress, keeps 2 P (in
+    floating point W - (W - 2 P) is 2857.1399999999994, whose floor by P is 1: the old rule threw a
+    whole period away). Restarts at 3050: setup until 3150, then W - 2 P = 7143.56 s: ends at
+    10293.56. Setup spent by interrupted runs: 100 + 50.
     """
     engine, result = one_rigid_job(10000.7, 1428.57, 100.0, [3000.0, 3050.0])
     assert engine.preemptions[0] == 2 and engine.checkpoints[0] == 2
@@ -80,11 +82,13 @@ def test_a_second_preemption_during_the_setup_keeps_the_checkpoint_just_resumed_
     gaps=st.lists(st.integers(0, 16000), min_size=1, max_size=8),
 )
 def test_repeated_preemption_never_loses_checkpointed_work(work, period, setup, gaps):
-    """Preempted at random times (in setups too): the work done exactly once, the loss exactly the work since
-    the last completed checkpoint, the checkpoint count never decreasing (exact replay in fractions).
+    """Preempted at random times (in setups too): the work done exactly once, the loss exactly the
+    work since the last completed checkpoint, the checkpoint count never decreasing (exact replay in
+    fractions).
 
-    Periods, setups and times are multiples of 1/8 s (exact in binary), the work any float: the engine's
-    float rebuild of the work done must not decide a checkpoint the exact replay decides otherwise."""
+    Periods, setups and times are multiples of 1/8 s (exact in binary), the work any float: the
+    engine's float rebuild of the work done must not decide a checkpoint the exact replay decides
+    otherwise."""
     period, setup = period / 8, setup / 8
     times = (np.cumsum(gaps) / 8).tolist()
     engine, result = one_rigid_job(work, period, setup, times)
@@ -107,12 +111,12 @@ def test_repeated_preemption_never_loses_checkpointed_work(work, period, setup, 
 
 
 def test_cup_counts_a_running_on_demand_job_that_ends_before_the_announced_arrival():
-    """4 nodes. On-demand J0 (no notice, 2 nodes) runs 0..1000, estimated 1000; rigid J1 (2 nodes) runs
-    0..5000. On-demand J2 (2 nodes) is announced at 500 for t_est = 2000 and arrives then.
+    """4 nodes. On-demand J0 (no notice, 2 nodes) runs 0..1000, estimated 1000; rigid J1 (2 nodes)
+    runs 0..5000. On-demand J2 (2 nodes) is announced at 500 for t_est = 2000 and arrives then.
 
-    At the notice no node is idle. J0 is expected to release its 2 nodes by 1000 <= t_est (004 §III-B), which
-    covers J2: CUP earmarks J0 and preempts nobody. At 1000 J0's nodes are reserved; J2 starts on them at
-    2000 and ends at 2300; J1 runs undisturbed to 5000.
+    At the notice no node is idle. J0 is expected to release its 2 nodes by 1000 <= t_est (004
+    §III-B), which covers J2: CUP earmarks J0 and preempts nobody. At 1000 J0's nodes are reserved;
+    J2 starts on them at 2000 and ends at 2300; J1 runs undisturbed to 5000.
     """
     jobs = [
         dict(submit=0, run=1000, nodes=2, type="on-demand"),
@@ -135,15 +139,15 @@ def test_cup_counts_a_running_on_demand_job_that_ends_before_the_announced_arriv
 
 
 def easy_jobs():
-    """Shared by the EASY tests: 2 nodes; J0 1 node 0..1000; J1 (2 nodes, run 500) the blocked head from 1,
-    reserved at the shadow time 1000; J2 (1 node) submitted at 2."""
+    """Shared by the EASY tests: 2 nodes; J0 1 node 0..1000; J1 (2 nodes, run 500) the blocked
+    head from 1, reserved at the shadow time 1000; J2 (1 node) submitted at 2."""
     return make_workload([0, 1, 2], [0, 1, 2], [1000, 500, 950], [1, 2, 1], [1000, 500, 950])
 
 
 def test_easy_backfilling_counts_the_setup_a_started_job_pays():
-    """J2 has 950 s of work and a 100 s setup. Started at 2 it would end at 2 + 100 + 950 = 1052 > 1000, past
-    the head's reservation; without the setup (2 + 950 = 952) it looked short enough. So it waits: J1 runs
-    1000..1500, J2 1500..2550 (setup then work)."""
+    """J2 has 950 s of work and a 100 s setup. Started at 2 it would end at 2 + 100 + 950 = 1052
+    > 1000, past the head's reservation; without the setup (2 + 950 = 952) it looked short
+    enough. So it waits: J1 runs 1000..1500, J2 1500..2550 (setup then work)."""
     scheduler = make_scheduler("easy", record_reservations=True)
     engine = Engine(
         easy_jobs(), Platform(2), scheduler, job_models=[rigid(), rigid(), rigid(setup=100.0)]
@@ -154,8 +158,9 @@ def test_easy_backfilling_counts_the_setup_a_started_job_pays():
 
 
 def test_easy_backfilling_counts_checkpoint_writes():
-    """J2's 950 s of work checkpoint every 400 s at 50 s each: 2 writes, so it runs 1050 s; the estimate
-    (950 s) counts them too. Started at 2 it would end at 1052 > 1000: it waits, runs 1500..2550."""
+    """J2's 950 s of work checkpoint every 400 s at 50 s each: 2 writes, so it runs 1050 s; the
+    estimate (950 s) counts them too. Started at 2 it would end at 1052 > 1000: it waits, runs
+    1500..2550."""
     scheduler = make_scheduler("easy", record_reservations=True)
     models = [rigid(), rigid(), rigid(checkpoint=periodic(400.0, 50.0))]
     result = Engine(easy_jobs(), Platform(2), scheduler, job_models=models).run()
@@ -163,8 +168,9 @@ def test_easy_backfilling_counts_checkpoint_writes():
 
 
 def test_easy_under_a_mechanism_counts_the_setup():
-    """The same jobs as a hybrid workload (trace run times hold the setup: J2 runs 1050 s, setup 100 s) under
-    N-PAA with no on-demand job: the site policy alone, and J2 again waits for the head (1500..2550)."""
+    """The same jobs as a hybrid workload (trace run times hold the setup: J2 runs 1050 s, setup
+    100 s) under N-PAA with no on-demand job: the site policy alone, and J2 again waits for the
+    head (1500..2550)."""
     jobs = [
         dict(submit=0, run=1000, nodes=1),
         dict(submit=1, run=500, nodes=2),
@@ -176,10 +182,10 @@ def test_easy_under_a_mechanism_counts_the_setup():
 
 
 def test_lost_node_hours_count_only_the_setup_actually_spent():
-    """2 nodes. Rigid J0 (2 nodes, run 1100 s of which setup 100 s, no checkpoints) starts at 0; on-demand
-    J1 (2 nodes, 500 s) arrives at 40. N-PAA preempts J0 (its only candidate) 40 s into its setup: no work
-    lost, 40 s x 2 nodes = 80 node-seconds of setup wasted (not the full 200). J1 runs 40..540; J0, its
-    lender, restarts at 540 and ends at 540 + 1100 = 1640."""
+    """2 nodes. Rigid J0 (2 nodes, run 1100 s of which setup 100 s, no checkpoints) starts at 0;
+    on-demand J1 (2 nodes, 500 s) arrives at 40. N-PAA preempts J0 (its only candidate) 40 s into
+    its setup: no work lost, 40 s x 2 nodes = 80 node-seconds of setup wasted (not the full 200).
+    J1 runs 40..540; J0, its lender, restarts at 540 and ends at 540 + 1100 = 1640."""
     jobs = [
         dict(submit=0, run=1100, nodes=2, setup=100.0),
         dict(submit=40, run=500, nodes=2, type="on-demand"),
@@ -192,7 +198,8 @@ def test_lost_node_hours_count_only_the_setup_actually_spent():
 
 @st.composite
 def batch(draw):
-    """Rigid (setup, checkpoints) and malleable (setup) jobs, no on-demand job: the site policy's guarantee."""
+    """Rigid (setup, checkpoints) and malleable (setup) jobs, no on-demand job: the site policy's
+    guarantee."""
     nodes = draw(st.integers(2, 6))
     jobs, periods = [], []
     for _ in range(draw(st.integers(2, 9))):
@@ -223,7 +230,8 @@ def batch(draw):
 @settings(max_examples=150, deadline=None)
 @given(batch())
 def test_easy_head_starts_by_its_reservation_with_setups_and_checkpoints(case):
-    """Every job that was ever the blocked head starts no later than the shadow time it was first given."""
+    """Every job that was ever the blocked head starts no later than the shadow time it was first
+    given."""
     nodes, jobs, periods, mechanism = case
     inner = make_scheduler("easy", record_reservations=True)
     engine, result, _ = run(jobs, nodes, mechanism, periods, scheduler=inner)

@@ -1,4 +1,5 @@
-"""Node failures (Fan et al. §V-C): hand-computed runs, invariants on generated failures (hypothesis), bad input."""
+"""Node failures (Fan et al. §V-C): hand-computed runs, invariants on generated failures
+(hypothesis), bad input."""
 
 import json
 import math
@@ -28,9 +29,10 @@ NAN = math.nan
 WORK_TOLERANCE = 1e-6  # seconds of work
 SMALL = ["--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "400", "--quiet"]
 
-# 4 nodes: rigid J0 on nodes 0-1 (checkpoint every 300 s), malleable J1 on nodes 2-3 (n_min 1), both from 0.
-# Node 0 fails at 500 for 200 s: J0 loses 200 s since its checkpoint at 300 and restarts at 700 (repair), ends
-# 700 + 700 = 1400. Node 3 fails at 600: J1 shrinks to node 2, its 400 s of work left take 800 s: ends 1400.
+# 4 nodes: rigid J0 on nodes 0-1 (checkpoint every 300 s), malleable J1 on nodes 2-3 (n_min 1), both
+# from 0. Node 0 fails at 500 for 200 s: J0 loses 200 s since its checkpoint at 300 and restarts at
+# 700 (repair), ends 700 + 700 = 1400. Node 3 fails at 600: J1 shrinks to node 2, its 400 s of work
+# left take 800 s: ends 1400.
 TWO_JOBS = [
     dict(submit=0, run=1000, nodes=2),
     dict(submit=0, run=1000, nodes=2, type="malleable", n_min=1),
@@ -89,10 +91,8 @@ def test_reserved_node_that_fails_leaves_the_reservation_and_cua_collects_anothe
     failures = NodeFailures(schedule=[(200, 3, 100)])
     engine, result, wrapper = run(jobs, 4, "cua-paa", failures=failures)
     assert wrapper.reservation_log[:3] == [(100, 1, 2), (200, 1, -1), (300, 1, 1)]
-    assert result.start[1] == 500 and engine.preemptions == [
-        1,
-        0,
-    ]  # PAA frees J0's nodes at the arrival
+    # PAA frees J0's nodes at the arrival
+    assert result.start[1] == 500 and engine.preemptions == [1, 0]
     assert failures.failures == [0, 0]
 
 
@@ -124,8 +124,8 @@ def test_resize_gives_up_the_named_nodes_only():
 
 
 class _Checked(Hybrid):
-    """The mechanism, checking after every scheduling pass that running jobs, reservations and down nodes
-    never share a node."""
+    """The mechanism, checking after every scheduling pass that running jobs, reservations and
+    down nodes never share a node."""
 
     failures = None
 
@@ -146,8 +146,9 @@ class _Checked(Hybrid):
 
 
 def replay(log, engine, periods):
-    """Per job: work done (rebuilt from the event log in exact rational arithmetic) and the work lost at each
-    preemption, by (time, job); ``setups[(time, job)]``: node-seconds of setup the interrupted run spent."""
+    """Per job: work done (rebuilt from the event log in exact rational arithmetic) and the work
+    lost at each preemption, by (time, job); ``setups[(time, job)]``: node-seconds of setup the
+    interrupted run spent."""
     done, losses, opened, setups = defaultdict(Fraction), {}, {}, {}
     for when, event, job, size in log:
         model = engine.model(job)
@@ -159,9 +160,8 @@ def replay(log, engine, periods):
         elif event in ("preempt", "finish"):
             started, setup_end, segments = opened.pop(job)
             for (begin, nodes), end in zip(segments, [s[0] for s in segments[1:]] + [when]):
-                done[job] += max(Fraction(0), end - max(begin, setup_end)) * Fraction(
-                    nodes, engine.requested_nodes(job)
-                )  # linear speed-up
+                speed = Fraction(nodes, engine.requested_nodes(job))  # linear speed-up
+                done[job] += max(Fraction(0), end - max(begin, setup_end)) * speed
             if event == "preempt":
                 kept = done[job]
                 if model.kind == "rigid":  # the last completed checkpoint (none: from scratch)
@@ -211,6 +211,7 @@ def test_failures_never_share_a_node_and_cost_exactly_the_uncheckpointed_work(ca
             <= WORK_TOLERANCE
         )
     for when, node, job, how, size in failures.hits:
+        assert (when, node, 1) in failures.down_log  # a hit is a failure that took its node down
         model = engine.model(job)
         if model.kind == "malleable":  # shrinks rather than stops whenever n_min allows
             assert how == ("shrink" if size - 1 >= model.min_nodes else "preempt")
@@ -220,8 +221,9 @@ def test_failures_never_share_a_node_and_cost_exactly_the_uncheckpointed_work(ca
         if jobs[job]["type"] == "on-demand":  # the mechanisms never preempt it: only failures do
             assert engine.preemptions[job] == failures.interruptions[job]
     for job, kind in enumerate(job["type"] for job in jobs):
-        # a rigid or on-demand job hit loses exactly its work since its last checkpoint (none: all of it), at its
-        # requested size, plus the setup its interrupted run had spent (all of it only once past it)
+        # a rigid or on-demand job hit loses exactly its work since its last checkpoint (none: all
+        # of it), at its requested size, plus the setup its interrupted run had spent (all of it
+        # only once past it)
         if kind != "malleable":
             hit = [
                 key

@@ -62,7 +62,8 @@ def scenarios(draw):
 
 
 def replay(result, engine, wrapper, periods):
-    """Per job: work done (rebuilt from the event log: setup, then n/n_max speed) and work lost at preemptions."""
+    """Per job: work done (rebuilt from the event log: setup, then n/n_max speed) and work lost at
+    preemptions."""
     done, lost, opened = defaultdict(float), defaultdict(float), {}
     model = engine.model
 
@@ -106,7 +107,8 @@ def test_every_mechanism_keeps_the_invariants(scenario):
     for job, kind in enumerate(kinds):
         # useful work equals the work exactly once: what remains after the losses is the job's work
         assert abs(done[job] - engine.work[job]) <= WORK_TOLERANCE
-        # preempted rigid jobs lose exactly their work since the last checkpoint; malleable ones nothing
+        # preempted rigid jobs lose exactly their work since the last checkpoint; malleable ones
+        # nothing
         assert abs(lost[job] - engine.lost[job]) <= WORK_TOLERANCE
         if kind == "malleable":
             assert engine.lost[job] == 0

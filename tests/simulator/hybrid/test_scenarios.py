@@ -1,4 +1,5 @@
-"""Hand-computed runs of every mechanism, among them the CUA versus CUP example of Fan et al., Fig. 2."""
+"""Hand-computed runs of every mechanism, among them the CUA versus CUP example of Fan et al.,
+Fig. 2."""
 
 import math
 
@@ -18,8 +19,9 @@ def close(a, b):
     return abs(a - b) <= TIME_TOLERANCE + CHECKPOINT_SLACK
 
 
-# Fig. 2: 4 nodes, J1 and J2 on 2 nodes each; the on-demand job (4 nodes) is announced at 500 for 2000 and
-# arrives at 2000. J1 ends at 1000 as estimated; J2 ends at 1800 but estimated 4000, and checkpoints every 1200 s.
+# Fig. 2: 4 nodes, J1 and J2 on 2 nodes each; the on-demand job (4 nodes) is announced at 500 for
+# 2000 and arrives at 2000. J1 ends at 1000 as estimated; J2 ends at 1800 but estimated 4000, and
+# checkpoints every 1200 s.
 FIG2 = [
     dict(submit=0, run=1000, nodes=2, estimate=1000),
     dict(submit=0, run=1800, nodes=2, estimate=4000),
@@ -41,11 +43,8 @@ def test_fig2_cua_collects_the_nodes_of_jobs_that_actually_end():
     assert result.end[0] == 1000 and result.end[1] == 1800  # nobody preempted
     assert engine.preemptions == [0, 0, 0]
     assert result.start[2] == 2000 and result.end[2] == 2500  # instant start on the collected nodes
-    assert [entry[2] for entry in wrapper.reservation_log] == [
-        2,
-        2,
-        -4,
-    ]  # at 1000, 1800; released at 2000
+    # reserved at 1000 and 1800; released at 2000
+    assert [entry[2] for entry in wrapper.reservation_log] == [2, 2, -4]
     assert [entry[0] for entry in wrapper.reservation_log] == [1000, 1800, 2000]
 
 
@@ -57,13 +56,13 @@ def test_fig2_cup_preempts_j2_right_after_its_checkpoint():
     assert close(preempted[0], 1200)  # right after its checkpoint at 1200 s of work
     assert close(engine.lost[1], 0.0)  # it keeps the checkpointed 1200 s
     assert result.start[2] == 2000  # instant start
-    assert close(
-        result.end[1], 2500 + 600
-    )  # a lender: resumes when the on-demand job ends, 600 s left
+    # a lender: resumes when the on-demand job ends, 600 s left
+    assert close(result.end[1], 2500 + 600)
 
 
 def test_n_paa_preempts_the_lowest_overhead_job_and_gives_its_nodes_back():
-    # a rigid job (no checkpoint) and a malleable one (setup 10) fill 4 nodes; a 2-node on-demand job at 100
+    # a rigid job (no checkpoint) and a malleable one (setup 10) fill 4 nodes; a 2-node on-demand
+    # job at 100
     jobs = [
         dict(submit=0, run=1000, nodes=2),
         dict(submit=0, run=1000, nodes=2, type="malleable", n_min=1, setup=10),
@@ -72,7 +71,8 @@ def test_n_paa_preempts_the_lowest_overhead_job_and_gives_its_nodes_back():
     engine, result, wrapper = run(jobs, 4, "n-paa", warning=0)  # no two-minute warning
     assert engine.preemptions == [0, 1, 0]  # malleable overhead 10 s < rigid 100 s
     assert result.start[2] == 100 and result.end[2] == 150
-    # 90 s of work done (setup 0..10); resumes at 150 when the lender gets its nodes back: setup, 900 s left
+    # 90 s of work done (setup 0..10); resumes at 150 when the lender gets its nodes back: setup,
+    # 900 s left
     assert close(result.end[1], 150 + 10 + 900)
     assert engine.lost[1] == 0  # checkpointed on the two-minute warning
 
@@ -102,7 +102,8 @@ def test_spaa_falls_back_to_paa_when_shrinking_is_not_enough():
 
 
 def test_rigid_job_with_a_checkpoint_loses_only_the_work_since_it():
-    # rigid job checkpoints every 40 s of run; preempted at 100: keeps 80, loses 20 (+ its setup 5 again)
+    # rigid job checkpoints every 40 s of run; preempted at 100: keeps 80, loses 20 (+ its setup 5
+    # again)
     jobs = [
         dict(submit=0, run=305, nodes=2, setup=5),
         dict(submit=100, run=50, nodes=2, type="on-demand"),
@@ -121,9 +122,8 @@ def test_paa_waits_at_the_queue_front_when_running_on_demand_jobs_fill_the_machi
     ]
     engine, result, wrapper = run(jobs, 4, "n-paa")
     assert result.start[1] == 100  # not instant: on-demand jobs are never preempted
-    assert (
-        result.start[2] == 100
-    )  # the idle node stays with the waiting on-demand job (queue front) till then
+    # the idle node stays with the waiting on-demand job (queue front) till then
+    assert result.start[2] == 100
     assert engine.preemptions == [0, 0, 0]
 
 
@@ -160,8 +160,8 @@ def test_reserved_nodes_run_short_jobs_then_malleable_ones_preempted_at_the_arri
         | {"submit": 1000},
         dict(submit=10, run=5000, nodes=2),  # too long for the reserved nodes: waits
         dict(submit=20, run=100, nodes=2),  # ends by t_est: borrows the reserved nodes
-        dict(submit=200, run=3000, nodes=2, type="malleable", n_min=1),
-    ]  # then borrows them too
+        dict(submit=200, run=3000, nodes=2, type="malleable", n_min=1),  # then borrows them too
+    ]
     engine, result, wrapper = run(jobs, 4, "cua-paa")
     # job indices follow submit order: 0 rigid, 1 rigid 5000, 2 short, 3 malleable, 4 on-demand
     assert result.start[2] == 20 and result.end[2] == 120
