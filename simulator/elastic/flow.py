@@ -150,11 +150,53 @@ def _gpu_split(size: float, pattern: str, nodes: int, gpus: int) -> tuple[float,
     raise InputError(f"the {pattern} pattern is not available to GPU communication")
 
 
+def _between_clusters(sizes: np.ndarray, nodes, platform, pair_latency: np.ndarray) -> float:
+    """The links between clusters on a parallel task's routes: adds each route's latency to its
+    pairs' `pair_latency` (in place) and returns the seconds the busiest of those links needs for
+    the bytes crossing it (SimGrid L07: every pair's bytes load each link of its route, a FATPIPE
+    link only by the largest pair)."""
+    routes = platform.routes
+    cluster = platform.cluster[nodes]
+    present = np.unique(cluster)
+    if len(present) < 2:
+        return 0.0
+    load: dict[str, float] = {}
+    capacity: dict[str, float] = {}
+    masks = {int(index): cluster == index for index in present}
+    for src, sending in masks.items():
+        for dst, receiving in masks.items():
+            if src == dst:
+                continue
+            block = np.ix_(sending, receiving)
+            crossing = sizes[block]
+            if not crossing.any():
+                continue
+            hops = routes.get((src, dst))
+            if hops is None:
+                names = platform.cluster_names
+                raise InputError(
+                    f"no route from cluster {names[src]!r} to cluster {names[dst]!r}, and a job "
+                    "communicates between them (SimGrid stops here too): add a <zoneRoute>",
+                    source=platform.source,
+                )
+            pair_latency[block] += sum(hop.latency for hop in hops)
+            for hop in hops:
+                before = load.get(hop.key, 0.0)
+                # 001 §5.2 (SimGrid L07): a link carries the sum of its pairs' bytes
+                load[hop.key] = (
+                    max(before, float(crossing.max()))
+                    if hop.fatpipe
+                    else before + float(crossing.sum())
+                )
+                capacity[hop.key] = hop.bandwidth
+    return max((load[key] / capacity[key] for key in load), default=0.0)
+
+
 def _parallel_task(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) -> float:
     """Seconds of one SimGrid L07 parallel task over the job's nodes alone: the route latency, then
     progress at the rate its tightest resource allows: a node's CPU (flops), a node link (bytes over
-    its private up or down link, split duplex), or the TCP window of the largest transfer (gamma /
-    (2 x latency x bytes))."""
+    its private up or down link, split duplex), a link of a route between clusters, or the TCP
+    window of the largest transfer (gamma / (2 x latency x bytes))."""
     seconds = 0.0 if flops is None else float((flops / platform.speed[nodes]).max())
     if not sizes.any():
         return seconds
@@ -165,6 +207,8 @@ def _parallel_task(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None 
         float((sizes.sum(axis=1) / platform.bandwidth[nodes]).max()),
         float((sizes.sum(axis=0) / platform.bandwidth[nodes]).max()),
     )
+    if platform.routes is not None and len(platform.cluster_names) > 1:
+        links = max(links, _between_clusters(sizes, nodes, platform, pair_latency))
     # 001 §5.2 (SimGrid L07): TCP window bound gamma / (2 x latency x bytes) of the largest transfer
     window = 2.0 * float((pair_latency * sizes).max()) / TCP_GAMMA
     # 001 §5.2 (SimGrid L07): the latency first, then the tightest of CPU, links and window

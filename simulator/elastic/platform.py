@@ -118,6 +118,18 @@ def parse_quantity(text, kind: str, *, source: str, field: str, positive: bool =
     return value
 
 
+@dataclass(frozen=True)
+class RouteLink:
+    """One link of a route between clusters: its SimGrid resource (the link id, with `_UP` or
+    `_DOWN` for one direction of a split-duplex link), bandwidth in B/s, latency in s, and whether
+    it is a FATPIPE (each flow gets the whole bandwidth) rather than SHARED."""
+
+    key: str
+    bandwidth: float
+    latency: float
+    fatpipe: bool = False
+
+
 @dataclass(frozen=True, eq=False)
 class Platform:
     """Compute nodes (arrays indexed by node id) and the PFS routes, in flop/s, B/s and s."""
@@ -136,6 +148,12 @@ class Platform:
     pfs_read: tuple[str, float, float] | None  # (bottleneck link id, bandwidth, route latency)
     pfs_write: tuple[str, float, float] | None
     source: str = ""
+    # per node: the index of its cluster (into `cluster_names`); per ordered pair of cluster
+    # indices the links of the route between them (`RouteLink`s, from the source cluster's router
+    # to the destination's); None (the JSON form): clusters are joined directly, without links
+    cluster: np.ndarray | None = None
+    cluster_names: tuple[str, ...] = ()
+    routes: dict[tuple[int, int], tuple[RouteLink, ...]] | None = None
 
     def __len__(self) -> int:
         return len(self.names)
@@ -172,6 +190,7 @@ def _radical(text: str, *, source: str, field: str) -> list[int]:
 
 def _node_record(
     name: str,
+    cluster: str,
     speed: float,
     bandwidth: float,
     latency: float,
@@ -205,6 +224,7 @@ def _node_record(
     gpus = int(gpus)
     return {
         "name": name,
+        "cluster": cluster,
         "speed": speed,
         "bandwidth": bandwidth,
         "latency": latency,
@@ -224,7 +244,13 @@ def _node_record(
     }
 
 
-def _build(records: list[dict], pfs_read, pfs_write, source: str) -> Platform:
+def _build(
+    records: list[dict],
+    pfs_read,
+    pfs_write,
+    source: str,
+    routes: dict[tuple[str, str], tuple[RouteLink, ...]] | None = None,
+) -> Platform:
     if not records:
         raise InputError("the platform has no compute nodes (no <cluster> hosts)", source=source)
     if len(records) > MAX_NODES.value:
@@ -239,6 +265,18 @@ def _build(records: list[dict], pfs_read, pfs_write, source: str) -> Platform:
 
     def column(key, dtype=np.float64):
         return np.array([record[key] for record in records], dtype=dtype)
+
+    clusters = list(dict.fromkeys(record["cluster"] for record in records))
+    index = {name: number for number, name in enumerate(clusters)}
+    by_index = (
+        None
+        if routes is None
+        else {
+            (index[src], index[dst]): links
+            for (src, dst), links in routes.items()
+            if src in index and dst in index and src != dst
+        }
+    )
 
     return Platform(
         tuple(names),
@@ -255,7 +293,56 @@ def _build(records: list[dict], pfs_read, pfs_write, source: str) -> Platform:
         pfs_read,
         pfs_write,
         source,
+        np.array([index[record["cluster"]] for record in records], dtype=np.int64),
+        tuple(clusters),
+        by_index,
     )
+
+
+_POLICIES = ("SHARED", "SPLITDUPLEX", "FATPIPE")
+
+
+def _cluster_route(route, links: dict, between: dict, *, source: str) -> None:
+    """A `<zoneRoute>` between two clusters: its links in order (SimGrid's route from the source
+    cluster's router to the destination's), and, unless `symmetrical="NO"`, the same links in
+    reverse order (the other direction of a split-duplex link) from destination to source (SimGrid's
+    FullZone::add_route)."""
+    src, dst = str(route.get("src")), str(route.get("dst"))
+    hops = []
+    for ctn in route.findall("link_ctn"):
+        bandwidth, latency, policy = links[ctn.get("id")]
+        direction = (ctn.get("direction") or "UP").upper()
+        if policy == "SPLITDUPLEX" and direction not in ("UP", "DOWN"):
+            raise InputError(
+                f"direction must be UP or DOWN on a split-duplex link, got {direction!r}",
+                source=source,
+                field=f"<{route.tag} src={src!r} dst={dst!r}>: link_ctn {ctn.get('id')!r}",
+            )
+        hops.append((ctn.get("id"), bandwidth, latency, policy, direction))
+
+    def links_of(hops, reverse: bool) -> tuple[RouteLink, ...]:
+        chosen = []
+        for link, bandwidth, latency, policy, direction in hops:
+            key = link
+            if policy == "SPLITDUPLEX":
+                if reverse:
+                    direction = "DOWN" if direction == "UP" else "UP"
+                key = f"{link}_{direction}"
+            chosen.append(RouteLink(key, bandwidth, latency, policy == "FATPIPE"))
+        return tuple(chosen)
+
+    directions = [((src, dst), links_of(hops, False))]
+    if route.get("symmetrical", "YES").upper() != "NO":
+        directions.append(((dst, src), links_of(hops[::-1], True)))
+    for pair, chosen in directions:
+        if pair in between:  # SimGrid refuses it too
+            raise InputError(
+                f"the route from {pair[0]!r} to {pair[1]!r} is given twice (routes are "
+                'symmetrical unless symmetrical="NO")',
+                source=source,
+                field=f"<{route.tag} src={src!r} dst={dst!r}>",
+            )
+        between[pair] = chosen
 
 
 def _load_xml(path: str) -> Platform:
@@ -266,6 +353,7 @@ def _load_xml(path: str) -> Platform:
     if root.tag != "platform":
         raise InputError(f"the root element must be <platform>, got <{root.tag}>", source=path)
     records, links, pfs_hosts, pfs_zones, routes = [], {}, set(), set(), []
+    clusters: set[str] = set()
     for zone in root.iter():
         if zone.tag not in ("zone", "AS", "platform"):
             continue
@@ -282,13 +370,21 @@ def _load_xml(path: str) -> Platform:
                 latency = parse_quantity(
                     child.get("lat", "0"), "time", source=path, field=f"{where}: lat"
                 )
+                clusters.add(str(child.get("id")))
                 for number in _radical(
                     child.get("radical", ""), source=path, field=f"{where}: radical"
                 ):
                     name = f"{child.get('prefix', '')}{number}{child.get('suffix', '')}"
                     records.append(
                         _node_record(
-                            name, speed, bandwidth, latency, props, source=path, where=where
+                            name,
+                            str(child.get("id")),
+                            speed,
+                            bandwidth,
+                            latency,
+                            props,
+                            source=path,
+                            where=where,
                         )
                     )
             elif child.tag == "host":
@@ -305,6 +401,13 @@ def _load_xml(path: str) -> Platform:
                         field=where,
                     )
             elif child.tag == "link":
+                policy = child.get("sharing_policy", "SHARED").upper()
+                if policy not in _POLICIES:
+                    raise InputError(
+                        f"sharing_policy must be one of {', '.join(_POLICIES)}, got {policy!r}",
+                        source=path,
+                        field=f"{where}: sharing_policy",
+                    )
                 links[child.get("id")] = (
                     parse_quantity(
                         child.get("bandwidth"),
@@ -316,10 +419,12 @@ def _load_xml(path: str) -> Platform:
                     parse_quantity(
                         child.get("latency", "0"), "time", source=path, field=f"{where}: latency"
                     ),
+                    policy,
                 )
             elif child.tag in ("zoneRoute", "route", "ASroute"):
                 routes.append(child)
     pfs_read = pfs_write = None
+    between: dict[tuple[str, str], tuple[RouteLink, ...]] = {}
     for route in routes:
         src, dst = route.get("src"), route.get("dst")
         ids = [ctn.get("id") for ctn in route.findall("link_ctn")]
@@ -331,6 +436,9 @@ def _load_xml(path: str) -> Platform:
                 field=f"<{route.tag} src={src!r} dst={dst!r}>",
             )
         if not ids:
+            continue
+        if src in clusters and dst in clusters:
+            _cluster_route(route, links, between, source=path)
             continue
         bottleneck = min(ids, key=lambda link: links[link][0])
         entry = (bottleneck, links[bottleneck][0], sum(links[link][1] for link in ids))
@@ -344,7 +452,7 @@ def _load_xml(path: str) -> Platform:
             pfs_write = entry
             if symmetrical:
                 pfs_read = entry
-    return _build(records, pfs_read, pfs_write, path)
+    return _build(records, pfs_read, pfs_write, path, between)
 
 
 def platform_from_dict(document, source: str = "<platform>") -> Platform:
@@ -387,7 +495,9 @@ def platform_from_dict(document, source: str = "<platform>") -> Platform:
         for number in _radical(str(cluster["radical"]), source=source, field=f"{where}: radical"):
             name = f"{cluster.get('prefix', '')}{number}{cluster.get('suffix', '')}"
             records.append(
-                _node_record(name, speed, bandwidth, latency, props, source=source, where=where)
+                _node_record(
+                    name, where, speed, bandwidth, latency, props, source=source, where=where
+                )
             )
     pfs = document.get("pfs")
     pfs_read = pfs_write = None
