@@ -81,10 +81,11 @@ scheduling points
 from __future__ import annotations
 
 import bisect
-
 import math
+import warnings
 from itertools import islice
 
+from cosched.simulator.jobs import JobKind
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH, Scheduler
 from cosched.simulator.schedulers.easy import EASY
 from cosched.simulator.schedulers.ordering import SJF
@@ -105,14 +106,38 @@ __all__ = [
     "rigid_starts",
     "admit",
     "malleable_targets",
-    "RIGID",
-    "MOLDABLE",
-    "MALLEABLE",
 ]
 
 RIGID_COUNTERPART = {"fcfs-malleable": "fcfs-rigid", "sjf-malleable": "sjf-rigid"}
-RIGID, MOLDABLE, MALLEABLE = 0, 1, 2
-KIND_CODES = {"rigid": RIGID, "moldable": MOLDABLE, "malleable": MALLEABLE}
+# the integer kind codes this module had before JobKind: old name -> its JobKind now
+_DEPRECATED_KINDS = {
+    "RIGID": JobKind.RIGID,
+    "MOLDABLE": JobKind.MOLDABLE,
+    "MALLEABLE": JobKind.MALLEABLE,
+}
+
+
+def __getattr__(name: str):
+    """The old kind codes, still importable for one release (they are `JobKind` members now)."""
+    if name in _DEPRECATED_KINDS:
+        warnings.warn(
+            f"cosched.simulator.schedulers.elastic.{name} is deprecated, use "
+            f"cosched.simulator.jobs.JobKind.{name}; it will be removed in 0.4.0",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return _DEPRECATED_KINDS[name]
+    if name == "KIND_CODES":
+        warnings.warn(
+            "cosched.simulator.schedulers.elastic.KIND_CODES is deprecated, use "
+            "cosched.simulator.jobs.JobKind(spelling); it will be removed in 0.4.0",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return {str(kind): kind for kind in _DEPRECATED_KINDS.values()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # each policy's rules: (queue order, sizing) -- "rigid" with EASY backfilling, "greedy" first fit,
 # "malleable"
 POLICIES = {
@@ -220,8 +245,10 @@ def malleable_targets(
     admitted_jobs)` first, ties by job number, or max-min fair (`fair`, DRF's water-filling)."""
     targets = dict(zip(running, sizes))
     targets.update((job, low[job]) for job in admitted)
-    grow = [index for index, job in enumerate(running) if kind[job] == MALLEABLE]
-    jobs = [running[index] for index in grow] + [job for job in admitted if kind[job] != RIGID]
+    grow = [index for index, job in enumerate(running) if kind[job] is JobKind.MALLEABLE]
+    jobs = [running[index] for index in grow] + [
+        job for job in admitted if kind[job] is not JobKind.RIGID
+    ]
     if jobs:
         base = [floors[index] for index in grow] + [low[job] for job in jobs[len(grow) :]]
         top = [high[job] for job in jobs]
@@ -338,15 +365,16 @@ class ElasticPolicy(Scheduler):
         jobs = len(engine.cores)
         requested = [engine.requested_nodes(job) for job in range(jobs)]
         if engine.models is None:
-            self.low, self.high, self.kind = requested, list(requested), [RIGID] * jobs
+            self.low, self.high = requested, list(requested)
+            self.kind: list[JobKind] = [JobKind.RIGID] * jobs
         else:
             bounds = [model.bounds(size) for model, size in zip(engine.models, requested)]
             self.low = [low for low, _ in bounds]
             self.high = [high for _, high in bounds]
             self.kind = [
-                RIGID
+                JobKind.RIGID
                 if low == high or model.scheduling_point is not None
-                else KIND_CODES[model.kind]
+                else JobKind(model.kind)
                 for model, (low, high) in zip(engine.models, bounds)
             ]
         self.queue: list[tuple[float, int]] = []  # waiting jobs as sorted (key, job)
@@ -382,7 +410,10 @@ class ElasticPolicy(Scheduler):
         running = list(engine.running)
         sizes = [held[job] for job in running]
         floors = (
-            [low[job] if kind[job] == MALLEABLE else size for job, size in zip(running, sizes)]
+            [
+                low[job] if kind[job] is JobKind.MALLEABLE else size
+                for job, size in zip(running, sizes)
+            ]
             if self.shrink
             else sizes
         )
@@ -459,29 +490,13 @@ class SRTF(ElasticPolicy):
     static_keys = False  # remaining work shrinks as jobs run
 
     def waiting_key(self, engine, job: int) -> float:
-        return max(engine.estimate[job] - (engine.work[job] - engine.remaining[job]), 0.0)
+        return max(engine.estimate[job] - engine.work_done(job), 0.0)
 
     def running_keys(self, engine, jobs: list[int]) -> list[float]:
-        now, estimate, work, remaining, updated, rate = (
-            engine.now,
-            engine.estimate,
-            engine.work,
-            engine.remaining,
-            engine.updated,
-            engine.rate,
-        )
-        # work done = work - remaining at `updated` + progress since (none before `updated`: setup,
-        # reconfiguration)
-        return [
-            max(
-                estimate[job]
-                - work[job]
-                + remaining[job]
-                - max(now - updated[job], 0.0) * rate[job],
-                0.0,
-            )
-            for job in jobs
-        ]
+        # 001 §6.3 (SRTF): the estimate less the work done (the view's, progress since the last
+        # update included)
+        estimate, work_done = engine.estimate, engine.work_done
+        return [max(estimate[job] - work_done(job), 0.0) for job in jobs]
 
 
 class DRF(ElasticPolicy):

@@ -23,11 +23,7 @@ PENDING = {
     "Platform": {"cosched.simulator.platform", "cosched.simulator.elastic.platform"},
     "load_platform": {"cosched.simulator.platform", "cosched.simulator.elastic.platform"},
     "simulate": {"cosched.simulator.engine", "cosched.simulator.elastic.runtime"},
-    "RIGID": {
-        "cosched.simulator.jobs",
-        "cosched.simulator.hybrid.workload",
-        "cosched.simulator.schedulers.elastic",
-    },
+    "RIGID": {"cosched.simulator.jobs", "cosched.simulator.hybrid.workload"},
     "OUTPUT_FILES": {"cosched.measurement.session", "cosched.measurement.execute_session"},
 }
 
