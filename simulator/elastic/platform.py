@@ -24,10 +24,18 @@ from pathlib import Path
 
 import numpy as np
 
+from cosched.deprecation import module_aliases
 from cosched.errors import InputError
 from cosched.inputs import MAX_NODES, parse_json, read_text
 
-__all__ = ["Platform", "NodeType", "parse_quantity", "load_platform", "platform_from_dict"]
+__all__ = [
+    "ElastiSimPlatform",
+    "RouteLink",
+    "NodeType",
+    "parse_quantity",
+    "load_elastisim_platform",
+    "platform_from_dict",
+]
 
 _PREFIXES = {
     "": 1.0,
@@ -131,7 +139,7 @@ class RouteLink:
 
 
 @dataclass(frozen=True, eq=False)
-class Platform:
+class ElastiSimPlatform:
     """Compute nodes (arrays indexed by node id) and the PFS routes, in flop/s, B/s and s."""
 
     names: tuple[str, ...]
@@ -250,7 +258,7 @@ def _build(
     pfs_write,
     source: str,
     routes: dict[tuple[str, str], tuple[RouteLink, ...]] | None = None,
-) -> Platform:
+) -> ElastiSimPlatform:
     if not records:
         raise InputError("the platform has no compute nodes (no <cluster> hosts)", source=source)
     if len(records) > MAX_NODES.value:
@@ -278,7 +286,7 @@ def _build(
         }
     )
 
-    return Platform(
+    return ElastiSimPlatform(
         tuple(names),
         column("speed"),
         column("bandwidth"),
@@ -345,7 +353,7 @@ def _cluster_route(route, links: dict, between: dict, *, source: str) -> None:
         between[pair] = chosen
 
 
-def _load_xml(path: str) -> Platform:
+def _load_xml(path: str) -> ElastiSimPlatform:
     try:
         root = ElementTree.fromstring(read_text(path))
     except ElementTree.ParseError as error:
@@ -455,7 +463,7 @@ def _load_xml(path: str) -> Platform:
     return _build(records, pfs_read, pfs_write, path, between)
 
 
-def platform_from_dict(document, source: str = "<platform>") -> Platform:
+def platform_from_dict(document, source: str = "<platform>") -> ElastiSimPlatform:
     """The JSON form: {"clusters": [{prefix, radical, suffix, speed, bw, lat, properties}], "pfs":
     {read_bw,
     write_bw, latency}}, with the units and property names of the XML form."""
@@ -525,9 +533,17 @@ def platform_from_dict(document, source: str = "<platform>") -> Platform:
     return _build(records, pfs_read, pfs_write, source)
 
 
-def load_platform(path: str | Path) -> Platform:
+def load_elastisim_platform(path: str | Path) -> ElastiSimPlatform:
     """A platform file: SimGrid XML (`.xml`) or the JSON form (`.json`)."""
     path = str(path)
     if path.lower().endswith(".json"):
         return platform_from_dict(parse_json(path), path)
     return _load_xml(path)
+
+
+# the names before they were made unique, importable for one release
+__getattr__ = module_aliases(
+    __name__,
+    {"Platform": "ElastiSimPlatform", "load_platform": "load_elastisim_platform"},
+    globals(),
+)

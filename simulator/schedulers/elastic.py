@@ -82,9 +82,9 @@ from __future__ import annotations
 
 import bisect
 import math
-import warnings
 from itertools import islice
 
+from cosched.deprecation import warn_renamed
 from cosched.simulator.jobs import JobKind
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH, Scheduler
 from cosched.simulator.schedulers.easy import EASY
@@ -120,20 +120,10 @@ _DEPRECATED_KINDS = {
 def __getattr__(name: str):
     """The old kind codes, still importable for one release (they are `JobKind` members now)."""
     if name in _DEPRECATED_KINDS:
-        warnings.warn(
-            f"cosched.simulator.schedulers.elastic.{name} is deprecated, use "
-            f"cosched.simulator.jobs.JobKind.{name}; it will be removed in 0.4.0",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warn_renamed(f"{__name__}.{name}", f"cosched.simulator.jobs.JobKind.{name}")
         return _DEPRECATED_KINDS[name]
     if name == "KIND_CODES":
-        warnings.warn(
-            "cosched.simulator.schedulers.elastic.KIND_CODES is deprecated, use "
-            "cosched.simulator.jobs.JobKind(spelling); it will be removed in 0.4.0",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warn_renamed(f"{__name__}.KIND_CODES", "cosched.simulator.jobs.JobKind(spelling)")
         return {str(kind): kind for kind in _DEPRECATED_KINDS.values()}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -20,9 +20,6 @@ CLI_MODULE = re.compile(r"(^|\.)(cli|\w+_cli|__main__)$")  # the rule of docs/ho
 # collide (the
 # test fails when one is resolved, so the list only shrinks). Names: the modules exporting them.
 PENDING = {
-    "Platform": {"cosched.simulator.platform", "cosched.simulator.elastic.platform"},
-    "load_platform": {"cosched.simulator.platform", "cosched.simulator.elastic.platform"},
-    "simulate": {"cosched.simulator.engine", "cosched.simulator.elastic.runtime"},
     "RIGID": {"cosched.simulator.jobs", "cosched.simulator.hybrid.workload"},
     "OUTPUT_FILES": {"cosched.measurement.session", "cosched.measurement.execute_session"},
 }

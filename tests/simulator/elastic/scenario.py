@@ -67,15 +67,15 @@ def run_scenario(config_path, algorithm):
     """Load and simulate; the finished Simulation."""
     from cosched.simulator.elastic.config import load_configuration
     from cosched.simulator.elastic.expressions import Expressions
-    from cosched.simulator.elastic.platform import load_platform
-    from cosched.simulator.elastic.runtime import simulate
+    from cosched.simulator.elastic.platform import load_elastisim_platform
+    from cosched.simulator.elastic.runtime import simulate_project
     from cosched.simulator.elastic.workload import load_jobs
 
     configuration = load_configuration(config_path)
     expressions = Expressions()
-    return simulate(
+    return simulate_project(
         configuration,
-        load_platform(configuration.platform_file),
+        load_elastisim_platform(configuration.platform_file),
         load_jobs(configuration.jobs_file, expressions),
         algorithm,
         expressions=expressions,

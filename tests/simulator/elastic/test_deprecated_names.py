@@ -5,12 +5,17 @@ import importlib
 
 import pytest
 
+from cosched.simulator.elastic.platform import ElastiSimPlatform, load_elastisim_platform
+from cosched.simulator.elastic.runtime import simulate_project
 from cosched.simulator.jobs import JobKind
 
 RENAMED = [
     ("cosched.simulator.schedulers.elastic", "RIGID", JobKind.RIGID),
     ("cosched.simulator.schedulers.elastic", "MOLDABLE", JobKind.MOLDABLE),
     ("cosched.simulator.schedulers.elastic", "MALLEABLE", JobKind.MALLEABLE),
+    ("cosched.simulator.elastic.platform", "Platform", ElastiSimPlatform),
+    ("cosched.simulator.elastic.platform", "load_platform", load_elastisim_platform),
+    ("cosched.simulator.elastic.runtime", "simulate", simulate_project),
 ]
 
 
@@ -34,7 +39,14 @@ def test_old_kind_codes_map_spellings_to_job_kinds():
     }
 
 
-def test_unknown_names_still_raise_attribute_error():
-    module = importlib.import_module("cosched.simulator.schedulers.elastic")
+@pytest.mark.parametrize("module", sorted({module for module, _, _ in RENAMED}))
+def test_unknown_names_still_raise_attribute_error(module):
     with pytest.raises(AttributeError):
-        module.NO_SUCH_NAME  # noqa: B018
+        importlib.import_module(module).NO_SUCH_NAME  # noqa: B018
+
+
+def test_old_spelling_of_an_import_still_works():
+    with pytest.warns(
+        DeprecationWarning, match="use cosched.simulator.elastic.platform.load_elastisim_platform"
+    ):
+        from cosched.simulator.elastic.platform import load_platform  # noqa: F401

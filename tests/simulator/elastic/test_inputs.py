@@ -7,7 +7,11 @@ import pytest
 from cosched.errors import InputError
 from cosched.simulator.elastic.config import load_configuration
 from cosched.simulator.elastic.expressions import Expressions, argument_value
-from cosched.simulator.elastic.platform import load_platform, parse_quantity, platform_from_dict
+from cosched.simulator.elastic.platform import (
+    load_elastisim_platform,
+    parse_quantity,
+    platform_from_dict,
+)
 from cosched.simulator.elastic.workload import load_jobs
 
 EXAMPLE = "elastisim/example-project"
@@ -23,7 +27,7 @@ def example(shared_data, monkeypatch):
 
 def test_example_project_loads(example):
     configuration = load_configuration("data/input/configuration.json")
-    platform = load_platform(configuration.platform_file)
+    platform = load_elastisim_platform(configuration.platform_file)
     jobs = load_jobs(configuration.jobs_file)
     assert len(platform) == 128 and platform.names[0] == "DA_100" and platform.names[-1] == "DA_227"
     assert platform.speed[0] == 100e9 and platform.bandwidth[0] == 100e9 / 8
@@ -85,7 +89,7 @@ def test_json_platform_matches_xml(tmp_path):
       <link id="L" bandwidth="8GBps" latency="1ms"/>
       <zoneRoute src="PFS_zone" dst="c" gw_src="PFS" gw_dst="n_c_router"><link_ctn id="L"/></zoneRoute>
     </zone></platform>""")
-    from_xml = load_platform(xml)
+    from_xml = load_elastisim_platform(xml)
     from_json = platform_from_dict(
         {
             "clusters": [

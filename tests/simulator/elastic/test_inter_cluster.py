@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from cosched.errors import InputError
 from cosched.simulator.elastic.flow import TCP_GAMMA, _parallel_task, pair_matrix
-from cosched.simulator.elastic.platform import RouteLink, load_platform
+from cosched.simulator.elastic.platform import RouteLink, load_elastisim_platform
 
 RELATIVE = 1e-12  # float rounding of one parallel task's time
 
@@ -29,7 +29,7 @@ HEADER = """<?xml version='1.0'?>
 def platform_with(tmp_path, body: str):
     path = tmp_path / "platform.xml"
     path.write_text(HEADER + body + "\n  </zone>\n</platform>\n")
-    return load_platform(path)
+    return load_elastisim_platform(path)
 
 
 def route_keys(platform, src: str, dst: str):
