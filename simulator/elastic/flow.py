@@ -426,6 +426,6 @@ class SharedLink:
             self.throughput += rate * group[0]
             soonest = min(soonest, group[1] / rate)
         self.version += 1
-        # at least one representable step: at late times (1e10 s and beyond) a short remainder would add
-        # nothing to the clock and the link would reschedule itself at the same moment for ever
+        # at least one representable step: at late times (1e10 s and beyond) a short remainder would
+        # add nothing to the clock and the link would reschedule itself at the same moment for ever
         return max(self.updated + soonest, math.nextafter(self.updated, math.inf))

@@ -631,7 +631,7 @@ def _check_expressions(spec: JobSpec, expressions: Expressions) -> None:
     names = tuple(
         name for name in request_names if name not in REQUEST_VARIABLES or name in spec.arguments
     )
-    for phase, task in spec.model.all_tasks():
+    for _phase, task in spec.model.all_tasks():
         for key in ("iterations", "flops", "bytes", "delay"):
             value = getattr(task, key)
             if key != "iterations" and (

@@ -22,7 +22,8 @@ def compute_model(flops="flops", pattern="all_ranks", iterations="iterations", *
 
 
 def write_scenario(folder, jobs, model=None, *, nodes=8, config=None, models=None, properties=None):
-    """Write model.json, jobs.json, platform.json and configuration.json into `folder`; return the config path."""
+    """Write model.json, jobs.json, platform.json and configuration.json into `folder`; return the
+    config path."""
     folder = Path(folder)
     models = models or {"model.json": model or compute_model()}
     for name, content in models.items():

@@ -1,4 +1,5 @@
-"""ElastiSim inputs load: the example project, SimGrid units, the JSON platform form, expressions via ExprTk."""
+"""ElastiSim inputs load: the example project, SimGrid units, the JSON platform form, expressions
+via ExprTk."""
 
 from collections import Counter
 
@@ -19,7 +20,8 @@ EXAMPLE = "elastisim/example-project"
 
 @pytest.fixture
 def example(shared_data, monkeypatch):
-    """The example project's root as working directory (its paths are relative to it, as in ElastiSim)."""
+    """The example project's root as working directory (its paths are relative to it, as in
+    ElastiSim)."""
     root = shared_data(EXAMPLE)
     monkeypatch.chdir(root)
     return root
@@ -85,9 +87,11 @@ def test_json_platform_matches_xml(tmp_path):
       <cluster id="c" prefix="n" radical="0-3" suffix="" speed="10Gf" bw="10Gbps" lat="1us">
         <prop id="node_local_bb" value="true"/><prop id="bb_read_bw" value="4GBps"/>
         <prop id="bb_write_bw" value="2GBps"/></cluster>
-      <zone id="PFS_zone" routing="Full"><host id="PFS" speed="0Gf"><prop id="pfs_host" value="true"/></host></zone>
+      <zone id="PFS_zone" routing="Full"><host id="PFS" speed="0Gf"><prop id="pfs_host"
+      value="true"/></host></zone>
       <link id="L" bandwidth="8GBps" latency="1ms"/>
-      <zoneRoute src="PFS_zone" dst="c" gw_src="PFS" gw_dst="n_c_router"><link_ctn id="L"/></zoneRoute>
+      <zoneRoute src="PFS_zone" dst="c" gw_src="PFS" gw_dst="n_c_router"><link_ctn
+      id="L"/></zoneRoute>
     </zone></platform>""")
     from_xml = load_elastisim_platform(xml)
     from_json = platform_from_dict(
@@ -122,7 +126,10 @@ def test_json_platform_matches_xml(tmp_path):
 
 def test_expressions_mean_what_exprtk_means():
     expressions = Expressions()
-    evaluate = lambda text, **values: expressions.evaluate(text, values, where="w")
+
+    def evaluate(text, **values):
+        return expressions.evaluate(text, values, where="w")
+
     assert evaluate("2^10") == 1024
     assert evaluate("7 % 3") == 1
     assert evaluate("x > 2 ? x : -x", x=3.0) == 3
