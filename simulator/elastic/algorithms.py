@@ -23,7 +23,9 @@ only translates between them and the elastisim-python interface:
 
 from __future__ import annotations
 
-from cosched.simulator.elastic.compat import InvocationType, JobState, JobType, NodeState
+from collections.abc import Callable
+
+from cosched.simulator.elastic.compat import InvocationType, Job, JobState, JobType, NodeState
 from cosched.simulator.jobs import JobKind
 from cosched.simulator.schedulers.elastic import (
     POLICIES,
@@ -61,6 +63,10 @@ class _Lookup:
         return value
 
 
+def _unbound(job: int, nodes: int, completed_phases: int) -> float:
+    raise RuntimeError("a policy estimates run times only once bound to a simulation (bind)")
+
+
 class Policy:
     """One policy of `cosched.simulator.schedulers.elastic.POLICIES` over the elastisim-python
     interface."""
@@ -69,8 +75,8 @@ class Policy:
         self.name = name
         self.order, self.sizing = POLICIES[name]
         self.shrink = shrink
-        self.estimate = None
-        self._views: dict[int, object] = {}
+        self.estimate: Callable[[int, int, int], float] = _unbound
+        self._views: dict[int, Job] = {}
         self._pending: list = []
         self._running: list = []
         self._seen = 0

@@ -253,7 +253,9 @@ def _metrics(result) -> dict:
 def _node_seconds(result) -> float:
     """Node-seconds held, summed over every job's allocations (sizes change at resizes: from the
     event log)."""
-    held, since, total = {}, {}, 0.0
+    held: dict[int, int] = {}
+    since: dict[int, float] = {}
+    total = 0.0
     for time, event, job, nodes in result.log:
         if event in ("start", "resize", "finish", "kill", "preempt"):
             total += held.get(job, 0) * (time - since.get(job, time))

@@ -104,14 +104,14 @@ def parse_quantity(text, kind: str, *, source: str, field: str, positive: bool =
         value, factor = float(text), 1.0
     else:
         match = _NUMBER.match(str(text)) if isinstance(text, str) else None
-        factor = None if match is None else _unit_factor(kind, match.group(2))
-        if factor is None:
+        unit = None if match is None else _unit_factor(kind, match.group(2))
+        if match is None or unit is None:
             raise InputError(
                 f"not a {kind} (SimGrid units such as 100Gf, 100Gbps, 80GBps, 50us): {text!r}",
                 source=source,
                 field=field,
             )
-        value = float(match.group(1))
+        value, factor = float(match.group(1)), unit
     value *= factor
     if not math.isfinite(value) or value < 0:
         raise InputError(
@@ -176,10 +176,11 @@ def _radical(text: str, *, source: str, field: str) -> list[int]:
     for part in text.split(","):
         bounds = part.strip().split("-")
         try:
-            low, high = (int(bounds[0]), int(bounds[-1])) if len(bounds) <= 2 else (None, None)
+            low, high = int(bounds[0]), int(bounds[-1])
+            valid = len(bounds) <= 2 and low <= high
         except ValueError:
-            low = high = None
-        if low is None or high < low:
+            low, high, valid = 0, -1, False
+        if not valid:
             raise InputError(
                 f"radical must be ranges like 100-227 or 1,3,5, got {text!r}",
                 source=source,

@@ -604,10 +604,10 @@ def _job(raw, position, *, source, models, expressions) -> JobSpec:
 def _phase_iterations(spec: JobSpec, phase: Phase, expressions: Expressions) -> int:
     """Phase iterations use the job's arguments only, never resources (001 §4.1); ElastiSim
     truncates to int."""
-    if isinstance(phase.iterations, float):
+    if isinstance(phase.iterations, (int, float)):
         return int(phase.iterations)
     value = expressions.evaluate(
-        phase.iterations,
+        str(phase.iterations),
         spec.variables,
         where=f"{phase.where}: iterations (job {spec.position})",
         source=spec.model.source,

@@ -375,7 +375,7 @@ class ElasticPolicy(Scheduler):
 
     def running_keys(self, engine, jobs: list[int]) -> list[float]:
         """Expansion keys of running jobs, lowest first, on the scale of `waiting_key`."""
-        return jobs
+        return [float(job) for job in jobs]
 
     def on_arrival(self, engine, job: int) -> None:
         bisect.insort(self.queue, (self.waiting_key(engine, job), job))
