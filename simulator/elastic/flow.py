@@ -219,68 +219,80 @@ def task_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
     """What a task does on `nodes` (001 §4.2, as ElastiSim's task classes run it): a per-node vector
     of seconds, a `Comm` (barrier + parallel task), a `PfsTransfer`, or an `AsyncWork`; `values` are
     the evaluated payloads."""
-    n = len(nodes)
     kind = task.kind
     if kind == "cpu":
-        flops = None
-        if task.flops is not None:
-            flops = distribute(values["flops"], task.computation_pattern, n)
-        if task.bytes is None:
-            return np.zeros(n) if flops is None else flops / platform.speed[nodes]
-        sizes = pair_matrix(values["bytes"], task.communication_pattern, n)
-        if (
-            task.coupled and flops is not None
-        ):  # one parallel task of flops and bytes after a barrier
-            return Comm(None, _parallel_task(sizes, nodes, platform, flops))
-        local = None if flops is None else flops / platform.speed[nodes]
-        return Comm(local, _parallel_task(sizes, nodes, platform))
+        return _cpu_cost(task, values, nodes, platform)
     if kind == "gpu":
-        if gpus == 0 or not platform.gpus[nodes].all():
-            raise InputError("a GPU task runs on a configuration without GPUs", field=task.where)
-        local = np.zeros(n)
-        if task.flops is not None:
-            per_node = distribute(values["flops"], task.computation_pattern, n)
-            local = per_node / (gpus * platform.gpu_speed[nodes])  # 001 §4.2: flops over GPUs
-        if task.bytes is None:
-            return local
-        intra, inter = _gpu_split(values["bytes"], task.communication_pattern, n, gpus)
-        if (
-            gpus > 1
-        ):  # the GPU link of a node is busy for the busiest GPU pair's bytes, both directions
-            pairs = pair_matrix(intra, task.communication_pattern, gpus)
-            local = np.maximum(local, (pairs + pairs.T).max() / platform.gpu_bandwidth[nodes])
-        return Comm(
-            local,
-            _parallel_task(pair_matrix(inter, task.communication_pattern, n), nodes, platform),
-        )
+        return _gpu_cost(task, values, nodes, gpus, platform)
     if kind in ("idle", "busy_wait"):
-        return distribute(values["delay"], task.pattern, n)
-    size = distribute(values["bytes"], task.pattern, n)
+        return distribute(values["delay"], task.pattern, len(nodes))
+    size = distribute(values["bytes"], task.pattern, len(nodes))
     if kind in ("bb_read", "bb_write"):
-        bandwidth = platform.bb_read[nodes] if kind == "bb_read" else platform.bb_write[nodes]
-        if not bandwidth.all():
-            raise InputError(
-                "burst-buffer I/O on a node without a node-local burst buffer", field=task.where
-            )
-        seconds = size / bandwidth
-        striped = platform.node_type[nodes] == 2
-        if striped.any():
-            # every rank splits its bytes over all nodes' disks and runs one parallel task
-            # (flops_per_byte on every node, the bytes over the links); the disks and that task
-            # overlap
-            disks = float((size.sum() / n / bandwidth).max())  # 001 §4.2: each disk gets 1/n of all
-            pairs = (
-                np.outer(np.ones(n), size / n)
-                if kind == "bb_read"
-                else np.outer(size / n, np.ones(n))
-            )
-            np.fill_diagonal(pairs, 0.0)
-            flops = platform.flops_per_byte[nodes] * size.sum() / n
-            parallel = _parallel_task(pairs, nodes, platform, flops)
-            seconds = np.where(striped, max(disks, parallel), seconds)
-        if task.asynchronous:
-            return AsyncWork(seconds)
-        return seconds
+        return _burst_buffer_cost(task, size, nodes, platform)
+    return _pfs_cost(task, size, nodes, platform)
+
+
+def _cpu_cost(task, values: dict, nodes: np.ndarray, platform):
+    n = len(nodes)
+    flops = None
+    if task.flops is not None:
+        flops = distribute(values["flops"], task.computation_pattern, n)
+    if task.bytes is None:
+        return np.zeros(n) if flops is None else flops / platform.speed[nodes]
+    sizes = pair_matrix(values["bytes"], task.communication_pattern, n)
+    if task.coupled and flops is not None:  # one parallel task of flops and bytes after a barrier
+        return Comm(None, _parallel_task(sizes, nodes, platform, flops))
+    local = None if flops is None else flops / platform.speed[nodes]
+    return Comm(local, _parallel_task(sizes, nodes, platform))
+
+
+def _gpu_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
+    n = len(nodes)
+    if gpus == 0 or not platform.gpus[nodes].all():
+        raise InputError("a GPU task runs on a configuration without GPUs", field=task.where)
+    local = np.zeros(n)
+    if task.flops is not None:
+        per_node = distribute(values["flops"], task.computation_pattern, n)
+        local = per_node / (gpus * platform.gpu_speed[nodes])  # 001 §4.2: flops over GPUs
+    if task.bytes is None:
+        return local
+    intra, inter = _gpu_split(values["bytes"], task.communication_pattern, n, gpus)
+    if gpus > 1:  # the GPU link of a node is busy for the busiest GPU pair's bytes, both ways
+        pairs = pair_matrix(intra, task.communication_pattern, gpus)
+        local = np.maximum(local, (pairs + pairs.T).max() / platform.gpu_bandwidth[nodes])
+    return Comm(
+        local,
+        _parallel_task(pair_matrix(inter, task.communication_pattern, n), nodes, platform),
+    )
+
+
+def _burst_buffer_cost(task, size: np.ndarray, nodes: np.ndarray, platform):
+    n, kind = len(nodes), task.kind
+    bandwidth = platform.bb_read[nodes] if kind == "bb_read" else platform.bb_write[nodes]
+    if not bandwidth.all():
+        raise InputError(
+            "burst-buffer I/O on a node without a node-local burst buffer", field=task.where
+        )
+    seconds = size / bandwidth
+    striped = platform.node_type[nodes] == 2
+    if striped.any():
+        # every rank splits its bytes over all nodes' disks and runs one parallel task
+        # (flops_per_byte on every node, the bytes over the links); the disks and that task overlap
+        disks = float((size.sum() / n / bandwidth).max())  # 001 §4.2: each disk gets 1/n of all
+        pairs = (
+            np.outer(np.ones(n), size / n) if kind == "bb_read" else np.outer(size / n, np.ones(n))
+        )
+        np.fill_diagonal(pairs, 0.0)
+        flops = platform.flops_per_byte[nodes] * size.sum() / n
+        parallel = _parallel_task(pairs, nodes, platform, flops)
+        seconds = np.where(striped, max(disks, parallel), seconds)
+    if task.asynchronous:
+        return AsyncWork(seconds)
+    return seconds
+
+
+def _pfs_cost(task, size: np.ndarray, nodes: np.ndarray, platform) -> PfsTransfer:
+    kind = task.kind
     route = platform.pfs_read if kind == "pfs_read" else platform.pfs_write
     if route is None:
         raise InputError(f"{kind} on a platform without a PFS route", field=task.where)

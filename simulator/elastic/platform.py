@@ -354,84 +354,73 @@ def _cluster_route(route, links: dict, between: dict, *, source: str) -> None:
         between[pair] = chosen
 
 
-def _load_xml(path: str) -> ElastiSimPlatform:
-    try:
-        root = ElementTree.fromstring(read_text(path))
-    except ElementTree.ParseError as error:
-        raise InputError(f"not valid XML: {error}", source=path, line=error.position[0]) from None
-    if root.tag != "platform":
-        raise InputError(f"the root element must be <platform>, got <{root.tag}>", source=path)
-    records, links, pfs_hosts, pfs_zones, routes = [], {}, set(), set(), []
-    clusters: set[str] = set()
-    for zone in root.iter():
-        if zone.tag not in ("zone", "AS", "platform"):
-            continue
-        for child in zone:
-            where = f"<{child.tag} id={child.get('id')!r}>"
-            if child.tag == "cluster":
-                props = _properties(child)
-                speed = parse_quantity(
-                    child.get("speed"), "speed", source=path, field=f"{where}: speed", positive=True
-                )
-                bandwidth = parse_quantity(
-                    child.get("bw"), "bandwidth", source=path, field=f"{where}: bw", positive=True
-                )
-                latency = parse_quantity(
-                    child.get("lat", "0"), "time", source=path, field=f"{where}: lat"
-                )
-                clusters.add(str(child.get("id")))
-                for number in _radical(
-                    child.get("radical", ""), source=path, field=f"{where}: radical"
-                ):
-                    name = f"{child.get('prefix', '')}{number}{child.get('suffix', '')}"
-                    records.append(
-                        _node_record(
-                            name,
-                            str(child.get("id")),
-                            speed,
-                            bandwidth,
-                            latency,
-                            props,
-                            source=path,
-                            where=where,
-                        )
-                    )
-            elif child.tag == "host":
-                props = _properties(child)
-                if props.get("pfs_host", "").lower() == "true":
-                    pfs_hosts.add(child.get("id"))
-                    pfs_zones.add(zone.get("id"))
-                elif props.get("batch_system", "").lower() != "true":
-                    raise InputError(
-                        "compute hosts outside a <cluster> are not read (no link bandwidth); put "
-                        "them "
-                        "in a <cluster> or use the JSON platform form",
-                        source=path,
-                        field=where,
-                    )
-            elif child.tag == "link":
-                policy = child.get("sharing_policy", "SHARED").upper()
-                if policy not in _POLICIES:
-                    raise InputError(
-                        f"sharing_policy must be one of {', '.join(_POLICIES)}, got {policy!r}",
-                        source=path,
-                        field=f"{where}: sharing_policy",
-                    )
-                links[child.get("id")] = (
-                    parse_quantity(
-                        child.get("bandwidth"),
-                        "bandwidth",
-                        source=path,
-                        field=f"{where}: bandwidth",
-                        positive=True,
-                    ),
-                    parse_quantity(
-                        child.get("latency", "0"), "time", source=path, field=f"{where}: latency"
-                    ),
-                    policy,
-                )
-            elif child.tag in ("zoneRoute", "route", "ASroute"):
-                routes.append(child)
+def _cluster_records(child, path: str) -> list[dict]:
+    """The compute nodes of a `<cluster>`."""
+    where = f"<{child.tag} id={child.get('id')!r}>"
+    props = _properties(child)
+    speed = parse_quantity(
+        child.get("speed"), "speed", source=path, field=f"{where}: speed", positive=True
+    )
+    bandwidth = parse_quantity(
+        child.get("bw"), "bandwidth", source=path, field=f"{where}: bw", positive=True
+    )
+    latency = parse_quantity(child.get("lat", "0"), "time", source=path, field=f"{where}: lat")
+    return [
+        _node_record(
+            f"{child.get('prefix', '')}{number}{child.get('suffix', '')}",
+            str(child.get("id")),
+            speed,
+            bandwidth,
+            latency,
+            props,
+            source=path,
+            where=where,
+        )
+        for number in _radical(child.get("radical", ""), source=path, field=f"{where}: radical")
+    ]
+
+
+def _link(child, path: str) -> tuple[float, float, str]:
+    """A `<link>`: (bandwidth, latency, sharing policy)."""
+    where = f"<{child.tag} id={child.get('id')!r}>"
+    policy = child.get("sharing_policy", "SHARED").upper()
+    if policy not in _POLICIES:
+        raise InputError(
+            f"sharing_policy must be one of {', '.join(_POLICIES)}, got {policy!r}",
+            source=path,
+            field=f"{where}: sharing_policy",
+        )
+    bandwidth = parse_quantity(
+        child.get("bandwidth"),
+        "bandwidth",
+        source=path,
+        field=f"{where}: bandwidth",
+        positive=True,
+    )
+    latency = parse_quantity(
+        child.get("latency", "0"), "time", source=path, field=f"{where}: latency"
+    )
+    return bandwidth, latency, policy
+
+
+def _is_pfs_host(child, path: str) -> bool:
+    """A standalone `<host>`: the PFS (True) or the batch system (False); others are refused."""
+    props = _properties(child)
+    if props.get("pfs_host", "").lower() == "true":
+        return True
+    if props.get("batch_system", "").lower() != "true":
+        raise InputError(
+            "compute hosts outside a <cluster> are not read (no link bandwidth); put them in a "
+            "<cluster> or use the JSON platform form",
+            source=path,
+            field=f"<{child.tag} id={child.get('id')!r}>",
+        )
+    return False
+
+
+def _read_routes(routes, links: dict, clusters: set, pfs: set, path: str):
+    """(PFS read route, PFS write route, routes between clusters) from the route elements; `pfs`:
+    the PFS hosts and the zones that hold them."""
     pfs_read = pfs_write = None
     between: dict[tuple[str, str], tuple[RouteLink, ...]] = {}
     for route in routes:
@@ -451,86 +440,124 @@ def _load_xml(path: str) -> ElastiSimPlatform:
             continue
         bottleneck = min(ids, key=lambda link: links[link][0])
         entry = (bottleneck, links[bottleneck][0], sum(links[link][1] for link in ids))
-        from_pfs, to_pfs = src in pfs_hosts | pfs_zones, dst in pfs_hosts | pfs_zones
         symmetrical = route.get("symmetrical", "YES").upper() != "NO"
-        if from_pfs:
+        if src in pfs:
             pfs_read = entry
             if symmetrical:
                 pfs_write = entry
-        if to_pfs:
+        if dst in pfs:
             pfs_write = entry
             if symmetrical:
                 pfs_read = entry
+    return pfs_read, pfs_write, between
+
+
+def _load_xml(path: str) -> ElastiSimPlatform:
+    try:
+        root = ElementTree.fromstring(read_text(path))
+    except ElementTree.ParseError as error:
+        raise InputError(f"not valid XML: {error}", source=path, line=error.position[0]) from None
+    if root.tag != "platform":
+        raise InputError(f"the root element must be <platform>, got <{root.tag}>", source=path)
+    records: list[dict] = []
+    links: dict = {}
+    pfs: set = set()
+    routes: list = []
+    clusters: set[str] = set()
+    for zone in root.iter():
+        if zone.tag not in ("zone", "AS", "platform"):
+            continue
+        for child in zone:
+            if child.tag == "cluster":
+                clusters.add(str(child.get("id")))
+                records.extend(_cluster_records(child, path))
+            elif child.tag == "host":
+                if _is_pfs_host(child, path):
+                    pfs.update((child.get("id"), zone.get("id")))
+            elif child.tag == "link":
+                links[child.get("id")] = _link(child, path)
+            elif child.tag in ("zoneRoute", "route", "ASroute"):
+                routes.append(child)
+    pfs_read, pfs_write, between = _read_routes(routes, links, clusters, pfs, path)
     return _build(records, pfs_read, pfs_write, path, between)
+
+
+def _json_cluster(index: int, cluster, source: str) -> list[dict]:
+    """The compute nodes of one cluster of the JSON form."""
+    where = f"clusters[{index}]"
+    if not isinstance(cluster, dict):
+        raise InputError("must be an object", source=source, field=where)
+    for key in ("radical", "speed", "bw"):
+        if key not in cluster:
+            raise InputError("missing", source=source, field=f"{where}: {key}")
+    speed = parse_quantity(
+        cluster["speed"], "speed", source=source, field=f"{where}: speed", positive=True
+    )
+    bandwidth = parse_quantity(
+        cluster["bw"], "bandwidth", source=source, field=f"{where}: bw", positive=True
+    )
+    latency = parse_quantity(cluster.get("lat", 0), "time", source=source, field=f"{where}: lat")
+    properties = cluster.get("properties") or {}
+    if not isinstance(properties, dict):
+        raise InputError(
+            "must be an object of node properties", source=source, field=f"{where}: properties"
+        )
+    for key in ("prefix", "suffix"):
+        if not isinstance(cluster.get(key, ""), str):
+            raise InputError("must be a string", source=source, field=f"{where}: {key}")
+    props = {
+        key: str(value).lower() if isinstance(value, bool) else str(value)
+        for key, value in properties.items()
+    }
+    return [
+        _node_record(
+            f"{cluster.get('prefix', '')}{number}{cluster.get('suffix', '')}",
+            where,
+            speed,
+            bandwidth,
+            latency,
+            props,
+            source=source,
+            where=where,
+        )
+        for number in _radical(str(cluster["radical"]), source=source, field=f"{where}: radical")
+    ]
+
+
+def _json_pfs(pfs, source: str):
+    """(PFS read route, PFS write route) of the JSON form's `pfs` object."""
+    if not isinstance(pfs, dict):
+        raise InputError("must be an object", source=source, field="pfs")
+    latency = parse_quantity(pfs.get("latency", 0), "time", source=source, field="pfs: latency")
+    for key in ("read_bw", "write_bw"):
+        if key not in pfs:
+            raise InputError("missing", source=source, field=f"pfs: {key}")
+    return tuple(
+        (
+            link,
+            parse_quantity(
+                pfs[key], "bandwidth", source=source, field=f"pfs: {key}", positive=True
+            ),
+            latency,
+        )
+        for link, key in (("PFS_read", "read_bw"), ("PFS_write", "write_bw"))
+    )
 
 
 def platform_from_dict(document, source: str = "<platform>") -> ElastiSimPlatform:
     """The JSON form: {"clusters": [{prefix, radical, suffix, speed, bw, lat, properties}], "pfs":
-    {read_bw,
-    write_bw, latency}}, with the units and property names of the XML form."""
+    {read_bw, write_bw, latency}}, with the units and property names of the XML form."""
     if not isinstance(document, dict) or not isinstance(document.get("clusters"), list):
         raise InputError(
             "a JSON platform is an object with a list 'clusters'", source=source, field="clusters"
         )
-    records = []
-    for index, cluster in enumerate(document["clusters"]):
-        where = f"clusters[{index}]"
-        if not isinstance(cluster, dict):
-            raise InputError("must be an object", source=source, field=where)
-        for key in ("radical", "speed", "bw"):
-            if key not in cluster:
-                raise InputError("missing", source=source, field=f"{where}: {key}")
-        speed = parse_quantity(
-            cluster["speed"], "speed", source=source, field=f"{where}: speed", positive=True
-        )
-        bandwidth = parse_quantity(
-            cluster["bw"], "bandwidth", source=source, field=f"{where}: bw", positive=True
-        )
-        latency = parse_quantity(
-            cluster.get("lat", 0), "time", source=source, field=f"{where}: lat"
-        )
-        properties = cluster.get("properties") or {}
-        if not isinstance(properties, dict):
-            raise InputError(
-                "must be an object of node properties", source=source, field=f"{where}: properties"
-            )
-        for key in ("prefix", "suffix"):
-            if not isinstance(cluster.get(key, ""), str):
-                raise InputError("must be a string", source=source, field=f"{where}: {key}")
-        props = {
-            key: str(value).lower() if isinstance(value, bool) else str(value)
-            for key, value in properties.items()
-        }
-        for number in _radical(str(cluster["radical"]), source=source, field=f"{where}: radical"):
-            name = f"{cluster.get('prefix', '')}{number}{cluster.get('suffix', '')}"
-            records.append(
-                _node_record(
-                    name, where, speed, bandwidth, latency, props, source=source, where=where
-                )
-            )
+    records = [
+        record
+        for index, cluster in enumerate(document["clusters"])
+        for record in _json_cluster(index, cluster, source)
+    ]
     pfs = document.get("pfs")
-    pfs_read = pfs_write = None
-    if pfs is not None:
-        if not isinstance(pfs, dict):
-            raise InputError("must be an object", source=source, field="pfs")
-        latency = parse_quantity(pfs.get("latency", 0), "time", source=source, field="pfs: latency")
-        for key in ("read_bw", "write_bw"):
-            if key not in pfs:
-                raise InputError("missing", source=source, field=f"pfs: {key}")
-        pfs_read = (
-            "PFS_read",
-            parse_quantity(
-                pfs["read_bw"], "bandwidth", source=source, field="pfs: read_bw", positive=True
-            ),
-            latency,
-        )
-        pfs_write = (
-            "PFS_write",
-            parse_quantity(
-                pfs["write_bw"], "bandwidth", source=source, field="pfs: write_bw", positive=True
-            ),
-            latency,
-        )
+    pfs_read, pfs_write = (None, None) if pfs is None else _json_pfs(pfs, source)
     return _build(records, pfs_read, pfs_write, source)
 
 
