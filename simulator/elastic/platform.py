@@ -441,14 +441,18 @@ def _read_routes(routes, links: dict, clusters: set, pfs: set, path: str):
         bottleneck = min(ids, key=lambda link: links[link][0])
         entry = (bottleneck, links[bottleneck][0], sum(links[link][1] for link in ids))
         symmetrical = route.get("symmetrical", "YES").upper() != "NO"
-        if src in pfs:
-            pfs_read = entry
-            if symmetrical:
-                pfs_write = entry
-        if dst in pfs:
-            pfs_write = entry
-            if symmetrical:
-                pfs_read = entry
+        reads = src in pfs or (dst in pfs and symmetrical)
+        writes = dst in pfs or (src in pfs and symmetrical)
+        for direction, used, before in (("read", reads, pfs_read), ("write", writes, pfs_write)):
+            if used and before is not None and before != entry:
+                raise InputError(
+                    f"a second PFS {direction} route with another bottleneck or latency: cosched "
+                    "models one PFS read and one write route for every cluster",
+                    source=path,
+                    field=f"<{route.tag} src={src!r} dst={dst!r}>",
+                )
+        pfs_read = entry if reads else pfs_read
+        pfs_write = entry if writes else pfs_write
     return pfs_read, pfs_write, between
 
 

@@ -91,6 +91,26 @@ def test_bad_routes_are_refused_naming_the_element(tmp_path, body, message):
         platform_with(tmp_path, body)
 
 
+PFS = """
+    <zone id="PFS_zone" routing="Full">
+      <host id="PFS" speed="0Gf"><prop id="pfs_host" value="true"/></host>
+    </zone>
+    <link id="R1" bandwidth="80GBps" latency="500us"/>
+    <link id="R2" bandwidth="40GBps" latency="500us"/>
+    <zoneRoute src="PFS_zone" dst="A" gw_src="PFS" gw_dst="a-A_router" symmetrical="NO">
+      <link_ctn id="R1"/></zoneRoute>
+    <zoneRoute src="PFS_zone" dst="B" gw_src="PFS" gw_dst="b-B_router" symmetrical="NO">
+      <link_ctn id="LINK"/></zoneRoute>
+"""
+
+
+def test_one_pfs_route_serves_every_cluster_and_another_is_refused(tmp_path):
+    platform = platform_with(tmp_path, PFS.replace("LINK", "R1"))
+    assert platform.pfs_read == ("R1", 80e9, pytest.approx(500e-6)) and platform.pfs_write is None
+    with pytest.raises(InputError, match="a second PFS read route .* one PFS read and one write"):
+        platform_with(tmp_path, PFS.replace("LINK", "R2"))
+
+
 def test_communication_without_a_route_is_refused(tmp_path):
     platform = platform_with(tmp_path, "")
     sizes = pair_matrix(1e9, "all_to_all", 2)
