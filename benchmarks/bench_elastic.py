@@ -33,8 +33,8 @@ from cosched.simulator.elastic.algorithms import ALGORITHMS, make_algorithm  # n
 from cosched.simulator.elastic.compat import load_algorithm  # noqa: E402
 from cosched.simulator.elastic.config import load_configuration  # noqa: E402
 from cosched.simulator.elastic.expressions import Expressions  # noqa: E402
-from cosched.simulator.elastic.platform import load_platform  # noqa: E402
-from cosched.simulator.elastic.runtime import simulate  # noqa: E402
+from cosched.simulator.elastic.platform import load_elastisim_platform  # noqa: E402
+from cosched.simulator.elastic.runtime import simulate_project  # noqa: E402
 from cosched.simulator.elastic.workload import load_jobs  # noqa: E402
 
 PROJECT = SHARED_DATA / "elastisim" / "example-project"
@@ -76,11 +76,11 @@ def main() -> int:
                 started = time.perf_counter()
                 configuration = load_configuration(CONFIG)
                 expressions = Expressions()
-                platform = load_platform(configuration.platform_file)
+                platform = load_elastisim_platform(configuration.platform_file)
                 jobs = load_jobs(configuration.jobs_file, expressions)
                 loads.append(time.perf_counter() - started)
                 cpu = time.process_time()
-                sim = simulate(
+                sim = simulate_project(
                     configuration,
                     platform,
                     jobs,

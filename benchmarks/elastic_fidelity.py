@@ -29,8 +29,8 @@ from cosched.simulator.elastic.cli import PRESET_ROOT  # noqa: E402
 from cosched.simulator.elastic.compat import load_algorithm  # noqa: E402
 from cosched.simulator.elastic.config import load_configuration  # noqa: E402
 from cosched.simulator.elastic.expressions import Expressions  # noqa: E402
-from cosched.simulator.elastic.platform import load_platform  # noqa: E402
-from cosched.simulator.elastic.runtime import simulate  # noqa: E402
+from cosched.simulator.elastic.platform import load_elastisim_platform  # noqa: E402
+from cosched.simulator.elastic.runtime import simulate_project  # noqa: E402
 from cosched.simulator.elastic.workload import load_jobs  # noqa: E402
 
 PROJECT = SHARED_DATA / "elastisim" / "example-project"
@@ -50,9 +50,9 @@ def run(root: Path, shift: float = 0.0) -> dict:
             jobs_file.write_text(json.dumps(document))
         configuration = load_configuration("data/input/configuration.json")
         expressions = Expressions()
-        sim = simulate(
+        sim = simulate_project(
             configuration,
-            load_platform(configuration.platform_file),
+            load_elastisim_platform(configuration.platform_file),
             load_jobs(configuration.jobs_file, expressions),
             load_algorithm(PRESET_ROOT / "example" / "algorithm.py"),
             expressions=expressions,

@@ -23,12 +23,12 @@ only translates between them and the elastisim-python interface:
 
 from __future__ import annotations
 
-from cosched.simulator.elastic.compat import InvocationType, JobState, JobType, NodeState
+from collections.abc import Callable
+
+from cosched.simulator.elastic.compat import InvocationType, Job, JobState, JobType, NodeState
+from cosched.simulator.jobs import JobKind
 from cosched.simulator.schedulers.elastic import (
-    MALLEABLE,
-    MOLDABLE,
     POLICIES,
-    RIGID,
     admit,
     malleable_targets,
     rigid_starts,
@@ -36,12 +36,13 @@ from cosched.simulator.schedulers.elastic import (
 
 __all__ = ["ALGORITHMS", "make_algorithm", "Policy"]
 
+# how the policies treat each ElastiSim job type: adaptive jobs as malleable, evolving ones as rigid
 _KIND = {
-    JobType.RIGID: RIGID,
-    JobType.MOLDABLE: MOLDABLE,
-    JobType.MALLEABLE: MALLEABLE,
-    JobType.ADAPTIVE: MALLEABLE,
-    JobType.EVOLVING: RIGID,
+    JobType.RIGID: JobKind.RIGID,
+    JobType.MOLDABLE: JobKind.MOLDABLE,
+    JobType.MALLEABLE: JobKind.MALLEABLE,
+    JobType.ADAPTIVE: JobKind.MALLEABLE,
+    JobType.EVOLVING: JobKind.RIGID,
 }
 _ACTIVE = (JobState.RUNNING, JobState.PENDING_RECONFIGURATION, JobState.IN_RECONFIGURATION)
 
@@ -62,6 +63,10 @@ class _Lookup:
         return value
 
 
+def _unbound(job: int, nodes: int, completed_phases: int) -> float:
+    raise RuntimeError("a policy estimates run times only once bound to a simulation (bind)")
+
+
 class Policy:
     """One policy of `cosched.simulator.schedulers.elastic.POLICIES` over the elastisim-python
     interface."""
@@ -70,8 +75,8 @@ class Policy:
         self.name = name
         self.order, self.sizing = POLICIES[name]
         self.shrink = shrink
-        self.estimate = None
-        self._views: dict[int, object] = {}
+        self.estimate: Callable[[int, int, int], float] = _unbound
+        self._views: dict[int, Job] = {}
         self._pending: list = []
         self._running: list = []
         self._seen = 0
@@ -156,7 +161,10 @@ class Policy:
         running = [view.identifier for view in self._running]
         sizes = [len(view.assigned_nodes) for view in self._running]
         floors = (
-            [low[job] if kind[job] == MALLEABLE else size for job, size in zip(running, sizes)]
+            [
+                low[job] if kind[job] is JobKind.MALLEABLE else size
+                for job, size in zip(running, sizes)
+            ]
             if self.shrink
             else sizes
         )

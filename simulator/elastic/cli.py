@@ -204,8 +204,8 @@ def _command(args) -> int:
     from cosched.simulator.elastic.compat import DEFAULT_TIME_LIMIT, GuardedAlgorithm
     from cosched.simulator.elastic.config import load_configuration
     from cosched.simulator.elastic.expressions import Expressions
-    from cosched.simulator.elastic.platform import load_platform
-    from cosched.simulator.elastic.runtime import simulate
+    from cosched.simulator.elastic.platform import load_elastisim_platform
+    from cosched.simulator.elastic.runtime import simulate_project
     from cosched.simulator.elastic.workload import check_platform_fit, load_jobs
 
     preset = _preset(args)
@@ -262,7 +262,7 @@ def _command(args) -> int:
         else:
             algorithm, name = _algorithm(args.algorithm, time_limit)
         expressions = Expressions()
-        platform = load_platform(configuration.platform_file)
+        platform = load_elastisim_platform(configuration.platform_file)
         jobs = load_jobs(configuration.jobs_file, expressions)
         check_platform_fit(jobs, platform, configuration.jobs_file)
         guard = (
@@ -271,7 +271,7 @@ def _command(args) -> int:
             else contextlib.nullcontext()
         )
         with guard:
-            sim = simulate(
+            sim = simulate_project(
                 configuration,
                 platform,
                 jobs,

@@ -81,6 +81,31 @@ class Configuration:
     job_kill_grace_period: float = 0.0
 
 
+def _check_input_files(raw: dict, source: str) -> None:
+    """The jobs and platform files exist (relative to the working directory, as in ElastiSim)."""
+    for key in ("jobs_file", "platform_file"):
+        if not isinstance(raw.get(key), str) or not raw[key]:
+            raise InputError("missing or not a path", source=source, field=key)
+        if not os.path.isfile(raw[key]):
+            raise InputError(
+                f"no such file: {raw[key]} (relative paths resolve against the working directory "
+                f"{os.getcwd()}, as in ElastiSim)",
+                source=source,
+                field=key,
+            )
+
+
+def _flags(raw: dict, source: str) -> dict[str, bool]:
+    """The true/false keys, with ElastiSim's defaults."""
+    flags = {}
+    for key in _BOOLEANS:
+        value = raw.get(key, key in _DEFAULT_TRUE)
+        if not isinstance(value, bool):
+            raise InputError(f"must be true or false, got {value!r}", source=source, field=key)
+        flags[key] = value
+    return flags
+
+
 def load_configuration(path: str | os.PathLike) -> Configuration:
     """Read and check a configuration file (the triggers must invoke the algorithm, as ElastiSim
     requires)."""
@@ -93,22 +118,8 @@ def load_configuration(path: str | os.PathLike) -> Configuration:
         raise InputError(
             f"unknown key; known: {', '.join(sorted(_KNOWN))}", source=source, field=unknown[0]
         )
-    for key in ("jobs_file", "platform_file"):
-        if not isinstance(raw.get(key), str) or not raw[key]:
-            raise InputError("missing or not a path", source=source, field=key)
-        if not os.path.isfile(raw[key]):
-            raise InputError(
-                f"no such file: {raw[key]} (relative paths resolve against the working directory "
-                f"{os.getcwd()}, as in ElastiSim)",
-                source=source,
-                field=key,
-            )
-    flags = {}
-    for key in _BOOLEANS:
-        value = raw.get(key, key in _DEFAULT_TRUE)
-        if not isinstance(value, bool):
-            raise InputError(f"must be true or false, got {value!r}", source=source, field=key)
-        flags[key] = value
+    _check_input_files(raw, source)
+    flags = _flags(raw, source)
     interval = check_number(
         raw.get("scheduling_interval", 0),
         source=source,

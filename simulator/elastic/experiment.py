@@ -1,17 +1,20 @@
-"""Rigid against malleable policies on a real trace (001 §6.3, Figs. 5 and 6): the six policies, resumable.
+"""Rigid against malleable policies on a real trace (001 §6.3, Figs. 5 and 6): the six policies,
+resumable.
 
-The trace's jobs are marked elastic by `cosched.simulator.elastic.traces` (replicate r marks with seed
-``seed + r``, so ``cosched simulate --seed S+r`` with the same marking flags reproduces it) and every policy
-of `cosched.simulator.schedulers.elastic` runs on the same jobs; rigid policies run the marked jobs at their
-trace sizes. Optionally the arrivals are compressed (``arrival_scale`` < 1 multiplies the gaps since the first
-submission) to load the machine, as the paper's 400-job workload did its 192 nodes.
+The trace's jobs are marked elastic by `cosched.simulator.elastic.traces` (replicate r marks with
+seed ``seed + r``, so ``cosched simulate --seed S+r`` with the same marking flags reproduces it) and
+every policy of `cosched.simulator.schedulers.elastic` runs on the same jobs; rigid policies run the
+marked jobs at their trace sizes. Optionally the arrivals are compressed (``arrival_scale`` < 1
+multiplies the gaps since the first submission) to load the machine, as the paper's 400-job workload
+did its 192 nodes.
 
-The grid runs on `cosched.grid.run_grid`: one cell per (replicate, policy), one row each, appended to
-``grid.csv`` (``grid.done`` lists the finished cells) as each run ends, so an interrupted run resumes; the
-runs of replicate 0 keep their per-job times in ``jobs/r000_<policy>.csv``. At the end: ``runs.csv`` (rows
-with the makespan reduction against the rigid counterpart and against rigid FCFS), ``summary.csv`` and
-``table.md`` (means over replicates) and ``plots/`` (wait and turnaround box plots per policy, makespans).
-Reruns follow `cosched.rerun`: the same spec resumes, another is refused unless ``force``.
+The grid runs on `cosched.grid.run_grid`: one cell per (replicate, policy), one row each, appended
+to ``grid.csv`` (``grid.done`` lists the finished cells) as each run ends, so an interrupted run
+resumes; the runs of replicate 0 keep their per-job times in ``jobs/r000_<policy>.csv``. At the end:
+``runs.csv`` (rows with the makespan reduction against the rigid counterpart and against rigid
+FCFS), ``summary.csv`` and ``table.md`` (means over replicates) and ``plots/`` (wait and turnaround
+box plots per policy, makespans). Reruns follow `cosched.rerun`: the same spec resumes, another is
+refused unless ``force``.
 """
 
 from __future__ import annotations
@@ -103,7 +106,8 @@ class ElasticExperiment(ExperimentSpec):
 
     @classmethod
     def from_json(cls, document: dict) -> ElasticExperiment:
-        """The spec of a spec.json: the workload is read again (it must still have the stored digest)."""
+        """The spec of a spec.json: the workload is read again (it must still have the stored
+        digest)."""
         from cosched.simulator.compare import load_inputs
         from cosched.simulator.elastic.traces import ElasticMarking
 
@@ -159,7 +163,8 @@ def experiment_spec(
     use_run_times: bool = False,
     shrink: bool = True,
 ) -> ElasticExperiment:
-    """A spec from a preset (its bundled trace and platform) or a workload and platform, with overrides."""
+    """A spec from a preset (its bundled trace and platform) or a workload and platform, with
+    overrides."""
     from cosched.simulator.compare import load_inputs
 
     if preset is not None and preset not in ELASTIC_PRESETS:
@@ -228,7 +233,8 @@ def run_policy(spec: ElasticExperiment, replicate: int, policy: str, log_events:
 
 
 def _metrics(result) -> dict:
-    """Makespan (first submission to last end, 001 Fig. 6), wait and turnaround (001 Fig. 5), node use."""
+    """Makespan (first submission to last end, 001 Fig. 6), wait and turnaround (001 Fig. 5), node
+    use."""
     submit = result.workload.submit
     wait, turnaround = result.start - submit, result.end - submit
     makespan = result.makespan
@@ -245,8 +251,11 @@ def _metrics(result) -> dict:
 
 
 def _node_seconds(result) -> float:
-    """Node-seconds held, summed over every job's allocations (sizes change at resizes: from the event log)."""
-    held, since, total = {}, {}, 0.0
+    """Node-seconds held, summed over every job's allocations (sizes change at resizes: from the
+    event log)."""
+    held: dict[int, int] = {}
+    since: dict[int, float] = {}
+    total = 0.0
     for time, event, job, nodes in result.log:
         if event in ("start", "resize", "finish", "kill", "preempt"):
             total += held.get(job, 0) * (time - since.get(job, time))
@@ -255,7 +264,8 @@ def _node_seconds(result) -> float:
 
 
 def run_cell(spec: ElasticExperiment, replicate: int, policy: str) -> CellResult:
-    """One grid cell: the metrics row; for replicate 0 also ``jobs/r000_<policy>.csv`` (per-job times, sizes)."""
+    """One grid cell: the metrics row; for replicate 0 also ``jobs/r000_<policy>.csv`` (per-job
+    times, sizes)."""
     result = run_policy(spec, replicate, policy, log_events=True)
     row = {
         "replicate": replicate,
@@ -290,7 +300,8 @@ def _jobs_file(replicate: int, policy: str) -> str:
 
 
 def _reductions(runs):
-    """Makespan reduction in % (100 x (1 - makespan / reference)) against the rigid counterpart and rigid FCFS."""
+    """Makespan reduction in % (100 x (1 - makespan / reference)) against the rigid counterpart and
+    rigid FCFS."""
     makespan = runs.set_index(["replicate", "policy"])["makespan"]
 
     def against(reference_of):
@@ -322,7 +333,8 @@ def markdown_table(summary) -> str:
     """The table of the docs: makespan in days, wait and turnaround in hours, reductions in %."""
     header = (
         "| policy | makespan [d] | mean wait [h] | median wait [h] | mean turnaround [h] | "
-        "median turnaround [h] | utilization | resizes | makespan cut vs rigid [%] | vs rigid FCFS [%] |"
+        "median turnaround [h] | utilization | resizes | makespan cut vs rigid [%] | "
+        "vs rigid FCFS [%] |"
     )
     lines = [header, "|---" * 10 + "|"]
 
@@ -333,8 +345,9 @@ def markdown_table(summary) -> str:
         lines.append(
             f"| {policy} | {row['makespan'] / 86400:.2f} | {row['mean_wait'] / 3600:.2f} | "
             f"{row['median_wait'] / 3600:.2f} | {row['mean_turnaround'] / 3600:.2f} | "
-            f"{row['median_turnaround'] / 3600:.2f} | {row['utilization']:.3f} | {row['resizes']:.0f} | "
-            f"{percent(row['reduction_vs_rigid_pct'])} | {percent(row['reduction_vs_fcfs_rigid_pct'])} |"
+            f"{row['median_turnaround'] / 3600:.2f} | {row['utilization']:.3f} | "
+            f"{row['resizes']:.0f} | {percent(row['reduction_vs_rigid_pct'])} | "
+            f"{percent(row['reduction_vs_fcfs_rigid_pct'])} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -364,7 +377,8 @@ def finish(spec: ElasticExperiment, out: str | os.PathLike, plots: bool = True, 
 
 
 def draw_plots(jobs: dict, summary, folder: Path) -> list[Path]:
-    """Wait and turnaround box plots per policy (001 Fig. 5), and the makespans (001 Fig. 6's comparison)."""
+    """Wait and turnaround box plots per policy (001 Fig. 5), and the makespans (001 Fig. 6's
+    comparison)."""
     plt = pyplot()
     written = []
     figure, axes = plt.subplots(1, 2, figsize=(11, 4.5))

@@ -1,4 +1,5 @@
-"""`cosched experiment-elastic` (the six policies of 001 §6.3 on a real trace) and the elastic-marking flags
+"""`cosched experiment-elastic` (the six policies of 001 §6.3 on a real trace) and the
+elastic-marking flags
 of `cosched simulate` (`add_elastic_options`, `elastic_marking`).
 
 Thin layer: parse, call `cosched.simulator.elastic.experiment` / `traces`, print.
@@ -85,7 +86,8 @@ def add_elastic_options(parser, *, fraction_default: float = 0.0) -> None:
 
 
 def elastic_marking(args, seed: int):
-    """The `ElasticMarking` of the parsed flags (InputError on a bad fraction, range or fraction f)."""
+    """The `ElasticMarking` of the parsed flags (InputError on a bad fraction, range or fraction
+    f)."""
     from cosched.simulator.elastic.traces import ElasticMarking, parse_range
 
     low, high = parse_range(args.elastic_range)
@@ -105,9 +107,9 @@ def register(subparsers) -> None:
     experiment = subparsers.add_parser(
         "experiment-elastic",
         help="the six rigid and malleable policies of ElastiSim's study on a real trace",
-        description="Mark the jobs of a trace elastic (seeded), run fcfs-rigid, fcfs-malleable, sjf-rigid, "
-        "sjf-malleable, drf and srtf on them (001 §6.3), resumable; writes runs.csv, summary.csv, "
-        "table.md, jobs/ and plots/ into --out.",
+        description="Mark the jobs of a trace elastic (seeded), run fcfs-rigid, fcfs-malleable, "
+        "sjf-rigid, sjf-malleable, drf and srtf on them (001 §6.3), resumable; writes runs.csv, "
+        "summary.csv, table.md, jobs/ and plots/ into --out.",
     )
     experiment.add_argument(
         "--preset",
@@ -230,7 +232,8 @@ def _experiment_command(args) -> int:
 
 
 def simulate_job_models(args, platform, workload):
-    """`cosched simulate`: (per-job models, marking) from the marking flags; models None with fraction 0."""
+    """`cosched simulate`: (per-job models, marking) from the marking flags; models None with
+    fraction 0."""
     from cosched.simulator.elastic.traces import elastic_models
 
     marking = elastic_marking(args, args.seed)

@@ -150,11 +150,53 @@ def _gpu_split(size: float, pattern: str, nodes: int, gpus: int) -> tuple[float,
     raise InputError(f"the {pattern} pattern is not available to GPU communication")
 
 
+def _between_clusters(sizes: np.ndarray, nodes, platform, pair_latency: np.ndarray) -> float:
+    """The links between clusters on a parallel task's routes: adds each route's latency to its
+    pairs' `pair_latency` (in place) and returns the seconds the busiest of those links needs for
+    the bytes crossing it (SimGrid L07: every pair's bytes load each link of its route, a FATPIPE
+    link only by the largest pair)."""
+    routes = platform.routes
+    cluster = platform.cluster[nodes]
+    present = np.unique(cluster)
+    if len(present) < 2:
+        return 0.0
+    load: dict[str, float] = {}
+    capacity: dict[str, float] = {}
+    masks = {int(index): cluster == index for index in present}
+    for src, sending in masks.items():
+        for dst, receiving in masks.items():
+            if src == dst:
+                continue
+            block = np.ix_(sending, receiving)
+            crossing = sizes[block]
+            if not crossing.any():
+                continue
+            hops = routes.get((src, dst))
+            if hops is None:
+                names = platform.cluster_names
+                raise InputError(
+                    f"no route from cluster {names[src]!r} to cluster {names[dst]!r}, and a job "
+                    "communicates between them (SimGrid stops here too): add a <zoneRoute>",
+                    source=platform.source,
+                )
+            pair_latency[block] += sum(hop.latency for hop in hops)
+            for hop in hops:
+                before = load.get(hop.key, 0.0)
+                # 001 §5.2 (SimGrid L07): a link carries the sum of its pairs' bytes
+                load[hop.key] = (
+                    max(before, float(crossing.max()))
+                    if hop.fatpipe
+                    else before + float(crossing.sum())
+                )
+                capacity[hop.key] = hop.bandwidth
+    return max((load[key] / capacity[key] for key in load), default=0.0)
+
+
 def _parallel_task(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) -> float:
     """Seconds of one SimGrid L07 parallel task over the job's nodes alone: the route latency, then
     progress at the rate its tightest resource allows: a node's CPU (flops), a node link (bytes over
-    its private up or down link, split duplex), or the TCP window of the largest transfer (gamma /
-    (2 x latency x bytes))."""
+    its private up or down link, split duplex), a link of a route between clusters, or the TCP
+    window of the largest transfer (gamma / (2 x latency x bytes))."""
     seconds = 0.0 if flops is None else float((flops / platform.speed[nodes]).max())
     if not sizes.any():
         return seconds
@@ -165,6 +207,8 @@ def _parallel_task(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None 
         float((sizes.sum(axis=1) / platform.bandwidth[nodes]).max()),
         float((sizes.sum(axis=0) / platform.bandwidth[nodes]).max()),
     )
+    if platform.routes is not None and len(platform.cluster_names) > 1:
+        links = max(links, _between_clusters(sizes, nodes, platform, pair_latency))
     # 001 §5.2 (SimGrid L07): TCP window bound gamma / (2 x latency x bytes) of the largest transfer
     window = 2.0 * float((pair_latency * sizes).max()) / TCP_GAMMA
     # 001 §5.2 (SimGrid L07): the latency first, then the tightest of CPU, links and window
@@ -175,68 +219,80 @@ def task_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
     """What a task does on `nodes` (001 §4.2, as ElastiSim's task classes run it): a per-node vector
     of seconds, a `Comm` (barrier + parallel task), a `PfsTransfer`, or an `AsyncWork`; `values` are
     the evaluated payloads."""
-    n = len(nodes)
     kind = task.kind
     if kind == "cpu":
-        flops = None
-        if task.flops is not None:
-            flops = distribute(values["flops"], task.computation_pattern, n)
-        if task.bytes is None:
-            return np.zeros(n) if flops is None else flops / platform.speed[nodes]
-        sizes = pair_matrix(values["bytes"], task.communication_pattern, n)
-        if (
-            task.coupled and flops is not None
-        ):  # one parallel task of flops and bytes after a barrier
-            return Comm(None, _parallel_task(sizes, nodes, platform, flops))
-        local = None if flops is None else flops / platform.speed[nodes]
-        return Comm(local, _parallel_task(sizes, nodes, platform))
+        return _cpu_cost(task, values, nodes, platform)
     if kind == "gpu":
-        if gpus == 0 or not platform.gpus[nodes].all():
-            raise InputError("a GPU task runs on a configuration without GPUs", field=task.where)
-        local = np.zeros(n)
-        if task.flops is not None:
-            per_node = distribute(values["flops"], task.computation_pattern, n)
-            local = per_node / (gpus * platform.gpu_speed[nodes])  # 001 §4.2: flops over GPUs
-        if task.bytes is None:
-            return local
-        intra, inter = _gpu_split(values["bytes"], task.communication_pattern, n, gpus)
-        if (
-            gpus > 1
-        ):  # the GPU link of a node is busy for the busiest GPU pair's bytes, both directions
-            pairs = pair_matrix(intra, task.communication_pattern, gpus)
-            local = np.maximum(local, (pairs + pairs.T).max() / platform.gpu_bandwidth[nodes])
-        return Comm(
-            local,
-            _parallel_task(pair_matrix(inter, task.communication_pattern, n), nodes, platform),
-        )
+        return _gpu_cost(task, values, nodes, gpus, platform)
     if kind in ("idle", "busy_wait"):
-        return distribute(values["delay"], task.pattern, n)
-    size = distribute(values["bytes"], task.pattern, n)
+        return distribute(values["delay"], task.pattern, len(nodes))
+    size = distribute(values["bytes"], task.pattern, len(nodes))
     if kind in ("bb_read", "bb_write"):
-        bandwidth = platform.bb_read[nodes] if kind == "bb_read" else platform.bb_write[nodes]
-        if not bandwidth.all():
-            raise InputError(
-                "burst-buffer I/O on a node without a node-local burst buffer", field=task.where
-            )
-        seconds = size / bandwidth
-        striped = platform.node_type[nodes] == 2
-        if striped.any():
-            # every rank splits its bytes over all nodes' disks and runs one parallel task
-            # (flops_per_byte on every node, the bytes over the links); the disks and that task
-            # overlap
-            disks = float((size.sum() / n / bandwidth).max())  # 001 §4.2: each disk gets 1/n of all
-            pairs = (
-                np.outer(np.ones(n), size / n)
-                if kind == "bb_read"
-                else np.outer(size / n, np.ones(n))
-            )
-            np.fill_diagonal(pairs, 0.0)
-            flops = platform.flops_per_byte[nodes] * size.sum() / n
-            parallel = _parallel_task(pairs, nodes, platform, flops)
-            seconds = np.where(striped, max(disks, parallel), seconds)
-        if task.asynchronous:
-            return AsyncWork(seconds)
-        return seconds
+        return _burst_buffer_cost(task, size, nodes, platform)
+    return _pfs_cost(task, size, nodes, platform)
+
+
+def _cpu_cost(task, values: dict, nodes: np.ndarray, platform):
+    n = len(nodes)
+    flops = None
+    if task.flops is not None:
+        flops = distribute(values["flops"], task.computation_pattern, n)
+    if task.bytes is None:
+        return np.zeros(n) if flops is None else flops / platform.speed[nodes]
+    sizes = pair_matrix(values["bytes"], task.communication_pattern, n)
+    if task.coupled and flops is not None:  # one parallel task of flops and bytes after a barrier
+        return Comm(None, _parallel_task(sizes, nodes, platform, flops))
+    local = None if flops is None else flops / platform.speed[nodes]
+    return Comm(local, _parallel_task(sizes, nodes, platform))
+
+
+def _gpu_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
+    n = len(nodes)
+    if gpus == 0 or not platform.gpus[nodes].all():
+        raise InputError("a GPU task runs on a configuration without GPUs", field=task.where)
+    local = np.zeros(n)
+    if task.flops is not None:
+        per_node = distribute(values["flops"], task.computation_pattern, n)
+        local = per_node / (gpus * platform.gpu_speed[nodes])  # 001 §4.2: flops over GPUs
+    if task.bytes is None:
+        return local
+    intra, inter = _gpu_split(values["bytes"], task.communication_pattern, n, gpus)
+    if gpus > 1:  # the GPU link of a node is busy for the busiest GPU pair's bytes, both ways
+        pairs = pair_matrix(intra, task.communication_pattern, gpus)
+        local = np.maximum(local, (pairs + pairs.T).max() / platform.gpu_bandwidth[nodes])
+    return Comm(
+        local,
+        _parallel_task(pair_matrix(inter, task.communication_pattern, n), nodes, platform),
+    )
+
+
+def _burst_buffer_cost(task, size: np.ndarray, nodes: np.ndarray, platform):
+    n, kind = len(nodes), task.kind
+    bandwidth = platform.bb_read[nodes] if kind == "bb_read" else platform.bb_write[nodes]
+    if not bandwidth.all():
+        raise InputError(
+            "burst-buffer I/O on a node without a node-local burst buffer", field=task.where
+        )
+    seconds = size / bandwidth
+    striped = platform.node_type[nodes] == 2
+    if striped.any():
+        # every rank splits its bytes over all nodes' disks and runs one parallel task
+        # (flops_per_byte on every node, the bytes over the links); the disks and that task overlap
+        disks = float((size.sum() / n / bandwidth).max())  # 001 §4.2: each disk gets 1/n of all
+        pairs = (
+            np.outer(np.ones(n), size / n) if kind == "bb_read" else np.outer(size / n, np.ones(n))
+        )
+        np.fill_diagonal(pairs, 0.0)
+        flops = platform.flops_per_byte[nodes] * size.sum() / n
+        parallel = _parallel_task(pairs, nodes, platform, flops)
+        seconds = np.where(striped, max(disks, parallel), seconds)
+    if task.asynchronous:
+        return AsyncWork(seconds)
+    return seconds
+
+
+def _pfs_cost(task, size: np.ndarray, nodes: np.ndarray, platform) -> PfsTransfer:
+    kind = task.kind
     route = platform.pfs_read if kind == "pfs_read" else platform.pfs_write
     if route is None:
         raise InputError(f"{kind} on a platform without a PFS route", field=task.where)
@@ -382,6 +438,6 @@ class SharedLink:
             self.throughput += rate * group[0]
             soonest = min(soonest, group[1] / rate)
         self.version += 1
-        # at least one representable step: at late times (1e10 s and beyond) a short remainder would add
-        # nothing to the clock and the link would reschedule itself at the same moment for ever
+        # at least one representable step: at late times (1e10 s and beyond) a short remainder would
+        # add nothing to the clock and the link would reschedule itself at the same moment for ever
         return max(self.updated + soonest, math.nextafter(self.updated, math.inf))

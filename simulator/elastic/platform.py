@@ -24,10 +24,18 @@ from pathlib import Path
 
 import numpy as np
 
+from cosched.deprecation import module_aliases
 from cosched.errors import InputError
 from cosched.inputs import MAX_NODES, parse_json, read_text
 
-__all__ = ["Platform", "NodeType", "parse_quantity", "load_platform", "platform_from_dict"]
+__all__ = [
+    "ElastiSimPlatform",
+    "RouteLink",
+    "NodeType",
+    "parse_quantity",
+    "load_elastisim_platform",
+    "platform_from_dict",
+]
 
 _PREFIXES = {
     "": 1.0,
@@ -96,14 +104,14 @@ def parse_quantity(text, kind: str, *, source: str, field: str, positive: bool =
         value, factor = float(text), 1.0
     else:
         match = _NUMBER.match(str(text)) if isinstance(text, str) else None
-        factor = None if match is None else _unit_factor(kind, match.group(2))
-        if factor is None:
+        unit = None if match is None else _unit_factor(kind, match.group(2))
+        if match is None or unit is None:
             raise InputError(
                 f"not a {kind} (SimGrid units such as 100Gf, 100Gbps, 80GBps, 50us): {text!r}",
                 source=source,
                 field=field,
             )
-        value = float(match.group(1))
+        value, factor = float(match.group(1)), unit
     value *= factor
     if not math.isfinite(value) or value < 0:
         raise InputError(
@@ -118,8 +126,20 @@ def parse_quantity(text, kind: str, *, source: str, field: str, positive: bool =
     return value
 
 
+@dataclass(frozen=True)
+class RouteLink:
+    """One link of a route between clusters: its SimGrid resource (the link id, with `_UP` or
+    `_DOWN` for one direction of a split-duplex link), bandwidth in B/s, latency in s, and whether
+    it is a FATPIPE (each flow gets the whole bandwidth) rather than SHARED."""
+
+    key: str
+    bandwidth: float
+    latency: float
+    fatpipe: bool = False
+
+
 @dataclass(frozen=True, eq=False)
-class Platform:
+class ElastiSimPlatform:
     """Compute nodes (arrays indexed by node id) and the PFS routes, in flop/s, B/s and s."""
 
     names: tuple[str, ...]
@@ -136,6 +156,12 @@ class Platform:
     pfs_read: tuple[str, float, float] | None  # (bottleneck link id, bandwidth, route latency)
     pfs_write: tuple[str, float, float] | None
     source: str = ""
+    # per node: the index of its cluster (into `cluster_names`); per ordered pair of cluster
+    # indices the links of the route between them (`RouteLink`s, from the source cluster's router
+    # to the destination's); None (the JSON form): clusters are joined directly, without links
+    cluster: np.ndarray | None = None
+    cluster_names: tuple[str, ...] = ()
+    routes: dict[tuple[int, int], tuple[RouteLink, ...]] | None = None
 
     def __len__(self) -> int:
         return len(self.names)
@@ -150,10 +176,11 @@ def _radical(text: str, *, source: str, field: str) -> list[int]:
     for part in text.split(","):
         bounds = part.strip().split("-")
         try:
-            low, high = (int(bounds[0]), int(bounds[-1])) if len(bounds) <= 2 else (None, None)
+            low, high = int(bounds[0]), int(bounds[-1])
+            valid = len(bounds) <= 2 and low <= high
         except ValueError:
-            low = high = None
-        if low is None or high < low:
+            low, high, valid = 0, -1, False
+        if not valid:
             raise InputError(
                 f"radical must be ranges like 100-227 or 1,3,5, got {text!r}",
                 source=source,
@@ -172,6 +199,7 @@ def _radical(text: str, *, source: str, field: str) -> list[int]:
 
 def _node_record(
     name: str,
+    cluster: str,
     speed: float,
     bandwidth: float,
     latency: float,
@@ -205,6 +233,7 @@ def _node_record(
     gpus = int(gpus)
     return {
         "name": name,
+        "cluster": cluster,
         "speed": speed,
         "bandwidth": bandwidth,
         "latency": latency,
@@ -224,7 +253,13 @@ def _node_record(
     }
 
 
-def _build(records: list[dict], pfs_read, pfs_write, source: str) -> Platform:
+def _build(
+    records: list[dict],
+    pfs_read,
+    pfs_write,
+    source: str,
+    routes: dict[tuple[str, str], tuple[RouteLink, ...]] | None = None,
+) -> ElastiSimPlatform:
     if not records:
         raise InputError("the platform has no compute nodes (no <cluster> hosts)", source=source)
     if len(records) > MAX_NODES.value:
@@ -240,7 +275,19 @@ def _build(records: list[dict], pfs_read, pfs_write, source: str) -> Platform:
     def column(key, dtype=np.float64):
         return np.array([record[key] for record in records], dtype=dtype)
 
-    return Platform(
+    clusters = list(dict.fromkeys(record["cluster"] for record in records))
+    index = {name: number for number, name in enumerate(clusters)}
+    by_index = (
+        None
+        if routes is None
+        else {
+            (index[src], index[dst]): links
+            for (src, dst), links in routes.items()
+            if src in index and dst in index and src != dst
+        }
+    )
+
+    return ElastiSimPlatform(
         tuple(names),
         column("speed"),
         column("bandwidth"),
@@ -255,71 +302,127 @@ def _build(records: list[dict], pfs_read, pfs_write, source: str) -> Platform:
         pfs_read,
         pfs_write,
         source,
+        np.array([index[record["cluster"]] for record in records], dtype=np.int64),
+        tuple(clusters),
+        by_index,
     )
 
 
-def _load_xml(path: str) -> Platform:
-    try:
-        root = ElementTree.fromstring(read_text(path))
-    except ElementTree.ParseError as error:
-        raise InputError(f"not valid XML: {error}", source=path, line=error.position[0]) from None
-    if root.tag != "platform":
-        raise InputError(f"the root element must be <platform>, got <{root.tag}>", source=path)
-    records, links, pfs_hosts, pfs_zones, routes = [], {}, set(), set(), []
-    for zone in root.iter():
-        if zone.tag not in ("zone", "AS", "platform"):
-            continue
-        for child in zone:
-            where = f"<{child.tag} id={child.get('id')!r}>"
-            if child.tag == "cluster":
-                props = _properties(child)
-                speed = parse_quantity(
-                    child.get("speed"), "speed", source=path, field=f"{where}: speed", positive=True
-                )
-                bandwidth = parse_quantity(
-                    child.get("bw"), "bandwidth", source=path, field=f"{where}: bw", positive=True
-                )
-                latency = parse_quantity(
-                    child.get("lat", "0"), "time", source=path, field=f"{where}: lat"
-                )
-                for number in _radical(
-                    child.get("radical", ""), source=path, field=f"{where}: radical"
-                ):
-                    name = f"{child.get('prefix', '')}{number}{child.get('suffix', '')}"
-                    records.append(
-                        _node_record(
-                            name, speed, bandwidth, latency, props, source=path, where=where
-                        )
-                    )
-            elif child.tag == "host":
-                props = _properties(child)
-                if props.get("pfs_host", "").lower() == "true":
-                    pfs_hosts.add(child.get("id"))
-                    pfs_zones.add(zone.get("id"))
-                elif props.get("batch_system", "").lower() != "true":
-                    raise InputError(
-                        "compute hosts outside a <cluster> are not read (no link bandwidth); put "
-                        "them "
-                        "in a <cluster> or use the JSON platform form",
-                        source=path,
-                        field=where,
-                    )
-            elif child.tag == "link":
-                links[child.get("id")] = (
-                    parse_quantity(
-                        child.get("bandwidth"),
-                        "bandwidth",
-                        source=path,
-                        field=f"{where}: bandwidth",
-                        positive=True,
-                    ),
-                    parse_quantity(
-                        child.get("latency", "0"), "time", source=path, field=f"{where}: latency"
-                    ),
-                )
-            elif child.tag in ("zoneRoute", "route", "ASroute"):
-                routes.append(child)
+_POLICIES = ("SHARED", "SPLITDUPLEX", "FATPIPE")
+
+
+def _cluster_route(route, links: dict, between: dict, *, source: str) -> None:
+    """A `<zoneRoute>` between two clusters: its links in order (SimGrid's route from the source
+    cluster's router to the destination's), and, unless `symmetrical="NO"`, the same links in
+    reverse order (the other direction of a split-duplex link) from destination to source (SimGrid's
+    FullZone::add_route)."""
+    src, dst = str(route.get("src")), str(route.get("dst"))
+    hops = []
+    for ctn in route.findall("link_ctn"):
+        bandwidth, latency, policy = links[ctn.get("id")]
+        direction = (ctn.get("direction") or "UP").upper()
+        if policy == "SPLITDUPLEX" and direction not in ("UP", "DOWN"):
+            raise InputError(
+                f"direction must be UP or DOWN on a split-duplex link, got {direction!r}",
+                source=source,
+                field=f"<{route.tag} src={src!r} dst={dst!r}>: link_ctn {ctn.get('id')!r}",
+            )
+        hops.append((ctn.get("id"), bandwidth, latency, policy, direction))
+
+    def links_of(hops, reverse: bool) -> tuple[RouteLink, ...]:
+        chosen = []
+        for link, bandwidth, latency, policy, direction in hops:
+            key = link
+            if policy == "SPLITDUPLEX":
+                if reverse:
+                    direction = "DOWN" if direction == "UP" else "UP"
+                key = f"{link}_{direction}"
+            chosen.append(RouteLink(key, bandwidth, latency, policy == "FATPIPE"))
+        return tuple(chosen)
+
+    directions = [((src, dst), links_of(hops, False))]
+    if route.get("symmetrical", "YES").upper() != "NO":
+        directions.append(((dst, src), links_of(hops[::-1], True)))
+    for pair, chosen in directions:
+        if pair in between:  # SimGrid refuses it too
+            raise InputError(
+                f"the route from {pair[0]!r} to {pair[1]!r} is given twice (routes are "
+                'symmetrical unless symmetrical="NO")',
+                source=source,
+                field=f"<{route.tag} src={src!r} dst={dst!r}>",
+            )
+        between[pair] = chosen
+
+
+def _cluster_records(child, path: str) -> list[dict]:
+    """The compute nodes of a `<cluster>`."""
+    where = f"<{child.tag} id={child.get('id')!r}>"
+    props = _properties(child)
+    speed = parse_quantity(
+        child.get("speed"), "speed", source=path, field=f"{where}: speed", positive=True
+    )
+    bandwidth = parse_quantity(
+        child.get("bw"), "bandwidth", source=path, field=f"{where}: bw", positive=True
+    )
+    latency = parse_quantity(child.get("lat", "0"), "time", source=path, field=f"{where}: lat")
+    return [
+        _node_record(
+            f"{child.get('prefix', '')}{number}{child.get('suffix', '')}",
+            str(child.get("id")),
+            speed,
+            bandwidth,
+            latency,
+            props,
+            source=path,
+            where=where,
+        )
+        for number in _radical(child.get("radical", ""), source=path, field=f"{where}: radical")
+    ]
+
+
+def _link(child, path: str) -> tuple[float, float, str]:
+    """A `<link>`: (bandwidth, latency, sharing policy)."""
+    where = f"<{child.tag} id={child.get('id')!r}>"
+    policy = child.get("sharing_policy", "SHARED").upper()
+    if policy not in _POLICIES:
+        raise InputError(
+            f"sharing_policy must be one of {', '.join(_POLICIES)}, got {policy!r}",
+            source=path,
+            field=f"{where}: sharing_policy",
+        )
+    bandwidth = parse_quantity(
+        child.get("bandwidth"),
+        "bandwidth",
+        source=path,
+        field=f"{where}: bandwidth",
+        positive=True,
+    )
+    latency = parse_quantity(
+        child.get("latency", "0"), "time", source=path, field=f"{where}: latency"
+    )
+    return bandwidth, latency, policy
+
+
+def _is_pfs_host(child, path: str) -> bool:
+    """A standalone `<host>`: the PFS (True) or the batch system (False); others are refused."""
+    props = _properties(child)
+    if props.get("pfs_host", "").lower() == "true":
+        return True
+    if props.get("batch_system", "").lower() != "true":
+        raise InputError(
+            "compute hosts outside a <cluster> are not read (no link bandwidth); put them in a "
+            "<cluster> or use the JSON platform form",
+            source=path,
+            field=f"<{child.tag} id={child.get('id')!r}>",
+        )
+    return False
+
+
+def _read_routes(routes, links: dict, clusters: set, pfs: set, path: str):
+    """(PFS read route, PFS write route, routes between clusters) from the route elements; `pfs`:
+    the PFS hosts and the zones that hold them."""
     pfs_read = pfs_write = None
+    between: dict[tuple[str, str], tuple[RouteLink, ...]] = {}
     for route in routes:
         src, dst = route.get("src"), route.get("dst")
         ids = [ctn.get("id") for ctn in route.findall("link_ctn")]
@@ -332,92 +435,147 @@ def _load_xml(path: str) -> Platform:
             )
         if not ids:
             continue
+        if src in clusters and dst in clusters:
+            _cluster_route(route, links, between, source=path)
+            continue
         bottleneck = min(ids, key=lambda link: links[link][0])
         entry = (bottleneck, links[bottleneck][0], sum(links[link][1] for link in ids))
-        from_pfs, to_pfs = src in pfs_hosts | pfs_zones, dst in pfs_hosts | pfs_zones
         symmetrical = route.get("symmetrical", "YES").upper() != "NO"
-        if from_pfs:
-            pfs_read = entry
-            if symmetrical:
-                pfs_write = entry
-        if to_pfs:
-            pfs_write = entry
-            if symmetrical:
-                pfs_read = entry
-    return _build(records, pfs_read, pfs_write, path)
+        reads = src in pfs or (dst in pfs and symmetrical)
+        writes = dst in pfs or (src in pfs and symmetrical)
+        for direction, used, before in (("read", reads, pfs_read), ("write", writes, pfs_write)):
+            if used and before is not None and before != entry:
+                raise InputError(
+                    f"a second PFS {direction} route with another bottleneck or latency: cosched "
+                    "models one PFS read and one write route for every cluster",
+                    source=path,
+                    field=f"<{route.tag} src={src!r} dst={dst!r}>",
+                )
+        pfs_read = entry if reads else pfs_read
+        pfs_write = entry if writes else pfs_write
+    return pfs_read, pfs_write, between
 
 
-def platform_from_dict(document, source: str = "<platform>") -> Platform:
+def _load_xml(path: str) -> ElastiSimPlatform:
+    try:
+        root = ElementTree.fromstring(read_text(path))
+    except ElementTree.ParseError as error:
+        raise InputError(f"not valid XML: {error}", source=path, line=error.position[0]) from None
+    if root.tag != "platform":
+        raise InputError(f"the root element must be <platform>, got <{root.tag}>", source=path)
+    records: list[dict] = []
+    links: dict = {}
+    pfs: set = set()
+    routes: list = []
+    clusters: set[str] = set()
+    for zone in root.iter():
+        if zone.tag not in ("zone", "AS", "platform"):
+            continue
+        for child in zone:
+            if child.tag == "cluster":
+                clusters.add(str(child.get("id")))
+                records.extend(_cluster_records(child, path))
+            elif child.tag == "host":
+                if _is_pfs_host(child, path):
+                    pfs.update((child.get("id"), zone.get("id")))
+            elif child.tag == "link":
+                links[child.get("id")] = _link(child, path)
+            elif child.tag in ("zoneRoute", "route", "ASroute"):
+                routes.append(child)
+    pfs_read, pfs_write, between = _read_routes(routes, links, clusters, pfs, path)
+    return _build(records, pfs_read, pfs_write, path, between)
+
+
+def _json_cluster(index: int, cluster, source: str) -> list[dict]:
+    """The compute nodes of one cluster of the JSON form."""
+    where = f"clusters[{index}]"
+    if not isinstance(cluster, dict):
+        raise InputError("must be an object", source=source, field=where)
+    for key in ("radical", "speed", "bw"):
+        if key not in cluster:
+            raise InputError("missing", source=source, field=f"{where}: {key}")
+    speed = parse_quantity(
+        cluster["speed"], "speed", source=source, field=f"{where}: speed", positive=True
+    )
+    bandwidth = parse_quantity(
+        cluster["bw"], "bandwidth", source=source, field=f"{where}: bw", positive=True
+    )
+    latency = parse_quantity(cluster.get("lat", 0), "time", source=source, field=f"{where}: lat")
+    properties = cluster.get("properties") or {}
+    if not isinstance(properties, dict):
+        raise InputError(
+            "must be an object of node properties", source=source, field=f"{where}: properties"
+        )
+    for key in ("prefix", "suffix"):
+        if not isinstance(cluster.get(key, ""), str):
+            raise InputError("must be a string", source=source, field=f"{where}: {key}")
+    props = {
+        key: str(value).lower() if isinstance(value, bool) else str(value)
+        for key, value in properties.items()
+    }
+    return [
+        _node_record(
+            f"{cluster.get('prefix', '')}{number}{cluster.get('suffix', '')}",
+            where,
+            speed,
+            bandwidth,
+            latency,
+            props,
+            source=source,
+            where=where,
+        )
+        for number in _radical(str(cluster["radical"]), source=source, field=f"{where}: radical")
+    ]
+
+
+def _json_pfs(pfs, source: str):
+    """(PFS read route, PFS write route) of the JSON form's `pfs` object."""
+    if not isinstance(pfs, dict):
+        raise InputError("must be an object", source=source, field="pfs")
+    latency = parse_quantity(pfs.get("latency", 0), "time", source=source, field="pfs: latency")
+    for key in ("read_bw", "write_bw"):
+        if key not in pfs:
+            raise InputError("missing", source=source, field=f"pfs: {key}")
+    return tuple(
+        (
+            link,
+            parse_quantity(
+                pfs[key], "bandwidth", source=source, field=f"pfs: {key}", positive=True
+            ),
+            latency,
+        )
+        for link, key in (("PFS_read", "read_bw"), ("PFS_write", "write_bw"))
+    )
+
+
+def platform_from_dict(document, source: str = "<platform>") -> ElastiSimPlatform:
     """The JSON form: {"clusters": [{prefix, radical, suffix, speed, bw, lat, properties}], "pfs":
-    {read_bw,
-    write_bw, latency}}, with the units and property names of the XML form."""
+    {read_bw, write_bw, latency}}, with the units and property names of the XML form."""
     if not isinstance(document, dict) or not isinstance(document.get("clusters"), list):
         raise InputError(
             "a JSON platform is an object with a list 'clusters'", source=source, field="clusters"
         )
-    records = []
-    for index, cluster in enumerate(document["clusters"]):
-        where = f"clusters[{index}]"
-        if not isinstance(cluster, dict):
-            raise InputError("must be an object", source=source, field=where)
-        for key in ("radical", "speed", "bw"):
-            if key not in cluster:
-                raise InputError("missing", source=source, field=f"{where}: {key}")
-        speed = parse_quantity(
-            cluster["speed"], "speed", source=source, field=f"{where}: speed", positive=True
-        )
-        bandwidth = parse_quantity(
-            cluster["bw"], "bandwidth", source=source, field=f"{where}: bw", positive=True
-        )
-        latency = parse_quantity(
-            cluster.get("lat", 0), "time", source=source, field=f"{where}: lat"
-        )
-        properties = cluster.get("properties") or {}
-        if not isinstance(properties, dict):
-            raise InputError(
-                "must be an object of node properties", source=source, field=f"{where}: properties"
-            )
-        for key in ("prefix", "suffix"):
-            if not isinstance(cluster.get(key, ""), str):
-                raise InputError("must be a string", source=source, field=f"{where}: {key}")
-        props = {
-            key: str(value).lower() if isinstance(value, bool) else str(value)
-            for key, value in properties.items()
-        }
-        for number in _radical(str(cluster["radical"]), source=source, field=f"{where}: radical"):
-            name = f"{cluster.get('prefix', '')}{number}{cluster.get('suffix', '')}"
-            records.append(
-                _node_record(name, speed, bandwidth, latency, props, source=source, where=where)
-            )
+    records = [
+        record
+        for index, cluster in enumerate(document["clusters"])
+        for record in _json_cluster(index, cluster, source)
+    ]
     pfs = document.get("pfs")
-    pfs_read = pfs_write = None
-    if pfs is not None:
-        if not isinstance(pfs, dict):
-            raise InputError("must be an object", source=source, field="pfs")
-        latency = parse_quantity(pfs.get("latency", 0), "time", source=source, field="pfs: latency")
-        for key in ("read_bw", "write_bw"):
-            if key not in pfs:
-                raise InputError("missing", source=source, field=f"pfs: {key}")
-        pfs_read = (
-            "PFS_read",
-            parse_quantity(
-                pfs["read_bw"], "bandwidth", source=source, field="pfs: read_bw", positive=True
-            ),
-            latency,
-        )
-        pfs_write = (
-            "PFS_write",
-            parse_quantity(
-                pfs["write_bw"], "bandwidth", source=source, field="pfs: write_bw", positive=True
-            ),
-            latency,
-        )
+    pfs_read, pfs_write = (None, None) if pfs is None else _json_pfs(pfs, source)
     return _build(records, pfs_read, pfs_write, source)
 
 
-def load_platform(path: str | Path) -> Platform:
+def load_elastisim_platform(path: str | Path) -> ElastiSimPlatform:
     """A platform file: SimGrid XML (`.xml`) or the JSON form (`.json`)."""
     path = str(path)
     if path.lower().endswith(".json"):
         return platform_from_dict(parse_json(path), path)
     return _load_xml(path)
+
+
+# the names before they were made unique, importable for one release
+__getattr__ = module_aliases(
+    __name__,
+    {"Platform": "ElastiSimPlatform", "load_platform": "load_elastisim_platform"},
+    globals(),
+)

@@ -35,6 +35,7 @@ from itertools import count
 
 import numpy as np
 
+from cosched.deprecation import module_aliases
 from cosched.errors import InputError
 from cosched.simulator.elastic import compat
 from cosched.simulator.elastic.compat import GpuState, InvocationType, JobState, NodeState
@@ -49,10 +50,10 @@ from cosched.simulator.elastic.flow import (
     Transfer,
     task_cost,
 )
-from cosched.simulator.elastic.platform import Platform
+from cosched.simulator.elastic.platform import ElastiSimPlatform
 from cosched.simulator.elastic.workload import JobSpec
 
-__all__ = ["AlgorithmError", "Simulation", "simulate", "TIME_EPSILON"]
+__all__ = ["AlgorithmError", "Simulation", "simulate_project", "TIME_EPSILON"]
 
 TIME_EPSILON = 1e-9  # ElastiSim's EPSILON in the minimum-interval test
 SMALL_JOB = 32  # nodes: below this a Python list's max beats numpy's (per-call overhead)
@@ -132,7 +133,7 @@ class Simulation:
     def __init__(
         self,
         configuration: Configuration,
-        platform: Platform,
+        platform: ElastiSimPlatform,
         jobs: list[JobSpec],
         algorithm,
         *,
@@ -1003,9 +1004,9 @@ class Simulation:
         self._reshare(link)
 
 
-def simulate(
+def simulate_project(
     configuration: Configuration,
-    platform: Platform,
+    platform: ElastiSimPlatform,
     jobs: list[JobSpec],
     algorithm,
     *,
@@ -1021,3 +1022,6 @@ def simulate(
         expressions=expressions,
         algorithm_name=algorithm_name,
     ).run()
+
+
+__getattr__ = module_aliases(__name__, {"simulate": "simulate_project"}, globals())  # until 0.4.0

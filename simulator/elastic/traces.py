@@ -1,20 +1,22 @@
-"""Elastic jobs from ordinary traces: mark a seeded fraction of a rigid SWF/CSV workload moldable or malleable.
+"""Elastic jobs from ordinary traces: mark a seeded fraction of a rigid SWF/CSV workload moldable or
+malleable.
 
-A trace records one size per job: its cores, so n = ceil(cores / cores per node) nodes, and its run time at
-that size. A marked job keeps that work (seconds of its run on n nodes) and gets:
+A trace records one size per job: its cores, so n = ceil(cores / cores per node) nodes, and its run
+time at that size. A marked job keeps that work (seconds of its run on n nodes) and gets:
 
 - node bounds [max(1, ceil(LO x n)), min(platform nodes, floor(HI x n))], with LO <= 1 <= HI so the
-  trace size is always allowed (rigid policies run the job as recorded; the rounding keeps every size inside
-  [LO x n, HI x n] where it can);
+  trace size is always allowed (rigid policies run the job as recorded; the rounding keeps every
+  size inside [LO x n, HI x n] where it can);
 - a scaling model: ``linear`` (perfect strong scaling) or ``amdahl`` with a serial fraction f
-  (speed(m) = 1 / (f + (1 - f) / m)); on m nodes the job progresses at speed(m) / speed(n) work seconds per
-  second, so its run time on m nodes is run_time x speed(n) / speed(m) (001 §4.2.2 lets payloads depend on
-  the node count; a trace has no payloads, so a scaling law stands in for them);
+  (speed(m) = 1 / (f + (1 - f) / m)); on m nodes the job progresses at speed(m) / speed(n) work
+  seconds per second, so its run time on m nodes is run_time x speed(n) / speed(m) (001 §4.2.2 lets
+  payloads depend on the node count; a trace has no payloads, so a scaling law stands in for them);
 - optionally a reconfiguration cost in seconds without progress after every resize (001 §4.1, the
   reconfiguration phase).
 
-Exactly round(F x N) jobs are marked, chosen by a seeded permutation, so the same seed marks the same jobs.
-Unmarked jobs stay rigid. `elastic_models` returns the per-job models `engine.simulate(job_models=...)` takes.
+Exactly round(F x N) jobs are marked, chosen by a seeded permutation, so the same seed marks the
+same jobs. Unmarked jobs stay rigid. `elastic_models` returns the per-job models
+`engine.simulate(job_models=...)` takes.
 """
 
 from __future__ import annotations
@@ -99,7 +101,8 @@ class ElasticMarking:
 
 
 def parse_range(text: str) -> tuple[float, float]:
-    """'LO,HI' (multiples of the trace size) -> (LO, HI) with 0 < LO <= 1 <= HI; InputError otherwise."""
+    """'LO,HI' (multiples of the trace size) -> (LO, HI) with 0 < LO <= 1 <= HI; InputError
+    otherwise."""
     parts = str(text).split(",")
     if len(parts) != 2:
         raise InputError(
@@ -122,7 +125,8 @@ def marked_jobs(count: int, fraction: float, seed: int) -> np.ndarray:
 def node_bounds(
     requested: np.ndarray, low: float, high: float, nodes: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """[min, max] nodes from the trace sizes: ceil(LO n) and floor(HI n), clipped to [1, platform nodes]."""
+    """[min, max] nodes from the trace sizes: ceil(LO n) and floor(HI n), clipped to [1, platform
+    nodes]."""
     requested = np.asarray(requested, dtype=np.int64)
     # a tiny slack so 0.5 x 4 stays 2 (not 3) under float rounding
     smallest = np.maximum(np.ceil(low * requested - BOUND_SLACK), 1).astype(np.int64)

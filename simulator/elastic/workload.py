@@ -489,6 +489,71 @@ def _count(raw, key, *, source, where, minimum=0, default=None):
     )
 
 
+def _job_sizes(raw: dict, kind: str, *, source, where: str) -> tuple[int, int, int, int]:
+    """(nodes min, nodes max, GPUs per node min, max) of a job of type `kind`."""
+    if kind == "rigid":
+        nodes = _count(raw, "num_nodes", source=source, where=where, minimum=1)
+        gpus = _count(raw, "num_gpus_per_node", source=source, where=where, default=0)
+        return nodes, nodes, gpus, gpus
+    nodes_min = _count(raw, "num_nodes_min", source=source, where=where, minimum=1)
+    nodes_max = _count(raw, "num_nodes_max", source=source, where=where, minimum=1)
+    gpus_min = _count(raw, "num_gpus_per_node_min", source=source, where=where, default=0)
+    gpus_max = _count(raw, "num_gpus_per_node_max", source=source, where=where, default=0)
+    if nodes_max < nodes_min:
+        raise InputError(
+            f"below num_nodes_min={nodes_min}", source=source, field=f"{where}: num_nodes_max"
+        )
+    if gpus_max < gpus_min:
+        raise InputError(
+            f"below num_gpus_per_node_min={gpus_min}",
+            source=source,
+            field=f"{where}: num_gpus_per_node_max",
+        )
+    return nodes_min, nodes_max, gpus_min, gpus_max
+
+
+def _job_model(raw: dict, models: dict, *, source, where: str):
+    """The job's application model, each file read once (`models` by path)."""
+    path = raw.get("application_model")
+    if not isinstance(path, str) or not path:
+        raise InputError(
+            "missing or not a path", source=source, field=f"{where}: application_model"
+        )
+    if path not in models:
+        try:
+            exists = Path(path).is_file()
+        except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+            exists = False
+        if not exists:
+            raise InputError(
+                f"no such file: {path} (relative paths resolve against the working directory "
+                f"{os.getcwd()})",
+                source=source,
+                field=f"{where}: application_model",
+            )
+        models[path] = load_application_model(path)
+    return models[path]
+
+
+def _argument_variables(arguments: dict, expressions, *, source, where: str) -> dict:
+    """The numeric job arguments, as expression variables (string arguments are not numbers)."""
+    variables = {}
+    for name, value in arguments.items():
+        number = argument_value(value)
+        if number is None and not isinstance(value, str):
+            raise InputError(
+                f"must be a number or a string, got {value!r}",
+                source=source,
+                field=f"{where}: arguments.{name}",
+            )
+        if number is not None:
+            problem = expressions.variable_name_problem(name)
+            if problem is not None:
+                raise InputError(problem, source=source, field=f"{where}: arguments.{name}")
+            variables[name] = number
+    return variables
+
+
 def _job(raw, position, *, source, models, expressions) -> JobSpec:
     where = f"jobs[{position}]"
     if not isinstance(raw, dict):
@@ -518,63 +583,13 @@ def _job(raw, position, *, source, models, expressions) -> JobSpec:
         limit=MAX_SECONDS,
         text=False,
     )
-    if kind == "rigid":
-        nodes_min = nodes_max = _count(raw, "num_nodes", source=source, where=where, minimum=1)
-        gpus_min = gpus_max = _count(
-            raw, "num_gpus_per_node", source=source, where=where, default=0
-        )
-    else:
-        nodes_min = _count(raw, "num_nodes_min", source=source, where=where, minimum=1)
-        nodes_max = _count(raw, "num_nodes_max", source=source, where=where, minimum=1)
-        gpus_min = _count(raw, "num_gpus_per_node_min", source=source, where=where, default=0)
-        gpus_max = _count(raw, "num_gpus_per_node_max", source=source, where=where, default=0)
-        if nodes_max < nodes_min:
-            raise InputError(
-                f"below num_nodes_min={nodes_min}", source=source, field=f"{where}: num_nodes_max"
-            )
-        if gpus_max < gpus_min:
-            raise InputError(
-                f"below num_gpus_per_node_min={gpus_min}",
-                source=source,
-                field=f"{where}: num_gpus_per_node_max",
-            )
-    path = raw.get("application_model")
-    if not isinstance(path, str) or not path:
-        raise InputError(
-            "missing or not a path", source=source, field=f"{where}: application_model"
-        )
-    if path not in models:
-        try:
-            exists = Path(path).is_file()
-        except (OSError, ValueError):  # a name too long for the file system, a NUL byte
-            exists = False
-        if not exists:
-            raise InputError(
-                f"no such file: {path} (relative paths resolve against the working directory "
-                f"{os.getcwd()})",
-                source=source,
-                field=f"{where}: application_model",
-            )
-        models[path] = load_application_model(path)
-    model = models[path]
+    nodes_min, nodes_max, gpus_min, gpus_max = _job_sizes(raw, kind, source=source, where=where)
+    model = _job_model(raw, models, source=source, where=where)
     arguments, attributes = raw.get("arguments") or {}, raw.get("attributes") or {}
     for key, value in (("arguments", arguments), ("attributes", attributes)):
         if not isinstance(value, dict):
             raise InputError("must be an object", source=source, field=f"{where}: {key}")
-    variables = {}
-    for name, value in arguments.items():
-        number = argument_value(value)
-        if number is None and not isinstance(value, str):
-            raise InputError(
-                f"must be a number or a string, got {value!r}",
-                source=source,
-                field=f"{where}: arguments.{name}",
-            )
-        if number is not None:
-            problem = expressions.variable_name_problem(name)
-            if problem is not None:
-                raise InputError(problem, source=source, field=f"{where}: arguments.{name}")
-            variables[name] = number
+    variables = _argument_variables(arguments, expressions, source=source, where=where)
     if kind != "rigid" and any(phase.evolving_request is not None for phase in model.phases):
         for name, value in (("num_nodes_min", nodes_min), ("num_nodes_max", nodes_max)):
             variables.setdefault(name, float(value))  # evolving requests only (checked below)
@@ -604,10 +619,10 @@ def _job(raw, position, *, source, models, expressions) -> JobSpec:
 def _phase_iterations(spec: JobSpec, phase: Phase, expressions: Expressions) -> int:
     """Phase iterations use the job's arguments only, never resources (001 §4.1); ElastiSim
     truncates to int."""
-    if isinstance(phase.iterations, float):
+    if isinstance(phase.iterations, (int, float)):
         return int(phase.iterations)
     value = expressions.evaluate(
-        phase.iterations,
+        str(phase.iterations),
         spec.variables,
         where=f"{phase.where}: iterations (job {spec.position})",
         source=spec.model.source,
@@ -631,7 +646,7 @@ def _check_expressions(spec: JobSpec, expressions: Expressions) -> None:
     names = tuple(
         name for name in request_names if name not in REQUEST_VARIABLES or name in spec.arguments
     )
-    for phase, task in spec.model.all_tasks():
+    for _phase, task in spec.model.all_tasks():
         for key in ("iterations", "flops", "bytes", "delay"):
             value = getattr(task, key)
             if key != "iterations" and (

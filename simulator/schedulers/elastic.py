@@ -81,10 +81,11 @@ scheduling points
 from __future__ import annotations
 
 import bisect
-
 import math
 from itertools import islice
 
+from cosched.deprecation import warn_renamed
+from cosched.simulator.jobs import JobKind
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH, Scheduler
 from cosched.simulator.schedulers.easy import EASY
 from cosched.simulator.schedulers.ordering import SJF
@@ -105,14 +106,28 @@ __all__ = [
     "rigid_starts",
     "admit",
     "malleable_targets",
-    "RIGID",
-    "MOLDABLE",
-    "MALLEABLE",
 ]
 
 RIGID_COUNTERPART = {"fcfs-malleable": "fcfs-rigid", "sjf-malleable": "sjf-rigid"}
-RIGID, MOLDABLE, MALLEABLE = 0, 1, 2
-KIND_CODES = {"rigid": RIGID, "moldable": MOLDABLE, "malleable": MALLEABLE}
+# the integer kind codes this module had before JobKind: old name -> its JobKind now
+_DEPRECATED_KINDS = {
+    "RIGID": JobKind.RIGID,
+    "MOLDABLE": JobKind.MOLDABLE,
+    "MALLEABLE": JobKind.MALLEABLE,
+}
+
+
+def __getattr__(name: str):
+    """The old kind codes, still importable for one release (they are `JobKind` members now)."""
+    if name in _DEPRECATED_KINDS:
+        warn_renamed(f"{__name__}.{name}", f"cosched.simulator.jobs.JobKind.{name}")
+        return _DEPRECATED_KINDS[name]
+    if name == "KIND_CODES":
+        warn_renamed(f"{__name__}.KIND_CODES", "cosched.simulator.jobs.JobKind(spelling)")
+        return {str(kind): kind for kind in _DEPRECATED_KINDS.values()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # each policy's rules: (queue order, sizing) -- "rigid" with EASY backfilling, "greedy" first fit,
 # "malleable"
 POLICIES = {
@@ -145,14 +160,11 @@ def rigid_starts(
     """The waiting jobs a rigid policy starts now, in `order` (the policy's queue order).
 
     Jobs start in order while they fit in the `free` nodes (each on `size[job]`). With `backfill`
-    (EASY,
-    003 §5.1.2) the first that does not fit holds a reservation: the time its nodes are free, from
-    `releases`
-    ((predicted end, nodes) of the running jobs, the ones started here included), and the extra
-    nodes then;
-    of the next `depth` jobs each that fits starts if it ends by then (`now + runtime[job]`) or
-    uses only extra
-    nodes. Without `backfill` (greedy first fit) every job that fits starts, in order."""
+    (EASY, 003 §5.1.2) the first that does not fit holds a reservation: the time its nodes are
+    free, from `releases` ((predicted end, nodes) of the running jobs, the ones started here
+    included), and the extra nodes then; of the next `depth` jobs each that fits starts if it ends
+    by then (`now + runtime[job]`) or uses only extra nodes. Without `backfill` (greedy first fit)
+    every job that fits starts, in order."""
     started, releases = [], list(releases)
     order = iter(order)
     head = None
@@ -167,20 +179,39 @@ def rigid_starts(
     if head is None or free == 0:
         return started
     if not backfill:
-        for job in order:
-            if size[job] <= free:
-                started.append(job)
-                free -= size[job]
-                if free == 0:
-                    break
-        return started
-    available, shadow, extra = free, math.inf, 0
+        return started + _first_fit(order, size, free)
+    shadow, extra = _reservation(size[head], free, releases)
+    return started + _backfill(islice(order, depth), size, runtime, free, now, shadow, extra)
+
+
+def _first_fit(order, size, free: int) -> list:
+    """Every job of `order` that fits in the `free` nodes left by the ones before it."""
+    started = []
+    for job in order:
+        if size[job] <= free:
+            started.append(job)
+            free -= size[job]
+            if free == 0:
+                break
+    return started
+
+
+def _reservation(need: int, free: int, releases) -> tuple[float, int]:
+    """(shadow time, extra nodes) of the head job needing `need` nodes: the earliest predicted
+    release at which enough nodes are free (003 §5.1.2), and the nodes left over then."""
+    available = free
     for predicted, nodes in sorted(releases):
         available += nodes
-        if available >= size[head]:
-            shadow, extra = predicted, available - size[head]
-            break
-    for job in islice(order, depth):
+        if available >= need:
+            return predicted, available - need
+    return math.inf, 0
+
+
+def _backfill(candidates, size, runtime, free: int, now: float, shadow: float, extra: int) -> list:
+    """EASY backfilling (003 §5.1.2): a candidate that fits starts if it ends by the shadow time
+    or uses only the extra nodes."""
+    started = []
+    for job in candidates:
         need = size[job]
         if need > free:
             continue
@@ -220,8 +251,10 @@ def malleable_targets(
     admitted_jobs)` first, ties by job number, or max-min fair (`fair`, DRF's water-filling)."""
     targets = dict(zip(running, sizes))
     targets.update((job, low[job]) for job in admitted)
-    grow = [index for index, job in enumerate(running) if kind[job] == MALLEABLE]
-    jobs = [running[index] for index in grow] + [job for job in admitted if kind[job] != RIGID]
+    grow = [index for index, job in enumerate(running) if kind[job] is JobKind.MALLEABLE]
+    jobs = [running[index] for index in grow] + [
+        job for job in admitted if kind[job] is not JobKind.RIGID
+    ]
     if jobs:
         base = [floors[index] for index in grow] + [low[job] for job in jobs[len(grow) :]]
         top = [high[job] for job in jobs]
@@ -338,15 +371,16 @@ class ElasticPolicy(Scheduler):
         jobs = len(engine.cores)
         requested = [engine.requested_nodes(job) for job in range(jobs)]
         if engine.models is None:
-            self.low, self.high, self.kind = requested, list(requested), [RIGID] * jobs
+            self.low, self.high = requested, list(requested)
+            self.kind: list[JobKind] = [JobKind.RIGID] * jobs
         else:
             bounds = [model.bounds(size) for model, size in zip(engine.models, requested)]
             self.low = [low for low, _ in bounds]
             self.high = [high for _, high in bounds]
             self.kind = [
-                RIGID
+                JobKind.RIGID
                 if low == high or model.scheduling_point is not None
-                else KIND_CODES[model.kind]
+                else JobKind(model.kind)
                 for model, (low, high) in zip(engine.models, bounds)
             ]
         self.queue: list[tuple[float, int]] = []  # waiting jobs as sorted (key, job)
@@ -357,7 +391,7 @@ class ElasticPolicy(Scheduler):
 
     def running_keys(self, engine, jobs: list[int]) -> list[float]:
         """Expansion keys of running jobs, lowest first, on the scale of `waiting_key`."""
-        return jobs
+        return [float(job) for job in jobs]
 
     def on_arrival(self, engine, job: int) -> None:
         bisect.insort(self.queue, (self.waiting_key(engine, job), job))
@@ -382,7 +416,10 @@ class ElasticPolicy(Scheduler):
         running = list(engine.running)
         sizes = [held[job] for job in running]
         floors = (
-            [low[job] if kind[job] == MALLEABLE else size for job, size in zip(running, sizes)]
+            [
+                low[job] if kind[job] is JobKind.MALLEABLE else size
+                for job, size in zip(running, sizes)
+            ]
             if self.shrink
             else sizes
         )
@@ -459,29 +496,13 @@ class SRTF(ElasticPolicy):
     static_keys = False  # remaining work shrinks as jobs run
 
     def waiting_key(self, engine, job: int) -> float:
-        return max(engine.estimate[job] - (engine.work[job] - engine.remaining[job]), 0.0)
+        return max(engine.estimate[job] - engine.work_done(job), 0.0)
 
     def running_keys(self, engine, jobs: list[int]) -> list[float]:
-        now, estimate, work, remaining, updated, rate = (
-            engine.now,
-            engine.estimate,
-            engine.work,
-            engine.remaining,
-            engine.updated,
-            engine.rate,
-        )
-        # work done = work - remaining at `updated` + progress since (none before `updated`: setup,
-        # reconfiguration)
-        return [
-            max(
-                estimate[job]
-                - work[job]
-                + remaining[job]
-                - max(now - updated[job], 0.0) * rate[job],
-                0.0,
-            )
-            for job in jobs
-        ]
+        # 001 §6.3 (SRTF): the estimate less the work done (the view's, progress since the last
+        # update included)
+        estimate, work_done = engine.estimate, engine.work_done
+        return [max(estimate[job] - work_done(job), 0.0) for job in jobs]
 
 
 class DRF(ElasticPolicy):

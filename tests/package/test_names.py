@@ -16,18 +16,6 @@ from collections import defaultdict
 from cosched._areas import AREAS
 
 CLI_MODULE = re.compile(r"(^|\.)(cli|\w+_cli|__main__)$")  # the rule of docs/hooks/api_reference.py
-# Collisions in modules other work is reshaping at the time of writing; each entry must still
-# collide (the
-# test fails when one is resolved, so the list only shrinks). Names: the modules exporting them.
-PENDING = {
-    "Platform": {"cosched.simulator.platform", "cosched.simulator.elastic.platform"},
-    "load_platform": {"cosched.simulator.platform", "cosched.simulator.elastic.platform"},
-    "simulate": {"cosched.simulator.engine", "cosched.simulator.elastic.runtime"},
-    "RIGID": {
-        "cosched.simulator.jobs",
-        "cosched.simulator.schedulers.elastic",
-    },
-}
 
 
 def _modules() -> list[str]:
@@ -39,10 +27,9 @@ def _modules() -> list[str]:
     return sorted(name for name in names if not CLI_MODULE.search(name))
 
 
-# modules that mirror another project's API, whose names users' files import unchanged
-FOREIGN_APIS = {
-    "cosched.simulator.elastic.compat"
-}  # elastisim-python's classes for algorithm files
+# Modules that mirror another project's API, whose names users' files import unchanged: the classes
+# of elastisim-python that algorithm files use.
+FOREIGN_APIS = {"cosched.simulator.elastic.compat"}
 
 
 def collisions() -> dict[str, set[str]]:
@@ -63,15 +50,7 @@ def collisions() -> dict[str, set[str]]:
 
 
 def test_no_two_modules_export_different_things_under_one_name():
-    found = collisions()
-    new = {name: modules for name, modules in found.items() if name not in PENDING}
-    assert new == {}, "rename one of them, or import the one definition"
-
-
-def test_every_pending_collision_is_still_there():
-    found = collisions()
-    resolved = [name for name, modules in PENDING.items() if found.get(name) != modules]
-    assert resolved == [], "remove the resolved names from PENDING"
+    assert collisions() == {}, "rename one of them, or import the one definition"
 
 
 def test_the_check_sees_every_area():

@@ -22,7 +22,8 @@ def compute_model(flops="flops", pattern="all_ranks", iterations="iterations", *
 
 
 def write_scenario(folder, jobs, model=None, *, nodes=8, config=None, models=None, properties=None):
-    """Write model.json, jobs.json, platform.json and configuration.json into `folder`; return the config path."""
+    """Write model.json, jobs.json, platform.json and configuration.json into `folder`; return the
+    config path."""
     folder = Path(folder)
     models = models or {"model.json": model or compute_model()}
     for name, content in models.items():
@@ -67,15 +68,15 @@ def run_scenario(config_path, algorithm):
     """Load and simulate; the finished Simulation."""
     from cosched.simulator.elastic.config import load_configuration
     from cosched.simulator.elastic.expressions import Expressions
-    from cosched.simulator.elastic.platform import load_platform
-    from cosched.simulator.elastic.runtime import simulate
+    from cosched.simulator.elastic.platform import load_elastisim_platform
+    from cosched.simulator.elastic.runtime import simulate_project
     from cosched.simulator.elastic.workload import load_jobs
 
     configuration = load_configuration(config_path)
     expressions = Expressions()
-    return simulate(
+    return simulate_project(
         configuration,
-        load_platform(configuration.platform_file),
+        load_elastisim_platform(configuration.platform_file),
         load_jobs(configuration.jobs_file, expressions),
         algorithm,
         expressions=expressions,

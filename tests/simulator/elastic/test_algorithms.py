@@ -1,4 +1,5 @@
-"""The built-in policies of 001 §6.3 run on every job type; malleable policies use idle nodes; plots are written."""
+"""The built-in policies of 001 §6.3 run on every job type; malleable policies use idle nodes; plots
+are written."""
 
 import json
 

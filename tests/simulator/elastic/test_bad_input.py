@@ -1,4 +1,5 @@
-"""Bad inputs: exit code 2 and one line naming the file, the job or task, and the field; nothing written."""
+"""Bad inputs: exit code 2 and one line naming the file, the job or task, and the field; nothing
+written."""
 
 import json
 
@@ -61,17 +62,20 @@ def test_bad_job_field(tmp_path, capsys, job, pattern):
     [
         (
             {"type": "cpu", "name": "Solve", "flops": "flops", "computation_pattern": "diagonal"},
-            r"model\.json, field 'phases\[0\]\.tasks\[0\] \('Solve'\): computation_pattern': must be one of uniform",
+            r"model\.json, field 'phases\[0\]\.tasks\[0\] \('Solve'\): computation_pattern': "
+            r"must be one of uniform",
         ),
         ({"type": "pfs_write", "bytes": 5}, r"field 'phases\[0\]\.tasks\[0\]: pattern'"),
         (
             {"type": "cpu", "flops": "flops * speedup", "computation_pattern": "uniform"},
-            r"model\.json, field 'phases\[0\]\.tasks\[0\]: flops \(job 0\)': expression 'flops \* speedup' does not "
+            r"model\.json, field 'phases\[0\]\.tasks\[0\]: flops \(job 0\)': "
+            r"expression 'flops \* speedup' does not "
             r"compile \(.*speedup.*\); variables: flops, iterations, num_gpus",
         ),
         (
             {"type": "cpu", "flops": "flops / (num_nodes - 2)", "computation_pattern": "uniform"},
-            r"field 'phases\[0\]\.tasks\[0\]: flops \(job 0\)': expression 'flops / \(num_nodes - 2\)' evaluates to inf "
+            r"field 'phases\[0\]\.tasks\[0\]: flops \(job 0\)': "
+            r"expression 'flops / \(num_nodes - 2\)' evaluates to inf "
             r"with flops=1e\+09, .*num_nodes=2",
         ),
         (

@@ -1,4 +1,5 @@
-"""elastisim-python algorithm files run unmodified; the example project runs end to end from its root."""
+"""elastisim-python algorithm files run unmodified; the example project runs end to end from its
+root."""
 
 import csv
 import shutil
@@ -43,8 +44,10 @@ def test_fcfs_algorithm_file_runs_unmodified(tmp_path):
             "arguments": {"iterations": 5, "flops": 8e9},
         },
     ]
-    # submitted after the moldable job ended (at 1/3 s) and before the rigid one ends (at 1 s): it starts on the
-    # 6 free nodes and is expanded at its first scheduling point after the rigid job's nodes are free
+    # submitted after the moldable job ended (at 1/3 s) and before the rigid one ends (at 1 s): it
+    # starts on the
+    # 6 free nodes and is expanded at its first scheduling point after the rigid job's nodes are
+    # free
     sim = run_scenario(write_scenario(tmp_path, jobs, compute_model()), schedule)
     assert [run.status for run in sim.runs] == ["completed"] * 3
     assert sim.runs[1].history[0][1] == 6  # moldable: all 6 nodes left free at time 0
@@ -164,7 +167,8 @@ def test_runtime_arguments_and_gpu_states_reach_the_job(tmp_path):
 
 
 def test_sensing_series_follow_compute_and_io(tmp_path, capsys):
-    # 2 nodes compute 3 s, then write 2 GB over both (2 flows at 1 GB/s on a 2 GB/s link: 1 s); sensing every 1 s
+    # 2 nodes compute 3 s, then write 2 GB over both (2 flows at 1 GB/s on a 2 GB/s link: 1 s);
+    # sensing every 1 s
     model = {
         "phases": [
             {

@@ -1,4 +1,5 @@
-"""The flow model gives exact analytic times; the protocol keeps its invariants on generated workloads."""
+"""The flow model gives exact analytic times; the protocol keeps its invariants on generated
+workloads."""
 
 import math
 
@@ -85,7 +86,8 @@ def test_rigid_jobs_analytic_times_property(tmp_path_factory, specs):
 
 
 def test_pfs_write_shares_the_link_max_min(tmp_path):
-    # one job of 4 nodes writes 8 GB over all ranks: 4 flows capped at 1 GB/s on a 2 GB/s link -> 0.5 GB/s each
+    # one job of 4 nodes writes 8 GB over all ranks: 4 flows capped at 1 GB/s on a 2 GB/s link ->
+    # 0.5 GB/s each
     model = {
         "phases": [{"tasks": [{"type": "pfs_write", "bytes": "size", "pattern": "all_ranks"}]}]
     }
@@ -94,7 +96,8 @@ def test_pfs_write_shares_the_link_max_min(tmp_path):
         {"type": "rigid", "submit_time": 0, "num_nodes": 1, "arguments": {"size": 1e9}},
     ]
     sim = run_scenario(write_scenario(tmp_path, jobs, model), make_algorithm("fcfs-rigid"))
-    # 5 flows share 2 GB/s: 0.4 GB/s each; the 1-node job (1 GB) ends at 2.5 s; then 4 flows at 0.5 GB/s
+    # 5 flows share 2 GB/s: 0.4 GB/s each; the 1-node job (1 GB) ends at 2.5 s; then 4 flows at 0.5
+    # GB/s
     small_end = 1e9 / (PFS_WRITE / 5)
     left = 2e9 - small_end * PFS_WRITE / 5
     assert sim.runs[1].end == pytest.approx(small_end, rel=TIME_TOLERANCE)
@@ -107,7 +110,8 @@ def test_pfs_write_shares_the_link_max_min(tmp_path):
 )
 def test_shared_link_rates_are_max_min_fair(groups, capacity):
     link = SharedLink(capacity)
-    # count flows of 1 byte with a cap, each from its own node (position, bytes, cap, node, node bandwidth)
+    # count flows of 1 byte with a cap, each from its own node (position, bytes, cap, node, node
+    # bandwidth)
     nodes = iter(range(10_000))
     transfers = [
         Transfer([(position, 1.0, cap, next(nodes), cap) for position in range(count)], None)
@@ -248,7 +252,8 @@ def test_walltime_kill_at_the_walltime(tmp_path_factory, walltime, iterations):
 
 
 def test_reconfiguration_waits_for_the_next_scheduling_point(tmp_path):
-    # one malleable job of 10 iterations x 4 s on 1 node; a second (rigid) job ends at 6 s and frees 3 nodes
+    # one malleable job of 10 iterations x 4 s on 1 node; a second (rigid) job ends at 6 s and frees
+    # 3 nodes
     jobs = [
         {
             "type": "rigid",
@@ -270,10 +275,12 @@ def test_reconfiguration_waits_for_the_next_scheduling_point(tmp_path):
     )
     malleable = sim.runs[1]
     assert malleable.history[0] == (0, 1)
-    # the rigid job ends at 6 s; the expansion is decided then and applied at the next point, t = 8 s
+    # the rigid job ends at 6 s; the expansion is decided then and applied at the next point, t = 8
+    # s
     assert malleable.history[1] == (pytest.approx(8.0), 4)
     assert malleable.end == pytest.approx(8.0 + 8 * 1.0)
-    # as in ElastiSim's node_utilization.csv, the reservation writes no row: the nodes leave the rigid job at 6 s
+    # as in ElastiSim's node_utilization.csv, the reservation writes no row: the nodes leave the
+    # rigid job at 6 s
     # and join the malleable one at 8 s
     assert [state.name for when, _, state, _, _ in sim.node_log if math.isclose(when, 6.0)] == [
         "FREE"
@@ -349,8 +356,10 @@ def test_periodic_invocations_and_the_minimum_interval(tmp_path):
     jobs = [dict(jobs[0], submit_time=when) for when in (0, 1, 2, 12)]
     dropping = {"min_scheduling_interval": 5}
     sim = run_scenario(write_scenario(tmp_path, jobs, config=dropping), schedule)
-    # invocations closer than 5 s to the previous one (initially time 0) are dropped, not deferred (ElastiSim's
-    # rule): the submissions at 0, 1, 2 call nobody, the one at 12 starts all four jobs, their ends at 17 call once
+    # invocations closer than 5 s to the previous one (initially time 0) are dropped, not deferred
+    # (ElastiSim's
+    # rule): the submissions at 0, 1, 2 call nobody, the one at 12 starts all four jobs, their ends
+    # at 17 call once
     assert calls == [(12, "INVOKE_JOB_SUBMIT"), (17, "INVOKE_JOB_COMPLETED")]
     assert sim.dropped == 6 and [run.start for run in sim.runs] == [12] * 4
 
@@ -405,7 +414,8 @@ def test_async_io_overlaps_the_following_tasks(tmp_path, asynchronous, end):
 
 
 def test_a_killed_job_releases_its_share_of_the_pfs(tmp_path):
-    # job 0 (2 flows) and job 1 (1 flow) write together: 3 flows share 2 GB/s; job 0 is killed at its walltime 2 s
+    # job 0 (2 flows) and job 1 (1 flow) write together: 3 flows share 2 GB/s; job 0 is killed at
+    # its walltime 2 s
     model = {
         "phases": [{"tasks": [{"type": "pfs_write", "bytes": "size", "pattern": "all_ranks"}]}]
     }

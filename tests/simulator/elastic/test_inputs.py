@@ -1,4 +1,5 @@
-"""ElastiSim inputs load: the example project, SimGrid units, the JSON platform form, expressions via ExprTk."""
+"""ElastiSim inputs load: the example project, SimGrid units, the JSON platform form, expressions
+via ExprTk."""
 
 from collections import Counter
 
@@ -7,7 +8,11 @@ import pytest
 from cosched.errors import InputError
 from cosched.simulator.elastic.config import load_configuration
 from cosched.simulator.elastic.expressions import Expressions, argument_value
-from cosched.simulator.elastic.platform import load_platform, parse_quantity, platform_from_dict
+from cosched.simulator.elastic.platform import (
+    load_elastisim_platform,
+    parse_quantity,
+    platform_from_dict,
+)
 from cosched.simulator.elastic.workload import load_jobs
 
 EXAMPLE = "elastisim/example-project"
@@ -15,7 +20,8 @@ EXAMPLE = "elastisim/example-project"
 
 @pytest.fixture
 def example(shared_data, monkeypatch):
-    """The example project's root as working directory (its paths are relative to it, as in ElastiSim)."""
+    """The example project's root as working directory (its paths are relative to it, as in
+    ElastiSim)."""
     root = shared_data(EXAMPLE)
     monkeypatch.chdir(root)
     return root
@@ -23,7 +29,7 @@ def example(shared_data, monkeypatch):
 
 def test_example_project_loads(example):
     configuration = load_configuration("data/input/configuration.json")
-    platform = load_platform(configuration.platform_file)
+    platform = load_elastisim_platform(configuration.platform_file)
     jobs = load_jobs(configuration.jobs_file)
     assert len(platform) == 128 and platform.names[0] == "DA_100" and platform.names[-1] == "DA_227"
     assert platform.speed[0] == 100e9 and platform.bandwidth[0] == 100e9 / 8
@@ -81,11 +87,13 @@ def test_json_platform_matches_xml(tmp_path):
       <cluster id="c" prefix="n" radical="0-3" suffix="" speed="10Gf" bw="10Gbps" lat="1us">
         <prop id="node_local_bb" value="true"/><prop id="bb_read_bw" value="4GBps"/>
         <prop id="bb_write_bw" value="2GBps"/></cluster>
-      <zone id="PFS_zone" routing="Full"><host id="PFS" speed="0Gf"><prop id="pfs_host" value="true"/></host></zone>
+      <zone id="PFS_zone" routing="Full"><host id="PFS" speed="0Gf"><prop id="pfs_host"
+      value="true"/></host></zone>
       <link id="L" bandwidth="8GBps" latency="1ms"/>
-      <zoneRoute src="PFS_zone" dst="c" gw_src="PFS" gw_dst="n_c_router"><link_ctn id="L"/></zoneRoute>
+      <zoneRoute src="PFS_zone" dst="c" gw_src="PFS" gw_dst="n_c_router"><link_ctn
+      id="L"/></zoneRoute>
     </zone></platform>""")
-    from_xml = load_platform(xml)
+    from_xml = load_elastisim_platform(xml)
     from_json = platform_from_dict(
         {
             "clusters": [
@@ -118,7 +126,10 @@ def test_json_platform_matches_xml(tmp_path):
 
 def test_expressions_mean_what_exprtk_means():
     expressions = Expressions()
-    evaluate = lambda text, **values: expressions.evaluate(text, values, where="w")
+
+    def evaluate(text, **values):
+        return expressions.evaluate(text, values, where="w")
+
     assert evaluate("2^10") == 1024
     assert evaluate("7 % 3") == 1
     assert evaluate("x > 2 ? x : -x", x=3.0) == 3

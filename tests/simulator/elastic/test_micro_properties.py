@@ -109,8 +109,8 @@ def test_walltime_kill_waits_for_the_grace_period(tmp_path_factory, walltime, gr
 
     from cosched.simulator.elastic.config import load_configuration
     from cosched.simulator.elastic.expressions import Expressions
-    from cosched.simulator.elastic.platform import load_platform
-    from cosched.simulator.elastic.runtime import simulate
+    from cosched.simulator.elastic.platform import load_elastisim_platform
+    from cosched.simulator.elastic.runtime import simulate_project
     from cosched.simulator.elastic.workload import load_jobs
 
     model = {"phases": [{"tasks": [{"type": "idle", "delay": 100, "pattern": "uniform"}]}]}
@@ -119,9 +119,9 @@ def test_walltime_kill_waits_for_the_grace_period(tmp_path_factory, walltime, gr
     loaded = load_configuration(path)
     configuration = types.SimpleNamespace(**{**vars(loaded), "job_kill_grace_period": float(grace)})
     expressions = Expressions()
-    sim = simulate(
+    sim = simulate_project(
         configuration,
-        load_platform(loaded.platform_file),
+        load_elastisim_platform(loaded.platform_file),
         load_jobs(loaded.jobs_file, expressions),
         make_algorithm("fcfs-rigid"),
         expressions=expressions,

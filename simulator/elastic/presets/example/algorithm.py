@@ -1,10 +1,12 @@
-"""An FCFS algorithm written for elastisim-python, as an ElastiSim user writes it (cosched's, not ElastiSim's).
+"""An FCFS algorithm written for elastisim-python, as an ElastiSim user writes it (cosched's, not
+ElastiSim's).
 
-The algorithm of the `example` preset (`cosched elastic example --out DIR`); it runs unchanged in ElastiSim too.
+The algorithm of the `example` preset (`cosched elastic example --out DIR`); it runs unchanged in
+ElastiSim too.
 
-Rigid jobs start in arrival order when enough nodes are free; moldable and malleable jobs start on as many free
-nodes as they may use; running malleable jobs grow into free nodes; evolving requests are granted as far as free
-nodes allow (shrinks always).
+Rigid jobs start in arrival order when enough nodes are free; moldable and malleable jobs start on
+as many free nodes as they may use; running malleable jobs grow into free nodes; evolving requests
+are granted as far as free nodes allow (shrinks always).
 """
 
 from elastisim_python import InvocationType, JobState, JobType, NodeState, pass_algorithm

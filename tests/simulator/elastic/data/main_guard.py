@@ -1,4 +1,5 @@
-"""An elastisim-python algorithm whose main block must not run when cosched loads it (test fixture)."""
+"""An elastisim-python algorithm whose main block must not run when cosched loads it (test
+fixture)."""
 
 from elastisim_python import JobState, NodeState, pass_algorithm
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 DEST = Path(sys.argv[1])
 HERE = Path(__file__).resolve().parent
-PEER_ALGO = HERE / "x1_coupled_latency" / "algorithm.py"  # the peer micro projects' algorithm
-FCFS_ALGO = HERE.parent / "fcfs_elastisim.py"
+# read before any project is rewritten (DEST may be this folder)
+PEER_ALGO = (HERE / "x1_coupled_latency" / "algorithm.py").read_text()  # the peer projects' one
+FCFS_ALGO = (HERE / "x3_running_reset" / "algorithm.py").read_text()  # an FCFS algorithm file
 BASE_CONF = json.loads(
     (HERE / "x1_coupled_latency" / "data" / "input" / "configuration.json").read_text()
 )
@@ -55,13 +56,11 @@ def cluster(cid, prefix, radical, speed="100Gf", bw="100Gbps", lat="50us", props
     )
 
 
-INTER_LAT = "0us"
-
-
-def routes(prefixes_ids):
+def routes(prefixes_ids, inter_bw="10TBps", inter_lat="0us", chain=True):
     out = []
-    for (pa, a), (pb, b) in zip(prefixes_ids, prefixes_ids[1:]):
-        out.append(f"""        <link id="Inter_{a}_{b}" bandwidth="10TBps" latency="{INTER_LAT}"/>
+    for (pa, a), (pb, b) in zip(prefixes_ids, prefixes_ids[1:]) if chain else ():
+        link = f'<link id="Inter_{a}_{b}" bandwidth="{inter_bw}" latency="{inter_lat}"/>'
+        out.append(f"""        {link}
         <zoneRoute src="{a}" dst="{b}" gw_src="{pa}{a}_router" gw_dst="{pb}{b}_router">
             <link_ctn id="Inter_{a}_{b}"/>
         </zoneRoute>""")
@@ -80,14 +79,26 @@ symmetrical="NO">
     return "\n".join(out)
 
 
-def project(name, jobs, models, algorithm=PEER_ALGO, clusters=None, conf=None, pfs=None):
+def project(
+    name,
+    jobs,
+    models,
+    algorithm=PEER_ALGO,
+    clusters=None,
+    conf=None,
+    pfs=None,
+    inter=None,
+    extra="",
+):
+    """`inter`: bandwidth and latency of the links between consecutive clusters; `extra`: more
+    links and routes between clusters, written as given."""
     root = DEST / name
     if root.exists():
         shutil.rmtree(root)
     (root / "data/input/models").mkdir(parents=True)
     clusters = clusters or [("mc-", "Crossbar", cluster("Crossbar", "mc-", "0-11"))]
     xml = platform([c for _, _, c in clusters], **(pfs or {})).replace(
-        "ROUTES", routes([(p, i) for p, i, _ in clusters])
+        "ROUTES", extra + routes([(p, i) for p, i, _ in clusters], **(inter or {}))
     )
     (root / "data/input/platform.xml").write_text(xml)
     c = dict(BASE_CONF, **(conf or {}))
@@ -310,11 +321,11 @@ project(
 
 # x4: rank order follows the algorithm's assignment: root_only work lands on the first assigned
 # (slow) node
-REVERSED = PEER_ALGO.read_text().replace(
+REVERSED = PEER_ALGO.replace(
     "    free_nodes = [node for node in nodes if node.state == NodeState.FREE]",
     "    free_nodes = [node for node in nodes if node.state == NodeState.FREE][::-1]",
 )
-assert PEER_ALGO.read_text() != REVERSED
+assert PEER_ALGO != REVERSED
 project(
     "x4_rank_order",
     [
@@ -693,40 +704,192 @@ project(
     pfs={"write_bw": "4GBps"},
 )
 
+# x12: all-to-all between two clusters joined by a 1 ms link: the route latency and the TCP window
+# of the longest route
+project(
+    "x12_inter_cluster_latency",
+    [
+        {
+            "type": "rigid",
+            "submit_time": 0,
+            "num_nodes": 4,
+            "application_model": "a2a.json",
+            "arguments": {},
+        }
+    ],
+    {
+        "a2a.json": {
+            "phases": [
+                {
+                    "iterations": 100,
+                    "tasks": [
+                        {
+                            "type": "cpu",
+                            "name": "A2A",
+                            "bytes": 1e9,
+                            "communication_pattern": "all_to_all",
+                        }
+                    ],
+                }
+            ]
+        }
+    },
+    clusters=[("a-", "A", cluster("A", "a-", "0-1")), ("b-", "B", cluster("B", "b-", "0-1"))],
+    inter={"inter_lat": "1ms"},
+)
+
+# x13: a gather to a fast cluster's node from a slow cluster through a 2 GB/s link between them
+project(
+    "x13_inter_cluster_gather",
+    [
+        {
+            "type": "rigid",
+            "submit_time": 0,
+            "num_nodes": 4,
+            "application_model": "gather.json",
+            "arguments": {},
+        }
+    ],
+    {
+        "gather.json": {
+            "phases": [
+                {
+                    "iterations": 3,
+                    "tasks": [
+                        {
+                            "type": "cpu",
+                            "name": "Root",
+                            "flops": 1e11,
+                            "computation_pattern": "root_only",
+                        },
+                        {
+                            "type": "cpu",
+                            "name": "Gather",
+                            "flops": 1e11,
+                            "computation_pattern": "uniform",
+                            "bytes": 4e10,
+                            "communication_pattern": "gather",
+                        },
+                    ],
+                }
+            ]
+        }
+    },
+    clusters=[
+        ("a-", "Fast", cluster("Fast", "a-", "0-1")),
+        ("b-", "Slow", cluster("Slow", "b-", "0-1", bw="10Gbps", lat="20us")),
+    ],
+    inter={"inter_bw": "2GBps", "inter_lat": "200us"},
+)
+
+# x14: three clusters: a route of two links (shared by both directions), one direction per route
+# (symmetrical="NO") with different latencies, and a split-duplex link with a fat pipe
+THREE_ROUTES = """
+        <link id="AB_lat" bandwidth="100GBps" latency="2ms"/>
+        <link id="AB_slow" bandwidth="2.5GBps" latency="100us"/>
+        <link id="BC" bandwidth="4GBps" latency="50us"/>
+        <link id="CB" bandwidth="1.6GBps" latency="5ms"/>
+        <link id="AC" bandwidth="1GBps" latency="300us" sharing_policy="SPLITDUPLEX"/>
+        <link id="AC_fat" bandwidth="1.2GBps" latency="0us" sharing_policy="FATPIPE"/>
+        <zoneRoute src="A" dst="B" gw_src="a-A_router" gw_dst="b-B_router">
+            <link_ctn id="AB_lat"/>
+            <link_ctn id="AB_slow"/>
+        </zoneRoute>
+        <zoneRoute src="B" dst="C" gw_src="b-B_router" gw_dst="c-C_router" symmetrical="NO">
+            <link_ctn id="BC"/>
+        </zoneRoute>
+        <zoneRoute src="C" dst="B" gw_src="c-C_router" gw_dst="b-B_router" symmetrical="NO">
+            <link_ctn id="CB"/>
+        </zoneRoute>
+        <zoneRoute src="A" dst="C" gw_src="a-A_router" gw_dst="c-C_router">
+            <link_ctn id="AC" direction="UP"/>
+            <link_ctn id="AC_fat"/>
+        </zoneRoute>"""
+
+
+def comm_task(name, pattern, size=1.2e10):
+    return {"type": "cpu", "name": name, "bytes": size, "communication_pattern": pattern}
+
+
+project(
+    "x14_inter_cluster_routes",
+    [
+        {
+            "type": "rigid",
+            "submit_time": 0,
+            "num_nodes": 6,
+            "application_model": "routes.json",
+            "arguments": {},
+        }
+    ],
+    {
+        "routes.json": {
+            "phases": [
+                {
+                    "iterations": 2,
+                    "tasks": [
+                        comm_task("Ring", "ring"),
+                        comm_task("Counter", "ring_counter_clockwise"),
+                        comm_task("All", "all_to_all"),
+                        comm_task("Gather", "gather"),
+                    ],
+                }
+            ]
+        }
+    },
+    clusters=[
+        ("a-", "A", cluster("A", "a-", "0-1")),
+        ("b-", "B", cluster("B", "b-", "0-1", bw="40Gbps")),
+        ("c-", "C", cluster("C", "c-", "0-1", lat="10us")),
+    ],
+    inter={"chain": False},
+    extra=THREE_ROUTES,
+)
+
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
-    # d3: a route through a link with latency between two clusters: cosched's pair latency is the
-    # two private links
-    INTER_LAT = "1ms"
+    # d4: two jobs gather across the same 2 GB/s link between two clusters at once (each job gets
+    # the first and the last free node): SimGrid shares the link between them, cosched gives each
+    # job the whole link
+    INTERLEAVED = PEER_ALGO.replace(
+        "job.assign(free_nodes[: job.num_nodes])\n"
+        "                    del free_nodes[: job.num_nodes]",
+        "chosen = free_nodes[:1] + free_nodes[len(free_nodes) - job.num_nodes + 1 :]\n"
+        "                    job.assign(chosen)\n"
+        "                    free_nodes = [node for node in free_nodes if node not in chosen]",
+    )
+    assert PEER_ALGO != INTERLEAVED
     project(
-        "d3_inter_cluster_latency",
+        "d4_inter_cluster_sharing",
         [
             {
                 "type": "rigid",
                 "submit_time": 0,
-                "num_nodes": 4,
-                "application_model": "a2a.json",
+                "num_nodes": 2,
+                "application_model": "gather.json",
                 "arguments": {},
-            }
+            },
+            {
+                "type": "rigid",
+                "submit_time": 0,
+                "num_nodes": 2,
+                "application_model": "gather.json",
+                "arguments": {},
+            },
         ],
         {
-            "a2a.json": {
+            "gather.json": {
                 "phases": [
                     {
-                        "iterations": 100,
-                        "tasks": [
-                            {
-                                "type": "cpu",
-                                "name": "A2A",
-                                "bytes": 1e9,
-                                "communication_pattern": "all_to_all",
-                            }
-                        ],
+                        "iterations": 3,
+                        "tasks": [comm_task("Gather", "gather", 2e10)],
                     }
                 ]
             }
         },
+        algorithm=INTERLEAVED,
         clusters=[("a-", "A", cluster("A", "a-", "0-1")), ("b-", "B", cluster("B", "b-", "0-1"))],
+        inter={"inter_bw": "2GBps"},
     )
 
 print("written", sorted(p.name for p in DEST.iterdir()))

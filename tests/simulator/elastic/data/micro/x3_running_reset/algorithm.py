@@ -1,8 +1,9 @@
-"""An FCFS algorithm written for elastisim-python, exactly as an ElastiSim user writes it (test fixture).
+"""An FCFS algorithm written for elastisim-python, exactly as an ElastiSim user writes it (test
+fixture).
 
-Rigid jobs start in arrival order when enough nodes are free; moldable and malleable jobs start on as many free
-nodes as they may use; running malleable jobs grow into free nodes; evolving requests are granted as far as free
-nodes allow (shrinks always).
+Rigid jobs start in arrival order when enough nodes are free; moldable and malleable jobs start on
+as many free nodes as they may use; running malleable jobs grow into free nodes; evolving requests
+are granted as far as free nodes allow (shrinks always).
 """
 
 from elastisim_python import InvocationType, JobState, JobType, NodeState, pass_algorithm
