@@ -1,25 +1,27 @@
-"""Co-location on the simulator engine: the half-socket allocator and the heatmap speed model (000 §3.5).
+"""Co-location on the simulator engine: the half-socket allocator and the heatmap speed model
+(000 §3.5).
 
-A co-scheduled job is spread over twice the nodes a compact allocation needs, using half of each node's
-cores (half-socket binding); another job may take the other half, so a node holds at most two jobs.
-Backfilling counts *half nodes*: a spread job holds ceil(cores / half) of them, a compact one (Popularity's
-unfriendly jobs, and jobs too big to spread over distinct nodes) both halves of ceil(cores / cores_per_node)
-nodes.
+A co-scheduled job is spread over twice the nodes a compact allocation needs, using half of each
+node's cores (half-socket binding); another job may take the other half, so a node holds at most two
+jobs. Backfilling counts *half nodes*: a spread job holds ceil(cores / half) of them, a compact one
+(Popularity's unfriendly jobs, and jobs too big to spread over distinct nodes) both halves of
+ceil(cores / cores_per_node) nodes.
 
 Placement (003 §5.2.1): jobs are first deployed spread on idle nodes while enough are idle, then on
 nodes that are already half full, in ascending node order (``prefer="idle"``); ``prefer="shared"``
 fills half-full nodes first.
 
-Speed (000 §3.5, formula (4.1)): each running job's speedup is the minimum pairwise heatmap speedup over
-its current neighbours on all its nodes; a spread job with no neighbour runs at its alone speedup
-(default 1.0, or the per-application value of the heatmap file); a compact job at 1.0. The engine rescales
-the remaining time at each change (formula (4.2)).
+Speed (000 §3.5, formula (4.1)): each running job's speedup is the minimum pairwise heatmap speedup
+over its current neighbours on all its nodes; a spread job with no neighbour runs at its alone
+speedup (default 1.0, or the per-application value of the heatmap file); a compact job at 1.0. The
+engine rescales the remaining time at each change (formula (4.2)).
 
 The papers leave two values open, so both are options (``co_context``): a pair measured in neither
-direction takes the heatmap's default speedup (``missing_pair="default"``) or, as ELiSE's simulator does,
-the job's mean measured speedup over its measured partners (``"mean"``); a job alone on spread nodes runs
-at 1.0 (``"one"``), at its maximum measured speedup as in ELiSE (``"max"``), or at a given value. Popularity
-ranks count measured pairs only (``CoContext.known``), whatever fills the others.
+direction takes the heatmap's default speedup (``missing_pair="default"``) or, as ELiSE's simulator
+does, the job's mean measured speedup over its measured partners (``"mean"``); a job alone on spread
+nodes runs at 1.0 (``"one"``), at its maximum measured speedup as in ELiSE (``"max"``), or at a
+given value. Popularity ranks count measured pairs only (``CoContext.known``), whatever fills the
+others.
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ ALONE_SPEEDUPS = (
 
 
 def alone_speedup_value(text: str | float | None) -> str | float | None:
-    """The alone speedup of a command line or spec: None (heatmap value, else 1.0), "one", "max" or a number > 0."""
+    """The alone speedup of a command line or spec: None (heatmap value, else 1.0), "one", "max" or
+    a number > 0."""
     if text is None or text in ALONE_SPEEDUPS:
         return text
     try:
@@ -204,8 +207,8 @@ class HeatmapSpeedModel:
 
 
 class CoContext:
-    """What a co-scheduled run needs besides the scheduler: heatmap matrix, job applications, spread speedups,
-    and which pairs were measured (in at least one direction)."""
+    """What a co-scheduled run needs besides the scheduler: heatmap matrix, job applications, spread
+    speedups, and which pairs were measured (in at least one direction)."""
 
     def __init__(
         self,
@@ -235,10 +238,10 @@ def co_context(
 ) -> CoContext:
     """Link each job to its heatmap application; without a heatmap every pair has speedup 1.0.
 
-    alone_speedup: the speedup of a job alone on its spread nodes (``spread_speedup``: its deprecated
-    spelling, removed in 0.4.0): None takes the heatmap's per-application
-    value where given, else DEFAULT_SPREAD_SPEEDUP; "one" 1.0; "max" the application's largest measured
-    speedup (ELiSE); a number that value. missing_pair: "default" (the heatmap's fallback) or "mean" (the
+    alone_speedup: the speedup of a job alone on its spread nodes (``spread_speedup``: its
+    deprecated spelling, removed in 0.4.0): None takes the heatmap's per-application value where
+    given, else DEFAULT_SPREAD_SPEEDUP; "one" 1.0; "max" the application's largest measured speedup
+    (ELiSE); a number that value. missing_pair: "default" (the heatmap's fallback) or "mean" (the
     application's mean measured speedup, ELiSE) for pairs measured in neither direction.
     """
     spread_speedup = alone_speedup_value(
@@ -295,7 +298,8 @@ def co_context(
 
 
 def _row_statistic(measured: np.ndarray, statistic) -> np.ndarray:
-    """`statistic` over each row's measured speedups; DEFAULT_SPREAD_SPEEDUP for a row with none measured."""
+    """`statistic` over each row's measured speedups; DEFAULT_SPREAD_SPEEDUP for a row with none
+    measured."""
     has = ~np.isnan(measured).all(axis=1)
     values = np.full(measured.shape[0], DEFAULT_SPREAD_SPEEDUP)
     values[has] = statistic(measured[has], axis=1)
@@ -303,7 +307,8 @@ def _row_statistic(measured: np.ndarray, statistic) -> np.ndarray:
 
 
 def _mean_filled(measured: np.ndarray) -> np.ndarray:
-    """Mirrored pair where one direction is measured, else the row application's mean measured speedup (ELiSE)."""
+    """Mirrored pair where one direction is measured, else the row application's mean measured
+    speedup (ELiSE)."""
     filled = np.where(np.isnan(measured), measured.T, measured)
     means = _row_statistic(measured, np.nanmean)
     missing = np.isnan(filled)

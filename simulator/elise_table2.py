@@ -1,9 +1,10 @@
-"""ELiSE 000 Table 2: makespan improvement of the EASY co-scheduler over EASY against the mean pair speedup.
+"""ELiSE 000 Table 2: makespan improvement of the EASY co-scheduler over EASY against the mean pair
+speedup.
 
-`run_elise_table2` runs ``experiment-sim --preset elise-table2``: for each mean pair speedup of Table 2, a
-sub-heatmap of the Marconi Fig. 2 heatmap with that mean (`table2_subsets`: the paper does not name its
-application sets), one `experiment-sim` grid of EASY and EASY-Co on its shuffled workloads, and the makespan
-improvement, next to the published one.
+`run_elise_table2` runs ``experiment-sim --preset elise-table2``: for each mean pair speedup of
+Table 2, a sub-heatmap of the Marconi Fig. 2 heatmap with that mean (`table2_subsets`: the paper
+does not name its application sets), one `experiment-sim` grid of EASY and EASY-Co on its shuffled
+workloads, and the makespan improvement, next to the published one.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ TABLE2_SCHEDULERS = ("easy", "easy-co")
 
 
 def mean_pair_speedup(heatmap: Heatmap) -> float:
-    """Mean speedup over every ordered pair of applications, self pairs included (000 §4.3, Table 2)."""
+    """Mean speedup over every ordered pair of applications, self pairs included (000 §4.3, Table
+    2)."""
     return float(np.nanmean(heatmap.measured))
 
 
@@ -66,14 +68,16 @@ def sub_heatmap(heatmap: Heatmap, names) -> Heatmap:
 def table2_subsets(
     heatmap: Heatmap, targets=tuple(t for t, _ in ELISE_TABLE2)
 ) -> list[tuple[str, ...]]:
-    """For each target mean pair speedup, the largest set of at least two applications whose sub-heatmap's mean
-    is within SUBSET_TOLERANCE of it (the closest such set among the largest), else the closest set of all.
+    """For each target mean pair speedup, the largest set of at least two applications whose
+    sub-heatmap's mean is within SUBSET_TOLERANCE of it (the closest such set among the largest),
+    else the closest set of all.
 
     000 Table 2 names the means, not the applications behind them: this rule is ours.
     """
     if len(heatmap) > MAX_APPLICATIONS:
         raise InputError(
-            f"Table 2's application sets are searched among at most {MAX_APPLICATIONS} applications, "
+            "Table 2's application sets are searched among at most "
+            f"{MAX_APPLICATIONS} applications, "
             f"the heatmap has {len(heatmap)}",
             field="heatmap",
         )
@@ -106,7 +110,8 @@ def run_elise_table2(
     plots: bool = False,
     force: bool = False,
 ):
-    """000 Table 2: one experiment-sim grid per sub-heatmap (folders ``s<i>/``), then ``elise_table2.csv/.md``.
+    """000 Table 2: one experiment-sim grid per sub-heatmap (folders ``s<i>/``), then
+    ``elise_table2.csv/.md``.
 
     Makespan improvement = mean over the shuffles of (EASY makespan / EASY-Co makespan - 1) x 100 %.
     """
@@ -160,8 +165,8 @@ def run_elise_table2(
     with atomic_path(out / "elise_table2.csv") as tmp:
         table.to_csv(tmp, index=False)
     lines = [
-        "| mean pair speedup: Table 2 / ours | applications | improvement %: Table 2 | ours (min-max) | "
-        "difference |",
+        "| mean pair speedup: Table 2 / ours | applications | improvement %: Table 2 "
+        "| ours (min-max) | difference |",
         "|---|---|---|---|---|",
     ]
     for row in rows:

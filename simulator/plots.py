@@ -1,4 +1,5 @@
-"""PNG plots of one run: Gantt chart (node x time), utilization and queue length over time, wait times."""
+"""PNG plots of one run: Gantt chart (node x time), utilization and queue length over time, wait
+times."""
 
 from __future__ import annotations
 
@@ -97,7 +98,8 @@ def wait_distribution(result, path) -> None:
     axes.set_xlabel("wait time [s]")
     axes.set_ylabel("jobs")
     axes.set_title(
-        f"Wait times: {result.scheduler} ({int((wait <= 0).sum())} of {wait.size} jobs did not wait)"
+        f"Wait times: {result.scheduler} "
+        f"({int((wait <= 0).sum())} of {wait.size} jobs did not wait)"
     )
     figure.tight_layout()
     figure.savefig(path, dpi=120)
@@ -105,7 +107,8 @@ def wait_distribution(result, path) -> None:
 
 
 def compare_plot(frame, path) -> Path:
-    """`cosched compare --plots`: makespan, mean wait and utilization per scheduler, side by side."""
+    """`cosched compare --plots`: makespan, mean wait and utilization per scheduler, side by
+    side."""
     from cosched.cli_options import time_unit
     from cosched.outputs import save_figure
 
@@ -132,7 +135,8 @@ def compare_plot(frame, path) -> Path:
 
 
 def write_plots(result, folder) -> list[Path]:
-    """All plots of one run into `folder` (Gantt only up to GANTT_MAX_JOBS jobs); returns the paths."""
+    """All plots of one run into `folder` (Gantt only up to GANTT_MAX_JOBS jobs); returns the
+    paths."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     plots = [("utilization_queue.png", utilization_queue), ("wait_times.png", wait_distribution)]
