@@ -106,7 +106,7 @@ class CoLocationAllocator(Allocator):
         self.free_halves = 2 * platform.nodes
         self._free_cores = platform.total_cores  # cores not bound to any job (ELiSE get_idle_cores)
         self._units: list[int] | None = None
-        self._compact_units: list[int] | None = None
+        self._compact_units: list[int] = []  # built with _units
 
     @property
     def total_units(self) -> int:
@@ -120,15 +120,14 @@ class CoLocationAllocator(Allocator):
         )
 
     def units(self, engine, job: int) -> int:
-        if (
-            self._units is None
-        ):  # per-job tables, built once: EASY asks for units thousands of times
+        units = self._units
+        if units is None:  # per-job tables, built once: EASY asks for units thousands of times
             cores = np.asarray(engine.cores, dtype=np.int64)
             compact = 2 * -(-cores // self._cpn)
             spread = -(-cores // self.half)
-            self._units = np.where(spread > self.platform.nodes, compact, spread).tolist()
+            units = self._units = np.where(spread > self.platform.nodes, compact, spread).tolist()
             self._compact_units = compact.tolist()
-        return self._compact_units[job] if engine.placement[job] == COMPACT else self._units[job]
+        return self._compact_units[job] if engine.placement[job] == COMPACT else units[job]
 
     def units_of(self, allocation: Allocation) -> int:
         return int(allocation.nodes.size * (allocation.cores // self.half))
@@ -253,9 +252,9 @@ def co_context(
             field="missing_pair",
         )
     if heatmap is None:
-        spread = spread_speedup if isinstance(spread_speedup, float) else DEFAULT_SPREAD_SPEEDUP
+        alone = spread_speedup if isinstance(spread_speedup, float) else DEFAULT_SPREAD_SPEEDUP
         return CoContext(
-            np.ones((1, 1)), np.zeros(len(workload), dtype=np.int64), np.array([spread]), ("*",)
+            np.ones((1, 1)), np.zeros(len(workload), dtype=np.int64), np.array([alone]), ("*",)
         )
     if workload.app is None:
         raise InputError(
@@ -275,9 +274,8 @@ def co_context(
     used = np.unique(app)
     measured = heatmap.measured
     known = ~np.isnan(measured) | ~np.isnan(measured.T)
-    speedups = np.ones(
-        (len(heatmap), len(heatmap))
-    )  # pairs of applications absent from the workload: unused
+    # pairs of applications absent from the workload: unused
+    speedups = np.ones((len(heatmap), len(heatmap)))
     if missing_pair == "mean" and not known[np.ix_(used, used)].all():
         speedups[np.ix_(used, used)] = _mean_filled(measured)[np.ix_(used, used)]
     else:
@@ -288,9 +286,8 @@ def co_context(
         spread = heatmap.spread_speedups(DEFAULT_SPREAD_SPEEDUP)
     elif spread_speedup == "one":
         spread = np.full(len(heatmap), DEFAULT_SPREAD_SPEEDUP)
-    elif (
-        spread_speedup == "max"
-    ):  # ELiSE: alone on spread nodes, a job runs at its best measured co-run speedup
+    elif spread_speedup == "max":
+        # ELiSE: alone on spread nodes, a job runs at its best measured co-run speedup
         spread = _row_statistic(measured, np.nanmax)
     else:
         spread = np.full(len(heatmap), float(spread_speedup))

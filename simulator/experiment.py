@@ -457,6 +457,7 @@ def experiment_workload(spec: CoschedExperiment, experiment: int) -> Workload:
         rng_seed=spec.seed,
     )
     order = np.random.default_rng([spec.seed, experiment]).permutation(spec.jobs)
+    assert base.app is not None  # a generated workload names every job's application
     return make_workload(
         np.arange(spec.jobs),
         base.submit,
@@ -494,6 +495,7 @@ def run_one(
         "wall_seconds": result.wall_seconds,
     }
     if keep_jobs:
+        assert workload.app is not None  # a generated workload names every job's application
         row["jobs"] = {
             "start": result.start.tolist(),
             "end": result.end.tolist(),

@@ -55,7 +55,7 @@ def pareto_front(x: np.ndarray, y: np.ndarray, maximize_x: bool, maximize_y: boo
     b = np.where(maximize_y, y, -y)
     at_least = (a[None, :] >= a[:, None]) & (b[None, :] >= b[:, None])
     better = (a[None, :] > a[:, None]) | (b[None, :] > b[:, None])
-    return ~(at_least & better).any(axis=1)
+    return np.asarray(~(at_least & better).any(axis=1))
 
 
 def _schedulers(runs) -> list[str]:

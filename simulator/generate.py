@@ -144,7 +144,9 @@ def load_application_seed(path: str | os.PathLike) -> ApplicationSeed:
             )
         )
     try:
-        return ApplicationSeed(tuple(names), procs, compact)
+        return ApplicationSeed(
+            tuple(names), np.asarray(procs, dtype=np.int64), np.asarray(compact, dtype=np.float64)
+        )
     except InputError as error:  # before ValueError: InputError is one
         raise InputError(error.message, source=source, field=error.field) from None
 

@@ -49,7 +49,9 @@ def gantt(result, path) -> None:
         axis=1,
     )
     colours = plt.get_cmap("tab20")(job % 20)
-    axes.add_collection(PolyCollection(verts, facecolors=colours, edgecolors="none"))
+    # matplotlib takes an (n, 4, 2) array of polygons; its stub says Sequence only
+    polygons = PolyCollection(verts, facecolors=colours, edgecolors="none")  # type: ignore[arg-type]
+    axes.add_collection(polygons)
     axes.set_xlim(0, max(float(x1.max()) if x1.size else 1.0, 1e-9))
     axes.set_ylim(-0.5, result.platform.nodes - 0.5)
     axes.set_xlabel("time since first submission [h]")

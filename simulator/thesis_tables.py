@@ -101,30 +101,28 @@ def thesis_gaps(comparison) -> dict:
     slowdown = co[co["metric"] == "mean_slowdown"]
     speedup = co[co["metric"] == "mean_job_speedup"]
     easy_co = speedup[speedup["scheduler"] == "easy-co"]["ours"]
-    gaps = {
+    slowdown_gap = (
+        float((slowdown["difference"].abs() / slowdown["thesis"]).mean()) if len(slowdown) else None
+    )
+    speedup_gap = float(speedup["difference"].abs().mean()) if len(speedup) else None
+    easy_co_speedup = float(easy_co.iloc[0]) if len(easy_co) else None
+    complete = int(slowdown.shape[0]) == len(THESIS_COSCHEDULERS)
+    return {
         "coschedulers": int(slowdown.shape[0]),
-        "mean_slowdown_relative_gap": float(
-            (slowdown["difference"].abs() / slowdown["thesis"]).mean()
-        )
-        if len(slowdown)
-        else None,
-        "mean_job_speedup_gap": float(speedup["difference"].abs().mean()) if len(speedup) else None,
-        "easy_co_mean_job_speedup": float(easy_co.iloc[0]) if len(easy_co) else None,
+        "mean_slowdown_relative_gap": slowdown_gap,
+        "mean_job_speedup_gap": speedup_gap,
+        "easy_co_mean_job_speedup": easy_co_speedup,
+        "slowdown_target_met": _met(slowdown_gap, SLOWDOWN_GAP_TARGET) if complete else None,
+        "speedup_target_met": _met(speedup_gap, SPEEDUP_GAP_TARGET) if complete else None,
+        "easy_co_target_met": None
+        if easy_co_speedup is None
+        else abs(easy_co_speedup - THESIS_TABLE["easy-co"][4]) <= EASY_CO_SPEEDUP_TOLERANCE,
     }
-    complete = gaps["coschedulers"] == len(THESIS_COSCHEDULERS)
-    gaps["slowdown_target_met"] = (
-        gaps["mean_slowdown_relative_gap"] <= SLOWDOWN_GAP_TARGET if complete else None
-    )
-    gaps["speedup_target_met"] = (
-        gaps["mean_job_speedup_gap"] <= SPEEDUP_GAP_TARGET if complete else None
-    )
-    gaps["easy_co_target_met"] = (
-        None
-        if gaps["easy_co_mean_job_speedup"] is None
-        else abs(gaps["easy_co_mean_job_speedup"] - THESIS_TABLE["easy-co"][4])
-        <= EASY_CO_SPEEDUP_TOLERANCE
-    )
-    return gaps
+
+
+def _met(gap: float | None, target: float) -> bool | None:
+    """Whether a gap is within its target; None without a gap (no such metric in the runs)."""
+    return None if gap is None else gap <= target
 
 
 def thesis_markdown(comparison, gaps: dict) -> str:

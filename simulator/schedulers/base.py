@@ -53,7 +53,7 @@ class Scheduler:
         co-location."""
         return CompactAllocator(platform)
 
-    def make_speed_model(self, workload, heatmap=None, spread_speedup: float | None = None):
+    def make_speed_model(self, workload, heatmap=None, spread_speedup: float | str | None = None):
         """No speed model: every running job progresses at its compact speed."""
         return None
 
@@ -88,7 +88,7 @@ class QueueScheduler(Scheduler):
     # function(engine, waiting job indices) -> key array, largest first; None: arrival order
     priority = None
 
-    OPTIONS = ("backfill", "depth", "record_reservations")
+    OPTIONS: tuple[str, ...] = ("backfill", "depth", "record_reservations")
 
     def __init__(
         self,
@@ -107,12 +107,11 @@ class QueueScheduler(Scheduler):
             raise InputError(f"backfill depth must be >= 0, got {depth}", field="depth")
         self.depth = depth
         self.reservations: dict[int, float] | None = {} if record_reservations else None
-        self._conservative = None
+        self._conservative: ConservativeBackfill | None = None
 
     def attach(self, engine) -> None:
-        self.cores = np.asarray(
-            engine.cores, dtype=np.int64
-        )  # per-job arrays for vectorised priorities
+        # per-job arrays for vectorised priorities
+        self.cores = np.asarray(engine.cores, dtype=np.int64)
         self.estimate = np.asarray(engine.estimate, dtype=np.float64)
         self._conservative = (
             ConservativeBackfill(engine, self.depth, self.reservations)

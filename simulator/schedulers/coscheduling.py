@@ -38,7 +38,7 @@ class CoScheduler(QueueScheduler):
     name = "easy-co"
     backfill = "easy"
     co_located = True
-    OPTIONS = QueueScheduler.OPTIONS + ("missing_pair", "reserve")
+    OPTIONS: tuple[str, ...] = QueueScheduler.OPTIONS + ("missing_pair", "reserve")
 
     def __init__(
         self,

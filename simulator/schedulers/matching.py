@@ -101,9 +101,8 @@ def match_window(
     apps = np.asarray(apps, dtype=np.int64)
     edges = allowed[np.ix_(apps, apps)]
     np.fill_diagonal(edges, False)
-    positions = np.flatnonzero(
-        edges.any(axis=1)
-    ).tolist()  # jobs with no partner in the window stay alone
+    # jobs with no partner in the window stay alone
+    positions = np.flatnonzero(edges.any(axis=1)).tolist()
     apps = apps[positions].tolist()
     key = tuple(sorted(apps))
     classes = None if cache is None else cache.get(key)
@@ -114,7 +113,8 @@ def match_window(
                 cache.clear()
             cache[key] = classes
     remaining = Counter(classes)  # (a, b) with a <= b: the key is sorted
-    pairs, taken = [], set()
+    pairs: list[tuple[int, int]] = []
+    taken: set[int] = set()
     for i, a in enumerate(apps):
         if i in taken:
             continue
@@ -355,8 +355,8 @@ class Matching(CoScheduler):
                 if placed is not None:
                     self.start(engine, placed)
                     break
-                partner = [(max(unit),)] if len(unit) == 2 else []
-                self.backfill(engine, head, partner + units[index + 1 :])
+                partner: list[tuple[int, ...]] = [(max(unit),)] if len(unit) == 2 else []
+                self.backfill_units(engine, head, partner + units[index + 1 :])
                 return
 
     def match(self, jobs: list[int]) -> dict[int, int]:
@@ -373,7 +373,7 @@ class Matching(CoScheduler):
 
     def pair_up(self, jobs: list[int], partner: dict[int, int]) -> list[tuple[int, ...]]:
         """The window's start units in queue order: matched pairs (lead first) and single jobs."""
-        units = []
+        units: list[tuple[int, ...]] = []
         for job in jobs:
             mate = partner.get(job)
             if mate is None:
@@ -390,7 +390,7 @@ class Matching(CoScheduler):
             planned[job] = allocation
             engine.start(job)
 
-    def backfill(self, engine, head: tuple[int], units: list[tuple[int, ...]]) -> None:
+    def backfill_units(self, engine, head: tuple[int], units: list[tuple[int, ...]]) -> None:
         """EASY behind the blocked head job (003 §5.1.2), on the nodes: a unit (or, failing that,
         each job of a pair alone) starts now if it ends by the shadow time or if the head still fits
         then beside it."""

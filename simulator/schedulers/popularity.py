@@ -33,7 +33,7 @@ class Popularity(CoScheduler):
     (hybrid)."""
 
     name = "popularity"
-    OPTIONS = CoScheduler.OPTIONS + ("threshold", "compact_below")
+    OPTIONS: tuple[str, ...] = CoScheduler.OPTIONS + ("threshold", "compact_below")
 
     def __init__(
         self,
