@@ -114,8 +114,8 @@ def colocation_speed_model(
     co-scheduler for).
 
     scheduler_options and speed_options: the co-schedulers' options (missing_pair, ...: those
-    `CoScheduler.OPTIONS` lists) and what `simulate` passes to `make_speed_model` (spread_speedup,
-    ...); others do not set speeds.
+    `CoScheduler.OPTIONS` lists) and what `simulate` passes to `make_speed_model`
+    (spread_speedup, ...); others do not set speeds.
     """
     import inspect
 

@@ -1,9 +1,8 @@
 """Schedulers by name: the CLI, experiments and users build them through `make_scheduler`.
 
 `SCHEDULERS` maps a CLI name to "module:factory" (or a factory); the co-scheduling package adds its
-own entries. A factory's class attribute `OPTIONS` lists the keyword options it takes (backfill,
-depth,
-...).
+own entries. A factory's class attribute `OPTIONS` lists the keyword options it takes
+(backfill, depth, ...).
 """
 
 from __future__ import annotations
