@@ -32,18 +32,6 @@ def fcfs_pass(engine, order: list[int]) -> bool:
     return all(start(job) for job in order)
 
 
-def _moved_start(earlier, stuck: set, duration: float, units: int, begin: float, end: float):
-    """`earlier(duration, units, begin, end)`, remembering in `stuck` the reservations that cannot
-    move (None) until the profile changes."""
-    key = (begin, end, units, duration)
-    if key in stuck:
-        return None
-    moved = earlier(duration, units, begin, end)
-    if moved is None:
-        stuck.add(key)
-    return moved
-
-
 def easy_pass(engine, order: list[int], reservations: dict | None = None) -> None:
     """Backfill `order[1:]` behind the blocked head `order[0]` without delaying it (003 §5.1.2)."""
     allocator = engine.allocator
@@ -205,68 +193,62 @@ class Profile:
         """
         if end < begin + duration:  # its own units do not cover its window: no shortcut
             return self._earlier_scan(duration, units, begin, end)
-        times, free = self.times, self.free
-        taken, low, high = self._pending_before(begin)
+        times, free, pending = self.times, self.free, self.pending
+        taken, low, high = 0, 0.0, 0.0
+        if pending is not None:
+            taken, low, high = self._pending_before(begin, pending)
         before = bisect.bisect_left(times, begin)  # segments 0..before-1 start before `begin`
         if times[0] + duration < begin:  # a whole window may fit before `begin`
-            start = self._window_before(duration, units, begin, before)
-            if start is not None:
-                if taken and start < high and start + duration > low:
-                    # overlaps the pending move: apply that first
-                    self.settle()
-                    return self.earlier(duration, units, begin, end)
-                return start
+            # only starts t with t + duration < begin (slack for rounding)
+            last = bisect.bisect_right(
+                times, begin - duration + 1e-9 * (abs(begin) + duration + 1.0), 0, before
+            )
+            k = 0
+            while k < last:
+                if free[k] < units:
+                    k += 1
+                    continue
+                start = times[k]
+                stop = start + duration
+                if stop >= begin:
+                    break
+                m = k + 1
+                while m < before and times[m] < stop:
+                    if free[m] < units:
+                        break
+                    m += 1
+                else:  # a whole window; if it overlaps the pending move, apply that first
+                    overlaps = taken and start < high and stop > low
+                    return self._settled_earlier(duration, units, begin, end) if overlaps else start
+                k = m + 1
         k = before - 1  # else the start of the run of free segments that reaches `begin`, if any
         if k < 0 or free[k] < units:
             return None
-        if (
-            taken and begin > low
-        ):  # the run may cross [low, high), where `taken` fewer units are free
+        if taken and begin > low:  # the run may cross [low, high), where `taken` fewer are free
             return self._run_start(k, begin, units, taken, low, high)
         while k > 0 and free[k - 1] >= units:
             k -= 1
         return times[k]
 
-    def _pending_before(self, begin: float) -> tuple[int, float, float]:
-        """(taken, low, high): before `begin` the profile is the lists less `taken` units on
-        [low, high); the pending move is applied first if the units it gives back lie before
-        `begin`."""
-        pending = self.pending
-        if pending is not None and begin > pending[1]:
+    def _pending_before(
+        self, begin: float, pending: tuple[int, float, float, float, float]
+    ) -> tuple[int, float, float]:
+        """(taken, low, high) for `earlier`: before `begin` the profile is the lists less `taken`
+        units on [low, high). The pending move is applied first if the units it gives back lie
+        before `begin`; (0, 0.0, 0.0) when nothing is pending before `begin`."""
+        if begin > pending[1]:
             if pending[3] < begin:  # units the pending move gives back lie before `begin`: apply it
                 self.settle()
             else:
                 return pending[0], pending[1], pending[2]
         return 0, 0.0, 0.0
 
-    def _window_before(
-        self, duration: float, units: int, begin: float, before: int
+    def _settled_earlier(
+        self, duration: float, units: int, begin: float, end: float
     ) -> float | None:
-        """The first start t whose window [t, t + duration) has `units` free in the lists and ends
-        before `begin` (segments 0..before-1 start before `begin`), or None."""
-        times, free = self.times, self.free
-        # only starts t with t + duration < begin (slack for rounding)
-        last = bisect.bisect_right(
-            times, begin - duration + 1e-9 * (abs(begin) + duration + 1.0), 0, before
-        )
-        k = 0
-        while k < last:
-            if free[k] < units:
-                k += 1
-                continue
-            start = times[k]
-            stop = start + duration
-            if stop >= begin:
-                return None
-            m = k + 1
-            while m < before and times[m] < stop:
-                if free[m] < units:
-                    break
-                m += 1
-            else:
-                return start
-            k = m + 1
-        return None
+        """`earlier` after the pending move is applied to the lists."""
+        self.settle()
+        return self.earlier(duration, units, begin, end)
 
     def _earlier_scan(self, duration: float, units: int, begin: float, end: float) -> float | None:
         """`earlier` by a scan of every start from now, counting the job's own units on [begin,
@@ -436,12 +418,17 @@ class ConservativeBackfill:
                     continue
                 if dirty:
                     duration = estimate[job]
-                    moved = _moved_start(earlier, stuck, duration, units, begin, end)
+                    key = (begin, end, units, duration)
+                    if key in stuck:
+                        moved = None
+                    else:
+                        moved = earlier(duration, units, begin, end)
+                        if moved is None:
+                            stuck.add(key)
                 else:
                     moved = None
                 if moved is None:
-                    if begin < next_begin:
-                        next_begin = begin
+                    next_begin = begin if begin < next_begin else next_begin
                     continue
                 old_begin, old_end = begin, end
                 begin = moved
@@ -460,8 +447,7 @@ class ConservativeBackfill:
             if begin <= now:
                 due.append(job)
                 continue
-            if begin < next_begin:
-                next_begin = begin
+            next_begin = begin if begin < next_begin else next_begin
             if not reserved or begin != reserved[0]:
                 request_wakeup(begin)
         return due, next_begin
