@@ -1,7 +1,7 @@
 """`cosched bound`: a lower bound on the makespan of any (co-)schedule of a workload on a platform.
 
-Thin layer over `cosched.simulator.bounds.bound_for`: the workload, platform and co-location flags are those
-of `cosched simulate`, so the bound follows the same speed model as a co-scheduled run.
+Thin layer over `cosched.simulator.bounds.bound_for`: the workload, platform and co-location flags
+are those of `cosched simulate`, so the bound follows the same speed model as a co-scheduled run.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ def register(subparsers) -> None:
     bound = subparsers.add_parser(
         "bound",
         help="lower bound on the makespan of any schedule or co-schedule of a workload",
-        description="The fluid configuration LP (the combination model and OPT LP applied to the cluster: "
+        description="The fluid configuration LP (the combination model and OPT LP applied to the "
+        "cluster: "
         "applications as tasks, node configurations as combinations) with release dates. Without "
         "--heatmap it is the classic area and release-date bound; with one it bounds every "
         "co-schedule of the heatmap co-location model, whatever the scheduler and placement "
@@ -62,15 +63,16 @@ def register(subparsers) -> None:
 
 
 def bound_options(args) -> dict:
-    """The co-location options of `simulate` as `bound_for` keywords (the placement aside: the bound holds for
-    any): heatmap, spread_speedup, scheduler_options."""
+    """The co-location options of `simulate` as `bound_for` keywords (the placement aside: the bound
+    holds for any): heatmap, spread_speedup, scheduler_options."""
     options = co_simulation_options(args)
     options.pop("placement", None)
     return options
 
 
 def bound_columns(args, platform, workload, results, makespan: float) -> dict:
-    """`bound` and `makespan_over_bound` of a `simulate` run (`results`: the run and its baseline)."""
+    """`bound` and `makespan_over_bound` of a `simulate` run (`results`: the run and its
+    baseline)."""
     from cosched.simulator.bounds import bound_for
 
     options = bound_options(args) if args.heatmap else {}
@@ -114,6 +116,7 @@ def _bound_command(args) -> int:
     )
     print(f"  longest job term [d]         {result.job * days:.4f}   (job {result.critical_job})")
     print(
-        f"  applications {len(result.applications)}, LPs solved {result.solves}, {result.seconds:.3f} s"
+        f"  applications {len(result.applications)}, LPs solved {result.solves}, "
+        f"{result.seconds:.3f} s"
     )
     return 0

@@ -1,30 +1,35 @@
-"""A lower bound on the makespan of any schedule of a workload: the fluid configuration LP and release dates.
+"""A lower bound on the makespan of any schedule of a workload: the fluid configuration LP and
+release dates.
 
-The cluster is cut into *units*, the smallest share of a node the simulator ever gives a job: half a node when
-the cores per node are even (the co-location allocator of 000 §3.5 binds jobs to half sockets), else a whole
-node. A job needs ceil(cores / unit cores) units (both halves of ceil(cores / cores per node) nodes when it is
-too big to spread), for its compact run time p_j at speed 1.
+The cluster is cut into *units*, the smallest share of a node the simulator ever gives a job: half a
+node when the cores per node are even (the co-location allocator of 000 §3.5 binds jobs to half
+sockets), else a whole node. A job needs ceil(cores / unit cores) units (both halves of
+ceil(cores / cores per node) nodes when it is too big to spread), for its compact run time p_j at
+speed 1.
 
 The fluid configuration LP is the combination model of 002 §3 applied to the cluster: one task per
-application a with work b_a = sum over its jobs of units_j p_j / (units of the cluster), and one combination
-per way a node can be used, with the speed at which it does each application's work (in cluster time):
+application a with work b_a = sum over its jobs of units_j p_j / (units of the cluster), and one
+combination per way a node can be used, with the speed at which it does each application's work (in
+cluster time):
 
-- the application alone: max(1 (compact), S(a, a) (two of its jobs sharing nodes), best_a / 2 (one spread job
-  next to an idle half)), where best_a = max(spread speedup of a, max_b S(a, b)) is the fastest a spread
-  job of a can progress (000 §3.5, formula (4.1): the minimum over its neighbours);
-- each pair {a, b}: S(a, b) / 2 for a and S(b, a) / 2 for b (two spread jobs on the halves of the nodes).
+- the application alone: max(1 (compact), S(a, a) (two of its jobs sharing nodes), best_a / 2 (one
+  spread job next to an idle half)), where best_a = max(spread speedup of a, max_b S(a, b)) is the
+  fastest a spread job of a can progress (000 §3.5, formula (4.1): the minimum over its neighbours);
+- each pair {a, b}: S(a, b) / 2 for a and S(b, a) / 2 for b (two spread jobs on the halves of the
+  nodes).
 
-Solving min sum x s.t. A x = b, x >= 0 with `cosched.theory.opt.solve_opt` gives the time the whole cluster
-needs (002 §4.1, LP (3)); any schedule of the simulator is a feasible point, so no schedule is shorter (the
-proof is in the docs, "How far from optimal"). Jobs submitted at or after a release date r need r + LP(those
-jobs); job j alone needs r_j + p_j / (its best speed). The bound is the largest of these, minus the first
-submission (the makespan of 000 §4.1).
+Solving min sum x s.t. A x = b, x >= 0 with `cosched.theory.opt.solve_opt` gives the time the whole
+cluster needs (002 §4.1, LP (3)); any schedule of the simulator is a feasible point, so no schedule
+is shorter (the proof is in the docs, "How far from optimal"). Jobs submitted at or after a release
+date r need r + LP(those jobs); job j alone needs r_j + p_j / (its best speed). The bound is the
+largest of these, minus the first submission (the makespan of 000 §4.1).
 
-The LP's matrix does not depend on the work, so every dual solution y with y^T A <= 1 bounds every release date
-at once, LP(b(r)) >= y^T b(r) (weak duality): the LP is solved exactly on a grid of release dates, then at the
-dates whose dual bound is largest, and all dates are bounded by one matrix product with the duals found.
-Speeds come from the speed model the co-schedulers run with (`colocation_speed_model`), so the bound follows
-its options (heatmap, default speedup of unmeasured pairs, spread speedup).
+The LP's matrix does not depend on the work, so every dual solution y with y^T A <= 1 bounds every
+release date at once, LP(b(r)) >= y^T b(r) (weak duality): the LP is solved exactly on a grid of
+release dates, then at the dates whose dual bound is largest, and all dates are bounded by one
+matrix product with the duals found. Speeds come from the speed model the co-schedulers run with
+(`colocation_speed_model`), so the bound follows its options (heatmap, default speedup of unmeasured
+pairs, spread speedup).
 """
 
 from __future__ import annotations
@@ -61,11 +66,13 @@ REFINE_ROUNDS = (
 
 @dataclass(frozen=True, eq=False)
 class BoundResult:
-    """A lower bound on the makespan (seconds from the first submission) and the terms it is the largest of."""
+    """A lower bound on the makespan (seconds from the first submission) and the terms it is the
+    largest of."""
 
     bound: float  # max(release, job)
     fluid: float  # LP of the whole workload: the cluster's time at the best mix of configurations
-    release: float  # max over release dates r of r + LP(jobs submitted at or after r), from the first submit
+    # max over release dates r of r + LP(jobs submitted at or after r), from the first submit
+    release: float
     job: float  # max over jobs of r_j + p_j / best speed of j, from the first submit
     release_date: float  # the r of `release`, from the first submit
     critical_job: object  # job id of `job`
@@ -103,10 +110,12 @@ def _plain(value):
 def colocation_speed_model(
     workload: Workload, heatmap=None, *, scheduler_options: dict | None = None, **speed_options
 ):
-    """The speed model every co-scheduler runs this workload with (what `simulate` asks a co-scheduler for).
+    """The speed model every co-scheduler runs this workload with (what `simulate` asks a
+    co-scheduler for).
 
-    scheduler_options and speed_options: the co-schedulers' options (missing_pair, ...: those `CoScheduler.OPTIONS`
-    lists) and what `simulate` passes to `make_speed_model` (spread_speedup, ...); others do not set speeds.
+    scheduler_options and speed_options: the co-schedulers' options (missing_pair, ...: those
+    `CoScheduler.OPTIONS` lists) and what `simulate` passes to `make_speed_model`
+    (spread_speedup, ...); others do not set speeds.
     """
     import inspect
 
@@ -133,12 +142,12 @@ def bound_for(
     results=(),
     **speed_options,
 ) -> BoundResult:
-    """The bound of every schedule `simulate` runs with these options: the co-scheduling bound with a heatmap or
-    a speed option, else the classic area and release-date bound.
+    """The bound of every schedule `simulate` runs with these options: the co-scheduling bound with
+    a heatmap or a speed option, else the classic area and release-date bound.
 
-    results: runs of this workload; the speed model of the first co-scheduled one is used as is (it is what
-    the co-schedulers ran with). A co-scheduling bound is also below every classic run (speed 1 is one of
-    its configurations), so one number serves a whole table of runs.
+    results: runs of this workload; the speed model of the first co-scheduled one is used as is (it
+    is what the co-schedulers ran with). A co-scheduling bound is also below every classic run
+    (speed 1 is one of its configurations), so one number serves a whole table of runs.
     """
     if "spread_speedup" in speed_options:
         warn_renamed("the keyword spread_speedup=", "alone_speedup=")
@@ -160,8 +169,9 @@ def makespan_bound(workload: Workload, platform: Platform, *, speed_model=None) 
     """A lower bound on the makespan of every schedule of `workload` on `platform` (rigid jobs).
 
     speed_model: the co-location model of the run (`speedups`, `app`, `spread` of
-    `cosched.simulator.colocation.HeatmapSpeedModel`); None: every job runs at speed 1 (no heatmap). With an odd
-    number of cores per node no job can share a node (the co-location allocator refuses it): speed 1 too.
+    `cosched.simulator.colocation.HeatmapSpeedModel`); None: every job runs at speed 1 (no heatmap).
+    With an odd number of cores per node no job can share a node (the co-location allocator refuses
+    it): speed 1 too.
     """
     started = time.perf_counter()
     if not len(workload):
@@ -180,7 +190,8 @@ def makespan_bound(workload: Workload, platform: Platform, *, speed_model=None) 
         hasattr(speed_model, a) for a in ("speedups", "app", "spread")
     ):
         raise InputError(
-            f"the bound needs the heatmap co-location speed model, not {type(speed_model).__name__}",
+            "the bound needs the heatmap co-location speed model, "
+            f"not {type(speed_model).__name__}",
             field="speed_model",
         )
     co_located = speed_model is not None and halves
@@ -266,10 +277,11 @@ def _names(workload: Workload, app: np.ndarray, k: int) -> tuple[str, ...]:
 
 
 def _configurations(speedups: np.ndarray, spread: np.ndarray, best: np.ndarray):
-    """Bitmasks and speed matrix of the node configurations (the LP's combinations, 002 §3), in cluster time.
+    """Bitmasks and speed matrix of the node configurations (the LP's combinations, 002 §3), in
+    cluster time.
 
-    The application alone is at least as fast for it as any pair it is in (best_a / 2 >= S(a, b) / 2), so
-    A x = b and A x >= b have the same optimum.
+    The application alone is at least as fast for it as any pair it is in (best_a / 2 >= S(a,
+    b) / 2), so A x = b and A x >= b have the same optimum.
     """
     k = spread.size
     alone = np.maximum(
@@ -293,7 +305,8 @@ def _configurations(speedups: np.ndarray, spread: np.ndarray, best: np.ndarray):
 def _dual(
     speedups: np.ndarray, spread: np.ndarray, best: np.ndarray, speeds: np.ndarray, work: np.ndarray
 ) -> np.ndarray:
-    """A dual solution y of the LP with work `work` (zeros allowed), scaled so y^T A <= 1 holds exactly."""
+    """A dual solution y of the LP with work `work` (zeros allowed), scaled so y^T A <= 1 holds
+    exactly."""
     from cosched.theory.instance import Instance
     from cosched.theory.opt import solve_opt
 

@@ -1,8 +1,11 @@
-"""Co-scheduling commands: ``cosched heatmap``, ``generate-workload``, ``experiment-sim``, and the ``simulate`` options
-``--heatmap/--spread-speedup/--default-speedup/--placement`` and ``--missing-pair/--alone-speedup/--reserve/
---compact-below/--utilization`` (registered by ``cosched.simulator.cli``).
+"""Co-scheduling commands: ``cosched heatmap``, ``generate-workload``, ``experiment-sim``, and the
+``simulate`` options ``--heatmap/--spread-speedup/--default-speedup/--placement`` and
+``--missing-pair/--alone-speedup/--reserve/ --compact-below/--utilization`` (registered by
+``cosched.simulator.cli``).
 
-Thin layer: parse, call ``cosched.theory.heatmap`` / ``cosched.simulator.colocation`` / ``cosched.simulator.experiment``, print.
+Thin layer: parse, call
+``cosched.theory.heatmap`` / ``cosched.simulator.colocation`` / ``cosched.simulator.experiment``,
+print.
 """
 
 from __future__ import annotations
@@ -45,8 +48,9 @@ def register(subparsers) -> None:
     heatmap = subparsers.add_parser(
         "heatmap",
         help="inspect a co-execution heatmap CSV (thesis Table 4.1 layout), plot it",
-        description="Read a heatmap CSV (name_A, procs_A, compact_A, name_B, procs_B, compact_B, co_A_B, co_B_A), "
-        "print its applications and speedups, optionally plot it or convert it to a theory instance.",
+        description="Read a heatmap CSV (name_A, procs_A, compact_A, name_B, procs_B, compact_B, "
+        "co_A_B, co_B_A), print its applications and speedups, optionally plot it or convert it "
+        "to a theory instance.",
     )
     heatmap.add_argument("file", help=f"heatmap CSV or bundled preset ({', '.join(HEATMAPS)})")
     add_plots(
@@ -70,7 +74,8 @@ def register(subparsers) -> None:
     generate = subparsers.add_parser(
         "generate-workload",
         help="draw N jobs from an application seed (heatmap or seed JSON) into a CSV workload",
-        description="Workload generation of 000 §3.1: applications drawn uniformly, by frequencies or from a list; "
+        description="Workload generation of 000 §3.1: applications drawn uniformly, by frequencies "
+        "or from a list; "
         "interarrival times batch (all at 0), constant, uniform, Poisson or Weibull; seeded.",
     )
     source = generate.add_mutually_exclusive_group(required=True)
@@ -126,7 +131,8 @@ def register(subparsers) -> None:
     experiment = subparsers.add_parser(
         "experiment-sim",
         help="thesis-style grid: schedulers x workloads, tables and plots",
-        description="Run every scheduler on N shuffles or draws of a generated workload (003 ch. 6), resumable; "
+        description="Run every scheduler on N shuffles or draws of a generated workload "
+        "(003 ch. 6), resumable; "
         "writes runs.csv, summary.csv, tables.md and plots/ into --out; --preset thesis adds "
         "thesis.md/.csv (003 Tables 6.1/6.2 against ours), --preset elise-table2 writes "
         "elise_table2.md/.csv (000 Table 2) over one grid per sub-heatmap.",
@@ -230,14 +236,14 @@ def add_simulate_options(parser) -> None:
         choices=PLACEMENTS,
         default="idle",
         metavar="HOW",
-        help="co-location (%(choices)s): spread on idle nodes first (default idle) or fill half-full "
-        "nodes first",
+        help="co-location (%(choices)s): spread on idle nodes first (default idle) or fill "
+        "half-full nodes first",
     )
 
 
 def add_fidelity_options(parser, preset: bool = False) -> None:
-    """The co-scheduling choices the papers leave open (`simulate` and `experiment-sim`): None = the default
-    (or, with `preset`, the preset's value)."""
+    """The co-scheduling choices the papers leave open (`simulate` and `experiment-sim`): None = the
+    default (or, with `preset`, the preset's value)."""
     default = "the preset's" if preset else None
 
     def said(value: str) -> str:
@@ -292,7 +298,8 @@ def add_fidelity_options(parser, preset: bool = False) -> None:
 
 
 def co_simulation_options(args) -> dict:
-    """The heatmap options of ``cosched simulate`` for a co-scheduler run (see `engine.simulate`)."""
+    """The heatmap options of ``cosched simulate`` for a co-scheduler run (see
+    `engine.simulate`)."""
     from cosched.errors import InputError
     from cosched.simulator.colocation import alone_speedup_value
     from cosched.theory.heatmap import read_heatmap
@@ -375,7 +382,8 @@ def _heatmap_command(args) -> int:
         )
         return 0
     print(
-        f"{args.file}: {len(heatmap)} applications, {measured.size - missing} measured directed pairs, "
+        f"{args.file}: {len(heatmap)} applications, "
+        f"{measured.size - missing} measured directed pairs, "
         f"{missing} unmeasured"
     )
     if finite.size:

@@ -1,25 +1,27 @@
-"""Co-location on the simulator engine: the half-socket allocator and the heatmap speed model (000 §3.5).
+"""Co-location on the simulator engine: the half-socket allocator and the heatmap speed model
+(000 §3.5).
 
-A co-scheduled job is spread over twice the nodes a compact allocation needs, using half of each node's
-cores (half-socket binding); another job may take the other half, so a node holds at most two jobs.
-Backfilling counts *half nodes*: a spread job holds ceil(cores / half) of them, a compact one (Popularity's
-unfriendly jobs, and jobs too big to spread over distinct nodes) both halves of ceil(cores / cores_per_node)
-nodes.
+A co-scheduled job is spread over twice the nodes a compact allocation needs, using half of each
+node's cores (half-socket binding); another job may take the other half, so a node holds at most two
+jobs. Backfilling counts *half nodes*: a spread job holds ceil(cores / half) of them, a compact one
+(Popularity's unfriendly jobs, and jobs too big to spread over distinct nodes) both halves of
+ceil(cores / cores_per_node) nodes.
 
 Placement (003 §5.2.1): jobs are first deployed spread on idle nodes while enough are idle, then on
 nodes that are already half full, in ascending node order (``prefer="idle"``); ``prefer="shared"``
 fills half-full nodes first.
 
-Speed (000 §3.5, formula (4.1)): each running job's speedup is the minimum pairwise heatmap speedup over
-its current neighbours on all its nodes; a spread job with no neighbour runs at its alone speedup
-(default 1.0, or the per-application value of the heatmap file); a compact job at 1.0. The engine rescales
-the remaining time at each change (formula (4.2)).
+Speed (000 §3.5, formula (4.1)): each running job's speedup is the minimum pairwise heatmap speedup
+over its current neighbours on all its nodes; a spread job with no neighbour runs at its alone
+speedup (default 1.0, or the per-application value of the heatmap file); a compact job at 1.0. The
+engine rescales the remaining time at each change (formula (4.2)).
 
 The papers leave two values open, so both are options (``co_context``): a pair measured in neither
-direction takes the heatmap's default speedup (``missing_pair="default"``) or, as ELiSE's simulator does,
-the job's mean measured speedup over its measured partners (``"mean"``); a job alone on spread nodes runs
-at 1.0 (``"one"``), at its maximum measured speedup as in ELiSE (``"max"``), or at a given value. Popularity
-ranks count measured pairs only (``CoContext.known``), whatever fills the others.
+direction takes the heatmap's default speedup (``missing_pair="default"``) or, as ELiSE's simulator
+does, the job's mean measured speedup over its measured partners (``"mean"``); a job alone on spread
+nodes runs at 1.0 (``"one"``), at its maximum measured speedup as in ELiSE (``"max"``), or at a
+given value. Popularity ranks count measured pairs only (``CoContext.known``), whatever fills the
+others.
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ ALONE_SPEEDUPS = (
 
 
 def alone_speedup_value(text: str | float | None) -> str | float | None:
-    """The alone speedup of a command line or spec: None (heatmap value, else 1.0), "one", "max" or a number > 0."""
+    """The alone speedup of a command line or spec: None (heatmap value, else 1.0), "one", "max" or
+    a number > 0."""
     if text is None or text in ALONE_SPEEDUPS:
         return text
     try:
@@ -103,7 +106,7 @@ class CoLocationAllocator(Allocator):
         self.free_halves = 2 * platform.nodes
         self._free_cores = platform.total_cores  # cores not bound to any job (ELiSE get_idle_cores)
         self._units: list[int] | None = None
-        self._compact_units: list[int] | None = None
+        self._compact_units: list[int] = []  # built with _units
 
     @property
     def total_units(self) -> int:
@@ -117,15 +120,14 @@ class CoLocationAllocator(Allocator):
         )
 
     def units(self, engine, job: int) -> int:
-        if (
-            self._units is None
-        ):  # per-job tables, built once: EASY asks for units thousands of times
+        units = self._units
+        if units is None:  # per-job tables, built once: EASY asks for units thousands of times
             cores = np.asarray(engine.cores, dtype=np.int64)
             compact = 2 * -(-cores // self._cpn)
             spread = -(-cores // self.half)
-            self._units = np.where(spread > self.platform.nodes, compact, spread).tolist()
+            units = self._units = np.where(spread > self.platform.nodes, compact, spread).tolist()
             self._compact_units = compact.tolist()
-        return self._compact_units[job] if engine.placement[job] == COMPACT else self._units[job]
+        return self._compact_units[job] if engine.placement[job] == COMPACT else units[job]
 
     def units_of(self, allocation: Allocation) -> int:
         return int(allocation.nodes.size * (allocation.cores // self.half))
@@ -204,8 +206,8 @@ class HeatmapSpeedModel:
 
 
 class CoContext:
-    """What a co-scheduled run needs besides the scheduler: heatmap matrix, job applications, spread speedups,
-    and which pairs were measured (in at least one direction)."""
+    """What a co-scheduled run needs besides the scheduler: heatmap matrix, job applications, spread
+    speedups, and which pairs were measured (in at least one direction)."""
 
     def __init__(
         self,
@@ -235,10 +237,10 @@ def co_context(
 ) -> CoContext:
     """Link each job to its heatmap application; without a heatmap every pair has speedup 1.0.
 
-    alone_speedup: the speedup of a job alone on its spread nodes (``spread_speedup``: its deprecated
-    spelling, removed in 0.4.0): None takes the heatmap's per-application
-    value where given, else DEFAULT_SPREAD_SPEEDUP; "one" 1.0; "max" the application's largest measured
-    speedup (ELiSE); a number that value. missing_pair: "default" (the heatmap's fallback) or "mean" (the
+    alone_speedup: the speedup of a job alone on its spread nodes (``spread_speedup``: its
+    deprecated spelling, removed in 0.4.0): None takes the heatmap's per-application value where
+    given, else DEFAULT_SPREAD_SPEEDUP; "one" 1.0; "max" the application's largest measured speedup
+    (ELiSE); a number that value. missing_pair: "default" (the heatmap's fallback) or "mean" (the
     application's mean measured speedup, ELiSE) for pairs measured in neither direction.
     """
     spread_speedup = alone_speedup_value(
@@ -250,9 +252,9 @@ def co_context(
             field="missing_pair",
         )
     if heatmap is None:
-        spread = spread_speedup if isinstance(spread_speedup, float) else DEFAULT_SPREAD_SPEEDUP
+        alone = spread_speedup if isinstance(spread_speedup, float) else DEFAULT_SPREAD_SPEEDUP
         return CoContext(
-            np.ones((1, 1)), np.zeros(len(workload), dtype=np.int64), np.array([spread]), ("*",)
+            np.ones((1, 1)), np.zeros(len(workload), dtype=np.int64), np.array([alone]), ("*",)
         )
     if workload.app is None:
         raise InputError(
@@ -272,9 +274,8 @@ def co_context(
     used = np.unique(app)
     measured = heatmap.measured
     known = ~np.isnan(measured) | ~np.isnan(measured.T)
-    speedups = np.ones(
-        (len(heatmap), len(heatmap))
-    )  # pairs of applications absent from the workload: unused
+    # pairs of applications absent from the workload: unused
+    speedups = np.ones((len(heatmap), len(heatmap)))
     if missing_pair == "mean" and not known[np.ix_(used, used)].all():
         speedups[np.ix_(used, used)] = _mean_filled(measured)[np.ix_(used, used)]
     else:
@@ -285,9 +286,8 @@ def co_context(
         spread = heatmap.spread_speedups(DEFAULT_SPREAD_SPEEDUP)
     elif spread_speedup == "one":
         spread = np.full(len(heatmap), DEFAULT_SPREAD_SPEEDUP)
-    elif (
-        spread_speedup == "max"
-    ):  # ELiSE: alone on spread nodes, a job runs at its best measured co-run speedup
+    elif spread_speedup == "max":
+        # ELiSE: alone on spread nodes, a job runs at its best measured co-run speedup
         spread = _row_statistic(measured, np.nanmax)
     else:
         spread = np.full(len(heatmap), float(spread_speedup))
@@ -295,7 +295,8 @@ def co_context(
 
 
 def _row_statistic(measured: np.ndarray, statistic) -> np.ndarray:
-    """`statistic` over each row's measured speedups; DEFAULT_SPREAD_SPEEDUP for a row with none measured."""
+    """`statistic` over each row's measured speedups; DEFAULT_SPREAD_SPEEDUP for a row with none
+    measured."""
     has = ~np.isnan(measured).all(axis=1)
     values = np.full(measured.shape[0], DEFAULT_SPREAD_SPEEDUP)
     values[has] = statistic(measured[has], axis=1)
@@ -303,7 +304,8 @@ def _row_statistic(measured: np.ndarray, statistic) -> np.ndarray:
 
 
 def _mean_filled(measured: np.ndarray) -> np.ndarray:
-    """Mirrored pair where one direction is measured, else the row application's mean measured speedup (ELiSE)."""
+    """Mirrored pair where one direction is measured, else the row application's mean measured
+    speedup (ELiSE)."""
     filled = np.where(np.isnan(measured), measured.T, measured)
     means = _row_statistic(measured, np.nanmean)
     missing = np.isnan(filled)

@@ -1,16 +1,19 @@
-"""Several schedulers on one workload and platform, side by side: `compare(...) -> DataFrame` (`cosched compare`).
+"""Several schedulers on one workload and platform, side by side: `compare(...) -> DataFrame`
+(`cosched compare`).
 
 Every scheduler (and the baseline) runs on the same jobs; each row holds the metrics of
-`cosched.simulator.metrics.summarize`, the makespan speedup against the baseline (003 (2.1), computed by
-`cosched.simulator.metrics.makespan_speedup`) and the columns that identify the comparison. With `out`, the rows
-go to ``compare.csv`` as each scheduler finishes and a rerun resumes by the rerun rule of `cosched.rerun`
-(`claim_rows`): rows of the same comparison are reused, rows of another one are refused unless `force`.
+`cosched.simulator.metrics.summarize`, the makespan speedup against the baseline (003 (2.1),
+computed by `cosched.simulator.metrics.makespan_speedup`) and the columns that identify the
+comparison. With `out`, the rows go to ``compare.csv`` as each scheduler finishes and a rerun
+resumes by the rerun rule of `cosched.rerun` (`claim_rows`): rows of the same comparison are reused,
+rows of another one are refused unless `force`.
 
-The identity covers every option that changes a result: the workload (its jobs after cleaning and `limit`), the
-platform, `depth`, `use_run_times`, `bounded_threshold`, `limit`, the heatmap's contents, `spread_speedup`,
-`default_speedup` and `placement`; the columns ``workload, platform, depth, run_times, limit,
-bounded_threshold, heatmap`` name them and ``inputs`` is a digest of the contents. The scheduler list and the
-baseline may change between reruns (new schedulers are added to the file).
+The identity covers every option that changes a result: the workload (its jobs after cleaning and
+`limit`), the platform, `depth`, `use_run_times`, `bounded_threshold`, `limit`, the heatmap's
+contents, `spread_speedup`, `default_speedup` and `placement`; the columns ``workload, platform,
+depth, run_times, limit, bounded_threshold, heatmap`` name them and ``inputs`` is a digest of the
+contents. The scheduler list and the baseline may change between reruns (new schedulers are added to
+the file).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from cosched.simulator.schedulers.base import DEFAULT_DEPTH
 if TYPE_CHECKING:  # imported on use
     import pandas as pd
 
+    from cosched.simulator.engine import SimulationResult
     from cosched.simulator.platform import Platform
     from cosched.simulator.workload import Workload
     from cosched.theory.heatmap import Heatmap
@@ -70,9 +74,9 @@ TEXT_COLUMNS = (
 
 
 def compare_path(out: str | os.PathLike | None, *, warn: bool = True) -> Path | None:
-    """Where `compare` writes for `out`: a folder gets ``compare.csv``; a path ending in ``.csv`` that is no
-    folder names the file itself (the older form, deprecated: a warning unless `warn` is false); None writes
-    nothing."""
+    """Where `compare` writes for `out`: a folder gets ``compare.csv``; a path ending in ``.csv``
+    that is no folder names the file itself (the older form, deprecated: a warning unless `warn` is
+    false); None writes nothing."""
     if out is None:
         return None
     out = Path(out)
@@ -87,7 +91,8 @@ def compare_path(out: str | os.PathLike | None, *, warn: bool = True) -> Path | 
 
 
 def checked_scheduler(name: str, depth: int = DEFAULT_DEPTH):
-    """The scheduler `name` with backfill `depth`; an unknown name or a bad option is an InputError naming it."""
+    """The scheduler `name` with backfill `depth`; an unknown name or a bad option is an InputError
+    naming it."""
     from cosched.simulator.schedulers import make_scheduler
 
     try:
@@ -106,9 +111,10 @@ def preflight(
     placement: str | None = None,
     scheduler_options: dict | None = None,
 ) -> None:
-    """Refuse early, never half-way: build every scheduler and its allocator on `platform` before the first
-    simulation, so a combination that cannot run (a co-scheduler's half-socket binding on nodes of an odd
-    number of cores, a bad option) is one InputError naming the scheduler and the platform, and nothing ran."""
+    """Refuse early, never half-way: build every scheduler and its allocator on `platform` before
+    the first simulation, so a combination that cannot run (a co-scheduler's half-socket binding on
+    nodes of an odd number of cores, a bad option) is one InputError naming the scheduler and the
+    platform, and nothing ran."""
     from cosched.simulator.schedulers import make_scheduler
 
     for name in dict.fromkeys(names):
@@ -130,7 +136,8 @@ def load_inputs(
     *,
     limit: int | None = None,
 ) -> tuple[Platform, Workload]:
-    """(platform, workload) from names or paths (or the objects themselves), the workload cut to `limit` jobs."""
+    """(platform, workload) from names or paths (or the objects themselves), the workload cut to
+    `limit` jobs."""
     from cosched.simulator.platform import Platform, load_platform
     from cosched.simulator.workload import Workload, load_workload
 
@@ -139,7 +146,7 @@ def load_inputs(
     platform = platform if isinstance(platform, Platform) else load_platform(platform)
     source = workload.source if isinstance(workload, Workload) else str(workload)
     if not isinstance(workload, Workload):
-        workload = load_workload(workload, max_cores=platform.total_cores)
+        workload = load_workload(os.fspath(workload), max_cores=platform.total_cores)
     if limit is not None and limit < len(workload):
         workload = workload.head(limit)
     if not len(workload):
@@ -174,7 +181,8 @@ def _identity(
     default_speedup,
     placement: str,
 ) -> dict:
-    """The identity columns of a comparison's rows: the options by name, and a digest of every input's contents."""
+    """The identity columns of a comparison's rows: the options by name, and a digest of every
+    input's contents."""
     from cosched.rerun import digest
     from cosched.simulator.experiment import heatmap_digest
 
@@ -204,7 +212,8 @@ def _identity(
 
 
 def _typed(row: dict) -> dict:
-    """A row read back from compare.csv with its empty cells as None (they are None when computed)."""
+    """A row read back from compare.csv with its empty cells as None (they are None when
+    computed)."""
     return {
         key: None if value == "" and key not in TEXT_COLUMNS else value
         for key, value in row.items()
@@ -212,9 +221,9 @@ def _typed(row: dict) -> dict:
 
 
 def _columns(rows: Sequence[dict]) -> list[str]:
-    """The columns of compare.csv: every key of the rows, in the order they first appear (the metrics of
-    `summarize`, makespan_days, the identity; the co-scheduling metrics where the first co-scheduler's row has
-    them)."""
+    """The columns of compare.csv: every key of the rows, in the order they first appear (the
+    metrics of `summarize`, makespan_days, the identity; the co-scheduling metrics where the first
+    co-scheduler's row has them)."""
     return list(dict.fromkeys(key for row in rows for key in row))
 
 
@@ -225,6 +234,35 @@ def _write(path: Path, rows: list[dict]) -> None:
 
     with atomic_path(path) as temporary:
         pd.DataFrame(rows, columns=_columns(rows)).to_csv(temporary, index=False)
+
+
+def _checked_options(
+    names: list[str],
+    depth: int,
+    bounded_threshold: float,
+    alone_speedup: float | None,
+    placement: str | None,
+) -> str:
+    """Check `compare`'s options before anything runs; the placement, defaulted."""
+    from cosched.simulator.colocation import PLACEMENTS
+
+    if not names:
+        raise InputError("no scheduler given", field="scheduler")
+    if depth < 0:
+        raise InputError(f"must be non-negative, got {depth}", field="depth")
+    if not bounded_threshold > 0:
+        raise InputError(f"must be positive, got {bounded_threshold}", field="bounded_threshold")
+    if alone_speedup is not None and not alone_speedup > 0:
+        raise InputError(
+            f"the speedup alone must be positive, got {alone_speedup}", field="alone_speedup"
+        )
+    placement = placement or PLACEMENTS[0]
+    if placement not in PLACEMENTS:
+        raise InputError(
+            f"unknown placement {placement!r}; choose from {', '.join(PLACEMENTS)}",
+            field="placement",
+        )
+    return placement
 
 
 def compare(
@@ -246,65 +284,54 @@ def compare(
     progress: bool = False,
     spread_speedup: float | None = UNSET,
 ) -> pd.DataFrame:
-    """Run `schedulers` and `baseline` on the same workload and platform; one row of metrics per scheduler.
+    """Run `schedulers` and `baseline` on the same workload and platform; one row of metrics per
+    scheduler.
 
     Args:
         workload: a `Workload`, a bundled trace name or an SWF / CSV file.
         platform: a `Platform`, a preset name or a JSON file.
-        schedulers: scheduler names (`cosched.simulator.schedulers.SCHEDULERS`), in the order of the rows.
-        baseline: the scheduler whose makespan is the reference of ``makespan_speedup`` (also run if not listed).
+        schedulers: scheduler names (`cosched.simulator.schedulers.SCHEDULERS`), in the order of
+            the rows.
+        baseline: the scheduler whose makespan is the reference of ``makespan_speedup`` (also run
+            if not listed).
         heatmap: a `Heatmap`, a heatmap CSV or a bundled heatmap name, for the co-schedulers.
-        alone_speedup: speedup of a job alone on spread nodes (default: the heatmap's per-application value;
-            ``spread_speedup`` is its deprecated spelling, removed in 0.4.0).
+        alone_speedup: speedup of a job alone on spread nodes (default: the heatmap's
+            per-application value; ``spread_speedup`` is its deprecated spelling, removed in 0.4.0).
         default_speedup: speedup of pairs measured in neither direction (needs `heatmap`).
         placement: co-location policy, ``"idle"`` (default) or ``"shared"``.
         depth: backfill depth.
         use_run_times: backfill with the true run times instead of the user estimates.
         bounded_threshold: bounded slowdown threshold [s].
         limit: simulate only the first `limit` jobs (after cleaning).
-        out: a folder (rows go to ``out/compare.csv``) or a ``.csv`` file, written after each scheduler and
-            resumed by a rerun of the same comparison; None writes nothing.
+        out: a folder (rows go to ``out/compare.csv``) or a ``.csv`` file, written after each
+            scheduler and resumed by a rerun of the same comparison; None writes nothing.
         force: start over in `out`, replacing rows of another comparison instead of refusing them.
         progress: show the simulator's progress bars.
 
     Returns:
-        A DataFrame with one row per scheduler of `schedulers`: the metrics of ``summarize`` (seconds), the
-        co-scheduling metrics when a co-scheduler ran, ``makespan_days``, ``baseline``, ``makespan_speedup``,
-        ``bound`` (the lower bound of `cosched.simulator.bounds` on any schedule of the workload),
-        ``makespan_over_bound`` and
-        the identity columns. ``frame.attrs`` holds ``jobs``, ``platform``, ``cores``, ``baseline`` and ``path``.
+        A DataFrame with one row per scheduler of `schedulers`: the metrics of ``summarize``
+        (seconds), the co-scheduling metrics when a co-scheduler ran, ``makespan_days``,
+        ``baseline``, ``makespan_speedup``, ``bound`` (the lower bound of
+        `cosched.simulator.bounds` on any schedule of the workload), ``makespan_over_bound`` and
+        the identity columns. ``frame.attrs`` holds ``jobs``, ``platform``, ``cores``,
+        ``baseline`` and ``path``.
 
     Raises:
-        InputError: a bad option or input, or `out` holding rows of another comparison (without `force`).
+        InputError: a bad option or input, or `out` holding rows of another comparison (without
+            `force`).
     """
     import pandas as pd
 
     from cosched.rerun import claim_rows
     from cosched.simulator.bounds import bound_for
-    from cosched.simulator.colocation import PLACEMENTS
     from cosched.simulator.engine import simulate
     from cosched.simulator.metrics import summarize
 
     names = list(dict.fromkeys(schedulers))
-    if not names:
-        raise InputError("no scheduler given", field="scheduler")
-    if depth < 0:
-        raise InputError(f"must be non-negative, got {depth}", field="depth")
-    if not bounded_threshold > 0:
-        raise InputError(f"must be positive, got {bounded_threshold}", field="bounded_threshold")
     spread_speedup = renamed_keyword(
         alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup"
     )
-    if spread_speedup is not None and not spread_speedup > 0:
-        raise InputError(
-            f"the speedup alone must be positive, got {spread_speedup}", field="alone_speedup"
-        )
-    placement = placement or PLACEMENTS[0]
-    if placement not in PLACEMENTS:
-        raise InputError(
-            f"unknown placement {placement!r}; choose from {', '.join(PLACEMENTS)}",
-            field="placement",
-        )
+    placement = _checked_options(names, depth, bounded_threshold, spread_speedup, placement)
     runs = list(dict.fromkeys(names + [baseline]))
     for name in runs:
         checked_scheduler(name, depth)
@@ -338,14 +365,15 @@ def compare(
         default_speedup=default_speedup,
         placement=placement,
     )
-    folder = path.parent if path is not None and path != Path(out) else None
+    folder = path.parent if path is not None and out is not None and path != Path(out) else None
     done = {
         name: _typed(row)
         for name, row in claim_rows(
             path, identity, command="compare", key="scheduler", force=force, folder=folder
         ).items()
     }
-    co_runs = []  # the first co-scheduled run: its speed model is the bound's (cosched.simulator.bounds)
+    # the first co-scheduled run: its speed model is the bound's (cosched.simulator.bounds)
+    co_runs: list[SimulationResult] = []
     for name in runs:
         if name in done:
             continue

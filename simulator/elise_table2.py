@@ -1,9 +1,10 @@
-"""ELiSE 000 Table 2: makespan improvement of the EASY co-scheduler over EASY against the mean pair speedup.
+"""ELiSE 000 Table 2: makespan improvement of the EASY co-scheduler over EASY against the mean pair
+speedup.
 
-`run_elise_table2` runs ``experiment-sim --preset elise-table2``: for each mean pair speedup of Table 2, a
-sub-heatmap of the Marconi Fig. 2 heatmap with that mean (`table2_subsets`: the paper does not name its
-application sets), one `experiment-sim` grid of EASY and EASY-Co on its shuffled workloads, and the makespan
-improvement, next to the published one.
+`run_elise_table2` runs ``experiment-sim --preset elise-table2``: for each mean pair speedup of
+Table 2, a sub-heatmap of the Marconi Fig. 2 heatmap with that mean (`table2_subsets`: the paper
+does not name its application sets), one `experiment-sim` grid of EASY and EASY-Co on its shuffled
+workloads, and the makespan improvement, next to the published one.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import dataclasses
 import itertools
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,21 +33,23 @@ __all__ = [
     "run_elise_table2",
 ]
 
+# 000 Table 2: speedup, improvement %
 ELISE_TABLE2 = (
     (1.07, 24.42),
     (1.10, 25.29),
     (1.12, 25.87),
     (1.155, 30.63),
-)  # 000 Table 2: speedup, improvement %
-SUBSET_TOLERANCE = (
-    0.005  # a sub-heatmap's mean pair speedup may differ this much from Table 2's value
 )
+_TABLE2_SPEEDUPS = tuple(speedup for speedup, _ in ELISE_TABLE2)
+# a sub-heatmap's mean pair speedup may differ this much from Table 2's value
+SUBSET_TOLERANCE = 0.005
 MAX_APPLICATIONS = 16  # the sets are searched exhaustively: 2^16 subsets at most
 TABLE2_SCHEDULERS = ("easy", "easy-co")
 
 
 def mean_pair_speedup(heatmap: Heatmap) -> float:
-    """Mean speedup over every ordered pair of applications, self pairs included (000 §4.3, Table 2)."""
+    """Mean speedup over every ordered pair of applications, self pairs included (000 §4.3, Table
+    2)."""
     return float(np.nanmean(heatmap.measured))
 
 
@@ -63,17 +67,17 @@ def sub_heatmap(heatmap: Heatmap, names) -> Heatmap:
     )
 
 
-def table2_subsets(
-    heatmap: Heatmap, targets=tuple(t for t, _ in ELISE_TABLE2)
-) -> list[tuple[str, ...]]:
-    """For each target mean pair speedup, the largest set of at least two applications whose sub-heatmap's mean
-    is within SUBSET_TOLERANCE of it (the closest such set among the largest), else the closest set of all.
+def table2_subsets(heatmap: Heatmap, targets=_TABLE2_SPEEDUPS) -> list[tuple[str, ...]]:
+    """For each target mean pair speedup, the largest set of at least two applications whose
+    sub-heatmap's mean is within SUBSET_TOLERANCE of it (the closest such set among the largest),
+    else the closest set of all.
 
     000 Table 2 names the means, not the applications behind them: this rule is ours.
     """
     if len(heatmap) > MAX_APPLICATIONS:
         raise InputError(
-            f"Table 2's application sets are searched among at most {MAX_APPLICATIONS} applications, "
+            "Table 2's application sets are searched among at most "
+            f"{MAX_APPLICATIONS} applications, "
             f"the heatmap has {len(heatmap)}",
             field="heatmap",
         )
@@ -106,7 +110,8 @@ def run_elise_table2(
     plots: bool = False,
     force: bool = False,
 ):
-    """000 Table 2: one experiment-sim grid per sub-heatmap (folders ``s<i>/``), then ``elise_table2.csv/.md``.
+    """000 Table 2: one experiment-sim grid per sub-heatmap (folders ``s<i>/``), then
+    ``elise_table2.csv/.md``.
 
     Makespan improvement = mean over the shuffles of (EASY makespan / EASY-Co makespan - 1) x 100 %.
     """
@@ -119,7 +124,7 @@ def run_elise_table2(
         raise InputError(
             f"cannot create the output folder: {error.strerror}", source=str(out)
         ) from None
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i, ((target, published), names) in enumerate(
         zip(ELISE_TABLE2, table2_subsets(spec.heatmap))
     ):
@@ -160,15 +165,15 @@ def run_elise_table2(
     with atomic_path(out / "elise_table2.csv") as tmp:
         table.to_csv(tmp, index=False)
     lines = [
-        "| mean pair speedup: Table 2 / ours | applications | improvement %: Table 2 | ours (min-max) | "
-        "difference |",
+        "| mean pair speedup: Table 2 / ours | applications | improvement %: Table 2 "
+        "| ours (min-max) | difference |",
         "|---|---|---|---|---|",
     ]
     for row in rows:
-        target = row["table2_mean_speedup"]
-        published = f"{target:.2f}" if round(target, 2) == target else f"{target:.3f}"
+        mean = row["table2_mean_speedup"]
+        shown_mean = f"{mean:.2f}" if round(mean, 2) == mean else f"{mean:.3f}"
         lines.append(
-            f"| {published} / {row['mean_pair_speedup']:.3f} | {row['applications']} | "
+            f"| {shown_mean} / {row['mean_pair_speedup']:.3f} | {row['applications']} | "
             f"{row['table2_improvement_pct']:.2f} | {row['improvement_pct']:.2f} "
             f"({row['improvement_pct_min']:.2f}-{row['improvement_pct_max']:.2f}) | "
             f"{row['difference']:+.2f} |"

@@ -1056,7 +1056,7 @@ def simulate(
     scheduler,
     *,
     heatmap=None,
-    alone_speedup: float | None = None,
+    alone_speedup: float | str | None = None,
     placement: str | None = None,
     scheduler_options: dict | None = None,
     spread_speedup=UNSET,

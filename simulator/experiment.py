@@ -1,23 +1,26 @@
-"""Thesis-style experiments (003 ch. 6): schedulers x workload shuffles, resumable, local or on dask.
+"""Thesis-style experiments (003 ch. 6): schedulers x workload shuffles, resumable, local or on
+dask.
 
-One experiment = one shuffle of the same N jobs drawn from an application seed (000 §4.3: "the exact same
-applications, but their order was each time shuffled"; ``workloads="shuffle"``) or a new draw of N jobs
-(``"draw"``, as the thesis repeats its experiments, 003 ch. 6); every scheduler runs every experiment. The
-choices the papers leave open (pairs missing from the heatmap, the speedup of a job alone, placement, who
-holds the backfill reservation, Popularity's compact rule, where utilization stops) are fields of the spec;
-the presets ``thesis`` and ``elise-table2`` set them to reproduce 003 Tables 6.1/6.2
-(`cosched.simulator.thesis_tables`) and 000 Table 2 (`cosched.simulator.elise_table2`). The grid runs
-on `cosched.grid.run_grid`: one cell per (experiment, scheduler), one row each, appended to ``grid.csv`` (its
-finished cells listed in ``grid.done``) as soon as the run ends, so an interrupted grid resumes where it stopped;
-the runs of experiment 0 also keep their per-job start, end and speedup in ``jobs/e000_<scheduler>.csv``
-(written before the row). At the end: ``runs.csv`` (one row per run, makespan speedup against the Conservative
-run of the same experiment, 003 (2.1)), ``summary.csv`` and ``tables.md`` (mean values per scheduler, Tables
-6.1/6.2, with their spread over the experiments: std, min, max), ``thesis.md``/``thesis.csv`` for the thesis
-preset, and the plots of ``experiment_plots``. Runs go to local worker processes by default, or to a
-dask.distributed cluster (``dask="local"`` or a scheduler address ``tcp://host:port``). Reruns follow
-`cosched.rerun`: the same spec resumes, another spec, foreign files or a folder of the older per-run format
-(``runs/*.json``) are refused unless ``force``; Ctrl-C / SIGTERM cancel the pending runs at once (the local
-workers die with the command) and keep the finished rows.
+One experiment = one shuffle of the same N jobs drawn from an application seed (000 §4.3: "the exact
+same applications, but their order was each time shuffled"; ``workloads="shuffle"``) or a new draw
+of N jobs (``"draw"``, as the thesis repeats its experiments, 003 ch. 6); every scheduler runs every
+experiment. The choices the papers leave open (pairs missing from the heatmap, the speedup of a job
+alone, placement, who holds the backfill reservation, Popularity's compact rule, where utilization
+stops) are fields of the spec; the presets ``thesis`` and ``elise-table2`` set them to reproduce 003
+Tables 6.1/6.2 (`cosched.simulator.thesis_tables`) and 000 Table 2
+(`cosched.simulator.elise_table2`). The grid runs on `cosched.grid.run_grid`: one cell per
+(experiment, scheduler), one row each, appended to ``grid.csv`` (its finished cells listed in
+``grid.done``) as soon as the run ends, so an interrupted grid resumes where it stopped; the runs of
+experiment 0 also keep their per-job start, end and speedup in ``jobs/e000_<scheduler>.csv``
+(written before the row). At the end: ``runs.csv`` (one row per run, makespan speedup against the
+Conservative run of the same experiment, 003 (2.1)), ``summary.csv`` and ``tables.md`` (mean values
+per scheduler, Tables 6.1/6.2, with their spread over the experiments: std, min, max),
+``thesis.md``/``thesis.csv`` for the thesis preset, and the plots of ``experiment_plots``. Runs go
+to local worker processes by default, or to a dask.distributed cluster (``dask="local"`` or a
+scheduler address ``tcp://host:port``). Reruns follow `cosched.rerun`: the same spec resumes,
+another spec, foreign files or a folder of the older per-run format (``runs/*.json``) are refused
+unless ``force``; Ctrl-C / SIGTERM cancel the pending runs at once (the local workers die with the
+command) and keep the finished rows.
 """
 
 from __future__ import annotations
@@ -95,8 +98,9 @@ SPREAD_STATISTICS = (
 
 @dataclass(frozen=True)
 class Preset:
-    """A named experiment: heatmap (bundled example file, or a `cosched.data` preset), platform, sizes, and the
-    co-scheduling options it fixes (fields of `CoschedExperiment`; the command line may override each)."""
+    """A named experiment: heatmap (bundled example file, or a `cosched.data` preset), platform,
+    sizes, and the co-scheduling options it fixes (fields of `CoschedExperiment`; the command line
+    may override each)."""
 
     heatmap: str
     platform: str
@@ -111,7 +115,8 @@ class Preset:
 COSCHED_PRESETS = {
     "example": Preset(EXAMPLE_HEATMAP, "aris", 1000, 10),
     "example-small": Preset(EXAMPLE_HEATMAP, "marconi", 200, 4),
-    # 003 ch. 6: ARIS NAS heatmap, ARIS 420 x 20 cores, 10 x 1,000 jobs, batch; ELiSE's rules where 003 is silent
+    # 003 ch. 6: ARIS NAS heatmap, ARIS 420 x 20 cores, 10 x 1,000 jobs, batch; ELiSE's rules where
+    # 003 is silent
     "thesis": Preset(
         "aris-nas",
         "aris",
@@ -126,8 +131,9 @@ COSCHED_PRESETS = {
             ("reserve", "oldest"),
         ),
     ),
-    # 000 Table 2: Marconi Fig. 2 heatmap, 100 x 48 cores, 500 jobs, 4 shuffles (elise_table2.run_elise_table2);
-    # ELiSE's co-scheduler pairs a job with a running one first: half-full nodes first
+    # 000 Table 2: Marconi Fig. 2 heatmap, 100 x 48 cores, 500 jobs, 4 shuffles
+    # (elise_table2.run_elise_table2); ELiSE's co-scheduler pairs a job with a running one first:
+    # half-full nodes first
     "elise-table2": Preset(
         "marconi-fig2",
         "marconi",
@@ -163,8 +169,8 @@ OWNED = (
 class CoschedExperiment(_ExperimentSpec):
     """Everything that defines a grid of runs (saved as spec.json to guard resumption).
 
-    The spec of `cosched experiment-sim` (`cosched.grid.ExperimentSpec`): build it with `preset_spec`, run
-    it with `run_experiment`.
+    The spec of `cosched experiment-sim` (`cosched.grid.ExperimentSpec`): build it with
+    `preset_spec`, run it with `run_experiment`.
     """
 
     command = "experiment-sim"
@@ -211,9 +217,9 @@ class CoschedExperiment(_ExperimentSpec):
 
     @classmethod
     def from_json(cls, document: dict) -> CoschedExperiment:
-        """The spec of a spec.json: the heatmap and platform are read again (the heatmap must still have the
-        stored digest). A document written before 0.3.0 lacks ``heatmap_default``: its heatmap is read
-        without a default speedup."""
+        """The spec of a spec.json: the heatmap and platform are read again (the heatmap must still
+        have the stored digest). A document written before 0.3.0 lacks ``heatmap_default``: its
+        heatmap is read without a default speedup."""
         from cosched.simulator.platform import Platform
 
         stored = {**CO_OPTIONS, "reference": "", "heatmap_default": None, **document}
@@ -260,7 +266,8 @@ class CoschedExperiment(_ExperimentSpec):
         return json_key(document, _legacy(document))
 
     def prepare(self, out: Path, resumed: bool) -> None:
-        """Refuse a folder of the older per-run format; check the co-location inputs once (warn once)."""
+        """Refuse a folder of the older per-run format; check the co-location inputs once (warn
+        once)."""
         from cosched.simulator.colocation import co_context
 
         if resumed and (out / "runs").is_dir() and not (out / GRID).exists():
@@ -274,11 +281,13 @@ class CoschedExperiment(_ExperimentSpec):
         )  # fail early, warn once
 
     def finish(self, out: Path, grid, *, plots: bool = True):
-        """runs.csv, summary.csv, tables.md (and the thesis comparison, the plots); returns the summary."""
+        """runs.csv, summary.csv, tables.md (and the thesis comparison, the plots); returns the
+        summary."""
         return finish(self, out, plots=plots, grid=grid)
 
 
-# spec fields that are co-scheduling options, with their value in folders written before they existed
+# spec fields that are co-scheduling options, with their value in folders written before they
+# existed
 CO_OPTIONS = {
     "workloads": "shuffle",
     "missing_pair": "default",
@@ -290,7 +299,8 @@ CO_OPTIONS = {
 
 
 def heatmap_digest(heatmap: Heatmap) -> str:
-    """Content hash of a heatmap (names, processes, times, default): the file's path alone is no identity."""
+    """Content hash of a heatmap (names, processes, times, default): the file's path alone is no
+    identity."""
     return digest(
         heatmap.applications,
         heatmap.procs,
@@ -317,12 +327,13 @@ def preset_spec(
     spread_speedup: float | str | None = UNSET,
     **options,
 ) -> CoschedExperiment:
-    """A spec from a preset with overrides (a heatmap file, a platform preset or JSON file, sizes, schedulers).
+    """A spec from a preset with overrides (a heatmap file, a platform preset or JSON file, sizes,
+    schedulers).
 
     alone_speedup: the speedup of a job alone on spread nodes (`cosched.simulator.colocation`; the
     deprecated keyword ``spread_speedup`` still works until 0.4.0).
-    options: the co-scheduling fields of `CoschedExperiment` (workloads, missing_pair, placement, reserve,
-    compact_below, utilization); None, like every other override, keeps the preset's value.
+    options: the co-scheduling fields of `CoschedExperiment` (workloads, missing_pair, placement,
+    reserve, compact_below, utilization); None, like every other override, keeps the preset's value.
     """
     from cosched.data import HEATMAPS
     from cosched.simulator.colocation import MISSING_PAIRS, PLACEMENTS, alone_speedup_value
@@ -417,7 +428,8 @@ def preset_spec(
 
 
 def experiment_workload(spec: CoschedExperiment, experiment: int) -> Workload:
-    """This experiment's N jobs: the spec's one draw from the seed in a shuffled order, or a draw of its own."""
+    """This experiment's N jobs: the spec's one draw from the seed in a shuffled order, or a draw of
+    its own."""
     seed = ApplicationSeed.from_heatmap(spec.heatmap)
     if spec.workloads == "draw":  # 003 ch. 6: each experiment a new random workload
         own = int(np.random.SeedSequence([spec.seed, experiment]).generate_state(1)[0])
@@ -445,6 +457,7 @@ def experiment_workload(spec: CoschedExperiment, experiment: int) -> Workload:
         rng_seed=spec.seed,
     )
     order = np.random.default_rng([spec.seed, experiment]).permutation(spec.jobs)
+    assert base.app is not None  # a generated workload names every job's application
     return make_workload(
         np.arange(spec.jobs),
         base.submit,
@@ -482,6 +495,7 @@ def run_one(
         "wall_seconds": result.wall_seconds,
     }
     if keep_jobs:
+        assert workload.app is not None  # a generated workload names every job's application
         row["jobs"] = {
             "start": result.start.tolist(),
             "end": result.end.tolist(),
@@ -492,8 +506,9 @@ def run_one(
 
 
 def run_cell(spec: CoschedExperiment, experiment: int, scheduler: str) -> CellResult:
-    """One grid cell: the row of `run_one` (without the makespan speedup, computed at the end) and, for
-    experiment 0, the side file ``jobs/e000_<scheduler>.csv`` of per-job start, end, speedup and application."""
+    """One grid cell: the row of `run_one` (without the makespan speedup, computed at the end) and,
+    for experiment 0, the side file ``jobs/e000_<scheduler>.csv`` of per-job start, end, speedup and
+    application."""
     import pandas as pd
 
     row = run_one(spec, experiment, scheduler, keep_jobs=experiment == 0)
@@ -512,8 +527,8 @@ def _jobs_file(experiment: int, scheduler: str) -> str:
 
 
 def _legacy(document: dict):
-    """Normalise a spec.json of an older version: no heatmap digest (trust the path), no co-scheduling options
-    (they ran with the values of CO_OPTIONS), no reference."""
+    """Normalise a spec.json of an older version: no heatmap digest (trust the path), no
+    co-scheduling options (they ran with the values of CO_OPTIONS), no reference."""
 
     def normalise(stored: dict) -> dict:
         if any(name not in stored for name in (*CO_OPTIONS, "reference", "heatmap_digest")):
@@ -544,8 +559,9 @@ __getattr__ = module_aliases(
 
 
 def summarize(runs):
-    """Mean of each metric per scheduler (003 Tables 6.1/6.2), thesis row order first, then the spread of each
-    metric over the experiments: columns ``<metric>_std`` (sample std, 0 for one experiment), ``_min``, ``_max``."""
+    """Mean of each metric per scheduler (003 Tables 6.1/6.2), thesis row order first, then the
+    spread of each metric over the experiments: columns ``<metric>_std`` (sample std, 0 for one
+    experiment), ``_min``, ``_max``."""
     columns = [name for name in METRIC_NAMES if name != "makespan"] + [
         name for name in ("makespan_over_bound",) if name in runs
     ]
@@ -606,8 +622,9 @@ def _cell(row, key: str, fmt: str) -> str:
 
 
 def experiment_bounds(spec: CoschedExperiment) -> dict[int, float]:
-    """Per experiment, the lower bound on the makespan of any (co-)schedule of its workload under the spec's
-    co-location model (`cosched.simulator.bounds`): the same number for every scheduler's run."""
+    """Per experiment, the lower bound on the makespan of any (co-)schedule of its workload under
+    the spec's co-location model (`cosched.simulator.bounds`): the same number for every scheduler's
+    run."""
     from cosched.simulator.bounds import bound_for
 
     with warnings.catch_warnings():
@@ -625,8 +642,8 @@ def experiment_bounds(spec: CoschedExperiment) -> dict[int, float]:
 
 
 def finish(spec: CoschedExperiment, out: Path, plots: bool = True, grid=None):
-    """From the grid's rows (read from grid.csv if not given): runs.csv / summary.csv / tables.md and the plots;
-    returns the summary."""
+    """From the grid's rows (read from grid.csv if not given): runs.csv / summary.csv / tables.md
+    and the plots; returns the summary."""
     import pandas as pd
 
     from cosched.grid import read_rows

@@ -1,4 +1,5 @@
-"""Plots of an experiment grid (003 ch. 6): boxplots, Pareto plots, metric correlations, speedup over time."""
+"""Plots of an experiment grid (003 ch. 6): boxplots, Pareto plots, metric correlations, speedup
+over time."""
 
 from __future__ import annotations
 
@@ -48,12 +49,13 @@ TIME_BINS = 20  # bins of the job-speedup time distribution (003 Fig. 6.4)
 
 
 def pareto_front(x: np.ndarray, y: np.ndarray, maximize_x: bool, maximize_y: bool) -> np.ndarray:
-    """True for points no other point dominates (at least as good in both objectives, better in one)."""
+    """True for points no other point dominates (at least as good in both objectives, better in
+    one)."""
     a = np.where(maximize_x, x, -x)
     b = np.where(maximize_y, y, -y)
     at_least = (a[None, :] >= a[:, None]) & (b[None, :] >= b[:, None])
     better = (a[None, :] > a[:, None]) | (b[None, :] > b[:, None])
-    return ~(at_least & better).any(axis=1)
+    return np.asarray(~(at_least & better).any(axis=1))
 
 
 def _schedulers(runs) -> list[str]:
@@ -121,7 +123,8 @@ def correlation_plot(runs, path: Path) -> Path:
 
 
 def speedup_over_time(jobs, scheduler: str, path: Path, bins: int = TIME_BINS) -> Path:
-    """Job speedups by start time: per-bin means (red) and the cumulative mean (black dotted), 003 Fig. 6.4."""
+    """Job speedups by start time: per-bin means (red) and the cumulative mean (black dotted), 003
+    Fig. 6.4."""
     plt = pyplot()
     start, speedup = jobs["start"].to_numpy(float), jobs["speedup"].to_numpy(float)
     edges = np.linspace(start.min(), start.max() + 1e-9, bins + 1)
@@ -151,7 +154,8 @@ def speedup_over_time(jobs, scheduler: str, path: Path, bins: int = TIME_BINS) -
 
 
 def draw_all(runs, jobs: dict, directory: Path, time_bins: int = TIME_BINS) -> list[Path]:
-    """Every plot of the grid into `directory`; the time distribution for Popularity (else a co-scheduler)."""
+    """Every plot of the grid into `directory`; the time distribution for Popularity (else a
+    co-scheduler)."""
     from cosched.simulator.schedulers import COSCHEDULERS
 
     directory = Path(directory)

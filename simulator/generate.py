@@ -90,8 +90,8 @@ class ApplicationSeed:
 def load_application_seed(path: str | os.PathLike) -> ApplicationSeed:
     """Read ``{"applications": [{"name", "procs", "compact_time"}, ...]}`` (JSON).
 
-    Names are non-empty strings without control characters, unique; procs whole, 1..`MAX_PROCS`; compact
-    times positive, at most `MAX_SECONDS` (`cosched.inputs`). Other keys are ignored.
+    Names are non-empty strings without control characters, unique; procs whole, 1..`MAX_PROCS`;
+    compact times positive, at most `MAX_SECONDS` (`cosched.inputs`). Other keys are ignored.
     """
     source = os.fspath(path)
     document = parse_json(path)
@@ -144,7 +144,9 @@ def load_application_seed(path: str | os.PathLike) -> ApplicationSeed:
             )
         )
     try:
-        return ApplicationSeed(tuple(names), procs, compact)
+        return ApplicationSeed(
+            tuple(names), np.asarray(procs, dtype=np.int64), np.asarray(compact, dtype=np.float64)
+        )
     except InputError as error:  # before ValueError: InputError is one
         raise InputError(error.message, source=source, field=error.field) from None
 
@@ -204,7 +206,8 @@ def generate_workload(
     shape: float = 1.5,
     rng_seed: int | None = 0,
 ) -> Workload:
-    """N jobs drawn from the seed; run time = estimate = compact time, cores = the application's processes.
+    """N jobs drawn from the seed; run time = estimate = compact time, cores = the application's
+    processes.
 
     selection: "uniform" (each application equally likely), "frequencies" (weights, normalised) or
     "list" (exactly the applications named in `apps`, in that order; `jobs` may be omitted).
@@ -252,7 +255,8 @@ def generate_workload(
     if not submit[-1] <= MAX_SECONDS.value:
         option = {"uniform": "high", "weibull": "shape"}.get(interarrival, "mean")
         raise InputError(
-            f"the last of {count} jobs would arrive at {submit[-1]:.3g} s, above the limit {MAX_SECONDS}",
+            f"the last of {count} jobs would arrive at {submit[-1]:.3g} s, "
+            f"above the limit {MAX_SECONDS}",
             field=option,
         )
     run = seed.compact_times[chosen]
@@ -268,8 +272,8 @@ def generate_workload(
 
 
 def write_workload_csv(workload: Workload, path: str | os.PathLike) -> Path:
-    """The plain CSV workload format (job_id, submit_time, run_time, cores, estimate[, app]), atomically; the
-    numbers read back exactly."""
+    """The plain CSV workload format (job_id, submit_time, run_time, cores, estimate[, app]),
+    atomically; the numbers read back exactly."""
     import pandas as pd
 
     columns = {

@@ -1,9 +1,10 @@
 """Run metrics of 003 §2.3 and 000 §4.1, vectorised over the per-job arrays of a `SimulationResult`.
 
 ``summarize`` gives every metric of one run; ``thesis_metrics`` gives one run's row of the thesis
-Tables 6.1/6.2 (compact run time = the workload's run time, actual run time = end - start). Every metric is
-computed here, once: the commands (`simulate`, `compare`, `experiment-sim`) call these functions, notably
-`makespan_speedup` for 003 (2.1) wherever a makespan is compared with a baseline's.
+Tables 6.1/6.2 (compact run time = the workload's run time, actual run time = end - start). Every
+metric is computed here, once: the commands (`simulate`, `compare`, `experiment-sim`) call these
+functions, notably `makespan_speedup` for 003 (2.1) wherever a makespan is compared with a
+baseline's.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ BOUNDED_SLOWDOWN_THRESHOLD = (
 )
 SECONDS_PER_DAY = 86400.0
 SLOWED_BELOW = 0.99  # 003 §2.3.2.4: a job with speedup below this counts as slowed down
-# where utilization (003 (2.6)) stops: the last job end, or when the waiting queue empties (000 §4.1)
+# where utilization (003 (2.6)) stops: the last job end, or when the waiting queue empties
+# (000 §4.1)
 UTILIZATION_SPANS = ("last-end", "queue-empty")
 METRIC_NAMES = (
     "makespan",
@@ -51,8 +53,8 @@ METRIC_NAMES = (
 def makespan_speedup(reference, makespan):
     """Makespan speedup against a baseline run, 003 (2.1): baseline makespan / makespan.
 
-    Scalars give a float, or None without a baseline (`reference` None) or for a makespan that is not positive;
-    arrays or pandas Series give an array, NaN there.
+    Scalars give a float, or None without a baseline (`reference` None) or for a makespan that is
+    not positive; arrays or pandas Series give an array, NaN there.
     """
     if np.ndim(reference) == 0 and np.ndim(makespan) == 0:
         if reference is None or makespan is None or not makespan > 0:
@@ -78,9 +80,9 @@ def slowdowns_per_processor(result) -> np.ndarray:
 def busy_core_utilization(result, until: str = "last-end") -> float:
     """Integral of busy cores over [first submit, T] / (cores x span) (003 (2.6), in busy cores).
 
-    until: T = the last job end ("last-end"), or the moment the waiting queue empties for good, the last
-    start ("queue-empty", 000 §4.1: "until the waiting queue is empty"; the last end if that is no later
-    than the first submit).
+    until: T = the last job end ("last-end"), or the moment the waiting queue empties for good, the
+    last start ("queue-empty", 000 §4.1: "until the waiting queue is empty"; the last end if that is
+    no later than the first submit).
     """
     first, last_end = result.workload.submit.min(), result.end.max()
     stop = last_end
@@ -99,8 +101,8 @@ def summarize(
     bounded_threshold: float = BOUNDED_SLOWDOWN_THRESHOLD,
     utilization_until: str = "last-end",
 ) -> dict:
-    """The metrics of one run as a flat dict (JSON-ready); `baseline` is another run for makespan speedup;
-    `utilization_until` where utilization stops (`UTILIZATION_SPANS`)."""
+    """The metrics of one run as a flat dict (JSON-ready); `baseline` is another run for makespan
+    speedup; `utilization_until` where utilization stops (`UTILIZATION_SPANS`)."""
     w, platform = result.workload, result.platform
     start, end = result.start, result.end
     run = end - start
@@ -134,7 +136,8 @@ def summarize(
         "mean_bounded_slowdown": float(bounded.mean()),
         "bounded_slowdown_threshold": bounded_threshold,
         "mean_slowdown_per_processor": float(per_processor.mean()),  # 003 §2.3.1.3, (2.5)
-        # 003 §2.3.2.1, (2.6) with rho(t) = busy (requested) cores, over [first submission, last completion]
+        # 003 §2.3.2.1, (2.6) with rho(t) = busy (requested) cores, over [first submission, last
+        # completion]
         "utilization": utilization,
         "allocated_utilization": allocated,
         "simulated_days": makespan / SECONDS_PER_DAY,
@@ -179,7 +182,8 @@ def slowdown_counts(result) -> float:
 def thesis_metrics(
     result, baseline_makespan: float | None = None, utilization_until: str = "last-end"
 ) -> dict:
-    """One run's values of the thesis metrics (003 §2.3; Tables 6.1, 6.2); utilization up to `utilization_until`."""
+    """One run's values of the thesis metrics (003 §2.3; Tables 6.1, 6.2); utilization up to
+    `utilization_until`."""
     makespan = result.makespan
     speedup = makespan_speedup(baseline_makespan or None, makespan)  # 003 (2.1)
     return {
@@ -197,7 +201,8 @@ def thesis_metrics(
 
 
 def step_series(times_up: np.ndarray, times_down: np.ndarray, weights: np.ndarray | None = None):
-    """A step function from +weight events at `times_up` and -weight at `times_down`: (times, values)."""
+    """A step function from +weight events at `times_up` and -weight at `times_down`: (times,
+    values)."""
     weights = np.ones(times_up.size) if weights is None else np.asarray(weights, dtype=np.float64)
     times = np.concatenate([times_up, times_down])
     deltas = np.concatenate([weights, -weights])

@@ -1,7 +1,9 @@
-"""The simulated cluster: nodes x sockets per node x cores per socket (000 §3.1), presets and JSON files."""
+"""The simulated cluster: nodes x sockets per node x cores per socket (000 §3.1), presets and JSON
+files."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +41,8 @@ class Platform:
 
 # 000 §4.1 Table 1 (ARIS, Marconi, Grid5000-Grvingt) and the machines of the bundled SWF traces
 # (MaxNodes / MaxProcs of their headers). Marconi: the 100-node partition of 000 §4.3;
-# Grvingt: the 8-node validation sub-cluster of 000 §4.2; Curie: 93,312 cores as uniform 16-core nodes.
+# Grvingt: the 8-node validation sub-cluster of 000 §4.2; Curie: 93,312 cores as uniform 16-core
+# nodes.
 PRESETS: dict[str, Platform] = {
     p.name: p
     for p in (
@@ -62,8 +65,9 @@ PRESETS: dict[str, Platform] = {
 _FIELDS = ("nodes", "sockets_per_node", "cores_per_socket")
 
 
-def load_platform(spec: str | Path) -> Platform:
-    """A preset name (`aris`, `sdsc-sp2`, ...) or a JSON file {"nodes", "sockets_per_node", "cores_per_socket"}.
+def load_platform(spec: str | os.PathLike) -> Platform:
+    """A preset name (`aris`, `sdsc-sp2`, ...) or a JSON file {"nodes", "sockets_per_node",
+    "cores_per_socket"}.
 
     The counts are whole numbers, at least 1, nodes at most `MAX_NODES` and cores per node at most
     `MAX_CORES_PER_NODE` (`cosched.inputs`); an optional "name" is a string.

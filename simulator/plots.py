@@ -1,4 +1,5 @@
-"""PNG plots of one run: Gantt chart (node x time), utilization and queue length over time, wait times."""
+"""PNG plots of one run: Gantt chart (node x time), utilization and queue length over time, wait
+times."""
 
 from __future__ import annotations
 
@@ -48,7 +49,9 @@ def gantt(result, path) -> None:
         axis=1,
     )
     colours = plt.get_cmap("tab20")(job % 20)
-    axes.add_collection(PolyCollection(verts, facecolors=colours, edgecolors="none"))
+    # matplotlib takes an (n, 4, 2) array of polygons; its stub says Sequence only
+    polygons = PolyCollection(verts, facecolors=colours, edgecolors="none")  # type: ignore[arg-type]
+    axes.add_collection(polygons)
     axes.set_xlim(0, max(float(x1.max()) if x1.size else 1.0, 1e-9))
     axes.set_ylim(-0.5, result.platform.nodes - 0.5)
     axes.set_xlabel("time since first submission [h]")
@@ -97,7 +100,8 @@ def wait_distribution(result, path) -> None:
     axes.set_xlabel("wait time [s]")
     axes.set_ylabel("jobs")
     axes.set_title(
-        f"Wait times: {result.scheduler} ({int((wait <= 0).sum())} of {wait.size} jobs did not wait)"
+        f"Wait times: {result.scheduler} "
+        f"({int((wait <= 0).sum())} of {wait.size} jobs did not wait)"
     )
     figure.tight_layout()
     figure.savefig(path, dpi=120)
@@ -105,7 +109,8 @@ def wait_distribution(result, path) -> None:
 
 
 def compare_plot(frame, path) -> Path:
-    """`cosched compare --plots`: makespan, mean wait and utilization per scheduler, side by side."""
+    """`cosched compare --plots`: makespan, mean wait and utilization per scheduler, side by
+    side."""
     from cosched.cli_options import time_unit
     from cosched.outputs import save_figure
 
@@ -132,7 +137,8 @@ def compare_plot(frame, path) -> Path:
 
 
 def write_plots(result, folder) -> list[Path]:
-    """All plots of one run into `folder` (Gantt only up to GANTT_MAX_JOBS jobs); returns the paths."""
+    """All plots of one run into `folder` (Gantt only up to GANTT_MAX_JOBS jobs); returns the
+    paths."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     plots = [("utilization_queue.png", utilization_queue), ("wait_times.png", wait_distribution)]

@@ -1,8 +1,8 @@
 """Thesis 003 Tables 6.1/6.2 next to ours: the published values, the comparison table and its gaps.
 
 `write_thesis_comparison` turns the summary of ``experiment-sim --preset thesis`` into a table
-thesis value / ours / difference for every scheduler and metric of Tables 6.1 and 6.2, with the gaps the
-reproduction is judged by (means over the eight co-schedulers).
+thesis value / ours / difference for every scheduler and metric of Tables 6.1 and 6.2, with the gaps
+the reproduction is judged by (means over the eight co-schedulers).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ THESIS_METRICS = (
     "weighted_mean_job_speedup",
     "makespan_speedup",
 )
-THESIS_TABLE = {  # 003 Tables 6.1 (part 1) and 6.2 (part 2), in THESIS_METRICS order; slowdown counts in %
+# 003 Tables 6.1 (part 1) and 6.2 (part 2), in THESIS_METRICS order; slowdown counts in %
+THESIS_TABLE = {
     "sjf": (20.6, 0.101, 0.00, 0.947, 1.000, 1.000, 1.028),
     "sjf-co": (23.6, 0.118, 17.51, 0.875, 1.062, 1.049, 0.995),
     "sjf-filler": (27.7, 0.109, 22.94, 0.964, 1.074, 1.055, 1.104),
@@ -65,7 +66,8 @@ EASY_CO_SPEEDUP_TOLERANCE = 0.02  # |ours - 1.097| for EASY-Co's mean job speedu
 
 
 def thesis_comparison(summary):
-    """One row per (scheduler, metric) of Tables 6.1/6.2 that the summary has: thesis, ours, ours_std, difference."""
+    """One row per (scheduler, metric) of Tables 6.1/6.2 that the summary has: thesis, ours,
+    ours_std, difference."""
     import pandas as pd
 
     rows = []
@@ -92,37 +94,35 @@ def thesis_comparison(summary):
 
 
 def thesis_gaps(comparison) -> dict:
-    """The reproduction's yardsticks over the eight co-schedulers present: mean relative gap of the mean
-    slowdown, mean absolute gap of the mean job speedup, EASY-Co's mean job speedup; and whether each meets
-    its target (None where a scheduler is missing)."""
+    """The reproduction's yardsticks over the eight co-schedulers present: mean relative gap of the
+    mean slowdown, mean absolute gap of the mean job speedup, EASY-Co's mean job speedup; and
+    whether each meets its target (None where a scheduler is missing)."""
     co = comparison[comparison["scheduler"].isin(THESIS_COSCHEDULERS)]
     slowdown = co[co["metric"] == "mean_slowdown"]
     speedup = co[co["metric"] == "mean_job_speedup"]
     easy_co = speedup[speedup["scheduler"] == "easy-co"]["ours"]
-    gaps = {
+    slowdown_gap = (
+        float((slowdown["difference"].abs() / slowdown["thesis"]).mean()) if len(slowdown) else None
+    )
+    speedup_gap = float(speedup["difference"].abs().mean()) if len(speedup) else None
+    easy_co_speedup = float(easy_co.iloc[0]) if len(easy_co) else None
+    complete = int(slowdown.shape[0]) == len(THESIS_COSCHEDULERS)
+    return {
         "coschedulers": int(slowdown.shape[0]),
-        "mean_slowdown_relative_gap": float(
-            (slowdown["difference"].abs() / slowdown["thesis"]).mean()
-        )
-        if len(slowdown)
-        else None,
-        "mean_job_speedup_gap": float(speedup["difference"].abs().mean()) if len(speedup) else None,
-        "easy_co_mean_job_speedup": float(easy_co.iloc[0]) if len(easy_co) else None,
+        "mean_slowdown_relative_gap": slowdown_gap,
+        "mean_job_speedup_gap": speedup_gap,
+        "easy_co_mean_job_speedup": easy_co_speedup,
+        "slowdown_target_met": _met(slowdown_gap, SLOWDOWN_GAP_TARGET) if complete else None,
+        "speedup_target_met": _met(speedup_gap, SPEEDUP_GAP_TARGET) if complete else None,
+        "easy_co_target_met": None
+        if easy_co_speedup is None
+        else abs(easy_co_speedup - THESIS_TABLE["easy-co"][4]) <= EASY_CO_SPEEDUP_TOLERANCE,
     }
-    complete = gaps["coschedulers"] == len(THESIS_COSCHEDULERS)
-    gaps["slowdown_target_met"] = (
-        gaps["mean_slowdown_relative_gap"] <= SLOWDOWN_GAP_TARGET if complete else None
-    )
-    gaps["speedup_target_met"] = (
-        gaps["mean_job_speedup_gap"] <= SPEEDUP_GAP_TARGET if complete else None
-    )
-    gaps["easy_co_target_met"] = (
-        None
-        if gaps["easy_co_mean_job_speedup"] is None
-        else abs(gaps["easy_co_mean_job_speedup"] - THESIS_TABLE["easy-co"][4])
-        <= EASY_CO_SPEEDUP_TOLERANCE
-    )
-    return gaps
+
+
+def _met(gap: float | None, target: float) -> bool | None:
+    """Whether a gap is within its target; None without a gap (no such metric in the runs)."""
+    return None if gap is None else gap <= target
 
 
 def thesis_markdown(comparison, gaps: dict) -> str:
@@ -137,8 +137,8 @@ def thesis_markdown(comparison, gaps: dict) -> str:
         "makespan_speedup": ("makespan speedup", "{:.3f}"),
     }
     lines = [
-        "Each cell: ours / thesis (ours - thesis); ours = mean over the experiments (their spread is in "
-        "summary.csv and tables.md).",
+        "Each cell: ours / thesis (ours - thesis); ours = mean over the experiments "
+        "(their spread is in summary.csv and tables.md).",
         "",
         "| scheduler | " + " | ".join(label for label, _ in labels.values()) + " |",
         "|---" * (len(labels) + 1) + "|",
@@ -148,7 +148,8 @@ def thesis_markdown(comparison, gaps: dict) -> str:
         lines.append(
             f"| {scheduler} | "
             + " | ".join(
-                f"{fmt.format(cells[m].ours)} / {fmt.format(cells[m].thesis)} ({_signed(fmt, cells[m].difference)})"
+                f"{fmt.format(cells[m].ours)} / {fmt.format(cells[m].thesis)} "
+                f"({_signed(fmt, cells[m].difference)})"
                 for m, (_, fmt) in labels.items()
             )
             + " |"
@@ -160,7 +161,8 @@ def thesis_markdown(comparison, gaps: dict) -> str:
     lines += ["", f"Over the {gaps['coschedulers']} co-schedulers:", ""]
     if gaps["mean_slowdown_relative_gap"] is not None:
         lines.append(
-            f"- mean slowdown, mean |ours - thesis| / thesis: {gaps['mean_slowdown_relative_gap']:.1%} "
+            "- mean slowdown, mean |ours - thesis| / thesis: "
+            f"{gaps['mean_slowdown_relative_gap']:.1%} "
             f"(target <= {SLOWDOWN_GAP_TARGET:.0%}: {verdict(gaps['slowdown_target_met'])})"
         )
         lines.append(
@@ -183,7 +185,8 @@ def _signed(fmt: str, value: float) -> str:
 
 
 def write_thesis_comparison(summary, out: str | os.PathLike) -> dict:
-    """thesis.csv (long table) and thesis.md (ours / thesis per cell, gap lines) into `out`; returns the gaps."""
+    """thesis.csv (long table) and thesis.md (ours / thesis per cell, gap lines) into `out`; returns
+    the gaps."""
     out = Path(out)
     comparison = thesis_comparison(summary)
     gaps = thesis_gaps(comparison)

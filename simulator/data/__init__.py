@@ -1,4 +1,5 @@
-"""Bundled example data: a small SYNTHETIC NPB-like heatmap and application seed (see make_example.py)."""
+"""Bundled example data: a small SYNTHETIC NPB-like heatmap and application seed (see
+make_example.py)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
-"""Generate the bundled SYNTHETIC example: an NPB-like heatmap (003 Table 4.1 layout) and application seed.
+"""Generate the bundled SYNTHETIC example: an NPB-like heatmap (003 Table 4.1 layout) and
+application seed.
 
-Not measured data. Twelve NPB-named applications get a made-up memory intensity m in [0, 1]; the speedup
-of A next to B grows when A is memory-bound and B is not, and drops when both are memory-bound (the
-qualitative pattern of 000 §2.2 / Fig. 2), with seeded noise; compact times are drawn per class.
-Memory-bound applications also run faster alone on spread nodes (000 Fig. 1), given as spread rows.
-Run: ``python -m cosched.simulator.data.make_example`` (rewrites the two files next to this script).
+Not measured data. Twelve NPB-named applications get a made-up memory intensity m in [0, 1]; the
+speedup of A next to B grows when A is memory-bound and B is not, and drops when both are
+memory-bound (the qualitative pattern of 000 §2.2 / Fig. 2), with seeded noise; compact times are
+drawn per class. Memory-bound applications also run faster alone on spread nodes (000 Fig. 1), given
+as spread rows. Run: ``python -m cosched.simulator.data.make_example`` (rewrites the two files next
+to this script).
 """
 
 from __future__ import annotations

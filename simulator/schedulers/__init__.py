@@ -1,7 +1,8 @@
 """Schedulers by name: the CLI, experiments and users build them through `make_scheduler`.
 
-`SCHEDULERS` maps a CLI name to "module:factory" (or a factory); the co-scheduling package adds its own
-entries. A factory's class attribute `OPTIONS` lists the keyword options it takes (backfill, depth, ...).
+`SCHEDULERS` maps a CLI name to "module:factory" (or a factory); the co-scheduling package adds its
+own entries. A factory's class attribute `OPTIONS` lists the keyword options it takes
+(backfill, depth, ...).
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ SCHEDULERS.update(
         "sjf-malleable": "cosched.simulator.schedulers.elastic:SJFMalleable",
         "drf": "cosched.simulator.schedulers.elastic:DRF",
         "srtf": "cosched.simulator.schedulers.elastic:SRTF",
-        # the other reading of the rigid policies (greedy first fit, no reservation), under names of their own
+        # the other reading of the rigid policies (greedy first fit, no reservation), under names of
+        # their own
         "fcfs-rigid-greedy": "cosched.simulator.schedulers.elastic:FCFSRigidGreedy",
         "sjf-rigid-greedy": "cosched.simulator.schedulers.elastic:SJFRigidGreedy",
     }
@@ -77,9 +79,10 @@ def register_scheduler(name: str, factory: str | Callable) -> None:
 def make_scheduler(name: str, **options):
     """Build the scheduler called `name` with keyword `options`.
 
-    An option no registered scheduler takes (a misspelling such as ``depht``) is an InputError naming the
-    options this one takes. An option of other schedulers that this one does not take (``depth`` for a
-    policy without a backfilling window) is ignored, so one set of options can go to any scheduler.
+    An option no registered scheduler takes (a misspelling such as ``depht``) is an InputError
+    naming the options this one takes. An option of other schedulers that this one does not take
+    (``depth`` for a policy without a backfilling window) is ignored, so one set of options can go
+    to any scheduler.
     """
     factory = SCHEDULERS.get(name)
     if factory is not None and options:
@@ -105,7 +108,8 @@ def _load(factory: str | Callable) -> Callable:
 
 
 def _every_option() -> set[str]:
-    """The options some registered scheduler takes (imports every scheduler module: the error path only)."""
+    """The options some registered scheduler takes (imports every scheduler module: the error path
+    only)."""
     known: set[str] = set()
     for factory in SCHEDULERS.values():
         known.update(getattr(_load(factory), "OPTIONS", ()) or ())

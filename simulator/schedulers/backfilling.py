@@ -1,17 +1,19 @@
-"""The three classic passes: in-order (FCFS), EASY and Conservative backfilling (thesis §5.1.1-5.1.3).
+"""The three classic passes: in-order (FCFS), EASY and Conservative backfilling
+(thesis §5.1.1-5.1.3).
 
-EASY (aggressive): the first job that does not fit (the head) gets a reservation at the shadow time, the
-earliest predicted end of running jobs that frees enough units for it; a later job (up to `depth`) may start
-now if it fits and ends by the shadow time or uses only the extra units left at the shadow time.
-Conservative: every job in the first `depth` of the queue holds a reservation in a profile of free units
-over time; when a running job ends before its predicted end, reservations are compressed in queue order
-(each job re-placed at its earliest slot, never later than before), so no job is delayed.
+EASY (aggressive): the first job that does not fit (the head) gets a reservation at the shadow time,
+the earliest predicted end of running jobs that frees enough units for it; a later job (up to
+`depth`) may start now if it fits and ends by the shadow time or uses only the extra units left at
+the shadow time. Conservative: every job in the first `depth` of the queue holds a reservation in a
+profile of free units over time; when a running job ends before its predicted end, reservations are
+compressed in queue order (each job re-placed at its earliest slot, never later than before), so no
+job is delayed.
 
-Cost of Conservative (traces of 10^5-10^6 jobs): every early end re-checks the whole window, and queues of
-identical jobs (job arrays) shift all together, one slot per early end. So a check costs a few list look-ups
-in the common cases (a job too long to fit whole before its reservation can only slide into the run of
-free segments that reaches it), consecutive identical checks are answered once, and the shift of a queue
-of identical jobs changes the profile once per pass (`Profile.move`).
+Cost of Conservative (traces of 10^5-10^6 jobs): every early end re-checks the whole window, and
+queues of identical jobs (job arrays) shift all together, one slot per early end. So a check costs a
+few list look-ups in the common cases (a job too long to fit whole before its reservation can only
+slide into the run of free segments that reaches it), consecutive identical checks are answered
+once, and the shift of a queue of identical jobs changes the profile once per pass (`Profile.move`).
 """
 
 from __future__ import annotations
@@ -27,10 +29,7 @@ INF = math.inf
 def fcfs_pass(engine, order: list[int]) -> bool:
     """Start jobs in `order` until one does not fit (003 §5.1.1); True if all of them started."""
     start = engine.start
-    for job in order:
-        if not start(job):
-            return False
-    return True
+    return all(start(job) for job in order)
 
 
 def easy_pass(engine, order: list[int], reservations: dict | None = None) -> None:
@@ -52,8 +51,9 @@ def easy_pass(engine, order: list[int], reservations: dict | None = None) -> Non
     if free == 0:
         return
     now, units, start = engine.now, allocator.units, engine.start
-    # with job models a start pays a setup and the estimate counts checkpoint writes: the test uses the
-    # end the engine will predict for the job once started (else a backfilled job could delay the head)
+    # with job models a start pays a setup and the estimate counts checkpoint writes: the test uses
+    # the end the engine will predict for the job once started (else a backfilled job could delay
+    # the head)
     duration = engine.queued_duration  # the estimates themselves without job models
     for job in order[1:]:
         size = table[job] if table is not None else units(engine, job)
@@ -71,19 +71,20 @@ def easy_pass(engine, order: list[int], reservations: dict | None = None) -> Non
 
 
 class Profile:
-    """Free units over time as a step function: free[k] units on [times[k], times[k+1]), last one forever.
+    """Free units over time as a step function: free[k] units on [times[k], times[k+1]), last one
+    forever.
 
-    Invariants: the lists are canonical (no two neighbours hold the same value), so they depend only on the
-    function, not on the order of the additions that built it; and free units never drop below zero, since
-    units are only taken on windows that `earliest`/`earlier` found free. Both make the shortcuts below
-    exact.
+    Invariants: the lists are canonical (no two neighbours hold the same value), so they depend only
+    on the function, not on the order of the additions that built it; and free units never drop
+    below zero, since units are only taken on windows that `earliest`/`earlier` found free. Both
+    make the shortcuts below exact.
 
     `move` is lazy: the last move stays pending as (units, start, begin, stop, end), i.e. -units on
-    [start, begin) and +units on [stop, end) still to add, and a move that takes over where it left off
-    (same units, its new window is the pending one's old window) merges into it: compressing a queue of
-    identical jobs shifts each one into the slot its predecessor left, and the lists change once instead of
-    twice per job. `earlier` answers around a pending move without applying it; every other method applies
-    it first (`settle`). Read `times`/`free` only after `settle()`.
+    [start, begin) and +units on [stop, end) still to add, and a move that takes over where it left
+    off (same units, its new window is the pending one's old window) merges into it: compressing a
+    queue of identical jobs shifts each one into the slot its predecessor left, and the lists change
+    once instead of twice per job. `earlier` answers around a pending move without applying it;
+    every other method applies it first (`settle`). Read `times`/`free` only after `settle()`.
     """
 
     __slots__ = ("times", "free", "pending")
@@ -143,7 +144,8 @@ class Profile:
             del times[first], free[first]
 
     def move(self, begin: float, end: float, start: float, stop: float, units: int) -> None:
-        """Move a reservation of `units` from [begin, end) to [start, stop), start < begin, stop <= end."""
+        """Move a reservation of `units` from [begin, end) to [start, stop), start < begin,
+        stop <= end."""
         pending = self.pending
         if pending is not None:
             if pending[0] == units and pending[2] == start and pending[4] == stop:
@@ -153,7 +155,8 @@ class Profile:
         self.pending = (units, start, begin, stop, end)
 
     def earliest(self, duration: float, units: int) -> float:
-        """The earliest start from now with `units` free during `duration` (a new reservation, 003 §5.1.3)."""
+        """The earliest start from now with `units` free during `duration` (a new reservation,
+        003 §5.1.3)."""
         if self.pending is not None:
             self.settle()
         times, free = self.times, self.free
@@ -181,21 +184,19 @@ class Profile:
     def earlier(self, duration: float, units: int, begin: float, end: float) -> float | None:
         """The earliest start before `begin` for a job holding `units` on [begin, end), or None.
 
-        This is where Conservative compression asks whether a reserved job can move up (003 §5.1.3). A
-        start t before `begin` works if `units` are free on [t, min(t + duration, begin)): past `begin` the
-        job's own units are there, and free units never drop below zero. So the answer is the first window
-        that fits whole before `begin` (only possible if now + duration < begin), else the start of the run
-        of segments with `units` free that reaches `begin`, if there is one: no scan from now for long jobs.
+        This is where Conservative compression asks whether a reserved job can move up (003 §5.1.3).
+        A start t before `begin` works if `units` are free on [t, min(t + duration, begin)): past
+        `begin` the job's own units are there, and free units never drop below zero. So the answer
+        is the first window that fits whole before `begin` (only possible if
+        now + duration < begin), else the start of the run of segments with `units` free that
+        reaches `begin`, if there is one: no scan from now for long jobs.
         """
         if end < begin + duration:  # its own units do not cover its window: no shortcut
             return self._earlier_scan(duration, units, begin, end)
         times, free, pending = self.times, self.free, self.pending
-        taken = low = high = 0
-        if pending is not None and begin > pending[1]:
-            if pending[3] < begin:  # units the pending move gives back lie before `begin`: apply it
-                self.settle()
-            else:  # before `begin` the profile is the lists less `taken` units on [low, high)
-                taken, low, high = pending[0], pending[1], pending[2]
+        taken, low, high = 0, 0.0, 0.0
+        if pending is not None:
+            taken, low, high = self._pending_before(begin, pending)
         before = bisect.bisect_left(times, begin)  # segments 0..before-1 start before `begin`
         if times[0] + duration < begin:  # a whole window may fit before `begin`
             # only starts t with t + duration < begin (slack for rounding)
@@ -216,27 +217,42 @@ class Profile:
                     if free[m] < units:
                         break
                     m += 1
-                else:
-                    if (
-                        taken and start < high and stop > low
-                    ):  # overlaps the pending move: apply that first
-                        self.settle()
-                        return self.earlier(duration, units, begin, end)
-                    return start
+                else:  # a whole window; if it overlaps the pending move, apply that first
+                    overlaps = taken and start < high and stop > low
+                    return self._settled_earlier(duration, units, begin, end) if overlaps else start
                 k = m + 1
         k = before - 1  # else the start of the run of free segments that reaches `begin`, if any
         if k < 0 or free[k] < units:
             return None
-        if (
-            taken and begin > low
-        ):  # the run may cross [low, high), where `taken` fewer units are free
+        if taken and begin > low:  # the run may cross [low, high), where `taken` fewer are free
             return self._run_start(k, begin, units, taken, low, high)
         while k > 0 and free[k - 1] >= units:
             k -= 1
         return times[k]
 
+    def _pending_before(
+        self, begin: float, pending: tuple[int, float, float, float, float]
+    ) -> tuple[int, float, float]:
+        """(taken, low, high) for `earlier`: before `begin` the profile is the lists less `taken`
+        units on [low, high). The pending move is applied first if the units it gives back lie
+        before `begin`; (0, 0.0, 0.0) when nothing is pending before `begin`."""
+        if begin > pending[1]:
+            if pending[3] < begin:  # units the pending move gives back lie before `begin`: apply it
+                self.settle()
+            else:
+                return pending[0], pending[1], pending[2]
+        return 0, 0.0, 0.0
+
+    def _settled_earlier(
+        self, duration: float, units: int, begin: float, end: float
+    ) -> float | None:
+        """`earlier` after the pending move is applied to the lists."""
+        self.settle()
+        return self.earlier(duration, units, begin, end)
+
     def _earlier_scan(self, duration: float, units: int, begin: float, end: float) -> float | None:
-        """`earlier` by a scan of every start from now, counting the job's own units on [begin, end)."""
+        """`earlier` by a scan of every start from now, counting the job's own units on [begin,
+        end)."""
         self.settle()
         times, free = self.times, self.free
         size, k = len(times), 0
@@ -259,8 +275,9 @@ class Profile:
     def _run_start(
         self, k: int, begin: float, units: int, taken: int, low: float, high: float
     ) -> float | None:
-        """Start of the run reaching `begin` (the point before it is in segment k) of a profile that is the
-        lists less `taken` units on [low, high), low < begin: walked leftwards above, in and below it."""
+        """Start of the run reaching `begin` (the point before it is in segment k) of a profile that
+        is the lists less `taken` units on [low, high), low < begin: walked leftwards above, in and
+        below it."""
         times, free = self.times, self.free
         point = begin
         if begin > high:  # above [low, high): as listed (free[k] >= units already)
@@ -289,12 +306,14 @@ class Profile:
 
 
 class ConservativeBackfill:
-    """Reservations for the first `depth` waiting jobs in a free-unit profile, compressed on early ends.
+    """Reservations for the first `depth` waiting jobs in a free-unit profile, compressed on early
+    ends.
 
     The rule is thesis 003 §5.1.3: each job in the window holds the earliest slot it had when it was
-    placed or last moved; when capacity appears (a job ends before its predicted end, or a reservation
-    leaves the window) every reservation, in queue order, moves to its earliest slot if that is earlier;
-    a job whose reservation starts now is started. The engine wakes the scheduler at every new start.
+    placed or last moved; when capacity appears (a job ends before its predicted end, or a
+    reservation leaves the window) every reservation, in queue order, moves to its earliest slot if
+    that is earlier; a job whose reservation starts now is started. The engine wakes the scheduler
+    at every new start.
     """
 
     def __init__(self, engine, depth: int, first_reservations: dict | None = None):
@@ -324,9 +343,9 @@ class ConservativeBackfill:
     def schedule(self, order: list[int]) -> int:
         """Place/compress reservations, start the jobs due now; returns how many started.
 
-        A pass where nothing can move or be due (no capacity appeared, now before every reservation) only
-        places the jobs that have no reservation yet; `next_begin` is then a lower bound, which is enough:
-        a pass it does not skip finds nothing due and recomputes it."""
+        A pass where nothing can move or be due (no capacity appeared, now before every reservation)
+        only places the jobs that have no reservation yet; `next_begin` is then a lower bound, which
+        is enough: a pass it does not skip finds nothing due and recomputes it."""
         engine, profile, slot = self.engine, self.profile, self.slot
         now = engine.now
         if not self.dirty and not self.pending and now < self.next_begin:
@@ -340,7 +359,8 @@ class ConservativeBackfill:
             profile.add(begin, end, units)
         if self.dirty or stale or now >= self.next_begin:
             due, next_begin = self._compress(window, now, self.dirty or bool(stale))
-        else:  # nothing reserved can move or is due: only place the jobs that have no reservation yet
+        # nothing reserved can move or is due: only place the jobs that have no reservation yet
+        else:
             due, next_begin = self._place(new, now, self.next_begin)
         self.dirty = self.pending = False
         started = 0
@@ -378,17 +398,17 @@ class ConservativeBackfill:
         return due, next_begin
 
     def _compress(self, window: list[int], now: float, dirty: bool) -> tuple[list[int], float]:
-        """The full pass over the window in queue order (thesis 003 §5.1.3): a reserved job moves to its
-        earliest slot if that is earlier (only when capacity appeared, `dirty`), a job without a
-        reservation gets its earliest slot. Returns the jobs due now and the earliest later start."""
+        """The full pass over the window in queue order (thesis 003 §5.1.3): a reserved job moves to
+        its earliest slot if that is earlier (only when capacity appeared, `dirty`), a job without a
+        reservation gets its earliest slot. Returns the jobs due now and the earliest later start.
+        """
         engine, profile, slot, first = self.engine, self.profile, self.slot, self.first
         estimate, units_of, table = engine.estimate, engine.allocator.units, engine.units_table
         earlier, request_wakeup = profile.earlier, engine.request_wakeup
         due, next_begin = [], INF
-        stuck = (
-            set()
-        )  # (begin, end, units, duration) that cannot move in the profile as it is now: identical
+        # (begin, end, units, duration) that cannot move in the profile as it is now: identical
         # jobs queued together share their answer until the profile changes
+        stuck: set[tuple[float, float, int, float]] = set()
         for job in window:
             reserved = slot.get(job)
             if reserved is not None:
@@ -408,8 +428,7 @@ class ConservativeBackfill:
                 else:
                     moved = None
                 if moved is None:
-                    if begin < next_begin:
-                        next_begin = begin
+                    next_begin = begin if begin < next_begin else next_begin
                     continue
                 old_begin, old_end = begin, end
                 begin = moved
@@ -428,8 +447,7 @@ class ConservativeBackfill:
             if begin <= now:
                 due.append(job)
                 continue
-            if begin < next_begin:
-                next_begin = begin
+            next_begin = begin if begin < next_begin else next_begin
             if not reserved or begin != reserved[0]:
                 request_wakeup(begin)
         return due, next_begin

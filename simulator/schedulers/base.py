@@ -1,11 +1,13 @@
-"""What a scheduler is: a priority over the queue + a backfilling policy + a depth (thesis ch. 5, 000 §3.6).
+"""What a scheduler is: a priority over the queue + a backfilling policy + a depth (thesis ch. 5,
+000 §3.6).
 
-Interface (what the engine calls; see `cosched.simulator.engine` for the state a scheduler reads and the
-actions it may take):
+Interface (what the engine calls; see `cosched.simulator.engine` for the state a scheduler reads and
+the actions it may take):
 
-- ``make_allocator(platform, placement)`` and ``make_speed_model(workload, heatmap, spread_speedup)``:
-  what the scheduler needs, asked once by ``simulate``: compact whole nodes and no speed model by
-  default; co-schedulers ask for the co-location allocator and the heatmap speed model (000 §3.5).
+- ``make_allocator(platform, placement)`` and ``make_speed_model(workload, heatmap,
+  spread_speedup)``: what the scheduler needs, asked once by ``simulate``: compact whole nodes and
+  no speed model by default; co-schedulers ask for the co-location allocator and the heatmap speed
+  model (000 §3.5).
 - ``attach(engine)``: once, before the first event.
 - ``on_arrival`` / ``on_finish`` / ``on_preempt(engine, job)``: optional hooks.
 - ``schedule(engine)``: once per event timestamp, after completions, arrivals and timed events; acts
@@ -13,13 +15,13 @@ actions it may take):
   ``reserve``, ``hint`` and ``request_wakeup(time)``.
 
 ``QueueScheduler`` is the classic family and the co-schedulers' base. Its one ordering knob is
-``priority(engine, waiting)``: a vectorised key over the waiting jobs (an int array in queue order), the
-queue sorted by descending priority, ties in queue order (as ELiSE sorts, 000 Algorithm 2); None keeps
-arrival order. The queue is sorted once per pass, jobs start in that order until one does not fit, and
-``backfill`` picks the policy behind it: "none", "easy" (only the head holds a reservation) or
-"conservative" (every job within ``depth`` holds one and none is delayed). Backfilling reasons in
-allocator units over predicted end times (``engine.predicted_end``: the user estimate by default, the run
-time with ``use_run_times``, rescaled by the job's progress rate).
+``priority(engine, waiting)``: a vectorised key over the waiting jobs (an int array in queue order),
+the queue sorted by descending priority, ties in queue order (as ELiSE sorts, 000 Algorithm 2); None
+keeps arrival order. The queue is sorted once per pass, jobs start in that order until one does not
+fit, and ``backfill`` picks the policy behind it: "none", "easy" (only the head holds a reservation)
+or "conservative" (every job within ``depth`` holds one and none is delayed). Backfilling reasons in
+allocator units over predicted end times (``engine.predicted_end``: the user estimate by default,
+the run time with ``use_run_times``, rescaled by the job's progress rate).
 """
 
 from __future__ import annotations
@@ -47,10 +49,11 @@ class Scheduler:
     co_located = False  # True: jobs share nodes and progress at the speed model's speeds
 
     def make_allocator(self, platform, placement: str | None = None) -> Allocator:
-        """Whole nodes, lowest ids first (thesis §5.1); `placement` policies belong to co-location."""
+        """Whole nodes, lowest ids first (thesis §5.1); `placement` policies belong to
+        co-location."""
         return CompactAllocator(platform)
 
-    def make_speed_model(self, workload, heatmap=None, spread_speedup: float | None = None):
+    def make_speed_model(self, workload, heatmap=None, spread_speedup: float | str | None = None):
         """No speed model: every running job progresses at its compact speed."""
         return None
 
@@ -67,8 +70,8 @@ class Scheduler:
         """Called when a running job is preempted back to the queue."""
 
     def on_revoke(self, engine, reservation, rest) -> None:
-        """Called when a reservation loses a node (``engine.revoke``, e.g. a node failure); `rest` is the
-        reservation of its other nodes (None if there are none)."""
+        """Called when a reservation loses a node (``engine.revoke``, e.g. a node failure); `rest`
+        is the reservation of its other nodes (None if there are none)."""
 
     def schedule(self, engine) -> None:
         """Start the jobs that should start now (default: in arrival order, no backfilling)."""
@@ -77,13 +80,15 @@ class Scheduler:
 
 
 class QueueScheduler(Scheduler):
-    """Waiting queue sorted by descending `priority` (None = arrival order), then the `backfill` policy."""
+    """Waiting queue sorted by descending `priority` (None = arrival order), then the `backfill`
+    policy."""
 
     name = "queue"
     backfill = "easy"
-    priority = None  # function(engine, waiting job indices) -> key array, largest first; None: arrival order
+    # function(engine, waiting job indices) -> key array, largest first; None: arrival order
+    priority = None
 
-    OPTIONS = ("backfill", "depth", "record_reservations")
+    OPTIONS: tuple[str, ...] = ("backfill", "depth", "record_reservations")
 
     def __init__(
         self,
@@ -102,12 +107,11 @@ class QueueScheduler(Scheduler):
             raise InputError(f"backfill depth must be >= 0, got {depth}", field="depth")
         self.depth = depth
         self.reservations: dict[int, float] | None = {} if record_reservations else None
-        self._conservative = None
+        self._conservative: ConservativeBackfill | None = None
 
     def attach(self, engine) -> None:
-        self.cores = np.asarray(
-            engine.cores, dtype=np.int64
-        )  # per-job arrays for vectorised priorities
+        # per-job arrays for vectorised priorities
+        self.cores = np.asarray(engine.cores, dtype=np.int64)
         self.estimate = np.asarray(engine.estimate, dtype=np.float64)
         self._conservative = (
             ConservativeBackfill(engine, self.depth, self.reservations)
@@ -136,13 +140,15 @@ class QueueScheduler(Scheduler):
         return waiting[queue_order(self.priority(engine, waiting))[:limit]].tolist()
 
     def schedule(self, engine) -> None:
-        """Start in priority order until a job does not fit, then backfill behind it (000 Algorithm 2)."""
+        """Start in priority order until a job does not fit, then backfill behind it (000 Algorithm
+        2)."""
         waiting = engine.waiting
         if not waiting:
             return
         conservative = self._conservative
         if conservative is not None:
-            # jobs started: the window slides, and waiting jobs without a reservation enter it (003 §5.1.3)
+            # jobs started: the window slides, and waiting jobs without a reservation enter it
+            # (003 §5.1.3)
             while (
                 waiting
                 and conservative.schedule(self.order(engine, self.depth))

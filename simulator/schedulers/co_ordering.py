@@ -1,14 +1,15 @@
 """Waiting-queue ordering keys of the co-schedulers (003 appendix; 000 §3.6, Algorithm 2).
 
 Each key is a vectorised form of the appendix's ``waiting_queue_reorder(job)`` over the whole queue.
-As in ELiSE, the queue is sorted by *descending* key and the sort is stable, so ties keep the queue's
-(arrival) order: ``queue_order(key)``. Inputs are arrays over the waiting jobs in queue order.
+As in ELiSE, the queue is sorted by *descending* key and the sort is stable, so ties keep the
+queue's (arrival) order: ``queue_order(key)``. Inputs are arrays over the waiting jobs in queue
+order.
 
 Filler: the thesis version (003 appendix) is implemented. The ELiSE paper (000 Algorithm 2) writes
 factor0 = 1 - diff / free for diff >= 0 and factor1 = (id + 1) / maxId; the thesis splits diff = 0
-into its own branch (factor0 = 1, the same value 1 - 0 / free) and divides by the waiting-queue length
-instead of maxId. Both denominators are one positive constant per sorting pass, so the two versions
-give the same order; the key values differ by that constant factor.
+into its own branch (factor0 = 1, the same value 1 - 0 / free) and divides by the waiting-queue
+length instead of maxId. Both denominators are one positive constant per sorting pass, so the two
+versions give the same order; the key values differ by that constant factor.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ POPULARITY_THRESHOLD = (
 
 
 def queue_order(key: np.ndarray) -> np.ndarray:
-    """Positions of the queue sorted by descending key, ties in queue order (a stable reverse sort)."""
+    """Positions of the queue sorted by descending key, ties in queue order (a stable reverse
+    sort)."""
     return np.argsort(-np.asarray(key, dtype=np.float64), kind="stable")
 
 
@@ -58,11 +60,13 @@ def popularity_ranks(
     threshold: float = POPULARITY_THRESHOLD,
     known: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Rank of each waiting job: how many other waiting jobs it pairs with at average speedup > threshold.
+    """Rank of each waiting job: how many other waiting jobs it pairs with at average
+    speedup > threshold.
 
-    003 §5.2.5: for every pair of waiting jobs whose average pairwise speedup exceeds the threshold, both
-    ranks grow by one. ``apps`` are heatmap indices of the waiting jobs, ``speedups`` the full matrix;
-    ``known`` (same shape) marks the measured pairs, the only ones counted (as ELiSE skips unmeasured pairs).
+    003 §5.2.5: for every pair of waiting jobs whose average pairwise speedup exceeds the threshold,
+    both ranks grow by one. ``apps`` are heatmap indices of the waiting jobs, ``speedups`` the full
+    matrix; ``known`` (same shape) marks the measured pairs, the only ones counted (as ELiSE skips
+    unmeasured pairs).
     """
     apps = np.asarray(apps, dtype=np.int64)
     good = (
@@ -84,7 +88,8 @@ def popularity_key(ranks: np.ndarray, queue_length: int) -> np.ndarray:
 
 
 def filler_factor0(cores: np.ndarray, free_cores: int) -> np.ndarray:
-    """How well each job fills the free cores: 1 - diff / free if it fits, -1 if not, 1 when nothing is free."""
+    """How well each job fills the free cores: 1 - diff / free if it fits, -1 if not, 1 when nothing
+    is free."""
     cores = np.asarray(cores, dtype=np.float64)
     if free_cores <= 0:
         return np.ones(cores.size)  # 003 appendix, Filler: sys_free_cores == 0 -> factor0 = 1
@@ -103,11 +108,13 @@ def filler_key(job_ids: np.ndarray, cores: np.ndarray, free_cores: int) -> np.nd
 
 
 def two_factor_key(cores: np.ndarray, free_cores: int, second_key: np.ndarray) -> np.ndarray:
-    """factor0 + position in the copied queue sorted by `second_key` / len(queue) (003 §5.2.7, appendix).
+    """factor0 + position in the copied queue sorted by `second_key` / len(queue) (003 §5.2.7,
+    appendix).
 
-    The copy is sorted like the waiting queue (descending, stable): for SJF-Filler the second key is the
-    remaining time, so the shortest job sits last and gets the largest factor1. For Pop-Filler it is the
-    rank, so (as the appendix code is written) the least popular job gets the largest factor1.
+    The copy is sorted like the waiting queue (descending, stable): for SJF-Filler the second key is
+    the remaining time, so the shortest job sits last and gets the largest factor1. For Pop-Filler
+    it is the rank, so (as the appendix code is written) the least popular job gets the largest
+    factor1.
     """
     n = len(second_key)
     position = np.empty(n, dtype=np.float64)

@@ -1,10 +1,12 @@
-"""Co-schedulers that reorder the queue by job size: EASY-Co, SJF-Co, LJF-Co, LAF-Co (003 §5.2.1-5.2.4).
+"""Co-schedulers that reorder the queue by job size: EASY-Co, SJF-Co, LJF-Co, LAF-Co
+(003 §5.2.1-5.2.4).
 
-A co-scheduler is a queue scheduler that asks for the co-location allocator and the heatmap speed model
-(``cosched.simulator.colocation``): jobs are spread over twice the nodes with half-socket binding and
-progress at the heatmap speedups of their neighbours. A subclass only sets ``priority``. All use EASY
-backfilling; the reservation goes to the first job of the sorted queue that does not fit (``reserve="head"``)
-or, as in ELiSE, to the oldest waiting job, with the backfill candidates in arrival order (``"oldest"``).
+A co-scheduler is a queue scheduler that asks for the co-location allocator and the heatmap speed
+model (``cosched.simulator.colocation``): jobs are spread over twice the nodes with half-socket
+binding and progress at the heatmap speedups of their neighbours. A subclass only sets ``priority``.
+All use EASY backfilling; the reservation goes to the first job of the sorted queue that does not
+fit (``reserve="head"``) or, as in ELiSE, to the oldest waiting job, with the backfill candidates in
+arrival order (``"oldest"``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ RESERVATIONS = (
 
 
 class CoScheduler(QueueScheduler):
-    """EASY backfilling over a queue sorted by descending ``priority``, co-located on heatmap speeds.
+    """EASY backfilling over a queue sorted by descending ``priority``, co-located on heatmap
+    speeds.
 
     The remaining time of a waiting job is its estimate (its run time with ``use_run_times``, as the
     thesis assumes known run times, 003 §5.1.4).
@@ -35,7 +38,7 @@ class CoScheduler(QueueScheduler):
     name = "easy-co"
     backfill = "easy"
     co_located = True
-    OPTIONS = QueueScheduler.OPTIONS + ("missing_pair", "reserve")
+    OPTIONS: tuple[str, ...] = QueueScheduler.OPTIONS + ("missing_pair", "reserve")
 
     def __init__(
         self,
@@ -64,7 +67,8 @@ class CoScheduler(QueueScheduler):
         return co_context(workload, heatmap, spread_speedup, self.missing_pair).speed_model()
 
     def schedule(self, engine) -> None:
-        """Sorted in-order pass; with ``reserve="oldest"`` the EASY pass then works in arrival order."""
+        """Sorted in-order pass; with ``reserve="oldest"`` the EASY pass then works in arrival
+        order."""
         if self.reserve == "head" or self.backfill != "easy" or self.priority is None:
             super().schedule(engine)
             return

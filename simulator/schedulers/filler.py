@@ -1,9 +1,11 @@
-"""Filler and the two-factor co-schedulers SJF-Filler and Pop-Filler (003 §5.2.6-5.2.7; 000 Algorithm 2).
+"""Filler and the two-factor co-schedulers SJF-Filler and Pop-Filler (003 §5.2.6-5.2.7; 000
+Algorithm 2).
 
 Filler sorts by factor0 / factor1: how exactly a job fills the free cores, over its arrival index
-(thesis version, see ``co_ordering``). The two-factor variants add factor0 and the job's position in a
-copy of the queue sorted by remaining time (SJF-Filler) or popularity rank (Pop-Filler). All use EASY
-backfilling on the co-location allocator. The job id of the formulas is the job's arrival index.
+(thesis version, see ``co_ordering``). The two-factor variants add factor0 and the job's position in
+a copy of the queue sorted by remaining time (SJF-Filler) or popularity rank (Pop-Filler). All use
+EASY backfilling on the co-location allocator. The job id of the formulas is the job's arrival
+index.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ class SJFFiller(CoScheduler):
     name = "sjf-filler"
 
     def priority(self, engine, waiting):
-        # 003 appendix: second_queue_reorder = remaining_time, sorted like the waiting queue (descending)
+        # 003 appendix: second_queue_reorder = remaining_time, sorted like the waiting queue
+        # (descending)
         return two_factor_key(
             self.cores[waiting], engine.allocator.free_cores(), -sjf_key(self.estimate[waiting])
         )
@@ -39,7 +42,8 @@ class SJFFiller(CoScheduler):
 class PopFiller(Popularity):
     """factor0 + position in the queue copy sorted by popularity rank (003 appendix, Pop-Filler).
 
-    Unlike Popularity, every job is deployed spread (the thesis names compact deployment only for Popularity).
+    Unlike Popularity, every job is deployed spread (the thesis names compact deployment only for
+    Popularity).
     """
 
     name = "pop-filler"

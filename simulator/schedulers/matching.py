@@ -1,30 +1,33 @@
-"""Matching: the co-scheduler that pairs waiting jobs by a maximum-weight matching (000 §3.5; 003 §5.2).
+"""Matching: the co-scheduler that pairs waiting jobs by a maximum-weight matching (000 §3.5;
+003 §5.2).
 
-Graph: at each scheduling pass the first ``window`` waiting jobs (arrival order) are the vertices; an edge
-joins two jobs whose applications run next to each other at heatmap speedups S(a, b) and S(b, a) both at
-least ``threshold`` (default 1: no job slower than compact), weighted by the pair's joint speedup gain
-S(a, b) + S(b, a) - 2 (000 §3.5, formula (4.1)), kept only when positive. A maximum-weight matching
-(networkx) decides the partners. The weights depend only on the applications, so the matching of a
-window is that of its application classes with their multiplicities: it is cached by that multiset and
-handed out to the jobs in queue order, oldest first. Speedups come from the run's speed model, so its
-options (missing pairs, alone speedup) apply.
+Graph: at each scheduling pass the first ``window`` waiting jobs (arrival order) are the vertices;
+an edge joins two jobs whose applications run next to each other at heatmap speedups S(a, b) and
+S(b, a) both at least ``threshold`` (default 1: no job slower than compact), weighted by the pair's
+joint speedup gain S(a, b) + S(b, a) - 2 (000 §3.5, formula (4.1)), kept only when positive. A
+maximum-weight matching (networkx) decides the partners. The weights depend only on the
+applications, so the matching of a window is that of its application classes with their
+multiplicities: it is cached by that multiset and handed out to the jobs in queue order, oldest
+first. Speedups come from the run's speed model, so its options (missing pairs, alone speedup)
+apply.
 
-Placement (``PairingAllocator``): a matched pair starts together and co-located: the larger job (the lead)
-spread with as many idle nodes first as the smaller needs, the smaller on the other half of those nodes.
-An unmatched job runs spread if its application is at least as fast spread alone as compact (alone
-speedup >= 1), else compact on whole nodes. Spread jobs beyond a partner's nodes take idle nodes and
-half-full nodes whose occupant pairs with them at or above the threshold, in the run's ``placement``
-order. So no two jobs ever share a node below the threshold.
+Placement (``PairingAllocator``): a matched pair starts together and co-located: the larger job (the
+lead) spread with as many idle nodes first as the smaller needs, the smaller on the other half of
+those nodes. An unmatched job runs spread if its application is at least as fast spread alone as
+compact (alone speedup >= 1), else compact on whole nodes. Spread jobs beyond a partner's nodes take
+idle nodes and half-full nodes whose occupant pairs with them at or above the threshold, in the
+run's ``placement`` order. So no two jobs ever share a node below the threshold.
 
-Queue: units (pairs and single jobs) start in queue order; a pair that does not fit lets its older job
-start alone if that fits (its partner returns to the next matching). The first job that fits neither way
-is the head. Backfilling is EASY (003 §5.1.2), reasoned over nodes rather than half-node counts (a pair
-needs idle nodes a count of free halves does not promise): the head holds a reservation at the shadow
-time, the first predicted end of running jobs after which it fits on the nodes left; a later unit of the
-window, or failing that each job of a pair alone, then each further job up to ``depth`` (100, as the other
-co-schedulers), starts now if it ends by then or if the head still fits then beside it. Predicted ends
-divide the remaining estimate by the slowest speed a job can run at here, min(1, threshold, its alone
-speedup), so with estimates that bound the run times the head starts no later than its reservation.
+Queue: units (pairs and single jobs) start in queue order; a pair that does not fit lets its older
+job start alone if that fits (its partner returns to the next matching). The first job that fits
+neither way is the head. Backfilling is EASY (003 §5.1.2), reasoned over nodes rather than half-node
+counts (a pair needs idle nodes a count of free halves does not promise): the head holds a
+reservation at the shadow time, the first predicted end of running jobs after which it fits on the
+nodes left; a later unit of the window, or failing that each job of a pair alone, then each further
+job up to ``depth`` (100, as the other co-schedulers), starts now if it ends by then or if the head
+still fits then beside it. Predicted ends divide the remaining estimate by the slowest speed a job
+can run at here, min(1, threshold, its alone speedup), so with estimates that bound the run times
+the head starts no later than its reservation.
 """
 
 from __future__ import annotations
@@ -63,15 +66,17 @@ INF = math.inf
 def pair_weights(speedups: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """Joint gain of each application pair and whether the pair may be formed.
 
-    The gain is S(a, b) + S(b, a) - 2 (000 §3.5, formula (4.1): each job's speedup next to the other, over
-    compact); a pair is allowed when both speedups reach `threshold` and the gain is positive."""
+    The gain is S(a, b) + S(b, a) - 2 (000 §3.5, formula (4.1): each job's speedup next to the
+    other, over compact); a pair is allowed when both speedups reach `threshold` and the gain is
+    positive."""
     gain = speedups + speedups.T - 2.0  # 000 §3.5 (4.1): S(a, b) + S(b, a) over two compact jobs
     compatible = np.minimum(speedups, speedups.T) >= threshold
     return gain, compatible & (gain > 0)
 
 
 def max_weight_pairs(apps, gain: np.ndarray, allowed: np.ndarray) -> list[tuple[int, int]]:
-    """A maximum-weight matching of jobs (positions in `apps`), edge weight gain[apps[i], apps[j]]."""
+    """A maximum-weight matching of jobs (positions in `apps`), edge weight gain[apps[i],
+    apps[j]]."""
     apps = np.asarray(apps, dtype=np.int64)
     first, second = np.triu_indices(apps.size, 1)
     keep = allowed[apps[first], apps[second]]
@@ -86,18 +91,18 @@ def max_weight_pairs(apps, gain: np.ndarray, allowed: np.ndarray) -> list[tuple[
 def match_window(
     apps, gain: np.ndarray, allowed: np.ndarray, cache: dict | None = None
 ) -> list[tuple[int, int]]:
-    """A maximum-weight matching of a window of jobs (positions in `apps`, queue order), via their classes.
+    """A maximum-weight matching of a window of jobs (positions in `apps`, queue order), via their
+    classes.
 
-    The weights depend only on the applications, so the matching of the sorted multiset of applications
-    that have a partner in the window (kept in `cache`) is as heavy as any; its class pairs go to the jobs
-    in queue order: each job, oldest first, takes its best remaining partner class and the oldest free job
-    of that class."""
+    The weights depend only on the applications, so the matching of the sorted multiset of
+    applications that have a partner in the window (kept in `cache`) is as heavy as any; its class
+    pairs go to the jobs in queue order: each job, oldest first, takes its best remaining partner
+    class and the oldest free job of that class."""
     apps = np.asarray(apps, dtype=np.int64)
     edges = allowed[np.ix_(apps, apps)]
     np.fill_diagonal(edges, False)
-    positions = np.flatnonzero(
-        edges.any(axis=1)
-    ).tolist()  # jobs with no partner in the window stay alone
+    # jobs with no partner in the window stay alone
+    positions = np.flatnonzero(edges.any(axis=1)).tolist()
     apps = apps[positions].tolist()
     key = tuple(sorted(apps))
     classes = None if cache is None else cache.get(key)
@@ -108,7 +113,8 @@ def match_window(
                 cache.clear()
             cache[key] = classes
     remaining = Counter(classes)  # (a, b) with a <= b: the key is sorted
-    pairs, taken = [], set()
+    pairs: list[tuple[int, int]] = []
+    taken: set[int] = set()
     for i, a in enumerate(apps):
         if i in taken:
             continue
@@ -128,8 +134,8 @@ def match_window(
 
 
 def with_singles(units):
-    """Each unit, and after a pair each of its jobs alone (older first): jobs of a pair that cannot start
-    together may still start alone."""
+    """Each unit, and after a pair each of its jobs alone (older first): jobs of a pair that cannot
+    start together may still start alone."""
     for unit in units:
         yield unit
         if len(unit) == 2:
@@ -138,17 +144,18 @@ def with_singles(units):
 
 
 class PairingAllocator(CoLocationAllocator):
-    """The co-location allocator that places planned units: a pair on shared nodes, compact jobs on whole
-    idle nodes, spread jobs next to compatible occupants only.
+    """The co-location allocator that places planned units: a pair on shared nodes, compact jobs on
+    whole idle nodes, spread jobs next to compatible occupants only.
 
-    The scheduler plans a unit on the node state (``plan``) and starts its jobs; ``find`` hands each job its
-    planned allocation. A job started without a plan is placed as an unmatched job.
+    The scheduler plans a unit on the node state (``plan``) and starts its jobs; ``find`` hands each
+    job its planned allocation. A job started without a plan is placed as an unmatched job.
     """
 
     def setup(
         self, engine, app: np.ndarray, compatible: np.ndarray, alone_spread: np.ndarray
     ) -> None:
-        """Applications of the jobs, which applications may share a node, which run spread when alone."""
+        """Applications of the jobs, which applications may share a node, which run spread when
+        alone."""
         self.app, self.compatible, self.alone_spread = app, compatible, alone_spread
         self.spread_count = [-(-c // self.half) for c in engine.cores]
         self.compact_count = [-(-c // self._cpn) for c in engine.cores]
@@ -178,8 +185,8 @@ class PairingAllocator(CoLocationAllocator):
         return None if placed is None else placed[0][1]
 
     def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
-        """Free halves per node and the application of the single occupant of half-full nodes (-1 else);
-        kept until a job starts or ends (read-only)."""
+        """Free halves per node and the application of the single occupant of half-full nodes (-1
+        else); kept until a job starts or ends (read-only)."""
         if self._snapshot is not None:
             return self._snapshot
         state = self.state
@@ -194,11 +201,14 @@ class PairingAllocator(CoLocationAllocator):
     def plan(
         self, unit: tuple[int, ...], free: np.ndarray, occupant_app: np.ndarray
     ) -> list[tuple[int, Allocation]] | None:
-        """Allocations of the unit's jobs on a node state (free halves, occupant applications), or None.
+        """Allocations of the unit's jobs on a node state (free halves, occupant applications), or
+        None.
 
-        One job: compact on idle nodes, or spread. A pair (lead first, the larger): the lead spread with as
-        many idle nodes first as the follower needs, the follower on the other half of the lead's nodes
-        first; beyond those, both take idle nodes and half-full nodes of compatible occupants."""
+        One job: compact on idle nodes, or spread. A pair (lead first, the larger): the lead spread
+        with as many idle nodes first as the follower needs, the follower on the other half of the
+        lead's nodes first; beyond those, both take idle nodes and half-full nodes of compatible
+        occupants.
+        """
         if len(unit) == 1:
             job = unit[0]
             if not (self.alone_spread[self.app[job]] and self.spreadable(job)):
@@ -235,9 +245,9 @@ class PairingAllocator(CoLocationAllocator):
         idle_first: int = 0,
         beside: np.ndarray | None = None,
     ) -> np.ndarray | None:
-        """`count` nodes for one half of `job`, from idle nodes and half-full ones whose occupant pairs with
-        it at or above the threshold: first `idle_first` idle nodes and the free halves `beside` a partner,
-        then in the placement order."""
+        """`count` nodes for one half of `job`, from idle nodes and half-full ones whose occupant
+        pairs with it at or above the threshold: first `idle_first` idle nodes and the free halves
+        `beside` a partner, then in the placement order."""
         idle = free == 2
         half_full = (free == 1) & (occupant_app >= 0)
         half_full[half_full] = self.compatible[self.app[job], occupant_app[half_full]]
@@ -309,16 +319,19 @@ class Matching(CoScheduler):
         compatible = np.minimum(model.speedups, model.speedups.T) >= self.threshold
         self.app = np.asarray(model.app, dtype=np.int64)
         engine.allocator.setup(engine, self.app, compatible, model.spread >= 1.0)
-        # slowest speed a job can run at: compact 1, spread alone, or next to a neighbour >= threshold
+        # slowest speed a job can run at: compact 1, spread alone, or next to a
+        # neighbour >= threshold
         self.floor = np.minimum(np.minimum(model.spread, 1.0), self.threshold)[self.app].tolist()
         self.apps = self.app.tolist()
         self.cache: dict[tuple[int, ...], Counter] = {}
 
     def schedule(self, engine) -> None:
-        """Start units in queue order until one does not fit, then backfill behind it (000 Algorithm 2).
+        """Start units in queue order until one does not fit, then backfill behind it (000 Algorithm
+        2).
 
-        A pair that does not fit lets its older job start alone if that fits (the window is then matched
-        again, its partner back in the pool); the first job that fits neither way is the head."""
+        A pair that does not fit lets its older job start alone if that fits (the window is then
+        matched again, its partner back in the pool); the first job that fits neither way is the
+        head."""
         allocator = engine.allocator
         while engine.waiting:
             queue = list(islice(engine.waiting, max(self.window, self.depth + 1)))
@@ -342,12 +355,13 @@ class Matching(CoScheduler):
                 if placed is not None:
                     self.start(engine, placed)
                     break
-                partner = [(max(unit),)] if len(unit) == 2 else []
-                self.backfill(engine, head, partner + units[index + 1 :])
+                partner: list[tuple[int, ...]] = [(max(unit),)] if len(unit) == 2 else []
+                self.backfill_units(engine, head, partner + units[index + 1 :])
                 return
 
     def match(self, jobs: list[int]) -> dict[int, int]:
-        """Each job's partner in the maximum-weight matching of the spreadable jobs of the window."""
+        """Each job's partner in the maximum-weight matching of the spreadable jobs of the
+        window."""
         eligible = [job for job in jobs if self.allocator.spreadable(job)]
         partner = {}
         for first, second in match_window(
@@ -359,7 +373,7 @@ class Matching(CoScheduler):
 
     def pair_up(self, jobs: list[int], partner: dict[int, int]) -> list[tuple[int, ...]]:
         """The window's start units in queue order: matched pairs (lead first) and single jobs."""
-        units = []
+        units: list[tuple[int, ...]] = []
         for job in jobs:
             mate = partner.get(job)
             if mate is None:
@@ -376,9 +390,10 @@ class Matching(CoScheduler):
             planned[job] = allocation
             engine.start(job)
 
-    def backfill(self, engine, head: tuple[int], units: list[tuple[int, ...]]) -> None:
-        """EASY behind the blocked head job (003 §5.1.2), on the nodes: a unit (or, failing that, each job
-        of a pair alone) starts now if it ends by the shadow time or if the head still fits then beside it."""
+    def backfill_units(self, engine, head: tuple[int], units: list[tuple[int, ...]]) -> None:
+        """EASY behind the blocked head job (003 §5.1.2), on the nodes: a unit (or, failing that,
+        each job of a pair alone) starts now if it ends by the shadow time or if the head still fits
+        then beside it."""
         allocator = engine.allocator
         shadow = None  # computed when a unit first fits (always when reservations are recorded)
         if self.reservations is not None:
@@ -412,10 +427,11 @@ class Matching(CoScheduler):
             self.start(engine, placed)
 
     def shadow(self, engine, head: tuple[int]) -> tuple[float, np.ndarray, np.ndarray]:
-        """The earliest time the head job fits on the nodes running jobs leave, and the node state then.
+        """The earliest time the head job fits on the nodes running jobs leave, and the node state
+        then.
 
-        Running jobs end, at the latest, when their predicted remaining work is done at the slowest speed
-        they can run at here (`floor`)."""
+        Running jobs end, at the latest, when their predicted remaining work is done at the slowest
+        speed they can run at here (`floor`)."""
         allocator, now = engine.allocator, engine.now
         free, occupant_app = (array.copy() for array in allocator.snapshot())
         occupants = engine.node_occupants()

@@ -1,6 +1,7 @@
 """Size-ordered queues with EASY backfilling: Shortest and Longest Job First (003 §5.1.4, §5.1.5).
 
-The key is the job's estimate (the run time with ``use_run_times``, as the thesis assumes known run times).
+The key is the job's estimate (the run time with ``use_run_times``, as the thesis assumes known run
+times).
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
-"""Popularity co-scheduler (003 §5.2.5): friendliest jobs first, the unfriendly ones deployed compact.
+"""Popularity co-scheduler (003 §5.2.5): friendliest jobs first, the unfriendly ones deployed
+compact.
 
 A job's rank counts the other waiting jobs it pairs with at an average heatmap speedup above the
-threshold (measured pairs only); the queue is sorted by rank / len(queue), descending. A job whose rank
-falls below 3 (no longer enough good partners left in the queue, as happens to the last, least friendly
-jobs) is deployed compact instead of spread: the Greek summary of 003 §5.2.5 says co-location stops "once
-the rank values fall below 3", as the author's implementation does (``compact_below``).
+threshold (measured pairs only); the queue is sorted by rank / len(queue), descending. A job whose
+rank falls below 3 (no longer enough good partners left in the queue, as happens to the last, least
+friendly jobs) is deployed compact instead of spread: the Greek summary of 003 §5.2.5 says
+co-location stops "once the rank values fall below 3", as the author's implementation does
+(``compact_below``).
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ COMPACT_BELOW = 3  # 003 §5.2.5 (Greek text): no co-location once the rank fall
 
 
 class Popularity(CoScheduler):
-    """Queue by popularity rank (003 appendix); jobs of rank below `compact_below` go compact (hybrid)."""
+    """Queue by popularity rank (003 appendix); jobs of rank below `compact_below` go compact
+    (hybrid)."""
 
     name = "popularity"
-    OPTIONS = CoScheduler.OPTIONS + ("threshold", "compact_below")
+    OPTIONS: tuple[str, ...] = CoScheduler.OPTIONS + ("threshold", "compact_below")
 
     def __init__(
         self,

@@ -1,5 +1,5 @@
-"""The makespan lower bound: below every scheduler's makespan, below the exact optimum on tiny workloads, and
-never crediting a job less than the co-location model lets it run."""
+"""The makespan lower bound: below every scheduler's makespan, below the exact optimum on tiny
+workloads, and never crediting a job less than the co-location model lets it run."""
 
 import bisect
 import json
@@ -28,7 +28,8 @@ SPEEDUPS = st.floats(0.5, 1.5)  # measured-like heatmap speedups
 
 @st.composite
 def cases(draw, max_jobs=12, max_nodes=4, tiny=False):
-    """(workload, platform, heatmap, options): a random heatmap (some pairs unmeasured) and workload on it."""
+    """(workload, platform, heatmap, options): a random heatmap (some pairs unmeasured) and workload
+    on it."""
     k = draw(st.integers(1, 3))
     names = [f"a{i}" for i in range(k)]
     speedups = np.array(draw(st.lists(SPEEDUPS, min_size=k * k, max_size=k * k))).reshape(k, k)
@@ -168,7 +169,8 @@ def test_the_pair_configurations_are_credited_at_half_speed_each():
         np.array(["a", "b"]),
     )
     result = bound_for(workload, platform, heatmap)
-    # each job needs 1 of the 2 halves for 30 s at speed 1: b = 15 each; the pair {a, b} does 0.75 of each per s
+    # each job needs 1 of the 2 halves for 30 s at speed 1: b = 15 each; the pair {a, b} does 0.75
+    # of each per s
     assert result.fluid == pytest.approx(20.0)
     assert result.bound == pytest.approx(20.0)
     assert result.co_located
@@ -202,20 +204,21 @@ def test_release_dates_use_duals_valid_for_every_date():
         )
 
 
-# --- exact optimum of tiny workloads --------------------------------------------------------------------------
-# The exact model: the schedules of the simulator's co-location model (000 §3.5) whose jobs start at decision
-# times only: a submit time, a completion, or a time in a given finite set E. At each decision time any set
-# of waiting jobs starts, each compact on any idle whole nodes or spread on any ceil(cores / half) distinct
-# nodes with a free half, the others wait; speeds as the simulator's: the minimum pair speedup over the
-# job's neighbours, else the spread speedup alone, else 1. Every such schedule is a co-location schedule, so
-# the bound is below the optimum. With E = the start times of the heuristics' runs that are no event (a
-# scheduler's wake-up, e.g. a reservation computed before the speeds changed), every run is one of these
-# schedules, so the optimum is below the best heuristic.
+# --- exact optimum of tiny workloads --------------------------------------------------------------
+# The exact model: the schedules of the simulator's co-location model (000 §3.5) whose jobs start at
+# decision times only: a submit time, a completion, or a time in a given finite set E. At each
+# decision time any set of waiting jobs starts, each compact on any idle whole nodes or spread on
+# any ceil(cores / half) distinct nodes with a free half, the others wait; speeds as the
+# simulator's: the minimum pair speedup over the job's neighbours, else the spread speedup alone,
+# else 1. Every such schedule is a co-location schedule, so the bound is below the optimum. With
+# E = the start times of the heuristics' runs that are no event (a scheduler's wake-up, e.g. a
+# reservation computed before the speeds changed), every run is one of these schedules, so the
+# optimum is below the best heuristic.
 
 
 def _exact_makespan(workload, platform, model, extra=()) -> float:
-    """Smallest makespan over the schedules of the co-location model whose jobs start at events or at the
-    `extra` times (depth-first search with pruning)."""
+    """Smallest makespan over the schedules of the co-location model whose jobs start at events or
+    at the `extra` times (depth-first search with pruning)."""
     n, nodes, cpn = len(workload), platform.nodes, platform.cores_per_node
     half = cpn // 2
     submit, run, cores = workload.submit.tolist(), workload.run.tolist(), workload.cores.tolist()
@@ -344,7 +347,7 @@ def test_exact_optimum_sits_between_the_bound_and_the_best_heuristic(case):
     assert exact <= heuristic * (1 + BOUND_TOLERANCE)
 
 
-# --- command line ------------------------------------------------------------------------------------------------
+# --- command line ---------------------------------------------------------------------------------
 
 
 def test_bound_command_prints_json_for_the_bundled_trace(capsys):
@@ -410,7 +413,7 @@ def test_bound_rejects_another_speed_model():
         makespan_bound(workload, Platform(1, 1, 2), speed_model=object())
 
 
-# --- the columns beside every run -------------------------------------------------------------------------------
+# --- the columns beside every run -----------------------------------------------------------------
 
 
 def test_compare_puts_one_bound_beside_every_scheduler():

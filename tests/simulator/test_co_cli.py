@@ -1,4 +1,5 @@
-"""The co-scheduling commands through the `cosched` dispatcher: exit codes, one-line errors, no partial outputs."""
+"""The co-scheduling commands through the `cosched` dispatcher: exit codes, one-line errors, no
+partial outputs."""
 
 import io
 import json

@@ -18,7 +18,8 @@ from cosched.simulator.schedulers.co_ordering import (
 
 
 def appendix_sort(jobs, reorder):
-    """The ELiSE way: Python's stable sort of the job list by descending waiting_queue_reorder(job)."""
+    """The ELiSE way: Python's stable sort of the job list by descending
+    waiting_queue_reorder(job)."""
     return [job["pos"] for job in sorted(jobs, key=reorder, reverse=True)]
 
 

@@ -1,9 +1,10 @@
-"""The free-unit profile behind Conservative backfilling (thesis 003 §5.1.3) against straightforward versions.
+"""The free-unit profile behind Conservative backfilling (thesis 003 §5.1.3) against straightforward
+versions.
 
 `ReferenceProfile` keeps the additions and sums them at each point; `ReferenceBackfill` is the plain
-Conservative pass (every job re-checked against a full scan of the profile), as the simulator had it before
-the profile got its faster queries. The simulator's `Profile` and `ConservativeBackfill` must give the
-same answers and the same start times, value by value.
+Conservative pass (every job re-checked against a full scan of the profile), as the simulator had it
+before the profile got its faster queries. The simulator's `Profile` and `ConservativeBackfill` must
+give the same answers and the same start times, value by value.
 """
 
 import bisect
@@ -23,7 +24,8 @@ INF = math.inf
 
 
 class ReferenceProfile:
-    """Free units over time as `total` plus every addition (begin, end, delta) covering the point."""
+    """Free units over time as `total` plus every addition (begin, end, delta) covering the
+    point."""
 
     def __init__(self, total: int, now: float):
         self.total, self.now, self.changes = total, now, []
@@ -69,8 +71,9 @@ class ReferenceProfile:
 
 
 class ReferenceBackfill(ConservativeBackfill):
-    """The plain Conservative pass: each reserved job in the window is re-placed at its earliest slot if
-    that is earlier (after capacity appeared), each new job gets its earliest slot; queries scan `free`."""
+    """The plain Conservative pass: each reserved job in the window is re-placed at its earliest
+    slot if that is earlier (after capacity appeared), each new job gets its earliest slot; queries
+    scan `free`."""
 
     def __init__(self, engine, depth: int, first_reservations: dict | None = None):
         super().__init__(engine, depth, first_reservations)
@@ -131,7 +134,8 @@ class ReferenceBackfill(ConservativeBackfill):
 
 
 class _PlainProfile:
-    """Step function in two lists, every query a scan from now (the simulator's profile before it got faster)."""
+    """Step function in two lists, every query a scan from now (the simulator's profile before it
+    got faster)."""
 
     def __init__(self, total, now):
         self.times, self.free = [now], [total]
@@ -205,7 +209,7 @@ class ReferenceConservative(Conservative):
         self._conservative = ReferenceBackfill(engine, self.depth, self.reservations)
 
 
-# --- the profile ------------------------------------------------------------------------------------------
+# --- the profile ----------------------------------------------------------------------------------
 
 TIMES = st.one_of(
     st.integers(0, 40).map(float),
@@ -275,12 +279,12 @@ def test_profile_answers_like_the_reference(total, operations):
     assert min(profile.free) >= 0
 
 
-# --- whole runs -------------------------------------------------------------------------------------------
+# --- whole runs -----------------------------------------------------------------------------------
 
 
 def _starts(workload, platform, scheduler, use_run_times):
-    """Start times of a run, or the error that stopped it (a window smaller than the queue can leave jobs
-    that slid into it unplaced: both implementations must then stop the same way)."""
+    """Start times of a run, or the error that stopped it (a window smaller than the queue can leave
+    jobs that slid into it unplaced: both implementations must then stop the same way)."""
     try:
         return simulate(workload, platform, scheduler, use_run_times=use_run_times).start.tolist()
     except RuntimeError as error:
@@ -313,7 +317,8 @@ def test_with_exact_estimates_no_job_starts_after_its_first_reservation(case):
 
 
 def test_a_queue_of_identical_jobs_shifts_into_the_slots_left_free():
-    # one unit; job 0 runs 0-10 but was estimated to 100: the queued jobs 1-3 (estimate 50) move up together
+    # one unit; job 0 runs 0-10 but was estimated to 100: the queued jobs 1-3 (estimate 50) move up
+    # together
     profile = Profile(1, 0.0)
     profile.add(0.0, 100.0, -1)
     slots = []
@@ -349,8 +354,8 @@ def test_only_a_move_of_the_same_units_into_the_slot_just_left_merges():
 
 
 def test_a_long_window_with_one_short_segment_far_in_it_does_not_fit():
-    # 60 one-second segments alternating 3 and 2 free units, one of them with 1: a 45 s window asking for
-    # 2 units cannot start before the short segment
+    # 60 one-second segments alternating 3 and 2 free units, one of them with 1: a 45 s window
+    # asking for 2 units cannot start before the short segment
     for short in (15.0, 16.0, 17.0, 18.0):
         profile, reference = Profile(3, 0.0), ReferenceProfile(3, 0.0)
         for second in range(60):
@@ -362,7 +367,8 @@ def test_a_long_window_with_one_short_segment_far_in_it_does_not_fit():
 
 
 def test_a_job_moves_to_a_hole_that_does_not_reach_its_reservation():
-    # one unit: R runs on [0, 3.5), K waits on [3.5, 6), J on [6, 9); R ends at once: J fits whole in [0, 3)
+    # one unit: R runs on [0, 3.5), K waits on [3.5, 6), J on [6, 9); R ends at once: J fits whole
+    # in [0, 3)
     profile = Profile(1, 0.0)
     profile.add(0.0, 3.5, -1)
     for duration, expected in ((2.5, 3.5), (3.0, 6.0)):

@@ -1,4 +1,5 @@
-"""Co-scheduling on the engine: co-location allocator, heatmap speeds (000 §3.5) and the co-schedulers."""
+"""Co-scheduling on the engine: co-location allocator, heatmap speeds (000 §3.5) and the
+co-schedulers."""
 
 import math
 import warnings
@@ -166,7 +167,8 @@ def test_alone_on_spread_nodes_uses_spread_speedup():
 
 
 def test_job_speed_is_the_minimum_over_neighbours_on_all_its_nodes():
-    # x spans nodes 0 and 1 (2 cores on each); y sits on node 0, z on node 1; x next to y 1.5, next to z 0.8
+    # x spans nodes 0 and 1 (2 cores on each); y sits on node 0, z on node 1; x next to y 1.5, next
+    # to z 0.8
     heatmap = heatmap_from_speedups(
         ("x", "y", "z"), [[1, 1.5, 0.8], [1, 1, 1], [1, 1, 1]], [100, 1000, 1000], [4, 2, 2]
     )

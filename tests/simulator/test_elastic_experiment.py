@@ -1,4 +1,5 @@
-"""`cosched experiment-elastic`: the six policies on the bundled trace, the table, plots, resumption, bad input."""
+"""`cosched experiment-elastic`: the six policies on the bundled trace, the table, plots,
+resumption, bad input."""
 
 import json
 

@@ -1,4 +1,5 @@
-"""The six policies of ElastiSim's study (001 §6.3): hand-computed cases and invariants on generated workloads."""
+"""The six policies of ElastiSim's study (001 §6.3): hand-computed cases and invariants on generated
+workloads."""
 
 import numpy as np
 import pytest
@@ -31,7 +32,8 @@ def ends(policy, w, nodes, models, **options):
     return result.end.tolist()
 
 
-# 4 nodes; J0: 8 s on 2 nodes, J1: 4 s on 2 nodes, both malleable in [1, 4], linear scaling, submitted at 0.
+# 4 nodes; J0: 8 s on 2 nodes, J1: 4 s on 2 nodes, both malleable in [1, 4], linear scaling,
+# submitted at 0.
 TWO_JOBS = (workload([8.0, 4.0], [2, 2]), 4, [malleable(1, 4)] * 2)
 
 
@@ -42,12 +44,14 @@ def test_rigid_policies_run_the_trace_sizes():
 
 def test_fcfs_malleable_admits_at_minimum_then_fills_in_arrival_order():
     # t=0: both at 1 node, the 2 spare nodes to J0 (3 nodes, rate 1.5): J0 ends at 8 / 1.5;
-    # J1 (rate 0.5) has done 8/3 of 4 by then, grows to 4 nodes (rate 2): ends 16/3 + (4 - 8/3) / 2 = 6
+    # J1 (rate 0.5) has done 8/3 of 4 by then, grows to 4 nodes (rate 2): ends
+    # 16/3 + (4 - 8/3) / 2 = 6
     assert ends("fcfs-malleable", *TWO_JOBS) == pytest.approx([16 / 3, 6.0], abs=TIME_TOLERANCE)
 
 
 def test_sjf_malleable_fills_the_shortest_estimate_first():
-    # J1 gets 3 nodes: ends at 4 / 1.5 = 8/3; J0 has done 4/3 of 8, then runs on 4 nodes: 8/3 + (8 - 4/3) / 2 = 6
+    # J1 gets 3 nodes: ends at 4 / 1.5 = 8/3; J0 has done 4/3 of 8, then runs on 4 nodes:
+    # 8/3 + (8 - 4/3) / 2 = 6
     assert ends("sjf-malleable", *TWO_JOBS) == pytest.approx([6.0, 8 / 3], abs=TIME_TOLERANCE)
 
 
@@ -60,9 +64,11 @@ def test_moldable_jobs_keep_the_size_they_start_with():
 def test_drf_shares_the_nodes_equally_where_fcfs_fills_the_first_job():
     w = workload([6.0, 3.0], [2, 2])
     models = [malleable(1, 6)] * 2
-    # DRF: 3 + 3 nodes (rate 1.5): J1 ends at 2, J0 has done 3 of 6, then 6 nodes (rate 3): ends at 3
+    # DRF: 3 + 3 nodes (rate 1.5): J1 ends at 2, J0 has done 3 of 6, then 6 nodes (rate 3): ends at
+    # 3
     assert ends("drf", w, 6, models) == pytest.approx([3.0, 2.0], abs=TIME_TOLERANCE)
-    # FCFS: 5 + 1 nodes: J0 ends at 6 / 2.5 = 2.4, J1 has done 1.2 of 3, then 6 nodes: 2.4 + 1.8 / 3 = 3
+    # FCFS: 5 + 1 nodes: J0 ends at 6 / 2.5 = 2.4, J1 has done 1.2 of 3, then 6 nodes:
+    # 2.4 + 1.8 / 3 = 3
     assert ends("fcfs-malleable", w, 6, models) == pytest.approx([2.4, 3.0], abs=TIME_TOLERANCE)
 
 
@@ -74,10 +80,12 @@ def test_drf_gives_the_last_odd_node_to_the_earliest_job():
 
 
 def test_srtf_favours_the_least_remaining_work_where_sjf_favours_the_shortest_job():
-    # J0: 10 s on 2 nodes in [1, 2] from t=0; J1: 6 s on 2 nodes in [1, 4] arrives at t=6 (J0 has 4 s left)
+    # J0: 10 s on 2 nodes in [1, 2] from t=0; J1: 6 s on 2 nodes in [1, 4] arrives at t=6 (J0 has 4
+    # s left)
     w = workload([10.0, 6.0], [2, 2], [0.0, 6.0])
     models = [malleable(1, 2), malleable(1, 4)]
-    # SRTF: J0 keeps 2 nodes, ends at 10; J1 on 2 nodes has done 4 by then, 4 nodes for the last 2: ends at 11
+    # SRTF: J0 keeps 2 nodes, ends at 10; J1 on 2 nodes has done 4 by then, 4 nodes for the last 2:
+    # ends at 11
     assert ends("srtf", w, 4, models) == pytest.approx([10.0, 11.0], abs=TIME_TOLERANCE)
     # SJF (J1's 6 s < J0's 10 s): J0 shrinks to 1 node, J1 takes 3 (ends 6 + 6 / 1.5 = 10);
     # J0 has done 6 + 2 by then, 2 nodes for the last 2 s: ends at 12
@@ -88,7 +96,8 @@ def test_a_malleable_job_shrinks_to_admit_a_waiting_one_unless_told_not_to():
     # J0: 8 s on 2 nodes in [1, 4]; J1 rigid, 2 s on 2 nodes, arrives at 1
     w = workload([8.0, 2.0], [2, 2], [0.0, 1.0])
     models = [malleable(1, 4), RIGID]
-    # J0 on 4 nodes (rate 2) until 1, then 2 nodes (rate 1) beside J1 until 3, then 4 nodes: 3 + 4 / 2 = 5
+    # J0 on 4 nodes (rate 2) until 1, then 2 nodes (rate 1) beside J1 until 3, then 4 nodes:
+    # 3 + 4 / 2 = 5
     assert ends("fcfs-malleable", w, 4, models) == pytest.approx([5.0, 3.0], abs=TIME_TOLERANCE)
     # without shrinking, J1 waits for J0 (4 nodes from 0: ends at 4)
     assert ends("fcfs-malleable", w, 4, models, shrink=False) == pytest.approx(
@@ -97,7 +106,8 @@ def test_a_malleable_job_shrinks_to_admit_a_waiting_one_unless_told_not_to():
 
 
 def test_malleable_fcfs_blocks_behind_a_job_that_does_not_fit_even_at_its_minimum():
-    # 4 nodes: J0 rigid on 3 nodes, J1 rigid on 2 (does not fit), J2 rigid on 1 would fit but waits (no backfill)
+    # 4 nodes: J0 rigid on 3 nodes, J1 rigid on 2 (does not fit), J2 rigid on 1 would fit but waits
+    # (no backfill)
     w = workload([10.0, 5.0, 1.0], [3, 2, 1], [0.0, 1.0, 2.0])
     assert ends("fcfs-malleable", w, 4, [RIGID] * 3) == [10.0, 15.0, 11.0]
     assert ends("fcfs-rigid", w, 4, [RIGID] * 3) == [10.0, 15.0, 3.0]  # EASY backfills J2
@@ -117,7 +127,8 @@ def work_from_log(result, models, requested):
 
 
 class Checked:
-    """Wraps a policy: after every pass no node holds two jobs and every job's size is within its bounds."""
+    """Wraps a policy: after every pass no node holds two jobs and every job's size is within its
+    bounds."""
 
     def __init__(self, policy):
         self.policy = policy

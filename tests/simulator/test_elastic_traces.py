@@ -1,4 +1,5 @@
-"""Elastic marking of ordinary traces: seeded, the exact fraction, bounds from the trace size, bad input."""
+"""Elastic marking of ordinary traces: seeded, the exact fraction, bounds from the trace size, bad
+input."""
 
 import math
 

@@ -96,7 +96,8 @@ def test_simulation_is_deterministic(name, case):
 
 
 def test_easy_backfills_a_short_job_without_delaying_the_head():
-    # 2 nodes; job 0 holds 1 node for 10 s, job 1 needs 2 nodes (head), job 2 is short and fits before 10
+    # 2 nodes; job 0 holds 1 node for 10 s, job 1 needs 2 nodes (head), job 2 is short and fits
+    # before 10
     workload = make_workload(
         [0, 1, 2, 3], [0, 1, 2, 3], [10, 5, 4, 20], [1, 2, 1, 1], [10, 5, 4, 20]
     )

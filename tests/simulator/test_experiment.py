@@ -1,4 +1,5 @@
-"""experiment-sim (003 ch. 6): grid, resumption, tables, plots, Pareto front, local and dask execution."""
+"""experiment-sim (003 ch. 6): grid, resumption, tables, plots, Pareto front, local and dask
+execution."""
 
 import argparse
 import json
@@ -118,7 +119,8 @@ def test_dask_local_cluster_runs_the_grid(tmp_path):
     assert len(pd.read_csv(tmp_path / "runs.csv")) == 2
 
 
-@pytest.mark.slow  # every plot of a grid; tests/cli/test_plots_rule.py renders them under -m slow too
+# every plot of a grid; tests/cli/test_plots_rule.py renders them under -m slow too
+@pytest.mark.slow
 def test_plots_are_written(tmp_path):
     run_experiment(small_spec(), tmp_path, workers=1, progress=False, plots=True)
     names = {p.name for p in (tmp_path / "plots").glob("*.png")}

@@ -1,5 +1,6 @@
-"""The co-scheduling choices the papers leave open, as options: missing pairs, alone speedup, Popularity's
-compact rule, the backfill reservation, utilization spans, workload draws, and the paper presets."""
+"""The co-scheduling choices the papers leave open, as options: missing pairs, alone speedup,
+Popularity's compact rule, the backfill reservation, utilization spans, workload draws, and the
+paper presets."""
 
 import json
 import warnings
@@ -145,7 +146,8 @@ def popularity_run(compact_below):
 
 
 def test_popularity_deploys_compact_below_rank_3_by_default():
-    # ranks among 5 waiting jobs: each good job has 3 good partners, the bad job none: only it goes compact
+    # ranks among 5 waiting jobs: each good job has 3 good partners, the bad job none: only it goes
+    # compact
     assert [n.size for n in popularity_run(3).nodes] == [2, 2, 2, 2, 1]
     # with rank < 4 every job is compact; with 0 none is
     assert [n.size for n in popularity_run(4).nodes] == [1] * 5
@@ -352,7 +354,8 @@ def test_simulate_takes_the_fidelity_options(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_thesis_preset_meets_the_reproduction_targets(tmp_path):
-    """The full thesis preset (10 x 1,000 jobs x 13 schedulers on ARIS): the gaps docs/reproducing.md reports."""
+    """The full thesis preset (10 x 1,000 jobs x 13 schedulers on ARIS): the gaps
+    docs/reproducing.md reports."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingPairsWarning)
         summary = run_experiment(

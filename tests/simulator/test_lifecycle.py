@@ -1,4 +1,5 @@
-"""Job lifecycle in the engine: resize, preemption, kill, reservations, job models, and their invariants."""
+"""Job lifecycle in the engine: resize, preemption, kill, reservations, job models, and their
+invariants."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ def workload(runs, nodes, submit=None, cores_per_node=1):
 
 
 class Chaos(Scheduler):
-    """Starts, resizes, preempts and kills at random (seeded): exercises every action of the engine."""
+    """Starts, resizes, preempts and kills at random (seeded): exercises every action of the
+    engine."""
 
     name = "chaos"
 
@@ -81,7 +83,8 @@ class Chaos(Scheduler):
 
 
 def progress_from_log(result, engine_models, requested, cores_per_node):
-    """Work each job did, integrated independently from the event log (setup and reconfiguration excluded)."""
+    """Work each job did, integrated independently from the event log (setup and reconfiguration
+    excluded)."""
     done = np.zeros(len(result.start))
     segment = {}  # job -> (since, rate, nodes)
     for time, event, job, value in result.log:

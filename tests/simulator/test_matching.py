@@ -1,4 +1,5 @@
-"""The optimal-pairing co-scheduler: maximum-weight matching, threshold, node limits, head reservation."""
+"""The optimal-pairing co-scheduler: maximum-weight matching, threshold, node limits, head
+reservation."""
 
 import itertools
 
@@ -170,8 +171,8 @@ def test_head_job_never_starts_after_its_reservation(case, placement):
 
 
 def test_matched_pair_shares_its_nodes():
-    # a and b gain together, c gains with nobody and runs slower spread alone: a and b start co-located on
-    # the same two nodes (half each), c compact on a whole node
+    # a and b gain together, c gains with nobody and runs slower spread alone: a and b start
+    # co-located on the same two nodes (half each), c compact on a whole node
     speedups = [[1.0, 1.25, 0.9], [1.25, 1.0, 0.9], [0.9, 0.9, 1.0]]
     heatmap = heatmap_from_speedups(("a", "b", "c"), speedups, [100.0, 100.0, 100.0], [8, 8, 8])
     workload = generate_workload(

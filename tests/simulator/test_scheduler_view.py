@@ -1,8 +1,9 @@
-"""Schedulers, mechanisms and failure sources use the engine only through `SchedulerView` and its actions.
+"""Schedulers, mechanisms and failure sources use the engine only through `SchedulerView` and its
+actions.
 
 A static check over the built-in modules: every attribute they read on the engine (``engine.x``,
-``e.x``) is a member of the view, none reads allocator arrays (``allocator.state``) or private engine
-members, and no event source calls a hook that only one scheduler defines.
+``e.x``) is a member of the view, none reads allocator arrays (``allocator.state``) or private
+engine members, and no event source calls a hook that only one scheduler defines.
 """
 
 import ast

@@ -1,4 +1,5 @@
-"""`cosched simulate` / `cosched compare` on small workloads: outputs, metrics, exit code 2 on bad input."""
+"""`cosched simulate` / `cosched compare` on small workloads: outputs, metrics, exit code 2 on bad
+input."""
 
 import json
 

@@ -8,7 +8,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cosched import inputs
 from cosched.errors import InputError
+from cosched.inputs import (
+    MAX_PROCS,
+    MAX_SECONDS,
+    check_columns,
+    check_number,
+    check_unique,
+    decode_text,
+    parse_json,
+    read_text,
+)
 from cosched.simulator.platform import PRESETS, Platform, load_platform
 from cosched.simulator.workload import load_workload, make_workload, read_csv, read_swf
 
@@ -121,19 +132,7 @@ def test_platform_presets_and_json(tmp_path):
         load_platform("no-such-machine")
 
 
-# --- cosched.inputs: the one text policy and the one numeric validator used by every reader ----------------------
-
-from cosched import inputs  # noqa: E402
-from cosched.inputs import (
-    MAX_PROCS,
-    MAX_SECONDS,
-    check_columns,
-    check_number,
-    check_unique,  # noqa: E402
-    decode_text,
-    parse_json,
-    read_text,
-)
+# --- cosched.inputs: the one text policy and the one numeric validator used by every reader -------
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
 SHARED_SWF = REPO.parent / "shared" / "data" / "swf"
