@@ -21,8 +21,8 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 @pytest.fixture(autouse=True, scope="session")
 def private_cache_folder(tmp_path_factory):
-    """The SWF parse cache (and any other XDG cache) of the test run lives in a temporary folder, for
-    the commands the tests start too: tests never fill the user's ~/.cache."""
+    """The SWF parse cache (and any other XDG cache) of the test run lives in a temporary folder,
+    also for the commands the tests start: tests never fill the user's ~/.cache."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
         yield

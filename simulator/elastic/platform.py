@@ -421,7 +421,8 @@ def _is_pfs_host(child, path: str) -> bool:
 def _read_routes(routes, links: dict, clusters: set, pfs: set, path: str):
     """(PFS read route, PFS write route, routes between clusters) from the route elements; `pfs`:
     the PFS hosts and the zones that hold them."""
-    pfs_read = pfs_write = None
+    pfs_read: tuple | None = None
+    pfs_write: tuple | None = None
     between: dict[tuple[str, str], tuple[RouteLink, ...]] = {}
     for route in routes:
         src, dst = route.get("src"), route.get("dst")
