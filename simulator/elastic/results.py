@@ -19,7 +19,7 @@ import numpy as np
 
 from cosched.outputs import atomic_path
 from cosched.simulator.elastic.runtime import Simulation
-from cosched.simulator.elastic.sensing import busy_shares_by_node, write_series
+from cosched.simulator.elastic.sensing import node_runs, write_runs, write_series
 
 __all__ = [
     "JOB_STATISTICS_COLUMNS",
@@ -216,7 +216,7 @@ def write_cpu_utilization(sim: Simulation, path: str | Path, interval: float) ->
     io_nodes = [node for entry in sim.io_log for node in entry[3]]
     io_starts = np.repeat([entry[1] for entry in sim.io_log], sizes)
     io_ends = np.repeat([entry[2] for entry in sim.io_log], sizes)
-    columns = busy_shares_by_node(
+    runs = node_runs(
         np.concatenate([np.array(nodes, dtype=np.int64), io_nodes, io_nodes]).astype(np.int64),
         np.concatenate([np.array(times, dtype=np.float64), io_starts, io_ends]),
         np.concatenate(
@@ -226,7 +226,7 @@ def write_cpu_utilization(sim: Simulation, path: str | Path, interval: float) ->
         len(samples),
         interval,
     )
-    return write_series(path, ("Time", *sim.platform.names), samples, columns)
+    return write_runs(path, ("Time", *sim.platform.names), samples, runs)
 
 
 def write_jobs(rows: list[dict], path: str | Path) -> Path:

@@ -198,6 +198,7 @@ class Simulation:
         self._uses_iteration: dict[int, bool] = {}
         self._estimates: dict[tuple[int, int], tuple[float, list]] = {}
         self._bandwidth = platform.bandwidth.tolist()  # node link B/s as floats (hot in _start_pfs)
+        self._flow_groups: dict[int, tuple] = {}  # id(PfsTransfer): (it, its nodes, its groups)
         if hasattr(algorithm, "bind"):  # built-in policies estimate run times with the flow model
             algorithm.bind(self.estimate)
 
@@ -914,6 +915,20 @@ class Simulation:
         """Start one flow per node with bytes (or the flows `indices` of the task), each after its
         route latency from the node's clock (SimGrid's L07 model pays the latency first); False when
         none starts."""
+        if indices is None and run.select is None and item.positions:
+            when = self._together(run, item)
+            if when is not None:  # every flow starts at one moment: one transfer, groups as made
+                groups = self._flow_groups[id(item)][2]
+                transfer = Transfer((), (run, item, run.token), item.direction)
+                transfer.groups = [
+                    [count, size, cap, 0.0, size, positions, nodes, bandwidths]
+                    for count, size, cap, positions, nodes, bandwidths in groups
+                ]
+                transfer.left = len(groups)
+                if not item.asynchronous:
+                    run.busy.update(item.positions)
+                self._launch(run, item, transfer, when)
+                return True
         select = run.select
         starts: dict[float, list] = {}
         bandwidth, clock, nodes, now = self._bandwidth, run.clock.tolist(), run.nodes, self.now
@@ -931,15 +946,50 @@ class Simulation:
             if not item.asynchronous:
                 run.busy.add(position)
         for when, flows in starts.items():
-            transfer = Transfer(flows, (run, item, run.token), item.direction)
-            run.transfers.add(transfer)
-            if item.asynchronous:
-                run.async_transfers += 1
-            if when <= self.now:
-                self._start_transfer(item.direction, transfer)
-            else:
-                self._push(when, _FLOW, transfer)
+            self._launch(run, item, Transfer(flows, (run, item, run.token), item.direction), when)
         return bool(starts)
+
+    def _together(self, run: Run, item: PfsTransfer) -> float | None:
+        """The one moment every flow of `item` starts at, when its nodes' clocks and route
+        latencies are equal (the common case after a barrier), else None."""
+        cached = self._flow_groups.get(id(item))
+        if cached is None or cached[0] is not item or cached[1] is not run.nodes:
+            cached = self._flow_groups[id(item)] = self._groups(run, item)
+        latency = cached[3]
+        if latency is None:
+            return None
+        clock = run.clock.tolist()
+        first = clock[item.positions[0]]
+        for position in item.positions:
+            if clock[position] != first:
+                return None
+        return max(first + latency, self.now)
+
+    def _groups(self, run: Run, item: PfsTransfer) -> tuple:
+        """(`item`, the job's node list, the flows of `item` on those nodes grouped as `Transfer`
+        groups them (equal bytes and cap), the route latency of every flow or None if they
+        differ)."""
+        grouped: dict[tuple[float, float], list] = {}
+        for position, size, cap in zip(item.positions, item.sizes, item.caps):
+            node = run.nodes[position]
+            group = grouped.get((size, cap))
+            if group is None:
+                group = grouped[size, cap] = [0, size, cap, [], [], []]
+            group[0] += 1
+            group[3].append(position)
+            group[4].append(node)
+            group[5].append(self._bandwidth[node])
+        latency = item.latencies[0] if len(set(item.latencies)) == 1 else None
+        return item, run.nodes, [tuple(group) for group in grouped.values()], latency
+
+    def _launch(self, run: Run, item: PfsTransfer, transfer: Transfer, when: float) -> None:
+        run.transfers.add(transfer)
+        if item.asynchronous:
+            run.async_transfers += 1
+        if when <= self.now:
+            self._start_transfer(item.direction, transfer)
+        else:
+            self._push(when, _FLOW, transfer)
 
     def _start_transfer(self, direction: str, transfer: Transfer) -> None:
         link = self.routes[direction]

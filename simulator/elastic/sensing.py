@@ -15,12 +15,22 @@ mostly other values) formats each run of equal rows once.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from cosched.outputs import atomic_path
 
-__all__ = ["busy_shares", "busy_shares_by_node", "write_series", "Sparse"]
+__all__ = [
+    "busy_shares",
+    "busy_shares_by_node",
+    "node_runs",
+    "run_columns",
+    "write_series",
+    "write_runs",
+    "Sparse",
+    "Runs",
+]
 
 ROWS_PER_BLOCK = 20_000  # rows formatted at a time: bounds the memory of the byte matrix
 DENSE_COLUMNS = 8  # up to this many plain columns (the PFS series): formatted run by run
@@ -75,14 +85,34 @@ def busy_shares_by_node(
 ) -> list[Sparse]:
     """`busy_shares` of `count` nodes at once from their events (node, time, +1/-1 step of the
     number of reasons to be busy; busy while above 0), as one `Sparse` column per node."""
+    return run_columns(node_runs(nodes, times, steps, count, rows, interval))
+
+
+class Runs(NamedTuple):
+    """A series of `count` columns of mostly 0 and 1 (the CPU series) as runs of equal rows.
+
+    Row r (r < `rows`) holds `levels[k]` for the last k with `starts[k]` <= r, except the cells
+    (`odd_rows[i]`, `odd_columns[i]`), which hold `odd_values[i]` (by row, then by column)."""
+
+    rows: int
+    starts: np.ndarray  # int64, ascending, starts[0] == 0
+    levels: np.ndarray  # int8 0/1, one row per run, one column per node
+    odd_rows: np.ndarray  # int64
+    odd_columns: np.ndarray  # int64
+    odd_values: np.ndarray  # float64
+
+
+def node_runs(
+    nodes: np.ndarray, times: np.ndarray, steps: np.ndarray, count: int, rows: int, interval: float
+) -> Runs:
+    """The busy shares of `count` nodes (as `busy_shares_by_node`) as `Runs`: the 0/1 levels
+    change only in rows where some node changes, so each run of rows is one level vector."""
+    if not len(times) or rows == 0:
+        return _no_runs(count, rows)
     order = np.lexsort((steps, times, nodes))
     nodes, times = nodes[order], times[order]
     # each node's steps sum to 0, so a running sum over all nodes in node order restarts at 0
     levels = (np.cumsum(steps[order]) > 0).astype(np.int8)
-    base = np.zeros((count, rows + 1), dtype=np.int8)
-    if not len(times) or rows == 0:
-        empty = np.zeros(0, dtype=np.int64), np.zeros(0)
-        return [(base[node, :rows], *empty) for node in range(count)]
     last = np.append((times[1:] != times[:-1]) | (nodes[1:] != nodes[:-1]), True)
     nodes, times, levels = nodes[last], times[last], levels[last]
     before = np.append(np.int8(0), levels[:-1])
@@ -93,24 +123,45 @@ def busy_shares_by_node(
     inside = position > first  # strictly inside: partial there, the whole jump from the next on
     start = np.where(inside, first + 1, first)
     keep = start < rows
-    np.add.at(base, (nodes[keep], start[keep]), jumps[keep])
-    base = np.cumsum(base[:, :rows], axis=1, dtype=np.int8)
+    starts = np.unique(np.append(np.int64(0), start[keep]))
+    table = np.zeros((len(starts), count), dtype=np.int8)
+    np.add.at(table, (np.searchsorted(starts, start[keep]), nodes[keep]), jumps[keep])
+    table = np.cumsum(table, axis=0, dtype=np.int8)
     partial = inside & (first < rows)
-    keys = nodes[partial] * rows + first[partial]
-    odd = keys[np.flatnonzero(np.diff(keys, prepend=-1))]  # keys ascend: by node, then by time
+    keys = nodes[partial] * rows + first[partial]  # ascending: by node, then by time
+    odd = keys[np.flatnonzero(np.diff(keys, prepend=-1))]
     odd_nodes, odd_rows = odd // rows, odd % rows
-    values = base[odd_nodes, odd_rows].astype(np.float64)
+    values = table[np.searchsorted(starts, odd_rows, side="right") - 1, odd_nodes].astype(
+        np.float64
+    )
     np.add.at(
         values,
         np.searchsorted(odd, keys),
         jumps[partial] * (first[partial] + 1 - position[partial]),
     )
-    exact = (values == 0) | (values == 1)  # changes that cancel inside one interval
-    base[odd_nodes[exact], odd_rows[exact]] = values[exact].astype(np.int8)
-    odd_nodes, odd_rows, values = odd_nodes[~exact], odd_rows[~exact], values[~exact]
-    bounds = np.searchsorted(odd_nodes, np.arange(count + 1)).tolist()
+    order = np.lexsort((odd_nodes, odd_rows))
+    return Runs(rows, starts, table, odd_rows[order], odd_nodes[order], values[order])
+
+
+def _no_runs(count: int, rows: int) -> Runs:
+    empty = np.zeros(0, dtype=np.int64)
+    levels = np.zeros((1, count), dtype=np.int8)
+    return Runs(rows, np.zeros(1, dtype=np.int64), levels, empty, empty, np.zeros(0))
+
+
+def run_columns(runs: Runs) -> list[Sparse]:
+    """`Runs` as one `Sparse` column per node (cells of 0 or 1 among the odd ones in the 0/1
+    column)."""
+    rows, starts, table = runs.rows, runs.starts, runs.levels
+    base = table[np.repeat(np.arange(len(starts)), np.diff(np.append(starts, rows)))].T.copy()
+    exact = (runs.odd_values == 0) | (runs.odd_values == 1)
+    base[runs.odd_columns[exact], runs.odd_rows[exact]] = runs.odd_values[exact].astype(np.int8)
+    order = np.lexsort((runs.odd_rows, runs.odd_columns))
+    order = order[~exact[order]]
+    columns, rows_, values = runs.odd_columns[order], runs.odd_rows[order], runs.odd_values[order]
+    bounds = np.searchsorted(columns, np.arange(table.shape[1] + 1)).tolist()
     return [
-        (base[node], odd_rows[low:high], values[low:high])
+        (base[node], rows_[low:high], values[low:high])
         for node, (low, high) in enumerate(zip(bounds, bounds[1:]))
     ]
 
@@ -179,41 +230,38 @@ def _splice(
     return out, target
 
 
-def _write_sparse(handle, times: np.ndarray, columns: list[Sparse]) -> None:
-    """Columns of mostly 0 and 1 (the CPU series): rows of equal time width as one byte matrix,
-    the few rows with other values (`%.6g`) spliced in."""
-    width = 2 * len(columns)  # a digit and a comma per cell; the last comma becomes the newline
-    for begin in range(0, len(times), ROWS_PER_BLOCK):
-        end = min(begin + ROWS_PER_BLOCK, len(times))
+def _write_runs(handle, times: np.ndarray, runs: Runs) -> None:
+    """Rows of mostly 0 and 1 (the CPU series): each run's row text is made once, rows of one time
+    width are one byte matrix of their time and their run's text, and the few rows with other
+    values (`%.6g`, each distinct value formatted once) are spliced in."""
+    rows, starts = runs.rows, runs.starts
+    width = 2 * runs.levels.shape[1]  # a digit and a comma per cell; the last comma: the newline
+    bodies = np.full((len(starts), width), ord(","), dtype=np.uint8)
+    bodies[:, 0::2] = runs.levels
+    bodies[:, 0::2] += ord("0")
+    bodies[:, -1] = ord("\n")
+    run_of = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, rows)))
+    distinct, inverse = np.unique(runs.odd_values + 0.0, return_inverse=True)  # no -0
+    words = [b"%.6g" % value for value in distinct.tolist()]
+    for begin in range(0, rows, ROWS_PER_BLOCK):
+        end = min(begin + ROWS_PER_BLOCK, rows)
         stamps, lengths = _stamps(times[begin:end])
-        body = np.full((end - begin, width), ord(","), dtype=np.uint8)
-        digits = np.stack([levels[begin:end] for levels, _, _ in columns])  # one row per column
-        digits += ord("0")
-        body[:, 0::2] = digits.T  # one transposing copy: column by column strides through memory
-        body[:, -1] = ord("\n")
-        odd_rows, odd_columns, odd_values = [], [], []
-        for index, (_, rows, values) in enumerate(columns):
-            low, high = np.searchsorted(rows, (begin, end))
-            if high > low:
-                odd_rows.append(rows[low:high] - begin)
-                odd_columns.append(np.full(high - low, index))
-                odd_values.append(values[low:high])
         changed: list[int] = []
         lines: list[bytes] = []
-        if odd_rows:  # the rows with a changed interval: their cells spliced in all at once
-            rows, cells = np.concatenate(odd_rows), np.concatenate(odd_columns)
-            order = np.lexsort((cells, rows))
-            rows, cells = rows[order], cells[order]
-            texts = [b"%.6g" % value for value in np.concatenate(odd_values)[order].tolist()]
-            unique = np.unique(rows)
-            rank = np.searchsorted(unique, rows)
-            text, target = _splice(body[unique].ravel(), rank * width + 2 * cells, texts)
+        low, high = np.searchsorted(runs.odd_rows, (begin, end)).tolist()
+        if high > low:  # the rows with a changed interval: their cells spliced in all at once
+            odd_rows = runs.odd_rows[low:high] - begin
+            unique = odd_rows[np.flatnonzero(np.diff(odd_rows, prepend=-1))]
+            rank = np.searchsorted(unique, odd_rows)
+            texts = list(map(words.__getitem__, inverse[low:high].tolist()))
+            places = rank * width + 2 * runs.odd_columns[low:high]
+            text, target = _splice(bodies[run_of[unique + begin]].ravel(), places, texts)
             ends = np.append(target[width - 1 :: width] + 1, 0).tolist()
-            text = text.tobytes()
+            flat = text.tobytes()
             # the padding of a shorter time is zero bytes, which a bytes array drops
             heads = stamps[unique].view(f"S{stamps.shape[1]}").ravel().tolist()
             lines = [
-                b"%s,%s" % (head, text[ends[index - 1] : ends[index]])
+                b"%s,%s" % (head, flat[ends[index - 1] : ends[index]])
                 for index, head in enumerate(heads)
             ]
             changed = unique.tolist()
@@ -221,20 +269,43 @@ def _write_sparse(handle, times: np.ndarray, columns: list[Sparse]) -> None:
         # in their place
         pieces: list = []
         bounds = [0, *(np.flatnonzero(np.diff(lengths)) + 1).tolist(), end - begin]
-        for low, high in zip(bounds, bounds[1:]):
-            size = int(lengths[low])
-            matrix = np.empty((high - low, size + 1 + width), dtype=np.uint8)
-            matrix[:, :size] = stamps[low:high, :size]
+        for first_row, last_row in zip(bounds, bounds[1:]):
+            size = int(lengths[first_row])
+            step = size + 1 + width
+            matrix = np.empty((last_row - first_row, step), dtype=np.uint8)
+            matrix[:, :size] = stamps[first_row:last_row, :size]
             matrix[:, size] = ord(",")
-            matrix[:, size + 1 :] = body[low:high]
-            text, step = memoryview(matrix.tobytes()), size + 1 + width
-            first, last = np.searchsorted(changed, (low, high)).tolist()
+            matrix[:, size + 1 :] = bodies[run_of[begin + first_row : begin + last_row]]
+            view = memoryview(matrix).cast("B")
+            first, last = np.searchsorted(changed, (first_row, last_row)).tolist()
             previous = 0
             for row, line in zip(changed[first:last], lines[first:last]):
-                pieces += (text[previous : (row - low) * step], line)
-                previous = (row - low + 1) * step
-            pieces.append(text[previous:])
+                pieces += (view[previous : (row - first_row) * step], line)
+                previous = (row - first_row + 1) * step
+            pieces.append(view[previous:])
         handle.write(b"".join(pieces))
+
+
+def _columns_as_runs(columns: list[Sparse]) -> Runs:
+    """`Sparse` columns as `Runs` (rows with equal 0/1 levels merged into one run)."""
+    rows = len(columns[0][0])
+    if rows == 0:
+        return _no_runs(len(columns), 0)
+    levels = np.stack([column[0] for column in columns], axis=1).astype(np.int8)
+    starts = np.flatnonzero(np.append(True, (levels[1:] != levels[:-1]).any(axis=1)))
+    odd_rows = np.concatenate([np.asarray(column[1], dtype=np.int64) for column in columns])
+    odd_columns = np.repeat(np.arange(len(columns)), [len(column[1]) for column in columns])
+    values = np.concatenate([np.asarray(column[2], dtype=np.float64) for column in columns])
+    order = np.lexsort((odd_columns, odd_rows))
+    return Runs(rows, starts, levels[starts], odd_rows[order], odd_columns[order], values[order])
+
+
+def write_runs(path: str | Path, header, times: np.ndarray, runs: Runs) -> Path:
+    """A CSV with a time column (`%.10g`) and the columns of `runs` (`%.6g`)."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        handle.write((",".join(header) + "\n").encode())
+        _write_runs(handle, times, runs)
+    return Path(path)
 
 
 def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> Path:
@@ -253,7 +324,4 @@ def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> 
         column if isinstance(column, tuple) else _sparse(np.asarray(column, dtype=np.float64))
         for column in columns
     ]
-    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-        handle.write((",".join(header) + "\n").encode())
-        _write_sparse(handle, times, columns)
-    return Path(path)
+    return write_runs(path, header, times, _columns_as_runs(columns))
