@@ -109,7 +109,11 @@ def node_runs(
     change only in rows where some node changes, so each run of rows is one level vector."""
     if not len(times) or rows == 0:
         return _no_runs(count, rows)
-    order = np.lexsort((steps, times, nodes))
+    # by node, then by time (two stable sorts; the node sort is a radix sort on small ints); the
+    # order of events at one time of one node does not matter: only its last level is used
+    order = np.argsort(times, kind="stable")
+    small = np.int16 if count < 2**15 else np.int64
+    order = order[np.argsort(nodes[order].astype(small), kind="stable")]
     nodes, times = nodes[order], times[order]
     # each node's steps sum to 0, so a running sum over all nodes in node order restarts at 0
     levels = (np.cumsum(steps[order]) > 0).astype(np.int8)
@@ -123,24 +127,32 @@ def node_runs(
     inside = position > first  # strictly inside: partial there, the whole jump from the next on
     start = np.where(inside, first + 1, first)
     keep = start < rows
-    starts = np.unique(np.append(np.int64(0), start[keep]))
-    table = np.zeros((len(starts), count), dtype=np.int8)
-    np.add.at(table, (np.searchsorted(starts, start[keep]), nodes[keep]), jumps[keep])
-    table = np.cumsum(table, axis=0, dtype=np.int8)
+    new_run = np.zeros(rows, dtype=bool)  # rows where some node's level changes: a run starts
+    new_run[0] = True
+    new_run[start[keep]] = True
+    run_of = np.cumsum(new_run) - 1  # the run of each row
+    table = np.zeros((count, int(run_of[-1]) + 1), dtype=np.int8)  # node-major: a fast cumsum
+    np.add.at(table, (nodes[keep], run_of[start[keep]]), jumps[keep])
+    table = np.cumsum(table, axis=1, dtype=np.int8).T
     partial = inside & (first < rows)
     keys = nodes[partial] * rows + first[partial]  # ascending: by node, then by time
     odd = keys[np.flatnonzero(np.diff(keys, prepend=-1))]
     odd_nodes, odd_rows = odd // rows, odd % rows
-    values = table[np.searchsorted(starts, odd_rows, side="right") - 1, odd_nodes].astype(
-        np.float64
-    )
+    values = table[run_of[odd_rows], odd_nodes].astype(np.float64)
     np.add.at(
         values,
         np.searchsorted(odd, keys),
         jumps[partial] * (first[partial] + 1 - position[partial]),
     )
-    order = np.lexsort((odd_nodes, odd_rows))
-    return Runs(rows, starts, table, odd_rows[order], odd_nodes[order], values[order])
+    order = np.argsort(odd_rows, kind="stable")  # by row, then (as they are) by node
+    return Runs(
+        rows,
+        np.flatnonzero(new_run),
+        np.ascontiguousarray(table),
+        odd_rows[order],
+        odd_nodes[order],
+        values[order],
+    )
 
 
 def _no_runs(count: int, rows: int) -> Runs:
@@ -210,30 +222,51 @@ def _stamps(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return stamps.view(np.uint8).reshape(len(times), -1), np.char.str_len(stamps)
 
 
-def _splice(
-    flat: np.ndarray, places: np.ndarray, texts: list[bytes]
-) -> tuple[np.ndarray, np.ndarray]:
-    """`flat` (bytes) with the byte at each of the ascending `places` replaced by a text, and
-    where each original byte went."""
-    sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    grow = np.zeros(len(flat) + 1, dtype=np.int64)
-    grow[places + 1] = sizes - 1
-    target = np.arange(len(flat)) + np.cumsum(grow)[:-1]
-    out = np.empty(len(flat) + int(sizes.sum()) - len(places), dtype=np.uint8)
-    keep = np.ones(len(flat), dtype=bool)
-    keep[places] = False
-    out[target[keep]] = flat[keep]
-    starts = np.cumsum(sizes) - sizes
-    out[np.repeat(target[places] - starts, sizes) + np.arange(int(sizes.sum()))] = np.frombuffer(
-        b"".join(texts), dtype=np.uint8
+class _Words:
+    """Each distinct odd value's `%.6g` text once, as one byte blob with offsets and lengths."""
+
+    def __init__(self, values: np.ndarray):
+        distinct, self.index = np.unique(values + 0.0, return_inverse=True)  # +0.0: no "-0"
+        texts = [b"%.6g" % value for value in distinct.tolist()]
+        self.lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        self.offsets = np.cumsum(self.lengths) - self.lengths
+        self.blob = np.frombuffer(b"".join(texts), dtype=np.uint8)
+
+
+def _odd_lines(
+    levels: np.ndarray, rank: np.ndarray, columns: np.ndarray, words: np.ndarray, vocabulary: _Words
+) -> tuple[bytes, list[int]]:
+    """The text of rows whose cells are 0/1 `levels` (a row per line) except the cells (`rank`,
+    `columns`), which hold the words numbered `words` of `vocabulary`; each cell's place comes
+    from the cell lengths, so every byte is placed at once: (text, the end of each line)."""
+    count = levels.shape[1]
+    cells = rank * count + columns
+    # int32 offsets (half the memory traffic) unless the text could pass 2 GiB
+    offset = (
+        np.int32 if levels.size * (int(vocabulary.lengths.max(initial=1)) + 1) < 2**31 else np.int64
     )
-    return out, target
+    sizes = vocabulary.lengths[words].astype(offset)
+    step = np.full(levels.size, 2, dtype=offset)  # each cell and its comma or newline
+    step[cells] = sizes + 1
+    ends = np.cumsum(step, dtype=offset)
+    starts = ends - step
+    text = np.full(int(ends[-1]), ord(","), dtype=np.uint8)
+    text[starts] = levels.ravel() + np.int8(ord("0"))
+    line_ends = ends[count - 1 :: count]
+    text[line_ends - 1] = ord("\n")
+    within = np.arange(int(sizes.sum()), dtype=offset) - np.repeat(
+        np.cumsum(sizes, dtype=offset) - sizes, sizes
+    )
+    text[np.repeat(starts[cells], sizes) + within] = vocabulary.blob[
+        np.repeat(vocabulary.offsets[words], sizes) + within
+    ]
+    return text.tobytes(), line_ends.tolist()
 
 
 def _write_runs(handle, times: np.ndarray, runs: Runs) -> None:
     """Rows of mostly 0 and 1 (the CPU series): each run's row text is made once, rows of one time
     width are one byte matrix of their time and their run's text, and the few rows with other
-    values (`%.6g`, each distinct value formatted once) are spliced in."""
+    values (`%.6g`, each distinct value formatted once) are made cell by cell and put in place."""
     rows, starts = runs.rows, runs.starts
     width = 2 * runs.levels.shape[1]  # a digit and a comma per cell; the last comma: the newline
     bodies = np.full((len(starts), width), ord(","), dtype=np.uint8)
@@ -241,27 +274,27 @@ def _write_runs(handle, times: np.ndarray, runs: Runs) -> None:
     bodies[:, 0::2] += ord("0")
     bodies[:, -1] = ord("\n")
     run_of = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, rows)))
-    distinct, inverse = np.unique(runs.odd_values + 0.0, return_inverse=True)  # no -0
-    words = [b"%.6g" % value for value in distinct.tolist()]
+    vocabulary = _Words(runs.odd_values)
     for begin in range(0, rows, ROWS_PER_BLOCK):
         end = min(begin + ROWS_PER_BLOCK, rows)
         stamps, lengths = _stamps(times[begin:end])
         changed: list[int] = []
         lines: list[bytes] = []
         low, high = np.searchsorted(runs.odd_rows, (begin, end)).tolist()
-        if high > low:  # the rows with a changed interval: their cells spliced in all at once
+        if high > low:  # the rows with a changed interval
             odd_rows = runs.odd_rows[low:high] - begin
             unique = odd_rows[np.flatnonzero(np.diff(odd_rows, prepend=-1))]
-            rank = np.searchsorted(unique, odd_rows)
-            texts = list(map(words.__getitem__, inverse[low:high].tolist()))
-            places = rank * width + 2 * runs.odd_columns[low:high]
-            text, target = _splice(bodies[run_of[unique + begin]].ravel(), places, texts)
-            ends = np.append(target[width - 1 :: width] + 1, 0).tolist()
-            flat = text.tobytes()
+            text, ends = _odd_lines(
+                runs.levels[run_of[unique + begin]],
+                np.searchsorted(unique, odd_rows),
+                runs.odd_columns[low:high],
+                vocabulary.index[low:high],
+                vocabulary,
+            )
             # the padding of a shorter time is zero bytes, which a bytes array drops
             heads = stamps[unique].view(f"S{stamps.shape[1]}").ravel().tolist()
             lines = [
-                b"%s,%s" % (head, flat[ends[index - 1] : ends[index]])
+                b"%s,%s" % (head, text[ends[index - 1] if index else 0 : ends[index]])
                 for index, head in enumerate(heads)
             ]
             changed = unique.tolist()
