@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import heapq
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from itertools import count
+from typing import Any
 
 import numpy as np
 
@@ -67,6 +68,9 @@ _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
 )
 
 
+_NO_NODES = np.zeros(0)  # the clocks of a job before it starts (never written)
+
+
 def _latest(clock: np.ndarray) -> float:
     """The latest of a job's node clocks (the same number as `clock.max()`, sooner)."""
     return max(clock.tolist()) if len(clock) < SMALL_JOB else float(clock.max())
@@ -77,53 +81,77 @@ class AlgorithmError(InputError):
     bounds)."""
 
 
-@dataclass(eq=False)
 class Run:
-    """The runtime state of one job."""
+    """The runtime state of one job (slots: the event loop reads and writes it all the time)."""
 
-    spec: JobSpec
-    view: compat.Job
-    state: JobState = JobState.PENDING
-    nodes: list = field(default_factory=list)  # executing node ids, in rank order
-    target: list | None = None  # node ids of a pending reconfiguration
-    gpus: int = 0
-    start: float = -1.0
-    end: float = -1.0
-    status: str = "pending"
-    token: int = 0  # bumped when the job stops: stale events are skipped
-    program: object = None
-    completed_phases: int = 0
-    expanded: list = field(
-        default_factory=list
-    )  # new nodes of the last reconfiguration, for on_expansion
-    initializing: bool = True  # on_init still to run (ElastiSim's Node::isInitializing)
-    reconfiguring: bool = False  # on_reconfiguration to run when the job continues
-    plans: dict = field(default_factory=dict)
-    clock: np.ndarray = field(
-        default_factory=lambda: np.zeros(0)
-    )  # per node (rank order): where it has got to
-    async_end: np.ndarray = field(
-        default_factory=lambda: np.zeros(0)
-    )  # per node: its asynchronous work ends
-    select: object = (
-        None  # positions the one-time phase being run covers (on_expansion), None: all nodes
+    __slots__ = (
+        "spec",
+        "view",
+        "state",
+        "nodes",
+        "target",
+        "gpus",
+        "start",
+        "end",
+        "status",
+        "token",
+        "program",
+        "completed_phases",
+        "expanded",
+        "initializing",
+        "reconfiguring",
+        "plans",
+        "clock",
+        "even",
+        "async_end",
+        "async_work",
+        "select",
+        "busy",
+        "queues",
+        "held",
+        "async_transfers",
+        "waiting_async",
+        "transfers",
+        "expecting",
+        "history",
+        "io_since",
+        "reconfigurations",
     )
-    busy: set = field(default_factory=set)  # positions whose synchronous PFS flow has not ended
-    queues: dict = field(
-        default_factory=dict
-    )  # position: work it does once its flow ends (delays, flows)
-    held: object = None  # the program's item the job waits to run until its busy nodes are done
-    async_transfers: int = 0
-    waiting_async: bool = False
-    transfers: set = field(default_factory=set)  # live PFS transfers, synchronous and asynchronous
-    expecting: set = field(
-        default_factory=set
-    )  # nodes that list the job as expected (ElastiSim's expectJob)
-    history: list = field(
-        default_factory=list
-    )  # (time, node count) whenever the configuration changes
-    io_since: float = -1.0  # since when the job waits for PFS or asynchronous I/O (-1: it does not)
-    reconfigurations: int = 0
+
+    def __init__(self, spec: JobSpec, view: compat.Job) -> None:
+        self.spec = spec
+        self.view = view
+        self.state = JobState.PENDING
+        self.nodes: list[int] = []  # executing node ids, in rank order
+        self.target: list[int] | None = None  # node ids of a pending reconfiguration
+        self.gpus = 0
+        self.start = -1.0
+        self.end = -1.0
+        self.status = "pending"
+        self.token = 0  # bumped when the job stops: stale events are skipped
+        self.program: Iterator[Any] | None = None  # `Simulation._program` while the job runs
+        self.completed_phases = 0
+        self.expanded: list[int] = []  # new positions of the last reconfiguration (on_expansion)
+        self.initializing = True  # on_init still to run (ElastiSim's Node::isInitializing)
+        self.reconfiguring = False  # on_reconfiguration to run when the job continues
+        self.plans: dict[tuple, list] = {}  # `Simulation._plan` by (phase, nodes, iteration)
+        self.clock = _NO_NODES  # per node (rank order): where it has got to
+        self.even = True  # every node's clock is known to be the same (after a barrier)
+        self.async_end = _NO_NODES  # per node: its asynchronous work ends
+        self.async_work = False  # some asynchronous work was set since `async_end` was reset
+        # positions the one-time phase being run covers (on_expansion), None: all nodes
+        self.select: np.ndarray | None = None
+        self.busy: set[int] = set()  # positions whose synchronous PFS flow has not ended
+        # position: work it does once its flow ends (delays, flows)
+        self.queues: dict[int, list] = {}
+        self.held: Any = None  # the program's item the job waits to run until its nodes are done
+        self.async_transfers = 0
+        self.waiting_async = False
+        self.transfers: set[Transfer] = set()  # live PFS transfers, synchronous and asynchronous
+        self.expecting: set[int] = set()  # nodes that list the job as expected (expectJob)
+        self.history: list[tuple[float, int]] = []  # (time, node count) at every change
+        self.io_since = -1.0  # since when the job waits for PFS or asynchronous I/O (-1: not)
+        self.reconfigurations = 0
 
 
 class Simulation:
@@ -262,6 +290,7 @@ class Simulation:
         )  # rank order: as the algorithm assigned them (ElastiSim's executing nodes)
         run.clock = np.full(len(nodes), self.now)
         run.async_end = np.full(len(nodes), self.now)
+        run.even, run.async_work = True, False
         gpus = run.view.assigned_num_gpus_per_node
         run.gpus = gpus if gpus > 0 else spec.num_gpus_per_node_min
         run.history.append((self.now, len(nodes)))
@@ -520,6 +549,7 @@ class Simulation:
         run.reconfiguring, run.reconfigurations = True, run.reconfigurations + 1
         run.clock = np.full(len(after), self.now)
         run.async_end = np.full(len(after), self.now)
+        run.even, run.async_work = True, False
         run.plans.clear()
         run.history.append((self.now, len(run.nodes)))
         run.state = run.view.state = JobState.IN_RECONFIGURATION
@@ -802,19 +832,27 @@ class Simulation:
                     self._defer(run, item)
                     continue
                 run.held = item
-                run.io_since = max(float(run.clock.max()), self.now)
+                run.io_since = max(_latest(run.clock), self.now)
                 return
             if kind is np.ndarray:
+                run.even = False
                 if select is None:
                     run.clock += item
                 else:
                     run.clock[select] += item
             elif kind is Comm:
+                if select is None and item.local is None and run.even:
+                    # every node is at one time already: the barrier is passed at once
+                    if item.duration:
+                        run.clock.fill(run.clock.item(0) + item.duration)
+                    continue
                 clock = run.clock if select is None else run.clock[select]
                 met = _latest(clock) + item.duration if len(clock) else self.now
                 if item.local is None and select is None:
                     clock.fill(met)  # every node leaves the barrier at once
+                    run.even = True
                     continue
+                run.even = False
                 clock = (
                     np.full(len(clock), met)
                     if item.local is None
@@ -827,6 +865,7 @@ class Simulation:
             elif kind is PfsTransfer:
                 self._start_pfs(run, item)
             elif kind is AsyncWork:
+                run.async_work = True
                 positions = slice(None) if select is None else select
                 run.async_end[positions] = np.maximum(
                     run.async_end[positions], run.clock[positions] + item.seconds
@@ -836,11 +875,13 @@ class Simulation:
                 if kind == _WAIT:
                     if run.async_transfers:
                         run.waiting_async = True
-                        run.io_since = max(float(run.clock.max()), self.now)
+                        run.io_since = max(_latest(run.clock), self.now)
                         return
-                    np.maximum(run.clock, run.async_end, out=run.clock)
+                    if run.async_work:  # else every node's asynchronous work ended at its start
+                        np.maximum(run.clock, run.async_end, out=run.clock)
+                        run.even = False
                 elif kind == _AT:
-                    met = _latest(run.clock)
+                    met = run.clock.item(0) if run.even else _latest(run.clock)
                     if met > self.now:
                         self._push(met, _RESUME, run, token)
                         return
@@ -878,6 +919,8 @@ class Simulation:
                     if kind is np.ndarray
                     else ("async", float(values[position]))
                 )
+            run.even = False
+            run.async_work = run.async_work or kind is AsyncWork
             free = np.ones(len(run.clock), dtype=bool)
             free[list(waiting)] = False
             if kind is np.ndarray:
@@ -900,7 +943,9 @@ class Simulation:
             entry = queue.pop(0)
             if entry.__class__ is float:
                 run.clock[position] += entry
+                run.even = False
             elif entry[0] == "async":
+                run.async_work = True
                 run.async_end[position] = max(
                     run.async_end[position], run.clock[position] + entry[1]
                 )
@@ -958,6 +1003,8 @@ class Simulation:
         latency = cached[3]
         if latency is None:
             return None
+        if run.even:
+            return max(run.clock.item(0) + latency, self.now)
         clock = run.clock.tolist()
         first = clock[item.positions[0]]
         for position in item.positions:
@@ -1016,8 +1063,10 @@ class Simulation:
             positions = group[5]
             if item.asynchronous:
                 run.async_end[positions] = np.maximum(run.async_end[positions], self.now)
+                run.async_work = True
             else:
                 run.clock[positions] = self.now
+                run.even = len(positions) == len(run.clock)
                 if run.queues:
                     for position in positions:
                         run.busy.discard(position)
@@ -1036,6 +1085,7 @@ class Simulation:
                 if run.waiting_async and not run.async_transfers:
                     run.waiting_async = False
                     np.maximum(run.clock, run.async_end, out=run.clock)  # the wait it was in ends
+                    run.even = False
                     self._push(self.now, _RESUME, run, run.token)
 
     def _reshare(self, link: SharedLink) -> None:

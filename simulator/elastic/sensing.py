@@ -198,12 +198,20 @@ def _write_dense(handle, times: np.ndarray, columns: list[np.ndarray]) -> None:
             distinct, inverse = np.unique(column, return_inverse=True)
             words = [b"%.6g" % value for value in distinct.view(np.float64).tolist()]
             cells.append(map(words.__getitem__, inverse.tolist()))
-        texts = list(map(b",".join, zip(*cells)))  # each run of equal rows once
+        texts = np.array(list(map(b",".join, zip(*cells))))  # each run of equal rows once
+        texts = texts.view(np.uint8).reshape(len(texts), -1)  # zero-padded
         stamps, _ = _stamps(times[begin:end])
-        heads = stamps.view(f"S{stamps.shape[1]}").ravel().tolist()  # padding bytes dropped
-        rows = np.repeat(np.arange(len(first)), np.diff(first, append=end - begin)).tolist()
-        rows = map(texts.__getitem__, rows)
-        handle.write(b"\n".join(map(b"%s,%s".__mod__, zip(heads, rows))) + b"\n")
+        # a zero-padded byte matrix of the rows (time, comma, values, newline): dropping the
+        # zero bytes leaves the text
+        width = stamps.shape[1]
+        matrix = np.zeros((end - begin, width + texts.shape[1] + 2), dtype=np.uint8)
+        matrix[:, :width] = stamps
+        matrix[:, width] = ord(",")
+        runs = np.repeat(np.arange(len(first)), np.diff(first, append=end - begin))
+        matrix[:, width + 1 : -1] = texts[runs]
+        matrix[:, -1] = ord("\n")
+        flat = matrix.ravel()
+        handle.write(flat[flat != 0].tobytes())
 
 
 def _stamps(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
