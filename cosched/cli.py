@@ -82,7 +82,7 @@ SUMMARIES = {
 }
 
 
-def _top_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+def _top_parser() -> tuple[Parser, argparse._SubParsersAction]:
     """`cosched` with `--version` and an empty, required command slot."""
     parser = Parser(prog="cosched", description="HPC co-scheduling research toolkit.")
     parser.add_argument(

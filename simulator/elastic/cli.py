@@ -256,6 +256,7 @@ def _command(args) -> int:
                 f"activity per node, nor single task times"
             )
         if args.algorithm is None:  # the preset's own algorithm file, named as the user can find it
+            assert preset is not None  # checked above: no --algorithm needs a preset
             algorithm, name = _algorithm(
                 str(preset / "algorithm.py"), time_limit, f"{args.config}/algorithm.py"
             )

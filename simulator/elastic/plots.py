@@ -56,7 +56,8 @@ def plot_gantt(sim: Simulation):
 
 def plot_utilization(sim: Simulation):
     plt = pyplot()
-    allocated, busy = [], set()
+    allocated: list[tuple[float, int]] = []
+    busy: set[int] = set()
     for when, node, state, _, _ in sim.node_log:
         (busy.add if state == NodeState.ALLOCATED else busy.discard)(node)
         if (

@@ -207,7 +207,9 @@ def write_pfs_utilization(sim: Simulation, path: str | Path, interval: float) ->
 def write_cpu_utilization(sim: Simulation, path: str | Path, interval: float) -> Path:
     """Per node, the busy share of each sensing interval: a job runs on the node and does not wait for I/O."""
     samples = _samples(sim, interval)
-    nodes, times, steps = [], [], []
+    nodes: list[int] = []
+    times: list[float] = []
+    steps: list[int] = []
     for node, _, start, end in stays(sim):
         nodes += (node, node)
         times += (start, end)

@@ -32,7 +32,7 @@ import heapq
 import time
 from collections.abc import Iterator
 from itertools import count
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -51,7 +51,7 @@ from cosched.simulator.elastic.flow import (
     task_cost,
 )
 from cosched.simulator.elastic.platform import Platform
-from cosched.simulator.elastic.workload import JobSpec
+from cosched.simulator.elastic.workload import JobSpec, Phase
 
 __all__ = ["AlgorithmError", "Simulation", "simulate", "TIME_EPSILON"]
 
@@ -66,6 +66,12 @@ _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
     "running",
     "select",
 )
+
+
+def _one_time_count(phase: Phase) -> int:
+    """How often a one-time phase (on_init, on_reconfiguration, on_expansion) runs: a number, not an
+    expression (cosched.simulator.elastic.workload refuses one)."""
+    return int(cast(float, phase.iterations))
 
 
 _NO_NODES = np.zeros(0)  # the clocks of a job before it starts (never written)
@@ -536,6 +542,7 @@ class Simulation:
             self._invoke(InvocationType.INVOKE_SCHEDULING_POINT, run)
         if run.state != JobState.PENDING_RECONFIGURATION:
             return
+        assert run.target is not None  # a pending reconfiguration has its nodes
         before, after = set(run.nodes), list(run.target)
         self._expect(run, ())  # ElastiSim's IN_RECONFIGURATION: the assigned nodes are taken over
         for node in after:
@@ -572,7 +579,8 @@ class Simulation:
         if cached is None:
             spec, saved = run.spec, run.gpus
             run.gpus = run.gpus or spec.num_gpus_per_node_min
-            ids, scratch = list(range(nodes)), {}
+            ids = list(range(nodes))
+            scratch: dict[tuple, list] = {}
             per_phase = [
                 self._plan_seconds(self._plan(run, phase, ids, 0, scratch))
                 for phase in spec.model.phases
@@ -580,7 +588,7 @@ class Simulation:
             init = (
                 0.0
                 if spec.model.on_init is None
-                else int(spec.model.on_init.iterations)
+                else _one_time_count(spec.model.on_init)
                 * self._plan_seconds(self._plan(run, spec.model.on_init, ids, 0, scratch))
             )
             run.gpus = saved
@@ -783,7 +791,7 @@ class Simulation:
     def _one_time(self, run: Run, phase, nodes: list):
         if phase is None:
             return
-        for _ in range(int(phase.iterations)):
+        for _ in range(_one_time_count(phase)):
             yield from self._plan(run, phase, nodes, 0)
         yield _WAIT, None
 
@@ -809,6 +817,7 @@ class Simulation:
         ends."""
         token = run.token
         program = run.program
+        assert program is not None  # a job is stepped only while it runs
         if run.io_since >= 0:
             self._io_done(run)
         while True:

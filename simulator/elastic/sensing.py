@@ -317,7 +317,7 @@ def _write_runs(handle, times: np.ndarray, runs: Runs) -> None:
             matrix[:, :size] = stamps[first_row:last_row, :size]
             matrix[:, size] = ord(",")
             matrix[:, size + 1 :] = bodies[run_of[begin + first_row : begin + last_row]]
-            view = memoryview(matrix).cast("B")
+            view = matrix.data.cast("B")
             first, last = np.searchsorted(changed, (first_row, last_row)).tolist()
             previous = 0
             for row, line in zip(changed[first:last], lines[first:last]):
