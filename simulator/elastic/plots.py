@@ -1,7 +1,9 @@
-"""Plots of an ElastiSim run: node allocation Gantt, allocated nodes over time, wait/turnaround box plots.
+"""Plots of an ElastiSim run: node allocation Gantt, allocated nodes over time, wait/turnaround box
+plots.
 
-The Gantt draws every node as a row and every job's stay on it as a bar coloured by job type, so expansions and
-shrinks show as bars starting or ending inside a job's run; reconfigurations are marked with ticks.
+The Gantt draws every node as a row and every job's stay on it as a bar coloured by job type, so
+expansions and shrinks show as bars starting or ending inside a job's run; reconfigurations are
+marked with ticks.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """What a finished simulation writes: ElastiSim's CSV files and cosched's own jobs.csv and summary.
 
-ElastiSim's files keep its columns (its "Simulation results" page): `job_statistics.csv` (ID, Type, Submit
-Time, Start Time, End Time, Wait Time, Makespan, Turnaround Time, Status; -1 where a time is unknown),
-`node_utilization.csv` (a row per node state change) and, with sensing on, `pfs_utilization.csv` (read and write
-throughput averaged over each sensing interval, absolute and relative to the link bandwidth) and
-`cpu_utilization.csv` (per node, the share of each sensing interval its CPU was busy: a job runs there and does
-not wait for I/O). cosched's `jobs.csv` adds per job its size bounds, reconfigurations, node-seconds and its node
-count over time.
+ElastiSim's files keep its columns (its "Simulation results" page): `job_statistics.csv` (ID,
+Type, Submit Time, Start Time, End Time, Wait Time, Makespan, Turnaround Time, Status; -1 where a
+time is unknown), `node_utilization.csv` (a row per node state change) and, with sensing on,
+`pfs_utilization.csv` (read and write throughput averaged over each sensing interval, absolute and
+relative to the link bandwidth) and `cpu_utilization.csv` (per node, the share of each sensing
+interval its CPU was busy: a job runs there and does not wait for I/O). cosched's `jobs.csv` adds
+per job its size bounds, reconfigurations, node-seconds and its node count over time.
 """
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ def _time(value: float) -> str:
 
 
 def job_rows(sim: Simulation) -> list[dict]:
-    """One dict per job (ElastiSim id order) with times (-1 when unknown), status and the node-count history."""
+    """One dict per job (ElastiSim id order) with times (-1 when unknown), status and the node-count
+    history."""
     rows = []
     for run in sim.runs:
         spec, started, ended = run.spec, run.start >= 0, run.end >= 0
@@ -170,8 +171,8 @@ def _samples(sim: Simulation, interval: float) -> np.ndarray:
 def _per_interval(
     times: np.ndarray, levels: np.ndarray, samples: np.ndarray, interval: float
 ) -> np.ndarray:
-    """The mean of a step function (`levels[i]` from `times[i]` on, 0 before) over each interval ending at
-    `samples`: its integral at the samples, differenced."""
+    """The mean of a step function (`levels[i]` from `times[i]` on, 0 before) over each interval
+    ending at `samples`: its integral at the samples, differenced."""
     if not len(times):
         return np.zeros_like(samples)
     integral = np.concatenate(([0.0], np.cumsum(levels[:-1] * np.diff(times))))
@@ -205,7 +206,8 @@ def write_pfs_utilization(sim: Simulation, path: str | Path, interval: float) ->
 
 
 def write_cpu_utilization(sim: Simulation, path: str | Path, interval: float) -> Path:
-    """Per node, the busy share of each sensing interval: a job runs on the node and does not wait for I/O."""
+    """Per node, the busy share of each sensing interval: a job runs on the node and does not wait
+    for I/O."""
     samples = _samples(sim, interval)
     nodes: list[int] = []
     times: list[float] = []
@@ -250,7 +252,8 @@ def _median(values: list[float]) -> float:
 
 
 def summary(sim: Simulation, rows: list[dict]) -> dict:
-    """Makespan, waits and turnarounds overall and per job type, node utilisation, protocol counters."""
+    """Makespan, waits and turnarounds overall and per job type, node utilisation, protocol
+    counters."""
 
     def stats(selected):
         waits = [row["wait_time"] for row in selected if row["start_time"] >= 0]

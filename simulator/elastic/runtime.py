@@ -240,7 +240,9 @@ class Simulation:
     def _push(self, when: float, kind: int, target, stamp=0) -> None:
         heapq.heappush(self._heap, (when, next(self._sequence), kind, target, stamp))
 
-    def run(self) -> Simulation:
+    # the event loop: one branch per event kind, inline (a call per event would cost more than the
+    # branches; tens of thousands of events per run)
+    def run(self) -> Simulation:  # noqa: C901
         """Simulate until every job has ended (or nothing more can happen)."""
         started = time.perf_counter()
         for run in self.runs:
@@ -653,56 +655,56 @@ class Simulation:
         plan = cache.get(key)
         if plan is not None:
             return plan
-        plan = []
+        plan: list = []
         variables = self._variables(run, len(nodes), iteration)
-        node_ids = np.asarray(nodes)
-        source = run.spec.model.source
-
-        def evaluate(value, where):
-            if isinstance(value, str):
-                return self.expressions.evaluate(
-                    value, variables, where=f"{where} (job {run.spec.position})", source=source
-                )
-            return value
-
-        def add(item):
-            if item.__class__ is np.ndarray and plan and plan[-1].__class__ is np.ndarray:
-                plan[-1] = plan[-1] + item
-            else:
-                plan.append(item)
-
-        def walk(tasks) -> bool:
-            asynchronous = False
-            for task in tasks:
-                repeat = int(evaluate(task.iterations, f"{task.where}: iterations"))
-                if task.kind == "sequence":
-                    for _ in range(repeat):
-                        if task.synchronized:
-                            add(SYNC)
-                        if walk(
-                            task.tasks
-                        ):  # ElastiSim's SequenceTask waits for its asynchronous I/O at its end
-                            add((_WAIT, None))
-                    continue
-                values = {
-                    key: evaluate(getattr(task, key), f"{task.where}: {key}")
-                    for key in ("flops", "bytes", "delay")
-                    if getattr(task, key) is not None
-                }
-                try:
-                    cost = task_cost(task, values, node_ids, run.gpus, self.platform)
-                except InputError as error:
-                    raise error.naming(source) from None
-                asynchronous = asynchronous or task.asynchronous
-                for _ in range(repeat):
-                    if task.synchronized:
-                        add(SYNC)
-                    add(cost)
-            return asynchronous
-
-        walk(phase.tasks)
+        self._walk(run, phase.tasks, variables, np.asarray(nodes), plan)
         cache[key] = plan
         return plan
+
+    def _evaluate(self, run: Run, value, variables: dict, where: str):
+        """A payload of a task of `run`: its number, or its expression's value with `variables`."""
+        if isinstance(value, str):
+            return self.expressions.evaluate(
+                value,
+                variables,
+                where=f"{where} (job {run.spec.position})",
+                source=run.spec.model.source,
+            )
+        return value
+
+    def _walk(self, run: Run, tasks, variables: dict, node_ids: np.ndarray, plan: list) -> bool:
+        """Add what `tasks` do on `node_ids` to `plan`; True if some of them is asynchronous."""
+        asynchronous = False
+        for task in tasks:
+            repeat = int(
+                self._evaluate(run, task.iterations, variables, f"{task.where}: iterations")
+            )
+            if task.kind == "sequence":
+                for _ in range(repeat):
+                    if task.synchronized:
+                        plan.append(SYNC)
+                    # ElastiSim's SequenceTask waits for its asynchronous I/O at its end
+                    if self._walk(run, task.tasks, variables, node_ids, plan):
+                        plan.append((_WAIT, None))
+                continue
+            values = {
+                key: self._evaluate(run, getattr(task, key), variables, f"{task.where}: {key}")
+                for key in ("flops", "bytes", "delay")
+                if getattr(task, key) is not None
+            }
+            try:
+                cost = task_cost(task, values, node_ids, run.gpus, self.platform)
+            except InputError as error:
+                raise error.naming(run.spec.model.source) from None
+            asynchronous = asynchronous or task.asynchronous
+            for _ in range(repeat):
+                if task.synchronized:
+                    plan.append(SYNC)
+                if cost.__class__ is np.ndarray and plan and plan[-1].__class__ is np.ndarray:
+                    plan[-1] = plan[-1] + cost  # consecutive per-node seconds: one item
+                else:
+                    plan.append(cost)
+        return asynchronous
 
     def _program(self, run: Run):
         """ElastiSim's Application actor (all ranks of the job at once, each with its own clock):
@@ -711,8 +713,6 @@ class Simulation:
         iteration (not the first after the job starts or resumes), after the job has waited for its
         asynchronous I/O and its ranks have met."""
         spec, model = run.spec, run.spec.model
-        evolving = spec.type in ("evolving", "adaptive")
-        pointed = spec.type in ("malleable", "adaptive")
         phases = [
             (phase, iterations)
             for phase, iterations in zip(model.phases, spec.phase_iterations)
@@ -729,48 +729,21 @@ class Simulation:
         )
         previous = None  # the phase before the current one
         while True:  # one life of the application actor
-            if run.initializing:
-                run.initializing = False
-                yield from self._one_time(run, model.on_init, run.nodes)
-            if run.reconfiguring:
-                run.reconfiguring = False
-                yield from self._one_time(run, model.on_reconfiguration, run.nodes)
-            yield SYNC
-            yield _AT, None
-            yield _RUNNING, None  # rank 0 sets the job RUNNING once its ranks have met
-            if run.expanded:
-                expanded, run.expanded = run.expanded, []
-                if model.on_expansion is not None:
-                    yield _SELECT, np.asarray(expanded)
-                    yield from self._one_time(
-                        run, model.on_expansion, [run.nodes[i] for i in expanded]
-                    )
-                    yield _SELECT, None
+            yield from self._life_start(run)
             initial = True
             while True:
                 phase, iterations = phases[index]
                 if not initial:
-                    if evolving and phase.evolving_request is not None:
-                        request = self._evolving_request(run, phase, iterations - remaining)
-                        if request != len(run.nodes):
-                            yield _WAIT, None
-                            yield SYNC
-                            yield _AT, None
-                            yield _EVOLVE, request
-                            break
-                    elif (
-                        pointed
-                        and phase.scheduling_point
-                        and not (
-                            phase_start
-                            and previous is not None
-                            and not previous.final_scheduling_point
-                        )
-                    ):
+                    # after a phase without a final scheduling point, its next has none at first
+                    unpointed = (
+                        phase_start and previous is not None and not previous.final_scheduling_point
+                    )
+                    stop = self._stop(run, phase, iterations - remaining, unpointed)
+                    if stop is not None:
                         yield _WAIT, None
                         yield SYNC
                         yield _AT, None
-                        yield _POINT, None
+                        yield stop
                         break
                 if phase.barrier:
                     yield _WAIT, None
@@ -787,6 +760,39 @@ class Simulation:
                         yield _AT, None
                         return
                     previous, remaining, phase_start = phase, phases[index][1], True
+
+    def _life_start(self, run: Run):
+        """The start of one life of the application actor: its start-up or reconfiguration step,
+        the meeting of its ranks, then `on_expansion` on the new nodes."""
+        model = run.spec.model
+        if run.initializing:
+            run.initializing = False
+            yield from self._one_time(run, model.on_init, run.nodes)
+        if run.reconfiguring:
+            run.reconfiguring = False
+            yield from self._one_time(run, model.on_reconfiguration, run.nodes)
+        yield SYNC
+        yield _AT, None
+        yield _RUNNING, None  # rank 0 sets the job RUNNING once its ranks have met
+        if run.expanded:
+            expanded, run.expanded = run.expanded, []
+            if model.on_expansion is not None:
+                yield _SELECT, np.asarray(expanded)
+                yield from self._one_time(run, model.on_expansion, [run.nodes[i] for i in expanded])
+                yield _SELECT, None
+
+    def _stop(self, run: Run, phase, iteration: int, unpointed: bool) -> tuple | None:
+        """What the job stops for before iteration `iteration` of `phase` (not the first after a
+        (re)start): an evolving request that differs from its size (evolving and adaptive jobs in a
+        phase with a request), a scheduling point (malleable jobs, adaptive ones in a phase without
+        a request, unless `unpointed`), or nothing (None)."""
+        kind = run.spec.type
+        if kind in ("evolving", "adaptive") and phase.evolving_request is not None:
+            request = self._evolving_request(run, phase, iteration)
+            return (_EVOLVE, request) if request != len(run.nodes) else None
+        if kind in ("malleable", "adaptive") and phase.scheduling_point and not unpointed:
+            return _POINT, None
+        return None
 
     def _one_time(self, run: Run, phase, nodes: list):
         if phase is None:
@@ -812,7 +818,9 @@ class Simulation:
             request = min(max(request, run.spec.num_nodes_min), run.spec.num_nodes_max)
         return request
 
-    def _step(self, run: Run) -> None:
+    # the inner loop of every job: one branch per kind of item, inline (called for every event of
+    # every job; splitting it into calls per item would cost more than the branches)
+    def _step(self, run: Run) -> None:  # noqa: C901
         """Advance a job's program until it waits for a time, a PFS transfer or its async I/O; or
         ends."""
         token = run.token
