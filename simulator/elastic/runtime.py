@@ -74,6 +74,11 @@ def _one_time_count(phase: Phase) -> int:
     return int(cast(float, phase.iterations))
 
 
+def _latest_of(run: Run) -> float:
+    """The latest clock of a job's nodes."""
+    return run.clock.item(0) if run.even else _latest(run.clock)
+
+
 _NO_NODES = np.zeros(0)  # the clocks of a job before it starts (never written)
 
 
@@ -849,7 +854,7 @@ class Simulation:
                     self._defer(run, item)
                     continue
                 run.held = item
-                run.io_since = max(_latest(run.clock), self.now)
+                run.io_since = max(_latest_of(run), self.now)
                 return
             if kind is np.ndarray:
                 run.even = False
@@ -892,13 +897,13 @@ class Simulation:
                 if kind == _WAIT:
                     if run.async_transfers:
                         run.waiting_async = True
-                        run.io_since = max(_latest(run.clock), self.now)
+                        run.io_since = max(_latest_of(run), self.now)
                         return
                     if run.async_work:  # else every node's asynchronous work ended at its start
                         np.maximum(run.clock, run.async_end, out=run.clock)
                         run.even = False
                 elif kind == _AT:
-                    met = run.clock.item(0) if run.even else _latest(run.clock)
+                    met = _latest_of(run)
                     if met > self.now:
                         self._push(met, _RESUME, run, token)
                         return
@@ -1082,8 +1087,12 @@ class Simulation:
                 run.async_end[positions] = np.maximum(run.async_end[positions], self.now)
                 run.async_work = True
             else:
-                run.clock[positions] = self.now
-                run.even = len(positions) == len(run.clock)
+                if len(positions) == len(run.clock):  # every node: its clocks are even again
+                    run.clock.fill(self.now)
+                    run.even = True
+                else:
+                    run.clock[positions] = self.now
+                    run.even = False
                 if run.queues:
                     for position in positions:
                         run.busy.discard(position)
