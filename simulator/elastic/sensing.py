@@ -32,7 +32,7 @@ __all__ = [
     "Runs",
 ]
 
-ROWS_PER_BLOCK = 20_000  # rows formatted at a time: bounds the memory of the byte matrix
+ROWS_PER_BLOCK = 8192  # rows formatted at a time: the byte matrices stay small (few page faults)
 DENSE_COLUMNS = 8  # up to this many plain columns (the PFS series): formatted run by run
 
 INTEGER_STAMPS = 1e10  # whole times below this: `%.10g` writes their digits alone
