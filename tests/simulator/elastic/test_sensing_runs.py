@@ -21,7 +21,7 @@ def _reference(header, times, columns) -> str:
     """Each cell formatted alone: times `%.10g`, values `%.6g` (ElastiSim's 6 digits)."""
     lines = [",".join(header)]
     for row, when in enumerate(times.tolist()):
-        lines.append(",".join(["%.10g" % when] + ["%.6g" % column[row] for column in columns]))
+        lines.append(",".join([f"{when:.10g}"] + [f"{column[row]:.6g}" for column in columns]))
     return "\n".join(lines) + "\n"
 
 
