@@ -223,9 +223,18 @@ def _stamps(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         powers = 10 ** np.arange(INTEGER_DIGITS, dtype=np.int64)
         lengths = np.maximum(np.searchsorted(powers, numbers, side="right"), 1)
         size = int(lengths.max())
-        shift = lengths[:, None] - 1 - np.arange(size)  # the power of 10 of each column
-        digits = (numbers[:, None] // powers[np.maximum(shift, 0)]) % 10 + ord("0")
-        return np.where(shift >= 0, digits, 0).astype(np.uint8), lengths
+        right = np.empty((len(numbers), size), dtype=np.uint8)  # right-aligned, zeros in front
+        rest = numbers.copy()
+        for column in range(size - 1, -1, -1):
+            rest, digit = np.divmod(rest, 10)
+            right[:, column] = digit
+        right += ord("0")
+        stamps = np.zeros((len(numbers), size), dtype=np.uint8)
+        bounds = (np.flatnonzero(np.diff(lengths)) + 1).tolist()
+        for low, high in zip([0, *bounds], [*bounds, len(numbers)]):  # rows of one length
+            length = int(lengths[low])
+            stamps[low:high, :length] = right[low:high, size - length :]
+        return stamps, lengths
     stamps = np.array([b"%.10g" % value for value in times.tolist()])
     return stamps.view(np.uint8).reshape(len(times), -1), np.char.str_len(stamps)
 
