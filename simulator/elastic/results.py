@@ -171,15 +171,21 @@ def _samples(sim: Simulation, interval: float) -> np.ndarray:
 def _per_interval(
     times: np.ndarray, levels: np.ndarray, samples: np.ndarray, interval: float
 ) -> np.ndarray:
-    """The mean of a step function (`levels[i]` from `times[i]` on, 0 before) over each interval
-    ending at `samples`: its integral at the samples, differenced."""
+    """The means of step functions (column k: `levels[i, k]` from `times[i]` on, 0 before) over
+    each interval ending at `samples` (a row each): their integrals at the samples, differenced."""
     if not len(times):
-        return np.zeros_like(samples)
-    integral = np.concatenate(([0.0], np.cumsum(levels[:-1] * np.diff(times))))
+        return np.zeros((len(samples), levels.shape[1]))
+    integral = np.concatenate(
+        (np.zeros((1, levels.shape[1])), np.cumsum(levels[:-1] * np.diff(times)[:, None], axis=0))
+    )
     at = np.searchsorted(times, samples, side="right") - 1
     clipped = np.maximum(at, 0)
-    total = np.where(at >= 0, integral[clipped] + levels[clipped] * (samples - times[clipped]), 0.0)
-    return np.diff(np.concatenate(([0.0], total))) / interval
+    total = np.where(
+        (at >= 0)[:, None],
+        integral[clipped] + levels[clipped] * (samples - times[clipped])[:, None],
+        0.0,
+    )
+    return np.diff(total, axis=0, prepend=0.0) / interval
 
 
 def _write_table(path, header, table: np.ndarray) -> Path:
@@ -193,7 +199,8 @@ def write_pfs_utilization(sim: Simulation, path: str | Path, interval: float) ->
     """PFS throughput averaged over each sensing interval up to the last job end."""
     samples = _samples(sim, interval)
     log = np.asarray(sim.pfs_log, dtype=np.float64).reshape(-1, 3)
-    read, write = (_per_interval(log[:, 0], log[:, column], samples, interval) for column in (1, 2))
+    means = _per_interval(log[:, 0], log[:, 1:], samples, interval)
+    read, write = means[:, 0], means[:, 1]
     capacities = [
         sim.routes[key].capacity if key in sim.routes else math.nan
         for key in ("pfs_read", "pfs_write")
