@@ -193,13 +193,7 @@ def _write_dense(handle, times: np.ndarray, columns: list[np.ndarray]) -> None:
         )
         bits = values.view(np.uint64)  # rows equal bit for bit: -0.0 and NaNs keep their own text
         first = np.flatnonzero(np.append(True, (bits[1:] != bits[:-1]).any(axis=1)))
-        cells = []  # per column, the text of each run's value; each distinct value formatted once
-        for column in bits[first].T:
-            distinct, inverse = np.unique(column, return_inverse=True)
-            words = [b"%.6g" % value for value in distinct.view(np.float64).tolist()]
-            cells.append(map(words.__getitem__, inverse.tolist()))
-        texts = np.array(list(map(b",".join, zip(*cells))))  # each run of equal rows once
-        texts = texts.view(np.uint8).reshape(len(texts), -1)  # zero-padded
+        texts = _cell_rows(bits[first])  # each run of equal rows once
         stamps, _ = _stamps(times[begin:end])
         # a zero-padded byte matrix of the rows (time, comma, values, newline): dropping the
         # zero bytes leaves the text
@@ -212,6 +206,34 @@ def _write_dense(handle, times: np.ndarray, columns: list[np.ndarray]) -> None:
         matrix[:, -1] = ord("\n")
         flat = matrix.ravel()
         handle.write(flat[flat != 0].tobytes())
+
+
+def _cell_rows(bits: np.ndarray) -> np.ndarray:
+    """Rows of float cells (given as their bits) as text, `%.6g` joined by commas: a zero-padded
+    byte matrix, a row per row. Each distinct value is formatted once and every byte is placed at
+    once from the cell lengths."""
+    distinct, inverse = np.unique(bits, return_inverse=True)
+    words = [b"%.6g" % value for value in distinct.view(np.float64).tolist()]
+    sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    blob = np.frombuffer(b"".join(words), dtype=np.uint8)
+    offsets = np.cumsum(sizes) - sizes
+    inverse = inverse.reshape(bits.shape)
+    lengths = sizes[inverse]
+    ends = np.cumsum(lengths + 1, axis=1)  # each cell and its comma, within its row
+    starts = ends - 1 - lengths
+    width = int(ends[:, -1].max()) - 1 if len(bits) else 0
+    text = np.zeros((len(bits), width), dtype=np.uint8)
+    rows = np.arange(len(bits))[:, None]
+    text[rows, ends[:, :-1] - 1] = ord(",")
+    flat_starts = (starts + rows * width).ravel()
+    flat_sizes = lengths.ravel()
+    within = np.arange(int(flat_sizes.sum())) - np.repeat(
+        np.cumsum(flat_sizes) - flat_sizes, flat_sizes
+    )
+    text.ravel()[np.repeat(flat_starts, flat_sizes) + within] = blob[
+        np.repeat(offsets[inverse.ravel()], flat_sizes) + within
+    ]
+    return text
 
 
 def _stamps(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
