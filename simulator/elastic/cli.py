@@ -120,7 +120,7 @@ class _AlgorithmFile(argparse.Action):
             warnings.warn(
                 deprecation(f"--algorithm {values}", f"--scheduler {values}"),
                 FutureWarning,
-                stacklevel=2,
+                stacklevel=1,
             )
         setattr(namespace, self.dest, values)
 
@@ -215,7 +215,7 @@ def _command(args) -> int:
         warnings.warn(
             f"{never} job(s) never started (status 'pending' in job_statistics.csv): the "
             f"algorithm left them waiting when nothing else could happen",
-            stacklevel=2,
+            stacklevel=1,
         )
     announce(args, *_write(args, configuration, paths, plots, sim, rows, summary))
     if args.json:
@@ -283,7 +283,7 @@ def _configuration(args, preset: Path | None):
         warnings.warn(
             f"{', '.join(skipped)} not written: the flow model does not track GPU or network "
             f"activity per node, nor single task times",
-            stacklevel=2,
+            stacklevel=1,
         )
     return configuration, paths, plots
 
