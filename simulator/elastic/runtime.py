@@ -217,6 +217,8 @@ class Simulation:
         for kind, route in (("pfs_read", platform.pfs_read), ("pfs_write", platform.pfs_write)):
             if route is not None:
                 self.routes[kind] = links.setdefault(route[0], SharedLink(route[1]))
+        self._read_link = self.routes.get("pfs_read")
+        self._write_link = self.routes.get("pfs_write")
         self.now = 0.0
         self.last_invocation = 0.0
         self.invocations = 0
@@ -1128,11 +1130,13 @@ class Simulation:
                     self._push(self.now, _RESUME, run, run.token)
 
     def _reshare(self, link: SharedLink) -> None:
-        if link.transfers:
-            self._push(link.share(), _LINK, link, link.version)
+        if link.transfers:  # (a push inline: once per flow start and end)
+            heapq.heappush(
+                self._heap, (link.share(), next(self._sequence), _LINK, link, link.version)
+            )
         else:
             link.share()
-        read, write = self.routes.get("pfs_read"), self.routes.get("pfs_write")
+        read, write = self._read_link, self._write_link
         self.pfs_log.append(
             (self.now, read.throughput if read else 0.0, write.throughput if write else 0.0)
         )
