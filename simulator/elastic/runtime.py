@@ -672,9 +672,9 @@ class Simulation:
                 phase.tasks
             )
         key = (id(phase), tuple(nodes), iteration if uses_iteration else 0)
-        plan = cache.get(key)
-        if plan is not None:
-            return plan
+        cached = cache.get(key)
+        if cached is not None:
+            return cached
         plan: list = []
         variables = self._variables(run, len(nodes), iteration)
         self._walk(run, phase.tasks, variables, np.asarray(nodes), plan)

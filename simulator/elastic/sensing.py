@@ -257,8 +257,8 @@ def _stamps(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             length = int(lengths[low])
             stamps[low:high, :length] = right[low:high, size - length :]
         return stamps, lengths
-    stamps = np.array([b"%.10g" % value for value in times.tolist()])
-    return stamps.view(np.uint8).reshape(len(times), -1), np.char.str_len(stamps)
+    texts = np.array([b"%.10g" % value for value in times.tolist()])
+    return texts.view(np.uint8).reshape(len(times), -1), np.char.str_len(texts)
 
 
 class _Words:
