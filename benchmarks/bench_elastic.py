@@ -1,12 +1,14 @@
-"""Speed of `cosched elastic` on ElastiSim's 500-job example project (128 nodes, all five job types).
+"""Speed of `cosched elastic` on ElastiSim's 500-job example project (128 nodes, all five job
+types).
 
-Copies the example project (../shared/data/elastisim/example-project) to a temporary folder and, from its root
-as ElastiSim users run it, times side by side in one run: loading the inputs, the simulation alone
-(`wall_seconds`: event loop and algorithm calls; and the CPU time of the process meanwhile, which a shared
-machine inflates less) for the elastisim-python FCFS test fixture and the six built-in policies (median of
---repeat runs each), and the whole command (`cosched elastic ... --out DIR`: start-up,
-loading, simulation, writing every CSV) once per algorithm. Target: the simulation under 2 s (ElastiSim built
-against SimGrid takes about 16 s for this project on the same machine, a figure from its issue, not measured here).
+Copies the example project (../shared/data/elastisim/example-project) to a temporary folder and,
+from its root as ElastiSim users run it, times side by side in one run: loading the inputs, the
+simulation alone (`wall_seconds`: event loop and algorithm calls; and the CPU time of the process
+meanwhile, which a shared machine inflates less) for the elastisim-python FCFS test fixture and the
+six built-in policies (median of --repeat runs each), and the whole command (`cosched elastic ...
+--out DIR`: start-up, loading, simulation, writing every CSV) once per algorithm. Target: the
+simulation under 2 s (ElastiSim built against SimGrid takes about 16 s for this project on the same
+machine, a figure from its issue, not measured here; benchmarks/bench_elastic_cli.py measures it).
 
     python benchmarks/bench_elastic.py
     python benchmarks/bench_elastic.py --repeat 5 --algorithms fcfs-file,fcfs-malleable
@@ -67,8 +69,8 @@ def main() -> int:
         shutil.copytree(PROJECT, root)
         os.chdir(root)
         print(
-            f"{'algorithm':<16} {'load [s]':>9} {'simulate [s]':>13} {'cpu [s]':>8} {'command [s]':>12} "
-            f"{'invocations':>12} {'makespan [s]':>13} {'target':>7}"
+            f"{'algorithm':<16} {'load [s]':>9} {'simulate [s]':>13} {'cpu [s]':>8} "
+            f"{'command [s]':>12} {'invocations':>12} {'makespan [s]':>13} {'target':>7}"
         )
         for name in names:
             loads, sims, cpus = [], [], []

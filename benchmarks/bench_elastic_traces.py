@@ -1,9 +1,10 @@
-"""Speed of elastic jobs from an ordinary trace: 50,000 SDSC-SP2 jobs marked malleable, the six policies of 001 §6.3.
+"""Speed of elastic jobs from an ordinary trace: 50,000 SDSC-SP2 jobs marked malleable, the six
+policies of 001 §6.3.
 
-Loads SDSC-SP2-1998 (from ../shared/data/swf), keeps the first 50,000 jobs after cleaning, marks all of them
-malleable in [0.5, 2] x their trace size (linear scaling, seed 0), and times each policy (simulation only,
-after loading and marking) side by side with classic EASY on the same jobs without job models (the engine's
-rigid fast path). Target: every policy under 30 s on a 2-core machine.
+Loads SDSC-SP2-1998 (from ../shared/data/swf), keeps the first 50,000 jobs after cleaning, marks all
+of them malleable in [0.5, 2] x their trace size (linear scaling, seed 0), and times each policy
+(simulation only, after loading and marking) side by side with classic EASY on the same jobs without
+job models (the engine's rigid fast path). Target: every policy under 30 s on a 2-core machine.
 
     python benchmarks/bench_elastic_traces.py
     python benchmarks/bench_elastic_traces.py --jobs 10000 --repeat 3 --scaling amdahl
@@ -50,8 +51,8 @@ def main() -> None:
     )
     marking = time.perf_counter() - clock
     print(
-        f"SDSC-SP2: {len(workload)} jobs on {platform.nodes} nodes, all malleable in [0.5, 2] x trace size, "
-        f"{args.scaling} scaling; load {loading:.2f} s, marking {marking:.3f} s"
+        f"SDSC-SP2: {len(workload)} jobs on {platform.nodes} nodes, all malleable in [0.5, 2] x "
+        f"trace size, {args.scaling} scaling; load {loading:.2f} s, marking {marking:.3f} s"
     )
     runs = [("easy (rigid, no job models)", "easy", None)] + [
         (name, name, models) for name in ELASTIC
@@ -69,8 +70,8 @@ def main() -> None:
         resizes = sum(result.lifecycle["resizes"]) if result.lifecycle else 0
         verdict = "ok" if wall < TARGET_SECONDS else "MISSED"
         print(
-            f"| {label} | {wall:.2f} | {len(workload) / wall:,.0f} | {wall / baseline:.1f} | {resizes} | "
-            f"{result.makespan / 86400:.1f} | {verdict} |"
+            f"| {label} | {wall:.2f} | {len(workload) / wall:,.0f} | {wall / baseline:.1f} | "
+            f"{resizes} | {result.makespan / 86400:.1f} | {verdict} |"
         )
 
 

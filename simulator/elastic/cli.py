@@ -112,12 +112,15 @@ def register(subparsers) -> None:
 
 
 class _AlgorithmFile(argparse.Action):
-    """`--algorithm FILE.py`; a built-in policy name there is the old spelling of `--scheduler NAME`."""
+    """`--algorithm FILE.py`; a built-in policy name there is the old spelling of
+    `--scheduler NAME`."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         if values in POLICY_NAMES:
             warnings.warn(
-                deprecation(f"--algorithm {values}", f"--scheduler {values}"), FutureWarning
+                deprecation(f"--algorithm {values}", f"--scheduler {values}"),
+                FutureWarning,
+                stacklevel=1,
             )
         setattr(namespace, self.dest, values)
 
@@ -199,14 +202,33 @@ def _preset(args) -> Path | None:
 
 
 def _command(args) -> int:
-    from cosched.outputs import atomic_path, check_outputs, output_dir
     from cosched.simulator.elastic import results
-    from cosched.simulator.elastic.compat import DEFAULT_TIME_LIMIT, GuardedAlgorithm
-    from cosched.simulator.elastic.config import load_configuration
-    from cosched.simulator.elastic.expressions import Expressions
-    from cosched.simulator.elastic.platform import load_elastisim_platform
-    from cosched.simulator.elastic.runtime import simulate_project
-    from cosched.simulator.elastic.workload import check_platform_fit, load_jobs
+
+    preset, time_limit = _checked(args)
+    with _inside(preset):
+        configuration, paths, plots = _configuration(args, preset)
+        sim = _simulate(args, preset, configuration, time_limit)
+    rows = results.job_rows(sim)
+    summary = results.summary(sim, rows)
+    never = summary["never_started"]
+    if never:
+        warnings.warn(
+            f"{never} job(s) never started (status 'pending' in job_statistics.csv): the "
+            f"algorithm left them waiting when nothing else could happen",
+            stacklevel=1,
+        )
+    announce(args, *_write(args, configuration, paths, plots, sim, rows, summary))
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        _print_text(summary)
+    return 0
+
+
+def _checked(args) -> tuple[Path | None, float]:
+    """The preset's folder (or None) and the algorithm's time limit; the paths the user gave made
+    absolute (the preset's folder becomes the working one)."""
+    from cosched.simulator.elastic.compat import DEFAULT_TIME_LIMIT
 
     preset = _preset(args)
     time_limit = (
@@ -231,81 +253,84 @@ def _command(args) -> int:
         and args.algorithm not in (None, *POLICY_NAMES)
         and Path(args.algorithm).exists()
     ):
-        args.algorithm = os.path.abspath(
-            args.algorithm
-        )  # before the preset's folder becomes the working one
-    with _inside(preset):
-        configuration = load_configuration(PRESET_CONFIG if preset is not None else args.config)
-        paths = _outputs(configuration, args.out)
-        if "job_statistics" not in paths:
-            raise InputError(
-                "no output path: give job_statistics in the configuration or --out DIR",
-                source=args.config,
-                field="job_statistics",
-            )
-        plots = plots_target(args, paths["job_statistics"].parent / "plots") if args.plots else None
-        check_outputs(
-            ("--out", args.out, "folder"),
-            ("--plots", plots, "folder"),
-            *((None if args.out else key, path, "file") for key, path in paths.items()),
-        )
-        skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
-        if skipped:
-            warnings.warn(
-                f"{', '.join(skipped)} not written: the flow model does not track GPU or network "
-                f"activity per node, nor single task times"
-            )
-        if args.algorithm is None:  # the preset's own algorithm file, named as the user can find it
-            algorithm, name = _algorithm(
-                str(preset / "algorithm.py"), time_limit, f"{args.config}/algorithm.py"
-            )
-        else:
-            algorithm, name = _algorithm(args.algorithm, time_limit)
-        expressions = Expressions()
-        platform = load_elastisim_platform(configuration.platform_file)
-        jobs = load_jobs(configuration.jobs_file, expressions)
-        check_platform_fit(jobs, platform, configuration.jobs_file)
-        guard = (
-            algorithm.active()
-            if isinstance(algorithm, GuardedAlgorithm)
-            else contextlib.nullcontext()
-        )
-        with guard:
-            sim = simulate_project(
-                configuration,
-                platform,
-                jobs,
-                algorithm,
-                expressions=expressions,
-                algorithm_name=name,
-            )
-    rows = results.job_rows(sim)
-    summary = results.summary(sim, rows)
-    never = summary["never_started"]
-    if never:
-        warnings.warn(
-            f"{never} job(s) never started (status 'pending' in job_statistics.csv): the "
-            f"algorithm left "
-            f"them waiting when nothing else could happen"
-        )
-    written = []
+        # before the preset's folder becomes the working one
+        args.algorithm = os.path.abspath(args.algorithm)
+    return preset, time_limit
 
-    def write():
+
+def _configuration(args, preset: Path | None):
+    """The configuration, every output path (checked: nothing written yet) and the plots' folder
+    (or None)."""
+    from cosched.outputs import check_outputs
+    from cosched.simulator.elastic.config import load_configuration
+
+    configuration = load_configuration(PRESET_CONFIG if preset is not None else args.config)
+    paths = _outputs(configuration, args.out)
+    if "job_statistics" not in paths:
+        raise InputError(
+            "no output path: give job_statistics in the configuration or --out DIR",
+            source=args.config,
+            field="job_statistics",
+        )
+    plots = plots_target(args, paths["job_statistics"].parent / "plots") if args.plots else None
+    check_outputs(
+        ("--out", args.out, "folder"),
+        ("--plots", plots, "folder"),
+        *((None if args.out else key, path, "file") for key, path in paths.items()),
+    )
+    skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
+    if skipped:
+        warnings.warn(
+            f"{', '.join(skipped)} not written: the flow model does not track GPU or network "
+            f"activity per node, nor single task times",
+            stacklevel=1,
+        )
+    return configuration, paths, plots
+
+
+def _simulate(args, preset: Path | None, configuration, time_limit: float):
+    """Load the algorithm, the platform and the jobs, and run the simulation."""
+    from cosched.simulator.elastic.compat import GuardedAlgorithm
+    from cosched.simulator.elastic.expressions import Expressions
+    from cosched.simulator.elastic.platform import load_elastisim_platform
+    from cosched.simulator.elastic.runtime import simulate_project
+    from cosched.simulator.elastic.workload import check_platform_fit, load_jobs
+
+    if args.algorithm is None:  # the preset's own algorithm file, named as the user can find it
+        assert preset is not None  # checked: no --algorithm needs a preset
+        algorithm, name = _algorithm(
+            str(preset / "algorithm.py"), time_limit, f"{args.config}/algorithm.py"
+        )
+    else:
+        algorithm, name = _algorithm(args.algorithm, time_limit)
+    expressions = Expressions()
+    platform = load_elastisim_platform(configuration.platform_file)
+    jobs = load_jobs(configuration.jobs_file, expressions)
+    check_platform_fit(jobs, platform, configuration.jobs_file)
+    guard = (
+        algorithm.active() if isinstance(algorithm, GuardedAlgorithm) else contextlib.nullcontext()
+    )
+    with guard:
+        return simulate_project(
+            configuration, platform, jobs, algorithm, expressions=expressions, algorithm_name=name
+        )
+
+
+def _write(args, configuration, paths: dict, plots, sim, rows: list, summary: dict) -> list:
+    """Every output file (all or nothing inside --out); the paths written."""
+    from cosched.outputs import atomic_path, output_dir
+    from cosched.simulator.elastic import results
+
+    written = []
+    interval = configuration.sensing_interval
+    with output_dir(args.out) if args.out is not None else contextlib.nullcontext():
         written.append(results.write_job_statistics(rows, paths["job_statistics"]))
         if "node_utilization" in paths:
             written.append(results.write_node_utilization(sim, paths["node_utilization"]))
         if "pfs_utilization" in paths:
-            written.append(
-                results.write_pfs_utilization(
-                    sim, paths["pfs_utilization"], configuration.sensing_interval
-                )
-            )
+            written.append(results.write_pfs_utilization(sim, paths["pfs_utilization"], interval))
         if "cpu_utilization" in paths:
-            written.append(
-                results.write_cpu_utilization(
-                    sim, paths["cpu_utilization"], configuration.sensing_interval
-                )
-            )
+            written.append(results.write_cpu_utilization(sim, paths["cpu_utilization"], interval))
         written.append(results.write_jobs(rows, paths["jobs"]))
         with atomic_path(paths["summary"]) as tmp:
             tmp.write_text(json.dumps(summary, indent=2) + "\n")
@@ -314,18 +339,7 @@ def _command(args) -> int:
             from cosched.simulator.elastic.plots import write_plots
 
             written.extend(write_plots(sim, rows, plots))
-
-    if args.out is not None:
-        with output_dir(args.out):
-            write()
-    else:
-        write()
-    announce(args, *written)
-    if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
-        _print_text(summary)
-    return 0
+    return written
 
 
 def _print_text(summary: dict) -> None:

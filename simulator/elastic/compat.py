@@ -25,7 +25,7 @@ import time
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cosched.errors import InputError
 
@@ -101,17 +101,21 @@ class _Enumeration(type):
         return len(cls._members)
 
 
-class _Member(metaclass=_Enumeration):
-    __slots__ = ("name", "value")
+if TYPE_CHECKING:  # a type checker sees enumerations: members with `name` and `value`
+    from enum import Enum as _Member
+else:
 
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__}.{self.name}: {self.value}>"
+    class _Member(metaclass=_Enumeration):
+        __slots__ = ("name", "value")
 
-    def __str__(self) -> str:
-        return f"{type(self).__name__}.{self.name}"
+        def __repr__(self) -> str:
+            return f"<{type(self).__name__}.{self.name}: {self.value}>"
 
-    def __reduce__(self):
-        return type(self), (self.value,)
+        def __str__(self) -> str:
+            return f"{type(self).__name__}.{self.name}"
+
+        def __reduce__(self):
+            return type(self), (self.value,)
 
 
 class InvocationType(_Member):

@@ -1,7 +1,9 @@
-"""Plots of an ElastiSim run: node allocation Gantt, allocated nodes over time, wait/turnaround box plots.
+"""Plots of an ElastiSim run: node allocation Gantt, allocated nodes over time, wait/turnaround box
+plots.
 
-The Gantt draws every node as a row and every job's stay on it as a bar coloured by job type, so expansions and
-shrinks show as bars starting or ending inside a job's run; reconfigurations are marked with ticks.
+The Gantt draws every node as a row and every job's stay on it as a bar coloured by job type, so
+expansions and shrinks show as bars starting or ending inside a job's run; reconfigurations are
+marked with ticks.
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ def plot_gantt(sim: Simulation):
 
 def plot_utilization(sim: Simulation):
     plt = pyplot()
-    allocated, busy = [], set()
+    allocated: list[tuple[float, int]] = []
+    busy: set[int] = set()
     for when, node, state, _, _ in sim.node_log:
         (busy.add if state == NodeState.ALLOCATED else busy.discard)(node)
         if (

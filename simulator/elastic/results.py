@@ -1,12 +1,12 @@
 """What a finished simulation writes: ElastiSim's CSV files and cosched's own jobs.csv and summary.
 
-ElastiSim's files keep its columns (its "Simulation results" page): `job_statistics.csv` (ID, Type, Submit
-Time, Start Time, End Time, Wait Time, Makespan, Turnaround Time, Status; -1 where a time is unknown),
-`node_utilization.csv` (a row per node state change) and, with sensing on, `pfs_utilization.csv` (read and write
-throughput averaged over each sensing interval, absolute and relative to the link bandwidth) and
-`cpu_utilization.csv` (per node, the share of each sensing interval its CPU was busy: a job runs there and does
-not wait for I/O). cosched's `jobs.csv` adds per job its size bounds, reconfigurations, node-seconds and its node
-count over time.
+ElastiSim's files keep its columns (its "Simulation results" page): `job_statistics.csv` (ID,
+Type, Submit Time, Start Time, End Time, Wait Time, Makespan, Turnaround Time, Status; -1 where a
+time is unknown), `node_utilization.csv` (a row per node state change) and, with sensing on,
+`pfs_utilization.csv` (read and write throughput averaged over each sensing interval, absolute and
+relative to the link bandwidth) and `cpu_utilization.csv` (per node, the share of each sensing
+interval its CPU was busy: a job runs there and does not wait for I/O). cosched's `jobs.csv` adds
+per job its size bounds, reconfigurations, node-seconds and its node count over time.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 
 from cosched.outputs import atomic_path
 from cosched.simulator.elastic.runtime import Simulation
-from cosched.simulator.elastic.sensing import busy_shares_by_node, write_series
+from cosched.simulator.elastic.sensing import node_runs, write_runs, write_series
 
 __all__ = [
     "JOB_STATISTICS_COLUMNS",
@@ -76,7 +76,8 @@ def _time(value: float) -> str:
 
 
 def job_rows(sim: Simulation) -> list[dict]:
-    """One dict per job (ElastiSim id order) with times (-1 when unknown), status and the node-count history."""
+    """One dict per job (ElastiSim id order) with times (-1 when unknown), status and the node-count
+    history."""
     rows = []
     for run in sim.runs:
         spec, started, ended = run.spec, run.start >= 0, run.end >= 0
@@ -170,15 +171,21 @@ def _samples(sim: Simulation, interval: float) -> np.ndarray:
 def _per_interval(
     times: np.ndarray, levels: np.ndarray, samples: np.ndarray, interval: float
 ) -> np.ndarray:
-    """The mean of a step function (`levels[i]` from `times[i]` on, 0 before) over each interval ending at
-    `samples`: its integral at the samples, differenced."""
+    """The means of step functions (column k: `levels[i, k]` from `times[i]` on, 0 before) over
+    each interval ending at `samples` (a row each): their integrals at the samples, differenced."""
     if not len(times):
-        return np.zeros_like(samples)
-    integral = np.concatenate(([0.0], np.cumsum(levels[:-1] * np.diff(times))))
+        return np.zeros((len(samples), levels.shape[1]))
+    integral = np.concatenate(
+        (np.zeros((1, levels.shape[1])), np.cumsum(levels[:-1] * np.diff(times)[:, None], axis=0))
+    )
     at = np.searchsorted(times, samples, side="right") - 1
     clipped = np.maximum(at, 0)
-    total = np.where(at >= 0, integral[clipped] + levels[clipped] * (samples - times[clipped]), 0.0)
-    return np.diff(np.concatenate(([0.0], total))) / interval
+    total = np.where(
+        (at >= 0)[:, None],
+        integral[clipped] + levels[clipped] * (samples - times[clipped])[:, None],
+        0.0,
+    )
+    return np.diff(total, axis=0, prepend=0.0) / interval
 
 
 def _write_table(path, header, table: np.ndarray) -> Path:
@@ -192,7 +199,8 @@ def write_pfs_utilization(sim: Simulation, path: str | Path, interval: float) ->
     """PFS throughput averaged over each sensing interval up to the last job end."""
     samples = _samples(sim, interval)
     log = np.asarray(sim.pfs_log, dtype=np.float64).reshape(-1, 3)
-    read, write = (_per_interval(log[:, 0], log[:, column], samples, interval) for column in (1, 2))
+    means = _per_interval(log[:, 0], log[:, 1:], samples, interval)
+    read, write = means[:, 0], means[:, 1]
     capacities = [
         sim.routes[key].capacity if key in sim.routes else math.nan
         for key in ("pfs_read", "pfs_write")
@@ -205,9 +213,12 @@ def write_pfs_utilization(sim: Simulation, path: str | Path, interval: float) ->
 
 
 def write_cpu_utilization(sim: Simulation, path: str | Path, interval: float) -> Path:
-    """Per node, the busy share of each sensing interval: a job runs on the node and does not wait for I/O."""
+    """Per node, the busy share of each sensing interval: a job runs on the node and does not wait
+    for I/O."""
     samples = _samples(sim, interval)
-    nodes, times, steps = [], [], []
+    nodes: list[int] = []
+    times: list[float] = []
+    steps: list[int] = []
     for node, _, start, end in stays(sim):
         nodes += (node, node)
         times += (start, end)
@@ -216,7 +227,7 @@ def write_cpu_utilization(sim: Simulation, path: str | Path, interval: float) ->
     io_nodes = [node for entry in sim.io_log for node in entry[3]]
     io_starts = np.repeat([entry[1] for entry in sim.io_log], sizes)
     io_ends = np.repeat([entry[2] for entry in sim.io_log], sizes)
-    columns = busy_shares_by_node(
+    runs = node_runs(
         np.concatenate([np.array(nodes, dtype=np.int64), io_nodes, io_nodes]).astype(np.int64),
         np.concatenate([np.array(times, dtype=np.float64), io_starts, io_ends]),
         np.concatenate(
@@ -226,7 +237,7 @@ def write_cpu_utilization(sim: Simulation, path: str | Path, interval: float) ->
         len(samples),
         interval,
     )
-    return write_series(path, ("Time", *sim.platform.names), samples, columns)
+    return write_runs(path, ("Time", *sim.platform.names), samples, runs)
 
 
 def write_jobs(rows: list[dict], path: str | Path) -> Path:
@@ -237,8 +248,19 @@ def write_jobs(rows: list[dict], path: str | Path) -> Path:
     return Path(path)
 
 
+def _median(values: list[float]) -> float:
+    """`numpy.median` of a list (the same number: the mean of the two middle values of an even
+    count is their sum halved), without the `numpy.ma` import it costs."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return float(ordered[middle])
+    return (float(ordered[middle - 1]) + float(ordered[middle])) / 2
+
+
 def summary(sim: Simulation, rows: list[dict]) -> dict:
-    """Makespan, waits and turnarounds overall and per job type, node utilisation, protocol counters."""
+    """Makespan, waits and turnarounds overall and per job type, node utilisation, protocol
+    counters."""
 
     def stats(selected):
         waits = [row["wait_time"] for row in selected if row["start_time"] >= 0]
@@ -246,9 +268,9 @@ def summary(sim: Simulation, rows: list[dict]) -> dict:
         return {
             "jobs": len(selected),
             "mean_wait": float(np.mean(waits)) if waits else None,
-            "median_wait": float(np.median(waits)) if waits else None,
+            "median_wait": _median(waits) if waits else None,
             "mean_turnaround": float(np.mean(turnarounds)) if turnarounds else None,
-            "median_turnaround": float(np.median(turnarounds)) if turnarounds else None,
+            "median_turnaround": _median(turnarounds) if turnarounds else None,
         }
 
     ends = [row["end_time"] for row in rows if row["end_time"] >= 0]

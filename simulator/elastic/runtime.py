@@ -28,10 +28,12 @@ that yields what it does and waits for.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from itertools import count
+from typing import Any, cast
 
 import numpy as np
 
@@ -51,11 +53,12 @@ from cosched.simulator.elastic.flow import (
     task_cost,
 )
 from cosched.simulator.elastic.platform import ElastiSimPlatform
-from cosched.simulator.elastic.workload import JobSpec
+from cosched.simulator.elastic.workload import JobSpec, Phase
 
 __all__ = ["AlgorithmError", "Simulation", "simulate_project", "TIME_EPSILON"]
 
 TIME_EPSILON = 1e-9  # ElastiSim's EPSILON in the minimum-interval test
+GC_THRESHOLD = 100_000  # allocations between the collector's passes in the loop (Python: 700)
 SMALL_JOB = 32  # nodes: below this a Python list's max beats numpy's (per-call overhead)
 _SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC, _FLOW = range(6)
 _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
@@ -68,6 +71,20 @@ _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
 )
 
 
+def _one_time_count(phase: Phase) -> int:
+    """How often a one-time phase (on_init, on_reconfiguration, on_expansion) runs: a number, not an
+    expression (cosched.simulator.elastic.workload refuses one)."""
+    return int(cast(float, phase.iterations))
+
+
+def _latest_of(run: Run) -> float:
+    """The latest clock of a job's nodes."""
+    return run.clock.item(0) if run.even else _latest(run.clock)
+
+
+_NO_NODES = np.zeros(0)  # the clocks of a job before it starts (never written)
+
+
 def _latest(clock: np.ndarray) -> float:
     """The latest of a job's node clocks (the same number as `clock.max()`, sooner)."""
     return max(clock.tolist()) if len(clock) < SMALL_JOB else float(clock.max())
@@ -78,53 +95,77 @@ class AlgorithmError(InputError):
     bounds)."""
 
 
-@dataclass(eq=False)
 class Run:
-    """The runtime state of one job."""
+    """The runtime state of one job (slots: the event loop reads and writes it all the time)."""
 
-    spec: JobSpec
-    view: compat.Job
-    state: JobState = JobState.PENDING
-    nodes: list = field(default_factory=list)  # executing node ids, in rank order
-    target: list | None = None  # node ids of a pending reconfiguration
-    gpus: int = 0
-    start: float = -1.0
-    end: float = -1.0
-    status: str = "pending"
-    token: int = 0  # bumped when the job stops: stale events are skipped
-    program: object = None
-    completed_phases: int = 0
-    expanded: list = field(
-        default_factory=list
-    )  # new nodes of the last reconfiguration, for on_expansion
-    initializing: bool = True  # on_init still to run (ElastiSim's Node::isInitializing)
-    reconfiguring: bool = False  # on_reconfiguration to run when the job continues
-    plans: dict = field(default_factory=dict)
-    clock: np.ndarray = field(
-        default_factory=lambda: np.zeros(0)
-    )  # per node (rank order): where it has got to
-    async_end: np.ndarray = field(
-        default_factory=lambda: np.zeros(0)
-    )  # per node: its asynchronous work ends
-    select: object = (
-        None  # positions the one-time phase being run covers (on_expansion), None: all nodes
+    __slots__ = (
+        "spec",
+        "view",
+        "state",
+        "nodes",
+        "target",
+        "gpus",
+        "start",
+        "end",
+        "status",
+        "token",
+        "program",
+        "completed_phases",
+        "expanded",
+        "initializing",
+        "reconfiguring",
+        "plans",
+        "clock",
+        "even",
+        "async_end",
+        "async_work",
+        "select",
+        "busy",
+        "queues",
+        "held",
+        "async_transfers",
+        "waiting_async",
+        "transfers",
+        "expecting",
+        "history",
+        "io_since",
+        "reconfigurations",
     )
-    busy: set = field(default_factory=set)  # positions whose synchronous PFS flow has not ended
-    queues: dict = field(
-        default_factory=dict
-    )  # position: work it does once its flow ends (delays, flows)
-    held: object = None  # the program's item the job waits to run until its busy nodes are done
-    async_transfers: int = 0
-    waiting_async: bool = False
-    transfers: set = field(default_factory=set)  # live PFS transfers, synchronous and asynchronous
-    expecting: set = field(
-        default_factory=set
-    )  # nodes that list the job as expected (ElastiSim's expectJob)
-    history: list = field(
-        default_factory=list
-    )  # (time, node count) whenever the configuration changes
-    io_since: float = -1.0  # since when the job waits for PFS or asynchronous I/O (-1: it does not)
-    reconfigurations: int = 0
+
+    def __init__(self, spec: JobSpec, view: compat.Job) -> None:
+        self.spec = spec
+        self.view = view
+        self.state = JobState.PENDING
+        self.nodes: list[int] = []  # executing node ids, in rank order
+        self.target: list[int] | None = None  # node ids of a pending reconfiguration
+        self.gpus = 0
+        self.start = -1.0
+        self.end = -1.0
+        self.status = "pending"
+        self.token = 0  # bumped when the job stops: stale events are skipped
+        self.program: Iterator[Any] | None = None  # `Simulation._program` while the job runs
+        self.completed_phases = 0
+        self.expanded: list[int] = []  # new positions of the last reconfiguration (on_expansion)
+        self.initializing = True  # on_init still to run (ElastiSim's Node::isInitializing)
+        self.reconfiguring = False  # on_reconfiguration to run when the job continues
+        self.plans: dict[tuple, list] = {}  # `Simulation._plan` by (phase, nodes, iteration)
+        self.clock = _NO_NODES  # per node (rank order): where it has got to
+        self.even = True  # every node's clock is known to be the same (after a barrier)
+        self.async_end = _NO_NODES  # per node: its asynchronous work ends
+        self.async_work = False  # some asynchronous work was set since `async_end` was reset
+        # positions the one-time phase being run covers (on_expansion), None: all nodes
+        self.select: np.ndarray | None = None
+        self.busy: set[int] = set()  # positions whose synchronous PFS flow has not ended
+        # position: work it does once its flow ends (delays, flows)
+        self.queues: dict[int, list] = {}
+        self.held: Any = None  # the program's item the job waits to run until its nodes are done
+        self.async_transfers = 0
+        self.waiting_async = False
+        self.transfers: set[Transfer] = set()  # live PFS transfers, synchronous and asynchronous
+        self.expecting: set[int] = set()  # nodes that list the job as expected (expectJob)
+        self.history: list[tuple[float, int]] = []  # (time, node count) at every change
+        self.io_since = -1.0  # since when the job waits for PFS or asynchronous I/O (-1: not)
+        self.reconfigurations = 0
 
 
 class Simulation:
@@ -177,6 +218,8 @@ class Simulation:
         for kind, route in (("pfs_read", platform.pfs_read), ("pfs_write", platform.pfs_write)):
             if route is not None:
                 self.routes[kind] = links.setdefault(route[0], SharedLink(route[1]))
+        self._read_link = self.routes.get("pfs_read")
+        self._write_link = self.routes.get("pfs_write")
         self.now = 0.0
         self.last_invocation = 0.0
         self.invocations = 0
@@ -199,6 +242,7 @@ class Simulation:
         self._uses_iteration: dict[int, bool] = {}
         self._estimates: dict[tuple[int, int], tuple[float, list]] = {}
         self._bandwidth = platform.bandwidth.tolist()  # node link B/s as floats (hot in _start_pfs)
+        self._flow_groups: dict[int, tuple] = {}  # id(PfsTransfer): (it, its nodes, its groups)
         if hasattr(algorithm, "bind"):  # built-in policies estimate run times with the flow model
             algorithm.bind(self.estimate)
 
@@ -206,9 +250,24 @@ class Simulation:
     def _push(self, when: float, kind: int, target, stamp=0) -> None:
         heapq.heappush(self._heap, (when, next(self._sequence), kind, target, stamp))
 
+    # the event loop: one branch per event kind, inline (a call per event would cost more than the
+    # branches; tens of thousands of events per run)
     def run(self) -> Simulation:
         """Simulate until every job has ended (or nothing more can happen)."""
         started = time.perf_counter()
+        # rare cyclic garbage collections in the loop: it allocates many short-lived containers
+        # and its own cycles (a job and its running program) are broken when the job ends, so
+        # frequent passes would mostly cost time (an algorithm's garbage is still collected)
+        thresholds = gc.get_threshold()
+        gc.set_threshold(GC_THRESHOLD, *thresholds[1:])
+        try:
+            self._loop()
+        finally:
+            gc.set_threshold(*thresholds)
+        self.wall_seconds = time.perf_counter() - started
+        return self
+
+    def _loop(self) -> None:  # noqa: C901
         for run in self.runs:
             self._push(run.spec.submit_time, _SUBMIT, run)
         if self.config.scheduling_interval > 0:
@@ -234,8 +293,6 @@ class Simulation:
                     self._kill(target, walltime=True)
             elif self._unfinished:
                 self._periodic()
-        self.wall_seconds = time.perf_counter() - started
-        return self
 
     # --- job lifecycle ----------------------------------------------------------------------------
     def _submit(self, run: Run) -> None:
@@ -262,6 +319,7 @@ class Simulation:
         )  # rank order: as the algorithm assigned them (ElastiSim's executing nodes)
         run.clock = np.full(len(nodes), self.now)
         run.async_end = np.full(len(nodes), self.now)
+        run.even, run.async_work = True, False
         gpus = run.view.assigned_num_gpus_per_node
         run.gpus = gpus if gpus > 0 else spec.num_gpus_per_node_min
         run.history.append((self.now, len(nodes)))
@@ -507,6 +565,7 @@ class Simulation:
             self._invoke(InvocationType.INVOKE_SCHEDULING_POINT, run)
         if run.state != JobState.PENDING_RECONFIGURATION:
             return
+        assert run.target is not None  # a pending reconfiguration has its nodes
         before, after = set(run.nodes), list(run.target)
         self._expect(run, ())  # ElastiSim's IN_RECONFIGURATION: the assigned nodes are taken over
         for node in after:
@@ -520,6 +579,7 @@ class Simulation:
         run.reconfiguring, run.reconfigurations = True, run.reconfigurations + 1
         run.clock = np.full(len(after), self.now)
         run.async_end = np.full(len(after), self.now)
+        run.even, run.async_work = True, False
         run.plans.clear()
         run.history.append((self.now, len(run.nodes)))
         run.state = run.view.state = JobState.IN_RECONFIGURATION
@@ -542,7 +602,8 @@ class Simulation:
         if cached is None:
             spec, saved = run.spec, run.gpus
             run.gpus = run.gpus or spec.num_gpus_per_node_min
-            ids, scratch = list(range(nodes)), {}
+            ids = list(range(nodes))
+            scratch: dict[tuple, list] = {}
             per_phase = [
                 self._plan_seconds(self._plan(run, phase, ids, 0, scratch))
                 for phase in spec.model.phases
@@ -550,7 +611,7 @@ class Simulation:
             init = (
                 0.0
                 if spec.model.on_init is None
-                else int(spec.model.on_init.iterations)
+                else _one_time_count(spec.model.on_init)
                 * self._plan_seconds(self._plan(run, spec.model.on_init, ids, 0, scratch))
             )
             run.gpus = saved
@@ -612,59 +673,59 @@ class Simulation:
                 phase.tasks
             )
         key = (id(phase), tuple(nodes), iteration if uses_iteration else 0)
-        plan = cache.get(key)
-        if plan is not None:
-            return plan
-        plan = []
+        cached = cache.get(key)
+        if cached is not None:
+            return cached
+        plan: list = []
         variables = self._variables(run, len(nodes), iteration)
-        node_ids = np.asarray(nodes)
-        source = run.spec.model.source
-
-        def evaluate(value, where):
-            if isinstance(value, str):
-                return self.expressions.evaluate(
-                    value, variables, where=f"{where} (job {run.spec.position})", source=source
-                )
-            return value
-
-        def add(item):
-            if item.__class__ is np.ndarray and plan and plan[-1].__class__ is np.ndarray:
-                plan[-1] = plan[-1] + item
-            else:
-                plan.append(item)
-
-        def walk(tasks) -> bool:
-            asynchronous = False
-            for task in tasks:
-                repeat = int(evaluate(task.iterations, f"{task.where}: iterations"))
-                if task.kind == "sequence":
-                    for _ in range(repeat):
-                        if task.synchronized:
-                            add(SYNC)
-                        if walk(
-                            task.tasks
-                        ):  # ElastiSim's SequenceTask waits for its asynchronous I/O at its end
-                            add((_WAIT, None))
-                    continue
-                values = {
-                    key: evaluate(getattr(task, key), f"{task.where}: {key}")
-                    for key in ("flops", "bytes", "delay")
-                    if getattr(task, key) is not None
-                }
-                try:
-                    cost = task_cost(task, values, node_ids, run.gpus, self.platform)
-                except InputError as error:
-                    raise error.naming(source) from None
-                asynchronous = asynchronous or task.asynchronous
-                for _ in range(repeat):
-                    if task.synchronized:
-                        add(SYNC)
-                    add(cost)
-            return asynchronous
-
-        walk(phase.tasks)
+        self._walk(run, phase.tasks, variables, np.asarray(nodes), plan)
         cache[key] = plan
         return plan
+
+    def _evaluate(self, run: Run, value, variables: dict, where: str):
+        """A payload of a task of `run`: its number, or its expression's value with `variables`."""
+        if isinstance(value, str):
+            return self.expressions.evaluate(
+                value,
+                variables,
+                where=f"{where} (job {run.spec.position})",
+                source=run.spec.model.source,
+            )
+        return value
+
+    def _walk(self, run: Run, tasks, variables: dict, node_ids: np.ndarray, plan: list) -> bool:
+        """Add what `tasks` do on `node_ids` to `plan`; True if some of them is asynchronous."""
+        asynchronous = False
+        for task in tasks:
+            repeat = int(
+                self._evaluate(run, task.iterations, variables, f"{task.where}: iterations")
+            )
+            if task.kind == "sequence":
+                for _ in range(repeat):
+                    if task.synchronized:
+                        plan.append(SYNC)
+                    # ElastiSim's SequenceTask waits for its asynchronous I/O at its end
+                    if self._walk(run, task.tasks, variables, node_ids, plan):
+                        plan.append((_WAIT, None))
+                continue
+            values = {
+                key: self._evaluate(run, getattr(task, key), variables, f"{task.where}: {key}")
+                for key in ("flops", "bytes", "delay")
+                if getattr(task, key) is not None
+            }
+            try:
+                cost = task_cost(task, values, node_ids, run.gpus, self.platform)
+            except InputError as error:
+                raise error.naming(run.spec.model.source) from None
+            asynchronous = asynchronous or task.asynchronous
+            for _ in range(repeat):
+                if task.synchronized:
+                    plan.append(SYNC)
+                if cost.__class__ is np.ndarray and plan and plan[-1].__class__ is np.ndarray:
+                    plan[-1] = plan[-1] + cost  # consecutive per-node seconds: one item
+                else:
+                    plan.append(cost)
+        return asynchronous
 
     def _program(self, run: Run):
         """ElastiSim's Application actor (all ranks of the job at once, each with its own clock):
@@ -673,8 +734,6 @@ class Simulation:
         iteration (not the first after the job starts or resumes), after the job has waited for its
         asynchronous I/O and its ranks have met."""
         spec, model = run.spec, run.spec.model
-        evolving = spec.type in ("evolving", "adaptive")
-        pointed = spec.type in ("malleable", "adaptive")
         phases = [
             (phase, iterations)
             for phase, iterations in zip(model.phases, spec.phase_iterations)
@@ -691,48 +750,21 @@ class Simulation:
         )
         previous = None  # the phase before the current one
         while True:  # one life of the application actor
-            if run.initializing:
-                run.initializing = False
-                yield from self._one_time(run, model.on_init, run.nodes)
-            if run.reconfiguring:
-                run.reconfiguring = False
-                yield from self._one_time(run, model.on_reconfiguration, run.nodes)
-            yield SYNC
-            yield _AT, None
-            yield _RUNNING, None  # rank 0 sets the job RUNNING once its ranks have met
-            if run.expanded:
-                expanded, run.expanded = run.expanded, []
-                if model.on_expansion is not None:
-                    yield _SELECT, np.asarray(expanded)
-                    yield from self._one_time(
-                        run, model.on_expansion, [run.nodes[i] for i in expanded]
-                    )
-                    yield _SELECT, None
+            yield from self._life_start(run)
             initial = True
             while True:
                 phase, iterations = phases[index]
                 if not initial:
-                    if evolving and phase.evolving_request is not None:
-                        request = self._evolving_request(run, phase, iterations - remaining)
-                        if request != len(run.nodes):
-                            yield _WAIT, None
-                            yield SYNC
-                            yield _AT, None
-                            yield _EVOLVE, request
-                            break
-                    elif (
-                        pointed
-                        and phase.scheduling_point
-                        and not (
-                            phase_start
-                            and previous is not None
-                            and not previous.final_scheduling_point
-                        )
-                    ):
+                    # after a phase without a final scheduling point, its next has none at first
+                    unpointed = (
+                        phase_start and previous is not None and not previous.final_scheduling_point
+                    )
+                    stop = self._stop(run, phase, iterations - remaining, unpointed)
+                    if stop is not None:
                         yield _WAIT, None
                         yield SYNC
                         yield _AT, None
-                        yield _POINT, None
+                        yield stop
                         break
                 if phase.barrier:
                     yield _WAIT, None
@@ -750,10 +782,43 @@ class Simulation:
                         return
                     previous, remaining, phase_start = phase, phases[index][1], True
 
+    def _life_start(self, run: Run):
+        """The start of one life of the application actor: its start-up or reconfiguration step,
+        the meeting of its ranks, then `on_expansion` on the new nodes."""
+        model = run.spec.model
+        if run.initializing:
+            run.initializing = False
+            yield from self._one_time(run, model.on_init, run.nodes)
+        if run.reconfiguring:
+            run.reconfiguring = False
+            yield from self._one_time(run, model.on_reconfiguration, run.nodes)
+        yield SYNC
+        yield _AT, None
+        yield _RUNNING, None  # rank 0 sets the job RUNNING once its ranks have met
+        if run.expanded:
+            expanded, run.expanded = run.expanded, []
+            if model.on_expansion is not None:
+                yield _SELECT, np.asarray(expanded)
+                yield from self._one_time(run, model.on_expansion, [run.nodes[i] for i in expanded])
+                yield _SELECT, None
+
+    def _stop(self, run: Run, phase, iteration: int, unpointed: bool) -> tuple | None:
+        """What the job stops for before iteration `iteration` of `phase` (not the first after a
+        (re)start): an evolving request that differs from its size (evolving and adaptive jobs in a
+        phase with a request), a scheduling point (malleable jobs, adaptive ones in a phase without
+        a request, unless `unpointed`), or nothing (None)."""
+        kind = run.spec.type
+        if kind in ("evolving", "adaptive") and phase.evolving_request is not None:
+            request = self._evolving_request(run, phase, iteration)
+            return (_EVOLVE, request) if request != len(run.nodes) else None
+        if kind in ("malleable", "adaptive") and phase.scheduling_point and not unpointed:
+            return _POINT, None
+        return None
+
     def _one_time(self, run: Run, phase, nodes: list):
         if phase is None:
             return
-        for _ in range(int(phase.iterations)):
+        for _ in range(_one_time_count(phase)):
             yield from self._plan(run, phase, nodes, 0)
         yield _WAIT, None
 
@@ -774,11 +839,14 @@ class Simulation:
             request = min(max(request, run.spec.num_nodes_min), run.spec.num_nodes_max)
         return request
 
-    def _step(self, run: Run) -> None:
+    # the inner loop of every job: one branch per kind of item, inline (called for every event of
+    # every job; splitting it into calls per item would cost more than the branches)
+    def _step(self, run: Run) -> None:  # noqa: C901
         """Advance a job's program until it waits for a time, a PFS transfer or its async I/O; or
         ends."""
         token = run.token
         program = run.program
+        assert program is not None  # a job is stepped only while it runs
         if run.io_since >= 0:
             self._io_done(run)
         while True:
@@ -802,19 +870,27 @@ class Simulation:
                     self._defer(run, item)
                     continue
                 run.held = item
-                run.io_since = max(float(run.clock.max()), self.now)
+                run.io_since = max(_latest_of(run), self.now)
                 return
             if kind is np.ndarray:
+                run.even = False
                 if select is None:
                     run.clock += item
                 else:
                     run.clock[select] += item
             elif kind is Comm:
+                if select is None and item.local is None and run.even:
+                    # every node is at one time already: the barrier is passed at once
+                    if item.duration:
+                        run.clock.fill(run.clock.item(0) + item.duration)
+                    continue
                 clock = run.clock if select is None else run.clock[select]
                 met = _latest(clock) + item.duration if len(clock) else self.now
                 if item.local is None and select is None:
                     clock.fill(met)  # every node leaves the barrier at once
+                    run.even = True
                     continue
+                run.even = False
                 clock = (
                     np.full(len(clock), met)
                     if item.local is None
@@ -827,6 +903,7 @@ class Simulation:
             elif kind is PfsTransfer:
                 self._start_pfs(run, item)
             elif kind is AsyncWork:
+                run.async_work = True
                 positions = slice(None) if select is None else select
                 run.async_end[positions] = np.maximum(
                     run.async_end[positions], run.clock[positions] + item.seconds
@@ -836,11 +913,13 @@ class Simulation:
                 if kind == _WAIT:
                     if run.async_transfers:
                         run.waiting_async = True
-                        run.io_since = max(float(run.clock.max()), self.now)
+                        run.io_since = max(_latest_of(run), self.now)
                         return
-                    np.maximum(run.clock, run.async_end, out=run.clock)
+                    if run.async_work:  # else every node's asynchronous work ended at its start
+                        np.maximum(run.clock, run.async_end, out=run.clock)
+                        run.even = False
                 elif kind == _AT:
-                    met = _latest(run.clock)
+                    met = _latest_of(run)
                     if met > self.now:
                         self._push(met, _RESUME, run, token)
                         return
@@ -878,6 +957,8 @@ class Simulation:
                     if kind is np.ndarray
                     else ("async", float(values[position]))
                 )
+            run.even = False
+            run.async_work = run.async_work or kind is AsyncWork
             free = np.ones(len(run.clock), dtype=bool)
             free[list(waiting)] = False
             if kind is np.ndarray:
@@ -900,7 +981,9 @@ class Simulation:
             entry = queue.pop(0)
             if entry.__class__ is float:
                 run.clock[position] += entry
+                run.even = False
             elif entry[0] == "async":
+                run.async_work = True
                 run.async_end[position] = max(
                     run.async_end[position], run.clock[position] + entry[1]
                 )
@@ -915,6 +998,20 @@ class Simulation:
         """Start one flow per node with bytes (or the flows `indices` of the task), each after its
         route latency from the node's clock (SimGrid's L07 model pays the latency first); False when
         none starts."""
+        if indices is None and run.select is None and item.positions:
+            when = self._together(run, item)
+            if when is not None:  # every flow starts at one moment: one transfer, groups as made
+                groups = self._flow_groups[id(item)][2]
+                transfer = Transfer((), (run, item, run.token), item.direction)
+                transfer.groups = [
+                    [count, size, cap, 0.0, size, positions, nodes, bandwidths]
+                    for count, size, cap, positions, nodes, bandwidths in groups
+                ]
+                transfer.left = len(groups)
+                if not item.asynchronous:
+                    run.busy.update(item.positions)
+                self._launch(run, item, transfer, when)
+                return True
         select = run.select
         starts: dict[float, list] = {}
         bandwidth, clock, nodes, now = self._bandwidth, run.clock.tolist(), run.nodes, self.now
@@ -932,15 +1029,52 @@ class Simulation:
             if not item.asynchronous:
                 run.busy.add(position)
         for when, flows in starts.items():
-            transfer = Transfer(flows, (run, item, run.token), item.direction)
-            run.transfers.add(transfer)
-            if item.asynchronous:
-                run.async_transfers += 1
-            if when <= self.now:
-                self._start_transfer(item.direction, transfer)
-            else:
-                self._push(when, _FLOW, transfer)
+            self._launch(run, item, Transfer(flows, (run, item, run.token), item.direction), when)
         return bool(starts)
+
+    def _together(self, run: Run, item: PfsTransfer) -> float | None:
+        """The one moment every flow of `item` starts at, when its nodes' clocks and route
+        latencies are equal (the common case after a barrier), else None."""
+        cached = self._flow_groups.get(id(item))
+        if cached is None or cached[0] is not item or cached[1] is not run.nodes:
+            cached = self._flow_groups[id(item)] = self._groups(run, item)
+        latency = cached[3]
+        if latency is None:
+            return None
+        if run.even:
+            return max(run.clock.item(0) + latency, self.now)
+        clock = run.clock.tolist()
+        first = clock[item.positions[0]]
+        for position in item.positions:
+            if clock[position] != first:
+                return None
+        return max(first + latency, self.now)
+
+    def _groups(self, run: Run, item: PfsTransfer) -> tuple:
+        """(`item`, the job's node list, the flows of `item` on those nodes grouped as `Transfer`
+        groups them (equal bytes and cap), the route latency of every flow or None if they
+        differ)."""
+        grouped: dict[tuple[float, float], list] = {}
+        for position, size, cap in zip(item.positions, item.sizes, item.caps):
+            node = run.nodes[position]
+            group = grouped.get((size, cap))
+            if group is None:
+                group = grouped[size, cap] = [0, size, cap, [], [], []]
+            group[0] += 1
+            group[3].append(position)
+            group[4].append(node)
+            group[5].append(self._bandwidth[node])
+        latency = item.latencies[0] if len(set(item.latencies)) == 1 else None
+        return item, run.nodes, [tuple(group) for group in grouped.values()], latency
+
+    def _launch(self, run: Run, item: PfsTransfer, transfer: Transfer, when: float) -> None:
+        run.transfers.add(transfer)
+        if item.asynchronous:
+            run.async_transfers += 1
+        if when <= self.now:
+            self._start_transfer(item.direction, transfer)
+        else:
+            self._push(when, _FLOW, transfer)
 
     def _start_transfer(self, direction: str, transfer: Transfer) -> None:
         link = self.routes[direction]
@@ -967,8 +1101,14 @@ class Simulation:
             positions = group[5]
             if item.asynchronous:
                 run.async_end[positions] = np.maximum(run.async_end[positions], self.now)
+                run.async_work = True
             else:
-                run.clock[positions] = self.now
+                if len(positions) == len(run.clock):  # every node: its clocks are even again
+                    run.clock.fill(self.now)
+                    run.even = True
+                else:
+                    run.clock[positions] = self.now
+                    run.even = False
                 if run.queues:
                     for position in positions:
                         run.busy.discard(position)
@@ -987,14 +1127,17 @@ class Simulation:
                 if run.waiting_async and not run.async_transfers:
                     run.waiting_async = False
                     np.maximum(run.clock, run.async_end, out=run.clock)  # the wait it was in ends
+                    run.even = False
                     self._push(self.now, _RESUME, run, run.token)
 
     def _reshare(self, link: SharedLink) -> None:
-        if link.transfers:
-            self._push(link.share(), _LINK, link, link.version)
+        if link.transfers:  # (a push inline: once per flow start and end)
+            heapq.heappush(
+                self._heap, (link.share(), next(self._sequence), _LINK, link, link.version)
+            )
         else:
             link.share()
-        read, write = self.routes.get("pfs_read"), self.routes.get("pfs_write")
+        read, write = self._read_link, self._write_link
         self.pfs_log.append(
             (self.now, read.throughput if read else 0.0, write.throughput if write else 0.0)
         )

@@ -15,14 +15,24 @@ mostly other values) formats each run of equal rows once.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from cosched.outputs import atomic_path
 
-__all__ = ["busy_shares", "busy_shares_by_node", "write_series", "Sparse"]
+__all__ = [
+    "busy_shares",
+    "busy_shares_by_node",
+    "node_runs",
+    "run_columns",
+    "write_series",
+    "write_runs",
+    "Sparse",
+    "Runs",
+]
 
-ROWS_PER_BLOCK = 20_000  # rows formatted at a time: bounds the memory of the byte matrix
+ROWS_PER_BLOCK = 8192  # rows formatted at a time: the byte matrices stay small (few page faults)
 DENSE_COLUMNS = 8  # up to this many plain columns (the PFS series): formatted run by run
 
 INTEGER_STAMPS = 1e10  # whole times below this: `%.10g` writes their digits alone
@@ -75,14 +85,38 @@ def busy_shares_by_node(
 ) -> list[Sparse]:
     """`busy_shares` of `count` nodes at once from their events (node, time, +1/-1 step of the
     number of reasons to be busy; busy while above 0), as one `Sparse` column per node."""
-    order = np.lexsort((steps, times, nodes))
+    return run_columns(node_runs(nodes, times, steps, count, rows, interval))
+
+
+class Runs(NamedTuple):
+    """A series of `count` columns of mostly 0 and 1 (the CPU series) as runs of equal rows.
+
+    Row r (r < `rows`) holds `levels[k]` for the last k with `starts[k]` <= r, except the cells
+    (`odd_rows[i]`, `odd_columns[i]`), which hold `odd_values[i]` (by row, then by column)."""
+
+    rows: int
+    starts: np.ndarray  # int64, ascending, starts[0] == 0
+    levels: np.ndarray  # int8 0/1, one row per run, one column per node
+    odd_rows: np.ndarray  # int64
+    odd_columns: np.ndarray  # int64
+    odd_values: np.ndarray  # float64
+
+
+def node_runs(
+    nodes: np.ndarray, times: np.ndarray, steps: np.ndarray, count: int, rows: int, interval: float
+) -> Runs:
+    """The busy shares of `count` nodes (as `busy_shares_by_node`) as `Runs`: the 0/1 levels
+    change only in rows where some node changes, so each run of rows is one level vector."""
+    if not len(times) or rows == 0:
+        return _no_runs(count, rows)
+    # by node, then by time (two stable sorts; the node sort is a radix sort on small ints); the
+    # order of events at one time of one node does not matter: only its last level is used
+    order = np.argsort(times, kind="stable")
+    small = np.int16 if count < 2**15 else np.int64
+    order = order[np.argsort(nodes[order].astype(small), kind="stable")]
     nodes, times = nodes[order], times[order]
     # each node's steps sum to 0, so a running sum over all nodes in node order restarts at 0
     levels = (np.cumsum(steps[order]) > 0).astype(np.int8)
-    base = np.zeros((count, rows + 1), dtype=np.int8)
-    if not len(times) or rows == 0:
-        empty = np.zeros(0, dtype=np.int64), np.zeros(0)
-        return [(base[node, :rows], *empty) for node in range(count)]
     last = np.append((times[1:] != times[:-1]) | (nodes[1:] != nodes[:-1]), True)
     nodes, times, levels = nodes[last], times[last], levels[last]
     before = np.append(np.int8(0), levels[:-1])
@@ -93,24 +127,53 @@ def busy_shares_by_node(
     inside = position > first  # strictly inside: partial there, the whole jump from the next on
     start = np.where(inside, first + 1, first)
     keep = start < rows
-    np.add.at(base, (nodes[keep], start[keep]), jumps[keep])
-    base = np.cumsum(base[:, :rows], axis=1, dtype=np.int8)
+    new_run = np.zeros(rows, dtype=bool)  # rows where some node's level changes: a run starts
+    new_run[0] = True
+    new_run[start[keep]] = True
+    run_of = np.cumsum(new_run) - 1  # the run of each row
+    table = np.zeros((count, int(run_of[-1]) + 1), dtype=np.int8)  # node-major: a fast cumsum
+    np.add.at(table, (nodes[keep], run_of[start[keep]]), jumps[keep])
+    table = np.cumsum(table, axis=1, dtype=np.int8).T
     partial = inside & (first < rows)
-    keys = nodes[partial] * rows + first[partial]
-    odd = keys[np.flatnonzero(np.diff(keys, prepend=-1))]  # keys ascend: by node, then by time
+    keys = nodes[partial] * rows + first[partial]  # ascending: by node, then by time
+    odd = keys[np.flatnonzero(np.diff(keys, prepend=-1))]
     odd_nodes, odd_rows = odd // rows, odd % rows
-    values = base[odd_nodes, odd_rows].astype(np.float64)
+    values = table[run_of[odd_rows], odd_nodes].astype(np.float64)
     np.add.at(
         values,
         np.searchsorted(odd, keys),
         jumps[partial] * (first[partial] + 1 - position[partial]),
     )
-    exact = (values == 0) | (values == 1)  # changes that cancel inside one interval
-    base[odd_nodes[exact], odd_rows[exact]] = values[exact].astype(np.int8)
-    odd_nodes, odd_rows, values = odd_nodes[~exact], odd_rows[~exact], values[~exact]
-    bounds = np.searchsorted(odd_nodes, np.arange(count + 1)).tolist()
+    order = np.argsort(odd_rows, kind="stable")  # by row, then (as they are) by node
+    return Runs(
+        rows,
+        np.flatnonzero(new_run),
+        np.ascontiguousarray(table),
+        odd_rows[order],
+        odd_nodes[order],
+        values[order],
+    )
+
+
+def _no_runs(count: int, rows: int) -> Runs:
+    empty = np.zeros(0, dtype=np.int64)
+    levels = np.zeros((1, count), dtype=np.int8)
+    return Runs(rows, np.zeros(1, dtype=np.int64), levels, empty, empty, np.zeros(0))
+
+
+def run_columns(runs: Runs) -> list[Sparse]:
+    """`Runs` as one `Sparse` column per node (cells of 0 or 1 among the odd ones in the 0/1
+    column)."""
+    rows, starts, table = runs.rows, runs.starts, runs.levels
+    base = table[np.repeat(np.arange(len(starts)), np.diff(np.append(starts, rows)))].T.copy()
+    exact = (runs.odd_values == 0) | (runs.odd_values == 1)
+    base[runs.odd_columns[exact], runs.odd_rows[exact]] = runs.odd_values[exact].astype(np.int8)
+    order = np.lexsort((runs.odd_rows, runs.odd_columns))
+    order = order[~exact[order]]
+    columns, rows_, values = runs.odd_columns[order], runs.odd_rows[order], runs.odd_values[order]
+    bounds = np.searchsorted(columns, np.arange(table.shape[1] + 1)).tolist()
     return [
-        (base[node], odd_rows[low:high], values[low:high])
+        (base[node], rows_[low:high], values[low:high])
         for node, (low, high) in enumerate(zip(bounds, bounds[1:]))
     ]
 
@@ -130,17 +193,47 @@ def _write_dense(handle, times: np.ndarray, columns: list[np.ndarray]) -> None:
         )
         bits = values.view(np.uint64)  # rows equal bit for bit: -0.0 and NaNs keep their own text
         first = np.flatnonzero(np.append(True, (bits[1:] != bits[:-1]).any(axis=1)))
-        cells = []  # per column, the text of each run's value; each distinct value formatted once
-        for column in bits[first].T:
-            distinct, inverse = np.unique(column, return_inverse=True)
-            words = [b"%.6g" % value for value in distinct.view(np.float64).tolist()]
-            cells.append(map(words.__getitem__, inverse.tolist()))
-        texts = list(map(b",".join, zip(*cells)))  # each run of equal rows once
+        texts = _cell_rows(bits[first])  # each run of equal rows once
         stamps, _ = _stamps(times[begin:end])
-        heads = stamps.view(f"S{stamps.shape[1]}").ravel().tolist()  # padding bytes dropped
-        rows = np.repeat(np.arange(len(first)), np.diff(first, append=end - begin)).tolist()
-        rows = map(texts.__getitem__, rows)
-        handle.write(b"\n".join(map(b"%s,%s".__mod__, zip(heads, rows))) + b"\n")
+        # a zero-padded byte matrix of the rows (time, comma, values, newline): dropping the
+        # zero bytes leaves the text
+        width = stamps.shape[1]
+        matrix = np.zeros((end - begin, width + texts.shape[1] + 2), dtype=np.uint8)
+        matrix[:, :width] = stamps
+        matrix[:, width] = ord(",")
+        runs = np.repeat(np.arange(len(first)), np.diff(first, append=end - begin))
+        matrix[:, width + 1 : -1] = texts[runs]
+        matrix[:, -1] = ord("\n")
+        flat = matrix.ravel()
+        handle.write(flat[flat != 0].tobytes())
+
+
+def _cell_rows(bits: np.ndarray) -> np.ndarray:
+    """Rows of float cells (given as their bits) as text, `%.6g` joined by commas: a zero-padded
+    byte matrix, a row per row. Each distinct value is formatted once and every byte is placed at
+    once from the cell lengths."""
+    distinct, inverse = np.unique(bits, return_inverse=True)
+    words = [b"%.6g" % value for value in distinct.view(np.float64).tolist()]
+    sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    blob = np.frombuffer(b"".join(words), dtype=np.uint8)
+    offsets = np.cumsum(sizes) - sizes
+    inverse = inverse.reshape(bits.shape)
+    lengths = sizes[inverse]
+    ends = np.cumsum(lengths + 1, axis=1)  # each cell and its comma, within its row
+    starts = ends - 1 - lengths
+    width = int(ends[:, -1].max()) - 1 if len(bits) else 0
+    text = np.zeros((len(bits), width), dtype=np.uint8)
+    rows = np.arange(len(bits))[:, None]
+    text[rows, ends[:, :-1] - 1] = ord(",")
+    flat_starts = (starts + rows * width).ravel()
+    flat_sizes = lengths.ravel()
+    within = np.arange(int(flat_sizes.sum())) - np.repeat(
+        np.cumsum(flat_sizes) - flat_sizes, flat_sizes
+    )
+    text.ravel()[np.repeat(flat_starts, flat_sizes) + within] = blob[
+        np.repeat(offsets[inverse.ravel()], flat_sizes) + within
+    ]
+    return text
 
 
 def _stamps(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -152,68 +245,95 @@ def _stamps(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         powers = 10 ** np.arange(INTEGER_DIGITS, dtype=np.int64)
         lengths = np.maximum(np.searchsorted(powers, numbers, side="right"), 1)
         size = int(lengths.max())
-        shift = lengths[:, None] - 1 - np.arange(size)  # the power of 10 of each column
-        digits = (numbers[:, None] // powers[np.maximum(shift, 0)]) % 10 + ord("0")
-        return np.where(shift >= 0, digits, 0).astype(np.uint8), lengths
-    stamps = np.array([b"%.10g" % value for value in times.tolist()])
-    return stamps.view(np.uint8).reshape(len(times), -1), np.char.str_len(stamps)
+        right = np.empty((len(numbers), size), dtype=np.uint8)  # right-aligned, zeros in front
+        rest = numbers.copy()
+        for column in range(size - 1, -1, -1):
+            rest, digit = np.divmod(rest, 10)
+            right[:, column] = digit
+        right += ord("0")
+        stamps = np.zeros((len(numbers), size), dtype=np.uint8)
+        bounds = (np.flatnonzero(np.diff(lengths)) + 1).tolist()
+        for low, high in zip([0, *bounds], [*bounds, len(numbers)]):  # rows of one length
+            length = int(lengths[low])
+            stamps[low:high, :length] = right[low:high, size - length :]
+        return stamps, lengths
+    texts = np.array([b"%.10g" % value for value in times.tolist()])
+    return texts.view(np.uint8).reshape(len(times), -1), np.char.str_len(texts)
 
 
-def _splice(
-    flat: np.ndarray, places: np.ndarray, texts: list[bytes]
-) -> tuple[np.ndarray, np.ndarray]:
-    """`flat` (bytes) with the byte at each of the ascending `places` replaced by a text, and
-    where each original byte went."""
-    sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    grow = np.zeros(len(flat) + 1, dtype=np.int64)
-    grow[places + 1] = sizes - 1
-    target = np.arange(len(flat)) + np.cumsum(grow)[:-1]
-    out = np.empty(len(flat) + int(sizes.sum()) - len(places), dtype=np.uint8)
-    keep = np.ones(len(flat), dtype=bool)
-    keep[places] = False
-    out[target[keep]] = flat[keep]
-    starts = np.cumsum(sizes) - sizes
-    out[np.repeat(target[places] - starts, sizes) + np.arange(int(sizes.sum()))] = np.frombuffer(
-        b"".join(texts), dtype=np.uint8
+class _Words:
+    """Each distinct odd value's `%.6g` text once, as one byte blob with offsets and lengths."""
+
+    def __init__(self, values: np.ndarray):
+        distinct, self.index = np.unique(values + 0.0, return_inverse=True)  # +0.0: no "-0"
+        texts = [b"%.6g" % value for value in distinct.tolist()]
+        self.lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        self.offsets = np.cumsum(self.lengths) - self.lengths
+        self.blob = np.frombuffer(b"".join(texts), dtype=np.uint8)
+
+
+def _odd_lines(
+    levels: np.ndarray, rank: np.ndarray, columns: np.ndarray, words: np.ndarray, vocabulary: _Words
+) -> tuple[bytes, list[int]]:
+    """The text of rows whose cells are 0/1 `levels` (a row per line) except the cells (`rank`,
+    `columns`), which hold the words numbered `words` of `vocabulary`; each cell's place comes
+    from the cell lengths, so every byte is placed at once: (text, the end of each line)."""
+    count = levels.shape[1]
+    cells = rank * count + columns
+    # int32 offsets (half the memory traffic) unless the text could pass 2 GiB
+    offset = (
+        np.int32 if levels.size * (int(vocabulary.lengths.max(initial=1)) + 1) < 2**31 else np.int64
     )
-    return out, target
+    sizes = vocabulary.lengths[words].astype(offset)
+    step = np.full(levels.size, 2, dtype=offset)  # each cell and its comma or newline
+    step[cells] = sizes + 1
+    ends = np.cumsum(step, dtype=offset)
+    starts = ends - step
+    text = np.full(int(ends[-1]), ord(","), dtype=np.uint8)
+    text[starts] = levels.ravel() + np.int8(ord("0"))
+    line_ends = ends[count - 1 :: count]
+    text[line_ends - 1] = ord("\n")
+    within = np.arange(int(sizes.sum()), dtype=offset) - np.repeat(
+        np.cumsum(sizes, dtype=offset) - sizes, sizes
+    )
+    text[np.repeat(starts[cells], sizes) + within] = vocabulary.blob[
+        np.repeat(vocabulary.offsets[words], sizes) + within
+    ]
+    return text.tobytes(), line_ends.tolist()
 
 
-def _write_sparse(handle, times: np.ndarray, columns: list[Sparse]) -> None:
-    """Columns of mostly 0 and 1 (the CPU series): rows of equal time width as one byte matrix,
-    the few rows with other values (`%.6g`) spliced in."""
-    width = 2 * len(columns)  # a digit and a comma per cell; the last comma becomes the newline
-    for begin in range(0, len(times), ROWS_PER_BLOCK):
-        end = min(begin + ROWS_PER_BLOCK, len(times))
+def _write_runs(handle, times: np.ndarray, runs: Runs) -> None:
+    """Rows of mostly 0 and 1 (the CPU series): each run's row text is made once, rows of one time
+    width are one byte matrix of their time and their run's text, and the few rows with other
+    values (`%.6g`, each distinct value formatted once) are made cell by cell and put in place."""
+    rows, starts = runs.rows, runs.starts
+    width = 2 * runs.levels.shape[1]  # a digit and a comma per cell; the last comma: the newline
+    bodies = np.full((len(starts), width), ord(","), dtype=np.uint8)
+    bodies[:, 0::2] = runs.levels
+    bodies[:, 0::2] += ord("0")
+    bodies[:, -1] = ord("\n")
+    run_of = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, rows)))
+    vocabulary = _Words(runs.odd_values)
+    for begin in range(0, rows, ROWS_PER_BLOCK):
+        end = min(begin + ROWS_PER_BLOCK, rows)
         stamps, lengths = _stamps(times[begin:end])
-        body = np.full((end - begin, width), ord(","), dtype=np.uint8)
-        digits = np.stack([levels[begin:end] for levels, _, _ in columns])  # one row per column
-        digits += ord("0")
-        body[:, 0::2] = digits.T  # one transposing copy: column by column strides through memory
-        body[:, -1] = ord("\n")
-        odd_rows, odd_columns, odd_values = [], [], []
-        for index, (_, rows, values) in enumerate(columns):
-            low, high = np.searchsorted(rows, (begin, end))
-            if high > low:
-                odd_rows.append(rows[low:high] - begin)
-                odd_columns.append(np.full(high - low, index))
-                odd_values.append(values[low:high])
         changed: list[int] = []
         lines: list[bytes] = []
-        if odd_rows:  # the rows with a changed interval: their cells spliced in all at once
-            rows, cells = np.concatenate(odd_rows), np.concatenate(odd_columns)
-            order = np.lexsort((cells, rows))
-            rows, cells = rows[order], cells[order]
-            texts = [b"%.6g" % value for value in np.concatenate(odd_values)[order].tolist()]
-            unique = np.unique(rows)
-            rank = np.searchsorted(unique, rows)
-            text, target = _splice(body[unique].ravel(), rank * width + 2 * cells, texts)
-            ends = np.append(target[width - 1 :: width] + 1, 0).tolist()
-            text = text.tobytes()
+        low, high = np.searchsorted(runs.odd_rows, (begin, end)).tolist()
+        if high > low:  # the rows with a changed interval
+            odd_rows = runs.odd_rows[low:high] - begin
+            unique = odd_rows[np.flatnonzero(np.diff(odd_rows, prepend=-1))]
+            text, ends = _odd_lines(
+                runs.levels[run_of[unique + begin]],
+                np.searchsorted(unique, odd_rows),
+                runs.odd_columns[low:high],
+                vocabulary.index[low:high],
+                vocabulary,
+            )
             # the padding of a shorter time is zero bytes, which a bytes array drops
             heads = stamps[unique].view(f"S{stamps.shape[1]}").ravel().tolist()
             lines = [
-                b"%s,%s" % (head, text[ends[index - 1] : ends[index]])
+                b"%s,%s" % (head, text[ends[index - 1] if index else 0 : ends[index]])
                 for index, head in enumerate(heads)
             ]
             changed = unique.tolist()
@@ -221,20 +341,43 @@ def _write_sparse(handle, times: np.ndarray, columns: list[Sparse]) -> None:
         # in their place
         pieces: list = []
         bounds = [0, *(np.flatnonzero(np.diff(lengths)) + 1).tolist(), end - begin]
-        for low, high in zip(bounds, bounds[1:]):
-            size = int(lengths[low])
-            matrix = np.empty((high - low, size + 1 + width), dtype=np.uint8)
-            matrix[:, :size] = stamps[low:high, :size]
+        for first_row, last_row in zip(bounds, bounds[1:]):
+            size = int(lengths[first_row])
+            step = size + 1 + width
+            matrix = np.empty((last_row - first_row, step), dtype=np.uint8)
+            matrix[:, :size] = stamps[first_row:last_row, :size]
             matrix[:, size] = ord(",")
-            matrix[:, size + 1 :] = body[low:high]
-            text, step = memoryview(matrix.tobytes()), size + 1 + width
-            first, last = np.searchsorted(changed, (low, high)).tolist()
+            matrix[:, size + 1 :] = bodies[run_of[begin + first_row : begin + last_row]]
+            view = matrix.data.cast("B")
+            first, last = np.searchsorted(changed, (first_row, last_row)).tolist()
             previous = 0
             for row, line in zip(changed[first:last], lines[first:last]):
-                pieces += (text[previous : (row - low) * step], line)
-                previous = (row - low + 1) * step
-            pieces.append(text[previous:])
+                pieces += (view[previous : (row - first_row) * step], line)
+                previous = (row - first_row + 1) * step
+            pieces.append(view[previous:])
         handle.write(b"".join(pieces))
+
+
+def _columns_as_runs(columns: list[Sparse]) -> Runs:
+    """`Sparse` columns as `Runs` (rows with equal 0/1 levels merged into one run)."""
+    rows = len(columns[0][0])
+    if rows == 0:
+        return _no_runs(len(columns), 0)
+    levels = np.stack([column[0] for column in columns], axis=1).astype(np.int8)
+    starts = np.flatnonzero(np.append(True, (levels[1:] != levels[:-1]).any(axis=1)))
+    odd_rows = np.concatenate([np.asarray(column[1], dtype=np.int64) for column in columns])
+    odd_columns = np.repeat(np.arange(len(columns)), [len(column[1]) for column in columns])
+    values = np.concatenate([np.asarray(column[2], dtype=np.float64) for column in columns])
+    order = np.lexsort((odd_columns, odd_rows))
+    return Runs(rows, starts, levels[starts], odd_rows[order], odd_columns[order], values[order])
+
+
+def write_runs(path: str | Path, header, times: np.ndarray, runs: Runs) -> Path:
+    """A CSV with a time column (`%.10g`) and the columns of `runs` (`%.6g`)."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        handle.write((",".join(header) + "\n").encode())
+        _write_runs(handle, times, runs)
+    return Path(path)
 
 
 def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> Path:
@@ -253,7 +396,4 @@ def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> 
         column if isinstance(column, tuple) else _sparse(np.asarray(column, dtype=np.float64))
         for column in columns
     ]
-    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-        handle.write((",".join(header) + "\n").encode())
-        _write_sparse(handle, times, columns)
-    return Path(path)
+    return write_runs(path, header, times, _columns_as_runs(columns))
