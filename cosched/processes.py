@@ -201,7 +201,7 @@ def termination_signals(signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP)):
 
 
 @contextlib.contextmanager
-def signals_deferred(signals=INTERRUPT_SIGNALS):
+def signals_deferred(signals: Iterable[signal.Signals] = INTERRUPT_SIGNALS) -> Iterator[None]:
     """Hold Ctrl-C / SIGTERM / SIGHUP back during a short section (a row being written): a signal
     that arrives meanwhile is re-raised, to the handler that was in place, when the section ends."""
     if threading.current_thread() is not threading.main_thread():

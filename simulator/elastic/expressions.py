@@ -84,7 +84,7 @@ def argument_value(value) -> float | None:
 class Expressions:
     """Compiled expressions, shared by all jobs whose arguments have the same names."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._compiled: dict[
             tuple[str, tuple[str, ...]], tuple[cexprtk.Expression, dict, tuple[str, ...]]
         ] = {}
