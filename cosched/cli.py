@@ -44,8 +44,8 @@ COMMAND_MODULES = tuple(COMMAND_OWNERS)  # every module that registers commands,
 # commands that do no linear algebra: numpy's OpenBLAS gets one thread (unless the user sets
 # OPENBLAS_NUM_THREADS), not a pool whose idle workers spin for about 0.1 s of CPU after numpy is
 # imported (measured on `cosched elastic example`: 0.96 s of CPU with the pool, 0.86 s without,
-# the same wall time)
-SERIAL_BLAS_COMMANDS = ("elastic",)
+# the same wall time; `cosched simulate` on SDSC-SP2: about 0.06 s of CPU less)
+SERIAL_BLAS_COMMANDS = ("elastic", "simulate", "compare")
 # the one-line summary of every command, for `cosched --help` without importing any area (it starts
 # in well under 0.3 s); tests/cli/test_fast_start.py checks it against the summaries the areas
 # register

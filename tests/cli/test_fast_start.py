@@ -253,3 +253,27 @@ def test_simulate_writes_jobs_csv_without_pandas_and_the_bound_on_request(tmp_pa
     assert "bound" not in summary and (out / "jobs.csv").read_text().startswith(
         "job_id,submit_time,"
     )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(allow_infinity=True),
+            st.integers(-(10**6), 10**6).map(float),
+            st.sampled_from([0.0, -0.0, 0.5, 1e300, -1e300]),
+        ),
+        max_size=25,
+    )
+)
+def test_median_is_numpys_median_without_numpy_ma(values):
+    import warnings
+
+    from cosched.simulator.metrics import median
+
+    array = np.array(values, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's mean of an empty array
+        expected = float(np.median(array))
+        got = median(array)
+    assert repr(got) == repr(expected)
