@@ -302,8 +302,8 @@ def float_texts(values) -> tuple[list, str]:
 
 
 def node_texts(nodes) -> list[str] | None:
-    """`";".join(map(str, ids))` of each job's node ids, built as one byte string (numpy) and cut
-    per job; None unless the ids are non-negative integers."""
+    """`";".join(map(str, ids))` of each job's node ids, built as one byte string (numpy) whose
+    jobs end in a newline and split there (in C); None unless the ids are non-negative integers."""
     import numpy as np
 
     counts = np.fromiter(map(len, nodes), np.int64, len(nodes))
@@ -318,12 +318,16 @@ def node_texts(nodes) -> list[str] | None:
     for node, text in enumerate(ids):
         table[node, : len(text)] = np.frombuffer(text, np.uint8)
     chars = table[flat]
-    joined = chars[chars != 0].tobytes().decode("ascii")  # "0;1;2;...;" of every job in turn
+    joined = chars[chars != 0]  # "0;1;2;...;" of every job in turn
     ends = np.cumsum(sizes[flat])  # where each id's ";" ends in `joined`
-    last = np.cumsum(counts)  # one past each job's last id
-    first = np.concatenate([[0], ends])[last - counts]
-    stop = np.where(counts > 0, ends[np.maximum(last, 1) - 1] - 1, first)  # without the last ";"
-    return list(map(joined.__getitem__, map(slice, first.tolist(), stop.tolist())))
+    joined[ends[np.cumsum(counts)[counts > 0] - 1] - 1] = ord("\n")  # each job's last ";"
+    texts = joined.tobytes().decode("ascii").split("\n")[:-1]  # one per job with nodes
+    if len(texts) == len(nodes):
+        return texts
+    every = [""] * len(nodes)
+    for job, text in zip(np.flatnonzero(counts).tolist(), texts):
+        every[job] = text
+    return every
 
 
 def jobs_csv_text(result) -> str | None:
