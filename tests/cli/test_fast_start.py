@@ -10,6 +10,7 @@ import argparse
 import importlib
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -224,9 +225,11 @@ def test_a_command_builds_only_its_own_area(tmp_path):
 
 def test_simulate_writes_jobs_csv_without_pandas_and_the_bound_on_request(tmp_path):
     probe = (
-        "import sys, json; from cosched.cli import main; code = main(sys.argv[1:]); "
-        "print(json.dumps([code, 'pandas' in sys.modules]))"
+        "import os, sys, json; from cosched.cli import main; code = main(sys.argv[1:]); "
+        "print(json.dumps([code, 'pandas' in sys.modules, os.environ['OPENBLAS_NUM_THREADS']]))"
     )
+    # no linear algebra: numpy's OpenBLAS gets one thread, not a pool that spins while importing
+    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     out = tmp_path / "run"
     done = subprocess.run(
         [
@@ -247,8 +250,9 @@ def test_simulate_writes_jobs_csv_without_pandas_and_the_bound_on_request(tmp_pa
         capture_output=True,
         text=True,
         check=True,
+        env=environment,
     )
-    assert json.loads(done.stdout.splitlines()[-1]) == [0, False]
+    assert json.loads(done.stdout.splitlines()[-1]) == [0, False, "1"]
     summary = json.loads((out / "summary.json").read_text())
     assert "bound" not in summary and (out / "jobs.csv").read_text().startswith(
         "job_id,submit_time,"
