@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
@@ -334,6 +335,9 @@ class Transfer:
         self.direction = direction
 
 
+_first = itemgetter(0)
+
+
 class SharedLink:
     """A PFS bottleneck link shared max-min fairly by every flow of every running transfer (001
     §5.2.1).
@@ -348,18 +352,23 @@ class SharedLink:
         self.updated = 0.0
         self.version = 0
         self.throughput = 0.0
-        self.node_flows: dict[tuple, int] = {}  # (node, direction): its flows on this link
+        # direction: {node: its flows on this link in that direction}
+        self.node_flows: dict[str, dict[int, int]] = {}
         self.crowded = 0  # (node, direction) pairs with more than one flow
 
     def _count(self, transfer: Transfer, group: list, step: int) -> None:
-        flows, direction, get = self.node_flows, transfer.direction, self.node_flows.get
+        flows = self.node_flows.get(transfer.direction)
+        if flows is None:
+            flows = self.node_flows[transfer.direction] = {}
+        get = flows.get
         crowding = 1 if step > 0 else 2  # the count before a step that changes `crowded`
+        crowded = 0
         for node in group[6]:
-            key = (node, direction)
-            before = get(key, 0)
-            flows[key] = before + step
+            before = get(node, 0)
+            flows[node] = before + step
             if before == crowding:
-                self.crowded += step
+                crowded += step
+        self.crowded += crowded
 
     def add(self, transfer: Transfer) -> None:
         self.transfers[transfer] = None
@@ -399,19 +408,19 @@ class SharedLink:
         if (
             self.crowded
         ):  # flows sharing their node's link: each gets its share of that link at most
-            counts = self.node_flows
+            by_direction = self.node_flows
             active = [
                 (
                     min(
                         group[2],
                         min(
-                            bandwidth / counts[(node, transfer.direction)]
-                            for node, bandwidth in zip(group[6], group[7])
+                            bandwidth / counts[node] for node, bandwidth in zip(group[6], group[7])
                         ),
                     ),
                     group,
                 )
                 for transfer in self.transfers
+                for counts in (by_direction.get(transfer.direction, {}),)
                 for group in transfer.groups
                 if group[1] > 0
             ]
@@ -422,21 +431,25 @@ class SharedLink:
                 for group in transfer.groups
                 if group[1] > 0
             ]
-        active.sort(key=lambda entry: entry[0])
-        capacity, flows = self.capacity, sum(group[0] for _, group in active)
-        self.throughput = 0.0
+        active.sort(key=_first)
+        capacity, flows = self.capacity, 0
+        for _, group in active:
+            flows += group[0]
+        throughput = 0.0
         soonest = math.inf
-        for (
-            cap,
-            group,
-        ) in active:  # 001 §5.2.1: the PFS link is shared max-min fairly (water-filling)
+        # 001 §5.2.1: the PFS link is shared max-min fairly (water-filling)
+        for cap, group in active:
             level = capacity / flows
             rate = cap if cap <= level else level
             group[3] = rate
-            capacity -= rate * group[0]
+            share = rate * group[0]
+            capacity -= share
             flows -= group[0]
-            self.throughput += rate * group[0]
-            soonest = min(soonest, group[1] / rate)
+            throughput += share
+            remaining = group[1] / rate
+            if remaining < soonest:
+                soonest = remaining
+        self.throughput = throughput
         self.version += 1
         # at least one representable step: at late times (1e10 s and beyond) a short remainder would
         # add nothing to the clock and the link would reschedule itself at the same moment for ever
