@@ -297,17 +297,23 @@ def _pfs_cost(task, size: np.ndarray, nodes: np.ndarray, platform) -> PfsTransfe
     route = platform.pfs_read if kind == "pfs_read" else platform.pfs_write
     if route is None:
         raise InputError(f"{kind} on a platform without a PFS route", field=task.where)
-    positions = np.flatnonzero(size > 0)
-    chosen = nodes[positions]
-    latencies = platform.latency[chosen] + route[2]
+    # plain floats: a job has a few flows, numpy's per-call overhead would outweigh the work
+    amounts = size.tolist()
+    positions = [position for position, amount in enumerate(amounts) if amount > 0]
+    ids = nodes.tolist() if isinstance(nodes, np.ndarray) else list(nodes)
+    latency, bandwidth, route_latency = platform.latency, platform.bandwidth, route[2]
+    latencies = [latency.item(ids[position]) + route_latency for position in positions]
     # 001 §5.2 (SimGrid L07): a flow's rate is at most its node link and the TCP window of its route
-    caps = np.minimum(platform.bandwidth[chosen], TCP_GAMMA / (2.0 * np.maximum(latencies, 1e-300)))
+    caps = [
+        min(bandwidth.item(ids[position]), TCP_GAMMA / (2.0 * max(delay, 1e-300)))
+        for position, delay in zip(positions, latencies)
+    ]
     return PfsTransfer(
         kind,
-        tuple(positions.tolist()),
-        tuple(size[positions].tolist()),
-        tuple(caps.tolist()),
-        tuple(latencies.tolist()),
+        tuple(positions),
+        tuple(amounts[position] for position in positions),
+        tuple(caps),
+        tuple(latencies),
         bool(task.asynchronous),
     )
 
