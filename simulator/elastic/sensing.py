@@ -355,7 +355,7 @@ def _write_runs(handle, times: np.ndarray, runs: Runs) -> None:
                 pieces += (view[previous : (row - first_row) * step], line)
                 previous = (row - first_row + 1) * step
             pieces.append(view[previous:])
-        handle.writelines(pieces)  # no joined copy of the block
+        handle.write(b"".join(pieces))
 
 
 def _columns_as_runs(columns: list[Sparse]) -> Runs:
