@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
@@ -296,17 +297,23 @@ def _pfs_cost(task, size: np.ndarray, nodes: np.ndarray, platform) -> PfsTransfe
     route = platform.pfs_read if kind == "pfs_read" else platform.pfs_write
     if route is None:
         raise InputError(f"{kind} on a platform without a PFS route", field=task.where)
-    positions = np.flatnonzero(size > 0)
-    chosen = nodes[positions]
-    latencies = platform.latency[chosen] + route[2]
+    # plain floats: a job has a few flows, numpy's per-call overhead would outweigh the work
+    amounts = size.tolist()
+    positions = [position for position, amount in enumerate(amounts) if amount > 0]
+    ids = nodes.tolist() if isinstance(nodes, np.ndarray) else list(nodes)
+    latency, bandwidth, route_latency = platform.latency, platform.bandwidth, route[2]
+    latencies = [latency.item(ids[position]) + route_latency for position in positions]
     # 001 §5.2 (SimGrid L07): a flow's rate is at most its node link and the TCP window of its route
-    caps = np.minimum(platform.bandwidth[chosen], TCP_GAMMA / (2.0 * np.maximum(latencies, 1e-300)))
+    caps = [
+        min(bandwidth.item(ids[position]), TCP_GAMMA / (2.0 * max(delay, 1e-300)))
+        for position, delay in zip(positions, latencies)
+    ]
     return PfsTransfer(
         kind,
-        tuple(positions.tolist()),
-        tuple(size[positions].tolist()),
-        tuple(caps.tolist()),
-        tuple(latencies.tolist()),
+        tuple(positions),
+        tuple(amounts[position] for position in positions),
+        tuple(caps),
+        tuple(latencies),
         bool(task.asynchronous),
     )
 
@@ -334,6 +341,9 @@ class Transfer:
         self.direction = direction
 
 
+_first = itemgetter(0)
+
+
 class SharedLink:
     """A PFS bottleneck link shared max-min fairly by every flow of every running transfer (001
     §5.2.1).
@@ -348,18 +358,23 @@ class SharedLink:
         self.updated = 0.0
         self.version = 0
         self.throughput = 0.0
-        self.node_flows: dict[tuple, int] = {}  # (node, direction): its flows on this link
+        # direction: {node: its flows on this link in that direction}
+        self.node_flows: dict[str, dict[int, int]] = {}
         self.crowded = 0  # (node, direction) pairs with more than one flow
 
     def _count(self, transfer: Transfer, group: list, step: int) -> None:
-        flows, direction, get = self.node_flows, transfer.direction, self.node_flows.get
+        flows = self.node_flows.get(transfer.direction)
+        if flows is None:
+            flows = self.node_flows[transfer.direction] = {}
+        get = flows.get
         crowding = 1 if step > 0 else 2  # the count before a step that changes `crowded`
+        crowded = 0
         for node in group[6]:
-            key = (node, direction)
-            before = get(key, 0)
-            flows[key] = before + step
+            before = get(node, 0)
+            flows[node] = before + step
             if before == crowding:
-                self.crowded += step
+                crowded += step
+        self.crowded += crowded
 
     def add(self, transfer: Transfer) -> None:
         self.transfers[transfer] = None
@@ -399,19 +414,19 @@ class SharedLink:
         if (
             self.crowded
         ):  # flows sharing their node's link: each gets its share of that link at most
-            counts = self.node_flows
+            by_direction = self.node_flows
             active = [
                 (
                     min(
                         group[2],
                         min(
-                            bandwidth / counts[(node, transfer.direction)]
-                            for node, bandwidth in zip(group[6], group[7])
+                            bandwidth / counts[node] for node, bandwidth in zip(group[6], group[7])
                         ),
                     ),
                     group,
                 )
                 for transfer in self.transfers
+                for counts in (by_direction.get(transfer.direction, {}),)
                 for group in transfer.groups
                 if group[1] > 0
             ]
@@ -422,21 +437,25 @@ class SharedLink:
                 for group in transfer.groups
                 if group[1] > 0
             ]
-        active.sort(key=lambda entry: entry[0])
-        capacity, flows = self.capacity, sum(group[0] for _, group in active)
-        self.throughput = 0.0
+        active.sort(key=_first)
+        capacity, flows = self.capacity, 0
+        for _, group in active:
+            flows += group[0]
+        throughput = 0.0
         soonest = math.inf
-        for (
-            cap,
-            group,
-        ) in active:  # 001 §5.2.1: the PFS link is shared max-min fairly (water-filling)
+        # 001 §5.2.1: the PFS link is shared max-min fairly (water-filling)
+        for cap, group in active:
             level = capacity / flows
             rate = cap if cap <= level else level
             group[3] = rate
-            capacity -= rate * group[0]
+            share = rate * group[0]
+            capacity -= share
             flows -= group[0]
-            self.throughput += rate * group[0]
-            soonest = min(soonest, group[1] / rate)
+            throughput += share
+            remaining = group[1] / rate
+            if remaining < soonest:
+                soonest = remaining
+        self.throughput = throughput
         self.version += 1
         # at least one representable step: at late times (1e10 s and beyond) a short remainder would
         # add nothing to the clock and the link would reschedule itself at the same moment for ever

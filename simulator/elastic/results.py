@@ -135,6 +135,7 @@ def write_job_statistics(rows: list[dict], path: str | Path) -> Path:
 
 def write_node_utilization(sim: Simulation, path: str | Path) -> Path:
     names = sim.platform.names
+    labels = {state: state.name.lower() for state in {entry[2] for entry in sim.node_log}}
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(NODE_UTILIZATION_COLUMNS)
@@ -142,7 +143,7 @@ def write_node_utilization(sim: Simulation, path: str | Path) -> Path:
             (
                 _time(when),
                 names[node],
-                state.name.lower(),
+                labels[state],
                 ";".join(map(str, running)) or "none",
                 ";".join(map(str, expected)) or "none",
             )
