@@ -261,7 +261,8 @@ def bench_start(repeat: int) -> None:
     agree = None
     with tempfile.TemporaryDirectory() as folder:
         out = ["--out", folder]
-        for command, cache in commands.values():  # warm-up: bytecode and trace cache
+
+        def run(command: list[str], cache: bool) -> None:
             run_out = out if "simulate" in command else []
             subprocess.run(
                 command + run_out,
@@ -270,6 +271,9 @@ def bench_start(repeat: int) -> None:
                 cwd=ROOT,
                 env=_command_environment(cache),
             )
+
+        for command, cache in commands.values():  # warm-up: bytecode and trace cache
+            run(command, cache)
         for _ in range(repeat):
             clock, used = time.perf_counter(), time.process_time()
             result = simulate(workload, platform, "easy")
@@ -283,15 +287,8 @@ def bench_start(repeat: int) -> None:
                 starts
             )
             for key, (command, cache) in commands.items():
-                run_out = out if "simulate" in command else []
                 clock, used = time.perf_counter(), children_cpu()
-                subprocess.run(
-                    command + run_out,
-                    check=True,
-                    capture_output=True,
-                    cwd=ROOT,
-                    env=_command_environment(cache),
-                )
+                run(command, cache)
                 times[key].append(time.perf_counter() - clock)
                 cpu[key].append(children_cpu() - used)
     for label, table in (("wall seconds", times), ("CPU seconds, user + system", cpu)):
