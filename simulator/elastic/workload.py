@@ -276,14 +276,7 @@ def _task(raw, *, source, where, depth=0) -> Task:
             f"sequences nested more than {MAX_NESTING} deep", source=source, field=where
         )
     _unknown_keys(raw, TASK_KEYS, source=source, where=where)
-    kind = raw.get("type")
-    if not isinstance(kind, str) or kind.lower() not in TASK_TYPES:
-        raise InputError(
-            f"must be one of {', '.join(TASK_TYPES)}, got {kind!r}",
-            source=source,
-            field=f"{where}: type",
-        )
-    kind = kind.lower()
+    kind = _type(raw, TASK_TYPES, source=source, where=where)
     name = raw.get("name") if isinstance(raw.get("name"), str) else ""
     if name:
         where = f"{where} ({name!r})"
@@ -554,19 +547,24 @@ def _argument_variables(arguments: dict, expressions, *, source, where: str) -> 
     return variables
 
 
+def _type(raw: dict, types, *, source, where: str) -> str:
+    """The `type` of a job or task, lower-cased, or an error naming the accepted ones."""
+    kind = raw.get("type")
+    if not isinstance(kind, str) or kind.lower() not in types:
+        raise InputError(
+            f"must be one of {', '.join(types)}, got {kind!r}",
+            source=source,
+            field=f"{where}: type",
+        )
+    return kind.lower()
+
+
 def _job(raw, position, *, source, models, expressions) -> JobSpec:
     where = f"jobs[{position}]"
     if not isinstance(raw, dict):
         raise InputError("a job must be an object", source=source, field=where)
     _unknown_keys(raw, JOB_KEYS, source=source, where=where)
-    kind = raw.get("type")
-    if not isinstance(kind, str) or kind.lower() not in JOB_TYPES:
-        raise InputError(
-            f"must be one of {', '.join(JOB_TYPES)}, got {kind!r}",
-            source=source,
-            field=f"{where}: type",
-        )
-    kind = kind.lower()
+    kind = _type(raw, JOB_TYPES, source=source, where=where)
     submit = check_number(
         raw.get("submit_time"),
         source=source,
