@@ -2,14 +2,16 @@
 
 A sensing series has one row per sensing interval up to the last job end (100,000 rows for a day at
 1 s) and, for the CPU series, one column per node. Almost every cell is 0 or 1 (a node busy or idle
-for the whole interval): those are written from a byte matrix, and only the cells of intervals in
-which something changed are formatted (`%.6g`, ElastiSim's 6 significant digits), then spliced
-into the rows all at once. The time column (`%.10g`) is a byte matrix too: whole times are written
-digit by digit, and rows of one time width are written as one block. `busy_shares` computes the
-per-interval shares of a 0/1 step function from its change points alone: a 0/1 column (the level at
-each interval's start) and the few intervals with a change inside, instead of a search per
-interval; `busy_shares_by_node` does it for every node in one pass. The PFS series (few columns of
-mostly other values) formats each run of equal rows once.
+for the whole interval): each run of equal rows has its text made once, and only the cells of
+intervals in which something changed are formatted (`%.6g`, ElastiSim's 6 significant digits). A
+block of rows is one byte buffer: each row's place follows from the row lengths, the rows of a run
+are copied in at their places at once and the changed rows are written in place. The time column
+(`%.10g`) is a byte matrix too: whole times are written digit by digit, and the times of one width
+are copied in at once. `busy_shares` computes the per-interval shares of a 0/1 step function from
+its change points alone: a 0/1 column (the level at each interval's start) and the few intervals
+with a change inside, instead of a search per interval; `busy_shares_by_node` does
+it for every node in one pass. The PFS series (few columns of mostly other values) formats each run
+of equal rows once.
 """
 
 from __future__ import annotations
