@@ -133,17 +133,19 @@ def node_runs(
     new_run[0] = True
     new_run[start[keep]] = True
     run_of = np.cumsum(new_run) - 1  # the run of each row
-    table = np.zeros((count, int(run_of[-1]) + 1), dtype=np.int8)  # node-major: a fast cumsum
-    np.add.at(table, (nodes[keep], run_of[start[keep]]), jumps[keep])
-    table = np.cumsum(table, axis=1, dtype=np.int8).T
+    width = int(run_of[-1]) + 1
+    table = np.zeros(count * width, dtype=np.int8)  # node-major: a fast cumsum
+    np.add.at(table, nodes[keep] * width + run_of[start[keep]], jumps[keep])  # flat: a fast add
+    table = np.cumsum(table.reshape(count, width), axis=1, dtype=np.int8).T
     partial = inside & (first < rows)
     keys = nodes[partial] * rows + first[partial]  # ascending: by node, then by time
-    odd = keys[np.flatnonzero(np.diff(keys, prepend=-1))]
+    new_key = np.diff(keys, prepend=-1) != 0
+    odd = keys[new_key]
     odd_nodes, odd_rows = odd // rows, odd % rows
     values = table[run_of[odd_rows], odd_nodes].astype(np.float64)
     np.add.at(
         values,
-        np.searchsorted(odd, keys),
+        np.cumsum(new_key) - 1,  # the place of each key in `odd` (both ascending)
         jumps[partial] * (first[partial] + 1 - position[partial]),
     )
     order = np.argsort(odd_rows, kind="stable")  # by row, then (as they are) by node
