@@ -148,7 +148,7 @@ def node_runs(
         np.cumsum(new_key) - 1,  # the place of each key in `odd` (both ascending)
         jumps[partial] * (first[partial] + 1 - position[partial]),
     )
-    order = np.argsort(odd_rows, kind="stable")  # by row, then (as they are) by node
+    order = np.argsort(odd_rows * count + odd_nodes)  # by row, then by node (cells unique)
     return Runs(
         rows,
         np.flatnonzero(new_run),
