@@ -2,14 +2,16 @@
 
 A sensing series has one row per sensing interval up to the last job end (100,000 rows for a day at
 1 s) and, for the CPU series, one column per node. Almost every cell is 0 or 1 (a node busy or idle
-for the whole interval): those are written from a byte matrix, and only the cells of intervals in
-which something changed are formatted (`%.6g`, ElastiSim's 6 significant digits), then spliced
-into the rows all at once. The time column (`%.10g`) is a byte matrix too: whole times are written
-digit by digit, and rows of one time width are written as one block. `busy_shares` computes the
-per-interval shares of a 0/1 step function from its change points alone: a 0/1 column (the level at
-each interval's start) and the few intervals with a change inside, instead of a search per
-interval; `busy_shares_by_node` does it for every node in one pass. The PFS series (few columns of
-mostly other values) formats each run of equal rows once.
+for the whole interval): each run of equal rows has its text made once, and only the cells of
+intervals in which something changed are formatted (`%.6g`, ElastiSim's 6 significant digits). A
+block of rows is one byte buffer: each row's place follows from the row lengths, the rows of a run
+are copied in at their places at once and the changed rows are written in place. The time column
+(`%.10g`) is a byte matrix too: whole times are written digit by digit, and the times of one width
+are copied in at once. `busy_shares` computes the per-interval shares of a 0/1 step function from
+its change points alone: a 0/1 column (the level at each interval's start) and the few intervals
+with a change inside, instead of a search per interval; `busy_shares_by_node` does
+it for every node in one pass. The PFS series (few columns of mostly other values) formats each run
+of equal rows once.
 """
 
 from __future__ import annotations
@@ -131,20 +133,22 @@ def node_runs(
     new_run[0] = True
     new_run[start[keep]] = True
     run_of = np.cumsum(new_run) - 1  # the run of each row
-    table = np.zeros((count, int(run_of[-1]) + 1), dtype=np.int8)  # node-major: a fast cumsum
-    np.add.at(table, (nodes[keep], run_of[start[keep]]), jumps[keep])
-    table = np.cumsum(table, axis=1, dtype=np.int8).T
+    width = int(run_of[-1]) + 1
+    table = np.zeros(count * width, dtype=np.int8)  # node-major: a fast cumsum
+    np.add.at(table, nodes[keep] * width + run_of[start[keep]], jumps[keep])  # flat: a fast add
+    table = np.cumsum(table.reshape(count, width), axis=1, dtype=np.int8).T
     partial = inside & (first < rows)
     keys = nodes[partial] * rows + first[partial]  # ascending: by node, then by time
-    odd = keys[np.flatnonzero(np.diff(keys, prepend=-1))]
+    new_key = np.diff(keys, prepend=-1) != 0
+    odd = keys[new_key]
     odd_nodes, odd_rows = odd // rows, odd % rows
     values = table[run_of[odd_rows], odd_nodes].astype(np.float64)
     np.add.at(
         values,
-        np.searchsorted(odd, keys),
+        np.cumsum(new_key) - 1,  # the place of each key in `odd` (both ascending)
         jumps[partial] * (first[partial] + 1 - position[partial]),
     )
-    order = np.argsort(odd_rows, kind="stable")  # by row, then (as they are) by node
+    order = np.argsort(odd_rows * count + odd_nodes)  # by row, then by node (cells unique)
     return Runs(
         rows,
         np.flatnonzero(new_run),
@@ -272,90 +276,102 @@ class _Words:
         self.blob = np.frombuffer(b"".join(texts), dtype=np.uint8)
 
 
-def _odd_lines(
-    levels: np.ndarray, rank: np.ndarray, columns: np.ndarray, words: np.ndarray, vocabulary: _Words
-) -> tuple[bytes, list[int]]:
-    """The text of rows whose cells are 0/1 `levels` (a row per line) except the cells (`rank`,
-    `columns`), which hold the words numbered `words` of `vocabulary`; each cell's place comes
-    from the cell lengths, so every byte is placed at once: (text, the end of each line)."""
+def _place_odd_lines(
+    out: np.ndarray,
+    at: np.ndarray,
+    lengths: np.ndarray,
+    levels: np.ndarray,
+    rank: np.ndarray,
+    columns: np.ndarray,
+    words: np.ndarray,
+    vocabulary: _Words,
+) -> None:
+    """Write into `out` (filled with commas), from offsets `at` (ascending, a line each, of
+    `lengths` bytes), the lines whose cells are 0/1 `levels` (a row per line) except the cells
+    (`rank`, `columns`), which hold the words numbered `words` of `vocabulary`; each cell's place
+    comes from the cell lengths and the gaps between the lines, so every byte is placed at once."""
     count = levels.shape[1]
     cells = rank * count + columns
     # int32 offsets (half the memory traffic) unless the text could pass 2 GiB
-    offset = (
-        np.int32 if levels.size * (int(vocabulary.lengths.max(initial=1)) + 1) < 2**31 else np.int64
-    )
+    offset = np.int32 if len(out) < 2**31 else np.int64
     sizes = vocabulary.lengths[words].astype(offset)
     step = np.full(levels.size, 2, dtype=offset)  # each cell and its comma or newline
     step[cells] = sizes + 1
-    ends = np.cumsum(step, dtype=offset)
+    chunk = step.copy()  # a line's first cell also spans the bytes since the previous line
+    chunk[::count] += (at - np.append(0, at[:-1] + lengths[:-1])).astype(offset)
+    ends = np.cumsum(chunk, dtype=offset)
     starts = ends - step
-    text = np.full(int(ends[-1]), ord(","), dtype=np.uint8)
-    text[starts] = levels.ravel() + np.int8(ord("0"))
-    line_ends = ends[count - 1 :: count]
-    text[line_ends - 1] = ord("\n")
+    out[ends[count - 1 :: count] - 1] = ord("\n")
+    out[starts] = levels.ravel() + np.int8(ord("0"))
     within = np.arange(int(sizes.sum()), dtype=offset) - np.repeat(
         np.cumsum(sizes, dtype=offset) - sizes, sizes
     )
-    text[np.repeat(starts[cells], sizes) + within] = vocabulary.blob[
+    out[np.repeat(starts[cells], sizes) + within] = vocabulary.blob[
         np.repeat(vocabulary.offsets[words], sizes) + within
     ]
-    return text.tobytes(), line_ends.tolist()
+
+
+def _line_lengths(count: int, lines: int, rank: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The length of `lines` lines of `count` cells (a digit or a word, then a comma or newline)
+    where the cells of line `rank[i]` hold `sizes[i]`-byte words (the others one digit)."""
+    extra = np.bincount(rank, weights=sizes - 1, minlength=lines).astype(np.int64)
+    return 2 * count + extra
+
+
+def _windows(data: np.ndarray, size: int) -> np.ndarray:
+    """Every `size` bytes of a byte array from every offset on (row k: `data[k : k + size]`), a
+    writable view: assigning rows at chosen offsets copies whole rows at once."""
+    return np.lib.stride_tricks.as_strided(data, (max(len(data) - size + 1, 0), size), (1, 1))
 
 
 def _write_runs(handle, times: np.ndarray, runs: Runs) -> None:
-    """Rows of mostly 0 and 1 (the CPU series): each run's row text is made once, rows of one time
-    width are one byte matrix of their time and their run's text, and the few rows with other
-    values (`%.6g`, each distinct value formatted once) are made cell by cell and put in place."""
+    """Rows of mostly 0 and 1 (the CPU series): each run's row text is made once, and the few rows
+    with other values (`%.6g`, each distinct value formatted once) are made cell by cell; a block
+    of rows is one byte buffer, each row's place from the row lengths, and the rows of one run
+    text (and the times of one width) are copied in at once."""
     rows, starts = runs.rows, runs.starts
-    width = 2 * runs.levels.shape[1]  # a digit and a comma per cell; the last comma: the newline
-    bodies = np.full((len(starts), width), ord(","), dtype=np.uint8)
-    bodies[:, 0::2] = runs.levels
-    bodies[:, 0::2] += ord("0")
+    count = runs.levels.shape[1]
+    width = 2 * count  # a digit and a comma per cell; the last comma: the newline
+    pairs = runs.levels.astype(np.uint16)  # a digit and a comma: one 16-bit word per cell
+    pairs += ord("0") + (ord(",") << 8) if np.little_endian else (ord("0") << 8) + ord(",")
+    bodies = pairs.view(np.uint8)
     bodies[:, -1] = ord("\n")
     run_of = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, rows)))
     vocabulary = _Words(runs.odd_values)
     for begin in range(0, rows, ROWS_PER_BLOCK):
         end = min(begin + ROWS_PER_BLOCK, rows)
         stamps, lengths = _stamps(times[begin:end])
-        changed: list[int] = []
-        lines: list[bytes] = []
+        body_lengths = np.full(end - begin, width, dtype=np.int64)
         low, high = np.searchsorted(runs.odd_rows, (begin, end)).tolist()
-        if high > low:  # the rows with a changed interval
-            odd_rows = runs.odd_rows[low:high] - begin
-            unique = odd_rows[np.flatnonzero(np.diff(odd_rows, prepend=-1))]
-            text, ends = _odd_lines(
+        odd_rows = runs.odd_rows[low:high] - begin  # the rows with a changed interval
+        unique = odd_rows[np.flatnonzero(np.diff(odd_rows, prepend=-1))]
+        rank = np.searchsorted(unique, odd_rows)
+        words = vocabulary.index[low:high]
+        body_lengths[unique] = _line_lengths(count, len(unique), rank, vocabulary.lengths[words])
+        row_ends = np.cumsum(lengths + 1 + body_lengths)
+        row_starts = row_ends - (lengths + 1 + body_lengths)
+        out = np.full(int(row_ends[-1]), ord(","), dtype=np.uint8)  # the commas in place
+        bounds = [0, *(np.flatnonzero(np.diff(lengths)) + 1).tolist(), end - begin]
+        for low_row, high_row in zip(bounds, bounds[1:]):  # times of one width
+            size = int(lengths[low_row])
+            _windows(out, size)[row_starts[low_row:high_row]] = stamps[low_row:high_row, :size]
+        bodies_at = row_starts + lengths + 1
+        plain = np.ones(end - begin, dtype=bool)
+        plain[unique] = False
+        plain_rows = np.flatnonzero(plain)
+        _windows(out, width)[bodies_at[plain_rows]] = bodies[run_of[plain_rows + begin]]
+        if len(unique):
+            _place_odd_lines(
+                out,
+                bodies_at[unique],
+                body_lengths[unique],
                 runs.levels[run_of[unique + begin]],
-                np.searchsorted(unique, odd_rows),
+                rank,
                 runs.odd_columns[low:high],
-                vocabulary.index[low:high],
+                words,
                 vocabulary,
             )
-            # the padding of a shorter time is zero bytes, which a bytes array drops
-            heads = stamps[unique].view(f"S{stamps.shape[1]}").ravel().tolist()
-            lines = [
-                b"%s,%s" % (head, text[ends[index - 1] if index else 0 : ends[index]])
-                for index, head in enumerate(heads)
-            ]
-            changed = unique.tolist()
-        # runs of rows with one time width: one byte matrix each, the rows with other values
-        # in their place
-        pieces: list = []
-        bounds = [0, *(np.flatnonzero(np.diff(lengths)) + 1).tolist(), end - begin]
-        for first_row, last_row in zip(bounds, bounds[1:]):
-            size = int(lengths[first_row])
-            step = size + 1 + width
-            matrix = np.empty((last_row - first_row, step), dtype=np.uint8)
-            matrix[:, :size] = stamps[first_row:last_row, :size]
-            matrix[:, size] = ord(",")
-            matrix[:, size + 1 :] = bodies[run_of[begin + first_row : begin + last_row]]
-            view = matrix.data.cast("B")
-            first, last = np.searchsorted(changed, (first_row, last_row)).tolist()
-            previous = 0
-            for row, line in zip(changed[first:last], lines[first:last]):
-                pieces += (view[previous : (row - first_row) * step], line)
-                previous = (row - first_row + 1) * step
-            pieces.append(view[previous:])
-        handle.write(b"".join(pieces))
+        handle.write(out.data)
 
 
 def _columns_as_runs(columns: list[Sparse]) -> Runs:
