@@ -3,9 +3,10 @@ plus the engine's checked actions.
 
 The engine (`cosched.simulator.engine.Engine`) satisfies `SchedulerView`; schedulers receive the
 engine itself, so nothing is copied, but they must read only what is listed here and change the
-state only through the actions. A test (tests/simulator/test_scheduler_view.py) checks every
-built-in scheduler, mechanism and failure source against this list: none reads allocator arrays
-(``allocator.state``) or private engine members (``engine._...``).
+state only through the actions. Two tests keep it so: every attribute a
+built-in scheduler, mechanism or failure source reads on the engine is in this list
+(tests/simulator/test_scheduler_view.py), and no module besides the engine and the allocators reads
+the allocators' arrays or the engine's private members (tests/package/test_layering.py).
 
 Lists are indexed by job (workload order) and must not be modified. Times are seconds; work is in
 seconds of the job's compact run at its requested size (checkpoint writes included).

@@ -2,8 +2,9 @@
 actions.
 
 A static check over the built-in modules: every attribute they read on the engine (``engine.x``,
-``e.x``) is a member of the view, none reads allocator arrays (``allocator.state``) or private
-engine members, and no event source calls a hook that only one scheduler defines.
+``e.x``) is a member of the view, none reads allocator arrays or private engine members, and no
+event source calls a hook that only one scheduler defines. (tests/package/test_layering.py checks
+the allocator and private-member rule over every module of the package.)
 """
 
 import ast
