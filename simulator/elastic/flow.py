@@ -36,6 +36,10 @@ __all__ = [
     "SharedLink",
     "Transfer",
     "RATE_TOLERANCE",
+    "CrossComm",
+    "ClusterLinks",
+    "Crossing",
+    "fair_bottleneck",
 ]
 
 RATE_TOLERANCE = 1e-9  # relative: bytes left below this share of a flow's size count as transferred
@@ -73,6 +77,18 @@ class AsyncWork:
     """Node-local asynchronous work (burst-buffer I/O): per node seconds from its clock on."""
 
     seconds: np.ndarray
+
+
+@dataclass(frozen=True)
+class CrossComm(Comm):
+    """A `Comm` whose parallel task crosses SHARED links between clusters: after the barrier and
+    `latency` s it progresses at a rate set with the other jobs' parallel tasks on those links
+    (`ClusterLinks`); `duration` is its length alone, `own` the seconds its own resources (CPUs,
+    node links, FATPIPEs, TCP window) need, `links` the (link, bytes, bandwidth) it crosses."""
+
+    latency: float
+    own: float
+    links: tuple[tuple[str, float, float], ...]
 
 
 SYNC = Comm(None, 0.0)  # a plain barrier
@@ -151,18 +167,18 @@ def _gpu_split(size: float, pattern: str, nodes: int, gpus: int) -> tuple[float,
     raise InputError(f"the {pattern} pattern is not available to GPU communication")
 
 
-def _between_clusters(sizes: np.ndarray, nodes, platform, pair_latency: np.ndarray) -> float:
+def _between_clusters(sizes: np.ndarray, nodes, platform, pair_latency: np.ndarray) -> dict:
     """The links between clusters on a parallel task's routes: adds each route's latency to its
-    pairs' `pair_latency` (in place) and returns the seconds the busiest of those links needs for
-    the bytes crossing it (SimGrid L07: every pair's bytes load each link of its route, a FATPIPE
+    pairs' `pair_latency` (in place) and returns, per link, (the bytes crossing it, its bandwidth,
+    whether it is a FATPIPE) (SimGrid L07: every pair's bytes load each link of its route, a FATPIPE
     link only by the largest pair)."""
     routes = platform.routes
     cluster = platform.cluster[nodes]
     present = np.unique(cluster)
     if len(present) < 2:
-        return 0.0
+        return {}
     load: dict[str, float] = {}
-    capacity: dict[str, float] = {}
+    capacity: dict[str, tuple[float, bool]] = {}
     masks = {int(index): cluster == index for index in present}
     for src, sending in masks.items():
         for dst, receiving in masks.items():
@@ -189,31 +205,59 @@ def _between_clusters(sizes: np.ndarray, nodes, platform, pair_latency: np.ndarr
                     if hop.fatpipe
                     else before + float(crossing.sum())
                 )
-                capacity[hop.key] = hop.bandwidth
-    return max((load[key] / capacity[key] for key in load), default=0.0)
+                capacity[hop.key] = (hop.bandwidth, hop.fatpipe)
+    return {key: (load[key], *capacity[key]) for key in load}
 
 
-def _parallel_task(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) -> float:
-    """Seconds of one SimGrid L07 parallel task over the job's nodes alone: the route latency, then
-    progress at the rate its tightest resource allows: a node's CPU (flops), a node link (bytes over
-    its private up or down link, split duplex), a link of a route between clusters, or the TCP
-    window of the largest transfer (gamma / (2 x latency x bytes))."""
+def _ptask(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) -> tuple:
+    """One SimGrid L07 parallel task over the job's nodes: (its seconds alone, its route latency,
+    the seconds its own resources need, the shared links between clusters it crosses as (link,
+    bytes, bandwidth)). Alone it takes the route latency, then progresses at the rate its tightest
+    resource allows: a node's CPU (flops), a node link (bytes over its private up or down link,
+    split duplex), a link of a route between clusters, or the TCP window of the largest transfer
+    (gamma / (2 x latency x bytes)). A job's nodes, their links and a FATPIPE are its own; a SHARED
+    link between clusters is shared with the other jobs' parallel tasks on it (`ClusterLinks`)."""
     seconds = 0.0 if flops is None else float((flops / platform.speed[nodes]).max())
     if not sizes.any():
-        return seconds
+        return seconds, 0.0, seconds, ()
     latency = platform.latency[nodes]
     pair_latency = latency[:, None] + latency[None, :]  # a crossbar route: the two private links
     used = sizes > 0
-    links = max(
+    links = own = max(
         float((sizes.sum(axis=1) / platform.bandwidth[nodes]).max()),
         float((sizes.sum(axis=0) / platform.bandwidth[nodes]).max()),
     )
+    shared: tuple = ()
     if platform.routes is not None and len(platform.cluster_names) > 1:
-        links = max(links, _between_clusters(sizes, nodes, platform, pair_latency))
+        crossing = _between_clusters(sizes, nodes, platform, pair_latency)
+        for load, bandwidth, fatpipe in crossing.values():
+            links = max(links, load / bandwidth)
+            if fatpipe:
+                own = max(own, load / bandwidth)
+        shared = tuple(
+            (key, load, bandwidth)
+            for key, (load, bandwidth, fatpipe) in crossing.items()
+            if not fatpipe
+        )
     # 001 §5.2 (SimGrid L07): TCP window bound gamma / (2 x latency x bytes) of the largest transfer
     window = 2.0 * float((pair_latency * sizes).max()) / TCP_GAMMA
+    start = float(pair_latency[used].max())
     # 001 §5.2 (SimGrid L07): the latency first, then the tightest of CPU, links and window
-    return float(pair_latency[used].max()) + max(seconds, links, window)
+    return start + max(seconds, links, window), start, max(seconds, own, window), shared
+
+
+def _parallel_task(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) -> float:
+    """Seconds of one SimGrid L07 parallel task over the job's nodes alone (`_ptask`)."""
+    return _ptask(sizes, nodes, platform, flops)[0]
+
+
+def _comm(local, sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) -> Comm:
+    """A barrier and a parallel task: a `Comm` of fixed length, or a `CrossComm` when the task
+    crosses a shared link between clusters."""
+    duration, latency, own, shared = _ptask(sizes, nodes, platform, flops)
+    if shared:
+        return CrossComm(local, duration, latency, own, shared)
+    return Comm(local, duration)
 
 
 def task_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
@@ -242,9 +286,9 @@ def _cpu_cost(task, values: dict, nodes: np.ndarray, platform):
         return np.zeros(n) if flops is None else flops / platform.speed[nodes]
     sizes = pair_matrix(values["bytes"], task.communication_pattern, n)
     if task.coupled and flops is not None:  # one parallel task of flops and bytes after a barrier
-        return Comm(None, _parallel_task(sizes, nodes, platform, flops))
+        return _comm(None, sizes, nodes, platform, flops)
     local = None if flops is None else flops / platform.speed[nodes]
-    return Comm(local, _parallel_task(sizes, nodes, platform))
+    return _comm(local, sizes, nodes, platform)
 
 
 def _gpu_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
@@ -261,10 +305,7 @@ def _gpu_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
     if gpus > 1:  # the GPU link of a node is busy for the busiest GPU pair's bytes, both ways
         pairs = pair_matrix(intra, task.communication_pattern, gpus)
         local = np.maximum(local, (pairs + pairs.T).max() / platform.gpu_bandwidth[nodes])
-    return Comm(
-        local,
-        _parallel_task(pair_matrix(inter, task.communication_pattern, n), nodes, platform),
-    )
+    return _comm(local, pair_matrix(inter, task.communication_pattern, n), nodes, platform)
 
 
 def _burst_buffer_cost(task, size: np.ndarray, nodes: np.ndarray, platform):
@@ -460,3 +501,138 @@ class SharedLink:
         # at least one representable step: at late times (1e10 s and beyond) a short remainder would
         # add nothing to the clock and the link would reschedule itself at the same moment for ever
         return max(self.updated + soonest, math.nextafter(self.updated, math.inf))
+
+
+MAXMIN_PRECISION = 1e-5  # SimGrid's maxmin/precision default (B/s): a link with less left is full
+STEADY_TOLERANCE = 1e-12  # relative: a rate this close to a task's rate alone leaves it unslowed
+BOTTLENECK_ROUNDS = 10_000  # rounds of the fair-bottleneck solver before it stops (SimGrid: none)
+
+
+class Crossing:
+    """A live parallel task on shared links between clusters (one SimGrid L07 action): its share
+    left (1 at the start), its rate (shares/s), its bound (1 / the seconds its own resources need)
+    and the moment it ends. While it has always run as fast as alone (`steady`) it ends at
+    `origin` + its length alone, the same number a `Comm` of that length gives."""
+
+    __slots__ = ("owner", "links", "bound", "alone", "left", "rate", "end", "steady", "value", "mu")
+
+    def __init__(self, item: CrossComm, owner, origin: float):
+        self.owner = owner
+        self.links = item.links
+        self.bound = 1.0 / item.own if item.own > 0 else math.inf
+        # 001 §5.2 (SimGrid L07): alone, the tightest of its own bound and each link's bandwidth
+        self.alone = min(self.bound, min(bandwidth / load for _, load, bandwidth in item.links))
+        self.left = 1.0
+        self.rate = 0.0
+        self.end = origin + item.duration
+        self.steady = True
+        self.value = self.mu = 0.0  # the solver's working values
+
+
+def fair_bottleneck(tasks, bandwidth: dict[str, float]) -> None:
+    """Set every task's `value` (its rate) as SimGrid's FairBottleneck solver does (the default
+    solver of the L07 model ElastiSim uses; 001 §5.2): in rounds, every link offers its remaining
+    bandwidth split evenly among its unsaturated tasks, each task takes the smallest offer (over its
+    bytes on that link) up to its bound, and a full link or a task at its bound leaves the rounds.
+    As in SimGrid, a full link subtracts what its tasks took in their last round again in the
+    rounds after they left (tasks can end below their max-min share)."""
+    elements: dict[str, list] = {}  # link: its (task, bytes)
+    for task in tasks:
+        task.value = task.mu = 0.0
+        for key, load, _ in task.links:
+            elements.setdefault(key, []).append((task, load))
+    remaining = {key: bandwidth[key] for key in elements}
+    active = dict.fromkeys(tasks)
+    for _ in range(BOTTLENECK_ROUNDS):
+        if not active:
+            break
+        _take(active, _offers(elements, remaining, active))
+        _saturate(elements, remaining, active)
+
+
+def _offers(elements: dict, remaining: dict, active: dict) -> dict[str, float]:
+    """A round's offer of every link: its remaining bandwidth over its unsaturated tasks (a link
+    without any leaves the rounds)."""
+    usage = {}
+    for key in list(remaining):
+        users = sum(1 for task, _ in elements[key] if task in active)
+        if users == 0:
+            del remaining[key]
+        else:
+            usage[key] = remaining[key] / users
+    return usage
+
+
+def _take(active: dict, usage: dict[str, float]) -> None:
+    """Every unsaturated task takes the smallest offer of its links, up to its bound."""
+    for task in list(active):
+        increment = task.bound - task.value
+        for key, load, _ in task.links:
+            increment = min(increment, usage[key] / load)
+        task.mu = increment
+        task.value += increment
+        if task.value == task.bound:
+            del active[task]
+
+
+def _saturate(elements: dict, remaining: dict, active: dict) -> None:
+    """Each link loses what its tasks took (SimGrid's double_update at maxmin/precision); a full
+    link takes its tasks out of the rounds."""
+    for key in list(remaining):
+        left = remaining[key]
+        for task, load in elements[key]:
+            left -= load * task.mu
+            if left < MAXMIN_PRECISION:
+                left = 0.0
+        if left <= 0.0:
+            del remaining[key]
+            for task, _ in elements[key]:
+                active.pop(task, None)
+        else:
+            remaining[key] = left
+
+
+class ClusterLinks:
+    """The SHARED links between clusters and the parallel tasks on them (SimGrid's L07 actions
+    whose routes cross them): rates are re-solved whenever a task starts or ends."""
+
+    def __init__(self) -> None:
+        self.tasks: dict[Crossing, None] = {}
+        self.bandwidth: dict[str, float] = {}
+        self.updated = 0.0
+        self.version = 0
+
+    def add(self, task: Crossing) -> None:
+        self.tasks[task] = None
+        for key, _, bandwidth in task.links:
+            self.bandwidth[key] = bandwidth
+
+    def remove(self, task: Crossing) -> None:
+        self.tasks.pop(task, None)
+
+    def advance(self, now: float) -> list[Crossing]:
+        """Move every task on to `now`; return (and remove) those that ended."""
+        elapsed = now - self.updated
+        self.updated = now
+        finished = []
+        for task in self.tasks:
+            task.left -= task.rate * elapsed
+            if task.end <= now or task.left <= RATE_TOLERANCE:
+                finished.append(task)
+        for task in finished:
+            del self.tasks[task]
+        return finished
+
+    def share(self) -> float:
+        """New rates for every task; the time of the next task's end."""
+        fair_bottleneck(self.tasks, self.bandwidth)
+        soonest = math.inf
+        for task in self.tasks:
+            task.rate = task.value
+            if task.steady and task.rate < task.alone * (1.0 - STEADY_TOLERANCE):
+                task.steady = False
+            if not task.steady:
+                task.end = self.updated + task.left / task.rate if task.rate > 0 else math.inf
+            soonest = min(soonest, task.end)
+        self.version += 1
+        return max(soonest, math.nextafter(self.updated, math.inf))

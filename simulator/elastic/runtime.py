@@ -46,7 +46,10 @@ from cosched.simulator.elastic.expressions import Expressions, argument_value
 from cosched.simulator.elastic.flow import (
     SYNC,
     AsyncWork,
+    ClusterLinks,
     Comm,
+    CrossComm,
+    Crossing,
     PfsTransfer,
     SharedLink,
     Transfer,
@@ -60,7 +63,7 @@ __all__ = ["AlgorithmError", "Simulation", "simulate_project", "TIME_EPSILON"]
 TIME_EPSILON = 1e-9  # ElastiSim's EPSILON in the minimum-interval test
 GC_THRESHOLD = 100_000  # allocations between the collector's passes in the loop (Python: 700)
 SMALL_JOB = 32  # nodes: below this a Python list's max beats numpy's (per-call overhead)
-_SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC, _FLOW = range(6)
+_SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC, _FLOW, _CROSS, _NET = range(8)
 _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
     "evolve",
     "point",
@@ -130,6 +133,7 @@ class Run:
         "history",
         "io_since",
         "reconfigurations",
+        "crossing",
     )
 
     def __init__(self, spec: JobSpec, view: compat.Job) -> None:
@@ -166,6 +170,7 @@ class Run:
         self.history: list[tuple[float, int]] = []  # (time, node count) at every change
         self.io_since = -1.0  # since when the job waits for PFS or asynchronous I/O (-1: not)
         self.reconfigurations = 0
+        self.crossing: Crossing | None = None  # its parallel task on links between clusters
 
 
 class Simulation:
@@ -219,6 +224,7 @@ class Simulation:
             if route is not None:
                 self.routes[kind] = links.setdefault(route[0], SharedLink(route[1]))
         self._read_link = self.routes.get("pfs_read")
+        self.network = ClusterLinks()  # the shared links between clusters
         self._write_link = self.routes.get("pfs_write")
         self.now = 0.0
         self.last_invocation = 0.0
@@ -291,6 +297,14 @@ class Simulation:
             elif kind == _WALLTIME:
                 if stamp == target.token:
                     self._kill(target, walltime=True)
+            elif kind == _NET:
+                if stamp == target.version:
+                    self._settle_crossings()
+                    self._reshare_crossings()
+            elif kind == _CROSS:
+                run = target.owner[0]
+                if target.owner[2] == run.token and run.program is not None:
+                    self._start_crossing(target)
             elif self._unfinished:
                 self._periodic()
 
@@ -363,6 +377,8 @@ class Simulation:
         run.busy, run.queues, run.held = set(), {}, None
         for transfer in list(run.transfers):
             self._cancel_transfer(transfer)
+        if run.crossing is not None:
+            self._cancel_crossing(run.crossing)
         if run.start >= 0:
             run.history.append((self.now, 0))
             self._active -= 1
@@ -631,7 +647,7 @@ class Simulation:
             kind = item.__class__
             if kind is np.ndarray:
                 seconds += float(item.max()) if len(item) else 0.0
-            elif kind is Comm:
+            elif kind is Comm or kind is CrossComm:
                 seconds += max(
                     item.duration, 0.0 if item.local is None else float(item.local.max())
                 )
@@ -908,6 +924,9 @@ class Simulation:
                 run.async_end[positions] = np.maximum(
                     run.async_end[positions], run.clock[positions] + item.seconds
                 )
+            elif kind is CrossComm:
+                self._cross(run, item)  # the job goes on when its parallel task ends
+                return
             else:
                 kind, value = item
                 if kind == _WAIT:
@@ -1145,6 +1164,66 @@ class Simulation:
     def _link_event(self, link: SharedLink) -> None:
         self._settle(link)
         self._reshare(link)
+
+    # --- parallel tasks across links between clusters -------------------------------------------
+    def _cross(self, run: Run, item: CrossComm) -> None:
+        """The job's nodes meet, then its parallel task starts after the route latency (SimGrid's
+        L07 model pays the latency first) on the links between clusters it shares with other
+        jobs."""
+        select = run.select
+        clock = run.clock if select is None else run.clock[select]
+        met = _latest(clock) if len(clock) else self.now
+        task = Crossing(item, (run, item, run.token, select), met)
+        run.crossing = task
+        when = max(met + item.latency, self.now)
+        if when <= self.now:
+            self._start_crossing(task)
+        else:
+            self._push(when, _CROSS, task)
+
+    def _start_crossing(self, task: Crossing) -> None:
+        self._settle_crossings()
+        self.network.add(task)
+        self._reshare_crossings()
+
+    def _cancel_crossing(self, task: Crossing) -> None:
+        task.owner[0].crossing = None
+        if task in self.network.tasks:
+            self._settle_crossings()
+            self.network.remove(task)
+            self._reshare_crossings()
+
+    def _settle_crossings(self) -> None:
+        """Move the tasks on the links between clusters on to now; the jobs whose task ended go
+        on: each node at the later of the task's end and its own work (`local`)."""
+        for task in self.network.advance(self.now):
+            run, item, token, select = task.owner
+            if run.program is None or token != run.token:
+                continue
+            run.crossing = None
+            clock = run.clock if select is None else run.clock[select]
+            if item.local is None and select is None:
+                clock.fill(self.now)  # every node leaves the barrier at once
+                run.even = True
+            else:
+                run.even = False
+                clock = (
+                    np.full(len(clock), self.now)
+                    if item.local is None
+                    else np.maximum(clock + item.local, self.now)
+                )
+                if select is None:
+                    run.clock = clock
+                else:
+                    run.clock[select] = clock
+            self._push(self.now, _RESUME, run, run.token)
+
+    def _reshare_crossings(self) -> None:
+        network = self.network
+        if network.tasks:
+            self._push(network.share(), _NET, network, network.version)
+        else:
+            network.share()
 
 
 def simulate_project(

@@ -846,49 +846,138 @@ project(
     extra=THREE_ROUTES,
 )
 
+# jobs get the first free node and the last free ones: on two clusters the root lands in the
+# first cluster and the other ranks in the second (a job crosses the link between them)
+INTERLEAVED = PEER_ALGO.replace(
+    "job.assign(free_nodes[: job.num_nodes])\n"
+    "                    del free_nodes[: job.num_nodes]",
+    "chosen = free_nodes[:1] + free_nodes[len(free_nodes) - job.num_nodes + 1 :]\n"
+    "                    job.assign(chosen)\n"
+    "                    free_nodes = [node for node in free_nodes if node not in chosen]",
+)
+assert PEER_ALGO != INTERLEAVED
+
+
+def rigid(nodes, model, submit=0):
+    return {
+        "type": "rigid",
+        "submit_time": submit,
+        "num_nodes": nodes,
+        "application_model": model,
+        "arguments": {},
+    }
+
+
+def phases(iterations, *tasks):
+    return {"phases": [{"iterations": iterations, "tasks": list(tasks)}]}
+
+
+# x15: two jobs gather across the same 2 GB/s link between two clusters at once: they share it
+project(
+    "x15_inter_cluster_sharing",
+    [rigid(2, "gather.json"), rigid(2, "gather.json")],
+    {"gather.json": phases(3, comm_task("Gather", "gather", 2e10))},
+    algorithm=INTERLEAVED,
+    clusters=[("a-", "A", cluster("A", "a-", "0-1")), ("b-", "B", cluster("B", "b-", "0-1"))],
+    inter={"inter_bw": "2GBps"},
+)
+
+# x16: a second job starts crossing the link while the first crosses it; their bytes differ and
+# the second cluster's node links are slower than the link (SimGrid's fair-bottleneck sharing)
+project(
+    "x16_inter_cluster_staggered",
+    [rigid(2, "small.json"), rigid(2, "large.json", submit=5)],
+    {
+        "small.json": phases(3, comm_task("Gather", "gather", 2e10)),
+        "large.json": phases(2, comm_task("Gather", "gather", 3e10)),
+    },
+    algorithm=INTERLEAVED,
+    clusters=[
+        ("a-", "A", cluster("A", "a-", "0-1")),
+        ("b-", "B", cluster("B", "b-", "0-1", bw="10Gbps")),
+    ],
+    inter={"inter_bw": "2GBps", "inter_lat": "100us"},
+)
+
+# x17: three jobs of 2, 3 and 4 nodes cross one link with a gather, a coupled all-to-all (CPU
+# bound) and a ring, starting and ending at different times
+project(
+    "x17_inter_cluster_three_jobs",
+    [rigid(2, "gather.json"), rigid(3, "coupled.json"), rigid(4, "ring.json", submit=2)],
+    {
+        "gather.json": phases(4, comm_task("Gather", "gather", 2e10)),
+        "coupled.json": phases(
+            3,
+            dict(
+                comm_task("Coupled", "all_to_all", 3e10),
+                flops=5e11,
+                computation_pattern="uniform",
+                coupled=True,
+            ),
+        ),
+        "ring.json": phases(
+            2,
+            {"type": "idle", "name": "Think", "delay": 1, "pattern": "uniform"},
+            comm_task("Ring", "ring", 4e10),
+        ),
+    },
+    algorithm=INTERLEAVED,
+    clusters=[
+        ("a-", "A", cluster("A", "a-", "0-4")),
+        ("b-", "B", cluster("B", "b-", "0-4", bw="40Gbps")),
+    ],
+    inter={"inter_bw": "3GBps", "inter_lat": "50us"},
+)
+
+# x18: a job crosses the link and writes to the PFS while a job inside one cluster reads, writes and
+# communicates: only the PFS link is shared between them
+project(
+    "x18_inter_cluster_pfs",
+    [rigid(4, "crossing.json"), rigid(2, "local.json")],
+    {
+        "crossing.json": phases(
+            3,
+            comm_task("Gather", "gather", 3e10),
+            {"type": "pfs_write", "name": "Write", "bytes": 2e10, "pattern": "all_ranks"},
+        ),
+        "local.json": phases(
+            4,
+            {"type": "pfs_read", "name": "Read", "bytes": 3e10, "pattern": "all_ranks"},
+            comm_task("A2A", "all_to_all", 1e10),
+            {"type": "pfs_write", "name": "Write", "bytes": 1e10, "pattern": "all_ranks"},
+        ),
+    },
+    algorithm=INTERLEAVED,
+    clusters=[("a-", "A", cluster("A", "a-", "0-2")), ("b-", "B", cluster("B", "b-", "0-2"))],
+    inter={"inter_bw": "2GBps", "inter_lat": "100us"},
+    pfs={"read_bw": "5GBps", "write_bw": "4GBps"},
+)
+
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
-    # d4: two jobs gather across the same 2 GB/s link between two clusters at once (each job gets
-    # the first and the last free node): SimGrid shares the link between them, cosched gives each
-    # job the whole link
-    INTERLEAVED = PEER_ALGO.replace(
-        "job.assign(free_nodes[: job.num_nodes])\n"
-        "                    del free_nodes[: job.num_nodes]",
-        "chosen = free_nodes[:1] + free_nodes[len(free_nodes) - job.num_nodes + 1 :]\n"
-        "                    job.assign(chosen)\n"
-        "                    free_nodes = [node for node in free_nodes if node not in chosen]",
-    )
-    assert PEER_ALGO != INTERLEAVED
+    # d5: an asynchronous PFS write of a job shares its nodes' (slow) links with the job's parallel
+    # task across clusters (cosched times that task with the node links to itself)
     project(
-        "d4_inter_cluster_sharing",
-        [
-            {
-                "type": "rigid",
-                "submit_time": 0,
-                "num_nodes": 2,
-                "application_model": "gather.json",
-                "arguments": {},
-            },
-            {
-                "type": "rigid",
-                "submit_time": 0,
-                "num_nodes": 2,
-                "application_model": "gather.json",
-                "arguments": {},
-            },
-        ],
+        "d5_inter_cluster_async_io",
+        [rigid(2, "overlap.json")],
         {
-            "gather.json": {
-                "phases": [
-                    {
-                        "iterations": 3,
-                        "tasks": [comm_task("Gather", "gather", 2e10)],
-                    }
-                ]
-            }
+            "overlap.json": phases(
+                3,
+                {
+                    "type": "pfs_write",
+                    "name": "Async",
+                    "bytes": 2e10,
+                    "pattern": "all_ranks",
+                    "async": True,
+                },
+                comm_task("Gather", "gather", 2e10),
+            )
         },
         algorithm=INTERLEAVED,
-        clusters=[("a-", "A", cluster("A", "a-", "0-1")), ("b-", "B", cluster("B", "b-", "0-1"))],
+        clusters=[
+            ("a-", "A", cluster("A", "a-", "0-1")),
+            ("b-", "B", cluster("B", "b-", "0-1", bw="10Gbps")),
+        ],
         inter={"inter_bw": "2GBps"},
     )
 
