@@ -8,7 +8,9 @@ ElastiSim's task classes). Per task on n nodes:
 - communication: the nodes meet, then one SimGrid parallel task (`Comm`): the largest route latency,
   then the rate of its tightest resource (node CPU, a node's private up or down link, the TCP window
   of its largest transfer); a `coupled` task puts its flops in that parallel task, an uncoupled one
-  computes on each node meanwhile;
+  computes on each node meanwhile; a parallel task that crosses a SHARED link between clusters
+  shares it with the other jobs' parallel tasks on it (`ClusterLinks`, SimGrid's fair-bottleneck
+  solver);
 - delays (`idle`, `busy_wait`) per node by the vector pattern;
 - burst buffers: node-local bytes / the node's read or write bandwidth; wide striping spreads the
   bytes over every node's disk, overlapped with a parallel task of `flops_per_byte` compute and the

@@ -16,7 +16,8 @@ does. A job with a walltime is killed at start + walltime.
 
 Execution: a job is ElastiSim's application actor for all its nodes at once, with one clock per
 node; fixed-length work moves the clocks without events, nodes meet where ElastiSim's ranks meet
-(parallel tasks, synchronized tasks, phase barriers), and PFS flows are events on the shared links.
+(parallel tasks, synchronized tasks, phase barriers), and PFS flows are events on the shared links,
+as are parallel tasks that cross links between clusters.
 
 Why a loop of its own rather than `cosched.simulator.engine`: that engine advances jobs as amounts
 of work at a rate on a node count the scheduler picks; here a job is a chain of phases whose I/O

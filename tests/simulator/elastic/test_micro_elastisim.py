@@ -133,8 +133,8 @@ def test_printed_tolerance_is_half_a_unit_of_the_sixth_digit(value):
 # Known differences (docs/elastisim.md, "Where cosched still differs"): the project, ElastiSim's end
 # of job 0, cosched's
 DIFFERENCES = {
-    # a job's asynchronous PFS write and its parallel task share its nodes' links in SimGrid; cosched
-    # gives the parallel task the node links to itself
+    # a job's asynchronous PFS write and its parallel task share its nodes' links in SimGrid;
+    # cosched gives the parallel task the node links to itself
     "d5_inter_cluster_async_io": (48.0003, 24.00165),
 }
 DIFFERENCE_TOLERANCE = 1e-6  # relative, on cosched's own end time

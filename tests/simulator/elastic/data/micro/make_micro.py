@@ -849,8 +849,7 @@ project(
 # jobs get the first free node and the last free ones: on two clusters the root lands in the
 # first cluster and the other ranks in the second (a job crosses the link between them)
 INTERLEAVED = PEER_ALGO.replace(
-    "job.assign(free_nodes[: job.num_nodes])\n"
-    "                    del free_nodes[: job.num_nodes]",
+    "job.assign(free_nodes[: job.num_nodes])\n                    del free_nodes[: job.num_nodes]",
     "chosen = free_nodes[:1] + free_nodes[len(free_nodes) - job.num_nodes + 1 :]\n"
     "                    job.assign(chosen)\n"
     "                    free_nodes = [node for node in free_nodes if node not in chosen]",
