@@ -1,6 +1,6 @@
 """Links between clusters shared between jobs: a parallel task that crosses a SHARED link between
 clusters is one SimGrid L07 action whose rate the fair-bottleneck solver sets together with every
-other job's task on that link. The micro projects x15-x18 check the times against the real
+other job's task on that link. The micro projects x15-x19 check the times against the real
 ElastiSim; these tests check the solver's invariants and what the runtime does around it."""
 
 import csv
@@ -31,8 +31,8 @@ LINKS = ("L1", "L2", "L3")
 BANDWIDTH = {"L1": 2e9, "L2": 5e9, "L3": 1e9}
 
 
-def crossing(own: float, loads: dict[str, float]) -> Crossing:
-    links = tuple((key, load, BANDWIDTH[key]) for key, load in loads.items())
+def crossing(own: float, loads: dict[str, float], bandwidth=BANDWIDTH) -> Crossing:
+    links = tuple((key, load, bandwidth[key]) for key, load in loads.items())
     item = CrossComm(None, 0.0, 0.0, own, links)
     return Crossing(item, None, 0.0)
 
@@ -76,6 +76,17 @@ def test_fair_bottleneck_gives_equal_bandwidth_not_equal_progress():
     fair_bottleneck([small, large], BANDWIDTH)
     assert small.value * 1e10 == pytest.approx(1e9, rel=RELATIVE)
     assert large.value * 1.5e10 == pytest.approx(1e9, rel=RELATIVE)
+
+
+def test_fair_bottleneck_subtracts_stopped_tasks_again_as_simgrid_does():
+    """x19's case: on a 3 GB/s link, tasks held at 0.2 and 1.25 GB/s by their own resources leave
+    the third task 1.4 GB/s (its max-min share would be 1.55 GB/s)."""
+    link = {"L": 3e9}
+    held = crossing(50.0, {"L": 1e10}, link), crossing(8.0, {"L": 1e10}, link)
+    free = crossing(0.8, {"L": 1e10}, link)
+    fair_bottleneck([*held, free], link)
+    assert [task.value * 1e10 for task in held] == pytest.approx([2e8, 1.25e9], rel=RELATIVE)
+    assert free.value * 1e10 == pytest.approx(1.4e9, rel=RELATIVE)
 
 
 TWO_CLUSTERS = """

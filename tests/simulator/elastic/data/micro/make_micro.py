@@ -952,6 +952,32 @@ project(
     pfs={"read_bw": "5GBps", "write_bw": "4GBps"},
 )
 
+# x19: three jobs on one 3 GB/s link, two of them held by their CPUs (coupled flops) at 0.2 and
+# 1.25 GB/s: SimGrid's fair-bottleneck rounds leave the third at 1.4 GB/s (max-min: 1.55 GB/s)
+
+
+def coupled_gather(flops):
+    return dict(
+        comm_task("Gather", "gather", 2e10),
+        flops=flops,
+        computation_pattern="uniform",
+        coupled=True,
+    )
+
+
+project(
+    "x19_inter_cluster_rounds",
+    [rigid(2, "slow.json"), rigid(2, "medium.json"), rigid(2, "free.json")],
+    {
+        "slow.json": phases(1, coupled_gather(5e12)),
+        "medium.json": phases(2, coupled_gather(8e11)),
+        "free.json": phases(4, comm_task("Gather", "gather", 2e10)),
+    },
+    algorithm=INTERLEAVED,
+    clusters=[("a-", "A", cluster("A", "a-", "0-2")), ("b-", "B", cluster("B", "b-", "0-2"))],
+    inter={"inter_bw": "3GBps"},
+)
+
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
     # d5: an asynchronous PFS write of a job shares its nodes' (slow) links with the job's parallel
