@@ -978,6 +978,35 @@ project(
     inter={"inter_bw": "3GBps"},
 )
 
+# x20: an uncoupled gather (the sender computes meanwhile) shares the link with a malleable job
+# that gathers from two nodes across it and takes a freed node at a scheduling point
+project(
+    "x20_inter_cluster_malleable",
+    [
+        rigid(2, "overlap.json"),
+        {
+            "type": "malleable",
+            "submit_time": 0,
+            "num_nodes_min": 2,
+            "num_nodes_max": 5,
+            "application_model": "grow.json",
+            "arguments": {},
+        },
+    ],
+    {
+        "overlap.json": phases(
+            3,
+            dict(
+                comm_task("Gather", "gather", 4e10), flops=1.2e12, computation_pattern="odd_ranks"
+            ),
+        ),
+        "grow.json": phases(6, comm_task("Gather", "gather", 4.4e10)),
+    },
+    algorithm=INTERLEAVED,
+    clusters=[("a-", "A", cluster("A", "a-", "0-2")), ("b-", "B", cluster("B", "b-", "0-2"))],
+    inter={"inter_bw": "2GBps", "inter_lat": "20us"},
+)
+
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
     # d5: an asynchronous PFS write of a job shares its nodes' (slow) links with the job's parallel
@@ -1004,6 +1033,37 @@ if len(sys.argv) > 2 and sys.argv[2] == "differences":
             ("b-", "B", cluster("B", "b-", "0-1", bw="10Gbps")),
         ],
         inter={"inter_bw": "2GBps"},
+    )
+
+    # d6: x20 with equal gathers: the first job's end and the malleable job's scheduling point fall
+    # on one instant; ElastiSim handles the scheduling point first (the freed node is not yet free)
+    project(
+        "d6_simultaneous_end_and_point",
+        [
+            rigid(2, "overlap.json"),
+            {
+                "type": "malleable",
+                "submit_time": 0,
+                "num_nodes_min": 2,
+                "num_nodes_max": 5,
+                "application_model": "grow.json",
+                "arguments": {},
+            },
+        ],
+        {
+            "overlap.json": phases(
+                3,
+                dict(
+                    comm_task("Gather", "gather", 4e10),
+                    flops=1.2e12,
+                    computation_pattern="odd_ranks",
+                ),
+            ),
+            "grow.json": phases(6, comm_task("Gather", "gather", 4e10)),
+        },
+        algorithm=INTERLEAVED,
+        clusters=[("a-", "A", cluster("A", "a-", "0-2")), ("b-", "B", cluster("B", "b-", "0-2"))],
+        inter={"inter_bw": "2GBps", "inter_lat": "20us"},
     )
 
 print("written", sorted(p.name for p in DEST.iterdir()))
