@@ -1007,6 +1007,30 @@ project(
     inter={"inter_bw": "2GBps", "inter_lat": "20us"},
 )
 
+# x21: d6 without the first job's compute: its end and the malleable job's scheduling point fall on
+# one instant and ElastiSim handles the end first (the freed node is taken at once)
+project(
+    "x21_simultaneous_end_first",
+    [
+        rigid(2, "overlap.json"),
+        {
+            "type": "malleable",
+            "submit_time": 0,
+            "num_nodes_min": 2,
+            "num_nodes_max": 5,
+            "application_model": "grow.json",
+            "arguments": {},
+        },
+    ],
+    {
+        "overlap.json": phases(3, comm_task("Gather", "gather", 4e10)),
+        "grow.json": phases(6, comm_task("Gather", "gather", 4e10)),
+    },
+    algorithm=INTERLEAVED,
+    clusters=[("a-", "A", cluster("A", "a-", "0-2")), ("b-", "B", cluster("B", "b-", "0-2"))],
+    inter={"inter_bw": "2GBps", "inter_lat": "20us"},
+)
+
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
     # d5: an asynchronous PFS write of a job shares its nodes' (slow) links with the job's parallel
