@@ -1031,6 +1031,41 @@ project(
     inter={"inter_bw": "2GBps", "inter_lat": "20us"},
 )
 
+# x22: two GPU jobs (2 nodes x 2 GPUs) whose rings cross the link between two GPU clusters at once
+GPU_PROPS = """
+            <prop id="num_gpus" value="2"/>
+            <prop id="flops_per_gpu" value="10Tf"/>
+            <prop id="gpu_to_gpu_bw" value="50GBps"/>"""
+
+
+def gpu_job(model, submit=0):
+    return dict(rigid(2, model, submit), num_gpus_per_node=2)
+
+
+project(
+    "x22_inter_cluster_gpu",
+    [gpu_job("ring.json"), gpu_job("ring.json", submit=3)],
+    {
+        "ring.json": phases(
+            3,
+            {
+                "type": "gpu",
+                "name": "Ring",
+                "flops": 2e13,
+                "computation_pattern": "uniform",
+                "bytes": 8e10,
+                "communication_pattern": "ring",
+            },
+        )
+    },
+    algorithm=INTERLEAVED,
+    clusters=[
+        ("a-", "A", cluster("A", "a-", "0-1", props=GPU_PROPS)),
+        ("b-", "B", cluster("B", "b-", "0-1", props=GPU_PROPS)),
+    ],
+    inter={"inter_bw": "2GBps", "inter_lat": "10us"},
+)
+
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
     # d5: an asynchronous PFS write of a job shares its nodes' (slow) links with the job's parallel
