@@ -1,6 +1,6 @@
 """Links between clusters shared between jobs: a parallel task that crosses a SHARED link between
 clusters is one SimGrid L07 action whose rate the fair-bottleneck solver sets together with every
-other job's task on that link. The micro projects x15-x22 check the times against the real
+other job's task on that link. The micro projects x15-x23 check the times against the real
 ElastiSim; these tests check the solver's invariants and what the runtime does around it."""
 
 import csv

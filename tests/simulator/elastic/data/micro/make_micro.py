@@ -1066,6 +1066,41 @@ project(
     inter={"inter_bw": "2GBps", "inter_lat": "10us"},
 )
 
+# x23: a malleable job takes two freed nodes, one in each cluster; its on_expansion gathers between
+# them across the link while the job's other nodes wait
+project(
+    "x23_inter_cluster_expansion",
+    [
+        rigid(2, "hold.json"),
+        {
+            "type": "malleable",
+            "submit_time": 0,
+            "num_nodes_min": 2,
+            "num_nodes_max": 4,
+            "application_model": "expand.json",
+            "arguments": {},
+        },
+    ],
+    {
+        "hold.json": phases(1, {"type": "idle", "name": "Hold", "delay": 10, "pattern": "uniform"}),
+        "expand.json": {
+            "on_expansion": {"tasks": [comm_task("Welcome", "gather", 2e10)]},
+            "phases": [
+                {
+                    "iterations": 4,
+                    "tasks": [
+                        {"type": "idle", "name": "Think", "delay": 4, "pattern": "uniform"},
+                        comm_task("Gather", "gather", 1.2e10),
+                    ],
+                }
+            ],
+        },
+    },
+    algorithm=INTERLEAVED,
+    clusters=[("a-", "A", cluster("A", "a-", "0-1")), ("b-", "B", cluster("B", "b-", "0-1"))],
+    inter={"inter_bw": "2GBps", "inter_lat": "30us"},
+)
+
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
     # d5: an asynchronous PFS write of a job shares its nodes' (slow) links with the job's parallel
