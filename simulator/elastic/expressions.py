@@ -90,6 +90,12 @@ class Expressions:
         ] = {}
         self._names: dict[str, str | None] = {}
 
+    def __del__(self) -> None:
+        # release each expression before its symbol table, here rather than in the cyclic garbage
+        # collector: that one may clear a cexprtk Symbol_Table's fields before it is freed, and its
+        # C++ destructor then writes through None (the process crashes at exit)
+        self._compiled.clear()
+
     def variable_name_problem(self, name: str) -> str | None:
         """Why `name` cannot be an ExprTk variable (a space, an ExprTk function or keyword, ...),
         or None."""
