@@ -358,23 +358,44 @@ class SharedLink:
         self.updated = 0.0
         self.version = 0
         self.throughput = 0.0
-        # direction: {node: its flows on this link in that direction}
-        self.node_flows: dict[str, dict[int, int]] = {}
+        # direction: the nodes with a flow on this link in that direction, and {node: its flows
+        # beyond the first} (set operations: a node rarely has two flows at once)
+        self.node_flows: dict[str, set[int]] = {}
+        self.extra_flows: dict[str, dict[int, int]] = {}
         self.crowded = 0  # (node, direction) pairs with more than one flow
 
     def _count(self, transfer: Transfer, group: list, step: int) -> None:
-        flows = self.node_flows.get(transfer.direction)
-        if flows is None:
-            flows = self.node_flows[transfer.direction] = {}
-        get = flows.get
-        crowding = 1 if step > 0 else 2  # the count before a step that changes `crowded`
-        crowded = 0
-        for node in group[6]:
-            before = get(node, 0)
-            flows[node] = before + step
-            if before == crowding:
-                crowded += step
-        self.crowded += crowded
+        direction = transfer.direction
+        occupied = self.node_flows.get(direction)
+        if occupied is None:
+            occupied = self.node_flows[direction] = set()
+            self.extra_flows[direction] = {}
+        extra = self.extra_flows[direction]
+        nodes = group[6]
+        if step > 0:
+            if occupied.isdisjoint(nodes):
+                occupied.update(nodes)
+                return
+            for node in nodes:
+                if node in occupied:
+                    before = extra.get(node, 0)
+                    extra[node] = before + 1
+                    if not before:
+                        self.crowded += 1
+                else:
+                    occupied.add(node)
+        elif not extra:
+            occupied.difference_update(nodes)
+        else:
+            for node in nodes:
+                before = extra.get(node, 0)
+                if before == 1:
+                    del extra[node]
+                    self.crowded -= 1
+                elif before:
+                    extra[node] = before - 1
+                else:
+                    occupied.discard(node)
 
     def add(self, transfer: Transfer) -> None:
         self.transfers[transfer] = None
@@ -414,19 +435,20 @@ class SharedLink:
         if (
             self.crowded
         ):  # flows sharing their node's link: each gets its share of that link at most
-            by_direction = self.node_flows
+            by_direction = self.extra_flows
             active = [
                 (
                     min(
                         group[2],
                         min(
-                            bandwidth / counts[node] for node, bandwidth in zip(group[6], group[7])
+                            bandwidth / (1 + extra.get(node, 0))
+                            for node, bandwidth in zip(group[6], group[7])
                         ),
                     ),
                     group,
                 )
                 for transfer in self.transfers
-                for counts in (by_direction.get(transfer.direction, {}),)
+                for extra in (by_direction.get(transfer.direction, {}),)
                 for group in transfer.groups
                 if group[1] > 0
             ]
