@@ -432,6 +432,28 @@ class SharedLink:
     def share(self) -> float:
         """Max-min fair rates (water-filling over the flow caps); the time of the next flow
         completion."""
+        transfers = self.transfers
+        if len(transfers) < 2 and not self.crowded:  # the common case, without the general loop
+            self.version += 1
+            group = None
+            for transfer in transfers:
+                groups = transfer.groups
+                if len(groups) != 1 or groups[0][1] <= 0:
+                    self.version -= 1
+                    return self._share()
+                group = groups[0]
+            if group is None:
+                self.throughput = 0.0
+                return math.inf
+            # 001 §5.2.1: one group of equal flows, each at its cap or its share of the link
+            level = self.capacity / group[0]
+            rate = group[2] if group[2] <= level else level
+            group[3] = rate
+            self.throughput = rate * group[0]
+            return max(self.updated + group[1] / rate, math.nextafter(self.updated, math.inf))
+        return self._share()
+
+    def _share(self) -> float:
         if (
             self.crowded
         ):  # flows sharing their node's link: each gets its share of that link at most
