@@ -438,10 +438,13 @@ class Simulation:
         run.expecting = wanted
 
     def _check_free(self, run: Run, nodes) -> None:
+        size, running, expected = len(self.platform), self.running, self.expected
         for node in nodes:
-            if not 0 <= node < len(self.platform):
+            if not 0 <= node < size:
                 raise self._refuse(run, f"assigned node {node}, which does not exist")
-            others = (self.running[node] | self.expected[node]) - {run.spec.identifier}
+            if not (running[node] or expected[node]):
+                continue  # no job on the node, none expects it
+            others = (running[node] | expected[node]) - {run.spec.identifier}
             if others and node not in run.nodes:
                 raise self._refuse(
                     run,
@@ -682,13 +685,14 @@ class Simulation:
         cache[key] = plan
         return plan
 
-    def _evaluate(self, run: Run, value, variables: dict, where: str):
-        """A payload of a task of `run`: its number, or its expression's value with `variables`."""
+    def _evaluate(self, run: Run, value, variables: dict, where: str, key: str):
+        """A payload `key` of a task of `run`: its number, or its expression's value with
+        `variables`."""
         if isinstance(value, str):
             return self.expressions.evaluate(
                 value,
                 variables,
-                where=f"{where} (job {run.spec.position})",
+                where=f"{where}: {key} (job {run.spec.position})",
                 source=run.spec.model.source,
             )
         return value
@@ -697,9 +701,7 @@ class Simulation:
         """Add what `tasks` do on `node_ids` to `plan`; True if some of them is asynchronous."""
         asynchronous = False
         for task in tasks:
-            repeat = int(
-                self._evaluate(run, task.iterations, variables, f"{task.where}: iterations")
-            )
+            repeat = int(self._evaluate(run, task.iterations, variables, task.where, "iterations"))
             if task.kind == "sequence":
                 for _ in range(repeat):
                     if task.synchronized:
@@ -708,11 +710,11 @@ class Simulation:
                     if self._walk(run, task.tasks, variables, node_ids, plan):
                         plan.append((_WAIT, None))
                 continue
-            values = {
-                key: self._evaluate(run, getattr(task, key), variables, f"{task.where}: {key}")
-                for key in ("flops", "bytes", "delay")
-                if getattr(task, key) is not None
-            }
+            values = {}
+            for key in ("flops", "bytes", "delay"):
+                value = getattr(task, key)
+                if value is not None:
+                    values[key] = self._evaluate(run, value, variables, task.where, key)
             try:
                 cost = task_cost(task, values, node_ids, run.gpus, self.platform)
             except InputError as error:
