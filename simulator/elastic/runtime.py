@@ -70,6 +70,12 @@ _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
     "select",
 )
 
+# the system entries of forward_io_information: (link, bandwidth key, utilization key)
+_IO_KEYS = (
+    ("pfs_read", "pfs_read_bw", "pfs_read_utilization"),
+    ("pfs_write", "pfs_write_bw", "pfs_write_utilization"),
+)
+
 
 def _one_time_count(phase: Phase) -> int:
     """How often a one-time phase (on_init, on_reconfiguration, on_expansion) runs: a number, not an
@@ -323,8 +329,7 @@ class Simulation:
         gpus = run.view.assigned_num_gpus_per_node
         run.gpus = gpus if gpus > 0 else spec.num_gpus_per_node_min
         run.history.append((self.now, len(nodes)))
-        for node in nodes:
-            self._set_node(node, running_add=run)
+        self._occupy(run, nodes, True)
         view = run.view
         view.state, view.start_time, view.wait_time = (
             JobState.RUNNING,
@@ -355,8 +360,7 @@ class Simulation:
             self._io_done(run)
         run.state, run.end = state, self.now
         run.status = "completed" if state == JobState.COMPLETED else "killed"
-        for node in run.nodes:
-            self._set_node(node, running_remove=run)
+        self._occupy(run, run.nodes, False)
         self._expect(run, ())
         run.target = None
         run.program = None  # before cancelling: a transfer that ends now must not resume the job
@@ -383,29 +387,37 @@ class Simulation:
             self._invoke(InvocationType.INVOKE_JOB_KILLED, run)
 
     # --- nodes ------------------------------------------------------------------------------------
-    def _set_node(
-        self,
-        node: int,
-        *,
-        running_add=None,
-        running_remove=None,
-        expected_add=None,
-        expected_remove=None,
-    ) -> None:
-        """A node's jobs and state, with ElastiSim's transitions (Node.cpp): a job placed on it
-        makes it ALLOCATED, the last one leaving makes it FREE (also when another job still expects
-        it); an expecting job makes a FREE node RESERVED, the last one to stop expecting makes a
-        RESERVED node FREE. A row of node_utilization.csv is written only when a job is placed on or
-        leaves the node, as ElastiSim writes it."""
-        running, expected = self.running[node], self.expected[node]
+    def _occupy(self, run: Run, nodes, joining: bool) -> None:
+        """`run` is placed on (`joining`) or leaves each of `nodes`, with ElastiSim's transitions
+        (Node.cpp): a job placed on a node makes it ALLOCATED, the last one leaving makes it FREE
+        (also when another job still expects it). A row of node_utilization.csv is written for
+        each, as ElastiSim writes it."""
+        identifier, now, log, runs = run.spec.identifier, self.now, self.node_log, self.runs
+        for node in nodes:
+            running, view = self.running[node], self.node_views[node]
+            if joining:
+                running.add(identifier)
+                view.state = NodeState.ALLOCATED
+            else:
+                running.discard(identifier)
+                if not running:
+                    view.state = NodeState.FREE
+            view.assigned_job_ids = set(running)  # elastisim-python: the jobs running on the node
+            view.assigned_jobs = [
+                runs[job].view for job in (sorted(running) if len(running) > 1 else running)
+            ]
+            if view.gpus:
+                used = sum(runs[job].gpus for job in running)
+                for gpu in view.gpus:
+                    gpu.state = GpuState.ALLOCATED if gpu.identifier < used else GpuState.FREE
+            log.append((now, node, view.state, tuple(running), tuple(sorted(self.expected[node]))))
+
+    def _set_node(self, node: int, *, expected_add=None, expected_remove=None) -> None:
+        """A node's expecting jobs and state, with ElastiSim's transitions (Node.cpp): an expecting
+        job makes a FREE node RESERVED, the last one to stop expecting makes a RESERVED node FREE
+        (no row of node_utilization.csv, as in ElastiSim)."""
+        expected = self.expected[node]
         view = self.node_views[node]
-        if running_add is not None:
-            running.add(running_add.spec.identifier)
-            view.state = NodeState.ALLOCATED
-        if running_remove is not None:
-            running.discard(running_remove.spec.identifier)
-            if not running:
-                view.state = NodeState.FREE
         if expected_add is not None:
             expected.add(expected_add.spec.identifier)
             if view.state == NodeState.FREE:
@@ -414,18 +426,6 @@ class Simulation:
             expected.discard(expected_remove.spec.identifier)
             if not expected and view.state == NodeState.RESERVED:
                 view.state = NodeState.FREE
-        if running_add is not None or running_remove is not None:
-            view.assigned_job_ids = set(running)  # elastisim-python: the jobs running on the node
-            view.assigned_jobs = [
-                self.runs[job].view for job in (sorted(running) if len(running) > 1 else running)
-            ]
-            if view.gpus:
-                used = sum(self.runs[job].gpus for job in running)
-                for gpu in view.gpus:
-                    gpu.state = GpuState.ALLOCATED if gpu.identifier < used else GpuState.FREE
-            self.node_log.append(
-                (self.now, node, view.state, tuple(running), tuple(sorted(expected)))
-            )
 
     def _expect(self, run: Run, nodes) -> None:
         """The nodes that list `run` as expected become `nodes` (ElastiSim's clearAssignedNodes +
@@ -485,10 +485,10 @@ class Simulation:
         if request is not None:
             system["evolving_request"] = request
         if self.config.forward_io_information:
-            for direction, key in (("pfs_read", "read"), ("pfs_write", "write")):
+            for direction, bandwidth, utilization in _IO_KEYS:
                 link = self.routes.get(direction)
-                system[f"pfs_{key}_bw"] = 0.0 if link is None else link.capacity
-                system[f"pfs_{key}_utilization"] = 0.0 if link is None else link.throughput
+                system[bandwidth] = 0.0 if link is None else link.capacity
+                system[utilization] = 0.0 if link is None else link.throughput
         try:
             self.algorithm(self.views, self.node_views, system)
         except InputError:
@@ -504,6 +504,8 @@ class Simulation:
         self._apply()
 
     def _apply(self) -> None:
+        if not self.modified:
+            return
         modified = sorted(
             self.modified.values(), key=lambda view: (not view.kill_flag, view.identifier)
         )
@@ -571,12 +573,9 @@ class Simulation:
         assert run.target is not None  # a pending reconfiguration has its nodes
         before, after = set(run.nodes), list(run.target)
         self._expect(run, ())  # ElastiSim's IN_RECONFIGURATION: the assigned nodes are taken over
-        for node in after:
-            if node not in before:
-                self._set_node(node, running_add=run)
-        for node in run.nodes:
-            if node not in set(after):
-                self._set_node(node, running_remove=run)
+        self._occupy(run, [node for node in after if node not in before], True)
+        staying = set(after)
+        self._occupy(run, [node for node in run.nodes if node not in staying], False)
         run.nodes, run.target = after, None
         run.expanded = [position for position, node in enumerate(after) if node not in before]
         run.reconfiguring, run.reconfigurations = True, run.reconfigurations + 1
