@@ -1015,9 +1015,18 @@ class Simulation:
         route latency from the node's clock (SimGrid's L07 model pays the latency first); False when
         none starts."""
         if indices is None and run.select is None and item.positions:
-            when = self._together(run, item)
+            cached = self._flow_groups.get(id(item))
+            if cached is None or cached[0] is not item or cached[1] is not run.nodes:
+                cached = self._flow_groups[id(item)] = self._groups(run, item)
+            latency = cached[3]
+            if latency is None:
+                when = None
+            elif run.even:  # (the common case, inline)
+                when = max(run.clock.item(0) + latency, self.now)
+            else:
+                when = self._together(run, item, latency)
             if when is not None:  # every flow starts at one moment: one transfer, groups as made
-                groups = self._flow_groups[id(item)][2]
+                groups = cached[2]
                 transfer = Transfer((), (run, item, run.token), item.direction)
                 transfer.groups = [
                     [count, size, cap, 0.0, size, positions, nodes, bandwidths]
@@ -1048,15 +1057,9 @@ class Simulation:
             self._launch(run, item, Transfer(flows, (run, item, run.token), item.direction), when)
         return bool(starts)
 
-    def _together(self, run: Run, item: PfsTransfer) -> float | None:
-        """The one moment every flow of `item` starts at, when its nodes' clocks and route
-        latencies are equal (the common case after a barrier), else None."""
-        cached = self._flow_groups.get(id(item))
-        if cached is None or cached[0] is not item or cached[1] is not run.nodes:
-            cached = self._flow_groups[id(item)] = self._groups(run, item)
-        latency = cached[3]
-        if latency is None:
-            return None
+    def _together(self, run: Run, item: PfsTransfer, latency: float) -> float | None:
+        """The one moment every flow of `item` starts at, when its nodes' clocks are equal (their
+        route latencies are: `latency`), else None."""
         if run.even:
             return max(run.clock.item(0) + latency, self.now)
         clock = run.clock.tolist()
