@@ -90,6 +90,12 @@ class Expressions:
         ] = {}
         self._names: dict[str, str | None] = {}
 
+    def __del__(self) -> None:
+        # release each expression before its symbol table, here rather than in the cyclic garbage
+        # collector: that one may clear a cexprtk Symbol_Table's fields before it is freed, and its
+        # C++ destructor then writes through None (the process crashes at exit)
+        self._compiled.clear()
+
     def variable_name_problem(self, name: str) -> str | None:
         """Why `name` cannot be an ExprTk variable (a space, an ExprTk function or keyword, ...),
         or None."""
@@ -177,11 +183,12 @@ class Expressions:
         expression, slots, used = self.compile(
             text, tuple(sorted(variables)), where=where, source=source
         )
-        for (
-            name
-        ) in used:  # only the variables the expression names: setting one costs a lookup in ExprTk
-            slots[name] = variables[name]
-        value = expression.value()
+        if used == (text,):  # a bare variable: ExprTk gives its value as it is
+            value = float(variables[text])
+        else:
+            for name in used:  # only the variables the expression names: a set costs a lookup
+                slots[name] = variables[name]
+            value = expression.value()
         if not math.isfinite(value) or (value < 0 and not any(key in where for key in _SIGNED)):
             shown = ", ".join(f"{name}={value:g}" for name, value in sorted(variables.items()))
             raise InputError(
