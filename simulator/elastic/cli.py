@@ -208,6 +208,13 @@ def _command(args) -> int:
     with _inside(preset):
         configuration, paths, plots = _configuration(args, preset)
         sim = _simulate(args, preset, configuration, time_limit)
+    skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
+    if skipped:  # after the run: a refused project gets its one error line alone
+        warnings.warn(
+            f"{', '.join(skipped)} not written: the flow model does not track GPU or network "
+            f"activity per node, nor single task times",
+            stacklevel=1,
+        )
     rows = results.job_rows(sim)
     summary = results.summary(sim, rows)
     never = summary["never_started"]
@@ -278,13 +285,6 @@ def _configuration(args, preset: Path | None):
         ("--plots", plots, "folder"),
         *((None if args.out else key, path, "file") for key, path in paths.items()),
     )
-    skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
-    if skipped:
-        warnings.warn(
-            f"{', '.join(skipped)} not written: the flow model does not track GPU or network "
-            f"activity per node, nor single task times",
-            stacklevel=1,
-        )
     return configuration, paths, plots
 
 

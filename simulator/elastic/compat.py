@@ -61,6 +61,62 @@ class AlgorithmMistake(InputError):
     mistake."""
 
 
+_REAL_OS_EXIT = os._exit  # the hard stops below use it while an algorithm's os._exit is refused
+
+
+class _OsExit(BaseException):
+    """Raised in place of `os._exit(code)` called by the algorithm file (this process only)."""
+
+    def __init__(self, code) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@contextlib.contextmanager
+def _os_exit_refused():
+    """While active, `os._exit` in this process raises `_OsExit` (the algorithm file's call ends
+    the run with one line, exit 2, not silently with its code); a process it forks exits as
+    asked."""
+    owner, previous = os.getpid(), os._exit
+
+    def refused(code):
+        if os.getpid() != owner:
+            _REAL_OS_EXIT(code)
+        raise _OsExit(code)
+
+    os._exit = refused
+    try:
+        yield
+    finally:
+        os._exit = previous
+
+
+@contextlib.contextmanager
+def _ctrl_c_noticed(pressed: list):
+    """While active (main thread only), a real Ctrl-C appends to `pressed` before the handler in
+    place raises: a KeyboardInterrupt the algorithm file raises itself is told apart."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield
+        return
+
+    def noticed(signum, frame):
+        pressed.append(signum)
+        previous(signum, frame)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, noticed)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _one_line(text: str) -> str:
+    """An exception's message from user code on one line (the error is one line)."""
+    return " | ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
 class _Enumeration(type):
     """A minimal Enum: members with `name` and `value`, `Kind(value)`, `Kind[name]`, iteration,
     `len`.
@@ -328,7 +384,7 @@ class GuardedAlgorithm:
     def _mistake(self, text: str, system) -> AlgorithmMistake:
         kind = system.get("invocation_type")
         when = f" (time {system.get('time', 0):g}, {getattr(kind, 'name', kind)})"
-        return AlgorithmMistake(text + when, source=self.name)
+        return AlgorithmMistake(_one_line(text) + when, source=self.name)
 
     def __call__(self, jobs, nodes, system) -> None:
         counts, firsts = (len(jobs), len(nodes)), (jobs[:1], jobs[-1:], nodes[:1], nodes[-1:])
@@ -340,30 +396,8 @@ class GuardedAlgorithm:
         del _MISTAKES[:]
         try:
             self.schedule(jobs, nodes, system)
-        except _Timeout:
-            raise self._mistake(
-                f"one call of schedule() ran longer than the time limit of {limit:g} s (raise it "
-                f"with --algorithm-time-limit)",
-                system,
-            ) from None
-        except AlgorithmMistake as error:
-            raise self._mistake(error.message, system) from None
-        except InputError as error:
-            raise error.naming(self.name) from None
-        except KeyboardInterrupt:
-            if self._interrupted:  # Ctrl-C (or SIGTERM): the run stops as interrupted
-                raise
-            raise self._mistake(
-                "schedule() raised KeyboardInterrupt itself (no Ctrl-C was pressed)", system
-            ) from None
-        except SystemExit as error:
-            raise self._mistake(
-                f"schedule() called sys.exit({error.code!r}); an algorithm returns instead", system
-            ) from None
-        except Exception as error:  # user code: any failure is the algorithm's mistake
-            raise self._mistake(
-                f"schedule() raised {type(error).__name__}: {error}", system
-            ) from None
+        except BaseException as error:  # noqa: BLE001 - translated; Ctrl-C and others re-raised
+            raise self._translated(error, system, limit) from None
         finally:
             self._inside = False
             if limit > 0:
@@ -388,6 +422,37 @@ class GuardedAlgorithm:
                 system,
             )
 
+    def _translated(self, error: BaseException, system, limit: float) -> BaseException:
+        """What schedule()'s exception stops the run with: a one-line mistake, or `error` itself
+        (Ctrl-C, SIGTERM/SIGHUP as cosched.processes.Interrupted, anything else not the file's)."""
+        if isinstance(error, _Timeout):
+            return self._mistake(
+                f"one call of schedule() ran longer than the time limit of {limit:g} s (raise it "
+                f"with --algorithm-time-limit)",
+                system,
+            )
+        if isinstance(error, AlgorithmMistake):
+            return self._mistake(error.message, system)
+        if isinstance(error, InputError):
+            return error.naming(self.name)
+        if isinstance(error, _OsExit):
+            return self._mistake(
+                f"schedule() called os._exit({error.code!r}); an algorithm returns instead", system
+            )
+        if isinstance(error, KeyboardInterrupt):
+            if self._interrupted or type(error) is not KeyboardInterrupt:
+                return error
+            return self._mistake(
+                "schedule() raised KeyboardInterrupt itself (no Ctrl-C was pressed)", system
+            )
+        if isinstance(error, SystemExit):
+            return self._mistake(
+                f"schedule() called sys.exit({error.code!r}); an algorithm returns instead", system
+            )
+        if isinstance(error, Exception):  # user code: any failure is the algorithm's mistake
+            return self._mistake(f"schedule() raised {type(error).__name__}: {error}", system)
+        return error
+
     def _alarm(self, signum, frame) -> None:
         if not self._inside:
             return
@@ -401,7 +466,7 @@ class GuardedAlgorithm:
                 f"{self.time_limit:g} s"
             )
             os.write(2, f"cosched elastic: {reason}\n".encode())
-            os._exit(128 + signal.SIGINT if self._interrupted else 2)
+            _REAL_OS_EXIT(128 + signal.SIGINT if self._interrupted else 2)
         self._timed_out = True
         signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)
         raise _Timeout()
@@ -432,7 +497,8 @@ class GuardedAlgorithm:
             signal.signal(signal.SIGINT, interrupt)
         self._active = self.time_limit > 0
         try:
-            yield self
+            with _os_exit_refused():
+                yield self
         finally:
             self._active = False
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -484,8 +550,10 @@ def load_algorithm(path: str | Path) -> Callable:
     previous = sys.modules.get(MODULE_NAME)
     sys.modules[MODULE_NAME] = _module()
     passed = len(_PASSED)
+    pressed: list[int] = []
     try:
-        with contextlib.redirect_stdout(sys.stderr):  # the file's prints never reach --json output
+        # the file's prints never reach --json output
+        with contextlib.redirect_stdout(sys.stderr), _ctrl_c_noticed(pressed), _os_exit_refused():
             spec.loader.exec_module(module)
     except SyntaxError as error:
         raise InputError(
@@ -495,9 +563,21 @@ def load_algorithm(path: str | Path) -> Callable:
         raise InputError(
             f"loading the algorithm called sys.exit({error.code!r})", source=str(path)
         ) from None
+    except _OsExit as error:
+        raise InputError(
+            f"loading the algorithm called os._exit({error.code!r})", source=str(path)
+        ) from None
+    except KeyboardInterrupt as error:
+        if pressed or type(error) is not KeyboardInterrupt:  # Ctrl-C, SIGTERM: interrupted
+            raise
+        raise InputError(
+            "loading the algorithm raised KeyboardInterrupt itself (no Ctrl-C was pressed)",
+            source=str(path),
+        ) from None
     except Exception as error:  # the file is user code: any failure on import is bad input
         raise InputError(
-            f"loading the algorithm failed: {type(error).__name__}: {error}", source=str(path)
+            f"loading the algorithm failed: {type(error).__name__}: {_one_line(str(error))}",
+            source=str(path),
         ) from None
     finally:
         if previous is None:
