@@ -94,8 +94,8 @@ def register(subparsers) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="wall time one call of an algorithm file's schedule() may take before the run stops "
-        "(exit 2); 0: no limit (default 30)",
+        help="wall time loading an algorithm file, and one call of its schedule(), may take before "
+        "the run stops (exit 2); 0: no limit (default 30)",
     )
     add_out(
         parser, "folder", "every output file goes here instead of the paths in the configuration"
@@ -165,7 +165,8 @@ def _algorithm(value: str, time_limit: float, name: str | None = None):
 
         return make_algorithm(value), value
     if value.endswith(".py") or Path(value).exists():
-        return GuardedAlgorithm(load_algorithm(value), name or value, time_limit), name or value
+        schedule = load_algorithm(value, time_limit)
+        return GuardedAlgorithm(schedule, name or value, time_limit), name or value
     raise InputError(
         f"neither a .py file nor a built-in policy ({', '.join(POLICY_NAMES)})",
         source=value,

@@ -92,24 +92,53 @@ def _os_exit_refused():
 
 
 @contextlib.contextmanager
-def _ctrl_c_noticed(pressed: list):
-    """While active (main thread only), a real Ctrl-C appends to `pressed` before the handler in
-    place raises: a KeyboardInterrupt the algorithm file raises itself is told apart."""
-    previous = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+def _import_guarded(name: str, time_limit: float, pressed: list):
+    """Loading an algorithm file (main thread only): at most `time_limit` seconds (0: no limit),
+    raising `_Timeout`; a real Ctrl-C appends to `pressed` before the handler in place raises (a
+    KeyboardInterrupt the file raises itself is told apart). A file that swallows either is ended
+    `GRACE_SECONDS` later, writing nothing (exit 2, or 130 for Ctrl-C)."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
+    outer = signal.getitimer(signal.ITIMER_REAL)[0]  # someone else's alarm: restored after
+    entered, fired = time.monotonic(), list[int]()
+    previous_int = signal.getsignal(signal.SIGINT)
+
+    def alarm(signum, frame):
+        if pressed or fired:  # the file swallowed the exception: end the process
+            reason = (
+                "interrupted"
+                if pressed
+                else f"error: {name}: loading the algorithm ignored its time limit of "
+                f"{time_limit:g} s"
+            )
+            os.write(2, f"cosched elastic: {reason}\n".encode())
+            _REAL_OS_EXIT(128 + signal.SIGINT if pressed else 2)
+        fired.append(signum)
+        signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)
+        raise _Timeout()
 
     def noticed(signum, frame):
         pressed.append(signum)
-        previous(signum, frame)
+        signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)  # a hard stop if it is swallowed
+        if callable(previous_int):
+            previous_int(signum, frame)
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGINT, noticed)
+    previous_alarm = signal.signal(signal.SIGALRM, alarm)
+    if callable(previous_int):
+        signal.signal(signal.SIGINT, noticed)
+    if time_limit > 0:
+        signal.setitimer(signal.ITIMER_REAL, time_limit)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous_alarm)
+        if callable(previous_int):
+            signal.signal(signal.SIGINT, previous_int)
+        if outer > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - entered), 1e-3))
 
 
 def _one_line(text: str) -> str:
@@ -535,9 +564,39 @@ def _module() -> types.ModuleType:
     return module
 
 
-def load_algorithm(path: str | Path) -> Callable:
+def _load_failure(error: BaseException, path: str, time_limit: float, pressed: list):
+    """What an exception while loading an algorithm file stops the run with: one line of bad
+    input, or `error` itself (Ctrl-C, SIGTERM/SIGHUP as cosched.processes.Interrupted)."""
+    if isinstance(error, SyntaxError):
+        return InputError(f"syntax error: {error.msg}", source=path, line=error.lineno)
+    if isinstance(error, SystemExit):
+        return InputError(f"loading the algorithm called sys.exit({error.code!r})", source=path)
+    if isinstance(error, _OsExit):
+        return InputError(f"loading the algorithm called os._exit({error.code!r})", source=path)
+    if isinstance(error, _Timeout):
+        return InputError(
+            f"loading the algorithm took longer than the time limit of {time_limit:g} s (raise it "
+            f"with --algorithm-time-limit)",
+            source=path,
+        )
+    if isinstance(error, KeyboardInterrupt):
+        if pressed or type(error) is not KeyboardInterrupt:
+            return error
+        return InputError(
+            "loading the algorithm raised KeyboardInterrupt itself (no Ctrl-C was pressed)",
+            source=path,
+        )
+    if isinstance(error, Exception):  # the file is user code: any failure on import is bad input
+        return InputError(
+            f"loading the algorithm failed: {type(error).__name__}: {_one_line(str(error))}",
+            source=path,
+        )
+    return error
+
+
+def load_algorithm(path: str | Path, time_limit: float = 0.0) -> Callable:
     """The `schedule(jobs, nodes, system)` function of an elastisim-python algorithm file, loaded
-    unmodified."""
+    unmodified; loading it may take at most `time_limit` seconds of wall time (0: no limit)."""
     path = Path(path)
     if not path.is_file():
         raise InputError("no such algorithm file", source=str(path), field="--algorithm")
@@ -553,32 +612,14 @@ def load_algorithm(path: str | Path) -> Callable:
     pressed: list[int] = []
     try:
         # the file's prints never reach --json output
-        with contextlib.redirect_stdout(sys.stderr), _ctrl_c_noticed(pressed), _os_exit_refused():
+        with (
+            contextlib.redirect_stdout(sys.stderr),
+            _import_guarded(str(path), time_limit, pressed),
+            _os_exit_refused(),
+        ):
             spec.loader.exec_module(module)
-    except SyntaxError as error:
-        raise InputError(
-            f"syntax error: {error.msg}", source=str(path), line=error.lineno
-        ) from None
-    except SystemExit as error:
-        raise InputError(
-            f"loading the algorithm called sys.exit({error.code!r})", source=str(path)
-        ) from None
-    except _OsExit as error:
-        raise InputError(
-            f"loading the algorithm called os._exit({error.code!r})", source=str(path)
-        ) from None
-    except KeyboardInterrupt as error:
-        if pressed or type(error) is not KeyboardInterrupt:  # Ctrl-C, SIGTERM: interrupted
-            raise
-        raise InputError(
-            "loading the algorithm raised KeyboardInterrupt itself (no Ctrl-C was pressed)",
-            source=str(path),
-        ) from None
-    except Exception as error:  # the file is user code: any failure on import is bad input
-        raise InputError(
-            f"loading the algorithm failed: {type(error).__name__}: {_one_line(str(error))}",
-            source=str(path),
-        ) from None
+    except BaseException as error:  # noqa: BLE001 - translated; Ctrl-C and others re-raised
+        raise _load_failure(error, str(path), time_limit, pressed) from None
     finally:
         if previous is None:
             sys.modules.pop(MODULE_NAME, None)
