@@ -91,18 +91,30 @@ def _os_exit_refused():
         os._exit = previous
 
 
+def _ending_handlers() -> dict:
+    """The handlers in place for the signals that end a run: Ctrl-C unless it is ignored (a
+    background job), SIGTERM and SIGHUP where Python handles them (the CLI's
+    `cosched.processes.termination_signals`)."""
+    handlers = {}
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        handler = signal.getsignal(sig)
+        if callable(handler) or (sig == signal.SIGINT and handler is not signal.SIG_IGN):
+            handlers[sig] = handler
+    return handlers
+
+
 @contextlib.contextmanager
 def _import_guarded(name: str, time_limit: float, pressed: list):
     """Loading an algorithm file (main thread only): at most `time_limit` seconds (0: no limit),
-    raising `_Timeout`; a real Ctrl-C appends to `pressed` before the handler in place raises (a
-    KeyboardInterrupt the file raises itself is told apart). A file that swallows either is ended
-    `GRACE_SECONDS` later, writing nothing (exit 2, or 130 for Ctrl-C)."""
+    raising `_Timeout`; a real Ctrl-C, SIGTERM or SIGHUP appends its number to `pressed` before the
+    handler in place raises (a KeyboardInterrupt the file raises itself is told apart). A file that
+    swallows either is ended `GRACE_SECONDS` later, writing nothing (exit 2, or 128 + signal)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     outer = signal.getitimer(signal.ITIMER_REAL)[0]  # someone else's alarm: restored after
     entered, fired = time.monotonic(), list[int]()
-    previous_int = signal.getsignal(signal.SIGINT)
+    previous = _ending_handlers()
 
     def alarm(signum, frame):
         if pressed or fired:  # the file swallowed the exception: end the process
@@ -113,7 +125,7 @@ def _import_guarded(name: str, time_limit: float, pressed: list):
                 f"{time_limit:g} s"
             )
             os.write(2, f"cosched elastic: {reason}\n".encode())
-            _REAL_OS_EXIT(128 + signal.SIGINT if pressed else 2)
+            _REAL_OS_EXIT(128 + pressed[-1] if pressed else 2)
         fired.append(signum)
         signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)
         raise _Timeout()
@@ -121,13 +133,13 @@ def _import_guarded(name: str, time_limit: float, pressed: list):
     def noticed(signum, frame):
         pressed.append(signum)
         signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)  # a hard stop if it is swallowed
-        if callable(previous_int):
-            previous_int(signum, frame)
+        if callable(previous[signum]):
+            previous[signum](signum, frame)
         raise KeyboardInterrupt
 
     previous_alarm = signal.signal(signal.SIGALRM, alarm)
-    if callable(previous_int):
-        signal.signal(signal.SIGINT, noticed)
+    for sig in previous:
+        signal.signal(sig, noticed)
     if time_limit > 0:
         signal.setitimer(signal.ITIMER_REAL, time_limit)
     try:
@@ -135,8 +147,8 @@ def _import_guarded(name: str, time_limit: float, pressed: list):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous_alarm)
-        if callable(previous_int):
-            signal.signal(signal.SIGINT, previous_int)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         if outer > 0:
             signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - entered), 1e-3))
 
@@ -408,7 +420,8 @@ class GuardedAlgorithm:
 
     def __init__(self, schedule: Callable, name: str, time_limit: float = DEFAULT_TIME_LIMIT):
         self.schedule, self.name, self.time_limit = schedule, name, float(time_limit)
-        self._active = self._inside = self._interrupted = self._timed_out = False
+        self._active = self._inside = self._timed_out = False
+        self._interrupted = 0  # the signal that is ending the run (Ctrl-C, SIGTERM, SIGHUP)
 
     def _mistake(self, text: str, system) -> AlgorithmMistake:
         kind = system.get("invocation_type")
@@ -495,7 +508,7 @@ class GuardedAlgorithm:
                 f"{self.time_limit:g} s"
             )
             os.write(2, f"cosched elastic: {reason}\n".encode())
-            _REAL_OS_EXIT(128 + signal.SIGINT if self._interrupted else 2)
+            _REAL_OS_EXIT(128 + self._interrupted if self._interrupted else 2)
         self._timed_out = True
         signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)
         raise _Timeout()
@@ -512,18 +525,18 @@ class GuardedAlgorithm:
         ]  # someone else's alarm (pytest-timeout): restored after
         entered = time.monotonic()
         previous_alarm = signal.signal(signal.SIGALRM, self._alarm)
-        previous_int = signal.getsignal(signal.SIGINT)
+        previous = _ending_handlers()
 
         def interrupt(signum, frame):
-            self._interrupted = True
+            self._interrupted = signum
             if self._inside:  # a hard stop if the algorithm swallows the KeyboardInterrupt
                 signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)
-            if callable(previous_int):
-                previous_int(signum, frame)
+            if callable(previous[signum]):
+                previous[signum](signum, frame)
             raise KeyboardInterrupt
 
-        if previous_int is not signal.SIG_IGN:
-            signal.signal(signal.SIGINT, interrupt)
+        for sig in previous:
+            signal.signal(sig, interrupt)
         self._active = self.time_limit > 0
         try:
             with _os_exit_refused():
@@ -532,8 +545,8 @@ class GuardedAlgorithm:
             self._active = False
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous_alarm)
-            if previous_int is not signal.SIG_IGN:
-                signal.signal(signal.SIGINT, previous_int)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
             if outer > 0:
                 signal.setitimer(
                     signal.ITIMER_REAL, max(outer - (time.monotonic() - entered), 1e-3)
