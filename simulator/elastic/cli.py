@@ -306,6 +306,7 @@ def _simulate(args, preset: Path | None, configuration, time_limit: float):
         algorithm, name = _algorithm(args.algorithm, time_limit)
     expressions = Expressions()
     platform = load_elastisim_platform(configuration.platform_file)
+    _check_pfs_links(configuration, platform)
     jobs = load_jobs(configuration.jobs_file, expressions)
     check_platform_fit(jobs, platform, configuration.jobs_file)
     guard = (
@@ -315,6 +316,22 @@ def _simulate(args, preset: Path | None, configuration, time_limit: float):
         return simulate_project(
             configuration, platform, jobs, algorithm, expressions=expressions, algorithm_name=name
         )
+
+
+def _check_pfs_links(configuration, platform) -> None:
+    """The links pfs_read_links / pfs_write_links name exist in an XML platform (ElastiSim stops
+    on a missing one; cosched finds the PFS routes in the platform and uses them for nothing
+    else)."""
+    if platform.link_ids is None:
+        return
+    for key, names in configuration.pfs_links.items():
+        missing = [name for name in names if name not in platform.link_ids]
+        if missing:
+            raise InputError(
+                f"names the link {missing[0]!r}, which {configuration.platform_file} does not have",
+                source=configuration.source,
+                field=key,
+            )
 
 
 def _write(args, configuration, paths: dict, plots, sim, rows: list, summary: dict) -> list:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ElementTree
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -162,6 +162,7 @@ class ElastiSimPlatform:
     cluster: np.ndarray | None = None
     cluster_names: tuple[str, ...] = ()
     routes: dict[tuple[int, int], tuple[RouteLink, ...]] | None = None
+    link_ids: frozenset[str] | None = None  # the XML form's <link> ids (None: the JSON form)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -490,7 +491,8 @@ def _load_xml(path: str) -> ElastiSimPlatform:
                 routes.append(child)
     _check_pfs_targets(targets, hosts | {record["name"] for record in records}, path)
     pfs_read, pfs_write, between = _read_routes(routes, links, clusters, pfs, path)
-    return _build(records, pfs_read, pfs_write, path, between)
+    platform = _build(records, pfs_read, pfs_write, path, between)
+    return replace(platform, link_ids=frozenset(str(link) for link in links))
 
 
 def _check_pfs_targets(targets: list[tuple[str, str]], hosts: set[str], path: str) -> None:

@@ -115,12 +115,12 @@ def test_the_unwritten_outputs_warning_follows_a_run(tmp_path, capsys):
     assert len(lines) == 1 and "warning: network_activity" in lines[0] and "not written" in lines[0]
 
 
-def test_pfs_targets_naming_a_missing_host(tmp_path, capsys):
-    config = _config(tmp_path, [dict(RIGID)])
+def _xml_platform(tmp_path, config, targets="pfs_host"):
+    """The configuration `config` on a small XML platform with one PFS link, `PFS`."""
     (tmp_path / "platform.xml").write_text(
         '<?xml version="1.0"?><platform version="4.1"><zone id="AS0" routing="Full">'
         '<cluster id="c" prefix="n" radical="0-3" suffix="" speed="1Gf" bw="1GBps" lat="0us">'
-        '<prop id="pfs_targets" value="pfs_host,pfs_typo"/></cluster>'
+        f'<prop id="pfs_targets" value="{targets}"/></cluster>'
         '<zone id="pfs" routing="None"><host id="pfs_host" speed="1Gf"><prop id="pfs_host" '
         'value="true"/></host></zone><link id="PFS" bandwidth="1GBps" latency="0us"/>'
         '<zoneRoute src="c" dst="pfs" gw_src="n0" gw_dst="pfs_host"><link_ctn id="PFS"/>'
@@ -129,11 +129,35 @@ def test_pfs_targets_naming_a_missing_host(tmp_path, capsys):
     settings = json.loads(config.read_text())
     settings["platform_file"] = str(tmp_path / "platform.xml")
     config.write_text(json.dumps(settings))
+    return config
+
+
+def test_pfs_targets_naming_a_missing_host(tmp_path, capsys):
+    config = _xml_platform(tmp_path, _config(tmp_path, [dict(RIGID)]), "pfs_host,pfs_typo")
     line = _refused(tmp_path, capsys, config)
     assert (
         "platform.xml, field '<cluster id='c'>: pfs_targets': names the host 'pfs_typo', which "
         "this platform does not have" in line
     )
+
+
+@pytest.mark.parametrize(
+    "links, message",
+    [
+        (
+            {"pfs_read_links": ["PFS", "PFS_read"]},
+            "configuration.json, field 'pfs_read_links': names the link 'PFS_read', which ",
+        ),
+        (
+            {"pfs_write_links": 3},
+            "configuration.json, field 'pfs_write_links': must be a list of link ids, got 3",
+        ),
+    ],
+    ids=["missing-link", "not-a-list"],
+)
+def test_pfs_links_of_the_configuration(tmp_path, capsys, links, message):
+    config = _xml_platform(tmp_path, _config(tmp_path, [dict(RIGID)], config=links))
+    assert message in _refused(tmp_path, capsys, config)
 
 
 def _algorithm(tmp_path, body):
