@@ -16,6 +16,8 @@ import sys
 import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cosched.cli import main
 
@@ -99,6 +101,44 @@ def test_argument_name_that_is_no_variable_name(tmp_path, capsys, name):
     job = {**RIGID, "arguments": {**RIGID["arguments"], name: 3}}
     line = _refused(tmp_path, capsys, _config(tmp_path, [job]))
     assert f"field 'jobs[0]: arguments.{name}': argument name {name!r} is not an ExprTk" in line
+
+
+NAME_EXAMPLES = 40  # argument names tried per run (each run takes a few milliseconds)
+EXPRTK_WORDS = ["sin", "exp", "log10", "clamp", "if", "while", "and", "true", "pi", "e", "inf"]
+
+
+@settings(
+    max_examples=NAME_EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    name=st.one_of(
+        st.sampled_from(EXPRTK_WORDS),
+        st.text(min_size=0, max_size=12),
+        st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,10}", fullmatch=True),
+    )
+)
+def test_any_argument_name_runs_or_is_refused_naming_it(tmp_path_factory, capsys, name):
+    """Whatever a job's argument is called: the run completes, or one line names
+    `arguments.<name>` in jobs.json (never a crash, a traceback or a second line; this found
+    names with a line break, which split the error line)."""
+    folder = tmp_path_factory.mktemp("name")
+    job = {**RIGID, "arguments": {**RIGID["arguments"], name: 3}}
+    config = _config(folder, [job])
+    argv = ["elastic", str(config), "--scheduler", "fcfs-rigid", "--out", str(folder / "out")]
+    code = main([*argv, "--json"])
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    if code == 0:
+        assert json.loads(captured.out)["completed"] == 1
+        return
+    assert code == 2 and len(lines) == 1, (code, lines)
+    # control characters (a line break in the name) are written as escapes: still one line
+    shown = "".join(char if char.isprintable() else repr(char)[1:-1] for char in name)
+    assert f"jobs.json, field 'jobs[0]: arguments.{shown}': argument name" in lines[0], lines
+    assert captured.out == "" and not (folder / "out").exists()
 
 
 def test_the_unwritten_outputs_warning_never_precedes_an_error(tmp_path, capsys):
