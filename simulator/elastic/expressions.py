@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 
 import cexprtk
 
@@ -45,13 +46,15 @@ _SHOWN_CHARS = 80  # how much of a long expression an error message repeats
 _SIGNED = ("evolving_request",)
 
 
-# Every cexprtk expression compiled in this process, by (text, variable names), shared by all
-# Expressions and kept until the interpreter's module teardown frees them by reference count.
-# cexprtk's classes let Python's cycle collector clear their fields before their C++ destructors
-# run: an expression reachable only from a reference cycle (an error's traceback holds one) then
-# corrupts the heap, and the process dies with SIGSEGV at exit after printing its error line
-# (exit 139 instead of 2). Shared, the cache stays as small as the distinct expressions.
-_COMPILED: dict[tuple[str, tuple[str, ...]], tuple[cexprtk.Expression, dict, tuple[str, ...]]] = {}
+# Every cexprtk expression compiled in this process, by (thread, text, variable names), shared by
+# the Expressions of one thread and kept until the interpreter's module teardown frees them by
+# reference count. cexprtk's classes let Python's cycle collector clear their fields before their
+# C++ destructors run: an expression reachable only from a reference cycle (an error's traceback
+# holds one) then corrupts the heap, and the process dies with SIGSEGV at exit after printing its
+# error line (exit 139 instead of 2). Shared, the cache stays as small as the distinct expressions;
+# per thread, because evaluating sets the expression's variables first (simulations in threads of
+# one Dask worker never share one).
+_COMPILED: dict[tuple[int, str, tuple[str, ...]], tuple[cexprtk.Expression, dict, tuple]] = {}
 _NAME_CHECKS: dict[str, cexprtk.Expression] = {}  # the same for the argument-name checks
 
 
@@ -127,7 +130,11 @@ class Expressions:
         """The compiled `text` over the variables `names` (sorted); InputError naming the
         expression if it fails."""
         key = (text, names)
-        entry = self._compiled.get(key) or _COMPILED.get(key)
+        entry = self._compiled.get(key)
+        if entry is not None:
+            return entry
+        shared = (threading.get_ident(), text, names)
+        entry = _COMPILED.get(shared)
         if entry is None:
             if len(text) > MAX_EXPRESSION_CHARS:
                 raise InputError(
@@ -180,7 +187,7 @@ class Expressions:
             used = tuple(
                 name for name in names if name.lower() in _IDENTIFIER.findall(text.lower())
             )
-            entry = _COMPILED[key] = (expression, table.variables, used)
+            entry = _COMPILED[shared] = (expression, table.variables, used)
         self._compiled[key] = entry
         return entry
 
