@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 
 import cexprtk
 
@@ -43,6 +44,18 @@ _SHOWN_CHARS = 80  # how much of a long expression an error message repeats
 # model; an evolving
 # request may be negative (ElastiSim clips it to the job's bounds with clip_evolving_requests)
 _SIGNED = ("evolving_request",)
+
+
+# Every cexprtk expression compiled in this process, by (thread, text, variable names), shared by
+# the Expressions of one thread and kept until the interpreter's module teardown frees them by
+# reference count. cexprtk's classes let Python's cycle collector clear their fields before their
+# C++ destructors run: an expression reachable only from a reference cycle (an error's traceback
+# holds one) then corrupts the heap, and the process dies with SIGSEGV at exit after printing its
+# error line (exit 139 instead of 2). Shared, the cache stays as small as the distinct expressions;
+# per thread, because evaluating sets the expression's variables first (simulations in threads of
+# one Dask worker never share one).
+_COMPILED: dict[tuple[int, str, tuple[str, ...]], tuple[cexprtk.Expression, dict, tuple]] = {}
+_NAME_CHECKS: dict[str, cexprtk.Expression] = {}  # the same for the argument-name checks
 
 
 def _shown(text: str) -> str:
@@ -111,7 +124,9 @@ class Expressions:
                 problem = f"argument name {name!r} is a resource variable ElastiSim sets itself"
             else:
                 try:
-                    cexprtk.Expression(name, cexprtk.Symbol_Table({name: 0.0}, add_constants=True))
+                    _NAME_CHECKS[name] = cexprtk.Expression(
+                        name, cexprtk.Symbol_Table({name: 0.0}, add_constants=True)
+                    )
                 except Exception:  # noqa: BLE001 - cexprtk's exceptions for reserved and shadowing names vary
                     problem = f"argument name {name!r} is an ExprTk function, keyword or constant"
             self._names[name] = problem
@@ -122,6 +137,10 @@ class Expressions:
         expression if it fails."""
         key = (text, names)
         entry = self._compiled.get(key)
+        if entry is not None:
+            return entry
+        shared = (threading.get_ident(), text, names)
+        entry = _COMPILED.get(shared)
         if entry is None:
             if len(text) > MAX_EXPRESSION_CHARS:
                 raise InputError(
@@ -146,10 +165,12 @@ class Expressions:
                     source=source,
                     field=where,
                 )
+            table = None
             try:
                 table = cexprtk.Symbol_Table({name: 0.0 for name in names}, add_constants=True)
                 expression = cexprtk.Expression(text, table)
             except (cexprtk.ParseException, cexprtk.UnknownSymbolResolverException) as error:
+                table = None  # freed now by reference count, never by the cycle collector (above)
                 reason = str(error).replace("Syntax Error", "").replace("Parser Error", "").strip()
                 raise InputError(
                     f"expression {_shown(text)} does not compile ({reason}); variables: "
@@ -162,6 +183,7 @@ class Expressions:
                 cexprtk.ReservedFunctionShadowException,
                 cexprtk.BadVariableException,
             ) as error:
+                table = None
                 raise InputError(
                     f"an argument name is not an ExprTk variable name ({error}); variables: "
                     f"{', '.join(names)}",
@@ -171,8 +193,8 @@ class Expressions:
             used = tuple(
                 name for name in names if name.lower() in _IDENTIFIER.findall(text.lower())
             )
-            entry = (expression, table.variables, used)
-            self._compiled[key] = entry
+            entry = _COMPILED[shared] = (expression, table.variables, used)
+        self._compiled[key] = entry
         return entry
 
     def evaluate(

@@ -363,7 +363,7 @@ class Simulation:
         run.clock = np.full(len(nodes), self.now)
         run.async_end = np.full(len(nodes), self.now)
         run.even, run.async_work = True, False
-        gpus = run.view.assigned_num_gpus_per_node
+        gpus = self._assigned_gpus(run)
         run.gpus = gpus if gpus > 0 else spec.num_gpus_per_node_min
         run.history.append((self.now, len(nodes)))
         self._occupy(run, nodes, True)
@@ -500,6 +500,24 @@ class Simulation:
                     f"(oversubscription is off)",
                 )
 
+    def _assigned_gpus(self, run: Run) -> int:
+        """The GPUs per node the algorithm assigned a job; ElastiSim ignores them for rigid jobs
+        and refuses a count outside the job's bounds (Job::checkConfigurationValidity)."""
+        spec, gpus = run.spec, run.view.assigned_num_gpus_per_node
+        if spec.type == "rigid" or not gpus:
+            return 0
+        try:
+            whole = float(gpus).is_integer()
+        except (TypeError, ValueError):
+            whole = False
+        if not whole or not spec.num_gpus_per_node_min <= gpus <= spec.num_gpus_per_node_max:
+            raise self._refuse(
+                run,
+                f"was assigned {gpus!r} GPUs per node: a {spec.type} job takes a whole number "
+                f"from {spec.num_gpus_per_node_min} to {spec.num_gpus_per_node_max}",
+            )
+        return int(gpus)
+
     def _check_size(self, run: Run, size: int, action: str) -> None:
         spec = run.spec
         if not spec.num_nodes_min <= size <= spec.num_nodes_max:
@@ -509,7 +527,9 @@ class Simulation:
                 else f"{spec.num_nodes_min} to {spec.num_nodes_max}"
             )
             raise self._refuse(
-                run, f"cannot {action} on {size} nodes: a {spec.type} job takes {bounds}"
+                run,
+                f"cannot {action} on {size} nodes: {'an' if spec.type[0] in 'ae' else 'a'} "
+                f"{spec.type} job takes {bounds}",
             )
 
     def _refuse(self, run: Run, reason: str) -> AlgorithmError:
