@@ -2,12 +2,10 @@
 ElastiSim does.
 
 ElastiSim writes a job's arguments into the expression text before ExprTk compiles it (001 §4.2.2):
-integers
-exactly, floating-point values with six decimals (C++ `std::to_string`), strings verbatim. Here
-arguments are
-ExprTk variables holding those same values, so `^`, `%`, `? :` and every ExprTk function mean what
-they mean in
-ElastiSim, and one compiled expression serves every job with the same argument names.
+integers exactly, floating-point values with six decimals (C++ `std::to_string`), strings verbatim.
+Here arguments are ExprTk variables holding those same values, so `^`, `%`, `? :` and every ExprTk
+function mean what they mean in ElastiSim, and one compiled expression serves every job with the
+same argument names.
 """
 
 from __future__ import annotations
@@ -32,17 +30,14 @@ __all__ = [
 # evolving request
 RESOURCE_VARIABLES = ("num_nodes", "num_gpus_per_node", "num_gpus", "phase_iteration")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")  # ExprTk symbols are case-insensitive
-_VARIABLE = re.compile(
-    r"[A-Za-z][A-Za-z0-9_]*\Z"
-)  # an ExprTk variable name (no leading underscore, no dot)
-MAX_EXPRESSION_CHARS = (
-    20_000  # ExprTk refuses chains of more than 10,000 terms (its depth limit, ERR018)
-)
+_VARIABLE = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")  # an ExprTk variable: no leading _, no dot
+# ExprTk refuses chains of more than 10,000 terms (its depth limit, ERR018)
+MAX_EXPRESSION_CHARS = 20_000
 MAX_EXPRESSION_DEPTH = 200  # brackets inside brackets; ExprTk's parser stops near 400 nested levels
 _SHOWN_CHARS = 80  # how much of a long expression an error message repeats
-# payloads (flops, bytes, delays, iteration counts) are amounts: a negative value is a broken
-# model; an evolving
-# request may be negative (ElastiSim clips it to the job's bounds with clip_evolving_requests)
+# payloads (flops, bytes, delays, iteration counts) are amounts: a negative value is a broken model;
+# an evolving request may be negative (ElastiSim clips it to the job's bounds with
+# clip_evolving_requests)
 _SIGNED = ("evolving_request",)
 
 
@@ -103,12 +98,6 @@ class Expressions:
         ] = {}
         self._names: dict[str, str | None] = {}
 
-    def __del__(self) -> None:
-        # release each expression before its symbol table, here rather than in the cyclic garbage
-        # collector: that one may clear a cexprtk Symbol_Table's fields before it is freed, and its
-        # C++ destructor then writes through None (the process crashes at exit)
-        self._compiled.clear()
-
     def variable_name_problem(self, name: str) -> str | None:
         """Why `name` cannot be an ExprTk variable (a space, an ExprTk function or keyword, ...),
         or None."""
@@ -117,8 +106,7 @@ class Expressions:
             if not _VARIABLE.match(name):
                 problem = (
                     f"argument name {name!r} is not an ExprTk variable name (a letter, then "
-                    f"letters, digits "
-                    f"or _)"
+                    f"letters, digits or _)"
                 )
             elif name.lower() in RESOURCE_VARIABLES:
                 problem = f"argument name {name!r} is a resource variable ElastiSim sets itself"
