@@ -111,6 +111,16 @@ class Expressions:
             self._names[name] = problem
         return self._names[name]
 
+    def __del__(self) -> None:
+        # cexprtk 0.4's Symbol_Table.__dealloc__ writes through its variables' object, which the
+        # cyclic garbage collector may already have replaced by None (a write into memory next to
+        # None: a crash at exit). Dropping each expression before its table, here, frees both by
+        # reference counting before the collector clears either, whatever cycle holds this object.
+        compiled, self._compiled = self._compiled, {}
+        while compiled:
+            _, entry = compiled.popitem()
+            del entry
+
     def compile(self, text: str, names: tuple[str, ...], *, where: str, source: str | None = None):
         """The compiled `text` over the variables `names` (sorted); InputError naming the
         expression if it fails."""
