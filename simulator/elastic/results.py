@@ -7,19 +7,30 @@ time is unknown), `node_utilization.csv` (a row per node state change) and, with
 relative to the link bandwidth) and `cpu_utilization.csv` (per node, the share of each sensing
 interval its CPU was busy: a job runs there and does not wait for I/O). cosched's `jobs.csv` adds
 per job its size bounds, reconfigurations, node-seconds and its node count over time.
+
+`written_aside` writes one large file (the CPU series) in a forked child while the command writes
+the others: on Linux, two cores make the outputs' wall time that of the larger part.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import math
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
+from cosched.errors import InputError
 from cosched.outputs import atomic_path
 from cosched.simulator.elastic.runtime import Simulation
-from cosched.simulator.elastic.sensing import node_runs, write_runs, write_series
+from cosched.simulator.elastic.sensing import node_runs, write_runs_into, write_series
 
 __all__ = [
     "JOB_STATISTICS_COLUMNS",
@@ -32,7 +43,9 @@ __all__ = [
     "write_node_utilization",
     "write_pfs_utilization",
     "write_cpu_utilization",
+    "write_cpu_series",
     "write_jobs",
+    "written_aside",
     "summary",
 ]
 
@@ -134,22 +147,35 @@ def write_job_statistics(rows: list[dict], path: str | Path) -> Path:
 
 
 def write_node_utilization(sim: Simulation, path: str | Path) -> Path:
-    names = sim.platform.names
+    """A row per node state change, as `csv.writer` writes it (names quoted where they need it,
+    CRLF line ends), each time's and job list's text made once: times are floats (`repr`), job
+    lists integers."""
+    names = [_csv_field(name) for name in sim.platform.names]
     labels = {state: state.name.lower() for state in {entry[2] for entry in sim.node_log}}
+    jobs = {(): "none"}  # the text of each job list, made once
+    lines = []
+    last, stamp = None, ""
+    for when, node, state, running, expected in sim.node_log:
+        if when != last or not when:  # rows of one time share its text (0.0 and -0.0 do not)
+            last, stamp = when, _time(when)
+        ran = jobs.get(running)
+        if ran is None:
+            ran = jobs[running] = ";".join(map(str, running))
+        wait = jobs.get(expected)
+        if wait is None:
+            wait = jobs[expected] = ";".join(map(str, expected))
+        lines.append(f"{stamp},{names[node]},{labels[state]},{ran},{wait}\r\n")
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(NODE_UTILIZATION_COLUMNS)
-        writer.writerows(
-            (
-                _time(when),
-                names[node],
-                labels[state],
-                ";".join(map(str, running)) or "none",
-                ";".join(map(str, expected)) or "none",
-            )
-            for when, node, state, running, expected in sim.node_log
-        )
+        handle.write(",".join(map(_csv_field, NODE_UTILIZATION_COLUMNS)) + "\r\n")
+        handle.write("".join(lines))
     return Path(path)
+
+
+def _csv_field(text: str) -> str:
+    """`text` as one field of a `csv.writer` row (quoted if it holds a comma, quote or line end)."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="").writerow((text,))
+    return buffer.getvalue()
 
 
 def stays(sim: Simulation):
@@ -216,6 +242,13 @@ def write_pfs_utilization(sim: Simulation, path: str | Path, interval: float) ->
 def write_cpu_utilization(sim: Simulation, path: str | Path, interval: float) -> Path:
     """Per node, the busy share of each sensing interval: a job runs on the node and does not wait
     for I/O."""
+    with atomic_path(path) as tmp:
+        write_cpu_series(sim, tmp, interval)
+    return Path(path)
+
+
+def write_cpu_series(sim: Simulation, path: str | Path, interval: float) -> None:
+    """`write_cpu_utilization` straight into `path` (not atomic: for a caller that moves it)."""
     samples = _samples(sim, interval)
     nodes: list[int] = []
     times: list[float] = []
@@ -238,7 +271,8 @@ def write_cpu_utilization(sim: Simulation, path: str | Path, interval: float) ->
         len(samples),
         interval,
     )
-    return write_runs(path, ("Time", *sim.platform.names), samples, runs)
+    with open(path, "wb") as handle:
+        write_runs_into(handle, ("Time", *sim.platform.names), samples, runs)
 
 
 def write_jobs(rows: list[dict], path: str | Path) -> Path:
@@ -247,6 +281,100 @@ def write_jobs(rows: list[dict], path: str | Path) -> Path:
         writer.writeheader()
         writer.writerows(rows)
     return Path(path)
+
+
+# a child process writes while the parent goes on (Linux; where fork is safe for a numpy process)
+FORK_WRITES = sys.platform.startswith("linux") and hasattr(os, "fork")
+_REASON_BYTES = 2000  # the longest failure reason a writing child sends back
+IDLE_CORE_LOAD = 0.5  # fork only while the load average leaves this much more than one core idle
+
+
+@contextlib.contextmanager
+def written_aside(path: str | Path, write: Callable[[Path], object]) -> Iterator[None]:
+    """Write `path` with `write(tmp)` in a forked child while the block runs; on leaving the block,
+    wait for the child and move its file into place. All or nothing: if the block or the child
+    fails, or Ctrl-C stops either, the child is stopped and its file removed (a failed child is an
+    InputError naming the file). Without fork, with other threads running (a fork would not copy
+    them) or without an idle core (`_idle_core`) the file is written first, in this process."""
+    with atomic_path(path) as tmp:
+        if not _fork_allowed():
+            write(tmp)
+            yield
+            return
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
+            with contextlib.suppress(Exception):
+                stream.flush()
+        reader, writer = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: write, report a failure, leave without unwinding the caller
+            code = 1
+            try:
+                os.close(reader)
+                try:
+                    write(tmp)
+                    code = 0
+                except BaseException as error:  # noqa: BLE001 - reported to the parent
+                    os.write(writer, _reason(error).encode()[:_REASON_BYTES])
+                with contextlib.suppress(Exception):
+                    sys.stderr.flush()
+            finally:
+                os._exit(code)
+        os.close(writer)
+        try:
+            try:
+                yield
+            except BaseException:
+                _stop(pid)
+                raise
+            try:
+                _, status = os.waitpid(pid, 0)
+            except BaseException:
+                _stop(pid)
+                raise
+            reason = os.read(reader, _REASON_BYTES).decode(errors="replace")
+        finally:
+            os.close(reader)
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            raise InputError(f"cannot write the output: {reason or _ended(code)}", source=str(path))
+
+
+def _fork_allowed() -> bool:
+    return FORK_WRITES and threading.active_count() == 1 and _idle_core()
+
+
+def _idle_core() -> bool:
+    """Whether a second core is likely free for a writing child: at least two cores for this
+    process and a 1-minute load average of the others below all but one of them (a child on a
+    busy machine only adds the cost of forking)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return False
+    return cores >= 2 and load < cores - IDLE_CORE_LOAD
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted"
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return f"{type(error).__name__}: {error}"
+
+
+def _ended(code: int) -> str:
+    if code < 0:
+        return f"the process writing it was stopped by signal {-code}"
+    return f"the process writing it exited with code {code}"
+
+
+def _stop(pid: int) -> None:
+    """Kill and reap a writing child (its file is removed by the caller)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
 
 
 def _median(values: list[float]) -> float:

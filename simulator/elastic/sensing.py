@@ -30,6 +30,7 @@ __all__ = [
     "run_columns",
     "write_series",
     "write_runs",
+    "write_runs_into",
     "Sparse",
     "Runs",
 ]
@@ -391,9 +392,14 @@ def _columns_as_runs(columns: list[Sparse]) -> Runs:
 def write_runs(path: str | Path, header, times: np.ndarray, runs: Runs) -> Path:
     """A CSV with a time column (`%.10g`) and the columns of `runs` (`%.6g`)."""
     with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-        handle.write((",".join(header) + "\n").encode())
-        _write_runs(handle, times, runs)
+        write_runs_into(handle, header, times, runs)
     return Path(path)
+
+
+def write_runs_into(handle, header, times: np.ndarray, runs: Runs) -> None:
+    """`write_runs` into an open binary file."""
+    handle.write((",".join(header) + "\n").encode())
+    _write_runs(handle, times, runs)
 
 
 def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> Path:

@@ -1,0 +1,117 @@
+"""`written_aside`: a large output written by a forked child while the command writes the others,
+all or nothing (the file appears only when the block and the child both succeed)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cosched.errors import InputError
+from cosched.simulator.elastic import results
+
+pytestmark = pytest.mark.skipif(not results.FORK_WRITES, reason="fork: Linux only")
+
+SLOW_CHILD_SECONDS = 30  # a child that would outlive the test unless it is stopped
+STOP_SECONDS = 5  # a stopped child is gone well before this
+
+
+@pytest.fixture(params=[True, False], ids=["forked", "in-process"])
+def forking(request, monkeypatch):
+    monkeypatch.setattr(results, "_fork_allowed", lambda: request.param)
+    return request.param
+
+
+def _writer(data: bytes):
+    def write(path):
+        with open(path, "wb") as handle:
+            handle.write(data)
+
+    return write
+
+
+def test_the_file_appears_whole_when_the_block_ends(tmp_path, forking):
+    target = tmp_path / "series.csv"
+    data = b"1,0,1\n" * 100_000
+    with results.written_aside(target, _writer(data)):
+        assert not target.exists()
+        (tmp_path / "other.csv").write_text("written meanwhile\n")
+    assert target.read_bytes() == data
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["other.csv", "series.csv"]
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=st.binary(max_size=5000), fork=st.booleans())
+def test_the_file_holds_exactly_what_the_writer_wrote(tmp_path_factory, data, fork):
+    folder = tmp_path_factory.mktemp("aside")
+    saved = results._fork_allowed
+    results._fork_allowed = lambda: fork
+    try:
+        with results.written_aside(folder / "out.csv", _writer(data)):
+            pass
+    finally:
+        results._fork_allowed = saved
+    assert (folder / "out.csv").read_bytes() == data
+    assert [path.name for path in folder.iterdir()] == ["out.csv"]
+
+
+def test_a_failing_writer_is_one_input_error_and_leaves_nothing(tmp_path, forking):
+    def full_disk(path):
+        with open(path, "wb") as handle:
+            handle.write(b"partial")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    target = tmp_path / "series.csv"
+    expected = InputError if forking else OSError
+    with (
+        pytest.raises(expected, match="No space left on device") as caught,
+        results.written_aside(target, full_disk),
+    ):
+        pass
+    if forking:
+        assert str(target) in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failing_block_stops_the_child_and_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(results, "_fork_allowed", lambda: True)
+
+    def slow(path):
+        with open(path, "wb") as handle:
+            handle.write(b"partial")
+        time.sleep(SLOW_CHILD_SECONDS)
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), results.written_aside(tmp_path / "series.csv", slow):
+        time.sleep(0.2)  # the child has opened its file
+        raise KeyboardInterrupt  # Ctrl-C while the command writes the other files
+    assert time.monotonic() - started < STOP_SECONDS
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_child_killed_from_outside_is_named(tmp_path, monkeypatch):
+    monkeypatch.setattr(results, "_fork_allowed", lambda: True)
+
+    def killed(path):
+        os.kill(os.getpid(), 9)
+
+    with (
+        pytest.raises(InputError, match="stopped by signal 9"),
+        results.written_aside(tmp_path / "series.csv", killed),
+    ):
+        pass
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_child_prints_nothing_the_parent_had_buffered(tmp_path, monkeypatch, capfd):
+    monkeypatch.setattr(results, "_fork_allowed", lambda: True)
+    print("printed once", end="")  # still in the buffer when the child is forked
+    with results.written_aside(tmp_path / "series.csv", _writer(b"x")):
+        pass
+    sys.stdout.flush()
+    assert capfd.readouterr().out.count("printed once") == 1
