@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import itertools
 import math
 import os
 import signal
@@ -199,20 +200,23 @@ def _per_interval(
     times: np.ndarray, levels: np.ndarray, samples: np.ndarray, interval: float
 ) -> np.ndarray:
     """The means of step functions (column k: `levels[i, k]` from `times[i]` on, 0 before) over
-    each interval ending at `samples` (a row each): their integrals at the samples, differenced."""
+    each interval ending at `samples` (a row each): their integrals at the samples, differenced
+    (column by column: contiguous arrays, the same sums)."""
+    means = np.zeros((len(samples), levels.shape[1]))
     if not len(times):
-        return np.zeros((len(samples), levels.shape[1]))
-    integral = np.concatenate(
-        (np.zeros((1, levels.shape[1])), np.cumsum(levels[:-1] * np.diff(times)[:, None], axis=0))
-    )
+        return means
+    steps = np.diff(times)
     at = np.searchsorted(times, samples, side="right") - 1
     clipped = np.maximum(at, 0)
-    total = np.where(
-        (at >= 0)[:, None],
-        integral[clipped] + levels[clipped] * (samples - times[clipped])[:, None],
-        0.0,
-    )
-    return np.diff(total, axis=0, prepend=0.0) / interval
+    before = at < 0  # samples before the first step: integral 0
+    elapsed = samples - times[clipped]
+    for column in range(levels.shape[1]):
+        level = np.ascontiguousarray(levels[:, column])
+        integral = np.concatenate(([0.0], np.cumsum(level[:-1] * steps)))
+        total = integral[clipped] + level[clipped] * elapsed
+        total[before] = 0.0
+        means[:, column] = np.diff(total, prepend=0.0) / interval
+    return means
 
 
 def _write_table(path, header, table: np.ndarray) -> Path:
@@ -225,7 +229,9 @@ def _write_table(path, header, table: np.ndarray) -> Path:
 def write_pfs_utilization(sim: Simulation, path: str | Path, interval: float) -> Path:
     """PFS throughput averaged over each sensing interval up to the last job end."""
     samples = _samples(sim, interval)
-    log = np.asarray(sim.pfs_log, dtype=np.float64).reshape(-1, 3)
+    log = np.fromiter(
+        itertools.chain.from_iterable(sim.pfs_log), dtype=np.float64, count=3 * len(sim.pfs_log)
+    ).reshape(-1, 3)  # (time, read, write) rows
     means = _per_interval(log[:, 0], log[:, 1:], samples, interval)
     read, write = means[:, 0], means[:, 1]
     capacities = [
@@ -252,21 +258,27 @@ def write_cpu_series(sim: Simulation, path: str | Path, interval: float) -> None
     samples = _samples(sim, interval)
     nodes: list[int] = []
     times: list[float] = []
-    steps: list[int] = []
     for node, _, start, end in stays(sim):
         nodes += (node, node)
         times += (start, end)
-        steps += (1, -1)
-    sizes = [len(entry[3]) for entry in sim.io_log]
-    io_nodes = [node for entry in sim.io_log for node in entry[3]]
-    io_starts = np.repeat([entry[1] for entry in sim.io_log], sizes)
-    io_ends = np.repeat([entry[2] for entry in sim.io_log], sizes)
+    log = sim.io_log  # (job, start, end, nodes): the nodes wait for I/O from start to end
+    sizes = [len(entry[3]) for entry in log]
+    waits = sum(sizes)
+    io_nodes = np.fromiter(
+        itertools.chain.from_iterable([entry[3] for entry in log]), dtype=np.int64, count=waits
+    )
+    io_starts = np.repeat(np.fromiter((entry[1] for entry in log), np.float64, len(log)), sizes)
+    io_ends = np.repeat(np.fromiter((entry[2] for entry in log), np.float64, len(log)), sizes)
     runs = node_runs(
-        np.concatenate([np.array(nodes, dtype=np.int64), io_nodes, io_nodes]).astype(np.int64),
+        np.concatenate([np.array(nodes, dtype=np.int64), io_nodes, io_nodes]),
         np.concatenate([np.array(times, dtype=np.float64), io_starts, io_ends]),
         np.concatenate(
-            [np.array(steps, dtype=np.int64), np.full(len(io_nodes), -1), np.ones(len(io_nodes))]
-        ).astype(np.int64),
+            [
+                np.tile(np.array([1, -1], dtype=np.int64), len(nodes) // 2),  # a stay's start, end
+                np.full(waits, -1, dtype=np.int64),
+                np.ones(waits, dtype=np.int64),
+            ]
+        ),
         len(sim.platform),
         len(samples),
         interval,
