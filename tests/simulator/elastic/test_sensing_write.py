@@ -43,6 +43,34 @@ def test_write_series_matches_cell_by_cell(tmp_path_factory, rows, width, interv
     assert path.read_text() == _reference(header, times, columns)
 
 
+_value = st.one_of(
+    st.sampled_from([0.0, -0.0, 1.0, float("nan"), float("inf"), -float("inf"), 1e300, 5e-324]),
+    st.floats(allow_nan=True, allow_infinity=True),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    distinct=st.lists(st.lists(_value, min_size=4, max_size=4), min_size=1, max_size=6),
+    repeats=st.lists(st.tuples(st.integers(0, 5), st.integers(1, 9)), min_size=1, max_size=12),
+)
+def test_dense_series_with_any_floats_matches_cell_by_cell(tmp_path_factory, distinct, repeats):
+    """The PFS-like series (few columns, runs of equal rows, every value its own text: -0.0,
+    NaN, infinities, subnormals) is each cell formatted alone, across blocks."""
+    rows = [distinct[pick % len(distinct)] for pick, count in repeats for _ in range(count)]
+    times = np.arange(1, len(rows) + 1, dtype=np.float64)
+    columns = [np.array([row[column] for row in rows]) for column in range(4)]
+    header = ["Time", "Read", "Write", "Read (rel.)", "Write (rel.)"]
+    path = tmp_path_factory.mktemp("dense") / "s.csv"
+    old = sensing.ROWS_PER_BLOCK
+    sensing.ROWS_PER_BLOCK = 5  # runs cross block ends
+    try:
+        sensing.write_series(path, header, times, columns)
+    finally:
+        sensing.ROWS_PER_BLOCK = old
+    assert path.read_text() == _reference(header, times, columns)
+
+
 _stay = st.tuples(
     st.integers(0, 3),
     st.sampled_from([0.0, 0.5, 1.0, 1.25, 2.0, 3.7, 9.0]),
