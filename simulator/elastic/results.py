@@ -19,6 +19,7 @@ import csv
 import io
 import itertools
 import math
+import operator
 import os
 import signal
 import sys
@@ -288,10 +289,13 @@ def write_cpu_series(sim: Simulation, path: str | Path, interval: float) -> None
 
 
 def write_jobs(rows: list[dict], path: str | Path) -> Path:
+    """cosched's jobs.csv: a `job_rows` row per job, its JOBS_COLUMNS in order (what
+    `csv.DictWriter` writes, without its per-row checks: the rows hold exactly these keys)."""
+    columns = operator.itemgetter(*JOBS_COLUMNS)
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, JOBS_COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+        writer = csv.writer(handle)
+        writer.writerow(JOBS_COLUMNS)
+        writer.writerows(map(columns, rows))
     return Path(path)
 
 
