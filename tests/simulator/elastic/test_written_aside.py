@@ -12,8 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cosched.cli import main
 from cosched.errors import InputError
 from cosched.simulator.elastic import results
+
+from .scenario import write_scenario
 
 pytestmark = pytest.mark.skipif(not results.FORK_WRITES, reason="fork: Linux only")
 
@@ -115,3 +118,52 @@ def test_the_child_prints_nothing_the_parent_had_buffered(tmp_path, monkeypatch,
         pass
     sys.stdout.flush()
     assert capfd.readouterr().out.count("printed once") == 1
+
+
+def _sensed_project(tmp_path):
+    model = {
+        "phases": [
+            {
+                "tasks": [
+                    {"type": "cpu", "flops": 3e9, "computation_pattern": "uniform"},
+                    {"type": "pfs_write", "bytes": 2e9, "pattern": "all_ranks"},
+                ]
+            }
+        ]
+    }
+    sensing = {"sensing": True, "sensing_interval": 1, "cpu_utilization": "c.csv"}
+    jobs = [{"type": "rigid", "submit_time": 0, "num_nodes": 2}]
+    return write_scenario(tmp_path, jobs, model, nodes=3, config=sensing)
+
+
+def _elastic(config, out):
+    return main(["elastic", str(config), "--scheduler", "fcfs-rigid", "--out", str(out), "--quiet"])
+
+
+def test_the_command_writes_the_same_files_with_and_without_the_child(tmp_path, monkeypatch):
+    config = _sensed_project(tmp_path)
+    written = {}
+    for fork in (True, False):
+        monkeypatch.setattr(results, "_fork_allowed", lambda fork=fork: fork)
+        out = tmp_path / f"out-{fork}"
+        assert _elastic(config, out) == 0
+        written[fork] = {
+            path.name: path.read_bytes() for path in out.iterdir() if path.name != "summary.json"
+        }
+    assert written[True] == written[False]
+    assert "cpu_utilization.csv" in written[True]
+
+
+def test_a_failing_child_is_one_line_exit_2_and_no_output_folder(tmp_path, monkeypatch, capsys):
+    config = _sensed_project(tmp_path)
+    monkeypatch.setattr(results, "_fork_allowed", lambda: True)
+
+    def full_disk(sim, path, interval):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(results, "write_cpu_series", full_disk)
+    out = tmp_path / "out"
+    assert _elastic(config, out) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "cpu_utilization.csv" in error and "No space left on device" in error
+    assert not out.exists()
