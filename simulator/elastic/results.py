@@ -201,23 +201,20 @@ def _per_interval(
     times: np.ndarray, levels: np.ndarray, samples: np.ndarray, interval: float
 ) -> np.ndarray:
     """The means of step functions (column k: `levels[i, k]` from `times[i]` on, 0 before) over
-    each interval ending at `samples` (a row each): their integrals at the samples, differenced
-    (column by column: contiguous arrays, the same sums)."""
-    means = np.zeros((len(samples), levels.shape[1]))
+    each interval ending at `samples` (a row each): their integrals at the samples, differenced."""
     if not len(times):
-        return means
-    steps = np.diff(times)
+        return np.zeros((len(samples), levels.shape[1]))
+    integral = np.concatenate(
+        (np.zeros((1, levels.shape[1])), np.cumsum(levels[:-1] * np.diff(times)[:, None], axis=0))
+    )
     at = np.searchsorted(times, samples, side="right") - 1
     clipped = np.maximum(at, 0)
-    before = at < 0  # samples before the first step: integral 0
-    elapsed = samples - times[clipped]
-    for column in range(levels.shape[1]):
-        level = np.ascontiguousarray(levels[:, column])
-        integral = np.concatenate(([0.0], np.cumsum(level[:-1] * steps)))
-        total = integral[clipped] + level[clipped] * elapsed
-        total[before] = 0.0
-        means[:, column] = np.diff(total, prepend=0.0) / interval
-    return means
+    total = np.where(
+        (at >= 0)[:, None],
+        integral[clipped] + levels[clipped] * (samples - times[clipped])[:, None],
+        0.0,
+    )
+    return np.diff(total, axis=0, prepend=0.0) / interval
 
 
 def _write_table(path, header, table: np.ndarray) -> Path:
@@ -230,9 +227,7 @@ def _write_table(path, header, table: np.ndarray) -> Path:
 def write_pfs_utilization(sim: Simulation, path: str | Path, interval: float) -> Path:
     """PFS throughput averaged over each sensing interval up to the last job end."""
     samples = _samples(sim, interval)
-    log = np.fromiter(
-        itertools.chain.from_iterable(sim.pfs_log), dtype=np.float64, count=3 * len(sim.pfs_log)
-    ).reshape(-1, 3)  # (time, read, write) rows
+    log = np.asarray(sim.pfs_log, dtype=np.float64).reshape(-1, 3)
     means = _per_interval(log[:, 0], log[:, 1:], samples, interval)
     read, write = means[:, 0], means[:, 1]
     capacities = [

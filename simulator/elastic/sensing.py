@@ -191,16 +191,14 @@ def _sparse(column: np.ndarray) -> Sparse:
 def _write_dense(handle, times: np.ndarray, columns: list[np.ndarray]) -> None:
     """Few columns of mostly other values than 0 and 1 (the PFS series): each distinct row of
     values formatted once (series repeat them)."""
-    table = np.column_stack([np.asarray(column, dtype=np.float64) for column in columns])
-    every = table.view(np.uint64)  # rows equal bit for bit: -0.0 and NaNs keep their own text
-    changes = np.flatnonzero(np.append(True, (every[1:] != every[:-1]).any(axis=1)))
-    ordered = np.sort(every[changes], axis=None)  # the values of every run of equal rows
-    vocabulary = _Vocabulary(ordered[np.append(True, ordered[1:] != ordered[:-1])])
     for begin in range(0, len(times), ROWS_PER_BLOCK):
         end = min(begin + ROWS_PER_BLOCK, len(times))
-        bits = every[begin:end]
+        values = np.column_stack(
+            [np.asarray(column[begin:end], dtype=np.float64) for column in columns]
+        )
+        bits = values.view(np.uint64)  # rows equal bit for bit: -0.0 and NaNs keep their own text
         first = np.flatnonzero(np.append(True, (bits[1:] != bits[:-1]).any(axis=1)))
-        texts = vocabulary.rows(bits[first])  # each run of equal rows once
+        texts = _cell_rows(bits[first])  # each run of equal rows once
         stamps, _ = _stamps(times[begin:end])
         # a zero-padded byte matrix of the rows (time, comma, values, newline): dropping the
         # zero bytes leaves the text
@@ -215,37 +213,32 @@ def _write_dense(handle, times: np.ndarray, columns: list[np.ndarray]) -> None:
         handle.write(flat[flat != 0].tobytes())
 
 
-class _Vocabulary:
-    """The `%.6g` text of each distinct value of a series (given as their bits, ascending),
-    formatted once: one byte blob with each text's offset and length."""
-
-    def __init__(self, distinct: np.ndarray):
-        self.distinct = distinct
-        texts = [b"%.6g" % value for value in distinct.view(np.float64).tolist()]
-        self.sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-        self.offsets = np.cumsum(self.sizes) - self.sizes
-        self.blob = np.frombuffer(b"".join(texts), dtype=np.uint8)
-
-    def rows(self, bits: np.ndarray) -> np.ndarray:
-        """Rows of float cells (given as their bits) as text joined by commas: a zero-padded byte
-        matrix, a row per row; every byte is placed at once from the cell lengths."""
-        inverse = np.searchsorted(self.distinct, bits)
-        lengths = self.sizes[inverse]
-        ends = np.cumsum(lengths + 1, axis=1)  # each cell and its comma, within its row
-        starts = ends - 1 - lengths
-        width = int(ends[:, -1].max()) - 1 if len(bits) else 0
-        text = np.zeros((len(bits), width), dtype=np.uint8)
-        rows = np.arange(len(bits))[:, None]
-        text[rows, ends[:, :-1] - 1] = ord(",")
-        flat_starts = (starts + rows * width).ravel()
-        flat_sizes = lengths.ravel()
-        within = np.arange(int(flat_sizes.sum())) - np.repeat(
-            np.cumsum(flat_sizes) - flat_sizes, flat_sizes
-        )
-        text.ravel()[np.repeat(flat_starts, flat_sizes) + within] = self.blob[
-            np.repeat(self.offsets[inverse.ravel()], flat_sizes) + within
-        ]
-        return text
+def _cell_rows(bits: np.ndarray) -> np.ndarray:
+    """Rows of float cells (given as their bits) as text, `%.6g` joined by commas: a zero-padded
+    byte matrix, a row per row. Each distinct value is formatted once and every byte is placed at
+    once from the cell lengths."""
+    distinct, inverse = np.unique(bits, return_inverse=True)
+    words = [b"%.6g" % value for value in distinct.view(np.float64).tolist()]
+    sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    blob = np.frombuffer(b"".join(words), dtype=np.uint8)
+    offsets = np.cumsum(sizes) - sizes
+    inverse = inverse.reshape(bits.shape)
+    lengths = sizes[inverse]
+    ends = np.cumsum(lengths + 1, axis=1)  # each cell and its comma, within its row
+    starts = ends - 1 - lengths
+    width = int(ends[:, -1].max()) - 1 if len(bits) else 0
+    text = np.zeros((len(bits), width), dtype=np.uint8)
+    rows = np.arange(len(bits))[:, None]
+    text[rows, ends[:, :-1] - 1] = ord(",")
+    flat_starts = (starts + rows * width).ravel()
+    flat_sizes = lengths.ravel()
+    within = np.arange(int(flat_sizes.sum())) - np.repeat(
+        np.cumsum(flat_sizes) - flat_sizes, flat_sizes
+    )
+    text.ravel()[np.repeat(flat_starts, flat_sizes) + within] = blob[
+        np.repeat(offsets[inverse.ravel()], flat_sizes) + within
+    ]
+    return text
 
 
 def _stamps(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
