@@ -31,6 +31,7 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
+from cosched.processes import INTERRUPT_SIGNALS, die_with_parent
 from cosched.simulator.elastic.runtime import Simulation
 from cosched.simulator.elastic.sensing import node_runs, write_runs_into, write_series
 
@@ -304,9 +305,10 @@ IDLE_CORE_LOAD = 0.5  # fork only while the load average leaves this much more t
 def written_aside(path: str | Path, write: Callable[[Path], object]) -> Iterator[None]:
     """Write `path` with `write(tmp)` in a forked child while the block runs; on leaving the block,
     wait for the child and move its file into place. All or nothing: if the block or the child
-    fails, or Ctrl-C stops either, the child is stopped and its file removed (a failed child is an
-    InputError naming the file). Without fork, with other threads running (a fork would not copy
-    them) or without an idle core (`_idle_core`) the file is written first, in this process."""
+    fails, or Ctrl-C stops the command, the child is stopped and its file removed (a failed child
+    is an InputError naming the file); the child ignores Ctrl-C and dies with the command.
+    Without fork, with other threads running (a fork would not copy them) or without an idle core
+    (`_idle_core`) the file is written first, in this process."""
     with atomic_path(path) as tmp:
         if not _fork_allowed():
             write(tmp)
@@ -316,10 +318,16 @@ def written_aside(path: str | Path, write: Callable[[Path], object]) -> Iterator
             with contextlib.suppress(Exception):
                 stream.flush()
         reader, writer = os.pipe()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: write, report a failure, leave without unwinding the caller
             code = 1
             try:
+                # it dies with the command; Ctrl-C and termination signals are the parent's to
+                # handle (it stops the child)
+                die_with_parent(parent)
+                for number in INTERRUPT_SIGNALS:
+                    signal.signal(number, signal.SIG_IGN)
                 os.close(reader)
                 try:
                     write(tmp)
