@@ -103,3 +103,44 @@ def test_busy_shares_of_all_nodes_match_node_by_node(busy, idle, rows, interval)
         assert len(together[node][0]) == rows
         for left, right in zip(together[node], alone):
             assert np.array_equal(left, right)
+
+
+def _plain_means(times, levels, samples, interval):
+    """The PFS series' interval means as one expression (results._per_interval computes them in
+    place)."""
+    if not len(times):
+        return np.zeros((len(samples), levels.shape[1]))
+    integral = np.concatenate(
+        (np.zeros((1, levels.shape[1])), np.cumsum(levels[:-1] * np.diff(times)[:, None], axis=0))
+    )
+    at = np.searchsorted(times, samples, side="right") - 1
+    clipped = np.maximum(at, 0)
+    total = np.where(
+        (at >= 0)[:, None],
+        integral[clipped] + levels[clipped] * (samples - times[clipped])[:, None],
+        0.0,
+    )
+    return np.diff(total, axis=0, prepend=0.0) / interval
+
+
+_level = st.sampled_from([0.0, -0.0, 1e9, 3.3e8, 1 / 3, 2.5e-7, float("inf"), float("nan")])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.5, 3.0, 7.75]), _level, _level),
+        max_size=30,
+    ),
+    rows=st.integers(0, 40),
+    interval=st.sampled_from([1.0, 0.5, 3.0]),
+)
+def test_pfs_interval_means_are_the_plain_expressions_bit_for_bit(steps, rows, interval):
+    from cosched.simulator.elastic import results
+
+    log = np.array(sorted(steps, key=lambda step: step[0]), dtype=np.float64).reshape(-1, 3)
+    samples = np.arange(1, rows + 1) * interval
+    with np.errstate(invalid="ignore"):
+        got = results._per_interval(log[:, 0], log[:, 1:], samples, interval)
+        want = _plain_means(log[:, 0], log[:, 1:], samples, interval)
+    assert got.shape == want.shape and got.tobytes() == want.tobytes()
