@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import ctypes
 import io
 import itertools
 import math
@@ -306,6 +307,10 @@ def write_jobs(rows: list[dict], path: str | Path) -> Path:
 FORK_WRITES = sys.platform.startswith("linux") and hasattr(os, "fork")
 _REASON_BYTES = 2000  # the longest failure reason a writing child sends back
 IDLE_CORE_LOAD = 0.5  # fork only while the load average leaves this much more than one core idle
+M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3  # glibc <malloc.h> mallopt options
+CHILD_MMAP_THRESHOLD = 64 << 20  # bytes: smaller blocks come from the heap
+CHILD_TRIM_THRESHOLD = 256 << 20  # bytes of free heap top kept before returning it
+CHILD_TOP_PAD = 16 << 20  # bytes the heap grows by beyond a request
 
 
 @contextlib.contextmanager
@@ -335,6 +340,7 @@ def written_aside(path: str | Path, write: Callable[[Path], object]) -> Iterator
                 die_with_parent(parent)
                 for number in INTERRUPT_SIGNALS:
                     signal.signal(number, signal.SIG_IGN)
+                _keep_freed_memory()
                 os.close(reader)
                 try:
                     write(tmp)
@@ -363,6 +369,19 @@ def written_aside(path: str | Path, write: Callable[[Path], object]) -> Iterator
         code = os.waitstatus_to_exitcode(status)
         if code != 0:
             raise InputError(f"cannot write the output: {reason or _ended(code)}", source=str(path))
+
+
+def _keep_freed_memory() -> None:
+    """glibc's malloc in the writing child (which exits when done): large blocks from the heap,
+    and freed memory kept there for the next block of rows instead of being returned to the
+    system and faulted in again (thousands of page faults otherwise)."""
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallopt(M_MMAP_THRESHOLD, CHILD_MMAP_THRESHOLD)
+        libc.mallopt(M_TRIM_THRESHOLD, CHILD_TRIM_THRESHOLD)
+        libc.mallopt(M_TOP_PAD, CHILD_TOP_PAD)
+    except (OSError, AttributeError):  # not glibc: its defaults
+        pass
 
 
 def _fork_allowed() -> bool:
