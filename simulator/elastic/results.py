@@ -331,7 +331,14 @@ def written_aside(path: str | Path, write: Callable[[Path], object]) -> Iterator
                 stream.flush()
         reader, writer = os.pipe()
         parent = os.getpid()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to spare (EAGAIN, ENOMEM): write it here
+            os.close(reader)
+            os.close(writer)
+            write(tmp)
+            yield
+            return
         if pid == 0:  # the child: write, report a failure, leave without unwinding the caller
             code = 1
             try:
@@ -385,7 +392,14 @@ def _keep_freed_memory() -> None:
 
 
 def _fork_allowed() -> bool:
-    return FORK_WRITES and threading.active_count() == 1 and _idle_core()
+    # with SIGCHLD ignored (inherited from whoever started the command) a child cannot be waited
+    # for
+    return (
+        FORK_WRITES
+        and threading.active_count() == 1
+        and signal.getsignal(signal.SIGCHLD) != signal.SIG_IGN
+        and _idle_core()
+    )
 
 
 def _idle_core() -> bool:

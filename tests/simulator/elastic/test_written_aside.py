@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sys
 import time
 
@@ -167,3 +168,27 @@ def test_a_failing_child_is_one_line_exit_2_and_no_output_folder(tmp_path, monke
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert "cpu_utilization.csv" in error and "No space left on device" in error
     assert not out.exists()
+
+
+def test_no_child_when_sigchld_is_ignored(monkeypatch):
+    monkeypatch.setattr(results, "_idle_core", lambda: True)
+    monkeypatch.setattr(results.threading, "active_count", lambda: 1)
+    assert results._fork_allowed() == results.FORK_WRITES
+    previous = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        assert not results._fork_allowed()
+    finally:
+        signal.signal(signal.SIGCHLD, previous)
+
+
+def test_a_failed_fork_writes_in_this_process(tmp_path, monkeypatch):
+    monkeypatch.setattr(results, "_fork_allowed", lambda: True)
+
+    def no_process():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(results.os, "fork", no_process)
+    with results.written_aside(tmp_path / "series.csv", _writer(b"1,0\n")):
+        pass
+    assert (tmp_path / "series.csv").read_bytes() == b"1,0\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["series.csv"]
