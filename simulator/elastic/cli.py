@@ -176,21 +176,23 @@ def _algorithm(value: str, time_limit: float, name: str | None = None):
 
 
 @contextlib.contextmanager
-def _rare_collections():
+def _rare_collections(restore: bool = True):
     """From the simulation to the last output, the cyclic garbage collector's young passes come
-    every COMMAND_GC_THRESHOLD allocations instead of 700, and the objects still alive at the end
-    join the oldest generation without a pass: at the usual rate, the first pass after the
-    simulation examines the hundreds of thousands of objects it leaves alive (about 10 ms on the
-    example) and frees nothing. Garbage is still collected: by the rarer passes, the oldest
-    generation's and the interpreter's at exit."""
+    every COMMAND_GC_THRESHOLD allocations instead of 700: at the usual rate, the first pass after
+    the simulation examines the hundreds of thousands of objects it leaves alive (about 10 ms on
+    the example) and frees nothing. `restore`: then the usual rate again, the objects still alive
+    joining the oldest generation without a pass (a caller in the same process goes on); without
+    it the rare passes last until the process ends. Garbage is still collected: by the rarer
+    passes, the oldest generation's and the interpreter's at exit."""
     thresholds = gc.get_threshold()
     gc.set_threshold(COMMAND_GC_THRESHOLD, *thresholds[1:])
     try:
         yield
     finally:
-        gc.freeze()  # every tracked object into the permanent generation, young counts reset
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()  # and back, into the oldest generation
+        if restore:
+            gc.freeze()  # every tracked object into the permanent generation, young counts reset
+            gc.set_threshold(*thresholds)
+            gc.unfreeze()  # and back, into the oldest generation
 
 
 @contextlib.contextmanager
@@ -224,11 +226,17 @@ def _preset(args) -> Path | None:
 def _command(args) -> int:
     from cosched.simulator.elastic import results
 
+    whole_process = getattr(args, "whole_process", False)
+    if whole_process:
+        # the modules' objects live until the process ends: the collector's passes, also the
+        # interpreter's full one at exit (about 6 ms), skip them; the algorithm file is loaded
+        # after this, so its garbage is still collected and finalized at exit
+        gc.freeze()
     preset, time_limit = _checked(args)
     with _inside(preset):
         configuration, paths, plots = _configuration(args, preset)
         project = _load(args, preset, configuration, time_limit)
-    with _rare_collections():
+    with _rare_collections(restore=not whole_process):
         with _inside(preset):
             sim = _simulate(configuration, *project)
         rows = results.job_rows(sim)
