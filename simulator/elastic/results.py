@@ -176,10 +176,11 @@ def write_node_utilization(sim: Simulation, path: str | Path) -> Path:
 
 
 def _csv_field(text: str) -> str:
-    """`text` as one field of a `csv.writer` row (quoted if it holds a comma, quote or line end)."""
+    """`text` as one field of a `csv.writer` row of several (quoted if it holds a comma, quote or
+    line end; empty as nothing, which a row of this one field would quote)."""
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="").writerow((text,))
-    return buffer.getvalue()
+    csv.writer(buffer).writerow(("", text))  # the default dialect, as write_job_statistics
+    return buffer.getvalue()[1:-2]  # without the empty first field's comma and the line end
 
 
 def stays(sim: Simulation):

@@ -144,3 +144,55 @@ def test_pfs_interval_means_are_the_plain_expressions_bit_for_bit(steps, rows, i
         got = results._per_interval(log[:, 0], log[:, 1:], samples, interval)
         want = _plain_means(log[:, 0], log[:, 1:], samples, interval)
     assert got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+def _node_utilization_reference(names, log) -> bytes:
+    """node_utilization.csv as csv.writer writes it, row by row."""
+    import csv
+    import io
+
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer)
+    writer.writerow(("Time", "Node", "State", "Running jobs", "Expected jobs"))
+    for when, node, state, running, expected in log:
+        writer.writerow(
+            (
+                repr(float(when)),
+                names[node],
+                state.name.lower(),
+                ";".join(map(str, running)) or "none",
+                ";".join(map(str, expected)) or "none",
+            )
+        )
+    return buffer.getvalue().encode()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    names=st.lists(st.text(max_size=6), min_size=1, max_size=4),
+    entries=st.lists(
+        st.tuples(
+            st.sampled_from([0.0, -0.0, 0.5, 1.0, 1e-7, 3.25e9]),
+            st.integers(0, 3),
+            st.sampled_from(["FREE", "ALLOCATED", "RESERVED"]),
+            st.lists(st.integers(0, 20), max_size=3).map(tuple),
+            st.lists(st.integers(0, 20), max_size=2).map(tuple),
+        ),
+        max_size=25,
+    ),
+)
+def test_node_utilization_is_what_csv_writer_writes(tmp_path_factory, names, entries):
+    """Any node names (commas, quotes, line ends, empty), times, states and job lists."""
+    from types import SimpleNamespace
+
+    from cosched.simulator.elastic import results
+    from cosched.simulator.elastic.compat import NodeState
+
+    log = [
+        (when, node % len(names), NodeState[state], running, expected)
+        for when, node, state, running, expected in entries
+    ]
+    sim = SimpleNamespace(platform=SimpleNamespace(names=names), node_log=log)
+    path = tmp_path_factory.mktemp("nodes") / "node_utilization.csv"
+    results.write_node_utilization(sim, path)
+    assert path.read_bytes() == _node_utilization_reference(names, log)
