@@ -57,7 +57,7 @@ def _children_cpu() -> float:
 # the command as `python -m cosched` runs it, with the forked writer switched off
 SEQUENTIAL = (
     "import sys; import cosched.simulator.elastic.results as results; "
-    "results.FORK_WRITES = False; from cosched.cli import main; sys.exit(main(sys.argv[1:]))"
+    "results.FORK_WRITES = False; from cosched.cli import main; sys.exit(main())"
 )
 
 
