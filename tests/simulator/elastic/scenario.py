@@ -5,6 +5,13 @@ from pathlib import Path
 
 SPEED = 1e9  # flop/s of every node of the test platform
 BANDWIDTH = 1e9  # B/s of every node link
+# a small rigid job of the compute model's two iterations
+RIGID = {
+    "type": "rigid",
+    "submit_time": 0,
+    "num_nodes": 2,
+    "arguments": {"iterations": 2, "flops": 1e9},
+}
 PFS_READ, PFS_WRITE = 4e9, 2e9  # B/s of the PFS links
 
 

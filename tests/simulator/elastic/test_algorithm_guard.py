@@ -13,14 +13,8 @@ import pytest
 
 from cosched.cli import main
 
-from .scenario import write_scenario
+from .scenario import RIGID, write_scenario
 
-RIGID = {
-    "type": "rigid",
-    "submit_time": 0,
-    "num_nodes": 2,
-    "arguments": {"iterations": 2, "flops": 1e9},
-}
 HEADER = "from elastisim_python import JobState, Node\n"
 START = (
     "def schedule(jobs, nodes, system):\n"

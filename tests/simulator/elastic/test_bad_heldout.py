@@ -21,14 +21,8 @@ from hypothesis import strategies as st
 
 from cosched.cli import main
 
-from .scenario import write_scenario
+from .scenario import RIGID, write_scenario
 
-RIGID = {
-    "type": "rigid",
-    "submit_time": 0,
-    "num_nodes": 2,
-    "arguments": {"iterations": 2, "flops": 1e9},
-}
 MALLEABLE = {
     "type": "malleable",
     "submit_time": 0,

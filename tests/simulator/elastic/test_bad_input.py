@@ -7,14 +7,7 @@ import pytest
 
 from cosched.cli import main
 
-from .scenario import write_scenario
-
-RIGID = {
-    "type": "rigid",
-    "submit_time": 0,
-    "num_nodes": 2,
-    "arguments": {"iterations": 2, "flops": 1e9},
-}
+from .scenario import RIGID, write_scenario
 
 
 def _run(config, capsys, algorithm="fcfs-rigid", out=None):

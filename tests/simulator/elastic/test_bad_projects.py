@@ -9,14 +9,8 @@ import pytest
 
 from cosched.cli import main
 
-from .scenario import write_scenario
+from .scenario import RIGID, write_scenario
 
-RIGID = {
-    "type": "rigid",
-    "submit_time": 0,
-    "num_nodes": 2,
-    "arguments": {"iterations": 2, "flops": 1e9},
-}
 QUICK_SECONDS = (
     5.0  # a refusal comes at once, never after simulating (generous for a loaded 2-core machine)
 )
