@@ -23,6 +23,7 @@ ElastiSim's task classes). Per task on n nodes:
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 from operator import itemgetter
 
@@ -211,6 +212,28 @@ def _between_clusters(sizes: np.ndarray, nodes, platform, pair_latency: np.ndarr
     return {key: (load[key], *capacity[key]) for key in load}
 
 
+_ALIKE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # platform: `_alike`'s answer
+
+
+def _alike(platform) -> tuple[float, float, float] | None:
+    """(speed, latency, link bandwidth) of every node of a one-cluster `platform` whose nodes all
+    have the same three, else None (asked once per platform)."""
+    try:
+        return _ALIKE[platform]
+    except KeyError:
+        pass
+    except TypeError:  # not weakly referable: asked each time
+        return None
+    alike = None
+    arrays = (platform.speed, platform.latency, platform.bandwidth)
+    if len(platform.cluster_names) <= 1 and all(
+        len(values) and (values == values[:1]).all() for values in arrays
+    ):
+        alike = (float(arrays[0][0]), float(arrays[1][0]), float(arrays[2][0]))
+    _ALIKE[platform] = alike
+    return alike
+
+
 def _ptask(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) -> tuple:
     """One SimGrid L07 parallel task over the job's nodes: (its seconds alone, its route latency,
     the seconds its own resources need, the shared links between clusters it crosses as (link,
@@ -219,9 +242,27 @@ def _ptask(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) 
     split duplex), a link of a route between clusters, or the TCP window of the largest transfer
     (gamma / (2 x latency x bytes)). A job's nodes, their links and a FATPIPE are its own; a SHARED
     link between clusters is shared with the other jobs' parallel tasks on it (`ClusterLinks`)."""
-    seconds = 0.0 if flops is None else float((flops / platform.speed[nodes]).max())
-    if not sizes.any():
-        return seconds, 0.0, seconds, ()
+    alike = _alike(platform)
+    if alike is not None:
+        # nodes alike: each maximum below taken before the one division or product by a constant
+        # (the same number: rounding is monotone), without per-node arrays
+        speed, latency, bandwidth = alike
+        seconds = 0.0 if flops is None else float(flops.max()) / speed
+        largest = float(sizes.max())
+        if largest > 0:  # some pair moves bytes: its route latency is that of every pair
+            start = latency + latency
+            links = max(float(sizes.sum(axis=1).max()), float(sizes.sum(axis=0).max())) / bandwidth
+            # 001 §5.2 (SimGrid L07): TCP window bound gamma / (2 x latency x bytes)
+            window = 2.0 * (start * largest) / TCP_GAMMA
+            # 001 §5.2 (SimGrid L07): the latency first, then the tightest of CPU, links, window
+            own = max(seconds, links, window)
+            return start + own, start, own, ()
+        if not sizes.any():
+            return seconds, 0.0, seconds, ()
+    else:
+        seconds = 0.0 if flops is None else float((flops / platform.speed[nodes]).max())
+        if not sizes.any():
+            return seconds, 0.0, seconds, ()
     latency = platform.latency[nodes]
     pair_latency = latency[:, None] + latency[None, :]  # a crossbar route: the two private links
     used = sizes > 0

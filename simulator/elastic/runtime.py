@@ -769,10 +769,14 @@ class Simulation:
         cache[None] = (phase, nodes, iteration if uses_iteration else None, plan)
         return plan
 
-    def _evaluate(self, run: Run, value, variables: dict, where: str, key: str):
+    def _evaluate(self, run: Run, value, variables: dict, where: str, key: str, names: tuple = ()):
         """A payload `key` of a task of `run`: its number, or its expression's value with
-        `variables`."""
+        `variables` (`names`: their sorted names, if known)."""
         if isinstance(value, str):
+            if names:  # a valid amount skips building the error context (most of the time here)
+                number = self.expressions.amount(value, names, variables)
+                if number == number:  # not NaN: evaluated
+                    return number
             return self.expressions.evaluate(
                 value,
                 variables,
@@ -784,8 +788,11 @@ class Simulation:
     def _walk(self, run: Run, tasks, variables: dict, node_ids: np.ndarray, plan: list) -> bool:
         """Add what `tasks` do on `node_ids` to `plan`; True if some of them is asynchronous."""
         asynchronous = False
+        names = tuple(sorted(variables))
         for task in tasks:
-            repeat = int(self._evaluate(run, task.iterations, variables, task.where, "iterations"))
+            repeat = int(
+                self._evaluate(run, task.iterations, variables, task.where, "iterations", names)
+            )
             if task.kind == "sequence":
                 for _ in range(repeat):
                     if task.synchronized:
@@ -798,7 +805,7 @@ class Simulation:
             for key in ("flops", "bytes", "delay"):
                 value = getattr(task, key)
                 if value is not None:
-                    values[key] = self._evaluate(run, value, variables, task.where, key)
+                    values[key] = self._evaluate(run, value, variables, task.where, key, names)
             try:
                 cost = task_cost(task, values, node_ids, run.gpus, self.platform)
             except InputError as error:

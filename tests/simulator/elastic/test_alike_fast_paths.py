@@ -1,0 +1,124 @@
+"""Fast paths of the elastic simulation that must give the same bits as the general code: a
+parallel task on a platform of alike nodes (`flow._ptask` without per-node arrays) and a payload
+expression evaluated without its error context (`Expressions.amount`)."""
+
+import dataclasses
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cosched.errors import InputError
+from cosched.simulator.elastic import flow
+from cosched.simulator.elastic.expressions import Expressions
+from cosched.simulator.elastic.flow import pair_matrix
+from cosched.simulator.elastic.platform import ElastiSimPlatform
+
+NODES = 8
+PATTERNS = ("all_to_all", "gather", "scatter", "ring", "ring_clockwise", "master_worker")
+
+
+def alike_platform(speed: float, bandwidth: float, latency: float) -> ElastiSimPlatform:
+    zeros = np.zeros(NODES)
+    return ElastiSimPlatform(
+        tuple(f"n{i}" for i in range(NODES)),
+        np.full(NODES, speed),
+        np.full(NODES, bandwidth),
+        np.full(NODES, latency),
+        np.zeros(NODES, dtype=np.int64),
+        zeros,
+        zeros,
+        zeros,
+        np.zeros(NODES, dtype=np.int64),
+        zeros,
+        zeros,
+        None,
+        None,
+    )
+
+
+def bits(values: tuple) -> tuple:
+    return tuple(value.hex() if isinstance(value, float) else value for value in values)
+
+
+positive = st.floats(min_value=1e-9, max_value=1e15, allow_nan=False, allow_infinity=False)
+amounts = st.floats(min_value=0.0, max_value=1e15, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    speed=positive,
+    bandwidth=positive,
+    latency=st.floats(min_value=0.0, max_value=1.0),
+    count=st.integers(min_value=1, max_value=NODES),
+    pattern=st.sampled_from((*PATTERNS, "matrix", "none")),
+    size=amounts,
+    cells=st.lists(amounts, min_size=NODES * NODES, max_size=NODES * NODES),
+    flops=st.none() | st.lists(amounts, min_size=NODES, max_size=NODES),
+)
+def test_alike_parallel_task_is_the_general_one_bit_for_bit(
+    speed, bandwidth, latency, count, pattern, size, cells, flops
+):
+    platform = alike_platform(speed, bandwidth, latency)
+    general = dataclasses.replace(platform)
+    flow._ALIKE[general] = None  # the same nodes, through the per-node arrays
+    assert flow._alike(platform) == (speed, latency, bandwidth)
+    if pattern == "matrix":
+        sizes = pair_matrix(cells[: count * count], "matrix", count)
+    elif pattern == "none":
+        sizes = np.zeros((count, count))
+    else:
+        sizes = pair_matrix(size, pattern, count)
+    nodes = np.arange(NODES)[NODES - count :]
+    work = None if flops is None else np.asarray(flops[:count])
+    assert bits(flow._ptask(sizes, nodes, platform, work)) == bits(
+        flow._ptask(sizes, nodes, general, work)
+    )
+
+
+def test_a_platform_of_unlike_nodes_takes_the_general_path():
+    platform = alike_platform(1e9, 1e9, 1e-6)
+    assert flow._alike(platform) is not None
+    mixed = dataclasses.replace(platform, latency=np.linspace(1e-6, 2e-6, NODES))
+    assert flow._alike(mixed) is None
+
+
+EXPRESSIONS = (
+    "flops / num_nodes ^ alpha",
+    "model_size",
+    "size * (num_nodes - 2)",
+    "phase_iteration % 2 == 0 ? size : 0",
+    "sqrt(size) - alpha",
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.sampled_from(EXPRESSIONS),
+    values=st.tuples(
+        st.floats(min_value=-1e12, max_value=1e15, allow_nan=False, allow_infinity=False),
+        st.integers(min_value=1, max_value=512),
+        st.floats(min_value=-2.0, max_value=2.0),
+        st.integers(min_value=0, max_value=9),
+    ),
+)
+def test_amount_is_the_evaluated_value_or_nan(text, values):
+    size, nodes, alpha, iteration = values
+    variables = {
+        "alpha": alpha,
+        "flops": abs(size),
+        "model_size": size,
+        "num_nodes": float(nodes),
+        "phase_iteration": float(iteration),
+        "size": size,
+    }
+    names = tuple(sorted(variables))
+    expressions = Expressions()
+    assert math.isnan(expressions.amount(text, names, variables))  # not compiled yet
+    try:
+        want = expressions.evaluate(text, variables, where="test: bytes")
+    except InputError:  # negative or not finite: `amount` leaves it to `evaluate`'s error
+        assert math.isnan(expressions.amount(text, names, variables))
+        return
+    assert expressions.amount(text, names, variables).hex() == want.hex()
