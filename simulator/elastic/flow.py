@@ -384,6 +384,19 @@ def _pfs_cost(task, size: np.ndarray, nodes: np.ndarray, platform) -> PfsTransfe
     # plain floats: a job has a few flows, numpy's per-call overhead would outweigh the work
     amounts = size.tolist()
     positions = [position for position, amount in enumerate(amounts) if amount > 0]
+    alike = _alike(platform)
+    if alike is not None:  # every flow has the same route latency and cap
+        delay = alike[1] + route[2]
+        # 001 §5.2 (SimGrid L07): a flow's rate is at most its node link and the TCP window
+        cap = min(alike[2], TCP_GAMMA / (2.0 * max(delay, 1e-300)))
+        return PfsTransfer(
+            kind,
+            tuple(positions),
+            tuple([amounts[position] for position in positions]),
+            (cap,) * len(positions),
+            (delay,) * len(positions),
+            bool(task.asynchronous),
+        )
     ids = nodes.tolist() if isinstance(nodes, np.ndarray) else list(nodes)
     latency, bandwidth, route_latency = platform.latency, platform.bandwidth, route[2]
     latencies = [latency.item(ids[position]) + route_latency for position in positions]

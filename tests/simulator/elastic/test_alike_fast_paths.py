@@ -14,6 +14,7 @@ from cosched.simulator.elastic import flow
 from cosched.simulator.elastic.expressions import Expressions
 from cosched.simulator.elastic.flow import pair_matrix
 from cosched.simulator.elastic.platform import ElastiSimPlatform
+from cosched.simulator.elastic.workload import Task
 
 NODES = 8
 PATTERNS = ("all_to_all", "gather", "scatter", "ring", "ring_clockwise", "master_worker")
@@ -75,6 +76,36 @@ def test_alike_parallel_task_is_the_general_one_bit_for_bit(
     assert bits(flow._ptask(sizes, nodes, platform, work)) == bits(
         flow._ptask(sizes, nodes, general, work)
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    bandwidth=positive,
+    latency=st.floats(min_value=0.0, max_value=1.0),
+    route=st.floats(min_value=0.0, max_value=1.0),
+    kind=st.sampled_from(("pfs_read", "pfs_write")),
+    sizes=st.lists(amounts | st.just(0.0), min_size=1, max_size=NODES),
+    asynchronous=st.booleans(),
+)
+def test_alike_pfs_transfer_is_the_general_one_bit_for_bit(
+    bandwidth, latency, route, kind, sizes, asynchronous
+):
+    platform = dataclasses.replace(
+        alike_platform(1e9, bandwidth, latency),
+        pfs_read=("read", 1e10, route),
+        pfs_write=("write", 1e10, route),
+    )
+    general = dataclasses.replace(platform)
+    flow._ALIKE[general] = None
+    task = Task(kind, "test", asynchronous=asynchronous)
+    nodes = np.arange(NODES)[NODES - len(sizes) :]
+    fast, slow = (
+        flow._pfs_cost(task, np.asarray(sizes), nodes, where) for where in (platform, general)
+    )
+    assert fast == slow
+    assert [bits(field) for field in (fast.sizes, fast.caps, fast.latencies)] == [
+        bits(field) for field in (slow.sizes, slow.caps, slow.latencies)
+    ]
 
 
 def test_a_platform_of_unlike_nodes_takes_the_general_path():
