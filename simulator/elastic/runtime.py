@@ -75,6 +75,10 @@ _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
 )
 
 # the system entries of forward_io_information: (link, bandwidth key, utilization key)
+# the wait for the job's asynchronous I/O, then the meeting of its nodes (`SYNC`): one item of a
+# job's program (the start of most iterations)
+_BARRIER = Comm(None, 0.0)
+
 _IO_KEYS = (
     ("pfs_read", "pfs_read_bw", "pfs_read_utilization"),
     ("pfs_write", "pfs_write_bw", "pfs_write_utilization"),
@@ -833,8 +837,7 @@ class Simulation:
             if iterations > 0
         ]
         if not phases:
-            yield _WAIT, None
-            yield SYNC
+            yield _BARRIER
             yield _AT, None
             return
         index, remaining = 0, phases[0][1]
@@ -859,14 +862,12 @@ class Simulation:
                     )
                     stop = self._stop(run, phase, iterations - remaining, unpointed)
                     if stop is not None:
-                        yield _WAIT, None
-                        yield SYNC
+                        yield _BARRIER
                         yield _AT, None
                         yield stop
                         break
                 if phase.barrier:
-                    yield _WAIT, None
-                    yield SYNC
+                    yield _BARRIER
                 yield from self._plan(run, phase, run.nodes, iterations - remaining)
                 remaining -= 1
                 run.completed_phases += 1
@@ -874,8 +875,7 @@ class Simulation:
                 if remaining == 0:
                     index += 1
                     if index == len(phases):
-                        yield _WAIT, None
-                        yield SYNC
+                        yield _BARRIER
                         yield _AT, None
                         return
                     previous, remaining, phase_start = phase, phases[index][1], True
@@ -977,6 +977,15 @@ class Simulation:
                 else:
                     run.clock[select] += item
             elif kind is Comm:
+                if item is _BARRIER:  # `_WAIT`, then the meeting as `SYNC`
+                    if run.async_transfers:
+                        run.waiting_async = True
+                        run.io_since = max(_latest_of(run), self.now)
+                        run.held = SYNC  # the meeting, once the I/O has ended
+                        return
+                    if run.async_work:
+                        np.maximum(run.clock, run.async_end, out=run.clock)
+                        run.even = False
                 if select is None and item.local is None and run.even:
                     # every node is at one time already: the barrier is passed at once
                     if item.duration:
