@@ -841,6 +841,9 @@ class Simulation:
             yield _AT, None
             return
         index, remaining = 0, phases[0][1]
+        # rigid and moldable jobs never stop between iterations (`_stop`)
+        may_stop = spec.type in ("malleable", "evolving", "adaptive")
+        plans = run.plans
         phase_start = (
             True  # the next iteration is the first of its phase (for final_scheduling_point)
         )
@@ -855,7 +858,7 @@ class Simulation:
             initial = True
             while True:
                 phase, iterations = phases[index]
-                if not initial:
+                if not initial and may_stop:
                     # after a phase without a final scheduling point, its next has none at first
                     unpointed = (
                         phase_start and previous is not None and not previous.final_scheduling_point
@@ -868,7 +871,16 @@ class Simulation:
                         break
                 if phase.barrier:
                     yield _BARRIER
-                yield from self._plan(run, phase, run.nodes, iterations - remaining)
+                last = plans.get(None)  # `_plan`'s first answer, inline: mostly the last plan
+                if (
+                    last is not None
+                    and last[0] is phase
+                    and last[1] is run.nodes
+                    and (last[2] is None or last[2] == iterations - remaining)
+                ):
+                    yield from last[3]
+                else:
+                    yield from self._plan(run, phase, run.nodes, iterations - remaining)
                 remaining -= 1
                 run.completed_phases += 1
                 initial, phase_start = False, False
