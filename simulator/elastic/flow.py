@@ -217,7 +217,8 @@ _ALIKE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # platform: `_a
 
 def _alike(platform) -> tuple[float, float, float] | None:
     """(speed, latency, link bandwidth) of every node of a one-cluster `platform` whose nodes all
-    have the same three, else None (asked once per platform)."""
+    have the same three, else None (asked once per platform: a platform's arrays are not changed in
+    place once it is loaded)."""
     try:
         return _ALIKE[platform]
     except KeyError:
