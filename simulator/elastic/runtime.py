@@ -54,6 +54,7 @@ from cosched.simulator.elastic.flow import (
     PfsTransfer,
     SharedLink,
     Transfer,
+    node_links,
     task_cost,
 )
 from cosched.simulator.elastic.platform import ElastiSimPlatform
@@ -250,6 +251,8 @@ class Simulation:
         self._estimates: dict[tuple[int, int], tuple[float, list]] = {}
         self._bandwidth = platform.bandwidth.tolist()  # node link B/s as floats (hot in _start_pfs)
         self._flow_groups: dict[int, tuple] = {}  # id(PfsTransfer): (it, its nodes, its groups)
+        # a live parallel task sharing node links with its job's PFS flows: those node links
+        self._node_tasks: dict[Crossing, list] = {}
         if hasattr(algorithm, "bind"):  # built-in policies estimate run times with the flow model
             algorithm.bind(self.estimate)
 
@@ -896,6 +899,11 @@ class Simulation:
                 else:
                     run.clock[select] += item
             elif kind is Comm:
+                if run.async_transfers and item.ptask is not None:
+                    shared = self._node_comm(run, item)
+                    if shared is not None:  # its asynchronous PFS flows may share node links
+                        self._cross(run, *shared)
+                        return
                 if select is None and item.local is None and run.even:
                     # every node is at one time already: the barrier is passed at once
                     if item.duration:
@@ -926,7 +934,9 @@ class Simulation:
                     run.async_end[positions], run.clock[positions] + item.seconds
                 )
             elif kind is CrossComm:
-                self._cross(run, item)  # the job goes on when its parallel task ends
+                # the job goes on when its parallel task ends
+                shared = self._node_comm(run, item) if run.async_transfers else None
+                self._cross(run, *(shared or (item, [])))
                 return
             else:
                 kind, value = item
@@ -1101,6 +1111,8 @@ class Simulation:
         self._settle(link)
         link.add(transfer)
         self._reshare(link)
+        if self._node_tasks:
+            self._node_change(transfer.owner[0])
 
     def _cancel_transfer(self, transfer: Transfer) -> None:
         run, item, _ = transfer.owner
@@ -1112,7 +1124,10 @@ class Simulation:
         run.transfers.discard(transfer)
 
     def _settle(self, link: SharedLink) -> None:
-        for transfer, group in link.advance(self.now):
+        finished = link.advance(self.now)
+        if self._node_tasks and finished:  # a job's parallel task shares node links with them
+            self._node_changes(finished)
+        for transfer, group in finished:
             run, item, token = transfer.owner
             if (
                 run.program is None or token != run.token
@@ -1167,14 +1182,35 @@ class Simulation:
         self._reshare(link)
 
     # --- parallel tasks across links between clusters -------------------------------------------
-    def _cross(self, run: Run, item: CrossComm) -> None:
+    def _node_comm(self, run: Run, item: Comm) -> tuple[CrossComm, list] | None:
+        """The job's parallel task `item` on its node links shared with the job's asynchronous PFS
+        transfers not yet ended (`node_links`), or None when it loads none of those links."""
+        if item.ptask is None:
+            return None
+        directions = sorted(
+            {
+                transfer.direction
+                for transfer in run.transfers
+                if transfer.owner[1].asynchronous and transfer.left
+            }
+        )
+        if not directions:
+            return None
+        select = run.select
+        nodes = run.nodes if select is None else [run.nodes[int(p)] for p in select]
+        shared, used = node_links(item, nodes, self._bandwidth, directions)
+        return (shared, used) if used else None
+
+    def _cross(self, run: Run, item: CrossComm, used: list) -> None:
         """The job's nodes meet, then its parallel task starts after the route latency (SimGrid's
         L07 model pays the latency first) on the links between clusters it shares with other
-        jobs."""
+        jobs, and on the node links `used` it shares with its own PFS flows."""
         select = run.select
         clock = run.clock if select is None else run.clock[select]
         met = _latest(clock) if len(clock) else self.now
         task = Crossing(item, (run, item, run.token, select), met)
+        if used:
+            self._node_tasks[task] = used
         run.crossing = task
         when = max(met + item.latency, self.now)
         if when <= self.now:
@@ -1185,6 +1221,9 @@ class Simulation:
     def _start_crossing(self, task: Crossing) -> None:
         self._settle_crossings()
         self.network.add(task)
+        if task in self._node_tasks:
+            self._occupy(task, 1)
+            self._node_bandwidth(task)
         self._reshare_crossings()
 
     def _cancel_crossing(self, task: Crossing) -> None:
@@ -1193,11 +1232,50 @@ class Simulation:
             self._settle_crossings()
             self.network.remove(task)
             self._reshare_crossings()
+        if task in self._node_tasks:
+            self._occupy(task, -1)
+
+    # --- a job's parallel task and its own PFS flows on its node links ----------------------------
+    def _occupy(self, task: Crossing, step: int) -> None:
+        """The task starts (1) or ends (-1) on its node links: the job's PFS flows on them get
+        their share of each link (SimGrid L07: one resource per node link and direction)."""
+        used = self._node_tasks[task] if step > 0 else self._node_tasks.pop(task)
+        for direction in {entry[0] for entry in used}:
+            link = self.routes[direction]
+            self._settle(link)
+            link.occupy(direction, [node for way, node, _, _ in used if way == direction], step)
+            self._reshare(link)
+
+    def _node_bandwidth(self, task: Crossing) -> None:
+        """The task's share of each of its node links: the link's bandwidth over the flows on it
+        (its job's PFS flows and the task itself; 001 §5.2.1, the share PFS flows of one node
+        get)."""
+        bandwidth = self.network.bandwidth
+        for direction, node, key, capacity in self._node_tasks[task]:
+            flows = self.routes[direction].node_flows.get(direction, {}).get(node, 1)
+            bandwidth[key] = capacity / max(flows, 1)
+
+    def _node_changes(self, finished: list) -> None:
+        for run in {transfer.owner[0] for transfer, _ in finished}:
+            self._node_change(run)
+
+    def _node_change(self, run: Run) -> None:
+        """The job's PFS flows on its node links started or ended: its parallel task there (if
+        one runs) gets its new share."""
+        task = run.crossing
+        if task is None or task not in self._node_tasks or task not in self.network.tasks:
+            return
+        self._settle_crossings()
+        if task in self.network.tasks:
+            self._node_bandwidth(task)
+            self._reshare_crossings()
 
     def _settle_crossings(self) -> None:
         """Move the tasks on the links between clusters on to now; the jobs whose task ended go
         on: each node at the later of the task's end and its own work (`local`)."""
         for task in self.network.advance(self.now):
+            if task in self._node_tasks:
+                self._occupy(task, -1)
             run, item, token, select = task.owner
             if run.program is None or token != run.token:
                 continue

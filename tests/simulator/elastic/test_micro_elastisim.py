@@ -133,9 +133,6 @@ def test_printed_tolerance_is_half_a_unit_of_the_sixth_digit(value):
 # Known differences (docs/elastisim.md, "Where cosched still differs"): the project, the job that
 # shows it, ElastiSim's end of that job, cosched's
 DIFFERENCES = {
-    # a job's asynchronous PFS write and its parallel task share its nodes' links in SimGrid;
-    # cosched gives the parallel task the node links to itself
-    "d5_inter_cluster_async_io": ("0", 48.0003, 24.00165),
     # one job ends as another reaches a scheduling point: ElastiSim handles the point first, so
     # the malleable job cannot take the freed node yet
     "d6_simultaneous_end_and_point": ("1", 86.0007, 84.00072),

@@ -1101,34 +1101,65 @@ project(
     inter={"inter_bw": "2GBps", "inter_lat": "30us"},
 )
 
+# x24-x27: a job's asynchronous PFS flows share its nodes' links with its own parallel task (one
+# SimGrid resource per node link and direction, split duplex: writes use the up link, reads the down
+# link). x24: in one cluster, an asynchronous write of 10 GB per node while the two nodes exchange
+# 10 GB each (all-to-all) over 1.25 GB/s node links: both halve the up links and end together
+
+
+def async_io(kind, size):
+    return {"type": kind, "name": "Async", "bytes": size, "pattern": "all_ranks", "async": True}
+
+
+SLOW_PAIR = [("mc-", "Crossbar", cluster("Crossbar", "mc-", "0-3", bw="10Gbps"))]
+project(
+    "x24_async_write_all_to_all",
+    [rigid(2, "overlap.json")],
+    {"overlap.json": phases(3, async_io("pfs_write", 2e10), comm_task("A2A", "all_to_all", 2e10))},
+    clusters=SLOW_PAIR,
+)
+
+# x25: the PFS flows end while the parallel task still runs (5 GB written per node): the task then
+# has the node links to itself
+project(
+    "x25_async_write_ends_first",
+    [rigid(2, "overlap.json")],
+    {"overlap.json": phases(3, async_io("pfs_write", 1e10), comm_task("A2A", "all_to_all", 2e10))},
+    clusters=SLOW_PAIR,
+)
+
+# x26: the parallel task ends first: an asynchronous read of 30 GB per node shares the root's down
+# link with a gather of 10 GB; the root's read then speeds up, the other node's read never slowed
+project(
+    "x26_async_read_outlives_gather",
+    [rigid(2, "overlap.json")],
+    {
+        "overlap.json": phases(
+            2,
+            async_io("pfs_read", 6e10),
+            comm_task("Gather", "gather", 2e10),
+            {"type": "idle", "name": "Think", "delay": 1, "pattern": "uniform"},
+        )
+    },
+    clusters=SLOW_PAIR,
+)
+
+# x27: a 2-node job writes 10 GB per node asynchronously while it gathers 10 GB across a 2 GB/s
+# link between clusters from the node with a 1.25 GB/s link: they share that node's up link
+project(
+    "x27_inter_cluster_async_io",
+    [rigid(2, "overlap.json")],
+    {"overlap.json": phases(3, async_io("pfs_write", 2e10), comm_task("Gather", "gather", 2e10))},
+    algorithm=INTERLEAVED,
+    clusters=[
+        ("a-", "A", cluster("A", "a-", "0-1")),
+        ("b-", "B", cluster("B", "b-", "0-1", bw="10Gbps")),
+    ],
+    inter={"inter_bw": "2GBps"},
+)
+
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
-    # d5: an asynchronous PFS write of a job shares its nodes' (slow) links with the job's parallel
-    # task across clusters (cosched times that task with the node links to itself)
-    project(
-        "d5_inter_cluster_async_io",
-        [rigid(2, "overlap.json")],
-        {
-            "overlap.json": phases(
-                3,
-                {
-                    "type": "pfs_write",
-                    "name": "Async",
-                    "bytes": 2e10,
-                    "pattern": "all_ranks",
-                    "async": True,
-                },
-                comm_task("Gather", "gather", 2e10),
-            )
-        },
-        algorithm=INTERLEAVED,
-        clusters=[
-            ("a-", "A", cluster("A", "a-", "0-1")),
-            ("b-", "B", cluster("B", "b-", "0-1", bw="10Gbps")),
-        ],
-        inter={"inter_bw": "2GBps"},
-    )
-
     # d6: x20 with equal gathers: the first job's end and the malleable job's scheduling point fall
     # on one instant; ElastiSim handles the scheduling point first (the freed node is not yet free)
     project(
