@@ -1111,8 +1111,6 @@ class Simulation:
         self._settle(link)
         link.add(transfer)
         self._reshare(link)
-        if self._node_tasks:
-            self._node_change(transfer.owner[0])
 
     def _cancel_transfer(self, transfer: Transfer) -> None:
         run, item, _ = transfer.owner
@@ -1124,10 +1122,7 @@ class Simulation:
         run.transfers.discard(transfer)
 
     def _settle(self, link: SharedLink) -> None:
-        finished = link.advance(self.now)
-        if self._node_tasks and finished:  # a job's parallel task shares node links with them
-            self._node_changes(finished)
-        for transfer, group in finished:
+        for transfer, group in link.advance(self.now):
             run, item, token = transfer.owner
             if (
                 run.program is None or token != run.token
@@ -1172,6 +1167,8 @@ class Simulation:
             )
         else:
             link.share()
+        if self._node_tasks:  # a job's parallel task shares node links with its flows
+            self._node_rates(link)
         read, write = self._read_link, self._write_link
         self.pfs_log.append(
             (self.now, read.throughput if read else 0.0, write.throughput if write else 0.0)
@@ -1247,27 +1244,36 @@ class Simulation:
             self._reshare(link)
 
     def _node_bandwidth(self, task: Crossing) -> None:
-        """The task's share of each of its node links: the link's bandwidth over the flows on it
-        (its job's PFS flows and the task itself; 001 §5.2.1, the share PFS flows of one node
-        get)."""
+        """The task's part of each of its node links: what its job's PFS flows on the link leave
+        (SimGrid's fair-bottleneck rounds: each gets an equal offer, and a flow held below it
+        elsewhere leaves the rest to the task), at least an equal share of the link."""
         bandwidth = self.network.bandwidth
+        transfers = task.owner[0].transfers
         for direction, node, key, capacity in self._node_tasks[task]:
-            flows = self.routes[direction].node_flows.get(direction, {}).get(node, 1)
-            bandwidth[key] = capacity / max(flows, 1)
+            link = self.routes[direction]
+            flows = link.node_flows.get(direction, {}).get(node, 1)
+            taken = 0.0
+            for transfer in transfers:
+                if transfer.direction == direction and transfer in link.transfers:
+                    for group in transfer.groups:
+                        if group[1] > 0 and node in group[6]:
+                            taken += group[3]
+            # 001 §5.2.1: the node link is shared by the flows and the task on it
+            bandwidth[key] = max(capacity - taken, capacity / max(flows, 1))
 
-    def _node_changes(self, finished: list) -> None:
-        for run in {transfer.owner[0] for transfer, _ in finished}:
-            self._node_change(run)
-
-    def _node_change(self, run: Run) -> None:
-        """The job's PFS flows on its node links started or ended: its parallel task there (if
-        one runs) gets its new share."""
-        task = run.crossing
-        if task is None or task not in self._node_tasks or task not in self.network.tasks:
-            return
-        self._settle_crossings()
-        if task in self.network.tasks:
-            self._node_bandwidth(task)
+    def _node_rates(self, link: SharedLink) -> None:
+        """The PFS flows on `link` have new rates: the parallel tasks sharing node links with them
+        get their new parts."""
+        tasks = [
+            task
+            for task, used in self._node_tasks.items()
+            if task in self.network.tasks and any(self.routes[entry[0]] is link for entry in used)
+        ]
+        if tasks:
+            self._settle_crossings()
+            for task in tasks:
+                if task in self._node_tasks:
+                    self._node_bandwidth(task)
             self._reshare_crossings()
 
     def _settle_crossings(self) -> None:

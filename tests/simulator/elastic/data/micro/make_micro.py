@@ -1158,8 +1158,37 @@ project(
     inter={"inter_bw": "2GBps"},
 )
 
+# x28: the PFS write link (1 GB/s) holds the two flows below their half of the node links: the
+# all-to-all takes what they leave (0.75 GB/s), then the whole links once the writes end
+project(
+    "x28_async_write_pfs_bound",
+    [rigid(2, "overlap.json")],
+    {"overlap.json": phases(2, async_io("pfs_write", 2e10), comm_task("A2A", "all_to_all", 4e10))},
+    clusters=SLOW_PAIR,
+    pfs={"write_bw": "1GBps"},
+)
+
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
+    # d7: the parallel task is held elsewhere (a 0.25 GB/s link between clusters) below its half of
+    # the node link it shares with the job's asynchronous write: SimGrid gives the write the rest
+    # of the node link, cosched half of it
+    project(
+        "d7_async_write_beside_slow_task",
+        [rigid(2, "overlap.json")],
+        {
+            "overlap.json": phases(
+                2, async_io("pfs_write", 1e11), comm_task("Gather", "gather", 2e10)
+            )
+        },
+        algorithm=INTERLEAVED,
+        clusters=[
+            ("a-", "A", cluster("A", "a-", "0-1")),
+            ("b-", "B", cluster("B", "b-", "0-1", bw="10Gbps")),
+        ],
+        inter={"inter_bw": "0.25GBps"},
+    )
+
     # d6: x20 with equal gathers: the first job's end and the malleable job's scheduling point fall
     # on one instant; ElastiSim handles the scheduling point first (the freed node is not yet free)
     project(
