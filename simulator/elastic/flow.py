@@ -434,6 +434,8 @@ class SharedLink:
         # direction: {node: its flows on this link in that direction}
         self.node_flows: dict[str, dict[int, int]] = {}
         self.crowded = 0  # (node, direction) pairs with more than one flow
+        # direction: {node: the cap of its flows there} while a job's parallel task shares them
+        self.node_caps: dict[str, dict[int, float]] = {}
 
     def _count(self, transfer: Transfer, group: list, step: int) -> None:
         flows = self.node_flows.get(transfer.direction)
@@ -459,11 +461,31 @@ class SharedLink:
         (-1): each of the nodes' PFS flows in that direction gets its share of the node link."""
         flows = self.node_flows.setdefault(direction, {})
         crowding = 1 if step > 0 else 2
+        caps = self.node_caps.get(direction, {})
         for node in nodes:
             before = flows.get(node, 0)
             flows[node] = before + step
             if before == crowding:
                 self.crowded += step
+            if step < 0:
+                caps.pop(node, None)
+        if not caps:
+            self.node_caps.pop(direction, None)
+
+    def _capped(self) -> list:
+        """The active flows with their caps while parallel tasks share node links (`node_caps`
+        where set, else the node link over its flows)."""
+        active = []
+        for transfer in self.transfers:
+            counts = self.node_flows.get(transfer.direction, {})
+            caps = self.node_caps.get(transfer.direction, {})
+            for group in transfer.groups:
+                if group[1] > 0:
+                    cap = group[2]
+                    for node, bandwidth in zip(group[6], group[7]):
+                        cap = min(cap, caps.get(node, bandwidth / max(counts.get(node, 1), 1)))
+                    active.append((cap, group))
+        return active
 
     def remove(self, transfer: Transfer) -> None:
         if transfer in self.transfers:
@@ -495,7 +517,9 @@ class SharedLink:
     def share(self) -> float:
         """Max-min fair rates (water-filling over the flow caps); the time of the next flow
         completion."""
-        if (
+        if self.node_caps:  # parallel tasks share node links with flows: `_capped`
+            active = self._capped()
+        elif (
             self.crowded
         ):  # flows sharing their node's link: each gets its share of that link at most
             by_direction = self.node_flows

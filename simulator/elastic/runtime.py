@@ -63,6 +63,7 @@ from cosched.simulator.elastic.workload import JobSpec, Phase
 __all__ = ["AlgorithmError", "Simulation", "simulate_project", "TIME_EPSILON"]
 
 TIME_EPSILON = 1e-9  # ElastiSim's EPSILON in the minimum-interval test
+COUPLING_ROUNDS = 8  # re-shares of node links between a job's flows and its task (2 settle it)
 GC_THRESHOLD = 100_000  # allocations between the collector's passes in the loop (Python: 700)
 SMALL_JOB = 32  # nodes: below this a Python list's max beats numpy's (per-call overhead)
 _SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC, _FLOW, _CROSS, _NET = range(8)
@@ -253,6 +254,7 @@ class Simulation:
         self._flow_groups: dict[int, tuple] = {}  # id(PfsTransfer): (it, its nodes, its groups)
         # a live parallel task sharing node links with its job's PFS flows: those node links
         self._node_tasks: dict[Crossing, list] = {}
+        self._coupling = 0  # nested re-shares of node links between PFS flows and parallel tasks
         if hasattr(algorithm, "bind"):  # built-in policies estimate run times with the flow model
             algorithm.bind(self.estimate)
 
@@ -1309,6 +1311,35 @@ class Simulation:
             self._push(network.share(), _NET, network, network.version)
         else:
             network.share()
+        if self._node_tasks and self._coupling < COUPLING_ROUNDS:
+            self._coupling += 1
+            try:
+                self._node_caps()
+            finally:
+                self._coupling -= 1
+
+    def _node_caps(self) -> None:
+        """The parallel tasks sharing node links have new rates: each of those links offers its
+        job's PFS flows what the task leaves, split evenly among them, and at least an equal share
+        (SimGrid's fair-bottleneck rounds, 001 §5.2: a task held below its offer elsewhere leaves
+        the rest of the link to the flows)."""
+        wanted: dict = {}
+        for task, used in self._node_tasks.items():
+            if task not in self.network.tasks:
+                continue
+            loads = {key: load for key, load, _ in task.links}
+            for direction, node, key, capacity in used:
+                link = self.routes[direction]
+                flows = link.node_flows.get(direction, {}).get(node, 1)
+                caps = wanted.setdefault(link, {})
+                if flows > 1:
+                    spare = (capacity - task.rate * loads[key]) / (flows - 1)
+                    caps.setdefault(direction, {})[node] = max(capacity / flows, spare)
+        for link, caps in wanted.items():
+            if link.node_caps != caps:
+                self._settle(link)
+                link.node_caps = caps
+                self._reshare(link)
 
 
 def simulate_project(

@@ -133,9 +133,6 @@ def test_printed_tolerance_is_half_a_unit_of_the_sixth_digit(value):
 # Known differences (docs/elastisim.md, "Where cosched still differs"): the project, the job that
 # shows it, ElastiSim's end of that job, cosched's
 DIFFERENCES = {
-    # a job's parallel task held below its share of a node link elsewhere: SimGrid gives the job's
-    # asynchronous PFS flow on that link the rest of it, cosched an equal share
-    "d7_async_write_beside_slow_task": ("0", 96.0009, 120.00065),
     # one job ends as another reaches a scheduling point: ElastiSim handles the point first, so
     # the malleable job cannot take the freed node yet
     "d6_simultaneous_end_and_point": ("1", 86.0007, 84.00072),

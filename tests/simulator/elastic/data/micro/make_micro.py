@@ -1168,27 +1168,22 @@ project(
     pfs={"write_bw": "1GBps"},
 )
 
+# x29: the parallel task is held elsewhere (a 0.25 GB/s link between clusters) below its half of the
+# node link it shares with the job's asynchronous write: the write takes the rest of the node link
+project(
+    "x29_async_write_beside_slow_task",
+    [rigid(2, "overlap.json")],
+    {"overlap.json": phases(2, async_io("pfs_write", 1e11), comm_task("Gather", "gather", 2e10))},
+    algorithm=INTERLEAVED,
+    clusters=[
+        ("a-", "A", cluster("A", "a-", "0-1")),
+        ("b-", "B", cluster("B", "b-", "0-1", bw="10Gbps")),
+    ],
+    inter={"inter_bw": "0.25GBps"},
+)
+
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
-    # d7: the parallel task is held elsewhere (a 0.25 GB/s link between clusters) below its half of
-    # the node link it shares with the job's asynchronous write: SimGrid gives the write the rest
-    # of the node link, cosched half of it
-    project(
-        "d7_async_write_beside_slow_task",
-        [rigid(2, "overlap.json")],
-        {
-            "overlap.json": phases(
-                2, async_io("pfs_write", 1e11), comm_task("Gather", "gather", 2e10)
-            )
-        },
-        algorithm=INTERLEAVED,
-        clusters=[
-            ("a-", "A", cluster("A", "a-", "0-1")),
-            ("b-", "B", cluster("B", "b-", "0-1", bw="10Gbps")),
-        ],
-        inter={"inter_bw": "0.25GBps"},
-    )
-
     # d6: x20 with equal gathers: the first job's end and the malleable job's scheduling point fall
     # on one instant; ElastiSim handles the scheduling point first (the freed node is not yet free)
     project(
