@@ -10,7 +10,8 @@ ElastiSim's task classes). Per task on n nodes:
   of its largest transfer); a `coupled` task puts its flops in that parallel task, an uncoupled one
   computes on each node meanwhile; a parallel task that crosses a SHARED link between clusters
   shares it with the other jobs' parallel tasks on it (`ClusterLinks`, SimGrid's fair-bottleneck
-  solver);
+  solver); a job's asynchronous PFS flows running meanwhile share its nodes' links with it
+  (`node_links`; the runtime re-shares both sides);
 - delays (`idle`, `busy_wait`) per node by the vector pattern;
 - burst buffers: node-local bytes / the node's read or write bandwidth; wide striping spreads the
   bytes over every node's disk, overlapped with a parallel task of `flops_per_byte` compute and the

@@ -151,3 +151,32 @@ def test_documented_difference_has_the_documented_size(name, tmp_path, monkeypat
         documented_elastisim
     )
     assert float(got["End Time"]) == pytest.approx(documented_cosched, rel=DIFFERENCE_TOLERANCE)
+
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "elastisim.md"
+
+
+def _doc_row(name: str) -> list[str]:
+    rows = [
+        line
+        for line in DOCS.read_text().splitlines()
+        if line.startswith("|") and f"`{name}`" in line
+    ]
+    assert len(rows) == 1, f"docs/elastisim.md lists {name} {len(rows)} times"
+    return [cell.strip() for cell in rows[0].strip("|").split("|")]
+
+
+@pytest.mark.parametrize("name", _bundled())
+def test_docs_list_each_matched_project_with_elastisim_end_times(name):
+    with open(BUNDLED_MICRO / name / "expected" / "job_statistics.csv", newline="") as handle:
+        ends = {row["End Time"] for row in csv.DictReader(handle)}
+    listed = _doc_row(name)[-1].split(", ")
+    assert set(listed) <= ends, f"{name}: the docs give {listed}, ElastiSim ended jobs at {ends}"
+
+
+def test_docs_list_each_difference_and_only_those():
+    folder = Path(__file__).parent / "data" / "differences"
+    assert sorted(path.name for path in folder.iterdir()) == sorted(DIFFERENCES)
+    for name, (_, elastisim, cosched) in DIFFERENCES.items():
+        cells = _doc_row(name)
+        assert cells[-2] == f"{elastisim:g} s" and cells[-1] == f"{cosched:.6g} s", name
