@@ -1182,6 +1182,26 @@ project(
     inter={"inter_bw": "0.25GBps"},
 )
 
+# x30: x28's job beside a second job whose synchronous writes come and go on the 2.5 GB/s PFS
+# write link: the first job's writes are held by the PFS link at some times and by their node
+# links at others, and its all-to-all takes what they leave
+project(
+    "x30_async_write_pfs_contention",
+    [rigid(2, "overlap.json"), rigid(4, "writer.json", submit=2)],
+    {
+        "overlap.json": phases(
+            3, async_io("pfs_write", 2e10), comm_task("A2A", "all_to_all", 3e10)
+        ),
+        "writer.json": phases(
+            3,
+            {"type": "idle", "name": "Think", "delay": 3, "pattern": "uniform"},
+            {"type": "pfs_write", "name": "Write", "bytes": 2e10, "pattern": "all_ranks"},
+        ),
+    },
+    clusters=[("mc-", "Crossbar", cluster("Crossbar", "mc-", "0-7", bw="10Gbps"))],
+    pfs={"write_bw": "2.5GBps"},
+)
+
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
     # d6: x20 with equal gathers: the first job's end and the malleable job's scheduling point fall
