@@ -1202,6 +1202,24 @@ project(
     pfs={"write_bw": "2.5GBps"},
 )
 
+# x31: x27's job beside a second job that gathers 15 GB per iteration across the same link between
+# the clusters (1.5 GB/s here): the first job's gather is held by the node link it shares with its
+# write, the second's by the link between clusters (SimGrid's fair-bottleneck rounds)
+project(
+    "x31_inter_cluster_async_io_shared",
+    [rigid(2, "overlap.json"), rigid(2, "gather.json", submit=1)],
+    {
+        "overlap.json": phases(3, async_io("pfs_write", 2e10), comm_task("Gather", "gather", 2e10)),
+        "gather.json": phases(3, comm_task("Gather", "gather", 3e10)),
+    },
+    algorithm=INTERLEAVED,
+    clusters=[
+        ("a-", "A", cluster("A", "a-", "0-1")),
+        ("b-", "B", cluster("B", "b-", "0-1", bw="10Gbps")),
+    ],
+    inter={"inter_bw": "1.5GBps"},
+)
+
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
     # d6: x20 with equal gathers: the first job's end and the malleable job's scheduling point fall
