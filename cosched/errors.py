@@ -23,7 +23,8 @@ class InputError(ValueError):
             where.append(f"line {line}")
         if field:
             where.append(f"field '{field}'")
-        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+        text = f"{', '.join(where)}: {message}" if where else message
+        super().__init__(text if text.isprintable() else _escaped(text))
 
     def naming(self, source: str) -> InputError:
         """This error, or a copy naming `source` when it names no file yet (raised below a file
@@ -31,3 +32,9 @@ class InputError(ValueError):
         if self.source is not None:
             return self
         return InputError(self.message, source=source, field=self.field, line=self.line)
+
+
+def _escaped(text: str) -> str:
+    """`text` with its control characters (a line break in a JSON key, an exception message)
+    written as escapes: the error stays one line."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)

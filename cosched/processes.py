@@ -123,9 +123,18 @@ def process_pool(
 def kill_pool(pool: ProcessPoolExecutor) -> None:
     """Cancel what has not started and SIGKILL the workers (their running calls are abandoned); a
     second Ctrl-C meanwhile acts once they are gone, so the executor's manager thread never outlives
-    this (it would hold up the interpreter's exit waiting for abandoned calls)."""
+    this (it would hold up the interpreter's exit waiting for abandoned calls).
+
+    A worker killed while it sends a result leaves the manager thread reading the rest of it: a
+    result over 16 KiB goes out as a length header, then the payload, and this process holds the
+    result pipe's other write end, so the read never ends and the interpreter's exit (which joins
+    that thread) hangs for ever. Closing that write end once the workers are dead turns the read
+    into end-of-file; the thread then ends as for a broken pool."""
     with signals_deferred():
         processes = list((getattr(pool, "_processes", None) or {}).values())
+        # shutdown() forgets both
+        manager = getattr(pool, "_executor_manager_thread", None)
+        results = getattr(pool, "_result_queue", None)
         pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             with contextlib.suppress(OSError, ValueError, AttributeError):
@@ -133,7 +142,11 @@ def kill_pool(pool: ProcessPoolExecutor) -> None:
         for process in processes:
             with contextlib.suppress(OSError, ValueError, AssertionError, AttributeError):
                 process.join(2.0)
-        pool.shutdown(wait=True)  # joins the manager thread, quick once the workers are gone
+        with contextlib.suppress(OSError, AttributeError):
+            results._writer.close()  # type: ignore[union-attr]
+        if manager is not None and manager is not threading.current_thread():
+            manager.join()  # quick once the workers are gone and the pipe is closed
+        pool.shutdown(wait=True)
 
 
 def pool_results(fn: Callable, calls: Iterable[tuple], workers: int) -> Iterator:

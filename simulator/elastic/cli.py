@@ -94,8 +94,8 @@ def register(subparsers) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="wall time one call of an algorithm file's schedule() may take before the run stops "
-        "(exit 2); 0: no limit (default 30)",
+        help="wall time loading an algorithm file, and one call of its schedule(), may take before "
+        "the run stops (exit 2); 0: no limit (default 30)",
     )
     add_out(
         parser, "folder", "every output file goes here instead of the paths in the configuration"
@@ -165,7 +165,8 @@ def _algorithm(value: str, time_limit: float, name: str | None = None):
 
         return make_algorithm(value), value
     if value.endswith(".py") or Path(value).exists():
-        return GuardedAlgorithm(load_algorithm(value), name or value, time_limit), name or value
+        schedule = load_algorithm(value, time_limit)
+        return GuardedAlgorithm(schedule, name or value, time_limit), name or value
     raise InputError(
         f"neither a .py file nor a built-in policy ({', '.join(POLICY_NAMES)})",
         source=value,
@@ -208,6 +209,13 @@ def _command(args) -> int:
     with _inside(preset):
         configuration, paths, plots = _configuration(args, preset)
         sim = _simulate(args, preset, configuration, time_limit)
+    skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
+    if skipped:  # after the run: a refused project gets its one error line alone
+        warnings.warn(
+            f"{', '.join(skipped)} not written: the flow model does not track GPU or network "
+            f"activity per node, nor single task times",
+            stacklevel=1,
+        )
     rows = results.job_rows(sim)
     summary = results.summary(sim, rows)
     never = summary["never_started"]
@@ -278,13 +286,6 @@ def _configuration(args, preset: Path | None):
         ("--plots", plots, "folder"),
         *((None if args.out else key, path, "file") for key, path in paths.items()),
     )
-    skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
-    if skipped:
-        warnings.warn(
-            f"{', '.join(skipped)} not written: the flow model does not track GPU or network "
-            f"activity per node, nor single task times",
-            stacklevel=1,
-        )
     return configuration, paths, plots
 
 
@@ -305,6 +306,7 @@ def _simulate(args, preset: Path | None, configuration, time_limit: float):
         algorithm, name = _algorithm(args.algorithm, time_limit)
     expressions = Expressions()
     platform = load_elastisim_platform(configuration.platform_file)
+    _check_pfs_links(configuration, platform)
     jobs = load_jobs(configuration.jobs_file, expressions)
     check_platform_fit(jobs, platform, configuration.jobs_file)
     guard = (
@@ -314,6 +316,22 @@ def _simulate(args, preset: Path | None, configuration, time_limit: float):
         return simulate_project(
             configuration, platform, jobs, algorithm, expressions=expressions, algorithm_name=name
         )
+
+
+def _check_pfs_links(configuration, platform) -> None:
+    """The links pfs_read_links / pfs_write_links name exist in an XML platform (ElastiSim stops
+    on a missing one; cosched finds the PFS routes in the platform and uses them for nothing
+    else)."""
+    if platform.link_ids is None:
+        return
+    for key, names in configuration.pfs_links.items():
+        missing = [name for name in names if name not in platform.link_ids]
+        if missing:
+            raise InputError(
+                f"names the link {missing[0]!r}, which {configuration.platform_file} does not have",
+                source=configuration.source,
+                field=key,
+            )
 
 
 def _write(args, configuration, paths: dict, plots, sim, rows: list, summary: dict) -> list:

@@ -61,6 +61,103 @@ class AlgorithmMistake(InputError):
     mistake."""
 
 
+_REAL_OS_EXIT = os._exit  # the hard stops below use it while an algorithm's os._exit is refused
+
+
+class _OsExit(BaseException):
+    """Raised in place of `os._exit(code)` called by the algorithm file (this process only)."""
+
+    def __init__(self, code) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@contextlib.contextmanager
+def _os_exit_refused():
+    """While active, `os._exit` in this process raises `_OsExit` (the algorithm file's call ends
+    the run with one line, exit 2, not silently with its code); a process it forks exits as
+    asked."""
+    owner, previous = os.getpid(), os._exit
+
+    def refused(code):
+        if os.getpid() != owner:
+            _REAL_OS_EXIT(code)
+        raise _OsExit(code)
+
+    os._exit = refused
+    try:
+        yield
+    finally:
+        os._exit = previous
+
+
+def _ending_handlers() -> dict:
+    """The handlers in place for the signals that end a run: Ctrl-C unless it is ignored (a
+    background job), SIGTERM and SIGHUP where Python handles them (the CLI's
+    `cosched.processes.termination_signals`)."""
+    handlers = {}
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        handler = signal.getsignal(sig)
+        if callable(handler) or (sig == signal.SIGINT and handler is not signal.SIG_IGN):
+            handlers[sig] = handler
+    return handlers
+
+
+@contextlib.contextmanager
+def _import_guarded(name: str, time_limit: float, pressed: list):
+    """Loading an algorithm file (main thread only): at most `time_limit` seconds (0: no limit),
+    raising `_Timeout`; a real Ctrl-C, SIGTERM or SIGHUP appends its number to `pressed` before the
+    handler in place raises (a KeyboardInterrupt the file raises itself is told apart). A file that
+    swallows either is ended `GRACE_SECONDS` later, writing nothing (exit 2, or 128 + signal)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    outer = signal.getitimer(signal.ITIMER_REAL)[0]  # someone else's alarm: restored after
+    entered, fired = time.monotonic(), list[int]()
+    previous = _ending_handlers()
+
+    def alarm(signum, frame):
+        if pressed or fired:  # the file swallowed the exception: end the process
+            reason = (
+                "interrupted"
+                if pressed
+                else f"error: {name}: loading the algorithm ignored its time limit of "
+                f"{time_limit:g} s"
+            )
+            os.write(2, f"cosched elastic: {reason}\n".encode())
+            _REAL_OS_EXIT(128 + pressed[-1] if pressed else 2)
+        fired.append(signum)
+        signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)
+        raise _Timeout()
+
+    def noticed(signum, frame):
+        pressed.append(signum)
+        signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)  # a hard stop if it is swallowed
+        if callable(previous[signum]):
+            previous[signum](signum, frame)
+        raise KeyboardInterrupt
+
+    previous_alarm = signal.signal(signal.SIGALRM, alarm)
+    for sig in previous:
+        signal.signal(sig, noticed)
+    if time_limit > 0:
+        signal.setitimer(signal.ITIMER_REAL, time_limit)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous_alarm)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if outer > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - entered), 1e-3))
+
+
+def _one_line(text: str) -> str:
+    """An exception's message from user code on one line (the error is one line)."""
+    return " | ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
 class _Enumeration(type):
     """A minimal Enum: members with `name` and `value`, `Kind(value)`, `Kind[name]`, iteration,
     `len`.
@@ -323,12 +420,13 @@ class GuardedAlgorithm:
 
     def __init__(self, schedule: Callable, name: str, time_limit: float = DEFAULT_TIME_LIMIT):
         self.schedule, self.name, self.time_limit = schedule, name, float(time_limit)
-        self._active = self._inside = self._interrupted = self._timed_out = False
+        self._active = self._inside = self._timed_out = False
+        self._interrupted = 0  # the signal that is ending the run (Ctrl-C, SIGTERM, SIGHUP)
 
     def _mistake(self, text: str, system) -> AlgorithmMistake:
         kind = system.get("invocation_type")
         when = f" (time {system.get('time', 0):g}, {getattr(kind, 'name', kind)})"
-        return AlgorithmMistake(text + when, source=self.name)
+        return AlgorithmMistake(_one_line(text) + when, source=self.name)
 
     def __call__(self, jobs, nodes, system) -> None:
         counts, firsts = (len(jobs), len(nodes)), (jobs[:1], jobs[-1:], nodes[:1], nodes[-1:])
@@ -340,30 +438,8 @@ class GuardedAlgorithm:
         del _MISTAKES[:]
         try:
             self.schedule(jobs, nodes, system)
-        except _Timeout:
-            raise self._mistake(
-                f"one call of schedule() ran longer than the time limit of {limit:g} s (raise it "
-                f"with --algorithm-time-limit)",
-                system,
-            ) from None
-        except AlgorithmMistake as error:
-            raise self._mistake(error.message, system) from None
-        except InputError as error:
-            raise error.naming(self.name) from None
-        except KeyboardInterrupt:
-            if self._interrupted:  # Ctrl-C (or SIGTERM): the run stops as interrupted
-                raise
-            raise self._mistake(
-                "schedule() raised KeyboardInterrupt itself (no Ctrl-C was pressed)", system
-            ) from None
-        except SystemExit as error:
-            raise self._mistake(
-                f"schedule() called sys.exit({error.code!r}); an algorithm returns instead", system
-            ) from None
-        except Exception as error:  # user code: any failure is the algorithm's mistake
-            raise self._mistake(
-                f"schedule() raised {type(error).__name__}: {error}", system
-            ) from None
+        except BaseException as error:  # noqa: BLE001 - translated; Ctrl-C and others re-raised
+            raise self._translated(error, system, limit) from None
         finally:
             self._inside = False
             if limit > 0:
@@ -388,6 +464,37 @@ class GuardedAlgorithm:
                 system,
             )
 
+    def _translated(self, error: BaseException, system, limit: float) -> BaseException:
+        """What schedule()'s exception stops the run with: a one-line mistake, or `error` itself
+        (Ctrl-C, SIGTERM/SIGHUP as cosched.processes.Interrupted, anything else not the file's)."""
+        if isinstance(error, _Timeout):
+            return self._mistake(
+                f"one call of schedule() ran longer than the time limit of {limit:g} s (raise it "
+                f"with --algorithm-time-limit)",
+                system,
+            )
+        if isinstance(error, AlgorithmMistake):
+            return self._mistake(error.message, system)
+        if isinstance(error, InputError):
+            return error.naming(self.name)
+        if isinstance(error, _OsExit):
+            return self._mistake(
+                f"schedule() called os._exit({error.code!r}); an algorithm returns instead", system
+            )
+        if isinstance(error, KeyboardInterrupt):
+            if self._interrupted or type(error) is not KeyboardInterrupt:
+                return error
+            return self._mistake(
+                "schedule() raised KeyboardInterrupt itself (no Ctrl-C was pressed)", system
+            )
+        if isinstance(error, SystemExit):
+            return self._mistake(
+                f"schedule() called sys.exit({error.code!r}); an algorithm returns instead", system
+            )
+        if isinstance(error, Exception):  # user code: any failure is the algorithm's mistake
+            return self._mistake(f"schedule() raised {type(error).__name__}: {error}", system)
+        return error
+
     def _alarm(self, signum, frame) -> None:
         if not self._inside:
             return
@@ -401,7 +508,7 @@ class GuardedAlgorithm:
                 f"{self.time_limit:g} s"
             )
             os.write(2, f"cosched elastic: {reason}\n".encode())
-            os._exit(128 + signal.SIGINT if self._interrupted else 2)
+            _REAL_OS_EXIT(128 + self._interrupted if self._interrupted else 2)
         self._timed_out = True
         signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)
         raise _Timeout()
@@ -418,27 +525,28 @@ class GuardedAlgorithm:
         ]  # someone else's alarm (pytest-timeout): restored after
         entered = time.monotonic()
         previous_alarm = signal.signal(signal.SIGALRM, self._alarm)
-        previous_int = signal.getsignal(signal.SIGINT)
+        previous = _ending_handlers()
 
         def interrupt(signum, frame):
-            self._interrupted = True
+            self._interrupted = signum
             if self._inside:  # a hard stop if the algorithm swallows the KeyboardInterrupt
                 signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)
-            if callable(previous_int):
-                previous_int(signum, frame)
+            if callable(previous[signum]):
+                previous[signum](signum, frame)
             raise KeyboardInterrupt
 
-        if previous_int is not signal.SIG_IGN:
-            signal.signal(signal.SIGINT, interrupt)
+        for sig in previous:
+            signal.signal(sig, interrupt)
         self._active = self.time_limit > 0
         try:
-            yield self
+            with _os_exit_refused():
+                yield self
         finally:
             self._active = False
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous_alarm)
-            if previous_int is not signal.SIG_IGN:
-                signal.signal(signal.SIGINT, previous_int)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
             if outer > 0:
                 signal.setitimer(
                     signal.ITIMER_REAL, max(outer - (time.monotonic() - entered), 1e-3)
@@ -469,9 +577,39 @@ def _module() -> types.ModuleType:
     return module
 
 
-def load_algorithm(path: str | Path) -> Callable:
+def _load_failure(error: BaseException, path: str, time_limit: float, pressed: list):
+    """What an exception while loading an algorithm file stops the run with: one line of bad
+    input, or `error` itself (Ctrl-C, SIGTERM/SIGHUP as cosched.processes.Interrupted)."""
+    if isinstance(error, SyntaxError):
+        return InputError(f"syntax error: {error.msg}", source=path, line=error.lineno)
+    if isinstance(error, SystemExit):
+        return InputError(f"loading the algorithm called sys.exit({error.code!r})", source=path)
+    if isinstance(error, _OsExit):
+        return InputError(f"loading the algorithm called os._exit({error.code!r})", source=path)
+    if isinstance(error, _Timeout):
+        return InputError(
+            f"loading the algorithm took longer than the time limit of {time_limit:g} s (raise it "
+            f"with --algorithm-time-limit)",
+            source=path,
+        )
+    if isinstance(error, KeyboardInterrupt):
+        if pressed or type(error) is not KeyboardInterrupt:
+            return error
+        return InputError(
+            "loading the algorithm raised KeyboardInterrupt itself (no Ctrl-C was pressed)",
+            source=path,
+        )
+    if isinstance(error, Exception):  # the file is user code: any failure on import is bad input
+        return InputError(
+            f"loading the algorithm failed: {type(error).__name__}: {_one_line(str(error))}",
+            source=path,
+        )
+    return error
+
+
+def load_algorithm(path: str | Path, time_limit: float = 0.0) -> Callable:
     """The `schedule(jobs, nodes, system)` function of an elastisim-python algorithm file, loaded
-    unmodified."""
+    unmodified; loading it may take at most `time_limit` seconds of wall time (0: no limit)."""
     path = Path(path)
     if not path.is_file():
         raise InputError("no such algorithm file", source=str(path), field="--algorithm")
@@ -484,21 +622,17 @@ def load_algorithm(path: str | Path) -> Callable:
     previous = sys.modules.get(MODULE_NAME)
     sys.modules[MODULE_NAME] = _module()
     passed = len(_PASSED)
+    pressed: list[int] = []
     try:
-        with contextlib.redirect_stdout(sys.stderr):  # the file's prints never reach --json output
+        # the file's prints never reach --json output
+        with (
+            contextlib.redirect_stdout(sys.stderr),
+            _import_guarded(str(path), time_limit, pressed),
+            _os_exit_refused(),
+        ):
             spec.loader.exec_module(module)
-    except SyntaxError as error:
-        raise InputError(
-            f"syntax error: {error.msg}", source=str(path), line=error.lineno
-        ) from None
-    except SystemExit as error:
-        raise InputError(
-            f"loading the algorithm called sys.exit({error.code!r})", source=str(path)
-        ) from None
-    except Exception as error:  # the file is user code: any failure on import is bad input
-        raise InputError(
-            f"loading the algorithm failed: {type(error).__name__}: {error}", source=str(path)
-        ) from None
+    except BaseException as error:  # noqa: BLE001 - translated; Ctrl-C and others re-raised
+        raise _load_failure(error, str(path), time_limit, pressed) from None
     finally:
         if previous is None:
             sys.modules.pop(MODULE_NAME, None)

@@ -79,6 +79,8 @@ class Configuration:
     schedule_on_reconfiguration: bool = False
     show_progress_bar: bool = True
     job_kill_grace_period: float = 0.0
+    # pfs_read_links / pfs_write_links: link ids of the platform (ElastiSim looks each up)
+    pfs_links: dict = field(default_factory=dict)
 
 
 def _check_input_files(raw: dict, source: str) -> None:
@@ -186,5 +188,21 @@ def load_configuration(path: str | os.PathLike) -> Configuration:
         sensing_interval=float(sensing_interval),
         outputs=outputs,
         job_kill_grace_period=float(grace),
+        pfs_links=_pfs_links(raw, source),
         **{key: value for key, value in flags.items()},
     )
+
+
+def _pfs_links(raw: dict, source: str) -> dict[str, tuple[str, ...]]:
+    """pfs_read_links / pfs_write_links: a list of link ids, or one id (ElastiSim iterates the
+    JSON value, so a single string is one link)."""
+    links = {}
+    for key in ("pfs_read_links", "pfs_write_links"):
+        value = raw.get(key)
+        if value is None:
+            continue
+        names = [value] if isinstance(value, str) else value
+        if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+            raise InputError(f"must be a list of link ids, got {value!r}", source=source, field=key)
+        links[key] = tuple(names)
+    return links

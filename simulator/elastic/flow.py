@@ -432,25 +432,46 @@ class SharedLink:
         self.updated = 0.0
         self.version = 0
         self.throughput = 0.0
-        # direction: {node: its flows on this link in that direction}
-        self.node_flows: dict[str, dict[int, int]] = {}
+        # direction: the nodes with a flow on this link in that direction, and {node: its flows
+        # beyond the first} (set operations: a node rarely has two flows at once)
+        self.node_flows: dict[str, set[int]] = {}
+        self.extra_flows: dict[str, dict[int, int]] = {}
         self.crowded = 0  # (node, direction) pairs with more than one flow
         # direction: {node: the cap of its flows there} while a job's parallel task shares them
         self.node_caps: dict[str, dict[int, float]] = {}
 
     def _count(self, transfer: Transfer, group: list, step: int) -> None:
-        flows = self.node_flows.get(transfer.direction)
-        if flows is None:
-            flows = self.node_flows[transfer.direction] = {}
-        get = flows.get
-        crowding = 1 if step > 0 else 2  # the count before a step that changes `crowded`
-        crowded = 0
-        for node in group[6]:
-            before = get(node, 0)
-            flows[node] = before + step
-            if before == crowding:
-                crowded += step
-        self.crowded += crowded
+        direction = transfer.direction
+        occupied = self.node_flows.get(direction)
+        if occupied is None:
+            occupied = self.node_flows[direction] = set()
+            self.extra_flows[direction] = {}
+        extra = self.extra_flows[direction]
+        nodes = group[6]
+        if step > 0:
+            if occupied.isdisjoint(nodes):
+                occupied.update(nodes)
+                return
+            for node in nodes:
+                if node in occupied:
+                    before = extra.get(node, 0)
+                    extra[node] = before + 1
+                    if not before:
+                        self.crowded += 1
+                else:
+                    occupied.add(node)
+        elif not extra:
+            occupied.difference_update(nodes)
+        else:
+            for node in nodes:
+                before = extra.get(node, 0)
+                if before == 1:
+                    del extra[node]
+                    self.crowded -= 1
+                elif before:
+                    extra[node] = before - 1
+                else:
+                    occupied.discard(node)
 
     def add(self, transfer: Transfer) -> None:
         self.transfers[transfer] = None
@@ -459,32 +480,50 @@ class SharedLink:
 
     def occupy(self, direction: str, nodes, step: int) -> None:
         """A parallel task of a job on these nodes' links in `direction` starts (step 1) or ends
-        (-1): each of the nodes' PFS flows in that direction gets its share of the node link."""
-        flows = self.node_flows.setdefault(direction, {})
-        crowding = 1 if step > 0 else 2
+        (-1): each of the nodes' PFS flows in that direction gets its share of the node link (the
+        task counts as one more flow of the node)."""
+        occupied = self.node_flows.setdefault(direction, set())
+        extra = self.extra_flows.setdefault(direction, {})
         caps = self.node_caps.get(direction, {})
         for node in nodes:
-            before = flows.get(node, 0)
-            flows[node] = before + step
-            if before == crowding:
-                self.crowded += step
-            if step < 0:
-                caps.pop(node, None)
+            if step > 0:
+                if node in occupied:
+                    before = extra.get(node, 0)
+                    extra[node] = before + 1
+                    if not before:
+                        self.crowded += 1
+                else:
+                    occupied.add(node)
+                continue
+            caps.pop(node, None)
+            before = extra.get(node, 0)
+            if before == 1:
+                del extra[node]
+                self.crowded -= 1
+            elif before:
+                extra[node] = before - 1
+            else:
+                occupied.discard(node)
         if not caps:
             self.node_caps.pop(direction, None)
+
+    def flows(self, direction: str, node: int) -> int:
+        """The flows (and parallel tasks, `occupy`) of `node` on this link in `direction`."""
+        occupied = node in self.node_flows.get(direction, ())
+        return int(occupied) + self.extra_flows.get(direction, {}).get(node, 0)
 
     def _capped(self) -> list:
         """The active flows with their caps while parallel tasks share node links (`node_caps`
         where set, else the node link over its flows)."""
         active = []
         for transfer in self.transfers:
-            counts = self.node_flows.get(transfer.direction, {})
+            extra = self.extra_flows.get(transfer.direction, {})
             caps = self.node_caps.get(transfer.direction, {})
             for group in transfer.groups:
                 if group[1] > 0:
                     cap = group[2]
                     for node, bandwidth in zip(group[6], group[7]):
-                        cap = min(cap, caps.get(node, bandwidth / max(counts.get(node, 1), 1)))
+                        cap = min(cap, caps.get(node, bandwidth / (1 + extra.get(node, 0))))
                     active.append((cap, group))
         return active
 
@@ -518,24 +557,63 @@ class SharedLink:
     def share(self) -> float:
         """Max-min fair rates (water-filling over the flow caps); the time of the next flow
         completion."""
+        transfers = self.transfers
+        if len(transfers) < 3 and not self.crowded:  # the common cases, without the general loop
+            groups = []
+            for transfer in transfers:
+                if len(transfer.groups) != 1 or transfer.groups[0][1] <= 0:
+                    return self._share()
+                groups.append(transfer.groups[0])
+            self.version += 1
+            if not groups:
+                self.throughput = 0.0
+                return math.inf
+            # 001 §5.2.1: water-filling over one or two groups of equal flows, the lower cap first
+            first = groups[0]
+            if len(groups) == 1:
+                level = self.capacity / first[0]
+                rate = first[2] if first[2] <= level else level
+                first[3] = rate
+                self.throughput = rate * first[0]
+                return max(self.updated + first[1] / rate, math.nextafter(self.updated, math.inf))
+            second = groups[1]
+            if second[2] < first[2]:
+                first, second = second, first
+            level = self.capacity / (first[0] + second[0])
+            rate = first[2] if first[2] <= level else level
+            first[3] = rate
+            share = rate * first[0]
+            soonest = first[1] / rate
+            level = (self.capacity - share) / second[0]
+            rate = second[2] if second[2] <= level else level
+            second[3] = rate
+            self.throughput = share + rate * second[0]
+            remaining = second[1] / rate
+            if remaining < soonest:
+                soonest = remaining
+            return max(self.updated + soonest, math.nextafter(self.updated, math.inf))
+        return self._share()
+
+    def _share(self) -> float:
         if self.node_caps:  # parallel tasks share node links with flows: `_capped`
             active = self._capped()
         elif (
             self.crowded
         ):  # flows sharing their node's link: each gets its share of that link at most
-            by_direction = self.node_flows
+            by_direction = self.extra_flows
             active = [
                 (
                     min(
                         group[2],
                         min(
-                            bandwidth / counts[node] for node, bandwidth in zip(group[6], group[7])
+                            bandwidth / (1 + extra.get(node, 0))
+                            for node, bandwidth in zip(group[6], group[7])
                         ),
                     ),
                     group,
                 )
                 for transfer in self.transfers
-                for counts in (by_direction.get(transfer.direction, {}),)
+                for extra in (by_direction.get(transfer.direction, {}),)
                 for group in transfer.groups
                 if group[1] > 0
             ]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ElementTree
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -162,6 +162,7 @@ class ElastiSimPlatform:
     cluster: np.ndarray | None = None
     cluster_names: tuple[str, ...] = ()
     routes: dict[tuple[int, int], tuple[RouteLink, ...]] | None = None
+    link_ids: frozenset[str] | None = None  # the XML form's <link> ids (None: the JSON form)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -469,6 +470,8 @@ def _load_xml(path: str) -> ElastiSimPlatform:
     pfs: set = set()
     routes: list = []
     clusters: set[str] = set()
+    hosts: set[str] = set()
+    targets: list[tuple[str, str]] = []  # (cluster id, its pfs_targets property)
     for zone in root.iter():
         if zone.tag not in ("zone", "AS", "platform"):
             continue
@@ -476,15 +479,33 @@ def _load_xml(path: str) -> ElastiSimPlatform:
             if child.tag == "cluster":
                 clusters.add(str(child.get("id")))
                 records.extend(_cluster_records(child, path))
+                if "pfs_targets" in (props := _properties(child)):
+                    targets.append((str(child.get("id")), props["pfs_targets"]))
             elif child.tag == "host":
+                hosts.add(str(child.get("id")))
                 if _is_pfs_host(child, path):
                     pfs.update((child.get("id"), zone.get("id")))
             elif child.tag == "link":
                 links[child.get("id")] = _link(child, path)
             elif child.tag in ("zoneRoute", "route", "ASroute"):
                 routes.append(child)
+    _check_pfs_targets(targets, hosts | {record["name"] for record in records}, path)
     pfs_read, pfs_write, between = _read_routes(routes, links, clusters, pfs, path)
-    return _build(records, pfs_read, pfs_write, path, between)
+    platform = _build(records, pfs_read, pfs_write, path, between)
+    return replace(platform, link_ids=frozenset(str(link) for link in links))
+
+
+def _check_pfs_targets(targets: list[tuple[str, str]], hosts: set[str], path: str) -> None:
+    """Every host a cluster's `pfs_targets` names exists (ElastiSim looks each up and stops if
+    one is missing); cosched models one PFS route per direction and does not use them otherwise."""
+    for cluster, value in targets:
+        missing = [name for name in value.split(",") if name not in hosts]
+        if missing:
+            raise InputError(
+                f"names the host {missing[0]!r}, which this platform does not have",
+                source=path,
+                field=f"<cluster id={cluster!r}>: pfs_targets",
+            )
 
 
 def _json_cluster(index: int, cluster, source: str) -> list[dict]:

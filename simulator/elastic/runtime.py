@@ -76,6 +76,29 @@ _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
     "select",
 )
 
+# the system entries of forward_io_information: (link, bandwidth key, utilization key)
+_IO_KEYS = (
+    ("pfs_read", "pfs_read_bw", "pfs_read_utilization"),
+    ("pfs_write", "pfs_write_bw", "pfs_write_utilization"),
+)
+
+
+def _alike_nodes(platform: ElastiSimPlatform) -> bool:
+    """Every node of `platform` alike: each per-node quantity (speed, links, latency, burst
+    buffer, GPUs, cluster, ...) the same on all. A task then costs the same on any `n` of them."""
+    size = len(platform)
+    for name, value in vars(platform).items():
+        if name == "names" or not isinstance(value, (np.ndarray, list, tuple)):
+            continue
+        if len(value) != size or size < 2:
+            continue
+        if isinstance(value, np.ndarray):
+            if not (value == value[:1]).all():
+                return False
+        elif any(other != value[0] for other in value):
+            return False
+    return len(platform.cluster_names) <= 1
+
 
 def _one_time_count(phase: Phase) -> int:
     """How often a one-time phase (on_init, on_reconfiguration, on_expansion) runs: a number, not an
@@ -137,6 +160,7 @@ class Run:
         "io_since",
         "reconfigurations",
         "crossing",
+        "sized_plans",
     )
 
     def __init__(self, spec: JobSpec, view: compat.Job) -> None:
@@ -155,7 +179,7 @@ class Run:
         self.expanded: list[int] = []  # new positions of the last reconfiguration (on_expansion)
         self.initializing = True  # on_init still to run (ElastiSim's Node::isInitializing)
         self.reconfiguring = False  # on_reconfiguration to run when the job continues
-        self.plans: dict[tuple, list] = {}  # `Simulation._plan` by (phase, nodes, iteration)
+        self.plans: dict[tuple | None, Any] = {}  # `Simulation._plan` by (phase, nodes, iteration)
         self.clock = _NO_NODES  # per node (rank order): where it has got to
         self.even = True  # every node's clock is known to be the same (after a barrier)
         self.async_end = _NO_NODES  # per node: its asynchronous work ends
@@ -174,6 +198,9 @@ class Run:
         self.io_since = -1.0  # since when the job waits for PFS or asynchronous I/O (-1: not)
         self.reconfigurations = 0
         self.crossing: Crossing | None = None  # its parallel task on links between clusters
+        # on a platform of alike nodes, `Simulation._plan` by (phase, node count, GPUs per node,
+        # iteration): kept across reconfigurations (a job often returns to a size it had)
+        self.sized_plans: dict[tuple, list] = {}
 
 
 class Simulation:
@@ -249,6 +276,7 @@ class Simulation:
         self._starts = 0
         self._active = 0  # jobs started and not ended
         self._uses_iteration: dict[int, bool] = {}
+        self._alike = _alike_nodes(platform)
         self._estimates: dict[tuple[int, int], tuple[float, list]] = {}
         self._bandwidth = platform.bandwidth.tolist()  # node link B/s as floats (hot in _start_pfs)
         self._flow_groups: dict[int, tuple] = {}  # id(PfsTransfer): (it, its nodes, its groups)
@@ -340,11 +368,10 @@ class Simulation:
         run.clock = np.full(len(nodes), self.now)
         run.async_end = np.full(len(nodes), self.now)
         run.even, run.async_work = True, False
-        gpus = run.view.assigned_num_gpus_per_node
+        gpus = self._assigned_gpus(run)
         run.gpus = gpus if gpus > 0 else spec.num_gpus_per_node_min
         run.history.append((self.now, len(nodes)))
-        for node in nodes:
-            self._set_node(node, running_add=run)
+        self._occupy(run, nodes, True)
         view = run.view
         view.state, view.start_time, view.wait_time = (
             JobState.RUNNING,
@@ -375,8 +402,7 @@ class Simulation:
             self._io_done(run)
         run.state, run.end = state, self.now
         run.status = "completed" if state == JobState.COMPLETED else "killed"
-        for node in run.nodes:
-            self._set_node(node, running_remove=run)
+        self._occupy(run, run.nodes, False)
         self._expect(run, ())
         run.target = None
         run.program = None  # before cancelling: a transfer that ends now must not resume the job
@@ -405,29 +431,45 @@ class Simulation:
             self._invoke(InvocationType.INVOKE_JOB_KILLED, run)
 
     # --- nodes ------------------------------------------------------------------------------------
-    def _set_node(
-        self,
-        node: int,
-        *,
-        running_add=None,
-        running_remove=None,
-        expected_add=None,
-        expected_remove=None,
-    ) -> None:
-        """A node's jobs and state, with ElastiSim's transitions (Node.cpp): a job placed on it
-        makes it ALLOCATED, the last one leaving makes it FREE (also when another job still expects
-        it); an expecting job makes a FREE node RESERVED, the last one to stop expecting makes a
-        RESERVED node FREE. A row of node_utilization.csv is written only when a job is placed on or
-        leaves the node, as ElastiSim writes it."""
-        running, expected = self.running[node], self.expected[node]
-        view = self.node_views[node]
-        if running_add is not None:
-            running.add(running_add.spec.identifier)
-            view.state = NodeState.ALLOCATED
-        if running_remove is not None:
-            running.discard(running_remove.spec.identifier)
+    def _occupy(self, run: Run, nodes, joining: bool) -> None:
+        """`run` is placed on (`joining`) or leaves each of `nodes`, with ElastiSim's transitions
+        (Node.cpp): a job placed on a node makes it ALLOCATED, the last one leaving makes it FREE
+        (also when another job still expects it). A row of node_utilization.csv is written for
+        each, as ElastiSim writes it."""
+        identifier, now, log, runs = run.spec.identifier, self.now, self.node_log, self.runs
+        for node in nodes:
+            running, view = self.running[node], self.node_views[node]
+            if joining:
+                running.add(identifier)
+                view.state = NodeState.ALLOCATED
+            else:
+                running.discard(identifier)
+                if not running:
+                    view.state = NodeState.FREE
+            view.assigned_job_ids = set(running)  # elastisim-python: the jobs running on the node
             if not running:
-                view.state = NodeState.FREE
+                view.assigned_jobs = []
+            elif joining and len(running) == 1:  # (the common cases without a comprehension)
+                view.assigned_jobs = [run.view]
+            else:
+                view.assigned_jobs = [
+                    runs[job].view for job in (sorted(running) if len(running) > 1 else running)
+                ]
+            if view.gpus:
+                used = sum(runs[job].gpus for job in running)
+                for gpu in view.gpus:
+                    gpu.state = GpuState.ALLOCATED if gpu.identifier < used else GpuState.FREE
+            expected = self.expected[node]
+            log.append(
+                (now, node, view.state, tuple(running), tuple(sorted(expected)) if expected else ())
+            )
+
+    def _set_node(self, node: int, *, expected_add=None, expected_remove=None) -> None:
+        """A node's expecting jobs and state, with ElastiSim's transitions (Node.cpp): an expecting
+        job makes a FREE node RESERVED, the last one to stop expecting makes a RESERVED node FREE
+        (no row of node_utilization.csv, as in ElastiSim)."""
+        expected = self.expected[node]
+        view = self.node_views[node]
         if expected_add is not None:
             expected.add(expected_add.spec.identifier)
             if view.state == NodeState.FREE:
@@ -436,18 +478,6 @@ class Simulation:
             expected.discard(expected_remove.spec.identifier)
             if not expected and view.state == NodeState.RESERVED:
                 view.state = NodeState.FREE
-        if running_add is not None or running_remove is not None:
-            view.assigned_job_ids = set(running)  # elastisim-python: the jobs running on the node
-            view.assigned_jobs = [
-                self.runs[job].view for job in (sorted(running) if len(running) > 1 else running)
-            ]
-            if view.gpus:
-                used = sum(self.runs[job].gpus for job in running)
-                for gpu in view.gpus:
-                    gpu.state = GpuState.ALLOCATED if gpu.identifier < used else GpuState.FREE
-            self.node_log.append(
-                (self.now, node, view.state, tuple(running), tuple(sorted(expected)))
-            )
 
     def _expect(self, run: Run, nodes) -> None:
         """The nodes that list `run` as expected become `nodes` (ElastiSim's clearAssignedNodes +
@@ -460,10 +490,13 @@ class Simulation:
         run.expecting = wanted
 
     def _check_free(self, run: Run, nodes) -> None:
+        size, running, expected = len(self.platform), self.running, self.expected
         for node in nodes:
-            if not 0 <= node < len(self.platform):
+            if not 0 <= node < size:
                 raise self._refuse(run, f"assigned node {node}, which does not exist")
-            others = (self.running[node] | self.expected[node]) - {run.spec.identifier}
+            if not (running[node] or expected[node]):
+                continue  # no job on the node, none expects it
+            others = (running[node] | expected[node]) - {run.spec.identifier}
             if others and node not in run.nodes:
                 raise self._refuse(
                     run,
@@ -471,6 +504,24 @@ class Simulation:
                     f"{self.node_views[node].state.name} for job {min(others)} "
                     f"(oversubscription is off)",
                 )
+
+    def _assigned_gpus(self, run: Run) -> int:
+        """The GPUs per node the algorithm assigned a job; ElastiSim ignores them for rigid jobs
+        and refuses a count outside the job's bounds (Job::checkConfigurationValidity)."""
+        spec, gpus = run.spec, run.view.assigned_num_gpus_per_node
+        if spec.type == "rigid" or not gpus:
+            return 0
+        try:
+            whole = float(gpus).is_integer()
+        except (TypeError, ValueError):
+            whole = False
+        if not whole or not spec.num_gpus_per_node_min <= gpus <= spec.num_gpus_per_node_max:
+            raise self._refuse(
+                run,
+                f"was assigned {gpus!r} GPUs per node: a {spec.type} job takes a whole number "
+                f"from {spec.num_gpus_per_node_min} to {spec.num_gpus_per_node_max}",
+            )
+        return int(gpus)
 
     def _check_size(self, run: Run, size: int, action: str) -> None:
         spec = run.spec
@@ -481,7 +532,9 @@ class Simulation:
                 else f"{spec.num_nodes_min} to {spec.num_nodes_max}"
             )
             raise self._refuse(
-                run, f"cannot {action} on {size} nodes: a {spec.type} job takes {bounds}"
+                run,
+                f"cannot {action} on {size} nodes: {'an' if spec.type[0] in 'ae' else 'a'} "
+                f"{spec.type} job takes {bounds}",
             )
 
     def _refuse(self, run: Run, reason: str) -> AlgorithmError:
@@ -504,10 +557,10 @@ class Simulation:
         if request is not None:
             system["evolving_request"] = request
         if self.config.forward_io_information:
-            for direction, key in (("pfs_read", "read"), ("pfs_write", "write")):
+            for direction, bandwidth, utilization in _IO_KEYS:
                 link = self.routes.get(direction)
-                system[f"pfs_{key}_bw"] = 0.0 if link is None else link.capacity
-                system[f"pfs_{key}_utilization"] = 0.0 if link is None else link.throughput
+                system[bandwidth] = 0.0 if link is None else link.capacity
+                system[utilization] = 0.0 if link is None else link.throughput
         try:
             self.algorithm(self.views, self.node_views, system)
         except InputError:
@@ -523,6 +576,8 @@ class Simulation:
         self._apply()
 
     def _apply(self) -> None:
+        if not self.modified:
+            return
         modified = sorted(
             self.modified.values(), key=lambda view: (not view.kill_flag, view.identifier)
         )
@@ -535,6 +590,7 @@ class Simulation:
             if view.modified_runtime_args:
                 view.modified_runtime_args = False
                 run.plans.clear()
+                run.sized_plans.clear()
             if view.kill_flag:
                 self._kill(run, walltime=False)
                 continue
@@ -590,12 +646,9 @@ class Simulation:
         assert run.target is not None  # a pending reconfiguration has its nodes
         before, after = set(run.nodes), list(run.target)
         self._expect(run, ())  # ElastiSim's IN_RECONFIGURATION: the assigned nodes are taken over
-        for node in after:
-            if node not in before:
-                self._set_node(node, running_add=run)
-        for node in run.nodes:
-            if node not in set(after):
-                self._set_node(node, running_remove=run)
+        self._occupy(run, [node for node in after if node not in before], True)
+        staying = set(after)
+        self._occupy(run, [node for node in run.nodes if node not in staying], False)
         run.nodes, run.target = after, None
         run.expanded = [position for position, node in enumerate(after) if node not in before]
         run.reconfiguring, run.reconfigurations = True, run.reconfigurations + 1
@@ -625,7 +678,7 @@ class Simulation:
             spec, saved = run.spec, run.gpus
             run.gpus = run.gpus or spec.num_gpus_per_node_min
             ids = list(range(nodes))
-            scratch: dict[tuple, list] = {}
+            scratch: dict[tuple | None, Any] = {}
             per_phase = [
                 self._plan_seconds(self._plan(run, phase, ids, 0, scratch))
                 for phase in spec.model.phases
@@ -689,28 +742,46 @@ class Simulation:
         """One iteration of a phase on `nodes`: per-node seconds (consecutive ones merged), barriers
         with parallel tasks (`Comm`), PFS transfers, asynchronous work and waits for it."""
         cache = run.plans if cache is None else cache
+        # the last plan asked for (key None): (phase, nodes, iteration or None if the phase does
+        # not use it, plan); an iteration mostly asks for the plan its previous one had
+        last = cache.get(None)
+        if (
+            last is not None
+            and last[0] is phase
+            and last[1] is nodes
+            and (last[2] is None or last[2] == iteration)
+        ):
+            return last[3]
         uses_iteration = self._uses_iteration.get(id(phase))
         if uses_iteration is None:
             uses_iteration = self._uses_iteration[id(phase)] = "phase_iteration" in repr(
                 phase.tasks
             )
         key = (id(phase), tuple(nodes), iteration if uses_iteration else 0)
-        cached = cache.get(key)
-        if cached is not None:
-            return cached
-        plan: list = []
-        variables = self._variables(run, len(nodes), iteration)
-        self._walk(run, phase.tasks, variables, np.asarray(nodes), plan)
-        cache[key] = plan
+        plan = cache.get(key)
+        if plan is None:
+            sized = None
+            if self._alike and cache is run.plans:  # which nodes does not matter, only how many
+                sized = (key[0], len(nodes), run.gpus, key[2])
+                plan = run.sized_plans.get(sized)
+            if plan is None:
+                plan = []
+                variables = self._variables(run, len(nodes), iteration)
+                self._walk(run, phase.tasks, variables, np.asarray(nodes), plan)
+                if sized is not None:
+                    run.sized_plans[sized] = plan
+            cache[key] = plan
+        cache[None] = (phase, nodes, iteration if uses_iteration else None, plan)
         return plan
 
-    def _evaluate(self, run: Run, value, variables: dict, where: str):
-        """A payload of a task of `run`: its number, or its expression's value with `variables`."""
+    def _evaluate(self, run: Run, value, variables: dict, where: str, key: str):
+        """A payload `key` of a task of `run`: its number, or its expression's value with
+        `variables`."""
         if isinstance(value, str):
             return self.expressions.evaluate(
                 value,
                 variables,
-                where=f"{where} (job {run.spec.position})",
+                where=f"{where}: {key} (job {run.spec.position})",
                 source=run.spec.model.source,
             )
         return value
@@ -719,9 +790,7 @@ class Simulation:
         """Add what `tasks` do on `node_ids` to `plan`; True if some of them is asynchronous."""
         asynchronous = False
         for task in tasks:
-            repeat = int(
-                self._evaluate(run, task.iterations, variables, f"{task.where}: iterations")
-            )
+            repeat = int(self._evaluate(run, task.iterations, variables, task.where, "iterations"))
             if task.kind == "sequence":
                 for _ in range(repeat):
                     if task.synchronized:
@@ -730,11 +799,11 @@ class Simulation:
                     if self._walk(run, task.tasks, variables, node_ids, plan):
                         plan.append((_WAIT, None))
                 continue
-            values = {
-                key: self._evaluate(run, getattr(task, key), variables, f"{task.where}: {key}")
-                for key in ("flops", "bytes", "delay")
-                if getattr(task, key) is not None
-            }
+            values = {}
+            for key in ("flops", "bytes", "delay"):
+                value = getattr(task, key)
+                if value is not None:
+                    values[key] = self._evaluate(run, value, variables, task.where, key)
             try:
                 cost = task_cost(task, values, node_ids, run.gpus, self.platform)
             except InputError as error:
@@ -772,7 +841,12 @@ class Simulation:
         )
         previous = None  # the phase before the current one
         while True:  # one life of the application actor
-            yield from self._life_start(run)
+            if run.initializing or run.reconfiguring or run.expanded:
+                yield from self._life_start(run)
+            else:  # most lives: `_life_start` without a generator of its own
+                yield SYNC
+                yield _AT, None
+                yield _RUNNING, None
             initial = True
             while True:
                 phase, iterations = phases[index]
@@ -1031,9 +1105,18 @@ class Simulation:
         route latency from the node's clock (SimGrid's L07 model pays the latency first); False when
         none starts."""
         if indices is None and run.select is None and item.positions:
-            when = self._together(run, item)
+            cached = self._flow_groups.get(id(item))
+            if cached is None or cached[0] is not item or cached[1] is not run.nodes:
+                cached = self._flow_groups[id(item)] = self._groups(run, item)
+            latency = cached[3]
+            if latency is None:
+                when = None
+            elif run.even:  # (the common case, inline)
+                when = max(run.clock.item(0) + latency, self.now)
+            else:
+                when = self._together(run, item, latency)
             if when is not None:  # every flow starts at one moment: one transfer, groups as made
-                groups = self._flow_groups[id(item)][2]
+                groups = cached[2]
                 transfer = Transfer((), (run, item, run.token), item.direction)
                 transfer.groups = [
                     [count, size, cap, 0.0, size, positions, nodes, bandwidths]
@@ -1064,15 +1147,9 @@ class Simulation:
             self._launch(run, item, Transfer(flows, (run, item, run.token), item.direction), when)
         return bool(starts)
 
-    def _together(self, run: Run, item: PfsTransfer) -> float | None:
-        """The one moment every flow of `item` starts at, when its nodes' clocks and route
-        latencies are equal (the common case after a barrier), else None."""
-        cached = self._flow_groups.get(id(item))
-        if cached is None or cached[0] is not item or cached[1] is not run.nodes:
-            cached = self._flow_groups[id(item)] = self._groups(run, item)
-        latency = cached[3]
-        if latency is None:
-            return None
+    def _together(self, run: Run, item: PfsTransfer, latency: float) -> float | None:
+        """The one moment every flow of `item` starts at, when its nodes' clocks are equal (their
+        route latencies are: `latency`), else None."""
         if run.even:
             return max(run.clock.item(0) + latency, self.now)
         clock = run.clock.tolist()
@@ -1221,7 +1298,7 @@ class Simulation:
         self._settle_crossings()
         self.network.add(task)
         if task in self._node_tasks:
-            self._occupy(task, 1)
+            self._occupy_links(task, 1)
             self._node_bandwidth(task)
         self._reshare_crossings()
 
@@ -1232,10 +1309,10 @@ class Simulation:
             self.network.remove(task)
             self._reshare_crossings()
         if task in self._node_tasks:
-            self._occupy(task, -1)
+            self._occupy_links(task, -1)
 
     # --- a job's parallel task and its own PFS flows on its node links ----------------------------
-    def _occupy(self, task: Crossing, step: int) -> None:
+    def _occupy_links(self, task: Crossing, step: int) -> None:
         """The task starts (1) or ends (-1) on its node links: the job's PFS flows on them get
         their share of each link (SimGrid L07: one resource per node link and direction)."""
         used = self._node_tasks[task] if step > 0 else self._node_tasks.pop(task)
@@ -1253,7 +1330,7 @@ class Simulation:
         transfers = task.owner[0].transfers
         for direction, node, key, capacity in self._node_tasks[task]:
             link = self.routes[direction]
-            flows = link.node_flows.get(direction, {}).get(node, 1)
+            flows = link.flows(direction, node)
             taken = 0.0
             for transfer in transfers:
                 if transfer.direction == direction and transfer in link.transfers:
@@ -1283,7 +1360,7 @@ class Simulation:
         on: each node at the later of the task's end and its own work (`local`)."""
         for task in self.network.advance(self.now):
             if task in self._node_tasks:
-                self._occupy(task, -1)
+                self._occupy_links(task, -1)
             run, item, token, select = task.owner
             if run.program is None or token != run.token:
                 continue
@@ -1330,7 +1407,7 @@ class Simulation:
             loads = {key: load for key, load, _ in task.links}
             for direction, node, key, capacity in used:
                 link = self.routes[direction]
-                flows = link.node_flows.get(direction, {}).get(node, 1)
+                flows = link.flows(direction, node)
                 caps = wanted.setdefault(link, {})
                 if flows > 1:
                     spare = (capacity - task.rate * loads[key]) / (flows - 1)

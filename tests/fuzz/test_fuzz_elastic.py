@@ -7,8 +7,8 @@ tasks, a JSON platform with GPUs and burst buffers) is mutated: one value anywhe
 four files replaced by a huge, negative, fractional, non-finite, non-numeric, ExprTk-unfriendly or
 wrongly typed value, a key deleted, an unknown key added, or the file's text cut or given a stray
 byte. Each mutant runs through `cosched.cli.main` in-process and must give exit 0, or exit 2 with
-one `cosched elastic: error: ...` line naming one of the project's files (or the algorithm) and
-nothing in `--out`; never a traceback. Campaigns as in `conftest.py`.
+one `cosched elastic: error: ...` line (and nothing else on stderr) naming one of the project's
+files (or the algorithm) and nothing in `--out`; never a traceback. Campaigns as in `conftest.py`.
 """
 
 from __future__ import annotations
@@ -229,7 +229,7 @@ def _check(tmp_path_factory, case, *, noted=True) -> None:
                 [
                     "elastic",
                     "configuration.json",
-                    "--algorithm",
+                    "--scheduler",
                     "fcfs-malleable",
                     "--out",
                     "result",
@@ -244,7 +244,7 @@ def _check(tmp_path_factory, case, *, noted=True) -> None:
             assert not errors and (folder / "result" / "job_statistics.csv").is_file()
             return
         assert code == 2, (code, lines)
-        assert len(errors) == 1 and lines[-1] == errors[0], lines
+        assert len(lines) == 1 and lines == errors, lines  # the error line alone, no warning
         assert any(name in errors[0] for name in (*FILES, "fcfs-malleable")), errors[0]
         assert not (folder / "result").exists()
     finally:

@@ -359,3 +359,52 @@ def test_measure_with_forked_kernel_threads_survives_ctrl_c_sigterm_and_sigkill(
         rows = list(csv.DictReader(handle))
     assert sorted(tuple(row[key] for key in keys) for row in rows) == expected
     assert all(float(row["speed"]) > 0 for row in rows)
+
+
+# A worker that stalls between the length header and the payload of a result over 16 KiB (what a
+# preempted worker on a loaded machine does), then Ctrl-C: the pool is killed mid-message.
+HALF_SENT = """
+import os, struct, sys, time
+from multiprocessing import connection
+from cosched.processes import kill_pool, process_pool, termination_signals
+
+def send_bytes(self, buf):
+    self._send(struct.pack("!i", len(buf)))
+    open(sys.argv[1], "w").close()  # the header is in the pipe
+    time.sleep(60)
+    self._send(buf)
+
+def result(size):
+    connection.Connection._send_bytes = send_bytes
+    return b"x" * size
+
+pool = process_pool(1)
+future = pool.submit(result, 20_000)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.01)
+with termination_signals():
+    kill_pool(pool)
+print(type(future.exception()).__name__, flush=True)
+"""
+HALF_SENT_SECONDS = 20.0  # the script takes about a second; the hang it guards against is endless
+
+
+def test_a_pool_killed_while_a_worker_sends_its_result_lets_the_command_exit(tmp_path):
+    """The cause of a rare 30 s wait in the tests above (a loaded machine): the executor's manager
+    thread kept reading the rest of a half-sent result for ever, and the interpreter's exit joins
+    it, so the interrupted command never ended. `kill_pool` closes the pipe's last write end."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", HALF_SENT, str(tmp_path / "header-sent")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(timeout=HALF_SENT_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail("the process did not exit after kill_pool: a half-sent result blocks its exit")
+    assert process.returncode == 0, err
+    assert out.strip() == "BrokenProcessPool"

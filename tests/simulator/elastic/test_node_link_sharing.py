@@ -68,4 +68,5 @@ def test_a_job_killed_while_its_task_shares_node_links_leaves_nothing_behind(tmp
     assert not sim._node_tasks and not sim.network.tasks
     for link in sim.routes.values():
         assert not link.transfers and not link.node_caps
-        assert all(count == 0 for flows in link.node_flows.values() for count in flows.values())
+        assert not any(link.node_flows.values()) and not any(link.extra_flows.values())
+        assert not link.crowded
