@@ -1220,6 +1220,22 @@ project(
     inter={"inter_bw": "1.5GBps"},
 )
 
+# x32: two asynchronous writes of the root (5 and 15 GB) and an all-to-all of 10 GB per node: three
+# actions on the root's up link until the first write ends, then two, then the second write alone
+project(
+    "x32_two_writes_and_all_to_all",
+    [rigid(2, "overlap.json")],
+    {
+        "overlap.json": phases(
+            2,
+            dict(async_io("pfs_write", 5e9), name="First", pattern="root_only"),
+            dict(async_io("pfs_write", 1.5e10), name="Second", pattern="root_only"),
+            comm_task("A2A", "all_to_all", 2e10),
+        )
+    },
+    clusters=SLOW_PAIR,
+)
+
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
     # d6: x20 with equal gathers: the first job's end and the malleable job's scheduling point fall
