@@ -1304,12 +1304,16 @@ class Simulation:
 
     def _cancel_crossing(self, task: Crossing) -> None:
         task.owner[0].crossing = None
-        if task in self.network.tasks:
+        started = task in self.network.tasks
+        if started:
             self._settle_crossings()
             self.network.remove(task)
             self._reshare_crossings()
-        if task in self._node_tasks:
-            self._occupy_links(task, -1)
+        if task in self._node_tasks:  # (a task still in its latency holds no node link yet)
+            if started:
+                self._occupy_links(task, -1)
+            else:
+                del self._node_tasks[task]
 
     # --- a job's parallel task and its own PFS flows on its node links ----------------------------
     def _occupy_links(self, task: Crossing, step: int) -> None:

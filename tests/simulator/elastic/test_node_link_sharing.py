@@ -3,6 +3,10 @@ node's private link, split duplex, is one resource for every action on it; a PFS
 link, a read the down link). The micro projects x24-x29 check the times against the real ElastiSim;
 these tests check the invariants on the scenario platform (1 GB/s node links, no latency)."""
 
+import json
+import shutil
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +15,7 @@ from cosched.simulator.elastic.algorithms import make_algorithm
 
 from .scenario import BANDWIDTH, run_scenario, write_scenario
 
+MICRO = Path(__file__).parent / "data" / "micro"
 TIME_TOLERANCE = 1e-9  # relative: times built from a few divisions and sums
 
 
@@ -70,3 +75,26 @@ def test_a_job_killed_while_its_task_shares_node_links_leaves_nothing_behind(tmp
         assert not link.transfers and not link.node_caps
         assert not any(link.node_flows.values()) and not any(link.extra_flows.values())
         assert not link.crowded
+
+
+@pytest.mark.parametrize("walltime", [5e-5, 3e-4, 5.0])
+def test_a_job_killed_before_during_or_after_its_flows_start_leaves_nothing_behind(
+    walltime, tmp_path, monkeypatch
+):
+    """x24 killed while its all-to-all is in its route latency (50 us of 100 us), after the task
+    started but before its writes did (300 us of 550 us), or in the middle of both."""
+    project = tmp_path / "x24"
+    shutil.copytree(MICRO / "x24_async_write_all_to_all", project)
+    jobs_file = project / "data" / "input" / "jobs.json"
+    document = json.loads(jobs_file.read_text())
+    document["jobs"][0]["walltime"] = walltime
+    jobs_file.write_text(json.dumps(document))
+    monkeypatch.chdir(project)
+    sim = run_scenario(
+        project / "data" / "input" / "configuration.json", make_algorithm("fcfs-rigid")
+    )
+    assert sim.runs[0].status == "killed" and sim.runs[0].end == pytest.approx(walltime)
+    assert not sim._node_tasks and not sim.network.tasks
+    for link in sim.routes.values():
+        assert not link.transfers and not link.node_caps and not link.crowded
+        assert not any(link.node_flows.values()) and not any(link.extra_flows.values())
