@@ -157,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
             os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy is imported
         parser = summary_parser() if command is None else build_parser(command)
         args = parser.parse_args(argv)
+    # the command line of this process (not a call from Python): the process ends with the command
+    args.whole_process = argv is None
     with warnings.catch_warnings():
         warnings.showwarning = one_line_warnings(args.command)
         for warning in parsing:

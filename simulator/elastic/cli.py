@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import warnings
@@ -49,6 +50,7 @@ PRESETS = {
     "bundled)"
 }
 PRESET_CONFIG = "data/input/configuration.json"
+COMMAND_GC_THRESHOLD = 100_000  # allocations between young collections while the command runs
 
 
 def register(subparsers) -> None:
@@ -175,6 +177,26 @@ def _algorithm(value: str, time_limit: float, name: str | None = None):
 
 
 @contextlib.contextmanager
+def _rare_collections(restore: bool = True):
+    """From the simulation to the last output, the cyclic garbage collector's young passes come
+    every COMMAND_GC_THRESHOLD allocations instead of 700: at the usual rate, the first pass after
+    the simulation examines the hundreds of thousands of objects it leaves alive (about 10 ms on
+    the example) and frees nothing. `restore`: then the usual rate again, the objects still alive
+    joining the oldest generation without a pass (a caller in the same process goes on); without
+    it the rare passes last until the process ends. Garbage is still collected: by the rarer
+    passes, the oldest generation's and the interpreter's at exit."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(COMMAND_GC_THRESHOLD, *thresholds[1:])
+    try:
+        yield
+    finally:
+        if restore:
+            gc.freeze()  # every tracked object into the permanent generation, young counts reset
+            gc.set_threshold(*thresholds)
+            gc.unfreeze()  # and back, into the oldest generation
+
+
+@contextlib.contextmanager
 def _inside(folder: Path | None):
     """Run with `folder` as working directory (a preset's relative paths), or where we are."""
     if folder is None:
@@ -205,27 +227,37 @@ def _preset(args) -> Path | None:
 def _command(args) -> int:
     from cosched.simulator.elastic import results
 
+    whole_process = getattr(args, "whole_process", False)
+    if whole_process:
+        # the modules' objects live until the process ends: the collector's passes, also the
+        # interpreter's full one at exit (about 6 ms), skip them; the algorithm file is loaded
+        # after this, so its garbage is still collected and finalized at exit
+        gc.freeze()
     preset, time_limit = _checked(args)
     with _inside(preset):
         configuration, paths, plots = _configuration(args, preset)
-        sim = _simulate(args, preset, configuration, time_limit)
-    skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
-    if skipped:  # after the run: a refused project gets its one error line alone
-        warnings.warn(
-            f"{', '.join(skipped)} not written: the flow model does not track GPU or network "
-            f"activity per node, nor single task times",
-            stacklevel=1,
-        )
-    rows = results.job_rows(sim)
-    summary = results.summary(sim, rows)
-    never = summary["never_started"]
-    if never:
-        warnings.warn(
-            f"{never} job(s) never started (status 'pending' in job_statistics.csv): the "
-            f"algorithm left them waiting when nothing else could happen",
-            stacklevel=1,
-        )
-    announce(args, *_write(args, configuration, paths, plots, sim, rows, summary))
+        project = _load(args, preset, configuration, time_limit)
+    with _rare_collections(restore=not whole_process):
+        with _inside(preset):
+            sim = _simulate(configuration, *project)
+        skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
+        if skipped:  # after the run: a refused project gets its one error line alone
+            warnings.warn(
+                f"{', '.join(skipped)} not written: the flow model does not track GPU or network "
+                f"activity per node, nor single task times",
+                stacklevel=1,
+            )
+        rows = results.job_rows(sim)
+        summary = results.summary(sim, rows)
+        never = summary["never_started"]
+        if never:
+            warnings.warn(
+                f"{never} job(s) never started (status 'pending' in job_statistics.csv): the "
+                f"algorithm left them waiting when nothing else could happen",
+                stacklevel=1,
+            )
+        written = _write(args, configuration, paths, plots, sim, rows, summary)
+    announce(args, *written)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -289,12 +321,11 @@ def _configuration(args, preset: Path | None):
     return configuration, paths, plots
 
 
-def _simulate(args, preset: Path | None, configuration, time_limit: float):
-    """Load the algorithm, the platform and the jobs, and run the simulation."""
-    from cosched.simulator.elastic.compat import GuardedAlgorithm
+def _load(args, preset: Path | None, configuration, time_limit: float) -> tuple:
+    """Load the algorithm, the platform and the jobs: (platform, jobs, algorithm, its name,
+    the expressions)."""
     from cosched.simulator.elastic.expressions import Expressions
     from cosched.simulator.elastic.platform import load_elastisim_platform
-    from cosched.simulator.elastic.runtime import simulate_project
     from cosched.simulator.elastic.workload import check_platform_fit, load_jobs
 
     if args.algorithm is None:  # the preset's own algorithm file, named as the user can find it
@@ -309,6 +340,14 @@ def _simulate(args, preset: Path | None, configuration, time_limit: float):
     _check_pfs_links(configuration, platform)
     jobs = load_jobs(configuration.jobs_file, expressions)
     check_platform_fit(jobs, platform, configuration.jobs_file)
+    return platform, jobs, algorithm, name, expressions
+
+
+def _simulate(configuration, platform, jobs, algorithm, name: str, expressions):
+    """Run the simulation (an algorithm file guarded: time limit, Ctrl-C)."""
+    from cosched.simulator.elastic.compat import GuardedAlgorithm
+    from cosched.simulator.elastic.runtime import simulate_project
+
     guard = (
         algorithm.active() if isinstance(algorithm, GuardedAlgorithm) else contextlib.nullcontext()
     )
@@ -341,14 +380,21 @@ def _write(args, configuration, paths: dict, plots, sim, rows: list, summary: di
 
     written = []
     interval = configuration.sensing_interval
-    with output_dir(args.out) if args.out is not None else contextlib.nullcontext():
+    cpu = paths.get("cpu_utilization")
+    with (
+        output_dir(args.out) if args.out is not None else contextlib.nullcontext(),
+        # the largest file, written by a child process while this one writes the others
+        results.written_aside(cpu, lambda tmp: results.write_cpu_series(sim, tmp, interval))
+        if cpu is not None
+        else contextlib.nullcontext(),
+    ):
         written.append(results.write_job_statistics(rows, paths["job_statistics"]))
         if "node_utilization" in paths:
             written.append(results.write_node_utilization(sim, paths["node_utilization"]))
         if "pfs_utilization" in paths:
             written.append(results.write_pfs_utilization(sim, paths["pfs_utilization"], interval))
-        if "cpu_utilization" in paths:
-            written.append(results.write_cpu_utilization(sim, paths["cpu_utilization"], interval))
+        if cpu is not None:
+            written.append(cpu)
         written.append(results.write_jobs(rows, paths["jobs"]))
         with atomic_path(paths["summary"]) as tmp:
             tmp.write_text(json.dumps(summary, indent=2) + "\n")

@@ -30,6 +30,7 @@ __all__ = [
     "run_columns",
     "write_series",
     "write_runs",
+    "write_runs_into",
     "Sparse",
     "Runs",
 ]
@@ -200,7 +201,7 @@ def _write_dense(handle, times: np.ndarray, columns: list[np.ndarray]) -> None:
         texts = _cell_rows(bits[first])  # each run of equal rows once
         stamps, _ = _stamps(times[begin:end])
         # a zero-padded byte matrix of the rows (time, comma, values, newline): dropping the
-        # zero bytes leaves the text
+        # zero bytes leaves the text (the values' texts are padded too)
         width = stamps.shape[1]
         matrix = np.zeros((end - begin, width + texts.shape[1] + 2), dtype=np.uint8)
         matrix[:, :width] = stamps
@@ -213,31 +214,18 @@ def _write_dense(handle, times: np.ndarray, columns: list[np.ndarray]) -> None:
 
 
 def _cell_rows(bits: np.ndarray) -> np.ndarray:
-    """Rows of float cells (given as their bits) as text, `%.6g` joined by commas: a zero-padded
-    byte matrix, a row per row. Each distinct value is formatted once and every byte is placed at
-    once from the cell lengths."""
+    """Rows of float cells (given as their bits) as text, `%.6g` joined by commas: a byte matrix,
+    a row per row, whose zero bytes are padding (each cell is its text, zeros up to the longest
+    text, then its comma). Each distinct value is formatted once; the cells are gathered from a
+    table of the padded texts at once."""
     distinct, inverse = np.unique(bits, return_inverse=True)
     words = [b"%.6g" % value for value in distinct.view(np.float64).tolist()]
-    sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    blob = np.frombuffer(b"".join(words), dtype=np.uint8)
-    offsets = np.cumsum(sizes) - sizes
-    inverse = inverse.reshape(bits.shape)
-    lengths = sizes[inverse]
-    ends = np.cumsum(lengths + 1, axis=1)  # each cell and its comma, within its row
-    starts = ends - 1 - lengths
-    width = int(ends[:, -1].max()) - 1 if len(bits) else 0
-    text = np.zeros((len(bits), width), dtype=np.uint8)
-    rows = np.arange(len(bits))[:, None]
-    text[rows, ends[:, :-1] - 1] = ord(",")
-    flat_starts = (starts + rows * width).ravel()
-    flat_sizes = lengths.ravel()
-    within = np.arange(int(flat_sizes.sum())) - np.repeat(
-        np.cumsum(flat_sizes) - flat_sizes, flat_sizes
-    )
-    text.ravel()[np.repeat(flat_starts, flat_sizes) + within] = blob[
-        np.repeat(offsets[inverse.ravel()], flat_sizes) + within
-    ]
-    return text
+    size = max(map(len, words), default=0)
+    table = np.frombuffer(
+        b"".join([word.ljust(size, b"\0") + b"," for word in words]), dtype=np.uint8
+    ).reshape(len(words), size + 1)
+    text = table[inverse.reshape(bits.shape)].reshape(len(bits), -1)
+    return text[:, :-1]  # no comma after the last cell
 
 
 def _stamps(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -391,9 +379,14 @@ def _columns_as_runs(columns: list[Sparse]) -> Runs:
 def write_runs(path: str | Path, header, times: np.ndarray, runs: Runs) -> Path:
     """A CSV with a time column (`%.10g`) and the columns of `runs` (`%.6g`)."""
     with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-        handle.write((",".join(header) + "\n").encode())
-        _write_runs(handle, times, runs)
+        write_runs_into(handle, header, times, runs)
     return Path(path)
+
+
+def write_runs_into(handle, header, times: np.ndarray, runs: Runs) -> None:
+    """`write_runs` into an open binary file."""
+    handle.write((",".join(header) + "\n").encode())
+    _write_runs(handle, times, runs)
 
 
 def write_series(path: str | Path, header, times: np.ndarray, columns: list) -> Path:
