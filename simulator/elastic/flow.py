@@ -10,7 +10,8 @@ ElastiSim's task classes). Per task on n nodes:
   of its largest transfer); a `coupled` task puts its flops in that parallel task, an uncoupled one
   computes on each node meanwhile; a parallel task that crosses a SHARED link between clusters
   shares it with the other jobs' parallel tasks on it (`ClusterLinks`, SimGrid's fair-bottleneck
-  solver);
+  solver); a job's asynchronous PFS flows running meanwhile share its nodes' links with it
+  (`node_links`; the runtime re-shares both sides);
 - delays (`idle`, `busy_wait`) per node by the vector pattern;
 - burst buffers: node-local bytes / the node's read or write bandwidth; wide striping spreads the
   bytes over every node's disk, overlapped with a parallel task of `flops_per_byte` compute and the
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import itemgetter
 
 import numpy as np
@@ -43,6 +44,7 @@ __all__ = [
     "ClusterLinks",
     "Crossing",
     "fair_bottleneck",
+    "node_links",
 ]
 
 RATE_TOLERANCE = 1e-9  # relative: bytes left below this share of a flow's size count as transferred
@@ -69,10 +71,13 @@ class PfsTransfer:
 class Comm:
     """A barrier of the job's nodes, then a SimGrid parallel task of `duration` s; each node ends at
     max(its clock + `local`, barrier + `duration`) (`local`: work it started before the barrier, or
-    None)."""
+    None). `ptask`: (its route latency, the seconds its own resources need, the bytes each node
+    sends, the bytes each node receives) when it moves bytes, for sharing node links with the job's
+    asynchronous PFS flows (`node_links`)."""
 
     local: np.ndarray | None
     duration: float
+    ptask: tuple | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -242,7 +247,8 @@ def _ptask(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) 
     resource allows: a node's CPU (flops), a node link (bytes over its private up or down link,
     split duplex), a link of a route between clusters, or the TCP window of the largest transfer
     (gamma / (2 x latency x bytes)). A job's nodes, their links and a FATPIPE are its own; a SHARED
-    link between clusters is shared with the other jobs' parallel tasks on it (`ClusterLinks`)."""
+    link between clusters is shared with the other jobs' parallel tasks on it (`ClusterLinks`).
+    Last, `Comm.ptask`: (route latency, own seconds, bytes each node sends, bytes it receives)."""
     alike = _alike(platform)
     if alike is not None:
         # nodes alike: each maximum below taken before the one division or product by a constant
@@ -252,25 +258,25 @@ def _ptask(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) 
         largest = float(sizes.max())
         if largest > 0:  # some pair moves bytes: its route latency is that of every pair
             start = latency + latency
-            links = max(float(sizes.sum(axis=1).max()), float(sizes.sum(axis=0).max())) / bandwidth
+            sent, received = sizes.sum(axis=1), sizes.sum(axis=0)
+            links = max(float(sent.max()), float(received.max())) / bandwidth
             # 001 §5.2 (SimGrid L07): TCP window bound gamma / (2 x latency x bytes)
             window = 2.0 * (start * largest) / TCP_GAMMA
             # 001 §5.2 (SimGrid L07): the latency first, then the tightest of CPU, links, window
             own = max(seconds, links, window)
-            return start + own, start, own, ()
+            return start + own, start, own, (), (start, own, sent, received)
         if not sizes.any():
-            return seconds, 0.0, seconds, ()
+            return seconds, 0.0, seconds, (), None
     else:
         seconds = 0.0 if flops is None else float((flops / platform.speed[nodes]).max())
         if not sizes.any():
-            return seconds, 0.0, seconds, ()
+            return seconds, 0.0, seconds, (), None
     latency = platform.latency[nodes]
     pair_latency = latency[:, None] + latency[None, :]  # a crossbar route: the two private links
     used = sizes > 0
-    links = own = max(
-        float((sizes.sum(axis=1) / platform.bandwidth[nodes]).max()),
-        float((sizes.sum(axis=0) / platform.bandwidth[nodes]).max()),
-    )
+    sent, received = sizes.sum(axis=1), sizes.sum(axis=0)
+    bandwidth = platform.bandwidth[nodes]
+    links = own = max(float((sent / bandwidth).max()), float((received / bandwidth).max()))
     shared: tuple = ()
     if platform.routes is not None and len(platform.cluster_names) > 1:
         crossing = _between_clusters(sizes, nodes, platform, pair_latency)
@@ -287,7 +293,8 @@ def _ptask(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) 
     window = 2.0 * float((pair_latency * sizes).max()) / TCP_GAMMA
     start = float(pair_latency[used].max())
     # 001 §5.2 (SimGrid L07): the latency first, then the tightest of CPU, links and window
-    return start + max(seconds, links, window), start, max(seconds, own, window), shared
+    own = max(seconds, own, window)
+    return start + max(seconds, links, window), start, own, shared, (start, own, sent, received)
 
 
 def _parallel_task(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) -> float:
@@ -298,10 +305,35 @@ def _parallel_task(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None 
 def _comm(local, sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) -> Comm:
     """A barrier and a parallel task: a `Comm` of fixed length, or a `CrossComm` when the task
     crosses a shared link between clusters."""
-    duration, latency, own, shared = _ptask(sizes, nodes, platform, flops)
+    duration, latency, own, shared, ptask = _ptask(sizes, nodes, platform, flops)
     if shared:
-        return CrossComm(local, duration, latency, own, shared)
-    return Comm(local, duration)
+        return CrossComm(local, duration, latency, own, shared, ptask=ptask)
+    return Comm(local, duration, ptask=ptask)
+
+
+NODE_LINK = {"pfs_write": "up", "pfs_read": "down"}  # the node link a PFS flow of a node uses
+
+
+def node_links(item: Comm, nodes: list, bandwidth: list, directions) -> tuple[CrossComm, list]:
+    """`item` as a parallel task that also shares its nodes' links with the job's asynchronous PFS
+    flows in `directions` (SimGrid L07: a node's private link, split duplex, is one resource for
+    every action on it; a PFS write uses the up link, a read the down link): a `CrossComm` whose
+    links include each such node link it loads, and those node links as (direction, node, link,
+    bandwidth). `nodes`: the node id of each of its positions."""
+    assert item.ptask is not None  # a parallel task that moves bytes
+    latency, own, sent, received = item.ptask
+    shared = list(item.links) if isinstance(item, CrossComm) else []
+    used = []
+    for direction in directions:
+        loads = sent if NODE_LINK[direction] == "up" else received
+        for position, load in enumerate(loads.tolist()):
+            if load > 0:
+                node = nodes[position]
+                key = f"node {node} {NODE_LINK[direction]}"
+                shared.append((key, load, bandwidth[node]))
+                used.append((direction, node, key, bandwidth[node]))
+    task = CrossComm(item.local, item.duration, latency, own, tuple(shared), ptask=item.ptask)
+    return task, used
 
 
 def task_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
@@ -461,6 +493,8 @@ class SharedLink:
         self.node_flows: dict[str, set[int]] = {}
         self.extra_flows: dict[str, dict[int, int]] = {}
         self.crowded = 0  # (node, direction) pairs with more than one flow
+        # direction: {node: the cap of its flows there} while a job's parallel task shares them
+        self.node_caps: dict[str, dict[int, float]] = {}
 
     def _count(self, transfer: Transfer, group: list, step: int) -> None:
         direction = transfer.direction
@@ -499,6 +533,55 @@ class SharedLink:
         self.transfers[transfer] = None
         for group in transfer.groups:
             self._count(transfer, group, 1)
+
+    def occupy(self, direction: str, nodes, step: int) -> None:
+        """A parallel task of a job on these nodes' links in `direction` starts (step 1) or ends
+        (-1): each of the nodes' PFS flows in that direction gets its share of the node link (the
+        task counts as one more flow of the node)."""
+        occupied = self.node_flows.setdefault(direction, set())
+        extra = self.extra_flows.setdefault(direction, {})
+        caps = self.node_caps.get(direction, {})
+        for node in nodes:
+            if step > 0:
+                if node in occupied:
+                    before = extra.get(node, 0)
+                    extra[node] = before + 1
+                    if not before:
+                        self.crowded += 1
+                else:
+                    occupied.add(node)
+                continue
+            caps.pop(node, None)
+            before = extra.get(node, 0)
+            if before == 1:
+                del extra[node]
+                self.crowded -= 1
+            elif before:
+                extra[node] = before - 1
+            else:
+                occupied.discard(node)
+        if not caps:
+            self.node_caps.pop(direction, None)
+
+    def flows(self, direction: str, node: int) -> int:
+        """The flows (and parallel tasks, `occupy`) of `node` on this link in `direction`."""
+        occupied = node in self.node_flows.get(direction, ())
+        return int(occupied) + self.extra_flows.get(direction, {}).get(node, 0)
+
+    def _capped(self) -> list:
+        """The active flows with their caps while parallel tasks share node links (`node_caps`
+        where set, else the node link over its flows)."""
+        active = []
+        for transfer in self.transfers:
+            extra = self.extra_flows.get(transfer.direction, {})
+            caps = self.node_caps.get(transfer.direction, {})
+            for group in transfer.groups:
+                if group[1] > 0:
+                    cap = group[2]
+                    for node, bandwidth in zip(group[6], group[7]):
+                        cap = min(cap, caps.get(node, bandwidth / (1 + extra.get(node, 0))))
+                    active.append((cap, group))
+        return active
 
     def remove(self, transfer: Transfer) -> None:
         if transfer in self.transfers:
@@ -568,7 +651,9 @@ class SharedLink:
         return self._share()
 
     def _share(self) -> float:
-        if (
+        if self.node_caps:  # parallel tasks share node links with flows: `_capped`
+            active = self._capped()
+        elif (
             self.crowded
         ):  # flows sharing their node's link: each gets its share of that link at most
             by_direction = self.extra_flows

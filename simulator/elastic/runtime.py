@@ -54,6 +54,7 @@ from cosched.simulator.elastic.flow import (
     PfsTransfer,
     SharedLink,
     Transfer,
+    node_links,
     task_cost,
 )
 from cosched.simulator.elastic.platform import ElastiSimPlatform
@@ -62,6 +63,7 @@ from cosched.simulator.elastic.workload import JobSpec, Phase
 __all__ = ["AlgorithmError", "Simulation", "simulate_project", "TIME_EPSILON"]
 
 TIME_EPSILON = 1e-9  # ElastiSim's EPSILON in the minimum-interval test
+COUPLING_ROUNDS = 8  # re-shares of node links between a job's flows and its task (2 settle it)
 GC_THRESHOLD = 100_000  # allocations between the collector's passes in the loop (Python: 700)
 SMALL_JOB = 32  # nodes: below this a Python list's max beats numpy's (per-call overhead)
 _SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC, _FLOW, _CROSS, _NET = range(8)
@@ -282,6 +284,9 @@ class Simulation:
         self._estimates: dict[tuple[int, int], tuple[float, list]] = {}
         self._bandwidth = platform.bandwidth.tolist()  # node link B/s as floats (hot in _start_pfs)
         self._flow_groups: dict[int, tuple] = {}  # id(PfsTransfer): (it, its nodes, its groups)
+        # a live parallel task sharing node links with its job's PFS flows: those node links
+        self._node_tasks: dict[Crossing, list] = {}
+        self._coupling = 0  # nested re-shares of node links between PFS flows and parallel tasks
         if hasattr(algorithm, "bind"):  # built-in policies estimate run times with the flow model
             algorithm.bind(self.estimate)
 
@@ -998,6 +1003,11 @@ class Simulation:
                     if run.async_work:
                         np.maximum(run.clock, run.async_end, out=run.clock)
                         run.even = False
+                if run.async_transfers and item.ptask is not None:
+                    shared = self._node_comm(run, item)
+                    if shared is not None:  # its asynchronous PFS flows may share node links
+                        self._cross(run, *shared)
+                        return
                 if select is None and item.local is None and run.even:
                     # every node is at one time already: the barrier is passed at once
                     if item.duration:
@@ -1028,7 +1038,9 @@ class Simulation:
                     run.async_end[positions], run.clock[positions] + item.seconds
                 )
             elif kind is CrossComm:
-                self._cross(run, item)  # the job goes on when its parallel task ends
+                # the job goes on when its parallel task ends
+                shared = self._node_comm(run, item) if run.async_transfers else None
+                self._cross(run, *(shared or (item, [])))
                 return
             else:
                 kind, value = item
@@ -1262,6 +1274,8 @@ class Simulation:
             )
         else:
             link.share()
+        if self._node_tasks:  # a job's parallel task shares node links with its flows
+            self._node_rates(link)
         read, write = self._read_link, self._write_link
         self.pfs_log.append(
             (self.now, read.throughput if read else 0.0, write.throughput if write else 0.0)
@@ -1272,14 +1286,35 @@ class Simulation:
         self._reshare(link)
 
     # --- parallel tasks across links between clusters -------------------------------------------
-    def _cross(self, run: Run, item: CrossComm) -> None:
+    def _node_comm(self, run: Run, item: Comm) -> tuple[CrossComm, list] | None:
+        """The job's parallel task `item` on its node links shared with the job's asynchronous PFS
+        transfers not yet ended (`node_links`), or None when it loads none of those links."""
+        if item.ptask is None:
+            return None
+        directions = sorted(
+            {
+                transfer.direction
+                for transfer in run.transfers
+                if transfer.owner[1].asynchronous and transfer.left
+            }
+        )
+        if not directions:
+            return None
+        select = run.select
+        nodes = run.nodes if select is None else [run.nodes[int(p)] for p in select]
+        shared, used = node_links(item, nodes, self._bandwidth, directions)
+        return (shared, used) if used else None
+
+    def _cross(self, run: Run, item: CrossComm, used: list) -> None:
         """The job's nodes meet, then its parallel task starts after the route latency (SimGrid's
         L07 model pays the latency first) on the links between clusters it shares with other
-        jobs."""
+        jobs, and on the node links `used` it shares with its own PFS flows."""
         select = run.select
         clock = run.clock if select is None else run.clock[select]
         met = _latest(clock) if len(clock) else self.now
         task = Crossing(item, (run, item, run.token, select), met)
+        if used:
+            self._node_tasks[task] = used
         run.crossing = task
         when = max(met + item.latency, self.now)
         if when <= self.now:
@@ -1290,19 +1325,74 @@ class Simulation:
     def _start_crossing(self, task: Crossing) -> None:
         self._settle_crossings()
         self.network.add(task)
+        if task in self._node_tasks:
+            self._occupy_links(task, 1)
+            self._node_bandwidth(task)
         self._reshare_crossings()
 
     def _cancel_crossing(self, task: Crossing) -> None:
         task.owner[0].crossing = None
-        if task in self.network.tasks:
+        started = task in self.network.tasks
+        if started:
             self._settle_crossings()
             self.network.remove(task)
+            self._reshare_crossings()
+        if task in self._node_tasks:  # (a task still in its latency holds no node link yet)
+            if started:
+                self._occupy_links(task, -1)
+            else:
+                del self._node_tasks[task]
+
+    # --- a job's parallel task and its own PFS flows on its node links ----------------------------
+    def _occupy_links(self, task: Crossing, step: int) -> None:
+        """The task starts (1) or ends (-1) on its node links: the job's PFS flows on them get
+        their share of each link (SimGrid L07: one resource per node link and direction)."""
+        used = self._node_tasks[task] if step > 0 else self._node_tasks.pop(task)
+        for direction in {entry[0] for entry in used}:
+            link = self.routes[direction]
+            self._settle(link)
+            link.occupy(direction, [node for way, node, _, _ in used if way == direction], step)
+            self._reshare(link)
+
+    def _node_bandwidth(self, task: Crossing) -> None:
+        """The task's part of each of its node links: what its job's PFS flows on the link leave
+        (SimGrid's fair-bottleneck rounds: each gets an equal offer, and a flow held below it
+        elsewhere leaves the rest to the task), at least an equal share of the link."""
+        bandwidth = self.network.bandwidth
+        transfers = task.owner[0].transfers
+        for direction, node, key, capacity in self._node_tasks[task]:
+            link = self.routes[direction]
+            flows = link.flows(direction, node)
+            taken = 0.0
+            for transfer in transfers:
+                if transfer.direction == direction and transfer in link.transfers:
+                    for group in transfer.groups:
+                        if group[1] > 0 and node in group[6]:
+                            taken += group[3]
+            # 001 §5.2.1: the node link is shared by the flows and the task on it
+            bandwidth[key] = max(capacity - taken, capacity / max(flows, 1))
+
+    def _node_rates(self, link: SharedLink) -> None:
+        """The PFS flows on `link` have new rates: the parallel tasks sharing node links with them
+        get their new parts."""
+        tasks = [
+            task
+            for task, used in self._node_tasks.items()
+            if task in self.network.tasks and any(self.routes[entry[0]] is link for entry in used)
+        ]
+        if tasks:
+            self._settle_crossings()
+            for task in tasks:
+                if task in self._node_tasks:
+                    self._node_bandwidth(task)
             self._reshare_crossings()
 
     def _settle_crossings(self) -> None:
         """Move the tasks on the links between clusters on to now; the jobs whose task ended go
         on: each node at the later of the task's end and its own work (`local`)."""
         for task in self.network.advance(self.now):
+            if task in self._node_tasks:
+                self._occupy_links(task, -1)
             run, item, token, select = task.owner
             if run.program is None or token != run.token:
                 continue
@@ -1330,6 +1420,35 @@ class Simulation:
             self._push(network.share(), _NET, network, network.version)
         else:
             network.share()
+        if self._node_tasks and self._coupling < COUPLING_ROUNDS:
+            self._coupling += 1
+            try:
+                self._node_caps()
+            finally:
+                self._coupling -= 1
+
+    def _node_caps(self) -> None:
+        """The parallel tasks sharing node links have new rates: each of those links offers its
+        job's PFS flows what the task leaves, split evenly among them, and at least an equal share
+        (SimGrid's fair-bottleneck rounds, 001 §5.2: a task held below its offer elsewhere leaves
+        the rest of the link to the flows)."""
+        wanted: dict = {}
+        for task, used in self._node_tasks.items():
+            if task not in self.network.tasks:
+                continue
+            loads = {key: load for key, load, _ in task.links}
+            for direction, node, key, capacity in used:
+                link = self.routes[direction]
+                flows = link.flows(direction, node)
+                caps = wanted.setdefault(link, {})
+                if flows > 1:
+                    spare = (capacity - task.rate * loads[key]) / (flows - 1)
+                    caps.setdefault(direction, {})[node] = max(capacity / flows, spare)
+        for link, caps in wanted.items():
+            if link.node_caps != caps:
+                self._settle(link)
+                link.node_caps = caps
+                self._reshare(link)
 
 
 def simulate_project(

@@ -39,8 +39,15 @@ def alike_platform(speed: float, bandwidth: float, latency: float) -> ElastiSimP
     )
 
 
-def bits(values: tuple) -> tuple:
-    return tuple(value.hex() if isinstance(value, float) else value for value in values)
+def bits(value):
+    """`value` with every float (also in tuples and arrays) as its exact hexadecimal text."""
+    if isinstance(value, float):
+        return value.hex()
+    if isinstance(value, np.ndarray):
+        return [float(item).hex() for item in value.ravel()]
+    if isinstance(value, tuple):
+        return tuple(bits(item) for item in value)
+    return value
 
 
 positive = st.floats(min_value=1e-9, max_value=1e15, allow_nan=False, allow_infinity=False)

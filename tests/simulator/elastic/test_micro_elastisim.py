@@ -133,9 +133,6 @@ def test_printed_tolerance_is_half_a_unit_of_the_sixth_digit(value):
 # Known differences (docs/elastisim.md, "Where cosched still differs"): the project, the job that
 # shows it, ElastiSim's end of that job, cosched's
 DIFFERENCES = {
-    # a job's asynchronous PFS write and its parallel task share its nodes' links in SimGrid;
-    # cosched gives the parallel task the node links to itself
-    "d5_inter_cluster_async_io": ("0", 48.0003, 24.00165),
     # one job ends as another reaches a scheduling point: ElastiSim handles the point first, so
     # the malleable job cannot take the freed node yet
     "d6_simultaneous_end_and_point": ("1", 86.0007, 84.00072),
@@ -154,3 +151,32 @@ def test_documented_difference_has_the_documented_size(name, tmp_path, monkeypat
         documented_elastisim
     )
     assert float(got["End Time"]) == pytest.approx(documented_cosched, rel=DIFFERENCE_TOLERANCE)
+
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "elastisim.md"
+
+
+def _doc_row(name: str) -> list[str]:
+    rows = [
+        line
+        for line in DOCS.read_text().splitlines()
+        if line.startswith("|") and f"`{name}`" in line
+    ]
+    assert len(rows) == 1, f"docs/elastisim.md lists {name} {len(rows)} times"
+    return [cell.strip() for cell in rows[0].strip("|").split("|")]
+
+
+@pytest.mark.parametrize("name", _bundled())
+def test_docs_list_each_matched_project_with_elastisim_end_times(name):
+    with open(BUNDLED_MICRO / name / "expected" / "job_statistics.csv", newline="") as handle:
+        ends = {row["End Time"] for row in csv.DictReader(handle)}
+    listed = _doc_row(name)[-1].split(", ")
+    assert set(listed) <= ends, f"{name}: the docs give {listed}, ElastiSim ended jobs at {ends}"
+
+
+def test_docs_list_each_difference_and_only_those():
+    folder = Path(__file__).parent / "data" / "differences"
+    assert sorted(path.name for path in folder.iterdir()) == sorted(DIFFERENCES)
+    for name, (_, elastisim, cosched) in DIFFERENCES.items():
+        cells = _doc_row(name)
+        assert cells[-2] == f"{elastisim:g} s" and cells[-1] == f"{cosched:.6g} s", name

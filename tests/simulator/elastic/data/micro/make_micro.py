@@ -1101,34 +1101,143 @@ project(
     inter={"inter_bw": "2GBps", "inter_lat": "30us"},
 )
 
+# x24-x27: a job's asynchronous PFS flows share its nodes' links with its own parallel task (one
+# SimGrid resource per node link and direction, split duplex: writes use the up link, reads the down
+# link). x24: in one cluster, an asynchronous write of 10 GB per node while the two nodes exchange
+# 10 GB each (all-to-all) over 1.25 GB/s node links: both halve the up links and end together
+
+
+def async_io(kind, size):
+    return {"type": kind, "name": "Async", "bytes": size, "pattern": "all_ranks", "async": True}
+
+
+SLOW_PAIR = [("mc-", "Crossbar", cluster("Crossbar", "mc-", "0-3", bw="10Gbps"))]
+project(
+    "x24_async_write_all_to_all",
+    [rigid(2, "overlap.json")],
+    {"overlap.json": phases(3, async_io("pfs_write", 2e10), comm_task("A2A", "all_to_all", 2e10))},
+    clusters=SLOW_PAIR,
+)
+
+# x25: the PFS flows end while the parallel task still runs (5 GB written per node): the task then
+# has the node links to itself
+project(
+    "x25_async_write_ends_first",
+    [rigid(2, "overlap.json")],
+    {"overlap.json": phases(3, async_io("pfs_write", 1e10), comm_task("A2A", "all_to_all", 2e10))},
+    clusters=SLOW_PAIR,
+)
+
+# x26: the parallel task ends first: an asynchronous read of 30 GB per node shares the root's down
+# link with a gather of 10 GB; the root's read then speeds up, the other node's read never slowed
+project(
+    "x26_async_read_outlives_gather",
+    [rigid(2, "overlap.json")],
+    {
+        "overlap.json": phases(
+            2,
+            async_io("pfs_read", 6e10),
+            comm_task("Gather", "gather", 2e10),
+            {"type": "idle", "name": "Think", "delay": 1, "pattern": "uniform"},
+        )
+    },
+    clusters=SLOW_PAIR,
+)
+
+# x27: a 2-node job writes 10 GB per node asynchronously while it gathers 10 GB across a 2 GB/s
+# link between clusters from the node with a 1.25 GB/s link: they share that node's up link
+project(
+    "x27_inter_cluster_async_io",
+    [rigid(2, "overlap.json")],
+    {"overlap.json": phases(3, async_io("pfs_write", 2e10), comm_task("Gather", "gather", 2e10))},
+    algorithm=INTERLEAVED,
+    clusters=[
+        ("a-", "A", cluster("A", "a-", "0-1")),
+        ("b-", "B", cluster("B", "b-", "0-1", bw="10Gbps")),
+    ],
+    inter={"inter_bw": "2GBps"},
+)
+
+# x28: the PFS write link (1 GB/s) holds the two flows below their half of the node links: the
+# all-to-all takes what they leave (0.75 GB/s), then the whole links once the writes end
+project(
+    "x28_async_write_pfs_bound",
+    [rigid(2, "overlap.json")],
+    {"overlap.json": phases(2, async_io("pfs_write", 2e10), comm_task("A2A", "all_to_all", 4e10))},
+    clusters=SLOW_PAIR,
+    pfs={"write_bw": "1GBps"},
+)
+
+# x29: the parallel task is held elsewhere (a 0.25 GB/s link between clusters) below its half of the
+# node link it shares with the job's asynchronous write: the write takes the rest of the node link
+project(
+    "x29_async_write_beside_slow_task",
+    [rigid(2, "overlap.json")],
+    {"overlap.json": phases(2, async_io("pfs_write", 1e11), comm_task("Gather", "gather", 2e10))},
+    algorithm=INTERLEAVED,
+    clusters=[
+        ("a-", "A", cluster("A", "a-", "0-1")),
+        ("b-", "B", cluster("B", "b-", "0-1", bw="10Gbps")),
+    ],
+    inter={"inter_bw": "0.25GBps"},
+)
+
+# x30: x28's job beside a second job whose synchronous writes come and go on the 2.5 GB/s PFS
+# write link: the first job's writes are held by the PFS link at some times and by their node
+# links at others, and its all-to-all takes what they leave
+project(
+    "x30_async_write_pfs_contention",
+    [rigid(2, "overlap.json"), rigid(4, "writer.json", submit=2)],
+    {
+        "overlap.json": phases(
+            3, async_io("pfs_write", 2e10), comm_task("A2A", "all_to_all", 3e10)
+        ),
+        "writer.json": phases(
+            3,
+            {"type": "idle", "name": "Think", "delay": 3, "pattern": "uniform"},
+            {"type": "pfs_write", "name": "Write", "bytes": 2e10, "pattern": "all_ranks"},
+        ),
+    },
+    clusters=[("mc-", "Crossbar", cluster("Crossbar", "mc-", "0-7", bw="10Gbps"))],
+    pfs={"write_bw": "2.5GBps"},
+)
+
+# x31: x27's job beside a second job that gathers 15 GB per iteration across the same link between
+# the clusters (1.5 GB/s here): the first job's gather is held by the node link it shares with its
+# write, the second's by the link between clusters (SimGrid's fair-bottleneck rounds)
+project(
+    "x31_inter_cluster_async_io_shared",
+    [rigid(2, "overlap.json"), rigid(2, "gather.json", submit=1)],
+    {
+        "overlap.json": phases(3, async_io("pfs_write", 2e10), comm_task("Gather", "gather", 2e10)),
+        "gather.json": phases(3, comm_task("Gather", "gather", 3e10)),
+    },
+    algorithm=INTERLEAVED,
+    clusters=[
+        ("a-", "A", cluster("A", "a-", "0-1")),
+        ("b-", "B", cluster("B", "b-", "0-1", bw="10Gbps")),
+    ],
+    inter={"inter_bw": "1.5GBps"},
+)
+
+# x32: two asynchronous writes of the root (5 and 15 GB) and an all-to-all of 10 GB per node: three
+# actions on the root's up link until the first write ends, then two, then the second write alone
+project(
+    "x32_two_writes_and_all_to_all",
+    [rigid(2, "overlap.json")],
+    {
+        "overlap.json": phases(
+            2,
+            dict(async_io("pfs_write", 5e9), name="First", pattern="root_only"),
+            dict(async_io("pfs_write", 1.5e10), name="Second", pattern="root_only"),
+            comm_task("A2A", "all_to_all", 2e10),
+        )
+    },
+    clusters=SLOW_PAIR,
+)
+
 # --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
 if len(sys.argv) > 2 and sys.argv[2] == "differences":
-    # d5: an asynchronous PFS write of a job shares its nodes' (slow) links with the job's parallel
-    # task across clusters (cosched times that task with the node links to itself)
-    project(
-        "d5_inter_cluster_async_io",
-        [rigid(2, "overlap.json")],
-        {
-            "overlap.json": phases(
-                3,
-                {
-                    "type": "pfs_write",
-                    "name": "Async",
-                    "bytes": 2e10,
-                    "pattern": "all_ranks",
-                    "async": True,
-                },
-                comm_task("Gather", "gather", 2e10),
-            )
-        },
-        algorithm=INTERLEAVED,
-        clusters=[
-            ("a-", "A", cluster("A", "a-", "0-1")),
-            ("b-", "B", cluster("B", "b-", "0-1", bw="10Gbps")),
-        ],
-        inter={"inter_bw": "2GBps"},
-    )
-
     # d6: x20 with equal gathers: the first job's end and the malleable job's scheduling point fall
     # on one instant; ElastiSim handles the scheduling point first (the freed node is not yet free)
     project(
