@@ -108,7 +108,7 @@ def run_elastisim(folder: Path) -> tuple[float, float, float] | None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument(
         "--repeat", type=int, default=3, help="whole-command runs (median reported)"
     )
