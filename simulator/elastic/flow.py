@@ -509,25 +509,33 @@ class SharedLink:
                 occupied.update(nodes)
                 return
             for node in nodes:
-                if node in occupied:
-                    before = extra.get(node, 0)
-                    extra[node] = before + 1
-                    if not before:
-                        self.crowded += 1
-                else:
-                    occupied.add(node)
+                self._join(occupied, extra, node)
         elif not extra:
             occupied.difference_update(nodes)
         else:
             for node in nodes:
-                before = extra.get(node, 0)
-                if before == 1:
-                    del extra[node]
-                    self.crowded -= 1
-                elif before:
-                    extra[node] = before - 1
-                else:
-                    occupied.discard(node)
+                self._leave(occupied, extra, node)
+
+    def _join(self, occupied: set, extra: dict, node: int) -> None:
+        """One more flow of `node`: the first marks it occupied, later ones count as extra."""
+        if node in occupied:
+            before = extra.get(node, 0)
+            extra[node] = before + 1
+            if not before:
+                self.crowded += 1
+        else:
+            occupied.add(node)
+
+    def _leave(self, occupied: set, extra: dict, node: int) -> None:
+        """One flow of `node` fewer (`_join` undone)."""
+        before = extra.get(node, 0)
+        if before == 1:
+            del extra[node]
+            self.crowded -= 1
+        elif before:
+            extra[node] = before - 1
+        else:
+            occupied.discard(node)
 
     def add(self, transfer: Transfer) -> None:
         self.transfers[transfer] = None
@@ -543,23 +551,10 @@ class SharedLink:
         caps = self.node_caps.get(direction, {})
         for node in nodes:
             if step > 0:
-                if node in occupied:
-                    before = extra.get(node, 0)
-                    extra[node] = before + 1
-                    if not before:
-                        self.crowded += 1
-                else:
-                    occupied.add(node)
-                continue
-            caps.pop(node, None)
-            before = extra.get(node, 0)
-            if before == 1:
-                del extra[node]
-                self.crowded -= 1
-            elif before:
-                extra[node] = before - 1
+                self._join(occupied, extra, node)
             else:
-                occupied.discard(node)
+                caps.pop(node, None)
+                self._leave(occupied, extra, node)
         if not caps:
             self.node_caps.pop(direction, None)
 
