@@ -48,6 +48,8 @@ __all__ = [
 ]
 
 RATE_TOLERANCE = 1e-9  # relative: bytes left below this share of a flow's size count as transferred
+# s: a route without latency puts no TCP window bound on its flows (the bound becomes huge, not 1/0)
+MIN_WINDOW_DELAY = 1e-300
 
 
 TCP_GAMMA = 4194304.0  # SimGrid's network/TCP-gamma default (bytes): the TCP window of every flow
@@ -421,7 +423,7 @@ def _pfs_cost(task, size: np.ndarray, nodes: np.ndarray, platform) -> PfsTransfe
     if alike is not None:  # every flow has the same route latency and cap
         delay = alike[1] + route[2]
         # 001 §5.2 (SimGrid L07): a flow's rate is at most its node link and the TCP window
-        cap = min(alike[2], TCP_GAMMA / (2.0 * max(delay, 1e-300)))
+        cap = min(alike[2], TCP_GAMMA / (2.0 * max(delay, MIN_WINDOW_DELAY)))
         return PfsTransfer(
             kind,
             tuple(positions),
@@ -435,7 +437,7 @@ def _pfs_cost(task, size: np.ndarray, nodes: np.ndarray, platform) -> PfsTransfe
     latencies = [latency.item(ids[position]) + route_latency for position in positions]
     # 001 §5.2 (SimGrid L07): a flow's rate is at most its node link and the TCP window of its route
     caps = [
-        min(bandwidth.item(ids[position]), TCP_GAMMA / (2.0 * max(delay, 1e-300)))
+        min(bandwidth.item(ids[position]), TCP_GAMMA / (2.0 * max(delay, MIN_WINDOW_DELAY)))
         for position, delay in zip(positions, latencies)
     ]
     return PfsTransfer(
@@ -564,8 +566,8 @@ class SharedLink:
         return int(occupied) + self.extra_flows.get(direction, {}).get(node, 0)
 
     def _capped(self) -> list:
-        """The active flows with their caps while parallel tasks share node links (`node_caps`
-        where set, else the node link over its flows)."""
+        """The active flows with their caps while flows share their nodes' links, with each other
+        or with a job's parallel task: `node_caps` where set, else the node link over its flows."""
         active = []
         for transfer in self.transfers:
             extra = self.extra_flows.get(transfer.direction, {})
@@ -646,28 +648,8 @@ class SharedLink:
         return self._share()
 
     def _share(self) -> float:
-        if self.node_caps:  # parallel tasks share node links with flows: `_capped`
+        if self.node_caps or self.crowded:  # flows share their nodes' links: `_capped`
             active = self._capped()
-        elif (
-            self.crowded
-        ):  # flows sharing their node's link: each gets its share of that link at most
-            by_direction = self.extra_flows
-            active = [
-                (
-                    min(
-                        group[2],
-                        min(
-                            bandwidth / (1 + extra.get(node, 0))
-                            for node, bandwidth in zip(group[6], group[7])
-                        ),
-                    ),
-                    group,
-                )
-                for transfer in self.transfers
-                for extra in (by_direction.get(transfer.direction, {}),)
-                for group in transfer.groups
-                if group[1] > 0
-            ]
         else:
             active = [
                 (group[2], group)
