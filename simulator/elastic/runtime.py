@@ -76,15 +76,29 @@ _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
     "select",
 )
 
-# the system entries of forward_io_information: (link, bandwidth key, utilization key)
 # the wait for the job's asynchronous I/O, then the meeting of its nodes (`SYNC`): one item of a
 # job's program (the start of most iterations)
 _BARRIER = Comm(None, 0.0)
-
+# the system entries of forward_io_information: (link, bandwidth key, utilization key)
 _IO_KEYS = (
     ("pfs_read", "pfs_read_bw", "pfs_read_utilization"),
     ("pfs_write", "pfs_write_bw", "pfs_write_utilization"),
 )
+
+
+def _leave_barrier(run: Run, local, select, clock: np.ndarray, met: float) -> None:
+    """The nodes of `run` (those at `select`; `clock` their clocks) leave a barrier at `met`, each
+    later if its own work `local` (seconds from its clock) ends later."""
+    if local is None and select is None:
+        clock.fill(met)  # every node leaves the barrier at once
+        run.even = True
+        return
+    run.even = False
+    clock = np.full(len(clock), met) if local is None else np.maximum(clock + local, met)
+    if select is None:
+        run.clock = clock
+    else:
+        run.clock[select] = clock
 
 
 def _alike_nodes(platform: ElastiSimPlatform) -> bool:
@@ -994,15 +1008,9 @@ class Simulation:
                 else:
                     run.clock[select] += item
             elif kind is Comm:
-                if item is _BARRIER:  # `_WAIT`, then the meeting as `SYNC`
-                    if run.async_transfers:
-                        run.waiting_async = True
-                        run.io_since = max(_latest_of(run), self.now)
-                        run.held = SYNC  # the meeting, once the I/O has ended
-                        return
-                    if run.async_work:
-                        np.maximum(run.clock, run.async_end, out=run.clock)
-                        run.even = False
+                if item is _BARRIER and self._await_async(run):  # `_WAIT`, then `SYNC`
+                    run.held = SYNC  # the meeting, once the I/O has ended
+                    return
                 if run.async_transfers and item.ptask is not None:
                     shared = self._node_comm(run, item)
                     if shared is not None:  # its asynchronous PFS flows may share node links
@@ -1015,20 +1023,7 @@ class Simulation:
                     continue
                 clock = run.clock if select is None else run.clock[select]
                 met = _latest(clock) + item.duration if len(clock) else self.now
-                if item.local is None and select is None:
-                    clock.fill(met)  # every node leaves the barrier at once
-                    run.even = True
-                    continue
-                run.even = False
-                clock = (
-                    np.full(len(clock), met)
-                    if item.local is None
-                    else np.maximum(clock + item.local, met)
-                )
-                if select is None:
-                    run.clock = clock
-                else:
-                    run.clock[select] = clock
+                _leave_barrier(run, item.local, select, clock, met)
             elif kind is PfsTransfer:
                 self._start_pfs(run, item)
             elif kind is AsyncWork:
@@ -1045,13 +1040,8 @@ class Simulation:
             else:
                 kind, value = item
                 if kind == _WAIT:
-                    if run.async_transfers:
-                        run.waiting_async = True
-                        run.io_since = max(_latest_of(run), self.now)
+                    if self._await_async(run):
                         return
-                    if run.async_work:  # else every node's asynchronous work ended at its start
-                        np.maximum(run.clock, run.async_end, out=run.clock)
-                        run.even = False
                 elif kind == _AT:
                     met = _latest_of(run)
                     if met > self.now:
@@ -1071,6 +1061,18 @@ class Simulation:
                         return
                 elif kind == _SELECT:
                     run.select = value
+
+    def _await_async(self, run: Run) -> bool:
+        """Whether the job must wait for its asynchronous PFS transfers (it then stops until they
+        end); else each node's clock moves past its asynchronous work."""
+        if run.async_transfers:
+            run.waiting_async = True
+            run.io_since = max(_latest_of(run), self.now)
+            return True
+        if run.async_work:  # else every node's asynchronous work ended at its start
+            np.maximum(run.clock, run.async_end, out=run.clock)
+            run.even = False
+        return False
 
     def _io_done(self, run: Run) -> None:
         if self.now > run.io_since:
@@ -1398,20 +1400,7 @@ class Simulation:
                 continue
             run.crossing = None
             clock = run.clock if select is None else run.clock[select]
-            if item.local is None and select is None:
-                clock.fill(self.now)  # every node leaves the barrier at once
-                run.even = True
-            else:
-                run.even = False
-                clock = (
-                    np.full(len(clock), self.now)
-                    if item.local is None
-                    else np.maximum(clock + item.local, self.now)
-                )
-                if select is None:
-                    run.clock = clock
-                else:
-                    run.clock[select] = clock
+            _leave_barrier(run, item.local, select, clock, self.now)
             self._push(self.now, _RESUME, run, run.token)
 
     def _reshare_crossings(self) -> None:
