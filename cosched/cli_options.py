@@ -18,6 +18,7 @@ from pathlib import Path
 
 from cosched.deprecation import REMOVED_IN
 from cosched.errors import InputError
+from cosched.outputs import OutputOption
 
 __all__ = [
     "SEED_DEFAULT",
@@ -32,6 +33,7 @@ __all__ = [
     "add_seed",
     "add_json",
     "add_out",
+    "mark_output",
     "add_plots",
     "add_name_list",
     "plots_target",
@@ -331,15 +333,28 @@ def add_out(
     required: bool = False,
     default: str | None = None,
     metavar: str | None = None,
+    writes: Sequence[str] = (),
+    csv_file: bool = False,
 ) -> None:
-    """`--out`: the FILE where a command writes one file, the DIR where it writes several."""
+    """`--out`: the FILE where a command writes one file, the DIR where it writes several (`writes`:
+    the entries it writes there; the run holds the folder for itself, `cosched.locks`)."""
     if kind not in ("file", "folder"):
         raise ValueError(f"kind is 'file' or 'folder', not {kind!r}")
     metavar = metavar or ("FILE" if kind == "file" else "DIR")
     text = f"output {'file' if kind == 'file' else 'folder'}: {what}"
     if default is not None:
         text += f" (default {default})"
-    parser.add_argument("--out", required=required, default=default, metavar=metavar, help=text)
+    action = parser.add_argument(
+        "--out", required=required, default=default, metavar=metavar, help=text
+    )
+    mark_output(action, kind, writes=writes, lock=kind == "folder" or csv_file, csv_file=csv_file)
+
+
+def mark_output(action: argparse.Action, kind: str, **option) -> argparse.Action:
+    """Mark an option as naming an output of `kind` (file, folder, plot): every run checks it with
+    the others before reading an input (`cosched.outputs.check_run_outputs`)."""
+    action.output = OutputOption(kind, **option)  # type: ignore[attr-defined]
+    return action
 
 
 def add_plots(
@@ -372,7 +387,7 @@ def add_plots(
             + " (default off)"
         )
         metavar = "WHERE" if where else metavar
-    parser.add_argument(
+    plots = parser.add_argument(
         "--plots",
         nargs=None if value_required else "?",
         const=None if value_required else PLOTS_ON,
@@ -380,6 +395,8 @@ def add_plots(
         metavar=metavar,
         help=text,
     )
+    # a location is a plot file where the plot is the command's picture, else a folder of plots
+    mark_output(plots, "plot" if value_required or default_on else "folder")
     parser.add_argument(
         "--no-plots", dest="plots", action="store_const", const=False, help="write no plots"
     )

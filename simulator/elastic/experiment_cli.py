@@ -173,6 +173,7 @@ def register(subparsers) -> None:
         "folder",
         "runs.csv, summary.csv, table.md, jobs/, plots/ (re-running it resumes)",
         required=True,
+        writes=LazyChoices("cosched.simulator.elastic.experiment", "OWNED"),
     )
     add_parallel(experiment)
     add_plots(experiment, "the plots")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from cosched.cli_options import (
+    LazyChoices,
     add_json,
     add_name_list,
     add_out,
@@ -17,6 +18,7 @@ from cosched.cli_options import (
     add_quiet,
     add_seed,
     announce,
+    mark_output,
     names_or,
     plots_target,
 )
@@ -98,12 +100,13 @@ def add_hybrid_options(parser) -> None:
     add_workload_options(parser)
     _checkpoint_options(parser)
     _mechanism_options(parser)
-    parser.add_argument(
+    log = parser.add_argument(
         "--log-actions",
         metavar="CSV",
         help="write every start, resize, preempt, kill, finish, reserve and release with its nodes "
         "and reason (which mechanism step, which on-demand job) to CSV, for replay",
     )
+    mark_output(log, "file")
 
 
 def _mechanism_options(parser) -> None:
@@ -417,7 +420,11 @@ def register(subparsers) -> None:
     _mechanism_options(experiment)
     add_seed(experiment, "seed of the typings")
     add_out(
-        experiment, "folder", "grid.csv, runs.csv, summary.csv, table.md, plots/", required=True
+        experiment,
+        "folder",
+        "grid.csv, runs.csv, summary.csv, table.md, plots/",
+        required=True,
+        writes=LazyChoices("cosched.simulator.hybrid.experiment", "OWNED"),
     )
     add_parallel(experiment)
     experiment.add_argument(
