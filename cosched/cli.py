@@ -190,9 +190,11 @@ def _quietly(args, command_parser: argparse.ArgumentParser) -> int:
 def _dispatch(args, command_parser: argparse.ArgumentParser) -> int:
     """Run the command: its output paths checked and held first (`cosched.outputs`), errors as one
     line."""
+    from cosched.cli_options import check_only_with
     from cosched.outputs import claimed_outputs
 
     try:
+        check_only_with(args)
         # SIGTERM/SIGHUP unwind like Ctrl-C (cosched.processes)
         with termination_signals(), claimed_outputs(command_parser, args):
             return args.func(args) or 0

@@ -34,6 +34,8 @@ __all__ = [
     "add_json",
     "add_out",
     "mark_output",
+    "only_with",
+    "check_only_with",
     "add_plots",
     "add_name_list",
     "plots_target",
@@ -287,6 +289,35 @@ def add_alias(
     namespace = {"__call__": __call__, "new_spelling": new}
     action.__class__ = type(f"Deprecated{base.__name__}", (base,), namespace)
     return action
+
+
+GIVEN = "only_with_given"  # the namespace attribute listing the `only_with` options used
+
+
+def only_with(owner: argparse.Action, actions: Sequence[argparse.Action]) -> None:
+    """Options that mean something only together with the option `owner` (`--hybrid`): a command
+    line using one without `owner` is refused (`check_only_with`), never silently ignored."""
+    owner_text = " ".join(filter(None, (owner.option_strings[0], owner.metavar)))
+    for action in actions:
+        base = type(action)
+
+        def __call__(self, parser, namespace, values, option_string=None, base=base):
+            base.__call__(self, parser, namespace, values, option_string)
+            given = getattr(namespace, GIVEN, ())
+            setattr(
+                namespace, GIVEN, (*given, (option_string or self.dest, owner.dest, owner_text))
+            )
+
+        action.__class__ = type(f"OnlyWith{base.__name__}", (base,), {"__call__": __call__})
+
+
+def check_only_with(args: argparse.Namespace) -> None:
+    """InputError naming the first `only_with` option used without its owner."""
+    for flag, owner, owner_text in getattr(args, GIVEN, ()):
+        if getattr(args, owner, None) in (None, False):
+            raise InputError(
+                f"applies only with {owner_text}; add it or leave out {flag}", field=flag
+            )
 
 
 def add_parallel(parser: argparse.ArgumentParser) -> None:

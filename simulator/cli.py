@@ -437,10 +437,6 @@ def _simulate_command(args) -> int:
         args, plots_folder(args.out)
     )  # off unless asked: plotting doubles the time
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
-    if args.mtbf is not None and not args.hybrid:
-        raise InputError(
-            "--mtbf injects node failures into hybrid runs; add --hybrid MECHANISM", field="mtbf"
-        )
     _elastic_with_whole_nodes(args, [scheduler] + ([args.baseline] if args.baseline else []))
     platform, workload = _load(args)
     if args.hybrid:  # on-demand, rigid and malleable jobs under a hybrid mechanism

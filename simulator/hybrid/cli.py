@@ -20,6 +20,7 @@ from cosched.cli_options import (
     announce,
     mark_output,
     names_or,
+    only_with,
     plots_target,
 )
 from cosched.data import WORKLOADS
@@ -89,14 +90,15 @@ def add_workload_options(parser) -> None:
 
 
 def add_hybrid_options(parser) -> None:
-    """The ``cosched simulate`` flags of hybrid runs."""
-    parser.add_argument(
+    """The ``cosched simulate`` flags of hybrid runs: the others only with ``--hybrid``."""
+    hybrid = parser.add_argument(
         "--hybrid",
         metavar="MECHANISM",
         type=str.lower,
         help=f"on-demand mechanism around --scheduler: {', '.join(MECHANISM_NAMES)} (the workload "
         "is typed from the trace, or read from a hybrid CSV)",
     )
+    first = len(parser._actions)
     add_workload_options(parser)
     _checkpoint_options(parser)
     _mechanism_options(parser)
@@ -107,6 +109,7 @@ def add_hybrid_options(parser) -> None:
         "and reason (which mechanism step, which on-demand job) to CSV, for replay",
     )
     mark_output(log, "file")
+    only_with(hybrid, parser._actions[first:])
 
 
 def _mechanism_options(parser) -> None:
