@@ -30,6 +30,7 @@ LOCK_FILE = ".cosched.lock"  # inside a locked folder; `cosched.rerun` does not 
 HOLDER_CHARS = 32  # the lock file holds the holder's process id: a few bytes are enough
 
 _created: set[Path] = set()  # folders created by a lock of this process, still held
+_held: set[Path] = set()  # lock files this process holds: taking one again nests
 
 
 def lock_path(path: str | os.PathLike, *, folder: bool) -> Path:
@@ -47,14 +48,21 @@ def new_folder(path: str | os.PathLike) -> bool:
 @contextlib.contextmanager
 def output_lock(path: str | os.PathLike, *, folder: bool, option: str | None = None):
     """Hold `path` (an output folder, or a file the run appends to) for this run; InputError naming
-    `option` when another process holds it. Creates the folder the lock file needs."""
+    `option` when another process holds it. Creates the folder the lock file needs. Within one
+    process the lock nests: the library's own lock inside the command's is a no-op."""
     lock = lock_path(path, folder=folder)
+    key = Path(os.path.realpath(lock))
+    if key in _held:
+        yield
+        return
     created = _make_folders(lock.parent, option)
     try:
         descriptor = _acquire(lock, Path(path), option)
+        _held.add(key)
         try:
             yield
         finally:
+            _held.discard(key)
             if descriptor is not None:
                 with contextlib.suppress(FileNotFoundError):
                     lock.unlink()  # while still held: a waiting run then locks a new file
