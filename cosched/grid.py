@@ -55,7 +55,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any, ClassVar
 
 from cosched.errors import InputError
-from cosched.locks import new_folder, output_lock
+from cosched.locks import output_lock
 from cosched.outputs import atomic_path
 from cosched.processes import pool_results, signals_deferred
 from cosched.rerun import claim_output, json_key
@@ -309,7 +309,7 @@ def grid_folder(
     nothing left behind.
     """
     out = Path(out)
-    created = new_folder(out)
+    created = not out.exists()
     try:
         resumed = claim_output(
             out,

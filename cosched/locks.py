@@ -1,16 +1,16 @@
 """One run at a time in an output folder: a second run into a folder in use is refused, never mixed.
 
-A command that writes into an output folder (or appends rows to a file) holds an exclusive lock on
-``FOLDER/.cosched.lock`` (``.NAME.cosched.lock`` beside a file) from before it reads its inputs
-until it ends. A second run asking for the same place while the first holds it gets one InputError
-naming the folder and the holder's process id (exit 2) and writes nothing. The lock is the kernel's
-`flock`: it ends with the process that holds it (Ctrl-C, SIGTERM, even SIGKILL), so a killed run
-never blocks its rerun. A run that ends normally removes the lock file; a killed one leaves an
-empty one, which the next run takes over.
+A command that writes into an output folder (or appends rows to a file) holds an exclusive lock from
+before it reads its inputs until it ends. A second run asking for the same place while the first
+holds it gets one InputError naming the place and the holder's process id (exit 2) and writes
+nothing. The lock is the kernel's `flock` on a lock file beside the output (``.OUT.cosched.lock``
+in the folder holding ``OUT``; inside ``OUT`` when that folder cannot be written): it ends with the
+process that holds it (Ctrl-C, SIGTERM, even SIGKILL), so a killed run never blocks its rerun. A run
+removes its lock file when it ends; one killed outright leaves it, empty of meaning: the next run
+takes it over.
 
-Folders the lock had to create are recorded (`new_folder`): the run's own clean-up (remove a folder
-it created when it fails) keeps treating them as new, and an empty one is removed again when the
-lock is released, so a refused or failed run leaves nothing behind.
+The output folder itself is not created for the lock: a refused or failed run leaves no folder
+behind. Parent folders it needs are created, and removed again at the end while empty.
 """
 
 from __future__ import annotations
@@ -24,72 +24,69 @@ from pathlib import Path
 
 from cosched.errors import InputError
 
-__all__ = ["LOCK_FILE", "lock_path", "output_lock", "new_folder"]
+__all__ = ["LOCK_FILE", "lock_paths", "output_lock"]
 
-LOCK_FILE = ".cosched.lock"  # inside a locked folder; `cosched.rerun` does not count it as a file
+LOCK_FILE = ".cosched.lock"  # the lock inside a folder, when beside it is not writable
 HOLDER_CHARS = 32  # the lock file holds the holder's process id: a few bytes are enough
+BUSY = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)  # what flock says of a lock held elsewhere
 
-_created: set[Path] = set()  # folders created by a lock of this process, still held
 _held: set[Path] = set()  # lock files this process holds: taking one again nests
 
 
-def lock_path(path: str | os.PathLike, *, folder: bool) -> Path:
-    """The lock file of an output folder (inside it) or of an output file (beside it)."""
-    path = Path(path)
-    return path / LOCK_FILE if folder else path.parent / f".{path.name}{LOCK_FILE}"
-
-
-def new_folder(path: str | os.PathLike) -> bool:
-    """Whether `path` is a folder this run creates: missing, or created by this run's lock."""
-    path = Path(path)
-    return not path.exists() or path.resolve() in _created
+def lock_paths(path: str | os.PathLike) -> tuple[Path, Path]:
+    """The lock files of an output: beside it, and inside it (a folder in a read-only parent)."""
+    real = Path(os.path.realpath(path))
+    return real.parent / f".{real.name}{LOCK_FILE}", real / LOCK_FILE
 
 
 @contextlib.contextmanager
 def output_lock(path: str | os.PathLike, *, folder: bool, option: str | None = None):
-    """Hold `path` (an output folder, or a file the run appends to) for this run; InputError naming
-    `option` when another process holds it. Creates the folder the lock file needs. Within one
-    process the lock nests: the library's own lock inside the command's is a no-op."""
-    lock = lock_path(path, folder=folder)
-    key = Path(os.path.realpath(lock))
-    if key in _held:
+    """Hold `path` (an output folder, or a file the run appends to) while the block runs;
+    InputError naming `option` when another process holds it. Within one process the lock nests:
+    the library's own lock inside the command's is a no-op."""
+    beside, inside = lock_paths(path)
+    if beside in _held or inside in _held:
         yield
         return
-    created = _make_folders(lock.parent, option)
+    created = _make_parents(beside.parent, option)
     try:
-        descriptor = _acquire(lock, Path(path), option)
-        _held.add(key)
+        lock, descriptor = _acquire(beside, Path(path), option)
+        if descriptor is None and folder and Path(path).is_dir():
+            lock, descriptor = _acquire(inside, Path(path), option)
+        if descriptor is None:
+            warnings.warn(
+                f"{path}: cannot lock it; another run writing there at the same time is not "
+                "detected",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        _held.add(lock)
         try:
             yield
         finally:
-            _held.discard(key)
+            _held.discard(lock)
             if descriptor is not None:
                 with contextlib.suppress(FileNotFoundError):
-                    lock.unlink()  # while still held: a waiting run then locks a new file
+                    lock.unlink()  # while still held: a run waiting for it then locks a new file
                 os.close(descriptor)
     finally:
-        for made in reversed(created):  # deepest first; only empty ones: the run wrote nothing
-            _created.discard(made)
+        for made in reversed(created):  # deepest first, only while empty
             with contextlib.suppress(OSError):
                 made.rmdir()
 
 
-def _make_folders(folder: Path, option: str | None) -> list[Path]:
+def _make_parents(folder: Path, option: str | None) -> list[Path]:
     """Create `folder` and its missing parents; the ones created, outermost first."""
-    missing = []
-    for parent in (folder, *folder.parents):
-        if parent.exists() or parent.is_symlink():
-            break
-        missing.append(parent)
-    created = []
+    missing = [
+        parent for parent in (folder, *folder.parents) if not os.path.lexists(parent)
+    ]  # stops mattering at the first existing one: all above it exist too
+    created: list[Path] = []
     try:
         for parent in reversed(missing):
             parent.mkdir()
-            created.append(parent.resolve())
-            _created.add(parent.resolve())
+            created.append(parent)
     except OSError as error:
         for made in reversed(created):
-            _created.discard(made)
             with contextlib.suppress(OSError):
                 made.rmdir()
         raise InputError(
@@ -98,39 +95,31 @@ def _make_folders(folder: Path, option: str | None) -> list[Path]:
     return created
 
 
-def _acquire(lock: Path, path: Path, option: str | None) -> int | None:
-    """The descriptor of `lock`, locked; None (with a warning) on a file system without locks."""
+def _acquire(lock: Path, path: Path, option: str | None) -> tuple[Path, int | None]:
+    """`lock` and its descriptor, locked; None for a lock file that cannot be made or locked here
+    (a read-only folder, a file system without locks)."""
     while True:
         try:
             descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
-        except OSError as error:
-            reason = error.strerror or str(error)
-            raise InputError(
-                f"cannot write the output: {reason}", source=str(path), field=option
-            ) from None
+        except OSError:
+            return lock, None
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
             holder = _holder(descriptor)
             os.close(descriptor)
-            if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            if error.errno in BUSY:
                 raise InputError(
                     f"in use by another cosched run{holder}; wait for it to end or choose another "
                     "output",
                     source=str(path),
                     field=option,
                 ) from None
-            warnings.warn(
-                f"{path}: cannot lock ({error.strerror or error}); another run writing there at "
-                "the same time is not detected",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-            return None
+            return lock, None
         if _same_file(descriptor, lock):
             os.ftruncate(descriptor, 0)
             os.write(descriptor, str(os.getpid()).encode())
-            return descriptor
+            return lock, descriptor
         os.close(descriptor)  # the holder released and removed the file in between: lock anew
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cosched.errors import InputError
-from cosched.locks import new_folder, output_lock
+from cosched.locks import output_lock
 
 __all__ = [
     "atomic_path",
@@ -73,7 +73,7 @@ def output_dir(path: str | os.PathLike):
     remove it again if the run fails and the folder was new.
     """
     path = Path(path)
-    created = new_folder(path)
+    created = not path.exists()
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
