@@ -309,6 +309,7 @@ def only_with(owner: argparse.Action, actions: Sequence[argparse.Action]) -> Non
             )
 
         action.__class__ = type(f"OnlyWith{base.__name__}", (base,), {"__call__": __call__})
+        action.only_with = owner  # type: ignore[attr-defined]
 
 
 def check_only_with(args: argparse.Namespace) -> None:
