@@ -48,7 +48,8 @@ def tree(folder) -> dict[str, bytes | None]:
             found[os.path.join(root, name)] = None
         for name in files:
             path = os.path.join(root, name)
-            found[path] = open(path, "rb").read()
+            with open(path, "rb") as handle:
+                found[path] = handle.read()
     return found
 
 
