@@ -297,7 +297,7 @@ GIVEN = "only_with_given"  # the namespace attribute listing the `only_with` opt
 def only_with(owner: argparse.Action, actions: Sequence[argparse.Action]) -> None:
     """Options that mean something only together with the option `owner` (`--hybrid`): a command
     line using one without `owner` is refused (`check_only_with`), never silently ignored."""
-    owner_text = " ".join(filter(None, (owner.option_strings[0], owner.metavar)))
+    owner_text = f"{owner.option_strings[0]} {owner.metavar or ''}".strip()
     for action in actions:
         base = type(action)
 
