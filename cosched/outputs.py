@@ -178,7 +178,6 @@ class _Output:
     path: Path
     kind: str
     option: OutputOption
-    given: bool  # named on the command line, not the option's default
 
 
 def output_options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
@@ -197,31 +196,31 @@ def _flag(action: argparse.Action) -> str:
 
 def check_run_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[_Output]:
     """Check every output path of a command line before the command reads any input; the outputs
-    given (options left at None or given without a path are skipped).
+    given. Options left at their default are skipped: None, `--plots` without a location, or a
+    default location, which the command checks when it uses it (demo's demo.png, replaced by
+    `--plots PNG`).
 
     Each output path must be non-empty and writable as its kind (`check_outputs`), differ from
-    every other output given and from every existing path the run reads (any other argument naming
-    a file or folder), and neither an input nor a file output may sit where a folder output writes
-    one of its entries. A default location (demo's demo.png) is not compared with the outputs
-    given: a location given replaces it. Raises InputError naming the path and the flag; creates
-    nothing.
+    every other output and from every existing path the run reads (any other argument naming a
+    file or folder), and neither an input nor a file output may sit where a folder output writes
+    one of its entries. Raises InputError naming the path and the flag; creates nothing.
     """
     options = output_options(parser)
     given = []
     for dest, action in options.items():
         value = getattr(args, dest, None)
-        if not isinstance(value, (str, os.PathLike)):
+        if not isinstance(value, (str, os.PathLike)) or value == action.default:
             continue
         flag, option = _flag(action), action.output  # type: ignore[attr-defined]
         if not str(value).strip():
             raise InputError("an empty path names no output; give a file or folder", field=flag)
         kind = option.kind_of(value)
         check_outputs((flag, value, kind))
-        given.append(_Output(flag, Path(value), kind, option, value != action.default))
+        given.append(_Output(flag, Path(value), kind, option))
     inputs = _input_paths(parser, args, options)
     for index, output in enumerate(given):
         for other in given[:index]:
-            if output.given and other.given and _place(output.path) == _place(other.path):
+            if _place(output.path) == _place(other.path):
                 raise _clash(output, f"the same path as {other.flag}; give each output its own")
         for other in given:
             entry = _entry(output.path, other) if other is not output else None
