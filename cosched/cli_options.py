@@ -315,7 +315,7 @@ def only_with(owner: argparse.Action, actions: Sequence[argparse.Action]) -> Non
 def check_only_with(args: argparse.Namespace) -> None:
     """InputError naming the first `only_with` option used without its owner."""
     for flag, owner, owner_text in getattr(args, GIVEN, ()):
-        if getattr(args, owner, None) in (None, False):
+        if not getattr(args, owner, None):
             raise InputError(
                 f"applies only with {owner_text}; add it or leave out {flag}", field=flag
             )
