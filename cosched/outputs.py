@@ -202,8 +202,8 @@ def check_run_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace)
 
     Each output path must be non-empty and writable as its kind (`check_outputs`), differ from
     every other output and from every existing path the run reads (any other argument naming a
-    file or folder), and neither an input nor a file output may sit where a folder output writes
-    one of its entries. Raises InputError naming the path and the flag; creates nothing.
+    file or folder), and neither an input nor a data file output may sit where a folder output
+    writes one of its entries. Raises InputError naming the path and the flag; creates nothing.
     """
     options = output_options(parser)
     given = []
@@ -224,7 +224,8 @@ def check_run_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace)
                 raise _clash(output, f"the same path as {other.flag}; give each output its own")
         for other in given:
             entry = _entry(output.path, other) if other is not output else None
-            if entry is not None and output.kind != "folder":
+            # a plot where the folder writes it is the command's to place (measure-heatmap)
+            if entry is not None and output.kind == "file":
                 raise _clash(output, f"{other.flag} writes its {entry} there; choose another path")
         for flag, path in inputs:
             if _place(path) == _place(output.path):
