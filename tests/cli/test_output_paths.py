@@ -220,9 +220,11 @@ def test_a_killed_holder_does_not_block_the_next_run(tmp_path):
     assert sorted(os.listdir(tmp_path)) == []  # the stale lock file taken over and removed
 
 
-def test_a_run_in_this_process_nests_its_lock():
-    with output_lock("/tmp/nested-out", folder=True), output_lock("/tmp/nested-out", folder=True):
-        pass
+def test_a_run_in_this_process_nests_its_lock(tmp_path):
+    out = tmp_path / "OUT"
+    with output_lock(out, folder=True), output_lock(out, folder=True):
+        assert os.listdir(tmp_path) == [".OUT.cosched.lock"]
+    assert os.listdir(tmp_path) == []
 
 
 # --- flags that mean something only with another ---
