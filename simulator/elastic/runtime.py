@@ -62,9 +62,12 @@ from cosched.simulator.elastic.workload import JobSpec, Phase
 
 __all__ = ["AlgorithmError", "Simulation", "simulate_project", "TIME_EPSILON"]
 
-TIME_EPSILON = 1e-9  # ElastiSim's EPSILON in the minimum-interval test
+# s: ElastiSim accepts an invocation this much before `min_scheduling_interval` has passed
+# (Scheduler.h: `#define EPSILON 0.001`, used only in that test, Scheduler.cpp)
+TIME_EPSILON = 0.001
 COUPLING_ROUNDS = 8  # re-shares of node links between a job's flows and its task (2 settle it)
 GC_THRESHOLD = 100_000  # allocations between the collector's passes in the loop (Python: 700)
+_DIRECT_FIRST = 1 << 62  # subtracted from the push order of `Simulation._push_direct`'s events
 SMALL_JOB = 32  # nodes: below this a Python list's max beats numpy's (per-call overhead)
 _SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC, _FLOW, _CROSS, _NET = range(8)
 _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
@@ -308,6 +311,14 @@ class Simulation:
     def _push(self, when: float, kind: int, target, stamp=0) -> None:
         heapq.heappush(self._heap, (when, next(self._sequence), kind, target, stamp))
 
+    def _push_direct(self, when: float, kind: int, target, stamp=0) -> None:
+        """An event of an actor that messages ElastiSim's scheduler directly (the periodic invoker,
+        a walltime monitor): at one instant it comes before the submissions, which reach the
+        scheduler through the simulation engine's mailbox first (JobSubmitter.cpp,
+        SimulationEngine.cpp), and in push order among its kind."""
+        order = next(self._sequence) - _DIRECT_FIRST
+        heapq.heappush(self._heap, (when, order, kind, target, stamp))
+
     # the event loop: one branch per event kind, inline (a call per event would cost more than the
     # branches; tens of thousands of events per run)
     def run(self) -> Simulation:
@@ -329,7 +340,7 @@ class Simulation:
         for run in self.runs:
             self._push(run.spec.submit_time, _SUBMIT, run)
         if self.config.scheduling_interval > 0:
-            self._push(self.config.scheduling_interval, _PERIODIC, None)
+            self._push_direct(self.config.scheduling_interval, _PERIODIC, None)
         heap = self._heap
         while heap:
             when, _, kind, target, stamp = heapq.heappop(heap)
@@ -373,7 +384,7 @@ class Simulation:
         self._invoke(InvocationType.INVOKE_PERIODIC, None)
         if idle and self._starts == before:
             return  # nothing runs, nothing will arrive, and the algorithm started nothing: stop
-        self._push(self.now + self.config.scheduling_interval, _PERIODIC, None)
+        self._push_direct(self.now + self.config.scheduling_interval, _PERIODIC, None)
 
     def _start(self, run: Run, nodes: list) -> None:
         spec = run.spec
@@ -403,7 +414,7 @@ class Simulation:
         run.program = self._program(run)
         if spec.walltime > 0:  # ElastiSim's WalltimeMonitor: a kill at start + walltime + grace
             grace = self.config.job_kill_grace_period
-            self._push(self.now + spec.walltime + grace, _WALLTIME, run, run.token)
+            self._push_direct(self.now + spec.walltime + grace, _WALLTIME, run, run.token)
         self._push(self.now, _RESUME, run, run.token)
 
     def _refresh(self, run: Run) -> None:

@@ -30,6 +30,9 @@ SHARED_NAMES = (
     "m6_gpu_a2a",
     "m7_sched_point",
     "m8_bb_stripe",
+    "s3_min_interval_epsilon",
+    "s4_kill_then_submit",
+    "s5_periodic_then_submit",
 )
 
 
