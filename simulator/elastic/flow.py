@@ -387,28 +387,58 @@ def _gpu_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
 
 
 def _burst_buffer_cost(task, size: np.ndarray, nodes: np.ndarray, platform):
-    n, kind = len(nodes), task.kind
+    kind = task.kind
     bandwidth = platform.bb_read[nodes] if kind == "bb_read" else platform.bb_write[nodes]
     if not bandwidth.all():
         raise InputError(
             "burst-buffer I/O on a node without a node-local burst buffer", field=task.where
         )
-    seconds = size / bandwidth
     striped = platform.node_type[nodes] == 2
-    if striped.any():
-        # every rank splits its bytes over all nodes' disks and runs one parallel task
-        # (flops_per_byte on every node, the bytes over the links); the disks and that task overlap
-        disks = float((size.sum() / n / bandwidth).max())  # 001 §4.2: each disk gets 1/n of all
-        pairs = (
-            np.outer(np.ones(n), size / n) if kind == "bb_read" else np.outer(size / n, np.ones(n))
-        )
-        np.fill_diagonal(pairs, 0.0)
-        flops = platform.flops_per_byte[nodes] * size.sum() / n
-        parallel = _parallel_task(pairs, nodes, platform, flops)
-        seconds = np.where(striped, max(disks, parallel), seconds)
+    if not striped.any():
+        seconds = size / bandwidth
+    else:
+        seconds = _striped_seconds(kind, size, striped, nodes, platform, bandwidth)
     if task.asynchronous:
         return AsyncWork(seconds)
     return seconds
+
+
+def _striped_seconds(kind, size, striped, nodes, platform, bandwidth) -> np.ndarray:
+    """Per rank, the seconds of a burst-buffer task on a job with wide-striped nodes (ElastiSim's
+    BurstBufferWriteTask.cpp, BurstBufferReadTask.cpp): a rank on a node-local node moves its bytes
+    on its own disk; a rank on a wide-striped node puts 1/n of its bytes on every node's disk and
+    runs one parallel task (`flops_per_byte` on every node, its bytes over the links), and waits for
+    those alone. Every disk is shared max-min by the transfers on it (SimGrid's disk_s19), taken
+    as starting together; the striped ranks' parallel tasks are timed as one."""
+    n = len(size)
+    share = np.where(striped, size / n, 0.0)
+    seconds = np.where(striped, 0.0, size / bandwidth)
+    for disk in range(n):
+        amounts = share.tolist()
+        if not striped[disk]:
+            amounts[disk] = size[disk]
+        ends = _processor_sharing(amounts, float(bandwidth[disk]))
+        seconds[striped] = np.maximum(seconds[striped], ends[striped])
+        if not striped[disk]:
+            seconds[disk] = ends[disk]
+    pairs = np.outer(np.ones(n), share) if kind == "bb_read" else np.outer(share, np.ones(n))
+    np.fill_diagonal(pairs, 0.0)
+    flops = platform.flops_per_byte[nodes] * share.sum()
+    parallel = _parallel_task(pairs, nodes, platform, flops)
+    return np.where(striped, np.maximum(seconds, parallel), seconds)
+
+
+def _processor_sharing(amounts: list, bandwidth: float) -> np.ndarray:
+    """When each of `amounts` (bytes, started together on one resource of `bandwidth` B/s shared
+    equally among the transfers still running) ends; 0 for an empty one."""
+    order = sorted((amount, index) for index, amount in enumerate(amounts) if amount > 0)
+    ends = np.zeros(len(amounts))
+    done, remaining = 0.0, len(order)
+    for amount, index in order:
+        ends[index] = (done + remaining * amount) / bandwidth
+        done += amount
+        remaining -= 1
+    return ends
 
 
 def _pfs_cost(task, size: np.ndarray, nodes: np.ndarray, platform) -> PfsTransfer:

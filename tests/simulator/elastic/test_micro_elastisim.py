@@ -30,9 +30,11 @@ SHARED_NAMES = (
     "m6_gpu_a2a",
     "m7_sched_point",
     "m8_bb_stripe",
+    "s1_stripe_mixed",
     "s3_min_interval_epsilon",
     "s4_kill_then_submit",
     "s5_periodic_then_submit",
+    "s6_stripe_ranks_busy_wait",
 )
 
 
