@@ -27,6 +27,7 @@ import math
 import weakref
 from dataclasses import dataclass, field
 from operator import itemgetter
+from typing import cast
 
 import numpy as np
 
@@ -443,12 +444,14 @@ def _processor_sharing(amounts: list, bandwidth: float) -> np.ndarray:
 
 def _pfs_cost(task, size: np.ndarray, nodes: np.ndarray, platform) -> PfsTransfer:
     kind = task.kind
-    route = platform.pfs_read if kind == "pfs_read" else platform.pfs_write
-    if route is None:
-        raise InputError(f"{kind} on a platform without a PFS route", field=task.where)
     # plain floats: a job has a few flows, numpy's per-call overhead would outweigh the work
     amounts = size.tolist()
     positions = [position for position, amount in enumerate(amounts) if amount > 0]
+    if platform.pfs_routes is not None:
+        return _pfs_cost_per_cluster(task, amounts, positions, nodes, platform)
+    route = platform.pfs_read if kind == "pfs_read" else platform.pfs_write
+    if route is None:
+        raise InputError(f"{kind} on a platform without a PFS route", field=task.where)
     alike = _alike(platform)
     if alike is not None:  # every flow has the same route latency and cap
         delay = alike[1] + route[2]
@@ -480,14 +483,48 @@ def _pfs_cost(task, size: np.ndarray, nodes: np.ndarray, platform) -> PfsTransfe
     )
 
 
+def _pfs_cost_per_cluster(task, amounts: list, positions: list, nodes, platform) -> PfsTransfer:
+    """A PFS task on a platform whose clusters reach the PFS over routes of their own: each flow
+    takes its node's cluster's route (its latency, its TCP window); a node whose cluster has no
+    route in that direction stops the run, as SimGrid stops there."""
+    kind = task.kind
+    ids = nodes.tolist() if isinstance(nodes, np.ndarray) else list(nodes)
+    latencies, caps = [], []
+    for position in positions:
+        node = ids[position]
+        route = platform.pfs_route(kind, node)
+        if route is None:
+            cluster = platform.cluster_names[int(platform.cluster[node])]
+            direction = "from the PFS to" if kind == "pfs_read" else "to the PFS from"
+            raise InputError(
+                f"{kind} on node {platform.names[node]!r}: the platform has no route "
+                f"{direction} cluster {cluster!r}",
+                field=task.where,
+            )
+        delay = platform.latency.item(node) + route[2]
+        latencies.append(delay)
+        # 001 §5.2 (SimGrid L07): at most the node link and the TCP window of its route
+        caps.append(
+            min(platform.bandwidth.item(node), TCP_GAMMA / (2.0 * max(delay, MIN_WINDOW_DELAY)))
+        )
+    return PfsTransfer(
+        kind,
+        tuple(positions),
+        tuple(amounts[position] for position in positions),
+        tuple(caps),
+        tuple(latencies),
+        bool(task.asynchronous),
+    )
+
+
 class Transfer:
     """The live state of flows that start together on a shared link: groups [count, bytes left, cap,
     rate, bytes, positions, nodes, node link bandwidths] of equal flows (equal flows get equal
     rates, so a group ends at one instant)."""
 
-    __slots__ = ("groups", "owner", "left", "direction")
+    __slots__ = ("groups", "owner", "left", "direction", "link")
 
-    def __init__(self, flows, owner, direction: str = ""):
+    def __init__(self, flows, owner, direction: str = "", link: SharedLink | None = None):
         grouped: dict[tuple[float, float], list] = {}
         for position, amount, cap, node, bandwidth in flows:
             group = grouped.get((amount, cap))
@@ -501,6 +538,7 @@ class Transfer:
         self.owner = owner
         self.left = len(self.groups)
         self.direction = direction
+        self.link = cast("SharedLink", link)  # the PFS link it runs on (set before it starts)
 
 
 _first = itemgetter(0)
