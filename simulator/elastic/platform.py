@@ -487,7 +487,7 @@ def _read_routes(routes, links: dict, clusters: set, pfs: set, members: dict, pa
         ):
             if not used or other in pfs:
                 continue
-            for cluster in members[other]:
+            for cluster in sorted(members[other]):
                 before = per_cluster.setdefault(cluster, {}).get(direction)
                 if before is not None and before != entry:  # SimGrid: the route already exists
                     raise InputError(
