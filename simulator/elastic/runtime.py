@@ -1471,7 +1471,12 @@ class Simulation:
     def _settle_crossings(self) -> None:
         """Move the tasks on the links between clusters on to now; the jobs whose task ended go
         on: each node at the later of the task's end and its own work (`local`)."""
-        for task in self.network.advance(self.now):
+        # a task beside which its ranks computed (`local`) lets them go on one SimGrid scheduling
+        # round later (each waits for its finished computation too): the others' events first
+        ended = sorted(
+            self.network.advance(self.now), key=lambda task: task.owner[1].local is not None
+        )
+        for task in ended:
             if task in self._node_tasks:
                 self._occupy_links(task, -1)
             run, item, token, select = task.owner

@@ -1,7 +1,7 @@
 """Write the ElastiSim micro projects (inputs) into DEST/NAME/: `python make_micro.py DEST` writes
-the x* projects cosched matches, `python make_micro.py DEST differences` also the d* projects of
-known differences. Run each in the real ElastiSim (../shared/peers/elastisim/run_elastisim.sh
-PROJECT RUN) and copy RUN/data/output/*.csv into PROJECT/expected/."""
+the x* projects cosched matches. Run each in the real ElastiSim
+(../shared/peers/elastisim/run_elastisim.sh PROJECT RUN) and copy RUN/data/output/*.csv into
+PROJECT/expected/."""
 
 import json
 import shutil
@@ -1278,37 +1278,37 @@ project(
     extra=OWN_PFS,
 )
 
-# --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
-if len(sys.argv) > 2 and sys.argv[2] == "differences":
-    # d6: x20 with equal gathers: the first job's end and the malleable job's scheduling point fall
-    # on one instant; ElastiSim handles the scheduling point first (the freed node is not yet free)
-    project(
-        "d6_simultaneous_end_and_point",
-        [
-            rigid(2, "overlap.json"),
-            {
-                "type": "malleable",
-                "submit_time": 0,
-                "num_nodes_min": 2,
-                "num_nodes_max": 5,
-                "application_model": "grow.json",
-                "arguments": {},
-            },
-        ],
+# x34: x20 with equal gathers and flops on the first job's odd ranks beside its gather: its end and
+# the malleable job's scheduling point fall on one instant; the first job's ranks wait for their
+# finished computations one SimGrid round longer, so ElastiSim handles the scheduling point first
+# (the freed node is not yet free)
+project(
+    "x34_end_after_local_compute",
+    [
+        rigid(2, "overlap.json"),
         {
-            "overlap.json": phases(
-                3,
-                dict(
-                    comm_task("Gather", "gather", 4e10),
-                    flops=1.2e12,
-                    computation_pattern="odd_ranks",
-                ),
-            ),
-            "grow.json": phases(6, comm_task("Gather", "gather", 4e10)),
+            "type": "malleable",
+            "submit_time": 0,
+            "num_nodes_min": 2,
+            "num_nodes_max": 5,
+            "application_model": "grow.json",
+            "arguments": {},
         },
-        algorithm=INTERLEAVED,
-        clusters=[("a-", "A", cluster("A", "a-", "0-2")), ("b-", "B", cluster("B", "b-", "0-2"))],
-        inter={"inter_bw": "2GBps", "inter_lat": "20us"},
-    )
+    ],
+    {
+        "overlap.json": phases(
+            3,
+            dict(
+                comm_task("Gather", "gather", 4e10),
+                flops=1.2e12,
+                computation_pattern="odd_ranks",
+            ),
+        ),
+        "grow.json": phases(6, comm_task("Gather", "gather", 4e10)),
+    },
+    algorithm=INTERLEAVED,
+    clusters=[("a-", "A", cluster("A", "a-", "0-2")), ("b-", "B", cluster("B", "b-", "0-2"))],
+    inter={"inter_bw": "2GBps", "inter_lat": "20us"},
+)
 
 print("written", sorted(p.name for p in DEST.iterdir()))
