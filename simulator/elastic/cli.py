@@ -294,7 +294,7 @@ def _replicas(args, configuration, project: tuple, time_limit: float, preset) ->
     import numpy as np
 
     from cosched.simulator.elastic import results
-    from cosched.simulator.elastic.replicas import jittered_jobs, spread
+    from cosched.simulator.elastic.replicas import jittered_jobs, replica_spread
 
     platform, jobs, _, _, expressions = project
     rng = np.random.default_rng(args.seed)
@@ -306,7 +306,7 @@ def _replicas(args, configuration, project: tuple, time_limit: float, preset) ->
         rows = results.job_rows(sim)
         summaries.append(results.summary(sim, rows))
         job_rows.append(rows)
-    return spread(summaries, job_rows, args.jitter, args.seed)
+    return replica_spread(summaries, job_rows, args.jitter, args.seed)
 
 
 def _checked(args) -> tuple[Path | None, float]:

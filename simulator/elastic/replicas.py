@@ -17,7 +17,7 @@ import numpy as np
 
 from cosched.simulator.elastic.workload import JobSpec
 
-__all__ = ["SPREAD_METRICS", "jittered_jobs", "spread"]
+__all__ = ["SPREAD_METRICS", "jittered_jobs", "replica_spread"]
 
 # the summary's metrics whose spread over the replicas is reported
 SPREAD_METRICS = (
@@ -55,7 +55,9 @@ def _range(values: list[float]) -> dict:
     }
 
 
-def spread(summaries: list[dict], job_rows: list[list[dict]], jitter: float, seed: int) -> dict:
+def replica_spread(
+    summaries: list[dict], job_rows: list[list[dict]], jitter: float, seed: int
+) -> dict:
     """Each metric's min, median and max over the replicas' `summaries`, and the spread (max - min)
     of each completed job's turnaround over the replicas (`job_rows`: each replica's rows, with
     `position`, `status` and `turnaround_time`): its median and max, absolute and relative to the

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.cli import main
-from cosched.simulator.elastic.replicas import jittered_jobs, spread
+from cosched.simulator.elastic.replicas import jittered_jobs, replica_spread
 from cosched.simulator.elastic.workload import JobSpec
 
 PROJECT = Path(__file__).parent / "data" / "micro" / "x30_async_write_pfs_contention"
@@ -50,7 +50,7 @@ def test_spread_gives_min_median_max_and_the_per_job_turnaround_spread():
         ]
         for k in range(3)
     ]
-    result = spread(summaries, rows, 1e-6, 7)
+    result = replica_spread(summaries, rows, 1e-6, 7)
     assert result["metrics"] == {"makespan": {"min": 1.0, "median": 2.0, "max": 3.0}}
     per_job = result["turnaround_spread_per_job"]
     assert per_job["jobs"] == 1 and per_job["max"] == 2.0 and per_job["max_relative"] == 2.0 / 11
