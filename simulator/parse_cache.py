@@ -74,7 +74,11 @@ def load(key: Path, max_array_bytes: int) -> tuple[dict, dict[str, np.ndarray]] 
             line = handle.readline(META_LIMIT + 1)
             rest = size - len(check) - len(line)
             whole_lines = check.endswith(b"\n") and line.endswith(b"\n")
-            if len(check) != _CHECK_BYTES + 1 or not whole_lines or rest < 0:
+            if (
+                len(check) != _CHECK_BYTES + 1
+                or not whole_lines
+                or not 0 <= rest <= max_array_bytes
+            ):
                 return None
             body = bytearray(rest + 1)  # one byte more: an entry that grew while read is refused
             if handle.readinto(body) != rest:

@@ -16,8 +16,9 @@ order.
 Cache: `read_swf` keeps each parsed SWF file of at least `CACHE_MIN_BYTES` in a cache folder
 (`cache_folder`: ``$XDG_CACHE_HOME/cosched/workloads``, by default ``~/.cache/cosched/workloads``;
 ``COSCHED_NO_CACHE=1`` turns it off), under a digest of the file's bytes, the `max_cores` cap, the
-input limits and the source of this reader; a changed file, cap or reader is parsed again. Deleting
-the folder is always safe.
+input limits and the source of this reader; a changed file, cap or reader is parsed again. Entries
+are checked before use (`cosched.simulator.parse_cache`): the cache never changes what is read.
+Deleting the folder is always safe.
 """
 
 from __future__ import annotations
