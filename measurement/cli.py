@@ -320,6 +320,7 @@ def _print_summary(report: dict, out: str) -> None:
     )
     for task in report["tasks"]:
         note = f" ({task['message']})" if task["message"] else ""
+        note += "".join(f"\n    | {line}" for line in task.get("stderr", "").splitlines())
         print(
             f"  {task['name']:<16} {task['status']:<10} {task['combinations_measured']} "
             f"combinations{note}"

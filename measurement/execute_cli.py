@@ -301,6 +301,7 @@ def _print_summary(report: dict) -> None:
     )
     for task in report.get("tasks", []):
         note = f" ({task['message']})" if task["message"] else ""
+        note += "".join(f"\n    | {line}" for line in task.get("stderr", "").splitlines())
         exit_time = (
             "no exit" if task["exit_time"] is None else f"exit at {task['exit_time']:8.3f} s"
         )
