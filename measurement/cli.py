@@ -23,6 +23,7 @@ from cosched.cli_options import (
 )
 from cosched.errors import InputError
 from cosched.measurement.counters import BACKEND_NAMES
+from cosched.names import resolve_name
 
 __all__ = ["register"]
 
@@ -215,12 +216,9 @@ def _kernel_names(text: str) -> list[str]:
     from cosched.measurement.kernels import KERNELS
 
     names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in KERNELS]
-    if unknown or not names:
-        raise InputError(
-            f"unknown kernel(s) {unknown}; choose from {sorted(KERNELS)}", field="--kernels"
-        )
-    return names
+    if not names:
+        raise InputError(f"no kernel given; known: {', '.join(sorted(KERNELS))}", field="--kernels")
+    return [resolve_name(name, sorted(KERNELS), "kernel", field="--kernels") for name in names]
 
 
 def _measure(args) -> int:
