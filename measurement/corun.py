@@ -530,11 +530,11 @@ def measure_combinations(
     task that ends before its first window is measured raises `TaskFailed` naming it and its exit
     status.
     """
-    from tqdm import tqdm
+    from cosched.progress import progress_bar
 
     masks = [int(m) for m in masks]
     measurement = Measurement(list(tasks), backend.name, fallback_reason, started=time.time())
-    bar = tqdm(total=len(masks), unit="comb", disable=not progress, desc="measuring")
+    bar = progress_bar(total=len(masks), unit="comb", disable=not progress, desc="measuring")
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
         with CoRunHarness(

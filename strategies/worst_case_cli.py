@@ -58,9 +58,8 @@ def register(subparsers) -> None:
 
 
 def _worst_case(args) -> int:
-    from tqdm import tqdm
-
     from cosched.outputs import check_outputs, output_dir
+    from cosched.progress import progress_bar
     from cosched.strategies.cli import strategy_from_args
     from cosched.strategies.worst_case import find_worst_case, worst_case_report, write_worst_case
 
@@ -92,7 +91,9 @@ def _worst_case(args) -> int:
         "search_tie_break": args.search_tie_break,
         "ei_unclipped": args.ei_unclipped or None,
     }
-    with tqdm(total=2 * args.budget, unit="instance", desc="worst-case", disable=args.quiet) as bar:
+    with progress_bar(
+        total=2 * args.budget, unit="instance", desc="worst-case", disable=args.quiet
+    ) as bar:
         best = [0.0]
 
         def progress(ratio):
