@@ -366,6 +366,7 @@ def add_plots(
     value_required: bool = False,
     aliases: Sequence[str] = (),
     where: bool = False,
+    place: str = "into DIR/plots/ of --out",
 ) -> None:
     """`--plots [WHERE]` / `--no-plots` into one attribute `plots` (docs/cli-conventions.md, plots
     by one rule).
@@ -376,16 +377,13 @@ def add_plots(
     takes
     --plots WHERE): into that location; False: `--no-plots`. Where the command has no `--out`
     (heatmap),
-    `value_required` makes `--plots` take the location.
+    `value_required` makes `--plots` take the location. `place`: where `--plots` alone writes, as
+    the help says it.
     """
     if value_required or default_on:
         text = f"write {what} (default {'on' if default_on else 'off'})"
     else:
-        text = (
-            f"write {what} into DIR/plots/ of --out"
-            + (" or into WHERE" if where else "")
-            + " (default off)"
-        )
+        text = f"write {what} {place}" + (" or into WHERE" if where else "") + " (default off)"
         metavar = "WHERE" if where else metavar
     parser.add_argument(
         "--plots",

@@ -145,7 +145,9 @@ def register(subparsers) -> None:
         help="counters: %(choices)s (default auto)",
     )
     add_seed(validate, "seed of the co-runner draws")
-    add_out(validate, "folder", "runs.csv, table.csv, report.json, validation.png")
+    add_out(
+        validate, "folder", "runs.csv, table.csv, report.json; with --plots: plots/validation.png"
+    )
     add_plots(validate, "validation.png", where=True)
     add_json(validate, "the table")
     add_quiet(validate)

@@ -41,8 +41,8 @@ def register(subparsers) -> None:
         "runs (SIGCONT, the rest SIGSTOPped) for one quantum or until a task exits; the measured "
         "speeds (formula (30) of 002 §6) go back to the strategy, until every task has finished. "
         "With --reference the tasks are measured first (times alone, speed matrix) and the real "
-        "makespan is compared with OPT and the simulated makespan. Writes DIR/report.json, "
-        "schedule.csv and execution.png.",
+        "makespan is compared with OPT and the simulated makespan. Writes DIR/report.json and "
+        "schedule.csv (with --plots, also plots/execution.png).",
     )
     parser.add_argument(
         "--task",
@@ -127,7 +127,7 @@ def register(subparsers) -> None:
     add_out(
         parser,
         "folder",
-        "report.json, schedule.csv, execution.png, alone.csv, reference/",
+        "report.json, schedule.csv, alone.csv, reference/; with --plots: plots/execution.png",
         required=True,
     )
     add_quiet(parser)

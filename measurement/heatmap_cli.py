@@ -106,8 +106,12 @@ def register(subparsers) -> None:
         help="start over in DIR, removing what an earlier measure-heatmap wrote there",
     )
     add_seed(parser, "seed of the random run order")
-    add_plots(parser, "heatmap.png into DIR", default_on=True)
-    add_out(parser, "folder", "heatmap.csv, runs.csv, runs.done, logs/, summary.json, heatmap.png")
+    add_plots(parser, "heatmap.png", place="into the --out folder")
+    add_out(
+        parser,
+        "folder",
+        "heatmap.csv, runs.csv, runs.done, logs/, summary.json; with --plots: heatmap.png",
+    )
     add_json(parser, "the plan (--dry-run) or the summary")
     add_quiet(parser)
     parser.set_defaults(func=_measure_heatmap)

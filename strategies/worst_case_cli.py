@@ -23,9 +23,9 @@ def register(subparsers) -> None:
         "a scipy.optimize "
         "refinement of the best points. Writes OUT/worst_instance.json (instance format), "
         "OUT/result.json (ratio, Theorem 1 bound 2 - 1/a* of that instance, Example 1's ratio), "
-        "OUT/convergence.csv and OUT/convergence.png. Searched work lies in [0.001, 1]: "
-        "for the search "
-        "strategies choose --quantum on that scale (002 §8 uses 5-10%% of the work, e.g. 0.05).",
+        "OUT/convergence.csv (with --plots, its plot in OUT/plots/). Searched work lies in "
+        "[0.001, 1]: for the search "
+        "strategies choose --quantum on that scale (002 §8 uses 5-10% of the work, e.g. 0.05).",
     )
     add_strategy_arguments(parser)
     parser.add_argument(
@@ -49,7 +49,7 @@ def register(subparsers) -> None:
     add_out(
         parser,
         "folder",
-        "worst_instance.json, result.json, convergence.csv, convergence.png",
+        "worst_instance.json, result.json, convergence.csv; with --plots: plots/convergence.png",
         required=True,
     )
     add_plots(parser, "convergence.png", where=True)

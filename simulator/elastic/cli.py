@@ -104,9 +104,8 @@ def register(subparsers) -> None:
     )
     add_plots(
         parser,
-        "DIR/plots/: the node-allocation Gantt, allocated nodes over time and wait/turnaround "
-        "box plots (matplotlib is imported only then)",
-        default_on=False,
+        "the node-allocation Gantt, allocated nodes over time and wait/turnaround box plots "
+        "(matplotlib is imported only then)",
     )
     add_json(parser, "the summary")
     add_quiet(parser)
