@@ -337,6 +337,11 @@ def _print_summary(report: dict, out: str) -> None:
             else ""
         )
     )
+    if report.get("combinations_incomplete"):
+        print(
+            "  incomplete (a member ended during the window): "
+            + ", ".join(report["combinations_incomplete"])
+        )
     for name, reason in (report.get("dropped_tasks") or {}).items():
         print(f"  dropped {name}: {reason}")
     if "error" in report:

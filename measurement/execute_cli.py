@@ -325,6 +325,12 @@ def _print_summary(report: dict) -> None:
                 else ""
             )
         )
+    if reference.get("combinations_incomplete"):
+        print(
+            f"reference matrix: {reference['combinations_measured']} of "
+            f"{reference['combinations_planned']} combinations measured; incomplete (a member "
+            f"ended during the window): {', '.join(reference['combinations_incomplete'])}"
+        )
     if "opt_makespan" in reference:
         print(
             f"OPT: {reference['opt_makespan']:.3f} s, simulated {report['strategy']}: "

@@ -232,7 +232,11 @@ def _reference(
         "time_alone": dict(zip(names, seconds.tolist())),
         "measure_report": "reference/report.json",
         "combinations": plan.combinations,
+        "combinations_measured": measured["combinations_measured"],
+        "combinations_planned": measured["combinations_planned"],
     }
+    if measured.get("combinations_incomplete"):  # a task ended during a window: no matrix entry
+        reference["combinations_incomplete"] = measured["combinations_incomplete"]
     if measured["interrupted"]:
         raise _Stop(measured["interrupted_by"], reference)
     if "error" in measured or measured.get("dropped_tasks"):

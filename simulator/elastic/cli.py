@@ -25,6 +25,7 @@ from cosched.cli_options import (
     add_quiet,
     announce,
     deprecation,
+    notice,
     plots_target,
 )
 from cosched.errors import InputError
@@ -241,11 +242,14 @@ def _command(args) -> int:
             sim = _simulate(configuration, *project)
         skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
         if skipped:  # after the run: a refused project gets its one error line alone
-            warnings.warn(
+            why = (
                 f"{', '.join(skipped)} not written: the flow model does not track GPU or network "
-                f"activity per node, nor single task times",
-                stacklevel=1,
+                f"activity per node, nor single task times"
             )
+            if preset is None:
+                warnings.warn(why, stacklevel=1)
+            else:  # the bundled project asks for them as ElastiSim ships it: not the user's doing
+                notice(args, why)
         rows = results.job_rows(sim)
         summary = results.summary(sim, rows)
         never = summary["never_started"]

@@ -108,4 +108,3 @@ def test_every_flag_of_a_documentation_table_is_a_visible_flag(page):
         if flag not in visible
     }
     assert wrong == set(), f"{page.name}: old or unknown flags in a table: {sorted(wrong)}"
-
