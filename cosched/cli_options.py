@@ -129,6 +129,7 @@ class Parser(argparse.ArgumentParser):
     """argparse with "did you mean" for a mistyped subcommand, choice or flag."""
 
     _subcommands: argparse._SubParsersAction | None = None  # set by cosched.cli.build_parser
+    _flag_owners = None  # set by cosched.cli.build_parser: flag -> the commands that take it
 
     def _check_value(self, action, value):
         if action.choices is not None and value not in action.choices:
@@ -143,7 +144,9 @@ class Parser(argparse.ArgumentParser):
         sub = subcommands.choices.get(command) if subcommands is not None and command else None
         if extras and sub is not None:  # answered by the command, naming it
             flags = [extra.split("=")[0] for extra in extras if extra.startswith("--")]
-            hint = next((h for h in (flag_hint(flag, command, sub) for flag in flags) if h), "")
+            owners = getattr(self, "_flag_owners", None)
+            hints = (flag_hint(flag, command, sub, owners) for flag in flags)
+            hint = next((h for h in hints if h), "")
             sub.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
         return namespace, extras
 
@@ -162,9 +165,10 @@ def visible_flags(parser: argparse.ArgumentParser) -> list[str]:
     ]
 
 
-def flag_hint(flag: str, command: str, parser: argparse.ArgumentParser) -> str:
+def flag_hint(flag: str, command: str, parser: argparse.ArgumentParser, owners=None) -> str:
     """`; did you mean '--x'?` for a flag `command` does not take: its own flag of that meaning or
-    spelling, else the commands that take `flag`; '' when nothing fits."""
+    spelling, else the commands that take `flag` (`owners(flag)`, given by the dispatcher); ''
+    when nothing fits."""
     flags = visible_flags(parser)
     synonym = next((other for other in FLAG_SYNONYMS.get(flag, ()) if other in flags), None)
     if synonym is not None:
@@ -172,13 +176,10 @@ def flag_hint(flag: str, command: str, parser: argparse.ArgumentParser) -> str:
     close = did_you_mean(flag, flags)
     if close:
         return close
-    from cosched.cli import build_parser  # the error path only: every command's flags
-
-    commands = build_parser()._subcommands.choices  # type: ignore[attr-defined]
-    owners = [name for name, other in commands.items() if flag in visible_flags(other)]
-    if not owners:
+    taking = owners(flag) if owners is not None else []
+    if not taking:
         return ""
-    return f"; {flag} is a flag of {', '.join(owners)}, not of {command}"
+    return f"; {flag} is a flag of {', '.join(taking)}, not of {command}"
 
 
 # a co-location speedup beyond this is no measurement (and overflows the model's times)
