@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cosched.deprecation import REMOVED_IN
@@ -129,7 +129,8 @@ class Parser(argparse.ArgumentParser):
     """argparse with "did you mean" for a mistyped subcommand, choice or flag."""
 
     _subcommands: argparse._SubParsersAction | None = None  # set by cosched.cli.build_parser
-    _flag_owners = None  # set by cosched.cli.build_parser: flag -> the commands that take it
+    # set by cosched.cli.build_parser: flag -> the commands that take it
+    _flag_owners: Callable[[str], list[str]] | None = None
 
     def _check_value(self, action, value):
         if action.choices is not None and value not in action.choices:
