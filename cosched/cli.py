@@ -15,7 +15,7 @@ import sys
 import warnings
 
 from cosched import __version__
-from cosched.cli_options import Parser
+from cosched.cli_options import Parser, visible_flags
 from cosched.errors import InputError
 from cosched.processes import interrupt_exit_code, termination_signals
 
@@ -122,6 +122,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         )
     parser, subparsers = _top_parser()
     parser._subcommands = subparsers  # for "did you mean" on an unknown flag of a subcommand
+    parser._flag_owners = flag_owners
     for name in modules:
         try:
             module = importlib.import_module(name)
@@ -131,6 +132,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             continue
         module.register(subparsers)
     return parser
+
+
+def flag_owners(flag: str) -> list[str]:
+    """The commands whose --help shows `flag` (the error path of an unknown flag: builds every
+    command's parser)."""
+    commands = build_parser()._subcommands.choices  # type: ignore[attr-defined]
+    return [name for name, sub in commands.items() if flag in visible_flags(sub)]
 
 
 def one_line_warnings(command: str):

@@ -10,14 +10,14 @@ This module sits below the areas: it imports none of them.
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cosched.deprecation import REMOVED_IN
 from cosched.errors import InputError
+from cosched.names import canonical, did_you_mean
 from cosched.outputs import OutputOption
 
 __all__ = [
@@ -56,7 +56,6 @@ __all__ = [
 SEED_DEFAULT = 0  # the seed of every command that draws random numbers (docs/cli-conventions.md)
 # value of `--plots` given without a location: plot into the command's default place
 PLOTS_ON = True
-SUGGESTION_CUTOFF = 0.6  # difflib similarity a name needs to be offered as "did you mean"
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0
 HOURS_FROM = 2 * SECONDS_PER_HOUR  # a duration of at least 2 h prints in hours ...
@@ -113,13 +112,6 @@ VOCABULARY = {
 }
 
 
-def did_you_mean(value: str, known) -> str:
-    """`; did you mean 'x'?` for the known name closest to `value`, or '' when none is close."""
-    names = [str(name) for name in known]
-    close = difflib.get_close_matches(str(value), names, n=1, cutoff=SUGGESTION_CUTOFF)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 def time_unit(seconds) -> tuple[str, float]:
     """(unit, seconds per unit) that fits durations of this size: s below 2 h, h below 2 d, else d.
 
@@ -141,6 +133,8 @@ class Parser(argparse.ArgumentParser):
     """argparse with "did you mean" for a mistyped subcommand, choice or flag."""
 
     _subcommands: argparse._SubParsersAction | None = None  # set by cosched.cli.build_parser
+    # set by cosched.cli.build_parser: flag -> the commands that take it
+    _flag_owners: Callable[[str], list[str]] | None = None
 
     def _check_value(self, action, value):
         if action.choices is not None and value not in action.choices:
@@ -150,24 +144,47 @@ class Parser(argparse.ArgumentParser):
 
     def parse_known_args(self, args=None, namespace=None):
         namespace, extras = super().parse_known_args(args, namespace)
-        if extras and getattr(self, "_subcommands", None) is not None:
-            command = getattr(namespace, "command", None)
-            sub = self._subcommands.choices.get(command) if command else None
-            flags = [
-                flag
-                for action in (sub or self)._actions
-                if action.help != argparse.SUPPRESS
-                for flag in action.option_strings
-            ]
-            hints = [
-                did_you_mean(extra.split("=")[0], flags)
-                for extra in extras
-                if extra.startswith("--")
-            ]
+        command = getattr(namespace, "command", None)
+        subcommands = getattr(self, "_subcommands", None)
+        sub = subcommands.choices.get(command) if subcommands is not None and command else None
+        if extras and sub is not None:  # answered by the command, naming it
+            flags = [extra.split("=")[0] for extra in extras if extra.startswith("--")]
+            owners = getattr(self, "_flag_owners", None)
+            hints = (flag_hint(flag, command, sub, owners) for flag in flags)
             hint = next((h for h in hints if h), "")
-            if hint:
-                (sub or self).error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+            sub.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
         return namespace, extras
+
+
+# a flag a user may type for another (a word of another tool) -> what this command calls it
+FLAG_SYNONYMS = {"--jobs": ("--limit",), "--n-jobs": ("--limit",), "--max-jobs": ("--limit",)}
+
+
+def visible_flags(parser: argparse.ArgumentParser) -> list[str]:
+    """The flags `--help` shows for `parser`."""
+    return [
+        flag
+        for action in parser._actions
+        if action.help != argparse.SUPPRESS
+        for flag in action.option_strings
+    ]
+
+
+def flag_hint(flag: str, command: str, parser: argparse.ArgumentParser, owners=None) -> str:
+    """`; did you mean '--x'?` for a flag `command` does not take: its own flag of that meaning or
+    spelling, else the commands that take `flag` (`owners(flag)`, given by the dispatcher); ''
+    when nothing fits."""
+    flags = visible_flags(parser)
+    synonym = next((other for other in FLAG_SYNONYMS.get(flag, ()) if other in flags), None)
+    if synonym is not None:
+        return f"; did you mean {synonym!r}?"
+    close = did_you_mean(flag, flags)
+    if close:
+        return close
+    taking = owners(flag) if owners is not None else []
+    if not taking:
+        return ""
+    return f"; {flag} is a flag of {', '.join(taking)}, not of {command}"
 
 
 # a co-location speedup beyond this is no measurement (and overflows the model's times)
@@ -398,6 +415,7 @@ def add_plots(
     value_required: bool = False,
     aliases: Sequence[str] = (),
     where: bool = False,
+    place: str = "into DIR/plots/ of --out",
 ) -> None:
     """`--plots [WHERE]` / `--no-plots` into one attribute `plots` (docs/cli-conventions.md, plots
     by one rule).
@@ -408,16 +426,13 @@ def add_plots(
     takes
     --plots WHERE): into that location; False: `--no-plots`. Where the command has no `--out`
     (heatmap),
-    `value_required` makes `--plots` take the location.
+    `value_required` makes `--plots` take the location. `place`: where `--plots` alone writes, as
+    the help says it.
     """
     if value_required or default_on:
         text = f"write {what} (default {'on' if default_on else 'off'})"
     else:
-        text = (
-            f"write {what} into DIR/plots/ of --out"
-            + (" or into WHERE" if where else "")
-            + " (default off)"
-        )
+        text = f"write {what} {place}" + (" or into WHERE" if where else "") + " (default off)"
         metavar = "WHERE" if where else metavar
     plots = parser.add_argument(
         "--plots",
@@ -479,11 +494,19 @@ def _unused(value):  # pragma: no cover - keeps the tail of plots_target below u
 
 class NameList(argparse.Action):
     """A repeatable option taking comma lists: `--x a,b --x c` (and an alias's `--xs a b`) → ['a',
-    'b', 'c']."""
+    'b', 'c']. A name in another case becomes the known spelling (`known`, set by `add_name_list`);
+    an unknown name is left to the command, which names what it knows."""
+
+    known: Sequence[str] = ()
 
     def __call__(self, parser, namespace, values, option_string=None):
         values = values if isinstance(values, list) else [values]
-        names = [name.strip() for value in values for name in str(value).split(",") if name.strip()]
+        names = [
+            canonical(name.strip(), self.known)
+            for value in values
+            for name in str(value).split(",")
+            if name.strip()
+        ]
         current = getattr(namespace, self.dest, None)
         setattr(namespace, self.dest, (list(current) if current else []) + names)
 
@@ -507,16 +530,17 @@ def add_name_list(
     single: the command takes one name (the help says so; `one_name` refuses several)."""
     dest = dest or flag.lstrip("-").replace("-", "_")
     accepts = "one of" if single else "repeatable or comma-separated:"
+    action = type("KnownNames", (NameList,), {"known": tuple(known)})
     parser.add_argument(
         flag,
-        action=NameList,
+        action=action,
         dest=dest,
         default=None,
         metavar=metavar,
         help=f"{what}, {accepts} {choices_text(known)} (default {default})",
     )
     if alias:
-        add_alias(parser, alias, dest=dest, action=NameList, nargs=alias_nargs, metavar=metavar)
+        add_alias(parser, alias, dest=dest, action=action, nargs=alias_nargs, metavar=metavar)
 
 
 def names_or(args, dest: str, default: Sequence[str], flag: str) -> list[str]:

@@ -363,7 +363,7 @@ def run_grid(
         workers: local worker processes (default: all cores; 1 runs the cells in this process).
         dask: None for local execution, ``"local"`` for a LocalCluster of `workers` processes, a
             scheduler address ``"tcp://host:port"`` or a ``distributed.Client``.
-        progress: show a tqdm bar of finished cells.
+        progress: show a progress bar of finished cells (`cosched.progress`).
 
     Returns:
         A DataFrame of the rows of `cells`, in cell order, as read back from `path`.
@@ -371,7 +371,7 @@ def run_grid(
     Ctrl-C / SIGTERM stop at once: pending cells are cancelled, the local workers killed, finished
     cells kept.
     """
-    from tqdm import tqdm
+    from cosched.progress import progress_bar
 
     path = Path(path)
     columns, key = list(columns), list(key)
@@ -391,7 +391,7 @@ def run_grid(
         if todo:
             with (
                 closing(_execute(function, todo, tuple(shared), workers, dask)) as results,
-                tqdm(
+                progress_bar(
                     total=total,
                     initial=total - len(todo),
                     unit=unit,

@@ -7,6 +7,7 @@ import importlib
 from collections.abc import Callable, Mapping
 
 from cosched.errors import InputError
+from cosched.names import canonical, resolve_name, unknown_name
 
 __all__ = ["build", "refuse_unknown_options"]
 
@@ -17,16 +18,10 @@ def build(registry: Mapping[str, str | Callable], name: str, kind: str, **option
 
     An unknown name is bad input: InputError listing the known names.
     """
-    try:
-        factory = registry[name]
-    except KeyError:
-        from cosched.cli_options import did_you_mean
-
-        raise InputError(
-            f"unknown {kind} {name!r}; known: {', '.join(sorted(registry))}"
-            + did_you_mean(name, registry)
-        ) from None
-    factory = _load(factory)
+    resolved = resolve_name(name, sorted(registry), kind)
+    if resolved not in registry:  # a plug-in file: its caller loads it, a registry cannot
+        raise InputError(unknown_name(name, sorted(registry), kind))
+    factory = _load(registry[resolved])
     accepted = getattr(factory, "OPTIONS", None)
     if accepted is not None:
         options = {
@@ -45,6 +40,7 @@ def refuse_unknown_options(
     options can go to any of them; a factory without ``OPTIONS`` takes anything. An unknown `name`
     is left to `build`.
     """
+    name = canonical(name, registry)
     if name not in registry or not options:
         return
     accepted = getattr(_load(registry[name]), "OPTIONS", None)

@@ -24,6 +24,7 @@ from cosched.cli_options import (
 )
 from cosched.errors import InputError
 from cosched.measurement.counters import BACKEND_NAMES
+from cosched.names import resolve_name
 
 __all__ = ["register"]
 
@@ -149,8 +150,8 @@ def register(subparsers) -> None:
     add_out(
         validate,
         "folder",
-        "runs.csv, table.csv, report.json, validation.png",
-        writes=("runs.csv", "table.csv", "report.json", "validation.png"),
+        "runs.csv, table.csv, report.json; with --plots: plots/validation.png",
+        writes=("runs.csv", "table.csv", "report.json", "plots"),
     )
     add_plots(validate, "validation.png", where=True)
     add_json(validate, "the table")
@@ -222,12 +223,9 @@ def _kernel_names(text: str) -> list[str]:
     from cosched.measurement.kernels import KERNELS
 
     names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in KERNELS]
-    if unknown or not names:
-        raise InputError(
-            f"unknown kernel(s) {unknown}; choose from {sorted(KERNELS)}", field="--kernels"
-        )
-    return names
+    if not names:
+        raise InputError(f"no kernel given; known: {', '.join(sorted(KERNELS))}", field="--kernels")
+    return [resolve_name(name, sorted(KERNELS), "kernel", field="--kernels") for name in names]
 
 
 def _measure(args) -> int:
@@ -327,6 +325,7 @@ def _print_summary(report: dict, out: str) -> None:
     )
     for task in report["tasks"]:
         note = f" ({task['message']})" if task["message"] else ""
+        note += "".join(f"\n    | {line}" for line in task.get("stderr", "").splitlines())
         print(
             f"  {task['name']:<16} {task['status']:<10} {task['combinations_measured']} "
             f"combinations{note}"
@@ -343,6 +342,11 @@ def _print_summary(report: dict, out: str) -> None:
             else ""
         )
     )
+    if report.get("combinations_incomplete"):
+        print(
+            "  incomplete (a member ended during the window): "
+            + ", ".join(report["combinations_incomplete"])
+        )
     for name, reason in (report.get("dropped_tasks") or {}).items():
         print(f"  dropped {name}: {reason}")
     if "error" in report:

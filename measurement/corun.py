@@ -17,6 +17,7 @@ import functools
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -166,6 +167,7 @@ class TaskStatus:
     returncode: int | None = None
     combinations_measured: int = 0
     message: str = ""
+    stderr: str = ""  # the last lines the task wrote to its stderr, kept when it failed
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -241,6 +243,21 @@ class RunTimeout(Exception):
 ALONE_ATTEMPTS = 3
 
 
+# lines of a failed task's stderr kept in its status, its error and the report
+STDERR_TAIL_LINES = 5
+# bytes read from the end of a task's stderr file to find those lines
+STDERR_TAIL_BYTES = 8192
+
+
+def stderr_tail(file, lines: int = STDERR_TAIL_LINES) -> str:
+    """The last `lines` non-empty lines written to the open binary `file` (a task's stderr)."""
+    file.flush()
+    size = file.seek(0, os.SEEK_END)
+    file.seek(max(0, size - STDERR_TAIL_BYTES))
+    text = file.read().decode(errors="replace")
+    return "\n".join([line for line in text.splitlines() if line.strip()][-lines:])
+
+
 def _exit_text(code: int | None) -> str:
     if code is None:
         return "still running"
@@ -280,6 +297,7 @@ class CoRunHarness:
         self.containment_spec = containment
         self.containment: Containment | None = None  # set on entering the harness
         self.handles: list = []  # cosched.containment.ContainedTask, one per task
+        self.stderr_files: list = []  # one temporary file per task: its stderr, read when it fails
         self.processes: list[subprocess.Popen] = []
         self.status = [TaskStatus(task.name, task.command) for task in tasks]
         self.task_timeout, self.deadline, self.timeout = task_timeout, deadline, timeout
@@ -300,11 +318,13 @@ class CoRunHarness:
             for task, status in zip(self.tasks, self.status):
                 # a Ctrl-C inside the fork's at-fork hooks would be lost, not raised
                 with signals_deferred():
+                    self.stderr_files.append(tempfile.TemporaryFile())
+                    self._signals.callback(self.stderr_files[-1].close)
                     handle = containment.start(
                         task.command,
                         name=task.name,
                         stdout=self.output,
-                        stderr=self.output,
+                        stderr=self.stderr_files[-1],
                         frozen=True,
                     )
                     self.handles.append(handle)
@@ -341,8 +361,13 @@ class CoRunHarness:
             for handle in self.handles:
                 handle.close()
 
+    def keep_stderr(self, index: int) -> None:
+        """Keep the last lines of task `index`'s stderr in its status (it failed)."""
+        if index < len(self.stderr_files) and not self.stderr_files[index].closed:
+            self.status[index].stderr = stderr_tail(self.stderr_files[index])
+
     def _refresh_status(self) -> None:
-        for handle, status in zip(self.handles, self.status):
+        for index, (handle, status) in enumerate(zip(self.handles, self.status)):
             code = handle.poll()
             if code is None or status.returncode is not None:
                 continue
@@ -355,6 +380,8 @@ class CoRunHarness:
                 else "crashed"
             )
             status.message = _exit_text(code)
+            if code != 0:
+                self.keep_stderr(index)
 
     def alive(self, index: int) -> bool:
         self._refresh_status()
@@ -503,11 +530,11 @@ def measure_combinations(
     task that ends before its first window is measured raises `TaskFailed` naming it and its exit
     status.
     """
-    from tqdm import tqdm
+    from cosched.progress import progress_bar
 
     masks = [int(m) for m in masks]
     measurement = Measurement(list(tasks), backend.name, fallback_reason, started=time.time())
-    bar = tqdm(total=len(masks), unit="comb", disable=not progress, desc="measuring")
+    bar = progress_bar(total=len(masks), unit="comb", disable=not progress, desc="measuring")
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
         with CoRunHarness(
@@ -570,8 +597,11 @@ def _check_started(harness: CoRunHarness, mask: int) -> None:
         never_measured = status.combinations_measured == 0 and status.status != "timed-out"
         if not harness.alive(i) and never_measured:
             task = harness.tasks[i]
+            harness.keep_stderr(i)
+            tail = " | ".join(status.stderr.splitlines())
+            tail = f"; its stderr ends: {tail}" if tail else ""
             raise TaskFailed(
                 f"task {task.name!r} ended before it could be measured, "
-                f"{_exit_text(status.returncode)}: {task.command}",
+                f"{_exit_text(status.returncode)}: {task.command}{tail}",
                 field="--task",
             )

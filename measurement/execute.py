@@ -183,6 +183,8 @@ class ExecutionHarness(CoRunHarness):
             self.exit_time[i] = now - (self.origin if self.origin is not None else now)
             message = "" if code == 0 else _exit_text(code)
             self._record(i, "completed" if code == 0 else "crashed", code, message)
+            if code != 0:
+                self.keep_stderr(i)
             reaped.append(i)
         return reaped
 

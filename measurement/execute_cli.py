@@ -42,8 +42,8 @@ def register(subparsers) -> None:
         "runs (SIGCONT, the rest SIGSTOPped) for one quantum or until a task exits; the measured "
         "speeds (formula (30) of 002 §6) go back to the strategy, until every task has finished. "
         "With --reference the tasks are measured first (times alone, speed matrix) and the real "
-        "makespan is compared with OPT and the simulated makespan. Writes DIR/report.json, "
-        "schedule.csv and execution.png.",
+        "makespan is compared with OPT and the simulated makespan. Writes DIR/report.json and "
+        "schedule.csv (with --plots, also plots/execution.png).",
     )
     parser.add_argument(
         "--task",
@@ -128,7 +128,7 @@ def register(subparsers) -> None:
     add_out(
         parser,
         "folder",
-        "report.json, schedule.csv, execution.png, alone.csv, reference/",
+        "report.json, schedule.csv, alone.csv, reference/; with --plots: plots/execution.png",
         required=True,
         writes=LazyChoices("cosched.measurement.execute_session", "EXECUTE_OUTPUT_FILES"),
     )
@@ -303,6 +303,7 @@ def _print_summary(report: dict) -> None:
     )
     for task in report.get("tasks", []):
         note = f" ({task['message']})" if task["message"] else ""
+        note += "".join(f"\n    | {line}" for line in task.get("stderr", "").splitlines())
         exit_time = (
             "no exit" if task["exit_time"] is None else f"exit at {task['exit_time']:8.3f} s"
         )
@@ -325,6 +326,12 @@ def _print_summary(report: dict) -> None:
                 if real["overhead_fraction"] is not None
                 else ""
             )
+        )
+    if reference.get("combinations_incomplete"):
+        print(
+            f"reference matrix: {reference['combinations_measured']} of "
+            f"{reference['combinations_planned']} combinations measured; incomplete (a member "
+            f"ended during the window): {', '.join(reference['combinations_incomplete'])}"
         )
     if "opt_makespan" in reference:
         print(

@@ -141,7 +141,7 @@ def _time_alone(
     """Time each task runs alone from its first continue to its exit (stopped for a moment every
     `window` to be read), and its mean speed over that run (formula (30)); rows kept in alone.csv (a
     rerun times again only the tasks without a completed row)."""
-    from tqdm import tqdm
+    from cosched.progress import progress_bar
 
     rows = {}
     if path.exists():
@@ -149,7 +149,7 @@ def _time_alone(
             rows = {
                 row["task"]: row for row in csv.DictReader(handle) if row["status"] == "completed"
             }
-    for task in tqdm(
+    for task in progress_bar(
         [t for t in tasks if t.name not in rows],
         desc="time alone",
         unit="task",
@@ -232,7 +232,11 @@ def _reference(
         "time_alone": dict(zip(names, seconds.tolist())),
         "measure_report": "reference/report.json",
         "combinations": plan.combinations,
+        "combinations_measured": measured["combinations_measured"],
+        "combinations_planned": measured["combinations_planned"],
     }
+    if measured.get("combinations_incomplete"):  # a task ended during a window: no matrix entry
+        reference["combinations_incomplete"] = measured["combinations_incomplete"]
     if measured["interrupted"]:
         raise _Stop(measured["interrupted_by"], reference)
     if "error" in measured or measured.get("dropped_tasks"):
@@ -483,8 +487,7 @@ def _real_run(
     """Start the tasks, premeasure what the strategy needs and is not given, run the strategy,
     appending every step to `all_steps` (kept on an interruption); returns the speeds alone and
     where the strategy's speeds came from."""
-    from tqdm import tqdm
-
+    from cosched.progress import progress_bar
     from cosched.strategies.search import SearchStrategy
 
     names = [task.name for task in plan.tasks]
@@ -516,7 +519,7 @@ def _real_run(
     normalise = [ideal]
     with (
         open(schedule_path, "w", newline="") as handle,
-        tqdm(
+        progress_bar(
             total=len(names), desc=f"executing ({plan.strategy})", unit="task", disable=not progress
         ) as bar,
     ):

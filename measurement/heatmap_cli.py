@@ -107,11 +107,11 @@ def register(subparsers) -> None:
         help="start over in DIR, removing what an earlier measure-heatmap wrote there",
     )
     add_seed(parser, "seed of the random run order")
-    add_plots(parser, "heatmap.png into DIR", default_on=True)
+    add_plots(parser, "heatmap.png", place="into the --out folder")
     add_out(
         parser,
         "folder",
-        "heatmap.csv, runs.csv, runs.done, logs/, summary.json, heatmap.png",
+        "heatmap.csv, runs.csv, runs.done, logs/, summary.json; with --plots: heatmap.png",
         writes=LazyChoices("cosched.measurement.heatmap_run", "OWNED"),
     )
     add_json(parser, "the plan (--dry-run) or the summary")

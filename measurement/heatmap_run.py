@@ -261,7 +261,7 @@ def measure_heatmap(
 
     Raises InputError, before anything is written, when a run needs more nodes than the pool has.
     """
-    from tqdm import tqdm
+    from cosched.progress import progress_bar
 
     out = Path(out)
     cores = usable_cores(nodes)
@@ -300,7 +300,7 @@ def measure_heatmap(
         executor = _Dask(dask, nodes) if dask else _Local(len(nodes), containment)
         interrupted = True
         try:
-            with tqdm(
+            with progress_bar(
                 total=len(plan),
                 initial=result.done_before,
                 unit="run",

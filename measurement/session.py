@@ -264,7 +264,7 @@ def measure_to_directory(
     written: set[str] = set()
     try:
         table = _speed_table(measurement, previous)
-        report["combinations_measured"] = int(table["combination"].nunique())
+        report.update(_measured_counts(table))
         # an interrupted run ends at once: the rerun draws the plots
         draw = plots and interrupted_by is None
         _write_derived(out, table, tasks, work, project, draw, measurement.backend, report, written)
@@ -330,6 +330,18 @@ class _RawTables:
         for kept in self.held:
             self.write(kept)
         self.held.clear()
+
+
+def _measured_counts(table) -> dict:
+    """`combinations_measured`: the combinations with a speed for every member; a member that ended
+    during the window leaves its combination incomplete (`combinations_incomplete`, by members)."""
+    finite = np.isfinite(table["speed"].to_numpy(dtype=float))
+    complete = table.assign(finite=finite).groupby("combination")["finite"].all()
+    incomplete = table[table["combination"].isin(complete.index[~complete])]["members"]
+    counts: dict[str, Any] = {"combinations_measured": int(complete.sum())}
+    if len(incomplete):
+        counts["combinations_incomplete"] = sorted(set(map(str, incomplete)))
+    return counts
 
 
 def _speed_table(measurement, previous):

@@ -120,7 +120,8 @@ def run_validation(
     kernel: `repeats` runs alone per thread count, `runs` co-runs with 1..max_corunners random
     co-runners."""
     import pandas as pd
-    from tqdm import tqdm
+
+    from cosched.progress import progress_bar
 
     rng = np.random.default_rng(seed)
     names = sorted(KERNELS)
@@ -143,7 +144,7 @@ def run_validation(
     work = {kernel: calibrate_work(kernel, seconds) for kernel in kernels}
     plans = [(k, t, []) for k, t in sorted(alone_threads) for _ in range(repeats)] + plans
     rows = []
-    for kernel, threads, corunners in tqdm(
+    for kernel, threads, corunners in progress_bar(
         plans, desc="validation runs", unit="run", disable=not progress
     ):
         rows.append(_run(backend, kernel, threads, work[kernel], corunners))

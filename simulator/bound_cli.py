@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from cosched.cli_options import LazyChoices, add_json, add_quiet
+from cosched.cli_options import LazyChoices, add_json, add_quiet, time_unit
 from cosched.data import WORKLOADS
 from cosched.simulator.co_cli import add_simulate_options, co_simulation_options
 from cosched.simulator.platform import PRESETS as PLATFORMS
@@ -83,7 +83,6 @@ def bound_columns(args, platform, workload, results, makespan: float) -> dict:
 def _bound_command(args) -> int:
     from cosched.simulator.bounds import bound_for
     from cosched.simulator.compare import load_inputs
-    from cosched.simulator.metrics import SECONDS_PER_DAY
 
     platform, workload = load_inputs(args.workload, args.platform, limit=args.limit)
     result = bound_for(workload, platform, **bound_options(args))
@@ -101,20 +100,24 @@ def _bound_command(args) -> int:
             )
         )
         return 0
-    days = 1.0 / SECONDS_PER_DAY
+    terms = (result.bound, result.fluid, result.release, result.job)
+    unit, seconds = time_unit(list(terms))  # one unit for the column, fitting its largest value
+    decimals = 1 if unit == "s" else 4
+    bound, fluid, release, job = (f"{value / seconds:.{decimals}f}" for value in terms)
     kind = (
         f"co-scheduling bound, heatmap {args.heatmap}"
         if result.co_located
         else "area and release-date bound"
     )
     print(f"{len(workload)} jobs on {platform.name} ({platform.total_cores} cores): {kind}")
-    print(f"  bound [d]                    {result.bound * days:.4f}   ({result.bound:.1f} s)")
-    print(f"  fluid LP of all jobs [d]     {result.fluid * days:.4f}")
+    in_seconds = f"   ({result.bound:.1f} s)" if unit != "s" else ""
+    print(f"  {f'bound [{unit}]':<29}{bound}{in_seconds}")
+    print(f"  {f'fluid LP of all jobs [{unit}]':<29}{fluid}")
     print(
-        f"  release-date term [d]        {result.release * days:.4f}   (jobs submitted from "
+        f"  {f'release-date term [{unit}]':<29}{release}   (jobs submitted from "
         f"{result.release_date:.0f} s)"
     )
-    print(f"  longest job term [d]         {result.job * days:.4f}   (job {result.critical_job})")
+    print(f"  {f'longest job term [{unit}]':<29}{job}   (job {result.critical_job})")
     print(
         f"  applications {len(result.applications)}, LPs solved {result.solves}, "
         f"{result.seconds:.3f} s"

@@ -261,6 +261,23 @@ def _elastic_with_whole_nodes(args, names) -> None:
         )
 
 
+def _note_without_heatmap(args, names) -> None:
+    """Warn that a co-scheduler given no --heatmap runs every shared node at speedup 1.0."""
+    if args.heatmap:
+        return
+    from cosched.simulator.compare import checked_scheduler
+
+    shared = [name for name in names if checked_scheduler(name, args.depth).co_located]
+    if shared:
+        import warnings
+
+        warnings.warn(
+            f"{', '.join(shared)} shares nodes between jobs, but no --heatmap was given: every "
+            f"pair runs at speedup 1.0 (give --heatmap FILE or a preset for measured speedups)",
+            stacklevel=2,
+        )
+
+
 def _preflight(args, names, platform) -> None:
     """Every scheduler of the command can run on the platform, checked before the first
     simulation."""
@@ -412,7 +429,10 @@ def _print_summary(summary: dict, cleaning: dict) -> None:
         + (f"; {changes})" if changes else ")")
     )
     for key, value in summary.items():
-        if key in TEXT_SKIPPED or value is None:
+        if key in TEXT_SKIPPED or value is None or (key == "elastic" and not value["fraction"]):
+            continue  # a rigid run has no elastic marking to report
+        if isinstance(value, dict):  # a group of settings: `name value` pairs, not a Python dict
+            print(f"  {key:<34} " + ", ".join(f"{name} {shown}" for name, shown in value.items()))
             continue
         unit, text = (
             (time_unit(value)[0], _fitted) if key in FITTED else UNITS.get(key, (None, _number))
@@ -443,6 +463,7 @@ def _simulate_command(args) -> int:
         args.plots_folder = plots
         return hybrid_simulate(args, scheduler, platform, workload)
     _preflight(args, [scheduler] + ([args.baseline] if args.baseline else []), platform)
+    _note_without_heatmap(args, [scheduler] + ([args.baseline] if args.baseline else []))
     job_models, marking = simulate_job_models(args, platform, workload)
     progress = not args.quiet
     result = _run(args, scheduler, platform, workload, progress, job_models)
@@ -514,6 +535,7 @@ def _compare_command(args) -> int:
     from cosched.simulator.compare import compare, compare_path
 
     names = names_or(args, "scheduler", CLASSIC, "--scheduler")
+    _note_without_heatmap(args, names)
     path = compare_path(args.out, warn=False)  # compare() warns about the older form
     plots = plots_target(args, None if path is None else path.parent / "plots", fixed=True)
     if (

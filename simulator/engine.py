@@ -792,9 +792,9 @@ class Engine:
             source.attach(self)
         bar = None
         if self._progress:
-            from tqdm import tqdm
+            from cosched.progress import progress_bar
 
-            bar = tqdm(
+            bar = progress_bar(
                 total=len(self.run_time),
                 unit="job",
                 desc=f"simulate {getattr(scheduler, 'name', '')}".strip(),

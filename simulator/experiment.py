@@ -38,6 +38,7 @@ from cosched.grid import CellResult, run_experiment
 from cosched.grid import (
     ExperimentSpec as _ExperimentSpec,
 )  # the old name of CoschedExperiment stays free
+from cosched.names import resolve_name
 from cosched.outputs import atomic_path
 from cosched.rerun import digest, json_key
 from cosched.simulator.data import EXAMPLE_HEATMAP, example_path
@@ -343,10 +344,7 @@ def preset_spec(
     alone_speedup = renamed_keyword(
         alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup"
     )
-    if preset not in COSCHED_PRESETS:
-        raise InputError(
-            f"unknown preset {preset!r}; known: {', '.join(COSCHED_PRESETS)}", field="preset"
-        )
+    preset = resolve_name(preset, COSCHED_PRESETS, "preset", field="preset")
     chosen = COSCHED_PRESETS[preset]
     unknown_options = sorted(set(options) - set(CO_OPTIONS))
     if unknown_options:

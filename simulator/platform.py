@@ -9,6 +9,7 @@ from pathlib import Path
 
 from cosched.errors import InputError
 from cosched.inputs import MAX_CORES_PER_NODE, MAX_NODES, check_number, parse_json, shown
+from cosched.names import did_you_mean
 
 __all__ = ["Platform", "PRESETS", "load_platform"]
 
@@ -78,7 +79,8 @@ def load_platform(spec: str | os.PathLike) -> Platform:
     path = Path(spec)
     if not path.exists():
         raise InputError(
-            f"not a platform preset ({', '.join(PRESETS)}) nor an existing JSON file",
+            f"not a platform preset ({', '.join(PRESETS)}) nor an existing JSON file"
+            + did_you_mean(str(spec), PRESETS),
             source=str(spec),
         )
     source = str(path)

@@ -3,6 +3,7 @@ times."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -17,10 +18,31 @@ __all__ = [
     "wait_distribution",
     "compare_plot",
     "GANTT_MAX_JOBS",
+    "binned_mean",
 ]
 
 GANTT_MAX_JOBS = 5000  # above this the Gantt chart is skipped (one rectangle per job and node)
 HOUR = 3600.0
+# a step series with more steps than this is drawn as its mean over as many equal time bins (a
+# year of steps drawn one by one fills the plot as a solid block)
+SERIES_BINS = 400
+
+
+def binned_mean(times: np.ndarray, values: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """The time-weighted mean of a step series (`values[i]` from `times[i]` to `times[i + 1]`) over
+    `bins` equal intervals of its span: (left edges, means)."""
+    areas = np.concatenate([[0.0], np.cumsum(values[:-1] * np.diff(times))])
+    edges = np.linspace(times[0], times[-1], bins + 1)
+    # the integral is piecewise linear between the steps, so interpolating it is exact
+    return edges[:-1], np.diff(np.interp(edges, times, areas)) / np.diff(edges)
+
+
+def _drawn(times: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The series to draw: as it is, or `binned_mean` over SERIES_BINS when it has more steps."""
+    if times.size <= SERIES_BINS or times[-1] <= times[0]:
+        return times, values, False
+    left, means = binned_mean(times.astype(float), values.astype(float), SERIES_BINS)
+    return left, means, True
 
 
 def _figure(width=9.0, height=4.0):
@@ -67,7 +89,7 @@ def utilization_queue(result, path) -> None:
     plt, (figure, axes) = _figure()
     w = result.workload
     origin = float(w.submit.min())
-    times, busy = step_series(result.start, result.end, w.cores)
+    times, busy, binned = _drawn(*step_series(result.start, result.end, w.cores))
     axes.step(
         (times - origin) / HOUR,
         busy / result.platform.total_cores,
@@ -77,11 +99,15 @@ def utilization_queue(result, path) -> None:
     )
     axes.set_ylabel("utilization (busy cores)", color="tab:blue")
     axes.set_ylim(0, 1.05)
-    axes.set_xlabel("time since first submission [h]")
     queue_axes = axes.twinx()
-    times, queue = step_series(w.submit, result.start)
-    queue_axes.step((times - origin) / HOUR, queue, where="post", lw=0.8, color="tab:orange")
+    queue_times, queue, queue_binned = _drawn(*step_series(w.submit, result.start))
+    queue_axes.step((queue_times - origin) / HOUR, queue, where="post", lw=0.8, color="tab:orange")
     queue_axes.set_ylabel("waiting jobs", color="tab:orange")
+    means = binned or queue_binned
+    axes.set_xlabel(
+        "time since first submission [h]"
+        + (f" (means over {SERIES_BINS} equal intervals)" if means else "")
+    )
     axes.set_title(f"Utilization and queue length: {result.scheduler}")
     figure.tight_layout()
     figure.savefig(path, dpi=120)
@@ -144,6 +170,12 @@ def write_plots(result, folder) -> list[Path]:
     plots = [("utilization_queue.png", utilization_queue), ("wait_times.png", wait_distribution)]
     if len(result.workload) <= GANTT_MAX_JOBS:
         plots.insert(0, ("gantt.png", gantt))
+    else:
+        warnings.warn(
+            f"gantt.png not drawn: {len(result.workload):,} jobs, more than {GANTT_MAX_JOBS:,} "
+            f"(a bar per job and node would hide each other); the other plots are written",
+            stacklevel=2,
+        )
     written = []
     for name, function in plots:
         with atomic_path(folder / name) as path:

@@ -48,7 +48,7 @@ def register_experiment(subparsers) -> None:
         "strategies "
         "for every k. Rows go to OUT/results.csv as cells finish (rerun the same command "
         "to resume); "
-        "then OUT/results.parquet, OUT/summary.csv, OUT/fig6.png and OUT/fig7.png.",
+        "then OUT/results.parquet and OUT/summary.csv (with --plots, Figs. 6 and 7 in OUT/plots/).",
     )
     parser.add_argument(
         "--preset",
@@ -60,7 +60,7 @@ def register_experiment(subparsers) -> None:
     add_out(
         parser,
         "folder",
-        "results.csv, results.parquet, summary.csv, fig6.png, fig7.png (resumes if it exists)",
+        "results.csv, results.parquet, summary.csv (resumes if it exists); with --plots: plots/",
         required=True,
         writes=LazyChoices("cosched.strategies.experiment", "OWNED"),
     )

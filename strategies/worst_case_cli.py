@@ -23,9 +23,9 @@ def register(subparsers) -> None:
         "a scipy.optimize "
         "refinement of the best points. Writes OUT/worst_instance.json (instance format), "
         "OUT/result.json (ratio, Theorem 1 bound 2 - 1/a* of that instance, Example 1's ratio), "
-        "OUT/convergence.csv and OUT/convergence.png. Searched work lies in [0.001, 1]: "
-        "for the search "
-        "strategies choose --quantum on that scale (002 §8 uses 5-10%% of the work, e.g. 0.05).",
+        "OUT/convergence.csv (with --plots, its plot in OUT/plots/). Searched work lies in "
+        "[0.001, 1]: for the search "
+        "strategies choose --quantum on that scale (002 §8 uses 5-10% of the work, e.g. 0.05).",
     )
     add_strategy_arguments(parser)
     parser.add_argument(
@@ -49,7 +49,7 @@ def register(subparsers) -> None:
     add_out(
         parser,
         "folder",
-        "worst_instance.json, result.json, convergence.csv, convergence.png",
+        "worst_instance.json, result.json, convergence.csv; with --plots: plots/convergence.png",
         required=True,
         writes=("worst_instance.json", "result.json", "convergence.csv", "convergence.png"),
     )
@@ -59,9 +59,8 @@ def register(subparsers) -> None:
 
 
 def _worst_case(args) -> int:
-    from tqdm import tqdm
-
     from cosched.outputs import check_outputs, output_dir
+    from cosched.progress import progress_bar
     from cosched.strategies.cli import strategy_from_args
     from cosched.strategies.worst_case import find_worst_case, worst_case_report, write_worst_case
 
@@ -93,7 +92,9 @@ def _worst_case(args) -> int:
         "search_tie_break": args.search_tie_break,
         "ei_unclipped": args.ei_unclipped or None,
     }
-    with tqdm(total=2 * args.budget, unit="instance", desc="worst-case", disable=args.quiet) as bar:
+    with progress_bar(
+        total=2 * args.budget, unit="instance", desc="worst-case", disable=args.quiet
+    ) as bar:
         best = [0.0]
 
         def progress(ratio):

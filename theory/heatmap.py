@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cosched.data import resolve
+from cosched.data import HEATMAPS, resolve
 from cosched.errors import InputError
 from cosched.inputs import MAX_PROCS, MAX_SECONDS, MIN_SECONDS, check_number, read_text, shown
 from cosched.outputs import atomic_path, pyplot, save_figure
@@ -47,7 +47,7 @@ WARN_LIST_LIMIT = 12  # pairs named in a warning before "... and N more"
 
 
 class MissingPairsWarning(UserWarning):
-    """Some pairs were not measured and a fallback (mirrored pair or default) was used."""
+    """Some pairs were measured in one direction only and the mirrored pair was used for them."""
 
 
 class Heatmap:
@@ -221,23 +221,15 @@ class Heatmap:
         filled = np.where(
             unresolved, self._default if self._default is not None else np.nan, filled
         )
+        # a pair the default speedup fills is what the caller asked for: only a mirrored one warns
         mirrored_used = [pair for pair, bad in zip(pairs, unresolved[missing]) if not bad]
-        defaulted = [pair for pair, bad in zip(pairs, unresolved[missing]) if bad]
-        message = []
         if mirrored_used:
-            message.append(
-                f"{len(mirrored_used)} pair(s) use the mirrored pair: {_list_pairs(mirrored_used)}"
+            warnings.warn(
+                f"{self._source or 'heatmap'}: unmeasured pairs; {len(mirrored_used)} pair(s) use "
+                f"the mirrored pair: {_list_pairs(mirrored_used)}",
+                MissingPairsWarning,
+                stacklevel=3,
             )
-        if defaulted:
-            message.append(
-                f"{len(defaulted)} pair(s) use the default speedup {self._default}: "
-                f"{_list_pairs(defaulted)}"
-            )
-        warnings.warn(
-            f"{self._source or 'heatmap'}: unmeasured pairs; " + "; ".join(message),
-            MissingPairsWarning,
-            stacklevel=3,
-        )
         return filled
 
     @property
@@ -477,8 +469,9 @@ def _csv_rows(reader: csv.DictReader, source: str):
 def read_heatmap(path: str | os.PathLike, *, default: float | None = None) -> Heatmap:
     """Read a Table 4.1 heatmap CSV or a bundled preset (`cosched.data.HEATMAPS`); extra columns are
     ignored, bad cells raise InputError with line/column."""
+    preset = str(path).lower() in HEATMAPS
+    source = str(path).lower() if preset else str(path)  # errors name the preset, not its file
     path = Path(resolve("heatmap", path))
-    source = str(path)
     # cosched.inputs: plain or gzip, UTF-8 (a byte-order mark is dropped), else InputError
     text = read_text(path)
     reader = csv.DictReader(io.StringIO(text, newline=""))

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from cosched.deprecation import module_aliases
 from cosched.errors import InputError
+from cosched.names import did_you_mean
 
 __all__ = ["HEATMAPS", "WORKLOADS", "DATA_PRESETS", "data_path", "resolve"]
 
@@ -56,5 +57,9 @@ def resolve(kind: str, spec: str | os.PathLike) -> str | os.PathLike:
     if bundled is not None:
         return data_path(bundled)
     if not Path(name).exists():
-        raise InputError(f"no such file, nor a {kind} preset ({', '.join(presets)})", source=name)
+        raise InputError(
+            f"no such file, nor a {kind} preset ({', '.join(presets)})"
+            + did_you_mean(name, presets),
+            source=name,
+        )
     return spec

@@ -26,6 +26,7 @@ from cosched.cli_options import (
     add_seed,
     announce,
     deprecation,
+    notice,
     plots_target,
 )
 from cosched.errors import InputError
@@ -124,9 +125,8 @@ def register(subparsers) -> None:
     )
     add_plots(
         parser,
-        "DIR/plots/: the node-allocation Gantt, allocated nodes over time and wait/turnaround "
-        "box plots (matplotlib is imported only then)",
-        default_on=False,
+        "the node-allocation Gantt, allocated nodes over time and wait/turnaround box plots "
+        "(matplotlib is imported only then)",
     )
     add_json(parser, "the summary")
     add_quiet(parser)
@@ -262,11 +262,14 @@ def _command(args) -> int:
             sim = _simulate(configuration, *project)
         skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
         if skipped:  # after the run: a refused project gets its one error line alone
-            warnings.warn(
+            why = (
                 f"{', '.join(skipped)} not written: the flow model does not track GPU or network "
-                f"activity per node, nor single task times",
-                stacklevel=1,
+                f"activity per node, nor single task times"
             )
+            if preset is None:
+                warnings.warn(why, stacklevel=1)
+            else:  # the bundled project asks for them as ElastiSim ships it: not the user's doing
+                notice(args, why)
         rows = results.job_rows(sim)
         summary = results.summary(sim, rows)
         if args.replicas:

@@ -29,6 +29,7 @@ from cosched.deprecation import module_aliases
 from cosched.errors import InputError
 from cosched.grid import CellResult, ExperimentSpec, read_rows, run_experiment
 from cosched.inputs import MAX_RUNS, check_number
+from cosched.names import resolve_name
 from cosched.outputs import atomic_path, pyplot, save_figure
 from cosched.rerun import digest
 from cosched.simulator.elastic.traces import ElasticMarking, elastic_models
@@ -188,10 +189,8 @@ def experiment_spec(
     overrides."""
     from cosched.simulator.compare import load_inputs
 
-    if preset is not None and preset not in ELASTIC_PRESETS:
-        raise InputError(
-            f"unknown preset {preset!r}; known: {', '.join(ELASTIC_PRESETS)}", field="preset"
-        )
+    if preset is not None:
+        preset = resolve_name(preset, ELASTIC_PRESETS, "preset", field="preset")
     default_workload, default_platform = (
         ELASTIC_PRESETS[preset] if preset is not None else (None, None)
     )

@@ -24,6 +24,7 @@ from cosched.cli_options import (
     plots_target,
 )
 from cosched.data import WORKLOADS
+from cosched.names import resolve_name
 from cosched.simulator.platform import PRESETS as PLATFORMS
 
 __all__ = [
@@ -477,17 +478,11 @@ def _experiment_command(args) -> int:
     from cosched.simulator.hybrid.workload import notice_mix, trace_projects, type_shares
 
     plots = plots_target(args, f"{args.out}/plots", fixed=True)
-    mechanisms = tuple(names_or(args, "mechanism", MECHANISM_NAMES, "--mechanism"))
     # before anything is written (a grid of an unknown mechanism left files behind)
-    for name in mechanisms:
-        if name.lower() not in MECHANISM_NAMES:
-            from cosched.cli_options import did_you_mean
-
-            raise InputError(
-                f"unknown mechanism {name!r}; known: {', '.join(MECHANISM_NAMES)}"
-                + did_you_mean(name, MECHANISM_NAMES),
-                field="--mechanism",
-            )
+    mechanisms = tuple(
+        resolve_name(name, MECHANISM_NAMES, "mechanism", field="--mechanism")
+        for name in names_or(args, "mechanism", MECHANISM_NAMES, "--mechanism")
+    )
     typings = check_number(args.typings, field="typings", integer=True, minimum=1, limit=MAX_RUNS)
     if args.sweep_typings is not None:
         check_number(

@@ -37,6 +37,7 @@ from itertools import islice
 import numpy as np
 
 from cosched.errors import InputError
+from cosched.names import resolve_name
 from cosched.simulator.hybrid.workload import HybridWorkload
 from cosched.simulator.jobs import JobKind, JobState
 from cosched.simulator.schedulers.base import Scheduler
@@ -73,9 +74,7 @@ WAITING, RUNNING = int(JobState.WAITING), int(JobState.RUNNING)
 
 def parse_mechanism(name: str) -> tuple[str, str] | None:
     """(notice policy, arrival policy) of a mechanism name; None for the baseline."""
-    key = name.strip().lower().replace("&", "-")
-    if key not in MECHANISMS:
-        raise InputError(f"unknown mechanism {name!r}; use {', '.join(MECHANISMS)}", field="hybrid")
+    key = resolve_name(name.strip().replace("&", "-"), MECHANISMS, "mechanism", field="hybrid")
     if key == "baseline":
         return None
     notice, arrival = key.split("-")

@@ -81,6 +81,9 @@ OTHER_TOOLS = {  # flags of launchers and other tools that pages show inside com
     "--bind-to",
     "--mca",
     "--cap-add",
+    "--page",
+    "--write",
+    "--list",
 }
 DELIBERATE = {"simulat", "--schedular", "dirct"}  # the mistypes of the "did you mean" examples
 

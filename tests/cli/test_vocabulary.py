@@ -377,8 +377,8 @@ def test_version_flag_prints_the_package_version(capsys):
 def test_warnings_print_as_one_line_naming_the_command(tmp_path, capsys):
     heatmap = tmp_path / "gaps.csv"
     heatmap.write_text(
-        HEADER + "a,4,10,b,4,20,,\nb,4,20,c,4,5,6,7\n"
-    )  # a|b measured in neither direction
+        HEADER + "a,4,10,b,4,20,12,\nb,4,20,c,4,5,6,7\n"
+    )  # a|b measured in one direction only: the mirrored pair stands in (a warning)
     workload = tmp_path / "w.csv"
     assert (
         run(

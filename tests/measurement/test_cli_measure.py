@@ -117,3 +117,13 @@ def test_forcing_hardware_counters_without_a_pmu_exits_2_naming_the_cause(tmp_pa
         assert str(error) in capsys.readouterr().err and not out.exists()
     else:
         pytest.skip("this machine has working hardware counters")
+
+
+def test_a_task_that_fails_at_once_names_the_last_lines_of_its_stderr(tmp_path, capsys):
+    out = tmp_path / "run"
+    failing = "bad=echo first line >&2; echo the real cause >&2; exit 1"
+    argv = ["measure", "--kernels", "compute", "--task", failing, *FAST, "--out", str(out)]
+    assert main(argv) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "exit status 1" in error and "first line | the real cause" in error
+    assert not out.exists()

@@ -461,3 +461,17 @@ def test_shell_launched_task_reads_the_same_speed_alone_as_its_exec_form(contain
 def test_shell_launched_task_reads_the_same_speed_alone_within_5_percent(containment):
     ratios = _alone_speed_ratios(containment, alternations=20, window=0.5)
     assert abs(ratios.mean() - 1) < SAME_SPEED_TOLERANCE
+
+
+def test_a_crashed_task_keeps_the_last_lines_of_its_stderr_in_the_summary_and_report(
+    tmp_path, capsys
+):
+    out = tmp_path / "run"
+    crash = "bad=echo ModuleNotFoundError: no module named x >&2; exit 1"
+    argv = ["execute", "--kernels", "compute", "--kernel-work", "5", "--task", crash]
+    loud = [flag for flag in FAST if flag != "--quiet"]
+    assert main([*argv, "--strategy", "fcs", *loud, "--out", str(out)]) == 1
+    assert "| ModuleNotFoundError: no module named x" in capsys.readouterr().out
+    status = {task["name"]: task for task in json.loads((out / "report.json").read_text())["tasks"]}
+    assert status["bad"]["stderr"] == "ModuleNotFoundError: no module named x"
+    assert status["compute"]["stderr"] == ""

@@ -109,3 +109,24 @@ def test_the_wheel_holds_every_package_and_data_file(tmp_path):
             if path.is_file() and path.suffix != ".pyc":
                 expected.add(f"{prefix}/{path.name}")
     assert sorted(expected - names) == []
+
+
+# run from the checkout's root with the editable install's finder removed: what a regular
+# `pip install .` sees there (the checkout's cosched/ hides the installed one)
+AS_REGULAR_INSTALL = (
+    "import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'Editable' not in repr(f)]; "
+)
+
+
+@pytest.mark.parametrize("area", AREAS)
+def test_an_area_imports_from_the_checkout_root_as_installed(area):
+    result = subprocess.run(
+        [sys.executable, "-c", f"{AS_REGULAR_INSTALL}import cosched.{area}; print(cosched.{area})"],
+        cwd=ROOT,
+        env={key: value for key, value in os.environ.items() if key != "PYTHONPATH"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert str(ROOT / area) in result.stdout
