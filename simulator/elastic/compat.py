@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import numbers
+import operator
 import os
 import sys
 import types
@@ -348,6 +350,21 @@ _PASSED: list[Callable] = []
 _MISTAKES: list[AlgorithmMistake] = []
 
 
+def _whole(value) -> bool:
+    """An integer other than a bool (numpy's too)."""
+    if isinstance(value, bool):
+        return False
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
 class GuardedAlgorithm:
     """An algorithm file's `schedule` with the batch system's guards around each call.
 
@@ -387,6 +404,8 @@ class GuardedAlgorithm:
             sys.stdout = stdout
         if _MISTAKES:
             raise self._mistake(_MISTAKES[0].message, system)
+        if jobs:
+            self._check_touched(jobs[0]._modified, system)
         if (len(jobs), len(nodes)) != counts or (
             jobs[:1],
             jobs[-1:],
@@ -403,6 +422,37 @@ class GuardedAlgorithm:
                 f"algorithm sorts or filters a copy",
                 system,
             )
+
+    def _check_touched(self, modified: dict, system) -> None:
+        """The node ids and GPU counts of the jobs the algorithm touched are numbers, as
+        ElastiSim's JSON protocol carries them (else one line naming the job and the value)."""
+        for view in modified.values():
+            try:
+                for value in (
+                    *(node.identifier for node in view.assigned_nodes),
+                    *view.assigned_node_ids,
+                ):
+                    if value.__class__ is not int and not _whole(value):
+                        raise self._mistake(
+                            f"job {view.identifier} was assigned node {value!r}, which is not a "
+                            f"node id (a whole number)",
+                            system,
+                        )
+                gpus = view.assigned_num_gpus_per_node
+                if gpus.__class__ is not int and not (_whole(gpus) or _real(gpus)):
+                    raise self._mistake(
+                        f"job {view.identifier} was assigned {gpus!r} GPUs per node, which is not "
+                        f"a number",
+                        system,
+                    )
+            except AlgorithmMistake:
+                raise
+            except Exception as error:  # noqa: BLE001 - the algorithm broke the job object
+                raise self._mistake(
+                    f"schedule() left job {getattr(view, 'identifier', '?')} in a state the batch "
+                    f"system cannot read: {type(error).__name__}: {error}",
+                    system,
+                ) from None
 
     def _translated(self, error: BaseException, system) -> BaseException:
         """What schedule()'s exception stops the run with: a one-line mistake, or `error` itself
