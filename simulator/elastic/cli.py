@@ -99,7 +99,7 @@ def register(subparsers) -> None:
         default=None,
         metavar="SECONDS",
         help="wall time loading an algorithm file, and one call of its schedule(), may take before "
-        "the run stops (exit 2); 0: no limit (default 30)",
+        "the run stops (exit 2); 0 or inf: no limit (default 30)",
     )
     add_out(
         parser, "folder", "every output file goes here instead of the paths in the configuration"

@@ -324,14 +324,15 @@ class _Supervisor:
     def stop(self) -> None:
         """Ask the child to stop as the command stops on SIGTERM (it removes what it was writing);
         kill it GRACE_SECONDS later if it has not."""
-        if self.pid is None:
+        pid = self.pid
+        if pid is None:
             return
         with contextlib.suppress(OSError):
-            os.kill(self.pid, signal.SIGTERM)
+            os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + GRACE_SECONDS
         while time.monotonic() < deadline:
             with contextlib.suppress(ChildProcessError):
-                if os.waitpid(self.pid, os.WNOHANG)[0]:
+                if os.waitpid(pid, os.WNOHANG)[0]:
                     self.pid = None
                     return
             time.sleep(0.01)

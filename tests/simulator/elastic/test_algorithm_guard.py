@@ -209,7 +209,8 @@ def test_an_algorithm_swallowing_its_timeout_is_ended(tmp_path):
     # the supervisor ends the run's process: catching the timeout changes nothing
     assert err.strip().splitlines() == [
         f"cosched elastic: error: {tmp_path / 'algo.py'}: one call of schedule() ran longer than "
-        f"the time limit of 0.2 s (raise it with --algorithm-time-limit) (time 0, INVOKE_JOB_SUBMIT)"
+        f"the time limit of 0.2 s (raise it with --algorithm-time-limit) "
+        f"(time 0, INVOKE_JOB_SUBMIT)"
     ]
     assert not (tmp_path / "out").exists()
     assert os.path.exists(tmp_path / "algo.py")
