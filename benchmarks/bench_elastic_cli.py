@@ -19,11 +19,18 @@ the 1-minute load average leaves a core idle (`cosched.simulator.elastic.results
 the load average is printed, and `--sequential` also times the command with every file written in
 one process, alternating with the default runs.
 
+`--against PYTHON` also times the same command run by another interpreter (an environment with
+another version of cosched installed, e.g. an earlier commit in a second worktree), alternating with
+this one, and prints the ratio; `--project DIR` times an ElastiSim project folder
+(`data/input/configuration.json` and `algorithm.py`, e.g. a micro project of
+tests/simulator/elastic/data/micro) instead of the preset.
+
 Targets: the whole command under 1 s on a quiet machine; cosched at least 15x faster than ElastiSim.
 
     python benchmarks/bench_elastic_cli.py
     python benchmarks/bench_elastic_cli.py --repeat 5 --no-elastisim
     python benchmarks/bench_elastic_cli.py --repeat 5 --no-elastisim --sequential
+    python benchmarks/bench_elastic_cli.py --repeat 9 --no-elastisim --against ../old/bin/python
 """
 
 from __future__ import annotations
@@ -61,23 +68,31 @@ SEQUENTIAL = (
 )
 
 
-def run_cosched(out: Path, sequential: bool = False) -> tuple[float, float, dict]:
+def run_cosched(
+    out: Path, sequential: bool = False, python: str = sys.executable, project: Path | None = None
+) -> tuple[float, float, dict]:
     """(wall seconds, CPU seconds of the command and any child it waited for, summary) of one whole
     command in a fresh process, which may keep its bytecode as an installed package does
-    (PYTHONDONTWRITEBYTECODE unset); `sequential`: every file written in the one process."""
+    (PYTHONDONTWRITEBYTECODE unset); `sequential`: every file written in the one process; `python`:
+    the interpreter (and so the cosched) that runs it; `project`: an ElastiSim project folder run
+    with its algorithm.py instead of the example preset."""
     shutil.rmtree(out, ignore_errors=True)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    start = [sys.executable, "-m", "cosched"]
+    start = [python, "-m", "cosched"]
     if sequential:  # numpy is imported before the command can limit OpenBLAS to one thread
-        start = [sys.executable, "-c", SEQUENTIAL]
+        start = [python, "-c", SEQUENTIAL]
         env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    scenario = ["example"]
+    if project is not None:
+        scenario = ["data/input/configuration.json", "--algorithm", "algorithm.py"]
     cpu, started = _children_cpu(), time.perf_counter()
     result = subprocess.run(
-        [*start, "elastic", "example", "--out", str(out), "--json", "--quiet"],
+        [*start, "elastic", *scenario, "--out", str(out), "--json", "--quiet"],
         check=True,
         capture_output=True,
         text=True,
         env=env,
+        cwd=project,
     )
     return time.perf_counter() - started, _children_cpu() - cpu, json.loads(result.stdout)
 
@@ -120,24 +135,42 @@ def main() -> int:
         action="store_true",
         help="also time the command with every file written in one process (no forked writer)",
     )
+    parser.add_argument(
+        "--against",
+        metavar="PYTHON",
+        help="also time the command run by this interpreter (another cosched), alternating",
+    )
+    parser.add_argument(
+        "--project",
+        type=Path,
+        metavar="DIR",
+        help="an ElastiSim project folder with algorithm.py instead of the example preset",
+    )
     args = parser.parse_args()
+    project = None if args.project is None else args.project.resolve()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        run_cosched(folder / "cosched-out")  # warm-up: bytecode written, files cached
-        runs, alone = [], []
+        out = folder / "cosched-out"
+        run_cosched(out, project=project)  # warm-up: bytecode written, files cached
+        if args.against:
+            run_cosched(out, python=args.against, project=project)
+        runs, alone, other = [], [], []
         for _ in range(args.repeat):  # alternating: both see the same moments of a shared machine
-            runs.append(run_cosched(folder / "cosched-out"))
+            runs.append(run_cosched(out, project=project))
             if args.sequential:
-                alone.append(run_cosched(folder / "cosched-out", sequential=True))
+                alone.append(run_cosched(out, sequential=True, project=project))
+            if args.against:
+                other.append(run_cosched(out, python=args.against, project=project))
         wall = statistics.median(run[0] for run in runs)
         cpu = statistics.median(run[1] for run in runs)
         simulation = statistics.median(run[2]["wall_seconds"] for run in runs)
         summary = runs[0][2]
         peer = None if args.no_elastisim else run_elastisim(folder)
     print(
-        f"example project: {summary['nodes']} nodes, {summary['completed']} jobs completed, "
-        f"{summary['invocations']} algorithm calls, makespan {summary['makespan']:.1f} s (cosched)"
+        f"{'example' if project is None else project.name} project: {summary['nodes']} nodes, "
+        f"{summary['completed']} jobs completed, {summary['invocations']} algorithm calls, "
+        f"makespan {summary['makespan']:.1f} s (cosched)"
     )
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     print(
@@ -157,6 +190,14 @@ def main() -> int:
             f"{'  every file in one process':<34} "
             f"{statistics.median(run[0] for run in alone):>9.3f} "
             f"{statistics.median(run[1] for run in alone):>9.3f}"
+        )
+    if other:
+        other_wall = statistics.median(run[0] for run in other)
+        other_cpu = statistics.median(run[1] for run in other)
+        print(f"{'the same with --against':<34} {other_wall:>9.3f} {other_cpu:>9.3f}")
+        print(
+            f"ratio this / --against: wall {wall / other_wall:.3f}, CPU {cpu / other_cpu:.3f} "
+            f"(medians of {args.repeat} alternating runs)"
         )
     if peer is None:
         print("ElastiSim: not built here (../shared/peers/elastisim/build.sh), or skipped")
