@@ -40,6 +40,7 @@ import struct
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from typing import TextIO
 
@@ -210,11 +211,23 @@ def supervised(work: Callable[[TextIO], int]) -> int:
             stream.flush()
     parent = os.getpid()
     with signals_deferred():
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as error:  # no process to spare (EAGAIN, ENOMEM)
+            pid, refused = -1, error
         if pid == 0:
             for fd in (result_read, out_read, err_read):
                 os.close(fd)
             _child(work, watch, parent, result_write, out_write, err_write)
+    if pid < 0:  # the run in this process
+        for fd in (result_read, result_write, out_read, out_write, err_read, err_write):
+            os.close(fd)
+        warnings.warn(
+            f"could not start the run's own process ({refused.strerror}): the algorithm file "
+            f"runs in this one, without --algorithm-time-limit",
+            stacklevel=2,
+        )
+        return work(sys.stdout)
     for fd in (result_write, out_write, err_write):
         os.close(fd)
     supervisor = _Supervisor(pid, watch, result_read, out_read, err_read)
