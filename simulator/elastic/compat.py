@@ -26,12 +26,19 @@ import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cosched.errors import InputError
 
-if TYPE_CHECKING:
-    from cosched.simulator.elastic.supervision import Watch
+
+class Watch(Protocol):
+    """Where loading a file and each call of schedule() are marked for a supervisor's time limit
+    (`cosched.simulator.elastic.supervision.Watch`)."""
+
+    def begin(self, system: dict | None = None) -> None: ...
+
+    def end(self) -> None: ...
+
 
 __all__ = [
     "InvocationType",
