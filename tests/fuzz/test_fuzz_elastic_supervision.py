@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "simulator" / "elastic"))
 from scenario import RIGID, write_scenario  # noqa: E402
 
-CAMPAIGN_EXAMPLES = {"quick": 2, "long": int(os.environ.get("FUZZ_EXAMPLES", "60"))}
+CAMPAIGN_EXAMPLES = {"quick": 1, "long": int(os.environ.get("FUZZ_EXAMPLES", "60"))}
 PROCESS_SECONDS = 60.0  # the longest a run may take (a loaded machine)
 INTERRUPT_SECONDS = 2.0  # Ctrl-C / SIGTERM end a run within this (docs/guarantees.md)
 LIMIT = "0.5"  # --algorithm-time-limit of the runs
