@@ -19,13 +19,11 @@ the 1-minute load average leaves a core idle (`cosched.simulator.elastic.results
 the load average is printed, and `--sequential` also times the command with every file written in
 one process, alternating with the default runs.
 
-`--against PYTHON` also times the same command run by another interpreter (an environment with
-another version of cosched installed, e.g. an earlier commit in a second worktree), alternating with
-this one, and prints the ratio; `--project DIR` times an ElastiSim project folder
-(`data/input/configuration.json` and `algorithm.py`, e.g. a micro project of
-tests/simulator/elastic/data/micro) instead of the preset.
+Beside it, the same on a small project: the example's first --small-jobs submissions (150 by
+default; the fixed cost of the command weighs most there), built in a scratch folder.
 
-Targets: the whole command under 1 s on a quiet machine; cosched at least 15x faster than ElastiSim.
+Targets: the whole command under 1 s on a quiet machine; cosched at least 15x faster than ElastiSim
+on the example, at least 10x on the small project.
 
     python benchmarks/bench_elastic_cli.py
     python benchmarks/bench_elastic_cli.py --repeat 5 --no-elastisim
@@ -54,6 +52,7 @@ PEER_BUILD = Path(os.environ.get("PEER", Path.home() / ".cache" / "elastisim_pee
 COMMAND_TARGET_SECONDS = 1.0
 IDLE_CORE_LOAD = 0.5  # cosched.simulator.elastic.results.IDLE_CORE_LOAD (not imported: no numpy)
 SPEEDUP_TARGET = 15.0
+SMALL_SPEEDUP_TARGET = 10.0
 
 
 def _children_cpu() -> float:
@@ -68,26 +67,43 @@ SEQUENTIAL = (
 )
 
 
+def small_project(folder: Path, jobs: int) -> Path:
+    """A copy of the example project with only its first `jobs` submissions (file order kept)."""
+    project = folder / f"small-{jobs}"
+    shutil.copytree(PRESET, project)
+    path = project / "data" / "input" / "jobs.json"
+    document = json.loads(path.read_text())
+    first = sorted(
+        range(len(document["jobs"])),
+        key=lambda index: (document["jobs"][index]["submit_time"], index),
+    )[:jobs]
+    document["jobs"] = [document["jobs"][index] for index in sorted(first)]
+    path.write_text(json.dumps(document, indent=1))
+    return project
+
+
 def run_cosched(
-    out: Path, sequential: bool = False, python: str = sys.executable, project: Path | None = None
+    out: Path, sequential: bool = False, project: Path | None = None, python: str = sys.executable
 ) -> tuple[float, float, dict]:
     """(wall seconds, CPU seconds of the command and any child it waited for, summary) of one whole
     command in a fresh process, which may keep its bytecode as an installed package does
-    (PYTHONDONTWRITEBYTECODE unset); `sequential`: every file written in the one process; `python`:
-    the interpreter (and so the cosched) that runs it; `project`: an ElastiSim project folder run
-    with its algorithm.py instead of the example preset."""
+    (PYTHONDONTWRITEBYTECODE unset); `sequential`: every file written in the one process;
+    `project`: run that project from its folder instead of the `example` preset; `python`: the
+    interpreter (and so the cosched installation) that runs it."""
     shutil.rmtree(out, ignore_errors=True)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     start = [python, "-m", "cosched"]
     if sequential:  # numpy is imported before the command can limit OpenBLAS to one thread
         start = [python, "-c", SEQUENTIAL]
         env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    scenario = ["example"]
-    if project is not None:
-        scenario = ["data/input/configuration.json", "--algorithm", "algorithm.py"]
+    inputs = (
+        ["example"]
+        if project is None
+        else ["data/input/configuration.json", "--algorithm", "algorithm.py"]
+    )
     cpu, started = _children_cpu(), time.perf_counter()
     result = subprocess.run(
-        [*start, "elastic", *scenario, "--out", str(out), "--json", "--quiet"],
+        [*start, "elastic", *inputs, "--out", str(out), "--json", "--quiet"],
         check=True,
         capture_output=True,
         text=True,
@@ -97,16 +113,16 @@ def run_cosched(
     return time.perf_counter() - started, _children_cpu() - cpu, json.loads(result.stdout)
 
 
-def run_elastisim(folder: Path) -> tuple[float, float, float] | None:
-    """(wall seconds, CPU seconds of simulator + algorithm, makespan) of the real ElastiSim, or
-    None if not built."""
+def run_elastisim(folder: Path, source: Path = PRESET) -> tuple[float, float, float] | None:
+    """(wall seconds, CPU seconds of simulator + algorithm, makespan) of the real ElastiSim on a
+    copy of the project `source`, or None if not built."""
     script = PEER / "run_elastisim.sh"
     binary = PEER_BUILD / "src" / "elastisim" / "build" / "elastisim"
     if not script.is_file() or not binary.is_file():
         return None
-    project = folder / "project"
-    shutil.copytree(PRESET, project)
-    run = folder / "elastisim-run"
+    project = folder / f"project-{source.name}"
+    shutil.copytree(source, project)
+    run = folder / f"elastisim-run-{source.name}"
     subprocess.run(
         ["bash", str(script), str(project), str(run)], check=True, capture_output=True, text=True
     )
@@ -136,41 +152,45 @@ def main() -> int:
         help="also time the command with every file written in one process (no forked writer)",
     )
     parser.add_argument(
-        "--against",
-        metavar="PYTHON",
-        help="also time the command run by this interpreter (another cosched), alternating",
+        "--small-jobs",
+        type=int,
+        default=150,
+        help="jobs of the small project (the example's first submissions); 0: skip it",
     )
     parser.add_argument(
-        "--project",
-        type=Path,
-        metavar="DIR",
-        help="an ElastiSim project folder with algorithm.py instead of the example preset",
+        "--against",
+        metavar="PYTHON",
+        help="also time both projects run by this interpreter (another cosched installation, "
+        "e.g. an earlier commit's), alternating, and print the ratios",
     )
     args = parser.parse_args()
-    project = None if args.project is None else args.project.resolve()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        out = folder / "cosched-out"
-        run_cosched(out, project=project)  # warm-up: bytecode written, files cached
-        if args.against:
-            run_cosched(out, python=args.against, project=project)
-        runs, alone, other = [], [], []
-        for _ in range(args.repeat):  # alternating: both see the same moments of a shared machine
-            runs.append(run_cosched(out, project=project))
+        small = small_project(folder, args.small_jobs) if args.small_jobs else None
+        run_cosched(folder / "cosched-out")  # warm-up: bytecode written, files cached
+        runs, alone, small_runs, other, other_small = [], [], [], [], []
+        for _ in range(args.repeat):  # alternating: all see the same moments of a shared machine
+            runs.append(run_cosched(folder / "cosched-out"))
             if args.sequential:
-                alone.append(run_cosched(out, sequential=True, project=project))
+                alone.append(run_cosched(folder / "cosched-out", sequential=True))
+            if small is not None:
+                small_runs.append(run_cosched(folder / "small-out", project=small))
             if args.against:
-                other.append(run_cosched(out, python=args.against, project=project))
+                other.append(run_cosched(folder / "cosched-out", python=args.against))
+                if small is not None:
+                    other_small.append(
+                        run_cosched(folder / "small-out", project=small, python=args.against)
+                    )
         wall = statistics.median(run[0] for run in runs)
         cpu = statistics.median(run[1] for run in runs)
         simulation = statistics.median(run[2]["wall_seconds"] for run in runs)
         summary = runs[0][2]
         peer = None if args.no_elastisim else run_elastisim(folder)
+        small_peer = None if args.no_elastisim or small is None else run_elastisim(folder, small)
     print(
-        f"{'example' if project is None else project.name} project: {summary['nodes']} nodes, "
-        f"{summary['completed']} jobs completed, {summary['invocations']} algorithm calls, "
-        f"makespan {summary['makespan']:.1f} s (cosched)"
+        f"example project: {summary['nodes']} nodes, {summary['completed']} jobs completed, "
+        f"{summary['invocations']} algorithm calls, makespan {summary['makespan']:.1f} s (cosched)"
     )
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     print(
@@ -191,14 +211,31 @@ def main() -> int:
             f"{statistics.median(run[0] for run in alone):>9.3f} "
             f"{statistics.median(run[1] for run in alone):>9.3f}"
         )
-    if other:
-        other_wall = statistics.median(run[0] for run in other)
-        other_cpu = statistics.median(run[1] for run in other)
-        print(f"{'the same with --against':<34} {other_wall:>9.3f} {other_cpu:>9.3f}")
+    if small_runs:
+        small_wall = statistics.median(run[0] for run in small_runs)
+        small_cpu = statistics.median(run[1] for run in small_runs)
         print(
-            f"ratio this / --against: wall {wall / other_wall:.3f}, CPU {cpu / other_cpu:.3f} "
-            f"(medians of {args.repeat} alternating runs)"
+            f"{f'small project ({args.small_jobs} jobs), whole':<34} {small_wall:>9.3f} "
+            f"{small_cpu:>9.3f}"
         )
+        print(
+            f"{'  of which the simulation':<34} "
+            f"{statistics.median(run[2]['wall_seconds'] for run in small_runs):>9.3f}"
+        )
+    for name, these, those in (
+        ("example", runs, other),
+        ("small project", small_runs, other_small),
+    ):
+        if those:
+            ratios = [
+                statistics.median(run[column] for run in these)
+                / statistics.median(run[column] for run in those)
+                for column in (0, 1)
+            ]
+            print(
+                f"{name}, this / --against (medians of {len(those)} alternating runs): "
+                f"wall {ratios[0]:.3f}, CPU {ratios[1]:.3f}"
+            )
     if peer is None:
         print("ElastiSim: not built here (../shared/peers/elastisim/build.sh), or skipped")
         return 0
@@ -212,6 +249,17 @@ def main() -> int:
         f"speedup, ElastiSim / cosched whole command: wall {speedup:.1f}x, CPU {cpu_speedup:.1f}x "
         f"target >= {SPEEDUP_TARGET:g}x: {'ok' if speedup >= SPEEDUP_TARGET else 'MISSED'}"
     )
+    if small_runs and small_peer is not None:
+        small_speedup, small_cpu_speedup = small_peer[0] / small_wall, small_peer[1] / small_cpu
+        print(
+            f"{'ElastiSim, small project':<34} {small_peer[0]:>9.3f} {small_peer[1]:>9.3f}   "
+            f"makespan {small_peer[2]:.1f} s"
+        )
+        print(
+            f"speedup on the small project: wall {small_speedup:.1f}x, CPU "
+            f"{small_cpu_speedup:.1f}x target >= {SMALL_SPEEDUP_TARGET:g}x: "
+            f"{'ok' if small_speedup >= SMALL_SPEEDUP_TARGET else 'MISSED'}"
+        )
     return 0
 
 

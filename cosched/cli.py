@@ -165,10 +165,12 @@ def main(argv: list[str] | None = None) -> int:
             warnings.showwarning(
                 warning.message, warning.category, warning.filename, warning.lineno
             )
+        subcommands = getattr(parser, "_subcommands", None)
+        command_parser = subcommands.choices[args.command] if subcommands is not None else parser
         if getattr(args, "quiet", False) and not getattr(args, "json", False):
             # --quiet: only errors and warnings (stderr); --json still prints its document
-            return _quietly(args)
-        return _dispatch(args)
+            return _quietly(args, command_parser)
+        return _dispatch(args, command_parser)
 
 
 def _command_of(argv: list[str] | None) -> str | None:
@@ -177,17 +179,24 @@ def _command_of(argv: list[str] | None) -> str | None:
     return words[0] if words and not words[0].startswith("-") else None
 
 
-def _quietly(args) -> int:
+def _quietly(args, command_parser: argparse.ArgumentParser) -> int:
     """Run the command with its text results (stdout) discarded."""
     import contextlib
 
     with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
-        return _dispatch(args)
+        return _dispatch(args, command_parser)
 
 
-def _dispatch(args) -> int:
+def _dispatch(args, command_parser: argparse.ArgumentParser) -> int:
+    """Run the command: its output paths checked and held first (`cosched.outputs`), errors as one
+    line."""
+    from cosched.cli_options import check_only_with
+    from cosched.outputs import claimed_outputs
+
     try:
-        with termination_signals():  # SIGTERM/SIGHUP unwind like Ctrl-C (cosched.processes)
+        check_only_with(args)
+        # SIGTERM/SIGHUP unwind like Ctrl-C (cosched.processes)
+        with termination_signals(), claimed_outputs(command_parser, args):
             return args.func(args) or 0
     except InputError as error:
         print(f"cosched {args.command}: error: {error}", file=sys.stderr)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from cosched.deprecation import REMOVED_IN
 from cosched.errors import InputError
+from cosched.outputs import OutputOption
 
 __all__ = [
     "SEED_DEFAULT",
@@ -32,6 +33,9 @@ __all__ = [
     "add_seed",
     "add_json",
     "add_out",
+    "mark_output",
+    "only_with",
+    "check_only_with",
     "add_plots",
     "add_name_list",
     "plots_target",
@@ -287,6 +291,36 @@ def add_alias(
     return action
 
 
+GIVEN = "only_with_given"  # the namespace attribute listing the `only_with` options used
+
+
+def only_with(owner: argparse.Action, actions: Sequence[argparse.Action]) -> None:
+    """Options that mean something only together with the option `owner` (`--hybrid`): a command
+    line using one without `owner` is refused (`check_only_with`), never silently ignored."""
+    owner_text = f"{owner.option_strings[0]} {owner.metavar or ''}".strip()
+    for action in actions:
+        base = type(action)
+
+        def __call__(self, parser, namespace, values, option_string=None, base=base):
+            base.__call__(self, parser, namespace, values, option_string)
+            given = getattr(namespace, GIVEN, ())
+            setattr(
+                namespace, GIVEN, (*given, (option_string or self.dest, owner.dest, owner_text))
+            )
+
+        action.__class__ = type(f"OnlyWith{base.__name__}", (base,), {"__call__": __call__})
+        action.only_with = owner  # type: ignore[attr-defined]
+
+
+def check_only_with(args: argparse.Namespace) -> None:
+    """InputError naming the first `only_with` option used without its owner."""
+    for flag, owner, owner_text in getattr(args, GIVEN, ()):
+        if not getattr(args, owner, None):
+            raise InputError(
+                f"applies only with {owner_text}; add it or leave out {flag}", field=flag
+            )
+
+
 def add_parallel(parser: argparse.ArgumentParser) -> None:
     """`--workers N` and `--dask local|ADDRESS`: where the cells of a grid command run."""
     parser.add_argument("--workers", type=int, metavar="N", help=VOCABULARY["--workers"])
@@ -331,15 +365,28 @@ def add_out(
     required: bool = False,
     default: str | None = None,
     metavar: str | None = None,
+    writes: Sequence[str] = (),
+    csv_file: bool = False,
 ) -> None:
-    """`--out`: the FILE where a command writes one file, the DIR where it writes several."""
+    """`--out`: the FILE where a command writes one file, the DIR where it writes several (`writes`:
+    the entries it writes there; the run holds the folder for itself, `cosched.locks`)."""
     if kind not in ("file", "folder"):
         raise ValueError(f"kind is 'file' or 'folder', not {kind!r}")
     metavar = metavar or ("FILE" if kind == "file" else "DIR")
     text = f"output {'file' if kind == 'file' else 'folder'}: {what}"
     if default is not None:
         text += f" (default {default})"
-    parser.add_argument("--out", required=required, default=default, metavar=metavar, help=text)
+    action = parser.add_argument(
+        "--out", required=required, default=default, metavar=metavar, help=text
+    )
+    mark_output(action, kind, writes=writes, lock=kind == "folder" or csv_file, csv_file=csv_file)
+
+
+def mark_output(action: argparse.Action, kind: str, **option) -> argparse.Action:
+    """Mark an option as naming an output of `kind` (file, folder, plot): every run checks it with
+    the others before reading an input (`cosched.outputs.check_run_outputs`)."""
+    action.output = OutputOption(kind, **option)  # type: ignore[attr-defined]
+    return action
 
 
 def add_plots(
@@ -372,7 +419,7 @@ def add_plots(
             + " (default off)"
         )
         metavar = "WHERE" if where else metavar
-    parser.add_argument(
+    plots = parser.add_argument(
         "--plots",
         nargs=None if value_required else "?",
         const=None if value_required else PLOTS_ON,
@@ -380,6 +427,8 @@ def add_plots(
         metavar=metavar,
         help=text,
     )
+    # a location is a plot file where the plot is the command's picture, else a folder of plots
+    mark_output(plots, "plot" if value_required or default_on else "folder")
     parser.add_argument(
         "--no-plots", dest="plots", action="store_const", const=False, help="write no plots"
     )

@@ -55,6 +55,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any, ClassVar
 
 from cosched.errors import InputError
+from cosched.locks import output_lock
 from cosched.outputs import atomic_path
 from cosched.processes import pool_results, signals_deferred
 from cosched.rerun import claim_output, json_key
@@ -649,28 +650,29 @@ def run_experiment(
         raise TypeError(f"expected an ExperimentSpec, got {type(spec).__name__}")
     out = Path(out)
     document = spec.to_json()
-    with grid_folder(
-        out,
-        command=spec.command,
-        spec_file=spec.spec_file,
-        document=document,
-        owned=spec.owned,
-        grid=spec.grid_file,
-        matches=spec.matches(document),
-        force=force,
-    ) as resumed:
-        spec.prepare(out, resumed)
-        grid = run_grid(
-            _run_spec_cell,
-            spec.cells(),
-            path=out / spec.grid_file,
-            columns=spec.columns,
-            key=spec.key,
-            shared=(spec,),
-            workers=workers,
-            dask=dask,
-            progress=progress,
-            desc=spec.command,
-            unit=spec.unit,
-        )
-    return spec.finish(out, grid, plots=plots)
+    with output_lock(out, folder=True, option="out"):  # one run at a time (cosched.locks)
+        with grid_folder(
+            out,
+            command=spec.command,
+            spec_file=spec.spec_file,
+            document=document,
+            owned=spec.owned,
+            grid=spec.grid_file,
+            matches=spec.matches(document),
+            force=force,
+        ) as resumed:
+            spec.prepare(out, resumed)
+            grid = run_grid(
+                _run_spec_cell,
+                spec.cells(),
+                path=out / spec.grid_file,
+                columns=spec.columns,
+                key=spec.key,
+                shared=(spec,),
+                workers=workers,
+                dask=dask,
+                progress=progress,
+                desc=spec.command,
+                unit=spec.unit,
+            )
+        return spec.finish(out, grid, plots=plots)

@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from cosched.errors import InputError
+from cosched.locks import output_lock
 
-__all__ = ["atomic_path", "output_dir", "check_plot_path", "check_outputs", "pyplot", "save_figure"]
+__all__ = [
+    "atomic_path",
+    "output_dir",
+    "check_plot_path",
+    "check_outputs",
+    "OutputOption",
+    "output_options",
+    "check_run_outputs",
+    "claimed_outputs",
+    "pyplot",
+    "save_figure",
+]
 
 OUTPUT_KINDS = ("file", "folder", "plot")  # what check_outputs checks a location for
 
@@ -130,6 +145,160 @@ def _output_problem(path: Path, kind: str) -> str | None:
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"permission denied in {parent}"
     return None
+
+
+@dataclass(frozen=True)
+class OutputOption:
+    """What a command-line option names as an output (`cosched.cli_options.mark_output`), for the
+    check every run goes through before it reads an input (`check_run_outputs`).
+
+    kind: "file", "folder" or "plot" (a plot file: its extension is checked too).
+    writes: the entries the command writes inside the folder (a name may be a folder): an input or
+        another output there would be overwritten. Any sequence (a lazy `LazyChoices` too).
+    lock: the run holds the place for itself (`cosched.locks`): a folder it writes several files
+        into, or a file it appends rows to.
+    csv_file: a path ending in .csv that is no folder names a file (`compare`'s older form).
+    """
+
+    kind: str
+    writes: Sequence[str] = ()
+    lock: bool = False
+    csv_file: bool = False
+
+    def kind_of(self, value: str | os.PathLike) -> str:
+        """The kind of output the path `value` names."""
+        if self.csv_file and str(value).lower().endswith(".csv") and not Path(value).is_dir():
+            return "file"
+        return self.kind
+
+
+@dataclass(frozen=True)
+class _Output:
+    flag: str
+    path: Path
+    kind: str
+    option: OutputOption
+
+
+def output_options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """The options of a command's parser that name outputs (`OutputOption` as their `output`), by
+    `dest`."""
+    found: dict[str, argparse.Action] = {}
+    for action in parser._actions:
+        if isinstance(getattr(action, "output", None), OutputOption):
+            found.setdefault(action.dest, action)
+    return found
+
+
+def _flag(action: argparse.Action) -> str:
+    return action.option_strings[0] if action.option_strings else str(action.metavar or action.dest)
+
+
+def check_run_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[_Output]:
+    """Check every output path of a command line before the command reads any input; the outputs
+    given. Options left at their default are skipped: None, `--plots` without a location, or a
+    default location, which the command checks when it uses it (demo's demo.png, replaced by
+    `--plots PNG`).
+
+    Each output path must be non-empty and writable as its kind (`check_outputs`), differ from
+    every other output and from every existing path the run reads (any other argument naming a
+    file or folder), and neither an input nor a data file output may sit where a folder output
+    writes one of its entries. Raises InputError naming the path and the flag; creates nothing.
+    """
+    options = output_options(parser)
+    given = []
+    for dest, action in options.items():
+        value = getattr(args, dest, None)
+        if not isinstance(value, (str, os.PathLike)) or value == action.default:
+            continue
+        flag, option = _flag(action), action.output  # type: ignore[attr-defined]
+        if not str(value).strip():
+            raise InputError("an empty path names no output; give a file or folder", field=flag)
+        kind = option.kind_of(value)
+        check_outputs((flag, value, kind))
+        given.append(_Output(flag, Path(value), kind, option))
+    inputs = _input_paths(parser, args, options)
+    for index, output in enumerate(given):
+        for other in given[:index]:
+            if _place(output.path) == _place(other.path):
+                raise _clash(output, f"the same path as {other.flag}; give each output its own")
+        for other in given:
+            entry = _entry(output.path, other) if other is not output else None
+            # a plot where the folder writes it is the command's to place (measure-heatmap)
+            if entry is not None and output.kind == "file":
+                raise _clash(output, f"{other.flag} writes its {entry} there; choose another path")
+        for flag, path in inputs:
+            if _place(path) == _place(output.path):
+                raise _clash(
+                    output,
+                    f"is also an input of the run ({flag}); writing it would "
+                    "overwrite it, choose another path",
+                )
+            entry = _entry(path, output)
+            if entry is not None:
+                raise _clash(
+                    output,
+                    f"the run would write its {entry} over {path}, an input of "
+                    f"the run ({flag}); choose another path",
+                )
+    return given
+
+
+def _clash(output: _Output, reason: str) -> InputError:
+    return InputError(
+        f"cannot write the output: {reason}", source=str(output.path), field=output.flag
+    )
+
+
+def _input_paths(parser, args, options) -> list[tuple[str, Path]]:
+    """(flag, path) of every argument that is no output and names an existing file or folder."""
+    found = []
+    for action in parser._actions:
+        if action.dest in options or action.dest == argparse.SUPPRESS:
+            continue
+        value = getattr(args, action.dest, None)
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, (str, os.PathLike)) and str(item) and os.path.exists(item):
+                found.append((_flag(action), Path(item)))
+    return found
+
+
+def _place(path: Path) -> tuple:
+    """What `path` names: the file itself when it exists (links and symbolic links compare equal),
+    else its resolved path."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return ("path", os.path.realpath(path))
+    return ("file", status.st_dev, status.st_ino)
+
+
+def _entry(path: Path, output: _Output) -> str | None:
+    """The entry of the folder `output` that `path` is or lies in, or None."""
+    if output.kind != "folder":
+        return None
+    target = os.path.realpath(path)
+    for entry in output.option.writes:
+        place = os.path.join(os.path.realpath(output.path), entry)
+        if target == place or target.startswith(place + os.sep):
+            return entry
+        if _place(path) == _place(Path(place)):
+            return entry
+    return None
+
+
+@contextlib.contextmanager
+def claimed_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Iterator[None]:
+    """Check the outputs of a command line (`check_run_outputs`) and hold the ones that need it
+    (`cosched.locks.output_lock`) while the block runs."""
+    outputs = check_run_outputs(parser, args)
+    with contextlib.ExitStack() as stack:
+        for output in outputs:
+            if output.option.lock:
+                stack.enter_context(
+                    output_lock(output.path, folder=output.kind == "folder", option=output.flag)
+                )
+        yield
 
 
 def pyplot():

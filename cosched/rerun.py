@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from cosched.errors import InputError
+from cosched.locks import LOCK_FILE
 
 __all__ = ["claim_output", "claim_rows", "json_key", "remove_owned", "digest", "FORCE_HINT"]
 
@@ -138,7 +139,7 @@ def claim_output(
                 source=str(out),
             )
         return True
-    entries = sorted(out.iterdir())
+    entries = sorted(entry for entry in out.iterdir() if entry.name != LOCK_FILE)
     foreign = [entry.name for entry in entries if not _owned(entry, owned)]
     results = [entry.name for entry in entries if _owned(entry, owned) and not _empty(entry, owned)]
     if foreign:

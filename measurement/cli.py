@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 
 from cosched.cli_options import (
+    LazyChoices,
     add_alias,
     add_json,
     add_out,
@@ -107,6 +108,7 @@ def register(subparsers) -> None:
         "folder",
         "instance.json, heatmap.csv, samples.csv, speeds.csv, report.json, plots",
         required=True,
+        writes=LazyChoices("cosched.measurement.session", "MEASURE_OUTPUT_FILES"),
     )
     add_json(measure, "the report")
     add_quiet(measure)
@@ -144,7 +146,12 @@ def register(subparsers) -> None:
         help="counters: %(choices)s (default auto)",
     )
     add_seed(validate, "seed of the co-runner draws")
-    add_out(validate, "folder", "runs.csv, table.csv, report.json, validation.png")
+    add_out(
+        validate,
+        "folder",
+        "runs.csv, table.csv, report.json, validation.png",
+        writes=("runs.csv", "table.csv", "report.json", "validation.png"),
+    )
     add_plots(validate, "validation.png", where=True)
     add_json(validate, "the table")
     add_quiet(validate)

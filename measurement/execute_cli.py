@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cosched.cli_options import (
+    LazyChoices,
     add_alias,
     add_out,
     add_plots,
@@ -129,6 +130,7 @@ def register(subparsers) -> None:
         "folder",
         "report.json, schedule.csv, execution.png, alone.csv, reference/",
         required=True,
+        writes=LazyChoices("cosched.measurement.execute_session", "EXECUTE_OUTPUT_FILES"),
     )
     add_quiet(parser)
     parser.set_defaults(func=_execute)

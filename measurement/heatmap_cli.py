@@ -6,6 +6,7 @@ import json
 import sys
 
 from cosched.cli_options import (
+    LazyChoices,
     add_json,
     add_out,
     add_plots,
@@ -107,7 +108,12 @@ def register(subparsers) -> None:
     )
     add_seed(parser, "seed of the random run order")
     add_plots(parser, "heatmap.png into DIR", default_on=True)
-    add_out(parser, "folder", "heatmap.csv, runs.csv, runs.done, logs/, summary.json, heatmap.png")
+    add_out(
+        parser,
+        "folder",
+        "heatmap.csv, runs.csv, runs.done, logs/, summary.json, heatmap.png",
+        writes=LazyChoices("cosched.measurement.heatmap_run", "OWNED"),
+    )
     add_json(parser, "the plan (--dry-run) or the summary")
     add_quiet(parser)
     parser.set_defaults(func=_measure_heatmap)

@@ -161,7 +161,12 @@ def register(subparsers) -> None:
     simulate.add_argument(
         "--baseline", help="also run this scheduler for the makespan speedup (e.g. conservative)"
     )
-    add_out(simulate, "folder", "jobs.csv, summary.json (and jobs.parquet, the plots)")
+    add_out(
+        simulate,
+        "folder",
+        "jobs.csv, summary.json (and jobs.parquet, the plots)",
+        writes=("jobs.csv", "jobs.parquet", "summary.json", "workload.csv"),
+    )
     simulate.add_argument("--parquet", action="store_true", help="also write jobs.parquet")
     simulate.add_argument(
         "--bound",
@@ -202,7 +207,11 @@ def register(subparsers) -> None:
         help="scheduler whose makespan is the reference (default conservative)",
     )
     add_out(
-        compare, "folder", "compare.csv, one row of metrics per scheduler (resumes if it exists)"
+        compare,
+        "folder",
+        "compare.csv, one row of metrics per scheduler (resumes if it exists)",
+        writes=("compare.csv",),
+        csv_file=True,  # the older form: --out FILE.csv
     )
     add_plots(compare, "a bar chart of makespan, wait and utilization per scheduler (compare.png)")
     add_simulate_options(compare)
@@ -428,10 +437,6 @@ def _simulate_command(args) -> int:
         args, plots_folder(args.out)
     )  # off unless asked: plotting doubles the time
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
-    if args.mtbf is not None and not args.hybrid:
-        raise InputError(
-            "--mtbf injects node failures into hybrid runs; add --hybrid MECHANISM", field="mtbf"
-        )
     _elastic_with_whole_nodes(args, [scheduler] + ([args.baseline] if args.baseline else []))
     platform, workload = _load(args)
     if args.hybrid:  # on-demand, rigid and malleable jobs under a hybrid mechanism

@@ -24,6 +24,7 @@ from cosched.cli_options import (
     add_quiet,
     add_seed,
     announce,
+    mark_output,
     names_or,
     plots_target,
     speedup,
@@ -61,8 +62,11 @@ def register(subparsers) -> None:
         value_required=True,
         aliases=("--plot",),
     )
-    heatmap.add_argument(
-        "--instance", metavar="JSON|NPZ", help="write the pairs as a theory Instance"
+    mark_output(
+        heatmap.add_argument(
+            "--instance", metavar="JSON|NPZ", help="write the pairs as a theory Instance"
+        ),
+        "file",
     )
     heatmap.add_argument(
         "--default-speedup", type=speedup, help="speedup for pairs measured in neither direction"
@@ -201,6 +205,7 @@ def register(subparsers) -> None:
         "folder",
         "runs.csv, summary.csv, tables.md, plots/ (re-running it resumes)",
         required=True,
+        writes=LazyChoices("cosched.simulator.experiment", "OWNED"),
     )
     add_parallel(experiment)
     add_plots(experiment, "the plots")

@@ -799,13 +799,15 @@ class Engine:
                 unit="job",
                 desc=f"simulate {getattr(scheduler, 'name', '')}".strip(),
             )
-        if self.fast_path():
-            nodes = self._loop_plain(bar)
-        else:
-            self._loop(bar)
-            nodes = [_EMPTY_NODES if a is None else a.nodes for a in self.allocation]
-        if bar is not None:
-            bar.close()
+        try:
+            if self.fast_path():
+                nodes = self._loop_plain(bar)
+            else:
+                self._loop(bar)
+                nodes = [_EMPTY_NODES if a is None else a.nodes for a in self.allocation]
+        finally:  # also when a source refuses the run (failures): the error line comes after it
+            if bar is not None:
+                bar.close()
         return SimulationResult(
             self.workload,
             self.platform,

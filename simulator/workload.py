@@ -16,8 +16,9 @@ order.
 Cache: `read_swf` keeps each parsed SWF file of at least `CACHE_MIN_BYTES` in a cache folder
 (`cache_folder`: ``$XDG_CACHE_HOME/cosched/workloads``, by default ``~/.cache/cosched/workloads``;
 ``COSCHED_NO_CACHE=1`` turns it off), under a digest of the file's bytes, the `max_cores` cap, the
-input limits and the source of this reader; a changed file, cap or reader is parsed again. Deleting
-the folder is always safe.
+input limits and the source of this reader; a changed file, cap or reader is parsed again. Entries
+are checked before use (`cosched.simulator.parse_cache`): the cache never changes what is read.
+Deleting the folder is always safe.
 """
 
 from __future__ import annotations
@@ -25,10 +26,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
-import os
 import re
-import tempfile
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -48,6 +46,7 @@ from cosched.inputs import (
     read_text,
     shown,
 )
+from cosched.simulator import parse_cache
 
 __all__ = [
     "Workload",
@@ -301,106 +300,85 @@ def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
 
 
 CACHE_MIN_BYTES = 100_000  # smaller files (on disk) parse in milliseconds: not cached
-_CACHE_FORMAT = b"cosched parsed SWF 1"
+_CACHE_FORMAT = b"cosched parsed SWF 2"
 _CACHED_COLUMNS = ("job_id", "submit", "run", "cores", "estimate")
+# an SWF record is at least 18 one-character fields and their separators: a file of at most
+# MAX_INPUT_BYTES holds at most this many jobs, each kept as 5 numbers of 8 bytes
+_SWF_RECORD_MIN_BYTES = 2 * len(SWF_FIELDS)
+_CACHED_JOB_BYTES = 8 * len(_CACHED_COLUMNS)
+_HASH_CHUNK = 1 << 20  # bytes read at a time while hashing an input file
 
 
 def cache_folder() -> Path | None:
     """Where parsed SWF files are kept: ``$XDG_CACHE_HOME/cosched/workloads`` (``~/.cache`` when
-    XDG_CACHE_HOME is unset or empty); None when ``COSCHED_NO_CACHE`` is set to anything but 0."""
-    if os.environ.get("COSCHED_NO_CACHE", "0") not in ("", "0"):
-        return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "cosched" / "workloads"
+    XDG_CACHE_HOME is unset, empty or relative); None when ``COSCHED_NO_CACHE`` is set to anything
+    but 0."""
+    return parse_cache.cache_folder("workloads")
 
 
 _READER_SOURCES: list[bytes] = []  # the digest of this reader's source and its input rules, once
 
 
 def _cache_key(path: Path, max_cores: int | None) -> Path | None:
-    """The cache file of `path` read with `max_cores`, or None (no cache, a small or unreadable
-    file)."""
+    """The cache entry of `path` read with `max_cores`, or None (no cache, a small, huge or
+    unreadable file)."""
     folder = cache_folder()
     if folder is None:
         return None
-    try:
-        if not path.is_file() or path.stat().st_size < CACHE_MIN_BYTES:
-            return None
-        raw = path.read_bytes()
-    except OSError:
-        return None  # read_text names the problem
     from cosched import inputs
 
-    if not _READER_SOURCES:
-        reader = hashlib.blake2b(_CACHE_FORMAT + np.__version__.encode())
-        for module in (__file__, inputs.__file__):
-            reader.update(Path(module).read_bytes())
-        _READER_SOURCES.append(reader.digest())
-    limits = [
-        getattr(inputs, name).value
-        for name in ("MAX_INPUT_BYTES", "MAX_SECONDS", "MIN_SECONDS", "MAX_PROCS", "MAX_ID")
-    ]
-    digest = hashlib.blake2b(_READER_SOURCES[0], digest_size=20)
-    digest.update(repr((max_cores, limits)).encode())
-    digest.update(raw)
+    try:
+        size = path.stat().st_size
+        if not path.is_file() or not CACHE_MIN_BYTES <= size <= inputs.MAX_INPUT_BYTES.value:
+            return None
+        if not _READER_SOURCES:
+            reader = hashlib.sha256(_CACHE_FORMAT + np.__version__.encode())
+            for module in (__file__, inputs.__file__, parse_cache.__file__):
+                reader.update(Path(module).read_bytes())
+            _READER_SOURCES.append(reader.digest())
+        limits = [
+            getattr(inputs, name).value
+            for name in ("MAX_INPUT_BYTES", "MAX_SECONDS", "MIN_SECONDS", "MAX_PROCS", "MAX_ID")
+        ]
+        digest = hashlib.sha256(_READER_SOURCES[0])
+        digest.update(repr((max_cores, limits)).encode())
+        with open(path, "rb") as handle:
+            while chunk := handle.read(_HASH_CHUNK):
+                digest.update(chunk)
+    except OSError:
+        return None  # read_text names the problem
     return folder / f"{digest.hexdigest()}.swfcache"
 
 
 def _cached(key: Path, source: str) -> Workload | None:
-    """The workload kept under `key`, or None (absent, or not a whole cache file)."""
-    try:
-        data = key.read_bytes()
-    except OSError:
+    """The workload kept under `key`, or None (no valid entry: `parse_cache.load`)."""
+    from cosched.inputs import MAX_INPUT_BYTES
+
+    most_jobs = int(MAX_INPUT_BYTES.value) // _SWF_RECORD_MIN_BYTES
+    entry = parse_cache.load(key, most_jobs * _CACHED_JOB_BYTES)
+    if entry is None:
         return None
-    head, _, body = data.partition(b"\n")
+    meta, arrays = entry
     try:
-        meta = json.loads(head)
-        jobs, dtypes = int(meta["jobs"]), [np.dtype(d) for d in meta["dtypes"]]
-        if len(body) != jobs * sum(d.itemsize for d in dtypes) or len(dtypes) != 5:
-            return None
-        columns, offset = [], 0
-        for dtype in dtypes:
-            columns.append(np.frombuffer(body, dtype, jobs, offset).copy())
-            offset += jobs * dtype.itemsize
-        job_id, submit, run, cores, estimate = columns
-        return Workload(
-            job_id,
-            submit,
-            run,
-            cores,
-            estimate,
-            source=source,
-            header=dict(meta["header"]),
-            cleaning=dict(meta["cleaning"]),
-        )
-    except (ValueError, KeyError, TypeError):
+        job_id, submit, run, cores, estimate = (arrays[name] for name in _CACHED_COLUMNS)
+        header, cleaning = dict(meta["header"]), dict(meta["cleaning"])
+    except (KeyError, TypeError, ValueError):
         return None
+    if not job_id.size == submit.size == run.size == cores.size == estimate.size:
+        return None
+    return Workload(
+        job_id, submit, run, cores, estimate, source=source, header=header, cleaning=cleaning
+    )
 
 
 def _keep(key: Path, workload: Workload) -> None:
-    """Write `workload` under `key` atomically (a partial file is never seen); errors are ignored:
-    the cache only saves time."""
-    columns = [getattr(workload, name) for name in _CACHED_COLUMNS]
-    meta = {
-        "jobs": len(workload),
-        "dtypes": [column.dtype.str for column in columns],
-        "header": workload.header,
-        "cleaning": workload.cleaning,
-    }
-    try:
-        key.parent.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(dir=key.parent, suffix=".part")
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(json.dumps(meta).encode() + b"\n")
-                for column in columns:
-                    out.write(np.ascontiguousarray(column).tobytes())
-            os.replace(name, key)
-        except BaseException:
-            os.unlink(name)
-            raise
-    except OSError:
-        pass
+    """Keep `workload` as the entry `key` (atomically; errors are ignored: the cache only saves
+    time)."""
+    parse_cache.store(
+        key,
+        {"header": workload.header, "cleaning": workload.cleaning},
+        {name: getattr(workload, name) for name in _CACHED_COLUMNS},
+    )
 
 
 def read_swf(path: str | Path, max_cores: int | None = None) -> Workload:
@@ -420,7 +398,8 @@ def read_swf(path: str | Path, max_cores: int | None = None) -> Workload:
         if workload is not None:
             return workload
     workload = _parse_swf(path, source, max_cores)
-    if key is not None:
+    # kept only if the file did not change while it was parsed: an entry holds its key's parse
+    if key is not None and _cache_key(path, max_cores) == key:
         _keep(key, workload)
     return workload
 

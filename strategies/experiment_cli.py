@@ -62,6 +62,7 @@ def register_experiment(subparsers) -> None:
         "folder",
         "results.csv, results.parquet, summary.csv, fig6.png, fig7.png (resumes if it exists)",
         required=True,
+        writes=LazyChoices("cosched.strategies.experiment", "OWNED"),
     )
     parser.add_argument(
         "--instances", type=int, help="instances per α range (overrides the preset)"

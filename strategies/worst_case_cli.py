@@ -51,6 +51,7 @@ def register(subparsers) -> None:
         "folder",
         "worst_instance.json, result.json, convergence.csv, convergence.png",
         required=True,
+        writes=("worst_instance.json", "result.json", "convergence.csv", "convergence.png"),
     )
     add_plots(parser, "convergence.png", where=True)
     add_quiet(parser)

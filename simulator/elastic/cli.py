@@ -25,6 +25,7 @@ from cosched.cli_options import (
     add_out,
     add_plots,
     add_quiet,
+    add_seed,
     announce,
     deprecation,
     plots_target,
@@ -52,6 +53,7 @@ PRESETS = {
     "bundled)"
 }
 PRESET_CONFIG = "data/input/configuration.json"
+DEFAULT_JITTER = 1e-6  # s: far below any time ElastiSim prints, far above float rounding
 COMMAND_GC_THRESHOLD = 100_000  # allocations between young collections while the command runs
 
 
@@ -101,6 +103,24 @@ def register(subparsers) -> None:
         help="wall time loading an algorithm file, and one call of its schedule(), may take before "
         "the run stops (exit 2); 0 or inf: no limit (default 30)",
     )
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        default=0,
+        metavar="K",
+        help="also run the project K more times, each with every submission time moved by an "
+        "independent uniform draw in [-J, +J] (J: --jitter), and report each metric's min, median "
+        "and max and the per-job turnaround spread in summary.json and the text output: how many "
+        "digits of one run to trust (default 0: off; the output files stay the unjittered run's)",
+    )
+    parser.add_argument(
+        "--jitter",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"the largest move of a submission time in a replica (default {DEFAULT_JITTER:g})",
+    )
+    add_seed(parser, "seed of the replicas' submission-time draws")
     add_out(
         parser, "folder", "every output file goes here instead of the paths in the configuration"
     )
@@ -260,6 +280,9 @@ def _command(args, out: TextIO | None = None) -> int:
             )
         rows = results.job_rows(sim)
         summary = results.summary(sim, rows)
+        if args.replicas:
+            with _inside(preset):
+                summary["replicas"] = _replicas(args, configuration, project, time_limit, preset)
         never = summary["never_started"]
         if never:
             warnings.warn(
@@ -276,6 +299,27 @@ def _command(args, out: TextIO | None = None) -> int:
     return 0
 
 
+def _replicas(args, configuration, project: tuple, time_limit: float, preset) -> dict:
+    """Run the project `--replicas` more times with jittered submissions (a fresh algorithm each:
+    a file's module state starts anew, as in a new ElastiSim run); the spread of their results."""
+    import numpy as np
+
+    from cosched.simulator.elastic import results
+    from cosched.simulator.elastic.replicas import jittered_jobs, replica_spread
+
+    platform, jobs, _, _, expressions = project
+    rng = np.random.default_rng(args.seed)
+    summaries, job_rows = [], []
+    for _ in range(args.replicas):
+        algorithm, name = _algorithm_of(args, preset, time_limit)
+        moved = jittered_jobs(jobs, args.jitter, rng)
+        sim = _simulate(configuration, platform, moved, algorithm, name, expressions)
+        rows = results.job_rows(sim)
+        summaries.append(results.summary(sim, rows))
+        job_rows.append(rows)
+    return replica_spread(summaries, job_rows, args.jitter, args.seed)
+
+
 def _checked(args) -> tuple[Path | None, float]:
     """The preset's folder (or None) and the algorithm's time limit; the paths the user gave made
     absolute (the preset's folder becomes the working one)."""
@@ -288,6 +332,17 @@ def _checked(args) -> tuple[Path | None, float]:
     if not time_limit >= 0:
         raise InputError(
             f"must be at least 0 seconds, got {time_limit}", field="--algorithm-time-limit"
+        )
+    if args.replicas < 0:
+        raise InputError(f"must be 0 or more, got {args.replicas}", field="--replicas")
+    if args.jitter is not None and not args.replicas:
+        raise InputError(
+            "needs --replicas K (the jitter moves the replicas' submissions)", field="--jitter"
+        )
+    args.jitter = DEFAULT_JITTER if args.jitter is None else args.jitter
+    if not 0 <= args.jitter < float("inf"):
+        raise InputError(
+            f"must be a finite number of seconds >= 0, got {args.jitter}", field="--jitter"
         )
     if args.algorithm is None and preset is None:
         raise InputError(
@@ -341,19 +396,21 @@ def _load(args, preset: Path | None, configuration, time_limit: float) -> tuple:
     from cosched.simulator.elastic.platform import load_elastisim_platform
     from cosched.simulator.elastic.workload import check_platform_fit, load_jobs
 
-    if args.algorithm is None:  # the preset's own algorithm file, named as the user can find it
-        assert preset is not None  # checked: no --algorithm needs a preset
-        algorithm, name = _algorithm(
-            str(preset / "algorithm.py"), time_limit, f"{args.config}/algorithm.py"
-        )
-    else:
-        algorithm, name = _algorithm(args.algorithm, time_limit)
+    algorithm, name = _algorithm_of(args, preset, time_limit)
     expressions = Expressions()
     platform = load_elastisim_platform(configuration.platform_file)
     _check_pfs_links(configuration, platform)
     jobs = load_jobs(configuration.jobs_file, expressions)
     check_platform_fit(jobs, platform, configuration.jobs_file)
     return platform, jobs, algorithm, name, expressions
+
+
+def _algorithm_of(args, preset: Path | None, time_limit: float):
+    """The algorithm the command runs and its name."""
+    if args.algorithm is None:  # the preset's own algorithm file, named as the user can find it
+        assert preset is not None  # checked: no --algorithm needs a preset
+        return _algorithm(str(preset / "algorithm.py"), time_limit, f"{args.config}/algorithm.py")
+    return _algorithm(args.algorithm, time_limit)
 
 
 def _simulate(configuration, platform, jobs, algorithm, name: str, expressions):
@@ -445,6 +502,30 @@ def _print_text(summary: dict, out: TextIO) -> None:
             f"  {kind:<10} jobs {stats['jobs']:>4}  wait [s] {seconds(stats['mean_wait']):>10}  "
             f"turnaround [s] {seconds(stats['mean_turnaround']):>10}",
             file=out,
+        )
+    if "replicas" in summary:
+        _print_spread(summary["replicas"])
+
+
+def _print_spread(replicas: dict) -> None:
+    print(
+        f"replicas          {replicas['replicas']} (submissions moved by up to "
+        f"{replicas['jitter']:g} s, seed {replicas['seed']}): min / median / max"
+    )
+    for name, values in replicas["metrics"].items():
+        digits = {"utilization": ".3f", "reconfigurations": "g", "invocations": "g"}
+        print(
+            f"  {name:<19} "
+            + " / ".join(
+                f"{values[key]:{digits.get(name, '.1f')}}" for key in ("min", "median", "max")
+            )
+        )
+    per_job = replicas["turnaround_spread_per_job"]
+    if per_job["jobs"]:
+        print(
+            f"  turnaround spread per job [s]  median {per_job['median']:.3g}, max "
+            f"{per_job['max']:.3g} (median {100 * per_job['median_relative']:.2g} %, max "
+            f"{100 * per_job['max_relative']:.2g} % of the job's turnaround)"
         )
 
 

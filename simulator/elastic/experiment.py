@@ -64,7 +64,20 @@ METRICS = (
     "resizes",
 )
 GRID_COLUMNS = KEY + METRICS + ("wall_seconds",)
-OWNED = (SPEC, GRID, "grid.done", "runs.csv", "summary.csv", "table.md", "jobs", "plots")
+OWNED = (
+    SPEC,
+    GRID,
+    "grid.done",
+    "runs.csv",
+    "summary.csv",
+    "table.md",
+    "jobs",
+    "plots",
+    "replicas",
+    "spread.csv",
+)
+SPREAD_COLUMNS = ("replicate", "policy", "metric", "unjittered", "min", "median", "max")
+JOB_SPREAD = "job_turnaround_spread"  # spread.csv's row of the per-job turnaround spreads
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,9 +101,12 @@ class ElasticExperiment(ExperimentSpec):
     use_run_times: bool = False
     shrink: bool = True
     workload_source: str = ""
+    replicas: int = 0  # jittered runs per cell (0: none)
+    jitter: float = 0.0  # s: the largest move of a submission in those runs
 
     def to_json(self) -> dict:
         w = self.workload
+        jittered = {"replicas": self.replicas, "jitter": self.jitter} if self.replicas else {}
         return {
             "workload": self.workload_source,
             "jobs": len(w),
@@ -102,6 +118,7 @@ class ElasticExperiment(ExperimentSpec):
             "use_run_times": self.use_run_times,
             "shrink": self.shrink,
             "workload_digest": digest(w.submit, w.run, w.cores, w.estimate),
+            **jittered,
         }
 
     @classmethod
@@ -124,6 +141,8 @@ class ElasticExperiment(ExperimentSpec):
             document["use_run_times"],
             document["shrink"],
             document["workload"],
+            document.get("replicas", 0),
+            document.get("jitter", 0.0),
         )
         if spec.to_json()["workload_digest"] != document["workload_digest"]:
             raise InputError(
@@ -162,6 +181,8 @@ def experiment_spec(
     arrival_scale: float = 1.0,
     use_run_times: bool = False,
     shrink: bool = True,
+    replicas: int = 0,
+    jitter: float = 0.0,
 ) -> ElasticExperiment:
     """A spec from a preset (its bundled trace and platform) or a workload and platform, with
     overrides."""
@@ -190,6 +211,9 @@ def experiment_spec(
     arrival_scale = check_number(
         arrival_scale, field="arrival_scale", minimum=0, exclusive_minimum=True, maximum=1e6
     )
+    replicas = check_number(replicas, field="replicas", integer=True, minimum=0, limit=MAX_RUNS)
+    check_number((replicas + 1) * replicates * len(names), field="replicas", limit=MAX_RUNS)
+    jitter = check_number(jitter, field="jitter", minimum=0, maximum=1e12)
     loaded_platform, loaded = load_inputs(workload, platform, limit=jobs)
     return ElasticExperiment(
         loaded,
@@ -201,6 +225,8 @@ def experiment_spec(
         use_run_times,
         shrink,
         str(workload),
+        replicas,
+        jitter,
     )
 
 
@@ -213,8 +239,17 @@ def experiment_workload(spec: ElasticExperiment) -> Workload:
     return replace(w, submit=first + (w.submit - first) * spec.arrival_scale)
 
 
-def run_policy(spec: ElasticExperiment, replicate: int, policy: str, log_events: bool = False):
-    """One simulation: the marking of `replicate`, the policy; returns the `SimulationResult`."""
+def run_policy(
+    spec: ElasticExperiment,
+    replicate: int,
+    policy: str,
+    log_events: bool = False,
+    jitter_rng: np.random.Generator | None = None,
+):
+    """One simulation: the marking of `replicate`, the policy; returns the `SimulationResult`.
+    `jitter_rng`: move every submission by an independent uniform draw in [-jitter, jitter] (never
+    before 0); the jobs keep their marking, and the result's jobs follow the new submission
+    order (`result.workload.job_id` names them)."""
     from cosched.simulator.engine import simulate
     from cosched.simulator.schedulers import make_scheduler
 
@@ -222,6 +257,8 @@ def run_policy(spec: ElasticExperiment, replicate: int, policy: str, log_events:
     models = elastic_models(
         workload, spec.platform, replace(spec.marking, seed=spec.marking.seed + replicate)
     )
+    if jitter_rng is not None:
+        workload, models = _jittered(workload, models, spec.jitter, jitter_rng)
     return simulate(
         workload,
         spec.platform,
@@ -230,6 +267,42 @@ def run_policy(spec: ElasticExperiment, replicate: int, policy: str, log_events:
         use_run_times=spec.use_run_times,
         log_events=log_events,
     )
+
+
+def _jittered(workload: Workload, models: list, jitter: float, rng: np.random.Generator):
+    """`workload` with jittered submissions, sorted again, and the per-job `models` in its order."""
+    submit = np.maximum(workload.submit + rng.uniform(-jitter, jitter, len(workload)), 0.0)
+    order = np.argsort(submit, kind="stable")
+    moved = replace(
+        workload,
+        job_id=workload.job_id[order],
+        submit=submit[order],
+        run=workload.run[order],
+        cores=workload.cores[order],
+        estimate=workload.estimate[order],
+        app=None if workload.app is None else workload.app[order],
+    )
+    return moved, [models[index] for index in order]
+
+
+def _replica_spread(spec: ElasticExperiment, replicate: int, policy: str, result) -> str:
+    """``replicas/r<replicate>_<policy>.csv``: the metrics of `spec.replicas` jittered runs (a row
+    each, then the per-job turnaround spread over them as median and max)."""
+    import pandas as pd
+
+    rows, turnarounds = [], []
+    for replica in range(spec.replicas):
+        rng = np.random.default_rng([spec.marking.seed, replicate, replica])
+        jittered = run_policy(spec, replicate, policy, log_events=True, jitter_rng=rng)
+        rows.append({"replica": replica, **_metrics(jittered)})
+        w = jittered.workload
+        by_job = dict(zip(w.job_id.tolist(), (jittered.end - w.submit).tolist()))
+        turnarounds.append([by_job[job] for job in result.workload.job_id.tolist()])
+    widths = np.ptp(np.asarray(turnarounds), axis=0)
+    frame = pd.DataFrame(rows, columns=["replica", *METRICS])
+    frame[JOB_SPREAD + "_median"] = float(np.median(widths))
+    frame[JOB_SPREAD + "_max"] = float(widths.max())
+    return frame.to_csv(index=False)
 
 
 def _metrics(result) -> dict:
@@ -292,7 +365,41 @@ def run_cell(spec: ElasticExperiment, replicate: int, policy: str) -> CellResult
         ]
         frame = frame[columns].assign(turnaround_time=frame["end_time"] - frame["submit_time"])
         files[_jobs_file(replicate, policy)] = frame.to_csv(index=False)
+    if spec.replicas:
+        files[_replicas_file(replicate, policy)] = _replica_spread(spec, replicate, policy, result)
     return CellResult([row], files)
+
+
+def _replicas_file(replicate: int, policy: str) -> str:
+    return f"replicas/r{replicate:03d}_{policy}.csv"
+
+
+def spread_frame(spec: ElasticExperiment, out: Path, runs):
+    """spread.csv: per (replicate, policy) and metric, the unjittered run's value and the min,
+    median and max over the jittered replicas; the row `job_turnaround_spread` gives the median
+    and max over the jobs of each job's turnaround spread (max - min over the replicas)."""
+    import pandas as pd
+
+    unjittered = runs.set_index(["replicate", "policy"])
+    rows = []
+    for replicate, policy in [(r, p) for r in range(spec.replicates) for p in spec.policies]:
+        frame = pd.read_csv(out / _replicas_file(replicate, policy))
+        for metric in METRICS:
+            values = frame[metric]
+            rows.append(
+                (
+                    replicate,
+                    policy,
+                    metric,
+                    unjittered.loc[(replicate, policy), metric],
+                    values.min(),
+                    values.median(),
+                    values.max(),
+                )
+            )
+        median, largest = frame[JOB_SPREAD + "_median"].iloc[0], frame[JOB_SPREAD + "_max"].iloc[0]
+        rows.append((replicate, policy, JOB_SPREAD, np.nan, np.nan, median, largest))
+    return pd.DataFrame(rows, columns=list(SPREAD_COLUMNS))
 
 
 def _jobs_file(replicate: int, policy: str) -> str:
@@ -366,6 +473,9 @@ def finish(spec: ElasticExperiment, out: str | os.PathLike, plots: bool = True, 
         summary.to_csv(tmp)
     with atomic_path(out / "table.md") as tmp:
         tmp.write_text(markdown_table(summary))
+    if spec.replicas:
+        with atomic_path(out / "spread.csv") as tmp:
+            spread_frame(spec, out, runs).to_csv(tmp, index=False)
     if plots:
         jobs = {
             p: pd.read_csv(out / _jobs_file(0, p))

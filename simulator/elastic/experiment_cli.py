@@ -167,12 +167,29 @@ def register(subparsers) -> None:
         action="store_false",
         help="malleable policies never shrink a running job to admit a waiting one",
     )
+    experiment.add_argument(
+        "--replicas",
+        type=int,
+        default=0,
+        metavar="K",
+        help="also run every (marking, policy) K more times with every submission moved by an "
+        "independent uniform draw in [-J, +J] (J: --jitter): spread.csv gives each metric's min, "
+        "median and max over them and the per-job turnaround spread (default 0: off)",
+    )
+    experiment.add_argument(
+        "--jitter",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="the largest move of a submission in a replica (default 1e-06)",
+    )
     add_seed(experiment, "seed of the marking")
     add_out(
         experiment,
         "folder",
         "runs.csv, summary.csv, table.md, jobs/, plots/ (re-running it resumes)",
         required=True,
+        writes=LazyChoices("cosched.simulator.elastic.experiment", "OWNED"),
     )
     add_parallel(experiment)
     add_plots(experiment, "the plots")
@@ -197,6 +214,10 @@ def _experiment_command(args) -> int:
         raise InputError("must be positive", field="workers")
     if args.jobs is not None and args.jobs < 1:
         raise InputError(f"must be positive, got {args.jobs}", field="--limit")
+    if args.jitter is not None and not args.replicas:
+        raise InputError(
+            "needs --replicas K (the jitter moves the replicas' submissions)", field="--jitter"
+        )
     preset = None if args.workload and args.platform else args.preset
     spec = experiment_spec(
         preset,
@@ -209,6 +230,8 @@ def _experiment_command(args) -> int:
         arrival_scale=args.arrival_scale,
         use_run_times=args.run_times,
         shrink=args.shrink,
+        replicas=args.replicas,
+        jitter=1e-6 if args.jitter is None else args.jitter,
     )
     summary = run_experiment(
         spec,
@@ -222,13 +245,37 @@ def _experiment_command(args) -> int:
     announce(
         args,
         *(f"{args.out}/{name}" for name in ("runs.csv", "summary.csv", "table.md")),
+        *((f"{args.out}/spread.csv",) if spec.replicas else ()),
         *((f"{plots}/",) if plots is not None else ()),
     )
     if args.json:
         print(summary.reset_index().to_json(orient="records"))
     else:
         print(markdown_table(summary), end="")
+        if spec.replicas:
+            _print_spread(f"{args.out}/spread.csv", spec.replicas, spec.jitter)
     return 0
+
+
+def _print_spread(path: str, replicas: int, jitter: float) -> None:
+    """Replicate 0's spread of the mean turnaround and the makespan, per policy."""
+    import pandas as pd
+
+    spread = pd.read_csv(path)
+    spread = spread[spread["replicate"] == 0].set_index(["policy", "metric"])
+    print(
+        f"\nspread over {replicas} replicas (submissions moved by up to {jitter:g} s), min / max:"
+    )
+    for policy in dict.fromkeys(spread.index.get_level_values(0)):
+        turnaround, makespan = (
+            spread.loc[(policy, "mean_turnaround")],
+            spread.loc[(policy, "makespan")],
+        )
+        print(
+            f"  {policy:<16} mean turnaround [h] {turnaround['min'] / 3600:.2f} / "
+            f"{turnaround['max'] / 3600:.2f}   makespan [d] {makespan['min'] / 86400:.2f} / "
+            f"{makespan['max'] / 86400:.2f}"
+        )
 
 
 def simulate_job_models(args, platform, workload):

@@ -27,6 +27,7 @@ import math
 import weakref
 from dataclasses import dataclass, field
 from operator import itemgetter
+from typing import cast
 
 import numpy as np
 
@@ -387,38 +388,70 @@ def _gpu_cost(task, values: dict, nodes: np.ndarray, gpus: int, platform):
 
 
 def _burst_buffer_cost(task, size: np.ndarray, nodes: np.ndarray, platform):
-    n, kind = len(nodes), task.kind
+    kind = task.kind
     bandwidth = platform.bb_read[nodes] if kind == "bb_read" else platform.bb_write[nodes]
     if not bandwidth.all():
         raise InputError(
             "burst-buffer I/O on a node without a node-local burst buffer", field=task.where
         )
-    seconds = size / bandwidth
     striped = platform.node_type[nodes] == 2
-    if striped.any():
-        # every rank splits its bytes over all nodes' disks and runs one parallel task
-        # (flops_per_byte on every node, the bytes over the links); the disks and that task overlap
-        disks = float((size.sum() / n / bandwidth).max())  # 001 §4.2: each disk gets 1/n of all
-        pairs = (
-            np.outer(np.ones(n), size / n) if kind == "bb_read" else np.outer(size / n, np.ones(n))
-        )
-        np.fill_diagonal(pairs, 0.0)
-        flops = platform.flops_per_byte[nodes] * size.sum() / n
-        parallel = _parallel_task(pairs, nodes, platform, flops)
-        seconds = np.where(striped, max(disks, parallel), seconds)
+    if not striped.any():
+        seconds = size / bandwidth
+    else:
+        seconds = _striped_seconds(kind, size, striped, nodes, platform, bandwidth)
     if task.asynchronous:
         return AsyncWork(seconds)
     return seconds
 
 
+def _striped_seconds(kind, size, striped, nodes, platform, bandwidth) -> np.ndarray:
+    """Per rank, the seconds of a burst-buffer task on a job with wide-striped nodes (ElastiSim's
+    BurstBufferWriteTask.cpp, BurstBufferReadTask.cpp): a rank on a node-local node moves its bytes
+    on its own disk; a rank on a wide-striped node puts 1/n of its bytes on every node's disk and
+    runs one parallel task (`flops_per_byte` on every node, its bytes over the links), and waits for
+    those alone. Every disk is shared max-min by the transfers on it (SimGrid's disk_s19), taken
+    as starting together; the striped ranks' parallel tasks are timed as one."""
+    n = len(size)
+    share = np.where(striped, size / n, 0.0)
+    seconds = np.where(striped, 0.0, size / bandwidth)
+    for disk in range(n):
+        amounts = share.tolist()
+        if not striped[disk]:
+            amounts[disk] = size[disk]
+        ends = _processor_sharing(amounts, float(bandwidth[disk]))
+        seconds[striped] = np.maximum(seconds[striped], ends[striped])
+        if not striped[disk]:
+            seconds[disk] = ends[disk]
+    pairs = np.outer(np.ones(n), share) if kind == "bb_read" else np.outer(share, np.ones(n))
+    np.fill_diagonal(pairs, 0.0)
+    flops = platform.flops_per_byte[nodes] * share.sum()
+    parallel = _parallel_task(pairs, nodes, platform, flops)
+    return np.where(striped, np.maximum(seconds, parallel), seconds)
+
+
+def _processor_sharing(amounts: list, bandwidth: float) -> np.ndarray:
+    """When each of `amounts` (bytes, started together on one resource of `bandwidth` B/s shared
+    equally among the transfers still running) ends; 0 for an empty one."""
+    order = sorted((amount, index) for index, amount in enumerate(amounts) if amount > 0)
+    ends = np.zeros(len(amounts))
+    done, remaining = 0.0, len(order)
+    for amount, index in order:
+        ends[index] = (done + remaining * amount) / bandwidth
+        done += amount
+        remaining -= 1
+    return ends
+
+
 def _pfs_cost(task, size: np.ndarray, nodes: np.ndarray, platform) -> PfsTransfer:
     kind = task.kind
-    route = platform.pfs_read if kind == "pfs_read" else platform.pfs_write
-    if route is None:
-        raise InputError(f"{kind} on a platform without a PFS route", field=task.where)
     # plain floats: a job has a few flows, numpy's per-call overhead would outweigh the work
     amounts = size.tolist()
     positions = [position for position, amount in enumerate(amounts) if amount > 0]
+    if platform.pfs_routes is not None:
+        return _pfs_cost_per_cluster(task, amounts, positions, nodes, platform)
+    route = platform.pfs_read if kind == "pfs_read" else platform.pfs_write
+    if route is None:
+        raise InputError(f"{kind} on a platform without a PFS route", field=task.where)
     alike = _alike(platform)
     if alike is not None:  # every flow has the same route latency and cap
         delay = alike[1] + route[2]
@@ -450,14 +483,48 @@ def _pfs_cost(task, size: np.ndarray, nodes: np.ndarray, platform) -> PfsTransfe
     )
 
 
+def _pfs_cost_per_cluster(task, amounts: list, positions: list, nodes, platform) -> PfsTransfer:
+    """A PFS task on a platform whose clusters reach the PFS over routes of their own: each flow
+    takes its node's cluster's route (its latency, its TCP window); a node whose cluster has no
+    route in that direction stops the run, as SimGrid stops there."""
+    kind = task.kind
+    ids = nodes.tolist() if isinstance(nodes, np.ndarray) else list(nodes)
+    latencies, caps = [], []
+    for position in positions:
+        node = ids[position]
+        route = platform.pfs_route(kind, node)
+        if route is None:
+            cluster = platform.cluster_names[int(platform.cluster[node])]
+            direction = "from the PFS to" if kind == "pfs_read" else "to the PFS from"
+            raise InputError(
+                f"{kind} on node {platform.names[node]!r}: the platform has no route "
+                f"{direction} cluster {cluster!r}",
+                field=task.where,
+            )
+        delay = platform.latency.item(node) + route[2]
+        latencies.append(delay)
+        # 001 §5.2 (SimGrid L07): at most the node link and the TCP window of its route
+        caps.append(
+            min(platform.bandwidth.item(node), TCP_GAMMA / (2.0 * max(delay, MIN_WINDOW_DELAY)))
+        )
+    return PfsTransfer(
+        kind,
+        tuple(positions),
+        tuple(amounts[position] for position in positions),
+        tuple(caps),
+        tuple(latencies),
+        bool(task.asynchronous),
+    )
+
+
 class Transfer:
     """The live state of flows that start together on a shared link: groups [count, bytes left, cap,
     rate, bytes, positions, nodes, node link bandwidths] of equal flows (equal flows get equal
     rates, so a group ends at one instant)."""
 
-    __slots__ = ("groups", "owner", "left", "direction")
+    __slots__ = ("groups", "owner", "left", "direction", "link")
 
-    def __init__(self, flows, owner, direction: str = ""):
+    def __init__(self, flows, owner, direction: str = "", link: SharedLink | None = None):
         grouped: dict[tuple[float, float], list] = {}
         for position, amount, cap, node, bandwidth in flows:
             group = grouped.get((amount, cap))
@@ -471,6 +538,7 @@ class Transfer:
         self.owner = owner
         self.left = len(self.groups)
         self.direction = direction
+        self.link = cast("SharedLink", link)  # the PFS link it runs on (set before it starts)
 
 
 _first = itemgetter(0)

@@ -138,6 +138,9 @@ class RouteLink:
     fatpipe: bool = False
 
 
+_Route = tuple[str, float, float]  # (bottleneck link id, its bandwidth, the route's latency)
+
+
 @dataclass(frozen=True, eq=False)
 class ElastiSimPlatform:
     """Compute nodes (arrays indexed by node id) and the PFS routes, in flop/s, B/s and s."""
@@ -163,9 +166,35 @@ class ElastiSimPlatform:
     cluster_names: tuple[str, ...] = ()
     routes: dict[tuple[int, int], tuple[RouteLink, ...]] | None = None
     link_ids: frozenset[str] | None = None  # the XML form's <link> ids (None: the JSON form)
+    # per cluster index, its own (PFS read route, PFS write route), each as `pfs_read` or None
+    # (no such route); None when one read and one write route (`pfs_read`, `pfs_write`) serve
+    # every cluster
+    pfs_routes: tuple[tuple[_Route | None, _Route | None], ...] | None = None
 
     def __len__(self) -> int:
         return len(self.names)
+
+    def pfs_route(self, direction: str, node: int) -> tuple[str, float, float] | None:
+        """The PFS route (bottleneck link id, bandwidth, route latency) a node's flows in
+        `direction` ("pfs_read" or "pfs_write") take, or None when its cluster has none."""
+        if self.pfs_routes is None:
+            return self.pfs_read if direction == "pfs_read" else self.pfs_write
+        assert self.cluster is not None  # per-cluster routes come from the XML form
+        routes = self.pfs_routes[int(self.cluster[node])]
+        return routes[0] if direction == "pfs_read" else routes[1]
+
+    def pfs_route_list(self, direction: str) -> list[tuple[str, float, float]]:
+        """Every distinct PFS route in `direction`, in cluster order."""
+        if self.pfs_routes is None:
+            route = self.pfs_read if direction == "pfs_read" else self.pfs_write
+            return [] if route is None else [route]
+        index = 0 if direction == "pfs_read" else 1
+        found: dict[tuple[str, float, float], None] = {}
+        for routes in self.pfs_routes:
+            route = routes[index]
+            if route is not None:
+                found[route] = None
+        return list(found)
 
 
 def _properties(element) -> dict[str, str]:
@@ -419,21 +448,28 @@ def _is_pfs_host(child, path: str) -> bool:
     return False
 
 
-def _read_routes(routes, links: dict, clusters: set, pfs: set, path: str):
-    """(PFS read route, PFS write route, routes between clusters) from the route elements; `pfs`:
-    the PFS hosts and the zones that hold them."""
-    pfs_read: tuple | None = None
-    pfs_write: tuple | None = None
+def _read_routes(routes, links: dict, clusters: set, pfs: set, members: dict, path: str):
+    """(per cluster id its PFS (read, write) routes, routes between clusters) from the route
+    elements; `pfs`: the PFS hosts and the zones that hold them; `members`: every zone, cluster
+    and host name of the platform with the clusters it holds. A route naming a zone or host the
+    platform does not have is refused, as SimGrid refuses it."""
+    per_cluster: dict[str, dict[str, tuple]] = {}
     between: dict[tuple[str, str], tuple[RouteLink, ...]] = {}
     for route in routes:
         src, dst = route.get("src"), route.get("dst")
+        where = f"<{route.tag} src={src!r} dst={dst!r}>"
+        for end in (src, dst):
+            if end not in members:
+                raise InputError(
+                    f"names the zone or host {end!r}, which this platform does not have",
+                    source=path,
+                    field=where,
+                )
         ids = [ctn.get("id") for ctn in route.findall("link_ctn")]
         missing = [link for link in ids if link not in links]
         if missing:
             raise InputError(
-                f"route uses the undefined link {missing[0]!r}",
-                source=path,
-                field=f"<{route.tag} src={src!r} dst={dst!r}>",
+                f"route uses the undefined link {missing[0]!r}", source=path, field=where
             )
         if not ids:
             continue
@@ -443,19 +479,51 @@ def _read_routes(routes, links: dict, clusters: set, pfs: set, path: str):
         bottleneck = min(ids, key=lambda link: links[link][0])
         entry = (bottleneck, links[bottleneck][0], sum(links[link][1] for link in ids))
         symmetrical = route.get("symmetrical", "YES").upper() != "NO"
-        reads = src in pfs or (dst in pfs and symmetrical)
-        writes = dst in pfs or (src in pfs and symmetrical)
-        for direction, used, before in (("read", reads, pfs_read), ("write", writes, pfs_write)):
-            if used and before is not None and before != entry:
-                raise InputError(
-                    f"a second PFS {direction} route with another bottleneck or latency: cosched "
-                    "models one PFS read and one write route for every cluster",
-                    source=path,
-                    field=f"<{route.tag} src={src!r} dst={dst!r}>",
-                )
-        pfs_read = entry if reads else pfs_read
-        pfs_write = entry if writes else pfs_write
-    return pfs_read, pfs_write, between
+        for direction, other, used in (
+            ("read", dst, src in pfs),
+            ("write", src, dst in pfs),
+            ("read", src, dst in pfs and symmetrical),
+            ("write", dst, src in pfs and symmetrical),
+        ):
+            if not used or other in pfs:
+                continue
+            for cluster in sorted(members[other]):
+                before = per_cluster.setdefault(cluster, {}).get(direction)
+                if before is not None and before != entry:  # SimGrid: the route already exists
+                    raise InputError(
+                        f"a second PFS {direction} route for cluster {cluster!r} with another "
+                        "bottleneck or latency",
+                        source=path,
+                        field=where,
+                    )
+                per_cluster[cluster][direction] = entry
+    return per_cluster, between
+
+
+def _members(root, records: list[dict]) -> dict[str, set[str]]:
+    """Every zone, cluster and host name of the platform, each with the clusters it holds (a
+    cluster host: its own cluster)."""
+    members: dict[str, set[str]] = {}
+
+    def visit(element) -> set[str]:
+        held: set[str] = set()
+        for child in element:
+            if child.tag == "cluster":
+                cluster = str(child.get("id"))
+                members[cluster] = {cluster}
+                held.add(cluster)
+            elif child.tag in ("zone", "AS"):
+                held |= visit(child)
+            elif child.tag == "host":
+                members.setdefault(str(child.get("id")), set())
+        if element.get("id") is not None:
+            members[str(element.get("id"))] = held
+        return held
+
+    visit(root)
+    for record in records:
+        members.setdefault(record["name"], {record["cluster"]})
+    return members
 
 
 def _load_xml(path: str) -> ElastiSimPlatform:
@@ -490,9 +558,26 @@ def _load_xml(path: str) -> ElastiSimPlatform:
             elif child.tag in ("zoneRoute", "route", "ASroute"):
                 routes.append(child)
     _check_pfs_targets(targets, hosts | {record["name"] for record in records}, path)
-    pfs_read, pfs_write, between = _read_routes(routes, links, clusters, pfs, path)
-    platform = _build(records, pfs_read, pfs_write, path, between)
-    return replace(platform, link_ids=frozenset(str(link) for link in links))
+    members = _members(root, records)
+    per_cluster, between = _read_routes(routes, links, clusters, pfs, members, path)
+    return _with_pfs_routes(_build(records, None, None, path, between), per_cluster, links)
+
+
+def _with_pfs_routes(platform: ElastiSimPlatform, per_cluster: dict, links: dict):
+    """`platform` with its PFS routes: one read and one write route if every cluster has the
+    same, else each cluster's own."""
+    pairs = [
+        (per_cluster.get(name, {}).get("read"), per_cluster.get(name, {}).get("write"))
+        for name in platform.cluster_names
+    ]
+    if len(set(pairs)) == 1:  # one read and one write route serve every cluster
+        pfs_read, pfs_write = pairs[0]
+        return replace(platform, pfs_read=pfs_read, pfs_write=pfs_write, link_ids=_link_ids(links))
+    return replace(platform, pfs_routes=tuple(pairs), link_ids=_link_ids(links))
+
+
+def _link_ids(links: dict) -> frozenset[str]:
+    return frozenset(str(link) for link in links)
 
 
 def _check_pfs_targets(targets: list[tuple[str, str]], hosts: set[str], path: str) -> None:

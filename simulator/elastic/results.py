@@ -19,7 +19,6 @@ import csv
 import ctypes
 import io
 import itertools
-import math
 import operator
 import os
 import signal
@@ -240,10 +239,7 @@ def write_pfs_utilization(sim: Simulation, path: str | Path, interval: float) ->
     log = np.asarray(sim.pfs_log, dtype=np.float64).reshape(-1, 3)
     means = _per_interval(log[:, 0], log[:, 1:], samples, interval)
     read, write = means[:, 0], means[:, 1]
-    capacities = [
-        sim.routes[key].capacity if key in sim.routes else math.nan
-        for key in ("pfs_read", "pfs_write")
-    ]
+    capacities = [sim.pfs_capacity(key) for key in ("pfs_read", "pfs_write")]
     return _write_table(
         path,
         PFS_UTILIZATION_COLUMNS,

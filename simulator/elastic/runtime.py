@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+import math
 import time
 from collections.abc import Iterator
 from itertools import count
@@ -62,9 +63,12 @@ from cosched.simulator.elastic.workload import JobSpec, Phase
 
 __all__ = ["AlgorithmError", "Simulation", "simulate_project", "TIME_EPSILON"]
 
-TIME_EPSILON = 1e-9  # ElastiSim's EPSILON in the minimum-interval test
+# s: ElastiSim accepts an invocation this much before `min_scheduling_interval` has passed
+# (Scheduler.h: `#define EPSILON 0.001`, used only in that test, Scheduler.cpp)
+TIME_EPSILON = 0.001
 COUPLING_ROUNDS = 8  # re-shares of node links between a job's flows and its task (2 settle it)
 GC_THRESHOLD = 100_000  # allocations between the collector's passes in the loop (Python: 700)
+_DIRECT_FIRST = 1 << 62  # subtracted from the push order of `Simulation._push_direct`'s events
 SMALL_JOB = 32  # nodes: below this a Python list's max beats numpy's (per-call overhead)
 _SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC, _FLOW, _CROSS, _NET = range(8)
 _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
@@ -267,10 +271,35 @@ class Simulation:
         links: dict[
             str, SharedLink
         ] = {}  # by link id: a symmetrical route shares one link for both directions
+        # the one PFS read and write route of every cluster (empty when clusters have their own)
         self.routes: dict[str, SharedLink] = {}
         for kind, route in (("pfs_read", platform.pfs_read), ("pfs_write", platform.pfs_write)):
             if route is not None:
                 self.routes[kind] = links.setdefault(route[0], SharedLink(route[1]))
+        # per direction, the link of each cluster's own route (None: no route), if they differ
+        self._cluster_links: dict[str, list[SharedLink | None]] | None = None
+        if platform.pfs_routes is not None:
+            self._cluster_links = {
+                kind: [
+                    None if route is None else links.setdefault(route[0], SharedLink(route[1]))
+                    for route in (pair[index] for pair in platform.pfs_routes)
+                ]
+                for index, kind in enumerate(("pfs_read", "pfs_write"))
+            }
+            assert platform.cluster is not None
+            self._node_cluster = platform.cluster.tolist()
+        # per direction, every distinct PFS link (the sensing series and the algorithm's view sum
+        # over them)
+        self.pfs_links: dict[str, list[SharedLink]] = {
+            kind: list(
+                dict.fromkeys(
+                    [self.routes[kind]]
+                    if kind in self.routes
+                    else [link for link in (self._cluster_links or {}).get(kind, []) if link]
+                )
+            )
+            for kind in ("pfs_read", "pfs_write")
+        }
         self._read_link = self.routes.get("pfs_read")
         self.network = ClusterLinks()  # the shared links between clusters
         self._write_link = self.routes.get("pfs_write")
@@ -308,6 +337,14 @@ class Simulation:
     def _push(self, when: float, kind: int, target, stamp=0) -> None:
         heapq.heappush(self._heap, (when, next(self._sequence), kind, target, stamp))
 
+    def _push_direct(self, when: float, kind: int, target, stamp=0) -> None:
+        """An event of an actor that messages ElastiSim's scheduler directly (the periodic invoker,
+        a walltime monitor): at one instant it comes before the submissions, which reach the
+        scheduler through the simulation engine's mailbox first (JobSubmitter.cpp,
+        SimulationEngine.cpp), and in push order among its kind."""
+        order = next(self._sequence) - _DIRECT_FIRST
+        heapq.heappush(self._heap, (when, order, kind, target, stamp))
+
     # the event loop: one branch per event kind, inline (a call per event would cost more than the
     # branches; tens of thousands of events per run)
     def run(self) -> Simulation:
@@ -329,7 +366,7 @@ class Simulation:
         for run in self.runs:
             self._push(run.spec.submit_time, _SUBMIT, run)
         if self.config.scheduling_interval > 0:
-            self._push(self.config.scheduling_interval, _PERIODIC, None)
+            self._push_direct(self.config.scheduling_interval, _PERIODIC, None)
         heap = self._heap
         while heap:
             when, _, kind, target, stamp = heapq.heappop(heap)
@@ -343,7 +380,7 @@ class Simulation:
             elif kind == _FLOW:
                 run = target.owner[0]
                 if target.owner[2] == run.token and run.program is not None:
-                    self._start_transfer(target.owner[1].direction, target)
+                    self._start_transfer(target)
             elif kind == _SUBMIT:
                 self._submit(target)
             elif kind == _WALLTIME:
@@ -373,7 +410,7 @@ class Simulation:
         self._invoke(InvocationType.INVOKE_PERIODIC, None)
         if idle and self._starts == before:
             return  # nothing runs, nothing will arrive, and the algorithm started nothing: stop
-        self._push(self.now + self.config.scheduling_interval, _PERIODIC, None)
+        self._push_direct(self.now + self.config.scheduling_interval, _PERIODIC, None)
 
     def _start(self, run: Run, nodes: list) -> None:
         spec = run.spec
@@ -403,7 +440,7 @@ class Simulation:
         run.program = self._program(run)
         if spec.walltime > 0:  # ElastiSim's WalltimeMonitor: a kill at start + walltime + grace
             grace = self.config.job_kill_grace_period
-            self._push(self.now + spec.walltime + grace, _WALLTIME, run, run.token)
+            self._push_direct(self.now + spec.walltime + grace, _WALLTIME, run, run.token)
         self._push(self.now, _RESUME, run, run.token)
 
     def _refresh(self, run: Run) -> None:
@@ -576,9 +613,9 @@ class Simulation:
             system["evolving_request"] = request
         if self.config.forward_io_information:
             for direction, bandwidth, utilization in _IO_KEYS:
-                link = self.routes.get(direction)
-                system[bandwidth] = 0.0 if link is None else link.capacity
-                system[utilization] = 0.0 if link is None else link.throughput
+                links = self.pfs_links[direction]
+                system[bandwidth] = sum(link.capacity for link in links) if links else 0.0
+                system[utilization] = sum(link.throughput for link in links) if links else 0.0
         try:
             self.algorithm(self.views, self.node_views, system)
         except InputError:
@@ -729,7 +766,7 @@ class Simulation:
                     item.duration, 0.0 if item.local is None else float(item.local.max())
                 )
             elif kind is PfsTransfer and not item.asynchronous and item.sizes:
-                capacity = self.routes[item.direction].capacity
+                capacity = min(link.capacity for link in self.pfs_links[item.direction])
                 share = capacity / len(item.sizes)
                 seconds += max(
                     size / min(cap, share) for size, cap in zip(item.sizes, item.caps)
@@ -1152,9 +1189,10 @@ class Simulation:
                 when = max(run.clock.item(0) + latency, self.now)
             else:
                 when = self._together(run, item, latency)
-            if when is not None:  # every flow starts at one moment: one transfer, groups as made
+            if when is not None and cached[4] is not None:
+                # every flow starts at one moment on one link: one transfer, groups as made
                 groups = cached[2]
-                transfer = Transfer((), (run, item, run.token), item.direction)
+                transfer = Transfer((), (run, item, run.token), item.direction, cached[4])
                 transfer.groups = [
                     [count, size, cap, 0.0, size, positions, nodes, bandwidths]
                     for count, size, cap, positions, nodes, bandwidths in groups
@@ -1164,24 +1202,33 @@ class Simulation:
                     run.busy.update(item.positions)
                 self._launch(run, item, transfer, when)
                 return True
+        return self._start_flows(run, item, indices)
+
+    def _start_flows(self, run: Run, item: PfsTransfer, indices) -> bool:
+        """`_start_pfs` flow by flow: one transfer per start moment and PFS link."""
         select = run.select
-        starts: dict[float, list] = {}
+        starts: dict[tuple, list] = {}
         bandwidth, clock, nodes, now = self._bandwidth, run.clock.tolist(), run.nodes, self.now
         positions, latencies, sizes, caps = item.positions, item.latencies, item.sizes, item.caps
+        direction = item.direction
+        link = self.routes.get(direction)
         for index in range(len(positions)) if indices is None else indices:
             position = positions[index]
             if select is not None:
                 position = int(select[position])
             when = max(clock[position] + latencies[index], now)
             node = nodes[position]
-            flows = starts.get(when)
+            if self._cluster_links is not None:
+                link = self._cluster_links[direction][self._node_cluster[node]]
+            flows = starts.get((when, link))
             if flows is None:
-                flows = starts[when] = []
+                flows = starts[when, link] = []
             flows.append((position, sizes[index], caps[index], node, bandwidth[node]))
             if not item.asynchronous:
                 run.busy.add(position)
-        for when, flows in starts.items():
-            self._launch(run, item, Transfer(flows, (run, item, run.token), item.direction), when)
+        for (when, link), flows in starts.items():
+            transfer = Transfer(flows, (run, item, run.token), direction, link)
+            self._launch(run, item, transfer, when)
         return bool(starts)
 
     def _together(self, run: Run, item: PfsTransfer, latency: float) -> float | None:
@@ -1199,7 +1246,7 @@ class Simulation:
     def _groups(self, run: Run, item: PfsTransfer) -> tuple:
         """(`item`, the job's node list, the flows of `item` on those nodes grouped as `Transfer`
         groups them (equal bytes and cap), the route latency of every flow or None if they
-        differ)."""
+        differ, the PFS link of every flow or None if they differ)."""
         grouped: dict[tuple[float, float], list] = {}
         for position, size, cap in zip(item.positions, item.sizes, item.caps):
             node = run.nodes[position]
@@ -1211,26 +1258,33 @@ class Simulation:
             group[4].append(node)
             group[5].append(self._bandwidth[node])
         latency = item.latencies[0] if len(set(item.latencies)) == 1 else None
-        return item, run.nodes, [tuple(group) for group in grouped.values()], latency
+        link = self.routes.get(item.direction)
+        if self._cluster_links is not None:
+            per_cluster = self._cluster_links[item.direction]
+            used = {id(per_cluster[self._node_cluster[run.nodes[p]]]) for p in item.positions}
+            link = per_cluster[self._node_cluster[run.nodes[item.positions[0]]]]
+            if len(used) > 1:
+                link = None
+        return item, run.nodes, [tuple(group) for group in grouped.values()], latency, link
 
     def _launch(self, run: Run, item: PfsTransfer, transfer: Transfer, when: float) -> None:
         run.transfers.add(transfer)
         if item.asynchronous:
             run.async_transfers += 1
         if when <= self.now:
-            self._start_transfer(item.direction, transfer)
+            self._start_transfer(transfer)
         else:
             self._push(when, _FLOW, transfer)
 
-    def _start_transfer(self, direction: str, transfer: Transfer) -> None:
-        link = self.routes[direction]
+    def _start_transfer(self, transfer: Transfer) -> None:
+        link = transfer.link
         self._settle(link)
         link.add(transfer)
         self._reshare(link)
 
     def _cancel_transfer(self, transfer: Transfer) -> None:
-        run, item, _ = transfer.owner
-        link = self.routes[item.direction]
+        run = transfer.owner[0]
+        link = transfer.link
         if transfer in link.transfers:
             self._settle(link)
             link.remove(transfer)
@@ -1285,10 +1339,32 @@ class Simulation:
             link.share()
         if self._node_tasks:  # a job's parallel task shares node links with its flows
             self._node_rates(link)
-        read, write = self._read_link, self._write_link
-        self.pfs_log.append(
-            (self.now, read.throughput if read else 0.0, write.throughput if write else 0.0)
-        )
+        if self._cluster_links is None:
+            read, write = self._read_link, self._write_link
+            self.pfs_log.append(
+                (self.now, read.throughput if read else 0.0, write.throughput if write else 0.0)
+            )
+        else:
+            self.pfs_log.append(
+                (
+                    self.now,
+                    sum(link.throughput for link in self.pfs_links["pfs_read"]),
+                    sum(link.throughput for link in self.pfs_links["pfs_write"]),
+                )
+            )
+
+    def _pfs_link(self, direction: str, node: int) -> SharedLink:
+        """The PFS link a node's flows in `direction` run on."""
+        if self._cluster_links is None:
+            return self.routes[direction]
+        link = self._cluster_links[direction][self._node_cluster[node]]
+        assert link is not None  # a flow without a route was refused when it was planned
+        return link
+
+    def pfs_capacity(self, direction: str) -> float:
+        """The bandwidth of every PFS link in `direction` together (B/s; NaN: none)."""
+        links = self.pfs_links[direction]
+        return sum(link.capacity for link in links) if links else math.nan
 
     def _link_event(self, link: SharedLink) -> None:
         self._settle(link)
@@ -1357,10 +1433,12 @@ class Simulation:
         """The task starts (1) or ends (-1) on its node links: the job's PFS flows on them get
         their share of each link (SimGrid L07: one resource per node link and direction)."""
         used = self._node_tasks[task] if step > 0 else self._node_tasks.pop(task)
-        for direction in {entry[0] for entry in used}:
-            link = self.routes[direction]
+        by_link: dict[tuple[str, SharedLink], list[int]] = {}
+        for direction, node, _, _ in used:
+            by_link.setdefault((direction, self._pfs_link(direction, node)), []).append(node)
+        for (direction, link), nodes in by_link.items():
             self._settle(link)
-            link.occupy(direction, [node for way, node, _, _ in used if way == direction], step)
+            link.occupy(direction, nodes, step)
             self._reshare(link)
 
     def _node_bandwidth(self, task: Crossing) -> None:
@@ -1370,7 +1448,7 @@ class Simulation:
         bandwidth = self.network.bandwidth
         transfers = task.owner[0].transfers
         for direction, node, key, capacity in self._node_tasks[task]:
-            link = self.routes[direction]
+            link = self._pfs_link(direction, node)
             flows = link.flows(direction, node)
             taken = 0.0
             for transfer in transfers:
@@ -1387,7 +1465,8 @@ class Simulation:
         tasks = [
             task
             for task, used in self._node_tasks.items()
-            if task in self.network.tasks and any(self.routes[entry[0]] is link for entry in used)
+            if task in self.network.tasks
+            and any(self._pfs_link(entry[0], entry[1]) is link for entry in used)
         ]
         if tasks:
             self._settle_crossings()
@@ -1399,7 +1478,12 @@ class Simulation:
     def _settle_crossings(self) -> None:
         """Move the tasks on the links between clusters on to now; the jobs whose task ended go
         on: each node at the later of the task's end and its own work (`local`)."""
-        for task in self.network.advance(self.now):
+        # a task beside which its ranks computed (`local`) lets them go on one SimGrid scheduling
+        # round later (each waits for its finished computation too): the others' events first
+        ended = sorted(
+            self.network.advance(self.now), key=lambda task: task.owner[1].local is not None
+        )
+        for task in ended:
             if task in self._node_tasks:
                 self._occupy_links(task, -1)
             run, item, token, select = task.owner
@@ -1434,7 +1518,7 @@ class Simulation:
                 continue
             loads = {key: load for key, load, _ in task.links}
             for direction, node, key, capacity in used:
-                link = self.routes[direction]
+                link = self._pfs_link(direction, node)
                 flows = link.flows(direction, node)
                 caps = wanted.setdefault(link, {})
                 if flows > 1:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from cosched.cli_options import (
+    LazyChoices,
     add_json,
     add_name_list,
     add_out,
@@ -17,7 +18,9 @@ from cosched.cli_options import (
     add_quiet,
     add_seed,
     announce,
+    mark_output,
     names_or,
+    only_with,
     plots_target,
 )
 from cosched.data import WORKLOADS
@@ -87,23 +90,26 @@ def add_workload_options(parser) -> None:
 
 
 def add_hybrid_options(parser) -> None:
-    """The ``cosched simulate`` flags of hybrid runs."""
-    parser.add_argument(
+    """The ``cosched simulate`` flags of hybrid runs: the others only with ``--hybrid``."""
+    hybrid = parser.add_argument(
         "--hybrid",
         metavar="MECHANISM",
         type=str.lower,
         help=f"on-demand mechanism around --scheduler: {', '.join(MECHANISM_NAMES)} (the workload "
         "is typed from the trace, or read from a hybrid CSV)",
     )
+    first = len(parser._actions)
     add_workload_options(parser)
     _checkpoint_options(parser)
     _mechanism_options(parser)
-    parser.add_argument(
+    log = parser.add_argument(
         "--log-actions",
         metavar="CSV",
         help="write every start, resize, preempt, kill, finish, reserve and release with its nodes "
         "and reason (which mechanism step, which on-demand job) to CSV, for replay",
     )
+    mark_output(log, "file")
+    only_with(hybrid, parser._actions[first:])
 
 
 def _mechanism_options(parser) -> None:
@@ -417,7 +423,11 @@ def register(subparsers) -> None:
     _mechanism_options(experiment)
     add_seed(experiment, "seed of the typings")
     add_out(
-        experiment, "folder", "grid.csv, runs.csv, summary.csv, table.md, plots/", required=True
+        experiment,
+        "folder",
+        "grid.csv, runs.csv, summary.csv, table.md, plots/",
+        required=True,
+        writes=LazyChoices("cosched.simulator.hybrid.experiment", "OWNED"),
     )
     add_parallel(experiment)
     experiment.add_argument(

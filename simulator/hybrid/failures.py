@@ -23,6 +23,11 @@ actions (preempt, resize, reserve, release, at):
 
 Draws come from their own seeded stream and depend only on which nodes are down, so the same seed
 gives the same failures whatever the mechanism does, until the jobs run out.
+
+[impl] Each failure is an event, and failures can keep jobs from ever finishing (nodes down faster
+than they are repaired, a job interrupted more often than it checkpoints), so a run draws at most
+MAX_FAILURES of them: `check_failure_options` refuses an MTBF whose failures over the trace's span
+alone exceed it, and a run that reaches it with jobs left stops with an InputError naming the MTBF.
 """
 
 from __future__ import annotations
@@ -40,9 +45,10 @@ __all__ = ["NodeFailures", "check_failure_options", "DOWN_HOURS", "FAILURE_STREA
 DOWN_HOURS = 6.0  # 004 §V-C: mean node down time T_d
 FAILURE_STREAM = 4  # seed stream of the failure draws, apart from the typing's
 SECONDS_PER_HOUR = 3600.0
-# expected failures over a trace above which an MTBF is refused (event count)
+# failures a run may draw (events); expected over the trace's span, the MTBF is refused up front
 MAX_FAILURES = 100_000
 FUTURE = int(JobState.FUTURE)
+FINISHED, KILLED = int(JobState.FINISHED), int(JobState.KILLED)
 
 
 def check_failure_options(
@@ -95,6 +101,7 @@ class NodeFailures:
             else sorted((float(t), int(n), float(d)) for t, n, d in schedule)
         )
         self.rng = np.random.default_rng(np.random.SeedSequence([seed, FAILURE_STREAM]))
+        self.drawn = 0  # failures drawn from the MTBF so far (on nodes up or down)
         self.hits: list[tuple[float, int, int, str, int]] = []
         self.down_log: list[tuple[float, int, int]] = []
 
@@ -117,9 +124,13 @@ class NodeFailures:
         return float(self.rng.exponential(self.mtbf * SECONDS_PER_HOUR))
 
     def _drawn(self, engine) -> None:
-        """A drawn failure; the next one is posted only while jobs remain (the run must end)."""
+        """A drawn failure; the next one is posted only while jobs remain, and the run stops at
+        MAX_FAILURES (the run must end)."""
         if not (engine.waiting or engine.running or (engine.state and engine.state[-1] == FUTURE)):
             return
+        self.drawn += 1
+        if self.drawn > MAX_FAILURES:
+            self._refuse(engine)
         up = np.flatnonzero(~self.down)
         pick, down = (
             self.rng.random(),
@@ -128,6 +139,22 @@ class NodeFailures:
         if up.size:
             self._fail(engine, int(up[int(pick * up.size)]), down)
         engine.at(engine.now + self._interval(), self._drawn)
+
+    def _refuse(self, engine) -> None:
+        """InputError: the failures of this MTBF keep the jobs from finishing within MAX_FAILURES
+        failures."""
+        assert self.mtbf is not None  # drawn failures: the source was given an MTBF
+        left = sum(state not in (FINISHED, KILLED) for state in engine.state)
+        # Little's law: failures arrive at 1 / MTBF and each keeps its node down for T_d on average
+        down = min(self.down_mean / self.mtbf, engine.platform.nodes)
+        raise InputError(
+            f"an MTBF of {self.mtbf:g} h drew {MAX_FAILURES:,} failures (the limit of a run) in "
+            f"{engine.now / SECONDS_PER_HOUR:,.0f} simulated hours and {left:,} of "
+            f"{len(engine.state):,} jobs have not finished; with nodes down {self.down_mean:g} h "
+            f"on average, about {down:,.3g} of the {engine.platform.nodes:,} nodes are down at a "
+            "time: use a larger MTBF or a shorter down time",
+            field="mtbf",
+        )
 
     def _fail(self, engine, node: int, down: float) -> None:
         if self.down[node]:

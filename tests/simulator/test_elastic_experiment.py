@@ -125,3 +125,56 @@ def test_another_spec_in_the_same_folder_is_refused(tmp_path, capsys):
     assert main(base + ["--seed", "1"]) == 2
     assert "different experiment-elastic run" in capsys.readouterr().err
     assert main(base + ["--seed", "1", "--force"]) == 0
+
+
+def _replica_run(out, *flags):
+    return main(
+        [
+            "experiment-elastic",
+            "--limit",
+            "120",
+            "--arrival-scale",
+            "0.3",
+            "--scheduler",
+            "fcfs-rigid,sjf-malleable",
+            "--workers",
+            "1",
+            "--out",
+            str(out),
+            "--no-plots",
+            *flags,
+        ]
+    )
+
+
+def test_unjittered_replicas_repeat_each_run_and_leave_the_other_outputs_alone(tmp_path, capsys):
+    assert _replica_run(tmp_path / "plain") == 0
+    assert _replica_run(tmp_path / "replicas", "--replicas", "2", "--jitter", "0") == 0
+    for name in ("summary.csv", "table.md"):
+        plain = (tmp_path / "plain" / name).read_bytes()
+        assert (tmp_path / "replicas" / name).read_bytes() == plain, name
+    runs = [pd.read_csv(tmp_path / run / "runs.csv") for run in ("plain", "replicas")]
+    pd.testing.assert_frame_equal(*(frame.drop(columns="wall_seconds") for frame in runs))
+    assert "replicas" not in json.loads((tmp_path / "plain" / "spec.json").read_text())
+    assert not (tmp_path / "plain" / "spread.csv").exists()
+    spread = pd.read_csv(tmp_path / "replicas" / "spread.csv")
+    values = spread[spread.metric != "job_turnaround_spread"]
+    assert len(values) == 2 * 7
+    assert (values["min"] == values["unjittered"]).all()
+    assert (values["max"] == values["unjittered"]).all()
+    assert (spread.loc[spread.metric == "job_turnaround_spread", "max"] == 0).all()
+
+
+def test_jittered_replicas_spread_around_the_run(tmp_path, capsys):
+    assert _replica_run(tmp_path / "out", "--replicas", "3", "--jitter", "600") == 0
+    assert "spread over 3 replicas (submissions moved by up to 600 s)" in capsys.readouterr().out
+    spread = pd.read_csv(tmp_path / "out" / "spread.csv")
+    assert (spread["min"].fillna(0) <= spread["median"]).all()
+    assert (spread["median"] <= spread["max"]).all()
+    assert spread.loc[spread.metric == "job_turnaround_spread", "max"].max() > 0
+
+
+def test_jitter_without_replicas_is_refused(tmp_path, capsys):
+    assert _replica_run(tmp_path / "out", "--jitter", "1") == 2
+    assert "field '--jitter': needs --replicas K" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -1,7 +1,9 @@
 """The cache of parsed SWF files: a hit gives the parsed workload value for value, a changed file or
-cap is parsed again, a damaged cache file is ignored, and COSCHED_NO_CACHE turns the cache off."""
+cap is parsed again, a damaged cache file is ignored (also by `simulate`), and COSCHED_NO_CACHE
+turns the cache off."""
 
 import gzip
+import os
 import random
 
 import numpy as np
@@ -9,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cosched.cli import main
 from cosched.simulator import workload as swf
 from cosched.simulator.workload import CACHE_MIN_BYTES, cache_folder, read_swf
 
@@ -134,3 +137,38 @@ def test_bad_files_are_refused_as_before_and_not_cached(cache, tmp_path):
         read_swf(path)
     assert not list(cache.glob("*.swfcache")) if cache.exists() else True
     assert swf.CACHE_MIN_BYTES > 0
+
+
+def _body_zeroed(kept, jobs):
+    data = kept.read_bytes()
+    kept.write_bytes(data[: len(data) - 40 * jobs] + bytes(40 * jobs))
+
+
+def _fifo(kept, jobs):
+    kept.unlink()
+    os.mkfifo(kept)
+
+
+def _dev_zero(kept, jobs):
+    kept.unlink()
+    kept.symlink_to("/dev/zero")
+
+
+@pytest.mark.timeout(120)  # before the checks, a FIFO entry hung the command
+@pytest.mark.parametrize("damage", [_body_zeroed, _fifo, _dev_zero])
+def test_simulate_with_a_damaged_entry_writes_the_uncached_jobs_csv(cache, tmp_path, damage):
+    trace = tmp_path / "t.swf"
+    _write(trace, [(10 * i, 100 + i, 1 + i % 8, 300) for i in range(30)])
+
+    def simulate(out):
+        command = ["simulate", "--workload", str(trace), "--platform", "kth-sp2", "--quiet"]
+        assert main([*command, "--out", str(tmp_path / out)]) == 0
+        return (tmp_path / out / "jobs.csv").read_bytes()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COSCHED_NO_CACHE", "1")
+        uncached = simulate("uncached")
+    assert simulate("first") == uncached
+    (kept,) = cache.glob("*.swfcache")
+    damage(kept, 30)
+    assert simulate("damaged") == uncached

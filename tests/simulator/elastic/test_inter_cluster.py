@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.errors import InputError
-from cosched.simulator.elastic.flow import TCP_GAMMA, _parallel_task, pair_matrix
+from cosched.simulator.elastic.flow import TCP_GAMMA, _parallel_task, pair_matrix, task_cost
 from cosched.simulator.elastic.platform import RouteLink, load_elastisim_platform
 
 RELATIVE = 1e-12  # float rounding of one parallel task's time
@@ -104,11 +104,57 @@ PFS = """
 """
 
 
-def test_one_pfs_route_serves_every_cluster_and_another_is_refused(tmp_path):
-    platform = platform_with(tmp_path, PFS.replace("LINK", "R1"))
+def test_each_cluster_takes_its_own_pfs_route(tmp_path):
+    platform = platform_with(tmp_path, PFS.replace("LINK", "R2"))
+    assert platform.pfs_read is None and platform.pfs_routes is not None
+    read = [platform.pfs_route("pfs_read", node) for node in range(len(platform))]
+    assert [route and route[0] for route in read] == ["R1", "R1", "R2", "R2", None]
+    assert all(platform.pfs_route("pfs_write", node) is None for node in range(len(platform)))
+    assert platform.pfs_route_list("pfs_read") == [read[0], read[2]]
+
+
+def test_one_route_for_every_cluster_keeps_the_single_route_form(tmp_path):
+    body = PFS.replace("LINK", "R1") + (
+        '<zoneRoute src="PFS_zone" dst="C" gw_src="PFS" gw_dst="c-C_router" symmetrical="NO">'
+        '<link_ctn id="R1"/></zoneRoute>'
+    )
+    platform = platform_with(tmp_path, body)
+    assert platform.pfs_routes is None
     assert platform.pfs_read == ("R1", 80e9, pytest.approx(500e-6)) and platform.pfs_write is None
-    with pytest.raises(InputError, match="a second PFS read route .* one PFS read and one write"):
-        platform_with(tmp_path, PFS.replace("LINK", "R2"))
+
+
+def test_pfs_io_from_a_cluster_without_a_route_is_refused_naming_it(tmp_path):
+    """SimGrid stops where a node has no route to the PFS; no other cluster's route is used."""
+    platform = platform_with(tmp_path, PFS.replace("LINK", "R1"))
+    task = dataclasses.make_dataclass("Task", ["kind", "pattern", "asynchronous", "where"])(
+        "pfs_read", "all_ranks", False, "phases[0].tasks[0]"
+    )
+    assert task_cost(task, {"bytes": 1e9}, np.array([0, 2]), 0, platform).sizes == (5e8, 5e8)
+    with pytest.raises(InputError, match="no route from the PFS to cluster 'C'"):
+        task_cost(task, {"bytes": 1e9}, np.array([0, 4]), 0, platform)
+
+
+@pytest.mark.parametrize(
+    "route",
+    [
+        '<zoneRoute src="PFS_zone" dst="D" gw_src="PFS" gw_dst="d-D_router"><link_ctn id="R1"/>'
+        "</zoneRoute>",
+        '<zoneRoute src="A" dst="Nowhere" gw_src="a-A_router" gw_dst="x"><link_ctn id="R1"/>'
+        "</zoneRoute>",
+    ],
+)
+def test_a_route_to_a_zone_that_does_not_exist_is_refused_naming_the_route(tmp_path, route):
+    with pytest.raises(InputError, match=r"<zoneRoute src=.* does not have"):
+        platform_with(tmp_path, PFS.replace("LINK", "R1") + route)
+
+
+def test_two_different_pfs_routes_for_one_cluster_are_refused(tmp_path):
+    body = PFS.replace("LINK", "R1") + (
+        '<zoneRoute src="PFS_zone" dst="Site" gw_src="PFS" gw_dst="x" symmetrical="NO">'
+        '<link_ctn id="R2"/></zoneRoute>'
+    )
+    with pytest.raises(InputError, match="a second PFS read route for cluster 'A'"):
+        platform_with(tmp_path, body)
 
 
 def test_communication_without_a_route_is_refused(tmp_path):

@@ -9,12 +9,13 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from cosched.cli import main
 from cosched.errors import InputError
 from cosched.simulator.engine import ActionError, Engine
+from cosched.simulator.hybrid import failures as failures_module
 from cosched.simulator.hybrid.failures import NodeFailures
 from cosched.simulator.hybrid.mechanisms import Hybrid
 from cosched.simulator.hybrid.models import engine_workload, job_models
@@ -365,3 +366,55 @@ def test_experiment_checkpoint_sweep_injects_failures_at_each_mtbf(tmp_path):
     assert "node failures" in (out / "table.md").read_text()
     assert json.loads((out / "spec.json").read_text())["mtbf"] == 50
     assert (out / "plots" / "checkpoint_sweep_mtbf5h.png").stat().st_size > 0
+
+
+# failures that never let the jobs finish: the 4-node job needs every node up at once, but one
+# failure every 36 s keeps nodes down for 5 h on average
+NEVER_ENDING = [dict(submit=0, run=36_000, nodes=4), dict(submit=10, run=600, nodes=1)]
+FEW_FAILURES = 300  # MAX_FAILURES for the tests: the limit is reached in a fraction of a second
+
+
+@pytest.mark.timeout(120)  # the code before the limit never ended
+def test_failures_that_keep_jobs_from_finishing_stop_the_run_at_the_limit(monkeypatch):
+    monkeypatch.setattr(failures_module, "MAX_FAILURES", FEW_FAILURES)
+    failures = NodeFailures(0.01, 5.0, seed=1)
+    with pytest.raises(InputError, match="mtbf") as refused:
+        run(NEVER_ENDING, 4, "n-paa", [600.0, NAN], failures=failures)
+    assert failures.drawn == FEW_FAILURES + 1
+    assert f"{FEW_FAILURES:,} failures" in str(refused.value)
+
+
+@pytest.mark.timeout(120)
+def test_simulate_stops_never_ending_failures_with_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(failures_module, "MAX_FAILURES", FEW_FAILURES)
+    trace = tmp_path / "small.csv"
+    trace.write_text("job_id,submit_time,run_time,cores\n1,0,36000,100\n2,10,7200,16\n")
+    out = tmp_path / "out"
+    command = ["simulate", "--workload", str(trace), "--platform", "kth-sp2", "--quiet"]
+    command += ["--hybrid", "cup-paa", "--type-by", "job", "--mtbf", "0.05", "--out", str(out)]
+    assert main(command) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("cosched simulate: error: field 'mtbf'") and error.count("\n") == 1
+    assert not out.exists()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    scenarios(),
+    st.floats(0.001, 2.0),
+    st.floats(0.01, 20.0),
+    st.integers(0, 2**16),
+)
+@pytest.mark.timeout(300)
+def test_drawn_failures_end_every_run_within_the_limit(case, mtbf, down_hours, seed):
+    nodes, jobs, periods, mechanism = case
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(failures_module, "MAX_FAILURES", FEW_FAILURES)
+        failures = NodeFailures(mtbf, down_hours, seed)
+        try:
+            _, result, _ = run(jobs, nodes, mechanism, periods, failures=failures)
+        except InputError as error:
+            event("stopped at the limit")
+            assert error.field == "mtbf" and failures.drawn == FEW_FAILURES + 1
+        else:
+            assert np.all(np.isfinite(result.end)) and failures.drawn <= FEW_FAILURES

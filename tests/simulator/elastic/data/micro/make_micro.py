@@ -1,7 +1,7 @@
 """Write the ElastiSim micro projects (inputs) into DEST/NAME/: `python make_micro.py DEST` writes
-the x* projects cosched matches, `python make_micro.py DEST differences` also the d* projects of
-known differences. Run each in the real ElastiSim (../shared/peers/elastisim/run_elastisim.sh
-PROJECT RUN) and copy RUN/data/output/*.csv into PROJECT/expected/."""
+the x* projects cosched matches. Run each in the real ElastiSim
+(../shared/peers/elastisim/run_elastisim.sh PROJECT RUN) and copy RUN/data/output/*.csv into
+PROJECT/expected/."""
 
 import json
 import shutil
@@ -56,7 +56,8 @@ def cluster(cid, prefix, radical, speed="100Gf", bw="100Gbps", lat="50us", props
     )
 
 
-def routes(prefixes_ids, inter_bw="10TBps", inter_lat="0us", chain=True):
+def routes(prefixes_ids, inter_bw="10TBps", inter_lat="0us", chain=True, pfs_routes=True):
+    """`pfs_routes`: False when the project writes its own PFS routes (in `extra`)."""
     out = []
     for (pa, a), (pb, b) in zip(prefixes_ids, prefixes_ids[1:]) if chain else ():
         link = f'<link id="Inter_{a}_{b}" bandwidth="{inter_bw}" latency="{inter_lat}"/>'
@@ -64,7 +65,7 @@ def routes(prefixes_ids, inter_bw="10TBps", inter_lat="0us", chain=True):
         <zoneRoute src="{a}" dst="{b}" gw_src="{pa}{a}_router" gw_dst="{pb}{b}_router">
             <link_ctn id="Inter_{a}_{b}"/>
         </zoneRoute>""")
-    for prefix, cid in prefixes_ids:
+    for prefix, cid in prefixes_ids if pfs_routes else ():
         out.append(
             f'        <zoneRoute src="PFS_zone" dst="{cid}" gw_src="PFS" '
             f'gw_dst="{prefix}{cid}_router" symmetrical="NO">'
@@ -1236,37 +1237,78 @@ project(
     clusters=SLOW_PAIR,
 )
 
-# --- known differences (cosched does not match these; docs/elastisim.md gives their size) ---------
-if len(sys.argv) > 2 and sys.argv[2] == "differences":
-    # d6: x20 with equal gathers: the first job's end and the malleable job's scheduling point fall
-    # on one instant; ElastiSim handles the scheduling point first (the freed node is not yet free)
-    project(
-        "d6_simultaneous_end_and_point",
-        [
-            rigid(2, "overlap.json"),
-            {
-                "type": "malleable",
-                "submit_time": 0,
-                "num_nodes_min": 2,
-                "num_nodes_max": 5,
-                "application_model": "grow.json",
-                "arguments": {},
-            },
-        ],
-        {
-            "overlap.json": phases(
-                3,
-                dict(
-                    comm_task("Gather", "gather", 4e10),
-                    flops=1.2e12,
-                    computation_pattern="odd_ranks",
-                ),
-            ),
-            "grow.json": phases(6, comm_task("Gather", "gather", 4e10)),
-        },
-        algorithm=INTERLEAVED,
-        clusters=[("a-", "A", cluster("A", "a-", "0-2")), ("b-", "B", cluster("B", "b-", "0-2"))],
-        inter={"inter_bw": "2GBps", "inter_lat": "20us"},
+# x33: each cluster reaches the PFS over links of its own behind the common PFS links: A over a
+# 4 GB/s read and a 2 GB/s write link (0.5 ms), B over one symmetrical 1.5 GB/s link (2 ms: its
+# flows' TCP window is 1.02 GB/s) that its reads and writes share; a job on A, one on a node of
+# each cluster (its flows on both clusters' links) and one on B read and write at once
+OWN_PFS = """        <link id="A_read" bandwidth="4GBps" latency="500us"/>
+        <link id="A_write" bandwidth="2GBps" latency="500us"/>
+        <link id="B_pfs" bandwidth="1.5GBps" latency="2ms"/>
+        <link id="Inter_A_B" bandwidth="10TBps" latency="0us"/>
+        <zoneRoute src="A" dst="B" gw_src="a-A_router" gw_dst="b-B_router">
+            <link_ctn id="Inter_A_B"/>
+        </zoneRoute>
+        <zoneRoute src="PFS_zone" dst="A" gw_src="PFS" gw_dst="a-A_router" symmetrical="NO">
+            <link_ctn id="PFS_read"/><link_ctn id="A_read"/>
+        </zoneRoute>
+        <zoneRoute src="A" dst="PFS_zone" gw_src="a-A_router" gw_dst="PFS" symmetrical="NO">
+            <link_ctn id="A_write"/><link_ctn id="PFS_write"/>
+        </zoneRoute>
+        <zoneRoute src="B" dst="PFS_zone" gw_src="b-B_router" gw_dst="PFS">
+            <link_ctn id="B_pfs"/>
+        </zoneRoute>
+"""
+
+
+def pfs_io(read, write):
+    return phases(
+        2,
+        {"type": "pfs_read", "name": "Read", "bytes": read, "pattern": "all_ranks"},
+        {"type": "idle", "name": "Think", "delay": 1, "pattern": "uniform"},
+        {"type": "pfs_write", "name": "Write", "bytes": write, "pattern": "all_ranks"},
     )
+
+
+project(
+    "x33_pfs_routes_per_cluster",
+    [rigid(2, "a.json"), rigid(2, "both.json"), rigid(2, "b.json")],
+    {"a.json": pfs_io(1.2e10, 6e9), "both.json": pfs_io(8e9, 8e9), "b.json": pfs_io(6e9, 1e10)},
+    clusters=[("a-", "A", cluster("A", "a-", "0-2")), ("b-", "B", cluster("B", "b-", "0-2"))],
+    inter={"pfs_routes": False, "chain": False},
+    extra=OWN_PFS,
+)
+
+# x34: x20 with equal gathers and flops on the first job's odd ranks beside its gather: its end and
+# the malleable job's scheduling point fall on one instant; the first job's ranks wait for their
+# finished computations one SimGrid round longer, so ElastiSim handles the scheduling point first
+# (the freed node is not yet free)
+project(
+    "x34_end_after_local_compute",
+    [
+        rigid(2, "overlap.json"),
+        {
+            "type": "malleable",
+            "submit_time": 0,
+            "num_nodes_min": 2,
+            "num_nodes_max": 5,
+            "application_model": "grow.json",
+            "arguments": {},
+        },
+    ],
+    {
+        "overlap.json": phases(
+            3,
+            dict(
+                comm_task("Gather", "gather", 4e10),
+                flops=1.2e12,
+                computation_pattern="odd_ranks",
+            ),
+        ),
+        "grow.json": phases(6, comm_task("Gather", "gather", 4e10)),
+    },
+    algorithm=INTERLEAVED,
+    clusters=[("a-", "A", cluster("A", "a-", "0-2")), ("b-", "B", cluster("B", "b-", "0-2"))],
+    inter={"inter_bw": "2GBps", "inter_lat": "20us"},
+)
 
 print("written", sorted(p.name for p in DEST.iterdir()))
