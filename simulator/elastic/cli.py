@@ -504,13 +504,14 @@ def _print_text(summary: dict, out: TextIO) -> None:
             file=out,
         )
     if "replicas" in summary:
-        _print_spread(summary["replicas"])
+        _print_spread(summary["replicas"], out)
 
 
-def _print_spread(replicas: dict) -> None:
+def _print_spread(replicas: dict, out: TextIO) -> None:
     print(
         f"replicas          {replicas['replicas']} (submissions moved by up to "
-        f"{replicas['jitter']:g} s, seed {replicas['seed']}): min / median / max"
+        f"{replicas['jitter']:g} s, seed {replicas['seed']}): min / median / max",
+        file=out,
     )
     for name, values in replicas["metrics"].items():
         digits = {"utilization": ".3f", "reconfigurations": "g", "invocations": "g"}
@@ -518,14 +519,16 @@ def _print_spread(replicas: dict) -> None:
             f"  {name:<19} "
             + " / ".join(
                 f"{values[key]:{digits.get(name, '.1f')}}" for key in ("min", "median", "max")
-            )
+            ),
+            file=out,
         )
     per_job = replicas["turnaround_spread_per_job"]
     if per_job["jobs"]:
         print(
             f"  turnaround spread per job [s]  median {per_job['median']:.3g}, max "
             f"{per_job['max']:.3g} (median {100 * per_job['median_relative']:.2g} %, max "
-            f"{100 * per_job['max_relative']:.2g} % of the job's turnaround)"
+            f"{100 * per_job['max_relative']:.2g} % of the job's turnaround)",
+            file=out,
         )
 
 
