@@ -28,6 +28,7 @@ on the example, at least 10x on the small project.
     python benchmarks/bench_elastic_cli.py
     python benchmarks/bench_elastic_cli.py --repeat 5 --no-elastisim
     python benchmarks/bench_elastic_cli.py --repeat 5 --no-elastisim --sequential
+    python benchmarks/bench_elastic_cli.py --repeat 9 --no-elastisim --against ../old/bin/python
 """
 
 from __future__ import annotations
@@ -82,17 +83,18 @@ def small_project(folder: Path, jobs: int) -> Path:
 
 
 def run_cosched(
-    out: Path, sequential: bool = False, project: Path | None = None
+    out: Path, sequential: bool = False, project: Path | None = None, python: str = sys.executable
 ) -> tuple[float, float, dict]:
     """(wall seconds, CPU seconds of the command and any child it waited for, summary) of one whole
     command in a fresh process, which may keep its bytecode as an installed package does
     (PYTHONDONTWRITEBYTECODE unset); `sequential`: every file written in the one process;
-    `project`: run that project from its folder instead of the `example` preset."""
+    `project`: run that project from its folder instead of the `example` preset; `python`: the
+    interpreter (and so the cosched installation) that runs it."""
     shutil.rmtree(out, ignore_errors=True)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    start = [sys.executable, "-m", "cosched"]
+    start = [python, "-m", "cosched"]
     if sequential:  # numpy is imported before the command can limit OpenBLAS to one thread
-        start = [sys.executable, "-c", SEQUENTIAL]
+        start = [python, "-c", SEQUENTIAL]
         env.setdefault("OPENBLAS_NUM_THREADS", "1")
     inputs = (
         ["example"]
@@ -155,19 +157,31 @@ def main() -> int:
         default=150,
         help="jobs of the small project (the example's first submissions); 0: skip it",
     )
+    parser.add_argument(
+        "--against",
+        metavar="PYTHON",
+        help="also time both projects run by this interpreter (another cosched installation, "
+        "e.g. an earlier commit's), alternating, and print the ratios",
+    )
     args = parser.parse_args()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         small = small_project(folder, args.small_jobs) if args.small_jobs else None
         run_cosched(folder / "cosched-out")  # warm-up: bytecode written, files cached
-        runs, alone, small_runs = [], [], []
+        runs, alone, small_runs, other, other_small = [], [], [], [], []
         for _ in range(args.repeat):  # alternating: all see the same moments of a shared machine
             runs.append(run_cosched(folder / "cosched-out"))
             if args.sequential:
                 alone.append(run_cosched(folder / "cosched-out", sequential=True))
             if small is not None:
                 small_runs.append(run_cosched(folder / "small-out", project=small))
+            if args.against:
+                other.append(run_cosched(folder / "cosched-out", python=args.against))
+                if small is not None:
+                    other_small.append(
+                        run_cosched(folder / "small-out", project=small, python=args.against)
+                    )
         wall = statistics.median(run[0] for run in runs)
         cpu = statistics.median(run[1] for run in runs)
         simulation = statistics.median(run[2]["wall_seconds"] for run in runs)
@@ -208,6 +222,20 @@ def main() -> int:
             f"{'  of which the simulation':<34} "
             f"{statistics.median(run[2]['wall_seconds'] for run in small_runs):>9.3f}"
         )
+    for name, these, those in (
+        ("example", runs, other),
+        ("small project", small_runs, other_small),
+    ):
+        if those:
+            ratios = [
+                statistics.median(run[column] for run in these)
+                / statistics.median(run[column] for run in those)
+                for column in (0, 1)
+            ]
+            print(
+                f"{name}, this / --against (medians of {len(those)} alternating runs): "
+                f"wall {ratios[0]:.3f}, CPU {ratios[1]:.3f}"
+            )
     if peer is None:
         print("ElastiSim: not built here (../shared/peers/elastisim/build.sh), or skipped")
         return 0

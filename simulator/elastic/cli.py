@@ -15,8 +15,10 @@ import contextlib
 import gc
 import json
 import os
+import sys
 import warnings
 from pathlib import Path
+from typing import TextIO
 
 from cosched.cli_options import (
     add_json,
@@ -100,7 +102,7 @@ def register(subparsers) -> None:
         default=None,
         metavar="SECONDS",
         help="wall time loading an algorithm file, and one call of its schedule(), may take before "
-        "the run stops (exit 2); 0: no limit (default 30)",
+        "the run stops (exit 2); 0 or inf: no limit (default 30)",
     )
     parser.add_argument(
         "--replicas",
@@ -180,15 +182,21 @@ def _outputs(configuration, out: str | None) -> dict[str, Path]:
 
 
 def _algorithm(value: str, time_limit: float, name: str | None = None):
-    from cosched.simulator.elastic.compat import GuardedAlgorithm, load_algorithm
-
     if value in POLICY_NAMES:
         from cosched.simulator.elastic.algorithms import make_algorithm
 
         return make_algorithm(value), value
     if value.endswith(".py") or Path(value).exists():
-        schedule = load_algorithm(value, time_limit)
-        return GuardedAlgorithm(schedule, name or value, time_limit), name or value
+        from cosched.simulator.elastic.compat import GuardedAlgorithm, load_algorithm
+        from cosched.simulator.elastic.supervision import current_watch
+
+        watch = current_watch()  # the supervisor of this process keeps the time limit
+        if watch is not None:
+            watch.configure(time_limit, value)
+        schedule = load_algorithm(value, watch)
+        if watch is not None:
+            watch.name(name or value)
+        return GuardedAlgorithm(schedule, name or value, watch), name or value
     raise InputError(
         f"neither a .py file nor a built-in policy ({', '.join(POLICY_NAMES)})",
         source=value,
@@ -244,9 +252,12 @@ def _preset(args) -> Path | None:
     return PRESET_ROOT / args.config
 
 
-def _command(args) -> int:
+def _command(args, out: TextIO | None = None) -> int:
+    """The command; its results (the summary) go to `out` (default: stdout), taken before an
+    algorithm file is loaded, so nothing the file does to `sys.stdout` reaches them."""
     from cosched.simulator.elastic import results
 
+    out = sys.stdout if out is None else out
     whole_process = getattr(args, "whole_process", False)
     if whole_process:
         # the modules' objects live until the process ends: the collector's passes, also the
@@ -285,9 +296,9 @@ def _command(args) -> int:
         written = _write(args, configuration, paths, plots, sim, rows, summary)
     announce(args, *written)
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(json.dumps(summary, indent=2), file=out)
     else:
-        _print_text(summary)
+        _print_text(summary, out)
     return 0
 
 
@@ -376,7 +387,9 @@ def _configuration(args, preset: Path | None):
         ("--plots", plots, "folder"),
         *((None if args.out else key, path, "file") for key, path in paths.items()),
     )
-    return configuration, paths, plots
+    # absolute before an algorithm file runs: its os.chdir does not move the outputs
+    paths = {key: Path(os.path.abspath(path)) for key, path in paths.items()}
+    return configuration, paths, None if plots is None else Path(os.path.abspath(plots))
 
 
 def _load(args, preset: Path | None, configuration, time_limit: float) -> tuple:
@@ -404,17 +417,18 @@ def _algorithm_of(args, preset: Path | None, time_limit: float):
 
 
 def _simulate(configuration, platform, jobs, algorithm, name: str, expressions):
-    """Run the simulation (an algorithm file guarded: time limit, Ctrl-C)."""
-    from cosched.simulator.elastic.compat import GuardedAlgorithm
+    """Run the simulation (then the command's signal handlers are its own again, whatever an
+    algorithm file did to them: `cosched.simulator.elastic.supervision.Watch.restore`)."""
     from cosched.simulator.elastic.runtime import simulate_project
+    from cosched.simulator.elastic.supervision import current_watch
 
-    guard = (
-        algorithm.active() if isinstance(algorithm, GuardedAlgorithm) else contextlib.nullcontext()
+    sim = simulate_project(
+        configuration, platform, jobs, algorithm, expressions=expressions, algorithm_name=name
     )
-    with guard:
-        return simulate_project(
-            configuration, platform, jobs, algorithm, expressions=expressions, algorithm_name=name
-        )
+    watch = current_watch()
+    if watch is not None:
+        watch.restore()
+    return sim
 
 
 def _check_pfs_links(configuration, platform) -> None:
@@ -466,35 +480,41 @@ def _write(args, configuration, paths: dict, plots, sim, rows: list, summary: di
     return written
 
 
-def _print_text(summary: dict) -> None:
+def _print_text(summary: dict, out: TextIO) -> None:
     def seconds(value):
         return "-" if value is None else f"{value:.1f}"
 
     print(
         f"elastic: {summary['algorithm']} on {summary['nodes']} nodes: {summary['completed']} "
         f"completed, "
-        f"{summary['killed']} killed, {summary['never_started']} never started"
+        f"{summary['killed']} killed, {summary['never_started']} never started",
+        file=out,
     )
-    print(f"makespan [s]      {summary['makespan']:.1f}")
-    print(f"utilization       {summary['utilization']:.3f}")
-    print(f"mean_wait [s]     {seconds(summary['mean_wait'])}")
-    print(f"mean_turnaround [s] {seconds(summary['mean_turnaround'])}")
-    print(f"reconfigurations  {summary['reconfigurations']}")
-    print(f"invocations       {summary['invocations']} ({summary['dropped_invocations']} dropped)")
-    print(f"wall [s]          {summary['wall_seconds']:.2f}")
+    print(f"makespan [s]      {summary['makespan']:.1f}", file=out)
+    print(f"utilization       {summary['utilization']:.3f}", file=out)
+    print(f"mean_wait [s]     {seconds(summary['mean_wait'])}", file=out)
+    print(f"mean_turnaround [s] {seconds(summary['mean_turnaround'])}", file=out)
+    print(f"reconfigurations  {summary['reconfigurations']}", file=out)
+    print(
+        f"invocations       {summary['invocations']} ({summary['dropped_invocations']} dropped)",
+        file=out,
+    )
+    print(f"wall [s]          {summary['wall_seconds']:.2f}", file=out)
     for kind, stats in summary["by_type"].items():
         print(
             f"  {kind:<10} jobs {stats['jobs']:>4}  wait [s] {seconds(stats['mean_wait']):>10}  "
-            f"turnaround [s] {seconds(stats['mean_turnaround']):>10}"
+            f"turnaround [s] {seconds(stats['mean_turnaround']):>10}",
+            file=out,
         )
     if "replicas" in summary:
-        _print_spread(summary["replicas"])
+        _print_spread(summary["replicas"], out)
 
 
-def _print_spread(replicas: dict) -> None:
+def _print_spread(replicas: dict, out: TextIO) -> None:
     print(
         f"replicas          {replicas['replicas']} (submissions moved by up to "
-        f"{replicas['jitter']:g} s, seed {replicas['seed']}): min / median / max"
+        f"{replicas['jitter']:g} s, seed {replicas['seed']}): min / median / max",
+        file=out,
     )
     for name, values in replicas["metrics"].items():
         digits = {"utilization": ".3f", "reconfigurations": "g", "invocations": "g"}
@@ -502,22 +522,30 @@ def _print_spread(replicas: dict) -> None:
             f"  {name:<19} "
             + " / ".join(
                 f"{values[key]:{digits.get(name, '.1f')}}" for key in ("min", "median", "max")
-            )
+            ),
+            file=out,
         )
     per_job = replicas["turnaround_spread_per_job"]
     if per_job["jobs"]:
         print(
             f"  turnaround spread per job [s]  median {per_job['median']:.3g}, max "
             f"{per_job['max']:.3g} (median {100 * per_job['median_relative']:.2g} %, max "
-            f"{100 * per_job['max_relative']:.2g} % of the job's turnaround)"
+            f"{100 * per_job['max_relative']:.2g} % of the job's turnaround)",
+            file=out,
         )
 
 
 def _contained_command(args) -> int:
     """`_command` with its descendants contained: a process a user's algorithm file starts (in the
     background, even with setsid) is killed when the command ends
-    (`cosched.containment.contain_descendants`)."""
+    (`cosched.containment.contain_descendants`). With an algorithm file, the run is a child
+    process this one supervises (`cosched.simulator.elastic.supervision`): the file cannot switch
+    off the time limit, Ctrl-C or SIGTERM, keep the command alive or write into its results."""
     from cosched.containment import contain_descendants
 
     with contain_descendants():
-        return _command(args)
+        if args.algorithm in POLICY_NAMES:
+            return _command(args)
+        from cosched.simulator.elastic.supervision import supervised
+
+        return supervised(lambda out: _command(args, out))

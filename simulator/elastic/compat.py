@@ -11,23 +11,34 @@ temporary
 installed. The classes keep elastisim-python's names, enum values, attributes and operations; the
 simulation
 updates their attributes in place between invocations instead of sending JSON over ZeroMQ.
+`cosched elastic` runs the file in a child process it supervises
+(`cosched.simulator.elastic.supervision`), which keeps its time limit.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
+import numbers
+import operator
 import os
-import signal
 import sys
-import threading
-import time
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cosched.errors import InputError
+
+
+class Watch(Protocol):
+    """Where loading a file and each call of schedule() are marked for a supervisor's time limit
+    (`cosched.simulator.elastic.supervision.Watch`)."""
+
+    def begin(self, system: dict | None = None) -> None: ...
+
+    def end(self) -> None: ...
+
 
 __all__ = [
     "InvocationType",
@@ -45,15 +56,17 @@ __all__ = [
     "AlgorithmMistake",
     "GuardedAlgorithm",
     "DEFAULT_TIME_LIMIT",
+    "MESSAGE_CHARS",
+    "one_line",
+    "mistake_text",
+    "refusing_os_exit",
 ]
 
 MODULE_NAME = "elastisim_python"
 DEFAULT_TIME_LIMIT = (
     30.0  # seconds one call of schedule() may take before the run stops (--algorithm-time-limit)
 )
-GRACE_SECONDS = (
-    1.0  # after a timeout or Ctrl-C, how long an algorithm that swallows the exception may go on
-)
+MESSAGE_CHARS = 500  # of an exception's message from user code, the most an error line repeats
 
 
 class AlgorithmMistake(InputError):
@@ -61,7 +74,7 @@ class AlgorithmMistake(InputError):
     mistake."""
 
 
-_REAL_OS_EXIT = os._exit  # the hard stops below use it while an algorithm's os._exit is refused
+_REAL_OS_EXIT = os._exit  # a process the algorithm forks exits with it while os._exit is refused
 
 
 class _OsExit(BaseException):
@@ -73,7 +86,7 @@ class _OsExit(BaseException):
 
 
 @contextlib.contextmanager
-def _os_exit_refused():
+def refusing_os_exit():
     """While active, `os._exit` in this process raises `_OsExit` (the algorithm file's call ends
     the run with one line, exit 2, not silently with its code); a process it forks exits as
     asked."""
@@ -91,71 +104,21 @@ def _os_exit_refused():
         os._exit = previous
 
 
-def _ending_handlers() -> dict:
-    """The handlers in place for the signals that end a run: Ctrl-C unless it is ignored (a
-    background job), SIGTERM and SIGHUP where Python handles them (the CLI's
-    `cosched.processes.termination_signals`)."""
-    handlers = {}
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        handler = signal.getsignal(sig)
-        if callable(handler) or (sig == signal.SIGINT and handler is not signal.SIG_IGN):
-            handlers[sig] = handler
-    return handlers
+def one_line(text: str) -> str:
+    """An exception's message from user code on one line (the error is one line), cut after
+    MESSAGE_CHARS characters, saying so."""
+    head = text[: 4 * MESSAGE_CHARS]  # a huge message is not split into lines whole
+    line = " | ".join(part.strip() for part in head.splitlines() if part.strip())
+    if len(line) <= MESSAGE_CHARS and len(head) == len(text):
+        return line
+    return f"{line[:MESSAGE_CHARS]}... (cut: the message has {len(text):,} characters)"
 
 
-@contextlib.contextmanager
-def _import_guarded(name: str, time_limit: float, pressed: list):
-    """Loading an algorithm file (main thread only): at most `time_limit` seconds (0: no limit),
-    raising `_Timeout`; a real Ctrl-C, SIGTERM or SIGHUP appends its number to `pressed` before the
-    handler in place raises (a KeyboardInterrupt the file raises itself is told apart). A file that
-    swallows either is ended `GRACE_SECONDS` later, writing nothing (exit 2, or 128 + signal)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    outer = signal.getitimer(signal.ITIMER_REAL)[0]  # someone else's alarm: restored after
-    entered, fired = time.monotonic(), list[int]()
-    previous = _ending_handlers()
-
-    def alarm(signum, frame):
-        if pressed or fired:  # the file swallowed the exception: end the process
-            reason = (
-                "interrupted"
-                if pressed
-                else f"error: {name}: loading the algorithm ignored its time limit of "
-                f"{time_limit:g} s"
-            )
-            os.write(2, f"cosched elastic: {reason}\n".encode())
-            _REAL_OS_EXIT(128 + pressed[-1] if pressed else 2)
-        fired.append(signum)
-        signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)
-        raise _Timeout()
-
-    def noticed(signum, frame):
-        pressed.append(signum)
-        signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)  # a hard stop if it is swallowed
-        if callable(previous[signum]):
-            previous[signum](signum, frame)
-        raise KeyboardInterrupt
-
-    previous_alarm = signal.signal(signal.SIGALRM, alarm)
-    for sig in previous:
-        signal.signal(sig, noticed)
-    if time_limit > 0:
-        signal.setitimer(signal.ITIMER_REAL, time_limit)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous_alarm)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if outer > 0:
-            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - entered), 1e-3))
-
-
-def _one_line(text: str) -> str:
-    """An exception's message from user code on one line (the error is one line)."""
-    return " | ".join(line.strip() for line in text.splitlines() if line.strip())
+def mistake_text(text: str, system) -> str:
+    """An algorithm's mistake on one line with the moment it happened: the simulated time and the
+    invocation."""
+    kind = system.get("invocation_type")
+    return f"{one_line(text)} (time {system.get('time', 0):g}, {getattr(kind, 'name', kind)})"
 
 
 class _Enumeration(type):
@@ -394,59 +357,62 @@ _PASSED: list[Callable] = []
 _MISTAKES: list[AlgorithmMistake] = []
 
 
-class _Timeout(BaseException):
-    """Raised into schedule() when one call passes the time limit (a BaseException: `except
-    Exception` in the
-    algorithm does not swallow it)."""
+def _whole(value) -> bool:
+    """An integer other than a bool (numpy's too)."""
+    if isinstance(value, bool):
+        return False
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 class GuardedAlgorithm:
     """An algorithm file's `schedule` with the batch system's guards around each call.
 
     - its prints go to stderr (never into the command's `--json` output);
-    - an exception, `sys.exit`, a `KeyboardInterrupt` it raises itself, or a node assigned to a
-    finished job
-      stops the run with one line naming the file, the simulated time and the mistake
-      (`AlgorithmMistake`);
+    - an exception, `sys.exit`, `os._exit`, a `KeyboardInterrupt` it raises itself, or a node
+      assigned to a finished job stops the run with one line naming the file, the simulated time and
+      the mistake (`AlgorithmMistake`);
     - the job and node lists persist between calls, as in elastisim-python (which indexes them by
-    id): an
-      algorithm that empties, shortens, extends or reorders them is stopped the same way;
-    - inside `active()` (the command uses it; main thread only) one call may take at most
-    `time_limit` seconds
-      of wall time, and Ctrl-C interrupts a looping algorithm; an algorithm that swallows the
-      timeout or the
-      interrupt is ended `GRACE_SECONDS` later without writing anything (exit 2, or 130 for Ctrl-C).
+      id): an algorithm that empties, shortens, extends or reorders them is stopped the same way.
+
+    With a `watch` (`cosched elastic` runs the algorithm in a child process it supervises,
+    `cosched.simulator.elastic.supervision`, which also refuses `os._exit`) each call is marked
+    there, so the supervisor can stop one that passes the time limit.
     """
 
-    def __init__(self, schedule: Callable, name: str, time_limit: float = DEFAULT_TIME_LIMIT):
-        self.schedule, self.name, self.time_limit = schedule, name, float(time_limit)
-        self._active = self._inside = self._timed_out = False
-        self._interrupted = 0  # the signal that is ending the run (Ctrl-C, SIGTERM, SIGHUP)
+    def __init__(self, schedule: Callable, name: str, watch: Watch | None = None):
+        self.schedule, self.name, self.watch = schedule, name, watch
 
     def _mistake(self, text: str, system) -> AlgorithmMistake:
-        kind = system.get("invocation_type")
-        when = f" (time {system.get('time', 0):g}, {getattr(kind, 'name', kind)})"
-        return AlgorithmMistake(_one_line(text) + when, source=self.name)
+        return AlgorithmMistake(mistake_text(text, system), source=self.name)
 
     def __call__(self, jobs, nodes, system) -> None:
         counts, firsts = (len(jobs), len(nodes)), (jobs[:1], jobs[-1:], nodes[:1], nodes[-1:])
-        limit = self.time_limit if self._active else 0.0
-        if limit > 0:
-            signal.setitimer(signal.ITIMER_REAL, limit)
         stdout, sys.stdout = sys.stdout, sys.stderr
-        self._inside, self._timed_out = True, False
         del _MISTAKES[:]
         try:
-            self.schedule(jobs, nodes, system)
+            if self.watch is not None:
+                self.watch.begin(system)
+            try:
+                self.schedule(jobs, nodes, system)
+            finally:
+                if self.watch is not None:
+                    self.watch.end()
         except BaseException as error:  # noqa: BLE001 - translated; Ctrl-C and others re-raised
-            raise self._translated(error, system, limit) from None
+            raise self._translated(error, system) from None
         finally:
-            self._inside = False
-            if limit > 0:
-                signal.setitimer(signal.ITIMER_REAL, 0)
             sys.stdout = stdout
         if _MISTAKES:
             raise self._mistake(_MISTAKES[0].message, system)
+        if jobs:
+            self._check_touched(jobs[0]._modified, system)
         if (len(jobs), len(nodes)) != counts or (
             jobs[:1],
             jobs[-1:],
@@ -464,15 +430,40 @@ class GuardedAlgorithm:
                 system,
             )
 
-    def _translated(self, error: BaseException, system, limit: float) -> BaseException:
+    def _check_touched(self, modified: dict, system) -> None:
+        """The node ids and GPU counts of the jobs the algorithm touched are numbers, as
+        ElastiSim's JSON protocol carries them (else one line naming the job and the value)."""
+        for view in modified.values():
+            try:
+                for value in (
+                    *(node.identifier for node in view.assigned_nodes),
+                    *view.assigned_node_ids,
+                ):
+                    if value.__class__ is not int and not _whole(value):
+                        raise self._mistake(
+                            f"job {view.identifier} was assigned node {value!r}, which is not a "
+                            f"node id (a whole number)",
+                            system,
+                        )
+                gpus = view.assigned_num_gpus_per_node
+                if gpus.__class__ is not int and not (_whole(gpus) or _real(gpus)):
+                    raise self._mistake(
+                        f"job {view.identifier} was assigned {gpus!r} GPUs per node, which is not "
+                        f"a number",
+                        system,
+                    )
+            except AlgorithmMistake:
+                raise
+            except Exception as error:  # noqa: BLE001 - the algorithm broke the job object
+                raise self._mistake(
+                    f"schedule() left job {getattr(view, 'identifier', '?')} in a state the batch "
+                    f"system cannot read: {type(error).__name__}: {error}",
+                    system,
+                ) from None
+
+    def _translated(self, error: BaseException, system) -> BaseException:
         """What schedule()'s exception stops the run with: a one-line mistake, or `error` itself
-        (Ctrl-C, SIGTERM/SIGHUP as cosched.processes.Interrupted, anything else not the file's)."""
-        if isinstance(error, _Timeout):
-            return self._mistake(
-                f"one call of schedule() ran longer than the time limit of {limit:g} s (raise it "
-                f"with --algorithm-time-limit)",
-                system,
-            )
+        (a real interrupt: cosched.processes.Interrupted, anything else not the file's)."""
         if isinstance(error, AlgorithmMistake):
             return self._mistake(error.message, system)
         if isinstance(error, InputError):
@@ -482,7 +473,7 @@ class GuardedAlgorithm:
                 f"schedule() called os._exit({error.code!r}); an algorithm returns instead", system
             )
         if isinstance(error, KeyboardInterrupt):
-            if self._interrupted or type(error) is not KeyboardInterrupt:
+            if type(error) is not KeyboardInterrupt:
                 return error
             return self._mistake(
                 "schedule() raised KeyboardInterrupt itself (no Ctrl-C was pressed)", system
@@ -494,63 +485,6 @@ class GuardedAlgorithm:
         if isinstance(error, Exception):  # user code: any failure is the algorithm's mistake
             return self._mistake(f"schedule() raised {type(error).__name__}: {error}", system)
         return error
-
-    def _alarm(self, signum, frame) -> None:
-        if not self._inside:
-            return
-        if (
-            self._interrupted or self._timed_out
-        ):  # the algorithm swallowed the exception: end the process
-            reason = (
-                "interrupted"
-                if self._interrupted
-                else f"error: {self.name}: schedule() ignored its time limit of "
-                f"{self.time_limit:g} s"
-            )
-            os.write(2, f"cosched elastic: {reason}\n".encode())
-            _REAL_OS_EXIT(128 + self._interrupted if self._interrupted else 2)
-        self._timed_out = True
-        signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)
-        raise _Timeout()
-
-    @contextlib.contextmanager
-    def active(self):
-        """The time limit and Ctrl-C handling for the calls made inside (main thread only; else no
-        limit)."""
-        if threading.current_thread() is not threading.main_thread():
-            yield self
-            return
-        outer = signal.getitimer(signal.ITIMER_REAL)[
-            0
-        ]  # someone else's alarm (pytest-timeout): restored after
-        entered = time.monotonic()
-        previous_alarm = signal.signal(signal.SIGALRM, self._alarm)
-        previous = _ending_handlers()
-
-        def interrupt(signum, frame):
-            self._interrupted = signum
-            if self._inside:  # a hard stop if the algorithm swallows the KeyboardInterrupt
-                signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)
-            if callable(previous[signum]):
-                previous[signum](signum, frame)
-            raise KeyboardInterrupt
-
-        for sig in previous:
-            signal.signal(sig, interrupt)
-        self._active = self.time_limit > 0
-        try:
-            with _os_exit_refused():
-                yield self
-        finally:
-            self._active = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous_alarm)
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-            if outer > 0:
-                signal.setitimer(
-                    signal.ITIMER_REAL, max(outer - (time.monotonic() - entered), 1e-3)
-                )
 
 
 def pass_algorithm(schedule: Callable, url: str | None = None) -> None:
@@ -577,23 +511,22 @@ def _module() -> types.ModuleType:
     return module
 
 
-def _load_failure(error: BaseException, path: str, time_limit: float, pressed: list):
+def _load_failure(error: BaseException, path: str):
     """What an exception while loading an algorithm file stops the run with: one line of bad
-    input, or `error` itself (Ctrl-C, SIGTERM/SIGHUP as cosched.processes.Interrupted)."""
+    input, or `error` itself (a real interrupt: cosched.processes.Interrupted)."""
     if isinstance(error, SyntaxError):
-        return InputError(f"syntax error: {error.msg}", source=path, line=error.lineno)
+        message = one_line(str(error.msg))
+        return InputError(f"syntax error: {message}", source=path, line=error.lineno)
     if isinstance(error, SystemExit):
-        return InputError(f"loading the algorithm called sys.exit({error.code!r})", source=path)
-    if isinstance(error, _OsExit):
-        return InputError(f"loading the algorithm called os._exit({error.code!r})", source=path)
-    if isinstance(error, _Timeout):
         return InputError(
-            f"loading the algorithm took longer than the time limit of {time_limit:g} s (raise it "
-            f"with --algorithm-time-limit)",
-            source=path,
+            one_line(f"loading the algorithm called sys.exit({error.code!r})"), source=path
+        )
+    if isinstance(error, _OsExit):
+        return InputError(
+            one_line(f"loading the algorithm called os._exit({error.code!r})"), source=path
         )
     if isinstance(error, KeyboardInterrupt):
-        if pressed or type(error) is not KeyboardInterrupt:
+        if type(error) is not KeyboardInterrupt:
             return error
         return InputError(
             "loading the algorithm raised KeyboardInterrupt itself (no Ctrl-C was pressed)",
@@ -601,15 +534,16 @@ def _load_failure(error: BaseException, path: str, time_limit: float, pressed: l
         )
     if isinstance(error, Exception):  # the file is user code: any failure on import is bad input
         return InputError(
-            f"loading the algorithm failed: {type(error).__name__}: {_one_line(str(error))}",
+            f"loading the algorithm failed: {type(error).__name__}: {one_line(str(error))}",
             source=path,
         )
     return error
 
 
-def load_algorithm(path: str | Path, time_limit: float = 0.0) -> Callable:
+def load_algorithm(path: str | Path, watch: Watch | None = None) -> Callable:
     """The `schedule(jobs, nodes, system)` function of an elastisim-python algorithm file, loaded
-    unmodified; loading it may take at most `time_limit` seconds of wall time (0: no limit)."""
+    unmodified in this process (its prints go to stderr; loading marked on `watch`, if any, for a
+    supervisor's time limit)."""
     path = Path(path)
     if not path.is_file():
         raise InputError("no such algorithm file", source=str(path), field="--algorithm")
@@ -622,17 +556,18 @@ def load_algorithm(path: str | Path, time_limit: float = 0.0) -> Callable:
     previous = sys.modules.get(MODULE_NAME)
     sys.modules[MODULE_NAME] = _module()
     passed = len(_PASSED)
-    pressed: list[int] = []
     try:
         # the file's prints never reach --json output
-        with (
-            contextlib.redirect_stdout(sys.stderr),
-            _import_guarded(str(path), time_limit, pressed),
-            _os_exit_refused(),
-        ):
-            spec.loader.exec_module(module)
+        with contextlib.redirect_stdout(sys.stderr), refusing_os_exit():
+            if watch is not None:
+                watch.begin()
+            try:
+                spec.loader.exec_module(module)
+            finally:
+                if watch is not None:
+                    watch.end()
     except BaseException as error:  # noqa: BLE001 - translated; Ctrl-C and others re-raised
-        raise _load_failure(error, str(path), time_limit, pressed) from None
+        raise _load_failure(error, str(path)) from None
     finally:
         if previous is None:
             sys.modules.pop(MODULE_NAME, None)

@@ -1000,9 +1000,16 @@ class Simulation:
             where=f"{phase.where}: evolving_request (job {run.spec.position})",
             source=run.spec.model.source,
         )
-        request = int(value)
+        request, low, high = int(value), run.spec.num_nodes_min, run.spec.num_nodes_max
         if self.config.clip_evolving_requests:
-            request = min(max(request, run.spec.num_nodes_min), run.spec.num_nodes_max)
+            request = min(max(request, low), high)
+        elif not low <= request <= high:  # ElastiSim's Job::calculateEvolvingRequest stops too
+            raise InputError(
+                f"gives {request} nodes, outside the job's {low} to {high} "
+                f"(clip_evolving_requests is false)",
+                source=run.spec.model.source,
+                field=f"{phase.where}: evolving_request (job {run.spec.position})",
+            )
         return request
 
     # the inner loop of every job: one branch per kind of item, inline (called for every event of

@@ -33,7 +33,7 @@ def _example(monkeypatch):
     expressions = Expressions()
     platform = load_elastisim_platform(configuration.platform_file)
     jobs = load_jobs(configuration.jobs_file, expressions)
-    algorithm = GuardedAlgorithm(load_algorithm(EXAMPLE / "algorithm.py"), "algorithm.py", 0)
+    algorithm = GuardedAlgorithm(load_algorithm(EXAMPLE / "algorithm.py"), "algorithm.py")
     return configuration, platform, jobs, expressions, algorithm
 
 
