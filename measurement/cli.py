@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import sys
 from pathlib import Path
 
 from cosched.cli_options import (
@@ -295,7 +296,23 @@ def _measure(args) -> int:
         print(json.dumps(report, indent=2, default=float))
     else:
         _print_summary(report, args.out)
+    explain_exit(args.command, report)
     return _exit_code(report)
+
+
+def explain_exit(command: str, report: dict, problems: list[str] = ()) -> None:
+    """Why a measurement's exit code is not 0, on stderr (under --quiet and --json too): the
+    report's error, the interruption, and `problems` (e.g. tasks that crashed)."""
+    lines = []
+    if "error" in report:
+        lines.append(f"error: {report['error']}")
+    if report["interrupted"] and report.get("interrupted_by") != "timeout":
+        lines.append(f"interrupted ({report.get('interrupted_by') or 'SIGINT'})")
+    elif report["interrupted"] and "error" not in report:
+        lines.append("stopped by --timeout")
+    lines.extend(problems)
+    for line in lines:
+        print(f"cosched {command}: {line}", file=sys.stderr)
 
 
 def _exit_code(report: dict) -> int:
@@ -339,7 +356,7 @@ def _print_summary(report: dict, out: str) -> None:
     for name, reason in (report.get("dropped_tasks") or {}).items():
         print(f"  dropped {name}: {reason}")
     if "error" in report:
-        print(f"no instance written: {report['error']}")
+        print("no instance written (the error is on stderr)")
         return
     print(
         f"speeds clipped to 1: {report['speeds_clipped_to_1']}, monotonicity violations: "

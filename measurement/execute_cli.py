@@ -19,7 +19,12 @@ from cosched.cli_options import (
     positive,
 )
 from cosched.errors import InputError
-from cosched.measurement.cli import KERNEL_SECONDS_MARGIN, _exit_code, add_containment_arguments
+from cosched.measurement.cli import (
+    KERNEL_SECONDS_MARGIN,
+    _exit_code,
+    add_containment_arguments,
+    explain_exit,
+)
 from cosched.measurement.counters import BACKEND_NAMES
 
 if TYPE_CHECKING:  # imported on use: the CLI imports this module at start
@@ -283,9 +288,15 @@ def _execute(args) -> int:
         print(json.dumps(report, indent=2, default=float))
     else:
         _print_summary(report)
+    crashed = [
+        f"task {task['name']} {task['status']}"
+        + (f": {task['message']}" if task["message"] else "")
+        for task in report.get("tasks", [])
+        if task["status"] in ("crashed", "timed-out")
+    ]
+    explain_exit(args.command, report, crashed)
     if report["interrupted"]:
         return _exit_code(report)  # 130 Ctrl-C, 143 SIGTERM, 124 --timeout
-    crashed = any(task["status"] in ("crashed", "timed-out") for task in report.get("tasks", []))
     return 1 if "error" in report or crashed else 0
 
 
@@ -308,8 +319,6 @@ def _print_summary(report: dict) -> None:
             f"  {task['name']:<16} {task['status']:<10} {exit_time:<18} "
             f"{task['combinations_measured']} steps{note}"
         )
-    if "error" in report:
-        print(f"error: {report['error']}")
     real, reference = report.get("real"), report.get("reference") or {}
     if real:
         makespan = (

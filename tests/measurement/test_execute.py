@@ -461,3 +461,28 @@ def test_shell_launched_task_reads_the_same_speed_alone_as_its_exec_form(contain
 def test_shell_launched_task_reads_the_same_speed_alone_within_5_percent(containment):
     ratios = _alone_speed_ratios(containment, alternations=20, window=0.5)
     assert abs(ratios.mean() - 1) < SAME_SPEED_TOLERANCE
+
+
+def test_a_refused_run_explains_its_exit_on_stderr_under_quiet(tmp_path, capsys):
+    sleeper = "exec sleep 30"
+    code = main(
+        [
+            "execute",
+            "--task",
+            f"a={sleeper}",
+            "--task",
+            f"b={sleeper}",
+            "--reference-window",
+            "0.05",
+            "--backend",
+            "cputime",
+            "--out",
+            str(tmp_path / "run"),
+            "--quiet",
+        ]
+    )
+    captured = capsys.readouterr()
+    assert code == 1
+    assert captured.out == ""
+    assert captured.err.startswith("cosched execute: error: task 'a' reads speed")
+    assert "hardly computes" in captured.err and "Traceback" not in captured.err
