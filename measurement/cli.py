@@ -7,6 +7,7 @@ import argparse
 import json
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from cosched.cli_options import (
@@ -300,7 +301,7 @@ def _measure(args) -> int:
     return _exit_code(report)
 
 
-def explain_exit(command: str, report: dict, problems: list[str] = ()) -> None:
+def explain_exit(command: str, report: dict, problems: Sequence[str] = ()) -> None:
     """Why a measurement's exit code is not 0, on stderr (under --quiet and --json too): the
     report's error, the interruption, and `problems` (e.g. tasks that crashed)."""
     lines = []
