@@ -16,7 +16,6 @@ from cosched.cli_options import (
     announce,
     plots_folder,
     plots_target,
-    positive,
 )
 from cosched.errors import InputError
 from cosched.measurement.cli import (
@@ -26,6 +25,7 @@ from cosched.measurement.cli import (
     explain_exit,
 )
 from cosched.measurement.counters import BACKEND_NAMES
+from cosched.measurement.flags import count, seconds
 
 if TYPE_CHECKING:  # imported on use: the CLI imports this module at start
     from cosched.measurement.corun import TaskSpec
@@ -65,13 +65,13 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--kernel-work",
         dest="work",
-        type=positive(int),
+        type=count("MAX_KERNEL_WORK"),
         metavar="N",
         help="work units of every bundled kernel",
     )
-    add_alias(parser, "--work", dest="work", type=positive(int), metavar="N")
+    add_alias(parser, "--work", dest="work", type=count("MAX_KERNEL_WORK"), metavar="N")
     parser.add_argument(
-        "--threads", type=positive(int), default=1, help="threads of each bundled kernel"
+        "--threads", type=count("MAX_THREADS"), default=1, help="threads of each bundled kernel"
     )
     add_strategy_arguments(parser)
     parser.set_defaults(quantum=DEFAULT_QUANTUM_SECONDS)
@@ -107,21 +107,21 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--reference-window",
         dest="window",
-        type=positive(float),
+        type=seconds(),
         default=1.0,
         metavar="SECONDS",
         help="measuring window of the reference and of premeasured combinations [s] (default 1)",
     )
-    add_alias(parser, "--window", dest="window", type=positive(float))
+    add_alias(parser, "--window", dest="window", type=seconds())
     parser.add_argument(
         "--reference-warmup",
         dest="warmup",
-        type=positive(float),
+        type=seconds(),
         default=0.3,
         metavar="SECONDS",
         help="discarded warm-up of the reference's windows [s] (default 0.3)",
     )
-    add_alias(parser, "--warmup", dest="warmup", type=positive(float))
+    add_alias(parser, "--warmup", dest="warmup", type=seconds())
     parser.add_argument(
         "--force",
         action="store_true",
@@ -178,6 +178,19 @@ def _tasks(args: argparse.Namespace) -> tuple[list[TaskSpec], list[TaskSpec]]:
         raise InputError(f"task names must be unique, got {names}", field="--task")
     combination_set(len(tasks), args.combinations)  # reject a bad spec before starting anything
     return tasks, long_running
+
+
+def _check_strategy_numbers(args) -> None:
+    """The strategy options that are wall-clock seconds or a noise level here, in their ranges (the
+    strategy checks the others)."""
+    from cosched.inputs import check_number
+    from cosched.measurement.limits import MAX_NOISE_SIGMA, MAX_WAIT_SECONDS, MIN_WAIT_SECONDS
+
+    if args.quantum is not None:
+        check_number(
+            args.quantum, field="--quantum", minimum=MIN_WAIT_SECONDS.value, limit=MAX_WAIT_SECONDS
+        )
+    check_number(args.noise_sigma, field="--noise-sigma", minimum=0, limit=MAX_NOISE_SIGMA)
 
 
 def _speeds_file(path: str, names: list[str]):
@@ -238,6 +251,7 @@ def _execute(args) -> int:
             field="--speeds",
         )
     tasks, long_running = _tasks(args)
+    _check_strategy_numbers(args)
     strategy_from_args(args)  # a bad option fails here, before any process starts
     speeds, ideal = (
         _speeds_file(args.speeds, [t.name for t in tasks]) if args.speeds else (None, None)
