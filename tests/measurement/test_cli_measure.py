@@ -117,3 +117,17 @@ def test_forcing_hardware_counters_without_a_pmu_exits_2_naming_the_cause(tmp_pa
         assert str(error) in capsys.readouterr().err and not out.exists()
     else:
         pytest.skip("this machine has working hardware counters")
+
+
+def test_a_measurement_without_an_instance_explains_its_exit_on_stderr_under_quiet(
+    tmp_path, capsys
+):
+    sleeper = "exec sleep 30"
+    argv = ["measure", "--task", f"a={sleeper}", "--task", f"b={sleeper}"]
+    argv += ["--window", "0.05", "--warmup", "0.01", "--backend", "cputime"]
+    code = main([*argv, "--out", str(tmp_path / "run"), "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert captured.out == ""
+    assert captured.err.startswith("cosched measure: error: ")
+    assert "nothing to normalise" in captured.err and "Traceback" not in captured.err
