@@ -231,12 +231,14 @@ def _kernel_names(text: str) -> list[str]:
 def _measure(args) -> int:
     from cosched.inputs import MAX_SECONDS, check_number
     from cosched.measurement.corun import TaskSpec, combination_set, parse_task
+    from cosched.measurement.limits import check_seed
     from cosched.measurement.session import measure_to_directory
     from cosched.measurement.validation import kernel_command
     from cosched.outputs import check_outputs, output_dir
 
     plots = plots_target(args, plots_folder(args.out), fixed=True)
     check_outputs(("--out", args.out, "folder"))
+    check_seed(args.seed)
     tasks = [parse_task(text) for text in args.task]
     if args.kernels:
         kernels = _kernel_names(args.kernels)
@@ -371,8 +373,11 @@ def _print_summary(report: dict, out: str) -> None:
 
 
 def _validate(args) -> int:
+    from cosched.measurement.limits import check_seed
     from cosched.measurement.validation import fit_table, run_validation
     from cosched.outputs import atomic_path, check_outputs, output_dir
+
+    check_seed(args.seed)
 
     plots = plots_target(args, plots_folder(args.out))
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))

@@ -143,7 +143,7 @@ def _tasks(args: argparse.Namespace) -> tuple[list[TaskSpec], list[TaskSpec]]:
     """The tasks of the run (kernels sized by --kernel-work) and their long-running twins for the
     reference matrix (kernels sized by time)."""
     from cosched.measurement.cli import _kernel_names
-    from cosched.measurement.corun import TaskSpec, combination_set, parse_task
+    from cosched.measurement.corun import TaskSpec, parse_task
     from cosched.measurement.validation import kernel_command
 
     tasks = [parse_task(text) for text in args.task]
@@ -155,7 +155,7 @@ def _tasks(args: argparse.Namespace) -> tuple[list[TaskSpec], list[TaskSpec]]:
                 field="--kernel-work",
             )
         kernels = _kernel_names(args.kernels)
-        planned = len(combination_set(len(tasks) + len(kernels), args.combinations)) * (
+        planned = len(_combinations(len(tasks) + len(kernels), args.combinations)) * (
             args.warmup + args.window
         )
         counts: dict[str, int] = {}
@@ -176,15 +176,32 @@ def _tasks(args: argparse.Namespace) -> tuple[list[TaskSpec], list[TaskSpec]]:
     names = [task.name for task in tasks]
     if len(set(names)) != len(names):
         raise InputError(f"task names must be unique, got {names}", field="--task")
-    combination_set(len(tasks), args.combinations)  # reject a bad spec before starting anything
+    _combinations(len(tasks), args.combinations)  # reject a bad spec before starting anything
     return tasks, long_running
 
 
+def _combinations(count: int, spec: str):
+    """`corun.combination_set`, its errors naming execute's flag."""
+    from cosched.measurement.corun import combination_set
+
+    try:
+        return combination_set(count, spec)
+    except InputError as error:
+        raise InputError(error.message, field="--allowed-combinations") from None
+
+
 def _check_strategy_numbers(args) -> None:
-    """The strategy options that are wall-clock seconds or a noise level here, in their ranges (the
-    strategy checks the others)."""
+    """The seed, and the strategy options that are wall-clock seconds or a noise level here, in
+    their ranges (the strategy checks the others)."""
     from cosched.inputs import check_number
-    from cosched.measurement.limits import MAX_NOISE_SIGMA, MAX_WAIT_SECONDS, MIN_WAIT_SECONDS
+    from cosched.measurement.limits import (
+        MAX_NOISE_SIGMA,
+        MAX_WAIT_SECONDS,
+        MIN_WAIT_SECONDS,
+        check_seed,
+    )
+
+    check_seed(args.seed)
 
     if args.quantum is not None:
         check_number(

@@ -135,7 +135,10 @@ def _dry_run(args, apps, nodes, pairs) -> int:
 
 def _measure_heatmap(args) -> int:
     from cosched.measurement.heatmap_spec import check_launchable, load_apps, parse_nodes
+    from cosched.measurement.limits import check_seed
     from cosched.outputs import check_outputs
+
+    check_seed(args.seed)
 
     apps = load_apps(args.apps)
     if args.dask in (None, "local"):  # a remote worker has its own file system

@@ -18,7 +18,9 @@ __all__ = [
     "MAX_RETRIES",
     "MAX_THREADS",
     "MAX_NOISE_SIGMA",
+    "SEED_LIMIT",
     "check_size",
+    "check_seed",
 ]
 
 # the threading module's waits stop near 9.2e9 s (threading.TIMEOUT_MAX); 1e9 s is 31 years
@@ -35,6 +37,15 @@ MAX_RETRIES = Limit("MAX_RETRIES", 1_000, "retries of a failed run")
 MAX_THREADS = MAX_CORES_PER_NODE  # threads of one task: more than one node's cores measure nothing
 # execute's simulated noise: sigma**2 overflows near 1e154, and a σ of 100 already buries any speed
 MAX_NOISE_SIGMA = Limit("MAX_NOISE_SIGMA", 100.0, "relative σ of execute's simulated noise")
+
+
+SEED_LIMIT = 2**64  # seeds are whole numbers below this; numpy's generators refuse negatives
+
+
+def check_seed(seed: int) -> None:
+    """InputError naming --seed unless 0 <= `seed` < SEED_LIMIT."""
+    if not 0 <= seed < SEED_LIMIT:
+        raise InputError(f"must be from 0 to 2**64 - 1, got {seed}", field="--seed")
 
 
 def check_size(value: int, limit: Limit, field: str, what: str) -> None:
