@@ -295,10 +295,9 @@ def _next_exit(
 
 def run_measurement(spec: dict) -> dict:
     """Run the launches of one measurement (`spec`: run id, roles, containment kind, session) and
-    return its
-    result: ``status`` (ok, failed, timeout, stopped), ``times`` (seconds per role, first complete
-    run), ``returncode``, ``output`` (tail of a failed launch's output), ``hosts``, ``restarts``,
-    ``containment`` (the backend that ran the launches)."""
+    return its result: ``status`` (ok, failed, timeout, stopped), ``times`` (seconds per role,
+    first complete run), ``returncode``, ``output`` (tail of a failed launch's output), ``hosts``,
+    ``restarts``, ``containment`` (the backend that ran the launches)."""
     roles = spec["roles"]
     events: queue.Queue[tuple[int, float, int, _Launch]] = queue.Queue()
     times: list[float | None] = [None] * len(roles)
