@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from cosched.cli_options import (
@@ -20,10 +22,10 @@ from cosched.cli_options import (
     notice,
     plots_folder,
     plots_target,
-    positive,
 )
 from cosched.errors import InputError
 from cosched.measurement.counters import BACKEND_NAMES
+from cosched.measurement.flags import count, seconds
 from cosched.names import resolve_name
 
 __all__ = ["register"]
@@ -55,7 +57,7 @@ def register(subparsers) -> None:
         help="add bundled kernels as tasks (compute, memory, cache; a name may repeat)",
     )
     measure.add_argument(
-        "--threads", type=positive(int), default=1, help="threads of each bundled kernel"
+        "--threads", type=count("MAX_THREADS"), default=1, help="threads of each bundled kernel"
     )
     measure.add_argument(
         "--combinations",
@@ -63,11 +65,11 @@ def register(subparsers) -> None:
         help="pairs | all | upto:K | sample:N | chains:N[:K] (default pairs)",
     )
     measure.add_argument(
-        "--window", type=positive(float), default=2.0, help="measuring window [s] (default 2)"
+        "--window", type=seconds(), default=2.0, help="measuring window [s] (default 2)"
     )
     measure.add_argument(
         "--warmup",
-        type=positive(float),
+        type=seconds(),
         default=0.5,
         help="discarded warm-up after continuing a combination [s] (default 0.5)",
     )
@@ -123,22 +125,25 @@ def register(subparsers) -> None:
     )
     validate.add_argument("--kernels", default="compute,memory,cache", help="kernels to measure")
     validate.add_argument(
-        "--runs", type=positive(int), default=6, help="co-runs per kernel (default 6)"
+        "--runs", type=count("MAX_MEASURED_RUNS"), default=6, help="co-runs per kernel (default 6)"
     )
     validate.add_argument(
-        "--max-corunners", type=positive(int), default=3, help="co-runners per run, 1..N"
+        "--max-corunners", type=count("MAX_THREADS"), default=3, help="co-runners per run, 1..N"
     )
     validate.add_argument(
-        "--max-threads", type=positive(int), default=2, help="threads per task, 1..N"
+        "--max-threads", type=count("MAX_THREADS"), default=2, help="threads per task, 1..N"
     )
     validate.add_argument(
         "--seconds",
-        type=positive(float),
+        type=seconds(),
         default=1.5,
         help="work of each kernel, as seconds alone (default 1.5)",
     )
     validate.add_argument(
-        "--repeats", type=positive(int), default=2, help="runs alone per kernel and threads"
+        "--repeats",
+        type=count("MAX_MEASURED_RUNS"),
+        default=2,
+        help="runs alone per kernel and threads",
     )
     validate.add_argument(
         "--backend",
@@ -185,13 +190,13 @@ def add_containment_arguments(parser) -> None:
     )
     parser.add_argument(
         "--task-timeout",
-        type=positive(float),
+        type=seconds(),
         metavar="SECONDS",
         help="kill a task once it has run (been continued) this long; reported as timed-out",
     )
     parser.add_argument(
         "--timeout",
-        type=positive(float),
+        type=seconds(),
         metavar="SECONDS",
         help="stop the whole run after this long, like Ctrl-C: partial report, exit code 124",
     )
@@ -229,13 +234,16 @@ def _kernel_names(text: str) -> list[str]:
 
 
 def _measure(args) -> int:
+    from cosched.inputs import MAX_SECONDS, check_number
     from cosched.measurement.corun import TaskSpec, combination_set, parse_task
+    from cosched.measurement.limits import check_seed
     from cosched.measurement.session import measure_to_directory
     from cosched.measurement.validation import kernel_command
     from cosched.outputs import check_outputs, output_dir
 
     plots = plots_target(args, plots_folder(args.out), fixed=True)
     check_outputs(("--out", args.out, "folder"))
+    check_seed(args.seed)
     tasks = [parse_task(text) for text in args.task]
     if args.kernels:
         kernels = _kernel_names(args.kernels)
@@ -264,11 +272,10 @@ def _measure(args) -> int:
                 f"expected NAME=B with a known task name and a number, got {text!r}",
                 field="--task-work",
             ) from None
-        if not 0 < amount < float("inf"):
-            raise InputError(
-                f"work must be a finite positive number, got {text!r}", field="--task-work"
-            )
-        work[index] = amount
+        # work b is the task's time alone (002 §2): a duration like any other
+        work[index] = check_number(
+            amount, field="--task-work", minimum=0, exclusive_minimum=True, limit=MAX_SECONDS
+        )
     # reject a bad spec before starting anything
     combination_set(len(tasks), args.combinations, args.seed)
     backend, reason = _backend(args.backend)
@@ -300,7 +307,23 @@ def _measure(args) -> int:
         print(json.dumps(report, indent=2, default=float))
     else:
         _print_summary(report, args.out)
+    explain_exit(args.command, report)
     return _exit_code(report)
+
+
+def explain_exit(command: str, report: dict, problems: Sequence[str] = ()) -> None:
+    """Why a measurement's exit code is not 0, on stderr (under --quiet and --json too): the
+    report's error, the interruption, and `problems` (e.g. tasks that crashed)."""
+    lines = []
+    if "error" in report:
+        lines.append(f"error: {report['error']}")
+    if report["interrupted"] and report.get("interrupted_by") != "timeout":
+        lines.append(f"interrupted ({report.get('interrupted_by') or 'SIGINT'})")
+    elif report["interrupted"] and "error" not in report:
+        lines.append("stopped by --timeout")
+    lines.extend(problems)
+    for line in lines:
+        print(f"cosched {command}: {line}", file=sys.stderr)
 
 
 def _exit_code(report: dict) -> int:
@@ -350,7 +373,7 @@ def _print_summary(report: dict, out: str) -> None:
     for name, reason in (report.get("dropped_tasks") or {}).items():
         print(f"  dropped {name}: {reason}")
     if "error" in report:
-        print(f"no instance written: {report['error']}")
+        print("no instance written (the error is on stderr)")
         return
     print(
         f"speeds clipped to 1: {report['speeds_clipped_to_1']}, monotonicity violations: "
@@ -361,8 +384,11 @@ def _print_summary(report: dict, out: str) -> None:
 
 
 def _validate(args) -> int:
+    from cosched.measurement.limits import check_seed
     from cosched.measurement.validation import fit_table, run_validation
     from cosched.outputs import atomic_path, check_outputs, output_dir
+
+    check_seed(args.seed)
 
     plots = plots_target(args, plots_folder(args.out))
     check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))

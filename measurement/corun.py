@@ -27,6 +27,7 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.measurement.counters import CounterBackend, ThreadReading, group_threads
+from cosched.measurement.limits import MAX_MEASURED_RUNS, check_size
 from cosched.measurement.probe import MIN_ALONE_SPEED, readings_frame, task_speed
 from cosched.processes import (
     die_with_parent,
@@ -99,6 +100,9 @@ def combination_set(n: int, spec: str, seed: int | None = None) -> np.ndarray:
     """
     kind, _, value = spec.partition(":")
     singletons = 1 << np.arange(n, dtype=np.int64)
+    planned = value.partition(":")[0]
+    if kind in ("sample", "chains") and planned.isdigit():  # sized before it is drawn
+        check_size(int(planned), MAX_MEASURED_RUNS, "--combinations", f"{kind} count")
     if kind == "chains" and _is_chain_spec(value, n):
         count, _, size = value.partition(":")
         chains = _chains(n, int(count), int(size) if size else n, np.random.default_rng(seed))

@@ -17,11 +17,16 @@ from cosched.cli_options import (
     announce,
     plots_folder,
     plots_target,
-    positive,
 )
 from cosched.errors import InputError
-from cosched.measurement.cli import KERNEL_SECONDS_MARGIN, _exit_code, add_containment_arguments
+from cosched.measurement.cli import (
+    KERNEL_SECONDS_MARGIN,
+    _exit_code,
+    add_containment_arguments,
+    explain_exit,
+)
 from cosched.measurement.counters import BACKEND_NAMES
+from cosched.measurement.flags import count, seconds
 
 if TYPE_CHECKING:  # imported on use: the CLI imports this module at start
     from cosched.measurement.corun import TaskSpec
@@ -61,13 +66,13 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--kernel-work",
         dest="work",
-        type=positive(int),
+        type=count("MAX_KERNEL_WORK"),
         metavar="N",
         help="work units of every bundled kernel",
     )
-    add_alias(parser, "--work", dest="work", type=positive(int), metavar="N")
+    add_alias(parser, "--work", dest="work", type=count("MAX_KERNEL_WORK"), metavar="N")
     parser.add_argument(
-        "--threads", type=positive(int), default=1, help="threads of each bundled kernel"
+        "--threads", type=count("MAX_THREADS"), default=1, help="threads of each bundled kernel"
     )
     add_strategy_arguments(parser)
     parser.set_defaults(quantum=DEFAULT_QUANTUM_SECONDS)
@@ -103,21 +108,21 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--reference-window",
         dest="window",
-        type=positive(float),
+        type=seconds(),
         default=1.0,
         metavar="SECONDS",
         help="measuring window of the reference and of premeasured combinations [s] (default 1)",
     )
-    add_alias(parser, "--window", dest="window", type=positive(float))
+    add_alias(parser, "--window", dest="window", type=seconds())
     parser.add_argument(
         "--reference-warmup",
         dest="warmup",
-        type=positive(float),
+        type=seconds(),
         default=0.3,
         metavar="SECONDS",
         help="discarded warm-up of the reference's windows [s] (default 0.3)",
     )
-    add_alias(parser, "--warmup", dest="warmup", type=positive(float))
+    add_alias(parser, "--warmup", dest="warmup", type=seconds())
     parser.add_argument(
         "--force",
         action="store_true",
@@ -140,7 +145,7 @@ def _tasks(args: argparse.Namespace) -> tuple[list[TaskSpec], list[TaskSpec]]:
     """The tasks of the run (kernels sized by --kernel-work) and their long-running twins for the
     reference matrix (kernels sized by time)."""
     from cosched.measurement.cli import _kernel_names
-    from cosched.measurement.corun import TaskSpec, combination_set, parse_task
+    from cosched.measurement.corun import TaskSpec, parse_task
     from cosched.measurement.validation import kernel_command
 
     tasks = [parse_task(text) for text in args.task]
@@ -152,7 +157,7 @@ def _tasks(args: argparse.Namespace) -> tuple[list[TaskSpec], list[TaskSpec]]:
                 field="--kernel-work",
             )
         kernels = _kernel_names(args.kernels)
-        planned = len(combination_set(len(tasks) + len(kernels), args.combinations)) * (
+        planned = len(_combinations(len(tasks) + len(kernels), args.combinations)) * (
             args.warmup + args.window
         )
         counts: dict[str, int] = {}
@@ -173,8 +178,38 @@ def _tasks(args: argparse.Namespace) -> tuple[list[TaskSpec], list[TaskSpec]]:
     names = [task.name for task in tasks]
     if len(set(names)) != len(names):
         raise InputError(f"task names must be unique, got {names}", field="--task")
-    combination_set(len(tasks), args.combinations)  # reject a bad spec before starting anything
+    _combinations(len(tasks), args.combinations)  # reject a bad spec before starting anything
     return tasks, long_running
+
+
+def _combinations(count: int, spec: str):
+    """`corun.combination_set`, its errors naming execute's flag."""
+    from cosched.measurement.corun import combination_set
+
+    try:
+        return combination_set(count, spec)
+    except InputError as error:
+        raise InputError(error.message, field="--allowed-combinations") from None
+
+
+def _check_strategy_numbers(args) -> None:
+    """The seed, and the strategy options that are wall-clock seconds or a noise level here, in
+    their ranges (the strategy checks the others)."""
+    from cosched.inputs import check_number
+    from cosched.measurement.limits import (
+        MAX_NOISE_SIGMA,
+        MAX_WAIT_SECONDS,
+        MIN_WAIT_SECONDS,
+        check_seed,
+    )
+
+    check_seed(args.seed)
+
+    if args.quantum is not None:
+        check_number(
+            args.quantum, field="--quantum", minimum=MIN_WAIT_SECONDS.value, limit=MAX_WAIT_SECONDS
+        )
+    check_number(args.noise_sigma, field="--noise-sigma", minimum=0, limit=MAX_NOISE_SIGMA)
 
 
 def _speeds_file(path: str, names: list[str]):
@@ -235,6 +270,7 @@ def _execute(args) -> int:
             field="--speeds",
         )
     tasks, long_running = _tasks(args)
+    _check_strategy_numbers(args)
     strategy_from_args(args)  # a bad option fails here, before any process starts
     speeds, ideal = (
         _speeds_file(args.speeds, [t.name for t in tasks]) if args.speeds else (None, None)
@@ -285,9 +321,15 @@ def _execute(args) -> int:
         print(json.dumps(report, indent=2, default=float))
     else:
         _print_summary(report)
+    crashed = [
+        f"task {task['name']} {task['status']}"
+        + (f": {task['message']}" if task["message"] else "")
+        for task in report.get("tasks", [])
+        if task["status"] in ("crashed", "timed-out")
+    ]
+    explain_exit(args.command, report, crashed)
     if report["interrupted"]:
         return _exit_code(report)  # 130 Ctrl-C, 143 SIGTERM, 124 --timeout
-    crashed = any(task["status"] in ("crashed", "timed-out") for task in report.get("tasks", []))
     return 1 if "error" in report or crashed else 0
 
 
@@ -311,8 +353,6 @@ def _print_summary(report: dict) -> None:
             f"  {task['name']:<16} {task['status']:<10} {exit_time:<18} "
             f"{task['combinations_measured']} steps{note}"
         )
-    if "error" in report:
-        print(f"error: {report['error']}")
     real, reference = report.get("real"), report.get("reference") or {}
     if real:
         makespan = (

@@ -17,26 +17,12 @@ from cosched.cli_options import (
     plots_target,
 )
 from cosched.errors import InputError
+from cosched.measurement.flags import count
 
 __all__ = ["register"]
 
 DEFAULT_REPEATS = 3
 DEFAULT_RETRIES = 2
-
-
-def _count(minimum: int):
-    import argparse
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text!r}")
-        return value
-
-    return parse
 
 
 def register(subparsers) -> None:
@@ -67,7 +53,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--repeats",
-        type=_count(1),
+        type=count("MAX_MEASURED_RUNS"),
         default=DEFAULT_REPEATS,
         help=f"repeats of every run (default {DEFAULT_REPEATS})",
     )
@@ -80,7 +66,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--retries",
-        type=_count(0),
+        type=count("MAX_RETRIES", minimum=0),
         default=DEFAULT_RETRIES,
         help=f"retries of a failed run per invocation (default {DEFAULT_RETRIES})",
     )
@@ -154,10 +140,15 @@ def _dry_run(args, apps, nodes, pairs) -> int:
 
 
 def _measure_heatmap(args) -> int:
-    from cosched.measurement.heatmap_spec import load_apps, parse_nodes
+    from cosched.measurement.heatmap_spec import check_launchable, load_apps, parse_nodes
+    from cosched.measurement.limits import check_seed
     from cosched.outputs import check_outputs
 
+    check_seed(args.seed)
+
     apps = load_apps(args.apps)
+    if args.dask in (None, "local"):  # a remote worker has its own file system
+        check_launchable(apps, args.apps)
     nodes = parse_nodes(args.nodes)
     pairs = _pairs(args, apps)
     if args.dry_run:

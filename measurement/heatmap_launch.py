@@ -10,8 +10,11 @@ application's time is its first complete run. A non-zero exit, a timeout or a st
 kills every launch of it.
 
 Every launch goes through the task containment (`cosched.containment`): one containment per process,
-opened on first use; `stop_all()` kills every launch of this process and makes running measurements
-return "stopped" (Ctrl-C of the command, or `Client.run` on every Dask worker).
+opened on first use. A measurement belongs to the session of the command that submitted it
+(``spec["session"]``): `stop_all(session)` kills that session's launches in this process and makes
+its running and later measurements return "stopped" for good (Ctrl-C of the command, or `Client.run`
+on every Dask worker: a task that starts after the stop, its cancellation late, launches nothing);
+`stop_all()` stops every session until `reset`.
 """
 
 from __future__ import annotations
@@ -51,8 +54,9 @@ POLL_SECONDS = 0.2  # longest wait for a launch to exit before timeouts and Ctrl
 
 _lock = threading.Lock()
 _start_lock = threading.Lock()
-_stop = threading.Event()
-_active: set = set()
+_EVERY_SESSION = ""  # in `_stopped`: `stop_all()` without a session, until `reset`
+_stopped: set[str] = set()  # sessions stopped in this process
+_active: dict = {}  # containment task -> its session
 _containments: dict = {}  # kind -> this process's containment of that kind
 
 
@@ -138,19 +142,26 @@ def containment_name(kind: str = "auto") -> str:
     return getattr(_open(kind), "name", "session")
 
 
-def stop_all() -> int:
-    """Kill every launch of this process and stop running measurements; returns how many."""
-    _stop.set()
+def stop_all(session: str | None = None) -> int:
+    """Kill the launches of `session` (None: of every session) in this process and stop its
+    measurements, running or yet to start; returns how many launches were killed."""
     with _lock:
-        tasks = list(_active)
+        _stopped.add(_EVERY_SESSION if session is None else session)
+        tasks = [task for task, owner in _active.items() if session is None or owner == session]
     for task in tasks:
         task.kill()
     return len(tasks)
 
 
 def reset() -> None:
-    """Allow measurements again after `stop_all` (a new command in the same process)."""
-    _stop.clear()
+    """Allow measurements again after `stop_all()` without a session (a new command in the same
+    process); stopped sessions stay stopped."""
+    with _lock:
+        _stopped.discard(_EVERY_SESSION)
+
+
+def _is_stopped(session: str) -> bool:
+    return _EVERY_SESSION in _stopped or session in _stopped
 
 
 class _Launch:
@@ -165,6 +176,7 @@ class _Launch:
         events: queue.Queue,
         run: str,
         containment: str,
+        session: str,
     ):
         values = dict(role["values"])
         hostfile = folder / f"hosts{index}.txt"
@@ -186,7 +198,7 @@ class _Launch:
                 stderr=subprocess.STDOUT,
             )
         with _lock:
-            _active.add(self.task)
+            _active[self.task] = session
         self.thread = threading.Thread(target=self._reap, args=(index, events), daemon=True)
         self.thread.start()
 
@@ -199,12 +211,12 @@ class _Launch:
         self.task.kill()
         self.thread.join(5.0)
         with _lock:
-            _active.discard(self.task)
+            _active.pop(self.task, None)
         self.task.close()
 
     def finish(self) -> None:
         with _lock:
-            _active.discard(self.task)
+            _active.pop(self.task, None)
         self.task.close()
 
     def output(self) -> str:
@@ -231,10 +243,12 @@ def _next_wait(running: dict[int, _Launch], roles: list[dict]) -> float:
     return max(0.0, min(POLL_SECONDS, deadline - time.monotonic()))
 
 
-def _idle_end(result: dict, running: dict[int, _Launch], roles: list[dict]) -> dict | None:
+def _idle_end(
+    result: dict, running: dict[int, _Launch], roles: list[dict], session: str
+) -> dict | None:
     """After a wait without an exit: the measurement's result if it ends now (stopped from outside,
     a launch past its timeout), else None."""
-    if _stop.is_set():
+    if _is_stopped(session):
         return {**result, "status": STOPPED}
     late = [
         i
@@ -259,6 +273,7 @@ def _next_exit(
     running: dict[int, _Launch],
     roles: list[dict],
     result: dict,
+    session: str,
 ) -> tuple[int, float, int, _Launch] | dict:
     """The next exit of a current launch (role index, end time, exit status, launch), or the
     measurement's result when it ends first (stopped from outside, a launch past its timeout).
@@ -267,27 +282,28 @@ def _next_exit(
         try:
             index, ended, code, which = events.get(timeout=_next_wait(running, roles))
         except queue.Empty:
-            ending = _idle_end(result, running, roles)
+            ending = _idle_end(result, running, roles, session)
             if ending is not None:
                 return ending
             continue
         if which.killed or running.get(index) is not which:
             continue
-        if _stop.is_set():
+        if _is_stopped(session):
             return {**result, "status": STOPPED}
         return index, ended, code, which
 
 
 def run_measurement(spec: dict) -> dict:
-    """Run the launches of one measurement (`spec`: run id, roles, containment kind) and return its
-    result: ``status`` (ok, failed, timeout, stopped), ``times`` (seconds per role, first complete
-    run), ``returncode``, ``output`` (tail of a failed launch's output), ``hosts``, ``restarts``,
-    ``containment`` (the backend that ran the launches)."""
+    """Run the launches of one measurement (`spec`: run id, roles, containment kind, session) and
+    return its result: ``status`` (ok, failed, timeout, stopped), ``times`` (seconds per role,
+    first complete run), ``returncode``, ``output`` (tail of a failed launch's output), ``hosts``,
+    ``restarts``, ``containment`` (the backend that ran the launches)."""
     roles = spec["roles"]
     events: queue.Queue[tuple[int, float, int, _Launch]] = queue.Queue()
     times: list[float | None] = [None] * len(roles)
     hosts = sorted({host for role in roles for host in role["hosts"]})
     kind = spec.get("containment", "auto")
+    session = spec.get("session", "")
     result = {
         "run": spec["run"],
         "status": "ok",
@@ -298,7 +314,7 @@ def run_measurement(spec: dict) -> dict:
         "restarts": 0,
         "containment": containment_name(kind),
     }
-    if _stop.is_set():
+    if _is_stopped(session):
         return {**result, "status": STOPPED}
     with tempfile.TemporaryDirectory(prefix="cosched-heatmap-") as folder:
         running: dict[int, _Launch] = {}
@@ -307,14 +323,14 @@ def run_measurement(spec: dict) -> dict:
         def launch(index: int) -> None:
             counts[index] += 1
             running[index] = _Launch(
-                roles[index], index, Path(folder), counts[index], events, spec["run"], kind
+                roles[index], index, Path(folder), counts[index], events, spec["run"], kind, session
             )
 
         try:
             for index in range(len(roles)):
                 launch(index)
             while True:
-                event = _next_exit(events, running, roles, result)
+                event = _next_exit(events, running, roles, result, session)
                 if isinstance(event, dict):  # stopped, or a launch past its timeout
                     return event
                 index, ended, code, which = event

@@ -19,10 +19,12 @@ import random
 from dataclasses import dataclass
 
 from cosched.measurement.heatmap_spec import Application, PoolNode
+from cosched.measurement.limits import MAX_MEASURED_RUNS, check_size
 
 __all__ = [
     "PlannedMeasurement",
     "build_plan",
+    "plan_size",
     "usable_cores",
     "nodes_needed",
     "place",
@@ -60,6 +62,14 @@ def nodes_needed(app: Application, cores: int) -> int:
     return math.ceil(app.np / cores)
 
 
+def plan_size(apps: list[Application], repeats: int, pairs: list | None) -> int:
+    """Runs of `build_plan`, counted without building it: (2 per application + 1 per pair) x
+    repeats."""
+    count = len(apps)
+    per_repeat = 2 * count + (count * (count + 1) // 2 if pairs is None else len(pairs))
+    return per_repeat * repeats
+
+
 def build_plan(
     apps: list[Application],
     cores: int,
@@ -69,7 +79,18 @@ def build_plan(
 ) -> list[PlannedMeasurement]:
     """Every run of the experiment (compact and spread per application, co-located per pair) x
     repeats, shuffled by `seed`. pairs: None = every unordered pair, the self-pairs included (33
-    apps: 561)."""
+    apps: 561). InputError, before anything is built, when the plan would hold more than
+    MAX_MEASURED_RUNS runs (naming --repeats, or --apps / --pairs when one repeat is too many)."""
+    one_repeat = plan_size(apps, 1, pairs)
+    check_size(
+        one_repeat, MAX_MEASURED_RUNS, "--pairs" if pairs else "--apps", "runs of one repeat"
+    )
+    check_size(
+        one_repeat * repeats,
+        MAX_MEASURED_RUNS,
+        "--repeats",
+        f"runs of {repeats:,} repeats of {one_repeat:,}",
+    )
     by_name = {app.name: app for app in apps}
     size = {app.name: nodes_needed(app, cores) for app in apps}
     if pairs is None:

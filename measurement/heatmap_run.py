@@ -29,8 +29,13 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
+import logging
 import re
+import signal
+import threading
 import time
+import uuid
+import warnings
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +52,15 @@ from cosched.measurement.heatmap_plan import (
 from cosched.measurement.heatmap_spec import Application, PoolNode
 from cosched.measurement.heatmap_table import heatmap_rows, median_times, write_measured_heatmap
 
-__all__ = ["measure_heatmap", "HeatmapResult", "RUN_COLUMNS", "RUN_KEY", "OWNED", "config_document"]
+__all__ = [
+    "measure_heatmap",
+    "stop_workers",
+    "HeatmapResult",
+    "RUN_COLUMNS",
+    "RUN_KEY",
+    "OWNED",
+    "config_document",
+]
 
 RUN_COLUMNS = (
     "run",
@@ -132,12 +145,13 @@ def config_document(apps: list[Application], cores: int, repeats: int, pairs, se
 class _Local:
     """Runs in threads of this process, one per node at most."""
 
-    def __init__(self, nodes: int, containment: str):
+    def __init__(self, nodes: int, containment: str, session: str):
         from concurrent.futures import ThreadPoolExecutor
 
         from cosched.measurement import heatmap_launch
 
         heatmap_launch.reset()
+        self.session = session
         self.launch = heatmap_launch
         self.contained = heatmap_launch.launches(containment)
         self.contained.__enter__()  # opens the containment: an unavailable kind fails here
@@ -159,7 +173,7 @@ class _Local:
 
     def close(self, interrupted: bool) -> None:
         if interrupted:
-            self.launch.stop_all()
+            self.launch.stop_all(self.session)
         try:
             self.pool.shutdown(wait=True, cancel_futures=True)
         finally:
@@ -169,15 +183,19 @@ class _Local:
 class _Dask:
     """Runs as tasks of a dask.distributed cluster; watches the workers for lost hosts."""
 
-    def __init__(self, address: str, nodes: list[PoolNode]):
+    def __init__(self, address, nodes: list[PoolNode], session: str):
         # threads: one launch per node set at once, each waiting on its command
-        self.client, self.cluster = dask_client(
-            address, workers=min(len(nodes), 4), threads_per_worker=max(1, len(nodes))
-        )
+        with _interrupts_held():
+            self.client, self.cluster = dask_client(
+                address, workers=min(len(nodes), 4), threads_per_worker=max(1, len(nodes))
+            )
+        if self.cluster is not None:
+            self.client.run(_leave_interrupts_to_the_command)
         self.hosts = {node.host for node in nodes}
         self.seen: set[str] = set()
         self.checked = 0.0
         self.futures: set = set()
+        self.session = session
 
     def submit(self, spec: dict):
         from cosched.measurement.heatmap_launch import run_measurement
@@ -215,20 +233,97 @@ class _Dask:
         return lost
 
     def close(self, interrupted: bool) -> None:
-        from cosched.measurement.heatmap_launch import reset, stop_all
-
+        # a local cluster closed mid-task logs the cancelled tasks and broken connections of its
+        # own shutdown: no news after a Ctrl-C
+        quiet = interrupted and self.cluster is not None
         try:
             if interrupted:
                 self.client.cancel(list(self.futures))
-                self.client.run(stop_all, wait=True, timeout=STOP_TIMEOUT_SECONDS)
-                self.client.run(reset, wait=True, timeout=STOP_TIMEOUT_SECONDS)
-        # a lost scheduler: its workers' launches die with them (PDEATHSIG, watchdog)
-        except Exception:
-            pass
+                stop_workers(self.client, self.session)
+                if quiet:
+                    self.client.run(_quiet_dask_logs, on_error="ignore")
         finally:
-            self.client.close()
-            if self.cluster is not None:
-                self.cluster.close()
+            with _dask_logs_quiet(quiet):
+                self.client.close()
+                if self.cluster is not None:
+                    self.cluster.close()
+
+
+@contextlib.contextmanager
+def _interrupts_held():
+    """Block SIGINT in this thread while a local cluster starts: its worker processes, started from
+    here, begin with it blocked (a Ctrl-C meanwhile reaches this process once the block ends)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _ignore(signum, frame) -> None:
+    pass
+
+
+def _leave_interrupts_to_the_command() -> None:
+    """In a worker of the local cluster: ignore Ctrl-C, which the terminal sends to the command's
+    whole process group; the command stops the launches and closes the cluster itself. A Python
+    handler rather than SIG_IGN, and unblocked, so that launches started later get the default."""
+    signal.signal(signal.SIGINT, _ignore)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _quiet_dask_logs() -> None:
+    """In a worker of the local cluster, which ends with the command."""
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+
+
+@contextlib.contextmanager
+def _dask_logs_quiet(quiet: bool):
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    if quiet:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def stop_workers(client, session: str) -> dict:
+    """Kill the launches of `session` on every worker of the Dask `client` and stop its
+    measurements there (Ctrl-C / SIGTERM of the command); returns each worker's count of killed
+    launches. Workers that cannot be reached in `STOP_TIMEOUT_SECONDS` or fail are named in a
+    warning: their launches may still run."""
+    from cosched.measurement.heatmap_launch import stop_all
+
+    try:
+        # callback_timeout bounds the call itself; other keywords would go to stop_all
+        answers = client.run(
+            stop_all, session, on_error="return", callback_timeout=STOP_TIMEOUT_SECONDS
+        )
+    except Exception as error:  # the scheduler is gone or did not answer
+        warnings.warn(
+            f"could not reach the Dask workers to stop the launches ({type(error).__name__}: "
+            f"{error}); they may still run",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return {}
+    failed = {
+        worker: answer for worker, answer in answers.items() if isinstance(answer, BaseException)
+    }
+    if failed:
+        worker, failure = next(iter(failed.items()))
+        warnings.warn(
+            f"launches may still run on {len(failed)} Dask worker(s), e.g. {worker} "
+            f"({type(failure).__name__}: {failure})",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return {worker: answer for worker, answer in answers.items() if worker not in failed}
 
 
 def _named_hosts(output: str, hosts: list[str]) -> set[str]:
@@ -295,9 +390,10 @@ def measure_heatmap(
     ):
         earlier = read_rows(path, RUN_COLUMNS, RUN_KEY)
         rows = earlier.astype(object).where(earlier.notna(), None).to_dict("records")
-        session = _Session(plan, apps, nodes, rows, out, cores, containment, retries, say)
-        result = session.result
-        executor = _Dask(dask, nodes) if dask else _Local(len(nodes), containment)
+        loop = _Session(plan, apps, nodes, rows, out, cores, containment, retries, say)
+        result = loop.result
+        session = uuid.uuid4().hex  # what Ctrl-C stops on the workers: this command's launches
+        executor = _Dask(dask, nodes, session) if dask else _Local(len(nodes), containment, session)
         interrupted = True
         try:
             with progress_bar(
@@ -307,11 +403,11 @@ def measure_heatmap(
                 desc="measure-heatmap",
                 disable=not progress,
             ) as bar:
-                session.run(executor, grid, bar)
+                loop.run(executor, grid, bar)
             interrupted = False
         finally:
             executor.close(interrupted)
-        result.hosts_left = sorted(session.gone)
+        result.hosts_left = sorted(loop.gone)
         table = heatmap_rows(apps, pair_list, [row for row in rows])
         if table:
             result.heatmap = write_measured_heatmap(table, out / "heatmap.csv")
@@ -403,6 +499,7 @@ class _Session:
                     "run": run.run,
                     "roles": place(run, self.by_name, taken, self.cores),
                     "containment": self.containment,
+                    "session": executor.session,
                 }
                 attempt = self.attempt_of.get(run.run, 0)
                 self.attempt_of[run.run] = attempt + 1

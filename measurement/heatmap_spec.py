@@ -21,18 +21,27 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import shutil
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cosched.errors import InputError
-from cosched.inputs import MAX_PROCS, MAX_SECONDS, check_number, parse_json, read_text
+from cosched.inputs import (
+    MAX_CORES_PER_NODE,
+    MAX_PROCS,
+    MAX_SECONDS,
+    check_number,
+    parse_json,
+    read_text,
+)
 
 __all__ = [
     "Application",
     "PoolNode",
     "PLACEHOLDERS",
     "load_apps",
+    "check_launchable",
     "parse_nodes",
     "expand_nodelist",
     "parse_cpus_per_node",
@@ -233,6 +242,63 @@ def load_apps(path: str | os.PathLike) -> list[Application]:
     return apps
 
 
+def _sample_values(app: Application) -> dict:
+    """Placeholder values of the kind a launch gets (`heatmap_plan.place`), to try a template."""
+    return {
+        "np": app.np,
+        "nodes": 1,
+        "ppn": app.np,
+        "hosts": "host",
+        "hostfile": "hosts.txt",
+        "cpus": "0",
+        "name": app.name,
+        "mode": "compact",
+        "corunner": "",
+        "run": "run",
+    }
+
+
+def check_launchable(apps: list[Application], path: str | os.PathLike) -> None:
+    """InputError (naming APPS.json and the field) for what would fail every launch of an
+    application, found before anything runs: a ``cwd`` that is no folder, a template whose
+    placeholders cannot be filled in (a bad format spec), an argument-list command whose program
+    is not found (on the application's PATH). For launches on this machine: a remote Dask worker
+    has a file system of its own."""
+    source = os.fspath(path)
+    for index, app in enumerate(apps):
+        where = f"applications[{index}]"
+        if app.cwd is not None and not os.path.isdir(app.cwd):
+            problem = "is a file" if os.path.exists(app.cwd) else "does not exist"
+            raise InputError(
+                f"{app.cwd!r} {problem}; give a folder", source=source, field=f"{where}.cwd"
+            )
+        try:
+            rendered = render(app.command, _sample_values(app))
+        except (ValueError, TypeError, IndexError, KeyError) as error:
+            raise InputError(
+                f"the placeholders cannot be filled in: {error}",
+                source=source,
+                field=f"{where}.command",
+            ) from None
+        if isinstance(rendered, list):
+            _check_program(rendered[0], app, source, f"{where}.command[0]")
+
+
+def _check_program(program: str, app: Application, source: str, field: str) -> None:
+    """The program of an argument-list command: a path (relative to the launch's cwd) that can be
+    executed, or a name found on the PATH the launch gets."""
+    if "/" in program:
+        found = os.path.join(app.cwd or os.getcwd(), program)
+        if os.path.isfile(found) and os.access(found, os.X_OK):
+            return
+        raise InputError(
+            f"program {program!r} is not an executable file", source=source, field=field
+        )
+    search = dict(app.env).get("PATH", os.environ.get("PATH", os.defpath))
+    if shutil.which(program, path=search) is None:
+        raise InputError(f"program {program!r} is not on the PATH", source=source, field=field)
+
+
 # --- nodes ------------------------------------------------------------------------------------
 
 
@@ -295,13 +361,23 @@ def expand_nodelist(text: str) -> list[str]:
 
 
 def parse_cpus_per_node(text: str, count: int) -> list[int]:
-    """``SLURM_JOB_CPUS_PER_NODE`` (``36(x2),32``), one number per node; ValueError if bad."""
+    """``SLURM_JOB_CPUS_PER_NODE`` (``36(x2),32``), one number per node; ValueError if bad (CPUs
+    from 1 to MAX_CORES_PER_NODE, repeats from 1, no more nodes than `count`)."""
     values: list[int] = []
     for item in text.split(","):
         match = re.fullmatch(r"\s*(\d+)(?:\(x(\d+)\))?\s*", item)
         if not match:
             raise ValueError(f"bad item {item!r}")
-        values.extend([int(match.group(1))] * int(match.group(2) or 1))
+        cpus, repeat = int(match.group(1)), int(match.group(2) or 1)
+        if not 1 <= cpus <= MAX_CORES_PER_NODE.value:
+            raise ValueError(
+                f"{item.strip()!r}: CPUs of a node must be from 1 to {MAX_CORES_PER_NODE}"
+            )
+        if not 1 <= repeat <= count:
+            raise ValueError(f"{item.strip()!r}: repeats must be from 1 to the {count} nodes")
+        values.extend([cpus] * repeat)
+        if len(values) > count:
+            break
     if len(values) != count:
         raise ValueError(f"gives {len(values)} nodes, the node list has {count}")
     return values
@@ -360,7 +436,7 @@ def read_hostfile(path: str | os.PathLike) -> list[PoolNode]:
                 field="slots",
                 integer=True,
                 minimum=1,
-                limit=MAX_PROCS,
+                limit=MAX_CORES_PER_NODE,
             )
         )
         if host in seen:

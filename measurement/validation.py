@@ -21,6 +21,7 @@ import numpy as np
 from cosched.measurement.corun import TaskSpec, start_task, terminate_tasks
 from cosched.measurement.counters import CounterBackend
 from cosched.measurement.kernels import KERNELS, run_kernel
+from cosched.measurement.limits import MAX_MEASURED_RUNS, check_size
 from cosched.measurement.probe import interval_speeds, readings_frame
 
 __all__ = [
@@ -123,6 +124,12 @@ def run_validation(
 
     from cosched.progress import progress_bar
 
+    check_size(
+        len(kernels) * (runs + max_threads * repeats),
+        MAX_MEASURED_RUNS,
+        "--runs",
+        "runs of the validation (kernels x (runs + max threads x repeats))",
+    )
     rng = np.random.default_rng(seed)
     names = sorted(KERNELS)
     plans = []

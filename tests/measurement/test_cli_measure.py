@@ -127,3 +127,17 @@ def test_a_task_that_fails_at_once_names_the_last_lines_of_its_stderr(tmp_path, 
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert "exit status 1" in error and "first line | the real cause" in error
     assert not out.exists()
+
+
+def test_a_measurement_without_an_instance_explains_its_exit_on_stderr_under_quiet(
+    tmp_path, capsys
+):
+    sleeper = "exec sleep 30"
+    argv = ["measure", "--task", f"a={sleeper}", "--task", f"b={sleeper}"]
+    argv += ["--window", "0.05", "--warmup", "0.01", "--backend", "cputime"]
+    code = main([*argv, "--out", str(tmp_path / "run"), "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert captured.out == ""
+    assert captured.err.startswith("cosched measure: error: ")
+    assert "nothing to normalise" in captured.err and "Traceback" not in captured.err

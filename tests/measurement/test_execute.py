@@ -475,3 +475,28 @@ def test_a_crashed_task_keeps_the_last_lines_of_its_stderr_in_the_summary_and_re
     status = {task["name"]: task for task in json.loads((out / "report.json").read_text())["tasks"]}
     assert status["bad"]["stderr"] == "ModuleNotFoundError: no module named x"
     assert status["compute"]["stderr"] == ""
+
+
+def test_a_refused_run_explains_its_exit_on_stderr_under_quiet(tmp_path, capsys):
+    sleeper = "exec sleep 30"
+    code = main(
+        [
+            "execute",
+            "--task",
+            f"a={sleeper}",
+            "--task",
+            f"b={sleeper}",
+            "--reference-window",
+            "0.05",
+            "--backend",
+            "cputime",
+            "--out",
+            str(tmp_path / "run"),
+            "--quiet",
+        ]
+    )
+    captured = capsys.readouterr()
+    assert code == 1
+    assert captured.out == ""
+    assert captured.err.startswith("cosched execute: error: task 'a' reads speed")
+    assert "hardly computes" in captured.err and "Traceback" not in captured.err

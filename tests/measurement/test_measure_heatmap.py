@@ -19,7 +19,13 @@ from hypothesis import strategies as st
 
 from cosched.cli import main
 from cosched.errors import InputError
-from cosched.measurement.heatmap_plan import build_plan, place, plan_summary, usable_cores
+from cosched.measurement.heatmap_plan import (
+    build_plan,
+    place,
+    plan_size,
+    plan_summary,
+    usable_cores,
+)
 from cosched.measurement.heatmap_spec import (
     Application,
     PoolNode,
@@ -177,6 +183,63 @@ def test_unknown_placeholder_exits_2_naming_file_and_field(tmp_path, capsys):
         and "{procs}" in err
         and not out.exists()
     )
+
+
+@pytest.mark.parametrize(
+    "record, field, message",
+    [
+        ({"cwd": "missing"}, "applications[0].cwd", "does not exist"),
+        ({"cwd": "afile"}, "applications[0].cwd", "is a file"),
+        ({"command": ["no-such-program-here", "{np}"]}, "command[0]", "not on the PATH"),
+        ({"command": ["./afile"]}, "command[0]", "not an executable file"),
+        ({"command": "run {np:s}"}, "applications[0].command", "cannot be filled in"),
+    ],
+)
+def test_an_application_that_cannot_launch_exits_2_before_anything_runs(
+    tmp_path, capsys, record, field, message
+):
+    (tmp_path / "afile").write_text("")
+    apps = _apps_file(tmp_path, [{"name": "a", "np": 1, "command": SLEEP, **record}])
+    out = tmp_path / "out"
+    for extra in (["--out", str(out)], ["--dry-run"]):
+        code = main(["measure-heatmap", "--apps", str(apps), "--nodes", "local:1", *extra])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert "apps.json" in err and field in err and message in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "repeats, field",
+    [("1000000000", "argument --repeats"), ("40000", "field '--repeats'")],
+)
+def test_a_plan_beyond_the_run_limit_is_refused_before_it_is_built(
+    tmp_path, capsys, repeats, field
+):
+    apps = _apps_file(tmp_path, [{"name": "a", "np": 1, "command": SLEEP}])
+    command = ["measure-heatmap", "--apps", str(apps), "--nodes", "local:1", "--dry-run"]
+    try:
+        code = main([*command, "--repeats", repeats])
+    except SystemExit as exit_:  # argparse refuses the flag's value
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2 and field in err and "MAX_MEASURED_RUNS" in err
+    assert "Traceback" not in err
+
+
+def test_plan_size_counts_the_runs_build_plan_builds():
+    apps = [_app(f"a{i}", 1 + i) for i in range(4)]
+    pairs = [("a0", "a1"), ("a2", "a2")]
+    for chosen in (None, pairs):
+        for repeats in (1, 3):
+            plan = build_plan(apps, 4, repeats, chosen, seed=1)
+            assert plan_size(apps, repeats, chosen) == len(plan)
+
+
+@pytest.mark.parametrize("value", ["0(x4)", "4(x0)", "4(x99999999999999)", "70000(x4)", "0,4(x3)"])
+def test_slurm_cpus_of_zero_or_beyond_a_node_are_refused(value):
+    with pytest.raises(ValueError):
+        parse_cpus_per_node(value, 4)
 
 
 # --- the experiment ---------------------------------------------------------------------------

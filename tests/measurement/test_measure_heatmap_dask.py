@@ -217,3 +217,84 @@ def test_dask_fake_hosts_recover_synthetic_speedups_and_survive_a_lost_worker(tm
         measured / speedup - 1
     ).max()
     assert np.allclose(heatmap.spread_speedups()[order], spread_speedup, rtol=SPEEDUP_TOLERANCE)
+
+
+SLEEPER = "import os, sys, time\nopen(os.path.join(sys.argv[1], str(os.getpid())), 'w').close()\n"
+SLEEPER += "time.sleep(600)\n"
+LAUNCHES_BEFORE_THE_SIGNAL = 3
+GRACE_SECONDS = 3.0  # after the command's exit, no launch may be alive any longer than this
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _interrupt_while_launches_run(tmp_path: Path, address: str, signum: int) -> None:
+    """Start measure-heatmap on `address` with launches that sleep, send `signum` once some run
+    (SIGINT to the whole process group, as a terminal's Ctrl-C), and check that it exits 128 +
+    signum with one line on stderr and that no launch outlives it by `GRACE_SECONDS`."""
+    deadline = time.monotonic() + BOUND_SECONDS
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    (tmp_path / "sleeper.py").write_text(SLEEPER)
+    command = [sys.executable, str(tmp_path / "sleeper.py"), str(pids)]
+    apps = {"applications": [{"name": f"app{i}", "np": 2, "command": command} for i in range(2)]}
+    (tmp_path / "apps.json").write_text(json.dumps(apps))
+    (tmp_path / "hosts.txt").write_text("".join(f"fake{i} slots=2\n" for i in range(HOSTS)))
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cosched",
+            "measure-heatmap",
+            "--apps",
+            str(tmp_path / "apps.json"),
+            "--nodes",
+            f"hosts:{tmp_path / 'hosts.txt'}",
+            "--out",
+            str(tmp_path / "out"),
+            "--dask",
+            address,
+            "--quiet",
+            "--no-plots",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        while len(os.listdir(pids)) < LAUNCHES_BEFORE_THE_SIGNAL and time.monotonic() < deadline:
+            assert run.poll() is None, run.communicate()
+            time.sleep(0.1)
+        if signum == signal.SIGINT:
+            os.killpg(run.pid, signum)
+        else:
+            run.send_signal(signum)
+        _, stderr = run.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        time.sleep(GRACE_SECONDS)
+        alive = [int(pid) for pid in os.listdir(pids) if _alive(int(pid))]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+        for pid in os.listdir(pids):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+    assert run.returncode == 128 + signum, stderr
+    assert not alive, f"{len(alive)} launches alive {GRACE_SECONDS} s after the exit"
+    assert stderr == "cosched measure-heatmap: interrupted\n"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_every_launch_on_the_external_workers(tmp_path, signum):
+    with _cluster(tmp_path) as (address, _):
+        _interrupt_while_launches_run(tmp_path, address, signum)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_every_launch_on_the_local_cluster_quietly(tmp_path, signum):
+    _interrupt_while_launches_run(tmp_path, "local", signum)
