@@ -181,6 +181,8 @@ class Hybrid(Scheduler):
         # CUP: announced job -> {earmarked or doomed job: nodes promised}
         self.promises: dict[int, dict[int, int]] = {}
         self.cup_warned: set[int] = set()  # doomed malleable jobs whose CUP warning is pending
+        self.plan_of: dict[int, int] = {}  # doomed job -> the number of the plan its timer serves
+        self._plans = 0
         # announced jobs that lost a promise: re-planned before the site policy's pass
         self.replans: dict[int, None] = {}
         # (time, job, seconds of a checkpoint write a preemption interrupted): not lost work
@@ -313,8 +315,6 @@ class Hybrid(Scheduler):
         for od, count in self._unpromise(engine, job, replan=False).items():
             nodes = nodes[engine.is_idle(nodes)]
             self._take(engine, od, min(nodes.size, count, self._need(engine, od)), nodes)
-            if self._need(engine, od) > self._promised(od):
-                self._replan_later(od)
         if job in self.lenders:
             self._timed(self._give_back, engine, job)
 
@@ -450,13 +450,14 @@ class Hybrid(Scheduler):
             size = allocation[job].nodes.size
             self._promise(od, job, min(size, need), doomed=True)
             need -= size
-            version = engine.version[job]
+            self._plans += 1
+            self.plan_of[job] = plan = self._plans
             if when <= now:
-                self._cup_preempt(engine, od, job, version)
+                self._cup_preempt(engine, od, job, plan)
             else:
                 engine.at(
                     when,
-                    lambda e, o=od, j=job, v=version: self._timed(self._cup_preempt, e, o, j, v),
+                    lambda e, o=od, j=job, p=plan: self._timed(self._cup_preempt, e, o, j, p),
                 )
 
     def _promise(self, od: int, job: int, count: int, doomed: bool) -> None:
@@ -480,6 +481,7 @@ class Hybrid(Scheduler):
         withdrawn = self.earmark.pop(job, None) or {}
         od = self.doomed.pop(job, None)
         if od is not None:
+            del self.plan_of[job]
             withdrawn = {od: self.promises[od][job]}
             if job in self.cup_warned:
                 self.cup_warned.discard(job)
@@ -495,7 +497,7 @@ class Hybrid(Scheduler):
         warning is withdrawn in the log)."""
         for job in self.promises.pop(od, {}):
             if self.doomed.get(job) == od:
-                del self.doomed[job]
+                del self.doomed[job], self.plan_of[job]
                 if job in self.cup_warned:
                     self.cup_warned.discard(job)
                     engine.note("unwarn", job, f"cup:{od}")
@@ -506,10 +508,10 @@ class Hybrid(Scheduler):
                     del self.earmark[job]
         self.replans.pop(od, None)
 
-    def _cup_preempt(self, engine, od: int, job: int, version: int, warned: bool = False) -> None:
-        """CUP's planned preemption of `job` for announced `od` (a malleable job is warned
+    def _cup_preempt(self, engine, od: int, job: int, plan: int, warned: bool = False) -> None:
+        """CUP's planned preemption `plan` of `job` for announced `od` (a malleable job is warned
         first); withdrawn if `od` needs its nodes no more."""
-        if self.doomed.get(job) != od or engine.version[job] != version:
+        if self.plan_of.get(job) != plan or self.doomed.get(job) != od:
             return  # the plan changed: the promise was withdrawn
         if self.type[job] is JobKind.MALLEABLE and self.warning and not warned:
             # 004 §III-A: two-minute warning
@@ -517,22 +519,20 @@ class Hybrid(Scheduler):
             engine.note("warn", job, f"cup:{od}")
             engine.at(
                 engine.now + self.warning,
-                lambda e, v=version: self._timed(self._cup_preempt, e, od, job, v, True),
+                lambda e: self._timed(self._cup_preempt, e, od, job, plan, True),
             )
             return
         need = self._need(engine, od)
         if need <= 0:
             self._unpromise(engine, job, replan=False)
             return
-        del self.doomed[job]
+        del self.doomed[job], self.plan_of[job]
         self.promises[od].pop(job, None)
         self.cup_warned.discard(job)
         nodes = engine.allocation[job].nodes
         engine.preempt(job, reason=f"cup:{od}")
         taken = self._take(engine, od, min(need, nodes.size), nodes, why="cup")
         self.lenders[od].append((job, taken, PREEMPTED, nodes.size))
-        if taken < need and self._need(engine, od) > self._promised(od):
-            self._replan_later(od)  # arrived jobs waiting took some of its nodes
 
     def _timeout(self, engine, od: int) -> None:
         """004 §III-B.3: not arrived 10 min after t_est: release the reservation."""
@@ -659,7 +659,7 @@ class Hybrid(Scheduler):
                 break
             held = self._release_all(engine, other, "yield")
             need -= held.size
-            self._replan_later(other)
+            self._hunger(other)  # CUA collects again; CUP's arrival rule makes up the rest
 
     def _start(self, engine, od: int, own: np.ndarray, why: str) -> None:
         """Start `od` now on its own (just released) nodes first, then the lowest idle ones."""
@@ -767,9 +767,12 @@ class Hybrid(Scheduler):
     # --- completion -------------------------------------------------------------------------------
     def _give_back(self, engine, od: int) -> None:
         """004 §III-B.4: a preempted lender still waiting resumes if it fits; a shrunk one grows
-        back."""
+        back. [impl] Arrived on-demand jobs still waiting come first: lenders get only the idle
+        nodes those do not need."""
         for job, _, how, size in self.lenders.pop(od):
             idle = engine.free_nodes()
+            if self.warned or self.blocked:
+                idle -= self._arrived_short()
             if how == PREEMPTED and engine.state[job] == WAITING:
                 if self.type[job] is JobKind.MALLEABLE:
                     if idle >= self.n_min[job]:
