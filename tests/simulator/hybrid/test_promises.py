@@ -174,7 +174,8 @@ def test_an_early_arrival_clears_its_earmarks_for_the_next_announced_job():
     runs 300..400 and R resumes at 400 from scratch, to end at 5,400. A1's earmark on O is gone, so
     A2 earmarks O: O's nodes are reserved at 1000 and A2 runs 1600..1700. R is preempted once.
 
-    Before: O kept A1's mark, so A2 preempted R again at 500; R restarted at 1000 and ended at 6,000.
+    Before: O kept A1's mark, so A2 preempted R again at 500; R restarted at 1000 and ended at
+    6,000.
     """
     jobs = [
         dict(submit=0, run=1000, nodes=2, estimate=1000),
@@ -277,8 +278,9 @@ def test_cup_withdraws_a_warning_its_early_arrival_makes_pointless(tmp_path):
 def test_lost_work_is_the_work_redone_not_an_interrupted_checkpoint_write(mechanism):
     """2 nodes. R (rigid, 2 nodes, 1,000 s of work, no setup) checkpoints after every 100 s of work
     with a 600 s write (004 §IV-B, below 1,000 nodes; added to the run). O (on-demand, 2 nodes, run
-    100) arrives at 120, while R writes its first checkpoint (100..700): PAA preempts R at 120. R redoes 100 s of work;
-    the 20 s of the interrupted write are not work. lost_node_seconds = 100 s x 2 nodes = 200.
+    100) arrives at 120, while R writes its first checkpoint (100..700): PAA preempts R at 120. R
+    redoes 100 s of work; the 20 s of the interrupted write are not work. lost_node_seconds = 100 s
+    x 2 nodes = 200.
 
     Before: the 20 s of the write counted as lost work: 240.
     """
