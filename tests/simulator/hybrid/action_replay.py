@@ -41,6 +41,8 @@ TIME_TOLERANCE = 1e-6  # seconds
 RELEASE_AFTER = 600.0  # 004 §IV-B: reservation released 10 min after the estimated arrival
 # the arrival's decision started the on-demand job (instant)
 ARRIVAL_STARTS = ("arrival", "warning")
+# the prefixes of `promise_violations`'s findings, one per property
+ONE_PROMISE, ARRIVED_FIRST = "one promise per node: ", "arrived first: "
 # reasons of the rows an arrived on-demand job's own decisions write
 ARRIVAL_DECISIONS = ("arrival", "paa", "spaa", "warning", "front")
 # reasons of the reservations that collect nodes for an announced job
@@ -197,9 +199,13 @@ def promise_violations(
     on_demand = sorted((submit[k], k) for k in range(len(ids)) if kind[k] == "on-demand")
     next_arrival = 0
 
-    def fail(text: str) -> None:
+    def broken(text: str) -> None:
         if len(problems) < 50:
-            problems.append(text)
+            problems.append(ONE_PROMISE + text)
+
+    def late(text: str) -> None:
+        if len(problems) < 50:
+            problems.append(ARRIVED_FIRST + text)
 
     for row in rows:
         now, action, reason = float(row["time"]), row["action"], row["reason"]
@@ -214,19 +220,20 @@ def promise_violations(
             waiting[od] = None
         for other, (owner, when) in list(warned.items()):
             if when + warning < now - TIME_TOLERANCE:
-                fail(
+                broken(
                     f"job {ids[other]} warned at {when} for job {ids[owner]} was neither "
                     f"stopped, shrunk nor withdrawn by {when + warning}"
                 )
                 del warned[other]
         if action == "warn":
             if job in warned:
-                fail(
-                    f"job {ids[job]} warned at {now} for job {ids[od]} while promised to job "
+                broken(
+                    f"job {ids[job]} warned at {now} for job {ids[od]} while promised "
+                    f"to job "
                     f"{ids[warned[job][0]]}"
                 )
             if reason == "cup" and lender(job) not in (None, od):
-                fail(f"CUP warned job {ids[job]} for job {ids[od]}: it holds another's nodes")
+                broken(f"CUP warned job {ids[job]} for job {ids[od]}: it holds another's nodes")
             warned[job] = (od, now)
             if reason != "cup":
                 lent.pop(job, None)  # an arrived job took it: it comes first
@@ -249,12 +256,12 @@ def promise_violations(
             ends = action != "resize" or reason == "spaa"
             promised = warned.pop(job, None) if ends else None
             if promised is not None and reason in ("paa", "spaa", "cup") and promised[0] != od:
-                fail(
+                broken(
                     f"job {ids[job]} promised to job {ids[promised[0]]} was stopped or shrunk at "
                     f"{now} for job {ids[od]}"
                 )
             if reason == "cup" and lender(job) not in (None, od):
-                fail(f"CUP preempted job {ids[job]} for job {ids[od]}: it holds another's nodes")
+                broken(f"CUP preempted job {ids[job]} for job {ids[od]}: it holds another's nodes")
             if ends:
                 lent.pop(job, None)
         elif action == "start":
@@ -271,7 +278,7 @@ def promise_violations(
                 short = sum(max(size[other] - reserved[other], 0) for other in waiting)
                 if short > nodes - busy:
                     first = next(o for o in waiting if reserved[o] < size[o])
-                    fail(
+                    late(
                         f"{count} nodes reserved at {now} for announced job {ids[od]} while "
                         f"arrived job {ids[first]} waits with {reserved[first]} of {size[first]}"
                     )
@@ -282,7 +289,7 @@ def promise_violations(
 
     for other, (owner, when) in warned.items():
         if when + warning < float(rows[-1]["time"]) - TIME_TOLERANCE:
-            fail(f"job {ids[other]} warned at {when} for job {ids[owner]}: never resolved")
+            broken(f"job {ids[other]} warned at {when} for job {ids[owner]}: never resolved")
     return problems
 
 
