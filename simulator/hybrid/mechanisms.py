@@ -613,37 +613,26 @@ class Hybrid(Scheduler):
 
     def _after_warning(self, engine, od: int) -> None:
         """The warning is over: the warned jobs shrink or stop, `od` starts on its nodes (else waits
-        first)."""
+        first). The nodes freed now are idle until the start, in this same decision: nobody else
+        acts in between, so they are not reserved on the way."""
         if od not in self.warned:
             return  # it started earlier: jobs that ended during the warning gave it all its nodes
         for job, amount, started, how in self.warned.pop(od):
             self.victim_of.pop(job, None)
             if engine.state[job] != RUNNING or engine.started[job] != started:
                 continue  # it ended (its nodes were reserved then) or was stopped by a failure
-            nodes = engine.allocation[job].nodes
             if how == PREEMPTED:
                 engine.preempt(job, reason=f"paa:{od}")
-                freed = nodes
-            else:
-                # the shrink re-planned from its size now: it may have grown back meanwhile
-                keep = max(nodes.size - amount, self.n_min[job])
-                if keep >= nodes.size:
-                    engine.note("unwarn", job, f"warning:{od}")
-                    continue
-                freed = nodes[keep:]
-                engine.resize(job, keep, release=freed, reason=f"spaa:{od}")
-                self.shrinks[job] += 1
-            self._take(
-                engine,
-                od,
-                min(freed.size, self.n_max[od] - self.reserved.get(od, 0)),
-                freed,
-                why="warning",
-            )
-        short = self.n_max[od] - self.reserved.get(od, 0)
-        if short > 0:
-            self._take(engine, od, min(engine.free_nodes(), short), why="warning")
-        if self.reserved.get(od, 0) >= self.n_max[od]:
+                continue
+            # the shrink re-planned from its size now: it may have grown back meanwhile
+            nodes = engine.allocation[job].nodes
+            keep = max(nodes.size - amount, self.n_min[job])
+            if keep >= nodes.size:
+                engine.note("unwarn", job, f"warning:{od}")
+                continue
+            engine.resize(job, keep, release=nodes[keep:], reason=f"spaa:{od}")
+            self.shrinks[job] += 1
+        if self.reserved.get(od, 0) + engine.free_nodes() >= self.n_max[od]:
             self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
         else:
             # too few (a failure, or waiting on-demand jobs took nodes): it waits behind those
