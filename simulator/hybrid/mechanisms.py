@@ -22,6 +22,12 @@ reserve, release, at):
 - completion: lenders get their nodes back: a preempted job still waiting starts if it fits now, a
   shrunk job still running grows back to its size before the shrink as far as idle nodes allow.
 
+[impl] One promise per node: a job or node promised to an on-demand job (reserved, earmarked or
+planned for preemption by CUP, warned, lent its reserved nodes) goes to no other until that job
+starts or gives it up. An arrived job comes before an announced one (it is there; the announced one
+may not come): it may take a job promised to an announced job, which then plans again, and while it
+waits the nodes that become free go to it before announced reservations and lenders.
+
 [impl] The queue head, if malleable and too big for the idle nodes, starts on them when they reach
 n_min (004 Obs. 6). Preemption overheads compare in wall seconds. A preempted job returns to the
 queue at its submit position and its estimate shrinks by the work it kept (the engine's rule).
