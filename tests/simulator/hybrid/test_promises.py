@@ -94,11 +94,10 @@ def test_nodes_freed_while_an_arrived_job_waits_go_to_it_before_an_announced_one
         ),
         dict(submit=500, run=300, nodes=2, type="on-demand"),
     ]
-    _, result, wrapper = run(jobs, 4, "cup-paa")
+    _, result, _ = run(jobs, 4, "cup-paa")
     b, a = 2, 3  # sorted by submit
     assert result.start[b] == 1000 and result.end[b] == 1300
     assert result.start[a] == 1500 and result.end[a] == 2000
-    assert a in wrapper.instant or result.start[a] == 1500
 
 
 def test_a_shrink_warning_is_replanned_when_nodes_come_back_during_it():
