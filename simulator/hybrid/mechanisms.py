@@ -631,12 +631,12 @@ class Hybrid(Scheduler):
                 engine.preempt(job, reason=f"paa:{od}")
                 continue
             # the shrink re-planned from its size now: it may have grown back meanwhile
-            nodes = engine.allocation[job].nodes
-            keep = max(nodes.size - amount, self.n_min[job])
-            if keep >= nodes.size:
+            size = engine.allocation[job].nodes.size
+            keep = max(size - amount, self.n_min[job])
+            if keep >= size:
                 engine.note("unwarn", job, f"warning:{od}")
                 continue
-            engine.resize(job, keep, release=nodes[keep:], reason=f"spaa:{od}")
+            engine.resize(job, keep, reason=f"spaa:{od}")  # the engine picks the nodes to free
             self.shrinks[job] += 1
         if self.reserved.get(od, 0) + engine.free_nodes() >= self.n_max[od]:
             self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
