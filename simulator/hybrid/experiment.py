@@ -72,6 +72,7 @@ METRICS = (
     "decision_ms_max",
     "failures",
     "failure_lost_node_hours",
+    "instant_start_ratio_strict",
 )
 KEY = ("sweep", "value", "typing", "mechanism")
 GRID_COLUMNS = KEY + METRICS + ("wall_seconds",)
@@ -333,6 +334,7 @@ def summarize_runs(runs):
 
 TABLE = (
     ("instant start", "instant_start_ratio", 100, "{:.1f} %"),
+    ("at the arrival", "instant_start_ratio_strict", 100, "{:.1f} %"),
     ("turnaround [h]", "turnaround_hours", 1, "{:.2f}"),
     ("on-demand [h]", "turnaround_on_demand", 1, "{:.2f}"),
     ("rigid [h]", "turnaround_rigid", 1, "{:.2f}"),

@@ -22,6 +22,12 @@ reserve, release, at):
 - completion: lenders get their nodes back: a preempted job still waiting starts if it fits now, a
   shrunk job still running grows back to its size before the shrink as far as idle nodes allow.
 
+[impl] One promise per node: a job or node promised to an on-demand job (reserved, earmarked or
+planned for preemption by CUP, warned, lent its reserved nodes) goes to no other until that job
+starts or gives it up. An arrived job comes before an announced one (it is there; the announced one
+may not come): it may take a job promised to an announced job, which then plans again, and while it
+waits the nodes that become free go to it before announced reservations and lenders.
+
 [impl] The queue head, if malleable and too big for the idle nodes, starts on them when they reach
 n_min (004 Obs. 6). Preemption overheads compare in wall seconds. A preempted job returns to the
 queue at its submit position and its estimate shrinks by the work it kept (the engine's rule).
@@ -174,15 +180,25 @@ class Hybrid(Scheduler):
         self.collecting: dict[int, None] = {}  # noticed, not arrived, not released: in notice order
         self.borrowers: dict[int, set] = {}  # on-demand job -> jobs running on its reserved nodes
         self.borrower_of: dict[int, int] = {}
-        # CUP: running job -> on-demand job that gets its nodes at its end
-        self.earmark: dict[int, int] = {}
-        self.doomed: set[int] = set()  # CUP: jobs with a planned preemption
+        # CUP: running job -> {announced job: nodes it gets at the job's end}
+        self.earmark: dict[int, dict[int, int]] = {}
+        self.doomed: dict[int, int] = {}  # CUP: job with a planned preemption -> announced job
+        # CUP: announced job -> {earmarked or doomed job: nodes promised}
+        self.promises: dict[int, dict[int, int]] = {}
+        self.cup_warned: set[int] = set()  # doomed malleable jobs whose CUP warning is pending
+        self.plan_of: dict[int, int] = {}  # doomed job -> the number of the plan its timer serves
+        self._plans = 0
+        # announced jobs that lost a promise: re-planned before the site policy's pass
+        self.replans: dict[int, None] = {}
+        # (time, job, seconds of a checkpoint write a preemption interrupted): not lost work
+        self.interrupted_writes: list[tuple[float, int, float]] = []
+        self._lost_seen = [0.0] * len(hybrid)
         self.lenders: dict[int, list] = {}  # on-demand job -> [(job, nodes, how, size before)]
         self.arrivals: list[int] = []
         self.blocked: dict[int, None] = {}  # arrived on-demand jobs waiting at the queue front
         # CUA: collecting jobs still short of nodes, in notice order
         self.hungry: dict[int, None] = {}
-        # on-demand job -> [(malleable job, size to keep (0: preempt), start)]
+        # on-demand job -> [(malleable job, nodes to give up, start, PREEMPTED or SHRUNK)]
         self.warned: dict[int, list] = {}
         self.victim_of: dict[int, int] = {}  # warned malleable job -> its on-demand job
         # on-demand jobs started by their arrival's decision (after a warning)
@@ -242,15 +258,29 @@ class Hybrid(Scheduler):
     def on_preempt(self, engine, job: int) -> None:
         self.inner.on_preempt(engine, job)
         self._queue_changes += 1
+        self._note_interrupted_write(engine, job)
         owner = self.borrower_of.pop(job, None)
         if owner is not None:
             self.borrowers[owner].discard(job)
-            self._hunger(owner)
-        self.earmark.pop(job, None)
+            self._replan_later(owner)
+        self._unpromise(engine, job)
         self.victim_of.pop(job, None)
         if self.type[job] is JobKind.ON_DEMAND:
             # [impl] only a node failure stops one: it restarts as a new arrival
             self.arrivals.append(job)
+
+    def _note_interrupted_write(self, engine, job: int) -> None:
+        """Record the part of the work a preemption lost that was a checkpoint write in progress:
+        it is not redone as work (the lost work counts only the work redone)."""
+        lost = engine.lost[job] - self._lost_seen[job]
+        self._lost_seen[job] = engine.lost[job]
+        checkpoint = engine.model(job).checkpoint
+        if checkpoint.interval is not None and checkpoint.cost > 0:
+            # a period is `interval` of work, then a write of `cost`: the run since the last
+            # completed checkpoint passed into the write by lost - interval
+            writing = lost - checkpoint.interval
+            if writing > 0:
+                self.interrupted_writes.append((engine.now, job, writing))
 
     def on_revoke(self, engine, reservation, rest) -> None:
         """A reserved node was taken back (a failure): it leaves its on-demand job's reservation."""
@@ -271,23 +301,25 @@ class Hybrid(Scheduler):
     def on_finish(self, engine, job: int) -> None:
         self.inner.on_finish(engine, job)
         nodes = engine.allocation[job].nodes
-        owner = self.borrower_of.pop(job, None)
-        if owner is not None:  # a job on reserved nodes ended: the nodes go back to the reservation
-            self.borrowers[owner].discard(job)
-            self._take(engine, owner, min(nodes.size, self._need(engine, owner)), nodes)
-        owner = self.earmark.pop(job, None)
-        if owner is not None and owner in self.collecting:  # CUP: an earmarked job ended
-            nodes = nodes[engine.is_idle(nodes)]  # not re-reserved just above
-            self._take(engine, owner, min(nodes.size, self._need(engine, owner)), nodes)
         owner = self.victim_of.pop(job, None)
-        if owner is not None:  # a warned job ended in its warning: the on-demand job gets its nodes
-            nodes = nodes[engine.is_idle(nodes)]
+        if owner is not None:  # a warned job ended in its warning: its arrived job gets its nodes
             self._take(
                 engine,
                 owner,
                 min(nodes.size, self.n_max[owner] - self.reserved.get(owner, 0)),
                 nodes,
+                why="warning",
             )
+            nodes = nodes[engine.is_idle(nodes)]
+        owner = self.borrower_of.pop(job, None)
+        if owner is not None:  # a job on reserved nodes ended: the nodes go back to the reservation
+            self.borrowers[owner].discard(job)
+            self._take(engine, owner, min(nodes.size, self._need(engine, owner)), nodes)
+            nodes = nodes[engine.is_idle(nodes)]
+        # CUP: a job earmarked (or doomed) for announced jobs ended: each gets what it was promised
+        for od, count in self._unpromise(engine, job, replan=False).items():
+            nodes = nodes[engine.is_idle(nodes)]
+            self._take(engine, od, min(nodes.size, count, self._need(engine, od)), nodes)
         if job in self.lenders:
             self._timed(self._give_back, engine, job)
 
@@ -298,10 +330,35 @@ class Hybrid(Scheduler):
             self.hungry[od] = None
             self.hungry = dict.fromkeys(sorted(self.hungry, key=self.notice_time.__getitem__))
 
-    def _take(self, engine, od: int, count: int, nodes=None, why: str = "collect") -> None:
-        """Reserve `count` nodes for `od`: the first of `nodes` (idle), or the lowest idle ones."""
-        if count <= 0:
+    def _replan_later(self, od: int) -> None:
+        """Announced `od` lost nodes it was promised: CUA collects again, CUP plans again (in the
+        next pass, once the decision at hand is over)."""
+        if od not in self.collecting:
             return
+        if self.notice == "cup":
+            self.replans[od] = None
+        else:
+            self._hunger(od)
+
+    def _arrived_short(self) -> int:
+        """Nodes the arrived on-demand jobs still lack (in their warning or waiting first)."""
+        reserved, size = self.reserved, self.n_max
+        return sum(
+            max(size[od] - reserved.get(od, 0), 0)
+            for group in (self.warned, self.blocked)
+            for od in group
+        )
+
+    def _take(self, engine, od: int, count: int, nodes=None, why: str = "collect") -> int:
+        """Reserve `count` nodes for `od`: the first of `nodes` (idle), or the lowest idle ones.
+
+        An announced job takes only what the arrived ones waiting do not need: an arrived job
+        comes first (it is there; the announced one may not come). Returns the count reserved.
+        """
+        if od in self.collecting and why != "lend" and count > 0 and (self.warned or self.blocked):
+            count = min(count, engine.free_nodes() - self._arrived_short())
+        if count <= 0:
+            return 0
         reservation = engine.reserve(
             count if nodes is None else nodes[:count], reason=f"{why}:{od}"
         )
@@ -311,6 +368,7 @@ class Hybrid(Scheduler):
             self._grew.add(od)
         if self.reservation_log is not None:
             self.reservation_log.append((engine.now, od, count))
+        return count
 
     def _release_all(self, engine, od: int, why: str) -> np.ndarray:
         """Release every reservation of `od`; their node ids."""
@@ -344,23 +402,43 @@ class Hybrid(Scheduler):
 
     def _plan(self, engine, od: int) -> None:
         """CUP: earmark the jobs estimated to end by t_est, then plan preemptions by ascending
-        overhead."""
-        need, t_est, now = self._need(engine, od), self.t_est[od], engine.now
+        overhead, for what `od` lacks beyond the nodes already promised to it.
+
+        A releaser's nodes count against all open announced needs together: a job promised in
+        part to one announced job gives the rest to the next. Jobs promised to an arrived job
+        (warned) or lent another one's reserved nodes are not taken: one promise per node.
+        """
+        need = self._need(engine, od) - self._promised(od)
+        t_est, now = self.t_est[od], engine.now
         kind, allocation = self.type, engine.allocation
         on_demand = JobKind.ON_DEMAND
+        earmark, doomed, victim_of, borrower_of = (
+            self.earmark,
+            self.doomed,
+            self.victim_of,
+            self.borrower_of,
+        )
         # 004 §III-B: every job expected to release nodes by t_est
         for predicted, job in engine.by_end:
             if predicted > t_est or need <= 0:
                 break
-            if job not in self.earmark and job not in self.doomed:
-                self.earmark[job] = od
-                need -= allocation[job].nodes.size
-        if need <= 0:
+            if job in doomed or job in victim_of or job in borrower_of:
+                continue
+            marks = earmark.get(job)
+            spare = allocation[job].nodes.size - (sum(marks.values()) if marks else 0)
+            if spare > 0 and not (marks and od in marks):
+                self._promise(od, job, min(spare, need), doomed=False)
+                need -= min(spare, need)
+        if need <= 0 or now >= t_est:  # past t_est the arrival rule makes up the difference
             return
         candidates = [
             job
             for job in engine.running
-            if kind[job] is not on_demand and job not in self.earmark and job not in self.doomed
+            if kind[job] is not on_demand
+            and job not in earmark
+            and job not in doomed
+            and job not in victim_of
+            and job not in borrower_of
         ]
         candidates = self._by_overhead(engine, candidates)
         for job in candidates:
@@ -374,41 +452,92 @@ class Hybrid(Scheduler):
                 checkpoint = self._next_checkpoint(engine, job)
                 if checkpoint is not None and checkpoint <= t_est:
                     when = checkpoint + CHECKPOINT_SLACK  # 004 §III-B: right after its checkpoint
-            self.doomed.add(job)
-            need -= allocation[job].nodes.size
-            version = engine.version[job]
+            size = allocation[job].nodes.size
+            self._promise(od, job, min(size, need), doomed=True)
+            need -= size
+            self._plans += 1
+            self.plan_of[job] = plan = self._plans
             if when <= now:
-                self._cup_preempt(engine, od, job, version)
+                self._cup_preempt(engine, od, job, plan)
             else:
                 engine.at(
                     when,
-                    lambda e, o=od, j=job, v=version: self._timed(self._cup_preempt, e, o, j, v),
+                    lambda e, o=od, j=job, p=plan: self._timed(self._cup_preempt, e, o, j, p),
                 )
 
-    def _cup_preempt(self, engine, od: int, job: int, version: int, warned: bool = False) -> None:
-        if (
-            od not in self.collecting
-            or engine.state[job] != RUNNING
-            or engine.version[job] != version
-        ):
-            self.doomed.discard(job)
-            return
+    def _promise(self, od: int, job: int, count: int, doomed: bool) -> None:
+        """CUP: `count` of running `job`'s nodes go to announced `od` at its end (earmark) or at its
+        planned preemption (doomed)."""
+        self.promises.setdefault(od, {})[job] = count
+        if doomed:
+            self.doomed[job] = od
+        else:
+            self.earmark.setdefault(job, {})[od] = count
+
+    def _promised(self, od: int) -> int:
+        """Nodes earmarked or doomed for announced `od`, not yet reserved."""
+        promised = self.promises.get(od)
+        return sum(promised.values()) if promised else 0
+
+    def _unpromise(self, engine, job: int, replan: bool = True) -> dict[int, int]:
+        """Withdraw the announced jobs' promises on `job` ({announced job: nodes}): it ended, was
+        preempted or an arrived job took it. A pending CUP warning is withdrawn in the log; with
+        `replan`, the announced jobs plan again for what they lost."""
+        withdrawn = self.earmark.pop(job, None) or {}
+        od = self.doomed.pop(job, None)
+        if od is not None:
+            del self.plan_of[job]
+            withdrawn = {od: self.promises[od][job]}
+            if job in self.cup_warned:
+                self.cup_warned.discard(job)
+                engine.note("unwarn", job, f"cup:{od}")
+        for od in withdrawn:
+            self.promises[od].pop(job, None)
+            if replan:
+                self._replan_later(od)
+        return withdrawn
+
+    def _drop_plans(self, engine, od: int) -> None:
+        """`od` arrived or timed out: its earmarks and planned preemptions end (a pending CUP
+        warning is withdrawn in the log)."""
+        for job in self.promises.pop(od, {}):
+            if self.doomed.get(job) == od:
+                del self.doomed[job], self.plan_of[job]
+                if job in self.cup_warned:
+                    self.cup_warned.discard(job)
+                    engine.note("unwarn", job, f"cup:{od}")
+            else:
+                marks = self.earmark[job]
+                del marks[od]
+                if not marks:
+                    del self.earmark[job]
+        self.replans.pop(od, None)
+
+    def _cup_preempt(self, engine, od: int, job: int, plan: int, warned: bool = False) -> None:
+        """CUP's planned preemption `plan` of `job` for announced `od` (a malleable job is warned
+        first); withdrawn if `od` needs its nodes no more."""
+        if self.plan_of.get(job) != plan or self.doomed.get(job) != od:
+            return  # the plan changed: the promise was withdrawn
         if self.type[job] is JobKind.MALLEABLE and self.warning and not warned:
             # 004 §III-A: two-minute warning
+            self.cup_warned.add(job)
             engine.note("warn", job, f"cup:{od}")
             engine.at(
                 engine.now + self.warning,
-                lambda e, v=version: self._timed(self._cup_preempt, e, od, job, v, True),
+                lambda e: self._timed(self._cup_preempt, e, od, job, plan, True),
             )
             return
-        self.doomed.discard(job)
         need = self._need(engine, od)
         if need <= 0:
+            self._unpromise(engine, job, replan=False)
             return
+        del self.doomed[job], self.plan_of[job]
+        self.promises[od].pop(job, None)
+        self.cup_warned.discard(job)
         nodes = engine.allocation[job].nodes
         engine.preempt(job, reason=f"cup:{od}")
-        self._take(engine, od, min(need, nodes.size), nodes, why="cup")
-        self.lenders[od].append((job, min(need, nodes.size), PREEMPTED, nodes.size))
+        taken = self._take(engine, od, min(need, nodes.size), nodes, why="cup")
+        self.lenders[od].append((job, taken, PREEMPTED, nodes.size))
 
     def _timeout(self, engine, od: int) -> None:
         """004 §III-B.3: not arrived 10 min after t_est: release the reservation."""
@@ -416,6 +545,7 @@ class Hybrid(Scheduler):
             return
         del self.collecting[od]
         self.hungry.pop(od, None)
+        self._drop_plans(engine, od)
         self._release_all(engine, od, "timeout")
         for job in self.borrowers.pop(od, ()):
             del self.borrower_of[job]
@@ -426,20 +556,17 @@ class Hybrid(Scheduler):
         wait first."""
         self.collecting.pop(od, None)
         self.hungry.pop(od, None)
+        self._drop_plans(engine, od)
         self.lenders.setdefault(od, [])
         for job in self.borrowers.pop(od, ()):  # jobs on its reserved nodes are preempted at once
             del self.borrower_of[job]
             engine.preempt(job, reason=f"arrival:{od}")
         own = self._release_all(engine, od, "arrival")
         need = self.n_max[od] - engine.free_nodes()
-        if (
-            need > 0
-            and not (self.arrival == "spaa" and self._shrink(engine, od, need))
-            and not self._preempt_for(engine, od, need)
-        ):
+        if need > 0 and not self._make_room(engine, od, need):
             self._unreserve_announced(engine, need)
             need = self.n_max[od] - engine.free_nodes()
-            if need > 0 and not self._preempt_for(engine, od, need):
+            if need > 0 and not self._make_room(engine, od, need):
                 # behind the on-demand jobs already waiting: it collects after them
                 self.blocked[od] = None
                 return
@@ -455,11 +582,31 @@ class Hybrid(Scheduler):
             return
         self._start(engine, od, own, "arrival")
 
+    def _make_room(self, engine, od: int, need: int) -> bool:
+        """SPAA shrinks if the malleable jobs can supply `need` nodes, else (and PAA) preempts;
+        False if even that cannot."""
+        return (self.arrival == "spaa" and self._shrink(engine, od, need)) or self._preempt_for(
+            engine, od, need
+        )
+
+    def _claim(self, engine, od: int, job: int) -> None:
+        """Arrived `od` takes running `job`: the promises of its nodes to announced jobs (CUP's
+        earmark or planned preemption, lent reserved nodes) are withdrawn and those jobs plan
+        again. One promise per node: an arrived job comes first."""
+        self._unpromise(engine, job)
+        owner = self.borrower_of.pop(job, None)
+        if owner is not None:
+            self.borrowers[owner].discard(job)
+            self._replan_later(owner)
+
     def _act(self, engine, od: int, job: int, keep: int) -> None:
         """Shrink malleable `job` to `keep` nodes (0: preempt it) for `od`: at once, or after the
         warning."""
+        self._claim(engine, od, job)
         if self.warning and self.type[job] is JobKind.MALLEABLE:
-            self.warned.setdefault(od, []).append((job, keep, engine.started[job]))
+            size = engine.allocation[job].nodes.size
+            how = SHRUNK if keep else PREEMPTED
+            self.warned.setdefault(od, []).append((job, size - keep, engine.started[job], how))
             self.victim_of[job] = od
             engine.note("warn", job, f"{'spaa' if keep else 'paa'}:{od}")
         elif keep:
@@ -471,34 +618,26 @@ class Hybrid(Scheduler):
 
     def _after_warning(self, engine, od: int) -> None:
         """The warning is over: the warned jobs shrink or stop, `od` starts on its nodes (else waits
-        first)."""
+        first). The nodes freed now are idle until the start, in this same decision: nobody else
+        acts in between, so they are not reserved on the way."""
         if od not in self.warned:
             return  # it started earlier: jobs that ended during the warning gave it all its nodes
-        for job, keep, started in self.warned.pop(od):
+        for job, amount, started, how in self.warned.pop(od):
             self.victim_of.pop(job, None)
             if engine.state[job] != RUNNING or engine.started[job] != started:
                 continue  # it ended (its nodes were reserved then) or was stopped by a failure
-            nodes = engine.allocation[job].nodes
-            if keep == 0:
+            if how == PREEMPTED:
                 engine.preempt(job, reason=f"paa:{od}")
-                freed = nodes
-            elif keep < nodes.size:
-                freed = nodes[keep:]
-                engine.resize(job, keep, release=freed, reason=f"spaa:{od}")
-                self.shrinks[job] += 1
-            else:
                 continue
-            self._take(
-                engine,
-                od,
-                min(freed.size, self.n_max[od] - self.reserved.get(od, 0)),
-                freed,
-                why="warning",
-            )
-        short = self.n_max[od] - self.reserved.get(od, 0)
-        if short > 0:
-            self._take(engine, od, min(engine.free_nodes(), short), why="warning")
-        if self.reserved.get(od, 0) >= self.n_max[od]:
+            # the shrink re-planned from its size now: it may have grown back meanwhile
+            size = engine.allocation[job].nodes.size
+            keep = max(size - amount, self.n_min[job])
+            if keep >= size:
+                engine.note("unwarn", job, f"warning:{od}")
+                continue
+            engine.resize(job, keep, reason=f"spaa:{od}")  # the engine picks the nodes to free
+            self.shrinks[job] += 1
+        if self.reserved.get(od, 0) + engine.free_nodes() >= self.n_max[od]:
             self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
         else:
             # too few (a failure, or waiting on-demand jobs took nodes): it waits behind those
@@ -514,7 +653,7 @@ class Hybrid(Scheduler):
                 break
             held = self._release_all(engine, other, "yield")
             need -= held.size
-            self._hunger(other)
+            self._hunger(other)  # CUA collects again; CUP's arrival rule makes up the rest
 
     def _start(self, engine, od: int, own: np.ndarray, why: str) -> None:
         """Start `od` now on its own (just released) nodes first, then the lowest idle ones."""
@@ -540,8 +679,6 @@ class Hybrid(Scheduler):
             return False
         for job, size, amount in zip(jobs, sizes, water_fill(caps, need)):
             if amount:
-                if job in self.borrower_of:
-                    self._hunger(self.borrower_of[job])
                 self._act(engine, od, job, size - amount)
                 self.lenders[od].append((job, amount, SHRUNK, size))
         return True
@@ -624,9 +761,12 @@ class Hybrid(Scheduler):
     # --- completion -------------------------------------------------------------------------------
     def _give_back(self, engine, od: int) -> None:
         """004 §III-B.4: a preempted lender still waiting resumes if it fits; a shrunk one grows
-        back."""
+        back. [impl] Arrived on-demand jobs still waiting come first: lenders get only the idle
+        nodes those do not need."""
         for job, _, how, size in self.lenders.pop(od):
             idle = engine.free_nodes()
+            if self.warned or self.blocked:
+                idle -= self._arrived_short()
             if how == PREEMPTED and engine.state[job] == WAITING:
                 if self.type[job] is JobKind.MALLEABLE:
                     if idle >= self.n_min[job]:
@@ -647,6 +787,11 @@ class Hybrid(Scheduler):
             arrivals, self.arrivals = self.arrivals, []
             for od in arrivals:
                 self._timed(self._arrive, engine, od)
+        if self.replans:  # before the arrived jobs collect: a re-plan may free nodes now
+            replans, self.replans = self.replans, {}
+            for od in replans:
+                if od in self.collecting:
+                    self._timed(self._plan, engine, od)
         if self.warned:
             self._collect_warned(engine)
         if self.blocked:
@@ -666,7 +811,7 @@ class Hybrid(Scheduler):
             if short > 0:
                 self._take(engine, od, min(engine.free_nodes(), short), why="warning")
             if self.reserved.get(od, 0) >= self.n_max[od]:
-                for job, _, _ in self.warned.pop(od):
+                for job, *_ in self.warned.pop(od):
                     if self.victim_of.pop(job, None) is not None and engine.state[job] == RUNNING:
                         engine.note("unwarn", job, f"warning:{od}")
                 self._start(engine, od, self._release_all(engine, od, "warning"), "warning")

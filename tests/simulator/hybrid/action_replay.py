@@ -17,8 +17,13 @@ the run is consistent:
   warning later.
 - CUA/CUP: reservations for an announced job are made after its notice and released by its arrival
   or 10 min after its estimated arrival; jobs lent its reserved nodes are preempted at its arrival
-  unless they ended; CUP preempts only before the arrival; rigid ones lent the nodes end by the
-  estimated arrival.
+  unless they ended or an arrived job took them; CUP preempts only before the arrival; rigid ones
+  lent the nodes end by the estimated arrival.
+- promises (`promise_violations`): a job warned for an on-demand job is warned for no other until
+  its warning ends or is withdrawn (``unwarn``), and no other on-demand job stops or shrinks it; a
+  job lent an announced job's reserved nodes is taken only by an arrived job; every warning ends in
+  a preemption, a shrink, the job's end or a withdrawal within the warning; and no node goes to an
+  announced job's reservation while an arrived on-demand job waits short of nodes.
 """
 
 from __future__ import annotations
@@ -36,6 +41,12 @@ TIME_TOLERANCE = 1e-6  # seconds
 RELEASE_AFTER = 600.0  # 004 §IV-B: reservation released 10 min after the estimated arrival
 # the arrival's decision started the on-demand job (instant)
 ARRIVAL_STARTS = ("arrival", "warning")
+# the prefixes of `promise_violations`'s findings, one per property
+ONE_PROMISE, ARRIVED_FIRST = "one promise per node: ", "arrived first: "
+# reasons of the rows an arrived on-demand job's own decisions write
+ARRIVAL_DECISIONS = ("arrival", "paa", "spaa", "warning", "front")
+# reasons of the reservations that collect nodes for an announced job
+ANNOUNCED_COLLECTS = ("notice", "collect", "cup")
 
 
 class Replay:
@@ -153,6 +164,135 @@ class Replay:
             self.owner.pop(n, None)
 
 
+def promise_violations(
+    rows: list[dict], workload: pd.DataFrame, warning: float, nodes: int
+) -> list[str]:
+    """The promises an action log made (rows as `csv.DictReader` reads them): one on-demand job per
+    promised job or node at a time, every warning kept or withdrawn within the warning, and an
+    arrived on-demand job served before an announced one (docs/hybrid.md)."""
+    ids = workload["job_id"].tolist()
+    index = {job_id: k for k, job_id in enumerate(ids)}
+    kind, submit, size, t_est = (
+        workload["job_type"].tolist(),
+        workload["submit_time"].tolist(),
+        workload["n_max"].tolist(),
+        workload["estimated_arrival"].tolist(),
+    )
+
+    def lender(job: int) -> int | None:
+        """The announced job whose reserved nodes `job` runs on, until it arrives or times out."""
+        owner = lent.get(job)
+        if owner is None or owner in started or now > t_est[owner] + RELEASE_AFTER:
+            return None
+        return owner
+
+    problems: list[str] = []
+    warned: dict[int, tuple[int, float]] = {}  # job -> (on-demand job, warned at): pending
+    lent: dict[int, int] = {}  # job running on reserved nodes -> the announced job they are for
+    reserved_for: dict[int, int] = {}  # reservation key -> on-demand job
+    reserved: dict[int, int] = defaultdict(int)  # on-demand job -> nodes reserved for it
+    # on-demand jobs past their arrival (or whose arrival the log showed), not started yet
+    waiting: dict[int, None] = {}
+    started: set[int] = set()
+    held: dict[int, int] = {}  # running job -> its node count
+    busy = 0  # nodes held by jobs and reservations
+    on_demand = sorted((submit[k], k) for k in range(len(ids)) if kind[k] == "on-demand")
+    next_arrival = 0
+
+    def broken(text: str) -> None:
+        if len(problems) < 50:
+            problems.append(ONE_PROMISE + text)
+
+    def late(text: str) -> None:
+        if len(problems) < 50:
+            problems.append(ARRIVED_FIRST + text)
+
+    for row in rows:
+        now, action, reason = float(row["time"]), row["action"], row["reason"]
+        job = index[int(row["job_id"])] if row["job_id"] else None
+        od = index[int(row["on_demand_job_id"])] if row["on_demand_job_id"] else None
+        while next_arrival < len(on_demand) and on_demand[next_arrival][0] < now - TIME_TOLERANCE:
+            arrived = on_demand[next_arrival][1]
+            if arrived not in started:
+                waiting[arrived] = None
+            next_arrival += 1
+        if od is not None and od not in started and reason in ARRIVAL_DECISIONS:
+            waiting[od] = None
+        for other, (owner, when) in list(warned.items()):
+            if when + warning < now - TIME_TOLERANCE:
+                broken(
+                    f"job {ids[other]} warned at {when} for job {ids[owner]} was neither "
+                    f"stopped, shrunk nor withdrawn by {when + warning}"
+                )
+                del warned[other]
+        if action == "warn":
+            if job in warned:
+                broken(
+                    f"job {ids[job]} warned at {now} for job {ids[od]} while promised "
+                    f"to job "
+                    f"{ids[warned[job][0]]}"
+                )
+            if reason == "cup" and lender(job) not in (None, od):
+                broken(f"CUP warned job {ids[job]} for job {ids[od]}: it holds another's nodes")
+            warned[job] = (od, now)
+            if reason != "cup":
+                lent.pop(job, None)  # an arrived job took it: it comes first
+        elif action == "unwarn":
+            warned.pop(job, None)
+        count = len(row["nodes"].split(";")) if row["nodes"] else 0
+        if action == "start":
+            held[job] = count
+            busy += count
+        elif action == "resize":
+            busy += count - held[job]
+            held[job] = count
+        elif action in ("preempt", "finish", "kill") and job in held:
+            busy -= held.pop(job)
+        elif action == "reserve":
+            busy += count
+        elif action == "release":
+            busy -= count
+        if action in ("preempt", "resize", "finish", "kill"):
+            ends = action != "resize" or reason == "spaa"
+            promised = warned.pop(job, None) if ends else None
+            if promised is not None and reason in ("paa", "spaa", "cup") and promised[0] != od:
+                broken(
+                    f"job {ids[job]} promised to job {ids[promised[0]]} was stopped or shrunk at "
+                    f"{now} for job {ids[od]}"
+                )
+            if reason == "cup" and lender(job) not in (None, od):
+                broken(f"CUP preempted job {ids[job]} for job {ids[od]}: it holds another's nodes")
+            if ends:
+                lent.pop(job, None)
+        elif action == "start":
+            if reason == "lend":
+                lent[job] = od
+            if job is not None and kind[job] == "on-demand":
+                started.add(job)
+                waiting.pop(job, None)
+        elif action == "reserve" and od is not None:
+            reserved_for[int(row["reservation"])] = od
+            reserved[od] += count
+            if reason in ANNOUNCED_COLLECTS and od not in waiting:
+                # the nodes left idle must cover what the arrived jobs waiting still lack
+                short = sum(max(size[other] - reserved[other], 0) for other in waiting)
+                if short > nodes - busy:
+                    first = next(o for o in waiting if reserved[o] < size[o])
+                    late(
+                        f"{count} nodes reserved at {now} for announced job {ids[od]} while "
+                        f"arrived job {ids[first]} waits with {reserved[first]} of {size[first]}"
+                    )
+        elif action == "release":
+            owner = reserved_for.pop(int(row["reservation"]), None)
+            if owner is not None:
+                reserved[owner] -= count
+
+    for other, (owner, when) in warned.items():
+        if when + warning < float(rows[-1]["time"]) - TIME_TOLERANCE:
+            broken(f"job {ids[other]} warned at {when} for job {ids[owner]}: never resolved")
+    return problems
+
+
 def violations(
     actions_path,
     workload_path,
@@ -178,12 +318,18 @@ def violations(
         job = r.index[int(row["job_id"])] if row["job_id"] else None
         od = r.index[int(row["on_demand_job_id"])] if row["on_demand_job_id"] else None
         listed = [int(n) for n in row["nodes"].split(";")] if row["nodes"] else []
-        if r.group is not None and not (
-            reason == "paa"
-            and od == r.group[1]
-            and now == r.group[0]
-            and action in ("preempt", "warn")
-            and job not in r.warned
+        if (
+            r.group is not None
+            and not (
+                (
+                    reason == "paa"
+                    and od == r.group[1]
+                    and action in ("preempt", "warn")
+                    and job not in r.warned
+                )
+                or (reason == "cup" and action == "unwarn")  # CUP's promise withdrawn for PAA
+            )
+            or (r.group is not None and now != r.group[0])
         ):
             r.close_group(rigid_overhead)
         name = "" if job is None else f"job {r.ids[job]}"
@@ -223,6 +369,9 @@ def violations(
             if held is None or r.kind[job] != "malleable":
                 r.fail(f"{name} resized at {now} but it is not a running malleable job")
                 continue
+            if reason == "spaa" and job in r.lending and r.lending[job][0] != od:
+                owner, since = r.lending.pop(job)  # an arrived job took it (it comes first)
+                r.lent.append((owner, job, since, now, f"taken {reason}:{od}"))
             new = set(listed)
             r.give(held - new, ("job", job), f"shrink of {name}")
             r.take(sorted(new - held), ("job", job), f"growth of {name}")
@@ -277,6 +426,9 @@ def violations(
         elif action == "warn":
             if job not in r.nodes or r.kind[job] != "malleable":
                 r.fail(f"{name} warned at {now} but it is not a running malleable job")
+            if reason in ("paa", "spaa") and job in r.lending and r.lending[job][0] != od:
+                owner, since = r.lending.pop(job)  # an arrived job took it (it comes first)
+                r.lent.append((owner, job, since, now, f"taken {reason}:{od}"))
             if reason == "paa":
                 if r.group is None:
                     running = {
@@ -287,8 +439,8 @@ def violations(
                     r.group = [now, od, running, r.free_count(nodes), []]
                 r.group[4].append(job)
             (r.cup_warned if reason == "cup" else r.warned)[job] = (od, now)
-        elif action == "unwarn":  # its on-demand job could start without it
-            r.warned.pop(job, None)
+        elif action == "unwarn":  # withdrawn: its on-demand job needs it no more
+            (r.cup_warned if reason == "cup" else r.warned).pop(job, None)
         elif action == "reserve":
             key = int(row["reservation"])
             r.take(listed, ("reserved", key), f"reservation {key} at {now}")
@@ -325,6 +477,7 @@ def violations(
         ):
             r.fail(f"job {r.ids[od]}'s reservation released at {now}, before t_est + 10 min")
     r.close_group(rigid_overhead)
+    r.problems += promise_violations(rows, workload, warning, nodes)
     # after the run: ends, starts, instant starts, the lent nodes
     for job in range(len(r.ids)):
         if job not in r.finished:

@@ -3,11 +3,13 @@ draws."""
 
 from __future__ import annotations
 
+import csv
 import math
+from pathlib import Path
 
 import numpy as np
 
-from cosched.simulator.engine import Engine
+from cosched.simulator.engine import Engine, write_actions
 from cosched.simulator.hybrid.mechanisms import Hybrid, parse_mechanism
 from cosched.simulator.hybrid.models import engine_workload, job_models
 from cosched.simulator.hybrid.workload import NOTICE_KINDS, HybridWorkload
@@ -60,11 +62,14 @@ def run(
     scheduler: str = "easy",
     failures=None,
     wrapper_class=Hybrid,
+    writes: str = "inside",
+    log_actions: bool = False,
     **options,
 ):
     """(engine after the run, its result, the Hybrid wrapper); periods: seconds between
     checkpoints per job; failures: a `NodeFailures` source; scheduler: a name or a scheduler
-    object; options: of `Hybrid`."""
+    object; writes: checkpoint writes ``inside`` the run time or ``added``; log_actions: keep the
+    engine's action log; options: of `Hybrid`."""
     workload = jobs if isinstance(jobs, HybridWorkload) else hybrid(jobs)
     periods = (
         np.full(len(workload), math.nan)
@@ -80,8 +85,17 @@ def run(
         Platform(nodes),
         wrapper,
         allocator=wrapper.make_allocator(Platform(nodes)),
-        job_models=job_models(workload, periods),
+        job_models=job_models(workload, periods, writes),
         sources=() if failures is None else (failures,),
         log_events=True,
+        log_actions=log_actions,
     )
     return engine, engine.run(), wrapper
+
+
+def action_rows(engine, result, workload: HybridWorkload, folder) -> list[dict]:
+    """The run's action log as `csv.DictReader` reads the CLI's file (written to `folder`)."""
+    path = Path(folder) / "actions.csv"
+    write_actions(result.actions, workload.workload.job_id, path)
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))

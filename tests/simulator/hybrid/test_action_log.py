@@ -1,6 +1,6 @@
 """The action log replayed from outside (action_replay.py) for the baseline and the six
-mechanisms: on the bundled KTH-SP2 trace at reduced size here, on the first 20,000 CEA-Curie jobs
-in the slow suite."""
+mechanisms: on the bundled KTH-SP2 trace at reduced size here, on the whole of it and on the first
+20,000 CEA-Curie jobs in the slow suite."""
 
 from pathlib import Path
 
@@ -133,6 +133,12 @@ def test_the_replay_finds_a_double_booked_node(tmp_path):
         mechanism="n-paa",
     )
     assert any("not free" in problem for problem in found)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_whole_kth_sp2_action_log_replays_without_violation(tmp_path, mechanism):
+    assert replayed(tmp_path, "kth-sp2", "kth-sp2", mechanism, 28467) == []
 
 
 @pytest.mark.slow

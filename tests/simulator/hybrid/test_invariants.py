@@ -1,6 +1,7 @@
 """Invariants of every mechanism on generated hybrid workloads (hypothesis)."""
 
 import math
+import tempfile
 from collections import defaultdict
 
 import numpy as np
@@ -9,7 +10,8 @@ from hypothesis import strategies as st
 
 from cosched.simulator.hybrid.mechanisms import MECHANISMS, RELEASE_AFTER
 
-from .scenario import run
+from .action_replay import ARRIVED_FIRST, ONE_PROMISE, promise_violations
+from .scenario import action_rows, hybrid, run
 
 WORK_TOLERANCE = 1e-6  # seconds of work
 
@@ -143,3 +145,31 @@ def test_every_mechanism_keeps_the_invariants(scenario):
             or result.workload.submit[job] <= jobs[job]["t_est"] + RELEASE_AFTER
         )
         assert all(when <= deadline for when, _ in before)
+
+
+def promise_findings(scenario, prefix: str) -> list[str]:
+    """The findings of `promise_violations` with `prefix` for a run of `scenario`."""
+    nodes, jobs, periods, mechanism = scenario
+    workload = hybrid(jobs)
+    engine, result, _ = run(workload, nodes, mechanism, periods, log_actions=True)
+    with tempfile.TemporaryDirectory() as folder:
+        rows = action_rows(engine, result, workload, folder)
+    found = promise_violations(rows, workload.frame(), 120.0, nodes)
+    return [text for text in found if text.startswith(prefix)]
+
+
+@settings(max_examples=100)
+@given(scenarios())
+def test_no_node_is_promised_to_two_on_demand_jobs_at_once(scenario):
+    """A warned job is promised to one on-demand job until its warning ends or is withdrawn, a job
+    on an announced job's reserved nodes goes to no other announced job, and every warning is kept
+    or withdrawn in time."""
+    assert promise_findings(scenario, ONE_PROMISE) == []
+
+
+@settings(max_examples=100)
+@given(scenarios())
+def test_an_arrived_on_demand_job_never_waits_while_a_node_goes_to_an_announced_one(scenario):
+    """While an arrived on-demand job lacks nodes, announced jobs reserve only nodes it does not
+    need."""
+    assert promise_findings(scenario, ARRIVED_FIRST) == []
