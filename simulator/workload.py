@@ -104,16 +104,20 @@ class Workload:
     def head(self, count: int) -> Workload:
         """The first `count` jobs (by submit time), keeping the cleaning counts of the whole
         file."""
-        keep = slice(0, count)
+        first = self.take(slice(0, count))
+        return replace(first, cleaning={**self.cleaning, "jobs": len(first)})
+
+    def take(self, index) -> Workload:
+        """The jobs at `index` (a slice, or positions in the order wanted), every job array
+        alike."""
         return replace(
             self,
-            job_id=self.job_id[keep],
-            submit=self.submit[keep],
-            run=self.run[keep],
-            cores=self.cores[keep],
-            estimate=self.estimate[keep],
-            app=None if self.app is None else self.app[keep],
-            cleaning={**self.cleaning, "jobs": int(self.job_id[keep].size)},
+            job_id=self.job_id[index],
+            submit=self.submit[index],
+            run=self.run[index],
+            cores=self.cores[index],
+            estimate=self.estimate[index],
+            app=None if self.app is None else self.app[index],
         )
 
 

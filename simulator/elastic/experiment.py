@@ -272,15 +272,7 @@ def _jittered(workload: Workload, models: list, jitter: float, rng: np.random.Ge
     """`workload` with jittered submissions, sorted again, and the per-job `models` in its order."""
     submit = np.maximum(workload.submit + rng.uniform(-jitter, jitter, len(workload)), 0.0)
     order = np.argsort(submit, kind="stable")
-    moved = replace(
-        workload,
-        job_id=workload.job_id[order],
-        submit=submit[order],
-        run=workload.run[order],
-        cores=workload.cores[order],
-        estimate=workload.estimate[order],
-        app=None if workload.app is None else workload.app[order],
-    )
+    moved = replace(workload, submit=submit).take(order)
     return moved, [models[index] for index in order]
 
 

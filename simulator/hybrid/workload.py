@@ -347,15 +347,7 @@ def build_hybrid(
 
 def _sorted(workload: Workload, submit: np.ndarray, *arrays) -> HybridWorkload:
     order = np.argsort(submit, kind="stable")
-    w = replace(
-        workload,
-        job_id=workload.job_id[order],
-        submit=submit[order],
-        run=workload.run[order],
-        cores=workload.cores[order],
-        estimate=workload.estimate[order],
-        app=None if workload.app is None else workload.app[order],
-    )
+    w = replace(workload, submit=submit).take(order)
     return HybridWorkload(w, *(np.asarray(a)[order] for a in arrays))
 
 
