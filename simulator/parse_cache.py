@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["cache_folder", "load", "store", "FORMAT", "META_LIMIT"]
+__all__ = ["entry_folder", "load", "store", "FORMAT", "META_LIMIT"]
 
 FORMAT = "cosched cache entry 2"
 META_LIMIT = 1 << 20  # bytes of an entry's JSON line; an entry with more metadata is not kept
@@ -36,7 +36,7 @@ _CHECK_BYTES = 64  # hex digits of the checksum line (SHA-256)
 _ARRAY_KINDS = "biuf"  # plain numbers only: an entry never holds objects
 
 
-def cache_folder(kind: str) -> Path | None:
+def entry_folder(kind: str) -> Path | None:
     """The folder of the entries of `kind`: ``$XDG_CACHE_HOME/cosched/KIND`` (``~/.cache`` when
     XDG_CACHE_HOME is unset, empty or relative, as the XDG base directory specification asks); None
     when ``COSCHED_NO_CACHE`` is set to anything but 0."""

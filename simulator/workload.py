@@ -317,7 +317,7 @@ def cache_folder() -> Path | None:
     """Where parsed SWF files are kept: ``$XDG_CACHE_HOME/cosched/workloads`` (``~/.cache`` when
     XDG_CACHE_HOME is unset, empty or relative); None when ``COSCHED_NO_CACHE`` is set to anything
     but 0."""
-    return parse_cache.cache_folder("workloads")
+    return parse_cache.entry_folder("workloads")
 
 
 _READER_SOURCES: list[bytes] = []  # the digest of this reader's source and its input rules, once

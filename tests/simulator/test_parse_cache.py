@@ -83,7 +83,7 @@ def test_concurrent_writers_never_leave_a_mixed_entry(tmp_path):
         stop.set()
         for writer in writers:
             writer.join()
-    assert seen - {None} <= {1, 2} and seen & {1, 2}
+    assert seen - {None} <= {1, 2} and _loaded_value(key) in (1, 2)
     assert not list(tmp_path.glob("*.part"))
 
 

@@ -6,10 +6,11 @@ import math
 from collections import defaultdict
 from fractions import Fraction
 
+import hypothesis
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.cli import main
@@ -414,7 +415,7 @@ def test_drawn_failures_end_every_run_within_the_limit(case, mtbf, down_hours, s
         try:
             _, result, _ = run(jobs, nodes, mechanism, periods, failures=failures)
         except InputError as error:
-            event("stopped at the limit")
+            hypothesis.event("stopped at the limit")
             assert error.field == "mtbf" and failures.drawn == FEW_FAILURES + 1
         else:
             assert np.all(np.isfinite(result.end)) and failures.drawn <= FEW_FAILURES
