@@ -52,18 +52,17 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import count as counter
-from itertools import islice
 from typing import Protocol
 
 import numpy as np
 
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
-from cosched.simulator.allocators import BULK_NODES, Allocation, Allocator, CompactAllocator
+from cosched.simulator.allocators import Allocation, Allocator
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
-from cosched.simulator.schedulers.base import QueueScheduler, Scheduler
+from cosched.simulator.schedulers.base import Scheduler
 from cosched.simulator.workload import Workload
 
 __all__ = [
@@ -320,12 +319,14 @@ class Engine:
             self.placement[job] = placement
         allocator = self.allocator
         if nodes is None:
-            allocation = allocator.find(self, job)
+            allocation = allocator.allocate(self, job)
+            if allocation is None:
+                return False
         else:
             allocation = self._allocation_for(job, nodes)
-        if allocation is None:
-            return False
-        allocator.commit(job, allocation)
+            if allocation is None:
+                return False
+            allocator.commit(job, allocation)
         now = self.now
         del self.waiting[job]
         self.running[job] = None
@@ -799,11 +800,8 @@ class Engine:
                 unit="job",
                 desc=f"simulate {getattr(scheduler, 'name', '')}".strip(),
             )
-        if self.fast_path():
-            nodes = self._loop_plain(bar)
-        else:
-            self._loop(bar)
-            nodes = [_EMPTY_NODES if a is None else a.nodes for a in self.allocation]
+        self._loop(bar)
+        nodes = [_EMPTY_NODES if a is None else a.nodes for a in self.allocation]
         if bar is not None:
             bar.close()
         return SimulationResult(
@@ -870,140 +868,6 @@ class Engine:
         if bar is not None:
             bar.update(done - shown)
 
-    # --- the fast path ----------------------------------------------------------------------------
-    def fast_path(self) -> bool:
-        """True when this run takes the fast path `_loop_plain`: a queue scheduler in arrival order
-        (FCFS, EASY) whose hooks are the base class's, on whole nodes (the compact allocator,
-        fresh), every job plain rigid, no speed model, event source, event log or action log. The
-        results are those of the general loop, value for value
-        (tests/simulator/test_plain_path.py)."""
-        scheduler, allocator = self.scheduler, self.allocator
-        return (
-            isinstance(scheduler, QueueScheduler)
-            and scheduler.priority is None
-            and scheduler.backfill in ("none", "easy")
-            and all(
-                getattr(type(scheduler), name) is getattr(QueueScheduler, name)
-                for name in _PLAIN_HOOKS
-            )
-            and type(allocator) is CompactAllocator
-            and allocator.free_units() == self.platform.nodes
-            and not self.reservations
-            and self.speed_model is None
-            and self.models is None
-            and not self._sources
-            and self.log is None
-            and self.actions is None
-            and not self.waiting
-            and not self._completions
-        )
-
-    def _loop_plain(self, bar) -> list[np.ndarray]:  # noqa: C901  (one hot loop, inlined for speed)
-        """The event loop of `_loop` with the scheduling pass of `QueueScheduler` (FCFS, then EASY
-        backfilling, 003 §5.1.1-5.1.2) and the compact allocator inlined, as plain lists: no numpy
-        per event, no allocation objects. Same events, same order, same floating-point sums, so the
-        same starts, ends and node ids. Returns each job's node ids; the engine's per-job lists end
-        as the general loop leaves them, except ``allocation`` (None: the result holds the node
-        ids)."""
-        jobs = len(self.run_time)
-        submit, run_time, estimate = self.submit, self.run_time, self.estimate
-        first_start, end, predicted_end = self.first_start, self.end, self.predicted_end
-        need, allocator, scheduler = self.units_table, self.allocator, self.scheduler
-        # `fast_path` checked these: node units per job, the compact allocator, a queue scheduler
-        assert need is not None and isinstance(allocator, CompactAllocator)
-        assert isinstance(scheduler, QueueScheduler)
-        idle = allocator.idle_list
-        waiting, by_end = self.waiting, self.by_end
-        backfill = scheduler.backfill == "easy" and scheduler.depth > 0
-        window, reservations = scheduler.depth + 1, scheduler.reservations
-        heappush, heappop, insort, bisect_left = (
-            heapq.heappush,
-            heapq.heappop,
-            bisect.insort,
-            bisect.bisect_left,
-        )
-        nodes_of: list[list[int]] = [[]] * jobs
-        completions: list[tuple[float, int]] = []  # (end, job): each job starts once
-        free, arrived, now = len(idle), 0, self.now
-        step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
-        while arrived < jobs or completions or waiting:
-            now = submit[arrived] if arrived < jobs else INF
-            if completions and completions[0][0] < now:
-                now = completions[0][0]
-            if now == INF:
-                raise _stuck(waiting)
-            while completions and completions[0][0] <= now:  # completions: release the nodes
-                job = heappop(completions)[1]
-                end[job] = now
-                del by_end[bisect_left(by_end, (predicted_end[job], job))]
-                chosen = nodes_of[job]
-                if len(chosen) > BULK_NODES:
-                    idle.extend(chosen)
-                    idle.sort()
-                else:
-                    for node in chosen:
-                        insort(idle, node)
-                free += len(chosen)
-                done += 1
-            while arrived < jobs and submit[arrived] <= now:  # arrivals
-                waiting[arrived] = None
-                arrived += 1
-            while waiting:  # in order until one does not fit (fcfs_pass)
-                job = next(iter(waiting))
-                size = need[job]
-                if size > free:
-                    break
-                del waiting[job]
-                nodes_of[job] = idle[:size]
-                del idle[:size]
-                free -= size
-                first_start[job] = now
-                heappush(completions, (now + run_time[job], job))
-                predicted = predicted_end[job] = now + estimate[job]
-                insort(by_end, (predicted, job))
-            if waiting and backfill and (free or reservations is not None):  # easy_pass
-                order = list(islice(waiting, window))
-                head = order[0]
-                wanted, available, shadow, extra = need[head], free, INF, 0
-                for predicted, job in by_end:
-                    available += need[job]
-                    if available >= wanted:
-                        shadow, extra = predicted, available - wanted
-                        break
-                if reservations is not None and head not in reservations:
-                    reservations[head] = shadow
-                for job in order[1:] if free else ():
-                    size = need[job]
-                    if size > free:
-                        continue
-                    short = now + estimate[job] <= shadow
-                    if not short:
-                        if size > extra:
-                            continue
-                        extra -= size
-                    del waiting[job]
-                    nodes_of[job] = idle[:size]
-                    del idle[:size]
-                    free -= size
-                    first_start[job] = now
-                    heappush(completions, (now + run_time[job], job))
-                    predicted = predicted_end[job] = now + estimate[job]
-                    insort(by_end, (predicted, job))
-                    if not free:
-                        break
-            if bar is not None and done - shown >= step:
-                bar.update(done - shown)
-                shown = done
-        if bar is not None:
-            bar.update(done - shown)
-        self.now = now if jobs else self.now
-        self.state[:] = [FINISHED] * jobs
-        self.started[:] = first_start
-        self.updated[:] = first_start
-        self.held[:] = need
-        self.remaining[:] = [0.0] * jobs
-        return [np.array(nodes, dtype=np.int64) for nodes in nodes_of]
-
     def _lifecycle(self) -> dict | None:
         if not self._lifecycle_used:
             return None
@@ -1017,8 +881,6 @@ class Engine:
 
 
 _EMPTY_NODES = np.zeros(0, dtype=np.int64)
-# the scheduler members the fast path inlines: a subclass that overrides one takes the general loop
-_PLAIN_HOOKS = ("schedule", "order", "attach", "on_arrival", "on_finish", "on_preempt", "on_revoke")
 
 
 def _stuck(waiting) -> RuntimeError:

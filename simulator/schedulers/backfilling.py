@@ -55,15 +55,18 @@ def first_fit(order: Iterable[int], units, free: int) -> list[int]:
     return started
 
 
-def shadow_time(need: int, free: int, releases: Iterable[tuple[float, int]]) -> tuple[float, int]:
+def shadow_time(
+    need: int, free: int, by_end: Iterable[tuple[float, int]], held
+) -> tuple[float, int]:
     """(shadow time, extra units) of a blocked head needing `need` units (003 §5.1.2): the earliest
     predicted end of running jobs at which enough units are free, and the units left over then.
 
-    `releases` are the running jobs' (predicted end, units) in the one tie order: ascending
-    predicted end, equal ends by job index (workload order, the order of `engine.by_end`)."""
+    `by_end` are the running jobs as (predicted end, job) in the one tie order: ascending predicted
+    end, equal ends by job index (workload order, as `engine.by_end` keeps them); `held[job]` is
+    the units a running job gives back."""
     available = free
-    for predicted, units in releases:
-        available += units
+    for predicted, job in by_end:
+        available += held[job]
         if available >= need:
             return predicted, available - need
     return INF, 0
@@ -110,9 +113,7 @@ def easy_pass(engine, order: list[int], reservations: dict | None = None) -> Non
         return
     head, table, held = order[0], engine.units_table, engine.held
     units = table if table is not None else _AllocatorUnits(engine)
-    shadow, extra = shadow_time(
-        units[head], free, [(predicted, held[job]) for predicted, job in engine.by_end]
-    )
+    shadow, extra = shadow_time(units[head], free, engine.by_end, held)
     if reservations is not None and head not in reservations:
         reservations[head] = shadow
     if free == 0:

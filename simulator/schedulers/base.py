@@ -156,13 +156,21 @@ class QueueScheduler(Scheduler):
             ):
                 conservative.arrived()
             return
-        if (
-            self.priority is None
-        ):  # arrival order: look at a few jobs at a time (queues can be long)
-            while waiting and fcfs_pass(engine, self.order(engine, IN_ORDER_CHUNK)):
-                pass
-            if waiting and self.backfill == "easy" and self.depth:
-                easy_pass(engine, self.order(engine, self.depth + 1), self.reservations)
+        if self.priority is None:  # arrival order: the queue's head, one job at a time
+            start, table, free_units = engine.start, engine.units_table, engine.allocator.free_units
+            free = free_units()
+            while waiting:
+                job = next(iter(waiting))
+                if (table is not None and table[job] > free) or not start(job):
+                    break
+                free = free_units()
+            if (
+                waiting
+                and self.backfill == "easy"
+                and self.depth
+                and (free or self.reservations is not None)
+            ):
+                easy_pass(engine, list(islice(waiting, self.depth + 1)), self.reservations)
             return
         order = self.order(engine)  # 000 Algorithm 2: one sorted copy of the queue per pass
         start, index = engine.start, 0

@@ -162,7 +162,7 @@ def rigid_starts(
     Jobs start in order while they fit in the `free` nodes (each on `size[job]`). With `backfill`
     the first that does not fit holds a reservation and the next `depth` jobs are backfilled behind
     it by the engine's one EASY pass (`easy_backfill`, 003 §5.1.2), over `releases`: (predicted
-    end, job, nodes) of the running jobs, the ones started here included, in the one tie order
+    end, job, nodes) of the running jobs, the ones started here added, in the one tie order
     (predicted end, then job). Without `backfill` (greedy first fit) every job that fits starts, in
     order."""
     started, releases = [], list(releases)
@@ -181,7 +181,8 @@ def rigid_starts(
     if not backfill:
         return started + first_fit(order, size, free)
     releases.sort()
-    shadow, extra = shadow_time(size[head], free, [(end, nodes) for end, _, nodes in releases])
+    held = {job: nodes for _, job, nodes in releases}
+    shadow, extra = shadow_time(size[head], free, [(end, job) for end, job, _ in releases], held)
 
     def start(job: int) -> int:
         nonlocal free
