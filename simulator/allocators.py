@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import bisect
 from abc import ABC, abstractmethod
+from itertools import chain
 
 import numpy as np
 
@@ -43,7 +44,7 @@ EMPTY = -1  # marks a free slot in NodeState.occupants
 BULK_NODES = (
     16  # above this many nodes, the compact allocator rebuilds its idle list instead of editing it
 )
-WRITE_BEHIND = 1 << 16  # node ids the compact allocator queues before writing its node arrays
+WRITE_BEHIND = 1024  # changes the compact allocator keeps for its node arrays; beyond: rebuild
 
 
 class NodeState:
@@ -204,10 +205,10 @@ class Allocator(ABC):
 class CompactAllocator(Allocator):
     """Whole idle nodes, ceil(cores / cores_per_node) of them, lowest ids first (thesis §5.1).
 
-    The idle node ids are a sorted list (the lowest ids are a prefix slice), and the node state's
-    arrays are written behind: starts and ends queue their (owner, node ids) and the arrays take
-    them all at once when someone reads `state` or the queue is long, so a run nobody inspects per
-    node does no numpy work per job."""
+    The idle node ids are a sorted list (the lowest ids are a prefix slice) and each holder's node
+    ids a list; the node state's arrays are brought up to date only when someone reads `state`:
+    from the changes since the last read, or, after more than WRITE_BEHIND of them, rebuilt from the
+    holders. A run nobody inspects node by node does no numpy work per job."""
 
     slots = 1
 
@@ -216,31 +217,49 @@ class CompactAllocator(Allocator):
         self._cpn = platform.cores_per_node
         self._idle = list(range(platform.nodes))
         self._free = platform.nodes
+        self._holders: dict[int, list[int]] = {}  # job or reservation key -> its node ids
 
     @property  # type: ignore[override]
     def state(self) -> NodeState:
-        """The node state, with every start and end so far written to its arrays."""
-        if self._written_nodes:
-            self._write_behind()
+        """The node state, with every start and end so far in its arrays."""
+        if self._changes is None or self._changes:
+            self._update_state()
         return self._state
 
     @state.setter
     def state(self, state: NodeState) -> None:
         self._state = state
-        self._written_nodes: list[int] = []  # node ids started or ended on, oldest first
-        self._written_owners: list[int] = []  # per entry of _written_nodes: its job, or EMPTY
+        # (holder or EMPTY, node ids) since the last read, oldest first; None: rebuild on read
+        self._changes: list[tuple[int, list[int]]] | None = []
 
-    def _write_behind(self) -> None:
-        """Apply the queued writes: per node, the last owner written wins."""
-        nodes = np.array(self._written_nodes, dtype=np.int64)
-        owners = np.array(self._written_owners, dtype=np.int64)
-        self._written_nodes, self._written_owners = [], []
-        touched, last = np.unique(nodes[::-1], return_index=True)
-        owner = owners[::-1][last]
-        state = self._state
-        state.occupants[touched, 0] = owner
-        state.used[touched] = np.where(owner == EMPTY, 0, self._cpn)
+    def _update_state(self) -> None:
+        state, changes, cpn = self._state, self._changes, self._cpn
+        self._changes = []
+        if changes is None:  # many changes: rebuild from the holders
+            holders = self._holders
+            state.used[:] = 0
+            state.occupants[:, 0] = EMPTY
+            if holders:
+                nodes = np.fromiter(chain.from_iterable(holders.values()), np.int64)
+                owners = np.repeat(
+                    np.fromiter(holders, np.int64, len(holders)),
+                    np.fromiter(map(len, holders.values()), np.int64, len(holders)),
+                )
+                state.occupants[nodes, 0] = owners
+                state.used[nodes] = cpn
+        else:
+            for owner, ids in changes:
+                state.occupants[ids, 0] = owner
+                state.used[ids] = 0 if owner == EMPTY else cpn
         state.idle = self._free
+
+    def _changed(self, owner: int, ids: list[int]) -> None:
+        changes = self._changes
+        if changes is not None:
+            if len(changes) < WRITE_BEHIND:
+                changes.append((owner, ids))
+            else:
+                self._changes = None
 
     @property
     def total_units(self) -> int:
@@ -272,10 +291,9 @@ class CompactAllocator(Allocator):
         chosen = idle[:count]
         del idle[:count]
         self._free -= count
-        self._written_nodes += chosen
-        self._written_owners += [job] * len(chosen)
-        if len(self._written_nodes) >= WRITE_BEHIND:
-            self._write_behind()
+        self._holders[job] = chosen
+        if self._changes is not None:
+            self._changed(job, chosen)
         return Allocation(chosen, self._cpn)
 
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
@@ -292,10 +310,9 @@ class CompactAllocator(Allocator):
             for node in chosen:
                 del idle[bisect.bisect_left(idle, node)]
         self._free -= len(chosen)
-        self._written_nodes += chosen
-        self._written_owners += [job] * len(chosen)
-        if len(self._written_nodes) >= WRITE_BEHIND:
-            self._write_behind()
+        held = self._holders.get(job)
+        self._holders[job] = chosen if held is None else sorted(held + chosen)
+        self._changed(job, chosen)
 
     def release(self, job: int, allocation: Allocation) -> None:
         idle, chosen = self._idle, allocation.node_ids
@@ -306,7 +323,12 @@ class CompactAllocator(Allocator):
             for node in chosen:
                 bisect.insort(idle, node)
         self._free += len(chosen)
-        self._written_nodes += chosen
-        self._written_owners += [EMPTY] * len(chosen)
-        if len(self._written_nodes) >= WRITE_BEHIND:
-            self._write_behind()
+        holders = self._holders
+        held = holders[job]
+        if held is chosen or len(held) == len(chosen):
+            del holders[job]
+        else:  # part of its nodes (a shrink)
+            gone = set(chosen)
+            holders[job] = [node for node in held if node not in gone]
+        if self._changes is not None:
+            self._changed(EMPTY, chosen)
