@@ -1,7 +1,8 @@
 """One event loop for every scheduler, against an earlier version, side by side in one run.
 
-Times the simulation alone (`SimulationResult.wall_seconds`), alternately for this checkout and for
-an earlier one (A B A B ...), each run in a fresh subprocess:
+Times the simulation alone (CPU seconds of `simulate`, not inflated by other load on a shared
+machine), alternately for this checkout and for an earlier one (A B A B ...), each run in a fresh
+subprocess:
 
 - EASY on SDSC-SP2 (target: this version's time / the earlier one's <= 1);
 - EASY and the smallest-area-first recipe of docs/CONTRIBUTING.md (docs/examples/
@@ -32,7 +33,7 @@ from data_paths import REPO, SHARED_DATA
 AREAS = ("theory", "strategies", "simulator", "measurement")
 RECIPE = REPO / "docs" / "examples" / "smallest_area_first.py"
 PROBE = """
-import importlib.util, json, sys
+import importlib.util, json, sys, time
 from cosched.simulator.engine import simulate
 from cosched.simulator.platform import PRESETS
 from cosched.simulator.workload import load_workload
@@ -44,7 +45,9 @@ if scheduler.endswith(".py"):
     scheduler = module.SmallestAreaFirst()
 platform = PRESETS[preset]
 workload = load_workload(trace, max_cores=platform.total_cores)
-print(json.dumps(simulate(workload, platform, scheduler).wall_seconds))
+used = time.process_time()
+simulate(workload, platform, scheduler)
+print(json.dumps(time.process_time() - used))
 """
 
 
@@ -58,7 +61,7 @@ def package_folder(checkout: Path, into: Path) -> Path:
 
 
 def seconds(path: Path | None, trace: str, preset: str, scheduler: str) -> float:
-    """One simulation's wall seconds, in a subprocess importing cosched from `path` (None: this
+    """One simulation's CPU seconds, in a subprocess importing cosched from `path` (None: this
     installation)."""
     environment = dict(os.environ)
     if path is not None:
@@ -95,7 +98,7 @@ def main(argv=None) -> int:
             for run in times:
                 times[run].append(seconds(*run))
     median = {run: statistics.median(values) for run, values in times.items()}
-    print(f"medians of {args.repeat} runs, alternating (simulation alone, seconds):")
+    print(f"medians of {args.repeat} runs, alternating (simulation alone, CPU seconds):")
     print("| case | this version | other | ratio | target |")
     print("|---|---:|---:|---:|---:|")
     easy, *old = pairs["EASY, SDSC-SP2"]

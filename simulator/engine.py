@@ -891,7 +891,7 @@ def _stuck(waiting) -> RuntimeError:
 
 
 def _job_models(models, jobs: int) -> list[JobModel] | None:
-    """One model per job, or None when every job is plain rigid (the engine's fast path)."""
+    """One model per job, or None when every job is plain rigid (no per-job model arithmetic)."""
     if models is None:
         return None
     if isinstance(models, JobModel):

@@ -134,7 +134,7 @@ class QueueScheduler(Scheduler):
 
     def order(self, engine, limit: int | None = None) -> list[int]:
         """The first `limit` waiting jobs in priority order (stable: ties keep queue order)."""
-        if self.priority is None:
+        if self.priority is None or len(engine.waiting) == 1:  # one job: nothing to sort
             return list(islice(engine.waiting, limit))
         waiting = np.fromiter(engine.waiting, np.int64, len(engine.waiting))
         return waiting[queue_order(self.priority(engine, waiting))[:limit]].tolist()
@@ -173,8 +173,12 @@ class QueueScheduler(Scheduler):
                 easy_pass(engine, list(islice(waiting, self.depth + 1)), self.reservations)
             return
         order = self.order(engine)  # 000 Algorithm 2: one sorted copy of the queue per pass
-        start, index = engine.start, 0
-        while index < len(order) and start(order[index]):
-            index += 1
+        start, table, free_units = engine.start, engine.units_table, engine.allocator.free_units
+        free, index = free_units(), 0
+        while index < len(order):
+            job = order[index]
+            if (table is not None and table[job] > free) or not start(job):
+                break
+            free, index = free_units(), index + 1
         if index < len(order) and self.backfill == "easy" and self.depth:
             easy_pass(engine, order[index : index + self.depth + 1], self.reservations)
