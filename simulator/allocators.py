@@ -90,9 +90,11 @@ class Allocation:
     """The node ids a job uses and the cores it uses on each of them (read-only).
 
     `nodes` is an int array; an allocator that keeps node ids in a list (the compact one) passes the
-    list, and the array is built only when someone reads `nodes` (a plain EASY run never does)."""
+    list, and the array is built when `nodes` is first read (in a plain run: by the result)."""
 
     __slots__ = ("_nodes", "_ids", "_cores")
+    _nodes: np.ndarray | None
+    _ids: list[int] | None
 
     def __init__(self, nodes: np.ndarray | list[int], cores: int):
         if isinstance(nodes, list):
@@ -219,7 +221,7 @@ class CompactAllocator(Allocator):
         self._free = platform.nodes
         self._holders: dict[int, list[int]] = {}  # job or reservation key -> its node ids
 
-    @property  # type: ignore[override]
+    @property
     def state(self) -> NodeState:
         """The node state, with every start and end so far in its arrays."""
         if self._changes is None or self._changes:
