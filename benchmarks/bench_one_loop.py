@@ -92,6 +92,12 @@ def main(argv=None) -> int:
                 (None, "kth-sp2", "kth-sp2", "easy"),
                 (None, "kth-sp2", "kth-sp2", str(RECIPE)),
             ],
+            "KTH-SP2, earlier": [
+                (earlier, "kth-sp2", "kth-sp2", "easy"),
+                (earlier, "kth-sp2", "kth-sp2", str(RECIPE)),
+            ]
+            if earlier
+            else [],
         }
         times: dict[tuple, list[float]] = {run: [] for runs in pairs.values() for run in runs}
         for _ in range(args.repeat):
@@ -114,6 +120,12 @@ def main(argv=None) -> int:
         f"| smallest area first / EASY on KTH-SP2 | {median[recipe]:.3f} | "
         f"{median[kth_easy]:.3f} | {ratio:.2f} | <= 1.5 |"
     )
+    if earlier:
+        old_easy, old_recipe = pairs["KTH-SP2, earlier"]
+        print(
+            f"| the same in the earlier version | {median[old_recipe]:.3f} | "
+            f"{median[old_easy]:.3f} | {median[old_recipe] / median[old_easy]:.2f} | |"
+        )
     return 0
 
 
