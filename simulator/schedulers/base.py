@@ -134,7 +134,7 @@ class QueueScheduler(Scheduler):
 
     def order(self, engine, limit: int | None = None) -> list[int]:
         """The first `limit` waiting jobs in priority order (stable: ties keep queue order)."""
-        if self.priority is None or len(engine.waiting) == 1:  # one job: nothing to sort
+        if self.priority is None:
             return list(islice(engine.waiting, limit))
         waiting = np.fromiter(engine.waiting, np.int64, len(engine.waiting))
         return waiting[queue_order(self.priority(engine, waiting))[:limit]].tolist()
