@@ -300,6 +300,8 @@ class Engine:
         self._touched: list[np.ndarray] = []
         self._sources = list(sources)
         self._progress = progress
+        # the completion hook, None when it does nothing in this run (resolved in `run`)
+        self._on_finish: Callable[[Engine, int], None] | None = self.scheduler.on_finish
 
     # --- actions ----------------------------------------------------------------------------------
     def _act(self, action: str, job: int, key: int, nodes: np.ndarray, reason: str) -> None:
@@ -322,19 +324,23 @@ class Engine:
             allocation = allocator.allocate(self, job)
             if allocation is None:
                 return False
+            table = self.units_table  # the units of the requested size, which the allocator chose
+            held = table[job] if table is not None else allocator.units_of(allocation)
         else:
             allocation = self._allocation_for(job, nodes)
             if allocation is None:
                 return False
             allocator.commit(job, allocation)
+            held = allocator.units_of(allocation)
         now = self.now
         del self.waiting[job]
         self.running[job] = None
         self.state[job] = RUNNING
         self.allocation[job] = allocation
-        self.held[job] = allocator.units_of(allocation)
-        if self.first_start[job] != self.first_start[job]:  # NaN: first start
-            self.first_start[job] = now
+        self.held[job] = held
+        first_start = self.first_start
+        if first_start[job] != first_start[job]:  # NaN: first start
+            first_start[job] = now
         self.started[job] = now
         if self.models is None:
             self.updated[job] = now
@@ -350,8 +356,8 @@ class Engine:
             end = resume + remaining / rate
             predicted = resume + self._predicted_work(job) / rate
         self.predicted_end[job] = predicted
-        bisect.insort(self.by_end, (predicted, job))
-        heapq.heappush(self._completions, (end, job, self.version[job]))
+        _insort(self.by_end, (predicted, job))
+        _heappush(self._completions, (end, job, self.version[job]))
         if self.speed_model is not None:
             self._touched.append(allocation.nodes)
         if self.log is not None:
@@ -454,7 +460,8 @@ class Engine:
         if state == RUNNING:
             self._advance(job)
             self._stop(job, "kill", reason)
-            self.scheduler.on_finish(self, job)
+            if self._on_finish is not None:
+                self._on_finish(self, job)
         else:
             del self.waiting[job]
             if self.actions is not None:
@@ -658,8 +665,8 @@ class Engine:
         self.state[job] = FINISHED
         self.remaining[job] = 0.0
         del self.running[job]
-        index = bisect.bisect_left(self.by_end, (self.predicted_end[job], job))
-        del self.by_end[index]
+        by_end = self.by_end
+        del by_end[_bisect_left(by_end, (self.predicted_end[job], job))]
         allocation = self.allocation[job]
         assert allocation is not None  # a running job holds nodes
         self.allocator.release(job, allocation)
@@ -669,8 +676,10 @@ class Engine:
             self.log.append((now, "finish", job, 0))
         if self.actions is not None:
             self._act("finish", job, 0, allocation.nodes, "")
-        self.pending_resize.pop(job, None)
-        self.scheduler.on_finish(self, job)
+        if self.pending_resize:
+            self.pending_resize.pop(job, None)
+        if self._on_finish is not None:
+            self._on_finish(self, job)
 
     def _update_speeds(self) -> None:
         nodes = np.unique(np.concatenate(self._touched))
@@ -791,6 +800,7 @@ class Engine:
         scheduler.attach(self)
         for source in self._sources:
             source.attach(self)
+        self._on_finish = _hook(scheduler, "on_finish")
         bar = None
         if self._progress:
             from tqdm import tqdm
@@ -820,7 +830,7 @@ class Engine:
             speed_model=self.speed_model,
         )
 
-    def _loop(self, bar) -> None:
+    def _loop(self, bar) -> None:  # noqa: C901  (the one hot loop: no call per event it can avoid)
         """The event loop of the module docstring, for any scheduler, allocator and job model."""
         jobs = len(self.run_time)
         submit, completions, wakeups, events = (
@@ -829,38 +839,41 @@ class Engine:
             self._wakeups,
             self._events,
         )
-        scheduler, waiting, version, state = self.scheduler, self.waiting, self.version, self.state
-        log = self.log
+        waiting, version, state, touched = self.waiting, self.version, self.state, self._touched
+        schedule, on_arrival = self.scheduler.schedule, _hook(self.scheduler, "on_arrival")
+        finish, heappop, log = self._finish, heapq.heappop, self.log
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = 0
         while arrived < jobs or completions or waiting or events:
-            now = min(
-                submit[arrived] if arrived < jobs else INF,
-                completions[0][0] if completions else INF,
-                wakeups[0] if wakeups else INF,
-                events[0][0] if events else INF,
-            )
+            now = submit[arrived] if arrived < jobs else INF  # the earliest event of the four kinds
+            if completions and completions[0][0] < now:
+                now = completions[0][0]
+            if wakeups and wakeups[0] < now:
+                now = wakeups[0]
+            if events and events[0][0] < now:
+                now = events[0][0]
             if now == INF:
                 raise _stuck(waiting)
             self.now = now
             while completions and completions[0][0] <= now:
-                _, job, event_version = heapq.heappop(completions)
+                _, job, event_version = heappop(completions)
                 if event_version == version[job]:
-                    self._finish(job)
+                    finish(job)
                     done += 1
             while arrived < jobs and submit[arrived] <= now:
                 waiting[arrived] = None
                 state[arrived] = WAITING
                 if log is not None:
                     log.append((now, "arrival", arrived, 0))
-                scheduler.on_arrival(self, arrived)
+                if on_arrival is not None:
+                    on_arrival(self, arrived)
                 arrived += 1
             while events and events[0][0] <= now:
-                heapq.heappop(events)[2](self)
+                heappop(events)[2](self)
             while wakeups and wakeups[0] <= now:
-                self._wakeup_set.discard(heapq.heappop(wakeups))
-            scheduler.schedule(self)
-            if self._touched:
+                self._wakeup_set.discard(heappop(wakeups))
+            schedule(self)
+            if touched:
                 self._update_speeds()
             if bar is not None and done - shown >= step:
                 bar.update(done - shown)
@@ -881,6 +894,16 @@ class Engine:
 
 
 _EMPTY_NODES = np.zeros(0, dtype=np.int64)
+_insort, _bisect_left, _heappush = bisect.insort, bisect.bisect_left, heapq.heappush
+
+
+def _hook(scheduler, name: str) -> Callable | None:
+    """The scheduler's hook `name`, or None when it does nothing in this run (`Scheduler.listens`,
+    asked once after `attach`): the loop then makes no call per job."""
+    listens = getattr(scheduler, "listens", None)
+    if listens is not None and not listens(name):
+        return None
+    return getattr(scheduler, name)
 
 
 def _stuck(waiting) -> RuntimeError:

@@ -9,7 +9,9 @@ the actions it may take):
   no speed model by default; co-schedulers ask for the co-location allocator and the heatmap speed
   model (000 §3.5).
 - ``attach(engine)``: once, before the first event.
-- ``on_arrival`` / ``on_finish`` / ``on_preempt(engine, job)``: optional hooks.
+- ``on_arrival`` / ``on_finish`` / ``on_preempt(engine, job)``: optional hooks; ``listens(hook)``
+  tells the engine, once after ``attach``, which of them do something in this run (by default the
+  ones a subclass overrides), so a hook that does nothing costs no call per job.
 - ``schedule(engine)``: once per event timestamp, after completions, arrivals and timed events; acts
   through ``engine.start(job)`` (the allocator picks the nodes), ``resize``, ``preempt``, ``kill``,
   ``reserve``, ``hint`` and ``request_wakeup(time)``.
@@ -40,6 +42,7 @@ __all__ = ["Scheduler", "QueueScheduler", "BACKFILL_POLICIES", "DEFAULT_DEPTH"]
 DEFAULT_DEPTH = 100  # jobs examined behind the head per pass, as Slurm's default (003 §2.2.2)
 BACKFILL_POLICIES = ("none", "easy", "conservative")
 IN_ORDER_CHUNK = 32  # waiting jobs fetched at a time while starting in order
+_CONSERVATIVE_HOOKS = ("on_arrival", "on_finish", "on_preempt")
 
 
 class Scheduler:
@@ -59,6 +62,11 @@ class Scheduler:
 
     def attach(self, engine) -> None:
         """Called once before the first event."""
+
+    def listens(self, hook: str) -> bool:
+        """False if the hook named `hook` does nothing in this run, so the engine need not call it
+        (asked once, after `attach`): True for a hook the object or a subclass overrides."""
+        return hook in vars(self) or getattr(type(self), hook) is not getattr(Scheduler, hook)
 
     def on_arrival(self, engine, job: int) -> None:
         """Called at each arrival, before the scheduling pass."""
@@ -118,6 +126,16 @@ class QueueScheduler(Scheduler):
             if self.backfill == "conservative"
             else None
         )
+
+    def listens(self, hook: str) -> bool:
+        # the hooks below serve Conservative backfilling only
+        if (
+            self._conservative is None
+            and hook in _CONSERVATIVE_HOOKS
+            and getattr(type(self), hook) is getattr(QueueScheduler, hook)
+        ):
+            return hook in vars(self)
+        return super().listens(hook)
 
     def on_arrival(self, engine, job: int) -> None:
         if self._conservative is not None:
