@@ -28,6 +28,8 @@ time), ``cores`` (requested), ``estimate``, ``first_start``, ``end``, ``allocati
 (allocator units while running), ``speed`` (co-location speedup), ``rate``, ``remaining``,
 ``predicted_end``, ``placement`` (hints), ``models`` (job models, None when every job is plain
 rigid); ``by_end`` (running jobs as sorted ``(predicted_end, job)``); ``units_table``;
+``waiting_units`` (the units of the waiting jobs, ascending, when ``units_table`` exists: a pass
+where the smallest exceeds the free units can start nothing);
 ``allocator``; ``speed_model``; ``reservations``.
 
 Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes, release=None)``,
@@ -241,6 +243,7 @@ class Engine:
         self.held = [0] * jobs
         table = self.allocator.static_units(workload.cores)
         self.units_table = None if table is None else table.tolist()
+        self.waiting_units: list[int] | None = None if table is None else []
         self.placement: list[str | None] = [None] * jobs
         self.speed = [1.0] * jobs
         self.rate = [1.0] * jobs
@@ -334,6 +337,9 @@ class Engine:
             held = allocator.units_of(allocation)
         now = self.now
         del self.waiting[job]
+        units = self.waiting_units
+        if units is not None:  # `_unqueue`, inlined (once per start)
+            del units[_bisect_left(units, self.units_table[job])]  # type: ignore[index]
         self.running[job] = None
         self.state[job] = RUNNING
         self.allocation[job] = allocation
@@ -443,6 +449,7 @@ class Engine:
         self._stop(job, "preempt", reason)
         self.state[job] = WAITING
         self.waiting[job] = None
+        self._queue(job)
         if self.models is not None:
             self.queued_duration[job] = self.predicted_duration(job)
         for later in [
@@ -464,6 +471,7 @@ class Engine:
                 self._on_finish(self, job)
         else:
             del self.waiting[job]
+            self._unqueue(job)
             if self.actions is not None:
                 self._act("kill", job, 0, _EMPTY_NODES, reason)
         self.state[job] = KILLED
@@ -549,6 +557,19 @@ class Engine:
         self._set_rate(job, rate)
         if self.log is not None:
             self.log.append((self.now, "speed", job, speed))
+
+    def _queue(self, job: int) -> None:
+        """`job` enters the queue: its units join `waiting_units`."""
+        if self.waiting_units is not None:
+            assert self.units_table is not None  # waiting_units exists with the table only
+            _insort(self.waiting_units, self.units_table[job])
+
+    def _unqueue(self, job: int) -> None:
+        """`job` leaves the queue: its units leave `waiting_units`."""
+        units = self.waiting_units
+        if units is not None:
+            assert self.units_table is not None
+            del units[_bisect_left(units, self.units_table[job])]
 
     # --- progress bookkeeping ---------------------------------------------------------------------
     def _advance(self, job: int) -> None:
@@ -842,6 +863,7 @@ class Engine:
         waiting, version, state, touched = self.waiting, self.version, self.state, self._touched
         schedule, on_arrival = self.scheduler.schedule, _hook(self.scheduler, "on_arrival")
         finish, heappop, log = self._finish, heapq.heappop, self.log
+        units, table = self.waiting_units, self.units_table
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = 0
         while arrived < jobs or completions or waiting or events:
@@ -863,6 +885,8 @@ class Engine:
             while arrived < jobs and submit[arrived] <= now:
                 waiting[arrived] = None
                 state[arrived] = WAITING
+                if units is not None:
+                    _insort(units, table[arrived])  # type: ignore[index]  # with the table only
                 if log is not None:
                     log.append((now, "arrival", arrived, 0))
                 if on_arrival is not None:

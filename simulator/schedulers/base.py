@@ -19,9 +19,11 @@ the actions it may take):
 ``QueueScheduler`` is the classic family and the co-schedulers' base. Its one ordering knob is
 ``priority(engine, waiting)``: a vectorised key over the waiting jobs (an int array in queue order),
 the queue sorted by descending priority, ties in queue order (as ELiSE sorts, 000 Algorithm 2); None
-keeps arrival order. The queue is sorted once per pass, jobs start in that order until one does not
-fit, and ``backfill`` picks the policy behind it: "none", "easy" (only the head holds a reservation)
-or "conservative" (every job within ``depth`` holds one and none is delayed). Backfilling reasons in
+keeps arrival order (priority is not asked in a pass where no waiting job fits in the free units,
+as ``engine.waiting_units`` shows: such a pass starts nothing). The queue is sorted once per pass,
+jobs start in that order until one does not fit, and ``backfill`` picks the policy behind it:
+"none", "easy" (only the head holds a reservation) or "conservative" (every job within ``depth``
+holds one and none is delayed). Backfilling reasons in
 allocator units over predicted end times (``engine.predicted_end``: the user estimate by default,
 the run time with ``use_run_times``, rescaled by the job's progress rate).
 """
@@ -174,6 +176,13 @@ class QueueScheduler(Scheduler):
             ):
                 conservative.arrived()
             return
+        units = engine.waiting_units
+        if (
+            units is not None
+            and units[0] > engine.allocator.free_units()
+            and self.reservations is None
+        ):
+            return  # no waiting job fits in the free units: this pass cannot start one
         if self.priority is None:  # arrival order: the queue's head, one job at a time
             start, table, free_units = engine.start, engine.units_table, engine.allocator.free_units
             free = free_units()
