@@ -157,7 +157,8 @@ class QueueScheduler(Scheduler):
         if self.priority is None:
             return list(islice(engine.waiting, limit))
         waiting = np.fromiter(engine.waiting, np.int64, len(engine.waiting))
-        return waiting[queue_order(self.priority(engine, waiting))[:limit]].tolist()
+        positions = queue_order(self.priority(engine, waiting))
+        return waiting.take(positions if limit is None else positions[:limit]).tolist()
 
     def schedule(self, engine) -> None:
         """Start in priority order until a job does not fit, then backfill behind it (000 Algorithm
