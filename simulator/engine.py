@@ -318,16 +318,17 @@ class Engine:
         bounds), node ids, an `Allocation` or a `Reservation` (its nodes are released to the job).
         placement: a hint for the allocator (e.g. "compact" on the co-location allocator).
         """
-        if self.state[job] != WAITING:
-            raise ActionError(f"{self._name(job)} cannot start: it is {STATES[self.state[job]]}")
+        state = self.state
+        if state[job] != WAITING:
+            raise ActionError(f"{self._name(job)} cannot start: it is {STATES[state[job]]}")
         if placement is not None:
             self.placement[job] = placement
-        allocator = self.allocator
+        allocator, table = self.allocator, self.units_table
         if nodes is None:
             allocation = allocator.allocate(self, job)
             if allocation is None:
                 return False
-            table = self.units_table  # the units of the requested size, which the allocator chose
+            # the units of the requested size, which the allocator chose
             held = table[job] if table is not None else allocator.units_of(allocation)
         else:
             allocation = self._allocation_for(job, nodes)
@@ -339,9 +340,9 @@ class Engine:
         del self.waiting[job]
         units = self.waiting_units
         if units is not None:  # `_unqueue`, inlined (once per start)
-            del units[_bisect_left(units, self.units_table[job])]  # type: ignore[index]
+            del units[_bisect_left(units, table[job])]  # type: ignore[index]
         self.running[job] = None
-        self.state[job] = RUNNING
+        state[job] = RUNNING
         self.allocation[job] = allocation
         self.held[job] = held
         first_start = self.first_start
@@ -350,7 +351,7 @@ class Engine:
         self.started[job] = now
         if self.models is None:
             self.updated[job] = now
-            remaining, end = self.remaining[job], now + self.remaining[job]
+            end = now + self.remaining[job]
             predicted = now + self.estimate[job]
         else:
             model = self.models[job]
