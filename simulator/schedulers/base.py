@@ -157,7 +157,10 @@ class QueueScheduler(Scheduler):
         if self.priority is None:
             return list(islice(engine.waiting, limit))
         waiting = np.fromiter(engine.waiting, np.int64, len(engine.waiting))
-        positions = queue_order(self.priority(engine, waiting))
+        key = self.priority(engine, waiting)  # asked for one job too: it may hint placements
+        if waiting.size == 1:
+            return waiting.tolist()[:limit]
+        positions = queue_order(key)
         return waiting.take(positions if limit is None else positions[:limit]).tolist()
 
     def schedule(self, engine) -> None:
