@@ -145,3 +145,74 @@ def test_the_node_ids_of_a_crowded_run_are_the_lowest_idle_ones():
             assert nodes == sorted(idle)[: len(nodes)]
             idle.difference_update(nodes)
     assert len({tuple(n.tolist()) for n in result.nodes}) > 100  # many different node sets
+
+
+def test_hooks_the_engine_calls_are_the_ones_a_scheduler_uses():
+    """`listens`: the base's do-nothing hooks and EASY's (they serve Conservative only) are skipped;
+    an override, Conservative's hooks and a hook set on the object are called."""
+    hooks = ("on_arrival", "on_finish", "on_preempt", "on_revoke")
+    easy, conservative, overriding = EASY(), make_scheduler("conservative"), _OverridingEASY()
+    platform = Platform(4, 1, 1)
+    workload = make_workload([0], [0.0], [1.0], [1], [1.0])
+    for scheduler in (easy, conservative, overriding):
+        simulate(workload, platform, scheduler)  # attach: Conservative's hooks exist from here
+    assert not any(easy.listens(hook) for hook in hooks)
+    assert [conservative.listens(hook) for hook in hooks] == [True, True, True, False]
+    assert [overriding.listens(hook) for hook in hooks] == [True, False, False, False]
+    easy.on_finish = lambda engine, job: None
+    assert easy.listens("on_finish")
+
+
+class _CountingEASY(EASY):
+    """EASY that checks `waiting_units` at every pass and counts the passes with waiting jobs and
+    the ones that start a job."""
+
+    def attach(self, engine):
+        super().attach(engine)
+        self.passes = self.starting = 0
+
+    def schedule(self, engine):
+        table = engine.units_table
+        if table is None:
+            assert engine.waiting_units is None
+        else:
+            assert engine.waiting_units == sorted(table[job] for job in engine.waiting)
+        running = len(engine.running)
+        self.passes += bool(engine.waiting)
+        super().schedule(engine)
+        self.starting += len(engine.running) > running
+
+
+class _CountingPriority(_CountingEASY):
+    """Largest area first, counting how often its priority is asked."""
+
+    asked = 0
+
+    def priority(self, engine, waiting):
+        self.asked += 1
+        return self.cores[waiting] * self.estimate[waiting]
+
+
+@settings(max_examples=30, deadline=None)
+@given(whole_node_cases())
+def test_a_pass_where_no_waiting_job_fits_is_skipped_and_changes_nothing(case):
+    """`waiting_units` is the sorted units of the waiting jobs at every pass; a priority is asked
+    only in passes where some waiting job fits, and the results are those of asking it always."""
+    platform, workload = case
+    counted = _CountingPriority()
+    result = simulate(workload, platform, counted)
+    assert counted.asked <= counted.passes and counted.starting <= counted.asked
+    with patch.object(allocators.CompactAllocator, "static_units", lambda self, cores: None):
+        always = _CountingPriority()  # no units table: no waiting_units, every pass sorts
+        _same(simulate(workload, platform, always), result)
+
+
+def test_no_priority_is_asked_while_every_waiting_job_is_too_large():
+    """Two whole-platform jobs queue behind a third: the passes at their arrivals start nothing and
+    do not ask the priority; the result is unchanged."""
+    platform = Platform(2, 1, 1)
+    workload = make_workload([0, 1, 2], [0.0, 1.0, 2.0], [10.0, 5.0, 5.0], [2, 2, 2], [10.0] * 3)
+    counted = _CountingPriority()
+    result = simulate(workload, platform, counted)
+    assert counted.passes == 5 and counted.asked == 3  # t = 0, 1, 2, 10, 15: not asked at 1, 2
+    assert result.start.tolist() == [0.0, 10.0, 15.0]
