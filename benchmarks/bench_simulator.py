@@ -16,12 +16,13 @@ times only.
     python benchmarks/bench_simulator.py --start-only --repeat 5   # the fast-start table alone
 
 The fast-start table (SDSC-SP2 under EASY, side by side in one run, medians of --repeat,
-alternating): the simulation alone (in process, after loading), a plain reference loop (EASY over
-node counts with a heap of job ends, no engine, no allocator: the least a simulation must do), the
+alternating): the simulation alone (in process, after loading), the
 whole `cosched simulate --out` command (a fresh process: imports, reading the SWF, simulating,
 writing jobs.csv and summary.json; with the parsed-trace cache warm, and off), the same command
 through the simulator's own parser only, and `cosched --help`; with the targets whole / simulation
-<= 1.3, simulation / plain loop <= 1.1, --help <= 0.3 s. Wall seconds and CPU seconds (the latter
+<= 1.3, --help <= 0.3 s. (EASY is written once, in the engine's schedulers: the table has no
+second copy of it as a reference loop; `bench_one_loop.py` compares the engine with an earlier
+version instead.) Wall seconds and CPU seconds (the latter
 not inflated by other load on a shared machine).
 """
 
@@ -141,70 +142,6 @@ def bench_command(repeat):
     return statistics.median(times)
 
 
-def plain_easy(workload, platform, depth: int = 100):
-    """The plain reference loop: EASY backfilling (reservation for the head by user estimates, depth
-    jobs behind it) over whole-node counts, with a heap of job ends. Returns the start times."""
-    import heapq
-    import math
-
-    cpn = platform.cores_per_node
-    need = [-(-int(c) // cpn) for c in workload.cores.tolist()]
-    submit, run, estimate = (
-        workload.submit.tolist(),
-        workload.run.tolist(),
-        workload.estimate.tolist(),
-    )
-    n, free, now, i = len(need), platform.nodes, 0.0, 0
-    start = [math.nan] * n
-    ends: list[tuple[float, int]] = []  # (end, job) of the running jobs
-    predicted: dict[int, float] = {}  # running job -> start + estimate
-    queue: list[int] = []
-    while i < n or queue:
-        upcoming = submit[i] if i < n else math.inf
-        now = min(upcoming, ends[0][0]) if ends else upcoming
-        while ends and ends[0][0] <= now:
-            _, job = heapq.heappop(ends)
-            free += need[job]
-            del predicted[job]
-        while i < n and submit[i] <= now:
-            queue.append(i)
-            i += 1
-        started = 0
-        while started < len(queue) and need[queue[started]] <= free:  # FCFS: heads that fit
-            job = queue[started]
-            free -= need[job]
-            start[job] = now
-            heapq.heappush(ends, (now + run[job], job))
-            predicted[job] = now + estimate[job]
-            started += 1
-        del queue[:started]
-        if not queue or free == 0:
-            continue
-        head, available, shadow, extra = queue[0], free, math.inf, 0
-        for end, job in sorted((end, job) for job, end in predicted.items()):
-            available += need[job]
-            if available >= need[head]:
-                shadow, extra = end, available - need[head]
-                break
-        kept = [head]
-        for position, job in enumerate(queue[1 : depth + 1], 1):
-            short = now + estimate[job] <= shadow
-            if need[job] <= free and (short or need[job] <= extra):
-                free -= need[job]
-                start[job] = now
-                heapq.heappush(ends, (now + run[job], job))
-                predicted[job] = now + estimate[job]
-                if not short:
-                    extra -= need[job]
-            else:
-                kept.append(job)
-            if free == 0:
-                kept += queue[position + 1 : depth + 1]
-                break
-        queue[: depth + 1] = kept
-    return start
-
-
 ENTRY_POINT = (  # `cosched simulate` with only the parser of the simulator's commands, no top level
     "import argparse, sys\n"
     "from cosched.simulator import cli\n"
@@ -224,8 +161,7 @@ def _command_environment(cache: bool) -> dict:
 
 
 def bench_start(repeat: int) -> None:
-    """The fast-start table: simulation, plain loop, whole command and --help, side by side,
-    alternating.
+    """The fast-start table: simulation, whole command and --help, side by side, alternating.
 
     The commands run once before the timing (Python's bytecode and the parsed-trace cache are then
     warm, as for a user's second run); "trace cache off" reads and parses the SWF file every
@@ -255,10 +191,9 @@ def bench_start(repeat: int) -> None:
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         return usage.ru_utime + usage.ru_stime
 
-    keys = ("simulation", "plain", *commands)
+    keys = ("simulation", *commands)
     times: dict[str, list[float]] = {key: [] for key in keys}
     cpu: dict[str, list[float]] = {key: [] for key in keys}
-    agree = None
     with tempfile.TemporaryDirectory() as folder:
         out = ["--out", folder]
 
@@ -276,16 +211,9 @@ def bench_start(repeat: int) -> None:
             run(command, cache)
         for _ in range(repeat):
             clock, used = time.perf_counter(), time.process_time()
-            result = simulate(workload, platform, "easy")
+            simulate(workload, platform, "easy")
             times["simulation"].append(time.perf_counter() - clock)
             cpu["simulation"].append(time.process_time() - used)
-            clock, used = time.perf_counter(), time.process_time()
-            starts = plain_easy(workload, platform)
-            times["plain"].append(time.perf_counter() - clock)
-            cpu["plain"].append(time.process_time() - used)
-            agree = sum(abs(a - b) < 1e-6 for a, b in zip(starts, result.start.tolist())) / len(
-                starts
-            )
             for key, (command, cache) in commands.items():
                 clock, used = time.perf_counter(), children_cpu()
                 run(command, cache)
@@ -301,11 +229,6 @@ def bench_start(repeat: int) -> None:
         print("| measure | seconds | ratio | target |")
         print("|---|---:|---:|---:|")
         print(f"| simulation alone (in process) | {simulation:.3f} | | |")
-        print(
-            f"| plain reference loop (same starts for {agree:.1%} of the jobs) | "
-            f"{median['plain']:.3f} | simulation / plain = {simulation / median['plain']:.2f} "
-            f"| <= 1.1 |"
-        )
         print(
             f"| whole `cosched simulate --out` | {median['command']:.3f} | "
             f"whole / simulation = {median['command'] / simulation:.2f} | <= 1.3 |"

@@ -23,7 +23,9 @@ registers one it does not cover):
 - hybrid runs: the first 5,000 SDSC-SP2 jobs typed on-demand / rigid / malleable under every
   on-demand
   mechanism around EASY, with node failures; their action logs (every node handed out) are compared
-  too.
+  too;
+- `cosched elastic`: ElastiSim's bundled example project under every built-in policy (its
+  job_statistics.csv is compared too).
 """
 
 from __future__ import annotations
@@ -162,6 +164,17 @@ def write(folder: Path, cosched: list[str], workloads: Path | None = None) -> No
     reuse = workloads is not None
     workloads = workloads or folder / "workloads"
     workloads.mkdir(exist_ok=True)
+    for policy in ELASTIC:
+        out = folder / f"elastic-example-{policy}"
+        shutil.rmtree(out, ignore_errors=True)
+        subprocess.run(
+            [*cosched, "elastic", "example", "--scheduler", policy, "--out", str(out), "--quiet"]
+            + ["--no-plots"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        print(f"wrote {out / 'job_statistics.csv'}")
     for name, arguments in cases(workloads, cosched, reuse):
         out = folder / name
         shutil.rmtree(out, ignore_errors=True)
@@ -180,7 +193,7 @@ def write(folder: Path, cosched: list[str], workloads: Path | None = None) -> No
 def compare(before: Path, after: Path) -> int:
     names = sorted(
         str(p.relative_to(before))
-        for pattern in ("*/jobs.csv", f"*/{ACTIONS}")
+        for pattern in ("*/jobs.csv", f"*/{ACTIONS}", "*/job_statistics.csv")
         for p in before.glob(pattern)
     )
     differing = []
@@ -193,11 +206,19 @@ def compare(before: Path, after: Path) -> int:
         try:
             pd.testing.assert_frame_equal(old, new[old.columns], check_exact=True)
         except (AssertionError, KeyError) as error:
-            differing.append(f"{name}: {str(error).splitlines()[0]}")
+            changed = _changed_rows(old, new)
+            differing.append(f"{name}: {changed} rows differ; {str(error).splitlines()[0]}")
     for line in differing:
         print(line)
     print(f"{len(names) - len(differing)} of {len(names)} files identical")
     return 1 if differing or not names else 0
+
+
+def _changed_rows(old: pd.DataFrame, new: pd.DataFrame) -> int | str:
+    """How many rows (jobs) of two tables of one shape differ in some column."""
+    if old.shape != new.shape or list(old.columns) != list(new.columns):
+        return "?"
+    return int((old.astype(str) != new.astype(str)).any(axis=1).sum())
 
 
 def main() -> int:

@@ -1,27 +1,36 @@
 """Build things registered by name ("module:factory" strings load lazily, so the CLI starts
-fast)."""
+fast), or named by a plug-in: ``FILE.py:Class`` (a Python file of the user's) or the name of an
+entry point in the registry's group (``cosched.schedulers``, ``cosched.strategies``: the packaging
+convention, declared in the plug-in package's ``pyproject.toml``)."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
+import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from cosched.errors import InputError
-from cosched.names import canonical, resolve_name, unknown_name
+from cosched.names import canonical, unknown_name
 
-__all__ = ["build", "refuse_unknown_options"]
+__all__ = ["build", "refuse_unknown_options", "plugin", "PLUGIN_GROUPS"]
+
+# the entry-point group a plug-in package declares, per kind of thing
+PLUGIN_GROUPS = {"scheduler": "cosched.schedulers", "strategy": "cosched.strategies"}
 
 
 def build(registry: Mapping[str, str | Callable], name: str, kind: str, **options):
-    """Call the factory registered as `name`, passing only the options its `OPTIONS` attribute
-    lists.
+    """Call the factory registered as `name` (or the plug-in it names), passing only the options
+    its `OPTIONS` attribute lists.
 
     An unknown name is bad input: InputError listing the known names.
     """
-    resolved = resolve_name(name, sorted(registry), kind)
-    if resolved not in registry:  # a plug-in file: its caller loads it, a registry cannot
+    factory = registry.get(canonical(name, registry)) or plugin(name, kind)
+    if factory is None:
         raise InputError(unknown_name(name, sorted(registry), kind))
-    factory = _load(registry[resolved])
+    factory = _load(factory)
     accepted = getattr(factory, "OPTIONS", None)
     if accepted is not None:
         options = {
@@ -64,3 +73,58 @@ def _load(factory: str | Callable) -> Callable:
         module, attribute = factory.split(":")
         return getattr(importlib.import_module(module), attribute)
     return factory
+
+
+def plugin(name: str, kind: str) -> Callable | None:
+    """The factory a plug-in `name` stands for, or None if it names none: ``FILE.py:Attribute``
+    loads the attribute of that Python file, anything else is looked up among the entry points of
+    the group of `kind` (PLUGIN_GROUPS). A plug-in that fails to load is bad input: one InputError
+    naming the file or the entry point."""
+    path, colon, attribute = name.rpartition(":")
+    if colon and path.endswith(".py"):
+        return _from_file(Path(path), attribute)
+    group = PLUGIN_GROUPS.get(kind)
+    if group is None:
+        return None
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=group):
+        if entry.name == name:
+            try:
+                return entry.load()
+            except Exception as error:  # the plug-in's own code: any failure is its bad input
+                raise InputError(_one_line(error), source=f"entry point {name} ({group})") from None
+    return None
+
+
+def _from_file(path: Path, attribute: str) -> Callable:
+    """`attribute` of the Python file at `path`, loaded once per file (as module
+    ``cosched_plugin_<hash of the path>``)."""
+    if not path.is_file():
+        raise InputError("no such plug-in file", source=str(path))
+    resolved = path.resolve()
+    module_name = "cosched_plugin_" + hashlib.sha1(str(resolved).encode()).hexdigest()[:12]
+    module = sys.modules.get(module_name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(module_name, resolved)
+        assert spec is not None and spec.loader is not None  # a .py file always has a loader
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except SyntaxError as error:
+            raise InputError(
+                f"syntax error: {error.msg}", source=str(path), line=error.lineno
+            ) from None
+        except Exception as error:  # the plug-in's own code: any failure is its bad input
+            raise InputError(_one_line(error), source=str(path)) from None
+        sys.modules[module_name] = module  # worker processes and later look-ups reuse it
+    factory = getattr(module, attribute, None)
+    if not attribute or not callable(factory):
+        raise InputError(f"defines no class or function {attribute!r}", source=str(path))
+    return factory
+
+
+def _one_line(error: BaseException) -> str:
+    """An exception as one line: its type and the first line of its message."""
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__

@@ -12,7 +12,7 @@ Interface (what a new allocator, e.g. the co-location one of 000 §3.5, implemen
 - ``Allocation(nodes, cores)``: the node ids (int array) and the cores used on each of them (int).
 - ``Allocator`` (subclass it):
     * ``find(engine, job) -> Allocation | None``: the nodes the job would use now, or None; no side
-      effect.
+      effect. ``allocate(engine, job)``: find and commit (what the engine calls to start a job).
     * ``units(engine, job) -> int`` and ``free_units() -> int``, ``total_units``: the resource count
       that
       backfilling reasons with (reservations, shadow time, extra units). Compact: whole nodes.
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import bisect
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -44,6 +44,7 @@ EMPTY = -1  # marks a free slot in NodeState.occupants
 BULK_NODES = (
     16  # above this many nodes, the compact allocator rebuilds its idle list instead of editing it
 )
+WRITE_BEHIND = 1024  # changes the compact allocator keeps for its node arrays; beyond: rebuild
 
 
 class NodeState:
@@ -85,12 +86,49 @@ class NodeState:
         return np.unique(occupants[occupants > EMPTY])
 
 
-@dataclass(frozen=True, slots=True)
 class Allocation:
-    """The node ids a job uses and the cores it uses on each of them."""
+    """The node ids a job uses and the cores it uses on each of them (read-only).
 
-    nodes: np.ndarray
-    cores: int
+    `nodes` is an int array; an allocator that keeps node ids in a list (the compact one) passes the
+    list, and the array is built when `nodes` is first read (in a plain run: by the result)."""
+
+    __slots__ = ("_nodes", "_ids", "_cores")
+    _nodes: np.ndarray | None
+    _ids: list[int] | None
+
+    def __init__(self, nodes: np.ndarray | list[int], cores: int):
+        if isinstance(nodes, list):
+            self._nodes, self._ids = None, nodes
+        else:
+            self._nodes, self._ids = nodes, None
+        self._cores = cores
+
+    @property
+    def nodes(self) -> np.ndarray:
+        """The node ids, ascending for the built-in allocators."""
+        if self._nodes is None:
+            self._nodes = np.array(self._ids, dtype=np.int64)
+        return self._nodes
+
+    @property
+    def node_ids(self) -> list[int]:
+        """The node ids as a list."""
+        if self._ids is None:
+            self._ids = self.nodes.tolist()
+        return self._ids
+
+    @property
+    def cores(self) -> int:
+        """Cores used on each node."""
+        return self._cores
+
+    @property
+    def size(self) -> int:
+        """How many nodes."""
+        return len(self._ids) if self._ids is not None else int(self.nodes.size)
+
+    def __repr__(self) -> str:
+        return f"Allocation(nodes={self.node_ids}, cores={self._cores})"
 
 
 class Allocator(ABC):
@@ -119,6 +157,14 @@ class Allocator(ABC):
     def find(self, engine, job: int) -> Allocation | None:
         """The allocation the job would get now, or None if it does not fit; changes nothing."""
 
+    def allocate(self, engine, job: int) -> Allocation | None:
+        """`find`, then `commit` what it found: the engine's way to start a job on the allocator's
+        choice."""
+        allocation = self.find(engine, job)
+        if allocation is not None:
+            self.commit(job, allocation)
+        return allocation
+
     def static_units(self, cores: np.ndarray) -> np.ndarray | None:
         """Units per job when they depend on the job's cores only (lets schedulers use a table),
         else None."""
@@ -126,7 +172,7 @@ class Allocator(ABC):
 
     def units_of(self, allocation: Allocation) -> int:
         """Units an allocation holds: whole nodes."""
-        return int(allocation.nodes.size)
+        return allocation.size
 
     def free_cores(self) -> int:
         """Cores bound to no job."""
@@ -159,16 +205,63 @@ class Allocator(ABC):
 
 
 class CompactAllocator(Allocator):
-    """Whole idle nodes, ceil(cores / cores_per_node) of them, lowest ids first (thesis §5.1)."""
+    """Whole idle nodes, ceil(cores / cores_per_node) of them, lowest ids first (thesis §5.1).
+
+    The idle node ids are a sorted list (the lowest ids are a prefix slice) and each holder's node
+    ids a list; the node state's arrays are brought up to date only when someone reads `state`:
+    from the changes since the last read, or, after more than WRITE_BEHIND of them, rebuilt from the
+    holders. A run nobody inspects node by node does no numpy work per job."""
 
     slots = 1
 
     def __init__(self, platform: Platform):
         super().__init__(platform)
         self._cpn = platform.cores_per_node
-        # the idle node ids, sorted: the lowest ids are a prefix slice (the engine's fast path edits
-        # it)
-        self.idle_list = list(range(platform.nodes))
+        self._idle = list(range(platform.nodes))
+        self._free = platform.nodes
+        self._holders: dict[int, list[int]] = {}  # job or reservation key -> its node ids
+
+    @property
+    def state(self) -> NodeState:
+        """The node state, with every start and end so far in its arrays."""
+        if self._changes is None or self._changes:
+            self._update_state()
+        return self._state
+
+    @state.setter
+    def state(self, state: NodeState) -> None:
+        self._state = state
+        # (holder or EMPTY, node ids) since the last read, oldest first; None: rebuild on read
+        self._changes: list[tuple[int, list[int]]] | None = []
+
+    def _update_state(self) -> None:
+        state, changes, cpn = self._state, self._changes, self._cpn
+        self._changes = []
+        if changes is None:  # many changes: rebuild from the holders
+            holders = self._holders
+            state.used[:] = 0
+            state.occupants[:, 0] = EMPTY
+            if holders:
+                nodes = np.fromiter(chain.from_iterable(holders.values()), np.int64)
+                owners = np.repeat(
+                    np.fromiter(holders, np.int64, len(holders)),
+                    np.fromiter(map(len, holders.values()), np.int64, len(holders)),
+                )
+                state.occupants[nodes, 0] = owners
+                state.used[nodes] = cpn
+        else:
+            for owner, ids in changes:
+                state.occupants[ids, 0] = owner
+                state.used[ids] = 0 if owner == EMPTY else cpn
+        state.idle = self._free
+
+    def _changed(self, owner: int, ids: list[int]) -> None:
+        changes = self._changes
+        if changes is not None:
+            if len(changes) < WRITE_BEHIND:
+                changes.append((owner, ids))
+            else:
+                self._changes = None
 
     @property
     def total_units(self) -> int:
@@ -178,26 +271,38 @@ class CompactAllocator(Allocator):
         return -(-engine.cores[job] // self._cpn)
 
     def free_units(self) -> int:
-        return self.state.idle
+        return self._free
 
     def free_cores(self) -> int:
-        return self.state.idle * self._cpn
+        return self._free * self._cpn
 
     def static_units(self, cores: np.ndarray) -> np.ndarray:
         return -(-cores // self._cpn)
 
     def find(self, engine, job: int) -> Allocation | None:
         count = -(-engine.cores[job] // self._cpn)
-        if count > self.state.idle:
+        if count > self._free:
             return None
-        return Allocation(np.array(self.idle_list[:count], dtype=np.int64), self._cpn)
+        return Allocation(self._idle[:count], self._cpn)
+
+    def allocate(self, engine, job: int) -> Allocation | None:
+        count = -(-engine.cores[job] // self._cpn)
+        if count > self._free:
+            return None
+        idle = self._idle
+        chosen = idle[:count]
+        del idle[:count]
+        self._free -= count
+        self._holders[job] = chosen
+        if self._changes is not None:
+            self._changed(job, chosen)
+        return Allocation(chosen, self._cpn)
 
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
-        return np.array(self.idle_list[:limit], dtype=np.int64)
+        return np.array(self._idle[:limit], dtype=np.int64)
 
     def commit(self, job: int, allocation: Allocation) -> None:
-        nodes, state, idle = allocation.nodes, self.state, self.idle_list
-        chosen = nodes.tolist()
+        idle, chosen = self._idle, allocation.node_ids
         if idle[: len(chosen)] == chosen:
             del idle[: len(chosen)]
         elif len(chosen) > BULK_NODES:  # one pass over the list beats many deletions in its middle
@@ -206,18 +311,26 @@ class CompactAllocator(Allocator):
         else:
             for node in chosen:
                 del idle[bisect.bisect_left(idle, node)]
-        state.used[nodes] = self._cpn
-        state.occupants[nodes, 0] = job
-        state.idle -= nodes.size
+        self._free -= len(chosen)
+        held = self._holders.get(job)
+        self._holders[job] = chosen if held is None else sorted(held + chosen)
+        self._changed(job, chosen)
 
     def release(self, job: int, allocation: Allocation) -> None:
-        nodes, state, idle = allocation.nodes, self.state, self.idle_list
-        if nodes.size > BULK_NODES:  # two sorted runs: the sort merges them in one pass
-            idle.extend(nodes.tolist())
+        idle, chosen = self._idle, allocation.node_ids
+        if len(chosen) > BULK_NODES:  # two sorted runs: the sort merges them in one pass
+            idle.extend(chosen)
             idle.sort()
         else:
-            for node in nodes.tolist():
+            for node in chosen:
                 bisect.insort(idle, node)
-        state.used[nodes] = 0
-        state.occupants[nodes, 0] = EMPTY
-        state.idle += nodes.size
+        self._free += len(chosen)
+        holders = self._holders
+        held = holders[job]
+        if held is chosen or len(held) == len(chosen):
+            del holders[job]
+        else:  # part of its nodes (a shrink)
+            gone = set(chosen)
+            holders[job] = [node for node in held if node not in gone]
+        if self._changes is not None:
+            self._changed(EMPTY, chosen)

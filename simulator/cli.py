@@ -152,7 +152,7 @@ def register(subparsers) -> None:
     add_name_list(
         simulate,
         "--scheduler",
-        what="the scheduler",
+        what="the scheduler (or a plug-in: FILE.py:Class, or an entry point of cosched.schedulers)",
         known=tuple(SCHEDULERS),
         default="easy",
         single=True,
@@ -196,7 +196,8 @@ def register(subparsers) -> None:
     add_name_list(
         compare,
         "--scheduler",
-        what="schedulers to compare",
+        what="schedulers to compare (plug-ins too: FILE.py:Class, entry points of "
+        "cosched.schedulers)",
         known=tuple(SCHEDULERS),
         default=",".join(CLASSIC),
         alias="--schedulers",

@@ -166,7 +166,7 @@ def register(subparsers) -> None:
     add_name_list(
         experiment,
         "--scheduler",
-        what="schedulers to run",
+        what="schedulers to run (plug-ins too: FILE.py:Class, entry points of cosched.schedulers)",
         known=tuple(SCHEDULERS),
         default="the 13 of thesis Table 6.1 and matching",
         alias="--schedulers",

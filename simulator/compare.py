@@ -100,7 +100,9 @@ def checked_scheduler(name: str, depth: int = DEFAULT_DEPTH):
     except (
         InputError
     ) as error:  # an unknown name, or an option out of range: name that option, once
-        raise InputError(error.message, field=error.field or "scheduler") from None
+        raise InputError(
+            error.message, source=error.source, field=error.field or "scheduler", line=error.line
+        ) from None
 
 
 def preflight(

@@ -28,6 +28,8 @@ time), ``cores`` (requested), ``estimate``, ``first_start``, ``end``, ``allocati
 (allocator units while running), ``speed`` (co-location speedup), ``rate``, ``remaining``,
 ``predicted_end``, ``placement`` (hints), ``models`` (job models, None when every job is plain
 rigid); ``by_end`` (running jobs as sorted ``(predicted_end, job)``); ``units_table``;
+``waiting_units`` (the units of the waiting jobs, ascending, when ``units_table`` exists: a pass
+where the smallest exceeds the free units can start nothing);
 ``allocator``; ``speed_model``; ``reservations``.
 
 Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes, release=None)``,
@@ -52,18 +54,17 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import count as counter
-from itertools import islice
 from typing import Protocol
 
 import numpy as np
 
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
-from cosched.simulator.allocators import BULK_NODES, Allocation, Allocator, CompactAllocator
+from cosched.simulator.allocators import Allocation, Allocator
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
-from cosched.simulator.schedulers.base import QueueScheduler, Scheduler
+from cosched.simulator.schedulers.base import Scheduler
 from cosched.simulator.workload import Workload
 
 __all__ = [
@@ -242,6 +243,7 @@ class Engine:
         self.held = [0] * jobs
         table = self.allocator.static_units(workload.cores)
         self.units_table = None if table is None else table.tolist()
+        self.waiting_units: list[int] | None = None if table is None else []
         self.placement: list[str | None] = [None] * jobs
         self.speed = [1.0] * jobs
         self.rate = [1.0] * jobs
@@ -301,6 +303,8 @@ class Engine:
         self._touched: list[np.ndarray] = []
         self._sources = list(sources)
         self._progress = progress
+        # the completion hook, None when it does nothing in this run (resolved in `run`)
+        self._on_finish: Callable[[Engine, int], None] | None = self.scheduler.on_finish
 
     # --- actions ----------------------------------------------------------------------------------
     def _act(self, action: str, job: int, key: int, nodes: np.ndarray, reason: str) -> None:
@@ -314,30 +318,40 @@ class Engine:
         bounds), node ids, an `Allocation` or a `Reservation` (its nodes are released to the job).
         placement: a hint for the allocator (e.g. "compact" on the co-location allocator).
         """
-        if self.state[job] != WAITING:
-            raise ActionError(f"{self._name(job)} cannot start: it is {STATES[self.state[job]]}")
+        state = self.state
+        if state[job] != WAITING:
+            raise ActionError(f"{self._name(job)} cannot start: it is {STATES[state[job]]}")
         if placement is not None:
             self.placement[job] = placement
-        allocator = self.allocator
+        allocator, table = self.allocator, self.units_table
         if nodes is None:
-            allocation = allocator.find(self, job)
+            allocation = allocator.allocate(self, job)
+            if allocation is None:
+                return False
+            # the units of the requested size, which the allocator chose
+            held = table[job] if table is not None else allocator.units_of(allocation)
         else:
             allocation = self._allocation_for(job, nodes)
-        if allocation is None:
-            return False
-        allocator.commit(job, allocation)
+            if allocation is None:
+                return False
+            allocator.commit(job, allocation)
+            held = allocator.units_of(allocation)
         now = self.now
         del self.waiting[job]
+        units = self.waiting_units
+        if units is not None:  # `_unqueue`, inlined (once per start)
+            del units[_bisect_left(units, table[job])]  # type: ignore[index]
         self.running[job] = None
-        self.state[job] = RUNNING
+        state[job] = RUNNING
         self.allocation[job] = allocation
-        self.held[job] = allocator.units_of(allocation)
-        if self.first_start[job] != self.first_start[job]:  # NaN: first start
-            self.first_start[job] = now
+        self.held[job] = held
+        first_start = self.first_start
+        if first_start[job] != first_start[job]:  # NaN: first start
+            first_start[job] = now
         self.started[job] = now
         if self.models is None:
             self.updated[job] = now
-            remaining, end = self.remaining[job], now + self.remaining[job]
+            end = now + self.remaining[job]
             predicted = now + self.estimate[job]
         else:
             model = self.models[job]
@@ -349,8 +363,8 @@ class Engine:
             end = resume + remaining / rate
             predicted = resume + self._predicted_work(job) / rate
         self.predicted_end[job] = predicted
-        bisect.insort(self.by_end, (predicted, job))
-        heapq.heappush(self._completions, (end, job, self.version[job]))
+        _insort(self.by_end, (predicted, job))
+        _heappush(self._completions, (end, job, self.version[job]))
         if self.speed_model is not None:
             self._touched.append(allocation.nodes)
         if self.log is not None:
@@ -436,6 +450,7 @@ class Engine:
         self._stop(job, "preempt", reason)
         self.state[job] = WAITING
         self.waiting[job] = None
+        self._queue(job)
         if self.models is not None:
             self.queued_duration[job] = self.predicted_duration(job)
         for later in [
@@ -453,9 +468,11 @@ class Engine:
         if state == RUNNING:
             self._advance(job)
             self._stop(job, "kill", reason)
-            self.scheduler.on_finish(self, job)
+            if self._on_finish is not None:
+                self._on_finish(self, job)
         else:
             del self.waiting[job]
+            self._unqueue(job)
             if self.actions is not None:
                 self._act("kill", job, 0, _EMPTY_NODES, reason)
         self.state[job] = KILLED
@@ -541,6 +558,19 @@ class Engine:
         self._set_rate(job, rate)
         if self.log is not None:
             self.log.append((self.now, "speed", job, speed))
+
+    def _queue(self, job: int) -> None:
+        """`job` enters the queue: its units join `waiting_units`."""
+        if self.waiting_units is not None:
+            assert self.units_table is not None  # waiting_units exists with the table only
+            _insort(self.waiting_units, self.units_table[job])
+
+    def _unqueue(self, job: int) -> None:
+        """`job` leaves the queue: its units leave `waiting_units`."""
+        units = self.waiting_units
+        if units is not None:
+            assert self.units_table is not None
+            del units[_bisect_left(units, self.units_table[job])]
 
     # --- progress bookkeeping ---------------------------------------------------------------------
     def _advance(self, job: int) -> None:
@@ -657,8 +687,8 @@ class Engine:
         self.state[job] = FINISHED
         self.remaining[job] = 0.0
         del self.running[job]
-        index = bisect.bisect_left(self.by_end, (self.predicted_end[job], job))
-        del self.by_end[index]
+        by_end = self.by_end
+        del by_end[_bisect_left(by_end, (self.predicted_end[job], job))]
         allocation = self.allocation[job]
         assert allocation is not None  # a running job holds nodes
         self.allocator.release(job, allocation)
@@ -668,8 +698,10 @@ class Engine:
             self.log.append((now, "finish", job, 0))
         if self.actions is not None:
             self._act("finish", job, 0, allocation.nodes, "")
-        self.pending_resize.pop(job, None)
-        self.scheduler.on_finish(self, job)
+        if self.pending_resize:
+            self.pending_resize.pop(job, None)
+        if self._on_finish is not None:
+            self._on_finish(self, job)
 
     def _update_speeds(self) -> None:
         nodes = np.unique(np.concatenate(self._touched))
@@ -790,6 +822,7 @@ class Engine:
         scheduler.attach(self)
         for source in self._sources:
             source.attach(self)
+        self._on_finish = _hook(scheduler, "on_finish")
         bar = None
         if self._progress:
             from cosched.progress import progress_bar
@@ -800,11 +833,8 @@ class Engine:
                 desc=f"simulate {getattr(scheduler, 'name', '')}".strip(),
             )
         try:
-            if self.fast_path():
-                nodes = self._loop_plain(bar)
-            else:
-                self._loop(bar)
-                nodes = [_EMPTY_NODES if a is None else a.nodes for a in self.allocation]
+            self._loop(bar)
+            nodes = [_EMPTY_NODES if a is None else a.nodes for a in self.allocation]
         finally:  # also when a source refuses the run (failures): the error line comes after it
             if bar is not None:
                 bar.close()
@@ -824,7 +854,7 @@ class Engine:
             speed_model=self.speed_model,
         )
 
-    def _loop(self, bar) -> None:
+    def _loop(self, bar) -> None:  # noqa: C901  (the one hot loop: no call per event it can avoid)
         """The event loop of the module docstring, for any scheduler, allocator and job model."""
         jobs = len(self.run_time)
         submit, completions, wakeups, events = (
@@ -833,178 +863,50 @@ class Engine:
             self._wakeups,
             self._events,
         )
-        scheduler, waiting, version, state = self.scheduler, self.waiting, self.version, self.state
-        log = self.log
+        waiting, version, state, touched = self.waiting, self.version, self.state, self._touched
+        schedule, on_arrival = self.scheduler.schedule, _hook(self.scheduler, "on_arrival")
+        finish, heappop, log = self._finish, heapq.heappop, self.log
+        units, table = self.waiting_units, self.units_table
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = 0
         while arrived < jobs or completions or waiting or events:
-            now = min(
-                submit[arrived] if arrived < jobs else INF,
-                completions[0][0] if completions else INF,
-                wakeups[0] if wakeups else INF,
-                events[0][0] if events else INF,
-            )
+            now = submit[arrived] if arrived < jobs else INF  # the earliest event of the four kinds
+            if completions and completions[0][0] < now:
+                now = completions[0][0]
+            if wakeups and wakeups[0] < now:
+                now = wakeups[0]
+            if events and events[0][0] < now:
+                now = events[0][0]
             if now == INF:
                 raise _stuck(waiting)
             self.now = now
             while completions and completions[0][0] <= now:
-                _, job, event_version = heapq.heappop(completions)
+                _, job, event_version = heappop(completions)
                 if event_version == version[job]:
-                    self._finish(job)
+                    finish(job)
                     done += 1
             while arrived < jobs and submit[arrived] <= now:
                 waiting[arrived] = None
                 state[arrived] = WAITING
+                if units is not None:
+                    _insort(units, table[arrived])  # type: ignore[index]  # with the table only
                 if log is not None:
                     log.append((now, "arrival", arrived, 0))
-                scheduler.on_arrival(self, arrived)
+                if on_arrival is not None:
+                    on_arrival(self, arrived)
                 arrived += 1
             while events and events[0][0] <= now:
-                heapq.heappop(events)[2](self)
+                heappop(events)[2](self)
             while wakeups and wakeups[0] <= now:
-                self._wakeup_set.discard(heapq.heappop(wakeups))
-            scheduler.schedule(self)
-            if self._touched:
+                self._wakeup_set.discard(heappop(wakeups))
+            schedule(self)
+            if touched:
                 self._update_speeds()
             if bar is not None and done - shown >= step:
                 bar.update(done - shown)
                 shown = done
         if bar is not None:
             bar.update(done - shown)
-
-    # --- the fast path ----------------------------------------------------------------------------
-    def fast_path(self) -> bool:
-        """True when this run takes the fast path `_loop_plain`: a queue scheduler in arrival order
-        (FCFS, EASY) whose hooks are the base class's, on whole nodes (the compact allocator,
-        fresh), every job plain rigid, no speed model, event source, event log or action log. The
-        results are those of the general loop, value for value
-        (tests/simulator/test_plain_path.py)."""
-        scheduler, allocator = self.scheduler, self.allocator
-        return (
-            isinstance(scheduler, QueueScheduler)
-            and scheduler.priority is None
-            and scheduler.backfill in ("none", "easy")
-            and all(
-                getattr(type(scheduler), name) is getattr(QueueScheduler, name)
-                for name in _PLAIN_HOOKS
-            )
-            and type(allocator) is CompactAllocator
-            and allocator.free_units() == self.platform.nodes
-            and not self.reservations
-            and self.speed_model is None
-            and self.models is None
-            and not self._sources
-            and self.log is None
-            and self.actions is None
-            and not self.waiting
-            and not self._completions
-        )
-
-    def _loop_plain(self, bar) -> list[np.ndarray]:  # noqa: C901  (one hot loop, inlined for speed)
-        """The event loop of `_loop` with the scheduling pass of `QueueScheduler` (FCFS, then EASY
-        backfilling, 003 §5.1.1-5.1.2) and the compact allocator inlined, as plain lists: no numpy
-        per event, no allocation objects. Same events, same order, same floating-point sums, so the
-        same starts, ends and node ids. Returns each job's node ids; the engine's per-job lists end
-        as the general loop leaves them, except ``allocation`` (None: the result holds the node
-        ids)."""
-        jobs = len(self.run_time)
-        submit, run_time, estimate = self.submit, self.run_time, self.estimate
-        first_start, end, predicted_end = self.first_start, self.end, self.predicted_end
-        need, allocator, scheduler = self.units_table, self.allocator, self.scheduler
-        # `fast_path` checked these: node units per job, the compact allocator, a queue scheduler
-        assert need is not None and isinstance(allocator, CompactAllocator)
-        assert isinstance(scheduler, QueueScheduler)
-        idle = allocator.idle_list
-        waiting, by_end = self.waiting, self.by_end
-        backfill = scheduler.backfill == "easy" and scheduler.depth > 0
-        window, reservations = scheduler.depth + 1, scheduler.reservations
-        heappush, heappop, insort, bisect_left = (
-            heapq.heappush,
-            heapq.heappop,
-            bisect.insort,
-            bisect.bisect_left,
-        )
-        nodes_of: list[list[int]] = [[]] * jobs
-        completions: list[tuple[float, int]] = []  # (end, job): each job starts once
-        free, arrived, now = len(idle), 0, self.now
-        step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
-        while arrived < jobs or completions or waiting:
-            now = submit[arrived] if arrived < jobs else INF
-            if completions and completions[0][0] < now:
-                now = completions[0][0]
-            if now == INF:
-                raise _stuck(waiting)
-            while completions and completions[0][0] <= now:  # completions: release the nodes
-                job = heappop(completions)[1]
-                end[job] = now
-                del by_end[bisect_left(by_end, (predicted_end[job], job))]
-                chosen = nodes_of[job]
-                if len(chosen) > BULK_NODES:
-                    idle.extend(chosen)
-                    idle.sort()
-                else:
-                    for node in chosen:
-                        insort(idle, node)
-                free += len(chosen)
-                done += 1
-            while arrived < jobs and submit[arrived] <= now:  # arrivals
-                waiting[arrived] = None
-                arrived += 1
-            while waiting:  # in order until one does not fit (fcfs_pass)
-                job = next(iter(waiting))
-                size = need[job]
-                if size > free:
-                    break
-                del waiting[job]
-                nodes_of[job] = idle[:size]
-                del idle[:size]
-                free -= size
-                first_start[job] = now
-                heappush(completions, (now + run_time[job], job))
-                predicted = predicted_end[job] = now + estimate[job]
-                insort(by_end, (predicted, job))
-            if waiting and backfill and (free or reservations is not None):  # easy_pass
-                order = list(islice(waiting, window))
-                head = order[0]
-                wanted, available, shadow, extra = need[head], free, INF, 0
-                for predicted, job in by_end:
-                    available += need[job]
-                    if available >= wanted:
-                        shadow, extra = predicted, available - wanted
-                        break
-                if reservations is not None and head not in reservations:
-                    reservations[head] = shadow
-                for job in order[1:] if free else ():
-                    size = need[job]
-                    if size > free:
-                        continue
-                    short = now + estimate[job] <= shadow
-                    if not short:
-                        if size > extra:
-                            continue
-                        extra -= size
-                    del waiting[job]
-                    nodes_of[job] = idle[:size]
-                    del idle[:size]
-                    free -= size
-                    first_start[job] = now
-                    heappush(completions, (now + run_time[job], job))
-                    predicted = predicted_end[job] = now + estimate[job]
-                    insort(by_end, (predicted, job))
-                    if not free:
-                        break
-            if bar is not None and done - shown >= step:
-                bar.update(done - shown)
-                shown = done
-        if bar is not None:
-            bar.update(done - shown)
-        self.now = now if jobs else self.now
-        self.state[:] = [FINISHED] * jobs
-        self.started[:] = first_start
-        self.updated[:] = first_start
-        self.held[:] = need
-        self.remaining[:] = [0.0] * jobs
-        return [np.array(nodes, dtype=np.int64) for nodes in nodes_of]
 
     def _lifecycle(self) -> dict | None:
         if not self._lifecycle_used:
@@ -1019,8 +921,16 @@ class Engine:
 
 
 _EMPTY_NODES = np.zeros(0, dtype=np.int64)
-# the scheduler members the fast path inlines: a subclass that overrides one takes the general loop
-_PLAIN_HOOKS = ("schedule", "order", "attach", "on_arrival", "on_finish", "on_preempt", "on_revoke")
+_insort, _bisect_left, _heappush = bisect.insort, bisect.bisect_left, heapq.heappush
+
+
+def _hook(scheduler, name: str) -> Callable | None:
+    """The scheduler's hook `name`, or None when it does nothing in this run (`Scheduler.listens`,
+    asked once after `attach`): the loop then makes no call per job."""
+    listens = getattr(scheduler, "listens", None)
+    if listens is not None and not listens(name):
+        return None
+    return getattr(scheduler, name)
 
 
 def _stuck(waiting) -> RuntimeError:
@@ -1031,7 +941,7 @@ def _stuck(waiting) -> RuntimeError:
 
 
 def _job_models(models, jobs: int) -> list[JobModel] | None:
-    """One model per job, or None when every job is plain rigid (the engine's fast path)."""
+    """One model per job, or None when every job is plain rigid (no per-job model arithmetic)."""
     if models is None:
         return None
     if isinstance(models, JobModel):

@@ -40,6 +40,7 @@ from cosched.grid import (
 )  # the old name of CoschedExperiment stays free
 from cosched.names import resolve_name
 from cosched.outputs import atomic_path
+from cosched.registry import plugin
 from cosched.rerun import digest, json_key
 from cosched.simulator.data import EXAMPLE_HEATMAP, example_path
 from cosched.simulator.generate import ApplicationSeed, generate_workload
@@ -377,7 +378,9 @@ def preset_spec(
         path, default=chosen.default_speedup if default_speedup is None else default_speedup
     )
     names = tuple(schedulers) if schedulers else (chosen.schedulers or THESIS_SCHEDULERS)
-    unknown = [name for name in names if name not in SCHEDULERS]
+    unknown = [
+        name for name in names if name not in SCHEDULERS and plugin(name, "scheduler") is None
+    ]
     if unknown:
         raise InputError(
             f"unknown scheduler(s) {unknown}; known: {', '.join(SCHEDULERS)}", field="schedulers"

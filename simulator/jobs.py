@@ -205,8 +205,8 @@ class JobModel:
 
     @property
     def is_rigid(self) -> bool:
-        """Plain rigid: the engine's fast path (no scaling, setup, checkpoint or
-        reconfiguration)."""
+        """Plain rigid: no scaling, setup, checkpoint or reconfiguration (the engine then keeps no
+        per-job models)."""
         return self.kind == "rigid" and self.setup == 0 and self.checkpoint == NO_CHECKPOINT
 
     def bounds(self, requested: int) -> tuple[int, int]:

@@ -60,6 +60,7 @@ class SchedulerView(Protocol):
     placement: list
     models: list | None
     units_table: list | None
+    waiting_units: list | None  # units of the waiting jobs, ascending (with units_table only)
     reservations: dict
     platform: object
     workload: object

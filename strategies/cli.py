@@ -47,7 +47,7 @@ def add_strategy_arguments(parser) -> None:
     add_name_list(
         parser,
         "--strategy",
-        what="the strategy",
+        what="the strategy (or a plug-in: FILE.py:Class, or an entry point of cosched.strategies)",
         known=tuple(STRATEGIES),
         default="fcs",
         single=True,
@@ -127,7 +127,9 @@ def strategy_from_args(args):
             ei_unclipped=args.ei_unclipped or None,
         )
     except InputError as error:  # a strategy option out of range: name that option, once
-        raise InputError(error.message, field=error.field or "--strategy") from None
+        raise InputError(
+            error.message, source=error.source, field=error.field or "--strategy", line=error.line
+        ) from None
     except (ValueError, TypeError) as error:
         raise InputError(str(error), field="--strategy") from None
     except (ImportError, AttributeError) as error:

@@ -141,6 +141,7 @@ class Policy:
                     view.start_time + self.estimate(view.identifier, len(view.assigned_nodes), 0),
                     now,
                 ),
+                view.identifier,
                 len(view.assigned_nodes),
             )
             for view in self._running

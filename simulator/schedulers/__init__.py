@@ -1,5 +1,8 @@
 """Schedulers by name: the CLI, experiments and users build them through `make_scheduler`.
 
+A name may also be a plug-in: ``FILE.py:Class`` (a scheduler class in a Python file) or an entry
+point of the group ``cosched.schedulers`` (see `cosched.registry.plugin`).
+
 `SCHEDULERS` maps a CLI name to "module:factory" (or a factory); the co-scheduling package adds its
 own entries. A factory's class attribute `OPTIONS` lists the keyword options it takes
 (backfill, depth, ...).
@@ -11,7 +14,7 @@ import importlib
 from collections.abc import Callable
 
 from cosched.errors import InputError
-from cosched.registry import build
+from cosched.registry import build, plugin
 
 __all__ = [
     "SCHEDULERS",
@@ -85,6 +88,8 @@ def make_scheduler(name: str, **options):
     to any scheduler.
     """
     factory = SCHEDULERS.get(name)
+    if factory is None and options:
+        factory = plugin(name, "scheduler")
     if factory is not None and options:
         factory = _load(factory)
         accepted = getattr(factory, "OPTIONS", None)

@@ -20,8 +20,18 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Callable, Iterable
+from itertools import islice
 
-__all__ = ["fcfs_pass", "easy_pass", "Profile", "ConservativeBackfill"]
+__all__ = [
+    "fcfs_pass",
+    "first_fit",
+    "shadow_time",
+    "easy_backfill",
+    "easy_pass",
+    "Profile",
+    "ConservativeBackfill",
+]
 
 INF = math.inf
 
@@ -32,42 +42,112 @@ def fcfs_pass(engine, order: list[int]) -> bool:
     return all(start(job) for job in order)
 
 
+def first_fit(order: Iterable[int], units, free: int) -> list[int]:
+    """Every job of `order` that fits in the `free` units left by the ones before it (greedy first
+    fit, no reservation); `units[job]` is what a job takes."""
+    started = []
+    for job in order:
+        if units[job] <= free:
+            started.append(job)
+            free -= units[job]
+            if free == 0:
+                break
+    return started
+
+
+def shadow_time(
+    need: int, free: int, by_end: Iterable[tuple[float, int]], held
+) -> tuple[float, int]:
+    """(shadow time, extra units) of a blocked head needing `need` units (003 §5.1.2): the earliest
+    predicted end of running jobs at which enough units are free, and the units left over then.
+
+    `by_end` are the running jobs as (predicted end, job) in the one tie order: ascending predicted
+    end, equal ends by job index (workload order, as `engine.by_end` keeps them); `held[job]` is
+    the units a running job gives back."""
+    available = free
+    for predicted, job in by_end:
+        available += held[job]
+        if available >= need:
+            return predicted, available - need
+    return INF, 0
+
+
+def easy_backfill(
+    candidates: Iterable[int],
+    units,
+    duration,
+    free: int,
+    now: float,
+    shadow: float,
+    extra: int,
+    start: Callable[[int], int | None],
+) -> None:
+    """EASY backfilling behind a blocked head (003 §5.1.2): each candidate, in order, that fits in
+    the `free` units starts if it ends by the `shadow` time (`now + duration[job]`) or takes only
+    `extra` units (those the head does not need at the shadow time).
+
+    `start(job)` starts a job and returns the units free afterwards, or None if it did not start;
+    this is the only EASY pass: the engine's schedulers and the ElastiSim policies both call it."""
+    for job in candidates:
+        size = units[job]
+        if size > free:
+            continue
+        short = now + duration[job] <= shadow
+        if not short and size > extra:
+            continue
+        left = start(job)
+        if left is None:
+            continue
+        free = left
+        if not short:
+            extra -= size
+        if free == 0:
+            return
+
+
 def easy_pass(engine, order: list[int], reservations: dict | None = None) -> None:
     """Backfill `order[1:]` behind the blocked head `order[0]` without delaying it (003 §5.1.2)."""
     allocator = engine.allocator
     free = allocator.free_units()
     if free == 0 and reservations is None:
         return
-    head, table = order[0], engine.units_table
-    need = table[head] if table is not None else allocator.units(engine, head)
-    available, shadow, extra, held = free, INF, 0, engine.held
-    for predicted, job in engine.by_end:
-        available += held[job]
-        if available >= need:
-            shadow, extra = predicted, available - need
-            break
+    head, table, held = order[0], engine.units_table, engine.held
+    units = table if table is not None else _AllocatorUnits(engine)
+    shadow, extra = shadow_time(units[head], free, engine.by_end, held)
     if reservations is not None and head not in reservations:
         reservations[head] = shadow
     if free == 0:
         return
-    now, units, start = engine.now, allocator.units, engine.start
+    start, free_units = engine.start, allocator.free_units
+
+    def started(job: int) -> int | None:
+        return free_units() if start(job) else None
+
     # with job models a start pays a setup and the estimate counts checkpoint writes: the test uses
     # the end the engine will predict for the job once started (else a backfilled job could delay
-    # the head)
-    duration = engine.queued_duration  # the estimates themselves without job models
-    for job in order[1:]:
-        size = table[job] if table is not None else units(engine, job)
-        if size > free:
-            continue
-        short = now + duration[job] <= shadow
-        if not short and size > extra:
-            continue
-        if start(job):
-            free = allocator.free_units()
-            if not short:
-                extra -= size
-            if free == 0:
-                return
+    # the head); `queued_duration` is the estimates themselves without job models
+    easy_backfill(
+        islice(order, 1, None),
+        units,
+        engine.queued_duration,
+        free,
+        engine.now,
+        shadow,
+        extra,
+        started,
+    )
+
+
+class _AllocatorUnits:
+    """units[job]: the allocator units a job takes now (when they are not a static table)."""
+
+    __slots__ = ("engine", "units")
+
+    def __init__(self, engine):
+        self.engine, self.units = engine, engine.allocator.units
+
+    def __getitem__(self, job: int) -> int:
+        return self.units(self.engine, job)
 
 
 class Profile:

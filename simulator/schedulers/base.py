@@ -9,7 +9,9 @@ the actions it may take):
   no speed model by default; co-schedulers ask for the co-location allocator and the heatmap speed
   model (000 §3.5).
 - ``attach(engine)``: once, before the first event.
-- ``on_arrival`` / ``on_finish`` / ``on_preempt(engine, job)``: optional hooks.
+- ``on_arrival`` / ``on_finish`` / ``on_preempt(engine, job)``: optional hooks; ``listens(hook)``
+  tells the engine, once after ``attach``, which of them do something in this run (by default the
+  ones a subclass overrides), so a hook that does nothing costs no call per job.
 - ``schedule(engine)``: once per event timestamp, after completions, arrivals and timed events; acts
   through ``engine.start(job)`` (the allocator picks the nodes), ``resize``, ``preempt``, ``kill``,
   ``reserve``, ``hint`` and ``request_wakeup(time)``.
@@ -17,9 +19,11 @@ the actions it may take):
 ``QueueScheduler`` is the classic family and the co-schedulers' base. Its one ordering knob is
 ``priority(engine, waiting)``: a vectorised key over the waiting jobs (an int array in queue order),
 the queue sorted by descending priority, ties in queue order (as ELiSE sorts, 000 Algorithm 2); None
-keeps arrival order. The queue is sorted once per pass, jobs start in that order until one does not
-fit, and ``backfill`` picks the policy behind it: "none", "easy" (only the head holds a reservation)
-or "conservative" (every job within ``depth`` holds one and none is delayed). Backfilling reasons in
+keeps arrival order (priority is not asked in a pass where no waiting job fits in the free units,
+as ``engine.waiting_units`` shows: such a pass starts nothing). The queue is sorted once per pass,
+jobs start in that order until one does not fit, and ``backfill`` picks the policy behind it:
+"none", "easy" (only the head holds a reservation) or "conservative" (every job within ``depth``
+holds one and none is delayed). Backfilling reasons in
 allocator units over predicted end times (``engine.predicted_end``: the user estimate by default,
 the run time with ``use_run_times``, rescaled by the job's progress rate).
 """
@@ -40,6 +44,7 @@ __all__ = ["Scheduler", "QueueScheduler", "BACKFILL_POLICIES", "DEFAULT_DEPTH"]
 DEFAULT_DEPTH = 100  # jobs examined behind the head per pass, as Slurm's default (003 §2.2.2)
 BACKFILL_POLICIES = ("none", "easy", "conservative")
 IN_ORDER_CHUNK = 32  # waiting jobs fetched at a time while starting in order
+_CONSERVATIVE_HOOKS = ("on_arrival", "on_finish", "on_preempt")
 
 
 class Scheduler:
@@ -59,6 +64,11 @@ class Scheduler:
 
     def attach(self, engine) -> None:
         """Called once before the first event."""
+
+    def listens(self, hook: str) -> bool:
+        """False if the hook named `hook` does nothing in this run, so the engine need not call it
+        (asked once, after `attach`): True for a hook the object or a subclass overrides."""
+        return hook in vars(self) or getattr(type(self), hook) is not getattr(Scheduler, hook)
 
     def on_arrival(self, engine, job: int) -> None:
         """Called at each arrival, before the scheduling pass."""
@@ -119,6 +129,16 @@ class QueueScheduler(Scheduler):
             else None
         )
 
+    def listens(self, hook: str) -> bool:
+        # the hooks below serve Conservative backfilling only
+        if (
+            self._conservative is None
+            and hook in _CONSERVATIVE_HOOKS
+            and getattr(type(self), hook) is getattr(QueueScheduler, hook)
+        ):
+            return hook in vars(self)
+        return super().listens(hook)
+
     def on_arrival(self, engine, job: int) -> None:
         if self._conservative is not None:
             self._conservative.arrived()
@@ -137,7 +157,11 @@ class QueueScheduler(Scheduler):
         if self.priority is None:
             return list(islice(engine.waiting, limit))
         waiting = np.fromiter(engine.waiting, np.int64, len(engine.waiting))
-        return waiting[queue_order(self.priority(engine, waiting))[:limit]].tolist()
+        key = self.priority(engine, waiting)  # asked for one job too: it may hint placements
+        if waiting.size == 1:
+            return waiting.tolist()[:limit]
+        positions = queue_order(key)
+        return waiting.take(positions if limit is None else positions[:limit]).tolist()
 
     def schedule(self, engine) -> None:
         """Start in priority order until a job does not fit, then backfill behind it (000 Algorithm
@@ -156,17 +180,36 @@ class QueueScheduler(Scheduler):
             ):
                 conservative.arrived()
             return
+        units = engine.waiting_units
         if (
-            self.priority is None
-        ):  # arrival order: look at a few jobs at a time (queues can be long)
-            while waiting and fcfs_pass(engine, self.order(engine, IN_ORDER_CHUNK)):
-                pass
-            if waiting and self.backfill == "easy" and self.depth:
-                easy_pass(engine, self.order(engine, self.depth + 1), self.reservations)
+            units is not None
+            and units[0] > engine.allocator.free_units()
+            and self.reservations is None
+        ):
+            return  # no waiting job fits in the free units: this pass cannot start one
+        if self.priority is None:  # arrival order: the queue's head, one job at a time
+            start, table, free_units = engine.start, engine.units_table, engine.allocator.free_units
+            free = free_units()
+            while waiting:
+                job = next(iter(waiting))
+                if (table is not None and table[job] > free) or not start(job):
+                    break
+                free = free_units()
+            if (
+                waiting
+                and self.backfill == "easy"
+                and self.depth
+                and (free or self.reservations is not None)
+            ):
+                easy_pass(engine, list(islice(waiting, self.depth + 1)), self.reservations)
             return
         order = self.order(engine)  # 000 Algorithm 2: one sorted copy of the queue per pass
-        start, index = engine.start, 0
-        while index < len(order) and start(order[index]):
-            index += 1
+        start, table, free_units = engine.start, engine.units_table, engine.allocator.free_units
+        free, index = free_units(), 0
+        while index < len(order):
+            job = order[index]
+            if (table is not None and table[job] > free) or not start(job):
+                break
+            free, index = free_units(), index + 1
         if index < len(order) and self.backfill == "easy" and self.depth:
             easy_pass(engine, order[index : index + self.depth + 1], self.reservations)

@@ -81,11 +81,11 @@ scheduling points
 from __future__ import annotations
 
 import bisect
-import math
 from itertools import islice
 
 from cosched.deprecation import warn_renamed
 from cosched.simulator.jobs import JobKind
+from cosched.simulator.schedulers.backfilling import easy_backfill, first_fit, shadow_time
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH, Scheduler
 from cosched.simulator.schedulers.easy import EASY
 from cosched.simulator.schedulers.ordering import SJF
@@ -160,11 +160,11 @@ def rigid_starts(
     """The waiting jobs a rigid policy starts now, in `order` (the policy's queue order).
 
     Jobs start in order while they fit in the `free` nodes (each on `size[job]`). With `backfill`
-    (EASY, 003 §5.1.2) the first that does not fit holds a reservation: the time its nodes are
-    free, from `releases` ((predicted end, nodes) of the running jobs, the ones started here
-    included), and the extra nodes then; of the next `depth` jobs each that fits starts if it ends
-    by then (`now + runtime[job]`) or uses only extra nodes. Without `backfill` (greedy first fit)
-    every job that fits starts, in order."""
+    the first that does not fit holds a reservation and the next `depth` jobs are backfilled behind
+    it by the engine's one EASY pass (`easy_backfill`, 003 §5.1.2), over `releases`: (predicted
+    end, job, nodes) of the running jobs, the ones started here added, in the one tie order
+    (predicted end, then job). Without `backfill` (greedy first fit) every job that fits starts, in
+    order."""
     started, releases = [], list(releases)
     order = iter(order)
     head = None
@@ -175,55 +175,22 @@ def rigid_starts(
         started.append(job)
         free -= size[job]
         if backfill:
-            releases.append((now + runtime[job], size[job]))
+            releases.append((now + runtime[job], job, size[job]))
     if head is None or free == 0:
         return started
     if not backfill:
-        return started + _first_fit(order, size, free)
-    shadow, extra = _reservation(size[head], free, releases)
-    return started + _backfill(islice(order, depth), size, runtime, free, now, shadow, extra)
+        return started + first_fit(order, size, free)
+    releases.sort()
+    held = {job: nodes for _, job, nodes in releases}
+    shadow, extra = shadow_time(size[head], free, [(end, job) for end, job, _ in releases], held)
 
-
-def _first_fit(order, size, free: int) -> list:
-    """Every job of `order` that fits in the `free` nodes left by the ones before it."""
-    started = []
-    for job in order:
-        if size[job] <= free:
-            started.append(job)
-            free -= size[job]
-            if free == 0:
-                break
-    return started
-
-
-def _reservation(need: int, free: int, releases) -> tuple[float, int]:
-    """(shadow time, extra nodes) of the head job needing `need` nodes: the earliest predicted
-    release at which enough nodes are free (003 §5.1.2), and the nodes left over then."""
-    available = free
-    for predicted, nodes in sorted(releases):
-        available += nodes
-        if available >= need:
-            return predicted, available - need
-    return math.inf, 0
-
-
-def _backfill(candidates, size, runtime, free: int, now: float, shadow: float, extra: int) -> list:
-    """EASY backfilling (003 §5.1.2): a candidate that fits starts if it ends by the shadow time
-    or uses only the extra nodes."""
-    started = []
-    for job in candidates:
-        need = size[job]
-        if need > free:
-            continue
-        short = now + runtime[job] <= shadow
-        if not short and need > extra:
-            continue
+    def start(job: int) -> int:
+        nonlocal free
         started.append(job)
-        free -= need
-        if not short:
-            extra -= need
-        if free == 0:
-            break
+        free -= size[job]
+        return free
+
+    easy_backfill(islice(order, depth), size, runtime, free, now, shadow, extra, start)
     return started
 
 

@@ -328,7 +328,7 @@ def test_the_documented_malleable_scheduler_expands_jobs_into_idle_nodes():
     assert expanded.jobs_frame()["resizes"].sum() >= 1
 
 
-def test_plain_rigid_models_take_the_fast_path_and_change_nothing():
+def test_plain_rigid_models_change_nothing():
     w = workload([5.0, 7.0, 3.0], [1, 2, 1], np.array([0, 1, 1.0]))
     plain = simulate(w, Platform(2), "easy")
     modelled = simulate(w, Platform(2), "easy", job_models=JobModel())

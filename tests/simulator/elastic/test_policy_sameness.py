@@ -41,6 +41,23 @@ MOLDABLE_JOBS = [
 LOW, HIGH = 0.5, 2.0
 
 
+def many_ties_jobs() -> list[tuple[int, int, int]]:
+    """Rigid jobs with many equal sizes, times and predicted ends, in six blocks 1,000 s apart.
+
+    Each block: six jobs of 2 nodes for 100 s at once (four start and end together); then jobs of 3
+    and 2 nodes that end together at +400, a 2-node job, a 4-node head blocked until +400, and a
+    1-node 500 s job that may backfill only if the tie between the two equal predicted ends is
+    broken by node count (the extra node at the shadow time is then 2, else 0). The one tie rule
+    (job index) starts it at +400 on both front ends."""
+    jobs = []
+    for block in range(6):
+        t = block * 1000
+        jobs += [(t, 100, 2)] * 6
+        t += 300
+        jobs += [(t, 100, 3), (t + 1, 99, 2), (t + 2, 200, 2), (t + 3, 50, 4), (t + 4, 500, 1)]
+    return jobs
+
+
 def _simulate(tmp_path, name, jobs, moldable):
     workload = tmp_path / "workload.csv"
     workload.write_text(
@@ -152,7 +169,7 @@ def _elastic(tmp_path, name, jobs, moldable):
             [
                 "elastic",
                 str(folder / "configuration.json"),
-                "--algorithm",
+                "--scheduler",
                 name,
                 "--out",
                 str(folder / "out"),
@@ -197,3 +214,12 @@ def test_the_two_readings_of_rigid_fcfs_differ_here(tmp_path, capsys):
     assert (
         easy[1][0] == pytest.approx(100.0) and greedy[1][0] > 200.0
     )  # J3 delays the head under greedy only
+
+
+@pytest.mark.parametrize("name", ["easy", "fcfs-rigid"])
+def test_both_front_ends_break_ties_between_equal_predicted_ends_alike(tmp_path, capsys, name):
+    jobs = many_ties_jobs()
+    simulated = _simulate(tmp_path, name, jobs, False)
+    elastic = _elastic(tmp_path, "fcfs-rigid", jobs, False)
+    capsys.readouterr()
+    assert np.allclose(elastic, simulated, atol=TIME_TOLERANCE), (elastic, simulated)
