@@ -2,8 +2,8 @@
 reference, crashes and interruptions (no process left running or stopped)."""
 
 import json
-import re
 import os
+import re
 import signal
 import subprocess
 import sys
