@@ -44,7 +44,9 @@ EMPTY = -1  # marks a free slot in NodeState.occupants
 BULK_NODES = (
     16  # above this many nodes, the compact allocator rebuilds its idle list instead of editing it
 )
-WRITE_BEHIND = 1024  # changes the compact allocator keeps for its node arrays; beyond: rebuild
+# changes the compact allocator keeps for its node arrays; beyond: rebuild (a rebuild costs about as
+# much as replaying a few dozen changes, so one read never replays more than that within a decision)
+WRITE_BEHIND = 32
 
 
 class NodeState:
