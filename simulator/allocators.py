@@ -44,9 +44,10 @@ EMPTY = -1  # marks a free slot in NodeState.occupants
 BULK_NODES = (
     16  # above this many nodes, the compact allocator rebuilds its idle list instead of editing it
 )
-# changes the compact allocator keeps for its node arrays; beyond: rebuild (a rebuild costs about as
-# much as replaying a few dozen changes, so one read never replays more than that within a decision)
-WRITE_BEHIND = 32
+WRITE_BEHIND = 1024  # changes the compact allocator keeps for its node arrays; beyond: rebuild
+# changes a read replays; beyond, it rebuilds (a rebuild costs about as much as replaying a few
+# dozen changes, so one read never replays a thousand of them inside a scheduling decision)
+REPLAY_AT_MOST = 32
 
 
 class NodeState:
@@ -239,7 +240,7 @@ class CompactAllocator(Allocator):
     def _update_state(self) -> None:
         state, changes, cpn = self._state, self._changes, self._cpn
         self._changes = []
-        if changes is None:  # many changes: rebuild from the holders
+        if changes is None or len(changes) > REPLAY_AT_MOST:  # rebuild from the holders
             holders = self._holders
             state.used[:] = 0
             state.occupants[:, 0] = EMPTY

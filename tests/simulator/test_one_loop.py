@@ -90,14 +90,18 @@ class _NodeStateCheck:
     depth=st.sampled_from([0, 1, 3, 100]),
     use_run_times=st.booleans(),
     queued=st.sampled_from([0, 1, 7, 1024]),
+    replayed=st.sampled_from([0, 2, 32]),
 )
 def test_the_compact_allocators_node_state_is_what_the_running_jobs_hold(
-    case, backfill, depth, use_run_times, queued
+    case, backfill, depth, use_run_times, queued, replayed
 ):
     platform, workload = case
     check = _NodeStateCheck(workload.submit.tolist())
     runs = []
-    with patch.object(allocators, "WRITE_BEHIND", queued):
+    with (
+        patch.object(allocators, "WRITE_BEHIND", queued),
+        patch.object(allocators, "REPLAY_AT_MOST", replayed),
+    ):
         for sources in ((), [check]):
             scheduler = make_scheduler("easy", backfill=backfill, depth=depth)
             runs.append(
