@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["InputError"]
+__all__ = ["InputError", "MESSAGE_CHARS", "message_line"]
+
+MESSAGE_CHARS = 500  # of an exception's message from user code, the most an error line repeats
 
 
 class InputError(ValueError):
@@ -38,3 +40,13 @@ def _escaped(text: str) -> str:
     """`text` with its control characters (a line break in a JSON key, an exception message)
     written as escapes: the error stays one line."""
     return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
+def message_line(text: str) -> str:
+    """A message from user code (an algorithm or plug-in file's exception) on one line, cut after
+    MESSAGE_CHARS characters, saying so."""
+    head = text[: 4 * MESSAGE_CHARS]  # a huge message is not split into lines whole
+    line = " | ".join(part.strip() for part in head.splitlines() if part.strip())
+    if len(line) <= MESSAGE_CHARS and len(head) == len(text):
+        return line
+    return f"{line[:MESSAGE_CHARS]}... (cut: the message has {len(text):,} characters)"

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from cosched.errors import InputError
+from cosched.errors import InputError, message_line
 from cosched.names import canonical, unknown_name
 
 __all__ = ["build", "refuse_unknown_options", "plugin", "PLUGIN_GROUPS"]
@@ -93,7 +93,9 @@ def plugin(name: str, kind: str) -> Callable | None:
             try:
                 return entry.load()
             except Exception as error:  # the plug-in's own code: any failure is its bad input
-                raise InputError(_one_line(error), source=f"entry point {name} ({group})") from None
+                raise InputError(
+                    _error_line(error), source=f"entry point {name} ({group})"
+                ) from None
     return None
 
 
@@ -116,7 +118,7 @@ def _from_file(path: Path, attribute: str) -> Callable:
                 f"syntax error: {error.msg}", source=str(path), line=error.lineno
             ) from None
         except Exception as error:  # the plug-in's own code: any failure is its bad input
-            raise InputError(_one_line(error), source=str(path)) from None
+            raise InputError(_error_line(error), source=str(path)) from None
         sys.modules[module_name] = module  # worker processes and later look-ups reuse it
     factory = getattr(module, attribute, None)
     if not attribute or not callable(factory):
@@ -124,7 +126,7 @@ def _from_file(path: Path, attribute: str) -> Callable:
     return factory
 
 
-def _one_line(error: BaseException) -> str:
-    """An exception as one line: its type and the first line of its message."""
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+def _error_line(error: BaseException) -> str:
+    """A plug-in's exception as one line: its type and its message (`message_line`)."""
+    text = message_line(str(error))
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from cosched.errors import InputError
+from cosched.errors import InputError, message_line
 
 
 class Watch(Protocol):
@@ -56,8 +56,6 @@ __all__ = [
     "AlgorithmMistake",
     "GuardedAlgorithm",
     "DEFAULT_TIME_LIMIT",
-    "MESSAGE_CHARS",
-    "one_line",
     "mistake_text",
     "refusing_os_exit",
 ]
@@ -66,7 +64,6 @@ MODULE_NAME = "elastisim_python"
 DEFAULT_TIME_LIMIT = (
     30.0  # seconds one call of schedule() may take before the run stops (--algorithm-time-limit)
 )
-MESSAGE_CHARS = 500  # of an exception's message from user code, the most an error line repeats
 
 
 class AlgorithmMistake(InputError):
@@ -104,21 +101,11 @@ def refusing_os_exit():
         os._exit = previous
 
 
-def one_line(text: str) -> str:
-    """An exception's message from user code on one line (the error is one line), cut after
-    MESSAGE_CHARS characters, saying so."""
-    head = text[: 4 * MESSAGE_CHARS]  # a huge message is not split into lines whole
-    line = " | ".join(part.strip() for part in head.splitlines() if part.strip())
-    if len(line) <= MESSAGE_CHARS and len(head) == len(text):
-        return line
-    return f"{line[:MESSAGE_CHARS]}... (cut: the message has {len(text):,} characters)"
-
-
 def mistake_text(text: str, system) -> str:
     """An algorithm's mistake on one line with the moment it happened: the simulated time and the
     invocation."""
     kind = system.get("invocation_type")
-    return f"{one_line(text)} (time {system.get('time', 0):g}, {getattr(kind, 'name', kind)})"
+    return f"{message_line(text)} (time {system.get('time', 0):g}, {getattr(kind, 'name', kind)})"
 
 
 class _Enumeration(type):
@@ -515,15 +502,15 @@ def _load_failure(error: BaseException, path: str):
     """What an exception while loading an algorithm file stops the run with: one line of bad
     input, or `error` itself (a real interrupt: cosched.processes.Interrupted)."""
     if isinstance(error, SyntaxError):
-        message = one_line(str(error.msg))
+        message = message_line(str(error.msg))
         return InputError(f"syntax error: {message}", source=path, line=error.lineno)
     if isinstance(error, SystemExit):
         return InputError(
-            one_line(f"loading the algorithm called sys.exit({error.code!r})"), source=path
+            message_line(f"loading the algorithm called sys.exit({error.code!r})"), source=path
         )
     if isinstance(error, _OsExit):
         return InputError(
-            one_line(f"loading the algorithm called os._exit({error.code!r})"), source=path
+            message_line(f"loading the algorithm called os._exit({error.code!r})"), source=path
         )
     if isinstance(error, KeyboardInterrupt):
         if type(error) is not KeyboardInterrupt:
@@ -534,7 +521,7 @@ def _load_failure(error: BaseException, path: str):
         )
     if isinstance(error, Exception):  # the file is user code: any failure on import is bad input
         return InputError(
-            f"loading the algorithm failed: {type(error).__name__}: {one_line(str(error))}",
+            f"loading the algorithm failed: {type(error).__name__}: {message_line(str(error))}",
             source=path,
         )
     return error
