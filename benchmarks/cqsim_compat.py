@@ -63,7 +63,7 @@ def run_cqsim(source: Path, trace: Path, scratch: Path) -> Path:
 
 
 def read_rst(path: Path) -> dict[int, float]:
-    """Job id -> wait from CQSim's job result file (id;proc;proc;request;run;wait;submit;start;end)."""
+    """Job id -> wait from CQSim's result file (id;proc;proc;request;run;wait;submit;start;end)."""
     waits = {}
     for line in path.read_text().splitlines():
         fields = line.split(";")

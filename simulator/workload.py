@@ -459,16 +459,17 @@ def _cleaned_swf(data: np.ndarray, cleaning: str, status) -> tuple[np.ndarray, n
     # CQSim's Filter_job_SWF.input_check: whole parts compared, as its int() does
     run, requested = data[:, 3], data[:, 8]
     over = np.trunc(run) > np.trunc(requested)
-    counts["cqsim_run_time_cut_to_request"] = int(over.sum())
     data = data.copy()
     data[over, 3] = requested[over]
     no_request = (np.trunc(data[:, 8]) <= 0) | (data[:, 7] <= 0)
     short = ~no_request & (np.trunc(data[:, 3]) <= 0)
     bad_id = ~no_request & ~short & (data[:, 0] <= 0)
+    keep = ~(no_request | short | bad_id)
+    counts["cqsim_run_time_cut_to_request"] = int((over & keep).sum())
     counts["cqsim_dropped_without_request"] = int(no_request.sum())
     counts["cqsim_dropped_whole_run_time_0"] = int(short.sum())
     counts["cqsim_dropped_job_number_0"] = int(bad_id.sum())
-    data = data[~(no_request | short | bad_id)]
+    data = data[keep]
     return data, data[:, 7], counts
 
 
