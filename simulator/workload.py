@@ -509,11 +509,14 @@ def _parse_swf(
     )
 
 
-def read_csv(path: str | Path, max_cores: int | None = None) -> Workload:
+def read_csv(
+    path: str | Path, max_cores: int | None = None, *, keep_estimates: bool = False
+) -> Workload:
     """Read a CSV with columns job_id, submit_time, run_time, cores and optional estimate, app.
 
     Cells are trimmed; rows of empty cells are skipped; an empty estimate means none. The numbers
-    follow the rules of `read_swf`; errors name the line and the column.
+    follow the rules of `read_swf`; errors name the line and the column. `keep_estimates`: as
+    `make_workload`.
     """
     path = Path(path)
     source = str(path)
@@ -546,6 +549,7 @@ def read_csv(path: str | Path, max_cores: int | None = None) -> Workload:
         app,
         source=source,
         max_cores=max_cores,
+        keep_estimates=keep_estimates,
     )
 
 
@@ -602,7 +606,12 @@ def load_workload(
     if name.endswith((".swf", ".swf.gz")):
         return read_swf(path, max_cores, cleaning=cleaning, status=status)
     if name.endswith((".csv", ".csv.gz")):
-        return read_csv(path, max_cores)
+        if cleaning not in ("cosched", "keep-estimates") or status is not None:
+            raise InputError(
+                "the cqsim cleaning and the status choice read SWF fields: give an SWF workload",
+                source=str(path),
+            )
+        return read_csv(path, max_cores, keep_estimates=cleaning == "keep-estimates")
     raise InputError(
         "unknown workload format (expected .swf, .swf.gz, .csv or .csv.gz)", source=str(path)
     )
