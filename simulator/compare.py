@@ -402,7 +402,7 @@ def compare(
         placement=placement,
     )
     identity.update(_trace_identity(settings, kill_at_walltime, window, workload))
-    engine_options = {"kill_at_walltime": True} if kill_at_walltime else {}
+    engine_options: dict = {"kill_at_walltime": True} if kill_at_walltime else {}
     if settings is not None:
         engine_options.update(settings.engine_options)
     folder = path.parent if path is not None and out is not None and path != Path(out) else None
