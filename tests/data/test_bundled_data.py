@@ -34,12 +34,19 @@ HEATMAP_SIZES = {
 }
 KTH_RECORDS = 28476  # MaxRecords of the header = job records in the file (README.txt)
 KTH_JOBS = 28467  # after cleaning: 8 records with run time 0 and 1 without processors dropped
+# bundled trace -> (job records, jobs after cleaning on its platform preset), as README.txt gives them
+TRACE_JOBS = {
+    "nasa-ipsc": (18239, 18066),
+    "kth-sp2": (KTH_RECORDS, KTH_JOBS),
+    "sdsc-sp2": (59715, 54034),
+    "ctc-sp2": (77222, 77205),
+}
 
 
 def test_every_preset_is_a_bundled_file_with_its_sha256_in_the_readme():
     readme = (PACKAGE / "README.txt").read_text()
     files = [*HEATMAPS.values(), *WORKLOADS.values()]
-    assert set(HEATMAP_SIZES) == set(HEATMAPS) and set(WORKLOADS) == {"kth-sp2"}
+    assert set(HEATMAP_SIZES) == set(HEATMAPS) and set(WORKLOADS) == set(TRACE_JOBS)
     for name in files:
         path = data_path(name)
         assert path.parent == PACKAGE and path.is_file()
@@ -105,9 +112,10 @@ def test_workload_preset_loads_the_whole_kth_trace():
 def test_every_workload_preset_has_the_platform_of_its_header(preset):
     header = load_workload(preset).header
     platform = PLATFORMS[preset]
+    # the leading number of each field ("338 (batch partition; 512 total)": the batch nodes)
     assert (platform.nodes, platform.total_cores) == (
-        int(header["MaxNodes"]),
-        int(header["MaxProcs"]),
+        int(header["MaxNodes"].split()[0]),
+        int(header["MaxProcs"].split()[0]),
     )
 
 
@@ -256,3 +264,10 @@ def test_experiment_sim_on_the_real_aris_heatmap(tmp_path, monkeypatch, capsys):
     assert spec["heatmap"] == "aris-nas" and len(spec["applications"]) == 33
     assert spec["platform"]["name"] == "aris"
     assert (tmp_path / "exp" / "summary.csv").is_file()
+
+
+@pytest.mark.parametrize("preset", sorted(TRACE_JOBS))
+def test_trace_preset_loads_with_the_counts_of_the_readme_on_its_platform(preset):
+    records, jobs = TRACE_JOBS[preset]
+    workload = load_workload(preset, max_cores=load_platform(preset).total_cores)
+    assert workload.cleaning["records"] == records and len(workload) == jobs
