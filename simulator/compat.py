@@ -42,7 +42,7 @@ class Compat:
 COMPAT = {
     "cqsim": Compat(
         name="cqsim",
-        schedulers=("easy", "fcfs"),
+        schedulers=("easy",),
         cleaning="cqsim",
         scheduler_options={"shadow_extra": "all", "queued_durations": "run"},
         engine_options={"pass_per_event": True},

@@ -21,8 +21,7 @@ def add_trace_options(parser) -> None:
         choices=tuple(COMPAT),
         help="reproduce another simulator's EASY job for job: cqsim (CQSim's EASY: a pass after "
         "every event, waiting jobs predicted by their run time, every job ending at the shadow "
-        "time gives extra units, the whole queue, CQSim's trace cleaning; with --scheduler easy "
-        "or fcfs)",
+        "time gives extra units, the whole queue, CQSim's trace cleaning; with --scheduler easy)",
     )
     parser.add_argument(
         "--cleaning",
