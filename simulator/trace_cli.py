@@ -111,6 +111,12 @@ def load_trace(args, schedulers):
     from cosched.simulator.compare import load_inputs
 
     compat = compat_settings(args.compat, schedulers)
+    if compat is not None and args.run_times:
+        raise InputError(
+            f"--compat {compat.name} predicts running jobs by their estimate, as {compat.name} "
+            "does: leave out --run-times",
+            field="--run-times",
+        )
     if args.warmup and args.window_from is None:
         raise InputError("--warmup needs --from", field="--warmup")
     if args.cooldown and args.window_to is None:

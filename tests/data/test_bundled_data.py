@@ -34,7 +34,7 @@ HEATMAP_SIZES = {
 }
 KTH_RECORDS = 28476  # MaxRecords of the header = job records in the file (README.txt)
 KTH_JOBS = 28467  # after cleaning: 8 records with run time 0 and 1 without processors dropped
-# bundled trace -> (job records, jobs after cleaning on its platform preset), as README.txt gives them
+# bundled trace -> (job records, jobs after cleaning on its platform preset), as in README.txt
 TRACE_JOBS = {
     "nasa-ipsc": (18239, 18066),
     "kth-sp2": (KTH_RECORDS, KTH_JOBS),

@@ -159,6 +159,7 @@ def run_cli(args, capsys):
     [
         (["--compat", "cqsim", "--scheduler", "conservative"], "--compat"),
         (["--status", "completed,nonsense"], "--status"),
+        (["--compat", "cqsim", "--run-times"], "--run-times"),
     ],
 )
 def test_bad_trace_options_exit_2_with_one_line_and_no_output(tmp_path, capsys, extra, field):
@@ -214,3 +215,23 @@ def test_cqsim_variant_never_overcommits_nodes():
     deltas = np.concatenate([workload.cores, -workload.cores])
     order = np.lexsort((deltas, times))  # ends before starts at one time
     assert np.cumsum(deltas[order]).max() <= KTH_NODES
+
+
+@given(
+    jobs=st.lists(
+        st.tuples(st.integers(0, 60), st.integers(1, 30), st.integers(1, 6), st.integers(0, 30)),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_cqsim_variant_on_generated_workloads_never_overcommits_nor_starts_early(jobs):
+    submit, run, cores, slack = (list(column) for column in zip(*jobs))
+    estimate = [r + s for r, s in zip(run, slack)]
+    workload = make_workload(range(len(jobs)), submit, run, cores, estimate)
+    result = run_compat(workload, Platform(nodes=6))
+    assert (result.start >= workload.submit).all()
+    assert (result.end - result.start == workload.run).all()
+    times = np.concatenate([result.start, result.end])
+    deltas = np.concatenate([workload.cores, -workload.cores])
+    order = np.lexsort((deltas, times))
+    assert np.cumsum(deltas[order]).max() <= 6
