@@ -109,9 +109,12 @@ def test_workload_preset_loads_the_whole_kth_trace():
 
 
 @pytest.mark.parametrize("preset", sorted(WORKLOADS))
-def test_every_workload_preset_has_the_platform_of_its_header(preset):
-    header = load_workload(preset).header
+def test_every_workload_preset_has_the_platform_of_its_header_and_the_readme_counts(preset):
     platform = PLATFORMS[preset]
+    workload = load_workload(preset, max_cores=platform.total_cores)
+    records, jobs = TRACE_JOBS[preset]
+    assert workload.cleaning["records"] == records and len(workload) == jobs
+    header = workload.header
     # the leading number of each field ("338 (batch partition; 512 total)": the batch nodes)
     assert (platform.nodes, platform.total_cores) == (
         int(header["MaxNodes"].split()[0]),
@@ -264,10 +267,3 @@ def test_experiment_sim_on_the_real_aris_heatmap(tmp_path, monkeypatch, capsys):
     assert spec["heatmap"] == "aris-nas" and len(spec["applications"]) == 33
     assert spec["platform"]["name"] == "aris"
     assert (tmp_path / "exp" / "summary.csv").is_file()
-
-
-@pytest.mark.parametrize("preset", sorted(TRACE_JOBS))
-def test_trace_preset_loads_with_the_counts_of_the_readme_on_its_platform(preset):
-    records, jobs = TRACE_JOBS[preset]
-    workload = load_workload(preset, max_cores=load_platform(preset).total_cores)
-    assert workload.cleaning["records"] == records and len(workload) == jobs
