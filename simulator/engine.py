@@ -16,6 +16,9 @@ Rules (they decide whether results compare with other simulators):
   called after each completion (in start order: earlier starts first, ties by job index) and after
   each arrival instead.
 - Deterministic: ties between jobs follow the workload order (submit time, then file order).
+- With ``kill_at_walltime`` a job still running at its start plus its estimate is killed then (a
+  timed event: a completion at that very time comes first), as Slurm's time limit; the count is
+  ``SimulationResult.options["killed_at_walltime"]``.
 
 Progress (000 §3.5, formula (4.2) generalised): the engine keeps each running job's remaining work
 (in seconds of its compact run at the requested size) and its progress rate = co-location speed x
