@@ -527,7 +527,9 @@ def _simulate_command(args) -> int:
     written = []
     if args.out:
         with output_dir(args.out) as folder:
-            fast = job_models is None and not args.parquet and jobs_csv_text(result)
+            fast = (
+                job_models is None and not args.parquet and window is None and jobs_csv_text(result)
+            )
             if fast:  # the same bytes as pandas' to_csv, without importing pandas (a fast start)
                 with atomic_path(folder / "jobs.csv") as path:
                     path.write_text(fast)
@@ -535,6 +537,8 @@ def _simulate_command(args) -> int:
                 frame = result.jobs_frame()
                 if job_models is not None:
                     frame = model_columns(frame, job_models, platform)
+                if window is not None:  # which jobs the metrics count (trace_window.WINDOW_RULE)
+                    frame["measured"] = window.measured(workload.submit)
                 with atomic_path(folder / "jobs.csv") as path:
                     frame.to_csv(path, index=False)
             written.append(folder / "jobs.csv")

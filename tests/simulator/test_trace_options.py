@@ -113,7 +113,8 @@ def test_cli_window_measures_the_jobs_submitted_in_it(tmp_path, workload_csv):
     assert summary["jobs"] == 3  # submitted at 20, 30, 40
     assert summary["window"]["simulated_jobs"] == 5  # and 0, 10 as warm-up
     assert summary["window"]["rule"] == "submitted-in-window"
-    assert len(pd.read_csv(out / "jobs.csv")) == 5
+    jobs = pd.read_csv(out / "jobs.csv")
+    assert jobs.measured.tolist() == [False, False, True, True, True]
 
 
 def test_swf_out_reads_back_as_the_schedule(tmp_path, workload_csv):
