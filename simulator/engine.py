@@ -229,6 +229,7 @@ class Engine:
         self.allocator = (
             allocator if allocator is not None else self.scheduler.make_allocator(platform)
         )
+        self.allocator.bind(workload)  # resources and node types: where each job may run
         self.speed_model = speed_model
         self.use_run_times = use_run_times
         jobs = len(workload)
@@ -802,17 +803,27 @@ class Engine:
             idle = self.allocator.idle_nodes(int(nodes))
             if nodes > idle.size:
                 return None
-            return Allocation(idle, self.platform.cores_per_node)
+            return self._admitted(job, Allocation(idle, self.platform.cores_per_node))
         if isinstance(nodes, Allocation):
             self._idle_nodes(nodes.nodes, self._name(job))
-            return nodes
+            return self._admitted(job, nodes)
         chosen = self._idle_nodes(np.asarray(nodes, dtype=np.int64), self._name(job))
         low, high = self.model(job).bounds(self.requested_nodes(job))
         if not low <= chosen.size <= high:
             raise ActionError(
                 f"{self._name(job)} can start on {low}..{high} nodes, not {chosen.size}"
             )
-        return Allocation(chosen, self.platform.cores_per_node)
+        return self._admitted(job, Allocation(chosen, self.platform.cores_per_node))
+
+    def _admitted(self, job: int, allocation: Allocation) -> Allocation:
+        """The allocation, if its nodes hold the job's memory and GPUs on one node type that can run
+        it (`Allocator.admits`); else ActionError: no start over-commits a node."""
+        if not self.allocator.admits(job, np.sort(allocation.nodes)):
+            raise ActionError(
+                f"{self._name(job)} does not fit on nodes {allocation.node_ids[:8]}: its cores, "
+                "memory or GPUs need more nodes, or nodes of another type"
+            )
+        return allocation
 
     # --- the loop ---------------------------------------------------------------------------------
     def run(self) -> SimulationResult:
