@@ -168,7 +168,9 @@ class Allocator(ABC):
             self.needs = None
             return
         needs = Needs(workload, self.platform)
-        self.needs = None if needs.same_as_cores_only(self.platform, workload.cores) else needs
+        # on nodes no two jobs share, the node counts are all that resources change
+        alike = self.slots == 1 and needs.same_as_cores_only(self.platform, workload.cores)
+        self.needs = None if alike else needs
 
     def admits(self, job: int, nodes: np.ndarray) -> bool:
         """True if the job may run on these whole nodes (every resource fits; `Needs.admits`)."""

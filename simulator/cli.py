@@ -115,8 +115,17 @@ def _common(parser) -> None:
     parser.add_argument(
         "--platform",
         required=True,
-        help=f"preset ({', '.join(PLATFORMS)}) or JSON {{nodes, "
-        "sockets_per_node, cores_per_socket}",
+        help=f"preset ({', '.join(PLATFORMS)}), JSON {{nodes, "
+        "sockets_per_node, cores_per_socket[, memory_per_node (MiB), gpus_per_node]} or "
+        '{"groups": [...]} for several node types, or a SimGrid XML platform (one node type per '
+        "<cluster>)",
+    )
+    parser.add_argument(
+        "--swf-memory",
+        choices=("requested", "used"),  # cosched.simulator.workload.SWF_MEMORY
+        help="read each job's memory per core from an SWF trace: its requested memory (field 10) "
+        "or its used memory (field 7); jobs then run only where their memory fits (default: "
+        "memory not read)",
     )
     parser.add_argument(
         "--depth",
@@ -236,7 +245,7 @@ def _load(args):
         raise InputError(
             f"must be positive, got {args.bounded_threshold}", field="bounded_threshold"
         )
-    inputs = load_inputs(args.workload, args.platform, limit=args.limit)
+    inputs = load_inputs(args.workload, args.platform, limit=args.limit, swf_memory=args.swf_memory)
     if (
         args.heatmap
     ):  # read and checked also when only classic schedulers run (they ignore it): no garbage passes
@@ -562,6 +571,7 @@ def _compare_command(args) -> int:
         out=args.out,
         force=args.force,
         progress=not args.quiet,
+        swf_memory=args.swf_memory,
     )
     written = [path] if path is not None else []
     if plots is not None:

@@ -137,9 +137,10 @@ def load_inputs(
     platform: Platform | str | os.PathLike,
     *,
     limit: int | None = None,
+    swf_memory: str | None = None,
 ) -> tuple[Platform, Workload]:
     """(platform, workload) from names or paths (or the objects themselves), the workload cut to
-    `limit` jobs."""
+    `limit` jobs; `swf_memory` chooses an SWF trace's memory field ("requested" or "used")."""
     from cosched.simulator.platform import Platform, load_platform
     from cosched.simulator.workload import Workload, load_workload
 
@@ -148,7 +149,9 @@ def load_inputs(
     platform = platform if isinstance(platform, Platform) else load_platform(platform)
     source = workload.source if isinstance(workload, Workload) else str(workload)
     if not isinstance(workload, Workload):
-        workload = load_workload(os.fspath(workload), max_cores=platform.total_cores)
+        workload = load_workload(
+            os.fspath(workload), max_cores=platform.max_job_cores, swf_memory=swf_memory
+        )
     if limit is not None and limit < len(workload):
         workload = workload.head(limit)
     if not len(workload):
@@ -195,6 +198,11 @@ def _identity(
         workload.cores,
         workload.estimate,
         workload.app,
+        *(
+            ()
+            if workload.memory is None and workload.gpus is None
+            else (workload.memory, workload.gpus)
+        ),
         platform.to_dict(),
         heatmap_digest(heatmap) if heatmap is not None else None,
         spread_speedup,
@@ -285,6 +293,7 @@ def compare(
     force: bool = False,
     progress: bool = False,
     spread_speedup: float | None = UNSET,
+    swf_memory: str | None = None,
 ) -> pd.DataFrame:
     """Run `schedulers` and `baseline` on the same workload and platform; one row of metrics per
     scheduler.
@@ -351,7 +360,7 @@ def compare(
         if isinstance(workload, (str, os.PathLike))
         else getattr(workload, "source", "")
     )
-    platform, workload = load_inputs(workload, platform, limit=limit)
+    platform, workload = load_inputs(workload, platform, limit=limit, swf_memory=swf_memory)
     preflight(runs, platform, depth=depth, placement=placement)
     identity = _identity(
         workload_name,

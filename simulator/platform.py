@@ -132,6 +132,11 @@ class Platform:
             return sum(group.nodes * group.cores_per_node for group in self.groups)
         return self.nodes * self.cores_per_node
 
+    @property
+    def max_job_cores(self) -> int:
+        """Cores of the largest node type: the most one job can use (it runs on one type)."""
+        return max(group.nodes * group.cores_per_node for group in self.node_groups)
+
     def to_dict(self) -> dict:
         data: dict = {
             "name": self.name,
@@ -215,7 +220,9 @@ def load_platform(spec: str | os.PathLike) -> Platform:
             )
         groups = data["groups"]
         if not isinstance(groups, list) or not groups:
-            raise InputError("must be a non-empty list of node groups", source=source, field="groups")
+            raise InputError(
+                "must be a non-empty list of node groups", source=source, field="groups"
+            )
         parsed = [_group(entry, source, f"groups[{i}]") for i, entry in enumerate(groups)]
         names = [group.name for group in parsed]
         repeated = next((n for n in names if names.count(n) > 1), None)

@@ -54,9 +54,7 @@ def nodes_needed(
     return np.where(possible, count, CANNOT).astype(np.int64)
 
 
-def per_node_use(
-    cores: int, memory: float, gpus: int, nodes: int
-) -> tuple[int, float, int]:
+def per_node_use(cores: int, memory: float, gpus: int, nodes: int) -> tuple[int, float, int]:
     """(processes, MiB, GPUs) a job of `cores`, `memory` per core and `gpus` uses on each of its
     `nodes` nodes (module docstring)."""
     processes = -(-cores // nodes)

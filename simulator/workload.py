@@ -186,7 +186,9 @@ def make_workload(
         app = np.asarray(app, dtype=object)[keep]
     if memory is not None:
         memory = np.asarray(memory, dtype=np.float64).reshape(-1)
-        check_columns([("memory_per_core", memory, _RESOURCE_RULES["memory_per_core"])], source=source or None)
+        check_columns(
+            [("memory_per_core", memory, _RESOURCE_RULES["memory_per_core"])], source=source or None
+        )
         memory = np.maximum(memory, 0.0)[keep]
     if gpus is not None:
         gpus = np.asarray(gpus, dtype=np.float64).reshape(-1)
@@ -359,8 +361,8 @@ _READER_SOURCES: list[bytes] = []  # the digest of this reader's source and its 
 
 
 def _cache_key(path: Path, max_cores: int | None, memory: str | None = None) -> Path | None:
-    """The cache entry of `path` read with `max_cores` and `memory`, or None (no cache, a small, huge or
-    unreadable file)."""
+    """The cache entry of `path` read with `max_cores` and `memory`, or None (no cache, a small,
+    huge or unreadable file)."""
     folder = cache_folder()
     if folder is None:
         return None
@@ -435,9 +437,7 @@ def _keep(key: Path, workload: Workload) -> None:
     )
 
 
-def read_swf(
-    path: str | Path, max_cores: int | None = None, memory: str | None = None
-) -> Workload:
+def read_swf(path: str | Path, max_cores: int | None = None, memory: str | None = None) -> Workload:
     """Read a (gzipped) SWF file; cores = allocated processors, else requested; estimate = requested
     time; with `memory` ("requested": field 10, "used": field 7, `SWF_MEMORY`) the memory per core
     in MiB (the archive's KB per processor / 1024; -1: none).
