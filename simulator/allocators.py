@@ -331,44 +331,46 @@ class CompactAllocator(Allocator):
             return self.needs.units
         return -(-cores // self._cpn)
 
-    def _eligible(self, job: int) -> tuple[list[int], int] | None:
-        """The lowest idle nodes of the first node type that can run the job and has enough of them
-        idle (`cosched.simulator.resources`), with that type's cores per node; None if none has."""
+    def _eligible(self, job: int) -> tuple[int, int, int] | None:
+        """Where in the idle list the job's nodes are, and their cores per node: the lowest idle
+        nodes of the first node type that can run the job and has enough of them idle
+        (`cosched.simulator.resources`); None if no type has."""
         assert self.needs is not None  # called only where resources matter
         idle = self._idle
         for low, high, count, cores in self.needs.options[job]:
             first = bisect.bisect_left(idle, low)
-            last = first + count - 1
-            if last < len(idle) and idle[last] < high:
-                return idle[first : last + 1], cores
+            end = first + count
+            if end <= len(idle) and idle[end - 1] < high:
+                return first, end, cores
         return None
 
     def find(self, engine, job: int) -> Allocation | None:
         if self.needs is not None:
-            chosen = self._eligible(job)
-            return None if chosen is None else Allocation(*chosen)
+            found = self._eligible(job)
+            return None if found is None else Allocation(self._idle[found[0] : found[1]], found[2])
         count = -(-engine.cores[job] // self._cpn)
         if count > self._free:
             return None
         return Allocation(self._idle[:count], self._cpn)
 
     def allocate(self, engine, job: int) -> Allocation | None:
-        if self.needs is not None:
-            allocation = self.find(engine, job)
-            if allocation is not None:
-                self.commit(job, allocation)
-            return allocation
-        count = -(-engine.cores[job] // self._cpn)
-        if count > self._free:
-            return None
+        if self.needs is None:
+            first, end, cores = 0, -(-engine.cores[job] // self._cpn), self._cpn
+            if end > self._free:
+                return None
+        else:
+            found = self._eligible(job)
+            if found is None:
+                return None
+            first, end, cores = found
         idle = self._idle
-        chosen = idle[:count]
-        del idle[:count]
-        self._free -= count
+        chosen = idle[first:end]
+        del idle[first:end]
+        self._free -= end - first
         self._holders[job] = chosen
         if self._changes is not None:
             self._changed(job, chosen)
-        return Allocation(chosen, self._cpn)
+        return Allocation(chosen, cores)
 
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
         return np.array(self._idle[:limit], dtype=np.int64)
