@@ -174,7 +174,7 @@ class Allocator(ABC):
 
     def admits(self, job: int, nodes: np.ndarray) -> bool:
         """True if the job may run on these whole nodes (every resource fits; `Needs.admits`)."""
-        return self.needs is None or self.needs.admits(job, nodes)
+        return self.needs is None or self.needs.admits(job, np.sort(nodes))
 
     @property
     @abstractmethod

@@ -778,7 +778,11 @@ class Engine:
         return self.reservations.get(self.occupant(node))
 
     def requested_nodes(self, job: int) -> int:
-        """Whole nodes the job asked for: ceil(cores / cores per node)."""
+        """Whole nodes the job asked for: ceil(cores / cores per node), or as many as its memory and
+        GPUs need on the node type that needs the fewest (`cosched.simulator.resources`)."""
+        needs = self.allocator.needs
+        if needs is not None:
+            return int(needs.units[job])
         return -(-self.cores[job] // self.platform.cores_per_node)
 
     def _idle_nodes(self, nodes: np.ndarray, what: str) -> np.ndarray:
@@ -818,7 +822,7 @@ class Engine:
     def _admitted(self, job: int, allocation: Allocation) -> Allocation:
         """The allocation, if its nodes hold the job's memory and GPUs on one node type that can run
         it (`Allocator.admits`); else ActionError: no start over-commits a node."""
-        if not self.allocator.admits(job, np.sort(allocation.nodes)):
+        if not self.allocator.admits(job, allocation.nodes):
             raise ActionError(
                 f"{self._name(job)} does not fit on nodes {allocation.node_ids[:8]}: its cores, "
                 "memory or GPUs need more nodes, or nodes of another type"

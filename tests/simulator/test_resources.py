@@ -352,3 +352,24 @@ def test_compare_runs_on_node_types_and_refuses_colocation_there(tmp_path, capsy
     capsys.readouterr()
     assert main(["compare", *common, "--scheduler", "easy-co"]) == 2
     assert "one node type" in capsys.readouterr().err
+
+
+def test_a_start_on_chosen_nodes_that_would_over_commit_one_is_refused():
+    from cosched.simulator.engine import ActionError
+
+    platform = Platform.of_groups(
+        [NodeGroup(2, 1, 2, 1000.0, name="cpu"), NodeGroup(2, 1, 2, 1000.0, 1, name="gpu")]
+    )
+    # 2 cores of 600 MiB and 2 GPUs: one process and one GPU per node, 2 nodes of type gpu
+    workload = make_workload([1], [0], [10], [2], memory=[600], gpus=[2])
+    tried = []
+
+    def schedule(engine):
+        for nodes in ([0, 1], [1, 2], [2, 3]):
+            try:
+                tried.append(engine.start(0, nodes=nodes))
+            except ActionError as error:
+                tried.append(str(error))
+
+    simulate(workload, platform, schedule)
+    assert "does not fit" in tried[0] and "does not fit" in tried[1] and tried[2] is True
