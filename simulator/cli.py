@@ -398,6 +398,10 @@ def jobs_csv_text(result) -> str | None:
     }
     if w.app is not None:
         columns["app"] = w.app
+    if w.memory is not None:
+        columns["memory_per_core"] = w.memory
+    if w.gpus is not None:
+        columns["gpus"] = w.gpus
     if result.co_scheduled:
         with np.errstate(divide="ignore", invalid="ignore"):
             columns["compact_time"], columns["speedup"] = w.run, w.run / end_minus_start

@@ -189,6 +189,10 @@ class SimulationResult:
         }
         if w.app is not None:
             columns["app"] = w.app
+        if w.memory is not None:
+            columns["memory_per_core"] = w.memory  # MiB
+        if w.gpus is not None:
+            columns["gpus"] = w.gpus
         if self.co_scheduled:
             columns["compact_time"] = w.run
             columns["speedup"] = w.run / (self.end - self.start)  # 003 §2.3.2.2, (2.7)

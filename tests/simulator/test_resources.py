@@ -373,3 +373,23 @@ def test_a_start_on_chosen_nodes_that_would_over_commit_one_is_refused():
 
     simulate(workload, platform, schedule)
     assert "does not fit" in tried[0] and "does not fit" in tried[1] and tried[2] is True
+
+
+def test_jobs_csv_has_memory_and_gpu_columns_as_pandas_writes_them():
+    import io
+
+    from cosched.simulator.cli import jobs_csv_text
+
+    platform = Platform.of_groups(
+        [NodeGroup(2, 1, 4, 1000.0, name="cpu"), NodeGroup(1, 1, 4, 2000.0, 2, name="gpu")]
+    )
+    workload = make_workload(
+        [1, 2, 3], [0, 0, 1], [10, 10, 10], [4, 4, 2], memory=[100.0, 0.0, 700.5], gpus=[0, 2, 0]
+    )
+    result = simulate(workload, platform, "easy")
+    expected = io.StringIO()
+    frame = result.jobs_frame()
+    frame.to_csv(expected, index=False)
+    assert jobs_csv_text(result) == expected.getvalue()
+    assert frame["memory_per_core"].tolist() == [100.0, 0.0, 700.5]
+    assert frame["gpus"].tolist() == [0, 2, 0]
