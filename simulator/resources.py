@@ -117,7 +117,7 @@ class Needs:
 
 
 def _demand_text(cores: int, memory, gpus, job: int) -> str:
-    text = f"{cores} cores"
+    text = f"{cores} core{'s' if cores != 1 else ''}"
     if memory is not None and memory[job] > 0:
         text += f", {memory[job]:g} MiB per core"
     if gpus is not None and gpus[job] > 0:
