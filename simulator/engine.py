@@ -254,6 +254,12 @@ class Engine:
         self.rate = [1.0] * jobs
         self.predicted_end = [INF] * jobs
         self.models = _job_models(job_models, jobs)
+        if self.models is not None and not platform.uniform:  # they resize over any idle nodes
+            raise InputError(
+                f"moldable, malleable and preemptible jobs run on platforms of one node type; "
+                f"{platform.name!r} has {len(platform.node_groups)}",
+                field="platform",
+            )
         self.work = (
             self.run_time
             if self.models is None
@@ -398,6 +404,12 @@ class Engine:
         low, high = model.bounds(self.requested_nodes(job))
         if not low <= nodes <= high:
             raise ActionError(f"{self._name(job)} can run on {low}..{high} nodes, not {nodes}")
+        needs = self.allocator.needs
+        if needs is not None and nodes < needs.units[job]:
+            raise ActionError(
+                f"{self._name(job)} needs {needs.units[job]} nodes for its memory and GPUs, not "
+                f"{nodes}"
+            )
         if self._held_by(job).cores != self.platform.cores_per_node:
             raise ActionError(
                 f"{self._name(job)} shares its nodes: only jobs on whole nodes can be resized"

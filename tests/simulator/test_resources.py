@@ -393,3 +393,33 @@ def test_jobs_csv_has_memory_and_gpu_columns_as_pandas_writes_them():
     assert jobs_csv_text(result) == expected.getvalue()
     assert frame["memory_per_core"].tolist() == [100.0, 0.0, 700.5]
     assert frame["gpus"].tolist() == [0, 2, 0]
+
+
+def test_elastic_jobs_are_refused_on_several_node_types():
+    from cosched.simulator.jobs import JobModel
+
+    platform = Platform.of_groups([NodeGroup(2, 1, 2, name="a"), NodeGroup(2, 1, 4, name="b")])
+    workload = make_workload([1, 2], [0, 0], [10, 10], [2, 2])
+    with pytest.raises(InputError, match="one node type"):
+        simulate(workload, platform, "fcfs-malleable", job_models=JobModel(kind="malleable"))
+
+
+def test_a_shrink_below_what_memory_needs_is_refused():
+    from cosched.simulator.engine import ActionError
+    from cosched.simulator.jobs import JobModel
+
+    platform = Platform(4, 1, 2, memory_per_node=1000)
+    # 4 cores of 600 MiB: one process per node, 4 nodes; malleable down to 1 node by its bounds
+    workload = make_workload([1], [0], [10], [4], memory=[600])
+    tried = []
+
+    def schedule(engine):
+        if engine.waiting:
+            engine.start(0)
+            try:
+                engine.resize(0, 2)
+            except ActionError as error:
+                tried.append(str(error))
+
+    simulate(workload, platform, schedule, job_models=JobModel(kind="malleable", min_nodes=1))
+    assert len(tried) == 1 and "needs 4 nodes" in tried[0]
