@@ -27,12 +27,12 @@ import numpy as np
 from cosched.errors import InputError
 from cosched.simulator.platform import NodeGroup, Platform
 
-__all__ = ["Needs", "nodes_needed", "per_node_use", "CANNOT"]
+__all__ = ["Needs", "whole_nodes_needed", "per_node_use", "CANNOT"]
 
 CANNOT = 0  # the node count of a node type that cannot run the job (every job needs a node)
 
 
-def nodes_needed(
+def whole_nodes_needed(
     cores: np.ndarray, memory: np.ndarray | None, gpus: np.ndarray | None, group: NodeGroup
 ) -> np.ndarray:
     """Whole nodes of `group` each job needs (formula of the module docstring), CANNOT where none
@@ -75,7 +75,7 @@ class Needs:
         self.memory = workload.memory
         self.gpus = workload.gpus
         self.counts = np.stack(
-            [nodes_needed(cores, self.memory, self.gpus, group) for group in groups], axis=1
+            [whole_nodes_needed(cores, self.memory, self.gpus, group) for group in groups], axis=1
         )
         runnable = self.counts > CANNOT
         if not runnable.any(axis=1).all():

@@ -11,7 +11,7 @@ from cosched.cli import main
 from cosched.errors import InputError
 from cosched.simulator.engine import simulate
 from cosched.simulator.platform import NodeGroup, Platform, load_platform
-from cosched.simulator.resources import nodes_needed, per_node_use
+from cosched.simulator.resources import per_node_use, whole_nodes_needed
 from cosched.simulator.workload import load_workload, make_workload, read_csv
 
 MEMORY_TOLERANCE = 1e-9  # relative: per-node memory sums compare with this slack for rounding
@@ -100,7 +100,7 @@ def test_node_counts_follow_the_formula():
     cores = np.array([8, 8, 3, 1, 1, 20])
     memory = np.array([0.0, 300.0, 1000.0, 1001.0, 0.0, 100.0])
     gpus = np.array([0, 0, 0, 0, 9, 0])
-    assert nodes_needed(cores, memory, gpus, group).tolist() == [1, 3, 3, 0, 3, 3]
+    assert whole_nodes_needed(cores, memory, gpus, group).tolist() == [1, 3, 3, 0, 3, 3]
     assert per_node_use(8, 300.0, 0, 3) == (3, 900.0, 0)
 
 
@@ -176,7 +176,7 @@ def resource_platforms_and_workloads(draw, one_type: bool = False):
     gpus = np.array(draw(st.lists(st.sampled_from([0, 0, 1, 3]), min_size=count, max_size=count)))
     runnable = np.zeros(count, dtype=bool)
     for group in groups:
-        runnable |= nodes_needed(cores, memory, gpus, group) > 0
+        runnable |= whole_nodes_needed(cores, memory, gpus, group) > 0
     keep = np.flatnonzero(runnable)
     if not keep.size:
         keep = np.array([0])
