@@ -37,6 +37,7 @@ def whole_nodes_needed(
 ) -> np.ndarray:
     """Whole nodes of `group` each job needs (formula of the module docstring), CANNOT where none
     suffice."""
+    # cosched's own rule (docs/resources.md): the seeds model cores only
     processes = np.full(cores.shape, group.cores_per_node, dtype=np.int64)
     if memory is not None and group.memory_per_node is not None:
         asks = memory > 0
@@ -67,11 +68,11 @@ class Needs:
     Built once per run from the workload and the platform; raises InputError naming the first job
     that no node type can run."""
 
-    __slots__ = ("counts", "units", "starts", "ends", "options", "memory", "gpus", "groups")
+    __slots__ = ("counts", "units", "starts", "ends", "options", "memory", "gpus")
 
     def __init__(self, workload, platform: Platform):
         cores = np.asarray(workload.cores, dtype=np.int64)
-        groups = self.groups = platform.node_groups
+        groups = platform.node_groups
         self.memory = workload.memory
         self.gpus = workload.gpus
         self.counts = np.stack(
