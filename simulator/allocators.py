@@ -26,6 +26,10 @@ Interface (what a new allocator, e.g. the co-location one of 000 §3.5, implemen
     * ``commit(job, allocation)`` / ``release(job, allocation)``: update the node state; the engine
       calls
       them when a job starts and finishes. Override to keep extra counters, calling ``super()``.
+    * ``bind(workload)``: called once by the engine before the first event; sets ``needs``
+      (`cosched.simulator.resources.Needs`: the nodes each job needs on each node type) when the
+      platform has memory, GPUs or several node types or jobs ask for GPUs, else None (cores only).
+      ``needs`` is where a job's eligible nodes are decided: allocators choose only among them.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from itertools import chain
 import numpy as np
 
 from cosched.simulator.platform import Platform
+from cosched.simulator.resources import Needs
 
 __all__ = ["NodeState", "Allocation", "Allocator", "CompactAllocator"]
 
@@ -56,7 +61,9 @@ class NodeState:
     __slots__ = ("cores_per_node", "used", "occupants", "idle")
 
     def __init__(self, platform: Platform, slots: int = 2):
-        self.cores_per_node = platform.cores_per_node
+        self.cores_per_node: int | np.ndarray = (
+            platform.cores_per_node if platform.uniform else _cores_of_nodes(platform)
+        )
         self.used = np.zeros(platform.nodes, dtype=np.int64)
         self.occupants = np.full((platform.nodes, slots), EMPTY, dtype=np.int64)
         self.idle = platform.nodes
@@ -87,6 +94,14 @@ class NodeState:
         """The distinct jobs on these nodes (ascending)."""
         occupants = self.occupants[nodes]
         return np.unique(occupants[occupants > EMPTY])
+
+
+def _cores_of_nodes(platform: Platform) -> np.ndarray:
+    """Cores of each node, by node id (node types in platform order)."""
+    return np.repeat(
+        [group.cores_per_node for group in platform.node_groups],
+        [group.nodes for group in platform.node_groups],
+    ).astype(np.int64)
 
 
 class Allocation:
@@ -142,6 +157,24 @@ class Allocator(ABC):
     def __init__(self, platform: Platform):
         self.platform = platform
         self.state = NodeState(platform, self.slots)
+        self.needs: Needs | None = None
+
+    def bind(self, workload) -> None:
+        """The run's jobs, before the first event: their `Needs` where resources or node types
+        matter (None when every job needs ceil(cores / cores per node) nodes, as on the thesis'
+        platforms)."""
+        gpus = workload.gpus
+        if self.platform.plain and (gpus is None or not gpus.any()):
+            self.needs = None
+            return
+        needs = Needs(workload, self.platform)
+        # on nodes no two jobs share, the node counts are all that resources change
+        alike = self.slots == 1 and needs.same_as_cores_only(self.platform, workload.cores)
+        self.needs = None if alike else needs
+
+    def admits(self, job: int, nodes: np.ndarray) -> bool:
+        """True if the job may run on these whole nodes (every resource fits; `Needs.admits`)."""
+        return self.needs is None or self.needs.admits(job, np.sort(nodes))
 
     @property
     @abstractmethod
@@ -220,6 +253,8 @@ class CompactAllocator(Allocator):
     def __init__(self, platform: Platform):
         super().__init__(platform)
         self._cpn = platform.cores_per_node
+        # cores of each node by id on a platform of several node types (a held node's `used`)
+        self._full = None if platform.uniform else _cores_of_nodes(platform)
         self._idle = list(range(platform.nodes))
         self._free = platform.nodes
         self._holders: dict[int, list[int]] = {}  # job or reservation key -> its node ids
@@ -238,7 +273,7 @@ class CompactAllocator(Allocator):
         self._changes: list[tuple[int, list[int]]] | None = []
 
     def _update_state(self) -> None:
-        state, changes, cpn = self._state, self._changes, self._cpn
+        state, changes, cpn, full = self._state, self._changes, self._cpn, self._full
         self._changes = []
         if changes is None or len(changes) > REPLAY_AT_MOST:  # rebuild from the holders
             holders = self._holders
@@ -251,11 +286,14 @@ class CompactAllocator(Allocator):
                     np.fromiter(map(len, holders.values()), np.int64, len(holders)),
                 )
                 state.occupants[nodes, 0] = owners
-                state.used[nodes] = cpn
+                state.used[nodes] = cpn if full is None else full[nodes]
         else:
             for owner, ids in changes:
                 state.occupants[ids, 0] = owner
-                state.used[ids] = 0 if owner == EMPTY else cpn
+                if owner == EMPTY:
+                    state.used[ids] = 0
+                else:
+                    state.used[ids] = cpn if full is None else full[ids]
         state.idle = self._free
 
     def _changed(self, owner: int, ids: list[int]) -> None:
@@ -271,43 +309,77 @@ class CompactAllocator(Allocator):
         return self.platform.nodes
 
     def units(self, engine, job: int) -> int:
+        if self.needs is not None:
+            return int(self.needs.units[job])
         return -(-engine.cores[job] // self._cpn)
 
     def free_units(self) -> int:
         return self._free
 
     def free_cores(self) -> int:
-        return self._free * self._cpn
+        if self.platform.uniform:
+            return self._free * self._cpn
+        idle, end, free = self._idle, 0, 0
+        for group in self.platform.node_groups:  # the idle nodes of a type: a slice of the list
+            begin, end = end, end + group.nodes
+            idle_here = bisect.bisect_left(idle, end) - bisect.bisect_left(idle, begin)
+            free += idle_here * group.cores_per_node
+        return free
 
     def static_units(self, cores: np.ndarray) -> np.ndarray:
+        if self.needs is not None:
+            return self.needs.units
         return -(-cores // self._cpn)
 
+    def _eligible(self, job: int) -> tuple[int, int, int] | None:
+        """Where in the idle list the job's nodes are, and their cores per node: the lowest idle
+        nodes of the first node type that can run the job and has enough of them idle
+        (`cosched.simulator.resources`); None if no type has."""
+        assert self.needs is not None  # called only where resources matter
+        idle = self._idle
+        for low, high, count, cores in self.needs.options[job]:
+            first = bisect.bisect_left(idle, low)
+            end = first + count
+            if end <= len(idle) and idle[end - 1] < high:
+                return first, end, cores
+        return None
+
     def find(self, engine, job: int) -> Allocation | None:
+        if self.needs is not None:
+            found = self._eligible(job)
+            return None if found is None else Allocation(self._idle[found[0] : found[1]], found[2])
         count = -(-engine.cores[job] // self._cpn)
         if count > self._free:
             return None
         return Allocation(self._idle[:count], self._cpn)
 
     def allocate(self, engine, job: int) -> Allocation | None:
-        count = -(-engine.cores[job] // self._cpn)
-        if count > self._free:
-            return None
+        if self.needs is None:
+            first, end, cores = 0, -(-engine.cores[job] // self._cpn), self._cpn
+            if end > self._free:
+                return None
+        else:
+            found = self._eligible(job)
+            if found is None:
+                return None
+            first, end, cores = found
         idle = self._idle
-        chosen = idle[:count]
-        del idle[:count]
-        self._free -= count
+        chosen = idle[first:end]
+        del idle[first:end]
+        self._free -= end - first
         self._holders[job] = chosen
         if self._changes is not None:
             self._changed(job, chosen)
-        return Allocation(chosen, self._cpn)
+        return Allocation(chosen, cores)
 
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
         return np.array(self._idle[:limit], dtype=np.int64)
 
     def commit(self, job: int, allocation: Allocation) -> None:
         idle, chosen = self._idle, allocation.node_ids
-        if idle[: len(chosen)] == chosen:
-            del idle[: len(chosen)]
+        first = bisect.bisect_left(idle, chosen[0]) if chosen else 0
+        if idle[first : first + len(chosen)] == chosen:  # a run of idle nodes (the usual choice)
+            del idle[first : first + len(chosen)]
         elif len(chosen) > BULK_NODES:  # one pass over the list beats many deletions in its middle
             taken = set(chosen)
             idle[:] = [node for node in idle if node not in taken]

@@ -122,8 +122,17 @@ def _common(parser) -> None:
     parser.add_argument(
         "--platform",
         required=True,
-        help=f"preset ({', '.join(PLATFORMS)}) or JSON {{nodes, "
-        "sockets_per_node, cores_per_socket}",
+        help=f"preset ({', '.join(PLATFORMS)}), JSON {{nodes, "
+        "sockets_per_node, cores_per_socket[, memory_per_node (MiB), gpus_per_node]} or "
+        '{"groups": [...]} for several node types, or a SimGrid XML platform (one node type per '
+        "<cluster>)",
+    )
+    parser.add_argument(
+        "--swf-memory",
+        choices=("requested", "used"),  # cosched.simulator.workload.SWF_MEMORY
+        help="read each job's memory per core from an SWF trace: its requested memory (field 10) "
+        "or its used memory (field 7); jobs then run only where their memory fits (default: "
+        "memory not read)",
     )
     parser.add_argument(
         "--depth",
@@ -399,6 +408,10 @@ def jobs_csv_text(result) -> str | None:
     }
     if w.app is not None:
         columns["app"] = w.app
+    if w.memory is not None:
+        columns["memory_per_core"] = w.memory
+    if w.gpus is not None:
+        columns["gpus"] = w.gpus
     if result.co_scheduled:
         with np.errstate(divide="ignore", invalid="ignore"):
             columns["compact_time"], columns["speedup"] = w.run, w.run / end_minus_start
@@ -615,6 +628,7 @@ def _compare_command(args) -> int:
         compat=compat.name if compat is not None else None,
         kill_at_walltime=args.kill_at_walltime,
         window=window,
+        swf_memory=args.swf_memory,
     )
     written = [path] if path is not None else []
     if plots is not None:

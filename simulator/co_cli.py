@@ -157,7 +157,8 @@ def register(subparsers) -> None:
     )
     experiment.add_argument(
         "--platform",
-        help=f"platform preset ({', '.join(PLATFORMS)}) or JSON file instead of the preset's",
+        help=f"platform preset ({', '.join(PLATFORMS)}), JSON file (several node types: groups) "
+        "or SimGrid XML instead of the preset's",
     )
     experiment.add_argument(
         "--experiments", type=int, help="number of experiments (workload shuffles or draws)"

@@ -11,6 +11,12 @@ Placement (003 §5.2.1): jobs are first deployed spread on idle nodes while enou
 nodes that are already half full, in ascending node order (``prefer="idle"``); ``prefer="shared"``
 fills half-full nodes first.
 
+Memory and GPUs (`cosched.simulator.resources`): a spread job on n = ceil(cores / half) nodes puts
+p = ceil(cores / n) processes on each, using p x memory per core and ceil(gpus / n) GPUs there. Two
+jobs share a node only if their memory and GPUs on it fit the node's together; a job whose use does
+not fit a node even alone is deployed compact, on as many whole nodes as its memory and GPUs need.
+Co-location runs on platforms of one node type.
+
 Speed (000 §3.5, formula (4.1)): each running job's speedup is the minimum pairwise heatmap speedup
 over its current neighbours on all its nodes; a spread job with no neighbour runs at its alone
 speedup (default 1.0, or the per-application value of the heatmap file); a compact job at 1.0. The
@@ -34,6 +40,7 @@ from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
 from cosched.simulator.allocators import EMPTY, Allocation, Allocator
 from cosched.simulator.platform import Platform
+from cosched.simulator.resources import per_node_use
 from cosched.theory.heatmap import Heatmap, MissingPairsWarning
 
 __all__ = [
@@ -60,6 +67,7 @@ MISSING_PAIRS = (
     "default",
     "mean",
 )  # speedup of a pair measured in neither direction: heatmap default, row mean
+MEMORY_TOLERANCE = 1e-9  # relative: memory sums that exceed a node's by rounding only still fit
 ALONE_SPEEDUPS = (
     "one",
     "max",
@@ -89,6 +97,12 @@ class CoLocationAllocator(Allocator):
     slots = 2
 
     def __init__(self, platform: Platform, prefer: str = "idle"):
+        if not platform.uniform:
+            raise InputError(
+                f"co-location runs on platforms of one node type, {platform.name!r} has "
+                f"{len(platform.node_groups)}",
+                field="platform",
+            )
         if platform.cores_per_node % 2:
             raise InputError(
                 f"half-socket binding needs an even number of cores per node, the platform has "
@@ -107,6 +121,37 @@ class CoLocationAllocator(Allocator):
         self._free_cores = platform.total_cores  # cores not bound to any job (ELiSE get_idle_cores)
         self._units: list[int] | None = None
         self._compact_units: list[int] = []  # built with _units
+        # with memory or GPUs (`needs`): per job, whether it can spread, its memory and GPUs on
+        # each spread node; per node, the memory and GPUs its jobs use
+        self._spreads: list[bool] | None = None
+        self._memory_use: list[float] = []
+        self._gpu_use: list[int] = []
+        self._job_cores: list[int] = []
+        self.memory_used = np.zeros(platform.nodes)
+        self.gpus_used = np.zeros(platform.nodes, dtype=np.int64)
+
+    def bind(self, workload) -> None:
+        super().bind(workload)
+        needs = self.needs
+        if needs is None:
+            return
+        group, half, nodes = self.platform.node_groups[0], self.half, self.platform.nodes
+        memory = np.zeros(len(workload)) if needs.memory is None else needs.memory
+        gpus = np.zeros(len(workload), np.int64) if needs.gpus is None else needs.gpus
+        uses = [
+            per_node_use(cores, per_core, count, -(-cores // half))
+            for cores, per_core, count in zip(
+                workload.cores.tolist(), memory.tolist(), gpus.tolist()
+            )
+        ]
+        self._job_cores = workload.cores.tolist()
+        self._memory_use = [use[1] for use in uses]
+        self._gpu_use = [use[2] for use in uses]
+        limit = np.inf if group.memory_per_node is None else group.memory_per_node
+        self._spreads = [
+            -(-cores // half) <= nodes and use[1] <= limit and use[2] <= group.gpus_per_node
+            for cores, use in zip(workload.cores.tolist(), uses)
+        ]
 
     @property
     def total_units(self) -> int:
@@ -117,15 +162,19 @@ class CoLocationAllocator(Allocator):
         return (
             engine.placement[job] == COMPACT
             or -(-engine.cores[job] // self.half) > self.platform.nodes
+            or (self._spreads is not None and not self._spreads[job])
         )
 
     def units(self, engine, job: int) -> int:
         units = self._units
         if units is None:  # per-job tables, built once: EASY asks for units thousands of times
             cores = np.asarray(engine.cores, dtype=np.int64)
-            compact = 2 * -(-cores // self._cpn)
+            compact = 2 * (-(-cores // self._cpn) if self.needs is None else self.needs.units)
             spread = -(-cores // self.half)
-            units = self._units = np.where(spread > self.platform.nodes, compact, spread).tolist()
+            spreads = (
+                spread <= self.platform.nodes if self._spreads is None else np.array(self._spreads)
+            )
+            units = self._units = np.where(spreads, spread, compact).tolist()
             self._compact_units = compact.tolist()
         return self._compact_units[job] if engine.placement[job] == COMPACT else units[job]
 
@@ -141,7 +190,11 @@ class CoLocationAllocator(Allocator):
     def find(self, engine, job: int) -> Allocation | None:
         used, state = self.state.used, self.state
         if self.is_compact(engine, job):
-            count = -(-engine.cores[job] // self._cpn)
+            count = (
+                -(-engine.cores[job] // self._cpn)
+                if self.needs is None
+                else int(self.needs.units[job])
+            )
             if count > state.idle:
                 return None
             return Allocation(np.flatnonzero(used == 0)[:count], self._cpn)
@@ -153,23 +206,53 @@ class CoLocationAllocator(Allocator):
         if self.prefer == "idle":
             if count <= idle.size:
                 return Allocation(idle[:count], self.half)
-            nodes = np.concatenate([idle, np.flatnonzero(used == self.half)[: count - idle.size]])
+            half_full = self._sharable(job, np.flatnonzero(used == self.half))
+            if count > idle.size + half_full.size:
+                return None
+            nodes = np.concatenate([idle, half_full[: count - idle.size]])
         else:
-            half_full = np.flatnonzero(used == self.half)
+            half_full = self._sharable(job, np.flatnonzero(used == self.half))
             if count <= half_full.size:
                 return Allocation(half_full[:count], self.half)
+            if count > idle.size + half_full.size:
+                return None
             nodes = np.concatenate([half_full, idle[: count - half_full.size]])
         return Allocation(nodes, self.half)
+
+    def _sharable(self, job: int, half_full: np.ndarray) -> np.ndarray:
+        """The half-full nodes where the job's memory and GPUs fit beside their occupant's."""
+        if self.needs is None:
+            return half_full
+        group = self.platform.node_groups[0]
+        fits = self.gpus_used[half_full] + self._gpu_use[job] <= group.gpus_per_node
+        if group.memory_per_node is not None:
+            room = group.memory_per_node * (1 + MEMORY_TOLERANCE)
+            fits &= self.memory_used[half_full] + self._memory_use[job] <= room
+        return half_full[fits]
 
     def commit(self, job: int, allocation: Allocation) -> None:
         super().commit(job, allocation)
         self.free_halves -= allocation.nodes.size * (allocation.cores // self.half)
         self._free_cores -= allocation.nodes.size * allocation.cores
+        if self.needs is not None:
+            self._account(job, allocation, 1)
 
     def release(self, job: int, allocation: Allocation) -> None:
         super().release(job, allocation)
         self.free_halves += allocation.nodes.size * (allocation.cores // self.half)
         self._free_cores += allocation.nodes.size * allocation.cores
+        if self.needs is not None:
+            self._account(job, allocation, -1)
+
+    def _account(self, job: int, allocation: Allocation, sign: int) -> None:
+        """Add (sign 1) or remove (-1) the job's memory and GPUs on its nodes."""
+        needs, nodes = self.needs, allocation.nodes
+        assert needs is not None  # called only with resources
+        memory = 0.0 if needs.memory is None else float(needs.memory[job])
+        gpus = 0 if needs.gpus is None else int(needs.gpus[job])
+        _, memory_use, gpu_use = per_node_use(self._job_cores[job], memory, gpus, nodes.size)
+        self.memory_used[nodes] += sign * memory_use
+        self.gpus_used[nodes] += sign * gpu_use
 
 
 class HeatmapSpeedModel:

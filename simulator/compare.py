@@ -139,9 +139,11 @@ def load_inputs(
     limit: int | None = None,
     cleaning: str = "cosched",
     status: tuple[str, ...] | None = None,
+    swf_memory: str | None = None,
 ) -> tuple[Platform, Workload]:
     """(platform, workload) from names or paths (or the objects themselves), the workload cut to
-    `limit` jobs; `cleaning` and `status` are the SWF choices of `workload.read_swf`."""
+    `limit` jobs; `cleaning` and `status` are the SWF choices of `workload.read_swf`, `swf_memory`
+    chooses an SWF trace's memory field ("requested" or "used")."""
     from cosched.simulator.platform import Platform, load_platform
     from cosched.simulator.workload import Workload, load_workload
 
@@ -151,7 +153,11 @@ def load_inputs(
     source = workload.source if isinstance(workload, Workload) else str(workload)
     if not isinstance(workload, Workload):
         workload = load_workload(
-            os.fspath(workload), max_cores=platform.total_cores, cleaning=cleaning, status=status
+            os.fspath(workload),
+            max_cores=platform.max_job_cores,
+            cleaning=cleaning,
+            status=status,
+            swf_memory=swf_memory,
         )
     if limit is not None and limit < len(workload):
         workload = workload.head(limit)
@@ -199,6 +205,11 @@ def _identity(
         workload.cores,
         workload.estimate,
         workload.app,
+        *(
+            ()
+            if workload.memory is None and workload.gpus is None
+            else (workload.memory, workload.gpus)
+        ),
         platform.to_dict(),
         heatmap_digest(heatmap) if heatmap is not None else None,
         spread_speedup,
@@ -307,6 +318,7 @@ def compare(
     compat: str | None = None,
     kill_at_walltime: bool = False,
     window=None,
+    swf_memory: str | None = None,
 ) -> pd.DataFrame:
     """Run `schedulers` and `baseline` on the same workload and platform; one row of metrics per
     scheduler.
@@ -384,7 +396,11 @@ def compare(
         else getattr(workload, "source", "")
     )
     platform, workload = load_inputs(
-        workload, platform, limit=limit, cleaning=settings.cleaning if settings else "cosched"
+        workload,
+        platform,
+        limit=limit,
+        cleaning=settings.cleaning if settings else "cosched",
+        swf_memory=swf_memory,
     )
     preflight(runs, platform, depth=depth, placement=placement)
     identity = _identity(

@@ -194,6 +194,10 @@ class SimulationResult:
         }
         if w.app is not None:
             columns["app"] = w.app
+        if w.memory is not None:
+            columns["memory_per_core"] = w.memory  # MiB
+        if w.gpus is not None:
+            columns["gpus"] = w.gpus
         if self.co_scheduled:
             columns["compact_time"] = w.run
             columns["speedup"] = w.run / (self.end - self.start)  # 003 §2.3.2.2, (2.7)
@@ -236,6 +240,7 @@ class Engine:
         self.allocator = (
             allocator if allocator is not None else self.scheduler.make_allocator(platform)
         )
+        self.allocator.bind(workload)  # resources and node types: where each job may run
         self.speed_model = speed_model
         self.use_run_times = use_run_times
         self.pass_per_event = pass_per_event
@@ -258,6 +263,12 @@ class Engine:
         self.rate = [1.0] * jobs
         self.predicted_end = [INF] * jobs
         self.models = _job_models(job_models, jobs)
+        if self.models is not None and not platform.uniform:  # they resize over any idle nodes
+            raise InputError(
+                f"moldable, malleable and preemptible jobs run on platforms of one node type; "
+                f"{platform.name!r} has {len(platform.node_groups)}",
+                field="platform",
+            )
         self.work = (
             self.run_time
             if self.models is None
@@ -408,6 +419,12 @@ class Engine:
         low, high = model.bounds(self.requested_nodes(job))
         if not low <= nodes <= high:
             raise ActionError(f"{self._name(job)} can run on {low}..{high} nodes, not {nodes}")
+        needs = self.allocator.needs
+        if needs is not None and nodes < needs.units[job]:
+            raise ActionError(
+                f"{self._name(job)} needs {needs.units[job]} nodes for its memory and GPUs, not "
+                f"{nodes}"
+            )
         if self._held_by(job).cores != self.platform.cores_per_node:
             raise ActionError(
                 f"{self._name(job)} shares its nodes: only jobs on whole nodes can be resized"
@@ -808,7 +825,11 @@ class Engine:
         return self.reservations.get(self.occupant(node))
 
     def requested_nodes(self, job: int) -> int:
-        """Whole nodes the job asked for: ceil(cores / cores per node)."""
+        """Whole nodes the job asked for: ceil(cores / cores per node), or as many as its memory and
+        GPUs need on the node type that needs the fewest (`cosched.simulator.resources`)."""
+        needs = self.allocator.needs
+        if needs is not None:
+            return int(needs.units[job])
         return -(-self.cores[job] // self.platform.cores_per_node)
 
     def _idle_nodes(self, nodes: np.ndarray, what: str) -> np.ndarray:
@@ -833,17 +854,27 @@ class Engine:
             idle = self.allocator.idle_nodes(int(nodes))
             if nodes > idle.size:
                 return None
-            return Allocation(idle, self.platform.cores_per_node)
+            return self._admitted(job, Allocation(idle, self.platform.cores_per_node))
         if isinstance(nodes, Allocation):
             self._idle_nodes(nodes.nodes, self._name(job))
-            return nodes
+            return self._admitted(job, nodes)
         chosen = self._idle_nodes(np.asarray(nodes, dtype=np.int64), self._name(job))
         low, high = self.model(job).bounds(self.requested_nodes(job))
         if not low <= chosen.size <= high:
             raise ActionError(
                 f"{self._name(job)} can start on {low}..{high} nodes, not {chosen.size}"
             )
-        return Allocation(chosen, self.platform.cores_per_node)
+        return self._admitted(job, Allocation(chosen, self.platform.cores_per_node))
+
+    def _admitted(self, job: int, allocation: Allocation) -> Allocation:
+        """The allocation, if its nodes hold the job's memory and GPUs on one node type that can run
+        it (`Allocator.admits`); else ActionError: no start over-commits a node."""
+        if not self.allocator.admits(job, allocation.nodes):
+            raise ActionError(
+                f"{self._name(job)} does not fit on nodes {allocation.node_ids[:8]}: its cores, "
+                "memory or GPUs need more nodes, or nodes of another type"
+            )
+        return allocation
 
     # --- the loop ---------------------------------------------------------------------------------
     def run(self) -> SimulationResult:

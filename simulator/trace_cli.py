@@ -122,7 +122,11 @@ def load_trace(args, schedulers):
     if args.cooldown and args.window_to is None:
         raise InputError("--cooldown needs --to", field="--cooldown")
     platform, workload = load_inputs(
-        args.workload, args.platform, cleaning=_cleaning(args, compat), status=_status(args)
+        args.workload,
+        args.platform,
+        cleaning=_cleaning(args, compat),
+        status=_status(args),
+        swf_memory=args.swf_memory,
     )
     window = None
     if args.window_from is not None or args.window_to is not None:

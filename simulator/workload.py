@@ -7,6 +7,11 @@ counts whole; times at most `MAX_SECONDS`, positive run times at least `MIN_SECO
 counts at most `MAX_PROCS`.
 
 Cleaning rules (each reported as a count in ``Workload.cleaning``):
+Resources (optional): memory per core in MiB (SWF: requested memory per processor, field 10, or
+used memory per processor, field 7, in KB, chosen by `SWF_MEMORY`; CSV: column `memory_per_core`)
+and GPUs per job (CSV: column `gpus`); a job without them (an SWF value of -1, an empty cell)
+requests none. Without the option or the columns the workload has none (`memory`/`gpus` are None).
+
 records with run time <= 0 or processors <= 0 (allocated, else requested) or a negative submit time
 are dropped; processors above the platform size are capped to it; a missing estimate (requested time
 <= 0) falls back to the run time; an estimate below the run time is raised to it (jobs are never
@@ -55,10 +60,12 @@ from cosched.inputs import (
     shown,
 )
 from cosched.simulator import parse_cache
+from cosched.simulator.platform import MAX_MEMORY_MIB
 
 __all__ = [
     "Workload",
     "SWF_FIELDS",
+    "SWF_MEMORY",
     "read_swf",
     "read_csv",
     "load_workload",
@@ -94,13 +101,16 @@ SWF_FIELDS = (
     "think_time",
 )
 CSV_REQUIRED = ("job_id", "submit_time", "run_time", "cores")
-CSV_OPTIONAL = ("estimate", "app")
+CSV_OPTIONAL = ("estimate", "app", "memory_per_core", "gpus")
+# SWF memory options: the field read as memory per core (KB per processor in the archive's format)
+SWF_MEMORY = {"requested": "requested_memory", "used": "used_memory"}
+KB_PER_MIB = 1024
 
 
 @dataclass(frozen=True, eq=False)
 class Workload:
     """Jobs as parallel arrays sorted by submit time: ids, submit, run time, cores, estimate, app
-    names."""
+    names, and optionally memory per core (MiB) and GPUs per job (None: not requested by any)."""
 
     job_id: np.ndarray
     submit: np.ndarray
@@ -111,6 +121,8 @@ class Workload:
     source: str = ""
     header: dict = field(default_factory=dict)
     cleaning: dict = field(default_factory=dict)
+    memory: np.ndarray | None = None
+    gpus: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.job_id.size)
@@ -132,6 +144,8 @@ class Workload:
             cores=self.cores[index],
             estimate=self.estimate[index],
             app=None if self.app is None else self.app[index],
+            memory=None if self.memory is None else self.memory[index],
+            gpus=None if self.gpus is None else self.gpus[index],
         )
 
 
@@ -148,8 +162,13 @@ def make_workload(
     cleaning: dict | None = None,
     max_cores: int | None = None,
     keep_estimates: bool = False,
+    memory=None,
+    gpus=None,
 ) -> Workload:
     """Apply the cleaning rules to raw columns and sort by submit time (stable).
+
+    `memory` (MiB per core) and `gpus` (per job) are optional columns of the same length; values
+    <= 0 (or NaN memory) mean none requested.
 
     The columns must hold valid numbers (the rules of the readers, without line numbers): InputError
     otherwise. `keep_estimates`: an estimate below the run time stays (the job is killed at it with
@@ -181,6 +200,16 @@ def make_workload(
     job_id, submit, run, cores, estimate = (a[keep] for a in (job_id, submit, run, cores, estimate))
     if app is not None:
         app = np.asarray(app, dtype=object)[keep]
+    if memory is not None:
+        memory = np.asarray(memory, dtype=np.float64).reshape(-1)
+        check_columns(
+            [("memory_per_core", memory, _RESOURCE_RULES["memory_per_core"])], source=source or None
+        )
+        memory = np.maximum(memory, 0.0)[keep]
+    if gpus is not None:
+        gpus = np.asarray(gpus, dtype=np.float64).reshape(-1)
+        check_columns([("gpus", gpus, _RESOURCE_RULES["gpus"])], source=source or None)
+        gpus = np.maximum(gpus, 0).astype(np.int64)[keep]
     capped = 0
     if max_cores is not None:
         over = cores > max_cores
@@ -208,6 +237,8 @@ def make_workload(
         source=source,
         header=dict(header or {}),
         cleaning=counts,
+        memory=None if memory is None else memory[order],
+        gpus=None if gpus is None else gpus[order],
     )
 
 
@@ -230,6 +261,12 @@ _CSV_RULES = {
     "run_time": {"limit": MAX_SECONDS, "shortest": MIN_SECONDS},
     "cores": {"integer": True, "limit": MAX_PROCS},
     "estimate": {"limit": MAX_SECONDS},
+    "memory_per_core": {"minimum": 0, "maximum": MAX_MEMORY_MIB},
+    "gpus": {"integer": True, "minimum": 0, "limit": MAX_PROCS},
+}
+_RESOURCE_RULES = {
+    "memory_per_core": {"maximum": MAX_MEMORY_MIB},
+    "gpus": {"integer": True, "limit": MAX_PROCS},
 }
 
 
@@ -327,9 +364,9 @@ CACHE_MIN_BYTES = 100_000  # smaller files (on disk) parse in milliseconds: not 
 _CACHE_FORMAT = b"cosched parsed SWF 2"
 _CACHED_COLUMNS = ("job_id", "submit", "run", "cores", "estimate")
 # an SWF record is at least 18 one-character fields and their separators: a file of at most
-# MAX_INPUT_BYTES holds at most this many jobs, each kept as 5 numbers of 8 bytes
+# MAX_INPUT_BYTES holds at most this many jobs, each kept as 5 numbers of 8 bytes (6 with memory)
 _SWF_RECORD_MIN_BYTES = 2 * len(SWF_FIELDS)
-_CACHED_JOB_BYTES = 8 * len(_CACHED_COLUMNS)
+_CACHED_JOB_BYTES = 8 * (len(_CACHED_COLUMNS) + 1)
 _HASH_CHUNK = 1 << 20  # bytes read at a time while hashing an input file
 
 
@@ -388,10 +425,21 @@ def _cached(key: Path, source: str) -> Workload | None:
         header, cleaning = dict(meta["header"]), dict(meta["cleaning"])
     except (KeyError, TypeError, ValueError):
         return None
-    if not job_id.size == submit.size == run.size == cores.size == estimate.size:
+    memory = arrays.get("memory")
+    if not job_id.size == submit.size == run.size == cores.size == estimate.size or (
+        memory is not None and memory.size != job_id.size
+    ):
         return None
     return Workload(
-        job_id, submit, run, cores, estimate, source=source, header=header, cleaning=cleaning
+        job_id,
+        submit,
+        run,
+        cores,
+        estimate,
+        source=source,
+        header=header,
+        cleaning=cleaning,
+        memory=memory,
     )
 
 
@@ -401,19 +449,24 @@ def _keep(key: Path, workload: Workload) -> None:
     parse_cache.store(
         key,
         {"header": workload.header, "cleaning": workload.cleaning},
-        {name: getattr(workload, name) for name in _CACHED_COLUMNS},
+        {
+            name: getattr(workload, name)
+            for name in _CACHED_COLUMNS + (("memory",) if workload.memory is not None else ())
+        },
     )
 
 
 def read_swf(
     path: str | Path,
     max_cores: int | None = None,
+    memory: str | None = None,
     *,
     cleaning: str = "cosched",
     status: tuple[str, ...] | None = None,
 ) -> Workload:
     """Read a (gzipped) SWF file; cores = allocated processors, else requested; estimate = requested
-    time.
+    time; with `memory` ("requested": field 10, "used": field 7, `SWF_MEMORY`) the memory per core
+    in MiB (the archive's KB per processor / 1024; -1: none).
 
     Every field must be a finite number; ids whole, non-negative and unique; processor counts whole;
     times and counts below the limits of `cosched.inputs` (errors name the line and the field).
@@ -421,6 +474,11 @@ def read_swf(
     record). Files of at least `CACHE_MIN_BYTES` are parsed once and then read from the cache
     (module docstring).
     """
+    if memory is not None and memory not in SWF_MEMORY:
+        raise InputError(
+            f"unknown SWF memory field {memory!r}; choose from {', '.join(SWF_MEMORY)}",
+            field="swf_memory",
+        )
     if cleaning not in SWF_CLEANINGS:
         raise InputError(
             f"unknown cleaning {cleaning!r}; known: {', '.join(SWF_CLEANINGS)}", field="cleaning"
@@ -433,12 +491,14 @@ def read_swf(
     path = Path(path)
     source = str(path)
     choices = () if cleaning == "cosched" and status is None else (cleaning, status)
+    if memory is not None:
+        choices += (memory,)
     key = _cache_key(path, max_cores, choices)
     if key is not None:
         workload = _cached(key, source)
-        if workload is not None:
+        if workload is not None and (workload.memory is None) == (memory is None):
             return workload
-    workload = _parse_swf(path, source, max_cores, cleaning, status)
+    workload = _parse_swf(path, source, max_cores, memory, cleaning, status)
     # kept only if the file did not change while it was parsed: an entry holds its key's parse
     if key is not None and _cache_key(path, max_cores, choices) == key:
         _keep(key, workload)
@@ -477,6 +537,7 @@ def _parse_swf(
     path: Path,
     source: str,
     max_cores: int | None,
+    memory: str | None = None,
     cleaning: str = "cosched",
     status: tuple[str, ...] | None = None,
 ) -> Workload:
@@ -506,31 +567,35 @@ def _parse_swf(
         cleaning=counts,
         max_cores=max_cores,
         keep_estimates=cleaning == "keep-estimates",
+        memory=None
+        if memory is None
+        else data[:, SWF_FIELDS.index(SWF_MEMORY[memory])] / KB_PER_MIB,
     )
 
 
 def read_csv(
     path: str | Path, max_cores: int | None = None, *, keep_estimates: bool = False
 ) -> Workload:
-    """Read a CSV with columns job_id, submit_time, run_time, cores and optional estimate, app.
+    """Read a CSV with columns job_id, submit_time, run_time, cores and optional estimate, app,
+    memory_per_core (MiB) and gpus (per job).
 
-    Cells are trimmed; rows of empty cells are skipped; an empty estimate means none. The numbers
-    follow the rules of `read_swf`; errors name the line and the column. `keep_estimates`: as
-    `make_workload`.
+    Cells are trimmed; rows of empty cells are skipped; an empty estimate, memory or GPU cell means
+    none. The numbers follow the rules of `read_swf`, memory and GPUs are at least 0, GPUs whole;
+    errors name the line and the column. `keep_estimates`: as `make_workload`.
     """
     path = Path(path)
     source = str(path)
     header, header_line, rows, lines = _csv_rows(read_text(path), source)
     _check_csv_header(header, header_line, source)
     columns, checks = {}, []
-    for name in CSV_REQUIRED + ("estimate",):
+    for name in CSV_REQUIRED + ("estimate", "memory_per_core", "gpus"):
         if name not in header:
             continue
         index = header.index(name)
         cells = [row[index] for row in rows]
         values, _ = parse_numbers(cells)
-        if name == "estimate":  # an empty estimate is a missing one
-            values[[not cell for cell in cells]] = -1.0
+        if name in CSV_OPTIONAL:  # an empty estimate, memory or GPU cell: none
+            values[[not cell for cell in cells]] = -1.0 if name == "estimate" else 0.0
         columns[name] = values
         checks.append((name, values, _CSV_RULES[name], cells))
     check_columns(checks, source=source, lines=lines)
@@ -550,6 +615,8 @@ def read_csv(
         source=source,
         max_cores=max_cores,
         keep_estimates=keep_estimates,
+        memory=columns.get("memory_per_core"),
+        gpus=columns.get("gpus"),
     )
 
 
@@ -595,16 +662,18 @@ def _check_csv_header(header: list[str], line: int, source: str) -> None:
 def load_workload(
     path: str | Path,
     max_cores: int | None = None,
+    swf_memory: str | None = None,
     *,
     cleaning: str = "cosched",
     status: tuple[str, ...] | None = None,
 ) -> Workload:
     """SWF (`.swf`, `.swf.gz`) or CSV (`.csv`, `.csv.gz`) by extension, or a preset
-    (`cosched.data.WORKLOADS`); `cleaning` and `status` choose the SWF cleaning (`read_swf`)."""
+    (`cosched.data.WORKLOADS`); `swf_memory` chooses the SWF memory field, `cleaning` and `status`
+    the SWF cleaning (`read_swf`)."""
     path = Path(resolve("workload", path))
     name = path.name.lower()
     if name.endswith((".swf", ".swf.gz")):
-        return read_swf(path, max_cores, cleaning=cleaning, status=status)
+        return read_swf(path, max_cores, swf_memory, cleaning=cleaning, status=status)
     if name.endswith((".csv", ".csv.gz")):
         if cleaning not in ("cosched", "keep-estimates") or status is not None:
             raise InputError(

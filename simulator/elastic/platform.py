@@ -170,6 +170,10 @@ class ElastiSimPlatform:
     # (no such route); None when one read and one write route (`pfs_read`, `pfs_write`) serve
     # every cluster
     pfs_routes: tuple[tuple[_Route | None, _Route | None], ...] | None = None
+    # per node, from the XML form only (None otherwise): SimGrid's `core` count of its cluster and
+    # the cluster's `memory_mib` property (0: not given); cosched's own simulator reads them
+    cores: np.ndarray | None = None
+    memory: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.names)
@@ -335,6 +339,8 @@ def _build(
         np.array([index[record["cluster"]] for record in records], dtype=np.int64),
         tuple(clusters),
         by_index,
+        cores=column("cores", np.int64) if "cores" in records[0] else None,
+        memory=column("memory") if "memory" in records[0] else None,
     )
 
 
@@ -395,17 +401,32 @@ def _cluster_records(child, path: str) -> list[dict]:
         child.get("bw"), "bandwidth", source=path, field=f"{where}: bw", positive=True
     )
     latency = parse_quantity(child.get("lat", "0"), "time", source=path, field=f"{where}: lat")
-    return [
-        _node_record(
-            f"{child.get('prefix', '')}{number}{child.get('suffix', '')}",
-            str(child.get("id")),
-            speed,
-            bandwidth,
-            latency,
-            props,
+    # read for cosched's own simulator (node types): SimGrid's cores per host, memory in MiB
+    cores = parse_quantity(child.get("core", "1"), "count", source=path, field=f"{where}: core")
+    if cores != int(cores) or cores < 1:
+        raise InputError(
+            f"must be a whole number of cores, at least 1, got {child.get('core')!r}",
             source=path,
-            where=where,
+            field=f"{where}: core",
         )
+    memory = parse_quantity(
+        props.get("memory_mib", "0"), "count", source=path, field=f"{where}: memory_mib"
+    )
+    return [
+        {
+            **_node_record(
+                f"{child.get('prefix', '')}{number}{child.get('suffix', '')}",
+                str(child.get("id")),
+                speed,
+                bandwidth,
+                latency,
+                props,
+                source=path,
+                where=where,
+            ),
+            "cores": int(cores),
+            "memory": memory,
+        }
         for number in _radical(child.get("radical", ""), source=path, field=f"{where}: radical")
     ]
 

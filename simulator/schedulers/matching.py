@@ -151,6 +151,15 @@ class PairingAllocator(CoLocationAllocator):
     job its planned allocation. A job started without a plan is placed as an unmatched job.
     """
 
+    def bind(self, workload) -> None:
+        super().bind(workload)
+        if self.needs is not None:  # its plans count free halves only
+            raise InputError(
+                "matching plans pairs on cores only: run it on a platform without memory, GPUs "
+                "or several node types (the other co-schedulers check memory and GPUs)",
+                field="scheduler",
+            )
+
     def setup(
         self, engine, app: np.ndarray, compatible: np.ndarray, alone_spread: np.ndarray
     ) -> None:
