@@ -36,8 +36,10 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.simulator.allocators import Allocator, CompactAllocator
+from cosched.simulator.partitions import PartitionedQueues
 from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_pass, fcfs_pass
 from cosched.simulator.schedulers.co_ordering import queue_order
+from cosched.simulator.schedulers.multifactor import PRIORITIES, MultifactorPriority, load_weights
 
 __all__ = ["Scheduler", "QueueScheduler", "BACKFILL_POLICIES", "DEFAULT_DEPTH"]
 
@@ -98,13 +100,21 @@ class QueueScheduler(Scheduler):
     # function(engine, waiting job indices) -> key array, largest first; None: arrival order
     priority = None
 
-    OPTIONS: tuple[str, ...] = ("backfill", "depth", "record_reservations")
+    OPTIONS: tuple[str, ...] = (
+        "backfill",
+        "depth",
+        "record_reservations",
+        "priority",
+        "priority_weights",
+    )
 
     def __init__(
         self,
         backfill: str | None = None,
         depth: int = DEFAULT_DEPTH,
         record_reservations: bool = False,
+        priority: str | None = None,
+        priority_weights=None,
     ):
         if backfill is not None:
             if backfill not in BACKFILL_POLICIES:
@@ -118,14 +128,33 @@ class QueueScheduler(Scheduler):
         self.depth = depth
         self.reservations: dict[int, float] | None = {} if record_reservations else None
         self._conservative: ConservativeBackfill | None = None
+        self._partitioned: PartitionedQueues | None = None
+        self._multifactor: MultifactorPriority | None = None
+        if priority is not None:  # Slurm's multifactor priority replaces the class's ordering
+            if priority not in PRIORITIES:
+                raise InputError(
+                    f"unknown priority {priority!r}; known: {', '.join(PRIORITIES)}",
+                    field="priority",
+                )
+            self._multifactor = MultifactorPriority(load_weights(priority_weights))
+            self.priority = self._multifactor
+        elif priority_weights is not None:
+            raise InputError("priority weights need priority 'multifactor'", field="priority")
 
     def attach(self, engine) -> None:
         # per-job arrays for vectorised priorities
         self.cores = np.asarray(engine.cores, dtype=np.int64)
         self.estimate = np.asarray(engine.estimate, dtype=np.float64)
+        if self._multifactor is not None:
+            self._multifactor.attach(engine)
+        partitioned = getattr(engine.allocator, "partition_of", None) is not None
+        # with partitions each partition's queue is scheduled on its own (partitions.py)
+        self._partitioned = (
+            PartitionedQueues(self, engine, engine.allocator) if partitioned else None
+        )
         self._conservative = (
             ConservativeBackfill(engine, self.depth, self.reservations)
-            if self.backfill == "conservative"
+            if self.backfill == "conservative" and not partitioned
             else None
         )
 
@@ -133,6 +162,7 @@ class QueueScheduler(Scheduler):
         # the hooks below serve Conservative backfilling only
         if (
             self._conservative is None
+            and self._multifactor is None
             and hook in _CONSERVATIVE_HOOKS
             and getattr(type(self), hook) is getattr(QueueScheduler, hook)
         ):
@@ -144,13 +174,29 @@ class QueueScheduler(Scheduler):
             self._conservative.arrived()
 
     def on_finish(self, engine, job: int) -> None:
+        if self._multifactor is not None:
+            self._multifactor.finished(engine, job)
         if self._conservative is not None:
             self._conservative.finished(job)
 
     def on_preempt(self, engine, job: int) -> None:
+        if self._multifactor is not None:
+            self._multifactor.finished(engine, job)
         if self._conservative is not None:
             self._conservative.finished(job)
             self._conservative.arrived()
+
+    def _conservative_pass(self, engine, conservative: ConservativeBackfill) -> None:
+        """Reserve and start in priority order until nothing more starts (003 §5.1.3)."""
+        waiting = engine.waiting
+        # jobs started: the window slides, and waiting jobs without a reservation enter it
+        # (003 §5.1.3)
+        while (
+            waiting
+            and conservative.schedule(self.order(engine, self.depth))
+            and len(waiting) > len(conservative.slot)
+        ):
+            conservative.arrived()
 
     def order(self, engine, limit: int | None = None) -> list[int]:
         """The first `limit` waiting jobs in priority order (stable: ties keep queue order)."""
@@ -166,19 +212,14 @@ class QueueScheduler(Scheduler):
     def schedule(self, engine) -> None:
         """Start in priority order until a job does not fit, then backfill behind it (000 Algorithm
         2)."""
+        if self._partitioned is not None:
+            self._partitioned.schedule(engine)
+            return
         waiting = engine.waiting
         if not waiting:
             return
-        conservative = self._conservative
-        if conservative is not None:
-            # jobs started: the window slides, and waiting jobs without a reservation enter it
-            # (003 §5.1.3)
-            while (
-                waiting
-                and conservative.schedule(self.order(engine, self.depth))
-                and len(waiting) > len(conservative.slot)
-            ):
-                conservative.arrived()
+        if self._conservative is not None:
+            self._conservative_pass(engine, self._conservative)
             return
         units = engine.waiting_units
         if (

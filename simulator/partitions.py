@@ -1,0 +1,468 @@
+"""Partitions: named node sets with limits; each job runs only on its partition's nodes.
+
+A partition file (JSON, `load_partitions`) names each partition's nodes and limits and the SWF
+numbers mapped to it (field 16, partition, or field 15, queue: ``map_by``). `Partitions.assign`
+gives every job its partition and rejects, at submit, the jobs that break their partition's limits
+(more nodes than ``max_nodes``, a requested time above ``max_time``), as Slurm does with
+``EnforcePartLimits=ALL`` (slurm.conf man page); the count is the workload's cleaning count
+``rejected_partition_limits``.
+
+Scheduling follows Slurm's rule (https://slurm.schedmd.com/sched_config.html, "Overview"): jobs are
+evaluated in priority order, and once a job of a partition is left pending, no lower-priority job of
+that partition starts ahead of it; so each partition's queue has its own head and its own
+reservations, over its own nodes (`PartitionedQueues`). Partitions do not overlap, which makes each
+of them an independent machine for backfilling.
+
+The one "eligible nodes for this job" notion is `PartitionAllocator.eligible_nodes(job)`: the nodes
+of the job's partition (a per-job node-set id, `partition_of`, into `node_sets`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from cosched.errors import InputError
+from cosched.inputs import check_number, parse_json, shown
+from cosched.simulator.allocators import Allocation, CompactAllocator
+from cosched.simulator.platform import Platform
+from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_pass
+from cosched.simulator.workload import Workload
+
+__all__ = [
+    "Partition",
+    "Partitions",
+    "Assignment",
+    "PartitionAllocator",
+    "PartitionedQueues",
+    "load_partitions",
+    "MAP_BY",
+]
+
+MAP_BY = ("partition", "queue")  # the SWF field (16 or 15) that names a job's partition
+_TOP_FIELDS = ("partitions", "map_by", "default")
+_PARTITION_FIELDS = ("name", "nodes", "max_nodes", "max_time", "swf_ids", "priority_job_factor")
+
+
+@dataclass(frozen=True)
+class Partition:
+    """A named set of nodes with its limits and the SWF numbers of the jobs sent to it."""
+
+    name: str
+    nodes: tuple[int, ...]
+    max_nodes: int
+    max_time: float = math.inf
+    swf_ids: tuple[int, ...] = ()
+    priority_job_factor: float = 1.0  # Slurm's PriorityJobFactor: the partition factor's input
+
+
+@dataclass(frozen=True)
+class Partitions:
+    """The partitions of a platform and how SWF jobs map to them."""
+
+    partitions: tuple[Partition, ...]
+    map_by: str = "partition"
+    default: str | None = None
+    source: str = ""
+
+    @property
+    def names(self) -> list[str]:
+        return [partition.name for partition in self.partitions]
+
+    def assign(self, workload: Workload, cores_per_node: int, attributes=None) -> Assignment:
+        """Each job's partition (by its SWF `map_by` number, else the default partition); jobs
+        breaking their partition's limits are rejected (removed, counted).
+
+        A job whose number no partition lists, without a default partition, is an InputError naming
+        the job and the field."""
+        if attributes is None:
+            from cosched.simulator.job_attributes import job_attributes
+
+            attributes = job_attributes(workload)
+        numbers = attributes.field(self.map_by)
+        index = {number: p for p, part in enumerate(self.partitions) for number in part.swf_ids}
+        fallback = None if self.default is None else self.names.index(self.default)
+        partition_of = np.empty(len(workload), dtype=np.int64)
+        for job, number in enumerate(numbers.tolist()):
+            p = index.get(number, fallback)
+            if p is None:
+                raise InputError(
+                    f"job {int(workload.job_id[job])} has {self.map_by} {number}, which no "
+                    f"partition of {self.source or 'the partition file'} lists in swf_ids (and "
+                    f"there is no default partition)",
+                    source=workload.source or None,
+                    field=self.map_by,
+                )
+            partition_of[job] = p
+        nodes = -(-workload.cores // cores_per_node)
+        max_nodes = np.array([part.max_nodes for part in self.partitions])[partition_of]
+        max_time = np.array([part.max_time for part in self.partitions])[partition_of]
+        keep = (nodes <= max_nodes) & (workload.estimate <= max_time)
+        rejected = int(len(workload) - keep.sum())
+        kept = workload.take(np.flatnonzero(keep))
+        kept = replace(
+            kept,
+            cleaning={
+                **workload.cleaning,
+                "rejected_partition_limits": rejected,
+                "jobs": len(kept),
+            },
+        )
+        return Assignment(self, kept, partition_of[keep])
+
+
+@dataclass(frozen=True, eq=False)
+class Assignment:
+    """The jobs accepted by their partitions (`workload`) and each one's partition index."""
+
+    partitions: Partitions
+    workload: Workload
+    partition_of: np.ndarray
+
+    @property
+    def rejected(self) -> int:
+        return int(self.workload.cleaning.get("rejected_partition_limits", 0))
+
+    def allocator(self, platform: Platform, scheduler) -> PartitionAllocator:
+        """The whole-node allocator confined to each job's partition; only the queue schedulers
+        (FCFS, EASY, Conservative, SJF, LJF) run per partition."""
+        from cosched.simulator.schedulers.base import QueueScheduler
+
+        if not isinstance(scheduler, QueueScheduler) or scheduler.co_located:
+            raise InputError(
+                f"partitions work with the queue schedulers (fcfs, easy, conservative, sjf, ljf), "
+                f"not {getattr(scheduler, 'name', type(scheduler).__name__)!r}",
+                field="partitions",
+            )
+        return PartitionAllocator(
+            platform,
+            [list(part.nodes) for part in self.partitions.partitions],
+            self.partition_of.tolist(),
+            [part.priority_job_factor for part in self.partitions.partitions],
+        )
+
+
+class PartitionAllocator(CompactAllocator):
+    """Whole idle nodes of the job's partition, lowest ids first (the compact rule within it)."""
+
+    def __init__(
+        self,
+        platform: Platform,
+        node_sets: list[list[int]],
+        partition_of: list[int],
+        priority_job_factors: list[float] | None = None,
+    ):
+        super().__init__(platform)
+        self.node_sets = [sorted(nodes) for nodes in node_sets]
+        self.partition_of = partition_of
+        self.priority_job_factors = priority_job_factors or [1.0] * len(node_sets)
+        self._node_partition = [-1] * platform.nodes
+        for p, nodes in enumerate(self.node_sets):
+            for node in nodes:
+                self._node_partition[node] = p
+        self._idle_in = [list(nodes) for nodes in self.node_sets]
+
+    def eligible_nodes(self, job: int) -> np.ndarray:
+        """The nodes `job` may run on: its partition's."""
+        return np.array(self.node_sets[self.partition_of[job]], dtype=np.int64)
+
+    def free_units_in(self, partition: int) -> int:
+        """Idle nodes of `partition`."""
+        return len(self._idle_in[partition])
+
+    def find(self, engine, job: int) -> Allocation | None:
+        count = -(-engine.cores[job] // self._cpn)
+        idle = self._idle_in[self.partition_of[job]]
+        if count > len(idle):
+            return None
+        return Allocation(idle[:count], self._cpn)
+
+    def allocate(self, engine, job: int) -> Allocation | None:
+        allocation = self.find(engine, job)
+        if allocation is not None:
+            self.commit(job, allocation)
+        return allocation
+
+    def commit(self, job: int, allocation: Allocation) -> None:
+        super().commit(job, allocation)
+        where, idle_in = self._node_partition, self._idle_in
+        for node in allocation.node_ids:
+            p = where[node]
+            if p >= 0:
+                idle = idle_in[p]
+                del idle[bisect.bisect_left(idle, node)]
+
+    def release(self, job: int, allocation: Allocation) -> None:
+        super().release(job, allocation)
+        where, idle_in = self._node_partition, self._idle_in
+        for node in allocation.node_ids:
+            p = where[node]
+            if p >= 0:
+                bisect.insort(idle_in[p], node)
+
+
+class _PartitionUnits:
+    """The allocator as one partition's backfilling sees it: that partition's free and total
+    units."""
+
+    __slots__ = ("allocator", "partition", "total_units", "units")
+
+    def __init__(self, allocator: PartitionAllocator, partition: int):
+        self.allocator, self.partition = allocator, partition
+        self.total_units = len(allocator.node_sets[partition])
+        self.units = allocator.units
+
+    def free_units(self) -> int:
+        return self.allocator.free_units_in(self.partition)
+
+
+class _PartitionView:
+    """The engine as one partition's backfilling sees it: its allocator units and running jobs;
+    everything else is the engine's."""
+
+    def __init__(self, engine, allocator: PartitionAllocator, partition: int):
+        self._engine, self._partition = engine, partition
+        self._partition_of = allocator.partition_of
+        self.allocator = _PartitionUnits(allocator, partition)
+
+    def __getattr__(self, name: str):
+        return getattr(self._engine, name)
+
+    @property
+    def by_end(self) -> list[tuple[float, int]]:
+        """The running jobs of this partition as (predicted end, job), in the engine's order."""
+        of, partition = self._partition_of, self._partition
+        return [item for item in self._engine.by_end if of[item[1]] == partition]
+
+
+class PartitionedQueues:
+    """A queue scheduler's pass run per partition: the queue in priority order split by partition,
+    each part started in order until one job does not fit, then backfilled (EASY: only that
+    partition's head holds a reservation; Conservative: every job of the partition's window) over
+    the partition's own nodes. `depth` counts jobs per partition, as Slurm's
+    ``partition_job_depth``."""
+
+    def __init__(self, scheduler, engine, allocator: PartitionAllocator):
+        self.scheduler, self.engine = scheduler, engine
+        self.partition_of = allocator.partition_of
+        count = len(allocator.node_sets)
+        self.views = [_PartitionView(engine, allocator, p) for p in range(count)]
+        self.conservative = (
+            [
+                ConservativeBackfill(view, scheduler.depth, scheduler.reservations)
+                for view in self.views
+            ]
+            if scheduler.backfill == "conservative"
+            else None
+        )
+
+    def schedule(self, engine) -> None:
+        """One pass over every partition's queue."""
+        if not engine.waiting:
+            return
+        if self.conservative is not None:
+            self._retire_finished()
+        queues: list[list[int]] = [[] for _ in self.views]
+        of = self.partition_of
+        for job in self.scheduler.order(engine):
+            queues[of[job]].append(job)
+        for partition, queue in enumerate(queues):
+            if queue:
+                self._pass(partition, queue)
+
+    def _pass(self, partition: int, queue: list[int]) -> None:
+        scheduler, engine, view = self.scheduler, self.engine, self.views[partition]
+        depth = scheduler.depth
+        if self.conservative is not None:
+            conservative = self.conservative[partition]
+            while queue:
+                window = queue[: max(depth, 1)]
+                if any(job not in conservative.slot for job in window):
+                    conservative.arrived()
+                if not conservative.schedule(window):
+                    break
+                waiting = engine.waiting
+                queue = [job for job in queue if job in waiting]
+            return
+        start, index = engine.start, 0
+        while index < len(queue) and start(queue[index]):
+            index += 1
+        if index < len(queue) and scheduler.backfill == "easy" and depth:
+            easy_pass(view, queue[index : index + depth + 1], scheduler.reservations)
+
+    def _retire_finished(self) -> None:
+        """Give the units of jobs that ended (at this timestamp: every end is followed by a pass)
+        back to their partition's Conservative profile."""
+        running = self.engine.running
+        assert self.conservative is not None
+        for conservative in self.conservative:
+            ended = [job for job in conservative.booked if job not in running]
+            for job in ended:
+                conservative.finished(job)
+
+
+def _node_ranges(text, source: str, field: str, nodes: int) -> tuple[int, ...]:
+    """Node ids from "0-31,40,48-63" (ranges inclusive, as Slurm writes node lists)."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(
+            f'must be node ranges such as "0-31,40", got {shown(text)}', source=source, field=field
+        )
+    ids: set[int] = set()
+    for piece in text.split(","):
+        first, _, last = piece.strip().partition("-")
+        try:
+            low, high = int(first), int(last or first)
+        except ValueError:
+            raise InputError(
+                f"not a node range: {shown(piece.strip())}", source=source, field=field
+            ) from None
+        if not 0 <= low <= high < nodes:
+            raise InputError(
+                f"node range {low}-{high} is outside the platform's nodes 0-{nodes - 1}",
+                source=source,
+                field=field,
+            )
+        ids.update(range(low, high + 1))
+    return tuple(sorted(ids))
+
+
+def load_partitions(path: str | os.PathLike, platform: Platform) -> Partitions:
+    """Read a partition file (JSON; docs/partitions.md):
+    ``{"partitions": [{"name", "nodes", "max_nodes", "max_time", "swf_ids",
+    "priority_job_factor"}, ...], "map_by": "partition" | "queue", "default": NAME}``.
+
+    Every error is one InputError naming the file and the field (``partitions[1].nodes``)."""
+    source = str(path)
+    if not Path(path).exists():
+        raise InputError("no such partition file", source=source)
+    data = parse_json(path)
+    if not isinstance(data, dict):
+        raise InputError("expected a JSON object", source=source)
+    unknown = sorted(set(data) - set(_TOP_FIELDS))
+    if unknown:
+        raise InputError(
+            f"unknown field; known: {', '.join(_TOP_FIELDS)}", source=source, field=unknown[0]
+        )
+    entries = data.get("partitions")
+    if not isinstance(entries, list) or not entries:
+        raise InputError(
+            "must be a non-empty list of partitions", source=source, field="partitions"
+        )
+    map_by = data.get("map_by", "partition")
+    if map_by not in MAP_BY:
+        raise InputError(
+            f"must be one of {', '.join(MAP_BY)}, got {shown(map_by)}",
+            source=source,
+            field="map_by",
+        )
+    partitions: list[Partition] = []
+    for position, entry in enumerate(entries):
+        partitions.append(_partition(entry, f"partitions[{position}]", source, platform.nodes))
+    _check_disjoint(partitions, map_by, source)
+    default = data.get("default")
+    if default is not None and default not in [p.name for p in partitions]:
+        raise InputError(
+            f"unknown partition {shown(default)}; known: {', '.join(p.name for p in partitions)}",
+            source=source,
+            field="default",
+        )
+    return Partitions(tuple(partitions), map_by, default, source)
+
+
+def _check_disjoint(partitions: list[Partition], map_by: str, source: str) -> None:
+    """Names, nodes and SWF numbers each belong to one partition."""
+    names: set[str] = set()
+    taken: dict[int, str] = {}
+    numbers: dict[int, str] = {}
+    for position, partition in enumerate(partitions):
+        where = f"partitions[{position}]"
+        if partition.name in names:
+            raise InputError(
+                f"partition name {partition.name!r} given twice",
+                source=source,
+                field=f"{where}.name",
+            )
+        names.add(partition.name)
+        for node in partition.nodes:
+            if node in taken:
+                raise InputError(
+                    f"node {node} is also in partition {taken[node]!r}; partitions do not overlap",
+                    source=source,
+                    field=f"{where}.nodes",
+                )
+            taken[node] = partition.name
+        for number in partition.swf_ids:
+            if number in numbers:
+                raise InputError(
+                    f"SWF {map_by} {number} is also mapped to partition {numbers[number]!r}",
+                    source=source,
+                    field=f"{where}.swf_ids",
+                )
+            numbers[number] = partition.name
+
+
+def _partition(entry, where: str, source: str, nodes: int) -> Partition:
+    if not isinstance(entry, dict):
+        raise InputError("expected a JSON object", source=source, field=where)
+    unknown = sorted(set(entry) - set(_PARTITION_FIELDS))
+    if unknown:
+        raise InputError(
+            f"unknown field; known: {', '.join(_PARTITION_FIELDS)}",
+            source=source,
+            field=f"{where}.{unknown[0]}",
+        )
+    for required in ("name", "nodes"):
+        if required not in entry:
+            raise InputError("missing", source=source, field=f"{where}.{required}")
+    name = entry["name"]
+    if not isinstance(name, str) or not name:
+        raise InputError(
+            f"must be a non-empty string, got {shown(name)}", source=source, field=f"{where}.name"
+        )
+    ids = _node_ranges(entry["nodes"], source, f"{where}.nodes", nodes)
+    max_nodes = check_number(
+        entry.get("max_nodes", len(ids)),
+        source=source,
+        field=f"{where}.max_nodes",
+        integer=True,
+        minimum=1,
+        maximum=len(ids),
+        text=False,
+    )
+    max_time = entry.get("max_time")
+    max_time = (
+        math.inf
+        if max_time is None
+        else check_number(
+            max_time,
+            source=source,
+            field=f"{where}.max_time",
+            minimum=0,
+            exclusive_minimum=True,
+            text=False,
+        )
+    )
+    swf_ids = entry.get("swf_ids", [])
+    if not isinstance(swf_ids, list):
+        raise InputError(
+            f"must be a list of whole numbers, got {shown(swf_ids)}",
+            source=source,
+            field=f"{where}.swf_ids",
+        )
+    numbers = tuple(
+        check_number(number, source=source, field=f"{where}.swf_ids", integer=True, text=False)
+        for number in swf_ids
+    )
+    factor = check_number(
+        entry.get("priority_job_factor", 1),
+        source=source,
+        field=f"{where}.priority_job_factor",
+        minimum=0,
+        text=False,
+    )
+    return Partition(name, ids, int(max_nodes), float(max_time), numbers, float(factor))
