@@ -565,8 +565,8 @@ def _simulate_command(args) -> int:
         args.plots_folder = plots
         return hybrid_simulate(args, scheduler, platform, workload)
     _preflight(args, [scheduler] + ([args.baseline] if args.baseline else []), platform)
-    _note_without_heatmap(args, [scheduler] + ([args.baseline] if args.baseline else []))
     workload = _check_policies(args, [scheduler, args.baseline], partitions, workload)
+    _note_without_heatmap(args, [scheduler] + ([args.baseline] if args.baseline else []))
     job_models, marking = simulate_job_models(args, platform, workload)
     progress = not args.quiet
     result = _run(args, scheduler, platform, workload, progress, job_models, partitions)
