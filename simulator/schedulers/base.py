@@ -113,7 +113,7 @@ class QueueScheduler(Scheduler):
         backfill: str | None = None,
         depth: int = DEFAULT_DEPTH,
         record_reservations: bool = False,
-        priority: str | None = None,
+        priority: str | MultifactorPriority | None = None,
         priority_weights=None,
     ):
         if backfill is not None:
@@ -131,12 +131,15 @@ class QueueScheduler(Scheduler):
         self._partitioned: PartitionedQueues | None = None
         self._multifactor: MultifactorPriority | None = None
         if priority is not None:  # Slurm's multifactor priority replaces the class's ordering
-            if priority not in PRIORITIES:
+            if isinstance(priority, MultifactorPriority):
+                self._multifactor = priority
+            elif priority in PRIORITIES:
+                self._multifactor = MultifactorPriority(load_weights(priority_weights))
+            else:
                 raise InputError(
                     f"unknown priority {priority!r}; known: {', '.join(PRIORITIES)}",
                     field="priority",
                 )
-            self._multifactor = MultifactorPriority(load_weights(priority_weights))
             self.priority = self._multifactor
         elif priority_weights is not None:
             raise InputError("priority weights need priority 'multifactor'", field="priority")

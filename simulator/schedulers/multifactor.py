@@ -125,13 +125,15 @@ class MultifactorPriority:
     """The multifactor priority of waiting jobs, a callable ``(engine, waiting) -> key``, keeping
     each account's decayed usage (the scheduler calls `finished` when a job stops)."""
 
-    def __init__(self, weights: MultifactorWeights | None = None):
+    def __init__(self, weights: MultifactorWeights | None = None, accounts=None):
         self.weights = weights or MultifactorWeights()
+        self.given_accounts = accounts  # per job (workload order); None: SWF users or groups
 
-    def attach(self, engine, account_of: np.ndarray | None = None) -> None:
-        """Read the per-job arrays once; `account_of` (fair-share account per job) defaults to the
-        SWF user or group of the workload's jobs."""
+    def attach(self, engine) -> None:
+        """Read the per-job arrays once: the fair-share account of each job is the SWF user or
+        group of the workload's jobs unless accounts were given."""
         weights = self.weights
+        account_of = self.given_accounts
         self.submit = np.asarray(engine.submit, dtype=np.float64)
         cores_per_node = engine.platform.cores_per_node
         self.nodes = -(-np.asarray(engine.cores, dtype=np.int64) // cores_per_node)
