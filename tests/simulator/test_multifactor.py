@@ -63,7 +63,7 @@ def recorded_run(workload, platform, scheduler_name, priority):
 def test_worked_example_decayed_fairshare_reorders_the_queue(tmp_path):
     # One 1-core node, half-life H = 100 s, fair-share weight 10000 only. User 1 ran on [0, 100],
     # user 2 on [100, 200]. At t = 200, usage (core-seconds decayed to t = 200):
-    #   user 1: (H / ln 2)(2^-1 - 2^-2) = 0.25 H / ln 2;  user 2: (H / ln 2)(1 - 2^-1) = 0.5 H / ln 2
+    #   user 1: (H / ln 2)(2^-1 - 2^-2) = 0.25 H / ln 2; user 2: (H / ln 2)(1 - 2^-1) = 0.5 H / ln 2
     #   U = 1/3 and 2/3; S = 1/2 (two users); F = 2^(-U/S) = 2^(-2/3) = 0.62996, 2^(-4/3) = 0.39685
     #   priorities: floor(6299.6) = 6299 (user 1), floor(3968.5) = 3968 (user 2)
     # so user 1's job (submitted at 160) starts before user 2's (submitted at 150).

@@ -367,3 +367,21 @@ def test_load_partitions_reads_ranges_and_defaults(tmp_path):
     (partition,) = load_partitions(path, Platform(4)).partitions
     assert partition.nodes == (0, 1, 3) and partition.max_nodes == 3
     assert partition.max_time == np.inf and partition.priority_job_factor == 1.0
+
+
+@pytest.mark.parametrize("scheduler", ["easy", "conservative"])
+def test_idle_nodes_of_another_partition_do_not_count_for_a_reservation(scheduler):
+    # a is idle. b: job 1 on node 2 until 50; job 2 (b's head, 2 nodes) waits until 50; job 3 (1
+    # node, 100 s) would end after 50 and b has no extra node then: it waits, although a's two idle
+    # nodes would make it look harmless to a backfill over the whole machine.
+    result, _ = run(
+        scheduler,
+        [1, 2, 3],
+        [0, 1, 2],
+        [50, 10, 100],
+        [1, 2, 1],
+        [50, 10, 100],
+        [1, 1, 1],
+        two_partitions(),
+    )
+    assert result.start.tolist() == [0, 50, 60]
