@@ -22,7 +22,9 @@ from __future__ import annotations
 import bisect
 import math
 import os
+from collections import OrderedDict
 from dataclasses import dataclass, replace
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -248,9 +250,13 @@ class PartitionedQueues:
     ``partition_job_depth``."""
 
     def __init__(self, scheduler, engine, allocator: PartitionAllocator):
-        self.scheduler, self.engine = scheduler, engine
+        self.scheduler, self.engine, self.allocator = scheduler, engine, allocator
         self.partition_of = allocator.partition_of
+        self.partition_array = np.asarray(allocator.partition_of, dtype=np.int64)
         count = len(allocator.node_sets)
+        # per partition, its waiting jobs in arrival order (FCFS and EASY without a priority)
+        self.waiting: list[OrderedDict[int, None]] = [OrderedDict() for _ in range(count)]
+        self.arrived = 0
         self.views = [_PartitionView(engine, allocator, p) for p in range(count)]
         self.conservative = (
             [
@@ -267,13 +273,56 @@ class PartitionedQueues:
             return
         if self.conservative is not None:
             self._retire_finished()
-        queues: list[list[int]] = [[] for _ in self.views]
-        of = self.partition_of
-        for job in self.scheduler.order(engine):
-            queues[of[job]].append(job)
-        for partition, queue in enumerate(queues):
+            queues: list[list[int]] = [[] for _ in self.views]
+            of = self.partition_of
+            for job in self.scheduler.order(engine):
+                queues[of[job]].append(job)
+            for partition, queue in enumerate(queues):
+                if queue:
+                    self._pass(partition, queue)
+            return
+        for partition, queue in enumerate(self._queues(engine)):
             if queue:
                 self._pass(partition, queue)
+
+    def _queues(self, engine) -> list[list[int]]:
+        """The part of each partition's queue (priority order) that FCFS and EASY may look at now:
+        nothing where no unit is free (no job can start, EASY cannot backfill), else its first
+        free + depth + 1 jobs (at most `free` start in order, each taking a unit; then the head
+        and `depth` candidates behind it)."""
+        scheduler, allocator = self.scheduler, self.allocator
+        count = len(self.views)
+        free = [allocator.free_units_in(p) for p in range(count)]
+        queues: list[list[int]] = [[] for _ in range(count)]
+        if scheduler.reservations is None:  # else every head's reservation is recorded
+            most, units = max(free), engine.waiting_units
+            if most == 0 or (units is not None and units[0] > most):
+                return queues
+            room = [f + scheduler.depth + 1 if f else 0 for f in free]
+        else:
+            room = [f + scheduler.depth + 1 for f in free]
+        if scheduler.priority is None:  # arrival order: each partition's own waiting jobs
+            self._arrivals(engine)
+            for p, waiting in enumerate(self.waiting):
+                if room[p]:
+                    queues[p] = list(islice(waiting, room[p]))
+            return queues
+        ordered = np.asarray(scheduler.order(engine), dtype=np.int64)
+        partitions = self.partition_array[ordered]
+        for p in range(count):
+            if room[p]:
+                queues[p] = ordered[partitions == p][: room[p]].tolist()
+        return queues
+
+    def _arrivals(self, engine) -> None:
+        """Append the jobs submitted since the last pass to their partition's queue (jobs arrive
+        in index order, all those submitted by now before the pass)."""
+        submit, of, jobs = engine.submit, self.partition_of, len(self.partition_of)
+        arrived, now = self.arrived, engine.now
+        while arrived < jobs and submit[arrived] <= now:
+            self.waiting[of[arrived]][arrived] = None
+            arrived += 1
+        self.arrived = arrived
 
     def _pass(self, partition: int, queue: list[int]) -> None:
         scheduler, engine, view = self.scheduler, self.engine, self.views[partition]
@@ -294,6 +343,10 @@ class PartitionedQueues:
             index += 1
         if index < len(queue) and scheduler.backfill == "easy" and depth:
             easy_pass(view, queue[index : index + depth + 1], scheduler.reservations)
+        waiting, own = engine.waiting, self.waiting[partition]
+        for job in queue:  # only these jobs could start in this pass
+            if job not in waiting:
+                own.pop(job, None)
 
     def _retire_finished(self) -> None:
         """Give the units of jobs that ended (at this timestamp: every end is followed by a pass)

@@ -172,26 +172,39 @@ class MultifactorPriority:
             self.charged *= 2.0 ** (-(now - self.epoch) / self.half_life)
             self.epoch = now
 
-    def _charge(self, engine, job: int, until: float) -> float:
-        """Scaled usage of `job`'s current run from its start to `until`: allocated cores x
-        decayed seconds."""
+    def finished(self, engine, job: int) -> None:
+        """Charge a run that stopped now (end, kill or preemption) to its account: allocated cores
+        x decayed seconds."""
+        self._rebase(engine.now)
         allocation = engine.allocation[job]
         cores = allocation.size * allocation.cores
-        return cores * (self._growth(until) - self._growth(engine.started[job]))
-
-    def finished(self, engine, job: int) -> None:
-        """Charge a run that stopped now (end, kill or preemption) to its account."""
-        self._rebase(engine.now)
-        self.charged[self.account_of[job]] += self._charge(engine, job, engine.now)
+        self.charged[self.account_of[job]] += cores * (
+            self._growth(engine.now) - self._growth(engine.started[job])
+        )
 
     def fairshare(self, engine) -> np.ndarray:
         """F = 2^(-U/S) per account (classic_fair_share.html), running jobs charged up to now."""
         now = engine.now
         self._rebase(now)
-        usage = self.charged.copy()
-        account_of = self.account_of
-        for job in engine.running:
-            usage[account_of[job]] += self._charge(engine, job, now)
+        usage = self.charged
+        if engine.running:
+            running = np.fromiter(engine.running, np.int64, len(engine.running))
+            started, allocation = engine.started, engine.allocation
+            since = np.array([started[job] for job in running.tolist()])
+            cores = np.array(
+                [allocation[job].size * allocation[job].cores for job in running.tolist()]
+            )
+            if self.half_life > 0:
+                scale = self.half_life / math.log(2)
+                grown = scale * (
+                    2.0 ** ((now - self.epoch) / self.half_life)
+                    - 2.0 ** ((since - self.epoch) / self.half_life)
+                )
+            else:
+                grown = now - since
+            usage = usage + np.bincount(
+                self.account_of[running], weights=cores * grown, minlength=self.accounts
+            )
         total = usage.sum()
         if total <= 0:
             return np.ones(self.accounts)
@@ -207,7 +220,11 @@ class MultifactorPriority:
             size = 1.0 - (nodes - 1) / self.total_nodes
         else:
             size = nodes / self.total_nodes
-        fairshare = self.fairshare(engine)[self.account_of[waiting]]
+        fairshare = (
+            self.fairshare(engine)[self.account_of[waiting]]
+            if weights.fairshare
+            else np.zeros(waiting.size)
+        )
         return {
             "age": age,
             "job_size": size,
