@@ -31,7 +31,7 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.inputs import check_number, parse_json, shown
-from cosched.simulator.allocators import Allocation, CompactAllocator
+from cosched.simulator.allocators import BULK_NODES, Allocation, CompactAllocator
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_pass
 from cosched.simulator.workload import Workload
@@ -185,9 +185,14 @@ class PartitionAllocator(CompactAllocator):
         return Allocation(idle[:count], self._cpn)
 
     def allocate(self, engine, job: int) -> Allocation | None:
-        allocation = self.find(engine, job)
-        if allocation is not None:
-            self.commit(job, allocation)
+        count = -(-engine.cores[job] // self._cpn)
+        idle = self._idle_in[self.partition_of[job]]
+        if count > len(idle):
+            return None
+        chosen = idle[:count]
+        del idle[:count]  # the partition's lowest idle nodes: a prefix of its list
+        allocation = Allocation(chosen, self._cpn)
+        super().commit(job, allocation)
         return allocation
 
     def commit(self, job: int, allocation: Allocation) -> None:
@@ -202,7 +207,14 @@ class PartitionAllocator(CompactAllocator):
     def release(self, job: int, allocation: Allocation) -> None:
         super().release(job, allocation)
         where, idle_in = self._node_partition, self._idle_in
-        for node in allocation.node_ids:
+        nodes = allocation.node_ids
+        first = where[nodes[0]]
+        if len(nodes) > BULK_NODES and all(where[node] == first for node in nodes):
+            if first >= 0:  # one partition's nodes: the sort merges two sorted runs in one pass
+                idle_in[first].extend(nodes)
+                idle_in[first].sort()
+            return
+        for node in nodes:
             p = where[node]
             if p >= 0:
                 bisect.insort(idle_in[p], node)
@@ -341,7 +353,12 @@ class PartitionedQueues:
         start, index = engine.start, 0
         while index < len(queue) and start(queue[index]):
             index += 1
-        if index < len(queue) and scheduler.backfill == "easy" and depth:
+        if (
+            index < len(queue)
+            and scheduler.backfill == "easy"
+            and depth
+            and (view.allocator.free_units() or scheduler.reservations is not None)
+        ):
             easy_pass(view, queue[index : index + depth + 1], scheduler.reservations)
         waiting, own = engine.waiting, self.waiting[partition]
         for job in queue:  # only these jobs could start in this pass
