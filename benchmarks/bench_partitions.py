@@ -65,9 +65,8 @@ def main() -> None:
         median = statistics.median(values)
         print(f"  {name:<24} {median:7.2f} s   ratio to plain {median / plain:5.2f}")
     ratio = statistics.median(seconds["partitions"]) / plain
-    print(
-        f"partitions / plain = {ratio:.2f} (target <= {TARGET}): {'met' if ratio <= TARGET else 'NOT met'}"
-    )
+    verdict = "met" if ratio <= TARGET else "NOT met"
+    print(f"partitions / plain = {ratio:.2f} (target <= {TARGET}): {verdict}")
 
 
 if __name__ == "__main__":

@@ -36,10 +36,10 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.simulator.allocators import Allocator, CompactAllocator
-from cosched.simulator.partitions import PartitionedQueues
 from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_pass, fcfs_pass
 from cosched.simulator.schedulers.co_ordering import queue_order
 from cosched.simulator.schedulers.multifactor import PRIORITIES, MultifactorPriority, load_weights
+from cosched.simulator.schedulers.partitioned import PartitionedQueues
 
 __all__ = ["Scheduler", "QueueScheduler", "BACKFILL_POLICIES", "DEFAULT_DEPTH"]
 
