@@ -4,6 +4,7 @@ own nodes."""
 
 from __future__ import annotations
 
+import bisect
 from collections import OrderedDict
 from itertools import islice
 
@@ -62,6 +63,13 @@ class PartitionedQueues:
         count = len(allocator.node_sets)
         # per partition, its waiting jobs in arrival order (FCFS and EASY without a priority)
         self.waiting: list[OrderedDict[int, None]] = [OrderedDict() for _ in range(count)]
+        # per partition, the units of its waiting jobs, ascending (a partition whose smallest
+        # waiting job exceeds its free units can start nothing, as `engine.waiting_units` shows
+        # for the whole machine); None without a static units table
+        self.table = engine.units_table
+        self.waiting_units: list[list[int]] | None = (
+            None if self.table is None else [[] for _ in range(count)]
+        )
         self.arrived = 0
         self.views = [_PartitionView(engine, allocator, p) for p in range(count)]
         self.conservative = (
@@ -100,15 +108,23 @@ class PartitionedQueues:
         count = len(self.views)
         free = [allocator.free_units_in(p) for p in range(count)]
         queues: list[list[int]] = [[] for _ in range(count)]
+        self._arrivals(engine)
         if scheduler.reservations is None:  # else every head's reservation is recorded
             most, units = max(free), engine.waiting_units
             if most == 0 or (units is not None and units[0] > most):
                 return queues
-            room = [f + scheduler.depth + 1 if f else 0 for f in free]
+            smallest = self.waiting_units
+            room = [
+                f + scheduler.depth + 1
+                if f and (smallest is None or (smallest[p] and smallest[p][0] <= f))
+                else 0
+                for p, f in enumerate(free)
+            ]
+            if not any(room):
+                return queues
         else:
             room = [f + scheduler.depth + 1 for f in free]
         if scheduler.priority is None:  # arrival order: each partition's own waiting jobs
-            self._arrivals(engine)
             for p, waiting in enumerate(self.waiting):
                 if room[p]:
                     queues[p] = list(islice(waiting, room[p]))
@@ -124,9 +140,11 @@ class PartitionedQueues:
         """Append the jobs submitted since the last pass to their partition's queue (jobs arrive
         in index order, all those submitted by now before the pass)."""
         submit, of, jobs = engine.submit, self.partition_of, len(self.partition_of)
-        arrived, now = self.arrived, engine.now
+        arrived, now, table, units = self.arrived, engine.now, self.table, self.waiting_units
         while arrived < jobs and submit[arrived] <= now:
             self.waiting[of[arrived]][arrived] = None
+            if units is not None:
+                bisect.insort(units[of[arrived]], table[arrived])
             arrived += 1
         self.arrived = arrived
 
@@ -154,10 +172,11 @@ class PartitionedQueues:
             and (view.allocator.free_units() or scheduler.reservations is not None)
         ):
             easy_pass(view, queue[index : index + depth + 1], scheduler.reservations)
-        waiting, own = engine.waiting, self.waiting[partition]
+        waiting, own, table = engine.waiting, self.waiting[partition], self.table
+        units = None if self.waiting_units is None else self.waiting_units[partition]
         for job in queue:  # only these jobs could start in this pass
-            if job not in waiting:
-                own.pop(job, None)
+            if job not in waiting and own.pop(job, 0) is None and units is not None:
+                del units[bisect.bisect_left(units, table[job])]
 
     def _retire_finished(self) -> None:
         """Give the units of jobs that ended (at this timestamp: every end is followed by a pass)
