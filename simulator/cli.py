@@ -44,6 +44,7 @@ from cosched.simulator.hybrid.cli import simulate_command as hybrid_simulate
 from cosched.simulator.platform import PRESETS as PLATFORMS
 from cosched.simulator.schedulers import CLASSIC, SCHEDULERS
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
+from cosched.simulator.schedulers.multifactor import PRIORITIES
 from cosched.simulator.trace_cli import (
     add_swf_out,
     add_trace_options,
@@ -198,6 +199,7 @@ def register(subparsers) -> None:
     add_elastic_options(
         simulate
     )  # marks jobs moldable or malleable (cosched.simulator.elastic.traces)
+    add_cluster_policy_options(simulate)
     add_seed(simulate, "seed of the elastic marking and of the hybrid typing")
     add_hybrid_options(
         simulate
@@ -241,6 +243,85 @@ def register(subparsers) -> None:
         "same comparison resumes and others are refused)",
     )
     compare.set_defaults(func=_compare_command)
+
+
+def add_cluster_policy_options(parser) -> None:
+    """Slurm's partitions and multifactor priority (docs/partitions.md)."""
+    parser.add_argument(
+        "--partitions",
+        metavar="FILE",
+        help="partition file (JSON: named node ranges with max_nodes / max_time limits, SWF "
+        "partition or queue numbers mapped to them): jobs run only on their partition's nodes and "
+        "each partition's queue is backfilled on its own; jobs breaking a limit are rejected at "
+        "submit (counted as rejected_partition_limits)",
+    )
+    parser.add_argument(
+        "--priority",
+        choices=PRIORITIES,
+        help="order the queue by Slurm's multifactor priority (age, job size, fair-share over SWF "
+        "users or groups, partition) instead of the scheduler's own order",
+    )
+    parser.add_argument(
+        "--priority-weights",
+        metavar="SPEC",
+        help="multifactor weights and parameters: a JSON file or key=value,... (age, fairshare, "
+        "job_size, partition, max_age, decay_half_life, favor_small, fairshare_by); default: "
+        "Slurm's configuration example (1000, 10000, 1000, 1000; 14-day max age and half-life)",
+    )
+
+
+def _policy_options(args) -> dict:
+    """The scheduler options of --priority / --priority-weights (checked here: exit 2 on error)."""
+    priority, weights = getattr(args, "priority", None), getattr(args, "priority_weights", None)
+    if weights is not None and priority is None:
+        raise InputError("needs --priority multifactor", field="--priority-weights")
+    if priority is not None and getattr(args, "hybrid", None):
+        raise InputError("the hybrid mechanisms keep their own order", field="--priority")
+    if priority is None:
+        return {}
+    from cosched.simulator.schedulers.multifactor import load_weights
+
+    return {"priority": priority, "priority_weights": load_weights(weights)}
+
+
+def _partitioned(args, platform, workload):
+    """The workload's jobs assigned to the --partitions file's partitions, or None without it
+    (and --priority checked: both before any run)."""
+    _policy_options(args)
+    if not getattr(args, "partitions", None):
+        return None
+    from cosched.simulator.partitions import load_partitions
+
+    if args.hybrid or args.elastic_fraction:
+        raise InputError(
+            "partitions run rigid jobs under the queue schedulers; leave out --hybrid and "
+            "--elastic-fraction",
+            field="--partitions",
+        )
+    if args.compat:
+        raise InputError(
+            f"--compat {args.compat} reproduces a simulator without partitions; leave one out",
+            field="--partitions",
+        )
+    if platform.groups or platform.memory_per_node is not None or platform.gpus_per_node:
+        raise InputError(
+            "partitions take a platform of one node type with cores only (no memory or GPUs)",
+            field="--partitions",
+        )
+    if workload.memory is not None or workload.gpus is not None:
+        raise InputError(
+            "partitions take jobs that request cores only: leave out --swf-memory and the "
+            "memory_per_core / gpus columns",
+            field="--partitions",
+        )
+    assignment = load_partitions(args.partitions, platform).assign(
+        workload, platform.cores_per_node
+    )
+    if not len(assignment.workload):
+        raise InputError(
+            "every job breaks its partition's limits", source=args.partitions, field="partitions"
+        )
+    return assignment
 
 
 def _load(args, schedulers=()):
@@ -307,18 +388,20 @@ def _preflight(args, names, platform) -> None:
     )
 
 
-def _run(args, name, platform, workload, progress, job_models=None, compat=None):
+def _run(args, name, platform, workload, progress, job_models=None, compat=None, partitions=None):
     from cosched.simulator.compare import checked_scheduler
     from cosched.simulator.engine import simulate
 
     scheduler = checked_scheduler(name, args.depth)
     co_options = co_simulation_options(args) if scheduler.co_located else {}
-    options = co_options.pop("scheduler_options", None)
+    options = co_options.pop("scheduler_options", None) or {}
+    options.update(_policy_options(args))
     variant, engine_options = run_options(args, compat, len(workload))
-    if options or variant:  # the co-schedulers' options (--missing-pair, ...), the compat variant
-        from cosched.simulator.schedulers import make_scheduler
+    # the co-schedulers' options (--missing-pair, ...), --priority, the compat variant
+    if options or variant:
+        from cosched.simulator.compare import checked_options
 
-        scheduler = make_scheduler(name, **{"depth": args.depth, **(options or {}), **variant})
+        scheduler = checked_options(name, args.depth, {**options, **variant})
     return simulate(
         workload,
         platform,
@@ -326,9 +409,43 @@ def _run(args, name, platform, workload, progress, job_models=None, compat=None)
         use_run_times=args.run_times,
         progress=progress,
         job_models=job_models,
+        partitions=partitions,
         **co_options,
         **engine_options,
     )
+
+
+def _check_policies(args, names, partitions, workload):
+    """Refuse, before any run, a scheduler that cannot take --priority or --partitions; the
+    workload to simulate (the jobs the partitions accepted)."""
+    from cosched.simulator.compare import checked_options, checked_scheduler
+    from cosched.simulator.schedulers.base import QueueScheduler
+
+    options = _policy_options(args)
+    for name in filter(None, names):
+        if options:
+            checked_options(name, args.depth, options)
+        scheduler = checked_scheduler(name, args.depth)
+        for flag, used in (("--priority", options), ("--partitions", partitions is not None)):
+            if used and (not isinstance(scheduler, QueueScheduler) or scheduler.co_located):
+                raise InputError(
+                    f"{name!r} is not a queue scheduler (fcfs, easy, conservative, sjf, ljf)",
+                    field=flag,
+                )
+    return workload if partitions is None else partitions.workload
+
+
+def _policy_summary(args) -> dict:
+    """Summary keys of --partitions and --priority (none without them: summaries unchanged)."""
+    from dataclasses import asdict
+
+    summary: dict = {}
+    if args.partitions:
+        summary["partitions"] = str(args.partitions)
+    if args.priority:
+        summary["priority"] = args.priority
+        summary["priority_weights"] = asdict(_policy_options(args)["priority_weights"])
+    return summary
 
 
 WHOLE_FLOAT_LIMIT = 1e16  # below it, repr() writes a whole float as its integer and ".0"
@@ -489,6 +606,7 @@ def _simulate_command(args) -> int:
     platform, workload, window, compat = _load(
         args, [scheduler] + ([args.baseline] if args.baseline else [])
     )
+    partitions = _partitioned(args, platform, workload)
     if args.hybrid:  # on-demand, rigid and malleable jobs under a hybrid mechanism
         if _trace_options_given(args) or args.swf_out:
             raise InputError(
@@ -499,12 +617,13 @@ def _simulate_command(args) -> int:
         args.plots_folder = plots
         return hybrid_simulate(args, scheduler, platform, workload)
     _preflight(args, [scheduler] + ([args.baseline] if args.baseline else []), platform)
+    workload = _check_policies(args, [scheduler, args.baseline], partitions, workload)
     _note_without_heatmap(args, [scheduler] + ([args.baseline] if args.baseline else []))
     job_models, marking = simulate_job_models(args, platform, workload)
     progress = not args.quiet
-    result = _run(args, scheduler, platform, workload, progress, job_models, compat)
+    result = _run(args, scheduler, platform, workload, progress, job_models, compat, partitions)
     baseline = (
-        _run(args, args.baseline, platform, workload, progress, job_models, compat)
+        _run(args, args.baseline, platform, workload, progress, job_models, compat, partitions)
         if args.baseline
         else None
     )
@@ -521,6 +640,7 @@ def _simulate_command(args) -> int:
     summary["workload"] = str(args.workload)
     summary["use_run_times"] = args.run_times
     summary["depth"] = args.depth
+    summary.update(_policy_summary(args))
     if (
         args.bound and job_models is None
     ):  # the bound holds for rigid jobs (cosched.simulator.bounds)

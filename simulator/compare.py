@@ -105,6 +105,19 @@ def checked_scheduler(name: str, depth: int = DEFAULT_DEPTH):
         ) from None
 
 
+def checked_options(name: str, depth: int, options: dict):
+    """The scheduler `name` built with backfill `depth` and keyword `options`; errors as
+    `checked_scheduler`."""
+    from cosched.simulator.schedulers import make_scheduler
+
+    try:
+        return make_scheduler(name, depth=depth, **options)
+    except InputError as error:
+        raise InputError(
+            error.message, source=error.source, field=error.field or "scheduler", line=error.line
+        ) from None
+
+
 def preflight(
     names: Sequence[str],
     platform: Platform,

@@ -1080,6 +1080,7 @@ def simulate(
     placement: str | None = None,
     scheduler_options: dict | None = None,
     spread_speedup=UNSET,
+    partitions=None,
     **options,
 ) -> SimulationResult:
     """Run one simulation of any scheduler: an object, a registered name or a function(engine).
@@ -1089,6 +1090,8 @@ def simulate(
     nodes, `alone_speedup`; co-schedulers use the heatmap co-location model of 000 §3.5). `options`
     go to the `Engine` (job_models, sources, use_run_times, log_events, progress). The keyword
     ``spread_speedup`` is the deprecated spelling of `alone_speedup` (removed in 0.4.0).
+    `partitions` (a `cosched.simulator.partitions.Assignment`) confines each job to its partition's
+    nodes and runs the queue per partition; it simulates the jobs its partitions accepted.
     """
     alone_speedup = renamed_keyword(
         alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup"
@@ -1097,6 +1100,9 @@ def simulate(
         scheduler = make_scheduler(scheduler, **(scheduler_options or {}))
     elif not hasattr(scheduler, "schedule"):
         scheduler = _FunctionScheduler(scheduler)
+    if partitions is not None:
+        workload = partitions.workload
+        options["allocator"] = partitions.allocator(platform, scheduler)
     allocator = options.pop("allocator", None) or scheduler.make_allocator(
         platform, placement=placement
     )

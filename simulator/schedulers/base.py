@@ -43,6 +43,8 @@ from cosched.simulator.schedulers.backfilling import (
     fcfs_pass,
 )
 from cosched.simulator.schedulers.co_ordering import queue_order
+from cosched.simulator.schedulers.multifactor import PRIORITIES, MultifactorPriority, load_weights
+from cosched.simulator.schedulers.partitioned import PartitionedQueues
 
 __all__ = [
     "Scheduler",
@@ -112,7 +114,13 @@ class QueueScheduler(Scheduler):
     # function(engine, waiting job indices) -> key array, largest first; None: arrival order
     priority = None
 
-    OPTIONS: tuple[str, ...] = ("backfill", "depth", "record_reservations")
+    OPTIONS: tuple[str, ...] = (
+        "backfill",
+        "depth",
+        "record_reservations",
+        "priority",
+        "priority_weights",
+    )
     # EASY's variants (`shadow_extra`, `queued_durations`): the schedulers that name them in their
     # OPTIONS take them (`cosched.simulator.schedulers.easy.EASY`)
 
@@ -123,6 +131,8 @@ class QueueScheduler(Scheduler):
         record_reservations: bool = False,
         shadow_extra: str = "first",
         queued_durations: str = "estimate",
+        priority: str | MultifactorPriority | None = None,
+        priority_weights=None,
     ):
         if backfill is not None:
             if backfill not in BACKFILL_POLICIES:
@@ -144,15 +154,37 @@ class QueueScheduler(Scheduler):
         self._durations = None  # EASY's durations of waiting jobs (None: the engine's)
         self.reservations: dict[int, float] | None = {} if record_reservations else None
         self._conservative: ConservativeBackfill | None = None
+        self._partitioned: PartitionedQueues | None = None
+        self._multifactor: MultifactorPriority | None = None
+        if priority is not None:  # Slurm's multifactor priority replaces the class's ordering
+            if isinstance(priority, MultifactorPriority):
+                self._multifactor = priority
+            elif priority in PRIORITIES:
+                self._multifactor = MultifactorPriority(load_weights(priority_weights))
+            else:
+                raise InputError(
+                    f"unknown priority {priority!r}; known: {', '.join(PRIORITIES)}",
+                    field="priority",
+                )
+            self.priority = self._multifactor
+        elif priority_weights is not None:
+            raise InputError("priority weights need priority 'multifactor'", field="priority")
 
     def attach(self, engine) -> None:
         # per-job arrays for vectorised priorities
         self.cores = np.asarray(engine.cores, dtype=np.int64)
         self.estimate = np.asarray(engine.estimate, dtype=np.float64)
         self._durations = engine.run_time if self.queued_durations == "run" else None
+        if self._multifactor is not None:
+            self._multifactor.attach(engine)
+        partitioned = getattr(engine.allocator, "partition_of", None) is not None
+        # with partitions each partition's queue is scheduled on its own (partitions.py)
+        self._partitioned = (
+            PartitionedQueues(self, engine, engine.allocator) if partitioned else None
+        )
         self._conservative = (
             ConservativeBackfill(engine, self.depth, self.reservations)
-            if self.backfill == "conservative"
+            if self.backfill == "conservative" and not partitioned
             else None
         )
 
@@ -160,6 +192,7 @@ class QueueScheduler(Scheduler):
         # the hooks below serve Conservative backfilling only
         if (
             self._conservative is None
+            and self._multifactor is None
             and hook in _CONSERVATIVE_HOOKS
             and getattr(type(self), hook) is getattr(QueueScheduler, hook)
         ):
@@ -171,13 +204,29 @@ class QueueScheduler(Scheduler):
             self._conservative.arrived()
 
     def on_finish(self, engine, job: int) -> None:
+        if self._multifactor is not None:
+            self._multifactor.finished(engine, job)
         if self._conservative is not None:
             self._conservative.finished(job)
 
     def on_preempt(self, engine, job: int) -> None:
+        if self._multifactor is not None:
+            self._multifactor.finished(engine, job)
         if self._conservative is not None:
             self._conservative.finished(job)
             self._conservative.arrived()
+
+    def _conservative_pass(self, engine, conservative: ConservativeBackfill) -> None:
+        """Reserve and start in priority order until nothing more starts (003 §5.1.3)."""
+        waiting = engine.waiting
+        # jobs started: the window slides, and waiting jobs without a reservation enter it
+        # (003 §5.1.3)
+        while (
+            waiting
+            and conservative.schedule(self.order(engine, self.depth))
+            and len(waiting) > len(conservative.slot)
+        ):
+            conservative.arrived()
 
     def order(self, engine, limit: int | None = None) -> list[int]:
         """The first `limit` waiting jobs in priority order (stable: ties keep queue order)."""
@@ -193,19 +242,14 @@ class QueueScheduler(Scheduler):
     def schedule(self, engine) -> None:
         """Start in priority order until a job does not fit, then backfill behind it (000 Algorithm
         2)."""
+        if self._partitioned is not None:
+            self._partitioned.schedule(engine)
+            return
         waiting = engine.waiting
         if not waiting:
             return
-        conservative = self._conservative
-        if conservative is not None:
-            # jobs started: the window slides, and waiting jobs without a reservation enter it
-            # (003 §5.1.3)
-            while (
-                waiting
-                and conservative.schedule(self.order(engine, self.depth))
-                and len(waiting) > len(conservative.slot)
-            ):
-                conservative.arrived()
+        if self._conservative is not None:
+            self._conservative_pass(engine, self._conservative)
             return
         units = engine.waiting_units
         if (

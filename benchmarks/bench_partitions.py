@@ -1,0 +1,73 @@
+"""Partitions and the multifactor priority against plain EASY on SDSC-SP2, side by side in one run.
+
+Times the simulation alone (CPU seconds of `simulate`, so other load on a shared machine inflates it
+little), in rounds that alternate the cases (plain, partitioned, ...), and prints each case's median
+over the rounds divided by plain EASY's median. Cases:
+
+- plain: EASY, no partitions, arrival order;
+- one-partition: EASY with one partition over all 128 nodes (the per-partition pass's own cost);
+- partitions: EASY with docs/examples/sdsc-sp2-partitions.json (16 + 112 nodes, limits);
+- multifactor: EASY ordered by the multifactor priority (default weights);
+- partitions+multifactor: both.
+
+Target (issue: "SDSC-SP2 under EASY with ... partitions runs within 1.5x of plain EASY"): the
+partitions ratio <= 1.5.
+
+    python benchmarks/bench_partitions.py [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from data_paths import REPO, SHARED_DATA
+
+from cosched.simulator.compare import load_inputs
+from cosched.simulator.engine import simulate
+from cosched.simulator.partitions import Partition, Partitions, load_partitions
+
+SDSC_SP2 = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
+EXAMPLE = REPO / "docs" / "examples" / "sdsc-sp2-partitions.json"
+TARGET = 1.5
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    platform, workload = load_inputs(SDSC_SP2, "sdsc-sp2")
+    cpn = platform.cores_per_node
+    example = load_partitions(EXAMPLE, platform).assign(workload, cpn)
+    whole = Partitions(
+        (Partition("all", tuple(range(platform.nodes)), platform.nodes),), "queue", "all"
+    ).assign(workload, cpn)
+    multifactor = {"priority": "multifactor"}
+    cases = {
+        "plain": lambda: simulate(workload, platform, "easy"),
+        "one-partition": lambda: simulate(workload, platform, "easy", partitions=whole),
+        "partitions": lambda: simulate(example.workload, platform, "easy", partitions=example),
+        "multifactor": lambda: simulate(workload, platform, "easy", scheduler_options=multifactor),
+        "partitions+multifactor": lambda: simulate(
+            example.workload, platform, "easy", partitions=example, scheduler_options=multifactor
+        ),
+    }
+    seconds: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(args.rounds):
+        for name, run in cases.items():
+            start = time.process_time()
+            run()
+            seconds[name].append(time.process_time() - start)
+    plain = statistics.median(seconds["plain"])
+    print(f"SDSC-SP2, EASY, {len(workload)} jobs, {args.rounds} rounds (CPU seconds, median)")
+    for name, values in seconds.items():
+        median = statistics.median(values)
+        print(f"  {name:<24} {median:7.2f} s   ratio to plain {median / plain:5.2f}")
+    ratio = statistics.median(seconds["partitions"]) / plain
+    verdict = "met" if ratio <= TARGET else "NOT met"
+    print(f"partitions / plain = {ratio:.2f} (target <= {TARGET}): {verdict}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,243 @@
+"""Slurm's multifactor job priority: a weighted sum of age, job size, fair-share and partition
+factors (https://slurm.schedmd.com/priority_multifactor.html).
+
+The queue disciplines (FCFS, EASY, Conservative, SJF, LJF) order by it with ``priority=
+"multifactor"``: the key of `QueueScheduler.priority`, largest first, ties in queue order (submit
+time, as Slurm's next key). Slurm's QOS, association, TRES, site and nice factors are not modelled
+(an SWF trace has none of them).
+
+Factors, each in [0, 1] (the page's sections of the same names):
+- age: time waited over ``max_age`` (PriorityMaxAge), capped at 1;
+- job size: nodes requested over the platform's nodes (PriorityFavorSmall=NO), or
+  1 - (nodes - 1) / platform nodes with ``favor_small`` (a one-node job gets 1);
+- partition: the partition's PriorityJobFactor over the largest one (1 without partitions);
+- fair-share, Slurm's classic algorithm (https://slurm.schedmd.com/classic_fair_share.html):
+  F = 2^(-U/S), U the account's share of all decayed usage, S its normalized shares (equal shares:
+  1 / number of accounts); an account is an SWF user (field 12) or group (field 13),
+  ``fairshare_by``.
+  Usage is allocated cores x seconds, decayed with the half-life ``decay_half_life``
+  (PriorityDecayHalfLife; 0: no decay), charged while jobs run.
+
+Defaults are the page's configuration example (weights age 1000, fair-share 10000, job size 1000,
+partition 1000; PriorityMaxAge and PriorityDecayHalfLife of 14 days).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import numpy as np
+
+from cosched.errors import InputError
+from cosched.inputs import check_number, parse_json, shown
+
+__all__ = [
+    "MultifactorWeights",
+    "MultifactorPriority",
+    "load_weights",
+    "FAIRSHARE_BY",
+    "PRIORITIES",
+]
+
+PRIORITIES = ("multifactor",)  # names `QueueScheduler(priority=...)` takes
+FAIRSHARE_BY = ("user", "group")
+DAY = 86400.0
+REBASE_EXPONENT = 512.0  # usage is kept as 2^((t - epoch)/H)-scaled sums: rebased before overflow
+
+
+@dataclass(frozen=True)
+class MultifactorWeights:
+    """Weights and parameters of the multifactor priority (Slurm's names in the comments)."""
+
+    age: float = 1000.0  # PriorityWeightAge
+    fairshare: float = 10000.0  # PriorityWeightFairshare
+    job_size: float = 1000.0  # PriorityWeightJobSize
+    partition: float = 1000.0  # PriorityWeightPartition
+    max_age: float = 14 * DAY  # PriorityMaxAge, seconds
+    decay_half_life: float = 14 * DAY  # PriorityDecayHalfLife, seconds; 0: no decay
+    favor_small: bool = False  # PriorityFavorSmall
+    fairshare_by: str = "user"
+
+
+def load_weights(spec) -> MultifactorWeights:
+    """Weights from a dict, a JSON file or "key=value,..." text (keys: MultifactorWeights'
+    fields); None gives the defaults. Errors name the field (and the file)."""
+    if spec is None:
+        return MultifactorWeights()
+    if isinstance(spec, MultifactorWeights):
+        return spec
+    source = None
+    if isinstance(spec, (str, os.PathLike)) and str(spec).endswith(".json"):
+        source = str(spec)
+        if not Path(spec).exists():
+            raise InputError("no such weights file", source=source)
+        spec = parse_json(spec)
+        if not isinstance(spec, dict):
+            raise InputError("expected a JSON object", source=source)
+    elif isinstance(spec, str):
+        spec = _pairs(spec)
+    known = [f.name for f in fields(MultifactorWeights)]
+    values = {}
+    for key, value in spec.items():
+        if key not in known:
+            raise InputError(
+                f"unknown priority weight; known: {', '.join(known)}", source=source, field=key
+            )
+        values[key] = _weight(key, value, source)
+    if values.get("max_age", 1.0) == 0:
+        raise InputError("must be positive", source=source, field="max_age")
+    return MultifactorWeights(**values)
+
+
+def _pairs(text: str) -> dict[str, str]:
+    """{"key": "value"} of "key=value,key=value"."""
+    pairs = {}
+    for piece in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = piece.partition("=")
+        if not sep:
+            raise InputError(f"expected key=value, got {shown(piece)}", field="priority_weights")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def _weight(key: str, value, source: str | None):
+    """One checked weight or parameter (text values only from key=value text)."""
+    if key == "fairshare_by":
+        if value not in FAIRSHARE_BY:
+            raise InputError(
+                f"must be one of {', '.join(FAIRSHARE_BY)}, got {shown(value)}",
+                source=source,
+                field=key,
+            )
+        return value
+    if key == "favor_small":
+        flag = {"true": True, "yes": True, "false": False, "no": False}.get(str(value).lower())
+        if flag is None or (source is not None and not isinstance(value, bool)):
+            raise InputError(f"must be true or false, got {shown(value)}", source=source, field=key)
+        return flag
+    return float(check_number(value, source=source, field=key, minimum=0, text=source is None))
+
+
+class MultifactorPriority:
+    """The multifactor priority of waiting jobs, a callable ``(engine, waiting) -> key``, keeping
+    each account's decayed usage (the scheduler calls `finished` when a job stops)."""
+
+    def __init__(self, weights: MultifactorWeights | None = None, accounts=None):
+        self.weights = weights or MultifactorWeights()
+        self.given_accounts = accounts  # per job (workload order); None: SWF users or groups
+
+    def attach(self, engine) -> None:
+        """Read the per-job arrays once: the fair-share account of each job is the SWF user or
+        group of the workload's jobs unless accounts were given."""
+        weights = self.weights
+        account_of = self.given_accounts
+        self.submit = np.asarray(engine.submit, dtype=np.float64)
+        cores_per_node = engine.platform.cores_per_node
+        self.nodes = -(-np.asarray(engine.cores, dtype=np.int64) // cores_per_node)
+        self.total_nodes = engine.platform.nodes
+        allocator = engine.allocator
+        partition_of = getattr(allocator, "partition_of", None)
+        if partition_of is None:
+            self.partition_factor = np.ones(len(engine.submit))
+        else:
+            factors = np.asarray(allocator.priority_job_factors, dtype=np.float64)
+            top = factors.max()
+            normalized = factors / top if top > 0 else np.zeros_like(factors)
+            self.partition_factor = normalized[np.asarray(partition_of, dtype=np.int64)]
+        if account_of is None:
+            from cosched.simulator.job_attributes import job_attributes
+
+            attributes = job_attributes(engine.workload)
+            account_of = (
+                attributes.user_id if weights.fairshare_by == "user" else attributes.group_id
+            )
+        _, self.account_of = np.unique(np.asarray(account_of), return_inverse=True)
+        self.accounts = int(self.account_of.max()) + 1 if self.account_of.size else 1
+        self.half_life = weights.decay_half_life
+        self.epoch = engine.now
+        self.charged = np.zeros(self.accounts)  # usage of stopped runs, scaled (see `_growth`)
+
+    def _growth(self, time: float) -> float:
+        """Usage at `time` is sum(charged) x 2^-((time - epoch)/H); a core-second at s counts
+        2^((s - epoch)/H) in `charged` (the decay of every account alike cancels in U)."""
+        if self.half_life <= 0:
+            return time - self.epoch
+        return self.half_life / math.log(2) * 2.0 ** ((time - self.epoch) / self.half_life)
+
+    def _rebase(self, now: float) -> None:
+        if self.half_life > 0 and (now - self.epoch) / self.half_life > REBASE_EXPONENT:
+            self.charged *= 2.0 ** (-(now - self.epoch) / self.half_life)
+            self.epoch = now
+
+    def finished(self, engine, job: int) -> None:
+        """Charge a run that stopped now (end, kill or preemption) to its account: allocated cores
+        x decayed seconds."""
+        self._rebase(engine.now)
+        allocation = engine.allocation[job]
+        cores = allocation.size * allocation.cores
+        self.charged[self.account_of[job]] += cores * (
+            self._growth(engine.now) - self._growth(engine.started[job])
+        )
+
+    def fairshare(self, engine) -> np.ndarray:
+        """F = 2^(-U/S) per account (classic_fair_share.html), running jobs charged up to now."""
+        now = engine.now
+        self._rebase(now)
+        usage = self.charged
+        if engine.running:
+            running = np.fromiter(engine.running, np.int64, len(engine.running))
+            started, allocation = engine.started, engine.allocation
+            since = np.array([started[job] for job in running.tolist()])
+            cores = np.array(
+                [allocation[job].size * allocation[job].cores for job in running.tolist()]
+            )
+            if self.half_life > 0:
+                scale = self.half_life / math.log(2)
+                grown = scale * (
+                    2.0 ** ((now - self.epoch) / self.half_life)
+                    - 2.0 ** ((since - self.epoch) / self.half_life)
+                )
+            else:
+                grown = now - since
+            usage = usage + np.bincount(
+                self.account_of[running], weights=cores * grown, minlength=self.accounts
+            )
+        total = usage.sum()
+        if total <= 0:
+            return np.ones(self.accounts)
+        shares = 1.0 / self.accounts  # S: equal normalized shares
+        return 2.0 ** (-(usage / total) / shares)
+
+    def factors(self, engine, waiting: np.ndarray) -> dict[str, np.ndarray]:
+        """The four factors of the waiting jobs, each in [0, 1]."""
+        weights = self.weights
+        age = np.minimum((engine.now - self.submit[waiting]) / weights.max_age, 1.0)
+        nodes = self.nodes[waiting]
+        if weights.favor_small:
+            size = 1.0 - (nodes - 1) / self.total_nodes
+        else:
+            size = nodes / self.total_nodes
+        fairshare = (
+            self.fairshare(engine)[self.account_of[waiting]]
+            if weights.fairshare
+            else np.zeros(waiting.size)
+        )
+        return {
+            "age": age,
+            "job_size": size,
+            "fairshare": fairshare,
+            "partition": self.partition_factor[waiting],
+        }
+
+    def __call__(self, engine, waiting: np.ndarray) -> np.ndarray:
+        weights, factor = self.weights, self.factors(engine, waiting)
+        # priority_multifactor.html: Job_priority = sum of PriorityWeightX * X_factor (an integer)
+        return np.floor(
+            weights.age * factor["age"]
+            + weights.fairshare * factor["fairshare"]
+            + weights.job_size * factor["job_size"]
+            + weights.partition * factor["partition"]
+        )
