@@ -401,7 +401,8 @@ def _run(args, name, platform, workload, progress, job_models=None, compat=None,
     if options or variant:
         from cosched.simulator.compare import checked_options
 
-        scheduler = checked_options(name, args.depth, {**options, **variant})
+        options = {"depth": args.depth, **options, **variant}
+        scheduler = checked_options(name, options.pop("depth"), options)
     return simulate(
         workload,
         platform,
