@@ -678,44 +678,6 @@ class SharedLink:
     def share(self) -> float:
         """Max-min fair rates (water-filling over the flow caps); the time of the next flow
         completion."""
-        transfers = self.transfers
-        if len(transfers) < 3 and not self.crowded:  # the common cases, without the general loop
-            groups = []
-            for transfer in transfers:
-                if len(transfer.groups) != 1 or transfer.groups[0][1] <= 0:
-                    return self._share()
-                groups.append(transfer.groups[0])
-            self.version += 1
-            if not groups:
-                self.throughput = 0.0
-                return math.inf
-            # 001 §5.2.1: water-filling over one or two groups of equal flows, the lower cap first
-            first = groups[0]
-            if len(groups) == 1:
-                level = self.capacity / first[0]
-                rate = first[2] if first[2] <= level else level
-                first[3] = rate
-                self.throughput = rate * first[0]
-                return max(self.updated + first[1] / rate, math.nextafter(self.updated, math.inf))
-            second = groups[1]
-            if second[2] < first[2]:
-                first, second = second, first
-            level = self.capacity / (first[0] + second[0])
-            rate = first[2] if first[2] <= level else level
-            first[3] = rate
-            share = rate * first[0]
-            soonest = first[1] / rate
-            level = (self.capacity - share) / second[0]
-            rate = second[2] if second[2] <= level else level
-            second[3] = rate
-            self.throughput = share + rate * second[0]
-            remaining = second[1] / rate
-            if remaining < soonest:
-                soonest = remaining
-            return max(self.updated + soonest, math.nextafter(self.updated, math.inf))
-        return self._share()
-
-    def _share(self) -> float:
         if self.node_caps or self.crowded:  # flows share their nodes' links: `_capped`
             active = self._capped()
         else:
