@@ -559,7 +559,7 @@ class SharedLink:
         self.version = 0
         self.throughput = 0.0
         # direction: the nodes with a flow on this link in that direction, and {node: its flows
-        # beyond the first} (set operations: a node rarely has two flows at once)
+        # beyond the first}
         self.node_flows: dict[str, set[int]] = {}
         self.extra_flows: dict[str, dict[int, int]] = {}
         self.crowded = 0  # (node, direction) pairs with more than one flow
@@ -573,18 +573,9 @@ class SharedLink:
             occupied = self.node_flows[direction] = set()
             self.extra_flows[direction] = {}
         extra = self.extra_flows[direction]
-        nodes = group[6]
-        if step > 0:
-            if occupied.isdisjoint(nodes):
-                occupied.update(nodes)
-                return
-            for node in nodes:
-                self._join(occupied, extra, node)
-        elif not extra:
-            occupied.difference_update(nodes)
-        else:
-            for node in nodes:
-                self._leave(occupied, extra, node)
+        change = self._join if step > 0 else self._leave
+        for node in group[6]:
+            change(occupied, extra, node)
 
     def _join(self, occupied: set, extra: dict, node: int) -> None:
         """One more flow of `node`: the first marks it occupied, later ones count as extra."""
