@@ -185,22 +185,6 @@ class Expressions:
         self._compiled[key] = entry
         return entry
 
-    def amount(self, text: str, names: tuple[str, ...], variables: dict[str, float]) -> float:
-        """The value of `text` with `variables` (whose sorted names are `names`) when `text` was
-        compiled over `names` before and the value is a finite amount (at least 0, the same number
-        as `evaluate`); NaN otherwise: then `evaluate` gives the value or the error."""
-        entry = self._compiled.get((text, names))
-        if entry is None:
-            return math.nan
-        expression, slots, used = entry
-        if used == (text,):
-            value = float(variables[text])
-        else:
-            for name in used:
-                slots[name] = variables[name]
-            value = expression.value()
-        return value if 0.0 <= value < math.inf else math.nan
-
     def evaluate(
         self, text: str, variables: dict[str, float], *, where: str, source: str | None = None
     ) -> float:

@@ -829,14 +829,10 @@ class Simulation:
         cache[None] = (phase, nodes, iteration if uses_iteration else None, plan)
         return plan
 
-    def _evaluate(self, run: Run, value, variables: dict, where: str, key: str, names: tuple = ()):
+    def _evaluate(self, run: Run, value, variables: dict, where: str, key: str):
         """A payload `key` of a task of `run`: its number, or its expression's value with
-        `variables` (`names`: their sorted names, if known)."""
+        `variables`."""
         if isinstance(value, str):
-            if names:  # a valid amount skips building the error context (most of the time here)
-                number = self.expressions.amount(value, names, variables)
-                if number == number:  # not NaN: evaluated
-                    return number
             return self.expressions.evaluate(
                 value,
                 variables,
@@ -848,11 +844,8 @@ class Simulation:
     def _walk(self, run: Run, tasks, variables: dict, node_ids: np.ndarray, plan: list) -> bool:
         """Add what `tasks` do on `node_ids` to `plan`; True if some of them is asynchronous."""
         asynchronous = False
-        names = tuple(sorted(variables))
         for task in tasks:
-            repeat = int(
-                self._evaluate(run, task.iterations, variables, task.where, "iterations", names)
-            )
+            repeat = int(self._evaluate(run, task.iterations, variables, task.where, "iterations"))
             if task.kind == "sequence":
                 for _ in range(repeat):
                     if task.synchronized:
@@ -865,7 +858,7 @@ class Simulation:
             for key in ("flops", "bytes", "delay"):
                 value = getattr(task, key)
                 if value is not None:
-                    values[key] = self._evaluate(run, value, variables, task.where, key, names)
+                    values[key] = self._evaluate(run, value, variables, task.where, key)
             try:
                 cost = task_cost(task, values, node_ids, run.gpus, self.platform)
             except InputError as error:
