@@ -193,12 +193,9 @@ class Expressions:
         expression, slots, used = self.compile(
             text, tuple(sorted(variables)), where=where, source=source
         )
-        if used == (text,):  # a bare variable: ExprTk gives its value as it is
-            value = float(variables[text])
-        else:
-            for name in used:  # only the variables the expression names: a set costs a lookup
-                slots[name] = variables[name]
-            value = expression.value()
+        for name in used:  # only the variables the expression names: a set costs a lookup
+            slots[name] = variables[name]
+        value = expression.value()
         if not math.isfinite(value) or (value < 0 and not any(key in where for key in _SIGNED)):
             shown = ", ".join(f"{name}={value:g}" for name, value in sorted(variables.items()))
             raise InputError(
