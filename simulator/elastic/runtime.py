@@ -183,7 +183,7 @@ class Run:
         self.expanded: list[int] = []  # new positions of the last reconfiguration (on_expansion)
         self.initializing = True  # on_init still to run (ElastiSim's Node::isInitializing)
         self.reconfiguring = False  # on_reconfiguration to run when the job continues
-        self.plans: dict[tuple | None, Any] = {}  # `Simulation._plan` by (phase, nodes, iteration)
+        self.plans: dict[tuple, Any] = {}  # `Simulation._plan` by (phase, nodes, iteration)
         self.clock = _NO_NODES  # per node (rank order): where it has got to
         self.even = True  # every node's clock is known to be the same (after a barrier)
         self.async_end = _NO_NODES  # per node: its asynchronous work ends
@@ -710,7 +710,7 @@ class Simulation:
             spec, saved = run.spec, run.gpus
             run.gpus = run.gpus or spec.num_gpus_per_node_min
             ids = list(range(nodes))
-            scratch: dict[tuple | None, Any] = {}
+            scratch: dict[tuple, Any] = {}
             per_phase = [
                 self._plan_seconds(self._plan(run, phase, ids, 0, scratch))
                 for phase in spec.model.phases
@@ -774,16 +774,6 @@ class Simulation:
         """One iteration of a phase on `nodes`: per-node seconds (consecutive ones merged), barriers
         with parallel tasks (`Comm`), PFS transfers, asynchronous work and waits for it."""
         cache = run.plans if cache is None else cache
-        # the last plan asked for (key None): (phase, nodes, iteration or None if the phase does
-        # not use it, plan); an iteration mostly asks for the plan its previous one had
-        last = cache.get(None)
-        if (
-            last is not None
-            and last[0] is phase
-            and last[1] is nodes
-            and (last[2] is None or last[2] == iteration)
-        ):
-            return last[3]
         uses_iteration = self._uses_iteration.get(id(phase))
         if uses_iteration is None:
             uses_iteration = self._uses_iteration[id(phase)] = "phase_iteration" in repr(
@@ -796,7 +786,6 @@ class Simulation:
             variables = self._variables(run, len(nodes), iteration)
             self._walk(run, phase.tasks, variables, np.asarray(nodes), plan)
             cache[key] = plan
-        cache[None] = (phase, nodes, iteration if uses_iteration else None, plan)
         return plan
 
     def _evaluate(self, run: Run, value, variables: dict, where: str, key: str):
@@ -862,7 +851,6 @@ class Simulation:
         index, remaining = 0, phases[0][1]
         # rigid and moldable jobs never stop between iterations (`_stop`)
         may_stop = spec.type in ("malleable", "evolving", "adaptive")
-        plans = run.plans
         phase_start = (
             True  # the next iteration is the first of its phase (for final_scheduling_point)
         )
@@ -890,16 +878,7 @@ class Simulation:
                         break
                 if phase.barrier:
                     yield _BARRIER
-                last = plans.get(None)  # `_plan`'s first answer, inline: mostly the last plan
-                if (
-                    last is not None
-                    and last[0] is phase
-                    and last[1] is run.nodes
-                    and (last[2] is None or last[2] == iterations - remaining)
-                ):
-                    yield from last[3]
-                else:
-                    yield from self._plan(run, phase, run.nodes, iterations - remaining)
+                yield from self._plan(run, phase, run.nodes, iterations - remaining)
                 remaining -= 1
                 run.completed_phases += 1
                 initial, phase_start = False, False
