@@ -856,12 +856,7 @@ class Simulation:
         )
         previous = None  # the phase before the current one
         while True:  # one life of the application actor
-            if run.initializing or run.reconfiguring or run.expanded:
-                yield from self._life_start(run)
-            else:  # most lives: `_life_start` without a generator of its own
-                yield SYNC
-                yield _AT, None
-                yield _RUNNING, None
+            yield from self._life_start(run)
             initial = True
             while True:
                 phase, iterations = phases[index]
