@@ -849,8 +849,6 @@ class Simulation:
             yield _AT, None
             return
         index, remaining = 0, phases[0][1]
-        # rigid and moldable jobs never stop between iterations (`_stop`)
-        may_stop = spec.type in ("malleable", "evolving", "adaptive")
         phase_start = (
             True  # the next iteration is the first of its phase (for final_scheduling_point)
         )
@@ -860,7 +858,7 @@ class Simulation:
             initial = True
             while True:
                 phase, iterations = phases[index]
-                if not initial and may_stop:
+                if not initial:
                     # after a phase without a final scheduling point, its next has none at first
                     unpointed = (
                         phase_start and previous is not None and not previous.final_scheduling_point
