@@ -80,9 +80,8 @@ _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
     "select",
 )
 
-# the wait for the job's asynchronous I/O, then the meeting of its nodes (`SYNC`): one item of a
-# job's program (the start of most iterations)
-_BARRIER = Comm(None, 0.0)
+# the wait for the job's asynchronous I/O, then the meeting of its nodes (`SYNC`)
+_BARRIER = ((_WAIT, None), SYNC)
 # the system entries of forward_io_information: (link, bandwidth key, utilization key)
 _IO_KEYS = (
     ("pfs_read", "pfs_read_bw", "pfs_read_utilization"),
@@ -845,7 +844,7 @@ class Simulation:
             if iterations > 0
         ]
         if not phases:
-            yield _BARRIER
+            yield from _BARRIER
             yield _AT, None
             return
         index, remaining = 0, phases[0][1]
@@ -865,12 +864,12 @@ class Simulation:
                     )
                     stop = self._stop(run, phase, iterations - remaining, unpointed)
                     if stop is not None:
-                        yield _BARRIER
+                        yield from _BARRIER
                         yield _AT, None
                         yield stop
                         break
                 if phase.barrier:
-                    yield _BARRIER
+                    yield from _BARRIER
                 yield from self._plan(run, phase, run.nodes, iterations - remaining)
                 remaining -= 1
                 run.completed_phases += 1
@@ -878,7 +877,7 @@ class Simulation:
                 if remaining == 0:
                     index += 1
                     if index == len(phases):
-                        yield _BARRIER
+                        yield from _BARRIER
                         yield _AT, None
                         return
                     previous, remaining, phase_start = phase, phases[index][1], True
@@ -987,9 +986,6 @@ class Simulation:
                 else:
                     run.clock[select] += item
             elif kind is Comm:
-                if item is _BARRIER and self._await_async(run):  # `_WAIT`, then `SYNC`
-                    run.held = SYNC  # the meeting, once the I/O has ended
-                    return
                 if run.async_transfers and item.ptask is not None:
                     shared = self._node_comm(run, item)
                     if shared is not None:  # its asynchronous PFS flows may share node links
