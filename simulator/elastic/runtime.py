@@ -92,11 +92,6 @@ _IO_KEYS = (
 def _leave_barrier(run: Run, local, select, clock: np.ndarray, met: float) -> None:
     """The nodes of `run` (those at `select`; `clock` their clocks) leave a barrier at `met`, each
     later if its own work `local` (seconds from its clock) ends later."""
-    if local is None and select is None:
-        clock.fill(met)  # every node leaves the barrier at once
-        run.even = True
-        return
-    run.even = False
     clock = np.full(len(clock), met) if local is None else np.maximum(clock + local, met)
     if select is None:
         run.clock = clock
@@ -108,11 +103,6 @@ def _one_time_count(phase: Phase) -> int:
     """How often a one-time phase (on_init, on_reconfiguration, on_expansion) runs: a number, not an
     expression (cosched.simulator.elastic.workload refuses one)."""
     return int(cast(float, phase.iterations))
-
-
-def _latest_of(run: Run) -> float:
-    """The latest clock of a job's nodes."""
-    return run.clock.item(0) if run.even else _latest(run.clock)
 
 
 _NO_NODES = np.zeros(0)  # the clocks of a job before it starts (never written)
@@ -149,7 +139,6 @@ class Run:
         "reconfiguring",
         "plans",
         "clock",
-        "even",
         "async_end",
         "async_work",
         "select",
@@ -184,7 +173,6 @@ class Run:
         self.reconfiguring = False  # on_reconfiguration to run when the job continues
         self.plans: dict[tuple, Any] = {}  # `Simulation._plan` by (phase, nodes, iteration)
         self.clock = _NO_NODES  # per node (rank order): where it has got to
-        self.even = True  # every node's clock is known to be the same (after a barrier)
         self.async_end = _NO_NODES  # per node: its asynchronous work ends
         self.async_work = False  # some asynchronous work was set since `async_end` was reset
         # positions the one-time phase being run covers (on_expansion), None: all nodes
@@ -399,7 +387,7 @@ class Simulation:
         )  # rank order: as the algorithm assigned them (ElastiSim's executing nodes)
         run.clock = np.full(len(nodes), self.now)
         run.async_end = np.full(len(nodes), self.now)
-        run.even, run.async_work = True, False
+        run.async_work = False
         gpus = self._assigned_gpus(run)
         run.gpus = gpus if gpus > 0 else spec.num_gpus_per_node_min
         run.history.append((self.now, len(nodes)))
@@ -685,7 +673,7 @@ class Simulation:
         run.reconfiguring, run.reconfigurations = True, run.reconfigurations + 1
         run.clock = np.full(len(after), self.now)
         run.async_end = np.full(len(after), self.now)
-        run.even, run.async_work = True, False
+        run.async_work = False
         run.plans.clear()
         run.history.append((self.now, len(run.nodes)))
         run.state = run.view.state = JobState.IN_RECONFIGURATION
@@ -977,10 +965,9 @@ class Simulation:
                     self._defer(run, item)
                     continue
                 run.held = item
-                run.io_since = max(_latest_of(run), self.now)
+                run.io_since = max(_latest(run.clock), self.now)
                 return
             if kind is np.ndarray:
-                run.even = False
                 if select is None:
                     run.clock += item
                 else:
@@ -991,11 +978,6 @@ class Simulation:
                     if shared is not None:  # its asynchronous PFS flows may share node links
                         self._cross(run, *shared)
                         return
-                if select is None and item.local is None and run.even:
-                    # every node is at one time already: the barrier is passed at once
-                    if item.duration:
-                        run.clock.fill(run.clock.item(0) + item.duration)
-                    continue
                 clock = run.clock if select is None else run.clock[select]
                 met = _latest(clock) + item.duration if len(clock) else self.now
                 _leave_barrier(run, item.local, select, clock, met)
@@ -1018,7 +1000,7 @@ class Simulation:
                     if self._await_async(run):
                         return
                 elif kind == _AT:
-                    met = _latest_of(run)
+                    met = _latest(run.clock)
                     if met > self.now:
                         self._push(met, _RESUME, run, token)
                         return
@@ -1042,11 +1024,10 @@ class Simulation:
         end); else each node's clock moves past its asynchronous work."""
         if run.async_transfers:
             run.waiting_async = True
-            run.io_since = max(_latest_of(run), self.now)
+            run.io_since = max(_latest(run.clock), self.now)
             return True
         if run.async_work:  # else every node's asynchronous work ended at its start
             np.maximum(run.clock, run.async_end, out=run.clock)
-            run.even = False
         return False
 
     def _io_done(self, run: Run) -> None:
@@ -1068,7 +1049,6 @@ class Simulation:
                     if kind is np.ndarray
                     else ("async", float(values[position]))
                 )
-            run.even = False
             run.async_work = run.async_work or kind is AsyncWork
             free = np.ones(len(run.clock), dtype=bool)
             free[list(waiting)] = False
@@ -1092,7 +1072,6 @@ class Simulation:
             entry = queue.pop(0)
             if entry.__class__ is float:
                 run.clock[position] += entry
-                run.even = False
             elif entry[0] == "async":
                 run.async_work = True
                 run.async_end[position] = max(
@@ -1114,12 +1093,7 @@ class Simulation:
             if cached is None or cached[0] is not item or cached[1] is not run.nodes:
                 cached = self._flow_groups[id(item)] = self._groups(run, item)
             latency = cached[3]
-            if latency is None:
-                when = None
-            elif run.even:  # (the common case, inline)
-                when = max(run.clock.item(0) + latency, self.now)
-            else:
-                when = self._together(run, item, latency)
+            when = None if latency is None else self._together(run, item, latency)
             if when is not None and cached[4] is not None:
                 # every flow starts at one moment on one link: one transfer, groups as made
                 groups = cached[2]
@@ -1165,8 +1139,6 @@ class Simulation:
     def _together(self, run: Run, item: PfsTransfer, latency: float) -> float | None:
         """The one moment every flow of `item` starts at, when its nodes' clocks are equal (their
         route latencies are: `latency`), else None."""
-        if run.even:
-            return max(run.clock.item(0) + latency, self.now)
         clock = run.clock.tolist()
         first = clock[item.positions[0]]
         for position in item.positions:
@@ -1234,12 +1206,7 @@ class Simulation:
                 run.async_end[positions] = np.maximum(run.async_end[positions], self.now)
                 run.async_work = True
             else:
-                if len(positions) == len(run.clock):  # every node: its clocks are even again
-                    run.clock.fill(self.now)
-                    run.even = True
-                else:
-                    run.clock[positions] = self.now
-                    run.even = False
+                run.clock[positions] = self.now
                 if run.queues:
                     for position in positions:
                         run.busy.discard(position)
@@ -1258,7 +1225,6 @@ class Simulation:
                 if run.waiting_async and not run.async_transfers:
                     run.waiting_async = False
                     np.maximum(run.clock, run.async_end, out=run.clock)  # the wait it was in ends
-                    run.even = False
                     self._push(self.now, _RESUME, run, run.token)
 
     def _reshare(self, link: SharedLink) -> None:
