@@ -139,7 +139,6 @@ class Run:
         "plans",
         "clock",
         "async_end",
-        "async_work",
         "select",
         "busy",
         "queues",
@@ -173,7 +172,6 @@ class Run:
         self.plans: dict[tuple, Any] = {}  # `Simulation._plan` by (phase, nodes, iteration)
         self.clock = _NO_NODES  # per node (rank order): where it has got to
         self.async_end = _NO_NODES  # per node: its asynchronous work ends
-        self.async_work = False  # some asynchronous work was set since `async_end` was reset
         # positions the one-time phase being run covers (on_expansion), None: all nodes
         self.select: np.ndarray | None = None
         self.busy: set[int] = set()  # positions whose synchronous PFS flow has not ended
@@ -385,7 +383,6 @@ class Simulation:
         )  # rank order: as the algorithm assigned them (ElastiSim's executing nodes)
         run.clock = np.full(len(nodes), self.now)
         run.async_end = np.full(len(nodes), self.now)
-        run.async_work = False
         gpus = self._assigned_gpus(run)
         run.gpus = gpus if gpus > 0 else spec.num_gpus_per_node_min
         run.history.append((self.now, len(nodes)))
@@ -671,7 +668,6 @@ class Simulation:
         run.reconfiguring, run.reconfigurations = True, run.reconfigurations + 1
         run.clock = np.full(len(after), self.now)
         run.async_end = np.full(len(after), self.now)
-        run.async_work = False
         run.plans.clear()
         run.history.append((self.now, len(run.nodes)))
         run.state = run.view.state = JobState.IN_RECONFIGURATION
@@ -982,7 +978,6 @@ class Simulation:
             elif kind is PfsTransfer:
                 self._start_pfs(run, item)
             elif kind is AsyncWork:
-                run.async_work = True
                 positions = slice(None) if select is None else select
                 run.async_end[positions] = np.maximum(
                     run.async_end[positions], run.clock[positions] + item.seconds
@@ -1024,8 +1019,7 @@ class Simulation:
             run.waiting_async = True
             run.io_since = max(_latest(run.clock), self.now)
             return True
-        if run.async_work:  # else every node's asynchronous work ended at its start
-            np.maximum(run.clock, run.async_end, out=run.clock)
+        np.maximum(run.clock, run.async_end, out=run.clock)
         return False
 
     def _io_done(self, run: Run) -> None:
@@ -1047,7 +1041,6 @@ class Simulation:
                     if kind is np.ndarray
                     else ("async", float(values[position]))
                 )
-            run.async_work = run.async_work or kind is AsyncWork
             free = np.ones(len(run.clock), dtype=bool)
             free[list(waiting)] = False
             if kind is np.ndarray:
@@ -1071,7 +1064,6 @@ class Simulation:
             if entry.__class__ is float:
                 run.clock[position] += entry
             elif entry[0] == "async":
-                run.async_work = True
                 run.async_end[position] = max(
                     run.async_end[position], run.clock[position] + entry[1]
                 )
@@ -1144,7 +1136,6 @@ class Simulation:
             positions = group[5]
             if item.asynchronous:
                 run.async_end[positions] = np.maximum(run.async_end[positions], self.now)
-                run.async_work = True
             else:
                 run.clock[positions] = self.now
                 if run.queues:
