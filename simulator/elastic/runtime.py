@@ -500,8 +500,6 @@ class Simulation:
         for node in nodes:
             if not 0 <= node < size:
                 raise self._refuse(run, f"assigned node {node}, which does not exist")
-            if not (running[node] or expected[node]):
-                continue  # no job on the node, none expects it
             others = (running[node] | expected[node]) - {run.spec.identifier}
             if others and node not in run.nodes:
                 raise self._refuse(
