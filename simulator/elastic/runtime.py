@@ -580,8 +580,6 @@ class Simulation:
         self._apply()
 
     def _apply(self) -> None:
-        if not self.modified:
-            return
         modified = sorted(
             self.modified.values(), key=lambda view: (not view.kill_flag, view.identifier)
         )
