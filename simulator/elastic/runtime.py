@@ -263,9 +263,7 @@ class Simulation:
             )
             for kind in ("pfs_read", "pfs_write")
         }
-        self._read_link = self.routes.get("pfs_read")
         self.network = ClusterLinks()  # the shared links between clusters
-        self._write_link = self.routes.get("pfs_write")
         self.now = 0.0
         self.last_invocation = 0.0
         self.invocations = 0
@@ -1154,19 +1152,13 @@ class Simulation:
             link.share()
         if self._node_tasks:  # a job's parallel task shares node links with its flows
             self._node_rates(link)
-        if self._cluster_links is None:
-            read, write = self._read_link, self._write_link
-            self.pfs_log.append(
-                (self.now, read.throughput if read else 0.0, write.throughput if write else 0.0)
+        self.pfs_log.append(
+            (
+                self.now,
+                sum(link.throughput for link in self.pfs_links["pfs_read"]),
+                sum(link.throughput for link in self.pfs_links["pfs_write"]),
             )
-        else:
-            self.pfs_log.append(
-                (
-                    self.now,
-                    sum(link.throughput for link in self.pfs_links["pfs_read"]),
-                    sum(link.throughput for link in self.pfs_links["pfs_write"]),
-                )
-            )
+        )
 
     def _pfs_link(self, direction: str, node: int) -> SharedLink:
         """The PFS link a node's flows in `direction` run on."""
