@@ -1123,12 +1123,9 @@ class Simulation:
                 run.async_end[positions] = np.maximum(run.async_end[positions], self.now)
             else:
                 run.clock[positions] = self.now
-                if run.queues:
-                    for position in positions:
-                        run.busy.discard(position)
-                        self._drain(run, position)
-                else:  # nothing queued: no node has work to drain
-                    run.busy.difference_update(positions)
+                for position in positions:
+                    run.busy.discard(position)
+                    self._drain(run, position)
                 if run.held is not None and not run.busy and not run.queues:
                     self._push(
                         self.now, _RESUME, run, run.token
