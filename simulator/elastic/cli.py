@@ -455,20 +455,14 @@ def _write(args, configuration, paths: dict, plots, sim, rows: list, summary: di
     written = []
     interval = configuration.sensing_interval
     cpu = paths.get("cpu_utilization")
-    with (
-        output_dir(args.out) if args.out is not None else contextlib.nullcontext(),
-        # the largest file, written by a child process while this one writes the others
-        results.written_aside(cpu, lambda tmp: results.write_cpu_series(sim, tmp, interval))
-        if cpu is not None
-        else contextlib.nullcontext(),
-    ):
+    with output_dir(args.out) if args.out is not None else contextlib.nullcontext():
         written.append(results.write_job_statistics(rows, paths["job_statistics"]))
         if "node_utilization" in paths:
             written.append(results.write_node_utilization(sim, paths["node_utilization"]))
         if "pfs_utilization" in paths:
             written.append(results.write_pfs_utilization(sim, paths["pfs_utilization"], interval))
         if cpu is not None:
-            written.append(cpu)
+            written.append(results.write_cpu_utilization(sim, cpu, interval))
         written.append(results.write_jobs(rows, paths["jobs"]))
         with atomic_path(paths["summary"]) as tmp:
             tmp.write_text(json.dumps(summary, indent=2) + "\n")
