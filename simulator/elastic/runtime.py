@@ -29,7 +29,6 @@ that yields what it does and waits for.
 
 from __future__ import annotations
 
-import gc
 import heapq
 import math
 import time
@@ -67,7 +66,6 @@ __all__ = ["AlgorithmError", "Simulation", "simulate_project", "TIME_EPSILON"]
 # (Scheduler.h: `#define EPSILON 0.001`, used only in that test, Scheduler.cpp)
 TIME_EPSILON = 0.001
 COUPLING_ROUNDS = 8  # re-shares of node links between a job's flows and its task (2 settle it)
-GC_THRESHOLD = 100_000  # allocations between the collector's passes in the loop (Python: 700)
 _DIRECT_FIRST = 1 << 62  # subtracted from the push order of `Simulation._push_direct`'s events
 _SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC, _FLOW, _CROSS, _NET = range(8)
 _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
@@ -309,15 +307,7 @@ class Simulation:
     def run(self) -> Simulation:
         """Simulate until every job has ended (or nothing more can happen)."""
         started = time.perf_counter()
-        # rare cyclic garbage collections in the loop: it allocates many short-lived containers
-        # and its own cycles (a job and its running program) are broken when the job ends, so
-        # frequent passes would mostly cost time (an algorithm's garbage is still collected)
-        thresholds = gc.get_threshold()
-        gc.set_threshold(GC_THRESHOLD, *thresholds[1:])
-        try:
-            self._loop()
-        finally:
-            gc.set_threshold(*thresholds)
+        self._loop()
         self.wall_seconds = time.perf_counter() - started
         return self
 
