@@ -3,12 +3,12 @@
 A short path is a special case of the runtime's general computation (the same results, sooner for
 some inputs). Each one was removed by a commit of its own whose subject starts with
 "short path off:"; this script takes the commits from --before to --after that do (in history
-order), exports the tree before the first and after each one (`git archive`), and runs the whole
-command `cosched elastic example --out DIR --json --quiet` with every tree in fresh processes,
-alternating, --repeat rounds. A step's saving is the CPU time its commit added (median after minus
-median before), as a share of the whole command with every short path (the --before tree); a
-short path earns its place at SHARE_TO_KEEP or more. Every tree must write the same files as the
---before tree, byte for byte (`wall_seconds` of the summary aside).
+order), exports the tree before and after each one (`git archive`), and runs the whole command
+`cosched elastic example --out DIR --json --quiet` with every tree in fresh processes, alternating,
+--repeat rounds. A short path's saving is the time its removal added (median after its commit
+minus median before it), wall and CPU, as a share of the whole command with every short path (the
+--before tree); it earns its place at SHARE_TO_KEEP or more of either. Every tree must write the
+same files as the --before tree, byte for byte (`wall_seconds` of the summary aside).
 
 `--forced-fork` also times the --before tree with its forked CPU-series writer forced on (it forks
 only while the load average leaves a core idle, so on a busy machine the plain run never forks).
@@ -62,17 +62,23 @@ def export(revision: str, folder: Path) -> Path:
     return site
 
 
-def steps(before: str, after: str) -> list[tuple[str, str]]:
-    """(commit, subject) of each short path's removal from `before` to `after`, oldest first."""
-    log = subprocess.run(
-        ["git", "log", "--reverse", "--format=%h%x09%s", f"{before}..{after}"],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    found = [tuple(line.split("\t", 1)) for line in log.splitlines()]
-    return [(commit, subject) for commit, subject in found if subject.startswith(MARKER)]
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def steps(before: str, after: str) -> list[tuple[str, str, str]]:
+    """(parent, commit, what it removed) of each short path's removal from `before` to `after`,
+    oldest first (full hashes)."""
+    log = _git("log", "--reverse", "--format=%H %P%x09%s", f"{before}..{after}")
+    found = []
+    for line in log.splitlines():
+        hashes, subject = line.split("\t", 1)
+        commit, parent = hashes.split()[:2]
+        if subject.startswith(MARKER):
+            found.append((parent, commit, subject[len(MARKER) :].strip()))
+    return found
 
 
 def _children_cpu() -> float:
@@ -119,69 +125,65 @@ def main() -> int:
         "--forced-fork", action="store_true", help="also the --before tree with the fork forced"
     )
     args = parser.parse_args()
-    removals = steps(args.before, args.after)
+    before, after = _git("rev-parse", args.before), _git("rev-parse", args.after)
+    removals = steps(before, after)
     if not removals:
         print(f"no commit from {args.before} to {args.after} starts with {MARKER!r}")
         return 2
-    load_before = os.getloadavg()
-    cores = len(os.sched_getaffinity(0))
+    # (revision, forced fork): every tree the steps need, each timed once per round
+    variants = list(
+        dict.fromkeys(
+            [(before, False)]
+            + [(revision, False) for parent, commit, _ in removals for revision in (parent, commit)]
+            + [(after, False)]
+            + ([(before, True)] if args.forced_fork else [])
+        )
+    )
+    load_before, cores = os.getloadavg(), len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        labels = [("every short path", args.before, False)]
-        labels += [(subject[len(MARKER) :].strip(), commit, False) for commit, subject in removals]
-        if args.forced_fork:
-            labels.append(("the --before tree, CPU series by a forked child", args.before, True))
-        trees = {
-            revision: export(revision, folder / revision)
-            for revision in dict.fromkeys(revision for _, revision, _ in labels)
-        }
-        reference = None
-        for index, (label, revision, forced) in enumerate(labels):  # warm-up: bytecode, caches
-            out = folder / f"out-{index}"
+        trees = {revision: export(revision, folder / revision) for revision, _ in variants}
+        out = folder / "out"
+        run(trees[before], out)  # warm-up: bytecode written, files cached
+        reference = outputs(out)
+        for revision, forced in variants:
             run(trees[revision], out, forced)
-            written = outputs(out)
-            if reference is None:
-                reference = written
-            elif written != reference:
-                changed = sorted(
-                    name
-                    for name in reference.keys() | written.keys()
-                    if reference.get(name) != written.get(name)
-                )
-                print(f"{label} ({revision}) writes other outputs: {', '.join(changed)}")
+            changed = [name for name, data in outputs(out).items() if reference.get(name) != data]
+            if changed:
+                print(f"{revision[:9]} writes other outputs: {', '.join(changed)}")
                 return 1
-        times: list[list[tuple[float, float]]] = [[] for _ in labels]
-        for round_ in range(args.repeat):
-            order = range(len(labels)) if round_ % 2 == 0 else reversed(range(len(labels)))
-            for index in order:
-                _, revision, forced = labels[index]
-                times[index].append(run(trees[revision], folder / f"out-{index}", forced))
+        times: dict[tuple[str, bool], list[tuple[float, float]]] = {key: [] for key in variants}
+        for round_ in range(args.repeat):  # alternating: every tree sees the same moments
+            for key in variants if round_ % 2 == 0 else reversed(variants):
+                times[key].append(run(trees[key[0]], out, key[1]))
     load_after = os.getloadavg()
+    wall = {key: statistics.median(wall for wall, _ in runs) for key, runs in times.items()}
+    cpu = {key: statistics.median(cpu for _, cpu in runs) for key, runs in times.items()}
+    whole_wall, whole_cpu = wall[before, False], cpu[before, False]
     print(
-        f"{cores} cores; load average (1, 5, 15 min) before "
-        f"{', '.join(f'{value:.2f}' for value in load_before)}, after "
-        f"{', '.join(f'{value:.2f}' for value in load_after)}; {args.repeat} rounds, medians; "
-        "every tree wrote the --before tree's outputs"
+        f"{cores} cores; load average (1, 5, 15 min) {', '.join(f'{v:.2f}' for v in load_before)} "
+        f"before, {', '.join(f'{v:.2f}' for v in load_after)} after; medians of {args.repeat} "
+        f"rounds; every tree wrote the same outputs"
     )
-    cpu = [statistics.median(cpu for _, cpu in runs) for runs in times]
-    wall = [statistics.median(wall for wall, _ in runs) for runs in times]
-    whole = cpu[0]
-    print(f"{'tree':<58} {'commit':>9} {'wall [s]':>9} {'CPU [s]':>8} {'saved':>7}  verdict")
-    for index, (label, revision, forced) in enumerate(labels):
-        saved = ""
-        verdict = ""
-        if index and not forced:
-            share = (cpu[index] - cpu[index - 1]) / whole
-            saved = f"{share:+.1%}"
-            verdict = "keep" if share >= SHARE_TO_KEEP else "goes"
-        elif forced:
-            saved = f"{(cpu[0] - cpu[index]) / whole:+.1%}"
-        print(
-            f"{label[:58]:<58} {revision:>9} {wall[index]:9.3f} {cpu[index]:8.3f} {saved:>7}  {verdict}"
-        )
     print(
-        f"all removals together: {(cpu[len(removals)] - whole) / whole:+.1%} of the whole command's "
-        "CPU time"
+        f"the whole command with every short path ({before[:9]}): {whole_wall:.3f} s wall, "
+        f"{whole_cpu:.3f} s CPU; a short path's saving is its removal's cost as a share of that"
+    )
+    print(f"{'short path':<66} {'commit':>9} {'wall':>7} {'CPU':>7}  verdict")
+    for parent, commit, what in removals:
+        saved_wall = (wall[commit, False] - wall[parent, False]) / whole_wall
+        saved_cpu = (cpu[commit, False] - cpu[parent, False]) / whole_cpu
+        verdict = "keep" if max(saved_wall, saved_cpu) >= SHARE_TO_KEEP else "goes"
+        print(f"{what[:66]:<66} {commit[:9]:>9} {saved_wall:+7.1%} {saved_cpu:+7.1%}  {verdict}")
+    if args.forced_fork:
+        saved_wall = (whole_wall - wall[before, True]) / whole_wall
+        saved_cpu = (whole_cpu - cpu[before, True]) / whole_cpu
+        label = "the --before tree's forked CPU-series writer, forced on"
+        print(f"{label:<66} {before[:9]:>9} {saved_wall:+7.1%} {saved_cpu:+7.1%}")
+    print(
+        f"{args.after} ({after[:9]}) against {args.before}: {wall[after, False]:.3f} s wall "
+        f"({(wall[after, False] - whole_wall) / whole_wall:+.1%}), {cpu[after, False]:.3f} s CPU "
+        f"({(cpu[after, False] - whole_cpu) / whole_cpu:+.1%})"
     )
     return 0
 
