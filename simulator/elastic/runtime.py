@@ -942,11 +942,10 @@ class Simulation:
                 else:
                     run.clock[select] += item
             elif kind is Comm:
-                if run.async_transfers and item.ptask is not None:
-                    shared = self._node_comm(run, item)
-                    if shared is not None:  # its asynchronous PFS flows may share node links
-                        self._cross(run, *shared)
-                        return
+                shared = self._node_comm(run, item)
+                if shared is not None:  # its asynchronous PFS flows share node links with it
+                    self._cross(run, *shared)
+                    return
                 clock = run.clock if select is None else run.clock[select]
                 met = _latest(clock) + item.duration if len(clock) else self.now
                 _leave_barrier(run, item.local, select, clock, met)
@@ -959,7 +958,7 @@ class Simulation:
                 )
             elif kind is CrossComm:
                 # the job goes on when its parallel task ends
-                shared = self._node_comm(run, item) if run.async_transfers else None
+                shared = self._node_comm(run, item)
                 self._cross(run, *(shared or (item, [])))
                 return
             else:
