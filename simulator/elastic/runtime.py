@@ -1136,8 +1136,7 @@ class Simulation:
             )
         else:
             link.share()
-        if self._node_tasks:  # a job's parallel task shares node links with its flows
-            self._node_rates(link)
+        self._node_rates(link)
         self.pfs_log.append(
             (
                 self.now,
