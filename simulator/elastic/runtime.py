@@ -1130,12 +1130,9 @@ class Simulation:
                     self._push(self.now, _RESUME, run, run.token)
 
     def _reshare(self, link: SharedLink) -> None:
-        if link.transfers:  # (a push inline: once per flow start and end)
-            heapq.heappush(
-                self._heap, (link.share(), next(self._sequence), _LINK, link, link.version)
-            )
-        else:
-            link.share()
+        when = link.share()
+        if link.transfers:
+            self._push(when, _LINK, link, link.version)
         self._node_rates(link)
         self.pfs_log.append(
             (
