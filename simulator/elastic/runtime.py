@@ -281,6 +281,7 @@ class Simulation:
         self._future = len(jobs)
         self._starts = 0
         self._active = 0  # jobs started and not ended
+        self._uses_iteration: dict[int, bool] = {}
         self._estimates: dict[tuple[int, int], tuple[float, list]] = {}
         self._bandwidth = platform.bandwidth.tolist()  # node link B/s as floats (hot in _start_pfs)
         # a live parallel task sharing node links with its job's PFS flows: those node links
@@ -728,7 +729,12 @@ class Simulation:
         """One iteration of a phase on `nodes`: per-node seconds (consecutive ones merged), barriers
         with parallel tasks (`Comm`), PFS transfers, asynchronous work and waits for it."""
         cache = run.plans if cache is None else cache
-        key = (id(phase), tuple(nodes), iteration)
+        uses_iteration = self._uses_iteration.get(id(phase))
+        if uses_iteration is None:
+            uses_iteration = self._uses_iteration[id(phase)] = "phase_iteration" in repr(
+                phase.tasks
+            )
+        key = (id(phase), tuple(nodes), iteration if uses_iteration else 0)
         plan = cache.get(key)
         if plan is None:
             plan = []
