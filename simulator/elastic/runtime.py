@@ -451,9 +451,10 @@ class Simulation:
                     view.state = NodeState.FREE
             view.assigned_job_ids = set(running)  # elastisim-python: the jobs running on the node
             view.assigned_jobs = [runs[job].view for job in sorted(running)]
-            used = sum(runs[job].gpus for job in running)
-            for gpu in view.gpus:
-                gpu.state = GpuState.ALLOCATED if gpu.identifier < used else GpuState.FREE
+            if view.gpus:
+                used = sum(runs[job].gpus for job in running)
+                for gpu in view.gpus:
+                    gpu.state = GpuState.ALLOCATED if gpu.identifier < used else GpuState.FREE
             expected = self.expected[node]
             log.append((now, node, view.state, tuple(running), tuple(sorted(expected))))
 
