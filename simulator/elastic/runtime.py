@@ -1112,9 +1112,12 @@ class Simulation:
                 run.async_end[positions] = np.maximum(run.async_end[positions], self.now)
             else:
                 run.clock[positions] = self.now
-                for position in positions:
-                    run.busy.discard(position)
-                    self._drain(run, position)
+                if run.queues:
+                    for position in positions:
+                        run.busy.discard(position)
+                        self._drain(run, position)
+                else:  # nothing queued: no node has work to drain
+                    run.busy.difference_update(positions)
                 if run.held is not None and not run.busy and not run.queues:
                     self._push(
                         self.now, _RESUME, run, run.token
