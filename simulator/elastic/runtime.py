@@ -285,6 +285,7 @@ class Simulation:
         self._uses_iteration: dict[int, bool] = {}
         self._estimates: dict[tuple[int, int], tuple[float, list]] = {}
         self._bandwidth = platform.bandwidth.tolist()  # node link B/s as floats (hot in _start_pfs)
+        self._flow_groups: dict[int, tuple] = {}  # id(PfsTransfer): (it, its nodes, its groups)
         # a live parallel task sharing node links with its job's PFS flows: those node links
         self._node_tasks: dict[Crossing, list] = {}
         self._coupling = 0  # nested re-shares of node links between PFS flows and parallel tasks
@@ -1058,10 +1059,33 @@ class Simulation:
         if not queue:
             run.queues.pop(position, None)
 
-    def _start_pfs(self, run: Run, item: PfsTransfer, indices=None) -> None:
+    def _start_pfs(self, run: Run, item: PfsTransfer, indices=None) -> bool:
         """Start one flow per node with bytes (or the flows `indices` of the task), each after its
-        route latency from the node's clock (SimGrid's L07 model pays the latency first): one
-        transfer per start moment and PFS link."""
+        route latency from the node's clock (SimGrid's L07 model pays the latency first); False when
+        none starts."""
+        if indices is None and run.select is None and item.positions:
+            cached = self._flow_groups.get(id(item))
+            if cached is None or cached[0] is not item or cached[1] is not run.nodes:
+                cached = self._flow_groups[id(item)] = self._groups(run, item)
+            latency = cached[3]
+            when = None if latency is None else self._together(run, item, latency)
+            if when is not None and cached[4] is not None:
+                # every flow starts at one moment on one link: one transfer, groups as made
+                groups = cached[2]
+                transfer = Transfer((), (run, item, run.token), item.direction, cached[4])
+                transfer.groups = [
+                    [count, size, cap, 0.0, size, positions, nodes, bandwidths]
+                    for count, size, cap, positions, nodes, bandwidths in groups
+                ]
+                transfer.left = len(groups)
+                if not item.asynchronous:
+                    run.busy.update(item.positions)
+                self._launch(run, item, transfer, when)
+                return True
+        return self._start_flows(run, item, indices)
+
+    def _start_flows(self, run: Run, item: PfsTransfer, indices) -> bool:
+        """`_start_pfs` flow by flow: one transfer per start moment and PFS link."""
         select = run.select
         starts: dict[tuple, list] = {}
         bandwidth, clock, nodes, now = self._bandwidth, run.clock.tolist(), run.nodes, self.now
@@ -1085,6 +1109,41 @@ class Simulation:
         for (when, link), flows in starts.items():
             transfer = Transfer(flows, (run, item, run.token), direction, link)
             self._launch(run, item, transfer, when)
+        return bool(starts)
+
+    def _together(self, run: Run, item: PfsTransfer, latency: float) -> float | None:
+        """The one moment every flow of `item` starts at, when its nodes' clocks are equal (their
+        route latencies are: `latency`), else None."""
+        clock = run.clock.tolist()
+        first = clock[item.positions[0]]
+        for position in item.positions:
+            if clock[position] != first:
+                return None
+        return max(first + latency, self.now)
+
+    def _groups(self, run: Run, item: PfsTransfer) -> tuple:
+        """(`item`, the job's node list, the flows of `item` on those nodes grouped as `Transfer`
+        groups them (equal bytes and cap), the route latency of every flow or None if they
+        differ, the PFS link of every flow or None if they differ)."""
+        grouped: dict[tuple[float, float], list] = {}
+        for position, size, cap in zip(item.positions, item.sizes, item.caps):
+            node = run.nodes[position]
+            group = grouped.get((size, cap))
+            if group is None:
+                group = grouped[size, cap] = [0, size, cap, [], [], []]
+            group[0] += 1
+            group[3].append(position)
+            group[4].append(node)
+            group[5].append(self._bandwidth[node])
+        latency = item.latencies[0] if len(set(item.latencies)) == 1 else None
+        link = self.routes.get(item.direction)
+        if self._cluster_links is not None:
+            per_cluster = self._cluster_links[item.direction]
+            used = {id(per_cluster[self._node_cluster[run.nodes[p]]]) for p in item.positions}
+            link = per_cluster[self._node_cluster[run.nodes[item.positions[0]]]]
+            if len(used) > 1:
+                link = None
+        return item, run.nodes, [tuple(group) for group in grouped.values()], latency, link
 
     def _launch(self, run: Run, item: PfsTransfer, transfer: Transfer, when: float) -> None:
         run.transfers.add(transfer)
