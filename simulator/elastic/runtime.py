@@ -97,6 +97,23 @@ def _leave_barrier(run: Run, local, select, clock: np.ndarray, met: float) -> No
         run.clock[select] = clock
 
 
+def _alike_nodes(platform: ElastiSimPlatform) -> bool:
+    """Every node of `platform` alike: each per-node quantity (speed, links, latency, burst
+    buffer, GPUs, cluster, ...) the same on all. A task then costs the same on any `n` of them."""
+    size = len(platform)
+    for name, value in vars(platform).items():
+        if name == "names" or not isinstance(value, (np.ndarray, list, tuple)):
+            continue
+        if len(value) != size or size < 2:
+            continue
+        if isinstance(value, np.ndarray):
+            if not (value == value[:1]).all():
+                return False
+        elif any(other != value[0] for other in value):
+            return False
+    return len(platform.cluster_names) <= 1
+
+
 def _one_time_count(phase: Phase) -> int:
     """How often a one-time phase (on_init, on_reconfiguration, on_expansion) runs: a number, not an
     expression (cosched.simulator.elastic.workload refuses one)."""
@@ -150,6 +167,7 @@ class Run:
         "io_since",
         "reconfigurations",
         "crossing",
+        "sized_plans",
     )
 
     def __init__(self, spec: JobSpec, view: compat.Job) -> None:
@@ -185,6 +203,9 @@ class Run:
         self.io_since = -1.0  # since when the job waits for PFS or asynchronous I/O (-1: not)
         self.reconfigurations = 0
         self.crossing: Crossing | None = None  # its parallel task on links between clusters
+        # on a platform of alike nodes, `Simulation._plan` by (phase, node count, GPUs per node,
+        # iteration): kept across reconfigurations (a job often returns to a size it had)
+        self.sized_plans: dict[tuple, list] = {}
 
 
 class Simulation:
@@ -283,6 +304,7 @@ class Simulation:
         self._starts = 0
         self._active = 0  # jobs started and not ended
         self._uses_iteration: dict[int, bool] = {}
+        self._alike = _alike_nodes(platform)
         self._estimates: dict[tuple[int, int], tuple[float, list]] = {}
         self._bandwidth = platform.bandwidth.tolist()  # node link B/s as floats (hot in _start_pfs)
         self._flow_groups: dict[int, tuple] = {}  # id(PfsTransfer): (it, its nodes, its groups)
@@ -591,6 +613,7 @@ class Simulation:
             if view.modified_runtime_args:
                 view.modified_runtime_args = False
                 run.plans.clear()
+                run.sized_plans.clear()
             if view.kill_flag:
                 self._kill(run, walltime=False)
                 continue
@@ -749,9 +772,16 @@ class Simulation:
         key = (id(phase), tuple(nodes), iteration if uses_iteration else 0)
         plan = cache.get(key)
         if plan is None:
-            plan = []
-            variables = self._variables(run, len(nodes), iteration)
-            self._walk(run, phase.tasks, variables, np.asarray(nodes), plan)
+            sized = None
+            if self._alike and cache is run.plans:  # which nodes does not matter, only how many
+                sized = (key[0], len(nodes), run.gpus, key[2])
+                plan = run.sized_plans.get(sized)
+            if plan is None:
+                plan = []
+                variables = self._variables(run, len(nodes), iteration)
+                self._walk(run, phase.tasks, variables, np.asarray(nodes), plan)
+                if sized is not None:
+                    run.sized_plans[sized] = plan
             cache[key] = plan
         return plan
 
