@@ -1235,7 +1235,8 @@ class Simulation:
         when = link.share()
         if link.transfers:
             self._push(when, _LINK, link, link.version)
-        self._node_rates(link)
+        if self._node_tasks:  # a job's parallel task shares node links with its flows
+            self._node_rates(link)
         self.pfs_log.append(
             (
                 self.now,
