@@ -54,6 +54,7 @@ from cosched.simulator.elastic.flow import (
     PfsTransfer,
     SharedLink,
     Transfer,
+    alike_nodes,
     node_links,
     task_cost,
 )
@@ -95,23 +96,6 @@ def _leave_barrier(run: Run, local, select, clock: np.ndarray, met: float) -> No
         run.clock = clock
     else:
         run.clock[select] = clock
-
-
-def _alike_nodes(platform: ElastiSimPlatform) -> bool:
-    """Every node of `platform` alike: each per-node quantity (speed, links, latency, burst
-    buffer, GPUs, cluster, ...) the same on all. A task then costs the same on any `n` of them."""
-    size = len(platform)
-    for name, value in vars(platform).items():
-        if name == "names" or not isinstance(value, (np.ndarray, list, tuple)):
-            continue
-        if len(value) != size or size < 2:
-            continue
-        if isinstance(value, np.ndarray):
-            if not (value == value[:1]).all():
-                return False
-        elif any(other != value[0] for other in value):
-            return False
-    return len(platform.cluster_names) <= 1
 
 
 def _one_time_count(phase: Phase) -> int:
@@ -304,7 +288,7 @@ class Simulation:
         self._starts = 0
         self._active = 0  # jobs started and not ended
         self._uses_iteration: dict[int, bool] = {}
-        self._alike = _alike_nodes(platform)
+        self._alike = alike_nodes(platform) is not None
         self._estimates: dict[tuple[int, int], tuple[float, list]] = {}
         self._bandwidth = platform.bandwidth.tolist()  # node link B/s as floats (hot in _start_pfs)
         self._flow_groups: dict[int, tuple] = {}  # id(PfsTransfer): (it, its nodes, its groups)
