@@ -14,10 +14,7 @@ nodes with cosched's FCFS algorithm file, `algorithm.py`, which runs unchanged i
   and the same algorithm file, when it is built (../shared/peers/elastisim: build.sh,
   run_elastisim.sh), run once.
 
-On Linux the command writes the CPU series in a forked child while it writes the other files, when
-the 1-minute load average leaves a core idle (`cosched.simulator.elastic.results.written_aside`);
-the load average is printed, and `--sequential` also times the command with every file written in
-one process, alternating with the default runs.
+The machine's 1-minute load average at the start is printed (it is shared: times vary with it).
 
 Beside it, the same on a small project: the example's first --small-jobs submissions (150 by
 default; the fixed cost of the command weighs most there), built in a scratch folder.
@@ -27,7 +24,6 @@ on the example, at least 10x on the small project.
 
     python benchmarks/bench_elastic_cli.py
     python benchmarks/bench_elastic_cli.py --repeat 5 --no-elastisim
-    python benchmarks/bench_elastic_cli.py --repeat 5 --no-elastisim --sequential
     python benchmarks/bench_elastic_cli.py --repeat 9 --no-elastisim --against ../old/bin/python
 """
 
@@ -50,7 +46,6 @@ PRESET = ROOT / "simulator" / "elastic" / "presets" / "example"
 PEER = ROOT.parent / "shared" / "peers" / "elastisim"
 PEER_BUILD = Path(os.environ.get("PEER", Path.home() / ".cache" / "elastisim_peer"))
 COMMAND_TARGET_SECONDS = 1.0
-IDLE_CORE_LOAD = 0.5  # cosched.simulator.elastic.results.IDLE_CORE_LOAD (not imported: no numpy)
 SPEEDUP_TARGET = 15.0
 SMALL_SPEEDUP_TARGET = 10.0
 
@@ -58,13 +53,6 @@ SMALL_SPEEDUP_TARGET = 10.0
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
-
-
-# the command as `python -m cosched` runs it, with the forked writer switched off
-SEQUENTIAL = (
-    "import sys; import cosched.simulator.elastic.results as results; "
-    "results.FORK_WRITES = False; from cosched.cli import main; sys.exit(main())"
-)
 
 
 def small_project(folder: Path, jobs: int) -> Path:
@@ -83,19 +71,16 @@ def small_project(folder: Path, jobs: int) -> Path:
 
 
 def run_cosched(
-    out: Path, sequential: bool = False, project: Path | None = None, python: str = sys.executable
+    out: Path, project: Path | None = None, python: str = sys.executable
 ) -> tuple[float, float, dict]:
     """(wall seconds, CPU seconds of the command and any child it waited for, summary) of one whole
     command in a fresh process, which may keep its bytecode as an installed package does
-    (PYTHONDONTWRITEBYTECODE unset); `sequential`: every file written in the one process;
+    (PYTHONDONTWRITEBYTECODE unset);
     `project`: run that project from its folder instead of the `example` preset; `python`: the
     interpreter (and so the cosched installation) that runs it."""
     shutil.rmtree(out, ignore_errors=True)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     start = [python, "-m", "cosched"]
-    if sequential:  # numpy is imported before the command can limit OpenBLAS to one thread
-        start = [python, "-c", SEQUENTIAL]
-        env.setdefault("OPENBLAS_NUM_THREADS", "1")
     inputs = (
         ["example"]
         if project is None
@@ -147,11 +132,6 @@ def main() -> int:
         "--no-elastisim", action="store_true", help="skip the real ElastiSim even when built"
     )
     parser.add_argument(
-        "--sequential",
-        action="store_true",
-        help="also time the command with every file written in one process (no forked writer)",
-    )
-    parser.add_argument(
         "--small-jobs",
         type=int,
         default=150,
@@ -169,11 +149,9 @@ def main() -> int:
         folder = Path(scratch)
         small = small_project(folder, args.small_jobs) if args.small_jobs else None
         run_cosched(folder / "cosched-out")  # warm-up: bytecode written, files cached
-        runs, alone, small_runs, other, other_small = [], [], [], [], []
+        runs, small_runs, other, other_small = [], [], [], []
         for _ in range(args.repeat):  # alternating: all see the same moments of a shared machine
             runs.append(run_cosched(folder / "cosched-out"))
-            if args.sequential:
-                alone.append(run_cosched(folder / "cosched-out", sequential=True))
             if small is not None:
                 small_runs.append(run_cosched(folder / "small-out", project=small))
             if args.against:
@@ -193,10 +171,7 @@ def main() -> int:
         f"{summary['invocations']} algorithm calls, makespan {summary['makespan']:.1f} s (cosched)"
     )
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    print(
-        f"load average {load:.2f} on {cores} cores at the start: the CPU series is written by a "
-        f"forked child while it is below {cores - IDLE_CORE_LOAD:g}"
-    )
+    print(f"load average {load:.2f} on {cores} cores at the start")
     print(f"{'':<34} {'wall [s]':>9} {'cpu [s]':>9}")
     verdict = "ok" if wall < COMMAND_TARGET_SECONDS else "MISSED"
     print(
@@ -205,12 +180,6 @@ def main() -> int:
     )
     print(f"{'  of which the simulation':<34} {simulation:>9.3f}")
     print(f"{'  everything else':<34} {wall - simulation:>9.3f}")
-    if alone:
-        print(
-            f"{'  every file in one process':<34} "
-            f"{statistics.median(run[0] for run in alone):>9.3f} "
-            f"{statistics.median(run[1] for run in alone):>9.3f}"
-        )
     if small_runs:
         small_wall = statistics.median(run[0] for run in small_runs)
         small_cpu = statistics.median(run[1] for run in small_runs)

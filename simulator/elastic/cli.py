@@ -55,7 +55,7 @@ PRESETS = {
 }
 PRESET_CONFIG = "data/input/configuration.json"
 DEFAULT_JITTER = 1e-6  # s: far below any time ElastiSim prints, far above float rounding
-COMMAND_GC_THRESHOLD = 100_000  # allocations between young collections while the command runs
+GC_THRESHOLD = 100_000  # allocations between young collections while the command runs (Python: 700)
 
 
 def register(subparsers) -> None:
@@ -205,20 +205,25 @@ def _algorithm(value: str, time_limit: float, name: str | None = None):
 
 
 @contextlib.contextmanager
-def _rare_collections(restore: bool = True):
-    """From the simulation to the last output, the cyclic garbage collector's young passes come
-    every COMMAND_GC_THRESHOLD allocations instead of 700: at the usual rate, the first pass after
-    the simulation examines the hundreds of thousands of objects it leaves alive (about 10 ms on
-    the example) and frees nothing. `restore`: then the usual rate again, the objects still alive
-    joining the oldest generation without a pass (a caller in the same process goes on); without
-    it the rare passes last until the process ends. Garbage is still collected: by the rarer
-    passes, the oldest generation's and the interpreter's at exit."""
+def _rare_collections(whole_process: bool):
+    """The command's one setting of the cyclic garbage collector: its young passes come every
+    GC_THRESHOLD allocations instead of 700. The simulation allocates many short-lived containers
+    and breaks its own cycles (a job and its running program) when a job ends, and at the usual
+    rate the passes after it examine the hundreds of thousands of objects it leaves alive (about
+    10 ms on the example) and free nothing. `whole_process` (the command run as a program): the
+    modules' objects, alive until the process ends, are frozen out of every pass (also the
+    interpreter's full one at exit, about 6 ms), and the rare passes last until the process ends;
+    otherwise the usual rate comes back after the block, the objects still alive joining the
+    oldest generation without a pass (a caller in the same process goes on). Garbage is still
+    collected: by the rarer passes, the oldest generation's and the interpreter's at exit."""
+    if whole_process:
+        gc.freeze()
     thresholds = gc.get_threshold()
-    gc.set_threshold(COMMAND_GC_THRESHOLD, *thresholds[1:])
+    gc.set_threshold(GC_THRESHOLD, *thresholds[1:])
     try:
         yield
     finally:
-        if restore:
+        if not whole_process:
             gc.freeze()  # every tracked object into the permanent generation, young counts reset
             gc.set_threshold(*thresholds)
             gc.unfreeze()  # and back, into the oldest generation
@@ -258,17 +263,11 @@ def _command(args, out: TextIO | None = None) -> int:
     from cosched.simulator.elastic import results
 
     out = sys.stdout if out is None else out
-    whole_process = getattr(args, "whole_process", False)
-    if whole_process:
-        # the modules' objects live until the process ends: the collector's passes, also the
-        # interpreter's full one at exit (about 6 ms), skip them; the algorithm file is loaded
-        # after this, so its garbage is still collected and finalized at exit
-        gc.freeze()
-    preset, time_limit = _checked(args)
-    with _inside(preset):
-        configuration, paths, plots = _configuration(args, preset)
-        project = _load(args, preset, configuration, time_limit)
-    with _rare_collections(restore=not whole_process):
+    with _rare_collections(getattr(args, "whole_process", False)):
+        preset, time_limit = _checked(args)
+        with _inside(preset):
+            configuration, paths, plots = _configuration(args, preset)
+            project = _load(args, preset, configuration, time_limit)
         with _inside(preset):
             sim = _simulate(configuration, *project)
         skipped = [key for key in _UNWRITTEN if key in configuration.outputs]
@@ -455,20 +454,14 @@ def _write(args, configuration, paths: dict, plots, sim, rows: list, summary: di
     written = []
     interval = configuration.sensing_interval
     cpu = paths.get("cpu_utilization")
-    with (
-        output_dir(args.out) if args.out is not None else contextlib.nullcontext(),
-        # the largest file, written by a child process while this one writes the others
-        results.written_aside(cpu, lambda tmp: results.write_cpu_series(sim, tmp, interval))
-        if cpu is not None
-        else contextlib.nullcontext(),
-    ):
+    with output_dir(args.out) if args.out is not None else contextlib.nullcontext():
         written.append(results.write_job_statistics(rows, paths["job_statistics"]))
         if "node_utilization" in paths:
             written.append(results.write_node_utilization(sim, paths["node_utilization"]))
         if "pfs_utilization" in paths:
             written.append(results.write_pfs_utilization(sim, paths["pfs_utilization"], interval))
         if cpu is not None:
-            written.append(cpu)
+            written.append(results.write_cpu_utilization(sim, cpu, interval))
         written.append(results.write_jobs(rows, paths["jobs"]))
         with atomic_path(paths["summary"]) as tmp:
             tmp.write_text(json.dumps(summary, indent=2) + "\n")

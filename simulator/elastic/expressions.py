@@ -185,22 +185,6 @@ class Expressions:
         self._compiled[key] = entry
         return entry
 
-    def amount(self, text: str, names: tuple[str, ...], variables: dict[str, float]) -> float:
-        """The value of `text` with `variables` (whose sorted names are `names`) when `text` was
-        compiled over `names` before and the value is a finite amount (at least 0, the same number
-        as `evaluate`); NaN otherwise: then `evaluate` gives the value or the error."""
-        entry = self._compiled.get((text, names))
-        if entry is None:
-            return math.nan
-        expression, slots, used = entry
-        if used == (text,):
-            value = float(variables[text])
-        else:
-            for name in used:
-                slots[name] = variables[name]
-            value = expression.value()
-        return value if 0.0 <= value < math.inf else math.nan
-
     def evaluate(
         self, text: str, variables: dict[str, float], *, where: str, source: str | None = None
     ) -> float:
@@ -209,12 +193,9 @@ class Expressions:
         expression, slots, used = self.compile(
             text, tuple(sorted(variables)), where=where, source=source
         )
-        if used == (text,):  # a bare variable: ExprTk gives its value as it is
-            value = float(variables[text])
-        else:
-            for name in used:  # only the variables the expression names: a set costs a lookup
-                slots[name] = variables[name]
-            value = expression.value()
+        for name in used:  # only the variables the expression names: a set costs a lookup
+            slots[name] = variables[name]
+        value = expression.value()
         if not math.isfinite(value) or (value < 0 and not any(key in where for key in _SIGNED)):
             shown = ", ".join(f"{name}={value:g}" for name, value in sorted(variables.items()))
             raise InputError(

@@ -46,6 +46,7 @@ __all__ = [
     "Crossing",
     "fair_bottleneck",
     "node_links",
+    "alike_nodes",
 ]
 
 RATE_TOLERANCE = 1e-9  # relative: bytes left below this share of a flow's size count as transferred
@@ -220,27 +221,40 @@ def _between_clusters(sizes: np.ndarray, nodes, platform, pair_latency: np.ndarr
     return {key: (load[key], *capacity[key]) for key in load}
 
 
-_ALIKE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # platform: `_alike`'s answer
+_ALIKE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # platform: `alike_nodes`' answer
 
 
-def _alike(platform) -> tuple[float, float, float] | None:
-    """(speed, latency, link bandwidth) of every node of a one-cluster `platform` whose nodes all
-    have the same three, else None (asked once per platform: a platform's arrays are not changed in
-    place once it is loaded)."""
+def alike_nodes(platform) -> tuple[float, float, float] | None:
+    """(speed, latency, link bandwidth) of every node of `platform` when its nodes are alike, else
+    None: one cluster, and each per-node quantity (speed, links, latency, burst buffers, GPUs, ...)
+    the same on all, so a task costs the same on any `n` of them. Asked once per platform: a
+    platform's arrays are not changed in place once it is loaded."""
     try:
         return _ALIKE[platform]
     except KeyError:
         pass
     except TypeError:  # not weakly referable: asked each time
         return None
+    size = len(platform)
     alike = None
-    arrays = (platform.speed, platform.latency, platform.bandwidth)
     if len(platform.cluster_names) <= 1 and all(
-        len(values) and (values == values[:1]).all() for values in arrays
+        _same_on_every_node(value, size)
+        for name, value in vars(platform).items()
+        if name != "names"
     ):
-        alike = (float(arrays[0][0]), float(arrays[1][0]), float(arrays[2][0]))
+        alike = (float(platform.speed[0]), float(platform.latency[0]), float(platform.bandwidth[0]))
     _ALIKE[platform] = alike
     return alike
+
+
+def _same_on_every_node(value, size: int) -> bool:
+    """Whether `value`, if it is a per-node quantity of a platform of `size` nodes, is the same on
+    every node."""
+    if not isinstance(value, (np.ndarray, list, tuple)) or len(value) != size:
+        return True
+    if isinstance(value, np.ndarray):
+        return bool((value == value[:1]).all())
+    return all(other == value[0] for other in value)
 
 
 def _ptask(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) -> tuple:
@@ -252,7 +266,7 @@ def _ptask(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) 
     (gamma / (2 x latency x bytes)). A job's nodes, their links and a FATPIPE are its own; a SHARED
     link between clusters is shared with the other jobs' parallel tasks on it (`ClusterLinks`).
     Last, `Comm.ptask`: (route latency, own seconds, bytes each node sends, bytes it receives)."""
-    alike = _alike(platform)
+    alike = alike_nodes(platform)
     if alike is not None:
         # nodes alike: each maximum below taken before the one division or product by a constant
         # (the same number: rounding is monotone), without per-node arrays
@@ -452,7 +466,7 @@ def _pfs_cost(task, size: np.ndarray, nodes: np.ndarray, platform) -> PfsTransfe
     route = platform.pfs_read if kind == "pfs_read" else platform.pfs_write
     if route is None:
         raise InputError(f"{kind} on a platform without a PFS route", field=task.where)
-    alike = _alike(platform)
+    alike = alike_nodes(platform)
     if alike is not None:  # every flow has the same route latency and cap
         delay = alike[1] + route[2]
         # 001 §5.2 (SimGrid L07): a flow's rate is at most its node link and the TCP window
@@ -559,7 +573,7 @@ class SharedLink:
         self.version = 0
         self.throughput = 0.0
         # direction: the nodes with a flow on this link in that direction, and {node: its flows
-        # beyond the first} (set operations: a node rarely has two flows at once)
+        # beyond the first}
         self.node_flows: dict[str, set[int]] = {}
         self.extra_flows: dict[str, dict[int, int]] = {}
         self.crowded = 0  # (node, direction) pairs with more than one flow
@@ -573,18 +587,9 @@ class SharedLink:
             occupied = self.node_flows[direction] = set()
             self.extra_flows[direction] = {}
         extra = self.extra_flows[direction]
-        nodes = group[6]
-        if step > 0:
-            if occupied.isdisjoint(nodes):
-                occupied.update(nodes)
-                return
-            for node in nodes:
-                self._join(occupied, extra, node)
-        elif not extra:
-            occupied.difference_update(nodes)
-        else:
-            for node in nodes:
-                self._leave(occupied, extra, node)
+        change = self._join if step > 0 else self._leave
+        for node in group[6]:
+            change(occupied, extra, node)
 
     def _join(self, occupied: set, extra: dict, node: int) -> None:
         """One more flow of `node`: the first marks it occupied, later ones count as extra."""
@@ -678,44 +683,6 @@ class SharedLink:
     def share(self) -> float:
         """Max-min fair rates (water-filling over the flow caps); the time of the next flow
         completion."""
-        transfers = self.transfers
-        if len(transfers) < 3 and not self.crowded:  # the common cases, without the general loop
-            groups = []
-            for transfer in transfers:
-                if len(transfer.groups) != 1 or transfer.groups[0][1] <= 0:
-                    return self._share()
-                groups.append(transfer.groups[0])
-            self.version += 1
-            if not groups:
-                self.throughput = 0.0
-                return math.inf
-            # 001 §5.2.1: water-filling over one or two groups of equal flows, the lower cap first
-            first = groups[0]
-            if len(groups) == 1:
-                level = self.capacity / first[0]
-                rate = first[2] if first[2] <= level else level
-                first[3] = rate
-                self.throughput = rate * first[0]
-                return max(self.updated + first[1] / rate, math.nextafter(self.updated, math.inf))
-            second = groups[1]
-            if second[2] < first[2]:
-                first, second = second, first
-            level = self.capacity / (first[0] + second[0])
-            rate = first[2] if first[2] <= level else level
-            first[3] = rate
-            share = rate * first[0]
-            soonest = first[1] / rate
-            level = (self.capacity - share) / second[0]
-            rate = second[2] if second[2] <= level else level
-            second[3] = rate
-            self.throughput = share + rate * second[0]
-            remaining = second[1] / rate
-            if remaining < soonest:
-                soonest = remaining
-            return max(self.updated + soonest, math.nextafter(self.updated, math.inf))
-        return self._share()
-
-    def _share(self) -> float:
         if self.node_caps or self.crowded:  # flows share their nodes' links: `_capped`
             active = self._capped()
         else:

@@ -7,31 +7,20 @@ time is unknown), `node_utilization.csv` (a row per node state change) and, with
 relative to the link bandwidth) and `cpu_utilization.csv` (per node, the share of each sensing
 interval its CPU was busy: a job runs there and does not wait for I/O). cosched's `jobs.csv` adds
 per job its size bounds, reconfigurations, node-seconds and its node count over time.
-
-`written_aside` writes one large file (the CPU series) in a forked child while the command writes
-the others: on Linux, two cores make the outputs' wall time that of the larger part.
 """
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import ctypes
 import io
 import itertools
 import operator
-import os
-import signal
-import sys
-import threading
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
 from cosched.errors import InputError
 from cosched.outputs import atomic_path
-from cosched.processes import INTERRUPT_SIGNALS, die_with_parent
 from cosched.simulator.elastic.runtime import Simulation
 from cosched.simulator.elastic.sensing import node_runs, write_runs_into, write_series
 
@@ -48,7 +37,6 @@ __all__ = [
     "write_cpu_utilization",
     "write_cpu_series",
     "write_jobs",
-    "written_aside",
     "summary",
 ]
 
@@ -249,9 +237,13 @@ def write_pfs_utilization(sim: Simulation, path: str | Path, interval: float) ->
 
 def write_cpu_utilization(sim: Simulation, path: str | Path, interval: float) -> Path:
     """Per node, the busy share of each sensing interval: a job runs on the node and does not wait
-    for I/O."""
+    for I/O. A failed write (a full disk) is an InputError naming the file."""
     with atomic_path(path) as tmp:
-        write_cpu_series(sim, tmp, interval)
+        try:
+            write_cpu_series(sim, tmp, interval)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            raise InputError(f"cannot write the output: {reason}", source=str(path)) from None
     return Path(path)
 
 
@@ -298,139 +290,6 @@ def write_jobs(rows: list[dict], path: str | Path) -> Path:
         writer.writerow(JOBS_COLUMNS)
         writer.writerows(map(columns, rows))
     return Path(path)
-
-
-# a child process writes while the parent goes on (Linux; where fork is safe for a numpy process)
-FORK_WRITES = sys.platform.startswith("linux") and hasattr(os, "fork")
-_REASON_BYTES = 2000  # the longest failure reason a writing child sends back
-IDLE_CORE_LOAD = 0.5  # fork only while the load average leaves this much more than one core idle
-M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3  # glibc <malloc.h> mallopt options
-CHILD_MMAP_THRESHOLD = 64 << 20  # bytes: smaller blocks come from the heap
-CHILD_TRIM_THRESHOLD = 256 << 20  # bytes of free heap top kept before returning it
-CHILD_TOP_PAD = 16 << 20  # bytes the heap grows by beyond a request
-
-
-@contextlib.contextmanager
-def written_aside(path: str | Path, write: Callable[[Path], object]) -> Iterator[None]:
-    """Write `path` with `write(tmp)` in a forked child while the block runs; on leaving the block,
-    wait for the child and move its file into place. All or nothing: if the block or the child
-    fails, or Ctrl-C stops the command, the child is stopped and its file removed (a failed child
-    is an InputError naming the file); the child ignores Ctrl-C and dies with the command.
-    Without fork, with other threads running (a fork would not copy them) or without an idle core
-    (`_idle_core`) the file is written first, in this process."""
-    with atomic_path(path) as tmp:
-        if not _fork_allowed():
-            write(tmp)
-            yield
-            return
-        for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
-            with contextlib.suppress(Exception):
-                stream.flush()
-        reader, writer = os.pipe()
-        parent = os.getpid()
-        try:
-            pid = os.fork()
-        except OSError:  # no process to spare (EAGAIN, ENOMEM): write it here
-            os.close(reader)
-            os.close(writer)
-            write(tmp)
-            yield
-            return
-        if pid == 0:  # the child: write, report a failure, leave without unwinding the caller
-            code = 1
-            try:
-                # it dies with the command; Ctrl-C and termination signals are the parent's to
-                # handle (it stops the child)
-                die_with_parent(parent)
-                for number in INTERRUPT_SIGNALS:
-                    signal.signal(number, signal.SIG_IGN)
-                _keep_freed_memory()
-                os.close(reader)
-                try:
-                    write(tmp)
-                    code = 0
-                except BaseException as error:  # noqa: BLE001 - reported to the parent
-                    os.write(writer, _reason(error).encode()[:_REASON_BYTES])
-                with contextlib.suppress(Exception):
-                    sys.stderr.flush()
-            finally:
-                os._exit(code)
-        os.close(writer)
-        try:
-            try:
-                yield
-            except BaseException:
-                _stop(pid)
-                raise
-            try:
-                _, status = os.waitpid(pid, 0)
-            except BaseException:
-                _stop(pid)
-                raise
-            reason = os.read(reader, _REASON_BYTES).decode(errors="replace")
-        finally:
-            os.close(reader)
-        code = os.waitstatus_to_exitcode(status)
-        if code != 0:
-            raise InputError(f"cannot write the output: {reason or _ended(code)}", source=str(path))
-
-
-def _keep_freed_memory() -> None:
-    """glibc's malloc in the writing child (which exits when done): large blocks from the heap,
-    and freed memory kept there for the next block of rows instead of being returned to the
-    system and faulted in again (thousands of page faults otherwise)."""
-    try:
-        libc = ctypes.CDLL(None)
-        libc.mallopt(M_MMAP_THRESHOLD, CHILD_MMAP_THRESHOLD)
-        libc.mallopt(M_TRIM_THRESHOLD, CHILD_TRIM_THRESHOLD)
-        libc.mallopt(M_TOP_PAD, CHILD_TOP_PAD)
-    except (OSError, AttributeError):  # not glibc: its defaults
-        pass
-
-
-def _fork_allowed() -> bool:
-    # with SIGCHLD ignored (inherited from whoever started the command) a child cannot be waited
-    # for
-    return (
-        FORK_WRITES
-        and threading.active_count() == 1
-        and signal.getsignal(signal.SIGCHLD) != signal.SIG_IGN
-        and _idle_core()
-    )
-
-
-def _idle_core() -> bool:
-    """Whether a second core is likely free for a writing child: at least two cores for this
-    process and a 1-minute load average of the others below all but one of them (a child on a
-    busy machine only adds the cost of forking)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return False
-    return cores >= 2 and load < cores - IDLE_CORE_LOAD
-
-
-def _reason(error: BaseException) -> str:
-    if isinstance(error, KeyboardInterrupt):
-        return "interrupted"
-    if isinstance(error, OSError) and error.strerror:
-        return error.strerror
-    return f"{type(error).__name__}: {error}"
-
-
-def _ended(code: int) -> str:
-    if code < 0:
-        return f"the process writing it was stopped by signal {-code}"
-    return f"the process writing it exited with code {code}"
-
-
-def _stop(pid: int) -> None:
-    """Kill and reap a writing child (its file is removed by the caller)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, 0)
 
 
 def _median(values: list[float]) -> float:

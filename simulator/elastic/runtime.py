@@ -29,7 +29,6 @@ that yields what it does and waits for.
 
 from __future__ import annotations
 
-import gc
 import heapq
 import math
 import time
@@ -55,6 +54,7 @@ from cosched.simulator.elastic.flow import (
     PfsTransfer,
     SharedLink,
     Transfer,
+    alike_nodes,
     node_links,
     task_cost,
 )
@@ -67,7 +67,6 @@ __all__ = ["AlgorithmError", "Simulation", "simulate_project", "TIME_EPSILON"]
 # (Scheduler.h: `#define EPSILON 0.001`, used only in that test, Scheduler.cpp)
 TIME_EPSILON = 0.001
 COUPLING_ROUNDS = 8  # re-shares of node links between a job's flows and its task (2 settle it)
-GC_THRESHOLD = 100_000  # allocations between the collector's passes in the loop (Python: 700)
 _DIRECT_FIRST = 1 << 62  # subtracted from the push order of `Simulation._push_direct`'s events
 SMALL_JOB = 32  # nodes: below this a Python list's max beats numpy's (per-call overhead)
 _SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC, _FLOW, _CROSS, _NET = range(8)
@@ -80,9 +79,8 @@ _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
     "select",
 )
 
-# the wait for the job's asynchronous I/O, then the meeting of its nodes (`SYNC`): one item of a
-# job's program (the start of most iterations)
-_BARRIER = Comm(None, 0.0)
+# the wait for the job's asynchronous I/O, then the meeting of its nodes (`SYNC`)
+_BARRIER = ((_WAIT, None), SYNC)
 # the system entries of forward_io_information: (link, bandwidth key, utilization key)
 _IO_KEYS = (
     ("pfs_read", "pfs_read_bw", "pfs_read_utilization"),
@@ -93,11 +91,6 @@ _IO_KEYS = (
 def _leave_barrier(run: Run, local, select, clock: np.ndarray, met: float) -> None:
     """The nodes of `run` (those at `select`; `clock` their clocks) leave a barrier at `met`, each
     later if its own work `local` (seconds from its clock) ends later."""
-    if local is None and select is None:
-        clock.fill(met)  # every node leaves the barrier at once
-        run.even = True
-        return
-    run.even = False
     clock = np.full(len(clock), met) if local is None else np.maximum(clock + local, met)
     if select is None:
         run.clock = clock
@@ -105,32 +98,10 @@ def _leave_barrier(run: Run, local, select, clock: np.ndarray, met: float) -> No
         run.clock[select] = clock
 
 
-def _alike_nodes(platform: ElastiSimPlatform) -> bool:
-    """Every node of `platform` alike: each per-node quantity (speed, links, latency, burst
-    buffer, GPUs, cluster, ...) the same on all. A task then costs the same on any `n` of them."""
-    size = len(platform)
-    for name, value in vars(platform).items():
-        if name == "names" or not isinstance(value, (np.ndarray, list, tuple)):
-            continue
-        if len(value) != size or size < 2:
-            continue
-        if isinstance(value, np.ndarray):
-            if not (value == value[:1]).all():
-                return False
-        elif any(other != value[0] for other in value):
-            return False
-    return len(platform.cluster_names) <= 1
-
-
 def _one_time_count(phase: Phase) -> int:
     """How often a one-time phase (on_init, on_reconfiguration, on_expansion) runs: a number, not an
     expression (cosched.simulator.elastic.workload refuses one)."""
     return int(cast(float, phase.iterations))
-
-
-def _latest_of(run: Run) -> float:
-    """The latest clock of a job's nodes."""
-    return run.clock.item(0) if run.even else _latest(run.clock)
 
 
 _NO_NODES = np.zeros(0)  # the clocks of a job before it starts (never written)
@@ -167,9 +138,7 @@ class Run:
         "reconfiguring",
         "plans",
         "clock",
-        "even",
         "async_end",
-        "async_work",
         "select",
         "busy",
         "queues",
@@ -201,11 +170,9 @@ class Run:
         self.expanded: list[int] = []  # new positions of the last reconfiguration (on_expansion)
         self.initializing = True  # on_init still to run (ElastiSim's Node::isInitializing)
         self.reconfiguring = False  # on_reconfiguration to run when the job continues
-        self.plans: dict[tuple | None, Any] = {}  # `Simulation._plan` by (phase, nodes, iteration)
+        self.plans: dict[tuple, Any] = {}  # `Simulation._plan` by (phase, nodes, iteration)
         self.clock = _NO_NODES  # per node (rank order): where it has got to
-        self.even = True  # every node's clock is known to be the same (after a barrier)
         self.async_end = _NO_NODES  # per node: its asynchronous work ends
-        self.async_work = False  # some asynchronous work was set since `async_end` was reset
         # positions the one-time phase being run covers (on_expansion), None: all nodes
         self.select: np.ndarray | None = None
         self.busy: set[int] = set()  # positions whose synchronous PFS flow has not ended
@@ -300,9 +267,7 @@ class Simulation:
             )
             for kind in ("pfs_read", "pfs_write")
         }
-        self._read_link = self.routes.get("pfs_read")
         self.network = ClusterLinks()  # the shared links between clusters
-        self._write_link = self.routes.get("pfs_write")
         self.now = 0.0
         self.last_invocation = 0.0
         self.invocations = 0
@@ -323,7 +288,7 @@ class Simulation:
         self._starts = 0
         self._active = 0  # jobs started and not ended
         self._uses_iteration: dict[int, bool] = {}
-        self._alike = _alike_nodes(platform)
+        self._alike = alike_nodes(platform) is not None
         self._estimates: dict[tuple[int, int], tuple[float, list]] = {}
         self._bandwidth = platform.bandwidth.tolist()  # node link B/s as floats (hot in _start_pfs)
         self._flow_groups: dict[int, tuple] = {}  # id(PfsTransfer): (it, its nodes, its groups)
@@ -350,15 +315,7 @@ class Simulation:
     def run(self) -> Simulation:
         """Simulate until every job has ended (or nothing more can happen)."""
         started = time.perf_counter()
-        # rare cyclic garbage collections in the loop: it allocates many short-lived containers
-        # and its own cycles (a job and its running program) are broken when the job ends, so
-        # frequent passes would mostly cost time (an algorithm's garbage is still collected)
-        thresholds = gc.get_threshold()
-        gc.set_threshold(GC_THRESHOLD, *thresholds[1:])
-        try:
-            self._loop()
-        finally:
-            gc.set_threshold(*thresholds)
+        self._loop()
         self.wall_seconds = time.perf_counter() - started
         return self
 
@@ -422,7 +379,6 @@ class Simulation:
         )  # rank order: as the algorithm assigned them (ElastiSim's executing nodes)
         run.clock = np.full(len(nodes), self.now)
         run.async_end = np.full(len(nodes), self.now)
-        run.even, run.async_work = True, False
         gpus = self._assigned_gpus(run)
         run.gpus = gpus if gpus > 0 else spec.num_gpus_per_node_min
         run.history.append((self.now, len(nodes)))
@@ -549,8 +505,6 @@ class Simulation:
         for node in nodes:
             if not 0 <= node < size:
                 raise self._refuse(run, f"assigned node {node}, which does not exist")
-            if not (running[node] or expected[node]):
-                continue  # no job on the node, none expects it
             others = (running[node] | expected[node]) - {run.spec.identifier}
             if others and node not in run.nodes:
                 raise self._refuse(
@@ -631,8 +585,6 @@ class Simulation:
         self._apply()
 
     def _apply(self) -> None:
-        if not self.modified:
-            return
         modified = sorted(
             self.modified.values(), key=lambda view: (not view.kill_flag, view.identifier)
         )
@@ -709,7 +661,6 @@ class Simulation:
         run.reconfiguring, run.reconfigurations = True, run.reconfigurations + 1
         run.clock = np.full(len(after), self.now)
         run.async_end = np.full(len(after), self.now)
-        run.even, run.async_work = True, False
         run.plans.clear()
         run.history.append((self.now, len(run.nodes)))
         run.state = run.view.state = JobState.IN_RECONFIGURATION
@@ -733,7 +684,7 @@ class Simulation:
             spec, saved = run.spec, run.gpus
             run.gpus = run.gpus or spec.num_gpus_per_node_min
             ids = list(range(nodes))
-            scratch: dict[tuple | None, Any] = {}
+            scratch: dict[tuple, Any] = {}
             per_phase = [
                 self._plan_seconds(self._plan(run, phase, ids, 0, scratch))
                 for phase in spec.model.phases
@@ -797,16 +748,6 @@ class Simulation:
         """One iteration of a phase on `nodes`: per-node seconds (consecutive ones merged), barriers
         with parallel tasks (`Comm`), PFS transfers, asynchronous work and waits for it."""
         cache = run.plans if cache is None else cache
-        # the last plan asked for (key None): (phase, nodes, iteration or None if the phase does
-        # not use it, plan); an iteration mostly asks for the plan its previous one had
-        last = cache.get(None)
-        if (
-            last is not None
-            and last[0] is phase
-            and last[1] is nodes
-            and (last[2] is None or last[2] == iteration)
-        ):
-            return last[3]
         uses_iteration = self._uses_iteration.get(id(phase))
         if uses_iteration is None:
             uses_iteration = self._uses_iteration[id(phase)] = "phase_iteration" in repr(
@@ -826,17 +767,12 @@ class Simulation:
                 if sized is not None:
                     run.sized_plans[sized] = plan
             cache[key] = plan
-        cache[None] = (phase, nodes, iteration if uses_iteration else None, plan)
         return plan
 
-    def _evaluate(self, run: Run, value, variables: dict, where: str, key: str, names: tuple = ()):
+    def _evaluate(self, run: Run, value, variables: dict, where: str, key: str):
         """A payload `key` of a task of `run`: its number, or its expression's value with
-        `variables` (`names`: their sorted names, if known)."""
+        `variables`."""
         if isinstance(value, str):
-            if names:  # a valid amount skips building the error context (most of the time here)
-                number = self.expressions.amount(value, names, variables)
-                if number == number:  # not NaN: evaluated
-                    return number
             return self.expressions.evaluate(
                 value,
                 variables,
@@ -848,11 +784,8 @@ class Simulation:
     def _walk(self, run: Run, tasks, variables: dict, node_ids: np.ndarray, plan: list) -> bool:
         """Add what `tasks` do on `node_ids` to `plan`; True if some of them is asynchronous."""
         asynchronous = False
-        names = tuple(sorted(variables))
         for task in tasks:
-            repeat = int(
-                self._evaluate(run, task.iterations, variables, task.where, "iterations", names)
-            )
+            repeat = int(self._evaluate(run, task.iterations, variables, task.where, "iterations"))
             if task.kind == "sequence":
                 for _ in range(repeat):
                     if task.synchronized:
@@ -865,7 +798,7 @@ class Simulation:
             for key in ("flops", "bytes", "delay"):
                 value = getattr(task, key)
                 if value is not None:
-                    values[key] = self._evaluate(run, value, variables, task.where, key, names)
+                    values[key] = self._evaluate(run, value, variables, task.where, key)
             try:
                 cost = task_cost(task, values, node_ids, run.gpus, self.platform)
             except InputError as error:
@@ -893,57 +826,40 @@ class Simulation:
             if iterations > 0
         ]
         if not phases:
-            yield _BARRIER
+            yield from _BARRIER
             yield _AT, None
             return
         index, remaining = 0, phases[0][1]
-        # rigid and moldable jobs never stop between iterations (`_stop`)
-        may_stop = spec.type in ("malleable", "evolving", "adaptive")
-        plans = run.plans
         phase_start = (
             True  # the next iteration is the first of its phase (for final_scheduling_point)
         )
         previous = None  # the phase before the current one
         while True:  # one life of the application actor
-            if run.initializing or run.reconfiguring or run.expanded:
-                yield from self._life_start(run)
-            else:  # most lives: `_life_start` without a generator of its own
-                yield SYNC
-                yield _AT, None
-                yield _RUNNING, None
+            yield from self._life_start(run)
             initial = True
             while True:
                 phase, iterations = phases[index]
-                if not initial and may_stop:
+                if not initial:
                     # after a phase without a final scheduling point, its next has none at first
                     unpointed = (
                         phase_start and previous is not None and not previous.final_scheduling_point
                     )
                     stop = self._stop(run, phase, iterations - remaining, unpointed)
                     if stop is not None:
-                        yield _BARRIER
+                        yield from _BARRIER
                         yield _AT, None
                         yield stop
                         break
                 if phase.barrier:
-                    yield _BARRIER
-                last = plans.get(None)  # `_plan`'s first answer, inline: mostly the last plan
-                if (
-                    last is not None
-                    and last[0] is phase
-                    and last[1] is run.nodes
-                    and (last[2] is None or last[2] == iterations - remaining)
-                ):
-                    yield from last[3]
-                else:
-                    yield from self._plan(run, phase, run.nodes, iterations - remaining)
+                    yield from _BARRIER
+                yield from self._plan(run, phase, run.nodes, iterations - remaining)
                 remaining -= 1
                 run.completed_phases += 1
                 initial, phase_start = False, False
                 if remaining == 0:
                     index += 1
                     if index == len(phases):
-                        yield _BARRIER
+                        yield from _BARRIER
                         yield _AT, None
                         return
                     previous, remaining, phase_start = phase, phases[index][1], True
@@ -1043,42 +959,31 @@ class Simulation:
                     self._defer(run, item)
                     continue
                 run.held = item
-                run.io_since = max(_latest_of(run), self.now)
+                run.io_since = max(_latest(run.clock), self.now)
                 return
             if kind is np.ndarray:
-                run.even = False
                 if select is None:
                     run.clock += item
                 else:
                     run.clock[select] += item
             elif kind is Comm:
-                if item is _BARRIER and self._await_async(run):  # `_WAIT`, then `SYNC`
-                    run.held = SYNC  # the meeting, once the I/O has ended
+                shared = self._node_comm(run, item)
+                if shared is not None:  # its asynchronous PFS flows share node links with it
+                    self._cross(run, *shared)
                     return
-                if run.async_transfers and item.ptask is not None:
-                    shared = self._node_comm(run, item)
-                    if shared is not None:  # its asynchronous PFS flows may share node links
-                        self._cross(run, *shared)
-                        return
-                if select is None and item.local is None and run.even:
-                    # every node is at one time already: the barrier is passed at once
-                    if item.duration:
-                        run.clock.fill(run.clock.item(0) + item.duration)
-                    continue
                 clock = run.clock if select is None else run.clock[select]
                 met = _latest(clock) + item.duration if len(clock) else self.now
                 _leave_barrier(run, item.local, select, clock, met)
             elif kind is PfsTransfer:
                 self._start_pfs(run, item)
             elif kind is AsyncWork:
-                run.async_work = True
                 positions = slice(None) if select is None else select
                 run.async_end[positions] = np.maximum(
                     run.async_end[positions], run.clock[positions] + item.seconds
                 )
             elif kind is CrossComm:
                 # the job goes on when its parallel task ends
-                shared = self._node_comm(run, item) if run.async_transfers else None
+                shared = self._node_comm(run, item)
                 self._cross(run, *(shared or (item, [])))
                 return
             else:
@@ -1087,7 +992,7 @@ class Simulation:
                     if self._await_async(run):
                         return
                 elif kind == _AT:
-                    met = _latest_of(run)
+                    met = _latest(run.clock)
                     if met > self.now:
                         self._push(met, _RESUME, run, token)
                         return
@@ -1111,11 +1016,9 @@ class Simulation:
         end); else each node's clock moves past its asynchronous work."""
         if run.async_transfers:
             run.waiting_async = True
-            run.io_since = max(_latest_of(run), self.now)
+            run.io_since = max(_latest(run.clock), self.now)
             return True
-        if run.async_work:  # else every node's asynchronous work ended at its start
-            np.maximum(run.clock, run.async_end, out=run.clock)
-            run.even = False
+        np.maximum(run.clock, run.async_end, out=run.clock)
         return False
 
     def _io_done(self, run: Run) -> None:
@@ -1137,8 +1040,6 @@ class Simulation:
                     if kind is np.ndarray
                     else ("async", float(values[position]))
                 )
-            run.even = False
-            run.async_work = run.async_work or kind is AsyncWork
             free = np.ones(len(run.clock), dtype=bool)
             free[list(waiting)] = False
             if kind is np.ndarray:
@@ -1161,9 +1062,7 @@ class Simulation:
             entry = queue.pop(0)
             if entry.__class__ is float:
                 run.clock[position] += entry
-                run.even = False
             elif entry[0] == "async":
-                run.async_work = True
                 run.async_end[position] = max(
                     run.async_end[position], run.clock[position] + entry[1]
                 )
@@ -1183,12 +1082,7 @@ class Simulation:
             if cached is None or cached[0] is not item or cached[1] is not run.nodes:
                 cached = self._flow_groups[id(item)] = self._groups(run, item)
             latency = cached[3]
-            if latency is None:
-                when = None
-            elif run.even:  # (the common case, inline)
-                when = max(run.clock.item(0) + latency, self.now)
-            else:
-                when = self._together(run, item, latency)
+            when = None if latency is None else self._together(run, item, latency)
             if when is not None and cached[4] is not None:
                 # every flow starts at one moment on one link: one transfer, groups as made
                 groups = cached[2]
@@ -1234,8 +1128,6 @@ class Simulation:
     def _together(self, run: Run, item: PfsTransfer, latency: float) -> float | None:
         """The one moment every flow of `item` starts at, when its nodes' clocks are equal (their
         route latencies are: `latency`), else None."""
-        if run.even:
-            return max(run.clock.item(0) + latency, self.now)
         clock = run.clock.tolist()
         first = clock[item.positions[0]]
         for position in item.positions:
@@ -1301,14 +1193,8 @@ class Simulation:
             positions = group[5]
             if item.asynchronous:
                 run.async_end[positions] = np.maximum(run.async_end[positions], self.now)
-                run.async_work = True
             else:
-                if len(positions) == len(run.clock):  # every node: its clocks are even again
-                    run.clock.fill(self.now)
-                    run.even = True
-                else:
-                    run.clock[positions] = self.now
-                    run.even = False
+                run.clock[positions] = self.now
                 if run.queues:
                     for position in positions:
                         run.busy.discard(position)
@@ -1327,31 +1213,21 @@ class Simulation:
                 if run.waiting_async and not run.async_transfers:
                     run.waiting_async = False
                     np.maximum(run.clock, run.async_end, out=run.clock)  # the wait it was in ends
-                    run.even = False
                     self._push(self.now, _RESUME, run, run.token)
 
     def _reshare(self, link: SharedLink) -> None:
-        if link.transfers:  # (a push inline: once per flow start and end)
-            heapq.heappush(
-                self._heap, (link.share(), next(self._sequence), _LINK, link, link.version)
-            )
-        else:
-            link.share()
+        when = link.share()
+        if link.transfers:
+            self._push(when, _LINK, link, link.version)
         if self._node_tasks:  # a job's parallel task shares node links with its flows
             self._node_rates(link)
-        if self._cluster_links is None:
-            read, write = self._read_link, self._write_link
-            self.pfs_log.append(
-                (self.now, read.throughput if read else 0.0, write.throughput if write else 0.0)
+        self.pfs_log.append(
+            (
+                self.now,
+                sum(link.throughput for link in self.pfs_links["pfs_read"]),
+                sum(link.throughput for link in self.pfs_links["pfs_write"]),
             )
-        else:
-            self.pfs_log.append(
-                (
-                    self.now,
-                    sum(link.throughput for link in self.pfs_links["pfs_read"]),
-                    sum(link.throughput for link in self.pfs_links["pfs_write"]),
-                )
-            )
+        )
 
     def _pfs_link(self, direction: str, node: int) -> SharedLink:
         """The PFS link a node's flows in `direction` run on."""

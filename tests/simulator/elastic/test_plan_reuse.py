@@ -17,7 +17,7 @@ from cosched.simulator.elastic.cli import PRESET_CONFIG, PRESET_ROOT
 from cosched.simulator.elastic.compat import GuardedAlgorithm, load_algorithm
 from cosched.simulator.elastic.config import load_configuration
 from cosched.simulator.elastic.expressions import Expressions
-from cosched.simulator.elastic.flow import Comm, PfsTransfer
+from cosched.simulator.elastic.flow import Comm, PfsTransfer, alike_nodes
 from cosched.simulator.elastic.platform import load_elastisim_platform
 from cosched.simulator.elastic.runtime import Simulation, simulate_project
 from cosched.simulator.elastic.workload import load_jobs
@@ -65,11 +65,11 @@ def test_the_example_platform_has_alike_nodes_and_one_different_node_breaks_it(
     example_simulation,
 ):
     platform = example_simulation.platform
-    assert runtime._alike_nodes(platform)
+    assert alike_nodes(platform)
     for field in ("speed", "bandwidth", "latency", "bb_read", "gpus"):
         values = getattr(platform, field).copy()
         values[len(values) // 2] += 1.0
-        assert not runtime._alike_nodes(dataclasses.replace(platform, **{field: values}))
+        assert not alike_nodes(dataclasses.replace(platform, **{field: values}))
 
 
 @settings(
@@ -109,7 +109,7 @@ def test_reusing_plans_by_node_count_changes_no_result(monkeypatch):
         configuration, platform, jobs[:SOME_JOBS], algorithm, expressions=expressions
     )
     assert reused._alike
-    monkeypatch.setattr(runtime, "_alike_nodes", lambda platform: False)
+    monkeypatch.setattr(runtime, "alike_nodes", lambda platform: None)
     configuration, platform, jobs, expressions, algorithm = _example(monkeypatch)
     fresh = simulate_project(
         configuration, platform, jobs[:SOME_JOBS], algorithm, expressions=expressions
