@@ -24,7 +24,7 @@ from cosched.cli_options import (
     plots_target,
 )
 from cosched.data import WORKLOADS
-from cosched.names import resolve_name
+from cosched.names import is_plugin, resolve_name
 from cosched.simulator.platform import PRESETS as PLATFORMS
 
 __all__ = [
@@ -95,9 +95,10 @@ def add_hybrid_options(parser) -> None:
     hybrid = parser.add_argument(
         "--hybrid",
         metavar="MECHANISM",
-        type=str.lower,
-        help=f"on-demand mechanism around --scheduler: {', '.join(MECHANISM_NAMES)} (the workload "
-        "is typed from the trace, or read from a hybrid CSV)",
+        type=_mechanism_argument,
+        help=f"on-demand mechanism around --scheduler: {', '.join(MECHANISM_NAMES)}, or a plug-in "
+        "(FILE.py:Class, entry points of cosched.hybrid_mechanisms; the workload is typed from the "
+        "trace, or read from a hybrid CSV)",
     )
     first = len(parser._actions)
     add_workload_options(parser)
@@ -111,6 +112,12 @@ def add_hybrid_options(parser) -> None:
     )
     mark_output(log, "file")
     only_with(hybrid, parser._actions[first:])
+
+
+def _mechanism_argument(value: str) -> str:
+    """A mechanism name in lower case; a plug-in file as given (its path and class keep their
+    case)."""
+    return value if is_plugin(value) else value.lower()
 
 
 def _mechanism_options(parser) -> None:

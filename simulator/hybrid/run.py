@@ -18,7 +18,7 @@ from cosched.simulator.hybrid.mechanisms import (
     MECHANISM_OPTIONS,
     Hybrid,
     check_site_policy,
-    parse_mechanism,
+    mechanism_class,
 )
 from cosched.simulator.hybrid.models import (
     CHECKPOINT_MTBF_HOURS,
@@ -80,8 +80,9 @@ def hybrid_engine(
     log_actions: bool = False,
     **mechanism_options,
 ):
-    """The engine of one run, not started: `mechanism` (a name of `MECHANISMS`) around the queue
-    scheduler `scheduler` (the site policy). ``engine.scheduler`` is the `Hybrid` wrapper, or the
+    """The engine of one run, not started: `mechanism` (a name of `MECHANISMS` or a plug-in,
+    `mechanism_class`) around the queue scheduler `scheduler` (the site policy).
+    ``engine.scheduler`` is the `Hybrid` wrapper, or the
     site policy alone for the baseline. periods: seconds of run between completed checkpoints per
     job (NaN: none) instead of Daly's interval for `checkpoint_mtbf` x `checkpoint_factor`.
     failures: node failures during the run. checkpoint_writes: ``added`` or ``inside`` the trace
@@ -90,7 +91,7 @@ def hybrid_engine(
     from cosched.simulator.engine import Engine
     from cosched.simulator.schedulers import make_scheduler
 
-    policies = parse_mechanism(mechanism)
+    wrapper_class = mechanism_class(mechanism)
     unknown = sorted(set(mechanism_options) - set(MECHANISM_OPTIONS))
     if unknown:
         raise InputError(
@@ -99,7 +100,7 @@ def hybrid_engine(
         )
     inner = make_scheduler(scheduler, **({} if depth is None else {"depth": depth}))
     sources = () if failures is None else (failures,)
-    if policies is None:
+    if wrapper_class is None:
         if failures is not None:
             check_site_policy(inner)  # failures preempt and shrink: whole nodes, no private booking
         return Engine(
@@ -114,8 +115,8 @@ def hybrid_engine(
     if periods is None:
         periods = checkpoint_periods(hybrid, checkpoint_mtbf, checkpoint_factor)
     periods = np.asarray(periods, dtype=np.float64)
-    wrapper = Hybrid(
-        inner, hybrid, periods, *policies, log_reservations=log_events, **mechanism_options
+    wrapper = wrapper_class(
+        inner, hybrid, periods, log_reservations=log_events, **mechanism_options
     )
     return Engine(
         engine_workload(hybrid),
