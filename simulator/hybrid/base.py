@@ -61,6 +61,7 @@ __all__ = [
     "PREEMPTED",
     "SHRUNK",
     "check_site_policy",
+    "held_nodes",
 ]
 
 RIGID_OVERHEADS = ("elapsed", "lost-work")  # preemption cost of a rigid job without checkpoints
@@ -70,6 +71,13 @@ WARNING = 120.0  # 004 §III-A: seconds from a malleable job's warning to its sh
 RELEASE_AFTER = 600.0  # 004 §IV-B: reservation released 10 min after the estimated arrival
 PREEMPTED, SHRUNK = "preempted", "shrunk"  # how a lender gave its nodes (see `Hybrid.lenders`)
 WAITING, RUNNING = int(JobState.WAITING), int(JobState.RUNNING)
+
+
+def held_nodes(engine: Engine, job: int) -> np.ndarray:
+    """The nodes running `job` holds."""
+    allocation = engine.allocation[job]
+    assert allocation is not None  # a running job holds an allocation
+    return allocation.nodes
 
 
 def check_site_policy(inner: Scheduler) -> None:
@@ -194,11 +202,12 @@ class Hybrid(Scheduler):
         on_demand = JobKind.ON_DEMAND
         for job, when in enumerate(self.notice_time):
             if self.type[job] is on_demand and not math.isnan(when):  # noticed (NaN: no notice)
-                engine.at(when, lambda e, o=job: self.timed(self._notice, e, o))
-                engine.at(
-                    self.t_est[job] + RELEASE_AFTER,
-                    lambda e, o=job: self.timed(self._timeout, e, o),
-                )
+                self.later(engine, when, self._notice, job)
+                self.later(engine, self.t_est[job] + RELEASE_AFTER, self._timeout, job)
+
+    def later(self, engine: Engine, when: float, decision: Callable[..., None], *args: Any) -> None:
+        """Make the decision `decision(engine, *args)` at `when` (`timed`)."""
+        engine.at(when, lambda e: self.timed(decision, e, *args))
 
     def timed(self, decision: Callable[..., None], engine: Engine, *args: Any) -> None:
         """Make the decision `decision(engine, *args)`, adding its time to ``decisions``."""
@@ -266,7 +275,7 @@ class Hybrid(Scheduler):
 
     def on_finish(self, engine: Engine, job: int) -> None:
         self.inner.on_finish(engine, job)
-        nodes = engine.allocation[job].nodes
+        nodes = held_nodes(engine, job)
         owner = self.victim_of.pop(job, None)
         if owner is not None:  # a warned job ended in its warning: its arrived job gets its nodes
             self.take(
@@ -341,7 +350,7 @@ class Hybrid(Scheduler):
         """Nodes announced `od` still lacks: what its notice policy wants held, less its reserved
         nodes and the nodes lent to running jobs."""
         borrowers = self.borrowers.get(od)
-        lent = sum(engine.allocation[job].nodes.size for job in borrowers) if borrowers else 0
+        lent = sum(held_nodes(engine, job).size for job in borrowers) if borrowers else 0
         return self.notice.wanted(od) - self.reserved.get(od, 0) - lent
 
     # --- advance notice, estimated arrival --------------------------------------------------------
@@ -392,7 +401,7 @@ class Hybrid(Scheduler):
                 min(engine.free_nodes(), self.n_max[od] - self.reserved.get(od, 0)),
                 why="warning",
             )
-            engine.at(engine.now + self.warning, lambda e: self.timed(self._after_warning, e, od))
+            self.later(engine, engine.now + self.warning, self._after_warning, od)
             return
         self._start(engine, od, own, "arrival")
 
@@ -430,7 +439,7 @@ class Hybrid(Scheduler):
             self.borrowers[owner].discard(job)
             self.notice.promise_lost(owner)
         if self.warning and self.type[job] is JobKind.MALLEABLE:
-            size = engine.allocation[job].nodes.size
+            size = held_nodes(engine, job).size
             how = SHRUNK if keep else PREEMPTED
             self.warned.setdefault(od, []).append((job, size - keep, engine.started[job], how))
             self.victim_of[job] = od
@@ -456,7 +465,7 @@ class Hybrid(Scheduler):
                 engine.preempt(job, reason=f"paa:{od}")
                 continue
             # the shrink re-planned from its size now: it may have grown back meanwhile
-            size = engine.allocation[job].nodes.size
+            size = held_nodes(engine, job).size
             keep = max(size - amount, self.n_min[job])
             if keep >= size:
                 engine.note("unwarn", job, f"warning:{od}")
@@ -524,7 +533,7 @@ class Hybrid(Scheduler):
                 else:
                     engine.start(job, reason=f"give-back:{od}")
             elif how == SHRUNK and engine.state[job] == RUNNING:
-                current = engine.allocation[job].nodes.size
+                current = held_nodes(engine, job).size
                 # 004 §III-B.4 "expanded to its original size": n_max, the size it asked for
                 # (pre-shrink: the size it had before this shrink)
                 target = min(self.n_max[job] if self.regrow == "n_max" else size, current + idle)

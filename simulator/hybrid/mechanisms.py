@@ -142,11 +142,14 @@ def mechanism_class(name: str) -> type[Hybrid] | None:
     found = plugin(key, "mechanism")
     if found is None:
         raise InputError(unknown_name(key, MECHANISMS, "mechanism"), field="hybrid")
-    if not (isinstance(found, type) and issubclass(found, Hybrid)):
+    if (
+        not (isinstance(found, type) and issubclass(found, Hybrid))
+        or found.notice_policy is None
+        or found.arrival_policy is None
+    ):
         raise InputError(
             f"{key} is no hybrid mechanism: a mechanism is a subclass of "
-            "cosched.simulator.hybrid.mechanisms.Hybrid",
+            "cosched.simulator.hybrid.mechanisms.Hybrid that sets notice_policy and arrival_policy",
             field="hybrid",
         )
-    mechanism_name(found)  # it names its two policies
     return found

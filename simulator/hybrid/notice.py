@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, ClassVar
 
-from cosched.simulator.hybrid.base import PREEMPTED
+from cosched.simulator.hybrid.base import PREEMPTED, held_nodes
 from cosched.simulator.jobs import JobKind
 
 if TYPE_CHECKING:
@@ -171,7 +171,7 @@ class CollectUntilPreemption(NoticePolicy):
         mechanism = self.mechanism
         need = mechanism.need(engine, od) - self._promised(od)
         t_est, now = mechanism.t_est[od], engine.now
-        kind, allocation = mechanism.type, engine.allocation
+        kind = mechanism.type
         on_demand = JobKind.ON_DEMAND
         earmark, doomed, victim_of, borrower_of = (
             self.earmark,
@@ -186,7 +186,7 @@ class CollectUntilPreemption(NoticePolicy):
             if job in doomed or job in victim_of or job in borrower_of:
                 continue
             marks = earmark.get(job)
-            spare = allocation[job].nodes.size - (sum(marks.values()) if marks else 0)
+            spare = held_nodes(engine, job).size - (sum(marks.values()) if marks else 0)
             if spare > 0 and not (marks and od in marks):
                 self._promise(od, job, min(spare, need), doomed=False)
                 need -= min(spare, need)
@@ -213,7 +213,7 @@ class CollectUntilPreemption(NoticePolicy):
                 checkpoint = self._next_checkpoint(engine, job)
                 if checkpoint is not None and checkpoint <= t_est:
                     when = checkpoint + CHECKPOINT_SLACK  # 004 §III-B: right after its checkpoint
-            size = allocation[job].nodes.size
+            size = held_nodes(engine, job).size
             self._promise(od, job, min(size, need), doomed=True)
             need -= size
             self._plans += 1
@@ -221,10 +221,7 @@ class CollectUntilPreemption(NoticePolicy):
             if when <= now:
                 self._preempt(engine, od, job, plan)
             else:
-                engine.at(
-                    when,
-                    lambda e, o=od, j=job, p=plan: mechanism.timed(self._preempt, e, o, j, p),
-                )
+                mechanism.later(engine, when, self._preempt, od, job, plan)
 
     def _next_checkpoint(self, engine: Engine, job: int) -> float | None:
         """When the running rigid job completes its next checkpoint; None if it takes none before
@@ -295,9 +292,8 @@ class CollectUntilPreemption(NoticePolicy):
             # 004 §III-A: two-minute warning
             self.cup_warned.add(job)
             engine.note("warn", job, f"cup:{od}")
-            engine.at(
-                engine.now + mechanism.warning,
-                lambda e: mechanism.timed(self._preempt, e, od, job, plan, True),
+            mechanism.later(
+                engine, engine.now + mechanism.warning, self._preempt, od, job, plan, True
             )
             return
         need = mechanism.need(engine, od)
@@ -307,7 +303,7 @@ class CollectUntilPreemption(NoticePolicy):
         del self.doomed[job], self.plan_of[job]
         self.promises[od].pop(job, None)
         self.cup_warned.discard(job)
-        nodes = engine.allocation[job].nodes
+        nodes = held_nodes(engine, job)
         engine.preempt(job, reason=f"cup:{od}")
         taken = mechanism.take(engine, od, min(need, nodes.size), nodes, why="cup")
         mechanism.lenders[od].append((job, taken, PREEMPTED, nodes.size))

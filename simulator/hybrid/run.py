@@ -10,6 +10,8 @@ instant_start``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from cosched.errors import InputError
@@ -28,6 +30,12 @@ from cosched.simulator.hybrid.models import (
 )
 from cosched.simulator.hybrid.workload import TYPES, HybridWorkload
 from cosched.simulator.jobs import JobKind
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from cosched.simulator.engine import Engine, SimulationResult
+    from cosched.simulator.platform import Platform
 
 __all__ = [
     "simulate_hybrid",
@@ -65,21 +73,21 @@ SECONDS_PER_HOUR = 3600.0
 
 def hybrid_engine(
     hybrid: HybridWorkload,
-    platform,
+    platform: Platform,
     mechanism: str,
     *,
     scheduler: str = "easy",
     depth: int | None = None,
     checkpoint_mtbf: float = CHECKPOINT_MTBF_HOURS,
     checkpoint_factor: float = 1.0,
-    periods=None,
+    periods: ArrayLike | None = None,
     failures: NodeFailures | None = None,
     progress: bool = False,
     log_events: bool = False,
     checkpoint_writes: str = "added",
     log_actions: bool = False,
-    **mechanism_options,
-):
+    **mechanism_options: Any,
+) -> Engine:
     """The engine of one run, not started: `mechanism` (a name of `MECHANISMS` or a plug-in,
     `mechanism_class`) around the queue scheduler `scheduler` (the site policy).
     ``engine.scheduler`` is the `Hybrid` wrapper, or the
@@ -133,14 +141,14 @@ def hybrid_engine(
 
 def simulate_hybrid(
     hybrid: HybridWorkload,
-    platform,
+    platform: Platform,
     mechanism: str,
     *,
     mtbf: float | None = None,
     down_hours: float = DOWN_HOURS,
     failure_seed: int = 0,
-    **options,
-):
+    **options: Any,
+) -> SimulationResult:
     """Run `mechanism` on `hybrid` (options of `hybrid_engine`); the result's jobs_frame() has the
     hybrid columns.
 
@@ -157,8 +165,12 @@ def simulate_hybrid(
 
 
 def hybrid_result(
-    engine, result, hybrid: HybridWorkload, mechanism: str, failures: NodeFailures | None = None
-):
+    engine: Engine,
+    result: SimulationResult,
+    hybrid: HybridWorkload,
+    mechanism: str,
+    failures: NodeFailures | None = None,
+) -> SimulationResult:
     """`result` with the hybrid per-job columns and the decision times (in ``options``).
 
     ``preemptions`` counts the mechanism's preemptions; ``failures`` the failures that hit the job
@@ -213,9 +225,10 @@ def hybrid_result(
     return result
 
 
-def hybrid_metrics(result, hybrid: HybridWorkload) -> dict:
+def hybrid_metrics(result: SimulationResult, hybrid: HybridWorkload) -> dict[str, Any]:
     """The hybrid keys of summary.json (004 §IV-D); times in hours."""
     life = result.lifecycle
+    assert life is not None  # `hybrid_result` set the hybrid columns
     kinds = hybrid.job_type
     submit = hybrid.workload.submit
     turnaround = (result.end - submit) / SECONDS_PER_HOUR
@@ -226,7 +239,7 @@ def hybrid_metrics(result, hybrid: HybridWorkload) -> dict:
     useful = float(np.sum(hybrid.workload.run * hybrid.n_max))
     decisions = result.options.get("decision_seconds") or [0.0]
 
-    def mean(values, mask) -> float | None:
+    def mean(values: np.ndarray, mask: np.ndarray) -> float | None:
         return float(values[mask].mean()) if mask.any() else None
 
     return {
