@@ -12,14 +12,13 @@ of `ArrivalPolicy` that implements `make_room`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
-from cosched.simulator.hybrid.base import PREEMPTED, SHRUNK, held_nodes
+from cosched.simulator.hybrid.base import PREEMPTED, SHRUNK, ArrivalPolicy, held_nodes
 from cosched.simulator.jobs import JobKind
 
 if TYPE_CHECKING:
     from cosched.simulator.engine import Engine
-    from cosched.simulator.hybrid.base import Hybrid
 
 __all__ = ["ArrivalPolicy", "PreemptOnArrival", "ShrinkOnArrival", "water_fill"]
 
@@ -38,20 +37,6 @@ def water_fill(caps: list[int], need: int) -> list[int]:
         amounts[index] = taken = min(caps[index], share)
         left -= taken
     return amounts
-
-
-class ArrivalPolicy:
-    """How arrived on-demand jobs make room; ``mechanism`` is the `Hybrid` it serves."""
-
-    name: ClassVar[str] = "arrival"  # the second half of a mechanism's name (``paa`` in cua-paa)
-
-    def __init__(self, mechanism: Hybrid) -> None:
-        self.mechanism = mechanism
-
-    def make_room(self, engine: Engine, od: int, need: int) -> bool:
-        """Free (or plan to free, after a warning) `need` nodes for arrived `od` through
-        `Hybrid.act`, recording each lender in ``mechanism.lenders[od]``; False if it cannot."""
-        raise NotImplementedError
 
 
 class PreemptOnArrival(ArrivalPolicy):

@@ -1,4 +1,5 @@
-"""What every hybrid mechanism of 004 §III-B shares, around any queue scheduler: `Hybrid`.
+"""What every hybrid mechanism of 004 §III-B shares, around any queue scheduler: `Hybrid`, and the
+interfaces of the two policies it is composed of (`NoticePolicy`, `ArrivalPolicy`).
 
 The site policy (EASY by default) orders the waiting jobs; `Hybrid` acts on the four events of an
 on-demand job and on running jobs, only through the engine's actions (start, resize, preempt,
@@ -47,12 +48,12 @@ from cosched.simulator.schedulers.base import Scheduler
 if TYPE_CHECKING:
     from cosched.simulator.allocators import Allocator
     from cosched.simulator.engine import Engine
-    from cosched.simulator.hybrid.arrival import ArrivalPolicy
-    from cosched.simulator.hybrid.notice import NoticePolicy
     from cosched.simulator.platform import Platform
 
 __all__ = [
     "Hybrid",
+    "NoticePolicy",
+    "ArrivalPolicy",
     "MECHANISM_OPTIONS",
     "RIGID_OVERHEADS",
     "REGROW",
@@ -95,6 +96,59 @@ def check_site_policy(inner: Scheduler) -> None:
             "run beside a mechanism that starts and preempts jobs; use easy, fcfs, sjf or ljf",
             field="scheduler",
         )
+
+
+class NoticePolicy:
+    """What a mechanism does for an announced on-demand job before it arrives; the hooks default to
+    doing nothing. ``mechanism`` is the `Hybrid` it serves: its bookkeeping and actions."""
+
+    name: ClassVar[str] = "notice"  # the first half of a mechanism's name (``cua`` in cua-paa)
+    announced: ClassVar[bool] = True  # False: notices are not even scheduled (N)
+
+    def __init__(self, mechanism: Hybrid) -> None:
+        self.mechanism = mechanism
+
+    def wanted(self, od: int) -> int:
+        """Nodes to hold for announced `od` before it arrives: its size."""
+        return int(self.mechanism.n_max[od])
+
+    def short(self, engine: Engine, od: int) -> None:
+        """Announced `od` holds the idle nodes and still lacks some (`Hybrid.need`)."""
+
+    def reserved_lost(self, od: int) -> None:
+        """`od` lost reserved nodes (a failure, or an arrived job took them)."""
+
+    def promise_lost(self, od: int) -> None:
+        """`od` lost nodes it was promised (its borrower or promised job went to an arrived job, or
+        was stopped)."""
+
+    def withdraw(self, engine: Engine, job: int, replan: bool = True) -> dict[int, int]:
+        """Withdraw the announced jobs' promises on running `job` ({announced job: nodes}): it
+        ended, was preempted or an arrived job took it; with `replan`, they plan again."""
+        return {}
+
+    def drop(self, engine: Engine, od: int) -> None:
+        """`od` arrived or timed out: its plans end."""
+
+    def replan(self, engine: Engine) -> None:
+        """In the pass, before the arrived jobs collect idle nodes."""
+
+    def collect(self, engine: Engine) -> None:
+        """In the pass, after the arrived jobs collected idle nodes, before the site policy."""
+
+
+class ArrivalPolicy:
+    """How arrived on-demand jobs make room; ``mechanism`` is the `Hybrid` it serves."""
+
+    name: ClassVar[str] = "arrival"  # the second half of a mechanism's name (``paa`` in cua-paa)
+
+    def __init__(self, mechanism: Hybrid) -> None:
+        self.mechanism = mechanism
+
+    def make_room(self, engine: Engine, od: int, need: int) -> bool:
+        """Free (or plan to free, after a warning) `need` nodes for arrived `od` through
+        `Hybrid.act`, recording each lender in ``mechanism.lenders[od]``; False if it cannot."""
+        raise NotImplementedError
 
 
 class Hybrid(Scheduler):

@@ -17,14 +17,13 @@ A new notice policy is a subclass of `NoticePolicy` that overrides the hooks it 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
-from cosched.simulator.hybrid.base import PREEMPTED, held_nodes
+from cosched.simulator.hybrid.base import PREEMPTED, Hybrid, NoticePolicy, held_nodes
 from cosched.simulator.jobs import JobKind
 
 if TYPE_CHECKING:
     from cosched.simulator.engine import Engine
-    from cosched.simulator.hybrid.base import Hybrid
 
 __all__ = [
     "NoticePolicy",
@@ -36,45 +35,6 @@ __all__ = [
 
 # seconds after a checkpoint completes: a preemption then keeps it despite rounding
 CHECKPOINT_SLACK = 1e-3
-
-
-class NoticePolicy:
-    """What a mechanism does for an announced on-demand job before it arrives; the hooks default to
-    doing nothing. ``mechanism`` is the `Hybrid` it serves: its bookkeeping and actions."""
-
-    name: ClassVar[str] = "notice"  # the first half of a mechanism's name (``cua`` in cua-paa)
-    announced: ClassVar[bool] = True  # False: notices are not even scheduled (N)
-
-    def __init__(self, mechanism: Hybrid) -> None:
-        self.mechanism = mechanism
-
-    def wanted(self, od: int) -> int:
-        """Nodes to hold for announced `od` before it arrives: its size."""
-        return int(self.mechanism.n_max[od])
-
-    def short(self, engine: Engine, od: int) -> None:
-        """Announced `od` holds the idle nodes and still lacks some (`Hybrid.need`)."""
-
-    def reserved_lost(self, od: int) -> None:
-        """`od` lost reserved nodes (a failure, or an arrived job took them)."""
-
-    def promise_lost(self, od: int) -> None:
-        """`od` lost nodes it was promised (its borrower or promised job went to an arrived job, or
-        was stopped)."""
-
-    def withdraw(self, engine: Engine, job: int, replan: bool = True) -> dict[int, int]:
-        """Withdraw the announced jobs' promises on running `job` ({announced job: nodes}): it
-        ended, was preempted or an arrived job took it; with `replan`, they plan again."""
-        return {}
-
-    def drop(self, engine: Engine, od: int) -> None:
-        """`od` arrived or timed out: its plans end."""
-
-    def replan(self, engine: Engine) -> None:
-        """In the pass, before the arrived jobs collect idle nodes."""
-
-    def collect(self, engine: Engine) -> None:
-        """In the pass, after the arrived jobs collected idle nodes, before the site policy."""
 
 
 class NoNotice(NoticePolicy):
