@@ -114,3 +114,20 @@ def test_an_unknown_mechanism_name_offers_the_closest(tmp_path, capsys, inputs):
     assert main(["simulate", *inputs, "--hybrid", "cua-pa", "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
     assert "unknown mechanism 'cua-pa'" in err and "did you mean 'cua-paa'" in err, err
+
+
+def test_experiment_hybrid_refuses_a_broken_plugin_before_any_cell(tmp_path, capsys):
+    out = tmp_path / "grid"
+    argv = ["experiment-hybrid", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "50"]
+    argv += [
+        "--typings",
+        "1",
+        "--mechanism",
+        f"cua-paa,{tmp_path / 'none.py'}:X",
+        "--out",
+        str(out),
+    ]
+    assert main([*argv, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "no such plug-in file" in err and err.count("\n") == 1, err
+    assert not out.exists()
