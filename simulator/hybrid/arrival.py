@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cosched.simulator.hybrid.base import PREEMPTED, SHRUNK, ArrivalPolicy, held_nodes
+from cosched.simulator.hybrid.base import PREEMPTED, SHRUNK, ArrivalPolicy, allocations
 from cosched.simulator.jobs import JobKind
 
 if TYPE_CHECKING:
@@ -51,16 +51,16 @@ class PreemptOnArrival(ArrivalPolicy):
         """Preempt running rigid and malleable jobs by ascending overhead until `need` nodes are
         free."""
         mechanism = self.mechanism
-        kind, warned = mechanism.type, mechanism.victim_of
+        kind, allocation, warned = mechanism.type, allocations(engine), mechanism.victim_of
         on_demand = JobKind.ON_DEMAND
         jobs = [job for job in engine.running if kind[job] is not on_demand and job not in warned]
-        if sum(held_nodes(engine, job).size for job in jobs) < need:
+        if sum(allocation[job].nodes.size for job in jobs) < need:
             return False
         jobs = mechanism.by_overhead(engine, jobs)
         for job in jobs:
             if need <= 0:
                 break
-            size = held_nodes(engine, job).size
+            size = allocation[job].nodes.size
             mechanism.act(engine, od, job, 0)
             mechanism.lenders[od].append((job, min(size, need), PREEMPTED, size))
             need -= size
@@ -81,7 +81,7 @@ class ShrinkOnArrival(PreemptOnArrival):
         mechanism = self.mechanism
         kind, malleable, warned = mechanism.type, JobKind.MALLEABLE, mechanism.victim_of
         jobs = [job for job in engine.running if kind[job] is malleable and job not in warned]
-        sizes = [held_nodes(engine, job).size for job in jobs]
+        sizes = [allocations(engine)[job].nodes.size for job in jobs]
         caps = [size - mechanism.n_min[job] for job, size in zip(jobs, sizes)]
         if sum(caps) < need:
             return False

@@ -36,7 +36,7 @@ import math
 import time
 from collections.abc import Callable
 from itertools import islice
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
@@ -46,7 +46,7 @@ from cosched.simulator.jobs import JobKind, JobState
 from cosched.simulator.schedulers.base import Scheduler
 
 if TYPE_CHECKING:
-    from cosched.simulator.allocators import Allocator
+    from cosched.simulator.allocators import Allocation, Allocator
     from cosched.simulator.engine import Engine
     from cosched.simulator.platform import Platform
 
@@ -62,7 +62,7 @@ __all__ = [
     "PREEMPTED",
     "SHRUNK",
     "check_site_policy",
-    "held_nodes",
+    "allocations",
 ]
 
 RIGID_OVERHEADS = ("elapsed", "lost-work")  # preemption cost of a rigid job without checkpoints
@@ -74,11 +74,10 @@ PREEMPTED, SHRUNK = "preempted", "shrunk"  # how a lender gave its nodes (see `H
 WAITING, RUNNING = int(JobState.WAITING), int(JobState.RUNNING)
 
 
-def held_nodes(engine: Engine, job: int) -> np.ndarray:
-    """The nodes running `job` holds."""
-    allocation = engine.allocation[job]
-    assert allocation is not None  # a running job holds an allocation
-    return allocation.nodes
+def allocations(engine: Engine) -> list[Allocation]:
+    """The engine's allocation per job, as the mechanisms read it: only for running jobs, which
+    hold one (no check per read: PAA and CUP read every running job's)."""
+    return cast("list[Allocation]", engine.allocation)
 
 
 def check_site_policy(inner: Scheduler) -> None:
@@ -329,7 +328,7 @@ class Hybrid(Scheduler):
 
     def on_finish(self, engine: Engine, job: int) -> None:
         self.inner.on_finish(engine, job)
-        nodes = held_nodes(engine, job)
+        nodes = allocations(engine)[job].nodes
         owner = self.victim_of.pop(job, None)
         if owner is not None:  # a warned job ended in its warning: its arrived job gets its nodes
             self.take(
@@ -403,8 +402,8 @@ class Hybrid(Scheduler):
     def need(self, engine: Engine, od: int) -> int:
         """Nodes announced `od` still lacks: what its notice policy wants held, less its reserved
         nodes and the nodes lent to running jobs."""
-        borrowers = self.borrowers.get(od)
-        lent = sum(held_nodes(engine, job).size for job in borrowers) if borrowers else 0
+        borrowers, allocation = self.borrowers.get(od), allocations(engine)
+        lent = sum(allocation[job].nodes.size for job in borrowers) if borrowers else 0
         return self.notice.wanted(od) - self.reserved.get(od, 0) - lent
 
     # --- advance notice, estimated arrival --------------------------------------------------------
@@ -493,7 +492,7 @@ class Hybrid(Scheduler):
             self.borrowers[owner].discard(job)
             self.notice.promise_lost(owner)
         if self.warning and self.type[job] is JobKind.MALLEABLE:
-            size = held_nodes(engine, job).size
+            size = allocations(engine)[job].nodes.size
             how = SHRUNK if keep else PREEMPTED
             self.warned.setdefault(od, []).append((job, size - keep, engine.started[job], how))
             self.victim_of[job] = od
@@ -519,7 +518,7 @@ class Hybrid(Scheduler):
                 engine.preempt(job, reason=f"paa:{od}")
                 continue
             # the shrink re-planned from its size now: it may have grown back meanwhile
-            size = held_nodes(engine, job).size
+            size = allocations(engine)[job].nodes.size
             keep = max(size - amount, self.n_min[job])
             if keep >= size:
                 engine.note("unwarn", job, f"warning:{od}")
@@ -587,7 +586,7 @@ class Hybrid(Scheduler):
                 else:
                     engine.start(job, reason=f"give-back:{od}")
             elif how == SHRUNK and engine.state[job] == RUNNING:
-                current = held_nodes(engine, job).size
+                current = allocations(engine)[job].nodes.size
                 # 004 §III-B.4 "expanded to its original size": n_max, the size it asked for
                 # (pre-shrink: the size it had before this shrink)
                 target = min(self.n_max[job] if self.regrow == "n_max" else size, current + idle)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from cosched.simulator.hybrid.base import PREEMPTED, Hybrid, NoticePolicy, held_nodes
+from cosched.simulator.hybrid.base import PREEMPTED, Hybrid, NoticePolicy, allocations
 from cosched.simulator.jobs import JobKind
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ class CollectUntilPreemption(NoticePolicy):
         mechanism = self.mechanism
         need = mechanism.need(engine, od) - self._promised(od)
         t_est, now = mechanism.t_est[od], engine.now
-        kind = mechanism.type
+        kind, allocation = mechanism.type, allocations(engine)
         on_demand = JobKind.ON_DEMAND
         earmark, doomed, victim_of, borrower_of = (
             self.earmark,
@@ -146,7 +146,7 @@ class CollectUntilPreemption(NoticePolicy):
             if job in doomed or job in victim_of or job in borrower_of:
                 continue
             marks = earmark.get(job)
-            spare = held_nodes(engine, job).size - (sum(marks.values()) if marks else 0)
+            spare = allocation[job].nodes.size - (sum(marks.values()) if marks else 0)
             if spare > 0 and not (marks and od in marks):
                 self._promise(od, job, min(spare, need), doomed=False)
                 need -= min(spare, need)
@@ -173,7 +173,7 @@ class CollectUntilPreemption(NoticePolicy):
                 checkpoint = self._next_checkpoint(engine, job)
                 if checkpoint is not None and checkpoint <= t_est:
                     when = checkpoint + CHECKPOINT_SLACK  # 004 §III-B: right after its checkpoint
-            size = held_nodes(engine, job).size
+            size = allocation[job].nodes.size
             self._promise(od, job, min(size, need), doomed=True)
             need -= size
             self._plans += 1
@@ -263,7 +263,7 @@ class CollectUntilPreemption(NoticePolicy):
         del self.doomed[job], self.plan_of[job]
         self.promises[od].pop(job, None)
         self.cup_warned.discard(job)
-        nodes = held_nodes(engine, job)
+        nodes = allocations(engine)[job].nodes
         engine.preempt(job, reason=f"cup:{od}")
         taken = mechanism.take(engine, od, min(need, nodes.size), nodes, why="cup")
         mechanism.lenders[od].append((job, taken, PREEMPTED, nodes.size))
