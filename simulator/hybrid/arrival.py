@@ -80,8 +80,9 @@ class ShrinkOnArrival(PreemptOnArrival):
         nodes."""
         mechanism = self.mechanism
         kind, malleable, warned = mechanism.type, JobKind.MALLEABLE, mechanism.victim_of
+        allocation = allocations(engine)
         jobs = [job for job in engine.running if kind[job] is malleable and job not in warned]
-        sizes = [allocations(engine)[job].nodes.size for job in jobs]
+        sizes = [allocation[job].nodes.size for job in jobs]
         caps = [size - mechanism.n_min[job] for job, size in zip(jobs, sizes)]
         if sum(caps) < need:
             return False
