@@ -1,7 +1,8 @@
 """Build things registered by name ("module:factory" strings load lazily, so the CLI starts
 fast), or named by a plug-in: ``FILE.py:Class`` (a Python file of the user's) or the name of an
-entry point in the registry's group (``cosched.schedulers``, ``cosched.strategies``: the packaging
-convention, declared in the plug-in package's ``pyproject.toml``)."""
+entry point in the registry's group (``cosched.schedulers``, ``cosched.strategies``,
+``cosched.hybrid_mechanisms``: the packaging convention, declared in the plug-in package's
+``pyproject.toml``)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,11 @@ from cosched.names import canonical, unknown_name
 __all__ = ["build", "refuse_unknown_options", "plugin", "PLUGIN_GROUPS"]
 
 # the entry-point group a plug-in package declares, per kind of thing
-PLUGIN_GROUPS = {"scheduler": "cosched.schedulers", "strategy": "cosched.strategies"}
+PLUGIN_GROUPS = {
+    "scheduler": "cosched.schedulers",
+    "strategy": "cosched.strategies",
+    "mechanism": "cosched.hybrid_mechanisms",
+}
 
 
 def build(registry: Mapping[str, str | Callable], name: str, kind: str, **options):

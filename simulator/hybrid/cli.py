@@ -6,7 +6,9 @@ Thin layer: parse, call ``cosched.simulator.hybrid`` (workload, run, experiment)
 
 from __future__ import annotations
 
+import argparse
 import json
+from typing import TYPE_CHECKING, Any
 
 from cosched.cli_options import (
     LazyChoices,
@@ -24,8 +26,13 @@ from cosched.cli_options import (
     plots_target,
 )
 from cosched.data import WORKLOADS
-from cosched.names import resolve_name
+from cosched.names import is_plugin, resolve_name
 from cosched.simulator.platform import PRESETS as PLATFORMS
+
+if TYPE_CHECKING:
+    from cosched.simulator.hybrid.workload import HybridWorkload
+    from cosched.simulator.platform import Platform
+    from cosched.simulator.workload import Workload
 
 __all__ = [
     "register",
@@ -47,7 +54,7 @@ MECHANISM_NAMES = (
 )
 
 
-def add_workload_options(parser) -> None:
+def add_workload_options(parser: argparse.ArgumentParser) -> None:
     """How a trace becomes a hybrid workload (004 §IV-A/B); a hybrid CSV holds it all already."""
     parser.add_argument(
         "--job-types",
@@ -90,14 +97,15 @@ def add_workload_options(parser) -> None:
     )
 
 
-def add_hybrid_options(parser) -> None:
+def add_hybrid_options(parser: argparse.ArgumentParser) -> None:
     """The ``cosched simulate`` flags of hybrid runs: the others only with ``--hybrid``."""
     hybrid = parser.add_argument(
         "--hybrid",
         metavar="MECHANISM",
-        type=str.lower,
-        help=f"on-demand mechanism around --scheduler: {', '.join(MECHANISM_NAMES)} (the workload "
-        "is typed from the trace, or read from a hybrid CSV)",
+        type=_mechanism_argument,
+        help=f"on-demand mechanism around --scheduler: {', '.join(MECHANISM_NAMES)}, or a plug-in "
+        "(FILE.py:Class, entry points of cosched.hybrid_mechanisms; the workload is typed from the "
+        "trace, or read from a hybrid CSV)",
     )
     first = len(parser._actions)
     add_workload_options(parser)
@@ -113,7 +121,13 @@ def add_hybrid_options(parser) -> None:
     only_with(hybrid, parser._actions[first:])
 
 
-def _mechanism_options(parser) -> None:
+def _mechanism_argument(value: str) -> str:
+    """A mechanism name in lower case; a plug-in file as given (its path and class keep their
+    case)."""
+    return value if is_plugin(value) else value.lower()
+
+
+def _mechanism_options(parser: argparse.ArgumentParser) -> None:
     """The paper's definitions by default; the other readings by name (docs/hybrid.md)."""
     parser.add_argument(
         "--preemption-warning",
@@ -145,7 +159,7 @@ def _mechanism_options(parser) -> None:
     )
 
 
-def _mechanism_settings(args) -> dict:
+def _mechanism_settings(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "warning": args.preemption_warning,
         "rigid_overhead": args.rigid_overhead,
@@ -154,7 +168,7 @@ def _mechanism_settings(args) -> dict:
     }
 
 
-def _checkpoint_options(parser) -> None:
+def _checkpoint_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--checkpoint-mtbf",
         type=float,
@@ -172,7 +186,7 @@ def _checkpoint_options(parser) -> None:
     _failure_options(parser)
 
 
-def _failure_options(parser) -> None:
+def _failure_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--mtbf",
         type=float,
@@ -189,7 +203,7 @@ def _failure_options(parser) -> None:
     )
 
 
-def _failure_settings(args) -> tuple[float | None, float, float]:
+def _failure_settings(args: argparse.Namespace) -> tuple[float | None, float, float]:
     """(failure MTBF or None, down hours, Daly's MTBF) of the flags, checked."""
     from cosched.simulator.hybrid.failures import check_failure_options
     from cosched.simulator.hybrid.models import CHECKPOINT_MTBF_HOURS
@@ -214,7 +228,9 @@ def _pair(text: str, field: str) -> tuple[float, float]:
     return low, high
 
 
-def hybrid_workload(args, platform, workload, seed: int):
+def hybrid_workload(
+    args: argparse.Namespace, platform: Platform, workload: Workload, seed: int
+) -> HybridWorkload:
     """The hybrid workload of the flags: read from a hybrid CSV, or typed from the trace, seeded."""
     from cosched.simulator.hybrid.workload import (
         build_hybrid,
@@ -242,7 +258,9 @@ def hybrid_workload(args, platform, workload, seed: int):
     )
 
 
-def simulate_command(args, scheduler: str, platform, workload) -> int:
+def simulate_command(
+    args: argparse.Namespace, scheduler: str, platform: Platform, workload: Workload
+) -> int:
     """`cosched simulate --hybrid M`: jobs.csv, summary.json (with the hybrid keys) and workload.csv
     in --out."""
     from cosched.errors import InputError
@@ -304,6 +322,7 @@ def simulate_command(args, scheduler: str, platform, workload) -> int:
     if args.log_actions:
         from cosched.simulator.engine import write_actions
 
+        assert result.actions is not None  # a run with log_actions
         with atomic_path(args.log_actions) as path:
             write_actions(result.actions, hybrid.workload.job_id, path)
         written.append(args.log_actions)
@@ -319,7 +338,7 @@ def simulate_command(args, scheduler: str, platform, workload) -> int:
     return 0
 
 
-def _print(summary: dict) -> None:
+def _print(summary: dict[str, Any]) -> None:
     by_type = summary["turnaround_hours_by_type"]
     print(
         f"{summary['mechanism']} ({summary['scheduler']}) on {summary['platform']}: "
@@ -350,7 +369,7 @@ def _print(summary: dict) -> None:
         print(f"  {label:<30} {'-' if value is None else fmt.format(value)}")
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     build = subparsers.add_parser(
         "hybrid-workload",
         help="type a trace's jobs on-demand / rigid / malleable into an editable CSV",
@@ -440,13 +459,13 @@ def register(subparsers) -> None:
     experiment.set_defaults(func=_experiment_command)
 
 
-def _load(args):
+def _load(args: argparse.Namespace) -> tuple[Platform, Workload]:
     from cosched.simulator.compare import load_inputs
 
     return load_inputs(args.workload, args.platform, limit=args.limit)
 
 
-def _workload_command(args) -> int:
+def _workload_command(args: argparse.Namespace) -> int:
     from cosched.outputs import check_outputs
     from cosched.simulator.hybrid.workload import NOTICE_KINDS, TYPES, write_hybrid_csv
     from cosched.simulator.jobs import JobKind
@@ -471,7 +490,7 @@ def _workload_command(args) -> int:
     return 0
 
 
-def _experiment_command(args) -> int:
+def _experiment_command(args: argparse.Namespace) -> int:
     from cosched.errors import InputError
     from cosched.inputs import MAX_RUNS, check_number
     from cosched.simulator.hybrid.experiment import HybridExperiment, markdown_table, run_experiment
@@ -483,6 +502,11 @@ def _experiment_command(args) -> int:
         resolve_name(name, MECHANISM_NAMES, "mechanism", field="--mechanism")
         for name in names_or(args, "mechanism", MECHANISM_NAMES, "--mechanism")
     )
+    from cosched.simulator.hybrid.mechanisms import mechanism_class
+
+    for name in mechanisms:
+        if is_plugin(name):
+            mechanism_class(name)  # a plug-in that fails to load: before any cell runs
     typings = check_number(args.typings, field="typings", integer=True, minimum=1, limit=MAX_RUNS)
     if args.sweep_typings is not None:
         check_number(

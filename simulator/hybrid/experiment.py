@@ -18,7 +18,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +42,8 @@ from cosched.simulator.hybrid.workload import (
 )
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from cosched.simulator.platform import Platform
     from cosched.simulator.workload import Workload
 
@@ -226,7 +228,7 @@ class HybridExperiment(ExperimentSpec):
     def run_cell(self, sweep: str, value: str, typing: int, mechanism: str) -> list[dict]:
         return run_cell(self, sweep, value, typing, mechanism)
 
-    def finish(self, out: Path, grid, *, plots: bool = True):
+    def finish(self, out: Path, grid: pd.DataFrame, *, plots: bool = True) -> pd.DataFrame:
         """runs.csv, summary.csv, table.md and the plots; returns the summary."""
         return finish(self, out, grid, plots=plots)
 
@@ -301,13 +303,17 @@ def run_cell(
     return [row]
 
 
-def run_hybrid_experiment(spec: HybridExperiment, out: str | os.PathLike, **options):
+def run_hybrid_experiment(
+    spec: HybridExperiment, out: str | os.PathLike, **options: Any
+) -> pd.DataFrame:
     """Deprecated spelling of `run_experiment` (removed in 0.4.0)."""
     warn_renamed("run_hybrid_experiment", "cosched.simulator.hybrid.experiment.run_experiment")
     return run_experiment(spec, out, **options)
 
 
-def finish(spec: HybridExperiment, out: Path, runs, *, plots: bool = True):
+def finish(
+    spec: HybridExperiment, out: Path, runs: pd.DataFrame, *, plots: bool = True
+) -> pd.DataFrame:
     """From the grid's rows: runs.csv, summary.csv, table.md and the plots; returns the summary."""
     summary = summarize_runs(runs)
     with atomic_path(out / "runs.csv") as tmp:
@@ -323,7 +329,7 @@ def finish(spec: HybridExperiment, out: Path, runs, *, plots: bool = True):
     return summary
 
 
-def summarize_runs(runs):
+def summarize_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean and standard deviation of each metric per (sweep, value, mechanism) over the typings."""
     runs = runs.copy()
     runs["value"] = runs["value"].astype(str)
@@ -351,7 +357,7 @@ FAILURE_TABLE = (
 )
 
 
-def markdown_table(summary, spec: HybridExperiment | None = None) -> str:
+def markdown_table(summary: pd.DataFrame, spec: HybridExperiment | None = None) -> str:
     """004 Table III style, one row per configuration of the main grid, mean ± standard deviation
     over the typings."""
     main = summary.xs("main", level="sweep")

@@ -33,12 +33,17 @@ alone exceed it, and a run that reaches it with jobs left stops with an InputErr
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cosched.errors import InputError
 from cosched.simulator.allocators import EMPTY
 from cosched.simulator.jobs import JobKind, JobState
+
+if TYPE_CHECKING:
+    from cosched.simulator.engine import Engine, Reservation
 
 __all__ = ["NodeFailures", "check_failure_options", "DOWN_HOURS", "FAILURE_STREAM", "MAX_FAILURES"]
 
@@ -89,8 +94,8 @@ class NodeFailures:
         down_hours: float = DOWN_HOURS,
         seed: int = 0,
         *,
-        schedule=None,
-    ):
+        schedule: Iterable[tuple[float, int, float]] | None = None,
+    ) -> None:
         if (mtbf_hours is None) == (schedule is None):
             raise InputError("give an MTBF or a failure schedule", field="mtbf")
         check_failure_options(mtbf_hours, down_hours)
@@ -105,7 +110,7 @@ class NodeFailures:
         self.hits: list[tuple[float, int, int, str, int]] = []
         self.down_log: list[tuple[float, int, int]] = []
 
-    def attach(self, engine) -> None:
+    def attach(self, engine: Engine) -> None:
         jobs = len(engine.run_time)
         self.failures, self.interruptions, self.lost_node_seconds = (
             [0] * jobs,
@@ -115,15 +120,19 @@ class NodeFailures:
         self.down = np.zeros(engine.platform.nodes, dtype=bool)
         if self.schedule is not None:
             for when, node, down in self.schedule:
-                engine.at(when, lambda e, n=node, d=down: self._fail(e, n, d))
+                engine.at(when, self._failure_at(node, down))
         else:
             engine.at(engine.now + self._interval(), self._drawn)
+
+    def _failure_at(self, node: int, down: float) -> Callable[[Engine], None]:
+        """The event of the scheduled failure of `node`, down `down` seconds."""
+        return lambda engine: self._fail(engine, node, down)
 
     def _interval(self) -> float:
         assert self.mtbf is not None  # drawn failures: the source was given an MTBF
         return float(self.rng.exponential(self.mtbf * SECONDS_PER_HOUR))
 
-    def _drawn(self, engine) -> None:
+    def _drawn(self, engine: Engine) -> None:
         """A drawn failure; the next one is posted only while jobs remain, and the run stops at
         MAX_FAILURES (the run must end)."""
         if not (engine.waiting or engine.running or (engine.state and engine.state[-1] == FUTURE)):
@@ -140,7 +149,7 @@ class NodeFailures:
             self._fail(engine, int(up[int(pick * up.size)]), down)
         engine.at(engine.now + self._interval(), self._drawn)
 
-    def _refuse(self, engine) -> None:
+    def _refuse(self, engine: Engine) -> None:
         """InputError: the failures of this MTBF keep the jobs from finishing within MAX_FAILURES
         failures."""
         assert self.mtbf is not None  # drawn failures: the source was given an MTBF
@@ -156,7 +165,7 @@ class NodeFailures:
             field="mtbf",
         )
 
-    def _fail(self, engine, node: int, down: float) -> None:
+    def _fail(self, engine: Engine, node: int, down: float) -> None:
         if self.down[node]:
             return
         occupant = engine.occupant(node)
@@ -168,19 +177,21 @@ class NodeFailures:
         reservation = engine.reserve(np.array([node]), reason="down")
         self.down[node] = True
         self.down_log.append((engine.now, node, 1))
-        engine.at(engine.now + down, lambda e, r=reservation: self._repair(e, r))
+        engine.at(engine.now + down, lambda e: self._repair(e, reservation))
 
-    def _repair(self, engine, reservation) -> None:
+    def _repair(self, engine: Engine, reservation: Reservation) -> None:
         engine.release(reservation, reason="repair")
         node = int(reservation.nodes[0])
         self.down[node] = False
         self.down_log.append((engine.now, node, -1))
 
-    def _hit(self, engine, job: int, node: int) -> None:
+    def _hit(self, engine: Engine, job: int, node: int) -> None:
         """The failed node runs `job`: a malleable job shrinks around it if it can, any other is
         interrupted."""
         self.failures[job] += 1
-        size, model = engine.allocation[job].nodes.size, engine.model(job)
+        allocation = engine.allocation[job]
+        assert allocation is not None  # the failed node runs it
+        size, model = allocation.nodes.size, engine.model(job)
         requested = engine.requested_nodes(job)
         if model.kind == JobKind.MALLEABLE and size - 1 >= model.bounds(requested)[0]:
             engine.resize(job, size - 1, release=[node], reason="failure")

@@ -3,11 +3,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cosched.outputs import pyplot, save_figure
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from cosched.simulator.engine import SimulationResult
 
 __all__ = ["experiment_plots", "timeline"]
 
@@ -26,7 +33,13 @@ SWEEP_METRICS = (
 )
 
 
-def _bars(axis, main, columns, labels, scale=1.0):
+def _bars(
+    axis: Any,
+    main: pd.DataFrame,
+    columns: Sequence[str],
+    labels: Sequence[str],
+    scale: float = 1.0,
+) -> None:
     mechanisms = [m for m in main.index]
     width = 0.8 / len(columns)
     x = np.arange(len(mechanisms))
@@ -44,7 +57,7 @@ def _bars(axis, main, columns, labels, scale=1.0):
     axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
-def experiment_plots(runs, summary, folder: str | Path) -> list[Path]:
+def experiment_plots(runs: pd.DataFrame, summary: pd.DataFrame, folder: str | Path) -> list[Path]:
     """turnaround_by_type.png, preemption_ratio.png and, if swept, notice_sweep.png and
     checkpoint_sweep.png."""
     plt = pyplot()
@@ -100,7 +113,9 @@ def experiment_plots(runs, summary, folder: str | Path) -> list[Path]:
     return written
 
 
-def _sweep(plt, table, path: Path, xlabel: str, tick) -> Path:
+def _sweep(
+    plt: Any, table: pd.DataFrame, path: Path, xlabel: str, tick: Callable[[Any], str]
+) -> Path:
     values = list(dict.fromkeys(table.index.get_level_values("value")))
     mechanisms = list(dict.fromkeys(table.index.get_level_values("mechanism")))
     figure, axes = plt.subplots(2, 3, figsize=(13, 6.5))
@@ -116,7 +131,13 @@ def _sweep(plt, table, path: Path, xlabel: str, tick) -> Path:
     return save_figure(figure, path)
 
 
-def timeline(panels, names: dict[int, str], path: str | Path, *, marks: dict | None = None) -> Path:
+def timeline(
+    panels: Sequence[tuple[str, SimulationResult]],
+    names: dict[int, str],
+    path: str | Path,
+    *,
+    marks: dict[str, float] | None = None,
+) -> Path:
     """Job lanes over time of small runs side by side (004 Fig. 2): one bar per running segment, its
     node count written on it, a cross where the job was preempted.
 
@@ -136,6 +157,7 @@ def timeline(panels, names: dict[int, str], path: str | Path, *, marks: dict | N
     colours = plt.get_cmap("tab10")
     for axis, (title, result) in zip(axes.flat, panels):
         opened: dict[int, tuple[float, int]] = {}  # job -> (start, nodes) of its open segment
+        assert result.log is not None  # runs with log_events=True
         for when, event, job, nodes in result.log:
             if job not in lanes:
                 continue
@@ -166,7 +188,7 @@ def timeline(panels, names: dict[int, str], path: str | Path, *, marks: dict | N
     return save_figure(figure, path)
 
 
-def _segment(axis, lane: int, opened: tuple[float, int], end: float, colour) -> None:
+def _segment(axis: Any, lane: int, opened: tuple[float, int], end: float, colour: Any) -> None:
     start, nodes = opened
     axis.broken_barh([(start, end - start)], (lane - 0.35, 0.7), color=colour)
     axis.text(

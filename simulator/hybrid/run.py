@@ -10,6 +10,8 @@ instant_start``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from cosched.errors import InputError
@@ -18,7 +20,7 @@ from cosched.simulator.hybrid.mechanisms import (
     MECHANISM_OPTIONS,
     Hybrid,
     check_site_policy,
-    parse_mechanism,
+    mechanism_class,
 )
 from cosched.simulator.hybrid.models import (
     CHECKPOINT_MTBF_HOURS,
@@ -28,6 +30,12 @@ from cosched.simulator.hybrid.models import (
 )
 from cosched.simulator.hybrid.workload import TYPES, HybridWorkload
 from cosched.simulator.jobs import JobKind
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from cosched.simulator.engine import Engine, SimulationResult
+    from cosched.simulator.platform import Platform
 
 __all__ = [
     "simulate_hybrid",
@@ -65,23 +73,24 @@ SECONDS_PER_HOUR = 3600.0
 
 def hybrid_engine(
     hybrid: HybridWorkload,
-    platform,
+    platform: Platform,
     mechanism: str,
     *,
     scheduler: str = "easy",
     depth: int | None = None,
     checkpoint_mtbf: float = CHECKPOINT_MTBF_HOURS,
     checkpoint_factor: float = 1.0,
-    periods=None,
+    periods: ArrayLike | None = None,
     failures: NodeFailures | None = None,
     progress: bool = False,
     log_events: bool = False,
     checkpoint_writes: str = "added",
     log_actions: bool = False,
-    **mechanism_options,
-):
-    """The engine of one run, not started: `mechanism` (a name of `MECHANISMS`) around the queue
-    scheduler `scheduler` (the site policy). ``engine.scheduler`` is the `Hybrid` wrapper, or the
+    **mechanism_options: Any,
+) -> Engine:
+    """The engine of one run, not started: `mechanism` (a name of `MECHANISMS` or a plug-in,
+    `mechanism_class`) around the queue scheduler `scheduler` (the site policy).
+    ``engine.scheduler`` is the `Hybrid` wrapper, or the
     site policy alone for the baseline. periods: seconds of run between completed checkpoints per
     job (NaN: none) instead of Daly's interval for `checkpoint_mtbf` x `checkpoint_factor`.
     failures: node failures during the run. checkpoint_writes: ``added`` or ``inside`` the trace
@@ -90,7 +99,7 @@ def hybrid_engine(
     from cosched.simulator.engine import Engine
     from cosched.simulator.schedulers import make_scheduler
 
-    policies = parse_mechanism(mechanism)
+    wrapper_class = mechanism_class(mechanism)
     unknown = sorted(set(mechanism_options) - set(MECHANISM_OPTIONS))
     if unknown:
         raise InputError(
@@ -99,7 +108,7 @@ def hybrid_engine(
         )
     inner = make_scheduler(scheduler, **({} if depth is None else {"depth": depth}))
     sources = () if failures is None else (failures,)
-    if policies is None:
+    if wrapper_class is None:
         if failures is not None:
             check_site_policy(inner)  # failures preempt and shrink: whole nodes, no private booking
         return Engine(
@@ -114,8 +123,8 @@ def hybrid_engine(
     if periods is None:
         periods = checkpoint_periods(hybrid, checkpoint_mtbf, checkpoint_factor)
     periods = np.asarray(periods, dtype=np.float64)
-    wrapper = Hybrid(
-        inner, hybrid, periods, *policies, log_reservations=log_events, **mechanism_options
+    wrapper = wrapper_class(
+        inner, hybrid, periods, log_reservations=log_events, **mechanism_options
     )
     return Engine(
         engine_workload(hybrid),
@@ -132,14 +141,14 @@ def hybrid_engine(
 
 def simulate_hybrid(
     hybrid: HybridWorkload,
-    platform,
+    platform: Platform,
     mechanism: str,
     *,
     mtbf: float | None = None,
     down_hours: float = DOWN_HOURS,
     failure_seed: int = 0,
-    **options,
-):
+    **options: Any,
+) -> SimulationResult:
     """Run `mechanism` on `hybrid` (options of `hybrid_engine`); the result's jobs_frame() has the
     hybrid columns.
 
@@ -156,8 +165,12 @@ def simulate_hybrid(
 
 
 def hybrid_result(
-    engine, result, hybrid: HybridWorkload, mechanism: str, failures: NodeFailures | None = None
-):
+    engine: Engine,
+    result: SimulationResult,
+    hybrid: HybridWorkload,
+    mechanism: str,
+    failures: NodeFailures | None = None,
+) -> SimulationResult:
     """`result` with the hybrid per-job columns and the decision times (in ``options``).
 
     ``preemptions`` counts the mechanism's preemptions; ``failures`` the failures that hit the job
@@ -212,9 +225,10 @@ def hybrid_result(
     return result
 
 
-def hybrid_metrics(result, hybrid: HybridWorkload) -> dict:
+def hybrid_metrics(result: SimulationResult, hybrid: HybridWorkload) -> dict[str, Any]:
     """The hybrid keys of summary.json (004 §IV-D); times in hours."""
     life = result.lifecycle
+    assert life is not None  # `hybrid_result` set the hybrid columns
     kinds = hybrid.job_type
     submit = hybrid.workload.submit
     turnaround = (result.end - submit) / SECONDS_PER_HOUR
@@ -225,7 +239,7 @@ def hybrid_metrics(result, hybrid: HybridWorkload) -> dict:
     useful = float(np.sum(hybrid.workload.run * hybrid.n_max))
     decisions = result.options.get("decision_seconds") or [0.0]
 
-    def mean(values, mask) -> float | None:
+    def mean(values: np.ndarray, mask: np.ndarray) -> float | None:
         return float(values[mask].mean()) if mask.any() else None
 
     return {

@@ -23,6 +23,7 @@ import io
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,6 +32,10 @@ from cosched.errors import InputError
 from cosched.inputs import check_columns, parse_numbers, read_text, shown
 from cosched.simulator.jobs import JobKind
 from cosched.simulator.workload import Workload, read_csv
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "HybridWorkload",
@@ -128,7 +133,7 @@ class HybridWorkload:
             self.workload.head(count), *(getattr(self, name)[keep] for name in _ARRAYS)
         )
 
-    def frame(self):
+    def frame(self) -> pd.DataFrame:
         """The workload as the CSV's table (pandas)."""
         import pandas as pd
 
@@ -174,7 +179,7 @@ _MEMBERS = {(JobKind, kind) for kind in TYPES}
 _ARRAYS = ("job_type", "notice_kind", "notice_time", "estimated_arrival", "n_min", "n_max", "setup")
 
 
-def job_kinds(values) -> np.ndarray:
+def job_kinds(values: ArrayLike) -> np.ndarray:
     """`values` (`JobKind` members of `TYPES` or their spellings) as an object array of the members;
     InputError naming a value that is none of them."""
     array = np.asarray(values)
@@ -345,7 +350,7 @@ def build_hybrid(
     )
 
 
-def _sorted(workload: Workload, submit: np.ndarray, *arrays) -> HybridWorkload:
+def _sorted(workload: Workload, submit: np.ndarray, *arrays: ArrayLike) -> HybridWorkload:
     order = np.argsort(submit, kind="stable")
     w = replace(workload, submit=submit).take(order)
     return HybridWorkload(w, *(np.asarray(a)[order] for a in arrays))

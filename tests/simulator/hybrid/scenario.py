@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from cosched.simulator.engine import Engine, write_actions
-from cosched.simulator.hybrid.mechanisms import Hybrid, parse_mechanism
+from cosched.simulator.hybrid.mechanisms import mechanism_class
 from cosched.simulator.hybrid.models import engine_workload, job_models
 from cosched.simulator.hybrid.workload import NOTICE_KINDS, HybridWorkload
 from cosched.simulator.platform import Platform
@@ -61,7 +61,7 @@ def run(
     periods=None,
     scheduler: str = "easy",
     failures=None,
-    wrapper_class=Hybrid,
+    wrapper_class=None,
     writes: str = "inside",
     log_actions: bool = False,
     **options,
@@ -69,7 +69,8 @@ def run(
     """(engine after the run, its result, the Hybrid wrapper); periods: seconds between
     checkpoints per job; failures: a `NodeFailures` source; scheduler: a name or a scheduler
     object; writes: checkpoint writes ``inside`` the run time or ``added``; log_actions: keep the
-    engine's action log; options: of `Hybrid`."""
+    engine's action log; wrapper_class: a subclass of `Hybrid` put before the mechanism's class
+    (a check of its own); options: of `Hybrid`."""
     workload = jobs if isinstance(jobs, HybridWorkload) else hybrid(jobs)
     periods = (
         np.full(len(workload), math.nan)
@@ -77,9 +78,10 @@ def run(
         else np.asarray(periods, dtype=np.float64)
     )
     inner = make_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
-    wrapper = wrapper_class(
-        inner, workload, periods, *parse_mechanism(mechanism), log_reservations=True, **options
-    )
+    mechanism_type = mechanism_class(mechanism)
+    if wrapper_class is not None:
+        mechanism_type = type(wrapper_class.__name__, (wrapper_class, mechanism_type), {})
+    wrapper = mechanism_type(inner, workload, periods, log_reservations=True, **options)
     engine = Engine(
         engine_workload(workload),
         Platform(nodes),

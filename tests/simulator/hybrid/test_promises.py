@@ -269,7 +269,7 @@ def test_cup_withdraws_a_warning_its_early_arrival_makes_pointless(tmp_path):
         (1020, "preempt", "paa"),
     ]
     assert result.start[2] == 1020
-    assert not wrapper.doomed and not wrapper.cup_warned
+    assert not wrapper.notice.doomed and not wrapper.notice.cup_warned
     assert promise_violations(rows, workload.frame(), 120.0, 4) == []
 
 
