@@ -490,7 +490,7 @@ def read_swf(
             )
     path = Path(path)
     source = str(path)
-    choices = () if cleaning == "cosched" and status is None else (cleaning, status)
+    choices: tuple = () if cleaning == "cosched" and status is None else (cleaning, status)
     if memory is not None:
         choices += (memory,)
     key = _cache_key(path, max_cores, choices)
