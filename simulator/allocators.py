@@ -14,8 +14,9 @@ Interface (what a new allocator, e.g. the co-location one of 000 §3.5, implemen
     * ``find(engine, job) -> Allocation | None``: the nodes the job would use now, or None; no side
       effect. ``allocate(engine, job)``: find and commit (what the engine calls to start a job).
     * ``units(engine, job) -> int`` and ``free_units() -> int``, ``total_units``: the resource count
-      that
-      backfilling reasons with (reservations, shadow time, extra units). Compact: whole nodes.
+      that backfilling reasons with (reservations, shadow time, extra units). Compact: whole nodes.
+      ``static_units(cores)``: the units of every job as a table, when they follow from its cores
+      and placement hint (None by default).
       ``units_of(allocation)``: the units an allocation holds.
     * ``free_cores() -> int``: cores bound to no job (the Filler keys of 003 read it).
     * ``idle_nodes(limit) -> array``: the ids of the nodes nobody uses, ascending (at most `limit`).
@@ -169,8 +170,9 @@ class Allocator(ABC):
         return allocation
 
     def static_units(self, cores: np.ndarray) -> np.ndarray | None:
-        """Units per job when they depend on the job's cores only (lets schedulers use a table),
-        else None."""
+        """Units per job when they depend on the job's cores and placement hint only (lets
+        schedulers use a table), for jobs without a hint, else None; the engine asks `units` again
+        for a job whose hint changes."""
         return None
 
     def units_of(self, allocation: Allocation) -> int:

@@ -105,8 +105,6 @@ class CoLocationAllocator(Allocator):
         self.prefer = prefer
         self.free_halves = 2 * platform.nodes
         self._free_cores = platform.total_cores  # cores not bound to any job (ELiSE get_idle_cores)
-        self._units: list[int] | None = None
-        self._compact_units: list[int] = []  # built with _units
 
     @property
     def total_units(self) -> int:
@@ -120,14 +118,17 @@ class CoLocationAllocator(Allocator):
         )
 
     def units(self, engine, job: int) -> int:
-        units = self._units
-        if units is None:  # per-job tables, built once: EASY asks for units thousands of times
-            cores = np.asarray(engine.cores, dtype=np.int64)
-            compact = 2 * -(-cores // self._cpn)
-            spread = -(-cores // self.half)
-            units = self._units = np.where(spread > self.platform.nodes, compact, spread).tolist()
-            self._compact_units = compact.tolist()
-        return self._compact_units[job] if engine.placement[job] == COMPACT else units[job]
+        cores = engine.cores[job]
+        if self.is_compact(engine, job):
+            return 2 * -(-cores // self._cpn)
+        return -(-cores // self.half)
+
+    def static_units(self, cores: np.ndarray) -> np.ndarray:
+        """Half nodes per job without a hint: spread, or compact when too big to spread; the
+        engine's table follows each hint (`units`), so backfilling reads a list."""
+        compact = 2 * -(-cores // self._cpn)
+        spread = -(-cores // self.half)
+        return np.where(spread > self.platform.nodes, compact, spread)
 
     def units_of(self, allocation: Allocation) -> int:
         return int(allocation.nodes.size * (allocation.cores // self.half))

@@ -27,7 +27,8 @@ order); per job, lists indexed by job in workload order: ``submit``, ``run_time`
 time), ``cores`` (requested), ``estimate``, ``first_start``, ``end``, ``allocation``, ``held``
 (allocator units while running), ``speed`` (co-location speedup), ``rate``, ``remaining``,
 ``predicted_end``, ``placement`` (hints), ``models`` (job models, None when every job is plain
-rigid); ``by_end`` (running jobs as sorted ``(predicted_end, job)``); ``units_table``;
+rigid); ``by_end`` (running jobs as sorted ``(predicted_end, job)``); ``units_table`` (per job,
+the allocator units it takes under its current placement hint, when the allocator has a table);
 ``waiting_units`` (the units of the waiting jobs, ascending, when ``units_table`` exists: a pass
 where the smallest exceeds the free units can start nothing);
 ``allocator``; ``speed_model``; ``reservations``.
@@ -322,7 +323,7 @@ class Engine:
         if state[job] != WAITING:
             raise ActionError(f"{self._name(job)} cannot start: it is {STATES[state[job]]}")
         if placement is not None:
-            self.placement[job] = placement
+            self.hint(job, placement)
         allocator, table = self.allocator, self.units_table
         if nodes is None:
             allocation = allocator.allocate(self, job)
@@ -522,8 +523,18 @@ class Engine:
 
     def hint(self, job: int, placement: str | None) -> None:
         """Tell the allocator how to place waiting `job` (e.g. "compact"); it counts in backfilling
-        too."""
+        too: with a units table, the job's entry becomes the allocator's units for the hint."""
+        if self.placement[job] == placement:
+            return
         self.placement[job] = placement
+        table = self.units_table
+        if table is not None:
+            queued = self.state[job] == WAITING
+            if queued:
+                self._unqueue(job)
+            table[job] = self.allocator.units(self, job)
+            if queued:
+                self._queue(job)
 
     def note(self, action: str, job: int, reason: str = "") -> None:
         """Write a decision that changes no state (e.g. a malleable job warned before it is shrunk

@@ -20,7 +20,8 @@ the actions it may take):
 ``priority(engine, waiting)``: a vectorised key over the waiting jobs (an int array in queue order),
 the queue sorted by descending priority, ties in queue order (as ELiSE sorts, 000 Algorithm 2); None
 keeps arrival order (priority is not asked in a pass where no waiting job fits in the free units,
-as ``engine.waiting_units`` shows: such a pass starts nothing). The queue is sorted once per pass,
+as ``engine.waiting_units`` shows: such a pass starts nothing; a priority that hints placements, so
+that a job's units may change, sets ``hints_placements`` and is asked in every pass). The queue is sorted once per pass,
 jobs start in that order until one does not fit, and ``backfill`` picks the policy behind it:
 "none", "easy" (only the head holds a reservation) or "conservative" (every job within ``depth``
 holds one and none is delayed). Backfilling reasons in
@@ -97,6 +98,7 @@ class QueueScheduler(Scheduler):
     backfill = "easy"
     # function(engine, waiting job indices) -> key array, largest first; None: arrival order
     priority = None
+    hints_placements = False  # True: `priority` hints placements (``engine.hint``)
 
     OPTIONS: tuple[str, ...] = ("backfill", "depth", "record_reservations")
 
@@ -152,6 +154,17 @@ class QueueScheduler(Scheduler):
             self._conservative.finished(job)
             self._conservative.arrived()
 
+    def nothing_fits(self, engine) -> bool:
+        """True when no waiting job fits in the free units and the pass records nothing: it can
+        start no job, so it is skipped."""
+        units = engine.waiting_units
+        return (
+            units is not None
+            and units[0] > engine.allocator.free_units()
+            and self.reservations is None
+            and not (self.hints_placements and self.priority is not None)
+        )
+
     def order(self, engine, limit: int | None = None) -> list[int]:
         """The first `limit` waiting jobs in priority order (stable: ties keep queue order)."""
         if self.priority is None:
@@ -180,13 +193,8 @@ class QueueScheduler(Scheduler):
             ):
                 conservative.arrived()
             return
-        units = engine.waiting_units
-        if (
-            units is not None
-            and units[0] > engine.allocator.free_units()
-            and self.reservations is None
-        ):
-            return  # no waiting job fits in the free units: this pass cannot start one
+        if self.nothing_fits(engine):
+            return
         if self.priority is None:  # arrival order: the queue's head, one job at a time
             start, table, free_units = engine.start, engine.units_table, engine.allocator.free_units
             free = free_units()

@@ -73,6 +73,8 @@ class CoScheduler(QueueScheduler):
             super().schedule(engine)
             return
         waiting = engine.waiting
+        if not waiting or self.nothing_fits(engine):
+            return
         order = self.order(engine)  # 000 Algorithm 2: one sorted copy of the queue per pass
         start, index = engine.start, 0
         while index < len(order) and start(order[index]):

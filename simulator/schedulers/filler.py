@@ -47,6 +47,7 @@ class PopFiller(Popularity):
     """
 
     name = "pop-filler"
+    hints_placements = False  # every job spread: its priority hints nothing
 
     def priority(self, engine, waiting):
         return two_factor_key(

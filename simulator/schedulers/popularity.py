@@ -33,6 +33,7 @@ class Popularity(CoScheduler):
     (hybrid)."""
 
     name = "popularity"
+    hints_placements = True
     OPTIONS: tuple[str, ...] = CoScheduler.OPTIONS + ("threshold", "compact_below")
 
     def __init__(
