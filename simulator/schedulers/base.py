@@ -21,10 +21,10 @@ the actions it may take):
 the queue sorted by descending priority, ties in queue order (as ELiSE sorts, 000 Algorithm 2); None
 keeps arrival order (priority is not asked in a pass where no waiting job fits in the free units,
 as ``engine.waiting_units`` shows: such a pass starts nothing; a priority that hints placements, so
-that a job's units may change, sets ``hints_placements`` and is asked in every pass). The queue is sorted once per pass,
-jobs start in that order until one does not fit, and ``backfill`` picks the policy behind it:
-"none", "easy" (only the head holds a reservation) or "conservative" (every job within ``depth``
-holds one and none is delayed). Backfilling reasons in
+that a job's units may change, sets ``hints_placements`` and is asked in every pass). The queue is
+sorted once per pass, jobs start in that order until one does not fit, and ``backfill`` picks the
+policy behind it: "none", "easy" (only the head holds a reservation) or "conservative" (every job
+within ``depth`` holds one and none is delayed). Backfilling reasons in
 allocator units over predicted end times (``engine.predicted_end``: the user estimate by default,
 the run time with ``use_run_times``, rescaled by the job's progress rate).
 """
