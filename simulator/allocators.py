@@ -7,7 +7,8 @@ Interface (what a new allocator, e.g. the co-location one of 000 §3.5, implemen
   each node
   (-1 = empty slot, ``slots`` jobs per node at most, 2 by default so two jobs can share a node),
   ``idle`` = number of nodes with no job. ``occupy``/``vacate`` keep these consistent;
-  ``jobs_on(nodes)`` lists the distinct jobs on some nodes (the neighbours a speed model looks at).
+  ``jobs_on(nodes)`` lists the distinct jobs on some nodes, ``neighbours(job)`` the jobs sharing a
+  node with a job (what a speed model looks at).
   Occupant ids below -1 are the engine's node reservations.
 - ``Allocation(nodes, cores)``: the node ids (int array) and the cores used on each of them (int).
 - ``Allocator`` (subclass it):
@@ -54,13 +55,15 @@ REPLAY_AT_MOST = 32
 class NodeState:
     """Per-node used cores and occupying jobs, as arrays (no per-core Python objects)."""
 
-    __slots__ = ("cores_per_node", "used", "occupants", "idle")
+    __slots__ = ("cores_per_node", "used", "occupants", "idle", "shared")
 
     def __init__(self, platform: Platform, slots: int = 2):
         self.cores_per_node = platform.cores_per_node
         self.used = np.zeros(platform.nodes, dtype=np.int64)
         self.occupants = np.full((platform.nodes, slots), EMPTY, dtype=np.int64)
         self.idle = platform.nodes
+        # job -> {neighbour job: nodes they share}, kept by occupy/vacate (jobs that share a node)
+        self.shared: dict[int, dict[int, int]] = {}
 
     @property
     def free(self) -> np.ndarray:
@@ -72,6 +75,7 @@ class NodeState:
         self.idle -= int(np.count_nonzero(used == 0))
         self.used[nodes] = used + cores
         occupants = self.occupants[nodes]
+        self._share(job, occupants, 1)
         slot = np.argmax(occupants == EMPTY, axis=1)
         occupants[np.arange(nodes.size), slot] = job
         self.occupants[nodes] = occupants
@@ -82,7 +86,29 @@ class NodeState:
         self.idle += int(np.count_nonzero(used == 0))
         occupants = self.occupants[nodes]
         occupants[occupants == job] = EMPTY
+        self._share(job, occupants, -1)
         self.occupants[nodes] = occupants
+
+    def _share(self, job: int, others: np.ndarray, step: int) -> None:
+        """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others`."""
+        if job < 0 or others.max(initial=EMPTY) <= EMPTY:  # a reservation, or no job beside it
+            return
+        shared = self.shared
+        for other in others[others > EMPTY].tolist():
+            for one, two in ((job, other), (other, job)):
+                counts = shared.setdefault(one, {})
+                left = counts.get(two, 0) + step
+                if left:
+                    counts[two] = left
+                else:
+                    del counts[two]
+                    if not counts:
+                        del shared[one]
+
+    def neighbours(self, job: int) -> list[int]:
+        """The jobs sharing at least one node with `job` (in no particular order)."""
+        counts = self.shared.get(job)
+        return [] if counts is None else list(counts)
 
     def jobs_on(self, nodes: np.ndarray) -> np.ndarray:
         """The distinct jobs on these nodes (ascending)."""

@@ -32,7 +32,7 @@ import numpy as np
 
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
-from cosched.simulator.allocators import EMPTY, Allocation, Allocator
+from cosched.simulator.allocators import Allocation, Allocator
 from cosched.simulator.platform import Platform
 from cosched.theory.heatmap import Heatmap, MissingPairsWarning
 
@@ -189,16 +189,19 @@ class HeatmapSpeedModel:
         self.known = (
             np.ones(speedups.shape, dtype=bool) if known is None else known
         )  # pair measured (a way)
+        # the same values as lists: a speed is a few look-ups, asked at every start and end
+        self._rows, self._apps = speedups.tolist(), np.asarray(app).tolist()
+        self._alone = spread.tolist()
 
     def speed_of(self, engine, job: int) -> float:
-        allocation = engine.allocation[job]
-        occupants = engine.node_occupants(allocation.nodes)
-        neighbours = occupants[(occupants != job) & (occupants > EMPTY)]
-        app = self.app[job]
-        if neighbours.size:
-            return float(self.speedups[app, self.app[neighbours]].min())  # 000 §3.5, formula (4.1)
-        if allocation.cores < engine.platform.cores_per_node:  # spread, alone
-            return float(self.spread[app])
+        apps = self._apps
+        app = apps[job]
+        neighbours = engine.neighbours(job)
+        if neighbours:
+            row = self._rows[app]
+            return min([row[apps[other]] for other in neighbours])  # 000 §3.5, formula (4.1)
+        if engine.allocation[job].cores < engine.platform.cores_per_node:  # spread, alone
+            return self._alone[app]
         return 1.0
 
     def speeds(self, engine, jobs: np.ndarray):

@@ -21,7 +21,10 @@ the actions it may take):
 the queue sorted by descending priority, ties in queue order (as ELiSE sorts, 000 Algorithm 2); None
 keeps arrival order (priority is not asked in a pass where no waiting job fits in the free units,
 as ``engine.waiting_units`` shows: such a pass starts nothing; a priority that hints placements, so
-that a job's units may change, sets ``hints_placements`` and is asked in every pass). The queue is
+that a job's units may change, sets ``hints_placements`` and is asked in every pass). Nor is a pass
+repeated when the previous one started nothing and nothing has changed since (``engine.changes``,
+and no arrival a pass would look at); a priority that reads no clock, only the engine's state, sets
+``priority_reads_time = False`` to be skipped the same way. The queue is
 sorted once per pass, jobs start in that order until one does not fit, and ``backfill`` picks the
 policy behind it: "none", "easy" (only the head holds a reservation) or "conservative" (every job
 within ``depth`` holds one and none is delayed). Backfilling reasons in
@@ -99,6 +102,9 @@ class QueueScheduler(Scheduler):
     # function(engine, waiting job indices) -> key array, largest first; None: arrival order
     priority = None
     hints_placements = False  # True: `priority` hints placements (``engine.hint``)
+    # False: `priority` depends on the engine's state but not on the clock (`now`), so a pass that
+    # started nothing is not repeated on the same state (`decided`)
+    priority_reads_time = True
 
     OPTIONS: tuple[str, ...] = ("backfill", "depth", "record_reservations")
 
@@ -120,6 +126,9 @@ class QueueScheduler(Scheduler):
         self.depth = depth
         self.reservations: dict[int, float] | None = {} if record_reservations else None
         self._conservative: ConservativeBackfill | None = None
+        self._idle_pass: tuple[int, int] | None = (
+            None  # (engine.changes, queue length) of an idle pass
+        )
 
     def attach(self, engine) -> None:
         # per-job arrays for vectorised priorities
@@ -193,8 +202,29 @@ class QueueScheduler(Scheduler):
             ):
                 conservative.arrived()
             return
-        if self.nothing_fits(engine):
+        if self.nothing_fits(engine) or self.decided(engine):
             return
+        changes = engine.changes
+        self.scheduling_pass(engine)
+        # a pass that changed nothing: the same state and queue would give the same decisions
+        self._idle_pass = (changes, len(waiting)) if engine.changes == changes else None
+
+    def decided(self, engine) -> bool:
+        """True when the last pass started nothing and this one would decide the same: nothing
+        changed since (``engine.changes``), no job arrived or only beyond the jobs an arrival-order
+        pass looks at, and the priority reads no clock (EASY's test only gets stricter with
+        time)."""
+        idle = self._idle_pass
+        if idle is None or engine.changes != idle[0] or self.reservations is not None:
+            return False
+        if len(engine.waiting) == idle[1]:
+            return self.priority is None or not self.priority_reads_time
+        looked_at = self.depth + 1 if self.backfill == "easy" and self.depth else 1
+        return self.priority is None and idle[1] >= looked_at
+
+    def scheduling_pass(self, engine) -> None:
+        """One pass of the module docstring over the queue: in priority order, then backfilling."""
+        waiting = engine.waiting
         if self.priority is None:  # arrival order: the queue's head, one job at a time
             start, table, free_units = engine.start, engine.units_table, engine.allocator.free_units
             free = free_units()

@@ -34,6 +34,7 @@ class Popularity(CoScheduler):
 
     name = "popularity"
     hints_placements = True
+    priority_reads_time = False
     OPTIONS: tuple[str, ...] = CoScheduler.OPTIONS + ("threshold", "compact_below")
 
     def __init__(
