@@ -91,13 +91,18 @@ class NodeState:
 
     def _share(self, job: int, others: np.ndarray, step: int) -> None:
         """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others`."""
-        if job < 0 or others.max(initial=EMPTY) <= EMPTY:  # a reservation, or no job beside it
+        occupants = others.ravel().tolist()
+        if job < 0 or max(occupants, default=EMPTY) <= EMPTY:  # a reservation, or no job beside it
             return
+        beside: dict[int, int] = {}
+        for other in occupants:
+            if other > EMPTY:
+                beside[other] = beside.get(other, 0) + 1
         shared = self.shared
-        for other in others[others > EMPTY].tolist():
+        for other, nodes in beside.items():
             for one, two in ((job, other), (other, job)):
                 counts = shared.setdefault(one, {})
-                left = counts.get(two, 0) + step
+                left = counts.get(two, 0) + step * nodes
                 if left:
                     counts[two] = left
                 else:
@@ -111,9 +116,9 @@ class NodeState:
         return [] if counts is None else list(counts)
 
     def jobs_on(self, nodes: np.ndarray) -> np.ndarray:
-        """The distinct jobs on these nodes (ascending)."""
-        occupants = self.occupants[nodes]
-        return np.unique(occupants[occupants > EMPTY])
+        """The distinct jobs on these nodes (ascending; a node may be listed more than once)."""
+        jobs = {job for job in self.occupants[nodes].ravel().tolist() if job > EMPTY}
+        return np.array(sorted(jobs), dtype=np.int64)
 
 
 class Allocation:

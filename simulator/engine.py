@@ -727,7 +727,7 @@ class Engine:
             self._on_finish(self, job)
 
     def _update_speeds(self) -> None:
-        nodes = np.unique(np.concatenate(self._touched))
+        nodes = np.concatenate(self._touched)
         self._touched.clear()
         running = self.running
         jobs = self.allocator.state.jobs_on(nodes)
