@@ -91,13 +91,11 @@ class NodeState:
 
     def _share(self, job: int, others: np.ndarray, step: int) -> None:
         """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others`."""
-        occupants = others.ravel().tolist()
-        if job < 0 or max(occupants, default=EMPTY) <= EMPTY:  # a reservation, or no job beside it
+        if job < 0:  # a reservation
             return
         beside: dict[int, int] = {}
-        for other in occupants:
-            if other > EMPTY:
-                beside[other] = beside.get(other, 0) + 1
+        for other in others[others > EMPTY].tolist():
+            beside[other] = beside.get(other, 0) + 1
         shared = self.shared
         for other, nodes in beside.items():
             for one, two in ((job, other), (other, job)):
