@@ -123,7 +123,7 @@ class CoLocationAllocator(Allocator):
             return 2 * -(-cores // self._cpn)
         return -(-cores // self.half)
 
-    def static_units(self, cores: np.ndarray) -> np.ndarray:
+    def static_units(self, cores: np.ndarray) -> np.ndarray | None:
         """Half nodes per job without a hint: spread, or compact when too big to spread; the
         engine's table follows each hint (`units`), so backfilling reads a list."""
         compact = 2 * -(-cores // self._cpn)
