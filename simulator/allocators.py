@@ -7,15 +7,17 @@ Interface (what a new allocator, e.g. the co-location one of 000 §3.5, implemen
   each node
   (-1 = empty slot, ``slots`` jobs per node at most, 2 by default so two jobs can share a node),
   ``idle`` = number of nodes with no job. ``occupy``/``vacate`` keep these consistent;
-  ``jobs_on(nodes)`` lists the distinct jobs on some nodes (the neighbours a speed model looks at).
+  ``jobs_on(nodes)`` lists the distinct jobs on some nodes, ``neighbours(job)`` the jobs sharing a
+  node with a job (what a speed model looks at).
   Occupant ids below -1 are the engine's node reservations.
 - ``Allocation(nodes, cores)``: the node ids (int array) and the cores used on each of them (int).
 - ``Allocator`` (subclass it):
     * ``find(engine, job) -> Allocation | None``: the nodes the job would use now, or None; no side
       effect. ``allocate(engine, job)``: find and commit (what the engine calls to start a job).
     * ``units(engine, job) -> int`` and ``free_units() -> int``, ``total_units``: the resource count
-      that
-      backfilling reasons with (reservations, shadow time, extra units). Compact: whole nodes.
+      that backfilling reasons with (reservations, shadow time, extra units). Compact: whole nodes.
+      ``static_units(cores)``: the units of every job as a table, when they follow from its cores
+      and placement hint (None by default).
       ``units_of(allocation)``: the units an allocation holds.
     * ``free_cores() -> int``: cores bound to no job (the Filler keys of 003 read it).
     * ``idle_nodes(limit) -> array``: the ids of the nodes nobody uses, ascending (at most `limit`).
@@ -58,7 +60,7 @@ REPLAY_AT_MOST = 32
 class NodeState:
     """Per-node used cores and occupying jobs, as arrays (no per-core Python objects)."""
 
-    __slots__ = ("cores_per_node", "used", "occupants", "idle")
+    __slots__ = ("cores_per_node", "used", "occupants", "idle", "shared")
 
     def __init__(self, platform: Platform, slots: int = 2):
         self.cores_per_node: int | np.ndarray = (
@@ -67,6 +69,8 @@ class NodeState:
         self.used = np.zeros(platform.nodes, dtype=np.int64)
         self.occupants = np.full((platform.nodes, slots), EMPTY, dtype=np.int64)
         self.idle = platform.nodes
+        # job -> {neighbour job: nodes they share}, kept by occupy/vacate (jobs that share a node)
+        self.shared: dict[int, dict[int, int]] = {}
 
     @property
     def free(self) -> np.ndarray:
@@ -78,6 +82,7 @@ class NodeState:
         self.idle -= int(np.count_nonzero(used == 0))
         self.used[nodes] = used + cores
         occupants = self.occupants[nodes]
+        self._share(job, occupants, 1)
         slot = np.argmax(occupants == EMPTY, axis=1)
         occupants[np.arange(nodes.size), slot] = job
         self.occupants[nodes] = occupants
@@ -88,12 +93,37 @@ class NodeState:
         self.idle += int(np.count_nonzero(used == 0))
         occupants = self.occupants[nodes]
         occupants[occupants == job] = EMPTY
+        self._share(job, occupants, -1)
         self.occupants[nodes] = occupants
 
+    def _share(self, job: int, others: np.ndarray, step: int) -> None:
+        """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others`."""
+        if job < 0:  # a reservation
+            return
+        beside: dict[int, int] = {}
+        for other in others[others > EMPTY].tolist():
+            beside[other] = beside.get(other, 0) + 1
+        shared = self.shared
+        for other, nodes in beside.items():
+            for one, two in ((job, other), (other, job)):
+                counts = shared.setdefault(one, {})
+                left = counts.get(two, 0) + step * nodes
+                if left:
+                    counts[two] = left
+                else:
+                    del counts[two]
+                    if not counts:
+                        del shared[one]
+
+    def neighbours(self, job: int) -> list[int]:
+        """The jobs sharing at least one node with `job` (in no particular order)."""
+        counts = self.shared.get(job)
+        return [] if counts is None else list(counts)
+
     def jobs_on(self, nodes: np.ndarray) -> np.ndarray:
-        """The distinct jobs on these nodes (ascending)."""
-        occupants = self.occupants[nodes]
-        return np.unique(occupants[occupants > EMPTY])
+        """The distinct jobs on these nodes (ascending; a node may be listed more than once)."""
+        jobs = {job for job in self.occupants[nodes].ravel().tolist() if job > EMPTY}
+        return np.array(sorted(jobs), dtype=np.int64)
 
 
 def _cores_of_nodes(platform: Platform) -> np.ndarray:
@@ -202,8 +232,9 @@ class Allocator(ABC):
         return allocation
 
     def static_units(self, cores: np.ndarray) -> np.ndarray | None:
-        """Units per job when they depend on the job's cores only (lets schedulers use a table),
-        else None."""
+        """Units per job when they depend on the job's cores and placement hint only (lets
+        schedulers use a table), for jobs without a hint, else None; the engine asks `units` again
+        for a job whose hint changes."""
         return None
 
     def units_of(self, allocation: Allocation) -> int:

@@ -38,7 +38,7 @@ import numpy as np
 
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
-from cosched.simulator.allocators import EMPTY, Allocation, Allocator
+from cosched.simulator.allocators import Allocation, Allocator
 from cosched.simulator.platform import Platform
 from cosched.simulator.resources import per_node_use
 from cosched.theory.heatmap import Heatmap, MissingPairsWarning
@@ -119,8 +119,6 @@ class CoLocationAllocator(Allocator):
         self.prefer = prefer
         self.free_halves = 2 * platform.nodes
         self._free_cores = platform.total_cores  # cores not bound to any job (ELiSE get_idle_cores)
-        self._units: list[int] | None = None
-        self._compact_units: list[int] = []  # built with _units
         # with memory or GPUs (`needs`): per job, whether it can spread, its memory and GPUs on
         # each spread node; per node, the memory and GPUs its jobs use
         self._spreads: list[bool] | None = None
@@ -166,17 +164,21 @@ class CoLocationAllocator(Allocator):
         )
 
     def units(self, engine, job: int) -> int:
-        units = self._units
-        if units is None:  # per-job tables, built once: EASY asks for units thousands of times
-            cores = np.asarray(engine.cores, dtype=np.int64)
-            compact = 2 * (-(-cores // self._cpn) if self.needs is None else self.needs.units)
-            spread = -(-cores // self.half)
-            spreads = (
-                spread <= self.platform.nodes if self._spreads is None else np.array(self._spreads)
+        if self.is_compact(engine, job):
+            return 2 * (
+                -(-engine.cores[job] // self._cpn) if self.needs is None else self.needs.units[job]
             )
-            units = self._units = np.where(spreads, spread, compact).tolist()
-            self._compact_units = compact.tolist()
-        return self._compact_units[job] if engine.placement[job] == COMPACT else units[job]
+        return -(-engine.cores[job] // self.half)
+
+    def static_units(self, cores: np.ndarray) -> np.ndarray | None:
+        """Half nodes per job without a hint: spread, or compact when it cannot spread (too big, or
+        its memory or GPUs do not fit on half nodes); the engine's table follows each hint
+        (`units`), so backfilling reads a list."""
+        compact = 2 * (-(-cores // self._cpn) if self.needs is None else self.needs.units)
+        spread = -(-cores // self.half)
+        fits = self._spreads
+        spreads = spread <= self.platform.nodes if fits is None else np.array(fits)
+        return np.where(spreads, spread, compact)
 
     def units_of(self, allocation: Allocation) -> int:
         return int(allocation.nodes.size * (allocation.cores // self.half))
@@ -271,16 +273,19 @@ class HeatmapSpeedModel:
         self.known = (
             np.ones(speedups.shape, dtype=bool) if known is None else known
         )  # pair measured (a way)
+        # the same values as lists: a speed is a few look-ups, asked at every start and end
+        self._rows, self._apps = speedups.tolist(), np.asarray(app).tolist()
+        self._alone = spread.tolist()
 
     def speed_of(self, engine, job: int) -> float:
-        allocation = engine.allocation[job]
-        occupants = engine.node_occupants(allocation.nodes)
-        neighbours = occupants[(occupants != job) & (occupants > EMPTY)]
-        app = self.app[job]
-        if neighbours.size:
-            return float(self.speedups[app, self.app[neighbours]].min())  # 000 §3.5, formula (4.1)
-        if allocation.cores < engine.platform.cores_per_node:  # spread, alone
-            return float(self.spread[app])
+        apps = self._apps
+        app = apps[job]
+        neighbours = engine.neighbours(job)
+        if neighbours:
+            row = self._rows[app]
+            return min([row[apps[other]] for other in neighbours])  # 000 §3.5, formula (4.1)
+        if engine.allocation[job].cores < engine.platform.cores_per_node:  # spread, alone
+            return self._alone[app]
         return 1.0
 
     def speeds(self, engine, jobs: np.ndarray):

@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # imported on use
 
     from cosched.simulator.engine import SimulationResult
     from cosched.simulator.platform import Platform
+    from cosched.simulator.trace_window import TraceWindow
     from cosched.simulator.workload import Workload
     from cosched.theory.heatmap import Heatmap
 
@@ -330,7 +331,7 @@ def compare(
     spread_speedup: float | None = UNSET,
     compat: str | None = None,
     kill_at_walltime: bool = False,
-    window=None,
+    window: TraceWindow | None = None,
     swf_memory: str | None = None,
 ) -> pd.DataFrame:
     """Run `schedulers` and `baseline` on the same workload and platform; one row of metrics per

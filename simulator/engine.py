@@ -32,10 +32,14 @@ order); per job, lists indexed by job in workload order: ``submit``, ``run_time`
 time), ``cores`` (requested), ``estimate``, ``first_start``, ``end``, ``allocation``, ``held``
 (allocator units while running), ``speed`` (co-location speedup), ``rate``, ``remaining``,
 ``predicted_end``, ``placement`` (hints), ``models`` (job models, None when every job is plain
-rigid); ``by_end`` (running jobs as sorted ``(predicted_end, job)``); ``units_table``;
+rigid); ``by_end`` (running jobs as sorted ``(predicted_end, job)``); ``units_table`` (per job,
+the allocator units it takes under its current placement hint, when the allocator has a table);
 ``waiting_units`` (the units of the waiting jobs, ascending, when ``units_table`` exists: a pass
 where the smallest exceeds the free units can start nothing);
-``allocator``; ``speed_model``; ``reservations``.
+``allocator``; ``speed_model``; ``reservations``; ``changes`` (a count of the changes a
+scheduling pass can see, arrivals excepted: starts, ends, preemptions, kills, resizes, reservations,
+hints, progress rates, timed events and wake-ups; a pass that started nothing and sees the same
+count and no new arrival would decide the same again).
 
 Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes, release=None)``,
 ``preempt(job)``, ``kill(job)``, ``reserve(nodes)`` / ``release(reservation)`` / ``revoke(node)``,
@@ -314,6 +318,7 @@ class Engine:
         # or taken back, for a third party to replay (ACTION_COLUMNS)
         self.actions: list | None = [] if log_actions else None
         self._lifecycle_used = job_models is not None
+        self.changes = 0
         self.killed_at_walltime = 0
         # called at each start: posts the walltime kill of `kill_at_walltime`, else does nothing
         self._walltime: Callable[[int, float], None] = (
@@ -347,7 +352,7 @@ class Engine:
         if state[job] != WAITING:
             raise ActionError(f"{self._name(job)} cannot start: it is {STATES[state[job]]}")
         if placement is not None:
-            self.placement[job] = placement
+            self.hint(job, placement)
         allocator, table = self.allocator, self.units_table
         if nodes is None:
             allocation = allocator.allocate(self, job)
@@ -362,6 +367,7 @@ class Engine:
             allocator.commit(job, allocation)
             held = allocator.units_of(allocation)
         now = self.now
+        self.changes += 1
         del self.waiting[job]
         units = self.waiting_units
         if units is not None:  # `_unqueue`, inlined (once per start)
@@ -503,6 +509,7 @@ class Engine:
             if self._on_finish is not None:
                 self._on_finish(self, job)
         else:
+            self.changes += 1
             del self.waiting[job]
             self._unqueue(job)
             if self.actions is not None:
@@ -522,6 +529,7 @@ class Engine:
         key = -2 - next(self._reservation_keys)  # occupant ids below EMPTY (-1) mark reservations
         reservation = Reservation(key, chosen)
         self.allocator.commit(key, Allocation(chosen, self.platform.cores_per_node))
+        self.changes += 1
         self.reservations[key] = reservation
         self._lifecycle_used = True
         if self.actions is not None:
@@ -535,6 +543,7 @@ class Engine:
         self.allocator.release(
             reservation.key, Allocation(reservation.nodes, self.platform.cores_per_node)
         )
+        self.changes += 1
         if self.actions is not None:
             self._act("release", -1, reservation.key, reservation.nodes, reason)
 
@@ -554,8 +563,19 @@ class Engine:
 
     def hint(self, job: int, placement: str | None) -> None:
         """Tell the allocator how to place waiting `job` (e.g. "compact"); it counts in backfilling
-        too."""
+        too: with a units table, the job's entry becomes the allocator's units for the hint."""
+        if self.placement[job] == placement:
+            return
         self.placement[job] = placement
+        self.changes += 1
+        table = self.units_table
+        if table is not None:
+            queued = self.state[job] == WAITING
+            if queued:
+                self._unqueue(job)
+            table[job] = self.allocator.units(self, job)
+            if queued:
+                self._queue(job)
 
     def note(self, action: str, job: int, reason: str = "") -> None:
         """Write a decision that changes no state (e.g. a malleable job warned before it is shrunk
@@ -617,6 +637,7 @@ class Engine:
         """New progress rate from now on: remaining time rescaled, completion re-posted (000
         (4.2))."""
         self._advance(job)
+        self.changes += 1
         self.rate[job] = rate
         version = self.version[job] + 1
         self.version[job] = version
@@ -716,6 +737,7 @@ class Engine:
     def _stop(self, job: int, event: str, reason: str = "") -> None:
         """Take running `job` off its nodes (preempt, kill)."""
         now = self.now
+        self.changes += 1
         del self.running[job]
         index = bisect.bisect_left(self.by_end, (self.predicted_end[job], job))
         del self.by_end[index]
@@ -734,6 +756,7 @@ class Engine:
         self.end[job] = now
         self.state[job] = FINISHED
         self.remaining[job] = 0.0
+        self.changes += 1
         del self.running[job]
         by_end = self.by_end
         del by_end[_bisect_left(by_end, (self.predicted_end[job], job))]
@@ -752,7 +775,7 @@ class Engine:
             self._on_finish(self, job)
 
     def _update_speeds(self) -> None:
-        nodes = np.unique(np.concatenate(self._touched))
+        nodes = np.concatenate(self._touched)
         self._touched.clear()
         running = self.running
         jobs = self.allocator.state.jobs_on(nodes)
@@ -810,6 +833,10 @@ class Engine:
         (-1) for an idle slot, or reservation keys (below -1); one column per slot of a node."""
         occupants = self.allocator.state.occupants
         return occupants.copy() if nodes is None else occupants[nodes]
+
+    def neighbours(self, job: int) -> list[int]:
+        """The running jobs that share at least one node with `job` (in no particular order)."""
+        return self.allocator.state.neighbours(job)
 
     def occupant(self, node: int) -> int:
         """Who holds `node`: a job index (>= 0), EMPTY (-1) if idle, or a reservation key (below
@@ -969,8 +996,10 @@ class Engine:
                     on_arrival(self, arrived)
                 arrived += 1
             while events and events[0][0] <= now:
+                self.changes += 1
                 heappop(events)[2](self)
             while wakeups and wakeups[0] <= now:
+                self.changes += 1
                 self._wakeup_set.discard(heappop(wakeups))
             if timed:
                 schedule(self)

@@ -20,10 +20,14 @@ the actions it may take):
 ``priority(engine, waiting)``: a vectorised key over the waiting jobs (an int array in queue order),
 the queue sorted by descending priority, ties in queue order (as ELiSE sorts, 000 Algorithm 2); None
 keeps arrival order (priority is not asked in a pass where no waiting job fits in the free units,
-as ``engine.waiting_units`` shows: such a pass starts nothing). The queue is sorted once per pass,
-jobs start in that order until one does not fit, and ``backfill`` picks the policy behind it:
-"none", "easy" (only the head holds a reservation) or "conservative" (every job within ``depth``
-holds one and none is delayed). Backfilling reasons in
+as ``engine.waiting_units`` shows: such a pass starts nothing; a priority that hints placements, so
+that a job's units may change, sets ``hints_placements`` and is asked in every pass). Nor is a pass
+repeated when the previous one started nothing and nothing has changed since (``engine.changes``,
+and no arrival a pass would look at); a priority that reads no clock, only the engine's state, sets
+``priority_reads_time = False`` to be skipped the same way. The queue is
+sorted once per pass, jobs start in that order until one does not fit, and ``backfill`` picks the
+policy behind it: "none", "easy" (only the head holds a reservation) or "conservative" (every job
+within ``depth`` holds one and none is delayed). Backfilling reasons in
 allocator units over predicted end times (``engine.predicted_end``: the user estimate by default,
 the run time with ``use_run_times``, rescaled by the job's progress rate).
 """
@@ -113,6 +117,10 @@ class QueueScheduler(Scheduler):
     backfill = "easy"
     # function(engine, waiting job indices) -> key array, largest first; None: arrival order
     priority = None
+    hints_placements = False  # True: `priority` hints placements (``engine.hint``)
+    # False: `priority` depends on the engine's state but not on the clock (`now`), so a pass that
+    # started nothing is not repeated on the same state (`decided`)
+    priority_reads_time = True
 
     OPTIONS: tuple[str, ...] = (
         "backfill",
@@ -169,6 +177,9 @@ class QueueScheduler(Scheduler):
             self.priority = self._multifactor
         elif priority_weights is not None:
             raise InputError("priority weights need priority 'multifactor'", field="priority")
+        self._idle_pass: tuple[int, int] | None = (
+            None  # (engine.changes, queue length) of an idle pass
+        )
 
     def attach(self, engine) -> None:
         # per-job arrays for vectorised priorities
@@ -228,6 +239,17 @@ class QueueScheduler(Scheduler):
         ):
             conservative.arrived()
 
+    def nothing_fits(self, engine) -> bool:
+        """True when no waiting job fits in the free units and the pass records nothing: it can
+        start no job, so it is skipped."""
+        units = engine.waiting_units
+        return (
+            units is not None
+            and units[0] > engine.allocator.free_units()
+            and self.reservations is None
+            and not (self.hints_placements and self.priority is not None)
+        )
+
     def order(self, engine, limit: int | None = None) -> list[int]:
         """The first `limit` waiting jobs in priority order (stable: ties keep queue order)."""
         if self.priority is None:
@@ -251,13 +273,29 @@ class QueueScheduler(Scheduler):
         if self._conservative is not None:
             self._conservative_pass(engine, self._conservative)
             return
-        units = engine.waiting_units
-        if (
-            units is not None
-            and units[0] > engine.allocator.free_units()
-            and self.reservations is None
-        ):
-            return  # no waiting job fits in the free units: this pass cannot start one
+        if self.nothing_fits(engine) or self.decided(engine):
+            return
+        changes = engine.changes
+        self.scheduling_pass(engine)
+        # a pass that changed nothing: the same state and queue would give the same decisions
+        self._idle_pass = (changes, len(waiting)) if engine.changes == changes else None
+
+    def decided(self, engine) -> bool:
+        """True when the last pass started nothing and this one would decide the same: nothing
+        changed since (``engine.changes``), no job arrived or only beyond the jobs an arrival-order
+        pass looks at, and the priority reads no clock (EASY's test only gets stricter with
+        time)."""
+        idle = self._idle_pass
+        if idle is None or engine.changes != idle[0] or self.reservations is not None:
+            return False
+        if len(engine.waiting) == idle[1]:
+            return self.priority is None or not self.priority_reads_time
+        looked_at = self.depth + 1 if self.backfill == "easy" and self.depth else 1
+        return self.priority is None and idle[1] >= looked_at
+
+    def scheduling_pass(self, engine) -> None:
+        """One pass of the module docstring over the queue: in priority order, then backfilling."""
+        waiting = engine.waiting
         if self.priority is None:  # arrival order: the queue's head, one job at a time
             start, table, free_units = engine.start, engine.units_table, engine.allocator.free_units
             free = free_units()

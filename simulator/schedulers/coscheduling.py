@@ -66,11 +66,11 @@ class CoScheduler(QueueScheduler):
     def make_speed_model(self, workload, heatmap=None, spread_speedup: float | str | None = None):
         return co_context(workload, heatmap, spread_speedup, self.missing_pair).speed_model()
 
-    def schedule(self, engine) -> None:
+    def scheduling_pass(self, engine) -> None:
         """Sorted in-order pass; with ``reserve="oldest"`` the EASY pass then works in arrival
         order."""
         if self.reserve == "head" or self.backfill != "easy" or self.priority is None:
-            super().schedule(engine)
+            super().scheduling_pass(engine)
             return
         waiting = engine.waiting
         order = self.order(engine)  # 000 Algorithm 2: one sorted copy of the queue per pass
@@ -94,6 +94,7 @@ class SJFCo(CoScheduler):
     """Shortest remaining time first (003 appendix: -remaining_time)."""
 
     name = "sjf-co"
+    priority_reads_time = False
 
     def priority(self, engine, waiting):
         return sjf_key(self.estimate[waiting])
@@ -103,6 +104,7 @@ class LJFCo(CoScheduler):
     """Longest remaining time first (003 appendix: remaining_time)."""
 
     name = "ljf-co"
+    priority_reads_time = False
 
     def priority(self, engine, waiting):
         return ljf_key(self.estimate[waiting])
@@ -112,6 +114,7 @@ class LAFCo(CoScheduler):
     """Largest area first: processes x remaining time (003 appendix)."""
 
     name = "laf-co"
+    priority_reads_time = False
 
     def priority(self, engine, waiting):
         return laf_key(self.cores[waiting], self.estimate[waiting])

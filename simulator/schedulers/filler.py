@@ -21,6 +21,7 @@ class Filler(CoScheduler):
     """factor0 / factor1 (003 appendix, Filler)."""
 
     name = "filler"
+    priority_reads_time = False
 
     def priority(self, engine, waiting):
         return filler_key(waiting, self.cores[waiting], engine.allocator.free_cores())
@@ -30,6 +31,7 @@ class SJFFiller(CoScheduler):
     """factor0 + position in the queue copy sorted by remaining time (003 appendix, SJF-Filler)."""
 
     name = "sjf-filler"
+    priority_reads_time = False
 
     def priority(self, engine, waiting):
         # 003 appendix: second_queue_reorder = remaining_time, sorted like the waiting queue
@@ -47,6 +49,7 @@ class PopFiller(Popularity):
     """
 
     name = "pop-filler"
+    hints_placements = False  # every job spread: its priority hints nothing
 
     def priority(self, engine, waiting):
         return two_factor_key(

@@ -175,6 +175,10 @@ class PairingAllocator(CoLocationAllocator):
         self.planned: dict[int, Allocation] = {}
         self._snapshot: tuple[np.ndarray, np.ndarray] | None = None
 
+    def static_units(self, cores: np.ndarray) -> None:
+        """No table: a job's half nodes depend on its plan (alone or in a pair)."""
+        return None
+
     def commit(self, job: int, allocation: Allocation) -> None:
         super().commit(job, allocation)
         self._snapshot = None

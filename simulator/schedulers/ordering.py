@@ -17,6 +17,7 @@ class SJF(QueueScheduler):
 
     name = "sjf"
     backfill = "easy"
+    priority_reads_time = False
 
     def priority(self, engine, waiting):
         return sjf_key(self.estimate[waiting])
@@ -27,6 +28,7 @@ class LJF(QueueScheduler):
 
     name = "ljf"
     backfill = "easy"
+    priority_reads_time = False
 
     def priority(self, engine, waiting):
         return ljf_key(self.estimate[waiting])

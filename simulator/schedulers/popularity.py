@@ -33,6 +33,8 @@ class Popularity(CoScheduler):
     (hybrid)."""
 
     name = "popularity"
+    hints_placements = True
+    priority_reads_time = False
     OPTIONS: tuple[str, ...] = CoScheduler.OPTIONS + ("threshold", "compact_below")
 
     def __init__(
