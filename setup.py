@@ -5,9 +5,22 @@ The area folders stay at the top of the repository but install inside the one im
 follow such a mapping, so the list is derived here: every folder with an ``__init__.py`` below
 ``cosched/`` and below each area. A new subpackage therefore ships in the wheel without editing any
 list.
+
+It also compiles the simulator's hot modules with Cython, from their unmodified ``.py`` files
+(``cosched/_compiled.py`` lists them and explains how the source can still run): only in a regular
+build (``pip install .``, a wheel), never in an editable one, and never at the cost of the install:
+without Cython or a C compiler, or with ``COSCHED_NO_COMPILE=1``, the package installs as plain
+Python, with the same results.
 """
 
-from setuptools import find_packages, setup
+import hashlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
 
 # top-level folders installed as cosched.<area>
 AREAS = ("theory", "strategies", "simulator", "measurement")
@@ -22,5 +35,83 @@ def packages() -> list[str]:
     return found
 
 
+def _compiled_module_names() -> tuple[str, ...]:
+    """`COMPILED_MODULES` of cosched/_compiled.py, read without importing the package."""
+    spec = importlib.util.spec_from_file_location("_compiled", Path("cosched") / "_compiled.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.COMPILED_MODULES
+
+
+def _source_of(module: str) -> str:
+    """The repository path of a module: cosched.simulator.engine -> simulator/engine.py."""
+    package, _, name = module.rpartition(".")
+    parts = package.split(".")
+    while ".".join(parts) not in PACKAGE_DIR:
+        name = f"{parts.pop()}/{name}"
+    return f"{PACKAGE_DIR['.'.join(parts)]}/{name}.py"
+
+
+def extensions() -> list[Extension]:
+    """The hot modules as extensions, or none: in an editable install (the tests must see the
+    current source) or when COSCHED_NO_COMPILE is set."""
+    editable = {"editable_wheel", "develop"} & set(sys.argv)
+    if editable or os.environ.get("COSCHED_NO_COMPILE", "") not in ("", "0"):
+        return []
+    return [Extension(name, [_source_of(name)]) for name in _compiled_module_names()]
+
+
+class OptionalBuildExt(build_ext):
+    """Cythonize and compile the hot modules if Cython and a C compiler are there; else warn and
+    leave them as plain Python. Each extension gets a sidecar with its source's hash (the import
+    guard of cosched/_compiled.py loads the source instead when they differ)."""
+
+    def run(self) -> None:
+        try:
+            from Cython.Build import cythonize
+        except ImportError:
+            self._skip("Cython is not installed")
+            return
+        # annotation_typing off: annotations stay hints, so the compiled code accepts exactly what
+        # the Python source accepts (an `int` annotation would reject numpy integers)
+        translated = cythonize(
+            self.extensions,
+            build_dir=self.build_temp,
+            compiler_directives={"language_level": 3, "annotation_typing": False},
+            quiet=True,
+        )
+        for ext, c_module in zip(self.extensions, translated):  # the C files, for setuptools
+            ext.sources = c_module.sources
+        try:
+            super().run()
+        except Exception as error:  # no compiler, or it failed: install as plain Python
+            self._skip(f"compiling failed ({error})")
+
+    def build_extension(self, ext: Extension) -> None:
+        super().build_extension(ext)
+        source = Path(_source_of(ext.name))
+        _sidecar(Path(self.get_ext_fullpath(ext.name)), ext.name).write_text(
+            hashlib.sha256(source.read_bytes()).hexdigest() + "\n"
+        )
+
+    def _skip(self, why: str) -> None:
+        print(f"cosched: {why}; the simulator installs as plain Python", file=sys.stderr)
+        for ext in self.extensions:  # a partial build must not leave some modules compiled
+            target = Path(self.get_ext_fullpath(ext.name))
+            target.unlink(missing_ok=True)
+            _sidecar(target, ext.name).unlink(missing_ok=True)
+
+
+def _sidecar(extension: Path, module: str) -> Path:
+    """The file beside a compiled module that records its source's hash."""
+    return extension.with_name(module.rpartition(".")[2] + ".source-sha256")
+
+
 if __name__ == "__main__":
-    setup(packages=packages(), package_dir=PACKAGE_DIR)
+    setup(
+        packages=packages(),
+        package_dir=PACKAGE_DIR,
+        ext_modules=extensions(),
+        cmdclass={"build_ext": OptionalBuildExt},
+    )
