@@ -24,6 +24,7 @@ from setuptools.command.build_ext import build_ext
 
 # top-level folders installed as cosched.<area>
 AREAS = ("theory", "strategies", "simulator", "measurement")
+HERE = Path(__file__).resolve().parent
 PACKAGE_DIR = {"cosched": "cosched", **{f"cosched.{area}": area for area in AREAS}}
 
 
@@ -37,7 +38,7 @@ def packages() -> list[str]:
 
 def _compiled_module_names() -> tuple[str, ...]:
     """`COMPILED_MODULES` of cosched/_compiled.py, read without importing the package."""
-    spec = importlib.util.spec_from_file_location("_compiled", Path("cosched") / "_compiled.py")
+    spec = importlib.util.spec_from_file_location("_compiled", HERE / "cosched" / "_compiled.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -28,6 +28,7 @@ __all__ = [
     "COMPILED_MODULES",
     "PURE_PYTHON_VARIABLE",
     "HASH_SUFFIX",
+    "SourceGuard",
     "source_hash",
     "compiled_modules",
     "install_source_guard",
@@ -79,8 +80,11 @@ class SourceGuard(importlib.abc.MetaPathFinder):
     for or the extension was built from another version of the source; otherwise defers to the
     ordinary finders (which prefer the extension)."""
 
+    def __init__(self, modules: tuple[str, ...] = COMPILED_MODULES):
+        self.modules = modules
+
     def find_spec(self, fullname, path=None, target=None) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in COMPILED_MODULES or not path:
+        if fullname not in self.modules or not path:
             return None
         name = fullname.rpartition(".")[2]
         for folder in path:
