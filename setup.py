@@ -64,44 +64,45 @@ def extensions() -> list[Extension]:
 
 
 class OptionalBuildExt(build_ext):
-    """Cythonize and compile the hot modules if Cython and a C compiler are there; else warn and
-    leave them as plain Python. Each extension gets a sidecar with its source's hash (the import
-    guard of cosched/_compiled.py loads the source instead when they differ)."""
+    """Each hot module translated by Cython and compiled, if Cython and a C compiler are there and
+    both steps succeed; else that module stays plain Python (with a warning), and the install goes
+    on. Each extension gets a sidecar with its source's hash (the import guard of
+    cosched/_compiled.py loads the source instead when they differ)."""
 
     def run(self) -> None:
         try:
-            from Cython.Build import cythonize
+            import Cython.Build  # noqa: F401
         except ImportError:
-            self._skip("Cython is not installed")
+            print(
+                "cosched: Cython is not installed; the simulator stays plain Python",
+                file=sys.stderr,
+            )
             return
-        # annotation_typing off: annotations stay hints, so the compiled code accepts exactly what
-        # the Python source accepts (an `int` annotation would reject numpy integers)
-        translated = cythonize(
-            self.extensions,
-            build_dir=self.build_temp,
-            compiler_directives={"language_level": 3, "annotation_typing": False},
-            quiet=True,
-        )
-        for ext, c_module in zip(self.extensions, translated):  # the C files, for setuptools
-            ext.sources = c_module.sources
-        try:
-            super().run()
-        except Exception as error:  # no compiler, or it failed: install as plain Python
-            self._skip(f"compiling failed ({error})")
+        super().run()
 
     def build_extension(self, ext: Extension) -> None:
-        super().build_extension(ext)
+        from Cython.Build import cythonize
+
+        target = Path(self.get_ext_fullpath(ext.name))
         source = Path(_source_of(ext.name))
-        _sidecar(Path(self.get_ext_fullpath(ext.name)), ext.name).write_text(
+        try:
+            # annotation_typing off: annotations stay hints, so the compiled code accepts exactly
+            # what the Python source accepts (an `int` annotation would reject numpy integers)
+            (translated,) = cythonize(
+                [ext],
+                build_dir=self.build_temp,
+                compiler_directives={"language_level": 3, "annotation_typing": False},
+                quiet=True,
+            )
+            ext.sources = translated.sources
+            super().build_extension(ext)
+        except Exception as error:  # no compiler, or a construct Cython or the compiler refuses
+            print(f"cosched: {ext.name} stays plain Python ({error})", file=sys.stderr)
+            target.unlink(missing_ok=True)
+            return
+        _sidecar(target, ext.name).write_text(
             hashlib.sha256(source.read_bytes()).hexdigest() + "\n"
         )
-
-    def _skip(self, why: str) -> None:
-        print(f"cosched: {why}; the simulator installs as plain Python", file=sys.stderr)
-        for ext in self.extensions:  # a partial build must not leave some modules compiled
-            target = Path(self.get_ext_fullpath(ext.name))
-            target.unlink(missing_ok=True)
-            _sidecar(target, ext.name).unlink(missing_ok=True)
 
 
 def _sidecar(extension: Path, module: str) -> Path:
