@@ -129,3 +129,18 @@ def test_without_a_c_compiler_the_wheel_builds_as_plain_python(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert [name for name in names if name.endswith((EXTENSION_SUFFIX, HASH_SUFFIX))] == []
     assert "cosched/simulator/engine.py" in names
+
+
+def test_only_a_wheel_build_asks_for_cython(monkeypatch):
+    """An editable install (tests, CI) compiles nothing and does not fetch Cython."""
+    spec = importlib.util.spec_from_file_location(
+        "cosched_build_backend", ROOT / "build_backend.py"
+    )
+    backend = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(backend)
+    monkeypatch.setattr(backend.build_meta, "get_requires_for_build_wheel", lambda settings: [])
+    assert backend.get_requires_for_build_wheel() == [backend.CYTHON]
+    assert (
+        backend.get_requires_for_build_editable
+        is backend.build_meta.get_requires_for_build_editable
+    )
