@@ -114,7 +114,7 @@ def test_without_a_c_compiler_the_wheel_builds_as_plain_python(tmp_path):
 
     source = tmp_path / "source"  # a copy: no build/ folder of an earlier compile to reuse
     source.mkdir()
-    for name in ("setup.py", "pyproject.toml", "README.md"):
+    for name in ("setup.py", "pyproject.toml", "build_backend.py", "MANIFEST.in", "README.md"):
         shutil.copy2(ROOT / name, source / name)
     ignore = shutil.ignore_patterns("__pycache__", f"*{EXTENSION_SUFFIX}", f"*{HASH_SUFFIX}")
     for folder in ("cosched", *AREAS):
