@@ -5,12 +5,26 @@ The area folders stay at the top of the repository but install inside the one im
 follow such a mapping, so the list is derived here: every folder with an ``__init__.py`` below
 ``cosched/`` and below each area. A new subpackage therefore ships in the wheel without editing any
 list.
+
+It also compiles the simulator's hot modules with Cython, from their unmodified ``.py`` files
+(``cosched/_compiled.py`` lists them and explains how the source can still run): only in a regular
+build (``pip install .``, a wheel), never in an editable one, and never at the cost of the install:
+without Cython or a C compiler, or with ``COSCHED_NO_COMPILE=1``, the package installs as plain
+Python, with the same results.
 """
 
-from setuptools import find_packages, setup
+import hashlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
 
 # top-level folders installed as cosched.<area>
 AREAS = ("theory", "strategies", "simulator", "measurement")
+HERE = Path(__file__).resolve().parent
 PACKAGE_DIR = {"cosched": "cosched", **{f"cosched.{area}": area for area in AREAS}}
 
 
@@ -22,5 +36,84 @@ def packages() -> list[str]:
     return found
 
 
+def _compiled_module_names() -> tuple[str, ...]:
+    """`COMPILED_MODULES` of cosched/_compiled.py, read without importing the package."""
+    spec = importlib.util.spec_from_file_location("_compiled", HERE / "cosched" / "_compiled.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.COMPILED_MODULES
+
+
+def _source_of(module: str) -> str:
+    """The repository path of a module: cosched.simulator.engine -> simulator/engine.py."""
+    package, _, name = module.rpartition(".")
+    parts = package.split(".")
+    while ".".join(parts) not in PACKAGE_DIR:
+        name = f"{parts.pop()}/{name}"
+    return f"{PACKAGE_DIR['.'.join(parts)]}/{name}.py"
+
+
+def extensions() -> list[Extension]:
+    """The hot modules as extensions, or none: in an editable install (the tests must see the
+    current source) or when COSCHED_NO_COMPILE is set."""
+    editable = {"editable_wheel", "develop"} & set(sys.argv)
+    if editable or os.environ.get("COSCHED_NO_COMPILE", "") not in ("", "0"):
+        return []
+    return [Extension(name, [_source_of(name)]) for name in _compiled_module_names()]
+
+
+class OptionalBuildExt(build_ext):
+    """Each hot module translated by Cython and compiled, if Cython and a C compiler are there and
+    both steps succeed; else that module stays plain Python (with a warning), and the install goes
+    on. Each extension gets a sidecar with its source's hash (the import guard of
+    cosched/_compiled.py loads the source instead when they differ)."""
+
+    def run(self) -> None:
+        try:
+            import Cython.Build  # noqa: F401
+        except ImportError:
+            print(
+                "cosched: Cython is not installed; the simulator stays plain Python",
+                file=sys.stderr,
+            )
+            return
+        super().run()
+
+    def build_extension(self, ext: Extension) -> None:
+        from Cython.Build import cythonize
+
+        target = Path(self.get_ext_fullpath(ext.name))
+        source = Path(_source_of(ext.name))
+        try:
+            # annotation_typing off: annotations stay hints, so the compiled code accepts exactly
+            # what the Python source accepts (an `int` annotation would reject numpy integers)
+            (translated,) = cythonize(
+                [ext],
+                build_dir=self.build_temp,
+                compiler_directives={"language_level": 3, "annotation_typing": False},
+                quiet=True,
+            )
+            ext.sources = translated.sources
+            super().build_extension(ext)
+        except Exception as error:  # no compiler, or a construct Cython or the compiler refuses
+            print(f"cosched: {ext.name} stays plain Python ({error})", file=sys.stderr)
+            target.unlink(missing_ok=True)
+            return
+        _sidecar(target, ext.name).write_text(
+            hashlib.sha256(source.read_bytes()).hexdigest() + "\n"
+        )
+
+
+def _sidecar(extension: Path, module: str) -> Path:
+    """The file beside a compiled module that records its source's hash."""
+    return extension.with_name(module.rpartition(".")[2] + ".source-sha256")
+
+
 if __name__ == "__main__":
-    setup(packages=packages(), package_dir=PACKAGE_DIR)
+    setup(
+        packages=packages(),
+        package_dir=PACKAGE_DIR,
+        ext_modules=extensions(),
+        cmdclass={"build_ext": OptionalBuildExt},
+    )
