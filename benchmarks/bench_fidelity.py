@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    from cosched.simulator.engine import simulate
+    from cosched.simulator.simulation import simulate
     from cosched.simulator.generate import ApplicationSeed, generate_workload
     from cosched.simulator.platform import PRESETS
     from cosched.simulator.schedulers import make_scheduler

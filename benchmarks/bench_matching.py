@@ -27,7 +27,7 @@ def timed_run(spec, workload, scheduler, repeat: int):
     """Median wall and CPU times over `repeat` runs and the last result.
 
     `scheduler` is a name or a factory."""
-    from cosched.simulator.engine import simulate
+    from cosched.simulator.simulation import simulate
     from cosched.simulator.schedulers import make_scheduler
 
     walls, cpus, result = [], [], None

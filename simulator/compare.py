@@ -326,7 +326,7 @@ def compare(
 
     from cosched.rerun import claim_rows
     from cosched.simulator.bounds import bound_for
-    from cosched.simulator.engine import simulate
+    from cosched.simulator.simulation import simulate
     from cosched.simulator.metrics import summarize
 
     names = list(dict.fromkeys(schedulers))

@@ -107,18 +107,18 @@ def easy_backfill(
 
 def easy_pass(engine, order: list[int], reservations: dict | None = None) -> None:
     """Backfill `order[1:]` behind the blocked head `order[0]` without delaying it (003 §5.1.2)."""
-    allocator = engine.allocator
-    free = allocator.free_units()
+    free_units = engine.free_units
+    free = free_units()
     if free == 0 and reservations is None:
         return
     head, table, held = order[0], engine.units_table, engine.held
-    units = table if table is not None else _AllocatorUnits(engine)
+    units = table if table is not None else _AllocatorUnits(engine.units)
     shadow, extra = shadow_time(units[head], free, engine.by_end, held)
     if reservations is not None and head not in reservations:
         reservations[head] = shadow
     if free == 0:
         return
-    start, free_units = engine.start, allocator.free_units
+    start = engine.start
 
     def started(job: int) -> int | None:
         return free_units() if start(job) else None
@@ -141,13 +141,13 @@ def easy_pass(engine, order: list[int], reservations: dict | None = None) -> Non
 class _AllocatorUnits:
     """units[job]: the allocator units a job takes now (when they are not a static table)."""
 
-    __slots__ = ("engine", "units")
+    __slots__ = ("units",)
 
-    def __init__(self, engine):
-        self.engine, self.units = engine, engine.allocator.units
+    def __init__(self, units: Callable[[int], int]):
+        self.units = units
 
     def __getitem__(self, job: int) -> int:
-        return self.units(self.engine, job)
+        return self.units(job)
 
 
 class Profile:
@@ -399,7 +399,7 @@ class ConservativeBackfill:
     def __init__(self, engine, depth: int, first_reservations: dict | None = None):
         self.engine = engine
         self.depth = max(depth, 1)
-        self.profile = Profile(engine.allocator.total_units, engine.now)
+        self.profile = Profile(engine.total_units, engine.now)
         self.slot: dict[
             int, tuple[float, float, int]
         ] = {}  # waiting job -> (start, end, units) reserved
@@ -459,10 +459,10 @@ class ConservativeBackfill:
         """Reserve the earliest slot for each of `jobs` in order; returns the jobs due now and the
         earliest later reservation start."""
         engine, profile, slot, first = self.engine, self.profile, self.slot, self.first
-        estimate, units_of, table = engine.estimate, engine.allocator.units, engine.units_table
+        estimate, units_of, table = engine.estimate, engine.units, engine.units_table
         due = []
         for job in jobs:
-            units = table[job] if table is not None else units_of(engine, job)
+            units = table[job] if table is not None else units_of(job)
             begin = profile.earliest(estimate[job], units)
             end = begin + estimate[job]
             profile.add(begin, end, -units)
@@ -483,7 +483,7 @@ class ConservativeBackfill:
         reservation gets its earliest slot. Returns the jobs due now and the earliest later start.
         """
         engine, profile, slot, first = self.engine, self.profile, self.slot, self.first
-        estimate, units_of, table = engine.estimate, engine.allocator.units, engine.units_table
+        estimate, units_of, table = engine.estimate, engine.units, engine.units_table
         earlier, request_wakeup = profile.earlier, engine.request_wakeup
         due, next_begin = [], INF
         # (begin, end, units, duration) that cannot move in the profile as it is now: identical
@@ -515,7 +515,7 @@ class ConservativeBackfill:
                 end = begin + duration
                 profile.move(old_begin, old_end, begin, end, units)
             else:
-                units = table[job] if table is not None else units_of(engine, job)
+                units = table[job] if table is not None else units_of(job)
                 begin = profile.earliest(estimate[job], units)
                 end = begin + estimate[job]
                 profile.add(begin, end, -units)

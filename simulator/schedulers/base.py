@@ -183,12 +183,12 @@ class QueueScheduler(Scheduler):
         units = engine.waiting_units
         if (
             units is not None
-            and units[0] > engine.allocator.free_units()
+            and units[0] > engine.free_units()
             and self.reservations is None
         ):
             return  # no waiting job fits in the free units: this pass cannot start one
         if self.priority is None:  # arrival order: the queue's head, one job at a time
-            start, table, free_units = engine.start, engine.units_table, engine.allocator.free_units
+            start, table, free_units = engine.start, engine.units_table, engine.free_units
             free = free_units()
             while waiting:
                 job = next(iter(waiting))
@@ -204,7 +204,7 @@ class QueueScheduler(Scheduler):
                 easy_pass(engine, list(islice(waiting, self.depth + 1)), self.reservations)
             return
         order = self.order(engine)  # 000 Algorithm 2: one sorted copy of the queue per pass
-        start, table, free_units = engine.start, engine.units_table, engine.allocator.free_units
+        start, table, free_units = engine.start, engine.units_table, engine.free_units
         free, index = free_units(), 0
         while index < len(order):
             job = order[index]

@@ -83,10 +83,13 @@ from __future__ import annotations
 import bisect
 from itertools import islice
 
+import numpy as np
+
 from cosched.deprecation import warn_renamed
 from cosched.simulator.jobs import JobKind
 from cosched.simulator.schedulers.backfilling import easy_backfill, first_fit, shadow_time
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH, Scheduler
+from cosched.simulator.schedulers.co_ordering import queue_order, sjf_key
 from cosched.simulator.schedulers.easy import EASY
 from cosched.simulator.schedulers.ordering import SJF
 
@@ -287,7 +290,7 @@ class FCFSRigidGreedy(Scheduler):
     def schedule(self, engine) -> None:
         if not engine.waiting:
             return
-        free = engine.allocator.free_units()
+        free = engine.free_units()
         if free == 0:
             return
         for job in rigid_starts(
@@ -302,8 +305,9 @@ class SJFRigidGreedy(FCFSRigidGreedy):
     name = "sjf-rigid-greedy"
 
     def order(self, engine) -> list[int]:
-        estimate = engine.estimate
-        return sorted(engine.waiting, key=lambda job: (estimate[job], job))
+        waiting = np.fromiter(engine.waiting, np.int64, len(engine.waiting))
+        estimate = np.asarray(engine.estimate, dtype=np.float64)
+        return waiting.take(queue_order(sjf_key(estimate[waiting]))).tolist()
 
 
 class _UnitsOf:
@@ -315,7 +319,7 @@ class _UnitsOf:
     def __getitem__(self, job: int) -> int:
         engine = self.engine
         table = engine.units_table
-        return int(table[job]) if table is not None else engine.allocator.units(engine, job)
+        return int(table[job]) if table is not None else engine.units(job)
 
 
 class ElasticPolicy(Scheduler):
@@ -377,7 +381,7 @@ class ElasticPolicy(Scheduler):
             self.high,
             self.kind,
         )
-        free = engine.allocator.free_units()
+        free = engine.free_units()
         if free == 0 and not waiting:
             return
         running = list(engine.running)
@@ -449,11 +453,11 @@ class SJFMalleable(ElasticPolicy):
     name = "sjf-malleable"
 
     def waiting_key(self, engine, job: int) -> float:
-        return engine.estimate[job]
+        return -sjf_key(engine.estimate[job])  # lowest first: the SJF order, ties by job index
 
     def running_keys(self, engine, jobs: list[int]) -> list[float]:
         estimate = engine.estimate
-        return [estimate[job] for job in jobs]
+        return [-sjf_key(estimate[job]) for job in jobs]
 
 
 class SRTF(ElasticPolicy):

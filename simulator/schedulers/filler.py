@@ -23,7 +23,7 @@ class Filler(CoScheduler):
     name = "filler"
 
     def priority(self, engine, waiting):
-        return filler_key(waiting, self.cores[waiting], engine.allocator.free_cores())
+        return filler_key(waiting, self.cores[waiting], engine.free_cores())
 
 
 class SJFFiller(CoScheduler):
@@ -35,7 +35,7 @@ class SJFFiller(CoScheduler):
         # 003 appendix: second_queue_reorder = remaining_time, sorted like the waiting queue
         # (descending)
         return two_factor_key(
-            self.cores[waiting], engine.allocator.free_cores(), -sjf_key(self.estimate[waiting])
+            self.cores[waiting], engine.free_cores(), -sjf_key(self.estimate[waiting])
         )
 
 
@@ -50,5 +50,5 @@ class PopFiller(Popularity):
 
     def priority(self, engine, waiting):
         return two_factor_key(
-            self.cores[waiting], engine.allocator.free_cores(), self.ranks(engine, waiting)
+            self.cores[waiting], engine.free_cores(), self.ranks(engine, waiting)
         )

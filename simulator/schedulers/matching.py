@@ -303,22 +303,26 @@ class Matching(CoScheduler):
         self.window, self.threshold = int(window), float(threshold)
 
     def make_allocator(self, platform, placement: str | None = None) -> PairingAllocator:
-        return PairingAllocator(platform, placement or "idle")
+        # the scheduler plans its pairs on the nodes of this allocator, so it keeps it
+        self.allocator = PairingAllocator(platform, placement or "idle")
+        return self.allocator
 
     def attach(self, engine) -> None:
         super().attach(engine)
-        if not isinstance(engine.allocator, PairingAllocator):
+        own = getattr(self, "allocator", None)
+        # the run counts free units with this scheduler's own allocator (bound methods of one
+        # object compare equal), or the pairs would be planned on nodes the engine does not use
+        if own is None or engine.free_units != own.free_units:
             raise InputError(
                 "the matching co-scheduler places its pairs itself: run it on its own allocator "
                 "(Matching.make_allocator), not on another one",
                 field="allocator",
             )
-        self.allocator = engine.allocator
         model = engine.speed_model
         self.gain, self.allowed = pair_weights(model.speedups, self.threshold)
         compatible = np.minimum(model.speedups, model.speedups.T) >= self.threshold
         self.app = np.asarray(model.app, dtype=np.int64)
-        engine.allocator.setup(engine, self.app, compatible, model.spread >= 1.0)
+        own.setup(engine, self.app, compatible, model.spread >= 1.0)
         # slowest speed a job can run at: compact 1, spread alone, or next to a
         # neighbour >= threshold
         self.floor = np.minimum(np.minimum(model.spread, 1.0), self.threshold)[self.app].tolist()
@@ -332,7 +336,7 @@ class Matching(CoScheduler):
         A pair that does not fit lets its older job start alone if that fits (the window is then
         matched again, its partner back in the pool); the first job that fits neither way is the
         head."""
-        allocator = engine.allocator
+        allocator = self.allocator
         while engine.waiting:
             queue = list(islice(engine.waiting, max(self.window, self.depth + 1)))
             if (
@@ -385,7 +389,7 @@ class Matching(CoScheduler):
 
     def start(self, engine, placed: list[tuple[int, Allocation]]) -> None:
         """Start a planned unit: each job takes its planned allocation."""
-        planned = engine.allocator.planned
+        planned = self.allocator.planned
         for job, allocation in placed:
             planned[job] = allocation
             engine.start(job)
@@ -394,7 +398,7 @@ class Matching(CoScheduler):
         """EASY behind the blocked head job (003 §5.1.2), on the nodes: a unit (or, failing that,
         each job of a pair alone) starts now if it ends by the shadow time or if the head still fits
         then beside it."""
-        allocator = engine.allocator
+        allocator = self.allocator
         shadow = None  # computed when a unit first fits (always when reservations are recorded)
         if self.reservations is not None:
             shadow, free, occupant_app = self.shadow(engine, head)
@@ -432,7 +436,7 @@ class Matching(CoScheduler):
 
         Running jobs end, at the latest, when their predicted remaining work is done at the slowest
         speed they can run at here (`floor`)."""
-        allocator, now = engine.allocator, engine.now
+        allocator, now = self.allocator, engine.now
         free, occupant_app = (array.copy() for array in allocator.snapshot())
         occupants = engine.node_occupants()
         predicted, rate, floor, app = engine.predicted_end, engine.rate, self.floor, self.app

@@ -13,7 +13,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cosched.simulator.engine import simulate
+from cosched.simulator.simulation import simulate
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.backfilling import ConservativeBackfill, Profile
 from cosched.simulator.schedulers.easy import Conservative

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from cosched.errors import InputError
 from cosched.simulator.colocation import CoLocationAllocator, co_context
-from cosched.simulator.engine import Engine, simulate
+from cosched.simulator.engine import Engine
+from cosched.simulator.simulation import simulate
 from cosched.simulator.generate import ApplicationSeed, generate_workload
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import COSCHEDULERS, make_scheduler

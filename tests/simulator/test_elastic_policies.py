@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.simulator.elastic.traces import ElasticMarking, elastic_models
-from cosched.simulator.engine import simulate
+from cosched.simulator.simulation import simulate
 from cosched.simulator.jobs import RIGID, amdahl, malleable, moldable
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import ELASTIC, make_scheduler

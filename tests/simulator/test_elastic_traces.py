@@ -17,7 +17,7 @@ from cosched.simulator.elastic.traces import (
     node_bounds,
     parse_range,
 )
-from cosched.simulator.engine import simulate
+from cosched.simulator.simulation import simulate
 from cosched.simulator.jobs import RIGID
 from cosched.simulator.platform import Platform
 from cosched.simulator.workload import make_workload

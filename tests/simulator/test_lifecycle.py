@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosched.simulator.engine import ActionError, simulate
+from cosched.simulator.engine import ActionError
+from cosched.simulator.simulation import simulate
 from cosched.simulator.jobs import (
     NO_CHECKPOINT,
     ON_WARNING,

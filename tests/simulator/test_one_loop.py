@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from cosched.simulator import allocators
 from cosched.simulator.allocators import EMPTY
-from cosched.simulator.engine import simulate
+from cosched.simulator.simulation import simulate
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.easy import EASY
