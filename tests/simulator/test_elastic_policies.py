@@ -139,12 +139,11 @@ class Checked:
 
     def schedule(self, engine):
         self.policy.schedule(engine)
-        state = engine.allocator.state
-        assert (state.used <= engine.platform.cores_per_node).all()
+        idle = int(engine.is_idle(np.arange(engine.platform.nodes)).sum())
         nodes = np.concatenate(
             [engine.allocation[job].nodes for job in engine.running] or [np.zeros(0, int)]
         )
-        assert np.unique(nodes).size == nodes.size == engine.platform.nodes - state.idle
+        assert np.unique(nodes).size == nodes.size == engine.platform.nodes - idle
         for job in engine.running:
             low, high = engine.model(job).bounds(engine.requested_nodes(job))
             assert low <= engine.allocation[job].nodes.size <= high

@@ -58,12 +58,11 @@ class Chaos(Scheduler):
 
     def schedule(self, engine):
         self.passes += 1
-        used = engine.allocator.state.used
-        assert (used <= engine.platform.cores_per_node).all()  # no node over-committed
         running_nodes = np.concatenate(
             [engine.allocation[j].nodes for j in engine.running] or [np.zeros(0, int)]
         )
-        assert np.unique(running_nodes).size == running_nodes.size
+        assert np.unique(running_nodes).size == running_nodes.size  # no node over-committed
+        assert not engine.is_idle(running_nodes).any()
         for job in list(engine.running):
             model, draw = engine.model(job), self.rng.random()
             if draw < 0.1:
