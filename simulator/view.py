@@ -19,10 +19,10 @@ Read-only, at list speed:
 - per-job data fixed for the run (``submit``, ``run_time``, ``cores``, ``estimate``, ``work``,
   ``units_table``, ``models``) are tuples;
 - per-job state the engine updates as it runs (``state``, ``predicted_end``, ``held``,
-  ``allocation``, ``by_end``, ...) are the engine's own lists, typed `Sequence` (mypy refuses an item
-  assignment). They are not wrapped at run time: a wrapper costs a Python call per element read in
-  the EASY pass, and a read-only list subclass makes every engine write a method call (measured
-  with benchmarks/bench_one_loop.py, docs/simulator.md "The scheduler's view").
+  ``allocation``, ``by_end``, ...) are the engine's own lists, typed `Sequence` (mypy refuses an
+  item assignment). They are not wrapped at run time: a wrapper costs a Python call per element
+  read in the EASY pass, and a read-only list subclass turns every engine write into a method call
+  (docs/simulator.md, "The scheduler's view", gives the measurement).
 
 Lists are indexed by job (workload order). Times are seconds; work is in seconds of the job's
 compact run at its requested size (checkpoint writes included).
@@ -72,9 +72,7 @@ class _Start(Protocol):
 
 
 class _Resize(Protocol):
-    def __call__(
-        self, job: int, nodes: int, release: Any = None, reason: str = ""
-    ) -> bool: ...
+    def __call__(self, job: int, nodes: int, release: Any = None, reason: str = "") -> bool: ...
 
 
 class _JobAction(Protocol):
@@ -207,7 +205,7 @@ class SchedulerView:
     units: Callable[[int], int]  # allocator units `job` would take now
     free_cores: Callable[[], int]  # cores free now (co-location allocators)
 
-    # --- actions (checked by the engine: a wrong one raises ActionError) ---------------------------
+    # --- actions (checked by the engine: a wrong one raises ActionError) --------------------------
     start: _Start
     resize: _Resize
     preempt: _JobAction

@@ -22,6 +22,10 @@ import bisect
 import math
 from collections.abc import Callable, Iterable
 from itertools import islice
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cosched.simulator.view import SchedulerView
 
 __all__ = [
     "fcfs_pass",
@@ -36,7 +40,7 @@ __all__ = [
 INF = math.inf
 
 
-def fcfs_pass(engine, order: list[int]) -> bool:
+def fcfs_pass(engine: SchedulerView, order: list[int]) -> bool:
     """Start jobs in `order` until one does not fit (003 §5.1.1); True if all of them started."""
     start = engine.start
     return all(start(job) for job in order)
@@ -105,7 +109,7 @@ def easy_backfill(
             return
 
 
-def easy_pass(engine, order: list[int], reservations: dict | None = None) -> None:
+def easy_pass(engine: SchedulerView, order: list[int], reservations: dict | None = None) -> None:
     """Backfill `order[1:]` behind the blocked head `order[0]` without delaying it (003 §5.1.2)."""
     free_units = engine.free_units
     free = free_units()
@@ -396,7 +400,7 @@ class ConservativeBackfill:
     at every new start.
     """
 
-    def __init__(self, engine, depth: int, first_reservations: dict | None = None):
+    def __init__(self, engine: SchedulerView, depth: int, first_reservations: dict | None = None):
         self.engine = engine
         self.depth = max(depth, 1)
         self.profile = Profile(engine.total_units, engine.now)

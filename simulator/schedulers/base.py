@@ -31,6 +31,7 @@ the run time with ``use_run_times``, rescaled by the job's progress rate).
 from __future__ import annotations
 
 from itertools import islice
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,6 +39,9 @@ from cosched.errors import InputError
 from cosched.simulator.allocators import Allocator, CompactAllocator
 from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_pass, fcfs_pass
 from cosched.simulator.schedulers.co_ordering import queue_order
+
+if TYPE_CHECKING:
+    from cosched.simulator.view import SchedulerView
 
 __all__ = ["Scheduler", "QueueScheduler", "BACKFILL_POLICIES", "DEFAULT_DEPTH"]
 
@@ -62,7 +66,7 @@ class Scheduler:
         """No speed model: every running job progresses at its compact speed."""
         return None
 
-    def attach(self, engine) -> None:
+    def attach(self, engine: SchedulerView) -> None:
         """Called once before the first event."""
 
     def listens(self, hook: str) -> bool:
@@ -70,20 +74,20 @@ class Scheduler:
         (asked once, after `attach`): True for a hook the object or a subclass overrides."""
         return hook in vars(self) or getattr(type(self), hook) is not getattr(Scheduler, hook)
 
-    def on_arrival(self, engine, job: int) -> None:
+    def on_arrival(self, engine: SchedulerView, job: int) -> None:
         """Called at each arrival, before the scheduling pass."""
 
-    def on_finish(self, engine, job: int) -> None:
+    def on_finish(self, engine: SchedulerView, job: int) -> None:
         """Called at each completion (and kill of a running job), before the scheduling pass."""
 
-    def on_preempt(self, engine, job: int) -> None:
+    def on_preempt(self, engine: SchedulerView, job: int) -> None:
         """Called when a running job is preempted back to the queue."""
 
-    def on_revoke(self, engine, reservation, rest) -> None:
+    def on_revoke(self, engine: SchedulerView, reservation, rest) -> None:
         """Called when a reservation loses a node (``engine.revoke``, e.g. a node failure); `rest`
         is the reservation of its other nodes (None if there are none)."""
 
-    def schedule(self, engine) -> None:
+    def schedule(self, engine: SchedulerView) -> None:
         """Start the jobs that should start now (default: in arrival order, no backfilling)."""
         while engine.waiting and fcfs_pass(engine, list(islice(engine.waiting, IN_ORDER_CHUNK))):
             pass
@@ -119,7 +123,7 @@ class QueueScheduler(Scheduler):
         self.reservations: dict[int, float] | None = {} if record_reservations else None
         self._conservative: ConservativeBackfill | None = None
 
-    def attach(self, engine) -> None:
+    def attach(self, engine: SchedulerView) -> None:
         # per-job arrays for vectorised priorities
         self.cores = np.asarray(engine.cores, dtype=np.int64)
         self.estimate = np.asarray(engine.estimate, dtype=np.float64)
@@ -139,20 +143,20 @@ class QueueScheduler(Scheduler):
             return hook in vars(self)
         return super().listens(hook)
 
-    def on_arrival(self, engine, job: int) -> None:
+    def on_arrival(self, engine: SchedulerView, job: int) -> None:
         if self._conservative is not None:
             self._conservative.arrived()
 
-    def on_finish(self, engine, job: int) -> None:
+    def on_finish(self, engine: SchedulerView, job: int) -> None:
         if self._conservative is not None:
             self._conservative.finished(job)
 
-    def on_preempt(self, engine, job: int) -> None:
+    def on_preempt(self, engine: SchedulerView, job: int) -> None:
         if self._conservative is not None:
             self._conservative.finished(job)
             self._conservative.arrived()
 
-    def order(self, engine, limit: int | None = None) -> list[int]:
+    def order(self, engine: SchedulerView, limit: int | None = None) -> list[int]:
         """The first `limit` waiting jobs in priority order (stable: ties keep queue order)."""
         if self.priority is None:
             return list(islice(engine.waiting, limit))
@@ -163,7 +167,7 @@ class QueueScheduler(Scheduler):
         positions = queue_order(key)
         return waiting.take(positions if limit is None else positions[:limit]).tolist()
 
-    def schedule(self, engine) -> None:
+    def schedule(self, engine: SchedulerView) -> None:
         """Start in priority order until a job does not fit, then backfill behind it (000 Algorithm
         2)."""
         waiting = engine.waiting
@@ -181,11 +185,7 @@ class QueueScheduler(Scheduler):
                 conservative.arrived()
             return
         units = engine.waiting_units
-        if (
-            units is not None
-            and units[0] > engine.free_units()
-            and self.reservations is None
-        ):
+        if units is not None and units[0] > engine.free_units() and self.reservations is None:
             return  # no waiting job fits in the free units: this pass cannot start one
         if self.priority is None:  # arrival order: the queue's head, one job at a time
             start, table, free_units = engine.start, engine.units_table, engine.free_units

@@ -3,8 +3,8 @@
 Each key is a vectorised form of the appendix's ``waiting_queue_reorder(job)`` over the whole queue.
 As in ELiSE, the queue is sorted by *descending* key and the sort is stable, so ties keep the
 queue's order: ``queue_order(key)``. The waiting queue is always in workload order (a preempted job
-goes back to its submit position), so the one tie rule is the job index, lowest first. Inputs are arrays over the waiting jobs in queue
-order.
+goes back to its submit position), so the one tie rule is the job index, lowest first. Inputs are
+arrays over the waiting jobs in queue order.
 
 Filler: the thesis version (003 appendix) is implemented. The ELiSE paper (000 Algorithm 2) writes
 factor0 = 1 - diff / free for diff >= 0 and factor1 = (id + 1) / maxId; the thesis splits diff = 0

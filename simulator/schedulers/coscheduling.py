@@ -12,12 +12,16 @@ arrival order (``"oldest"``).
 from __future__ import annotations
 
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from cosched.errors import InputError
 from cosched.simulator.colocation import MISSING_PAIRS, CoLocationAllocator, co_context
 from cosched.simulator.schedulers.backfilling import easy_pass, fcfs_pass
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH, IN_ORDER_CHUNK, QueueScheduler
 from cosched.simulator.schedulers.co_ordering import laf_key, ljf_key, sjf_key
+
+if TYPE_CHECKING:
+    from cosched.simulator.view import SchedulerView
 
 __all__ = ["CoScheduler", "EasyCo", "SJFCo", "LJFCo", "LAFCo", "RESERVATIONS"]
 
@@ -66,7 +70,7 @@ class CoScheduler(QueueScheduler):
     def make_speed_model(self, workload, heatmap=None, spread_speedup: float | str | None = None):
         return co_context(workload, heatmap, spread_speedup, self.missing_pair).speed_model()
 
-    def schedule(self, engine) -> None:
+    def schedule(self, engine: SchedulerView) -> None:
         """Sorted in-order pass; with ``reserve="oldest"`` the EASY pass then works in arrival
         order."""
         if self.reserve == "head" or self.backfill != "easy" or self.priority is None:
@@ -95,7 +99,7 @@ class SJFCo(CoScheduler):
 
     name = "sjf-co"
 
-    def priority(self, engine, waiting):
+    def priority(self, engine: SchedulerView, waiting):
         return sjf_key(self.estimate[waiting])
 
 
@@ -104,7 +108,7 @@ class LJFCo(CoScheduler):
 
     name = "ljf-co"
 
-    def priority(self, engine, waiting):
+    def priority(self, engine: SchedulerView, waiting):
         return ljf_key(self.estimate[waiting])
 
 
@@ -113,5 +117,5 @@ class LAFCo(CoScheduler):
 
     name = "laf-co"
 
-    def priority(self, engine, waiting):
+    def priority(self, engine: SchedulerView, waiting):
         return laf_key(self.cores[waiting], self.estimate[waiting])

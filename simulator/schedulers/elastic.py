@@ -82,6 +82,7 @@ from __future__ import annotations
 
 import bisect
 from itertools import islice
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -92,6 +93,9 @@ from cosched.simulator.schedulers.base import DEFAULT_DEPTH, Scheduler
 from cosched.simulator.schedulers.co_ordering import queue_order, sjf_key
 from cosched.simulator.schedulers.easy import EASY
 from cosched.simulator.schedulers.ordering import SJF
+
+if TYPE_CHECKING:
+    from cosched.simulator.view import SchedulerView
 
 __all__ = [
     "FCFSRigid",
@@ -281,13 +285,13 @@ class FCFSRigidGreedy(Scheduler):
     name = "fcfs-rigid-greedy"
     OPTIONS = ()
 
-    def attach(self, engine) -> None:
+    def attach(self, engine: SchedulerView) -> None:
         self.size = _UnitsOf(engine)
 
-    def order(self, engine) -> list[int]:
+    def order(self, engine: SchedulerView) -> list[int]:
         return list(engine.waiting)
 
-    def schedule(self, engine) -> None:
+    def schedule(self, engine: SchedulerView) -> None:
         if not engine.waiting:
             return
         free = engine.free_units()
@@ -304,7 +308,7 @@ class SJFRigidGreedy(FCFSRigidGreedy):
 
     name = "sjf-rigid-greedy"
 
-    def order(self, engine) -> list[int]:
+    def order(self, engine: SchedulerView) -> list[int]:
         waiting = np.fromiter(engine.waiting, np.int64, len(engine.waiting))
         estimate = np.asarray(engine.estimate, dtype=np.float64)
         return waiting.take(queue_order(sjf_key(estimate[waiting]))).tolist()
@@ -313,7 +317,7 @@ class SJFRigidGreedy(FCFSRigidGreedy):
 class _UnitsOf:
     """size[job]: the allocator units a job takes (its nodes, on the whole-node allocator)."""
 
-    def __init__(self, engine):
+    def __init__(self, engine: SchedulerView):
         self.engine = engine
 
     def __getitem__(self, job: int) -> int:
@@ -338,7 +342,7 @@ class ElasticPolicy(Scheduler):
     def __init__(self, shrink: bool = True):
         self.shrink = shrink
 
-    def attach(self, engine) -> None:
+    def attach(self, engine: SchedulerView) -> None:
         jobs = len(engine.cores)
         requested = [engine.requested_nodes(job) for job in range(jobs)]
         if engine.models is None:
@@ -356,23 +360,23 @@ class ElasticPolicy(Scheduler):
             ]
         self.queue: list[tuple[float, int]] = []  # waiting jobs as sorted (key, job)
 
-    def waiting_key(self, engine, job: int) -> float:
+    def waiting_key(self, engine: SchedulerView, job: int) -> float:
         """Admission key of a waiting job, lowest first (ties by arrival): arrival order."""
         return job
 
-    def running_keys(self, engine, jobs: list[int]) -> list[float]:
+    def running_keys(self, engine: SchedulerView, jobs: list[int]) -> list[float]:
         """Expansion keys of running jobs, lowest first, on the scale of `waiting_key`."""
         return [float(job) for job in jobs]
 
-    def on_arrival(self, engine, job: int) -> None:
+    def on_arrival(self, engine: SchedulerView, job: int) -> None:
         bisect.insort(self.queue, (self.waiting_key(engine, job), job))
 
-    def on_preempt(self, engine, job: int) -> None:
+    def on_preempt(self, engine: SchedulerView, job: int) -> None:
         bisect.insort(self.queue, (self.waiting_key(engine, job), job))
 
     fair = False  # DRF: max-min fair expansion instead of the policy's order
 
-    def schedule(self, engine) -> None:
+    def schedule(self, engine: SchedulerView) -> None:
         queue, waiting, held, low, high, kind = (
             self.queue,
             engine.waiting,
@@ -452,10 +456,10 @@ class SJFMalleable(ElasticPolicy):
 
     name = "sjf-malleable"
 
-    def waiting_key(self, engine, job: int) -> float:
+    def waiting_key(self, engine: SchedulerView, job: int) -> float:
         return -sjf_key(engine.estimate[job])  # lowest first: the SJF order, ties by job index
 
-    def running_keys(self, engine, jobs: list[int]) -> list[float]:
+    def running_keys(self, engine: SchedulerView, jobs: list[int]) -> list[float]:
         estimate = engine.estimate
         return [-sjf_key(estimate[job]) for job in jobs]
 
@@ -466,10 +470,10 @@ class SRTF(ElasticPolicy):
     name = "srtf"
     static_keys = False  # remaining work shrinks as jobs run
 
-    def waiting_key(self, engine, job: int) -> float:
+    def waiting_key(self, engine: SchedulerView, job: int) -> float:
         return max(engine.estimate[job] - engine.work_done(job), 0.0)
 
-    def running_keys(self, engine, jobs: list[int]) -> list[float]:
+    def running_keys(self, engine: SchedulerView, jobs: list[int]) -> list[float]:
         # 001 §6.3 (SRTF): the estimate less the work done (the view's, progress since the last
         # update included)
         estimate, work_done = engine.estimate, engine.work_done

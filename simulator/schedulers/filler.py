@@ -10,9 +10,14 @@ index.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cosched.simulator.schedulers.co_ordering import filler_key, sjf_key, two_factor_key
 from cosched.simulator.schedulers.coscheduling import CoScheduler
 from cosched.simulator.schedulers.popularity import Popularity
+
+if TYPE_CHECKING:
+    from cosched.simulator.view import SchedulerView
 
 __all__ = ["Filler", "SJFFiller", "PopFiller"]
 
@@ -22,7 +27,7 @@ class Filler(CoScheduler):
 
     name = "filler"
 
-    def priority(self, engine, waiting):
+    def priority(self, engine: SchedulerView, waiting):
         return filler_key(waiting, self.cores[waiting], engine.free_cores())
 
 
@@ -31,7 +36,7 @@ class SJFFiller(CoScheduler):
 
     name = "sjf-filler"
 
-    def priority(self, engine, waiting):
+    def priority(self, engine: SchedulerView, waiting):
         # 003 appendix: second_queue_reorder = remaining_time, sorted like the waiting queue
         # (descending)
         return two_factor_key(
@@ -48,7 +53,5 @@ class PopFiller(Popularity):
 
     name = "pop-filler"
 
-    def priority(self, engine, waiting):
-        return two_factor_key(
-            self.cores[waiting], engine.free_cores(), self.ranks(engine, waiting)
-        )
+    def priority(self, engine: SchedulerView, waiting):
+        return two_factor_key(self.cores[waiting], engine.free_cores(), self.ranks(engine, waiting))

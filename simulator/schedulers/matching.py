@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from itertools import islice
+from typing import TYPE_CHECKING
 
 import networkx as nx
 import numpy as np
@@ -44,6 +45,9 @@ from cosched.simulator.allocators import EMPTY, Allocation
 from cosched.simulator.colocation import CoLocationAllocator
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
 from cosched.simulator.schedulers.coscheduling import CoScheduler
+
+if TYPE_CHECKING:
+    from cosched.simulator.view import SchedulerView
 
 __all__ = [
     "Matching",
@@ -152,7 +156,11 @@ class PairingAllocator(CoLocationAllocator):
     """
 
     def setup(
-        self, engine, app: np.ndarray, compatible: np.ndarray, alone_spread: np.ndarray
+        self,
+        engine: SchedulerView,
+        app: np.ndarray,
+        compatible: np.ndarray,
+        alone_spread: np.ndarray,
     ) -> None:
         """Applications of the jobs, which applications may share a node, which run spread when
         alone."""
@@ -177,7 +185,7 @@ class PairingAllocator(CoLocationAllocator):
     def spreadable(self, job: int) -> bool:
         return self.spread_count[job] <= self.platform.nodes
 
-    def find(self, engine, job: int) -> Allocation | None:
+    def find(self, engine: SchedulerView, job: int) -> Allocation | None:
         allocation = self.planned.pop(job, None)
         if allocation is not None:
             return allocation
@@ -307,7 +315,7 @@ class Matching(CoScheduler):
         self.allocator = PairingAllocator(platform, placement or "idle")
         return self.allocator
 
-    def attach(self, engine) -> None:
+    def attach(self, engine: SchedulerView) -> None:
         super().attach(engine)
         own = getattr(self, "allocator", None)
         # the run counts free units with this scheduler's own allocator (bound methods of one
@@ -329,7 +337,7 @@ class Matching(CoScheduler):
         self.apps = self.app.tolist()
         self.cache: dict[tuple[int, ...], Counter] = {}
 
-    def schedule(self, engine) -> None:
+    def schedule(self, engine: SchedulerView) -> None:
         """Start units in queue order until one does not fit, then backfill behind it (000 Algorithm
         2).
 
@@ -387,14 +395,16 @@ class Matching(CoScheduler):
                 units.append((mate, job) if count[mate] > count[job] else (job, mate))
         return units
 
-    def start(self, engine, placed: list[tuple[int, Allocation]]) -> None:
+    def start(self, engine: SchedulerView, placed: list[tuple[int, Allocation]]) -> None:
         """Start a planned unit: each job takes its planned allocation."""
         planned = self.allocator.planned
         for job, allocation in placed:
             planned[job] = allocation
             engine.start(job)
 
-    def backfill_units(self, engine, head: tuple[int], units: list[tuple[int, ...]]) -> None:
+    def backfill_units(
+        self, engine: SchedulerView, head: tuple[int], units: list[tuple[int, ...]]
+    ) -> None:
         """EASY behind the blocked head job (003 §5.1.2), on the nodes: a unit (or, failing that,
         each job of a pair alone) starts now if it ends by the shadow time or if the head still fits
         then beside it."""
@@ -430,7 +440,9 @@ class Matching(CoScheduler):
                 free, occupant_app = later_free, later_app
             self.start(engine, placed)
 
-    def shadow(self, engine, head: tuple[int]) -> tuple[float, np.ndarray, np.ndarray]:
+    def shadow(
+        self, engine: SchedulerView, head: tuple[int]
+    ) -> tuple[float, np.ndarray, np.ndarray]:
         """The earliest time the head job fits on the nodes running jobs leave, and the node state
         then.
 

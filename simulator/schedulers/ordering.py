@@ -6,8 +6,13 @@ times).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cosched.simulator.schedulers.base import QueueScheduler
 from cosched.simulator.schedulers.co_ordering import ljf_key, sjf_key
+
+if TYPE_CHECKING:
+    from cosched.simulator.view import SchedulerView
 
 __all__ = ["SJF", "LJF"]
 
@@ -18,7 +23,7 @@ class SJF(QueueScheduler):
     name = "sjf"
     backfill = "easy"
 
-    def priority(self, engine, waiting):
+    def priority(self, engine: SchedulerView, waiting):
         return sjf_key(self.estimate[waiting])
 
 
@@ -28,5 +33,5 @@ class LJF(QueueScheduler):
     name = "ljf"
     backfill = "easy"
 
-    def priority(self, engine, waiting):
+    def priority(self, engine: SchedulerView, waiting):
         return ljf_key(self.estimate[waiting])

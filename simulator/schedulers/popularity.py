@@ -11,6 +11,8 @@ co-location stops "once the rank values fall below 3", as the author's implement
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from cosched.errors import InputError
@@ -22,6 +24,9 @@ from cosched.simulator.schedulers.co_ordering import (
     popularity_ranks,
 )
 from cosched.simulator.schedulers.coscheduling import CoScheduler
+
+if TYPE_CHECKING:
+    from cosched.simulator.view import SchedulerView
 
 __all__ = ["Popularity", "COMPACT_BELOW"]
 
@@ -53,13 +58,13 @@ class Popularity(CoScheduler):
         self.threshold = threshold
         self.compact_below = compact_below
 
-    def ranks(self, engine, waiting: np.ndarray) -> np.ndarray:
+    def ranks(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         model = engine.speed_model
         return popularity_ranks(
             model.app[waiting], model.speedups, self.threshold, getattr(model, "known", None)
         )
 
-    def priority(self, engine, waiting):
+    def priority(self, engine: SchedulerView, waiting):
         ranks = self.ranks(engine, waiting)
         below = self.compact_below
         for job, rank in zip(waiting.tolist(), ranks.tolist()):

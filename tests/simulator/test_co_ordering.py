@@ -153,8 +153,8 @@ def test_vectorised_keys_sort_exactly_like_the_appendix_code(jobs, free):
     st.data(),
 )
 def test_every_sjf_and_ljf_order_is_the_one_key_with_ties_by_job_index(estimates, data):
-    """SJF and LJF of the engine, the co-schedulers and the ElastiSim built-in policies order a queue
-    with many equal estimates alike: by `sjf_key` / `ljf_key`, equal keys by job index."""
+    """SJF and LJF of the engine, the co-schedulers and the ElastiSim built-in policies order a
+    queue with many equal estimates alike: by `sjf_key` / `ljf_key`, equal keys by job index."""
     from collections import OrderedDict
     from types import SimpleNamespace
 
@@ -188,4 +188,6 @@ def test_every_sjf_and_ljf_order_is_the_one_key_with_ties_by_job_index(estimates
     for job in present:
         malleable.on_arrival(view, job)
     assert [job for _, job in malleable.queue] == shortest
-    assert malleable.running_keys(view, present) == [malleable.waiting_key(view, j) for j in present]
+    assert malleable.running_keys(view, present) == [
+        malleable.waiting_key(view, j) for j in present
+    ]

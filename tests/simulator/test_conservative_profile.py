@@ -13,10 +13,10 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cosched.simulator.simulation import simulate
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.backfilling import ConservativeBackfill, Profile
 from cosched.simulator.schedulers.easy import Conservative
+from cosched.simulator.simulation import simulate
 
 from .conftest import platforms_and_workloads
 

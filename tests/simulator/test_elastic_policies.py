@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.simulator.elastic.traces import ElasticMarking, elastic_models
-from cosched.simulator.simulation import simulate
 from cosched.simulator.jobs import RIGID, amdahl, malleable, moldable
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import ELASTIC, make_scheduler
 from cosched.simulator.schedulers.elastic import water_level
+from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload
 
 TIME_TOLERANCE = 1e-9  # absolute, seconds: hand-computed end times

@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.simulator.engine import ActionError
-from cosched.simulator.simulation import simulate
 from cosched.simulator.jobs import (
     NO_CHECKPOINT,
     ON_WARNING,
@@ -26,6 +25,7 @@ from cosched.simulator.jobs import (
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers.base import Scheduler
 from cosched.simulator.schedulers.easy import EASY
+from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload
 
 WORK_TOLERANCE = 1e-6  # relative slack on work sums after many float rescalings
