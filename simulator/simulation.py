@@ -8,6 +8,7 @@ object with a ``schedule(view)`` method (`cosched.simulator.view`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.simulator.engine import Engine, SimulationResult
@@ -25,21 +26,21 @@ class FunctionScheduler(Scheduler):
 
     def __init__(self, function: Callable[[SchedulerView], None]):
         # the function is the scheduling pass
-        self.schedule = function  # type: ignore[method-assign]
+        self.schedule = function  # type: ignore[method-assign, assignment]
         self.name = getattr(function, "__name__", "function")
 
 
 def simulate(
     workload: Workload,
     platform: Platform,
-    scheduler,
+    scheduler: Scheduler | str | Callable[[SchedulerView], None],
     *,
-    heatmap=None,
+    heatmap: Any = None,
     alone_speedup: float | str | None = None,
     placement: str | None = None,
     scheduler_options: dict | None = None,
-    spread_speedup=UNSET,
-    **options,
+    spread_speedup: Any = UNSET,
+    **options: Any,
 ) -> SimulationResult:
     """Run one simulation of any scheduler: an object, a registered name or a function(engine).
 
@@ -52,16 +53,19 @@ def simulate(
     alone_speedup = renamed_keyword(
         alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup"
     )
+    chosen: Scheduler
     if isinstance(scheduler, str):
-        scheduler = make_scheduler(scheduler, **(scheduler_options or {}))
-    elif not hasattr(scheduler, "schedule"):
-        scheduler = FunctionScheduler(scheduler)
-    allocator = options.pop("allocator", None) or scheduler.make_allocator(
+        chosen = make_scheduler(scheduler, **(scheduler_options or {}))
+    elif isinstance(scheduler, Scheduler) or hasattr(scheduler, "schedule"):
+        chosen = scheduler  # type: ignore[assignment]  # a plug-in need not subclass Scheduler
+    else:
+        chosen = FunctionScheduler(scheduler)
+    allocator = options.pop("allocator", None) or chosen.make_allocator(
         platform, placement=placement
     )
-    speed_model = options.pop("speed_model", None) or scheduler.make_speed_model(
+    speed_model = options.pop("speed_model", None) or chosen.make_speed_model(
         workload, heatmap=heatmap, spread_speedup=alone_speedup
     )
     return Engine(
-        workload, platform, scheduler, allocator=allocator, speed_model=speed_model, **options
+        workload, platform, chosen, allocator=allocator, speed_model=speed_model, **options
     ).run()

@@ -22,7 +22,7 @@ import bisect
 import math
 from collections.abc import Callable, Iterable
 from itertools import islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from cosched.simulator.view import SchedulerView
@@ -38,6 +38,13 @@ __all__ = [
 ]
 
 INF = math.inf
+T_co = TypeVar("T_co", covariant=True)
+
+
+class PerJob(Protocol[T_co]):
+    """What `job` reads from a per-job table: a list, a tuple, an array or a computed lookup."""
+
+    def __getitem__(self, job: int, /) -> T_co: ...
 
 
 def fcfs_pass(engine: SchedulerView, order: list[int]) -> bool:
@@ -46,7 +53,7 @@ def fcfs_pass(engine: SchedulerView, order: list[int]) -> bool:
     return all(start(job) for job in order)
 
 
-def first_fit(order: Iterable[int], units, free: int) -> list[int]:
+def first_fit(order: Iterable[int], units: PerJob[int], free: int) -> list[int]:
     """Every job of `order` that fits in the `free` units left by the ones before it (greedy first
     fit, no reservation); `units[job]` is what a job takes."""
     started = []
@@ -60,7 +67,7 @@ def first_fit(order: Iterable[int], units, free: int) -> list[int]:
 
 
 def shadow_time(
-    need: int, free: int, by_end: Iterable[tuple[float, int]], held
+    need: int, free: int, by_end: Iterable[tuple[float, int]], held: PerJob[int]
 ) -> tuple[float, int]:
     """(shadow time, extra units) of a blocked head needing `need` units (003 §5.1.2): the earliest
     predicted end of running jobs at which enough units are free, and the units left over then.
@@ -78,8 +85,8 @@ def shadow_time(
 
 def easy_backfill(
     candidates: Iterable[int],
-    units,
-    duration,
+    units: PerJob[int],
+    duration: PerJob[float],
     free: int,
     now: float,
     shadow: float,

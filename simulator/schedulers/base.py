@@ -30,8 +30,9 @@ the run time with ``use_run_times``, rescaled by the job's progress rate).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,7 +42,10 @@ from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_
 from cosched.simulator.schedulers.co_ordering import queue_order
 
 if TYPE_CHECKING:
+    from cosched.simulator.engine import Reservation
+    from cosched.simulator.platform import Platform
     from cosched.simulator.view import SchedulerView
+    from cosched.simulator.workload import Workload
 
 __all__ = ["Scheduler", "QueueScheduler", "BACKFILL_POLICIES", "DEFAULT_DEPTH"]
 
@@ -57,12 +61,14 @@ class Scheduler:
     name = "scheduler"
     co_located = False  # True: jobs share nodes and progress at the speed model's speeds
 
-    def make_allocator(self, platform, placement: str | None = None) -> Allocator:
+    def make_allocator(self, platform: Platform, placement: str | None = None) -> Allocator:
         """Whole nodes, lowest ids first (thesis §5.1); `placement` policies belong to
         co-location."""
         return CompactAllocator(platform)
 
-    def make_speed_model(self, workload, heatmap=None, spread_speedup: float | str | None = None):
+    def make_speed_model(
+        self, workload: Workload, heatmap: Any = None, spread_speedup: float | str | None = None
+    ) -> Any:
         """No speed model: every running job progresses at its compact speed."""
         return None
 
@@ -83,7 +89,9 @@ class Scheduler:
     def on_preempt(self, engine: SchedulerView, job: int) -> None:
         """Called when a running job is preempted back to the queue."""
 
-    def on_revoke(self, engine: SchedulerView, reservation, rest) -> None:
+    def on_revoke(
+        self, engine: SchedulerView, reservation: Reservation, rest: Reservation | None
+    ) -> None:
         """Called when a reservation loses a node (``engine.revoke``, e.g. a node failure); `rest`
         is the reservation of its other nodes (None if there are none)."""
 
@@ -99,8 +107,8 @@ class QueueScheduler(Scheduler):
 
     name = "queue"
     backfill = "easy"
-    # function(engine, waiting job indices) -> key array, largest first; None: arrival order
-    priority = None
+    # function(view, waiting job indices) -> key array, largest first; None: arrival order
+    priority: Callable[[SchedulerView, np.ndarray], np.ndarray] | None = None
 
     OPTIONS: tuple[str, ...] = ("backfill", "depth", "record_reservations")
 

@@ -81,6 +81,7 @@ scheduling points
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import TYPE_CHECKING
 
@@ -88,7 +89,7 @@ import numpy as np
 
 from cosched.deprecation import warn_renamed
 from cosched.simulator.jobs import JobKind
-from cosched.simulator.schedulers.backfilling import easy_backfill, first_fit, shadow_time
+from cosched.simulator.schedulers.backfilling import PerJob, easy_backfill, first_fit, shadow_time
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH, Scheduler
 from cosched.simulator.schedulers.co_ordering import queue_order, sjf_key
 from cosched.simulator.schedulers.easy import EASY
@@ -124,7 +125,7 @@ _DEPRECATED_KINDS = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     """The old kind codes, still importable for one release (they are `JobKind` members now)."""
     if name in _DEPRECATED_KINDS:
         warn_renamed(f"{__name__}.{name}", f"cosched.simulator.jobs.JobKind.{name}")
@@ -149,21 +150,23 @@ POLICIES = {
 }
 
 
+_NO_RUN_TIMES: tuple[float, ...] = ()
+
 # --- the rules
 # ------------------------------------------------------------------------------------------------
 
 
 def rigid_starts(
-    order,
-    size,
-    runtime,
+    order: Iterable[int],
+    size: PerJob[int],
+    runtime: PerJob[float] | None,
     free: int,
-    releases,
+    releases: Iterable[tuple[float, int, int]],
     now: float,
     *,
     backfill: bool = True,
     depth: int = DEFAULT_DEPTH,
-) -> list:
+) -> list[int]:
     """The waiting jobs a rigid policy starts now, in `order` (the policy's queue order).
 
     Jobs start in order while they fit in the `free` nodes (each on `size[job]`). With `backfill`
@@ -172,6 +175,8 @@ def rigid_starts(
     end, job, nodes) of the running jobs, the ones started here added, in the one tie order
     (predicted end, then job). Without `backfill` (greedy first fit) every job that fits starts, in
     order."""
+    if runtime is None:
+        runtime = _NO_RUN_TIMES  # greedy first fit reads none
     started, releases = [], list(releases)
     order = iter(order)
     head = None
@@ -201,7 +206,7 @@ def rigid_starts(
     return started
 
 
-def admit(queue, spare: int, low) -> list:
+def admit(queue: Iterable[int], spare: int, low: PerJob[int]) -> list[int]:
     """Waiting jobs (in the policy's order) admitted at their minimum `low[job]` while it fits in
     `spare`."""
     admitted = []
@@ -214,8 +219,18 @@ def admit(queue, spare: int, low) -> list:
 
 
 def malleable_targets(
-    running, sizes, floors, admitted, spare: int, low, high, kind, keys, *, fair: bool = False
-) -> dict:
+    running: list[int],
+    sizes: list[int],
+    floors: list[int],
+    admitted: list[int],
+    spare: int,
+    low: PerJob[int],
+    high: PerJob[int],
+    kind: PerJob[JobKind],
+    keys: Callable[[list[int], list[int]], list[float]],
+    *,
+    fair: bool = False,
+) -> dict[int, int]:
     """Target sizes of the running and the admitted jobs: running jobs keep their size, admitted
     ones start at
     their minimum, and the `spare` nodes left after admission (floors of running jobs, minima of
@@ -239,7 +254,9 @@ def malleable_targets(
     return targets
 
 
-def _in_order(jobs, keys, base, top, spare) -> list[int]:
+def _in_order(
+    jobs: list[int], keys: list[float], base: list[int], top: list[int], spare: int
+) -> list[int]:
     sizes = list(base)
     for index in sorted(range(len(jobs)), key=lambda i: (keys[i], jobs[i])):
         give = min(top[index] - base[index], spare)
@@ -250,7 +267,9 @@ def _in_order(jobs, keys, base, top, spare) -> list[int]:
     return sizes
 
 
-def _fair_share(jobs, keys, base, top, spare) -> list[int]:
+def _fair_share(
+    jobs: list[int], keys: list[float], base: list[int], top: list[int], spare: int
+) -> list[int]:
     level = water_level(base, top, sum(base) + spare)  # 001 §6.3 DRF: max-min fair node shares
     sizes = [min(max(level, low), high) for low, high in zip(base, top)]
     left = sum(base) + spare - sum(sizes)
@@ -401,7 +420,9 @@ class ElasticPolicy(Scheduler):
         spare = free + sum(sizes) - sum(floors)
         position = 0
 
-        def candidates():  # the queue in order, dropping jobs started or killed by someone else
+        def candidates() -> Iterator[
+            int
+        ]:  # the queue in order, dropping jobs started or killed by someone else
             nonlocal position
             while position < len(queue):
                 job = queue[position][1]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from cosched.simulator.schedulers.co_ordering import filler_key, sjf_key, two_factor_key
 from cosched.simulator.schedulers.coscheduling import CoScheduler
 from cosched.simulator.schedulers.popularity import Popularity
@@ -27,7 +29,7 @@ class Filler(CoScheduler):
 
     name = "filler"
 
-    def priority(self, engine: SchedulerView, waiting):
+    def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         return filler_key(waiting, self.cores[waiting], engine.free_cores())
 
 
@@ -36,7 +38,7 @@ class SJFFiller(CoScheduler):
 
     name = "sjf-filler"
 
-    def priority(self, engine: SchedulerView, waiting):
+    def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         # 003 appendix: second_queue_reorder = remaining_time, sorted like the waiting queue
         # (descending)
         return two_factor_key(
@@ -53,5 +55,5 @@ class PopFiller(Popularity):
 
     name = "pop-filler"
 
-    def priority(self, engine: SchedulerView, waiting):
+    def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         return two_factor_key(self.cores[waiting], engine.free_cores(), self.ranks(engine, waiting))

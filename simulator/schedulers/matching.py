@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING
 
@@ -47,6 +48,7 @@ from cosched.simulator.schedulers.base import DEFAULT_DEPTH
 from cosched.simulator.schedulers.coscheduling import CoScheduler
 
 if TYPE_CHECKING:
+    from cosched.simulator.platform import Platform
     from cosched.simulator.view import SchedulerView
 
 __all__ = [
@@ -78,22 +80,27 @@ def pair_weights(speedups: np.ndarray, threshold: float) -> tuple[np.ndarray, np
     return gain, compatible & (gain > 0)
 
 
-def max_weight_pairs(apps, gain: np.ndarray, allowed: np.ndarray) -> list[tuple[int, int]]:
+def max_weight_pairs(
+    apps: Sequence[int], gain: np.ndarray, allowed: np.ndarray
+) -> list[tuple[int, int]]:
     """A maximum-weight matching of jobs (positions in `apps`), edge weight gain[apps[i],
     apps[j]]."""
-    apps = np.asarray(apps, dtype=np.int64)
-    first, second = np.triu_indices(apps.size, 1)
-    keep = allowed[apps[first], apps[second]]
+    classes = np.asarray(apps, dtype=np.int64)
+    first, second = np.triu_indices(classes.size, 1)
+    keep = allowed[classes[first], classes[second]]
     first, second = first[keep], second[keep]
     graph = nx.Graph()
     graph.add_weighted_edges_from(
-        zip(first.tolist(), second.tolist(), gain[apps[first], apps[second]].tolist())
+        zip(first.tolist(), second.tolist(), gain[classes[first], classes[second]].tolist())
     )
     return sorted(tuple(sorted(pair)) for pair in nx.max_weight_matching(graph))
 
 
 def match_window(
-    apps, gain: np.ndarray, allowed: np.ndarray, cache: dict | None = None
+    apps: Sequence[int] | np.ndarray,
+    gain: np.ndarray,
+    allowed: np.ndarray,
+    cache: dict | None = None,
 ) -> list[tuple[int, int]]:
     """A maximum-weight matching of a window of jobs (positions in `apps`, queue order), via their
     classes.
@@ -137,7 +144,7 @@ def match_window(
     return pairs
 
 
-def with_singles(units):
+def with_singles(units: list[tuple[int, ...]]) -> Iterator[tuple[int, ...]]:
     """Each unit, and after a pair each of its jobs alone (older first): jobs of a pair that cannot
     start together may still start alone."""
     for unit in units:
@@ -310,7 +317,7 @@ class Matching(CoScheduler):
             )
         self.window, self.threshold = int(window), float(threshold)
 
-    def make_allocator(self, platform, placement: str | None = None) -> PairingAllocator:
+    def make_allocator(self, platform: Platform, placement: str | None = None) -> PairingAllocator:
         # the scheduler plans its pairs on the nodes of this allocator, so it keeps it
         self.allocator = PairingAllocator(platform, placement or "idle")
         return self.allocator
@@ -458,6 +465,7 @@ class Matching(CoScheduler):
         half, need = allocator.half, allocator.halves(head)
         for index, (end, job) in enumerate(ends):
             allocation = engine.allocation[job]
+            assert allocation is not None  # a running job holds nodes
             nodes = allocation.nodes
             free[nodes] += allocation.cores // half
             rows = occupants[nodes]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from cosched.simulator.schedulers.base import QueueScheduler
 from cosched.simulator.schedulers.co_ordering import ljf_key, sjf_key
 
@@ -23,7 +25,7 @@ class SJF(QueueScheduler):
     name = "sjf"
     backfill = "easy"
 
-    def priority(self, engine: SchedulerView, waiting):
+    def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         return sjf_key(self.estimate[waiting])
 
 
@@ -33,5 +35,5 @@ class LJF(QueueScheduler):
     name = "ljf"
     backfill = "easy"
 
-    def priority(self, engine: SchedulerView, waiting):
+    def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         return ljf_key(self.estimate[waiting])

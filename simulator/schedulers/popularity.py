@@ -42,14 +42,14 @@ class Popularity(CoScheduler):
 
     def __init__(
         self,
-        backfill=None,
-        depth=DEFAULT_DEPTH,
-        record_reservations=False,
-        missing_pair="default",
-        reserve="head",
-        threshold=POPULARITY_THRESHOLD,
-        compact_below=COMPACT_BELOW,
-    ):
+        backfill: str | None = None,
+        depth: int = DEFAULT_DEPTH,
+        record_reservations: bool = False,
+        missing_pair: str = "default",
+        reserve: str = "head",
+        threshold: float = POPULARITY_THRESHOLD,
+        compact_below: int = COMPACT_BELOW,
+    ) -> None:
         super().__init__(backfill, depth, record_reservations, missing_pair, reserve)
         if compact_below < 0:
             raise InputError(
@@ -64,7 +64,7 @@ class Popularity(CoScheduler):
             model.app[waiting], model.speedups, self.threshold, getattr(model, "known", None)
         )
 
-    def priority(self, engine: SchedulerView, waiting):
+    def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         ranks = self.ranks(engine, waiting)
         below = self.compact_below
         for job, rank in zip(waiting.tolist(), ranks.tolist()):
