@@ -11,7 +11,7 @@ Rules (they decide whether results compare with other simulators):
 - Events are job arrivals (submit times), job completions, timed events of event sources (a job's
   scheduling point, a timer, an advance notice) and wake-ups a scheduler asks for. At one timestamp
   the engine handles all completions first, then all arrivals, then the timed events, then the
-  wake-ups, then calls the scheduler once (``scheduler.schedule(engine)``), then asks the speed
+  wake-ups, then calls the scheduler once (``scheduler.schedule(view)``), then asks the speed
   model for new speeds.
 - Deterministic: ties between jobs follow the workload order (submit time, then file order).
 
@@ -30,7 +30,7 @@ time), ``cores`` (requested), ``estimate``, ``first_start``, ``end``, ``allocati
 rigid); ``by_end`` (running jobs as sorted ``(predicted_end, job)``); ``units_table``;
 ``waiting_units`` (the units of the waiting jobs, ascending, when ``units_table`` exists: a pass
 where the smallest exceeds the free units can start nothing);
-``allocator``; ``speed_model``; ``reservations``.
+``speed_model``; ``reservations``.
 
 Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes, release=None)``,
 ``preempt(job)``, ``kill(job)``, ``reserve(nodes)`` / ``release(reservation)`` / ``revoke(node)``,
@@ -38,10 +38,13 @@ Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes, releas
 ``at(time, callback)`` for event sources. Every action takes an optional ``reason`` for the action
 log (``log_actions=True``).
 
-The typed, read-only interface a scheduler, mechanism or event source may use is
-`cosched.simulator.view.SchedulerView`: the state above plus accessors (``work_done(job)``,
-``checkpointed_work(job)``, ``occupant(node)``, ``is_reserved(node)``, ``is_idle(nodes)``,
-``idle_nodes(limit)``, ``free_nodes()``, ``model(job)``, ...) and the actions.
+Schedulers, mechanisms, event sources and speed models never receive the engine: every hook gets
+its `cosched.simulator.view.SchedulerView` (``engine.view``), the state above read-only plus
+accessors (``work_done(job)``, ``checkpointed_work(job)``, ``occupant(node)``,
+``is_reserved(node)``, ``is_idle(nodes)``, ``idle_nodes(limit)``, ``free_nodes()``,
+``free_units()``, ``units(job)``, ``model(job)``, ...) and the actions. The engine knows no
+scheduler family: it runs any object with ``schedule(view)``
+(`cosched.simulator.simulation.simulate` builds one from a name).
 """
 
 from __future__ import annotations
