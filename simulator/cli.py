@@ -44,6 +44,13 @@ from cosched.simulator.hybrid.cli import simulate_command as hybrid_simulate
 from cosched.simulator.platform import PRESETS as PLATFORMS
 from cosched.simulator.schedulers import CLASSIC, SCHEDULERS
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
+from cosched.simulator.trace_cli import (
+    add_swf_out,
+    add_trace_options,
+    load_trace,
+    run_options,
+    trace_summary,
+)
 
 __all__ = ["register"]
 
@@ -136,6 +143,7 @@ def _common(parser) -> None:
         help="bounded slowdown threshold in seconds (default 10)",
     )
     parser.add_argument("--limit", type=int, help="simulate only the first N jobs (after cleaning)")
+    add_trace_options(parser)
     add_quiet(parser)
     add_json(parser, "the summary (times in seconds)")
 
@@ -168,6 +176,7 @@ def register(subparsers) -> None:
         writes=("jobs.csv", "jobs.parquet", "summary.json", "workload.csv"),
     )
     simulate.add_argument("--parquet", action="store_true", help="also write jobs.parquet")
+    add_swf_out(simulate)
     simulate.add_argument(
         "--bound",
         action="store_true",
@@ -225,9 +234,8 @@ def register(subparsers) -> None:
     compare.set_defaults(func=_compare_command)
 
 
-def _load(args):
-    from cosched.simulator.compare import load_inputs
-
+def _load(args, schedulers=()):
+    """(platform, workload, window, compat): the inputs read with the trace options."""
     if args.depth < 0:
         raise InputError(f"must be non-negative, got {args.depth}", field="depth")
     if args.limit is not None and args.limit < 1:
@@ -236,7 +244,7 @@ def _load(args):
         raise InputError(
             f"must be positive, got {args.bounded_threshold}", field="bounded_threshold"
         )
-    inputs = load_inputs(args.workload, args.platform, limit=args.limit)
+    inputs = load_trace(args, schedulers)
     if (
         args.heatmap
     ):  # read and checked also when only classic schedulers run (they ignore it): no garbage passes
@@ -290,17 +298,18 @@ def _preflight(args, names, platform) -> None:
     )
 
 
-def _run(args, name, platform, workload, progress, job_models=None):
+def _run(args, name, platform, workload, progress, job_models=None, compat=None):
     from cosched.simulator.compare import checked_scheduler
     from cosched.simulator.simulation import simulate
 
     scheduler = checked_scheduler(name, args.depth)
     co_options = co_simulation_options(args) if scheduler.co_located else {}
     options = co_options.pop("scheduler_options", None)
-    if options:  # the co-schedulers' options (--missing-pair, --reserve, --compact-below)
+    variant, engine_options = run_options(args, compat, len(workload))
+    if options or variant:  # the co-schedulers' options (--missing-pair, ...), the compat variant
         from cosched.simulator.schedulers import make_scheduler
 
-        scheduler = make_scheduler(name, depth=args.depth, **options)
+        scheduler = make_scheduler(name, **{"depth": args.depth, **(options or {}), **variant})
     return simulate(
         workload,
         platform,
@@ -309,6 +318,7 @@ def _run(args, name, platform, workload, progress, job_models=None):
         progress=progress,
         job_models=job_models,
         **co_options,
+        **engine_options,
     )
 
 
@@ -457,23 +467,43 @@ def _simulate_command(args) -> int:
     plots = plots_target(
         args, plots_folder(args.out)
     )  # off unless asked: plotting doubles the time
-    check_outputs(("--out", args.out, "folder"), ("--plots", plots, "folder"))
+    check_outputs(
+        ("--out", args.out, "folder"),
+        ("--plots", plots, "folder"),
+        ("--swf-out", args.swf_out, "file"),
+    )
     _elastic_with_whole_nodes(args, [scheduler] + ([args.baseline] if args.baseline else []))
-    platform, workload = _load(args)
+    platform, workload, window, compat = _load(
+        args, [scheduler] + ([args.baseline] if args.baseline else [])
+    )
     if args.hybrid:  # on-demand, rigid and malleable jobs under a hybrid mechanism
+        if _trace_options_given(args) or args.swf_out:
+            raise InputError(
+                "the trace options (--compat, --cleaning, --status, --kill-at-walltime, --from, "
+                "--to, --swf-out) do not apply to --hybrid runs",
+                field="--hybrid",
+            )
         args.plots_folder = plots
         return hybrid_simulate(args, scheduler, platform, workload)
     _preflight(args, [scheduler] + ([args.baseline] if args.baseline else []), platform)
     _note_without_heatmap(args, [scheduler] + ([args.baseline] if args.baseline else []))
     job_models, marking = simulate_job_models(args, platform, workload)
     progress = not args.quiet
-    result = _run(args, scheduler, platform, workload, progress, job_models)
+    result = _run(args, scheduler, platform, workload, progress, job_models, compat)
     baseline = (
-        _run(args, args.baseline, platform, workload, progress, job_models)
+        _run(args, args.baseline, platform, workload, progress, job_models, compat)
         if args.baseline
         else None
     )
-    summary = summarize(result, baseline, args.bounded_threshold, args.utilization or "last-end")
+    from cosched.simulator.trace_window import measured_result
+
+    summary = summarize(
+        measured_result(result, window),
+        measured_result(baseline, window) if baseline is not None else None,
+        args.bounded_threshold,
+        args.utilization or "last-end",
+    )
+    summary.update(trace_summary(args, result, workload, window, compat))
     summary["cleaning"] = workload.cleaning
     summary["workload"] = str(args.workload)
     summary["use_run_times"] = args.run_times
@@ -497,7 +527,9 @@ def _simulate_command(args) -> int:
     written = []
     if args.out:
         with output_dir(args.out) as folder:
-            fast = job_models is None and not args.parquet and jobs_csv_text(result)
+            fast = (
+                job_models is None and not args.parquet and window is None and jobs_csv_text(result)
+            )
             if fast:  # the same bytes as pandas' to_csv, without importing pandas (a fast start)
                 with atomic_path(folder / "jobs.csv") as path:
                     path.write_text(fast)
@@ -505,6 +537,8 @@ def _simulate_command(args) -> int:
                 frame = result.jobs_frame()
                 if job_models is not None:
                     frame = model_columns(frame, job_models, platform)
+                if window is not None:  # which jobs the metrics count (trace_window.WINDOW_RULE)
+                    frame["measured"] = window.measured(workload.submit)
                 with atomic_path(folder / "jobs.csv") as path:
                     frame.to_csv(path, index=False)
             written.append(folder / "jobs.csv")
@@ -515,6 +549,10 @@ def _simulate_command(args) -> int:
             with atomic_path(folder / "summary.json") as path:
                 path.write_text(json.dumps(summary, indent=2) + "\n")
             written.append(folder / "summary.json")
+    if args.swf_out:
+        from cosched.simulator.swf_out import write_swf
+
+        written.append(write_swf(result, args.swf_out))
     if plots is not None:
         from cosched.simulator.plots import write_plots
 
@@ -528,6 +566,15 @@ def _simulate_command(args) -> int:
         )
     announce(args, *written)
     return 0
+
+
+def _trace_options_given(args) -> bool:
+    """True when a trace option (--compat, --cleaning, --status, --kill-at-walltime, --from, --to)
+    is on the command line."""
+    return any(
+        value is not None
+        for value in (args.compat, args.cleaning, args.status, args.window_from, args.window_to)
+    ) or bool(args.kill_at_walltime)
 
 
 def _compare_command(args) -> int:
@@ -546,8 +593,11 @@ def _compare_command(args) -> int:
             ("--out", path, "file") if path == Path(args.out) else ("--out", args.out, "folder"),
             ("--plots", plots, "folder"),
         )
+    workload, window, compat = args.workload, None, None
+    if _trace_options_given(args):  # the workload as the trace options read and cut it
+        _, workload, window, compat = _load(args, list(dict.fromkeys(names + [args.baseline])))
     frame = compare(
-        args.workload,
+        workload,
         args.platform,
         names,
         baseline=args.baseline,
@@ -562,6 +612,9 @@ def _compare_command(args) -> int:
         out=args.out,
         force=args.force,
         progress=not args.quiet,
+        compat=compat.name if compat is not None else None,
+        kill_at_walltime=args.kill_at_walltime,
+        window=window,
     )
     written = [path] if path is not None else []
     if plots is not None:

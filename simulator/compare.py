@@ -137,9 +137,11 @@ def load_inputs(
     platform: Platform | str | os.PathLike,
     *,
     limit: int | None = None,
+    cleaning: str = "cosched",
+    status: tuple[str, ...] | None = None,
 ) -> tuple[Platform, Workload]:
     """(platform, workload) from names or paths (or the objects themselves), the workload cut to
-    `limit` jobs."""
+    `limit` jobs; `cleaning` and `status` are the SWF choices of `workload.read_swf`."""
     from cosched.simulator.platform import Platform, load_platform
     from cosched.simulator.workload import Workload, load_workload
 
@@ -148,7 +150,9 @@ def load_inputs(
     platform = platform if isinstance(platform, Platform) else load_platform(platform)
     source = workload.source if isinstance(workload, Workload) else str(workload)
     if not isinstance(workload, Workload):
-        workload = load_workload(os.fspath(workload), max_cores=platform.total_cores)
+        workload = load_workload(
+            os.fspath(workload), max_cores=platform.total_cores, cleaning=cleaning, status=status
+        )
     if limit is not None and limit < len(workload):
         workload = workload.head(limit)
     if not len(workload):
@@ -211,6 +215,21 @@ def _identity(
         "heatmap": heatmap_name,
         "inputs": "sha256:" + inputs,
     }
+
+
+def _trace_identity(settings, kill_at_walltime: bool, window, workload) -> dict:
+    """The identity columns of the trace options, only those given (earlier rows stay valid)."""
+    identity: dict = {}
+    if settings is not None:
+        identity["compat"] = settings.name
+    if kill_at_walltime:
+        identity["kill_at_walltime"] = True
+    if window is not None:
+        shown = window.to_dict(workload)
+        identity["window"] = f"[{shown['from']}, {shown['to']}) warmup {window.warmup:g} " + (
+            f"cooldown {window.cooldown:g}"
+        )
+    return identity
 
 
 def _typed(row: dict) -> dict:
@@ -285,6 +304,9 @@ def compare(
     force: bool = False,
     progress: bool = False,
     spread_speedup: float | None = UNSET,
+    compat: str | None = None,
+    kill_at_walltime: bool = False,
+    window=None,
 ) -> pd.DataFrame:
     """Run `schedulers` and `baseline` on the same workload and platform; one row of metrics per
     scheduler.
@@ -309,6 +331,11 @@ def compare(
             scheduler and resumed by a rerun of the same comparison; None writes nothing.
         force: start over in `out`, replacing rows of another comparison instead of refusing them.
         progress: show the simulator's progress bars.
+        compat: run other simulators' EASY (`cosched.simulator.compat.COMPAT`; the workload is read
+            with its cleaning unless given as a `Workload`).
+        kill_at_walltime: kill each job when it has run its estimate.
+        window: a `cosched.simulator.trace_window.TraceWindow`: metrics over its measured jobs
+            only (the workload is expected cut to it already, as `TraceWindow.cut` does).
 
     Returns:
         A DataFrame with one row per scheduler of `schedulers`: the metrics of ``summarize``
@@ -333,8 +360,13 @@ def compare(
     spread_speedup = renamed_keyword(
         alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup"
     )
+    from cosched.simulator.compat import compat_settings
+    from cosched.simulator.schedulers import make_scheduler
+    from cosched.simulator.trace_window import measured_result
+
     placement = _checked_options(names, depth, bounded_threshold, spread_speedup, placement)
     runs = list(dict.fromkeys(names + [baseline]))
+    settings = compat_settings(compat, runs)
     for name in runs:
         checked_scheduler(name, depth)
     path = compare_path(out)
@@ -351,7 +383,9 @@ def compare(
         if isinstance(workload, (str, os.PathLike))
         else getattr(workload, "source", "")
     )
-    platform, workload = load_inputs(workload, platform, limit=limit)
+    platform, workload = load_inputs(
+        workload, platform, limit=limit, cleaning=settings.cleaning if settings else "cosched"
+    )
     preflight(runs, platform, depth=depth, placement=placement)
     identity = _identity(
         workload_name,
@@ -367,6 +401,10 @@ def compare(
         default_speedup=default_speedup,
         placement=placement,
     )
+    identity.update(_trace_identity(settings, kill_at_walltime, window, workload))
+    engine_options: dict = {"kill_at_walltime": True} if kill_at_walltime else {}
+    if settings is not None:
+        engine_options.update(settings.engine_options)
     folder = path.parent if path is not None and out is not None and path != Path(out) else None
     done = {
         name: _typed(row)
@@ -379,17 +417,25 @@ def compare(
     for name in runs:
         if name in done:
             continue
+        scheduler = checked_scheduler(name, depth)
+        if settings is not None:
+            scheduler = make_scheduler(
+                name, depth=settings.depth(len(workload)), **settings.scheduler_options
+            )
         result = simulate(
             workload,
             platform,
-            checked_scheduler(name, depth),
+            scheduler,
             heatmap=heatmap,
             alone_speedup=spread_speedup,
             placement=placement,
             use_run_times=use_run_times,
             progress=progress,
+            **engine_options,
         )
-        summary = summarize(result, None, bounded_threshold)
+        summary = summarize(measured_result(result, window), None, bounded_threshold)
+        if kill_at_walltime:
+            summary["killed_at_walltime"] = result.options["killed_at_walltime"]
         if result.speed_model is not None and not co_runs:
             co_runs.append(result)
         done[name] = {**summary, "makespan_days": summary["simulated_days"], **identity}

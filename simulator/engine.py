@@ -12,8 +12,13 @@ Rules (they decide whether results compare with other simulators):
   scheduling point, a timer, an advance notice) and wake-ups a scheduler asks for. At one timestamp
   the engine handles all completions first, then all arrivals, then the timed events, then the
   wake-ups, then calls the scheduler once (``scheduler.schedule(view)``), then asks the speed
-  model for new speeds.
+  model for new speeds. With ``pass_per_event`` (CQSim's loop, ``--compat cqsim``) the scheduler is
+  called after each completion (in start order: earlier starts first, ties by job index) and after
+  each arrival instead.
 - Deterministic: ties between jobs follow the workload order (submit time, then file order).
+- With ``kill_at_walltime`` a job still running at its start plus its estimate is killed then (a
+  timed event: a completion at that very time comes first), as Slurm's time limit; the count is
+  ``SimulationResult.options["killed_at_walltime"]``.
 
 Progress (000 §3.5, formula (4.2) generalised): the engine keeps each running job's remaining work
 (in seconds of its compact run at the requested size) and its progress rate = co-location speed x
@@ -217,6 +222,8 @@ class Engine:
         log_events: bool = False,
         progress: bool = False,
         log_actions: bool = False,
+        pass_per_event: bool = False,
+        kill_at_walltime: bool = False,
     ):
         if len(workload) and int(workload.cores.max()) > platform.total_cores:
             raise InputError(
@@ -230,6 +237,8 @@ class Engine:
         self.allocator = allocator if allocator is not None else make_allocator(platform)
         self.speed_model = speed_model
         self.use_run_times = use_run_times
+        self.pass_per_event = pass_per_event
+        self.kill_at_walltime = kill_at_walltime
         jobs = len(workload)
         self.submit = workload.submit.tolist()
         self.run_time = workload.run.tolist()
@@ -293,6 +302,11 @@ class Engine:
         # or taken back, for a third party to replay (ACTION_COLUMNS)
         self.actions: list | None = [] if log_actions else None
         self._lifecycle_used = job_models is not None
+        self.killed_at_walltime = 0
+        # called at each start: posts the walltime kill of `kill_at_walltime`, else does nothing
+        self._walltime: Callable[[int, float], None] = (
+            self._post_walltime if kill_at_walltime else _nothing
+        )
         self._completions: list[tuple[float, int, int]] = []
         self._events: list[tuple[float, int, Callable]] = []
         self._sequence = counter()
@@ -366,6 +380,7 @@ class Engine:
         self.predicted_end[job] = predicted
         _insort(self.by_end, (predicted, job))
         _heappush(self._completions, (end, job, self.version[job]))
+        self._walltime(job, end)
         if self.speed_model is not None:
             self._touched.append(allocation.nodes)
         if self.log is not None:
@@ -670,6 +685,22 @@ class Engine:
 
         self.at(when, reached)
 
+    def _post_walltime(self, job: int, end: float) -> None:
+        """Kill `job` at its start plus its requested time if this run of it has not ended by then
+        (``kill_at_walltime``, as Slurm's time limit; a completion at that very time comes first).
+        `end` is its completion at its current speed: no event when it ends in time at speed 1."""
+        when = self.now + self.estimate[job]
+        if self.speed_model is None and end <= when:
+            return
+        version = self.version[job]
+
+        def reached(view: SchedulerView, job: int = job, version: int = version) -> None:
+            if self.version[job] == version and self.state[job] == RUNNING:
+                self.kill(job, reason="walltime")
+                self.killed_at_walltime += 1
+
+        self.at(when, reached)
+
     def _stop(self, job: int, event: str, reason: str = "") -> None:
         """Take running `job` off its nodes (preempt, kill)."""
         now = self.now
@@ -857,7 +888,12 @@ class Engine:
             co_scheduled=self.speed_model is not None,
             log=self.log,
             actions=self.actions,
-            options={"use_run_times": self.use_run_times},
+            options={
+                "use_run_times": self.use_run_times,
+                "pass_per_event": self.pass_per_event,
+                "kill_at_walltime": self.kill_at_walltime,
+                "killed_at_walltime": self.killed_at_walltime,
+            },
             lifecycle=self._lifecycle(),
             speed_model=self.speed_model,
         )
@@ -877,7 +913,8 @@ class Engine:
         finish, heappop, log = self._finish, heapq.heappop, self.log
         units, table = self.waiting_units, self.units_table
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
-        arrived = 0
+        arrived = self.arrived = 0
+        per_event = self.pass_per_event
         while arrived < jobs or completions or waiting or events:
             now = submit[arrived] if arrived < jobs else INF  # the earliest event of the four kinds
             if completions and completions[0][0] < now:
@@ -889,6 +926,11 @@ class Engine:
             if now == INF:
                 raise _stuck(waiting)
             self.now = now
+            timed = True  # one pass after this timestamp's events (per event: after timed ones)
+            if per_event:
+                timed = bool(events and events[0][0] <= now) or bool(wakeups and wakeups[0] <= now)
+                done += self._passes_per_event(now)
+                arrived = self.arrived
             while completions and completions[0][0] <= now:
                 _, job, event_version = heappop(completions)
                 if event_version == version[job]:
@@ -908,7 +950,8 @@ class Engine:
                 heappop(events)[2](view)
             while wakeups and wakeups[0] <= now:
                 self._wakeup_set.discard(heappop(wakeups))
-            schedule(view)
+            if timed:
+                schedule(view)
             if touched:
                 self._update_speeds()
             if bar is not None and done - shown >= step:
@@ -916,6 +959,36 @@ class Engine:
                 shown = done
         if bar is not None:
             bar.update(done - shown)
+
+    def _passes_per_event(self, now: float) -> int:
+        """The completions and arrivals at `now`, each followed by a scheduling pass (CQSim's loop):
+        completions in start order, then arrivals in workload order. Returns the completions."""
+        completions, version, started = self._completions, self.version, self.started
+        due = []
+        while completions and completions[0][0] <= now:
+            _, job, event_version = heapq.heappop(completions)
+            if event_version == version[job]:
+                due.append(job)
+        due.sort(key=started.__getitem__)  # stable: equal starts keep the job order
+        schedule, view = self.scheduler.schedule, self.view
+        for job in due:
+            self._finish(job)
+            schedule(view)
+        on_arrival = _hook(self.scheduler, "on_arrival")
+        units, table, submit = self.waiting_units, self.units_table, self.submit
+        while self.arrived < len(submit) and submit[self.arrived] <= now:
+            job = self.arrived
+            self.waiting[job] = None
+            self.state[job] = WAITING
+            if units is not None:
+                _insort(units, table[job])  # type: ignore[index]
+            if self.log is not None:
+                self.log.append((now, "arrival", job, 0))
+            if on_arrival is not None:
+                on_arrival(view, job)
+            self.arrived += 1
+            schedule(view)
+        return len(due)
 
     def _lifecycle(self) -> dict | None:
         if not self._lifecycle_used:
@@ -931,6 +1004,10 @@ class Engine:
 
 _EMPTY_NODES = np.zeros(0, dtype=np.int64)
 _insort, _bisect_left, _heappush = bisect.insort, bisect.bisect_left, heapq.heappush
+
+
+def _nothing(*_) -> None:
+    """A hook that is off in this run."""
 
 
 def _hook(scheduler, name: str) -> Callable | None:

@@ -13,6 +13,14 @@ are dropped; processors above the platform size are capped to it; a missing esti
 killed at their estimate, so reservations stay valid). Jobs are sorted by submit time, ties by file
 order.
 
+Named cleaning choices for SWF (`read_swf(..., cleaning=, status=)`, ``--cleaning``, ``--status``):
+`SWF_CLEANINGS` "cosched" (the rules above), "keep-estimates" (the same, but an estimate below the
+run time is kept: with ``--kill-at-walltime`` such a job is killed at it) and "cqsim" (CQSim's
+``Filter_job_SWF.input_check``: processors = requested processors; a run time above the requested
+time is cut to it; records without a requested time or requested processors, or with a whole run
+time of 0, are dropped); `SWF_STATUS` names the SWF status codes (field 11) a run may keep (all by
+default).
+
 Cache: `read_swf` keeps each parsed SWF file of at least `CACHE_MIN_BYTES` in a cache folder
 (`cache_folder`: ``$XDG_CACHE_HOME/cosched/workloads``, by default ``~/.cache/cosched/workloads``;
 ``COSCHED_NO_CACHE=1`` turns it off), under a digest of the file's bytes, the `max_cores` cap, the
@@ -57,7 +65,13 @@ __all__ = [
     "make_workload",
     "cache_folder",
     "CACHE_MIN_BYTES",
+    "SWF_CLEANINGS",
+    "SWF_STATUS",
 ]
+
+SWF_CLEANINGS = ("cosched", "keep-estimates", "cqsim")
+# SWF status (field 11) by name: the archive's codes (2-4: partial executions of one job)
+SWF_STATUS = {"completed": (1,), "failed": (0,), "cancelled": (5,), "partial": (2, 3, 4)}
 
 SWF_FIELDS = (
     "job_number",
@@ -133,11 +147,13 @@ def make_workload(
     header: dict | None = None,
     cleaning: dict | None = None,
     max_cores: int | None = None,
+    keep_estimates: bool = False,
 ) -> Workload:
     """Apply the cleaning rules to raw columns and sort by submit time (stable).
 
     The columns must hold valid numbers (the rules of the readers, without line numbers): InputError
-    otherwise.
+    otherwise. `keep_estimates`: an estimate below the run time stays (the job is killed at it with
+    ``kill_at_walltime``) instead of being raised to it.
     """
     columns = [
         np.asarray(values, dtype=np.float64).reshape(-1)
@@ -174,7 +190,11 @@ def make_workload(
     missing = ~(estimate > 0)
     counts["estimate_missing_set_to_run_time"] = int(missing.sum())
     low = ~missing & (estimate < run)
-    counts["estimate_below_run_time_raised"] = int(low.sum())
+    if keep_estimates:
+        counts["estimate_below_run_time_kept"] = int(low.sum())
+        low[:] = False
+    else:
+        counts["estimate_below_run_time_raised"] = int(low.sum())
     estimate = np.where(missing | low, run, estimate)
     order = np.argsort(submit, kind="stable")
     counts["jobs"] = int(job_id.size)
@@ -323,7 +343,7 @@ def cache_folder() -> Path | None:
 _READER_SOURCES: list[bytes] = []  # the digest of this reader's source and its input rules, once
 
 
-def _cache_key(path: Path, max_cores: int | None) -> Path | None:
+def _cache_key(path: Path, max_cores: int | None, choices: tuple = ()) -> Path | None:
     """The cache entry of `path` read with `max_cores`, or None (no cache, a small, huge or
     unreadable file)."""
     folder = cache_folder()
@@ -345,7 +365,7 @@ def _cache_key(path: Path, max_cores: int | None) -> Path | None:
             for name in ("MAX_INPUT_BYTES", "MAX_SECONDS", "MIN_SECONDS", "MAX_PROCS", "MAX_ID")
         ]
         digest = hashlib.sha256(_READER_SOURCES[0])
-        digest.update(repr((max_cores, limits)).encode())
+        digest.update(repr((max_cores, limits) + choices).encode())
         with open(path, "rb") as handle:
             while chunk := handle.read(_HASH_CHUNK):
                 digest.update(chunk)
@@ -385,30 +405,81 @@ def _keep(key: Path, workload: Workload) -> None:
     )
 
 
-def read_swf(path: str | Path, max_cores: int | None = None) -> Workload:
+def read_swf(
+    path: str | Path,
+    max_cores: int | None = None,
+    *,
+    cleaning: str = "cosched",
+    status: tuple[str, ...] | None = None,
+) -> Workload:
     """Read a (gzipped) SWF file; cores = allocated processors, else requested; estimate = requested
     time.
 
     Every field must be a finite number; ids whole, non-negative and unique; processor counts whole;
     times and counts below the limits of `cosched.inputs` (errors name the line and the field).
-    Files of at least `CACHE_MIN_BYTES` are parsed once and then read from the cache (module
-    docstring).
+    `cleaning` is one of `SWF_CLEANINGS`, `status` the names of `SWF_STATUS` kept (None: every
+    record). Files of at least `CACHE_MIN_BYTES` are parsed once and then read from the cache
+    (module docstring).
     """
+    if cleaning not in SWF_CLEANINGS:
+        raise InputError(
+            f"unknown cleaning {cleaning!r}; known: {', '.join(SWF_CLEANINGS)}", field="cleaning"
+        )
+    for name in status or ():
+        if name not in SWF_STATUS:
+            raise InputError(
+                f"unknown status {name!r}; known: {', '.join(SWF_STATUS)}", field="status"
+            )
     path = Path(path)
     source = str(path)
-    key = _cache_key(path, max_cores)
+    choices = () if cleaning == "cosched" and status is None else (cleaning, status)
+    key = _cache_key(path, max_cores, choices)
     if key is not None:
         workload = _cached(key, source)
         if workload is not None:
             return workload
-    workload = _parse_swf(path, source, max_cores)
+    workload = _parse_swf(path, source, max_cores, cleaning, status)
     # kept only if the file did not change while it was parsed: an entry holds its key's parse
-    if key is not None and _cache_key(path, max_cores) == key:
+    if key is not None and _cache_key(path, max_cores, choices) == key:
         _keep(key, workload)
     return workload
 
 
-def _parse_swf(path: Path, source: str, max_cores: int | None) -> Workload:
+def _cleaned_swf(data: np.ndarray, cleaning: str, status) -> tuple[np.ndarray, np.ndarray, dict]:
+    """The records kept by the `status` and `cleaning` choices (read_swf), their processors and the
+    counts of what was dropped or changed."""
+    counts = {"records": len(data)}
+    if status is not None:
+        codes = [code for name in status for code in SWF_STATUS[name]]
+        keep = np.isin(data[:, 10], codes)
+        counts["dropped_status"] = int((~keep).sum())
+        data = data[keep]
+    if cleaning != "cqsim":
+        return data, np.where(data[:, 4] > 0, data[:, 4], data[:, 7]), counts
+    # CQSim's Filter_job_SWF.input_check: whole parts compared, as its int() does
+    run, requested = data[:, 3], data[:, 8]
+    over = np.trunc(run) > np.trunc(requested)
+    data = data.copy()
+    data[over, 3] = requested[over]
+    no_request = (np.trunc(data[:, 8]) <= 0) | (data[:, 7] <= 0)
+    short = ~no_request & (np.trunc(data[:, 3]) <= 0)
+    bad_id = ~no_request & ~short & (data[:, 0] <= 0)
+    keep = ~(no_request | short | bad_id)
+    counts["cqsim_run_time_cut_to_request"] = int((over & keep).sum())
+    counts["cqsim_dropped_without_request"] = int(no_request.sum())
+    counts["cqsim_dropped_whole_run_time_0"] = int(short.sum())
+    counts["cqsim_dropped_job_number_0"] = int(bad_id.sum())
+    data = data[keep]
+    return data, data[:, 7], counts
+
+
+def _parse_swf(
+    path: Path,
+    source: str,
+    max_cores: int | None,
+    cleaning: str = "cosched",
+    status: tuple[str, ...] | None = None,
+) -> Workload:
     text = read_text(path, comment=";")
     data, numbers = _swf_values(text, source)
     if not len(data):
@@ -423,7 +494,7 @@ def _parse_swf(path: Path, source: str, max_cores: int | None) -> Workload:
         lines=line,
     )
     check_unique(data[:, 0], source=source, field="job_number", lines=line, what="job id")
-    cores = np.where(data[:, 4] > 0, data[:, 4], data[:, 7])
+    data, cores, counts = _cleaned_swf(data, cleaning, status)
     return make_workload(
         data[:, 0],
         data[:, 1],
@@ -432,15 +503,20 @@ def _parse_swf(path: Path, source: str, max_cores: int | None) -> Workload:
         data[:, 8],
         source=source,
         header=_swf_header(text),
+        cleaning=counts,
         max_cores=max_cores,
+        keep_estimates=cleaning == "keep-estimates",
     )
 
 
-def read_csv(path: str | Path, max_cores: int | None = None) -> Workload:
+def read_csv(
+    path: str | Path, max_cores: int | None = None, *, keep_estimates: bool = False
+) -> Workload:
     """Read a CSV with columns job_id, submit_time, run_time, cores and optional estimate, app.
 
     Cells are trimmed; rows of empty cells are skipped; an empty estimate means none. The numbers
-    follow the rules of `read_swf`; errors name the line and the column.
+    follow the rules of `read_swf`; errors name the line and the column. `keep_estimates`: as
+    `make_workload`.
     """
     path = Path(path)
     source = str(path)
@@ -473,6 +549,7 @@ def read_csv(path: str | Path, max_cores: int | None = None) -> Workload:
         app,
         source=source,
         max_cores=max_cores,
+        keep_estimates=keep_estimates,
     )
 
 
@@ -515,15 +592,26 @@ def _check_csv_header(header: list[str], line: int, source: str) -> None:
             raise InputError("missing column", source=source, line=line, field=name)
 
 
-def load_workload(path: str | Path, max_cores: int | None = None) -> Workload:
+def load_workload(
+    path: str | Path,
+    max_cores: int | None = None,
+    *,
+    cleaning: str = "cosched",
+    status: tuple[str, ...] | None = None,
+) -> Workload:
     """SWF (`.swf`, `.swf.gz`) or CSV (`.csv`, `.csv.gz`) by extension, or a preset
-    (`cosched.data.WORKLOADS`)."""
+    (`cosched.data.WORKLOADS`); `cleaning` and `status` choose the SWF cleaning (`read_swf`)."""
     path = Path(resolve("workload", path))
     name = path.name.lower()
     if name.endswith((".swf", ".swf.gz")):
-        return read_swf(path, max_cores)
+        return read_swf(path, max_cores, cleaning=cleaning, status=status)
     if name.endswith((".csv", ".csv.gz")):
-        return read_csv(path, max_cores)
+        if cleaning not in ("cosched", "keep-estimates") or status is not None:
+            raise InputError(
+                "the cqsim cleaning and the status choice read SWF fields: give an SWF workload",
+                source=str(path),
+            )
+        return read_csv(path, max_cores, keep_estimates=cleaning == "keep-estimates")
     raise InputError(
         "unknown workload format (expected .swf, .swf.gz, .csv or .csv.gz)", source=str(path)
     )

@@ -35,6 +35,7 @@ __all__ = [
     "read_heatmap",
     "write_heatmap",
     "plot_heatmap",
+    "heatmap_figure",
     "heatmap_from_instance",
     "instance_from_heatmap",
     "heatmap_from_speedups",
@@ -507,6 +508,15 @@ def write_heatmap(heatmap: Heatmap, path: str | os.PathLike) -> Path:
 def plot_heatmap(heatmap: Heatmap, path: str | os.PathLike) -> Path:
     """Applications x applications, colour = speedup of the row application next to the column
     one."""
+    return save_figure(heatmap_figure(heatmap), path)
+
+
+CHARACTER_WIDTH = 0.62  # a tick label character's width, in units of its font size (DejaVu Sans)
+
+
+def heatmap_figure(heatmap: Heatmap):
+    """The figure `plot_heatmap` writes, sized from its number of applications and the length of
+    their names, so long names neither overlap nor squeeze the matrix."""
     from matplotlib.colors import TwoSlopeNorm
 
     plt = pyplot()
@@ -518,12 +528,14 @@ def plot_heatmap(heatmap: Heatmap, path: str | os.PathLike) -> Path:
     finite = values[np.isfinite(values)]
     low = min(float(finite.min()) if finite.size else 1.0, 0.99)
     high = max(float(finite.max()) if finite.size else 1.0, 1.01)
-    size = max(4.0, 0.45 * k + 2)
-    fig, ax = plt.subplots(figsize=(size + 1, size))
+    font = 8 if k > 16 else 10
+    labels = max(map(len, names)) * font * CHARACTER_WIDTH / 72  # inches
+    cells = max(3.0, 0.45 * k)
+    fig, ax = plt.subplots(figsize=(cells + labels + 2.4, cells + labels + 1.6))
     cmap = plt.get_cmap("RdYlGn").with_extremes(bad="lightgrey")
     image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, norm=TwoSlopeNorm(1.0, low, high))
-    ax.set_xticks(range(k), names, rotation=90, fontsize=8 if k > 16 else 10)
-    ax.set_yticks(range(k), names, fontsize=8 if k > 16 else 10)
+    ax.set_xticks(range(k), names, rotation=90, fontsize=font)
+    ax.set_yticks(range(k), names, fontsize=font)
     ax.set_xlabel("co-runner B")
     ax.set_ylabel("application A (speedup shown)")
     if k <= 16:
@@ -531,11 +543,9 @@ def plot_heatmap(heatmap: Heatmap, path: str | os.PathLike) -> Path:
             if np.isfinite(value):
                 ax.text(c, r, f"{value:.2f}", ha="center", va="center", fontsize=7)
     fig.colorbar(image, ax=ax, label="speedup = compact_A / co_A_B")
-    ax.set_title(
-        f"Co-execution speedups\n({k} applications, grey = unmeasured)"
-    )  # fits a small figure
+    ax.set_title(f"Co-execution speedups\n({k} applications, grey = unmeasured)")
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fig
 
 
 def heatmap_from_speedups(

@@ -33,7 +33,10 @@ HEATMAPS = {
 # Parallel Workloads Archive traces (SWF, gzipped as published); run them on the platform of the
 # same name.
 WORKLOADS = {
+    "nasa-ipsc": "NASA-iPSC-1993-3.1-cln.swf.gz",  # 18,239 records, NASA Ames iPSC/860, 128 nodes
     "kth-sp2": "KTH-SP2-1996-2.1-cln.swf.gz",  # 28,476 records, KTH IBM SP2, 100 nodes
+    "sdsc-sp2": "SDSC-SP2-1998-4.2-cln.swf.gz",  # 59,715 records, SDSC IBM SP2, 128 nodes
+    "ctc-sp2": "CTC-SP2-1996-3.1-cln.swf.gz",  # 77,222 records, CTC IBM SP2, 338 nodes
 }
 DATA_PRESETS = {"heatmap": HEATMAPS, "workload": WORKLOADS}  # kind -> its presets
 # the name before 0.3.0

@@ -131,7 +131,8 @@ class Watch:
         """How long the supervisor may sleep before anything can pass its deadline."""
         deadline, limit, _, phase, _ = self.state()
         if phase != _IDLE and deadline > 0:
-            return max(deadline - time.monotonic(), 0.0)
+            # capped: select() overflows on a huge deadline (--algorithm-time-limit 1e308)
+            return min(max(deadline - time.monotonic(), 0.0), _WAIT_SECONDS)
         if limit < 0:
             return _IDLE_SECONDS
         return min(limit, _WAIT_SECONDS) if 0 < limit < math.inf else _WAIT_SECONDS

@@ -31,6 +31,7 @@ __all__ = [
     "fcfs_pass",
     "first_fit",
     "shadow_time",
+    "SHADOW_EXTRA",
     "easy_backfill",
     "easy_pass",
     "Profile",
@@ -66,21 +67,36 @@ def first_fit(order: Iterable[int], units: PerJob[int], free: int) -> list[int]:
     return started
 
 
+SHADOW_EXTRA = ("first", "all")
+
+
 def shadow_time(
-    need: int, free: int, by_end: Iterable[tuple[float, int]], held: PerJob[int]
+    need: int,
+    free: int,
+    by_end: Iterable[tuple[float, int]],
+    held: PerJob[int],
+    extra: str = "first",
 ) -> tuple[float, int]:
     """(shadow time, extra units) of a blocked head needing `need` units (003 §5.1.2): the earliest
     predicted end of running jobs at which enough units are free, and the units left over then.
 
     `by_end` are the running jobs as (predicted end, job) in the one tie order: ascending predicted
     end, equal ends by job index (workload order, as `engine.by_end` keeps them); `held[job]` is
-    the units a running job gives back."""
+    the units a running job gives back. Which units count as extra when several jobs end at the
+    shadow time (`extra`, one of `SHADOW_EXTRA`): "first" walks the ends in that tie order and
+    stops at the job whose units make the head fit (the others ending then are not counted);
+    "all" counts every job ending at the shadow time, as CQSim's free-unit profile does."""
     available = free
+    found = INF
     for predicted, job in by_end:
+        if predicted > found:
+            break
         available += held[job]
-        if available >= need:
-            return predicted, available - need
-    return INF, 0
+        if found == INF and available >= need:
+            if extra == "first":
+                return predicted, available - need
+            found = predicted
+    return (found, available - need) if found < INF else (INF, 0)
 
 
 def easy_backfill(
@@ -116,15 +132,25 @@ def easy_backfill(
             return
 
 
-def easy_pass(engine: SchedulerView, order: list[int], reservations: dict | None = None) -> None:
-    """Backfill `order[1:]` behind the blocked head `order[0]` without delaying it (003 §5.1.2)."""
+def easy_pass(
+    engine: SchedulerView,
+    order: list[int],
+    reservations: dict | None = None,
+    *,
+    extra: str = "first",
+    durations: PerJob[float] | None = None,
+) -> None:
+    """Backfill `order[1:]` behind the blocked head `order[0]` without delaying it (003 §5.1.2).
+
+    `extra`: which jobs ending at the shadow time give extra units (`shadow_time`); `durations`:
+    what a waiting job is predicted to run if started now (None: `engine.queued_duration`)."""
     free_units = engine.free_units
     free = free_units()
     if free == 0 and reservations is None:
         return
     head, table, held = order[0], engine.units_table, engine.held
     units = table if table is not None else _AllocatorUnits(engine.units)
-    shadow, extra = shadow_time(units[head], free, engine.by_end, held)
+    shadow, spare = shadow_time(units[head], free, engine.by_end, held, extra)
     if reservations is not None and head not in reservations:
         reservations[head] = shadow
     if free == 0:
@@ -140,11 +166,11 @@ def easy_pass(engine: SchedulerView, order: list[int], reservations: dict | None
     easy_backfill(
         islice(order, 1, None),
         units,
-        engine.queued_duration,
+        engine.queued_duration if durations is None else durations,
         free,
         engine.now,
         shadow,
-        extra,
+        spare,
         started,
     )
 

@@ -30,7 +30,7 @@ the run time with ``use_run_times``, rescaled by the job's progress rate).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,12 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.simulator.allocators import Allocator, CompactAllocator
-from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_pass, fcfs_pass
+from cosched.simulator.schedulers.backfilling import (
+    SHADOW_EXTRA,
+    ConservativeBackfill,
+    easy_pass,
+    fcfs_pass,
+)
 from cosched.simulator.schedulers.co_ordering import queue_order
 
 if TYPE_CHECKING:
@@ -47,10 +52,19 @@ if TYPE_CHECKING:
     from cosched.simulator.view import SchedulerView
     from cosched.simulator.workload import Workload
 
-__all__ = ["Scheduler", "QueueScheduler", "BACKFILL_POLICIES", "DEFAULT_DEPTH"]
+__all__ = [
+    "Scheduler",
+    "QueueScheduler",
+    "BACKFILL_POLICIES",
+    "DEFAULT_DEPTH",
+    "QUEUED_DURATIONS",
+]
 
 DEFAULT_DEPTH = 100  # jobs examined behind the head per pass, as Slurm's default (003 §2.2.2)
 BACKFILL_POLICIES = ("none", "easy", "conservative")
+# what EASY takes as a waiting job's duration: the engine's prediction (the estimate), or the run
+# time (CQSim's EASY: running jobs end at their estimate, waiting ones last their run time)
+QUEUED_DURATIONS = ("estimate", "run")
 IN_ORDER_CHUNK = 32  # waiting jobs fetched at a time while starting in order
 _CONSERVATIVE_HOOKS = ("on_arrival", "on_finish", "on_preempt")
 
@@ -111,12 +125,16 @@ class QueueScheduler(Scheduler):
     priority: Callable[[SchedulerView, np.ndarray], np.ndarray] | None = None
 
     OPTIONS: tuple[str, ...] = ("backfill", "depth", "record_reservations")
+    # EASY's variants (`shadow_extra`, `queued_durations`): the schedulers that name them in their
+    # OPTIONS take them (`cosched.simulator.schedulers.easy.EASY`)
 
     def __init__(
         self,
         backfill: str | None = None,
         depth: int = DEFAULT_DEPTH,
         record_reservations: bool = False,
+        shadow_extra: str = "first",
+        queued_durations: str = "estimate",
     ):
         if backfill is not None:
             if backfill not in BACKFILL_POLICIES:
@@ -127,7 +145,16 @@ class QueueScheduler(Scheduler):
             self.backfill = backfill
         if depth < 0:
             raise InputError(f"backfill depth must be >= 0, got {depth}", field="depth")
+        for value, known, name in (
+            (shadow_extra, SHADOW_EXTRA, "shadow_extra"),
+            (queued_durations, QUEUED_DURATIONS, "queued_durations"),
+        ):
+            if value not in known:
+                raise InputError(f"unknown {name} {value!r}; known: {', '.join(known)}", field=name)
         self.depth = depth
+        self.shadow_extra, self.queued_durations = shadow_extra, queued_durations
+        # EASY's durations of waiting jobs (None: the engine's)
+        self._durations: Sequence[float] | None = None
         self.reservations: dict[int, float] | None = {} if record_reservations else None
         self._conservative: ConservativeBackfill | None = None
 
@@ -135,6 +162,7 @@ class QueueScheduler(Scheduler):
         # per-job arrays for vectorised priorities
         self.cores = np.asarray(engine.cores, dtype=np.int64)
         self.estimate = np.asarray(engine.estimate, dtype=np.float64)
+        self._durations = engine.run_time if self.queued_durations == "run" else None
         self._conservative = (
             ConservativeBackfill(engine, self.depth, self.reservations)
             if self.backfill == "conservative"
@@ -209,7 +237,7 @@ class QueueScheduler(Scheduler):
                 and self.depth
                 and (free or self.reservations is not None)
             ):
-                easy_pass(engine, list(islice(waiting, self.depth + 1)), self.reservations)
+                self._easy(engine, list(islice(waiting, self.depth + 1)))
             return
         order = self.order(engine)  # 000 Algorithm 2: one sorted copy of the queue per pass
         start, table, free_units = engine.start, engine.units_table, engine.free_units
@@ -220,4 +248,13 @@ class QueueScheduler(Scheduler):
                 break
             free, index = free_units(), index + 1
         if index < len(order) and self.backfill == "easy" and self.depth:
-            easy_pass(engine, order[index : index + self.depth + 1], self.reservations)
+            self._easy(engine, order[index : index + self.depth + 1])
+
+    def _easy(self, engine: SchedulerView, order: list[int]) -> None:
+        easy_pass(
+            engine,
+            order,
+            self.reservations,
+            extra=self.shadow_extra,
+            durations=self._durations,
+        )

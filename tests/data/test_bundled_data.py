@@ -34,12 +34,19 @@ HEATMAP_SIZES = {
 }
 KTH_RECORDS = 28476  # MaxRecords of the header = job records in the file (README.txt)
 KTH_JOBS = 28467  # after cleaning: 8 records with run time 0 and 1 without processors dropped
+# bundled trace -> (job records, jobs after cleaning on its platform preset), as in README.txt
+TRACE_JOBS = {
+    "nasa-ipsc": (18239, 18066),
+    "kth-sp2": (KTH_RECORDS, KTH_JOBS),
+    "sdsc-sp2": (59715, 54034),
+    "ctc-sp2": (77222, 77205),
+}
 
 
 def test_every_preset_is_a_bundled_file_with_its_sha256_in_the_readme():
     readme = (PACKAGE / "README.txt").read_text()
     files = [*HEATMAPS.values(), *WORKLOADS.values()]
-    assert set(HEATMAP_SIZES) == set(HEATMAPS) and set(WORKLOADS) == {"kth-sp2"}
+    assert set(HEATMAP_SIZES) == set(HEATMAPS) and set(WORKLOADS) == set(TRACE_JOBS)
     for name in files:
         path = data_path(name)
         assert path.parent == PACKAGE and path.is_file()
@@ -102,12 +109,16 @@ def test_workload_preset_loads_the_whole_kth_trace():
 
 
 @pytest.mark.parametrize("preset", sorted(WORKLOADS))
-def test_every_workload_preset_has_the_platform_of_its_header(preset):
-    header = load_workload(preset).header
+def test_every_workload_preset_has_the_platform_of_its_header_and_the_readme_counts(preset):
     platform = PLATFORMS[preset]
+    workload = load_workload(preset, max_cores=platform.total_cores)
+    records, jobs = TRACE_JOBS[preset]
+    assert workload.cleaning["records"] == records and len(workload) == jobs
+    header = workload.header
+    # the leading number of each field ("338 (batch partition; 512 total)": the batch nodes)
     assert (platform.nodes, platform.total_cores) == (
-        int(header["MaxNodes"]),
-        int(header["MaxProcs"]),
+        int(header["MaxNodes"].split()[0]),
+        int(header["MaxProcs"].split()[0]),
     )
 
 

@@ -189,3 +189,36 @@ def test_api_reference_covers_every_public_module(tmp_path):
     assert "cosched.errors" in shared and not any(
         module.startswith("cosched.theory") for module in shared
     )
+
+
+def _docs_config(monkeypatch, url: str | None):
+    from mkdocs.config import load_config
+
+    if url is None:
+        monkeypatch.delenv("COSCHED_DOCS_URL", raising=False)
+    else:
+        monkeypatch.setenv("COSCHED_DOCS_URL", url)
+    return load_config(str(ROOT / "mkdocs.yml"))
+
+
+def test_docs_site_url_is_set_and_follows_the_published_address(monkeypatch):
+    # without site_url, MkDocs writes the 404 page's links root-absolute ("/model/"), which break
+    # when the site is served below a path
+    assert _docs_config(monkeypatch, None)["site_url"] == "http://127.0.0.1:8000/"
+    published = "https://example.org/cosched/"
+    assert _docs_config(monkeypatch, published)["site_url"] == published
+
+
+@pytest.mark.slow
+def test_docs_404_page_links_stay_below_the_published_path(tmp_path, monkeypatch):
+    from mkdocs.commands.build import build
+
+    config = _docs_config(monkeypatch, "https://example.org/cosched/")
+    config["site_dir"] = str(tmp_path)
+    build(config)
+    page = (tmp_path / "404.html").read_text()
+    links = re.findall(r'(?:href|src)="(/[^"]*)"', page)
+    assert links, "the 404 page links to the site"
+    assert all(link.startswith("/cosched/") for link in links), [
+        link for link in links if not link.startswith("/cosched/")
+    ][:5]

@@ -11,10 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cosched.errors import InputError
+from cosched.outputs import pyplot
 from cosched.theory.heatmap import (
     COLUMNS,
     Heatmap,
     MissingPairsWarning,
+    heatmap_figure,
     heatmap_from_instance,
     heatmap_from_speedups,
     instance_from_heatmap,
@@ -205,3 +207,33 @@ def test_llnl_co_run_table_converts_to_the_table_4_1_layout(shared_data):
     first = rows.iloc[1]
     a, b = f"{first.app_A}.{first.num_nodes}n", f"{first.app_B}.{first.num_nodes}n"
     assert heatmap.speedup(a, b) == pytest.approx(1 / first.slowdown_A, rel=1e-3)
+
+
+@pytest.mark.parametrize("count", [2, 3, 8, 30])
+@pytest.mark.parametrize("name", ["cg.D.32", "634.hpgmgfv_application_s.1024"])
+def test_plot_labels_neither_overlap_nor_leave_the_figure(count, name):
+    # long names on few applications overlapped the axis label and left the figure
+    names = [f"{index}{name}" for index in range(count)]
+    speedups = np.random.default_rng(count).uniform(0.7, 1.5, (count, count))
+    figure = heatmap_figure(heatmap_from_speedups(names, speedups, np.ones(count), np.ones(count)))
+    renderer = figure.canvas.get_renderer()
+    figure.draw(renderer)
+    inside = figure.bbox
+    boxes = []
+    for axes in figure.axes:
+        texts = [axes.title, axes.xaxis.label, axes.yaxis.label]
+        texts += axes.get_xticklabels() + axes.get_yticklabels()
+        shown = [text for text in texts if text.get_text() and text.get_visible()]
+        boxes += [text.get_window_extent(renderer) for text in shown]
+    boxes.append(figure.axes[0].get_window_extent(renderer))
+    boxes = [box for box in boxes if np.isfinite(box.extents).all()]
+    for box in boxes:
+        assert inside.x0 - 1 <= box.x0 and box.x1 <= inside.x1 + 1, box
+        assert inside.y0 - 1 <= box.y0 and box.y1 <= inside.y1 + 1, box
+    for first in range(len(boxes)):
+        for second in range(first + 1, len(boxes)):
+            a, b = boxes[first], boxes[second]
+            overlap_x = min(a.x1, b.x1) - max(a.x0, b.x0)
+            overlap_y = min(a.y1, b.y1) - max(a.y0, b.y0)
+            assert min(overlap_x, overlap_y) <= 1, (a, b)
+    pyplot().close(figure)
