@@ -38,10 +38,10 @@ def median_time(function, repeat: int) -> float:
 
 
 def single_runs(heatmap_path: Path, repeat: int) -> None:
-    from cosched.simulator.engine import simulate
     from cosched.simulator.generate import ApplicationSeed, generate_workload
     from cosched.simulator.platform import PRESETS
     from cosched.simulator.schedulers import COSCHEDULERS
+    from cosched.simulator.simulation import simulate
     from cosched.theory.heatmap import read_heatmap
 
     warnings.simplefilter("ignore")

@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 from data_paths import SHARED_DATA  # noqa: E402  (the script's folder is on sys.path)
 
 from cosched.simulator.elastic.traces import ElasticMarking, elastic_models  # noqa: E402
-from cosched.simulator.engine import simulate  # noqa: E402
 from cosched.simulator.platform import PRESETS  # noqa: E402
 from cosched.simulator.schedulers import ELASTIC  # noqa: E402
+from cosched.simulator.simulation import simulate  # noqa: E402
 from cosched.simulator.workload import read_swf  # noqa: E402
 
 TRACE = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"

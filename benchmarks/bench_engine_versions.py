@@ -27,7 +27,10 @@ from data_paths import SHARED_DATA
 PROBE = """
 import json, sys
 try:
-    from cosched.simulator.engine import simulate
+    try:
+        from cosched.simulator.simulation import simulate
+    except ImportError:  # before simulate left the engine's module
+        from cosched.simulator.engine import simulate
     from cosched.simulator.platform import PRESETS
     from cosched.simulator.workload import load_workload
 except ImportError:  # earlier layout: top-level packages

@@ -31,10 +31,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    from cosched.simulator.engine import simulate
     from cosched.simulator.generate import ApplicationSeed, generate_workload
     from cosched.simulator.platform import PRESETS
     from cosched.simulator.schedulers import make_scheduler
+    from cosched.simulator.simulation import simulate
     from cosched.simulator.thesis_tables import THESIS_COSCHEDULERS
     from cosched.theory.heatmap import read_heatmap
 

@@ -27,8 +27,8 @@ def timed_run(spec, workload, scheduler, repeat: int):
     """Median wall and CPU times over `repeat` runs and the last result.
 
     `scheduler` is a name or a factory."""
-    from cosched.simulator.engine import simulate
     from cosched.simulator.schedulers import make_scheduler
+    from cosched.simulator.simulation import simulate
 
     walls, cpus, result = [], [], None
     for _ in range(repeat):

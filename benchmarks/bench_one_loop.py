@@ -34,7 +34,10 @@ AREAS = ("theory", "strategies", "simulator", "measurement")
 RECIPE = REPO / "docs" / "examples" / "smallest_area_first.py"
 PROBE = """
 import importlib.util, json, sys, time
-from cosched.simulator.engine import simulate
+try:
+    from cosched.simulator.simulation import simulate
+except ImportError:  # an earlier version: simulate lived in the engine's module
+    from cosched.simulator.engine import simulate
 from cosched.simulator.platform import PRESETS
 from cosched.simulator.workload import load_workload
 trace, preset, scheduler = sys.argv[1:4]

@@ -25,8 +25,8 @@ import time
 from data_paths import REPO, SHARED_DATA
 
 from cosched.simulator.compare import load_inputs
-from cosched.simulator.engine import simulate
 from cosched.simulator.partitions import Partition, Partitions, load_partitions
+from cosched.simulator.simulation import simulate
 
 SDSC_SP2 = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
 EXAMPLE = REPO / "docs" / "examples" / "sdsc-sp2-partitions.json"

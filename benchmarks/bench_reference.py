@@ -50,7 +50,7 @@ PROBE = """
 import json, sys, time
 import numpy as np
 from cosched._compiled import compiled_modules
-from cosched.simulator.engine import simulate
+from cosched.simulator.simulation import simulate
 from cosched.simulator.platform import PRESETS
 from cosched.simulator.workload import read_swf
 trace, preset, starts = sys.argv[1:4]

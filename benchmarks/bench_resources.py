@@ -28,8 +28,8 @@ from dataclasses import replace
 import numpy as np
 from data_paths import SHARED_DATA
 
-from cosched.simulator.engine import simulate
 from cosched.simulator.platform import NodeGroup, Platform
+from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import load_workload
 
 TRACE = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"

@@ -43,9 +43,9 @@ sys.path.insert(0, str(ROOT))
 
 from data_paths import SHARED_DATA  # noqa: E402  (the script's folder is on sys.path)
 
-from cosched.simulator.engine import simulate  # noqa: E402
 from cosched.simulator.metrics import SECONDS_PER_DAY  # noqa: E402
 from cosched.simulator.platform import PRESETS  # noqa: E402
+from cosched.simulator.simulation import simulate  # noqa: E402
 from cosched.simulator.workload import read_swf  # noqa: E402
 
 DATA = (

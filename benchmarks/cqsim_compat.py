@@ -74,8 +74,8 @@ def read_rst(path: Path) -> dict[int, float]:
 def mismatches(trace: Path, processors: int, waits: dict[int, float]) -> list[tuple[str, int]]:
     """(label, jobs whose wait differs from CQSim's) per variant, and for cosched's default."""
     from cosched.simulator.compat import COMPAT
-    from cosched.simulator.engine import simulate
     from cosched.simulator.platform import Platform
+    from cosched.simulator.simulation import simulate
     from cosched.simulator.workload import read_swf
 
     compat = COMPAT["cqsim"]

@@ -390,7 +390,7 @@ def _preflight(args, names, platform) -> None:
 
 def _run(args, name, platform, workload, progress, job_models=None, compat=None, partitions=None):
     from cosched.simulator.compare import checked_scheduler
-    from cosched.simulator.engine import simulate
+    from cosched.simulator.simulation import simulate
 
     scheduler = checked_scheduler(name, args.depth)
     co_options = co_simulation_options(args) if scheduler.co_located else {}

@@ -305,7 +305,7 @@ def add_fidelity_options(parser, preset: bool = False) -> None:
 
 def co_simulation_options(args) -> dict:
     """The heatmap options of ``cosched simulate`` for a co-scheduler run (see
-    `engine.simulate`)."""
+    `simulation.simulate`)."""
     from cosched.errors import InputError
     from cosched.simulator.colocation import alone_speedup_value
     from cosched.theory.heatmap import read_heatmap

@@ -379,8 +379,8 @@ def compare(
 
     from cosched.rerun import claim_rows
     from cosched.simulator.bounds import bound_for
-    from cosched.simulator.engine import simulate
     from cosched.simulator.metrics import summarize
+    from cosched.simulator.simulation import simulate
 
     names = list(dict.fromkeys(schedulers))
     spread_speedup = renamed_keyword(

@@ -11,7 +11,7 @@ Rules (they decide whether results compare with other simulators):
 - Events are job arrivals (submit times), job completions, timed events of event sources (a job's
   scheduling point, a timer, an advance notice) and wake-ups a scheduler asks for. At one timestamp
   the engine handles all completions first, then all arrivals, then the timed events, then the
-  wake-ups, then calls the scheduler once (``scheduler.schedule(engine)``), then asks the speed
+  wake-ups, then calls the scheduler once (``scheduler.schedule(view)``), then asks the speed
   model for new speeds. With ``pass_per_event`` (CQSim's loop, ``--compat cqsim``) the scheduler is
   called after each completion (in start order: earlier starts first, ties by job index) and after
   each arrival instead.
@@ -36,7 +36,7 @@ rigid); ``by_end`` (running jobs as sorted ``(predicted_end, job)``); ``units_ta
 the allocator units it takes under its current placement hint, when the allocator has a table);
 ``waiting_units`` (the units of the waiting jobs, ascending, when ``units_table`` exists: a pass
 where the smallest exceeds the free units can start nothing);
-``allocator``; ``speed_model``; ``reservations``; ``changes`` (a count of the changes a
+``speed_model``; ``reservations``; ``changes`` (a count of the changes a
 scheduling pass can see, arrivals excepted: starts, ends, preemptions, kills, resizes, reservations,
 hints, progress rates, timed events and wake-ups; a pass that started nothing and sees the same
 count and no new arrival would decide the same again).
@@ -47,16 +47,20 @@ Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes, releas
 ``at(time, callback)`` for event sources. Every action takes an optional ``reason`` for the action
 log (``log_actions=True``).
 
-The typed, read-only interface a scheduler, mechanism or event source may use is
-`cosched.simulator.view.SchedulerView`: the state above plus accessors (``work_done(job)``,
-``checkpointed_work(job)``, ``occupant(node)``, ``is_reserved(node)``, ``is_idle(nodes)``,
-``idle_nodes(limit)``, ``free_nodes()``, ``model(job)``, ...) and the actions.
+Schedulers, mechanisms, event sources and speed models never receive the engine: every hook gets
+its `cosched.simulator.view.SchedulerView` (``engine.view``), the state above read-only plus
+accessors (``work_done(job)``, ``checkpointed_work(job)``, ``occupant(node)``,
+``is_reserved(node)``, ``is_idle(nodes)``, ``idle_nodes(limit)``, ``free_nodes()``,
+``free_units()``, ``units(job)``, ``model(job)``, ...) and the actions. The engine knows no
+scheduler family: it runs any object with ``schedule(view)``
+(`cosched.simulator.simulation.simulate` builds one from a name).
 """
 
 from __future__ import annotations
 
 import bisect
 import heapq
+import importlib
 import math
 import time
 from collections import OrderedDict
@@ -67,13 +71,12 @@ from typing import Protocol
 
 import numpy as np
 
-from cosched.deprecation import UNSET, renamed_keyword
+from cosched.deprecation import warn_renamed
 from cosched.errors import InputError
-from cosched.simulator.allocators import Allocation, Allocator
+from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState
 from cosched.simulator.platform import Platform
-from cosched.simulator.schedulers import make_scheduler
-from cosched.simulator.schedulers.base import Scheduler
+from cosched.simulator.view import SchedulerView
 from cosched.simulator.workload import Workload
 
 __all__ = [
@@ -84,7 +87,6 @@ __all__ = [
     "SpeedModel",
     "Reservation",
     "ActionError",
-    "simulate",
     "STATES",
 ]
 
@@ -136,9 +138,9 @@ class SpeedModel(Protocol):
     """Gives the current speedup of running jobs (e.g. from a co-location heatmap, 000 formula
     (4.1))."""
 
-    def speeds(self, engine: Engine, jobs: np.ndarray) -> Iterable[tuple[int, float]]:
+    def speeds(self, view: SchedulerView, jobs: np.ndarray) -> Iterable[tuple[int, float]]:
         """New speedups for (some of) `jobs`, the running jobs on nodes that changed at
-        `engine.now`."""
+        `view.now`."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -238,12 +240,9 @@ class Engine:
                 field="cores",
             )
         self.workload, self.platform = workload, platform
-        self.scheduler = (
-            scheduler if hasattr(scheduler, "schedule") else _FunctionScheduler(scheduler)
-        )
-        self.allocator = (
-            allocator if allocator is not None else self.scheduler.make_allocator(platform)
-        )
+        self.scheduler = scheduler if hasattr(scheduler, "schedule") else _Function(scheduler)
+        make_allocator = getattr(self.scheduler, "make_allocator", CompactAllocator)
+        self.allocator = allocator if allocator is not None else make_allocator(platform)
         self.allocator.bind(workload)  # resources and node types: where each job may run
         self.speed_model = speed_model
         self.use_run_times = use_run_times
@@ -334,7 +333,9 @@ class Engine:
         self._sources = list(sources)
         self._progress = progress
         # the completion hook, None when it does nothing in this run (resolved in `run`)
-        self._on_finish: Callable[[Engine, int], None] | None = self.scheduler.on_finish
+        self._on_finish: Callable[[SchedulerView, int], None] | None = None
+        # what every hook, event source and speed model receives: never the engine itself
+        self.view = SchedulerView(self)
 
     # --- actions ----------------------------------------------------------------------------------
     def _act(self, action: str, job: int, key: int, nodes: np.ndarray, reason: str) -> None:
@@ -495,7 +496,9 @@ class Engine:
             j for j in self.waiting if j > job
         ]:  # back to its submit position (workload order)
             self.waiting.move_to_end(later)
-        self.scheduler.on_preempt(self, job)
+        on_preempt = getattr(self.scheduler, "on_preempt", None)
+        if on_preempt is not None:
+            on_preempt(self.view, job)
 
     def kill(self, job: int, reason: str = "") -> None:
         """Remove a waiting or running job for good; it ends now with the work it has not done."""
@@ -507,7 +510,7 @@ class Engine:
             self._advance(job)
             self._stop(job, "kill", reason)
             if self._on_finish is not None:
-                self._on_finish(self, job)
+                self._on_finish(self.view, job)
         else:
             self.changes += 1
             del self.waiting[job]
@@ -558,7 +561,9 @@ class Engine:
         self.release(old, reason)
         nodes = old.nodes[old.nodes != node]
         rest = self.reserve(nodes, reason) if nodes.size else None
-        self.scheduler.on_revoke(self, old, rest)
+        on_revoke = getattr(self.scheduler, "on_revoke", None)
+        if on_revoke is not None:
+            on_revoke(self.view, old, rest)
         return rest
 
     def hint(self, job: int, placement: str | None) -> None:
@@ -592,8 +597,8 @@ class Engine:
             self._wakeup_set.add(when)
             heapq.heappush(self._wakeups, when)
 
-    def at(self, when: float, callback: Callable[[Engine], None]) -> None:
-        """Call `callback(engine)` at `when`, before that timestamp's scheduling pass (event
+    def at(self, when: float, callback: Callable[[SchedulerView], None]) -> None:
+        """Call `callback(view)` at `when`, before that timestamp's scheduling pass (event
         sources)."""
         heapq.heappush(self._events, (max(when, self.now), next(self._sequence), callback))
 
@@ -705,16 +710,16 @@ class Engine:
         when = self.updated[job] + (point - done) / self.rate[job]
         version = self.version[job]
 
-        def reached(engine: Engine, job=job, version=version) -> None:
+        def reached(view: SchedulerView, job: int = job, version: int = version) -> None:
             if (
-                engine.version[job] == version
-                and engine.state[job] == RUNNING
-                and job in engine.pending_resize
+                self.version[job] == version
+                and self.state[job] == RUNNING
+                and job in self.pending_resize
             ):
-                if engine._apply_resize(job, engine.pending_resize[job], reason="scheduling-point"):
-                    del engine.pending_resize[job]
+                if self._apply_resize(job, self.pending_resize[job], reason="scheduling-point"):
+                    del self.pending_resize[job]
                 else:
-                    engine._post_scheduling_point(job)
+                    self._post_scheduling_point(job)
 
         self.at(when, reached)
 
@@ -727,10 +732,10 @@ class Engine:
             return
         version = self.version[job]
 
-        def reached(engine: Engine, job=job, version=version) -> None:
-            if engine.version[job] == version and engine.state[job] == RUNNING:
-                engine.kill(job, reason="walltime")
-                engine.killed_at_walltime += 1
+        def reached(view: SchedulerView, job: int = job, version: int = version) -> None:
+            if self.version[job] == version and self.state[job] == RUNNING:
+                self.kill(job, reason="walltime")
+                self.killed_at_walltime += 1
 
         self.at(when, reached)
 
@@ -772,7 +777,7 @@ class Engine:
         if self.pending_resize:
             self.pending_resize.pop(job, None)
         if self._on_finish is not None:
-            self._on_finish(self, job)
+            self._on_finish(self.view, job)
 
     def _update_speeds(self) -> None:
         nodes = np.concatenate(self._touched)
@@ -780,7 +785,7 @@ class Engine:
         running = self.running
         jobs = self.allocator.state.jobs_on(nodes)
         assert self.speed_model is not None  # nodes are touched only with a speed model
-        for job, speed in self.speed_model.speeds(self, jobs):
+        for job, speed in self.speed_model.speeds(self.view, jobs):
             if job in running:
                 self.set_speed(job, float(speed))
 
@@ -908,9 +913,12 @@ class Engine:
         """Simulate until every job has finished or been killed."""
         clock = time.perf_counter()
         scheduler = self.scheduler
-        scheduler.attach(self)
+        view = self.view
+        attach = getattr(scheduler, "attach", None)
+        if attach is not None:
+            attach(view)
         for source in self._sources:
-            source.attach(self)
+            source.attach(view)
         self._on_finish = _hook(scheduler, "on_finish")
         bar = None
         if self._progress:
@@ -958,6 +966,7 @@ class Engine:
             self._events,
         )
         waiting, version, state, touched = self.waiting, self.version, self.state, self._touched
+        view = self.view
         schedule, on_arrival = self.scheduler.schedule, _hook(self.scheduler, "on_arrival")
         finish, heappop, log = self._finish, heapq.heappop, self.log
         units, table = self.waiting_units, self.units_table
@@ -993,16 +1002,16 @@ class Engine:
                 if log is not None:
                     log.append((now, "arrival", arrived, 0))
                 if on_arrival is not None:
-                    on_arrival(self, arrived)
+                    on_arrival(view, arrived)
                 arrived += 1
             while events and events[0][0] <= now:
                 self.changes += 1
-                heappop(events)[2](self)
+                heappop(events)[2](view)
             while wakeups and wakeups[0] <= now:
                 self.changes += 1
                 self._wakeup_set.discard(heappop(wakeups))
             if timed:
-                schedule(self)
+                schedule(view)
             if touched:
                 self._update_speeds()
             if bar is not None and done - shown >= step:
@@ -1021,10 +1030,10 @@ class Engine:
             if event_version == version[job]:
                 due.append(job)
         due.sort(key=started.__getitem__)  # stable: equal starts keep the job order
-        schedule = self.scheduler.schedule
+        schedule, view = self.scheduler.schedule, self.view
         for job in due:
             self._finish(job)
-            schedule(self)
+            schedule(view)
         on_arrival = _hook(self.scheduler, "on_arrival")
         units, table, submit = self.waiting_units, self.units_table, self.submit
         while self.arrived < len(submit) and submit[self.arrived] <= now:
@@ -1036,9 +1045,9 @@ class Engine:
             if self.log is not None:
                 self.log.append((now, "arrival", job, 0))
             if on_arrival is not None:
-                on_arrival(self, job)
+                on_arrival(view, job)
             self.arrived += 1
-            schedule(self)
+            schedule(view)
         return len(due)
 
     def _lifecycle(self) -> dict | None:
@@ -1067,7 +1076,7 @@ def _hook(scheduler, name: str) -> Callable | None:
     listens = getattr(scheduler, "listens", None)
     if listens is not None and not listens(name):
         return None
-    return getattr(scheduler, name)
+    return getattr(scheduler, name, None)
 
 
 def _stuck(waiting) -> RuntimeError:
@@ -1089,55 +1098,19 @@ def _job_models(models, jobs: int) -> list[JobModel] | None:
     return None if all(model.is_rigid for model in models) else models
 
 
-class _FunctionScheduler(Scheduler):
-    """Wraps a plain function `schedule(engine)` as a scheduler (the base class's hooks do
-    nothing)."""
+class _Function:
+    """A plain function `schedule(engine)` as a scheduler without hooks (whole nodes, lowest ids
+    first)."""
 
     def __init__(self, function: Callable):
-        # the function is the scheduling pass
-        self.schedule = function  # type: ignore[method-assign]
+        self.schedule = function
         self.name = getattr(function, "__name__", "function")
 
 
-def simulate(
-    workload: Workload,
-    platform: Platform,
-    scheduler,
-    *,
-    heatmap=None,
-    alone_speedup: float | str | None = None,
-    placement: str | None = None,
-    scheduler_options: dict | None = None,
-    spread_speedup=UNSET,
-    partitions=None,
-    **options,
-) -> SimulationResult:
-    """Run one simulation of any scheduler: an object, a registered name or a function(engine).
-
-    The scheduler declares what it needs: its allocator (`make_allocator`, given `placement`) and
-    its speed model (`make_speed_model`, given the heatmap and the speedup of a job alone on spread
-    nodes, `alone_speedup`; co-schedulers use the heatmap co-location model of 000 §3.5). `options`
-    go to the `Engine` (job_models, sources, use_run_times, log_events, progress). The keyword
-    ``spread_speedup`` is the deprecated spelling of `alone_speedup` (removed in 0.4.0).
-    `partitions` (a `cosched.simulator.partitions.Assignment`) confines each job to its partition's
-    nodes and runs the queue per partition; it simulates the jobs its partitions accepted.
-    """
-    alone_speedup = renamed_keyword(
-        alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup"
-    )
-    if isinstance(scheduler, str):
-        scheduler = make_scheduler(scheduler, **(scheduler_options or {}))
-    elif not hasattr(scheduler, "schedule"):
-        scheduler = _FunctionScheduler(scheduler)
-    if partitions is not None:
-        workload = partitions.workload
-        options["allocator"] = partitions.allocator(platform, scheduler)
-    allocator = options.pop("allocator", None) or scheduler.make_allocator(
-        platform, placement=placement
-    )
-    speed_model = options.pop("speed_model", None) or scheduler.make_speed_model(
-        workload, heatmap=heatmap, spread_speedup=alone_speedup
-    )
-    return Engine(
-        workload, platform, scheduler, allocator=allocator, speed_model=speed_model, **options
-    ).run()
+def __getattr__(name: str) -> object:
+    """`simulate` lives in `cosched.simulator.simulation`, above the schedulers; the old spelling
+    ``cosched.simulator.engine.simulate`` warns (removed in 0.4.0)."""
+    if name == "simulate":
+        warn_renamed("cosched.simulator.engine.simulate", "cosched.simulator.simulation.simulate")
+        return importlib.import_module("cosched.simulator.simulation").simulate
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -474,7 +474,7 @@ def run_one(
     spec: CoschedExperiment, experiment: int, scheduler: str, keep_jobs: bool = False
 ) -> dict:
     """Simulate one (experiment, scheduler); return its metrics row (and per-job times if asked)."""
-    from cosched.simulator.engine import simulate
+    from cosched.simulator.simulation import simulate
 
     workload = experiment_workload(spec, experiment)
     with warnings.catch_warnings():

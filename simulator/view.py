@@ -1,111 +1,350 @@
-"""What a scheduler, a mechanism or an event source may use of the engine: a typed, read-only view
-plus the engine's checked actions.
+"""What a scheduler, a mechanism, an event source or a speed model sees of a simulation: a frozen,
+typed view of the engine's state and the engine's checked actions.
 
-The engine (`cosched.simulator.engine.Engine`) satisfies `SchedulerView`; schedulers receive the
-engine itself, so nothing is copied, but they must read only what is listed here and change the
-state only through the actions. Two tests keep it so: every attribute a
-built-in scheduler, mechanism or failure source reads on the engine is in this list
-(tests/simulator/test_scheduler_view.py), and no module besides the engine and the allocators reads
-the allocators' arrays or the engine's private members (tests/package/test_layering.py).
+The engine builds one `SchedulerView` per run and passes it to every hook (``attach``,
+``schedule``, ``on_arrival``, ``on_finish``, ``on_preempt``, ``on_revoke``), to event sources and
+their timed callbacks (``at``), and to the speed model. Nothing reaches the engine object or its
+allocator, but the deprecated members of the old interface (`_ENGINE_ONLY`, with a warning).
 
-Lists are indexed by job (workload order) and must not be modified. Times are seconds; work is in
-seconds of the job's compact run at its requested size (checkpoint writes included).
+Why one object for reading and acting: the hooks keep their one argument (``schedule(engine)``
+plug-ins written before the view run unchanged), and every action is the engine's own bound method,
+so acting costs no extra call; the actions are still a closed list (`ACTIONS`), checked by the
+engine (a wrong one raises `ActionError` naming the job).
+
+Read-only, at list speed:
+
+- attributes cannot be assigned (``AttributeError``);
+- the queues and reservations are `types.MappingProxyType` over the engine's dicts, so item
+  assignment raises ``TypeError``; iterating them walks the dicts themselves;
+- per-job data fixed for the run (``submit``, ``run_time``, ``cores``, ``estimate``, ``work``,
+  ``models``) are tuples;
+- per-job state the engine updates as it runs (``state``, ``predicted_end``, ``held``,
+  ``allocation``, ``by_end``, ...) are the engine's own lists, typed `Sequence` (mypy refuses an
+  item assignment). They are not wrapped at run time: a wrapper costs a Python call per element
+  read in the EASY pass, and a read-only list subclass turns every engine write into a method call
+  (docs/simulator.md, "The scheduler's view", gives the measurement).
+
+Lists are indexed by job (workload order). Times are seconds; work is in seconds of the job's
+compact run at its requested size (checkpoint writes included).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-__all__ = ["SchedulerView", "VIEW_MEMBERS"]
+from cosched.simulator.jobs import STATES
+
+if TYPE_CHECKING:
+    from cosched.simulator.allocators import Allocation
+    from cosched.simulator.jobs import JobModel
+    from cosched.simulator.platform import Platform
+    from cosched.simulator.workload import Workload
+
+__all__ = ["SchedulerView", "VIEW_MEMBERS", "ACTIONS"]
+
+ACTIONS = (
+    "start",
+    "resize",
+    "preempt",
+    "kill",
+    "reserve",
+    "release",
+    "revoke",
+    "hint",
+    "request_wakeup",
+    "at",
+    "note",
+    "set_speed",
+)
+"""The actions: every change a scheduler, mechanism, event source or speed model may make."""
 
 
-@runtime_checkable
-class SchedulerView(Protocol):
-    """The engine as a scheduler sees it (state documented in `cosched.simulator.engine`)."""
-
-    # --- state (read-only)
-    # ----------------------------------------------------------------------------
-    now: float
-    waiting: OrderedDict  # job -> None, queue order
-    running: dict  # job -> None, start order
-    state: list  # per job: an index into engine.STATES
-    submit: list
-    run_time: list
-    cores: list
-    estimate: list
-    first_start: list
-    started: list  # when the current (or last) run began
-    end: list
-    allocation: list  # per job: an Allocation (nodes, cores) or None
-    held: list  # allocator units per running job
-    speed: list
-    rate: list
-    work: list
-    remaining: list  # work left at `updated`
-    updated: (
-        list  # when `remaining` was last brought up to date (after a setup: when progress resumes)
-    )
-    version: list  # bumped whenever a job's completion is re-posted or cancelled
-    checkpoints: list  # periodic checkpoints kept, an exact count
-    lost: list
-    lost_setup: list
-    preemptions: list
-    predicted_end: list
-    queued_duration: list  # per waiting job: predicted run time if started now
-    by_end: list  # running jobs as sorted (predicted_end, job)
-    placement: list
-    models: list | None
-    units_table: list | None
-    waiting_units: list | None  # units of the waiting jobs, ascending (with units_table only)
-    reservations: dict
-    changes: int  # changes a pass can see, arrivals excepted (starts, ends, rates, events, ...)
-    platform: object
-    workload: object
-    scheduler: object
-
-    # --- accessors
-    # --------------------------------------------------------------------------------------
-    def work_done(self, job: int) -> float: ...
-    def checkpointed_work(self, job: int) -> float: ...
-    def predicted_duration(self, job: int) -> float: ...
-    def model(self, job: int): ...
-    def requested_nodes(self, job: int) -> int: ...
-    def node_occupants(self, nodes: np.ndarray | None = None) -> np.ndarray: ...
-    def neighbours(self, job: int) -> list[int]: ...
-    def occupant(self, node: int) -> int: ...
-    def is_reserved(self, node: int) -> bool: ...
-    def reservation_of(self, node: int): ...
-    def is_idle(self, nodes: np.ndarray) -> np.ndarray: ...
-    def idle_nodes(self, limit: int | None = None) -> np.ndarray: ...
-    def free_nodes(self) -> int: ...
-
-    # --- actions (checked: a wrong one raises ActionError)
-    # ---------------------------------------------
-    def start(
-        self, job: int, nodes=None, placement: str | None = None, reason: str = ""
+class _Start(Protocol):
+    def __call__(
+        self, job: int, nodes: Any = None, placement: str | None = None, reason: str = ""
     ) -> bool: ...
-    def resize(self, job: int, nodes: int, release=None, reason: str = "") -> bool: ...
-    def preempt(self, job: int, reason: str = "") -> None: ...
-    def kill(self, job: int, reason: str = "") -> None: ...
-    def reserve(self, nodes, reason: str = ""): ...
-    def release(self, reservation, reason: str = "") -> None: ...
-    def revoke(self, node: int, reason: str = ""): ...
-    def hint(self, job: int, placement: str | None) -> None: ...
-    def request_wakeup(self, when: float) -> None: ...
-    def at(self, when: float, callback: Callable) -> None: ...
-    def note(self, action: str, job: int, reason: str = "") -> None: ...
 
 
-# the names a built-in scheduler, mechanism or event source may use on the engine; `allocator` is
-# there for its documented interface (free_units, units, find, total_units), never its node arrays
+class _Resize(Protocol):
+    def __call__(self, job: int, nodes: int, release: Any = None, reason: str = "") -> bool: ...
+
+
+class _JobAction(Protocol):
+    def __call__(self, job: int, reason: str = "") -> None: ...
+
+
+class _Reserve(Protocol):
+    def __call__(self, nodes: Any, reason: str = "") -> Any: ...
+
+
+class _Release(Protocol):
+    def __call__(self, reservation: Any, reason: str = "") -> None: ...
+
+
+class _Revoke(Protocol):
+    def __call__(self, node: int, reason: str = "") -> Any: ...
+
+
+class _Note(Protocol):
+    def __call__(self, action: str, job: int, reason: str = "") -> None: ...
+
+
+class _Occupants(Protocol):
+    def __call__(self, nodes: np.ndarray | None = None) -> np.ndarray: ...
+
+
+class _IdleNodes(Protocol):
+    def __call__(self, limit: int | None = None) -> np.ndarray: ...
+
+
+# (view attribute, engine attribute or None for the same name): the engine's state, as it is
+_LIVE = (
+    "state",
+    "first_start",
+    "started",
+    "end",
+    "allocation",
+    "held",
+    "speed",
+    "rate",
+    "remaining",
+    "updated",
+    "version",
+    "checkpoints",
+    "lost",
+    "lost_setup",
+    "preemptions",
+    "predicted_end",
+    "by_end",
+    "placement",
+    "units_table",
+    "waiting_units",
+    "platform",
+    "workload",
+    "speed_model",
+    "scheduler",
+)
+_FIXED = ("submit", "run_time", "cores", "estimate", "work")
+_MAPPINGS = ("waiting", "running", "reservations")
+_ACCESSORS = (
+    "work_done",
+    "checkpointed_work",
+    "predicted_duration",
+    "model",
+    "requested_nodes",
+    "node_occupants",
+    "occupant",
+    "is_reserved",
+    "reservation_of",
+    "is_idle",
+    "idle_nodes",
+    "free_nodes",
+    "neighbours",
+)
+
+
+class SchedulerView:
+    """The engine's state, read-only, and its actions (see the module docstring)."""
+
+    _engine: Any  # the engine; hooks never see it
+    # --- state ------------------------------------------------------------------------------------
+    waiting: Mapping[int, None]  # job -> None, queue order (workload order)
+    running: Mapping[int, None]  # job -> None, start order
+    reservations: Mapping[int, Any]  # reservation key (below -1) -> Reservation
+    state: Sequence[int]  # per job: an index into STATES (cosched.simulator.jobs.JobState)
+    submit: Sequence[float]
+    run_time: Sequence[float]
+    cores: Sequence[int]
+    estimate: Sequence[float]
+    work: Sequence[float]
+    first_start: Sequence[float]
+    started: Sequence[float]  # when the current (or last) run began
+    end: Sequence[float]
+    allocation: Sequence[Allocation | None]  # per job: (nodes, cores) while it holds nodes
+    held: Sequence[int]  # allocator units per running job
+    speed: Sequence[float]
+    rate: Sequence[float]
+    remaining: Sequence[float]  # work left at `updated`
+    updated: Sequence[float]  # when `remaining` was last brought up to date
+    version: Sequence[int]  # bumped whenever a job's completion is re-posted or cancelled
+    checkpoints: Sequence[int]  # periodic checkpoints kept, an exact count
+    lost: Sequence[float]
+    lost_setup: Sequence[float]
+    preemptions: Sequence[int]
+    predicted_end: Sequence[float]
+    queued_duration: Sequence[float]  # per waiting job: predicted run time if started now
+    by_end: Sequence[tuple[float, int]]  # running jobs as sorted (predicted_end, job)
+    placement: Sequence[str | None]
+    models: Sequence[JobModel] | None  # None when every job is plain rigid
+    units_table: Sequence[int] | None  # allocator units per job, when they are static
+    waiting_units: Sequence[int] | None  # units of the waiting jobs, ascending (with units_table)
+    total_units: int
+    platform: Platform
+    workload: Workload
+    speed_model: Any
+    scheduler: Any
+    STATES: Sequence[str]
+
+    # --- accessors --------------------------------------------------------------------------------
+    work_done: Callable[[int], float]
+    checkpointed_work: Callable[[int], float]
+    predicted_duration: Callable[[int], float]
+    model: Callable[[int], JobModel]
+    requested_nodes: Callable[[int], int]
+    node_occupants: _Occupants
+    occupant: Callable[[int], int]
+    is_reserved: Callable[[int], bool]
+    reservation_of: Callable[[int], Any]
+    is_idle: Callable[[np.ndarray], np.ndarray]
+    idle_nodes: _IdleNodes
+    free_nodes: Callable[[], int]
+    free_units: Callable[[], int]  # allocator units free now
+    units: Callable[[int], int]  # allocator units `job` would take now
+    free_cores: Callable[[], int]  # cores free now (co-location allocators)
+    neighbours: Callable[[int], list[int]]  # jobs sharing a node with `job`
+    partitions: PartitionsView | None  # None: the run has no partitions
+
+    # --- actions (checked by the engine: a wrong one raises ActionError) --------------------------
+    start: _Start
+    resize: _Resize
+    preempt: _JobAction
+    kill: _JobAction
+    reserve: _Reserve
+    release: _Release
+    revoke: _Revoke
+    hint: Callable[[int, str | None], None]
+    request_wakeup: Callable[[float], None]
+    at: Callable[[float, Callable[[SchedulerView], None]], None]
+    note: _Note
+    set_speed: Callable[[int, float], None]
+
+    __slots__ = (
+        "_engine",
+        *_LIVE,
+        *_FIXED,
+        *_MAPPINGS,
+        *_ACCESSORS,
+        *ACTIONS,
+        "queued_duration",
+        "models",
+        "total_units",
+        "partitions",
+        "STATES",
+        "free_units",
+        "units",
+        "free_cores",
+    )
+
+    def __init__(self, engine: Any) -> None:
+        """Built by the engine once, after its state exists."""
+        put = partial(object.__setattr__, self)
+        put("_engine", engine)
+        for name in _LIVE:
+            put(name, getattr(engine, name))
+        for name in _FIXED:
+            put(name, tuple(getattr(engine, name)))
+        for name in _MAPPINGS:
+            put(name, MappingProxyType(getattr(engine, name)))
+        for name in (*_ACCESSORS, *ACTIONS):
+            put(name, getattr(engine, name))
+        fixed_duration = engine.queued_duration is engine.estimate  # no job models: the estimates
+        put("queued_duration", self.estimate if fixed_duration else engine.queued_duration)
+        put("models", None if engine.models is None else tuple(engine.models))
+        allocator = engine.allocator
+        put("total_units", allocator.total_units)
+        put("free_units", allocator.free_units)
+        put("units", partial(allocator.units, engine))
+        put("free_cores", getattr(allocator, "free_cores", _no_free_cores))
+        put("STATES", STATES)
+        put("partitions", _partitions(allocator))
+
+    @property
+    def now(self) -> float:
+        """The current simulated time (seconds)."""
+        return self._engine.now
+
+    @property
+    def changes(self) -> int:
+        """A count of the changes a scheduling pass can see, arrivals excepted (starts, ends,
+        rates, reservations, hints, timed events, wake-ups): equal counts, equal state."""
+        return self._engine.changes
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(
+            f"the scheduler's view is read-only (cannot set {name!r}); change the state through "
+            f"its actions: {', '.join(ACTIONS)}"
+        )
+
+    __delattr__ = __setattr__  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class PartitionsView:
+    """The run's partitions as schedulers see them (`cosched.simulator.partitions`): each job's
+    partition, each partition's nodes and job factor, and its free allocator units now."""
+
+    partition_of: Sequence[int]
+    node_sets: Sequence[Sequence[int]]
+    priority_job_factors: Sequence[float]
+    free_units_in: Callable[[int], int]
+
+
+def _partitions(allocator: Any) -> PartitionsView | None:
+    if getattr(allocator, "partition_of", None) is None:
+        return None
+    return PartitionsView(
+        tuple(allocator.partition_of),
+        tuple(allocator.node_sets),
+        tuple(allocator.priority_job_factors),
+        allocator.free_units_in,
+    )
+
+
+def _no_free_cores() -> int:
+    raise TypeError("this run's allocator does not count free cores (a co-location allocator does)")
+
+
 VIEW_MEMBERS = frozenset(
     name
-    for klass in SchedulerView.__mro__
-    if klass is not object
-    for name in (*getattr(klass, "__annotations__", {}), *vars(klass))
+    for name in (*SchedulerView.__annotations__, *vars(SchedulerView))
     if not name.startswith("_")
-) | {"allocator", "speed_model", "set_speed", "STATES"}
+)
+"""Every name a built-in scheduler, mechanism, event source or speed model may use on the view."""
+
+# Engine members outside the view that schedulers written when hooks received the engine may read.
+# Plain properties, not `__getattr__`: a class with `__getattr__` loses CPython's fast attribute
+# reads (about 5x slower per read), which the scheduling passes make many times per event.
+_ENGINE_ONLY = (
+    "allocator",
+    "resizes",
+    "pending_resize",
+    "estimate_work",
+    "use_run_times",
+    "log",
+    "actions",
+)
+
+
+def _engine_only(name: str) -> property:
+    def read(view: SchedulerView) -> object:
+        warnings.warn(
+            f"a scheduler read engine.{name}, which is not part of the scheduler's view "
+            f"(cosched.simulator.view.SchedulerView); hooks receive the view, not the engine "
+            f"(this fallback is removed in 0.4.0)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(view._engine, name)
+
+    return property(read, doc=f"Deprecated: the engine's {name} (not part of the view).")
+
+
+for _name in _ENGINE_ONLY:
+    setattr(SchedulerView, _name, _engine_only(_name))

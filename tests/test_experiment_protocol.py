@@ -133,8 +133,8 @@ def test_old_names_still_work_with_a_warning_naming_the_new_one(old, module, new
 
 
 def test_the_old_spread_speedup_keyword_warns_and_gives_the_same_run():
-    from cosched.simulator.engine import simulate
     from cosched.simulator.experiment import experiment_workload, preset_spec
+    from cosched.simulator.simulation import simulate
 
     spec = preset_spec("example-small", jobs=12, experiments=1, schedulers=["easy-co"])
     workload = experiment_workload(spec, 0)

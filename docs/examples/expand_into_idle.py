@@ -20,6 +20,6 @@ class ExpandIntoIdle(EASY):
                 continue
             size = engine.allocation[job].nodes.size
             largest = model.bounds(engine.requested_nodes(job))[1]
-            idle = engine.allocator.free_units()
+            idle = engine.free_units()
             if idle and size < largest:
                 engine.resize(job, min(largest, size + idle))

@@ -7,5 +7,5 @@ from cosched.simulator.schedulers.base import QueueScheduler
 class SmallestAreaFirst(QueueScheduler):
     name = "smallest-area-first"
 
-    def priority(self, engine, waiting):
+    def priority(self, view, waiting):
         return -(self.cores[waiting] * self.estimate[waiting])  # the queue runs largest first

@@ -249,8 +249,8 @@ def run_policy(
     `jitter_rng`: move every submission by an independent uniform draw in [-jitter, jitter] (never
     before 0); the jobs keep their marking, and the result's jobs follow the new submission
     order (`result.workload.job_id` names them)."""
-    from cosched.simulator.engine import simulate
     from cosched.simulator.schedulers import make_scheduler
+    from cosched.simulator.simulation import simulate
 
     workload = experiment_workload(spec)
     models = elastic_models(

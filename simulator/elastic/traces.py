@@ -16,7 +16,7 @@ time at that size. A marked job keeps that work (seconds of its run on n nodes) 
 
 Exactly round(F x N) jobs are marked, chosen by a seeded permutation, so the same seed marks the
 same jobs. Unmarked jobs stay rigid. `elastic_models` returns the per-job models
-`engine.simulate(job_models=...)` takes.
+`simulation.simulate(job_models=...)` takes.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from cosched.simulator.hybrid.base import PREEMPTED, SHRUNK, ArrivalPolicy, allo
 from cosched.simulator.jobs import JobKind
 
 if TYPE_CHECKING:
-    from cosched.simulator.engine import Engine
+    from cosched.simulator.view import SchedulerView
 
 __all__ = ["ArrivalPolicy", "PreemptOnArrival", "ShrinkOnArrival", "water_fill"]
 
@@ -44,10 +44,10 @@ class PreemptOnArrival(ArrivalPolicy):
 
     name = "paa"
 
-    def make_room(self, engine: Engine, od: int, need: int) -> bool:
+    def make_room(self, engine: SchedulerView, od: int, need: int) -> bool:
         return self.preempt(engine, od, need)
 
-    def preempt(self, engine: Engine, od: int, need: int) -> bool:
+    def preempt(self, engine: SchedulerView, od: int, need: int) -> bool:
         """Preempt running rigid and malleable jobs by ascending overhead until `need` nodes are
         free."""
         mechanism = self.mechanism
@@ -72,10 +72,10 @@ class ShrinkOnArrival(PreemptOnArrival):
 
     name = "spaa"
 
-    def make_room(self, engine: Engine, od: int, need: int) -> bool:
+    def make_room(self, engine: SchedulerView, od: int, need: int) -> bool:
         return self.shrink(engine, od, need) or self.preempt(engine, od, need)
 
-    def shrink(self, engine: Engine, od: int, need: int) -> bool:
+    def shrink(self, engine: SchedulerView, od: int, need: int) -> bool:
         """Shrink the running malleable jobs as evenly as possible if they can supply `need`
         nodes."""
         mechanism = self.mechanism

@@ -47,8 +47,8 @@ from cosched.simulator.schedulers.base import Scheduler
 
 if TYPE_CHECKING:
     from cosched.simulator.allocators import Allocation, Allocator
-    from cosched.simulator.engine import Engine
     from cosched.simulator.platform import Platform
+    from cosched.simulator.view import SchedulerView
 
 __all__ = [
     "Hybrid",
@@ -74,7 +74,7 @@ PREEMPTED, SHRUNK = "preempted", "shrunk"  # how a lender gave its nodes (see `H
 WAITING, RUNNING = int(JobState.WAITING), int(JobState.RUNNING)
 
 
-def allocations(engine: Engine) -> list[Allocation]:
+def allocations(engine: SchedulerView) -> list[Allocation]:
     """The engine's allocation per job, as the mechanisms read it: only for running jobs, which
     hold one (no check per read: PAA and CUP read every running job's)."""
     return cast("list[Allocation]", engine.allocation)
@@ -111,7 +111,7 @@ class NoticePolicy:
         """Nodes to hold for announced `od` before it arrives: its size."""
         return int(self.mechanism.n_max[od])
 
-    def short(self, engine: Engine, od: int) -> None:
+    def short(self, engine: SchedulerView, od: int) -> None:
         """Announced `od` holds the idle nodes and still lacks some (`Hybrid.need`)."""
 
     def reserved_lost(self, od: int) -> None:
@@ -121,18 +121,18 @@ class NoticePolicy:
         """`od` lost nodes it was promised (its borrower or promised job went to an arrived job, or
         was stopped)."""
 
-    def withdraw(self, engine: Engine, job: int, replan: bool = True) -> dict[int, int]:
+    def withdraw(self, engine: SchedulerView, job: int, replan: bool = True) -> dict[int, int]:
         """Withdraw the announced jobs' promises on running `job` ({announced job: nodes}): it
         ended, was preempted or an arrived job took it; with `replan`, they plan again."""
         return {}
 
-    def drop(self, engine: Engine, od: int) -> None:
+    def drop(self, engine: SchedulerView, od: int) -> None:
         """`od` arrived or timed out: its plans end."""
 
-    def replan(self, engine: Engine) -> None:
+    def replan(self, engine: SchedulerView) -> None:
         """In the pass, before the arrived jobs collect idle nodes."""
 
-    def collect(self, engine: Engine) -> None:
+    def collect(self, engine: SchedulerView) -> None:
         """In the pass, after the arrived jobs collected idle nodes, before the site policy."""
 
 
@@ -144,7 +144,7 @@ class ArrivalPolicy:
     def __init__(self, mechanism: Hybrid) -> None:
         self.mechanism = mechanism
 
-    def make_room(self, engine: Engine, od: int, need: int) -> bool:
+    def make_room(self, engine: SchedulerView, od: int, need: int) -> bool:
         """Free (or plan to free, after a warning) `need` nodes for arrived `od` through
         `Hybrid.act`, recording each lender in ``mechanism.lenders[od]``; False if it cannot."""
         raise NotImplementedError
@@ -240,7 +240,7 @@ class Hybrid(Scheduler):
     def make_allocator(self, platform: Platform, placement: str | None = None) -> Allocator:
         return self.inner.make_allocator(platform, placement=placement)
 
-    def attach(self, engine: Engine) -> None:
+    def attach(self, engine: SchedulerView) -> None:
         self.inner.attach(engine)
         # the engine's checkpoint period per job (interval + write), NaN for none: the same float it
         # uses
@@ -258,11 +258,13 @@ class Hybrid(Scheduler):
                 self.later(engine, when, self._notice, job)
                 self.later(engine, self.t_est[job] + RELEASE_AFTER, self._timeout, job)
 
-    def later(self, engine: Engine, when: float, decision: Callable[..., None], *args: Any) -> None:
+    def later(
+        self, engine: SchedulerView, when: float, decision: Callable[..., None], *args: Any
+    ) -> None:
         """Make the decision `decision(engine, *args)` at `when` (`timed`)."""
         engine.at(when, lambda e: self.timed(decision, e, *args))
 
-    def timed(self, decision: Callable[..., None], engine: Engine, *args: Any) -> None:
+    def timed(self, decision: Callable[..., None], engine: SchedulerView, *args: Any) -> None:
         """Make the decision `decision(engine, *args)`, adding its time to ``decisions``."""
         # CPU time: a decision descheduled on a shared machine costs no more. The garbage collector
         # waits until the decision is over: a full collection scans the whole simulation's heap
@@ -277,13 +279,13 @@ class Hybrid(Scheduler):
             if collecting:
                 gc.enable()
 
-    def on_arrival(self, engine: Engine, job: int) -> None:
+    def on_arrival(self, engine: SchedulerView, job: int) -> None:
         self.inner.on_arrival(engine, job)
         self._queue_changes += 1
         if self.type[job] is JobKind.ON_DEMAND:
             self.arrivals.append(job)
 
-    def on_preempt(self, engine: Engine, job: int) -> None:
+    def on_preempt(self, engine: SchedulerView, job: int) -> None:
         self.inner.on_preempt(engine, job)
         self._queue_changes += 1
         self._note_interrupted_write(engine, job)
@@ -297,7 +299,7 @@ class Hybrid(Scheduler):
             # [impl] only a node failure stops one: it restarts as a new arrival
             self.arrivals.append(job)
 
-    def _note_interrupted_write(self, engine: Engine, job: int) -> None:
+    def _note_interrupted_write(self, engine: SchedulerView, job: int) -> None:
         """Record the part of the work a preemption lost that was a checkpoint write in progress:
         it is not redone as work (the lost work counts only the work redone)."""
         lost = engine.lost[job] - self._lost_seen[job]
@@ -310,7 +312,7 @@ class Hybrid(Scheduler):
             if writing > 0:
                 self.interrupted_writes.append((engine.now, job, writing))
 
-    def on_revoke(self, engine: Engine, reservation: Any, rest: Any) -> None:
+    def on_revoke(self, engine: SchedulerView, reservation: Any, rest: Any) -> None:
         """A reserved node was taken back (a failure): it leaves its on-demand job's reservation."""
         key = reservation.key
         for od, held in self.held.items():
@@ -326,7 +328,7 @@ class Hybrid(Scheduler):
                     self.notice.reserved_lost(od)
                     return
 
-    def on_finish(self, engine: Engine, job: int) -> None:
+    def on_finish(self, engine: SchedulerView, job: int) -> None:
         self.inner.on_finish(engine, job)
         nodes = allocations(engine)[job].nodes
         owner = self.victim_of.pop(job, None)
@@ -363,7 +365,7 @@ class Hybrid(Scheduler):
 
     def take(
         self,
-        engine: Engine,
+        engine: SchedulerView,
         od: int,
         count: int,
         nodes: np.ndarray | None = None,
@@ -389,7 +391,7 @@ class Hybrid(Scheduler):
             self.reservation_log.append((engine.now, od, count))
         return count
 
-    def _release_all(self, engine: Engine, od: int, why: str) -> np.ndarray:
+    def _release_all(self, engine: SchedulerView, od: int, why: str) -> np.ndarray:
         """Release every reservation of `od`; their node ids."""
         held = self.held.pop(od, [])
         for reservation in held:
@@ -399,7 +401,7 @@ class Hybrid(Scheduler):
             self.reservation_log.append((engine.now, od, -count))
         return np.concatenate([r.nodes for r in held]) if held else np.zeros(0, dtype=np.int64)
 
-    def need(self, engine: Engine, od: int) -> int:
+    def need(self, engine: SchedulerView, od: int) -> int:
         """Nodes announced `od` still lacks: what its notice policy wants held, less its reserved
         nodes and the nodes lent to running jobs."""
         borrowers, allocation = self.borrowers.get(od), allocations(engine)
@@ -407,7 +409,7 @@ class Hybrid(Scheduler):
         return self.notice.wanted(od) - self.reserved.get(od, 0) - lent
 
     # --- advance notice, estimated arrival --------------------------------------------------------
-    def _notice(self, engine: Engine, od: int) -> None:
+    def _notice(self, engine: SchedulerView, od: int) -> None:
         """004 §III-B.1: reserve the idle nodes; the notice policy handles what is missing."""
         self.collecting[od] = None
         self.borrowers[od] = set()
@@ -416,7 +418,7 @@ class Hybrid(Scheduler):
         if self.need(engine, od) > 0:
             self.notice.short(engine, od)
 
-    def _timeout(self, engine: Engine, od: int) -> None:
+    def _timeout(self, engine: SchedulerView, od: int) -> None:
         """004 §III-B.3: not arrived 10 min after t_est: release the reservation."""
         if od not in self.collecting:
             return
@@ -427,7 +429,7 @@ class Hybrid(Scheduler):
             del self.borrower_of[job]
 
     # --- arrival ----------------------------------------------------------------------------------
-    def _arrive(self, engine: Engine, od: int) -> None:
+    def _arrive(self, engine: SchedulerView, od: int) -> None:
         """004 §III-B.2: start on reserved + idle nodes, else the arrival policy makes room, else
         wait first."""
         self.collecting.pop(od, None)
@@ -458,7 +460,7 @@ class Hybrid(Scheduler):
             return
         self._start(engine, od, own, "arrival")
 
-    def _unreserve_announced(self, engine: Engine, need: int) -> None:
+    def _unreserve_announced(self, engine: SchedulerView, need: int) -> None:
         """[impl] An arrived job short of nodes frees those held for announced ones, latest t_est
         first."""
         for other in sorted(self.collecting, key=self.t_est.__getitem__, reverse=True):
@@ -468,7 +470,7 @@ class Hybrid(Scheduler):
             need -= held.size
             self.notice.reserved_lost(other)  # CUA collects again; CUP's arrival rule makes up
 
-    def _start(self, engine: Engine, od: int, own: np.ndarray, why: str) -> None:
+    def _start(self, engine: SchedulerView, od: int, own: np.ndarray, why: str) -> None:
         """Start `od` now on its own (just released) nodes first, then the lowest idle ones."""
         want = self.n_max[od] - own.size
         if want > 0:
@@ -481,7 +483,7 @@ class Hybrid(Scheduler):
             self.instant.add(od)  # its arrival's decision started it (after the warning: 004 §IV-D)
         engine.start(od, np.sort(nodes), reason=f"{why}:{od}")
 
-    def act(self, engine: Engine, od: int, job: int, keep: int) -> None:
+    def act(self, engine: SchedulerView, od: int, job: int, keep: int) -> None:
         """Shrink malleable `job` to `keep` nodes (0: preempt it) for arrived `od`: at once, or
         after the warning. The promises of its nodes to announced jobs (CUP's earmark or planned
         preemption, lent reserved nodes) are withdrawn and those jobs plan again: one promise per
@@ -504,7 +506,7 @@ class Hybrid(Scheduler):
         else:
             engine.preempt(job, reason=f"paa:{od}")
 
-    def _after_warning(self, engine: Engine, od: int) -> None:
+    def _after_warning(self, engine: SchedulerView, od: int) -> None:
         """The warning is over: the warned jobs shrink or stop, `od` starts on its nodes (else waits
         first). The nodes freed now are idle until the start, in this same decision: nobody else
         acts in between, so they are not reserved on the way."""
@@ -533,7 +535,7 @@ class Hybrid(Scheduler):
             self._release_all(engine, od, "front")
             self.blocked[od] = None
 
-    def by_overhead(self, engine: Engine, jobs: list[int]) -> list[int]:
+    def by_overhead(self, engine: SchedulerView, jobs: list[int]) -> list[int]:
         """`jobs` sorted by ascending preemption overhead in wall seconds (004 §III-B, PAA), ties
         by index.
 
@@ -571,7 +573,7 @@ class Hybrid(Scheduler):
         return [job for _, job in keyed]
 
     # --- completion -------------------------------------------------------------------------------
-    def _give_back(self, engine: Engine, od: int) -> None:
+    def _give_back(self, engine: SchedulerView, od: int) -> None:
         """004 §III-B.4: a preempted lender still waiting resumes if it fits; a shrunk one grows
         back. [impl] Arrived on-demand jobs still waiting come first: lenders get only the idle
         nodes those do not need."""
@@ -594,7 +596,7 @@ class Hybrid(Scheduler):
                     engine.resize(job, target, reason=f"give-back:{od}")
 
     # --- the pass ---------------------------------------------------------------------------------
-    def schedule(self, engine: Engine) -> None:
+    def schedule(self, engine: SchedulerView) -> None:
         if self.arrivals:
             arrivals, self.arrivals = self.arrivals, []
             for od in arrivals:
@@ -610,7 +612,7 @@ class Hybrid(Scheduler):
             self.inner.schedule(engine)
         self._lend_reserved(engine)
 
-    def _collect_warned(self, engine: Engine) -> None:
+    def _collect_warned(self, engine: SchedulerView) -> None:
         """On-demand jobs that warned malleable jobs on arrival collect idle nodes and start early
         if these suffice (the warned jobs then keep running as they are)."""
         for od in list(self.warned):
@@ -623,7 +625,7 @@ class Hybrid(Scheduler):
                         engine.note("unwarn", job, f"warning:{od}")
                 self._start(engine, od, self._release_all(engine, od, "warning"), "warning")
 
-    def _collect_blocked(self, engine: Engine) -> None:
+    def _collect_blocked(self, engine: SchedulerView) -> None:
         """On-demand jobs waiting at the queue front collect idle nodes until they fit."""
         for od in list(self.blocked):
             short = self.n_max[od] - self.reserved.get(od, 0)
@@ -632,7 +634,7 @@ class Hybrid(Scheduler):
                 del self.blocked[od]
                 self._start(engine, od, self._release_all(engine, od, "front"), "front")
 
-    def _start_head_malleable(self, engine: Engine) -> bool:
+    def _start_head_malleable(self, engine: SchedulerView) -> bool:
         """[impl] The queue head, malleable and too big for the idle nodes, starts on them if they
         are at least n_min."""
         if not engine.waiting:
@@ -646,7 +648,7 @@ class Hybrid(Scheduler):
             return False
         return bool(engine.start(head, idle, reason="head-malleable"))
 
-    def _lend_reserved(self, engine: Engine) -> None:
+    def _lend_reserved(self, engine: SchedulerView) -> None:
         """004 §III-B.1: reserved nodes run waiting jobs expected to end by t_est, then malleable
         jobs.
 
@@ -704,7 +706,7 @@ class Hybrid(Scheduler):
         self._grew.clear()  # lending re-reserves the rest of what it took: not a growth either
         self._window_key = (len(engine.waiting), self._queue_changes)
 
-    def _lend(self, engine: Engine, od: int, job: int, size: int) -> None:
+    def _lend(self, engine: SchedulerView, od: int, job: int, size: int) -> None:
         """Start `job` on `size` of the nodes reserved for `od`."""
         held = self.held[od]
         pieces: list[np.ndarray] = []

@@ -43,7 +43,8 @@ from cosched.simulator.allocators import EMPTY
 from cosched.simulator.jobs import JobKind, JobState
 
 if TYPE_CHECKING:
-    from cosched.simulator.engine import Engine, Reservation
+    from cosched.simulator.engine import Reservation
+    from cosched.simulator.view import SchedulerView
 
 __all__ = ["NodeFailures", "check_failure_options", "DOWN_HOURS", "FAILURE_STREAM", "MAX_FAILURES"]
 
@@ -110,7 +111,7 @@ class NodeFailures:
         self.hits: list[tuple[float, int, int, str, int]] = []
         self.down_log: list[tuple[float, int, int]] = []
 
-    def attach(self, engine: Engine) -> None:
+    def attach(self, engine: SchedulerView) -> None:
         jobs = len(engine.run_time)
         self.failures, self.interruptions, self.lost_node_seconds = (
             [0] * jobs,
@@ -124,7 +125,7 @@ class NodeFailures:
         else:
             engine.at(engine.now + self._interval(), self._drawn)
 
-    def _failure_at(self, node: int, down: float) -> Callable[[Engine], None]:
+    def _failure_at(self, node: int, down: float) -> Callable[[SchedulerView], None]:
         """The event of the scheduled failure of `node`, down `down` seconds."""
         return lambda engine: self._fail(engine, node, down)
 
@@ -132,7 +133,7 @@ class NodeFailures:
         assert self.mtbf is not None  # drawn failures: the source was given an MTBF
         return float(self.rng.exponential(self.mtbf * SECONDS_PER_HOUR))
 
-    def _drawn(self, engine: Engine) -> None:
+    def _drawn(self, engine: SchedulerView) -> None:
         """A drawn failure; the next one is posted only while jobs remain, and the run stops at
         MAX_FAILURES (the run must end)."""
         if not (engine.waiting or engine.running or (engine.state and engine.state[-1] == FUTURE)):
@@ -149,7 +150,7 @@ class NodeFailures:
             self._fail(engine, int(up[int(pick * up.size)]), down)
         engine.at(engine.now + self._interval(), self._drawn)
 
-    def _refuse(self, engine: Engine) -> None:
+    def _refuse(self, engine: SchedulerView) -> None:
         """InputError: the failures of this MTBF keep the jobs from finishing within MAX_FAILURES
         failures."""
         assert self.mtbf is not None  # drawn failures: the source was given an MTBF
@@ -165,7 +166,7 @@ class NodeFailures:
             field="mtbf",
         )
 
-    def _fail(self, engine: Engine, node: int, down: float) -> None:
+    def _fail(self, engine: SchedulerView, node: int, down: float) -> None:
         if self.down[node]:
             return
         occupant = engine.occupant(node)
@@ -179,13 +180,13 @@ class NodeFailures:
         self.down_log.append((engine.now, node, 1))
         engine.at(engine.now + down, lambda e: self._repair(e, reservation))
 
-    def _repair(self, engine: Engine, reservation: Reservation) -> None:
+    def _repair(self, engine: SchedulerView, reservation: Reservation) -> None:
         engine.release(reservation, reason="repair")
         node = int(reservation.nodes[0])
         self.down[node] = False
         self.down_log.append((engine.now, node, -1))
 
-    def _hit(self, engine: Engine, job: int, node: int) -> None:
+    def _hit(self, engine: SchedulerView, job: int, node: int) -> None:
         """The failed node runs `job`: a malleable job shrinks around it if it can, any other is
         interrupted."""
         self.failures[job] += 1

@@ -23,7 +23,7 @@ from cosched.simulator.hybrid.base import PREEMPTED, Hybrid, NoticePolicy, alloc
 from cosched.simulator.jobs import JobKind
 
 if TYPE_CHECKING:
-    from cosched.simulator.engine import Engine
+    from cosched.simulator.view import SchedulerView
 
 __all__ = [
     "NoticePolicy",
@@ -54,7 +54,7 @@ class CollectUntilArrival(NoticePolicy):
         super().__init__(mechanism)
         self.hungry: dict[int, None] = {}  # collecting jobs still short of nodes, in notice order
 
-    def short(self, engine: Engine, od: int) -> None:
+    def short(self, engine: SchedulerView, od: int) -> None:
         self.hungry[od] = None
 
     def reserved_lost(self, od: int) -> None:
@@ -67,10 +67,10 @@ class CollectUntilArrival(NoticePolicy):
 
     promise_lost = reserved_lost
 
-    def drop(self, engine: Engine, od: int) -> None:
+    def drop(self, engine: SchedulerView, od: int) -> None:
         self.hungry.pop(od, None)
 
-    def collect(self, engine: Engine) -> None:
+    def collect(self, engine: SchedulerView) -> None:
         if not self.hungry:
             return
         mechanism, free = self.mechanism, engine.free_nodes
@@ -103,7 +103,7 @@ class CollectUntilPreemption(NoticePolicy):
         # announced jobs that lost a promise: re-planned before the site policy's pass
         self.replans: dict[int, None] = {}
 
-    def short(self, engine: Engine, od: int) -> None:
+    def short(self, engine: SchedulerView, od: int) -> None:
         self.plan(engine, od)
 
     def promise_lost(self, od: int) -> None:
@@ -111,7 +111,7 @@ class CollectUntilPreemption(NoticePolicy):
         if od in self.mechanism.collecting:
             self.replans[od] = None
 
-    def replan(self, engine: Engine) -> None:
+    def replan(self, engine: SchedulerView) -> None:
         if not self.replans:
             return
         mechanism = self.mechanism
@@ -120,7 +120,7 @@ class CollectUntilPreemption(NoticePolicy):
             if od in mechanism.collecting:
                 mechanism.timed(self.plan, engine, od)
 
-    def plan(self, engine: Engine, od: int) -> None:
+    def plan(self, engine: SchedulerView, od: int) -> None:
         """Earmark the jobs estimated to end by t_est, then plan preemptions by ascending overhead,
         for what `od` lacks beyond the nodes already promised to it.
 
@@ -183,7 +183,7 @@ class CollectUntilPreemption(NoticePolicy):
             else:
                 mechanism.later(engine, when, self._preempt, od, job, plan)
 
-    def _next_checkpoint(self, engine: Engine, job: int) -> float | None:
+    def _next_checkpoint(self, engine: SchedulerView, job: int) -> float | None:
         """When the running rigid job completes its next checkpoint; None if it takes none before
         its end."""
         period = self.mechanism.period[job]
@@ -210,7 +210,7 @@ class CollectUntilPreemption(NoticePolicy):
         promised = self.promises.get(od)
         return sum(promised.values()) if promised else 0
 
-    def withdraw(self, engine: Engine, job: int, replan: bool = True) -> dict[int, int]:
+    def withdraw(self, engine: SchedulerView, job: int, replan: bool = True) -> dict[int, int]:
         """A pending CUP warning is withdrawn in the log."""
         withdrawn = self.earmark.pop(job, None) or {}
         od = self.doomed.pop(job, None)
@@ -226,7 +226,7 @@ class CollectUntilPreemption(NoticePolicy):
                 self.promise_lost(od)
         return withdrawn
 
-    def drop(self, engine: Engine, od: int) -> None:
+    def drop(self, engine: SchedulerView, od: int) -> None:
         """Its earmarks and planned preemptions end (a pending CUP warning is withdrawn in the
         log)."""
         for job in self.promises.pop(od, {}):
@@ -242,7 +242,9 @@ class CollectUntilPreemption(NoticePolicy):
                     del self.earmark[job]
         self.replans.pop(od, None)
 
-    def _preempt(self, engine: Engine, od: int, job: int, plan: int, warned: bool = False) -> None:
+    def _preempt(
+        self, engine: SchedulerView, od: int, job: int, plan: int, warned: bool = False
+    ) -> None:
         """The planned preemption `plan` of `job` for announced `od` (a malleable job is warned
         first); withdrawn if `od` needs its nodes no more."""
         if self.plan_of.get(job) != plan or self.doomed.get(job) != od:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import Any
 
 from cosched.errors import InputError
 from cosched.registry import build, plugin
@@ -79,7 +80,7 @@ def register_scheduler(name: str, factory: str | Callable) -> None:
     SCHEDULERS[name] = factory
 
 
-def make_scheduler(name: str, **options):
+def make_scheduler(name: str, **options: Any) -> Any:
     """Build the scheduler called `name` with keyword `options`.
 
     An option no registered scheduler takes (a misspelling such as ``depht``) is an InputError

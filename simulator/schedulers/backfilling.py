@@ -22,6 +22,10 @@ import bisect
 import math
 from collections.abc import Callable, Iterable
 from itertools import islice
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from cosched.simulator.view import SchedulerView
 
 __all__ = [
     "fcfs_pass",
@@ -35,15 +39,22 @@ __all__ = [
 ]
 
 INF = math.inf
+T_co = TypeVar("T_co", covariant=True)
 
 
-def fcfs_pass(engine, order: list[int]) -> bool:
+class PerJob(Protocol[T_co]):
+    """What `job` reads from a per-job table: a list, a tuple, an array or a computed lookup."""
+
+    def __getitem__(self, job: int, /) -> T_co: ...
+
+
+def fcfs_pass(engine: SchedulerView, order: list[int]) -> bool:
     """Start jobs in `order` until one does not fit (003 §5.1.1); True if all of them started."""
     start = engine.start
     return all(start(job) for job in order)
 
 
-def first_fit(order: Iterable[int], units, free: int) -> list[int]:
+def first_fit(order: Iterable[int], units: PerJob[int], free: int) -> list[int]:
     """Every job of `order` that fits in the `free` units left by the ones before it (greedy first
     fit, no reservation); `units[job]` is what a job takes."""
     started = []
@@ -60,7 +71,11 @@ SHADOW_EXTRA = ("first", "all")
 
 
 def shadow_time(
-    need: int, free: int, by_end: Iterable[tuple[float, int]], held, extra: str = "first"
+    need: int,
+    free: int,
+    by_end: Iterable[tuple[float, int]],
+    held: PerJob[int],
+    extra: str = "first",
 ) -> tuple[float, int]:
     """(shadow time, extra units) of a blocked head needing `need` units (003 §5.1.2): the earliest
     predicted end of running jobs at which enough units are free, and the units left over then.
@@ -86,8 +101,8 @@ def shadow_time(
 
 def easy_backfill(
     candidates: Iterable[int],
-    units,
-    duration,
+    units: PerJob[int],
+    duration: PerJob[float],
     free: int,
     now: float,
     shadow: float,
@@ -118,29 +133,29 @@ def easy_backfill(
 
 
 def easy_pass(
-    engine,
+    engine: SchedulerView,
     order: list[int],
     reservations: dict | None = None,
     *,
     extra: str = "first",
-    durations=None,
+    durations: PerJob[float] | None = None,
 ) -> None:
     """Backfill `order[1:]` behind the blocked head `order[0]` without delaying it (003 §5.1.2).
 
     `extra`: which jobs ending at the shadow time give extra units (`shadow_time`); `durations`:
     what a waiting job is predicted to run if started now (None: `engine.queued_duration`)."""
-    allocator = engine.allocator
-    free = allocator.free_units()
+    free_units = engine.free_units
+    free = free_units()
     if free == 0 and reservations is None:
         return
     head, table, held = order[0], engine.units_table, engine.held
-    units = table if table is not None else _AllocatorUnits(engine)
+    units = table if table is not None else _AllocatorUnits(engine.units)
     shadow, spare = shadow_time(units[head], free, engine.by_end, held, extra)
     if reservations is not None and head not in reservations:
         reservations[head] = shadow
     if free == 0:
         return
-    start, free_units = engine.start, allocator.free_units
+    start = engine.start
 
     def started(job: int) -> int | None:
         return free_units() if start(job) else None
@@ -163,13 +178,13 @@ def easy_pass(
 class _AllocatorUnits:
     """units[job]: the allocator units a job takes now (when they are not a static table)."""
 
-    __slots__ = ("engine", "units")
+    __slots__ = ("units",)
 
-    def __init__(self, engine):
-        self.engine, self.units = engine, engine.allocator.units
+    def __init__(self, units: Callable[[int], int]):
+        self.units = units
 
     def __getitem__(self, job: int) -> int:
-        return self.units(self.engine, job)
+        return self.units(job)
 
 
 class Profile:
@@ -418,10 +433,10 @@ class ConservativeBackfill:
     at every new start.
     """
 
-    def __init__(self, engine, depth: int, first_reservations: dict | None = None):
+    def __init__(self, engine: SchedulerView, depth: int, first_reservations: dict | None = None):
         self.engine = engine
         self.depth = max(depth, 1)
-        self.profile = Profile(engine.allocator.total_units, engine.now)
+        self.profile = Profile(engine.total_units, engine.now)
         self.slot: dict[
             int, tuple[float, float, int]
         ] = {}  # waiting job -> (start, end, units) reserved
@@ -481,10 +496,10 @@ class ConservativeBackfill:
         """Reserve the earliest slot for each of `jobs` in order; returns the jobs due now and the
         earliest later reservation start."""
         engine, profile, slot, first = self.engine, self.profile, self.slot, self.first
-        estimate, units_of, table = engine.estimate, engine.allocator.units, engine.units_table
+        estimate, units_of, table = engine.estimate, engine.units, engine.units_table
         due = []
         for job in jobs:
-            units = table[job] if table is not None else units_of(engine, job)
+            units = table[job] if table is not None else units_of(job)
             begin = profile.earliest(estimate[job], units)
             end = begin + estimate[job]
             profile.add(begin, end, -units)
@@ -505,7 +520,7 @@ class ConservativeBackfill:
         reservation gets its earliest slot. Returns the jobs due now and the earliest later start.
         """
         engine, profile, slot, first = self.engine, self.profile, self.slot, self.first
-        estimate, units_of, table = engine.estimate, engine.allocator.units, engine.units_table
+        estimate, units_of, table = engine.estimate, engine.units, engine.units_table
         earlier, request_wakeup = profile.earlier, engine.request_wakeup
         due, next_begin = [], INF
         # (begin, end, units, duration) that cannot move in the profile as it is now: identical
@@ -537,7 +552,7 @@ class ConservativeBackfill:
                 end = begin + duration
                 profile.move(old_begin, old_end, begin, end, units)
             else:
-                units = table[job] if table is not None else units_of(engine, job)
+                units = table[job] if table is not None else units_of(job)
                 begin = profile.earliest(estimate[job], units)
                 end = begin + estimate[job]
                 profile.add(begin, end, -units)

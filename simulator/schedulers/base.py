@@ -34,7 +34,9 @@ the run time with ``use_run_times``, rescaled by the job's progress rate).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from itertools import islice
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,6 +51,12 @@ from cosched.simulator.schedulers.backfilling import (
 from cosched.simulator.schedulers.co_ordering import queue_order
 from cosched.simulator.schedulers.multifactor import PRIORITIES, MultifactorPriority, load_weights
 from cosched.simulator.schedulers.partitioned import PartitionedQueues
+
+if TYPE_CHECKING:
+    from cosched.simulator.engine import Reservation
+    from cosched.simulator.platform import Platform
+    from cosched.simulator.view import SchedulerView
+    from cosched.simulator.workload import Workload
 
 __all__ = [
     "Scheduler",
@@ -73,16 +81,18 @@ class Scheduler:
     name = "scheduler"
     co_located = False  # True: jobs share nodes and progress at the speed model's speeds
 
-    def make_allocator(self, platform, placement: str | None = None) -> Allocator:
+    def make_allocator(self, platform: Platform, placement: str | None = None) -> Allocator:
         """Whole nodes, lowest ids first (thesis §5.1); `placement` policies belong to
         co-location."""
         return CompactAllocator(platform)
 
-    def make_speed_model(self, workload, heatmap=None, spread_speedup: float | str | None = None):
+    def make_speed_model(
+        self, workload: Workload, heatmap: Any = None, spread_speedup: float | str | None = None
+    ) -> Any:
         """No speed model: every running job progresses at its compact speed."""
         return None
 
-    def attach(self, engine) -> None:
+    def attach(self, engine: SchedulerView) -> None:
         """Called once before the first event."""
 
     def listens(self, hook: str) -> bool:
@@ -90,20 +100,22 @@ class Scheduler:
         (asked once, after `attach`): True for a hook the object or a subclass overrides."""
         return hook in vars(self) or getattr(type(self), hook) is not getattr(Scheduler, hook)
 
-    def on_arrival(self, engine, job: int) -> None:
+    def on_arrival(self, engine: SchedulerView, job: int) -> None:
         """Called at each arrival, before the scheduling pass."""
 
-    def on_finish(self, engine, job: int) -> None:
+    def on_finish(self, engine: SchedulerView, job: int) -> None:
         """Called at each completion (and kill of a running job), before the scheduling pass."""
 
-    def on_preempt(self, engine, job: int) -> None:
+    def on_preempt(self, engine: SchedulerView, job: int) -> None:
         """Called when a running job is preempted back to the queue."""
 
-    def on_revoke(self, engine, reservation, rest) -> None:
+    def on_revoke(
+        self, engine: SchedulerView, reservation: Reservation, rest: Reservation | None
+    ) -> None:
         """Called when a reservation loses a node (``engine.revoke``, e.g. a node failure); `rest`
         is the reservation of its other nodes (None if there are none)."""
 
-    def schedule(self, engine) -> None:
+    def schedule(self, engine: SchedulerView) -> None:
         """Start the jobs that should start now (default: in arrival order, no backfilling)."""
         while engine.waiting and fcfs_pass(engine, list(islice(engine.waiting, IN_ORDER_CHUNK))):
             pass
@@ -115,8 +127,8 @@ class QueueScheduler(Scheduler):
 
     name = "queue"
     backfill = "easy"
-    # function(engine, waiting job indices) -> key array, largest first; None: arrival order
-    priority = None
+    # function(view, waiting job indices) -> key array, largest first; None: arrival order
+    priority: Callable[[SchedulerView, np.ndarray], np.ndarray] | None = None
     hints_placements = False  # True: `priority` hints placements (``engine.hint``)
     # False: `priority` depends on the engine's state but not on the clock (`now`), so a pass that
     # started nothing is not repeated on the same state (`decided`)
@@ -140,8 +152,8 @@ class QueueScheduler(Scheduler):
         shadow_extra: str = "first",
         queued_durations: str = "estimate",
         priority: str | MultifactorPriority | None = None,
-        priority_weights=None,
-    ):
+        priority_weights: Any = None,
+    ) -> None:
         if backfill is not None:
             if backfill not in BACKFILL_POLICIES:
                 raise InputError(
@@ -159,7 +171,8 @@ class QueueScheduler(Scheduler):
                 raise InputError(f"unknown {name} {value!r}; known: {', '.join(known)}", field=name)
         self.depth = depth
         self.shadow_extra, self.queued_durations = shadow_extra, queued_durations
-        self._durations = None  # EASY's durations of waiting jobs (None: the engine's)
+        # EASY's durations of waiting jobs (None: the engine's)
+        self._durations: Sequence[float] | None = None
         self.reservations: dict[int, float] | None = {} if record_reservations else None
         self._conservative: ConservativeBackfill | None = None
         self._partitioned: PartitionedQueues | None = None
@@ -181,18 +194,16 @@ class QueueScheduler(Scheduler):
             None  # (engine.changes, queue length) of an idle pass
         )
 
-    def attach(self, engine) -> None:
+    def attach(self, engine: SchedulerView) -> None:
         # per-job arrays for vectorised priorities
         self.cores = np.asarray(engine.cores, dtype=np.int64)
         self.estimate = np.asarray(engine.estimate, dtype=np.float64)
         self._durations = engine.run_time if self.queued_durations == "run" else None
         if self._multifactor is not None:
             self._multifactor.attach(engine)
-        partitioned = getattr(engine.allocator, "partition_of", None) is not None
+        partitioned = engine.partitions is not None
         # with partitions each partition's queue is scheduled on its own (partitions.py)
-        self._partitioned = (
-            PartitionedQueues(self, engine, engine.allocator) if partitioned else None
-        )
+        self._partitioned = PartitionedQueues(self, engine) if partitioned else None
         self._conservative = (
             ConservativeBackfill(engine, self.depth, self.reservations)
             if self.backfill == "conservative" and not partitioned
@@ -210,24 +221,24 @@ class QueueScheduler(Scheduler):
             return hook in vars(self)
         return super().listens(hook)
 
-    def on_arrival(self, engine, job: int) -> None:
+    def on_arrival(self, engine: SchedulerView, job: int) -> None:
         if self._conservative is not None:
             self._conservative.arrived()
 
-    def on_finish(self, engine, job: int) -> None:
+    def on_finish(self, engine: SchedulerView, job: int) -> None:
         if self._multifactor is not None:
             self._multifactor.finished(engine, job)
         if self._conservative is not None:
             self._conservative.finished(job)
 
-    def on_preempt(self, engine, job: int) -> None:
+    def on_preempt(self, engine: SchedulerView, job: int) -> None:
         if self._multifactor is not None:
             self._multifactor.finished(engine, job)
         if self._conservative is not None:
             self._conservative.finished(job)
             self._conservative.arrived()
 
-    def _conservative_pass(self, engine, conservative: ConservativeBackfill) -> None:
+    def _conservative_pass(self, engine: SchedulerView, conservative: ConservativeBackfill) -> None:
         """Reserve and start in priority order until nothing more starts (003 §5.1.3)."""
         waiting = engine.waiting
         # jobs started: the window slides, and waiting jobs without a reservation enter it
@@ -239,18 +250,18 @@ class QueueScheduler(Scheduler):
         ):
             conservative.arrived()
 
-    def nothing_fits(self, engine) -> bool:
+    def nothing_fits(self, engine: SchedulerView) -> bool:
         """True when no waiting job fits in the free units and the pass records nothing: it can
         start no job, so it is skipped."""
         units = engine.waiting_units
         return (
             units is not None
-            and units[0] > engine.allocator.free_units()
+            and units[0] > engine.free_units()
             and self.reservations is None
             and not (self.hints_placements and self.priority is not None)
         )
 
-    def order(self, engine, limit: int | None = None) -> list[int]:
+    def order(self, engine: SchedulerView, limit: int | None = None) -> list[int]:
         """The first `limit` waiting jobs in priority order (stable: ties keep queue order)."""
         if self.priority is None:
             return list(islice(engine.waiting, limit))
@@ -261,7 +272,7 @@ class QueueScheduler(Scheduler):
         positions = queue_order(key)
         return waiting.take(positions if limit is None else positions[:limit]).tolist()
 
-    def schedule(self, engine) -> None:
+    def schedule(self, engine: SchedulerView) -> None:
         """Start in priority order until a job does not fit, then backfill behind it (000 Algorithm
         2)."""
         if self._partitioned is not None:
@@ -280,7 +291,7 @@ class QueueScheduler(Scheduler):
         # a pass that changed nothing: the same state and queue would give the same decisions
         self._idle_pass = (changes, len(waiting)) if engine.changes == changes else None
 
-    def decided(self, engine) -> bool:
+    def decided(self, engine: SchedulerView) -> bool:
         """True when the last pass started nothing and this one would decide the same: nothing
         changed since (``engine.changes``), no job arrived or only beyond the jobs an arrival-order
         pass looks at, and the priority reads no clock (EASY's test only gets stricter with
@@ -293,11 +304,11 @@ class QueueScheduler(Scheduler):
         looked_at = self.depth + 1 if self.backfill == "easy" and self.depth else 1
         return self.priority is None and idle[1] >= looked_at
 
-    def scheduling_pass(self, engine) -> None:
+    def scheduling_pass(self, engine: SchedulerView) -> None:
         """One pass of the module docstring over the queue: in priority order, then backfilling."""
         waiting = engine.waiting
         if self.priority is None:  # arrival order: the queue's head, one job at a time
-            start, table, free_units = engine.start, engine.units_table, engine.allocator.free_units
+            start, table, free_units = engine.start, engine.units_table, engine.free_units
             free = free_units()
             while waiting:
                 job = next(iter(waiting))
@@ -313,7 +324,7 @@ class QueueScheduler(Scheduler):
                 self._easy(engine, list(islice(waiting, self.depth + 1)))
             return
         order = self.order(engine)  # 000 Algorithm 2: one sorted copy of the queue per pass
-        start, table, free_units = engine.start, engine.units_table, engine.allocator.free_units
+        start, table, free_units = engine.start, engine.units_table, engine.free_units
         free, index = free_units(), 0
         while index < len(order):
             job = order[index]
@@ -323,7 +334,7 @@ class QueueScheduler(Scheduler):
         if index < len(order) and self.backfill == "easy" and self.depth:
             self._easy(engine, order[index : index + self.depth + 1])
 
-    def _easy(self, engine, order: list[int]) -> None:
+    def _easy(self, engine: SchedulerView, order: list[int]) -> None:
         easy_pass(
             engine,
             order,

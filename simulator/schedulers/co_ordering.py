@@ -2,8 +2,9 @@
 
 Each key is a vectorised form of the appendix's ``waiting_queue_reorder(job)`` over the whole queue.
 As in ELiSE, the queue is sorted by *descending* key and the sort is stable, so ties keep the
-queue's (arrival) order: ``queue_order(key)``. Inputs are arrays over the waiting jobs in queue
-order.
+queue's order: ``queue_order(key)``. The waiting queue is always in workload order (a preempted job
+goes back to its submit position), so the one tie rule is the job index, lowest first. Inputs are
+arrays over the waiting jobs in queue order.
 
 Filler: the thesis version (003 appendix) is implemented. The ELiSE paper (000 Algorithm 2) writes
 factor0 = 1 - diff / free for diff >= 0 and factor1 = (id + 1) / maxId; the thesis splits diff = 0
@@ -14,7 +15,11 @@ versions give the same order; the key values differ by that constant factor.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
+
+KeyT = TypeVar("KeyT", np.ndarray, float)  # a key over the waiting jobs, or one job's
 
 __all__ = [
     "queue_order",
@@ -40,12 +45,15 @@ def queue_order(key: np.ndarray) -> np.ndarray:
     return (-np.asarray(key, dtype=np.float64)).argsort(kind="stable")  # the method: no wrapper
 
 
-def sjf_key(remaining: np.ndarray) -> np.ndarray:
-    return -np.asarray(remaining, dtype=np.float64)  # 003 appendix, SJF/SJF-Co: -remaining_time
+def sjf_key(remaining: KeyT) -> KeyT:
+    """The one Shortest Job First key (largest first): every SJF order of the package uses it, over
+    an array of waiting jobs or one job's float, with ties by job index (the queue's order)."""
+    return -remaining  # 003 appendix, SJF/SJF-Co: -remaining_time
 
 
-def ljf_key(remaining: np.ndarray) -> np.ndarray:
-    return np.asarray(remaining, dtype=np.float64)  # 003 appendix, LJF/LJF-Co: remaining_time
+def ljf_key(remaining: KeyT) -> KeyT:
+    """The one Longest Job First key (largest first), ties by job index as `sjf_key`."""
+    return +remaining  # 003 appendix, LJF/LJF-Co: remaining_time
 
 
 def laf_key(cores: np.ndarray, remaining: np.ndarray) -> np.ndarray:

@@ -12,12 +12,20 @@ arrival order (``"oldest"``).
 from __future__ import annotations
 
 from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from cosched.errors import InputError
 from cosched.simulator.colocation import MISSING_PAIRS, CoLocationAllocator, co_context
 from cosched.simulator.schedulers.backfilling import easy_pass, fcfs_pass
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH, IN_ORDER_CHUNK, QueueScheduler
 from cosched.simulator.schedulers.co_ordering import laf_key, ljf_key, sjf_key
+
+if TYPE_CHECKING:
+    from cosched.simulator.platform import Platform
+    from cosched.simulator.view import SchedulerView
+    from cosched.simulator.workload import Workload
 
 __all__ = ["CoScheduler", "EasyCo", "SJFCo", "LJFCo", "LAFCo", "RESERVATIONS"]
 
@@ -42,12 +50,12 @@ class CoScheduler(QueueScheduler):
 
     def __init__(
         self,
-        backfill=None,
-        depth=DEFAULT_DEPTH,
-        record_reservations=False,
-        missing_pair="default",
-        reserve="head",
-    ):
+        backfill: str | None = None,
+        depth: int = DEFAULT_DEPTH,
+        record_reservations: bool = False,
+        missing_pair: str = "default",
+        reserve: str = "head",
+    ) -> None:
         super().__init__(backfill, depth, record_reservations)
         if missing_pair not in MISSING_PAIRS:
             raise InputError(
@@ -60,13 +68,17 @@ class CoScheduler(QueueScheduler):
             )
         self.missing_pair, self.reserve = missing_pair, reserve
 
-    def make_allocator(self, platform, placement: str | None = None) -> CoLocationAllocator:
+    def make_allocator(
+        self, platform: Platform, placement: str | None = None
+    ) -> CoLocationAllocator:
         return CoLocationAllocator(platform, placement or "idle")
 
-    def make_speed_model(self, workload, heatmap=None, spread_speedup: float | str | None = None):
+    def make_speed_model(
+        self, workload: Workload, heatmap: Any = None, spread_speedup: float | str | None = None
+    ) -> Any:
         return co_context(workload, heatmap, spread_speedup, self.missing_pair).speed_model()
 
-    def scheduling_pass(self, engine) -> None:
+    def scheduling_pass(self, engine: SchedulerView) -> None:
         """Sorted in-order pass; with ``reserve="oldest"`` the EASY pass then works in arrival
         order."""
         if self.reserve == "head" or self.backfill != "easy" or self.priority is None:
@@ -96,7 +108,7 @@ class SJFCo(CoScheduler):
     name = "sjf-co"
     priority_reads_time = False
 
-    def priority(self, engine, waiting):
+    def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         return sjf_key(self.estimate[waiting])
 
 
@@ -106,7 +118,7 @@ class LJFCo(CoScheduler):
     name = "ljf-co"
     priority_reads_time = False
 
-    def priority(self, engine, waiting):
+    def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         return ljf_key(self.estimate[waiting])
 
 
@@ -116,5 +128,5 @@ class LAFCo(CoScheduler):
     name = "laf-co"
     priority_reads_time = False
 
-    def priority(self, engine, waiting):
+    def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         return laf_key(self.cores[waiting], self.estimate[waiting])

@@ -81,14 +81,22 @@ scheduling points
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from cosched.deprecation import warn_renamed
 from cosched.simulator.jobs import JobKind
-from cosched.simulator.schedulers.backfilling import easy_backfill, first_fit, shadow_time
+from cosched.simulator.schedulers.backfilling import PerJob, easy_backfill, first_fit, shadow_time
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH, Scheduler
+from cosched.simulator.schedulers.co_ordering import queue_order, sjf_key
 from cosched.simulator.schedulers.easy import EASY
 from cosched.simulator.schedulers.ordering import SJF
+
+if TYPE_CHECKING:
+    from cosched.simulator.view import SchedulerView
 
 __all__ = [
     "FCFSRigid",
@@ -117,7 +125,7 @@ _DEPRECATED_KINDS = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     """The old kind codes, still importable for one release (they are `JobKind` members now)."""
     if name in _DEPRECATED_KINDS:
         warn_renamed(f"{__name__}.{name}", f"cosched.simulator.jobs.JobKind.{name}")
@@ -142,21 +150,23 @@ POLICIES = {
 }
 
 
+_NO_RUN_TIMES: tuple[float, ...] = ()
+
 # --- the rules
 # ------------------------------------------------------------------------------------------------
 
 
 def rigid_starts(
-    order,
-    size,
-    runtime,
+    order: Iterable[int],
+    size: PerJob[int],
+    runtime: PerJob[float] | None,
     free: int,
-    releases,
+    releases: Iterable[tuple[float, int, int]],
     now: float,
     *,
     backfill: bool = True,
     depth: int = DEFAULT_DEPTH,
-) -> list:
+) -> list[int]:
     """The waiting jobs a rigid policy starts now, in `order` (the policy's queue order).
 
     Jobs start in order while they fit in the `free` nodes (each on `size[job]`). With `backfill`
@@ -165,6 +175,8 @@ def rigid_starts(
     end, job, nodes) of the running jobs, the ones started here added, in the one tie order
     (predicted end, then job). Without `backfill` (greedy first fit) every job that fits starts, in
     order."""
+    if runtime is None:
+        runtime = _NO_RUN_TIMES  # greedy first fit reads none
     started, releases = [], list(releases)
     order = iter(order)
     head = None
@@ -194,7 +206,7 @@ def rigid_starts(
     return started
 
 
-def admit(queue, spare: int, low) -> list:
+def admit(queue: Iterable[int], spare: int, low: PerJob[int]) -> list[int]:
     """Waiting jobs (in the policy's order) admitted at their minimum `low[job]` while it fits in
     `spare`."""
     admitted = []
@@ -207,8 +219,18 @@ def admit(queue, spare: int, low) -> list:
 
 
 def malleable_targets(
-    running, sizes, floors, admitted, spare: int, low, high, kind, keys, *, fair: bool = False
-) -> dict:
+    running: list[int],
+    sizes: list[int],
+    floors: list[int],
+    admitted: list[int],
+    spare: int,
+    low: PerJob[int],
+    high: PerJob[int],
+    kind: PerJob[JobKind],
+    keys: Callable[[list[int], list[int]], list[float]],
+    *,
+    fair: bool = False,
+) -> dict[int, int]:
     """Target sizes of the running and the admitted jobs: running jobs keep their size, admitted
     ones start at
     their minimum, and the `spare` nodes left after admission (floors of running jobs, minima of
@@ -232,7 +254,9 @@ def malleable_targets(
     return targets
 
 
-def _in_order(jobs, keys, base, top, spare) -> list[int]:
+def _in_order(
+    jobs: list[int], keys: list[float], base: list[int], top: list[int], spare: int
+) -> list[int]:
     sizes = list(base)
     for index in sorted(range(len(jobs)), key=lambda i: (keys[i], jobs[i])):
         give = min(top[index] - base[index], spare)
@@ -243,7 +267,9 @@ def _in_order(jobs, keys, base, top, spare) -> list[int]:
     return sizes
 
 
-def _fair_share(jobs, keys, base, top, spare) -> list[int]:
+def _fair_share(
+    jobs: list[int], keys: list[float], base: list[int], top: list[int], spare: int
+) -> list[int]:
     level = water_level(base, top, sum(base) + spare)  # 001 §6.3 DRF: max-min fair node shares
     sizes = [min(max(level, low), high) for low, high in zip(base, top)]
     left = sum(base) + spare - sum(sizes)
@@ -278,16 +304,16 @@ class FCFSRigidGreedy(Scheduler):
     name = "fcfs-rigid-greedy"
     OPTIONS = ()
 
-    def attach(self, engine) -> None:
+    def attach(self, engine: SchedulerView) -> None:
         self.size = _UnitsOf(engine)
 
-    def order(self, engine) -> list[int]:
+    def order(self, engine: SchedulerView) -> list[int]:
         return list(engine.waiting)
 
-    def schedule(self, engine) -> None:
+    def schedule(self, engine: SchedulerView) -> None:
         if not engine.waiting:
             return
-        free = engine.allocator.free_units()
+        free = engine.free_units()
         if free == 0:
             return
         for job in rigid_starts(
@@ -301,21 +327,22 @@ class SJFRigidGreedy(FCFSRigidGreedy):
 
     name = "sjf-rigid-greedy"
 
-    def order(self, engine) -> list[int]:
-        estimate = engine.estimate
-        return sorted(engine.waiting, key=lambda job: (estimate[job], job))
+    def order(self, engine: SchedulerView) -> list[int]:
+        waiting = np.fromiter(engine.waiting, np.int64, len(engine.waiting))
+        estimate = np.asarray(engine.estimate, dtype=np.float64)
+        return waiting.take(queue_order(sjf_key(estimate[waiting]))).tolist()
 
 
 class _UnitsOf:
     """size[job]: the allocator units a job takes (its nodes, on the whole-node allocator)."""
 
-    def __init__(self, engine):
+    def __init__(self, engine: SchedulerView):
         self.engine = engine
 
     def __getitem__(self, job: int) -> int:
         engine = self.engine
         table = engine.units_table
-        return int(table[job]) if table is not None else engine.allocator.units(engine, job)
+        return int(table[job]) if table is not None else engine.units(job)
 
 
 class ElasticPolicy(Scheduler):
@@ -334,7 +361,7 @@ class ElasticPolicy(Scheduler):
     def __init__(self, shrink: bool = True):
         self.shrink = shrink
 
-    def attach(self, engine) -> None:
+    def attach(self, engine: SchedulerView) -> None:
         jobs = len(engine.cores)
         requested = [engine.requested_nodes(job) for job in range(jobs)]
         if engine.models is None:
@@ -352,23 +379,23 @@ class ElasticPolicy(Scheduler):
             ]
         self.queue: list[tuple[float, int]] = []  # waiting jobs as sorted (key, job)
 
-    def waiting_key(self, engine, job: int) -> float:
+    def waiting_key(self, engine: SchedulerView, job: int) -> float:
         """Admission key of a waiting job, lowest first (ties by arrival): arrival order."""
         return job
 
-    def running_keys(self, engine, jobs: list[int]) -> list[float]:
+    def running_keys(self, engine: SchedulerView, jobs: list[int]) -> list[float]:
         """Expansion keys of running jobs, lowest first, on the scale of `waiting_key`."""
         return [float(job) for job in jobs]
 
-    def on_arrival(self, engine, job: int) -> None:
+    def on_arrival(self, engine: SchedulerView, job: int) -> None:
         bisect.insort(self.queue, (self.waiting_key(engine, job), job))
 
-    def on_preempt(self, engine, job: int) -> None:
+    def on_preempt(self, engine: SchedulerView, job: int) -> None:
         bisect.insort(self.queue, (self.waiting_key(engine, job), job))
 
     fair = False  # DRF: max-min fair expansion instead of the policy's order
 
-    def schedule(self, engine) -> None:
+    def schedule(self, engine: SchedulerView) -> None:
         queue, waiting, held, low, high, kind = (
             self.queue,
             engine.waiting,
@@ -377,7 +404,7 @@ class ElasticPolicy(Scheduler):
             self.high,
             self.kind,
         )
-        free = engine.allocator.free_units()
+        free = engine.free_units()
         if free == 0 and not waiting:
             return
         running = list(engine.running)
@@ -393,7 +420,9 @@ class ElasticPolicy(Scheduler):
         spare = free + sum(sizes) - sum(floors)
         position = 0
 
-        def candidates():  # the queue in order, dropping jobs started or killed by someone else
+        def candidates() -> Iterator[
+            int
+        ]:  # the queue in order, dropping jobs started or killed by someone else
             nonlocal position
             while position < len(queue):
                 job = queue[position][1]
@@ -448,12 +477,12 @@ class SJFMalleable(ElasticPolicy):
 
     name = "sjf-malleable"
 
-    def waiting_key(self, engine, job: int) -> float:
-        return engine.estimate[job]
+    def waiting_key(self, engine: SchedulerView, job: int) -> float:
+        return -sjf_key(engine.estimate[job])  # lowest first: the SJF order, ties by job index
 
-    def running_keys(self, engine, jobs: list[int]) -> list[float]:
+    def running_keys(self, engine: SchedulerView, jobs: list[int]) -> list[float]:
         estimate = engine.estimate
-        return [estimate[job] for job in jobs]
+        return [-sjf_key(estimate[job]) for job in jobs]
 
 
 class SRTF(ElasticPolicy):
@@ -462,10 +491,10 @@ class SRTF(ElasticPolicy):
     name = "srtf"
     static_keys = False  # remaining work shrinks as jobs run
 
-    def waiting_key(self, engine, job: int) -> float:
+    def waiting_key(self, engine: SchedulerView, job: int) -> float:
         return max(engine.estimate[job] - engine.work_done(job), 0.0)
 
-    def running_keys(self, engine, jobs: list[int]) -> list[float]:
+    def running_keys(self, engine: SchedulerView, jobs: list[int]) -> list[float]:
         # 001 §6.3 (SRTF): the estimate less the work done (the view's, progress since the last
         # update included)
         estimate, work_done = engine.estimate, engine.work_done

@@ -10,9 +10,16 @@ index.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy as np
+
 from cosched.simulator.schedulers.co_ordering import filler_key, sjf_key, two_factor_key
 from cosched.simulator.schedulers.coscheduling import CoScheduler
 from cosched.simulator.schedulers.popularity import Popularity
+
+if TYPE_CHECKING:
+    from cosched.simulator.view import SchedulerView
 
 __all__ = ["Filler", "SJFFiller", "PopFiller"]
 
@@ -23,8 +30,8 @@ class Filler(CoScheduler):
     name = "filler"
     priority_reads_time = False
 
-    def priority(self, engine, waiting):
-        return filler_key(waiting, self.cores[waiting], engine.allocator.free_cores())
+    def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
+        return filler_key(waiting, self.cores[waiting], engine.free_cores())
 
 
 class SJFFiller(CoScheduler):
@@ -33,11 +40,11 @@ class SJFFiller(CoScheduler):
     name = "sjf-filler"
     priority_reads_time = False
 
-    def priority(self, engine, waiting):
+    def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         # 003 appendix: second_queue_reorder = remaining_time, sorted like the waiting queue
         # (descending)
         return two_factor_key(
-            self.cores[waiting], engine.allocator.free_cores(), -sjf_key(self.estimate[waiting])
+            self.cores[waiting], engine.free_cores(), -sjf_key(self.estimate[waiting])
         )
 
 
@@ -51,7 +58,5 @@ class PopFiller(Popularity):
     name = "pop-filler"
     hints_placements = False  # every job spread: its priority hints nothing
 
-    def priority(self, engine, waiting):
-        return two_factor_key(
-            self.cores[waiting], engine.allocator.free_cores(), self.ranks(engine, waiting)
-        )
+    def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
+        return two_factor_key(self.cores[waiting], engine.free_cores(), self.ranks(engine, waiting))

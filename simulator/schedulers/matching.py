@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from itertools import islice
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 import numpy as np
@@ -44,6 +46,10 @@ from cosched.simulator.allocators import EMPTY, Allocation
 from cosched.simulator.colocation import CoLocationAllocator
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
 from cosched.simulator.schedulers.coscheduling import CoScheduler
+
+if TYPE_CHECKING:
+    from cosched.simulator.platform import Platform
+    from cosched.simulator.view import SchedulerView
 
 __all__ = [
     "Matching",
@@ -74,22 +80,27 @@ def pair_weights(speedups: np.ndarray, threshold: float) -> tuple[np.ndarray, np
     return gain, compatible & (gain > 0)
 
 
-def max_weight_pairs(apps, gain: np.ndarray, allowed: np.ndarray) -> list[tuple[int, int]]:
+def max_weight_pairs(
+    apps: Sequence[int], gain: np.ndarray, allowed: np.ndarray
+) -> list[tuple[int, int]]:
     """A maximum-weight matching of jobs (positions in `apps`), edge weight gain[apps[i],
     apps[j]]."""
-    apps = np.asarray(apps, dtype=np.int64)
-    first, second = np.triu_indices(apps.size, 1)
-    keep = allowed[apps[first], apps[second]]
+    classes = np.asarray(apps, dtype=np.int64)
+    first, second = np.triu_indices(classes.size, 1)
+    keep = allowed[classes[first], classes[second]]
     first, second = first[keep], second[keep]
     graph = nx.Graph()
     graph.add_weighted_edges_from(
-        zip(first.tolist(), second.tolist(), gain[apps[first], apps[second]].tolist())
+        zip(first.tolist(), second.tolist(), gain[classes[first], classes[second]].tolist())
     )
     return sorted(tuple(sorted(pair)) for pair in nx.max_weight_matching(graph))
 
 
 def match_window(
-    apps, gain: np.ndarray, allowed: np.ndarray, cache: dict | None = None
+    apps: Sequence[int] | np.ndarray,
+    gain: np.ndarray,
+    allowed: np.ndarray,
+    cache: dict | None = None,
 ) -> list[tuple[int, int]]:
     """A maximum-weight matching of a window of jobs (positions in `apps`, queue order), via their
     classes.
@@ -133,7 +144,7 @@ def match_window(
     return pairs
 
 
-def with_singles(units):
+def with_singles(units: list[tuple[int, ...]]) -> Iterator[tuple[int, ...]]:
     """Each unit, and after a pair each of its jobs alone (older first): jobs of a pair that cannot
     start together may still start alone."""
     for unit in units:
@@ -151,7 +162,7 @@ class PairingAllocator(CoLocationAllocator):
     job its planned allocation. A job started without a plan is placed as an unmatched job.
     """
 
-    def bind(self, workload) -> None:
+    def bind(self, workload: Any) -> None:
         super().bind(workload)
         if self.needs is not None:  # its plans count free halves only
             raise InputError(
@@ -161,7 +172,11 @@ class PairingAllocator(CoLocationAllocator):
             )
 
     def setup(
-        self, engine, app: np.ndarray, compatible: np.ndarray, alone_spread: np.ndarray
+        self,
+        engine: SchedulerView,
+        app: np.ndarray,
+        compatible: np.ndarray,
+        alone_spread: np.ndarray,
     ) -> None:
         """Applications of the jobs, which applications may share a node, which run spread when
         alone."""
@@ -190,7 +205,7 @@ class PairingAllocator(CoLocationAllocator):
     def spreadable(self, job: int) -> bool:
         return self.spread_count[job] <= self.platform.nodes
 
-    def find(self, engine, job: int) -> Allocation | None:
+    def find(self, engine: SchedulerView, job: int) -> Allocation | None:
         allocation = self.planned.pop(job, None)
         if allocation is not None:
             return allocation
@@ -315,37 +330,41 @@ class Matching(CoScheduler):
             )
         self.window, self.threshold = int(window), float(threshold)
 
-    def make_allocator(self, platform, placement: str | None = None) -> PairingAllocator:
-        return PairingAllocator(platform, placement or "idle")
+    def make_allocator(self, platform: Platform, placement: str | None = None) -> PairingAllocator:
+        # the scheduler plans its pairs on the nodes of this allocator, so it keeps it
+        self.allocator = PairingAllocator(platform, placement or "idle")
+        return self.allocator
 
-    def attach(self, engine) -> None:
+    def attach(self, engine: SchedulerView) -> None:
         super().attach(engine)
-        if not isinstance(engine.allocator, PairingAllocator):
+        own = getattr(self, "allocator", None)
+        # the run counts free units with this scheduler's own allocator (bound methods of one
+        # object compare equal), or the pairs would be planned on nodes the engine does not use
+        if own is None or engine.free_units != own.free_units:
             raise InputError(
                 "the matching co-scheduler places its pairs itself: run it on its own allocator "
                 "(Matching.make_allocator), not on another one",
                 field="allocator",
             )
-        self.allocator = engine.allocator
         model = engine.speed_model
         self.gain, self.allowed = pair_weights(model.speedups, self.threshold)
         compatible = np.minimum(model.speedups, model.speedups.T) >= self.threshold
         self.app = np.asarray(model.app, dtype=np.int64)
-        engine.allocator.setup(engine, self.app, compatible, model.spread >= 1.0)
+        own.setup(engine, self.app, compatible, model.spread >= 1.0)
         # slowest speed a job can run at: compact 1, spread alone, or next to a
         # neighbour >= threshold
         self.floor = np.minimum(np.minimum(model.spread, 1.0), self.threshold)[self.app].tolist()
         self.apps = self.app.tolist()
         self.cache: dict[tuple[int, ...], Counter] = {}
 
-    def schedule(self, engine) -> None:
+    def schedule(self, engine: SchedulerView) -> None:
         """Start units in queue order until one does not fit, then backfill behind it (000 Algorithm
         2).
 
         A pair that does not fit lets its older job start alone if that fits (the window is then
         matched again, its partner back in the pool); the first job that fits neither way is the
         head."""
-        allocator = engine.allocator
+        allocator = self.allocator
         while engine.waiting:
             queue = list(islice(engine.waiting, max(self.window, self.depth + 1)))
             if (
@@ -396,18 +415,20 @@ class Matching(CoScheduler):
                 units.append((mate, job) if count[mate] > count[job] else (job, mate))
         return units
 
-    def start(self, engine, placed: list[tuple[int, Allocation]]) -> None:
+    def start(self, engine: SchedulerView, placed: list[tuple[int, Allocation]]) -> None:
         """Start a planned unit: each job takes its planned allocation."""
-        planned = engine.allocator.planned
+        planned = self.allocator.planned
         for job, allocation in placed:
             planned[job] = allocation
             engine.start(job)
 
-    def backfill_units(self, engine, head: tuple[int], units: list[tuple[int, ...]]) -> None:
+    def backfill_units(
+        self, engine: SchedulerView, head: tuple[int], units: list[tuple[int, ...]]
+    ) -> None:
         """EASY behind the blocked head job (003 §5.1.2), on the nodes: a unit (or, failing that,
         each job of a pair alone) starts now if it ends by the shadow time or if the head still fits
         then beside it."""
-        allocator = engine.allocator
+        allocator = self.allocator
         shadow = None  # computed when a unit first fits (always when reservations are recorded)
         if self.reservations is not None:
             shadow, free, occupant_app = self.shadow(engine, head)
@@ -439,13 +460,15 @@ class Matching(CoScheduler):
                 free, occupant_app = later_free, later_app
             self.start(engine, placed)
 
-    def shadow(self, engine, head: tuple[int]) -> tuple[float, np.ndarray, np.ndarray]:
+    def shadow(
+        self, engine: SchedulerView, head: tuple[int]
+    ) -> tuple[float, np.ndarray, np.ndarray]:
         """The earliest time the head job fits on the nodes running jobs leave, and the node state
         then.
 
         Running jobs end, at the latest, when their predicted remaining work is done at the slowest
         speed they can run at here (`floor`)."""
-        allocator, now = engine.allocator, engine.now
+        allocator, now = self.allocator, engine.now
         free, occupant_app = (array.copy() for array in allocator.snapshot())
         occupants = engine.node_occupants()
         predicted, rate, floor, app = engine.predicted_end, engine.rate, self.floor, self.app
@@ -455,6 +478,7 @@ class Matching(CoScheduler):
         half, need = allocator.half, allocator.halves(head)
         for index, (end, job) in enumerate(ends):
             allocation = engine.allocation[job]
+            assert allocation is not None  # a running job holds nodes
             nodes = allocation.nodes
             free[nodes] += allocation.cores // half
             rows = occupants[nodes]

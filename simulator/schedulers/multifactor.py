@@ -28,8 +28,12 @@ import math
 import os
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from cosched.simulator.view import SchedulerView
 
 from cosched.errors import InputError
 from cosched.inputs import check_number, parse_json, shown
@@ -62,7 +66,7 @@ class MultifactorWeights:
     fairshare_by: str = "user"
 
 
-def load_weights(spec) -> MultifactorWeights:
+def load_weights(spec: Any) -> MultifactorWeights:
     """Weights from a dict, a JSON file or "key=value,..." text (keys: MultifactorWeights'
     fields); None gives the defaults. Errors name the field (and the file)."""
     if spec is None:
@@ -103,7 +107,7 @@ def _pairs(text: str) -> dict[str, str]:
     return pairs
 
 
-def _weight(key: str, value, source: str | None):
+def _weight(key: str, value: object, source: str | None) -> Any:
     """One checked weight or parameter (text values only from key=value text)."""
     if key == "fairshare_by":
         if value not in FAIRSHARE_BY:
@@ -125,11 +129,11 @@ class MultifactorPriority:
     """The multifactor priority of waiting jobs, a callable ``(engine, waiting) -> key``, keeping
     each account's decayed usage (the scheduler calls `finished` when a job stops)."""
 
-    def __init__(self, weights: MultifactorWeights | None = None, accounts=None):
+    def __init__(self, weights: MultifactorWeights | None = None, accounts: Any = None) -> None:
         self.weights = weights or MultifactorWeights()
         self.given_accounts = accounts  # per job (workload order); None: SWF users or groups
 
-    def attach(self, engine) -> None:
+    def attach(self, engine: SchedulerView) -> None:
         """Read the per-job arrays once: the fair-share account of each job is the SWF user or
         group of the workload's jobs unless accounts were given."""
         weights = self.weights
@@ -138,15 +142,14 @@ class MultifactorPriority:
         cores_per_node = engine.platform.cores_per_node
         self.nodes = -(-np.asarray(engine.cores, dtype=np.int64) // cores_per_node)
         self.total_nodes = engine.platform.nodes
-        allocator = engine.allocator
-        partition_of = getattr(allocator, "partition_of", None)
-        if partition_of is None:
+        partitions = engine.partitions
+        if partitions is None:
             self.partition_factor = np.ones(len(engine.submit))
         else:
-            factors = np.asarray(allocator.priority_job_factors, dtype=np.float64)
+            factors = np.asarray(partitions.priority_job_factors, dtype=np.float64)
             top = factors.max()
             normalized = factors / top if top > 0 else np.zeros_like(factors)
-            self.partition_factor = normalized[np.asarray(partition_of, dtype=np.int64)]
+            self.partition_factor = normalized[np.asarray(partitions.partition_of, dtype=np.int64)]
         if account_of is None:
             from cosched.simulator.job_attributes import job_attributes
 
@@ -172,17 +175,18 @@ class MultifactorPriority:
             self.charged *= 2.0 ** (-(now - self.epoch) / self.half_life)
             self.epoch = now
 
-    def finished(self, engine, job: int) -> None:
+    def finished(self, engine: SchedulerView, job: int) -> None:
         """Charge a run that stopped now (end, kill or preemption) to its account: allocated cores
         x decayed seconds."""
         self._rebase(engine.now)
         allocation = engine.allocation[job]
+        assert allocation is not None  # a job that ran
         cores = allocation.size * allocation.cores
         self.charged[self.account_of[job]] += cores * (
             self._growth(engine.now) - self._growth(engine.started[job])
         )
 
-    def fairshare(self, engine) -> np.ndarray:
+    def fairshare(self, engine: SchedulerView) -> np.ndarray:
         """F = 2^(-U/S) per account (classic_fair_share.html), running jobs charged up to now."""
         now = engine.now
         self._rebase(now)
@@ -211,7 +215,7 @@ class MultifactorPriority:
         shares = 1.0 / self.accounts  # S: equal normalized shares
         return 2.0 ** (-(usage / total) / shares)
 
-    def factors(self, engine, waiting: np.ndarray) -> dict[str, np.ndarray]:
+    def factors(self, engine: SchedulerView, waiting: np.ndarray) -> dict[str, np.ndarray]:
         """The four factors of the waiting jobs, each in [0, 1]."""
         weights = self.weights
         age = np.minimum((engine.now - self.submit[waiting]) / weights.max_age, 1.0)
@@ -232,7 +236,7 @@ class MultifactorPriority:
             "partition": self.partition_factor[waiting],
         }
 
-    def __call__(self, engine, waiting: np.ndarray) -> np.ndarray:
+    def __call__(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         weights, factor = self.weights, self.factors(engine, waiting)
         # priority_multifactor.html: Job_priority = sum of PriorityWeightX * X_factor (an integer)
         return np.floor(

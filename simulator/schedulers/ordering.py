@@ -6,8 +6,15 @@ times).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy as np
+
 from cosched.simulator.schedulers.base import QueueScheduler
 from cosched.simulator.schedulers.co_ordering import ljf_key, sjf_key
+
+if TYPE_CHECKING:
+    from cosched.simulator.view import SchedulerView
 
 __all__ = ["SJF", "LJF"]
 
@@ -19,7 +26,7 @@ class SJF(QueueScheduler):
     backfill = "easy"
     priority_reads_time = False
 
-    def priority(self, engine, waiting):
+    def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         return sjf_key(self.estimate[waiting])
 
 
@@ -30,5 +37,5 @@ class LJF(QueueScheduler):
     backfill = "easy"
     priority_reads_time = False
 
-    def priority(self, engine, waiting):
+    def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         return ljf_key(self.estimate[waiting])

@@ -7,40 +7,35 @@ from __future__ import annotations
 import bisect
 from collections import OrderedDict
 from itertools import islice
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_pass
+from cosched.simulator.view import PartitionsView, SchedulerView
+
+if TYPE_CHECKING:
+    from cosched.simulator.schedulers.base import QueueScheduler
 
 __all__ = ["PartitionedQueues"]
 
 
-class _PartitionUnits:
-    """The allocator as one partition's backfilling sees it: that partition's free and total
-    units."""
+class _PartitionView:
+    """The view as one partition's backfilling sees it: that partition's free and total units and
+    its running jobs; everything else is the run's view."""
 
-    __slots__ = ("allocator", "partition", "total_units", "units")
+    def __init__(self, engine: SchedulerView, partitions: PartitionsView, partition: int):
+        self._engine, self._partition = engine, partition
+        self._partition_of = partitions.partition_of
+        self._free_units_in = partitions.free_units_in
+        self.total_units = len(partitions.node_sets[partition])
+        self.units = engine.units
 
-    def __init__(self, allocator, partition: int):
-        self.allocator, self.partition = allocator, partition
-        self.total_units = len(allocator.node_sets[partition])
-        self.units = allocator.units
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
 
     def free_units(self) -> int:
-        return self.allocator.free_units_in(self.partition)
-
-
-class _PartitionView:
-    """The engine as one partition's backfilling sees it: its allocator units and running jobs;
-    everything else is the engine's."""
-
-    def __init__(self, engine, allocator, partition: int):
-        self._engine, self._partition = engine, partition
-        self._partition_of = allocator.partition_of
-        self.allocator = _PartitionUnits(allocator, partition)
-
-    def __getattr__(self, name: str):
-        return getattr(self._engine, name)
+        return self._free_units_in(self._partition)
 
     @property
     def by_end(self) -> list[tuple[float, int]]:
@@ -56,11 +51,13 @@ class PartitionedQueues:
     the partition's own nodes. `depth` counts jobs per partition, as Slurm's
     ``partition_job_depth``."""
 
-    def __init__(self, scheduler, engine, allocator):
-        self.scheduler, self.engine, self.allocator = scheduler, engine, allocator
-        self.partition_of = allocator.partition_of
-        self.partition_array = np.asarray(allocator.partition_of, dtype=np.int64)
-        count = len(allocator.node_sets)
+    def __init__(self, scheduler: QueueScheduler, engine: SchedulerView):
+        partitions = engine.partitions
+        assert partitions is not None  # built only for a run with partitions
+        self.scheduler, self.engine, self.partitions = scheduler, engine, partitions
+        self.partition_of = partitions.partition_of
+        self.partition_array = np.asarray(partitions.partition_of, dtype=np.int64)
+        count = len(partitions.node_sets)
         # per partition, its waiting jobs in arrival order (FCFS and EASY without a priority)
         self.waiting: list[OrderedDict[int, None]] = [OrderedDict() for _ in range(count)]
         # per partition, the units of its waiting jobs, ascending (a partition whose smallest
@@ -71,17 +68,19 @@ class PartitionedQueues:
             None if self.table is None else [[] for _ in range(count)]
         )
         self.arrived = 0
-        self.views = [_PartitionView(engine, allocator, p) for p in range(count)]
+        self.views = [_PartitionView(engine, partitions, p) for p in range(count)]
         self.conservative = (
             [
-                ConservativeBackfill(view, scheduler.depth, scheduler.reservations)
+                ConservativeBackfill(
+                    cast(SchedulerView, view), scheduler.depth, scheduler.reservations
+                )
                 for view in self.views
             ]
             if scheduler.backfill == "conservative"
             else None
         )
 
-    def schedule(self, engine) -> None:
+    def schedule(self, engine: SchedulerView) -> None:
         """One pass over every partition's queue."""
         if not engine.waiting:
             return
@@ -99,14 +98,14 @@ class PartitionedQueues:
             if queue:
                 self._pass(partition, queue)
 
-    def _queues(self, engine) -> list[list[int]]:
+    def _queues(self, engine: SchedulerView) -> list[list[int]]:
         """The part of each partition's queue (priority order) that FCFS and EASY may look at now:
         nothing where no unit is free (no job can start, EASY cannot backfill), else its first
         free + depth + 1 jobs (at most `free` start in order, each taking a unit; then the head
         and `depth` candidates behind it)."""
-        scheduler, allocator = self.scheduler, self.allocator
+        scheduler, free_units_in = self.scheduler, self.partitions.free_units_in
         count = len(self.views)
-        free = [allocator.free_units_in(p) for p in range(count)]
+        free = [free_units_in(p) for p in range(count)]
         queues: list[list[int]] = [[] for _ in range(count)]
         self._arrivals(engine)
         if scheduler.reservations is None:  # else every head's reservation is recorded
@@ -136,7 +135,7 @@ class PartitionedQueues:
                 queues[p] = ordered[partitions == p][: room[p]].tolist()
         return queues
 
-    def _arrivals(self, engine) -> None:
+    def _arrivals(self, engine: SchedulerView) -> None:
         """Append the jobs submitted since the last pass to their partition's queue (jobs arrive
         in index order, all those submitted by now before the pass)."""
         submit, of, jobs = engine.submit, self.partition_of, len(self.partition_of)
@@ -144,7 +143,7 @@ class PartitionedQueues:
         while arrived < jobs and submit[arrived] <= now:
             self.waiting[of[arrived]][arrived] = None
             if units is not None:
-                bisect.insort(units[of[arrived]], table[arrived])
+                bisect.insort(units[of[arrived]], table[arrived])  # type: ignore[index]
             arrived += 1
         self.arrived = arrived
 
@@ -169,14 +168,16 @@ class PartitionedQueues:
             index < len(queue)
             and scheduler.backfill == "easy"
             and depth
-            and (view.allocator.free_units() or scheduler.reservations is not None)
+            and (view.free_units() or scheduler.reservations is not None)
         ):
-            easy_pass(view, queue[index : index + depth + 1], scheduler.reservations)
+            easy_pass(
+                cast(SchedulerView, view), queue[index : index + depth + 1], scheduler.reservations
+            )
         waiting, own, table = engine.waiting, self.waiting[partition], self.table
         units = None if self.waiting_units is None else self.waiting_units[partition]
         for job in queue:  # only these jobs could start in this pass
             if job not in waiting and own.pop(job, 0) is None and units is not None:
-                del units[bisect.bisect_left(units, table[job])]
+                del units[bisect.bisect_left(units, table[job])]  # type: ignore[index]
 
     def _retire_finished(self) -> None:
         """Give the units of jobs that ended (at this timestamp: every end is followed by a pass)

@@ -11,6 +11,8 @@ co-location stops "once the rank values fall below 3", as the author's implement
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from cosched.errors import InputError
@@ -22,6 +24,9 @@ from cosched.simulator.schedulers.co_ordering import (
     popularity_ranks,
 )
 from cosched.simulator.schedulers.coscheduling import CoScheduler
+
+if TYPE_CHECKING:
+    from cosched.simulator.view import SchedulerView
 
 __all__ = ["Popularity", "COMPACT_BELOW"]
 
@@ -39,14 +44,14 @@ class Popularity(CoScheduler):
 
     def __init__(
         self,
-        backfill=None,
-        depth=DEFAULT_DEPTH,
-        record_reservations=False,
-        missing_pair="default",
-        reserve="head",
-        threshold=POPULARITY_THRESHOLD,
-        compact_below=COMPACT_BELOW,
-    ):
+        backfill: str | None = None,
+        depth: int = DEFAULT_DEPTH,
+        record_reservations: bool = False,
+        missing_pair: str = "default",
+        reserve: str = "head",
+        threshold: float = POPULARITY_THRESHOLD,
+        compact_below: int = COMPACT_BELOW,
+    ) -> None:
         super().__init__(backfill, depth, record_reservations, missing_pair, reserve)
         if compact_below < 0:
             raise InputError(
@@ -55,13 +60,13 @@ class Popularity(CoScheduler):
         self.threshold = threshold
         self.compact_below = compact_below
 
-    def ranks(self, engine, waiting: np.ndarray) -> np.ndarray:
+    def ranks(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         model = engine.speed_model
         return popularity_ranks(
             model.app[waiting], model.speedups, self.threshold, getattr(model, "known", None)
         )
 
-    def priority(self, engine, waiting):
+    def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         ranks = self.ranks(engine, waiting)
         below = self.compact_below
         for job, rank in zip(waiting.tolist(), ranks.tolist()):

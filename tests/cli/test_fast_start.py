@@ -112,7 +112,7 @@ def test_a_bad_field_still_names_its_line_and_field():
 
 def _results(tmp_path):
     from cosched.simulator.compare import load_inputs
-    from cosched.simulator.engine import simulate
+    from cosched.simulator.simulation import simulate
     from cosched.theory.heatmap import read_heatmap
 
     workload = tmp_path / "w.csv"

@@ -233,3 +233,16 @@ def test_the_state_check_sees_a_violation():
         "engine._advance",
         "engine._queue",
     }
+
+
+def test_the_engine_and_the_view_import_no_scheduler(graph):
+    """The engine runs any object with ``schedule(view)``: it and the view sit below the scheduler
+    family (`cosched.simulator.simulation` resolves scheduler names above both)."""
+    below = ("cosched.simulator.engine", "cosched.simulator.view")
+    reached = {target for module in below for target in nx.descendants(graph, module)}
+    wrong = sorted(
+        target
+        for target in reached
+        if target.startswith(("cosched.simulator.schedulers", "cosched.simulator.simulation"))
+    )
+    assert wrong == []

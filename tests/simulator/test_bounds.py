@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from cosched.cli import main
 from cosched.errors import InputError
 from cosched.simulator.bounds import bound_for, colocation_speed_model, makespan_bound
-from cosched.simulator.engine import simulate
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import SCHEDULERS, make_scheduler
+from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload
 from cosched.theory.heatmap import MissingPairsWarning, heatmap_from_speedups
 

@@ -146,3 +146,48 @@ def test_vectorised_keys_sort_exactly_like_the_appendix_code(jobs, free):
     assert list(queue_order(two_factor_key(c, free, r))) == appendix_sort(
         queue, lambda j: appendix_factor0(j, free) + second.index(j["pos"]) / n
     )
+
+
+@given(
+    st.lists(st.sampled_from([1.0, 2.0, 5.0, 60.0]), min_size=1, max_size=30),
+    st.data(),
+)
+def test_every_sjf_and_ljf_order_is_the_one_key_with_ties_by_job_index(estimates, data):
+    """SJF and LJF of the engine, the co-schedulers and the ElastiSim built-in policies order a
+    queue with many equal estimates alike: by `sjf_key` / `ljf_key`, equal keys by job index."""
+    from collections import OrderedDict
+    from types import SimpleNamespace
+
+    from cosched.simulator.schedulers.coscheduling import LJFCo, SJFCo
+    from cosched.simulator.schedulers.elastic import SJFMalleable, SJFRigid, SJFRigidGreedy
+    from cosched.simulator.schedulers.ordering import LJF, SJF
+
+    jobs = len(estimates)
+    present = sorted(data.draw(st.sets(st.integers(0, jobs - 1), min_size=1)))
+    view = SimpleNamespace(
+        waiting=OrderedDict.fromkeys(present),  # the queue: workload order
+        cores=[1] * jobs,
+        estimate=estimates,
+        units_table=[1] * jobs,
+        models=None,
+        requested_nodes=lambda job: 1,
+    )
+    shortest = sorted(present, key=lambda job: (estimates[job], job))
+    longest = sorted(present, key=lambda job: (-estimates[job], job))
+    for scheduler in (SJF(), SJFRigid(), SJFCo()):
+        scheduler.attach(view)
+        assert scheduler.order(view) == shortest, scheduler.name
+    for scheduler in (LJF(), LJFCo()):
+        scheduler.attach(view)
+        assert scheduler.order(view) == longest, scheduler.name
+    greedy = SJFRigidGreedy()
+    greedy.attach(view)
+    assert greedy.order(view) == shortest
+    malleable = SJFMalleable()
+    malleable.attach(view)
+    for job in present:
+        malleable.on_arrival(view, job)
+    assert [job for _, job in malleable.queue] == shortest
+    assert malleable.running_keys(view, present) == [
+        malleable.waiting_key(view, j) for j in present
+    ]

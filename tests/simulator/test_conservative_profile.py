@@ -13,10 +13,10 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cosched.simulator.engine import simulate
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.backfilling import ConservativeBackfill, Profile
 from cosched.simulator.schedulers.easy import Conservative
+from cosched.simulator.simulation import simulate
 
 from .conftest import platforms_and_workloads
 
@@ -77,7 +77,7 @@ class ReferenceBackfill(ConservativeBackfill):
 
     def __init__(self, engine, depth: int, first_reservations: dict | None = None):
         super().__init__(engine, depth, first_reservations)
-        self.profile = _PlainProfile(engine.allocator.total_units, engine.now)
+        self.profile = _PlainProfile(engine.total_units, engine.now)
 
     def schedule(self, order: list) -> int:
         engine, profile, slot = self.engine, self.profile, self.slot
@@ -106,7 +106,7 @@ class ReferenceBackfill(ConservativeBackfill):
                     continue
                 profile.add(begin, end, units)
             else:
-                units = table[job] if table is not None else engine.allocator.units(engine, job)
+                units = table[job] if table is not None else engine.units(job)
             begin = profile.earliest(duration, units)
             end = begin + duration
             profile.add(begin, end, -units)

@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 
 from cosched.errors import InputError
 from cosched.simulator.colocation import CoLocationAllocator, co_context
-from cosched.simulator.engine import Engine, simulate
+from cosched.simulator.engine import Engine
 from cosched.simulator.generate import ApplicationSeed, generate_workload
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import COSCHEDULERS, make_scheduler
+from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload
 from cosched.theory.heatmap import MissingPairsWarning, heatmap_from_speedups
 

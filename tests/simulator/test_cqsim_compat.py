@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from cosched.cli import main
 from cosched.simulator.compat import COMPAT
-from cosched.simulator.engine import simulate
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers.backfilling import shadow_time
+from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload, read_swf
 
 DATA = Path(__file__).parent / "data" / "cqsim"

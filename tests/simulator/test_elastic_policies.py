@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.simulator.elastic.traces import ElasticMarking, elastic_models
-from cosched.simulator.engine import simulate
 from cosched.simulator.jobs import RIGID, amdahl, malleable, moldable
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import ELASTIC, make_scheduler
 from cosched.simulator.schedulers.elastic import water_level
+from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload
 
 TIME_TOLERANCE = 1e-9  # absolute, seconds: hand-computed end times
@@ -139,12 +139,11 @@ class Checked:
 
     def schedule(self, engine):
         self.policy.schedule(engine)
-        state = engine.allocator.state
-        assert (state.used <= engine.platform.cores_per_node).all()
+        idle = int(engine.is_idle(np.arange(engine.platform.nodes)).sum())
         nodes = np.concatenate(
             [engine.allocation[job].nodes for job in engine.running] or [np.zeros(0, int)]
         )
-        assert np.unique(nodes).size == nodes.size == engine.platform.nodes - state.idle
+        assert np.unique(nodes).size == nodes.size == engine.platform.nodes - idle
         for job in engine.running:
             low, high = engine.model(job).bounds(engine.requested_nodes(job))
             assert low <= engine.allocation[job].nodes.size <= high

@@ -17,9 +17,9 @@ from cosched.simulator.elastic.traces import (
     node_bounds,
     parse_range,
 )
-from cosched.simulator.engine import simulate
 from cosched.simulator.jobs import RIGID
 from cosched.simulator.platform import Platform
+from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload
 
 CSV = "job_id,submit_time,run_time,cores,estimate\n" + "".join(

@@ -5,10 +5,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cosched.simulator.engine import Engine, simulate
+from cosched.simulator.engine import Engine
 from cosched.simulator.metrics import step_series
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import CLASSIC, make_scheduler
+from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload
 
 from .conftest import platforms_and_workloads

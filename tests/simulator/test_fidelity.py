@@ -22,11 +22,11 @@ from cosched.simulator.elise_table2 import (
     sub_heatmap,
     table2_subsets,
 )
-from cosched.simulator.engine import simulate
 from cosched.simulator.experiment import experiment_workload, preset_spec, run_experiment
 from cosched.simulator.metrics import busy_core_utilization
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
+from cosched.simulator.simulation import simulate
 from cosched.simulator.thesis_tables import (
     THESIS_METRICS,
     THESIS_TABLE,

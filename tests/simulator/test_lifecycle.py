@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosched.simulator.engine import ActionError, simulate
+from cosched.simulator.engine import ActionError
 from cosched.simulator.jobs import (
     NO_CHECKPOINT,
     ON_WARNING,
@@ -25,6 +25,7 @@ from cosched.simulator.jobs import (
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers.base import Scheduler
 from cosched.simulator.schedulers.easy import EASY
+from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload
 
 WORK_TOLERANCE = 1e-6  # relative slack on work sums after many float rescalings
@@ -57,12 +58,11 @@ class Chaos(Scheduler):
 
     def schedule(self, engine):
         self.passes += 1
-        used = engine.allocator.state.used
-        assert (used <= engine.platform.cores_per_node).all()  # no node over-committed
         running_nodes = np.concatenate(
             [engine.allocation[j].nodes for j in engine.running] or [np.zeros(0, int)]
         )
-        assert np.unique(running_nodes).size == running_nodes.size
+        assert np.unique(running_nodes).size == running_nodes.size  # no node over-committed
+        assert not engine.is_idle(running_nodes).any()
         for job in list(engine.running):
             model, draw = engine.model(job), self.rng.random()
             if draw < 0.1:

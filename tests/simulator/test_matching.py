@@ -11,11 +11,12 @@ from hypothesis import strategies as st
 
 from cosched.errors import InputError
 from cosched.simulator.colocation import CoLocationAllocator, co_context
-from cosched.simulator.engine import Engine, simulate
+from cosched.simulator.engine import Engine
 from cosched.simulator.generate import ApplicationSeed, generate_workload
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import COSCHEDULERS, SCHEDULERS, make_scheduler
 from cosched.simulator.schedulers.matching import match_window, max_weight_pairs, pair_weights
+from cosched.simulator.simulation import simulate
 from cosched.theory.heatmap import heatmap_from_speedups
 
 TIME_TOLERANCE = 1e-6  # seconds of float slack on simulated times

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from cosched.cli import main
 from cosched.errors import InputError
-from cosched.simulator.engine import simulate
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.multifactor import (
@@ -21,6 +20,7 @@ from cosched.simulator.schedulers.multifactor import (
     MultifactorWeights,
     load_weights,
 )
+from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload, read_swf
 
 # Slurm's priority is an integer (the weighted sum truncated): an independent float computation may

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from cosched.simulator import allocators
 from cosched.simulator.allocators import EMPTY
-from cosched.simulator.engine import simulate
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.easy import EASY
+from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload
 
 # above the allocator's BULK_NODES (16): both ways of giving nodes back are exercised

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from cosched.cli import main
 from cosched.errors import InputError
-from cosched.simulator.engine import simulate
 from cosched.simulator.job_attributes import JobAttributes
 from cosched.simulator.partitions import Partition, Partitions, load_partitions
 from cosched.simulator.platform import Platform
+from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload
 
 QUEUE_SCHEDULERS = ("fcfs", "easy", "conservative", "sjf", "ljf")

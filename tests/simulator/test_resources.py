@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from cosched.cli import main
 from cosched.errors import InputError
-from cosched.simulator.engine import simulate
 from cosched.simulator.platform import NodeGroup, Platform, load_platform
 from cosched.simulator.resources import per_node_use, whole_nodes_needed
+from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import load_workload, make_workload, read_csv
 
 MEMORY_TOLERANCE = 1e-9  # relative: per-node memory sums compare with this slack for rounding

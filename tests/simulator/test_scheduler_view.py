@@ -1,5 +1,5 @@
-"""Schedulers, mechanisms and failure sources use the engine only through `SchedulerView` and its
-actions.
+"""Schedulers, mechanisms and failure sources see the engine only through `SchedulerView`: its
+read-only state and its actions.
 
 A static check over the built-in modules: every attribute they read on the engine (``engine.x``,
 ``e.x``) is a member of the view, none reads allocator arrays or private engine members, and no
@@ -11,6 +11,7 @@ import ast
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from cosched.simulator.engine import Engine
 from cosched.simulator.platform import Platform
@@ -32,8 +33,16 @@ CHECKED = [
             "ordering.py",
             "matching.py",
             "elastic.py",
+            "coscheduling.py",
+            "filler.py",
+            "popularity.py",
             "__init__.py",
         )
+    ),
+    # the documented plug-ins read only the view too (no deprecated fallback)
+    *(
+        ROOT.parent / "docs" / "examples" / name
+        for name in ("smallest_area_first.py", "best_neighbour.py", "expand_into_idle.py")
     ),
 ]
 ENGINE_NAMES = {"engine", "e"}
@@ -69,30 +78,57 @@ def test_the_checker_sees_a_violation():
     path = Path(__file__).with_name("_view_probe.py")
     try:
         path.write_text(source)
-        assert outside_view(path) == {"allocator.state", "engine._advance"}
+        assert outside_view(path) == {"allocator.state", "engine.allocator", "engine._advance"}
     finally:
         path.unlink()
 
 
-def test_the_engine_offers_every_member_of_the_view():
+def test_the_view_offers_every_member_and_refuses_writes():
     workload = make_workload([1, 2], [0, 5], [10, 10], [1, 1], [10, 10])
     engine = Engine(workload, Platform(2), make_scheduler("easy"))
-    assert isinstance(engine, SchedulerView)
-    missing = [name for name in VIEW_MEMBERS if name != "STATES" and not hasattr(engine, name)]
-    assert missing == []
+    view = engine.view
+    assert isinstance(view, SchedulerView)
+    assert [name for name in VIEW_MEMBERS if not hasattr(view, name)] == []
     engine.run()
-    assert engine.free_nodes() == 2 and engine.idle_nodes().tolist() == [0, 1]
-    assert not engine.is_reserved(0) and engine.occupant(0) == -1
-    assert (engine.node_occupants() == -1).all() and engine.node_occupants(np.array([1])).shape[
-        0
-    ] == 1
-    reservation = engine.reserve(np.array([1]))
-    assert engine.is_reserved(1) and engine.reservation_of(1) is reservation
+    assert view.free_nodes() == 2 and view.idle_nodes().tolist() == [0, 1]
+    assert view.free_units() == view.total_units == 2 and view.units(0) == 1
+    assert not view.is_reserved(0) and view.occupant(0) == -1
+    assert (view.node_occupants() == -1).all() and view.node_occupants(np.array([1])).shape[0] == 1
+    reservation = view.reserve(np.array([1]))
+    assert view.is_reserved(1) and view.reservation_of(1) is reservation
+    assert view.now == engine.now and view.end == engine.end  # the engine's state, live
+    with pytest.raises(AttributeError, match="read-only"):
+        view.now = 0.0  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="read-only"):
+        view.waiting = {}  # type: ignore[misc]
+    for container in (view.waiting, view.running, view.reservations):
+        with pytest.raises(TypeError):
+            container[0] = None  # type: ignore[index]
+    for fixed in (view.submit, view.estimate, view.cores, view.run_time, view.units_table):
+        with pytest.raises(TypeError):
+            fixed[0] = 1  # type: ignore[index]
+
+
+def test_hooks_receive_the_view_and_the_old_interface_still_works_with_a_warning():
+    """A plug-in written when hooks received the engine (here: it reads the engine's allocator)
+    still runs; reading a member the view does not offer warns (DeprecationWarning)."""
+    from cosched.simulator.simulation import simulate
+
+    seen = []
+
+    def old_style(engine):
+        seen.append(type(engine))
+        while engine.waiting and engine.allocator.free_units():
+            if not engine.start(next(iter(engine.waiting))):
+                break
+
+    workload = make_workload([1, 2], [0, 5], [10, 10], [1, 1], [10, 10])
+    with pytest.warns(DeprecationWarning, match="engine.allocator"):
+        result = simulate(workload, Platform(2), old_style)
+    assert set(seen) == {SchedulerView} and result.start.tolist() == [0.0, 5.0]
 
 
 def test_a_misspelled_scheduler_option_is_refused_naming_the_known_ones():
-    import pytest
-
     from cosched.errors import InputError
 
     with pytest.raises(InputError, match="depht.*backfill, depth, record_reservations"):

@@ -10,9 +10,9 @@ from cosched.cli import main
 from cosched.errors import InputError
 from cosched.simulator.compare import compare
 from cosched.simulator.data import EXAMPLE_HEATMAP, example_path
-from cosched.simulator.engine import simulate
 from cosched.simulator.metrics import makespan_speedup, summarize
 from cosched.simulator.platform import Platform, load_platform
+from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import load_workload, make_workload
 
 HEATMAP = str(example_path(EXAMPLE_HEATMAP))

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from cosched.cli import main
 from cosched.errors import InputError
-from cosched.simulator.engine import simulate
 from cosched.simulator.platform import Platform
+from cosched.simulator.simulation import simulate
 from cosched.simulator.swf_out import swf_text
 from cosched.simulator.trace_window import TraceWindow, trace_time
 from cosched.simulator.workload import SWF_FIELDS, make_workload, read_swf

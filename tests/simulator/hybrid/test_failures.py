@@ -144,7 +144,7 @@ class _Checked(Hybrid):
         for node in np.flatnonzero(self.failures.down).tolist():
             owners[node].append(("down", node))
         assert all(len(who) == 1 for who in owners.values()), owners
-        assert len(owners) == engine.platform.nodes - engine.allocator.free_units()
+        assert len(owners) == engine.platform.nodes - engine.free_units()
 
 
 def replay(log, engine, periods):
