@@ -38,17 +38,7 @@ class NodeGroup:
         return self.sockets_per_node * self.cores_per_socket
 
     def to_dict(self) -> dict:
-        data: dict = {
-            "name": self.name,
-            "nodes": self.nodes,
-            "sockets_per_node": self.sockets_per_node,
-            "cores_per_socket": self.cores_per_socket,
-        }
-        if self.memory_per_node is not None:
-            data["memory_per_node"] = self.memory_per_node
-        if self.gpus_per_node:
-            data["gpus_per_node"] = self.gpus_per_node
-        return data
+        return _node_fields(self)
 
 
 @dataclass(frozen=True)
@@ -138,16 +128,7 @@ class Platform:
         return max(group.nodes * group.cores_per_node for group in self.node_groups)
 
     def to_dict(self) -> dict:
-        data: dict = {
-            "name": self.name,
-            "nodes": self.nodes,
-            "sockets_per_node": self.sockets_per_node,
-            "cores_per_socket": self.cores_per_socket,
-        }
-        if self.memory_per_node is not None:
-            data["memory_per_node"] = self.memory_per_node
-        if self.gpus_per_node:
-            data["gpus_per_node"] = self.gpus_per_node
+        data = _node_fields(self)
         if self.groups:
             data["groups"] = [group.to_dict() for group in self.groups]
         return data
@@ -322,3 +303,19 @@ def _from_simgrid(path: Path) -> Platform:
             )
         )
     return Platform.of_groups(groups, path.stem)
+
+
+def _node_fields(nodes: NodeGroup | Platform) -> dict:
+    """A node group's or a platform's fields as JSON, memory and GPUs only when set (so the digests
+    of platforms without them do not change)."""
+    data: dict = {
+        "name": nodes.name,
+        "nodes": nodes.nodes,
+        "sockets_per_node": nodes.sockets_per_node,
+        "cores_per_socket": nodes.cores_per_socket,
+    }
+    if nodes.memory_per_node is not None:
+        data["memory_per_node"] = nodes.memory_per_node
+    if nodes.gpus_per_node:
+        data["gpus_per_node"] = nodes.gpus_per_node
+    return data
