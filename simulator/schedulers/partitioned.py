@@ -7,15 +7,12 @@ from __future__ import annotations
 import bisect
 from collections import OrderedDict
 from itertools import islice
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 
 from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_pass
 from cosched.simulator.view import PartitionsView, SchedulerView
-
-if TYPE_CHECKING:
-    from cosched.simulator.schedulers.base import QueueScheduler
 
 __all__ = ["PartitionedQueues"]
 
@@ -51,7 +48,7 @@ class PartitionedQueues:
     the partition's own nodes. `depth` counts jobs per partition, as Slurm's
     ``partition_job_depth``."""
 
-    def __init__(self, scheduler: QueueScheduler, engine: SchedulerView):
+    def __init__(self, scheduler: Any, engine: SchedulerView):  # a QueueScheduler
         partitions = engine.partitions
         assert partitions is not None  # built only for a run with partitions
         self.scheduler, self.engine, self.partitions = scheduler, engine, partitions

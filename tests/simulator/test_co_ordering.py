@@ -171,6 +171,7 @@ def test_every_sjf_and_ljf_order_is_the_one_key_with_ties_by_job_index(estimates
         units_table=[1] * jobs,
         models=None,
         requested_nodes=lambda job: 1,
+        partitions=None,
     )
     shortest = sorted(present, key=lambda job: (estimates[job], job))
     longest = sorted(present, key=lambda job: (-estimates[job], job))

@@ -104,7 +104,7 @@ def test_the_view_offers_every_member_and_refuses_writes():
     for container in (view.waiting, view.running, view.reservations):
         with pytest.raises(TypeError):
             container[0] = None  # type: ignore[index]
-    for fixed in (view.submit, view.estimate, view.cores, view.run_time, view.units_table):
+    for fixed in (view.submit, view.estimate, view.cores, view.run_time):
         with pytest.raises(TypeError):
             fixed[0] = 1  # type: ignore[index]
 
