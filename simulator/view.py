@@ -183,7 +183,7 @@ class SchedulerView:
     by_end: Sequence[tuple[float, int]]  # running jobs as sorted (predicted_end, job)
     placement: Sequence[str | None]
     models: Sequence[JobModel] | None  # None when every job is plain rigid
-    units_table: Sequence[int] | None  # allocator units per job (placement hints change them), when static
+    units_table: Sequence[int] | None  # units per job (hints change them), if static
     waiting_units: Sequence[int] | None  # units of the waiting jobs, ascending (with units_table)
     total_units: int
     platform: Platform
