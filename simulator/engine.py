@@ -73,6 +73,7 @@ import numpy as np
 
 from cosched.deprecation import warn_renamed
 from cosched.errors import InputError
+from cosched.simulator.action_log import ACTION_COLUMNS, write_actions
 from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState
 from cosched.simulator.platform import Platform
@@ -97,36 +98,6 @@ WORK_TOLERANCE = (
 )
 # one definition (cosched.simulator.jobs.JobState); plain ints in the loop for speed
 FUTURE, WAITING, RUNNING, FINISHED, KILLED = (int(state) for state in JobState)
-
-
-ACTION_COLUMNS = ("time", "action", "job_id", "reservation", "nodes", "reason", "on_demand_job_id")
-
-
-def write_actions(actions: list, job_ids, path) -> None:
-    """The action log as CSV (ACTION_COLUMNS): one row per start, resize, preempt, kill, finish,
-    reserve, release and note (e.g. ``warn``), with the node ids involved (";"-joined: a job's nodes
-    after the action; for a preemption, kill or finish the nodes it gave back) and the reason
-    "who[:job index]" split into the reason and the job id it served. Reservations are named by
-    their key (negative)."""
-    import csv
-
-    ids = np.asarray(job_ids).tolist()
-    with open(path, "w", newline="") as handle:
-        out = csv.writer(handle)
-        out.writerow(ACTION_COLUMNS)
-        for when, action, job, key, nodes, reason in actions:
-            who, _, served = reason.partition(":")
-            out.writerow(
-                (
-                    repr(float(when)),
-                    action,
-                    "" if job < 0 else ids[job],
-                    key or "",
-                    ";".join(map(str, nodes)),
-                    who,
-                    "" if not served else ids[int(served)],
-                )
-            )
 
 
 class ActionError(InputError):

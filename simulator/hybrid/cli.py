@@ -320,7 +320,7 @@ def simulate_command(
             write_hybrid_csv(hybrid, folder / "workload.csv")
             written += [folder / "jobs.csv", folder / "summary.json", folder / "workload.csv"]
     if args.log_actions:
-        from cosched.simulator.engine import write_actions
+        from cosched.simulator.action_log import write_actions
 
         assert result.actions is not None  # a run with log_actions
         with atomic_path(args.log_actions) as path:

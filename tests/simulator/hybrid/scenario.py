@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cosched.simulator.engine import Engine, write_actions
+from cosched.simulator.action_log import write_actions
+from cosched.simulator.engine import Engine
 from cosched.simulator.hybrid.mechanisms import mechanism_class
 from cosched.simulator.hybrid.models import engine_workload, job_models
 from cosched.simulator.hybrid.workload import NOTICE_KINDS, HybridWorkload
