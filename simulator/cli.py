@@ -286,8 +286,7 @@ def _policy_options(args) -> dict:
 
 def _partitioned(args, platform, workload):
     """The workload's jobs assigned to the --partitions file's partitions, or None without it
-    (and --priority checked: both before any run)."""
-    _policy_options(args)
+    (checked before any run)."""
     if not getattr(args, "partitions", None):
         return None
     from cosched.simulator.partitions import load_partitions
@@ -388,14 +387,24 @@ def _preflight(args, names, platform) -> None:
     )
 
 
-def _run(args, name, platform, workload, progress, job_models=None, compat=None, partitions=None):
+def _run(
+    args,
+    name,
+    platform,
+    workload,
+    progress,
+    job_models=None,
+    compat=None,
+    partitions=None,
+    policy=None,
+):
     from cosched.simulator.compare import checked_scheduler
     from cosched.simulator.simulation import simulate
 
     scheduler = checked_scheduler(name, args.depth)
     co_options = co_simulation_options(args) if scheduler.co_located else {}
     options = co_options.pop("scheduler_options", None) or {}
-    options.update(_policy_options(args))
+    options.update(policy or {})
     variant, engine_options = run_options(args, compat, len(workload))
     # the co-schedulers' options (--missing-pair, ...), --priority, the compat variant
     if options or variant:
@@ -416,13 +425,12 @@ def _run(args, name, platform, workload, progress, job_models=None, compat=None,
     )
 
 
-def _check_policies(args, names, partitions, workload):
-    """Refuse, before any run, a scheduler that cannot take --priority or --partitions; the
-    workload to simulate (the jobs the partitions accepted)."""
+def _check_policies(args, names, partitions, workload, options):
+    """Refuse, before any run, a scheduler that cannot take the --priority `options` or
+    --partitions; the workload to simulate (the jobs the partitions accepted)."""
     from cosched.simulator.compare import checked_options, checked_scheduler
     from cosched.simulator.schedulers.base import QueueScheduler
 
-    options = _policy_options(args)
     for name in filter(None, names):
         if options:
             checked_options(name, args.depth, options)
@@ -436,7 +444,7 @@ def _check_policies(args, names, partitions, workload):
     return workload if partitions is None else partitions.workload
 
 
-def _policy_summary(args) -> dict:
+def _policy_summary(args, policy: dict) -> dict:
     """Summary keys of --partitions and --priority (none without them: summaries unchanged)."""
     from dataclasses import asdict
 
@@ -445,7 +453,7 @@ def _policy_summary(args) -> dict:
         summary["partitions"] = str(args.partitions)
     if args.priority:
         summary["priority"] = args.priority
-        summary["priority_weights"] = asdict(_policy_options(args)["priority_weights"])
+        summary["priority_weights"] = asdict(policy["priority_weights"])
     return summary
 
 
@@ -603,10 +611,10 @@ def _simulate_command(args) -> int:
         ("--plots", plots, "folder"),
         ("--swf-out", args.swf_out, "file"),
     )
-    _elastic_with_whole_nodes(args, [scheduler] + ([args.baseline] if args.baseline else []))
-    platform, workload, window, compat = _load(
-        args, [scheduler] + ([args.baseline] if args.baseline else [])
-    )
+    names = [scheduler] + ([args.baseline] if args.baseline else [])
+    _elastic_with_whole_nodes(args, names)
+    platform, workload, window, compat = _load(args, names)
+    policy = _policy_options(args)  # read once: the weights may be a file
     partitions = _partitioned(args, platform, workload)
     if args.hybrid:  # on-demand, rigid and malleable jobs under a hybrid mechanism
         if _trace_options_given(args) or args.swf_out:
@@ -617,17 +625,14 @@ def _simulate_command(args) -> int:
             )
         args.plots_folder = plots
         return hybrid_simulate(args, scheduler, platform, workload)
-    _preflight(args, [scheduler] + ([args.baseline] if args.baseline else []), platform)
-    workload = _check_policies(args, [scheduler, args.baseline], partitions, workload)
-    _note_without_heatmap(args, [scheduler] + ([args.baseline] if args.baseline else []))
+    _preflight(args, names, platform)
+    workload = _check_policies(args, names, partitions, workload, policy)
+    _note_without_heatmap(args, names)
     job_models, marking = simulate_job_models(args, platform, workload)
     progress = not args.quiet
-    result = _run(args, scheduler, platform, workload, progress, job_models, compat, partitions)
-    baseline = (
-        _run(args, args.baseline, platform, workload, progress, job_models, compat, partitions)
-        if args.baseline
-        else None
-    )
+    run = (platform, workload, progress, job_models, compat, partitions, policy)
+    result = _run(args, scheduler, *run)
+    baseline = _run(args, args.baseline, *run) if args.baseline else None
     from cosched.simulator.trace_window import measured_result
 
     summary = summarize(
@@ -641,7 +646,7 @@ def _simulate_command(args) -> int:
     summary["workload"] = str(args.workload)
     summary["use_run_times"] = args.run_times
     summary["depth"] = args.depth
-    summary.update(_policy_summary(args))
+    summary.update(_policy_summary(args, policy))
     if (
         args.bound and job_models is None
     ):  # the bound holds for rigid jobs (cosched.simulator.bounds)
