@@ -34,6 +34,7 @@ from __future__ import annotations
 import gc
 import math
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from itertools import islice
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -136,18 +137,19 @@ class NoticePolicy:
         """In the pass, after the arrived jobs collected idle nodes, before the site policy."""
 
 
-class ArrivalPolicy:
-    """How arrived on-demand jobs make room; ``mechanism`` is the `Hybrid` it serves."""
+class ArrivalPolicy(ABC):
+    """How arrived on-demand jobs make room; ``mechanism`` is the `Hybrid` it serves. A policy
+    must say how (`make_room`): a class without it cannot be built."""
 
     name: ClassVar[str] = "arrival"  # the second half of a mechanism's name (``paa`` in cua-paa)
 
     def __init__(self, mechanism: Hybrid) -> None:
         self.mechanism = mechanism
 
+    @abstractmethod
     def make_room(self, engine: SchedulerView, od: int, need: int) -> bool:
         """Free (or plan to free, after a warning) `need` nodes for arrived `od` through
         `Hybrid.act`, recording each lender in ``mechanism.lenders[od]``; False if it cannot."""
-        raise NotImplementedError
 
 
 class Hybrid(Scheduler):

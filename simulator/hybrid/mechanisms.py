@@ -9,6 +9,8 @@ baseline (004 Table III) is no mechanism: the site policy alone (`cosched.simula
 
 from __future__ import annotations
 
+import inspect
+
 from cosched.errors import InputError
 from cosched.names import canonical, is_plugin, unknown_name
 from cosched.registry import plugin
@@ -150,6 +152,12 @@ def mechanism_class(name: str) -> type[Hybrid] | None:
         raise InputError(
             f"{key} is no hybrid mechanism: a mechanism is a subclass of "
             "cosched.simulator.hybrid.mechanisms.Hybrid that sets notice_policy and arrival_policy",
+            field="hybrid",
+        )
+    if inspect.isabstract(found.arrival_policy):
+        raise InputError(
+            f"{key}: its arrival policy {found.arrival_policy.__name__} does not say how arrived "
+            "jobs make room (define make_room)",
             field="hybrid",
         )
     return found

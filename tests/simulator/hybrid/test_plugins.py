@@ -94,6 +94,13 @@ def test_an_entry_point_of_cosched_hybrid_mechanisms_is_a_mechanism_name(
             "X",
             ["plugin.py:X is no hybrid mechanism", "notice_policy"],
         ),
+        (
+            "from cosched.simulator.hybrid.mechanisms import ArrivalPolicy, Hybrid, NoNotice\n"
+            "class Idle(ArrivalPolicy):\n    pass\n"
+            "class X(Hybrid):\n    notice_policy = NoNotice\n    arrival_policy = Idle\n",
+            "X",
+            ["arrival policy Idle", "make_room"],
+        ),
     ],
 )
 def test_a_mechanism_plugin_that_fails_to_load_is_one_error_line(
