@@ -469,32 +469,16 @@ def _pfs_cost(task, size: np.ndarray, nodes: np.ndarray, platform) -> PfsTransfe
     alike = alike_nodes(platform)
     if alike is not None:  # every flow has the same route latency and cap
         delay = alike[1] + route[2]
-        # 001 §5.2 (SimGrid L07): a flow's rate is at most its node link and the TCP window
-        cap = min(alike[2], TCP_GAMMA / (2.0 * max(delay, MIN_WINDOW_DELAY)))
-        return PfsTransfer(
-            kind,
-            tuple(positions),
-            tuple([amounts[position] for position in positions]),
-            (cap,) * len(positions),
-            (delay,) * len(positions),
-            bool(task.asynchronous),
-        )
+        cap = _flow_cap(alike[2], delay)
+        return _transfer(task, amounts, positions, [cap] * len(positions), [delay] * len(positions))
     ids = nodes.tolist() if isinstance(nodes, np.ndarray) else list(nodes)
     latency, bandwidth, route_latency = platform.latency, platform.bandwidth, route[2]
     latencies = [latency.item(ids[position]) + route_latency for position in positions]
-    # 001 §5.2 (SimGrid L07): a flow's rate is at most its node link and the TCP window of its route
     caps = [
-        min(bandwidth.item(ids[position]), TCP_GAMMA / (2.0 * max(delay, MIN_WINDOW_DELAY)))
+        _flow_cap(bandwidth.item(ids[position]), delay)
         for position, delay in zip(positions, latencies)
     ]
-    return PfsTransfer(
-        kind,
-        tuple(positions),
-        tuple(amounts[position] for position in positions),
-        tuple(caps),
-        tuple(latencies),
-        bool(task.asynchronous),
-    )
+    return _transfer(task, amounts, positions, caps, latencies)
 
 
 def _pfs_cost_per_cluster(task, amounts: list, positions: list, nodes, platform) -> PfsTransfer:
@@ -517,14 +501,22 @@ def _pfs_cost_per_cluster(task, amounts: list, positions: list, nodes, platform)
             )
         delay = platform.latency.item(node) + route[2]
         latencies.append(delay)
-        # 001 §5.2 (SimGrid L07): at most the node link and the TCP window of its route
-        caps.append(
-            min(platform.bandwidth.item(node), TCP_GAMMA / (2.0 * max(delay, MIN_WINDOW_DELAY)))
-        )
+        caps.append(_flow_cap(platform.bandwidth.item(node), delay))
+    return _transfer(task, amounts, positions, caps, latencies)
+
+
+def _flow_cap(bandwidth: float, delay: float) -> float:
+    """001 §5.2 (SimGrid L07): a flow's rate is at most its node link's `bandwidth` and the TCP
+    window over its route's `delay`."""
+    return min(bandwidth, TCP_GAMMA / (2.0 * max(delay, MIN_WINDOW_DELAY)))
+
+
+def _transfer(task, amounts: list, positions: list, caps: list, latencies: list) -> PfsTransfer:
+    """The flows of a PFS task: one per node position with bytes to move."""
     return PfsTransfer(
-        kind,
+        task.kind,
         tuple(positions),
-        tuple(amounts[position] for position in positions),
+        tuple([amounts[position] for position in positions]),
         tuple(caps),
         tuple(latencies),
         bool(task.asynchronous),
