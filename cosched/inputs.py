@@ -46,6 +46,7 @@ __all__ = [
     "read_text",
     "decode_text",
     "parse_json",
+    "parse_json_object",
     "check_number",
     "check_columns",
     "check_unique",
@@ -243,6 +244,18 @@ def parse_json(path: str | os.PathLike):
 
 
 # --- numbers --------------------------------------------------------------------------------------
+
+
+def parse_json_object(path: str | os.PathLike, *, missing: str = "no such file") -> dict:
+    """The JSON object of a file (`parse_json`); `missing` is the error for a file that does not
+    exist, and a document that is not an object is an error too."""
+    source = os.fspath(path)
+    if not Path(path).exists():
+        raise InputError(missing, source=source)
+    data = parse_json(path)
+    if not isinstance(data, dict):
+        raise InputError("expected a JSON object", source=source)
+    return data
 
 
 def _bounds_text(minimum, maximum, exclusive: bool) -> str:

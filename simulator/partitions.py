@@ -23,12 +23,11 @@ import bisect
 import math
 import os
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 
 from cosched.errors import InputError
-from cosched.inputs import check_number, parse_json, shown
+from cosched.inputs import check_number, parse_json_object, shown
 from cosched.simulator.allocators import BULK_NODES, Allocation, CompactAllocator
 from cosched.simulator.platform import Platform
 from cosched.simulator.workload import Workload
@@ -248,11 +247,7 @@ def load_partitions(path: str | os.PathLike, platform: Platform) -> Partitions:
 
     Every error is one InputError naming the file and the field (``partitions[1].nodes``)."""
     source = str(path)
-    if not Path(path).exists():
-        raise InputError("no such partition file", source=source)
-    data = parse_json(path)
-    if not isinstance(data, dict):
-        raise InputError("expected a JSON object", source=source)
+    data = parse_json_object(path, missing="no such partition file")
     unknown = sorted(set(data) - set(_TOP_FIELDS))
     if unknown:
         raise InputError(

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cosched.errors import InputError
-from cosched.inputs import MAX_CORES_PER_NODE, MAX_NODES, check_number, parse_json, shown
+from cosched.inputs import MAX_CORES_PER_NODE, MAX_NODES, check_number, parse_json_object, shown
 from cosched.names import did_you_mean
 
 __all__ = ["Platform", "NodeGroup", "PRESETS", "load_platform", "MAX_GPUS_PER_NODE"]
@@ -185,9 +185,7 @@ def load_platform(spec: str | os.PathLike) -> Platform:
     if key.endswith(".xml"):
         return _from_simgrid(path)
     source = str(path)
-    data = parse_json(path)
-    if not isinstance(data, dict):
-        raise InputError("expected a JSON object", source=source)
+    data = parse_json_object(path)
     name = data.get("name", path.stem)
     if not isinstance(name, str):
         raise InputError(f"must be a string, got {shown(name)}", source=source, field="name")

@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
     from cosched.simulator.view import SchedulerView
 
 from cosched.errors import InputError
-from cosched.inputs import check_number, parse_json, shown
+from cosched.inputs import check_number, parse_json_object, shown
 
 __all__ = [
     "MultifactorWeights",
@@ -76,11 +75,7 @@ def load_weights(spec: Any) -> MultifactorWeights:
     source = None
     if isinstance(spec, (str, os.PathLike)) and str(spec).endswith(".json"):
         source = str(spec)
-        if not Path(spec).exists():
-            raise InputError("no such weights file", source=source)
-        spec = parse_json(spec)
-        if not isinstance(spec, dict):
-            raise InputError("expected a JSON object", source=source)
+        spec = parse_json_object(spec, missing="no such weights file")
     elif isinstance(spec, str):
         spec = _pairs(spec)
     known = [f.name for f in fields(MultifactorWeights)]
