@@ -457,116 +457,6 @@ def _policy_summary(args, policy: dict) -> dict:
     return summary
 
 
-WHOLE_FLOAT_LIMIT = 1e16  # below it, repr() writes a whole float as its integer and ".0"
-
-
-def float_texts(values) -> tuple[list, str]:
-    """The values of a float64 array and the %-format that writes each as `repr` does (as pandas'
-    to_csv writes floats; NaN as ''): whole numbers as integers with "%d.0" (much faster), others
-    through repr."""
-    import numpy as np
-
-    whole = (np.abs(values) < WHOLE_FLOAT_LIMIT) & (values == np.trunc(values))
-    whole &= ~((values == 0) & np.signbit(values))  # -0.0 prints as "-0.0", its integer as "0"
-    if whole.all():
-        return values.astype(np.int64).tolist(), "%d.0"
-    return ["" if x != x else repr(x) for x in values.tolist()], "%s"
-
-
-def node_texts(nodes) -> list[str] | None:
-    """`";".join(map(str, ids))` of each job's node ids, built as one byte string (numpy) whose
-    jobs end in a newline and split there (in C); None unless the ids are non-negative integers."""
-    import numpy as np
-
-    counts = np.fromiter(map(len, nodes), np.int64, len(nodes))
-    if not counts.sum():
-        return [""] * len(nodes)
-    flat = np.concatenate(nodes)
-    if flat.dtype.kind not in "iu" or flat.min() < 0:
-        return None
-    ids = [f"{node};".encode() for node in range(int(flat.max()) + 1)]
-    sizes = np.fromiter(map(len, ids), np.int64, len(ids))
-    table = np.zeros((len(ids), int(sizes.max())), np.uint8)  # row i: the text "i;", 0-padded
-    for node, text in enumerate(ids):
-        table[node, : len(text)] = np.frombuffer(text, np.uint8)
-    chars = table[flat]
-    joined = chars[chars != 0]  # "0;1;2;...;" of every job in turn
-    ends = np.cumsum(sizes[flat])  # where each id's ";" ends in `joined`
-    joined[ends[np.cumsum(counts)[counts > 0] - 1] - 1] = ord("\n")  # each job's last ";"
-    texts = joined.tobytes().decode("ascii").split("\n")[:-1]  # one per job with nodes
-    if len(texts) == len(nodes):
-        return texts
-    every = [""] * len(nodes)
-    for job, text in zip(np.flatnonzero(counts).tolist(), texts):
-        every[job] = text
-    return every
-
-
-def jobs_csv_text(result) -> str | None:
-    """jobs.csv of a run as `result.jobs_frame().to_csv(index=False)` writes it, built with numpy
-    alone; None where a column would need pandas' quoting or types (lifecycle columns, app names
-    with commas or quotes, node ids that are no integers).
-
-    tests/cli/test_fast_start.py compares the two byte for byte."""
-    import itertools
-
-    import numpy as np
-
-    if getattr(result, "lifecycle", None) is not None:
-        return None
-    w = result.workload
-    end_minus_start = result.end - result.start
-    nodes = node_texts(result.nodes)
-    if nodes is None:
-        return None
-    counts = np.fromiter(map(len, result.nodes), np.int64, len(result.nodes))
-    columns = {
-        "job_id": w.job_id,
-        "submit_time": w.submit,
-        "start_time": result.start,
-        "end_time": result.end,
-        "wait_time": result.start - w.submit,
-        "run_time": end_minus_start,
-        "estimate": w.estimate,
-        "cores": w.cores,
-        "node_count": counts,
-        "nodes": nodes,
-    }
-    if w.app is not None:
-        columns["app"] = w.app
-    if w.memory is not None:
-        columns["memory_per_core"] = w.memory
-    if w.gpus is not None:
-        columns["gpus"] = w.gpus
-    if result.co_scheduled:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            columns["compact_time"], columns["speedup"] = w.run, w.run / end_minus_start
-    values, formats = [], []
-    for column in columns.values():
-        kind = column.dtype.kind if isinstance(column, np.ndarray) else "list"
-        if kind == "f":
-            texts, form = float_texts(column)
-        elif kind in "iu":
-            texts, form = column.tolist(), "%d"
-        elif kind in ("list", "U", "O"):
-            texts = column.tolist() if isinstance(column, np.ndarray) else column
-            distinct = set(texts)
-            if (
-                not all(isinstance(v, str) for v in distinct)
-                or "" in distinct
-                or any(c in value for value in distinct for c in ',"\n\r')
-            ):
-                return None  # pandas would quote these (or they are no text): let it write them
-            form = "%s"
-        else:
-            return None
-        values.append(texts)
-        formats.append(form)
-    row = ",".join(formats) + "\n"  # one %-format of all rows: the formatting runs in C
-    cells = tuple(itertools.chain.from_iterable(zip(*values)))
-    return ",".join(columns) + "\n" + (row * len(nodes)) % cells
-
-
 def _print_summary(summary: dict, cleaning: dict) -> None:
     """The summary as text: each label carries its unit (makespan in s, h or d, other times in
     seconds)."""
@@ -598,6 +488,7 @@ def _print_summary(summary: dict, cleaning: dict) -> None:
 
 def _simulate_command(args) -> int:
     from cosched.outputs import atomic_path, check_outputs, output_dir
+    from cosched.simulator.jobs_csv import jobs_csv_text
     from cosched.simulator.metrics import summarize
 
     scheduler = one_name(

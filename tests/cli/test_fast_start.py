@@ -1,6 +1,6 @@
 """A fast start without a different answer: the SWF reader's numpy path reads what the
-field-by-field reader reads, the pandas-free jobs.csv is byte for byte pandas' file, a command
-builds only its own area's parser, and the lower bound is computed on request. (The speed itself
+field-by-field reader reads, a command builds only its own area's parser, and the lower bound is
+computed on request (the pandas-free jobs.csv: tests/simulator/test_jobs_csv.py). (The speed itself
 is measured by benchmarks/bench_simulator.py.)
 """
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import io
 import json
 import os
 import subprocess
@@ -21,8 +20,6 @@ from hypothesis import strategies as st
 
 from cosched.cli import COMMAND_MODULES, COMMAND_OWNERS, build_parser
 from cosched.simulator import workload as swf
-
-HEADER = "name_A,procs_A,compact_A,name_B,procs_B,compact_B,co_A_B,co_B_A\n"
 
 
 def _field_by_field(text: str) -> np.ndarray:
@@ -108,76 +105,6 @@ def test_a_bad_field_still_names_its_line_and_field():
     good = " ".join(["1"] * 18)
     with pytest.raises(InputError, match=r"line 3, field 'run_time': not a number: 'x'"):
         swf._swf_values(f"; c\n{good}\n1 1 1 x {' '.join(['1'] * 14)}\n", "t.swf")
-
-
-def _results(tmp_path):
-    from cosched.simulator.compare import load_inputs
-    from cosched.simulator.simulation import simulate
-    from cosched.theory.heatmap import read_heatmap
-
-    workload = tmp_path / "w.csv"
-    workload.write_text(
-        "job_id,submit_time,run_time,cores,estimate,app\n"
-        + "".join(
-            f"{i},{i * 7 % 50},{5 + i % 13 + 0.25},{2 + 2 * (i % 3)},{20 + i % 13},{'ab'[i % 2]}\n"
-            for i in range(30)
-        )
-    )
-    heatmap = tmp_path / "h.csv"
-    heatmap.write_text(HEADER + "a,2,10,a,2,10,12,12\na,2,10,b,2,20,13,25\nb,2,20,b,2,20,22,22\n")
-    platform, jobs = load_inputs(workload, "grvingt")
-    yield simulate(jobs, platform, "easy")
-    yield simulate(jobs.head(7), platform, "conservative")
-    yield simulate(jobs, platform, "sjf-co", heatmap=read_heatmap(heatmap))
-    platform, jobs = load_inputs("kth-sp2", "kth-sp2", limit=200)
-    yield simulate(jobs, platform, "easy")
-
-
-def test_pandas_free_jobs_csv_is_pandas_file_byte_for_byte(tmp_path):
-    from cosched.simulator.cli import jobs_csv_text
-
-    for result in _results(tmp_path):
-        expected = io.StringIO()
-        result.jobs_frame().to_csv(expected, index=False)
-        assert jobs_csv_text(result) == expected.getvalue()
-
-
-@settings(max_examples=100, deadline=None)
-@given(
-    st.lists(
-        st.one_of(
-            st.floats(),
-            st.integers(-(10**17), 10**17).map(float),
-            st.sampled_from([0.0, -0.0, 1e16, -1e16, 1e16 - 2, 0.5, -2.0]),
-        ),
-        min_size=1,
-        max_size=30,
-    )
-)
-def test_floats_print_as_repr_prints_them(values):
-    from cosched.simulator.cli import float_texts
-
-    texts, form = float_texts(np.array(values, dtype=np.float64))
-    assert [form % text for text in texts] == ["" if x != x else repr(x) for x in values]
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 2000), max_size=12), max_size=20))
-def test_node_ids_join_as_jobs_frame_joins_them(jobs):
-    from cosched.simulator.cli import node_texts
-
-    nodes = [np.array(ids, dtype=np.int64) for ids in jobs]
-    assert node_texts(nodes) == [";".join(map(str, ids)) for ids in jobs]
-
-
-def test_names_pandas_would_quote_go_through_pandas(tmp_path):
-    from cosched.simulator.cli import jobs_csv_text
-
-    result = next(_results(tmp_path))
-    object.__setattr__(
-        result.workload, "app", np.array(["a,b"] * len(result.workload), dtype=object)
-    )
-    assert jobs_csv_text(result) is None
 
 
 def test_help_summaries_are_the_commands_own():
