@@ -208,3 +208,58 @@ def test_median_is_numpys_median_without_numpy_ma(values):
         expected = float(np.median(array))
         got = median(array)
     assert repr(got) == repr(expected)
+
+
+BATCH_PROBE = """
+import atexit, gc, sys
+
+class Noted:
+    def __del__(self):
+        print("teardown", flush=True)
+
+kept = Noted()  # freed by the interpreter's teardown, which a batch command skips
+atexit.register(lambda: print(f"exit handler, young threshold {gc.get_threshold()[0]}"))
+from cosched.cli import main
+
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("command", ["simulate", "compare"])
+def test_a_batch_command_ends_after_exit_handlers_and_output_without_teardown(tmp_path, command):
+    """simulate and compare, run as a program: stdout complete, the exit handlers run, the exit
+    code kept, the rare young collections set, and no teardown (objects are not freed one by
+    one); an error exits the same way with its one line."""
+    from cosched.cli import GC_YOUNG_THRESHOLD
+
+    flags = ["--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "30", "--json"]
+    done = subprocess.run(
+        [sys.executable, "-c", BATCH_PROBE, command, *flags],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    document, handler = done.stdout.rsplit("\n", 2)[:2]
+    assert done.returncode == 0, done.stderr
+    assert json.loads(document)  # the whole document, flushed
+    assert handler == f"exit handler, young threshold {GC_YOUNG_THRESHOLD}"
+    assert "teardown" not in done.stdout
+    failed = subprocess.run(
+        [sys.executable, "-c", BATCH_PROBE, command, *flags, "--depth", "-1"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert failed.returncode == 2 and failed.stderr.startswith(f"cosched {command}: error:")
+    assert failed.stdout.startswith("exit handler") and "teardown" not in failed.stdout
+
+
+def test_other_commands_end_with_the_usual_teardown(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", BATCH_PROBE, "generate", "--n", "3", "--out", "i.json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("exit handler, young threshold 700\nteardown\n")
