@@ -263,3 +263,28 @@ def test_other_commands_end_with_the_usual_teardown(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith("exit handler, young threshold 700\nteardown\n")
+
+
+HEAVY_LIBRARIES = ("pandas", "scipy", "matplotlib", "networkx", "tqdm", "pyarrow")
+
+
+def test_plain_simulate_imports_no_heavy_library_and_no_other_area(tmp_path):
+    """The import budget of `cosched simulate --quiet --out` on a trace: numpy and the simulator's
+    own modules, no plotting, table, graph or progress library and no other area."""
+    probe = (
+        "import sys, json; from cosched.cli import main; code = main(sys.argv[1:]); "
+        "print(json.dumps([code, sorted(m for m in sys.modules)]))"
+    )
+    command = ["simulate", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "300"]
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *command, "--quiet", "--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    code, loaded = json.loads(done.stdout.splitlines()[-1])
+    assert code == 0 and (tmp_path / "run" / "jobs.csv").is_file()
+    assert "numpy" in loaded and "cosched.simulator.engine" in loaded
+    assert not [m for m in loaded if m.partition(".")[0] in HEAVY_LIBRARIES]
+    areas = ("cosched.theory", "cosched.strategies", "cosched.measurement")
+    assert not [m for m in loaded if m.startswith(areas)]
