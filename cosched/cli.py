@@ -202,9 +202,14 @@ def main(argv: list[str] | None = None) -> int:
 def _end_process(code: int) -> None:
     """End the process with `code` as `sys.exit` would (exit handlers run, output flushed), but
     without the interpreter's teardown, which frees every object and module one by one; returns
-    (and the usual exit follows) while a thread other than this one runs."""
+    (and the usual exit follows) while a thread the usual exit waits for runs (a daemon thread,
+    such as the progress bar's monitor, is left by either exit)."""
     threading = sys.modules.get("threading")
-    if threading is not None and threading.active_count() > 1:
+    if threading is not None and any(
+        not thread.daemon
+        for thread in threading.enumerate()
+        if thread is not threading.main_thread()
+    ):
         return
     import atexit
 

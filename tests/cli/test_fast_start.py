@@ -218,6 +218,7 @@ class Noted:
         print("teardown", flush=True)
 
 kept = Noted()  # freed by the interpreter's teardown, which a batch command skips
+atexit.register(gc.unfreeze)  # else the teardown keeps objects frozen by the command
 atexit.register(lambda: print(f"exit handler, young threshold {gc.get_threshold()[0]}"))
 from cosched.cli import main
 
@@ -252,6 +253,29 @@ def test_a_batch_command_ends_after_exit_handlers_and_output_without_teardown(tm
     )
     assert failed.returncode == 2 and failed.stderr.startswith(f"cosched {command}: error:")
     assert failed.stdout.startswith("exit handler") and "teardown" not in failed.stdout
+
+
+def test_a_batch_command_waits_for_a_running_thread_with_the_usual_exit(tmp_path):
+    # a thread still running when the command has written its last file
+    waiting = (
+        "import os, threading, time\n"
+        "def wait():\n"
+        "    while not os.path.exists('run/summary.json'):\n"
+        "        time.sleep(0.01)\n"
+        "    time.sleep(0.5)\n"
+        "    print('thread done')\n"
+        "threading.Thread(target=wait).start()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", waiting + BATCH_PROBE, "simulate", "--workload", "kth-sp2"]
+        + ["--platform", "kth-sp2", "--limit", "30", "--quiet", "--out", "run"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    # the thread ends before the exit handlers run, then the teardown: the usual exit
+    assert done.stdout == "thread done\nexit handler, young threshold 10000\nteardown\n"
 
 
 def test_other_commands_end_with_the_usual_teardown(tmp_path):
