@@ -236,13 +236,15 @@ def register(subparsers) -> None:
     )
     add_plots(compare, "a bar chart of makespan, wait and utilization per scheduler (compare.png)")
     add_simulate_options(compare)
+    add_cluster_policy_options(compare)
     compare.add_argument(
         "--force",
         action="store_true",
         help="start over: remove an earlier compare.csv of other options or inputs (by default the "
         "same comparison resumes and others are refused)",
     )
-    compare.set_defaults(func=_compare_command)
+    # compare runs rigid jobs: no hybrid mechanism, no elastic marking (as `_partitioned` reads)
+    compare.set_defaults(func=_compare_command, hybrid=None, elastic_fraction=None)
 
 
 def add_cluster_policy_options(parser) -> None:
@@ -299,7 +301,9 @@ def _partitioned(args, platform, workload):
         )
     if args.compat:
         raise InputError(
-            f"--compat {args.compat} reproduces a simulator without partitions; leave one out",
+            f"--compat {args.compat} reproduces a simulator without partitions (one queue over "
+            f"every node): it has no schedule of a partitioned cluster to reproduce; leave out "
+            f"--partitions or --compat",
             field="--partitions",
         )
     if platform.groups or platform.memory_per_node is not None or platform.gpus_per_node:
@@ -722,7 +726,6 @@ def _compare_command(args) -> int:
     from cosched.simulator.compare import compare, compare_path
 
     names = names_or(args, "scheduler", CLASSIC, "--scheduler")
-    _note_without_heatmap(args, names)
     path = compare_path(args.out, warn=False)  # compare() warns about the older form
     plots = plots_target(args, None if path is None else path.parent / "plots", fixed=True)
     if (
@@ -732,12 +735,17 @@ def _compare_command(args) -> int:
             ("--out", path, "file") if path == Path(args.out) else ("--out", args.out, "folder"),
             ("--plots", plots, "folder"),
         )
-    workload, window, compat = args.workload, None, None
-    if _trace_options_given(args):  # the workload as the trace options read and cut it
-        _, workload, window, compat = _load(args, list(dict.fromkeys(names + [args.baseline])))
+    runs = list(dict.fromkeys(names + [args.baseline]))
+    policy = _policy_options(args)  # read once: the weights may be a file
+    platform, workload, window, compat = args.platform, args.workload, None, None
+    if _trace_options_given(args) or args.partitions:  # the jobs as the options read and cut them
+        platform, workload, window, compat = _load(args, runs)
+    partitions = _partitioned(args, platform, workload)
+    workload = _check_policies(args, runs, partitions, workload, policy)
+    _note_without_heatmap(args, names)
     frame = compare(
         workload,
-        args.platform,
+        platform,
         names,
         baseline=args.baseline,
         heatmap=args.heatmap,
@@ -755,6 +763,8 @@ def _compare_command(args) -> int:
         kill_at_walltime=args.kill_at_walltime,
         window=window,
         swf_memory=args.swf_memory,
+        partitions=partitions,
+        scheduler_options=policy or None,
     )
     written = [path] if path is not None else []
     if plots is not None:
@@ -766,9 +776,10 @@ def _compare_command(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
+    rejected = f", {partitions.rejected} rejected by their partition's limits" if partitions else ""
     print(
-        f"{frame.attrs['jobs']} jobs on {frame.attrs['platform']} ({frame.attrs['cores']} cores), "
-        f"makespan speedup against {args.baseline}"
+        f"{frame.attrs['jobs']} jobs on {frame.attrs['platform']} ({frame.attrs['cores']} cores"
+        f"{rejected}), makespan speedup against {args.baseline}"
     )
     unit = time_unit([row["makespan"] for row in rows if row.get("makespan") is not None])[0]
     header = ["scheduler"] + [
