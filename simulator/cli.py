@@ -267,8 +267,10 @@ def add_cluster_policy_options(parser) -> None:
         "--priority-weights",
         metavar="SPEC",
         help="multifactor weights and parameters: a JSON file or key=value,... (age, fairshare, "
-        "job_size, partition, max_age, decay_half_life, favor_small, fairshare_by); default: "
-        "Slurm's configuration example (1000, 10000, 1000, 1000; 14-day max age and half-life)",
+        "job_size, partition, max_age, decay_half_life, favor_small, fairshare_by), optionally "
+        "after the preset slurm-example (Slurm's configuration example: 1000, 10000, 1000, 1000; "
+        "14-day max age and half-life), e.g. slurm-example,max_age=86400; default: Slurm's "
+        "defaults (every weight 0, which keeps submit order; 7-day max age and half-life)",
     )
 
 
@@ -445,6 +447,14 @@ def _check_policies(args, names, partitions, workload, options):
                     f"{name!r} is not a queue scheduler (fcfs, easy, conservative, sjf, ljf)",
                     field=flag,
                 )
+    if options and not options["priority_weights"].weighted:
+        import warnings
+
+        warnings.warn(
+            "every multifactor weight is 0 (Slurm's default): all jobs get priority 0 and the "
+            "queue stays in submit order; give --priority-weights, e.g. slurm-example",
+            stacklevel=2,
+        )
     return workload if partitions is None else partitions.workload
 
 

@@ -18,15 +18,21 @@ Factors, each in [0, 1] (the page's sections of the same names):
   Usage is allocated cores x seconds, decayed with the half-life ``decay_half_life``
   (PriorityDecayHalfLife; 0: no decay), charged while jobs run.
 
-Defaults are the page's configuration example (weights age 1000, fair-share 10000, job size 1000,
-partition 1000; PriorityMaxAge and PriorityDecayHalfLife of 14 days).
+Fair-share is Slurm's classic algorithm (``PriorityFlags=NO_FAIR_TREE``), not its default Fair Tree.
+
+Defaults are Slurm's documented defaults (the slurm.conf manual,
+https://slurm.schedmd.com/slurm.conf.html, and the "Configuration" section of
+priority_multifactor.html): every weight 0 (so the queue stays in submit order until weights are
+given), PriorityMaxAge and PriorityDecayHalfLife 7-0 (7 days), PriorityFavorSmall NO.
+``WEIGHT_PRESETS["slurm-example"]`` is the page's "Configuration Example" (weights age 1000,
+fair-share 10000, job size 1000, partition 1000; 14-day max age and half-life).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,6 +49,7 @@ __all__ = [
     "load_weights",
     "FAIRSHARE_BY",
     "PRIORITIES",
+    "WEIGHT_PRESETS",
 ]
 
 PRIORITIES = ("multifactor",)  # names `QueueScheduler(priority=...)` takes
@@ -53,30 +60,54 @@ REBASE_EXPONENT = 512.0  # usage is kept as 2^((t - epoch)/H)-scaled sums: rebas
 
 @dataclass(frozen=True)
 class MultifactorWeights:
-    """Weights and parameters of the multifactor priority (Slurm's names in the comments)."""
+    """Weights and parameters of the multifactor priority (Slurm's names in the comments), by
+    default Slurm's defaults."""
 
-    age: float = 1000.0  # PriorityWeightAge
-    fairshare: float = 10000.0  # PriorityWeightFairshare
-    job_size: float = 1000.0  # PriorityWeightJobSize
-    partition: float = 1000.0  # PriorityWeightPartition
-    max_age: float = 14 * DAY  # PriorityMaxAge, seconds
-    decay_half_life: float = 14 * DAY  # PriorityDecayHalfLife, seconds; 0: no decay
+    # defaults: https://slurm.schedmd.com/slurm.conf.html (PriorityWeight*, PriorityMaxAge, ...)
+    age: float = 0.0  # PriorityWeightAge
+    fairshare: float = 0.0  # PriorityWeightFairshare
+    job_size: float = 0.0  # PriorityWeightJobSize
+    partition: float = 0.0  # PriorityWeightPartition
+    max_age: float = 7 * DAY  # PriorityMaxAge, seconds
+    decay_half_life: float = 7 * DAY  # PriorityDecayHalfLife, seconds; 0: no decay
     favor_small: bool = False  # PriorityFavorSmall
     fairshare_by: str = "user"
+
+    @property
+    def weighted(self) -> bool:
+        """True when some factor has a weight (all 0, Slurm's default: every priority is 0)."""
+        return any((self.age, self.fairshare, self.job_size, self.partition))
+
+
+WEIGHT_PRESETS = {
+    # https://slurm.schedmd.com/priority_multifactor.html#configexample (the decay example)
+    "slurm-example": MultifactorWeights(
+        age=1000.0,
+        fairshare=10000.0,
+        job_size=1000.0,
+        partition=1000.0,
+        max_age=14 * DAY,
+        decay_half_life=14 * DAY,
+    ),
+}
 
 
 def load_weights(spec: Any) -> MultifactorWeights:
     """Weights from a dict, a JSON file or "key=value,..." text (keys: MultifactorWeights'
-    fields); None gives the defaults. Errors name the field (and the file)."""
+    fields; the text may start with a preset of `WEIGHT_PRESETS`, which the pairs then change);
+    None gives the defaults. Errors name the field (and the file)."""
     if spec is None:
         return MultifactorWeights()
     if isinstance(spec, MultifactorWeights):
         return spec
-    source = None
+    source, base = None, MultifactorWeights()
     if isinstance(spec, (str, os.PathLike)) and str(spec).endswith(".json"):
         source = str(spec)
         spec = parse_json_object(spec, missing="no such weights file")
     elif isinstance(spec, str):
+        preset, _, pairs = spec.strip().partition(",")
+        if preset.strip() in WEIGHT_PRESETS:
+            base, spec = WEIGHT_PRESETS[preset.strip()], pairs
         spec = _pairs(spec)
     known = [f.name for f in fields(MultifactorWeights)]
     values = {}
@@ -88,7 +119,7 @@ def load_weights(spec: Any) -> MultifactorWeights:
         values[key] = _weight(key, value, source)
     if values.get("max_age", 1.0) == 0:
         raise InputError("must be positive", source=source, field="max_age")
-    return MultifactorWeights(**values)
+    return replace(base, **values)
 
 
 def _pairs(text: str) -> dict[str, str]:
@@ -97,7 +128,11 @@ def _pairs(text: str) -> dict[str, str]:
     for piece in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = piece.partition("=")
         if not sep:
-            raise InputError(f"expected key=value, got {shown(piece)}", field="priority_weights")
+            raise InputError(
+                f"expected key=value (or a preset first: {', '.join(WEIGHT_PRESETS)}), got "
+                f"{shown(piece)}",
+                field="priority_weights",
+            )
         pairs[key.strip()] = value.strip()
     return pairs
 
@@ -213,8 +248,10 @@ class MultifactorPriority:
     def factors(self, engine: SchedulerView, waiting: np.ndarray) -> dict[str, np.ndarray]:
         """The four factors of the waiting jobs, each in [0, 1]."""
         weights = self.weights
+        # priority_multifactor.html#age: 1.0 once a job waited PriorityMaxAge
         age = np.minimum((engine.now - self.submit[waiting]) / weights.max_age, 1.0)
         nodes = self.nodes[waiting]
+        # priority_multifactor.html#jobsize: 1.0 for the whole machine, or one node (FavorSmall)
         if weights.favor_small:
             size = 1.0 - (nodes - 1) / self.total_nodes
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,12 +17,15 @@ from cosched.errors import InputError
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.multifactor import (
+    WEIGHT_PRESETS,
     MultifactorPriority,
     MultifactorWeights,
     load_weights,
 )
 from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload, read_swf
+
+SLURM_EXAMPLE = WEIGHT_PRESETS["slurm-example"]  # weights 1000, 10000, 1000, 1000
 
 # Slurm's priority is an integer (the weighted sum truncated): an independent float computation may
 # land on the other side of a whole number
@@ -88,7 +92,7 @@ def test_worked_example_all_four_factors(tmp_path):
     #   job 3 (user 2, 1 node, waited 50 s):  1000 x 0.05 + 10000 x 2^0 + 1000 x 1/4 + 1000 = 11300
     # job 3 starts first; job 2 then waits for it (EASY shadow time 110).
     workload = read_swf(swf(tmp_path, [(0, 100, 4, 1), (10, 10, 4, 1), (50, 10, 1, 2)]))
-    weights = MultifactorWeights(max_age=1000, decay_half_life=0)
+    weights = replace(SLURM_EXAMPLE, max_age=1000, decay_half_life=0)
     result, calls = recorded_run(workload, Platform(4), "easy", MultifactorPriority(weights))
     assert (100.0, [1, 2], [4590.0, 11300.0]) in calls
     assert result.start.tolist() == [0, 110, 100]
@@ -98,7 +102,7 @@ def test_worked_example_all_four_factors(tmp_path):
 def test_groups_are_accounts_with_fairshare_by_group(tmp_path):
     # users 1 and 2 share no group (10, 20): as accounts, groups give the same factors as users
     workload = read_swf(swf(tmp_path, [(0, 100, 4, 1), (10, 10, 4, 1), (50, 10, 1, 2)]))
-    weights = MultifactorWeights(max_age=1000, decay_half_life=0, fairshare_by="group")
+    weights = replace(SLURM_EXAMPLE, max_age=1000, decay_half_life=0, fairshare_by="group")
     _, calls = recorded_run(workload, Platform(4), "easy", MultifactorPriority(weights))
     assert (100.0, [1, 2], [4590.0, 11300.0]) in calls
 
@@ -190,6 +194,7 @@ def test_weights_from_text_and_json(tmp_path):
     path = tmp_path / "weights.json"
     path.write_text(json.dumps({"job_size": 0, "decay_half_life": 3600}))
     assert load_weights(str(path)) == MultifactorWeights(job_size=0, decay_half_life=3600)
+    assert load_weights("slurm-example, max_age=1000") == replace(SLURM_EXAMPLE, max_age=1000)
     with pytest.raises(InputError, match="unknown priority weight") as error:
         load_weights("agee=5")
     assert error.value.field == "agee"
@@ -242,3 +247,33 @@ def test_cli_priority_multifactor_writes_its_weights(tmp_path, capsys):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["priority"] == "multifactor"
     assert summary["priority_weights"]["max_age"] == 1000
+
+
+def test_slurm_defaults_weigh_nothing_keep_submit_order_and_warn(tmp_path, capsys):
+    # slurm.conf: every PriorityWeight* defaults to 0, so every priority is 0 and the queue keeps
+    # submit order (the worked example's job 2 first, at 100); the CLI says so in one warning line
+    assert not MultifactorWeights().weighted and SLURM_EXAMPLE.weighted
+    workload = swf(tmp_path, [(0, 100, 4, 1), (10, 10, 4, 1), (50, 10, 1, 2)])
+    platform = tmp_path / "platform.json"
+    platform.write_text(json.dumps({"nodes": 4, "cores_per_socket": 1}))
+    out = tmp_path / "out"
+    argv = ["simulate", "--workload", workload, "--platform", str(platform), "--quiet"]
+    code = main([*argv, "--out", str(out), "--priority", "multifactor"])
+    err = capsys.readouterr().err
+    assert code == 0 and err.count("\n") == 1 and "every multifactor weight is 0" in err
+    starts = [line.split(",")[2] for line in (out / "jobs.csv").read_text().splitlines()[1:]]
+    assert starts == ["0.0", "100.0", "110.0"]
+    code = main(
+        [
+            *argv,
+            "--out",
+            str(out / "x"),
+            "--priority",
+            "multifactor",
+            "--priority-weights",
+            "slurm-example,max_age=1000,decay_half_life=0",
+        ]
+    )
+    assert code == 0 and "warning" not in capsys.readouterr().err
+    starts = [line.split(",")[2] for line in (out / "x" / "jobs.csv").read_text().splitlines()[1:]]
+    assert starts == ["0.0", "110.0", "100.0"]  # the worked example's order
