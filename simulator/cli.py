@@ -210,7 +210,8 @@ def register(subparsers) -> None:
         "compare",
         help="run several schedulers on the same workload and print a metrics table",
         description="Same workload, same platform, several schedulers; makespan speedup against "
-        "--baseline.",
+        "--baseline. The trace, memory, partition and priority options read and run the jobs as in "
+        "simulate, for every scheduler of the comparison.",
     )
     _common(compare)
     add_name_list(

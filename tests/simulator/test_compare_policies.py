@@ -174,3 +174,55 @@ def test_compare_with_another_partition_file_is_another_comparison(tmp_path, cap
     second = write(tmp_path, "other.json", json.dumps(swapped))
     err = refused(capsys, *common, "--scheduler", "fcfs", "--partitions", second)
     assert "--force" in err
+
+
+def test_compare_gives_each_scheduler_the_schedule_simulate_gives(tmp_path):
+    # one definition of the options: compare's rows are simulate's runs with the same partitions and
+    # priority (three users, both partitions busy, some jobs rejected by b's 30 s limit)
+    import numpy as np
+
+    from cosched.simulator.compare import compare
+    from cosched.simulator.metrics import summarize
+    from cosched.simulator.partitions import load_partitions
+    from cosched.simulator.platform import Platform
+    from cosched.simulator.simulation import simulate
+    from cosched.simulator.workload import read_swf
+
+    rng = np.random.default_rng(7)
+    rows = [
+        (int(s), int(r), int(p), int(u), int(q))
+        for s, r, p, u, q in zip(
+            np.sort(rng.integers(0, 300, 40)),
+            rng.integers(1, 60, 40),
+            rng.integers(1, 3, 40),
+            rng.integers(1, 4, 40),
+            rng.integers(0, 2, 40),
+        )
+    ]
+    workload = read_swf(swf(tmp_path, rows))
+    platform = Platform(4)
+    assignment = load_partitions(
+        write(tmp_path, "partitions.json", json.dumps(PARTITIONS)), platform
+    ).assign(workload, 1)
+    assert 0 < assignment.rejected < len(workload)
+    priority = {"priority": "multifactor", "priority_weights": "slurm-example,max_age=600"}
+    schedulers = ["fcfs", "easy", "conservative", "sjf"]
+    frame = compare(
+        assignment.workload,
+        platform,
+        schedulers,
+        partitions=assignment,
+        scheduler_options=priority,
+    )
+    for row in frame.to_dict("records"):
+        alone = summarize(
+            simulate(
+                assignment.workload,
+                platform,
+                row["scheduler"],
+                partitions=assignment,
+                scheduler_options=priority,
+            )
+        )
+        for metric in ("makespan", "mean_wait", "max_wait", "mean_bounded_slowdown"):
+            assert row[metric] == alone[metric], (row["scheduler"], metric)
