@@ -11,14 +11,14 @@ Factors, each in [0, 1] (the page's sections of the same names):
 - job size: nodes requested over the platform's nodes (PriorityFavorSmall=NO), or
   1 - (nodes - 1) / platform nodes with ``favor_small`` (a one-node job gets 1);
 - partition: the partition's PriorityJobFactor over the largest one (1 without partitions);
-- fair-share, Slurm's classic algorithm (https://slurm.schedmd.com/classic_fair_share.html):
-  F = 2^(-U/S), U the account's share of all decayed usage, S its normalized shares (equal shares:
-  1 / number of accounts); an account is an SWF user (field 12) or group (field 13),
-  ``fairshare_by``.
-  Usage is allocated cores x seconds, decayed with the half-life ``decay_half_life``
-  (PriorityDecayHalfLife; 0: no decay), charged while jobs run.
-
-Fair-share is Slurm's classic algorithm (``PriorityFlags=NO_FAIR_TREE``), not its default Fair Tree.
+- fair-share over accounts of equal shares directly under the root; an account is an SWF user
+  (field 12) or group (field 13), ``fairshare_by``. Usage is allocated cores x seconds, decayed
+  with the half-life ``decay_half_life`` (PriorityDecayHalfLife; 0: no decay), charged while jobs
+  run. By default Slurm's Fair Tree (https://slurm.schedmd.com/fair_tree.html, Slurm's default
+  since 19.05): accounts ranked by level fairshare LF = S/U (S = 1 / accounts, U the account's
+  share of all usage), highest first, ties sharing the rank of their first; F = rank / accounts,
+  so the least-used account gets 1. With ``fair_tree=False`` (``PriorityFlags=NO_FAIR_TREE``) the
+  classic algorithm (https://slurm.schedmd.com/classic_fair_share.html): F = 2^(-U/S).
 
 Defaults are Slurm's documented defaults (the slurm.conf manual,
 https://slurm.schedmd.com/slurm.conf.html, and the "Configuration" section of
@@ -50,6 +50,7 @@ __all__ = [
     "FAIRSHARE_BY",
     "PRIORITIES",
     "WEIGHT_PRESETS",
+    "fair_tree_factors",
 ]
 
 PRIORITIES = ("multifactor",)  # names `QueueScheduler(priority=...)` takes
@@ -72,6 +73,7 @@ class MultifactorWeights:
     decay_half_life: float = 7 * DAY  # PriorityDecayHalfLife, seconds; 0: no decay
     favor_small: bool = False  # PriorityFavorSmall
     fairshare_by: str = "user"
+    fair_tree: bool = True  # False: PriorityFlags=NO_FAIR_TREE (the classic fair-share)
 
     @property
     def weighted(self) -> bool:
@@ -147,12 +149,28 @@ def _weight(key: str, value: object, source: str | None) -> Any:
                 field=key,
             )
         return value
-    if key == "favor_small":
+    if key in ("favor_small", "fair_tree"):
         flag = {"true": True, "yes": True, "false": False, "no": False}.get(str(value).lower())
         if flag is None or (source is not None and not isinstance(value, bool)):
             raise InputError(f"must be true or false, got {shown(value)}", source=source, field=key)
         return flag
     return float(check_number(value, source=source, field=key, minimum=0, text=source is None))
+
+
+def fair_tree_factors(usage: np.ndarray) -> np.ndarray:
+    """Fair Tree's fair-share factor of accounts of equal shares under the root (fair_tree.html):
+    ranked by LF = S/U, highest first (equal shares: least usage first, no usage: LF infinite),
+    rank counting down from the number of accounts, a tie taking the rank of its first account;
+    F = rank / accounts."""
+    accounts = usage.size
+    order = np.argsort(usage, kind="stable")
+    ranked = usage[order]
+    no_ties = accounts - np.arange(accounts)  # fair_tree.c's "rnt": the rank without ties
+    first = np.r_[True, ranked[1:] != ranked[:-1]]  # each tie group's first account
+    rank = no_ties[np.flatnonzero(first)][np.cumsum(first) - 1]
+    factors = np.empty(accounts)
+    factors[order] = rank / accounts
+    return factors
 
 
 class MultifactorPriority:
@@ -242,7 +260,10 @@ class MultifactorPriority:
         total = usage.sum()
         if total <= 0:
             return np.ones(self.accounts)
+        if self.weights.fair_tree:
+            return fair_tree_factors(usage)
         shares = 1.0 / self.accounts  # S: equal normalized shares
+        # classic_fair_share.html, "The Slurm Fair-Share Formula" (flat: effective usage = U)
         return 2.0 ** (-(usage / total) / shares)
 
     def factors(self, engine: SchedulerView, waiting: np.ndarray) -> dict[str, np.ndarray]:

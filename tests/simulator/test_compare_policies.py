@@ -93,7 +93,7 @@ def test_compare_runs_each_job_in_its_partition_and_counts_rejections(tmp_path, 
 def test_compare_orders_the_queue_by_the_multifactor_priority(tmp_path, capsys):
     # docs/partitions.md's worked example: job 1 (user 1) holds the 4 nodes from 0 to 100; job 2
     # (user 1, 4 nodes, submitted at 10) and job 3 (user 2, 1 node, at 50) wait. Submit order runs
-    # job 2 at 100 (wait 90), job 3 at 110; the priority runs job 3 first (4590 < 11300), so job 2
+    # job 2 at 100 (wait 90), job 3 at 110; the priority runs job 3 first (7090 < 11300), so job 2
     # starts at 110 and waits 100.
     workload = swf(tmp_path, [(0, 100, 4, 1, 0), (10, 10, 4, 1, 0), (50, 10, 1, 2, 0)])
     common = ("--workload", workload, "--platform", four_nodes(tmp_path), "--baseline", "fcfs")
