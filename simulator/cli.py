@@ -269,10 +269,10 @@ def add_cluster_policy_options(parser) -> None:
         metavar="SPEC",
         help="multifactor weights and parameters: a JSON file or key=value,... (age, fairshare, "
         "job_size, partition, max_age, decay_half_life, favor_small, fairshare_by, fair_tree), "
-        "optionally "
-        "after the preset slurm-example (Slurm's configuration example: 1000, 10000, 1000, 1000; "
-        "14-day max age and half-life), e.g. slurm-example,max_age=86400; default: Slurm's "
-        "defaults (every weight 0, which keeps submit order; 7-day max age and half-life)",
+        "optionally after the preset slurm-example (Slurm's configuration example: 1000, 10000, "
+        "1000, 1000; 14-day max age and half-life), e.g. slurm-example,max_age=86400; default: "
+        "Slurm's defaults (every weight 0, which keeps submit order; 7-day max age and half-life; "
+        "Fair Tree fair-share)",
     )
 
 

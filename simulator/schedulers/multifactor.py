@@ -56,6 +56,9 @@ __all__ = [
 PRIORITIES = ("multifactor",)  # names `QueueScheduler(priority=...)` takes
 FAIRSHARE_BY = ("user", "group")
 DAY = 86400.0
+# Fair Tree ties accounts of equal usage; usage is a float sum kept in a scaled form, so equal
+# histories can differ by rounding: usages this close (relative to all usage) count as equal
+USAGE_TIE_TOLERANCE = 1e-9
 REBASE_EXPONENT = 512.0  # usage is kept as 2^((t - epoch)/H)-scaled sums: rebased before overflow
 
 
@@ -160,13 +163,14 @@ def _weight(key: str, value: object, source: str | None) -> Any:
 def fair_tree_factors(usage: np.ndarray) -> np.ndarray:
     """Fair Tree's fair-share factor of accounts of equal shares under the root (fair_tree.html):
     ranked by LF = S/U, highest first (equal shares: least usage first, no usage: LF infinite),
-    rank counting down from the number of accounts, a tie taking the rank of its first account;
-    F = rank / accounts."""
+    rank counting down from the number of accounts, a tie (usages within `USAGE_TIE_TOLERANCE` of
+    all usage) taking the rank of its first account; F = rank / accounts."""
     accounts = usage.size
     order = np.argsort(usage, kind="stable")
     ranked = usage[order]
     no_ties = accounts - np.arange(accounts)  # fair_tree.c's "rnt": the rank without ties
-    first = np.r_[True, ranked[1:] != ranked[:-1]]  # each tie group's first account
+    apart = np.diff(ranked) > USAGE_TIE_TOLERANCE * usage.sum()
+    first = np.r_[True, apart]  # each tie group's first account
     rank = no_ties[np.flatnonzero(first)][np.cumsum(first) - 1]
     factors = np.empty(accounts)
     factors[order] = rank / accounts

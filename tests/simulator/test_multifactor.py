@@ -17,6 +17,7 @@ from cosched.errors import InputError
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.multifactor import (
+    USAGE_TIE_TOLERANCE,
     WEIGHT_PRESETS,
     MultifactorPriority,
     MultifactorWeights,
@@ -118,6 +119,8 @@ def test_fair_tree_ranks_least_used_first_and_ties_share_a_rank():
     # usage 0, 0, 3, 3, 5: ranks 5, 5, 3, 3, 1 of 5 (fair_tree.c: a tie keeps its first's rank)
     factors = fair_tree_factors(np.array([5.0, 0.0, 3.0, 3.0, 0.0]))
     assert factors.tolist() == [0.2, 1.0, 0.6, 0.6, 1.0]
+    # equal usage summed two ways differs by rounding: still a tie
+    assert fair_tree_factors(np.array([0.3, 0.1 + 0.2, 1.0])).tolist() == [1.0, 1.0, 1 / 3]
 
 
 def test_groups_are_accounts_with_fairshare_by_group(tmp_path):
@@ -153,8 +156,9 @@ def reference_priority(job, now, result, accounts, weights, platform):
     mine = usage.get(accounts[job], 0.0)
     if total <= 0:
         fairshare = 1.0
-    elif weights.fair_tree:  # rank: accounts minus those strictly less used, over accounts
-        fairshare = (len(names) - sum(usage.get(a, 0.0) < mine for a in names)) / len(names)
+    elif weights.fair_tree:  # rank: accounts minus those less used (beyond a tie), over accounts
+        tie = USAGE_TIE_TOLERANCE * total
+        fairshare = (len(names) - sum(usage.get(a, 0.0) < mine - tie for a in names)) / len(names)
     else:
         fairshare = 2 ** (-(mine / total) * len(names))
     age = min((now - w.submit[job]) / weights.max_age, 1.0)
