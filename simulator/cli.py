@@ -210,7 +210,8 @@ def register(subparsers) -> None:
         "compare",
         help="run several schedulers on the same workload and print a metrics table",
         description="Same workload, same platform, several schedulers; makespan speedup against "
-        "--baseline.",
+        "--baseline. The trace, memory, partition and priority options read and run the jobs as in "
+        "simulate, for every scheduler of the comparison.",
     )
     _common(compare)
     add_name_list(
@@ -236,13 +237,15 @@ def register(subparsers) -> None:
     )
     add_plots(compare, "a bar chart of makespan, wait and utilization per scheduler (compare.png)")
     add_simulate_options(compare)
+    add_cluster_policy_options(compare)
     compare.add_argument(
         "--force",
         action="store_true",
         help="start over: remove an earlier compare.csv of other options or inputs (by default the "
         "same comparison resumes and others are refused)",
     )
-    compare.set_defaults(func=_compare_command)
+    # compare runs rigid jobs: no hybrid mechanism, no elastic marking (as `_partitioned` reads)
+    compare.set_defaults(func=_compare_command, hybrid=None, elastic_fraction=None)
 
 
 def add_cluster_policy_options(parser) -> None:
@@ -265,8 +268,11 @@ def add_cluster_policy_options(parser) -> None:
         "--priority-weights",
         metavar="SPEC",
         help="multifactor weights and parameters: a JSON file or key=value,... (age, fairshare, "
-        "job_size, partition, max_age, decay_half_life, favor_small, fairshare_by); default: "
-        "Slurm's configuration example (1000, 10000, 1000, 1000; 14-day max age and half-life)",
+        "job_size, partition, max_age, decay_half_life, favor_small, fairshare_by, fair_tree), "
+        "optionally after the preset slurm-example (Slurm's configuration example: 1000, 10000, "
+        "1000, 1000; 14-day max age and half-life), e.g. slurm-example,max_age=86400; default: "
+        "Slurm's defaults (every weight 0, which keeps submit order; 7-day max age and half-life; "
+        "Fair Tree fair-share)",
     )
 
 
@@ -299,7 +305,9 @@ def _partitioned(args, platform, workload):
         )
     if args.compat:
         raise InputError(
-            f"--compat {args.compat} reproduces a simulator without partitions; leave one out",
+            f"--compat {args.compat} reproduces a simulator without partitions (one queue over "
+            f"every node): it has no schedule of a partitioned cluster to reproduce; leave out "
+            f"--partitions or --compat",
             field="--partitions",
         )
     if platform.groups or platform.memory_per_node is not None or platform.gpus_per_node:
@@ -441,6 +449,14 @@ def _check_policies(args, names, partitions, workload, options):
                     f"{name!r} is not a queue scheduler (fcfs, easy, conservative, sjf, ljf)",
                     field=flag,
                 )
+    if options and not options["priority_weights"].weighted:
+        import warnings
+
+        warnings.warn(
+            "every multifactor weight is 0 (Slurm's default): all jobs get priority 0 and the "
+            "queue stays in submit order; give --priority-weights, e.g. slurm-example",
+            stacklevel=2,
+        )
     return workload if partitions is None else partitions.workload
 
 
@@ -613,7 +629,6 @@ def _compare_command(args) -> int:
     from cosched.simulator.compare import compare, compare_path
 
     names = names_or(args, "scheduler", CLASSIC, "--scheduler")
-    _note_without_heatmap(args, names)
     path = compare_path(args.out, warn=False)  # compare() warns about the older form
     plots = plots_target(args, None if path is None else path.parent / "plots", fixed=True)
     if (
@@ -623,12 +638,17 @@ def _compare_command(args) -> int:
             ("--out", path, "file") if path == Path(args.out) else ("--out", args.out, "folder"),
             ("--plots", plots, "folder"),
         )
-    workload, window, compat = args.workload, None, None
-    if _trace_options_given(args):  # the workload as the trace options read and cut it
-        _, workload, window, compat = _load(args, list(dict.fromkeys(names + [args.baseline])))
+    runs = list(dict.fromkeys(names + [args.baseline]))
+    policy = _policy_options(args)  # read once: the weights may be a file
+    platform, workload, window, compat = args.platform, args.workload, None, None
+    if _trace_options_given(args) or args.partitions:  # the jobs as the options read and cut them
+        platform, workload, window, compat = _load(args, runs)
+    partitions = _partitioned(args, platform, workload)
+    workload = _check_policies(args, runs, partitions, workload, policy)
+    _note_without_heatmap(args, names)
     frame = compare(
         workload,
-        args.platform,
+        platform,
         names,
         baseline=args.baseline,
         heatmap=args.heatmap,
@@ -646,6 +666,8 @@ def _compare_command(args) -> int:
         kill_at_walltime=args.kill_at_walltime,
         window=window,
         swf_memory=args.swf_memory,
+        partitions=partitions,
+        scheduler_options=policy or None,
     )
     written = [path] if path is not None else []
     if plots is not None:
@@ -657,9 +679,10 @@ def _compare_command(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
+    rejected = f", {partitions.rejected} rejected by their partition's limits" if partitions else ""
     print(
-        f"{frame.attrs['jobs']} jobs on {frame.attrs['platform']} ({frame.attrs['cores']} cores), "
-        f"makespan speedup against {args.baseline}"
+        f"{frame.attrs['jobs']} jobs on {frame.attrs['platform']} ({frame.attrs['cores']} cores"
+        f"{rejected}), makespan speedup against {args.baseline}"
     )
     unit = time_unit([row["makespan"] for row in rows if row.get("makespan") is not None])[0]
     header = ["scheduler"] + [
