@@ -82,7 +82,7 @@ class NodeState:
         self.idle -= int(np.count_nonzero(used == 0))
         self.used[nodes] = used + cores
         occupants = self.occupants[nodes]
-        self._share(job, occupants, 1)
+        self._share(job, occupants[occupants > EMPTY].tolist(), 1)
         slot = np.argmax(occupants == EMPTY, axis=1)
         occupants[np.arange(nodes.size), slot] = job
         self.occupants[nodes] = occupants
@@ -93,15 +93,16 @@ class NodeState:
         self.idle += int(np.count_nonzero(used == 0))
         occupants = self.occupants[nodes]
         occupants[occupants == job] = EMPTY
-        self._share(job, occupants, -1)
+        self._share(job, occupants[occupants > EMPTY].tolist(), -1)
         self.occupants[nodes] = occupants
 
-    def _share(self, job: int, others: np.ndarray, step: int) -> None:
-        """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others`."""
+    def _share(self, job: int, others: list[int], step: int) -> None:
+        """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others` (one
+        entry per node and occupant, EMPTY left out)."""
         if job < 0:  # a reservation
             return
         beside: dict[int, int] = {}
-        for other in others[others > EMPTY].tolist():
+        for other in others:
             beside[other] = beside.get(other, 0) + 1
         shared = self.shared
         for other, nodes in beside.items():
