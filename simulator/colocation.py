@@ -94,15 +94,15 @@ def alone_speedup_value(text: str | float | None) -> str | float | None:
 
 
 class HalfNodeState(NodeState):
-    """The node state of co-location as lists: used cores and occupants per node, and the idle and
-    the half-full nodes (ascending), which is what placement asks for.
+    """The node state of co-location (two slots per node) as lists: used cores and the occupant of
+    each slot per node, and the idle and the half-full nodes (ascending), which placement asks for.
 
     A start or an end touches a few nodes, where list edits cost less than numpy calls on small
     arrays. The arrays `used` and `occupants` are built from the lists when read (read-only)."""
 
-    __slots__ = ("half", "idle_ids", "half_full_ids", "_used", "_occupants", "_arrays")
+    __slots__ = ("half", "idle_ids", "half_full_ids", "_used", "_first", "_second", "_arrays")
 
-    def __init__(self, platform: Platform, slots: int = 2):  # the base's arrays: built on read
+    def __init__(self, platform: Platform):  # the base's arrays: built on read
         self.cores_per_node = platform.cores_per_node
         self.half = platform.cores_per_node // 2
         self.idle = platform.nodes
@@ -110,7 +110,8 @@ class HalfNodeState(NodeState):
         self.idle_ids = list(range(platform.nodes))
         self.half_full_ids: list[int] = []
         self._used = [0] * platform.nodes
-        self._occupants = [[EMPTY] * slots for _ in range(platform.nodes)]
+        self._first = [EMPTY] * platform.nodes  # occupant of slot 0 per node
+        self._second = [EMPTY] * platform.nodes  # occupant of slot 1 per node
         self._arrays: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
@@ -125,28 +126,42 @@ class HalfNodeState(NodeState):
         """The arrays of the lists, built at the first read after a change."""
         if self._arrays is None:
             used = np.array(self._used, dtype=np.int64)
-            occupants = np.array(self._occupants, dtype=np.int64)
+            occupants = np.array([self._first, self._second], dtype=np.int64).T.copy()
             used.flags.writeable = occupants.flags.writeable = False
             self._arrays = used, occupants
         return self._arrays
 
     def occupy(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
-        used, rows, half = self._used, self._occupants, self.half
+        used, first, second, half = self._used, self._first, self._second, self.half
+        ids = nodes if isinstance(nodes, list) else nodes.tolist()
+        idle = self.idle_ids
+        if ids == idle[: len(ids)]:  # the lowest idle nodes, the usual choice: no neighbours
+            del idle[: len(ids)]
+            for node in ids:
+                used[node], first[node] = cores, job
+            if cores == half:
+                _add(self.half_full_ids, ids)
+            self.idle = len(idle)
+            self._arrays = None
+            return
         were_idle, were_half, now_half, others = [], [], [], []
-        for node in nodes if isinstance(nodes, list) else nodes.tolist():
+        for node in ids:
             before = used[node]
-            if before == 0:
-                were_idle.append(node)
-            elif before == half:
-                were_half.append(node)
             used[node] = before + cores
-            if before + cores == half:
-                now_half.append(node)
-            row = rows[node]
-            for other in row:
+            if before == 0:  # both slots empty
+                were_idle.append(node)
+                first[node] = job
+            else:
+                if before == half:
+                    were_half.append(node)
+                if first[node] == EMPTY:  # the first empty slot
+                    first[node], other = job, second[node]
+                else:
+                    second[node], other = job, first[node]
                 if other > EMPTY:
                     others.append(other)
-            row[row.index(EMPTY)] = job
+            if before + cores == half:
+                now_half.append(node)
         _remove(self.idle_ids, were_idle)
         _remove(self.half_full_ids, were_half)
         _add(self.half_full_ids, now_half)
@@ -156,7 +171,7 @@ class HalfNodeState(NodeState):
             self._share(job, others, 1)
 
     def vacate(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
-        used, rows, half = self._used, self._occupants, self.half
+        used, first, second, half = self._used, self._first, self._second, self.half
         were_half, now_idle, now_half, others = [], [], [], []
         for node in nodes if isinstance(nodes, list) else nodes.tolist():
             before = used[node]
@@ -167,12 +182,12 @@ class HalfNodeState(NodeState):
                 now_idle.append(node)
             elif after == half:
                 now_half.append(node)
-            row = rows[node]
-            for slot, other in enumerate(row):
-                if other == job:
-                    row[slot] = EMPTY
-                elif other > EMPTY:
-                    others.append(other)
+            if first[node] == job:
+                first[node], other = EMPTY, second[node]
+            else:
+                second[node], other = EMPTY, first[node]
+            if other > EMPTY:
+                others.append(other)
         _remove(self.half_full_ids, were_half)
         _add(self.half_full_ids, now_half)
         _add(self.idle_ids, now_idle)
@@ -182,9 +197,10 @@ class HalfNodeState(NodeState):
             self._share(job, others, -1)
 
     def jobs_on(self, nodes: np.ndarray) -> np.ndarray:
-        rows = self._occupants
-        jobs = {job for node in nodes.tolist() for job in rows[node] if job > EMPTY}
-        return np.array(sorted(jobs), dtype=np.int64)
+        ids = nodes.tolist()
+        jobs = set(map(self._first.__getitem__, ids))
+        jobs.update(map(self._second.__getitem__, ids))
+        return np.array(sorted(job for job in jobs if job > EMPTY), dtype=np.int64)
 
 
 def _remove(ids: list[int], nodes: list[int]) -> None:
@@ -232,7 +248,7 @@ class CoLocationAllocator(Allocator):
                 f"unknown placement {prefer!r}; choose from {PLACEMENTS}", field="prefer"
             )
         super().__init__(platform)
-        self.state: HalfNodeState = HalfNodeState(platform, self.slots)
+        self.state: HalfNodeState = HalfNodeState(platform)
         self._cpn = platform.cores_per_node
         self.half = self._cpn // 2
         self.prefer = prefer
@@ -400,19 +416,25 @@ class HeatmapSpeedModel:
         self._alone = spread.tolist()
 
     def speed_of(self, engine, job: int) -> float:
-        apps = self._apps
-        app = apps[job]
-        neighbours = engine.neighbours(job)
-        if neighbours:
-            row = self._rows[app]
-            return min([row[apps[other]] for other in neighbours])  # 000 §3.5, formula (4.1)
-        if engine.allocation[job].cores < engine.platform.cores_per_node:  # spread, alone
-            return self._alone[app]
-        return 1.0
+        """The speedup of one running job (`speeds` of that job)."""
+        return self.speeds(engine, np.array([job]))[0][1]
 
-    def speeds(self, engine, jobs: np.ndarray):
-        speed_of = self.speed_of
-        return [(job, speed_of(engine, job)) for job in jobs.tolist()]
+    def speeds(self, engine, jobs: np.ndarray) -> list[tuple[int, float]]:
+        neighbours, allocation = engine.neighbours, engine.allocation
+        cores_per_node = engine.platform.cores_per_node
+        apps, rows, alone = self._apps, self._rows, self._alone
+        found = []
+        for job in jobs.tolist():
+            app, others = apps[job], neighbours(job)
+            if others:
+                row = rows[app]
+                speed = min([row[apps[other]] for other in others])  # 000 §3.5, formula (4.1)
+            elif allocation[job].cores < cores_per_node:  # spread, alone
+                speed = alone[app]
+            else:
+                speed = 1.0
+            found.append((job, speed))
+        return found
 
 
 class CoContext:
