@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import bisect
 from abc import ABC, abstractmethod
-from collections import Counter
 from itertools import chain
 
 import numpy as np
@@ -102,8 +101,11 @@ class NodeState:
         entry per node and occupant, EMPTY left out)."""
         if job < 0:  # a reservation
             return
+        beside: dict[int, int] = {}
+        for other in others:
+            beside[other] = beside.get(other, 0) + 1
         shared = self.shared
-        for other, nodes in Counter(others).items():
+        for other, nodes in beside.items():
             for one, two in ((job, other), (other, job)):
                 counts = shared.setdefault(one, {})
                 left = counts.get(two, 0) + step * nodes
