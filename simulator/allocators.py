@@ -99,22 +99,36 @@ class NodeState:
     def _share(self, job: int, others: list[int], step: int) -> None:
         """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others` (one
         entry per node and occupant, EMPTY left out)."""
-        if job < 0:  # a reservation
+        if job < 0 or not others:  # a reservation, or no one beside
             return
         beside: dict[int, int] = {}
         for other in others:
             beside[other] = beside.get(other, 0) + 1
         shared = self.shared
+        if step > 0:
+            mine = shared.setdefault(job, {})
+            for other, nodes in beside.items():
+                mine[other] = mine.get(other, 0) + nodes
+                theirs = shared.setdefault(other, {})
+                theirs[job] = theirs.get(job, 0) + nodes
+            return
+        mine = shared[job]
         for other, nodes in beside.items():
-            for one, two in ((job, other), (other, job)):
-                counts = shared.setdefault(one, {})
-                left = counts.get(two, 0) + step * nodes
-                if left:
-                    counts[two] = left
-                else:
-                    del counts[two]
-                    if not counts:
-                        del shared[one]
+            left = mine[other] - nodes
+            if left:
+                mine[other] = left
+            else:
+                del mine[other]
+            theirs = shared[other]
+            left = theirs[job] - nodes
+            if left:
+                theirs[job] = left
+            elif len(theirs) > 1:
+                del theirs[job]
+            else:
+                del shared[other]
+        if not mine:
+            del shared[job]
 
     def neighbours(self, job: int) -> list[int]:
         """The jobs sharing at least one node with `job` (in no particular order)."""
