@@ -167,8 +167,7 @@ class HalfNodeState(NodeState):
         _add(self.half_full_ids, now_half)
         self.idle = len(self.idle_ids)
         self._arrays = None
-        if others:
-            self._share(job, others, 1)
+        self._share(job, others, 1)
 
     def vacate(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         used, first, second, half = self._used, self._first, self._second, self.half
@@ -193,14 +192,15 @@ class HalfNodeState(NodeState):
         _add(self.idle_ids, now_idle)
         self.idle = len(self.idle_ids)
         self._arrays = None
-        if others:
-            self._share(job, others, -1)
+        self._share(job, others, -1)
 
     def jobs_on(self, nodes: np.ndarray) -> np.ndarray:
         ids = nodes.tolist()
         jobs = set(map(self._first.__getitem__, ids))
         jobs.update(map(self._second.__getitem__, ids))
-        return np.array(sorted(job for job in jobs if job > EMPTY), dtype=np.int64)
+        ordered = sorted(jobs)
+        # jobs only: EMPTY and reservation keys are negative
+        return np.array(ordered[bisect_left(ordered, 0) :], dtype=np.int64)
 
 
 def _remove(ids: list[int], nodes: list[int]) -> None:
