@@ -217,7 +217,7 @@ class Profile:
         # units -> index of the first segment with that many units free, in the lists as they are
         self.first_free: dict[int, int] = {}
 
-    def first(self, units: int) -> int:
+    def first_with(self, units: int) -> int:
         """Index of the first segment (of the lists, pending move aside) with `units` free, or
         len(free) if none."""
         index = self.first_free.get(units)
@@ -297,7 +297,7 @@ class Profile:
         if self.pending is not None:
             self.settle()
         times, free = self.times, self.free
-        size, k = len(times), self.first(units)
+        size, k = len(times), self.first_with(units)
         while True:
             while free[k] < units:
                 k += 1
@@ -340,7 +340,7 @@ class Profile:
             last = bisect.bisect_right(
                 times, begin - duration + 1e-9 * (abs(begin) + duration + 1.0), 0, before
             )
-            k = self.first(units)
+            k = self.first_with(units)
             while k < last:
                 if free[k] < units:
                     k += 1
