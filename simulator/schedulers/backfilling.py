@@ -569,13 +569,13 @@ class ConservativeBackfill:
                         next_begin = begin
                     continue
                 old_begin, old_end, units, duration = reserved
-                begin = earlier(duration, units, old_begin, old_end)
-                if begin is None:
+                moved = earlier(duration, units, old_begin, old_end)
+                if moved is None:
                     stuck.add(reserved)
                     if old_begin < next_begin:
                         next_begin = old_begin
                     continue
-                end = begin + duration
+                begin, end = moved, moved + duration
                 profile.move(old_begin, old_end, begin, end, units)
             else:
                 units = table[job] if table is not None else units_of(job)
