@@ -202,14 +202,32 @@ class Profile:
     queue of identical jobs shifts each one into the slot its predecessor left, and the lists change
     once instead of twice per job. `earlier` answers around a pending move without applying it;
     every other method applies it first (`settle`). Read `times`/`free` only after `settle()`.
+
+    Most checks of a pass find no room: they skip the saturated segments from now on to the first
+    one with enough units free. That first segment per number of units is kept (`first_free`) until
+    the lists change, so checks of jobs of the same size between two changes skip them once.
     """
 
-    __slots__ = ("times", "free", "pending")
+    __slots__ = ("times", "free", "pending", "first_free")
 
     def __init__(self, total: int, now: float):
         self.times = [now]
         self.free = [total]
         self.pending: tuple[int, float, float, float, float] | None = None
+        # units -> index of the first segment with that many units free, in the lists as they are
+        self.first_free: dict[int, int] = {}
+
+    def first_with(self, units: int) -> int:
+        """Index of the first segment (of the lists, pending move aside) with `units` free, or
+        len(free) if none."""
+        index = self.first_free.get(units)
+        if index is None:
+            free = self.free
+            index, size = 0, len(free)
+            while index < size and free[index] < units:
+                index += 1
+            self.first_free[units] = index
+        return index
 
     def settle(self) -> None:
         """Apply the pending move to the lists."""
@@ -229,6 +247,7 @@ class Profile:
         if index > 0:
             del times[:index]
             del self.free[:index]
+            self.first_free.clear()
         times[0] = now
 
     def add(self, begin: float, end: float, delta: int) -> None:
@@ -240,6 +259,7 @@ class Profile:
             begin = times[0]
         if begin >= end:
             return
+        self.first_free.clear()
         first = bisect.bisect_left(times, begin)
         if first == len(times) or times[first] != begin:
             times.insert(first, begin)
@@ -277,7 +297,7 @@ class Profile:
         if self.pending is not None:
             self.settle()
         times, free = self.times, self.free
-        size, k = len(times), 0
+        size, k = len(times), self.first_with(units)
         while True:
             while free[k] < units:
                 k += 1
@@ -320,7 +340,7 @@ class Profile:
             last = bisect.bisect_right(
                 times, begin - duration + 1e-9 * (abs(begin) + duration + 1.0), 0, before
             )
-            k = 0
+            k = self.first_with(units)
             while k < last:
                 if free[k] < units:
                     k += 1
@@ -437,9 +457,9 @@ class ConservativeBackfill:
         self.engine = engine
         self.depth = max(depth, 1)
         self.profile = Profile(engine.total_units, engine.now)
-        self.slot: dict[
-            int, tuple[float, float, int]
-        ] = {}  # waiting job -> (start, end, units) reserved
+        # waiting job -> (start, end, units, duration) reserved; the tuple is also the key of a
+        # check that cannot succeed in an unchanged profile
+        self.slot: dict[int, tuple[float, float, int, float]] = {}
         self.booked: dict[
             int, tuple[float, int]
         ] = {}  # running job -> (predicted end, units) in the profile
@@ -457,32 +477,42 @@ class ConservativeBackfill:
             self.profile.add(self.engine.now, end, units)
             self.dirty = True
 
+    @property
+    def idle(self) -> bool:
+        """A pass now would change nothing: no capacity appeared, no job needs a reservation and
+        none is due (the caller may skip building the window)."""
+        return not self.dirty and not self.pending and self.engine.now < self.next_begin
+
     def schedule(self, order: list[int]) -> int:
         """Place/compress reservations, start the jobs due now; returns how many started.
 
         A pass where nothing can move or be due (no capacity appeared, now before every reservation)
         only places the jobs that have no reservation yet; `next_begin` is then a lower bound, which
         is enough: a pass it does not skip finds nothing due and recomputes it."""
+        if self.idle:
+            return 0
         engine, profile, slot = self.engine, self.profile, self.slot
         now = engine.now
-        if not self.dirty and not self.pending and now < self.next_begin:
-            return 0
         profile.advance(now)
         window = order[: self.depth]
-        new = [job for job in window if job not in slot]
-        stale = slot.keys() - window if len(window) - len(new) != len(slot) else ()
+        kept = len(slot.keys() & window) if slot else 0
+        stale = slot.keys() - window if kept != len(slot) else ()
         for job in stale:  # reserved jobs that left the window give their units back
-            begin, end, units = slot.pop(job)
+            begin, end, units, _ = slot.pop(job)
             profile.add(begin, end, units)
         if self.dirty or stale or now >= self.next_begin:
             due, next_begin = self._compress(window, now, self.dirty or bool(stale))
         # nothing reserved can move or is due: only place the jobs that have no reservation yet
+        elif kept != len(window):
+            due, next_begin = self._place(
+                [job for job in window if job not in slot], now, self.next_begin
+            )
         else:
-            due, next_begin = self._place(new, now, self.next_begin)
+            due, next_begin = [], self.next_begin
         self.dirty = self.pending = False
         started = 0
         for job in due:
-            begin, end, units = slot.pop(job)
+            begin, end, units, _ = slot.pop(job)
             if engine.start(job):
                 self.booked[job] = (engine.predicted_end[job], units)
                 started += 1
@@ -500,10 +530,11 @@ class ConservativeBackfill:
         due = []
         for job in jobs:
             units = table[job] if table is not None else units_of(job)
-            begin = profile.earliest(estimate[job], units)
-            end = begin + estimate[job]
+            duration = estimate[job]
+            begin = profile.earliest(duration, units)
+            end = begin + duration
             profile.add(begin, end, -units)
-            slot[job] = (begin, end, units)
+            slot[job] = (begin, end, units, duration)
             if first is not None and job not in first:
                 first[job] = begin
             if begin <= now:
@@ -521,50 +552,46 @@ class ConservativeBackfill:
         """
         engine, profile, slot, first = self.engine, self.profile, self.slot, self.first
         estimate, units_of, table = engine.estimate, engine.units, engine.units_table
-        earlier, request_wakeup = profile.earlier, engine.request_wakeup
+        earlier, request_wakeup, reserved_of = profile.earlier, engine.request_wakeup, slot.get
         due, next_begin = [], INF
-        # (begin, end, units, duration) that cannot move in the profile as it is now: identical
-        # jobs queued together share their answer until the profile changes
+        # reservations that cannot move in the profile as it is now: identical jobs queued together
+        # share their answer until the profile changes
         stuck: set[tuple[float, float, int, float]] = set()
         for job in window:
-            reserved = slot.get(job)
+            reserved = reserved_of(job)
             if reserved is not None:
-                begin, end, units = reserved
+                begin = reserved[0]
                 if begin <= now:
                     due.append(job)
                     continue
-                if dirty:
-                    duration = estimate[job]
-                    key = (begin, end, units, duration)
-                    if key in stuck:
-                        moved = None
-                    else:
-                        moved = earlier(duration, units, begin, end)
-                        if moved is None:
-                            stuck.add(key)
-                else:
-                    moved = None
-                if moved is None:
-                    next_begin = begin if begin < next_begin else next_begin
+                if not dirty or reserved in stuck:
+                    if begin < next_begin:
+                        next_begin = begin
                     continue
-                old_begin, old_end = begin, end
-                begin = moved
-                end = begin + duration
+                old_begin, old_end, units, duration = reserved
+                moved = earlier(duration, units, old_begin, old_end)
+                if moved is None:
+                    stuck.add(reserved)
+                    if old_begin < next_begin:
+                        next_begin = old_begin
+                    continue
+                begin, end = moved, moved + duration
                 profile.move(old_begin, old_end, begin, end, units)
             else:
                 units = table[job] if table is not None else units_of(job)
-                begin = profile.earliest(estimate[job], units)
-                end = begin + estimate[job]
+                duration = estimate[job]
+                begin = profile.earliest(duration, units)
+                end = begin + duration
                 profile.add(begin, end, -units)
             if stuck:
                 stuck.clear()
-            slot[job] = (begin, end, units)
+            slot[job] = (begin, end, units, duration)
             if first is not None and job not in first:
                 first[job] = begin
             if begin <= now:
                 due.append(job)
                 continue
-            next_begin = begin if begin < next_begin else next_begin
-            if not reserved or begin != reserved[0]:
-                request_wakeup(begin)
+            if begin < next_begin:
+                next_begin = begin
+            request_wakeup(begin)
         return due, next_begin

@@ -241,6 +241,8 @@ class QueueScheduler(Scheduler):
     def _conservative_pass(self, engine: SchedulerView, conservative: ConservativeBackfill) -> None:
         """Reserve and start in priority order until nothing more starts (003 §5.1.3)."""
         waiting = engine.waiting
+        if conservative.idle and not self.hints_placements:
+            return  # the window is not built: the pass would change nothing
         # jobs started: the window slides, and waiting jobs without a reservation enter it
         # (003 §5.1.3)
         while (

@@ -279,6 +279,40 @@ def test_profile_answers_like_the_reference(total, operations):
     assert min(profile.free) >= 0
 
 
+@given(
+    total=st.integers(1, 6), operations=OPERATIONS, sizes=st.lists(st.integers(0, 7), max_size=4)
+)
+def test_the_kept_first_segment_with_enough_units_is_that_of_the_lists(total, operations, sizes):
+    # asked between every change (so kept answers must be dropped when the lists change): the
+    # first segment with `units` free is the first one a scan of the lists finds
+    profile, now, held = Profile(total, 0.0), 0.0, []
+    for operation in operations:
+        kind = operation[0]
+        if kind == "place":
+            _, duration, units = operation
+            begin = profile.earliest(duration, min(units, total))
+            profile.add(begin, begin + duration, -min(units, total))
+            held.append([begin, begin + duration, min(units, total), duration])
+        elif kind == "release" and held:
+            begin, end, units, _ = held.pop(operation[1] % len(held))
+            profile.add(max(begin, now), end, units)
+        elif kind == "compress":
+            for reservation in held:
+                begin, end, units, duration = reservation
+                moved = profile.earlier(duration, units, begin, end) if begin > now else None
+                if moved is not None:
+                    profile.move(begin, end, moved, moved + duration, units)
+                    reservation[:2] = [moved, moved + duration]
+        elif kind == "advance":
+            now += operation[1]
+            profile.advance(now)
+        for units in sizes:
+            scan = next(
+                (k for k, free in enumerate(profile.free) if free >= units), len(profile.free)
+            )
+            assert profile.first_with(units) == scan
+
+
 # --- whole runs -----------------------------------------------------------------------------------
 
 
