@@ -7,7 +7,7 @@ over the rounds divided by plain EASY's median. Cases:
 - plain: EASY, no partitions, arrival order;
 - one-partition: EASY with one partition over all 128 nodes (the per-partition pass's own cost);
 - partitions: EASY with docs/examples/sdsc-sp2-partitions.json (16 + 112 nodes, limits);
-- multifactor: EASY ordered by the multifactor priority (default weights);
+- multifactor: EASY ordered by the multifactor priority (weights slurm-example);
 - partitions+multifactor: both.
 
 Target (issue: "SDSC-SP2 under EASY with ... partitions runs within 1.5x of plain EASY"): the
@@ -43,7 +43,7 @@ def main() -> None:
     whole = Partitions(
         (Partition("all", tuple(range(platform.nodes)), platform.nodes),), "queue", "all"
     ).assign(workload, cpn)
-    multifactor = {"priority": "multifactor"}
+    multifactor = {"priority": "multifactor", "priority_weights": "slurm-example"}
     cases = {
         "plain": lambda: simulate(workload, platform, "easy"),
         "one-partition": lambda: simulate(workload, platform, "easy", partitions=whole),

@@ -46,6 +46,14 @@ COMMAND_MODULES = tuple(COMMAND_OWNERS)  # every module that registers commands,
 # imported (measured on `cosched elastic example`: 0.96 s of CPU with the pool, 0.86 s without,
 # the same wall time; `cosched simulate` on SDSC-SP2: about 0.06 s of CPU less)
 SERIAL_BLAS_COMMANDS = ("elastic", "simulate", "compare")
+# commands that, run as a program, compute their results and end (measured on `cosched simulate`
+# on SDSC-SP2, docs/benchmarks.md): their process passes over young objects for cyclic garbage every
+# GC_YOUNG_THRESHOLD allocations, the objects of the imported modules frozen out of every pass
+# (the simulation's containers live until the end and form few cycles: the passes at CPython's rate
+# of 700 took about 0.05 of 1 CPU second), and it ends without freeing its objects one by one
+# (`_end_process`: the interpreter's teardown took about 0.1 s)
+BATCH_COMMANDS = ("simulate", "compare")
+GC_YOUNG_THRESHOLD = 10_000
 # the one-line summary of every command, for `cosched --help` without importing any area (it starts
 # in well under 0.3 s); tests/cli/test_fast_start.py checks it against the summaries the areas
 # register
@@ -167,6 +175,12 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     # the command line of this process (not a call from Python): the process ends with the command
     args.whole_process = argv is None
+    batch = args.whole_process and args.command in BATCH_COMMANDS
+    if batch:
+        import gc
+
+        gc.freeze()
+        gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     with warnings.catch_warnings():
         warnings.showwarning = one_line_warnings(args.command)
         for warning in parsing:
@@ -177,8 +191,33 @@ def main(argv: list[str] | None = None) -> int:
         command_parser = subcommands.choices[args.command] if subcommands is not None else parser
         if getattr(args, "quiet", False) and not getattr(args, "json", False):
             # --quiet: only errors and warnings (stderr); --json still prints its document
-            return _quietly(args, command_parser)
-        return _dispatch(args, command_parser)
+            code = _quietly(args, command_parser)
+        else:
+            code = _dispatch(args, command_parser)
+    if batch:
+        _end_process(code)
+    return code
+
+
+def _end_process(code: int) -> None:
+    """End the process with `code` as `sys.exit` would (exit handlers run, output flushed), but
+    without the interpreter's teardown, which frees every object and module one by one; returns
+    (and the usual exit follows) while a thread the usual exit waits for runs (a daemon thread,
+    such as the progress bar's monitor, is left by either exit)."""
+    threading = sys.modules.get("threading")
+    if threading is not None and any(
+        not thread.daemon
+        for thread in threading.enumerate()
+        if thread is not threading.main_thread()
+    ):
+        return
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe or stream: nothing to flush
+            stream.flush()
+    os._exit(code)
 
 
 def _command_of(argv: list[str] | None) -> str | None:

@@ -87,7 +87,7 @@ class NodeState:
         self.idle -= int(np.count_nonzero(used == 0))
         self.used[nodes] = used + cores
         occupants = self.occupants[nodes]
-        self._share(job, occupants, 1)
+        self._share(job, occupants[occupants > EMPTY].tolist(), 1)
         slot = np.argmax(occupants == EMPTY, axis=1)
         occupants[np.arange(nodes.size), slot] = job
         self.occupants[nodes] = occupants
@@ -98,27 +98,42 @@ class NodeState:
         self.idle += int(np.count_nonzero(used == 0))
         occupants = self.occupants[nodes]
         occupants[occupants == job] = EMPTY
-        self._share(job, occupants, -1)
+        self._share(job, occupants[occupants > EMPTY].tolist(), -1)
         self.occupants[nodes] = occupants
 
-    def _share(self, job: int, others: np.ndarray, step: int) -> None:
-        """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others`."""
-        if job < 0:  # a reservation
+    def _share(self, job: int, others: list[int], step: int) -> None:
+        """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others` (one
+        entry per node and occupant, EMPTY left out)."""
+        if job < 0 or not others:  # a reservation, or no one beside
             return
         beside: dict[int, int] = {}
-        for other in others[others > EMPTY].tolist():
+        for other in others:
             beside[other] = beside.get(other, 0) + 1
         shared = self.shared
+        if step > 0:
+            mine = shared.setdefault(job, {})
+            for other, nodes in beside.items():
+                mine[other] = mine.get(other, 0) + nodes
+                theirs = shared.setdefault(other, {})
+                theirs[job] = theirs.get(job, 0) + nodes
+            return
+        mine = shared[job]
         for other, nodes in beside.items():
-            for one, two in ((job, other), (other, job)):
-                counts = shared.setdefault(one, {})
-                left = counts.get(two, 0) + step * nodes
-                if left:
-                    counts[two] = left
-                else:
-                    del counts[two]
-                    if not counts:
-                        del shared[one]
+            left = mine[other] - nodes
+            if left:
+                mine[other] = left
+            else:
+                del mine[other]
+            theirs = shared[other]
+            left = theirs[job] - nodes
+            if left:
+                theirs[job] = left
+            elif len(theirs) > 1:
+                del theirs[job]
+            else:
+                del shared[other]
+        if not mine:
+            del shared[job]
 
     def neighbours(self, job: int) -> list[int]:
         """The jobs sharing at least one node with `job` (in no particular order)."""

@@ -210,7 +210,8 @@ def register(subparsers) -> None:
         "compare",
         help="run several schedulers on the same workload and print a metrics table",
         description="Same workload, same platform, several schedulers; makespan speedup against "
-        "--baseline.",
+        "--baseline. The trace, memory, partition and priority options read and run the jobs as in "
+        "simulate, for every scheduler of the comparison.",
     )
     _common(compare)
     add_name_list(
@@ -236,13 +237,15 @@ def register(subparsers) -> None:
     )
     add_plots(compare, "a bar chart of makespan, wait and utilization per scheduler (compare.png)")
     add_simulate_options(compare)
+    add_cluster_policy_options(compare)
     compare.add_argument(
         "--force",
         action="store_true",
         help="start over: remove an earlier compare.csv of other options or inputs (by default the "
         "same comparison resumes and others are refused)",
     )
-    compare.set_defaults(func=_compare_command)
+    # compare runs rigid jobs: no hybrid mechanism, no elastic marking (as `_partitioned` reads)
+    compare.set_defaults(func=_compare_command, hybrid=None, elastic_fraction=None)
 
 
 def add_cluster_policy_options(parser) -> None:
@@ -265,8 +268,11 @@ def add_cluster_policy_options(parser) -> None:
         "--priority-weights",
         metavar="SPEC",
         help="multifactor weights and parameters: a JSON file or key=value,... (age, fairshare, "
-        "job_size, partition, max_age, decay_half_life, favor_small, fairshare_by); default: "
-        "Slurm's configuration example (1000, 10000, 1000, 1000; 14-day max age and half-life)",
+        "job_size, partition, max_age, decay_half_life, favor_small, fairshare_by, fair_tree), "
+        "optionally after the preset slurm-example (Slurm's configuration example: 1000, 10000, "
+        "1000, 1000; 14-day max age and half-life), e.g. slurm-example,max_age=86400; default: "
+        "Slurm's defaults (every weight 0, which keeps submit order; 7-day max age and half-life; "
+        "Fair Tree fair-share)",
     )
 
 
@@ -299,7 +305,9 @@ def _partitioned(args, platform, workload):
         )
     if args.compat:
         raise InputError(
-            f"--compat {args.compat} reproduces a simulator without partitions; leave one out",
+            f"--compat {args.compat} reproduces a simulator without partitions (one queue over "
+            f"every node): it has no schedule of a partitioned cluster to reproduce; leave out "
+            f"--partitions or --compat",
             field="--partitions",
         )
     if platform.groups or platform.memory_per_node is not None or platform.gpus_per_node:
@@ -441,6 +449,14 @@ def _check_policies(args, names, partitions, workload, options):
                     f"{name!r} is not a queue scheduler (fcfs, easy, conservative, sjf, ljf)",
                     field=flag,
                 )
+    if options and not options["priority_weights"].weighted:
+        import warnings
+
+        warnings.warn(
+            "every multifactor weight is 0 (Slurm's default): all jobs get priority 0 and the "
+            "queue stays in submit order; give --priority-weights, e.g. slurm-example",
+            stacklevel=2,
+        )
     return workload if partitions is None else partitions.workload
 
 
@@ -455,116 +471,6 @@ def _policy_summary(args, policy: dict) -> dict:
         summary["priority"] = args.priority
         summary["priority_weights"] = asdict(policy["priority_weights"])
     return summary
-
-
-WHOLE_FLOAT_LIMIT = 1e16  # below it, repr() writes a whole float as its integer and ".0"
-
-
-def float_texts(values) -> tuple[list, str]:
-    """The values of a float64 array and the %-format that writes each as `repr` does (as pandas'
-    to_csv writes floats; NaN as ''): whole numbers as integers with "%d.0" (much faster), others
-    through repr."""
-    import numpy as np
-
-    whole = (np.abs(values) < WHOLE_FLOAT_LIMIT) & (values == np.trunc(values))
-    whole &= ~((values == 0) & np.signbit(values))  # -0.0 prints as "-0.0", its integer as "0"
-    if whole.all():
-        return values.astype(np.int64).tolist(), "%d.0"
-    return ["" if x != x else repr(x) for x in values.tolist()], "%s"
-
-
-def node_texts(nodes) -> list[str] | None:
-    """`";".join(map(str, ids))` of each job's node ids, built as one byte string (numpy) whose
-    jobs end in a newline and split there (in C); None unless the ids are non-negative integers."""
-    import numpy as np
-
-    counts = np.fromiter(map(len, nodes), np.int64, len(nodes))
-    if not counts.sum():
-        return [""] * len(nodes)
-    flat = np.concatenate(nodes)
-    if flat.dtype.kind not in "iu" or flat.min() < 0:
-        return None
-    ids = [f"{node};".encode() for node in range(int(flat.max()) + 1)]
-    sizes = np.fromiter(map(len, ids), np.int64, len(ids))
-    table = np.zeros((len(ids), int(sizes.max())), np.uint8)  # row i: the text "i;", 0-padded
-    for node, text in enumerate(ids):
-        table[node, : len(text)] = np.frombuffer(text, np.uint8)
-    chars = table[flat]
-    joined = chars[chars != 0]  # "0;1;2;...;" of every job in turn
-    ends = np.cumsum(sizes[flat])  # where each id's ";" ends in `joined`
-    joined[ends[np.cumsum(counts)[counts > 0] - 1] - 1] = ord("\n")  # each job's last ";"
-    texts = joined.tobytes().decode("ascii").split("\n")[:-1]  # one per job with nodes
-    if len(texts) == len(nodes):
-        return texts
-    every = [""] * len(nodes)
-    for job, text in zip(np.flatnonzero(counts).tolist(), texts):
-        every[job] = text
-    return every
-
-
-def jobs_csv_text(result) -> str | None:
-    """jobs.csv of a run as `result.jobs_frame().to_csv(index=False)` writes it, built with numpy
-    alone; None where a column would need pandas' quoting or types (lifecycle columns, app names
-    with commas or quotes, node ids that are no integers).
-
-    tests/cli/test_fast_start.py compares the two byte for byte."""
-    import itertools
-
-    import numpy as np
-
-    if getattr(result, "lifecycle", None) is not None:
-        return None
-    w = result.workload
-    end_minus_start = result.end - result.start
-    nodes = node_texts(result.nodes)
-    if nodes is None:
-        return None
-    counts = np.fromiter(map(len, result.nodes), np.int64, len(result.nodes))
-    columns = {
-        "job_id": w.job_id,
-        "submit_time": w.submit,
-        "start_time": result.start,
-        "end_time": result.end,
-        "wait_time": result.start - w.submit,
-        "run_time": end_minus_start,
-        "estimate": w.estimate,
-        "cores": w.cores,
-        "node_count": counts,
-        "nodes": nodes,
-    }
-    if w.app is not None:
-        columns["app"] = w.app
-    if w.memory is not None:
-        columns["memory_per_core"] = w.memory
-    if w.gpus is not None:
-        columns["gpus"] = w.gpus
-    if result.co_scheduled:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            columns["compact_time"], columns["speedup"] = w.run, w.run / end_minus_start
-    values, formats = [], []
-    for column in columns.values():
-        kind = column.dtype.kind if isinstance(column, np.ndarray) else "list"
-        if kind == "f":
-            texts, form = float_texts(column)
-        elif kind in "iu":
-            texts, form = column.tolist(), "%d"
-        elif kind in ("list", "U", "O"):
-            texts = column.tolist() if isinstance(column, np.ndarray) else column
-            distinct = set(texts)
-            if (
-                not all(isinstance(v, str) for v in distinct)
-                or "" in distinct
-                or any(c in value for value in distinct for c in ',"\n\r')
-            ):
-                return None  # pandas would quote these (or they are no text): let it write them
-            form = "%s"
-        else:
-            return None
-        values.append(texts)
-        formats.append(form)
-    row = ",".join(formats) + "\n"  # one %-format of all rows: the formatting runs in C
-    cells = tuple(itertools.chain.from_iterable(zip(*values)))
-    return ",".join(columns) + "\n" + (row * len(nodes)) % cells
 
 
 def _print_summary(summary: dict, cleaning: dict) -> None:
@@ -598,6 +504,7 @@ def _print_summary(summary: dict, cleaning: dict) -> None:
 
 def _simulate_command(args) -> int:
     from cosched.outputs import atomic_path, check_outputs, output_dir
+    from cosched.simulator.jobs_csv import jobs_csv_text
     from cosched.simulator.metrics import summarize
 
     scheduler = one_name(
@@ -722,7 +629,6 @@ def _compare_command(args) -> int:
     from cosched.simulator.compare import compare, compare_path
 
     names = names_or(args, "scheduler", CLASSIC, "--scheduler")
-    _note_without_heatmap(args, names)
     path = compare_path(args.out, warn=False)  # compare() warns about the older form
     plots = plots_target(args, None if path is None else path.parent / "plots", fixed=True)
     if (
@@ -732,12 +638,17 @@ def _compare_command(args) -> int:
             ("--out", path, "file") if path == Path(args.out) else ("--out", args.out, "folder"),
             ("--plots", plots, "folder"),
         )
-    workload, window, compat = args.workload, None, None
-    if _trace_options_given(args):  # the workload as the trace options read and cut it
-        _, workload, window, compat = _load(args, list(dict.fromkeys(names + [args.baseline])))
+    runs = list(dict.fromkeys(names + [args.baseline]))
+    policy = _policy_options(args)  # read once: the weights may be a file
+    platform, workload, window, compat = args.platform, args.workload, None, None
+    if _trace_options_given(args) or args.partitions:  # the jobs as the options read and cut them
+        platform, workload, window, compat = _load(args, runs)
+    partitions = _partitioned(args, platform, workload)
+    workload = _check_policies(args, runs, partitions, workload, policy)
+    _note_without_heatmap(args, names)
     frame = compare(
         workload,
-        args.platform,
+        platform,
         names,
         baseline=args.baseline,
         heatmap=args.heatmap,
@@ -755,6 +666,8 @@ def _compare_command(args) -> int:
         kill_at_walltime=args.kill_at_walltime,
         window=window,
         swf_memory=args.swf_memory,
+        partitions=partitions,
+        scheduler_options=policy or None,
     )
     written = [path] if path is not None else []
     if plots is not None:
@@ -766,9 +679,10 @@ def _compare_command(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
+    rejected = f", {partitions.rejected} rejected by their partition's limits" if partitions else ""
     print(
-        f"{frame.attrs['jobs']} jobs on {frame.attrs['platform']} ({frame.attrs['cores']} cores), "
-        f"makespan speedup against {args.baseline}"
+        f"{frame.attrs['jobs']} jobs on {frame.attrs['platform']} ({frame.attrs['cores']} cores"
+        f"{rejected}), makespan speedup against {args.baseline}"
     )
     unit = time_unit([row["makespan"] for row in rows if row.get("makespan") is not None])[0]
     header = ["scheduler"] + [

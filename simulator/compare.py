@@ -13,7 +13,8 @@ The identity covers every option that changes a result: the workload (its jobs a
 contents, `spread_speedup`, `default_speedup` and `placement`; the columns ``workload, platform,
 depth, run_times, limit, bounded_threshold, heatmap`` name them and ``inputs`` is a digest of the
 contents. The scheduler list and the baseline may change between reruns (new schedulers are added to
-the file).
+the file). With partitions or a priority, the columns ``partitions``, ``priority`` and ``policy`` (a
+digest of every job's partition and of the weights) join the identity.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # imported on use
     import pandas as pd
 
     from cosched.simulator.engine import SimulationResult
+    from cosched.simulator.partitions import Assignment
     from cosched.simulator.platform import Platform
     from cosched.simulator.trace_window import TraceWindow
     from cosched.simulator.workload import Workload
@@ -257,6 +259,48 @@ def _trace_identity(settings, kill_at_walltime: bool, window, workload) -> dict:
     return identity
 
 
+def _policy_identity(partitions: Assignment | None, scheduler_options: dict | None) -> dict:
+    """The identity columns of --partitions and --priority, only those given (earlier rows stay
+    valid): the partition file and priority by name, a digest of every job's partition and of the
+    weights."""
+    from cosched.rerun import digest
+
+    identity: dict = {}
+    if partitions is not None:
+        identity["partitions"] = partitions.partitions.source
+    if scheduler_options:
+        identity["priority"] = scheduler_options.get("priority", "")
+    if identity:
+        identity["policy"] = "sha256:" + digest(
+            None if partitions is None else partitions.partitions,
+            None if partitions is None else partitions.partition_of,
+            sorted((scheduler_options or {}).items()),
+        )
+    return identity
+
+
+def _accepted(workload, partitions: Assignment | None, limit: int | None):
+    """The jobs to compare: those the `partitions` accepted (cut to `limit` before the assignment,
+    so each keeps its partition), else `workload`."""
+    if partitions is None:
+        return workload
+    if limit is not None and limit < len(partitions.workload):
+        raise InputError(
+            "cut the workload to its first jobs before assigning them to partitions",
+            field="limit",
+        )
+    return partitions.workload
+
+
+def _run_scheduler(name: str, depth: int, settings, scheduler_options: dict | None, jobs: int):
+    """The scheduler `name` of one run: backfill `depth` (the compat `settings`' depth and options
+    when given) and `scheduler_options` (a priority)."""
+    if settings is None and not scheduler_options:
+        return checked_scheduler(name, depth)
+    options = {**(scheduler_options or {}), **(settings.scheduler_options if settings else {})}
+    return checked_options(name, settings.depth(jobs) if settings else depth, options)
+
+
 def _typed(row: dict) -> dict:
     """A row read back from compare.csv with its empty cells as None (they are None when
     computed)."""
@@ -333,6 +377,8 @@ def compare(
     kill_at_walltime: bool = False,
     window: TraceWindow | None = None,
     swf_memory: str | None = None,
+    partitions: Assignment | None = None,
+    scheduler_options: dict | None = None,
 ) -> pd.DataFrame:
     """Run `schedulers` and `baseline` on the same workload and platform; one row of metrics per
     scheduler.
@@ -362,6 +408,12 @@ def compare(
         kill_at_walltime: kill each job when it has run its estimate.
         window: a `cosched.simulator.trace_window.TraceWindow`: metrics over its measured jobs
             only (the workload is expected cut to it already, as `TraceWindow.cut` does).
+        swf_memory: an SWF trace's memory field, "requested" or "used" (read from a file only).
+        partitions: a `cosched.simulator.partitions.Assignment` of the workload's jobs: every
+            scheduler (queue schedulers only) runs each job on its partition's nodes, one queue
+            per partition; the accepted jobs, `partitions.workload`, are simulated.
+        scheduler_options: keyword options of every scheduler, e.g. ``{"priority":
+            "multifactor", "priority_weights": ...}`` (`QueueScheduler`).
 
     Returns:
         A DataFrame with one row per scheduler of `schedulers`: the metrics of ``summarize``
@@ -387,7 +439,6 @@ def compare(
         alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup"
     )
     from cosched.simulator.compat import compat_settings
-    from cosched.simulator.schedulers import make_scheduler
     from cosched.simulator.trace_window import measured_result
 
     placement = _checked_options(names, depth, bounded_threshold, spread_speedup, placement)
@@ -395,6 +446,7 @@ def compare(
     settings = compat_settings(compat, runs)
     for name in runs:
         checked_scheduler(name, depth)
+    workload = _accepted(workload, partitions, limit)
     path = compare_path(out)
     heatmap_name = (
         ""
@@ -432,6 +484,7 @@ def compare(
         placement=placement,
     )
     identity.update(_trace_identity(settings, kill_at_walltime, window, workload))
+    identity.update(_policy_identity(partitions, scheduler_options))
     engine_options: dict = {"kill_at_walltime": True} if kill_at_walltime else {}
     if settings is not None:
         engine_options.update(settings.engine_options)
@@ -447,11 +500,7 @@ def compare(
     for name in runs:
         if name in done:
             continue
-        scheduler = checked_scheduler(name, depth)
-        if settings is not None:
-            scheduler = make_scheduler(
-                name, depth=settings.depth(len(workload)), **settings.scheduler_options
-            )
+        scheduler = _run_scheduler(name, depth, settings, scheduler_options, len(workload))
         result = simulate(
             workload,
             platform,
@@ -461,11 +510,14 @@ def compare(
             placement=placement,
             use_run_times=use_run_times,
             progress=progress,
+            partitions=partitions,
             **engine_options,
         )
         summary = summarize(measured_result(result, window), None, bounded_threshold)
         if kill_at_walltime:
             summary["killed_at_walltime"] = result.options["killed_at_walltime"]
+        if partitions is not None:
+            summary["rejected_partition_limits"] = partitions.rejected
         if result.speed_model is not None and not co_runs:
             co_runs.append(result)
         done[name] = {**summary, "makespan_days": summary["simulated_days"], **identity}

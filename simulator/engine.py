@@ -753,14 +753,15 @@ class Engine:
             self._on_finish(self.view, job)
 
     def _update_speeds(self) -> None:
-        nodes = np.concatenate(self._touched)
-        self._touched.clear()
-        running = self.running
+        touched = self._touched
+        nodes = touched[0] if len(touched) == 1 else np.concatenate(touched)
+        touched.clear()
+        running, speeds, set_speed = self.running, self.speed, self.set_speed
         jobs = self.allocator.state.jobs_on(nodes)
         assert self.speed_model is not None  # nodes are touched only with a speed model
         for job, speed in self.speed_model.speeds(self.view, jobs):
-            if job in running:
-                self.set_speed(job, float(speed))
+            if job in running and speed != speeds[job]:
+                set_speed(job, float(speed))
 
     # --- checks -----------------------------------------------------------------------------------
     def _held_by(self, job: int) -> Allocation:

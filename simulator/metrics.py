@@ -130,7 +130,7 @@ def summarize(
     if result.co_scheduled:
         allocated = utilization  # co-scheduled runs count the requested cores only
     else:
-        nodes = np.fromiter((n.size for n in result.nodes), np.int64, len(result.nodes))
+        nodes = np.fromiter(map(len, result.nodes), np.int64, len(result.nodes))
         held = float(np.sum(run * nodes * platform.cores_per_node))  # whole nodes are held
         allocated = held / (platform.total_cores * makespan) if makespan > 0 else 0.0
     summary = {

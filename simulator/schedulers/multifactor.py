@@ -11,22 +11,28 @@ Factors, each in [0, 1] (the page's sections of the same names):
 - job size: nodes requested over the platform's nodes (PriorityFavorSmall=NO), or
   1 - (nodes - 1) / platform nodes with ``favor_small`` (a one-node job gets 1);
 - partition: the partition's PriorityJobFactor over the largest one (1 without partitions);
-- fair-share, Slurm's classic algorithm (https://slurm.schedmd.com/classic_fair_share.html):
-  F = 2^(-U/S), U the account's share of all decayed usage, S its normalized shares (equal shares:
-  1 / number of accounts); an account is an SWF user (field 12) or group (field 13),
-  ``fairshare_by``.
-  Usage is allocated cores x seconds, decayed with the half-life ``decay_half_life``
-  (PriorityDecayHalfLife; 0: no decay), charged while jobs run.
+- fair-share over accounts of equal shares directly under the root; an account is an SWF user
+  (field 12) or group (field 13), ``fairshare_by``. Usage is allocated cores x seconds, decayed
+  with the half-life ``decay_half_life`` (PriorityDecayHalfLife; 0: no decay), charged while jobs
+  run. By default Slurm's Fair Tree (https://slurm.schedmd.com/fair_tree.html, Slurm's default
+  since 19.05): accounts ranked by level fairshare LF = S/U (S = 1 / accounts, U the account's
+  share of all usage), highest first, ties sharing the rank of their first; F = rank / accounts,
+  so the least-used account gets 1. With ``fair_tree=False`` (``PriorityFlags=NO_FAIR_TREE``) the
+  classic algorithm (https://slurm.schedmd.com/classic_fair_share.html): F = 2^(-U/S).
 
-Defaults are the page's configuration example (weights age 1000, fair-share 10000, job size 1000,
-partition 1000; PriorityMaxAge and PriorityDecayHalfLife of 14 days).
+Defaults are Slurm's documented defaults (the slurm.conf manual,
+https://slurm.schedmd.com/slurm.conf.html, and the "Configuration" section of
+priority_multifactor.html): every weight 0 (so the queue stays in submit order until weights are
+given), PriorityMaxAge and PriorityDecayHalfLife 7-0 (7 days), PriorityFavorSmall NO.
+``WEIGHT_PRESETS["slurm-example"]`` is the page's "Configuration Example" (weights age 1000,
+fair-share 10000, job size 1000, partition 1000; 14-day max age and half-life).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,40 +49,70 @@ __all__ = [
     "load_weights",
     "FAIRSHARE_BY",
     "PRIORITIES",
+    "WEIGHT_PRESETS",
+    "fair_tree_factors",
 ]
 
 PRIORITIES = ("multifactor",)  # names `QueueScheduler(priority=...)` takes
 FAIRSHARE_BY = ("user", "group")
 DAY = 86400.0
+# Fair Tree ties accounts of equal usage; usage is a float sum kept in a scaled form, so equal
+# histories can differ by rounding: usages this close (relative to all usage) count as equal
+USAGE_TIE_TOLERANCE = 1e-9
 REBASE_EXPONENT = 512.0  # usage is kept as 2^((t - epoch)/H)-scaled sums: rebased before overflow
 
 
 @dataclass(frozen=True)
 class MultifactorWeights:
-    """Weights and parameters of the multifactor priority (Slurm's names in the comments)."""
+    """Weights and parameters of the multifactor priority (Slurm's names in the comments), by
+    default Slurm's defaults."""
 
-    age: float = 1000.0  # PriorityWeightAge
-    fairshare: float = 10000.0  # PriorityWeightFairshare
-    job_size: float = 1000.0  # PriorityWeightJobSize
-    partition: float = 1000.0  # PriorityWeightPartition
-    max_age: float = 14 * DAY  # PriorityMaxAge, seconds
-    decay_half_life: float = 14 * DAY  # PriorityDecayHalfLife, seconds; 0: no decay
+    # defaults: https://slurm.schedmd.com/slurm.conf.html (PriorityWeight*, PriorityMaxAge, ...)
+    age: float = 0.0  # PriorityWeightAge
+    fairshare: float = 0.0  # PriorityWeightFairshare
+    job_size: float = 0.0  # PriorityWeightJobSize
+    partition: float = 0.0  # PriorityWeightPartition
+    max_age: float = 7 * DAY  # PriorityMaxAge, seconds
+    decay_half_life: float = 7 * DAY  # PriorityDecayHalfLife, seconds; 0: no decay
     favor_small: bool = False  # PriorityFavorSmall
     fairshare_by: str = "user"
+    fair_tree: bool = True  # False: PriorityFlags=NO_FAIR_TREE (the classic fair-share)
+
+    @property
+    def weighted(self) -> bool:
+        """True when some factor has a weight (all 0, Slurm's default: every priority is 0)."""
+        return any((self.age, self.fairshare, self.job_size, self.partition))
+
+
+WEIGHT_PRESETS = {
+    # https://slurm.schedmd.com/priority_multifactor.html#configexample (the decay example)
+    "slurm-example": MultifactorWeights(
+        age=1000.0,
+        fairshare=10000.0,
+        job_size=1000.0,
+        partition=1000.0,
+        max_age=14 * DAY,
+        decay_half_life=14 * DAY,
+    ),
+}
 
 
 def load_weights(spec: Any) -> MultifactorWeights:
     """Weights from a dict, a JSON file or "key=value,..." text (keys: MultifactorWeights'
-    fields); None gives the defaults. Errors name the field (and the file)."""
+    fields; the text may start with a preset of `WEIGHT_PRESETS`, which the pairs then change);
+    None gives the defaults. Errors name the field (and the file)."""
     if spec is None:
         return MultifactorWeights()
     if isinstance(spec, MultifactorWeights):
         return spec
-    source = None
+    source, base = None, MultifactorWeights()
     if isinstance(spec, (str, os.PathLike)) and str(spec).endswith(".json"):
         source = str(spec)
         spec = parse_json_object(spec, missing="no such weights file")
     elif isinstance(spec, str):
+        preset, _, pairs = spec.strip().partition(",")
+        if preset.strip() in WEIGHT_PRESETS:
+            base, spec = WEIGHT_PRESETS[preset.strip()], pairs
         spec = _pairs(spec)
     known = [f.name for f in fields(MultifactorWeights)]
     values = {}
@@ -88,7 +124,7 @@ def load_weights(spec: Any) -> MultifactorWeights:
         values[key] = _weight(key, value, source)
     if values.get("max_age", 1.0) == 0:
         raise InputError("must be positive", source=source, field="max_age")
-    return MultifactorWeights(**values)
+    return replace(base, **values)
 
 
 def _pairs(text: str) -> dict[str, str]:
@@ -97,7 +133,11 @@ def _pairs(text: str) -> dict[str, str]:
     for piece in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = piece.partition("=")
         if not sep:
-            raise InputError(f"expected key=value, got {shown(piece)}", field="priority_weights")
+            raise InputError(
+                f"expected key=value (or a preset first: {', '.join(WEIGHT_PRESETS)}), got "
+                f"{shown(piece)}",
+                field="priority_weights",
+            )
         pairs[key.strip()] = value.strip()
     return pairs
 
@@ -112,12 +152,29 @@ def _weight(key: str, value: object, source: str | None) -> Any:
                 field=key,
             )
         return value
-    if key == "favor_small":
+    if key in ("favor_small", "fair_tree"):
         flag = {"true": True, "yes": True, "false": False, "no": False}.get(str(value).lower())
         if flag is None or (source is not None and not isinstance(value, bool)):
             raise InputError(f"must be true or false, got {shown(value)}", source=source, field=key)
         return flag
     return float(check_number(value, source=source, field=key, minimum=0, text=source is None))
+
+
+def fair_tree_factors(usage: np.ndarray) -> np.ndarray:
+    """Fair Tree's fair-share factor of accounts of equal shares under the root (fair_tree.html):
+    ranked by LF = S/U, highest first (equal shares: least usage first, no usage: LF infinite),
+    rank counting down from the number of accounts, a tie (usages within `USAGE_TIE_TOLERANCE` of
+    all usage) taking the rank of its first account; F = rank / accounts."""
+    accounts = usage.size
+    order = np.argsort(usage, kind="stable")
+    ranked = usage[order]
+    no_ties = accounts - np.arange(accounts)  # fair_tree.c's "rnt": the rank without ties
+    apart = np.diff(ranked) > USAGE_TIE_TOLERANCE * usage.sum()
+    first = np.r_[True, apart]  # each tie group's first account
+    rank = no_ties[np.flatnonzero(first)][np.cumsum(first) - 1]
+    factors = np.empty(accounts)
+    factors[order] = rank / accounts
+    return factors
 
 
 class MultifactorPriority:
@@ -207,14 +264,19 @@ class MultifactorPriority:
         total = usage.sum()
         if total <= 0:
             return np.ones(self.accounts)
+        if self.weights.fair_tree:
+            return fair_tree_factors(usage)
         shares = 1.0 / self.accounts  # S: equal normalized shares
+        # classic_fair_share.html, "The Slurm Fair-Share Formula" (flat: effective usage = U)
         return 2.0 ** (-(usage / total) / shares)
 
     def factors(self, engine: SchedulerView, waiting: np.ndarray) -> dict[str, np.ndarray]:
         """The four factors of the waiting jobs, each in [0, 1]."""
         weights = self.weights
+        # priority_multifactor.html#age: 1.0 once a job waited PriorityMaxAge
         age = np.minimum((engine.now - self.submit[waiting]) / weights.max_age, 1.0)
         nodes = self.nodes[waiting]
+        # priority_multifactor.html#jobsize: 1.0 for the whole machine, or one node (FavorSmall)
         if weights.favor_small:
             size = 1.0 - (nodes - 1) / self.total_nodes
         else:

@@ -1,6 +1,6 @@
 """A fast start without a different answer: the SWF reader's numpy path reads what the
-field-by-field reader reads, the pandas-free jobs.csv is byte for byte pandas' file, a command
-builds only its own area's parser, and the lower bound is computed on request. (The speed itself
+field-by-field reader reads, a command builds only its own area's parser, and the lower bound is
+computed on request (the pandas-free jobs.csv: tests/simulator/test_jobs_csv.py). (The speed itself
 is measured by benchmarks/bench_simulator.py.)
 """
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import io
 import json
 import os
 import subprocess
@@ -21,8 +20,6 @@ from hypothesis import strategies as st
 
 from cosched.cli import COMMAND_MODULES, COMMAND_OWNERS, build_parser
 from cosched.simulator import workload as swf
-
-HEADER = "name_A,procs_A,compact_A,name_B,procs_B,compact_B,co_A_B,co_B_A\n"
 
 
 def _field_by_field(text: str) -> np.ndarray:
@@ -108,76 +105,6 @@ def test_a_bad_field_still_names_its_line_and_field():
     good = " ".join(["1"] * 18)
     with pytest.raises(InputError, match=r"line 3, field 'run_time': not a number: 'x'"):
         swf._swf_values(f"; c\n{good}\n1 1 1 x {' '.join(['1'] * 14)}\n", "t.swf")
-
-
-def _results(tmp_path):
-    from cosched.simulator.compare import load_inputs
-    from cosched.simulator.simulation import simulate
-    from cosched.theory.heatmap import read_heatmap
-
-    workload = tmp_path / "w.csv"
-    workload.write_text(
-        "job_id,submit_time,run_time,cores,estimate,app\n"
-        + "".join(
-            f"{i},{i * 7 % 50},{5 + i % 13 + 0.25},{2 + 2 * (i % 3)},{20 + i % 13},{'ab'[i % 2]}\n"
-            for i in range(30)
-        )
-    )
-    heatmap = tmp_path / "h.csv"
-    heatmap.write_text(HEADER + "a,2,10,a,2,10,12,12\na,2,10,b,2,20,13,25\nb,2,20,b,2,20,22,22\n")
-    platform, jobs = load_inputs(workload, "grvingt")
-    yield simulate(jobs, platform, "easy")
-    yield simulate(jobs.head(7), platform, "conservative")
-    yield simulate(jobs, platform, "sjf-co", heatmap=read_heatmap(heatmap))
-    platform, jobs = load_inputs("kth-sp2", "kth-sp2", limit=200)
-    yield simulate(jobs, platform, "easy")
-
-
-def test_pandas_free_jobs_csv_is_pandas_file_byte_for_byte(tmp_path):
-    from cosched.simulator.cli import jobs_csv_text
-
-    for result in _results(tmp_path):
-        expected = io.StringIO()
-        result.jobs_frame().to_csv(expected, index=False)
-        assert jobs_csv_text(result) == expected.getvalue()
-
-
-@settings(max_examples=100, deadline=None)
-@given(
-    st.lists(
-        st.one_of(
-            st.floats(),
-            st.integers(-(10**17), 10**17).map(float),
-            st.sampled_from([0.0, -0.0, 1e16, -1e16, 1e16 - 2, 0.5, -2.0]),
-        ),
-        min_size=1,
-        max_size=30,
-    )
-)
-def test_floats_print_as_repr_prints_them(values):
-    from cosched.simulator.cli import float_texts
-
-    texts, form = float_texts(np.array(values, dtype=np.float64))
-    assert [form % text for text in texts] == ["" if x != x else repr(x) for x in values]
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 2000), max_size=12), max_size=20))
-def test_node_ids_join_as_jobs_frame_joins_them(jobs):
-    from cosched.simulator.cli import node_texts
-
-    nodes = [np.array(ids, dtype=np.int64) for ids in jobs]
-    assert node_texts(nodes) == [";".join(map(str, ids)) for ids in jobs]
-
-
-def test_names_pandas_would_quote_go_through_pandas(tmp_path):
-    from cosched.simulator.cli import jobs_csv_text
-
-    result = next(_results(tmp_path))
-    object.__setattr__(
-        result.workload, "app", np.array(["a,b"] * len(result.workload), dtype=object)
-    )
-    assert jobs_csv_text(result) is None
 
 
 def test_help_summaries_are_the_commands_own():
@@ -281,3 +208,107 @@ def test_median_is_numpys_median_without_numpy_ma(values):
         expected = float(np.median(array))
         got = median(array)
     assert repr(got) == repr(expected)
+
+
+BATCH_PROBE = """
+import atexit, gc, sys
+
+class Noted:
+    def __del__(self):
+        print("teardown", flush=True)
+
+kept = Noted()  # freed by the interpreter's teardown, which a batch command skips
+atexit.register(gc.unfreeze)  # else the teardown keeps objects frozen by the command
+atexit.register(lambda: print(f"exit handler, young threshold {gc.get_threshold()[0]}"))
+from cosched.cli import main
+
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("command", ["simulate", "compare"])
+def test_a_batch_command_ends_after_exit_handlers_and_output_without_teardown(tmp_path, command):
+    """simulate and compare, run as a program: stdout complete, the exit handlers run, the exit
+    code kept, the rare young collections set, and no teardown (objects are not freed one by
+    one); an error exits the same way with its one line."""
+    from cosched.cli import GC_YOUNG_THRESHOLD
+
+    flags = ["--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "30", "--json"]
+    done = subprocess.run(
+        [sys.executable, "-c", BATCH_PROBE, command, *flags],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    document, handler = done.stdout.rsplit("\n", 2)[:2]
+    assert done.returncode == 0, done.stderr
+    assert json.loads(document)  # the whole document, flushed
+    assert handler == f"exit handler, young threshold {GC_YOUNG_THRESHOLD}"
+    assert "teardown" not in done.stdout
+    failed = subprocess.run(
+        [sys.executable, "-c", BATCH_PROBE, command, *flags, "--depth", "-1"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert failed.returncode == 2 and failed.stderr.startswith(f"cosched {command}: error:")
+    assert failed.stdout.startswith("exit handler") and "teardown" not in failed.stdout
+
+
+def test_a_batch_command_waits_for_a_running_thread_with_the_usual_exit(tmp_path):
+    # a thread still running when the command has written its last file
+    waiting = (
+        "import os, threading, time\n"
+        "def wait():\n"
+        "    while not os.path.exists('run/summary.json'):\n"
+        "        time.sleep(0.01)\n"
+        "    time.sleep(0.5)\n"
+        "    print('thread done')\n"
+        "threading.Thread(target=wait).start()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", waiting + BATCH_PROBE, "simulate", "--workload", "kth-sp2"]
+        + ["--platform", "kth-sp2", "--limit", "30", "--quiet", "--out", "run"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    # the thread ends before the exit handlers run, then the teardown: the usual exit
+    assert done.stdout == "thread done\nexit handler, young threshold 10000\nteardown\n"
+
+
+def test_other_commands_end_with_the_usual_teardown(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", BATCH_PROBE, "generate", "--n", "3", "--out", "i.json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("exit handler, young threshold 700\nteardown\n")
+
+
+HEAVY_LIBRARIES = ("pandas", "scipy", "matplotlib", "networkx", "tqdm", "pyarrow")
+
+
+def test_plain_simulate_imports_no_heavy_library_and_no_other_area(tmp_path):
+    """The import budget of `cosched simulate --quiet --out` on a trace: numpy and the simulator's
+    own modules, no plotting, table, graph or progress library and no other area."""
+    probe = (
+        "import sys, json; from cosched.cli import main; code = main(sys.argv[1:]); "
+        "print(json.dumps([code, sorted(m for m in sys.modules)]))"
+    )
+    command = ["simulate", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "300"]
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *command, "--quiet", "--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    code, loaded = json.loads(done.stdout.splitlines()[-1])
+    assert code == 0 and (tmp_path / "run" / "jobs.csv").is_file()
+    assert "numpy" in loaded and "cosched.simulator.engine" in loaded
+    assert not [m for m in loaded if m.partition(".")[0] in HEAVY_LIBRARIES]
+    areas = ("cosched.theory", "cosched.strategies", "cosched.measurement")
+    assert not [m for m in loaded if m.startswith(areas)]

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.simulator.allocators import EMPTY, NodeState
-from cosched.simulator.colocation import COMPACT
+from cosched.simulator.colocation import COMPACT, HalfNodeState
 from cosched.simulator.engine import Engine
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers.base import QueueScheduler
@@ -66,6 +66,62 @@ def test_shared_node_counts_match_the_occupants(steps):
             assert state.shared.get(job, {}) == brute_force_neighbours(state, job)
             assert sorted(state.neighbours(job)) == sorted(brute_force_neighbours(state, job))
     assert all(job in held for job in state.shared)
+
+
+@st.composite
+def mixed_occupancy_steps(draw):
+    """Occupations of half nodes (spread jobs), of whole idle nodes (compact jobs, reservations with
+    keys below -1) and releases, at most two occupants per node, nodes in any order."""
+    nodes, steps, held = 6, [], {}
+    free = [2] * nodes
+    for job in range(draw(st.integers(1, 16))):
+        if held and draw(st.booleans()):
+            gone = draw(st.sampled_from(sorted(held)))
+            cores, chosen = held.pop(gone)
+            for node in chosen:
+                free[node] += cores
+            steps.append(("vacate", gone, cores, chosen))
+            continue
+        cores = draw(st.sampled_from([1, 2]))
+        open_nodes = [node for node in range(nodes) if free[node] >= cores]
+        if not open_nodes:
+            continue
+        chosen = draw(st.permutations(open_nodes))[: draw(st.integers(1, len(open_nodes)))]
+        owner = -2 - job if cores == 2 and draw(st.booleans()) else job  # a reservation key
+        for node in chosen:
+            free[node] -= cores
+        held[owner] = (cores, chosen)
+        steps.append(("occupy", owner, cores, chosen))
+    return steps
+
+
+@settings(max_examples=60)
+@given(steps=mixed_occupancy_steps())
+def test_half_node_lists_give_the_node_state_of_the_arrays(steps):
+    platform = Platform(6, 2, 1)
+    lists, arrays = HalfNodeState(platform), NodeState(platform, slots=2)
+    for action, owner, cores, chosen in steps:
+        getattr(lists, action)(owner, list(chosen), cores)
+        getattr(arrays, action)(owner, np.array(chosen, dtype=np.int64), cores)
+        np.testing.assert_array_equal(lists.used, arrays.used)
+        np.testing.assert_array_equal(lists.occupants, arrays.occupants)
+        assert lists.idle == arrays.idle
+        assert lists.shared == arrays.shared
+        assert lists.idle_ids == np.flatnonzero(arrays.used == 0).tolist()
+        assert lists.half_full_ids == np.flatnonzero(arrays.used == 1).tolist()
+        every = np.arange(platform.nodes)
+        np.testing.assert_array_equal(lists.jobs_on(every), arrays.jobs_on(every))
+
+
+def test_half_node_arrays_are_read_only():
+    state = HalfNodeState(Platform(2, 2, 1))
+    state.occupy(0, [1], 1)
+    with pytest.raises(ValueError):
+        state.used[0] = 2
+    with pytest.raises(ValueError):
+        state.occupants[0, 0] = 3
+    assert state.used.tolist() == [0, 1]
+    assert state.occupants.tolist() == [[EMPTY, EMPTY], [0, EMPTY]]
 
 
 def test_units_table_follows_a_compact_hint_of_a_waiting_job():

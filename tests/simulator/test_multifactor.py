@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,12 +17,17 @@ from cosched.errors import InputError
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.multifactor import (
+    USAGE_TIE_TOLERANCE,
+    WEIGHT_PRESETS,
     MultifactorPriority,
     MultifactorWeights,
+    fair_tree_factors,
     load_weights,
 )
 from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload, read_swf
+
+SLURM_EXAMPLE = WEIGHT_PRESETS["slurm-example"]  # weights 1000, 10000, 1000, 1000
 
 # Slurm's priority is an integer (the weighted sum truncated): an independent float computation may
 # land on the other side of a whole number
@@ -61,8 +67,9 @@ def recorded_run(workload, platform, scheduler_name, priority):
 
 
 def test_worked_example_decayed_fairshare_reorders_the_queue(tmp_path):
-    # One 1-core node, half-life H = 100 s, fair-share weight 10000 only. User 1 ran on [0, 100],
-    # user 2 on [100, 200]. At t = 200, usage (core-seconds decayed to t = 200):
+    # Classic fair-share (PriorityFlags=NO_FAIR_TREE). One 1-core node, half-life H = 100 s,
+    # fair-share weight 10000 only. User 1 ran on [0, 100], user 2 on [100, 200]. At t = 200, usage
+    # (core-seconds decayed to t = 200):
     #   user 1: (H / ln 2)(2^-1 - 2^-2) = 0.25 H / ln 2; user 2: (H / ln 2)(1 - 2^-1) = 0.5 H / ln 2
     #   U = 1/3 and 2/3; S = 1/2 (two users); F = 2^(-U/S) = 2^(-2/3) = 0.62996, 2^(-4/3) = 0.39685
     #   priorities: floor(6299.6) = 6299 (user 1), floor(3968.5) = 3968 (user 2)
@@ -71,7 +78,7 @@ def test_worked_example_decayed_fairshare_reorders_the_queue(tmp_path):
         swf(tmp_path, [(0, 100, 1, 1), (0, 100, 1, 2), (150, 10, 1, 2), (160, 10, 1, 1)])
     )
     weights = MultifactorWeights(
-        age=0, fairshare=10000, job_size=0, partition=0, decay_half_life=100
+        age=0, fairshare=10000, job_size=0, partition=0, decay_half_life=100, fair_tree=False
     )
     result, calls = recorded_run(workload, Platform(1), "easy", MultifactorPriority(weights))
     assert (200.0, [2, 3], [3968.0, 6299.0]) in calls
@@ -82,25 +89,46 @@ def test_worked_example_decayed_fairshare_reorders_the_queue(tmp_path):
 
 def test_worked_example_all_four_factors(tmp_path):
     # 4 one-core nodes, Slurm's example weights (age 1000, fair-share 10000, job size 1000,
-    # partition 1000), PriorityMaxAge 1000 s, no decay. Job 1 (user 1) holds the 4 nodes on
-    # [0, 100]. At t = 100 (U = 1 for user 1, 0 for user 2; S = 1/2):
+    # partition 1000), PriorityMaxAge 1000 s, no decay, classic fair-share. Job 1 (user 1) holds the
+    # 4 nodes on [0, 100]. At t = 100 (U = 1 for user 1, 0 for user 2; S = 1/2):
     #   job 2 (user 1, 4 nodes, waited 90 s): 1000 x 0.09 + 10000 x 2^-2 + 1000 x 4/4 + 1000 = 4590
     #   job 3 (user 2, 1 node, waited 50 s):  1000 x 0.05 + 10000 x 2^0 + 1000 x 1/4 + 1000 = 11300
     # job 3 starts first; job 2 then waits for it (EASY shadow time 110).
     workload = read_swf(swf(tmp_path, [(0, 100, 4, 1), (10, 10, 4, 1), (50, 10, 1, 2)]))
-    weights = MultifactorWeights(max_age=1000, decay_half_life=0)
+    weights = replace(SLURM_EXAMPLE, max_age=1000, decay_half_life=0, fair_tree=False)
     result, calls = recorded_run(workload, Platform(4), "easy", MultifactorPriority(weights))
     assert (100.0, [1, 2], [4590.0, 11300.0]) in calls
     assert result.start.tolist() == [0, 110, 100]
     assert simulate(workload, Platform(4), "easy").start.tolist() == [0, 100, 110]
 
 
+def test_worked_example_fair_tree(tmp_path):
+    # The example above under Fair Tree, Slurm's default (fair_tree.html): level fairshare S/U is
+    # infinite for user 2 (no usage) and 1/2 for user 1, so user 2 ranks 2 and user 1 ranks 1 of 2
+    # accounts: F = 2/2 and 1/2.
+    #   job 2: 1000 x 0.09 + 10000 x 1/2 + 1000 x 4/4 + 1000 = 7090
+    #   job 3: 1000 x 0.05 + 10000 x 2/2 + 1000 x 1/4 + 1000 = 11300
+    workload = read_swf(swf(tmp_path, [(0, 100, 4, 1), (10, 10, 4, 1), (50, 10, 1, 2)]))
+    weights = replace(SLURM_EXAMPLE, max_age=1000, decay_half_life=0)
+    result, calls = recorded_run(workload, Platform(4), "easy", MultifactorPriority(weights))
+    assert (100.0, [1, 2], [7090.0, 11300.0]) in calls
+    assert result.start.tolist() == [0, 110, 100]
+
+
+def test_fair_tree_ranks_least_used_first_and_ties_share_a_rank():
+    # usage 0, 0, 3, 3, 5: ranks 5, 5, 3, 3, 1 of 5 (fair_tree.c: a tie keeps its first's rank)
+    factors = fair_tree_factors(np.array([5.0, 0.0, 3.0, 3.0, 0.0]))
+    assert factors.tolist() == [0.2, 1.0, 0.6, 0.6, 1.0]
+    # equal usage summed two ways differs by rounding: still a tie
+    assert fair_tree_factors(np.array([0.3, 0.1 + 0.2, 1.0])).tolist() == [1.0, 1.0, 1 / 3]
+
+
 def test_groups_are_accounts_with_fairshare_by_group(tmp_path):
     # users 1 and 2 share no group (10, 20): as accounts, groups give the same factors as users
     workload = read_swf(swf(tmp_path, [(0, 100, 4, 1), (10, 10, 4, 1), (50, 10, 1, 2)]))
-    weights = MultifactorWeights(max_age=1000, decay_half_life=0, fairshare_by="group")
+    weights = replace(SLURM_EXAMPLE, max_age=1000, decay_half_life=0, fairshare_by="group")
     _, calls = recorded_run(workload, Platform(4), "easy", MultifactorPriority(weights))
-    assert (100.0, [1, 2], [4590.0, 11300.0]) in calls
+    assert (100.0, [1, 2], [7090.0, 11300.0]) in calls
 
 
 def reference_priority(job, now, result, accounts, weights, platform):
@@ -124,8 +152,15 @@ def reference_priority(job, now, result, accounts, weights, platform):
             decayed = until - start
         usage[accounts[other]] = usage.get(accounts[other], 0.0) + cores * decayed
     total = sum(usage.values())
-    shares = 1 / len(set(accounts))
-    fairshare = 2 ** (-(usage.get(accounts[job], 0.0) / total) / shares) if total > 0 else 1.0
+    names = sorted(set(accounts))
+    mine = usage.get(accounts[job], 0.0)
+    if total <= 0:
+        fairshare = 1.0
+    elif weights.fair_tree:  # rank: accounts minus those less used (beyond a tie), over accounts
+        tie = USAGE_TIE_TOLERANCE * total
+        fairshare = (len(names) - sum(usage.get(a, 0.0) < mine - tie for a in names)) / len(names)
+    else:
+        fairshare = 2 ** (-(mine / total) * len(names))
     age = min((now - w.submit[job]) / weights.max_age, 1.0)
     nodes = -(-int(w.cores[job]) // platform.cores_per_node)
     size = 1 - (nodes - 1) / platform.nodes if weights.favor_small else nodes / platform.nodes
@@ -154,6 +189,7 @@ def prioritised_runs(draw):
         max_age=draw(st.sampled_from([50.0, 1000.0])),
         decay_half_life=draw(st.sampled_from([0.0, 30.0, 1000.0])),
         favor_small=draw(st.booleans()),
+        fair_tree=draw(st.booleans()),
     )
     return nodes, workload, accounts, weights
 
@@ -190,6 +226,8 @@ def test_weights_from_text_and_json(tmp_path):
     path = tmp_path / "weights.json"
     path.write_text(json.dumps({"job_size": 0, "decay_half_life": 3600}))
     assert load_weights(str(path)) == MultifactorWeights(job_size=0, decay_half_life=3600)
+    assert load_weights("slurm-example, max_age=1000") == replace(SLURM_EXAMPLE, max_age=1000)
+    assert load_weights("fair_tree=no") == MultifactorWeights(fair_tree=False)
     with pytest.raises(InputError, match="unknown priority weight") as error:
         load_weights("agee=5")
     assert error.value.field == "agee"
@@ -242,3 +280,33 @@ def test_cli_priority_multifactor_writes_its_weights(tmp_path, capsys):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["priority"] == "multifactor"
     assert summary["priority_weights"]["max_age"] == 1000
+
+
+def test_slurm_defaults_weigh_nothing_keep_submit_order_and_warn(tmp_path, capsys):
+    # slurm.conf: every PriorityWeight* defaults to 0, so every priority is 0 and the queue keeps
+    # submit order (the worked example's job 2 first, at 100); the CLI says so in one warning line
+    assert not MultifactorWeights().weighted and SLURM_EXAMPLE.weighted
+    workload = swf(tmp_path, [(0, 100, 4, 1), (10, 10, 4, 1), (50, 10, 1, 2)])
+    platform = tmp_path / "platform.json"
+    platform.write_text(json.dumps({"nodes": 4, "cores_per_socket": 1}))
+    out = tmp_path / "out"
+    argv = ["simulate", "--workload", workload, "--platform", str(platform), "--quiet"]
+    code = main([*argv, "--out", str(out), "--priority", "multifactor"])
+    err = capsys.readouterr().err
+    assert code == 0 and err.count("\n") == 1 and "every multifactor weight is 0" in err
+    starts = [line.split(",")[2] for line in (out / "jobs.csv").read_text().splitlines()[1:]]
+    assert starts == ["0.0", "100.0", "110.0"]
+    code = main(
+        [
+            *argv,
+            "--out",
+            str(out / "x"),
+            "--priority",
+            "multifactor",
+            "--priority-weights",
+            "slurm-example,max_age=1000,decay_half_life=0",
+        ]
+    )
+    assert code == 0 and "warning" not in capsys.readouterr().err
+    starts = [line.split(",")[2] for line in (out / "x" / "jobs.csv").read_text().splitlines()[1:]]
+    assert starts == ["0.0", "110.0", "100.0"]  # the worked example's order

@@ -378,7 +378,7 @@ def test_a_start_on_chosen_nodes_that_would_over_commit_one_is_refused():
 def test_jobs_csv_has_memory_and_gpu_columns_as_pandas_writes_them():
     import io
 
-    from cosched.simulator.cli import jobs_csv_text
+    from cosched.simulator.jobs_csv import jobs_csv_text
 
     platform = Platform.of_groups(
         [NodeGroup(2, 1, 4, 1000.0, name="cpu"), NodeGroup(1, 1, 4, 2000.0, 2, name="gpu")]

@@ -1,0 +1,150 @@
+"""The pandas-free jobs.csv (`cosched.simulator.jobs_csv`) is byte for byte the file pandas writes
+from `SimulationResult.jobs_frame()`, on real runs and on generated columns."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cosched.simulator.engine import SimulationResult
+from cosched.simulator.jobs_csv import integer_rows, jobs_csv_text, node_texts, whole_numbers
+from cosched.simulator.platform import PRESETS
+from cosched.simulator.workload import Workload
+
+HEADER = "name_A,procs_A,compact_A,name_B,procs_B,compact_B,co_A_B,co_B_A\n"
+INT64 = st.integers(-(2**63), 2**63 - 1)
+
+
+def _pandas_text(result) -> str:
+    expected = io.StringIO()
+    result.jobs_frame().to_csv(expected, index=False)
+    return expected.getvalue()
+
+
+def _results(tmp_path):
+    from cosched.simulator.compare import load_inputs
+    from cosched.simulator.simulation import simulate
+    from cosched.theory.heatmap import read_heatmap
+
+    workload = tmp_path / "w.csv"
+    workload.write_text(
+        "job_id,submit_time,run_time,cores,estimate,app\n"
+        + "".join(
+            f"{i},{i * 7 % 50},{5 + i % 13 + 0.25},{2 + 2 * (i % 3)},{20 + i % 13},{'ab'[i % 2]}\n"
+            for i in range(30)
+        )
+    )
+    heatmap = tmp_path / "h.csv"
+    heatmap.write_text(HEADER + "a,2,10,a,2,10,12,12\na,2,10,b,2,20,13,25\nb,2,20,b,2,20,22,22\n")
+    platform, jobs = load_inputs(workload, "grvingt")
+    yield simulate(jobs, platform, "easy")
+    yield simulate(jobs.head(7), platform, "conservative")
+    yield simulate(jobs.head(0), platform, "easy")
+    yield simulate(jobs, platform, "sjf-co", heatmap=read_heatmap(heatmap))
+    platform, jobs = load_inputs("kth-sp2", "kth-sp2", limit=200)
+    yield simulate(jobs, platform, "easy")
+
+
+def test_pandas_free_jobs_csv_is_pandas_file_byte_for_byte(tmp_path):
+    for result in _results(tmp_path):
+        assert jobs_csv_text(result) == _pandas_text(result)
+
+
+FLOAT = st.one_of(
+    st.floats(),
+    st.integers(-(10**17), 10**17).map(float),
+    st.sampled_from([0.0, -0.0, 1e16, -1e16, 1e16 - 2, 0.5, -2.0]),
+)
+APP = st.text(alphabet="ab ,\"'\n;é", max_size=3)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.data(),
+    jobs=st.integers(0, 12),
+    whole=st.booleans(),
+    co_scheduled=st.booleans(),
+)
+def test_generated_columns_are_written_as_pandas_writes_them(data, jobs, whole, co_scheduled):
+    """Any mix of whole and fractional floats (NaN, -0.0, exponents), negative ids, empty node
+    lists and app names pandas quotes: the same bytes as pandas, or None and pandas writes."""
+    floats = st.integers(-(10**9), 10**9).map(float) if whole else FLOAT
+    column = lambda values: np.array(data.draw(st.lists(values, min_size=jobs, max_size=jobs)))  # noqa: E731
+    optional = lambda values: column(values) if data.draw(st.booleans()) else None  # noqa: E731
+    workload = Workload(
+        job_id=column(INT64).astype(np.int64),
+        submit=column(floats).astype(np.float64),
+        run=column(floats).astype(np.float64),
+        cores=column(st.integers(1, 10**6)).astype(np.int64),
+        estimate=column(floats).astype(np.float64),
+        app=optional(APP),
+        memory=optional(floats),
+        gpus=optional(st.integers(0, 8)),
+    )
+    if workload.app is not None:
+        workload = Workload(**{**vars(workload), "app": workload.app.astype(object)})
+    nodes = [
+        np.array(ids, dtype=np.int64)
+        for ids in data.draw(
+            st.lists(st.lists(st.integers(0, 3000), max_size=5), min_size=jobs, max_size=jobs)
+        )
+    ]
+    result = SimulationResult(
+        workload,
+        PRESETS["kth-sp2"],
+        "easy",
+        column(floats).astype(np.float64),
+        column(floats).astype(np.float64),
+        nodes,
+        0.0,
+        co_scheduled=co_scheduled,
+    )
+    with np.errstate(all="ignore"):
+        text = jobs_csv_text(result)
+        expected = _pandas_text(result)
+    if text is None:  # only where a cell needs pandas' quoting
+        assert workload.app is not None and any(
+            c in name for name in workload.app.tolist() for c in ',"\n'
+        )
+    else:
+        assert text == expected
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    table=st.lists(st.lists(INT64, min_size=3, max_size=3), min_size=1, max_size=20),
+    suffixes=st.lists(st.sampled_from(["", ".0"]), min_size=3, max_size=3),
+)
+def test_integer_rows_are_each_cell_formatted_and_joined(table, suffixes):
+    found = integer_rows(np.array(table, dtype=np.int64), suffixes)
+    assert found == [",".join(f"{v}{s}" for v, s in zip(row, suffixes)) for row in table]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(FLOAT, min_size=1, max_size=30))
+def test_whole_numbers_are_the_floats_repr_writes_as_integers(values):
+    found = whole_numbers(np.array(values, dtype=np.float64))
+    whole = all(repr(x).endswith(".0") and "e" not in repr(x) and repr(x) != "-0.0" for x in values)
+    if whole:
+        assert found is not None and [f"{v}.0" for v in found.tolist()] == list(map(repr, values))
+    else:
+        assert found is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2000), max_size=12), max_size=20))
+def test_node_ids_join_as_jobs_frame_joins_them(jobs):
+    nodes = [np.array(ids, dtype=np.int64) for ids in jobs]
+    counts = np.array([len(ids) for ids in jobs], dtype=np.int64)
+    assert node_texts(nodes, counts) == [";".join(map(str, ids)) for ids in jobs]
+
+
+def test_names_pandas_would_quote_go_through_pandas(tmp_path):
+    result = next(_results(tmp_path))
+    object.__setattr__(
+        result.workload, "app", np.array(["a,b"] * len(result.workload), dtype=object)
+    )
+    assert jobs_csv_text(result) is None
