@@ -40,6 +40,11 @@ import bisect
 from abc import ABC, abstractmethod
 from itertools import chain
 
+try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
+    import cython
+except ModuleNotFoundError:
+    from cosched import _pure_cython as cython
+
 import numpy as np
 
 from cosched.simulator.platform import Platform
@@ -399,6 +404,7 @@ class CompactAllocator(Allocator):
             return None
         return Allocation(self._idle[:count], self._cpn)
 
+    @cython.locals(first=cython.Py_ssize_t, end=cython.Py_ssize_t, idle=list)
     def allocate(self, engine, job: int) -> Allocation | None:
         if self.needs is None:
             first, end, cores = 0, -(-engine.cores[job] // self._cpn), self._cpn
@@ -437,6 +443,7 @@ class CompactAllocator(Allocator):
         self._holders[job] = chosen if held is None else sorted(held + chosen)
         self._changed(job, chosen)
 
+    @cython.locals(idle=list, chosen=list)
     def release(self, job: int, allocation: Allocation) -> None:
         idle, chosen = self._idle, allocation.node_ids
         if len(chosen) > BULK_NODES:  # two sorted runs: the sort merges them in one pass

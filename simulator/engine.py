@@ -66,11 +66,18 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import accumulate, chain
 from itertools import count as counter
 from typing import Protocol
 
+try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
+    import cython
+except ModuleNotFoundError:
+    from cosched import _pure_cython as cython
+
 import numpy as np
 
+from cosched.collector import rare_collections
 from cosched.deprecation import warn_renamed
 from cosched.errors import InputError
 from cosched.simulator.action_log import ACTION_COLUMNS, write_actions
@@ -290,10 +297,6 @@ class Engine:
         self._lifecycle_used = job_models is not None
         self.changes = 0
         self.killed_at_walltime = 0
-        # called at each start: posts the walltime kill of `kill_at_walltime`, else does nothing
-        self._walltime: Callable[[int, float], None] = (
-            self._post_walltime if kill_at_walltime else _nothing
-        )
         self._completions: list[tuple[float, int, int]] = []
         self._events: list[tuple[float, int, Callable]] = []
         self._sequence = counter()
@@ -313,6 +316,7 @@ class Engine:
         assert self.actions is not None  # called only with an action log
         self.actions.append((self.now, action, job, key, nodes.tolist(), reason))
 
+    @cython.locals(now=cython.double, end=cython.double, predicted=cython.double, state=list)
     def start(self, job: int, nodes=None, placement: str | None = None, reason: str = "") -> bool:
         """Start waiting `job` now; False if it does not fit.
 
@@ -328,16 +332,12 @@ class Engine:
         allocator, table = self.allocator, self.units_table
         if nodes is None:
             allocation = allocator.allocate(self, job)
-            if allocation is None:
-                return False
-            # the units of the requested size, which the allocator chose
-            held = table[job] if table is not None else allocator.units_of(allocation)
         else:
-            allocation = self._allocation_for(job, nodes)
-            if allocation is None:
-                return False
-            allocator.commit(job, allocation)
-            held = allocator.units_of(allocation)
+            allocation = self._commit_nodes(job, nodes)
+        if allocation is None:
+            return False
+        # on the allocator's choice: the units of the requested size (the table's)
+        held = table[job] if nodes is None and table is not None else allocator.units_of(allocation)
         now = self.now
         self.changes += 1
         del self.waiting[job]
@@ -368,7 +368,8 @@ class Engine:
         self.predicted_end[job] = predicted
         _insort(self.by_end, (predicted, job))
         _heappush(self._completions, (end, job, self.version[job]))
-        self._walltime(job, end)
+        if self.kill_at_walltime:
+            self._post_walltime(job, end)
         if self.speed_model is not None:
             self._touched.append(allocation.nodes)
         if self.log is not None:
@@ -727,6 +728,7 @@ class Engine:
         if self.actions is not None:
             self._act(event, job, 0, allocation.nodes, reason)
 
+    @cython.locals(by_end=list)
     def _finish(self, job: int) -> None:
         now = self.now
         self.end[job] = now
@@ -845,7 +847,15 @@ class Engine:
             raise ActionError(f"{what}: nodes {busy.tolist()[:8] or 'repeated'} are not free")
         return nodes
 
-    def _allocation_for(self, job: int, nodes) -> Allocation | None:
+    def _commit_nodes(self, job: int, nodes) -> Allocation | None:
+        """The job's allocation on the `nodes` a scheduler chose, committed to the allocator; None
+        if a node count is more than the idle nodes."""
+        allocation = self._chosen_allocation(job, nodes)
+        if allocation is not None:
+            self.allocator.commit(job, allocation)
+        return allocation
+
+    def _chosen_allocation(self, job: int, nodes) -> Allocation | None:
         if isinstance(nodes, Reservation):
             self.release(nodes)
             nodes = nodes.nodes
@@ -902,8 +912,9 @@ class Engine:
                 desc=f"simulate {getattr(scheduler, 'name', '')}".strip(),
             )
         try:
-            self._loop(bar)
-            nodes = [_EMPTY_NODES if a is None else a.nodes for a in self.allocation]
+            with rare_collections():  # the loop's garbage is freed by reference counting
+                self._loop(bar)
+                nodes = _node_arrays(self.allocation)
         finally:  # also when a source refuses the run (failures): the error line comes after it
             if bar is not None:
                 bar.close()
@@ -928,6 +939,25 @@ class Engine:
             speed_model=self.speed_model,
         )
 
+    @cython.locals(
+        jobs=cython.Py_ssize_t,
+        arrived=cython.Py_ssize_t,
+        done=cython.Py_ssize_t,
+        shown=cython.Py_ssize_t,
+        step=cython.Py_ssize_t,
+        now=cython.double,
+        first=cython.double,
+        timed=cython.bint,
+        per_event=cython.bint,
+        submit=list,
+        completions=list,
+        wakeups=list,
+        events=list,
+        version=list,
+        state=list,
+        units=list,
+        table=list,
+    )
     def _loop(self, bar) -> None:  # noqa: C901  (the one hot loop: no call per event it can avoid)
         """The event loop of the module docstring, for any scheduler, allocator and job model."""
         jobs = len(self.run_time)
@@ -947,12 +977,18 @@ class Engine:
         per_event = self.pass_per_event
         while arrived < jobs or completions or waiting or events:
             now = submit[arrived] if arrived < jobs else INF  # the earliest event of the four kinds
-            if completions and completions[0][0] < now:
-                now = completions[0][0]
-            if wakeups and wakeups[0] < now:
-                now = wakeups[0]
-            if events and events[0][0] < now:
-                now = events[0][0]
+            if completions:
+                first = completions[0][0]
+                if first < now:
+                    now = first
+            if wakeups:
+                first = wakeups[0]
+                if first < now:
+                    now = first
+            if events:
+                first = events[0][0]
+                if first < now:
+                    now = first
             if now == INF:
                 raise _stuck(waiting)
             self.now = now
@@ -1035,11 +1071,21 @@ class Engine:
 
 
 _EMPTY_NODES = np.zeros(0, dtype=np.int64)
+_NO_IDS: list[int] = []
 _insort, _bisect_left, _heappush = bisect.insort, bisect.bisect_left, heapq.heappush
 
 
-def _nothing(*_) -> None:
-    """A hook that is off in this run."""
+def _node_arrays(allocations: list[Allocation | None]) -> list[np.ndarray]:
+    """Each job's node ids as an array (empty for a job that never ran): views of one array built
+    from the allocations' lists (one numpy call per run instead of one per job)."""
+    ids = [_NO_IDS if a is None else a.node_ids for a in allocations]
+    flat = np.fromiter(chain.from_iterable(ids), np.int64)
+    ends = accumulate(map(len, ids))
+    nodes, begin = [], 0
+    for end in ends:
+        nodes.append(flat[begin:end])
+        begin = end
+    return nodes
 
 
 def _hook(scheduler, name: str) -> Callable | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import json
 import os
 import sys
@@ -31,6 +30,7 @@ from cosched.cli_options import (
     notice,
     plots_target,
 )
+from cosched.collector import rare_collections
 from cosched.errors import InputError
 
 __all__ = ["register", "PRESETS", "POLICY_NAMES"]
@@ -55,7 +55,6 @@ PRESETS = {
 }
 PRESET_CONFIG = "data/input/configuration.json"
 DEFAULT_JITTER = 1e-6  # s: far below any time ElastiSim prints, far above float rounding
-GC_THRESHOLD = 100_000  # allocations between young collections while the command runs (Python: 700)
 
 
 def register(subparsers) -> None:
@@ -205,31 +204,6 @@ def _algorithm(value: str, time_limit: float, name: str | None = None):
 
 
 @contextlib.contextmanager
-def _rare_collections(whole_process: bool):
-    """The command's one setting of the cyclic garbage collector: its young passes come every
-    GC_THRESHOLD allocations instead of 700. The simulation allocates many short-lived containers
-    and breaks its own cycles (a job and its running program) when a job ends, and at the usual
-    rate the passes after it examine the hundreds of thousands of objects it leaves alive (about
-    10 ms on the example) and free nothing. `whole_process` (the command run as a program): the
-    modules' objects, alive until the process ends, are frozen out of every pass (also the
-    interpreter's full one at exit, about 6 ms), and the rare passes last until the process ends;
-    otherwise the usual rate comes back after the block, the objects still alive joining the
-    oldest generation without a pass (a caller in the same process goes on). Garbage is still
-    collected: by the rarer passes, the oldest generation's and the interpreter's at exit."""
-    if whole_process:
-        gc.freeze()
-    thresholds = gc.get_threshold()
-    gc.set_threshold(GC_THRESHOLD, *thresholds[1:])
-    try:
-        yield
-    finally:
-        if not whole_process:
-            gc.freeze()  # every tracked object into the permanent generation, young counts reset
-            gc.set_threshold(*thresholds)
-            gc.unfreeze()  # and back, into the oldest generation
-
-
-@contextlib.contextmanager
 def _inside(folder: Path | None):
     """Run with `folder` as working directory (a preset's relative paths), or where we are."""
     if folder is None:
@@ -263,7 +237,7 @@ def _command(args, out: TextIO | None = None) -> int:
     from cosched.simulator.elastic import results
 
     out = sys.stdout if out is None else out
-    with _rare_collections(getattr(args, "whole_process", False)):
+    with rare_collections(getattr(args, "whole_process", False)):
         preset, time_limit = _checked(args)
         with _inside(preset):
             configuration, paths, plots = _configuration(args, preset)

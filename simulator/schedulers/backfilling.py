@@ -24,6 +24,11 @@ from collections.abc import Callable, Iterable
 from itertools import islice
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
+    import cython
+except ModuleNotFoundError:
+    from cosched import _pure_cython as cython
+
 if TYPE_CHECKING:
     from cosched.simulator.view import SchedulerView
 
@@ -54,14 +59,16 @@ def fcfs_pass(engine: SchedulerView, order: list[int]) -> bool:
     return all(start(job) for job in order)
 
 
+@cython.locals(free=cython.Py_ssize_t, size=cython.Py_ssize_t)
 def first_fit(order: Iterable[int], units: PerJob[int], free: int) -> list[int]:
     """Every job of `order` that fits in the `free` units left by the ones before it (greedy first
     fit, no reservation); `units[job]` is what a job takes."""
     started = []
     for job in order:
-        if units[job] <= free:
+        size = units[job]
+        if size <= free:
             started.append(job)
-            free -= units[job]
+            free -= size
             if free == 0:
                 break
     return started
@@ -70,6 +77,13 @@ def first_fit(order: Iterable[int], units: PerJob[int], free: int) -> list[int]:
 SHADOW_EXTRA = ("first", "all")
 
 
+@cython.locals(
+    need=cython.Py_ssize_t,
+    free=cython.Py_ssize_t,
+    available=cython.Py_ssize_t,
+    found=cython.double,
+    predicted=cython.double,
+)
 def shadow_time(
     need: int,
     free: int,
@@ -99,6 +113,14 @@ def shadow_time(
     return (found, available - need) if found < INF else (INF, 0)
 
 
+@cython.locals(
+    free=cython.Py_ssize_t,
+    extra=cython.Py_ssize_t,
+    size=cython.Py_ssize_t,
+    now=cython.double,
+    shadow=cython.double,
+    short=cython.bint,
+)
 def easy_backfill(
     candidates: Iterable[int],
     units: PerJob[int],

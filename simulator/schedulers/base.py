@@ -38,6 +38,11 @@ from collections.abc import Callable, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
+try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
+    import cython
+except ModuleNotFoundError:
+    from cosched import _pure_cython as cython
+
 import numpy as np
 
 from cosched.errors import InputError
@@ -306,6 +311,7 @@ class QueueScheduler(Scheduler):
         looked_at = self.depth + 1 if self.backfill == "easy" and self.depth else 1
         return self.priority is None and idle[1] >= looked_at
 
+    @cython.locals(free=cython.Py_ssize_t, index=cython.Py_ssize_t)
     def scheduling_pass(self, engine: SchedulerView) -> None:
         """One pass of the module docstring over the queue: in priority order, then backfilling."""
         waiting = engine.waiting

@@ -2,12 +2,14 @@
 it extends, value for value, and the compact allocator's node state (written behind its idle list)
 is what the running jobs hold whenever someone reads it."""
 
+import gc
 from unittest.mock import patch
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cosched.collector import GC_THRESHOLD
 from cosched.simulator import allocators
 from cosched.simulator.allocators import EMPTY
 from cosched.simulator.platform import Platform
@@ -220,3 +222,25 @@ def test_no_priority_is_asked_while_every_waiting_job_is_too_large():
     result = simulate(workload, platform, counted)
     assert counted.passes == 5 and counted.asked == 3  # t = 0, 1, 2, 10, 15: not asked at 1, 2
     assert result.start.tolist() == [0.0, 10.0, 15.0]
+
+
+class _CollectorRecord(EASY):
+    """EASY recording the collector's young-pass threshold at each pass."""
+
+    def __init__(self):
+        super().__init__()
+        self.thresholds = []
+
+    def schedule(self, engine):
+        self.thresholds.append(gc.get_threshold()[0])
+        super().schedule(engine)
+
+
+def test_the_collectors_young_passes_are_rare_only_while_a_run_lasts():
+    platform = Platform(4, 1, 1)
+    workload = make_workload(list(range(5)), [0, 0, 1, 3, 4], [5, 2, 2, 1, 3], [4, 1, 2, 1, 1])
+    before = gc.get_threshold()
+    scheduler = _CollectorRecord()
+    simulate(workload, platform, scheduler)
+    assert set(scheduler.thresholds) == {GC_THRESHOLD}
+    assert gc.get_threshold() == before

@@ -1,0 +1,41 @@
+"""The one setting of Python's cyclic garbage collector while a simulation runs.
+
+A simulation allocates many short-lived containers (event tuples, allocations) that reference
+counting frees, and creates almost no cyclic garbage; at Python's usual rate (a young pass every
+700 allocations) the passes examine the objects it keeps alive and free nothing. The simulator's
+loops (`cosched.simulator.engine.Engine.run`, the ElastiSim runtime of ``cosched elastic``) run
+inside `rare_collections`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterator
+
+__all__ = ["GC_THRESHOLD", "rare_collections"]
+
+GC_THRESHOLD = 100_000  # allocations between young collections in a simulation (Python: 700)
+
+
+@contextlib.contextmanager
+def rare_collections(whole_process: bool = False) -> Iterator[None]:
+    """Young passes every GC_THRESHOLD allocations instead of 700 inside the block.
+
+    `whole_process` (a command run as a program): the objects alive now, the modules' among them,
+    are frozen out of every pass (also the interpreter's full one at exit), and the rare passes
+    last until the process ends. Otherwise the usual rate comes back after the block, the objects
+    still alive joining the oldest generation without a pass (a caller in the same process goes
+    on). Garbage is still collected: by the rarer passes, the oldest generation's and the
+    interpreter's at exit."""
+    if whole_process:
+        gc.freeze()
+    thresholds = gc.get_threshold()
+    gc.set_threshold(GC_THRESHOLD, *thresholds[1:])
+    try:
+        yield
+    finally:
+        if not whole_process:
+            gc.freeze()  # every tracked object into the permanent generation, young counts reset
+            gc.set_threshold(*thresholds)
+            gc.unfreeze()  # and back, into the oldest generation

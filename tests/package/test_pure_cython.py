@@ -1,0 +1,62 @@
+"""The hot modules' C types (Cython's pure-Python mode) leave them plain Python when Cython is not
+installed: `cosched._pure_cython` stands in for it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from cosched import _pure_cython
+from cosched._compiled import COMPILED_MODULES, PURE_PYTHON_VARIABLE
+from cosched.simulator.simulation import simulate
+from cosched.simulator.workload import make_workload
+
+# the hot modules imported with `import cython` failing, then a small EASY run; prints the starts
+WITHOUT_CYTHON = """
+import importlib, json, sys
+sys.modules["cython"] = None  # `import cython` raises ModuleNotFoundError
+from cosched import _pure_cython
+modules = [importlib.import_module(name) for name in sys.argv[1:]]
+assert all(module.cython is _pure_cython for module in modules if hasattr(module, "cython"))
+assert sum(hasattr(module, "cython") for module in modules) >= 4
+from cosched.simulator.platform import Platform
+from cosched.simulator.simulation import simulate
+from cosched.simulator.workload import make_workload
+workload = make_workload(
+    list(range(6)), [0, 0, 1, 2, 2, 5], [10, 4, 3, 8, 2, 1], [4, 2, 2, 1, 3, 1],
+    [12, 5, 3, 9, 6, 1],
+)
+result = simulate(workload, Platform(4, 1, 1), "easy")
+print(json.dumps(result.start.tolist()))
+"""
+
+
+def test_the_typed_locals_decorator_returns_the_function_itself():
+    def shadow(free: int) -> int:
+        return free
+
+    typed = _pure_cython.locals(free=_pure_cython.Py_ssize_t, end=_pure_cython.double)
+    assert typed(shadow) is shadow
+
+
+def test_the_hot_modules_run_as_plain_python_without_cython():
+    from cosched.simulator.platform import Platform
+
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_CYTHON, *COMPILED_MODULES],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, PURE_PYTHON_VARIABLE: "1"},
+    )
+    workload = make_workload(
+        list(range(6)),
+        [0, 0, 1, 2, 2, 5],
+        [10, 4, 3, 8, 2, 1],
+        [4, 2, 2, 1, 3, 1],
+        [12, 5, 3, 9, 6, 1],
+    )
+    expected = simulate(workload, Platform(4, 1, 1), "easy").start.tolist()
+    assert json.loads(done.stdout) == expected
