@@ -16,6 +16,7 @@ import warnings
 
 from cosched import __version__
 from cosched.cli_options import Parser, visible_flags
+from cosched.collector import rare_collections
 from cosched.errors import InputError
 from cosched.processes import interrupt_exit_code, termination_signals
 
@@ -47,13 +48,10 @@ COMMAND_MODULES = tuple(COMMAND_OWNERS)  # every module that registers commands,
 # the same wall time; `cosched simulate` on SDSC-SP2: about 0.06 s of CPU less)
 SERIAL_BLAS_COMMANDS = ("elastic", "simulate", "compare")
 # commands that, run as a program, compute their results and end (measured on `cosched simulate`
-# on SDSC-SP2, docs/benchmarks.md): their process passes over young objects for cyclic garbage every
-# GC_YOUNG_THRESHOLD allocations, the objects of the imported modules frozen out of every pass
-# (the simulation's containers live until the end and form few cycles: the passes at CPython's rate
-# of 700 took about 0.05 of 1 CPU second), and it ends without freeing its objects one by one
-# (`_end_process`: the interpreter's teardown took about 0.1 s)
+# on SDSC-SP2, docs/benchmarks.md): the whole process runs under `rare_collections` (the passes at
+# CPython's rate took about 0.05 of 1 CPU second), and it ends without freeing its objects one by
+# one (`_end_process`: the interpreter's teardown took about 0.1 s)
 BATCH_COMMANDS = ("simulate", "compare")
-GC_YOUNG_THRESHOLD = 10_000
 # the one-line summary of every command, for `cosched --help` without importing any area (it starts
 # in well under 0.3 s); tests/cli/test_fast_start.py checks it against the summaries the areas
 # register
@@ -176,12 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     # the command line of this process (not a call from Python): the process ends with the command
     args.whole_process = argv is None
     batch = args.whole_process and args.command in BATCH_COMMANDS
-    if batch:
-        import gc
-
-        gc.freeze()
-        gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
-    with warnings.catch_warnings():
+    collections = rare_collections(whole_process=True) if batch else contextlib.nullcontext()
+    with collections, warnings.catch_warnings():
         warnings.showwarning = one_line_warnings(args.command)
         for warning in parsing:
             warnings.showwarning(

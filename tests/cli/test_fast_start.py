@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.cli import COMMAND_MODULES, COMMAND_OWNERS, build_parser
+from cosched.collector import GC_THRESHOLD
 from cosched.simulator import workload as swf
 
 
@@ -231,7 +232,6 @@ def test_a_batch_command_ends_after_exit_handlers_and_output_without_teardown(tm
     """simulate and compare, run as a program: stdout complete, the exit handlers run, the exit
     code kept, the rare young collections set, and no teardown (objects are not freed one by
     one); an error exits the same way with its one line."""
-    from cosched.cli import GC_YOUNG_THRESHOLD
 
     flags = ["--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "30", "--json"]
     done = subprocess.run(
@@ -243,7 +243,7 @@ def test_a_batch_command_ends_after_exit_handlers_and_output_without_teardown(tm
     document, handler = done.stdout.rsplit("\n", 2)[:2]
     assert done.returncode == 0, done.stderr
     assert json.loads(document)  # the whole document, flushed
-    assert handler == f"exit handler, young threshold {GC_YOUNG_THRESHOLD}"
+    assert handler == f"exit handler, young threshold {GC_THRESHOLD}"
     assert "teardown" not in done.stdout
     failed = subprocess.run(
         [sys.executable, "-c", BATCH_PROBE, command, *flags, "--depth", "-1"],
@@ -275,7 +275,8 @@ def test_a_batch_command_waits_for_a_running_thread_with_the_usual_exit(tmp_path
     )
     assert done.returncode == 0, done.stderr
     # the thread ends before the exit handlers run, then the teardown: the usual exit
-    assert done.stdout == "thread done\nexit handler, young threshold 10000\nteardown\n"
+    expected = f"thread done\nexit handler, young threshold {GC_THRESHOLD}\nteardown\n"
+    assert done.stdout == expected
 
 
 def test_other_commands_end_with_the_usual_teardown(tmp_path):
