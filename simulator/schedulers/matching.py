@@ -183,12 +183,26 @@ class PairingAllocator(CoLocationAllocator):
         self.app, self.compatible, self.alone_spread = app, compatible, alone_spread
         self.spread_count = [-(-c // self.half) for c in engine.cores]
         self.compact_count = [-(-c // self._cpn) for c in engine.cores]
+        self.spreads_alone = [
+            bool(alone_spread[a]) and count <= self.platform.nodes
+            for count, a in zip(self.spread_count, app.tolist())
+        ]
         self.halves_alone = [
-            count if alone_spread[a] and count <= self.platform.nodes else 2 * compact
-            for count, compact, a in zip(self.spread_count, self.compact_count, app.tolist())
+            count if spreads else 2 * compact
+            for count, compact, spreads in zip(
+                self.spread_count, self.compact_count, self.spreads_alone
+            )
+        ]
+        self.apps = app.tolist()
+        # jobs `plan` places alike on any node state: same application, counts and alone placement
+        kinds: dict[tuple, int] = {}
+        self.kind = [
+            kinds.setdefault(shape, len(kinds))
+            for shape in zip(self.apps, self.spread_count, self.compact_count, self.spreads_alone)
         ]
         self.planned: dict[int, Allocation] = {}
         self._snapshot: tuple[np.ndarray, np.ndarray] | None = None
+        self._room: tuple[int, list[int]] | None = None
 
     def static_units(self, cores: np.ndarray) -> None:
         """No table: a job's half nodes depend on its plan (alone or in a pair)."""
@@ -223,8 +237,38 @@ class PairingAllocator(CoLocationAllocator):
         occupant_app = np.where(
             (free == 1) & (occupant > EMPTY), self.app[np.maximum(occupant, 0)], -1
         )
-        self._snapshot = free, occupant_app
+        self._snapshot, self._room = (free, occupant_app), None
         return self._snapshot
+
+    def room(self) -> tuple[int, list[int]]:
+        """The snapshot's idle nodes, and per application the nodes one spread half of it may take
+        (idle, or half-full beside an occupant it pairs with): exactly the counts `plan` checks
+        before placing a single job."""
+        free, occupant_app = self.snapshot()
+        if self._room is None:
+            idle = int(np.count_nonzero(free == 2))
+            beside = np.bincount(
+                occupant_app[(free == 1) & (occupant_app >= 0)], minlength=self.compatible.shape[0]
+            )
+            self._room = idle, (idle + self.compatible.astype(np.int64) @ beside).tolist()
+        return self._room
+
+    def fits_spread(self, job: int) -> bool:
+        """Whether one spread half of `job` fits now: a pair can start only if both its jobs do."""
+        return self.spread_count[job] <= self.room()[1][self.apps[job]]
+
+    def fits_alone(self, job: int) -> bool:
+        """Whether `job` fits now alone, as `plan` would place it (spread, or compact)."""
+        if self.spreads_alone[job]:
+            return self.fits_spread(job)
+        return self.compact_count[job] <= self.room()[0]
+
+    def plan_now(self, unit: tuple[int, ...]) -> list[tuple[int, Allocation]] | None:
+        """`plan` on the current node state; a single job that does not fit is refused from the
+        room counts, without placing it."""
+        if len(unit) == 1 and not self.fits_alone(unit[0]):
+            return None
+        return self.plan(unit, *self.snapshot())
 
     def plan(
         self, unit: tuple[int, ...], free: np.ndarray, occupant_app: np.ndarray
@@ -239,7 +283,7 @@ class PairingAllocator(CoLocationAllocator):
         """
         if len(unit) == 1:
             job = unit[0]
-            if not (self.alone_spread[self.app[job]] and self.spreadable(job)):
+            if not self.spreads_alone[job]:
                 idle, count = np.flatnonzero(free == 2), self.compact_count[job]
                 return None if count > idle.size else [(job, Allocation(idle[:count], self._cpn))]
             nodes = self._spread_nodes(job, self.spread_count[job], free, occupant_app)
@@ -373,17 +417,20 @@ class Matching(CoScheduler):
             ):
                 return  # no job fits even alone: nothing can start
             window = queue[: self.window]
-            units = self.pair_up(window, self.match(window)) + [
-                (job,) for job in queue[self.window :]
-            ]
+            deeper: list[tuple[int, ...]] = [(job,) for job in queue[self.window :]]
+            if not any(allocator.fits_alone(job) or allocator.fits_spread(job) for job in window):
+                # no job of the window starts, alone or in any pair: its matching changes nothing
+                self.backfill_units(engine, (queue[0],), deeper)
+                return
+            units = self.pair_up(window, self.match(window)) + deeper
             for index, unit in enumerate(units):
                 fits = allocator.halves(unit) <= allocator.free_units()
-                placed = allocator.plan(unit, *allocator.snapshot()) if fits else None
+                placed = allocator.plan_now(unit) if fits else None
                 if placed is not None:
                     self.start(engine, placed)
                     continue
                 head = (min(unit),)
-                placed = allocator.plan(head, *allocator.snapshot()) if len(unit) == 2 else None
+                placed = allocator.plan_now(head) if len(unit) == 2 else None
                 if placed is not None:
                     self.start(engine, placed)
                     break
@@ -434,6 +481,9 @@ class Matching(CoScheduler):
             shadow, free, occupant_app = self.shadow(engine, head)
             self.reservations.setdefault(head[0], shadow)
         now, estimate, floor, app = engine.now, engine.estimate, self.floor, self.app
+        # kinds of units whose placement now leaves no room for the head at the shadow time; valid
+        # until a unit starts (units of one kind are placed alike: `PairingAllocator.kind`)
+        blocking: set[tuple[int, ...]] = set()
         for unit in with_singles(units):
             available = allocator.free_units()
             if available == 0:
@@ -442,23 +492,30 @@ class Matching(CoScheduler):
                 continue
             if any(job not in engine.waiting for job in unit):
                 continue
-            placed = allocator.plan(unit, *allocator.snapshot())
+            ends_late = shadow is not None and not all(
+                now + estimate[job] / floor[job] <= shadow for job in unit
+            )
+            kinds = tuple(map(allocator.kind.__getitem__, unit))
+            if ends_late and kinds in blocking:
+                continue
+            placed = allocator.plan_now(unit)
             if placed is None:
                 continue
             if shadow is None:
                 shadow, free, occupant_app = self.shadow(engine, head)
-            if not all(
-                now + estimate[job] / floor[job] <= shadow for job in unit
-            ):  # ends after the shadow
+                ends_late = not all(now + estimate[job] / floor[job] <= shadow for job in unit)
+            if ends_late:
                 later_free, later_app = free.copy(), occupant_app.copy()
                 for job, allocation in placed:
                     nodes = allocation.nodes
                     later_free[nodes] -= allocation.cores // allocator.half
                     later_app[nodes] = np.where(later_free[nodes] == 1, app[job], -1)
                 if allocator.plan(head, later_free, later_app) is None:
+                    blocking.add(kinds)
                     continue
                 free, occupant_app = later_free, later_app
             self.start(engine, placed)
+            blocking.clear()
 
     def shadow(
         self, engine: SchedulerView, head: tuple[int]
