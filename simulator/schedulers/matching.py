@@ -484,11 +484,11 @@ class Matching(CoScheduler):
         # kinds of units whose placement now leaves no room for the head at the shadow time; valid
         # until a unit starts (units of one kind are placed alike: `PairingAllocator.kind`)
         blocking: set[tuple[int, ...]] = set()
+        available, halves_alone = allocator.free_units(), allocator.halves_alone
+        if available == 0:
+            return
         for unit in with_singles(units):
-            available = allocator.free_units()
-            if available == 0:
-                return
-            if allocator.halves(unit) > available:
+            if (halves_alone[unit[0]] if len(unit) == 1 else allocator.halves(unit)) > available:
                 continue
             if any(job not in engine.waiting for job in unit):
                 continue
@@ -516,6 +516,9 @@ class Matching(CoScheduler):
                 free, occupant_app = later_free, later_app
             self.start(engine, placed)
             blocking.clear()
+            available = allocator.free_units()
+            if available == 0:
+                return
 
     def shadow(
         self, engine: SchedulerView, head: tuple[int]
