@@ -480,7 +480,7 @@ class Matching(CoScheduler):
         if self.reservations is not None:
             shadow, free, occupant_app = self.shadow(engine, head)
             self.reservations.setdefault(head[0], shadow)
-        now, estimate, floor, app = engine.now, engine.estimate, self.floor, self.app
+        now, estimate, floor = engine.now, engine.estimate, self.floor
         # kinds of units whose placement now leaves no room for the head at the shadow time; valid
         # until a unit starts (units of one kind are placed alike: `PairingAllocator.kind`)
         blocking: set[tuple[int, ...]] = set()
@@ -505,20 +505,35 @@ class Matching(CoScheduler):
                 shadow, free, occupant_app = self.shadow(engine, head)
                 ends_late = not all(now + estimate[job] / floor[job] <= shadow for job in unit)
             if ends_late:
-                later_free, later_app = free.copy(), occupant_app.copy()
-                for job, allocation in placed:
-                    nodes = allocation.nodes
-                    later_free[nodes] -= allocation.cores // allocator.half
-                    later_app[nodes] = np.where(later_free[nodes] == 1, app[job], -1)
-                if allocator.plan(head, later_free, later_app) is None:
+                later = self.beside_head(head, placed, free, occupant_app)
+                if later is None:
                     blocking.add(kinds)
                     continue
-                free, occupant_app = later_free, later_app
+                free, occupant_app = later
             self.start(engine, placed)
             blocking.clear()
             available = allocator.free_units()
             if available == 0:
                 return
+
+    def beside_head(
+        self,
+        head: tuple[int],
+        placed: list[tuple[int, Allocation]],
+        free: np.ndarray,
+        occupant_app: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The node state at the shadow time (`free`, `occupant_app`) with the placed unit still
+        running, or None if the head no longer fits in it."""
+        allocator, app = self.allocator, self.app
+        later_free, later_app = free.copy(), occupant_app.copy()
+        for job, allocation in placed:
+            nodes = allocation.nodes
+            later_free[nodes] -= allocation.cores // allocator.half
+            later_app[nodes] = np.where(later_free[nodes] == 1, app[job], -1)
+        if allocator.plan(head, later_free, later_app) is None:
+            return None
+        return later_free, later_app
 
     def shadow(
         self, engine: SchedulerView, head: tuple[int]
