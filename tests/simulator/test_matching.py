@@ -92,6 +92,24 @@ def test_job_matching_agrees_with_networkx_on_the_job_graph():
         assert sum(gain[apps[i], apps[j]] for i, j in pairs) == pytest.approx(expected)
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    speedups=speedup_matrices(5),
+    apps=st.lists(st.integers(0, 4), max_size=16),
+    threshold=st.sampled_from([0.9, 1.0]),
+)
+def test_window_graph_gives_the_matching_of_a_plain_networkx_graph(speedups, apps, threshold):
+    """The same pairs, ties included, as networkx's matching on a plain graph built in the same
+    order (the window graph only reads its adjacency faster)."""
+    gain, allowed = pair_weights(speedups, threshold)
+    graph = nx.Graph()
+    for i, j in itertools.combinations(range(len(apps)), 2):
+        if allowed[apps[i], apps[j]]:
+            graph.add_edge(i, j, weight=gain[apps[i], apps[j]])
+    expected = sorted(tuple(sorted(pair)) for pair in nx.max_weight_matching(graph))
+    assert max_weight_pairs(apps, gain, allowed) == expected
+
+
 @st.composite
 def co_runs(draw):
     """A random heatmap over four applications and a small workload drawn from it."""
