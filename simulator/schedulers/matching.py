@@ -213,6 +213,7 @@ class PairingAllocator(CoLocationAllocator):
         self.planned: dict[int, Allocation] = {}
         self._snapshot: tuple[np.ndarray, np.ndarray] | None = None
         self._room: tuple[int, list[int]] | None = None
+        self._pairs_with = compatible.astype(np.int64)  # for counting compatible occupants
 
     def static_units(self, cores: np.ndarray) -> None:
         """No table: a job's half nodes depend on its plan (alone or in a pair)."""
@@ -220,11 +221,11 @@ class PairingAllocator(CoLocationAllocator):
 
     def commit(self, job: int, allocation: Allocation) -> None:
         super().commit(job, allocation)
-        self._snapshot = None
+        self._snapshot = self._room = None
 
     def release(self, job: int, allocation: Allocation) -> None:
         super().release(job, allocation)
-        self._snapshot = None
+        self._snapshot = self._room = None
 
     def spreadable(self, job: int) -> bool:
         return self.spread_count[job] <= self.platform.nodes
@@ -247,20 +248,20 @@ class PairingAllocator(CoLocationAllocator):
         occupant_app = np.where(
             (free == 1) & (occupant > EMPTY), self.app[np.maximum(occupant, 0)], -1
         )
-        self._snapshot, self._room = (free, occupant_app), None
+        self._snapshot = free, occupant_app
         return self._snapshot
 
     def room(self) -> tuple[int, list[int]]:
         """The snapshot's idle nodes, and per application the nodes one spread half of it may take
         (idle, or half-full beside an occupant it pairs with): exactly the counts `plan` checks
         before placing a single job."""
-        free, occupant_app = self.snapshot()
         if self._room is None:
+            free, occupant_app = self.snapshot()
             idle = int(np.count_nonzero(free == 2))
             beside = np.bincount(
                 occupant_app[(free == 1) & (occupant_app >= 0)], minlength=self.compatible.shape[0]
             )
-            self._room = idle, (idle + self.compatible.astype(np.int64) @ beside).tolist()
+            self._room = idle, (idle + self._pairs_with @ beside).tolist()
         return self._room
 
     def fits_spread(self, job: int) -> bool:
