@@ -8,8 +8,9 @@ joint speedup gain S(a, b) + S(b, a) - 2 (000 §3.5, formula (4.1)), kept only w
 maximum-weight matching (networkx) decides the partners. The weights depend only on the
 applications, so the matching of a window is that of its application classes with their
 multiplicities: it is cached by that multiset and handed out to the jobs in queue order, oldest
-first. Speedups come from the run's speed model, so its options (missing pairs, alone speedup)
-apply.
+first. A window none of whose jobs can start now (alone, or as one half of any pair) is not matched:
+its partners could not change what starts. Speedups come from the run's speed model, so its options
+(missing pairs, alone speedup) apply.
 
 Placement (``PairingAllocator``): a matched pair starts together and co-located: the larger job (the
 lead) spread with as many idle nodes first as the smaller needs, the smaller on the other half of
