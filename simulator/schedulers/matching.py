@@ -8,8 +8,9 @@ joint speedup gain S(a, b) + S(b, a) - 2 (000 §3.5, formula (4.1)), kept only w
 maximum-weight matching (networkx) decides the partners. The weights depend only on the
 applications, so the matching of a window is that of its application classes with their
 multiplicities: it is cached by that multiset and handed out to the jobs in queue order, oldest
-first. Speedups come from the run's speed model, so its options (missing pairs, alone speedup)
-apply.
+first. A window none of whose jobs can start now (alone, or as one half of any pair) is not matched:
+its partners could not change what starts. Speedups come from the run's speed model, so its options
+(missing pairs, alone speedup) apply.
 
 Placement (``PairingAllocator``): a matched pair starts together and co-located: the larger job (the
 lead) spread with as many idle nodes first as the smaller needs, the smaller on the other half of
@@ -80,6 +81,16 @@ def pair_weights(speedups: np.ndarray, threshold: float) -> tuple[np.ndarray, np
     return gain, compatible & (gain > 0)
 
 
+class WindowGraph(nx.Graph):
+    """A networkx graph whose ``graph[v]`` is the adjacency dict itself rather than a read-only view
+    of it: networkx's matching reads an edge weight about 1,500 times per window of 16 jobs, and
+    building a view for each read took a quarter of its time. Only networkx's algorithm reads it,
+    so the matching is the one a plain `nx.Graph` gives."""
+
+    def __getitem__(self, node: Any) -> Any:
+        return self._adj[node]
+
+
 def max_weight_pairs(
     apps: Sequence[int], gain: np.ndarray, allowed: np.ndarray
 ) -> list[tuple[int, int]]:
@@ -89,7 +100,7 @@ def max_weight_pairs(
     first, second = np.triu_indices(classes.size, 1)
     keep = allowed[classes[first], classes[second]]
     first, second = first[keep], second[keep]
-    graph = nx.Graph()
+    graph = WindowGraph()
     graph.add_weighted_edges_from(
         zip(first.tolist(), second.tolist(), gain[classes[first], classes[second]].tolist())
     )
@@ -183,12 +194,27 @@ class PairingAllocator(CoLocationAllocator):
         self.app, self.compatible, self.alone_spread = app, compatible, alone_spread
         self.spread_count = [-(-c // self.half) for c in engine.cores]
         self.compact_count = [-(-c // self._cpn) for c in engine.cores]
+        self.spreads_alone = [
+            bool(alone_spread[a]) and count <= self.platform.nodes
+            for count, a in zip(self.spread_count, app.tolist())
+        ]
         self.halves_alone = [
-            count if alone_spread[a] and count <= self.platform.nodes else 2 * compact
-            for count, compact, a in zip(self.spread_count, self.compact_count, app.tolist())
+            count if spreads else 2 * compact
+            for count, compact, spreads in zip(
+                self.spread_count, self.compact_count, self.spreads_alone
+            )
+        ]
+        self.apps = app.tolist()
+        # jobs `plan` places alike on any node state: same application, counts and alone placement
+        kinds: dict[tuple, int] = {}
+        self.kind = [
+            kinds.setdefault(shape, len(kinds))
+            for shape in zip(self.apps, self.spread_count, self.compact_count, self.spreads_alone)
         ]
         self.planned: dict[int, Allocation] = {}
         self._snapshot: tuple[np.ndarray, np.ndarray] | None = None
+        self._room: tuple[int, list[int]] | None = None
+        self._pairs_with = compatible.astype(np.int64)  # for counting compatible occupants
 
     def static_units(self, cores: np.ndarray) -> None:
         """No table: a job's half nodes depend on its plan (alone or in a pair)."""
@@ -196,11 +222,11 @@ class PairingAllocator(CoLocationAllocator):
 
     def commit(self, job: int, allocation: Allocation) -> None:
         super().commit(job, allocation)
-        self._snapshot = None
+        self._snapshot = self._room = None
 
     def release(self, job: int, allocation: Allocation) -> None:
         super().release(job, allocation)
-        self._snapshot = None
+        self._snapshot = self._room = None
 
     def spreadable(self, job: int) -> bool:
         return self.spread_count[job] <= self.platform.nodes
@@ -226,6 +252,36 @@ class PairingAllocator(CoLocationAllocator):
         self._snapshot = free, occupant_app
         return self._snapshot
 
+    def room(self) -> tuple[int, list[int]]:
+        """The snapshot's idle nodes, and per application the nodes one spread half of it may take
+        (idle, or half-full beside an occupant it pairs with): exactly the counts `plan` checks
+        before placing a single job."""
+        if self._room is None:
+            free, occupant_app = self.snapshot()
+            idle = int(np.count_nonzero(free == 2))
+            beside = np.bincount(
+                occupant_app[(free == 1) & (occupant_app >= 0)], minlength=self.compatible.shape[0]
+            )
+            self._room = idle, (idle + self._pairs_with @ beside).tolist()
+        return self._room
+
+    def fits_spread(self, job: int) -> bool:
+        """Whether one spread half of `job` fits now: a pair can start only if both its jobs do."""
+        return self.spread_count[job] <= self.room()[1][self.apps[job]]
+
+    def fits_alone(self, job: int) -> bool:
+        """Whether `job` fits now alone, as `plan` would place it (spread, or compact)."""
+        if self.spreads_alone[job]:
+            return self.fits_spread(job)
+        return self.compact_count[job] <= self.room()[0]
+
+    def plan_now(self, unit: tuple[int, ...]) -> list[tuple[int, Allocation]] | None:
+        """`plan` on the current node state; a single job that does not fit is refused from the
+        room counts, without placing it."""
+        if len(unit) == 1 and not self.fits_alone(unit[0]):
+            return None
+        return self.plan(unit, *self.snapshot())
+
     def plan(
         self, unit: tuple[int, ...], free: np.ndarray, occupant_app: np.ndarray
     ) -> list[tuple[int, Allocation]] | None:
@@ -239,7 +295,7 @@ class PairingAllocator(CoLocationAllocator):
         """
         if len(unit) == 1:
             job = unit[0]
-            if not (self.alone_spread[self.app[job]] and self.spreadable(job)):
+            if not self.spreads_alone[job]:
                 idle, count = np.flatnonzero(free == 2), self.compact_count[job]
                 return None if count > idle.size else [(job, Allocation(idle[:count], self._cpn))]
             nodes = self._spread_nodes(job, self.spread_count[job], free, occupant_app)
@@ -373,17 +429,20 @@ class Matching(CoScheduler):
             ):
                 return  # no job fits even alone: nothing can start
             window = queue[: self.window]
-            units = self.pair_up(window, self.match(window)) + [
-                (job,) for job in queue[self.window :]
-            ]
+            deeper: list[tuple[int, ...]] = [(job,) for job in queue[self.window :]]
+            if not any(allocator.fits_alone(job) or allocator.fits_spread(job) for job in window):
+                # no job of the window starts, alone or in any pair: its matching changes nothing
+                self.backfill_units(engine, (queue[0],), deeper)
+                return
+            units = self.pair_up(window, self.match(window)) + deeper
             for index, unit in enumerate(units):
                 fits = allocator.halves(unit) <= allocator.free_units()
-                placed = allocator.plan(unit, *allocator.snapshot()) if fits else None
+                placed = allocator.plan_now(unit) if fits else None
                 if placed is not None:
                     self.start(engine, placed)
                     continue
                 head = (min(unit),)
-                placed = allocator.plan(head, *allocator.snapshot()) if len(unit) == 2 else None
+                placed = allocator.plan_now(head) if len(unit) == 2 else None
                 if placed is not None:
                     self.start(engine, placed)
                     break
@@ -433,32 +492,60 @@ class Matching(CoScheduler):
         if self.reservations is not None:
             shadow, free, occupant_app = self.shadow(engine, head)
             self.reservations.setdefault(head[0], shadow)
-        now, estimate, floor, app = engine.now, engine.estimate, self.floor, self.app
+        now, estimate, floor = engine.now, engine.estimate, self.floor
+        # kinds of units whose placement now leaves no room for the head at the shadow time; valid
+        # until a unit starts (units of one kind are placed alike: `PairingAllocator.kind`)
+        blocking: set[tuple[int, ...]] = set()
+        available, halves_alone = allocator.free_units(), allocator.halves_alone
+        if available == 0:
+            return
         for unit in with_singles(units):
-            available = allocator.free_units()
-            if available == 0:
-                return
-            if allocator.halves(unit) > available:
+            if (halves_alone[unit[0]] if len(unit) == 1 else allocator.halves(unit)) > available:
                 continue
             if any(job not in engine.waiting for job in unit):
                 continue
-            placed = allocator.plan(unit, *allocator.snapshot())
+            ends_late = shadow is not None and not all(
+                now + estimate[job] / floor[job] <= shadow for job in unit
+            )
+            kinds = tuple(map(allocator.kind.__getitem__, unit))
+            if ends_late and kinds in blocking:
+                continue
+            placed = allocator.plan_now(unit)
             if placed is None:
                 continue
             if shadow is None:
                 shadow, free, occupant_app = self.shadow(engine, head)
-            if not all(
-                now + estimate[job] / floor[job] <= shadow for job in unit
-            ):  # ends after the shadow
-                later_free, later_app = free.copy(), occupant_app.copy()
-                for job, allocation in placed:
-                    nodes = allocation.nodes
-                    later_free[nodes] -= allocation.cores // allocator.half
-                    later_app[nodes] = np.where(later_free[nodes] == 1, app[job], -1)
-                if allocator.plan(head, later_free, later_app) is None:
+                ends_late = not all(now + estimate[job] / floor[job] <= shadow for job in unit)
+            if ends_late:
+                later = self.beside_head(head, placed, free, occupant_app)
+                if later is None:
+                    blocking.add(kinds)
                     continue
-                free, occupant_app = later_free, later_app
+                free, occupant_app = later
             self.start(engine, placed)
+            blocking.clear()
+            available = allocator.free_units()
+            if available == 0:
+                return
+
+    def beside_head(
+        self,
+        head: tuple[int],
+        placed: list[tuple[int, Allocation]],
+        free: np.ndarray,
+        occupant_app: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The node state at the shadow time (`free`, `occupant_app`) with the placed unit still
+        running, or None if the head no longer fits in it."""
+        allocator, app = self.allocator, self.app
+        later_free, later_app = free.copy(), occupant_app.copy()
+        for job, allocation in placed:
+            nodes = allocation.nodes
+            later_free[nodes] -= allocation.cores // allocator.half
+            later_app[nodes] = np.where(later_free[nodes] == 1, app[job], -1)
+        if allocator.plan(head, later_free, later_app) is None:
+            return None
+        return later_free, later_app
 
     def shadow(
         self, engine: SchedulerView, head: tuple[int]

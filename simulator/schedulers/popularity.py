@@ -68,7 +68,10 @@ class Popularity(CoScheduler):
 
     def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         ranks = self.ranks(engine, waiting)
-        below = self.compact_below
-        for job, rank in zip(waiting.tolist(), ranks.tolist()):
-            engine.hint(job, COMPACT if rank < below else None)
+        placement = engine.placement
+        compact = (ranks < self.compact_below).tolist()
+        for job, hinted in zip(waiting.tolist(), compact):
+            wanted = COMPACT if hinted else None
+            if placement[job] != wanted:  # most jobs keep their hint from pass to pass
+                engine.hint(job, wanted)
         return popularity_key(ranks, waiting.size)

@@ -2,6 +2,7 @@
 reservation."""
 
 import itertools
+from types import SimpleNamespace
 
 import networkx as nx
 import numpy as np
@@ -15,7 +16,12 @@ from cosched.simulator.engine import Engine
 from cosched.simulator.generate import ApplicationSeed, generate_workload
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import COSCHEDULERS, SCHEDULERS, make_scheduler
-from cosched.simulator.schedulers.matching import match_window, max_weight_pairs, pair_weights
+from cosched.simulator.schedulers.matching import (
+    PairingAllocator,
+    match_window,
+    max_weight_pairs,
+    pair_weights,
+)
 from cosched.simulator.simulation import simulate
 from cosched.theory.heatmap import heatmap_from_speedups
 
@@ -84,6 +90,24 @@ def test_job_matching_agrees_with_networkx_on_the_job_graph():
     expected = sum(graph.edges[e]["weight"] for e in nx.max_weight_matching(graph))
     for pairs in (max_weight_pairs(apps, gain, allowed), match_window(apps, gain, allowed)):
         assert sum(gain[apps[i], apps[j]] for i, j in pairs) == pytest.approx(expected)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    speedups=speedup_matrices(5),
+    apps=st.lists(st.integers(0, 4), max_size=16),
+    threshold=st.sampled_from([0.9, 1.0]),
+)
+def test_window_graph_gives_the_matching_of_a_plain_networkx_graph(speedups, apps, threshold):
+    """The same pairs, ties included, as networkx's matching on a plain graph built in the same
+    order (the window graph only reads its adjacency faster)."""
+    gain, allowed = pair_weights(speedups, threshold)
+    graph = nx.Graph()
+    for i, j in itertools.combinations(range(len(apps)), 2):
+        if allowed[apps[i], apps[j]]:
+            graph.add_edge(i, j, weight=gain[apps[i], apps[j]])
+    expected = sorted(tuple(sorted(pair)) for pair in nx.max_weight_matching(graph))
+    assert max_weight_pairs(apps, gain, allowed) == expected
 
 
 @st.composite
@@ -204,3 +228,36 @@ def test_registered_as_a_coscheduler_with_validated_options():
         make_scheduler("matching", window=0)
     with pytest.raises(InputError):
         make_scheduler("matching", threshold=0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    compatible=st.lists(st.booleans(), min_size=9, max_size=9),
+    alone_spread=st.lists(st.booleans(), min_size=3, max_size=3),
+    jobs=st.lists(st.tuples(st.integers(0, 2), st.integers(1, 48)), min_size=1, max_size=8),
+    placement=st.sampled_from(["idle", "shared"]),
+    started=st.lists(st.booleans(), min_size=8, max_size=8),
+)
+def test_room_counts_refuse_exactly_the_single_jobs_plan_cannot_place(
+    compatible, alone_spread, jobs, placement, started
+):
+    """`fits_alone` answers as `plan` on every node state, and a pair is placed only if each of its
+    jobs `fits_spread` (the scheduler skips placing, or matching, from these counts)."""
+    matrix = np.array(compatible).reshape(3, 3)
+    matrix = matrix & matrix.T
+    app = np.array([a for a, _ in jobs], dtype=np.int64)
+    allocator = PairingAllocator(PLATFORM, placement)
+    allocator.setup(
+        SimpleNamespace(cores=[c for _, c in jobs]), app, matrix, np.array(alone_spread)
+    )
+    for job, start in zip(range(len(jobs)), started):  # a node state: some jobs placed
+        placed = allocator.plan_now((job,)) if start else None
+        for each, allocation in placed or ():
+            allocator.commit(each, allocation)
+        state = allocator.snapshot()
+        for other in range(len(jobs)):
+            assert allocator.fits_alone(other) == (allocator.plan((other,), *state) is not None)
+            for partner in range(len(jobs)):
+                may_pair = partner != other and matrix[app[other], app[partner]]
+                if may_pair and allocator.plan((other, partner), *state) is not None:
+                    assert allocator.fits_spread(other) and allocator.fits_spread(partner)
