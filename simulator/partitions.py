@@ -232,21 +232,22 @@ class PartitionAllocator(CompactAllocator):
         on each; a job that none of them can run is an InputError naming it."""
         super().bind(workload)
         cores = np.asarray(workload.cores, dtype=np.int64)
-        counts = (
-            (-(-cores // self._cpn))[:, None] if self.needs is None else self.needs.counts
-        ).tolist()
-        pools_in, kind = self.pools_in, self.pool_type
-        sizes = [len(nodes) for nodes in self._idle_in]
-        self._options = [
-            [
-                (pool, row[kind[pool]])
-                for pool in pools_in[partition]
-                if 0 < row[kind[pool]] <= sizes[pool]
-            ]
-            for row, partition in zip(counts, self.partition_of)
+        counts = (-(-cores // self._cpn))[:, None] if self.needs is None else self.needs.counts
+        partition_of = np.asarray(self.partition_of, dtype=np.int64)
+        # per job and pool: the nodes it needs there, 0 where the pool cannot run it
+        table = np.zeros((len(cores), len(self.pool_members)), dtype=np.int64)
+        for pool, members in enumerate(self.pool_members):
+            count = counts[:, self.pool_type[pool] if self.needs is not None else 0]
+            fits = (partition_of == self._pool_partition[pool]) & (count > 0)
+            table[:, pool] = np.where(fits & (count <= len(members)), count, 0)
+        # jobs alike share one options list (a run has few distinct ones)
+        rows, inverse = _distinct_rows(table)
+        distinct = [
+            [(pool, count) for pool, count in enumerate(row) if count] for row in rows.tolist()
         ]
-        units = [min(count for _, count in options) if options else 0 for options in self._options]
-        self._units = np.array(units, dtype=np.int64)
+        self._options = [distinct[row] for row in inverse.ravel().tolist()]
+        self._units = np.where(table > 0, table, np.iinfo(np.int64).max).min(axis=1)
+        self._units[~(table > 0).any(axis=1)] = 0
         if not self._units.all():
             job = int(np.argmin(self._units))
             raise InputError(
@@ -370,6 +371,17 @@ class PartitionAllocator(CompactAllocator):
                     free_in[of[pool]] += 1
                     changes[of[pool]] += 1
         self._unhold(job, nodes)
+
+
+def _distinct_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(table, axis=0, return_inverse=True)` of a non-negative int table, by one int64
+    key per row where the keys fit (a sort of numbers, not of rows)."""
+    base = int(table.max(initial=0)) + 1
+    if base ** table.shape[1] >= 2**62:
+        return np.unique(table, axis=0, return_inverse=True)
+    keys = table @ (base ** np.arange(table.shape[1], dtype=np.int64))
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return table[first], inverse
 
 
 def _node_ranges(text, source: str, field: str, nodes: int) -> tuple[int, ...]:

@@ -109,16 +109,10 @@ class PartitionedQueues:
         if not engine.waiting:
             return
         if self.conservative is not None:
-            self._retire_finished()
-            queues: list[list[int]] = [[] for _ in self.views]
-            of = self.partition_of
-            for job in self.scheduler.order(engine):
-                queues[of[job]].append(job)
-            for partition, queue in enumerate(queues):
-                if queue:
-                    self._conservative_pass(partition, queue)
+            self._conservative_passes(engine)
             return
-        self._arrivals(engine)
+        if self.arrived < len(self.partition_of) and engine.submit[self.arrived] <= engine.now:
+            self._arrivals(engine)
         room = self._room()
         if not any(room):
             return
@@ -176,6 +170,17 @@ class PartitionedQueues:
                 bisect.insort(units[of[arrived]], table[arrived])  # type: ignore[index]
             arrived += 1
         self.arrived = arrived
+
+    def _conservative_passes(self, engine: SchedulerView) -> None:
+        """Conservative backfilling of each partition's queue (priority order) on its nodes."""
+        self._retire_finished()
+        queues: list[list[int]] = [[] for _ in self.views]
+        of = self.partition_of
+        for job in self.scheduler.order(engine):
+            queues[of[job]].append(job)
+        for partition, queue in enumerate(queues):
+            if queue:
+                self._conservative_pass(partition, queue)
 
     def _conservative_pass(self, partition: int, queue: list[int]) -> None:
         conservative, engine = self.conservative, self.engine
