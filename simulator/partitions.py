@@ -448,11 +448,17 @@ def load_partitions(path: str | os.PathLike, platform: Platform) -> Partitions:
     return Partitions(tuple(partitions), map_by, default, source)
 
 
+# what a partition may not share with another, and the error saying it does
+_OVERLAP = {
+    "nodes": "node {value} is also in partition {owner!r}; partitions do not overlap",
+    "swf_ids": "SWF {map_by} {value} is also mapped to partition {owner!r}",
+}
+
+
 def _check_disjoint(partitions: list[Partition], map_by: str, source: str) -> None:
     """Names, nodes and SWF numbers each belong to one partition."""
     names: set[str] = set()
-    taken: dict[int, str] = {}
-    numbers: dict[int, str] = {}
+    owners: dict[str, dict[int, str]] = {field: {} for field in _OVERLAP}
     for position, partition in enumerate(partitions):
         where = f"partitions[{position}]"
         if partition.name in names:
@@ -462,22 +468,16 @@ def _check_disjoint(partitions: list[Partition], map_by: str, source: str) -> No
                 field=f"{where}.name",
             )
         names.add(partition.name)
-        for node in partition.nodes:
-            if node in taken:
-                raise InputError(
-                    f"node {node} is also in partition {taken[node]!r}; partitions do not overlap",
-                    source=source,
-                    field=f"{where}.nodes",
-                )
-            taken[node] = partition.name
-        for number in partition.swf_ids:
-            if number in numbers:
-                raise InputError(
-                    f"SWF {map_by} {number} is also mapped to partition {numbers[number]!r}",
-                    source=source,
-                    field=f"{where}.swf_ids",
-                )
-            numbers[number] = partition.name
+        for field, values in (("nodes", partition.nodes), ("swf_ids", partition.swf_ids)):
+            owner = owners[field]
+            for value in values:
+                if value in owner:
+                    raise InputError(
+                        _OVERLAP[field].format(value=value, owner=owner[value], map_by=map_by),
+                        source=source,
+                        field=f"{where}.{field}",
+                    )
+                owner[value] = partition.name
 
 
 def _partition(entry, where: str, source: str, nodes: int) -> Partition:

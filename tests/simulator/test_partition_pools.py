@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.cli import main
+from cosched.errors import InputError
 from cosched.simulator.job_attributes import JobAttributes
-from cosched.simulator.partitions import Partition, Partitions
+from cosched.simulator.partitions import Partition, Partitions, load_partitions
 from cosched.simulator.platform import NodeGroup, Platform
 from cosched.simulator.resources import per_node_use, whole_nodes_needed
 from cosched.simulator.schedulers import make_scheduler
@@ -318,3 +320,36 @@ def test_cli_still_refuses_partitions_with_a_hybrid_mechanism(tmp_path, capsys):
     )
     _, err = capsys.readouterr()
     assert code == 2 and len(err.strip().splitlines()) == 1 and "--partitions" in err
+
+
+@pytest.mark.parametrize(
+    ("entries", "field", "needle"),
+    [
+        (
+            [{"name": "a", "nodes": "0-1"}, {"name": "b", "nodes": "1-3"}],
+            "partitions[1].nodes",
+            "node 1 is also in partition 'a'",
+        ),
+        (
+            [
+                {"name": "a", "nodes": "0-1", "swf_ids": [3]},
+                {"name": "b", "nodes": "2-3", "swf_ids": [4, 3]},
+            ],
+            "partitions[1].swf_ids",
+            "SWF queue 3 is also mapped to partition 'a'",
+        ),
+        (
+            [{"name": "a", "nodes": "0-1"}, {"name": "a", "nodes": "2-3"}],
+            "partitions[1].name",
+            "given twice",
+        ),
+    ],
+)
+def test_partitions_sharing_a_node_an_swf_number_or_a_name_are_one_error_naming_it(
+    tmp_path, entries, field, needle
+):
+    path = tmp_path / "partitions.json"
+    path.write_text(json.dumps({"partitions": entries, "map_by": "queue"}))
+    with pytest.raises(InputError) as error:
+        load_partitions(path, Platform(4))
+    assert error.value.field == field and needle in str(error.value)
