@@ -111,6 +111,8 @@ class PartitionedQueues:
         if self.conservative is not None:
             self._conservative_passes(engine)
             return
+        if self.scheduler.nothing_fits(engine):  # no waiting job fits in all free units together
+            return
         if self.arrived < len(self.partition_of) and engine.submit[self.arrived] <= engine.now:
             self._arrivals(engine)
         room = self._room()
