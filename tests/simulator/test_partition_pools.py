@@ -198,7 +198,7 @@ def over_commitments(result, workload, platform) -> list[str]:
     return problems
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(partitioned_resource_runs(), st.sampled_from(["fcfs", "easy", "conservative", "sjf"]))
 def test_no_resource_over_committed_and_no_job_outside_its_partition(case, scheduler):
     platform, partitions, workload, numbers = case
@@ -216,7 +216,7 @@ def test_no_resource_over_committed_and_no_job_outside_its_partition(case, sched
     assert over_commitments(result, kept, platform) == []
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(partitioned_resource_runs(), st.booleans())
 def test_easy_never_starts_a_blocked_head_later_than_its_reservation(case, partitioned):
     # EASY's promise (003 §5.1.2); on several node types it holds only if the reservation counts
