@@ -32,6 +32,10 @@ Interface (what a new allocator, e.g. the co-location one of 000 §3.5, implemen
       (`cosched.simulator.resources.Needs`: the nodes each job needs on each node type) when the
       platform has memory, GPUs or several node types or jobs ask for GPUs, else None (cores only).
       ``needs`` is where a job's eligible nodes are decided: allocators choose only among them.
+    * ``eligibility``: None when every job may use every free unit of the scheduler's scope (one
+      node type; with partitions, one node type per partition), else an object (`Eligibility`)
+      that splits the nodes into pools (one node type, within one partition) and says which pools
+      a job may use: what EASY's reservation is computed on.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from __future__ import annotations
 import bisect
 from abc import ABC, abstractmethod
 from itertools import chain
+from typing import Protocol
 
 try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
     import cython
@@ -50,7 +55,7 @@ import numpy as np
 from cosched.simulator.platform import Platform
 from cosched.simulator.resources import Needs
 
-__all__ = ["NodeState", "Allocation", "Allocator", "CompactAllocator"]
+__all__ = ["NodeState", "Allocation", "Allocator", "CompactAllocator", "Eligibility"]
 
 EMPTY = -1  # marks a free slot in NodeState.occupants
 BULK_NODES = (
@@ -199,10 +204,33 @@ class Allocation:
         return f"Allocation(nodes={self.node_ids}, cores={self._cores})"
 
 
+class Eligibility(Protocol):
+    """Where a job may run, as disjoint pools of whole nodes (each of one node type, within one
+    partition): the one notion that node types, memory and GPU fit and partitions go through."""
+
+    def pools_of(self, job: int) -> list[tuple[int, int]]:
+        """(pool, whole nodes the job needs there) of every pool that can run `job`, in the order
+        the allocator tries them."""
+        ...
+
+    def free_in(self, pool: int) -> int:
+        """Idle nodes of `pool`."""
+        ...
+
+    def pool_of_node(self, node: int) -> int:
+        """The pool of `node` (-1: none, a node of no partition)."""
+        ...
+
+    def pool_now(self, job: int) -> tuple[int, int] | None:
+        """(pool, nodes) the allocator would give `job` now, or None if it does not fit."""
+        ...
+
+
 class Allocator(ABC):
     """Base allocator: owns the node state; subclasses choose the nodes and the backfilling unit."""
 
     slots = 2
+    eligibility: Eligibility | None = None  # None: every job may use every free unit
 
     def __init__(self, platform: Platform):
         self.platform = platform
@@ -382,6 +410,37 @@ class CompactAllocator(Allocator):
             return self.needs.units
         return -(-cores // self._cpn)
 
+    def bind(self, workload) -> None:
+        super().bind(workload)
+        # several node types: the pools are the types (`Eligibility`)
+        self.eligibility = self if self.needs is not None and not self.platform.uniform else None
+
+    def pools_of(self, job: int) -> list[tuple[int, int]]:
+        """The node types that can run `job` and the nodes it needs on each (`Eligibility`)."""
+        assert self.needs is not None  # the pools exist with several node types only
+        counts = self.needs.counts[job].tolist()
+        return [(group, count) for group, count in enumerate(counts) if count]
+
+    def free_in(self, pool: int) -> int:
+        """Idle nodes of node type `pool`."""
+        assert self.needs is not None
+        idle = self._idle
+        return bisect.bisect_left(idle, int(self.needs.ends[pool])) - bisect.bisect_left(
+            idle, int(self.needs.starts[pool])
+        )
+
+    def pool_of_node(self, node: int) -> int:
+        """The node type of `node`."""
+        assert self.needs is not None
+        return bisect.bisect_right(self.needs.ends, node)
+
+    def pool_now(self, job: int) -> tuple[int, int] | None:
+        """(node type, nodes) `find` would give `job` now, or None."""
+        found = self._eligible(job)
+        if found is None:
+            return None
+        return self.pool_of_node(self._idle[found[0]]), found[1] - found[0]
+
     def _eligible(self, job: int) -> tuple[int, int, int] | None:
         """Where in the idle list the job's nodes are, and their cores per node: the lowest idle
         nodes of the first node type that can run the job and has enough of them idle
@@ -438,20 +497,18 @@ class CompactAllocator(Allocator):
         else:
             for node in chosen:
                 del idle[bisect.bisect_left(idle, node)]
+        self._hold(job, chosen)
+
+    def _hold(self, job: int, chosen: list[int]) -> None:
+        """`job` (or a reservation) now holds the nodes `chosen` too: the count, holders and
+        changes of every whole-node allocator."""
         self._free -= len(chosen)
         held = self._holders.get(job)
         self._holders[job] = chosen if held is None else sorted(held + chosen)
         self._changed(job, chosen)
 
-    @cython.locals(idle=list, chosen=list)
-    def release(self, job: int, allocation: Allocation) -> None:
-        idle, chosen = self._idle, allocation.node_ids
-        if len(chosen) > BULK_NODES:  # two sorted runs: the sort merges them in one pass
-            idle.extend(chosen)
-            idle.sort()
-        else:
-            for node in chosen:
-                bisect.insort(idle, node)
+    def _unhold(self, job: int, chosen: list[int]) -> None:
+        """`job` gives the nodes `chosen` back (all of its nodes, or some: a shrink)."""
         self._free += len(chosen)
         holders = self._holders
         held = holders[job]
@@ -462,3 +519,14 @@ class CompactAllocator(Allocator):
             holders[job] = [node for node in held if node not in gone]
         if self._changes is not None:
             self._changed(EMPTY, chosen)
+
+    @cython.locals(idle=list, chosen=list)
+    def release(self, job: int, allocation: Allocation) -> None:
+        idle, chosen = self._idle, allocation.node_ids
+        if len(chosen) > BULK_NODES:  # two sorted runs: the sort merges them in one pass
+            idle.extend(chosen)
+            idle.sort()
+        else:
+            for node in chosen:
+                bisect.insort(idle, node)
+        self._unhold(job, chosen)

@@ -255,8 +255,9 @@ def add_cluster_policy_options(parser) -> None:
         metavar="FILE",
         help="partition file (JSON: named node ranges with max_nodes / max_time limits, SWF "
         "partition or queue numbers mapped to them): jobs run only on their partition's nodes and "
-        "each partition's queue is backfilled on its own; jobs breaking a limit are rejected at "
-        "submit (counted as rejected_partition_limits)",
+        "each partition's queue is backfilled on its own; jobs breaking a limit (or that no node "
+        "type of their partition can hold: memory, GPUs) are rejected at submit (counted as "
+        "rejected_partition_limits); works with node types, memory and GPUs",
     )
     parser.add_argument(
         "--priority",
@@ -310,19 +311,8 @@ def _partitioned(args, platform, workload):
             f"--partitions or --compat",
             field="--partitions",
         )
-    if platform.groups or platform.memory_per_node is not None or platform.gpus_per_node:
-        raise InputError(
-            "partitions take a platform of one node type with cores only (no memory or GPUs)",
-            field="--partitions",
-        )
-    if workload.memory is not None or workload.gpus is not None:
-        raise InputError(
-            "partitions take jobs that request cores only: leave out --swf-memory and the "
-            "memory_per_core / gpus columns",
-            field="--partitions",
-        )
     assignment = load_partitions(args.partitions, platform).assign(
-        workload, platform.cores_per_node
+        workload, platform.cores_per_node, platform=platform
     )
     if not len(assignment.workload):
         raise InputError(

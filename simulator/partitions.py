@@ -23,6 +23,8 @@ import bisect
 import math
 import os
 from dataclasses import dataclass, replace
+from itertools import chain
+from operator import mul
 
 import numpy as np
 
@@ -30,6 +32,7 @@ from cosched.errors import InputError
 from cosched.inputs import check_number, parse_json_object, shown
 from cosched.simulator.allocators import BULK_NODES, Allocation, CompactAllocator
 from cosched.simulator.platform import Platform
+from cosched.simulator.resources import CANNOT, whole_nodes_needed
 from cosched.simulator.workload import Workload
 
 __all__ = [
@@ -71,12 +74,17 @@ class Partitions:
     def names(self) -> list[str]:
         return [partition.name for partition in self.partitions]
 
-    def assign(self, workload: Workload, cores_per_node: int, attributes=None) -> Assignment:
+    def assign(
+        self, workload: Workload, cores_per_node: int, attributes=None, platform=None
+    ) -> Assignment:
         """Each job's partition (by its SWF `map_by` number, else the default partition); jobs
         breaking their partition's limits are rejected (removed, counted).
 
-        A job whose number no partition lists, without a default partition, is an InputError naming
-        the job and the field."""
+        A job's nodes are ceil(cores / `cores_per_node`), or with `platform` (node types, memory,
+        GPUs) the fewest whole nodes it needs on a node type of its partition
+        (`cosched.simulator.resources`); a job that no node type of its partition can run breaks
+        its limits. A job whose number no partition lists, without a default partition, is an
+        InputError naming the job and the field."""
         if attributes is None:
             from cosched.simulator.job_attributes import job_attributes
 
@@ -96,7 +104,11 @@ class Partitions:
                     field=self.map_by,
                 )
             partition_of[job] = p
-        nodes = -(-workload.cores // cores_per_node)
+        nodes = (
+            -(-workload.cores // cores_per_node)
+            if platform is None
+            else self._nodes_needed(workload, platform, partition_of)
+        )
         max_nodes = np.array([part.max_nodes for part in self.partitions])[partition_of]
         max_time = np.array([part.max_time for part in self.partitions])[partition_of]
         keep = (nodes <= max_nodes) & (workload.estimate <= max_time)
@@ -111,6 +123,28 @@ class Partitions:
             },
         )
         return Assignment(self, kept, partition_of[keep])
+
+    def _nodes_needed(
+        self, workload: Workload, platform: Platform, partition_of: np.ndarray
+    ) -> np.ndarray:
+        """Per job, the fewest whole nodes it needs on a node type of its partition (more than
+        the partition's nodes where none can run it)."""
+        cores = np.asarray(workload.cores, dtype=np.int64)
+        groups = platform.node_groups
+        ends = np.cumsum([group.nodes for group in groups])
+        counts = np.stack(
+            [whole_nodes_needed(cores, workload.memory, workload.gpus, g) for g in groups], axis=1
+        )
+        nodes = np.full(len(workload), platform.nodes + 1, dtype=np.int64)
+        for p, partition in enumerate(self.partitions):
+            jobs = partition_of == p
+            types, sizes = np.unique(
+                np.searchsorted(ends, partition.nodes, side="right"), return_counts=True
+            )
+            here = counts[np.ix_(jobs, types)]
+            here = np.where((here > CANNOT) & (here <= sizes), here, platform.nodes + 1)
+            nodes[jobs] = here.min(axis=1)
+        return nodes
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,7 +179,11 @@ class Assignment:
 
 
 class PartitionAllocator(CompactAllocator):
-    """Whole idle nodes of the job's partition, lowest ids first (the compact rule within it)."""
+    """Whole idle nodes of the job's partition, lowest ids first (the compact rule within it).
+
+    A partition is split into pools, one per node type it holds (`Eligibility`); a job takes the
+    lowest idle nodes of the first pool of its partition whose type can run it (memory, GPUs:
+    `cosched.simulator.resources`) and has enough of them idle."""
 
     def __init__(
         self,
@@ -158,61 +196,192 @@ class PartitionAllocator(CompactAllocator):
         self.node_sets = [sorted(nodes) for nodes in node_sets]
         self.partition_of = partition_of
         self.priority_job_factors = priority_job_factors or [1.0] * len(node_sets)
-        self._node_partition = [-1] * platform.nodes
-        for p, nodes in enumerate(self.node_sets):
-            for node in nodes:
-                self._node_partition[node] = p
-        self._idle_in = [list(nodes) for nodes in self.node_sets]
+        ends = np.cumsum([group.nodes for group in platform.node_groups])
+        self.pool_type: list[int] = []  # per pool: its node type
+        self.pools_in: list[list[int]] = []  # per partition: its pools, in node type order
+        self._idle_in: list[list[int]] = []  # per pool: its idle nodes, ascending
+        self.pool_members: list[tuple[int, ...]] = []  # per pool: its nodes, ascending
+        self._node_pool = [-1] * platform.nodes
+        for nodes in self.node_sets:
+            types = np.searchsorted(ends, nodes, side="right")
+            pools = []
+            for kind in np.unique(types).tolist():
+                pool = len(self._idle_in)
+                members = [node for node, of in zip(nodes, types.tolist()) if of == kind]
+                for node in members:
+                    self._node_pool[node] = pool
+                self._idle_in.append(members)
+                self.pool_members.append(tuple(members))
+                self.pool_type.append(kind)
+                pools.append(pool)
+            self.pools_in.append(pools)
+        self._pool_partition = [p for p, pools in enumerate(self.pools_in) for _ in pools]
+        # idle nodes of no partition (only reservations take them)
+        self._outside = [node for node, pool in enumerate(self._node_pool) if pool < 0]
+        self._idle = []  # the pools' lists replace the whole machine's idle list
+        per_node = [group.cores_per_node for group in platform.node_groups]
+        self._pool_cores = [per_node[kind] for kind in self.pool_type]
+        self._free_in = [len(nodes) for nodes in self.node_sets]  # per partition: idle nodes
+        # per partition: nodes taken or given back so far (a pass's state key)
+        self.changes_in = [0] * len(self.node_sets)
+        self._options: list[list[tuple[int, int]]] = []
+        self._units = np.zeros(0, dtype=np.int64)
+
+    def bind(self, workload) -> None:
+        """Each job's pools (its partition's node types that can run it) and the nodes it needs
+        on each; a job that none of them can run is an InputError naming it."""
+        super().bind(workload)
+        cores = np.asarray(workload.cores, dtype=np.int64)
+        counts = (-(-cores // self._cpn))[:, None] if self.needs is None else self.needs.counts
+        partition_of = np.asarray(self.partition_of, dtype=np.int64)
+        # per job and pool: the nodes it needs there, 0 where the pool cannot run it
+        table = np.zeros((len(cores), len(self.pool_members)), dtype=np.int64)
+        for pool, members in enumerate(self.pool_members):
+            count = counts[:, self.pool_type[pool] if self.needs is not None else 0]
+            fits = (partition_of == self._pool_partition[pool]) & (count > 0)
+            table[:, pool] = np.where(fits & (count <= len(members)), count, 0)
+        # jobs alike share one options list (a run has few distinct ones)
+        rows, inverse = _distinct_rows(table)
+        distinct = [
+            [(pool, count) for pool, count in enumerate(row) if count] for row in rows.tolist()
+        ]
+        self._options = [distinct[row] for row in inverse.ravel().tolist()]
+        self._units = np.where(table > 0, table, np.iinfo(np.int64).max).min(axis=1)
+        self._units[~(table > 0).any(axis=1)] = 0
+        if not self._units.all():
+            job = int(np.argmin(self._units))
+            raise InputError(
+                f"job {int(workload.job_id[job])} cannot run on any node of its partition "
+                f"(its cores, memory or GPUs)",
+                source=workload.source or None,
+                field="partitions",
+            )
+        # EASY reasons on pools where a partition holds several node types
+        self.eligibility = self if len(self._idle_in) > len(self.node_sets) else None
 
     def eligible_nodes(self, job: int) -> np.ndarray:
-        """The nodes `job` may run on: its partition's."""
-        return np.array(self.node_sets[self.partition_of[job]], dtype=np.int64)
+        """The nodes `job` may run on: those of its partition's pools that can run it."""
+        members = self.pool_members
+        return np.array(sorted(n for pool, _ in self._options[job] for n in members[pool]))
 
     def free_units_in(self, partition: int) -> int:
         """Idle nodes of `partition`."""
-        return len(self._idle_in[partition])
+        return self._free_in[partition]
+
+    def units(self, engine, job: int) -> int:
+        return int(self._units[job])
+
+    def static_units(self, cores: np.ndarray) -> np.ndarray:
+        """Per job, the fewest nodes it needs on a pool of its partition."""
+        return self._units
+
+    def admits(self, job: int, nodes: np.ndarray) -> bool:
+        """True if the nodes are of one pool of the job's partition that can run it, enough of
+        them."""
+        pools = {self._node_pool[node] for node in nodes.tolist()}
+        if len(pools) != 1:
+            return False
+        (pool,) = pools
+        return any(own == pool and nodes.size >= count for own, count in self._options[job])
+
+    def pools_of(self, job: int) -> list[tuple[int, int]]:
+        return self._options[job]
+
+    def free_in(self, pool: int) -> int:
+        return len(self._idle_in[pool])
+
+    def pool_of_node(self, node: int) -> int:
+        return self._node_pool[node]
+
+    def pool_now(self, job: int) -> tuple[int, int] | None:
+        idle_in = self._idle_in
+        for pool, count in self._options[job]:
+            if count <= len(idle_in[pool]):
+                return pool, count
+        return None
 
     def find(self, engine, job: int) -> Allocation | None:
-        count = -(-engine.cores[job] // self._cpn)
-        idle = self._idle_in[self.partition_of[job]]
-        if count > len(idle):
+        found = self.pool_now(job)
+        if found is None:
             return None
-        return Allocation(idle[:count], self._cpn)
+        pool, count = found
+        return Allocation(self._idle_in[pool][:count], self._pool_cores[pool])
 
     def allocate(self, engine, job: int) -> Allocation | None:
-        count = -(-engine.cores[job] // self._cpn)
-        idle = self._idle_in[self.partition_of[job]]
-        if count > len(idle):
-            return None
-        chosen = idle[:count]
-        del idle[:count]  # the partition's lowest idle nodes: a prefix of its list
-        allocation = Allocation(chosen, self._cpn)
-        super().commit(job, allocation)
-        return allocation
+        idle_in = self._idle_in
+        for pool, count in self._options[job]:
+            idle = idle_in[pool]
+            if count <= len(idle):
+                chosen = idle[:count]
+                del idle[:count]  # the pool's lowest idle nodes: a prefix of its list
+                partition = self._pool_partition[pool]
+                self._free_in[partition] -= count
+                self.changes_in[partition] += 1
+                self._hold(job, chosen)
+                return Allocation(chosen, self._pool_cores[pool])
+        return None
+
+    def idle_nodes(self, limit: int | None = None) -> np.ndarray:
+        idle = sorted(chain(self._outside, *self._idle_in))
+        return np.array(idle[:limit], dtype=np.int64)
+
+    def free_cores(self) -> int:
+        cores, outside = self._full, self._outside
+        idle_outside = len(outside) * self._cpn if cores is None else int(cores[outside].sum())
+        return idle_outside + sum(map(mul, map(len, self._idle_in), self._pool_cores))
 
     def commit(self, job: int, allocation: Allocation) -> None:
-        super().commit(job, allocation)
-        where, idle_in = self._node_partition, self._idle_in
-        for node in allocation.node_ids:
-            p = where[node]
-            if p >= 0:
-                idle = idle_in[p]
-                del idle[bisect.bisect_left(idle, node)]
+        where, idle_in, free_in, of = (
+            self._node_pool,
+            self._idle_in,
+            self._free_in,
+            self._pool_partition,
+        )
+        changes = self.changes_in
+        chosen = allocation.node_ids
+        for node in chosen:
+            pool = where[node]
+            idle = self._outside if pool < 0 else idle_in[pool]
+            del idle[bisect.bisect_left(idle, node)]
+            if pool >= 0:
+                free_in[of[pool]] -= 1
+                changes[of[pool]] += 1
+        self._hold(job, chosen)
 
     def release(self, job: int, allocation: Allocation) -> None:
-        super().release(job, allocation)
-        where, idle_in = self._node_partition, self._idle_in
+        where, idle_in, free_in, of = (
+            self._node_pool,
+            self._idle_in,
+            self._free_in,
+            self._pool_partition,
+        )
+        changes = self.changes_in
         nodes = allocation.node_ids
         first = where[nodes[0]]
-        if len(nodes) > BULK_NODES and all(where[node] == first for node in nodes):
-            if first >= 0:  # one partition's nodes: the sort merges two sorted runs in one pass
-                idle_in[first].extend(nodes)
-                idle_in[first].sort()
-            return
-        for node in nodes:
-            p = where[node]
-            if p >= 0:
-                bisect.insort(idle_in[p], node)
+        if len(nodes) > BULK_NODES and first >= 0 and all(where[node] == first for node in nodes):
+            idle_in[first].extend(nodes)  # one pool's nodes: the sort merges two sorted runs
+            idle_in[first].sort()
+            free_in[of[first]] += len(nodes)
+            changes[of[first]] += 1
+        else:
+            for node in nodes:
+                pool = where[node]
+                bisect.insort(self._outside if pool < 0 else idle_in[pool], node)
+                if pool >= 0:
+                    free_in[of[pool]] += 1
+                    changes[of[pool]] += 1
+        self._unhold(job, nodes)
+
+
+def _distinct_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(table, axis=0, return_inverse=True)` of a non-negative int table, by one int64
+    key per row where the keys fit (a sort of numbers, not of rows)."""
+    base = int(table.max(initial=0)) + 1
+    if base ** table.shape[1] >= 2**62:
+        return np.unique(table, axis=0, return_inverse=True)
+    keys = table @ (base ** np.arange(table.shape[1], dtype=np.int64))
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return table[first], inverse
 
 
 def _node_ranges(text, source: str, field: str, nodes: int) -> tuple[int, ...]:
@@ -279,11 +448,17 @@ def load_partitions(path: str | os.PathLike, platform: Platform) -> Partitions:
     return Partitions(tuple(partitions), map_by, default, source)
 
 
+# what a partition may not share with another, and the error saying it does
+_OVERLAP = {
+    "nodes": "node {value} is also in partition {owner!r}; partitions do not overlap",
+    "swf_ids": "SWF {map_by} {value} is also mapped to partition {owner!r}",
+}
+
+
 def _check_disjoint(partitions: list[Partition], map_by: str, source: str) -> None:
     """Names, nodes and SWF numbers each belong to one partition."""
     names: set[str] = set()
-    taken: dict[int, str] = {}
-    numbers: dict[int, str] = {}
+    owners: dict[str, dict[int, str]] = {field: {} for field in _OVERLAP}
     for position, partition in enumerate(partitions):
         where = f"partitions[{position}]"
         if partition.name in names:
@@ -293,22 +468,16 @@ def _check_disjoint(partitions: list[Partition], map_by: str, source: str) -> No
                 field=f"{where}.name",
             )
         names.add(partition.name)
-        for node in partition.nodes:
-            if node in taken:
-                raise InputError(
-                    f"node {node} is also in partition {taken[node]!r}; partitions do not overlap",
-                    source=source,
-                    field=f"{where}.nodes",
-                )
-            taken[node] = partition.name
-        for number in partition.swf_ids:
-            if number in numbers:
-                raise InputError(
-                    f"SWF {map_by} {number} is also mapped to partition {numbers[number]!r}",
-                    source=source,
-                    field=f"{where}.swf_ids",
-                )
-            numbers[number] = partition.name
+        for field, values in (("nodes", partition.nodes), ("swf_ids", partition.swf_ids)):
+            owner = owners[field]
+            for value in values:
+                if value in owner:
+                    raise InputError(
+                        _OVERLAP[field].format(value=value, owner=owner[value], map_by=map_by),
+                        source=source,
+                        field=f"{where}.{field}",
+                    )
+                owner[value] = partition.name
 
 
 def _partition(entry, where: str, source: str, nodes: int) -> Partition:

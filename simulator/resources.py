@@ -68,7 +68,7 @@ class Needs:
     Built once per run from the workload and the platform; raises InputError naming the first job
     that no node type can run."""
 
-    __slots__ = ("counts", "units", "starts", "ends", "options", "memory", "gpus")
+    __slots__ = ("counts", "units", "starts", "ends", "_options", "memory", "gpus", "_per_node")
 
     def __init__(self, workload, platform: Platform):
         cores = np.asarray(workload.cores, dtype=np.int64)
@@ -93,14 +93,21 @@ class Needs:
         sizes = np.array([group.nodes for group in groups], dtype=np.int64)
         self.ends = np.cumsum(sizes)
         self.starts = self.ends - sizes
-        # per job: (first node id, end node id, node count, cores per node) of each node type
-        # that can run it, in platform order
-        starts, ends = self.starts.tolist(), self.ends.tolist()
-        per_node = [group.cores_per_node for group in groups]
-        self.options = [
-            [(starts[g], ends[g], count, per_node[g]) for g, count in enumerate(row) if count]
-            for row in self.counts.tolist()
-        ]
+        self._per_node = [group.cores_per_node for group in groups]
+        self._options: list[list[tuple[int, int, int, int]]] | None = None
+
+    @property
+    def options(self) -> list[list[tuple[int, int, int, int]]]:
+        """Per job: (first node id, end node id, node count, cores per node) of each node type
+        that can run it, in platform order (built when first read: a run whose node counts are
+        the cores-only ones never reads it)."""
+        if self._options is None:
+            starts, ends, per_node = self.starts.tolist(), self.ends.tolist(), self._per_node
+            self._options = [
+                [(starts[g], ends[g], count, per_node[g]) for g, count in enumerate(row) if count]
+                for row in self.counts.tolist()
+            ]
+        return self._options
 
     def admits(self, job: int, nodes: np.ndarray) -> bool:
         """True if whole `nodes` (ascending ids) hold the job within every resource: one node type

@@ -42,7 +42,7 @@ import numpy as np
 from cosched.simulator.jobs import STATES
 
 if TYPE_CHECKING:
-    from cosched.simulator.allocators import Allocation
+    from cosched.simulator.allocators import Allocation, Eligibility
     from cosched.simulator.jobs import JobModel
     from cosched.simulator.platform import Platform
     from cosched.simulator.workload import Workload
@@ -210,6 +210,7 @@ class SchedulerView:
     free_cores: Callable[[], int]  # cores free now (co-location allocators)
     neighbours: Callable[[int], list[int]]  # jobs sharing a node with `job`
     partitions: PartitionsView | None  # None: the run has no partitions
+    eligible: Eligibility | None  # pools of nodes per job (node types); None: all units alike
 
     # --- actions (checked by the engine: a wrong one raises ActionError) --------------------------
     start: _Start
@@ -236,6 +237,7 @@ class SchedulerView:
         "models",
         "total_units",
         "partitions",
+        "eligible",
         "STATES",
         "free_units",
         "units",
@@ -264,6 +266,7 @@ class SchedulerView:
         put("free_cores", getattr(allocator, "free_cores", _no_free_cores))
         put("STATES", STATES)
         put("partitions", _partitions(allocator))
+        put("eligible", getattr(allocator, "eligibility", None))
 
     @property
     def now(self) -> float:
@@ -288,12 +291,14 @@ class SchedulerView:
 @dataclass(frozen=True)
 class PartitionsView:
     """The run's partitions as schedulers see them (`cosched.simulator.partitions`): each job's
-    partition, each partition's nodes and job factor, and its free allocator units now."""
+    partition, each partition's nodes and job factor, its free allocator units now, and a count of
+    the starts and ends on its nodes (equal counts, equal state of its nodes)."""
 
     partition_of: Sequence[int]
     node_sets: Sequence[Sequence[int]]
     priority_job_factors: Sequence[float]
     free_units_in: Callable[[int], int]
+    changes_in: Sequence[int]
 
 
 def _partitions(allocator: Any) -> PartitionsView | None:
@@ -304,6 +309,7 @@ def _partitions(allocator: Any) -> PartitionsView | None:
         tuple(allocator.node_sets),
         tuple(allocator.priority_job_factors),
         allocator.free_units_in,
+        allocator.changes_in,
     )
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -30,6 +30,7 @@ except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
 if TYPE_CHECKING:
+    from cosched.simulator.allocators import Allocation, Eligibility
     from cosched.simulator.view import SchedulerView
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
 ]
 
 INF = math.inf
+NEVER_FITS = 2**62  # the units of a job that cannot start now: above any free count
 T_co = TypeVar("T_co", covariant=True)
 
 
@@ -171,8 +173,12 @@ def easy_pass(
     if free == 0 and reservations is None:
         return
     head, table, held = order[0], engine.units_table, engine.held
-    units = table if table is not None else _AllocatorUnits(engine.units)
-    shadow, spare = shadow_time(units[head], free, engine.by_end, held, extra)
+    units: PerJob[int] = table if table is not None else _AllocatorUnits(engine.units)
+    if engine.eligible is None:
+        shadow, spare = shadow_time(units[head], free, engine.by_end, held, extra)
+    else:  # node types: the head's reservation on one pool, backfilling counted on that pool
+        shadow, spare, pool = pool_shadow_time(engine, head, extra)
+        units = _UnitsInPool(engine.eligible, pool)
     if reservations is not None and head not in reservations:
         reservations[head] = shadow
     if free == 0:
@@ -195,6 +201,53 @@ def easy_pass(
         spare,
         started,
     )
+
+
+def pool_shadow_time(engine: SchedulerView, head: int, extra: str) -> tuple[float, int, int]:
+    """(shadow time, extra units, pool) of a blocked head that may run on several pools of nodes
+    (`engine.eligible`: node types, within a partition): on each pool, the shadow time of 003
+    §5.1.2 from that pool's idle nodes and the nodes its running jobs give back; the earliest wins
+    (ties: the allocator's order)."""
+    eligible, allocation = engine.eligible, engine.allocation
+    assert eligible is not None
+    pool_of, held = eligible.pool_of_node, _NodesHeld(allocation)
+    running = [(item, pool_of(allocation[item[1]].node_ids[0])) for item in engine.by_end]  # type: ignore[union-attr]
+    best: tuple[float, int, int] = (INF, 0, -1)
+    for pool, need in eligible.pools_of(head):
+        ends = (item for item, where in running if where == pool)
+        shadow, spare = shadow_time(need, eligible.free_in(pool), ends, held, extra)
+        if shadow < best[0] or best[2] < 0:
+            best = (shadow, spare, pool)
+    return best
+
+
+class _NodesHeld:
+    """held[job]: the nodes a running job holds (on one pool)."""
+
+    __slots__ = ("allocation",)
+
+    def __init__(self, allocation: Sequence[Allocation | None]):
+        self.allocation = allocation
+
+    def __getitem__(self, job: int) -> int:
+        return self.allocation[job].size  # type: ignore[union-attr]  # a running job's
+
+
+class _UnitsInPool:
+    """units[job]: the nodes of `pool` that `job` would take if started now; 0 if the allocator
+    would place it on another pool, more than any free count if it does not fit now. EASY's test
+    (003 §5.1.2) on these units delays the head's reservation on `pool` by no job."""
+
+    __slots__ = ("eligible", "pool")
+
+    def __init__(self, eligible: Eligibility, pool: int):
+        self.eligible, self.pool = eligible, pool
+
+    def __getitem__(self, job: int) -> int:
+        found = self.eligible.pool_now(job)
+        if found is None:
+            return NEVER_FITS
+        return found[1] if found[0] == self.pool else 0
 
 
 class _AllocatorUnits:

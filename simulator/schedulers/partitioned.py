@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import bisect
 from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from functools import partial
 from itertools import islice
 from typing import Any, cast
 
@@ -19,26 +21,49 @@ __all__ = ["PartitionedQueues"]
 
 class _PartitionView:
     """The view as one partition's backfilling sees it: that partition's free and total units and
-    its running jobs; everything else is the run's view."""
+    its running jobs; the rest is the run's view. Only what the EASY and Conservative passes read,
+    bound once (a read forwarded by `__getattr__` costs about five plain reads); `now` stays live.
+    """
+
+    __slots__ = (
+        "_engine",
+        "_partition",
+        "_partition_of",
+        "free_units",
+        "total_units",
+        "units",
+        "units_table",
+        "held",
+        "allocation",
+        "eligible",
+        "start",
+        "queued_duration",
+        "estimate",
+        "predicted_end",
+        "request_wakeup",
+    )
 
     def __init__(self, engine: SchedulerView, partitions: PartitionsView, partition: int):
         self._engine, self._partition = engine, partition
         self._partition_of = partitions.partition_of
-        self._free_units_in = partitions.free_units_in
+        self.free_units = partial(partitions.free_units_in, partition)
         self.total_units = len(partitions.node_sets[partition])
-        self.units = engine.units
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._engine, name)
-
-    def free_units(self) -> int:
-        return self._free_units_in(self._partition)
+        self.units, self.units_table, self.held = engine.units, engine.units_table, engine.held
+        self.allocation, self.eligible = engine.allocation, engine.eligible
+        self.start, self.queued_duration = engine.start, engine.queued_duration
+        self.estimate, self.predicted_end = engine.estimate, engine.predicted_end
+        self.request_wakeup = engine.request_wakeup
 
     @property
-    def by_end(self) -> list[tuple[float, int]]:
-        """The running jobs of this partition as (predicted end, job), in the engine's order."""
+    def now(self) -> float:
+        return self._engine.now
+
+    @property
+    def by_end(self) -> Iterator[tuple[float, int]]:
+        """The running jobs of this partition as (predicted end, job), in the engine's order (read
+        once: the shadow time stops at the first end that frees enough units)."""
         of, partition = self._partition_of, self._partition
-        return [item for item in self._engine.by_end if of[item[1]] == partition]
+        return (item for item in self._engine.by_end if of[item[1]] == partition)
 
 
 class PartitionedQueues:
@@ -65,6 +90,8 @@ class PartitionedQueues:
             None if self.table is None else [[] for _ in range(count)]
         )
         self.arrived = 0
+        # per partition: (its changes, its queue length) after a pass that started nothing
+        self.idle: list[tuple[int, int] | None] = [None] * count
         self.views = [_PartitionView(engine, partitions, p) for p in range(count)]
         self.conservative = (
             [
@@ -82,55 +109,57 @@ class PartitionedQueues:
         if not engine.waiting:
             return
         if self.conservative is not None:
-            self._retire_finished()
-            queues: list[list[int]] = [[] for _ in self.views]
-            of = self.partition_of
-            for job in self.scheduler.order(engine):
-                queues[of[job]].append(job)
-            for partition, queue in enumerate(queues):
-                if queue:
-                    self._pass(partition, queue)
+            self._conservative_passes(engine)
             return
-        for partition, queue in enumerate(self._queues(engine)):
-            if queue:
-                self._pass(partition, queue)
-
-    def _queues(self, engine: SchedulerView) -> list[list[int]]:
-        """The part of each partition's queue (priority order) that FCFS and EASY may look at now:
-        nothing where no unit is free (no job can start, EASY cannot backfill), else its first
-        free + depth + 1 jobs (at most `free` start in order, each taking a unit; then the head
-        and `depth` candidates behind it)."""
-        scheduler, free_units_in = self.scheduler, self.partitions.free_units_in
-        count = len(self.views)
-        free = [free_units_in(p) for p in range(count)]
-        queues: list[list[int]] = [[] for _ in range(count)]
-        self._arrivals(engine)
-        if scheduler.reservations is None:  # else every head's reservation is recorded
-            most, units = max(free), engine.waiting_units
-            if most == 0 or (units is not None and units[0] > most):
-                return queues
-            smallest = self.waiting_units
-            room = [
-                f + scheduler.depth + 1
-                if f and (smallest is None or (smallest[p] and smallest[p][0] <= f))
-                else 0
-                for p, f in enumerate(free)
-            ]
-            if not any(room):
-                return queues
-        else:
-            room = [f + scheduler.depth + 1 for f in free]
-        if scheduler.priority is None:  # arrival order: each partition's own waiting jobs
-            for p, waiting in enumerate(self.waiting):
-                if room[p]:
-                    queues[p] = list(islice(waiting, room[p]))
-            return queues
-        ordered = np.asarray(scheduler.order(engine), dtype=np.int64)
+        if self.scheduler.nothing_fits(engine):  # no waiting job fits in all free units together
+            return
+        if self.arrived < len(self.partition_of) and engine.submit[self.arrived] <= engine.now:
+            self._arrivals(engine)
+        room = self._room()
+        if not any(room):
+            return
+        if self.scheduler.priority is None:  # arrival order: each partition's own waiting jobs
+            for partition, waiting in enumerate(self.waiting):
+                if room[partition]:
+                    self._pass(partition, waiting)
+            return
+        ordered = np.asarray(self.scheduler.order(engine), dtype=np.int64)
         partitions = self.partition_array[ordered]
-        for p in range(count):
-            if room[p]:
-                queues[p] = ordered[partitions == p][: room[p]].tolist()
-        return queues
+        for partition, jobs in enumerate(room):
+            if jobs:
+                self._pass(partition, ordered[partitions == partition][:jobs].tolist())
+
+    def _room(self) -> list[int]:
+        """How much of each partition's queue (priority order) FCFS and EASY may look at now:
+        nothing where no unit is free (no job can start, EASY cannot backfill), where its smallest
+        waiting job does not fit, or where the last pass started nothing and nothing changed since
+        (`_decided`); else its first free + depth + 1 jobs (at most `free` start in order, each
+        taking a unit; then the head and `depth` candidates behind it)."""
+        scheduler, free_units_in = self.scheduler, self.partitions.free_units_in
+        depth = scheduler.depth
+        free = [free_units_in(p) for p in range(len(self.views))]
+        if scheduler.reservations is not None:  # every head's reservation is recorded
+            return [units + depth + 1 for units in free]
+        smallest, idle, changes_in = self.waiting_units, self.idle, self.partitions.changes_in
+        room = [0] * len(free)
+        for p, units in enumerate(free):
+            if not units or (smallest is not None and (not smallest[p] or smallest[p][0] > units)):
+                continue
+            key = idle[p]
+            if key is None or key[0] != changes_in[p] or not self._decided(p, key):
+                room[p] = units + depth + 1
+        return room
+
+    def _decided(self, partition: int, idle: tuple[int, int]) -> bool:
+        """True when the partition's last pass started nothing and this one would decide the same
+        (the rule of `QueueScheduler.decided`, on the partition's own nodes and queue): no start
+        or end on its nodes since, no arrival in its queue or only beyond the jobs an
+        arrival-order pass looks at, and the priority reads no clock."""
+        scheduler = self.scheduler
+        if len(self.waiting[partition]) == idle[1]:
+            return scheduler.priority is None or not scheduler.priority_reads_time
+        looked_at = scheduler.depth + 1 if scheduler.backfill == "easy" and scheduler.depth else 1
+        return scheduler.priority is None and idle[1] >= looked_at
 
     def _arrivals(self, engine: SchedulerView) -> None:
         """Append the jobs submitted since the last pass to their partition's queue (jobs arrive
@@ -144,37 +173,69 @@ class PartitionedQueues:
             arrived += 1
         self.arrived = arrived
 
-    def _pass(self, partition: int, queue: list[int]) -> None:
+    def _conservative_passes(self, engine: SchedulerView) -> None:
+        """Conservative backfilling of each partition's queue (priority order) on its nodes."""
+        self._retire_finished()
+        queues: list[list[int]] = [[] for _ in self.views]
+        of = self.partition_of
+        for job in self.scheduler.order(engine):
+            queues[of[job]].append(job)
+        for partition, queue in enumerate(queues):
+            if queue:
+                self._conservative_pass(partition, queue)
+
+    def _conservative_pass(self, partition: int, queue: list[int]) -> None:
+        conservative, engine = self.conservative, self.engine
+        assert conservative is not None
+        reserved = conservative[partition]
+        while queue:
+            window = queue[: max(self.scheduler.depth, 1)]
+            if any(job not in reserved.slot for job in window):
+                reserved.arrived()
+            if not reserved.schedule(window):
+                break
+            waiting = engine.waiting
+            queue = [job for job in queue if job in waiting]
+
+    def _pass(self, partition: int, queue: Iterable[int]) -> None:
+        """Start the partition's queue in order until a job does not fit, then backfill behind it
+        (EASY) over the partition's nodes."""
         scheduler, engine, view = self.scheduler, self.engine, self.views[partition]
+        start, table, free_units = engine.start, self.table, view.free_units
+        free, started, head = free_units(), [], None
+        jobs = iter(queue)
+        for job in jobs:
+            if (table is not None and table[job] > free) or not start(job):
+                head = job
+                break
+            started.append(job)
+            free = free_units()
         depth = scheduler.depth
-        if self.conservative is not None:
-            conservative = self.conservative[partition]
-            while queue:
-                window = queue[: max(depth, 1)]
-                if any(job not in conservative.slot for job in window):
-                    conservative.arrived()
-                if not conservative.schedule(window):
-                    break
-                waiting = engine.waiting
-                queue = [job for job in queue if job in waiting]
-            return
-        start, index = engine.start, 0
-        while index < len(queue) and start(queue[index]):
-            index += 1
         if (
-            index < len(queue)
+            head is not None
             and scheduler.backfill == "easy"
             and depth
-            and (view.free_units() or scheduler.reservations is not None)
+            and (free or scheduler.reservations is not None)
         ):
-            easy_pass(
-                cast(SchedulerView, view), queue[index : index + depth + 1], scheduler.reservations
-            )
-        waiting, own, table = engine.waiting, self.waiting[partition], self.table
+            order = [head, *islice(jobs, depth)]
+            before = len(engine.running)
+            easy_pass(cast(SchedulerView, view), order, scheduler.reservations)
+            backfilled, waiting = len(engine.running) - before, engine.waiting
+            for job in islice(order, 1, None) if backfilled else ():
+                if job not in waiting:
+                    started.append(job)
+                    backfilled -= 1
+                    if not backfilled:
+                        break
+        own = self.waiting[partition]
         units = None if self.waiting_units is None else self.waiting_units[partition]
-        for job in queue:  # only these jobs could start in this pass
-            if job not in waiting and own.pop(job, 0) is None and units is not None:
+        for job in started:
+            del own[job]
+            if units is not None:
                 del units[bisect.bisect_left(units, table[job])]  # type: ignore[index]
+        self.idle[partition] = (
+            None if started else (self.partitions.changes_in[partition], len(own))
+        )
 
     def _retire_finished(self) -> None:
         """Give the units of jobs that ended (at this timestamp: every end is followed by a pass)
