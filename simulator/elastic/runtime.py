@@ -91,6 +91,11 @@ _IO_KEYS = (
 def _leave_barrier(run: Run, local, select, clock: np.ndarray, met: float) -> None:
     """The nodes of `run` (those at `select`; `clock` their clocks) leave a barrier at `met`, each
     later if its own work `local` (seconds from its clock) ends later."""
+    if local is None and select is None:
+        clock.fill(met)  # every node leaves the barrier at once
+        run.even = True
+        return
+    run.even = False
     clock = np.full(len(clock), met) if local is None else np.maximum(clock + local, met)
     if select is None:
         run.clock = clock
@@ -102,6 +107,11 @@ def _one_time_count(phase: Phase) -> int:
     """How often a one-time phase (on_init, on_reconfiguration, on_expansion) runs: a number, not an
     expression (cosched.simulator.elastic.workload refuses one)."""
     return int(cast(float, phase.iterations))
+
+
+def _latest_of(run: Run) -> float:
+    """The latest clock of a job's nodes."""
+    return run.clock.item(0) if run.even else _latest(run.clock)
 
 
 _NO_NODES = np.zeros(0)  # the clocks of a job before it starts (never written)
@@ -138,6 +148,7 @@ class Run:
         "reconfiguring",
         "plans",
         "clock",
+        "even",
         "async_end",
         "select",
         "busy",
@@ -172,6 +183,7 @@ class Run:
         self.reconfiguring = False  # on_reconfiguration to run when the job continues
         self.plans: dict[tuple, Any] = {}  # `Simulation._plan` by (phase, nodes, iteration)
         self.clock = _NO_NODES  # per node (rank order): where it has got to
+        self.even = True  # every node's clock is known to be the same (after a barrier)
         self.async_end = _NO_NODES  # per node: its asynchronous work ends
         # positions the one-time phase being run covers (on_expansion), None: all nodes
         self.select: np.ndarray | None = None
@@ -379,6 +391,7 @@ class Simulation:
         )  # rank order: as the algorithm assigned them (ElastiSim's executing nodes)
         run.clock = np.full(len(nodes), self.now)
         run.async_end = np.full(len(nodes), self.now)
+        run.even = True
         gpus = self._assigned_gpus(run)
         run.gpus = gpus if gpus > 0 else spec.num_gpus_per_node_min
         run.history.append((self.now, len(nodes)))
@@ -661,6 +674,7 @@ class Simulation:
         run.reconfiguring, run.reconfigurations = True, run.reconfigurations + 1
         run.clock = np.full(len(after), self.now)
         run.async_end = np.full(len(after), self.now)
+        run.even = True
         run.plans.clear()
         run.history.append((self.now, len(run.nodes)))
         run.state = run.view.state = JobState.IN_RECONFIGURATION
@@ -959,9 +973,10 @@ class Simulation:
                     self._defer(run, item)
                     continue
                 run.held = item
-                run.io_since = max(_latest(run.clock), self.now)
+                run.io_since = max(_latest_of(run), self.now)
                 return
             if kind is np.ndarray:
+                run.even = False
                 if select is None:
                     run.clock += item
                 else:
@@ -971,6 +986,11 @@ class Simulation:
                 if shared is not None:  # its asynchronous PFS flows share node links with it
                     self._cross(run, *shared)
                     return
+                if select is None and item.local is None and run.even:
+                    # every node is at one time already: the barrier is passed at once
+                    if item.duration:
+                        run.clock.fill(run.clock.item(0) + item.duration)
+                    continue
                 clock = run.clock if select is None else run.clock[select]
                 met = _latest(clock) + item.duration if len(clock) else self.now
                 _leave_barrier(run, item.local, select, clock, met)
@@ -992,7 +1012,7 @@ class Simulation:
                     if self._await_async(run):
                         return
                 elif kind == _AT:
-                    met = _latest(run.clock)
+                    met = _latest_of(run)
                     if met > self.now:
                         self._push(met, _RESUME, run, token)
                         return
@@ -1016,9 +1036,10 @@ class Simulation:
         end); else each node's clock moves past its asynchronous work."""
         if run.async_transfers:
             run.waiting_async = True
-            run.io_since = max(_latest(run.clock), self.now)
+            run.io_since = max(_latest_of(run), self.now)
             return True
         np.maximum(run.clock, run.async_end, out=run.clock)
+        run.even = False
         return False
 
     def _io_done(self, run: Run) -> None:
@@ -1040,6 +1061,7 @@ class Simulation:
                     if kind is np.ndarray
                     else ("async", float(values[position]))
                 )
+            run.even = False
             free = np.ones(len(run.clock), dtype=bool)
             free[list(waiting)] = False
             if kind is np.ndarray:
@@ -1062,6 +1084,7 @@ class Simulation:
             entry = queue.pop(0)
             if entry.__class__ is float:
                 run.clock[position] += entry
+                run.even = False
             elif entry[0] == "async":
                 run.async_end[position] = max(
                     run.async_end[position], run.clock[position] + entry[1]
@@ -1128,6 +1151,8 @@ class Simulation:
     def _together(self, run: Run, item: PfsTransfer, latency: float) -> float | None:
         """The one moment every flow of `item` starts at, when its nodes' clocks are equal (their
         route latencies are: `latency`), else None."""
+        if run.even:
+            return max(run.clock.item(0) + latency, self.now)
         clock = run.clock.tolist()
         first = clock[item.positions[0]]
         for position in item.positions:
@@ -1194,7 +1219,12 @@ class Simulation:
             if item.asynchronous:
                 run.async_end[positions] = np.maximum(run.async_end[positions], self.now)
             else:
-                run.clock[positions] = self.now
+                if len(positions) == len(run.clock):  # every node: its clocks are even again
+                    run.clock.fill(self.now)
+                    run.even = True
+                else:
+                    run.clock[positions] = self.now
+                    run.even = False
                 if run.queues:
                     for position in positions:
                         run.busy.discard(position)
@@ -1213,6 +1243,7 @@ class Simulation:
                 if run.waiting_async and not run.async_transfers:
                     run.waiting_async = False
                     np.maximum(run.clock, run.async_end, out=run.clock)  # the wait it was in ends
+                    run.even = False
                     self._push(self.now, _RESUME, run, run.token)
 
     def _reshare(self, link: SharedLink) -> None:
