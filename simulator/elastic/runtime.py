@@ -54,7 +54,6 @@ from cosched.simulator.elastic.flow import (
     PfsTransfer,
     SharedLink,
     Transfer,
-    alike_nodes,
     node_links,
     task_cost,
 )
@@ -162,7 +161,6 @@ class Run:
         "io_since",
         "reconfigurations",
         "crossing",
-        "sized_plans",
     )
 
     def __init__(self, spec: JobSpec, view: compat.Job) -> None:
@@ -199,9 +197,6 @@ class Run:
         self.io_since = -1.0  # since when the job waits for PFS or asynchronous I/O (-1: not)
         self.reconfigurations = 0
         self.crossing: Crossing | None = None  # its parallel task on links between clusters
-        # on a platform of alike nodes, `Simulation._plan` by (phase, node count, GPUs per node,
-        # iteration): kept across reconfigurations (a job often returns to a size it had)
-        self.sized_plans: dict[tuple, list] = {}
 
 
 class Simulation:
@@ -300,7 +295,6 @@ class Simulation:
         self._starts = 0
         self._active = 0  # jobs started and not ended
         self._uses_iteration: dict[int, bool] = {}
-        self._alike = alike_nodes(platform) is not None
         self._estimates: dict[tuple[int, int], tuple[float, list]] = {}
         self._bandwidth = platform.bandwidth.tolist()  # node link B/s as floats (hot in _start_pfs)
         self._flow_groups: dict[int, tuple] = {}  # id(PfsTransfer): (it, its nodes, its groups)
@@ -610,7 +604,6 @@ class Simulation:
             if view.modified_runtime_args:
                 view.modified_runtime_args = False
                 run.plans.clear()
-                run.sized_plans.clear()
             if view.kill_flag:
                 self._kill(run, walltime=False)
                 continue
@@ -770,16 +763,9 @@ class Simulation:
         key = (id(phase), tuple(nodes), iteration if uses_iteration else 0)
         plan = cache.get(key)
         if plan is None:
-            sized = None
-            if self._alike and cache is run.plans:  # which nodes does not matter, only how many
-                sized = (key[0], len(nodes), run.gpus, key[2])
-                plan = run.sized_plans.get(sized)
-            if plan is None:
-                plan = []
-                variables = self._variables(run, len(nodes), iteration)
-                self._walk(run, phase.tasks, variables, np.asarray(nodes), plan)
-                if sized is not None:
-                    run.sized_plans[sized] = plan
+            plan = []
+            variables = self._variables(run, len(nodes), iteration)
+            self._walk(run, phase.tasks, variables, np.asarray(nodes), plan)
             cache[key] = plan
         return plan
 
