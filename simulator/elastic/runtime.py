@@ -67,7 +67,6 @@ __all__ = ["AlgorithmError", "Simulation", "simulate_project", "TIME_EPSILON"]
 TIME_EPSILON = 0.001
 COUPLING_ROUNDS = 8  # re-shares of node links between a job's flows and its task (2 settle it)
 _DIRECT_FIRST = 1 << 62  # subtracted from the push order of `Simulation._push_direct`'s events
-SMALL_JOB = 32  # nodes: below this a Python list's max beats numpy's (per-call overhead)
 _SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC, _FLOW, _CROSS, _NET = range(8)
 _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
     "evolve",
@@ -117,8 +116,8 @@ _NO_NODES = np.zeros(0)  # the clocks of a job before it starts (never written)
 
 
 def _latest(clock: np.ndarray) -> float:
-    """The latest of a job's node clocks (the same number as `clock.max()`, sooner)."""
-    return max(clock.tolist()) if len(clock) < SMALL_JOB else float(clock.max())
+    """The latest of a job's node clocks."""
+    return float(clock.max())
 
 
 class AlgorithmError(InputError):
