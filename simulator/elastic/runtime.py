@@ -472,10 +472,9 @@ class Simulation:
                 view.assigned_jobs = [
                     runs[job].view for job in (sorted(running) if len(running) > 1 else running)
                 ]
-            if view.gpus:
-                used = sum(runs[job].gpus for job in running)
-                for gpu in view.gpus:
-                    gpu.state = GpuState.ALLOCATED if gpu.identifier < used else GpuState.FREE
+            used = sum(runs[job].gpus for job in running)
+            for gpu in view.gpus:
+                gpu.state = GpuState.ALLOCATED if gpu.identifier < used else GpuState.FREE
             expected = self.expected[node]
             log.append(
                 (now, node, view.state, tuple(running), tuple(sorted(expected)) if expected else ())
