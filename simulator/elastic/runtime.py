@@ -464,21 +464,12 @@ class Simulation:
                 if not running:
                     view.state = NodeState.FREE
             view.assigned_job_ids = set(running)  # elastisim-python: the jobs running on the node
-            if not running:
-                view.assigned_jobs = []
-            elif joining and len(running) == 1:  # (the common cases without a comprehension)
-                view.assigned_jobs = [run.view]
-            else:
-                view.assigned_jobs = [
-                    runs[job].view for job in (sorted(running) if len(running) > 1 else running)
-                ]
+            view.assigned_jobs = [runs[job].view for job in sorted(running)]
             used = sum(runs[job].gpus for job in running)
             for gpu in view.gpus:
                 gpu.state = GpuState.ALLOCATED if gpu.identifier < used else GpuState.FREE
             expected = self.expected[node]
-            log.append(
-                (now, node, view.state, tuple(running), tuple(sorted(expected)) if expected else ())
-            )
+            log.append((now, node, view.state, tuple(running), tuple(sorted(expected))))
 
     def _set_node(self, node: int, *, expected_add=None, expected_remove=None) -> None:
         """A node's expecting jobs and state, with ElastiSim's transitions (Node.cpp): an expecting
