@@ -1200,12 +1200,9 @@ class Simulation:
                 else:
                     run.clock[positions] = self.now
                     run.even = False
-                if run.queues:
-                    for position in positions:
-                        run.busy.discard(position)
-                        self._drain(run, position)
-                else:  # nothing queued: no node has work to drain
-                    run.busy.difference_update(positions)
+                for position in positions:
+                    run.busy.discard(position)
+                    self._drain(run, position)
                 if run.held is not None and not run.busy and not run.queues:
                     self._push(
                         self.now, _RESUME, run, run.token
