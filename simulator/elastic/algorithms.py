@@ -25,8 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from cosched.simulator.elastic.compat import InvocationType, Job, JobState, JobType, NodeState
 from cosched.simulator.jobs import JobKind
+from cosched.simulator.schedulers.co_ordering import queue_order, sjf_key
 from cosched.simulator.schedulers.elastic import (
     POLICIES,
     admit,
@@ -97,15 +100,20 @@ class Policy:
         view = self._views[identifier]
         return view.num_nodes if view.type == JobType.RIGID else getattr(view, key)
 
-    def _key(self, identifier: int) -> float:
-        """The policy's order, lowest first (ties by id): arrival, estimate or remaining
-        estimate."""
-        if self.order in ("fcfs", "drf"):
-            return identifier
+    def _remaining(self, identifier: int) -> float:
+        """What the shortest-first orders compare: the estimate at the requested size, or for srtf
+        a started job's estimate of its remaining phases."""
         view = self._views[identifier]
         if self.order == "srtf" and view.state != JobState.PENDING:
             return self.estimate(identifier, self.requested[identifier], view.completed_phases)
         return self.runtime[identifier]
+
+    def _key(self, identifier: int) -> float:
+        """The policy's order as `malleable_targets` takes it, lowest first, ties by id (the
+        engine's policies' keys): arrival, or the one SJF key (`co_ordering.sjf_key`) negated."""
+        if self.order in ("fcfs", "drf"):
+            return identifier
+        return -sjf_key(self._remaining(identifier))
 
     def __call__(self, jobs, nodes, system) -> None:
         free = [node for node in nodes if node.state == NodeState.FREE]
@@ -120,9 +128,10 @@ class Policy:
             self._evolve(system["job"], system["evolving_request"], free)
         self._pending = [view for view in self._pending if view.state == JobState.PENDING]
         self._running = [view for view in self._running if view.state in _ACTIVE]
-        queue = [view.identifier for view in self._pending]
-        if self.order not in ("fcfs", "drf"):
-            queue.sort(key=lambda job: (self._key(job), job))
+        queue = [view.identifier for view in self._pending]  # by id: submission order
+        if self.order not in ("fcfs", "drf"):  # the engine's SJF order: ties by job index
+            remaining = np.fromiter(map(self._remaining, queue), np.float64, len(queue))
+            queue = [queue[position] for position in queue_order(sjf_key(remaining))]
         if self.sizing == "malleable":
             self._malleable(queue, free)
         elif free and queue:

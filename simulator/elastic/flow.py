@@ -24,7 +24,6 @@ ElastiSim's task classes). Per task on n nodes:
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import cast
@@ -46,7 +45,6 @@ __all__ = [
     "Crossing",
     "fair_bottleneck",
     "node_links",
-    "alike_nodes",
 ]
 
 RATE_TOLERANCE = 1e-9  # relative: bytes left below this share of a flow's size count as transferred
@@ -221,42 +219,6 @@ def _between_clusters(sizes: np.ndarray, nodes, platform, pair_latency: np.ndarr
     return {key: (load[key], *capacity[key]) for key in load}
 
 
-_ALIKE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # platform: `alike_nodes`' answer
-
-
-def alike_nodes(platform) -> tuple[float, float, float] | None:
-    """(speed, latency, link bandwidth) of every node of `platform` when its nodes are alike, else
-    None: one cluster, and each per-node quantity (speed, links, latency, burst buffers, GPUs, ...)
-    the same on all, so a task costs the same on any `n` of them. Asked once per platform: a
-    platform's arrays are not changed in place once it is loaded."""
-    try:
-        return _ALIKE[platform]
-    except KeyError:
-        pass
-    except TypeError:  # not weakly referable: asked each time
-        return None
-    size = len(platform)
-    alike = None
-    if len(platform.cluster_names) <= 1 and all(
-        _same_on_every_node(value, size)
-        for name, value in vars(platform).items()
-        if name != "names"
-    ):
-        alike = (float(platform.speed[0]), float(platform.latency[0]), float(platform.bandwidth[0]))
-    _ALIKE[platform] = alike
-    return alike
-
-
-def _same_on_every_node(value, size: int) -> bool:
-    """Whether `value`, if it is a per-node quantity of a platform of `size` nodes, is the same on
-    every node."""
-    if not isinstance(value, (np.ndarray, list, tuple)) or len(value) != size:
-        return True
-    if isinstance(value, np.ndarray):
-        return bool((value == value[:1]).all())
-    return all(other == value[0] for other in value)
-
-
 def _ptask(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) -> tuple:
     """One SimGrid L07 parallel task over the job's nodes: (its seconds alone, its route latency,
     the seconds its own resources need, the shared links between clusters it crosses as (link,
@@ -266,28 +228,9 @@ def _ptask(sizes: np.ndarray, nodes, platform, flops: np.ndarray | None = None) 
     (gamma / (2 x latency x bytes)). A job's nodes, their links and a FATPIPE are its own; a SHARED
     link between clusters is shared with the other jobs' parallel tasks on it (`ClusterLinks`).
     Last, `Comm.ptask`: (route latency, own seconds, bytes each node sends, bytes it receives)."""
-    alike = alike_nodes(platform)
-    if alike is not None:
-        # nodes alike: each maximum below taken before the one division or product by a constant
-        # (the same number: rounding is monotone), without per-node arrays
-        speed, latency, bandwidth = alike
-        seconds = 0.0 if flops is None else float(flops.max()) / speed
-        largest = float(sizes.max())
-        if largest > 0:  # some pair moves bytes: its route latency is that of every pair
-            start = latency + latency
-            sent, received = sizes.sum(axis=1), sizes.sum(axis=0)
-            links = max(float(sent.max()), float(received.max())) / bandwidth
-            # 001 §5.2 (SimGrid L07): TCP window bound gamma / (2 x latency x bytes)
-            window = 2.0 * (start * largest) / TCP_GAMMA
-            # 001 §5.2 (SimGrid L07): the latency first, then the tightest of CPU, links, window
-            own = max(seconds, links, window)
-            return start + own, start, own, (), (start, own, sent, received)
-        if not sizes.any():
-            return seconds, 0.0, seconds, (), None
-    else:
-        seconds = 0.0 if flops is None else float((flops / platform.speed[nodes]).max())
-        if not sizes.any():
-            return seconds, 0.0, seconds, (), None
+    seconds = 0.0 if flops is None else float((flops / platform.speed[nodes]).max())
+    if not sizes.any():
+        return seconds, 0.0, seconds, (), None
     latency = platform.latency[nodes]
     pair_latency = latency[:, None] + latency[None, :]  # a crossbar route: the two private links
     used = sizes > 0
@@ -466,11 +409,6 @@ def _pfs_cost(task, size: np.ndarray, nodes: np.ndarray, platform) -> PfsTransfe
     route = platform.pfs_read if kind == "pfs_read" else platform.pfs_write
     if route is None:
         raise InputError(f"{kind} on a platform without a PFS route", field=task.where)
-    alike = alike_nodes(platform)
-    if alike is not None:  # every flow has the same route latency and cap
-        delay = alike[1] + route[2]
-        cap = _flow_cap(alike[2], delay)
-        return _transfer(task, amounts, positions, [cap] * len(positions), [delay] * len(positions))
     ids = nodes.tolist() if isinstance(nodes, np.ndarray) else list(nodes)
     latency, bandwidth, route_latency = platform.latency, platform.bandwidth, route[2]
     latencies = [latency.item(ids[position]) + route_latency for position in positions]

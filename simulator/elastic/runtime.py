@@ -54,7 +54,6 @@ from cosched.simulator.elastic.flow import (
     PfsTransfer,
     SharedLink,
     Transfer,
-    alike_nodes,
     node_links,
     task_cost,
 )
@@ -68,7 +67,6 @@ __all__ = ["AlgorithmError", "Simulation", "simulate_project", "TIME_EPSILON"]
 TIME_EPSILON = 0.001
 COUPLING_ROUNDS = 8  # re-shares of node links between a job's flows and its task (2 settle it)
 _DIRECT_FIRST = 1 << 62  # subtracted from the push order of `Simulation._push_direct`'s events
-SMALL_JOB = 32  # nodes: below this a Python list's max beats numpy's (per-call overhead)
 _SUBMIT, _RESUME, _LINK, _WALLTIME, _PERIODIC, _FLOW, _CROSS, _NET = range(8)
 _EVOLVE, _POINT, _WAIT, _AT, _RUNNING, _SELECT = (
     "evolve",
@@ -91,6 +89,11 @@ _IO_KEYS = (
 def _leave_barrier(run: Run, local, select, clock: np.ndarray, met: float) -> None:
     """The nodes of `run` (those at `select`; `clock` their clocks) leave a barrier at `met`, each
     later if its own work `local` (seconds from its clock) ends later."""
+    if local is None and select is None:
+        clock.fill(met)  # every node leaves the barrier at once
+        run.even = True
+        return
+    run.even = False
     clock = np.full(len(clock), met) if local is None else np.maximum(clock + local, met)
     if select is None:
         run.clock = clock
@@ -104,12 +107,17 @@ def _one_time_count(phase: Phase) -> int:
     return int(cast(float, phase.iterations))
 
 
+def _latest_of(run: Run) -> float:
+    """The latest clock of a job's nodes."""
+    return run.clock.item(0) if run.even else _latest(run.clock)
+
+
 _NO_NODES = np.zeros(0)  # the clocks of a job before it starts (never written)
 
 
 def _latest(clock: np.ndarray) -> float:
-    """The latest of a job's node clocks (the same number as `clock.max()`, sooner)."""
-    return max(clock.tolist()) if len(clock) < SMALL_JOB else float(clock.max())
+    """The latest of a job's node clocks."""
+    return float(clock.max())
 
 
 class AlgorithmError(InputError):
@@ -138,6 +146,7 @@ class Run:
         "reconfiguring",
         "plans",
         "clock",
+        "even",
         "async_end",
         "select",
         "busy",
@@ -151,7 +160,6 @@ class Run:
         "io_since",
         "reconfigurations",
         "crossing",
-        "sized_plans",
     )
 
     def __init__(self, spec: JobSpec, view: compat.Job) -> None:
@@ -172,6 +180,7 @@ class Run:
         self.reconfiguring = False  # on_reconfiguration to run when the job continues
         self.plans: dict[tuple, Any] = {}  # `Simulation._plan` by (phase, nodes, iteration)
         self.clock = _NO_NODES  # per node (rank order): where it has got to
+        self.even = True  # every node's clock is known to be the same (after a barrier)
         self.async_end = _NO_NODES  # per node: its asynchronous work ends
         # positions the one-time phase being run covers (on_expansion), None: all nodes
         self.select: np.ndarray | None = None
@@ -187,9 +196,6 @@ class Run:
         self.io_since = -1.0  # since when the job waits for PFS or asynchronous I/O (-1: not)
         self.reconfigurations = 0
         self.crossing: Crossing | None = None  # its parallel task on links between clusters
-        # on a platform of alike nodes, `Simulation._plan` by (phase, node count, GPUs per node,
-        # iteration): kept across reconfigurations (a job often returns to a size it had)
-        self.sized_plans: dict[tuple, list] = {}
 
 
 class Simulation:
@@ -288,7 +294,6 @@ class Simulation:
         self._starts = 0
         self._active = 0  # jobs started and not ended
         self._uses_iteration: dict[int, bool] = {}
-        self._alike = alike_nodes(platform) is not None
         self._estimates: dict[tuple[int, int], tuple[float, list]] = {}
         self._bandwidth = platform.bandwidth.tolist()  # node link B/s as floats (hot in _start_pfs)
         self._flow_groups: dict[int, tuple] = {}  # id(PfsTransfer): (it, its nodes, its groups)
@@ -379,6 +384,7 @@ class Simulation:
         )  # rank order: as the algorithm assigned them (ElastiSim's executing nodes)
         run.clock = np.full(len(nodes), self.now)
         run.async_end = np.full(len(nodes), self.now)
+        run.even = True
         gpus = self._assigned_gpus(run)
         run.gpus = gpus if gpus > 0 else spec.num_gpus_per_node_min
         run.history.append((self.now, len(nodes)))
@@ -458,22 +464,12 @@ class Simulation:
                 if not running:
                     view.state = NodeState.FREE
             view.assigned_job_ids = set(running)  # elastisim-python: the jobs running on the node
-            if not running:
-                view.assigned_jobs = []
-            elif joining and len(running) == 1:  # (the common cases without a comprehension)
-                view.assigned_jobs = [run.view]
-            else:
-                view.assigned_jobs = [
-                    runs[job].view for job in (sorted(running) if len(running) > 1 else running)
-                ]
-            if view.gpus:
-                used = sum(runs[job].gpus for job in running)
-                for gpu in view.gpus:
-                    gpu.state = GpuState.ALLOCATED if gpu.identifier < used else GpuState.FREE
+            view.assigned_jobs = [runs[job].view for job in sorted(running)]
+            used = sum(runs[job].gpus for job in running)
+            for gpu in view.gpus:
+                gpu.state = GpuState.ALLOCATED if gpu.identifier < used else GpuState.FREE
             expected = self.expected[node]
-            log.append(
-                (now, node, view.state, tuple(running), tuple(sorted(expected)) if expected else ())
-            )
+            log.append((now, node, view.state, tuple(running), tuple(sorted(expected))))
 
     def _set_node(self, node: int, *, expected_add=None, expected_remove=None) -> None:
         """A node's expecting jobs and state, with ElastiSim's transitions (Node.cpp): an expecting
@@ -597,7 +593,6 @@ class Simulation:
             if view.modified_runtime_args:
                 view.modified_runtime_args = False
                 run.plans.clear()
-                run.sized_plans.clear()
             if view.kill_flag:
                 self._kill(run, walltime=False)
                 continue
@@ -661,6 +656,7 @@ class Simulation:
         run.reconfiguring, run.reconfigurations = True, run.reconfigurations + 1
         run.clock = np.full(len(after), self.now)
         run.async_end = np.full(len(after), self.now)
+        run.even = True
         run.plans.clear()
         run.history.append((self.now, len(run.nodes)))
         run.state = run.view.state = JobState.IN_RECONFIGURATION
@@ -756,16 +752,9 @@ class Simulation:
         key = (id(phase), tuple(nodes), iteration if uses_iteration else 0)
         plan = cache.get(key)
         if plan is None:
-            sized = None
-            if self._alike and cache is run.plans:  # which nodes does not matter, only how many
-                sized = (key[0], len(nodes), run.gpus, key[2])
-                plan = run.sized_plans.get(sized)
-            if plan is None:
-                plan = []
-                variables = self._variables(run, len(nodes), iteration)
-                self._walk(run, phase.tasks, variables, np.asarray(nodes), plan)
-                if sized is not None:
-                    run.sized_plans[sized] = plan
+            plan = []
+            variables = self._variables(run, len(nodes), iteration)
+            self._walk(run, phase.tasks, variables, np.asarray(nodes), plan)
             cache[key] = plan
         return plan
 
@@ -959,9 +948,10 @@ class Simulation:
                     self._defer(run, item)
                     continue
                 run.held = item
-                run.io_since = max(_latest(run.clock), self.now)
+                run.io_since = max(_latest_of(run), self.now)
                 return
             if kind is np.ndarray:
+                run.even = False
                 if select is None:
                     run.clock += item
                 else:
@@ -971,6 +961,11 @@ class Simulation:
                 if shared is not None:  # its asynchronous PFS flows share node links with it
                     self._cross(run, *shared)
                     return
+                if select is None and item.local is None and run.even:
+                    # every node is at one time already: the barrier is passed at once
+                    if item.duration:
+                        run.clock.fill(run.clock.item(0) + item.duration)
+                    continue
                 clock = run.clock if select is None else run.clock[select]
                 met = _latest(clock) + item.duration if len(clock) else self.now
                 _leave_barrier(run, item.local, select, clock, met)
@@ -992,7 +987,7 @@ class Simulation:
                     if self._await_async(run):
                         return
                 elif kind == _AT:
-                    met = _latest(run.clock)
+                    met = _latest_of(run)
                     if met > self.now:
                         self._push(met, _RESUME, run, token)
                         return
@@ -1016,9 +1011,10 @@ class Simulation:
         end); else each node's clock moves past its asynchronous work."""
         if run.async_transfers:
             run.waiting_async = True
-            run.io_since = max(_latest(run.clock), self.now)
+            run.io_since = max(_latest_of(run), self.now)
             return True
         np.maximum(run.clock, run.async_end, out=run.clock)
+        run.even = False
         return False
 
     def _io_done(self, run: Run) -> None:
@@ -1040,6 +1036,7 @@ class Simulation:
                     if kind is np.ndarray
                     else ("async", float(values[position]))
                 )
+            run.even = False
             free = np.ones(len(run.clock), dtype=bool)
             free[list(waiting)] = False
             if kind is np.ndarray:
@@ -1062,6 +1059,7 @@ class Simulation:
             entry = queue.pop(0)
             if entry.__class__ is float:
                 run.clock[position] += entry
+                run.even = False
             elif entry[0] == "async":
                 run.async_end[position] = max(
                     run.async_end[position], run.clock[position] + entry[1]
@@ -1128,6 +1126,8 @@ class Simulation:
     def _together(self, run: Run, item: PfsTransfer, latency: float) -> float | None:
         """The one moment every flow of `item` starts at, when its nodes' clocks are equal (their
         route latencies are: `latency`), else None."""
+        if run.even:
+            return max(run.clock.item(0) + latency, self.now)
         clock = run.clock.tolist()
         first = clock[item.positions[0]]
         for position in item.positions:
@@ -1194,13 +1194,15 @@ class Simulation:
             if item.asynchronous:
                 run.async_end[positions] = np.maximum(run.async_end[positions], self.now)
             else:
-                run.clock[positions] = self.now
-                if run.queues:
-                    for position in positions:
-                        run.busy.discard(position)
-                        self._drain(run, position)
-                else:  # nothing queued: no node has work to drain
-                    run.busy.difference_update(positions)
+                if len(positions) == len(run.clock):  # every node: its clocks are even again
+                    run.clock.fill(self.now)
+                    run.even = True
+                else:
+                    run.clock[positions] = self.now
+                    run.even = False
+                for position in positions:
+                    run.busy.discard(position)
+                    self._drain(run, position)
                 if run.held is not None and not run.busy and not run.queues:
                     self._push(
                         self.now, _RESUME, run, run.token
@@ -1213,6 +1215,7 @@ class Simulation:
                 if run.waiting_async and not run.async_transfers:
                     run.waiting_async = False
                     np.maximum(run.clock, run.async_end, out=run.clock)  # the wait it was in ends
+                    run.even = False
                     self._push(self.now, _RESUME, run, run.token)
 
     def _reshare(self, link: SharedLink) -> None:

@@ -223,3 +223,28 @@ def test_both_front_ends_break_ties_between_equal_predicted_ends_alike(tmp_path,
     elastic = _elastic(tmp_path, "fcfs-rigid", jobs, False)
     capsys.readouterr()
     assert np.allclose(elastic, simulated, atol=TIME_TOLERANCE), (elastic, simulated)
+
+
+def equal_estimates_jobs() -> list[tuple[int, int, int]]:
+    """Rigid jobs queued with equal sizes and run times, in four blocks 1,000 s apart.
+
+    Each block: an 8-node job for 100 s, then six 3-node jobs of 50 s submitted while it runs; at
+    its end two of the six start and the rest wait, so which two is the tie rule's choice (the one
+    rule: job index, lowest first)."""
+    jobs = []
+    for block in range(4):
+        t = block * 1000
+        jobs += [(t, 100, NODES)] + [(t + 1 + k, 50, 3) for k in range(6)]
+    return jobs
+
+
+@pytest.mark.parametrize("name", ["sjf-rigid", "sjf-rigid-greedy"])
+def test_both_front_ends_order_equal_estimates_alike(tmp_path, capsys, name):
+    """Shortest first over equal estimates: both front ends order by the one SJF key
+    (`co_ordering.sjf_key`), equal keys by job index, so the same jobs start first."""
+    jobs = equal_estimates_jobs()
+    simulated = _simulate(tmp_path, name, jobs, False)
+    elastic = _elastic(tmp_path, name, jobs, False)
+    capsys.readouterr()
+    assert simulated[1][0] == pytest.approx(100.0) and simulated[6][0] > 100.0  # ties decide
+    assert np.allclose(elastic, simulated, atol=TIME_TOLERANCE), (elastic, simulated)
