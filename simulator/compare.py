@@ -32,9 +32,9 @@ from cosched.simulator.schedulers.base import DEFAULT_DEPTH
 if TYPE_CHECKING:  # imported on use
     import pandas as pd
 
-    from cosched.simulator.engine import SimulationResult
     from cosched.simulator.partitions import Assignment
     from cosched.simulator.platform import Platform
+    from cosched.simulator.result import SimulationResult
     from cosched.simulator.trace_window import TraceWindow
     from cosched.simulator.workload import Workload
     from cosched.theory.heatmap import Heatmap

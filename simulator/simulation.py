@@ -11,8 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 from cosched.deprecation import UNSET, renamed_keyword
-from cosched.simulator.engine import Engine, SimulationResult
+from cosched.simulator.engine import Engine
 from cosched.simulator.platform import Platform
+from cosched.simulator.result import SimulationResult
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.base import Scheduler
 from cosched.simulator.view import SchedulerView

@@ -14,7 +14,7 @@ from cosched.outputs import pyplot, save_figure
 if TYPE_CHECKING:
     import pandas as pd
 
-    from cosched.simulator.engine import SimulationResult
+    from cosched.simulator.result import SimulationResult
 
 __all__ = ["experiment_plots", "timeline"]
 

@@ -34,8 +34,9 @@ from cosched.simulator.jobs import JobKind
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from cosched.simulator.engine import Engine, SimulationResult
+    from cosched.simulator.engine import Engine
     from cosched.simulator.platform import Platform
+    from cosched.simulator.result import SimulationResult
 
 __all__ = [
     "simulate_hybrid",

@@ -9,9 +9,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosched.simulator.engine import SimulationResult
 from cosched.simulator.jobs_csv import integer_rows, jobs_csv_text, node_texts, whole_numbers
 from cosched.simulator.platform import PRESETS
+from cosched.simulator.result import SimulationResult
 from cosched.simulator.workload import Workload
 
 HEADER = "name_A,procs_A,compact_A,name_B,procs_B,compact_B,co_A_B,co_B_A\n"
