@@ -20,6 +20,8 @@ from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload
 
+from .conftest import contiguous_partitions
+
 MEMORY_TOLERANCE = 1e-9  # relative: per-node memory sums compare with this slack for rounding
 SHADOW_TOLERANCE = 1e-9  # seconds: a start compares with its promised shadow time with this slack
 
@@ -128,22 +130,8 @@ def partitioned_resource_runs(draw):
     ]
     platform = Platform.of_groups(groups)
     nodes = platform.nodes
-    count = draw(st.integers(1, min(3, nodes)))
-    cuts = sorted(
-        draw(st.sets(st.integers(1, max(1, nodes - 1)), min_size=count - 1, max_size=count - 1))
-    )
-    bounds = [0, *cuts, nodes]
-    partitions = Partitions(
-        tuple(
-            Partition(
-                f"p{p}",
-                tuple(range(bounds[p], bounds[p + 1])),
-                bounds[p + 1] - bounds[p],
-                swf_ids=(p,),
-            )
-            for p in range(count)
-        )
-    )
+    partitions = contiguous_partitions(draw, nodes)
+    count = len(partitions.partitions)
     jobs = draw(st.integers(1, 20))
 
     def column(values):

@@ -18,6 +18,8 @@ from cosched.simulator.platform import Platform
 from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload
 
+from .conftest import contiguous_partitions
+
 QUEUE_SCHEDULERS = ("fcfs", "easy", "conservative", "sjf", "ljf")
 
 
@@ -130,23 +132,11 @@ def test_a_job_of_no_partition_without_a_default_is_an_error_naming_the_field():
 def partitioned_runs(draw):
     """A small workload on 1..6 nodes split into 1..3 partitions (contiguous ranges)."""
     nodes = draw(st.integers(2, 6))
-    count = draw(st.integers(1, min(3, nodes)))
-    cuts = sorted(draw(st.sets(st.integers(1, nodes - 1), min_size=count - 1, max_size=count - 1)))
-    bounds = [0, *cuts, nodes]
-    partitions = Partitions(
-        tuple(
-            Partition(
-                f"p{p}",
-                tuple(range(bounds[p], bounds[p + 1])),
-                bounds[p + 1] - bounds[p],
-                swf_ids=(p,),
-            )
-            for p in range(count)
-        )
-    )
+    partitions = contiguous_partitions(draw, nodes)
+    count = len(partitions.partitions)
     jobs = draw(st.integers(1, 25))
     numbers = draw(st.lists(st.integers(0, count - 1), min_size=jobs, max_size=jobs))
-    sizes = [draw(st.integers(1, bounds[p + 1] - bounds[p])) for p in numbers]
+    sizes = [draw(st.integers(1, len(partitions.partitions[p].nodes))) for p in numbers]
     submit = draw(st.lists(st.integers(0, 50), min_size=jobs, max_size=jobs))
     run_time = draw(st.lists(st.integers(1, 40), min_size=jobs, max_size=jobs))
     slack = draw(st.lists(st.integers(0, 20), min_size=jobs, max_size=jobs))
