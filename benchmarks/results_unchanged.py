@@ -112,7 +112,7 @@ def cases(workloads: Path, cosched: list[str], reuse: bool = False):
                 yield from _co_cases(label, arrivals, workload, heatmap, extra)
                 continue
             gaps = ["--interarrival", arrivals] + (
-                ["--mean", "30"] if arrivals == "poisson" else []
+                ["--mean-interarrival", "30"] if arrivals == "poisson" else []
             )
             subprocess.run(
                 [
