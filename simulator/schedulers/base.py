@@ -306,10 +306,16 @@ class QueueScheduler(Scheduler):
         idle = self._idle_pass
         if idle is None or engine.changes != idle[0] or self.reservations is not None:
             return False
-        if len(engine.waiting) == idle[1]:
+        return self.decides_the_same(len(engine.waiting), idle[1])
+
+    def decides_the_same(self, waiting: int, idle_waiting: int) -> bool:
+        """With nothing changed since a pass over `idle_waiting` queued jobs that started nothing,
+        True when a pass over `waiting` would decide the same: no arrival and a priority that
+        reads no clock, or arrivals only beyond the jobs an arrival-order pass looks at."""
+        if waiting == idle_waiting:
             return self.priority is None or not self.priority_reads_time
         looked_at = self.depth + 1 if self.backfill == "easy" and self.depth else 1
-        return self.priority is None and idle[1] >= looked_at
+        return self.priority is None and idle_waiting >= looked_at
 
     @cython.locals(free=cython.Py_ssize_t, index=cython.Py_ssize_t)
     def scheduling_pass(self, engine: SchedulerView) -> None:

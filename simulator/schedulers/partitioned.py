@@ -133,8 +133,9 @@ class PartitionedQueues:
         """How much of each partition's queue (priority order) FCFS and EASY may look at now:
         nothing where no unit is free (no job can start, EASY cannot backfill), where its smallest
         waiting job does not fit, or where the last pass started nothing and nothing changed since
-        (`_decided`); else its first free + depth + 1 jobs (at most `free` start in order, each
-        taking a unit; then the head and `depth` candidates behind it)."""
+        (`QueueScheduler.decides_the_same`, on the partition's own nodes and queue); else its
+        first free + depth + 1 jobs (at most `free` start in order, each taking a unit; then the
+        head and `depth` candidates behind it)."""
         scheduler, free_units_in = self.scheduler, self.partitions.free_units_in
         depth = scheduler.depth
         free = [free_units_in(p) for p in range(len(self.views))]
@@ -146,20 +147,13 @@ class PartitionedQueues:
             if not units or (smallest is not None and (not smallest[p] or smallest[p][0] > units)):
                 continue
             key = idle[p]
-            if key is None or key[0] != changes_in[p] or not self._decided(p, key):
+            if (
+                key is None
+                or key[0] != changes_in[p]
+                or not scheduler.decides_the_same(len(self.waiting[p]), key[1])
+            ):
                 room[p] = units + depth + 1
         return room
-
-    def _decided(self, partition: int, idle: tuple[int, int]) -> bool:
-        """True when the partition's last pass started nothing and this one would decide the same
-        (the rule of `QueueScheduler.decided`, on the partition's own nodes and queue): no start
-        or end on its nodes since, no arrival in its queue or only beyond the jobs an
-        arrival-order pass looks at, and the priority reads no clock."""
-        scheduler = self.scheduler
-        if len(self.waiting[partition]) == idle[1]:
-            return scheduler.priority is None or not scheduler.priority_reads_time
-        looked_at = scheduler.depth + 1 if scheduler.backfill == "easy" and scheduler.depth else 1
-        return scheduler.priority is None and idle[1] >= looked_at
 
     def _arrivals(self, engine: SchedulerView) -> None:
         """Append the jobs submitted since the last pass to their partition's queue (jobs arrive
