@@ -34,6 +34,7 @@ from cosched.simulator.co_cli import (
     add_simulate_options,
     co_simulation_options,
 )
+from cosched.simulator.compat import run_options
 from cosched.simulator.elastic.experiment_cli import (
     add_elastic_options,
     model_columns,
@@ -49,7 +50,6 @@ from cosched.simulator.trace_cli import (
     add_swf_out,
     add_trace_options,
     load_trace,
-    run_options,
     trace_summary,
 )
 
@@ -403,13 +403,10 @@ def _run(
     co_options = co_simulation_options(args) if scheduler.co_located else {}
     options = co_options.pop("scheduler_options", None) or {}
     options.update(policy or {})
-    variant, engine_options = run_options(args, compat, len(workload))
+    variant, engine_options = run_options(compat, len(workload), args.kill_at_walltime)
     # the co-schedulers' options (--missing-pair, ...), --priority, the compat variant
     if options or variant:
-        from cosched.simulator.compare import checked_options
-
-        options = {"depth": args.depth, **options, **variant}
-        scheduler = checked_options(name, options.pop("depth"), options)
+        scheduler = checked_scheduler(name, args.depth, {**options, **variant})
     return simulate(
         workload,
         platform,
@@ -426,12 +423,12 @@ def _run(
 def _check_policies(args, names, partitions, workload, options):
     """Refuse, before any run, a scheduler that cannot take the --priority `options` or
     --partitions; the workload to simulate (the jobs the partitions accepted)."""
-    from cosched.simulator.compare import checked_options, checked_scheduler
+    from cosched.simulator.compare import checked_scheduler
     from cosched.simulator.schedulers.base import QueueScheduler
 
     for name in filter(None, names):
         if options:
-            checked_options(name, args.depth, options)
+            checked_scheduler(name, args.depth, options)
         scheduler = checked_scheduler(name, args.depth)
         for flag, used in (("--priority", options), ("--partitions", partitions is not None)):
             if used and (not isinstance(scheduler, QueueScheduler) or scheduler.co_located):

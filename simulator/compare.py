@@ -93,29 +93,15 @@ def compare_path(out: str | os.PathLike | None, *, warn: bool = True) -> Path | 
     return out / COMPARE_CSV
 
 
-def checked_scheduler(name: str, depth: int = DEFAULT_DEPTH):
-    """The scheduler `name` with backfill `depth`; an unknown name or a bad option is an InputError
-    naming it."""
+def checked_scheduler(name: str, depth: int = DEFAULT_DEPTH, options: dict | None = None):
+    """The scheduler `name` with backfill `depth` and keyword `options` (a ``depth`` among them,
+    a compat variant's, wins); an unknown name or a bad option is an InputError naming it."""
     from cosched.simulator.schedulers import make_scheduler
 
+    options = dict(options or {})
     try:
-        return make_scheduler(name, depth=depth)
-    except (
-        InputError
-    ) as error:  # an unknown name, or an option out of range: name that option, once
-        raise InputError(
-            error.message, source=error.source, field=error.field or "scheduler", line=error.line
-        ) from None
-
-
-def checked_options(name: str, depth: int, options: dict):
-    """The scheduler `name` built with backfill `depth` and keyword `options`; errors as
-    `checked_scheduler`."""
-    from cosched.simulator.schedulers import make_scheduler
-
-    try:
-        return make_scheduler(name, depth=depth, **options)
-    except InputError as error:
+        return make_scheduler(name, depth=options.pop("depth", depth), **options)
+    except InputError as error:  # an unknown name, or an option out of range: name that option
         raise InputError(
             error.message, source=error.source, field=error.field or "scheduler", line=error.line
         ) from None
@@ -292,15 +278,6 @@ def _accepted(workload, partitions: Assignment | None, limit: int | None):
     return partitions.workload
 
 
-def _run_scheduler(name: str, depth: int, settings, scheduler_options: dict | None, jobs: int):
-    """The scheduler `name` of one run: backfill `depth` (the compat `settings`' depth and options
-    when given) and `scheduler_options` (a priority)."""
-    if settings is None and not scheduler_options:
-        return checked_scheduler(name, depth)
-    options = {**(scheduler_options or {}), **(settings.scheduler_options if settings else {})}
-    return checked_options(name, settings.depth(jobs) if settings else depth, options)
-
-
 def _typed(row: dict) -> dict:
     """A row read back from compare.csv with its empty cells as None (they are None when
     computed)."""
@@ -438,7 +415,7 @@ def compare(
     spread_speedup = renamed_keyword(
         alone_speedup, spread_speedup, old="spread_speedup", new="alone_speedup"
     )
-    from cosched.simulator.compat import compat_settings
+    from cosched.simulator.compat import compat_settings, run_options
     from cosched.simulator.trace_window import measured_result
 
     placement = _checked_options(names, depth, bounded_threshold, spread_speedup, placement)
@@ -485,9 +462,7 @@ def compare(
     )
     identity.update(_trace_identity(settings, kill_at_walltime, window, workload))
     identity.update(_policy_identity(partitions, scheduler_options))
-    engine_options: dict = {"kill_at_walltime": True} if kill_at_walltime else {}
-    if settings is not None:
-        engine_options.update(settings.engine_options)
+    variant, engine_options = run_options(settings, len(workload), kill_at_walltime)
     folder = path.parent if path is not None and out is not None and path != Path(out) else None
     done = {
         name: _typed(row)
@@ -500,7 +475,7 @@ def compare(
     for name in runs:
         if name in done:
             continue
-        scheduler = _run_scheduler(name, depth, settings, scheduler_options, len(workload))
+        scheduler = checked_scheduler(name, depth, {**(scheduler_options or {}), **variant})
         result = simulate(
             workload,
             platform,

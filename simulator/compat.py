@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from cosched.errors import InputError
 
-__all__ = ["Compat", "COMPAT", "compat_settings"]
+__all__ = ["Compat", "COMPAT", "compat_settings", "run_options"]
 
 
 @dataclass(frozen=True)
@@ -65,3 +65,17 @@ def compat_settings(name: str | None, schedulers=()) -> Compat | None:
             field="--compat",
         )
     return compat
+
+
+def run_options(
+    compat: Compat | None, jobs: int, kill_at_walltime: bool = False
+) -> tuple[dict, dict]:
+    """(scheduler options, engine options) of a run of `jobs` jobs: the `compat` variant's depth
+    and options, its engine options, and walltime kills."""
+    engine = {"kill_at_walltime": True} if kill_at_walltime else {}
+    if compat is None:
+        return {}, engine
+    return {"depth": compat.depth(jobs), **compat.scheduler_options}, {
+        **compat.engine_options,
+        **engine,
+    }

@@ -11,7 +11,7 @@ from cosched.simulator.compat import COMPAT, Compat, compat_settings
 from cosched.simulator.trace_window import TraceWindow, trace_time
 from cosched.simulator.workload import SWF_CLEANINGS, SWF_STATUS
 
-__all__ = ["add_trace_options", "add_swf_out", "load_trace", "run_options", "trace_summary"]
+__all__ = ["add_trace_options", "add_swf_out", "load_trace", "trace_summary"]
 
 
 def add_trace_options(parser) -> None:
@@ -143,17 +143,6 @@ def load_trace(args, schedulers):
     if args.limit is not None and args.limit < len(workload):
         workload = workload.head(args.limit)
     return platform, workload, window, compat
-
-
-def run_options(args, compat: Compat | None, jobs: int) -> tuple[dict, dict]:
-    """(scheduler options, engine options) of a run: the compat settings and walltime kills."""
-    engine = {"kill_at_walltime": True} if args.kill_at_walltime else {}
-    if compat is None:
-        return {}, engine
-    return {"depth": compat.depth(jobs), **compat.scheduler_options}, {
-        **compat.engine_options,
-        **engine,
-    }
 
 
 def trace_summary(args, result, workload, window, compat) -> dict:
