@@ -147,14 +147,7 @@ class NodeState:
         idle = self.idle_ids
         self._arrays = None
         if ids == idle[: len(ids)]:  # the lowest idle nodes, the usual choice: no neighbours
-            del idle[: len(ids)]
-            first, partly = slots[0], []
-            for node in ids:
-                used[node], first[node] = cores, job
-                if cores < full[node]:
-                    partly.append(node)
-            _add(self.partly_used_ids, partly)
-            self.idle = len(idle)
+            self._occupy_lowest_idle(job, ids, cores)
             return
         were_idle, were_partly, now_partly, others = [], [], [], []
         for node in ids:
@@ -162,10 +155,10 @@ class NodeState:
             after = used[node] = before + cores
             if before == 0:
                 were_idle.append(node)
+                if after < full[node]:
+                    now_partly.append(node)
             elif after == full[node]:
                 were_partly.append(node)
-            if before == 0 and after < full[node]:
-                now_partly.append(node)
             placed = False
             for slot in slots:
                 other = slot[node]
@@ -179,11 +172,32 @@ class NodeState:
         self.idle = len(idle)
         self._share(job, others, 1)
 
+    def _occupy_lowest_idle(self, job: int, ids: list[int], cores: int) -> None:
+        """`occupy` on `ids`, the lowest idle nodes."""
+        used, first, count = self._used, self._occupants[0], len(ids)
+        del self.idle_ids[:count]
+        self.idle = len(self.idle_ids)
+        if count > 1 and ids[-1] - ids[0] == count - 1:  # a run of node ids: slices
+            used[ids[0] : ids[-1] + 1] = [cores] * count
+            first[ids[0] : ids[-1] + 1] = [job] * count
+        else:
+            for node in ids:
+                used[node] = cores
+                first[node] = job
+        cpn = self.cores_per_node
+        if isinstance(cpn, int):
+            if cores < cpn:
+                _add(self.partly_used_ids, ids)
+        else:
+            full = self._cores
+            _add(self.partly_used_ids, [node for node in ids if cores < full[node]])
+
     @cython.locals(node=cython.Py_ssize_t, before=cython.Py_ssize_t, after=cython.Py_ssize_t)
     def vacate(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         """`job` (or a reservation key) gives back its `cores` cores and its slot on `nodes`."""
         used, full, slots = self._used, self._cores, self._occupants
         were_partly, now_idle, now_partly, others = [], [], [], []
+        alone = job not in self.shared  # no job beside it on any node: no neighbour to count out
         self._arrays = None
         for node in nodes if isinstance(nodes, list) else nodes.tolist():
             before = used[node]
@@ -199,13 +213,16 @@ class NodeState:
                 other = slot[node]
                 if other == job and not cleared:
                     slot[node], cleared = EMPTY, True
-                elif other > EMPTY:
+                    if alone:
+                        break
+                elif other > EMPTY and not alone:
                     others.append(other)
         _remove(self.partly_used_ids, were_partly)
         _add(self.partly_used_ids, now_partly)
         _add(self.idle_ids, now_idle)
         self.idle = len(self.idle_ids)
-        self._share(job, others, -1)
+        if not alone:
+            self._share(job, others, -1)
 
     def take(self, owner: int, ids: list[int]) -> None:
         """`owner` (a job or a reservation key) takes every core of the idle nodes `ids` (in slot
@@ -284,12 +301,14 @@ class NodeState:
     def jobs_on(self, nodes: np.ndarray | list[int]) -> np.ndarray:
         """The distinct jobs on these nodes (ascending; a node may be listed more than once)."""
         ids = nodes if isinstance(nodes, list) else nodes.tolist()
-        jobs: set[int] = set()
-        for slot in self._occupants:
+        slots = self._occupants
+        jobs = set(map(slots[0].__getitem__, ids))
+        for slot in slots[1:]:
             jobs.update(map(slot.__getitem__, ids))
         ordered = sorted(jobs)
-        # jobs only: EMPTY and reservation keys are negative
-        return np.array(ordered[bisect.bisect_left(ordered, 0) :], dtype=np.int64)
+        if ordered and ordered[0] < 0:  # jobs only: EMPTY and reservation keys are negative
+            del ordered[: bisect.bisect_left(ordered, 0)]
+        return np.array(ordered, dtype=np.int64)
 
 
 def _remove(ids: list[int], nodes: list[int]) -> None:

@@ -237,15 +237,17 @@ class CoLocationAllocator(Allocator):
 
     def commit(self, job: int, allocation: Allocation) -> None:
         super().commit(job, allocation)
-        self.free_halves -= allocation.size * (allocation.cores // self.half)
-        self._free_cores -= allocation.size * allocation.cores
+        nodes = len(allocation.node_ids)
+        self.free_halves -= nodes * (allocation.cores // self.half)
+        self._free_cores -= nodes * allocation.cores
         if self.needs is not None:
             self._account(job, allocation, 1)
 
     def release(self, job: int, allocation: Allocation) -> None:
         super().release(job, allocation)
-        self.free_halves += allocation.size * (allocation.cores // self.half)
-        self._free_cores += allocation.size * allocation.cores
+        nodes = len(allocation.node_ids)
+        self.free_halves += nodes * (allocation.cores // self.half)
+        self._free_cores += nodes * allocation.cores
         if self.needs is not None:
             self._account(job, allocation, -1)
 
