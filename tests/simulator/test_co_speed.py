@@ -163,6 +163,23 @@ def test_node_state_matches_what_the_owners_hold(case):
         assert rebuilt.idle_ids == state.idle_ids
 
 
+def test_a_node_shared_by_jobs_turns_partly_used_and_idle_as_they_leave():
+    state = NodeState(Platform.of_groups([NodeGroup(1, 1, 2), NodeGroup(1, 1, 4)]), slots=3)
+    state.occupy(0, [0, 1], 1)  # the lowest idle nodes
+    assert state.partly_used_ids == [0, 1] and state.idle_ids == []
+    state.occupy(1, [1, 0], 1)  # node 0 (2 cores) full, node 1 (4 cores) still partly used
+    assert state.partly_used_ids == [1] and state.neighbours(0) == [1]
+    state.occupy(2, np.array([1]), 2)  # node 1 full, three jobs
+    assert state.partly_used_ids == [] and sorted(state.neighbours(2)) == [0, 1]
+    state.vacate(0, [0, 1], 1)
+    assert state.partly_used_ids == [0, 1] and state.shared == {1: {2: 1}, 2: {1: 1}}
+    state.vacate(1, np.array([0, 1]), 1)
+    assert state.partly_used_ids == [1] and state.idle_ids == [0] and state.shared == {}
+    state.vacate(2, [1], 2)
+    assert state.partly_used_ids == [] and state.idle_ids == [0, 1] and state.idle == 2
+    assert state.occupants.tolist() == [[EMPTY] * 3] * 2
+
+
 def test_node_state_arrays_are_read_only():
     state = NodeState(Platform(2, 2, 1))
     state.occupy(0, [1], 1)
