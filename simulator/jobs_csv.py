@@ -18,7 +18,7 @@ import numpy as np
 
 from cosched.simulator.result import JobNodes
 
-__all__ = ["jobs_csv_text", "integer_cells", "node_cells", "whole_numbers"]
+__all__ = ["jobs_csv_text", "integer_words", "node_cells", "whole_numbers"]
 
 # below it, repr() writes a whole float as its integer and ".0"; at or above it, in exponent form
 WHOLE_FLOAT_LIMIT = 1e16
@@ -51,26 +51,29 @@ def _digit_words() -> np.ndarray:
     return np.concatenate([leading, padded, alone]).view(np.uint32).ravel()
 
 
-def integer_cells(values: np.ndarray) -> np.ndarray:
-    """(len(values), width) bytes: each int64's decimal text ("-" and digits) after zero bytes."""
+def integer_words(values: np.ndarray, suffix: bytes = b"") -> np.ndarray:
+    """(len(values), words) uint32, DIGITS_PER_STEP bytes a word: each int64's decimal text ("-"
+    and digits) after zero bytes, then `suffix` (at most one word) and zero bytes."""
     magnitude = np.abs(values).astype(np.uint64)  # abs(-2**63) wraps to 2**63, right as uint64
     largest = int(magnitude.max()) if magnitude.size else 0
-    places = len(str(largest))
-    steps = -(-places // DIGITS_PER_STEP)
-    words = np.empty((len(values), steps), np.uint32)  # a number's steps, most significant first
+    steps = -(-len(str(largest)) // DIGITS_PER_STEP)
+    negative = values < 0
+    sign = int(bool(negative.any()))
+    words = np.empty((len(values), sign + steps + bool(suffix)), np.uint32)
     rest = magnitude.astype(np.uint32) if largest < 2**32 else magnitude  # faster division
     table = _digit_words()
     for step in range(steps):
         quotient = rest // STEP
         word = (rest - quotient * STEP).astype(np.intp)
         word += np.where(quotient > 0, STEP, 2 * STEP if step == 0 else 0)
-        words[:, steps - 1 - step] = table.take(word)
+        words[:, sign + steps - 1 - step] = table.take(word)
         rest = quotient
-    cells = words.view(np.uint8)[:, steps * DIGITS_PER_STEP - places :]  # no column of zeros only
-    if not (values < 0).any():
-        return cells
-    signs = (values < 0).astype(np.uint8) * np.uint8(ord("-"))  # the zero bytes up to the digits go
-    return np.hstack([signs[:, None], cells])
+    if suffix:
+        words[:, -1] = np.frombuffer(suffix.ljust(DIGITS_PER_STEP, b"\0"), np.uint32)[0]
+    if sign:  # "-" in the last byte before the digits; the zero bytes up to them go
+        words[:, 0] = 0
+        words.view(np.uint8)[:, DIGITS_PER_STEP - 1] = negative * np.uint8(ord("-"))
+    return words
 
 
 def node_cells(flat: np.ndarray, counts: np.ndarray) -> np.ndarray | None:
@@ -81,74 +84,74 @@ def node_cells(flat: np.ndarray, counts: np.ndarray) -> np.ndarray | None:
         return None
     top = int(flat.max()) if flat.size else 0
     by_id = top < flat.size  # the text of each id 0 ... top, looked up: fewer ids to format
-    cells = integer_cells(np.arange(top + 1) if by_id else flat.astype(np.int64))
-    chars = np.hstack([cells, np.full((len(cells), 1), ord(";"), np.uint8)])
-    if by_id:
-        chars = chars[flat]
+    digits = integer_words(np.arange(top + 1) if by_id else flat.astype(np.int64)).view(np.uint8)
+    pad = np.zeros((len(digits), DIGITS_PER_STEP - 1), np.uint8)  # room to round up to words
+    chars = np.hstack([pad, digits, np.full((len(digits), 1), ord(";"), np.uint8)])
+    if by_id:  # as few whole words as the longest id and ";" need, gathered a word at a time
+        width = -(-(len(str(top)) + 1) // DIGITS_PER_STEP) * DIGITS_PER_STEP
+        words = np.ascontiguousarray(chars[:, chars.shape[1] - width :]).view(np.uint32)
+        chars = np.take(words, flat, axis=0).view(np.uint8)
     chars[np.cumsum(counts)[counts > 0] - 1, -1] = 0  # each job's last id ends its cell
     return chars
 
 
-def _text_cells(texts: list) -> np.ndarray | None:
-    """(len(texts), width) bytes of each text (UTF-8, then zero bytes); None if pandas would quote
-    one or one is no text or holds a zero byte."""
+def _text_words(texts: list, end: str) -> np.ndarray | None:
+    """(len(texts), words) uint32 of each text (UTF-8) and `end`, then zero bytes; None if pandas
+    would quote one or one is no text or holds a zero byte."""
     distinct = set(texts)
     if not all(isinstance(value, str) for value in distinct) or any(
         character in value for value in distinct for character in (*QUOTED, "\0")
     ):
         return None
-    encoded = {value: value.encode() for value in distinct}
-    data = np.array([encoded[value] for value in texts], dtype=bytes)
-    return data.view(np.uint8).reshape(len(texts), data.dtype.itemsize)
+    encoded = {value: (value + end).encode() for value in distinct}
+    width = -(-max(map(len, encoded.values())) // DIGITS_PER_STEP) * DIGITS_PER_STEP
+    data = np.array([encoded[value] for value in texts], dtype=f"S{width}")
+    return data.view(np.uint32).reshape(len(texts), width // DIGITS_PER_STEP)
 
 
-def _column_cells(column) -> np.ndarray | None:
-    """(rows, width) bytes of a column's cells as pandas writes them, or None (no rule here)."""
+def _column_words(column, end: str) -> np.ndarray | None:
+    """(rows, words) uint32 of a column's cells as pandas writes them, each followed by `end`, or
+    None (no rule here)."""
     kind = column.dtype.kind if isinstance(column, np.ndarray) else "list"
     if kind in "iu":
-        return (
-            integer_cells(column.astype(np.int64)) if np.can_cast(column.dtype, np.int64) else None
-        )
+        if not np.can_cast(column.dtype, np.int64):
+            return None
+        return integer_words(column.astype(np.int64, copy=False), end.encode())
     if kind == "f":
         whole = whole_numbers(column)
         if whole is not None:
-            cells = integer_cells(whole)
-            return np.hstack(
-                [cells, np.broadcast_to(np.frombuffer(b".0", np.uint8), (len(cells), 2))]
-            )
-        return _text_cells(["" if x != x else repr(x) for x in column.tolist()])  # NaN: empty
+            return integer_words(whole, b".0" + end.encode())
+        return _text_words(["" if x != x else repr(x) for x in column.tolist()], end)  # NaN: ""
     if kind in ("list", "U", "O"):
-        return _text_cells(column.tolist() if isinstance(column, np.ndarray) else column)
+        return _text_words(column.tolist() if isinstance(column, np.ndarray) else column, end)
     return None
 
 
-def _row_part(columns: list, rows: int, last: bool) -> np.ndarray | None:
-    """The cells of `columns` side by side, each followed by "," (the row's last by a newline when
-    `last`): a (rows, width) byte matrix, or None (a column needs pandas)."""
+def _row_words(columns: list, end: str) -> np.ndarray | None:
+    """The cells of `columns` side by side, each followed by "," (the last by `end`): a (rows,
+    words) uint32 matrix, or None (a column needs pandas)."""
     blocks = []
     for number, column in enumerate(columns):
-        cells = _column_cells(column)
-        if cells is None:
+        words = _column_words(column, end if number == len(columns) - 1 else ",")
+        if words is None:
             return None
-        end = "\n" if last and number == len(columns) - 1 else ","
-        blocks += [cells, np.full((rows, 1), ord(end), np.uint8)]
-    return np.hstack(blocks) if blocks else np.zeros((rows, 0), np.uint8)
+        blocks.append(words)
+    return np.hstack(blocks)
 
 
 def _joined(before: np.ndarray, nodes: np.ndarray, counts: np.ndarray, after: np.ndarray) -> str:
-    """The rows' text: each job's bytes of `before`, its `counts[j]` rows of `nodes`, its bytes of
-    `after` (the zero bytes deleted). One mask marks the fixed bytes of the whole file; the fixed
-    and the node bytes each fill their places in one numpy call."""
+    """The rows' text: each job's words of `before`, its `counts[j]` rows of `nodes` (bytes), its
+    words of `after` (the zero bytes deleted). One mask marks the fixed bytes of the whole file;
+    the fixed and the node bytes each fill their places in one numpy call."""
     rows = len(counts)
+    fixed_bytes = np.hstack([before, after]).view(np.uint8)
     lengths = np.empty((rows, 3), np.int64)
-    lengths[:, 0], lengths[:, 1], lengths[:, 2] = (
-        before.shape[1],
-        counts * nodes.shape[1],
-        after.shape[1],
-    )
+    lengths[:, 0] = before.shape[1] * DIGITS_PER_STEP
+    lengths[:, 1] = counts * nodes.shape[1]
+    lengths[:, 2] = after.shape[1] * DIGITS_PER_STEP
     fixed = np.repeat(np.tile(np.array([True, False, True]), rows), lengths.ravel())
     text = np.empty(fixed.size, np.uint8)
-    text[fixed] = np.hstack([before, after]).ravel()
+    text[fixed] = fixed_bytes.ravel()
     text[~fixed] = nodes.ravel()
     return text.tobytes().translate(None, b"\0").decode()
 
@@ -188,12 +191,9 @@ def jobs_csv_text(result) -> str | None:
     if not rows:
         return header
     nodes = node_cells(job_nodes.flat, job_nodes.counts)
-    first = _row_part(list(before.values()), rows, last=False)
-    rest = _row_part(list(after.values()), rows, last=True)
+    first = _row_words(list(before.values()), ",")  # the "," before the nodes
+    nodes_end = np.full((rows, 1), ord("," if after else "\n"), np.uint32)  # one word
+    rest = _row_words(list(after.values()), "\n") if after else nodes_end[:, :0]
     if nodes is None or first is None or rest is None:
         return None
-    if not after:  # the nodes end the row
-        rest = np.full((rows, 1), ord("\n"), np.uint8)
-    else:
-        rest = np.hstack([np.full((rows, 1), ord(","), np.uint8), rest])
-    return header + _joined(first, nodes, job_nodes.counts, rest)
+    return header + _joined(first, nodes, job_nodes.counts, np.hstack([nodes_end, rest]))

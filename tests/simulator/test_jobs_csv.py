@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosched.simulator.jobs_csv import integer_cells, jobs_csv_text, node_cells, whole_numbers
+from cosched.simulator.jobs_csv import integer_words, jobs_csv_text, node_cells, whole_numbers
 from cosched.simulator.platform import PRESETS
 from cosched.simulator.result import SimulationResult
 from cosched.simulator.workload import Workload
@@ -119,9 +119,10 @@ def _texts(cells: np.ndarray) -> list[str]:
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(INT64, min_size=1, max_size=20))
-def test_integer_cells_are_each_value_in_decimal(values):
-    assert _texts(integer_cells(np.array(values, dtype=np.int64))) == list(map(str, values))
+@given(st.lists(INT64, min_size=1, max_size=20), st.sampled_from(["", ",", ".0,", ".0\n"]))
+def test_integer_words_are_each_value_in_decimal_and_the_suffix(values, suffix):
+    words = integer_words(np.array(values, dtype=np.int64), suffix.encode())
+    assert _texts(words.view(np.uint8)) == [f"{value}{suffix}" for value in values]
 
 
 @settings(max_examples=100, deadline=None)
@@ -135,14 +136,27 @@ def test_whole_numbers_are_the_floats_repr_writes_as_integers(values):
         assert found is None
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 2000), max_size=12), max_size=20))
-def test_node_ids_join_as_jobs_frame_joins_them(jobs):
+def _joined_node_texts(jobs: list[list[int]]) -> list[str]:
     flat = np.array([node for ids in jobs for node in ids], dtype=np.int64)
     counts = np.array([len(ids) for ids in jobs], dtype=np.int64)
     texts = _texts(node_cells(flat, counts))
-    joined = ["".join(texts.pop(0) for _ in ids) for ids in jobs]
-    assert joined == [";".join(map(str, ids)) for ids in jobs]
+    return ["".join(texts.pop(0) for _ in ids) for ids in jobs]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from([9, 99, 2000, 20_000]).flatmap(
+        lambda top: st.lists(st.lists(st.integers(0, top), max_size=12), max_size=20)
+    )
+)
+def test_node_ids_join_as_jobs_frame_joins_them(jobs):
+    assert _joined_node_texts(jobs) == [";".join(map(str, ids)) for ids in jobs]
+
+
+def test_node_ids_of_every_width_join_as_jobs_frame_joins_them():
+    """More ids than the largest id (each id's text looked up), of 1 to 4 digits."""
+    jobs = [list(range(start, start + 7)) for start in range(0, 1200, 7)]
+    assert _joined_node_texts(jobs) == [";".join(map(str, ids)) for ids in jobs]
 
 
 def test_names_pandas_would_quote_go_through_pandas(tmp_path):
