@@ -17,7 +17,6 @@ package is installed.
 from __future__ import annotations
 
 import hashlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
@@ -75,10 +74,11 @@ def _extension_matches(source: Path) -> bool:
     return recorded == source_hash(source)
 
 
-class SourceGuard(importlib.abc.MetaPathFinder):
+class SourceGuard:
     """Loads a compiled module's ``.py`` source instead of its extension when pure Python is asked
     for or the extension was built from another version of the source; otherwise defers to the
-    ordinary finders (which prefer the extension)."""
+    ordinary finders (which prefer the extension). A meta path finder needs only `find_spec`, as
+    `CheckoutAreas` (no importlib.abc import at start)."""
 
     def __init__(self, modules: tuple[str, ...] = COMPILED_MODULES):
         self.modules = modules
