@@ -602,9 +602,9 @@ class ExperimentSpec(ABC):
         """Run one cell: its rows (a list of dicts), or a `CellResult` with side files."""
 
     @abstractmethod
-    def finish(self, out: Path, grid: pd.DataFrame, *, plots: bool = True) -> Any:
+    def finish(self, out: Path, grid: pd.DataFrame, *, plots: bool = True, workers: int = 1) -> Any:
         """Write the final tables (and plots) from the grid's rows; return what `run_experiment`
-        returns."""
+        returns. `workers`: local processes it may use (those the grid could)."""
 
     def matches(self, document: dict) -> Callable[[Path], bool] | None:
         """Whether a stored spec file describes this grid (None: equal to `document`,
@@ -675,4 +675,4 @@ def run_experiment(
                 desc=spec.command,
                 unit=spec.unit,
             )
-        return spec.finish(out, grid, plots=plots)
+        return spec.finish(out, grid, plots=plots, workers=workers or os.cpu_count() or 1)
