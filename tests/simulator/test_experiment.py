@@ -15,6 +15,7 @@ from cosched.simulator import co_cli
 from cosched.simulator.data import EXAMPLE_HEATMAP, example_path
 from cosched.simulator.experiment import experiment_workload, preset_spec, run_cell, run_experiment
 from cosched.simulator.experiment_plots import pareto_front
+from cosched.simulator.schedulers import COSCHEDULERS
 from cosched.theory.heatmap import read_heatmap
 
 SMALL = dict(jobs=40, experiments=2, schedulers=["easy", "easy-co", "filler"])
@@ -150,6 +151,15 @@ def test_plots_drawn_by_two_processes_are_the_files_one_process_draws(tmp_path):
     for name in drawn:
         one, two = (tmp_path / folder / "plots" / name for folder in ("one", "two"))
         assert one.read_bytes() == two.read_bytes(), name
+
+
+def test_workers_start_the_co_schedulers_cells_first():
+    spec = preset_spec("thesis")
+    cells = spec.cells()
+    order = spec.dispatch_order(cells)
+    co = [cell for cell in cells if cell[1] in COSCHEDULERS]
+    assert order == co + [cell for cell in cells if cell[1] not in COSCHEDULERS]
+    assert 0 < len(co) < len(cells)
 
 
 def test_pareto_front_marks_exactly_the_non_dominated_points():
