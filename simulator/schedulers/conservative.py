@@ -35,8 +35,7 @@ INF = math.inf
 WINDOW_SLACK = 1e-9
 
 
-@cython.cfunc
-@cython.inline
+@cython.ccall
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.locals(middle=cython.Py_ssize_t, at=cython.double)
@@ -54,8 +53,7 @@ def _first_at_or_after(
     return low
 
 
-@cython.cfunc
-@cython.inline
+@cython.ccall
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.locals(middle=cython.Py_ssize_t, at=cython.double)
