@@ -1,9 +1,10 @@
 """The names of Cython's pure-Python mode that the hot modules use, for plain Python without Cython.
 
 A hot module (`cosched._compiled.COMPILED_MODULES`) types its local counters, times and lists with
-``@cython.locals(...)``, and may declare extension types (``@cython.cclass`` with
-``cython.declare``d attributes) and C-level functions and methods (``@cython.cfunc``,
-``@cython.ccall``); the Cython compiler reads these through the module's own ``import cython``.
+``@cython.locals(...)`` (and what a function returns with ``@cython.returns(...)``), and may declare
+extension types (``@cython.cclass`` with ``cython.declare``d attributes) and C-level functions and
+methods (``@cython.cfunc``, ``@cython.ccall``); the Cython compiler reads these through the module's
+own ``import cython``.
 When the module runs as plain Python, ``import cython`` finds Cython's own shadow module if Cython
 is installed, and this one otherwise: every decorator returns its function or class unchanged,
 `declare` gives None (the instance sets the attribute) and every type is a name, so the source
@@ -17,6 +18,7 @@ from typing import Any, TypeVar
 
 __all__ = [
     "locals",
+    "returns",
     "cclass",
     "cfunc",
     "ccall",
@@ -40,6 +42,15 @@ Py_ssize_t = int
 
 def locals(**types: object) -> Callable[[F], F]:  # noqa: A001  (Cython's name)
     """``@cython.locals(name=type, ...)``: the types of a function's locals, ignored here."""
+
+    def unchanged(function: F) -> F:
+        return function
+
+    return unchanged
+
+
+def returns(kind: object) -> Callable[[F], F]:
+    """``@cython.returns(type)``: the C type a function returns, ignored here."""
 
     def unchanged(function: F) -> F:
         return function

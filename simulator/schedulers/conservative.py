@@ -38,10 +38,15 @@ WINDOW_SLACK = 1e-9
 @cython.ccall
 @cython.boundscheck(False)
 @cython.wraparound(False)
-@cython.locals(middle=cython.Py_ssize_t, at=cython.double)
-def _first_at_or_after(
-    times: list, when: float, low: cython.Py_ssize_t, high: cython.Py_ssize_t
-) -> cython.Py_ssize_t:
+@cython.locals(
+    when=cython.double,
+    low=cython.Py_ssize_t,
+    high=cython.Py_ssize_t,
+    middle=cython.Py_ssize_t,
+    at=cython.double,
+)
+@cython.returns(cython.Py_ssize_t)
+def _first_at_or_after(times: list, when: float, low: int, high: int) -> int:
     """The first index in times[low:high] whose time is >= `when` (`bisect_left`), else high."""
     while low < high:
         middle = (low + high) // 2
@@ -56,10 +61,15 @@ def _first_at_or_after(
 @cython.ccall
 @cython.boundscheck(False)
 @cython.wraparound(False)
-@cython.locals(middle=cython.Py_ssize_t, at=cython.double)
-def _first_after(
-    times: list, when: float, low: cython.Py_ssize_t, high: cython.Py_ssize_t
-) -> cython.Py_ssize_t:
+@cython.locals(
+    when=cython.double,
+    low=cython.Py_ssize_t,
+    high=cython.Py_ssize_t,
+    middle=cython.Py_ssize_t,
+    at=cython.double,
+)
+@cython.returns(cython.Py_ssize_t)
+def _first_after(times: list, when: float, low: int, high: int) -> int:
     """The first index in times[low:high] whose time is > `when` (`bisect_right`), else high."""
     while low < high:
         middle = (low + high) // 2
@@ -75,7 +85,9 @@ def _first_after(
 @cython.inline
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def _time(times: list, index: cython.Py_ssize_t) -> cython.double:
+@cython.locals(index=cython.Py_ssize_t)
+@cython.returns(cython.double)
+def _time(times: list, index: int) -> float:
     """times[index] as a C double (compared in C, not as Python objects)."""
     return times[index]
 
@@ -117,8 +129,11 @@ class Profile:
         self.first_free = {}
 
     @cython.ccall
-    @cython.locals(free=list, index=cython.Py_ssize_t, size=cython.Py_ssize_t)
-    def first_with(self, units: cython.Py_ssize_t) -> cython.Py_ssize_t:
+    @cython.locals(
+        units=cython.Py_ssize_t, free=list, index=cython.Py_ssize_t, size=cython.Py_ssize_t
+    )
+    @cython.returns(cython.Py_ssize_t)
+    def first_with(self, units: int) -> int:
         """Index of the first segment (of the lists, pending move aside) with `units` free, or
         len(free) if none."""
         kept = self.first_free.get(units)
@@ -127,7 +142,7 @@ class Profile:
         free = self.free
         index, size = 0, len(free)
         while index < size:
-            available: cython.Py_ssize_t = free[index]
+            available = free[index]
             if available >= units:
                 break
             index += 1
@@ -145,7 +160,7 @@ class Profile:
             self.add(stop, end, units)
 
     @cython.ccall
-    @cython.locals(times=list, index=cython.Py_ssize_t)
+    @cython.locals(now=cython.double, times=list, index=cython.Py_ssize_t)
     def advance(self, now: float) -> None:
         """Forget the past before `now`."""
         if self.pending is not None:
@@ -160,6 +175,9 @@ class Profile:
 
     @cython.ccall
     @cython.locals(
+        begin=cython.double,
+        end=cython.double,
+        delta=cython.Py_ssize_t,
         times=list,
         free=list,
         first=cython.Py_ssize_t,
@@ -169,7 +187,7 @@ class Profile:
         neighbour=cython.Py_ssize_t,
         at=cython.double,
     )
-    def add(self, begin: float, end: float, delta: cython.Py_ssize_t) -> None:
+    def add(self, begin: float, end: float, delta: int) -> None:
         """Add `delta` free units on [begin, end) (negative to reserve)."""
         if self.pending is not None:
             self.settle()
@@ -204,9 +222,14 @@ class Profile:
                 del times[first], free[first]
 
     @cython.ccall
-    def move(
-        self, begin: float, end: float, start: float, stop: float, units: cython.Py_ssize_t
-    ) -> None:
+    @cython.locals(
+        begin=cython.double,
+        end=cython.double,
+        start=cython.double,
+        stop=cython.double,
+        units=cython.Py_ssize_t,
+    )
+    def move(self, begin: float, end: float, start: float, stop: float, units: int) -> None:
         """Move a reservation of `units` from [begin, end) to [start, stop), start < begin,
         stop <= end."""
         pending = self.pending
@@ -219,6 +242,8 @@ class Profile:
 
     @cython.ccall
     @cython.locals(
+        duration=cython.double,
+        units=cython.Py_ssize_t,
         times=list,
         free=list,
         size=cython.Py_ssize_t,
@@ -230,7 +255,7 @@ class Profile:
         end=cython.double,
         at=cython.double,
     )
-    def earliest(self, duration: float, units: cython.Py_ssize_t) -> float:
+    def earliest(self, duration: float, units: int) -> float:
         """The earliest start from now with `units` free during `duration` (a new reservation,
         003 §5.1.3)."""
         if self.pending is not None:
@@ -264,6 +289,12 @@ class Profile:
 
     @cython.ccall
     @cython.locals(
+        duration=cython.double,
+        units=cython.Py_ssize_t,
+        begin=cython.double,
+        end=cython.double,
+        now=cython.double,
+        start=cython.double,
         times=list,
         free=list,
         pending=tuple,
@@ -274,9 +305,7 @@ class Profile:
         k=cython.Py_ssize_t,
         available=cython.Py_ssize_t,
     )
-    def earlier(
-        self, duration: float, units: cython.Py_ssize_t, begin: float, end: float
-    ) -> float | None:
+    def earlier(self, duration: float, units: int, begin: float, end: float) -> float | None:
         """The earliest start before `begin` for a job holding `units` on [begin, end), or None.
 
         This is where Conservative compression asks whether a reserved job can move up (003 §5.1.3).
@@ -298,11 +327,11 @@ class Profile:
             else:
                 taken, low, high = pending[0], pending[1], pending[2]
         before = _first_at_or_after(times, begin, 0, len(times))  # segments 0..before-1: earlier
-        now: cython.double = times[0]
+        now = times[0]
         if now + duration < begin:  # a whole window may fit before `begin`
             found = self._whole_window(duration, units, begin, before)
             if found is not None:
-                start: cython.double = found
+                start = found
                 # a window that overlaps the pending move: apply it first
                 if taken and start < high and start + duration > low:
                     self.settle()
@@ -319,8 +348,10 @@ class Profile:
         return self._run_through(k, units)
 
     @cython.ccall
-    @cython.locals(free=list, available=cython.Py_ssize_t)
-    def _run_through(self, k: cython.Py_ssize_t, units: cython.Py_ssize_t) -> float:
+    @cython.locals(
+        k=cython.Py_ssize_t, units=cython.Py_ssize_t, free=list, available=cython.Py_ssize_t
+    )
+    def _run_through(self, k: int, units: int) -> float:
         """Start of the run of segments with `units` free (as listed) that ends in segment k."""
         free = self.free
         while k > 0:
@@ -332,6 +363,10 @@ class Profile:
 
     @cython.ccall
     @cython.locals(
+        duration=cython.double,
+        units=cython.Py_ssize_t,
+        begin=cython.double,
+        before=cython.Py_ssize_t,
         times=list,
         free=list,
         last=cython.Py_ssize_t,
@@ -342,9 +377,7 @@ class Profile:
         stop=cython.double,
         at=cython.double,
     )
-    def _whole_window(
-        self, duration: float, units: cython.Py_ssize_t, begin: float, before: cython.Py_ssize_t
-    ) -> float | None:
+    def _whole_window(self, duration: float, units: int, begin: float, before: int) -> float | None:
         """The first start t of the lists (pending move aside) with `units` free on [t, t +
         duration) and t + duration < `begin`, or None; segments before..: at or after `begin`."""
         times, free = self.times, self.free
@@ -378,6 +411,10 @@ class Profile:
 
     @cython.ccall
     @cython.locals(
+        duration=cython.double,
+        units=cython.Py_ssize_t,
+        begin=cython.double,
+        end=cython.double,
         times=list,
         free=list,
         size=cython.Py_ssize_t,
@@ -388,9 +425,7 @@ class Profile:
         stop=cython.double,
         at=cython.double,
     )
-    def _earlier_scan(
-        self, duration: float, units: cython.Py_ssize_t, begin: float, end: float
-    ) -> float | None:
+    def _earlier_scan(self, duration: float, units: int, begin: float, end: float) -> float | None:
         """`earlier` by a scan of every start from now, counting the job's own units on [begin,
         end)."""
         self.settle()
@@ -424,6 +459,12 @@ class Profile:
 
     @cython.ccall
     @cython.locals(
+        k=cython.Py_ssize_t,
+        begin=cython.double,
+        units=cython.Py_ssize_t,
+        taken=cython.Py_ssize_t,
+        low=cython.double,
+        high=cython.double,
         times=list,
         free=list,
         point=cython.double,
@@ -432,10 +473,10 @@ class Profile:
     )
     def _run_start(
         self,
-        k: cython.Py_ssize_t,
+        k: int,
         begin: float,
-        units: cython.Py_ssize_t,
-        taken: cython.Py_ssize_t,
+        units: int,
+        taken: int,
         low: float,
         high: float,
     ) -> float | None:
@@ -564,7 +605,15 @@ class ConservativeBackfill:
                 kept += 1
         return kept
 
-    @cython.locals(profile=Profile, now=cython.double, next_begin=cython.double)
+    @cython.locals(
+        units=cython.Py_ssize_t,
+        duration=cython.double,
+        begin=cython.double,
+        end=cython.double,
+        profile=Profile,
+        now=cython.double,
+        next_begin=cython.double,
+    )
     def _place(self, jobs: list[int], now: float, next_begin: float) -> tuple[list[int], float]:
         """Reserve the earliest slot for each of `jobs` in order; returns the jobs due now and the
         earliest later reservation start."""
@@ -572,10 +621,10 @@ class ConservativeBackfill:
         estimate, units_of, table = engine.estimate, engine.units, engine.units_table
         due = []
         for job in jobs:
-            units: cython.Py_ssize_t = table[job] if table is not None else units_of(job)
-            duration: cython.double = estimate[job]
-            begin: cython.double = profile.earliest(duration, units)
-            end: cython.double = begin + duration
+            units = table[job] if table is not None else units_of(job)
+            duration = estimate[job]
+            begin = profile.earliest(duration, units)
+            end = begin + duration
             profile.add(begin, end, -units)
             slot[job] = (begin, end, units, duration)
             if first is not None and job not in first:

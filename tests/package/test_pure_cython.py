@@ -55,7 +55,12 @@ def test_the_extension_type_decorators_return_the_class_and_functions_themselves
         _pure_cython.wraparound(False),
     ):
         assert decorator(Shadow) is Shadow
-    for decorator in (_pure_cython.cfunc, _pure_cython.ccall, _pure_cython.inline):
+    for decorator in (
+        _pure_cython.cfunc,
+        _pure_cython.ccall,
+        _pure_cython.inline,
+        _pure_cython.returns(_pure_cython.double),
+    ):
         assert decorator(shadow) is shadow
     assert Shadow.size is None  # the instance sets it
 
