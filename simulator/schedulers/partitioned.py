@@ -8,7 +8,8 @@ import bisect
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from functools import partial
-from itertools import islice
+from itertools import compress, islice
+from operator import itemgetter
 from typing import Any, cast
 
 import numpy as np
@@ -17,6 +18,8 @@ from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_
 from cosched.simulator.view import PartitionsView, SchedulerView
 
 __all__ = ["PartitionedQueues"]
+
+_JOB = itemgetter(1)  # the job of a (predicted end, job) item
 
 
 class _PartitionView:
@@ -28,7 +31,7 @@ class _PartitionView:
     __slots__ = (
         "_engine",
         "_partition",
-        "_partition_of",
+        "_in_partition",
         "free_units",
         "total_units",
         "units",
@@ -45,7 +48,8 @@ class _PartitionView:
 
     def __init__(self, engine: SchedulerView, partitions: PartitionsView, partition: int):
         self._engine, self._partition = engine, partition
-        self._partition_of = partitions.partition_of
+        # per job: True if it is of this partition (the filter of `by_end`, run in C)
+        self._in_partition = [of == partition for of in partitions.partition_of].__getitem__
         self.free_units = partial(partitions.free_units_in, partition)
         self.total_units = len(partitions.node_sets[partition])
         self.units, self.units_table, self.held = engine.units, engine.units_table, engine.held
@@ -62,8 +66,8 @@ class _PartitionView:
     def by_end(self) -> Iterator[tuple[float, int]]:
         """The running jobs of this partition as (predicted end, job), in the engine's order (read
         once: the shadow time stops at the first end that frees enough units)."""
-        of, partition = self._partition_of, self._partition
-        return (item for item in self._engine.by_end if of[item[1]] == partition)
+        by_end = self._engine.by_end
+        return compress(by_end, map(self._in_partition, map(_JOB, by_end)))
 
 
 class PartitionedQueues:
