@@ -5,6 +5,7 @@ own nodes."""
 from __future__ import annotations
 
 import bisect
+import math
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from functools import partial
@@ -50,7 +51,7 @@ class _PartitionView:
         self._engine, self._partition = engine, partition
         # per job: True if it is of this partition (the filter of `by_end`, run in C)
         self._in_partition = [of == partition for of in partitions.partition_of].__getitem__
-        self.free_units = partial(partitions.free_units_in, partition)
+        self.free_units = partial(partitions.free_in.__getitem__, partition)
         self.total_units = len(partitions.node_sets[partition])
         self.units, self.units_table, self.held = engine.units, engine.units_table, engine.held
         self.allocation, self.eligible = engine.allocation, engine.eligible
@@ -68,6 +69,114 @@ class _PartitionView:
         once: the shadow time stops at the first end that frees enough units)."""
         by_end = self._engine.by_end
         return compress(by_end, map(self._in_partition, map(_JOB, by_end)))
+
+
+class _PoolView:
+    """The view as the Conservative profile of one pool (a partition's nodes of one node type) sees
+    it: the pool's nodes as its units, a job's nodes on that pool as its units, and a start on the
+    pool's lowest idle nodes."""
+
+    __slots__ = (
+        "_engine",
+        "_pool",
+        "_pool_allocation",
+        "_eligible",
+        "total_units",
+        "units_table",
+        "estimate",
+        "predicted_end",
+        "request_wakeup",
+    )
+
+    def __init__(self, engine: SchedulerView, partitions: PartitionsView, pool: int):
+        assert engine.eligible is not None  # pools exist where a partition holds several types
+        self._engine, self._pool, self._eligible = engine, pool, engine.eligible
+        self._pool_allocation = partitions.pool_allocation
+        self.total_units = partitions.pool_sizes[pool]
+        self.units_table = self
+        self.estimate, self.predicted_end = engine.estimate, engine.predicted_end
+        self.request_wakeup = engine.request_wakeup
+
+    @property
+    def now(self) -> float:
+        return self._engine.now
+
+    def __getitem__(self, job: int) -> int:
+        """The nodes `job` needs on this pool (the table of units)."""
+        pool = self._pool
+        return next(count for own, count in self._eligible.pools_of(job) if own == pool)
+
+    def units(self, job: int) -> int:
+        return self[job]
+
+    def start(self, job: int) -> bool:
+        """Start `job` on the pool's lowest idle nodes; False if too few are idle."""
+        allocation = self._pool_allocation(self._pool, self[job])
+        return allocation is not None and self._engine.start(job, allocation)
+
+
+class _PooledConservative:
+    """Conservative backfilling (003 §5.1.3) of a partition that holds several node types: one
+    profile per pool (a `ConservativeBackfill` over the pool's nodes). A job entering the window is
+    reserved on the pool where it can start earliest (ties: the allocator's pool order), as EASY
+    reserves the head's nodes (`pool_shadow_time`), keeps that pool, and starts on its nodes. Pools
+    share no node, so every reservation holds: no job starts later than its reservation said
+    unless a job runs past its estimate."""
+
+    def __init__(
+        self,
+        engine: SchedulerView,
+        partitions: PartitionsView,
+        partition: int,
+        depth: int,
+        first_reservations: dict | None,
+    ):
+        assert engine.eligible is not None
+        self.engine, self.eligible = engine, engine.eligible
+        self.pools = {
+            pool: ConservativeBackfill(
+                cast(SchedulerView, _PoolView(engine, partitions, pool)), depth, first_reservations
+            )
+            for pool in partitions.pools_in[partition]
+        }
+
+    @property
+    def slot(self) -> dict[int, tuple[float, float, int, float]]:
+        """The reservations of every pool (waiting job -> slot)."""
+        return {job: slot for part in self.pools.values() for job, slot in part.slot.items()}
+
+    def arrived(self) -> None:
+        for part in self.pools.values():
+            part.arrived()
+
+    def schedule(self, window: list[int]) -> int:
+        """Each pool's pass over its reserved jobs of `window` (queue order), then each job of the
+        window without a reservation placed on its earliest pool; returns how many started."""
+        pools, waiting = self.pools, self.engine.waiting
+        started = 0
+        for part in pools.values():
+            started += part.schedule([job for job in window if job in part.slot])
+        for job in window:
+            if job not in waiting or any(job in part.slot for part in pools.values()):
+                continue
+            part = pools[self._earliest_pool(job)]
+            part.arrived()
+            started += part.schedule(
+                [other for other in window if other in part.slot or other == job]
+            )
+        return started
+
+    def _earliest_pool(self, job: int) -> int:
+        """The pool of `job`'s partition where it can start earliest (003 §5.1.3, per pool)."""
+        now, duration = self.engine.now, self.engine.estimate[job]
+        best, best_pool = math.inf, -1
+        for pool, count in self.eligible.pools_of(job):
+            profile = self.pools[pool].profile
+            profile.advance(now)
+            begin = profile.earliest(duration, count)
+            if begin < best or best_pool < 0:
+                best, best_pool = begin, pool
+        return best_pool
 
 
 class PartitionedQueues:
@@ -97,16 +206,15 @@ class PartitionedQueues:
         # per partition: (its changes, its queue length) after a pass that started nothing
         self.idle: list[tuple[int, int] | None] = [None] * count
         self.views = [_PartitionView(engine, partitions, p) for p in range(count)]
-        self.conservative = (
-            [
-                ConservativeBackfill(
-                    cast(SchedulerView, view), scheduler.depth, scheduler.reservations
-                )
-                for view in self.views
+        self.conservative: list[ConservativeBackfill | _PooledConservative] | None = None
+        if scheduler.backfill == "conservative":
+            depth, first = scheduler.depth, scheduler.reservations
+            self.conservative = [
+                _PooledConservative(engine, partitions, p, depth, first)
+                if len(partitions.pools_in[p]) > 1
+                else ConservativeBackfill(cast(SchedulerView, view), depth, first)
+                for p, view in enumerate(self.views)
             ]
-            if scheduler.backfill == "conservative"
-            else None
-        )
 
     def schedule(self, engine: SchedulerView) -> None:
         """One pass over every partition's queue."""
@@ -241,6 +349,12 @@ class PartitionedQueues:
         running = self.engine.running
         assert self.conservative is not None
         for conservative in self.conservative:
-            ended = [job for job in conservative.booked if job not in running]
-            for job in ended:
-                conservative.finished(job)
+            parts = (
+                conservative.pools.values()
+                if isinstance(conservative, _PooledConservative)
+                else (conservative,)
+            )
+            for part in parts:
+                ended = [job for job in part.booked if job not in running]
+                for job in ended:
+                    part.finished(job)
