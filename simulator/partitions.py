@@ -198,6 +198,7 @@ class PartitionAllocator(CompactAllocator):
         # per partition: nodes taken or given back so far (a pass's state key)
         self.changes_in = [0] * len(self.node_sets)
         self._options: list[list[tuple[int, int]]] = []
+        self._taken_from: dict[int, int] = {}  # job -> the pool `allocate` took all its nodes from
         self._units = np.zeros(0, dtype=np.int64)
 
     def bind(self, workload) -> None:
@@ -286,6 +287,7 @@ class PartitionAllocator(CompactAllocator):
                 self.free_in_partitions[partition] -= count
                 self.changes_in[partition] += 1
                 self._hold(job, chosen)
+                self._taken_from[job] = pool
                 return Allocation(chosen, self._pool_cores[pool])
         return None
 
@@ -307,6 +309,7 @@ class PartitionAllocator(CompactAllocator):
         )
         changes = self.changes_in
         chosen = allocation.node_ids
+        self._taken_from.pop(job, None)  # it may now hold nodes of several pools
         for node in chosen:
             pool = where[node]
             idle = self._outside if pool < 0 else idle_in[pool]
@@ -325,9 +328,8 @@ class PartitionAllocator(CompactAllocator):
         )
         changes = self.changes_in
         nodes = allocation.node_ids
-        pools = [where[node] for node in nodes]
-        pool = pools[0]
-        if pool >= 0 and pools.count(pool) == len(pools):  # one pool's nodes (every allocation)
+        pool = self._taken_from.pop(job, -1)
+        if pool >= 0:  # nodes `allocate` took from one pool
             idle = idle_in[pool]
             if len(nodes) > BULK_NODES:  # two sorted runs: the sort merges them in one pass
                 idle.extend(nodes)
@@ -338,7 +340,8 @@ class PartitionAllocator(CompactAllocator):
             free_in[of[pool]] += len(nodes)
             changes[of[pool]] += 1
         else:
-            for node, pool in zip(nodes, pools):
+            for node in nodes:
+                pool = where[node]
                 bisect.insort(self._outside if pool < 0 else idle_in[pool], node)
                 if pool >= 0:
                     free_in[of[pool]] += 1

@@ -199,20 +199,24 @@ class PartitionedQueues:
         # waiting job exceeds its free units can start nothing, as `engine.waiting_units` shows
         # for the whole machine); None without a static units table
         self.table = engine.units_table
+        # per partition: its idle nodes and a count of the starts and ends on them (live lists)
+        self.free_in, self.changes_in = partitions.free_in, partitions.changes_in
         self.waiting_units: list[list[int]] | None = (
             None if self.table is None else [[] for _ in range(count)]
         )
-        self.arrived = 0
+        self.arrived, self.jobs = 0, len(self.partition_of)  # jobs queued so far, of all jobs
         # per partition: (its changes, its queue length) after a pass that started nothing
         self.idle: list[tuple[int, int] | None] = [None] * count
-        self.views = [_PartitionView(engine, partitions, p) for p in range(count)]
+        self.views = [
+            cast(SchedulerView, _PartitionView(engine, partitions, p)) for p in range(count)
+        ]
         self.conservative: list[ConservativeBackfill | _PooledConservative] | None = None
         if scheduler.backfill == "conservative":
             depth, first = scheduler.depth, scheduler.reservations
             self.conservative = [
                 _PooledConservative(engine, partitions, p, depth, first)
                 if len(partitions.pools_in[p]) > 1
-                else ConservativeBackfill(cast(SchedulerView, view), depth, first)
+                else ConservativeBackfill(view, depth, first)
                 for p, view in enumerate(self.views)
             ]
 
@@ -223,19 +227,21 @@ class PartitionedQueues:
         if self.conservative is not None:
             self._conservative_passes(engine)
             return
-        if self.scheduler.nothing_fits(engine):  # no waiting job fits in all free units together
+        scheduler = self.scheduler
+        if scheduler.nothing_fits(engine):  # no waiting job fits in all free units together
             return
-        if self.arrived < len(self.partition_of) and engine.submit[self.arrived] <= engine.now:
+        arrived = self.arrived
+        if arrived < self.jobs and engine.submit[arrived] <= engine.now:
             self._arrivals(engine)
         room = self._room()
-        if not any(room):
-            return
-        if self.scheduler.priority is None:  # arrival order: each partition's own waiting jobs
+        if scheduler.priority is None:  # arrival order: each partition's own waiting jobs
             for partition, waiting in enumerate(self.waiting):
                 if room[partition]:
                     self._pass(partition, waiting)
             return
-        ordered = np.asarray(self.scheduler.order(engine), dtype=np.int64)
+        if not any(room):
+            return
+        ordered = np.asarray(scheduler.order(engine), dtype=np.int64)
         partitions = self.partition_array[ordered]
         for partition, jobs in enumerate(room):
             if jobs:
@@ -248,23 +254,26 @@ class PartitionedQueues:
         (`QueueScheduler.decides_the_same`, on the partition's own nodes and queue); else its
         first free + depth + 1 jobs (at most `free` start in order, each taking a unit; then the
         head and `depth` candidates behind it)."""
-        scheduler, free_units_in = self.scheduler, self.partitions.free_units_in
-        depth = scheduler.depth
-        free = [free_units_in(p) for p in range(len(self.views))]
+        scheduler, free_in = self.scheduler, self.free_in
+        looked_at = scheduler.depth + 1
         if scheduler.reservations is not None:  # every head's reservation is recorded
-            return [units + depth + 1 for units in free]
-        smallest, idle, changes_in = self.waiting_units, self.idle, self.partitions.changes_in
-        room = [0] * len(free)
-        for p, units in enumerate(free):
-            if not units or (smallest is not None and (not smallest[p] or smallest[p][0] > units)):
+            return [free + looked_at for free in free_in]
+        smallest, idle, changes_in = self.waiting_units, self.idle, self.changes_in
+        room = [0] * len(free_in)
+        for partition, free in enumerate(free_in):
+            if not free:
                 continue
-            key = idle[p]
+            if smallest is not None:
+                units = smallest[partition]
+                if not units or units[0] > free:
+                    continue
+            key = idle[partition]
             if (
                 key is None
-                or key[0] != changes_in[p]
-                or not scheduler.decides_the_same(len(self.waiting[p]), key[1])
+                or key[0] != changes_in[partition]
+                or not scheduler.decides_the_same(len(self.waiting[partition]), key[1])
             ):
-                room[p] = units + depth + 1
+                room[partition] = free + looked_at
         return room
 
     def _arrivals(self, engine: SchedulerView) -> None:
@@ -306,16 +315,16 @@ class PartitionedQueues:
     def _pass(self, partition: int, queue: Iterable[int]) -> None:
         """Start the partition's queue in order until a job does not fit, then backfill behind it
         (EASY) over the partition's nodes."""
-        scheduler, engine, view = self.scheduler, self.engine, self.views[partition]
-        start, table, free_units = engine.start, self.table, view.free_units
-        free, started, head = free_units(), [], None
+        scheduler, engine = self.scheduler, self.engine
+        start, table, free_in, running = engine.start, self.table, self.free_in, engine.running
+        before, free = len(running), free_in[partition]
+        head: int | None = None
         jobs = iter(queue)
         for job in jobs:
             if (table is not None and table[job] > free) or not start(job):
                 head = job
                 break
-            started.append(job)
-            free = free_units()
+            free = free_in[partition]
         depth = scheduler.depth
         if (
             head is not None
@@ -323,25 +332,19 @@ class PartitionedQueues:
             and depth
             and (free or scheduler.reservations is not None)
         ):
-            order = [head, *islice(jobs, depth)]
-            before = len(engine.running)
-            easy_pass(cast(SchedulerView, view), order, scheduler.reservations)
-            backfilled, waiting = len(engine.running) - before, engine.waiting
-            for job in islice(order, 1, None) if backfilled else ():
-                if job not in waiting:
-                    started.append(job)
-                    backfilled -= 1
-                    if not backfilled:
-                        break
+            easy_pass(self.views[partition], [head, *islice(jobs, depth)], scheduler.reservations)
+        started = len(running) - before  # the jobs this pass started: the last ones running
         own = self.waiting[partition]
-        units = None if self.waiting_units is None else self.waiting_units[partition]
-        for job in started:
-            del own[job]
-            if units is not None:
-                del units[bisect.bisect_left(units, table[job])]  # type: ignore[index]
-        self.idle[partition] = (
-            None if started else (self.partitions.changes_in[partition], len(own))
-        )
+        if started:
+            units = None if self.waiting_units is None else self.waiting_units[partition]
+            latest = cast(Iterator[int], reversed(running))  # the running jobs, last started first
+            for job in islice(latest, started):
+                del own[job]
+                if units is not None:
+                    del units[bisect.bisect_left(units, table[job])]  # type: ignore[index]
+            self.idle[partition] = None
+        else:
+            self.idle[partition] = (self.changes_in[partition], len(own))
 
     def _retire_finished(self) -> None:
         """Give the units of jobs that ended (at this timestamp: every end is followed by a pass)
