@@ -111,7 +111,10 @@ class _PoolView:
 
     def start(self, job: int) -> bool:
         """Start `job` on the pool's lowest idle nodes; False if too few are idle."""
-        allocation = self._pool_allocation(self._pool, self[job])
+        pool, count = self._pool, self[job]
+        if self._eligible.pool_now(job) == (pool, count):  # where the allocator puts it anyway
+            return self._engine.start(job)
+        allocation = self._pool_allocation(pool, count)
         return allocation is not None and self._engine.start(job, allocation)
 
 
@@ -153,17 +156,21 @@ class _PooledConservative:
         """Each pool's pass over its reserved jobs of `window` (queue order), then each job of the
         window without a reservation placed on its earliest pool; returns how many started."""
         pools, waiting = self.pools, self.engine.waiting
-        started = 0
-        for part in pools.values():
-            started += part.schedule([job for job in window if job in part.slot])
+        where = {job: pool for pool, part in pools.items() for job in part.slot}
+        windows: dict[int, list[int]] = {pool: [] for pool in pools}
         for job in window:
-            if job not in waiting or any(job in part.slot for part in pools.values()):
-                continue
+            pool = where.get(job)
+            if pool is not None:
+                windows[pool].append(job)
+        started = 0
+        for pool, part in pools.items():
+            started += part.schedule(windows[pool])
+        reserved = set().union(*(part.slot for part in pools.values()))
+        for job in [job for job in window if job in waiting and job not in reserved]:
             part = pools[self._earliest_pool(job)]
             part.arrived()
-            started += part.schedule(
-                [other for other in window if other in part.slot or other == job]
-            )
+            slot = part.slot
+            started += part.schedule([other for other in window if other in slot or other == job])
         return started
 
     def _earliest_pool(self, job: int) -> int:
@@ -305,7 +312,8 @@ class PartitionedQueues:
         reserved = conservative[partition]
         while queue:
             window = queue[: max(self.scheduler.depth, 1)]
-            if any(job not in reserved.slot for job in window):
+            slot = reserved.slot
+            if any(job not in slot for job in window):
                 reserved.arrived()
             if not reserved.schedule(window):
                 break
