@@ -13,6 +13,9 @@ Cases (every registered scheduler and hybrid mechanism; the script fails if the 
 registers one it does not cover):
 - SDSC-SP2 (from ../shared/data/swf) under every classic scheduler (FCFS, EASY, Conservative, SJF,
   LJF);
+- SDSC-SP2 with partitions (docs/examples/sdsc-sp2-partitions.json) under every classic scheduler,
+  and on two node types (`TWO_TYPES`: each partition but the first holds both) under FCFS, EASY and
+  Conservative;
 - the co-scheduling grid: every co-scheduler (and EASY) on 1,000-job workloads drawn from the
   bundled
   synthetic heatmap (batch and Poisson arrivals, both placements) and, when present, the real ARIS
@@ -31,6 +34,7 @@ registers one it does not cover):
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
@@ -42,6 +46,15 @@ from data_paths import REPO, SHARED_DATA
 SDSC_SP2 = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
 ARIS_NAS = REPO / "cosched" / "data" / "derived_pairs_aris_NAS.csv"
 SYNTHETIC = REPO / "simulator" / "data" / "synthetic_npb_heatmap.csv"
+PARTITIONS = REPO / "docs" / "examples" / "sdsc-sp2-partitions.json"
+# SDSC-SP2's 128 nodes as two node types: 64 of one core, 64 of two
+TWO_TYPES = {
+    "name": "sdsc-sp2-two-types",
+    "groups": [
+        {"name": "thin", "nodes": 64, "sockets_per_node": 1, "cores_per_socket": 1},
+        {"name": "fat", "nodes": 64, "sockets_per_node": 1, "cores_per_socket": 2},
+    ],
+}
 CLASSIC = ("fcfs", "easy", "conservative", "sjf", "ljf")
 COSCHEDULERS = (
     "easy-co",
@@ -89,6 +102,19 @@ def cases(workloads: Path, cosched: list[str], reuse: bool = False):
         sdsc = ["--workload", str(SDSC_SP2), "--platform", "sdsc-sp2"]
         for scheduler in CLASSIC:
             yield (f"sdsc-sp2-{scheduler}", [*sdsc, "--scheduler", scheduler])
+        partitioned = ["--workload", str(SDSC_SP2), "--partitions", str(PARTITIONS)]
+        for scheduler in CLASSIC:
+            yield (
+                f"sdsc-sp2-partitions-{scheduler}",
+                [*partitioned, "--platform", "sdsc-sp2", "--scheduler", scheduler],
+            )
+        two_types = workloads / "sdsc-sp2-two-types.json"
+        two_types.write_text(json.dumps(TWO_TYPES))
+        for scheduler in ("fcfs", "easy", "conservative"):
+            yield (
+                f"sdsc-sp2-two-types-partitions-{scheduler}",
+                [*partitioned, "--platform", str(two_types), "--scheduler", scheduler],
+            )
         elastic = [*sdsc, *PART, "--elastic-fraction", "0.5", "--seed", "3"]
         for scheduler in ELASTIC + ("easy", "conservative"):
             yield (f"sdsc-sp2-malleable-{scheduler}", [*elastic, "--scheduler", scheduler])

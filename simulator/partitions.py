@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
 from operator import mul
@@ -104,11 +105,12 @@ class Partitions:
                     field=self.map_by,
                 )
             partition_of[job] = p
-        nodes = (
-            -(-workload.cores // cores_per_node)
-            if platform is None
-            else self._nodes_needed(workload, platform, partition_of)
-        )
+        if platform is None:
+            nodes = -(-workload.cores // cores_per_node)
+        else:
+            pools = partition_pools(platform, [part.nodes for part in self.partitions])
+            table = nodes_needed_in_pools(workload, platform, partition_of, pools)
+            nodes = _fewest(table, none=platform.nodes + 1)
         max_nodes = np.array([part.max_nodes for part in self.partitions])[partition_of]
         max_time = np.array([part.max_time for part in self.partitions])[partition_of]
         keep = (nodes <= max_nodes) & (workload.estimate <= max_time)
@@ -123,28 +125,6 @@ class Partitions:
             },
         )
         return Assignment(self, kept, partition_of[keep])
-
-    def _nodes_needed(
-        self, workload: Workload, platform: Platform, partition_of: np.ndarray
-    ) -> np.ndarray:
-        """Per job, the fewest whole nodes it needs on a node type of its partition (more than
-        the partition's nodes where none can run it)."""
-        cores = np.asarray(workload.cores, dtype=np.int64)
-        groups = platform.node_groups
-        ends = np.cumsum([group.nodes for group in groups])
-        counts = np.stack(
-            [whole_nodes_needed(cores, workload.memory, workload.gpus, g) for g in groups], axis=1
-        )
-        nodes = np.full(len(workload), platform.nodes + 1, dtype=np.int64)
-        for p, partition in enumerate(self.partitions):
-            jobs = partition_of == p
-            types, sizes = np.unique(
-                np.searchsorted(ends, partition.nodes, side="right"), return_counts=True
-            )
-            here = counts[np.ix_(jobs, types)]
-            here = np.where((here > CANNOT) & (here <= sizes), here, platform.nodes + 1)
-            nodes[jobs] = here.min(axis=1)
-        return nodes
 
 
 @dataclass(frozen=True, eq=False)
@@ -196,58 +176,43 @@ class PartitionAllocator(CompactAllocator):
         self.node_sets = [sorted(nodes) for nodes in node_sets]
         self.partition_of = partition_of
         self.priority_job_factors = priority_job_factors or [1.0] * len(node_sets)
-        ends = np.cumsum([group.nodes for group in platform.node_groups])
-        self.pool_type: list[int] = []  # per pool: its node type
-        self.pools_in: list[list[int]] = []  # per partition: its pools, in node type order
-        self._idle_in: list[list[int]] = []  # per pool: its idle nodes, ascending
-        self.pool_members: list[tuple[int, ...]] = []  # per pool: its nodes, ascending
+        pools = partition_pools(platform, self.node_sets)
+        self.pools = pools
+        self.pool_type = [kind for _, kind, _ in pools]  # per pool: its node type
+        self.pool_members = [members for *_, members in pools]  # per pool: its nodes, ascending
+        self._idle_in = [list(members) for members in self.pool_members]  # per pool: idle nodes
+        self.pools_in: list[list[int]] = [[] for _ in self.node_sets]  # per partition: its pools
         self._node_pool = [-1] * platform.nodes
-        for nodes in self.node_sets:
-            types = np.searchsorted(ends, nodes, side="right")
-            pools = []
-            for kind in np.unique(types).tolist():
-                pool = len(self._idle_in)
-                members = [node for node, of in zip(nodes, types.tolist()) if of == kind]
-                for node in members:
-                    self._node_pool[node] = pool
-                self._idle_in.append(members)
-                self.pool_members.append(tuple(members))
-                self.pool_type.append(kind)
-                pools.append(pool)
-            self.pools_in.append(pools)
-        self._pool_partition = [p for p, pools in enumerate(self.pools_in) for _ in pools]
+        for pool, (partition, _, members) in enumerate(pools):
+            self.pools_in[partition].append(pool)
+            for node in members:
+                self._node_pool[node] = pool
+        self._pool_partition = [partition for partition, _, _ in pools]
         # idle nodes of no partition (only reservations take them)
         self._outside = [node for node, pool in enumerate(self._node_pool) if pool < 0]
         self._idle = []  # the pools' lists replace the whole machine's idle list
         per_node = [group.cores_per_node for group in platform.node_groups]
         self._pool_cores = [per_node[kind] for kind in self.pool_type]
-        self._free_in = [len(nodes) for nodes in self.node_sets]  # per partition: idle nodes
+        # per partition: its idle nodes
+        self.free_in_partitions = [len(nodes) for nodes in self.node_sets]
         # per partition: nodes taken or given back so far (a pass's state key)
         self.changes_in = [0] * len(self.node_sets)
         self._options: list[list[tuple[int, int]]] = []
+        self._taken_from: dict[int, int] = {}  # job -> the pool `allocate` took all its nodes from
         self._units = np.zeros(0, dtype=np.int64)
 
     def bind(self, workload) -> None:
         """Each job's pools (its partition's node types that can run it) and the nodes it needs
         on each; a job that none of them can run is an InputError naming it."""
         super().bind(workload)
-        cores = np.asarray(workload.cores, dtype=np.int64)
-        counts = (-(-cores // self._cpn))[:, None] if self.needs is None else self.needs.counts
-        partition_of = np.asarray(self.partition_of, dtype=np.int64)
-        # per job and pool: the nodes it needs there, 0 where the pool cannot run it
-        table = np.zeros((len(cores), len(self.pool_members)), dtype=np.int64)
-        for pool, members in enumerate(self.pool_members):
-            count = counts[:, self.pool_type[pool] if self.needs is not None else 0]
-            fits = (partition_of == self._pool_partition[pool]) & (count > 0)
-            table[:, pool] = np.where(fits & (count <= len(members)), count, 0)
+        table = nodes_needed_in_pools(workload, self.platform, self.partition_of, self.pools)
         # jobs alike share one options list (a run has few distinct ones)
         rows, inverse = _distinct_rows(table)
         distinct = [
             [(pool, count) for pool, count in enumerate(row) if count] for row in rows.tolist()
         ]
         self._options = [distinct[row] for row in inverse.ravel().tolist()]
-        self._units = np.where(table > 0, table, np.iinfo(np.int64).max).min(axis=1)
-        self._units[~(table > 0).any(axis=1)] = 0
+        self._units = _fewest(table, none=0)
         if not self._units.all():
             job = int(np.argmin(self._units))
             raise InputError(
@@ -266,7 +231,7 @@ class PartitionAllocator(CompactAllocator):
 
     def free_units_in(self, partition: int) -> int:
         """Idle nodes of `partition`."""
-        return self._free_in[partition]
+        return self.free_in_partitions[partition]
 
     def units(self, engine, job: int) -> int:
         return int(self._units[job])
@@ -302,10 +267,14 @@ class PartitionAllocator(CompactAllocator):
 
     def find(self, engine, job: int) -> Allocation | None:
         found = self.pool_now(job)
-        if found is None:
+        return None if found is None else self.pool_allocation(*found)
+
+    def pool_allocation(self, pool: int, count: int) -> Allocation | None:
+        """The lowest `count` idle nodes of `pool` (not taken), or None if fewer are idle."""
+        idle = self._idle_in[pool]
+        if count > len(idle):
             return None
-        pool, count = found
-        return Allocation(self._idle_in[pool][:count], self._pool_cores[pool])
+        return Allocation(idle[:count], self._pool_cores[pool])
 
     def allocate(self, engine, job: int) -> Allocation | None:
         idle_in = self._idle_in
@@ -315,9 +284,10 @@ class PartitionAllocator(CompactAllocator):
                 chosen = idle[:count]
                 del idle[:count]  # the pool's lowest idle nodes: a prefix of its list
                 partition = self._pool_partition[pool]
-                self._free_in[partition] -= count
+                self.free_in_partitions[partition] -= count
                 self.changes_in[partition] += 1
                 self._hold(job, chosen)
+                self._taken_from[job] = pool
                 return Allocation(chosen, self._pool_cores[pool])
         return None
 
@@ -334,11 +304,12 @@ class PartitionAllocator(CompactAllocator):
         where, idle_in, free_in, of = (
             self._node_pool,
             self._idle_in,
-            self._free_in,
+            self.free_in_partitions,
             self._pool_partition,
         )
         changes = self.changes_in
         chosen = allocation.node_ids
+        self._taken_from.pop(job, None)  # it may now hold nodes of several pools
         for node in chosen:
             pool = where[node]
             idle = self._outside if pool < 0 else idle_in[pool]
@@ -352,17 +323,22 @@ class PartitionAllocator(CompactAllocator):
         where, idle_in, free_in, of = (
             self._node_pool,
             self._idle_in,
-            self._free_in,
+            self.free_in_partitions,
             self._pool_partition,
         )
         changes = self.changes_in
         nodes = allocation.node_ids
-        first = where[nodes[0]]
-        if len(nodes) > BULK_NODES and first >= 0 and all(where[node] == first for node in nodes):
-            idle_in[first].extend(nodes)  # one pool's nodes: the sort merges two sorted runs
-            idle_in[first].sort()
-            free_in[of[first]] += len(nodes)
-            changes[of[first]] += 1
+        pool = self._taken_from.pop(job, -1)
+        if pool >= 0:  # nodes `allocate` took from one pool
+            idle = idle_in[pool]
+            if len(nodes) > BULK_NODES:  # two sorted runs: the sort merges them in one pass
+                idle.extend(nodes)
+                idle.sort()
+            else:
+                for node in nodes:
+                    bisect.insort(idle, node)
+            free_in[of[pool]] += len(nodes)
+            changes[of[pool]] += 1
         else:
             for node in nodes:
                 pool = where[node]
@@ -371,6 +347,52 @@ class PartitionAllocator(CompactAllocator):
                     free_in[of[pool]] += 1
                     changes[of[pool]] += 1
         self._unhold(job, nodes)
+
+
+def partition_pools(
+    platform: Platform, node_sets: Sequence[Sequence[int]]
+) -> list[tuple[int, int, tuple[int, ...]]]:
+    """(partition, node type, nodes ascending) of every pool: a partition's nodes of one node type,
+    in partition, then node type order."""
+    ends = np.cumsum([group.nodes for group in platform.node_groups])
+    pools = []
+    for partition, nodes in enumerate(node_sets):
+        nodes = sorted(nodes)
+        types = np.searchsorted(ends, nodes, side="right").tolist()
+        for kind in sorted(set(types)):
+            members = tuple(node for node, of in zip(nodes, types) if of == kind)
+            pools.append((partition, kind, members))
+    return pools
+
+
+def nodes_needed_in_pools(
+    workload: Workload,
+    platform: Platform,
+    partition_of: Sequence[int] | np.ndarray,
+    pools: list[tuple[int, int, tuple[int, ...]]],
+) -> np.ndarray:
+    """Per job and pool: the whole nodes the job needs there (`cosched.simulator.resources`), 0
+    where the pool is not of the job's partition or cannot run it (its type cannot, or the pool
+    has fewer nodes). The one table both the partition limits and the allocator read."""
+    cores = np.asarray(workload.cores, dtype=np.int64)
+    counts = np.stack(
+        [
+            whole_nodes_needed(cores, workload.memory, workload.gpus, group)
+            for group in platform.node_groups
+        ],
+        axis=1,
+    )
+    table = counts[:, [kind for _, kind, _ in pools]]
+    owners = np.array([partition for partition, _, _ in pools], dtype=np.int64)
+    sizes = np.array([len(members) for *_, members in pools], dtype=np.int64)
+    mine = np.asarray(partition_of, dtype=np.int64)[:, None] == owners[None, :]
+    return np.where(mine & (table > CANNOT) & (table <= sizes), table, 0)
+
+
+def _fewest(table: np.ndarray, none: int) -> np.ndarray:
+    """Per job (row): the fewest nodes over the pools that can run it, `none` where none can."""
+    fewest = np.where(table > 0, table, np.iinfo(np.int64).max).min(axis=1)
+    return np.where((table > 0).any(axis=1), fewest, none)
 
 
 def _distinct_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

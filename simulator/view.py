@@ -292,13 +292,19 @@ class SchedulerView:
 class PartitionsView:
     """The run's partitions as schedulers see them (`cosched.simulator.partitions`): each job's
     partition, each partition's nodes and job factor, its free allocator units now, and a count of
-    the starts and ends on its nodes (equal counts, equal state of its nodes)."""
+    the starts and ends on its nodes (equal counts, equal state of its nodes). Each partition is
+    split into pools, one per node type it holds (`pools_in`, in node type order); a job runs on
+    the nodes of one pool."""
 
     partition_of: Sequence[int]
     node_sets: Sequence[Sequence[int]]
     priority_job_factors: Sequence[float]
     free_units_in: Callable[[int], int]
     changes_in: Sequence[int]
+    free_in: Sequence[int]  # per partition: its idle nodes now (the allocator's live list)
+    pools_in: Sequence[Sequence[int]]  # per partition: its pools
+    pool_sizes: Sequence[int]  # per pool: its nodes
+    pool_allocation: Callable[[int, int], Allocation | None]  # (pool, nodes): its lowest idle
 
 
 def _partitions(allocator: Any) -> PartitionsView | None:
@@ -310,6 +316,10 @@ def _partitions(allocator: Any) -> PartitionsView | None:
         tuple(allocator.priority_job_factors),
         allocator.free_units_in,
         allocator.changes_in,
+        allocator.free_in_partitions,
+        tuple(tuple(pools) for pools in allocator.pools_in),
+        tuple(len(members) for members in allocator.pool_members),
+        allocator.pool_allocation,
     )
 
 

@@ -5,10 +5,12 @@ own nodes."""
 from __future__ import annotations
 
 import bisect
+import math
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from functools import partial
-from itertools import islice
+from itertools import compress, islice
+from operator import itemgetter
 from typing import Any, cast
 
 import numpy as np
@@ -17,6 +19,8 @@ from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_
 from cosched.simulator.view import PartitionsView, SchedulerView
 
 __all__ = ["PartitionedQueues"]
+
+_JOB = itemgetter(1)  # the job of a (predicted end, job) item
 
 
 class _PartitionView:
@@ -28,7 +32,7 @@ class _PartitionView:
     __slots__ = (
         "_engine",
         "_partition",
-        "_partition_of",
+        "_in_partition",
         "free_units",
         "total_units",
         "units",
@@ -45,8 +49,9 @@ class _PartitionView:
 
     def __init__(self, engine: SchedulerView, partitions: PartitionsView, partition: int):
         self._engine, self._partition = engine, partition
-        self._partition_of = partitions.partition_of
-        self.free_units = partial(partitions.free_units_in, partition)
+        # per job: True if it is of this partition (the filter of `by_end`, run in C)
+        self._in_partition = [of == partition for of in partitions.partition_of].__getitem__
+        self.free_units = partial(partitions.free_in.__getitem__, partition)
         self.total_units = len(partitions.node_sets[partition])
         self.units, self.units_table, self.held = engine.units, engine.units_table, engine.held
         self.allocation, self.eligible = engine.allocation, engine.eligible
@@ -62,8 +67,123 @@ class _PartitionView:
     def by_end(self) -> Iterator[tuple[float, int]]:
         """The running jobs of this partition as (predicted end, job), in the engine's order (read
         once: the shadow time stops at the first end that frees enough units)."""
-        of, partition = self._partition_of, self._partition
-        return (item for item in self._engine.by_end if of[item[1]] == partition)
+        by_end = self._engine.by_end
+        return compress(by_end, map(self._in_partition, map(_JOB, by_end)))
+
+
+class _PoolView:
+    """The view as the Conservative profile of one pool (a partition's nodes of one node type) sees
+    it: the pool's nodes as its units, a job's nodes on that pool as its units, and a start on the
+    pool's lowest idle nodes."""
+
+    __slots__ = (
+        "_engine",
+        "_pool",
+        "_pool_allocation",
+        "_eligible",
+        "total_units",
+        "units_table",
+        "estimate",
+        "predicted_end",
+        "request_wakeup",
+    )
+
+    def __init__(self, engine: SchedulerView, partitions: PartitionsView, pool: int):
+        assert engine.eligible is not None  # pools exist where a partition holds several types
+        self._engine, self._pool, self._eligible = engine, pool, engine.eligible
+        self._pool_allocation = partitions.pool_allocation
+        self.total_units = partitions.pool_sizes[pool]
+        self.units_table = self
+        self.estimate, self.predicted_end = engine.estimate, engine.predicted_end
+        self.request_wakeup = engine.request_wakeup
+
+    @property
+    def now(self) -> float:
+        return self._engine.now
+
+    def __getitem__(self, job: int) -> int:
+        """The nodes `job` needs on this pool (the table of units)."""
+        pool = self._pool
+        return next(count for own, count in self._eligible.pools_of(job) if own == pool)
+
+    def units(self, job: int) -> int:
+        return self[job]
+
+    def start(self, job: int) -> bool:
+        """Start `job` on the pool's lowest idle nodes; False if too few are idle."""
+        pool, count = self._pool, self[job]
+        if self._eligible.pool_now(job) == (pool, count):  # where the allocator puts it anyway
+            return self._engine.start(job)
+        allocation = self._pool_allocation(pool, count)
+        return allocation is not None and self._engine.start(job, allocation)
+
+
+class _PooledConservative:
+    """Conservative backfilling (003 §5.1.3) of a partition that holds several node types: one
+    profile per pool (a `ConservativeBackfill` over the pool's nodes). A job entering the window is
+    reserved on the pool where it can start earliest (ties: the allocator's pool order), as EASY
+    reserves the head's nodes (`pool_shadow_time`), keeps that pool, and starts on its nodes. Pools
+    share no node, so every reservation holds: no job starts later than its reservation said
+    unless a job runs past its estimate."""
+
+    def __init__(
+        self,
+        engine: SchedulerView,
+        partitions: PartitionsView,
+        partition: int,
+        depth: int,
+        first_reservations: dict | None,
+    ):
+        assert engine.eligible is not None
+        self.engine, self.eligible = engine, engine.eligible
+        self.pools = {
+            pool: ConservativeBackfill(
+                cast(SchedulerView, _PoolView(engine, partitions, pool)), depth, first_reservations
+            )
+            for pool in partitions.pools_in[partition]
+        }
+
+    @property
+    def slot(self) -> dict[int, tuple[float, float, int, float]]:
+        """The reservations of every pool (waiting job -> slot)."""
+        return {job: slot for part in self.pools.values() for job, slot in part.slot.items()}
+
+    def arrived(self) -> None:
+        for part in self.pools.values():
+            part.arrived()
+
+    def schedule(self, window: list[int]) -> int:
+        """Each pool's pass over its reserved jobs of `window` (queue order), then each job of the
+        window without a reservation placed on its earliest pool; returns how many started."""
+        pools, waiting = self.pools, self.engine.waiting
+        where = {job: pool for pool, part in pools.items() for job in part.slot}
+        windows: dict[int, list[int]] = {pool: [] for pool in pools}
+        for job in window:
+            pool = where.get(job)
+            if pool is not None:
+                windows[pool].append(job)
+        started = 0
+        for pool, part in pools.items():
+            started += part.schedule(windows[pool])
+        reserved = set().union(*(part.slot for part in pools.values()))
+        for job in [job for job in window if job in waiting and job not in reserved]:
+            part = pools[self._earliest_pool(job)]
+            part.arrived()
+            slot = part.slot
+            started += part.schedule([other for other in window if other in slot or other == job])
+        return started
+
+    def _earliest_pool(self, job: int) -> int:
+        """The pool of `job`'s partition where it can start earliest (003 §5.1.3, per pool)."""
+        now, duration = self.engine.now, self.engine.estimate[job]
+        best, best_pool = math.inf, -1
+        for pool, count in self.eligible.pools_of(job):
+            profile = self.pools[pool].profile
+            profile.advance(now)
+            begin = profile.earliest(duration, count)
+            if begin < best or best_pool < 0:
+                best, best_pool = begin, pool
+        return best_pool
 
 
 class PartitionedQueues:
@@ -86,23 +206,26 @@ class PartitionedQueues:
         # waiting job exceeds its free units can start nothing, as `engine.waiting_units` shows
         # for the whole machine); None without a static units table
         self.table = engine.units_table
+        # per partition: its idle nodes and a count of the starts and ends on them (live lists)
+        self.free_in, self.changes_in = partitions.free_in, partitions.changes_in
         self.waiting_units: list[list[int]] | None = (
             None if self.table is None else [[] for _ in range(count)]
         )
-        self.arrived = 0
+        self.arrived, self.jobs = 0, len(self.partition_of)  # jobs queued so far, of all jobs
         # per partition: (its changes, its queue length) after a pass that started nothing
         self.idle: list[tuple[int, int] | None] = [None] * count
-        self.views = [_PartitionView(engine, partitions, p) for p in range(count)]
-        self.conservative = (
-            [
-                ConservativeBackfill(
-                    cast(SchedulerView, view), scheduler.depth, scheduler.reservations
-                )
-                for view in self.views
+        self.views = [
+            cast(SchedulerView, _PartitionView(engine, partitions, p)) for p in range(count)
+        ]
+        self.conservative: list[ConservativeBackfill | _PooledConservative] | None = None
+        if scheduler.backfill == "conservative":
+            depth, first = scheduler.depth, scheduler.reservations
+            self.conservative = [
+                _PooledConservative(engine, partitions, p, depth, first)
+                if len(partitions.pools_in[p]) > 1
+                else ConservativeBackfill(view, depth, first)
+                for p, view in enumerate(self.views)
             ]
-            if scheduler.backfill == "conservative"
-            else None
-        )
 
     def schedule(self, engine: SchedulerView) -> None:
         """One pass over every partition's queue."""
@@ -111,19 +234,21 @@ class PartitionedQueues:
         if self.conservative is not None:
             self._conservative_passes(engine)
             return
-        if self.scheduler.nothing_fits(engine):  # no waiting job fits in all free units together
+        scheduler = self.scheduler
+        if scheduler.nothing_fits(engine):  # no waiting job fits in all free units together
             return
-        if self.arrived < len(self.partition_of) and engine.submit[self.arrived] <= engine.now:
+        arrived = self.arrived
+        if arrived < self.jobs and engine.submit[arrived] <= engine.now:
             self._arrivals(engine)
         room = self._room()
-        if not any(room):
-            return
-        if self.scheduler.priority is None:  # arrival order: each partition's own waiting jobs
+        if scheduler.priority is None:  # arrival order: each partition's own waiting jobs
             for partition, waiting in enumerate(self.waiting):
                 if room[partition]:
                     self._pass(partition, waiting)
             return
-        ordered = np.asarray(self.scheduler.order(engine), dtype=np.int64)
+        if not any(room):
+            return
+        ordered = np.asarray(scheduler.order(engine), dtype=np.int64)
         partitions = self.partition_array[ordered]
         for partition, jobs in enumerate(room):
             if jobs:
@@ -136,23 +261,26 @@ class PartitionedQueues:
         (`QueueScheduler.decides_the_same`, on the partition's own nodes and queue); else its
         first free + depth + 1 jobs (at most `free` start in order, each taking a unit; then the
         head and `depth` candidates behind it)."""
-        scheduler, free_units_in = self.scheduler, self.partitions.free_units_in
-        depth = scheduler.depth
-        free = [free_units_in(p) for p in range(len(self.views))]
+        scheduler, free_in = self.scheduler, self.free_in
+        looked_at = scheduler.depth + 1
         if scheduler.reservations is not None:  # every head's reservation is recorded
-            return [units + depth + 1 for units in free]
-        smallest, idle, changes_in = self.waiting_units, self.idle, self.partitions.changes_in
-        room = [0] * len(free)
-        for p, units in enumerate(free):
-            if not units or (smallest is not None and (not smallest[p] or smallest[p][0] > units)):
+            return [free + looked_at for free in free_in]
+        smallest, idle, changes_in = self.waiting_units, self.idle, self.changes_in
+        room = [0] * len(free_in)
+        for partition, free in enumerate(free_in):
+            if not free:
                 continue
-            key = idle[p]
+            if smallest is not None:
+                units = smallest[partition]
+                if not units or units[0] > free:
+                    continue
+            key = idle[partition]
             if (
                 key is None
-                or key[0] != changes_in[p]
-                or not scheduler.decides_the_same(len(self.waiting[p]), key[1])
+                or key[0] != changes_in[partition]
+                or not scheduler.decides_the_same(len(self.waiting[partition]), key[1])
             ):
-                room[p] = units + depth + 1
+                room[partition] = free + looked_at
         return room
 
     def _arrivals(self, engine: SchedulerView) -> None:
@@ -184,7 +312,8 @@ class PartitionedQueues:
         reserved = conservative[partition]
         while queue:
             window = queue[: max(self.scheduler.depth, 1)]
-            if any(job not in reserved.slot for job in window):
+            slot = reserved.slot
+            if any(job not in slot for job in window):
                 reserved.arrived()
             if not reserved.schedule(window):
                 break
@@ -194,16 +323,16 @@ class PartitionedQueues:
     def _pass(self, partition: int, queue: Iterable[int]) -> None:
         """Start the partition's queue in order until a job does not fit, then backfill behind it
         (EASY) over the partition's nodes."""
-        scheduler, engine, view = self.scheduler, self.engine, self.views[partition]
-        start, table, free_units = engine.start, self.table, view.free_units
-        free, started, head = free_units(), [], None
+        scheduler, engine = self.scheduler, self.engine
+        start, table, free_in, running = engine.start, self.table, self.free_in, engine.running
+        before, free = len(running), free_in[partition]
+        head: int | None = None
         jobs = iter(queue)
         for job in jobs:
             if (table is not None and table[job] > free) or not start(job):
                 head = job
                 break
-            started.append(job)
-            free = free_units()
+            free = free_in[partition]
         depth = scheduler.depth
         if (
             head is not None
@@ -211,25 +340,19 @@ class PartitionedQueues:
             and depth
             and (free or scheduler.reservations is not None)
         ):
-            order = [head, *islice(jobs, depth)]
-            before = len(engine.running)
-            easy_pass(cast(SchedulerView, view), order, scheduler.reservations)
-            backfilled, waiting = len(engine.running) - before, engine.waiting
-            for job in islice(order, 1, None) if backfilled else ():
-                if job not in waiting:
-                    started.append(job)
-                    backfilled -= 1
-                    if not backfilled:
-                        break
+            easy_pass(self.views[partition], [head, *islice(jobs, depth)], scheduler.reservations)
+        started = len(running) - before  # the jobs this pass started: the last ones running
         own = self.waiting[partition]
-        units = None if self.waiting_units is None else self.waiting_units[partition]
-        for job in started:
-            del own[job]
-            if units is not None:
-                del units[bisect.bisect_left(units, table[job])]  # type: ignore[index]
-        self.idle[partition] = (
-            None if started else (self.partitions.changes_in[partition], len(own))
-        )
+        if started:
+            units = None if self.waiting_units is None else self.waiting_units[partition]
+            latest = cast(Iterator[int], reversed(running))  # the running jobs, last started first
+            for job in islice(latest, started):
+                del own[job]
+                if units is not None:
+                    del units[bisect.bisect_left(units, table[job])]  # type: ignore[index]
+            self.idle[partition] = None
+        else:
+            self.idle[partition] = (self.changes_in[partition], len(own))
 
     def _retire_finished(self) -> None:
         """Give the units of jobs that ended (at this timestamp: every end is followed by a pass)
@@ -237,6 +360,12 @@ class PartitionedQueues:
         running = self.engine.running
         assert self.conservative is not None
         for conservative in self.conservative:
-            ended = [job for job in conservative.booked if job not in running]
-            for job in ended:
-                conservative.finished(job)
+            parts = (
+                conservative.pools.values()
+                if isinstance(conservative, _PooledConservative)
+                else (conservative,)
+            )
+            for part in parts:
+                ended = [job for job in part.booked if job not in running]
+                for job in ended:
+                    part.finished(job)
