@@ -3,16 +3,20 @@ one, side by side, and where this checkout's CPU seconds go.
 
     python benchmarks/bench_command.py --before OLD_CHECKOUT [--repeat 9]
     python benchmarks/bench_command.py                      # this checkout only
+    python benchmarks/bench_command.py --before OLD_TREE --after NEW_TREE   # compiled installs
 
 OLD_CHECKOUT is a source tree of cosched (for example `git worktree add /tmp/old main`, or
-`git archive COMMIT | tar -x -C /tmp/old`). Both sides run as `python -S -m cosched simulate ...`
-with PYTHONPATH naming the checkout and this Python's site-packages, so neither goes through an
-installed or editable cosched; bytecode is read and written (PYTHONDONTWRITEBYTECODE unset, the
-cache in a temporary folder) and the parsed-trace cache is warm, as for a user's second run. The
-runs alternate; each side's median CPU seconds (user + system of the finished process: not
-inflated by other load the way wall seconds are) is printed with its wall seconds. Then the two
-sides' jobs.csv are compared byte for byte and their summary.json key by key (the wall time and
-the two rates derived from it aside); exit status 1 if they differ.
+`git archive COMMIT | tar -x -C /tmp/old`): its modules run as plain Python. To time the compiled
+modules, give installed trees instead (`pip install --no-deps --target OLD_TREE OLD_CHECKOUT`, the
+same for NEW_TREE): --after replaces this checkout's source. Both sides run as `python -S -m
+cosched simulate ...` with PYTHONPATH naming the checkout (or tree) and this Python's
+site-packages, so neither goes through an installed or editable cosched; bytecode is read and
+written (PYTHONDONTWRITEBYTECODE unset, the cache in a temporary folder) and the parsed-trace cache
+is warm, as for a user's second run. The runs alternate; each side's median CPU seconds (user +
+system of the finished process: not inflated by other load the way wall seconds are) is printed
+with its wall seconds. Then the two sides' jobs.csv are compared byte for byte and their
+summary.json key by key (the wall time and the two rates derived from it aside); exit status 1 if
+they differ.
 
 The breakdown (this checkout, in one process, CPU seconds, medians): Python's start (`python -S -c
 pass`) and numpy's import in fresh processes, then reading the trace from its cache, the
@@ -103,9 +107,15 @@ def _same_outputs(first: Path, second: Path) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", type=Path, help="an earlier cosched checkout to compare with")
+    parser.add_argument(
+        "--after",
+        type=Path,
+        help="an installed tree (pip --target) to time instead of this checkout",
+    )
     parser.add_argument("--repeat", type=int, default=9, help="timed runs of each (median)")
     args = parser.parse_args()
-    sides = {"this checkout": REPO, **({"before": args.before.resolve()} if args.before else {})}
+    this = args.after.resolve() if args.after else REPO
+    sides = {"this checkout": this, **({"before": args.before.resolve()} if args.before else {})}
     with tempfile.TemporaryDirectory(prefix="cosched-command-") as name:
         folder = Path(name)
         runs = {}

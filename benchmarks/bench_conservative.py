@@ -3,9 +3,11 @@
 Times `cosched simulate --scheduler conservative` on SDSC-SP2-1998 (preset sdsc-sp2),
 CEA-Curie-2011 (curie) and RICC-2010 (ricc), from ../shared/data/swf (or COSCHED_SWF_DIR), and
 prints the median simulation time (`wall_seconds` of the summary: the event loop only, loading
-excluded) over --repeat runs and jobs/s. With --before, each run of this installation alternates
-with a run of the earlier one (so both see the same machine load; the machine is shared, compare the
-ratio more than absolute times), the table gets before/after columns and their ratio, and
+excluded) over --repeat runs and jobs/s, and the median CPU time of the whole command (user + system
+of the child process, loading included: on a shared machine it moves less than the wall time). With
+--before, each run of this installation alternates with a run of the earlier one (so both see the
+same machine load; the machine is shared, compare the ratios more than absolute times), the table
+gets before/after columns and their ratios (simulation time and CPU time), and
 --check-results compares the two jobs.csv value by value.
 
     python benchmarks/bench_conservative.py              # this installation, 3 runs each
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shlex
 import statistics
 import subprocess
@@ -66,10 +69,19 @@ def run(
         args += ["--out", str(out)]
     # from a neutral folder: run from the checkout, `-m cosched` would import the checkout's own
     # files
+    before = _children_cpu()
     done = subprocess.run(args, capture_output=True, text=True, cwd=tempfile.gettempdir())
     if done.returncode:
         raise SystemExit(f"failed ({done.returncode}): {shlex.join(args)}\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout)
+    summary = json.loads(done.stdout)
+    summary["cpu_seconds"] = _children_cpu() - before
+    return summary
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of the finished child processes so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def same_jobs(first: Path, second: Path) -> bool:
@@ -123,6 +135,7 @@ def measure(
 ) -> tuple:
     """--repeat alternating runs of each version on one trace: (trace, jobs, medians, identical)."""
     times = {version: [] for version in versions}
+    cpu = {version: [] for version in versions}
     jobs, identical = 0, None
     with tempfile.TemporaryDirectory() as folder:
         for index in range(args.repeat):
@@ -130,34 +143,39 @@ def measure(
                 out = Path(folder) / version if args.check_results and index == 0 else None
                 summary = run(command, trace, limit, extra, out)
                 times[version].append(summary["wall_seconds"])
+                cpu[version].append(summary["cpu_seconds"])
                 jobs = summary["jobs"]
                 print(
-                    f"  {trace} {version} run {index + 1}: {summary['wall_seconds']:.2f} s",
+                    f"  {trace} {version} run {index + 1}: {summary['wall_seconds']:.2f} s, "
+                    f"CPU {summary['cpu_seconds']:.2f} s",
                     file=sys.stderr,
                 )
         if args.check_results and args.before:
             identical = same_jobs(Path(folder) / "before", Path(folder) / "after")
     medians = {version: statistics.median(values) for version, values in times.items()}
-    return trace, jobs, medians, identical
+    cpu_medians = {version: statistics.median(values) for version, values in cpu.items()}
+    return trace, jobs, medians, cpu_medians, identical
 
 
 def print_table(rows: list, versions: dict, args: argparse.Namespace, extra: list[str]) -> None:
     header = f"{'trace':<10} {'jobs':>8}"
     for version in versions:
-        header += f" {version + ' s':>10} {version + ' jobs/s':>13}"
+        header += f" {version + ' s':>10} {version + ' jobs/s':>13} {version + ' CPU s':>12}"
     if args.before:
-        header += f" {'speedup':>8}" + ("  jobs.csv" if args.check_results else "")
+        header += f" {'speedup':>8} {'CPU ratio':>9}" + ("  jobs.csv" if args.check_results else "")
     print(
         f"Conservative backfilling, median of {args.repeat} runs (simulation time)"
         + (f", options {args.options}" if extra else "")
     )
     print(header)
-    for trace, jobs, medians, identical in rows:
+    for trace, jobs, medians, cpu, identical in rows:
         line = f"{trace:<10} {jobs:>8}"
         for version in versions:
             line += f" {medians[version]:>10.2f} {jobs / medians[version]:>13,.0f}"
+            line += f" {cpu[version]:>12.2f}"
         if args.before:
             line += f" {medians['before'] / medians['after']:>7.1f}x"
+            line += f" {cpu['before'] / cpu['after']:>8.1f}x"
             if identical is not None:
                 line += "  identical" if identical else "  DIFFERENT"
         print(line)

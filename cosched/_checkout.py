@@ -8,7 +8,6 @@ the path) and would then miss ``cosched.theory``, hiding the installed copy. `Ch
 
 from __future__ import annotations
 
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
@@ -19,8 +18,11 @@ from cosched._areas import AREAS
 __all__ = ["CheckoutAreas", "install_checkout_areas"]
 
 
-class CheckoutAreas(importlib.abc.MetaPathFinder):
-    """Import finder for ``cosched.<area>`` from ``root/<area>`` (only the areas, nothing else)."""
+class CheckoutAreas:
+    """Import finder for ``cosched.<area>`` from ``root/<area>`` (only the areas, nothing else).
+
+    A meta path finder needs only `find_spec`; it does not subclass importlib.abc's, whose import
+    (importlib.resources and more) every command would pay at start."""
 
     def __init__(self, root: Path):
         self.root = root

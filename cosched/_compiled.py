@@ -17,7 +17,6 @@ package is installed.
 from __future__ import annotations
 
 import hashlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
@@ -34,12 +33,14 @@ __all__ = [
     "install_source_guard",
 ]
 
-# the event loop, the scheduler's view (read once or more per pass), the FCFS/EASY/Conservative
-# passes and the queue scheduler, the allocators, the co-location allocator and speed model
+# the event loop, the scheduler's view (read once or more per pass), the FCFS/EASY passes,
+# Conservative's profile and pass, the queue scheduler, the allocators, the co-location allocator
+# and speed model
 COMPILED_MODULES = (
     "cosched.simulator.engine",
     "cosched.simulator.view",
     "cosched.simulator.schedulers.backfilling",
+    "cosched.simulator.schedulers.conservative",
     "cosched.simulator.schedulers.base",
     "cosched.simulator.allocators",
     "cosched.simulator.colocation",
@@ -76,10 +77,11 @@ def _extension_matches(source: Path) -> bool:
     return recorded == source_hash(source)
 
 
-class SourceGuard(importlib.abc.MetaPathFinder):
+class SourceGuard:
     """Loads a compiled module's ``.py`` source instead of its extension when pure Python is asked
     for or the extension was built from another version of the source; otherwise defers to the
-    ordinary finders (which prefer the extension)."""
+    ordinary finders (which prefer the extension). A meta path finder needs only `find_spec`, as
+    `CheckoutAreas` (no importlib.abc import at start)."""
 
     def __init__(self, modules: tuple[str, ...] = COMPILED_MODULES):
         self.modules = modules

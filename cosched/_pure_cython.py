@@ -1,12 +1,14 @@
 """The names of Cython's pure-Python mode that the hot modules use, for plain Python without Cython.
 
 A hot module (`cosched._compiled.COMPILED_MODULES`) types its local counters, times and lists with
-``@cython.locals(...)``, and the fields of a class with ``@cython.cclass`` and
-``cython.declare(...)``; the Cython compiler reads these through the module's own
-``import cython``. When the module runs as plain Python, ``import cython`` finds Cython's own
-shadow module if Cython is installed, and this one otherwise: the decorator returns its function
-unchanged, a declared field is a class attribute None (every instance sets its own) and every type
-is a name, so the source behaves exactly as if it carried no types.
+``@cython.locals(...)`` (and what a function returns with ``@cython.returns(...)``), and may declare
+extension types (``@cython.cclass`` with ``cython.declare``d attributes) and C-level functions and
+methods (``@cython.cfunc``, ``@cython.ccall``); the Cython compiler reads these through the module's
+own ``import cython``.
+When the module runs as plain Python, ``import cython`` finds Cython's own shadow module if Cython
+is installed, and this one otherwise: every decorator returns its function or class unchanged,
+`declare` gives None (the instance sets the attribute) and every type is a name, so the source
+behaves exactly as if it carried no types.
 """
 
 from __future__ import annotations
@@ -14,7 +16,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["locals", "cclass", "declare", "bint", "double", "Py_ssize_t"]
+__all__ = [
+    "locals",
+    "returns",
+    "cclass",
+    "cfunc",
+    "ccall",
+    "inline",
+    "declare",
+    "boundscheck",
+    "wraparound",
+    "bint",
+    "double",
+    "Py_ssize_t",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 C = TypeVar("C", bound=type)
@@ -34,12 +49,49 @@ def locals(**types: object) -> Callable[[F], F]:  # noqa: A001  (Cython's name)
     return unchanged
 
 
-def cclass(cls: C) -> C:
-    """``@cython.cclass``: a class compiled to a C struct with typed fields; unchanged here."""
-    return cls
+def returns(kind: object) -> Callable[[F], F]:
+    """``@cython.returns(type)``: the C type a function returns, ignored here."""
+
+    def unchanged(function: F) -> F:
+        return function
+
+    return unchanged
 
 
-def declare(kind: object, visibility: str = "private") -> Any:
-    """``name = cython.declare(type, visibility=...)`` in a ``cclass`` body: a typed field; here a
-    class attribute None, which every instance overrides."""
+def cclass(kind: C) -> C:
+    """``@cython.cclass``: an extension type when compiled; here the plain class."""
+    return kind
+
+
+def cfunc(function: F) -> F:
+    """``@cython.cfunc``: a C function (called from the module only) when compiled."""
+    return function
+
+
+def ccall(function: F) -> F:
+    """``@cython.ccall``: a function or method callable from C and from Python when compiled."""
+    return function
+
+
+def inline(function: F) -> F:
+    """``@cython.inline``: inlined into its callers when compiled."""
+    return function
+
+
+def boundscheck(check: bool) -> Callable[[C], C]:
+    """``@cython.boundscheck(False)``: list and array indices are not checked when compiled."""
+    return _unchanged
+
+
+def wraparound(wrap: bool) -> Callable[[C], C]:
+    """``@cython.wraparound(False)``: no negative indices (from the end) when compiled."""
+    return _unchanged
+
+
+def _unchanged(kind: C) -> C:
+    return kind
+
+
+def declare(kind: object, **options: object) -> Any:
+    """``cython.declare(type, visibility=...)``: an attribute of an extension type; None here."""
     return None

@@ -348,6 +348,7 @@ def run_grid(
     progress: bool = True,
     desc: str = "grid",
     unit: str = "cell",
+    order: Callable[[list[tuple]], list[tuple]] | None = None,
 ) -> pd.DataFrame:
     """Run every cell of `cells` not finished in `path` yet, appending each finished cell; return
     all rows.
@@ -364,6 +365,9 @@ def run_grid(
         dask: None for local execution, ``"local"`` for a LocalCluster of `workers` processes, a
             scheduler address ``"tcp://host:port"`` or a ``distributed.Client``.
         progress: show a progress bar of finished cells (`cosched.progress`).
+        order: the cells to run, in the order to start them when they run side by side (in worker
+            processes or on Dask; in this process they run in cell order). The rows do not depend
+            on it.
 
     Returns:
         A DataFrame of the rows of `cells`, in cell order, as read back from `path`.
@@ -390,7 +394,7 @@ def run_grid(
         total = len(dict.fromkeys(map(_cell_key, cells)))
         if todo:
             with (
-                closing(_execute(function, todo, tuple(shared), workers, dask)) as results,
+                closing(_execute(function, todo, tuple(shared), workers, dask, order)) as results,
                 progress_bar(
                     total=total,
                     initial=total - len(todo),
@@ -489,17 +493,19 @@ def _call(function: Callable, cell: tuple, *shared):
 
 
 def _execute(
-    function: Callable, todo: list[tuple], shared: tuple, workers: int | None, dask
+    function: Callable, todo: list[tuple], shared: tuple, workers: int | None, dask, order=None
 ) -> Generator:
     """Yield (cell, result) as cells finish: in this process, in local worker processes or on
-    Dask."""
-    if dask is not None:
-        yield from _dask_results(function, todo, shared, workers, dask)
-        return
+    Dask (started in `order`, if given)."""
     workers = workers or os.cpu_count() or 1
-    if workers == 1:
+    if dask is None and workers == 1:
         for cell in todo:
             yield cell, function(*shared, *cell)
+        return
+    if order is not None:
+        todo = order(todo)
+    if dask is not None:
+        yield from _dask_results(function, todo, shared, workers, dask)
         return
     # workers die with us
     yield from pool_results(_call, [(function, cell, *shared) for cell in todo], workers)
@@ -602,9 +608,9 @@ class ExperimentSpec(ABC):
         """Run one cell: its rows (a list of dicts), or a `CellResult` with side files."""
 
     @abstractmethod
-    def finish(self, out: Path, grid: pd.DataFrame, *, plots: bool = True) -> Any:
+    def finish(self, out: Path, grid: pd.DataFrame, *, plots: bool = True, workers: int = 1) -> Any:
         """Write the final tables (and plots) from the grid's rows; return what `run_experiment`
-        returns."""
+        returns. `workers`: local processes it may use (those the grid could)."""
 
     def matches(self, document: dict) -> Callable[[Path], bool] | None:
         """Whether a stored spec file describes this grid (None: equal to `document`,
@@ -613,6 +619,12 @@ class ExperimentSpec(ABC):
 
     def prepare(self, out: Path, resumed: bool) -> None:  # noqa: B027 (a hook: most specs need none)
         """Checks before the first cell runs, inside the claimed folder (default: none)."""
+
+    def dispatch_order(self, cells: list[tuple]) -> list[tuple]:
+        """The cells in the order worker processes start them (default: as given); a spec whose
+        cells differ much in cost puts the costly ones first, so the cheap ones, started last, even
+        out when the workers finish."""
+        return cells
 
 
 def _run_spec_cell(spec: ExperimentSpec, *cell):
@@ -674,5 +686,6 @@ def run_experiment(
                 progress=progress,
                 desc=spec.command,
                 unit=spec.unit,
+                order=spec.dispatch_order,
             )
-        return spec.finish(out, grid, plots=plots)
+        return spec.finish(out, grid, plots=plots, workers=workers or os.cpu_count() or 1)

@@ -9,7 +9,6 @@ caller that loads it.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 
@@ -38,6 +37,8 @@ def canonical(value: str, known: Iterable[str]) -> str:
 
 def did_you_mean(value: str, known: Iterable[str]) -> str:
     """`; did you mean 'x'?` for the known name closest to `value`, or '' when none is close."""
+    import difflib  # imported on an error only, not at every start
+
     names = {str(name).lower(): str(name) for name in known}
     close = difflib.get_close_matches(str(value).lower(), names, n=1, cutoff=SUGGESTION_CUTOFF)
     return f"; did you mean {names[close[0]]!r}?" if close else ""

@@ -1,15 +1,16 @@
-"""Which nodes a job gets: the node state (arrays) and the replaceable allocator (000 §3.3, thesis
-§5.1).
+"""Which nodes a job gets: the node state and the replaceable allocator (000 §3.3, thesis §5.1).
 
 Interface (what a new allocator, e.g. the co-location one of 000 §3.5, implements):
 
-- ``NodeState``: ``used[node]`` cores in use (int array), ``occupants[node, slot]`` job indices on
-  each node
-  (-1 = empty slot, ``slots`` jobs per node at most, 2 by default so two jobs can share a node),
-  ``idle`` = number of nodes with no job. ``occupy``/``vacate`` keep these consistent;
-  ``jobs_on(nodes)`` lists the distinct jobs on some nodes, ``neighbours(job)`` the jobs sharing a
-  node with a job (what a speed model looks at).
-  Occupant ids below -1 are the engine's node reservations.
+- ``NodeState``, the one node state of every allocator: ``used[node]`` cores in use and
+  ``occupants[node, slot]`` job indices on each node (read-only arrays; -1 = empty slot, ``slots``
+  jobs per node at most, 2 by default so two jobs can share a node), ``idle`` = number of nodes
+  with no job, ``idle_ids`` and ``partly_used_ids`` the idle and the partly used nodes (ascending
+  lists). ``occupy``/``vacate`` (a job's cores on some nodes) and ``take``/``give_back`` (whole
+  nodes) keep these consistent; ``jobs_on(nodes)`` lists the distinct jobs on some nodes,
+  ``neighbours(job)`` the jobs sharing a node with a job (what a speed model looks at). Nodes may
+  have different core counts (node types). Occupant ids below -1 are the engine's node
+  reservations.
 - ``Allocation(nodes, cores)``: the node ids (int array) and the cores used on each of them (int).
 - ``Allocator`` (subclass it):
     * ``find(engine, job) -> Allocation | None``: the nodes the job would use now, or None; no side
@@ -42,7 +43,6 @@ from __future__ import annotations
 
 import bisect
 from abc import ABC, abstractmethod
-from itertools import chain
 from typing import Protocol
 
 try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
@@ -68,43 +68,196 @@ REPLAY_AT_MOST = 32
 
 
 class NodeState:
-    """Per-node used cores and occupying jobs, as arrays (no per-core Python objects)."""
+    """Per node: the cores in use and the occupant of each slot, as lists; the idle nodes and the
+    partly used ones (some cores free, some used), ascending; and which jobs share nodes.
 
-    __slots__ = ("cores_per_node", "used", "occupants", "idle", "shared")
+    The one node state of every allocator. A start or an end touches a few nodes, where list edits
+    cost less than numpy calls on small arrays; the arrays `used` and `occupants` are built from the
+    lists at the first read after a change (read-only: change the state through `occupy`, `vacate`,
+    `take` and `give_back`). Nodes may have different core counts (node types) and any number of
+    slots."""
+
+    __slots__ = (
+        "cores_per_node",
+        "slots",
+        "idle",
+        "shared",
+        "idle_ids",
+        "partly_used_ids",
+        "_cores",
+        "_used",
+        "_occupants",
+        "_arrays",
+    )
 
     def __init__(self, platform: Platform, slots: int = 2):
         self.cores_per_node: int | np.ndarray = (
             platform.cores_per_node if platform.uniform else _cores_of_nodes(platform)
         )
-        self.used = np.zeros(platform.nodes, dtype=np.int64)
-        self.occupants = np.full((platform.nodes, slots), EMPTY, dtype=np.int64)
-        self.idle = platform.nodes
+        nodes = platform.nodes
+        self.slots = slots
+        self.idle = nodes
         # job -> {neighbour job: nodes they share}, kept by occupy/vacate (jobs that share a node)
         self.shared: dict[int, dict[int, int]] = {}
+        self.idle_ids = list(range(nodes))
+        self.partly_used_ids: list[int] = []
+        self._cores = (
+            [platform.cores_per_node] * nodes
+            if platform.uniform
+            else _cores_of_nodes(platform).tolist()
+        )
+        self._used = [0] * nodes
+        self._occupants = [[EMPTY] * nodes for _ in range(slots)]  # per slot: occupant per node
+        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def used(self) -> np.ndarray:
+        """Cores in use per node (read-only)."""
+        return self._built()[0]
+
+    @property
+    def occupants(self) -> np.ndarray:
+        """Occupant of each slot per node, shape (nodes, slots): EMPTY, a job, or a reservation key
+        below -1 (read-only)."""
+        return self._built()[1]
 
     @property
     def free(self) -> np.ndarray:
         """Free cores per node."""
         return self.cores_per_node - self.used
 
-    def occupy(self, job: int, nodes: np.ndarray, cores: int) -> None:
-        used = self.used[nodes]
-        self.idle -= int(np.count_nonzero(used == 0))
-        self.used[nodes] = used + cores
-        occupants = self.occupants[nodes]
-        self._share(job, occupants[occupants > EMPTY].tolist(), 1)
-        slot = np.argmax(occupants == EMPTY, axis=1)
-        occupants[np.arange(nodes.size), slot] = job
-        self.occupants[nodes] = occupants
+    def used_cores(self) -> int:
+        """Cores in use on all nodes."""
+        return sum(self._used)
 
-    def vacate(self, job: int, nodes: np.ndarray, cores: int) -> None:
-        used = self.used[nodes] - cores
-        self.used[nodes] = used
-        self.idle += int(np.count_nonzero(used == 0))
-        occupants = self.occupants[nodes]
-        occupants[occupants == job] = EMPTY
-        self._share(job, occupants[occupants > EMPTY].tolist(), -1)
-        self.occupants[nodes] = occupants
+    def _built(self) -> tuple[np.ndarray, np.ndarray]:
+        """The arrays of the lists, built at the first read after a change."""
+        if self._arrays is None:
+            used = np.array(self._used, dtype=np.int64)
+            occupants = np.array(self._occupants, dtype=np.int64).T.copy()
+            used.flags.writeable = occupants.flags.writeable = False
+            self._arrays = used, occupants
+        return self._arrays
+
+    @cython.locals(node=cython.Py_ssize_t, before=cython.Py_ssize_t, after=cython.Py_ssize_t)
+    def occupy(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
+        """`job` (or a reservation key) takes `cores` cores and a free slot on each of `nodes`."""
+        used, full, slots = self._used, self._cores, self._occupants
+        ids = nodes if isinstance(nodes, list) else nodes.tolist()
+        idle = self.idle_ids
+        self._arrays = None
+        if ids == idle[: len(ids)]:  # the lowest idle nodes, the usual choice: no neighbours
+            self._occupy_lowest_idle(job, ids, cores)
+            return
+        were_idle, were_partly, now_partly, others = [], [], [], []
+        for node in ids:
+            before = used[node]
+            after = used[node] = before + cores
+            if before == 0:
+                were_idle.append(node)
+                if after < full[node]:
+                    now_partly.append(node)
+            elif after == full[node]:
+                were_partly.append(node)
+            placed = False
+            for slot in slots:
+                other = slot[node]
+                if other == EMPTY and not placed:
+                    slot[node], placed = job, True
+                elif other > EMPTY:
+                    others.append(other)
+        _remove(idle, were_idle)
+        _remove(self.partly_used_ids, were_partly)
+        _add(self.partly_used_ids, now_partly)
+        self.idle = len(idle)
+        self._share(job, others, 1)
+
+    def _occupy_lowest_idle(self, job: int, ids: list[int], cores: int) -> None:
+        """`occupy` on `ids`, the lowest idle nodes."""
+        used, first, count = self._used, self._occupants[0], len(ids)
+        del self.idle_ids[:count]
+        self.idle = len(self.idle_ids)
+        if count > 1 and ids[-1] - ids[0] == count - 1:  # a run of node ids: slices
+            used[ids[0] : ids[-1] + 1] = [cores] * count
+            first[ids[0] : ids[-1] + 1] = [job] * count
+        else:
+            for node in ids:
+                used[node] = cores
+                first[node] = job
+        cpn = self.cores_per_node
+        if isinstance(cpn, int):
+            if cores < cpn:
+                _add(self.partly_used_ids, ids)
+        else:
+            full = self._cores
+            _add(self.partly_used_ids, [node for node in ids if cores < full[node]])
+
+    @cython.locals(node=cython.Py_ssize_t, before=cython.Py_ssize_t, after=cython.Py_ssize_t)
+    def vacate(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
+        """`job` (or a reservation key) gives back its `cores` cores and its slot on `nodes`."""
+        used, full, slots = self._used, self._cores, self._occupants
+        were_partly, now_idle, now_partly, others = [], [], [], []
+        alone = job not in self.shared  # no job beside it on any node: no neighbour to count out
+        self._arrays = None
+        for node in nodes if isinstance(nodes, list) else nodes.tolist():
+            before = used[node]
+            after = used[node] = before - cores
+            if after == 0:
+                now_idle.append(node)
+                if before < full[node]:
+                    were_partly.append(node)
+            elif before == full[node]:
+                now_partly.append(node)
+            cleared = False
+            for slot in slots:
+                other = slot[node]
+                if other == job and not cleared:
+                    slot[node], cleared = EMPTY, True
+                    if alone:
+                        break
+                elif other > EMPTY and not alone:
+                    others.append(other)
+        _remove(self.partly_used_ids, were_partly)
+        _add(self.partly_used_ids, now_partly)
+        _add(self.idle_ids, now_idle)
+        self.idle = len(self.idle_ids)
+        if not alone:
+            self._share(job, others, -1)
+
+    def take(self, owner: int, ids: list[int]) -> None:
+        """`owner` (a job or a reservation key) takes every core of the idle nodes `ids` (in slot
+        0): the whole-node allocators' update."""
+        used, full, first = self._used, self._cores, self._occupants[0]
+        self._arrays = None
+        for node in ids:
+            used[node], first[node] = full[node], owner
+        _remove(self.idle_ids, ids)
+        self.idle = len(self.idle_ids)
+
+    def give_back(self, ids: list[int]) -> None:
+        """The nodes `ids`, each held whole by one owner (`take`), become idle."""
+        used, first = self._used, self._occupants[0]
+        self._arrays = None
+        for node in ids:
+            used[node], first[node] = 0, EMPTY
+        _add(self.idle_ids, ids)
+        self.idle = len(self.idle_ids)
+
+    def hold_whole(self, holders: dict[int, list[int]]) -> None:
+        """Start over from `holders`: each owner holds every core of its nodes (slot 0), the other
+        nodes are idle (a whole-node allocator's rebuild)."""
+        nodes, full = len(self._used), self._cores
+        self._arrays = None
+        used, first = [0] * nodes, [EMPTY] * nodes
+        for owner, ids in holders.items():
+            for node in ids:
+                used[node], first[node] = full[node], owner
+        self._used = used
+        self._occupants = [first] + [[EMPTY] * nodes for _ in range(self.slots - 1)]
+        self.idle_ids = [node for node in range(nodes) if not used[node]]
+        self.partly_used_ids = []
+        self.shared = {}
+        self.idle = len(self.idle_ids)
 
     def _share(self, job: int, others: list[int], step: int) -> None:
         """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others` (one
@@ -145,10 +298,39 @@ class NodeState:
         counts = self.shared.get(job)
         return [] if counts is None else list(counts)
 
-    def jobs_on(self, nodes: np.ndarray) -> np.ndarray:
+    def jobs_on(self, nodes: np.ndarray | list[int]) -> np.ndarray:
         """The distinct jobs on these nodes (ascending; a node may be listed more than once)."""
-        jobs = {job for job in self.occupants[nodes].ravel().tolist() if job > EMPTY}
-        return np.array(sorted(jobs), dtype=np.int64)
+        ids = nodes if isinstance(nodes, list) else nodes.tolist()
+        slots = self._occupants
+        jobs = set(map(slots[0].__getitem__, ids))
+        for slot in slots[1:]:
+            jobs.update(map(slot.__getitem__, ids))
+        ordered = sorted(jobs)
+        if ordered and ordered[0] < 0:  # jobs only: EMPTY and reservation keys are negative
+            del ordered[: bisect.bisect_left(ordered, 0)]
+        return np.array(ordered, dtype=np.int64)
+
+
+def _remove(ids: list[int], nodes: list[int]) -> None:
+    """Remove `nodes` from the ascending list `ids`."""
+    if not nodes:
+        return
+    if ids[: len(nodes)] == nodes:  # the lowest ones, the usual choice
+        del ids[: len(nodes)]
+    elif len(nodes) == 1:
+        del ids[bisect.bisect_left(ids, nodes[0])]
+    else:
+        gone = set(nodes)
+        ids[:] = [node for node in ids if node not in gone]
+
+
+def _add(ids: list[int], nodes: list[int]) -> None:
+    """Add `nodes` to the ascending list `ids`."""
+    if len(nodes) == 1:
+        bisect.insort(ids, nodes[0])
+    elif nodes:
+        ids.extend(nodes)
+        ids.sort()  # two ascending runs in the usual case: merged in one pass
 
 
 def _cores_of_nodes(platform: Platform) -> np.ndarray:
@@ -291,18 +473,18 @@ class Allocator(ABC):
 
     def free_cores(self) -> int:
         """Cores bound to no job."""
-        return int(self.platform.total_cores - self.state.used.sum())
+        return int(self.platform.total_cores - self.state.used_cores())
 
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
         """The ids of nodes no job or reservation uses, ascending (the lowest `limit` of them)."""
-        return np.flatnonzero(self.state.used == 0)[:limit]
+        return np.array(self.state.idle_ids[:limit], dtype=np.int64)
 
     def resize(self, engine, job: int, allocation: Allocation, nodes: int) -> Allocation | None:
         """Grow onto the lowest idle nodes or shrink off the job's highest nodes; None if too few
         are idle."""
         current = allocation.nodes
         if nodes > current.size:
-            idle = np.flatnonzero(self.state.used == 0)
+            idle = np.array(self.state.idle_ids, dtype=np.int64)
             if nodes - current.size > idle.size:
                 return None
             added = Allocation(idle[: nodes - current.size], allocation.cores)
@@ -313,26 +495,26 @@ class Allocator(ABC):
         return Allocation(current[:nodes], allocation.cores)
 
     def commit(self, job: int, allocation: Allocation) -> None:
-        self.state.occupy(job, allocation.nodes, allocation.cores)
+        self.state.occupy(job, allocation.node_ids, allocation.cores)
 
     def release(self, job: int, allocation: Allocation) -> None:
-        self.state.vacate(job, allocation.nodes, allocation.cores)
+        self.state.vacate(job, allocation.node_ids, allocation.cores)
 
 
 class CompactAllocator(Allocator):
     """Whole idle nodes, ceil(cores / cores_per_node) of them, lowest ids first (thesis §5.1).
 
     The idle node ids are a sorted list (the lowest ids are a prefix slice) and each holder's node
-    ids a list; the node state's arrays are brought up to date only when someone reads `state`:
-    from the changes since the last read, or, after more than WRITE_BEHIND of them, rebuilt from the
-    holders. A run nobody inspects node by node does no numpy work per job."""
+    ids a list; the node state is brought up to date only when someone reads `state`: from the
+    changes since the last read, or, after more than WRITE_BEHIND of them, rebuilt from the
+    holders. A run nobody inspects node by node does no node state work per job."""
 
     slots = 1
 
     def __init__(self, platform: Platform):
         super().__init__(platform)
         self._cpn = platform.cores_per_node
-        # cores of each node by id on a platform of several node types (a held node's `used`)
+        # cores of each node by id on a platform of several node types (a held node's cores)
         self._full = None if platform.uniform else _cores_of_nodes(platform)
         self._idle = list(range(platform.nodes))
         self._free = platform.nodes
@@ -352,28 +534,16 @@ class CompactAllocator(Allocator):
         self._changes: list[tuple[int, list[int]]] | None = []
 
     def _update_state(self) -> None:
-        state, changes, cpn, full = self._state, self._changes, self._cpn, self._full
+        state, changes = self._state, self._changes
         self._changes = []
         if changes is None or len(changes) > REPLAY_AT_MOST:  # rebuild from the holders
-            holders = self._holders
-            state.used[:] = 0
-            state.occupants[:, 0] = EMPTY
-            if holders:
-                nodes = np.fromiter(chain.from_iterable(holders.values()), np.int64)
-                owners = np.repeat(
-                    np.fromiter(holders, np.int64, len(holders)),
-                    np.fromiter(map(len, holders.values()), np.int64, len(holders)),
-                )
-                state.occupants[nodes, 0] = owners
-                state.used[nodes] = cpn if full is None else full[nodes]
-        else:
-            for owner, ids in changes:
-                state.occupants[ids, 0] = owner
-                if owner == EMPTY:
-                    state.used[ids] = 0
-                else:
-                    state.used[ids] = cpn if full is None else full[ids]
-        state.idle = self._free
+            state.hold_whole(self._holders)
+            return
+        for owner, ids in changes:
+            if owner == EMPTY:
+                state.give_back(ids)
+            else:
+                state.take(owner, ids)
 
     def _changed(self, owner: int, ids: list[int]) -> None:
         changes = self._changes

@@ -33,20 +33,18 @@ others.
 from __future__ import annotations
 
 import warnings
-from bisect import bisect_left, insort
 
 import numpy as np
 
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
-from cosched.simulator.allocators import EMPTY, Allocation, Allocator, NodeState
+from cosched.simulator.allocators import Allocation, Allocator
 from cosched.simulator.platform import Platform
 from cosched.simulator.resources import per_node_use
 from cosched.theory.heatmap import Heatmap, MissingPairsWarning
 
 __all__ = [
     "CoLocationAllocator",
-    "HalfNodeState",
     "HeatmapSpeedModel",
     "CoContext",
     "co_context",
@@ -93,138 +91,6 @@ def alone_speedup_value(text: str | float | None) -> str | float | None:
     return value
 
 
-class HalfNodeState(NodeState):
-    """The node state of co-location (two slots per node) as lists: used cores and the occupant of
-    each slot per node, and the idle and the half-full nodes (ascending), which placement asks for.
-
-    A start or an end touches a few nodes, where list edits cost less than numpy calls on small
-    arrays. The arrays `used` and `occupants` are built from the lists when read (read-only)."""
-
-    __slots__ = ("half", "idle_ids", "half_full_ids", "_used", "_first", "_second", "_arrays")
-
-    def __init__(self, platform: Platform):  # the base's arrays: built on read
-        self.cores_per_node = platform.cores_per_node
-        self.half = platform.cores_per_node // 2
-        self.idle = platform.nodes
-        self.shared = {}
-        self.idle_ids = list(range(platform.nodes))
-        self.half_full_ids: list[int] = []
-        self._used = [0] * platform.nodes
-        self._first = [EMPTY] * platform.nodes  # occupant of slot 0 per node
-        self._second = [EMPTY] * platform.nodes  # occupant of slot 1 per node
-        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
-
-    @property
-    def used(self) -> np.ndarray:  # type: ignore[override]  # read-only here
-        return self._built()[0]
-
-    @property
-    def occupants(self) -> np.ndarray:  # type: ignore[override]  # read-only here
-        return self._built()[1]
-
-    def _built(self) -> tuple[np.ndarray, np.ndarray]:
-        """The arrays of the lists, built at the first read after a change."""
-        if self._arrays is None:
-            used = np.array(self._used, dtype=np.int64)
-            occupants = np.array([self._first, self._second], dtype=np.int64).T.copy()
-            used.flags.writeable = occupants.flags.writeable = False
-            self._arrays = used, occupants
-        return self._arrays
-
-    def occupy(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
-        used, first, second, half = self._used, self._first, self._second, self.half
-        ids = nodes if isinstance(nodes, list) else nodes.tolist()
-        idle = self.idle_ids
-        if ids == idle[: len(ids)]:  # the lowest idle nodes, the usual choice: no neighbours
-            del idle[: len(ids)]
-            for node in ids:
-                used[node], first[node] = cores, job
-            if cores == half:
-                _add(self.half_full_ids, ids)
-            self.idle = len(idle)
-            self._arrays = None
-            return
-        were_idle, were_half, now_half, others = [], [], [], []
-        for node in ids:
-            before = used[node]
-            used[node] = before + cores
-            if before == 0:  # both slots empty
-                were_idle.append(node)
-                first[node] = job
-            else:
-                if before == half:
-                    were_half.append(node)
-                if first[node] == EMPTY:  # the first empty slot
-                    first[node], other = job, second[node]
-                else:
-                    second[node], other = job, first[node]
-                if other > EMPTY:
-                    others.append(other)
-            if before + cores == half:
-                now_half.append(node)
-        _remove(self.idle_ids, were_idle)
-        _remove(self.half_full_ids, were_half)
-        _add(self.half_full_ids, now_half)
-        self.idle = len(self.idle_ids)
-        self._arrays = None
-        self._share(job, others, 1)
-
-    def vacate(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
-        used, first, second, half = self._used, self._first, self._second, self.half
-        were_half, now_idle, now_half, others = [], [], [], []
-        for node in nodes if isinstance(nodes, list) else nodes.tolist():
-            before = used[node]
-            if before == half:
-                were_half.append(node)
-            after = used[node] = before - cores
-            if after == 0:
-                now_idle.append(node)
-            elif after == half:
-                now_half.append(node)
-            if first[node] == job:
-                first[node], other = EMPTY, second[node]
-            else:
-                second[node], other = EMPTY, first[node]
-            if other > EMPTY:
-                others.append(other)
-        _remove(self.half_full_ids, were_half)
-        _add(self.half_full_ids, now_half)
-        _add(self.idle_ids, now_idle)
-        self.idle = len(self.idle_ids)
-        self._arrays = None
-        self._share(job, others, -1)
-
-    def jobs_on(self, nodes: np.ndarray) -> np.ndarray:
-        ids = nodes.tolist()
-        jobs = set(map(self._first.__getitem__, ids))
-        jobs.update(map(self._second.__getitem__, ids))
-        ordered = sorted(jobs)
-        # jobs only: EMPTY and reservation keys are negative
-        return np.array(ordered[bisect_left(ordered, 0) :], dtype=np.int64)
-
-
-def _remove(ids: list[int], nodes: list[int]) -> None:
-    """Remove `nodes` from the ascending list `ids`."""
-    if not nodes:
-        return
-    if ids[: len(nodes)] == nodes:  # the lowest ones, the usual choice
-        del ids[: len(nodes)]
-    elif len(nodes) == 1:
-        del ids[bisect_left(ids, nodes[0])]
-    else:
-        gone = set(nodes)
-        ids[:] = [node for node in ids if node not in gone]
-
-
-def _add(ids: list[int], nodes: list[int]) -> None:
-    """Add `nodes` to the ascending list `ids`."""
-    if len(nodes) == 1:
-        insort(ids, nodes[0])
-    elif nodes:
-        ids.extend(nodes)
-        ids.sort()  # two ascending runs in the usual case: merged in one pass
-
-
 class CoLocationAllocator(Allocator):
     """Half-socket binding over twice the nodes, at most two jobs per node; units are half nodes."""
 
@@ -248,7 +114,6 @@ class CoLocationAllocator(Allocator):
                 f"unknown placement {prefer!r}; choose from {PLACEMENTS}", field="prefer"
             )
         super().__init__(platform)
-        self.state: HalfNodeState = HalfNodeState(platform)
         self._cpn = platform.cores_per_node
         self.half = self._cpn // 2
         self.prefer = prefer
@@ -343,12 +208,12 @@ class CoLocationAllocator(Allocator):
         if self.prefer == "idle":
             if count <= len(idle):
                 return Allocation(idle[:count], self.half)
-            half_full = self._sharable(job, state.half_full_ids)
+            half_full = self._sharable(job, state.partly_used_ids)
             if count > len(idle) + len(half_full):
                 return None
             nodes = idle + half_full[: count - len(idle)]
         else:
-            half_full = self._sharable(job, state.half_full_ids)
+            half_full = self._sharable(job, state.partly_used_ids)
             if count <= len(half_full):
                 return Allocation(half_full[:count], self.half)
             if count > len(idle) + len(half_full):
@@ -371,16 +236,18 @@ class CoLocationAllocator(Allocator):
         return nodes[fits].tolist()
 
     def commit(self, job: int, allocation: Allocation) -> None:
-        self.state.occupy(job, allocation.node_ids, allocation.cores)
-        self.free_halves -= allocation.size * (allocation.cores // self.half)
-        self._free_cores -= allocation.size * allocation.cores
+        super().commit(job, allocation)
+        nodes = len(allocation.node_ids)
+        self.free_halves -= nodes * (allocation.cores // self.half)
+        self._free_cores -= nodes * allocation.cores
         if self.needs is not None:
             self._account(job, allocation, 1)
 
     def release(self, job: int, allocation: Allocation) -> None:
-        self.state.vacate(job, allocation.node_ids, allocation.cores)
-        self.free_halves += allocation.size * (allocation.cores // self.half)
-        self._free_cores += allocation.size * allocation.cores
+        super().release(job, allocation)
+        nodes = len(allocation.node_ids)
+        self.free_halves += nodes * (allocation.cores // self.half)
+        self._free_cores += nodes * allocation.cores
         if self.needs is not None:
             self._account(job, allocation, -1)
 

@@ -291,7 +291,7 @@ class Engine(_LoopState):
         self._reservation_keys = counter()
         self._wakeups: list[float] = []
         self._wakeup_set: set[float] = set()
-        self._touched: list[np.ndarray] = []
+        self._touched: list[list[int]] = []  # node ids of starts and ends since the speed update
         self._sources = list(sources)
         self._progress = progress
         # the completion hook, None when it does nothing in this run (resolved in `run`)
@@ -361,7 +361,7 @@ class Engine(_LoopState):
         if self.kill_at_walltime:
             self._post_walltime(job, end)
         if self.speed_model is not None:
-            self._touched.append(allocation.nodes)
+            self._touched.append(allocation.node_ids)
         if self.log is not None:
             self.log.append((now, "start", job, allocation.nodes.size))
         if self.actions is not None:
@@ -646,7 +646,7 @@ class Engine(_LoopState):
         self._lifecycle_used = True
         self.resizes[job] += 1
         if self.speed_model is not None:
-            self._touched.append(np.union1d(allocation.nodes, current.nodes))
+            self._touched.append(np.union1d(allocation.nodes, current.nodes).tolist())
         self.allocation[job] = allocation
         self.held[job] = self.allocator.units_of(allocation)
         model = self.model(job)
@@ -712,7 +712,7 @@ class Engine(_LoopState):
         allocation = self._held_by(job)
         self.allocator.release(job, allocation)
         if self.speed_model is not None:
-            self._touched.append(allocation.nodes)
+            self._touched.append(allocation.node_ids)
         if self.log is not None:
             self.log.append((now, event, job, 0))
         if self.actions is not None:
@@ -732,7 +732,7 @@ class Engine(_LoopState):
         assert allocation is not None  # a running job holds nodes
         self.allocator.release(job, allocation)
         if self.speed_model is not None:
-            self._touched.append(allocation.nodes)
+            self._touched.append(allocation.node_ids)
         if self.log is not None:
             self.log.append((now, "finish", job, 0))
         if self.actions is not None:
@@ -744,7 +744,7 @@ class Engine(_LoopState):
 
     def _update_speeds(self) -> None:
         touched = self._touched
-        nodes = touched[0] if len(touched) == 1 else np.concatenate(touched)
+        nodes = touched[0] if len(touched) == 1 else [node for ids in touched for node in ids]
         touched.clear()
         running, speeds, set_speed = self.running, self.speed, self.set_speed
         jobs = self.allocator.state.jobs_on(nodes)

@@ -153,24 +153,39 @@ def speedup_over_time(jobs, scheduler: str, path: Path, bins: int = TIME_BINS) -
     return save_figure(fig, path, dpi=PLOT_DPI)
 
 
-def draw_all(runs, jobs: dict, directory: Path, time_bins: int = TIME_BINS) -> list[Path]:
+def draw_all(
+    runs, jobs: dict, directory: Path, time_bins: int = TIME_BINS, workers: int = 1
+) -> list[Path]:
     """Every plot of the grid into `directory`; the time distribution for Popularity (else a
-    co-scheduler)."""
+    co-scheduler).
+
+    workers: processes drawing the figures side by side (each figure is drawn whole by one of
+    them, so the files are those one process writes); 1 draws them in this process.
+    """
     from cosched.simulator.schedulers import COSCHEDULERS
 
     directory = Path(directory)
-    written = [boxplot(runs, m, directory / f"box_{m}.png") for m in BOX_METRICS]
-    written += [
-        pareto_plot(runs, x, mx, y, my, directory / f"pareto_{y}_vs_{x}.png")
+    figures: list[tuple] = [(boxplot, runs, m, directory / f"box_{m}.png") for m in BOX_METRICS]
+    figures += [
+        (pareto_plot, runs, x, mx, y, my, directory / f"pareto_{y}_vs_{x}.png")
         for x, mx, y, my in PARETO_PAIRS
     ]
     if runs["experiment"].nunique() * runs["scheduler"].nunique() > 2:
-        written.append(correlation_plot(runs, directory / "correlation.png"))
+        figures.append((correlation_plot, runs, directory / "correlation.png"))
     chosen = next((s for s in ("popularity",) + COSCHEDULERS if s in jobs), None)
     if chosen is not None:
-        written.append(
-            speedup_over_time(
-                jobs[chosen], chosen, directory / f"speedup_time_{chosen}.png", time_bins
-            )
-        )
-    return written
+        path = directory / f"speedup_time_{chosen}.png"
+        figures.append((speedup_over_time, jobs[chosen], chosen, path, time_bins))
+    if workers <= 1:
+        return [draw(*arguments) for draw, *arguments in figures]
+    from cosched.processes import pool_results
+
+    pyplot()  # imported once here, not once per forked process
+    written = dict(pool_results(_draw, enumerate(figures), workers))
+    return [written[index] for index in range(len(figures))]
+
+
+def _draw(index: int, figure: tuple) -> tuple[int, Path]:
+    """One figure of `draw_all` in a worker process, with its position in the list."""
+    draw, *arguments = figure
+    return index, draw(*arguments)

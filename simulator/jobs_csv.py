@@ -1,22 +1,31 @@
 """jobs.csv without pandas: the bytes `SimulationResult.jobs_frame().to_csv(index=False)` writes.
 
-`cosched simulate --out` writes 54,034 rows of SDSC-SP2 in a few hundredths of a second: the
-numbers' digits are computed by numpy for whole columns at once, and Python only joins each row's
-two or three pieces. Runs whose columns pandas would quote or type differently (lifecycle columns,
-app names with commas or quotes, node ids that are no integers) return None: the caller writes
-them through pandas. tests/simulator/test_jobs_csv.py compares the two byte for byte.
+`cosched simulate --out` writes 54,034 rows of SDSC-SP2 in about two hundredths of a second, with
+no Python work per row: every column becomes a matrix of bytes (one row per job, the cell's text
+after zero bytes), the digits of a whole column computed by numpy four at a time from a table; the
+node ids, the one column of varying width, are laid out flat between the columns before and after
+them; deleting the zero bytes leaves the file's text. Runs whose columns pandas would quote or type
+differently (lifecycle columns, app names with commas, quotes or zero bytes, node ids that are no
+integers) return None: the caller writes them through pandas. tests/simulator/test_jobs_csv.py
+compares the two byte for byte.
 """
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
-__all__ = ["jobs_csv_text", "integer_rows", "node_texts", "whole_numbers"]
+from cosched.simulator.result import JobNodes
+
+__all__ = ["jobs_csv_text", "integer_words", "node_cells", "whole_numbers"]
 
 # below it, repr() writes a whole float as its integer and ".0"; at or above it, in exponent form
 WHOLE_FLOAT_LIMIT = 1e16
 QUOTED = (",", '"', "\n", "\r")  # characters that make pandas quote a cell
 ZERO = ord("0")
+DIGITS_PER_STEP = 4  # digits looked up at a time (a table of 10**4 rows)
+STEP = 10**DIGITS_PER_STEP
 
 
 def whole_numbers(values: np.ndarray) -> np.ndarray | None:
@@ -27,102 +36,124 @@ def whole_numbers(values: np.ndarray) -> np.ndarray | None:
     return values.astype(np.int64) if whole.all() else None
 
 
-def integer_rows(table: np.ndarray, suffixes: list[str]) -> list[str]:
-    """Each row of an int64 table (rows x columns, at least one row) as text: every cell's decimal
-    digits and its column's suffix, joined by ",".
+@cache
+def _digit_words() -> np.ndarray:
+    """The ASCII digits of 0 ... STEP - 1, each number's DIGITS_PER_STEP bytes as one uint32 word
+    (3 STEP words): words [STEP, 2 STEP) zero-padded ("0042", the inner steps of a number), words
+    [0, STEP) with zero bytes for the leading zeros (a number's first step: 0 is no digit at all),
+    words [2 STEP, 3 STEP) the same but 0 as "0" (a number with a single step)."""
+    numbers = np.arange(STEP)[:, None]
+    places = 10 ** np.arange(DIGITS_PER_STEP - 1, -1, -1)
+    padded = (numbers // places % 10 + ZERO).astype(np.uint8)
+    leading = np.where(numbers >= places, padded, 0).astype(np.uint8)
+    alone = leading.copy()
+    alone[0, -1] = ZERO
+    return np.concatenate([leading, padded, alone]).view(np.uint32).ravel()
 
-    The digits of all cells are computed a place at a time by numpy into one zero-padded byte
-    matrix; deleting the zero bytes leaves the rows' text."""
-    rows, columns = table.shape
-    negative = table < 0
-    magnitude = np.abs(table).astype(np.uint64)  # abs(-2**63) wraps to 2**63, right as uint64
-    largest = int(magnitude.max())
-    places = len(str(largest))
-    sign = int(negative.any())
-    width = sign + places + max(map(len, suffixes)) + 1  # the cell, its suffix, then "," or "\n"
-    cells = np.zeros((rows, columns, width), np.uint8)
+
+def integer_words(values: np.ndarray, suffix: bytes = b"") -> np.ndarray:
+    """(len(values), words) uint32, DIGITS_PER_STEP bytes a word: each int64's decimal text ("-"
+    and digits) after zero bytes, then `suffix` (at most one word) and zero bytes."""
+    magnitude = np.abs(values).astype(np.uint64)  # abs(-2**63) wraps to 2**63, right as uint64
+    largest = int(magnitude.max()) if magnitude.size else 0
+    steps = -(-len(str(largest)) // DIGITS_PER_STEP)
+    negative = values < 0
+    sign = int(bool(negative.any()))
+    words = np.empty((len(values), sign + steps + bool(suffix)), np.uint32)
     rest = magnitude.astype(np.uint32) if largest < 2**32 else magnitude  # faster division
-    for place in range(places):
-        quotient = rest // 10
-        digit = (rest - quotient * 10).astype(np.uint8) + np.uint8(ZERO)
-        if place:
-            digit *= magnitude >= 10**place  # no leading zeros
-        cells[:, :, sign + places - 1 - place] = digit
+    table = _digit_words()
+    for step in range(steps):
+        quotient = rest // STEP
+        word = (rest - quotient * STEP).astype(np.intp)
+        word += np.where(quotient > 0, STEP, 2 * STEP if step == 0 else 0)
+        words[:, sign + steps - 1 - step] = table.take(word)
         rest = quotient
-    if sign:
-        cells[:, :, 0] = negative * np.uint8(ord("-"))  # the zero bytes up to the digits go
-    for column, suffix in enumerate(suffixes):
-        for offset, character in enumerate(suffix.encode("ascii")):
-            cells[:, column, sign + places + offset] = character
-    cells[:, :, -1] = ord(",")
-    cells[:, -1, -1] = ord("\n")
-    return cells.tobytes().translate(None, b"\0").decode("ascii").split("\n")[:-1]
+    if suffix:
+        words[:, -1] = np.frombuffer(suffix.ljust(DIGITS_PER_STEP, b"\0"), np.uint32)[0]
+    if sign:  # "-" in the last byte before the digits; the zero bytes up to them go
+        words[:, 0] = 0
+        words.view(np.uint8)[:, DIGITS_PER_STEP - 1] = negative * np.uint8(ord("-"))
+    return words
 
 
-def node_texts(nodes: list[np.ndarray], counts: np.ndarray) -> list[str] | None:
-    """`";".join(map(str, ids))` of each job's node ids (`counts` of them), built as one byte
-    string whose jobs end in a newline and split there (in C); None unless the ids are non-negative
-    integers."""
-    if not counts.sum():
-        return [""] * len(nodes)
-    flat = np.concatenate(nodes)
-    if flat.dtype.kind not in "iu" or flat.min() < 0:
+def node_cells(flat: np.ndarray, counts: np.ndarray) -> np.ndarray | None:
+    """Each job's node ids (`counts[j]` of `flat` for job j) as `";".join(map(str, ids))` with zero
+    bytes among them: a (len(flat), width) byte matrix, one row per id ("id;", the last id of each
+    job without its ";"); None unless the ids are non-negative integers."""
+    if flat.dtype.kind not in "iu" or (flat.size and flat.min() < 0):
         return None
-    ids = [f"{node};".encode("ascii") for node in range(int(flat.max()) + 1)]
-    sizes = np.fromiter(map(len, ids), np.int64, len(ids))
-    table = np.zeros((len(ids), int(sizes.max())), np.uint8)  # row i: the text "i;", 0-padded
-    for node, text in enumerate(ids):
-        table[node, : len(text)] = np.frombuffer(text, np.uint8)
-    chars = table[flat]  # one row per id of every job in turn
-    last = np.cumsum(counts)[counts > 0] - 1  # each job's last id
-    chars[last, sizes[flat[last]] - 1] = ord("\n")  # its ";" ends the job
-    texts = chars.tobytes().translate(None, b"\0").decode("ascii").split("\n")[:-1]
-    if len(texts) == len(nodes):
-        return texts
-    every = [""] * len(nodes)
-    for job, text in zip(np.flatnonzero(counts).tolist(), texts):
-        every[job] = text
-    return every
+    top = int(flat.max()) if flat.size else 0
+    by_id = top < flat.size  # the text of each id 0 ... top, looked up: fewer ids to format
+    digits = integer_words(np.arange(top + 1) if by_id else flat.astype(np.int64)).view(np.uint8)
+    pad = np.zeros((len(digits), DIGITS_PER_STEP - 1), np.uint8)  # room to round up to words
+    chars = np.hstack([pad, digits, np.full((len(digits), 1), ord(";"), np.uint8)])
+    if by_id:  # as few whole words as the longest id and ";" need, gathered a word at a time
+        width = -(-(len(str(top)) + 1) // DIGITS_PER_STEP) * DIGITS_PER_STEP
+        words = np.ascontiguousarray(chars[:, chars.shape[1] - width :]).view(np.uint32)
+        chars = np.take(words, flat, axis=0).view(np.uint8)
+    chars[np.cumsum(counts)[counts > 0] - 1, -1] = 0  # each job's last id ends its cell
+    return chars
 
 
-def _pieces(columns: dict) -> list[list[str]] | None:
-    """The columns as row texts: each run of integer (and whole-float) columns one piece, each
-    other column its own; None where pandas would quote a cell or no rule here applies."""
-    pieces: list[list[str]] = []
-    integers: list[np.ndarray] = []
-    suffixes: list[str] = []
-    for column in columns.values():
-        kind = column.dtype.kind if isinstance(column, np.ndarray) else "list"
-        texts = None
-        if kind in "iu":
-            if not np.can_cast(column.dtype, np.int64):
-                return None
-            integers.append(column.astype(np.int64, copy=False))
-            suffixes.append("")
-            continue
-        if kind == "f":
-            whole = whole_numbers(column)
-            if whole is not None:
-                integers.append(whole)
-                suffixes.append(".0")
-                continue
-            texts = ["" if x != x else repr(x) for x in column.tolist()]  # NaN as pandas: empty
-        elif kind in ("list", "U", "O"):
-            texts = column.tolist() if isinstance(column, np.ndarray) else column
-            distinct = set(texts)
-            if not all(isinstance(value, str) for value in distinct) or any(
-                character in value for value in distinct for character in QUOTED
-            ):
-                return None  # pandas would quote these (or they are no text): let it write them
-        else:
+def _text_words(texts: list, end: str) -> np.ndarray | None:
+    """(len(texts), words) uint32 of each text (UTF-8) and `end`, then zero bytes; None if pandas
+    would quote one or one is no text or holds a zero byte."""
+    distinct = set(texts)
+    if not all(isinstance(value, str) for value in distinct) or any(
+        character in value for value in distinct for character in (*QUOTED, "\0")
+    ):
+        return None
+    encoded = {value: (value + end).encode() for value in distinct}
+    width = -(-max(map(len, encoded.values())) // DIGITS_PER_STEP) * DIGITS_PER_STEP
+    data = np.array([encoded[value] for value in texts], dtype=f"S{width}")
+    return data.view(np.uint32).reshape(len(texts), width // DIGITS_PER_STEP)
+
+
+def _column_words(column, end: str) -> np.ndarray | None:
+    """(rows, words) uint32 of a column's cells as pandas writes them, each followed by `end`, or
+    None (no rule here)."""
+    kind = column.dtype.kind if isinstance(column, np.ndarray) else "list"
+    if kind in "iu":
+        if not np.can_cast(column.dtype, np.int64):
             return None
-        if integers:
-            pieces.append(integer_rows(np.column_stack(integers), suffixes))
-            integers, suffixes = [], []
-        pieces.append(texts)
-    if integers:
-        pieces.append(integer_rows(np.column_stack(integers), suffixes))
-    return pieces
+        return integer_words(column.astype(np.int64, copy=False), end.encode())
+    if kind == "f":
+        whole = whole_numbers(column)
+        if whole is not None:
+            return integer_words(whole, b".0" + end.encode())
+        return _text_words(["" if x != x else repr(x) for x in column.tolist()], end)  # NaN: ""
+    if kind in ("list", "U", "O"):
+        return _text_words(column.tolist() if isinstance(column, np.ndarray) else column, end)
+    return None
+
+
+def _row_words(columns: list, end: str) -> np.ndarray | None:
+    """The cells of `columns` side by side, each followed by "," (the last by `end`): a (rows,
+    words) uint32 matrix, or None (a column needs pandas)."""
+    blocks = []
+    for number, column in enumerate(columns):
+        words = _column_words(column, end if number == len(columns) - 1 else ",")
+        if words is None:
+            return None
+        blocks.append(words)
+    return np.hstack(blocks)
+
+
+def _joined(before: np.ndarray, nodes: np.ndarray, counts: np.ndarray, after: np.ndarray) -> str:
+    """The rows' text: each job's words of `before`, its `counts[j]` rows of `nodes` (bytes), its
+    words of `after` (the zero bytes deleted). One mask marks the fixed bytes of the whole file;
+    the fixed and the node bytes each fill their places in one numpy call."""
+    rows = len(counts)
+    fixed_bytes = np.hstack([before, after]).view(np.uint8)
+    lengths = np.empty((rows, 3), np.int64)
+    lengths[:, 0] = before.shape[1] * DIGITS_PER_STEP
+    lengths[:, 1] = counts * nodes.shape[1]
+    lengths[:, 2] = after.shape[1] * DIGITS_PER_STEP
+    fixed = np.repeat(np.tile(np.array([True, False, True]), rows), lengths.ravel())
+    text = np.empty(fixed.size, np.uint8)
+    text[fixed] = fixed_bytes.ravel()
+    text[~fixed] = nodes.ravel()
+    return text.tobytes().translate(None, b"\0").decode()
 
 
 def jobs_csv_text(result) -> str | None:
@@ -132,12 +163,9 @@ def jobs_csv_text(result) -> str | None:
     if getattr(result, "lifecycle", None) is not None:
         return None
     w = result.workload
-    counts = np.fromiter(map(len, result.nodes), np.int64, len(result.nodes))
-    nodes = node_texts(result.nodes, counts)
-    if nodes is None:
-        return None
+    job_nodes = JobNodes.of(result.nodes)
     end_minus_start = result.end - result.start
-    columns = {
+    before = {
         "job_id": w.job_id,
         "submit_time": w.submit,
         "start_time": result.start,
@@ -146,23 +174,26 @@ def jobs_csv_text(result) -> str | None:
         "run_time": end_minus_start,
         "estimate": w.estimate,
         "cores": w.cores,
-        "node_count": counts,
-        "nodes": nodes,
+        "node_count": job_nodes.counts,
     }
+    after = {}
     if w.app is not None:
-        columns["app"] = w.app
+        after["app"] = w.app
     if w.memory is not None:
-        columns["memory_per_core"] = w.memory
+        after["memory_per_core"] = w.memory
     if w.gpus is not None:
-        columns["gpus"] = w.gpus
+        after["gpus"] = w.gpus
     if result.co_scheduled:
         with np.errstate(divide="ignore", invalid="ignore"):
-            columns["compact_time"], columns["speedup"] = w.run, w.run / end_minus_start
-    header = ",".join(columns) + "\n"
-    if not len(counts):
+            after["compact_time"], after["speedup"] = w.run, w.run / end_minus_start
+    header = ",".join([*before, "nodes", *after]) + "\n"
+    rows = len(job_nodes)
+    if not rows:
         return header
-    pieces = _pieces(columns)
-    if pieces is None:
+    nodes = node_cells(job_nodes.flat, job_nodes.counts)
+    first = _row_words(list(before.values()), ",")  # the "," before the nodes
+    nodes_end = np.full((rows, 1), ord("," if after else "\n"), np.uint32)  # one word
+    rest = _row_words(list(after.values()), "\n") if after else nodes_end[:, :0]
+    if nodes is None or first is None or rest is None:
         return None
-    rows = pieces[0] if len(pieces) == 1 else map(",".join, zip(*pieces))
-    return header + "\n".join(rows) + "\n"
+    return header + _joined(first, nodes, job_nodes.counts, np.hstack([nodes_end, rest]))

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from cosched.simulator.result import JobNodes
+
 __all__ = [
     "summarize",
     "median",
@@ -130,7 +132,7 @@ def summarize(
     if result.co_scheduled:
         allocated = utilization  # co-scheduled runs count the requested cores only
     else:
-        nodes = np.fromiter(map(len, result.nodes), np.int64, len(result.nodes))
+        nodes = JobNodes.of(result.nodes).counts
         held = float(np.sum(run * nodes * platform.cores_per_node))  # whole nodes are held
         allocated = held / (platform.total_cores * makespan) if makespan > 0 else 0.0
     summary = {

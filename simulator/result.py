@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, chain
+from itertools import chain, pairwise
 
 import numpy as np
 
@@ -11,9 +13,50 @@ from cosched.simulator.allocators import Allocation
 from cosched.simulator.platform import Platform
 from cosched.simulator.workload import Workload
 
-__all__ = ["SimulationResult", "node_arrays"]
+__all__ = ["SimulationResult", "JobNodes", "node_arrays"]
 
 _NO_NODES: list[int] = []
+
+
+class JobNodes(Sequence):
+    """Each job's node ids, an int64 array per job in job order, kept as one flat array and the
+    jobs' counts: a run of 54,034 jobs holds one array, not 54,034, and jobs.csv and the metrics
+    read the flat array and the counts directly. Indexing a job gives a view of the flat array."""
+
+    __slots__ = ("flat", "counts", "_starts")
+
+    def __init__(self, flat: np.ndarray, counts: np.ndarray):
+        self.flat, self.counts = flat, counts
+        self._starts = [0, *np.cumsum(counts).tolist()]
+
+    @classmethod
+    def of(cls, nodes: Sequence) -> JobNodes:
+        """`nodes` itself if it is a JobNodes, else its arrays (or lists) of ids joined into one."""
+        if isinstance(nodes, JobNodes):
+            return nodes
+        counts = np.fromiter(map(len, nodes), np.int64, len(nodes))
+        flat = np.concatenate(nodes) if len(nodes) else np.zeros(0, np.int64)
+        return cls(flat, counts)
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def __getitem__(self, job):
+        if isinstance(job, slice):
+            return [self[index] for index in range(*job.indices(len(self)))]
+        job = operator.index(job)
+        if job < 0:
+            job += len(self)
+        if not 0 <= job < len(self):
+            raise IndexError(f"job {job} out of range for {len(self)} jobs")
+        return self.flat[self._starts[job] : self._starts[job + 1]]
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        flat = self.flat
+        return (flat[begin:end] for begin, end in pairwise(self._starts))
+
+    def __repr__(self) -> str:
+        return f"JobNodes({len(self)} jobs, {self.flat.size} node ids)"
 
 
 @dataclass(eq=False)
@@ -25,7 +68,7 @@ class SimulationResult:
     scheduler: str
     start: np.ndarray
     end: np.ndarray
-    nodes: list
+    nodes: Sequence[np.ndarray]  # kept as JobNodes
     wall_seconds: float
     co_scheduled: bool = False
     log: list | None = None
@@ -39,6 +82,9 @@ class SimulationResult:
     speed_model: object = (
         None  # the run's speed model (co-location), None when every job ran at speed 1
     )
+
+    def __post_init__(self) -> None:
+        self.nodes = JobNodes.of(self.nodes)
 
     @property
     def makespan(self) -> float:
@@ -60,7 +106,7 @@ class SimulationResult:
             "run_time": self.end - self.start,
             "estimate": w.estimate,
             "cores": w.cores,
-            "node_count": np.fromiter((n.size for n in self.nodes), np.int64, len(self.nodes)),
+            "node_count": JobNodes.of(self.nodes).counts,
             "nodes": [";".join(map(str, n.tolist())) for n in self.nodes],
         }
         if w.app is not None:
@@ -77,14 +123,9 @@ class SimulationResult:
         return pd.DataFrame(columns)
 
 
-def node_arrays(allocations: list[Allocation | None]) -> list[np.ndarray]:
-    """Each job's node ids as an array (empty for a job that never ran): views of one array built
-    from the allocations' lists (one numpy call per run instead of one per job)."""
+def node_arrays(allocations: list[Allocation | None]) -> JobNodes:
+    """Each job's node ids (none for a job that never ran), built from the allocations' lists in
+    one numpy call per run instead of one per job."""
     ids = [_NO_NODES if a is None else a.node_ids for a in allocations]
-    flat = np.fromiter(chain.from_iterable(ids), np.int64)
-    ends = accumulate(map(len, ids))
-    nodes, begin = [], 0
-    for end in ends:
-        nodes.append(flat[begin:end])
-        begin = end
-    return nodes
+    counts = np.array(list(map(len, ids)), np.int64)
+    return JobNodes(np.fromiter(chain.from_iterable(ids), np.int64, int(counts.sum())), counts)

@@ -3,10 +3,13 @@ fields), so that cosched (`workload.read_swf`) and other tools read a run back.
 
 Fields written per job: 1 job number (the input's id), 2 submit time, 3 wait time (start - submit),
 4 run time (end - start), 5 allocated processors (the job's cores), 8 requested processors (the
-same), 9 requested time (the estimate), 11 status (1 completed; 0 killed, e.g. at its walltime);
-every other field -1 (unknown), as the format says. A job that never started (killed while waiting)
-has wait and run time -1. The header carries the format version, the platform (MaxNodes, MaxProcs),
-the input's UnixStartTime and TimeZoneString when it had them, and a note naming the run.
+same), 9 requested time (the estimate), 11 status (1 completed; 0 killed, e.g. at its walltime); 12
+user, 13 group, 15 queue and 16 partition as the input SWF gave them
+(`cosched.simulator.job_attributes`), so partitions and fair-share priorities read the schedule as
+they read its trace; every other field -1 (unknown), as the format says. A job that never started
+(killed while waiting) has wait and run time -1. The header carries the format version, the platform
+(MaxNodes, MaxProcs), the input's UnixStartTime and TimeZoneString when it had them, and a note
+naming the run.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import os
 from pathlib import Path
 
 import numpy as np
+
+from cosched.simulator.job_attributes import ATTRIBUTE_FIELDS, job_attributes
 
 __all__ = ["swf_text", "write_swf"]
 
@@ -50,7 +55,8 @@ def swf_text(result) -> str:
     for key in ("UnixStartTime", "TimeZoneString"):
         if key in w.header:
             lines.append(f"; {key}: {w.header[key]}")
-    unknown = " ".join(["-1"] * 7)
+    attributes = job_attributes(w)
+    user, group, queue, partition = (attributes.field(name) for name in ATTRIBUTE_FIELDS)
     for job in range(len(w)):
         began = start[job]
         wait = began - w.submit[job] if began == began else math.nan
@@ -59,7 +65,8 @@ def swf_text(result) -> str:
         status = KILLED if killed[job] else COMPLETED
         lines.append(
             f"{int(w.job_id[job])} {_number(w.submit[job])} {_number(wait)} {_number(run)} "
-            f"{cores} -1 -1 {cores} {_number(w.estimate[job])} -1 {status} {unknown}"
+            f"{cores} -1 -1 {cores} {_number(w.estimate[job])} -1 {status} "
+            f"{user[job]} {group[job]} -1 {queue[job]} {partition[job]} -1 -1"
         )
     return "\n".join(lines) + "\n"
 

@@ -198,10 +198,10 @@ class StrategyExperiment(ExperimentSpec):
     def run_cell(self, alpha_index: int, instance_number: int) -> list[dict]:
         return run_cell(self, alpha_index, instance_number)
 
-    def finish(self, out: Path, grid, *, plots: bool = True):
+    def finish(self, out: Path, grid, *, plots: bool = True, workers: int = 1):
         """results.parquet, summary.csv and (several readings) spread.csv; returns the sorted rows.
-        The figures are drawn by the command (`cosched.strategies.plots`), not here: `plots` is not
-        used."""
+        The figures are drawn by the command (`cosched.strategies.plots`), not here: `plots` and
+        `workers` are not used."""
         return finish(self, out, grid)
 
     def matches(self, document: dict):

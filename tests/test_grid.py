@@ -131,6 +131,21 @@ def test_local_worker_processes_give_the_same_rows(tmp_path):
     pd.testing.assert_frame_equal(run(tmp_path / "two.csv", workers=2), run(tmp_path / "one.csv"))
 
 
+def test_the_dispatch_order_starts_worker_cells_and_leaves_the_rows_alone(tmp_path):
+    asked: list[list[tuple]] = []
+
+    def backwards(cells: list[tuple]) -> list[tuple]:
+        asked.append(cells)
+        return list(reversed(cells))
+
+    in_process = run(tmp_path / "one.csv", order=backwards)
+    assert asked == []  # one process runs the cells in cell order
+    assert list(pd.read_csv(tmp_path / "one.csv")["group"]) == [0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2]
+    side_by_side = run(tmp_path / "two.csv", workers=2, order=backwards)
+    assert asked == [CELLS]
+    pd.testing.assert_frame_equal(side_by_side, in_process)
+
+
 def test_an_unreachable_dask_scheduler_names_the_option(tmp_path, monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.setattr(grid, "DASK_CONNECT_TIMEOUT", "0.5s")

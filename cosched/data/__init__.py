@@ -13,7 +13,6 @@ bundled trace, ``aris``, ``grvingt``, ...) are ``cosched.simulator.platform.PRES
 from __future__ import annotations
 
 import os
-from importlib.resources import files
 from pathlib import Path
 
 from cosched.deprecation import module_aliases
@@ -45,6 +44,8 @@ __getattr__ = module_aliases(__name__, {"PRESETS": "DATA_PRESETS"}, globals())
 
 def data_path(name: str) -> Path:
     """Path of a bundled data file (by file name)."""
+    from importlib.resources import files  # on use: importlib.resources costs every start
+
     return Path(str(files(__name__) / name))
 
 

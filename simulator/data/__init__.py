@@ -3,7 +3,6 @@ make_example.py)."""
 
 from __future__ import annotations
 
-from importlib.resources import files
 from pathlib import Path
 
 from cosched.deprecation import module_aliases
@@ -16,6 +15,8 @@ EXAMPLE_SEED = "synthetic_npb_seed.json"
 
 def example_path(name: str) -> Path:
     """Path of a bundled example file (the real data files are `cosched.data.data_path`)."""
+    from importlib.resources import files  # on use: importlib.resources costs every start
+
     return Path(str(files(__name__) / name))
 
 

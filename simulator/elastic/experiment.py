@@ -160,8 +160,8 @@ class ElasticExperiment(ExperimentSpec):
     def run_cell(self, replicate: int, policy: str) -> CellResult:
         return run_cell(self, replicate, policy)
 
-    def finish(self, out: Path, grid, *, plots: bool = True):
-        """runs.csv, summary.csv, table.md and the plots; returns the summary."""
+    def finish(self, out: Path, grid, *, plots: bool = True, workers: int = 1):
+        """runs.csv, summary.csv, table.md and the plots (in this process); returns the summary."""
         return finish(self, out, plots=plots, grid=grid)
 
 

@@ -1222,8 +1222,7 @@ class Simulation:
         when = link.share()
         if link.transfers:
             self._push(when, _LINK, link, link.version)
-        if self._node_tasks:  # a job's parallel task shares node links with its flows
-            self._node_rates(link)
+        self._node_rates(link)
         self.pfs_log.append(
             (
                 self.now,

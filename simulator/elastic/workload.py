@@ -559,7 +559,7 @@ def _type(raw: dict, types, *, source, where: str) -> str:
     return kind.lower()
 
 
-def _job(raw, position, *, source, models, expressions, checked=None) -> JobSpec:
+def _job(raw, position, *, source, models, expressions) -> JobSpec:
     where = f"jobs[{position}]"
     if not isinstance(raw, dict):
         raise InputError("a job must be an object", source=source, field=where)
@@ -609,7 +609,7 @@ def _job(raw, position, *, source, models, expressions, checked=None) -> JobSpec
     spec.phase_iterations = tuple(
         _phase_iterations(spec, phase, expressions) for phase in model.phases
     )
-    _check_expressions(spec, expressions, checked)
+    _check_expressions(spec, expressions)
     _check_task_runs(spec, expressions, source)
     return spec
 
@@ -634,31 +634,16 @@ def _phase_iterations(spec: JobSpec, phase: Phase, expressions: Expressions) -> 
     return int(value)
 
 
-def _check_expressions(
-    spec: JobSpec, expressions: Expressions, checked: dict | None = None
-) -> None:
+def _check_expressions(spec: JobSpec, expressions: Expressions) -> None:
     """Compile every expression of the job's model over its variables, so errors surface before the
     run.
 
     Tasks do not see `num_nodes_min`/`num_nodes_max` (ElastiSim gives them to evolving requests
-    only). `checked` holds what passed for earlier jobs: a job with the same model, variable names,
-    type and smallest size (what explicit lists are checked against) passes too."""
+    only)."""
     request_names = tuple(sorted(set(spec.variables) | set(RESOURCE_VARIABLES)))
     names = tuple(
         name for name in request_names if name not in REQUEST_VARIABLES or name in spec.arguments
     )
-    done: tuple = (id(spec.model), request_names, names)
-    if checked is not None:
-        if id(spec.model) not in checked:  # whether its checks depend on the job's type and size
-            checked[id(spec.model)] = any(
-                isinstance(getattr(task, key), tuple) or _pattern_of(task, key) in EXPLICIT
-                for _phase, task in spec.model.all_tasks()
-                for key in ("flops", "bytes", "delay")
-            )
-        if checked[id(spec.model)]:
-            done += (spec.type, spec.num_nodes_min)
-        if done in checked:
-            return
     for _phase, task in spec.model.all_tasks():
         for key in ("iterations", "flops", "bytes", "delay"):
             value = getattr(task, key)
@@ -681,8 +666,6 @@ def _check_expressions(
                 where=f"{phase.where}: evolving_request (job {spec.position})",
                 source=spec.model.source,
             )
-    if checked is not None:
-        checked[done] = True  # the model lives as long as `checked` (load_jobs keeps both)
 
 
 def _check_task_runs(spec: JobSpec, expressions: Expressions, source: str) -> None:
@@ -799,9 +782,8 @@ def load_jobs(path: str | os.PathLike, expressions: Expressions | None = None) -
         raise InputError("no jobs", source=source, field="jobs")
     expressions = expressions or Expressions()
     models: dict[str, ApplicationModel] = {}
-    checked: dict = {}
     jobs = [
-        _job(raw, position, source=source, models=models, expressions=expressions, checked=checked)
+        _job(raw, position, source=source, models=models, expressions=expressions)
         for position, raw in enumerate(document["jobs"])
     ]
     jobs.sort(key=lambda job: (job.submit_time, job.position))

@@ -26,7 +26,7 @@ from cosched.cli_options import (
     plots_target,
 )
 from cosched.data import WORKLOADS
-from cosched.names import is_plugin, resolve_name
+from cosched.names import canonical, is_plugin
 from cosched.simulator.platform import PRESETS as PLATFORMS
 
 if TYPE_CHECKING:
@@ -490,6 +490,20 @@ def _workload_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _grid_mechanism(name: str) -> str:
+    """A registered mechanism's name as listed, or a plug-in (``FILE.py:Class``, an entry point of
+    ``cosched.hybrid_mechanisms``) as given, loaded now: one that fails to load, or an unknown
+    name, stops the command before any cell runs."""
+    from cosched.simulator.hybrid.mechanisms import mechanism_class
+
+    if not is_plugin(name):
+        known = canonical(name.replace("&", "-"), MECHANISM_NAMES)
+        if known in MECHANISM_NAMES:
+            return known
+    mechanism_class(name, field="--mechanism")
+    return name
+
+
 def _experiment_command(args: argparse.Namespace) -> int:
     from cosched.errors import InputError
     from cosched.inputs import MAX_RUNS, check_number
@@ -499,14 +513,9 @@ def _experiment_command(args: argparse.Namespace) -> int:
     plots = plots_target(args, f"{args.out}/plots", fixed=True)
     # before anything is written (a grid of an unknown mechanism left files behind)
     mechanisms = tuple(
-        resolve_name(name, MECHANISM_NAMES, "mechanism", field="--mechanism")
+        _grid_mechanism(name)
         for name in names_or(args, "mechanism", MECHANISM_NAMES, "--mechanism")
     )
-    from cosched.simulator.hybrid.mechanisms import mechanism_class
-
-    for name in mechanisms:
-        if is_plugin(name):
-            mechanism_class(name)  # a plug-in that fails to load: before any cell runs
     typings = check_number(args.typings, field="typings", integer=True, minimum=1, limit=MAX_RUNS)
     if args.sweep_typings is not None:
         check_number(

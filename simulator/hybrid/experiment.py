@@ -228,8 +228,10 @@ class HybridExperiment(ExperimentSpec):
     def run_cell(self, sweep: str, value: str, typing: int, mechanism: str) -> list[dict]:
         return run_cell(self, sweep, value, typing, mechanism)
 
-    def finish(self, out: Path, grid: pd.DataFrame, *, plots: bool = True) -> pd.DataFrame:
-        """runs.csv, summary.csv, table.md and the plots; returns the summary."""
+    def finish(
+        self, out: Path, grid: pd.DataFrame, *, plots: bool = True, workers: int = 1
+    ) -> pd.DataFrame:
+        """runs.csv, summary.csv, table.md and the plots (in this process); returns the summary."""
         return finish(self, out, grid, plots=plots)
 
 

@@ -128,12 +128,12 @@ MECHANISM_CLASSES: dict[str, type[Hybrid]] = {
 MECHANISMS = ("baseline", *MECHANISM_CLASSES)
 
 
-def mechanism_class(name: str) -> type[Hybrid] | None:
+def mechanism_class(name: str, *, field: str = "hybrid") -> type[Hybrid] | None:
     """The mechanism class `name` stands for; None for the baseline.
 
     A registered name (any case, ``&`` for ``-``), a plug-in ``FILE.py:Class`` or the name of an
-    entry point of ``cosched.hybrid_mechanisms``; anything else is an InputError offering the
-    closest registered name.
+    entry point of ``cosched.hybrid_mechanisms``; anything else is an InputError naming `field`
+    (the flag that gave the name) and offering the closest registered name.
     """
     key = name.strip()
     if not is_plugin(key):
@@ -143,7 +143,7 @@ def mechanism_class(name: str) -> type[Hybrid] | None:
             return MECHANISM_CLASSES.get(known)
     found = plugin(key, "mechanism")
     if found is None:
-        raise InputError(unknown_name(key, MECHANISMS, "mechanism"), field="hybrid")
+        raise InputError(unknown_name(key, MECHANISMS, "mechanism"), field=field)
     if (
         not (isinstance(found, type) and issubclass(found, Hybrid))
         or found.notice_policy is None
@@ -152,12 +152,12 @@ def mechanism_class(name: str) -> type[Hybrid] | None:
         raise InputError(
             f"{key} is no hybrid mechanism: a mechanism is a subclass of "
             "cosched.simulator.hybrid.mechanisms.Hybrid that sets notice_policy and arrival_policy",
-            field="hybrid",
+            field=field,
         )
     if inspect.isabstract(found.arrival_policy):
         raise InputError(
             f"{key}: its arrival policy {found.arrival_policy.__name__} does not say how arrived "
             "jobs make room (define make_room)",
-            field="hybrid",
+            field=field,
         )
     return found

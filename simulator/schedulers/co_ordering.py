@@ -101,10 +101,9 @@ def filler_factor0(cores: np.ndarray, free_cores: int) -> np.ndarray:
     cores = np.asarray(cores, dtype=np.float64)
     if free_cores <= 0:
         return np.ones(cores.size)  # 003 appendix, Filler: sys_free_cores == 0 -> factor0 = 1
-    diff = free_cores - cores
-    return np.where(
-        diff > 0, 1 - diff / free_cores, np.where(diff == 0, 1.0, -1.0)
-    )  # 003 appendix, Filler
+    factor0 = 1 - (free_cores - cores) / free_cores  # 003 appendix, Filler (1 when diff == 0)
+    factor0[cores > free_cores] = -1.0  # 003 appendix, Filler: diff < 0 -> -1
+    return factor0
 
 
 def filler_key(job_ids: np.ndarray, cores: np.ndarray, free_cores: int) -> np.ndarray:

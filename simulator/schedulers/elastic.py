@@ -2,80 +2,56 @@
 both front ends.
 
 The rules live here as plain functions over job numbers: `rigid_starts` (the rigid policies),
-`admit` and
-`malleable_targets` (the malleable ones). `cosched simulate --scheduler NAME` runs them on the
-engine (the
-classes below) and `cosched elastic --algorithm NAME` on ElastiSim projects
-(`cosched.simulator.elastic.
-algorithms`, which applies them through the elastisim-python interface). The paper describes each
-policy in
-one sentence; the choices it leaves open are settled here:
+`admit` and `malleable_targets` (the malleable ones). `cosched simulate --scheduler NAME` runs them
+on the engine (the classes below) and `cosched elastic --algorithm NAME` on ElastiSim projects
+(`cosched.simulator.elastic.algorithms`, which applies them through the elastisim-python
+interface). The paper describes each policy in one sentence; the choices it leaves open are settled
+here:
 
 - **fcfs-rigid**: arrival order, every job at its requested size (a trace's size; an ElastiSim job's
-  `num_nodes`, or `num_nodes_max` for the other types), EASY backfilling: a later job starts only
-  if it does not
-  delay the head job's reservation. The paper's "backfill jobs without preventing delays of jobs
-  that have
-  arrived earlier" is read as "without causing delays" (EASY), the usual meaning.
+  `num_nodes`, or `num_nodes_max` for the other types), EASY backfilling: a later job starts only if
+  it does not delay the head job's reservation. The paper's "backfill jobs without preventing delays
+  of jobs that have arrived earlier" is read as "without causing delays" (EASY), the usual meaning.
 - **sjf-rigid**: shortest estimate first (at the requested size: the user's estimate, or the run
-time with
-  ``use_run_times``; on ElastiSim projects the flow model's contention-free estimate), requested
-  sizes, EASY
-  backfilling behind the first job that does not fit.
+  time with ``use_run_times``; on ElastiSim projects the flow model's contention-free estimate),
+  requested sizes, EASY backfilling behind the first job that does not fit.
 - **fcfs-rigid-greedy**, **sjf-rigid-greedy**: the other reading of that sentence, kept under its
-own names: the
-  same order and sizes, and every job that fits starts, with no reservation (greedy first fit: a
-  wide job can
-  wait for ever behind narrow ones).
+  own names: the same order and sizes, and every job that fits starts, with no reservation (greedy
+  first fit: a wide job can wait for ever behind narrow ones).
 - **fcfs-malleable**, **sjf-malleable**, **srtf**, **drf** (`ElasticPolicy`): at every scheduling
-pass a
-  target size is computed for every running and admitted job, then applied (shrinks first, then
-  starts, then
-  expansions), so the nodes are never over-committed:
+  pass a target size is computed for every running and admitted job, then applied (shrinks first,
+  then starts, then expansions), so the nodes are never over-committed:
 
   1. *floors*: a running malleable job may be shrunk to its minimum (``shrink=True``, the default;
-  with
-     ``shrink=False`` it keeps its size); rigid and moldable running jobs keep theirs;
+     with ``shrink=False`` it keeps its size); rigid and moldable running jobs keep theirs;
   2. *admission*: waiting jobs in the policy's order start at their minimum size (rigid jobs: their
-  trace
-     size) while that fits beside the floors; the first that does not fit stops admission (no
-     backfilling:
-     the nodes it leaves go to expansions instead, the malleable counterpart of backfilling);
-  3. *expansion*: the nodes left over go to the running malleable jobs and the admitted moldable
-  and malleable
-     jobs, up to their maximum, in the policy's order (the first in order is filled to its maximum
-     before the
-     next gets any). A moldable job's size is fixed when it starts; a malleable job is resized at
-     once.
+     trace size) while that fits beside the floors; the first that does not fit stops admission (no
+     backfilling: the nodes it leaves go to expansions instead, the malleable counterpart of
+     backfilling);
+  3. *expansion*: the nodes left over go to the running malleable jobs and the admitted moldable and
+     malleable jobs, up to their maximum, in the policy's order (the first in order is filled to its
+     maximum before the next gets any). A moldable job's size is fixed when it starts; a malleable
+     job is resized at once.
 
-  The orders, lowest key first, ties by arrival: fcfs-malleable by arrival; sjf-malleable by the
-  estimate at
-  the requested size (001: "uses the same estimation to expand jobs"); srtf by the estimated
-  remaining work,
-  the estimate less the work done, in seconds at the requested size (001: "progress-aware", from
-  the job's
-  progress); no job is ever preempted, a job with more remaining work is shrunk instead. drf: with
-  nodes as
-  the only resource a job's dominant share is its share of the nodes, so DRF is max-min fairness
-  over node
-  counts: jobs are admitted at their minimum in arrival order (their share is zero) — 001:
-  "initially assigns
-  the minimum number of resources" — and the leftover nodes raise the smallest jobs first
-  (water-filling
-  within [min, max]; the last nodes one each in arrival order).
+The orders, lowest key first, ties by arrival: fcfs-malleable by arrival; sjf-malleable by the
+estimate at the requested size (001: "uses the same estimation to expand jobs"); srtf by the
+estimated remaining work, the estimate less the work done, in seconds at the requested size (001:
+"progress-aware", from the job's progress); no job is ever preempted, a job with more remaining work
+is shrunk instead. drf: with nodes as the only resource a job's dominant share is its share of the
+nodes, so DRF is max-min fairness over node counts: jobs are admitted at their minimum in arrival
+order (their share is zero) — 001: "initially assigns the minimum number of resources" — and the
+leftover nodes raise the smallest jobs first (water-filling within [min, max]; the last nodes one
+each in arrival order).
 
 On ElastiSim projects a resize of a running malleable or adaptive job takes effect at its next
-scheduling point
-(ElastiSim's protocol), so the nodes a shrink frees are there for a waiting job only from then on;
-evolving
-jobs are resized only by their own requests, which malleable policies grant as far as free nodes
-allow.
+scheduling point (ElastiSim's protocol), so the nodes a shrink frees are there for a waiting job
+only from then on; evolving jobs are resized only by their own requests, which malleable policies
+grant as far as free nodes allow.
 
-Targets depend only on the set of jobs and their keys, so resizes happen at arrivals and
-completions (and for
-srtf when two jobs' remaining work swap order). Resizes apply at once, so jobs whose model has
-scheduling points
-(`JobModel.scheduling_point`, where a resize waits) are treated as rigid by these policies.
+Targets depend only on the set of jobs and their keys, so resizes happen at arrivals and completions
+(and for srtf when two jobs' remaining work swap order). Resizes apply at once, so jobs whose model
+has scheduling points (`JobModel.scheduling_point`, where a resize waits) are treated as rigid by
+these policies.
 """
 
 from __future__ import annotations
@@ -152,8 +128,7 @@ POLICIES = {
 
 _NO_RUN_TIMES: tuple[float, ...] = ()
 
-# --- the rules
-# ------------------------------------------------------------------------------------------------
+# --- the rules -----------------------------------------------------------------------------------
 
 
 def rigid_starts(
@@ -232,12 +207,10 @@ def malleable_targets(
     fair: bool = False,
 ) -> dict[int, int]:
     """Target sizes of the running and the admitted jobs: running jobs keep their size, admitted
-    ones start at
-    their minimum, and the `spare` nodes left after admission (floors of running jobs, minima of
-    admitted ones)
-    go to the running malleable jobs and the admitted non-rigid ones up to `high`: lowest
-    `keys(running_jobs,
-    admitted_jobs)` first, ties by job number, or max-min fair (`fair`, DRF's water-filling)."""
+    ones start at their minimum, and the `spare` nodes left after admission (floors of running
+    jobs, minima of admitted ones) go to the running malleable jobs and the admitted non-rigid ones
+    up to `high`: lowest `keys(running_jobs, admitted_jobs)` first, ties by job number, or max-min
+    fair (`fair`, DRF's water-filling)."""
     targets = dict(zip(running, sizes))
     targets.update((job, low[job]) for job in admitted)
     grow = [index for index, job in enumerate(running) if kind[job] is JobKind.MALLEABLE]
@@ -350,8 +323,8 @@ class ElasticPolicy(Scheduler):
     order.
 
     Subclasses give the order: `waiting_key` (a job's key when it enters the queue) and
-    `running_keys`; the
-    keys are static unless `static_keys` is False (then every pass recomputes the targets).
+    `running_keys`; the keys are static unless `static_keys` is False (then every pass recomputes
+    the targets).
     """
 
     name = "elastic"

@@ -275,10 +275,18 @@ class PairingAllocator(CoLocationAllocator):
             return self.fits_spread(job)
         return self.compact_count[job] <= self.room()[0]
 
+    def may_fit(self, unit: tuple[int, ...]) -> bool:
+        """Whether the room counts let `unit` fit now: exactly for a single job, necessarily for a
+        pair (each of its jobs needs one spread half's nodes; the lead's take none from the
+        follower's count)."""
+        if len(unit) == 1:
+            return self.fits_alone(unit[0])
+        return self.fits_spread(unit[0]) and self.fits_spread(unit[1])
+
     def plan_now(self, unit: tuple[int, ...]) -> list[tuple[int, Allocation]] | None:
-        """`plan` on the current node state; a single job that does not fit is refused from the
-        room counts, without placing it."""
-        if len(unit) == 1 and not self.fits_alone(unit[0]):
+        """`plan` on the current node state; a unit the room counts refuse is refused without
+        placing it."""
+        if not self.may_fit(unit):
             return None
         return self.plan(unit, *self.snapshot())
 
@@ -486,11 +494,15 @@ class Matching(CoScheduler):
     ) -> None:
         """EASY behind the blocked head job (003 §5.1.2), on the nodes: a unit (or, failing that,
         each job of a pair alone) starts now if it ends by the shadow time or if the head still fits
-        then beside it."""
+        then beside it.
+
+        The shadow time is computed when the room counts first let a unit fit (at once when
+        reservations are recorded), not in a pass where nothing may start."""
         allocator = self.allocator
-        shadow = None  # computed when a unit first fits (always when reservations are recorded)
+        shadow = None
         if self.reservations is not None:
             shadow, free, occupant_app = self.shadow(engine, head)
+            spare = int(free.sum()) - allocator.halves(head)
             self.reservations.setdefault(head[0], shadow)
         now, estimate, floor = engine.now, engine.estimate, self.floor
         # kinds of units whose placement now leaves no room for the head at the shadow time; valid
@@ -500,28 +512,33 @@ class Matching(CoScheduler):
         if available == 0:
             return
         for unit in with_singles(units):
-            if (halves_alone[unit[0]] if len(unit) == 1 else allocator.halves(unit)) > available:
-                continue
-            if any(job not in engine.waiting for job in unit):
-                continue
-            ends_late = shadow is not None and not all(
-                now + estimate[job] / floor[job] <= shadow for job in unit
-            )
-            kinds = tuple(map(allocator.kind.__getitem__, unit))
-            if ends_late and kinds in blocking:
-                continue
-            placed = allocator.plan_now(unit)
-            if placed is None:
+            halves = halves_alone[unit[0]] if len(unit) == 1 else allocator.halves(unit)
+            if (
+                halves > available
+                or not all(map(engine.waiting.__contains__, unit))
+                or not allocator.may_fit(unit)
+            ):
                 continue
             if shadow is None:
                 shadow, free, occupant_app = self.shadow(engine, head)
-                ends_late = not all(now + estimate[job] / floor[job] <= shadow for job in unit)
+                # half nodes free at the shadow time beyond the head's: a unit that ends late and
+                # needs more leaves the head no room
+                spare = int(free.sum()) - allocator.halves(head)
+            ends_late = any(now + estimate[job] / floor[job] > shadow for job in unit)
+            if ends_late:
+                kinds = tuple(map(allocator.kind.__getitem__, unit))
+                if halves > spare or kinds in blocking:
+                    continue
+            placed = allocator.plan(unit, *allocator.snapshot())  # the room counts let it try
+            if placed is None:
+                continue
             if ends_late:
                 later = self.beside_head(head, placed, free, occupant_app)
                 if later is None:
                     blocking.add(kinds)
                     continue
                 free, occupant_app = later
+                spare -= halves
             self.start(engine, placed)
             blocking.clear()
             available = allocator.free_units()

@@ -41,6 +41,30 @@ def test_the_typed_locals_decorator_returns_the_function_itself():
     assert typed(shadow) is shadow
 
 
+def test_the_extension_type_decorators_return_the_class_and_functions_themselves():
+    # what conservative.Profile uses: an extension type with declared attributes, C-level methods
+    class Shadow:
+        size = _pure_cython.declare(list, visibility="public")
+
+    def shadow(free: int) -> int:
+        return free
+
+    for decorator in (
+        _pure_cython.cclass,
+        _pure_cython.boundscheck(False),
+        _pure_cython.wraparound(False),
+    ):
+        assert decorator(Shadow) is Shadow
+    for decorator in (
+        _pure_cython.cfunc,
+        _pure_cython.ccall,
+        _pure_cython.inline,
+        _pure_cython.returns(_pure_cython.double),
+    ):
+        assert decorator(shadow) is shadow
+    assert Shadow.size is None  # the instance sets it
+
+
 def test_the_hot_modules_run_as_plain_python_without_cython():
     from cosched.simulator.platform import Platform
 

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.simulator.allocators import EMPTY, NodeState
-from cosched.simulator.colocation import COMPACT, HalfNodeState
+from cosched.simulator.colocation import COMPACT
 from cosched.simulator.engine import Engine
-from cosched.simulator.platform import Platform
+from cosched.simulator.platform import NodeGroup, Platform
 from cosched.simulator.schedulers.base import QueueScheduler
 
 from .test_coscheduling import PLATFORM, co_cases, run_engine, workload_of
@@ -69,52 +69,119 @@ def test_shared_node_counts_match_the_occupants(steps):
 
 
 @st.composite
-def mixed_occupancy_steps(draw):
-    """Occupations of half nodes (spread jobs), of whole idle nodes (compact jobs, reservations with
-    keys below -1) and releases, at most two occupants per node, nodes in any order."""
-    nodes, steps, held = 6, [], {}
-    free = [2] * nodes
+def node_type_steps(draw):
+    """A platform of two node types (2 and 4 cores per node), 1 to 3 slots per node, and a sequence
+    of occupations (some cores of nodes in any order, by jobs or reservation keys below -1; whole
+    idle nodes through `take`) and releases that never overfills a node or its slots."""
+    small, big, slots = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    cores = [2] * small + [4] * big
+    free, room, steps, held = list(cores), [slots] * len(cores), [], {}
     for job in range(draw(st.integers(1, 16))):
         if held and draw(st.booleans()):
             gone = draw(st.sampled_from(sorted(held)))
-            cores, chosen = held.pop(gone)
+            kind, per_node, chosen = held.pop(gone)
             for node in chosen:
-                free[node] += cores
-            steps.append(("vacate", gone, cores, chosen))
+                free[node] += cores[node] if kind == "take" else per_node
+                room[node] += 1
+            steps.append(("give_back" if kind == "take" else "vacate", gone, per_node, chosen))
             continue
-        cores = draw(st.sampled_from([1, 2]))
-        open_nodes = [node for node in range(nodes) if free[node] >= cores]
-        if not open_nodes:
-            continue
-        chosen = draw(st.permutations(open_nodes))[: draw(st.integers(1, len(open_nodes)))]
-        owner = -2 - job if cores == 2 and draw(st.booleans()) else job  # a reservation key
+        owner = -2 - job if draw(st.booleans()) else job  # a reservation key or a job
+        if draw(st.booleans()):  # whole idle nodes
+            idle = [node for node in range(len(cores)) if free[node] == cores[node]]
+            if not idle:
+                continue
+            chosen = draw(st.permutations(idle))[: draw(st.integers(1, len(idle)))]
+            kind, per_node = "take", 0
+        else:
+            per_node = draw(st.integers(1, 2))
+            open_nodes = [n for n in range(len(cores)) if free[n] >= per_node and room[n]]
+            if not open_nodes:
+                continue
+            chosen = draw(st.permutations(open_nodes))[: draw(st.integers(1, len(open_nodes)))]
+            kind = "occupy"
         for node in chosen:
-            free[node] -= cores
-        held[owner] = (cores, chosen)
-        steps.append(("occupy", owner, cores, chosen))
-    return steps
+            free[node] -= cores[node] if kind == "take" else per_node
+            room[node] -= 1
+        held[owner] = (kind, per_node, chosen)
+        steps.append((kind, owner, per_node, chosen))
+    return (small, big, slots), steps
 
 
-@settings(max_examples=60)
-@given(steps=mixed_occupancy_steps())
-def test_half_node_lists_give_the_node_state_of_the_arrays(steps):
-    platform = Platform(6, 2, 1)
-    lists, arrays = HalfNodeState(platform), NodeState(platform, slots=2)
-    for action, owner, cores, chosen in steps:
-        getattr(lists, action)(owner, list(chosen), cores)
-        getattr(arrays, action)(owner, np.array(chosen, dtype=np.int64), cores)
-        np.testing.assert_array_equal(lists.used, arrays.used)
-        np.testing.assert_array_equal(lists.occupants, arrays.occupants)
-        assert lists.idle == arrays.idle
-        assert lists.shared == arrays.shared
-        assert lists.idle_ids == np.flatnonzero(arrays.used == 0).tolist()
-        assert lists.half_full_ids == np.flatnonzero(arrays.used == 1).tolist()
-        every = np.arange(platform.nodes)
-        np.testing.assert_array_equal(lists.jobs_on(every), arrays.jobs_on(every))
+def _expected_state(cores: list[int], slots: int, held: dict) -> tuple[list, list, dict]:
+    """Used cores, occupants (a free slot per node filled lowest first, in order of holding) and
+    shared node counts, recomputed from what each owner holds."""
+    used, occupants = [0] * len(cores), [[EMPTY] * slots for _ in cores]
+    for owner, (kind, per_node, chosen) in held.items():
+        for node in chosen:
+            used[node] += cores[node] if kind == "take" else per_node
+            occupants[node][occupants[node].index(EMPTY)] = owner
+    shared: dict = {}
+    for row in occupants:
+        jobs = [job for job in row if job > EMPTY]
+        for job in jobs:
+            for other in jobs:
+                if other != job:
+                    shared.setdefault(job, {}).setdefault(other, 0)
+                    shared[job][other] += 1
+    return used, occupants, shared
 
 
-def test_half_node_arrays_are_read_only():
-    state = HalfNodeState(Platform(2, 2, 1))
+@settings(max_examples=80)
+@given(case=node_type_steps())
+def test_node_state_matches_what_the_owners_hold(case):
+    (small, big, slots), steps = case
+    platform = Platform.of_groups([NodeGroup(small, 1, 2), NodeGroup(big, 1, 4)])
+    cores = [2] * small + [4] * big
+    state, held = NodeState(platform, slots=slots), {}
+    for kind, owner, per_node, chosen in steps:
+        if kind == "take":
+            state.take(owner, list(chosen))
+        elif kind == "give_back":
+            state.give_back(list(chosen))
+        else:  # occupy / vacate take node ids as a list or an array
+            nodes = np.array(chosen, dtype=np.int64) if owner % 2 else list(chosen)
+            getattr(state, kind)(owner, nodes, per_node)
+        if kind in ("take", "occupy"):
+            held[owner] = (kind, per_node, chosen)
+        else:
+            del held[owner]
+        used, occupants, shared = _expected_state(cores, slots, held)
+        assert state.used.tolist() == used
+        assert [sorted(row) for row in state.occupants.tolist()] == list(map(sorted, occupants))
+        assert state.shared == shared
+        assert state.idle == used.count(0)
+        assert state.idle_ids == [node for node in range(len(cores)) if used[node] == 0]
+        assert state.partly_used_ids == [n for n in range(len(cores)) if 0 < used[n] < cores[n]]
+        assert state.used_cores() == sum(used)
+        jobs = sorted({job for row in occupants for job in row if job > EMPTY})
+        assert state.jobs_on(np.arange(len(cores))).tolist() == jobs
+    rebuilt = NodeState(platform, slots=slots)
+    whole = {owner: list(chosen) for owner, (kind, _, chosen) in held.items() if kind == "take"}
+    if len(whole) == len(held):  # only whole nodes held: the rebuild gives the same state
+        rebuilt.hold_whole(whole)
+        assert rebuilt.used.tolist() == state.used.tolist()
+        assert rebuilt.idle_ids == state.idle_ids
+
+
+def test_a_node_shared_by_jobs_turns_partly_used_and_idle_as_they_leave():
+    state = NodeState(Platform.of_groups([NodeGroup(1, 1, 2), NodeGroup(1, 1, 4)]), slots=3)
+    state.occupy(0, [0, 1], 1)  # the lowest idle nodes
+    assert state.partly_used_ids == [0, 1] and state.idle_ids == []
+    state.occupy(1, [1, 0], 1)  # node 0 (2 cores) full, node 1 (4 cores) still partly used
+    assert state.partly_used_ids == [1] and state.neighbours(0) == [1]
+    state.occupy(2, np.array([1]), 2)  # node 1 full, three jobs
+    assert state.partly_used_ids == [] and sorted(state.neighbours(2)) == [0, 1]
+    state.vacate(0, [0, 1], 1)
+    assert state.partly_used_ids == [0, 1] and state.shared == {1: {2: 1}, 2: {1: 1}}
+    state.vacate(1, np.array([0, 1]), 1)
+    assert state.partly_used_ids == [1] and state.idle_ids == [0] and state.shared == {}
+    state.vacate(2, [1], 2)
+    assert state.partly_used_ids == [] and state.idle_ids == [0, 1] and state.idle == 2
+    assert state.occupants.tolist() == [[EMPTY] * 3] * 2
+
+
+def test_node_state_arrays_are_read_only():
+    state = NodeState(Platform(2, 2, 1))
     state.occupy(0, [1], 1)
     with pytest.raises(ValueError):
         state.used[0] = 2

@@ -13,7 +13,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cosched.simulator.schedulers import make_scheduler
+from cosched.simulator.schedulers import conservative, make_scheduler
 from cosched.simulator.schedulers.backfilling import ConservativeBackfill, Profile
 from cosched.simulator.schedulers.easy import Conservative
 from cosched.simulator.simulation import simulate
@@ -311,6 +311,23 @@ def test_the_kept_first_segment_with_enough_units_is_that_of_the_lists(total, op
                 (k for k, free in enumerate(profile.free) if free >= units), len(profile.free)
             )
             assert profile.first_with(units) == scan
+
+
+@given(
+    times=st.lists(TIMES, max_size=12).map(sorted),
+    when=TIMES,
+    bounds=st.tuples(st.integers(0, 12), st.integers(0, 12)).map(sorted),
+)
+def test_the_profile_searches_find_what_bisect_finds(times, when, bounds):
+    # the profile's own binary searches (typed, so that they run in C when compiled) answer as
+    # `bisect` does, on any slice of a sorted list with repeated times
+    low, high = min(bounds[0], len(times)), min(bounds[1], len(times))
+    assert conservative._first_at_or_after(times, when, low, high) == bisect.bisect_left(
+        times, when, low, high
+    )
+    assert conservative._first_after(times, when, low, high) == bisect.bisect_right(
+        times, when, low, high
+    )
 
 
 # --- whole runs -----------------------------------------------------------------------------------

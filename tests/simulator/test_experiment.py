@@ -3,6 +3,7 @@ execution."""
 
 import argparse
 import json
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -14,6 +15,7 @@ from cosched.simulator import co_cli
 from cosched.simulator.data import EXAMPLE_HEATMAP, example_path
 from cosched.simulator.experiment import experiment_workload, preset_spec, run_cell, run_experiment
 from cosched.simulator.experiment_plots import pareto_front
+from cosched.simulator.schedulers import COSCHEDULERS
 from cosched.theory.heatmap import read_heatmap
 
 SMALL = dict(jobs=40, experiments=2, schedulers=["easy", "easy-co", "filler"])
@@ -134,6 +136,30 @@ def test_plots_are_written(tmp_path):
         tmp_path / "jobs" / "e000_easy-co.csv"
     )  # written by the grid with the run's row
     assert list(jobs.columns) == ["start", "end", "speedup", "app"] and len(jobs) == SMALL["jobs"]
+
+
+@pytest.mark.slow
+def test_plots_drawn_by_two_processes_are_the_files_one_process_draws(tmp_path):
+    spec = small_spec()
+    run_experiment(spec, tmp_path / "one", workers=1, progress=False, plots=False)
+    shutil.copytree(tmp_path / "one", tmp_path / "two")
+    experiment.finish(spec, tmp_path / "one", workers=1)
+    experiment.finish(spec, tmp_path / "two", workers=2)
+    drawn = sorted(p.name for p in (tmp_path / "one" / "plots").glob("*.png"))
+    assert len(drawn) == 12
+    assert drawn == sorted(p.name for p in (tmp_path / "two" / "plots").glob("*.png"))
+    for name in drawn:
+        one, two = (tmp_path / folder / "plots" / name for folder in ("one", "two"))
+        assert one.read_bytes() == two.read_bytes(), name
+
+
+def test_workers_start_the_co_schedulers_cells_first():
+    spec = preset_spec("thesis")
+    cells = spec.cells()
+    order = spec.dispatch_order(cells)
+    co = [cell for cell in cells if cell[1] in COSCHEDULERS]
+    assert order == co + [cell for cell in cells if cell[1] not in COSCHEDULERS]
+    assert 0 < len(co) < len(cells)
 
 
 def test_pareto_front_marks_exactly_the_non_dominated_points():

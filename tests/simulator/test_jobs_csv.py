@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosched.simulator.jobs_csv import integer_rows, jobs_csv_text, node_texts, whole_numbers
+from cosched.simulator.jobs_csv import integer_words, jobs_csv_text, node_cells, whole_numbers
 from cosched.simulator.platform import PRESETS
 from cosched.simulator.result import SimulationResult
 from cosched.simulator.workload import Workload
@@ -113,14 +113,16 @@ def test_generated_columns_are_written_as_pandas_writes_them(data, jobs, whole, 
         assert text == expected
 
 
+def _texts(cells: np.ndarray) -> list[str]:
+    """Each row of a byte matrix as text, its zero bytes deleted (as jobs.csv's are)."""
+    return [row.tobytes().replace(b"\0", b"").decode() for row in cells]
+
+
 @settings(max_examples=80, deadline=None)
-@given(
-    table=st.lists(st.lists(INT64, min_size=3, max_size=3), min_size=1, max_size=20),
-    suffixes=st.lists(st.sampled_from(["", ".0"]), min_size=3, max_size=3),
-)
-def test_integer_rows_are_each_cell_formatted_and_joined(table, suffixes):
-    found = integer_rows(np.array(table, dtype=np.int64), suffixes)
-    assert found == [",".join(f"{v}{s}" for v, s in zip(row, suffixes)) for row in table]
+@given(st.lists(INT64, min_size=1, max_size=20), st.sampled_from(["", ",", ".0,", ".0\n"]))
+def test_integer_words_are_each_value_in_decimal_and_the_suffix(values, suffix):
+    words = integer_words(np.array(values, dtype=np.int64), suffix.encode())
+    assert _texts(words.view(np.uint8)) == [f"{value}{suffix}" for value in values]
 
 
 @settings(max_examples=100, deadline=None)
@@ -134,12 +136,27 @@ def test_whole_numbers_are_the_floats_repr_writes_as_integers(values):
         assert found is None
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 2000), max_size=12), max_size=20))
-def test_node_ids_join_as_jobs_frame_joins_them(jobs):
-    nodes = [np.array(ids, dtype=np.int64) for ids in jobs]
+def _joined_node_texts(jobs: list[list[int]]) -> list[str]:
+    flat = np.array([node for ids in jobs for node in ids], dtype=np.int64)
     counts = np.array([len(ids) for ids in jobs], dtype=np.int64)
-    assert node_texts(nodes, counts) == [";".join(map(str, ids)) for ids in jobs]
+    texts = _texts(node_cells(flat, counts))
+    return ["".join(texts.pop(0) for _ in ids) for ids in jobs]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from([9, 99, 2000, 20_000]).flatmap(
+        lambda top: st.lists(st.lists(st.integers(0, top), max_size=12), max_size=20)
+    )
+)
+def test_node_ids_join_as_jobs_frame_joins_them(jobs):
+    assert _joined_node_texts(jobs) == [";".join(map(str, ids)) for ids in jobs]
+
+
+def test_node_ids_of_every_width_join_as_jobs_frame_joins_them():
+    """More ids than the largest id (each id's text looked up), of 1 to 4 digits."""
+    jobs = [list(range(start, start + 7)) for start in range(0, 1200, 7)]
+    assert _joined_node_texts(jobs) == [";".join(map(str, ids)) for ids in jobs]
 
 
 def test_names_pandas_would_quote_go_through_pandas(tmp_path):

@@ -242,7 +242,8 @@ def test_room_counts_refuse_exactly_the_single_jobs_plan_cannot_place(
     compatible, alone_spread, jobs, placement, started
 ):
     """`fits_alone` answers as `plan` on every node state, and a pair is placed only if each of its
-    jobs `fits_spread` (the scheduler skips placing, or matching, from these counts)."""
+    jobs `fits_spread` (the scheduler skips placing, or matching, from these counts): `may_fit`
+    refuses no unit `plan` places."""
     matrix = np.array(compatible).reshape(3, 3)
     matrix = matrix & matrix.T
     app = np.array([a for a, _ in jobs], dtype=np.int64)
@@ -257,7 +258,9 @@ def test_room_counts_refuse_exactly_the_single_jobs_plan_cannot_place(
         state = allocator.snapshot()
         for other in range(len(jobs)):
             assert allocator.fits_alone(other) == (allocator.plan((other,), *state) is not None)
+            assert allocator.may_fit((other,)) == allocator.fits_alone(other)
             for partner in range(len(jobs)):
                 may_pair = partner != other and matrix[app[other], app[partner]]
                 if may_pair and allocator.plan((other, partner), *state) is not None:
                     assert allocator.fits_spread(other) and allocator.fits_spread(partner)
+                    assert allocator.may_fit((other, partner))

@@ -134,6 +134,46 @@ def test_swf_out_reads_back_as_the_schedule(tmp_path, workload_csv):
     assert read_swf(gz).job_id.tolist() == back.job_id.tolist()
 
 
+# (job, submit, run, processors, user, group, queue, partition) of a hand-written SWF trace
+ATTRIBUTED_JOBS = [
+    (1, 0, 100, 1, 1, 10, 2, 1),
+    (2, 0, 100, 1, 2, 20, 3, 1),
+    (3, 150, 10, 1, 2, 20, 2, 2),
+    (4, 160, 10, 1, 1, 10, 3, 2),
+]
+
+
+def test_swf_out_keeps_user_group_queue_and_partition_so_fair_share_reads_it_back(tmp_path):
+    trace = tmp_path / "trace.swf"
+    trace.write_text(
+        "".join(
+            f"{job} {submit} -1 {run} {procs} -1 -1 {procs} {run} -1 1 {user} {group} -1 "
+            f"{queue} {partition} -1 -1\n"
+            for job, submit, run, procs, user, group, queue, partition in ATTRIBUTED_JOBS
+        )
+    )
+    platform, schedule = tmp_path / "one-core.json", tmp_path / "schedule.swf"
+    platform.write_text(json.dumps({"nodes": 1, "sockets_per_node": 1, "cores_per_socket": 1}))
+    plain = ["--platform", str(platform), "--scheduler", "easy", "--quiet"]
+    argv = ["simulate", "--workload", str(trace), *plain, "--out", str(tmp_path / "plain")]
+    assert main([*argv, "--swf-out", str(schedule)]) == 0
+    table = pd.read_csv(schedule, sep=r"\s+", comment=";", header=None, names=SWF_FIELDS)
+    expected = [row[4:] for row in ATTRIBUTED_JOBS]
+    columns = ["user_id", "group_id", "queue", "partition"]
+    assert table[columns].values.tolist() == [list(row) for row in expected]
+    # fair share over the users of the schedule read back orders the queue as over the trace's
+    # (test_multifactor's worked example: user 1's later job starts first)
+    weights = "fairshare=10000,decay_half_life=100,fair_tree=false"
+    fair = ["--priority", "multifactor", "--priority-weights", weights]
+    starts = {}
+    for name, workload in (("trace", trace), ("read back", schedule)):
+        out = tmp_path / f"fair-{name}"
+        argv = ["simulate", "--workload", str(workload), *plain, *fair, "--out", str(out)]
+        assert main(argv) == 0
+        starts[name] = pd.read_csv(out / "jobs.csv").start_time.tolist()
+    assert starts["trace"] == starts["read back"] == [0, 100, 210, 200]
+
+
 def test_swf_text_marks_killed_jobs_and_never_started_ones():
     workload = make_workload([1, 2], [0, 0], [100, 10], [2, 2], [50, 10], keep_estimates=True)
     result = simulate(workload, Platform(nodes=2), "easy", kill_at_walltime=True)

@@ -138,3 +138,41 @@ def test_experiment_hybrid_refuses_a_broken_plugin_before_any_cell(tmp_path, cap
     err = capsys.readouterr().err
     assert "no such plug-in file" in err and err.count("\n") == 1, err
     assert not out.exists()
+
+
+def test_experiment_hybrid_runs_an_entry_point_mechanism_beside_a_built_in_one(
+    tmp_path, capsys, monkeypatch
+):
+    point = importlib.metadata.EntryPoint(
+        "their-cua", "cosched.simulator.hybrid.mechanisms:CuaPaa", PLUGIN_GROUPS["mechanism"]
+    )
+    monkeypatch.setattr(
+        importlib.metadata,
+        "entry_points",
+        lambda group=None: [point] if group == point.group else [],
+    )
+    out = tmp_path / "grid"
+    argv = ["experiment-hybrid", "--workload", "kth-sp2", "--platform", "kth-sp2", "--limit", "50"]
+    argv += ["--typings", "1", "--mechanism", "cua&paa,their-cua", "--workers", "1"]
+    assert main([*argv, "--out", str(out), "--no-plots", "--quiet"]) == 0, capsys.readouterr().err
+    with open(out / "summary.csv", newline="") as handle:
+        rows = {row["mechanism"]: row for row in csv.DictReader(handle) if row["sweep"] == "main"}
+    assert set(rows) == {"cua-paa", "their-cua"}  # the registered name as listed, the plug-in's
+    ours, theirs = (
+        {
+            key: value
+            for key, value in rows[name].items()
+            if key != "mechanism" and not key.startswith("decision_ms")  # measured, not simulated
+        }
+        for name in ("cua-paa", "their-cua")
+    )
+    assert ours == theirs  # the same class under another name: the same metrics
+
+
+def test_experiment_hybrid_refuses_an_unknown_mechanism_naming_its_flag(tmp_path, capsys):
+    out = tmp_path / "grid"
+    argv = ["experiment-hybrid", "--workload", "kth-sp2", "--platform", "kth-sp2"]
+    assert main([*argv, "--mechanism", "cua-pa", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "field '--mechanism'" in err and "did you mean 'cua-paa'" in err, err
+    assert err.count("\n") == 1 and not out.exists()

@@ -1,0 +1,707 @@
+"""Conservative backfilling (thesis 003 §5.1.3): every job in the first `depth` of the queue holds a
+reservation in a profile of free units over time; when a running job ends before its predicted end,
+reservations are compressed in queue order (each job re-placed at its earliest slot, never later
+than before), so no job is delayed.
+
+Cost (traces of 10^5-10^6 jobs): every early end re-checks the whole window, and queues of identical
+jobs (job arrays) shift all together, one slot per early end. So a check costs a few look-ups in the
+common cases (a job too long to fit whole before its reservation can only slide into the run of free
+segments that reaches it), consecutive identical checks are answered once, and the shift of a queue
+of identical jobs changes the profile once per pass (`Profile.move`).
+
+The module compiles with Cython from this source (`cosched._compiled`): `Profile` is then an
+extension type whose methods call each other in C, and the typed locals below (times as doubles,
+units and indices as C integers, read from the lists one value at a time) keep the scans in C.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
+    import cython
+except ModuleNotFoundError:
+    from cosched import _pure_cython as cython
+
+if TYPE_CHECKING:
+    from cosched.simulator.view import SchedulerView
+
+__all__ = ["Profile", "ConservativeBackfill"]
+
+INF = math.inf
+# a whole window before a reservation ends strictly before it: slack for rounding, relative to the
+# times involved
+WINDOW_SLACK = 1e-9
+
+
+@cython.ccall
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(
+    when=cython.double,
+    low=cython.Py_ssize_t,
+    high=cython.Py_ssize_t,
+    middle=cython.Py_ssize_t,
+    at=cython.double,
+)
+@cython.returns(cython.Py_ssize_t)
+def _first_at_or_after(times: list, when: float, low: int, high: int) -> int:
+    """The first index in times[low:high] whose time is >= `when` (`bisect_left`), else high."""
+    while low < high:
+        middle = (low + high) // 2
+        at = times[middle]
+        if at < when:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@cython.ccall
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(
+    when=cython.double,
+    low=cython.Py_ssize_t,
+    high=cython.Py_ssize_t,
+    middle=cython.Py_ssize_t,
+    at=cython.double,
+)
+@cython.returns(cython.Py_ssize_t)
+def _first_after(times: list, when: float, low: int, high: int) -> int:
+    """The first index in times[low:high] whose time is > `when` (`bisect_right`), else high."""
+    while low < high:
+        middle = (low + high) // 2
+        at = times[middle]
+        if when < at:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+@cython.cfunc
+@cython.inline
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(index=cython.Py_ssize_t)
+@cython.returns(cython.double)
+def _time(times: list, index: int) -> float:
+    """times[index] as a C double (compared in C, not as Python objects)."""
+    return times[index]
+
+
+@cython.cclass
+@cython.boundscheck(False)  # every index below is within the lists and not negative
+@cython.wraparound(False)
+class Profile:
+    """Free units over time as a step function: free[k] units on [times[k], times[k+1]), last one
+    forever.
+
+    Invariants: the lists are canonical (no two neighbours hold the same value), so they depend only
+    on the function, not on the order of the additions that built it; and free units never drop
+    below zero, since units are only taken on windows that `earliest`/`earlier` found free. Both
+    make the shortcuts below exact.
+
+    `move` is lazy: the last move stays pending as (units, start, begin, stop, end), i.e. -units on
+    [start, begin) and +units on [stop, end) still to add, and a move that takes over where it left
+    off (same units, its new window is the pending one's old window) merges into it: compressing a
+    queue of identical jobs shifts each one into the slot its predecessor left, and the lists change
+    once instead of twice per job. `earlier` answers around a pending move without applying it;
+    every other method applies it first (`settle`). Read `times`/`free` only after `settle()`.
+
+    Most checks of a pass find no room: they skip the saturated segments from now on to the first
+    one with enough units free. That first segment per number of units is kept (`first_free`) until
+    the lists change, so checks of jobs of the same size between two changes skip them once.
+    """
+
+    times = cython.declare(list, visibility="public")
+    free = cython.declare(list, visibility="public")
+    pending = cython.declare(tuple, visibility="public")
+    # units -> index of the first segment with that many units free, in the lists as they are
+    first_free = cython.declare(dict, visibility="public")
+
+    def __init__(self, total: int, now: float):
+        self.times = [now]
+        self.free = [total]
+        self.pending = None
+        self.first_free = {}
+
+    @cython.ccall
+    @cython.locals(
+        units=cython.Py_ssize_t, free=list, index=cython.Py_ssize_t, size=cython.Py_ssize_t
+    )
+    @cython.returns(cython.Py_ssize_t)
+    def first_with(self, units: int) -> int:
+        """Index of the first segment (of the lists, pending move aside) with `units` free, or
+        len(free) if none."""
+        kept = self.first_free.get(units)
+        if kept is not None:
+            return kept
+        free = self.free
+        index, size = 0, len(free)
+        while index < size:
+            available = free[index]
+            if available >= units:
+                break
+            index += 1
+        self.first_free[units] = index
+        return index
+
+    @cython.ccall
+    def settle(self) -> None:
+        """Apply the pending move to the lists."""
+        pending = self.pending
+        if pending is not None:
+            self.pending = None
+            units, start, begin, stop, end = pending
+            self.add(start, begin, -units)
+            self.add(stop, end, units)
+
+    @cython.ccall
+    @cython.locals(now=cython.double, times=list, index=cython.Py_ssize_t)
+    def advance(self, now: float) -> None:
+        """Forget the past before `now`."""
+        if self.pending is not None:
+            self.settle()
+        times = self.times
+        index = _first_after(times, now, 0, len(times)) - 1
+        if index > 0:
+            del times[:index]
+            del self.free[:index]
+            self.first_free.clear()
+        times[0] = now
+
+    @cython.ccall
+    @cython.locals(
+        begin=cython.double,
+        end=cython.double,
+        delta=cython.Py_ssize_t,
+        times=list,
+        free=list,
+        first=cython.Py_ssize_t,
+        last=cython.Py_ssize_t,
+        k=cython.Py_ssize_t,
+        value=cython.Py_ssize_t,
+        neighbour=cython.Py_ssize_t,
+        at=cython.double,
+    )
+    def add(self, begin: float, end: float, delta: int) -> None:
+        """Add `delta` free units on [begin, end) (negative to reserve)."""
+        if self.pending is not None:
+            self.settle()
+        times, free = self.times, self.free
+        at = times[0]
+        if begin < at:
+            begin = at
+        if begin >= end:
+            return
+        self.first_free.clear()
+        first = _first_at_or_after(times, begin, 0, len(times))
+        if first == len(times) or _time(times, first) != begin:
+            times.insert(first, begin)
+            free.insert(first, free[first - 1])
+        if end < INF:
+            last = _first_at_or_after(times, end, first, len(times))
+            if last == len(times) or _time(times, last) != end:
+                times.insert(last, end)
+                free.insert(last, free[last - 1])
+        else:
+            last = len(times)
+        for k in range(first, last):
+            value = free[k]
+            free[k] = value + delta
+        if last < len(times):
+            value, neighbour = free[last], free[last - 1]
+            if value == neighbour:
+                del times[last], free[last]
+        if first > 0:
+            value, neighbour = free[first], free[first - 1]
+            if value == neighbour:
+                del times[first], free[first]
+
+    @cython.ccall
+    @cython.locals(
+        begin=cython.double,
+        end=cython.double,
+        start=cython.double,
+        stop=cython.double,
+        units=cython.Py_ssize_t,
+    )
+    def move(self, begin: float, end: float, start: float, stop: float, units: int) -> None:
+        """Move a reservation of `units` from [begin, end) to [start, stop), start < begin,
+        stop <= end."""
+        pending = self.pending
+        if pending is not None:
+            if pending[0] == units and pending[2] == start and pending[4] == stop:
+                self.pending = (units, pending[1], begin, pending[3], end)
+                return
+            self.settle()
+        self.pending = (units, start, begin, stop, end)
+
+    @cython.ccall
+    @cython.locals(
+        duration=cython.double,
+        units=cython.Py_ssize_t,
+        times=list,
+        free=list,
+        size=cython.Py_ssize_t,
+        k=cython.Py_ssize_t,
+        m=cython.Py_ssize_t,
+        rest=cython.Py_ssize_t,
+        available=cython.Py_ssize_t,
+        begin=cython.double,
+        end=cython.double,
+        at=cython.double,
+    )
+    def earliest(self, duration: float, units: int) -> float:
+        """The earliest start from now with `units` free during `duration` (a new reservation,
+        003 §5.1.3)."""
+        if self.pending is not None:
+            self.settle()
+        times, free = self.times, self.free
+        size, k = len(times), self.first_with(units)
+        while True:
+            available = free[k]
+            while available < units:
+                k += 1
+                available = free[k]
+            begin = times[k]
+            end = begin + duration
+            m = k + 1
+            while m < size:
+                at = times[m]
+                if at >= end:
+                    return begin
+                available = free[m]
+                if available < units:
+                    break
+                m += 1
+                # a long window: check the rest at once (else go on to where it fails)
+                if m - k == 16:
+                    rest = _first_at_or_after(times, end, m, size)
+                    if rest - m > 16 and min(free[m:rest]) >= units:
+                        return begin
+            else:
+                return begin
+            k = m + 1
+
+    @cython.ccall
+    @cython.locals(
+        duration=cython.double,
+        units=cython.Py_ssize_t,
+        begin=cython.double,
+        end=cython.double,
+        now=cython.double,
+        start=cython.double,
+        times=list,
+        free=list,
+        pending=tuple,
+        taken=cython.Py_ssize_t,
+        low=cython.double,
+        high=cython.double,
+        before=cython.Py_ssize_t,
+        k=cython.Py_ssize_t,
+        available=cython.Py_ssize_t,
+    )
+    def earlier(self, duration: float, units: int, begin: float, end: float) -> float | None:
+        """The earliest start before `begin` for a job holding `units` on [begin, end), or None.
+
+        This is where Conservative compression asks whether a reserved job can move up (003 §5.1.3).
+        A start t before `begin` works if `units` are free on [t, min(t + duration, begin)): past
+        `begin` the job's own units are there, and free units never drop below zero. So the answer
+        is the first window that fits whole before `begin` (only possible if
+        now + duration < begin), else the start of the run of segments with `units` free that
+        reaches `begin`, if there is one: no scan from now for long jobs.
+        """
+        if end < begin + duration:  # its own units do not cover its window: no shortcut
+            return self._earlier_scan(duration, units, begin, end)
+        times, free, pending = self.times, self.free, self.pending
+        # before `begin` the profile is the lists less `taken` units on [low, high): the pending
+        # move, unless the units it gives back lie before `begin` (then it is applied)
+        taken, low, high = 0, 0.0, 0.0
+        if pending is not None and begin > pending[1]:
+            if pending[3] < begin:
+                self.settle()
+            else:
+                taken, low, high = pending[0], pending[1], pending[2]
+        before = _first_at_or_after(times, begin, 0, len(times))  # segments 0..before-1: earlier
+        now = times[0]
+        if now + duration < begin:  # a whole window may fit before `begin`
+            found = self._whole_window(duration, units, begin, before)
+            if found is not None:
+                start = found
+                # a window that overlaps the pending move: apply it first
+                if taken and start < high and start + duration > low:
+                    self.settle()
+                    return self.earlier(duration, units, begin, end)
+                return found
+        k = before - 1  # else the start of the run of free segments that reaches `begin`, if any
+        if k < 0:
+            return None
+        available = free[k]
+        if available < units:
+            return None
+        if taken and begin > low:  # the run may cross [low, high), where `taken` fewer are free
+            return self._run_start(k, begin, units, taken, low, high)
+        return self._run_through(k, units)
+
+    @cython.ccall
+    @cython.locals(
+        k=cython.Py_ssize_t, units=cython.Py_ssize_t, free=list, available=cython.Py_ssize_t
+    )
+    def _run_through(self, k: int, units: int) -> float:
+        """Start of the run of segments with `units` free (as listed) that ends in segment k."""
+        free = self.free
+        while k > 0:
+            available = free[k - 1]
+            if available < units:
+                break
+            k -= 1
+        return self.times[k]
+
+    @cython.ccall
+    @cython.locals(
+        duration=cython.double,
+        units=cython.Py_ssize_t,
+        begin=cython.double,
+        before=cython.Py_ssize_t,
+        times=list,
+        free=list,
+        last=cython.Py_ssize_t,
+        k=cython.Py_ssize_t,
+        m=cython.Py_ssize_t,
+        available=cython.Py_ssize_t,
+        start=cython.double,
+        stop=cython.double,
+        at=cython.double,
+    )
+    def _whole_window(self, duration: float, units: int, begin: float, before: int) -> float | None:
+        """The first start t of the lists (pending move aside) with `units` free on [t, t +
+        duration) and t + duration < `begin`, or None; segments before..: at or after `begin`."""
+        times, free = self.times, self.free
+        # only starts t with t + duration < begin (slack for rounding)
+        last = _first_after(
+            times, begin - duration + WINDOW_SLACK * (abs(begin) + duration + 1.0), 0, before
+        )
+        k = self.first_with(units)
+        while k < last:
+            available = free[k]
+            if available < units:
+                k += 1
+                continue
+            start = times[k]
+            stop = start + duration
+            if stop >= begin:
+                return None
+            m = k + 1
+            while m < before:
+                at = times[m]
+                if at >= stop:
+                    return start
+                available = free[m]
+                if available < units:
+                    break
+                m += 1
+            else:
+                return start
+            k = m + 1
+        return None
+
+    @cython.ccall
+    @cython.locals(
+        duration=cython.double,
+        units=cython.Py_ssize_t,
+        begin=cython.double,
+        end=cython.double,
+        times=list,
+        free=list,
+        size=cython.Py_ssize_t,
+        k=cython.Py_ssize_t,
+        m=cython.Py_ssize_t,
+        available=cython.Py_ssize_t,
+        start=cython.double,
+        stop=cython.double,
+        at=cython.double,
+    )
+    def _earlier_scan(self, duration: float, units: int, begin: float, end: float) -> float | None:
+        """`earlier` by a scan of every start from now, counting the job's own units on [begin,
+        end)."""
+        self.settle()
+        times, free = self.times, self.free
+        size, k = len(times), 0
+        while True:
+            while k < size:
+                at, available = times[k], free[k]
+                if at >= begin or available >= units:
+                    break
+                k += 1
+            if k == size:
+                return None
+            start = times[k]
+            if start >= begin:
+                return None
+            stop = start + duration
+            m = k + 1
+            while m < size:
+                at, available = times[m], free[m]
+                if at >= stop:
+                    return start
+                if begin <= at < end:
+                    available += units
+                if available < units:
+                    break
+                m += 1
+            else:
+                return start
+            k = m + 1
+
+    @cython.ccall
+    @cython.locals(
+        k=cython.Py_ssize_t,
+        begin=cython.double,
+        units=cython.Py_ssize_t,
+        taken=cython.Py_ssize_t,
+        low=cython.double,
+        high=cython.double,
+        times=list,
+        free=list,
+        point=cython.double,
+        at=cython.double,
+        available=cython.Py_ssize_t,
+    )
+    def _run_start(
+        self,
+        k: int,
+        begin: float,
+        units: int,
+        taken: int,
+        low: float,
+        high: float,
+    ) -> float | None:
+        """Start of the run reaching `begin` (the point before it is in segment k) of a profile that
+        is the lists less `taken` units on [low, high), low < begin: walked leftwards above, in and
+        below it."""
+        times, free = self.times, self.free
+        point = begin
+        if begin > high:  # above [low, high): as listed (free[k] >= units already)
+            at = times[k]
+            while at > high:
+                available = free[k - 1]
+                if available < units:
+                    return at
+                k -= 1
+                at = times[k]
+            point = high
+            if at == high:
+                k -= 1
+        available = free[k]
+        if available - taken < units:  # the piece just before `point` is in [low, high)
+            return point if point < begin else None
+        at = times[k]
+        while at > low:
+            available = free[k - 1]
+            if available - taken < units:
+                return at
+            k -= 1
+            at = times[k]
+        if at == low:
+            if k == 0:
+                return low
+            k -= 1
+        available = free[k]
+        if available < units:  # below [low, high): as listed
+            return low
+        return self._run_through(k, units)
+
+
+class ConservativeBackfill:
+    """Reservations for the first `depth` waiting jobs in a free-unit profile, compressed on early
+    ends.
+
+    The rule is thesis 003 §5.1.3: each job in the window holds the earliest slot it had when it was
+    placed or last moved; when capacity appears (a job ends before its predicted end, or a
+    reservation leaves the window) every reservation, in queue order, moves to its earliest slot if
+    that is earlier; a job whose reservation starts now is started. The engine wakes the scheduler
+    at every new start.
+    """
+
+    def __init__(self, engine: SchedulerView, depth: int, first_reservations: dict | None = None):
+        self.engine = engine
+        self.depth = max(depth, 1)
+        self.profile = Profile(engine.total_units, engine.now)
+        # waiting job -> (start, end, units, duration) reserved; the tuple is also the key of a
+        # check that cannot succeed in an unchanged profile
+        self.slot: dict[int, tuple[float, float, int, float]] = {}
+        self.booked: dict[
+            int, tuple[float, int]
+        ] = {}  # running job -> (predicted end, units) in the profile
+        self.first = first_reservations
+        self.dirty = False  # capacity appeared before some reservations: compress them
+        self.pending = True  # jobs without a reservation may be in the window
+        self.next_begin = INF  # no reservation starts before this
+
+    def arrived(self) -> None:
+        self.pending = True
+
+    def finished(self, job: int) -> None:
+        end, units = self.booked.pop(job)
+        if end > self.engine.now:
+            self.profile.add(self.engine.now, end, units)
+            self.dirty = True
+
+    @property
+    def idle(self) -> bool:
+        """A pass now would change nothing: no capacity appeared, no job needs a reservation and
+        none is due (the caller may skip building the window)."""
+        return not self.dirty and not self.pending and self.engine.now < self.next_begin
+
+    def schedule(self, order: list[int]) -> int:
+        """Place/compress reservations, start the jobs due now; returns how many started.
+
+        A pass where nothing can move or be due (no capacity appeared, now before every reservation)
+        only places the jobs that have no reservation yet; `next_begin` is then a lower bound, which
+        is enough: a pass it does not skip finds nothing due and recomputes it."""
+        if self.idle:
+            return 0
+        engine, profile, slot = self.engine, self.profile, self.slot
+        now = engine.now
+        profile.advance(now)
+        window = order[: self.depth]
+        kept = self._reserved_in(window) if slot else 0
+        stale = slot.keys() - window if kept != len(slot) else ()
+        for job in stale:  # reserved jobs that left the window give their units back
+            begin, end, units, _ = slot.pop(job)
+            profile.add(begin, end, units)
+        if self.dirty or stale or now >= self.next_begin:
+            due, next_begin = self._compress(window, now, self.dirty or bool(stale))
+        # nothing reserved can move or is due: only place the jobs that have no reservation yet
+        elif kept != len(window):
+            due, next_begin = self._place(
+                [job for job in window if job not in slot], now, self.next_begin
+            )
+        else:
+            due, next_begin = [], self.next_begin
+        self.dirty = self.pending = False
+        started = 0
+        for job in due:
+            begin, end, units, _ = slot.pop(job)
+            if engine.start(job):
+                self.booked[job] = (engine.predicted_end[job], units)
+                started += 1
+            else:
+                profile.add(begin, end, units)
+                self.pending = True
+        self.next_begin = next_begin
+        return started
+
+    @cython.locals(slot=dict, kept=cython.Py_ssize_t)
+    def _reserved_in(self, window: list[int]) -> int:
+        """How many jobs of `window` hold a reservation."""
+        slot, kept = self.slot, 0
+        for job in window:
+            if job in slot:
+                kept += 1
+        return kept
+
+    @cython.locals(
+        units=cython.Py_ssize_t,
+        duration=cython.double,
+        begin=cython.double,
+        end=cython.double,
+        profile=Profile,
+        now=cython.double,
+        next_begin=cython.double,
+    )
+    def _place(self, jobs: list[int], now: float, next_begin: float) -> tuple[list[int], float]:
+        """Reserve the earliest slot for each of `jobs` in order; returns the jobs due now and the
+        earliest later reservation start."""
+        engine, profile, slot, first = self.engine, self.profile, self.slot, self.first
+        estimate, units_of, table = engine.estimate, engine.units, engine.units_table
+        due = []
+        for job in jobs:
+            units = table[job] if table is not None else units_of(job)
+            duration = estimate[job]
+            begin = profile.earliest(duration, units)
+            end = begin + duration
+            profile.add(begin, end, -units)
+            slot[job] = (begin, end, units, duration)
+            if first is not None and job not in first:
+                first[job] = begin
+            if begin <= now:
+                due.append(job)
+                continue
+            if begin < next_begin:
+                next_begin = begin
+            engine.request_wakeup(begin)
+        return due, next_begin
+
+    @cython.locals(
+        profile=Profile,
+        slot=dict,
+        window=list,
+        due=list,
+        stuck=set,
+        reserved=tuple,
+        now=cython.double,
+        next_begin=cython.double,
+        begin=cython.double,
+        end=cython.double,
+        old_begin=cython.double,
+        old_end=cython.double,
+        duration=cython.double,
+        units=cython.Py_ssize_t,
+        dirty=cython.bint,
+    )
+    def _compress(self, window: list[int], now: float, dirty: bool) -> tuple[list[int], float]:
+        """The full pass over the window in queue order (thesis 003 §5.1.3): a reserved job moves to
+        its earliest slot if that is earlier (only when capacity appeared, `dirty`), a job without a
+        reservation gets its earliest slot. Returns the jobs due now and the earliest later start.
+        """
+        engine, profile, slot, first = self.engine, self.profile, self.slot, self.first
+        estimate, units_of, table = engine.estimate, engine.units, engine.units_table
+        request_wakeup = engine.request_wakeup
+        due, next_begin = [], INF
+        # reservations that cannot move in the profile as it is now: identical jobs queued together
+        # share their answer until the profile changes
+        stuck: set[tuple[float, float, int, float]] = set()
+        for job in window:
+            reserved = slot.get(job)
+            if reserved is not None:
+                begin = reserved[0]
+                if begin <= now:
+                    due.append(job)
+                    continue
+                if not dirty or reserved in stuck:
+                    if begin < next_begin:
+                        next_begin = begin
+                    continue
+                old_begin, old_end, units, duration = reserved
+                moved = profile.earlier(duration, units, old_begin, old_end)
+                if moved is None:
+                    stuck.add(reserved)
+                    if old_begin < next_begin:
+                        next_begin = old_begin
+                    continue
+                begin = moved
+                end = begin + duration
+                profile.move(old_begin, old_end, begin, end, units)
+            else:
+                units = table[job] if table is not None else units_of(job)
+                duration = estimate[job]
+                begin = profile.earliest(duration, units)
+                end = begin + duration
+                profile.add(begin, end, -units)
+            if stuck:
+                stuck.clear()
+            slot[job] = (begin, end, units, duration)
+            if first is not None and job not in first:
+                first[job] = begin
+            if begin <= now:
+                due.append(job)
+                continue
+            if begin < next_begin:
+                next_begin = begin
+            request_wakeup(begin)
+        return due, next_begin
