@@ -33,10 +33,12 @@ __all__ = [
     "install_source_guard",
 ]
 
-# the event loop, the FCFS/EASY passes, Conservative's profile and pass, the queue scheduler, the
-# allocators, the co-location allocator and speed model
+# the event loop, the scheduler's view (read once or more per pass), the FCFS/EASY passes,
+# Conservative's profile and pass, the queue scheduler, the allocators, the co-location allocator
+# and speed model
 COMPILED_MODULES = (
     "cosched.simulator.engine",
+    "cosched.simulator.view",
     "cosched.simulator.schedulers.backfilling",
     "cosched.simulator.schedulers.conservative",
     "cosched.simulator.schedulers.base",

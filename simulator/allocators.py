@@ -690,13 +690,26 @@ class CompactAllocator(Allocator):
         if self._changes is not None:
             self._changed(EMPTY, chosen)
 
-    @cython.locals(idle=list, chosen=list)
+    @cython.locals(idle=list, chosen=list, first=cython.Py_ssize_t)
     def release(self, job: int, allocation: Allocation) -> None:
         idle, chosen = self._idle, allocation.node_ids
-        if len(chosen) > BULK_NODES:  # two sorted runs: the sort merges them in one pass
+        first = bisect.bisect_left(idle, chosen[0]) if chosen else len(idle)
+        if (first == len(idle) or idle[first] > chosen[-1]) and _ascending(chosen):
+            idle[first:first] = chosen  # no idle node among them (the usual case): one insertion
+        elif len(chosen) > BULK_NODES:  # two sorted runs: the sort merges them in one pass
             idle.extend(chosen)
             idle.sort()
         else:
+            insort = bisect.insort  # looked up once, not once per node
             for node in chosen:
-                bisect.insort(idle, node)
+                insort(idle, node)
         self._unhold(job, chosen)
+
+
+@cython.locals(ids=list, index=cython.Py_ssize_t)
+def _ascending(ids: list[int]) -> bool:
+    """True if the node ids are in ascending order (a scheduler may hand out ids in any order)."""
+    for index in range(1, len(ids)):  # noqa: SIM110  (compiled: a C loop, no generator)
+        if ids[index - 1] > ids[index]:
+            return False
+    return True

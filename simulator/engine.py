@@ -129,7 +129,56 @@ class Reservation:
     nodes: np.ndarray
 
 
-class Engine:
+@cython.cclass
+class _LoopState:
+    """The state the event loop, `start` and `_finish` update, as typed fields of a compiled class.
+
+    Compiled (`cosched._compiled`), each read or write of a field is a C struct access instead of a
+    dictionary look-up; `Engine` subclasses it (a plain class: its methods can still be patched and
+    it may hold other attributes). In plain Python this is an ordinary base class."""
+
+    now = cython.declare(cython.double, visibility="public")
+    changes = cython.declare(cython.Py_ssize_t, visibility="public")
+    arrived = cython.declare(cython.Py_ssize_t, visibility="public")
+    pass_per_event = cython.declare(cython.bint, visibility="public")
+    kill_at_walltime = cython.declare(cython.bint, visibility="public")
+    # per job, in workload order
+    submit = cython.declare(list, visibility="public")
+    run_time = cython.declare(list, visibility="public")
+    estimate = cython.declare(list, visibility="public")
+    state = cython.declare(list, visibility="public")
+    first_start = cython.declare(list, visibility="public")
+    started = cython.declare(list, visibility="public")
+    end = cython.declare(list, visibility="public")
+    allocation = cython.declare(list, visibility="public")
+    held = cython.declare(list, visibility="public")
+    remaining = cython.declare(list, visibility="public")
+    updated = cython.declare(list, visibility="public")
+    version = cython.declare(list, visibility="public")
+    predicted_end = cython.declare(list, visibility="public")
+    units_table = cython.declare(list, visibility="public")  # None without a static table
+    waiting_units = cython.declare(list, visibility="public")  # None without a static table
+    models = cython.declare(list, visibility="public")  # None when every job is plain rigid
+    # queues, events and hooks
+    waiting = cython.declare(object, visibility="public")  # an OrderedDict
+    running = cython.declare(dict, visibility="public")
+    by_end = cython.declare(list, visibility="public")
+    pending_resize = cython.declare(dict, visibility="public")
+    _completions = cython.declare(list, visibility="public")
+    _events = cython.declare(list, visibility="public")
+    _wakeups = cython.declare(list, visibility="public")
+    _wakeup_set = cython.declare(set, visibility="public")
+    _touched = cython.declare(list, visibility="public")
+    log = cython.declare(list, visibility="public")  # None without an event log
+    actions = cython.declare(list, visibility="public")  # None without an action log
+    allocator = cython.declare(object, visibility="public")
+    scheduler = cython.declare(object, visibility="public")
+    speed_model = cython.declare(object, visibility="public")
+    view = cython.declare(object, visibility="public")
+    _on_finish = cython.declare(object, visibility="public")
+
+
+class Engine(_LoopState):
     """One simulation: a workload on a platform under a scheduler, an allocator and an optional
     speed model."""
 
@@ -255,7 +304,9 @@ class Engine:
         assert self.actions is not None  # called only with an action log
         self.actions.append((self.now, action, job, key, nodes.tolist(), reason))
 
-    @cython.locals(now=cython.double, end=cython.double, predicted=cython.double, state=list)
+    @cython.locals(
+        self=_LoopState, now=cython.double, end=cython.double, predicted=cython.double, state=list
+    )
     def start(self, job: int, nodes=None, placement: str | None = None, reason: str = "") -> bool:
         """Start waiting `job` now; False if it does not fit.
 
@@ -282,7 +333,7 @@ class Engine:
         del self.waiting[job]
         units = self.waiting_units
         if units is not None:  # `_unqueue`, inlined (once per start)
-            del units[_bisect_left(units, table[job])]  # type: ignore[index]
+            del units[_bisect_left(units, table[job])]
         self.running[job] = None
         state[job] = RUNNING
         self.allocation[job] = allocation
@@ -667,7 +718,7 @@ class Engine:
         if self.actions is not None:
             self._act(event, job, 0, allocation.nodes, reason)
 
-    @cython.locals(by_end=list)
+    @cython.locals(self=_LoopState, by_end=list)
     def _finish(self, job: int) -> None:
         now = self.now
         self.end[job] = now
@@ -879,6 +930,7 @@ class Engine:
         )
 
     @cython.locals(
+        self=_LoopState,
         jobs=cython.Py_ssize_t,
         arrived=cython.Py_ssize_t,
         done=cython.Py_ssize_t,
@@ -945,7 +997,7 @@ class Engine:
                 waiting[arrived] = None
                 state[arrived] = WAITING
                 if units is not None:
-                    _insort(units, table[arrived])  # type: ignore[index]  # with the table only
+                    _insort(units, table[arrived])  # with the table only
                 if log is not None:
                     log.append((now, "arrival", arrived, 0))
                 if on_arrival is not None:
@@ -988,7 +1040,7 @@ class Engine:
             self.waiting[job] = None
             self.state[job] = WAITING
             if units is not None:
-                _insort(units, table[job])  # type: ignore[index]
+                _insort(units, table[job])
             if self.log is not None:
                 self.log.append((now, "arrival", job, 0))
             if on_arrival is not None:

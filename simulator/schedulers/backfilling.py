@@ -117,6 +117,7 @@ def shadow_time(
     size=cython.Py_ssize_t,
     now=cython.double,
     shadow=cython.double,
+    length=cython.double,
     short=cython.bint,
 )
 def easy_backfill(
@@ -139,7 +140,8 @@ def easy_backfill(
         size = units[job]
         if size > free:
             continue
-        short = now + duration[job] <= shadow
+        length = duration[job]  # a C double: the test below allocates no float
+        short = now + length <= shadow
         if not short and size > extra:
             continue
         left = start(job)
