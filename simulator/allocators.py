@@ -407,6 +407,15 @@ class Eligibility(Protocol):
         """(pool, nodes) the allocator would give `job` now, or None if it does not fit."""
         ...
 
+    @property
+    def pool_sizes(self) -> list[int]:
+        """Per pool: its nodes."""
+        ...
+
+    def pool_allocation(self, pool: int, count: int) -> Allocation | None:
+        """The lowest `count` idle nodes of `pool`, or None if fewer are idle."""
+        ...
+
 
 class Allocator(ABC):
     """Base allocator: owns the node state; subclasses choose the nodes and the backfilling unit."""
@@ -598,6 +607,21 @@ class CompactAllocator(Allocator):
         return bisect.bisect_left(idle, int(self.needs.ends[pool])) - bisect.bisect_left(
             idle, int(self.needs.starts[pool])
         )
+
+    @property
+    def pool_sizes(self) -> list[int]:
+        """Per node type: its nodes."""
+        return [group.nodes for group in self.platform.node_groups]
+
+    def pool_allocation(self, pool: int, count: int) -> Allocation | None:
+        """The lowest `count` idle nodes of node type `pool`, or None if fewer are idle."""
+        assert self.needs is not None
+        idle = self._idle
+        first = bisect.bisect_left(idle, int(self.needs.starts[pool]))
+        end = first + count
+        if end > len(idle) or idle[end - 1] >= int(self.needs.ends[pool]):
+            return None
+        return Allocation(idle[first:end], self.platform.node_groups[pool].cores_per_node)
 
     def pool_of_node(self, node: int) -> int:
         """The node type of `node`."""

@@ -258,6 +258,10 @@ class PartitionAllocator(CompactAllocator):
     def pool_of_node(self, node: int) -> int:
         return self._node_pool[node]
 
+    @property
+    def pool_sizes(self) -> list[int]:
+        return [len(members) for members in self.pool_members]
+
     def pool_now(self, job: int) -> tuple[int, int] | None:
         idle_in = self._idle_in
         for pool, count in self._options[job]:

@@ -303,8 +303,6 @@ class PartitionsView:
     changes_in: Sequence[int]
     free_in: Sequence[int]  # per partition: its idle nodes now (the allocator's live list)
     pools_in: Sequence[Sequence[int]]  # per partition: its pools
-    pool_sizes: Sequence[int]  # per pool: its nodes
-    pool_allocation: Callable[[int, int], Allocation | None]  # (pool, nodes): its lowest idle
 
 
 def _partitions(allocator: Any) -> PartitionsView | None:
@@ -318,8 +316,6 @@ def _partitions(allocator: Any) -> PartitionsView | None:
         allocator.changes_in,
         allocator.free_in_partitions,
         tuple(tuple(pools) for pools in allocator.pools_in),
-        tuple(len(members) for members in allocator.pool_members),
-        allocator.pool_allocation,
     )
 
 

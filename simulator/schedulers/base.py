@@ -55,7 +55,7 @@ from cosched.simulator.schedulers.backfilling import (
 )
 from cosched.simulator.schedulers.co_ordering import queue_order
 from cosched.simulator.schedulers.multifactor import PRIORITIES, MultifactorPriority, load_weights
-from cosched.simulator.schedulers.partitioned import PartitionedQueues
+from cosched.simulator.schedulers.partitioned import PartitionedQueues, PooledConservative
 
 if TYPE_CHECKING:
     from cosched.simulator.engine import Reservation
@@ -179,7 +179,7 @@ class QueueScheduler(Scheduler):
         # EASY's durations of waiting jobs (None: the engine's)
         self._durations: Sequence[float] | None = None
         self.reservations: dict[int, float] | None = {} if record_reservations else None
-        self._conservative: ConservativeBackfill | None = None
+        self._conservative: ConservativeBackfill | PooledConservative | None = None
         self._partitioned: PartitionedQueues | None = None
         self._multifactor: MultifactorPriority | None = None
         if priority is not None:  # Slurm's multifactor priority replaces the class's ordering
@@ -209,11 +209,16 @@ class QueueScheduler(Scheduler):
         partitioned = engine.partitions is not None
         # with partitions each partition's queue is scheduled on its own (partitions.py)
         self._partitioned = PartitionedQueues(self, engine) if partitioned else None
-        self._conservative = (
-            ConservativeBackfill(engine, self.depth, self.reservations)
-            if self.backfill == "conservative" and not partitioned
-            else None
-        )
+        self._conservative = None
+        if self.backfill == "conservative" and not partitioned:
+            self._conservative = (
+                ConservativeBackfill(engine, self.depth, self.reservations)
+                if engine.eligible is None
+                # several node types: a profile per type, as inside a partition
+                else PooledConservative(
+                    engine, range(len(engine.eligible.pool_sizes)), self.depth, self.reservations
+                )
+            )
 
     def listens(self, hook: str) -> bool:
         # the hooks below serve Conservative backfilling only
@@ -243,7 +248,9 @@ class QueueScheduler(Scheduler):
             self._conservative.finished(job)
             self._conservative.arrived()
 
-    def _conservative_pass(self, engine: SchedulerView, conservative: ConservativeBackfill) -> None:
+    def _conservative_pass(
+        self, engine: SchedulerView, conservative: ConservativeBackfill | PooledConservative
+    ) -> None:
         """Reserve and start in priority order until nothing more starts (003 §5.1.3)."""
         waiting = engine.waiting
         if conservative.idle and not self.hints_placements:

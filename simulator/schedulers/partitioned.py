@@ -18,7 +18,7 @@ import numpy as np
 from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_pass
 from cosched.simulator.view import PartitionsView, SchedulerView
 
-__all__ = ["PartitionedQueues"]
+__all__ = ["PartitionedQueues", "PooledConservative"]
 
 _JOB = itemgetter(1)  # the job of a (predicted end, job) item
 
@@ -72,9 +72,9 @@ class _PartitionView:
 
 
 class _PoolView:
-    """The view as the Conservative profile of one pool (a partition's nodes of one node type) sees
-    it: the pool's nodes as its units, a job's nodes on that pool as its units, and a start on the
-    pool's lowest idle nodes."""
+    """The view as the Conservative profile of one pool (the nodes of one node type, within a
+    partition if there are partitions) sees it: the pool's nodes as its units, a job's nodes on that
+    pool as its units, and a start on the pool's lowest idle nodes."""
 
     __slots__ = (
         "_engine",
@@ -88,11 +88,11 @@ class _PoolView:
         "request_wakeup",
     )
 
-    def __init__(self, engine: SchedulerView, partitions: PartitionsView, pool: int):
-        assert engine.eligible is not None  # pools exist where a partition holds several types
+    def __init__(self, engine: SchedulerView, pool: int):
+        assert engine.eligible is not None  # pools exist where a scope holds several node types
         self._engine, self._pool, self._eligible = engine, pool, engine.eligible
-        self._pool_allocation = partitions.pool_allocation
-        self.total_units = partitions.pool_sizes[pool]
+        self._pool_allocation = engine.eligible.pool_allocation
+        self.total_units = engine.eligible.pool_sizes[pool]
         self.units_table = self
         self.estimate, self.predicted_end = engine.estimate, engine.predicted_end
         self.request_wakeup = engine.request_wakeup
@@ -118,9 +118,10 @@ class _PoolView:
         return allocation is not None and self._engine.start(job, allocation)
 
 
-class _PooledConservative:
-    """Conservative backfilling (003 §5.1.3) of a partition that holds several node types: one
-    profile per pool (a `ConservativeBackfill` over the pool's nodes). A job entering the window is
+class PooledConservative:
+    """Conservative backfilling (003 §5.1.3) over several node types (of the whole platform, or of
+    one partition): one profile per pool (a `ConservativeBackfill` over the pool's nodes). A job
+    entering the window is
     reserved on the pool where it can start earliest (ties: the allocator's pool order), as EASY
     reserves the head's nodes (`pool_shadow_time`), keeps that pool, and starts on its nodes. Pools
     share no node, so every reservation holds: no job starts later than its reservation said
@@ -129,8 +130,7 @@ class _PooledConservative:
     def __init__(
         self,
         engine: SchedulerView,
-        partitions: PartitionsView,
-        partition: int,
+        pools: Iterable[int],
         depth: int,
         first_reservations: dict | None,
     ):
@@ -138,9 +138,9 @@ class _PooledConservative:
         self.engine, self.eligible = engine, engine.eligible
         self.pools = {
             pool: ConservativeBackfill(
-                cast(SchedulerView, _PoolView(engine, partitions, pool)), depth, first_reservations
+                cast(SchedulerView, _PoolView(engine, pool)), depth, first_reservations
             )
-            for pool in partitions.pools_in[partition]
+            for pool in pools
         }
 
     @property
@@ -151,6 +151,18 @@ class _PooledConservative:
     def arrived(self) -> None:
         for part in self.pools.values():
             part.arrived()
+
+    def finished(self, job: int) -> None:
+        """Give the nodes of `job`, which ended, back to the profile of the pool it ran on."""
+        for part in self.pools.values():
+            if job in part.booked:
+                part.finished(job)
+                return
+
+    @property
+    def idle(self) -> bool:
+        """A pass now would change nothing in any pool."""
+        return all(part.idle for part in self.pools.values())
 
     def schedule(self, window: list[int]) -> int:
         """Each pool's pass over its reserved jobs of `window` (queue order), then each job of the
@@ -217,11 +229,11 @@ class PartitionedQueues:
         self.views = [
             cast(SchedulerView, _PartitionView(engine, partitions, p)) for p in range(count)
         ]
-        self.conservative: list[ConservativeBackfill | _PooledConservative] | None = None
+        self.conservative: list[ConservativeBackfill | PooledConservative] | None = None
         if scheduler.backfill == "conservative":
             depth, first = scheduler.depth, scheduler.reservations
             self.conservative = [
-                _PooledConservative(engine, partitions, p, depth, first)
+                PooledConservative(engine, partitions.pools_in[p], depth, first)
                 if len(partitions.pools_in[p]) > 1
                 else ConservativeBackfill(view, depth, first)
                 for p, view in enumerate(self.views)
@@ -362,7 +374,7 @@ class PartitionedQueues:
         for conservative in self.conservative:
             parts = (
                 conservative.pools.values()
-                if isinstance(conservative, _PooledConservative)
+                if isinstance(conservative, PooledConservative)
                 else (conservative,)
             )
             for part in parts:

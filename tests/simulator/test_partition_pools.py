@@ -128,6 +128,18 @@ def test_conservative_reserves_on_the_node_type_a_job_can_use_inside_a_partition
     assert scheduler.reservations == {0: 0, 1: 100, 2: 2}
 
 
+def test_conservative_reserves_on_the_node_type_a_job_can_use_without_partitions():
+    # the case above with no partition file: the platform's node types are the pools
+    workload = make_workload(
+        [0, 1, 2], [0, 1, 2], [100, 10, 1000], [1, 3, 2], memory=[500.0, 500.0, 0.0]
+    )
+    scheduler = make_scheduler("conservative", record_reservations=True)
+    result = simulate(workload, two_types(), scheduler)
+    assert result.start.tolist() == [0, 100, 2]
+    assert [nodes.tolist() for nodes in result.nodes] == [[0], [0, 1, 2], [3, 4]]
+    assert scheduler.reservations == {0: 0, 1: 100, 2: 2}
+
+
 # --- properties ----------------------------------------------------------------------------------
 
 
@@ -257,6 +269,18 @@ def test_conservative_never_starts_a_job_later_than_its_first_reservation(case):
         return
     scheduler = make_scheduler("conservative", record_reservations=True)
     result = simulate(assignment.workload, platform, scheduler, partitions=assignment)
+    for job, promised in scheduler.reservations.items():
+        assert result.start[job] <= promised + SHADOW_TOLERANCE
+
+
+@settings(max_examples=25, deadline=None)
+@given(partitioned_resource_runs())
+def test_conservative_keeps_its_reservations_on_node_types_without_partitions(case):
+    platform, _, workload, _ = case
+    if not runnable(workload, platform):
+        return
+    scheduler = make_scheduler("conservative", record_reservations=True)
+    result = simulate(workload, platform, scheduler)
     for job, promised in scheduler.reservations.items():
         assert result.start[job] <= promised + SHADOW_TOLERANCE
 
