@@ -15,7 +15,7 @@ registers one it does not cover):
   LJF);
 - SDSC-SP2 with partitions (docs/examples/sdsc-sp2-partitions.json) under every classic scheduler,
   and on two node types (`TWO_TYPES`: each partition but the first holds both) under FCFS, EASY and
-  Conservative;
+  Conservative, with those partitions and without;
 - the co-scheduling grid: every co-scheduler (and EASY) on 1,000-job workloads drawn from the
   bundled
   synthetic heatmap (batch and Poisson arrivals, both placements) and, when present, the real ARIS
@@ -114,6 +114,17 @@ def cases(workloads: Path, cosched: list[str], reuse: bool = False):
             yield (
                 f"sdsc-sp2-two-types-partitions-{scheduler}",
                 [*partitioned, "--platform", str(two_types), "--scheduler", scheduler],
+            )
+            yield (
+                f"sdsc-sp2-two-types-{scheduler}",
+                [
+                    "--workload",
+                    str(SDSC_SP2),
+                    "--platform",
+                    str(two_types),
+                    "--scheduler",
+                    scheduler,
+                ],
             )
         elastic = [*sdsc, *PART, "--elastic-fraction", "0.5", "--seed", "3"]
         for scheduler in ELASTIC + ("easy", "conservative"):
