@@ -26,34 +26,13 @@ the job model's rate on its node count. Any change of either at ``now`` rescales
 remaining_new = rate_old x remaining_old / rate_new, and re-posts the completion event (stale events
 carry an old version number and are skipped). Setup and reconfiguration time pass without progress.
 
-State a scheduler reads (read-only): ``now``; ``waiting`` (OrderedDict job -> None in queue order:
-submit order, a preempted job back at its submit position); ``running`` (dict job -> None in start
-order); per job, lists indexed by job in workload order: ``submit``, ``run_time`` (compact run
-time), ``cores`` (requested), ``estimate``, ``first_start``, ``end``, ``allocation``, ``held``
-(allocator units while running), ``speed`` (co-location speedup), ``rate``, ``remaining``,
-``predicted_end``, ``placement`` (hints), ``models`` (job models, None when every job is plain
-rigid); ``by_end`` (running jobs as sorted ``(predicted_end, job)``); ``units_table`` (per job,
-the allocator units it takes under its current placement hint, when the allocator has a table);
-``waiting_units`` (the units of the waiting jobs, ascending, when ``units_table`` exists: a pass
-where the smallest exceeds the free units can start nothing);
-``speed_model``; ``reservations``; ``changes`` (a count of the changes a
-scheduling pass can see, arrivals excepted: starts, ends, preemptions, kills, resizes, reservations,
-hints, progress rates, timed events and wake-ups; a pass that started nothing and sees the same
-count and no new arrival would decide the same again).
-
-Actions: ``start(job, nodes=None, placement=None)``, ``resize(job, nodes, release=None)``,
-``preempt(job)``, ``kill(job)``, ``reserve(nodes)`` / ``release(reservation)`` / ``revoke(node)``,
-``hint(job, placement)``, ``request_wakeup(time)``, ``note(action, job)`` (the action log only), and
-``at(time, callback)`` for event sources. Every action takes an optional ``reason`` for the action
-log (``log_actions=True``).
-
 Schedulers, mechanisms, event sources and speed models never receive the engine: every hook gets
-its `cosched.simulator.view.SchedulerView` (``engine.view``), the state above read-only plus
-accessors (``work_done(job)``, ``checkpointed_work(job)``, ``occupant(node)``,
-``is_reserved(node)``, ``is_idle(nodes)``, ``idle_nodes(limit)``, ``free_nodes()``,
-``free_units()``, ``units(job)``, ``model(job)``, ...) and the actions. The engine knows no
-scheduler family: it runs any object with ``schedule(view)``
-(`cosched.simulator.simulation.simulate` builds one from a name).
+its `cosched.simulator.view.SchedulerView` (``engine.view``), which lists what they read (the state,
+read-only: queues, per-job lists indexed by job in workload order, ``changes``), its
+accessors and the actions (``start``, ``resize``, ``preempt``, ``kill``, ``reserve``, ``release``,
+``revoke``, ``hint``, ``request_wakeup``, ``note``, ``at``, ``set_speed``; each takes an optional
+``reason`` for the action log, ``log_actions=True``). The engine knows no scheduler family: it runs
+any object with ``schedule(view)`` (`cosched.simulator.simulation.simulate` builds one from a name).
 """
 
 from __future__ import annotations
@@ -81,7 +60,7 @@ from cosched.deprecation import warn_renamed
 from cosched.errors import InputError
 from cosched.simulator.action_log import ACTION_COLUMNS, write_actions
 from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator
-from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState
+from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState, per_job_models
 from cosched.simulator.platform import Platform
 from cosched.simulator.result import SimulationResult, node_arrays
 from cosched.simulator.view import SchedulerView
@@ -231,7 +210,7 @@ class Engine(_LoopState):
         self.speed = [1.0] * jobs
         self.rate = [1.0] * jobs
         self.predicted_end = [INF] * jobs
-        self.models = _job_models(job_models, jobs)
+        self.models = per_job_models(job_models, jobs)
         if self.models is not None and not platform.uniform:  # they resize over any idle nodes
             raise InputError(
                 f"moldable, malleable and preemptible jobs run on platforms of one node type; "
@@ -1079,18 +1058,6 @@ def _stuck(waiting) -> RuntimeError:
         f"{len(waiting)} waiting jobs can never start (first: job index "
         f"{next(iter(waiting))}); the scheduler or allocator is inconsistent"
     )
-
-
-def _job_models(models, jobs: int) -> list[JobModel] | None:
-    """One model per job, or None when every job is plain rigid (no per-job model arithmetic)."""
-    if models is None:
-        return None
-    if isinstance(models, JobModel):
-        models = [models] * jobs
-    models = list(models)
-    if len(models) != jobs:
-        raise InputError(f"{len(models)} job models for {jobs} jobs", field="job_models")
-    return None if all(model.is_rigid for model in models) else models
 
 
 class _Function:

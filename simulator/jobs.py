@@ -35,6 +35,7 @@ from cosched.errors import InputError
 
 __all__ = [
     "JobModel",
+    "per_job_models",
     "Checkpoint",
     "RIGID",
     "NO_CHECKPOINT",
@@ -235,3 +236,15 @@ def moldable(min_nodes: int, max_nodes: int, **options) -> JobModel:
 
 def malleable(min_nodes: int, max_nodes: int, **options) -> JobModel:
     return JobModel("malleable", min_nodes, max_nodes, **options)
+
+
+def per_job_models(models, jobs: int) -> list[JobModel] | None:
+    """One model per job, or None when every job is plain rigid (no per-job model arithmetic)."""
+    if models is None:
+        return None
+    if isinstance(models, JobModel):
+        models = [models] * jobs
+    models = list(models)
+    if len(models) != jobs:
+        raise InputError(f"{len(models)} job models for {jobs} jobs", field="job_models")
+    return None if all(model.is_rigid for model in models) else models

@@ -155,7 +155,7 @@ class SchedulerView:
 
     _engine: Any  # the engine; hooks never see it
     # --- state ------------------------------------------------------------------------------------
-    waiting: Mapping[int, None]  # job -> None, queue order (workload order)
+    waiting: Mapping[int, None]  # job -> None, queue order (workload order; a preempted job back)
     running: Mapping[int, None]  # job -> None, start order
     reservations: Mapping[int, Any]  # reservation key (below -1) -> Reservation
     state: Sequence[int]  # per job: an index into STATES (cosched.simulator.jobs.JobState)
