@@ -91,21 +91,18 @@ class NodeState:
     )
 
     def __init__(self, platform: Platform, slots: int = 2):
-        self.cores_per_node: int | np.ndarray = (
-            platform.cores_per_node if platform.uniform else _cores_of_nodes(platform)
-        )
         nodes = platform.nodes
+        per_node = None if platform.uniform else _cores_of_nodes(platform)
+        self.cores_per_node: int | np.ndarray = (
+            platform.cores_per_node if per_node is None else per_node
+        )
+        self._cores = [platform.cores_per_node] * nodes if per_node is None else per_node.tolist()
         self.slots = slots
         self.idle = nodes
         # job -> {neighbour job: nodes they share}, kept by occupy/vacate (jobs that share a node)
         self.shared: dict[int, dict[int, int]] = {}
         self.idle_ids = list(range(nodes))
         self.partly_used_ids: list[int] = []
-        self._cores = (
-            [platform.cores_per_node] * nodes
-            if platform.uniform
-            else _cores_of_nodes(platform).tolist()
-        )
         self._used = [0] * nodes
         self._occupants = [[EMPTY] * nodes for _ in range(slots)]  # per slot: occupant per node
         self._arrays: tuple[np.ndarray, np.ndarray] | None = None
@@ -671,10 +668,7 @@ class CompactAllocator(Allocator):
         idle = self._idle
         chosen = idle[first:end]
         del idle[first:end]
-        self._free -= end - first
-        self._holders[job] = chosen
-        if self._changes is not None:
-            self._changed(job, chosen)
+        self._hold(job, chosen)
         return Allocation(chosen, cores)
 
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
@@ -711,8 +705,7 @@ class CompactAllocator(Allocator):
         else:  # part of its nodes (a shrink)
             gone = set(chosen)
             holders[job] = [node for node in held if node not in gone]
-        if self._changes is not None:
-            self._changed(EMPTY, chosen)
+        self._changed(EMPTY, chosen)
 
     @cython.locals(idle=list, chosen=list, first=cython.Py_ssize_t)
     def release(self, job: int, allocation: Allocation) -> None:
