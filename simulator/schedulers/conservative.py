@@ -25,6 +25,8 @@ except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
 if TYPE_CHECKING:
+    from collections.abc import Container
+
     from cosched.simulator.view import SchedulerView
 
 __all__ = ["Profile", "ConservativeBackfill"]
@@ -550,6 +552,11 @@ class ConservativeBackfill:
         if end > self.engine.now:
             self.profile.add(self.engine.now, end, units)
             self.dirty = True
+
+    def retire(self, running: Container[int]) -> None:
+        """`finished` for every booked job that is no longer `running`."""
+        for job in [job for job in self.booked if job not in running]:
+            self.finished(job)
 
     @property
     def idle(self) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from functools import partial
 from itertools import compress, islice
 from operator import itemgetter
@@ -163,6 +163,11 @@ class PooledConservative:
     def idle(self) -> bool:
         """A pass now would change nothing in any pool."""
         return all(part.idle for part in self.pools.values())
+
+    def retire(self, running: Container[int]) -> None:
+        """`finished` for every booked job of every pool that is no longer `running`."""
+        for part in self.pools.values():
+            part.retire(running)
 
     def schedule(self, window: list[int]) -> int:
         """Each pool's pass over its reserved jobs of `window` (queue order), then each job of the
@@ -369,15 +374,7 @@ class PartitionedQueues:
     def _retire_finished(self) -> None:
         """Give the units of jobs that ended (at this timestamp: every end is followed by a pass)
         back to their partition's Conservative profile."""
-        running = self.engine.running
         assert self.conservative is not None
+        running = self.engine.running
         for conservative in self.conservative:
-            parts = (
-                conservative.pools.values()
-                if isinstance(conservative, PooledConservative)
-                else (conservative,)
-            )
-            for part in parts:
-                ended = [job for job in part.booked if job not in running]
-                for job in ended:
-                    part.finished(job)
+            conservative.retire(running)
