@@ -550,8 +550,8 @@ class ConservativeBackfill:
         self.engine = engine
         self.depth = max(depth, 1)
         self.profile = Profile(engine.total_units, engine.now)
-        # waiting job -> (start, end, units, duration) reserved; the tuple is also the key of a
-        # check that cannot succeed in an unchanged profile
+        # waiting job -> (start, end, units, duration) reserved; equal tuples get the same answer
+        # from the profile
         self.slot: dict[int, tuple[float, float, int, float]] = {}
         self.booked: dict[
             int, tuple[float, int]
@@ -667,7 +667,7 @@ class ConservativeBackfill:
         slot=dict,
         window=list,
         due=list,
-        stuck=set,
+        stuck=tuple,
         reserved=tuple,
         now=cython.double,
         next_begin=cython.double,
@@ -687,9 +687,9 @@ class ConservativeBackfill:
         engine, profile, slot, first = self.engine, self.profile, self.slot, self.first
         estimate, units_of, table = engine.estimate, engine.units, engine.units_table
         due, next_begin = [], INF
-        # reservations that cannot move in the profile as it is now: identical jobs queued together
-        # share their answer until the profile changes
-        stuck: set[tuple[float, float, int, float]] = set()
+        # the last reservation that cannot move in the profile as it is now: identical jobs queued
+        # together share its answer until the profile changes (compared, not hashed: cheaper)
+        stuck: tuple[float, float, int, float] | None = None
         for job in window:
             reserved = slot.get(job)
             if reserved is not None:
@@ -697,14 +697,14 @@ class ConservativeBackfill:
                 if begin <= now:
                     due.append(job)
                     continue
-                if not dirty or reserved in stuck:
+                if not dirty or reserved == stuck:
                     if begin < next_begin:
                         next_begin = begin
                     continue
                 old_begin, old_end, units, duration = reserved
                 moved = profile.earlier(duration, units, old_begin, old_end)
                 if moved is None:
-                    stuck.add(reserved)
+                    stuck = reserved
                     if old_begin < next_begin:
                         next_begin = old_begin
                     continue
@@ -717,8 +717,7 @@ class ConservativeBackfill:
                 begin = profile.earliest(duration, units)
                 end = begin + duration
                 profile.add(begin, end, -units)
-            if stuck:
-                stuck.clear()
+            stuck = None
             slot[job] = (begin, end, units, duration)
             if first is not None and job not in first:
                 first[job] = begin
