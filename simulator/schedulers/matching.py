@@ -215,6 +215,10 @@ class PairingAllocator(CoLocationAllocator):
         self._snapshot: tuple[np.ndarray, np.ndarray] | None = None
         self._room: tuple[int, list[int]] | None = None
         self._pairs_with = compatible.astype(np.int64)  # for counting compatible occupants
+        # per application, whether a node's occupant application pairs with it; the last column
+        # (index -1) is False: `occupant_app` is -1 on every node that is not half-full
+        self._beside = np.zeros((compatible.shape[0], compatible.shape[1] + 1), dtype=bool)
+        self._beside[:, :-1] = compatible
 
     def static_units(self, cores: np.ndarray) -> None:
         """No table: a job's half nodes depend on its plan (alone or in a pair)."""
@@ -240,7 +244,8 @@ class PairingAllocator(CoLocationAllocator):
 
     def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
         """Free halves per node and the application of the single occupant of half-full nodes (-1
-        else); kept until a job starts or ends (read-only)."""
+        else, so an application >= 0 marks a half-full node); kept until a job starts or ends
+        (read-only)."""
         if self._snapshot is not None:
             return self._snapshot
         state = self.state
@@ -341,18 +346,20 @@ class PairingAllocator(CoLocationAllocator):
         pairs with it at or above the threshold: first `idle_first` idle nodes and the free halves
         `beside` a partner, then in the placement order."""
         idle = free == 2
-        half_full = (free == 1) & (occupant_app >= 0)
-        half_full[half_full] = self.compatible[self.app[job], occupant_app[half_full]]
+        half_full = self._beside[self.apps[job]][occupant_app]  # compatible half-full nodes
         if count > np.count_nonzero(idle) + np.count_nonzero(half_full):
             return None
-        first = np.zeros_like(idle)
-        if beside is not None:
-            first[beside] = half_full[beside]
-        elif idle_first:
-            first[np.flatnonzero(idle)[:idle_first]] = True
-        groups = [first, idle & ~first, half_full & ~first]
+        if beside is None and not idle_first:
+            groups = [idle, half_full]
+        else:
+            first = np.zeros_like(idle)
+            if beside is not None:
+                first[beside] = half_full[beside]
+            else:
+                first[np.flatnonzero(idle)[:idle_first]] = True
+            groups = [first, idle & ~first, half_full & ~first]
         if self.prefer != "idle":
-            groups[1:] = groups[:0:-1]
+            groups[-2], groups[-1] = groups[-1], groups[-2]
         chosen = []
         for group in groups:
             nodes = np.flatnonzero(group)[:count]
@@ -580,11 +587,13 @@ class Matching(CoScheduler):
             (now + (predicted[job] - now) * rate[job] / floor[job], job) for job in engine.running
         )
         half, need = allocator.half, allocator.halves(head)
+        total = int(free.sum())
         for index, (end, job) in enumerate(ends):
             allocation = engine.allocation[job]
             assert allocation is not None  # a running job holds nodes
             nodes = allocation.nodes
             free[nodes] += allocation.cores // half
+            total += nodes.size * (allocation.cores // half)
             rows = occupants[nodes]
             rows[rows == job] = EMPTY
             occupants[nodes] = rows
@@ -592,7 +601,7 @@ class Matching(CoScheduler):
             occupant_app[nodes] = np.where(
                 (free[nodes] == 1) & (left > EMPTY), app[np.maximum(left, 0)], -1
             )
-            if index + 1 < len(ends) and ends[index + 1][0] == end or free.sum() < need:
+            if index + 1 < len(ends) and ends[index + 1][0] == end or total < need:
                 continue
             if allocator.plan(head, free, occupant_app) is not None:
                 return end, free, occupant_app
