@@ -280,6 +280,17 @@ class PairingAllocator(CoLocationAllocator):
             return self.fits_spread(job)
         return self.compact_count[job] <= self.room()[0]
 
+    def any_starts(self, jobs: Sequence[int]) -> bool:
+        """Whether some of `jobs` fits now alone or as one spread half of a pair (`fits_alone` or
+        `fits_spread`), from one reading of the room counts."""
+        idle, beside = self.room()
+        spread, compact, apps = self.spread_count, self.compact_count, self.apps
+        spreads_alone = self.spreads_alone
+        return any(
+            spread[job] <= beside[apps[job]] or (not spreads_alone[job] and compact[job] <= idle)
+            for job in jobs
+        )
+
     def may_fit(self, unit: tuple[int, ...]) -> bool:
         """Whether the room counts let `unit` fit now: exactly for a single job, necessarily for a
         pair (each of its jobs needs one spread half's nodes; the lead's take none from the
@@ -445,7 +456,7 @@ class Matching(CoScheduler):
                 return  # no job fits even alone: nothing can start
             window = queue[: self.window]
             deeper: list[tuple[int, ...]] = [(job,) for job in queue[self.window :]]
-            if not any(allocator.fits_alone(job) or allocator.fits_spread(job) for job in window):
+            if not allocator.any_starts(window):
                 # no job of the window starts, alone or in any pair: its matching changes nothing
                 self.backfill_units(engine, (queue[0],), deeper)
                 return

@@ -243,7 +243,7 @@ def test_room_counts_refuse_exactly_the_single_jobs_plan_cannot_place(
 ):
     """`fits_alone` answers as `plan` on every node state, and a pair is placed only if each of its
     jobs `fits_spread` (the scheduler skips placing, or matching, from these counts): `may_fit`
-    refuses no unit `plan` places."""
+    refuses no unit `plan` places; `any_starts` is whether some job fits either way."""
     matrix = np.array(compatible).reshape(3, 3)
     matrix = matrix & matrix.T
     app = np.array([a for a, _ in jobs], dtype=np.int64)
@@ -256,6 +256,10 @@ def test_room_counts_refuse_exactly_the_single_jobs_plan_cannot_place(
         for each, allocation in placed or ():
             allocator.commit(each, allocation)
         state = allocator.snapshot()
+        assert allocator.any_starts(range(len(jobs))) == any(
+            allocator.fits_alone(other) or allocator.fits_spread(other)
+            for other in range(len(jobs))
+        )
         for other in range(len(jobs)):
             assert allocator.fits_alone(other) == (allocator.plan((other,), *state) is not None)
             assert allocator.may_fit((other,)) == allocator.fits_alone(other)
