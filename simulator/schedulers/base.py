@@ -146,7 +146,8 @@ class QueueScheduler(Scheduler):
     # started nothing is not repeated on the same state (`decided`)
     priority_reads_time = True
     # True: `priority` gives each job a key that never changes (it reads only per-job constants),
-    # so it is asked once over every job and the queue is kept in its order (module docstring)
+    # so it is asked once over every job and the queue is kept in its order (module docstring) by
+    # `on_arrival` and `on_preempt`: a subclass overriding them calls these
     fixed_priority = False
 
     OPTIONS: tuple[str, ...] = (
@@ -329,7 +330,7 @@ class QueueScheduler(Scheduler):
             return list(islice(engine.waiting, limit))
         kept = self._kept
         if kept is not None:
-            return self._kept_head(engine, kept, len(kept) if limit is None else limit)
+            return self._kept_head(engine, kept, limit)
         waiting = np.fromiter(engine.waiting, np.int64, len(engine.waiting))
         key = self.priority(engine, waiting)  # asked for one job too: it may hint placements
         if waiting.size == 1:
@@ -337,21 +338,28 @@ class QueueScheduler(Scheduler):
         positions = queue_order(key)
         return waiting.take(positions if limit is None else positions[:limit]).tolist()
 
-    @cython.locals(index=cython.Py_ssize_t, wanted=cython.Py_ssize_t, kept=list, job_at=list)
-    def _kept_head(self, engine: SchedulerView, kept: list[int], wanted: int) -> list[int]:
-        """The first `wanted` waiting jobs of the kept order `kept`; the jobs met that have left the
-        queue (started, killed) leave it."""
-        job_at, state = self._job_at, engine.state
-        head: list[int] = []
-        index = 0
-        while index < len(kept) and len(head) < wanted:
-            job = job_at[kept[index]]
-            if state[job] == WAITING:
-                head.append(job)
+    @cython.locals(kept=list, job_at=list)
+    def _kept_head(self, engine: SchedulerView, kept: list[int], wanted: int | None) -> list[int]:
+        """The first `wanted` (None: all) waiting jobs of the kept order `kept`."""
+        left = len(kept) - len(engine.waiting)  # every waiting job is kept: the rest have left
+        if left:
+            self._drop_left(engine, kept, left)
+        job_at = self._job_at
+        return [job_at[rank] for rank in kept[:wanted]]
+
+    @cython.locals(
+        kept=list, job_at=list, state=list, left=cython.Py_ssize_t, index=cython.Py_ssize_t
+    )
+    def _drop_left(self, engine: SchedulerView, kept: list[int], left: int) -> None:
+        """Drop from `kept` the `left` jobs that have left the queue (started, killed): from the
+        front, where a pass starts them."""
+        job_at, state, index = self._job_at, engine.state, 0
+        while left:
+            if state[job_at[kept[index]]] == WAITING:
                 index += 1
             else:
                 del kept[index]
-        return head
+                left -= 1
 
     def schedule(self, engine: SchedulerView) -> None:
         """Start in priority order until a job does not fit, then backfill behind it (000 Algorithm
