@@ -342,8 +342,15 @@ class QueueScheduler(Scheduler):
     def _kept_head(self, engine: SchedulerView, kept: list[int], wanted: int | None) -> list[int]:
         """The first `wanted` (None: all) waiting jobs of the kept order `kept`."""
         left = len(kept) - len(engine.waiting)  # every waiting job is kept: the rest have left
-        if left:
+        if left > 0:
             self._drop_left(engine, kept, left)
+        elif left < 0:
+            raise InputError(
+                f"{-left} waiting jobs are missing from the kept order of scheduler "
+                f"{self.name!r}: an override of on_arrival or on_preempt must call the base one "
+                "(QueueScheduler.fixed_priority)",
+                field="fixed_priority",
+            )
         job_at = self._job_at
         return [job_at[rank] for rank in kept[:wanted]]
 

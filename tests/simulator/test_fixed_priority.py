@@ -8,9 +8,11 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cosched.errors import InputError
 from cosched.simulator.jobs import JobState
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers.base import QueueScheduler
@@ -145,3 +147,13 @@ def test_fixed_priority_is_asked_once_over_every_job():
     )
     simulate(workload, Platform(4, 1, 1), Counted())
     assert asked == [6]
+
+
+def test_an_arrival_hook_that_skips_the_base_one_is_named():
+    class Forgetful(_recipe()):
+        def on_arrival(self, view, job):
+            pass  # the kept order never hears of the job
+
+    workload = make_workload([0, 1], [0, 0], [10, 10], [1, 1], None)
+    with pytest.raises(InputError, match="must call the base one"):
+        simulate(workload, Platform(1, 1, 1), Forgetful())
