@@ -35,7 +35,8 @@ __all__ = [
 
 # the event loop, the scheduler's view (read once or more per pass), the FCFS/EASY passes,
 # Conservative's profile and pass, the queue scheduler, the allocators, the co-location allocator
-# and speed model, the matching co-scheduler (half of the thesis preset's time)
+# and speed model, the matching co-scheduler (half of the thesis preset's time), the per-partition
+# pass and the partition allocator
 COMPILED_MODULES = (
     "cosched.simulator.engine",
     "cosched.simulator.view",
@@ -45,6 +46,8 @@ COMPILED_MODULES = (
     "cosched.simulator.allocators",
     "cosched.simulator.colocation",
     "cosched.simulator.schedulers.matching",
+    "cosched.simulator.schedulers.partitioned",
+    "cosched.simulator.partitions",
 )
 PURE_PYTHON_VARIABLE = "COSCHED_PURE_PYTHON"
 HASH_SUFFIX = ".source-sha256"

@@ -707,20 +707,27 @@ class CompactAllocator(Allocator):
             holders[job] = [node for node in held if node not in gone]
         self._changed(EMPTY, chosen)
 
-    @cython.locals(idle=list, chosen=list, first=cython.Py_ssize_t)
     def release(self, job: int, allocation: Allocation) -> None:
-        idle, chosen = self._idle, allocation.node_ids
-        first = bisect.bisect_left(idle, chosen[0]) if chosen else len(idle)
-        if (first == len(idle) or idle[first] > chosen[-1]) and _ascending(chosen):
-            idle[first:first] = chosen  # no idle node among them (the usual case): one insertion
-        elif len(chosen) > BULK_NODES:  # two sorted runs: the sort merges them in one pass
-            idle.extend(chosen)
-            idle.sort()
-        else:
-            insort = bisect.insort  # looked up once, not once per node
-            for node in chosen:
-                insort(idle, node)
+        chosen = allocation.node_ids
+        give_back_idle(self._idle, chosen)
         self._unhold(job, chosen)
+
+
+@cython.ccall
+@cython.locals(idle=list, chosen=list, first=cython.Py_ssize_t)
+def give_back_idle(idle: list[int], chosen: list[int]) -> None:
+    """Insert the nodes `chosen` (none of them idle) into the ascending list `idle` of idle nodes;
+    the one edit of an idle list when a job gives its nodes back (also a partition's pools')."""
+    first = bisect.bisect_left(idle, chosen[0]) if chosen else len(idle)
+    if (first == len(idle) or idle[first] > chosen[-1]) and _ascending(chosen):
+        idle[first:first] = chosen  # no idle node among them (the usual case): one insertion
+    elif len(chosen) > BULK_NODES:  # two sorted runs: the sort merges them in one pass
+        idle.extend(chosen)
+        idle.sort()
+    else:
+        insort = bisect.insort  # looked up once, not once per node
+        for node in chosen:
+            insort(idle, node)
 
 
 @cython.locals(ids=list, index=cython.Py_ssize_t)

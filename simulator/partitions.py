@@ -29,9 +29,14 @@ from operator import mul
 
 import numpy as np
 
+try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
+    import cython
+except ModuleNotFoundError:
+    from cosched import _pure_cython as cython
+
 from cosched.errors import InputError
 from cosched.inputs import check_number, parse_json_object, shown
-from cosched.simulator.allocators import BULK_NODES, Allocation, CompactAllocator
+from cosched.simulator.allocators import Allocation, CompactAllocator, give_back_idle
 from cosched.simulator.platform import Platform
 from cosched.simulator.resources import CANNOT, whole_nodes_needed
 from cosched.simulator.workload import Workload
@@ -280,6 +285,7 @@ class PartitionAllocator(CompactAllocator):
             return None
         return Allocation(idle[:count], self._pool_cores[pool])
 
+    @cython.locals(idle_in=list, idle=list, chosen=list, count=cython.Py_ssize_t)
     def allocate(self, engine, job: int) -> Allocation | None:
         idle_in = self._idle_in
         for pool, count in self._options[job]:
@@ -323,6 +329,7 @@ class PartitionAllocator(CompactAllocator):
                 changes[of[pool]] += 1
         self._hold(job, chosen)
 
+    @cython.locals(idle_in=list, free_in=list, changes=list, nodes=list, pool=cython.Py_ssize_t)
     def release(self, job: int, allocation: Allocation) -> None:
         where, idle_in, free_in, of = (
             self._node_pool,
@@ -334,13 +341,7 @@ class PartitionAllocator(CompactAllocator):
         nodes = allocation.node_ids
         pool = self._taken_from.pop(job, -1)
         if pool >= 0:  # nodes `allocate` took from one pool
-            idle = idle_in[pool]
-            if len(nodes) > BULK_NODES:  # two sorted runs: the sort merges them in one pass
-                idle.extend(nodes)
-                idle.sort()
-            else:
-                for node in nodes:
-                    bisect.insort(idle, node)
+            give_back_idle(idle_in[pool], nodes)
             free_in[of[pool]] += len(nodes)
             changes[of[pool]] += 1
         else:

@@ -15,6 +15,11 @@ from typing import Any, cast
 
 import numpy as np
 
+try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
+    import cython
+except ModuleNotFoundError:
+    from cosched import _pure_cython as cython
+
 from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_pass
 from cosched.simulator.view import PartitionsView, SchedulerView
 
@@ -203,38 +208,62 @@ class PooledConservative:
         return best_pool
 
 
+@cython.cclass
 class PartitionedQueues:
     """A queue scheduler's pass run per partition: the queue in priority order split by partition,
     each part started in order until one job does not fit, then backfilled (EASY: only that
     partition's head holds a reservation; Conservative: every job of the partition's window) over
     the partition's own nodes. `depth` counts jobs per partition, as Slurm's
-    ``partition_job_depth``."""
+    ``partition_job_depth``.
 
-    def __init__(self, scheduler: Any, engine: SchedulerView):  # a QueueScheduler
+    Compiled (`cosched._compiled`), its fields are typed and the per-partition steps are C calls:
+    this pass runs once per event."""
+
+    scheduler = cython.declare(object, visibility="public")  # a QueueScheduler
+    engine = cython.declare(object, visibility="public")
+    partitions = cython.declare(object, visibility="public")
+    partition_of = cython.declare(tuple, visibility="public")
+    partition_array = cython.declare(object, visibility="public")
+    # per partition, its waiting jobs in arrival order (FCFS and EASY without a priority)
+    waiting = cython.declare(list, visibility="public")
+    # the run's units per job (None without a static units table)
+    table = cython.declare(list, visibility="public")
+    # per partition: its idle nodes and a count of the starts and ends on them (live lists)
+    free_in = cython.declare(list, visibility="public")
+    changes_in = cython.declare(list, visibility="public")
+    # per partition, the units of its waiting jobs, ascending (a partition whose smallest waiting
+    # job exceeds its free units can start nothing, as `engine.waiting_units` shows for the whole
+    # machine); None without a static units table
+    waiting_units = cython.declare(list, visibility="public")
+    arrived = cython.declare(cython.Py_ssize_t, visibility="public")  # jobs queued so far
+    jobs = cython.declare(cython.Py_ssize_t, visibility="public")  # of all jobs
+    # per partition: (its changes, its queue length) after a pass that started nothing
+    idle = cython.declare(list, visibility="public")
+    views = cython.declare(list, visibility="public")
+    conservative = cython.declare(list, visibility="public")  # None unless Conservative
+    # the scheduler's settings, fixed for the run: its depth, whether it backfills EASY-style
+    depth = cython.declare(cython.Py_ssize_t, visibility="public")
+    easy = cython.declare(cython.bint, visibility="public")
+
+    def __init__(self, scheduler: Any, engine: SchedulerView):
         partitions = engine.partitions
         assert partitions is not None  # built only for a run with partitions
         self.scheduler, self.engine, self.partitions = scheduler, engine, partitions
-        self.partition_of = partitions.partition_of
+        self.partition_of = tuple(partitions.partition_of)
         self.partition_array = np.asarray(partitions.partition_of, dtype=np.int64)
         count = len(partitions.node_sets)
-        # per partition, its waiting jobs in arrival order (FCFS and EASY without a priority)
-        self.waiting: list[OrderedDict[int, None]] = [OrderedDict() for _ in range(count)]
-        # per partition, the units of its waiting jobs, ascending (a partition whose smallest
-        # waiting job exceeds its free units can start nothing, as `engine.waiting_units` shows
-        # for the whole machine); None without a static units table
+        self.waiting = [OrderedDict() for _ in range(count)]
         self.table = engine.units_table
-        # per partition: its idle nodes and a count of the starts and ends on them (live lists)
         self.free_in, self.changes_in = partitions.free_in, partitions.changes_in
-        self.waiting_units: list[list[int]] | None = (
-            None if self.table is None else [[] for _ in range(count)]
-        )
-        self.arrived, self.jobs = 0, len(self.partition_of)  # jobs queued so far, of all jobs
-        # per partition: (its changes, its queue length) after a pass that started nothing
-        self.idle: list[tuple[int, int] | None] = [None] * count
+        self.waiting_units = None if self.table is None else [[] for _ in range(count)]
+        self.arrived, self.jobs = 0, len(self.partition_of)
+        self.idle = [None] * count
         self.views = [
             cast(SchedulerView, _PartitionView(engine, partitions, p)) for p in range(count)
         ]
-        self.conservative: list[ConservativeBackfill | PooledConservative] | None = None
+        self.depth = scheduler.depth
+        self.easy = scheduler.backfill == "easy" and scheduler.depth > 0
+        self.conservative = None
         if scheduler.backfill == "conservative":
             depth, first = scheduler.depth, scheduler.reservations
             self.conservative = [
@@ -244,6 +273,7 @@ class PartitionedQueues:
                 for p, view in enumerate(self.views)
             ]
 
+    @cython.locals(partition=cython.Py_ssize_t, jobs=cython.Py_ssize_t, room=list)
     def schedule(self, engine: SchedulerView) -> None:
         """One pass over every partition's queue."""
         if not engine.waiting:
@@ -254,23 +284,35 @@ class PartitionedQueues:
         scheduler = self.scheduler
         if scheduler.nothing_fits(engine):  # no waiting job fits in all free units together
             return
-        arrived = self.arrived
-        if arrived < self.jobs and engine.submit[arrived] <= engine.now:
+        if self.arrived < self.jobs and engine.submit[self.arrived] <= engine.now:
             self._arrivals(engine)
         room = self._room()
         if scheduler.priority is None:  # arrival order: each partition's own waiting jobs
-            for partition, waiting in enumerate(self.waiting):
+            for partition in range(len(room)):
                 if room[partition]:
-                    self._pass(partition, waiting)
+                    self._pass(partition, self.waiting[partition])
             return
         if not any(room):
             return
         ordered = np.asarray(scheduler.order(engine), dtype=np.int64)
         partitions = self.partition_array[ordered]
-        for partition, jobs in enumerate(room):
+        for partition in range(len(room)):
+            jobs = room[partition]
             if jobs:
                 self._pass(partition, ordered[partitions == partition][:jobs].tolist())
 
+    @cython.cfunc
+    @cython.locals(
+        partition=cython.Py_ssize_t,
+        free=cython.Py_ssize_t,
+        looked_at=cython.Py_ssize_t,
+        free_in=list,
+        smallest=list,
+        idle=list,
+        changes_in=list,
+        units=list,
+        room=list,
+    )
     def _room(self) -> list[int]:
         """How much of each partition's queue (priority order) FCFS and EASY may look at now:
         nothing where no unit is free (no job can start, EASY cannot backfill), where its smallest
@@ -279,12 +321,13 @@ class PartitionedQueues:
         first free + depth + 1 jobs (at most `free` start in order, each taking a unit; then the
         head and `depth` candidates behind it)."""
         scheduler, free_in = self.scheduler, self.free_in
-        looked_at = scheduler.depth + 1
+        looked_at = self.depth + 1
         if scheduler.reservations is not None:  # every head's reservation is recorded
             return [free + looked_at for free in free_in]
         smallest, idle, changes_in = self.waiting_units, self.idle, self.changes_in
         room = [0] * len(free_in)
-        for partition, free in enumerate(free_in):
+        for partition in range(len(free_in)):
+            free = free_in[partition]
             if not free:
                 continue
             if smallest is not None:
@@ -300,15 +343,20 @@ class PartitionedQueues:
                 room[partition] = free + looked_at
         return room
 
+    @cython.cfunc
+    @cython.locals(
+        arrived=cython.Py_ssize_t, jobs=cython.Py_ssize_t, now=cython.double, job_of=tuple
+    )
     def _arrivals(self, engine: SchedulerView) -> None:
         """Append the jobs submitted since the last pass to their partition's queue (jobs arrive
         in index order, all those submitted by now before the pass)."""
-        submit, of, jobs = engine.submit, self.partition_of, len(self.partition_of)
+        submit, job_of, jobs = engine.submit, self.partition_of, self.jobs
         arrived, now, table, units = self.arrived, engine.now, self.table, self.waiting_units
+        waiting = self.waiting
         while arrived < jobs and submit[arrived] <= now:
-            self.waiting[of[arrived]][arrived] = None
+            waiting[job_of[arrived]][arrived] = None
             if units is not None:
-                bisect.insort(units[of[arrived]], table[arrived])  # type: ignore[index]
+                bisect.insort(units[job_of[arrived]], table[arrived])
             arrived += 1
         self.arrived = arrived
 
@@ -337,10 +385,20 @@ class PartitionedQueues:
             waiting = engine.waiting
             queue = [job for job in queue if job in waiting]
 
+    @cython.cfunc
+    @cython.locals(
+        partition=cython.Py_ssize_t,
+        free=cython.Py_ssize_t,
+        before=cython.Py_ssize_t,
+        started=cython.Py_ssize_t,
+        free_in=list,
+        table=list,
+        units=list,
+    )
     def _pass(self, partition: int, queue: Iterable[int]) -> None:
         """Start the partition's queue in order until a job does not fit, then backfill behind it
         (EASY) over the partition's nodes."""
-        scheduler, engine = self.scheduler, self.engine
+        engine = self.engine
         start, table, free_in, running = engine.start, self.table, self.free_in, engine.running
         before, free = len(running), free_in[partition]
         head: int | None = None
@@ -350,23 +408,17 @@ class PartitionedQueues:
                 head = job
                 break
             free = free_in[partition]
-        depth = scheduler.depth
-        if (
-            head is not None
-            and scheduler.backfill == "easy"
-            and depth
-            and (free or scheduler.reservations is not None)
-        ):
-            easy_pass(self.views[partition], [head, *islice(jobs, depth)], scheduler.reservations)
+        reservations = self.scheduler.reservations
+        if head is not None and self.easy and (free or reservations is not None):
+            easy_pass(self.views[partition], [head, *islice(jobs, self.depth)], reservations)
         started = len(running) - before  # the jobs this pass started: the last ones running
         own = self.waiting[partition]
         if started:
             units = None if self.waiting_units is None else self.waiting_units[partition]
-            latest = cast(Iterator[int], reversed(running))  # the running jobs, last started first
-            for job in islice(latest, started):
+            for job in islice(reversed(running), started):  # the running jobs, last started first
                 del own[job]
                 if units is not None:
-                    del units[bisect.bisect_left(units, table[job])]  # type: ignore[index]
+                    del units[bisect.bisect_left(units, table[job])]
             self.idle[partition] = None
         else:
             self.idle[partition] = (self.changes_in[partition], len(own))

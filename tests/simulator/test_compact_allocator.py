@@ -1,4 +1,5 @@
-"""The compact allocator's idle list stays the sorted set of idle nodes, whatever comes back."""
+"""The compact and the partition allocators' idle lists stay the sorted sets of idle nodes, whatever
+comes back."""
 
 from types import SimpleNamespace
 
@@ -7,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.simulator.allocators import Allocation, CompactAllocator
+from cosched.simulator.partitions import PartitionAllocator
 from cosched.simulator.platform import Platform
 from cosched.simulator.workload import make_workload
 
@@ -55,3 +57,56 @@ def test_idle_nodes_stay_sorted_and_exact_whatever_order_nodes_come_back(steps):
         np.testing.assert_array_equal(
             allocator.state.used == 0, ~np.isin(np.arange(NODES), list(busy))
         )
+
+
+# partitions 0-4 and 5-11 (node 12 in none); one step as above, plus the job's partition
+PARTITION_NODES = [list(range(5)), list(range(5, NODES))]
+PARTITION_STEPS = st.lists(
+    st.tuples(
+        st.integers(1, 4),
+        st.booleans(),
+        st.randoms(use_true_random=False),
+        st.integers(0),
+        st.integers(0, 1),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(PARTITION_STEPS)
+def test_partition_pools_stay_sorted_and_exact_whatever_order_nodes_come_back(steps):
+    platform = Platform(NODES + 1, 1, 1)
+    jobs = len(steps)
+    allocator = PartitionAllocator(
+        platform, PARTITION_NODES, [partition for *_, partition in steps]
+    )
+    cores = [count for count, *_ in steps]  # one core per node: a job's nodes
+    allocator.bind(make_workload(list(range(jobs)), [0] * jobs, [1] * jobs, cores))
+    engine = SimpleNamespace(cores=cores)
+    held: dict[int, Allocation] = {}
+    for job, (count, own_choice, random, ending, partition) in enumerate(steps):
+        free = allocator.free_units_in(partition)
+        if own_choice:
+            allocation = allocator.allocate(engine, job)
+            assert (allocation is None) == (count > free)
+        elif count <= free:  # the partition's idle nodes, in a shuffled order
+            ids = [
+                node
+                for node in allocator.idle_nodes().tolist()
+                if node in PARTITION_NODES[partition]
+            ]
+            random.shuffle(ids)
+            allocation = Allocation(ids[:count], 1)
+            allocator.commit(job, allocation)
+        else:
+            allocation = None
+        if allocation is not None:
+            held[job] = allocation
+        if held and ending % 2:
+            leaving = sorted(held)[ending % len(held)]
+            allocator.release(leaving, held.pop(leaving))
+        busy = {node for allocation in held.values() for node in allocation.node_ids}
+        assert allocator.idle_nodes().tolist() == sorted(set(range(NODES + 1)) - busy)
+        for p, nodes in enumerate(PARTITION_NODES):
+            assert allocator.free_units_in(p) == len(set(nodes) - busy)
