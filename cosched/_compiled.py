@@ -35,7 +35,7 @@ __all__ = [
 
 # the event loop, the scheduler's view (read once or more per pass), the FCFS/EASY passes,
 # Conservative's profile and pass, the queue scheduler, the allocators, the co-location allocator
-# and speed model
+# and speed model, the co-schedulers' queue orderings and Filler's pass
 COMPILED_MODULES = (
     "cosched.simulator.engine",
     "cosched.simulator.view",
@@ -44,6 +44,8 @@ COMPILED_MODULES = (
     "cosched.simulator.schedulers.base",
     "cosched.simulator.allocators",
     "cosched.simulator.colocation",
+    "cosched.simulator.schedulers.co_ordering",
+    "cosched.simulator.schedulers.filler",
 )
 PURE_PYTHON_VARIABLE = "COSCHED_PURE_PYTHON"
 HASH_SUFFIX = ".source-sha256"
