@@ -45,6 +45,8 @@ class Filler(CoScheduler):
     def order(self, engine: SchedulerView, limit: int | None = None) -> list[int]:
         """The queue sorted by `priority` (`filler_order`: each pass sorts the few jobs that fit the
         free cores, not the whole queue)."""
+        if type(self).priority is not Filler.priority:  # a subclass's own key: the general sort
+            return super().order(engine, limit)
         order = filler_order(list(engine.waiting), self._core_list, engine.free_cores())
         return order if limit is None else order[:limit]
 
