@@ -34,11 +34,6 @@ from __future__ import annotations
 
 import warnings
 
-try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
-    import cython
-except ModuleNotFoundError:
-    from cosched import _pure_cython as cython
-
 import numpy as np
 
 from cosched.deprecation import UNSET, renamed_keyword
@@ -291,20 +286,6 @@ class HeatmapSpeedModel:
         """The speedup of one running job (`speeds` of that job)."""
         return self.speeds(engine, np.array([job]))[0][1]
 
-    @cython.locals(
-        apps=list,
-        rows=list,
-        alone=list,
-        found=list,
-        row=list,
-        others=list,
-        job=cython.Py_ssize_t,
-        other=cython.Py_ssize_t,
-        app=cython.Py_ssize_t,
-        cores_per_node=cython.Py_ssize_t,
-        speed=cython.double,
-        slowest=cython.double,
-    )
     def speeds(self, engine, jobs: np.ndarray) -> list[tuple[int, float]]:
         neighbours, allocation = engine.neighbours, engine.allocation
         cores_per_node = engine.platform.cores_per_node
@@ -314,11 +295,7 @@ class HeatmapSpeedModel:
             app, others = apps[job], neighbours(job)
             if others:
                 row = rows[app]
-                speed = row[apps[others[0]]]
-                for other in others:  # 000 §3.5, formula (4.1): the minimum over the neighbours
-                    slowest = row[apps[other]]
-                    if slowest < speed:
-                        speed = slowest
+                speed = min([row[apps[other]] for other in others])  # 000 §3.5, formula (4.1)
             elif allocation[job].cores < cores_per_node:  # spread, alone
                 speed = alone[app]
             else:
