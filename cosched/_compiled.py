@@ -35,7 +35,8 @@ __all__ = [
 
 # the event loop, the scheduler's view (read once or more per pass), the FCFS/EASY passes,
 # Conservative's profile and pass, the queue scheduler, the allocators, the co-location allocator
-# and speed model, the co-schedulers' queue orderings and Filler's pass
+# and speed model, the matching co-scheduler (half of the thesis preset's time), the co-schedulers'
+# queue orderings and Filler's pass
 COMPILED_MODULES = (
     "cosched.simulator.engine",
     "cosched.simulator.view",
@@ -44,6 +45,7 @@ COMPILED_MODULES = (
     "cosched.simulator.schedulers.base",
     "cosched.simulator.allocators",
     "cosched.simulator.colocation",
+    "cosched.simulator.schedulers.matching",
     "cosched.simulator.schedulers.co_ordering",
     "cosched.simulator.schedulers.filler",
 )

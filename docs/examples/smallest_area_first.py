@@ -6,7 +6,7 @@ from cosched.simulator.schedulers.base import QueueScheduler
 
 class SmallestAreaFirst(QueueScheduler):
     name = "smallest-area-first"
-    priority_reads_time = False  # a job's area never changes: an unchanged pass is skipped
+    fixed_priority = True  # a job's area never changes: the queue is kept in its order
 
     def priority(self, view, waiting):
         return -(self.cores[waiting] * self.estimate[waiting])  # the queue runs largest first

@@ -24,16 +24,20 @@ as ``engine.waiting_units`` shows: such a pass starts nothing; a priority that h
 that a job's units may change, sets ``hints_placements`` and is asked in every pass). Nor is a pass
 repeated when the previous one started nothing and nothing has changed since (``engine.changes``,
 and no arrival a pass would look at); a priority that reads no clock, only the engine's state, sets
-``priority_reads_time = False`` to be skipped the same way. The queue is
-sorted once per pass, jobs start in that order until one does not fit, and ``backfill`` picks the
-policy behind it: "none", "easy" (only the head holds a reservation) or "conservative" (every job
-within ``depth`` holds one and none is delayed). Backfilling reasons in
+``priority_reads_time = False`` to be skipped the same way. A priority that gives each job a key
+that never changes (it reads only per-job constants: cores, estimates) sets ``fixed_priority``: it
+is asked once, over every job, at ``attach``, and the waiting jobs are kept in that order as they
+arrive (a binary insertion), so a pass reads the queue's head as cheaply as in arrival order. Else
+the queue is sorted once per pass. Jobs start in that order until one does not fit, and
+``backfill`` picks the policy behind it: "none", "easy" (only the head holds a reservation) or
+"conservative" (every job within ``depth`` holds one and none is delayed). Backfilling reasons in
 allocator units over predicted end times (``engine.predicted_end``: the user estimate by default,
 the run time with ``use_run_times``, rescaled by the job's progress rate).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -47,6 +51,7 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.simulator.allocators import Allocator, CompactAllocator
+from cosched.simulator.jobs import JobState
 from cosched.simulator.schedulers.backfilling import (
     SHADOW_EXTRA,
     ConservativeBackfill,
@@ -77,7 +82,9 @@ BACKFILL_POLICIES = ("none", "easy", "conservative")
 # time (CQSim's EASY: running jobs end at their estimate, waiting ones last their run time)
 QUEUED_DURATIONS = ("estimate", "run")
 IN_ORDER_CHUNK = 32  # waiting jobs fetched at a time while starting in order
-_CONSERVATIVE_HOOKS = ("on_arrival", "on_finish", "on_preempt")
+_QUEUE_HOOKS = ("on_arrival", "on_finish", "on_preempt")
+_KEPT_ORDER_HOOKS = ("on_arrival", "on_preempt")  # what a kept priority order listens to
+WAITING = int(JobState.WAITING)
 
 
 class Scheduler:
@@ -138,6 +145,10 @@ class QueueScheduler(Scheduler):
     # False: `priority` depends on the engine's state but not on the clock (`now`), so a pass that
     # started nothing is not repeated on the same state (`decided`)
     priority_reads_time = True
+    # True: `priority` gives each job a key that never changes (it reads only per-job constants),
+    # so it is asked once over every job and the queue is kept in its order (module docstring) by
+    # `on_arrival` and `on_preempt`: a subclass overriding them calls these
+    fixed_priority = False
 
     OPTIONS: tuple[str, ...] = (
         "backfill",
@@ -198,6 +209,11 @@ class QueueScheduler(Scheduler):
         self._idle_pass: tuple[int, int] | None = (
             None  # (engine.changes, queue length) of an idle pass
         )
+        # with a fixed priority: the waiting jobs' ranks in it, ascending (jobs that left the queue
+        # are dropped when a pass meets them), and the job of each rank
+        self._kept: list[int] | None = None
+        self._job_at: list[int] = []
+        self._rank_of: list[int] = []
 
     def attach(self, engine: SchedulerView) -> None:
         # per-job arrays for vectorised priorities
@@ -206,6 +222,14 @@ class QueueScheduler(Scheduler):
         self._durations = engine.run_time if self.queued_durations == "run" else None
         if self._multifactor is not None:
             self._multifactor.attach(engine)
+        self._kept = None
+        if (
+            self.fixed_priority
+            and self.priority is not None
+            and self._multifactor is None
+            and not self.hints_placements
+        ):
+            self._keep_order(engine, self.priority)
         partitioned = engine.partitions is not None
         # with partitions each partition's queue is scheduled on its own (partitions.py)
         self._partitioned = PartitionedQueues(self, engine) if partitioned else None
@@ -220,18 +244,41 @@ class QueueScheduler(Scheduler):
                 )
             )
 
+    def _keep_order(
+        self, engine: SchedulerView, priority: Callable[[SchedulerView, np.ndarray], np.ndarray]
+    ) -> None:
+        """Rank every job by its fixed priority (descending, ties by job index: the queue's order)
+        and start the kept order with the jobs already waiting."""
+        jobs = np.arange(len(self.cores), dtype=np.int64)
+        job_at = queue_order(priority(engine, jobs))
+        rank_of = np.empty_like(job_at)
+        rank_of[job_at] = jobs
+        self._job_at, self._rank_of = job_at.tolist(), rank_of.tolist()
+        self._kept = sorted(self._rank_of[job] for job in engine.waiting)
+
+    def _enqueue(self, job: int) -> None:
+        """`job` (re)enters the queue: its rank joins the kept order, unless it is still there
+        (a job that started and was preempted before a pass met it)."""
+        kept, rank = self._kept, self._rank_of[job]
+        assert kept is not None  # called with a kept order only
+        at = bisect_left(kept, rank)
+        if at == len(kept) or kept[at] != rank:
+            kept.insert(at, rank)
+
     def listens(self, hook: str) -> bool:
-        # the hooks below serve Conservative backfilling only
-        if (
-            self._conservative is None
-            and self._multifactor is None
-            and hook in _CONSERVATIVE_HOOKS
-            and getattr(type(self), hook) is getattr(QueueScheduler, hook)
-        ):
-            return hook in vars(self)
+        # the hooks below serve Conservative backfilling, the multifactor priority and a kept order
+        if hook in _QUEUE_HOOKS and getattr(type(self), hook) is getattr(QueueScheduler, hook):
+            return (
+                hook in vars(self)
+                or self._conservative is not None
+                or self._multifactor is not None
+                or (self._kept is not None and hook in _KEPT_ORDER_HOOKS)
+            )
         return super().listens(hook)
 
     def on_arrival(self, engine: SchedulerView, job: int) -> None:
+        if self._kept is not None:
+            self._enqueue(job)
         if self._conservative is not None:
             self._conservative.arrived()
 
@@ -242,6 +289,8 @@ class QueueScheduler(Scheduler):
             self._conservative.finished(job)
 
     def on_preempt(self, engine: SchedulerView, job: int) -> None:
+        if self._kept is not None:
+            self._enqueue(job)
         if self._multifactor is not None:
             self._multifactor.finished(engine, job)
         if self._conservative is not None:
@@ -279,12 +328,45 @@ class QueueScheduler(Scheduler):
         """The first `limit` waiting jobs in priority order (stable: ties keep queue order)."""
         if self.priority is None:
             return list(islice(engine.waiting, limit))
+        kept = self._kept
+        if kept is not None:
+            return self._kept_head(engine, kept, limit)
         waiting = np.fromiter(engine.waiting, np.int64, len(engine.waiting))
         key = self.priority(engine, waiting)  # asked for one job too: it may hint placements
         if waiting.size == 1:
             return waiting.tolist()[:limit]
         positions = queue_order(key)
         return waiting.take(positions if limit is None else positions[:limit]).tolist()
+
+    @cython.locals(kept=list, job_at=list)
+    def _kept_head(self, engine: SchedulerView, kept: list[int], wanted: int | None) -> list[int]:
+        """The first `wanted` (None: all) waiting jobs of the kept order `kept`."""
+        left = len(kept) - len(engine.waiting)  # every waiting job is kept: the rest have left
+        if left > 0:
+            self._drop_left(engine, kept, left)
+        elif left < 0:
+            raise InputError(
+                f"{-left} waiting jobs are missing from the kept order of scheduler "
+                f"{self.name!r}: an override of on_arrival or on_preempt must call the base one "
+                "(QueueScheduler.fixed_priority)",
+                field="fixed_priority",
+            )
+        job_at = self._job_at
+        return [job_at[rank] for rank in kept[:wanted]]
+
+    @cython.locals(
+        kept=list, job_at=list, state=list, left=cython.Py_ssize_t, index=cython.Py_ssize_t
+    )
+    def _drop_left(self, engine: SchedulerView, kept: list[int], left: int) -> None:
+        """Drop from `kept` the `left` jobs that have left the queue (started, killed): from the
+        front, where a pass starts them."""
+        job_at, state, index = self._job_at, engine.state, 0
+        while left:
+            if state[job_at[kept[index]]] == WAITING:
+                index += 1
+            else:
+                del kept[index]
+                left -= 1
 
     def schedule(self, engine: SchedulerView) -> None:
         """Start in priority order until a job does not fit, then backfill behind it (000 Algorithm
@@ -319,20 +401,20 @@ class QueueScheduler(Scheduler):
         """With nothing changed since a pass over `idle_waiting` queued jobs that started nothing,
         True when a pass over `waiting` would decide the same: no arrival and a priority that
         reads no clock, or arrivals only beyond the jobs an arrival-order pass looks at."""
-        if waiting == idle_waiting:
-            return self.priority is None or not self.priority_reads_time
+        if waiting == idle_waiting:  # a fixed priority reads no clock either
+            return self.priority is None or not self.priority_reads_time or self._kept is not None
         looked_at = self.depth + 1 if self.backfill == "easy" and self.depth else 1
         return self.priority is None and idle_waiting >= looked_at
 
     @cython.locals(free=cython.Py_ssize_t, index=cython.Py_ssize_t)
     def scheduling_pass(self, engine: SchedulerView) -> None:
         """One pass of the module docstring over the queue: in priority order, then backfilling."""
-        waiting = engine.waiting
-        if self.priority is None:  # arrival order: the queue's head, one job at a time
+        waiting, kept = engine.waiting, self._kept
+        if self.priority is None or kept is not None:  # an order kept: its head, one job at a time
             start, table, free_units = engine.start, engine.units_table, engine.free_units
             free = free_units()
             while waiting:
-                job = next(iter(waiting))
+                job = next(iter(waiting)) if kept is None else self._kept_head(engine, kept, 1)[0]
                 if (table is not None and table[job] > free) or not start(job):
                     break
                 free = free_units()
@@ -342,7 +424,11 @@ class QueueScheduler(Scheduler):
                 and self.depth
                 and (free or self.reservations is not None)
             ):
-                self._easy(engine, list(islice(waiting, self.depth + 1)))
+                looked_at = self.depth + 1  # the blocked head and the candidates behind it
+                if kept is None:
+                    self._easy(engine, list(islice(waiting, looked_at)))
+                else:
+                    self._easy(engine, self._kept_head(engine, kept, looked_at))
             return
         order = self.order(engine)  # 000 Algorithm 2: one sorted copy of the queue per pass
         start, table, free_units = engine.start, engine.units_table, engine.free_units

@@ -110,8 +110,10 @@ class Profile:
     [start, begin) and +units on [stop, end) still to add, and a move that takes over where it left
     off (same units, its new window is the pending one's old window) merges into it: compressing a
     queue of identical jobs shifts each one into the slot its predecessor left, and the lists change
-    once instead of twice per job. `earlier` answers around a pending move without applying it;
-    every other method applies it first (`settle`). Read `times`/`free` only after `settle()`.
+    once instead of twice per job. The move is kept in typed fields (`moving`, `move_*`; `pending`
+    shows it as a tuple), so a move allocates no Python object when compiled. `earlier` answers
+    around a pending move without applying it; every other method applies it first (`settle`). Read
+    `times`/`free` only after `settle()`.
 
     Most checks of a pass find no room: they skip the saturated segments from now on to the first
     one with enough units free. That first segment per number of units is kept (`first_free`) until
@@ -120,15 +122,31 @@ class Profile:
 
     times = cython.declare(list, visibility="public")
     free = cython.declare(list, visibility="public")
-    pending = cython.declare(tuple, visibility="public")
+    # the pending move, if `moving`: -move_units on [move_start, move_begin), +move_units on
+    # [move_stop, move_end)
+    moving = cython.declare(cython.bint, visibility="public")
+    move_units = cython.declare(cython.Py_ssize_t, visibility="public")
+    move_start = cython.declare(cython.double, visibility="public")
+    move_begin = cython.declare(cython.double, visibility="public")
+    move_stop = cython.declare(cython.double, visibility="public")
+    move_end = cython.declare(cython.double, visibility="public")
     # units -> index of the first segment with that many units free, in the lists as they are
     first_free = cython.declare(dict, visibility="public")
 
     def __init__(self, total: int, now: float):
         self.times = [now]
         self.free = [total]
-        self.pending = None
+        self.moving = False
+        self.move_units = 0
+        self.move_start = self.move_begin = self.move_stop = self.move_end = 0.0
         self.first_free = {}
+
+    @property
+    def pending(self) -> tuple[int, float, float, float, float] | None:
+        """The pending move as (units, start, begin, stop, end), or None."""
+        if not self.moving:
+            return None
+        return (self.move_units, self.move_start, self.move_begin, self.move_stop, self.move_end)
 
     @cython.ccall
     @cython.locals(
@@ -154,18 +172,16 @@ class Profile:
     @cython.ccall
     def settle(self) -> None:
         """Apply the pending move to the lists."""
-        pending = self.pending
-        if pending is not None:
-            self.pending = None
-            units, start, begin, stop, end = pending
-            self.add(start, begin, -units)
-            self.add(stop, end, units)
+        if self.moving:
+            self.moving = False
+            self.add(self.move_start, self.move_begin, -self.move_units)
+            self.add(self.move_stop, self.move_end, self.move_units)
 
     @cython.ccall
     @cython.locals(now=cython.double, times=list, index=cython.Py_ssize_t)
     def advance(self, now: float) -> None:
         """Forget the past before `now`."""
-        if self.pending is not None:
+        if self.moving:
             self.settle()
         times = self.times
         index = _first_after(times, now, 0, len(times)) - 1
@@ -191,7 +207,7 @@ class Profile:
     )
     def add(self, begin: float, end: float, delta: int) -> None:
         """Add `delta` free units on [begin, end) (negative to reserve)."""
-        if self.pending is not None:
+        if self.moving:
             self.settle()
         times, free = self.times, self.free
         at = times[0]
@@ -234,13 +250,14 @@ class Profile:
     def move(self, begin: float, end: float, start: float, stop: float, units: int) -> None:
         """Move a reservation of `units` from [begin, end) to [start, stop), start < begin,
         stop <= end."""
-        pending = self.pending
-        if pending is not None:
-            if pending[0] == units and pending[2] == start and pending[4] == stop:
-                self.pending = (units, pending[1], begin, pending[3], end)
+        if self.moving:
+            if self.move_units == units and self.move_begin == start and self.move_end == stop:
+                self.move_begin, self.move_end = begin, end
                 return
             self.settle()
-        self.pending = (units, start, begin, stop, end)
+        self.moving = True
+        self.move_units = units
+        self.move_start, self.move_begin, self.move_stop, self.move_end = start, begin, stop, end
 
     @cython.ccall
     @cython.locals(
@@ -260,7 +277,7 @@ class Profile:
     def earliest(self, duration: float, units: int) -> float:
         """The earliest start from now with `units` free during `duration` (a new reservation,
         003 §5.1.3)."""
-        if self.pending is not None:
+        if self.moving:
             self.settle()
         times, free = self.times, self.free
         size, k = len(times), self.first_with(units)
@@ -299,7 +316,6 @@ class Profile:
         start=cython.double,
         times=list,
         free=list,
-        pending=tuple,
         taken=cython.Py_ssize_t,
         low=cython.double,
         high=cython.double,
@@ -319,15 +335,15 @@ class Profile:
         """
         if end < begin + duration:  # its own units do not cover its window: no shortcut
             return self._earlier_scan(duration, units, begin, end)
-        times, free, pending = self.times, self.free, self.pending
+        times, free = self.times, self.free
         # before `begin` the profile is the lists less `taken` units on [low, high): the pending
         # move, unless the units it gives back lie before `begin` (then it is applied)
         taken, low, high = 0, 0.0, 0.0
-        if pending is not None and begin > pending[1]:
-            if pending[3] < begin:
+        if self.moving and begin > self.move_start:
+            if self.move_stop < begin:
                 self.settle()
             else:
-                taken, low, high = pending[0], pending[1], pending[2]
+                taken, low, high = self.move_units, self.move_start, self.move_begin
         before = _first_at_or_after(times, begin, 0, len(times))  # segments 0..before-1: earlier
         now = times[0]
         if now + duration < begin:  # a whole window may fit before `begin`
@@ -525,16 +541,17 @@ class ConservativeBackfill:
     The rule is thesis 003 §5.1.3: each job in the window holds the earliest slot it had when it was
     placed or last moved; when capacity appears (a job ends before its predicted end, or a
     reservation leaves the window) every reservation, in queue order, moves to its earliest slot if
-    that is earlier; a job whose reservation starts now is started. The engine wakes the scheduler
-    at every new start.
+    that is earlier; a job whose reservation starts now is started. Each pass asks the engine for
+    one wake-up, at the earliest reservation start (`next_begin`), not one per reservation: every
+    other start is at or after it, and the pass there asks for the next one.
     """
 
     def __init__(self, engine: SchedulerView, depth: int, first_reservations: dict | None = None):
         self.engine = engine
         self.depth = max(depth, 1)
         self.profile = Profile(engine.total_units, engine.now)
-        # waiting job -> (start, end, units, duration) reserved; the tuple is also the key of a
-        # check that cannot succeed in an unchanged profile
+        # waiting job -> (start, end, units, duration) reserved; equal tuples get the same answer
+        # from the profile
         self.slot: dict[int, tuple[float, float, int, float]] = {}
         self.booked: dict[
             int, tuple[float, int]
@@ -601,6 +618,8 @@ class ConservativeBackfill:
                 profile.add(begin, end, units)
                 self.pending = True
         self.next_begin = next_begin
+        if next_begin < INF:  # the pass there starts what is due and asks for the next one
+            engine.request_wakeup(next_begin)
         return started
 
     @cython.locals(slot=dict, kept=cython.Py_ssize_t)
@@ -641,7 +660,6 @@ class ConservativeBackfill:
                 continue
             if begin < next_begin:
                 next_begin = begin
-            engine.request_wakeup(begin)
         return due, next_begin
 
     @cython.locals(
@@ -649,7 +667,7 @@ class ConservativeBackfill:
         slot=dict,
         window=list,
         due=list,
-        stuck=set,
+        stuck=tuple,
         reserved=tuple,
         now=cython.double,
         next_begin=cython.double,
@@ -668,11 +686,10 @@ class ConservativeBackfill:
         """
         engine, profile, slot, first = self.engine, self.profile, self.slot, self.first
         estimate, units_of, table = engine.estimate, engine.units, engine.units_table
-        request_wakeup = engine.request_wakeup
         due, next_begin = [], INF
-        # reservations that cannot move in the profile as it is now: identical jobs queued together
-        # share their answer until the profile changes
-        stuck: set[tuple[float, float, int, float]] = set()
+        # the last reservation that cannot move in the profile as it is now: identical jobs queued
+        # together share its answer until the profile changes (compared, not hashed: cheaper)
+        stuck: tuple[float, float, int, float] | None = None
         for job in window:
             reserved = slot.get(job)
             if reserved is not None:
@@ -680,14 +697,14 @@ class ConservativeBackfill:
                 if begin <= now:
                     due.append(job)
                     continue
-                if not dirty or reserved in stuck:
+                if not dirty or reserved == stuck:
                     if begin < next_begin:
                         next_begin = begin
                     continue
                 old_begin, old_end, units, duration = reserved
                 moved = profile.earlier(duration, units, old_begin, old_end)
                 if moved is None:
-                    stuck.add(reserved)
+                    stuck = reserved
                     if old_begin < next_begin:
                         next_begin = old_begin
                     continue
@@ -700,8 +717,7 @@ class ConservativeBackfill:
                 begin = profile.earliest(duration, units)
                 end = begin + duration
                 profile.add(begin, end, -units)
-            if stuck:
-                stuck.clear()
+            stuck = None
             slot[job] = (begin, end, units, duration)
             if first is not None and job not in first:
                 first[job] = begin
@@ -710,5 +726,4 @@ class ConservativeBackfill:
                 continue
             if begin < next_begin:
                 next_begin = begin
-            request_wakeup(begin)
         return due, next_begin

@@ -215,6 +215,10 @@ class PairingAllocator(CoLocationAllocator):
         self._snapshot: tuple[np.ndarray, np.ndarray] | None = None
         self._room: tuple[int, list[int]] | None = None
         self._pairs_with = compatible.astype(np.int64)  # for counting compatible occupants
+        # per application, whether a node's occupant application pairs with it; the last column
+        # (index -1) is False: `occupant_app` is -1 on every node that is not half-full
+        self._beside = np.zeros((compatible.shape[0], compatible.shape[1] + 1), dtype=bool)
+        self._beside[:, :-1] = compatible
 
     def static_units(self, cores: np.ndarray) -> None:
         """No table: a job's half nodes depend on its plan (alone or in a pair)."""
@@ -240,7 +244,8 @@ class PairingAllocator(CoLocationAllocator):
 
     def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
         """Free halves per node and the application of the single occupant of half-full nodes (-1
-        else); kept until a job starts or ends (read-only)."""
+        else, so an application >= 0 marks a half-full node); kept until a job starts or ends
+        (read-only)."""
         if self._snapshot is not None:
             return self._snapshot
         state = self.state
@@ -274,6 +279,17 @@ class PairingAllocator(CoLocationAllocator):
         if self.spreads_alone[job]:
             return self.fits_spread(job)
         return self.compact_count[job] <= self.room()[0]
+
+    def any_starts(self, jobs: Sequence[int]) -> bool:
+        """Whether some of `jobs` fits now alone or as one spread half of a pair (`fits_alone` or
+        `fits_spread`), from one reading of the room counts."""
+        idle, beside = self.room()
+        spread, compact, apps = self.spread_count, self.compact_count, self.apps
+        spreads_alone = self.spreads_alone
+        return any(
+            spread[job] <= beside[apps[job]] or (not spreads_alone[job] and compact[job] <= idle)
+            for job in jobs
+        )
 
     def may_fit(self, unit: tuple[int, ...]) -> bool:
         """Whether the room counts let `unit` fit now: exactly for a single job, necessarily for a
@@ -341,18 +357,20 @@ class PairingAllocator(CoLocationAllocator):
         pairs with it at or above the threshold: first `idle_first` idle nodes and the free halves
         `beside` a partner, then in the placement order."""
         idle = free == 2
-        half_full = (free == 1) & (occupant_app >= 0)
-        half_full[half_full] = self.compatible[self.app[job], occupant_app[half_full]]
+        half_full = self._beside[self.apps[job]][occupant_app]  # compatible half-full nodes
         if count > np.count_nonzero(idle) + np.count_nonzero(half_full):
             return None
-        first = np.zeros_like(idle)
-        if beside is not None:
-            first[beside] = half_full[beside]
-        elif idle_first:
-            first[np.flatnonzero(idle)[:idle_first]] = True
-        groups = [first, idle & ~first, half_full & ~first]
+        if beside is None and not idle_first:
+            groups = [idle, half_full]
+        else:
+            first = np.zeros_like(idle)
+            if beside is not None:
+                first[beside] = half_full[beside]
+            else:
+                first[np.flatnonzero(idle)[:idle_first]] = True
+            groups = [first, idle & ~first, half_full & ~first]
         if self.prefer != "idle":
-            groups[1:] = groups[:0:-1]
+            groups[-2], groups[-1] = groups[-1], groups[-2]
         chosen = []
         for group in groups:
             nodes = np.flatnonzero(group)[:count]
@@ -438,7 +456,7 @@ class Matching(CoScheduler):
                 return  # no job fits even alone: nothing can start
             window = queue[: self.window]
             deeper: list[tuple[int, ...]] = [(job,) for job in queue[self.window :]]
-            if not any(allocator.fits_alone(job) or allocator.fits_spread(job) for job in window):
+            if not allocator.any_starts(window):
                 # no job of the window starts, alone or in any pair: its matching changes nothing
                 self.backfill_units(engine, (queue[0],), deeper)
                 return
@@ -580,11 +598,13 @@ class Matching(CoScheduler):
             (now + (predicted[job] - now) * rate[job] / floor[job], job) for job in engine.running
         )
         half, need = allocator.half, allocator.halves(head)
+        total = int(free.sum())
         for index, (end, job) in enumerate(ends):
             allocation = engine.allocation[job]
             assert allocation is not None  # a running job holds nodes
             nodes = allocation.nodes
             free[nodes] += allocation.cores // half
+            total += nodes.size * (allocation.cores // half)
             rows = occupants[nodes]
             rows[rows == job] = EMPTY
             occupants[nodes] = rows
@@ -592,7 +612,7 @@ class Matching(CoScheduler):
             occupant_app[nodes] = np.where(
                 (free[nodes] == 1) & (left > EMPTY), app[np.maximum(left, 0)], -1
             )
-            if index + 1 < len(ends) and ends[index + 1][0] == end or free.sum() < need:
+            if index + 1 < len(ends) and ends[index + 1][0] == end or total < need:
                 continue
             if allocator.plan(head, free, occupant_app) is not None:
                 return end, free, occupant_app

@@ -1,7 +1,8 @@
 """Size-ordered queues with EASY backfilling: Shortest and Longest Job First (003 §5.1.4, §5.1.5).
 
 The key is the job's estimate (the run time with ``use_run_times``, as the thesis assumes known run
-times).
+times). A job's estimate never changes, so both declare a fixed priority: the waiting jobs are kept
+in its order as they arrive (`QueueScheduler.fixed_priority`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class SJF(QueueScheduler):
     name = "sjf"
     backfill = "easy"
     priority_reads_time = False
+    fixed_priority = True
 
     def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         return sjf_key(self.estimate[waiting])
@@ -36,6 +38,7 @@ class LJF(QueueScheduler):
     name = "ljf"
     backfill = "easy"
     priority_reads_time = False
+    fixed_priority = True
 
     def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         return ljf_key(self.estimate[waiting])

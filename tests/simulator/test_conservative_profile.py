@@ -444,3 +444,38 @@ def test_a_job_whose_own_units_end_before_its_window_gets_the_plain_answer():
         assert profile.earlier(duration, units, begin, end) == reference.earlier(
             duration, units, begin, end
         )
+
+
+class _QueueView:
+    """The little of a `SchedulerView` a Conservative pass reads, on one 2-unit machine at time 0,
+    with every wake-up it asks for recorded."""
+
+    def __init__(self, estimates: list, units: list):
+        self.total_units, self.now = 2, 0.0
+        self.estimate, self.units_table = estimates, units
+        self.predicted_end = {}
+        self.wakeups = []
+
+    def units(self, job):
+        return self.units_table[job]
+
+    def request_wakeup(self, when):
+        self.wakeups.append(when)
+
+    def start(self, job):
+        self.predicted_end[job] = self.now + self.estimate[job]
+        return True
+
+
+def test_a_pass_asks_for_one_wakeup_at_the_earliest_reservation_start():
+    # job 0 takes the machine for 10 s; jobs 1-3 are reserved at 10, 15 and 20: the engine need
+    # only wake the scheduler at 10 (the pass there asks for 15), not at every reservation
+    view = _QueueView([10.0, 5.0, 5.0, 5.0], [2, 2, 2, 2])
+    conservative = ConservativeBackfill(view, depth=10)
+    assert conservative.schedule([0, 1, 2, 3]) == 1
+    assert [conservative.slot[job][0] for job in (1, 2, 3)] == [10.0, 15.0, 20.0]
+    assert view.wakeups == [10.0]
+    view.now = 10.0
+    conservative.finished(0)
+    assert conservative.schedule([1, 2, 3]) == 1
+    assert view.wakeups == [10.0, 15.0]

@@ -243,7 +243,7 @@ def test_room_counts_refuse_exactly_the_single_jobs_plan_cannot_place(
 ):
     """`fits_alone` answers as `plan` on every node state, and a pair is placed only if each of its
     jobs `fits_spread` (the scheduler skips placing, or matching, from these counts): `may_fit`
-    refuses no unit `plan` places."""
+    refuses no unit `plan` places; `any_starts` is whether some job fits either way."""
     matrix = np.array(compatible).reshape(3, 3)
     matrix = matrix & matrix.T
     app = np.array([a for a, _ in jobs], dtype=np.int64)
@@ -256,6 +256,10 @@ def test_room_counts_refuse_exactly_the_single_jobs_plan_cannot_place(
         for each, allocation in placed or ():
             allocator.commit(each, allocation)
         state = allocator.snapshot()
+        assert allocator.any_starts(range(len(jobs))) == any(
+            allocator.fits_alone(other) or allocator.fits_spread(other)
+            for other in range(len(jobs))
+        )
         for other in range(len(jobs)):
             assert allocator.fits_alone(other) == (allocator.plan((other,), *state) is not None)
             assert allocator.may_fit((other,)) == allocator.fits_alone(other)
@@ -264,3 +268,47 @@ def test_room_counts_refuse_exactly_the_single_jobs_plan_cannot_place(
                 if may_pair and allocator.plan((other, partner), *state) is not None:
                     assert allocator.fits_spread(other) and allocator.fits_spread(partner)
                     assert allocator.may_fit((other, partner))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    compatible=st.lists(st.booleans(), min_size=9, max_size=9),
+    jobs=st.lists(st.tuples(st.integers(0, 2), st.integers(1, 24)), min_size=1, max_size=8),
+    placement=st.sampled_from(["idle", "shared"]),
+    started=st.lists(st.integers(0, 2), min_size=8, max_size=8),
+)
+def test_a_spread_job_takes_idle_and_compatible_half_full_nodes_in_placement_order(
+    compatible, jobs, placement, started
+):
+    """On every node state left by single jobs and pairs, a job placed spread alone takes its nodes
+    from the idle ones and the half-full ones whose occupant pairs with it (read here from the
+    allocator's cores and occupants), the placement's group first, each group in node order."""
+    matrix = np.array(compatible).reshape(3, 3)
+    matrix = matrix & matrix.T
+    app = np.array([a for a, _ in jobs], dtype=np.int64)
+    allocator = PairingAllocator(PLATFORM, placement)
+    allocator.setup(
+        SimpleNamespace(cores=[c for _, c in jobs]), app, matrix, np.ones(3, dtype=bool)
+    )
+    waiting = set(range(len(jobs)))
+    for job, start in zip(range(len(jobs)), started):  # alone (1) or with the next job (2)
+        unit = (job, job + 1) if start == 2 and job + 1 in waiting else (job,)
+        placed = allocator.plan_now(unit) if start and job in waiting else None
+        for each, allocation in placed or ():
+            allocator.commit(each, allocation)
+            waiting.discard(each)
+    used, occupants = allocator.state.used, allocator.state.occupants
+    idle = np.flatnonzero(used == 0).tolist()
+    for job in sorted(waiting):
+        beside = [
+            node
+            for node in np.flatnonzero(used == allocator.half).tolist()
+            if matrix[app[job], app[occupants[node].max()]]
+        ]
+        groups = [idle, beside] if placement == "idle" else [beside, idle]
+        count = allocator.spread_count[job]
+        expected = (
+            sorted((groups[0] + groups[1])[:count]) if count <= len(idle) + len(beside) else None
+        )
+        placed = allocator.plan((job,), *allocator.snapshot())
+        assert (None if placed is None else placed[0][1].nodes.tolist()) == expected
