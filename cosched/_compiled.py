@@ -36,7 +36,7 @@ __all__ = [
 # the event loop, the scheduler's view (read once or more per pass), the FCFS/EASY passes,
 # Conservative's profile and pass, the queue scheduler, the allocators, the co-location allocator
 # and speed model, the matching co-scheduler (half of the thesis preset's time), the per-partition
-# pass and the partition allocator
+# pass and the partition allocator, the co-schedulers' queue orderings and Filler's pass
 COMPILED_MODULES = (
     "cosched.simulator.engine",
     "cosched.simulator.view",
@@ -48,6 +48,8 @@ COMPILED_MODULES = (
     "cosched.simulator.schedulers.matching",
     "cosched.simulator.schedulers.partitioned",
     "cosched.simulator.partitions",
+    "cosched.simulator.schedulers.co_ordering",
+    "cosched.simulator.schedulers.filler",
 )
 PURE_PYTHON_VARIABLE = "COSCHED_PURE_PYTHON"
 HASH_SUFFIX = ".source-sha256"

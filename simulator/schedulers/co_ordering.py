@@ -15,6 +15,7 @@ versions give the same order; the key values differ by that constant factor.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -30,6 +31,7 @@ __all__ = [
     "popularity_key",
     "filler_factor0",
     "filler_key",
+    "filler_order",
     "two_factor_key",
     "POPULARITY_THRESHOLD",
 ]
@@ -106,12 +108,35 @@ def filler_factor0(cores: np.ndarray, free_cores: int) -> np.ndarray:
     return factor0
 
 
-def filler_key(job_ids: np.ndarray, cores: np.ndarray, free_cores: int) -> np.ndarray:
-    """factor0 / factor1 with factor1 = (job_id + 1) / len(waiting_queue) (003 appendix, Filler)."""
-    factor1 = (np.asarray(job_ids, dtype=np.float64) + 1) / len(
-        job_ids
-    )  # 003 appendix, Filler factor1
+def filler_key(
+    job_ids: np.ndarray, cores: np.ndarray, free_cores: int, queue_length: int | None = None
+) -> np.ndarray:
+    """factor0 / factor1 with factor1 = (job_id + 1) / len(waiting_queue) (003 appendix, Filler).
+
+    `queue_length`: the waiting queue's length when the arrays hold only some of its jobs."""
+    length = len(job_ids) if queue_length is None else queue_length
+    factor1 = (np.asarray(job_ids, dtype=np.float64) + 1) / length  # 003 appendix, Filler factor1
     return filler_factor0(cores, free_cores) / factor1
+
+
+def filler_order(queue: list[int], cores: Sequence[int], free_cores: int) -> list[int]:
+    """The waiting jobs `queue` (job ids, ascending: the queue's order) sorted by descending
+    `filler_key`, ties in queue order, with the key computed for the jobs that fit only.
+
+    A job that fits has factor0 >= 0, one that does not -1 (003 appendix, Filler), so every job
+    that fits comes first, in the order of its key; the key of the others is -len(queue) / (job_id
+    + 1), so they follow by descending job id. With nothing free every factor0 is 1 and the key
+    falls as the job id grows: the queue's order. A pass thus sorts the few jobs that fit the free
+    cores, not the whole queue. `cores[job]` is a job's cores."""
+    if free_cores <= 0:
+        return list(queue)  # 003 appendix, Filler: sys_free_cores == 0 -> factor0 = 1
+    fitting = [job for job in queue if cores[job] <= free_cores]
+    if len(fitting) > 1:
+        ids = np.array(fitting, dtype=np.int64)
+        fit_cores = np.array([cores[job] for job in fitting], dtype=np.int64)
+        key = filler_key(ids, fit_cores, free_cores, len(queue))
+        fitting = ids.take(queue_order(key)).tolist()
+    return fitting + [job for job in reversed(queue) if cores[job] > free_cores]
 
 
 def two_factor_key(cores: np.ndarray, free_cores: int, second_key: np.ndarray) -> np.ndarray:

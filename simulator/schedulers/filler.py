@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cosched.simulator.schedulers.co_ordering import filler_key, sjf_key, two_factor_key
+from cosched.simulator.schedulers.co_ordering import (
+    filler_key,
+    filler_order,
+    sjf_key,
+    two_factor_key,
+)
 from cosched.simulator.schedulers.coscheduling import CoScheduler
 from cosched.simulator.schedulers.popularity import Popularity
 
@@ -32,6 +37,18 @@ class Filler(CoScheduler):
 
     def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         return filler_key(waiting, self.cores[waiting], engine.free_cores())
+
+    def attach(self, engine: SchedulerView) -> None:
+        super().attach(engine)
+        self._core_list = self.cores.tolist()
+
+    def order(self, engine: SchedulerView, limit: int | None = None) -> list[int]:
+        """The queue sorted by `priority` (`filler_order`: each pass sorts the few jobs that fit the
+        free cores, not the whole queue)."""
+        if type(self).priority is not Filler.priority:  # a subclass's own key: the general sort
+            return super().order(engine, limit)
+        order = filler_order(list(engine.waiting), self._core_list, engine.free_cores())
+        return order if limit is None else order[:limit]
 
 
 class SJFFiller(CoScheduler):

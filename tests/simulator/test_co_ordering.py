@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from cosched.simulator.schedulers.co_ordering import (
     filler_factor0,
     filler_key,
+    filler_order,
     laf_key,
     ljf_key,
     popularity_key,
@@ -192,3 +193,17 @@ def test_every_sjf_and_ljf_order_is_the_one_key_with_ties_by_job_index(estimates
     assert malleable.running_keys(view, present) == [
         malleable.waiting_key(view, j) for j in present
     ]
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 64), st.integers(0, 10**6)), min_size=1, max_size=40),
+    st.integers(-2, 128),
+)
+def test_filler_order_is_the_queue_sorted_by_the_filler_key(jobs, free):
+    """Sorting only the jobs that fit gives the whole queue sorted by the key (job ids ascending,
+    as in the engine's queue)."""
+    cores = dict(jobs)
+    queue = sorted(cores)
+    ids = np.array(queue)
+    expected = ids[queue_order(filler_key(ids, np.array([cores[j] for j in queue]), free))]
+    assert filler_order(queue, cores, free) == expected.tolist()

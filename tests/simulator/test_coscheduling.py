@@ -257,3 +257,31 @@ def test_the_documented_co_scheduler_runs_on_heatmap_speeds():
         del SCHEDULERS["best-neighbour"]
     speedups = result.jobs_frame()["speedup"]
     assert result.co_scheduled and not np.allclose(speedups, 1.0)
+
+
+@given(case=co_cases())
+def test_filler_orders_every_pass_as_the_whole_queue_sorted_by_its_key(case):
+    """Filler sorts only the jobs that fit; at every pass of a run its order is the queue sorted by
+    its priority key (`QueueScheduler.order`)."""
+    from cosched.simulator.schedulers.base import QueueScheduler
+    from cosched.simulator.schedulers.filler import Filler
+
+    heatmap, workload, spread = case
+    passes = []
+
+    class CheckedFiller(Filler):
+        def order(self, engine, limit=None):
+            found = super().order(engine, limit)
+            passes.append(found == QueueScheduler.order(self, engine, limit))
+            return found
+
+    context = co_context(workload, heatmap, spread)
+    scheduler = CheckedFiller()
+    Engine(
+        workload,
+        PLATFORM,
+        scheduler,
+        allocator=scheduler.make_allocator(PLATFORM),
+        speed_model=context.speed_model(),
+    ).run()
+    assert passes and all(passes)
