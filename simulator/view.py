@@ -182,9 +182,9 @@ def read_only(items: list, name: str) -> Sequence[Any]:
     """A `ReadOnlyColumn` over `items` (the engine's list `name`)."""
     if cython.compiled:
         return cast("Sequence[Any]", ReadOnlyColumn(items, name))
-    # plain Python: a class of this column's own whose reading methods are the list's bound
-    # C methods, so a read runs no Python frame (a Python __getitem__ would, per element)
-    reads = {method: staticmethod(getattr(items, method)) for method in _LIST_READS}
+    # plain Python: a class of this column's own whose reading methods are the list's bound C
+    # methods (not descriptors: called as they are), so a read runs no Python frame
+    reads = {method: getattr(items, method) for method in _LIST_READS}
     return type("ReadOnlyColumn", (ReadOnlyColumn,), reads)(items, name)
 
 
