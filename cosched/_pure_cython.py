@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 __all__ = [
+    "compiled",
     "locals",
     "returns",
     "cclass",
@@ -33,6 +34,8 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 C = TypeVar("C", bound=type)
+
+compiled = False  # ``cython.compiled``: True only inside a compiled module
 
 # C types, as names only
 bint = bool

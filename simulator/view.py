@@ -19,10 +19,13 @@ Read-only, at list speed:
 - per-job data fixed for the run (``submit``, ``run_time``, ``cores``, ``estimate``, ``work``,
   ``models``) are tuples;
 - per-job state the engine updates as it runs (``state``, ``predicted_end``, ``held``,
-  ``allocation``, ``by_end``, ...) are the engine's own lists, typed `Sequence` (mypy refuses an
-  item assignment). They are not wrapped at run time: a wrapper costs a Python call per element
-  read in the EASY pass, and a read-only list subclass turns every engine write into a method call
-  (docs/simulator.md, "The scheduler's view", gives the measurement).
+  ``allocation``, ``by_end``, ``units_table``, ``waiting_units``, ...) is a `ReadOnlyColumn` over
+  the engine's own list: it reads, iterates, slices and searches as the list does and sees every
+  change, and item assignment or deletion raises ``TypeError``. The engine keeps writing its
+  plain lists, so its writes cost nothing; a read goes through no Python code: compiled, the
+  column is an extension type; in plain Python, each column's class takes the list's own bound
+  C methods as its reading methods (docs/benchmarks.md, "A read-only view at list speed", gives the
+  measurements).
 
 Lists are indexed by job (workload order). Times are seconds; work is in seconds of the job's
 compact run at its requested size (checkpoint writes included).
@@ -31,11 +34,16 @@ compact run at its requested size (checkpoint writes included).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+try:  # Cython's pure-Python mode: the column type below compiles to C, and is a plain class here
+    import cython
+except ModuleNotFoundError:
+    from cosched import _pure_cython as cython
 
 import numpy as np
 
@@ -47,7 +55,7 @@ if TYPE_CHECKING:
     from cosched.simulator.platform import Platform
     from cosched.simulator.workload import Workload
 
-__all__ = ["SchedulerView", "VIEW_MEMBERS", "ACTIONS"]
+__all__ = ["SchedulerView", "ReadOnlyColumn", "read_only", "VIEW_MEMBERS", "ACTIONS"]
 
 ACTIONS = (
     "start",
@@ -102,6 +110,82 @@ class _Occupants(Protocol):
 
 class _IdleNodes(Protocol):
     def __call__(self, limit: int | None = None) -> np.ndarray: ...
+
+
+@cython.cclass
+class ReadOnlyColumn:
+    """One column of per-job state the engine updates (a list it owns), read-only: reads,
+    iteration, slices (copies), ``len``, ``in``, ``index`` and ``count`` as on the list, live;
+    item assignment and deletion raise ``TypeError``. Built by `read_only`."""
+
+    _items = cython.declare(list)
+    _name = cython.declare(str)
+
+    def __init__(self, items: list, name: str) -> None:
+        self._items = items
+        self._name = name
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._items[index]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._items)
+
+    def __reversed__(self) -> Iterator[Any]:
+        return reversed(self._items)
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._items
+
+    def index(self, value: object, *bounds: int) -> int:
+        """The first position of `value` (within ``start, stop``), as `list.index`."""
+        return self._items.index(value, *bounds)
+
+    def count(self, value: object) -> int:
+        """How many items equal `value`."""
+        return self._items.count(value)
+
+    def __eq__(self, other: object) -> bool:
+        return self._items == other  # another column answers the reflected comparison
+
+    def __repr__(self) -> str:
+        return f"ReadOnlyColumn({self._name}, {self._items!r})"
+
+    def __setitem__(self, index: Any, value: object) -> None:
+        raise TypeError(
+            f"the scheduler's view is read-only (cannot change {self._name}[{index!r}]); change "
+            f"the state through its actions: {', '.join(ACTIONS)}"
+        )
+
+    def __delitem__(self, index: Any) -> None:
+        self.__setitem__(index, None)
+
+
+Sequence.register(ReadOnlyColumn)
+
+# the reading methods a plain-Python column takes from its list (`read_only`)
+_LIST_READS = (
+    "__getitem__",
+    "__len__",
+    "__iter__",
+    "__reversed__",
+    "__contains__",
+    "index",
+    "count",
+)
+
+
+def read_only(items: list, name: str) -> Sequence[Any]:
+    """A `ReadOnlyColumn` over `items` (the engine's list `name`)."""
+    if cython.compiled:
+        return cast("Sequence[Any]", ReadOnlyColumn(items, name))
+    # plain Python: a class of this column's own whose reading methods are the list's bound C
+    # methods (not descriptors: called as they are), so a read runs no Python frame
+    reads = {method: getattr(items, method) for method in _LIST_READS}
+    return type("ReadOnlyColumn", (ReadOnlyColumn,), reads)(items, name)
 
 
 # (view attribute, engine attribute or None for the same name): the engine's state, as it is
@@ -249,7 +333,8 @@ class SchedulerView:
         put = partial(object.__setattr__, self)
         put("_engine", engine)
         for name in _LIVE:
-            put(name, getattr(engine, name))
+            value = getattr(engine, name)
+            put(name, read_only(value, name) if isinstance(value, list) else value)
         for name in _FIXED:
             put(name, tuple(getattr(engine, name)))
         for name in _MAPPINGS:
@@ -257,7 +342,12 @@ class SchedulerView:
         for name in (*_ACCESSORS, *ACTIONS):
             put(name, getattr(engine, name))
         fixed_duration = engine.queued_duration is engine.estimate  # no job models: the estimates
-        put("queued_duration", self.estimate if fixed_duration else engine.queued_duration)
+        put(
+            "queued_duration",
+            self.estimate
+            if fixed_duration
+            else read_only(engine.queued_duration, "queued_duration"),
+        )
         put("models", None if engine.models is None else tuple(engine.models))
         allocator = engine.allocator
         put("total_units", allocator.total_units)
@@ -313,8 +403,8 @@ def _partitions(allocator: Any) -> PartitionsView | None:
         tuple(allocator.node_sets),
         tuple(allocator.priority_job_factors),
         allocator.free_units_in,
-        allocator.changes_in,
-        allocator.free_in_partitions,
+        read_only(allocator.changes_in, "partitions.changes_in"),
+        read_only(allocator.free_in_partitions, "partitions.free_in"),
         tuple(tuple(pools) for pools in allocator.pools_in),
     )
 
