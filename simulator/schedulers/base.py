@@ -204,6 +204,7 @@ class QueueScheduler(Scheduler):
                     field="priority",
                 )
             self.priority = self._multifactor
+            self.priority_reads_time = True  # the age factor grows with the clock
         elif priority_weights is not None:
             raise InputError("priority weights need priority 'multifactor'", field="priority")
         self._idle_pass: tuple[int, int] | None = (
@@ -354,9 +355,7 @@ class QueueScheduler(Scheduler):
         job_at = self._job_at
         return [job_at[rank] for rank in kept[:wanted]]
 
-    @cython.locals(
-        kept=list, job_at=list, state=list, left=cython.Py_ssize_t, index=cython.Py_ssize_t
-    )
+    @cython.locals(kept=list, job_at=list, left=cython.Py_ssize_t, index=cython.Py_ssize_t)
     def _drop_left(self, engine: SchedulerView, kept: list[int], left: int) -> None:
         """Drop from `kept` the `left` jobs that have left the queue (started, killed): from the
         front, where a pass starts them."""

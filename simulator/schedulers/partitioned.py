@@ -227,10 +227,10 @@ class PartitionedQueues:
     # per partition, its waiting jobs in arrival order (FCFS and EASY without a priority)
     waiting = cython.declare(list, visibility="public")
     # the run's units per job (None without a static units table)
-    table = cython.declare(list, visibility="public")
+    table = cython.declare(object, visibility="public")
     # per partition: its idle nodes and a count of the starts and ends on them (live lists)
-    free_in = cython.declare(list, visibility="public")
-    changes_in = cython.declare(list, visibility="public")
+    free_in = cython.declare(object, visibility="public")
+    changes_in = cython.declare(object, visibility="public")
     # per partition, the units of its waiting jobs, ascending (a partition whose smallest waiting
     # job exceeds its free units can start nothing, as `engine.waiting_units` shows for the whole
     # machine); None without a static units table
@@ -306,10 +306,8 @@ class PartitionedQueues:
         partition=cython.Py_ssize_t,
         free=cython.Py_ssize_t,
         looked_at=cython.Py_ssize_t,
-        free_in=list,
         smallest=list,
         idle=list,
-        changes_in=list,
         units=list,
         room=list,
     )
@@ -391,8 +389,6 @@ class PartitionedQueues:
         free=cython.Py_ssize_t,
         before=cython.Py_ssize_t,
         started=cython.Py_ssize_t,
-        free_in=list,
-        table=list,
         units=list,
     )
     def _pass(self, partition: int, queue: Iterable[int]) -> None:

@@ -219,6 +219,14 @@ def test_the_queue_order_follows_the_multifactor_formula(case, scheduler_name):
             assert before >= after - PRIORITY_TOLERANCE
 
 
+@pytest.mark.parametrize("name", ["sjf", "ljf", "easy"])
+def test_a_pass_is_not_skipped_as_unchanged_under_the_multifactor_priority(name):
+    # its age factor grows with the clock: a queue that started nothing may be ordered otherwise
+    # later with nothing else changed, whatever the class's own priority reads
+    scheduler = make_scheduler(name, priority="multifactor")
+    assert not scheduler.decides_the_same(3, 3)
+
+
 def test_weights_from_text_and_json(tmp_path):
     assert load_weights("age=5, fairshare_by=group, favor_small=yes") == MultifactorWeights(
         age=5, fairshare_by="group", favor_small=True
