@@ -6,7 +6,8 @@ model (``cosched.simulator.colocation``): jobs are spread over twice the nodes w
 binding and progress at the heatmap speedups of their neighbours. A subclass only sets ``priority``.
 All use EASY backfilling; the reservation goes to the first job of the sorted queue that does not
 fit (``reserve="head"``) or, as in ELiSE, to the oldest waiting job, with the backfill candidates in
-arrival order (``"oldest"``).
+arrival order (``"oldest"``). The size keys of SJF-Co, LJF-Co and LAF-Co never change, so the waiting
+jobs are kept in their order as they arrive (``QueueScheduler.fixed_priority``).
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ class SJFCo(CoScheduler):
 
     name = "sjf-co"
     priority_reads_time = False
+    fixed_priority = True
 
     def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         return sjf_key(self.estimate[waiting])
@@ -117,6 +119,7 @@ class LJFCo(CoScheduler):
 
     name = "ljf-co"
     priority_reads_time = False
+    fixed_priority = True
 
     def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         return ljf_key(self.estimate[waiting])
@@ -127,6 +130,7 @@ class LAFCo(CoScheduler):
 
     name = "laf-co"
     priority_reads_time = False
+    fixed_priority = True
 
     def priority(self, engine: SchedulerView, waiting: np.ndarray) -> np.ndarray:
         return laf_key(self.cores[waiting], self.estimate[waiting])
