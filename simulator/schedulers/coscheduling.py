@@ -6,8 +6,8 @@ model (``cosched.simulator.colocation``): jobs are spread over twice the nodes w
 binding and progress at the heatmap speedups of their neighbours. A subclass only sets ``priority``.
 All use EASY backfilling; the reservation goes to the first job of the sorted queue that does not
 fit (``reserve="head"``) or, as in ELiSE, to the oldest waiting job, with the backfill candidates in
-arrival order (``"oldest"``). The size keys of SJF-Co, LJF-Co and LAF-Co never change, so the waiting
-jobs are kept in their order as they arrive (``QueueScheduler.fixed_priority``).
+arrival order (``"oldest"``). The size keys of SJF-Co, LJF-Co and LAF-Co never change, so the
+waiting jobs are kept in their order as they arrive (``QueueScheduler.fixed_priority``).
 """
 
 from __future__ import annotations
