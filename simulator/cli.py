@@ -427,8 +427,6 @@ def _check_policies(args, names, partitions, workload, options):
     from cosched.simulator.schedulers.base import QueueScheduler
 
     for name in filter(None, names):
-        if options:
-            checked_scheduler(name, args.depth, options)
         scheduler = checked_scheduler(name, args.depth)
         for flag, used in (("--priority", options), ("--partitions", partitions is not None)):
             if used and (not isinstance(scheduler, QueueScheduler) or scheduler.co_located):
@@ -436,6 +434,8 @@ def _check_policies(args, names, partitions, workload, options):
                     f"{name!r} is not a queue scheduler (fcfs, easy, conservative, sjf, ljf)",
                     field=flag,
                 )
+        if options:
+            checked_scheduler(name, args.depth, options)
     if options and not options["priority_weights"].weighted:
         import warnings
 

@@ -265,6 +265,18 @@ def test_bad_priority_options_are_one_line_exit_2(tmp_path, capsys, argv, needle
     assert not out.exists()
 
 
+@pytest.mark.parametrize("scheduler", ["easy-co", "filler"])
+def test_a_co_scheduler_refuses_the_multifactor_priority_in_one_line(tmp_path, capsys, scheduler):
+    # co-schedulers order by their own keys: refused as for a scheduler without a queue
+    workload = swf(tmp_path, [(0, 10, 2, 1)])
+    out = tmp_path / "out"
+    argv = ["--workload", workload, "--platform", "aris", "--out", str(out), "--scheduler"]
+    code = main(["simulate", *argv, scheduler, "--priority", "multifactor"])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.count("\n") == 1 and "field '--priority'" in err
+    assert not out.exists()
+
+
 def test_cli_priority_multifactor_writes_its_weights(tmp_path, capsys):
     workload = swf(tmp_path, [(0, 100, 4, 1), (10, 10, 4, 1), (50, 10, 1, 2)])
     out = tmp_path / "out"
