@@ -260,51 +260,68 @@ class Profile:
         self.move_start, self.move_begin, self.move_stop, self.move_end = start, begin, stop, end
 
     @cython.ccall
-    @cython.locals(
-        duration=cython.double,
-        units=cython.Py_ssize_t,
-        times=list,
-        free=list,
-        size=cython.Py_ssize_t,
-        k=cython.Py_ssize_t,
-        m=cython.Py_ssize_t,
-        rest=cython.Py_ssize_t,
-        available=cython.Py_ssize_t,
-        begin=cython.double,
-        end=cython.double,
-        at=cython.double,
-    )
     def earliest(self, duration: float, units: int) -> float:
         """The earliest start from now with `units` free during `duration` (a new reservation,
         003 §5.1.3)."""
         if self.moving:
             self.settle()
+        size = len(self.times)
+        found = self._first_window(duration, units, self.first_with(units), size, size, INF)
+        assert found is not None  # the last segment, free for ever, holds every job
+        return found
+
+    @cython.ccall
+    @cython.locals(
+        duration=cython.double,
+        units=cython.Py_ssize_t,
+        k=cython.Py_ssize_t,
+        last=cython.Py_ssize_t,
+        limit=cython.Py_ssize_t,
+        before=cython.double,
+        times=list,
+        free=list,
+        m=cython.Py_ssize_t,
+        rest=cython.Py_ssize_t,
+        available=cython.Py_ssize_t,
+        start=cython.double,
+        stop=cython.double,
+        at=cython.double,
+    )
+    def _first_window(
+        self, duration: float, units: int, k: int, last: int, limit: int, before: float
+    ) -> float | None:
+        """The first start t of the lists (pending move aside) at a segment in [k, last) with
+        `units` free on [t, t + duration) and, unless `before` is INF, t + duration < `before`; or
+        None. Segments from `limit` on are not checked: the window reaches them only if it fits.
+        Shared by `earliest` (no bound) and `_whole_window` (a window ending before a start)."""
         times, free = self.times, self.free
-        size, k = len(times), self.first_with(units)
-        while True:
+        while k < last:
             available = free[k]
-            while available < units:
+            if available < units:
                 k += 1
-                available = free[k]
-            begin = times[k]
-            end = begin + duration
+                continue
+            start = times[k]
+            stop = start + duration
+            if before < INF and stop >= before:
+                return None
             m = k + 1
-            while m < size:
+            while m < limit:
                 at = times[m]
-                if at >= end:
-                    return begin
+                if at >= stop:
+                    return start
                 available = free[m]
                 if available < units:
                     break
                 m += 1
                 # a long window: check the rest at once (else go on to where it fails)
                 if m - k == 16:
-                    rest = _first_at_or_after(times, end, m, size)
+                    rest = _first_at_or_after(times, stop, m, limit)
                     if rest - m > 16 and min(free[m:rest]) >= units:
-                        return begin
+                        return start
             else:
-                return begin
+                return start
             k = m + 1
+        return None
 
     @cython.ccall
     @cython.locals(
@@ -385,47 +402,15 @@ class Profile:
         units=cython.Py_ssize_t,
         begin=cython.double,
         before=cython.Py_ssize_t,
-        times=list,
-        free=list,
-        last=cython.Py_ssize_t,
-        k=cython.Py_ssize_t,
-        m=cython.Py_ssize_t,
-        available=cython.Py_ssize_t,
-        start=cython.double,
-        stop=cython.double,
-        at=cython.double,
     )
     def _whole_window(self, duration: float, units: int, begin: float, before: int) -> float | None:
         """The first start t of the lists (pending move aside) with `units` free on [t, t +
         duration) and t + duration < `begin`, or None; segments before..: at or after `begin`."""
-        times, free = self.times, self.free
         # only starts t with t + duration < begin (slack for rounding)
         last = _first_after(
-            times, begin - duration + WINDOW_SLACK * (abs(begin) + duration + 1.0), 0, before
+            self.times, begin - duration + WINDOW_SLACK * (abs(begin) + duration + 1.0), 0, before
         )
-        k = self.first_with(units)
-        while k < last:
-            available = free[k]
-            if available < units:
-                k += 1
-                continue
-            start = times[k]
-            stop = start + duration
-            if stop >= begin:
-                return None
-            m = k + 1
-            while m < before:
-                at = times[m]
-                if at >= stop:
-                    return start
-                available = free[m]
-                if available < units:
-                    break
-                m += 1
-            else:
-                return start
-            k = m + 1
-        return None
+        return self._first_window(duration, units, self.first_with(units), last, before, begin)
 
     @cython.ccall
     @cython.locals(
