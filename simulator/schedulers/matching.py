@@ -281,15 +281,8 @@ class PairingAllocator(CoLocationAllocator):
         return self.compact_count[job] <= self.room()[0]
 
     def any_starts(self, jobs: Sequence[int]) -> bool:
-        """Whether some of `jobs` fits now alone or as one spread half of a pair (`fits_alone` or
-        `fits_spread`), from one reading of the room counts."""
-        idle, beside = self.room()
-        spread, compact, apps = self.spread_count, self.compact_count, self.apps
-        spreads_alone = self.spreads_alone
-        return any(
-            spread[job] <= beside[apps[job]] or (not spreads_alone[job] and compact[job] <= idle)
-            for job in jobs
-        )
+        """Whether some of `jobs` fits now alone or as one spread half of a pair."""
+        return any(self.fits_spread(job) or self.fits_alone(job) for job in jobs)
 
     def may_fit(self, unit: tuple[int, ...]) -> bool:
         """Whether the room counts let `unit` fit now: exactly for a single job, necessarily for a
