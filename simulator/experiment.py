@@ -681,13 +681,13 @@ def finish(spec: CoschedExperiment, out: Path, plots: bool = True, grid=None, wo
         from cosched.simulator.thesis_tables import write_thesis_comparison
 
         write_thesis_comparison(summary, out)
-    jobs = {
-        s: pd.read_csv(out / _jobs_file(0, s))
-        for s in spec.schedulers
-        if (out / _jobs_file(0, s)).exists()
-    }
     if plots:
         from cosched.simulator.experiment_plots import draw_all
 
+        jobs = {
+            s: pd.read_csv(out / _jobs_file(0, s))
+            for s in spec.schedulers
+            if (out / _jobs_file(0, s)).exists()
+        }
         draw_all(runs, jobs, out / "plots", workers=workers)
     return summary
