@@ -18,9 +18,10 @@ with its wall seconds. Then the two sides' jobs.csv are compared byte for byte a
 summary.json key by key (the wall time and the two rates derived from it aside); exit status 1 if
 they differ.
 
-The breakdown (this checkout, in one process, CPU seconds, medians): Python's start (`python -S -c
-pass`) and numpy's import in fresh processes, then reading the trace from its cache, the
-simulation, the summary and the text of jobs.csv.
+The phases (each side, medians): the same command run again with a clock at the seams of its steps
+(`PHASES`: Python's start, the imports, parsing the command line, reading the trace, the engine's
+columns, the event loop, the result's node arrays, the summary, writing the files, the exit), CPU
+seconds and page faults of each (a page fault costs system time: the first touch of new memory).
 """
 
 from __future__ import annotations
@@ -43,30 +44,53 @@ TRACE = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
 PLATFORM = "sdsc-sp2"
 TARGET = 0.4  # CPU seconds of the whole command (docs/benchmarks.md headline)
 TIMED_KEYS = ("wall_seconds", "jobs_per_second", "simulated_days_per_hour")
-BREAKDOWN = """
-import json, statistics, sys, time
-from cosched.simulator.jobs_csv import jobs_csv_text
-from cosched.simulator.metrics import summarize
-from cosched.simulator.platform import PRESETS
-from cosched.simulator.simulation import simulate
-from cosched.simulator.workload import read_swf
-trace, preset, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
-platform = PRESETS[preset]
-steps = {"read the trace (cache warm)": [], "simulate": [], "summary": [], "jobs.csv text": []}
-for _ in range(repeat):
-    clock = time.process_time()
-    workload = read_swf(trace, max_cores=platform.total_cores)
-    steps["read the trace (cache warm)"].append(time.process_time() - clock)
-    clock = time.process_time()
-    result = simulate(workload, platform, "easy")
-    steps["simulate"].append(time.process_time() - clock)
-    clock = time.process_time()
-    summarize(result)
-    steps["summary"].append(time.process_time() - clock)
-    clock = time.process_time()
-    jobs_csv_text(result)
-    steps["jobs.csv text"].append(time.process_time() - clock)
-print(json.dumps({step: statistics.median(seconds) for step, seconds in steps.items()}))
+# One `cosched simulate` run (the command's own `main`) with a clock at the seams of its steps: the
+# named functions are wrapped where they are looked up at run time (module attributes), so every
+# step runs as in the plain command. Printed: per phase, CPU seconds (user + system) and page
+# faults since the previous seam.
+PHASES = """
+import resource, sys, time
+def _now():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return time.process_time(), usage.ru_minflt
+seams = [("Python's start", _now())]
+def seam(phase):
+    seams.append((phase, _now()))
+import atexit, json
+import cosched.cli
+import cosched.simulator.cli as command
+import cosched.simulator.compare, cosched.simulator.trace_window, cosched.outputs
+import cosched.simulator.engine as engine, cosched.simulator.jobs_csv as jobs_csv
+import cosched.simulator.metrics, cosched.simulator.simulation as simulation
+seam("imports (numpy, the CLI, the command's modules)")
+def wrap(module, name, before, after=None):
+    original = getattr(module, name, None)  # an earlier checkout may lack it
+    if original is None:
+        return
+    def timed(*args, **kwargs):
+        seam(before)
+        value = original(*args, **kwargs)
+        if after:
+            seam(after)
+        return value
+    setattr(module, name, timed)
+wrap(command, "_load", "parse the command line, check the outputs", "read the trace (parse cache)")
+wrap(simulation, "Engine", "checks, the scheduler and its allocator", "the engine's columns")
+wrap(engine, "node_arrays", "the event loop")
+wrap(engine, "SimulationResult", "the result's node arrays", "the result's node arrays")
+for name in ("jobs_csv_blocks", "jobs_csv_text"):
+    wrap(jobs_csv, name, "the summary")
+def report():
+    seam("write jobs.csv and summary.json")
+    phases, previous = {}, (0.0, 0)
+    for phase, now in seams:
+        cpu, faults = phases.get(phase, (0.0, 0))
+        phases[phase] = (cpu + now[0] - previous[0], faults + now[1] - previous[1])
+        previous = now
+    sys.stderr.write("PHASES " + json.dumps(phases) + "\\n")
+atexit.register(report)
+sys.argv = ["cosched", *sys.argv[1:]]
+sys.exit(cosched.cli.main())
 """
 
 
@@ -87,6 +111,29 @@ def _timed(command: list[str], environment: dict, folder: Path) -> tuple[float, 
     used, clock = _children_cpu(), time.perf_counter()
     subprocess.run(command, check=True, capture_output=True, env=environment, cwd=folder)
     return _children_cpu() - used, time.perf_counter() - clock
+
+
+def _phases(command: list[str], environment: dict, folder: Path, out: Path) -> dict:
+    """CPU seconds and page faults of each phase of one run of `command` (`PHASES`); "exit": the
+    process's CPU after its last seam (the interpreter's end, the kernel freeing its memory)."""
+    phased = [*command[:2], "-c", PHASES, *command[4:-1], str(out) + "-phases"]
+    used = _children_cpu()
+    done = subprocess.run(
+        phased, check=True, capture_output=True, text=True, env=environment, cwd=folder
+    )
+    total = _children_cpu() - used
+    line = next(line for line in done.stderr.splitlines() if line.startswith("PHASES "))
+    phases = json.loads(line.removeprefix("PHASES "))
+    phases["exit"] = (total - sum(cpu for cpu, _ in phases.values()), 0)
+    phases["whole command"] = (total, sum(faults for _, faults in phases.values()))
+    return phases
+
+
+def _phase_medians(runs: list[dict]) -> dict[str, tuple[float, float]]:
+    return {
+        phase: tuple(statistics.median(run.get(phase, (0.0, 0))[i] for run in runs) for i in (0, 1))
+        for phase in runs[0]
+    }
 
 
 def _same_outputs(first: Path, second: Path) -> bool:
@@ -133,12 +180,15 @@ def main() -> int:
         for command, side_environment, _ in runs.values():  # warm: bytecode and the trace cache
             subprocess.run(command, check=True, capture_output=True, env=side_environment)
         cpu: dict[str, list[float]] = {key: [] for key in [*runs, *probes]}
+        phases: dict[str, list[dict]] = {side: [] for side in runs}
         wall: dict[str, list[float]] = {key: [] for key in cpu}
         for _ in range(args.repeat):  # alternating
             for side, (command, side_environment, _) in runs.items():
                 used, clock = _timed(command, side_environment, folder)
                 cpu[side].append(used)
                 wall[side].append(clock)
+            for side, (command, side_environment, out) in runs.items():
+                phases[side].append(_phases(command, side_environment, folder, out))
             for probe, command in probes.items():
                 used, clock = _timed(command, environment, folder)
                 cpu[probe].append(used)
@@ -150,13 +200,17 @@ def main() -> int:
             verdict = f" (target < {TARGET:g} s: {'met' if used < TARGET else 'missed'})"
             label = key + (verdict if key in runs else "")
             print(f"| {label} | {used:.3f} | {statistics.median(wall[key]):.3f} |")
-        done = subprocess.run(
-            [sys.executable, "-S", "-c", BREAKDOWN, str(TRACE), PLATFORM, str(args.repeat)],
-            check=True, capture_output=True, text=True, env=environment,
-        )  # fmt: skip
-        print("\n| this checkout, in one process | CPU [s] |\n|---|---:|")
-        for step, seconds in json.loads(done.stdout).items():
-            print(f"| {step} | {seconds:.3f} |")
+        print(
+            f"\n| phases, medians of {args.repeat} (fresh processes) | "
+            + " | ".join(f"{side}: CPU [s] | faults" for side in runs)
+            + " |"
+        )
+        print("|---|" + "---:|---:|" * len(runs))
+        table = {side: _phase_medians(phases[side]) for side in runs}
+        for phase in table["this checkout"]:
+            cells = [table[side].get(phase, (0.0, 0)) for side in runs]
+            shown = " | ".join(f"{seconds:.3f} | {faults:,.0f}" for seconds, faults in cells)
+            print(f"| {phase} | {shown} |")
         same = True
         if args.before:
             print()

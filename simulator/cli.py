@@ -491,7 +491,7 @@ def _print_summary(summary: dict, cleaning: dict) -> None:
 
 def _simulate_command(args) -> int:
     from cosched.outputs import atomic_path, check_outputs, output_dir
-    from cosched.simulator.jobs_csv import jobs_csv_text
+    from cosched.simulator.jobs_csv import jobs_csv_blocks
     from cosched.simulator.metrics import summarize
 
     scheduler = one_name(
@@ -560,12 +560,11 @@ def _simulate_command(args) -> int:
     written = []
     if args.out:
         with output_dir(args.out) as folder:
-            fast = (
-                job_models is None and not args.parquet and window is None and jobs_csv_text(result)
-            )
-            if fast:  # the same bytes as pandas' to_csv, without importing pandas (a fast start)
-                with atomic_path(folder / "jobs.csv") as path:
-                    path.write_text(fast)
+            plain = job_models is None and not args.parquet and window is None
+            blocks = jobs_csv_blocks(result) if plain else None
+            if blocks is not None:  # pandas' to_csv bytes, without pandas (a fast start)
+                with atomic_path(folder / "jobs.csv") as path, open(path, "wb") as handle:
+                    handle.writelines(blocks)
             else:
                 frame = result.jobs_frame()
                 if job_models is not None:

@@ -9,7 +9,14 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosched.simulator.jobs_csv import integer_words, jobs_csv_text, node_cells, whole_numbers
+from cosched.simulator import jobs_csv
+from cosched.simulator.jobs_csv import (
+    integer_words,
+    jobs_csv_blocks,
+    jobs_csv_text,
+    node_cells,
+    whole_numbers,
+)
 from cosched.simulator.platform import PRESETS
 from cosched.simulator.result import SimulationResult
 from cosched.simulator.workload import Workload
@@ -51,6 +58,14 @@ def _results(tmp_path):
 def test_pandas_free_jobs_csv_is_pandas_file_byte_for_byte(tmp_path):
     for result in _results(tmp_path):
         assert jobs_csv_text(result) == _pandas_text(result)
+
+
+def test_blocks_of_rows_join_to_the_pandas_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(jobs_csv, "BLOCK_ROWS", 4)  # several blocks, the last one short
+    for result in _results(tmp_path):
+        blocks = list(jobs_csv_blocks(result))
+        assert len(blocks) == 1 + -(-len(result.start) // 4)  # the header, then the blocks
+        assert b"".join(blocks).decode() == _pandas_text(result)
 
 
 FLOAT = st.one_of(
