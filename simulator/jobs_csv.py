@@ -132,30 +132,30 @@ def _column_words(column, end: str) -> np.ndarray | None:
     return None
 
 
-def _row_words(columns: list, end: str) -> np.ndarray | None:
-    """The cells of `columns` side by side, each followed by "," (the last by `end`): a (rows,
-    words) uint32 matrix, or None (a column needs pandas)."""
+def _row_words(columns: list, end: str) -> list[np.ndarray] | None:
+    """The cells of `columns`, each followed by "," (the last by `end`): one (rows, words) uint32
+    matrix per column, or None (a column needs pandas)."""
     blocks = []
     for number, column in enumerate(columns):
         words = _column_words(column, end if number == len(columns) - 1 else ",")
         if words is None:
             return None
         blocks.append(words)
-    return np.hstack(blocks)
+    return blocks
 
 
-def _joined(before: np.ndarray, nodes: np.ndarray, counts: np.ndarray, after: np.ndarray) -> bytes:
-    """The rows' text: each job's words of `before`, its `counts[j]` rows of `nodes` (bytes, whole
-    words wide), its words of `after` (the zero bytes deleted). One mask marks the fixed words of
-    the rows; the fixed and the node words each fill their places in one numpy call, a word (not a
-    byte) at a time."""
+def _joined(before: list, nodes: np.ndarray, counts: np.ndarray, after: list) -> bytes:
+    """The rows' text: each job's words of the `before` columns, its `counts[j]` rows of `nodes`
+    (bytes, whole words wide), its words of the `after` columns (the zero bytes deleted). One mask
+    marks the fixed words of the rows; the fixed and the node words each fill their places in one
+    numpy call, a word (not a byte) at a time."""
     rows = len(counts)
-    fixed_words = np.hstack([before, after])
+    fixed_words = np.hstack([*before, *after])
     node_words = nodes.view(np.uint32)
     lengths = np.empty((rows, 3), np.int64)
-    lengths[:, 0] = before.shape[1]
+    lengths[:, 0] = sum(column.shape[1] for column in before)
     lengths[:, 1] = counts * node_words.shape[1]
-    lengths[:, 2] = after.shape[1]
+    lengths[:, 2] = sum(column.shape[1] for column in after)
     fixed = np.repeat(np.tile(np.array([True, False, True]), rows), lengths.ravel())
     text = np.empty(fixed.size, np.uint32)
     text[fixed] = fixed_words.ravel()
@@ -164,19 +164,20 @@ def _joined(before: np.ndarray, nodes: np.ndarray, counts: np.ndarray, after: np
 
 
 def _blocks(
-    header: str, before: np.ndarray, nodes: np.ndarray, counts: np.ndarray, after: np.ndarray
+    header: str, before: list, nodes: np.ndarray, counts: np.ndarray, after: list
 ) -> Iterator[bytes]:
-    """The header, then the rows' text `BLOCK_ROWS` jobs at a time (`_joined`)."""
+    """The header, then the rows' text `BLOCK_ROWS` jobs at a time (`_joined`): the columns'
+    words are put side by side a block at a time, never for the whole file."""
     yield header.encode()
     first_node = np.zeros(len(counts) + 1, np.int64)  # of each job in `nodes`, then their count
     np.cumsum(counts, out=first_node[1:])
     for begin in range(0, len(counts), BLOCK_ROWS):
         end = min(begin + BLOCK_ROWS, len(counts))
         yield _joined(
-            before[begin:end],
+            [column[begin:end] for column in before],
             nodes[first_node[begin] : first_node[end]],
             counts[begin:end],
-            after[begin:end],
+            [column[begin:end] for column in after],
         )
 
 
@@ -218,10 +219,10 @@ def jobs_csv_blocks(result) -> Iterator[bytes] | None:
     nodes = node_cells(job_nodes.flat, job_nodes.counts)
     first = _row_words(list(before.values()), ",")  # the "," before the nodes
     nodes_end = np.full((rows, 1), ord("," if after else "\n"), np.uint32)  # one word
-    rest = _row_words(list(after.values()), "\n") if after else nodes_end[:, :0]
+    rest = _row_words(list(after.values()), "\n") if after else []
     if nodes is None or first is None or rest is None:
         return None
-    return _blocks(header, first, nodes, job_nodes.counts, np.hstack([nodes_end, rest]))
+    return _blocks(header, first, nodes, job_nodes.counts, [nodes_end, *rest])
 
 
 def jobs_csv_text(result) -> str | None:
