@@ -36,6 +36,11 @@ import warnings
 
 import numpy as np
 
+try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
+    import cython
+except ModuleNotFoundError:
+    from cosched import _pure_cython as cython
+
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
 from cosched.simulator.allocators import Allocation, Allocator
@@ -286,6 +291,18 @@ class HeatmapSpeedModel:
         """The speedup of one running job (`speeds` of that job)."""
         return self.speeds(engine, np.array([job]))[0][1]
 
+    @cython.locals(
+        apps=list,
+        rows=list,
+        row=list,
+        alone=list,
+        found=list,
+        others=list,
+        speed=cython.double,
+        pair=cython.double,
+        app=cython.Py_ssize_t,
+        cores_per_node=cython.Py_ssize_t,
+    )
     def speeds(self, engine, jobs: np.ndarray) -> list[tuple[int, float]]:
         neighbours, allocation = engine.neighbours, engine.allocation
         cores_per_node = engine.platform.cores_per_node
@@ -295,7 +312,11 @@ class HeatmapSpeedModel:
             app, others = apps[job], neighbours(job)
             if others:
                 row = rows[app]
-                speed = min([row[apps[other]] for other in others])  # 000 §3.5, formula (4.1)
+                speed = row[apps[others[0]]]
+                for other in others:  # 000 §3.5, formula (4.1): the minimum over the neighbours
+                    pair = row[apps[other]]
+                    if pair < speed:
+                        speed = pair
             elif allocation[job].cores < cores_per_node:  # spread, alone
                 speed = alone[app]
             else:

@@ -29,6 +29,8 @@ __all__ = [
     "laf_key",
     "popularity_ranks",
     "popularity_key",
+    "filler_fill",
+    "filler_factor1",
     "filler_factor0",
     "filler_key",
     "filler_order",
@@ -97,13 +99,23 @@ def popularity_key(ranks: np.ndarray, queue_length: int) -> np.ndarray:
     )  # 003 appendix, Popularity: rank / len(queue)
 
 
+def filler_fill(cores: KeyT, free_cores: int) -> KeyT:
+    """factor0 of jobs that fit `free_cores` > 0 (an array over jobs, or one job's cores)."""
+    return 1 - (free_cores - cores) / free_cores  # 003 appendix, Filler (1 when diff == 0)
+
+
+def filler_factor1(job_ids: KeyT, queue_length: int) -> KeyT:
+    """factor1 of jobs (an array over job ids, or one job id)."""
+    return (job_ids + 1) / queue_length  # 003 appendix, Filler factor1
+
+
 def filler_factor0(cores: np.ndarray, free_cores: int) -> np.ndarray:
     """How well each job fills the free cores: 1 - diff / free if it fits, -1 if not, 1 when nothing
     is free."""
     cores = np.asarray(cores, dtype=np.float64)
     if free_cores <= 0:
         return np.ones(cores.size)  # 003 appendix, Filler: sys_free_cores == 0 -> factor0 = 1
-    factor0 = 1 - (free_cores - cores) / free_cores  # 003 appendix, Filler (1 when diff == 0)
+    factor0 = filler_fill(cores, free_cores)
     factor0[cores > free_cores] = -1.0  # 003 appendix, Filler: diff < 0 -> -1
     return factor0
 
@@ -115,7 +127,7 @@ def filler_key(
 
     `queue_length`: the waiting queue's length when the arrays hold only some of its jobs."""
     length = len(job_ids) if queue_length is None else queue_length
-    factor1 = (np.asarray(job_ids, dtype=np.float64) + 1) / length  # 003 appendix, Filler factor1
+    factor1 = filler_factor1(np.asarray(job_ids, dtype=np.float64), length)
     return filler_factor0(cores, free_cores) / factor1
 
 
@@ -127,15 +139,20 @@ def filler_order(queue: list[int], cores: Sequence[int], free_cores: int) -> lis
     that fits comes first, in the order of its key; the key of the others is -len(queue) / (job_id
     + 1), so they follow by descending job id. With nothing free every factor0 is 1 and the key
     falls as the job id grows: the queue's order. A pass thus sorts the few jobs that fit the free
-    cores, not the whole queue. `cores[job]` is a job's cores."""
+    cores, not the whole queue. `cores[job]` is a job's cores.
+
+    The few keys are Python floats, computed by the same operations in the same order as
+    `filler_key`'s float64 arrays (so equal bit for bit), and sorted stably: no array per pass."""
     if free_cores <= 0:
         return list(queue)  # 003 appendix, Filler: sys_free_cores == 0 -> factor0 = 1
     fitting = [job for job in queue if cores[job] <= free_cores]
     if len(fitting) > 1:
-        ids = np.array(fitting, dtype=np.int64)
-        fit_cores = np.array([cores[job] for job in fitting], dtype=np.int64)
-        key = filler_key(ids, fit_cores, free_cores, len(queue))
-        fitting = ids.take(queue_order(key)).tolist()
+        length = len(queue)
+        negated = [
+            -(filler_fill(float(cores[job]), free_cores) / filler_factor1(float(job), length))
+            for job in fitting
+        ]
+        fitting = [fitting[at] for at in sorted(range(len(fitting)), key=negated.__getitem__)]
     return fitting + [job for job in reversed(queue) if cores[job] > free_cores]
 
 

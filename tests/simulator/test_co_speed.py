@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosched.simulator.allocators import EMPTY, NodeState
-from cosched.simulator.colocation import COMPACT
+from cosched.simulator.allocators import EMPTY, Allocation, NodeState
+from cosched.simulator.colocation import COMPACT, HeatmapSpeedModel
 from cosched.simulator.engine import Engine
 from cosched.simulator.platform import NodeGroup, Platform
 from cosched.simulator.schedulers.base import QueueScheduler
@@ -226,3 +226,48 @@ def test_passes_not_repeated_on_an_unchanged_state_change_no_result(name, case):
     np.testing.assert_array_equal(kept.start, every.start)
     np.testing.assert_array_equal(kept.end, every.end)
     assert [n.tolist() for n in kept.nodes] == [n.tolist() for n in every.nodes]
+
+
+class _SpeedView:
+    """What `HeatmapSpeedModel.speeds` reads of a view: neighbours, allocations, the platform."""
+
+    def __init__(self, neighbours: dict[int, list[int]], cores: list[int], cores_per_node: int):
+        self.neighbours = lambda job: list(neighbours.get(job, []))
+        self.allocation = [Allocation([0], used) for used in cores]
+        self.platform = Platform(4, cores_per_node, 1)
+
+
+@st.composite
+def speed_cases(draw):
+    """A heatmap of 1 to 4 applications (with repeated values, so minima tie), jobs with an
+    application and the cores they use per node, and who sits beside each job."""
+    apps = draw(st.integers(1, 4))
+    values = st.sampled_from([0.5, 0.75, 1.0, 1.25, 0.75])
+    speedups = np.array(draw(st.lists(values, min_size=apps * apps, max_size=apps * apps)))
+    jobs = draw(st.integers(1, 6))
+    app = np.array(draw(st.lists(st.integers(0, apps - 1), min_size=jobs, max_size=jobs)))
+    cores = draw(st.lists(st.sampled_from([1, 2]), min_size=jobs, max_size=jobs))
+    neighbours = {
+        job: draw(st.lists(st.sampled_from([o for o in range(jobs) if o != job]), unique=True))
+        for job in range(jobs)
+        if jobs > 1
+    }
+    alone = np.array(draw(st.lists(values, min_size=apps, max_size=apps)))
+    return speedups.reshape(apps, apps), app, alone, neighbours, cores
+
+
+@settings(max_examples=60)
+@given(case=speed_cases())
+def test_speed_is_the_least_heatmap_speedup_beside_each_neighbour(case):
+    speedups, app, alone, neighbours, cores = case
+    model = HeatmapSpeedModel(speedups, app, alone)
+    view = _SpeedView(neighbours, cores, cores_per_node=2)
+    found = model.speeds(view, np.arange(len(app)))
+    for job, speed in found:
+        others = neighbours.get(job, [])
+        if others:  # 000 §3.5, formula (4.1)
+            expected = min(speedups[app[job], app[other]] for other in others)
+        else:  # alone: spread on half nodes, or compact on whole ones
+            expected = alone[app[job]] if cores[job] < 2 else 1.0
+        assert speed == expected and type(speed) is float
+    assert [job for job, _ in found] == list(range(len(app)))
