@@ -371,6 +371,8 @@ class PairingAllocator(CoLocationAllocator):
             count -= nodes.size
             if count == 0:
                 break
+        if len(chosen) == 1:  # one group's nodes, already ascending
+            return chosen[0]
         return np.sort(np.concatenate(chosen))
 
     def halves(self, unit: tuple[int, ...]) -> int:
@@ -628,9 +630,10 @@ class Matching(CoScheduler):
         state (free halves, occupant slots, occupant applications) in place, in one update: two of
         them may share a node."""
         on = np.concatenate(nodes)
-        np.add.at(free, on, np.repeat(halves, [array.size for array in nodes]))
+        freed = np.bincount(on, np.repeat(halves, [array.size for array in nodes]), free.size)
+        free += freed.astype(free.dtype)
         rows = occupants[on]
-        rows[np.isin(rows, jobs)] = EMPTY
+        rows[(rows[..., None] == np.asarray(jobs)).any(axis=-1)] = EMPTY
         occupants[on] = rows
         left = rows.max(axis=1)
         occupant_app[on] = np.where(
