@@ -584,58 +584,31 @@ class Matching(CoScheduler):
         then.
 
         Running jobs end, at the latest, when their predicted remaining work is done at the slowest
-        speed they can run at here (`floor`). The node state takes the ended jobs in batches, when
-        the head is checked (once the count of free half nodes lets it fit)."""
+        speed they can run at here (`floor`)."""
         allocator, now = self.allocator, engine.now
         free, occupant_app = (array.copy() for array in allocator.snapshot())
         occupants = engine.node_occupants()
-        predicted, rate, floor = engine.predicted_end, engine.rate, self.floor
+        predicted, rate, floor, app = engine.predicted_end, engine.rate, self.floor, self.app
         ends = sorted(
             (now + (predicted[job] - now) * rate[job] / floor[job], job) for job in engine.running
         )
         half, need = allocator.half, allocator.halves(head)
         total = int(free.sum())
-        # the jobs ended since the node state was last brought up to date, their nodes, and the half
-        # nodes each holds on each of them
-        ended: list[int] = []
-        nodes: list[np.ndarray] = []
-        halves: list[int] = []
         for index, (end, job) in enumerate(ends):
             allocation = engine.allocation[job]
             assert allocation is not None  # a running job holds nodes
-            ended.append(job)
-            nodes.append(allocation.nodes)
-            halves.append(allocation.cores // half)
-            total += allocation.nodes.size * halves[-1]
+            nodes = allocation.nodes
+            free[nodes] += allocation.cores // half
+            total += nodes.size * (allocation.cores // half)
+            rows = occupants[nodes]
+            rows[rows == job] = EMPTY
+            occupants[nodes] = rows
+            left = rows.max(axis=1)
+            occupant_app[nodes] = np.where(
+                (free[nodes] == 1) & (left > EMPTY), app[np.maximum(left, 0)], -1
+            )
             if index + 1 < len(ends) and ends[index + 1][0] == end or total < need:
                 continue
-            self.vacate(ended, nodes, halves, free, occupants, occupant_app)
-            ended, nodes, halves = [], [], []
             if allocator.plan(head, free, occupant_app) is not None:
                 return end, free, occupant_app
-        if ended:
-            self.vacate(ended, nodes, halves, free, occupants, occupant_app)
         return INF, free, occupant_app
-
-    def vacate(
-        self,
-        jobs: list[int],
-        nodes: list[np.ndarray],
-        halves: list[int],
-        free: np.ndarray,
-        occupants: np.ndarray,
-        occupant_app: np.ndarray,
-    ) -> None:
-        """Take running `jobs` (holding `halves` half nodes on each of their `nodes`) off a node
-        state (free halves, occupant slots, occupant applications) in place, in one update: two of
-        them may share a node."""
-        on = np.concatenate(nodes)
-        freed = np.bincount(on, np.repeat(halves, [array.size for array in nodes]), free.size)
-        free += freed.astype(free.dtype)
-        rows = occupants[on]
-        rows[(rows[..., None] == np.asarray(jobs)).any(axis=-1)] = EMPTY
-        occupants[on] = rows
-        left = rows.max(axis=1)
-        occupant_app[on] = np.where(
-            (free[on] == 1) & (left > EMPTY), self.app[np.maximum(left, 0)], -1
-        )
