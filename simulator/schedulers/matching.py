@@ -371,6 +371,8 @@ class PairingAllocator(CoLocationAllocator):
             count -= nodes.size
             if count == 0:
                 break
+        if len(chosen) == 1:  # one group's nodes, already ascending
+            return chosen[0]
         return np.sort(np.concatenate(chosen))
 
     def halves(self, unit: tuple[int, ...]) -> int:

@@ -153,13 +153,15 @@ def test_plots_drawn_by_two_processes_are_the_files_one_process_draws(tmp_path):
         assert one.read_bytes() == two.read_bytes(), name
 
 
-def test_workers_start_the_co_schedulers_cells_first():
+def test_workers_start_the_matching_cells_then_the_co_schedulers_cells_first():
     spec = preset_spec("thesis")
     cells = spec.cells()
     order = spec.dispatch_order(cells)
-    co = [cell for cell in cells if cell[1] in COSCHEDULERS]
-    assert order == co + [cell for cell in cells if cell[1] not in COSCHEDULERS]
-    assert 0 < len(co) < len(cells)
+    matching = [cell for cell in cells if cell[1] == "matching"]
+    co = [cell for cell in cells if cell[1] in COSCHEDULERS and cell[1] != "matching"]
+    classic = [cell for cell in cells if cell[1] not in COSCHEDULERS]
+    assert order == matching + co + classic
+    assert len(matching) == spec.experiments and co and classic
 
 
 def test_pareto_front_marks_exactly_the_non_dominated_points():
