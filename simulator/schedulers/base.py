@@ -418,13 +418,10 @@ class QueueScheduler(Scheduler):
             order = self.order(engine)
             jobs = iter(order)
         head = start_in_order(engine, jobs)
-        if (
-            head is None
-            or self.backfill != "easy"
-            or not self.depth
-            or not (engine.free_units() or self.reservations is not None)
-        ):
+        if head is None or self.backfill != "easy" or not self.depth:
             return
+        if not engine.free_units() and self.reservations is None:
+            return  # EASY could start nothing behind the head, and records no reservation
         if order is not None:  # the blocked head and the candidates behind it
             self._easy(engine, [head, *islice(jobs, self.depth)])
         elif kept is None:
