@@ -1,6 +1,9 @@
 """The three classic passes: in-order (FCFS), EASY and Conservative backfilling
 (thesis §5.1.1-5.1.3).
 
+In order: every queue scheduler starts its queue, in its order, until a job does not fit
+(`start_in_order`, written once); that job is the head the backfilling policy works behind.
+
 EASY (aggressive): the first job that does not fit (the head) gets a reservation at the shadow time,
 the earliest predicted end of running jobs that frees enough units for it; a later job (up to
 `depth`) may start now if it fits and ends by the shadow time or uses only the extra units left at
@@ -14,7 +17,7 @@ are re-exported here.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -30,7 +33,8 @@ if TYPE_CHECKING:
     from cosched.simulator.view import SchedulerView
 
 __all__ = [
-    "fcfs_pass",
+    "start_in_order",
+    "queue_heads",
     "first_fit",
     "shadow_time",
     "SHADOW_EXTRA",
@@ -51,10 +55,30 @@ class PerJob(Protocol[T_co]):
     def __getitem__(self, job: int, /) -> T_co: ...
 
 
-def fcfs_pass(engine: SchedulerView, order: list[int]) -> bool:
-    """Start jobs in `order` until one does not fit (003 §5.1.1); True if all of them started."""
-    start = engine.start
-    return all(start(job) for job in order)
+@cython.locals(free=cython.Py_ssize_t)
+def start_in_order(engine: SchedulerView, jobs: Iterable[int]) -> int | None:
+    """Start `jobs` in their order until one does not fit (003 §5.1.1) and return that job, the
+    blocked head (None if every job started): the one in-order step of every queue scheduler.
+
+    The order is the caller's (the queue sorted by descending priority, equal priorities by job
+    index, lowest first; a partition's own queue); a job fits when its units (`engine.units_table`)
+    are within `engine.free_units()` and `engine.start(job)` succeeds. `jobs` is read lazily, up to
+    and including the head, so the candidates behind the head are the rest of the same iterator."""
+    start, table, free_units = engine.start, engine.units_table, engine.free_units
+    free = free_units()
+    for job in jobs:
+        if (table is not None and table[job] > free) or not start(job):
+            return job
+        free = free_units()
+    return None
+
+
+def queue_heads(waiting: Collection[int]) -> Iterator[int]:
+    """The head of the live queue `waiting`, again after each start removes it: the queue in its
+    own order (job index) for `start_in_order`, which a plain iterator over a queue that changes
+    could not give."""
+    while waiting:
+        yield next(iter(waiting))
 
 
 @cython.locals(free=cython.Py_ssize_t, size=cython.Py_ssize_t)

@@ -28,8 +28,10 @@ and no arrival a pass would look at); a priority that reads no clock, only the e
 that never changes (it reads only per-job constants: cores, estimates) sets ``fixed_priority``: it
 is asked once, over every job, at ``attach``, and the waiting jobs are kept in that order as they
 arrive (a binary insertion), so a pass reads the queue's head as cheaply as in arrival order. Else
-the queue is sorted once per pass. Jobs start in that order until one does not fit, and
-``backfill`` picks the policy behind it: "none", "easy" (only the head holds a reservation) or
+the queue is sorted once per pass. Jobs start in that order until one does not fit
+(`cosched.simulator.schedulers.backfilling.start_in_order`, the one in-order step of every queue
+scheduler: per partition, and in the co-schedulers' passes too), and ``backfill`` picks the policy
+behind it: "none", "easy" (only the head holds a reservation) or
 "conservative" (every job within ``depth`` holds one and none is delayed). Backfilling reasons in
 allocator units over predicted end times (``engine.predicted_end``: the user estimate by default,
 the run time with ``use_run_times``, rescaled by the job's progress rate).
@@ -38,7 +40,7 @@ the run time with ``use_run_times``, rescaled by the job's progress rate).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +58,8 @@ from cosched.simulator.schedulers.backfilling import (
     SHADOW_EXTRA,
     ConservativeBackfill,
     easy_pass,
-    fcfs_pass,
+    queue_heads,
+    start_in_order,
 )
 from cosched.simulator.schedulers.co_ordering import queue_order
 from cosched.simulator.schedulers.multifactor import PRIORITIES, MultifactorPriority, load_weights
@@ -81,7 +84,6 @@ BACKFILL_POLICIES = ("none", "easy", "conservative")
 # what EASY takes as a waiting job's duration: the engine's prediction (the estimate), or the run
 # time (CQSim's EASY: running jobs end at their estimate, waiting ones last their run time)
 QUEUED_DURATIONS = ("estimate", "run")
-IN_ORDER_CHUNK = 32  # waiting jobs fetched at a time while starting in order
 _QUEUE_HOOKS = ("on_arrival", "on_finish", "on_preempt")
 _KEPT_ORDER_HOOKS = ("on_arrival", "on_preempt")  # what a kept priority order listens to
 WAITING = int(JobState.WAITING)
@@ -129,8 +131,7 @@ class Scheduler:
 
     def schedule(self, engine: SchedulerView) -> None:
         """Start the jobs that should start now (default: in arrival order, no backfilling)."""
-        while engine.waiting and fcfs_pass(engine, list(islice(engine.waiting, IN_ORDER_CHUNK))):
-            pass
+        start_in_order(engine, queue_heads(engine.waiting))
 
 
 class QueueScheduler(Scheduler):
@@ -405,40 +406,34 @@ class QueueScheduler(Scheduler):
         looked_at = self.depth + 1 if self.backfill == "easy" and self.depth else 1
         return self.priority is None and idle_waiting >= looked_at
 
-    @cython.locals(free=cython.Py_ssize_t, index=cython.Py_ssize_t)
     def scheduling_pass(self, engine: SchedulerView) -> None:
         """One pass of the module docstring over the queue: in priority order, then backfilling."""
         waiting, kept = engine.waiting, self._kept
-        if self.priority is None or kept is not None:  # an order kept: its head, one job at a time
-            start, table, free_units = engine.start, engine.units_table, engine.free_units
-            free = free_units()
-            while waiting:
-                job = next(iter(waiting)) if kept is None else self._kept_head(engine, kept, 1)[0]
-                if (table is not None and table[job] > free) or not start(job):
-                    break
-                free = free_units()
-            if (
-                waiting
-                and self.backfill == "easy"
-                and self.depth
-                and (free or self.reservations is not None)
-            ):
-                looked_at = self.depth + 1  # the blocked head and the candidates behind it
-                if kept is None:
-                    self._easy(engine, list(islice(waiting, looked_at)))
-                else:
-                    self._easy(engine, self._kept_head(engine, kept, looked_at))
+        order: list[int] | None = None  # a sorted copy of the queue, when it is not read live
+        if self.priority is None:  # arrival order: the live queue's head, one job at a time
+            jobs = queue_heads(waiting)
+        elif kept is not None:  # an order kept: its head, one job at a time
+            jobs = self._kept_heads(engine, kept)
+        else:  # 000 Algorithm 2: one sorted copy of the queue per pass
+            order = self.order(engine)
+            jobs = iter(order)
+        head = start_in_order(engine, jobs)
+        if head is None or self.backfill != "easy" or not self.depth:
             return
-        order = self.order(engine)  # 000 Algorithm 2: one sorted copy of the queue per pass
-        start, table, free_units = engine.start, engine.units_table, engine.free_units
-        free, index = free_units(), 0
-        while index < len(order):
-            job = order[index]
-            if (table is not None and table[job] > free) or not start(job):
-                break
-            free, index = free_units(), index + 1
-        if index < len(order) and self.backfill == "easy" and self.depth:
-            self._easy(engine, order[index : index + self.depth + 1])
+        if not engine.free_units() and self.reservations is None:
+            return  # EASY could start nothing behind the head, and records no reservation
+        if order is not None:  # the blocked head and the candidates behind it
+            self._easy(engine, [head, *islice(jobs, self.depth)])
+        elif kept is None:
+            self._easy(engine, list(islice(waiting, self.depth + 1)))
+        else:
+            self._easy(engine, self._kept_head(engine, kept, self.depth + 1))
+
+    def _kept_heads(self, engine: SchedulerView, kept: list[int]) -> Iterator[int]:
+        """The head of the kept order `kept`, again after each start (as `queue_heads`)."""
+        waiting = engine.waiting
+        while waiting:
+            yield self._kept_head(engine, kept, 1)[0]
 
     def _easy(self, engine: SchedulerView, order: list[int]) -> None:
         easy_pass(

@@ -19,8 +19,8 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.simulator.colocation import MISSING_PAIRS, CoLocationAllocator, co_context
-from cosched.simulator.schedulers.backfilling import easy_pass, fcfs_pass
-from cosched.simulator.schedulers.base import DEFAULT_DEPTH, IN_ORDER_CHUNK, QueueScheduler
+from cosched.simulator.schedulers.backfilling import easy_pass, queue_heads, start_in_order
+from cosched.simulator.schedulers.base import DEFAULT_DEPTH, QueueScheduler
 from cosched.simulator.schedulers.co_ordering import laf_key, ljf_key, sjf_key
 
 if TYPE_CHECKING:
@@ -86,14 +86,10 @@ class CoScheduler(QueueScheduler):
             super().scheduling_pass(engine)
             return
         waiting = engine.waiting
-        order = self.order(engine)  # 000 Algorithm 2: one sorted copy of the queue per pass
-        start, index = engine.start, 0
-        while index < len(order) and start(order[index]):
-            index += 1
+        # 000 Algorithm 2: one sorted copy of the queue per pass
+        start_in_order(engine, self.order(engine))
         # the oldest waiting jobs that fit start, then the oldest one left holds the reservation
-        while waiting and fcfs_pass(engine, list(islice(waiting, IN_ORDER_CHUNK))):
-            pass
-        if waiting and self.depth:
+        if start_in_order(engine, queue_heads(waiting)) is not None and self.depth:
             easy_pass(engine, list(islice(waiting, self.depth + 1)), self.reservations)
 
 

@@ -20,7 +20,11 @@ try:  # Cython's pure-Python mode: the types below compile to C, and do nothing 
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
-from cosched.simulator.schedulers.backfilling import ConservativeBackfill, easy_pass
+from cosched.simulator.schedulers.backfilling import (
+    ConservativeBackfill,
+    easy_pass,
+    start_in_order,
+)
 from cosched.simulator.view import PartitionsView, SchedulerView
 
 __all__ = ["PartitionedQueues", "PooledConservative"]
@@ -386,7 +390,6 @@ class PartitionedQueues:
     @cython.cfunc
     @cython.locals(
         partition=cython.Py_ssize_t,
-        free=cython.Py_ssize_t,
         before=cython.Py_ssize_t,
         started=cython.Py_ssize_t,
         units=list,
@@ -394,19 +397,12 @@ class PartitionedQueues:
     def _pass(self, partition: int, queue: Iterable[int]) -> None:
         """Start the partition's queue in order until a job does not fit, then backfill behind it
         (EASY) over the partition's nodes."""
-        engine = self.engine
-        start, table, free_in, running = engine.start, self.table, self.free_in, engine.running
-        before, free = len(running), free_in[partition]
-        head: int | None = None
-        jobs = iter(queue)
-        for job in jobs:
-            if (table is not None and table[job] > free) or not start(job):
-                head = job
-                break
-            free = free_in[partition]
+        running, table, view = self.engine.running, self.table, self.views[partition]
+        before, jobs = len(running), iter(queue)
+        head = start_in_order(view, jobs)  # on the partition's free units
         reservations = self.scheduler.reservations
-        if head is not None and self.easy and (free or reservations is not None):
-            easy_pass(self.views[partition], [head, *islice(jobs, self.depth)], reservations)
+        if head is not None and self.easy and (self.free_in[partition] or reservations is not None):
+            easy_pass(view, [head, *islice(jobs, self.depth)], reservations)
         started = len(running) - before  # the jobs this pass started: the last ones running
         own = self.waiting[partition]
         if started:
