@@ -72,8 +72,8 @@ class ReferenceProfile:
 
 class ReferenceBackfill(ConservativeBackfill):
     """The plain Conservative pass: each reserved job in the window is re-placed at its earliest
-    slot if that is earlier (after capacity appeared), each new job gets its earliest slot; queries
-    scan `free`."""
+    slot if that is earlier (after capacity appeared), each job of the window without a reservation
+    gets its earliest slot; queries scan `free`."""
 
     def __init__(self, engine, depth: int, first_reservations: dict | None = None):
         super().__init__(engine, depth, first_reservations)
@@ -82,10 +82,11 @@ class ReferenceBackfill(ConservativeBackfill):
     def schedule(self, order: list) -> int:
         engine, profile, slot = self.engine, self.profile, self.slot
         now = engine.now
-        if not self.dirty and not self.pending and now < self.next_begin:
+        window = order[: self.depth]
+        new_jobs = any(job not in slot for job in window)
+        if not self.dirty and not self.pending and not new_jobs and now < self.next_begin:
             return 0
         profile.advance(now)
-        window = order[: self.depth]
         stale = [job for job in slot if job not in set(window)]
         for job in stale:
             begin, end, units = slot.pop(job)
