@@ -50,6 +50,7 @@ WINDOW_SLACK = 1e-9
 @cython.ccall
 @cython.boundscheck(False)
 @cython.wraparound(False)
+@cython.cdivision(True)  # indices are never negative: C division, no check of the sign
 @cython.locals(
     when=cython.double,
     low=cython.Py_ssize_t,
@@ -73,6 +74,7 @@ def _first_at_or_after(times: list, when: float, low: int, high: int) -> int:
 @cython.ccall
 @cython.boundscheck(False)
 @cython.wraparound(False)
+@cython.cdivision(True)  # indices are never negative: C division, no check of the sign
 @cython.locals(
     when=cython.double,
     low=cython.Py_ssize_t,
@@ -91,6 +93,23 @@ def _first_after(times: list, when: float, low: int, high: int) -> int:
         else:
             low = middle + 1
     return low
+
+
+@cython.cfunc
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(
+    units=cython.Py_ssize_t, low=cython.Py_ssize_t, high=cython.Py_ssize_t, value=cython.Py_ssize_t
+)
+@cython.returns(cython.bint)
+def _at_least(free: list, units: int, low: int, high: int) -> bool:
+    """Every count in free[low:high] is >= `units` (compared in C, without a slice)."""
+    while low < high:
+        value = free[low]
+        if value < units:
+            return False
+        low += 1
+    return True
 
 
 @cython.cfunc
@@ -326,7 +345,7 @@ class Profile:
                 # a long window: check the rest at once (else go on to where it fails)
                 if m - k == 16:
                     rest = _first_at_or_after(times, stop, m, limit)
-                    if rest - m > 16 and min(free[m:rest]) >= units:
+                    if rest - m > 16 and _at_least(free, units, m, rest):
                         return start
             else:
                 return start
@@ -725,7 +744,7 @@ class ConservativeBackfill:
                 if begin <= now:
                     due.append(job)
                     continue
-                if not dirty or reserved == stuck:
+                if not dirty or (stuck is not None and reserved == stuck):
                     if begin < next_begin:
                         next_begin = begin
                     continue

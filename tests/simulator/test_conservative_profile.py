@@ -13,10 +13,12 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import conservative, make_scheduler
 from cosched.simulator.schedulers.backfilling import ConservativeBackfill, Profile
 from cosched.simulator.schedulers.easy import Conservative
 from cosched.simulator.simulation import simulate
+from cosched.simulator.workload import make_workload
 
 from .conftest import platforms_and_workloads
 
@@ -480,3 +482,13 @@ def test_a_pass_asks_for_one_wakeup_at_the_earliest_reservation_start():
     conservative.finished(0)
     assert conservative.schedule([1, 2, 3]) == 1
     assert view.wakeups == [10.0, 15.0]
+
+
+def test_a_job_sliding_into_a_one_job_window_is_reserved_when_the_job_ahead_starts():
+    # one node, a window of one job: job 0 starts at 0, job 1 slides into the window in that pass
+    # and is reserved after job 0; job 2 slides in when job 1 starts
+    workload = make_workload([0, 1, 2], [0, 0, 0], [10, 5, 5], [1, 1, 1], [10, 5, 5])
+    scheduler = make_scheduler("conservative", depth=1, record_reservations=True)
+    result = simulate(workload, Platform(1, 1, 1), scheduler)
+    assert result.start.tolist() == [0, 10, 15]
+    assert scheduler.reservations == {0: 0.0, 1: 10.0, 2: 15.0}
