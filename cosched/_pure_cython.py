@@ -27,6 +27,7 @@ __all__ = [
     "declare",
     "boundscheck",
     "wraparound",
+    "cdivision",
     "bint",
     "double",
     "Py_ssize_t",
@@ -88,6 +89,11 @@ def boundscheck(check: bool) -> Callable[[C], C]:
 
 def wraparound(wrap: bool) -> Callable[[C], C]:
     """``@cython.wraparound(False)``: no negative indices (from the end) when compiled."""
+    return _unchanged
+
+
+def cdivision(c_semantics: bool) -> Callable[[C], C]:
+    """``@cython.cdivision(True)``: C division (no sign checks) of C integers when compiled."""
     return _unchanged
 
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +63,7 @@ from cosched.simulator.schedulers.backfilling import (
     start_in_order,
 )
 from cosched.simulator.schedulers.co_ordering import queue_order
+from cosched.simulator.schedulers.conservative import conservative_pass
 from cosched.simulator.schedulers.multifactor import PRIORITIES, MultifactorPriority, load_weights
 from cosched.simulator.schedulers.partitioned import PartitionedQueues, PooledConservative
 
@@ -303,17 +305,11 @@ class QueueScheduler(Scheduler):
         self, engine: SchedulerView, conservative: ConservativeBackfill | PooledConservative
     ) -> None:
         """Reserve and start in priority order until nothing more starts (003 §5.1.3)."""
-        waiting = engine.waiting
+        # arrivals and preemptions mark the profile (`on_arrival`, `on_preempt`): if it is idle, the
+        # window is not built, the pass would change nothing
         if conservative.idle and not self.hints_placements:
-            return  # the window is not built: the pass would change nothing
-        # jobs started: the window slides, and waiting jobs without a reservation enter it
-        # (003 §5.1.3)
-        while (
-            waiting
-            and conservative.schedule(self.order(engine, self.depth))
-            and len(waiting) > len(conservative.slot)
-        ):
-            conservative.arrived()
+            return
+        conservative_pass(conservative, partial(self.order, engine, self.depth), engine.waiting)
 
     def nothing_fits(self, engine: SchedulerView) -> bool:
         """True when no waiting job fits in the free units and the pass records nothing: it can

@@ -25,11 +25,21 @@ except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
 if TYPE_CHECKING:
-    from collections.abc import Container
+    from collections.abc import Callable, Container, Sized
+    from typing import Protocol
 
     from cosched.simulator.view import SchedulerView
 
-__all__ = ["Profile", "ConservativeBackfill"]
+    class Reserving(Protocol):
+        """What the pass loop drives: `ConservativeBackfill`, or one profile per node type."""
+
+        @property
+        def slot(self) -> Sized: ...
+
+        def schedule(self, order: list[int]) -> int: ...
+
+
+__all__ = ["Profile", "ConservativeBackfill", "conservative_pass"]
 
 INF = math.inf
 # a whole window before a reservation ends strictly before it: slack for rounding, relative to the
@@ -40,6 +50,7 @@ WINDOW_SLACK = 1e-9
 @cython.ccall
 @cython.boundscheck(False)
 @cython.wraparound(False)
+@cython.cdivision(True)  # indices are never negative: C division, no check of the sign
 @cython.locals(
     when=cython.double,
     low=cython.Py_ssize_t,
@@ -63,6 +74,7 @@ def _first_at_or_after(times: list, when: float, low: int, high: int) -> int:
 @cython.ccall
 @cython.boundscheck(False)
 @cython.wraparound(False)
+@cython.cdivision(True)  # indices are never negative: C division, no check of the sign
 @cython.locals(
     when=cython.double,
     low=cython.Py_ssize_t,
@@ -81,6 +93,23 @@ def _first_after(times: list, when: float, low: int, high: int) -> int:
         else:
             low = middle + 1
     return low
+
+
+@cython.cfunc
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(
+    units=cython.Py_ssize_t, low=cython.Py_ssize_t, high=cython.Py_ssize_t, value=cython.Py_ssize_t
+)
+@cython.returns(cython.bint)
+def _at_least(free: list, units: int, low: int, high: int) -> bool:
+    """Every count in free[low:high] is >= `units` (compared in C, without a slice)."""
+    while low < high:
+        value = free[low]
+        if value < units:
+            return False
+        low += 1
+    return True
 
 
 @cython.cfunc
@@ -316,7 +345,7 @@ class Profile:
                 # a long window: check the rest at once (else go on to where it fails)
                 if m - k == 16:
                     rest = _first_at_or_after(times, stop, m, limit)
-                    if rest - m > 16 and min(free[m:rest]) >= units:
+                    if rest - m > 16 and _at_least(free, units, m, rest):
                         return start
             else:
                 return start
@@ -519,6 +548,7 @@ class Profile:
         return self._run_through(k, units)
 
 
+@cython.cclass
 class ConservativeBackfill:
     """Reservations for the first `depth` waiting jobs in a free-unit profile, compressed on early
     ends.
@@ -529,22 +559,32 @@ class ConservativeBackfill:
     that is earlier; a job whose reservation starts now is started. Each pass asks the engine for
     one wake-up, at the earliest reservation start (`next_begin`), not one per reservation: every
     other start is at or after it, and the pass there asks for the next one.
+
+    Compiled, it is an extension type: its fields are read in C and its steps are C calls.
     """
+
+    engine = cython.declare(object, visibility="public")
+    depth = cython.declare(cython.Py_ssize_t, visibility="public")
+    profile = cython.declare(object, visibility="public")
+    # waiting job -> (start, end, units, duration) reserved; equal tuples get the same answer from
+    # the profile
+    slot = cython.declare(dict, visibility="public")
+    booked = cython.declare(dict, visibility="public")  # running job -> (predicted end, units)
+    first = cython.declare(object, visibility="public")  # job -> first reservation, or None
+    dirty = cython.declare(cython.bint, visibility="public")  # capacity appeared: compress
+    pending = cython.declare(cython.bint, visibility="public")  # jobs without a reservation
+    next_begin = cython.declare(cython.double, visibility="public")  # no reservation before this
 
     def __init__(self, engine: SchedulerView, depth: int, first_reservations: dict | None = None):
         self.engine = engine
         self.depth = max(depth, 1)
         self.profile = Profile(engine.total_units, engine.now)
-        # waiting job -> (start, end, units, duration) reserved; equal tuples get the same answer
-        # from the profile
-        self.slot: dict[int, tuple[float, float, int, float]] = {}
-        self.booked: dict[
-            int, tuple[float, int]
-        ] = {}  # running job -> (predicted end, units) in the profile
+        self.slot = {}
+        self.booked = {}
         self.first = first_reservations
-        self.dirty = False  # capacity appeared before some reservations: compress them
-        self.pending = True  # jobs without a reservation may be in the window
-        self.next_begin = INF  # no reservation starts before this
+        self.dirty = False
+        self.pending = True
+        self.next_begin = INF
 
     def arrived(self) -> None:
         self.pending = True
@@ -566,19 +606,37 @@ class ConservativeBackfill:
         none is due (the caller may skip building the window)."""
         return not self.dirty and not self.pending and self.engine.now < self.next_begin
 
+    @cython.locals(
+        window=list,
+        kept=cython.Py_ssize_t,
+        now=cython.double,
+        profile=Profile,
+        slot=dict,
+        begin=cython.double,
+        end=cython.double,
+        units=cython.Py_ssize_t,
+        next_begin=cython.double,
+        started=cython.Py_ssize_t,
+    )
     def schedule(self, order: list[int]) -> int:
-        """Place/compress reservations, start the jobs due now; returns how many started.
+        """Place/compress reservations in the first `depth` jobs of `order`, start the jobs due now;
+        returns how many started.
 
         A pass where nothing can move or be due (no capacity appeared, now before every reservation)
-        only places the jobs that have no reservation yet; `next_begin` is then a lower bound, which
-        is enough: a pass it does not skip finds nothing due and recomputes it."""
-        if self.idle:
-            return 0
-        engine, profile, slot = self.engine, self.profile, self.slot
-        now = engine.now
-        profile.advance(now)
+        only places the jobs of the window that have no reservation yet (arrived, or slid into the
+        window when jobs ahead of them started), and does nothing if there are none; `next_begin` is
+        then a lower bound, which is enough: a pass it does not skip finds nothing due and
+        recomputes it."""
         window = order[: self.depth]
-        kept = self._reserved_in(window) if slot else 0
+        kept = self._reserved_in(window) if self.slot else 0
+        if kept != len(window):  # jobs without a reservation in the window: arrived or slid in
+            self.pending = True
+        engine = self.engine
+        now = engine.now
+        if not self.dirty and not self.pending and now < self.next_begin:  # `idle`
+            return 0
+        profile, slot = self.profile, self.slot
+        profile.advance(now)
         stale = slot.keys() - window if kept != len(slot) else ()
         for job in stale:  # reserved jobs that left the window give their units back
             begin, end, units, _ = slot.pop(job)
@@ -607,7 +665,9 @@ class ConservativeBackfill:
             engine.request_wakeup(next_begin)
         return started
 
+    @cython.ccall
     @cython.locals(slot=dict, kept=cython.Py_ssize_t)
+    @cython.returns(cython.Py_ssize_t)
     def _reserved_in(self, window: list[int]) -> int:
         """How many jobs of `window` hold a reservation."""
         slot, kept = self.slot, 0
@@ -616,6 +676,7 @@ class ConservativeBackfill:
                 kept += 1
         return kept
 
+    @cython.ccall
     @cython.locals(
         units=cython.Py_ssize_t,
         duration=cython.double,
@@ -647,6 +708,7 @@ class ConservativeBackfill:
                 next_begin = begin
         return due, next_begin
 
+    @cython.ccall
     @cython.locals(
         profile=Profile,
         slot=dict,
@@ -682,7 +744,7 @@ class ConservativeBackfill:
                 if begin <= now:
                     due.append(job)
                     continue
-                if not dirty or reserved == stuck:
+                if not dirty or (stuck is not None and reserved == stuck):
                     if begin < next_begin:
                         next_begin = begin
                     continue
@@ -712,3 +774,17 @@ class ConservativeBackfill:
             if begin < next_begin:
                 next_begin = begin
         return due, next_begin
+
+
+def conservative_pass(
+    backfill: Reserving, next_window: Callable[[], list[int]], waiting: Sized
+) -> None:
+    """Reserve and start the waiting jobs in queue order until a round starts nothing (003 §5.1.3).
+
+    `next_window()` gives the waiting jobs in queue order (at least the first `depth`). Each start
+    slides the window: the jobs entering it without a reservation are placed by the next round
+    (`schedule` finds them), and once every waiting job holds a reservation no round can start more.
+    `waiting` only needs to be at least as long as the queue."""
+    while waiting:
+        if not backfill.schedule(next_window()) or len(waiting) <= len(backfill.slot):
+            return

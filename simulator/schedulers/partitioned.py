@@ -25,6 +25,7 @@ from cosched.simulator.schedulers.backfilling import (
     easy_pass,
     start_in_order,
 )
+from cosched.simulator.schedulers.conservative import conservative_pass
 from cosched.simulator.view import PartitionsView, SchedulerView
 
 __all__ = ["PartitionedQueues", "PooledConservative"]
@@ -374,18 +375,16 @@ class PartitionedQueues:
                 self._conservative_pass(partition, queue)
 
     def _conservative_pass(self, partition: int, queue: list[int]) -> None:
-        conservative, engine = self.conservative, self.engine
-        assert conservative is not None
-        reserved = conservative[partition]
-        while queue:
-            window = queue[: max(self.scheduler.depth, 1)]
-            slot = reserved.slot
-            if any(job not in slot for job in window):
-                reserved.arrived()
-            if not reserved.schedule(window):
-                break
-            waiting = engine.waiting
-            queue = [job for job in queue if job in waiting]
+        """The Conservative pass over one partition's waiting jobs (`queue`, priority order); the
+        jobs a round started leave `queue` before the next one."""
+        assert self.conservative is not None
+        waiting, depth = self.engine.waiting, max(self.depth, 1)
+
+        def next_window() -> list[int]:
+            queue[:] = [job for job in queue if job in waiting]
+            return queue[:depth]
+
+        conservative_pass(self.conservative[partition], next_window, queue)
 
     @cython.cfunc
     @cython.locals(

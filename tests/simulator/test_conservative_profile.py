@@ -13,10 +13,12 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import conservative, make_scheduler
 from cosched.simulator.schedulers.backfilling import ConservativeBackfill, Profile
 from cosched.simulator.schedulers.easy import Conservative
 from cosched.simulator.simulation import simulate
+from cosched.simulator.workload import make_workload
 
 from .conftest import platforms_and_workloads
 
@@ -72,8 +74,8 @@ class ReferenceProfile:
 
 class ReferenceBackfill(ConservativeBackfill):
     """The plain Conservative pass: each reserved job in the window is re-placed at its earliest
-    slot if that is earlier (after capacity appeared), each new job gets its earliest slot; queries
-    scan `free`."""
+    slot if that is earlier (after capacity appeared), each job of the window without a reservation
+    gets its earliest slot; queries scan `free`."""
 
     def __init__(self, engine, depth: int, first_reservations: dict | None = None):
         super().__init__(engine, depth, first_reservations)
@@ -82,10 +84,11 @@ class ReferenceBackfill(ConservativeBackfill):
     def schedule(self, order: list) -> int:
         engine, profile, slot = self.engine, self.profile, self.slot
         now = engine.now
-        if not self.dirty and not self.pending and now < self.next_begin:
+        window = order[: self.depth]
+        new_jobs = any(job not in slot for job in window)
+        if not self.dirty and not self.pending and not new_jobs and now < self.next_begin:
             return 0
         profile.advance(now)
-        window = order[: self.depth]
         stale = [job for job in slot if job not in set(window)]
         for job in stale:
             begin, end, units = slot.pop(job)
@@ -479,3 +482,13 @@ def test_a_pass_asks_for_one_wakeup_at_the_earliest_reservation_start():
     conservative.finished(0)
     assert conservative.schedule([1, 2, 3]) == 1
     assert view.wakeups == [10.0, 15.0]
+
+
+def test_a_job_sliding_into_a_one_job_window_is_reserved_when_the_job_ahead_starts():
+    # one node, a window of one job: job 0 starts at 0, job 1 slides into the window in that pass
+    # and is reserved after job 0; job 2 slides in when job 1 starts
+    workload = make_workload([0, 1, 2], [0, 0, 0], [10, 5, 5], [1, 1, 1], [10, 5, 5])
+    scheduler = make_scheduler("conservative", depth=1, record_reservations=True)
+    result = simulate(workload, Platform(1, 1, 1), scheduler)
+    assert result.start.tolist() == [0, 10, 15]
+    assert scheduler.reservations == {0: 0.0, 1: 10.0, 2: 15.0}

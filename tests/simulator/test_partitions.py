@@ -15,6 +15,7 @@ from cosched.errors import InputError
 from cosched.simulator.job_attributes import JobAttributes
 from cosched.simulator.partitions import Partition, Partitions, load_partitions
 from cosched.simulator.platform import Platform
+from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload
 
@@ -182,6 +183,24 @@ def test_one_partition_over_every_node_schedules_as_no_partition(case, scheduler
     plain = simulate(workload, Platform(nodes), scheduler)
     assert partitioned.start.tolist() == plain.start.tolist()
     assert [n.tolist() for n in partitioned.nodes] == [n.tolist() for n in plain.nodes]
+
+
+@settings(max_examples=40, deadline=None)
+@given(partitioned_runs(), st.sampled_from([1, 2, 100]))
+def test_conservative_reserves_as_without_partitions_with_one_partition_over_every_node(
+    case, depth
+):
+    # both run one pass loop (`conservative_pass`): with a short window, jobs slide into it as the
+    # jobs ahead start, and are reserved in the same pass
+    nodes, _, workload, _ = case
+    whole = Partitions((Partition("all", tuple(range(nodes)), nodes, swf_ids=(0,)),))
+    assignment = whole.assign(workload, 1, attributes(np.zeros(len(workload), dtype=int)))
+    runs = []
+    for partitions in (assignment, None):
+        scheduler = make_scheduler("conservative", depth=depth, record_reservations=True)
+        result = simulate(workload, Platform(nodes), scheduler, partitions=partitions)
+        runs.append((result.start.tolist(), scheduler.reservations))
+    assert runs[0] == runs[1]
 
 
 # --- the file and the command line ----------------------------------------------------------------
