@@ -338,15 +338,17 @@ def _cores_of_nodes(platform: Platform) -> np.ndarray:
     ).astype(np.int64)
 
 
+@cython.cclass
 class Allocation:
     """The node ids a job uses and the cores it uses on each of them (read-only).
 
     `nodes` is an int array; an allocator that keeps node ids in a list (the compact one) passes the
-    list, and the array is built when `nodes` is first read (in a plain run: by the result)."""
+    list, and the array is built when `nodes` is first read (in a plain run: by the result).
+    Compiled, an extension type: one is made per start, and its fields are read at every end."""
 
-    __slots__ = ("_nodes", "_ids", "_cores")
-    _nodes: np.ndarray | None
-    _ids: list[int] | None
+    _nodes = cython.declare(object)  # np.ndarray | None
+    _ids = cython.declare(object)  # list[int] | None
+    _cores = cython.declare(object)
 
     def __init__(self, nodes: np.ndarray | list[int], cores: int):
         if isinstance(nodes, list):
