@@ -385,6 +385,16 @@ class Allocation:
         return f"Allocation(nodes={self.node_ids}, cores={self._cores})"
 
 
+@cython.cfunc
+@cython.locals(made=Allocation)
+def _listed(ids: list[int], cores: int) -> Allocation:
+    """``Allocation(ids, cores)`` for a list of node ids, made without the call of a class:
+    compiled, a C function that fills the fields (one allocation per start)."""
+    made = Allocation.__new__(Allocation)
+    made._nodes, made._ids, made._cores = None, ids, cores
+    return made
+
+
 class Eligibility(Protocol):
     """Where a job may run, as disjoint pools of whole nodes (each of one node type, within one
     partition): the one notion that node types, memory and GPU fit and partitions go through."""
@@ -713,7 +723,7 @@ class CompactAllocator(_WholeNodes, Allocator):
         chosen = idle[first:end]
         del idle[first:end]
         self._hold(job, chosen)
-        return Allocation(chosen, cores)
+        return _listed(chosen, cores)
 
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
         return np.array(self._idle[:limit], dtype=np.int64)

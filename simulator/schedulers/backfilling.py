@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from itertools import islice
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
@@ -76,12 +75,14 @@ def first_fit(order: Iterable[int], units: PerJob[int], free: int) -> list[int]:
 SHADOW_EXTRA = ("first", "all")
 
 
+@cython.ccall
 @cython.locals(
     need=cython.Py_ssize_t,
     free=cython.Py_ssize_t,
     available=cython.Py_ssize_t,
     found=cython.double,
     predicted=cython.double,
+    job=cython.Py_ssize_t,
 )
 def shadow_time(
     need: int,
@@ -112,6 +113,7 @@ def shadow_time(
     return (found, available - need) if found < INF else (INF, 0)
 
 
+@cython.ccall
 @cython.locals(
     free=cython.Py_ssize_t,
     extra=cython.Py_ssize_t,
@@ -120,6 +122,7 @@ def shadow_time(
     shadow=cython.double,
     length=cython.double,
     short=cython.bint,
+    job=cython.Py_ssize_t,
 )
 def easy_backfill(
     candidates: Iterable[int],
@@ -191,7 +194,7 @@ def easy_pass(
     # the end the engine will predict for the job once started (else a backfilled job could delay
     # the head); `queued_duration` is the estimates themselves without job models
     easy_backfill(
-        islice(order, 1, None),
+        order[1:],
         units,
         _read(engine.queued_duration if durations is None else durations),
         free,
