@@ -338,13 +338,15 @@ def _cores_of_nodes(platform: Platform) -> np.ndarray:
     ).astype(np.int64)
 
 
+@cython.no_gc  # its fields (node ids, an int array, a count) can hold no reference cycle
 @cython.cclass
 class Allocation:
     """The node ids a job uses and the cores it uses on each of them (read-only).
 
     `nodes` is an int array; an allocator that keeps node ids in a list (the compact one) passes the
     list, and the array is built when `nodes` is first read (in a plain run: by the result).
-    Compiled, an extension type: one is made per start, and its fields are read at every end."""
+    Compiled, an extension type the garbage collector does not track: one is made per start, and
+    its fields are read at every end."""
 
     _nodes = cython.declare(object)  # np.ndarray | None
     _ids = cython.declare(object)  # list[int] | None
