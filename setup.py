@@ -16,6 +16,7 @@ Python, with the same results.
 import hashlib
 import importlib.util
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -91,6 +92,7 @@ class OptionalBuildExt(build_ext):
             (translated,) = cythonize(
                 [ext],
                 build_dir=self.build_temp,
+                include_path=[str(pxd_tree(Path(self.build_temp)))],
                 compiler_directives={"language_level": 3, "annotation_typing": False},
                 quiet=True,
             )
@@ -103,6 +105,19 @@ class OptionalBuildExt(build_ext):
         _sidecar(target, ext.name).write_text(
             hashlib.sha256(source.read_bytes()).hexdigest() + "\n"
         )
+
+
+def pxd_tree(folder: Path) -> Path:
+    """A copy of every ``.pxd`` of the source laid out as the installed package (``simulator/``
+    under ``cosched/simulator/``), in `folder`: where Cython finds the declarations a compiled
+    module cimports (``from cosched.simulator.view cimport ReadOnlyColumn``)."""
+    root = folder / "pxd"
+    for package, source in PACKAGE_DIR.items():
+        for pxd in (HERE / source).rglob("*.pxd"):
+            target = root / package.replace(".", "/") / pxd.relative_to(HERE / source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(pxd, target)
+    return root
 
 
 def _sidecar(extension: Path, module: str) -> Path:

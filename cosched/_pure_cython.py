@@ -21,6 +21,7 @@ __all__ = [
     "locals",
     "returns",
     "cclass",
+    "no_gc",
     "cfunc",
     "ccall",
     "inline",
@@ -64,6 +65,12 @@ def returns(kind: object) -> Callable[[F], F]:
 
 def cclass(kind: C) -> C:
     """``@cython.cclass``: an extension type when compiled; here the plain class."""
+    return kind
+
+
+def no_gc(kind: C) -> C:
+    """``@cython.no_gc``: an extension type the cyclic garbage collector does not track (its
+    fields can hold no reference cycle) when compiled; here the plain class."""
     return kind
 
 

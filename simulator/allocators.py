@@ -338,15 +338,19 @@ def _cores_of_nodes(platform: Platform) -> np.ndarray:
     ).astype(np.int64)
 
 
+@cython.no_gc  # its fields (node ids, an int array, a count) can hold no reference cycle
+@cython.cclass
 class Allocation:
     """The node ids a job uses and the cores it uses on each of them (read-only).
 
     `nodes` is an int array; an allocator that keeps node ids in a list (the compact one) passes the
-    list, and the array is built when `nodes` is first read (in a plain run: by the result)."""
+    list, and the array is built when `nodes` is first read (in a plain run: by the result).
+    Compiled, an extension type the garbage collector does not track: one is made per start, and
+    its fields are read at every end."""
 
-    __slots__ = ("_nodes", "_ids", "_cores")
-    _nodes: np.ndarray | None
-    _ids: list[int] | None
+    _nodes = cython.declare(object)  # np.ndarray | None
+    _ids = cython.declare(object)  # list[int] | None
+    _cores = cython.declare(object)
 
     def __init__(self, nodes: np.ndarray | list[int], cores: int):
         if isinstance(nodes, list):
@@ -381,6 +385,16 @@ class Allocation:
 
     def __repr__(self) -> str:
         return f"Allocation(nodes={self.node_ids}, cores={self._cores})"
+
+
+@cython.cfunc
+@cython.locals(made=Allocation)
+def _listed(ids: list[int], cores: int) -> Allocation:
+    """``Allocation(ids, cores)`` for a list of node ids, made without the call of a class:
+    compiled, a C function that fills the fields (one allocation per start)."""
+    made = Allocation.__new__(Allocation)
+    made._nodes, made._ids, made._cores = None, ids, cores
+    return made
 
 
 class Eligibility(Protocol):
@@ -507,7 +521,56 @@ class Allocator(ABC):
         self.state.vacate(job, allocation.node_ids, allocation.cores)
 
 
-class CompactAllocator(Allocator):
+@cython.cclass
+class _WholeNodes:
+    """What a whole-node allocator updates at every start and end (`CompactAllocator`): the idle
+    list, the free count, the holders and the changes not yet in the node state, with the updates
+    themselves. Compiled, typed fields and C-callable methods (as the engine's `_LoopState`);
+    `CompactAllocator` subclasses it. In plain Python an ordinary base class."""
+
+    _cpn = cython.declare(object, visibility="public")  # cores per node (one node type)
+    _idle = cython.declare(list, visibility="public")  # idle node ids, ascending
+    _free = cython.declare(cython.Py_ssize_t, visibility="public")
+    _holders = cython.declare(dict, visibility="public")  # job or reservation key -> its node ids
+    # (holder or EMPTY, node ids) since the last read of the node state, oldest first; None:
+    # rebuild on read
+    _changes = cython.declare(object, visibility="public")
+    _state = cython.declare(object, visibility="public")
+    needs = cython.declare(object, visibility="public")
+
+    @cython.ccall
+    def _hold(self, job: int, chosen: list[int]) -> None:
+        """`job` (or a reservation) now holds the nodes `chosen` too: the count, holders and
+        changes of every whole-node allocator."""
+        self._free -= len(chosen)
+        held = self._holders.get(job)
+        self._holders[job] = chosen if held is None else sorted(held + chosen)
+        self._changed(job, chosen)
+
+    @cython.ccall
+    def _unhold(self, job: int, chosen: list[int]) -> None:
+        """`job` gives the nodes `chosen` back (all of its nodes, or some: a shrink)."""
+        self._free += len(chosen)
+        holders = self._holders
+        held = holders[job]
+        if held is chosen or len(held) == len(chosen):
+            del holders[job]
+        else:  # part of its nodes (a shrink)
+            gone = set(chosen)
+            holders[job] = [node for node in held if node not in gone]
+        self._changed(EMPTY, chosen)
+
+    @cython.ccall
+    def _changed(self, owner: int, ids: list[int]) -> None:
+        changes = self._changes
+        if changes is not None:
+            if len(changes) < WRITE_BEHIND:
+                changes.append((owner, ids))
+            else:
+                self._changes = None
+
+
+class CompactAllocator(_WholeNodes, Allocator):
     """Whole idle nodes, ceil(cores / cores_per_node) of them, lowest ids first (thesis §5.1).
 
     The idle node ids are a sorted list (the lowest ids are a prefix slice) and each holder's node
@@ -551,14 +614,6 @@ class CompactAllocator(Allocator):
             else:
                 state.take(owner, ids)
 
-    def _changed(self, owner: int, ids: list[int]) -> None:
-        changes = self._changes
-        if changes is not None:
-            if len(changes) < WRITE_BEHIND:
-                changes.append((owner, ids))
-            else:
-                self._changes = None
-
     @property
     def total_units(self) -> int:
         return self.platform.nodes
@@ -568,6 +623,7 @@ class CompactAllocator(Allocator):
             return int(self.needs.units[job])
         return -(-engine.cores[job] // self._cpn)
 
+    @cython.locals(self=_WholeNodes)
     def free_units(self) -> int:
         return self._free
 
@@ -654,7 +710,7 @@ class CompactAllocator(Allocator):
             return None
         return Allocation(self._idle[:count], self._cpn)
 
-    @cython.locals(first=cython.Py_ssize_t, end=cython.Py_ssize_t, idle=list)
+    @cython.locals(self=_WholeNodes, first=cython.Py_ssize_t, end=cython.Py_ssize_t, idle=list)
     def allocate(self, engine, job: int) -> Allocation | None:
         if self.needs is None:
             first, end, cores = 0, -(-engine.cores[job] // self._cpn), self._cpn
@@ -669,7 +725,7 @@ class CompactAllocator(Allocator):
         chosen = idle[first:end]
         del idle[first:end]
         self._hold(job, chosen)
-        return Allocation(chosen, cores)
+        return _listed(chosen, cores)
 
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
         return np.array(self._idle[:limit], dtype=np.int64)
@@ -687,26 +743,7 @@ class CompactAllocator(Allocator):
                 del idle[bisect.bisect_left(idle, node)]
         self._hold(job, chosen)
 
-    def _hold(self, job: int, chosen: list[int]) -> None:
-        """`job` (or a reservation) now holds the nodes `chosen` too: the count, holders and
-        changes of every whole-node allocator."""
-        self._free -= len(chosen)
-        held = self._holders.get(job)
-        self._holders[job] = chosen if held is None else sorted(held + chosen)
-        self._changed(job, chosen)
-
-    def _unhold(self, job: int, chosen: list[int]) -> None:
-        """`job` gives the nodes `chosen` back (all of its nodes, or some: a shrink)."""
-        self._free += len(chosen)
-        holders = self._holders
-        held = holders[job]
-        if held is chosen or len(held) == len(chosen):
-            del holders[job]
-        else:  # part of its nodes (a shrink)
-            gone = set(chosen)
-            holders[job] = [node for node in held if node not in gone]
-        self._changed(EMPTY, chosen)
-
+    @cython.locals(self=_WholeNodes)
     def release(self, job: int, allocation: Allocation) -> None:
         chosen = allocation.node_ids
         give_back_idle(self._idle, chosen)
@@ -730,6 +767,7 @@ def give_back_idle(idle: list[int], chosen: list[int]) -> None:
             insort(idle, node)
 
 
+@cython.cfunc
 @cython.locals(ids=list, index=cython.Py_ssize_t)
 def _ascending(ids: list[int]) -> bool:
     """True if the node ids are in ascending order (a scheduler may hand out ids in any order)."""

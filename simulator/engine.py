@@ -124,6 +124,7 @@ class _LoopState:
     # per job, in workload order
     submit = cython.declare(list, visibility="public")
     run_time = cython.declare(list, visibility="public")
+    cores = cython.declare(list, visibility="public")
     estimate = cython.declare(list, visibility="public")
     state = cython.declare(list, visibility="public")
     first_start = cython.declare(list, visibility="public")

@@ -116,10 +116,11 @@ class _IdleNodes(Protocol):
 class ReadOnlyColumn:
     """One column of per-job state the engine updates (a list it owns), read-only: reads,
     iteration, slices (copies), ``len``, ``in``, ``index`` and ``count`` as on the list, live;
-    item assignment and deletion raise ``TypeError``. Built by `read_only`."""
+    item assignment and deletion raise ``TypeError``. Built by `read_only`.
 
-    _items = cython.declare(list)
-    _name = cython.declare(str)
+    Compiled, its two fields are C fields declared in ``view.pxd``, invisible to Python: the
+    compiled built-in passes (which cimport that file) read the list itself, plug-ins only through
+    these methods."""
 
     def __init__(self, items: list, name: str) -> None:
         self._items = items

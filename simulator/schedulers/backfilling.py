@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from itertools import islice
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
     import cython
@@ -27,6 +26,7 @@ except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
 from cosched.simulator.schedulers.conservative import ConservativeBackfill, Profile
+from cosched.simulator.view import ReadOnlyColumn
 
 if TYPE_CHECKING:
     from cosched.simulator.allocators import Allocation, Eligibility
@@ -99,12 +99,14 @@ def first_fit(order: Iterable[int], units: PerJob[int], free: int) -> list[int]:
 SHADOW_EXTRA = ("first", "all")
 
 
+@cython.ccall
 @cython.locals(
     need=cython.Py_ssize_t,
     free=cython.Py_ssize_t,
     available=cython.Py_ssize_t,
     found=cython.double,
     predicted=cython.double,
+    job=cython.Py_ssize_t,
 )
 def shadow_time(
     need: int,
@@ -135,6 +137,7 @@ def shadow_time(
     return (found, available - need) if found < INF else (INF, 0)
 
 
+@cython.ccall
 @cython.locals(
     free=cython.Py_ssize_t,
     extra=cython.Py_ssize_t,
@@ -143,6 +146,7 @@ def shadow_time(
     shadow=cython.double,
     length=cython.double,
     short=cython.bint,
+    job=cython.Py_ssize_t,
 )
 def easy_backfill(
     candidates: Iterable[int],
@@ -194,10 +198,10 @@ def easy_pass(
     free = free_units()
     if free == 0 and reservations is None:
         return
-    head, table, held = order[0], engine.units_table, engine.held
-    units: PerJob[int] = table if table is not None else _AllocatorUnits(engine.units)
+    head, table, held = order[0], engine.units_table, _read(engine.held)
+    units: PerJob[int] = _read(table) if table is not None else _AllocatorUnits(engine.units)
     if engine.eligible is None:
-        shadow, spare = shadow_time(units[head], free, engine.by_end, held, extra)
+        shadow, spare = shadow_time(units[head], free, _read(engine.by_end), held, extra)
     else:  # node types: the head's reservation on one pool, backfilling counted on that pool
         shadow, spare, pool = pool_shadow_time(engine, head, extra)
         units = _UnitsInPool(engine.eligible, pool)
@@ -214,15 +218,26 @@ def easy_pass(
     # the end the engine will predict for the job once started (else a backfilled job could delay
     # the head); `queued_duration` is the estimates themselves without job models
     easy_backfill(
-        islice(order, 1, None),
+        order[1:],
         units,
-        engine.queued_duration if durations is None else durations,
+        _read(engine.queued_duration if durations is None else durations),
         free,
         engine.now,
         shadow,
         spare,
         started,
     )
+
+
+@cython.cfunc
+@cython.locals(typed=ReadOnlyColumn)
+def _read(column: Any) -> Any:
+    """The engine's own list under a column of the view (`ReadOnlyColumn`), else `column`: the
+    EASY pass only reads it, and compiled, reads it without a call per item (view.pxd)."""
+    if isinstance(column, ReadOnlyColumn):
+        typed = column
+        return typed._items
+    return column
 
 
 def pool_shadow_time(engine: SchedulerView, head: int, extra: str) -> tuple[float, int, int]:

@@ -36,6 +36,26 @@ def test_every_compiled_module_maps_to_its_source_file():
     assert setup._source_of("cosched.simulator.schedulers.base") == "simulator/schedulers/base.py"
 
 
+def test_every_pxd_reaches_the_compiler_under_its_module_name(tmp_path):
+    """A compiled module cimports another's declarations by its installed name
+    (``cosched.simulator.view``): the build's include folder holds each .pxd at that path, and
+    every .pxd augments a compiled module (a stray one would compile nothing)."""
+    setup = _setup_module()
+    root = setup.pxd_tree(tmp_path)
+    found = sorted(path.relative_to(root).as_posix() for path in root.rglob("*.pxd"))
+    assert "cosched/simulator/view.pxd" in found
+    assert "cosched/simulator/schedulers/backfilling.pxd" in found
+    compiled = {name.replace(".", "/") + ".pxd" for name in COMPILED_MODULES}
+    assert [name for name in found if name not in compiled] == []
+    for name in found:
+        source = ROOT / setup._source_of(name[: -len(".pxd")].replace("/", "."))
+        assert (root / name).read_bytes() == source.with_suffix(".pxd").read_bytes()
+
+
+def test_the_source_distribution_takes_the_pxd_files():
+    assert "recursive-include simulator *.pxd" in (ROOT / "MANIFEST.in").read_text()
+
+
 @pytest.mark.parametrize("command", ["editable_wheel", "develop"])
 def test_an_editable_install_compiles_nothing(monkeypatch, command):
     setup = _setup_module()

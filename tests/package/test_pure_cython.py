@@ -51,6 +51,7 @@ def test_the_extension_type_decorators_return_the_class_and_functions_themselves
 
     for decorator in (
         _pure_cython.cclass,
+        _pure_cython.no_gc,
         _pure_cython.boundscheck(False),
         _pure_cython.wraparound(False),
         _pure_cython.cdivision(True),

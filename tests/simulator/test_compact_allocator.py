@@ -39,8 +39,17 @@ def test_idle_nodes_stay_sorted_and_exact_whatever_order_nodes_come_back(steps):
     for job, (count, own_choice, random, ending) in enumerate(steps):
         if count <= allocator.free_units():
             if own_choice:
+                lowest = allocator.idle_nodes(count).tolist()
                 allocation = allocator.allocate(engine, job)
                 assert allocation is not None
+                # what `allocate` builds without calling the class reads as the class builds it
+                expected = Allocation(lowest, 1)
+                assert (allocation.node_ids, allocation.cores, allocation.size) == (
+                    expected.node_ids,
+                    expected.cores,
+                    expected.size,
+                )
+                np.testing.assert_array_equal(allocation.nodes, expected.nodes)
             else:
                 ids = allocator.idle_nodes().tolist()
                 random.shuffle(ids)

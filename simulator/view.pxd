@@ -1,0 +1,7 @@
+# The C declarations of view.py's compiled extension type (Cython's augmenting .pxd): the compiled
+# built-in passes cimport it to read a column's list without a call per item; Python sees neither
+# attribute, so plug-ins still read the columns through their read-only interface.
+
+cdef class ReadOnlyColumn:
+    cdef list _items
+    cdef str _name
