@@ -25,6 +25,7 @@ try:  # Cython's pure-Python mode: the types below compile to C, and do nothing 
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
+from cosched.deprecation import warn_renamed
 from cosched.simulator.schedulers.conservative import ConservativeBackfill, Profile
 from cosched.simulator.view import ReadOnlyColumn
 
@@ -71,6 +72,13 @@ def start_in_order(engine: SchedulerView, jobs: Iterable[int]) -> int | None:
             return job
         free = free_units()
     return None
+
+
+def fcfs_pass(engine: SchedulerView, order: list[int]) -> bool:
+    """Deprecated: `start_in_order`. Start jobs in `order` until one does not fit; True if all of
+    them started."""
+    warn_renamed("fcfs_pass(engine, order)", "start_in_order(engine, order) is None")
+    return start_in_order(engine, order) is None
 
 
 def queue_heads(waiting: Collection[int]) -> Iterator[int]:

@@ -7,10 +7,11 @@ same way whether its queue is in arrival order, kept in a fixed order or sorted 
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosched.simulator.schedulers.backfilling import queue_heads, start_in_order
+from cosched.simulator.schedulers.backfilling import fcfs_pass, queue_heads, start_in_order
 from cosched.simulator.schedulers.base import QueueScheduler
 from cosched.simulator.simulation import simulate
 
@@ -92,6 +93,17 @@ def test_over_the_live_queue_starts_the_same_jobs_as_over_its_copy(queue):
     assert live.started == copied.started
     assert list(live.waiting) == list(copied.waiting)
     assert head is None or next(iter(live.waiting)) == head  # the head stays at the front
+
+
+@settings(max_examples=50, deadline=None)
+@given(queue=QUEUES)
+def test_the_deprecated_fcfs_pass_warns_and_starts_the_fitting_prefix(queue):
+    units, order, refused, free, with_table = queue
+    old, new = (_view(units, refused, free, with_table) for _ in range(2))
+    with pytest.warns(DeprecationWarning, match="start_in_order"):
+        all_started = fcfs_pass(old, order)
+    assert all_started == (start_in_order(new, order) is None)
+    assert old.started == new.started
 
 
 class _LowestIndexFirst(QueueScheduler):
