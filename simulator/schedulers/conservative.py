@@ -604,7 +604,13 @@ class ConservativeBackfill:
     def idle(self) -> bool:
         """A pass now would change nothing: no capacity appeared, no job needs a reservation and
         none is due (the caller may skip building the window)."""
-        return not self.dirty and not self.pending and self.engine.now < self.next_begin
+        return self._idle_at(self.engine.now)
+
+    @cython.cfunc
+    @cython.locals(now=cython.double)
+    @cython.returns(cython.bint)
+    def _idle_at(self, now: float) -> bool:
+        return not self.dirty and not self.pending and now < self.next_begin
 
     @cython.locals(
         window=list,
@@ -633,7 +639,7 @@ class ConservativeBackfill:
             self.pending = True
         engine = self.engine
         now = engine.now
-        if not self.dirty and not self.pending and now < self.next_begin:  # `idle`
+        if self._idle_at(now):
             return 0
         profile, slot = self.profile, self.slot
         profile.advance(now)
