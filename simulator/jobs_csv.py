@@ -28,9 +28,8 @@ QUOTED = (",", '"', "\n", "\r")  # characters that make pandas quote a cell
 ZERO = ord("0")
 DIGITS_PER_STEP = 4  # digits looked up at a time (a table of 10**4 rows)
 STEP = 10**DIGITS_PER_STEP
-BLOCK_ROWS = (
-    2048  # rows joined at a time: blocks reuse memory (8,192 did not: 2.8x the page faults)
-)
+# rows joined at a time: blocks reuse memory (8,192 did not: 2.8x the page faults)
+BLOCK_ROWS = 2048
 
 
 def whole_numbers(values: np.ndarray) -> np.ndarray | None:
