@@ -7,6 +7,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, pairwise
 
+try:  # Cython's pure-Python mode: _copied's loops compile to C, and do nothing in plain Python
+    import cython
+except ModuleNotFoundError:
+    from cosched import _pure_cython as cython
+
 import numpy as np
 
 from cosched.simulator.allocators import Allocation
@@ -125,7 +130,39 @@ class SimulationResult:
 
 def node_arrays(allocations: list[Allocation | None]) -> JobNodes:
     """Each job's node ids (none for a job that never ran), built from the allocations' lists in
-    one numpy call per run instead of one per job."""
+    one numpy call per run instead of one per job (plain Python), or by `_copied` (compiled)."""
     ids = [_NO_NODES if a is None else a.node_ids for a in allocations]
+    if cython.compiled:
+        return _copied(ids)
     counts = np.array(list(map(len, ids)), np.int64)
     return JobNodes(np.fromiter(chain.from_iterable(ids), np.int64, int(counts.sum())), counts)
+
+
+@cython.ccall  # C-callable from node_arrays, and from Python (the tests)
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(
+    job=cython.Py_ssize_t,
+    size=cython.Py_ssize_t,
+    total=cython.Py_ssize_t,
+    position=cython.Py_ssize_t,
+    node=cython.longlong,
+    sizes=cython.longlong[:],
+    flat=cython.longlong[:],
+)
+def _copied(ids: list) -> JobNodes:
+    """`node_arrays` of the jobs' lists of node ids, the Python ints copied by C loops (compiled:
+    a third of the time numpy's converters take for SDSC-SP2's 664,032 ids)."""
+    counts = np.empty(len(ids), np.int64)
+    sizes, total = counts, 0
+    for job in range(len(ids)):
+        size = len(ids[job])
+        sizes[job] = size
+        total += size
+    array = np.empty(total, np.int64)
+    flat, position = array, 0
+    for job_ids in ids:
+        for node in job_ids:
+            flat[position] = node
+            position += 1
+    return JobNodes(array, counts)
