@@ -51,8 +51,8 @@ SERIAL_BLAS_COMMANDS = ("elastic", "simulate", "compare")
 # commands that, run as a program, compute their results and end (measured on `cosched simulate`
 # on SDSC-SP2, docs/benchmarks.md): the whole process runs under `rare_collections` from before
 # its parse imports numpy and the simulator (the passes at CPython's rate took about 0.05 of 1 CPU
-# second; during those imports alone, about 30 passes), and it ends without freeing its objects one by
-# one (`_end_process`: the interpreter's teardown took about 0.1 s)
+# second; during those imports alone, about 30 passes), and it ends without freeing its objects
+# one by one (`_end_process`: the interpreter's teardown took about 0.1 s)
 BATCH_COMMANDS = ("simulate", "compare")
 # the one-line summary of every command, for `cosched --help` without importing any area (it starts
 # in well under 0.3 s); tests/cli/test_fast_start.py checks it against the summaries the areas
