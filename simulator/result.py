@@ -28,11 +28,18 @@ class JobNodes(Sequence):
     jobs' counts: a run of 54,034 jobs holds one array, not 54,034, and jobs.csv and the metrics
     read the flat array and the counts directly. Indexing a job gives a view of the flat array."""
 
-    __slots__ = ("flat", "counts", "_starts")
+    __slots__ = ("flat", "counts", "_bounds")
 
     def __init__(self, flat: np.ndarray, counts: np.ndarray):
         self.flat, self.counts = flat, counts
-        self._starts = [0, *np.cumsum(counts).tolist()]
+        self._bounds: list[int] | None = None  # built on the first read of a job (`_starts`)
+
+    def _starts(self) -> list[int]:
+        """Where each job's ids begin in `flat`, then their total: built when a job is first read,
+        as jobs.csv and the metrics read `flat` and `counts` alone."""
+        if self._bounds is None:
+            self._bounds = [0, *np.cumsum(self.counts).tolist()]
+        return self._bounds
 
     @classmethod
     def of(cls, nodes: Sequence) -> JobNodes:
@@ -54,11 +61,12 @@ class JobNodes(Sequence):
             job += len(self)
         if not 0 <= job < len(self):
             raise IndexError(f"job {job} out of range for {len(self)} jobs")
-        return self.flat[self._starts[job] : self._starts[job + 1]]
+        starts = self._starts()
+        return self.flat[starts[job] : starts[job + 1]]
 
     def __iter__(self) -> Iterator[np.ndarray]:
         flat = self.flat
-        return (flat[begin:end] for begin, end in pairwise(self._starts))
+        return (flat[begin:end] for begin, end in pairwise(self._starts()))
 
     def __repr__(self) -> str:
         return f"JobNodes({len(self)} jobs, {self.flat.size} node ids)"

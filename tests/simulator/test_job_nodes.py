@@ -26,6 +26,8 @@ def _listed(nodes) -> list[list[int]]:
 @given(JOBS, st.integers(-20, 20), st.integers(-20, 20), st.integers(1, 3))
 def test_job_nodes_read_as_the_list_of_arrays(jobs, index, stop, step):
     arrays = [np.array(ids, dtype=np.int64) for ids in jobs]
+    unread = pickle.loads(pickle.dumps(JobNodes.of(arrays)))  # no job read before it is pickled
+    assert _listed(unread) == jobs
     nodes = JobNodes.of(arrays)
     assert len(nodes) == len(jobs) and _listed(nodes) == jobs
     assert nodes.counts.tolist() == [len(ids) for ids in jobs]
