@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections import OrderedDict
 from collections.abc import Container, Iterable, Iterator
 from functools import partial
 from itertools import compress, islice
@@ -229,7 +228,8 @@ class PartitionedQueues:
     partitions = cython.declare(object, visibility="public")
     partition_of = cython.declare(tuple, visibility="public")
     partition_array = cython.declare(object, visibility="public")
-    # per partition, its waiting jobs in arrival order (FCFS and EASY without a priority)
+    # per partition, its waiting jobs in arrival order, ascending (FCFS and EASY without a
+    # priority): a list, so the head and the candidates behind it are one slice
     waiting = cython.declare(list, visibility="public")
     # the run's units per job (None without a static units table)
     table = cython.declare(object, visibility="public")
@@ -257,7 +257,7 @@ class PartitionedQueues:
         self.partition_of = tuple(partitions.partition_of)
         self.partition_array = np.asarray(partitions.partition_of, dtype=np.int64)
         count = len(partitions.node_sets)
-        self.waiting = [OrderedDict() for _ in range(count)]
+        self.waiting = [[] for _ in range(count)]
         self.table = engine.units_table
         self.free_in, self.changes_in = partitions.free_in, partitions.changes_in
         self.waiting_units = None if self.table is None else [[] for _ in range(count)]
@@ -357,7 +357,7 @@ class PartitionedQueues:
         arrived, now, table, units = self.arrived, engine.now, self.table, self.waiting_units
         waiting = self.waiting
         while arrived < jobs and submit[arrived] <= now:
-            waiting[job_of[arrived]][arrived] = None
+            waiting[job_of[arrived]].append(arrived)
             if units is not None:
                 bisect.insort(units[job_of[arrived]], table[arrived])
             arrived += 1
@@ -392,22 +392,27 @@ class PartitionedQueues:
         before=cython.Py_ssize_t,
         started=cython.Py_ssize_t,
         units=list,
+        own=list,
+        queue=list,
     )
-    def _pass(self, partition: int, queue: Iterable[int]) -> None:
-        """Start the partition's queue in order until a job does not fit, then backfill behind it
-        (EASY) over the partition's nodes."""
+    def _pass(self, partition: int, queue: list[int]) -> None:
+        """Start the partition's queue (`queue`, in its order) until a job does not fit, then
+        backfill behind it (EASY) over the partition's nodes."""
         running, table, view = self.engine.running, self.table, self.views[partition]
-        before, jobs = len(running), iter(queue)
-        head = start_in_order(view, jobs)  # on the partition's free units
+        before = len(running)
+        head = start_in_order(view, iter(queue))  # on the partition's free units
         reservations = self.scheduler.reservations
         if head is not None and self.easy and (self.free_in[partition] or reservations is not None):
-            easy_pass(view, [head, *islice(jobs, self.depth)], reservations)
+            # the jobs before the head all started (the last ones running), so the head is the
+            # job at that count in `queue`, and the candidates follow it
+            started = len(running) - before
+            easy_pass(view, queue[started : started + 1 + self.depth], reservations)
         started = len(running) - before  # the jobs this pass started: the last ones running
         own = self.waiting[partition]
         if started:
             units = None if self.waiting_units is None else self.waiting_units[partition]
             for job in islice(reversed(running), started):  # the running jobs, last started first
-                del own[job]
+                del own[bisect.bisect_left(own, job)]  # `own` is ascending: jobs arrive in order
                 if units is not None:
                     del units[bisect.bisect_left(units, table[job])]
             self.idle[partition] = None
