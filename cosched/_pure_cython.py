@@ -32,6 +32,7 @@ __all__ = [
     "bint",
     "double",
     "Py_ssize_t",
+    "longlong",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -43,6 +44,14 @@ compiled = False  # ``cython.compiled``: True only inside a compiled module
 bint = bool
 double = float
 Py_ssize_t = int
+
+
+class longlong(int):  # noqa: N801  (Cython's name)
+    """``cython.longlong``, a C integer, and ``cython.longlong[:]``, a typed view of an int64 array
+    (compiled): names only here."""
+
+    def __class_getitem__(cls, item: object) -> type[longlong]:
+        return cls
 
 
 def locals(**types: object) -> Callable[[F], F]:  # noqa: A001  (Cython's name)
