@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import importlib
 import os
 import sys
@@ -169,13 +168,13 @@ def main(argv: list[str] | None = None) -> int:
     # a batch command's collections are rare from here on, before its parse imports its modules
     batch = argv is None and command in BATCH_COMMANDS
     with rare_collections(whole_process=True) if batch else contextlib.nullcontext():
-        code = _parsed_and_run(argv, command, batch)
+        code = _parsed_and_run(argv, command)
     if batch:
         _end_process(code)
     return code
 
 
-def _parsed_and_run(argv: list[str] | None, command: str | None, batch: bool) -> int:
+def _parsed_and_run(argv: list[str] | None, command: str | None) -> int:
     with warnings.catch_warnings(
         record=True
     ) as parsing:  # deprecated spellings, shown once the command is known
@@ -185,8 +184,6 @@ def _parsed_and_run(argv: list[str] | None, command: str | None, batch: bool) ->
         parser = summary_parser() if command is None else build_parser(command)
         args = parser.parse_args(argv)
     args.whole_process = argv is None
-    if batch:
-        gc.freeze()  # the modules the parse imported join the frozen objects, out of every pass
     with warnings.catch_warnings():
         warnings.showwarning = one_line_warnings(args.command)
         for warning in parsing:
