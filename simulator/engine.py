@@ -271,7 +271,10 @@ class Engine(_LoopState):
         self._reservation_keys = counter()
         self._wakeups: list[float] = []
         self._wakeup_set: set[float] = set()
-        self._touched: list[list[int]] = []  # node ids of starts and ends since the speed update
+        # since the speed update: the jobs whose neighbours changed (each started or resized job and
+        # its neighbours, the neighbours of each stopped or finished one): the jobs on the nodes
+        # that changed, without reading the nodes
+        self._touched: list[int] = []
         self._sources = list(sources)
         self._progress = progress
         # the completion hook, None when it does nothing in this run (resolved in `run`)
@@ -341,7 +344,8 @@ class Engine(_LoopState):
         if self.kill_at_walltime:
             self._post_walltime(job, end)
         if self.speed_model is not None:
-            self._touched.append(allocation.node_ids)
+            self._touched.append(job)
+            self._touched.extend(allocator.state.neighbours(job))
         if self.log is not None:
             self.log.append((now, "start", job, allocation.nodes.size))
         if self.actions is not None:
@@ -615,6 +619,8 @@ class Engine(_LoopState):
         self, job: int, nodes: int, release: np.ndarray | None = None, reason: str = ""
     ) -> bool:
         current = self._held_by(job)
+        if self.speed_model is not None:  # its neighbours before, on the nodes it may leave
+            self._touched.extend(self.neighbours(job))
         allocation: Allocation | None
         if release is None:
             allocation = self.allocator.resize(self, job, current, nodes)
@@ -626,7 +632,8 @@ class Engine(_LoopState):
         self._lifecycle_used = True
         self.resizes[job] += 1
         if self.speed_model is not None:
-            self._touched.append(np.union1d(allocation.nodes, current.nodes).tolist())
+            self._touched.append(job)
+            self._touched.extend(self.neighbours(job))
         self.allocation[job] = allocation
         self.held[job] = self.allocator.units_of(allocation)
         model = self.model(job)
@@ -690,9 +697,9 @@ class Engine(_LoopState):
         del self.by_end[index]
         self.version[job] += 1  # its completion event is stale now
         allocation = self._held_by(job)
-        self.allocator.release(job, allocation)
         if self.speed_model is not None:
-            self._touched.append(allocation.node_ids)
+            self._touched.extend(self.neighbours(job))
+        self.allocator.release(job, allocation)
         if self.log is not None:
             self.log.append((now, event, job, 0))
         if self.actions is not None:
@@ -710,9 +717,9 @@ class Engine(_LoopState):
         del by_end[_bisect_left(by_end, (self.predicted_end[job], job))]
         allocation = self.allocation[job]
         assert allocation is not None  # a running job holds nodes
-        self.allocator.release(job, allocation)
         if self.speed_model is not None:
-            self._touched.append(allocation.node_ids)
+            self._touched.extend(self.allocator.state.neighbours(job))
+        self.allocator.release(job, allocation)
         if self.log is not None:
             self.log.append((now, "finish", job, 0))
         if self.actions is not None:
@@ -723,12 +730,12 @@ class Engine(_LoopState):
             self._on_finish(self.view, job)
 
     def _update_speeds(self) -> None:
-        touched = self._touched
-        nodes = touched[0] if len(touched) == 1 else [node for ids in touched for node in ids]
+        """New speeds for the running jobs whose neighbours changed (`_touched`), ascending."""
+        touched, running = self._touched, self.running
+        speeds, set_speed = self.speed, self.set_speed
+        jobs = np.array(sorted({job for job in touched if job in running}), dtype=np.int64)
         touched.clear()
-        running, speeds, set_speed = self.running, self.speed, self.set_speed
-        jobs = self.allocator.state.jobs_on(nodes)
-        assert self.speed_model is not None  # nodes are touched only with a speed model
+        assert self.speed_model is not None  # jobs are touched only with a speed model
         for job, speed in self.speed_model.speeds(self.view, jobs):
             if job in running and speed != speeds[job]:
                 set_speed(job, float(speed))
