@@ -584,6 +584,7 @@ class Engine(_LoopState):
             self.remaining[job] -= (now - updated) * self.rate[job]
             self.updated[job] = now
 
+    @cython.locals(self=_LoopState, by_end=list)
     def _set_rate(self, job: int, rate: float) -> None:
         """New progress rate from now on: remaining time rescaled, completion re-posted (000
         (4.2))."""
@@ -593,12 +594,12 @@ class Engine(_LoopState):
         version = self.version[job] + 1
         self.version[job] = version
         resume, remaining = self.updated[job], self.remaining[job]
-        heapq.heappush(self._completions, (resume + remaining / rate, job, version))
-        index = bisect.bisect_left(self.by_end, (self.predicted_end[job], job))
-        del self.by_end[index]
+        _heappush(self._completions, (resume + remaining / rate, job, version))
+        by_end = self.by_end
+        del by_end[_bisect_left(by_end, (self.predicted_end[job], job))]
         predicted = resume + self._predicted_work(job) / rate
         self.predicted_end[job] = predicted
-        bisect.insort(self.by_end, (predicted, job))
+        _insort(by_end, (predicted, job))
 
     def _predicted_work(self, job: int) -> float:
         """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the
