@@ -271,9 +271,9 @@ class Engine(_LoopState):
         self._reservation_keys = counter()
         self._wakeups: list[float] = []
         self._wakeup_set: set[float] = set()
-        # since the speed update: the jobs whose neighbours changed (each started or resized job and
-        # its neighbours, the neighbours of each stopped or finished one): the jobs on the nodes
-        # that changed, without reading the nodes
+        # since the speed update: each job that started, was resized, stopped or finished, and its
+        # neighbours (after a start or resize, before a resize, stop or end); the running ones among
+        # them are the jobs on the nodes that changed, found without reading the nodes
         self._touched: list[int] = []
         self._sources = list(sources)
         self._progress = progress
@@ -620,8 +620,7 @@ class Engine(_LoopState):
         self, job: int, nodes: int, release: np.ndarray | None = None, reason: str = ""
     ) -> bool:
         current = self._held_by(job)
-        if self.speed_model is not None:  # its neighbours before, on the nodes it may leave
-            self._touched.extend(self.neighbours(job))
+        before = self.neighbours(job)  # on the nodes it may leave
         allocation: Allocation | None
         if release is None:
             allocation = self.allocator.resize(self, job, current, nodes)
@@ -634,7 +633,7 @@ class Engine(_LoopState):
         self.resizes[job] += 1
         if self.speed_model is not None:
             self._touched.append(job)
-            self._touched.extend(self.neighbours(job))
+            self._touched.extend(before + self.neighbours(job))
         self.allocation[job] = allocation
         self.held[job] = self.allocator.units_of(allocation)
         model = self.model(job)
@@ -698,7 +697,8 @@ class Engine(_LoopState):
         del self.by_end[index]
         self.version[job] += 1  # its completion event is stale now
         allocation = self._held_by(job)
-        if self.speed_model is not None:
+        if self.speed_model is not None:  # the job itself: a speed update follows every change
+            self._touched.append(job)
             self._touched.extend(self.neighbours(job))
         self.allocator.release(job, allocation)
         if self.log is not None:
@@ -718,7 +718,8 @@ class Engine(_LoopState):
         del by_end[_bisect_left(by_end, (self.predicted_end[job], job))]
         allocation = self.allocation[job]
         assert allocation is not None  # a running job holds nodes
-        if self.speed_model is not None:
+        if self.speed_model is not None:  # the job itself: a speed update follows every change
+            self._touched.append(job)
             self._touched.extend(self.allocator.state.neighbours(job))
         self.allocator.release(job, allocation)
         if self.log is not None:
