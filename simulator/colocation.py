@@ -306,8 +306,6 @@ class HeatmapSpeedModel:
         others=list,
         speed=cython.double,
         pair=cython.double,
-        job=cython.Py_ssize_t,
-        other=cython.Py_ssize_t,
         app=cython.Py_ssize_t,
         cores_per_node=cython.Py_ssize_t,
     )
