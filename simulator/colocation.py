@@ -124,9 +124,12 @@ class CoLocationAllocator(Allocator):
         self.prefer = prefer
         self.free_halves = 2 * platform.nodes
         self._free_cores = platform.total_cores  # cores not bound to any job (ELiSE get_idle_cores)
-        # with memory or GPUs (`needs`): per job, whether it can spread, its memory and GPUs on
-        # each spread node; per node, the memory and GPUs its jobs use
-        self._spreads: list[bool] | None = None
+        # per job (`bind`): the half nodes it holds spread (0: it cannot spread, being too big or
+        # its memory or GPUs not fitting half nodes) and the whole nodes it holds compact
+        self._spread_halves: list[int] = []
+        self._compact_nodes: list[int] = []
+        # with memory or GPUs (`needs`): per job, its memory and GPUs on each spread node; per
+        # node, the memory and GPUs its jobs use
         self._memory_use: list[float] = []
         self._gpu_use: list[int] = []
         self._job_cores: list[int] = []
@@ -135,9 +138,17 @@ class CoLocationAllocator(Allocator):
 
     def bind(self, workload) -> None:
         super().bind(workload)
+        needs, cores = self.needs, workload.cores
+        spread = -(-cores // self.half)
+        self._compact_nodes = (-(-cores // self._cpn) if needs is None else needs.units).tolist()
+        fits = spread <= self.platform.nodes if needs is None else self._fits_spread(workload)
+        self._spread_halves = np.where(fits, spread, 0).tolist()
+
+    def _fits_spread(self, workload) -> np.ndarray:
+        """Per job: True if it can spread, its memory and GPUs fitting its half nodes; keeps each
+        job's use per spread node for `_sharable` and `_account`."""
         needs = self.needs
-        if needs is None:
-            return
+        assert needs is not None  # called only with resources
         group, half, nodes = self.platform.node_groups[0], self.half, self.platform.nodes
         memory = np.zeros(len(workload)) if needs.memory is None else needs.memory
         gpus = np.zeros(len(workload), np.int64) if needs.gpus is None else needs.gpus
@@ -151,39 +162,35 @@ class CoLocationAllocator(Allocator):
         self._memory_use = [use[1] for use in uses]
         self._gpu_use = [use[2] for use in uses]
         limit = np.inf if group.memory_per_node is None else group.memory_per_node
-        self._spreads = [
-            -(-cores // half) <= nodes and use[1] <= limit and use[2] <= group.gpus_per_node
-            for cores, use in zip(workload.cores.tolist(), uses)
-        ]
+        return np.array(
+            [
+                -(-cores // half) <= nodes and use[1] <= limit and use[2] <= group.gpus_per_node
+                for cores, use in zip(workload.cores.tolist(), uses)
+            ],
+            dtype=bool,
+        )
 
     @property
     def total_units(self) -> int:
         return 2 * self.platform.nodes
 
     def is_compact(self, engine, job: int) -> bool:
-        """Deployed compact: hinted by the scheduler, or too big to spread over distinct nodes."""
-        return (
-            engine.placement[job] == COMPACT
-            or -(-engine.cores[job] // self.half) > self.platform.nodes
-            or (self._spreads is not None and not self._spreads[job])
-        )
+        """Deployed compact: hinted by the scheduler, or unable to spread (too big to spread over
+        distinct nodes, or its memory or GPUs do not fit half nodes)."""
+        return engine.placement[job] == COMPACT or not self._spread_halves[job]
 
     def units(self, engine, job: int) -> int:
         if self.is_compact(engine, job):
-            return 2 * (
-                -(-engine.cores[job] // self._cpn) if self.needs is None else self.needs.units[job]
-            )
-        return -(-engine.cores[job] // self.half)
+            return 2 * self._compact_nodes[job]
+        return self._spread_halves[job]
 
     def static_units(self, cores: np.ndarray) -> np.ndarray | None:
         """Half nodes per job without a hint: spread, or compact when it cannot spread (too big, or
         its memory or GPUs do not fit on half nodes); the engine's table follows each hint
         (`units`), so backfilling reads a list."""
         compact = 2 * (-(-cores // self._cpn) if self.needs is None else self.needs.units)
-        spread = -(-cores // self.half)
-        fits = self._spreads
-        spreads = spread <= self.platform.nodes if fits is None else np.array(fits)
-        return np.where(spreads, spread, compact)
+        spreads = np.array(self._spread_halves) > 0  # of the bound jobs (`bind`)
+        return np.where(spreads, -(-cores // self.half), compact)
 
     def units_of(self, allocation: Allocation) -> int:
         return int(allocation.nodes.size * (allocation.cores // self.half))
@@ -194,19 +201,16 @@ class CoLocationAllocator(Allocator):
     def free_cores(self) -> int:
         return self._free_cores
 
+    @cython.locals(count=cython.Py_ssize_t, shared=cython.Py_ssize_t, idle=list)
     def find(self, engine, job: int) -> Allocation | None:
         state = self.state
         idle = state.idle_ids
         if self.is_compact(engine, job):
-            count = (
-                -(-engine.cores[job] // self._cpn)
-                if self.needs is None
-                else int(self.needs.units[job])
-            )
+            count = self._compact_nodes[job]
             if count > state.idle:
                 return None
             return Allocation(idle[:count], self._cpn)
-        count = -(-engine.cores[job] // self.half)
+        count = self._spread_halves[job]
         shared = self.free_halves - 2 * state.idle  # nodes with exactly one free half
         if count > state.idle + shared:
             return None
@@ -240,19 +244,21 @@ class CoLocationAllocator(Allocator):
             fits &= self.memory_used[nodes] + self._memory_use[job] <= room
         return nodes[fits].tolist()
 
+    @cython.locals(ids=list, cores=cython.Py_ssize_t)
     def commit(self, job: int, allocation: Allocation) -> None:
-        super().commit(job, allocation)
-        nodes = len(allocation.node_ids)
-        self.free_halves -= nodes * (allocation.cores // self.half)
-        self._free_cores -= nodes * allocation.cores
+        ids, cores = allocation.node_ids, allocation.cores
+        self.state.occupy(job, ids, cores)  # `Allocator.commit`, without a call of the base class
+        self.free_halves -= len(ids) * (cores // self.half)
+        self._free_cores -= len(ids) * cores
         if self.needs is not None:
             self._account(job, allocation, 1)
 
+    @cython.locals(ids=list, cores=cython.Py_ssize_t)
     def release(self, job: int, allocation: Allocation) -> None:
-        super().release(job, allocation)
-        nodes = len(allocation.node_ids)
-        self.free_halves += nodes * (allocation.cores // self.half)
-        self._free_cores += nodes * allocation.cores
+        ids, cores = allocation.node_ids, allocation.cores
+        self.state.vacate(job, ids, cores)  # `Allocator.release`, without a call of the base class
+        self.free_halves += len(ids) * (cores // self.half)
+        self._free_cores += len(ids) * cores
         if self.needs is not None:
             self._account(job, allocation, -1)
 

@@ -271,7 +271,10 @@ class Engine(_LoopState):
         self._reservation_keys = counter()
         self._wakeups: list[float] = []
         self._wakeup_set: set[float] = set()
-        self._touched: list[list[int]] = []  # node ids of starts and ends since the speed update
+        # since the speed update: each job that started, was resized, stopped or finished, and its
+        # neighbours (after a start or resize, before a resize, stop or end); the running ones among
+        # them are the jobs on the nodes that changed, found without reading the nodes
+        self._touched: list[int] = []
         self._sources = list(sources)
         self._progress = progress
         # the completion hook, None when it does nothing in this run (resolved in `run`)
@@ -341,7 +344,8 @@ class Engine(_LoopState):
         if self.kill_at_walltime:
             self._post_walltime(job, end)
         if self.speed_model is not None:
-            self._touched.append(allocation.node_ids)
+            self._touched.append(job)
+            self._touched.extend(allocator.state.neighbours(job))
         if self.log is not None:
             self.log.append((now, "start", job, allocation.nodes.size))
         if self.actions is not None:
@@ -580,6 +584,7 @@ class Engine(_LoopState):
             self.remaining[job] -= (now - updated) * self.rate[job]
             self.updated[job] = now
 
+    @cython.locals(self=_LoopState, by_end=list)
     def _set_rate(self, job: int, rate: float) -> None:
         """New progress rate from now on: remaining time rescaled, completion re-posted (000
         (4.2))."""
@@ -589,12 +594,12 @@ class Engine(_LoopState):
         version = self.version[job] + 1
         self.version[job] = version
         resume, remaining = self.updated[job], self.remaining[job]
-        heapq.heappush(self._completions, (resume + remaining / rate, job, version))
-        index = bisect.bisect_left(self.by_end, (self.predicted_end[job], job))
-        del self.by_end[index]
+        _heappush(self._completions, (resume + remaining / rate, job, version))
+        by_end = self.by_end
+        del by_end[_bisect_left(by_end, (self.predicted_end[job], job))]
         predicted = resume + self._predicted_work(job) / rate
         self.predicted_end[job] = predicted
-        bisect.insort(self.by_end, (predicted, job))
+        _insort(by_end, (predicted, job))
 
     def _predicted_work(self, job: int) -> float:
         """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the
@@ -615,6 +620,7 @@ class Engine(_LoopState):
         self, job: int, nodes: int, release: np.ndarray | None = None, reason: str = ""
     ) -> bool:
         current = self._held_by(job)
+        before = self.neighbours(job)  # on the nodes it may leave
         allocation: Allocation | None
         if release is None:
             allocation = self.allocator.resize(self, job, current, nodes)
@@ -626,7 +632,8 @@ class Engine(_LoopState):
         self._lifecycle_used = True
         self.resizes[job] += 1
         if self.speed_model is not None:
-            self._touched.append(np.union1d(allocation.nodes, current.nodes).tolist())
+            self._touched.append(job)
+            self._touched.extend(before + self.neighbours(job))
         self.allocation[job] = allocation
         self.held[job] = self.allocator.units_of(allocation)
         model = self.model(job)
@@ -690,9 +697,10 @@ class Engine(_LoopState):
         del self.by_end[index]
         self.version[job] += 1  # its completion event is stale now
         allocation = self._held_by(job)
+        if self.speed_model is not None:  # the job itself: a speed update follows every change
+            self._touched.append(job)
+            self._touched.extend(self.neighbours(job))
         self.allocator.release(job, allocation)
-        if self.speed_model is not None:
-            self._touched.append(allocation.node_ids)
         if self.log is not None:
             self.log.append((now, event, job, 0))
         if self.actions is not None:
@@ -710,9 +718,10 @@ class Engine(_LoopState):
         del by_end[_bisect_left(by_end, (self.predicted_end[job], job))]
         allocation = self.allocation[job]
         assert allocation is not None  # a running job holds nodes
+        if self.speed_model is not None:  # the job itself: a speed update follows every change
+            self._touched.append(job)
+            self._touched.extend(self.allocator.state.neighbours(job))
         self.allocator.release(job, allocation)
-        if self.speed_model is not None:
-            self._touched.append(allocation.node_ids)
         if self.log is not None:
             self.log.append((now, "finish", job, 0))
         if self.actions is not None:
@@ -723,12 +732,12 @@ class Engine(_LoopState):
             self._on_finish(self.view, job)
 
     def _update_speeds(self) -> None:
-        touched = self._touched
-        nodes = touched[0] if len(touched) == 1 else [node for ids in touched for node in ids]
+        """New speeds for the running jobs whose neighbours changed (`_touched`), ascending."""
+        touched, running = self._touched, self.running
+        speeds, set_speed = self.speed, self.set_speed
+        jobs = np.array(sorted({job for job in touched if job in running}), dtype=np.int64)
         touched.clear()
-        running, speeds, set_speed = self.running, self.speed, self.set_speed
-        jobs = self.allocator.state.jobs_on(nodes)
-        assert self.speed_model is not None  # nodes are touched only with a speed model
+        assert self.speed_model is not None  # jobs are touched only with a speed model
         for job, speed in self.speed_model.speeds(self.view, jobs):
             if job in running and speed != speeds[job]:
                 set_speed(job, float(speed))

@@ -11,6 +11,7 @@ from cosched.simulator.allocators import EMPTY, Allocation, NodeState
 from cosched.simulator.colocation import COMPACT, HeatmapSpeedModel
 from cosched.simulator.engine import Engine
 from cosched.simulator.platform import NodeGroup, Platform
+from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.base import QueueScheduler
 
 from .test_coscheduling import PLATFORM, co_cases, run_engine, workload_of
@@ -271,3 +272,62 @@ def test_speed_is_the_least_heatmap_speedup_beside_each_neighbour(case):
             expected = alone[app[job]] if cores[job] < 2 else 1.0
         assert speed == expected and type(speed) is float
     assert [job for job, _ in found] == list(range(len(app)))
+
+
+class _EveryRunningJob:
+    """The heatmap model asked for every running job at each speed update, whichever jobs the
+    engine names."""
+
+    def __init__(self, model: HeatmapSpeedModel):
+        self.model = model
+
+    def speeds(self, view, jobs):
+        return self.model.speeds(view, np.array(sorted(view.running), dtype=np.int64))
+
+
+@pytest.mark.parametrize("name", ["easy-co", "filler"])
+@settings(max_examples=15, deadline=None)
+@given(case=co_cases())
+def test_speed_updates_of_the_jobs_beside_a_change_equal_updates_of_every_running_job(name, case):
+    heatmap, workload, spread = case
+    _, named = run_engine(workload, PLATFORM, name, heatmap, spread)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            "cosched.simulator.colocation.CoContext.speed_model",
+            lambda context: _EveryRunningJob(
+                HeatmapSpeedModel(context.speedups, context.app, context.spread, context.known)
+            ),
+        )
+        _, every = run_engine(workload, PLATFORM, name, heatmap, spread)
+    np.testing.assert_array_equal(named.start, every.start)
+    np.testing.assert_array_equal(named.end, every.end)
+    assert named.log == every.log  # the same speed changes, at the same times, in the same order
+
+
+class _CallTimes:
+    """A speed model that records when it is asked (a model of shared load would need every
+    change, not only the jobs beside it)."""
+
+    def __init__(self):
+        self.times: list[float] = []
+
+    def speeds(self, view, jobs):
+        self.times.append(view.now)
+        return []
+
+
+@settings(max_examples=15, deadline=None)
+@given(case=co_cases())
+def test_the_speed_model_is_asked_at_every_start_and_end(case):
+    heatmap, workload, spread = case
+    model = _CallTimes()
+    scheduler = make_scheduler("easy-co")
+    engine = Engine(
+        workload,
+        PLATFORM,
+        scheduler,
+        allocator=scheduler.make_allocator(PLATFORM, "idle"),
+        speed_model=model,
+    )
+    result = engine.run()
+    assert model.times == sorted({*result.start.tolist(), *result.end.tolist()})
