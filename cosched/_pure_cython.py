@@ -21,6 +21,7 @@ __all__ = [
     "locals",
     "returns",
     "cclass",
+    "final",
     "no_gc",
     "cfunc",
     "ccall",
@@ -31,6 +32,7 @@ __all__ = [
     "cdivision",
     "bint",
     "double",
+    "longlong",
     "Py_ssize_t",
 ]
 
@@ -39,10 +41,25 @@ C = TypeVar("C", bound=type)
 
 compiled = False  # ``cython.compiled``: True only inside a compiled module
 
+
+class _CType:
+    """A C type, as a name only; ``type[:]`` (a typed memoryview of it) is a name too."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __getitem__(self, dimensions: object) -> _CType:
+        return _CType(f"{self.name}[:]")
+
+    def __repr__(self) -> str:
+        return self.name
+
+
 # C types, as names only
-bint = bool
-double = float
-Py_ssize_t = int
+bint = _CType("bint")
+double = _CType("double")
+longlong = _CType("long long")
+Py_ssize_t = _CType("Py_ssize_t")
 
 
 def locals(**types: object) -> Callable[[F], F]:  # noqa: A001  (Cython's name)
@@ -65,6 +82,12 @@ def returns(kind: object) -> Callable[[F], F]:
 
 def cclass(kind: C) -> C:
     """``@cython.cclass``: an extension type when compiled; here the plain class."""
+    return kind
+
+
+def final(kind: C) -> C:
+    """``@cython.final``: an extension type that cannot be subclassed, whose C methods are called
+    directly, when compiled; here the plain class."""
     return kind
 
 
@@ -108,6 +131,7 @@ def _unchanged(kind: C) -> C:
     return kind
 
 
-def declare(kind: object, **options: object) -> Any:
-    """``cython.declare(type, visibility=...)``: an attribute of an extension type; None here."""
-    return None
+def declare(kind: object, value: Any = None, **options: object) -> Any:
+    """``cython.declare(type, visibility=...)``: an attribute of an extension type, None here (the
+    instance sets it); ``cython.declare(type, value)``: a C variable, here the value itself."""
+    return value

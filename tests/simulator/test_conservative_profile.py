@@ -9,6 +9,7 @@ give the same answers and the same start times, value by value.
 
 import bisect
 import math
+from array import array
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -325,10 +326,10 @@ def test_the_profile_searches_find_what_bisect_finds(times, when, bounds):
     # the profile's own binary searches (typed, so that they run in C when compiled) answer as
     # `bisect` does, on any slice of a sorted list with repeated times
     low, high = min(bounds[0], len(times)), min(bounds[1], len(times))
-    assert conservative._first_at_or_after(times, when, low, high) == bisect.bisect_left(
-        times, when, low, high
-    )
-    assert conservative._first_after(times, when, low, high) == bisect.bisect_right(
+    assert conservative._first_at_or_after(
+        array("d", times), when, low, high
+    ) == bisect.bisect_left(times, when, low, high)
+    assert conservative._first_after(array("d", times), when, low, high) == bisect.bisect_right(
         times, when, low, high
     )
 
