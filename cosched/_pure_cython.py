@@ -29,6 +29,7 @@ __all__ = [
     "declare",
     "boundscheck",
     "wraparound",
+    "initializedcheck",
     "cdivision",
     "bint",
     "double",
@@ -119,6 +120,12 @@ def boundscheck(check: bool) -> Callable[[C], C]:
 
 def wraparound(wrap: bool) -> Callable[[C], C]:
     """``@cython.wraparound(False)``: no negative indices (from the end) when compiled."""
+    return _unchanged
+
+
+def initializedcheck(check: bool) -> Callable[[C], C]:
+    """``@cython.initializedcheck(False)``: no check that a typed memoryview was set before it is
+    read, when compiled."""
     return _unchanged
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
@@ -26,7 +27,7 @@ except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Container, Sequence, Sized
+    from collections.abc import Callable, Container, Iterator, Sequence, Sized
     from typing import Protocol
 
     from cosched.simulator.view import SchedulerView
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
         def schedule(self, order: list[int]) -> int: ...
 
 
-__all__ = ["Profile", "ConservativeBackfill", "conservative_pass"]
+__all__ = ["Profile", "ConservativeBackfill", "Reservations", "conservative_pass"]
 
 # C constants when compiled (read without a look-up of the module's globals)
 INF = cython.declare(cython.double, math.inf)
@@ -58,7 +59,7 @@ FIRST_CAPACITY = 64
 @cython.wraparound(False)
 @cython.cdivision(True)  # indices are never negative: C division, no check of the sign
 @cython.locals(
-    times=cython.double[:],
+    times=cython.double[::1],
     when=cython.double,
     low=cython.Py_ssize_t,
     high=cython.Py_ssize_t,
@@ -81,7 +82,7 @@ def _first_at_or_after(times: Sequence[float], when: float, low: int, high: int)
 @cython.wraparound(False)
 @cython.cdivision(True)  # indices are never negative: C division, no check of the sign
 @cython.locals(
-    times=cython.double[:],
+    times=cython.double[::1],
     when=cython.double,
     low=cython.Py_ssize_t,
     high=cython.Py_ssize_t,
@@ -103,7 +104,7 @@ def _first_after(times: Sequence[float], when: float, low: int, high: int) -> in
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.locals(
-    free=cython.longlong[:], units=cython.longlong, low=cython.Py_ssize_t, high=cython.Py_ssize_t
+    free=cython.longlong[::1], units=cython.longlong, low=cython.Py_ssize_t, high=cython.Py_ssize_t
 )
 @cython.returns(cython.bint)
 def _at_least(free: Sequence[int], units: int, low: int, high: int) -> bool:
@@ -119,6 +120,7 @@ def _at_least(free: Sequence[int], units: int, low: int, high: int) -> bool:
 @cython.cclass
 @cython.boundscheck(False)  # every index below is within the buffers and not negative
 @cython.wraparound(False)
+@cython.initializedcheck(False)  # __init__ sets every buffer
 class Profile:
     """Free units over time as a step function: free[k] units on [times[k], times[k+1]), last one
     forever.
@@ -149,8 +151,8 @@ class Profile:
     """
 
     # segment k (k < size): `at[k]` its start, `count[k]` its free units
-    at = cython.declare(cython.double[:])
-    count = cython.declare(cython.longlong[:])
+    at = cython.declare(cython.double[::1])
+    count = cython.declare(cython.longlong[::1])
     size = cython.declare(cython.Py_ssize_t, visibility="public")
     # the pending move, if `moving`: -move_units on [move_start, move_begin), +move_units on
     # [move_stop, move_end)
@@ -163,8 +165,8 @@ class Profile:
     # per number of units (0..total): the first segment with that many units free, as the segments
     # were at `first_version` (counts up on every change of the segments)
     total = cython.declare(cython.Py_ssize_t, visibility="public")
-    first_free = cython.declare(cython.longlong[:])
-    first_version = cython.declare(cython.longlong[:])
+    first_free = cython.declare(cython.longlong[::1])
+    first_version = cython.declare(cython.longlong[::1])
     version = cython.declare(cython.Py_ssize_t, visibility="public")
 
     def __init__(self, total: int, now: float):
@@ -204,8 +206,8 @@ class Profile:
         target=cython.Py_ssize_t,
         length=cython.Py_ssize_t,
         k=cython.Py_ssize_t,
-        at=cython.double[:],
-        count=cython.longlong[:],
+        at=cython.double[::1],
+        count=cython.longlong[::1],
     )
     def _shift(self, source: int, target: int, length: int) -> None:
         """Copy `length` segments from index `source` to index `target` (the ranges may overlap:
@@ -216,13 +218,15 @@ class Profile:
             at[target : target + length] = at[source : source + length]
             count[target : target + length] = count[source : source + length]
             return
-        if target < source:
+        if target < source:  # one loop per buffer: the C compiler turns each into a memmove
             for k in range(length):
                 at[target + k] = at[source + k]
+            for k in range(length):
                 count[target + k] = count[source + k]
         else:
             for k in range(length - 1, -1, -1):
                 at[target + k] = at[source + k]
+            for k in range(length - 1, -1, -1):
                 count[target + k] = count[source + k]
 
     @cython.cfunc
@@ -230,7 +234,7 @@ class Profile:
         k=cython.Py_ssize_t,
         when=cython.double,
         size=cython.Py_ssize_t,
-        count=cython.longlong[:],
+        count=cython.longlong[::1],
     )
     def _split_at(self, k: int, when: float) -> None:
         """Insert a segment starting at `when` as segment k (0 < k <= size), holding the units of
@@ -253,7 +257,7 @@ class Profile:
         self.size = size
 
     @cython.cfunc
-    @cython.locals(size=cython.Py_ssize_t, at=cython.double[:], count=cython.longlong[:])
+    @cython.locals(size=cython.Py_ssize_t, at=cython.double[::1], count=cython.longlong[::1])
     def _grow(self) -> None:
         """Twice the room, the segments copied."""
         size = self.size
@@ -266,7 +270,7 @@ class Profile:
     @cython.ccall
     @cython.locals(
         units=cython.Py_ssize_t,
-        count=cython.longlong[:],
+        count=cython.longlong[::1],
         index=cython.Py_ssize_t,
         size=cython.Py_ssize_t,
         known=cython.bint,
@@ -299,8 +303,8 @@ class Profile:
         now=cython.double,
         index=cython.Py_ssize_t,
         size=cython.Py_ssize_t,
-        at=cython.double[:],
-        count=cython.longlong[:],
+        at=cython.double[::1],
+        count=cython.longlong[::1],
     )
     def advance(self, now: float) -> None:
         """Forget the past before `now`."""
@@ -319,8 +323,8 @@ class Profile:
         begin=cython.double,
         end=cython.double,
         delta=cython.Py_ssize_t,
-        at=cython.double[:],
-        count=cython.longlong[:],
+        at=cython.double[::1],
+        count=cython.longlong[::1],
         first=cython.Py_ssize_t,
         last=cython.Py_ssize_t,
         k=cython.Py_ssize_t,
@@ -391,8 +395,8 @@ class Profile:
         last=cython.Py_ssize_t,
         limit=cython.Py_ssize_t,
         before=cython.double,
-        at=cython.double[:],
-        count=cython.longlong[:],
+        at=cython.double[::1],
+        count=cython.longlong[::1],
         m=cython.Py_ssize_t,
         rest=cython.Py_ssize_t,
         start=cython.double,
@@ -493,7 +497,7 @@ class Profile:
         return self._run_through(k, units)
 
     @cython.cfunc
-    @cython.locals(k=cython.Py_ssize_t, units=cython.Py_ssize_t, count=cython.longlong[:])
+    @cython.locals(k=cython.Py_ssize_t, units=cython.Py_ssize_t, count=cython.longlong[::1])
     @cython.returns(cython.double)
     def _run_through(self, k: int, units: int) -> float:
         """Start of the run of segments with `units` free (as listed) that ends in segment k."""
@@ -527,8 +531,8 @@ class Profile:
         units=cython.Py_ssize_t,
         begin=cython.double,
         end=cython.double,
-        at=cython.double[:],
-        count=cython.longlong[:],
+        at=cython.double[::1],
+        count=cython.longlong[::1],
         size=cython.Py_ssize_t,
         k=cython.Py_ssize_t,
         m=cython.Py_ssize_t,
@@ -576,8 +580,8 @@ class Profile:
         taken=cython.Py_ssize_t,
         low=cython.double,
         high=cython.double,
-        at=cython.double[:],
-        count=cython.longlong[:],
+        at=cython.double[::1],
+        count=cython.longlong[::1],
         point=cython.double,
         time=cython.double,
     )
@@ -623,7 +627,36 @@ class Profile:
         return self._run_through(k, units)
 
 
+class Reservations(Mapping):
+    """The reservations of a `ConservativeBackfill` as a read-only mapping, waiting job -> (start,
+    end, units, duration): what callers outside the pass read (its own steps read the typed
+    arrays)."""
+
+    __slots__ = ("backfill",)
+
+    def __init__(self, backfill: ConservativeBackfill):
+        self.backfill = backfill
+
+    def __getitem__(self, job: int) -> tuple[float, float, int, float]:
+        found = self.backfill.reservation(job)
+        if found is None:
+            raise KeyError(job)
+        return found
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.backfill.holders)
+
+    def __len__(self) -> int:
+        return len(self.backfill.holders)
+
+    def __contains__(self, job: object) -> bool:
+        return job in self.backfill.holders
+
+
 @cython.cclass
+@cython.boundscheck(False)  # job indices are within the arrays (`_holds` checks) and not negative
+@cython.wraparound(False)
+@cython.initializedcheck(False)  # __init__ sets every array
 class ConservativeBackfill:
     """Reservations for the first `depth` waiting jobs in a free-unit profile, compressed on early
     ends.
@@ -635,15 +668,22 @@ class ConservativeBackfill:
     one wake-up, at the earliest reservation start (`next_begin`), not one per reservation: every
     other start is at or after it, and the pass there asks for the next one.
 
+    The reservations are typed arrays indexed by job (`held_*`, valid while `holds[job]`), so a
+    pass reads and moves them without a dictionary or a tuple; `slot` shows them as a mapping.
     Compiled, it is an extension type: its fields are read in C and its steps are C calls.
     """
 
     engine = cython.declare(object, visibility="public")
     depth = cython.declare(cython.Py_ssize_t, visibility="public")
     profile = cython.declare(object, visibility="public")
-    # waiting job -> (start, end, units, duration) reserved; equal tuples get the same answer from
-    # the profile
-    slot = cython.declare(dict, visibility="public")
+    # per job: 1 while it holds a reservation of held_units on [held_begin, held_end), for
+    # held_duration (room for every job of the run, doubled if a larger index comes)
+    holds = cython.declare(cython.longlong[::1])
+    held_begin = cython.declare(cython.double[::1])
+    held_end = cython.declare(cython.double[::1])
+    held_duration = cython.declare(cython.double[::1])
+    held_units = cython.declare(cython.longlong[::1])
+    holders = cython.declare(set, visibility="public")  # the jobs holding a reservation
     booked = cython.declare(dict, visibility="public")  # running job -> (predicted end, units)
     first = cython.declare(object, visibility="public")  # job -> first reservation, or None
     dirty = cython.declare(cython.bint, visibility="public")  # capacity appeared: compress
@@ -654,12 +694,83 @@ class ConservativeBackfill:
         self.engine = engine
         self.depth = max(depth, 1)
         self.profile = Profile(engine.total_units, engine.now)
-        self.slot = {}
+        self._room_for(max(len(engine.estimate), 1), 0)
+        self.holders = set()
         self.booked = {}
         self.first = first_reservations
         self.dirty = False
         self.pending = True
         self.next_begin = INF
+
+    @property
+    def slot(self) -> Reservations:
+        """The reservations, waiting job -> (start, end, units, duration)."""
+        return Reservations(self)
+
+    @cython.ccall
+    @cython.locals(job=cython.Py_ssize_t)
+    def reservation(self, job: int) -> tuple[float, float, int, float] | None:
+        """(start, end, units, duration) of the reservation `job` holds, or None."""
+        if job < 0 or job >= len(self.holds) or not self.holds[job]:
+            return None
+        return (
+            self.held_begin[job],
+            self.held_end[job],
+            self.held_units[job],
+            self.held_duration[job],
+        )
+
+    @cython.cfunc
+    @cython.locals(
+        jobs=cython.Py_ssize_t,
+        kept=cython.Py_ssize_t,
+        holds=cython.longlong[::1],
+        begin=cython.double[::1],
+        end=cython.double[::1],
+        duration=cython.double[::1],
+        units=cython.longlong[::1],
+    )
+    def _room_for(self, jobs: int, kept: int) -> None:
+        """Arrays for job indices below `jobs`, the first `kept` entries copied from the arrays
+        before."""
+        holds, units = array("q", [0]) * jobs, array("q", [0]) * jobs
+        begin, end, duration = (
+            array("d", [0.0]) * jobs,
+            array("d", [0.0]) * jobs,
+            array("d", [0.0]) * jobs,
+        )
+        if kept:
+            holds[:kept] = self.holds[:kept]
+            begin[:kept] = self.held_begin[:kept]
+            end[:kept] = self.held_end[:kept]
+            duration[:kept] = self.held_duration[:kept]
+            units[:kept] = self.held_units[:kept]
+        self.holds, self.held_begin, self.held_end = holds, begin, end
+        self.held_duration, self.held_units = duration, units
+
+    @cython.cfunc
+    @cython.locals(
+        job=cython.Py_ssize_t,
+        begin=cython.double,
+        end=cython.double,
+        units=cython.Py_ssize_t,
+        duration=cython.double,
+    )
+    def _hold(self, job: int, begin: float, end: float, units: int, duration: float) -> None:
+        """Record a new reservation of `job` (it holds none)."""
+        if job >= len(self.holds):
+            self._room_for(2 * job + 1, len(self.holds))
+        self.holds[job] = 1
+        self.held_begin[job], self.held_end[job] = begin, end
+        self.held_units[job], self.held_duration[job] = units, duration
+        self.holders.add(job)
+
+    @cython.cfunc
+    @cython.locals(job=cython.Py_ssize_t)
+    def _release(self, job: int) -> None:
+        """`job` holds its reservation no more (its fields stay readable until the next hold)."""
+        self.holds[job] = 0
+        self.holders.discard(job)
 
     def arrived(self) -> None:
         self.pending = True
@@ -692,12 +803,9 @@ class ConservativeBackfill:
         kept=cython.Py_ssize_t,
         now=cython.double,
         profile=Profile,
-        slot=dict,
-        begin=cython.double,
-        end=cython.double,
-        units=cython.Py_ssize_t,
         next_begin=cython.double,
         started=cython.Py_ssize_t,
+        job=cython.Py_ssize_t,
     )
     def schedule(self, order: list[int]) -> int:
         """Place/compress reservations in the first `depth` jobs of `order`, start the jobs due now;
@@ -709,53 +817,64 @@ class ConservativeBackfill:
         then a lower bound, which is enough: a pass it does not skip finds nothing due and
         recomputes it."""
         window = order[: self.depth]
-        kept = self._reserved_in(window) if self.slot else 0
+        kept = self._reserved_in(window) if self.holders else 0
         if kept != len(window):  # jobs without a reservation in the window: arrived or slid in
             self.pending = True
         engine = self.engine
         now = engine.now
         if self._idle_at(now):
             return 0
-        profile, slot = self.profile, self.slot
+        profile = self.profile
         profile.advance(now)
-        stale = slot.keys() - window if kept != len(slot) else ()
+        stale = self.holders.difference(window) if kept != len(self.holders) else ()
         for job in stale:  # reserved jobs that left the window give their units back
-            begin, end, units, _ = slot.pop(job)
-            profile.add(begin, end, units)
+            self._release(job)
+            profile.add(self.held_begin[job], self.held_end[job], self.held_units[job])
         if self.dirty or stale or now >= self.next_begin:
             due, next_begin = self._compress(window, now, self.dirty or bool(stale))
         # nothing reserved can move or is due: only place the jobs that have no reservation yet
         elif kept != len(window):
-            due, next_begin = self._place(
-                [job for job in window if job not in slot], now, self.next_begin
-            )
+            due, next_begin = self._place(self._unreserved(window), now, self.next_begin)
         else:
             due, next_begin = [], self.next_begin
         self.dirty = self.pending = False
         started = 0
         for job in due:
-            begin, end, units, _ = slot.pop(job)
+            self._release(job)
             if engine.start(job):
-                self.booked[job] = (engine.predicted_end[job], units)
+                self.booked[job] = (engine.predicted_end[job], self.held_units[job])
                 started += 1
             else:
-                profile.add(begin, end, units)
+                profile.add(self.held_begin[job], self.held_end[job], self.held_units[job])
                 self.pending = True
         self.next_begin = next_begin
         if next_begin < INF:  # the pass there starts what is due and asks for the next one
             engine.request_wakeup(next_begin)
         return started
 
+    @cython.cfunc
+    @cython.locals(job=cython.Py_ssize_t)
+    @cython.returns(cython.bint)
+    def _holds(self, job: int) -> bool:
+        """`job` holds a reservation."""
+        return job < len(self.holds) and self.holds[job] != 0
+
     @cython.ccall
-    @cython.locals(slot=dict, kept=cython.Py_ssize_t)
+    @cython.locals(kept=cython.Py_ssize_t, job=cython.Py_ssize_t)
     @cython.returns(cython.Py_ssize_t)
     def _reserved_in(self, window: list[int]) -> int:
         """How many jobs of `window` hold a reservation."""
-        slot, kept = self.slot, 0
+        kept = 0
         for job in window:
-            if job in slot:
+            if self._holds(job):
                 kept += 1
         return kept
+
+    @cython.ccall
+    @cython.locals(job=cython.Py_ssize_t)
+    def _unreserved(self, window: list[int]) -> list[int]:
+        """The jobs of `window` that hold no reservation, in order."""
+        return [job for job in window if not self._holds(job)]
 
     @cython.ccall
     @cython.locals(
@@ -766,11 +885,12 @@ class ConservativeBackfill:
         profile=Profile,
         now=cython.double,
         next_begin=cython.double,
+        job=cython.Py_ssize_t,
     )
     def _place(self, jobs: list[int], now: float, next_begin: float) -> tuple[list[int], float]:
         """Reserve the earliest slot for each of `jobs` in order; returns the jobs due now and the
         earliest later reservation start."""
-        engine, profile, slot, first = self.engine, self.profile, self.slot, self.first
+        engine, profile, first = self.engine, self.profile, self.first
         estimate, units_of, table = engine.estimate, engine.units, engine.units_table
         due = []
         for job in jobs:
@@ -779,7 +899,7 @@ class ConservativeBackfill:
             begin = profile.earliest(duration, units)
             end = begin + duration
             profile.add(begin, end, -units)
-            slot[job] = (begin, end, units, duration)
+            self._hold(job, begin, end, units, duration)
             if first is not None and job not in first:
                 first[job] = begin
             if begin <= now:
@@ -792,10 +912,8 @@ class ConservativeBackfill:
     @cython.ccall
     @cython.locals(
         profile=Profile,
-        slot=dict,
         window=list,
         due=list,
-        reserved=tuple,
         stuck=cython.bint,
         stuck_begin=cython.double,
         stuck_end=cython.double,
@@ -811,13 +929,14 @@ class ConservativeBackfill:
         units=cython.Py_ssize_t,
         dirty=cython.bint,
         moved=cython.double,
+        job=cython.Py_ssize_t,
     )
     def _compress(self, window: list[int], now: float, dirty: bool) -> tuple[list[int], float]:
         """The full pass over the window in queue order (thesis 003 §5.1.3): a reserved job moves to
         its earliest slot if that is earlier (only when capacity appeared, `dirty`), a job without a
         reservation gets its earliest slot. Returns the jobs due now and the earliest later start.
         """
-        engine, profile, slot, first = self.engine, self.profile, self.slot, self.first
+        engine, profile, first = self.engine, self.profile, self.first
         estimate, units_of, table = engine.estimate, engine.units, engine.units_table
         due, next_begin = [], INF
         # the last reservation that cannot move in the profile as it is now (if `stuck`): identical
@@ -826,9 +945,9 @@ class ConservativeBackfill:
         stuck_begin = stuck_end = stuck_duration = 0.0
         stuck_units = 0
         for job in window:
-            reserved = slot.get(job)
-            if reserved is not None:
-                old_begin, old_end, units, duration = reserved
+            if self._holds(job):
+                old_begin, old_end = self.held_begin[job], self.held_end[job]
+                units, duration = self.held_units[job], self.held_duration[job]
                 if old_begin <= now:
                     due.append(job)
                     continue
@@ -845,28 +964,23 @@ class ConservativeBackfill:
                 moved = profile.earlier_start(duration, units, old_begin, old_end)
                 if moved == NO_START:
                     stuck = True
-                    stuck_begin, stuck_end, stuck_units, stuck_duration = (
-                        old_begin,
-                        old_end,
-                        units,
-                        duration,
-                    )
+                    stuck_begin, stuck_end = old_begin, old_end
+                    stuck_units, stuck_duration = units, duration
                     if old_begin < next_begin:
                         next_begin = old_begin
                     continue
                 begin = moved
                 end = begin + duration
                 profile.move(old_begin, old_end, begin, end, units)
-                # its units and duration as they were (no new objects); its first reservation is
-                # already recorded
-                slot[job] = (begin, end, reserved[2], reserved[3])
+                # its first reservation is already recorded
+                self.held_begin[job], self.held_end[job] = begin, end
             else:
                 units = table[job] if table is not None else units_of(job)
                 duration = estimate[job]
                 begin = profile.earliest(duration, units)
                 end = begin + duration
                 profile.add(begin, end, -units)
-                slot[job] = (begin, end, units, duration)
+                self._hold(job, begin, end, units, duration)
                 if first is not None and job not in first:
                     first[job] = begin
             stuck = False

@@ -81,6 +81,11 @@ class ReferenceBackfill(ConservativeBackfill):
     def __init__(self, engine, depth: int, first_reservations: dict | None = None):
         super().__init__(engine, depth, first_reservations)
         self.profile = _PlainProfile(engine.total_units, engine.now)
+        self.reserved = {}  # waiting job -> (begin, end, units)
+
+    @property
+    def slot(self):
+        return self.reserved
 
     def schedule(self, order: list) -> int:
         engine, profile, slot = self.engine, self.profile, self.slot
