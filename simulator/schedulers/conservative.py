@@ -231,30 +231,22 @@ class Profile:
 
     @cython.cfunc
     @cython.locals(
-        k=cython.Py_ssize_t,
-        when=cython.double,
-        size=cython.Py_ssize_t,
-        count=cython.longlong[::1],
+        inner=cython.Py_ssize_t,
+        stop=cython.Py_ssize_t,
+        inside=cython.Py_ssize_t,
+        outer=cython.Py_ssize_t,
+        after=cython.Py_ssize_t,
     )
-    def _split_at(self, k: int, when: float) -> None:
-        """Insert a segment starting at `when` as segment k (0 < k <= size), holding the units of
-        segment k - 1."""
-        size = self.size
-        if size == len(self.at):
-            self._grow()
-        self._shift(k, k + 1, size - k)
-        count = self.count
-        self.at[k] = when
-        count[k] = count[k - 1]
-        self.size = size + 1
-
-    @cython.cfunc
-    @cython.locals(k=cython.Py_ssize_t, size=cython.Py_ssize_t)
-    def _remove(self, k: int) -> None:
-        """Drop segment k (its units equal its left neighbour's)."""
-        size = self.size - 1
-        self._shift(k + 1, k, size - k)
-        self.size = size
+    def _respace(self, inner: int, stop: int, inside: int, outer: int, after: int) -> None:
+        """Shift segments inner..stop-1 by `inside` and outer..size-1 by `after` (both >= 0 or both
+        <= 0, |inside| <= |after| unless `after` is 0), in the order that overwrites none still to
+        move."""
+        if after > 0:  # rightwards: the last ones first
+            self._shift(outer, outer + after, self.size - outer)
+        if inside != 0:
+            self._shift(inner, inner + inside, stop - inner)
+        if after < 0:  # leftwards: those inside first
+            self._shift(outer, outer + after, self.size - outer)
 
     @cython.cfunc
     @cython.locals(size=cython.Py_ssize_t, at=cython.double[::1], count=cython.longlong[::1])
@@ -325,35 +317,64 @@ class Profile:
         delta=cython.Py_ssize_t,
         at=cython.double[::1],
         count=cython.longlong[::1],
+        size=cython.Py_ssize_t,
         first=cython.Py_ssize_t,
         last=cython.Py_ssize_t,
         k=cython.Py_ssize_t,
+        split_first=cython.Py_ssize_t,
+        split_last=cython.Py_ssize_t,
+        merge_first=cython.Py_ssize_t,
+        merge_last=cython.Py_ssize_t,
+        inside=cython.Py_ssize_t,
+        after=cython.Py_ssize_t,
+        left=cython.longlong,
+        right=cython.longlong,
     )
     def add(self, begin: float, end: float, delta: int) -> None:
-        """Add `delta` free units on [begin, end) (negative to reserve)."""
+        """Add `delta` free units on [begin, end) (negative to reserve).
+
+        One edit in place: a boundary at `begin` or `end` is inserted if new, and dropped if the
+        segments on its two sides become equal (the canonical form; never one just inserted, whose
+        sides differ by `delta`), so the segments after `end` shift once, by the net count, and
+        those inside once."""
         if self.moving:
             self.settle()
         if begin < self.at[0]:
             begin = self.at[0]
-        if begin >= end:
+        if begin >= end or delta == 0:
             return
         self.version += 1
-        first = _first_at_or_after(self.at, begin, 0, self.size)
-        if first == self.size or self.at[first] != begin:
-            self._split_at(first, begin)
+        size = self.size
+        if size + 2 > len(self.at):
+            self._grow()
+        at, count = self.at, self.count
+        # old segments first..last-1 lie inside [begin, end); a split one keeps its units outside
+        first = _first_at_or_after(at, begin, 0, size)
+        split_first = 1 if first == size or at[first] != begin else 0
         if end < INF:
-            last = _first_at_or_after(self.at, end, first, self.size)
-            if last == self.size or self.at[last] != end:
-                self._split_at(last, end)
+            last = _first_at_or_after(at, end, first, size)
+            split_last = 1 if last == size or at[last] != end else 0
         else:
-            last = self.size
-        count = self.count  # after the splits: they may have grown the buffers
-        for k in range(first, last):
+            last, split_last = size, 0
+        merge_first = merge_last = 0
+        if not split_first and first > 0 and count[first - 1] == count[first] + delta:
+            merge_first = 1
+        if not split_last and last < size and count[last - 1] + delta == count[last]:
+            merge_last = 1
+        left = count[first - 1] if split_first else 0  # the units of the segment `begin` splits
+        right = count[last - 1] if split_last else 0  # and of the one `end` splits
+        inside = split_first - merge_first  # how far the segments inside move
+        after = inside + split_last - merge_last  # and those after `end`
+        self._respace(first + merge_first, last, inside, last + merge_last, after)
+        for k in range(first + split_first, last + inside):
             count[k] += delta
-        if last < self.size and count[last] == count[last - 1]:
-            self._remove(last)
-        if first > 0 and count[first] == count[first - 1]:
-            self._remove(first)
+        if split_first:
+            at[first] = begin
+            count[first] = left + delta
+        if split_last:
+            at[last + inside] = end
+            count[last + inside] = right
+        self.size = size + after
 
     @cython.ccall
     @cython.locals(
