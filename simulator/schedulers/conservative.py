@@ -478,6 +478,7 @@ class Profile:
         low=cython.double,
         high=cython.double,
         before=cython.Py_ssize_t,
+        first=cython.Py_ssize_t,
         k=cython.Py_ssize_t,
     )
     @cython.returns(cython.double)
@@ -500,7 +501,11 @@ class Profile:
                 self.settle()
             else:
                 taken, low, high = self.move_units, self.move_start, self.move_begin
-        before = _first_at_or_after(self.at, begin, 0, self.size)  # 0..before-1: earlier
+        # no segment before `begin` with `units` free (fewer still less the pending move): none
+        first = self.first_with(units)
+        if first == self.size or self.at[first] >= begin:
+            return NO_START
+        before = _first_at_or_after(self.at, begin, first, self.size)  # 0..before-1: earlier
         now = self.at[0]
         if now + duration < begin:  # a whole window may fit before `begin`
             found = self._whole_window(duration, units, begin, before)
@@ -837,7 +842,7 @@ class ConservativeBackfill:
         window when jobs ahead of them started), and does nothing if there are none; `next_begin` is
         then a lower bound, which is enough: a pass it does not skip finds nothing due and
         recomputes it."""
-        window = order[: self.depth]
+        window = order if len(order) <= self.depth else order[: self.depth]
         kept = self._reserved_in(window) if self.holders else 0
         if kept != len(window):  # jobs without a reservation in the window: arrived or slid in
             self.pending = True
