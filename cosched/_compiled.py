@@ -36,7 +36,8 @@ __all__ = [
 # the event loop, the scheduler's view (read once or more per pass), the FCFS/EASY passes,
 # Conservative's profile and pass, the queue scheduler, the allocators, the co-location allocator
 # and speed model, the matching co-scheduler (half of the thesis preset's time), the per-partition
-# pass and the partition allocator, the co-schedulers' queue orderings and Filler's pass
+# pass and the partition allocator, the co-schedulers' queue orderings and Filler's pass, the
+# result's node ids (copied from the allocations' lists)
 COMPILED_MODULES = (
     "cosched.simulator.engine",
     "cosched.simulator.view",
@@ -50,6 +51,7 @@ COMPILED_MODULES = (
     "cosched.simulator.partitions",
     "cosched.simulator.schedulers.co_ordering",
     "cosched.simulator.schedulers.filler",
+    "cosched.simulator.result",
 )
 PURE_PYTHON_VARIABLE = "COSCHED_PURE_PYTHON"
 HASH_SUFFIX = ".source-sha256"

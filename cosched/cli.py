@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import importlib
 import os
 import sys
@@ -48,9 +49,10 @@ COMMAND_MODULES = tuple(COMMAND_OWNERS)  # every module that registers commands,
 # the same wall time; `cosched simulate` on SDSC-SP2: about 0.06 s of CPU less)
 SERIAL_BLAS_COMMANDS = ("elastic", "simulate", "compare")
 # commands that, run as a program, compute their results and end (measured on `cosched simulate`
-# on SDSC-SP2, docs/benchmarks.md): the whole process runs under `rare_collections` (the passes at
-# CPython's rate took about 0.05 of 1 CPU second), and it ends without freeing its objects one by
-# one (`_end_process`: the interpreter's teardown took about 0.1 s)
+# on SDSC-SP2, docs/benchmarks.md): the whole process runs under `rare_collections` from before
+# its parse imports numpy and the simulator (the passes at CPython's rate took about 0.05 of 1 CPU
+# second; during those imports alone, about 30 passes), and it ends without freeing its objects
+# one by one (`_end_process`: the interpreter's teardown took about 0.1 s)
 BATCH_COMMANDS = ("simulate", "compare")
 # the one-line summary of every command, for `cosched --help` without importing any area (it starts
 # in well under 0.3 s); tests/cli/test_fast_start.py checks it against the summaries the areas
@@ -162,20 +164,30 @@ def one_line_warnings(command: str):
 
 
 def main(argv: list[str] | None = None) -> int:
+    command = _command_of(argv)
+    # the command line of this process (not a call from Python): the process ends with the command;
+    # a batch command's collections are rare from here on, before its parse imports its modules
+    batch = argv is None and command in BATCH_COMMANDS
+    with rare_collections(whole_process=True) if batch else contextlib.nullcontext():
+        code = _parsed_and_run(argv, command, batch)
+    if batch:
+        _end_process(code)
+    return code
+
+
+def _parsed_and_run(argv: list[str] | None, command: str | None, batch: bool) -> int:
     with warnings.catch_warnings(
         record=True
     ) as parsing:  # deprecated spellings, shown once the command is known
         warnings.simplefilter("always", FutureWarning)
-        command = _command_of(argv)
         if command in SERIAL_BLAS_COMMANDS:
             os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy is imported
         parser = summary_parser() if command is None else build_parser(command)
         args = parser.parse_args(argv)
-    # the command line of this process (not a call from Python): the process ends with the command
     args.whole_process = argv is None
-    batch = args.whole_process and args.command in BATCH_COMMANDS
-    collections = rare_collections(whole_process=True) if batch else contextlib.nullcontext()
-    with collections, warnings.catch_warnings():
+    if batch:
+        gc.freeze()  # the modules the parse imported join the frozen objects, out of every pass
+    with warnings.catch_warnings():
         warnings.showwarning = one_line_warnings(args.command)
         for warning in parsing:
             warnings.showwarning(
@@ -185,12 +197,8 @@ def main(argv: list[str] | None = None) -> int:
         command_parser = subcommands.choices[args.command] if subcommands is not None else parser
         if getattr(args, "quiet", False) and not getattr(args, "json", False):
             # --quiet: only errors and warnings (stderr); --json still prints its document
-            code = _quietly(args, command_parser)
-        else:
-            code = _dispatch(args, command_parser)
-    if batch:
-        _end_process(code)
-    return code
+            return _quietly(args, command_parser)
+        return _dispatch(args, command_parser)
 
 
 def _end_process(code: int) -> None:

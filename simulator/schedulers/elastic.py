@@ -59,13 +59,19 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from cosched.deprecation import warn_renamed
 from cosched.simulator.jobs import JobKind
-from cosched.simulator.schedulers.backfilling import PerJob, easy_backfill, first_fit, shadow_time
+from cosched.simulator.schedulers.backfilling import (
+    PerJob,
+    easy_backfill,
+    first_fit,
+    shadow_time,
+    start_in_order,
+)
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH, Scheduler
 from cosched.simulator.schedulers.co_ordering import queue_order, sjf_key
 from cosched.simulator.schedulers.easy import EASY
@@ -131,6 +137,45 @@ _NO_RUN_TIMES: tuple[float, ...] = ()
 # --- the rules -----------------------------------------------------------------------------------
 
 
+class _NodeCount:
+    """A count of free nodes as the one in-order step (`start_in_order`) and the one EASY pass
+    (`easy_backfill`) see a view: a rigid or malleable policy's pass decides over this count, so
+    it reaches those steps through this adapter instead of a copy of them. A job takes
+    `units_table[job]` nodes; a start always succeeds when the job fits (the callers test that) and
+    is recorded in `started`, with the nodes' predicted release (`now + runtime[job]`) in
+    `releases` when those are kept (None: no backfilling reads them)."""
+
+    __slots__ = ("units_table", "free", "started", "releases", "runtime", "now")
+
+    def __init__(
+        self,
+        units: PerJob[int],
+        free: int,
+        releases: list[tuple[float, int, int]] | None = None,
+        runtime: PerJob[float] = _NO_RUN_TIMES,
+        now: float = 0.0,
+    ):
+        self.units_table, self.free = units, free
+        self.started: list[int] = []
+        self.releases, self.runtime, self.now = releases, runtime, now
+
+    def free_units(self) -> int:
+        return self.free
+
+    def start(self, job: int) -> bool:
+        size = self.units_table[job]
+        self.started.append(job)
+        self.free -= size
+        if self.releases is not None:
+            self.releases.append((self.now + self.runtime[job], job, size))
+        return True
+
+    def backfill(self, job: int) -> int:
+        """`start(job)` as `easy_backfill` calls it: the nodes free afterwards."""
+        self.start(job)
+        return self.free
+
+
 def rigid_starts(
     order: Iterable[int],
     size: PerJob[int],
@@ -144,53 +189,37 @@ def rigid_starts(
 ) -> list[int]:
     """The waiting jobs a rigid policy starts now, in `order` (the policy's queue order).
 
-    Jobs start in order while they fit in the `free` nodes (each on `size[job]`). With `backfill`
-    the first that does not fit holds a reservation and the next `depth` jobs are backfilled behind
-    it by the engine's one EASY pass (`easy_backfill`, 003 §5.1.2), over `releases`: (predicted
-    end, job, nodes) of the running jobs, the ones started here added, in the one tie order
-    (predicted end, then job). Without `backfill` (greedy first fit) every job that fits starts, in
-    order."""
-    if runtime is None:
-        runtime = _NO_RUN_TIMES  # greedy first fit reads none
-    started, releases = [], list(releases)
+    Jobs start in order while they fit in the `free` nodes (each on `size[job]`): the one in-order
+    step, `start_in_order` (003 §5.1.1). With `backfill` the first that does not fit holds a
+    reservation and the next `depth` jobs are backfilled behind it by the one EASY pass
+    (`shadow_time`, `easy_backfill`, 003 §5.1.2), over `releases`: (predicted end, job, nodes) of
+    the running jobs, the ones started here added, in the one tie order (predicted end, then job).
+    Without `backfill` (greedy first fit) every job that fits starts, in order."""
+    kept = list(releases) if backfill else None
+    nodes = _NodeCount(size, free, kept, _NO_RUN_TIMES if runtime is None else runtime, now)
     order = iter(order)
-    head = None
-    for job in order:
-        if size[job] > free:
-            head = job
-            break
-        started.append(job)
-        free -= size[job]
-        if backfill:
-            releases.append((now + runtime[job], job, size[job]))
-    if head is None or free == 0:
+    head = start_in_order(cast("SchedulerView", nodes), order)
+    started = nodes.started
+    if head is None or nodes.free == 0:
         return started
     if not backfill:
-        return started + first_fit(order, size, free)
-    releases.sort()
-    held = {job: nodes for _, job, nodes in releases}
-    shadow, extra = shadow_time(size[head], free, [(end, job) for end, job, _ in releases], held)
-
-    def start(job: int) -> int:
-        nonlocal free
-        started.append(job)
-        free -= size[job]
-        return free
-
-    easy_backfill(islice(order, depth), size, runtime, free, now, shadow, extra, start)
+        return started + first_fit(order, size, nodes.free)
+    assert nodes.releases is not None and runtime is not None
+    ends = sorted(nodes.releases)
+    held = {job: count for _, job, count in ends}
+    shadow, extra = shadow_time(size[head], nodes.free, [(end, job) for end, job, _ in ends], held)
+    easy_backfill(
+        islice(order, depth), size, runtime, nodes.free, now, shadow, extra, nodes.backfill
+    )
     return started
 
 
 def admit(queue: Iterable[int], spare: int, low: PerJob[int]) -> list[int]:
     """Waiting jobs (in the policy's order) admitted at their minimum `low[job]` while it fits in
-    `spare`."""
-    admitted = []
-    for job in queue:
-        if low[job] > spare:
-            break
-        admitted.append(job)
-        spare -= low[job]
-    return admitted
+    `spare`: the one in-order step (`start_in_order`) over a count of nodes."""
+    nodes = _NodeCount(low, spare)
+    start_in_order(cast("SchedulerView", nodes), queue)
+    return nodes.started
 
 
 def malleable_targets(

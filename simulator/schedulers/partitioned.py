@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections import OrderedDict
 from collections.abc import Container, Iterable, Iterator
 from functools import partial
 from itertools import compress, islice
@@ -26,23 +25,33 @@ from cosched.simulator.schedulers.backfilling import (
     start_in_order,
 )
 from cosched.simulator.schedulers.conservative import conservative_pass
-from cosched.simulator.view import PartitionsView, SchedulerView
+from cosched.simulator.view import PartitionsView, ReadOnlyColumn, SchedulerView
 
 __all__ = ["PartitionedQueues", "PooledConservative"]
 
 _JOB = itemgetter(1)  # the job of a (predicted end, job) item
 
 
+@cython.cfunc
+@cython.locals(column=ReadOnlyColumn)
+def _items(column: Any) -> Any:
+    """The engine's list under a column of the view: the per-partition pass only reads it, and
+    compiled, reads it without a call per item (partitioned.pxd)."""
+    return column._items
+
+
 class _PartitionView:
     """The view as one partition's backfilling sees it: that partition's free and total units and
     its running jobs; the rest is the run's view. Only what the EASY and Conservative passes read,
-    bound once (a read forwarded by `__getattr__` costs about five plain reads); `now` stays live.
+    bound once (a read forwarded by `__getattr__` costs about five plain reads); `now` is set by
+    each pass (`PartitionedQueues`), the only reader of these views.
     """
 
     __slots__ = (
         "_engine",
         "_partition",
         "_in_partition",
+        "now",
         "free_units",
         "total_units",
         "units",
@@ -61,17 +70,16 @@ class _PartitionView:
         self._engine, self._partition = engine, partition
         # per job: True if it is of this partition (the filter of `by_end`, run in C)
         self._in_partition = [of == partition for of in partitions.partition_of].__getitem__
-        self.free_units = partial(partitions.free_in.__getitem__, partition)
+        self.now = engine.now
+        self.free_units = partial(_items(partitions.free_in).__getitem__, partition)
         self.total_units = len(partitions.node_sets[partition])
-        self.units, self.units_table, self.held = engine.units, engine.units_table, engine.held
+        table = engine.units_table
+        self.units, self.held = engine.units, engine.held
+        self.units_table = None if table is None else _items(table)
         self.allocation, self.eligible = engine.allocation, engine.eligible
         self.start, self.queued_duration = engine.start, engine.queued_duration
         self.estimate, self.predicted_end = engine.estimate, engine.predicted_end
         self.request_wakeup = engine.request_wakeup
-
-    @property
-    def now(self) -> float:
-        return self._engine.now
 
     @property
     def by_end(self) -> Iterator[tuple[float, int]]:
@@ -229,13 +237,15 @@ class PartitionedQueues:
     partitions = cython.declare(object, visibility="public")
     partition_of = cython.declare(tuple, visibility="public")
     partition_array = cython.declare(object, visibility="public")
-    # per partition, its waiting jobs in arrival order (FCFS and EASY without a priority)
+    # per partition, its waiting jobs in arrival order, ascending (FCFS and EASY without a
+    # priority): a list, so the head and the candidates behind it are one slice
     waiting = cython.declare(list, visibility="public")
     # the run's units per job (None without a static units table)
-    table = cython.declare(object, visibility="public")
-    # per partition: its idle nodes and a count of the starts and ends on them (live lists)
-    free_in = cython.declare(object, visibility="public")
-    changes_in = cython.declare(object, visibility="public")
+    table = cython.declare(list, visibility="public")
+    # per partition: its idle nodes and a count of the starts and ends on them (the engine's live
+    # lists, read only)
+    free_in = cython.declare(list, visibility="public")
+    changes_in = cython.declare(list, visibility="public")
     # per partition, the units of its waiting jobs, ascending (a partition whose smallest waiting
     # job exceeds its free units can start nothing, as `engine.waiting_units` shows for the whole
     # machine); None without a static units table
@@ -257,9 +267,10 @@ class PartitionedQueues:
         self.partition_of = tuple(partitions.partition_of)
         self.partition_array = np.asarray(partitions.partition_of, dtype=np.int64)
         count = len(partitions.node_sets)
-        self.waiting = [OrderedDict() for _ in range(count)]
-        self.table = engine.units_table
-        self.free_in, self.changes_in = partitions.free_in, partitions.changes_in
+        self.waiting = [[] for _ in range(count)]
+        table = engine.units_table
+        self.table = None if table is None else _items(table)
+        self.free_in, self.changes_in = _items(partitions.free_in), _items(partitions.changes_in)
         self.waiting_units = None if self.table is None else [[] for _ in range(count)]
         self.arrived, self.jobs = 0, len(self.partition_of)
         self.idle = [None] * count
@@ -348,7 +359,11 @@ class PartitionedQueues:
 
     @cython.cfunc
     @cython.locals(
-        arrived=cython.Py_ssize_t, jobs=cython.Py_ssize_t, now=cython.double, job_of=tuple
+        arrived=cython.Py_ssize_t,
+        jobs=cython.Py_ssize_t,
+        now=cython.double,
+        job_of=tuple,
+        submit=tuple,
     )
     def _arrivals(self, engine: SchedulerView) -> None:
         """Append the jobs submitted since the last pass to their partition's queue (jobs arrive
@@ -357,7 +372,7 @@ class PartitionedQueues:
         arrived, now, table, units = self.arrived, engine.now, self.table, self.waiting_units
         waiting = self.waiting
         while arrived < jobs and submit[arrived] <= now:
-            waiting[job_of[arrived]][arrived] = None
+            waiting[job_of[arrived]].append(arrived)
             if units is not None:
                 bisect.insort(units[job_of[arrived]], table[arrived])
             arrived += 1
@@ -365,6 +380,8 @@ class PartitionedQueues:
 
     def _conservative_passes(self, engine: SchedulerView) -> None:
         """Conservative backfilling of each partition's queue (priority order) on its nodes."""
+        for view in self.views:
+            view.now = engine.now
         self._retire_finished()
         queues: list[list[int]] = [[] for _ in self.views]
         of = self.partition_of
@@ -392,22 +409,29 @@ class PartitionedQueues:
         before=cython.Py_ssize_t,
         started=cython.Py_ssize_t,
         units=list,
+        own=list,
+        queue=list,
     )
-    def _pass(self, partition: int, queue: Iterable[int]) -> None:
-        """Start the partition's queue in order until a job does not fit, then backfill behind it
-        (EASY) over the partition's nodes."""
-        running, table, view = self.engine.running, self.table, self.views[partition]
-        before, jobs = len(running), iter(queue)
-        head = start_in_order(view, jobs)  # on the partition's free units
+    def _pass(self, partition: int, queue: list[int]) -> None:
+        """Start the partition's queue (`queue`, in its order) until a job does not fit, then
+        backfill behind it (EASY) over the partition's nodes."""
+        engine = self.engine
+        running, table, view = engine.running, self.table, self.views[partition]
+        view.now = engine.now
+        before = len(running)
+        head = start_in_order(view, iter(queue))  # on the partition's free units
         reservations = self.scheduler.reservations
         if head is not None and self.easy and (self.free_in[partition] or reservations is not None):
-            easy_pass(view, [head, *islice(jobs, self.depth)], reservations)
+            # the jobs before the head all started (the last ones running), so the head is the
+            # job at that count in `queue`, and the candidates follow it
+            started = len(running) - before
+            easy_pass(view, queue[started : started + 1 + self.depth], reservations)
         started = len(running) - before  # the jobs this pass started: the last ones running
         own = self.waiting[partition]
         if started:
             units = None if self.waiting_units is None else self.waiting_units[partition]
             for job in islice(reversed(running), started):  # the running jobs, last started first
-                del own[job]
+                del own[bisect.bisect_left(own, job)]  # `own` is ascending: jobs arrive in order
                 if units is not None:
                     del units[bisect.bisect_left(units, table[job])]
             self.idle[partition] = None

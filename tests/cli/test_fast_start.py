@@ -262,6 +262,31 @@ def test_a_batch_command_ends_after_exit_handlers_and_output_without_teardown(tm
     assert failed.stdout.startswith("exit handler") and "teardown" not in failed.stdout
 
 
+COLLECTIONS_PROBE = """
+import atexit, gc, sys
+
+passes = []
+atexit.register(lambda: print(f"young passes {len(passes)}"))
+from cosched.cli import main
+
+gc.callbacks.append(lambda phase, info: phase == "start" and passes.append(info["generation"]))
+sys.exit(main())
+"""
+
+
+def test_a_batch_command_runs_no_collection_from_its_parse_on():
+    """The rare young collections start before the parse imports numpy and the simulator (at
+    CPython's rate, that parse alone ran about 30 passes): a short simulate runs none at all."""
+    done = subprocess.run(
+        [sys.executable, "-c", COLLECTIONS_PROBE, "simulate", "--workload", "kth-sp2"]
+        + ["--platform", "kth-sp2", "--limit", "30", "--quiet"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "young passes 0\n"
+
+
 def test_a_batch_command_waits_for_a_running_thread_with_the_usual_exit(tmp_path):
     # a thread still running when the command has written its last file
     waiting = (

@@ -10,7 +10,8 @@ from cosched.simulator.elastic.traces import ElasticMarking, elastic_models
 from cosched.simulator.jobs import RIGID, amdahl, malleable, moldable
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import ELASTIC, make_scheduler
-from cosched.simulator.schedulers.elastic import water_level
+from cosched.simulator.schedulers.backfilling import first_fit
+from cosched.simulator.schedulers.elastic import admit, rigid_starts, water_level
 from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload
 
@@ -217,3 +218,42 @@ def test_water_level_is_the_highest_level_that_fits(bounds, extra):
     level = water_level(base, top, total)
     assert filled(level) <= total
     assert filled(level + 1) > total or filled(level + 1) == sum(top)
+
+
+_SIZES = st.lists(st.integers(1, 8), min_size=1, max_size=12)
+
+
+@given(sizes=_SIZES, free=st.integers(0, 16))
+def test_admission_takes_the_longest_prefix_of_the_queue_that_fits(sizes, free):
+    prefix, used = [], 0
+    for job, size in enumerate(sizes):
+        if used + size > free:
+            break
+        prefix.append(job)
+        used += size
+    assert admit(range(len(sizes)), free, sizes) == prefix
+
+
+@given(sizes=_SIZES, free=st.integers(0, 16))
+def test_greedy_rigid_policies_start_every_job_that_fits_in_order(sizes, free):
+    order = list(range(len(sizes)))[::-1]
+    greedy = rigid_starts(order, sizes, None, free, (), 0.0, backfill=False)
+    assert greedy == first_fit(order, sizes, free)
+
+
+@given(
+    sizes=_SIZES,
+    free=st.integers(0, 16),
+    ends=st.lists(st.tuples(st.integers(1, 5), st.integers(1, 4)), max_size=4),
+)
+def test_rigid_policies_start_the_fitting_prefix_then_backfill_within_the_free_nodes(
+    sizes, free, ends
+):
+    jobs = len(sizes)
+    releases = [(float(end), jobs + index, nodes) for index, (end, nodes) in enumerate(ends)]
+    runtime = [float(1 + job % 3) for job in range(jobs)]
+    started = rigid_starts(range(jobs), sizes, runtime, free, releases, 0.0)
+    prefix = admit(range(jobs), free, sizes)
+    assert started[: len(prefix)] == prefix
+    assert sum(sizes[job] for job in started) <= free
+    assert started == sorted(started) and len(set(started)) == len(started)

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cosched.simulator.allocators import Allocation
 from cosched.simulator.platform import PRESETS
-from cosched.simulator.result import JobNodes, SimulationResult
+from cosched.simulator.result import JobNodes, SimulationResult, _copied, node_arrays
 from cosched.simulator.workload import Workload
 
 JOBS = st.lists(st.lists(st.integers(0, 500), max_size=6), max_size=15)
@@ -25,6 +26,8 @@ def _listed(nodes) -> list[list[int]]:
 @given(JOBS, st.integers(-20, 20), st.integers(-20, 20), st.integers(1, 3))
 def test_job_nodes_read_as_the_list_of_arrays(jobs, index, stop, step):
     arrays = [np.array(ids, dtype=np.int64) for ids in jobs]
+    unread = pickle.loads(pickle.dumps(JobNodes.of(arrays)))  # no job read before it is pickled
+    assert _listed(unread) == jobs
     nodes = JobNodes.of(arrays)
     assert len(nodes) == len(jobs) and _listed(nodes) == jobs
     assert nodes.counts.tolist() == [len(ids) for ids in jobs]
@@ -55,3 +58,15 @@ def test_a_result_keeps_a_list_of_arrays_as_job_nodes():
     assert isinstance(result.nodes, JobNodes)
     assert _listed(result.nodes) == [[0, 1], [], [2]]
     assert result.jobs_frame()["node_count"].tolist() == [2, 0, 1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.lists(st.integers(0, 2**40), max_size=6)), max_size=15))
+def test_node_arrays_hold_each_jobs_ids_in_job_order(jobs):
+    """Both ways of building them (numpy's converters in plain Python, `_copied`'s loops when
+    compiled) give every job's ids in order, none for a job that never ran."""
+    allocations = [None if ids is None else Allocation(ids, 1) for ids in jobs]
+    expected = [[] if ids is None else ids for ids in jobs]
+    for nodes in (node_arrays(allocations), _copied(expected)):
+        assert _listed(nodes) == expected
+        assert nodes.flat.dtype == np.int64 and nodes.counts.dtype == np.int64

@@ -1,0 +1,5 @@
+# Cython's augmenting .pxd of partitioned.py: the compiled per-partition pass reads the view's
+# columns (free units and changes per partition, units per job) through their C-level list
+# (`_items`).
+
+from cosched.simulator.view cimport ReadOnlyColumn
