@@ -21,6 +21,7 @@ __all__ = [
     "locals",
     "returns",
     "cclass",
+    "final",
     "no_gc",
     "cfunc",
     "ccall",
@@ -28,11 +29,12 @@ __all__ = [
     "declare",
     "boundscheck",
     "wraparound",
+    "initializedcheck",
     "cdivision",
     "bint",
     "double",
-    "Py_ssize_t",
     "longlong",
+    "Py_ssize_t",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -40,18 +42,25 @@ C = TypeVar("C", bound=type)
 
 compiled = False  # ``cython.compiled``: True only inside a compiled module
 
+
+class _CType:
+    """A C type, as a name only; ``type[:]`` (a typed memoryview of it) is a name too."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __getitem__(self, dimensions: object) -> _CType:
+        return _CType(f"{self.name}[:]")
+
+    def __repr__(self) -> str:
+        return self.name
+
+
 # C types, as names only
-bint = bool
-double = float
-Py_ssize_t = int
-
-
-class longlong(int):  # noqa: N801  (Cython's name)
-    """``cython.longlong``, a C integer, and ``cython.longlong[:]``, a typed view of an int64 array
-    (compiled): names only here."""
-
-    def __class_getitem__(cls, item: object) -> type[longlong]:
-        return cls
+bint = _CType("bint")
+double = _CType("double")
+longlong = _CType("long long")
+Py_ssize_t = _CType("Py_ssize_t")
 
 
 def locals(**types: object) -> Callable[[F], F]:  # noqa: A001  (Cython's name)
@@ -74,6 +83,12 @@ def returns(kind: object) -> Callable[[F], F]:
 
 def cclass(kind: C) -> C:
     """``@cython.cclass``: an extension type when compiled; here the plain class."""
+    return kind
+
+
+def final(kind: C) -> C:
+    """``@cython.final``: an extension type that cannot be subclassed, whose C methods are called
+    directly, when compiled; here the plain class."""
     return kind
 
 
@@ -108,6 +123,12 @@ def wraparound(wrap: bool) -> Callable[[C], C]:
     return _unchanged
 
 
+def initializedcheck(check: bool) -> Callable[[C], C]:
+    """``@cython.initializedcheck(False)``: no check that a typed memoryview was set before it is
+    read, when compiled."""
+    return _unchanged
+
+
 def cdivision(c_semantics: bool) -> Callable[[C], C]:
     """``@cython.cdivision(True)``: C division (no sign checks) of C integers when compiled."""
     return _unchanged
@@ -117,6 +138,7 @@ def _unchanged(kind: C) -> C:
     return kind
 
 
-def declare(kind: object, **options: object) -> Any:
-    """``cython.declare(type, visibility=...)``: an attribute of an extension type; None here."""
-    return None
+def declare(kind: object, value: Any = None, **options: object) -> Any:
+    """``cython.declare(type, visibility=...)``: an attribute of an extension type, None here (the
+    instance sets it); ``cython.declare(type, value)``: a C variable, here the value itself."""
+    return value

@@ -9,6 +9,7 @@ give the same answers and the same start times, value by value.
 
 import bisect
 import math
+from array import array
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -80,6 +81,11 @@ class ReferenceBackfill(ConservativeBackfill):
     def __init__(self, engine, depth: int, first_reservations: dict | None = None):
         super().__init__(engine, depth, first_reservations)
         self.profile = _PlainProfile(engine.total_units, engine.now)
+        self.reserved = {}  # waiting job -> (begin, end, units)
+
+    @property
+    def slot(self):
+        return self.reserved
 
     def schedule(self, order: list) -> int:
         engine, profile, slot = self.engine, self.profile, self.slot
@@ -325,10 +331,10 @@ def test_the_profile_searches_find_what_bisect_finds(times, when, bounds):
     # the profile's own binary searches (typed, so that they run in C when compiled) answer as
     # `bisect` does, on any slice of a sorted list with repeated times
     low, high = min(bounds[0], len(times)), min(bounds[1], len(times))
-    assert conservative._first_at_or_after(times, when, low, high) == bisect.bisect_left(
-        times, when, low, high
-    )
-    assert conservative._first_after(times, when, low, high) == bisect.bisect_right(
+    assert conservative._first_at_or_after(
+        array("d", times), when, low, high
+    ) == bisect.bisect_left(times, when, low, high)
+    assert conservative._first_after(array("d", times), when, low, high) == bisect.bisect_right(
         times, when, low, high
     )
 
@@ -492,3 +498,39 @@ def test_a_job_sliding_into_a_one_job_window_is_reserved_when_the_job_ahead_star
     result = simulate(workload, Platform(1, 1, 1), scheduler)
     assert result.start.tolist() == [0, 10, 15]
     assert scheduler.reservations == {0: 0.0, 1: 10.0, 2: 15.0}
+
+
+def test_a_profile_of_many_segments_grows_its_buffers_and_answers_like_the_reference():
+    # 150 half-second reservations of one of two units, one a second: 300 segments, past the
+    # buffers' first room (FIRST_CAPACITY); then every other one given back
+    profile, reference = Profile(2, 0.0), ReferenceProfile(2, 0.0)
+    for second in range(150):
+        for each in (profile, reference):
+            each.add(float(second), second + 0.5, -1)
+    assert profile.size == 300 > conservative.FIRST_CAPACITY
+    for second in range(0, 150, 2):
+        for each in (profile, reference):
+            each.add(float(second), second + 0.5, 1)
+    assert list(zip(profile.times, profile.free)) == reference.steps()
+    for duration, units in ((0.5, 2), (1.5, 2), (0.25, 1), (3.0, 2)):
+        assert profile.earliest(duration, units) == reference.earliest(duration, units)
+
+
+def test_the_reservations_read_as_a_mapping_and_jobs_beyond_the_first_room_are_held():
+    # the view first knows 4 jobs; 2 more arrive later (indices past the arrays' first size)
+    view = _QueueView([10.0, 5.0, 5.0, 5.0], [2, 2, 2, 2])
+    conservative = ConservativeBackfill(view, depth=10)
+    conservative.schedule([0, 1, 2, 3])
+    view.estimate += [4.0, 4.0]
+    view.units_table += [1, 1]
+    conservative.arrived()
+    conservative.schedule([1, 2, 3, 4, 5])
+    assert dict(conservative.slot) == {
+        1: (10.0, 15.0, 2, 5.0),
+        2: (15.0, 20.0, 2, 5.0),
+        3: (20.0, 25.0, 2, 5.0),
+        4: (25.0, 29.0, 1, 4.0),
+        5: (25.0, 29.0, 1, 4.0),
+    }
+    assert len(conservative.slot) == 5 and 5 in conservative.slot and 0 not in conservative.slot
+    assert conservative.reservation(0) is None and conservative.reservation(99) is None
