@@ -82,11 +82,12 @@ def fcfs_pass(engine: SchedulerView, order: list[int]) -> bool:
 
 
 def queue_heads(waiting: Collection[int]) -> Iterator[int]:
-    """The head of the live queue `waiting`, again after each start removes it: the queue in its
-    own order (job index) for `start_in_order`, which a plain iterator over a queue that changes
-    could not give."""
-    while waiting:
-        yield next(iter(waiting))
+    """The head of the live queue `waiting` (``engine.queue``, or ``engine.waiting``), again after
+    each start removes it: the queue in its own order (job index) for `start_in_order`, which a
+    plain iterator over a queue that changes could not give."""
+    live = _read(waiting)  # compiled: the engine's own list under the view's column
+    while live:
+        yield next(iter(live))
 
 
 @cython.locals(free=cython.Py_ssize_t, size=cython.Py_ssize_t)
