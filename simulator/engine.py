@@ -285,8 +285,8 @@ class Engine(_LoopState):
         assert self.actions is not None  # called only with an action log
         self.actions.append((self.now, action, job, key, nodes.tolist(), reason))
 
-    # `now`, `end` and `predicted` stay Python floats: each is stored in lists and tuples
-    @cython.locals(self=_LoopState, job=cython.Py_ssize_t, state=list, queue=list)
+    # `job`, `now`, `end` and `predicted` stay Python objects: each is stored in lists and tuples
+    @cython.locals(self=_LoopState, state=list, queue=list)
     def start(self, job: int, nodes=None, placement: str | None = None, reason: str = "") -> bool:
         """Start waiting `job` now; False if it does not fit.
 
@@ -700,7 +700,7 @@ class Engine(_LoopState):
         if self.actions is not None:
             self._act(event, job, 0, allocation.nodes, reason)
 
-    @cython.locals(self=_LoopState, job=cython.Py_ssize_t, by_end=list)
+    @cython.locals(self=_LoopState, by_end=list)
     def _finish(self, job: int) -> None:
         now = self.now
         self.end[job] = now

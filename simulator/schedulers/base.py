@@ -432,10 +432,5 @@ class QueueScheduler(Scheduler):
             yield self._kept_head(engine, kept, 1)[0]
 
     def _easy(self, engine: SchedulerView, order: list[int]) -> None:
-        easy_pass(
-            engine,
-            order,
-            self.reservations,
-            extra=self.shadow_extra,
-            durations=self._durations,
-        )
+        # positional: a call with keywords builds a dict, once per pass
+        easy_pass(engine, order, self.reservations, self.shadow_extra, self._durations)
