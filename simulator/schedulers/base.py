@@ -418,19 +418,18 @@ class QueueScheduler(Scheduler):
             return
         if not engine.free_units() and self.reservations is None:
             return  # EASY could start nothing behind the head, and records no reservation
-        if order is not None:  # the blocked head and the candidates behind it
-            self._easy(engine, [head, *islice(jobs, self.depth)])
+        # the blocked head and the candidates behind it, a list in each order
+        if order is not None:
+            candidates = [head, *islice(jobs, self.depth)]
         elif kept is None:
-            self._easy(engine, list(queue[: self.depth + 1]))
+            candidates = list(queue[: self.depth + 1])
         else:
-            self._easy(engine, self._kept_head(engine, kept, self.depth + 1))
+            candidates = self._kept_head(engine, kept, self.depth + 1)
+        # positional: a call with keywords builds a dict, once per pass
+        easy_pass(engine, candidates, self.reservations, self.shadow_extra, self._durations)
 
     def _kept_heads(self, engine: SchedulerView, kept: list[int]) -> Iterator[int]:
         """The head of the kept order `kept`, again after each start (as `queue_heads`)."""
         waiting = engine.waiting
         while waiting:
             yield self._kept_head(engine, kept, 1)[0]
-
-    def _easy(self, engine: SchedulerView, order: list[int]) -> None:
-        # positional: a call with keywords builds a dict, once per pass
-        easy_pass(engine, order, self.reservations, self.shadow_extra, self._durations)
