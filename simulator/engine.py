@@ -252,8 +252,7 @@ class Engine(_LoopState):
         # OrderedDict: a plain dict gets slow to iterate after many deletions at its front (long
         # queues)
         self.waiting: OrderedDict[int, None] = OrderedDict()
-        # the same jobs as a sorted list (always the queue's order): its head and the candidates
-        # behind it are an index and a slice, where an OrderedDict walks item by item
+        # the same jobs, ascending (the queue's order): its first jobs are a slice, not a walk
         self.queue: list[int] = []
         self.running: dict[int, None] = {}
         self.by_end: list[tuple[float, int]] = []
@@ -285,8 +284,7 @@ class Engine(_LoopState):
         assert self.actions is not None  # called only with an action log
         self.actions.append((self.now, action, job, key, nodes.tolist(), reason))
 
-    # `job`, `now`, `end` and `predicted` stay Python objects: each is stored in lists and tuples
-    @cython.locals(self=_LoopState, state=list, queue=list)
+    @cython.locals(self=_LoopState, state=list)
     def start(self, job: int, nodes=None, placement: str | None = None, reason: str = "") -> bool:
         """Start waiting `job` now; False if it does not fit.
 
@@ -311,8 +309,7 @@ class Engine(_LoopState):
         now = self.now
         self.changes += 1
         del self.waiting[job]
-        queue = self.queue
-        del queue[_bisect_left(queue, job)]
+        del self.queue[_bisect_left(self.queue, job)]
         units = self.waiting_units
         if units is not None:  # `_unqueue`, inlined (once per start)
             del units[_bisect_left(units, table[job])]
@@ -938,11 +935,10 @@ class Engine(_LoopState):
         submit, completions = self.submit, self._completions
         wakeups, events = self._wakeups, self._events
         waiting, version, state, touched = self.waiting, self.version, self.state, self._touched
-        queue = self.queue
         view = self.view
         schedule, on_arrival = self.scheduler.schedule, _hook(self.scheduler, "on_arrival")
         finish, heappop, log = self._finish, heapq.heappop, self.log
-        units, table = self.waiting_units, self.units_table
+        units, table, queue = self.waiting_units, self.units_table, self.queue
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = self.arrived = 0
         per_event = self.pass_per_event
