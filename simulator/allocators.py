@@ -351,6 +351,7 @@ class Allocation:
     _nodes = cython.declare(object)  # np.ndarray | None
     _ids = cython.declare(object)  # list[int] | None
     _cores = cython.declare(object)
+    _sorted = cython.declare(cython.bint)  # the ids are known to ascend (an allocator's slice)
 
     def __init__(self, nodes: np.ndarray | list[int], cores: int):
         if isinstance(nodes, list):
@@ -358,6 +359,7 @@ class Allocation:
         else:
             self._nodes, self._ids = nodes, None
         self._cores = cores
+        self._sorted = False
 
     @property
     def nodes(self) -> np.ndarray:
@@ -390,10 +392,11 @@ class Allocation:
 @cython.cfunc
 @cython.locals(made=Allocation)
 def _listed(ids: list[int], cores: int) -> Allocation:
-    """``Allocation(ids, cores)`` for a list of node ids, made without the call of a class:
-    compiled, a C function that fills the fields (one allocation per start)."""
+    """``Allocation(ids, cores)`` for an ascending list of node ids, made without the call of a
+    class: compiled, a C function that fills the fields (one allocation per start)."""
     made = Allocation.__new__(Allocation)
     made._nodes, made._ids, made._cores = None, ids, cores
+    made._sorted = True  # a slice of an ascending idle list
     return made
 
 
@@ -743,20 +746,21 @@ class CompactAllocator(_WholeNodes, Allocator):
                 del idle[bisect.bisect_left(idle, node)]
         self._hold(job, chosen)
 
-    @cython.locals(self=_WholeNodes)
+    @cython.locals(self=_WholeNodes, allocation=Allocation)
     def release(self, job: int, allocation: Allocation) -> None:
         chosen = allocation.node_ids
-        give_back_idle(self._idle, chosen)
+        give_back_idle(self._idle, chosen, allocation._sorted)
         self._unhold(job, chosen)
 
 
 @cython.ccall
-@cython.locals(idle=list, chosen=list, first=cython.Py_ssize_t)
-def give_back_idle(idle: list[int], chosen: list[int]) -> None:
+@cython.locals(idle=list, chosen=list, first=cython.Py_ssize_t, ascending=cython.bint)
+def give_back_idle(idle: list[int], chosen: list[int], ascending: bool = False) -> None:
     """Insert the nodes `chosen` (none of them idle) into the ascending list `idle` of idle nodes;
-    the one edit of an idle list when a job gives its nodes back (also a partition's pools')."""
+    the one edit of an idle list when a job gives its nodes back (also a partition's pools').
+    `ascending`: the caller knows `chosen` ascends (else it is checked, node by node)."""
     first = bisect.bisect_left(idle, chosen[0]) if chosen else len(idle)
-    if (first == len(idle) or idle[first] > chosen[-1]) and _ascending(chosen):
+    if (first == len(idle) or idle[first] > chosen[-1]) and (ascending or _ascending(chosen)):
         idle[first:first] = chosen  # no idle node among them (the usual case): one insertion
     elif len(chosen) > BULK_NODES:  # two sorted runs: the sort merges them in one pass
         idle.extend(chosen)

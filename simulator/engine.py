@@ -79,9 +79,8 @@ __all__ = [
 
 INF = math.inf
 PROGRESS_STEPS = 200  # progress bar refreshes at most this many times per run
-WORK_TOLERANCE = (
-    1e-9  # relative: a job whose remaining work is below this share of its work has finished
-)
+# relative: a job whose remaining work is below this share of its work has finished
+WORK_TOLERANCE = 1e-9
 # one definition (cosched.simulator.jobs.JobState); plain ints in the loop for speed
 FUTURE, WAITING, RUNNING, FINISHED, KILLED = (int(state) for state in JobState)
 
@@ -141,6 +140,7 @@ class _LoopState:
     models = cython.declare(list, visibility="public")  # None when every job is plain rigid
     # queues, events and hooks
     waiting = cython.declare(object, visibility="public")  # an OrderedDict
+    queue = cython.declare(list, visibility="public")  # the waiting jobs, ascending (queue order)
     running = cython.declare(dict, visibility="public")
     by_end = cython.declare(list, visibility="public")
     pending_resize = cython.declare(dict, visibility="public")
@@ -238,14 +238,12 @@ class Engine(_LoopState):
                 for model, e, w in zip(self.models, self.estimate_work, self.work)
             ]
         self.remaining = list(self.work)  # work left at `updated`, in compact seconds
-        self.updated = [
-            0.0
-        ] * jobs  # when `remaining` was last brought up to date (or progress resumes)
+        # when `remaining` was last brought up to date (or progress resumes)
+        self.updated = [0.0] * jobs
         self.version = [0] * jobs
         self.lost = [0.0] * jobs
-        self.checkpoints = [
-            0
-        ] * jobs  # periodic checkpoints kept, an exact count (jobs.Checkpoint.count)
+        # periodic checkpoints kept, an exact count (jobs.Checkpoint.count)
+        self.checkpoints = [0] * jobs
         self.started = [math.nan] * jobs  # when the current (or last) run began, setup included
         self.lost_setup = [0.0] * jobs  # node-seconds of setup spent by runs that were preempted
         self.preemptions = [0] * jobs
@@ -254,6 +252,8 @@ class Engine(_LoopState):
         # OrderedDict: a plain dict gets slow to iterate after many deletions at its front (long
         # queues)
         self.waiting: OrderedDict[int, None] = OrderedDict()
+        # the same jobs, ascending (the queue's order): its first jobs are a slice, not a walk
+        self.queue: list[int] = []
         self.running: dict[int, None] = {}
         self.by_end: list[tuple[float, int]] = []
         self.reservations: dict[int, Reservation] = {}
@@ -287,9 +287,7 @@ class Engine(_LoopState):
         assert self.actions is not None  # called only with an action log
         self.actions.append((self.now, action, job, key, nodes.tolist(), reason))
 
-    @cython.locals(
-        self=_LoopState, now=cython.double, end=cython.double, predicted=cython.double, state=list
-    )
+    @cython.locals(self=_LoopState, state=list)
     def start(self, job: int, nodes=None, placement: str | None = None, reason: str = "") -> bool:
         """Start waiting `job` now; False if it does not fit.
 
@@ -314,6 +312,7 @@ class Engine(_LoopState):
         now = self.now
         self.changes += 1
         del self.waiting[job]
+        del self.queue[_bisect_left(self.queue, job)]
         units = self.waiting_units
         if units is not None:  # `_unqueue`, inlined (once per start)
             del units[_bisect_left(units, table[job])]
@@ -438,9 +437,8 @@ class Engine(_LoopState):
         self._queue(job)
         if self.models is not None:
             self.queued_duration[job] = self.predicted_duration(job)
-        for later in [
-            j for j in self.waiting if j > job
-        ]:  # back to its submit position (workload order)
+        _insort(self.queue, job)  # back to its submit position (workload order)
+        for later in self.queue[self.queue.index(job) + 1 :]:
             self.waiting.move_to_end(later)
         on_preempt = getattr(self.scheduler, "on_preempt", None)
         if on_preempt is not None:
@@ -460,6 +458,7 @@ class Engine(_LoopState):
         else:
             self.changes += 1
             del self.waiting[job]
+            self.queue.remove(job)
             self._unqueue(job)
             if self.actions is not None:
                 self._act("kill", job, 0, _EMPTY_NODES, reason)
@@ -937,21 +936,18 @@ class Engine(_LoopState):
         state=list,
         units=list,
         table=list,
+        queue=list,
     )
     def _loop(self, bar) -> None:  # noqa: C901  (the one hot loop: no call per event it can avoid)
         """The event loop of the module docstring, for any scheduler, allocator and job model."""
         jobs = len(self.run_time)
-        submit, completions, wakeups, events = (
-            self.submit,
-            self._completions,
-            self._wakeups,
-            self._events,
-        )
+        submit, completions = self.submit, self._completions
+        wakeups, events = self._wakeups, self._events
         waiting, version, state, touched = self.waiting, self.version, self.state, self._touched
         view = self.view
         schedule, on_arrival = self.scheduler.schedule, _hook(self.scheduler, "on_arrival")
         finish, heappop, log = self._finish, heapq.heappop, self.log
-        units, table = self.waiting_units, self.units_table
+        units, table, queue = self.waiting_units, self.units_table, self.queue
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = self.arrived = 0
         per_event = self.pass_per_event
@@ -984,6 +980,7 @@ class Engine(_LoopState):
                     done += 1
             while arrived < jobs and submit[arrived] <= now:
                 waiting[arrived] = None
+                queue.append(arrived)  # the highest job index waiting
                 state[arrived] = WAITING
                 if units is not None:
                     _insort(units, table[arrived])  # with the table only
@@ -1027,6 +1024,7 @@ class Engine(_LoopState):
         while self.arrived < len(submit) and submit[self.arrived] <= now:
             job = self.arrived
             self.waiting[job] = None
+            self.queue.append(job)
             self.state[job] = WAITING
             if units is not None:
                 _insort(units, table[job])

@@ -340,8 +340,8 @@ class PartitionAllocator(CompactAllocator):
         changes = self.changes_in
         nodes = allocation.node_ids
         pool = self._taken_from.pop(job, -1)
-        if pool >= 0:  # nodes `allocate` took from one pool
-            give_back_idle(idle_in[pool], nodes)
+        if pool >= 0:  # nodes `allocate` took from one pool: a slice of its idle list, ascending
+            give_back_idle(idle_in[pool], nodes, True)
             free_in[of[pool]] += len(nodes)
             changes[of[pool]] += 1
         else:

@@ -19,7 +19,8 @@ Read-only, at list speed:
 - per-job data fixed for the run (``submit``, ``run_time``, ``cores``, ``estimate``, ``work``,
   ``models``) are tuples;
 - per-job state the engine updates as it runs (``state``, ``predicted_end``, ``held``,
-  ``allocation``, ``by_end``, ``units_table``, ``waiting_units``, ...) is a `ReadOnlyColumn` over
+  ``allocation``, ``by_end``, ``units_table``, ``waiting_units``, ...) and ``queue`` (the waiting
+  jobs in queue order, indexed and sliced as a list) are a `ReadOnlyColumn` over
   the engine's own list: it reads, iterates, slices and searches as the list does and sees every
   change, and item assignment or deletion raises ``TypeError``. The engine keeps writing its
   plain lists, so its writes cost nothing; a read goes through no Python code: compiled, the
@@ -191,6 +192,7 @@ def read_only(items: list, name: str) -> Sequence[Any]:
 
 # (view attribute, engine attribute or None for the same name): the engine's state, as it is
 _LIVE = (
+    "queue",
     "state",
     "first_start",
     "started",
@@ -243,6 +245,7 @@ class SchedulerView:
     waiting: Mapping[int, None]  # job -> None, queue order (workload order; a preempted job back)
     running: Mapping[int, None]  # job -> None, start order
     reservations: Mapping[int, Any]  # reservation key (below -1) -> Reservation
+    queue: Sequence[int]  # the waiting jobs in queue order (ascending job index), as a column
     state: Sequence[int]  # per job: an index into STATES (cosched.simulator.jobs.JobState)
     submit: Sequence[float]
     run_time: Sequence[float]

@@ -82,11 +82,29 @@ def fcfs_pass(engine: SchedulerView, order: list[int]) -> bool:
 
 
 def queue_heads(waiting: Collection[int]) -> Iterator[int]:
-    """The head of the live queue `waiting`, again after each start removes it: the queue in its
-    own order (job index) for `start_in_order`, which a plain iterator over a queue that changes
-    could not give."""
-    while waiting:
-        yield next(iter(waiting))
+    """The head of the live queue `waiting` (``engine.queue``, or ``engine.waiting``), again after
+    each start removes it: the queue in its own order (job index) for `start_in_order`, which a
+    plain iterator over a queue that changes could not give."""
+    return _QueueHeads(_read(waiting))  # compiled: the engine's own list under the view's column
+
+
+@cython.cclass
+class _QueueHeads:
+    """The iterator of `queue_heads`: a class, not a generator, as a pass stops reading it at the
+    blocked head and closing a generator costs more than a start (compiled)."""
+
+    _live = cython.declare(object)
+
+    def __init__(self, live: Collection[int]) -> None:
+        self._live = live
+
+    def __iter__(self) -> Iterator[int]:
+        return self
+
+    def __next__(self) -> int:
+        if not self._live:
+            raise StopIteration
+        return next(iter(self._live))
 
 
 @cython.locals(free=cython.Py_ssize_t, size=cython.Py_ssize_t)
@@ -194,7 +212,6 @@ def easy_pass(
     engine: SchedulerView,
     order: list[int],
     reservations: dict | None = None,
-    *,
     extra: str = "first",
     durations: PerJob[float] | None = None,
 ) -> None:

@@ -133,7 +133,7 @@ class Scheduler:
 
     def schedule(self, engine: SchedulerView) -> None:
         """Start the jobs that should start now (default: in arrival order, no backfilling)."""
-        start_in_order(engine, queue_heads(engine.waiting))
+        start_in_order(engine, queue_heads(engine.queue))
 
 
 class QueueScheduler(Scheduler):
@@ -325,7 +325,7 @@ class QueueScheduler(Scheduler):
     def order(self, engine: SchedulerView, limit: int | None = None) -> list[int]:
         """The first `limit` waiting jobs in priority order (stable: ties keep queue order)."""
         if self.priority is None:
-            return list(islice(engine.waiting, limit))
+            return list(engine.queue[:limit])
         kept = self._kept
         if kept is not None:
             return self._kept_head(engine, kept, limit)
@@ -404,10 +404,10 @@ class QueueScheduler(Scheduler):
 
     def scheduling_pass(self, engine: SchedulerView) -> None:
         """One pass of the module docstring over the queue: in priority order, then backfilling."""
-        waiting, kept = engine.waiting, self._kept
+        queue, kept = engine.queue, self._kept
         order: list[int] | None = None  # a sorted copy of the queue, when it is not read live
         if self.priority is None:  # arrival order: the live queue's head, one job at a time
-            jobs = queue_heads(waiting)
+            jobs = queue_heads(queue)
         elif kept is not None:  # an order kept: its head, one job at a time
             jobs = self._kept_heads(engine, kept)
         else:  # 000 Algorithm 2: one sorted copy of the queue per pass
@@ -418,24 +418,18 @@ class QueueScheduler(Scheduler):
             return
         if not engine.free_units() and self.reservations is None:
             return  # EASY could start nothing behind the head, and records no reservation
-        if order is not None:  # the blocked head and the candidates behind it
-            self._easy(engine, [head, *islice(jobs, self.depth)])
+        # the blocked head and the candidates behind it, a list in each order
+        if order is not None:
+            candidates = [head, *islice(jobs, self.depth)]
         elif kept is None:
-            self._easy(engine, list(islice(waiting, self.depth + 1)))
+            candidates = list(queue[: self.depth + 1])
         else:
-            self._easy(engine, self._kept_head(engine, kept, self.depth + 1))
+            candidates = self._kept_head(engine, kept, self.depth + 1)
+        # positional: a call with keywords builds a dict, once per pass
+        easy_pass(engine, candidates, self.reservations, self.shadow_extra, self._durations)
 
     def _kept_heads(self, engine: SchedulerView, kept: list[int]) -> Iterator[int]:
         """The head of the kept order `kept`, again after each start (as `queue_heads`)."""
         waiting = engine.waiting
         while waiting:
             yield self._kept_head(engine, kept, 1)[0]
-
-    def _easy(self, engine: SchedulerView, order: list[int]) -> None:
-        easy_pass(
-            engine,
-            order,
-            self.reservations,
-            extra=self.shadow_extra,
-            durations=self._durations,
-        )

@@ -8,16 +8,21 @@ the allocator and private-member rule over every module of the package.)
 """
 
 import ast
+import random
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cosched.simulator.engine import Engine
 from cosched.simulator.platform import Platform
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.view import VIEW_MEMBERS, SchedulerView
 from cosched.simulator.workload import make_workload
+
+from .conftest import platforms_and_workloads
 
 ROOT = Path(__file__).resolve().parents[2] / "simulator"
 CHECKED = [
@@ -137,3 +142,47 @@ def test_a_misspelled_scheduler_option_is_refused_naming_the_known_ones():
         make_scheduler("easy", backfil="none")
     assert make_scheduler("easy", depth=5).depth == 5
     make_scheduler("fcfs-rigid", depth=5)  # an option of other schedulers: ignored, as before
+
+
+class RandomActions:
+    """A plug-in that preempts, kills and starts jobs at random and records, before and after its
+    actions, whether the view's `queue` is the waiting jobs in the queue's order."""
+
+    name = "random-actions"
+    MAX_PASSES = 200  # after these, it only starts jobs: the run ends
+
+    def __init__(self, seed: int) -> None:
+        self.random = random.Random(seed)
+        self.passes = 0
+        self.agrees: list[bool] = []
+
+    def check(self, view) -> None:
+        queue = list(view.queue)
+        self.agrees.append(queue == list(view.waiting) == sorted(queue))
+
+    def schedule(self, view) -> None:
+        self.check(view)
+        self.passes += 1
+        draw = self.random.random
+        if self.passes < self.MAX_PASSES:
+            for job in list(view.running):
+                if draw() < 0.2:
+                    view.preempt(job)
+                elif draw() < 0.05:
+                    view.kill(job)
+            for job in list(view.queue):
+                if draw() < 0.05:
+                    view.kill(job)
+                elif draw() < 0.5:
+                    view.start(job)
+        while view.queue and not view.running and view.start(view.queue[0]):
+            pass  # an idle platform starts its head: no pass leaves the run stuck
+        self.check(view)
+
+
+@given(case=platforms_and_workloads(max_jobs=25), seed=st.integers(0, 2**16))
+def test_the_queue_column_is_always_the_waiting_jobs_in_queue_order(case, seed):
+    platform, workload = case
+    plug_in = RandomActions(seed)
+    Engine(workload, platform, plug_in).run()
+    assert plug_in.agrees and all(plug_in.agrees)

@@ -36,6 +36,7 @@ PER_JOB_COLUMNS = (
     "placement",
     "units_table",
     "waiting_units",
+    "queue",
 )
 
 
