@@ -114,6 +114,37 @@ def test_local_processes_give_the_same_results_as_in_process(tmp_path):
     pd.testing.assert_frame_equal(a.drop(columns="wall_seconds"), b.drop(columns="wall_seconds"))
 
 
+def test_bounds_are_computed_once_while_worker_cells_run(tmp_path, monkeypatch):
+    spec, computed = small_spec(), experiment.experiment_bounds
+    finished_then: list[int] = []
+
+    def counted(spec):
+        finished_then.append(len(pd.read_csv(tmp_path / "grid.done")))
+        return computed(spec)
+
+    monkeypatch.setattr(experiment, "experiment_bounds", counted)
+    run_experiment(spec, tmp_path, workers=2, progress=False, plots=False)
+    assert finished_then == [1]  # after the first cell, the others in the workers
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    assert runs["bound"].tolist() == runs["experiment"].map(computed(spec)).tolist()
+
+
+def test_bounds_that_fail_while_cells_run_are_computed_again_at_the_end(tmp_path, monkeypatch):
+    spec, computed = small_spec(), experiment.experiment_bounds
+    calls: list[int] = []
+
+    def fails_first(spec):
+        calls.append(len(calls))
+        if len(calls) == 1:
+            raise RuntimeError("solver unavailable")
+        return computed(spec)
+
+    monkeypatch.setattr(experiment, "experiment_bounds", fails_first)
+    run_experiment(spec, tmp_path, workers=2, progress=False, plots=False)
+    assert calls == [0, 1]
+    assert len(pd.read_csv(tmp_path / "runs.csv")) == len(spec.cells())
+
+
 @pytest.mark.slow  # starts a Dask LocalCluster: seconds of start-up
 def test_dask_local_cluster_runs_the_grid(tmp_path):
     spec = small_spec(experiments=1, schedulers=["easy-co"])
