@@ -47,6 +47,7 @@ import io
 import json
 import os
 import shutil
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import ExitStack, closing, contextmanager
@@ -369,10 +370,11 @@ def run_grid(
         order: the cells to run, in the order to start them when they run side by side (in worker
             processes or on Dask; in this process they run in cell order). The rows do not depend
             on it.
-        meanwhile: work for this process while the cells run in worker processes or on Dask,
-            called once after the first cell finished (the workers all run by then), so it costs
-            no time of its own when the workers are the longer part; not called when the cells run
-            in this process.
+        meanwhile: work for this process while the cells run in worker processes or on Dask: run
+            in a thread started after the first cell finished (the workers all run by then), so
+            finished cells are still appended at once and it costs no time of its own when the
+            workers are the longer part; joined after the last cell, its exception raised then. Not
+            called when the cells run in this process; left behind by an interrupt.
 
     Returns:
         A DataFrame of the rows of `cells`, in cell order, as read back from `path`.
@@ -410,13 +412,37 @@ def run_grid(
                     disable=not progress,
                 ) as bar,
             ):
+                side = None
                 for cell, result in results:
                     grid.append(cell, result)
                     bar.update()
-                    if meanwhile is not None:
-                        meanwhile()
-                        meanwhile = None
+                    if meanwhile is not None and side is None:
+                        side = _Beside(meanwhile)
+                if side is not None:
+                    side.join()
     return read_rows(path, columns, key, cells)
+
+
+class _Beside(threading.Thread):
+    """`run_grid`'s `meanwhile` in a daemon thread (an interrupt does not wait for it); `join`
+    raises its exception."""
+
+    def __init__(self, work: Callable[[], object]):
+        super().__init__(daemon=True, name="cosched-meanwhile")
+        self.work = work
+        self.error: Exception | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.work()
+        except Exception as error:  # raised again in the grid's thread
+            self.error = error
+
+    def join(self, timeout: float | None = None) -> None:
+        super().join(timeout)
+        if self.error is not None:
+            raise self.error
 
 
 class GridAppender:

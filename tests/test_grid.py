@@ -160,6 +160,17 @@ def test_meanwhile_runs_once_while_worker_cells_run_and_never_in_process(tmp_pat
     pd.testing.assert_frame_equal(side_by_side, in_process)
 
 
+def test_an_error_of_meanwhile_is_raised_after_every_cell_is_kept(tmp_path):
+    def fails() -> None:
+        raise RuntimeError("meanwhile failed")
+
+    with pytest.raises(RuntimeError, match="meanwhile failed"):
+        run(tmp_path / "two.csv", workers=2, meanwhile=fails)
+    assert len(read_rows(tmp_path / "two.csv", COLUMNS, KEY, CELLS)) == len(
+        run(tmp_path / "one.csv")
+    )
+
+
 def test_an_unreachable_dask_scheduler_names_the_option(tmp_path, monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.setattr(grid, "DASK_CONNECT_TIMEOUT", "0.5s")
