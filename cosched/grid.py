@@ -47,6 +47,7 @@ import io
 import json
 import os
 import shutil
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import ExitStack, closing, contextmanager
@@ -349,6 +350,7 @@ def run_grid(
     desc: str = "grid",
     unit: str = "cell",
     order: Callable[[list[tuple]], list[tuple]] | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> pd.DataFrame:
     """Run every cell of `cells` not finished in `path` yet, appending each finished cell; return
     all rows.
@@ -368,6 +370,11 @@ def run_grid(
         order: the cells to run, in the order to start them when they run side by side (in worker
             processes or on Dask; in this process they run in cell order). The rows do not depend
             on it.
+        meanwhile: work for this process while the cells run in worker processes or on Dask: run
+            in a thread started after the first cell finished (the workers all run by then), so
+            finished cells are still appended at once and it costs no time of its own when the
+            workers are the longer part; joined after the last cell, its exception raised then. Not
+            called when the cells run in this process; left behind by an interrupt.
 
     Returns:
         A DataFrame of the rows of `cells`, in cell order, as read back from `path`.
@@ -392,6 +399,8 @@ def run_grid(
             }.values()
         )
         total = len(dict.fromkeys(map(_cell_key, cells)))
+        if dask is None and (workers or os.cpu_count() or 1) == 1:
+            meanwhile = None  # `_execute` runs the cells in this process
         if todo:
             with (
                 closing(_execute(function, todo, tuple(shared), workers, dask, order)) as results,
@@ -403,10 +412,37 @@ def run_grid(
                     disable=not progress,
                 ) as bar,
             ):
+                side = None
                 for cell, result in results:
                     grid.append(cell, result)
                     bar.update()
+                    if meanwhile is not None and side is None:
+                        side = _Beside(meanwhile)
+                if side is not None:
+                    side.join()
     return read_rows(path, columns, key, cells)
+
+
+class _Beside(threading.Thread):
+    """`run_grid`'s `meanwhile` in a daemon thread (an interrupt does not wait for it); `join`
+    raises its exception."""
+
+    def __init__(self, work: Callable[[], object]):
+        super().__init__(daemon=True, name="cosched-meanwhile")
+        self.work = work
+        self.error: Exception | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.work()
+        except Exception as error:  # raised again in the grid's thread
+            self.error = error
+
+    def join(self, timeout: float | None = None) -> None:
+        super().join(timeout)
+        if self.error is not None:
+            raise self.error
 
 
 class GridAppender:
@@ -620,6 +656,10 @@ class ExperimentSpec(ABC):
     def prepare(self, out: Path, resumed: bool) -> None:  # noqa: B027 (a hook: most specs need none)
         """Checks before the first cell runs, inside the claimed folder (default: none)."""
 
+    def meanwhile(self) -> None:  # noqa: B027 (a hook: most specs need none)
+        """Work `finish` needs that no cell's result changes, done in this process while the cells
+        run elsewhere (`run_grid`'s `meanwhile`; default: none)."""
+
     def dispatch_order(self, cells: list[tuple]) -> list[tuple]:
         """The cells in the order worker processes start them (default: as given); a spec whose
         cells differ much in cost puts the costly ones first, so the cheap ones, started last, even
@@ -687,5 +727,6 @@ def run_experiment(
                 desc=spec.command,
                 unit=spec.unit,
                 order=spec.dispatch_order,
+                meanwhile=spec.meanwhile,
             )
         return spec.finish(out, grid, plots=plots, workers=workers or os.cpu_count() or 1)

@@ -146,6 +146,31 @@ def test_the_dispatch_order_starts_worker_cells_and_leaves_the_rows_alone(tmp_pa
     pd.testing.assert_frame_equal(side_by_side, in_process)
 
 
+def test_meanwhile_runs_once_while_worker_cells_run_and_never_in_process(tmp_path):
+    calls: list[int] = []
+
+    def meanwhile() -> None:
+        # the first cell is appended: the others run in the workers
+        calls.append(len(pd.read_csv(tmp_path / "two.csv")))
+
+    in_process = run(tmp_path / "one.csv", meanwhile=meanwhile)
+    assert calls == []  # one process: nothing runs beside the cells
+    side_by_side = run(tmp_path / "two.csv", workers=2, meanwhile=meanwhile)
+    assert len(calls) == 1 and calls[0] >= 1
+    pd.testing.assert_frame_equal(side_by_side, in_process)
+
+
+def test_an_error_of_meanwhile_is_raised_after_every_cell_is_kept(tmp_path):
+    def fails() -> None:
+        raise RuntimeError("meanwhile failed")
+
+    with pytest.raises(RuntimeError, match="meanwhile failed"):
+        run(tmp_path / "two.csv", workers=2, meanwhile=fails)
+    assert len(read_rows(tmp_path / "two.csv", COLUMNS, KEY, CELLS)) == len(
+        run(tmp_path / "one.csv")
+    )
+
+
 def test_an_unreachable_dask_scheduler_names_the_option(tmp_path, monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.setattr(grid, "DASK_CONNECT_TIMEOUT", "0.5s")

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from itertools import islice
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
@@ -204,6 +204,7 @@ class PairingAllocator(CoLocationAllocator):
                 self.spread_count, self.compact_count, self.spreads_alone
             )
         ]
+        self._halves_alone = np.asarray(self.halves_alone, dtype=np.int64)
         self.apps = app.tolist()
         # jobs `plan` places alike on any node state: same application, counts and alone placement
         kinds: dict[tuple, int] = {}
@@ -375,6 +376,13 @@ class PairingAllocator(CoLocationAllocator):
             return chosen[0]
         return np.sort(np.concatenate(chosen))
 
+    def alone_within(self, jobs: list[int], halves: int) -> list[int]:
+        """The `jobs` (in their order) that need at most `halves` half nodes alone."""
+        if not jobs:
+            return jobs
+        chosen = np.asarray(jobs)
+        return chosen[self._halves_alone[chosen] <= halves].tolist()
+
     def halves(self, unit: tuple[int, ...]) -> int:
         """Half nodes the unit needs as `plan` places it."""
         if len(unit) == 1:
@@ -433,6 +441,7 @@ class Matching(CoScheduler):
         self.floor = np.minimum(np.minimum(model.spread, 1.0), self.threshold)[self.app].tolist()
         self.apps = self.app.tolist()
         self.cache: dict[tuple[int, ...], Counter] = {}
+        self.matched: tuple[tuple[int, ...], dict[int, int]] = ((), {})
 
     def schedule(self, engine: SchedulerView) -> None:
         """Start units in queue order until one does not fit, then backfill behind it (000 Algorithm
@@ -449,14 +458,13 @@ class Matching(CoScheduler):
                 and min(map(allocator.halves_alone.__getitem__, queue)) > allocator.free_units()
             ):
                 return  # no job fits even alone: nothing can start
-            window = queue[: self.window]
-            deeper: list[tuple[int, ...]] = [(job,) for job in queue[self.window :]]
+            window, deeper = queue[: self.window], queue[self.window :]
             if not allocator.any_starts(window):
                 # no job of the window starts, alone or in any pair: its matching changes nothing
-                self.backfill_units(engine, (queue[0],), deeper)
+                self.backfill_units(engine, (queue[0],), [], deeper)
                 return
-            units = self.pair_up(window, self.match(window)) + deeper
-            for index, unit in enumerate(units):
+            units = self.pair_up(window, self.match(window))
+            for index, unit in enumerate(chain(units, zip(deeper))):
                 fits = allocator.halves(unit) <= allocator.free_units()
                 placed = allocator.plan_now(unit) if fits else None
                 if placed is not None:
@@ -468,12 +476,23 @@ class Matching(CoScheduler):
                     self.start(engine, placed)
                     break
                 partner: list[tuple[int, ...]] = [(max(unit),)] if len(unit) == 2 else []
-                self.backfill_units(engine, head, partner + units[index + 1 :])
+                self.backfill_units(
+                    engine,
+                    head,
+                    partner + units[index + 1 :],
+                    deeper[max(index + 1 - len(units), 0) :],
+                )
                 return
 
     def match(self, jobs: list[int]) -> dict[int, int]:
         """Each job's partner in the maximum-weight matching of the spreadable jobs of the
-        window."""
+        window.
+
+        The partners depend on the window's jobs alone, so a window matched in the previous call
+        (about half the calls: a pass that started nothing) reuses them."""
+        window, partner = self.matched
+        if window == tuple(jobs):
+            return partner
         eligible = [job for job in jobs if self.allocator.spreadable(job)]
         partner = {}
         for first, second in match_window(
@@ -481,6 +500,7 @@ class Matching(CoScheduler):
         ):
             partner[eligible[first]] = eligible[second]
             partner[eligible[second]] = eligible[first]
+        self.matched = tuple(jobs), partner
         return partner
 
     def pair_up(self, jobs: list[int], partner: dict[int, int]) -> list[tuple[int, ...]]:
@@ -503,11 +523,15 @@ class Matching(CoScheduler):
             engine.start(job)
 
     def backfill_units(
-        self, engine: SchedulerView, head: tuple[int], units: list[tuple[int, ...]]
+        self,
+        engine: SchedulerView,
+        head: tuple[int],
+        units: list[tuple[int, ...]],
+        deeper: list[int],
     ) -> None:
         """EASY behind the blocked head job (003 §5.1.2), on the nodes: a unit (or, failing that,
-        each job of a pair alone) starts now if it ends by the shadow time or if the head still fits
-        then beside it.
+        each job of a pair alone), then each `deeper` job alone, starts now if it ends by the shadow
+        time or if the head still fits then beside it.
 
         The shadow time is computed when the room counts first let a unit fit (at once when
         reservations are recorded), not in a pass where nothing may start."""
@@ -524,7 +548,9 @@ class Matching(CoScheduler):
         available, halves_alone = allocator.free_units(), allocator.halves_alone
         if available == 0:
             return
-        for unit in with_singles(units):
+        # free half nodes only shrink as units start: a deeper job that needs more now never starts
+        deeper = allocator.alone_within(deeper, available)
+        for unit in chain(with_singles(units), zip(deeper)):
             halves = halves_alone[unit[0]] if len(unit) == 1 else allocator.halves(unit)
             if (
                 halves > available

@@ -4,6 +4,7 @@ execution."""
 import argparse
 import json
 import shutil
+import threading
 
 import numpy as np
 import pandas as pd
@@ -112,6 +113,39 @@ def test_local_processes_give_the_same_results_as_in_process(tmp_path):
         ["experiment", "scheduler"], ignore_index=True
     )
     pd.testing.assert_frame_equal(a.drop(columns="wall_seconds"), b.drop(columns="wall_seconds"))
+
+
+def test_bounds_are_computed_once_while_worker_cells_run(tmp_path, monkeypatch):
+    spec, computed = small_spec(), experiment.experiment_bounds
+    calls: list[tuple[int, bool]] = []
+
+    def counted(spec):
+        finished = len(pd.read_csv(tmp_path / "grid.done"))
+        calls.append((finished, threading.current_thread() is threading.main_thread()))
+        return computed(spec)
+
+    monkeypatch.setattr(experiment, "experiment_bounds", counted)
+    run_experiment(spec, tmp_path, workers=2, progress=False, plots=False)
+    # once, after the first cell, beside the thread that appends the others
+    assert len(calls) == 1 and calls[0][0] >= 1 and not calls[0][1]
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    assert runs["bound"].tolist() == runs["experiment"].map(computed(spec)).tolist()
+
+
+def test_bounds_that_fail_while_cells_run_are_computed_again_at_the_end(tmp_path, monkeypatch):
+    spec, computed = small_spec(), experiment.experiment_bounds
+    calls: list[int] = []
+
+    def fails_first(spec):
+        calls.append(len(calls))
+        if len(calls) == 1:
+            raise RuntimeError("solver unavailable")
+        return computed(spec)
+
+    monkeypatch.setattr(experiment, "experiment_bounds", fails_first)
+    run_experiment(spec, tmp_path, workers=2, progress=False, plots=False)
+    assert calls == [0, 1]
+    assert len(pd.read_csv(tmp_path / "runs.csv")) == len(spec.cells())
 
 
 @pytest.mark.slow  # starts a Dask LocalCluster: seconds of start-up

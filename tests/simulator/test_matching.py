@@ -312,3 +312,41 @@ def test_a_spread_job_takes_idle_and_compatible_half_full_nodes_in_placement_ord
         )
         placed = allocator.plan((job,), *allocator.snapshot())
         assert (None if placed is None else placed[0][1].nodes.tolist()) == expected
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=co_runs(), windows=st.lists(st.integers(0, 3), min_size=2, max_size=6))
+def test_a_window_matched_again_at_once_reuses_its_partners_and_another_is_matched_afresh(
+    case, windows
+):
+    scheduler, _ = run(case)
+    jobs = list(range(len(case[1])))
+    for shift in windows:
+        window = jobs[shift:]
+        last_window, last_partner = scheduler.matched
+        partner = scheduler.match(window)
+        assert (partner is last_partner) == (last_window == tuple(window))  # not matched again
+        scheduler.matched = ((), {})  # forgotten: the same window matched afresh
+        assert scheduler.match(window) == partner
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    jobs=st.lists(st.tuples(st.integers(0, 2), st.integers(1, 48)), min_size=1, max_size=12),
+    order=st.randoms(use_true_random=False),
+    halves=st.integers(0, 2 * PLATFORM.nodes),
+)
+def test_alone_within_keeps_exactly_the_jobs_needing_at_most_that_many_halves_in_order(
+    jobs, order, halves
+):
+    allocator = PairingAllocator(PLATFORM, "idle")
+    allocator.setup(
+        SimpleNamespace(cores=[c for _, c in jobs]),
+        np.array([a for a, _ in jobs], dtype=np.int64),
+        np.ones((3, 3), dtype=bool),
+        np.array([True, False, True]),
+    )
+    queue = list(range(len(jobs)))
+    order.shuffle(queue)
+    expected = [job for job in queue if allocator.halves_alone[job] <= halves]
+    assert allocator.alone_within(queue, halves) == expected
