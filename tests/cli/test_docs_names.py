@@ -165,6 +165,7 @@ def test_every_flag_named_on_its_own_exists(page):
             or "mkdocs" in code
             or "ruff " in code
             or "mypy " in code
+            or "valgrind " in code
         ):
             continue  # a command line: checked above, or another tool's
         wrong |= {flag for flag in FLAG.findall(code) if flag not in known | DELIBERATE}
