@@ -30,6 +30,7 @@ from cosched.simulator.view import PartitionsView, ReadOnlyColumn, SchedulerView
 __all__ = ["PartitionedQueues", "PooledConservative"]
 
 _JOB = itemgetter(1)  # the job of a (predicted end, job) item
+_insort, _bisect_left = bisect.insort, bisect.bisect_left
 
 
 @cython.cfunc
@@ -289,7 +290,9 @@ class PartitionedQueues:
                 for p, view in enumerate(self.views)
             ]
 
-    @cython.locals(partition=cython.Py_ssize_t, jobs=cython.Py_ssize_t, room=list)
+    @cython.locals(
+        partition=cython.Py_ssize_t, jobs=cython.Py_ssize_t, room=list, now=cython.double
+    )
     def schedule(self, engine: SchedulerView) -> None:
         """One pass over every partition's queue."""
         if not engine.waiting:
@@ -300,13 +303,14 @@ class PartitionedQueues:
         scheduler = self.scheduler
         if scheduler.nothing_fits(engine):  # no waiting job fits in all free units together
             return
-        if self.arrived < self.jobs and engine.submit[self.arrived] <= engine.now:
-            self._arrivals(engine)
+        now = engine.now
+        if self.arrived < self.jobs and engine.submit[self.arrived] <= now:
+            self._arrivals(engine, now)
         room = self._room()
         if scheduler.priority is None:  # arrival order: each partition's own waiting jobs
             for partition in range(len(room)):
                 if room[partition]:
-                    self._pass(partition, self.waiting[partition])
+                    self._pass(partition, self.waiting[partition], now)
             return
         if not any(room):
             return
@@ -315,7 +319,7 @@ class PartitionedQueues:
         for partition in range(len(room)):
             jobs = room[partition]
             if jobs:
-                self._pass(partition, ordered[partitions == partition][:jobs].tolist())
+                self._pass(partition, ordered[partitions == partition][:jobs].tolist(), now)
 
     @cython.cfunc
     @cython.locals(
@@ -365,16 +369,16 @@ class PartitionedQueues:
         job_of=tuple,
         submit=tuple,
     )
-    def _arrivals(self, engine: SchedulerView) -> None:
+    def _arrivals(self, engine: SchedulerView, now: float) -> None:
         """Append the jobs submitted since the last pass to their partition's queue (jobs arrive
         in index order, all those submitted by now before the pass)."""
         submit, job_of, jobs = engine.submit, self.partition_of, self.jobs
-        arrived, now, table, units = self.arrived, engine.now, self.table, self.waiting_units
+        arrived, table, units = self.arrived, self.table, self.waiting_units
         waiting = self.waiting
         while arrived < jobs and submit[arrived] <= now:
             waiting[job_of[arrived]].append(arrived)
             if units is not None:
-                bisect.insort(units[job_of[arrived]], table[arrived])
+                _insort(units[job_of[arrived]], table[arrived])
             arrived += 1
         self.arrived = arrived
 
@@ -408,16 +412,17 @@ class PartitionedQueues:
         partition=cython.Py_ssize_t,
         before=cython.Py_ssize_t,
         started=cython.Py_ssize_t,
+        now=cython.double,
         units=list,
         own=list,
         queue=list,
     )
-    def _pass(self, partition: int, queue: list[int]) -> None:
+    def _pass(self, partition: int, queue: list[int], now: float) -> None:
         """Start the partition's queue (`queue`, in its order) until a job does not fit, then
         backfill behind it (EASY) over the partition's nodes."""
         engine = self.engine
         running, table, view = engine.running, self.table, self.views[partition]
-        view.now = engine.now
+        view.now = now
         before = len(running)
         head = start_in_order(view, iter(queue))  # on the partition's free units
         reservations = self.scheduler.reservations
@@ -431,9 +436,9 @@ class PartitionedQueues:
         if started:
             units = None if self.waiting_units is None else self.waiting_units[partition]
             for job in islice(reversed(running), started):  # the running jobs, last started first
-                del own[bisect.bisect_left(own, job)]  # `own` is ascending: jobs arrive in order
+                del own[_bisect_left(own, job)]  # `own` is ascending: jobs arrive in order
                 if units is not None:
-                    del units[bisect.bisect_left(units, table[job])]
+                    del units[_bisect_left(units, table[job])]
             self.idle[partition] = None
         else:
             self.idle[partition] = (self.changes_in[partition], len(own))
