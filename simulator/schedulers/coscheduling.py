@@ -12,7 +12,6 @@ waiting jobs are kept in their order as they arrive (``QueueScheduler.fixed_prio
 
 from __future__ import annotations
 
-from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -85,12 +84,12 @@ class CoScheduler(QueueScheduler):
         if self.reserve == "head" or self.backfill != "easy" or self.priority is None:
             super().scheduling_pass(engine)
             return
-        waiting = engine.waiting
+        queue = engine.queue
         # 000 Algorithm 2: one sorted copy of the queue per pass
         start_in_order(engine, self.order(engine))
         # the oldest waiting jobs that fit start, then the oldest one left holds the reservation
-        if start_in_order(engine, queue_heads(waiting)) is not None and self.depth:
-            easy_pass(engine, list(islice(waiting, self.depth + 1)), self.reservations)
+        if start_in_order(engine, queue_heads(queue)) is not None and self.depth:
+            easy_pass(engine, list(queue[: self.depth + 1]), self.reservations)
 
 
 class EasyCo(CoScheduler):
