@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, pairwise
+from itertools import pairwise
 
 try:  # Cython's pure-Python mode: _copied's loops compile to C, and do nothing in plain Python
     import cython
@@ -137,13 +137,9 @@ class SimulationResult:
 
 
 def node_arrays(allocations: list[Allocation | None]) -> JobNodes:
-    """Each job's node ids (none for a job that never ran), built from the allocations' lists in
-    one numpy call per run instead of one per job (plain Python), or by `_copied` (compiled)."""
-    ids = [_NO_NODES if a is None else a.node_ids for a in allocations]
-    if cython.compiled:
-        return _copied(ids)
-    counts = np.array(list(map(len, ids)), np.int64)
-    return JobNodes(np.fromiter(chain.from_iterable(ids), np.int64, int(counts.sum())), counts)
+    """Each job's node ids (none for a job that never ran), copied from the allocations' lists
+    into one flat array (`_copied`)."""
+    return _copied([_NO_NODES if a is None else a.node_ids for a in allocations])
 
 
 @cython.ccall  # C-callable from node_arrays, and from Python (the tests)

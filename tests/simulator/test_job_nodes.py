@@ -63,8 +63,8 @@ def test_a_result_keeps_a_list_of_arrays_as_job_nodes():
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.lists(st.integers(0, 2**40), max_size=6)), max_size=15))
 def test_node_arrays_hold_each_jobs_ids_in_job_order(jobs):
-    """Both ways of building them (numpy's converters in plain Python, `_copied`'s loops when
-    compiled) give every job's ids in order, none for a job that never ran."""
+    """From the allocations (`node_arrays`) or from the lists of ids (`_copied`): every job's ids
+    in order, none for a job that never ran."""
     allocations = [None if ids is None else Allocation(ids, 1) for ids in jobs]
     expected = [[] if ids is None else ids for ids in jobs]
     for nodes in (node_arrays(allocations), _copied(expected)):
