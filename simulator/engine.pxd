@@ -1,0 +1,4 @@
+# Cython's augmenting .pxd of engine.py: the compiled loop moves its completions through
+# `TimeOrder`'s C methods (ordered.pxd).
+
+from cosched.simulator.ordered cimport TimeOrder
