@@ -23,8 +23,9 @@ Rules (they decide whether results compare with other simulators):
 Progress (000 §3.5, formula (4.2) generalised): the engine keeps each running job's remaining work
 (in seconds of its compact run at the requested size) and its progress rate = co-location speed x
 the job model's rate on its node count. Any change of either at ``now`` rescales the remaining time,
-remaining_new = rate_old x remaining_old / rate_new, and re-posts the completion event (stale events
-carry an old version number and are skipped). Setup and reconfiguration time pass without progress.
+remaining_new = rate_old x remaining_old / rate_new, and moves its completion (timed events posted
+before carry an old version number and are skipped). Setup and reconfiguration time pass without
+progress.
 
 Schedulers, mechanisms, event sources and speed models never receive the engine: every hook gets
 its `cosched.simulator.view.SchedulerView` (``engine.view``), which lists what they read (the state,
@@ -267,8 +268,6 @@ class Engine(_LoopState):
         self.changes = 0
         self.killed_at_walltime = 0
         self._completions = TimeOrder(jobs)
-        # a heap: ends of completions moved or cancelled; the loop still passes there, as it did
-        self._stale_ends: list[float] = []
         self._events: list[tuple[float, int, Callable]] = []
         self._sequence = counter()
         self._reservation_keys = counter()
@@ -595,7 +594,7 @@ class Engine(_LoopState):
         self.rate[job] = rate
         self.version[job] += 1  # its timed events are stale now
         resume, remaining = self.updated[job], self.remaining[job]
-        heapq.heappush(self._stale_ends, self._completions.move(job, resume + remaining / rate))
+        self._completions.move(job, resume + remaining / rate)
         predicted = resume + self._predicted_work(job) / rate
         self.predicted_end[job] = predicted
         self.by_end.move(job, predicted)
@@ -694,7 +693,7 @@ class Engine(_LoopState):
         del self.running[job]
         self.by_end.remove(job)
         self.version[job] += 1  # its timed events are stale now
-        heapq.heappush(self._stale_ends, self._completions.remove(job))
+        self._completions.remove(job)
         allocation = self._held_by(job)
         if self.speed_model is not None:  # the job itself: a speed update follows every change
             self._touched.append(job)
@@ -929,7 +928,6 @@ class Engine(_LoopState):
         per_event=cython.bint,
         submit=list,
         completions=TimeOrder,
-        stale=list,
         wakeups=list,
         events=list,
         state=list,
@@ -940,7 +938,7 @@ class Engine(_LoopState):
     def _loop(self, bar) -> None:  # noqa: C901  (the one hot loop: no call per event it can avoid)
         """The event loop of the module docstring, for any scheduler, allocator and job model."""
         jobs = len(self.run_time)
-        submit, completions, stale = self.submit, self._completions, self._stale_ends
+        submit, completions = self.submit, self._completions
         wakeups, events = self._wakeups, self._events
         waiting, state, touched = self.waiting, self.state, self._touched
         view = self.view
@@ -950,11 +948,9 @@ class Engine(_LoopState):
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = self.arrived = 0
         per_event = self.pass_per_event
-        while arrived < jobs or completions.size or stale or waiting or events:
+        while arrived < jobs or completions.size or waiting or events:
             now = submit[arrived] if arrived < jobs else INF  # the earliest event of the four kinds
             first = completions.earliest()
-            if stale and stale[0] < first:
-                first = stale[0]
             if first < now:
                 now = first
             if wakeups:
@@ -976,8 +972,6 @@ class Engine(_LoopState):
             while completions.earliest() <= now:
                 finish(completions.pop())
                 done += 1
-            while stale and stale[0] <= now:
-                heappop(stale)
             while arrived < jobs and submit[arrived] <= now:
                 waiting[arrived] = None
                 queue.append(arrived)  # the highest job index waiting
@@ -1012,8 +1006,6 @@ class Engine(_LoopState):
         due = []
         while completions.earliest() <= now:
             due.append(completions.pop())
-        while self._stale_ends and self._stale_ends[0] <= now:
-            heapq.heappop(self._stale_ends)
         due.sort(key=started.__getitem__)  # stable: equal starts keep the job order
         schedule, view = self.scheduler.schedule, self.view
         for job in due:

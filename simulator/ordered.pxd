@@ -8,8 +8,8 @@ cdef class TimeOrder:
     cdef readonly Py_ssize_t size
     cpdef double earliest(self)
     cpdef add(self, Py_ssize_t job, double time)
-    cpdef double remove(self, Py_ssize_t job)
-    cpdef double move(self, Py_ssize_t job, double time)
+    cpdef remove(self, Py_ssize_t job)
+    cpdef move(self, Py_ssize_t job, double time)
     cpdef Py_ssize_t pop(self)
     cdef Py_ssize_t _position(self, double time, Py_ssize_t job)
     cdef tuple _item(self, Py_ssize_t at)

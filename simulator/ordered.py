@@ -111,29 +111,22 @@ class TimeOrder:
     @cython.ccall
     @cython.boundscheck(False)
     @cython.wraparound(False)
-    @cython.returns(cython.double)
-    @cython.locals(
-        job=cython.Py_ssize_t, time=cython.double, size=cython.Py_ssize_t, at=cython.Py_ssize_t
-    )
-    def remove(self, job: int) -> float:
-        """Take `job` (present) out; returns its time."""
+    @cython.locals(job=cython.Py_ssize_t, size=cython.Py_ssize_t, at=cython.Py_ssize_t)
+    def remove(self, job: int) -> None:
+        """Take `job` (present) out."""
         size = self.size
-        time = self._time_of[job]
-        at = self._position(time, job)
+        at = self._position(self._time_of[job], job)
         self._times[at : size - 1] = self._times[at + 1 : size]
         self._jobs[at : size - 1] = self._jobs[at + 1 : size]
         self._time_of[job] = math.nan
         self.size = size - 1
-        return time
 
     @cython.ccall
-    @cython.returns(cython.double)
-    @cython.locals(job=cython.Py_ssize_t, time=cython.double, old=cython.double)
-    def move(self, job: int, time: float) -> float:
-        """Give `job` (present) a new time; returns its old time."""
-        old = self.remove(job)
+    @cython.locals(job=cython.Py_ssize_t, time=cython.double)
+    def move(self, job: int, time: float) -> None:
+        """Give `job` (present) a new time."""
+        self.remove(job)
         self.add(job, time)
-        return old
 
     @cython.ccall
     @cython.returns(cython.Py_ssize_t)
