@@ -80,7 +80,6 @@ class TimeOrder:
         return f"TimeOrder({self[:]!r})"
 
     @cython.cfunc
-    @cython.returns(tuple)
     @cython.locals(at=cython.Py_ssize_t)
     def _item(self, at: int) -> tuple[float, int]:
         return (self._times[at], self._jobs[at])
@@ -94,9 +93,7 @@ class TimeOrder:
     @cython.ccall
     @cython.boundscheck(False)
     @cython.wraparound(False)
-    @cython.locals(
-        job=cython.Py_ssize_t, time=cython.double, size=cython.Py_ssize_t, at=cython.Py_ssize_t
-    )
+    @cython.locals(size=cython.Py_ssize_t, at=cython.Py_ssize_t)
     def add(self, job: int, time: float) -> None:
         """Insert `job` (absent) at `time`."""
         size = self.size
@@ -111,7 +108,7 @@ class TimeOrder:
     @cython.ccall
     @cython.boundscheck(False)
     @cython.wraparound(False)
-    @cython.locals(job=cython.Py_ssize_t, size=cython.Py_ssize_t, at=cython.Py_ssize_t)
+    @cython.locals(size=cython.Py_ssize_t, at=cython.Py_ssize_t)
     def remove(self, job: int) -> None:
         """Take `job` (present) out."""
         size = self.size
@@ -122,7 +119,6 @@ class TimeOrder:
         self.size = size - 1
 
     @cython.ccall
-    @cython.locals(job=cython.Py_ssize_t, time=cython.double)
     def move(self, job: int, time: float) -> None:
         """Give `job` (present) a new time."""
         self.remove(job)
@@ -141,13 +137,7 @@ class TimeOrder:
     @cython.boundscheck(False)
     @cython.wraparound(False)
     @cython.returns(cython.Py_ssize_t)
-    @cython.locals(
-        time=cython.double,
-        job=cython.Py_ssize_t,
-        low=cython.Py_ssize_t,
-        high=cython.Py_ssize_t,
-        middle=cython.Py_ssize_t,
-    )
+    @cython.locals(low=cython.Py_ssize_t, high=cython.Py_ssize_t, middle=cython.Py_ssize_t)
     def _position(self, time: float, job: int) -> int:
         """The first position whose (time, job) is not below (`time`, `job`)."""
         low, high = 0, self.size
