@@ -33,14 +33,13 @@ __all__ = [
     "install_source_guard",
 ]
 
-# the event loop and its ordered completions, the scheduler's view (read once or more per pass),
-# the FCFS/EASY passes, Conservative's profile and pass, the queue scheduler, the allocators, the
-# co-location allocator and speed model, the matching co-scheduler (half of the thesis preset's
-# time), the per-partition pass and the partition allocator, the co-schedulers' queue orderings and
-# Filler's pass, the result's node ids (copied from the allocations' lists)
+# the event loop, the scheduler's view (read once or more per pass), the FCFS/EASY passes,
+# Conservative's profile and pass, the queue scheduler, the allocators, the co-location allocator
+# and speed model, the matching co-scheduler (half of the thesis preset's time), the per-partition
+# pass and the partition allocator, the co-schedulers' queue orderings and Filler's pass, the
+# result's node ids (copied from the allocations' lists)
 COMPILED_MODULES = (
     "cosched.simulator.engine",
-    "cosched.simulator.ordered",
     "cosched.simulator.view",
     "cosched.simulator.schedulers.backfilling",
     "cosched.simulator.schedulers.conservative",

@@ -23,9 +23,8 @@ Rules (they decide whether results compare with other simulators):
 Progress (000 §3.5, formula (4.2) generalised): the engine keeps each running job's remaining work
 (in seconds of its compact run at the requested size) and its progress rate = co-location speed x
 the job model's rate on its node count. Any change of either at ``now`` rescales the remaining time,
-remaining_new = rate_old x remaining_old / rate_new, and moves its completion (timed events posted
-before carry an old version number and are skipped). Setup and reconfiguration time pass without
-progress.
+remaining_new = rate_old x remaining_old / rate_new, and re-posts the completion event (stale events
+carry an old version number and are skipped). Setup and reconfiguration time pass without progress.
 
 Schedulers, mechanisms, event sources and speed models never receive the engine: every hook gets
 its `cosched.simulator.view.SchedulerView` (``engine.view``), which lists what they read (the state,
@@ -62,7 +61,6 @@ from cosched.errors import InputError
 from cosched.simulator.action_log import ACTION_COLUMNS, write_actions
 from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState, per_job_models
-from cosched.simulator.ordered import TimeOrder
 from cosched.simulator.platform import Platform
 from cosched.simulator.result import SimulationResult, node_arrays
 from cosched.simulator.view import SchedulerView
@@ -144,9 +142,9 @@ class _LoopState:
     waiting = cython.declare(object, visibility="public")  # an OrderedDict
     queue = cython.declare(list, visibility="public")  # the waiting jobs, ascending (queue order)
     running = cython.declare(dict, visibility="public")
-    by_end = cython.declare(TimeOrder, visibility="public")  # running jobs by predicted end
+    by_end = cython.declare(list, visibility="public")
     pending_resize = cython.declare(dict, visibility="public")
-    _completions = cython.declare(TimeOrder, visibility="public")  # running jobs by their end
+    _completions = cython.declare(list, visibility="public")
     _events = cython.declare(list, visibility="public")
     _wakeups = cython.declare(list, visibility="public")
     _wakeup_set = cython.declare(set, visibility="public")
@@ -257,7 +255,7 @@ class Engine(_LoopState):
         # the same jobs, ascending (the queue's order): its first jobs are a slice, not a walk
         self.queue: list[int] = []
         self.running: dict[int, None] = {}
-        self.by_end = TimeOrder(jobs)
+        self.by_end: list[tuple[float, int]] = []
         self.reservations: dict[int, Reservation] = {}
         self.now = workload.submit[0].item() if jobs else 0.0
         self.log: list | None = [] if log_events else None
@@ -267,7 +265,7 @@ class Engine(_LoopState):
         self._lifecycle_used = job_models is not None
         self.changes = 0
         self.killed_at_walltime = 0
-        self._completions = TimeOrder(jobs)
+        self._completions: list[tuple[float, int, int]] = []
         self._events: list[tuple[float, int, Callable]] = []
         self._sequence = counter()
         self._reservation_keys = counter()
@@ -340,8 +338,8 @@ class Engine(_LoopState):
             end = resume + remaining / rate
             predicted = resume + self._predicted_work(job) / rate
         self.predicted_end[job] = predicted
-        self.by_end.add(job, predicted)
-        self._completions.add(job, end)
+        _insort(self.by_end, (predicted, job))
+        _heappush(self._completions, (end, job, self.version[job]))
         if self.kill_at_walltime:
             self._post_walltime(job, end)
         if self.speed_model is not None:
@@ -585,19 +583,22 @@ class Engine(_LoopState):
             self.remaining[job] -= (now - updated) * self.rate[job]
             self.updated[job] = now
 
-    @cython.locals(self=_LoopState)
+    @cython.locals(self=_LoopState, by_end=list)
     def _set_rate(self, job: int, rate: float) -> None:
         """New progress rate from now on: remaining time rescaled, completion re-posted (000
         (4.2))."""
         self._advance(job)
         self.changes += 1
         self.rate[job] = rate
-        self.version[job] += 1  # its timed events are stale now
+        version = self.version[job] + 1
+        self.version[job] = version
         resume, remaining = self.updated[job], self.remaining[job]
-        self._completions.move(job, resume + remaining / rate)
+        _heappush(self._completions, (resume + remaining / rate, job, version))
+        by_end = self.by_end
+        del by_end[_bisect_left(by_end, (self.predicted_end[job], job))]
         predicted = resume + self._predicted_work(job) / rate
         self.predicted_end[job] = predicted
-        self.by_end.move(job, predicted)
+        _insort(by_end, (predicted, job))
 
     def _predicted_work(self, job: int) -> float:
         """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the
@@ -691,9 +692,9 @@ class Engine(_LoopState):
         now = self.now
         self.changes += 1
         del self.running[job]
-        self.by_end.remove(job)
-        self.version[job] += 1  # its timed events are stale now
-        self._completions.remove(job)
+        index = bisect.bisect_left(self.by_end, (self.predicted_end[job], job))
+        del self.by_end[index]
+        self.version[job] += 1  # its completion event is stale now
         allocation = self._held_by(job)
         if self.speed_model is not None:  # the job itself: a speed update follows every change
             self._touched.append(job)
@@ -704,7 +705,7 @@ class Engine(_LoopState):
         if self.actions is not None:
             self._act(event, job, 0, allocation.nodes, reason)
 
-    @cython.locals(self=_LoopState)
+    @cython.locals(self=_LoopState, by_end=list)
     def _finish(self, job: int) -> None:
         now = self.now
         self.end[job] = now
@@ -712,7 +713,8 @@ class Engine(_LoopState):
         self.remaining[job] = 0.0
         self.changes += 1
         del self.running[job]
-        self.by_end.remove(job)
+        by_end = self.by_end
+        del by_end[_bisect_left(by_end, (self.predicted_end[job], job))]
         allocation = self.allocation[job]
         assert allocation is not None  # a running job holds nodes
         if self.speed_model is not None:  # the job itself: a speed update follows every change
@@ -927,9 +929,10 @@ class Engine(_LoopState):
         timed=cython.bint,
         per_event=cython.bint,
         submit=list,
-        completions=TimeOrder,
+        completions=list,
         wakeups=list,
         events=list,
+        version=list,
         state=list,
         units=list,
         table=list,
@@ -940,7 +943,7 @@ class Engine(_LoopState):
         jobs = len(self.run_time)
         submit, completions = self.submit, self._completions
         wakeups, events = self._wakeups, self._events
-        waiting, state, touched = self.waiting, self.state, self._touched
+        waiting, version, state, touched = self.waiting, self.version, self.state, self._touched
         view = self.view
         schedule, on_arrival = self.scheduler.schedule, _hook(self.scheduler, "on_arrival")
         finish, heappop, log = self._finish, heapq.heappop, self.log
@@ -948,11 +951,12 @@ class Engine(_LoopState):
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = self.arrived = 0
         per_event = self.pass_per_event
-        while arrived < jobs or completions.size or waiting or events:
+        while arrived < jobs or completions or waiting or events:
             now = submit[arrived] if arrived < jobs else INF  # the earliest event of the four kinds
-            first = completions.earliest()
-            if first < now:
-                now = first
+            if completions:
+                first = completions[0][0]
+                if first < now:
+                    now = first
             if wakeups:
                 first = wakeups[0]
                 if first < now:
@@ -969,9 +973,11 @@ class Engine(_LoopState):
                 timed = bool(events and events[0][0] <= now) or bool(wakeups and wakeups[0] <= now)
                 done += self._passes_per_event(now)
                 arrived = self.arrived
-            while completions.earliest() <= now:
-                finish(completions.pop())
-                done += 1
+            while completions and completions[0][0] <= now:
+                _, job, event_version = heappop(completions)
+                if event_version == version[job]:
+                    finish(job)
+                    done += 1
             while arrived < jobs and submit[arrived] <= now:
                 waiting[arrived] = None
                 queue.append(arrived)  # the highest job index waiting
@@ -1002,10 +1008,12 @@ class Engine(_LoopState):
     def _passes_per_event(self, now: float) -> int:
         """The completions and arrivals at `now`, each followed by a scheduling pass (CQSim's loop):
         completions in start order, then arrivals in workload order. Returns the completions."""
-        completions, started = self._completions, self.started
+        completions, version, started = self._completions, self.version, self.started
         due = []
-        while completions.earliest() <= now:
-            due.append(completions.pop())
+        while completions and completions[0][0] <= now:
+            _, job, event_version = heapq.heappop(completions)
+            if event_version == version[job]:
+                due.append(job)
         due.sort(key=started.__getitem__)  # stable: equal starts keep the job order
         schedule, view = self.scheduler.schedule, self.view
         for job in due:
@@ -1041,7 +1049,7 @@ class Engine(_LoopState):
 
 
 _EMPTY_NODES = np.zeros(0, dtype=np.int64)
-_insort, _bisect_left = bisect.insort, bisect.bisect_left
+_insort, _bisect_left, _heappush = bisect.insort, bisect.bisect_left, heapq.heappush
 
 
 def _hook(scheduler, name: str) -> Callable | None:

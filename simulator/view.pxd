@@ -3,5 +3,5 @@
 # attribute, so plug-ins still read the columns through their read-only interface.
 
 cdef class ReadOnlyColumn:
-    cdef object _items  # the engine's list, or its TimeOrder (by_end)
+    cdef list _items
     cdef str _name

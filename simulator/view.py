@@ -20,12 +20,11 @@ Read-only, at list speed:
   ``models``) are tuples;
 - per-job state the engine updates as it runs (``state``, ``predicted_end``, ``held``,
   ``allocation``, ``by_end``, ``units_table``, ``waiting_units``, ...) and ``queue`` (the waiting
-  jobs in queue order, indexed and sliced as a list) are a `ReadOnlyColumn` over the engine's own
-  list (``by_end``: over its `cosched.simulator.ordered.TimeOrder`, which reads as the sorted list
-  of (predicted end, job) pairs): it reads, iterates, slices and searches as the list does and sees
-  every change, and item assignment or deletion raises ``TypeError``. The engine keeps writing its
-  plain lists, so its writes cost nothing; a read of a list goes through no Python code: compiled,
-  the column is an extension type; in plain Python, each column's class takes the list's own bound
+  jobs in queue order, indexed and sliced as a list) are a `ReadOnlyColumn` over
+  the engine's own list: it reads, iterates, slices and searches as the list does and sees every
+  change, and item assignment or deletion raises ``TypeError``. The engine keeps writing its
+  plain lists, so its writes cost nothing; a read goes through no Python code: compiled, the
+  column is an extension type; in plain Python, each column's class takes the list's own bound
   C methods as its reading methods (docs/benchmarks.md, "A read-only view at list speed", gives the
   measurements).
 
@@ -50,7 +49,6 @@ except ModuleNotFoundError:
 import numpy as np
 
 from cosched.simulator.jobs import STATES
-from cosched.simulator.ordered import TimeOrder
 
 if TYPE_CHECKING:
     from cosched.simulator.allocators import Allocation, Eligibility
@@ -125,7 +123,7 @@ class ReadOnlyColumn:
     compiled built-in passes (which cimport that file) read the list itself, plug-ins only through
     these methods."""
 
-    def __init__(self, items: list | TimeOrder, name: str) -> None:
+    def __init__(self, items: list, name: str) -> None:
         self._items = items
         self._name = name
 
@@ -182,8 +180,8 @@ _LIST_READS = (
 )
 
 
-def read_only(items: list | TimeOrder, name: str) -> Sequence[Any]:
-    """A `ReadOnlyColumn` over `items` (the engine's list or `TimeOrder` `name`)."""
+def read_only(items: list, name: str) -> Sequence[Any]:
+    """A `ReadOnlyColumn` over `items` (the engine's list `name`)."""
     if cython.compiled:
         return cast("Sequence[Any]", ReadOnlyColumn(items, name))
     # plain Python: a class of this column's own whose reading methods are the list's bound C
@@ -340,7 +338,7 @@ class SchedulerView:
         put("_engine", engine)
         for name in _LIVE:
             value = getattr(engine, name)
-            put(name, read_only(value, name) if isinstance(value, (list, TimeOrder)) else value)
+            put(name, read_only(value, name) if isinstance(value, list) else value)
         for name in _FIXED:
             put(name, tuple(getattr(engine, name)))
         for name in _MAPPINGS:
