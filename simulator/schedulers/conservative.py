@@ -25,6 +25,8 @@ try:  # Cython's pure-Python mode: the types below compile to C, and do nothing 
     import cython
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
+if cython.compiled:  # C's memmove, for `Profile._shift`
+    from cython.cimports.libc.string import memmove
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Container, Iterator, Sequence, Sized
@@ -205,29 +207,29 @@ class Profile:
         source=cython.Py_ssize_t,
         target=cython.Py_ssize_t,
         length=cython.Py_ssize_t,
-        k=cython.Py_ssize_t,
         at=cython.double[::1],
         count=cython.longlong[::1],
     )
     def _shift(self, source: int, target: int, length: int) -> None:
-        """Copy `length` segments from index `source` to index `target` (the ranges may overlap:
-        C's memmove). Compiled, a C loop in the safe direction: Cython's copy of overlapping slices
-        goes through a temporary buffer, one allocation per edit."""
+        """Copy `length` segments from index `source` to index `target` (the ranges may overlap).
+        Compiled, C's memmove on each buffer: Cython's copy of overlapping slices goes through a
+        temporary buffer (one allocation per edit), and an element loop is not turned into one."""
         at, count = self.at, self.count
         if not cython.compiled:  # plain Python: the arrays' own slice copy
             at[target : target + length] = at[source : source + length]
             count[target : target + length] = count[source : source + length]
             return
-        if target < source:  # one loop per buffer: the C compiler turns each into a memmove
-            for k in range(length):
-                at[target + k] = at[source + k]
-            for k in range(length):
-                count[target + k] = count[source + k]
-        else:
-            for k in range(length - 1, -1, -1):
-                at[target + k] = at[source + k]
-            for k in range(length - 1, -1, -1):
-                count[target + k] = count[source + k]
+        if length > 0:
+            memmove(
+                cython.address(at[target]),
+                cython.address(at[source]),
+                length * cython.sizeof(cython.double),
+            )
+            memmove(
+                cython.address(count[target]),
+                cython.address(count[source]),
+                length * cython.sizeof(cython.longlong),
+            )
 
     @cython.cfunc
     @cython.locals(
@@ -696,7 +698,8 @@ class ConservativeBackfill:
 
     The reservations are typed arrays indexed by job (`held_*`, valid while `holds[job]`), so a
     pass reads and moves them without a dictionary or a tuple; `slot` shows them as a mapping.
-    Compiled, it is an extension type: its fields are read in C and its steps are C calls.
+    Compiled, it is an extension type: its fields are read in C and its steps are C calls, the
+    small ones (`final`: a subclass may override `schedule`, not them) direct and inlined.
     """
 
     engine = cython.declare(object, visibility="public")
@@ -746,6 +749,7 @@ class ConservativeBackfill:
             self.held_duration[job],
         )
 
+    @cython.final
     @cython.cfunc
     @cython.locals(
         jobs=cython.Py_ssize_t,
@@ -774,6 +778,7 @@ class ConservativeBackfill:
         self.holds, self.held_begin, self.held_end = holds, begin, end
         self.held_duration, self.held_units = duration, units
 
+    @cython.final
     @cython.cfunc
     @cython.locals(
         job=cython.Py_ssize_t,
@@ -791,6 +796,7 @@ class ConservativeBackfill:
         self.held_units[job], self.held_duration[job] = units, duration
         self.holders.add(job)
 
+    @cython.final
     @cython.cfunc
     @cython.locals(job=cython.Py_ssize_t)
     def _release(self, job: int) -> None:
@@ -818,6 +824,7 @@ class ConservativeBackfill:
         none is due (the caller may skip building the window)."""
         return self._idle_at(self.engine.now)
 
+    @cython.final
     @cython.cfunc
     @cython.locals(now=cython.double)
     @cython.returns(cython.bint)
@@ -878,6 +885,7 @@ class ConservativeBackfill:
             engine.request_wakeup(next_begin)
         return started
 
+    @cython.final
     @cython.cfunc
     @cython.locals(job=cython.Py_ssize_t)
     @cython.returns(cython.bint)
@@ -886,21 +894,33 @@ class ConservativeBackfill:
         return job < len(self.holds) and self.holds[job] != 0
 
     @cython.ccall
-    @cython.locals(kept=cython.Py_ssize_t, job=cython.Py_ssize_t)
+    @cython.locals(
+        window=list,
+        kept=cython.Py_ssize_t,
+        job=cython.Py_ssize_t,
+        holds=cython.longlong[::1],
+        jobs=cython.Py_ssize_t,
+    )
     @cython.returns(cython.Py_ssize_t)
     def _reserved_in(self, window: list[int]) -> int:
-        """How many jobs of `window` hold a reservation."""
-        kept = 0
+        """How many jobs of `window` hold a reservation (`_holds` with the array read once: every
+        pass asks it of the whole window)."""
+        holds, kept = self.holds, 0
+        jobs = len(holds)
         for job in window:
-            if self._holds(job):
+            if job < jobs and holds[job] != 0:
                 kept += 1
         return kept
 
     @cython.ccall
-    @cython.locals(job=cython.Py_ssize_t)
+    @cython.locals(
+        window=list, job=cython.Py_ssize_t, holds=cython.longlong[::1], jobs=cython.Py_ssize_t
+    )
     def _unreserved(self, window: list[int]) -> list[int]:
         """The jobs of `window` that hold no reservation, in order."""
-        return [job for job in window if not self._holds(job)]
+        holds = self.holds
+        jobs = len(holds)
+        return [job for job in window if job >= jobs or holds[job] == 0]
 
     @cython.ccall
     @cython.locals(
