@@ -7,18 +7,21 @@ turns `InputError` into one line on stderr with exit code 2, and prints warnings
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib
 import os
 import sys
 import warnings
+from typing import TYPE_CHECKING
 
 from cosched import __version__
-from cosched.cli_options import Parser, visible_flags
 from cosched.collector import rare_collections
 from cosched.errors import InputError
-from cosched.processes import interrupt_exit_code, termination_signals
+
+if TYPE_CHECKING:
+    import argparse
+
+    from cosched.cli_options import Parser
 
 __all__ = ["main", "build_parser", "one_line_warnings"]
 
@@ -49,9 +52,10 @@ COMMAND_MODULES = tuple(COMMAND_OWNERS)  # every module that registers commands,
 SERIAL_BLAS_COMMANDS = ("elastic", "simulate", "compare")
 # commands that, run as a program, compute their results and end (measured on `cosched simulate`
 # on SDSC-SP2, docs/benchmarks.md): the whole process runs under `rare_collections` from before
-# its parse imports numpy and the simulator (the passes at CPython's rate took about 0.05 of 1 CPU
-# second; during those imports alone, about 30 passes), and it ends without freeing its objects
-# one by one (`_end_process`: the interpreter's teardown took about 0.1 s)
+# it imports the option vocabulary, the output helpers (this module imports them on use), numpy
+# and the simulator (the passes at CPython's rate took about 0.05 of 1 CPU second; during those
+# imports alone, about 50 passes), and it ends without freeing its objects one by one
+# (`_end_process`: the interpreter's teardown took about 0.1 s)
 BATCH_COMMANDS = ("simulate", "compare")
 # the one-line summary of every command, for `cosched --help` without importing any area (it starts
 # in well under 0.3 s); tests/cli/test_fast_start.py checks it against the summaries the areas
@@ -96,6 +100,8 @@ SUMMARIES = {
 
 def _top_parser() -> tuple[Parser, argparse._SubParsersAction]:
     """`cosched` with `--version` and an empty, required command slot."""
+    from cosched.cli_options import Parser
+
     parser = Parser(prog="cosched", description="HPC co-scheduling research toolkit.")
     parser.add_argument(
         "--version",
@@ -144,6 +150,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def flag_owners(flag: str) -> list[str]:
     """The commands whose --help shows `flag` (the error path of an unknown flag: builds every
     command's parser)."""
+    from cosched.cli_options import visible_flags
+
     commands = build_parser()._subcommands.choices  # type: ignore[attr-defined]
     return [name for name, sub in commands.items() if flag in visible_flags(sub)]
 
@@ -238,6 +246,7 @@ def _dispatch(args, command_parser: argparse.ArgumentParser) -> int:
     line."""
     from cosched.cli_options import check_only_with
     from cosched.outputs import claimed_outputs
+    from cosched.processes import interrupt_exit_code, termination_signals
 
     try:
         check_only_with(args)

@@ -3,8 +3,6 @@ order (``Engine(log_actions=True)``, ``simulate --log-actions``)."""
 
 from __future__ import annotations
 
-import csv
-
 import numpy as np
 
 __all__ = ["ACTION_COLUMNS", "write_actions"]
@@ -18,6 +16,8 @@ def write_actions(actions: list, job_ids, path) -> None:
     after the action; for a preemption, kill or finish the nodes it gave back) and the reason
     "who[:job index]" split into the reason and the job id it served. Reservations are named by
     their key (negative)."""
+    import csv  # with an action log only: a run without one does not pay its import
+
     ids = np.asarray(job_ids).tolist()
     with open(path, "w", newline="") as handle:
         out = csv.writer(handle)

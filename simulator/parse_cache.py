@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -133,6 +132,8 @@ def store(key: Path, meta: dict, arrays: dict[str, np.ndarray]) -> None:
     check.update(line)
     for column in columns:
         check.update(column.data)
+    import tempfile  # on a miss only: a hit does not pay its import
+
     try:
         key.parent.mkdir(parents=True, exist_ok=True)
         handle, name = tempfile.mkstemp(dir=key.parent, prefix=key.name, suffix=".part")

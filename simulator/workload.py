@@ -36,7 +36,6 @@ Deleting the folder is always safe.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import re
@@ -623,6 +622,8 @@ def read_csv(
 def _csv_rows(text: str, source: str) -> tuple[list[str], int, list[list[str]], list[int]]:
     """The header, its line, the data rows (trimmed cells; rows of empty cells skipped) and their
     lines."""
+    import csv  # CSV workloads only: an SWF run does not pay its import
+
     reader = csv.reader(io.StringIO(text, newline=""))
     header: list[str] | None = None
     header_line, rows, lines = 1, [], []

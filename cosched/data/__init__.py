@@ -43,10 +43,9 @@ __getattr__ = module_aliases(__name__, {"PRESETS": "DATA_PRESETS"}, globals())
 
 
 def data_path(name: str) -> Path:
-    """Path of a bundled data file (by file name)."""
-    from importlib.resources import files  # on use: importlib.resources costs every start
-
-    return Path(str(files(__name__) / name))
+    """Path of a bundled data file (by file name): beside this module, as the package is installed
+    as files (importlib.resources, with tempfile and more, would cost a preset's every run)."""
+    return Path(__file__).with_name(name)
 
 
 def resolve(kind: str, spec: str | os.PathLike) -> str | os.PathLike:

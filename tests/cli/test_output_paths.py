@@ -270,3 +270,29 @@ def test_hybrid_mechanism_flags_without_hybrid_are_refused(tmp_path, capsys, wor
     argv = ["simulate", "--workload", workload, "--platform", "kth-sp2", "--quiet"]
     code, _, err = run(capsys, *argv, flag, value)
     assert_refused(code, err, flag, "--hybrid")
+
+
+def test_an_atomic_output_appears_whole_with_the_usual_permissions_or_not_at_all(tmp_path):
+    from cosched.outputs import atomic_path
+
+    target = tmp_path / "deep" / "jobs.csv"
+    with atomic_path(target) as path:
+        # the temporary file: new, empty, private, beside the target, named after it
+        assert path.parent == target.parent and path.name.startswith(".jobs.csv.")
+        assert path.suffix == ".csv" and path.stat().st_size == 0
+        assert path.stat().st_mode & 0o777 == 0o600
+        path.write_text("whole\n")
+        assert not target.exists()
+    mask = os.umask(0)
+    os.umask(mask)
+    assert target.read_text() == "whole\n" and target.stat().st_mode & 0o777 == 0o666 & ~mask
+    assert sorted(p.name for p in target.parent.iterdir()) == ["jobs.csv"]
+    with pytest.raises(RuntimeError), atomic_path(tmp_path / "failed.csv") as path:
+        path.write_text("half")
+        raise RuntimeError("the run failed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["deep"]
+    names = set()
+    for _ in range(20):  # each temporary file its own name
+        with atomic_path(target) as path:
+            names.add(path.name)
+    assert len(names) == 20
