@@ -41,6 +41,7 @@ __all__ = [
     "SHADOW_EXTRA",
     "easy_backfill",
     "easy_pass",
+    "EasyBackfill",
     "Profile",
     "ConservativeBackfill",
 ]
@@ -218,40 +219,69 @@ def easy_pass(
     """Backfill `order[1:]` behind the blocked head `order[0]` without delaying it (003 §5.1.2).
 
     `extra`: which jobs ending at the shadow time give extra units (`shadow_time`); `durations`:
-    what a waiting job is predicted to run if started now (None: `engine.queued_duration`)."""
-    free_units = engine.free_units
-    free = free_units()
-    if free == 0 and reservations is None:
-        return
-    head, table, held = order[0], engine.units_table, _read(engine.held)
-    units: PerJob[int] = _read(table) if table is not None else _AllocatorUnits(engine.units)
-    if engine.eligible is None:
-        shadow, spare = shadow_time(units[head], free, _read(engine.by_end), held, extra)
-    else:  # node types: the head's reservation on one pool, backfilling counted on that pool
-        shadow, spare, pool = pool_shadow_time(engine, head, extra)
-        units = _UnitsInPool(engine.eligible, pool)
-    if reservations is not None and head not in reservations:
-        reservations[head] = shadow
-    if free == 0:
-        return
-    start = engine.start
+    what a waiting job is predicted to run if started now (None: `engine.queued_duration`). A
+    scheduler that makes a pass per event builds one `EasyBackfill` per run instead."""
+    EasyBackfill(engine, reservations, extra, durations).run(order[0], order[1:])
 
-    def started(job: int) -> int | None:
-        return free_units() if start(job) else None
 
-    # with job models a start pays a setup and the estimate counts checkpoint writes: the test uses
-    # the end the engine will predict for the job once started (else a backfilled job could delay
-    # the head); `queued_duration` is the estimates themselves without job models
-    easy_backfill(
-        order[1:],
-        units,
-        _read(engine.queued_duration if durations is None else durations),
-        free,
-        engine.now,
-        shadow,
-        spare,
-        started,
-    )
+@cython.cclass
+class EasyBackfill:
+    """`easy_pass` for one run of one view: what a pass reads of the view that stays the same
+    object during the run (its actions, the units and durations tables, the held units) is read
+    once here rather than once per pass, and the object itself is the `start` that
+    `easy_backfill` calls (no closure per pass)."""
+
+    view = cython.declare(object, visibility="readonly")  # the view it reads and acts through
+    _reservations = cython.declare(object)
+    _extra = cython.declare(str)
+    _free_units = cython.declare(object)
+    _start = cython.declare(object)
+    _units = cython.declare(object)
+    _held = cython.declare(object)
+    _durations = cython.declare(object)
+
+    def __init__(
+        self,
+        engine: SchedulerView,
+        reservations: dict | None = None,
+        extra: str = "first",
+        durations: PerJob[float] | None = None,
+    ) -> None:
+        self.view, self._reservations, self._extra = engine, reservations, extra
+        self._free_units, self._start = engine.free_units, engine.start
+        table = engine.units_table
+        self._units = _read(table) if table is not None else _AllocatorUnits(engine.units)
+        self._held = _read(engine.held)
+        # with job models a start pays a setup and the estimate counts checkpoint writes: the test
+        # uses the end the engine will predict for the job once started (else a backfilled job
+        # could delay the head); `queued_duration` is the estimates themselves without job models
+        self._durations = _read(engine.queued_duration if durations is None else durations)
+
+    @cython.locals(free=cython.Py_ssize_t, head=cython.Py_ssize_t)
+    def run(self, head: int, candidates: list[int]) -> None:
+        """Backfill `candidates` (in their order) behind the blocked `head` (`easy_pass`)."""
+        engine, reservations = self.view, self._reservations
+        free = self._free_units()
+        if free == 0 and reservations is None:
+            return
+        units = self._units
+        if engine.eligible is None:
+            shadow, spare = shadow_time(
+                units[head], free, _read(engine.by_end), self._held, self._extra
+            )
+        else:  # node types: the head's reservation on one pool, backfilling counted on that pool
+            shadow, spare, pool = pool_shadow_time(engine, head, self._extra)
+            units = _UnitsInPool(engine.eligible, pool)
+        if reservations is not None and head not in reservations:
+            reservations[head] = shadow
+        if free == 0:
+            return
+        easy_backfill(candidates, units, self._durations, free, engine.now, shadow, spare, self)
+
+    def __call__(self, job: int) -> int | None:
+        """Start `job` (as `easy_backfill` asks): the units free afterwards, None if it did not
+        start."""
+        return self._free_units() if self._start(job) else None
 
 
 @cython.cfunc

@@ -58,7 +58,7 @@ from cosched.simulator.jobs import JobState
 from cosched.simulator.schedulers.backfilling import (
     SHADOW_EXTRA,
     ConservativeBackfill,
-    easy_pass,
+    EasyBackfill,
     queue_heads,
     start_in_order,
 )
@@ -195,6 +195,7 @@ class QueueScheduler(Scheduler):
         self.reservations: dict[int, float] | None = {} if record_reservations else None
         self._conservative: ConservativeBackfill | PooledConservative | None = None
         self._partitioned: PartitionedQueues | None = None
+        self._easy: EasyBackfill | None = None  # the EASY pass over this run's view (first pass)
         self._multifactor: MultifactorPriority | None = None
         if priority is not None:  # Slurm's multifactor priority replaces the class's ordering
             if isinstance(priority, MultifactorPriority):
@@ -224,6 +225,7 @@ class QueueScheduler(Scheduler):
         self.cores = np.asarray(engine.cores, dtype=np.int64)
         self.estimate = np.asarray(engine.estimate, dtype=np.float64)
         self._durations = engine.run_time if self.queued_durations == "run" else None
+        self._easy = None
         if self._multifactor is not None:
             self._multifactor.attach(engine)
         self._kept = None
@@ -418,15 +420,20 @@ class QueueScheduler(Scheduler):
             return
         if not engine.free_units() and self.reservations is None:
             return  # EASY could start nothing behind the head, and records no reservation
-        # the blocked head and the candidates behind it, a list in each order
+        # the candidates behind the blocked head, a list in each order
+        candidates: list[int]
         if order is not None:
-            candidates = [head, *islice(jobs, self.depth)]
+            candidates = list(islice(jobs, self.depth))
         elif kept is None:
-            candidates = list(queue[: self.depth + 1])
+            candidates = queue[1 : self.depth + 1]  # type: ignore[assignment]  # a list's slice
         else:
-            candidates = self._kept_head(engine, kept, self.depth + 1)
-        # positional: a call with keywords builds a dict, once per pass
-        easy_pass(engine, candidates, self.reservations, self.shadow_extra, self._durations)
+            candidates = self._kept_head(engine, kept, self.depth + 1)[1:]
+        easy = self._easy
+        if easy is None or easy.view is not engine:  # the run's first EASY pass
+            easy = self._easy = EasyBackfill(
+                engine, self.reservations, self.shadow_extra, self._durations
+            )
+        easy.run(head, candidates)
 
     def _kept_heads(self, engine: SchedulerView, kept: list[int]) -> Iterator[int]:
         """The head of the kept order `kept`, again after each start (as `queue_heads`)."""
