@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +28,6 @@ __all__ = [
 ]
 
 OUTPUT_KINDS = ("file", "folder", "plot")  # what check_outputs checks a location for
-_NEW_FILE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-_NAME_ATTEMPTS = 100  # temporary names tried beside an output (each 48 random bits)
 
 
 @contextlib.contextmanager
@@ -38,14 +38,15 @@ def atomic_path(path: str | os.PathLike):
         raise _unwritable(path, "is a directory")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = _new_file(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
     except (FileExistsError, NotADirectoryError):
         raise _unwritable(path, "a parent folder is a file") from None
     except OSError as error:
         raise _unwritable(path, error.strerror or str(error)) from None
+    os.close(fd)
     try:
-        yield tmp
-        # created 0600 (as tempfile.mkstemp); give the file the usual permissions
+        yield Path(tmp)
+        # mkstemp creates 0600; give the file the usual permissions
         os.chmod(tmp, 0o666 & ~_umask())
         try:
             os.replace(tmp, path)
@@ -54,19 +55,6 @@ def atomic_path(path: str | os.PathLike):
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-
-
-def _new_file(path: Path) -> Path:
-    """A new empty file `.NAME.RANDOM.SUFFIX` beside `path`, created exclusively (mode 0600, as
-    `tempfile.mkstemp`, whose import with `random` would cost every command a millisecond)."""
-    for _ in range(_NAME_ATTEMPTS):
-        candidate = path.with_name(f".{path.name}.{os.urandom(6).hex()}{path.suffix}")
-        try:
-            os.close(os.open(candidate, _NEW_FILE_FLAGS, 0o600))
-        except FileExistsError:  # taken: draw another name
-            continue
-        return candidate
-    raise FileExistsError(f"no free temporary name beside {path}")
 
 
 def _unwritable(path: Path, reason: str) -> InputError:
@@ -97,8 +85,6 @@ def output_dir(path: str | os.PathLike):
         yield path
     except BaseException:
         if created:
-            import shutil  # on failure only
-
             shutil.rmtree(path, ignore_errors=True)
         raise
 

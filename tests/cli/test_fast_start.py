@@ -153,16 +153,13 @@ def test_a_command_builds_only_its_own_area(tmp_path):
 
 # modules a plain `cosched simulate` run never needs: pandas (jobs.csv is written without it), the
 # plug-in entry points' metadata scan (only for a name no built-in has), the "did you mean" matcher
-# (only on an error), importlib.abc (a meta path finder needs only find_spec), tempfile and random
-# (an output's temporary file is named without them; the parsed-trace cache imports tempfile on a
-# miss only: the probe below reads a warm entry), csv (CSV workloads and action logs only)
+# (only on an error), importlib.abc (a meta path finder needs only find_spec), csv (CSV workloads
+# and action logs only)
 SIMULATE_UNNEEDED = (
     "pandas",
     "importlib.metadata",
     "difflib",
     "importlib.abc",
-    "tempfile",
-    "random",
     "csv",
 )
 
