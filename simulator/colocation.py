@@ -307,6 +307,7 @@ class HeatmapSpeedModel:
         speed=cython.double,
         pair=cython.double,
         app=cython.Py_ssize_t,
+        other=cython.Py_ssize_t,
         cores_per_node=cython.Py_ssize_t,
     )
     def speeds(self, engine, jobs: np.ndarray) -> list[tuple[int, float]]:

@@ -15,10 +15,15 @@ versions give the same order; the key values differ by that constant factor.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 import numpy as np
+
+try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
+    import cython
+except ModuleNotFoundError:
+    from cosched import _pure_cython as cython
 
 KeyT = TypeVar("KeyT", np.ndarray, float)  # a key over the waiting jobs, or one job's
 
@@ -99,11 +104,13 @@ def popularity_key(ranks: np.ndarray, queue_length: int) -> np.ndarray:
     )  # 003 appendix, Popularity: rank / len(queue)
 
 
+@cython.ccall
 def filler_fill(cores: KeyT, free_cores: int) -> KeyT:
     """factor0 of jobs that fit `free_cores` > 0 (an array over jobs, or one job's cores)."""
     return 1 - (free_cores - cores) / free_cores  # 003 appendix, Filler (1 when diff == 0)
 
 
+@cython.ccall
 def filler_factor1(job_ids: KeyT, queue_length: int) -> KeyT:
     """factor1 of jobs (an array over job ids, or one job id)."""
     return (job_ids + 1) / queue_length  # 003 appendix, Filler factor1
@@ -131,7 +138,15 @@ def filler_key(
     return filler_factor0(cores, free_cores) / factor1
 
 
-def filler_order(queue: list[int], cores: Sequence[int], free_cores: int) -> list[int]:
+@cython.locals(
+    free_cores=cython.Py_ssize_t,
+    job=cython.Py_ssize_t,
+    length=cython.Py_ssize_t,
+    fitting=list,
+    beyond=list,
+    negated=list,
+)
+def filler_order(queue: Iterable[int], cores: Sequence[int], free_cores: int) -> list[int]:
     """The waiting jobs `queue` (job ids, ascending: the queue's order) sorted by descending
     `filler_key`, ties in queue order, with the key computed for the jobs that fit only.
 
@@ -142,18 +157,26 @@ def filler_order(queue: list[int], cores: Sequence[int], free_cores: int) -> lis
     cores, not the whole queue. `cores[job]` is a job's cores.
 
     The few keys are Python floats, computed by the same operations in the same order as
-    `filler_key`'s float64 arrays (so equal bit for bit), and sorted stably: no array per pass."""
+    `filler_key`'s float64 arrays (so equal bit for bit), and sorted stably: no array per pass.
+    `queue` is read once (the engine's live queue may be passed)."""
     if free_cores <= 0:
         return list(queue)  # 003 appendix, Filler: sys_free_cores == 0 -> factor0 = 1
-    fitting = [job for job in queue if cores[job] <= free_cores]
+    fitting, beyond = [], []
+    for job in queue:
+        if cores[job] <= free_cores:
+            fitting.append(job)
+        else:
+            beyond.append(job)
     if len(fitting) > 1:
-        length = len(queue)
-        negated = [
-            -(filler_fill(float(cores[job]), free_cores) / filler_factor1(float(job), length))
-            for job in fitting
-        ]
+        length = len(fitting) + len(beyond)
+        negated = []
+        for job in fitting:
+            negated.append(
+                -(filler_fill(float(cores[job]), free_cores) / filler_factor1(float(job), length))
+            )
         fitting = [fitting[at] for at in sorted(range(len(fitting)), key=negated.__getitem__)]
-    return fitting + [job for job in reversed(queue) if cores[job] > free_cores]
+    beyond.reverse()
+    return fitting + beyond
 
 
 def two_factor_key(cores: np.ndarray, free_cores: int, second_key: np.ndarray) -> np.ndarray:

@@ -47,7 +47,7 @@ class Filler(CoScheduler):
         free cores, not the whole queue)."""
         if type(self).priority is not Filler.priority:  # a subclass's own key: the general sort
             return super().order(engine, limit)
-        order = filler_order(list(engine.waiting), self._core_list, engine.free_cores())
+        order = filler_order(engine.queue, self._core_list, engine.free_cores())
         return order if limit is None else order[:limit]
 
 

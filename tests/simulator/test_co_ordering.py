@@ -207,3 +207,19 @@ def test_filler_order_is_the_queue_sorted_by_the_filler_key(jobs, free):
     ids = np.array(queue)
     expected = ids[queue_order(filler_key(ids, np.array([cores[j] for j in queue]), free))]
     assert filler_order(queue, cores, free) == expected.tolist()
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 64), st.integers(0, 10**6)), min_size=1, max_size=40),
+    st.integers(-2, 128),
+)
+def test_filler_order_reads_the_live_queue_without_changing_it(jobs, free):
+    """Filler passes the engine's queue column itself (no copy): the order is the one of a list
+    copy, and the column is left as it was."""
+    from cosched.simulator.view import read_only
+
+    cores = dict(jobs)
+    queue = sorted(cores)
+    column = read_only(list(queue), "queue")
+    assert filler_order(column, cores, free) == filler_order(list(queue), cores, free)
+    assert list(column) == queue
