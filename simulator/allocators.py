@@ -621,10 +621,11 @@ class _WholeNodes:
 class CompactAllocator(_WholeNodes, Allocator):
     """Whole idle nodes, ceil(cores / cores_per_node) of them, lowest ids first (thesis §5.1).
 
-    The idle node ids are a sorted list (the lowest ids are a prefix slice) and each holder's node
-    ids a list; the node state is brought up to date only when someone reads `state`: from the
-    changes since the last read, or, after more than WRITE_BEHIND of them, rebuilt from the
-    holders. A run nobody inspects node by node does no node state work per job."""
+    The idle node ids are a sorted list from an offset on (the lowest ids are the slice at the
+    offset; a start moves the offset past them, `_take`) and each holder's node ids a list; the node
+    state is brought up to date only when someone reads `state`: from the changes since the last
+    read, or, after more than WRITE_BEHIND of them, rebuilt from the holders. A run nobody inspects
+    node by node does no node state work per job."""
 
     slots = 1
 
