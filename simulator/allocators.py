@@ -587,7 +587,7 @@ class _WholeNodes:
         ones (so the list holds at most about twice the nodes)."""
         idle, lo, count = self._idle, self._lo, len(chosen)
         if (
-            count <= lo
+            0 < count <= lo
             and (lo == len(idle) or idle[lo] > chosen[count - 1])
             and (ascending or _ascending(chosen))
         ):
