@@ -532,7 +532,9 @@ class _WholeNodes:
     `CompactAllocator` subclasses it. In plain Python an ordinary base class."""
 
     _cpn = cython.declare(object, visibility="public")  # cores per node (one node type)
-    _idle = cython.declare(list, visibility="public")  # idle node ids, ascending
+    # idle node ids, ascending, from `_lo` on: the entries before `_lo` are stale (see `_take`)
+    _idle = cython.declare(list, visibility="public")
+    _lo = cython.declare(cython.Py_ssize_t, visibility="public")
     _free = cython.declare(cython.Py_ssize_t, visibility="public")
     _holders = cython.declare(dict, visibility="public")  # job or reservation key -> its node ids
     # (holder or EMPTY, node ids) since the last read of the node state, oldest first; None:
@@ -564,6 +566,49 @@ class _WholeNodes:
         self._changed(EMPTY, chosen)
 
     @cython.ccall
+    @cython.locals(lo=cython.Py_ssize_t, end=cython.Py_ssize_t, chosen=list)
+    def _take(self, job: int, count: int) -> list[int]:
+        """`job` takes the lowest `count` idle nodes (as many are free): they stay in the idle list
+        as stale entries before `_lo`, so a start moves no other entry of the list (deleting them
+        would shift every idle node above, thousands on CEA-Curie, at every start)."""
+        lo = self._lo
+        end = lo + count
+        chosen = self._idle[lo:end]
+        self._lo = end
+        self._hold(job, chosen)
+        return chosen
+
+    @cython.ccall
+    @cython.locals(idle=list, lo=cython.Py_ssize_t, count=cython.Py_ssize_t, ascending=cython.bint)
+    def _give_back(self, job: int, chosen: list[int], ascending: bool) -> None:
+        """`job` gives its nodes `chosen` back to the idle list (`ascending`: known to ascend).
+        Below every idle node, they fill the stale room before `_lo` (no shift of the list);
+        elsewhere, `give_back_idle`, after dropping the stale entries once they outnumber the idle
+        ones (so the list holds at most about twice the nodes)."""
+        idle, lo, count = self._idle, self._lo, len(chosen)
+        if (
+            0 < count <= lo
+            and (lo == len(idle) or idle[lo] > chosen[count - 1])
+            and (ascending or _ascending(chosen))
+        ):
+            idle[lo - count : lo] = chosen
+            self._lo = lo - count
+        else:
+            if lo and 2 * lo > len(idle):
+                del idle[:lo]
+                lo = self._lo = 0
+            give_back_idle(idle, chosen, ascending, lo)
+        self._unhold(job, chosen)
+
+    @cython.ccall
+    def _compact(self) -> list[int]:
+        """The idle list without its stale entries (for the reads and edits that index it)."""
+        if self._lo:
+            del self._idle[: self._lo]
+            self._lo = 0
+        return self._idle
+
+    @cython.ccall
     def _changed(self, owner: int, ids: list[int]) -> None:
         changes = self._changes
         if changes is not None:
@@ -576,10 +621,11 @@ class _WholeNodes:
 class CompactAllocator(_WholeNodes, Allocator):
     """Whole idle nodes, ceil(cores / cores_per_node) of them, lowest ids first (thesis §5.1).
 
-    The idle node ids are a sorted list (the lowest ids are a prefix slice) and each holder's node
-    ids a list; the node state is brought up to date only when someone reads `state`: from the
-    changes since the last read, or, after more than WRITE_BEHIND of them, rebuilt from the
-    holders. A run nobody inspects node by node does no node state work per job."""
+    The idle node ids are a sorted list from an offset on (the lowest ids are the slice at the
+    offset; a start moves the offset past them, `_take`) and each holder's node ids a list; the node
+    state is brought up to date only when someone reads `state`: from the changes since the last
+    read, or, after more than WRITE_BEHIND of them, rebuilt from the holders. A run nobody inspects
+    node by node does no node state work per job."""
 
     slots = 1
 
@@ -589,6 +635,7 @@ class CompactAllocator(_WholeNodes, Allocator):
         # cores of each node by id on a platform of several node types (a held node's cores)
         self._full = None if platform.uniform else _cores_of_nodes(platform)
         self._idle = list(range(platform.nodes))
+        self._lo = 0
         self._free = platform.nodes
         self._holders: dict[int, list[int]] = {}  # job or reservation key -> its node ids
 
@@ -633,7 +680,7 @@ class CompactAllocator(_WholeNodes, Allocator):
     def free_cores(self) -> int:
         if self.platform.uniform:
             return self._free * self._cpn
-        idle, end, free = self._idle, 0, 0
+        idle, end, free = self._compact(), 0, 0
         for group in self.platform.node_groups:  # the idle nodes of a type: a slice of the list
             begin, end = end, end + group.nodes
             idle_here = bisect.bisect_left(idle, end) - bisect.bisect_left(idle, begin)
@@ -659,7 +706,7 @@ class CompactAllocator(_WholeNodes, Allocator):
     def free_in(self, pool: int) -> int:
         """Idle nodes of node type `pool`."""
         assert self.needs is not None
-        idle = self._idle
+        idle = self._compact()
         return bisect.bisect_left(idle, int(self.needs.ends[pool])) - bisect.bisect_left(
             idle, int(self.needs.starts[pool])
         )
@@ -672,7 +719,7 @@ class CompactAllocator(_WholeNodes, Allocator):
     def pool_allocation(self, pool: int, count: int) -> Allocation | None:
         """The lowest `count` idle nodes of node type `pool`, or None if fewer are idle."""
         assert self.needs is not None
-        idle = self._idle
+        idle = self._compact()
         first = bisect.bisect_left(idle, int(self.needs.starts[pool]))
         end = first + count
         if end > len(idle) or idle[end - 1] >= int(self.needs.ends[pool]):
@@ -696,7 +743,7 @@ class CompactAllocator(_WholeNodes, Allocator):
         nodes of the first node type that can run the job and has enough of them idle
         (`cosched.simulator.resources`); None if no type has."""
         assert self.needs is not None  # called only where resources matter
-        idle = self._idle
+        idle = self._compact()
         for low, high, count, cores in self.needs.options[job]:
             first = bisect.bisect_left(idle, low)
             end = first + count
@@ -711,19 +758,19 @@ class CompactAllocator(_WholeNodes, Allocator):
         count = -(-engine.cores[job] // self._cpn)
         if count > self._free:
             return None
-        return Allocation(self._idle[:count], self._cpn)
+        return Allocation(self._idle[self._lo : self._lo + count], self._cpn)
 
     @cython.locals(self=_WholeNodes, first=cython.Py_ssize_t, end=cython.Py_ssize_t, idle=list)
     def allocate(self, engine, job: int) -> Allocation | None:
         if self.needs is None:
-            first, end, cores = 0, -(-engine.cores[job] // self._cpn), self._cpn
+            end = -(-engine.cores[job] // self._cpn)
             if end > self._free:
                 return None
-        else:
-            found = self._eligible(job)
-            if found is None:
-                return None
-            first, end, cores = found
+            return _listed(self._take(job, end), self._cpn)
+        found = self._eligible(job)
+        if found is None:
+            return None
+        first, end, cores = found
         idle = self._idle
         chosen = idle[first:end]
         del idle[first:end]
@@ -731,10 +778,11 @@ class CompactAllocator(_WholeNodes, Allocator):
         return _listed(chosen, cores)
 
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
-        return np.array(self._idle[:limit], dtype=np.int64)
+        lo = self._lo
+        return np.array(self._idle[lo : None if limit is None else lo + limit], dtype=np.int64)
 
     def commit(self, job: int, allocation: Allocation) -> None:
-        idle, chosen = self._idle, allocation.node_ids
+        idle, chosen = self._compact(), allocation.node_ids
         first = bisect.bisect_left(idle, chosen[0]) if chosen else 0
         if idle[first : first + len(chosen)] == chosen:  # a run of idle nodes (the usual choice)
             del idle[first : first + len(chosen)]
@@ -748,27 +796,29 @@ class CompactAllocator(_WholeNodes, Allocator):
 
     @cython.locals(self=_WholeNodes, allocation=Allocation)
     def release(self, job: int, allocation: Allocation) -> None:
-        chosen = allocation.node_ids
-        give_back_idle(self._idle, chosen, allocation._sorted)
-        self._unhold(job, chosen)
+        self._give_back(job, allocation.node_ids, allocation._sorted)
 
 
 @cython.ccall
-@cython.locals(idle=list, chosen=list, first=cython.Py_ssize_t, ascending=cython.bint)
-def give_back_idle(idle: list[int], chosen: list[int], ascending: bool = False) -> None:
-    """Insert the nodes `chosen` (none of them idle) into the ascending list `idle` of idle nodes;
-    the one edit of an idle list when a job gives its nodes back (also a partition's pools').
+@cython.locals(
+    idle=list, chosen=list, first=cython.Py_ssize_t, end=cython.Py_ssize_t, ascending=cython.bint
+)
+def give_back_idle(
+    idle: list[int], chosen: list[int], ascending: bool = False, lo: int = 0
+) -> None:
+    """Insert the nodes `chosen` (none of them idle) into the ascending list `idle[lo:]` of idle
+    nodes; the one edit of an idle list when a job gives its nodes back (also a partition's pools').
     `ascending`: the caller knows `chosen` ascends (else it is checked, node by node)."""
-    first = bisect.bisect_left(idle, chosen[0]) if chosen else len(idle)
-    if (first == len(idle) or idle[first] > chosen[-1]) and (ascending or _ascending(chosen)):
+    if not chosen:
+        return
+    if not (ascending or _ascending(chosen)):
+        chosen = sorted(chosen)
+    first = bisect.bisect_left(idle, chosen[0], lo)
+    if first == len(idle) or idle[first] > chosen[-1]:
         idle[first:first] = chosen  # no idle node among them (the usual case): one insertion
-    elif len(chosen) > BULK_NODES:  # two sorted runs: the sort merges them in one pass
-        idle.extend(chosen)
-        idle.sort()
-    else:
-        insort = bisect.insort  # looked up once, not once per node
-        for node in chosen:
-            insort(idle, node)
+    else:  # idle nodes among them: only that stretch is merged (a sort of two ascending runs)
+        end = bisect.bisect_right(idle, chosen[-1], first)
+        idle[first:end] = sorted(idle[first:end] + chosen)
 
 
 @cython.cfunc

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosched.simulator.allocators import Allocation, CompactAllocator
+from cosched.simulator.allocators import Allocation, CompactAllocator, give_back_idle
 from cosched.simulator.partitions import PartitionAllocator
 from cosched.simulator.platform import Platform
 from cosched.simulator.workload import make_workload
@@ -119,3 +119,38 @@ def test_partition_pools_stay_sorted_and_exact_whatever_order_nodes_come_back(st
         assert allocator.idle_nodes().tolist() == sorted(set(range(NODES + 1)) - busy)
         for p, nodes in enumerate(PARTITION_NODES):
             assert allocator.free_units_in(p) == len(set(nodes) - busy)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 40), unique=True, max_size=30),
+    st.lists(st.integers(0, 40), unique=True, max_size=12),
+    st.integers(0, 10),
+)
+def test_nodes_given_back_merge_into_the_idle_part_and_leave_the_stale_part_alone(
+    idle, back, stale
+):
+    back = [node for node in back if node not in idle]
+    stale_entries = [-1] * stale  # what the compact allocator leaves before its offset
+    listed = stale_entries + sorted(idle)
+    give_back_idle(listed, back, False, stale)
+    assert listed[:stale] == stale_entries
+    assert listed[stale:] == sorted(idle + back)
+
+
+def test_the_idle_list_keeps_few_stale_entries_however_long_the_run():
+    # jobs of 1 to 4 nodes; when one does not fit, the middle running job ends: nodes come back
+    # among idle ones, and without its compaction the list grew to 2,500 entries here
+    jobs = 2000
+    allocator = _allocator(jobs)
+    engine = SimpleNamespace(cores=[1 + job * 7 % 4 for job in range(jobs)])
+    running = []
+    for job in range(jobs):
+        allocation = allocator.allocate(engine, job)
+        while allocation is None:
+            allocator.release(*running.pop(len(running) // 2))
+            allocation = allocator.allocate(engine, job)
+        running.append((job, allocation))
+        assert len(allocator._idle) <= 2 * NODES + 4
+    busy = {node for _, allocation in running for node in allocation.node_ids}
+    assert allocator.idle_nodes().tolist() == sorted(set(range(NODES)) - busy)
