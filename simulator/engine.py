@@ -315,7 +315,7 @@ class Engine(_LoopState):
         del self.queue[_bisect_left(self.queue, job)]
         units = self.waiting_units
         if units is not None:  # `_unqueue`, inlined (once per start)
-            del units[_bisect_left(units, table[job])]
+            del units[_bisect_right(units, table[job]) - 1]
         self.running[job] = None
         state[job] = RUNNING
         self.allocation[job] = allocation
@@ -572,7 +572,7 @@ class Engine(_LoopState):
         units = self.waiting_units
         if units is not None:
             assert self.units_table is not None
-            del units[_bisect_left(units, self.units_table[job])]
+            del units[_bisect_right(units, self.units_table[job]) - 1]
 
     # --- progress bookkeeping ---------------------------------------------------------------------
     def _advance(self, job: int) -> None:
@@ -1050,6 +1050,7 @@ class Engine(_LoopState):
 
 _EMPTY_NODES = np.zeros(0, dtype=np.int64)
 _insort, _bisect_left, _heappush = bisect.insort, bisect.bisect_left, heapq.heappush
+_bisect_right = bisect.bisect_right  # the last of equal units: a deletion shifts only those above
 
 
 def _hook(scheduler, name: str) -> Callable | None:
