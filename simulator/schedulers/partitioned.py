@@ -30,7 +30,7 @@ from cosched.simulator.view import PartitionsView, ReadOnlyColumn, SchedulerView
 __all__ = ["PartitionedQueues", "PooledConservative"]
 
 _JOB = itemgetter(1)  # the job of a (predicted end, job) item
-_insort, _bisect_left = bisect.insort, bisect.bisect_left
+_insort, _bisect_left, _bisect_right = bisect.insort, bisect.bisect_left, bisect.bisect_right
 
 
 @cython.cfunc
@@ -438,7 +438,7 @@ class PartitionedQueues:
             for job in islice(reversed(running), started):  # the running jobs, last started first
                 del own[_bisect_left(own, job)]  # `own` is ascending: jobs arrive in order
                 if units is not None:
-                    del units[_bisect_left(units, table[job])]
+                    del units[_bisect_right(units, table[job]) - 1]  # the last of equal units
             self.idle[partition] = None
         else:
             self.idle[partition] = (self.changes_in[partition], len(own))
