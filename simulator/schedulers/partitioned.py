@@ -21,7 +21,7 @@ except ModuleNotFoundError:
 
 from cosched.simulator.schedulers.backfilling import (
     ConservativeBackfill,
-    easy_pass,
+    EasyBackfill,
     start_in_order,
 )
 from cosched.simulator.schedulers.conservative import conservative_pass
@@ -260,6 +260,7 @@ class PartitionedQueues:
     # the scheduler's settings, fixed for the run: its depth, whether it backfills EASY-style
     depth = cython.declare(cython.Py_ssize_t, visibility="public")
     easy = cython.declare(cython.bint, visibility="public")
+    backfills = cython.declare(list, visibility="public")  # per partition, EASY's pass; else None
 
     def __init__(self, scheduler: Any, engine: SchedulerView):
         partitions = engine.partitions
@@ -280,6 +281,10 @@ class PartitionedQueues:
         ]
         self.depth = scheduler.depth
         self.easy = scheduler.backfill == "easy" and scheduler.depth > 0
+        # built once for the run, as the queue scheduler's: a partition's view keeps its columns
+        self.backfills = (
+            [EasyBackfill(v, scheduler.reservations) for v in self.views] if self.easy else None
+        )
         self.conservative = None
         if scheduler.backfill == "conservative":
             depth, first = scheduler.depth, scheduler.reservations
@@ -430,7 +435,9 @@ class PartitionedQueues:
             # the jobs before the head all started (the last ones running), so the head is the
             # job at that count in `queue`, and the candidates follow it
             started = len(running) - before
-            easy_pass(view, queue[started : started + 1 + self.depth], reservations)
+            self.backfills[partition].run(
+                queue[started], queue[started + 1 : started + 1 + self.depth]
+            )
         started = len(running) - before  # the jobs this pass started: the last ones running
         own = self.waiting[partition]
         if started:
