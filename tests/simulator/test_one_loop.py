@@ -18,7 +18,8 @@ from cosched.simulator.schedulers.easy import EASY
 from cosched.simulator.simulation import simulate
 from cosched.simulator.workload import make_workload
 
-# above the allocator's BULK_NODES (16): both ways of giving nodes back are exercised
+# up to 40 nodes: jobs both below and above the allocator's BULK_NODES (16, where `commit` switches
+# from per-node deletions to one pass over the idle list)
 MAX_NODES = 40
 
 
