@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from cosched.simulator.allocators import Allocation
 from cosched.simulator.platform import PRESETS
-from cosched.simulator.result import JobNodes, SimulationResult, _copied, node_arrays
+from cosched.simulator.result import JobNodes, SimulationResult, node_arrays
 from cosched.simulator.workload import Workload
 
 JOBS = st.lists(st.lists(st.integers(0, 500), max_size=6), max_size=15)
@@ -63,10 +63,11 @@ def test_a_result_keeps_a_list_of_arrays_as_job_nodes():
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.lists(st.integers(0, 2**40), max_size=6)), max_size=15))
 def test_node_arrays_hold_each_jobs_ids_in_job_order(jobs):
-    """From the allocations (`node_arrays`) or from the lists of ids (`_copied`): every job's ids
-    in order, none for a job that never ran."""
-    allocations = [None if ids is None else Allocation(ids, 1) for ids in jobs]
+    """From the allocations (`node_arrays`), of lists or of arrays of ids: every job's ids in
+    order, none for a job that never ran."""
     expected = [[] if ids is None else ids for ids in jobs]
-    for nodes in (node_arrays(allocations), _copied(expected)):
+    for kind in (list, np.array):
+        allocations = [None if ids is None else Allocation(kind(ids), 1) for ids in jobs]
+        nodes = node_arrays(allocations)
         assert _listed(nodes) == expected
         assert nodes.flat.dtype == np.int64 and nodes.counts.dtype == np.int64
