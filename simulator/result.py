@@ -136,7 +136,7 @@ class SimulationResult:
         return pd.DataFrame(columns)
 
 
-@cython.ccall  # C-callable from the engine, and from Python (the tests)
+@cython.ccall  # a C function and its Python wrapper, which the engine and the tests call
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.locals(
