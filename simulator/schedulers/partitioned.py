@@ -281,9 +281,17 @@ class PartitionedQueues:
         ]
         self.depth = scheduler.depth
         self.easy = scheduler.backfill == "easy" and scheduler.depth > 0
-        # built once for the run, as the queue scheduler's: a partition's view keeps its columns
+        # built once for the run, with the queue scheduler's settings (its EASY variants and the
+        # durations of waiting jobs it chose in `attach`): a partition's view keeps its columns
         self.backfills = (
-            [EasyBackfill(v, scheduler.reservations) for v in self.views] if self.easy else None
+            [
+                EasyBackfill(
+                    view, scheduler.reservations, scheduler.shadow_extra, scheduler._durations
+                )
+                for view in self.views
+            ]
+            if self.easy
+            else None
         )
         self.conservative = None
         if scheduler.backfill == "conservative":

@@ -203,6 +203,62 @@ def test_conservative_reserves_as_without_partitions_with_one_partition_over_eve
     assert runs[0] == runs[1]
 
 
+# EASY's variants (`shadow_extra`, `queued_durations`) and its other settings: the per-partition
+# pass backfills as the scheduler it runs for, not as EASY's defaults
+EASY_SETTINGS = st.fixed_dictionaries(
+    {
+        "shadow_extra": st.sampled_from(["first", "all"]),
+        "queued_durations": st.sampled_from(["estimate", "run"]),
+        "depth": st.sampled_from([1, 2, 100]),
+        "record_reservations": st.booleans(),
+    }
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(partitioned_runs(), EASY_SETTINGS)
+def test_one_partition_over_every_node_backfills_with_the_schedulers_easy_settings(case, options):
+    nodes, _, workload, _ = case
+    whole = Partitions((Partition("all", tuple(range(nodes)), nodes, swf_ids=(0,)),))
+    assignment = whole.assign(workload, 1, attributes(np.zeros(len(workload), dtype=int)))
+    runs = []
+    for partitions in (assignment, None):
+        scheduler = make_scheduler("easy", **options)
+        result = simulate(workload, Platform(nodes), scheduler, partitions=partitions)
+        runs.append(
+            (result.start.tolist(), [n.tolist() for n in result.nodes], scheduler.reservations)
+        )
+    assert runs[0] == runs[1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(partitioned_runs(), EASY_SETTINGS)
+def test_each_partition_schedules_as_the_scheduler_on_its_nodes_alone(case, options):
+    # in arrival order each partition's queue and nodes are its own: its jobs start as they would
+    # on a platform of its nodes alone, under the same settings
+    nodes, partitions, workload, numbers = case
+    assignment = partitions.assign(workload, 1, attributes(numbers))
+    scheduler = make_scheduler("easy", **options)
+    together = simulate(assignment.workload, Platform(nodes), scheduler, partitions=assignment)
+    for number, partition in enumerate(partitions.partitions):
+        jobs = np.flatnonzero(assignment.partition_of == number)
+        if not jobs.size:
+            continue
+        alone_scheduler = make_scheduler("easy", **options)
+        alone = simulate(
+            assignment.workload.take(jobs), Platform(len(partition.nodes)), alone_scheduler
+        )
+        assert together.start[jobs].tolist() == alone.start.tolist()
+        first = partition.nodes[0]
+        assert [together.nodes[j].tolist() for j in jobs] == [
+            (n + first).tolist() for n in alone.nodes
+        ]
+        if scheduler.reservations is not None:  # each head's shadow time, on its own nodes
+            members = set(jobs.tolist())
+            ours = {job: at for job, at in scheduler.reservations.items() if job in members}
+            assert ours == {int(jobs[job]): at for job, at in alone_scheduler.reservations.items()}
+
+
 # --- the file and the command line ----------------------------------------------------------------
 
 SWF_LINE = (
