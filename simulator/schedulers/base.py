@@ -378,7 +378,8 @@ class QueueScheduler(Scheduler):
         if self._conservative is not None:
             self._conservative_pass(engine, self._conservative)
             return
-        if self.nothing_fits(engine) or self.decided(engine):
+        # `decided` only after an idle pass (False otherwise): most passes follow a change
+        if self.nothing_fits(engine) or (self._idle_pass is not None and self.decided(engine)):
             return
         changes = engine.changes
         self.scheduling_pass(engine)
