@@ -263,8 +263,11 @@ class EasyBackfill:
         table = engine.units_table
         self._units = _read(table) if table is not None else _AllocatorUnits(engine.units)
         self._held = _read(engine.held)
-        # fixed for the view's life: its node types and the column of running jobs by end
-        self._eligible, self._by_end = engine.eligible, _read(engine.by_end)
+        # fixed for the view's life: its node types, and the running jobs by end when they are the
+        # engine's live column (a partition's view computes them at each read)
+        self._eligible = engine.eligible
+        by_end = engine.by_end
+        self._by_end = _read(by_end) if isinstance(by_end, ReadOnlyColumn) else None
         # with job models a start pays a setup and the estimate counts checkpoint writes: the test
         # uses the end the engine will predict for the job once started (else a backfilled job
         # could delay the head); `queued_duration` is the estimates themselves without job models
@@ -279,7 +282,8 @@ class EasyBackfill:
             return
         units = self._units
         if self._eligible is None:
-            shadow, spare = shadow_time(units[head], free, self._by_end, self._held, self._extra)
+            by_end = self._by_end if self._by_end is not None else engine.by_end
+            shadow, spare = shadow_time(units[head], free, by_end, self._held, self._extra)
         else:  # node types: the head's reservation on one pool, backfilling counted on that pool
             shadow, spare, pool = pool_shadow_time(engine, head, self._extra)
             units = _UnitsInPool(engine.eligible, pool)
