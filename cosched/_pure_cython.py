@@ -27,6 +27,7 @@ __all__ = [
     "ccall",
     "inline",
     "declare",
+    "cast",
     "boundscheck",
     "wraparound",
     "initializedcheck",
@@ -141,4 +142,10 @@ def _unchanged(kind: C) -> C:
 def declare(kind: object, value: Any = None, **options: object) -> Any:
     """``cython.declare(type, visibility=...)``: an attribute of an extension type, None here (the
     instance sets it); ``cython.declare(type, value)``: a C variable, here the value itself."""
+    return value
+
+
+def cast(kind: object, value: Any, typecheck: bool = False) -> Any:
+    """``cython.cast(type, value)``: `value` seen as a C type or extension type (no check, no
+    conversion) when compiled; here `value` itself."""
     return value

@@ -95,9 +95,11 @@ class _QueueHeads:
     blocked head and closing a generator costs more than a start (compiled)."""
 
     _live = cython.declare(object)
+    _list = cython.declare(list)  # `_live` when it is a list (the queue): its head read at C level
 
     def __init__(self, live: Collection[int]) -> None:
         self._live = live
+        self._list = live if isinstance(live, list) else None
 
     def __iter__(self) -> Iterator[int]:
         return self
@@ -105,6 +107,8 @@ class _QueueHeads:
     def __next__(self) -> int:
         if not self._live:
             raise StopIteration
+        if self._list is not None:
+            return self._list[0]
         return next(iter(self._live))
 
 
@@ -199,7 +203,12 @@ def easy_backfill(
         short = now + length <= shadow
         if not short and size > extra:
             continue
-        left = start(job)
+        # the EASY pass's own starter is called at C level (compiled), any other through Python
+        left = (
+            cython.cast(EasyBackfill, start).started(job)
+            if isinstance(start, EasyBackfill)
+            else start(job)
+        )
         if left is None:
             continue
         free = left
@@ -239,6 +248,8 @@ class EasyBackfill:
     _units = cython.declare(object)
     _held = cython.declare(object)
     _durations = cython.declare(object)
+    _eligible = cython.declare(object)
+    _by_end = cython.declare(object)
 
     def __init__(
         self,
@@ -252,6 +263,11 @@ class EasyBackfill:
         table = engine.units_table
         self._units = _read(table) if table is not None else _AllocatorUnits(engine.units)
         self._held = _read(engine.held)
+        # fixed for the view's life: its node types, and the running jobs by end when they are the
+        # engine's live column (a partition's view computes them at each read)
+        self._eligible = engine.eligible
+        by_end = engine.by_end
+        self._by_end = _read(by_end) if isinstance(by_end, ReadOnlyColumn) else None
         # with job models a start pays a setup and the estimate counts checkpoint writes: the test
         # uses the end the engine will predict for the job once started (else a backfilled job
         # could delay the head); `queued_duration` is the estimates themselves without job models
@@ -265,10 +281,9 @@ class EasyBackfill:
         if free == 0 and reservations is None:
             return
         units = self._units
-        if engine.eligible is None:
-            shadow, spare = shadow_time(
-                units[head], free, _read(engine.by_end), self._held, self._extra
-            )
+        if self._eligible is None:
+            by_end = self._by_end if self._by_end is not None else engine.by_end
+            shadow, spare = shadow_time(units[head], free, by_end, self._held, self._extra)
         else:  # node types: the head's reservation on one pool, backfilling counted on that pool
             shadow, spare, pool = pool_shadow_time(engine, head, self._extra)
             units = _UnitsInPool(engine.eligible, pool)
@@ -281,6 +296,11 @@ class EasyBackfill:
     def __call__(self, job: int) -> int | None:
         """Start `job` (as `easy_backfill` asks): the units free afterwards, None if it did not
         start."""
+        return self.started(job)
+
+    @cython.ccall
+    def started(self, job: int) -> int | None:
+        """`__call__`, which `easy_backfill` calls at C level when compiled (no Python call)."""
         return self._free_units() if self._start(job) else None
 
 

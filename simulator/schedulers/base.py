@@ -378,7 +378,8 @@ class QueueScheduler(Scheduler):
         if self._conservative is not None:
             self._conservative_pass(engine, self._conservative)
             return
-        if self.nothing_fits(engine) or self.decided(engine):
+        # `decided` only after an idle pass (False otherwise): most passes follow a change
+        if self.nothing_fits(engine) or (self._idle_pass is not None and self.decided(engine)):
             return
         changes = engine.changes
         self.scheduling_pass(engine)
@@ -416,18 +417,19 @@ class QueueScheduler(Scheduler):
             order = self.order(engine)
             jobs = iter(order)
         head = start_in_order(engine, jobs)
-        if head is None or self.backfill != "easy" or not self.depth:
+        depth = self.depth
+        if head is None or self.backfill != "easy" or not depth:
             return
         if not engine.free_units() and self.reservations is None:
             return  # EASY could start nothing behind the head, and records no reservation
         # the candidates behind the blocked head, a list in each order
         candidates: list[int]
         if order is not None:
-            candidates = list(islice(jobs, self.depth))
+            candidates = list(islice(jobs, depth))
         elif kept is None:
-            candidates = queue[1 : self.depth + 1]  # type: ignore[assignment]  # a list's slice
+            candidates = queue[1 : depth + 1]  # type: ignore[assignment]  # a list's slice
         else:
-            candidates = self._kept_head(engine, kept, self.depth + 1)[1:]
+            candidates = self._kept_head(engine, kept, depth + 1)[1:]
         easy = self._easy
         if easy is None or easy.view is not engine:  # the run's first EASY pass
             easy = self._easy = EasyBackfill(
