@@ -63,7 +63,7 @@ from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState, per_job_models
 from cosched.simulator.platform import Platform
 from cosched.simulator.result import SimulationResult, node_arrays
-from cosched.simulator.view import SchedulerView
+from cosched.simulator.view import QueueColumn, SchedulerView, dequeue, enqueue
 from cosched.simulator.workload import Workload
 
 __all__ = [
@@ -140,7 +140,7 @@ class _LoopState:
     models = cython.declare(list, visibility="public")  # None when every job is plain rigid
     # queues, events and hooks
     waiting = cython.declare(object, visibility="public")  # an OrderedDict
-    queue = cython.declare(list, visibility="public")  # the waiting jobs, ascending (queue order)
+    queue = cython.declare(object, visibility="public")  # the waiting jobs, ascending (QueueColumn)
     running = cython.declare(dict, visibility="public")
     by_end = cython.declare(list, visibility="public")
     pending_resize = cython.declare(dict, visibility="public")
@@ -253,7 +253,7 @@ class Engine(_LoopState):
         # queues)
         self.waiting: OrderedDict[int, None] = OrderedDict()
         # the same jobs, ascending (the queue's order): its first jobs are a slice, not a walk
-        self.queue: list[int] = []
+        self.queue = QueueColumn()
         self.running: dict[int, None] = {}
         self.by_end: list[tuple[float, int]] = []
         self.reservations: dict[int, Reservation] = {}
@@ -312,7 +312,7 @@ class Engine(_LoopState):
         now = self.now
         self.changes += 1
         del self.waiting[job]
-        del self.queue[_bisect_left(self.queue, job)]
+        dequeue(self.queue, job)  # moves the few jobs ahead of it, not the queue behind
         units = self.waiting_units
         if units is not None:  # `_unqueue`, inlined (once per start)
             del units[_bisect_right(units, table[job]) - 1]
@@ -437,7 +437,7 @@ class Engine(_LoopState):
         self._queue(job)
         if self.models is not None:
             self.queued_duration[job] = self.predicted_duration(job)
-        _insort(self.queue, job)  # back to its submit position (workload order)
+        enqueue(self.queue, job)  # back to its submit position (workload order)
         for later in self.queue[self.queue.index(job) + 1 :]:
             self.waiting.move_to_end(later)
         on_preempt = getattr(self.scheduler, "on_preempt", None)
@@ -458,7 +458,7 @@ class Engine(_LoopState):
         else:
             self.changes += 1
             del self.waiting[job]
-            self.queue.remove(job)
+            dequeue(self.queue, job)
             self._unqueue(job)
             if self.actions is not None:
                 self._act("kill", job, 0, _EMPTY_NODES, reason)
@@ -936,7 +936,6 @@ class Engine(_LoopState):
         state=list,
         units=list,
         table=list,
-        queue=list,
     )
     def _loop(self, bar) -> None:  # noqa: C901  (the one hot loop: no call per event it can avoid)
         """The event loop of the module docstring, for any scheduler, allocator and job model."""
@@ -980,7 +979,7 @@ class Engine(_LoopState):
                     done += 1
             while arrived < jobs and submit[arrived] <= now:
                 waiting[arrived] = None
-                queue.append(arrived)  # the highest job index waiting
+                enqueue(queue, arrived)  # the highest job index waiting: the last
                 state[arrived] = WAITING
                 if units is not None:
                     _insort(units, table[arrived])  # with the table only
@@ -1024,7 +1023,7 @@ class Engine(_LoopState):
         while self.arrived < len(submit) and submit[self.arrived] <= now:
             job = self.arrived
             self.waiting[job] = None
-            self.queue.append(job)
+            enqueue(self.queue, job)
             self.state[job] = WAITING
             if units is not None:
                 _insort(units, table[job])

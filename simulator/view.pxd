@@ -5,3 +5,7 @@
 cdef class ReadOnlyColumn:
     cdef list _items
     cdef str _name
+
+cdef class QueueColumn:
+    cdef list _items
+    cdef Py_ssize_t _head

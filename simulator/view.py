@@ -19,14 +19,15 @@ Read-only, at list speed:
 - per-job data fixed for the run (``submit``, ``run_time``, ``cores``, ``estimate``, ``work``,
   ``models``) are tuples;
 - per-job state the engine updates as it runs (``state``, ``predicted_end``, ``held``,
-  ``allocation``, ``by_end``, ``units_table``, ``waiting_units``, ...) and ``queue`` (the waiting
-  jobs in queue order, indexed and sliced as a list) are a `ReadOnlyColumn` over
+  ``allocation``, ``by_end``, ``units_table``, ``waiting_units``, ...) is a `ReadOnlyColumn` over
   the engine's own list: it reads, iterates, slices and searches as the list does and sees every
   change, and item assignment or deletion raises ``TypeError``. The engine keeps writing its
   plain lists, so its writes cost nothing; a read goes through no Python code: compiled, the
   column is an extension type; in plain Python, each column's class takes the list's own bound
   C methods as its reading methods (docs/benchmarks.md, "A read-only view at list speed", gives the
-  measurements).
+  measurements);
+- ``queue`` (the waiting jobs in queue order) is a `QueueColumn`, read as such a column (indexed
+  and sliced as a list), which the engine changes without shifting the whole queue at each start.
 
 Lists are indexed by job (workload order). Times are seconds; work is in seconds of the job's
 compact run at its requested size (checkpoint writes included).
@@ -35,6 +36,7 @@ compact run at its requested size (checkpoint writes included).
 from __future__ import annotations
 
 import warnings
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -56,7 +58,16 @@ if TYPE_CHECKING:
     from cosched.simulator.platform import Platform
     from cosched.simulator.workload import Workload
 
-__all__ = ["SchedulerView", "ReadOnlyColumn", "read_only", "VIEW_MEMBERS", "ACTIONS"]
+__all__ = [
+    "SchedulerView",
+    "ReadOnlyColumn",
+    "QueueColumn",
+    "read_only",
+    "enqueue",
+    "dequeue",
+    "VIEW_MEMBERS",
+    "ACTIONS",
+]
 
 ACTIONS = (
     "start",
@@ -157,16 +168,119 @@ class ReadOnlyColumn:
         return f"ReadOnlyColumn({self._name}, {self._items!r})"
 
     def __setitem__(self, index: Any, value: object) -> None:
-        raise TypeError(
-            f"the scheduler's view is read-only (cannot change {self._name}[{index!r}]); change "
-            f"the state through its actions: {', '.join(ACTIONS)}"
-        )
+        _refuse(self._name, index)
 
     def __delitem__(self, index: Any) -> None:
-        self.__setitem__(index, None)
+        _refuse(self._name, index)
+
+
+def _refuse(name: str, index: Any) -> None:
+    raise TypeError(
+        f"the scheduler's view is read-only (cannot change {name}[{index!r}]); change the state "
+        f"through its actions: {', '.join(ACTIONS)}"
+    )
+
+
+@cython.cclass
+class QueueColumn:
+    """The waiting jobs in queue order (ascending job index), read-only as a `ReadOnlyColumn`:
+    reads, slices (lists), ``len``, ``in``, ``index`` and ``count`` as on a list, live; iteration
+    walks the queue as it was when it began; item assignment and deletion raise ``TypeError``.
+    Only the engine changes it (`enqueue`, `dequeue`).
+
+    The jobs are ``_items[_head:]``, with a gap in front: a pass starts jobs among the first ones,
+    and a start moves the jobs in front of it one place into the gap instead of shifting the
+    thousands behind it (a list's deletion). Compiled, both fields are C fields (view.pxd) that
+    the compiled passes read and plug-ins cannot see."""
+
+    def __init__(self) -> None:
+        self._items: list = []  # ascending job indices
+        self._head = 0  # the gap: _items[:_head] are stale
+
+    def __getitem__(self, index: Any) -> Any:
+        items, head = self._items, self._head
+        if isinstance(index, slice):
+            if index.step is None:
+                start, stop, _ = index.indices(len(items) - head)
+                return items[head + start : head + stop]
+            return items[head:][index]
+        if index < 0:
+            index += len(items) - head
+            if index < 0:
+                raise IndexError("queue index out of range")
+        return items[head + index]
+
+    def __len__(self) -> int:
+        return len(self._items) - self._head
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._items[self._head :])
+
+    def __reversed__(self) -> Iterator[int]:
+        return reversed(self._items[self._head :])
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._items[self._head :]
+
+    def index(self, value: object, *bounds: int) -> int:
+        """The first position of `value` (within ``start, stop``), as `list.index`."""
+        return self._items[self._head :].index(value, *bounds)
+
+    def count(self, value: object) -> int:
+        """How many items equal `value`."""
+        return self._items[self._head :].count(value)
+
+    def __eq__(self, other: object) -> bool:
+        return self._items[self._head :] == other  # another column answers the reflected one
+
+    def __repr__(self) -> str:
+        return f"QueueColumn({self._items[self._head :]!r})"
+
+    def __setitem__(self, index: Any, value: object) -> None:
+        _refuse("queue", index)
+
+    def __delitem__(self, index: Any) -> None:
+        _refuse("queue", index)
+
+
+@cython.ccall
+@cython.locals(queue=QueueColumn, job=cython.Py_ssize_t, items=list, position=cython.Py_ssize_t)
+def enqueue(queue: QueueColumn, job: int) -> None:
+    """The engine's: waiting `job` enters `queue` at its place (an arrival is the last)."""
+    items = queue._items
+    if not items or items[len(items) - 1] < job:
+        items.append(job)
+        return
+    position = bisect_left(items, job, queue._head)
+    items.insert(position, job)
+
+
+@cython.ccall
+@cython.locals(
+    queue=QueueColumn,
+    job=cython.Py_ssize_t,
+    items=list,
+    head=cython.Py_ssize_t,
+    position=cython.Py_ssize_t,
+)
+def dequeue(queue: QueueColumn, job: int) -> None:
+    """The engine's: `job` (waiting) leaves `queue`, the jobs on its shorter side moving one
+    place (into the gap in front: a start near the head moves a few jobs, not the queue)."""
+    items, head = queue._items, queue._head
+    position = bisect_left(items, job, head)
+    if position - head >= len(items) - position:
+        del items[position]
+        return
+    items[head + 1 : position + 1] = items[head:position]
+    head += 1
+    if 2 * head > len(items):  # the gap outgrew the queue: drop it (each job moves once for it)
+        del items[:head]
+        head = 0
+    queue._head = head
 
 
 Sequence.register(ReadOnlyColumn)
+Sequence.register(QueueColumn)
 
 # the reading methods a plain-Python column takes from its list (`read_only`)
 _LIST_READS = (

@@ -27,7 +27,7 @@ except ModuleNotFoundError:
 
 from cosched.deprecation import warn_renamed
 from cosched.simulator.schedulers.conservative import ConservativeBackfill, Profile
-from cosched.simulator.view import ReadOnlyColumn
+from cosched.simulator.view import QueueColumn, ReadOnlyColumn
 
 if TYPE_CHECKING:
     from cosched.simulator.allocators import Allocation, Eligibility
@@ -86,7 +86,7 @@ def queue_heads(waiting: Collection[int]) -> Iterator[int]:
     """The head of the live queue `waiting` (``engine.queue``, or ``engine.waiting``), again after
     each start removes it: the queue in its own order (job index) for `start_in_order`, which a
     plain iterator over a queue that changes could not give."""
-    return _QueueHeads(_read(waiting))  # compiled: the engine's own list under the view's column
+    return _QueueHeads(waiting)
 
 
 @cython.cclass
@@ -95,14 +95,22 @@ class _QueueHeads:
     blocked head and closing a generator costs more than a start (compiled)."""
 
     _live = cython.declare(object)
+    _queue = cython.declare(QueueColumn)  # `_live` if it is the engine's queue (read in C), or None
 
     def __init__(self, live: Collection[int]) -> None:
         self._live = live
+        self._queue = live if isinstance(live, QueueColumn) else None
 
     def __iter__(self) -> Iterator[int]:
         return self
 
+    @cython.locals(queue=QueueColumn)
     def __next__(self) -> int:
+        queue = self._queue
+        if queue is not None:
+            if queue._head == len(queue._items):
+                raise StopIteration
+            return queue._items[queue._head]
         if not self._live:
             raise StopIteration
         return next(iter(self._live))

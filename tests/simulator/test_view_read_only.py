@@ -2,6 +2,8 @@
 into a column (``view.predicted_end[j] = 0``) gets a clear ``TypeError`` and the engine's state
 stays as it was; reading a column behaves as reading the engine's list."""
 
+from bisect import insort
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,7 +12,7 @@ from cosched.simulator.engine import Engine
 from cosched.simulator.jobs import malleable
 from cosched.simulator.platform import Platform
 from cosched.simulator.simulation import simulate
-from cosched.simulator.view import VIEW_MEMBERS, read_only
+from cosched.simulator.view import VIEW_MEMBERS, QueueColumn, dequeue, enqueue, read_only
 from cosched.simulator.workload import make_workload
 
 # every column of per-job state the engine updates during a run (the view's module docstring)
@@ -129,3 +131,40 @@ def test_a_column_reads_as_its_list_and_sees_every_change(items, index, stop, va
     assert column[-1] == value and len(column) == len(items)
     with pytest.raises(TypeError, match=r"read-only \(cannot change column\[0\]\)"):
         column[0] = value
+
+
+@given(
+    st.lists(st.tuples(st.booleans(), st.integers(0, 40)), max_size=150),
+    st.integers(-45, 45),
+    st.integers(-45, 45),
+    st.sampled_from([None, 1, 2, -1, -3]),
+    st.integers(-2, 42),
+)
+def test_the_queue_column_reads_as_the_sorted_waiting_jobs_after_any_arrivals_and_departures(
+    changes, index, stop, step, value
+):
+    """The engine's queue (a gap in front of its jobs, moved into on departures near the head)
+    reads as the sorted list of the jobs that entered and have not left, after every change."""
+    queue, jobs = QueueColumn(), []
+    for arrives, job in changes:
+        if arrives and job not in jobs:
+            enqueue(queue, job)
+            insort(jobs, job)
+        elif not arrives and jobs:
+            leaving = jobs[job % len(jobs)]
+            dequeue(queue, leaving)
+            jobs.remove(leaving)
+        assert len(queue) == len(jobs) and queue == jobs and bool(queue) == bool(jobs)
+        assert [queue[at] for at in range(-len(jobs), len(jobs))] == jobs + jobs
+    assert list(queue) == jobs and list(reversed(queue)) == jobs[::-1]
+    assert queue[index:stop] == jobs[index:stop] and queue[index:stop:step] == jobs[index:stop:step]
+    assert (value in queue) == (value in jobs) and queue.count(value) == jobs.count(value)
+    if value in jobs:
+        assert queue.index(value) == jobs.index(value)
+    if -len(jobs) <= index < len(jobs):
+        assert queue[index] == jobs[index]
+    else:
+        with pytest.raises(IndexError):
+            queue[index]
+    with pytest.raises(TypeError, match=r"read-only \(cannot change queue\[0\]\)"):
+        queue[0] = value
