@@ -6,6 +6,7 @@ cdef class ReadOnlyColumn:
     cdef list _items
     cdef str _name
 
-cdef class QueueColumn:
+cdef class SortedColumn:
     cdef list _items
     cdef Py_ssize_t _head
+    cdef str _name

@@ -19,15 +19,16 @@ Read-only, at list speed:
 - per-job data fixed for the run (``submit``, ``run_time``, ``cores``, ``estimate``, ``work``,
   ``models``) are tuples;
 - per-job state the engine updates as it runs (``state``, ``predicted_end``, ``held``,
-  ``allocation``, ``by_end``, ``units_table``, ``waiting_units``, ...) is a `ReadOnlyColumn` over
+  ``allocation``, ``by_end``, ``units_table``, ...) is a `ReadOnlyColumn` over
   the engine's own list: it reads, iterates, slices and searches as the list does and sees every
   change, and item assignment or deletion raises ``TypeError``. The engine keeps writing its
   plain lists, so its writes cost nothing; a read goes through no Python code: compiled, the
   column is an extension type; in plain Python, each column's class takes the list's own bound
   C methods as its reading methods (docs/benchmarks.md, "A read-only view at list speed", gives the
   measurements);
-- ``queue`` (the waiting jobs in queue order) is a `QueueColumn`, read as such a column (indexed
-  and sliced as a list), which the engine changes without shifting the whole queue at each start.
+- ``queue`` (the waiting jobs in queue order) and ``waiting_units`` (their units, ascending) are a
+  `SortedColumn`, read as such a column (indexed and sliced as a list), which the engine changes
+  without shifting the whole queue at each start.
 
 Lists are indexed by job (workload order). Times are seconds; work is in seconds of the job's
 compact run at its requested size (checkpoint writes included).
@@ -36,7 +37,7 @@ compact run at its requested size (checkpoint writes included).
 from __future__ import annotations
 
 import warnings
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -61,10 +62,10 @@ if TYPE_CHECKING:
 __all__ = [
     "SchedulerView",
     "ReadOnlyColumn",
-    "QueueColumn",
+    "SortedColumn",
     "read_only",
-    "enqueue",
-    "dequeue",
+    "insert_sorted",
+    "remove_sorted",
     "VIEW_MEMBERS",
     "ACTIONS",
 ]
@@ -182,20 +183,23 @@ def _refuse(name: str, index: Any) -> None:
 
 
 @cython.cclass
-class QueueColumn:
-    """The waiting jobs in queue order (ascending job index), read-only as a `ReadOnlyColumn`:
-    reads, slices (lists), ``len``, ``in``, ``index`` and ``count`` as on a list, live; iteration
-    walks the queue as it was when it began; item assignment and deletion raise ``TypeError``.
-    Only the engine changes it (`enqueue`, `dequeue`).
+class SortedColumn:
+    """An ascending column the engine keeps (the waiting jobs, `queue`; their units,
+    `waiting_units`), read-only as a `ReadOnlyColumn`: reads, slices (lists), ``len``, ``in``,
+    ``index`` and ``count`` as on a list, live; iteration walks the column as it was when it began;
+    item assignment and deletion raise ``TypeError``. Only the engine changes it (`insert_sorted`,
+    `remove_sorted`).
 
-    The jobs are ``_items[_head:]``, with a gap in front: a pass starts jobs among the first ones,
-    and a start moves the jobs in front of it one place into the gap instead of shifting the
-    thousands behind it (a list's deletion). Compiled, both fields are C fields (view.pxd) that
-    the compiled passes read and plug-ins cannot see."""
+    The values are ``_items[_head:]``, after a gap: a value enters or leaves by moving the values on
+    its shorter side one place, into or out of the gap, not always the thousands above it as a
+    list's insertion or deletion does (a pass starts jobs among the first of a long queue).
+    Compiled, the fields are C fields (view.pxd) that the compiled passes read and plug-ins cannot
+    see."""
 
-    def __init__(self) -> None:
-        self._items: list = []  # ascending job indices
+    def __init__(self, name: str) -> None:
+        self._items: list = []
         self._head = 0  # the gap: _items[:_head] are stale
+        self._name = name
 
     def __getitem__(self, index: Any) -> Any:
         items, head = self._items, self._head
@@ -207,16 +211,16 @@ class QueueColumn:
         if index < 0:
             index += len(items) - head
             if index < 0:
-                raise IndexError("queue index out of range")
+                raise IndexError(f"{self._name} index out of range")
         return items[head + index]
 
     def __len__(self) -> int:
         return len(self._items) - self._head
 
-    def __iter__(self) -> Iterator[int]:
+    def __iter__(self) -> Iterator[Any]:
         return iter(self._items[self._head :])
 
-    def __reversed__(self) -> Iterator[int]:
+    def __reversed__(self) -> Iterator[Any]:
         return reversed(self._items[self._head :])
 
     def __contains__(self, value: object) -> bool:
@@ -234,53 +238,71 @@ class QueueColumn:
         return self._items[self._head :] == other  # another column answers the reflected one
 
     def __repr__(self) -> str:
-        return f"QueueColumn({self._items[self._head :]!r})"
+        return f"SortedColumn({self._name}, {self._items[self._head :]!r})"
 
     def __setitem__(self, index: Any, value: object) -> None:
-        _refuse("queue", index)
+        _refuse(self._name, index)
 
     def __delitem__(self, index: Any) -> None:
-        _refuse("queue", index)
-
-
-@cython.ccall
-@cython.locals(queue=QueueColumn, job=cython.Py_ssize_t, items=list, position=cython.Py_ssize_t)
-def enqueue(queue: QueueColumn, job: int) -> None:
-    """The engine's: waiting `job` enters `queue` at its place (an arrival is the last)."""
-    items = queue._items
-    if not items or items[len(items) - 1] < job:
-        items.append(job)
-        return
-    position = bisect_left(items, job, queue._head)
-    items.insert(position, job)
+        _refuse(self._name, index)
 
 
 @cython.ccall
 @cython.locals(
-    queue=QueueColumn,
-    job=cython.Py_ssize_t,
+    column=SortedColumn,
+    value=cython.Py_ssize_t,
     items=list,
     head=cython.Py_ssize_t,
-    position=cython.Py_ssize_t,
+    first=cython.Py_ssize_t,
+    after=cython.Py_ssize_t,
 )
-def dequeue(queue: QueueColumn, job: int) -> None:
-    """The engine's: `job` (waiting) leaves `queue`, the jobs on its shorter side moving one
-    place (into the gap in front: a start near the head moves a few jobs, not the queue)."""
-    items, head = queue._items, queue._head
-    position = bisect_left(items, job, head)
-    if position - head >= len(items) - position:
-        del items[position]
+def insert_sorted(column: SortedColumn, value: int) -> None:
+    """The engine's: `value` enters `column` at its place (after its equals, or before them into
+    the gap when fewer values move), as `bisect.insort` does to a list."""
+    items, head = column._items, column._head
+    if not items or items[len(items) - 1] <= value:  # an arrival: the highest job index
+        items.append(value)
         return
-    items[head + 1 : position + 1] = items[head:position]
+    after = bisect_right(items, value, head)
+    if head:
+        first = bisect_left(items, value, head, after)
+        if first - head < len(items) - after:  # fewer values below it: they move into the gap
+            items[head - 1 : first - 1] = items[head:first]
+            items[first - 1] = value
+            column._head = head - 1
+            return
+    items.insert(after, value)
+
+
+@cython.ccall
+@cython.locals(
+    column=SortedColumn,
+    value=cython.Py_ssize_t,
+    items=list,
+    head=cython.Py_ssize_t,
+    first=cython.Py_ssize_t,
+    last=cython.Py_ssize_t,
+)
+def remove_sorted(column: SortedColumn, value: int) -> None:
+    """The engine's: one `value` (in `column`) leaves it, the values on its shorter side moving
+    one place (those below it into the gap: a start near the head of the queue moves a few jobs,
+    not the queue)."""
+    items, head = column._items, column._head
+    last = bisect_right(items, value, head) - 1
+    first = bisect_left(items, value, head, last)
+    if first - head >= len(items) - 1 - last:
+        del items[last]
+        return
+    items[head + 1 : first + 1] = items[head:first]
     head += 1
-    if 2 * head > len(items):  # the gap outgrew the queue: drop it (each job moves once for it)
+    if 2 * head > len(items):  # the gap outgrew the values: drop it (each moves once for it)
         del items[:head]
         head = 0
-    queue._head = head
+    column._head = head
 
 
 Sequence.register(ReadOnlyColumn)
-Sequence.register(QueueColumn)
+Sequence.register(SortedColumn)
 
 # the reading methods a plain-Python column takes from its list (`read_only`)
 _LIST_READS = (

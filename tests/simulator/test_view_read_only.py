@@ -12,7 +12,13 @@ from cosched.simulator.engine import Engine
 from cosched.simulator.jobs import malleable
 from cosched.simulator.platform import Platform
 from cosched.simulator.simulation import simulate
-from cosched.simulator.view import VIEW_MEMBERS, QueueColumn, dequeue, enqueue, read_only
+from cosched.simulator.view import (
+    VIEW_MEMBERS,
+    SortedColumn,
+    insert_sorted,
+    read_only,
+    remove_sorted,
+)
 from cosched.simulator.workload import make_workload
 
 # every column of per-job state the engine updates during a run (the view's module docstring)
@@ -135,36 +141,39 @@ def test_a_column_reads_as_its_list_and_sees_every_change(items, index, stop, va
 
 @given(
     st.lists(st.tuples(st.booleans(), st.integers(0, 40)), max_size=150),
+    st.booleans(),
     st.integers(-45, 45),
     st.integers(-45, 45),
     st.sampled_from([None, 1, 2, -1, -3]),
     st.integers(-2, 42),
 )
-def test_the_queue_column_reads_as_the_sorted_waiting_jobs_after_any_arrivals_and_departures(
-    changes, index, stop, step, value
+def test_a_sorted_column_reads_as_the_sorted_list_of_its_values_after_any_changes(
+    changes, distinct, index, stop, step, value
 ):
-    """The engine's queue (a gap in front of its jobs, moved into on departures near the head)
-    reads as the sorted list of the jobs that entered and have not left, after every change."""
-    queue, jobs = QueueColumn(), []
-    for arrives, job in changes:
-        if arrives and job not in jobs:
-            enqueue(queue, job)
-            insort(jobs, job)
-        elif not arrives and jobs:
-            leaving = jobs[job % len(jobs)]
-            dequeue(queue, leaving)
-            jobs.remove(leaving)
-        assert len(queue) == len(jobs) and queue == jobs and bool(queue) == bool(jobs)
-        assert [queue[at] for at in range(-len(jobs), len(jobs))] == jobs + jobs
-    assert list(queue) == jobs and list(reversed(queue)) == jobs[::-1]
-    assert queue[index:stop] == jobs[index:stop] and queue[index:stop:step] == jobs[index:stop:step]
-    assert (value in queue) == (value in jobs) and queue.count(value) == jobs.count(value)
-    if value in jobs:
-        assert queue.index(value) == jobs.index(value)
-    if -len(jobs) <= index < len(jobs):
-        assert queue[index] == jobs[index]
+    """The engine's ascending columns (the queue: distinct job indices; the waiting units: equal
+    values too), kept with a gap in front, read as the sorted list of the values that entered and
+    have not left, after every change."""
+    column, values = SortedColumn("queue"), []
+    for enters, number in changes:
+        if enters and not (distinct and number in values):
+            insert_sorted(column, number)
+            insort(values, number)
+        elif not enters and values:
+            leaving = values[number % len(values)]
+            remove_sorted(column, leaving)
+            values.remove(leaving)
+        assert len(column) == len(values) and column == values and bool(column) == bool(values)
+        assert [column[at] for at in range(-len(values), len(values))] == values + values
+    assert list(column) == values and list(reversed(column)) == values[::-1]
+    assert column[index:stop] == values[index:stop]
+    assert column[index:stop:step] == values[index:stop:step]
+    assert (value in column) == (value in values) and column.count(value) == values.count(value)
+    if value in values:
+        assert column.index(value) == values.index(value)
+    if -len(values) <= index < len(values):
+        assert column[index] == values[index]
     else:
         with pytest.raises(IndexError):
-            queue[index]
+            column[index]
     with pytest.raises(TypeError, match=r"read-only \(cannot change queue\[0\]\)"):
-        queue[0] = value
+        column[0] = value
