@@ -63,7 +63,7 @@ from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState, per_job_models
 from cosched.simulator.platform import Platform
 from cosched.simulator.result import SimulationResult, node_arrays
-from cosched.simulator.view import SchedulerView
+from cosched.simulator.view import SchedulerView, SortedColumn, insert_sorted, remove_sorted
 from cosched.simulator.workload import Workload
 
 __all__ = [
@@ -136,11 +136,11 @@ class _LoopState:
     version = cython.declare(list, visibility="public")
     predicted_end = cython.declare(list, visibility="public")
     units_table = cython.declare(list, visibility="public")  # None without a static table
-    waiting_units = cython.declare(list, visibility="public")  # None without a static table
+    waiting_units = cython.declare(object, visibility="public")  # None without a static table
     models = cython.declare(list, visibility="public")  # None when every job is plain rigid
     # queues, events and hooks
     waiting = cython.declare(object, visibility="public")  # an OrderedDict
-    queue = cython.declare(list, visibility="public")  # the waiting jobs, ascending (queue order)
+    queue = cython.declare(object, visibility="public")  # the waiting jobs (a SortedColumn)
     running = cython.declare(dict, visibility="public")
     by_end = cython.declare(list, visibility="public")
     pending_resize = cython.declare(dict, visibility="public")
@@ -206,7 +206,7 @@ class Engine(_LoopState):
         self.held = [0] * jobs
         table = self.allocator.static_units(workload.cores)
         self.units_table = None if table is None else table.tolist()
-        self.waiting_units: list[int] | None = None if table is None else []
+        self.waiting_units = None if table is None else SortedColumn("waiting_units")
         self.placement: list[str | None] = [None] * jobs
         self.speed = [1.0] * jobs
         self.rate = [1.0] * jobs
@@ -253,7 +253,7 @@ class Engine(_LoopState):
         # queues)
         self.waiting: OrderedDict[int, None] = OrderedDict()
         # the same jobs, ascending (the queue's order): its first jobs are a slice, not a walk
-        self.queue: list[int] = []
+        self.queue = SortedColumn("queue")
         self.running: dict[int, None] = {}
         self.by_end: list[tuple[float, int]] = []
         self.reservations: dict[int, Reservation] = {}
@@ -312,10 +312,10 @@ class Engine(_LoopState):
         now = self.now
         self.changes += 1
         del self.waiting[job]
-        del self.queue[_bisect_left(self.queue, job)]
+        remove_sorted(self.queue, job)  # moves the few jobs ahead of it, not the queue behind
         units = self.waiting_units
         if units is not None:  # `_unqueue`, inlined (once per start)
-            del units[_bisect_right(units, table[job]) - 1]
+            remove_sorted(units, table[job])
         self.running[job] = None
         state[job] = RUNNING
         self.allocation[job] = allocation
@@ -437,7 +437,7 @@ class Engine(_LoopState):
         self._queue(job)
         if self.models is not None:
             self.queued_duration[job] = self.predicted_duration(job)
-        _insort(self.queue, job)  # back to its submit position (workload order)
+        insert_sorted(self.queue, job)  # back to its submit position (workload order)
         for later in self.queue[self.queue.index(job) + 1 :]:
             self.waiting.move_to_end(later)
         on_preempt = getattr(self.scheduler, "on_preempt", None)
@@ -458,7 +458,7 @@ class Engine(_LoopState):
         else:
             self.changes += 1
             del self.waiting[job]
-            self.queue.remove(job)
+            remove_sorted(self.queue, job)
             self._unqueue(job)
             if self.actions is not None:
                 self._act("kill", job, 0, _EMPTY_NODES, reason)
@@ -565,14 +565,14 @@ class Engine(_LoopState):
         """`job` enters the queue: its units join `waiting_units`."""
         if self.waiting_units is not None:
             assert self.units_table is not None  # waiting_units exists with the table only
-            _insort(self.waiting_units, self.units_table[job])
+            insert_sorted(self.waiting_units, self.units_table[job])
 
     def _unqueue(self, job: int) -> None:
         """`job` leaves the queue: its units leave `waiting_units`."""
         units = self.waiting_units
         if units is not None:
             assert self.units_table is not None
-            del units[_bisect_right(units, self.units_table[job]) - 1]
+            remove_sorted(units, self.units_table[job])
 
     # --- progress bookkeeping ---------------------------------------------------------------------
     def _advance(self, job: int) -> None:
@@ -934,9 +934,7 @@ class Engine(_LoopState):
         events=list,
         version=list,
         state=list,
-        units=list,
         table=list,
-        queue=list,
     )
     def _loop(self, bar) -> None:  # noqa: C901  (the one hot loop: no call per event it can avoid)
         """The event loop of the module docstring, for any scheduler, allocator and job model."""
@@ -980,10 +978,10 @@ class Engine(_LoopState):
                     done += 1
             while arrived < jobs and submit[arrived] <= now:
                 waiting[arrived] = None
-                queue.append(arrived)  # the highest job index waiting
+                insert_sorted(queue, arrived)  # the highest job index waiting: the last
                 state[arrived] = WAITING
                 if units is not None:
-                    _insort(units, table[arrived])  # with the table only
+                    insert_sorted(units, table[arrived])  # with the table only
                 if log is not None:
                     log.append((now, "arrival", arrived, 0))
                 if on_arrival is not None:
@@ -1024,10 +1022,10 @@ class Engine(_LoopState):
         while self.arrived < len(submit) and submit[self.arrived] <= now:
             job = self.arrived
             self.waiting[job] = None
-            self.queue.append(job)
+            insert_sorted(self.queue, job)
             self.state[job] = WAITING
             if units is not None:
-                _insort(units, table[job])
+                insert_sorted(units, table[job])
             if self.log is not None:
                 self.log.append((now, "arrival", job, 0))
             if on_arrival is not None:
@@ -1050,7 +1048,6 @@ class Engine(_LoopState):
 
 _EMPTY_NODES = np.zeros(0, dtype=np.int64)
 _insort, _bisect_left, _heappush = bisect.insort, bisect.bisect_left, heapq.heappush
-_bisect_right = bisect.bisect_right  # the last of equal units: a deletion shifts only those above
 
 
 def _hook(scheduler, name: str) -> Callable | None:

@@ -5,3 +5,8 @@
 cdef class ReadOnlyColumn:
     cdef list _items
     cdef str _name
+
+cdef class SortedColumn:
+    cdef list _items
+    cdef Py_ssize_t _head
+    cdef str _name

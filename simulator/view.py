@@ -19,14 +19,16 @@ Read-only, at list speed:
 - per-job data fixed for the run (``submit``, ``run_time``, ``cores``, ``estimate``, ``work``,
   ``models``) are tuples;
 - per-job state the engine updates as it runs (``state``, ``predicted_end``, ``held``,
-  ``allocation``, ``by_end``, ``units_table``, ``waiting_units``, ...) and ``queue`` (the waiting
-  jobs in queue order, indexed and sliced as a list) are a `ReadOnlyColumn` over
+  ``allocation``, ``by_end``, ``units_table``, ...) is a `ReadOnlyColumn` over
   the engine's own list: it reads, iterates, slices and searches as the list does and sees every
   change, and item assignment or deletion raises ``TypeError``. The engine keeps writing its
   plain lists, so its writes cost nothing; a read goes through no Python code: compiled, the
   column is an extension type; in plain Python, each column's class takes the list's own bound
   C methods as its reading methods (docs/benchmarks.md, "A read-only view at list speed", gives the
-  measurements).
+  measurements);
+- ``queue`` (the waiting jobs in queue order) and ``waiting_units`` (their units, ascending) are a
+  `SortedColumn`, read as such a column (indexed and sliced as a list), which the engine changes
+  without shifting the whole queue at each start.
 
 Lists are indexed by job (workload order). Times are seconds; work is in seconds of the job's
 compact run at its requested size (checkpoint writes included).
@@ -35,6 +37,7 @@ compact run at its requested size (checkpoint writes included).
 from __future__ import annotations
 
 import warnings
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -56,7 +59,16 @@ if TYPE_CHECKING:
     from cosched.simulator.platform import Platform
     from cosched.simulator.workload import Workload
 
-__all__ = ["SchedulerView", "ReadOnlyColumn", "read_only", "VIEW_MEMBERS", "ACTIONS"]
+__all__ = [
+    "SchedulerView",
+    "ReadOnlyColumn",
+    "SortedColumn",
+    "read_only",
+    "insert_sorted",
+    "remove_sorted",
+    "VIEW_MEMBERS",
+    "ACTIONS",
+]
 
 ACTIONS = (
     "start",
@@ -157,16 +169,140 @@ class ReadOnlyColumn:
         return f"ReadOnlyColumn({self._name}, {self._items!r})"
 
     def __setitem__(self, index: Any, value: object) -> None:
-        raise TypeError(
-            f"the scheduler's view is read-only (cannot change {self._name}[{index!r}]); change "
-            f"the state through its actions: {', '.join(ACTIONS)}"
-        )
+        _refuse(self._name, index)
 
     def __delitem__(self, index: Any) -> None:
-        self.__setitem__(index, None)
+        _refuse(self._name, index)
+
+
+def _refuse(name: str, index: Any) -> None:
+    raise TypeError(
+        f"the scheduler's view is read-only (cannot change {name}[{index!r}]); change the state "
+        f"through its actions: {', '.join(ACTIONS)}"
+    )
+
+
+@cython.cclass
+class SortedColumn:
+    """An ascending column the engine keeps (the waiting jobs, `queue`; their units,
+    `waiting_units`), read-only as a `ReadOnlyColumn`: reads, slices (lists), ``len``, ``in``,
+    ``index`` and ``count`` as on a list, live; iteration walks the column as it was when it began;
+    item assignment and deletion raise ``TypeError``. Only the engine changes it (`insert_sorted`,
+    `remove_sorted`).
+
+    The values are ``_items[_head:]``, after a gap: a value enters or leaves by moving the values on
+    its shorter side one place, into or out of the gap, not always the thousands above it as a
+    list's insertion or deletion does (a pass starts jobs among the first of a long queue).
+    Compiled, the fields are C fields (view.pxd) that the compiled passes read and plug-ins cannot
+    see."""
+
+    def __init__(self, name: str) -> None:
+        self._items: list = []
+        self._head = 0  # the gap: _items[:_head] are stale
+        self._name = name
+
+    def __getitem__(self, index: Any) -> Any:
+        items, head = self._items, self._head
+        if isinstance(index, slice):
+            if index.step is None:
+                start, stop, _ = index.indices(len(items) - head)
+                return items[head + start : head + stop]
+            return items[head:][index]
+        if index < 0:
+            index += len(items) - head
+            if index < 0:
+                raise IndexError(f"{self._name} index out of range")
+        return items[head + index]
+
+    def __len__(self) -> int:
+        return len(self._items) - self._head
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._items[self._head :])
+
+    def __reversed__(self) -> Iterator[Any]:
+        return reversed(self._items[self._head :])
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._items[self._head :]
+
+    def index(self, value: object, *bounds: int) -> int:
+        """The first position of `value` (within ``start, stop``), as `list.index`."""
+        return self._items[self._head :].index(value, *bounds)
+
+    def count(self, value: object) -> int:
+        """How many items equal `value`."""
+        return self._items[self._head :].count(value)
+
+    def __eq__(self, other: object) -> bool:
+        return self._items[self._head :] == other  # another column answers the reflected one
+
+    def __repr__(self) -> str:
+        return f"SortedColumn({self._name}, {self._items[self._head :]!r})"
+
+    def __setitem__(self, index: Any, value: object) -> None:
+        _refuse(self._name, index)
+
+    def __delitem__(self, index: Any) -> None:
+        _refuse(self._name, index)
+
+
+@cython.ccall
+@cython.locals(
+    column=SortedColumn,
+    value=cython.Py_ssize_t,
+    items=list,
+    head=cython.Py_ssize_t,
+    first=cython.Py_ssize_t,
+    after=cython.Py_ssize_t,
+)
+def insert_sorted(column: SortedColumn, value: int) -> None:
+    """The engine's: `value` enters `column` at its place (after its equals, or before them into
+    the gap when fewer values move), as `bisect.insort` does to a list."""
+    items, head = column._items, column._head
+    if not items or items[len(items) - 1] <= value:  # an arrival: the highest job index
+        items.append(value)
+        return
+    after = bisect_right(items, value, head)
+    if head:
+        first = bisect_left(items, value, head, after)
+        if first - head < len(items) - after:  # fewer values below it: they move into the gap
+            items[head - 1 : first - 1] = items[head:first]
+            items[first - 1] = value
+            column._head = head - 1
+            return
+    items.insert(after, value)
+
+
+@cython.ccall
+@cython.locals(
+    column=SortedColumn,
+    value=cython.Py_ssize_t,
+    items=list,
+    head=cython.Py_ssize_t,
+    first=cython.Py_ssize_t,
+    last=cython.Py_ssize_t,
+)
+def remove_sorted(column: SortedColumn, value: int) -> None:
+    """The engine's: one `value` (in `column`) leaves it, the values on its shorter side moving
+    one place (those below it into the gap: a start near the head of the queue moves a few jobs,
+    not the queue)."""
+    items, head = column._items, column._head
+    last = bisect_right(items, value, head) - 1
+    first = bisect_left(items, value, head, last)
+    if first - head >= len(items) - 1 - last:
+        del items[last]
+        return
+    items[head + 1 : first + 1] = items[head:first]
+    head += 1
+    if 2 * head > len(items):  # the gap outgrew the values: drop it (each moves once for it)
+        del items[:head]
+        head = 0
+    column._head = head
 
 
 Sequence.register(ReadOnlyColumn)
+Sequence.register(SortedColumn)
 
 # the reading methods a plain-Python column takes from its list (`read_only`)
 _LIST_READS = (

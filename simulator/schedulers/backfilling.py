@@ -27,7 +27,7 @@ except ModuleNotFoundError:
 
 from cosched.deprecation import warn_renamed
 from cosched.simulator.schedulers.conservative import ConservativeBackfill, Profile
-from cosched.simulator.view import ReadOnlyColumn
+from cosched.simulator.view import ReadOnlyColumn, SortedColumn
 
 if TYPE_CHECKING:
     from cosched.simulator.allocators import Allocation, Eligibility
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "start_in_order",
     "queue_heads",
+    "queue_slice",
     "first_fit",
     "shadow_time",
     "SHADOW_EXTRA",
@@ -86,7 +87,18 @@ def queue_heads(waiting: Collection[int]) -> Iterator[int]:
     """The head of the live queue `waiting` (``engine.queue``, or ``engine.waiting``), again after
     each start removes it: the queue in its own order (job index) for `start_in_order`, which a
     plain iterator over a queue that changes could not give."""
-    return _QueueHeads(_read(waiting))  # compiled: the engine's own list under the view's column
+    return _QueueHeads(waiting)
+
+
+@cython.ccall
+@cython.locals(typed=SortedColumn, start=cython.Py_ssize_t, stop=cython.Py_ssize_t)
+def queue_slice(queue: Sequence[int], start: int, stop: int) -> list[int]:
+    """``queue[start:stop]`` as a new list (0 <= start <= stop): compiled, the engine's queue
+    column is read in C, with no slice object (the window of every pass)."""
+    if isinstance(queue, SortedColumn):
+        typed = queue
+        return typed._items[typed._head + start : typed._head + stop]
+    return list(queue[start:stop])
 
 
 @cython.cclass
@@ -95,20 +107,24 @@ class _QueueHeads:
     blocked head and closing a generator costs more than a start (compiled)."""
 
     _live = cython.declare(object)
-    _list = cython.declare(list)  # `_live` when it is a list (the queue): its head read at C level
+    _queue = cython.declare(SortedColumn)  # `_live` if it is the engine queue (read in C), or None
 
     def __init__(self, live: Collection[int]) -> None:
         self._live = live
-        self._list = live if isinstance(live, list) else None
+        self._queue = live if isinstance(live, SortedColumn) else None
 
     def __iter__(self) -> Iterator[int]:
         return self
 
+    @cython.locals(queue=SortedColumn)
     def __next__(self) -> int:
+        queue = self._queue
+        if queue is not None:
+            if queue._head == len(queue._items):
+                raise StopIteration
+            return queue._items[queue._head]
         if not self._live:
             raise StopIteration
-        if self._list is not None:
-            return self._list[0]
         return next(iter(self._live))
 
 

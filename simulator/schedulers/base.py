@@ -60,6 +60,7 @@ from cosched.simulator.schedulers.backfilling import (
     ConservativeBackfill,
     EasyBackfill,
     queue_heads,
+    queue_slice,
     start_in_order,
 )
 from cosched.simulator.schedulers.co_ordering import queue_order
@@ -327,7 +328,8 @@ class QueueScheduler(Scheduler):
     def order(self, engine: SchedulerView, limit: int | None = None) -> list[int]:
         """The first `limit` waiting jobs in priority order (stable: ties keep queue order)."""
         if self.priority is None:
-            return list(engine.queue[:limit])
+            queue = engine.queue
+            return queue_slice(queue, 0, len(queue) if limit is None else limit)
         kept = self._kept
         if kept is not None:
             return self._kept_head(engine, kept, limit)
@@ -427,7 +429,7 @@ class QueueScheduler(Scheduler):
         if order is not None:
             candidates = list(islice(jobs, depth))
         elif kept is None:
-            candidates = queue[1 : depth + 1]  # type: ignore[assignment]  # a list's slice
+            candidates = queue_slice(queue, 1, depth + 1)
         else:
             candidates = self._kept_head(engine, kept, depth + 1)[1:]
         easy = self._easy

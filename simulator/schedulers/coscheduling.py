@@ -18,7 +18,12 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.simulator.colocation import MISSING_PAIRS, CoLocationAllocator, co_context
-from cosched.simulator.schedulers.backfilling import easy_pass, queue_heads, start_in_order
+from cosched.simulator.schedulers.backfilling import (
+    easy_pass,
+    queue_heads,
+    queue_slice,
+    start_in_order,
+)
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH, QueueScheduler
 from cosched.simulator.schedulers.co_ordering import laf_key, ljf_key, sjf_key
 
@@ -89,7 +94,7 @@ class CoScheduler(QueueScheduler):
         start_in_order(engine, self.order(engine))
         # the oldest waiting jobs that fit start, then the oldest one left holds the reservation
         if start_in_order(engine, queue_heads(queue)) is not None and self.depth:
-            easy_pass(engine, list(queue[: self.depth + 1]), self.reservations)
+            easy_pass(engine, queue_slice(queue, 0, self.depth + 1), self.reservations)
 
 
 class EasyCo(CoScheduler):

@@ -2,6 +2,8 @@
 into a column (``view.predicted_end[j] = 0``) gets a clear ``TypeError`` and the engine's state
 stays as it was; reading a column behaves as reading the engine's list."""
 
+from bisect import insort
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,7 +12,13 @@ from cosched.simulator.engine import Engine
 from cosched.simulator.jobs import malleable
 from cosched.simulator.platform import Platform
 from cosched.simulator.simulation import simulate
-from cosched.simulator.view import VIEW_MEMBERS, read_only
+from cosched.simulator.view import (
+    VIEW_MEMBERS,
+    SortedColumn,
+    insert_sorted,
+    read_only,
+    remove_sorted,
+)
 from cosched.simulator.workload import make_workload
 
 # every column of per-job state the engine updates during a run (the view's module docstring)
@@ -128,4 +136,44 @@ def test_a_column_reads_as_its_list_and_sees_every_change(items, index, stop, va
     items.append(value)  # the engine's list grows (an arrival): the column sees it
     assert column[-1] == value and len(column) == len(items)
     with pytest.raises(TypeError, match=r"read-only \(cannot change column\[0\]\)"):
+        column[0] = value
+
+
+@given(
+    st.lists(st.tuples(st.booleans(), st.integers(0, 40)), max_size=150),
+    st.booleans(),
+    st.integers(-45, 45),
+    st.integers(-45, 45),
+    st.sampled_from([None, 1, 2, -1, -3]),
+    st.integers(-2, 42),
+)
+def test_a_sorted_column_reads_as_the_sorted_list_of_its_values_after_any_changes(
+    changes, distinct, index, stop, step, value
+):
+    """The engine's ascending columns (the queue: distinct job indices; the waiting units: equal
+    values too), kept with a gap in front, read as the sorted list of the values that entered and
+    have not left, after every change."""
+    column, values = SortedColumn("queue"), []
+    for enters, number in changes:
+        if enters and not (distinct and number in values):
+            insert_sorted(column, number)
+            insort(values, number)
+        elif not enters and values:
+            leaving = values[number % len(values)]
+            remove_sorted(column, leaving)
+            values.remove(leaving)
+        assert len(column) == len(values) and column == values and bool(column) == bool(values)
+        assert [column[at] for at in range(-len(values), len(values))] == values + values
+    assert list(column) == values and list(reversed(column)) == values[::-1]
+    assert column[index:stop] == values[index:stop]
+    assert column[index:stop:step] == values[index:stop:step]
+    assert (value in column) == (value in values) and column.count(value) == values.count(value)
+    if value in values:
+        assert column.index(value) == values.index(value)
+    if -len(values) <= index < len(values):
+        assert column[index] == values[index]
+    else:
+        with pytest.raises(IndexError):
+            column[index]
+    with pytest.raises(TypeError, match=r"read-only \(cannot change queue\[0\]\)"):
         column[0] = value
