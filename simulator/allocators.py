@@ -761,9 +761,11 @@ class CompactAllocator(_WholeNodes, Allocator):
         return Allocation(self._idle[self._lo : self._lo + count], self._cpn)
 
     @cython.locals(self=_WholeNodes, first=cython.Py_ssize_t, end=cython.Py_ssize_t, idle=list)
+    @cython.locals(cores=cython.Py_ssize_t, per_node=cython.Py_ssize_t)
     def allocate(self, engine, job: int) -> Allocation | None:
         if self.needs is None:
-            end = -(-engine.cores[job] // self._cpn)
+            cores, per_node = engine.cores[job], self._cpn
+            end = -(-cores // per_node)
             if end > self._free:
                 return None
             return _listed(self._take(job, end), self._cpn)

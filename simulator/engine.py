@@ -37,7 +37,6 @@ any object with ``schedule(view)`` (`cosched.simulator.simulation.simulate` buil
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import importlib
 import math
@@ -287,7 +286,7 @@ class Engine(_LoopState):
         assert self.actions is not None  # called only with an action log
         self.actions.append((self.now, action, job, key, nodes.tolist(), reason))
 
-    @cython.locals(self=_LoopState, state=list)
+    @cython.locals(self=_LoopState, state=list, index=cython.Py_ssize_t, stamp=object)
     def start(self, job: int, nodes=None, placement: str | None = None, reason: str = "") -> bool:
         """Start waiting `job` now; False if it does not fit.
 
@@ -295,58 +294,56 @@ class Engine(_LoopState):
         bounds), node ids, an `Allocation` or a `Reservation` (its nodes are released to the job).
         placement: a hint for the allocator (e.g. "compact" on the co-location allocator).
         """
-        state = self.state
-        if state[job] != WAITING:
-            raise ActionError(f"{self._name(job)} cannot start: it is {STATES[state[job]]}")
+        state, index = self.state, job  # `index`: the lists' C index, `job` their Python int
+        if state[index] != WAITING:
+            raise ActionError(f"{self._name(job)} cannot start: it is {STATES[state[index]]}")
         if placement is not None:
             self.hint(job, placement)
         allocator, table = self.allocator, self.units_table
-        if nodes is None:
-            allocation = allocator.allocate(self, job)
-        else:
-            allocation = self._commit_nodes(job, nodes)
+        allocation = (
+            allocator.allocate(self, job) if nodes is None else self._commit_nodes(job, nodes)
+        )
         if allocation is None:
             return False
         # on the allocator's choice: the units of the requested size (the table's)
-        held = table[job] if nodes is None and table is not None else allocator.units_of(allocation)
-        now = self.now
+        held = (
+            table[index] if nodes is None and table is not None else allocator.units_of(allocation)
+        )
+        stamp = self.now  # boxed once for the lists below
         self.changes += 1
         del self.waiting[job]
         remove_sorted(self.queue, job)  # moves the few jobs ahead of it, not the queue behind
         units = self.waiting_units
         if units is not None:  # `_unqueue`, inlined (once per start)
-            remove_sorted(units, table[job])
+            remove_sorted(units, table[index])
         self.running[job] = None
-        state[job] = RUNNING
-        self.allocation[job] = allocation
-        self.held[job] = held
-        first_start = self.first_start
-        if first_start[job] != first_start[job]:  # NaN: first start
-            first_start[job] = now
-        self.started[job] = now
+        state[index] = RUNNING
+        self.allocation[index] = allocation
+        self.held[index] = held
+        if self.first_start[index] != self.first_start[index]:  # NaN: first start
+            self.first_start[index] = stamp
+        self.started[index] = stamp
         if self.models is None:
-            self.updated[job] = now
-            end = now + self.remaining[job]
-            predicted = now + self.estimate[job]
+            self.updated[index] = stamp
+            end = stamp + self.remaining[index]
+            predicted = stamp + self.estimate[index]
         else:
-            model = self.models[job]
+            model = self.models[index]
             self.rate[job] = rate = self.speed[job] * model.rate(
                 allocation.nodes.size, self.requested_nodes(job)
             )
-            self.updated[job] = resume = now + model.setup
-            remaining = self.remaining[job]
-            end = resume + remaining / rate
+            self.updated[index] = resume = stamp + model.setup
+            end = resume + self.remaining[index] / rate
             predicted = resume + self._predicted_work(job) / rate
-        self.predicted_end[job] = predicted
-        _insort(self.by_end, (predicted, job))
-        _heappush(self._completions, (end, job, self.version[job]))
+        self.predicted_end[index] = predicted
+        self.by_end.insert(_end_index(self.by_end, predicted, index), (predicted, job))
+        _heappush(self._completions, (end, job, self.version[index]))
         if self.kill_at_walltime:
             self._post_walltime(job, end)
-        if self.speed_model is not None:
-            self._touched.append(job)
-            self._touched.extend(allocator.state.neighbours(job))
+        if self.speed_model is not None:  # the job and its neighbours: their speeds follow
+            self._touched += [job, *allocator.state.neighbours(job)]
         if self.log is not None:
-            self.log.append((now, "start", job, allocation.nodes.size))
+            self.log.append((stamp, "start", job, allocation.nodes.size))
         if self.actions is not None:
             self._act("start", job, 0, allocation.nodes, reason)
         return True
@@ -576,8 +573,7 @@ class Engine(_LoopState):
 
     # --- progress bookkeeping ---------------------------------------------------------------------
     def _advance(self, job: int) -> None:
-        """Bring `remaining` up to `now` (no progress before `updated`: setup or
-        reconfiguration)."""
+        """Bring `remaining` up to `now` (no progress before `updated`: setup, reconfiguration)."""
         now, updated = self.now, self.updated[job]
         if now > updated:
             self.remaining[job] -= (now - updated) * self.rate[job]
@@ -595,10 +591,10 @@ class Engine(_LoopState):
         resume, remaining = self.updated[job], self.remaining[job]
         _heappush(self._completions, (resume + remaining / rate, job, version))
         by_end = self.by_end
-        del by_end[_bisect_left(by_end, (self.predicted_end[job], job))]
+        del by_end[_end_index(by_end, self.predicted_end[job], job)]
         predicted = resume + self._predicted_work(job) / rate
         self.predicted_end[job] = predicted
-        _insort(by_end, (predicted, job))
+        by_end.insert(_end_index(by_end, predicted, job), (predicted, job))
 
     def _predicted_work(self, job: int) -> float:
         """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the
@@ -672,9 +668,8 @@ class Engine(_LoopState):
         self.at(when, reached)
 
     def _post_walltime(self, job: int, end: float) -> None:
-        """Kill `job` at its start plus its requested time if this run of it has not ended by then
-        (``kill_at_walltime``, as Slurm's time limit; a completion at that very time comes first).
-        `end` is its completion at its current speed: no event when it ends in time at speed 1."""
+        """Kill `job` at its start plus its requested time if this run has not ended by then (as
+        Slurm's time limit; a completion at that time comes first). `end`: its end at its speed."""
         when = self.now + self.estimate[job]
         if self.speed_model is None and end <= when:
             return
@@ -689,44 +684,38 @@ class Engine(_LoopState):
 
     def _stop(self, job: int, event: str, reason: str = "") -> None:
         """Take running `job` off its nodes (preempt, kill)."""
-        now = self.now
         self.changes += 1
         del self.running[job]
-        index = bisect.bisect_left(self.by_end, (self.predicted_end[job], job))
-        del self.by_end[index]
+        del self.by_end[_end_index(self.by_end, self.predicted_end[job], job)]
         self.version[job] += 1  # its completion event is stale now
         allocation = self._held_by(job)
         if self.speed_model is not None:  # the job itself: a speed update follows every change
-            self._touched.append(job)
-            self._touched.extend(self.neighbours(job))
+            self._touched += [job, *self.neighbours(job)]
         self.allocator.release(job, allocation)
         if self.log is not None:
-            self.log.append((now, event, job, 0))
+            self.log.append((self.now, event, job, 0))
         if self.actions is not None:
             self._act(event, job, 0, allocation.nodes, reason)
 
-    @cython.locals(self=_LoopState, by_end=list)
+    @cython.locals(self=_LoopState, index=cython.Py_ssize_t, stamp=object)
     def _finish(self, job: int) -> None:
-        now = self.now
-        self.end[job] = now
-        self.state[job] = FINISHED
-        self.remaining[job] = 0.0
+        index, stamp = job, self.now  # `index`: the lists' C index; `stamp`: now, boxed once
+        self.end[index] = stamp
+        self.state[index] = FINISHED
+        self.remaining[index] = 0.0
         self.changes += 1
         del self.running[job]
-        by_end = self.by_end
-        del by_end[_bisect_left(by_end, (self.predicted_end[job], job))]
-        allocation = self.allocation[job]
+        del self.by_end[_end_index(self.by_end, self.predicted_end[index], index)]
+        allocation = self.allocation[index]
         assert allocation is not None  # a running job holds nodes
         if self.speed_model is not None:  # the job itself: a speed update follows every change
-            self._touched.append(job)
-            self._touched.extend(self.allocator.state.neighbours(job))
+            self._touched += [job, *self.allocator.state.neighbours(job)]
         self.allocator.release(job, allocation)
         if self.log is not None:
-            self.log.append((now, "finish", job, 0))
+            self.log.append((stamp, "finish", job, 0))
         if self.actions is not None:
             self._act("finish", job, 0, allocation.nodes, "")
-        if self.pending_resize:
-            self.pending_resize.pop(job, None)
+        self.pending_resize.pop(job, None)  # a resize waiting for its scheduling point
         if self._on_finish is not None:
             self._on_finish(self.view, job)
 
@@ -828,44 +817,33 @@ class Engine(_LoopState):
     def _commit_nodes(self, job: int, nodes) -> Allocation | None:
         """The job's allocation on the `nodes` a scheduler chose, committed to the allocator; None
         if a node count is more than the idle nodes."""
-        allocation = self._chosen_allocation(job, nodes)
-        if allocation is not None:
-            self.allocator.commit(job, allocation)
-        return allocation
-
-    def _chosen_allocation(self, job: int, nodes) -> Allocation | None:
         if isinstance(nodes, Reservation):
             self.release(nodes)
             nodes = nodes.nodes
-        if isinstance(nodes, (int, np.integer)):
-            low, high = self.model(job).bounds(self.requested_nodes(job))
-            if not low <= nodes <= high:
-                raise ActionError(
-                    f"{self._name(job)} can start on {low}..{high} nodes, not {nodes}"
-                )
-            idle = self.allocator.idle_nodes(int(nodes))
-            if nodes > idle.size:
-                return None
-            return self._admitted(job, Allocation(idle, self.platform.cores_per_node))
         if isinstance(nodes, Allocation):
             self._idle_nodes(nodes.nodes, self._name(job))
             return self._admitted(job, nodes)
-        chosen = self._idle_nodes(np.asarray(nodes, dtype=np.int64), self._name(job))
+        if isinstance(nodes, (int, np.integer)):  # a count: the lowest idle nodes
+            size, chosen = int(nodes), self.allocator.idle_nodes(int(nodes))
+        else:
+            chosen = self._idle_nodes(np.asarray(nodes, dtype=np.int64), self._name(job))
+            size = chosen.size
         low, high = self.model(job).bounds(self.requested_nodes(job))
-        if not low <= chosen.size <= high:
-            raise ActionError(
-                f"{self._name(job)} can start on {low}..{high} nodes, not {chosen.size}"
-            )
+        if not low <= size <= high:
+            raise ActionError(f"{self._name(job)} can start on {low}..{high} nodes, not {size}")
+        if size > chosen.size:
+            return None
         return self._admitted(job, Allocation(chosen, self.platform.cores_per_node))
 
     def _admitted(self, job: int, allocation: Allocation) -> Allocation:
-        """The allocation, if its nodes hold the job's memory and GPUs on one node type that can run
-        it (`Allocator.admits`); else ActionError: no start over-commits a node."""
+        """The allocation, committed, if its nodes hold the job's memory and GPUs on one node type
+        that can run it (`Allocator.admits`); else ActionError: no start over-commits a node."""
         if not self.allocator.admits(job, allocation.nodes):
             raise ActionError(
                 f"{self._name(job)} does not fit on nodes {allocation.node_ids[:8]}: its cores, "
                 "memory or GPUs need more nodes, or nodes of another type"
             )
+        self.allocator.commit(job, allocation)
         return allocation
 
     # --- the loop ---------------------------------------------------------------------------------
@@ -1047,7 +1025,28 @@ class Engine(_LoopState):
 
 
 _EMPTY_NODES = np.zeros(0, dtype=np.int64)
-_insort, _bisect_left, _heappush = bisect.insort, bisect.bisect_left, heapq.heappush
+
+
+@cython.cfunc
+@cython.returns(cython.Py_ssize_t)
+@cython.locals(by_end=list, predicted=cython.double, job=cython.Py_ssize_t, pair=tuple)
+@cython.locals(low=cython.Py_ssize_t, high=cython.Py_ssize_t, middle=cython.Py_ssize_t)
+@cython.locals(end=cython.double, other=cython.Py_ssize_t)
+def _end_index(by_end: list, predicted: float, job: int) -> int:
+    """Where (predicted, job) is or goes in `by_end`, as ``bisect_left`` (compiled: C compares)."""
+    low, high = 0, len(by_end)
+    while low < high:
+        middle = (low + high) // 2
+        pair = by_end[middle]
+        end, other = pair[0], pair[1]
+        if end < predicted or (end == predicted and other < job):
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+_heappush = heapq.heappush
 
 
 def _hook(scheduler, name: str) -> Callable | None:
