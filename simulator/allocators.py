@@ -256,6 +256,7 @@ class NodeState:
         self.shared = {}
         self.idle = len(self.idle_ids)
 
+    @cython.locals(others=list, beside=dict, shared=dict, mine=dict, theirs=dict)
     def _share(self, job: int, others: list[int], step: int) -> None:
         """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others` (one
         entry per node and occupant, EMPTY left out)."""
@@ -308,6 +309,8 @@ class NodeState:
         return np.array(ordered, dtype=np.int64)
 
 
+@cython.cfunc
+@cython.locals(ids=list, nodes=list)
 def _remove(ids: list[int], nodes: list[int]) -> None:
     """Remove `nodes` from the ascending list `ids`."""
     if not nodes:
@@ -321,6 +324,8 @@ def _remove(ids: list[int], nodes: list[int]) -> None:
         ids[:] = [node for node in ids if node not in gone]
 
 
+@cython.cfunc
+@cython.locals(ids=list, nodes=list)
 def _add(ids: list[int], nodes: list[int]) -> None:
     """Add `nodes` to the ascending list `ids`."""
     if len(nodes) == 1:

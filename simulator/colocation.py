@@ -308,6 +308,8 @@ class HeatmapSpeedModel:
         pair=cython.double,
         app=cython.Py_ssize_t,
         other=cython.Py_ssize_t,
+        index=cython.Py_ssize_t,
+        position=cython.Py_ssize_t,
         cores_per_node=cython.Py_ssize_t,
     )
     def speeds(self, engine, jobs: np.ndarray) -> list[tuple[int, float]]:
@@ -316,12 +318,15 @@ class HeatmapSpeedModel:
         apps, rows, alone = self._apps, self._rows, self._alone
         found = []
         for job in jobs.tolist():
-            app, others = apps[job], neighbours(job)
+            position = job  # C integers index the lists; the job itself stays a Python integer
+            app, others = apps[position], neighbours(job)
             if others:
                 row = rows[app]
-                speed = row[apps[others[0]]]
+                index = apps[others[0]]
+                speed = row[index]
                 for other in others:  # 000 §3.5, formula (4.1): the minimum over the neighbours
-                    pair = row[apps[other]]
+                    index = apps[other]
+                    pair = row[index]
                     if pair < speed:
                         speed = pair
             elif allocation[job].cores < cores_per_node:  # spread, alone

@@ -545,8 +545,7 @@ class Engine(_LoopState):
         heapq.heappush(self._events, (max(when, self.now), next(self._sequence), callback))
 
     def set_speed(self, job: int, speed: float) -> None:
-        """Change a running job's co-location speedup now and re-post its completion (000 §3.5,
-        (4.2))."""
+        """Change a running job's speedup now and re-post its completion (000 §3.5, (4.2))."""
         if speed == self.speed[job]:
             return
         self.speed[job] = speed
@@ -719,6 +718,7 @@ class Engine(_LoopState):
         if self._on_finish is not None:
             self._on_finish(self.view, job)
 
+    @cython.locals(self=_LoopState, touched=list, running=dict, speeds=list)
     def _update_speeds(self) -> None:
         """New speeds for the running jobs whose neighbours changed (`_touched`), ascending."""
         touched, running = self._touched, self.running
