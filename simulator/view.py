@@ -263,9 +263,13 @@ def insert_sorted(column: SortedColumn, value: int) -> None:
     if not items or items[len(items) - 1] <= value:  # an arrival: the highest job index
         items.append(value)
         return
+    if head and value <= items[head]:  # the lowest: into the gap, nothing moves
+        items[head - 1] = value
+        column._head = head - 1
+        return
     after = bisect_right(items, value, head)
     if head:
-        first = bisect_left(items, value, head, after)
+        first = after if items[after - 1] != value else bisect_left(items, value, head, after)
         if first - head < len(items) - after:  # fewer values below it: they move into the gap
             items[head - 1 : first - 1] = items[head:first]
             items[first - 1] = value
@@ -288,12 +292,13 @@ def remove_sorted(column: SortedColumn, value: int) -> None:
     one place (those below it into the gap: a start near the head of the queue moves a few jobs,
     not the queue)."""
     items, head = column._items, column._head
-    last = bisect_right(items, value, head) - 1
-    first = bisect_left(items, value, head, last)
-    if first - head >= len(items) - 1 - last:
-        del items[last]
-        return
-    items[head + 1 : first + 1] = items[head:first]
+    if items[head] != value:  # else the lowest leaves: nothing moves (a start at the queue's head)
+        last = bisect_right(items, value, head) - 1
+        first = last if items[last - 1] != value else bisect_left(items, value, head, last)
+        if first - head >= len(items) - 1 - last:
+            del items[last]
+            return
+        items[head + 1 : first + 1] = items[head:first]
     head += 1
     if 2 * head > len(items):  # the gap outgrew the values: drop it (each moves once for it)
         del items[:head]
