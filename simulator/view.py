@@ -182,6 +182,11 @@ def _refuse(name: str, index: Any) -> None:
     )
 
 
+# a value moved into or out of the gap costs about as much as this many moved by a list's own
+# insertion or deletion (a slice copied and assigned, against one memmove)
+GAP_MOVE_COST = 8
+
+
 @cython.cclass
 class SortedColumn:
     """An ascending column the engine keeps (the waiting jobs, `queue`; their units,
@@ -270,7 +275,7 @@ def insert_sorted(column: SortedColumn, value: int) -> None:
     after = bisect_right(items, value, head)
     if head:
         first = after if items[after - 1] != value else bisect_left(items, value, head, after)
-        if first - head < len(items) - after:  # fewer values below it: they move into the gap
+        if (first - head) * GAP_MOVE_COST < len(items) - after:  # those below move into the gap
             items[head - 1 : first - 1] = items[head:first]
             items[first - 1] = value
             column._head = head - 1
@@ -295,7 +300,7 @@ def remove_sorted(column: SortedColumn, value: int) -> None:
     if items[head] != value:  # else the lowest leaves: nothing moves (a start at the queue's head)
         last = bisect_right(items, value, head) - 1
         first = last if items[last - 1] != value else bisect_left(items, value, head, last)
-        if first - head >= len(items) - 1 - last:
+        if (first - head) * GAP_MOVE_COST >= len(items) - 1 - last:
             del items[last]
             return
         items[head + 1 : first + 1] = items[head:first]
