@@ -263,7 +263,7 @@ class SortedColumn:
 )
 def insert_sorted(column: SortedColumn, value: int) -> None:
     """The engine's: `value` enters `column` at its place (after its equals, or before them into
-    the gap when fewer values move), as `bisect.insort` does to a list."""
+    the gap when moving the values below costs less: `GAP_MOVE_COST`), as `bisect.insort` does."""
     items, head = column._items, column._head
     if not items or items[len(items) - 1] <= value:  # an arrival: the highest job index
         items.append(value)
@@ -293,9 +293,9 @@ def insert_sorted(column: SortedColumn, value: int) -> None:
     last=cython.Py_ssize_t,
 )
 def remove_sorted(column: SortedColumn, value: int) -> None:
-    """The engine's: one `value` (in `column`) leaves it, the values on its shorter side moving
-    one place (those below it into the gap: a start near the head of the queue moves a few jobs,
-    not the queue)."""
+    """The engine's: one `value` (in `column`) leaves it, the values on its cheaper side moving
+    one place (`GAP_MOVE_COST`; those below it into the gap: a start near the head of the queue
+    moves a few jobs, not the queue)."""
     items, head = column._items, column._head
     if items[head] != value:  # else the lowest leaves: nothing moves (a start at the queue's head)
         last = bisect_right(items, value, head) - 1
