@@ -319,11 +319,9 @@ def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
     field by field, naming the first bad line and field.
     """
     # Without other blanks (and without non-ASCII ones: numpy's reader takes any Unicode blank as
-    # one), numpy skips exactly the lines the rules skip (blank or comment): its rows are the
-    # records. Otherwise the records are counted, lines whose first non-blank is no comment.
-    agree = _blanks_agree(text)
-    records = (_SWF_RECORD.search(text) is not None) if agree else len(_SWF_RECORD.findall(text))
-    if records:
+    # one), numpy splits the fields and skips exactly the lines the rules do (blank or comment): its
+    # rows are the records. With them, numpy would split where the rules see a bad field.
+    if _blanks_agree(text) and _SWF_RECORD.search(text) is not None:
         try:
             with warnings.catch_warnings():  # "no data" (only odd blank lines): the rules say why
                 warnings.simplefilter("ignore", UserWarning)
@@ -335,9 +333,8 @@ def _swf_values(text: str, source: str) -> tuple[np.ndarray, list[int] | None]:
                     ndmin=2,
                     quotechar=None,
                 )
-            # the C reader must match the rules: one row of 18 numbers per data line, none NaN
-            expected = len(data) if agree else records
-            if data.shape == (expected, len(SWF_FIELDS)) and not np.isnan(data).any():
+            # the C reader must match the rules: 18 numbers per data line, none NaN
+            if data.shape[1] == len(SWF_FIELDS) and not np.isnan(data).any():
                 return data, None
         except ValueError:
             pass

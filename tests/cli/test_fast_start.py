@@ -66,8 +66,8 @@ ODD_BLANK = st.sampled_from(["\x0b", "\x0c", "\x1c", "\x1f", "\xa0", "\u2003", "
     position=st.integers(0, 6),
 )
 def test_numpy_rows_without_counting_are_the_counted_records(rows, gap, odd, where, position):
-    """Where numpy's reader and the rules agree on blanks, its rows are taken as the records
-    uncounted: the same array (or the same refusal) as counting the records."""
+    """Where numpy's reader and the rules agree on blanks, its rows are taken as the records: the
+    same array (or the same refusal) as the rules read field by field."""
     from cosched.errors import InputError
 
     lines = [
@@ -86,12 +86,24 @@ def test_numpy_rows_without_counting_are_the_counted_records(rows, gap, odd, whe
 
     found = outcome()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(swf, "_blanks_agree", lambda text: False)  # always count
-        counted = outcome()
-    if isinstance(counted, str):
-        assert found == counted
+        patch.setattr(swf, "_blanks_agree", lambda text: False)  # always field by field
+        by_rules = outcome()
+    if isinstance(by_rules, str):
+        assert found == by_rules
     else:
-        assert np.array_equal(found, counted, equal_nan=True)
+        assert np.array_equal(found, by_rules, equal_nan=True)
+
+
+@pytest.mark.parametrize("odd", ["\x0b", "\x0c", "\x1c", "\xa0"])
+def test_a_blank_the_rules_do_not_split_on_is_refused_between_fields(odd):
+    """numpy's reader splits on it; the SWF rules (space and tab) see a 19th field: the line is
+    refused, not read as 18 numbers."""
+    from cosched.errors import InputError
+
+    fields = ["1"] * 18
+    record = " ".join(fields[:9]) + f" {odd} " + " ".join(fields[9:])
+    with pytest.raises(InputError, match=r"line 2"):
+        swf._swf_values(f"{' '.join(fields)}\n{record}\n", "t.swf")
 
 
 @settings(max_examples=60, deadline=None)
