@@ -302,7 +302,7 @@ class EasyBackfill:
             shadow, spare = shadow_time(units[head], free, by_end, self._held, self._extra)
         else:  # node types: the head's reservation on one pool, backfilling counted on that pool
             shadow, spare, pool = pool_shadow_time(engine, head, self._extra)
-            units = _UnitsInPool(engine.eligible, pool)
+            units = _UnitsInPool(self._eligible, pool)
         if reservations is not None and head not in reservations:
             reservations[head] = shadow
         if free == 0:
