@@ -2,6 +2,7 @@
 noisy), and `shared_data` for the large inputs that are not bundled with the package."""
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,11 @@ settings.register_profile(
     "thorough", deadline=None, max_examples=500, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+# A shell starts its background jobs with SIGINT ignored and children inherit that: Ctrl-C, which
+# tests send to the commands they start, must reach them as from a terminal (`pytest &` too).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Large traces and unbundled heatmaps live next to the checkout: <repository>/../shared/data.
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

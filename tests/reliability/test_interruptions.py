@@ -45,12 +45,6 @@ HEATMAP = str(
     Path(__file__).resolve().parents[2] / "simulator" / "data" / "synthetic_npb_heatmap.csv"
 )
 TIMING = {"wall_seconds", "jobs_per_second", "simulated_days_per_hour"}
-# Python resets SIGINT to KeyboardInterrupt even if the test runner was started with SIGINT
-# ignored (`pytest &`)
-PRELUDE = (
-    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "from cosched.cli import main; sys.exit(main())"
-)
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG: Linux"
@@ -107,7 +101,7 @@ def _start(argv: list[str], marker: str) -> subprocess.Popen:
     env = {**os.environ, "COSCHED_TEST_MARKER": marker, "PYTHONUNBUFFERED": "1"}
     # its own process group: Ctrl-C reaches it and its workers
     return subprocess.Popen(
-        [sys.executable, "-c", PRELUDE, *argv],
+        [sys.executable, "-m", "cosched", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
