@@ -65,40 +65,19 @@ FIRST_CAPACITY = 64
     when=cython.double,
     low=cython.Py_ssize_t,
     high=cython.Py_ssize_t,
+    after=cython.bint,
     middle=cython.Py_ssize_t,
 )
 @cython.returns(cython.Py_ssize_t)
-def _first_at_or_after(times: Sequence[float], when: float, low: int, high: int) -> int:
-    """The first index in times[low:high] whose time is >= `when` (`bisect_left`), else high."""
+def _first_index(times: Sequence[float], when: float, low: int, high: int, after: bool) -> int:
+    """The first index in times[low:high] whose time is > `when` if `after` (`bisect_right`), else
+    >= `when` (`bisect_left`); high if there is none."""
     while low < high:
         middle = (low + high) // 2
-        if times[middle] < when:
+        if times[middle] < when or (after and times[middle] == when):
             low = middle + 1
         else:
             high = middle
-    return low
-
-
-@cython.ccall
-@cython.boundscheck(False)
-@cython.wraparound(False)
-@cython.cdivision(True)  # indices are never negative: C division, no check of the sign
-@cython.locals(
-    times=cython.double[::1],
-    when=cython.double,
-    low=cython.Py_ssize_t,
-    high=cython.Py_ssize_t,
-    middle=cython.Py_ssize_t,
-)
-@cython.returns(cython.Py_ssize_t)
-def _first_after(times: Sequence[float], when: float, low: int, high: int) -> int:
-    """The first index in times[low:high] whose time is > `when` (`bisect_right`), else high."""
-    while low < high:
-        middle = (low + high) // 2
-        if when < times[middle]:
-            high = middle
-        else:
-            low = middle + 1
     return low
 
 
@@ -305,7 +284,7 @@ class Profile:
         if self.moving:
             self.settle()
         size = self.size
-        index = _first_after(self.at, now, 0, size) - 1
+        index = _first_index(self.at, now, 0, size, after=True) - 1
         if index > 0:
             self._shift(index, 0, size - index)
             self.size = size - index
@@ -351,10 +330,10 @@ class Profile:
             self._grow()
         at, count = self.at, self.count
         # old segments first..last-1 lie inside [begin, end); a split one keeps its units outside
-        first = _first_at_or_after(at, begin, 0, size)
+        first = _first_index(at, begin, 0, size, after=False)
         split_first = 1 if first == size or at[first] != begin else 0
         if end < INF:
-            last = _first_at_or_after(at, end, first, size)
+            last = _first_index(at, end, first, size, after=False)
             split_last = 1 if last == size or at[last] != end else 0
         else:
             last, split_last = size, 0
@@ -452,7 +431,7 @@ class Profile:
                 m += 1
                 # a long window: check the rest at once (else go on to where it fails)
                 if m - k == 16:
-                    rest = _first_at_or_after(at, stop, m, limit)
+                    rest = _first_index(at, stop, m, limit, after=False)
                     if rest - m > 16 and _at_least(count, units, m, rest):
                         return start
             else:
@@ -507,7 +486,7 @@ class Profile:
         first = self.first_with(units)
         if first == self.size or self.at[first] >= begin:
             return NO_START
-        before = _first_at_or_after(self.at, begin, first, self.size)  # 0..before-1: earlier
+        before = _first_index(self.at, begin, first, self.size, after=False)  # 0..before-1: earlier
         now = self.at[0]
         if now + duration < begin:  # a whole window may fit before `begin`
             found = self._whole_window(duration, units, begin, before)
@@ -548,8 +527,12 @@ class Profile:
         duration) and t + duration < `begin`, or NO_START; segments before..: at or after
         `begin`."""
         # only starts t with t + duration < begin (slack for rounding)
-        last = _first_after(
-            self.at, begin - duration + WINDOW_SLACK * (abs(begin) + duration + 1.0), 0, before
+        last = _first_index(
+            self.at,
+            begin - duration + WINDOW_SLACK * (abs(begin) + duration + 1.0),
+            0,
+            before,
+            True,
         )
         return self._first_window(duration, units, self.first_with(units), last, before, begin)
 

@@ -331,12 +331,9 @@ def test_the_profile_searches_find_what_bisect_finds(times, when, bounds):
     # the profile's own binary searches (typed, so that they run in C when compiled) answer as
     # `bisect` does, on any slice of a sorted list with repeated times
     low, high = min(bounds[0], len(times)), min(bounds[1], len(times))
-    assert conservative._first_at_or_after(
-        array("d", times), when, low, high
-    ) == bisect.bisect_left(times, when, low, high)
-    assert conservative._first_after(array("d", times), when, low, high) == bisect.bisect_right(
-        times, when, low, high
-    )
+    for after, search in ((False, bisect.bisect_left), (True, bisect.bisect_right)):
+        found = conservative._first_index(array("d", times), when, low, high, after=after)
+        assert found == search(times, when, low, high)
 
 
 # --- whole runs -----------------------------------------------------------------------------------
