@@ -532,7 +532,7 @@ class Profile:
             begin - duration + WINDOW_SLACK * (abs(begin) + duration + 1.0),
             0,
             before,
-            True,
+            after=True,
         )
         return self._first_window(duration, units, self.first_with(units), last, before, begin)
 
