@@ -43,13 +43,13 @@ from cosched.simulator.elastic.experiment_cli import (
 from cosched.simulator.hybrid.cli import add_hybrid_options
 from cosched.simulator.hybrid.cli import simulate_command as hybrid_simulate
 from cosched.simulator.platform import PRESETS as PLATFORMS
-from cosched.simulator.schedulers import CLASSIC, SCHEDULERS
+from cosched.simulator.schedulers import CLASSIC, PRIORITIES, SCHEDULERS
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
-from cosched.simulator.schedulers.multifactor import PRIORITIES
 from cosched.simulator.trace_cli import (
     add_swf_out,
     add_trace_options,
     load_trace,
+    measured_runs,
     trace_summary,
 )
 
@@ -527,13 +527,9 @@ def _simulate_command(args) -> int:
     run = (platform, workload, progress, job_models, compat, partitions, policy)
     result = _run(args, scheduler, *run)
     baseline = _run(args, args.baseline, *run) if args.baseline else None
-    from cosched.simulator.trace_window import measured_result
-
+    measured, measured_baseline = measured_runs(window, result, baseline)
     summary = summarize(
-        measured_result(result, window),
-        measured_result(baseline, window) if baseline is not None else None,
-        args.bounded_threshold,
-        args.utilization or "last-end",
+        measured, measured_baseline, args.bounded_threshold, args.utilization or "last-end"
     )
     summary.update(trace_summary(args, result, workload, window, compat))
     summary["cleaning"] = workload.cleaning
