@@ -26,6 +26,7 @@ from cosched.cli_options import (
     plots_folder,
     plots_target,
     time_unit,
+    wanted_command,
 )
 from cosched.data import WORKLOADS
 from cosched.errors import InputError
@@ -159,6 +160,13 @@ def _common(parser) -> None:
 
 
 def register(subparsers) -> None:
+    if wanted_command(subparsers, "simulate"):
+        _register_simulate(subparsers)
+    if wanted_command(subparsers, "compare"):
+        _register_compare(subparsers)
+
+
+def _register_simulate(subparsers) -> None:
     simulate = subparsers.add_parser(
         "simulate",
         help="simulate a workload on a cluster under one scheduler",
@@ -206,6 +214,8 @@ def register(subparsers) -> None:
     )  # --hybrid MECHANISM and the typing flags (cosched.simulator.hybrid)
     simulate.set_defaults(func=_simulate_command)
 
+
+def _register_compare(subparsers) -> None:
     compare = subparsers.add_parser(
         "compare",
         help="run several schedulers on the same workload and print a metrics table",
