@@ -125,16 +125,15 @@ def summary_parser() -> argparse.ArgumentParser:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The `cosched` parser: every command, or (`command` a known command name) only the module
-    that registers it, so `cosched simulate ...` starts without importing the measurement or
-    strategy areas."""
-    modules: tuple[str, ...] = COMMAND_MODULES
-    if command is not None:
-        modules = (
-            tuple(module for module, names in COMMAND_OWNERS.items() if command in names) or modules
-        )
+    """The `cosched` parser: every command, or (`command` a known command name) only that command,
+    registered by its module, so `cosched simulate ...` starts without importing the measurement or
+    strategy areas, nor building `compare`'s flags."""
+    owners = tuple(module for module, names in COMMAND_OWNERS.items() if command in names)
     parser, subparsers = _top_parser()
+    # a module that registers several commands builds this one's flags alone (`wanted_command`)
+    subparsers.only_command = command if owners else None  # type: ignore[attr-defined]
     parser._subcommands = subparsers  # for "did you mean" on an unknown flag of a subcommand
+    modules = owners or COMMAND_MODULES
     parser._flag_owners = flag_owners
     for name in modules:
         try:

@@ -50,6 +50,7 @@ __all__ = [
     "time_unit",
     "finite",
     "speedup",
+    "wanted_command",
     "VOCABULARY",
 ]
 
@@ -158,6 +159,13 @@ class Parser(argparse.ArgumentParser):
 
 # a flag a user may type for another (a word of another tool) -> what this command calls it
 FLAG_SYNONYMS = {"--jobs": ("--limit",), "--n-jobs": ("--limit",), "--max-jobs": ("--limit",)}
+
+
+def wanted_command(subparsers, command: str) -> bool:
+    """False when the parser is built for another command alone (`cosched.cli.build_parser`): a
+    module that registers several commands then skips building the others' flags."""
+    only = getattr(subparsers, "only_command", None)
+    return only is None or only == command
 
 
 def visible_flags(parser: argparse.ArgumentParser) -> list[str]:

@@ -26,6 +26,7 @@ from cosched.cli_options import (
     plots_folder,
     plots_target,
     time_unit,
+    wanted_command,
 )
 from cosched.data import WORKLOADS
 from cosched.errors import InputError
@@ -43,13 +44,13 @@ from cosched.simulator.elastic.experiment_cli import (
 from cosched.simulator.hybrid.cli import add_hybrid_options
 from cosched.simulator.hybrid.cli import simulate_command as hybrid_simulate
 from cosched.simulator.platform import PRESETS as PLATFORMS
-from cosched.simulator.schedulers import CLASSIC, SCHEDULERS
+from cosched.simulator.schedulers import CLASSIC, PRIORITIES, SCHEDULERS
 from cosched.simulator.schedulers.base import DEFAULT_DEPTH
-from cosched.simulator.schedulers.multifactor import PRIORITIES
 from cosched.simulator.trace_cli import (
     add_swf_out,
     add_trace_options,
     load_trace,
+    measured_runs,
     trace_summary,
 )
 
@@ -159,6 +160,13 @@ def _common(parser) -> None:
 
 
 def register(subparsers) -> None:
+    if wanted_command(subparsers, "simulate"):
+        _register_simulate(subparsers)
+    if wanted_command(subparsers, "compare"):
+        _register_compare(subparsers)
+
+
+def _register_simulate(subparsers) -> None:
     simulate = subparsers.add_parser(
         "simulate",
         help="simulate a workload on a cluster under one scheduler",
@@ -206,6 +214,8 @@ def register(subparsers) -> None:
     )  # --hybrid MECHANISM and the typing flags (cosched.simulator.hybrid)
     simulate.set_defaults(func=_simulate_command)
 
+
+def _register_compare(subparsers) -> None:
     compare = subparsers.add_parser(
         "compare",
         help="run several schedulers on the same workload and print a metrics table",
@@ -527,13 +537,9 @@ def _simulate_command(args) -> int:
     run = (platform, workload, progress, job_models, compat, partitions, policy)
     result = _run(args, scheduler, *run)
     baseline = _run(args, args.baseline, *run) if args.baseline else None
-    from cosched.simulator.trace_window import measured_result
-
+    measured, measured_baseline = measured_runs(window, result, baseline)
     summary = summarize(
-        measured_result(result, window),
-        measured_result(baseline, window) if baseline is not None else None,
-        args.bounded_threshold,
-        args.utilization or "last-end",
+        measured, measured_baseline, args.bounded_threshold, args.utilization or "last-end"
     )
     summary.update(trace_summary(args, result, workload, window, compat))
     summary["cleaning"] = workload.cleaning

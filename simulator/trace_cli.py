@@ -8,10 +8,9 @@ import math
 from cosched.cli_options import mark_output
 from cosched.errors import InputError
 from cosched.simulator.compat import COMPAT, Compat, compat_settings
-from cosched.simulator.trace_window import TraceWindow, trace_time
 from cosched.simulator.workload import SWF_CLEANINGS, SWF_STATUS
 
-__all__ = ["add_trace_options", "add_swf_out", "load_trace", "trace_summary"]
+__all__ = ["add_trace_options", "add_swf_out", "load_trace", "measured_runs", "trace_summary"]
 
 
 def add_trace_options(parser) -> None:
@@ -130,6 +129,8 @@ def load_trace(args, schedulers):
     )
     window = None
     if args.window_from is not None or args.window_to is not None:
+        from cosched.simulator.trace_window import TraceWindow, trace_time
+
         header = workload.header
         window = TraceWindow(
             -math.inf
@@ -143,6 +144,17 @@ def load_trace(args, schedulers):
     if args.limit is not None and args.limit < len(workload):
         workload = workload.head(args.limit)
     return platform, workload, window, compat
+
+
+def measured_runs(window, *runs):
+    """The runs (None stays None) restricted to the window's measured jobs, the ones every metric
+    counts (`cosched.simulator.trace_window.measured_result`); without a window, the runs
+    themselves (and the window module is not imported)."""
+    if window is None:
+        return runs
+    from cosched.simulator.trace_window import measured_result
+
+    return tuple(None if run is None else measured_result(run, window) for run in runs)
 
 
 def trace_summary(args, result, workload, window, compat) -> dict:

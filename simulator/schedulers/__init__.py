@@ -24,6 +24,7 @@ __all__ = [
     "CLASSIC",
     "COSCHEDULERS",
     "ELASTIC",
+    "PRIORITIES",
 ]
 
 SCHEDULERS: dict[str, str | Callable] = {
@@ -72,6 +73,9 @@ SCHEDULERS.update(
         "sjf-rigid-greedy": "cosched.simulator.schedulers.elastic:SJFRigidGreedy",
     }
 )
+# the queue orders `QueueScheduler(priority=...)` takes (`schedulers.multifactor`), named here so
+# that the CLI's choices do not import the multifactor module
+PRIORITIES = ("multifactor",)
 ELASTIC = ("fcfs-rigid", "fcfs-malleable", "sjf-rigid", "sjf-malleable", "drf", "srtf")
 
 

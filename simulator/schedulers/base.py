@@ -65,12 +65,14 @@ from cosched.simulator.schedulers.backfilling import (
 )
 from cosched.simulator.schedulers.co_ordering import queue_order
 from cosched.simulator.schedulers.conservative import conservative_pass
-from cosched.simulator.schedulers.multifactor import PRIORITIES, MultifactorPriority, load_weights
-from cosched.simulator.schedulers.partitioned import PartitionedQueues, PooledConservative
 
 if TYPE_CHECKING:
     from cosched.simulator.engine import Reservation
     from cosched.simulator.platform import Platform
+
+    # imported on use, as a run without partitions or a priority needs neither
+    from cosched.simulator.schedulers.multifactor import MultifactorPriority
+    from cosched.simulator.schedulers.partitioned import PartitionedQueues, PooledConservative
     from cosched.simulator.view import SchedulerView
     from cosched.simulator.workload import Workload
 
@@ -199,6 +201,12 @@ class QueueScheduler(Scheduler):
         self._easy: EasyBackfill | None = None  # the EASY pass over this run's view (first pass)
         self._multifactor: MultifactorPriority | None = None
         if priority is not None:  # Slurm's multifactor priority replaces the class's ordering
+            from cosched.simulator.schedulers.multifactor import (
+                PRIORITIES,
+                MultifactorPriority,
+                load_weights,
+            )
+
             if isinstance(priority, MultifactorPriority):
                 self._multifactor = priority
             elif priority in PRIORITIES:
@@ -238,18 +246,21 @@ class QueueScheduler(Scheduler):
         ):
             self._keep_order(engine, self.priority)
         partitioned = engine.partitions is not None
-        # with partitions each partition's queue is scheduled on its own (partitions.py)
-        self._partitioned = PartitionedQueues(self, engine) if partitioned else None
+        self._partitioned = None
+        if partitioned:  # each partition's queue is scheduled on its own (partitions.py)
+            from cosched.simulator.schedulers.partitioned import PartitionedQueues
+
+            self._partitioned = PartitionedQueues(self, engine)
         self._conservative = None
         if self.backfill == "conservative" and not partitioned:
-            self._conservative = (
-                ConservativeBackfill(engine, self.depth, self.reservations)
-                if engine.eligible is None
-                # several node types: a profile per type, as inside a partition
-                else PooledConservative(
+            if engine.eligible is None:
+                self._conservative = ConservativeBackfill(engine, self.depth, self.reservations)
+            else:  # several node types: a profile per type, as inside a partition
+                from cosched.simulator.schedulers.partitioned import PooledConservative
+
+                self._conservative = PooledConservative(
                     engine, range(len(engine.eligible.pool_sizes)), self.depth, self.reservations
                 )
-            )
 
     def _keep_order(
         self, engine: SchedulerView, priority: Callable[[SchedulerView, np.ndarray], np.ndarray]

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 from cosched.errors import InputError
 from cosched.inputs import check_number, parse_json_object, shown
+from cosched.simulator.schedulers import PRIORITIES
 
 __all__ = [
     "MultifactorWeights",
@@ -53,7 +54,6 @@ __all__ = [
     "fair_tree_factors",
 ]
 
-PRIORITIES = ("multifactor",)  # names `QueueScheduler(priority=...)` takes
 FAIRSHARE_BY = ("user", "group")
 DAY = 86400.0
 # Fair Tree ties accounts of equal usage; usage is a float sum kept in a scaled form, so equal

@@ -163,16 +163,29 @@ def test_a_command_builds_only_its_own_area(tmp_path):
     )  # unknown: all, for "did you mean"
 
 
+def test_a_command_builds_its_own_parser_not_its_modules_other_commands():
+    def commands(name=None):
+        return set(build_parser(name)._subcommands.choices)  # type: ignore[attr-defined]
+
+    assert commands("simulate") == {"simulate"} and commands("compare") == {"compare"}
+    assert {"simulate", "compare", "heatmap"} <= commands()
+    assert commands("no-such-command") == commands()
+
+
 # modules a plain `cosched simulate` run never needs: pandas (jobs.csv is written without it), the
 # plug-in entry points' metadata scan (only for a name no built-in has), the "did you mean" matcher
 # (only on an error), importlib.abc (a meta path finder needs only find_spec), csv (CSV workloads
-# and action logs only)
+# and action logs only), the multifactor priority (--priority), the partitioned passes
+# (--partitions, or Conservative over several node types) and the trace window (--from, --to)
 SIMULATE_UNNEEDED = (
     "pandas",
     "importlib.metadata",
     "difflib",
     "importlib.abc",
     "csv",
+    "cosched.simulator.schedulers.multifactor",
+    "cosched.simulator.schedulers.partitioned",
+    "cosched.simulator.trace_window",
 )
 
 
