@@ -37,7 +37,8 @@ __all__ = [
 # Conservative's profile and pass, the queue scheduler, the allocators, the co-location allocator
 # and speed model, the matching co-scheduler (half of the thesis preset's time), the per-partition
 # pass and the partition allocator, the co-schedulers' queue orderings and Filler's pass, the
-# result's node ids (copied from the allocations' lists)
+# result's node ids (copied from the allocations' lists), and the one binary search of the engine,
+# the sorted columns and the allocators
 COMPILED_MODULES = (
     "cosched.simulator.engine",
     "cosched.simulator.view",
@@ -52,6 +53,7 @@ COMPILED_MODULES = (
     "cosched.simulator.schedulers.co_ordering",
     "cosched.simulator.schedulers.filler",
     "cosched.simulator.result",
+    "cosched.simulator.bisection",
 )
 PURE_PYTHON_VARIABLE = "COSCHED_PURE_PYTHON"
 HASH_SUFFIX = ".source-sha256"

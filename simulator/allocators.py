@@ -52,6 +52,7 @@ except ModuleNotFoundError:
 
 import numpy as np
 
+from cosched.simulator.bisection import int_position
 from cosched.simulator.platform import Platform
 from cosched.simulator.resources import Needs
 
@@ -820,11 +821,11 @@ def give_back_idle(
         return
     if not (ascending or _ascending(chosen)):
         chosen = sorted(chosen)
-    first = bisect.bisect_left(idle, chosen[0], lo)
+    first = int_position(idle, chosen[0], lo, len(idle), False)
     if first == len(idle) or idle[first] > chosen[-1]:
         idle[first:first] = chosen  # no idle node among them (the usual case): one insertion
     else:  # idle nodes among them: only that stretch is merged (a sort of two ascending runs)
-        end = bisect.bisect_right(idle, chosen[-1], first)
+        end = int_position(idle, chosen[-1], first, len(idle), True)
         idle[first:end] = sorted(idle[first:end] + chosen)
 
 

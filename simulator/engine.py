@@ -59,6 +59,7 @@ from cosched.deprecation import warn_renamed
 from cosched.errors import InputError
 from cosched.simulator.action_log import ACTION_COLUMNS, write_actions
 from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator
+from cosched.simulator.bisection import end_position
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState, per_job_models
 from cosched.simulator.platform import Platform
 from cosched.simulator.result import SimulationResult, node_arrays
@@ -336,7 +337,7 @@ class Engine(_LoopState):
             end = resume + self.remaining[index] / rate
             predicted = resume + self._predicted_work(job) / rate
         self.predicted_end[index] = predicted
-        self.by_end.insert(_end_index(self.by_end, predicted, index), (predicted, job))
+        self.by_end.insert(end_position(self.by_end, predicted, index), (predicted, job))
         _heappush(self._completions, (end, job, self.version[index]))
         if self.kill_at_walltime:
             self._post_walltime(job, end)
@@ -590,10 +591,10 @@ class Engine(_LoopState):
         resume, remaining = self.updated[job], self.remaining[job]
         _heappush(self._completions, (resume + remaining / rate, job, version))
         by_end = self.by_end
-        del by_end[_end_index(by_end, self.predicted_end[job], job)]
+        del by_end[end_position(by_end, self.predicted_end[job], job)]
         predicted = resume + self._predicted_work(job) / rate
         self.predicted_end[job] = predicted
-        by_end.insert(_end_index(by_end, predicted, job), (predicted, job))
+        by_end.insert(end_position(by_end, predicted, job), (predicted, job))
 
     def _predicted_work(self, job: int) -> float:
         """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the
@@ -685,7 +686,7 @@ class Engine(_LoopState):
         """Take running `job` off its nodes (preempt, kill)."""
         self.changes += 1
         del self.running[job]
-        del self.by_end[_end_index(self.by_end, self.predicted_end[job], job)]
+        del self.by_end[end_position(self.by_end, self.predicted_end[job], job)]
         self.version[job] += 1  # its completion event is stale now
         allocation = self._held_by(job)
         if self.speed_model is not None:  # the job itself: a speed update follows every change
@@ -704,7 +705,7 @@ class Engine(_LoopState):
         self.remaining[index] = 0.0
         self.changes += 1
         del self.running[job]
-        del self.by_end[_end_index(self.by_end, self.predicted_end[index], index)]
+        del self.by_end[end_position(self.by_end, self.predicted_end[index], index)]
         allocation = self.allocation[index]
         assert allocation is not None  # a running job holds nodes
         if self.speed_model is not None:  # the job itself: a speed update follows every change
@@ -1025,25 +1026,6 @@ class Engine(_LoopState):
 
 
 _EMPTY_NODES = np.zeros(0, dtype=np.int64)
-
-
-@cython.cfunc
-@cython.returns(cython.Py_ssize_t)
-@cython.locals(by_end=list, predicted=cython.double, job=cython.Py_ssize_t, pair=tuple)
-@cython.locals(low=cython.Py_ssize_t, high=cython.Py_ssize_t, middle=cython.Py_ssize_t)
-@cython.locals(end=cython.double, other=cython.Py_ssize_t)
-def _end_index(by_end: list, predicted: float, job: int) -> int:
-    """Where (predicted, job) is or goes in `by_end`, as ``bisect_left`` (compiled: C compares)."""
-    low, high = 0, len(by_end)
-    while low < high:
-        middle = (low + high) // 2
-        pair = by_end[middle]
-        end, other = pair[0], pair[1]
-        if end < predicted or (end == predicted and other < job):
-            low = middle + 1
-        else:
-            high = middle
-    return low
 
 
 _heappush = heapq.heappush

@@ -2,6 +2,8 @@
 # built-in passes cimport it to read a column's list without a call per item; Python sees neither
 # attribute, so plug-ins still read the columns through their read-only interface.
 
+from cosched.simulator.bisection cimport int_position
+
 cdef class ReadOnlyColumn:
     cdef list _items
     cdef str _name
@@ -10,3 +12,7 @@ cdef class SortedColumn:
     cdef list _items
     cdef Py_ssize_t _head
     cdef str _name
+
+# the engine's edits of a sorted column, called from the compiled engine as C functions
+cpdef insert_sorted(SortedColumn column, Py_ssize_t value)
+cpdef remove_sorted(SortedColumn column, Py_ssize_t value)

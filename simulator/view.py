@@ -37,7 +37,6 @@ compact run at its requested size (checkpoint writes included).
 from __future__ import annotations
 
 import warnings
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -51,6 +50,7 @@ except ModuleNotFoundError:
 
 import numpy as np
 
+from cosched.simulator.bisection import int_position
 from cosched.simulator.jobs import STATES
 
 if TYPE_CHECKING:
@@ -184,7 +184,7 @@ def _refuse(name: str, index: Any) -> None:
 
 # a value moved into or out of the gap costs about as much as this many moved by a list's own
 # insertion or deletion (a slice copied and assigned, against one memmove)
-GAP_MOVE_COST = 8
+GAP_MOVE_COST = cython.declare(cython.Py_ssize_t, 8)
 
 
 @cython.cclass
@@ -258,24 +258,29 @@ class SortedColumn:
     value=cython.Py_ssize_t,
     items=list,
     head=cython.Py_ssize_t,
+    size=cython.Py_ssize_t,
+    near=cython.Py_ssize_t,
     first=cython.Py_ssize_t,
     after=cython.Py_ssize_t,
 )
 def insert_sorted(column: SortedColumn, value: int) -> None:
     """The engine's: `value` enters `column` at its place (after its equals, or before them into
     the gap when moving the values below costs less: `GAP_MOVE_COST`), as `bisect.insort` does."""
-    items, head = column._items, column._head
-    if not items or items[len(items) - 1] <= value:  # an arrival: the highest job index
+    items, head, size = column._items, column._head, len(column._items)
+    near = items[size - 1] if size else value  # (compiled: each value read as a C integer)
+    if near <= value:  # an arrival: the highest job index
         items.append(value)
         return
-    if head and value <= items[head]:  # the lowest: into the gap, nothing moves
+    near = items[head]
+    if head and value <= near:  # the lowest: into the gap, nothing moves
         items[head - 1] = value
         column._head = head - 1
         return
-    after = bisect_right(items, value, head)
+    after = int_position(items, value, head, size, True)
     if head:
-        first = after if items[after - 1] != value else bisect_left(items, value, head, after)
-        if (first - head) * GAP_MOVE_COST < len(items) - after:  # those below move into the gap
+        near = items[after - 1]
+        first = after if near != value else int_position(items, value, head, after, False)
+        if (first - head) * GAP_MOVE_COST < size - after:  # those below move into the gap
             items[head - 1 : first - 1] = items[head:first]
             items[first - 1] = value
             column._head = head - 1
@@ -289,6 +294,8 @@ def insert_sorted(column: SortedColumn, value: int) -> None:
     value=cython.Py_ssize_t,
     items=list,
     head=cython.Py_ssize_t,
+    size=cython.Py_ssize_t,
+    near=cython.Py_ssize_t,
     first=cython.Py_ssize_t,
     last=cython.Py_ssize_t,
 )
@@ -296,16 +303,18 @@ def remove_sorted(column: SortedColumn, value: int) -> None:
     """The engine's: one `value` (in `column`) leaves it, the values on its cheaper side moving
     one place (`GAP_MOVE_COST`; those below it into the gap: a start near the head of the queue
     moves a few jobs, not the queue)."""
-    items, head = column._items, column._head
-    if items[head] != value:  # else the lowest leaves: nothing moves (a start at the queue's head)
-        last = bisect_right(items, value, head) - 1
-        first = last if items[last - 1] != value else bisect_left(items, value, head, last)
-        if (first - head) * GAP_MOVE_COST >= len(items) - 1 - last:
+    items, head, size = column._items, column._head, len(column._items)
+    near = items[head]  # (compiled: each value read as a C integer)
+    if near != value:  # else the lowest leaves: nothing moves (a start at the queue's head)
+        last = int_position(items, value, head, size, True) - 1
+        near = items[last - 1]
+        first = last if near != value else int_position(items, value, head, last, False)
+        if (first - head) * GAP_MOVE_COST >= size - 1 - last:
             del items[last]
             return
         items[head + 1 : first + 1] = items[head:first]
     head += 1
-    if 2 * head > len(items):  # the gap outgrew the values: drop it (each moves once for it)
+    if 2 * head > size:  # the gap outgrew the values: drop it (each moves once for it)
         del items[:head]
         head = 0
     column._head = head
