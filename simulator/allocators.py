@@ -67,6 +67,7 @@ WRITE_BEHIND = 1024  # changes the compact allocator keeps for its node arrays; 
 REPLAY_AT_MOST = 32
 
 
+@cython.cclass
 class NodeState:
     """Per node: the cores in use and the occupant of each slot, as lists; the idle nodes and the
     partly used ones (some cores free, some used), ascending; and which jobs share nodes.
@@ -75,37 +76,34 @@ class NodeState:
     cost less than numpy calls on small arrays; the arrays `used` and `occupants` are built from the
     lists at the first read after a change (read-only: change the state through `occupy`, `vacate`,
     `take` and `give_back`). Nodes may have different core counts (node types) and any number of
-    slots."""
+    slots. Compiled, an extension type whose fields its own methods read as C fields (as the
+    engine's `_LoopState`); in plain Python an ordinary class."""
 
-    __slots__ = (
-        "cores_per_node",
-        "slots",
-        "idle",
-        "shared",
-        "idle_ids",
-        "partly_used_ids",
-        "_cores",
-        "_used",
-        "_occupants",
-        "_arrays",
-    )
+    cores_per_node = cython.declare(object, visibility="public")  # int, or an array per node
+    slots = cython.declare(cython.Py_ssize_t, visibility="public")
+    idle = cython.declare(cython.Py_ssize_t, visibility="public")
+    # job -> {neighbour job: nodes they share}, kept by occupy/vacate (jobs that share a node)
+    shared = cython.declare(dict, visibility="public")
+    idle_ids = cython.declare(list, visibility="public")
+    partly_used_ids = cython.declare(list, visibility="public")
+    _cores = cython.declare(list, visibility="public")
+    _used = cython.declare(list, visibility="public")
+    _occupants = cython.declare(list, visibility="public")  # per slot: occupant per node
+    _arrays = cython.declare(object, visibility="public")  # (used, occupants) or None
 
     def __init__(self, platform: Platform, slots: int = 2):
         nodes = platform.nodes
         per_node = None if platform.uniform else _cores_of_nodes(platform)
-        self.cores_per_node: int | np.ndarray = (
-            platform.cores_per_node if per_node is None else per_node
-        )
+        self.cores_per_node = platform.cores_per_node if per_node is None else per_node
         self._cores = [platform.cores_per_node] * nodes if per_node is None else per_node.tolist()
         self.slots = slots
         self.idle = nodes
-        # job -> {neighbour job: nodes they share}, kept by occupy/vacate (jobs that share a node)
-        self.shared: dict[int, dict[int, int]] = {}
+        self.shared = {}
         self.idle_ids = list(range(nodes))
-        self.partly_used_ids: list[int] = []
+        self.partly_used_ids = []
         self._used = [0] * nodes
-        self._occupants = [[EMPTY] * nodes for _ in range(slots)]  # per slot: occupant per node
-        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+        self._occupants = [[EMPTY] * nodes for _ in range(slots)]
+        self._arrays = None
 
     @property
     def used(self) -> np.ndarray:
@@ -136,7 +134,22 @@ class NodeState:
             self._arrays = used, occupants
         return self._arrays
 
-    @cython.locals(node=cython.Py_ssize_t, before=cython.Py_ssize_t, after=cython.Py_ssize_t)
+    @cython.locals(
+        node=cython.Py_ssize_t,
+        before=cython.Py_ssize_t,
+        after=cython.Py_ssize_t,
+        used=list,
+        full=list,
+        slots=list,
+        slot=list,
+        ids=list,
+        idle=list,
+        were_idle=list,
+        were_partly=list,
+        now_partly=list,
+        others=list,
+        placed=cython.bint,
+    )
     def occupy(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         """`job` (or a reservation key) takes `cores` cores and a free slot on each of `nodes`."""
         used, full, slots = self._used, self._cores, self._occupants
@@ -169,6 +182,8 @@ class NodeState:
         self.idle = len(idle)
         self._share(job, others, 1)
 
+    @cython.cfunc
+    @cython.locals(used=list, first=list, count=cython.Py_ssize_t, node=cython.Py_ssize_t)
     def _occupy_lowest_idle(self, job: int, ids: list[int], cores: int) -> None:
         """`occupy` on `ids`, the lowest idle nodes."""
         used, first, count = self._used, self._occupants[0], len(ids)
@@ -189,7 +204,21 @@ class NodeState:
             full = self._cores
             _add(self.partly_used_ids, [node for node in ids if cores < full[node]])
 
-    @cython.locals(node=cython.Py_ssize_t, before=cython.Py_ssize_t, after=cython.Py_ssize_t)
+    @cython.locals(
+        node=cython.Py_ssize_t,
+        before=cython.Py_ssize_t,
+        after=cython.Py_ssize_t,
+        used=list,
+        full=list,
+        slots=list,
+        slot=list,
+        were_partly=list,
+        now_idle=list,
+        now_partly=list,
+        others=list,
+        alone=cython.bint,
+        cleared=cython.bint,
+    )
     def vacate(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         """`job` (or a reservation key) gives back its `cores` cores and its slot on `nodes`."""
         used, full, slots = self._used, self._cores, self._occupants
@@ -256,6 +285,7 @@ class NodeState:
         self.shared = {}
         self.idle = len(self.idle_ids)
 
+    @cython.cfunc
     @cython.locals(others=list, beside=dict, shared=dict, mine=dict, theirs=dict)
     def _share(self, job: int, others: list[int], step: int) -> None:
         """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others` (one
