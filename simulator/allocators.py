@@ -76,34 +76,26 @@ class NodeState:
     cost less than numpy calls on small arrays; the arrays `used` and `occupants` are built from the
     lists at the first read after a change (read-only: change the state through `occupy`, `vacate`,
     `take` and `give_back`). Nodes may have different core counts (node types) and any number of
-    slots. Compiled, an extension type whose fields its own methods read as C fields (as the
-    engine's `_LoopState`); in plain Python an ordinary class."""
-
-    cores_per_node = cython.declare(object, visibility="public")  # int, or an array per node
-    slots = cython.declare(cython.Py_ssize_t, visibility="public")
-    idle = cython.declare(cython.Py_ssize_t, visibility="public")
-    # job -> {neighbour job: nodes they share}, kept by occupy/vacate (jobs that share a node)
-    shared = cython.declare(dict, visibility="public")
-    idle_ids = cython.declare(list, visibility="public")
-    partly_used_ids = cython.declare(list, visibility="public")
-    _cores = cython.declare(list, visibility="public")
-    _used = cython.declare(list, visibility="public")
-    _occupants = cython.declare(list, visibility="public")  # per slot: occupant per node
-    _arrays = cython.declare(object, visibility="public")  # (used, occupants) or None
+    slots. Compiled, an extension type (fields and C methods declared in ``allocators.pxd``): its
+    own edits and the compiled co-location allocator read the fields as C fields and call `occupy`,
+    `vacate` and `neighbours` in C; in plain Python an ordinary class."""
 
     def __init__(self, platform: Platform, slots: int = 2):
         nodes = platform.nodes
         per_node = None if platform.uniform else _cores_of_nodes(platform)
-        self.cores_per_node = platform.cores_per_node if per_node is None else per_node
+        self.cores_per_node: int | np.ndarray = (
+            platform.cores_per_node if per_node is None else per_node
+        )
         self._cores = [platform.cores_per_node] * nodes if per_node is None else per_node.tolist()
         self.slots = slots
         self.idle = nodes
-        self.shared = {}
+        # job -> {neighbour job: nodes they share}, kept by occupy/vacate (jobs that share a node)
+        self.shared: dict[int, dict[int, int]] = {}
         self.idle_ids = list(range(nodes))
-        self.partly_used_ids = []
+        self.partly_used_ids: list[int] = []
         self._used = [0] * nodes
-        self._occupants = [[EMPTY] * nodes for _ in range(slots)]
-        self._arrays = None
+        self._occupants = [[EMPTY] * nodes for _ in range(slots)]  # per slot: occupant per node
+        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def used(self) -> np.ndarray:
@@ -182,7 +174,6 @@ class NodeState:
         self.idle = len(idle)
         self._share(job, others, 1)
 
-    @cython.cfunc
     @cython.locals(used=list, first=list, count=cython.Py_ssize_t, node=cython.Py_ssize_t)
     def _occupy_lowest_idle(self, job: int, ids: list[int], cores: int) -> None:
         """`occupy` on `ids`, the lowest idle nodes."""
@@ -285,8 +276,7 @@ class NodeState:
         self.shared = {}
         self.idle = len(self.idle_ids)
 
-    @cython.cfunc
-    @cython.locals(others=list, beside=dict, shared=dict, mine=dict, theirs=dict)
+    @cython.locals(beside=dict, shared=dict, mine=dict, theirs=dict)
     def _share(self, job: int, others: list[int], step: int) -> None:
         """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others` (one
         entry per node and occupant, EMPTY left out)."""
@@ -340,18 +330,36 @@ class NodeState:
 
 
 @cython.cfunc
-@cython.locals(ids=list, nodes=list)
+@cython.locals(
+    ids=list,
+    nodes=list,
+    count=cython.Py_ssize_t,
+    at=cython.Py_ssize_t,
+    kept=cython.Py_ssize_t,
+    gone=cython.Py_ssize_t,
+)
 def _remove(ids: list[int], nodes: list[int]) -> None:
     """Remove `nodes` from the ascending list `ids`."""
-    if not nodes:
+    count = len(nodes)
+    if not count:
         return
-    if ids[: len(nodes)] == nodes:  # the lowest ones, the usual choice
-        del ids[: len(nodes)]
-    elif len(nodes) == 1:
+    if ids[:count] == nodes:  # the lowest ones, the usual choice
+        del ids[:count]
+    elif count == 1:
         del ids[bisect.bisect_left(ids, nodes[0])]
-    else:
-        gone = set(nodes)
-        ids[:] = [node for node in ids if node not in gone]
+    else:  # one merge of the two ascending lists, from the first node removed
+        if nodes != sorted(nodes):
+            nodes = sorted(nodes)
+        kept = bisect.bisect_left(ids, nodes[0])
+        gone = 0
+        for at in range(kept, len(ids)):
+            node = ids[at]
+            if gone < count and node == nodes[gone]:
+                gone += 1
+            else:
+                ids[kept] = node
+                kept += 1
+        del ids[kept:]
 
 
 @cython.cfunc

@@ -43,7 +43,7 @@ except ModuleNotFoundError:
 
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
-from cosched.simulator.allocators import Allocation, Allocator
+from cosched.simulator.allocators import Allocation, Allocator, NodeState
 from cosched.simulator.platform import Platform
 from cosched.simulator.resources import per_node_use
 from cosched.theory.heatmap import Heatmap, MissingPairsWarning
@@ -201,7 +201,7 @@ class CoLocationAllocator(Allocator):
     def free_cores(self) -> int:
         return self._free_cores
 
-    @cython.locals(count=cython.Py_ssize_t, shared=cython.Py_ssize_t, idle=list)
+    @cython.locals(state=NodeState, count=cython.Py_ssize_t, shared=cython.Py_ssize_t, idle=list)
     def find(self, engine, job: int) -> Allocation | None:
         state = self.state
         idle = state.idle_ids
@@ -244,19 +244,19 @@ class CoLocationAllocator(Allocator):
             fits &= self.memory_used[nodes] + self._memory_use[job] <= room
         return nodes[fits].tolist()
 
-    @cython.locals(ids=list, cores=cython.Py_ssize_t)
+    @cython.locals(state=NodeState, ids=list, cores=cython.Py_ssize_t)
     def commit(self, job: int, allocation: Allocation) -> None:
-        ids, cores = allocation.node_ids, allocation.cores
-        self.state.occupy(job, ids, cores)  # `Allocator.commit`, without a call of the base class
+        ids, cores, state = allocation.node_ids, allocation.cores, self.state
+        state.occupy(job, ids, cores)  # `Allocator.commit`, without a call of the base class
         self.free_halves -= len(ids) * (cores // self.half)
         self._free_cores -= len(ids) * cores
         if self.needs is not None:
             self._account(job, allocation, 1)
 
-    @cython.locals(ids=list, cores=cython.Py_ssize_t)
+    @cython.locals(state=NodeState, ids=list, cores=cython.Py_ssize_t)
     def release(self, job: int, allocation: Allocation) -> None:
-        ids, cores = allocation.node_ids, allocation.cores
-        self.state.vacate(job, ids, cores)  # `Allocator.release`, without a call of the base class
+        ids, cores, state = allocation.node_ids, allocation.cores, self.state
+        state.vacate(job, ids, cores)  # `Allocator.release`, without a call of the base class
         self.free_halves += len(ids) * (cores // self.half)
         self._free_cores += len(ids) * cores
         if self.needs is not None:
