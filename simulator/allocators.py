@@ -276,15 +276,29 @@ class NodeState:
         self.shared = {}
         self.idle = len(self.idle_ids)
 
-    @cython.locals(beside=dict, shared=dict, mine=dict, theirs=dict)
+    @cython.locals(
+        beside=dict,
+        shared=dict,
+        mine=dict,
+        theirs=dict,
+        occupant=cython.Py_ssize_t,
+        previous=cython.Py_ssize_t,
+        run=cython.Py_ssize_t,
+    )
     def _share(self, job: int, others: list[int], step: int) -> None:
         """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others` (one
         entry per node and occupant, EMPTY left out)."""
         if job < 0 or not others:  # a reservation, or no one beside
             return
         beside: dict[int, int] = {}
-        for other in others:
-            beside[other] = beside.get(other, 0) + 1
+        previous, run = others[0], 0  # a neighbour usually holds a run of the nodes: counted once
+        for occupant in others:
+            if occupant == previous:
+                run += 1
+            else:
+                beside[previous] = beside.get(previous, 0) + run
+                previous, run = occupant, 1
+        beside[previous] = beside.get(previous, 0) + run
         shared = self.shared
         if step > 0:
             mine = shared.setdefault(job, {})
