@@ -68,6 +68,7 @@ WRITE_BEHIND = 1024  # changes the compact allocator keeps for its node arrays; 
 REPLAY_AT_MOST = 32
 
 
+@cython.cclass
 class NodeState:
     """Per node: the cores in use and the occupant of each slot, as lists; the idle nodes and the
     partly used ones (some cores free, some used), ascending; and which jobs share nodes.
@@ -76,20 +77,9 @@ class NodeState:
     cost less than numpy calls on small arrays; the arrays `used` and `occupants` are built from the
     lists at the first read after a change (read-only: change the state through `occupy`, `vacate`,
     `take` and `give_back`). Nodes may have different core counts (node types) and any number of
-    slots."""
-
-    __slots__ = (
-        "cores_per_node",
-        "slots",
-        "idle",
-        "shared",
-        "idle_ids",
-        "partly_used_ids",
-        "_cores",
-        "_used",
-        "_occupants",
-        "_arrays",
-    )
+    slots. Compiled, an extension type (fields and C methods declared in ``allocators.pxd``): its
+    own edits and the compiled co-location allocator read the fields as C fields and call `occupy`,
+    `vacate` and `neighbours` in C; in plain Python an ordinary class."""
 
     def __init__(self, platform: Platform, slots: int = 2):
         nodes = platform.nodes
@@ -137,7 +127,22 @@ class NodeState:
             self._arrays = used, occupants
         return self._arrays
 
-    @cython.locals(node=cython.Py_ssize_t, before=cython.Py_ssize_t, after=cython.Py_ssize_t)
+    @cython.locals(
+        node=cython.Py_ssize_t,
+        before=cython.Py_ssize_t,
+        after=cython.Py_ssize_t,
+        used=list,
+        full=list,
+        slots=list,
+        slot=list,
+        ids=list,
+        idle=list,
+        were_idle=list,
+        were_partly=list,
+        now_partly=list,
+        others=list,
+        placed=cython.bint,
+    )
     def occupy(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         """`job` (or a reservation key) takes `cores` cores and a free slot on each of `nodes`."""
         used, full, slots = self._used, self._cores, self._occupants
@@ -170,6 +175,7 @@ class NodeState:
         self.idle = len(idle)
         self._share(job, others, 1)
 
+    @cython.locals(used=list, first=list, count=cython.Py_ssize_t, node=cython.Py_ssize_t)
     def _occupy_lowest_idle(self, job: int, ids: list[int], cores: int) -> None:
         """`occupy` on `ids`, the lowest idle nodes."""
         used, first, count = self._used, self._occupants[0], len(ids)
@@ -190,7 +196,21 @@ class NodeState:
             full = self._cores
             _add(self.partly_used_ids, [node for node in ids if cores < full[node]])
 
-    @cython.locals(node=cython.Py_ssize_t, before=cython.Py_ssize_t, after=cython.Py_ssize_t)
+    @cython.locals(
+        node=cython.Py_ssize_t,
+        before=cython.Py_ssize_t,
+        after=cython.Py_ssize_t,
+        used=list,
+        full=list,
+        slots=list,
+        slot=list,
+        were_partly=list,
+        now_idle=list,
+        now_partly=list,
+        others=list,
+        alone=cython.bint,
+        cleared=cython.bint,
+    )
     def vacate(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         """`job` (or a reservation key) gives back its `cores` cores and its slot on `nodes`."""
         used, full, slots = self._used, self._cores, self._occupants
@@ -257,15 +277,29 @@ class NodeState:
         self.shared = {}
         self.idle = len(self.idle_ids)
 
-    @cython.locals(others=list, beside=dict, shared=dict, mine=dict, theirs=dict)
+    @cython.locals(
+        beside=dict,
+        shared=dict,
+        mine=dict,
+        theirs=dict,
+        occupant=cython.Py_ssize_t,
+        previous=cython.Py_ssize_t,
+        run=cython.Py_ssize_t,
+    )
     def _share(self, job: int, others: list[int], step: int) -> None:
         """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others` (one
         entry per node and occupant, EMPTY left out)."""
         if job < 0 or not others:  # a reservation, or no one beside
             return
         beside: dict[int, int] = {}
-        for other in others:
-            beside[other] = beside.get(other, 0) + 1
+        previous, run = others[0], 0  # a neighbour usually holds a run of the nodes: counted once
+        for occupant in others:
+            if occupant == previous:
+                run += 1
+            else:
+                beside[previous] = beside.get(previous, 0) + run
+                previous, run = occupant, 1
+        beside[previous] = beside.get(previous, 0) + run
         shared = self.shared
         if step > 0:
             mine = shared.setdefault(job, {})
@@ -311,18 +345,36 @@ class NodeState:
 
 
 @cython.cfunc
-@cython.locals(ids=list, nodes=list)
+@cython.locals(
+    ids=list,
+    nodes=list,
+    count=cython.Py_ssize_t,
+    at=cython.Py_ssize_t,
+    kept=cython.Py_ssize_t,
+    gone=cython.Py_ssize_t,
+)
 def _remove(ids: list[int], nodes: list[int]) -> None:
     """Remove `nodes` from the ascending list `ids`."""
-    if not nodes:
+    count = len(nodes)
+    if not count:
         return
-    if ids[: len(nodes)] == nodes:  # the lowest ones, the usual choice
-        del ids[: len(nodes)]
-    elif len(nodes) == 1:
+    if ids[:count] == nodes:  # the lowest ones, the usual choice
+        del ids[:count]
+    elif count == 1:
         del ids[bisect.bisect_left(ids, nodes[0])]
-    else:
-        gone = set(nodes)
-        ids[:] = [node for node in ids if node not in gone]
+    else:  # one merge of the two ascending lists, from the first node removed
+        if nodes != sorted(nodes):
+            nodes = sorted(nodes)
+        kept = bisect.bisect_left(ids, nodes[0])
+        gone = 0
+        for at in range(kept, len(ids)):
+            node = ids[at]
+            if gone < count and node == nodes[gone]:
+                gone += 1
+            else:
+                ids[kept] = node
+                kept += 1
+        del ids[kept:]
 
 
 @cython.cfunc

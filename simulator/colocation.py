@@ -43,7 +43,7 @@ except ModuleNotFoundError:
 
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
-from cosched.simulator.allocators import Allocation, Allocator
+from cosched.simulator.allocators import Allocation, Allocator, NodeState
 from cosched.simulator.platform import Platform
 from cosched.simulator.resources import per_node_use
 from cosched.theory.heatmap import Heatmap, MissingPairsWarning
@@ -96,7 +96,31 @@ def alone_speedup_value(text: str | float | None) -> str | float | None:
     return value
 
 
-class CoLocationAllocator(Allocator):
+@cython.cclass
+class _HalfNodes:
+    """What the co-location allocator reads at every start attempt and updates at every start and
+    end, as typed fields: compiled, its `find`, `commit` and `release` read them as C fields and
+    call `is_compact` in C (as the engine's `_LoopState`); `CoLocationAllocator` subclasses it. In
+    plain Python an ordinary base class."""
+
+    state = cython.declare(NodeState, visibility="public")
+    needs = cython.declare(object, visibility="public")
+    prefer = cython.declare(str, visibility="public")
+    half = cython.declare(cython.Py_ssize_t, visibility="public")  # cores of a half node
+    _cpn = cython.declare(cython.Py_ssize_t, visibility="public")  # cores per node
+    free_halves = cython.declare(cython.Py_ssize_t, visibility="public")
+    _free_cores = cython.declare(cython.Py_ssize_t, visibility="public")
+    _spread_halves = cython.declare(list, visibility="public")
+    _compact_nodes = cython.declare(list, visibility="public")
+
+    @cython.ccall
+    def is_compact(self, engine, job: int) -> bool:
+        """Deployed compact: hinted by the scheduler, or unable to spread (too big to spread over
+        distinct nodes, or its memory or GPUs do not fit half nodes)."""
+        return engine.placement[job] == COMPACT or not self._spread_halves[job]
+
+
+class CoLocationAllocator(_HalfNodes, Allocator):
     """Half-socket binding over twice the nodes, at most two jobs per node; units are half nodes."""
 
     slots = 2
@@ -174,11 +198,6 @@ class CoLocationAllocator(Allocator):
     def total_units(self) -> int:
         return 2 * self.platform.nodes
 
-    def is_compact(self, engine, job: int) -> bool:
-        """Deployed compact: hinted by the scheduler, or unable to spread (too big to spread over
-        distinct nodes, or its memory or GPUs do not fit half nodes)."""
-        return engine.placement[job] == COMPACT or not self._spread_halves[job]
-
     def units(self, engine, job: int) -> int:
         if self.is_compact(engine, job):
             return 2 * self._compact_nodes[job]
@@ -201,7 +220,13 @@ class CoLocationAllocator(Allocator):
     def free_cores(self) -> int:
         return self._free_cores
 
-    @cython.locals(count=cython.Py_ssize_t, shared=cython.Py_ssize_t, idle=list)
+    @cython.locals(
+        self=_HalfNodes,
+        state=NodeState,
+        count=cython.Py_ssize_t,
+        shared=cython.Py_ssize_t,
+        idle=list,
+    )
     def find(self, engine, job: int) -> Allocation | None:
         state = self.state
         idle = state.idle_ids
@@ -244,19 +269,19 @@ class CoLocationAllocator(Allocator):
             fits &= self.memory_used[nodes] + self._memory_use[job] <= room
         return nodes[fits].tolist()
 
-    @cython.locals(ids=list, cores=cython.Py_ssize_t)
+    @cython.locals(self=_HalfNodes, state=NodeState, ids=list, cores=cython.Py_ssize_t)
     def commit(self, job: int, allocation: Allocation) -> None:
-        ids, cores = allocation.node_ids, allocation.cores
-        self.state.occupy(job, ids, cores)  # `Allocator.commit`, without a call of the base class
+        ids, cores, state = allocation.node_ids, allocation.cores, self.state
+        state.occupy(job, ids, cores)  # `Allocator.commit`, without a call of the base class
         self.free_halves -= len(ids) * (cores // self.half)
         self._free_cores -= len(ids) * cores
         if self.needs is not None:
             self._account(job, allocation, 1)
 
-    @cython.locals(ids=list, cores=cython.Py_ssize_t)
+    @cython.locals(self=_HalfNodes, state=NodeState, ids=list, cores=cython.Py_ssize_t)
     def release(self, job: int, allocation: Allocation) -> None:
-        ids, cores = allocation.node_ids, allocation.cores
-        self.state.vacate(job, ids, cores)  # `Allocator.release`, without a call of the base class
+        ids, cores, state = allocation.node_ids, allocation.cores, self.state
+        state.vacate(job, ids, cores)  # `Allocator.release`, without a call of the base class
         self.free_halves += len(ids) * (cores // self.half)
         self._free_cores += len(ids) * cores
         if self.needs is not None:

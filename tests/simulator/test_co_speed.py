@@ -164,6 +164,59 @@ def test_node_state_matches_what_the_owners_hold(case):
         assert rebuilt.idle_ids == state.idle_ids
 
 
+@st.composite
+def spread_steps(draw):
+    """Jobs taking and leaving half nodes of 32 two-core nodes, each on up to 12 nodes given in any
+    order: long idle and partly used lists, several nodes leaving them at once."""
+    nodes, steps, held = 32, [], {}
+    free = [2] * nodes
+    for job in range(draw(st.integers(1, 30))):
+        if held and draw(st.booleans()):
+            gone = draw(st.sampled_from(sorted(held)))
+            for node in held.pop(gone):
+                free[node] += 1
+            steps.append(("vacate", gone, None))
+            continue
+        open_nodes = [node for node in range(nodes) if free[node]]
+        if not open_nodes:
+            continue
+        chosen = draw(st.lists(st.sampled_from(open_nodes), min_size=1, max_size=12, unique=True))
+        for node in chosen:
+            free[node] -= 1
+        held[job] = chosen
+        steps.append(("occupy", job, chosen))
+    return steps
+
+
+@settings(max_examples=25)
+@given(steps=spread_steps())
+def test_node_lists_and_neighbours_follow_many_spread_jobs(steps):
+    state, held, used = NodeState(Platform(32, 2, 1), slots=2), {}, [0] * 32
+    for kind, job, chosen in steps:
+        if kind == "occupy":
+            held[job] = chosen
+            state.occupy(job, list(chosen), 1)
+        else:
+            chosen = held.pop(job)
+            state.vacate(job, np.array(chosen, dtype=np.int64), 1)
+        for node in chosen:
+            used[node] += 1 if kind == "occupy" else -1
+        assert state.idle_ids == [node for node in range(32) if used[node] == 0]
+        assert state.partly_used_ids == [node for node in range(32) if used[node] == 1]
+        assert state.idle == used.count(0)
+        on_node: dict[int, list[int]] = {}
+        for owner, nodes in held.items():
+            for node in nodes:
+                on_node.setdefault(node, []).append(owner)
+        shared: dict[int, dict[int, int]] = {}
+        for pair in on_node.values():
+            if len(pair) == 2:
+                first, second = pair
+                mine, theirs = shared.setdefault(first, {}), shared.setdefault(second, {})
+                mine[second], theirs[first] = mine.get(second, 0) + 1, theirs.get(first, 0) + 1
+        assert state.shared == shared
+
+
 def test_a_node_shared_by_jobs_turns_partly_used_and_idle_as_they_leave():
     state = NodeState(Platform.of_groups([NodeGroup(1, 1, 2), NodeGroup(1, 1, 4)]), slots=3)
     state.occupy(0, [0, 1], 1)  # the lowest idle nodes
