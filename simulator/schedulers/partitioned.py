@@ -54,9 +54,8 @@ class _PartitionView:
     """
 
     __slots__ = (
-        "_engine",
-        "_partition",
         "_in_partition",
+        "_by_end",
         "now",
         "free_units",
         "total_units",
@@ -73,9 +72,9 @@ class _PartitionView:
     )
 
     def __init__(self, engine: SchedulerView, partitions: PartitionsView, partition: int):
-        self._engine, self._partition = engine, partition
         # per job: True if it is of this partition (the filter of `by_end`, run in C)
         self._in_partition = [of == partition for of in partitions.partition_of].__getitem__
+        self._by_end = _items(engine.by_end)  # the engine's live list: iterated in C
         self.now = engine.now
         self.free_units = partial(_items(partitions.free_in).__getitem__, partition)
         self.total_units = len(partitions.node_sets[partition])
@@ -91,7 +90,7 @@ class _PartitionView:
     def by_end(self) -> Iterator[tuple[float, int]]:
         """The running jobs of this partition as (predicted end, job), in the engine's order (read
         once: the shadow time stops at the first end that frees enough units)."""
-        by_end = self._engine.by_end
+        by_end = self._by_end
         return compress(by_end, map(self._in_partition, map(_JOB, by_end)))
 
 
