@@ -163,6 +163,65 @@ class Assignment:
         )
 
 
+@cython.cclass
+class _PoolStarts:
+    """What a start or an end on one pool changes in a `PartitionAllocator` (its pools' idle lists,
+    the idle nodes and changes per partition, the pool each job took its nodes from): the same
+    lists as the allocator's, held in typed fields, so that compiled, `take` and `give_back` edit
+    them in C rather than through the allocator's attributes."""
+
+    idle_in = cython.declare(list)  # per pool: its idle nodes, ascending
+    partition_of = cython.declare(list)  # per pool: its partition
+    cores = cython.declare(list)  # per pool: the cores of each of its nodes
+    options = cython.declare(list, visibility="public")  # per job: (pool, nodes it needs there)
+    free_in = cython.declare(list)  # per partition: its idle nodes
+    changes_in = cython.declare(list)  # per partition: starts and ends on its nodes
+    taken_from = cython.declare(dict)  # job -> the pool `take` took all its nodes from
+
+    def __init__(self, allocator: PartitionAllocator) -> None:
+        self.idle_in, self.partition_of = allocator._idle_in, allocator._pool_partition
+        self.cores, self.options = allocator._pool_cores, allocator._options
+        self.free_in, self.changes_in = allocator.free_in_partitions, allocator.changes_in
+        self.taken_from = allocator._taken_from
+
+    @cython.ccall
+    @cython.locals(
+        idle=list,
+        chosen=list,
+        pool=cython.Py_ssize_t,
+        count=cython.Py_ssize_t,
+        partition=cython.Py_ssize_t,
+    )
+    def take(self, job: int) -> Allocation | None:
+        """The lowest idle nodes of the first of `job`'s pools with enough of them (a prefix of
+        the pool's idle list), taken from it; None if no pool has enough."""
+        for pool, count in self.options[job]:
+            idle = self.idle_in[pool]
+            if count <= len(idle):
+                chosen = idle[:count]
+                del idle[:count]
+                partition = self.partition_of[pool]
+                self.free_in[partition] -= count
+                self.changes_in[partition] += 1
+                self.taken_from[job] = pool
+                return Allocation(chosen, self.cores[pool])
+        return None
+
+    @cython.ccall
+    @cython.locals(nodes=list, pool=cython.Py_ssize_t, partition=cython.Py_ssize_t)
+    def give_back(self, job: int, nodes: list[int]) -> bool:
+        """Give the nodes `take` gave `job` back to their pool; False (nothing done) if `take`
+        did not give them."""
+        pool = self.taken_from.pop(job, -1)
+        if pool < 0:
+            return False
+        give_back_idle(self.idle_in[pool], nodes, True)  # a slice of the pool's list, ascending
+        partition = self.partition_of[pool]
+        self.free_in[partition] += len(nodes)
+        self.changes_in[partition] += 1
+        return True
+
+
 class PartitionAllocator(CompactAllocator):
     """Whole idle nodes of the job's partition, lowest ids first (the compact rule within it).
 
@@ -205,6 +264,7 @@ class PartitionAllocator(CompactAllocator):
         self._options: list[list[tuple[int, int]]] = []
         self._taken_from: dict[int, int] = {}  # job -> the pool `allocate` took all its nodes from
         self._units = np.zeros(0, dtype=np.int64)
+        self._starts = _PoolStarts(self)
 
     def bind(self, workload) -> None:
         """Each job's pools (its partition's node types that can run it) and the nodes it needs
@@ -216,7 +276,7 @@ class PartitionAllocator(CompactAllocator):
         distinct = [
             [(pool, count) for pool, count in enumerate(row) if count] for row in rows.tolist()
         ]
-        self._options = [distinct[row] for row in inverse.ravel().tolist()]
+        self._options = self._starts.options = [distinct[row] for row in inverse.ravel().tolist()]
         self._units = _fewest(table, none=0)
         if not self._units.all():
             job = int(np.argmin(self._units))
@@ -285,21 +345,13 @@ class PartitionAllocator(CompactAllocator):
             return None
         return Allocation(idle[:count], self._pool_cores[pool])
 
-    @cython.locals(idle_in=list, idle=list, chosen=list, count=cython.Py_ssize_t)
+    @cython.locals(starts=_PoolStarts)
     def allocate(self, engine, job: int) -> Allocation | None:
-        idle_in = self._idle_in
-        for pool, count in self._options[job]:
-            idle = idle_in[pool]
-            if count <= len(idle):
-                chosen = idle[:count]
-                del idle[:count]  # the pool's lowest idle nodes: a prefix of its list
-                partition = self._pool_partition[pool]
-                self.free_in_partitions[partition] -= count
-                self.changes_in[partition] += 1
-                self._hold(job, chosen)
-                self._taken_from[job] = pool
-                return Allocation(chosen, self._pool_cores[pool])
-        return None
+        starts = self._starts
+        allocation = starts.take(job)
+        if allocation is not None:
+            self._hold(job, allocation.node_ids)
+        return allocation
 
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
         idle = sorted(chain(self._outside, *self._idle_in))
@@ -329,22 +381,25 @@ class PartitionAllocator(CompactAllocator):
                 changes[of[pool]] += 1
         self._hold(job, chosen)
 
-    @cython.locals(idle_in=list, free_in=list, changes=list, nodes=list, pool=cython.Py_ssize_t)
+    @cython.locals(
+        idle_in=list,
+        free_in=list,
+        changes=list,
+        nodes=list,
+        pool=cython.Py_ssize_t,
+        starts=_PoolStarts,
+    )
     def release(self, job: int, allocation: Allocation) -> None:
-        where, idle_in, free_in, of = (
-            self._node_pool,
-            self._idle_in,
-            self.free_in_partitions,
-            self._pool_partition,
-        )
-        changes = self.changes_in
         nodes = allocation.node_ids
-        pool = self._taken_from.pop(job, -1)
-        if pool >= 0:  # nodes `allocate` took from one pool: a slice of its idle list, ascending
-            give_back_idle(idle_in[pool], nodes, True)
-            free_in[of[pool]] += len(nodes)
-            changes[of[pool]] += 1
-        else:
+        starts = self._starts
+        if not starts.give_back(job, nodes):  # nodes of several pools, or chosen by the scheduler
+            where, idle_in, free_in, of = (
+                self._node_pool,
+                self._idle_in,
+                self.free_in_partitions,
+                self._pool_partition,
+            )
+            changes = self.changes_in
             for node in nodes:
                 pool = where[node]
                 bisect.insort(self._outside if pool < 0 else idle_in[pool], node)

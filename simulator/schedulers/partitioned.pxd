@@ -1,5 +1,5 @@
 # Cython's augmenting .pxd of partitioned.py: the compiled per-partition pass reads the view's
 # columns (free units and changes per partition, units per job) through their C-level list
-# (`_items`).
+# (`_items`), and its own queues (`SortedColumn`) through their list and gap (`_head`).
 
-from cosched.simulator.view cimport ReadOnlyColumn
+from cosched.simulator.view cimport ReadOnlyColumn, SortedColumn

@@ -4,7 +4,6 @@ own nodes."""
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Container, Iterable, Iterator
 from functools import partial
@@ -25,12 +24,18 @@ from cosched.simulator.schedulers.backfilling import (
     start_in_order,
 )
 from cosched.simulator.schedulers.conservative import conservative_pass
-from cosched.simulator.view import PartitionsView, ReadOnlyColumn, SchedulerView
+from cosched.simulator.view import (
+    PartitionsView,
+    ReadOnlyColumn,
+    SchedulerView,
+    SortedColumn,
+    insert_sorted,
+    remove_sorted,
+)
 
 __all__ = ["PartitionedQueues", "PooledConservative"]
 
 _JOB = itemgetter(1)  # the job of a (predicted end, job) item
-_insort, _bisect_left, _bisect_right = bisect.insort, bisect.bisect_left, bisect.bisect_right
 
 
 @cython.cfunc
@@ -49,9 +54,8 @@ class _PartitionView:
     """
 
     __slots__ = (
-        "_engine",
-        "_partition",
         "_in_partition",
+        "_by_end",
         "now",
         "free_units",
         "total_units",
@@ -68,9 +72,9 @@ class _PartitionView:
     )
 
     def __init__(self, engine: SchedulerView, partitions: PartitionsView, partition: int):
-        self._engine, self._partition = engine, partition
         # per job: True if it is of this partition (the filter of `by_end`, run in C)
         self._in_partition = [of == partition for of in partitions.partition_of].__getitem__
+        self._by_end = _items(engine.by_end)  # the engine's live list: iterated in C
         self.now = engine.now
         self.free_units = partial(_items(partitions.free_in).__getitem__, partition)
         self.total_units = len(partitions.node_sets[partition])
@@ -86,7 +90,7 @@ class _PartitionView:
     def by_end(self) -> Iterator[tuple[float, int]]:
         """The running jobs of this partition as (predicted end, job), in the engine's order (read
         once: the shadow time stops at the first end that frees enough units)."""
-        by_end = self._engine.by_end
+        by_end = self._by_end
         return compress(by_end, map(self._in_partition, map(_JOB, by_end)))
 
 
@@ -239,7 +243,7 @@ class PartitionedQueues:
     partition_of = cython.declare(tuple, visibility="public")
     partition_array = cython.declare(object, visibility="public")
     # per partition, its waiting jobs in arrival order, ascending (FCFS and EASY without a
-    # priority): a list, so the head and the candidates behind it are one slice
+    # priority): a `SortedColumn`, as the engine's queue, so a start near the head moves no job
     waiting = cython.declare(list, visibility="public")
     # the run's units per job (None without a static units table)
     table = cython.declare(list, visibility="public")
@@ -247,9 +251,9 @@ class PartitionedQueues:
     # lists, read only)
     free_in = cython.declare(list, visibility="public")
     changes_in = cython.declare(list, visibility="public")
-    # per partition, the units of its waiting jobs, ascending (a partition whose smallest waiting
-    # job exceeds its free units can start nothing, as `engine.waiting_units` shows for the whole
-    # machine); None without a static units table
+    # per partition, the units of its waiting jobs, ascending, a `SortedColumn` (a partition whose
+    # smallest waiting job exceeds its free units can start nothing, as `engine.waiting_units`
+    # shows for the whole machine); None without a static units table
     waiting_units = cython.declare(list, visibility="public")
     arrived = cython.declare(cython.Py_ssize_t, visibility="public")  # jobs queued so far
     jobs = cython.declare(cython.Py_ssize_t, visibility="public")  # of all jobs
@@ -269,11 +273,15 @@ class PartitionedQueues:
         self.partition_of = tuple(partitions.partition_of)
         self.partition_array = np.asarray(partitions.partition_of, dtype=np.int64)
         count = len(partitions.node_sets)
-        self.waiting = [[] for _ in range(count)]
+        self.waiting = [SortedColumn(f"partition {p} queue") for p in range(count)]
         table = engine.units_table
         self.table = None if table is None else _items(table)
         self.free_in, self.changes_in = _items(partitions.free_in), _items(partitions.changes_in)
-        self.waiting_units = None if self.table is None else [[] for _ in range(count)]
+        self.waiting_units = (
+            None
+            if self.table is None
+            else [SortedColumn(f"partition {p} waiting_units") for p in range(count)]
+        )
         self.arrived, self.jobs = 0, len(self.partition_of)
         self.idle = [None] * count
         self.views = [
@@ -304,7 +312,11 @@ class PartitionedQueues:
             ]
 
     @cython.locals(
-        partition=cython.Py_ssize_t, jobs=cython.Py_ssize_t, room=list, now=cython.double
+        partition=cython.Py_ssize_t,
+        jobs=cython.Py_ssize_t,
+        room=list,
+        now=cython.double,
+        own=SortedColumn,
     )
     def schedule(self, engine: SchedulerView) -> None:
         """One pass over every partition's queue."""
@@ -323,7 +335,8 @@ class PartitionedQueues:
         if scheduler.priority is None:  # arrival order: each partition's own waiting jobs
             for partition in range(len(room)):
                 if room[partition]:
-                    self._pass(partition, self.waiting[partition], now)
+                    own = self.waiting[partition]
+                    self._pass(partition, own._items, own._head, now)
             return
         if not any(room):
             return
@@ -332,7 +345,7 @@ class PartitionedQueues:
         for partition in range(len(room)):
             jobs = room[partition]
             if jobs:
-                self._pass(partition, ordered[partitions == partition][:jobs].tolist(), now)
+                self._pass(partition, ordered[partitions == partition][:jobs].tolist(), 0, now)
 
     @cython.cfunc
     @cython.locals(
@@ -341,7 +354,8 @@ class PartitionedQueues:
         looked_at=cython.Py_ssize_t,
         smallest=list,
         idle=list,
-        units=list,
+        units=SortedColumn,
+        own=SortedColumn,
         room=list,
     )
     def _room(self) -> list[int]:
@@ -363,13 +377,14 @@ class PartitionedQueues:
                 continue
             if smallest is not None:
                 units = smallest[partition]
-                if not units or units[0] > free:
+                if units._head == len(units._items) or units._items[units._head] > free:
                     continue
             key = idle[partition]
+            own = self.waiting[partition]
             if (
                 key is None
                 or key[0] != changes_in[partition]
-                or not scheduler.decides_the_same(len(self.waiting[partition]), key[1])
+                or not scheduler.decides_the_same(len(own._items) - own._head, key[1])
             ):
                 room[partition] = free + looked_at
         return room
@@ -389,9 +404,9 @@ class PartitionedQueues:
         arrived, table, units = self.arrived, self.table, self.waiting_units
         waiting = self.waiting
         while arrived < jobs and submit[arrived] <= now:
-            waiting[job_of[arrived]].append(arrived)
+            insert_sorted(waiting[job_of[arrived]], arrived)
             if units is not None:
-                _insort(units[job_of[arrived]], table[arrived])
+                insert_sorted(units[job_of[arrived]], table[arrived])
             arrived += 1
         self.arrived = arrived
 
@@ -425,38 +440,40 @@ class PartitionedQueues:
         partition=cython.Py_ssize_t,
         before=cython.Py_ssize_t,
         started=cython.Py_ssize_t,
+        first=cython.Py_ssize_t,
+        at=cython.Py_ssize_t,
         now=cython.double,
-        units=list,
-        own=list,
+        units=SortedColumn,
+        own=SortedColumn,
         queue=list,
     )
-    def _pass(self, partition: int, queue: list[int], now: float) -> None:
-        """Start the partition's queue (`queue`, in its order) until a job does not fit, then
-        backfill behind it (EASY) over the partition's nodes."""
+    def _pass(self, partition: int, queue: list[int], first: int, now: float) -> None:
+        """Start the partition's queue (`queue[first:]`, in its order) until a job does not fit,
+        then backfill behind it (EASY) over the partition's nodes."""
         engine = self.engine
         running, table, view = engine.running, self.table, self.views[partition]
         view.now = now
         before = len(running)
-        head = start_in_order(view, iter(queue))  # on the partition's free units
+        jobs: Any = iter(queue)
+        jobs.__setstate__(first)  # `queue[first:]` without a copy: the list iterator's position
+        head = start_in_order(view, jobs)  # on the partition's free units
         reservations = self.scheduler.reservations
         if head is not None and self.easy and (self.free_in[partition] or reservations is not None):
             # the jobs before the head all started (the last ones running), so the head is the
-            # job at that count in `queue`, and the candidates follow it
-            started = len(running) - before
-            self.backfills[partition].run(
-                queue[started], queue[started + 1 : started + 1 + self.depth]
-            )
+            # job at that count in `queue[first:]`, and the candidates follow it
+            at = first + len(running) - before
+            self.backfills[partition].run(queue[at], queue[at + 1 : at + 1 + self.depth])
         started = len(running) - before  # the jobs this pass started: the last ones running
         own = self.waiting[partition]
         if started:
             units = None if self.waiting_units is None else self.waiting_units[partition]
             for job in islice(reversed(running), started):  # the running jobs, last started first
-                del own[_bisect_left(own, job)]  # `own` is ascending: jobs arrive in order
+                remove_sorted(own, job)
                 if units is not None:
-                    del units[_bisect_right(units, table[job]) - 1]  # the last of equal units
+                    remove_sorted(units, table[job])
             self.idle[partition] = None
         else:
-            self.idle[partition] = (self.changes_in[partition], len(own))
+            self.idle[partition] = (self.changes_in[partition], len(own._items) - own._head)
 
     def _retire_finished(self) -> None:
         """Give the units of jobs that ended (at this timestamp: every end is followed by a pass)
