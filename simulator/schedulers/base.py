@@ -61,6 +61,7 @@ from cosched.simulator.schedulers.backfilling import (
     EasyBackfill,
     queue_heads,
     queue_slice,
+    start_each,
     start_in_order,
 )
 from cosched.simulator.schedulers.co_ordering import queue_order
@@ -115,7 +116,7 @@ def _decides_the_same(
 class _RunPass:
     """The pass of a `QueueScheduler` over one run's view: `schedule`, `nothing_fits`, `decided`
     and `scheduling_pass` of the scheduler, with the scheduler's settings read once, at the run's
-    start, into C fields (compiled: a pass makes no attribute lookup on the scheduler, whose
+    first pass, into C fields (compiled: a pass makes no attribute lookup on the scheduler, whose
     subclasses may override any class attribute, so it cannot be an extension type itself).
 
     A hook a subclass overrides (`_PASS_HOOKS`) is called instead of the pass's own, through
@@ -126,12 +127,14 @@ class _RunPass:
     _queue = cython.declare(object)  # the view's queue, and the iterator over its live head
     _heads = cython.declare(object)
     _waiting_units = cython.declare(object)
+    _start = cython.declare(object)  # the view's actions and tables the in-order step reads
+    _table = cython.declare(object)
     _free_units = cython.declare(object)
     _partitioned = cython.declare(object)
     _conservative = cython.declare(object)
     _kept = cython.declare(object)
     _reservations = cython.declare(object)
-    _easy = cython.declare(object)  # the run's EASY pass (built at the first one)
+    _easy = cython.declare(EasyBackfill)  # the run's EASY pass (built at the first one)
     _arrival_order = cython.declare(cython.bint)  # no priority: the live queue's head
     _backfills = cython.declare(cython.bint)  # EASY, depth > 0
     _may_skip = cython.declare(cython.bint)  # `nothing_fits` may skip the pass
@@ -150,6 +153,7 @@ class _RunPass:
         self.view, self._scheduler = view, scheduler
         self._queue, self._heads = view.queue, queue_heads(view.queue)
         self._waiting_units, self._free_units = view.waiting_units, view.free_units
+        self._start, self._table = view.start, view.units_table
         self._partitioned, self._conservative = scheduler._partitioned, scheduler._conservative
         self._kept, self._reservations, self._easy = scheduler._kept, scheduler.reservations, None
         priority, depth = scheduler.priority, scheduler.depth
@@ -216,7 +220,7 @@ class _RunPass:
         return self._scheduler.decides_the_same(len(self._queue), self._idle_waiting)
 
     @cython.ccall
-    @cython.locals(depth=cython.Py_ssize_t)
+    @cython.locals(depth=cython.Py_ssize_t, easy=EasyBackfill)
     def scheduling_pass(self, view: SchedulerView) -> None:
         """`QueueScheduler.scheduling_pass`."""
         scheduler, queue, kept = self._scheduler, self._queue, self._kept
@@ -228,7 +232,7 @@ class _RunPass:
         else:  # 000 Algorithm 2: one sorted copy of the queue per pass
             order = scheduler.order(view)
             jobs = iter(order)
-        head = start_in_order(view, jobs)
+        head = start_each(jobs, self._start, self._table, self._free_units)  # start_in_order
         if head is None or not self._backfills:
             return
         if not self._free_units() and self._reservations is None:
@@ -360,7 +364,7 @@ class QueueScheduler(Scheduler):
         self.reservations: dict[int, float] | None = {} if record_reservations else None
         self._conservative: ConservativeBackfill | PooledConservative | None = None
         self._partitioned: PartitionedQueues | None = None
-        self._run: _RunPass | None = None  # the pass over this run's view (built at `attach`)
+        self._run: _RunPass | None = None  # the pass over this run's view (`_run_of`)
         self._multifactor: MultifactorPriority | None = None
         if priority is not None:  # Slurm's multifactor priority replaces the class's ordering
             if isinstance(priority, MultifactorPriority):
@@ -410,12 +414,12 @@ class QueueScheduler(Scheduler):
                     engine, range(len(engine.eligible.pool_sizes)), self.depth, self.reservations
                 )
             )
-        # the settings read at the run's start: a pass reads none of this object's attributes
-        self._run = _RunPass(self, engine)
+        # the pass over this run's view, built at its first pass (which reads the settings once)
+        self._run = None
 
     def _run_of(self, engine: SchedulerView) -> _RunPass:
-        """The pass over `engine`, this run's view (built here if `attach` did not: a subclass's
-        own `attach` need not call the base's)."""
+        """The pass over `engine`, this run's view (built at the run's first pass, also when a
+        subclass's own `attach` skips the base's)."""
         run = self._run
         if run is None or run.view is not engine:
             run = self._run = _RunPass(self, engine)
