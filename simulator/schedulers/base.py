@@ -35,6 +35,10 @@ behind it: "none", "easy" (only the head holds a reservation) or
 "conservative" (every job within ``depth`` holds one and none is delayed). Backfilling reasons in
 allocator units over predicted end times (``engine.predicted_end``: the user estimate by default,
 the run time with ``use_run_times``, rescaled by the job's progress rate).
+
+The pass runs in `_RunPass`, one per run, built at the run's first pass: compiled, it reads the
+settings above once (a scheduler changes them before the run) and calls the base's hooks at C level;
+an override of `nothing_fits`, `decided`, `decides_the_same` or `scheduling_pass` is called instead.
 """
 
 from __future__ import annotations
@@ -145,6 +149,8 @@ class _RunPass:
     _own_decided = cython.declare(cython.bint)
     _own_decides_the_same = cython.declare(cython.bint)
     _own_pass = cython.declare(cython.bint)
+    # the base's pass in arrival order, with no hints: it changes the state only by starting jobs
+    _changes_by_starts = cython.declare(cython.bint)
     _idle = cython.declare(cython.bint)  # the last pass changed nothing: on this state and queue
     _idle_changes = cython.declare(cython.Py_ssize_t)
     _idle_waiting = cython.declare(cython.Py_ssize_t)
@@ -167,6 +173,9 @@ class _RunPass:
         own = [_is_base_hook(scheduler, hook) for hook in _PASS_HOOKS]
         self._own_nothing_fits, self._own_decided, self._own_decides_the_same = own[:3]
         self._own_pass = own[3]
+        self._changes_by_starts = (
+            self._own_pass and self._arrival_order and not scheduler.hints_placements
+        )
         self._idle = False
 
     @cython.ccall
@@ -189,14 +198,21 @@ class _RunPass:
             skip = self.decided(view) if self._own_decided else scheduler.decided(view)
         if skip:
             return
-        changes = view.changes
-        if self._own_pass:
-            self.scheduling_pass(view)
-        else:
-            scheduler.scheduling_pass(view)
         # a pass that changed nothing: the same state and queue would give the same decisions
-        self._idle = view.changes == changes
-        self._idle_changes, self._idle_waiting = changes, len(self._queue)
+        if self._changes_by_starts:  # it changed nothing if no job left the queue
+            waiting = len(self._queue)
+            self.scheduling_pass(view)
+            self._idle = len(self._queue) == waiting
+            if self._idle:
+                self._idle_changes = view.changes
+        else:
+            changes = view.changes
+            if self._own_pass:
+                self.scheduling_pass(view)
+            else:
+                scheduler.scheduling_pass(view)
+            self._idle, self._idle_changes = view.changes == changes, changes
+        self._idle_waiting = len(self._queue)
 
     @cython.ccall
     def nothing_fits(self, view: SchedulerView) -> bool:
