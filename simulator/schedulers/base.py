@@ -116,6 +116,38 @@ def _decides_the_same(
     return arrival_order and idle_waiting >= looked_at
 
 
+@cython.cfunc
+@cython.locals(kept=list, job_at=list, waiting=cython.Py_ssize_t, left=cython.Py_ssize_t)
+@cython.locals(index=cython.Py_ssize_t)
+def _kept_head(
+    state: Sequence[int],
+    waiting: int,
+    job_at: list[int],
+    kept: list[int],
+    wanted: int | None,
+    name: str,
+) -> list[int]:
+    """The first `wanted` (None: all) of the `waiting` jobs in the kept order `kept` (ranks; the
+    job of each rank in `job_at`), after dropping from it the jobs that have left the queue
+    (started, killed: from the front, where a pass starts them)."""
+    left = len(kept) - waiting  # every waiting job is kept: the rest have left
+    index = 0
+    while left > 0:
+        if state[job_at[kept[index]]] == WAITING:
+            index += 1
+        else:
+            del kept[index]
+            left -= 1
+    if left < 0:
+        raise InputError(
+            f"{-left} waiting jobs are missing from the kept order of scheduler {name!r}: an "
+            "override of on_arrival or on_preempt must call the base one "
+            "(QueueScheduler.fixed_priority)",
+            field="fixed_priority",
+        )
+    return [job_at[rank] for rank in kept[:wanted]]
+
+
 @cython.cclass
 class _RunPass:
     """The pass of a `QueueScheduler` over one run's view: `schedule`, `nothing_fits`, `decided`
@@ -136,7 +168,11 @@ class _RunPass:
     _free_units = cython.declare(object)
     _partitioned = cython.declare(object)
     _conservative = cython.declare(object)
-    _kept = cython.declare(object)
+    _kept = cython.declare(object)  # a kept order, with what `_kept_head` reads
+    _job_at = cython.declare(object)
+    _state = cython.declare(object)
+    _waiting = cython.declare(object)
+    _name = cython.declare(object)
     _reservations = cython.declare(object)
     _easy = cython.declare(EasyBackfill)  # the run's EASY pass (built at the first one)
     _arrival_order = cython.declare(cython.bint)  # no priority: the live queue's head
@@ -162,6 +198,8 @@ class _RunPass:
         self._start, self._table = view.start, view.units_table
         self._partitioned, self._conservative = scheduler._partitioned, scheduler._conservative
         self._kept, self._reservations, self._easy = scheduler._kept, scheduler.reservations, None
+        self._job_at, self._state, self._waiting = scheduler._job_at, view.state, view.waiting
+        self._name = scheduler.name
         priority, depth = scheduler.priority, scheduler.depth
         self._arrival_order, self._depth = priority is None, depth
         self._backfills = scheduler.backfill == "easy" and depth > 0
@@ -244,7 +282,7 @@ class _RunPass:
         if self._arrival_order:  # arrival order: the live queue's head, one job at a time
             jobs = self._heads
         elif kept is not None:  # an order kept: its head, one job at a time
-            jobs = scheduler._kept_heads(view, kept)
+            jobs = _KeptHeads(self)
         else:  # 000 Algorithm 2: one sorted copy of the queue per pass
             order = scheduler.order(view)
             jobs = iter(order)
@@ -261,13 +299,38 @@ class _RunPass:
         elif kept is None:
             candidates = queue_slice(queue, 1, depth + 1)
         else:
-            candidates = scheduler._kept_head(view, kept, depth + 1)[1:]
+            candidates = self.kept_head(depth + 1)[1:]
         easy = self._easy
         if easy is None:  # the run's first EASY pass
             easy = self._easy = EasyBackfill(
                 view, self._reservations, scheduler.shadow_extra, scheduler._durations
             )
         easy.run(head, candidates)
+
+    @cython.ccall
+    def kept_head(self, wanted: int | None) -> list[int]:
+        """The first `wanted` waiting jobs of the kept order (`_kept_head`)."""
+        return _kept_head(
+            self._state, len(self._waiting), self._job_at, self._kept, wanted, self._name
+        )
+
+
+@cython.cclass
+class _KeptHeads:
+    """The head of a run's kept order, again after each start (as `queue_heads`)."""
+
+    _run = cython.declare(_RunPass)
+
+    def __init__(self, run: _RunPass) -> None:
+        self._run = run
+
+    def __iter__(self) -> Iterator[int]:
+        return self
+
+    def __next__(self) -> int:
+        if not self._run._waiting:
+            raise StopIteration
+        return self._run.kept_head(1)[0]
 
 
 def _is_base_hook(scheduler: Scheduler, hook: str) -> bool:
@@ -524,33 +587,9 @@ class QueueScheduler(Scheduler):
         positions = queue_order(key)
         return waiting.take(positions if limit is None else positions[:limit]).tolist()
 
-    @cython.locals(kept=list, job_at=list)
     def _kept_head(self, engine: SchedulerView, kept: list[int], wanted: int | None) -> list[int]:
         """The first `wanted` (None: all) waiting jobs of the kept order `kept`."""
-        left = len(kept) - len(engine.waiting)  # every waiting job is kept: the rest have left
-        if left > 0:
-            self._drop_left(engine, kept, left)
-        elif left < 0:
-            raise InputError(
-                f"{-left} waiting jobs are missing from the kept order of scheduler "
-                f"{self.name!r}: an override of on_arrival or on_preempt must call the base one "
-                "(QueueScheduler.fixed_priority)",
-                field="fixed_priority",
-            )
-        job_at = self._job_at
-        return [job_at[rank] for rank in kept[:wanted]]
-
-    @cython.locals(kept=list, job_at=list, left=cython.Py_ssize_t, index=cython.Py_ssize_t)
-    def _drop_left(self, engine: SchedulerView, kept: list[int], left: int) -> None:
-        """Drop from `kept` the `left` jobs that have left the queue (started, killed): from the
-        front, where a pass starts them."""
-        job_at, state, index = self._job_at, engine.state, 0
-        while left:
-            if state[job_at[kept[index]]] == WAITING:
-                index += 1
-            else:
-                del kept[index]
-                left -= 1
+        return _kept_head(engine.state, len(engine.waiting), self._job_at, kept, wanted, self.name)
 
     @cython.locals(run=_RunPass)
     def schedule(self, engine: SchedulerView) -> None:
@@ -584,12 +623,6 @@ class QueueScheduler(Scheduler):
     def scheduling_pass(self, engine: SchedulerView) -> None:
         """One pass of the module docstring over the queue: in priority order, then backfilling."""
         self._run_of(engine).scheduling_pass(engine)
-
-    def _kept_heads(self, engine: SchedulerView, kept: list[int]) -> Iterator[int]:
-        """The head of the kept order `kept`, again after each start (as `queue_heads`)."""
-        waiting = engine.waiting
-        while waiting:
-            yield self._kept_head(engine, kept, 1)[0]
 
 
 # the hooks of a pass (`_RunPass`): a subclass's override is called instead of the base's
