@@ -589,7 +589,10 @@ class QueueScheduler(Scheduler):
 
     def _kept_head(self, engine: SchedulerView, kept: list[int], wanted: int | None) -> list[int]:
         """The first `wanted` (None: all) waiting jobs of the kept order `kept`."""
-        return _kept_head(engine.state, len(engine.waiting), self._job_at, kept, wanted, self.name)
+        waiting = len(engine.waiting)
+        # the jobs' states are read only when some kept jobs have left the queue
+        state = engine.state if len(kept) > waiting else ()
+        return _kept_head(state, waiting, self._job_at, kept, wanted, self.name)
 
     @cython.locals(run=_RunPass)
     def schedule(self, engine: SchedulerView) -> None:
