@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "start_in_order",
+    "start_each",
     "queue_heads",
     "queue_slice",
     "first_fit",
@@ -58,7 +59,6 @@ class PerJob(Protocol[T_co]):
     def __getitem__(self, job: int, /) -> T_co: ...
 
 
-@cython.locals(free=cython.Py_ssize_t)
 def start_in_order(engine: SchedulerView, jobs: Iterable[int]) -> int | None:
     """Start `jobs` in their order until one does not fit (003 §5.1.1) and return that job, the
     blocked head (None if every job started): the one in-order step of every queue scheduler.
@@ -67,7 +67,19 @@ def start_in_order(engine: SchedulerView, jobs: Iterable[int]) -> int | None:
     index, lowest first; a partition's own queue); a job fits when its units (`engine.units_table`)
     are within `engine.free_units()` and `engine.start(job)` succeeds. `jobs` is read lazily, up to
     and including the head, so the candidates behind the head are the rest of the same iterator."""
-    start, table, free_units = engine.start, engine.units_table, engine.free_units
+    return start_each(jobs, engine.start, engine.units_table, engine.free_units)
+
+
+@cython.ccall
+@cython.locals(free=cython.Py_ssize_t)
+def start_each(
+    jobs: Iterable[int],
+    start: Callable[[int], bool],
+    table: PerJob[int] | None,
+    free_units: Callable[[], int],
+) -> int | None:
+    """`start_in_order` over a view's actions read once (``engine.start``, ``units_table``,
+    ``free_units``): a pass object that keeps them for its run calls it at C level (compiled)."""
     free = free_units()
     for job in jobs:
         if (table is not None and table[job] > free) or not start(job):
@@ -256,16 +268,8 @@ class EasyBackfill:
     once here rather than once per pass, and the object itself is the `start` that
     `easy_backfill` calls (no closure per pass)."""
 
-    view = cython.declare(object, visibility="readonly")  # the view it reads and acts through
-    _reservations = cython.declare(object)
-    _extra = cython.declare(str)
-    _free_units = cython.declare(object)
-    _start = cython.declare(object)
-    _units = cython.declare(object)
-    _held = cython.declare(object)
-    _durations = cython.declare(object)
-    _eligible = cython.declare(object)
-    _by_end = cython.declare(object)
+    # its fields are C fields declared in backfilling.pxd (the view it reads and acts through,
+    # and what it reads of it once)
 
     def __init__(
         self,
@@ -289,7 +293,8 @@ class EasyBackfill:
         # could delay the head); `queued_duration` is the estimates themselves without job models
         self._durations = _read(engine.queued_duration if durations is None else durations)
 
-    @cython.locals(free=cython.Py_ssize_t, head=cython.Py_ssize_t)
+    @cython.ccall
+    @cython.locals(free=cython.Py_ssize_t)
     def run(self, head: int, candidates: list[int]) -> None:
         """Backfill `candidates` (in their order) behind the blocked `head` (`easy_pass`)."""
         engine, reservations = self.view, self._reservations

@@ -35,6 +35,10 @@ behind it: "none", "easy" (only the head holds a reservation) or
 "conservative" (every job within ``depth`` holds one and none is delayed). Backfilling reasons in
 allocator units over predicted end times (``engine.predicted_end``: the user estimate by default,
 the run time with ``use_run_times``, rescaled by the job's progress rate).
+
+The pass runs in `_RunPass`, one per run, built at the run's first pass: compiled, it reads the
+settings above once (a scheduler changes them before the run) and calls the base's hooks at C level;
+an override of `nothing_fits`, `decided`, `decides_the_same` or `scheduling_pass` is called instead.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ from cosched.simulator.schedulers.backfilling import (
     EasyBackfill,
     queue_heads,
     queue_slice,
+    start_each,
     start_in_order,
 )
 from cosched.simulator.schedulers.co_ordering import queue_order
@@ -92,6 +97,248 @@ QUEUED_DURATIONS = ("estimate", "run")
 _QUEUE_HOOKS = ("on_arrival", "on_finish", "on_preempt")
 _KEPT_ORDER_HOOKS = ("on_arrival", "on_preempt")  # what a kept priority order listens to
 WAITING = int(JobState.WAITING)
+
+
+@cython.cfunc
+@cython.locals(
+    waiting=cython.Py_ssize_t,
+    idle_waiting=cython.Py_ssize_t,
+    arrival_order=cython.bint,
+    reads_no_clock=cython.bint,
+    looked_at=cython.Py_ssize_t,
+)
+def _decides_the_same(
+    waiting: int, idle_waiting: int, arrival_order: bool, reads_no_clock: bool, looked_at: int
+) -> bool:
+    """`QueueScheduler.decides_the_same` over the settings it reads: the queue's order is the
+    arrival order, or its priority reads no clock; a pass in arrival order looks at `looked_at`
+    jobs."""
+    if waiting == idle_waiting:
+        return arrival_order or reads_no_clock
+    return arrival_order and idle_waiting >= looked_at
+
+
+@cython.cfunc
+@cython.locals(kept=list, job_at=list, waiting=cython.Py_ssize_t, left=cython.Py_ssize_t)
+@cython.locals(index=cython.Py_ssize_t)
+def _kept_head(
+    state: Sequence[int],
+    waiting: int,
+    job_at: list[int],
+    kept: list[int],
+    wanted: int | None,
+    name: str,
+) -> list[int]:
+    """The first `wanted` (None: all) of the `waiting` jobs in the kept order `kept` (ranks; the
+    job of each rank in `job_at`), after dropping from it the jobs that have left the queue
+    (started, killed: from the front, where a pass starts them)."""
+    left = len(kept) - waiting  # every waiting job is kept: the rest have left
+    index = 0
+    while left > 0:
+        if state[job_at[kept[index]]] == WAITING:
+            index += 1
+        else:
+            del kept[index]
+            left -= 1
+    if left < 0:
+        raise InputError(
+            f"{-left} waiting jobs are missing from the kept order of scheduler {name!r}: an "
+            "override of on_arrival or on_preempt must call the base one "
+            "(QueueScheduler.fixed_priority)",
+            field="fixed_priority",
+        )
+    return [job_at[rank] for rank in kept[:wanted]]
+
+
+@cython.cclass
+class _RunPass:
+    """The pass of a `QueueScheduler` over one run's view: `schedule`, `nothing_fits`, `decided`
+    and `scheduling_pass` of the scheduler, with the scheduler's settings read once, at the run's
+    first pass, into C fields (compiled: a pass makes no attribute lookup on the scheduler, whose
+    subclasses may override any class attribute, so it cannot be an extension type itself).
+
+    A hook a subclass overrides (`_PASS_HOOKS`) is called instead of the pass's own, through
+    Python; the base's methods call the pass's, so ``super()`` reaches them."""
+
+    view = cython.declare(object, visibility="readonly")
+    _scheduler = cython.declare(object)
+    _queue = cython.declare(object)  # the view's queue, and the iterator over its live head
+    _heads = cython.declare(object)
+    _waiting_units = cython.declare(object)
+    _start = cython.declare(object)  # the view's actions and tables the in-order step reads
+    _table = cython.declare(object)
+    _free_units = cython.declare(object)
+    _partitioned = cython.declare(object)
+    _conservative = cython.declare(object)
+    _kept = cython.declare(object)  # a kept order, with what `_kept_head` reads
+    _job_at = cython.declare(object)
+    _state = cython.declare(object)
+    _waiting = cython.declare(object)
+    _name = cython.declare(object)
+    _reservations = cython.declare(object)
+    _easy = cython.declare(EasyBackfill)  # the run's EASY pass (built at the first one)
+    _arrival_order = cython.declare(cython.bint)  # no priority: the live queue's head
+    _backfills = cython.declare(cython.bint)  # EASY, depth > 0
+    _may_skip = cython.declare(cython.bint)  # `nothing_fits` may skip the pass
+    _reads_no_clock = cython.declare(cython.bint)
+    _depth = cython.declare(cython.Py_ssize_t)
+    _looked_at = cython.declare(cython.Py_ssize_t)
+    _own_nothing_fits = cython.declare(cython.bint)  # the hooks are the base's
+    _own_decided = cython.declare(cython.bint)
+    _own_decides_the_same = cython.declare(cython.bint)
+    _own_pass = cython.declare(cython.bint)
+    # the base's pass in arrival order, with no hints: it changes the state only by starting jobs
+    _changes_by_starts = cython.declare(cython.bint)
+    _idle = cython.declare(cython.bint)  # the last pass changed nothing: on this state and queue
+    _idle_changes = cython.declare(cython.Py_ssize_t)
+    _idle_waiting = cython.declare(cython.Py_ssize_t)
+
+    def __init__(self, scheduler: QueueScheduler, view: SchedulerView) -> None:
+        self.view, self._scheduler = view, scheduler
+        self._queue, self._heads = view.queue, queue_heads(view.queue)
+        self._waiting_units, self._free_units = view.waiting_units, view.free_units
+        self._start, self._table = view.start, view.units_table
+        self._partitioned, self._conservative = scheduler._partitioned, scheduler._conservative
+        self._kept, self._reservations, self._easy = scheduler._kept, scheduler.reservations, None
+        self._job_at, self._state, self._waiting = scheduler._job_at, view.state, view.waiting
+        self._name = scheduler.name
+        priority, depth = scheduler.priority, scheduler.depth
+        self._arrival_order, self._depth = priority is None, depth
+        self._backfills = scheduler.backfill == "easy" and depth > 0
+        self._may_skip = self._reservations is None and not (
+            scheduler.hints_placements and priority is not None
+        )
+        self._reads_no_clock = not scheduler.priority_reads_time or self._kept is not None
+        self._looked_at = depth + 1 if self._backfills else 1
+        own = [_is_base_hook(scheduler, hook) for hook in _PASS_HOOKS]
+        self._own_nothing_fits, self._own_decided, self._own_decides_the_same = own[:3]
+        self._own_pass = own[3]
+        self._changes_by_starts = (
+            self._own_pass and self._arrival_order and not scheduler.hints_placements
+        )
+        self._idle = False
+
+    @cython.ccall
+    @cython.locals(waiting=cython.Py_ssize_t, changes=cython.Py_ssize_t, skip=cython.bint)
+    def schedule(self, view: SchedulerView) -> None:
+        """`QueueScheduler.schedule`: start in priority order until a job does not fit, then
+        backfill behind it (000 Algorithm 2)."""
+        scheduler = self._scheduler
+        if self._partitioned is not None:
+            self._partitioned.schedule(view)
+            return
+        if not len(self._queue):
+            return
+        if self._conservative is not None:
+            scheduler._conservative_pass(view, self._conservative)
+            return
+        skip = self.nothing_fits(view) if self._own_nothing_fits else scheduler.nothing_fits(view)
+        # `decided` only after an idle pass (False otherwise): most passes follow a change
+        if not skip and self._idle:
+            skip = self.decided(view) if self._own_decided else scheduler.decided(view)
+        if skip:
+            return
+        # a pass that changed nothing: the same state and queue would give the same decisions
+        if self._changes_by_starts:  # it changed nothing if no job left the queue
+            waiting = len(self._queue)
+            self.scheduling_pass(view)
+            self._idle = len(self._queue) == waiting
+            if self._idle:
+                self._idle_changes = view.changes
+        else:
+            changes = view.changes
+            if self._own_pass:
+                self.scheduling_pass(view)
+            else:
+                scheduler.scheduling_pass(view)
+            self._idle, self._idle_changes = view.changes == changes, changes
+        self._idle_waiting = len(self._queue)
+
+    @cython.ccall
+    def nothing_fits(self, view: SchedulerView) -> bool:
+        """`QueueScheduler.nothing_fits`."""
+        units = self._waiting_units
+        return self._may_skip and units is not None and units[0] > self._free_units()
+
+    @cython.ccall
+    def decided(self, view: SchedulerView) -> bool:
+        """`QueueScheduler.decided`."""
+        if not self._idle or view.changes != self._idle_changes or self._reservations is not None:
+            return False
+        if self._own_decides_the_same:
+            return _decides_the_same(
+                len(self._queue),
+                self._idle_waiting,
+                self._arrival_order,
+                self._reads_no_clock,
+                self._looked_at,
+            )
+        return self._scheduler.decides_the_same(len(self._queue), self._idle_waiting)
+
+    @cython.ccall
+    @cython.locals(depth=cython.Py_ssize_t, easy=EasyBackfill)
+    def scheduling_pass(self, view: SchedulerView) -> None:
+        """`QueueScheduler.scheduling_pass`."""
+        scheduler, queue, kept = self._scheduler, self._queue, self._kept
+        order: list[int] | None = None  # a sorted copy of the queue, when it is not read live
+        if self._arrival_order:  # arrival order: the live queue's head, one job at a time
+            jobs = self._heads
+        elif kept is not None:  # an order kept: its head, one job at a time
+            jobs = _KeptHeads(self)
+        else:  # 000 Algorithm 2: one sorted copy of the queue per pass
+            order = scheduler.order(view)
+            jobs = iter(order)
+        head = start_each(jobs, self._start, self._table, self._free_units)  # start_in_order
+        if head is None or not self._backfills:
+            return
+        if not self._free_units() and self._reservations is None:
+            return  # EASY could start nothing behind the head, and records no reservation
+        # the candidates behind the blocked head, a list in each order
+        depth = self._depth
+        candidates: list[int]
+        if order is not None:
+            candidates = list(islice(jobs, depth))
+        elif kept is None:
+            candidates = queue_slice(queue, 1, depth + 1)
+        else:
+            candidates = self.kept_head(depth + 1)[1:]
+        easy = self._easy
+        if easy is None:  # the run's first EASY pass
+            easy = self._easy = EasyBackfill(
+                view, self._reservations, scheduler.shadow_extra, scheduler._durations
+            )
+        easy.run(head, candidates)
+
+    @cython.ccall
+    def kept_head(self, wanted: int | None) -> list[int]:
+        """The first `wanted` waiting jobs of the kept order (`_kept_head`)."""
+        return _kept_head(
+            self._state, len(self._waiting), self._job_at, self._kept, wanted, self._name
+        )
+
+
+@cython.cclass
+class _KeptHeads:
+    """The head of a run's kept order, again after each start (as `queue_heads`)."""
+
+    _run = cython.declare(_RunPass)
+
+    def __init__(self, run: _RunPass) -> None:
+        self._run = run
+
+    def __iter__(self) -> Iterator[int]:
+        return self
+
+    def __next__(self) -> int:
+        if not self._run._waiting:
+            raise StopIteration
+        return self._run.kept_head(1)[0]
+
+
+def _is_base_hook(scheduler: Scheduler, hook: str) -> bool:
+    """True if `scheduler`'s hook `hook` is `QueueScheduler`'s own (not overridden by a subclass
+    or on the object)."""
+    return hook not in vars(scheduler) and getattr(type(scheduler), hook) is _BASE_HOOKS[hook]
 
 
 class Scheduler:
@@ -198,7 +445,7 @@ class QueueScheduler(Scheduler):
         self.reservations: dict[int, float] | None = {} if record_reservations else None
         self._conservative: ConservativeBackfill | PooledConservative | None = None
         self._partitioned: PartitionedQueues | None = None
-        self._easy: EasyBackfill | None = None  # the EASY pass over this run's view (first pass)
+        self._run: _RunPass | None = None  # the pass over this run's view (`_run_of`)
         self._multifactor: MultifactorPriority | None = None
         if priority is not None:  # Slurm's multifactor priority replaces the class's ordering
             from cosched.simulator.schedulers.multifactor import (
@@ -220,9 +467,6 @@ class QueueScheduler(Scheduler):
             self.priority_reads_time = True  # the age factor grows with the clock
         elif priority_weights is not None:
             raise InputError("priority weights need priority 'multifactor'", field="priority")
-        self._idle_pass: tuple[int, int] | None = (
-            None  # (engine.changes, queue length) of an idle pass
-        )
         # with a fixed priority: the waiting jobs' ranks in it, ascending (jobs that left the queue
         # are dropped when a pass meets them), and the job of each rank
         self._kept: list[int] | None = None
@@ -234,7 +478,6 @@ class QueueScheduler(Scheduler):
         self.cores = np.asarray(engine.cores, dtype=np.int64)
         self.estimate = np.asarray(engine.estimate, dtype=np.float64)
         self._durations = engine.run_time if self.queued_durations == "run" else None
-        self._easy = None
         if self._multifactor is not None:
             self._multifactor.attach(engine)
         self._kept = None
@@ -261,6 +504,16 @@ class QueueScheduler(Scheduler):
                 self._conservative = PooledConservative(
                     engine, range(len(engine.eligible.pool_sizes)), self.depth, self.reservations
                 )
+        # the pass over this run's view, built at its first pass (which reads the settings once)
+        self._run = None
+
+    def _run_of(self, engine: SchedulerView) -> _RunPass:
+        """The pass over `engine`, this run's view (built at the run's first pass, also when a
+        subclass's own `attach` skips the base's)."""
+        run = self._run
+        if run is None or run.view is not engine:
+            run = self._run = _RunPass(self, engine)
+        return run
 
     def _keep_order(
         self, engine: SchedulerView, priority: Callable[[SchedulerView, np.ndarray], np.ndarray]
@@ -328,13 +581,7 @@ class QueueScheduler(Scheduler):
     def nothing_fits(self, engine: SchedulerView) -> bool:
         """True when no waiting job fits in the free units and the pass records nothing: it can
         start no job, so it is skipped."""
-        units = engine.waiting_units
-        return (
-            units is not None
-            and units[0] > engine.free_units()
-            and self.reservations is None
-            and not (self.hints_placements and self.priority is not None)
-        )
+        return self._run_of(engine).nothing_fits(engine)
 
     def order(self, engine: SchedulerView, limit: int | None = None) -> list[int]:
         """The first `limit` waiting jobs in priority order (stable: ties keep queue order)."""
@@ -351,107 +598,47 @@ class QueueScheduler(Scheduler):
         positions = queue_order(key)
         return waiting.take(positions if limit is None else positions[:limit]).tolist()
 
-    @cython.locals(kept=list, job_at=list)
     def _kept_head(self, engine: SchedulerView, kept: list[int], wanted: int | None) -> list[int]:
         """The first `wanted` (None: all) waiting jobs of the kept order `kept`."""
-        left = len(kept) - len(engine.waiting)  # every waiting job is kept: the rest have left
-        if left > 0:
-            self._drop_left(engine, kept, left)
-        elif left < 0:
-            raise InputError(
-                f"{-left} waiting jobs are missing from the kept order of scheduler "
-                f"{self.name!r}: an override of on_arrival or on_preempt must call the base one "
-                "(QueueScheduler.fixed_priority)",
-                field="fixed_priority",
-            )
-        job_at = self._job_at
-        return [job_at[rank] for rank in kept[:wanted]]
+        waiting = len(engine.waiting)
+        # the jobs' states are read only when some kept jobs have left the queue
+        state = engine.state if len(kept) > waiting else ()
+        return _kept_head(state, waiting, self._job_at, kept, wanted, self.name)
 
-    @cython.locals(kept=list, job_at=list, left=cython.Py_ssize_t, index=cython.Py_ssize_t)
-    def _drop_left(self, engine: SchedulerView, kept: list[int], left: int) -> None:
-        """Drop from `kept` the `left` jobs that have left the queue (started, killed): from the
-        front, where a pass starts them."""
-        job_at, state, index = self._job_at, engine.state, 0
-        while left:
-            if state[job_at[kept[index]]] == WAITING:
-                index += 1
-            else:
-                del kept[index]
-                left -= 1
-
+    @cython.locals(run=_RunPass)
     def schedule(self, engine: SchedulerView) -> None:
         """Start in priority order until a job does not fit, then backfill behind it (000 Algorithm
-        2)."""
-        if self._partitioned is not None:
-            self._partitioned.schedule(engine)
-            return
-        waiting = engine.waiting
-        if not waiting:
-            return
-        if self._conservative is not None:
-            self._conservative_pass(engine, self._conservative)
-            return
-        # `decided` only after an idle pass (False otherwise): most passes follow a change
-        if self.nothing_fits(engine) or (self._idle_pass is not None and self.decided(engine)):
-            return
-        changes = engine.changes
-        self.scheduling_pass(engine)
-        # a pass that changed nothing: the same state and queue would give the same decisions
-        self._idle_pass = (changes, len(waiting)) if engine.changes == changes else None
+        2); a pass that started nothing is not repeated on the same state (`decided`)."""
+        run = self._run
+        if run is None or run.view is not engine:
+            run = self._run_of(engine)
+        run.schedule(engine)
 
     def decided(self, engine: SchedulerView) -> bool:
         """True when the last pass started nothing and this one would decide the same: nothing
         changed since (``engine.changes``), no job arrived or only beyond the jobs an arrival-order
         pass looks at, and the priority reads no clock (EASY's test only gets stricter with
         time)."""
-        idle = self._idle_pass
-        if idle is None or engine.changes != idle[0] or self.reservations is not None:
-            return False
-        return self.decides_the_same(len(engine.waiting), idle[1])
+        return self._run_of(engine).decided(engine)
 
     def decides_the_same(self, waiting: int, idle_waiting: int) -> bool:
         """With nothing changed since a pass over `idle_waiting` queued jobs that started nothing,
         True when a pass over `waiting` would decide the same: no arrival and a priority that
         reads no clock, or arrivals only beyond the jobs an arrival-order pass looks at."""
-        if waiting == idle_waiting:  # a fixed priority reads no clock either
-            return self.priority is None or not self.priority_reads_time or self._kept is not None
-        looked_at = self.depth + 1 if self.backfill == "easy" and self.depth else 1
-        return self.priority is None and idle_waiting >= looked_at
+        depth = self.depth
+        return _decides_the_same(
+            waiting,
+            idle_waiting,
+            self.priority is None,
+            not self.priority_reads_time or self._kept is not None,
+            depth + 1 if self.backfill == "easy" and depth else 1,
+        )
 
     def scheduling_pass(self, engine: SchedulerView) -> None:
         """One pass of the module docstring over the queue: in priority order, then backfilling."""
-        queue, kept = engine.queue, self._kept
-        order: list[int] | None = None  # a sorted copy of the queue, when it is not read live
-        if self.priority is None:  # arrival order: the live queue's head, one job at a time
-            jobs = queue_heads(queue)
-        elif kept is not None:  # an order kept: its head, one job at a time
-            jobs = self._kept_heads(engine, kept)
-        else:  # 000 Algorithm 2: one sorted copy of the queue per pass
-            order = self.order(engine)
-            jobs = iter(order)
-        head = start_in_order(engine, jobs)
-        depth = self.depth
-        if head is None or self.backfill != "easy" or not depth:
-            return
-        if not engine.free_units() and self.reservations is None:
-            return  # EASY could start nothing behind the head, and records no reservation
-        # the candidates behind the blocked head, a list in each order
-        candidates: list[int]
-        if order is not None:
-            candidates = list(islice(jobs, depth))
-        elif kept is None:
-            candidates = queue_slice(queue, 1, depth + 1)
-        else:
-            candidates = self._kept_head(engine, kept, depth + 1)[1:]
-        easy = self._easy
-        if easy is None or easy.view is not engine:  # the run's first EASY pass
-            easy = self._easy = EasyBackfill(
-                engine, self.reservations, self.shadow_extra, self._durations
-            )
-        easy.run(head, candidates)
+        self._run_of(engine).scheduling_pass(engine)
 
-    def _kept_heads(self, engine: SchedulerView, kept: list[int]) -> Iterator[int]:
-        """The head of the kept order `kept`, again after each start (as `queue_heads`)."""
-        waiting = engine.waiting
-        while waiting:
-            yield self._kept_head(engine, kept, 1)[0]
+
+# the hooks of a pass (`_RunPass`): a subclass's override is called instead of the base's
+_PASS_HOOKS = ("nothing_fits", "decided", "decides_the_same", "scheduling_pass")
+_BASE_HOOKS = {hook: vars(QueueScheduler)[hook] for hook in _PASS_HOOKS}

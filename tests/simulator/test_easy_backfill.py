@@ -1,7 +1,8 @@
-"""EASY's pass object (`EasyBackfill`): a queue scheduler builds one per run and reuses it for every
-pass, so what it read of the view once must stay the live state; on generated workloads it decides
-as a fresh one per pass (what `easy_pass` builds), a scheduler object reused for a second run acts
-on that run's view, and a subclass whose `attach` skips the base's still backfills."""
+"""EASY's pass objects (the scheduler's `_RunPass` and its `EasyBackfill`): a queue scheduler builds
+them once per run and reuses them for every pass, so what they read of the view once must stay the
+live state; on generated workloads they decide as fresh ones per pass (what `easy_pass` builds), a
+scheduler object reused for a second run acts on that run's view, and a subclass whose `attach`
+skips the base's still backfills."""
 
 import numpy as np
 from hypothesis import given, settings
@@ -14,10 +15,11 @@ from .conftest import platforms_and_workloads
 
 
 class _FreshPassObject(EASY):
-    """EASY with a new pass object in every pass, as `easy_pass` makes."""
+    """EASY with new pass objects in every pass (the run's pass and its EASY pass, as `easy_pass`
+    makes): nothing read once per run, nor a skipped idle pass, changes a decision."""
 
     def scheduling_pass(self, view) -> None:
-        self._easy = None
+        self._run = None
         super().scheduling_pass(view)
 
 
