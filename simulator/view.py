@@ -252,6 +252,18 @@ class SortedColumn:
         _refuse(self._name, index)
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(items=list, value=cython.Py_ssize_t, head=cython.Py_ssize_t, end=cython.Py_ssize_t)
+@cython.locals(near=cython.Py_ssize_t)
+@cython.returns(cython.Py_ssize_t)
+def _equals_from(items: list[int], value: int, head: int, end: int) -> int:
+    """Where the run of `value`'s equals ending at `end` (exclusive) begins in ``items[head:end]``:
+    `end` itself, with no search, when ``items[end - 1]`` is not `value`."""
+    near = items[end - 1]  # (compiled: read as a C integer)
+    return end if near != value else int_position(items, value, head, end, False)
+
+
 @cython.ccall
 @cython.locals(
     column=SortedColumn,
@@ -278,8 +290,7 @@ def insert_sorted(column: SortedColumn, value: int) -> None:
         return
     after = int_position(items, value, head, size, True)
     if head:
-        near = items[after - 1]
-        first = after if near != value else int_position(items, value, head, after, False)
+        first = _equals_from(items, value, head, after)
         if (first - head) * GAP_MOVE_COST < size - after:  # those below move into the gap
             items[head - 1 : first - 1] = items[head:first]
             items[first - 1] = value
@@ -307,8 +318,7 @@ def remove_sorted(column: SortedColumn, value: int) -> None:
     near = items[head]  # (compiled: each value read as a C integer)
     if near != value:  # else the lowest leaves: nothing moves (a start at the queue's head)
         last = int_position(items, value, head, size, True) - 1
-        near = items[last - 1]
-        first = last if near != value else int_position(items, value, head, last, False)
+        first = _equals_from(items, value, head, last)
         if (first - head) * GAP_MOVE_COST >= size - 1 - last:
             del items[last]
             return
