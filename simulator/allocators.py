@@ -361,11 +361,10 @@ def _remove(ids: list[int], nodes: list[int]) -> None:
     if ids[:count] == nodes:  # the lowest ones, the usual choice
         del ids[:count]
     elif count == 1:
-        del ids[bisect.bisect_left(ids, nodes[0])]
+        del ids[int_position(ids, nodes[0], 0, len(ids), False)]
     else:  # one merge of the two ascending lists, from the first node removed
-        if nodes != sorted(nodes):
-            nodes = sorted(nodes)
-        kept = bisect.bisect_left(ids, nodes[0])
+        nodes = sorted(nodes)
+        kept = int_position(ids, nodes[0], 0, len(ids), False)
         gone = 0
         for at in range(kept, len(ids)):
             node = ids[at]
