@@ -377,14 +377,14 @@ class PartitionedQueues:
                 continue
             if smallest is not None:
                 units = smallest[partition]
-                if units._head == len(units._items) or units._items[units._head] > free:
+                if not len(units) or units._items[units._head] > free:
                     continue
             key = idle[partition]
             own = self.waiting[partition]
             if (
                 key is None
                 or key[0] != changes_in[partition]
-                or not scheduler.decides_the_same(len(own._items) - own._head, key[1])
+                or not scheduler.decides_the_same(len(own), key[1])
             ):
                 room[partition] = free + looked_at
         return room
@@ -473,7 +473,7 @@ class PartitionedQueues:
                     remove_sorted(units, table[job])
             self.idle[partition] = None
         else:
-            self.idle[partition] = (self.changes_in[partition], len(own._items) - own._head)
+            self.idle[partition] = (self.changes_in[partition], len(own))
 
     def _retire_finished(self) -> None:
         """Give the units of jobs that ended (at this timestamp: every end is followed by a pass)
