@@ -41,7 +41,6 @@ import heapq
 import importlib
 import math
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import count as counter
@@ -59,11 +58,17 @@ from cosched.deprecation import warn_renamed
 from cosched.errors import InputError
 from cosched.simulator.action_log import ACTION_COLUMNS, write_actions
 from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator
-from cosched.simulator.bisection import end_position
+from cosched.simulator.bisection import end_position, pop_due, push_event
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState, per_job_models
 from cosched.simulator.platform import Platform
 from cosched.simulator.result import SimulationResult, node_arrays
-from cosched.simulator.view import SchedulerView, SortedColumn, insert_sorted, remove_sorted
+from cosched.simulator.view import (
+    SchedulerView,
+    SortedColumn,
+    WaitingJobs,
+    insert_sorted,
+    remove_sorted,
+)
 from cosched.simulator.workload import Workload
 
 __all__ = [
@@ -77,7 +82,7 @@ __all__ = [
     "STATES",
 ]
 
-INF = math.inf
+INF = cython.declare(cython.double, math.inf)
 PROGRESS_STEPS = 200  # progress bar refreshes at most this many times per run
 # relative: a job whose remaining work is below this share of its work has finished
 WORK_TOLERANCE = 1e-9
@@ -139,7 +144,7 @@ class _LoopState:
     waiting_units = cython.declare(object, visibility="public")  # None without a static table
     models = cython.declare(list, visibility="public")  # None when every job is plain rigid
     # queues, events and hooks
-    waiting = cython.declare(object, visibility="public")  # an OrderedDict
+    waiting = cython.declare(object, visibility="public")  # the queue as a mapping (WaitingJobs)
     queue = cython.declare(object, visibility="public")  # the waiting jobs (a SortedColumn)
     running = cython.declare(dict, visibility="public")
     by_end = cython.declare(list, visibility="public")
@@ -249,11 +254,9 @@ class Engine(_LoopState):
         self.preemptions = [0] * jobs
         self.resizes = [0] * jobs
         self.pending_resize: dict[int, int] = {}
-        # OrderedDict: a plain dict gets slow to iterate after many deletions at its front (long
-        # queues)
-        self.waiting: OrderedDict[int, None] = OrderedDict()
-        # the same jobs, ascending (the queue's order): its first jobs are a slice, not a walk
+        # the waiting jobs, ascending (the queue's order): its first jobs are a slice, not a walk
         self.queue = SortedColumn("queue")
+        self.waiting = WaitingJobs(self.queue)  # the same jobs, read as a mapping
         self.running: dict[int, None] = {}
         self.by_end: list[tuple[float, int]] = []
         self.reservations: dict[int, Reservation] = {}
@@ -312,7 +315,6 @@ class Engine(_LoopState):
         )
         stamp = self.now  # boxed once for the lists below
         self.changes += 1
-        del self.waiting[job]
         remove_sorted(self.queue, job)  # moves the few jobs ahead of it, not the queue behind
         units = self.waiting_units
         if units is not None:  # `_unqueue`, inlined (once per start)
@@ -338,7 +340,7 @@ class Engine(_LoopState):
             predicted = resume + self._predicted_work(job) / rate
         self.predicted_end[index] = predicted
         self.by_end.insert(end_position(self.by_end, predicted, index), (predicted, job))
-        _heappush(self._completions, (end, job, self.version[index]))
+        push_event(self._completions, (end, job, self.version[index]))
         if self.kill_at_walltime:
             self._post_walltime(job, end)
         if self.speed_model is not None:  # the job and its neighbours: their speeds follow
@@ -431,13 +433,10 @@ class Engine(_LoopState):
         self.pending_resize.pop(job, None)
         self._stop(job, "preempt", reason)
         self.state[job] = WAITING
-        self.waiting[job] = None
         self._queue(job)
         if self.models is not None:
             self.queued_duration[job] = self.predicted_duration(job)
         insert_sorted(self.queue, job)  # back to its submit position (workload order)
-        for later in self.queue[self.queue.index(job) + 1 :]:
-            self.waiting.move_to_end(later)
         on_preempt = getattr(self.scheduler, "on_preempt", None)
         if on_preempt is not None:
             on_preempt(self.view, job)
@@ -455,7 +454,6 @@ class Engine(_LoopState):
                 self._on_finish(self.view, job)
         else:
             self.changes += 1
-            del self.waiting[job]
             remove_sorted(self.queue, job)
             self._unqueue(job)
             if self.actions is not None:
@@ -589,7 +587,7 @@ class Engine(_LoopState):
         version = self.version[job] + 1
         self.version[job] = version
         resume, remaining = self.updated[job], self.remaining[job]
-        _heappush(self._completions, (resume + remaining / rate, job, version))
+        push_event(self._completions, (resume + remaining / rate, job, version))
         by_end = self.by_end
         del by_end[end_position(by_end, self.predicted_end[job], job)]
         predicted = resume + self._predicted_work(job) / rate
@@ -911,6 +909,7 @@ class Engine(_LoopState):
         completions=list,
         wakeups=list,
         events=list,
+        event=tuple,
         version=list,
         state=list,
         table=list,
@@ -920,15 +919,15 @@ class Engine(_LoopState):
         jobs = len(self.run_time)
         submit, completions = self.submit, self._completions
         wakeups, events = self._wakeups, self._events
-        waiting, version, state, touched = self.waiting, self.version, self.state, self._touched
+        version, state, touched = self.version, self.state, self._touched
         view = self.view
         schedule, on_arrival = self.scheduler.schedule, _hook(self.scheduler, "on_arrival")
-        finish, heappop, log = self._finish, heapq.heappop, self.log
+        finish, log = self._finish, self.log
         units, table, queue = self.waiting_units, self.units_table, self.queue
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = self.arrived = 0
         per_event = self.pass_per_event
-        while arrived < jobs or completions or waiting or events:
+        while arrived < jobs or completions or queue or events:
             now = submit[arrived] if arrived < jobs else INF  # the earliest event of the four kinds
             if completions:
                 first = completions[0][0]
@@ -943,20 +942,19 @@ class Engine(_LoopState):
                 if first < now:
                     now = first
             if now == INF:
-                raise _stuck(waiting)
+                raise _stuck(queue)
             self.now = now
             timed = True  # one pass after this timestamp's events (per event: after timed ones)
             if per_event:
                 timed = bool(events and events[0][0] <= now) or bool(wakeups and wakeups[0] <= now)
                 done += self._passes_per_event(now)
                 arrived = self.arrived
-            while completions and completions[0][0] <= now:
-                _, job, event_version = heappop(completions)
+            while (event := pop_due(completions, now)) is not None:
+                _, job, event_version = event
                 if event_version == version[job]:
                     finish(job)
                     done += 1
-            while arrived < jobs and submit[arrived] <= now:
-                waiting[arrived] = None
+            while arrived < jobs and cython.cast(cython.double, submit[arrived]) <= now:
                 insert_sorted(queue, arrived)  # the highest job index waiting: the last
                 state[arrived] = WAITING
                 if units is not None:
@@ -968,10 +966,10 @@ class Engine(_LoopState):
                 arrived += 1
             while events and events[0][0] <= now:
                 self.changes += 1
-                heappop(events)[2](view)
+                heapq.heappop(events)[2](view)
             while wakeups and wakeups[0] <= now:
                 self.changes += 1
-                self._wakeup_set.discard(heappop(wakeups))
+                self._wakeup_set.discard(heapq.heappop(wakeups))
             if timed:
                 schedule(view)
             if touched:
@@ -987,8 +985,8 @@ class Engine(_LoopState):
         completions in start order, then arrivals in workload order. Returns the completions."""
         completions, version, started = self._completions, self.version, self.started
         due = []
-        while completions and completions[0][0] <= now:
-            _, job, event_version = heapq.heappop(completions)
+        while (event := pop_due(completions, now)) is not None:
+            _, job, event_version = event
             if event_version == version[job]:
                 due.append(job)
         due.sort(key=started.__getitem__)  # stable: equal starts keep the job order
@@ -1000,7 +998,6 @@ class Engine(_LoopState):
         units, table, submit = self.waiting_units, self.units_table, self.submit
         while self.arrived < len(submit) and submit[self.arrived] <= now:
             job = self.arrived
-            self.waiting[job] = None
             insert_sorted(self.queue, job)
             self.state[job] = WAITING
             if units is not None:
@@ -1028,9 +1025,6 @@ class Engine(_LoopState):
 _EMPTY_NODES = np.zeros(0, dtype=np.int64)
 
 
-_heappush = heapq.heappush
-
-
 def _hook(scheduler, name: str) -> Callable | None:
     """The scheduler's hook `name`, or None when it does nothing in this run (`Scheduler.listens`,
     asked once after `attach`): the loop then makes no call per job."""
@@ -1040,10 +1034,10 @@ def _hook(scheduler, name: str) -> Callable | None:
     return getattr(scheduler, name, None)
 
 
-def _stuck(waiting) -> RuntimeError:
+def _stuck(queue: SortedColumn) -> RuntimeError:
     return RuntimeError(
-        f"{len(waiting)} waiting jobs can never start (first: job index "
-        f"{next(iter(waiting))}); the scheduler or allocator is inconsistent"
+        f"{len(queue)} waiting jobs can never start (first: job index {queue[0]}); the scheduler "
+        "or allocator is inconsistent"
     )
 
 

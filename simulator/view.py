@@ -28,7 +28,8 @@ Read-only, at list speed:
   measurements);
 - ``queue`` (the waiting jobs in queue order) and ``waiting_units`` (their units, ascending) are a
   `SortedColumn`, read as such a column (indexed and sliced as a list), which the engine changes
-  without shifting the whole queue at each start.
+  without shifting the whole queue at each start; ``waiting`` is the same queue as a read-only
+  mapping (`WaitingJobs`), so the engine keeps its waiting jobs once.
 
 Lists are indexed by job (workload order). Times are seconds; work is in seconds of the job's
 compact run at its requested size (checkpoint writes included).
@@ -37,7 +38,15 @@ compact run at its requested size (checkpoint writes included).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    ItemsView,
+    Iterator,
+    KeysView,
+    Mapping,
+    Sequence,
+    ValuesView,
+)
 from dataclasses import dataclass
 from functools import partial
 from types import MappingProxyType
@@ -63,6 +72,7 @@ __all__ = [
     "SchedulerView",
     "ReadOnlyColumn",
     "SortedColumn",
+    "WaitingJobs",
     "read_only",
     "insert_sorted",
     "remove_sorted",
@@ -206,6 +216,7 @@ class SortedColumn:
         self._head = 0  # the gap: _items[:_head] are stale
         self._name = name
 
+    @cython.locals(items=list, head=cython.Py_ssize_t, position=cython.Py_ssize_t)
     def __getitem__(self, index: Any) -> Any:
         items, head = self._items, self._head
         if isinstance(index, slice):
@@ -213,11 +224,12 @@ class SortedColumn:
                 start, stop, _ = index.indices(len(items) - head)
                 return items[head + start : head + stop]
             return items[head:][index]
-        if index < 0:
-            index += len(items) - head
-            if index < 0:
+        position = index  # (compiled: a C integer, the item read with no Python arithmetic)
+        if position < 0:
+            position += len(items) - head
+            if position < 0:
                 raise IndexError(f"{self._name} index out of range")
-        return items[head + index]
+        return items[head + position]
 
     def __len__(self) -> int:
         return len(self._items) - self._head
@@ -330,8 +342,69 @@ def remove_sorted(column: SortedColumn, value: int) -> None:
     column._head = head
 
 
+@cython.cclass
+class WaitingJobs:
+    """The engine's queue (a `SortedColumn` of job indices) as a read-only mapping job -> None in
+    queue order: ``in`` (a binary search), ``len``, iteration (over the queue as it was when it
+    began), ``[job]``, ``get``, ``keys``, ``values`` and ``items``; item assignment and deletion
+    raise ``TypeError``."""
+
+    _queue = cython.declare(SortedColumn)
+
+    def __init__(self, queue: SortedColumn) -> None:
+        self._queue = queue
+
+    @cython.locals(queue=SortedColumn, items=list, value=cython.Py_ssize_t, at=cython.Py_ssize_t)
+    def __contains__(self, job: object) -> bool:
+        if not isinstance(job, (int, np.integer)):
+            return False
+        queue, value = self._queue, int(job)
+        items = queue._items
+        at = int_position(items, value, queue._head, len(items), False)
+        return at < len(items) and items[at] == value
+
+    def __getitem__(self, job: int) -> None:
+        if job not in self:
+            raise KeyError(job)
+
+    def get(self, job: int, default: object = None) -> object:
+        """None if `job` waits, else `default`."""
+        return None if job in self else default
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._queue)
+
+    def keys(self) -> KeysView[int]:
+        """The waiting jobs, in queue order."""
+        return KeysView(self)
+
+    def values(self) -> ValuesView[None]:
+        """None per waiting job."""
+        return ValuesView(self)
+
+    def items(self) -> ItemsView[int, None]:
+        """(job, None) per waiting job, in queue order."""
+        return ItemsView(self)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
+
+    def __repr__(self) -> str:
+        return f"WaitingJobs({list(self)!r})"
+
+    def __setitem__(self, job: int, value: object) -> None:
+        _refuse("waiting", job)
+
+    def __delitem__(self, job: int) -> None:
+        _refuse("waiting", job)
+
+
 Sequence.register(ReadOnlyColumn)
 Sequence.register(SortedColumn)
+Mapping.register(WaitingJobs)
 
 # the reading methods a plain-Python column takes from its list (`read_only`)
 _LIST_READS = (
@@ -384,7 +457,7 @@ _LIVE = (
     "scheduler",
 )
 _FIXED = ("submit", "run_time", "cores", "estimate", "work")
-_MAPPINGS = ("waiting", "running", "reservations")
+_MAPPINGS = ("running", "reservations")
 _ACCESSORS = (
     "work_done",
     "checkpointed_work",
@@ -486,6 +559,7 @@ class SchedulerView:
         *_MAPPINGS,
         *_ACCESSORS,
         *ACTIONS,
+        "waiting",
         "queued_duration",
         "models",
         "total_units",
@@ -508,6 +582,7 @@ class SchedulerView:
             put(name, tuple(getattr(engine, name)))
         for name in _MAPPINGS:
             put(name, MappingProxyType(getattr(engine, name)))
+        put("waiting", engine.waiting)
         for name in (*_ACCESSORS, *ACTIONS):
             put(name, getattr(engine, name))
         fixed_duration = engine.queued_duration is engine.estimate  # no job models: the estimates

@@ -1,14 +1,24 @@
 """The simulator's one binary search (`_search`, the typed loop of a compiled run) finds the
 positions `bisect` finds: on ascending integers from any bound to any bound, before or after the
-equals, and on the running jobs' (predicted end, job) pairs; the entry points agree with it."""
+equals, and on the running jobs' (predicted end, job) pairs; the entry points agree with it. The
+heap of completion events (`_push`, `_pop`) keeps the very list `heapq` keeps."""
 
 import bisect
+import heapq
 import math
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cosched.simulator.bisection import _search, end_position, int_position
+from cosched.simulator.bisection import (
+    _pop,
+    _push,
+    _search,
+    end_position,
+    int_position,
+    pop_due,
+    push_event,
+)
 
 # few distinct ends, so that many pairs tie on the end and are ordered by job index
 ENDS = st.sampled_from([0.0, 1.5, 2.0, 1e9, math.inf])
@@ -41,3 +51,24 @@ def test_the_search_of_integers_is_bisect_within_any_bounds(values, value, data,
     expected = (bisect.bisect_right if right else bisect.bisect_left)(items, value, low, high)
     assert _search(items, False, 0.0, value, low, high, right) == expected
     assert int_position(items, value, low, high, right) == expected
+
+
+# (end, job, version) events with many ties on the end, and on the job (re-posted completions)
+EVENTS = st.lists(st.tuples(ENDS, st.integers(0, 5), st.integers(0, 3)), max_size=40)
+
+
+@given(EVENTS, st.lists(st.booleans(), max_size=60))
+def test_the_heap_of_events_is_heapq(events, pops):
+    ours, theirs = [], []
+    for event, pop in zip(events, pops + [False] * len(events)):
+        _push(ours, event)
+        heapq.heappush(theirs, event)
+        if pop and theirs:
+            assert _pop(ours) == heapq.heappop(theirs)
+        assert ours == theirs
+    while theirs:
+        due = pop_due(theirs, theirs[0][0])
+        assert due is not None and _pop(ours) == due
+    push_event(theirs, (1.0, 2, 3))
+    assert theirs == [(1.0, 2, 3)] and pop_due(theirs, 0.5) is None
+    assert pop_due(theirs, 1.0) == (1.0, 2, 3) and pop_due(theirs, 2.0) is None

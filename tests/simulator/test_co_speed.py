@@ -13,6 +13,7 @@ from cosched.simulator.engine import Engine
 from cosched.simulator.platform import NodeGroup, Platform
 from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.base import QueueScheduler
+from cosched.simulator.view import insert_sorted
 
 from .test_coscheduling import PLATFORM, co_cases, run_engine, workload_of
 
@@ -250,7 +251,7 @@ def test_units_table_follows_a_compact_hint_of_a_waiting_job():
     scheduler = QueueScheduler()
     engine = Engine(workload, PLATFORM, scheduler, allocator=_co_allocator())
     for job in range(3):  # in the queue, as the loop puts arrivals there
-        engine.waiting[job] = None
+        insert_sorted(engine.queue, job)
         engine.state[job] = 1
         engine._queue(job)
     assert engine.units_table == [1, 1, 2]  # spread: one half node per 4 cores

@@ -15,6 +15,7 @@ from cosched.simulator.simulation import simulate
 from cosched.simulator.view import (
     VIEW_MEMBERS,
     SortedColumn,
+    WaitingJobs,
     insert_sorted,
     read_only,
     remove_sorted,
@@ -177,3 +178,29 @@ def test_a_sorted_column_reads_as_the_sorted_list_of_its_values_after_any_change
             column[index]
     with pytest.raises(TypeError, match=r"read-only \(cannot change queue\[0\]\)"):
         column[0] = value
+
+
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 40)), max_size=80), st.integers(-2, 42))
+def test_the_waiting_jobs_read_as_a_mapping_over_the_queue(changes, job):
+    """`view.waiting` is the queue column as a read-only mapping job -> None in queue order, as the
+    ordered dict of the waiting jobs it replaces."""
+    queue = SortedColumn("queue")
+    waiting, expected = WaitingJobs(queue), {}
+    for enters, number in changes:
+        if enters and number not in expected:
+            insert_sorted(queue, number)
+            expected = dict.fromkeys(sorted([*expected, number]))
+        elif not enters and number in expected:
+            remove_sorted(queue, number)
+            del expected[number]
+        assert list(waiting) == list(expected) and len(waiting) == len(expected)
+    assert (job in waiting) == (job in expected) and waiting.get(job, 1) == expected.get(job, 1)
+    assert waiting == expected and list(waiting.items()) == list(expected.items())
+    assert list(waiting.keys()) == list(expected) and "a" not in waiting
+    if job in expected:
+        assert waiting[job] is None
+    else:
+        with pytest.raises(KeyError):
+            waiting[job]
+    with pytest.raises(TypeError, match=r"read-only \(cannot change waiting\[0\]\)"):
+        waiting[0] = None
