@@ -14,8 +14,8 @@ engine (a wrong one raises `ActionError` naming the job).
 Read-only, at list speed:
 
 - attributes cannot be assigned (``AttributeError``);
-- the queues and reservations are `types.MappingProxyType` over the engine's dicts, so item
-  assignment raises ``TypeError``; iterating them walks the dicts themselves;
+- the running jobs and reservations are `types.MappingProxyType` over the engine's dicts, so item
+  assignment raises ``TypeError``; iterating them walks the dicts themselves (``waiting``: below);
 - per-job data fixed for the run (``submit``, ``run_time``, ``cores``, ``estimate``, ``work``,
   ``models``) are tuples;
 - per-job state the engine updates as it runs (``state``, ``predicted_end``, ``held``,
