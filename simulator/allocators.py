@@ -318,10 +318,11 @@ class NodeState:
         if not mine:
             del shared[job]
 
+    @cython.locals(counts=dict)
     def neighbours(self, job: int) -> list[int]:
         """The jobs sharing at least one node with `job` (in no particular order)."""
         counts = self.shared.get(job)
-        return [] if counts is None else list(counts)
+        return [] if counts is None else [other for other in counts]  # compiled: no iterator
 
     def jobs_on(self, nodes: np.ndarray | list[int]) -> np.ndarray:
         """The distinct jobs on these nodes (ascending; a node may be listed more than once)."""
