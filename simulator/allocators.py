@@ -277,15 +277,7 @@ class NodeState:
         self.shared = {}
         self.idle = len(self.idle_ids)
 
-    @cython.locals(
-        beside=dict,
-        shared=dict,
-        mine=dict,
-        theirs=dict,
-        occupant=cython.Py_ssize_t,
-        previous=cython.Py_ssize_t,
-        run=cython.Py_ssize_t,
-    )
+    @cython.locals(beside=dict, shared=dict, mine=dict, theirs=dict, run=cython.Py_ssize_t)
     def _share(self, job: int, others: list[int], step: int) -> None:
         """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others` (one
         entry per node and occupant, EMPTY left out)."""
@@ -301,11 +293,11 @@ class NodeState:
                 previous, run = occupant, 1
         beside[previous] = beside.get(previous, 0) + run
         shared = self.shared
-        if step > 0:
-            mine = shared.setdefault(job, {})
+        if step > 0:  # `get` first: `setdefault` would make a dict at every call
+            mine = shared.get(job) or shared.setdefault(job, {})
             for other, nodes in beside.items():
                 mine[other] = mine.get(other, 0) + nodes
-                theirs = shared.setdefault(other, {})
+                theirs = shared.get(other) or shared.setdefault(other, {})
                 theirs[job] = theirs.get(job, 0) + nodes
             return
         mine = shared[job]
@@ -326,10 +318,11 @@ class NodeState:
         if not mine:
             del shared[job]
 
+    @cython.locals(counts=dict)
     def neighbours(self, job: int) -> list[int]:
         """The jobs sharing at least one node with `job` (in no particular order)."""
         counts = self.shared.get(job)
-        return [] if counts is None else list(counts)
+        return [] if counts is None else [other for other in counts]  # compiled: no iterator
 
     def jobs_on(self, nodes: np.ndarray | list[int]) -> np.ndarray:
         """The distinct jobs on these nodes (ascending; a node may be listed more than once)."""
@@ -377,14 +370,21 @@ def _remove(ids: list[int], nodes: list[int]) -> None:
 
 
 @cython.cfunc
-@cython.locals(ids=list, nodes=list)
+@cython.locals(ids=list, nodes=list, at=cython.Py_ssize_t, step=cython.Py_ssize_t)
 def _add(ids: list[int], nodes: list[int]) -> None:
     """Add `nodes` to the ascending list `ids`."""
-    if len(nodes) == 1:
-        bisect.insort(ids, nodes[0])
-    elif nodes:
-        ids.extend(nodes)
-        ids.sort()  # two ascending runs in the usual case: merged in one pass
+    if not nodes:
+        return
+    at = int_position(ids, nodes[0], 0, len(ids), False)
+    if at == len(ids) or ids[at] > nodes[-1]:  # ascending nodes in one gap: a slice insert
+        for step in range(1, len(nodes)):
+            if nodes[step - 1] > nodes[step]:
+                break
+        else:
+            ids[at:at] = nodes
+            return
+    ids.extend(nodes)
+    ids.sort()  # two ascending runs in the usual case: merged in one pass
 
 
 def _cores_of_nodes(platform: Platform) -> np.ndarray:

@@ -570,6 +570,7 @@ class Engine(_LoopState):
             remove_sorted(units, self.units_table[job])
 
     # --- progress bookkeeping ---------------------------------------------------------------------
+    @cython.locals(self=_LoopState)
     def _advance(self, job: int) -> None:
         """Bring `remaining` up to `now` (no progress before `updated`: setup, reconfiguration)."""
         now, updated = self.now, self.updated[job]
@@ -594,6 +595,7 @@ class Engine(_LoopState):
         self.predicted_end[job] = predicted
         by_end.insert(end_position(by_end, predicted, job), (predicted, job))
 
+    @cython.locals(self=_LoopState)
     def _predicted_work(self, job: int) -> float:
         """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the
         work done, never below the truth."""
@@ -720,14 +722,12 @@ class Engine(_LoopState):
     @cython.locals(self=_LoopState, touched=list, running=dict, speeds=list)
     def _update_speeds(self) -> None:
         """New speeds for the running jobs whose neighbours changed (`_touched`), ascending."""
-        touched, running = self._touched, self.running
-        speeds, set_speed = self.speed, self.set_speed
+        touched, running, speeds = self._touched, self.running, self.speed
         jobs = np.array(sorted({job for job in touched if job in running}), dtype=np.int64)
         touched.clear()
-        assert self.speed_model is not None  # jobs are touched only with a speed model
         for job, speed in self.speed_model.speeds(self.view, jobs):
             if job in running and speed != speeds[job]:
-                set_speed(job, float(speed))
+                self.set_speed(job, float(speed))
 
     # --- checks -----------------------------------------------------------------------------------
     def _held_by(self, job: int) -> Allocation:

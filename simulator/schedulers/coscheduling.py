@@ -24,7 +24,7 @@ from cosched.simulator.schedulers.backfilling import (
     queue_slice,
     start_in_order,
 )
-from cosched.simulator.schedulers.base import DEFAULT_DEPTH, QueueScheduler
+from cosched.simulator.schedulers.base import DEFAULT_DEPTH, QueueScheduler, _is_base_hook
 from cosched.simulator.schedulers.co_ordering import laf_key, ljf_key, sjf_key
 
 if TYPE_CHECKING:
@@ -72,6 +72,10 @@ class CoScheduler(QueueScheduler):
                 f"unknown reservation rule {reserve!r}; choose from {RESERVATIONS}", field="reserve"
             )
         self.missing_pair, self.reserve = missing_pair, reserve
+        # ELiSE's pass set on the object where it differs: the others keep the base's compiled pass
+        oldest = reserve == "oldest" and self.backfill == "easy" and self.priority is not None
+        if oldest and _is_base_hook(self, "scheduling_pass"):
+            self.scheduling_pass = self._pass_reserving_for_the_oldest  # type: ignore[method-assign]
 
     def make_allocator(
         self, platform: Platform, placement: str | None = None
@@ -83,12 +87,9 @@ class CoScheduler(QueueScheduler):
     ) -> Any:
         return co_context(workload, heatmap, spread_speedup, self.missing_pair).speed_model()
 
-    def scheduling_pass(self, engine: SchedulerView) -> None:
-        """Sorted in-order pass; with ``reserve="oldest"`` the EASY pass then works in arrival
-        order."""
-        if self.reserve == "head" or self.backfill != "easy" or self.priority is None:
-            super().scheduling_pass(engine)
-            return
+    def _pass_reserving_for_the_oldest(self, engine: SchedulerView) -> None:
+        """The pass with ``reserve="oldest"``, EASY backfilling and a priority: sorted in-order
+        pass, then the EASY pass in arrival order."""
         queue = engine.queue
         # 000 Algorithm 2: one sorted copy of the queue per pass
         start_in_order(engine, self.order(engine))
