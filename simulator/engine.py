@@ -271,6 +271,7 @@ class Engine(_LoopState):
         self._completions: list[tuple[float, int, int]] = []
         self._events: list[tuple[float, int, Callable]] = []
         self._sequence = counter()
+        self._running = False  # the clock runs: `at` posts no event before now
         self._reservation_keys = counter()
         self._wakeups: list[float] = []
         self._wakeup_set: set[float] = set()
@@ -540,8 +541,10 @@ class Engine(_LoopState):
 
     def at(self, when: float, callback: Callable[[SchedulerView], None]) -> None:
         """Call `callback(view)` at `when`, before that timestamp's scheduling pass (event
-        sources)."""
-        heapq.heappush(self._events, (max(when, self.now), next(self._sequence), callback))
+        sources). Posted before the run (`attach`), an event may precede the first arrival: the
+        clock starts at the earliest event; once it runs, a past `when` means now."""
+        when = max(when, self.now) if self._running else when
+        heapq.heappush(self._events, (when, next(self._sequence), callback))
 
     def set_speed(self, job: int, speed: float) -> None:
         """Change a running job's speedup now and re-post its completion (000 §3.5, (4.2))."""
@@ -868,6 +871,7 @@ class Engine(_LoopState):
             )
         try:
             with rare_collections():  # the loop's garbage is freed by reference counting
+                self._running = True
                 self._loop(bar)
                 nodes = node_arrays(self.allocation)
         finally:  # also when a source refuses the run (failures): the error line comes after it

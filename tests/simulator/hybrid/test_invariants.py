@@ -173,3 +173,19 @@ def test_an_arrived_on_demand_job_never_waits_while_a_node_goes_to_an_announced_
     """While an arrived on-demand job lacks nodes, announced jobs reserve only nodes it does not
     need."""
     assert promise_findings(scenario, ARRIVED_FIRST) == []
+
+
+def test_a_notice_before_the_first_arrival_reserves_at_its_time():
+    """The clock starts at the earliest event: two late on-demand jobs noticed at 99 (estimated at
+    100) reserve then, not at the first arrival (701), and their reservations end 10 min after the
+    estimate (004 §IV-B), before they arrive."""
+    late = dict(run=10, nodes=1, type="on-demand", estimate=10, notice="late", t_est=100)
+    jobs = [dict(late, submit=701, notice_time=99), dict(late, submit=702, notice_time=99)]
+    _, result, wrapper = run(jobs, 2, "cua-paa", [math.nan, math.nan])
+    assert wrapper.reservation_log == [
+        (99.0, 0, 1),
+        (99.0, 1, 1),
+        (100.0 + RELEASE_AFTER, 0, -1),
+        (100.0 + RELEASE_AFTER, 1, -1),
+    ]
+    assert result.start.tolist() == [701.0, 702.0]
