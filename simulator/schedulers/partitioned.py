@@ -5,10 +5,9 @@ own nodes."""
 from __future__ import annotations
 
 import math
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterable
 from functools import partial
-from itertools import compress, islice
-from operator import itemgetter
+from itertools import islice
 from typing import Any, cast
 
 import numpy as np
@@ -21,8 +20,9 @@ except ModuleNotFoundError:
 from cosched.simulator.schedulers.backfilling import (
     ConservativeBackfill,
     EasyBackfill,
-    start_in_order,
+    start_each,
 )
+from cosched.simulator.schedulers.base import _is_base_hook
 from cosched.simulator.schedulers.conservative import conservative_pass
 from cosched.simulator.view import (
     PartitionsView,
@@ -35,8 +35,6 @@ from cosched.simulator.view import (
 
 __all__ = ["PartitionedQueues", "PooledConservative"]
 
-_JOB = itemgetter(1)  # the job of a (predicted end, job) item
-
 
 @cython.cfunc
 @cython.locals(column=ReadOnlyColumn)
@@ -46,22 +44,40 @@ def _items(column: Any) -> Any:
     return column._items
 
 
+@cython.cclass
+class _HeldIn:
+    """``held[job]`` as one partition's EASY pass reads it: the units a running job of the
+    partition gives back, 0 for a job of another one. The shadow time (003 §5.1.2) walks every
+    running job (`engine.by_end`, the engine's own list) and so counts only the partition's, as
+    over the partition's jobs alone: a job adding 0 frees nothing, and partitions share no node."""
+
+    _held = cython.declare(list)  # the engine's live list
+    _mine = cython.declare(list)  # per job: True if it is of the partition
+
+    def __init__(self, held: list[int], partition_of: Iterable[int], partition: int) -> None:
+        self._held, self._mine = held, [of == partition for of in partition_of]
+
+    @cython.locals(job=cython.Py_ssize_t)
+    def __getitem__(self, job: int) -> int:
+        return self._held[job] if self._mine[job] else 0
+
+
 class _PartitionView:
-    """The view as one partition's backfilling sees it: that partition's free and total units and
-    its running jobs; the rest is the run's view. Only what the EASY and Conservative passes read,
-    bound once (a read forwarded by `__getattr__` costs about five plain reads); `now` is set by
-    each pass (`PartitionedQueues`), the only reader of these views.
+    """The view as one partition's backfilling sees it: that partition's free and total units,
+    every running job by end with only its own holding units (`_HeldIn`); the rest is the run's
+    view. Only what the EASY and Conservative passes read, bound once (a read forwarded by
+    `__getattr__` costs about five plain reads); `now` is set by each pass (`PartitionedQueues`),
+    the only reader of these views.
     """
 
     __slots__ = (
-        "_in_partition",
-        "_by_end",
         "now",
         "free_units",
         "total_units",
         "units",
         "units_table",
         "held",
+        "by_end",
         "allocation",
         "eligible",
         "start",
@@ -72,26 +88,17 @@ class _PartitionView:
     )
 
     def __init__(self, engine: SchedulerView, partitions: PartitionsView, partition: int):
-        # per job: True if it is of this partition (the filter of `by_end`, run in C)
-        self._in_partition = [of == partition for of in partitions.partition_of].__getitem__
-        self._by_end = _items(engine.by_end)  # the engine's live list: iterated in C
         self.now = engine.now
         self.free_units = partial(_items(partitions.free_in).__getitem__, partition)
         self.total_units = len(partitions.node_sets[partition])
         table = engine.units_table
-        self.units, self.held = engine.units, engine.held
+        self.units, self.by_end = engine.units, engine.by_end
+        self.held = _HeldIn(_items(engine.held), partitions.partition_of, partition)
         self.units_table = None if table is None else _items(table)
         self.allocation, self.eligible = engine.allocation, engine.eligible
         self.start, self.queued_duration = engine.start, engine.queued_duration
         self.estimate, self.predicted_end = engine.estimate, engine.predicted_end
         self.request_wakeup = engine.request_wakeup
-
-    @property
-    def by_end(self) -> Iterator[tuple[float, int]]:
-        """The running jobs of this partition as (predicted end, job), in the engine's order (read
-        once: the shadow time stops at the first end that frees enough units)."""
-        by_end = self._by_end
-        return compress(by_end, map(self._in_partition, map(_JOB, by_end)))
 
 
 class _PoolView:
@@ -264,6 +271,9 @@ class PartitionedQueues:
     # the scheduler's settings, fixed for the run: its depth, whether it backfills EASY-style
     depth = cython.declare(cython.Py_ssize_t, visibility="public")
     easy = cython.declare(cython.bint, visibility="public")
+    # the scheduler overrides `nothing_fits`: asked before each pass (the base's test, no waiting
+    # job fitting in all free units, implies that `_room` finds none in any partition)
+    asks_nothing_fits = cython.declare(cython.bint, visibility="public")
     backfills = cython.declare(list, visibility="public")  # per partition, EASY's pass; else None
 
     def __init__(self, scheduler: Any, engine: SchedulerView):
@@ -289,6 +299,7 @@ class PartitionedQueues:
         ]
         self.depth = scheduler.depth
         self.easy = scheduler.backfill == "easy" and scheduler.depth > 0
+        self.asks_nothing_fits = not _is_base_hook(scheduler, "nothing_fits")
         # built once for the run, with the queue scheduler's settings (its EASY variants and the
         # durations of waiting jobs it chose in `attach`): a partition's view keeps its columns
         self.backfills = (
@@ -326,7 +337,7 @@ class PartitionedQueues:
             self._conservative_passes(engine)
             return
         scheduler = self.scheduler
-        if scheduler.nothing_fits(engine):  # no waiting job fits in all free units together
+        if self.asks_nothing_fits and scheduler.nothing_fits(engine):
             return
         now = engine.now
         if self.arrived < self.jobs and engine.submit[self.arrived] <= now:
@@ -446,6 +457,7 @@ class PartitionedQueues:
         units=SortedColumn,
         own=SortedColumn,
         queue=list,
+        easy=EasyBackfill,
     )
     def _pass(self, partition: int, queue: list[int], first: int, now: float) -> None:
         """Start the partition's queue (`queue[first:]`, in its order) until a job does not fit,
@@ -456,13 +468,15 @@ class PartitionedQueues:
         before = len(running)
         jobs: Any = iter(queue)
         jobs.__setstate__(first)  # `queue[first:]` without a copy: the list iterator's position
-        head = start_in_order(view, jobs)  # on the partition's free units
+        # `start_in_order` on the partition's free units
+        head = start_each(jobs, view.start, view.units_table, view.free_units)
         reservations = self.scheduler.reservations
         if head is not None and self.easy and (self.free_in[partition] or reservations is not None):
             # the jobs before the head all started (the last ones running), so the head is the
             # job at that count in `queue[first:]`, and the candidates follow it
             at = first + len(running) - before
-            self.backfills[partition].run(queue[at], queue[at + 1 : at + 1 + self.depth])
+            easy = self.backfills[partition]
+            easy.run(queue[at], queue[at + 1 : at + 1 + self.depth])
         started = len(running) - before  # the jobs this pass started: the last ones running
         own = self.waiting[partition]
         if started:
