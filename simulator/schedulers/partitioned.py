@@ -268,8 +268,11 @@ class PartitionedQueues:
     idle = cython.declare(list, visibility="public")
     views = cython.declare(list, visibility="public")
     conservative = cython.declare(list, visibility="public")  # None unless Conservative
-    # the scheduler's settings, fixed for the run: its depth, whether it backfills EASY-style
+    # the scheduler's settings, fixed for the run: its depth, whether it backfills EASY-style,
+    # records each head's reservation (None if not) and orders the queue by arrival
     depth = cython.declare(cython.Py_ssize_t, visibility="public")
+    reservations = cython.declare(object, visibility="public")
+    arrival_order = cython.declare(cython.bint, visibility="public")
     easy = cython.declare(cython.bint, visibility="public")
     # the scheduler overrides `nothing_fits`: asked before each pass (the base's test, no waiting
     # job fitting in all free units, implies that `_room` finds none in any partition)
@@ -297,7 +300,8 @@ class PartitionedQueues:
         self.views = [
             cast(SchedulerView, _PartitionView(engine, partitions, p)) for p in range(count)
         ]
-        self.depth = scheduler.depth
+        self.depth, self.reservations = scheduler.depth, scheduler.reservations
+        self.arrival_order = scheduler.priority is None
         self.easy = scheduler.backfill == "easy" and scheduler.depth > 0
         self.asks_nothing_fits = not _is_base_hook(scheduler, "nothing_fits")
         # built once for the run, with the queue scheduler's settings (its EASY variants and the
@@ -343,7 +347,7 @@ class PartitionedQueues:
         if self.arrived < self.jobs and engine.submit[self.arrived] <= now:
             self._arrivals(engine, now)
         room = self._room()
-        if scheduler.priority is None:  # arrival order: each partition's own waiting jobs
+        if self.arrival_order:  # each partition's own waiting jobs
             for partition in range(len(room)):
                 if room[partition]:
                     own = self.waiting[partition]
@@ -378,7 +382,7 @@ class PartitionedQueues:
         head and `depth` candidates behind it)."""
         scheduler, free_in = self.scheduler, self.free_in
         looked_at = self.depth + 1
-        if scheduler.reservations is not None:  # every head's reservation is recorded
+        if self.reservations is not None:  # every head's reservation is recorded
             return [free + looked_at for free in free_in]
         smallest, idle, changes_in = self.waiting_units, self.idle, self.changes_in
         room = [0] * len(free_in)
@@ -470,7 +474,7 @@ class PartitionedQueues:
         jobs.__setstate__(first)  # `queue[first:]` without a copy: the list iterator's position
         # `start_in_order` on the partition's free units
         head = start_each(jobs, view.start, view.units_table, view.free_units)
-        reservations = self.scheduler.reservations
+        reservations = self.reservations
         if head is not None and self.easy and (self.free_in[partition] or reservations is not None):
             # the jobs before the head all started (the last ones running), so the head is the
             # job at that count in `queue[first:]`, and the candidates follow it
