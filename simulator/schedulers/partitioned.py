@@ -62,6 +62,44 @@ class _HeldIn:
         return self._held[job] if self._mine[job] else 0
 
 
+@cython.cclass
+class _WaitingUnits:
+    """The units of one partition's waiting jobs, as a count per units value: a partition whose
+    smallest waiting job exceeds its free units can start nothing (`fits`), as
+    `engine.waiting_units` shows for the whole machine. An arrival or a start changes one count,
+    where a sorted list is searched and shifted."""
+
+    counts = cython.declare(list)  # per units value: how many waiting jobs take that many
+    low = cython.declare(cython.Py_ssize_t)  # no waiting job takes fewer units
+
+    def __init__(self, most: int) -> None:
+        self.counts = [0] * (most + 1)
+        self.low = len(self.counts)
+
+    @cython.cfunc
+    @cython.locals(units=cython.Py_ssize_t)
+    def add(self, units: int) -> None:
+        self.counts[units] += 1
+        self.low = min(self.low, units)
+
+    @cython.cfunc
+    @cython.locals(units=cython.Py_ssize_t)
+    def remove(self, units: int) -> None:
+        self.counts[units] -= 1
+
+    @cython.cfunc
+    @cython.locals(free=cython.Py_ssize_t, low=cython.Py_ssize_t, counts=list)
+    @cython.returns(cython.bint)
+    def fits(self, free: int) -> bool:
+        """True if a waiting job takes at most `free` units (the counts below are read once
+        each, between arrivals of smaller jobs)."""
+        counts, low = self.counts, self.low
+        while low <= free and low < len(counts) and not counts[low]:
+            low += 1
+        self.low = low
+        return low <= free and low < len(counts)
+
+
 class _PartitionView:
     """The view as one partition's backfilling sees it: that partition's free and total units,
     every running job by end with only its own holding units (`_HeldIn`); the rest is the run's
@@ -258,9 +296,8 @@ class PartitionedQueues:
     # lists, read only)
     free_in = cython.declare(list, visibility="public")
     changes_in = cython.declare(list, visibility="public")
-    # per partition, the units of its waiting jobs, ascending, a `SortedColumn` (a partition whose
-    # smallest waiting job exceeds its free units can start nothing, as `engine.waiting_units`
-    # shows for the whole machine); None without a static units table
+    # per partition, the units of its waiting jobs (`_WaitingUnits`); None without a static units
+    # table
     waiting_units = cython.declare(list, visibility="public")
     arrived = cython.declare(cython.Py_ssize_t, visibility="public")  # jobs queued so far
     jobs = cython.declare(cython.Py_ssize_t, visibility="public")  # of all jobs
@@ -293,7 +330,7 @@ class PartitionedQueues:
         self.waiting_units = (
             None
             if self.table is None
-            else [SortedColumn(f"partition {p} waiting_units") for p in range(count)]
+            else [_WaitingUnits(max(self.table, default=0)) for _ in range(count)]
         )
         self.arrived, self.jobs = 0, len(self.partition_of)
         self.idle = [None] * count
@@ -369,7 +406,7 @@ class PartitionedQueues:
         looked_at=cython.Py_ssize_t,
         smallest=list,
         idle=list,
-        units=SortedColumn,
+        units=_WaitingUnits,
         own=SortedColumn,
         room=list,
     )
@@ -392,7 +429,7 @@ class PartitionedQueues:
                 continue
             if smallest is not None:
                 units = smallest[partition]
-                if not len(units) or units._items[units._head] > free:
+                if not units.fits(free):
                     continue
             key = idle[partition]
             own = self.waiting[partition]
@@ -411,6 +448,7 @@ class PartitionedQueues:
         now=cython.double,
         job_of=tuple,
         submit=tuple,
+        counted=_WaitingUnits,
     )
     def _arrivals(self, engine: SchedulerView, now: float) -> None:
         """Append the jobs submitted since the last pass to their partition's queue (jobs arrive
@@ -421,7 +459,8 @@ class PartitionedQueues:
         while arrived < jobs and submit[arrived] <= now:
             insert_sorted(waiting[job_of[arrived]], arrived)
             if units is not None:
-                insert_sorted(units[job_of[arrived]], table[arrived])
+                counted = units[job_of[arrived]]
+                counted.add(table[arrived])
             arrived += 1
         self.arrived = arrived
 
@@ -458,7 +497,7 @@ class PartitionedQueues:
         first=cython.Py_ssize_t,
         at=cython.Py_ssize_t,
         now=cython.double,
-        units=SortedColumn,
+        units=_WaitingUnits,
         own=SortedColumn,
         queue=list,
         easy=EasyBackfill,
@@ -488,7 +527,7 @@ class PartitionedQueues:
             for job in islice(reversed(running), started):  # the running jobs, last started first
                 remove_sorted(own, job)
                 if units is not None:
-                    remove_sorted(units, table[job])
+                    units.remove(table[job])
             self.idle[partition] = None
         else:
             self.idle[partition] = (self.changes_in[partition], len(own))
