@@ -22,7 +22,6 @@ from cosched.simulator.schedulers.backfilling import (
     EasyBackfill,
     start_each,
 )
-from cosched.simulator.schedulers.base import _is_base_hook
 from cosched.simulator.schedulers.conservative import conservative_pass
 from cosched.simulator.view import (
     PartitionsView,
@@ -311,12 +310,12 @@ class PartitionedQueues:
     reservations = cython.declare(object, visibility="public")
     arrival_order = cython.declare(cython.bint, visibility="public")
     easy = cython.declare(cython.bint, visibility="public")
-    # the scheduler overrides `nothing_fits`: asked before each pass (the base's test, no waiting
-    # job fitting in all free units, implies that `_room` finds none in any partition)
+    # ask the scheduler's `nothing_fits` before each pass (its subclass overrides it: the base's
+    # test, no waiting job fitting in all free units, implies that `_room` finds none anywhere)
     asks_nothing_fits = cython.declare(cython.bint, visibility="public")
     backfills = cython.declare(list, visibility="public")  # per partition, EASY's pass; else None
 
-    def __init__(self, scheduler: Any, engine: SchedulerView):
+    def __init__(self, scheduler: Any, engine: SchedulerView, asks_nothing_fits: bool = True):
         partitions = engine.partitions
         assert partitions is not None  # built only for a run with partitions
         self.scheduler, self.engine, self.partitions = scheduler, engine, partitions
@@ -340,7 +339,7 @@ class PartitionedQueues:
         self.depth, self.reservations = scheduler.depth, scheduler.reservations
         self.arrival_order = scheduler.priority is None
         self.easy = scheduler.backfill == "easy" and scheduler.depth > 0
-        self.asks_nothing_fits = not _is_base_hook(scheduler, "nothing_fits")
+        self.asks_nothing_fits = asks_nothing_fits
         # built once for the run, with the queue scheduler's settings (its EASY variants and the
         # durations of waiting jobs it chose in `attach`): a partition's view keeps its columns
         self.backfills = (
