@@ -493,7 +493,9 @@ class QueueScheduler(Scheduler):
         if partitioned:  # each partition's queue is scheduled on its own (partitions.py)
             from cosched.simulator.schedulers.partitioned import PartitionedQueues
 
-            self._partitioned = PartitionedQueues(self, engine)
+            self._partitioned = PartitionedQueues(
+                self, engine, asks_nothing_fits=not _is_base_hook(self, "nothing_fits")
+            )
         self._conservative = None
         if self.backfill == "conservative" and not partitioned:
             if engine.eligible is None:

@@ -5,10 +5,9 @@ own nodes."""
 from __future__ import annotations
 
 import math
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterable
 from functools import partial
-from itertools import compress, islice
-from operator import itemgetter
+from itertools import islice
 from typing import Any, cast
 
 import numpy as np
@@ -21,7 +20,7 @@ except ModuleNotFoundError:
 from cosched.simulator.schedulers.backfilling import (
     ConservativeBackfill,
     EasyBackfill,
-    start_in_order,
+    start_each,
 )
 from cosched.simulator.schedulers.conservative import conservative_pass
 from cosched.simulator.view import (
@@ -35,8 +34,6 @@ from cosched.simulator.view import (
 
 __all__ = ["PartitionedQueues", "PooledConservative"]
 
-_JOB = itemgetter(1)  # the job of a (predicted end, job) item
-
 
 @cython.cfunc
 @cython.locals(column=ReadOnlyColumn)
@@ -46,22 +43,78 @@ def _items(column: Any) -> Any:
     return column._items
 
 
+@cython.cclass
+class _HeldIn:
+    """``held[job]`` as one partition's EASY pass reads it: the units a running job of the
+    partition gives back, 0 for a job of another one. The shadow time (003 §5.1.2) walks every
+    running job (`engine.by_end`, the engine's own list) and so counts only the partition's, as
+    over the partition's jobs alone: a job adding 0 frees nothing, and partitions share no node."""
+
+    _held = cython.declare(list)  # the engine's live list
+    _mine = cython.declare(list)  # per job: True if it is of the partition
+
+    def __init__(self, held: list[int], partition_of: Iterable[int], partition: int) -> None:
+        self._held, self._mine = held, [of == partition for of in partition_of]
+
+    @cython.locals(job=cython.Py_ssize_t)
+    def __getitem__(self, job: int) -> int:
+        return self._held[job] if self._mine[job] else 0
+
+
+@cython.cclass
+class _WaitingUnits:
+    """The units of one partition's waiting jobs, as a count per units value: a partition whose
+    smallest waiting job exceeds its free units can start nothing (`fits`), as
+    `engine.waiting_units` shows for the whole machine. An arrival or a start changes one count,
+    where a sorted list is searched and shifted."""
+
+    counts = cython.declare(list)  # per units value: how many waiting jobs take that many
+    low = cython.declare(cython.Py_ssize_t)  # no waiting job takes fewer units
+
+    def __init__(self, most: int) -> None:
+        self.counts = [0] * (most + 1)
+        self.low = len(self.counts)
+
+    @cython.cfunc
+    @cython.locals(units=cython.Py_ssize_t)
+    def add(self, units: int) -> None:
+        self.counts[units] += 1
+        self.low = min(self.low, units)
+
+    @cython.cfunc
+    @cython.locals(units=cython.Py_ssize_t)
+    def remove(self, units: int) -> None:
+        self.counts[units] -= 1
+
+    @cython.cfunc
+    @cython.locals(free=cython.Py_ssize_t, low=cython.Py_ssize_t, counts=list)
+    @cython.returns(cython.bint)
+    def fits(self, free: int) -> bool:
+        """True if a waiting job takes at most `free` units (the counts below are read once
+        each, between arrivals of smaller jobs)."""
+        counts, low = self.counts, self.low
+        while low <= free and low < len(counts) and not counts[low]:
+            low += 1
+        self.low = low
+        return low <= free and low < len(counts)
+
+
 class _PartitionView:
-    """The view as one partition's backfilling sees it: that partition's free and total units and
-    its running jobs; the rest is the run's view. Only what the EASY and Conservative passes read,
-    bound once (a read forwarded by `__getattr__` costs about five plain reads); `now` is set by
-    each pass (`PartitionedQueues`), the only reader of these views.
+    """The view as one partition's backfilling sees it: that partition's free and total units,
+    every running job by end with only its own holding units (`_HeldIn`); the rest is the run's
+    view. Only what the EASY and Conservative passes read, bound once (a read forwarded by
+    `__getattr__` costs about five plain reads); `now` is set by each pass (`PartitionedQueues`),
+    the only reader of these views.
     """
 
     __slots__ = (
-        "_in_partition",
-        "_by_end",
         "now",
         "free_units",
         "total_units",
         "units",
         "units_table",
         "held",
+        "by_end",
         "allocation",
         "eligible",
         "start",
@@ -72,26 +125,17 @@ class _PartitionView:
     )
 
     def __init__(self, engine: SchedulerView, partitions: PartitionsView, partition: int):
-        # per job: True if it is of this partition (the filter of `by_end`, run in C)
-        self._in_partition = [of == partition for of in partitions.partition_of].__getitem__
-        self._by_end = _items(engine.by_end)  # the engine's live list: iterated in C
         self.now = engine.now
         self.free_units = partial(_items(partitions.free_in).__getitem__, partition)
         self.total_units = len(partitions.node_sets[partition])
         table = engine.units_table
-        self.units, self.held = engine.units, engine.held
+        self.units, self.by_end = engine.units, engine.by_end
+        self.held = _HeldIn(_items(engine.held), partitions.partition_of, partition)
         self.units_table = None if table is None else _items(table)
         self.allocation, self.eligible = engine.allocation, engine.eligible
         self.start, self.queued_duration = engine.start, engine.queued_duration
         self.estimate, self.predicted_end = engine.estimate, engine.predicted_end
         self.request_wakeup = engine.request_wakeup
-
-    @property
-    def by_end(self) -> Iterator[tuple[float, int]]:
-        """The running jobs of this partition as (predicted end, job), in the engine's order (read
-        once: the shadow time stops at the first end that frees enough units)."""
-        by_end = self._by_end
-        return compress(by_end, map(self._in_partition, map(_JOB, by_end)))
 
 
 class _PoolView:
@@ -251,9 +295,8 @@ class PartitionedQueues:
     # lists, read only)
     free_in = cython.declare(list, visibility="public")
     changes_in = cython.declare(list, visibility="public")
-    # per partition, the units of its waiting jobs, ascending, a `SortedColumn` (a partition whose
-    # smallest waiting job exceeds its free units can start nothing, as `engine.waiting_units`
-    # shows for the whole machine); None without a static units table
+    # per partition, the units of its waiting jobs (`_WaitingUnits`); None without a static units
+    # table
     waiting_units = cython.declare(list, visibility="public")
     arrived = cython.declare(cython.Py_ssize_t, visibility="public")  # jobs queued so far
     jobs = cython.declare(cython.Py_ssize_t, visibility="public")  # of all jobs
@@ -261,12 +304,18 @@ class PartitionedQueues:
     idle = cython.declare(list, visibility="public")
     views = cython.declare(list, visibility="public")
     conservative = cython.declare(list, visibility="public")  # None unless Conservative
-    # the scheduler's settings, fixed for the run: its depth, whether it backfills EASY-style
+    # the scheduler's settings, fixed for the run: its depth, whether it backfills EASY-style,
+    # records each head's reservation (None if not) and orders the queue by arrival
     depth = cython.declare(cython.Py_ssize_t, visibility="public")
+    reservations = cython.declare(object, visibility="public")
+    arrival_order = cython.declare(cython.bint, visibility="public")
     easy = cython.declare(cython.bint, visibility="public")
+    # ask the scheduler's `nothing_fits` before each pass (its subclass overrides it: the base's
+    # test, no waiting job fitting in all free units, implies that `_room` finds none anywhere)
+    asks_nothing_fits = cython.declare(cython.bint, visibility="public")
     backfills = cython.declare(list, visibility="public")  # per partition, EASY's pass; else None
 
-    def __init__(self, scheduler: Any, engine: SchedulerView):
+    def __init__(self, scheduler: Any, engine: SchedulerView, asks_nothing_fits: bool = True):
         partitions = engine.partitions
         assert partitions is not None  # built only for a run with partitions
         self.scheduler, self.engine, self.partitions = scheduler, engine, partitions
@@ -280,15 +329,17 @@ class PartitionedQueues:
         self.waiting_units = (
             None
             if self.table is None
-            else [SortedColumn(f"partition {p} waiting_units") for p in range(count)]
+            else [_WaitingUnits(max(self.table, default=0)) for _ in range(count)]
         )
         self.arrived, self.jobs = 0, len(self.partition_of)
         self.idle = [None] * count
         self.views = [
             cast(SchedulerView, _PartitionView(engine, partitions, p)) for p in range(count)
         ]
-        self.depth = scheduler.depth
+        self.depth, self.reservations = scheduler.depth, scheduler.reservations
+        self.arrival_order = scheduler.priority is None
         self.easy = scheduler.backfill == "easy" and scheduler.depth > 0
+        self.asks_nothing_fits = asks_nothing_fits
         # built once for the run, with the queue scheduler's settings (its EASY variants and the
         # durations of waiting jobs it chose in `attach`): a partition's view keeps its columns
         self.backfills = (
@@ -326,13 +377,13 @@ class PartitionedQueues:
             self._conservative_passes(engine)
             return
         scheduler = self.scheduler
-        if scheduler.nothing_fits(engine):  # no waiting job fits in all free units together
+        if self.asks_nothing_fits and scheduler.nothing_fits(engine):
             return
         now = engine.now
         if self.arrived < self.jobs and engine.submit[self.arrived] <= now:
             self._arrivals(engine, now)
         room = self._room()
-        if scheduler.priority is None:  # arrival order: each partition's own waiting jobs
+        if self.arrival_order:  # each partition's own waiting jobs
             for partition in range(len(room)):
                 if room[partition]:
                     own = self.waiting[partition]
@@ -354,7 +405,7 @@ class PartitionedQueues:
         looked_at=cython.Py_ssize_t,
         smallest=list,
         idle=list,
-        units=SortedColumn,
+        units=_WaitingUnits,
         own=SortedColumn,
         room=list,
     )
@@ -367,7 +418,7 @@ class PartitionedQueues:
         head and `depth` candidates behind it)."""
         scheduler, free_in = self.scheduler, self.free_in
         looked_at = self.depth + 1
-        if scheduler.reservations is not None:  # every head's reservation is recorded
+        if self.reservations is not None:  # every head's reservation is recorded
             return [free + looked_at for free in free_in]
         smallest, idle, changes_in = self.waiting_units, self.idle, self.changes_in
         room = [0] * len(free_in)
@@ -377,7 +428,7 @@ class PartitionedQueues:
                 continue
             if smallest is not None:
                 units = smallest[partition]
-                if not len(units) or units._items[units._head] > free:
+                if not units.fits(free):
                     continue
             key = idle[partition]
             own = self.waiting[partition]
@@ -396,6 +447,7 @@ class PartitionedQueues:
         now=cython.double,
         job_of=tuple,
         submit=tuple,
+        counted=_WaitingUnits,
     )
     def _arrivals(self, engine: SchedulerView, now: float) -> None:
         """Append the jobs submitted since the last pass to their partition's queue (jobs arrive
@@ -406,7 +458,8 @@ class PartitionedQueues:
         while arrived < jobs and submit[arrived] <= now:
             insert_sorted(waiting[job_of[arrived]], arrived)
             if units is not None:
-                insert_sorted(units[job_of[arrived]], table[arrived])
+                counted = units[job_of[arrived]]
+                counted.add(table[arrived])
             arrived += 1
         self.arrived = arrived
 
@@ -443,9 +496,10 @@ class PartitionedQueues:
         first=cython.Py_ssize_t,
         at=cython.Py_ssize_t,
         now=cython.double,
-        units=SortedColumn,
+        units=_WaitingUnits,
         own=SortedColumn,
         queue=list,
+        easy=EasyBackfill,
     )
     def _pass(self, partition: int, queue: list[int], first: int, now: float) -> None:
         """Start the partition's queue (`queue[first:]`, in its order) until a job does not fit,
@@ -456,13 +510,15 @@ class PartitionedQueues:
         before = len(running)
         jobs: Any = iter(queue)
         jobs.__setstate__(first)  # `queue[first:]` without a copy: the list iterator's position
-        head = start_in_order(view, jobs)  # on the partition's free units
-        reservations = self.scheduler.reservations
+        # `start_in_order` on the partition's free units
+        head = start_each(jobs, view.start, view.units_table, view.free_units)
+        reservations = self.reservations
         if head is not None and self.easy and (self.free_in[partition] or reservations is not None):
             # the jobs before the head all started (the last ones running), so the head is the
             # job at that count in `queue[first:]`, and the candidates follow it
             at = first + len(running) - before
-            self.backfills[partition].run(queue[at], queue[at + 1 : at + 1 + self.depth])
+            easy = self.backfills[partition]
+            easy.run(queue[at], queue[at + 1 : at + 1 + self.depth])
         started = len(running) - before  # the jobs this pass started: the last ones running
         own = self.waiting[partition]
         if started:
@@ -470,7 +526,7 @@ class PartitionedQueues:
             for job in islice(reversed(running), started):  # the running jobs, last started first
                 remove_sorted(own, job)
                 if units is not None:
-                    remove_sorted(units, table[job])
+                    units.remove(table[job])
             self.idle[partition] = None
         else:
             self.idle[partition] = (self.changes_in[partition], len(own))
