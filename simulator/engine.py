@@ -921,6 +921,7 @@ class Engine(_LoopState):
         version=list,
         state=list,
         table=list,
+        schedule=SchedulingPass,
     )
     def _loop(self, bar) -> None:  # noqa: C901  (the one hot loop: no call per event it can avoid)
         """The event loop of the module docstring, for any scheduler, allocator and job model."""
@@ -981,7 +982,7 @@ class Engine(_LoopState):
                 self.changes += 1
                 self._wakeup_set.discard(heappop(wakeups))
             if timed:
-                cython.cast(SchedulingPass, schedule).schedule(view)
+                schedule.schedule(view)
             if touched:
                 self._update_speeds()
             if bar is not None and done - shown >= step:
@@ -1047,8 +1048,7 @@ def _stuck(waiting) -> RuntimeError:
 
 
 class _Function:
-    """A plain function `schedule(engine)` as a scheduler without hooks (whole nodes, lowest ids
-    first)."""
+    """A function `schedule(view)` as a scheduler without hooks (whole nodes, lowest ids first)."""
 
     def __init__(self, function: Callable):
         self.schedule = function

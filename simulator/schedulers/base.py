@@ -285,13 +285,16 @@ class _RunPass(SchedulingPass):
         return self._may_skip and self._none_fits(self._free_units())
 
     @cython.cfunc
-    @cython.locals(units=SortedColumn, free=cython.Py_ssize_t)
+    @cython.locals(units=SortedColumn, free=cython.Py_ssize_t, smallest=cython.Py_ssize_t)
     @cython.returns(cython.bint)
     def _none_fits(self, free: int) -> bool:
         """True when no waiting job fits in `free` units (the smallest waiting job's, read in C;
         False without the engine's column of them). The queue is not empty."""
         units = self._waiting_units
-        return units is not None and units._items[units._head] > free
+        if units is None:
+            return False
+        smallest = units._items[units._head]
+        return smallest > free
 
     @cython.ccall
     def decided(self, view: SchedulerView) -> bool:
