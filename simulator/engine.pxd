@@ -1,5 +1,7 @@
-# Cython's augmenting .pxd of engine.py: the compiled engine calls the sorted columns' edits and the
-# search of `by_end` as C functions.
+# Cython's augmenting .pxd of engine.py: the compiled engine calls the sorted columns' edits, the
+# search of `by_end` and the scheduler's pass as C functions; its loop state extends view's Clock.
 
 from cosched.simulator.bisection cimport end_position, pop_due, push_event
-from cosched.simulator.view cimport SortedColumn, insert_sorted, remove_sorted
+from cosched.simulator.view cimport (
+    Clock, SchedulingPass, SortedColumn, insert_sorted, remove_sorted
+)

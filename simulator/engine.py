@@ -32,7 +32,7 @@ read-only: queues, per-job lists indexed by job in workload order, ``changes``),
 accessors and the actions (``start``, ``resize``, ``preempt``, ``kill``, ``reserve``, ``release``,
 ``revoke``, ``hint``, ``request_wakeup``, ``note``, ``at``, ``set_speed``; each takes an optional
 ``reason`` for the action log, ``log_actions=True``). The engine knows no scheduler family: it runs
-any object with ``schedule(view)`` (`cosched.simulator.simulation.simulate` builds one from a name).
+any object with ``schedule(view)``, or the `cosched.simulator.view.SchedulingPass` it hands over.
 """
 
 from __future__ import annotations
@@ -63,11 +63,15 @@ from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState, p
 from cosched.simulator.platform import Platform
 from cosched.simulator.result import SimulationResult, node_arrays
 from cosched.simulator.view import (
+    Clock,
     SchedulerView,
+    SchedulingPass,
     SortedColumn,
     WaitingJobs,
     insert_sorted,
     remove_sorted,
+    scheduler_hook,
+    scheduling_pass_of,
 )
 from cosched.simulator.workload import Workload
 
@@ -113,15 +117,13 @@ class Reservation:
 
 
 @cython.cclass
-class _LoopState:
+class _LoopState(Clock):
     """The state the event loop, `start` and `_finish` update, as typed fields of a compiled class.
 
     Compiled (`cosched._compiled`), each read or write of a field is a C struct access instead of a
     dictionary look-up; `Engine` subclasses it (a plain class: its methods can still be patched and
     it may hold other attributes). In plain Python this is an ordinary base class."""
 
-    now = cython.declare(cython.double, visibility="public")
-    changes = cython.declare(cython.Py_ssize_t, visibility="public")
     arrived = cython.declare(cython.Py_ssize_t, visibility="public")
     pass_per_event = cython.declare(cython.bint, visibility="public")
     kill_at_walltime = cython.declare(cython.bint, visibility="public")
@@ -859,7 +861,7 @@ class Engine(_LoopState):
             attach(view)
         for source in self._sources:
             source.attach(view)
-        self._on_finish = _hook(scheduler, "on_finish")
+        self._on_finish = scheduler_hook(scheduler, "on_finish")
         bar = None
         if self._progress:
             from cosched.progress import progress_bar
@@ -917,6 +919,7 @@ class Engine(_LoopState):
         version=list,
         state=list,
         table=list,
+        schedule=SchedulingPass,
     )
     def _loop(self, bar) -> None:  # noqa: C901  (the one hot loop: no call per event it can avoid)
         """The event loop of the module docstring, for any scheduler, allocator and job model."""
@@ -925,7 +928,8 @@ class Engine(_LoopState):
         wakeups, events = self._wakeups, self._events
         version, state, touched = self.version, self.state, self._touched
         view = self.view
-        schedule, on_arrival = self.scheduler.schedule, _hook(self.scheduler, "on_arrival")
+        schedule = scheduling_pass_of(self.scheduler, view)
+        on_arrival = scheduler_hook(self.scheduler, "on_arrival")
         finish, log = self._finish, self.log
         units, table, queue = self.waiting_units, self.units_table, self.queue
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
@@ -975,7 +979,7 @@ class Engine(_LoopState):
                 self.changes += 1
                 self._wakeup_set.discard(heapq.heappop(wakeups))
             if timed:
-                schedule(view)
+                schedule.schedule(view)
             if touched:
                 self._update_speeds()
             if bar is not None and done - shown >= step:
@@ -998,7 +1002,7 @@ class Engine(_LoopState):
         for job in due:
             self._finish(job)
             schedule(view)
-        on_arrival = _hook(self.scheduler, "on_arrival")
+        on_arrival = scheduler_hook(self.scheduler, "on_arrival")
         units, table, submit = self.waiting_units, self.units_table, self.submit
         while self.arrived < len(submit) and submit[self.arrived] <= now:
             job = self.arrived
@@ -1029,15 +1033,6 @@ class Engine(_LoopState):
 _EMPTY_NODES = np.zeros(0, dtype=np.int64)
 
 
-def _hook(scheduler, name: str) -> Callable | None:
-    """The scheduler's hook `name`, or None when it does nothing in this run (`Scheduler.listens`,
-    asked once after `attach`): the loop then makes no call per job."""
-    listens = getattr(scheduler, "listens", None)
-    if listens is not None and not listens(name):
-        return None
-    return getattr(scheduler, name, None)
-
-
 def _stuck(queue: SortedColumn) -> RuntimeError:
     return RuntimeError(
         f"{len(queue)} waiting jobs can never start (first: job index {queue[0]}); the scheduler "
@@ -1046,8 +1041,7 @@ def _stuck(queue: SortedColumn) -> RuntimeError:
 
 
 class _Function:
-    """A plain function `schedule(engine)` as a scheduler without hooks (whole nodes, lowest ids
-    first)."""
+    """A function `schedule(view)` as a scheduler without hooks (whole nodes, lowest ids first)."""
 
     def __init__(self, function: Callable):
         self.schedule = function

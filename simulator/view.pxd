@@ -13,6 +13,17 @@ cdef class SortedColumn:
     cdef Py_ssize_t _head
     cdef str _name
 
+# the engine's time and change count, read by the compiled passes (the engine's loop state is one)
+cdef class Clock:
+    cdef public double now
+    cdef public Py_ssize_t changes
+
+# a scheduler's pass, called by the compiled engine at C level (the queue scheduler's subclasses it)
+cdef class SchedulingPass:
+    cdef object _schedule
+
+    cpdef object schedule(self, object view)
+
 # the engine's edits of a sorted column, called from the compiled engine as C functions
 cpdef insert_sorted(SortedColumn column, Py_ssize_t value)
 cpdef remove_sorted(SortedColumn column, Py_ssize_t value)

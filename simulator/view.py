@@ -76,6 +76,11 @@ __all__ = [
     "read_only",
     "insert_sorted",
     "remove_sorted",
+    "Clock",
+    "engine_clock",
+    "SchedulingPass",
+    "scheduler_hook",
+    "scheduling_pass_of",
     "VIEW_MEMBERS",
     "ACTIONS",
 ]
@@ -400,6 +405,55 @@ class WaitingJobs:
 
     def __delitem__(self, job: int) -> None:
         _refuse("waiting", job)
+
+
+@cython.cclass
+class Clock:
+    """The simulated time and the count of changes (`SchedulerView.now`, ``changes``) as C fields
+    (view.pxd): the engine's loop state extends it, so a compiled pass reads them at C level
+    (`engine_clock`) where the view's properties cost Python calls."""
+
+    now: float
+    changes: int
+
+
+def engine_clock(view: Any) -> Clock | None:
+    """The engine's `Clock` behind `view` when it is the engine's own view, else None (a view of
+    one partition sets its own ``now``)."""
+    engine = view._engine if isinstance(view, SchedulerView) else None
+    return engine if isinstance(engine, Clock) else None
+
+
+@cython.cclass
+class SchedulingPass:
+    """What the engine calls once per pass (`scheduling_pass_of`): a scheduler's ``schedule``
+    method, called through Python; a compiled scheduler's pass subclasses it and the compiled engine
+    calls its `schedule` at C level."""
+
+    def __init__(self, schedule: Callable[[SchedulerView], None]) -> None:
+        self._schedule = schedule
+
+    @cython.ccall
+    def schedule(self, view: SchedulerView) -> None:
+        """One scheduling pass over `view`."""
+        self._schedule(view)
+
+
+def scheduler_hook(scheduler: Any, name: str) -> Callable | None:
+    """The scheduler's hook `name`, or None when it does nothing in this run (`Scheduler.listens`,
+    asked once after `attach`): the loop then makes no call per job."""
+    listens = getattr(scheduler, "listens", None)
+    if listens is not None and not listens(name):
+        return None
+    return getattr(scheduler, name, None)
+
+
+def scheduling_pass_of(scheduler: Any, view: SchedulerView) -> SchedulingPass:
+    """The run's pass of `scheduler` over `view`, asked once after ``attach``: the scheduler's own
+    `SchedulingPass` if it hands one over (``pass_over(view)``), else its ``schedule`` method."""
+    pass_over = getattr(scheduler, "pass_over", None)
+    own = pass_over(view) if pass_over is not None else None
+    return own if own is not None else SchedulingPass(scheduler.schedule)
 
 
 Sequence.register(ReadOnlyColumn)

@@ -27,7 +27,7 @@ except ModuleNotFoundError:
 
 from cosched.deprecation import warn_renamed
 from cosched.simulator.schedulers.conservative import ConservativeBackfill, Profile
-from cosched.simulator.view import ReadOnlyColumn, SortedColumn
+from cosched.simulator.view import ReadOnlyColumn, SortedColumn, engine_clock
 
 if TYPE_CHECKING:
     from cosched.simulator.allocators import Allocation, Eligibility
@@ -48,7 +48,7 @@ __all__ = [
     "ConservativeBackfill",
 ]
 
-INF = math.inf
+INF = cython.declare(cython.double, math.inf)
 NEVER_FITS = 2**62  # the units of a job that cannot start now: above any free count
 T_co = TypeVar("T_co", covariant=True)
 
@@ -166,6 +166,7 @@ SHADOW_EXTRA = ("first", "all")
     found=cython.double,
     predicted=cython.double,
     job=cython.Py_ssize_t,
+    gives=cython.Py_ssize_t,
 )
 def shadow_time(
     need: int,
@@ -188,12 +189,15 @@ def shadow_time(
     for predicted, job in by_end:
         if predicted > found:
             break
-        available += held[job]
+        gives = held[job]  # a C integer: the sum allocates no int
+        available += gives
         if found == INF and available >= need:
             if extra == "first":
                 return predicted, available - need
             found = predicted
-    return (found, available - need) if found < INF else (INF, 0)
+    if found < INF:
+        return found, available - need
+    return INF, 0
 
 
 @cython.ccall
@@ -279,6 +283,7 @@ class EasyBackfill:
         durations: PerJob[float] | None = None,
     ) -> None:
         self.view, self._reservations, self._extra = engine, reservations, extra
+        self._clock = engine_clock(engine)  # `now` read at C level, None over a partition's view
         self._free_units, self._start = engine.free_units, engine.start
         table = engine.units_table
         self._units = _read(table) if table is not None else _AllocatorUnits(engine.units)
@@ -294,7 +299,7 @@ class EasyBackfill:
         self._durations = _read(engine.queued_duration if durations is None else durations)
 
     @cython.ccall
-    @cython.locals(free=cython.Py_ssize_t)
+    @cython.locals(free=cython.Py_ssize_t, now=cython.double)
     def run(self, head: int, candidates: list[int]) -> None:
         """Backfill `candidates` (in their order) behind the blocked `head` (`easy_pass`)."""
         engine, reservations = self.view, self._reservations
@@ -312,7 +317,8 @@ class EasyBackfill:
             reservations[head] = shadow
         if free == 0:
             return
-        easy_backfill(candidates, units, self._durations, free, engine.now, shadow, spare, self)
+        now = self._clock.now if self._clock is not None else engine.now
+        easy_backfill(candidates, units, self._durations, free, now, shadow, spare, self)
 
     def __call__(self, job: int) -> int | None:
         """Start `job` (as `easy_backfill` asks): the units free afterwards, None if it did not

@@ -1,4 +1,6 @@
 # Cython's augmenting .pxd of base.py: the queue scheduler's pass (`_RunPass`) calls the in-order
-# step and the EASY pass of backfilling.py at C level.
+# step, the queue's window and the EASY pass of backfilling.py at C level, reads the engine's clock
+# and columns in C and is the engine's scheduling pass (view.pxd).
 
-from cosched.simulator.schedulers.backfilling cimport EasyBackfill, start_each
+from cosched.simulator.schedulers.backfilling cimport EasyBackfill, queue_slice, start_each
+from cosched.simulator.view cimport Clock, ReadOnlyColumn, SchedulingPass, SortedColumn

@@ -15,6 +15,9 @@ the actions it may take):
 - ``schedule(engine)``: once per event timestamp, after completions, arrivals and timed events; acts
   through ``engine.start(job)`` (the allocator picks the nodes), ``resize``, ``preempt``, ``kill``,
   ``reserve``, ``hint`` and ``request_wakeup(time)``.
+- ``pass_over(view)``: optional, asked once after ``attach``: a
+  `cosched.simulator.view.SchedulingPass` the engine calls instead of ``schedule`` (compiled, at C
+  level: the queue scheduler's pass), or None.
 
 ``QueueScheduler`` is the classic family and the co-schedulers' base. Its one ordering knob is
 ``priority(engine, waiting)``: a vectorised key over the waiting jobs (an int array in queue order),
@@ -70,6 +73,13 @@ from cosched.simulator.schedulers.backfilling import (
 )
 from cosched.simulator.schedulers.co_ordering import queue_order
 from cosched.simulator.schedulers.conservative import conservative_pass
+from cosched.simulator.view import (
+    Clock,
+    ReadOnlyColumn,
+    SchedulingPass,
+    SortedColumn,
+    engine_clock,
+)
 
 if TYPE_CHECKING:
     from cosched.simulator.engine import Reservation
@@ -151,20 +161,22 @@ def _kept_head(
 
 
 @cython.cclass
-class _RunPass:
+class _RunPass(SchedulingPass):
     """The pass of a `QueueScheduler` over one run's view: `schedule`, `nothing_fits`, `decided`
     and `scheduling_pass` of the scheduler, with the scheduler's settings read once, at the run's
     first pass, into C fields (compiled: a pass makes no attribute lookup on the scheduler, whose
     subclasses may override any class attribute, so it cannot be an extension type itself).
 
     A hook a subclass overrides (`_PASS_HOOKS`) is called instead of the pass's own, through
-    Python; the base's methods call the pass's, so ``super()`` reaches them."""
+    Python; the base's methods call the pass's, so ``super()`` reaches them. Unless a subclass
+    overrides `schedule`, the engine calls the pass's at C level (`QueueScheduler.pass_over`)."""
 
     view = cython.declare(object, visibility="readonly")
+    _clock = cython.declare(Clock)  # the engine's time and changes, None over another view
     _scheduler = cython.declare(object)
     _queue = cython.declare(object)  # the view's queue, and the iterator over its live head
     _heads = cython.declare(object)
-    _waiting_units = cython.declare(object)
+    _waiting_units = cython.declare(SortedColumn)  # the engine's column (else None: no skip)
     _start = cython.declare(object)  # the view's actions and tables the in-order step reads
     _table = cython.declare(object)
     _free_units = cython.declare(object)
@@ -194,10 +206,17 @@ class _RunPass:
     _idle_waiting = cython.declare(cython.Py_ssize_t)
 
     def __init__(self, scheduler: QueueScheduler, view: SchedulerView) -> None:
-        self.view, self._scheduler = view, scheduler
+        self.view, self._scheduler, self._clock = view, scheduler, engine_clock(view)
         self._queue, self._heads = view.queue, queue_heads(view.queue)
-        self._waiting_units, self._free_units = view.waiting_units, view.free_units
-        self._start, self._table = view.start, view.units_table
+        units, table = view.waiting_units, view.units_table
+        self._waiting_units = units if isinstance(units, SortedColumn) else None
+        self._free_units, self._start = view.free_units, view.start
+        # the engine's list under the read-only column: compiled, read in C
+        self._table = (
+            cython.cast(ReadOnlyColumn, table)._items
+            if isinstance(table, ReadOnlyColumn)
+            else table
+        )
         self._partitioned, self._conservative = scheduler._partitioned, scheduler._conservative
         self._kept, self._reservations, self._easy = scheduler._kept, scheduler.reservations, None
         self._job_at, self._state, self._waiting = scheduler._job_at, view.state, view.waiting
@@ -244,26 +263,45 @@ class _RunPass:
             self.scheduling_pass(view)
             self._idle = len(self._queue) == waiting
             if self._idle:
-                self._idle_changes = view.changes
+                self._idle_changes = self._changes(view)
         else:
-            changes = view.changes
+            changes = self._changes(view)
             if self._own_pass:
                 self.scheduling_pass(view)
             else:
                 scheduler.scheduling_pass(view)
-            self._idle, self._idle_changes = view.changes == changes, changes
+            self._idle, self._idle_changes = self._changes(view) == changes, changes
         self._idle_waiting = len(self._queue)
+
+    @cython.cfunc
+    @cython.returns(cython.Py_ssize_t)
+    def _changes(self, view: SchedulerView) -> int:
+        """``view.changes``, read in C from the engine's clock when it is the engine's view."""
+        return self._clock.changes if self._clock is not None else view.changes
 
     @cython.ccall
     def nothing_fits(self, view: SchedulerView) -> bool:
         """`QueueScheduler.nothing_fits`."""
+        return self._may_skip and self._none_fits(self._free_units())
+
+    @cython.cfunc
+    @cython.locals(units=SortedColumn, free=cython.Py_ssize_t, smallest=cython.Py_ssize_t)
+    @cython.returns(cython.bint)
+    def _none_fits(self, free: int) -> bool:
+        """True when no waiting job fits in `free` units (the smallest waiting job's, read in C;
+        False without the engine's column of them). The queue is not empty."""
         units = self._waiting_units
-        return self._may_skip and units is not None and units[0] > self._free_units()
+        if units is None:
+            return False
+        smallest = units._items[units._head]
+        return smallest > free
 
     @cython.ccall
     def decided(self, view: SchedulerView) -> bool:
         """`QueueScheduler.decided`."""
-        if not self._idle or view.changes != self._idle_changes or self._reservations is not None:
+        if not self._idle or self._reservations is not None:
+            return False
+        if self._changes(view) != self._idle_changes:
             return False
         if self._own_decides_the_same:
             return _decides_the_same(
@@ -276,7 +314,7 @@ class _RunPass:
         return self._scheduler.decides_the_same(len(self._queue), self._idle_waiting)
 
     @cython.ccall
-    @cython.locals(depth=cython.Py_ssize_t, easy=EasyBackfill)
+    @cython.locals(depth=cython.Py_ssize_t, easy=EasyBackfill, free=cython.Py_ssize_t)
     def scheduling_pass(self, view: SchedulerView) -> None:
         """`QueueScheduler.scheduling_pass`."""
         scheduler, queue, kept = self._scheduler, self._queue, self._kept
@@ -291,7 +329,8 @@ class _RunPass:
         head = start_each(jobs, self._start, self._table, self._free_units)  # start_in_order
         if head is None or not self._backfills:
             return
-        if not self._free_units() and self._reservations is None:
+        free = self._free_units()
+        if (not free or self._none_fits(free)) and self._reservations is None:
             return  # EASY could start nothing behind the head, and records no reservation
         # the candidates behind the blocked head, a list in each order
         depth = self._depth
@@ -607,6 +646,11 @@ class QueueScheduler(Scheduler):
         state = engine.state if len(kept) > waiting else ()
         return _kept_head(state, waiting, self._job_at, kept, wanted, self.name)
 
+    def pass_over(self, engine: SchedulerView) -> _RunPass | None:
+        """The run's pass, which the engine calls instead of `schedule` (at C level, compiled);
+        None when a subclass overrides `schedule`."""
+        return self._run_of(engine) if _is_base_hook(self, "schedule") else None
+
     @cython.locals(run=_RunPass)
     def schedule(self, engine: SchedulerView) -> None:
         """Start in priority order until a job does not fit, then backfill behind it (000 Algorithm
@@ -643,4 +687,4 @@ class QueueScheduler(Scheduler):
 
 # the hooks of a pass (`_RunPass`): a subclass's override is called instead of the base's
 _PASS_HOOKS = ("nothing_fits", "decided", "decides_the_same", "scheduling_pass")
-_BASE_HOOKS = {hook: vars(QueueScheduler)[hook] for hook in _PASS_HOOKS}
+_BASE_HOOKS = {hook: vars(QueueScheduler)[hook] for hook in (*_PASS_HOOKS, "schedule")}
