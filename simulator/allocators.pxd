@@ -2,7 +2,8 @@
 # binary search over lists (bisection.py) as a C function; the node state's fields and edits are
 # declared so the compiled co-location allocator (colocation.pxd cimports it) calls `occupy`,
 # `vacate` and `neighbours` in C and reads the idle and partly used lists without attribute
-# look-ups. Python sees the fields as ordinary attributes (public).
+# look-ups; the whole-node allocator's and `start_job`/`end_job`, so the compiled engine
+# (engine.pxd) starts and ends jobs on it in C. Python sees the fields as ordinary attributes.
 
 from cosched.simulator.bisection cimport int_position
 
@@ -23,3 +24,39 @@ cdef class NodeState:
     cpdef list neighbours(self, job)
     cdef _occupy_lowest_idle(self, job, list ids, cores)
     cdef _share(self, job, list others, step)
+
+
+cdef class Allocation:
+    cdef object _nodes  # np.ndarray | None
+    cdef object _ids  # list[int] | None
+    cdef object _cores
+    cdef bint _sorted
+
+
+cdef class _WholeNodes:
+    cdef public object _cpn  # cores per node (one node type)
+    # idle node ids, ascending, from `_lo` on: the entries before `_lo` are stale (see `_take`)
+    cdef public list _idle
+    cdef public Py_ssize_t _lo
+    cdef public Py_ssize_t _free
+    cdef public dict _holders  # job or reservation key -> its node ids
+    # (holder or EMPTY, node ids) since the last read of the node state, oldest first; None:
+    # rebuild on read
+    cdef public object _changes
+    cdef public object _state
+    cdef public object needs
+    cdef public dict _running  # the engine's running jobs when it calls in C, else None
+    cdef public list _allocations  # the engine's allocation of each job, with `_running`
+
+    cdef Allocation allocate_cores(self, job, Py_ssize_t cores)
+    cdef release_nodes(self, job, Allocation allocation)
+    cpdef _hold(self, job, list chosen)
+    cpdef _unhold(self, job, list chosen)
+    cpdef list _take(self, job, Py_ssize_t count)
+    cpdef _give_back(self, job, list chosen, bint ascending)
+    cpdef list _compact(self)
+    cdef _changed(self, owner, list ids)
+
+
+cpdef start_job(allocator, engine, job, Py_ssize_t cores)
+cpdef end_job(allocator, job, allocation)

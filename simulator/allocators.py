@@ -405,10 +405,11 @@ class Allocation:
     Compiled, an extension type the garbage collector does not track: one is made per start, and
     its fields are read at every end."""
 
-    _nodes = cython.declare(object)  # np.ndarray | None
-    _ids = cython.declare(object)  # list[int] | None
-    _cores = cython.declare(object)
-    _sorted = cython.declare(cython.bint)  # the ids are known to ascend (an allocator's slice)
+    # the fields (allocators.pxd), for type checkers
+    _nodes: np.ndarray | None
+    _ids: list[int] | None
+    _cores: int
+    _sorted: bool  # the ids are known to ascend (an allocator's slice)
 
     def __init__(self, nodes: np.ndarray | list[int], cores: int):
         if isinstance(nodes, list):
@@ -551,6 +552,11 @@ class Allocator(ABC):
         """Units an allocation holds: whole nodes."""
         return allocation.size
 
+    def direct_entry(self, engine) -> bool:
+        """Called by `engine` when its run begins: True if the allocator lets `start_job` and
+        `end_job` skip its Python methods from now on (the compact one may); this one does not."""
+        return False
+
     def free_cores(self) -> int:
         """Cores bound to no job."""
         return int(self.platform.total_cores - self.state.used_cores())
@@ -585,44 +591,58 @@ class Allocator(ABC):
 class _WholeNodes:
     """What a whole-node allocator updates at every start and end (`CompactAllocator`): the idle
     list, the free count, the holders and the changes not yet in the node state, with the updates
-    themselves. Compiled, typed fields and C-callable methods (as the engine's `_LoopState`);
-    `CompactAllocator` subclasses it. In plain Python an ordinary base class."""
+    themselves. Compiled, typed fields and C-callable methods (declared in ``allocators.pxd``):
+    the engine starts and ends jobs through `allocate_cores` and `release_nodes` in C where
+    `CompactAllocator.direct_entry` allows it; then the engine's running jobs and their
+    allocations (`_running`, `_allocations`) say who holds the nodes those calls hand out, and
+    `_holders` lists only the others (reservations, nodes a scheduler chose). In plain Python an
+    ordinary base class."""
 
-    _cpn = cython.declare(object, visibility="public")  # cores per node (one node type)
-    # idle node ids, ascending, from `_lo` on: the entries before `_lo` are stale (see `_take`)
-    _idle = cython.declare(list, visibility="public")
-    _lo = cython.declare(cython.Py_ssize_t, visibility="public")
-    _free = cython.declare(cython.Py_ssize_t, visibility="public")
-    _holders = cython.declare(dict, visibility="public")  # job or reservation key -> its node ids
-    # (holder or EMPTY, node ids) since the last read of the node state, oldest first; None:
-    # rebuild on read
-    _changes = cython.declare(object, visibility="public")
-    _state = cython.declare(object, visibility="public")
-    needs = cython.declare(object, visibility="public")
+    # the fields (allocators.pxd), for type checkers
+    _cpn: int
+    _idle: list[int]
+    _lo: int
+    _free: int
+    _holders: dict[int, list[int]]
+    _changes: list[tuple[int, list[int]]] | None
+    _state: NodeState
+    needs: Needs | None
+    _running: dict[int, None] | None
+    _allocations: list[Allocation] | None
 
-    @cython.ccall
+    @cython.locals(per_node=cython.Py_ssize_t, count=cython.Py_ssize_t)
+    def allocate_cores(self, job: int, cores: int) -> Allocation | None:
+        """`allocate` of a job that needs its cores only: the lowest ceil(cores / cores per node)
+        idle nodes (thesis §5.1), or None if fewer are idle."""
+        per_node = self._cpn
+        count = -(-cores // per_node)  # thesis §5.1: whole nodes, ceil(cores / cores per node)
+        if count > self._free:
+            return None
+        return _listed(self._take(job, count), self._cpn)
+
+    def release_nodes(self, job: int, allocation: Allocation) -> None:
+        """`release`: the nodes of `allocation` become idle."""
+        ids = allocation._ids
+        self._give_back(job, allocation.node_ids if ids is None else ids, allocation._sorted)
+
     def _hold(self, job: int, chosen: list[int]) -> None:
         """`job` (or a reservation) now holds the nodes `chosen` too: the count, holders and
         changes of every whole-node allocator."""
         self._free -= len(chosen)
-        held = self._holders.get(job)
-        self._holders[job] = chosen if held is None else sorted(held + chosen)
+        held = self._holders.setdefault(job, chosen)
+        if held is not chosen:  # it held nodes already (a grow)
+            self._holders[job] = sorted(held + chosen)
         self._changed(job, chosen)
 
-    @cython.ccall
     def _unhold(self, job: int, chosen: list[int]) -> None:
         """`job` gives the nodes `chosen` back (all of its nodes, or some: a shrink)."""
         self._free += len(chosen)
-        holders = self._holders
-        held = holders[job]
-        if held is chosen or len(held) == len(chosen):
-            del holders[job]
-        else:  # part of its nodes (a shrink)
+        held = self._holders.pop(job, None)  # None: a start through `allocate_cores`
+        if held is not None and held is not chosen and len(held) != len(chosen):  # a shrink
             gone = set(chosen)
-            holders[job] = [node for node in held if node not in gone]
+            self._holders[job] = [node for node in held if node not in gone]
         self._changed(EMPTY, chosen)
 
-    @cython.ccall
     @cython.locals(lo=cython.Py_ssize_t, end=cython.Py_ssize_t, chosen=list)
     def _take(self, job: int, count: int) -> list[int]:
         """`job` takes the lowest `count` idle nodes (as many are free): they stay in the idle list
@@ -632,11 +652,19 @@ class _WholeNodes:
         end = lo + count
         chosen = self._idle[lo:end]
         self._lo = end
-        self._hold(job, chosen)
+        if self._running is None:
+            self._hold(job, chosen)
+        else:  # a start through `allocate_cores`: the engine's allocation of the job holds them
+            self._free -= count
+            self._changed(job, chosen)
         return chosen
 
-    @cython.ccall
-    @cython.locals(idle=list, lo=cython.Py_ssize_t, count=cython.Py_ssize_t, ascending=cython.bint)
+    @cython.locals(
+        idle=list,
+        lo=cython.Py_ssize_t,
+        count=cython.Py_ssize_t,
+        at=cython.Py_ssize_t,
+    )
     def _give_back(self, job: int, chosen: list[int], ascending: bool) -> None:
         """`job` gives its nodes `chosen` back to the idle list (`ascending`: known to ascend).
         Below every idle node, they fill the stale room before `_lo` (no shift of the list);
@@ -648,8 +676,10 @@ class _WholeNodes:
             and (lo == len(idle) or idle[lo] > chosen[count - 1])
             and (ascending or _ascending(chosen))
         ):
-            idle[lo - count : lo] = chosen
-            self._lo = lo - count
+            lo -= count
+            for at in range(count):  # compiled: item by item beats a slice assignment's setup
+                idle[lo + at] = chosen[at]
+            self._lo = lo
         else:
             if lo and 2 * lo > len(idle):
                 del idle[:lo]
@@ -657,7 +687,6 @@ class _WholeNodes:
             give_back_idle(idle, chosen, ascending, lo)
         self._unhold(job, chosen)
 
-    @cython.ccall
     def _compact(self) -> list[int]:
         """The idle list without its stale entries (for the reads and edits that index it)."""
         if self._lo:
@@ -665,7 +694,6 @@ class _WholeNodes:
             self._lo = 0
         return self._idle
 
-    @cython.ccall
     def _changed(self, owner: int, ids: list[int]) -> None:
         changes = self._changes
         if changes is not None:
@@ -695,6 +723,7 @@ class CompactAllocator(_WholeNodes, Allocator):
         self._lo = 0
         self._free = platform.nodes
         self._holders: dict[int, list[int]] = {}  # job or reservation key -> its node ids
+        self._running, self._allocations = None, None  # the engine's, in `direct_entry`
 
     @property
     def state(self) -> NodeState:
@@ -713,7 +742,12 @@ class CompactAllocator(_WholeNodes, Allocator):
         state, changes = self._state, self._changes
         self._changes = []
         if changes is None or len(changes) > REPLAY_AT_MOST:  # rebuild from the holders
-            state.hold_whole(self._holders)
+            holders, allocations = self._holders, self._allocations
+            if self._running is not None and allocations is not None:  # + `allocate_cores` jobs
+                holders = dict(holders)
+                for job in self._running:
+                    holders.setdefault(job, allocations[job].node_ids)
+            state.hold_whole(holders)
             return
         for owner, ids in changes:
             if owner == EMPTY:
@@ -818,14 +852,9 @@ class CompactAllocator(_WholeNodes, Allocator):
         return Allocation(self._idle[self._lo : self._lo + count], self._cpn)
 
     @cython.locals(self=_WholeNodes, first=cython.Py_ssize_t, end=cython.Py_ssize_t, idle=list)
-    @cython.locals(cores=cython.Py_ssize_t, per_node=cython.Py_ssize_t)
     def allocate(self, engine, job: int) -> Allocation | None:
         if self.needs is None:
-            cores, per_node = engine.cores[job], self._cpn
-            end = -(-cores // per_node)
-            if end > self._free:
-                return None
-            return _listed(self._take(job, end), self._cpn)
+            return self.allocate_cores(job, engine.cores[job])
         found = self._eligible(job)
         if found is None:
             return None
@@ -853,14 +882,64 @@ class CompactAllocator(_WholeNodes, Allocator):
                 del idle[bisect.bisect_left(idle, node)]
         self._hold(job, chosen)
 
-    @cython.locals(self=_WholeNodes, allocation=Allocation)
+    @cython.locals(self=_WholeNodes)
     def release(self, job: int, allocation: Allocation) -> None:
-        self._give_back(job, allocation.node_ids, allocation._sorted)
+        self.release_nodes(job, allocation)
+
+    def direct_entry(self, engine) -> bool:
+        """True if `start_job` and `end_job` call `allocate_cores` and `release_nodes` (in C when
+        compiled) for `engine` from now on if jobs need their cores only, `allocate` and `release`
+        are this class's (not overridden) and no job changes its nodes or speed while it runs;
+        then the engine's running jobs and their allocations hold the nodes those calls hand out
+        (no `_holders` entry per start)."""
+        kind = type(self)
+        direct = (
+            self.needs is None
+            and kind.allocate is CompactAllocator.allocate
+            and kind.release is CompactAllocator.release
+            and engine.models is None
+            and engine.speed_model is None
+        )
+        self._running = engine.running if direct else None
+        self._allocations = engine.allocation if direct else None
+        return direct
+
+
+@cython.locals(whole=_WholeNodes)
+def start_job(allocator: Allocator, engine, job: int, cores: int) -> Allocation | None:
+    """`allocator.allocate(engine, job)` of a job of `cores` cores: compiled, a C call into the
+    compact allocator where its `direct_entry` allowed it."""
+    if isinstance(allocator, _WholeNodes):
+        whole = allocator
+        if whole._running is not None:
+            return whole.allocate_cores(job, cores)
+    return allocator.allocate(engine, job)
+
+
+@cython.locals(whole=_WholeNodes)
+def end_job(allocator: Allocator, job: int, allocation: Allocation) -> None:
+    """`allocator.release(job, allocation)` when `job` ends: compiled, a C call into the compact
+    allocator where its `direct_entry` allowed it."""
+    if isinstance(allocator, _WholeNodes):
+        whole = allocator
+        if whole._running is not None:
+            whole.release_nodes(job, allocation)
+            return
+    allocator.release(job, allocation)
 
 
 @cython.ccall
 @cython.locals(
-    idle=list, chosen=list, first=cython.Py_ssize_t, end=cython.Py_ssize_t, ascending=cython.bint
+    idle=list,
+    chosen=list,
+    first=cython.Py_ssize_t,
+    end=cython.Py_ssize_t,
+    ascending=cython.bint,
+    at=cython.Py_ssize_t,
+    taken=cython.Py_ssize_t,
+    write=cython.Py_ssize_t,
+    node=cython.Py_ssize_t,
+    back=cython.Py_ssize_t,
 )
 def give_back_idle(
     idle: list[int], chosen: list[int], ascending: bool = False, lo: int = 0
@@ -875,9 +954,19 @@ def give_back_idle(
     first = int_position(idle, chosen[0], lo, len(idle), False)
     if first == len(idle) or idle[first] > chosen[-1]:
         idle[first:first] = chosen  # no idle node among them (the usual case): one insertion
-    else:  # idle nodes among them: only that stretch is merged (a sort of two ascending runs)
+    else:  # idle nodes among them: room after that stretch, then the two merged from the back
         end = int_position(idle, chosen[-1], first, len(idle), True)
-        idle[first:end] = sorted(idle[first:end] + chosen)
+        idle[end:end] = chosen
+        at, taken, write = end - 1, len(chosen) - 1, end + len(chosen) - 1
+        while taken >= 0:  # compiled: the ids compared as C integers, the items moved as they are
+            node, back = idle[at] if at >= first else EMPTY, chosen[taken]
+            if node > back:
+                idle[write] = idle[at]
+                at -= 1
+            else:
+                idle[write] = chosen[taken]
+                taken -= 1
+            write -= 1
 
 
 @cython.cfunc

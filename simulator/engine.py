@@ -57,7 +57,7 @@ from cosched.collector import rare_collections
 from cosched.deprecation import warn_renamed
 from cosched.errors import InputError
 from cosched.simulator.action_log import ACTION_COLUMNS, write_actions
-from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator
+from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator, end_job, start_job
 from cosched.simulator.bisection import end_position, pop_due, push_event
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState, per_job_models
 from cosched.simulator.platform import Platform
@@ -307,9 +307,10 @@ class Engine(_LoopState):
         if placement is not None:
             self.hint(job, placement)
         allocator, table = self.allocator, self.units_table
-        allocation = (
-            allocator.allocate(self, job) if nodes is None else self._commit_nodes(job, nodes)
-        )
+        if nodes is None:  # `allocator.allocate`, or the compact allocator's in C (`direct_entry`)
+            allocation = start_job(allocator, self, job, self.cores[index])
+        else:
+            allocation = self._commit_nodes(job, nodes)
         if allocation is None:
             return False
         # on the allocator's choice: the units of the requested size (the table's)
@@ -487,9 +488,8 @@ class Engine(_LoopState):
         """Give a reservation's nodes back."""
         if self.reservations.pop(reservation.key, None) is None:
             raise ActionError(f"reservation of nodes {reservation.nodes.tolist()[:8]} is not held")
-        self.allocator.release(
-            reservation.key, Allocation(reservation.nodes, self.platform.cores_per_node)
-        )
+        allocation = Allocation(reservation.nodes, self.platform.cores_per_node)
+        self.allocator.release(reservation.key, allocation)
         self.changes += 1
         if self.actions is not None:
             self._act("release", -1, reservation.key, reservation.nodes, reason)
@@ -531,9 +531,8 @@ class Engine(_LoopState):
         or preempted) to the action log, if there is one; the job's current nodes are listed."""
         if self.actions is not None:
             allocation = self.allocation[job]
-            self._act(
-                action, job, 0, _EMPTY_NODES if allocation is None else allocation.nodes, reason
-            )
+            nodes = _EMPTY_NODES if allocation is None else allocation.nodes
+            self._act(action, job, 0, nodes, reason)
 
     def request_wakeup(self, when: float) -> None:
         """Run one more scheduling pass at `when` (e.g. a reservation time)."""
@@ -715,7 +714,7 @@ class Engine(_LoopState):
         assert allocation is not None  # a running job holds nodes
         if self.speed_model is not None:  # the job itself: a speed update follows every change
             self._touched += [job, *self.allocator.state.neighbours(job)]
-        self.allocator.release(job, allocation)
+        end_job(self.allocator, job, allocation)  # `release`, in C where `start_job` is
         if self.log is not None:
             self.log.append((stamp, "finish", job, 0))
         if self.actions is not None:
@@ -862,6 +861,7 @@ class Engine(_LoopState):
         for source in self._sources:
             source.attach(view)
         self._on_finish = scheduler_hook(scheduler, "on_finish")
+        self.allocator.direct_entry(self)  # C calls at every start and end, where it allows them
         bar = None
         if self._progress:
             from cosched.progress import progress_bar
