@@ -659,6 +659,8 @@ class _WholeNodes:
             self._changed(job, chosen)
         return chosen
 
+    @cython.boundscheck(False)  # the copy below stays within the list
+    @cython.wraparound(False)
     @cython.locals(
         idle=list,
         lo=cython.Py_ssize_t,
@@ -929,6 +931,8 @@ def end_job(allocator: Allocator, job: int, allocation: Allocation) -> None:
 
 
 @cython.ccall
+@cython.boundscheck(False)  # every index below is within the list: no check per item moved
+@cython.wraparound(False)
 @cython.locals(
     idle=list,
     chosen=list,
@@ -940,6 +944,7 @@ def end_job(allocator: Allocator, job: int, allocation: Allocation) -> None:
     write=cython.Py_ssize_t,
     node=cython.Py_ssize_t,
     back=cython.Py_ssize_t,
+    last=cython.Py_ssize_t,
 )
 def give_back_idle(
     idle: list[int], chosen: list[int], ascending: bool = False, lo: int = 0
@@ -951,11 +956,12 @@ def give_back_idle(
         return
     if not (ascending or _ascending(chosen)):
         chosen = sorted(chosen)
+    last = chosen[len(chosen) - 1]
     first = int_position(idle, chosen[0], lo, len(idle), False)
-    if first == len(idle) or idle[first] > chosen[-1]:
+    if first == len(idle) or idle[first] > last:
         idle[first:first] = chosen  # no idle node among them (the usual case): one insertion
     else:  # idle nodes among them: room after that stretch, then the two merged from the back
-        end = int_position(idle, chosen[-1], first, len(idle), True)
+        end = int_position(idle, last, first, len(idle), True)
         idle[end:end] = chosen
         at, taken, write = end - 1, len(chosen) - 1, end + len(chosen) - 1
         while taken >= 0:  # compiled: the ids compared as C integers, the items moved as they are
