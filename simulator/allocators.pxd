@@ -50,6 +50,7 @@ cdef class _WholeNodes:
 
     cdef Allocation allocate_cores(self, job, Py_ssize_t cores)
     cdef release_nodes(self, job, Allocation allocation)
+    cpdef free_units(self)
     cpdef _hold(self, job, list chosen)
     cpdef _unhold(self, job, list chosen)
     cpdef list _take(self, job, Py_ssize_t count)
