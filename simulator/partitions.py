@@ -363,50 +363,49 @@ class PartitionAllocator(CompactAllocator):
         return idle_outside + sum(map(mul, map(len, self._idle_in), self._pool_cores))
 
     def commit(self, job: int, allocation: Allocation) -> None:
-        where, idle_in, free_in, of = (
-            self._node_pool,
-            self._idle_in,
-            self.free_in_partitions,
-            self._pool_partition,
-        )
-        changes = self.changes_in
         chosen = allocation.node_ids
         self._taken_from.pop(job, None)  # it may now hold nodes of several pools
-        for node in chosen:
-            pool = where[node]
-            idle = self._outside if pool < 0 else idle_in[pool]
-            del idle[bisect.bisect_left(idle, node)]
-            if pool >= 0:
-                free_in[of[pool]] -= 1
-                changes[of[pool]] += 1
+        self._move_nodes(chosen, taken=True)
         self._hold(job, chosen)
+
+    @cython.locals(nodes=list, starts=_PoolStarts)
+    def release(self, job: int, allocation: Allocation) -> None:
+        nodes = allocation.node_ids
+        starts = self._starts
+        if not starts.give_back(job, nodes):  # nodes of several pools, or chosen by the scheduler
+            self._move_nodes(nodes, taken=False)
+        self._unhold(job, nodes)
 
     @cython.locals(
         idle_in=list,
         free_in=list,
         changes=list,
         nodes=list,
+        idle=list,
         pool=cython.Py_ssize_t,
-        starts=_PoolStarts,
+        step=cython.Py_ssize_t,
     )
-    def release(self, job: int, allocation: Allocation) -> None:
-        nodes = allocation.node_ids
-        starts = self._starts
-        if not starts.give_back(job, nodes):  # nodes of several pools, or chosen by the scheduler
-            where, idle_in, free_in, of = (
-                self._node_pool,
-                self._idle_in,
-                self.free_in_partitions,
-                self._pool_partition,
-            )
-            changes = self.changes_in
-            for node in nodes:
-                pool = where[node]
-                bisect.insort(self._outside if pool < 0 else idle_in[pool], node)
-                if pool >= 0:
-                    free_in[of[pool]] += 1
-                    changes[of[pool]] += 1
-        self._unhold(job, nodes)
+    def _move_nodes(self, nodes: list[int], taken: bool) -> None:
+        """Take `nodes` out of the idle lists of their pools (or of the nodes outside every
+        partition), or give them back, node by node: the path of nodes a scheduler chose or of
+        several pools, where `_PoolStarts` moves one pool's slice."""
+        where, idle_in, free_in, of = (
+            self._node_pool,
+            self._idle_in,
+            self.free_in_partitions,
+            self._pool_partition,
+        )
+        changes, step = self.changes_in, -1 if taken else 1
+        for node in nodes:
+            pool = where[node]
+            idle = self._outside if pool < 0 else idle_in[pool]
+            if taken:
+                del idle[bisect.bisect_left(idle, node)]
+            else:
+                bisect.insort(idle, node)
+            if pool >= 0:
+                free_in[of[pool]] += step
+                changes[of[pool]] += 1
 
 
 def partition_pools(
