@@ -273,7 +273,7 @@ class Engine(_LoopState):
         self._completions: list[tuple[float, int, int]] = []
         self._events: list[tuple[float, int, Callable]] = []
         self._sequence = counter()
-        self._running = False  # the clock runs: `at` posts no event before now
+        self._clock_started = False  # `at` posts no event before now once it has
         self._reservation_keys = counter()
         self._wakeups: list[float] = []
         self._wakeup_set: set[float] = set()
@@ -544,7 +544,7 @@ class Engine(_LoopState):
         """Call `callback(view)` at `when`, before that timestamp's scheduling pass (event
         sources). Posted before the run (`attach`), an event may precede the first arrival: the
         clock starts at the earliest event; once it runs, a past `when` means now."""
-        when = max(when, self.now) if self._running else when
+        when = max(when, self.now) if self._clock_started else when
         heapq.heappush(self._events, (when, next(self._sequence), callback))
 
     def set_speed(self, job: int, speed: float) -> None:
@@ -873,7 +873,7 @@ class Engine(_LoopState):
             )
         try:
             with rare_collections():  # the loop's garbage is freed by reference counting
-                self._running = True
+                self._clock_started = True
                 self._loop(bar)
                 nodes = node_arrays(self.allocation)
         finally:  # also when a source refuses the run (failures): the error line comes after it
