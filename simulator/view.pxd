@@ -2,6 +2,9 @@
 # built-in passes cimport it to read a column's list without a call per item; Python sees neither
 # attribute, so plug-ins still read the columns through their read-only interface.
 
+cimport cython
+
+from cosched.simulator.allocators cimport _WholeNodes
 from cosched.simulator.bisection cimport int_position
 
 cdef class ReadOnlyColumn:
@@ -17,6 +20,16 @@ cdef class SortedColumn:
 cdef class Clock:
     cdef public double now
     cdef public Py_ssize_t changes
+
+# a pass's start and free units, called in C (the whole-node allocator's count read in C)
+@cython.final
+cdef class Starter:
+    cdef object _start
+    cdef object _free_units
+    cdef _WholeNodes _whole
+
+    cdef start_chosen(self, job)
+    cdef Py_ssize_t units_free(self) except? -1
 
 # a scheduler's pass, called by the compiled engine at C level (the queue scheduler's subclasses it)
 cdef class SchedulingPass:

@@ -59,6 +59,7 @@ except ModuleNotFoundError:
 
 import numpy as np
 
+from cosched.simulator.allocators import _WholeNodes
 from cosched.simulator.bisection import int_position
 from cosched.simulator.jobs import STATES
 
@@ -78,6 +79,7 @@ __all__ = [
     "remove_sorted",
     "Clock",
     "engine_clock",
+    "Starter",
     "SchedulingPass",
     "scheduler_hook",
     "scheduling_pass_of",
@@ -422,6 +424,33 @@ def engine_clock(view: Any) -> Clock | None:
     one partition sets its own ``now``)."""
     engine = view._engine if isinstance(view, SchedulerView) else None
     return engine if isinstance(engine, Clock) else None
+
+
+@cython.cclass
+class Starter:
+    """What a pass calls at each start, one per pass and view: `start_chosen` (``view.start(job)``)
+    and `units_free` (``view.free_units()``), C methods when compiled; on the engine's view with
+    the whole-node allocator, the free units are its count read in C."""
+
+    def __init__(self, view: Any) -> None:
+        self._start, self._free_units = view.start, view.free_units
+        engine = view._engine if isinstance(view, SchedulerView) else None
+        allocator = getattr(engine, "allocator", None)
+        # the whole-node allocator's count, read as its `free_units` does (unless a subclass
+        # overrides that; the method read from the class's namespace, as Python sees it)
+        own = isinstance(allocator, _WholeNodes) and (
+            type(allocator).free_units is vars(_WholeNodes)["free_units"]
+        )
+        self._whole = allocator if own else None
+
+    def start_chosen(self, job: int) -> bool:
+        """Start `job` on the allocator's choice (``view.start(job)``); False if it does not fit."""
+        return self._start(job)
+
+    def units_free(self) -> int:
+        """The allocator units free now."""
+        whole = self._whole
+        return whole._free if whole is not None else self._free_units()
 
 
 @cython.cclass

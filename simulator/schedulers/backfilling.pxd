@@ -2,17 +2,16 @@
 # through their C-level list (`_read`), and the engine's queue through its list and gap; the queue
 # scheduler's pass (base.py) calls the in-order step and the EASY pass at C level.
 
-from cosched.simulator.view cimport Clock, ReadOnlyColumn, SortedColumn
+from cosched.simulator.view cimport Clock, ReadOnlyColumn, SortedColumn, Starter
 
-cpdef object start_each(object jobs, object start, object table, object free_units)
+cpdef object start_each(object jobs, Starter starter, object table)
 cpdef object queue_slice(object queue, Py_ssize_t start, Py_ssize_t stop)
 
 cdef class EasyBackfill:
     cdef readonly object view  # the view it reads and acts through
     cdef object _reservations
     cdef str _extra
-    cdef object _free_units
-    cdef object _start
+    cdef Starter _starter
     cdef object _units
     cdef object _held
     cdef object _durations

@@ -27,7 +27,7 @@ except ModuleNotFoundError:
 
 from cosched.deprecation import warn_renamed
 from cosched.simulator.schedulers.conservative import ConservativeBackfill, Profile
-from cosched.simulator.view import ReadOnlyColumn, SortedColumn, engine_clock
+from cosched.simulator.view import ReadOnlyColumn, SortedColumn, Starter, engine_clock
 
 if TYPE_CHECKING:
     from cosched.simulator.allocators import Allocation, Eligibility
@@ -67,24 +67,24 @@ def start_in_order(engine: SchedulerView, jobs: Iterable[int]) -> int | None:
     index, lowest first; a partition's own queue); a job fits when its units (`engine.units_table`)
     are within `engine.free_units()` and `engine.start(job)` succeeds. `jobs` is read lazily, up to
     and including the head, so the candidates behind the head are the rest of the same iterator."""
-    return start_each(jobs, engine.start, engine.units_table, engine.free_units)
+    return start_each(jobs, Starter(engine), engine.units_table)
 
 
 @cython.ccall
-@cython.locals(free=cython.Py_ssize_t)
-def start_each(
-    jobs: Iterable[int],
-    start: Callable[[int], bool],
-    table: PerJob[int] | None,
-    free_units: Callable[[], int],
-) -> int | None:
-    """`start_in_order` over a view's actions read once (``engine.start``, ``units_table``,
-    ``free_units``): a pass object that keeps them for its run calls it at C level (compiled)."""
-    free = free_units()
+@cython.locals(starter=Starter, free=cython.Py_ssize_t, size=cython.Py_ssize_t)
+def start_each(jobs: Iterable[int], starter: Starter, table: PerJob[int] | None) -> int | None:
+    """`start_in_order` over a view's `Starter` and ``units_table`` read once: a pass object that
+    keeps them for its run calls it at C level, and it starts jobs on the engine's view in C
+    (compiled)."""
+    free = starter.units_free()
     for job in jobs:
-        if (table is not None and table[job] > free) or not start(job):
+        if table is not None:
+            size = table[job]  # (compiled: compared as a C integer)
+            if size > free:
+                return job
+        if not starter.start_chosen(job):
             return job
-        free = free_units()
+        free = starter.units_free()
     return None
 
 
@@ -284,7 +284,7 @@ class EasyBackfill:
     ) -> None:
         self.view, self._reservations, self._extra = engine, reservations, extra
         self._clock = engine_clock(engine)  # `now` read at C level, None over a partition's view
-        self._free_units, self._start = engine.free_units, engine.start
+        self._starter = Starter(engine)  # starts in C on the engine's view
         table = engine.units_table
         self._units = _read(table) if table is not None else _AllocatorUnits(engine.units)
         self._held = _read(engine.held)
@@ -303,7 +303,7 @@ class EasyBackfill:
     def run(self, head: int, candidates: list[int]) -> None:
         """Backfill `candidates` (in their order) behind the blocked `head` (`easy_pass`)."""
         engine, reservations = self.view, self._reservations
-        free = self._free_units()
+        free = self._starter.units_free()
         if free == 0 and reservations is None:
             return
         units = self._units
@@ -328,7 +328,8 @@ class EasyBackfill:
     @cython.ccall
     def started(self, job: int) -> int | None:
         """`__call__`, which `easy_backfill` calls at C level when compiled (no Python call)."""
-        return self._free_units() if self._start(job) else None
+        starter = self._starter
+        return starter.units_free() if starter.start_chosen(job) else None
 
 
 @cython.cfunc

@@ -3,4 +3,4 @@
 # and columns in C and is the engine's scheduling pass (view.pxd).
 
 from cosched.simulator.schedulers.backfilling cimport EasyBackfill, queue_slice, start_each
-from cosched.simulator.view cimport Clock, ReadOnlyColumn, SchedulingPass, SortedColumn
+from cosched.simulator.view cimport Clock, ReadOnlyColumn, SchedulingPass, SortedColumn, Starter

@@ -78,6 +78,7 @@ from cosched.simulator.view import (
     ReadOnlyColumn,
     SchedulingPass,
     SortedColumn,
+    Starter,
     engine_clock,
 )
 
@@ -177,9 +178,8 @@ class _RunPass(SchedulingPass):
     _queue = cython.declare(object)  # the view's queue, and the iterator over its live head
     _heads = cython.declare(object)
     _waiting_units = cython.declare(SortedColumn)  # the engine's column (else None: no skip)
-    _start = cython.declare(object)  # the view's actions and tables the in-order step reads
+    _starter = cython.declare(Starter)  # the view's actions and table the in-order step reads
     _table = cython.declare(object)
-    _free_units = cython.declare(object)
     _partitioned = cython.declare(object)
     _conservative = cython.declare(object)
     _kept = cython.declare(object)  # a kept order, with what `_kept_head` reads
@@ -210,7 +210,7 @@ class _RunPass(SchedulingPass):
         self._queue, self._heads = view.queue, queue_heads(view.queue)
         units, table = view.waiting_units, view.units_table
         self._waiting_units = units if isinstance(units, SortedColumn) else None
-        self._free_units, self._start = view.free_units, view.start
+        self._starter = Starter(view)  # starts in C on the engine's view
         # the engine's list under the read-only column: compiled, read in C
         self._table = (
             cython.cast(ReadOnlyColumn, table)._items
@@ -282,7 +282,7 @@ class _RunPass(SchedulingPass):
     @cython.ccall
     def nothing_fits(self, view: SchedulerView) -> bool:
         """`QueueScheduler.nothing_fits`."""
-        return self._may_skip and self._none_fits(self._free_units())
+        return self._may_skip and self._none_fits(self._starter.units_free())
 
     @cython.cfunc
     @cython.locals(units=SortedColumn, free=cython.Py_ssize_t, smallest=cython.Py_ssize_t)
@@ -326,10 +326,10 @@ class _RunPass(SchedulingPass):
         else:  # 000 Algorithm 2: one sorted copy of the queue per pass
             order = scheduler.order(view)
             jobs = iter(order)
-        head = start_each(jobs, self._start, self._table, self._free_units)  # start_in_order
+        head = start_each(jobs, self._starter, self._table)  # start_in_order
         if head is None or not self._backfills:
             return
-        free = self._free_units()
+        free = self._starter.units_free()
         if (not free or self._none_fits(free)) and self._reservations is None:
             return  # EASY could start nothing behind the head, and records no reservation
         # the candidates behind the blocked head, a list in each order

@@ -28,6 +28,7 @@ from cosched.simulator.view import (
     ReadOnlyColumn,
     SchedulerView,
     SortedColumn,
+    Starter,
     insert_sorted,
     remove_sorted,
 )
@@ -303,6 +304,7 @@ class PartitionedQueues:
     # per partition: (its changes, its queue length) after a pass that started nothing
     idle = cython.declare(list, visibility="public")
     views = cython.declare(list, visibility="public")
+    starters = cython.declare(list, visibility="public")  # per partition, its view's `Starter`
     conservative = cython.declare(list, visibility="public")  # None unless Conservative
     # the scheduler's settings, fixed for the run: its depth, whether it backfills EASY-style,
     # records each head's reservation (None if not) and orders the queue by arrival
@@ -336,6 +338,7 @@ class PartitionedQueues:
         self.views = [
             cast(SchedulerView, _PartitionView(engine, partitions, p)) for p in range(count)
         ]
+        self.starters = [Starter(view) for view in self.views]
         self.depth, self.reservations = scheduler.depth, scheduler.reservations
         self.arrival_order = scheduler.priority is None
         self.easy = scheduler.backfill == "easy" and scheduler.depth > 0
@@ -511,7 +514,7 @@ class PartitionedQueues:
         jobs: Any = iter(queue)
         jobs.__setstate__(first)  # `queue[first:]` without a copy: the list iterator's position
         # `start_in_order` on the partition's free units
-        head = start_each(jobs, view.start, view.units_table, view.free_units)
+        head = start_each(jobs, self.starters[partition], view.units_table)
         reservations = self.reservations
         if head is not None and self.easy and (self.free_in[partition] or reservations is not None):
             # the jobs before the head all started (the last ones running), so the head is the

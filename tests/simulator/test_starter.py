@@ -1,0 +1,48 @@
+"""A pass starts jobs and reads the free units through its view's `Starter`: compiled, C methods,
+the whole-node allocator's count read in C. An engine whose `start` or an allocator whose
+`free_units` a subclass overrides in Python still has its override called, with the same
+results."""
+
+from collections import Counter
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cosched.simulator.allocators import CompactAllocator
+from cosched.simulator.engine import Engine
+from cosched.simulator.schedulers.easy import EASY
+from cosched.simulator.schedulers.fcfs import FCFS
+
+from .conftest import platforms_and_workloads
+
+calls: Counter[str] = Counter()
+
+
+class _CountingEngine(Engine):
+    def start(self, job, nodes=None, placement=None, reason=""):
+        calls["start"] += 1
+        return super().start(job, nodes, placement, reason)
+
+
+class _CountingAllocator(CompactAllocator):
+    def free_units(self) -> int:
+        calls["free_units"] += 1
+        return super().free_units()
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=platforms_and_workloads(), easy=st.booleans())
+def test_overrides_of_start_and_free_units_are_called_with_the_same_results(case, easy):
+    platform, workload = case
+    results = []
+    for engine_class, allocator_class in ((Engine, CompactAllocator), (_CountingEngine, None)):
+        calls.clear()
+        allocator = (allocator_class or _CountingAllocator)(platform)
+        scheduler = EASY() if easy else FCFS()
+        engine = engine_class(workload, platform, scheduler, allocator=allocator)
+        results.append(engine.run())
+    assert calls["start"] >= len(workload) and calls["free_units"] > 0
+    before, after = results
+    np.testing.assert_array_equal(before.start, after.start)
+    np.testing.assert_array_equal(before.end, after.end)
