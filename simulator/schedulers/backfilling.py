@@ -227,7 +227,8 @@ def easy_backfill(
 
     `start(job)` starts a job and returns the units free afterwards, or None if it did not start;
     this is the only EASY pass: the engine's schedulers and the ElastiSim policies both call it."""
-    for job in candidates:
+    for candidate in candidates:
+        job = candidate  # a C index (compiled) for the tables; `candidate` is what starts
         size = units[job]
         if size > free:
             continue
@@ -237,9 +238,9 @@ def easy_backfill(
             continue
         # the EASY pass's own starter is called at C level (compiled), any other through Python
         left = (
-            cython.cast(EasyBackfill, start).started(job)
+            cython.cast(EasyBackfill, start).started(candidate)
             if isinstance(start, EasyBackfill)
-            else start(job)
+            else start(candidate)
         )
         if left is None:
             continue
@@ -297,6 +298,8 @@ class EasyBackfill:
         # uses the end the engine will predict for the job once started (else a backfilled job
         # could delay the head); `queued_duration` is the estimates themselves without job models
         self._durations = _read(engine.queued_duration if durations is None else durations)
+        # the last shadow time: of head `_shadow_head`, at the engine's `changes` `_shadow_changes`
+        self._shadow, self._shadow_head, self._shadow_changes = (INF, 0), -1, -1
 
     @cython.ccall
     @cython.locals(free=cython.Py_ssize_t, now=cython.double)
@@ -308,8 +311,7 @@ class EasyBackfill:
             return
         units = self._units
         if self._eligible is None:
-            by_end = self._by_end if self._by_end is not None else engine.by_end
-            shadow, spare = shadow_time(units[head], free, by_end, self._held, self._extra)
+            shadow, spare = self._shadow_time(head, free)
         else:  # node types: the head's reservation on one pool, backfilling counted on that pool
             shadow, spare, pool = pool_shadow_time(engine, head, self._extra)
             units = _UnitsInPool(self._eligible, pool)
@@ -319,6 +321,17 @@ class EasyBackfill:
             return
         now = self._clock.now if self._clock is not None else engine.now
         easy_backfill(candidates, units, self._durations, free, now, shadow, spare, self)
+
+    @cython.locals(changes=cython.Py_ssize_t)
+    def _shadow_time(self, head: int, free: int) -> tuple[float, int]:
+        """`shadow_time` of `head` (its last one again while the engine's state has not changed:
+        the same free units and running jobs)."""
+        changes = self._clock.changes if self._clock is not None else -1
+        if changes < 0 or changes != self._shadow_changes or head != self._shadow_head:
+            by_end = self._by_end if self._by_end is not None else self.view.by_end
+            self._shadow = shadow_time(self._units[head], free, by_end, self._held, self._extra)
+            self._shadow_changes, self._shadow_head = changes, head
+        return self._shadow
 
     def __call__(self, job: int) -> int | None:
         """Start `job` (as `easy_backfill` asks): the units free afterwards, None if it did not
