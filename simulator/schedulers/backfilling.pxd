@@ -19,11 +19,6 @@ cdef class EasyBackfill:
     cdef object _eligible
     cdef object _by_end
     cdef Clock _clock
-    cdef tuple _shadow
-    cdef object _shadow_head
-    cdef Py_ssize_t _shadow_changes
-
-    cdef tuple _shadow_time(self, object head, Py_ssize_t free)
 
     cpdef object run(self, object head, object candidates)
     cpdef object started(self, object job)

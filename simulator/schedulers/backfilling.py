@@ -298,8 +298,6 @@ class EasyBackfill:
         # uses the end the engine will predict for the job once started (else a backfilled job
         # could delay the head); `queued_duration` is the estimates themselves without job models
         self._durations = _read(engine.queued_duration if durations is None else durations)
-        # the last shadow time: of head `_shadow_head`, at the engine's `changes` `_shadow_changes`
-        self._shadow, self._shadow_head, self._shadow_changes = (INF, 0), -1, -1
 
     @cython.ccall
     @cython.locals(free=cython.Py_ssize_t, now=cython.double)
@@ -311,7 +309,8 @@ class EasyBackfill:
             return
         units = self._units
         if self._eligible is None:
-            shadow, spare = self._shadow_time(head, free)
+            by_end = self._by_end if self._by_end is not None else engine.by_end
+            shadow, spare = shadow_time(units[head], free, by_end, self._held, self._extra)
         else:  # node types: the head's reservation on one pool, backfilling counted on that pool
             shadow, spare, pool = pool_shadow_time(engine, head, self._extra)
             units = _UnitsInPool(self._eligible, pool)
@@ -321,17 +320,6 @@ class EasyBackfill:
             return
         now = self._clock.now if self._clock is not None else engine.now
         easy_backfill(candidates, units, self._durations, free, now, shadow, spare, self)
-
-    @cython.locals(changes=cython.Py_ssize_t)
-    def _shadow_time(self, head: int, free: int) -> tuple[float, int]:
-        """`shadow_time` of `head` (its last one again while the engine's state has not changed:
-        the same free units and running jobs)."""
-        changes = self._clock.changes if self._clock is not None else -1
-        if changes < 0 or changes != self._shadow_changes or head != self._shadow_head:
-            by_end = self._by_end if self._by_end is not None else self.view.by_end
-            self._shadow = shadow_time(self._units[head], free, by_end, self._held, self._extra)
-            self._shadow_changes, self._shadow_head = changes, head
-        return self._shadow
 
     def __call__(self, job: int) -> int | None:
         """Start `job` (as `easy_backfill` asks): the units free afterwards, None if it did not

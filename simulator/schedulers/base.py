@@ -260,10 +260,8 @@ class _RunPass(SchedulingPass):
         # a pass that changed nothing: the same state and queue would give the same decisions
         if self._changes_by_starts:  # it changed nothing if no job left the queue
             waiting = len(self._queue)
-            if self._idle and self._backfills and self._changes(view) == self._idle_changes:
-                # only arrivals since a pass that started nothing: the jobs it looked at still do
-                # not start (EASY's test only gets stricter with time), behind the same head
-                self._backfill_behind(view, self._queue[0], None, None, self._idle_waiting)
+            if self._idle and self._easy is not None and self._changes(view) == self._idle_changes:
+                self._backfill_arrivals()
             else:
                 self.scheduling_pass(view)
             self._idle = len(self._queue) == waiting
@@ -319,30 +317,21 @@ class _RunPass(SchedulingPass):
         return self._scheduler.decides_the_same(len(self._queue), self._idle_waiting)
 
     @cython.ccall
+    @cython.locals(depth=cython.Py_ssize_t, easy=EasyBackfill, free=cython.Py_ssize_t)
     def scheduling_pass(self, view: SchedulerView) -> None:
         """`QueueScheduler.scheduling_pass`."""
-        kept = self._kept
+        scheduler, queue, kept = self._scheduler, self._queue, self._kept
         order: list[int] | None = None  # a sorted copy of the queue, when it is not read live
         if self._arrival_order:  # arrival order: the live queue's head, one job at a time
             jobs = self._heads
         elif kept is not None:  # an order kept: its head, one job at a time
             jobs = _KeptHeads(self)
         else:  # 000 Algorithm 2: one sorted copy of the queue per pass
-            order = self._scheduler.order(view)
+            order = scheduler.order(view)
             jobs = iter(order)
         head = start_each(jobs, self._start, self._table, self._free_units)  # start_in_order
-        if head is not None and self._backfills:
-            self._backfill_behind(view, head, order, jobs, 1)
-
-    @cython.cfunc
-    @cython.locals(
-        depth=cython.Py_ssize_t, easy=EasyBackfill, free=cython.Py_ssize_t, first=cython.Py_ssize_t
-    )
-    def _backfill_behind(
-        self, view: SchedulerView, head: int, order: list[int] | None, jobs: Any, first: int
-    ) -> None:
-        """The EASY pass behind the blocked `head`: over the rest of `jobs` (a sorted `order`),
-        else over the window of the queue (kept or live) from its position `first` on."""
+        if head is None or not self._backfills:
+            return
         free = self._free_units()
         if (not free or self._none_fits(free)) and self._reservations is None:
             return  # EASY could start nothing behind the head, and records no reservation
@@ -351,17 +340,29 @@ class _RunPass(SchedulingPass):
         candidates: list[int]
         if order is not None:
             candidates = list(islice(jobs, depth))
-        elif self._kept is None:
-            candidates = queue_slice(self._queue, min(first, depth + 1), depth + 1)
+        elif kept is None:
+            candidates = queue_slice(queue, 1, depth + 1)
         else:
-            candidates = self.kept_head(depth + 1)[first:]
+            candidates = self.kept_head(depth + 1)[1:]
         easy = self._easy
         if easy is None:  # the run's first EASY pass
-            scheduler = self._scheduler
             easy = self._easy = EasyBackfill(
                 view, self._reservations, scheduler.shadow_extra, scheduler._durations
             )
         easy.run(head, candidates)
+
+    @cython.cfunc
+    @cython.locals(free=cython.Py_ssize_t, depth=cython.Py_ssize_t)
+    def _backfill_arrivals(self) -> None:
+        """`scheduling_pass` in arrival order when only jobs arrived since a pass that started
+        nothing: its blocked head and the jobs it looked at would still not start (EASY's test only
+        gets stricter with time), so EASY looks only at the arrivals within the depth."""
+        free = self._free_units()
+        if (not free or self._none_fits(free)) and self._reservations is None:
+            return
+        depth = self._depth
+        arrivals = queue_slice(self._queue, min(self._idle_waiting, depth + 1), depth + 1)
+        self._easy.run(self._queue[0], arrivals)
 
     @cython.ccall
     def kept_head(self, wanted: int | None) -> list[int]:
