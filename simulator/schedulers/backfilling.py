@@ -227,7 +227,8 @@ def easy_backfill(
 
     `start(job)` starts a job and returns the units free afterwards, or None if it did not start;
     this is the only EASY pass: the engine's schedulers and the ElastiSim policies both call it."""
-    for job in candidates:
+    for candidate in candidates:
+        job = candidate  # a C index (compiled) for the tables; `candidate` is what starts
         size = units[job]
         if size > free:
             continue
@@ -237,9 +238,9 @@ def easy_backfill(
             continue
         # the EASY pass's own starter is called at C level (compiled), any other through Python
         left = (
-            cython.cast(EasyBackfill, start).started(job)
+            cython.cast(EasyBackfill, start).started(candidate)
             if isinstance(start, EasyBackfill)
-            else start(job)
+            else start(candidate)
         )
         if left is None:
             continue

@@ -260,7 +260,10 @@ class _RunPass(SchedulingPass):
         # a pass that changed nothing: the same state and queue would give the same decisions
         if self._changes_by_starts:  # it changed nothing if no job left the queue
             waiting = len(self._queue)
-            self.scheduling_pass(view)
+            if self._idle and self._easy is not None and self._changes(view) == self._idle_changes:
+                self._backfill_arrivals()
+            else:
+                self.scheduling_pass(view)
             self._idle = len(self._queue) == waiting
             if self._idle:
                 self._idle_changes = self._changes(view)
@@ -347,6 +350,19 @@ class _RunPass(SchedulingPass):
                 view, self._reservations, scheduler.shadow_extra, scheduler._durations
             )
         easy.run(head, candidates)
+
+    @cython.cfunc
+    @cython.locals(free=cython.Py_ssize_t, depth=cython.Py_ssize_t)
+    def _backfill_arrivals(self) -> None:
+        """`scheduling_pass` in arrival order when only jobs arrived since a pass that started
+        nothing: its blocked head and the jobs it looked at would still not start (EASY's test only
+        gets stricter with time), so EASY looks only at the arrivals within the depth."""
+        free = self._starter.units_free()
+        if (not free or self._none_fits(free)) and self._reservations is None:
+            return
+        depth = self._depth
+        arrivals = queue_slice(self._queue, min(self._idle_waiting, depth + 1), depth + 1)
+        self._easy.run(self._queue[0], arrivals)
 
     @cython.ccall
     def kept_head(self, wanted: int | None) -> list[int]:
