@@ -1,7 +1,6 @@
 # Cython's augmenting .pxd of engine.py: the compiled engine calls the sorted columns' edits, the
 # search of `by_end`, the completion heap, the scheduler's pass and the allocator's start and end
-# of a job as C functions;
-# its loop state extends view's Clock.
+# of a job as C functions; its loop state extends view's Clock.
 
 from cosched.simulator.allocators cimport end_job, start_job
 from cosched.simulator.bisection cimport Completions, end_position
