@@ -1,5 +1,7 @@
+cimport cython
+
 # Cython's augmenting .pxd of bisection.py: the compiled engine, view and allocators cimport the
-# search and call it as C functions.
+# search and the completion heap and call them as C functions.
 
 cpdef Py_ssize_t int_position(
     list items, Py_ssize_t value, Py_ssize_t low, Py_ssize_t high, bint right
@@ -9,10 +11,24 @@ cpdef Py_ssize_t _search(
     list items, bint pairs, double end, Py_ssize_t value, Py_ssize_t low, Py_ssize_t high,
     bint right
 ) except? -1
-cpdef push_event(list heap, tuple event)
-cpdef tuple pop_due(list heap, double now)
-cpdef _push(list heap, tuple event)
-cpdef tuple _pop(list heap)
-cdef _sift_down(list heap, Py_ssize_t start, Py_ssize_t position)
-cdef _sift_up(list heap, Py_ssize_t position)
-cdef bint _before(tuple event, tuple other_event) except -1
+
+# the engine's completion heap, called at C level from the compiled engine (its buffers: C fields)
+@cython.final
+cdef class Completions:
+    cdef double[::1] ends
+    cdef long long[::1] jobs
+    cdef long long[::1] versions
+    cdef Py_ssize_t size
+    cdef list _events
+
+    cpdef double earliest(self)
+    cpdef push(self, double end, Py_ssize_t job, Py_ssize_t version)
+    cpdef Py_ssize_t pop_due(self, double now, list current)
+    cpdef _push(self, double end, Py_ssize_t job, Py_ssize_t version)
+    cpdef _pop(self)
+    cdef _sift_down(
+        self, Py_ssize_t start, Py_ssize_t position, double end, long long job, long long version
+    )
+    cdef _grow(self)
+    cdef inline bint _earlier(self, Py_ssize_t first, Py_ssize_t second)
+    cdef inline void _move(self, Py_ssize_t source, Py_ssize_t target)

@@ -1,18 +1,20 @@
 """The simulator's one binary search over its ascending lists: the sorted columns' job indices
 and units (`cosched.simulator.view`), the compact allocator's idle nodes, and the running jobs'
 (predicted end, job index) pairs the engine keeps in `by_end`; and the heap of the engine's
-completion events, (end, job index, version) triples.
+completion events, (end, job index, version) triples (`Completions`).
 
 Compiled, `_search` is a C loop that reads the items as C integers and doubles: no Python call and
 no Python comparison per step. In plain Python, the two entry points hand the same question to the
 `bisect` module's C functions instead, which give the same positions (the tests check `_search`
 against them), because a binary search written in Python is slower than the C one there. The
-same holds for the heap: compiled, `_push` and `_pop` are `heapq`'s algorithm comparing the events'
-fields as C numbers; in plain Python, `push_event` and `pop_due` call `heapq`'s own functions.
+same holds for the heap: compiled, `Completions._push` and `_pop` are `heapq`'s algorithm on typed
+buffers; in plain Python, `Completions.push` and `pop_due` call `heapq`'s own functions.
 """
 
 from __future__ import annotations
 
+import math
+from array import array
 from bisect import bisect_left, bisect_right
 from heapq import heappop, heappush
 
@@ -21,7 +23,7 @@ try:  # Cython's pure-Python mode: C types when compiled (bisection.pxd), plain 
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
-__all__ = ["int_position", "end_position", "push_event", "pop_due"]
+__all__ = ["int_position", "end_position", "Completions"]
 
 
 def int_position(items: list, value: int, low: int, high: int, right: bool) -> int:
@@ -68,91 +70,144 @@ def _search(
     return low
 
 
-def push_event(heap: list, event: tuple) -> None:
-    """`event` (end, job, version) joins the heap of completions, as ``heapq.heappush``."""
-    if not cython.compiled:
-        return heappush(heap, event)
-    _push(heap, event)
+FIRST_CAPACITY = 64  # events the completion heap holds before its buffers first double
+INF = cython.declare(cython.double, math.inf)
 
 
-@cython.locals(first=cython.double)
-def pop_due(heap: list, now: float) -> tuple | None:
-    """The earliest event (end, then job, then version) if it ends by `now`, taken off the heap
-    as by ``heapq.heappop``; else None."""
-    if not heap:
-        return None
-    first = heap[0][0]
-    if not first <= now:
-        return None
-    return _pop(heap) if cython.compiled else heappop(heap)
-
-
-def _push(heap: list, event: tuple) -> None:
-    """``heapq.heappush`` (its `_siftdown` from the end)."""
-    heap.append(event)
-    _sift_down(heap, 0, len(heap) - 1)
-
-
-@cython.locals(last=tuple, first=tuple)
-def _pop(heap: list) -> tuple:
-    """``heapq.heappop``: the last event moves to the root and sifts up to a leaf, then down."""
-    last = heap.pop()
-    if not heap:
-        return last
-    first = heap[0]
-    heap[0] = last
-    _sift_up(heap, 0)
-    return first
-
-
-@cython.boundscheck(False)
+@cython.cclass  # final (bisection.pxd): its methods are called directly, not through a table
+@cython.boundscheck(False)  # every index below is within the buffers and not negative
 @cython.wraparound(False)
-@cython.locals(start=cython.Py_ssize_t, position=cython.Py_ssize_t, parent=cython.Py_ssize_t)
-@cython.locals(event=tuple, above=tuple)
-def _sift_down(heap: list, start: int, position: int) -> None:
-    """``heapq._siftdown``: the event at `position` climbs while it comes before its parent."""
-    event = heap[position]
-    while position > start:
-        parent = (position - 1) >> 1
-        above = heap[parent]
-        if not _before(event, above):
-            break
-        heap[position] = above
-        position = parent
-    heap[position] = event
+@cython.initializedcheck(False)  # __init__ sets every buffer
+class Completions:
+    """The heap of the engine's completion events, (end, job index, version) triples taken off in
+    ascending order (end, then job, then version) as ``heapq`` takes them.
+
+    Compiled, the triples live in three typed buffers (`array.array`, read through typed
+    memoryviews; doubled when full) of which the first `size` entries are the heap, kept by `_push`
+    and `_pop`, ``heapq``'s algorithm comparing C numbers: an event is no tuple and its end no
+    boxed float. In plain Python, `push` and `pop_due` hand (end, job, version) tuples to
+    ``heapq``'s own C functions over a list instead (`_push` and `_pop` in Python are slower)."""
+
+    def __init__(self) -> None:
+        self.ends = array("d", [0.0]) * FIRST_CAPACITY
+        self.jobs = array("q", [0]) * FIRST_CAPACITY
+        self.versions = array("q", [0]) * FIRST_CAPACITY
+        self.size = 0
+        self._events: list[tuple[float, int, int]] = []  # plain Python's heap
+
+    def __len__(self) -> int:
+        return self.size if cython.compiled else len(self._events)
+
+    def earliest(self) -> float:
+        """The earliest end of an event in the heap (stale ones included); INF if it is empty."""
+        if not cython.compiled:
+            return self._events[0][0] if self._events else INF
+        return self.ends[0] if self.size else INF
+
+    def push(self, end: float, job: int, version: int) -> None:
+        """The event (`end`, `job`, `version`) joins the heap, as ``heapq.heappush``."""
+        if not cython.compiled:
+            heappush(self._events, (end, job, version))
+            return
+        self._push(end, job, version)
+
+    @cython.locals(latest=cython.Py_ssize_t, job=cython.Py_ssize_t, version=cython.Py_ssize_t)
+    def pop_due(self, now: float, current: list) -> int:
+        """The job of the earliest event ending by `now` whose version is the job's `current` one,
+        taken off the heap with the stale events before it; -1 if none is due."""
+        while self.earliest() <= now:
+            if cython.compiled:
+                job, version = self.jobs[0], self.versions[0]
+                self._pop()
+            else:
+                _, job, version = heappop(self._events)
+            latest = current[job]
+            if version == latest:
+                return job
+        return -1
+
+    def _push(self, end: float, job: int, version: int) -> None:
+        """``heapq.heappush`` on the buffers (its `_siftdown` from the end)."""
+        if self.size == len(self.ends):
+            self._grow()
+        self.size += 1
+        self._sift_down(0, self.size - 1, end, job, version)
+
+    @cython.locals(size=cython.Py_ssize_t, position=cython.Py_ssize_t, child=cython.Py_ssize_t)
+    def _pop(self) -> None:
+        """``heapq.heappop`` on the buffers, the root dropped: the last event takes the root's
+        place, goes down the smaller children to a leaf, then back up to its place. (The buffers
+        are read as fields: a local memoryview would cost a reference count per call.)"""
+        size = self.size - 1
+        self.size = size
+        position, child = 0, 1
+        while child < size:
+            if child + 1 < size and not self._earlier(child, child + 1):
+                child += 1
+            self._move(child, position)
+            position = child
+            child = 2 * position + 1
+        if size:
+            self._sift_down(0, position, self.ends[size], self.jobs[size], self.versions[size])
+
+    @cython.locals(parent=cython.Py_ssize_t)
+    def _sift_down(self, start: int, position: int, end: float, job: int, version: int) -> None:
+        """``heapq._siftdown``: the event (`end`, `job`, `version`) climbs from `position` while
+        it comes before its parent."""
+        while position > start:
+            parent = (position - 1) >> 1
+            if not _before(
+                end, job, version, self.ends[parent], self.jobs[parent], self.versions[parent]
+            ):
+                break
+            self._move(parent, position)
+            position = parent
+        self.ends[position], self.jobs[position], self.versions[position] = end, job, version
+
+    def _earlier(self, first: int, second: int) -> bool:
+        """The event at `first` comes before the one at `second`."""
+        return _before(
+            self.ends[first],
+            self.jobs[first],
+            self.versions[first],
+            self.ends[second],
+            self.jobs[second],
+            self.versions[second],
+        )
+
+    def _move(self, source: int, target: int) -> None:
+        """The event at `source` is copied to `target`."""
+        self.ends[target] = self.ends[source]
+        self.jobs[target] = self.jobs[source]
+        self.versions[target] = self.versions[source]
+
+    @cython.locals(
+        size=cython.Py_ssize_t,
+        ends=cython.double[::1],
+        jobs=cython.longlong[::1],
+        versions=cython.longlong[::1],
+    )
+    def _grow(self) -> None:
+        """Twice the room, the events copied."""
+        size = self.size
+        ends = array("d", [0.0]) * (2 * size)
+        jobs = array("q", [0]) * (2 * size)
+        versions = array("q", [0]) * (2 * size)
+        ends[:size], jobs[:size] = self.ends[:size], self.jobs[:size]
+        versions[:size] = self.versions[:size]
+        self.ends, self.jobs, self.versions = ends, jobs, versions
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-@cython.locals(position=cython.Py_ssize_t, start=cython.Py_ssize_t, size=cython.Py_ssize_t)
-@cython.locals(child=cython.Py_ssize_t, event=tuple)
-def _sift_up(heap: list, position: int) -> None:
-    """``heapq._siftup``: the event at `position` goes down the smaller children to a leaf, then
-    back up to its place."""
-    size, start, event = len(heap), position, heap[position]
-    child = 2 * position + 1
-    while child < size:
-        if child + 1 < size and not _before(heap[child], heap[child + 1]):
-            child += 1
-        heap[position] = heap[child]
-        position = child
-        child = 2 * position + 1
-    heap[position] = event
-    _sift_down(heap, start, position)
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-@cython.locals(at=cython.double, other=cython.double, job=cython.Py_ssize_t)
-@cython.locals(other_job=cython.Py_ssize_t, version=cython.Py_ssize_t)
-def _before(event: tuple, other_event: tuple) -> bool:
-    """``event < other_event`` on (end, job, version) triples: the first field that differs
-    decides."""
-    at, other = event[0], other_event[0]
+@cython.cfunc
+@cython.inline
+@cython.locals(at=cython.double, job=cython.longlong, version=cython.longlong)
+@cython.locals(other=cython.double, other_job=cython.longlong, other_version=cython.longlong)
+@cython.returns(cython.bint)
+def _before(at: float, job: int, version: int, other: float, other_job: int, other_version: int):
+    """(`at`, `job`, `version`) < (`other`, `other_job`, `other_version`): the first field that
+    differs decides."""
     if at != other:
         return at < other
-    job, other_job = event[1], other_event[1]
     if job != other_job:
         return job < other_job
-    version = event[2]
-    return version < other_event[2]
+    return version < other_version

@@ -58,7 +58,7 @@ from cosched.deprecation import warn_renamed
 from cosched.errors import InputError
 from cosched.simulator.action_log import ACTION_COLUMNS, write_actions
 from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator, end_job, start_job
-from cosched.simulator.bisection import end_position, pop_due, push_event
+from cosched.simulator.bisection import Completions, end_position
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState, per_job_models
 from cosched.simulator.platform import Platform
 from cosched.simulator.result import SimulationResult, node_arrays
@@ -151,7 +151,7 @@ class _LoopState(Clock):
     running = cython.declare(dict, visibility="public")
     by_end = cython.declare(list, visibility="public")
     pending_resize = cython.declare(dict, visibility="public")
-    _completions = cython.declare(list, visibility="public")
+    _completions = cython.declare(Completions, visibility="public")
     _events = cython.declare(list, visibility="public")
     _wakeups = cython.declare(list, visibility="public")
     _wakeup_set = cython.declare(set, visibility="public")
@@ -270,7 +270,7 @@ class Engine(_LoopState):
         self._lifecycle_used = job_models is not None
         self.changes = 0
         self.killed_at_walltime = 0
-        self._completions: list[tuple[float, int, int]] = []
+        self._completions = Completions()
         self._events: list[tuple[float, int, Callable]] = []
         self._sequence = counter()
         self._clock_started = False  # `at` posts no event before now once it has
@@ -293,7 +293,9 @@ class Engine(_LoopState):
         assert self.actions is not None  # called only with an action log
         self.actions.append((self.now, action, job, key, nodes.tolist(), reason))
 
-    @cython.locals(self=_LoopState, state=list, index=cython.Py_ssize_t, stamp=object)
+    @cython.locals(
+        self=_LoopState, state=list, index=cython.Py_ssize_t, stamp=object, end=cython.double
+    )
     def start(self, job: int, nodes=None, placement: str | None = None, reason: str = "") -> bool:
         """Start waiting `job` now; False if it does not fit.
 
@@ -332,7 +334,7 @@ class Engine(_LoopState):
         self.started[index] = stamp
         if self.models is None:
             self.updated[index] = stamp
-            end = stamp + self.remaining[index]
+            end = self.now + cython.cast(cython.double, self.remaining[index])  # no boxed float
             predicted = stamp + self.estimate[index]
         else:
             model = self.models[index]
@@ -344,7 +346,7 @@ class Engine(_LoopState):
             predicted = resume + self._predicted_work(job) / rate
         self.predicted_end[index] = predicted
         self.by_end.insert(end_position(self.by_end, predicted, index), (predicted, job))
-        push_event(self._completions, (end, job, self.version[index]))
+        self._completions.push(end, index, self.version[index])
         if self.kill_at_walltime:
             self._post_walltime(job, end)
         if self.speed_model is not None:  # the job and its neighbours: their speeds follow
@@ -592,9 +594,9 @@ class Engine(_LoopState):
         version = self.version[job] + 1
         self.version[job] = version
         resume, remaining = self.updated[job], self.remaining[job]
-        push_event(self._completions, (resume + remaining / rate, job, version))
+        self._completions.push(resume + remaining / rate, job, version)
         by_end = self.by_end
-        del by_end[end_position(by_end, self.predicted_end[job], job)]
+        by_end.pop(end_position(by_end, self.predicted_end[job], job))
         predicted = resume + self._predicted_work(job) / rate
         self.predicted_end[job] = predicted
         by_end.insert(end_position(by_end, predicted, job), (predicted, job))
@@ -690,7 +692,7 @@ class Engine(_LoopState):
         """Take running `job` off its nodes (preempt, kill)."""
         self.changes += 1
         del self.running[job]
-        del self.by_end[end_position(self.by_end, self.predicted_end[job], job)]
+        self.by_end.pop(end_position(self.by_end, self.predicted_end[job], job))
         self.version[job] += 1  # its completion event is stale now
         allocation = self._held_by(job)
         if self.speed_model is not None:  # the job itself: a speed update follows every change
@@ -708,8 +710,10 @@ class Engine(_LoopState):
         self.state[index] = FINISHED
         self.remaining[index] = 0.0
         self.changes += 1
+        # its pair leaves `by_end` (pop: compiled, one memmove where del assigns a slice) and hands
+        # back the int `start` got: the dicts below find their key by identity
+        job = self.by_end.pop(end_position(self.by_end, self.predicted_end[index], index))[1]
         del self.running[job]
-        del self.by_end[end_position(self.by_end, self.predicted_end[index], index)]
         allocation = self.allocation[index]
         assert allocation is not None  # a running job holds nodes
         if self.speed_model is not None:  # the job itself: a speed update follows every change
@@ -912,10 +916,10 @@ class Engine(_LoopState):
         timed=cython.bint,
         per_event=cython.bint,
         submit=list,
-        completions=list,
+        completions=Completions,
         wakeups=list,
         events=list,
-        event=tuple,
+        job=cython.Py_ssize_t,
         version=list,
         state=list,
         table=list,
@@ -937,10 +941,9 @@ class Engine(_LoopState):
         per_event = self.pass_per_event
         while arrived < jobs or completions or queue or events:
             now = submit[arrived] if arrived < jobs else INF  # the earliest event of the four kinds
-            if completions:
-                first = completions[0][0]
-                if first < now:
-                    now = first
+            first = completions.earliest()
+            if first < now:
+                now = first
             if wakeups:
                 first = wakeups[0]
                 if first < now:
@@ -957,11 +960,9 @@ class Engine(_LoopState):
                 timed = bool(events and events[0][0] <= now) or bool(wakeups and wakeups[0] <= now)
                 done += self._passes_per_event(now)
                 arrived = self.arrived
-            while (event := pop_due(completions, now)) is not None:
-                _, job, event_version = event
-                if event_version == version[job]:
-                    finish(job)
-                    done += 1
+            while (job := completions.pop_due(now, version)) >= 0:
+                finish(job)
+                done += 1
             while arrived < jobs and cython.cast(cython.double, submit[arrived]) <= now:
                 insert_sorted(queue, arrived)  # the highest job index waiting: the last
                 state[arrived] = WAITING
@@ -993,10 +994,8 @@ class Engine(_LoopState):
         completions in start order, then arrivals in workload order. Returns the completions."""
         completions, version, started = self._completions, self.version, self.started
         due = []
-        while (event := pop_due(completions, now)) is not None:
-            _, job, event_version = event
-            if event_version == version[job]:
-                due.append(job)
+        while (job := completions.pop_due(now, version)) >= 0:
+            due.append(job)
         due.sort(key=started.__getitem__)  # stable: equal starts keep the job order
         schedule, view = self.scheduler.schedule, self.view
         for job in due:

@@ -202,6 +202,9 @@ def _refuse(name: str, index: Any) -> None:
 # a value moved into or out of the gap costs about as much as this many moved by a list's own
 # insertion or deletion (a slice copied and assigned, against one memmove)
 GAP_MOVE_COST = cython.declare(cython.Py_ssize_t, 8)
+# stale places a column keeps in its gap at least: dropping the gap costs a slice deletion, so a
+# short queue whose head starts at each arrival drops it once per this many starts, not at each
+GAP_KEPT = cython.declare(cython.Py_ssize_t, 32)
 
 
 @cython.cclass
@@ -298,7 +301,7 @@ def insert_sorted(column: SortedColumn, value: int) -> None:
     """The engine's: `value` enters `column` at its place (after its equals, or before them into
     the gap when moving the values below costs less: `GAP_MOVE_COST`), as `bisect.insort` does."""
     items, head, size = column._items, column._head, len(column._items)
-    near = items[size - 1] if size else value  # (compiled: each value read as a C integer)
+    near = items[size - 1] if size > head else value  # (compiled: each read as a C integer)
     if near <= value:  # an arrival: the highest job index
         items.append(value)
         return
@@ -328,6 +331,7 @@ def insert_sorted(column: SortedColumn, value: int) -> None:
     near=cython.Py_ssize_t,
     first=cython.Py_ssize_t,
     last=cython.Py_ssize_t,
+    position=cython.Py_ssize_t,
 )
 def remove_sorted(column: SortedColumn, value: int) -> None:
     """The engine's: one `value` (in `column`) leaves it, the values on its cheaper side moving
@@ -339,11 +343,12 @@ def remove_sorted(column: SortedColumn, value: int) -> None:
         last = int_position(items, value, head, size, True) - 1
         first = _equals_from(items, value, head, last)
         if (first - head) * GAP_MOVE_COST >= size - 1 - last:
-            del items[last]
+            items.pop(last)  # (compiled: one memmove, where del assigns a slice)
             return
-        items[head + 1 : first + 1] = items[head:first]
+        for position in range(first, head, -1):  # the few below: no slice list to build
+            items[position] = items[position - 1]
     head += 1
-    if 2 * head > size:  # the gap outgrew the values: drop it (each moves once for it)
+    if 2 * head > size and head >= GAP_KEPT:  # the gap outgrew the values: drop it
         del items[:head]
         head = 0
     column._head = head

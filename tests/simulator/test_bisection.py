@@ -1,7 +1,8 @@
 """The simulator's one binary search (`_search`, the typed loop of a compiled run) finds the
 positions `bisect` finds: on ascending integers from any bound to any bound, before or after the
 equals, and on the running jobs' (predicted end, job) pairs; the entry points agree with it. The
-heap of completion events (`_push`, `_pop`) keeps the very list `heapq` keeps."""
+heap of completion events (`Completions`, its typed buffers sifted by `_push` and `_pop`) takes the
+events off in the order `heapq` does."""
 
 import bisect
 import heapq
@@ -10,15 +11,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cosched.simulator.bisection import (
-    _pop,
-    _push,
-    _search,
-    end_position,
-    int_position,
-    pop_due,
-    push_event,
-)
+from cosched.simulator.bisection import Completions, _search, end_position, int_position
 
 # few distinct ends, so that many pairs tie on the end and are ordered by job index
 ENDS = st.sampled_from([0.0, 1.5, 2.0, 1e9, math.inf])
@@ -54,21 +47,40 @@ def test_the_search_of_integers_is_bisect_within_any_bounds(values, value, data,
 
 
 # (end, job, version) events with many ties on the end, and on the job (re-posted completions)
-EVENTS = st.lists(st.tuples(ENDS, st.integers(0, 5), st.integers(0, 3)), max_size=40)
+EVENTS = st.lists(st.tuples(ENDS, st.integers(0, 5), st.integers(0, 3)), unique=True, max_size=80)
 
 
-@given(EVENTS, st.lists(st.booleans(), max_size=60))
-def test_the_heap_of_events_is_heapq(events, pops):
-    ours, theirs = [], []
+def _heap_of(completions):
+    return sorted(zip(completions.ends[: completions.size], completions.jobs, completions.versions))
+
+
+@given(EVENTS, st.lists(st.booleans(), max_size=100))
+def test_the_typed_heap_of_events_is_heapq(events, pops):
+    ours, theirs = Completions(), []
     for event, pop in zip(events, pops + [False] * len(events)):
-        _push(ours, event)
+        ours._push(*event)
         heapq.heappush(theirs, event)
         if pop and theirs:
-            assert _pop(ours) == heapq.heappop(theirs)
-        assert ours == theirs
+            expected = heapq.heappop(theirs)
+            assert (ours.ends[0], ours.jobs[0], ours.versions[0]) == expected
+            ours._pop()
+        assert _heap_of(ours) == sorted(theirs) and ours.size == len(theirs)
     while theirs:
-        due = pop_due(theirs, theirs[0][0])
-        assert due is not None and _pop(ours) == due
-    push_event(theirs, (1.0, 2, 3))
-    assert theirs == [(1.0, 2, 3)] and pop_due(theirs, 0.5) is None
-    assert pop_due(theirs, 1.0) == (1.0, 2, 3) and pop_due(theirs, 2.0) is None
+        assert (ours.ends[0], ours.jobs[0], ours.versions[0]) == heapq.heappop(theirs)
+        ours._pop()
+    assert ours.size == 0
+
+
+def test_pop_due_drops_stale_events_and_waits_for_their_end():
+    completions = Completions()
+    for end, job, version in [(2.0, 1, 0), (1.0, 2, 0), (1.0, 2, 1), (1.0, 0, 0), (3.0, 0, 1)]:
+        completions.push(end, job, version)
+    current = [0, 0, 1]
+    assert len(completions) == 5 and completions.earliest() == 1.0
+    assert completions.pop_due(0.5, current) == -1
+    assert completions.pop_due(1.0, current) == 0  # (1.0, 0, 0) first: ends, then jobs
+    assert completions.pop_due(1.0, current) == 2  # (1.0, 2, 0) is stale
+    assert completions.pop_due(1.0, current) == -1 and completions.earliest() == 2.0
+    assert completions.pop_due(5.0, current) == 1
+    assert completions.pop_due(5.0, current) == -1  # (3.0, 0, 1): job 0 is at version 0
+    assert len(completions) == 0 and completions.earliest() == math.inf
