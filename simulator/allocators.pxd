@@ -29,14 +29,18 @@ cdef class NodeState:
 cdef class Allocation:
     cdef object _nodes  # np.ndarray | None
     cdef object _ids  # list[int] | None
-    cdef object _cores
+    # C ints, so that an allocation with its run fields takes 48 bytes, as one without did
+    cdef int _cores
     cdef bint _sorted
+    cdef int _first  # a run's first node id (`_run`), else -1 (EMPTY)
+    cdef int _count  # a run's node count
 
 
 cdef class _WholeNodes:
     cdef public object _cpn  # cores per node (one node type)
     # idle node ids, ascending, from `_lo` on: the entries before `_lo` are stale (see `_take`)
     cdef public list _idle
+    cdef public list _node_ids  # every node id as a Python int, made once (`release_nodes` of a run)
     cdef public Py_ssize_t _lo
     cdef public Py_ssize_t _free
     cdef public dict _holders  # job or reservation key -> its node ids
@@ -55,6 +59,7 @@ cdef class _WholeNodes:
     cpdef _unhold(self, job, list chosen)
     cpdef list _take(self, job, Py_ssize_t count)
     cpdef _give_back(self, job, list chosen, bint ascending)
+    cdef _return_idle(self, list chosen, Py_ssize_t begin, Py_ssize_t count, bint ascending)
     cpdef list _compact(self)
     cdef _changed(self, owner, list ids)
 

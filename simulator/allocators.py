@@ -401,7 +401,9 @@ class Allocation:
     """The node ids a job uses and the cores it uses on each of them (read-only).
 
     `nodes` is an int array; an allocator that keeps node ids in a list (the compact one) passes the
-    list, and the array is built when `nodes` is first read (in a plain run: by the result).
+    list, and the array is built when `nodes` is first read (in a plain run: by the result). The
+    compact allocator describes a run of consecutive ids by its first id and count alone (`_run`):
+    no list is kept while the job runs and after, and `nodes` or `node_ids` are made when read.
     Compiled, an extension type the garbage collector does not track: one is made per start, and
     its fields are read at every end."""
 
@@ -410,6 +412,8 @@ class Allocation:
     _ids: list[int] | None
     _cores: int
     _sorted: bool  # the ids are known to ascend (an allocator's slice)
+    _first: int  # a run's first node id (`_run`), else EMPTY
+    _count: int  # a run's node count
 
     def __init__(self, nodes: np.ndarray | list[int], cores: int):
         if isinstance(nodes, list):
@@ -418,18 +422,24 @@ class Allocation:
             self._nodes, self._ids = nodes, None
         self._cores = cores
         self._sorted = False
+        self._first, self._count = EMPTY, 0
 
     @property
     def nodes(self) -> np.ndarray:
         """The node ids, ascending for the built-in allocators."""
         if self._nodes is None:
-            self._nodes = np.array(self._ids, dtype=np.int64)
+            if self._ids is None:  # a run
+                self._nodes = np.arange(self._first, self._first + self._count, dtype=np.int64)
+            else:
+                self._nodes = np.array(self._ids, dtype=np.int64)
         return self._nodes
 
     @property
     def node_ids(self) -> list[int]:
         """The node ids as a list."""
         if self._ids is None:
+            if self._first != EMPTY:  # a run: made at each read, kept nowhere
+                return list(range(self._first, self._first + self._count))
             self._ids = self.nodes.tolist()
         return self._ids
 
@@ -441,7 +451,9 @@ class Allocation:
     @property
     def size(self) -> int:
         """How many nodes."""
-        return len(self._ids) if self._ids is not None else int(self.nodes.size)
+        if self._ids is not None:
+            return len(self._ids)
+        return self._count if self._first != EMPTY else int(self.nodes.size)
 
     def __repr__(self) -> str:
         return f"Allocation(nodes={self.node_ids}, cores={self._cores})"
@@ -455,6 +467,19 @@ def _listed(ids: list[int], cores: int) -> Allocation:
     made = Allocation.__new__(Allocation)
     made._nodes, made._ids, made._cores = None, ids, cores
     made._sorted = True  # a slice of an ascending idle list
+    made._first, made._count = EMPTY, 0
+    return made
+
+
+@cython.cfunc
+@cython.locals(made=Allocation, first=cython.Py_ssize_t, count=cython.Py_ssize_t)
+def _run(first: int, count: int, cores: int) -> Allocation:
+    """The allocation of the `count` consecutive nodes from `first` on, held as these two numbers
+    (no list of ids per job)."""
+    made = Allocation.__new__(Allocation)
+    made._nodes, made._ids, made._cores = None, None, cores
+    made._sorted = True
+    made._first, made._count = first, count
     return made
 
 
@@ -601,6 +626,7 @@ class _WholeNodes:
     # the fields (allocators.pxd), for type checkers
     _cpn: int
     _idle: list[int]
+    _node_ids: list[int]
     _lo: int
     _free: int
     _holders: dict[int, list[int]]
@@ -610,14 +636,31 @@ class _WholeNodes:
     _running: dict[int, None] | None
     _allocations: list[Allocation] | None
 
-    @cython.locals(per_node=cython.Py_ssize_t, count=cython.Py_ssize_t)
+    @cython.locals(
+        per_node=cython.Py_ssize_t,
+        count=cython.Py_ssize_t,
+        lo=cython.Py_ssize_t,
+        first=cython.Py_ssize_t,
+        last=cython.Py_ssize_t,
+        idle=list,
+    )
     def allocate_cores(self, job: int, cores: int) -> Allocation | None:
         """`allocate` of a job that needs its cores only: the lowest ceil(cores / cores per node)
-        idle nodes (thesis §5.1), or None if fewer are idle."""
+        idle nodes (thesis §5.1), or None if fewer are idle. Through `start_job`, consecutive
+        nodes are handed out as a run (`_run`): no list, and no holder entry."""
         per_node = self._cpn
         count = -(-cores // per_node)  # thesis §5.1: whole nodes, ceil(cores / cores per node)
         if count > self._free:
             return None
+        if self._running is not None and count:
+            idle, lo = self._idle, self._lo
+            first, last = idle[lo], idle[lo + count - 1]
+            if last - first == count - 1:  # ascending distinct ids: consecutive
+                self._lo = lo + count
+                self._free -= count
+                if self._changes is not None:
+                    self._changed(job, self._node_ids[first : last + 1])
+                return _run(first, count, self._cpn)
         return _listed(self._take(job, count), self._cpn)
 
     @cython.ccall
@@ -626,9 +669,18 @@ class _WholeNodes:
         every start."""
         return self._free
 
+    @cython.locals(first=cython.Py_ssize_t, count=cython.Py_ssize_t, ids=list, holders=dict)
     def release_nodes(self, job: int, allocation: Allocation) -> None:
-        """`release`: the nodes of `allocation` become idle."""
-        ids = allocation._ids
+        """`release`: the nodes of `allocation` become idle (a run of `allocate_cores`, held by
+        the engine alone, straight from its two numbers)."""
+        ids, holders = allocation._ids, self._holders
+        if ids is None and allocation._first != EMPTY and not (holders and job in holders):
+            first, count = allocation._first, allocation._count
+            self._return_idle(self._node_ids, first, count, True)
+            self._free += count
+            if self._changes is not None:
+                self._changed(EMPTY, self._node_ids[first : first + count])
+            return
         self._give_back(job, allocation.node_ids if ids is None else ids, allocation._sorted)
 
     def _hold(self, job: int, chosen: list[int]) -> None:
@@ -665,35 +717,40 @@ class _WholeNodes:
             self._changed(job, chosen)
         return chosen
 
+    def _give_back(self, job: int, chosen: list[int], ascending: bool) -> None:
+        """`job` gives its nodes `chosen` back to the idle list (`ascending`: known to ascend)."""
+        self._return_idle(chosen, 0, len(chosen), ascending)
+        self._unhold(job, chosen)
+
     @cython.boundscheck(False)  # the copy below stays within the list
     @cython.wraparound(False)
     @cython.locals(
         idle=list,
         lo=cython.Py_ssize_t,
-        count=cython.Py_ssize_t,
         at=cython.Py_ssize_t,
     )
-    def _give_back(self, job: int, chosen: list[int], ascending: bool) -> None:
-        """`job` gives its nodes `chosen` back to the idle list (`ascending`: known to ascend).
-        Below every idle node, they fill the stale room before `_lo` (no shift of the list);
-        elsewhere, `give_back_idle`, after dropping the stale entries once they outnumber the idle
-        ones (so the list holds at most about twice the nodes)."""
-        idle, lo, count = self._idle, self._lo, len(chosen)
+    def _return_idle(self, chosen: list[int], begin: int, count: int, ascending: bool) -> None:
+        """The nodes `chosen[begin : begin + count]` join the idle list. Below every idle node,
+        they fill the stale room before `_lo` (no shift of the list); elsewhere,
+        `give_back_idle`, after dropping the stale entries once they outnumber the idle ones (so
+        the list holds at most about twice the nodes)."""
+        idle, lo = self._idle, self._lo
         if (
             0 < count <= lo
-            and (lo == len(idle) or idle[lo] > chosen[count - 1])
+            and (lo == len(idle) or idle[lo] > chosen[begin + count - 1])
             and (ascending or _ascending(chosen))
         ):
             lo -= count
             for at in range(count):  # compiled: item by item beats a slice assignment's setup
-                idle[lo + at] = chosen[at]
+                idle[lo + at] = chosen[begin + at]
             self._lo = lo
-        else:
-            if lo and 2 * lo > len(idle):
-                del idle[:lo]
-                lo = self._lo = 0
-            give_back_idle(idle, chosen, ascending, lo)
-        self._unhold(job, chosen)
+            return
+        if lo and 2 * lo > len(idle):
+            del idle[:lo]
+            lo = self._lo = 0
+        if begin or count != len(chosen):
+            chosen = chosen[begin : begin + count]
+        give_back_idle(idle, chosen, ascending, lo)
 
     def _compact(self) -> list[int]:
         """The idle list without its stale entries (for the reads and edits that index it)."""
@@ -727,7 +784,8 @@ class CompactAllocator(_WholeNodes, Allocator):
         self._cpn = platform.cores_per_node
         # cores of each node by id on a platform of several node types (a held node's cores)
         self._full = None if platform.uniform else _cores_of_nodes(platform)
-        self._idle = list(range(platform.nodes))
+        self._node_ids = list(range(platform.nodes))
+        self._idle = list(self._node_ids)
         self._lo = 0
         self._free = platform.nodes
         self._holders: dict[int, list[int]] = {}  # job or reservation key -> its node ids
