@@ -298,8 +298,20 @@ class CoLocationAllocator(_HalfNodes, Allocator):
         self.gpus_used[nodes] += sign * gpu_use
 
 
+@cython.cclass
 class HeatmapSpeedModel:
-    """Speedup of each running job: min pairwise speedup over its neighbours (000 §3.5, (4.1))."""
+    """Speedup of each running job: min pairwise speedup over its neighbours (000 §3.5, (4.1)).
+    Compiled, an extension type whose look-up lists are typed fields (read at every speed update
+    without attribute look-ups)."""
+
+    speedups = cython.declare(object, visibility="public")
+    app = cython.declare(object, visibility="public")
+    spread = cython.declare(object, visibility="public")
+    known = cython.declare(object, visibility="public")
+    _rows = cython.declare(list, visibility="public")
+    _apps = cython.declare(list, visibility="public")
+    _alone = cython.declare(list, visibility="public")
+    jobs_as_list = True  # the engine passes the jobs of `speeds` as a list (`SpeedModel`)
 
     def __init__(
         self,
@@ -337,12 +349,12 @@ class HeatmapSpeedModel:
         position=cython.Py_ssize_t,
         cores_per_node=cython.Py_ssize_t,
     )
-    def speeds(self, engine, jobs: np.ndarray) -> list[tuple[int, float]]:
+    def speeds(self, engine, jobs: np.ndarray | list[int]) -> list[tuple[int, float]]:
         neighbours, allocation = engine.neighbours, engine.allocation
         cores_per_node = engine.platform.cores_per_node
         apps, rows, alone = self._apps, self._rows, self._alone
         found = []
-        for job in jobs.tolist():
+        for job in jobs if isinstance(jobs, list) else jobs.tolist():
             position = job  # C integers index the lists; the job itself stays a Python integer
             app, others = apps[position], neighbours(job)
             if others:

@@ -104,8 +104,8 @@ class SpeedModel(Protocol):
     (4.1))."""
 
     def speeds(self, view: SchedulerView, jobs: np.ndarray) -> Iterable[tuple[int, float]]:
-        """New speedups for (some of) `jobs`, the running jobs on nodes that changed at
-        `view.now`."""
+        """New speedups for (some of) `jobs`, the running jobs on nodes that changed at `view.now`
+        (an int array; a list of ints for a model whose ``jobs_as_list`` is True)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -551,8 +551,7 @@ class Engine(_LoopState):
         """Change a running job's speedup now and re-post its completion (000 §3.5, (4.2))."""
         if speed == self.speed[job]:
             return
-        self.speed[job] = speed
-        rate = speed
+        self.speed[job] = rate = speed
         if self.models is not None:
             nodes = self._held_by(job).nodes.size
             rate = speed * self.models[job].rate(nodes, self.requested_nodes(job))
@@ -723,13 +722,14 @@ class Engine(_LoopState):
         if self._on_finish is not None:
             self._on_finish(self.view, job)
 
-    @cython.locals(self=_LoopState, touched=list, running=dict, speeds=list)
+    @cython.locals(self=_LoopState, touched=list, running=dict, speeds=list, speed=cython.double)
     def _update_speeds(self) -> None:
         """New speeds for the running jobs whose neighbours changed (`_touched`), ascending."""
-        touched, running, speeds = self._touched, self.running, self.speed
-        jobs = np.array(sorted({job for job in touched if job in running}), dtype=np.int64)
+        touched, running, speeds, model = self._touched, self.running, self.speed, self.speed_model
+        jobs = sorted({job for job in touched if job in running})
         touched.clear()
-        for job, speed in self.speed_model.speeds(self.view, jobs):
+        listed = getattr(model, "jobs_as_list", False)  # the model takes a list: no array made
+        for job, speed in model.speeds(self.view, jobs if listed else np.array(jobs, np.int64)):
             if job in running and speed != speeds[job]:
                 self.set_speed(job, float(speed))
 
