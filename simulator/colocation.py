@@ -119,6 +119,17 @@ class _HalfNodes:
         distinct nodes, or its memory or GPUs do not fit half nodes)."""
         return engine.placement[job] == COMPACT or not self._spread_halves[job]
 
+    @cython.ccall
+    def free_units(self) -> int:
+        """Free half nodes (`Allocator.free_units`): a C method, read by the passes at every
+        start."""
+        return self.free_halves
+
+    @cython.ccall
+    def free_cores(self) -> int:
+        """Cores bound to no job (`Allocator.free_cores`), read by Filler's order at every pass."""
+        return self._free_cores
+
 
 class CoLocationAllocator(_HalfNodes, Allocator):
     """Half-socket binding over twice the nodes, at most two jobs per node; units are half nodes."""
@@ -213,12 +224,6 @@ class CoLocationAllocator(_HalfNodes, Allocator):
 
     def units_of(self, allocation: Allocation) -> int:
         return int(allocation.nodes.size * (allocation.cores // self.half))
-
-    def free_units(self) -> int:
-        return self.free_halves
-
-    def free_cores(self) -> int:
-        return self._free_cores
 
     @cython.locals(
         self=_HalfNodes,

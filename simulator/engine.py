@@ -547,14 +547,14 @@ class Engine(_LoopState):
         when = max(when, self.now) if self._clock_started else when
         heapq.heappush(self._events, (when, next(self._sequence), callback))
 
+    @cython.locals(self=_LoopState)
     def set_speed(self, job: int, speed: float) -> None:
         """Change a running job's speedup now and re-post its completion (000 §3.5, (4.2))."""
         if speed == self.speed[job]:
             return
         self.speed[job] = rate = speed
         if self.models is not None:
-            nodes = self._held_by(job).nodes.size
-            rate = speed * self.models[job].rate(nodes, self.requested_nodes(job))
+            rate *= self.models[job].rate(self._held_by(job).nodes.size, self.requested_nodes(job))
         self._set_rate(job, rate)
         if self.log is not None:
             self.log.append((self.now, "speed", job, speed))
