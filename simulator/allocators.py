@@ -142,6 +142,10 @@ class NodeState:
         now_partly=list,
         others=list,
         placed=cython.bint,
+        step=cython.Py_ssize_t,
+        empty=cython.Py_ssize_t,
+        limit=cython.Py_ssize_t,
+        other=cython.Py_ssize_t,
     )
     def occupy(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         """`job` (or a reservation key) takes `cores` cores and a free slot on each of `nodes`."""
@@ -153,22 +157,25 @@ class NodeState:
             self._occupy_lowest_idle(job, ids, cores)
             return
         were_idle, were_partly, now_partly, others = [], [], [], []
-        for node in ids:
+        step, empty = cores, EMPTY  # compiled: C integers, compared without objects
+        for item in ids:
+            node = item
             before = used[node]
-            after = used[node] = before + cores
+            after = used[node] = before + step
+            limit = full[node]
             if before == 0:
-                were_idle.append(node)
-                if after < full[node]:
-                    now_partly.append(node)
-            elif after == full[node]:
-                were_partly.append(node)
+                were_idle.append(item)
+                if after < limit:
+                    now_partly.append(item)
+            elif after == limit:
+                were_partly.append(item)
             placed = False
             for slot in slots:
                 other = slot[node]
-                if other == EMPTY and not placed:
+                if other == empty and not placed:
                     slot[node], placed = job, True
-                elif other > EMPTY:
-                    others.append(other)
+                elif other > empty:
+                    others.append(slot[node])
         _remove(idle, were_idle)
         _remove(self.partly_used_ids, were_partly)
         _add(self.partly_used_ids, now_partly)
@@ -210,6 +217,11 @@ class NodeState:
         others=list,
         alone=cython.bint,
         cleared=cython.bint,
+        step=cython.Py_ssize_t,
+        empty=cython.Py_ssize_t,
+        mine=cython.Py_ssize_t,
+        limit=cython.Py_ssize_t,
+        other=cython.Py_ssize_t,
     )
     def vacate(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         """`job` (or a reservation key) gives back its `cores` cores and its slot on `nodes`."""
@@ -217,24 +229,27 @@ class NodeState:
         were_partly, now_idle, now_partly, others = [], [], [], []
         alone = job not in self.shared  # no job beside it on any node: no neighbour to count out
         self._arrays = None
-        for node in nodes if isinstance(nodes, list) else nodes.tolist():
+        step, empty, mine = cores, EMPTY, job  # compiled: C integers, compared without objects
+        for item in nodes if isinstance(nodes, list) else nodes.tolist():
+            node = item
             before = used[node]
-            after = used[node] = before - cores
+            after = used[node] = before - step
+            limit = full[node]
             if after == 0:
-                now_idle.append(node)
-                if before < full[node]:
-                    were_partly.append(node)
-            elif before == full[node]:
-                now_partly.append(node)
+                now_idle.append(item)
+                if before < limit:
+                    were_partly.append(item)
+            elif before == limit:
+                now_partly.append(item)
             cleared = False
             for slot in slots:
                 other = slot[node]
-                if other == job and not cleared:
+                if other == mine and not cleared:
                     slot[node], cleared = EMPTY, True
                     if alone:
                         break
-                elif other > EMPTY and not alone:
-                    others.append(other)
+                elif other > empty and not alone:
+                    others.append(slot[node])
         _remove(self.partly_used_ids, were_partly)
         _add(self.partly_used_ids, now_partly)
         _add(self.idle_ids, now_idle)
@@ -277,38 +292,41 @@ class NodeState:
         self.shared = {}
         self.idle = len(self.idle_ids)
 
-    @cython.locals(beside=dict, shared=dict, mine=dict, theirs=dict, run=cython.Py_ssize_t)
+    @cython.locals(
+        shared=dict,
+        mine=dict,
+        theirs=dict,
+        run=cython.Py_ssize_t,
+        at=cython.Py_ssize_t,
+        count=cython.Py_ssize_t,
+        left=cython.Py_ssize_t,
+    )
     def _share(self, job: int, others: list[int], step: int) -> None:
         """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others` (one
         entry per node and occupant, EMPTY left out)."""
         if job < 0 or not others:  # a reservation, or no one beside
             return
-        beside: dict[int, int] = {}
-        previous, run = others[0], 0  # a neighbour usually holds a run of the nodes: counted once
-        for occupant in others:
-            if occupant == previous:
-                run += 1
-            else:
-                beside[previous] = beside.get(previous, 0) + run
-                previous, run = occupant, 1
-        beside[previous] = beside.get(previous, 0) + run
         shared = self.shared
-        if step > 0:  # `get` first: `setdefault` would make a dict at every call
-            mine = shared.get(job) or shared.setdefault(job, {})
-            for other, nodes in beside.items():
-                mine[other] = mine.get(other, 0) + nodes
+        # `get` first: `setdefault` would make a dict at every call
+        mine = (shared.get(job) or shared.setdefault(job, {})) if step > 0 else shared[job]
+        at, count = 0, len(others)
+        while at < count:  # a neighbour usually holds a run of the nodes: counted once per run
+            other, run = others[at], 1
+            at += 1
+            while at < count and others[at] == other:
+                run, at = run + 1, at + 1
+            if step > 0:
+                mine[other] = mine.get(other, 0) + run
                 theirs = shared.get(other) or shared.setdefault(other, {})
-                theirs[job] = theirs.get(job, 0) + nodes
-            return
-        mine = shared[job]
-        for other, nodes in beside.items():
-            left = mine[other] - nodes
+                theirs[job] = theirs.get(job, 0) + run
+                continue
+            left = mine[other] - run
             if left:
                 mine[other] = left
             else:
                 del mine[other]
             theirs = shared[other]
-            left = theirs[job] - nodes
+            left = theirs[job] - run
             if left:
                 theirs[job] = left
             elif len(theirs) > 1:

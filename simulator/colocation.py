@@ -112,12 +112,90 @@ class _HalfNodes:
     _free_cores = cython.declare(cython.Py_ssize_t, visibility="public")
     _spread_halves = cython.declare(list, visibility="public")
     _compact_nodes = cython.declare(list, visibility="public")
+    _hinted = cython.declare(object)  # the engine (or view) whose hints `_placement` holds
+    _placement = cython.declare(object)
 
     @cython.ccall
     def is_compact(self, engine, job: int) -> bool:
         """Deployed compact: hinted by the scheduler, or unable to spread (too big to spread over
         distinct nodes, or its memory or GPUs do not fit half nodes)."""
-        return engine.placement[job] == COMPACT or not self._spread_halves[job]
+        if engine is not self._hinted:  # the engine's hint list, looked up once per engine
+            self._hinted, self._placement = engine, engine.placement
+        return self._placement[job] == COMPACT or not self._spread_halves[job]
+
+    @cython.ccall
+    @cython.locals(
+        state=NodeState,
+        count=cython.Py_ssize_t,
+        shared=cython.Py_ssize_t,
+        idle=list,
+    )
+    def find(self, engine, job: int) -> Allocation | None:
+        state = self.state
+        idle = state.idle_ids
+        if self.is_compact(engine, job):
+            count = self._compact_nodes[job]
+            if count > state.idle:
+                return None
+            return Allocation(idle[:count], self._cpn)
+        count = self._spread_halves[job]
+        shared = self.free_halves - 2 * state.idle  # nodes with exactly one free half
+        if count > state.idle + shared:
+            return None
+        if self.prefer == "idle":
+            if count <= len(idle):
+                return Allocation(idle[:count], self.half)
+            half_full = self._sharable(job, state.partly_used_ids)  # type: ignore[attr-defined]
+            if count > len(idle) + len(half_full):
+                return None
+            nodes = idle + half_full[: count - len(idle)]
+        else:
+            half_full = self._sharable(job, state.partly_used_ids)  # type: ignore[attr-defined]
+            if count <= len(half_full):
+                return Allocation(half_full[:count], self.half)
+            if count > len(idle) + len(half_full):
+                return None
+            nodes = half_full + idle[: count - len(half_full)]
+        return Allocation(nodes, self.half)
+
+    @cython.ccall
+    def allocate(self, engine, job: int) -> Allocation | None:
+        """`Allocator.allocate`: `find`, then `commit` what it found, as C calls."""
+        allocation = self.find(engine, job)
+        if allocation is not None:
+            self.commit(job, allocation)
+        return allocation
+
+    @cython.ccall
+    @cython.locals(state=NodeState, ids=list, cores=cython.Py_ssize_t)
+    def commit(self, job: int, allocation: Allocation) -> None:
+        ids, cores, state = allocation.node_ids, allocation.cores, self.state
+        state.occupy(job, ids, cores)  # `Allocator.commit`, without a call of the base class
+        self.free_halves -= len(ids) * (cores // self.half)
+        self._free_cores -= len(ids) * cores
+        if self.needs is not None:
+            self._account(job, allocation, 1)  # type: ignore[attr-defined]
+
+    @cython.ccall
+    @cython.locals(state=NodeState, ids=list, cores=cython.Py_ssize_t)
+    def release(self, job: int, allocation: Allocation) -> None:
+        ids, cores, state = allocation.node_ids, allocation.cores, self.state
+        state.vacate(job, ids, cores)  # `Allocator.release`, without a call of the base class
+        self.free_halves += len(ids) * (cores // self.half)
+        self._free_cores += len(ids) * cores
+        if self.needs is not None:
+            self._account(job, allocation, -1)  # type: ignore[attr-defined]
+
+    @cython.ccall
+    def free_units(self) -> int:
+        """Free half nodes (`Allocator.free_units`): a C method, read by the passes at every
+        start."""
+        return self.free_halves
+
+    @cython.ccall
+    def free_cores(self) -> int:
+        """Cores bound to no job (`Allocator.free_cores`), read by Filler's order at every pass."""
+        return self._free_cores
 
 
 class CoLocationAllocator(_HalfNodes, Allocator):
@@ -214,47 +292,6 @@ class CoLocationAllocator(_HalfNodes, Allocator):
     def units_of(self, allocation: Allocation) -> int:
         return int(allocation.nodes.size * (allocation.cores // self.half))
 
-    def free_units(self) -> int:
-        return self.free_halves
-
-    def free_cores(self) -> int:
-        return self._free_cores
-
-    @cython.locals(
-        self=_HalfNodes,
-        state=NodeState,
-        count=cython.Py_ssize_t,
-        shared=cython.Py_ssize_t,
-        idle=list,
-    )
-    def find(self, engine, job: int) -> Allocation | None:
-        state = self.state
-        idle = state.idle_ids
-        if self.is_compact(engine, job):
-            count = self._compact_nodes[job]
-            if count > state.idle:
-                return None
-            return Allocation(idle[:count], self._cpn)
-        count = self._spread_halves[job]
-        shared = self.free_halves - 2 * state.idle  # nodes with exactly one free half
-        if count > state.idle + shared:
-            return None
-        if self.prefer == "idle":
-            if count <= len(idle):
-                return Allocation(idle[:count], self.half)
-            half_full = self._sharable(job, state.partly_used_ids)
-            if count > len(idle) + len(half_full):
-                return None
-            nodes = idle + half_full[: count - len(idle)]
-        else:
-            half_full = self._sharable(job, state.partly_used_ids)
-            if count <= len(half_full):
-                return Allocation(half_full[:count], self.half)
-            if count > len(idle) + len(half_full):
-                return None
-            nodes = half_full + idle[: count - len(half_full)]
-        return Allocation(nodes, self.half)
-
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
         return np.array(self.state.idle_ids[:limit], dtype=np.int64)
 
@@ -269,24 +306,6 @@ class CoLocationAllocator(_HalfNodes, Allocator):
             fits &= self.memory_used[nodes] + self._memory_use[job] <= room
         return nodes[fits].tolist()
 
-    @cython.locals(self=_HalfNodes, state=NodeState, ids=list, cores=cython.Py_ssize_t)
-    def commit(self, job: int, allocation: Allocation) -> None:
-        ids, cores, state = allocation.node_ids, allocation.cores, self.state
-        state.occupy(job, ids, cores)  # `Allocator.commit`, without a call of the base class
-        self.free_halves -= len(ids) * (cores // self.half)
-        self._free_cores -= len(ids) * cores
-        if self.needs is not None:
-            self._account(job, allocation, 1)
-
-    @cython.locals(self=_HalfNodes, state=NodeState, ids=list, cores=cython.Py_ssize_t)
-    def release(self, job: int, allocation: Allocation) -> None:
-        ids, cores, state = allocation.node_ids, allocation.cores, self.state
-        state.vacate(job, ids, cores)  # `Allocator.release`, without a call of the base class
-        self.free_halves += len(ids) * (cores // self.half)
-        self._free_cores += len(ids) * cores
-        if self.needs is not None:
-            self._account(job, allocation, -1)
-
     def _account(self, job: int, allocation: Allocation, sign: int) -> None:
         """Add (sign 1) or remove (-1) the job's memory and GPUs on its nodes."""
         needs, nodes = self.needs, allocation.nodes
@@ -298,8 +317,20 @@ class CoLocationAllocator(_HalfNodes, Allocator):
         self.gpus_used[nodes] += sign * gpu_use
 
 
+@cython.cclass
 class HeatmapSpeedModel:
-    """Speedup of each running job: min pairwise speedup over its neighbours (000 §3.5, (4.1))."""
+    """Speedup of each running job: min pairwise speedup over its neighbours (000 §3.5, (4.1)).
+    Compiled, an extension type whose look-up lists are typed fields (read at every speed update
+    without attribute look-ups)."""
+
+    speedups = cython.declare(object, visibility="public")
+    app = cython.declare(object, visibility="public")
+    spread = cython.declare(object, visibility="public")
+    known = cython.declare(object, visibility="public")
+    _rows = cython.declare(list, visibility="public")
+    _apps = cython.declare(list, visibility="public")
+    _alone = cython.declare(list, visibility="public")
+    jobs_as_list = True  # the engine passes the jobs of `speeds` as a list (`SpeedModel`)
 
     def __init__(
         self,
@@ -337,12 +368,12 @@ class HeatmapSpeedModel:
         position=cython.Py_ssize_t,
         cores_per_node=cython.Py_ssize_t,
     )
-    def speeds(self, engine, jobs: np.ndarray) -> list[tuple[int, float]]:
+    def speeds(self, engine, jobs: np.ndarray | list[int]) -> list[tuple[int, float]]:
         neighbours, allocation = engine.neighbours, engine.allocation
         cores_per_node = engine.platform.cores_per_node
         apps, rows, alone = self._apps, self._rows, self._alone
         found = []
-        for job in jobs.tolist():
+        for job in jobs if isinstance(jobs, list) else jobs.tolist():
             position = job  # C integers index the lists; the job itself stays a Python integer
             app, others = apps[position], neighbours(job)
             if others:

@@ -104,8 +104,8 @@ class SpeedModel(Protocol):
     (4.1))."""
 
     def speeds(self, view: SchedulerView, jobs: np.ndarray) -> Iterable[tuple[int, float]]:
-        """New speedups for (some of) `jobs`, the running jobs on nodes that changed at
-        `view.now`."""
+        """New speedups for (some of) `jobs`, the running jobs on nodes that changed at `view.now`
+        (an int array; a list of ints for a model whose ``jobs_as_list`` is True)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -549,15 +549,14 @@ class Engine(_LoopState):
         when = max(when, self.now) if self._clock_started else when
         heapq.heappush(self._events, (when, next(self._sequence), callback))
 
+    @cython.locals(self=_LoopState)
     def set_speed(self, job: int, speed: float) -> None:
         """Change a running job's speedup now and re-post its completion (000 §3.5, (4.2))."""
         if speed == self.speed[job]:
             return
-        self.speed[job] = speed
-        rate = speed
+        self.speed[job] = rate = speed
         if self.models is not None:
-            nodes = self._held_by(job).nodes.size
-            rate = speed * self.models[job].rate(nodes, self.requested_nodes(job))
+            rate *= self.models[job].rate(self._held_by(job).nodes.size, self.requested_nodes(job))
         self._set_rate(job, rate)
         if self.log is not None:
             self.log.append((self.now, "speed", job, speed))
@@ -727,13 +726,14 @@ class Engine(_LoopState):
         if self._on_finish is not None:
             self._on_finish(self.view, job)
 
-    @cython.locals(self=_LoopState, touched=list, running=dict, speeds=list)
+    @cython.locals(self=_LoopState, touched=list, running=dict, speeds=list, speed=cython.double)
     def _update_speeds(self) -> None:
         """New speeds for the running jobs whose neighbours changed (`_touched`), ascending."""
-        touched, running, speeds = self._touched, self.running, self.speed
-        jobs = np.array(sorted({job for job in touched if job in running}), dtype=np.int64)
+        touched, running, speeds, model = self._touched, self.running, self.speed, self.speed_model
+        jobs = sorted({job for job in touched if job in running})
         touched.clear()
-        for job, speed in self.speed_model.speeds(self.view, jobs):
+        listed = getattr(model, "jobs_as_list", False)  # the model takes a list: no array made
+        for job, speed in model.speeds(self.view, jobs if listed else np.array(jobs, np.int64)):
             if job in running and speed != speeds[job]:
                 self.set_speed(job, float(speed))
 

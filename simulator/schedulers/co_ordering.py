@@ -141,7 +141,10 @@ def filler_key(
 @cython.locals(
     free_cores=cython.Py_ssize_t,
     job=cython.Py_ssize_t,
-    length=cython.Py_ssize_t,
+    need=cython.Py_ssize_t,
+    at=cython.Py_ssize_t,
+    free=object,
+    length=object,
     fitting=list,
     beyond=list,
     negated=list,
@@ -158,22 +161,25 @@ def filler_order(queue: Iterable[int], cores: Sequence[int], free_cores: int) ->
 
     The few keys are Python floats, computed by the same operations in the same order as
     `filler_key`'s float64 arrays (so equal bit for bit), and sorted stably: no array per pass.
-    `queue` is read once (the engine's live queue may be passed)."""
+    `queue` is read once (the engine's live queue may be passed); compiled, the ids are listed as
+    they come (no integer made per job)."""
     if free_cores <= 0:
         return list(queue)  # 003 appendix, Filler: sys_free_cores == 0 -> factor0 = 1
     fitting, beyond = [], []
-    for job in queue:
-        if cores[job] <= free_cores:
-            fitting.append(job)
+    for item in queue:
+        job = item
+        need = cores[job]
+        if need <= free_cores:
+            fitting.append(item)
         else:
-            beyond.append(job)
+            beyond.append(item)
     if len(fitting) > 1:
-        length = len(fitting) + len(beyond)
+        free, length = free_cores, len(fitting) + len(beyond)  # made once for the key functions
         negated = []
-        for job in fitting:
-            negated.append(
-                -(filler_fill(float(cores[job]), free_cores) / filler_factor1(float(job), length))
-            )
+        for item in fitting:
+            job = item
+            need = cores[job]
+            negated.append(-(filler_fill(float(need), free) / filler_factor1(float(job), length)))
         fitting = [fitting[at] for at in sorted(range(len(fitting)), key=negated.__getitem__)]
     beyond.reverse()
     return fitting + beyond

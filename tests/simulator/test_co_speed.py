@@ -385,3 +385,26 @@ def test_the_speed_model_is_asked_at_every_start_and_end(case):
     )
     result = engine.run()
     assert model.times == sorted({*result.start.tolist(), *result.end.tolist()})
+
+
+class _Kinds(_CallTimes):
+    """Records the type of the jobs it is given; `jobs_as_list` as given."""
+
+    def __init__(self, jobs_as_list: bool):
+        super().__init__()
+        self.jobs_as_list, self.kinds = jobs_as_list, set()
+
+    def speeds(self, view, jobs):
+        self.kinds.add(type(jobs))
+        return super().speeds(view, jobs)
+
+
+@pytest.mark.parametrize("as_list", [False, True])
+def test_a_speed_model_gets_an_int_array_unless_it_takes_a_list(as_list):
+    workload = workload_of(["a", "b", "a"], np.array([1, 2, 3]), np.array([10.0, 20.0, 10.0]))
+    model = _Kinds(as_list)
+    scheduler = make_scheduler("easy-co")
+    allocator = scheduler.make_allocator(PLATFORM, "idle")
+    Engine(workload, PLATFORM, scheduler, allocator=allocator, speed_model=model).run()
+    assert model.kinds == ({list} if as_list else {np.ndarray})
+    assert HeatmapSpeedModel.jobs_as_list  # the heatmap model takes a list (no array per update)
