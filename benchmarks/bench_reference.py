@@ -7,8 +7,9 @@ Compiles `benchmarks/reference/easy.cpp` with g++ (or $CXX), then, on SDSC-SP2 a
    in each mode of cosched that is installed: "compiled" (the hot modules built by `pip install .`)
    and "pure" (the same install with COSCHED_PURE_PYTHON=1; an editable install has this mode only);
 2. times the simulation alone (after loading the trace), alternating reference / compiled / pure,
-   each cosched run in a fresh process: CPU seconds (not inflated by other load on a shared machine)
-   and wall seconds, medians of --repeat; prints cosched / reference (target <= 3 on both traces);
+   each cosched run in a fresh process with one OpenBLAS thread (as the `cosched` command runs): CPU
+   seconds (not inflated by other load on a shared machine) and wall seconds, medians of --repeat;
+   prints cosched / reference (target <= 3 on both traces);
 3. times the whole `cosched simulate` command on SDSC-SP2 (a fresh process, trace cache and
    bytecode warm, PYTHONDONTWRITEBYTECODE unset as on a user's machine; jobs.csv and summary.json
    written) in each mode, CPU and wall seconds (target < 0.4 s).
@@ -104,6 +105,10 @@ def run_reference(binary: Path, jobs: Path, starts: Path | None = None) -> dict:
 def modes() -> dict[str, dict]:
     """The installed modes of cosched: environments for the probe processes."""
     base = {k: v for k, v in os.environ.items() if k != "COSCHED_PURE_PYTHON"}
+    # as `cosched simulate` sets it before numpy's import (cosched.cli.SERIAL_BLAS_COMMANDS):
+    # else numpy's idle OpenBLAS worker spins for about 0.1 s of CPU after the probe imports numpy,
+    # during the simulation, and counts in its CPU seconds
+    base["OPENBLAS_NUM_THREADS"] = "1"
     found = {"pure": {**base, "COSCHED_PURE_PYTHON": "1"}}
     probe = subprocess.run(
         [sys.executable, "-c", "from cosched._compiled import compiled_modules as c; "
