@@ -178,7 +178,7 @@ class NodeState:
                     others.append(slot[node])
         _remove(idle, were_idle)
         _remove(self.partly_used_ids, were_partly)
-        _add(self.partly_used_ids, now_partly)
+        insert_nodes(self.partly_used_ids, now_partly)
         self.idle = len(idle)
         self._share(job, others, 1)
 
@@ -198,10 +198,10 @@ class NodeState:
         cpn = self.cores_per_node
         if isinstance(cpn, int):
             if cores < cpn:
-                _add(self.partly_used_ids, ids)
+                insert_nodes(self.partly_used_ids, ids)
         else:
             full = self._cores
-            _add(self.partly_used_ids, [node for node in ids if cores < full[node]])
+            insert_nodes(self.partly_used_ids, [node for node in ids if cores < full[node]])
 
     @cython.locals(
         node=cython.Py_ssize_t,
@@ -251,8 +251,8 @@ class NodeState:
                 elif other > empty and not alone:
                     others.append(slot[node])
         _remove(self.partly_used_ids, were_partly)
-        _add(self.partly_used_ids, now_partly)
-        _add(self.idle_ids, now_idle)
+        insert_nodes(self.partly_used_ids, now_partly)
+        insert_nodes(self.idle_ids, now_idle)
         self.idle = len(self.idle_ids)
         if not alone:
             self._share(job, others, -1)
@@ -273,7 +273,7 @@ class NodeState:
         self._arrays = None
         for node in ids:
             used[node], first[node] = 0, EMPTY
-        _add(self.idle_ids, ids)
+        insert_nodes(self.idle_ids, ids)
         self.idle = len(self.idle_ids)
 
     def hold_whole(self, holders: dict[int, list[int]]) -> None:
@@ -385,24 +385,6 @@ def _remove(ids: list[int], nodes: list[int]) -> None:
                 ids[kept] = node
                 kept += 1
         del ids[kept:]
-
-
-@cython.cfunc
-@cython.locals(ids=list, nodes=list, at=cython.Py_ssize_t, step=cython.Py_ssize_t)
-def _add(ids: list[int], nodes: list[int]) -> None:
-    """Add `nodes` to the ascending list `ids`."""
-    if not nodes:
-        return
-    at = int_position(ids, nodes[0], 0, len(ids), False)
-    if at == len(ids) or ids[at] > nodes[-1]:  # ascending nodes in one gap: a slice insert
-        for step in range(1, len(nodes)):
-            if nodes[step - 1] > nodes[step]:
-                break
-        else:
-            ids[at:at] = nodes
-            return
-    ids.extend(nodes)
-    ids.sort()  # two ascending runs in the usual case: merged in one pass
 
 
 def _cores_of_nodes(platform: Platform) -> np.ndarray:
@@ -750,7 +732,7 @@ class _WholeNodes:
     def _return_idle(self, chosen: list[int], begin: int, count: int, ascending: bool) -> None:
         """The nodes `chosen[begin : begin + count]` join the idle list. Below every idle node,
         they fill the stale room before `_lo` (no shift of the list); elsewhere,
-        `give_back_idle`, after dropping the stale entries once they outnumber the idle ones (so
+        `insert_nodes`, after dropping the stale entries once they outnumber the idle ones (so
         the list holds at most about twice the nodes)."""
         idle, lo = self._idle, self._lo
         if (
@@ -768,7 +750,7 @@ class _WholeNodes:
             lo = self._lo = 0
         if begin or count != len(chosen):
             chosen = chosen[begin : begin + count]
-        give_back_idle(idle, chosen, ascending, lo)
+        insert_nodes(idle, chosen, ascending, lo)
 
     def _compact(self) -> list[int]:
         """The idle list without its stale entries (for the reads and edits that index it)."""
@@ -1024,11 +1006,10 @@ def end_job(allocator: Allocator, job: int, allocation: Allocation) -> None:
     back=cython.Py_ssize_t,
     last=cython.Py_ssize_t,
 )
-def give_back_idle(
-    idle: list[int], chosen: list[int], ascending: bool = False, lo: int = 0
-) -> None:
-    """Insert the nodes `chosen` (none of them idle) into the ascending list `idle[lo:]` of idle
-    nodes; the one edit of an idle list when a job gives its nodes back (also a partition's pools').
+def insert_nodes(idle: list[int], chosen: list[int], ascending: bool = False, lo: int = 0) -> None:
+    """Insert the node ids `chosen` (none of them in the list) into the ascending list `idle[lo:]`:
+    the one insertion into a list of node ids, the compact allocator's idle nodes when a job gives
+    its nodes back (also a partition's pools'), and the node state's idle and partly used nodes.
     `ascending`: the caller knows `chosen` ascends (else it is checked, node by node)."""
     if not chosen:
         return

@@ -36,7 +36,7 @@ except ModuleNotFoundError:
 
 from cosched.errors import InputError
 from cosched.inputs import check_number, parse_json_object, shown
-from cosched.simulator.allocators import Allocation, CompactAllocator, give_back_idle
+from cosched.simulator.allocators import Allocation, CompactAllocator, insert_nodes
 from cosched.simulator.platform import Platform
 from cosched.simulator.resources import CANNOT, whole_nodes_needed
 from cosched.simulator.workload import Workload
@@ -215,7 +215,7 @@ class _PoolStarts:
         pool = self.taken_from.pop(job, -1)
         if pool < 0:
             return False
-        give_back_idle(self.idle_in[pool], nodes, True)  # a slice of the pool's list, ascending
+        insert_nodes(self.idle_in[pool], nodes, True)  # a slice of the pool's list, ascending
         partition = self.partition_of[pool]
         self.free_in[partition] += len(nodes)
         self.changes_in[partition] += 1

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosched.simulator.allocators import Allocation, CompactAllocator, give_back_idle
+from cosched.simulator.allocators import Allocation, CompactAllocator, insert_nodes
 from cosched.simulator.partitions import PartitionAllocator
 from cosched.simulator.platform import Platform
 from cosched.simulator.workload import make_workload
@@ -133,7 +133,7 @@ def test_nodes_given_back_merge_into_the_idle_part_and_leave_the_stale_part_alon
     back = [node for node in back if node not in idle]
     stale_entries = [-1] * stale  # what the compact allocator leaves before its offset
     listed = stale_entries + sorted(idle)
-    give_back_idle(listed, back, False, stale)
+    insert_nodes(listed, back, False, stale)
     assert listed[:stale] == stale_entries
     assert listed[stale:] == sorted(idle + back)
 
