@@ -317,7 +317,7 @@ class _RunPass(SchedulingPass):
         return self._scheduler.decides_the_same(len(self._queue), self._idle_waiting)
 
     @cython.ccall
-    @cython.locals(depth=cython.Py_ssize_t, easy=EasyBackfill, free=cython.Py_ssize_t)
+    @cython.locals(depth=cython.Py_ssize_t, easy=EasyBackfill)
     def scheduling_pass(self, view: SchedulerView) -> None:
         """`QueueScheduler.scheduling_pass`."""
         scheduler, queue, kept = self._scheduler, self._queue, self._kept
@@ -330,11 +330,8 @@ class _RunPass(SchedulingPass):
             order = scheduler.order(view)
             jobs = iter(order)
         head = start_each(jobs, self._starter, self._table)  # start_in_order
-        if head is None or not self._backfills:
+        if head is None or not self._backfills or self._backfills_nothing():
             return
-        free = self._starter.units_free()
-        if (not free or self._none_fits(free)) and self._reservations is None:
-            return  # EASY could start nothing behind the head, and records no reservation
         # the candidates behind the blocked head, a list in each order
         depth = self._depth
         candidates: list[int]
@@ -352,13 +349,21 @@ class _RunPass(SchedulingPass):
         easy.run(head, candidates)
 
     @cython.cfunc
-    @cython.locals(free=cython.Py_ssize_t, depth=cython.Py_ssize_t)
+    @cython.locals(free=cython.Py_ssize_t)
+    @cython.returns(cython.bint)
+    def _backfills_nothing(self) -> bool:
+        """True when EASY could start nothing behind the head now (no free unit, or no waiting job
+        fitting in them) and records no reservation."""
+        free = self._starter.units_free()
+        return (not free or self._none_fits(free)) and self._reservations is None
+
+    @cython.cfunc
+    @cython.locals(depth=cython.Py_ssize_t)
     def _backfill_arrivals(self) -> None:
         """`scheduling_pass` in arrival order when only jobs arrived since a pass that started
         nothing: its blocked head and the jobs it looked at would still not start (EASY's test only
         gets stricter with time), so EASY looks only at the arrivals within the depth."""
-        free = self._starter.units_free()
-        if (not free or self._none_fits(free)) and self._reservations is None:
+        if self._backfills_nothing():
             return
         depth = self._depth
         arrivals = queue_slice(self._queue, min(self._idle_waiting, depth + 1), depth + 1)
