@@ -424,10 +424,15 @@ class Clock:
     changes: int
 
 
+def _engine_behind(view: Any) -> Any:
+    """The engine whose own view `view` is, else None (a view of one partition, a test's view)."""
+    return view._engine if isinstance(view, SchedulerView) else None
+
+
 def engine_clock(view: Any) -> Clock | None:
     """The engine's `Clock` behind `view` when it is the engine's own view, else None (a view of
     one partition sets its own ``now``)."""
-    engine = view._engine if isinstance(view, SchedulerView) else None
+    engine = _engine_behind(view)
     return engine if isinstance(engine, Clock) else None
 
 
@@ -439,8 +444,7 @@ class Starter:
 
     def __init__(self, view: Any) -> None:
         self._start, self._free_units = view.start, view.free_units
-        engine = view._engine if isinstance(view, SchedulerView) else None
-        allocator = getattr(engine, "allocator", None)
+        allocator = getattr(_engine_behind(view), "allocator", None)
         # the whole-node allocator's count, read as its `free_units` does (unless a subclass
         # overrides that; the method read from the class's namespace, as Python sees it)
         own = isinstance(allocator, _WholeNodes) and (
