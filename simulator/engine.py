@@ -584,15 +584,15 @@ class Engine(_LoopState):
             remove_sorted(units, self.units_table[job])
 
     # --- progress bookkeeping ---------------------------------------------------------------------
-    @cython.locals(self=_LoopState)
+    @cython.locals(self=_LoopState, now=cython.double, updated=cython.double)
     def _advance(self, job: int) -> None:
         """Bring `remaining` up to `now` (no progress before `updated`: setup, reconfiguration)."""
-        now, updated = self.now, self.updated[job]
+        now, updated = self.now, self._updated[job]
         if now > updated:
-            self.remaining[job] -= (now - updated) * self.rate[job]
-            self.updated[job] = now
+            self._remaining[job] -= (now - updated) * cython.cast(cython.double, self.rate[job])
+            self._updated[job] = now
 
-    @cython.locals(self=_LoopState, by_end=list)
+    @cython.locals(self=_LoopState, by_end=list, resume=cython.double, remaining=cython.double)
     def _set_rate(self, job: int, rate: float) -> None:
         """New progress rate from now on: remaining time rescaled, completion re-posted (000
         (4.2))."""
@@ -601,12 +601,12 @@ class Engine(_LoopState):
         self.rate[job] = rate
         version = self.version[job] + 1
         self.version[job] = version
-        resume, remaining = self.updated[job], self.remaining[job]
+        resume, remaining = self._updated[job], self._remaining[job]
         self._completions.push(resume + remaining / rate, job, version)
         by_end = self.by_end
-        by_end.pop(end_position(by_end, self.predicted_end[job], job))
+        by_end.pop(end_position(by_end, self._predicted_end[job], job))
         predicted = resume + self._predicted_work(job) / rate
-        self.predicted_end[job] = predicted
+        self._predicted_end[job] = predicted
         by_end.insert(end_position(by_end, predicted, job), (predicted, job))
 
     @cython.locals(self=_LoopState)
@@ -614,7 +614,7 @@ class Engine(_LoopState):
         """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the
         work done, never below the truth."""
         estimate = self.estimate[job] if self.estimate_work is None else self.estimate_work[job]
-        return max(estimate - (self.work[job] - self.remaining[job]), self.remaining[job])
+        return max(estimate - (self.work[job] - self._remaining[job]), self._remaining[job])
 
     def predicted_duration(self, job: int) -> float:
         """How long waiting `job` would be predicted to run if started now on its requested nodes:
