@@ -42,17 +42,19 @@ def end_position(by_end: list, predicted: float, job: int) -> int:
     return _search(by_end, True, predicted, job, 0, len(by_end), False)
 
 
+@cython.boundscheck(False)  # its callers give 0 <= low <= high <= len(items)
+@cython.wraparound(False)
 @cython.locals(middle=cython.Py_ssize_t, pair=tuple, at=cython.double, other=cython.Py_ssize_t)
 def _search(
     items: list, pairs: bool, end: float, value: int, low: int, high: int, right: bool
 ) -> int:
     """The first position in ``items[low:high]`` whose item is above `value` (`right`) or not
     below it: items are integers, or (`pairs`) (float, integer) pairs ordered by `end`, then
-    `value`."""
+    `value`. The bounds must be within `items` (compiled, they are not checked)."""
     while low < high:
         middle = (low + high) >> 1
         if pairs:
-            pair = items[middle]
+            pair = cython.cast(tuple, items[middle])  # (compiled: no type test)
             at = pair[0]
             if at != end:
                 if at < end:

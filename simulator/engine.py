@@ -41,6 +41,7 @@ import heapq
 import importlib
 import math
 import time
+from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import count as counter
@@ -133,15 +134,23 @@ class _LoopState(Clock):
     cores = cython.declare(list, visibility="public")
     estimate = cython.declare(list, visibility="public")
     state = cython.declare(list, visibility="public")
-    first_start = cython.declare(list, visibility="public")
-    started = cython.declare(list, visibility="public")
-    end = cython.declare(list, visibility="public")
     allocation = cython.declare(list, visibility="public")
     held = cython.declare(list, visibility="public")
-    remaining = cython.declare(list, visibility="public")
-    updated = cython.declare(list, visibility="public")
     version = cython.declare(list, visibility="public")
-    predicted_end = cython.declare(list, visibility="public")
+    # the time columns, `array("d")`s (`_time_columns`): no boxed float per job and time
+    first_start = cython.declare(object, visibility="public")
+    started = cython.declare(object, visibility="public")
+    end = cython.declare(object, visibility="public")
+    remaining = cython.declare(object, visibility="public")
+    updated = cython.declare(object, visibility="public")
+    predicted_end = cython.declare(object, visibility="public")
+    # the same arrays typed (compiled: memoryviews read and written in C; plain Python: the arrays)
+    _first_start = cython.declare(cython.double[::1])
+    _started = cython.declare(cython.double[::1])
+    _end = cython.declare(cython.double[::1])
+    _remaining = cython.declare(cython.double[::1])
+    _updated = cython.declare(cython.double[::1])
+    _predicted_end = cython.declare(cython.double[::1])
     units_table = cython.declare(list, visibility="public")  # None without a static table
     waiting_units = cython.declare(object, visibility="public")  # None without a static table
     models = cython.declare(list, visibility="public")  # None when every job is plain rigid
@@ -163,6 +172,17 @@ class _LoopState(Clock):
     speed_model = cython.declare(object, visibility="public")
     view = cython.declare(object, visibility="public")
     _on_finish = cython.declare(object, visibility="public")
+
+    def _time_columns(self, jobs: int, work: list) -> None:
+        """The time columns, no job started: `started` is when the current (or last) run began,
+        setup included; `remaining` the work left at `updated` (compact seconds), brought up to
+        date when progress resumes."""
+        self.first_start, self.started, self.end = (array("d", [math.nan]) * jobs for _ in "abc")
+        self.remaining, self.updated = array("d", work), array("d", [0.0]) * jobs
+        self.predicted_end = array("d", [INF]) * jobs
+        self._first_start, self._started, self._end = self.first_start, self.started, self.end
+        self._remaining, self._updated = self.remaining, self.updated
+        self._predicted_end = self.predicted_end
 
 
 class Engine(_LoopState):
@@ -206,8 +226,6 @@ class Engine(_LoopState):
         self.run_time = workload.run.tolist()
         self.cores = workload.cores.tolist()
         self.estimate = (workload.run if use_run_times else workload.estimate).tolist()
-        self.first_start = [math.nan] * jobs
-        self.end = [math.nan] * jobs
         self.state = [FUTURE] * jobs
         self.allocation: list[Allocation | None] = [None] * jobs
         self.held = [0] * jobs
@@ -215,9 +233,7 @@ class Engine(_LoopState):
         self.units_table = None if table is None else table.tolist()
         self.waiting_units = None if table is None else SortedColumn("waiting_units")
         self.placement: list[str | None] = [None] * jobs
-        self.speed = [1.0] * jobs
-        self.rate = [1.0] * jobs
-        self.predicted_end = [INF] * jobs
+        self.speed, self.rate = [1.0] * jobs, [1.0] * jobs
         self.models = per_job_models(job_models, jobs)
         if self.models is not None and not platform.uniform:  # they resize over any idle nodes
             raise InputError(
@@ -244,17 +260,11 @@ class Engine(_LoopState):
                 model.setup + max(e, w)
                 for model, e, w in zip(self.models, self.estimate_work, self.work)
             ]
-        self.remaining = list(self.work)  # work left at `updated`, in compact seconds
-        # when `remaining` was last brought up to date (or progress resumes)
-        self.updated = [0.0] * jobs
-        self.version = [0] * jobs
-        self.lost = [0.0] * jobs
-        # periodic checkpoints kept, an exact count (jobs.Checkpoint.count)
-        self.checkpoints = [0] * jobs
-        self.started = [math.nan] * jobs  # when the current (or last) run began, setup included
-        self.lost_setup = [0.0] * jobs  # node-seconds of setup spent by runs that were preempted
-        self.preemptions = [0] * jobs
-        self.resizes = [0] * jobs
+        self._time_columns(jobs, self.work)
+        self.version, self.preemptions, self.resizes = [0] * jobs, [0] * jobs, [0] * jobs
+        # periodic checkpoints kept (an exact count: jobs.Checkpoint.count), work lost, node-seconds
+        # of setup spent by runs that were preempted
+        self.checkpoints, self.lost, self.lost_setup = [0] * jobs, [0.0] * jobs, [0.0] * jobs
         self.pending_resize: dict[int, int] = {}
         # the waiting jobs, ascending (the queue's order): its first jobs are a slice, not a walk
         self.queue = SortedColumn("queue")
@@ -293,9 +303,8 @@ class Engine(_LoopState):
         assert self.actions is not None  # called only with an action log
         self.actions.append((self.now, action, job, key, nodes.tolist(), reason))
 
-    @cython.locals(
-        self=_LoopState, state=list, index=cython.Py_ssize_t, stamp=object, end=cython.double
-    )
+    @cython.locals(self=_LoopState, state=list, index=cython.Py_ssize_t, now=cython.double)
+    @cython.locals(end=cython.double, predicted=cython.double)
     def start(self, job: int, nodes=None, placement: str | None = None, reason: str = "") -> bool:
         """Start waiting `job` now; False if it does not fit.
 
@@ -319,7 +328,7 @@ class Engine(_LoopState):
         held = (
             table[index] if nodes is None and table is not None else allocator.units_of(allocation)
         )
-        stamp = self.now  # boxed once for the lists below
+        now = self.now
         self.changes += 1
         remove_sorted(self.queue, job)  # moves the few jobs ahead of it, not the queue behind
         units = self.waiting_units
@@ -329,22 +338,22 @@ class Engine(_LoopState):
         state[index] = RUNNING
         self.allocation[index] = allocation
         self.held[index] = held
-        if self.first_start[index] != self.first_start[index]:  # NaN: first start
-            self.first_start[index] = stamp
-        self.started[index] = stamp
+        if self._first_start[index] != self._first_start[index]:  # NaN: first start
+            self._first_start[index] = now
+        self._started[index] = now
         if self.models is None:
-            self.updated[index] = stamp
-            end = self.now + cython.cast(cython.double, self.remaining[index])  # no boxed float
-            predicted = stamp + self.estimate[index]
+            self._updated[index] = now
+            end = now + self._remaining[index]
+            predicted = now + cython.cast(cython.double, self.estimate[index])
         else:
             model = self.models[index]
             self.rate[job] = rate = self.speed[job] * model.rate(
                 allocation.nodes.size, self.requested_nodes(job)
             )
-            self.updated[index] = resume = stamp + model.setup
-            end = resume + self.remaining[index] / rate
+            self._updated[index] = resume = now + model.setup
+            end = resume + self._remaining[index] / rate
             predicted = resume + self._predicted_work(job) / rate
-        self.predicted_end[index] = predicted
+        self._predicted_end[index] = predicted
         self.by_end.insert(end_position(self.by_end, predicted, index), (predicted, job))
         self._completions.push(end, index, self.version[index])
         if self.kill_at_walltime:
@@ -352,7 +361,7 @@ class Engine(_LoopState):
         if self.speed_model is not None:  # the job and its neighbours: their speeds follow
             self._touched += [job, *allocator.state.neighbours(job)]
         if self.log is not None:
-            self.log.append((stamp, "start", job, allocation.nodes.size))
+            self.log.append((now, "start", job, allocation.nodes.size))
         if self.actions is not None:
             self._act("start", job, 0, allocation.nodes, reason)
         return True
@@ -575,15 +584,15 @@ class Engine(_LoopState):
             remove_sorted(units, self.units_table[job])
 
     # --- progress bookkeeping ---------------------------------------------------------------------
-    @cython.locals(self=_LoopState)
+    @cython.locals(self=_LoopState, now=cython.double, updated=cython.double)
     def _advance(self, job: int) -> None:
         """Bring `remaining` up to `now` (no progress before `updated`: setup, reconfiguration)."""
-        now, updated = self.now, self.updated[job]
+        now, updated = self.now, self._updated[job]
         if now > updated:
-            self.remaining[job] -= (now - updated) * self.rate[job]
-            self.updated[job] = now
+            self._remaining[job] -= (now - updated) * cython.cast(cython.double, self.rate[job])
+            self._updated[job] = now
 
-    @cython.locals(self=_LoopState, by_end=list)
+    @cython.locals(self=_LoopState, by_end=list, resume=cython.double, remaining=cython.double)
     def _set_rate(self, job: int, rate: float) -> None:
         """New progress rate from now on: remaining time rescaled, completion re-posted (000
         (4.2))."""
@@ -592,12 +601,12 @@ class Engine(_LoopState):
         self.rate[job] = rate
         version = self.version[job] + 1
         self.version[job] = version
-        resume, remaining = self.updated[job], self.remaining[job]
+        resume, remaining = self._updated[job], self._remaining[job]
         self._completions.push(resume + remaining / rate, job, version)
         by_end = self.by_end
-        by_end.pop(end_position(by_end, self.predicted_end[job], job))
+        by_end.pop(end_position(by_end, self._predicted_end[job], job))
         predicted = resume + self._predicted_work(job) / rate
-        self.predicted_end[job] = predicted
+        self._predicted_end[job] = predicted
         by_end.insert(end_position(by_end, predicted, job), (predicted, job))
 
     @cython.locals(self=_LoopState)
@@ -605,7 +614,7 @@ class Engine(_LoopState):
         """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the
         work done, never below the truth."""
         estimate = self.estimate[job] if self.estimate_work is None else self.estimate_work[job]
-        return max(estimate - (self.work[job] - self.remaining[job]), self.remaining[job])
+        return max(estimate - (self.work[job] - self._remaining[job]), self._remaining[job])
 
     def predicted_duration(self, job: int) -> float:
         """How long waiting `job` would be predicted to run if started now on its requested nodes:
@@ -702,16 +711,16 @@ class Engine(_LoopState):
         if self.actions is not None:
             self._act(event, job, 0, allocation.nodes, reason)
 
-    @cython.locals(self=_LoopState, index=cython.Py_ssize_t, stamp=object)
+    @cython.locals(self=_LoopState, index=cython.Py_ssize_t, now=cython.double)
     def _finish(self, job: int) -> None:
-        index, stamp = job, self.now  # `index`: the lists' C index; `stamp`: now, boxed once
-        self.end[index] = stamp
+        index, now = job, self.now  # `index`: the columns' C index, `job` their Python int
+        self._end[index] = now
         self.state[index] = FINISHED
-        self.remaining[index] = 0.0
+        self._remaining[index] = 0.0
         self.changes += 1
         # its pair leaves `by_end` (pop: compiled, one memmove where del assigns a slice) and hands
         # back the int `start` got: the dicts below find their key by identity
-        job = self.by_end.pop(end_position(self.by_end, self.predicted_end[index], index))[1]
+        job = self.by_end.pop(end_position(self.by_end, self._predicted_end[index], index))[1]
         del self.running[job]
         allocation = self.allocation[index]
         assert allocation is not None  # a running job holds nodes
@@ -719,7 +728,7 @@ class Engine(_LoopState):
             self._touched += [job, *self.allocator.state.neighbours(job)]
         end_job(self.allocator, job, allocation)  # `release`, in C where `start_job` is
         if self.log is not None:
-            self.log.append((stamp, "finish", job, 0))
+            self.log.append((now, "finish", job, 0))
         if self.actions is not None:
             self._act("finish", job, 0, allocation.nodes, "")
         self.pending_resize.pop(job, None)  # a resize waiting for its scheduling point
@@ -887,8 +896,8 @@ class Engine(_LoopState):
             self.workload,
             self.platform,
             getattr(scheduler, "name", type(scheduler).__name__),
-            np.fromiter(self.first_start, np.float64, len(self.first_start)),  # np.array: 2 passes
-            np.fromiter(self.end, np.float64, len(self.end)),
+            np.array(self.first_start),
+            np.array(self.end),
             nodes,
             time.perf_counter() - clock,
             co_scheduled=self.speed_model is not None,
@@ -904,27 +913,12 @@ class Engine(_LoopState):
             speed_model=self.speed_model,
         )
 
-    @cython.locals(
-        self=_LoopState,
-        jobs=cython.Py_ssize_t,
-        arrived=cython.Py_ssize_t,
-        done=cython.Py_ssize_t,
-        shown=cython.Py_ssize_t,
-        step=cython.Py_ssize_t,
-        now=cython.double,
-        first=cython.double,
-        timed=cython.bint,
-        per_event=cython.bint,
-        submit=list,
-        completions=Completions,
-        wakeups=list,
-        events=list,
-        job=cython.Py_ssize_t,
-        version=list,
-        state=list,
-        table=list,
-        schedule=SchedulingPass,
-    )
+    @cython.locals(self=_LoopState, jobs=cython.Py_ssize_t, arrived=cython.Py_ssize_t)
+    @cython.locals(done=cython.Py_ssize_t, shown=cython.Py_ssize_t, step=cython.Py_ssize_t)
+    @cython.locals(now=cython.double, first=cython.double, timed=cython.bint, per_event=cython.bint)
+    @cython.locals(submit=list, completions=Completions, wakeups=list, events=list)
+    @cython.locals(job=cython.Py_ssize_t, version=list, state=list, table=list)
+    @cython.locals(schedule=SchedulingPass)
     def _loop(self, bar) -> None:  # noqa: C901  (the one hot loop: no call per event it can avoid)
         """The event loop of the module docstring, for any scheduler, allocator and job model."""
         jobs = len(self.run_time)

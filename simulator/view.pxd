@@ -8,7 +8,7 @@ from cosched.simulator.allocators cimport _WholeNodes
 from cosched.simulator.bisection cimport int_position
 
 cdef class ReadOnlyColumn:
-    cdef list _items
+    cdef object _items  # a list, or an array('d') of times
     cdef str _name
 
 cdef class SortedColumn:

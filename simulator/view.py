@@ -20,12 +20,13 @@ Read-only, at list speed:
   ``models``) are tuples;
 - per-job state the engine updates as it runs (``state``, ``predicted_end``, ``held``,
   ``allocation``, ``by_end``, ``units_table``, ...) is a `ReadOnlyColumn` over
-  the engine's own list: it reads, iterates, slices and searches as the list does and sees every
-  change, and item assignment or deletion raises ``TypeError``. The engine keeps writing its
-  plain lists, so its writes cost nothing; a read goes through no Python code: compiled, the
-  column is an extension type; in plain Python, each column's class takes the list's own bound
-  C methods as its reading methods (docs/benchmarks.md, "A read-only view at list speed", gives the
-  measurements);
+  the engine's own list (an ``array('d')`` for the times: ``first_start``, ``started``, ``end``,
+  ``remaining``, ``updated``, ``predicted_end``): it reads, iterates, slices and searches as the
+  list does and sees every change, and item assignment or deletion raises ``TypeError``. The engine
+  keeps writing its plain lists and arrays, so its writes cost nothing; a read goes through no
+  Python code: compiled, the column is an extension type; in plain Python, each column's class
+  takes the list's own bound C methods as its reading methods (docs/benchmarks.md, "A read-only
+  view at list speed", gives the measurements);
 - ``queue`` (the waiting jobs in queue order) and ``waiting_units`` (their units, ascending) are a
   `SortedColumn`, read as such a column (indexed and sliced as a list), which the engine changes
   without shifting the whole queue at each start; ``waiting`` is the same queue as a read-only
@@ -38,6 +39,7 @@ compact run at its requested size (checkpoint writes included).
 from __future__ import annotations
 
 import warnings
+from array import array
 from collections.abc import (
     Callable,
     ItemsView,
@@ -144,15 +146,16 @@ class _IdleNodes(Protocol):
 
 @cython.cclass
 class ReadOnlyColumn:
-    """One column of per-job state the engine updates (a list it owns), read-only: reads,
-    iteration, slices (copies), ``len``, ``in``, ``index`` and ``count`` as on the list, live;
+    """One column of per-job state the engine updates (a list it owns, or an ``array('d')`` of
+    times), read-only: reads, iteration, slices (copies), ``len``, ``in``, ``index`` and ``count``
+    as on the list, live;
     item assignment and deletion raise ``TypeError``. Built by `read_only`.
 
     Compiled, its two fields are C fields declared in ``view.pxd``, invisible to Python: the
     compiled built-in passes (which cimport that file) read the list itself, plug-ins only through
     these methods."""
 
-    def __init__(self, items: list, name: str) -> None:
+    def __init__(self, items: list | array, name: str) -> None:
         self._items = items
         self._name = name
 
@@ -180,7 +183,8 @@ class ReadOnlyColumn:
         return self._items.count(value)
 
     def __eq__(self, other: object) -> bool:
-        return self._items == other  # another column answers the reflected comparison
+        # the column itself: equal, NaNs included (an array compares new floats item by item)
+        return self._items is other or self._items == other  # another column: the reflected one
 
     def __repr__(self) -> str:
         return f"ReadOnlyColumn({self._name}, {self._items!r})"
@@ -510,13 +514,14 @@ _LIST_READS = (
 )
 
 
-def read_only(items: list, name: str) -> Sequence[Any]:
-    """A `ReadOnlyColumn` over `items` (the engine's list `name`)."""
+def read_only(items: list | array, name: str) -> Sequence[Any]:
+    """A `ReadOnlyColumn` over `items` (the engine's list or array `name`)."""
     if cython.compiled:
         return cast("Sequence[Any]", ReadOnlyColumn(items, name))
     # plain Python: a class of this column's own whose reading methods are the list's bound C
-    # methods (not descriptors: called as they are), so a read runs no Python frame
-    reads = {method: getattr(items, method) for method in _LIST_READS}
+    # methods (not descriptors: called as they are), so a read runs no Python frame (an array has
+    # no ``__reversed__``: the column's own)
+    reads = {method: getattr(items, method) for method in _LIST_READS if hasattr(items, method)}
     return type("ReadOnlyColumn", (ReadOnlyColumn,), reads)(items, name)
 
 
@@ -669,7 +674,7 @@ class SchedulerView:
         put("_engine", engine)
         for name in _LIVE:
             value = getattr(engine, name)
-            put(name, read_only(value, name) if isinstance(value, list) else value)
+            put(name, read_only(value, name) if isinstance(value, (list, array)) else value)
         for name in _FIXED:
             put(name, tuple(getattr(engine, name)))
         for name in _MAPPINGS:
