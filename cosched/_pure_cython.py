@@ -35,6 +35,7 @@ __all__ = [
     "bint",
     "double",
     "longlong",
+    "uchar",
     "Py_ssize_t",
 ]
 
@@ -61,6 +62,7 @@ class _CType:
 bint = _CType("bint")
 double = _CType("double")
 longlong = _CType("long long")
+uchar = _CType("unsigned char")
 Py_ssize_t = _CType("Py_ssize_t")
 
 
