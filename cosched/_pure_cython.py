@@ -35,7 +35,6 @@ __all__ = [
     "bint",
     "double",
     "longlong",
-    "uchar",
     "Py_ssize_t",
 ]
 
@@ -62,7 +61,6 @@ class _CType:
 bint = _CType("bint")
 double = _CType("double")
 longlong = _CType("long long")
-uchar = _CType("unsigned char")
 Py_ssize_t = _CType("Py_ssize_t")
 
 

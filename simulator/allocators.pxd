@@ -31,15 +31,17 @@ cdef class Allocation:
     cdef object _ids  # list[int] | None
     # C ints, so that an allocation with its run fields takes 48 bytes, as one without did
     cdef int _cores
+    cdef bint _sorted
     cdef int _first  # a run's first node id (`_run`), else -1 (EMPTY)
     cdef int _count  # a run's node count
 
 
 cdef class _WholeNodes:
     cdef public object _cpn  # cores per node (one node type)
-    cdef public unsigned char[::1] _busy  # per node: 1 held (by a job or a reservation), 0 idle
+    # idle node ids, ascending, from `_lo` on: the entries before `_lo` are stale (see `_take`)
+    cdef public list _idle
     cdef public list _node_ids  # every node id as a Python int, made once (`release_nodes` of a run)
-    cdef public Py_ssize_t _lowest  # no node below it is idle
+    cdef public Py_ssize_t _lo
     cdef public Py_ssize_t _free
     cdef public dict _holders  # job or reservation key -> its node ids
     # (holder or EMPTY, node ids) since the last read of the node state, oldest first; None:
@@ -56,7 +58,9 @@ cdef class _WholeNodes:
     cpdef _hold(self, job, list chosen)
     cpdef _unhold(self, job, list chosen)
     cpdef list _take(self, job, Py_ssize_t count)
-    cpdef _give_back(self, job, list chosen)
+    cpdef _give_back(self, job, list chosen, bint ascending)
+    cdef _return_idle(self, list chosen, Py_ssize_t begin, Py_ssize_t count, bint ascending)
+    cpdef list _compact(self)
     cdef _changed(self, owner, list ids)
 
 

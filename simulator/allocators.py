@@ -59,6 +59,9 @@ from cosched.simulator.resources import Needs
 __all__ = ["NodeState", "Allocation", "Allocator", "CompactAllocator", "Eligibility"]
 
 EMPTY = -1  # marks a free slot in NodeState.occupants
+BULK_NODES = (
+    16  # above this many nodes, the compact allocator rebuilds its idle list instead of editing it
+)
 WRITE_BEHIND = 1024  # changes the compact allocator keeps for its node arrays; beyond: rebuild
 # changes a read replays; beyond, it rebuilds (a rebuild costs about as much as replaying a few
 # dozen changes, so one read never replays a thousand of them inside a scheduling decision)
@@ -408,6 +411,7 @@ class Allocation:
     _nodes: np.ndarray | None
     _ids: list[int] | None
     _cores: int
+    _sorted: bool  # the ids are known to ascend (an allocator's slice)
     _first: int  # a run's first node id (`_run`), else EMPTY
     _count: int  # a run's node count
 
@@ -417,6 +421,7 @@ class Allocation:
         else:
             self._nodes, self._ids = nodes, None
         self._cores = cores
+        self._sorted = False
         self._first, self._count = EMPTY, 0
 
     @property
@@ -461,6 +466,7 @@ def _listed(ids: list[int], cores: int) -> Allocation:
     class: compiled, a C function that fills the fields (one allocation per start)."""
     made = Allocation.__new__(Allocation)
     made._nodes, made._ids, made._cores = None, ids, cores
+    made._sorted = True  # a slice of an ascending idle list
     made._first, made._count = EMPTY, 0
     return made
 
@@ -472,6 +478,7 @@ def _run(first: int, count: int, cores: int) -> Allocation:
     (no list of ids per job)."""
     made = Allocation.__new__(Allocation)
     made._nodes, made._ids, made._cores = None, None, cores
+    made._sorted = True
     made._first, made._count = first, count
     return made
 
@@ -618,9 +625,9 @@ class _WholeNodes:
 
     # the fields (allocators.pxd), for type checkers
     _cpn: int
-    _busy: bytearray  # per node: 1 held, 0 idle
+    _idle: list[int]
     _node_ids: list[int]
-    _lowest: int  # no node below it is idle
+    _lo: int
     _free: int
     _holders: dict[int, list[int]]
     _changes: list[tuple[int, list[int]]] | None
@@ -629,15 +636,13 @@ class _WholeNodes:
     _running: dict[int, None] | None
     _allocations: list[Allocation] | None
 
-    @cython.boundscheck(False)  # every index below is a node id
-    @cython.wraparound(False)
     @cython.locals(
         per_node=cython.Py_ssize_t,
         count=cython.Py_ssize_t,
+        lo=cython.Py_ssize_t,
         first=cython.Py_ssize_t,
-        end=cython.Py_ssize_t,
-        node=cython.Py_ssize_t,
-        busy=cython.uchar[::1],
+        last=cython.Py_ssize_t,
+        idle=list,
     )
     def allocate_cores(self, job: int, cores: int) -> Allocation | None:
         """`allocate` of a job that needs its cores only: the lowest ceil(cores / cores per node)
@@ -648,21 +653,13 @@ class _WholeNodes:
         if count > self._free:
             return None
         if self._running is not None and count:
-            busy, first = self._busy, self._lowest
-            while busy[first]:  # an idle node is above: `count` of them are
-                first += 1
-            end = node = first + count
-            if end <= len(busy):
-                node = first
-                while node < end and not busy[node]:
-                    node += 1
-            if node == end:  # consecutive idle nodes
-                for node in range(first, end):
-                    busy[node] = 1
-                self._lowest = end
+            idle, lo = self._idle, self._lo
+            first, last = idle[lo], idle[lo + count - 1]
+            if last - first == count - 1:  # ascending distinct ids: consecutive
+                self._lo = lo + count
                 self._free -= count
                 if self._changes is not None:
-                    self._changed(job, self._node_ids[first:end])
+                    self._changed(job, self._node_ids[first : last + 1])
                 return _run(first, count, self._cpn)
         return _listed(self._take(job, count), self._cpn)
 
@@ -672,30 +669,19 @@ class _WholeNodes:
         every start."""
         return self._free
 
-    @cython.boundscheck(False)  # every index below is a node id
-    @cython.wraparound(False)
-    @cython.locals(
-        first=cython.Py_ssize_t,
-        count=cython.Py_ssize_t,
-        node=cython.Py_ssize_t,
-        ids=list,
-        holders=dict,
-        busy=cython.uchar[::1],
-    )
+    @cython.locals(first=cython.Py_ssize_t, count=cython.Py_ssize_t, ids=list, holders=dict)
     def release_nodes(self, job: int, allocation: Allocation) -> None:
         """`release`: the nodes of `allocation` become idle (a run of `allocate_cores`, held by
         the engine alone, straight from its two numbers)."""
         ids, holders = allocation._ids, self._holders
         if ids is None and allocation._first != EMPTY and not (holders and job in holders):
-            first, count, busy = allocation._first, allocation._count, self._busy
-            for node in range(first, first + count):
-                busy[node] = 0
-            self._lowest = min(self._lowest, first)
+            first, count = allocation._first, allocation._count
+            self._return_idle(self._node_ids, first, count, True)
             self._free += count
             if self._changes is not None:
                 self._changed(EMPTY, self._node_ids[first : first + count])
             return
-        self._give_back(job, allocation.node_ids if ids is None else ids)
+        self._give_back(job, allocation.node_ids if ids is None else ids, allocation._sorted)
 
     def _hold(self, job: int, chosen: list[int]) -> None:
         """`job` (or a reservation) now holds the nodes `chosen` too: the count, holders and
@@ -715,13 +701,15 @@ class _WholeNodes:
             self._holders[job] = [node for node in held if node not in gone]
         self._changed(EMPTY, chosen)
 
-    @cython.locals(chosen=list)
+    @cython.locals(lo=cython.Py_ssize_t, end=cython.Py_ssize_t, chosen=list)
     def _take(self, job: int, count: int) -> list[int]:
-        """`job` takes the lowest `count` idle nodes (as many are free)."""
-        chosen = _lowest_idle(self._busy, self._node_ids, self._lowest, count)
-        _mark(self._busy, chosen, 1)
-        if count:  # no idle node below the last one taken
-            self._lowest = chosen[count - 1] + 1
+        """`job` takes the lowest `count` idle nodes (as many are free): they stay in the idle list
+        as stale entries before `_lo`, so a start moves no other entry of the list (deleting them
+        would shift every idle node above, thousands on CEA-Curie, at every start)."""
+        lo = self._lo
+        end = lo + count
+        chosen = self._idle[lo:end]
+        self._lo = end
         if self._running is None:
             self._hold(job, chosen)
         else:  # a start through `allocate_cores`: the engine's allocation of the job holds them
@@ -729,10 +717,47 @@ class _WholeNodes:
             self._changed(job, chosen)
         return chosen
 
-    def _give_back(self, job: int, chosen: list[int]) -> None:
-        """`job` gives its nodes `chosen` back: they are idle again."""
-        self._lowest = min(self._lowest, _mark(self._busy, chosen, 0))
+    def _give_back(self, job: int, chosen: list[int], ascending: bool) -> None:
+        """`job` gives its nodes `chosen` back to the idle list (`ascending`: known to ascend)."""
+        self._return_idle(chosen, 0, len(chosen), ascending)
         self._unhold(job, chosen)
+
+    @cython.boundscheck(False)  # the copy below stays within the list
+    @cython.wraparound(False)
+    @cython.locals(
+        idle=list,
+        lo=cython.Py_ssize_t,
+        at=cython.Py_ssize_t,
+    )
+    def _return_idle(self, chosen: list[int], begin: int, count: int, ascending: bool) -> None:
+        """The nodes `chosen[begin : begin + count]` join the idle list. Below every idle node,
+        they fill the stale room before `_lo` (no shift of the list); elsewhere,
+        `insert_nodes`, after dropping the stale entries once they outnumber the idle ones (so
+        the list holds at most about twice the nodes)."""
+        idle, lo = self._idle, self._lo
+        if (
+            0 < count <= lo
+            and (lo == len(idle) or idle[lo] > chosen[begin + count - 1])
+            and (ascending or _ascending(chosen))
+        ):
+            lo -= count
+            for at in range(count):  # compiled: item by item beats a slice assignment's setup
+                idle[lo + at] = chosen[begin + at]
+            self._lo = lo
+            return
+        if lo and 2 * lo > len(idle):
+            del idle[:lo]
+            lo = self._lo = 0
+        if begin or count != len(chosen):
+            chosen = chosen[begin : begin + count]
+        insert_nodes(idle, chosen, ascending, lo)
+
+    def _compact(self) -> list[int]:
+        """The idle list without its stale entries (for the reads and edits that index it)."""
+        if self._lo:
+            del self._idle[: self._lo]
+            self._lo = 0
+        return self._idle
 
     def _changed(self, owner: int, ids: list[int]) -> None:
         changes = self._changes
@@ -743,55 +768,14 @@ class _WholeNodes:
                 self._changes = None
 
 
-@cython.cfunc
-@cython.boundscheck(False)  # every index below is a node id
-@cython.wraparound(False)
-@cython.locals(
-    busy=cython.uchar[::1],
-    node_ids=list,
-    low=cython.Py_ssize_t,
-    count=cython.Py_ssize_t,
-    node=cython.Py_ssize_t,
-)
-def _lowest_idle(busy, node_ids: list[int], low: int, count: int) -> list[int]:
-    """The lowest `count` idle nodes from node `low` on (fewer if fewer are idle), ascending."""
-    ids: list[int] = []
-    node = low
-    while len(ids) < count and node < len(busy):
-        if not busy[node]:
-            ids.append(node_ids[node])
-        node += 1
-    return ids
-
-
-@cython.cfunc
-@cython.boundscheck(False)  # every index below is a node id
-@cython.wraparound(False)
-@cython.locals(
-    busy=cython.uchar[::1],
-    ids=list,
-    held=cython.uchar,
-    node=cython.Py_ssize_t,
-    lowest=cython.Py_ssize_t,
-)
-def _mark(busy, ids: list[int], held: int) -> int:
-    """Mark the nodes `ids` held (1) or idle (0); their lowest id (the node count if none)."""
-    lowest = len(busy)
-    for item in ids:
-        node = item
-        busy[node] = held
-        lowest = min(lowest, node)
-    return lowest
-
-
 class CompactAllocator(_WholeNodes, Allocator):
     """Whole idle nodes, ceil(cores / cores_per_node) of them, lowest ids first (thesis §5.1).
 
-    The idle nodes are a byte per node (1: held) and the id below which none is idle; a start or
-    an end marks its nodes, without moving other entries. Each holder's node ids are a list; the
-    node state is brought up to date only when someone reads `state`: from the changes since the
-    last read, or, after more than WRITE_BEHIND of them, rebuilt from the holders. A run nobody
-    inspects node by node does no node state work per job."""
+    The idle node ids are a sorted list from an offset on (the lowest ids are the slice at the
+    offset; a start moves the offset past them, `_take`) and each holder's node ids a list; the node
+    state is brought up to date only when someone reads `state`: from the changes since the last
+    read, or, after more than WRITE_BEHIND of them, rebuilt from the holders. A run nobody inspects
+    node by node does no node state work per job."""
 
     slots = 1
 
@@ -801,8 +785,8 @@ class CompactAllocator(_WholeNodes, Allocator):
         # cores of each node by id on a platform of several node types (a held node's cores)
         self._full = None if platform.uniform else _cores_of_nodes(platform)
         self._node_ids = list(range(platform.nodes))
-        self._busy = bytearray(platform.nodes)
-        self._lowest = 0
+        self._idle = list(self._node_ids)
+        self._lo = 0
         self._free = platform.nodes
         self._holders: dict[int, list[int]] = {}  # job or reservation key -> its node ids
         self._running, self._allocations = None, None  # the engine's, in `direct_entry`
@@ -849,16 +833,12 @@ class CompactAllocator(_WholeNodes, Allocator):
     def free_cores(self) -> int:
         if self.platform.uniform:
             return self._free * self._cpn
-        end, free = 0, 0
-        for group in self.platform.node_groups:  # the nodes of a type: consecutive ids
+        idle, end, free = self._compact(), 0, 0
+        for group in self.platform.node_groups:  # the idle nodes of a type: a slice of the list
             begin, end = end, end + group.nodes
-            free += self._idle_between(begin, end) * group.cores_per_node
+            idle_here = bisect.bisect_left(idle, end) - bisect.bisect_left(idle, begin)
+            free += idle_here * group.cores_per_node
         return free
-
-    def _idle_between(self, low: int, high: int) -> int:
-        """How many of the nodes `low` to `high - 1` are idle."""
-        held = np.frombuffer(self._busy, dtype=np.uint8)[low:high]
-        return high - low - int(np.count_nonzero(held))
 
     def static_units(self, cores: np.ndarray) -> np.ndarray:
         if self.needs is not None:
@@ -879,7 +859,10 @@ class CompactAllocator(_WholeNodes, Allocator):
     def free_in(self, pool: int) -> int:
         """Idle nodes of node type `pool`."""
         assert self.needs is not None
-        return self._idle_between(int(self.needs.starts[pool]), int(self.needs.ends[pool]))
+        idle = self._compact()
+        return bisect.bisect_left(idle, int(self.needs.ends[pool])) - bisect.bisect_left(
+            idle, int(self.needs.starts[pool])
+        )
 
     @property
     def pool_sizes(self) -> list[int]:
@@ -889,10 +872,12 @@ class CompactAllocator(_WholeNodes, Allocator):
     def pool_allocation(self, pool: int, count: int) -> Allocation | None:
         """The lowest `count` idle nodes of node type `pool`, or None if fewer are idle."""
         assert self.needs is not None
-        ids = _lowest_idle(self._busy, self._node_ids, int(self.needs.starts[pool]), count)
-        if len(ids) < count or (count and ids[-1] >= int(self.needs.ends[pool])):
+        idle = self._compact()
+        first = bisect.bisect_left(idle, int(self.needs.starts[pool]))
+        end = first + count
+        if end > len(idle) or idle[end - 1] >= int(self.needs.ends[pool]):
             return None
-        return Allocation(ids, self.platform.node_groups[pool].cores_per_node)
+        return Allocation(idle[first:end], self.platform.node_groups[pool].cores_per_node)
 
     def pool_of_node(self, node: int) -> int:
         """The node type of `node`."""
@@ -904,47 +889,59 @@ class CompactAllocator(_WholeNodes, Allocator):
         found = self._eligible(job)
         if found is None:
             return None
-        return self.pool_of_node(found[0][0]), len(found[0])
+        return self.pool_of_node(self._idle[found[0]]), found[1] - found[0]
 
-    def _eligible(self, job: int) -> tuple[list[int], int] | None:
-        """The job's nodes and their cores per node: the lowest idle nodes of the first node type
-        that can run the job and has enough of them idle (`cosched.simulator.resources`); None if
-        no type has."""
+    def _eligible(self, job: int) -> tuple[int, int, int] | None:
+        """Where in the idle list the job's nodes are, and their cores per node: the lowest idle
+        nodes of the first node type that can run the job and has enough of them idle
+        (`cosched.simulator.resources`); None if no type has."""
         assert self.needs is not None  # called only where resources matter
+        idle = self._compact()
         for low, high, count, cores in self.needs.options[job]:
-            ids = _lowest_idle(self._busy, self._node_ids, low, count)
-            if len(ids) == count and (not count or ids[-1] < high):
-                return ids, cores
+            first = bisect.bisect_left(idle, low)
+            end = first + count
+            if end <= len(idle) and idle[end - 1] < high:
+                return first, end, cores
         return None
 
     def find(self, engine, job: int) -> Allocation | None:
         if self.needs is not None:
             found = self._eligible(job)
-            return None if found is None else Allocation(*found)
+            return None if found is None else Allocation(self._idle[found[0] : found[1]], found[2])
         count = -(-engine.cores[job] // self._cpn)
         if count > self._free:
             return None
-        return Allocation(_lowest_idle(self._busy, self._node_ids, self._lowest, count), self._cpn)
+        return Allocation(self._idle[self._lo : self._lo + count], self._cpn)
 
-    @cython.locals(self=_WholeNodes, chosen=list)
+    @cython.locals(self=_WholeNodes, first=cython.Py_ssize_t, end=cython.Py_ssize_t, idle=list)
     def allocate(self, engine, job: int) -> Allocation | None:
         if self.needs is None:
             return self.allocate_cores(job, engine.cores[job])
         found = self._eligible(job)
         if found is None:
             return None
-        chosen, cores = found
-        _mark(self._busy, chosen, 1)
+        first, end, cores = found
+        idle = self._idle
+        chosen = idle[first:end]
+        del idle[first:end]
         self._hold(job, chosen)
         return _listed(chosen, cores)
 
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
-        idle = np.flatnonzero(np.frombuffer(self._busy, dtype=np.uint8) == 0)
-        return idle[:limit].astype(np.int64)
+        lo = self._lo
+        return np.array(self._idle[lo : None if limit is None else lo + limit], dtype=np.int64)
 
     def commit(self, job: int, allocation: Allocation) -> None:
-        chosen = allocation.node_ids
-        _mark(self._busy, chosen, 1)
+        idle, chosen = self._compact(), allocation.node_ids
+        first = bisect.bisect_left(idle, chosen[0]) if chosen else 0
+        if idle[first : first + len(chosen)] == chosen:  # a run of idle nodes (the usual choice)
+            del idle[first : first + len(chosen)]
+        elif len(chosen) > BULK_NODES:  # one pass over the list beats many deletions in its middle
+            taken = set(chosen)
+            idle[:] = [node for node in idle if node not in taken]
+        else:
+            for node in chosen:
+                del idle[bisect.bisect_left(idle, node)]
         self._hold(job, chosen)
 
     @cython.locals(self=_WholeNodes)

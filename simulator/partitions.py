@@ -254,6 +254,7 @@ class PartitionAllocator(CompactAllocator):
         self._pool_partition = [partition for partition, _, _ in pools]
         # idle nodes of no partition (only reservations take them)
         self._outside = [node for node, pool in enumerate(self._node_pool) if pool < 0]
+        self._idle = []  # the pools' lists replace the whole machine's idle list
         per_node = [group.cores_per_node for group in platform.node_groups]
         self._pool_cores = [per_node[kind] for kind in self.pool_type]
         # per partition: its idle nodes
