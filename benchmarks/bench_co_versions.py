@@ -36,7 +36,6 @@ from pathlib import Path
 from data_paths import SHARED_DATA
 
 SWF = SHARED_DATA / "swf"
-SDSC_SP2 = SWF / "SDSC-SP2-1998-4.2-cln.swf.gz"
 RICC = SWF / "RICC-2010-2.swf.gz"
 CO_SCHEDULERS = ("easy", "easy-co", "filler")
 CO_RATIO_TARGET = 3.0  # co-scheduler time / plain EASY time, same version
@@ -44,38 +43,15 @@ RICC_TARGET = 10.0  # seconds of simulation
 THESIS_TARGET = 10.0  # seconds of the whole command with 2 workers
 CASES = ("sdsc-co", "ricc", "thesis")
 
-# one co-scheduled SDSC-SP2 run in a fresh process: prints {"wall": ..., "cpu": ...}
-PROBE = """
-import dataclasses, json, sys, time, warnings
-import numpy as np
-from cosched.simulator.engine import simulate
-from cosched.simulator.platform import Platform
-from cosched.simulator.workload import load_workload
-from cosched.theory.heatmap import read_heatmap
-warnings.simplefilter("ignore")
-trace, scheduler, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
-platform = Platform(64, 2, 1, name="sdsc-sp2-pairs")
-workload = load_workload(trace, max_cores=platform.total_cores)
-if limit:
-    workload = workload.head(limit)
-heatmap = read_heatmap("aris-nas", default=1.0)
-draw = np.random.default_rng(1).integers(0, len(heatmap), len(workload))
-apps = np.array(heatmap.applications, dtype=object)[draw]
-workload = dataclasses.replace(workload, app=apps)
-clock = time.process_time()
-result = simulate(workload, platform, scheduler, heatmap=None if scheduler == "easy" else heatmap)
-cpu = time.process_time() - clock
-print(json.dumps({"wall": result.wall_seconds, "cpu": cpu}))
-"""
+PROBE = Path(__file__).with_name("probe_loop.py")  # one run in a fresh process
 
 
 def probe(python: str, scheduler: str, limit: int) -> dict:
     done = subprocess.run(
-        [python, "-c", PROBE, str(SDSC_SP2), scheduler, str(limit)],
+        [python, str(PROBE), scheduler, "sdsc-co", "--limit", str(limit), "--json"],
         check=True,
         capture_output=True,
         text=True,
-        cwd=tempfile.gettempdir(),  # not the checkout: `-c` would import its files
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
