@@ -36,6 +36,9 @@ cdef class Allocation:
     cdef int _count  # a run's node count
 
 
+cpdef _listed(ids, cores)  # also the co-location allocator's (colocation.pxd)
+
+
 cdef class _WholeNodes:
     cdef public object _cpn  # cores per node (one node type)
     # idle node ids, ascending, from `_lo` on: the entries before `_lo` are stale (see `_take`)

@@ -136,30 +136,32 @@ class NodeState:
         slots=list,
         slot=list,
         ids=list,
-        idle=list,
         were_idle=list,
         were_partly=list,
         now_partly=list,
         others=list,
         placed=cython.bint,
+        ascending=cython.bint,
         step=cython.Py_ssize_t,
         empty=cython.Py_ssize_t,
         limit=cython.Py_ssize_t,
         other=cython.Py_ssize_t,
+        previous=cython.Py_ssize_t,
     )
     def occupy(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         """`job` (or a reservation key) takes `cores` cores and a free slot on each of `nodes`."""
         used, full, slots = self._used, self._cores, self._occupants
         ids = nodes if isinstance(nodes, list) else nodes.tolist()
-        idle = self.idle_ids
         self._arrays = None
-        if ids == idle[: len(ids)]:  # the lowest idle nodes, the usual choice: no neighbours
+        if _leading(self.idle_ids, ids):  # the lowest idle nodes, the usual choice: no neighbours
             self._occupy_lowest_idle(job, ids, cores)
             return
         were_idle, were_partly, now_partly, others = [], [], [], []
         step, empty = cores, EMPTY  # compiled: C integers, compared without objects
+        previous, ascending = EMPTY, True
         for item in ids:
             node = item
+            ascending, previous = ascending and previous < node, node
             before = used[node]
             after = used[node] = before + step
             limit = full[node]
@@ -176,32 +178,31 @@ class NodeState:
                     slot[node], placed = job, True
                 elif other > empty:
                     others.append(slot[node])
-        _remove(idle, were_idle)
-        _remove(self.partly_used_ids, were_partly)
-        insert_nodes(self.partly_used_ids, now_partly)
-        self.idle = len(idle)
+        _remove(self.idle_ids, were_idle, ascending)
+        _remove(self.partly_used_ids, were_partly, ascending)
+        insert_nodes(self.partly_used_ids, now_partly, ascending)
+        self.idle = len(self.idle_ids)
         self._share(job, others, 1)
 
-    @cython.locals(used=list, first=list, count=cython.Py_ssize_t, node=cython.Py_ssize_t)
+    @cython.locals(
+        used=list, first=list, full=list, count=cython.Py_ssize_t, node=cython.Py_ssize_t
+    )
     def _occupy_lowest_idle(self, job: int, ids: list[int], cores: int) -> None:
-        """`occupy` on `ids`, the lowest idle nodes."""
+        """`occupy` on `ids`, the lowest idle nodes (ascending, every slot free)."""
         used, first, count = self._used, self._occupants[0], len(ids)
         del self.idle_ids[:count]
         self.idle = len(self.idle_ids)
-        if count > 1 and ids[-1] - ids[0] == count - 1:  # a run of node ids: slices
-            used[ids[0] : ids[-1] + 1] = [cores] * count
-            first[ids[0] : ids[-1] + 1] = [job] * count
-        else:
-            for node in ids:
-                used[node] = cores
-                first[node] = job
+        for item in ids:  # compiled: item by item beats slice assignments of new lists
+            node = item
+            used[node] = cores
+            first[node] = job
         cpn = self.cores_per_node
         if isinstance(cpn, int):
             if cores < cpn:
-                insert_nodes(self.partly_used_ids, ids)
+                insert_nodes(self.partly_used_ids, ids, True)
         else:
             full = self._cores
-            insert_nodes(self.partly_used_ids, [node for node in ids if cores < full[node]])
+            insert_nodes(self.partly_used_ids, [node for node in ids if cores < full[node]], True)
 
     @cython.locals(
         node=cython.Py_ssize_t,
@@ -217,11 +218,13 @@ class NodeState:
         others=list,
         alone=cython.bint,
         cleared=cython.bint,
+        ascending=cython.bint,
         step=cython.Py_ssize_t,
         empty=cython.Py_ssize_t,
         mine=cython.Py_ssize_t,
         limit=cython.Py_ssize_t,
         other=cython.Py_ssize_t,
+        previous=cython.Py_ssize_t,
     )
     def vacate(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         """`job` (or a reservation key) gives back its `cores` cores and its slot on `nodes`."""
@@ -230,8 +233,10 @@ class NodeState:
         alone = job not in self.shared  # no job beside it on any node: no neighbour to count out
         self._arrays = None
         step, empty, mine = cores, EMPTY, job  # compiled: C integers, compared without objects
+        previous, ascending = EMPTY, True
         for item in nodes if isinstance(nodes, list) else nodes.tolist():
             node = item
+            ascending, previous = ascending and previous < node, node
             before = used[node]
             after = used[node] = before - step
             limit = full[node]
@@ -245,14 +250,14 @@ class NodeState:
             for slot in slots:
                 other = slot[node]
                 if other == mine and not cleared:
-                    slot[node], cleared = EMPTY, True
+                    slot[node], cleared = empty, True
                     if alone:
                         break
                 elif other > empty and not alone:
                     others.append(slot[node])
-        _remove(self.partly_used_ids, were_partly)
-        insert_nodes(self.partly_used_ids, now_partly)
-        insert_nodes(self.idle_ids, now_idle)
+        _remove(self.partly_used_ids, were_partly, ascending)
+        insert_nodes(self.partly_used_ids, now_partly, ascending)
+        insert_nodes(self.idle_ids, now_idle, ascending)
         self.idle = len(self.idle_ids)
         if not alone:
             self._share(job, others, -1)
@@ -364,17 +369,18 @@ class NodeState:
     kept=cython.Py_ssize_t,
     gone=cython.Py_ssize_t,
 )
-def _remove(ids: list[int], nodes: list[int]) -> None:
-    """Remove `nodes` from the ascending list `ids`."""
+def _remove(ids: list[int], nodes: list[int], ascending: bool = False) -> None:
+    """Remove `nodes` from the ascending list `ids` (`ascending`: `nodes` are known to ascend)."""
     count = len(nodes)
     if not count:
         return
-    if ids[:count] == nodes:  # the lowest ones, the usual choice
+    if _leading(ids, nodes):  # the lowest ones, the usual choice
         del ids[:count]
     elif count == 1:
         del ids[int_position(ids, nodes[0], 0, len(ids), False)]
     else:  # one merge of the two ascending lists, from the first node removed
-        nodes = sorted(nodes)
+        if not ascending:
+            nodes = sorted(nodes)
         kept = int_position(ids, nodes[0], 0, len(ids), False)
         gone = 0
         for at in range(kept, len(ids)):
@@ -385,6 +391,19 @@ def _remove(ids: list[int], nodes: list[int]) -> None:
                 ids[kept] = node
                 kept += 1
         del ids[kept:]
+
+
+@cython.cfunc
+@cython.locals(ids=list, nodes=list, at=cython.Py_ssize_t, node=cython.Py_ssize_t)
+def _leading(ids: list[int], nodes: list[int]) -> bool:
+    """True if `nodes` are the first entries of `ids` (compiled: compared in place, no slice)."""
+    if len(nodes) > len(ids):
+        return False
+    for at in range(len(nodes)):  # noqa: SIM110  (compiled: a C loop, no generator)
+        node = nodes[at]
+        if ids[at] != node:
+            return False
+    return True
 
 
 def _cores_of_nodes(platform: Platform) -> np.ndarray:
@@ -459,7 +478,7 @@ class Allocation:
         return f"Allocation(nodes={self.node_ids}, cores={self._cores})"
 
 
-@cython.cfunc
+@cython.ccall
 @cython.locals(made=Allocation)
 def _listed(ids: list[int], cores: int) -> Allocation:
     """``Allocation(ids, cores)`` for an ascending list of node ids, made without the call of a

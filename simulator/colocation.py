@@ -43,7 +43,7 @@ except ModuleNotFoundError:
 
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
-from cosched.simulator.allocators import Allocation, Allocator, NodeState
+from cosched.simulator.allocators import Allocation, Allocator, NodeState, _listed
 from cosched.simulator.platform import Platform
 from cosched.simulator.resources import per_node_use
 from cosched.theory.heatmap import Heatmap, MissingPairsWarning
@@ -96,6 +96,13 @@ def alone_speedup_value(text: str | float | None) -> str | float | None:
     return value
 
 
+@cython.cfunc
+@cython.locals(allocation=Allocation)
+def _node_ids(allocation: Allocation) -> list[int]:
+    """`allocation.node_ids`, its list read as a C field where it has one."""
+    return allocation.node_ids if allocation._ids is None else allocation._ids
+
+
 @cython.cclass
 class _HalfNodes:
     """What the co-location allocator reads at every start attempt and updates at every start and
@@ -114,6 +121,14 @@ class _HalfNodes:
     _compact_nodes = cython.declare(list, visibility="public")
     _hinted = cython.declare(object)  # the engine (or view) whose hints `_placement` holds
     _placement = cython.declare(object)
+    # with memory or GPUs (`needs`): per job, its cores and its memory and GPUs on each spread node;
+    # per node, the memory and GPUs its jobs use (`_sharable`, `_account`)
+    platform = cython.declare(object, visibility="public")
+    _job_cores = cython.declare(list, visibility="public")
+    _memory_use = cython.declare(list, visibility="public")
+    _gpu_use = cython.declare(list, visibility="public")
+    memory_used = cython.declare(object, visibility="public")
+    gpus_used = cython.declare(object, visibility="public")
 
     @cython.ccall
     def is_compact(self, engine, job: int) -> bool:
@@ -137,22 +152,22 @@ class _HalfNodes:
             count = self._compact_nodes[job]
             if count > state.idle:
                 return None
-            return Allocation(idle[:count], self._cpn)
+            return _listed(idle[:count], self._cpn)
         count = self._spread_halves[job]
         shared = self.free_halves - 2 * state.idle  # nodes with exactly one free half
         if count > state.idle + shared:
             return None
         if self.prefer == "idle":
             if count <= len(idle):
-                return Allocation(idle[:count], self.half)
-            half_full = self._sharable(job, state.partly_used_ids)  # type: ignore[attr-defined]
+                return _listed(idle[:count], self.half)
+            half_full = self._sharable(job, state.partly_used_ids)
             if count > len(idle) + len(half_full):
                 return None
             nodes = idle + half_full[: count - len(idle)]
         else:
-            half_full = self._sharable(job, state.partly_used_ids)  # type: ignore[attr-defined]
+            half_full = self._sharable(job, state.partly_used_ids)
             if count <= len(half_full):
-                return Allocation(half_full[:count], self.half)
+                return _listed(half_full[:count], self.half)
             if count > len(idle) + len(half_full):
                 return None
             nodes = half_full + idle[: count - len(half_full)]
@@ -167,24 +182,47 @@ class _HalfNodes:
         return allocation
 
     @cython.ccall
-    @cython.locals(state=NodeState, ids=list, cores=cython.Py_ssize_t)
+    @cython.locals(state=NodeState, ids=list, cores=cython.Py_ssize_t, allocation=Allocation)
     def commit(self, job: int, allocation: Allocation) -> None:
-        ids, cores, state = allocation.node_ids, allocation.cores, self.state
+        ids, cores, state = _node_ids(allocation), allocation._cores, self.state
         state.occupy(job, ids, cores)  # `Allocator.commit`, without a call of the base class
         self.free_halves -= len(ids) * (cores // self.half)
         self._free_cores -= len(ids) * cores
         if self.needs is not None:
-            self._account(job, allocation, 1)  # type: ignore[attr-defined]
+            self._account(job, allocation, 1)
 
     @cython.ccall
-    @cython.locals(state=NodeState, ids=list, cores=cython.Py_ssize_t)
+    @cython.locals(state=NodeState, ids=list, cores=cython.Py_ssize_t, allocation=Allocation)
     def release(self, job: int, allocation: Allocation) -> None:
-        ids, cores, state = allocation.node_ids, allocation.cores, self.state
+        ids, cores, state = _node_ids(allocation), allocation._cores, self.state
         state.vacate(job, ids, cores)  # `Allocator.release`, without a call of the base class
         self.free_halves += len(ids) * (cores // self.half)
         self._free_cores += len(ids) * cores
         if self.needs is not None:
-            self._account(job, allocation, -1)  # type: ignore[attr-defined]
+            self._account(job, allocation, -1)
+
+    @cython.ccall
+    def _sharable(self, job: int, half_full: list[int]) -> list[int]:
+        """The half-full nodes where the job's memory and GPUs fit beside their occupant's."""
+        if self.needs is None:
+            return half_full
+        group, nodes = self.platform.node_groups[0], np.array(half_full, dtype=np.int64)
+        fits = self.gpus_used[nodes] + self._gpu_use[job] <= group.gpus_per_node
+        if group.memory_per_node is not None:
+            room = group.memory_per_node * (1 + MEMORY_TOLERANCE)
+            fits &= self.memory_used[nodes] + self._memory_use[job] <= room
+        return nodes[fits].tolist()
+
+    @cython.ccall
+    def _account(self, job: int, allocation: Allocation, sign: int) -> None:
+        """Add (sign 1) or remove (-1) the job's memory and GPUs on its nodes."""
+        needs, nodes = self.needs, allocation.nodes
+        assert needs is not None  # called only with resources
+        memory = 0.0 if needs.memory is None else float(needs.memory[job])
+        gpus = 0 if needs.gpus is None else int(needs.gpus[job])
+        _, memory_use, gpu_use = per_node_use(self._job_cores[job], memory, gpus, nodes.size)
+        self.memory_used[nodes] += sign * memory_use
+        self.gpus_used[nodes] += sign * gpu_use
 
     @cython.ccall
     def free_units(self) -> int:
@@ -230,8 +268,6 @@ class CoLocationAllocator(_HalfNodes, Allocator):
         # its memory or GPUs not fitting half nodes) and the whole nodes it holds compact
         self._spread_halves: list[int] = []
         self._compact_nodes: list[int] = []
-        # with memory or GPUs (`needs`): per job, its memory and GPUs on each spread node; per
-        # node, the memory and GPUs its jobs use
         self._memory_use: list[float] = []
         self._gpu_use: list[int] = []
         self._job_cores: list[int] = []
@@ -294,27 +330,6 @@ class CoLocationAllocator(_HalfNodes, Allocator):
 
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
         return np.array(self.state.idle_ids[:limit], dtype=np.int64)
-
-    def _sharable(self, job: int, half_full: list[int]) -> list[int]:
-        """The half-full nodes where the job's memory and GPUs fit beside their occupant's."""
-        if self.needs is None:
-            return half_full
-        group, nodes = self.platform.node_groups[0], np.array(half_full, dtype=np.int64)
-        fits = self.gpus_used[nodes] + self._gpu_use[job] <= group.gpus_per_node
-        if group.memory_per_node is not None:
-            room = group.memory_per_node * (1 + MEMORY_TOLERANCE)
-            fits &= self.memory_used[nodes] + self._memory_use[job] <= room
-        return nodes[fits].tolist()
-
-    def _account(self, job: int, allocation: Allocation, sign: int) -> None:
-        """Add (sign 1) or remove (-1) the job's memory and GPUs on its nodes."""
-        needs, nodes = self.needs, allocation.nodes
-        assert needs is not None  # called only with resources
-        memory = 0.0 if needs.memory is None else float(needs.memory[job])
-        gpus = 0 if needs.gpus is None else int(needs.gpus[job])
-        _, memory_use, gpu_use = per_node_use(self._job_cores[job], memory, gpus, nodes.size)
-        self.memory_used[nodes] += sign * memory_use
-        self.gpus_used[nodes] += sign * gpu_use
 
 
 @cython.cclass
