@@ -7,7 +7,7 @@ from cosched.simulator.view cimport Clock, ReadOnlyColumn, SortedColumn, Starter
 cpdef object start_each(object jobs, Starter starter, object table)
 cpdef object queue_slice(object queue, Py_ssize_t start, Py_ssize_t stop)
 cdef object _backfill(
-    object candidates, object units, object duration, long long[::1] sizes, Py_ssize_t free,
+    list candidates, object units, object duration, long long[::1] sizes, Py_ssize_t free,
     double now, double shadow, Py_ssize_t extra, object start
 )
 

@@ -219,7 +219,13 @@ def easy_backfill(
 
     `start(job)` starts a job and returns the units free afterwards, or None if it did not start;
     this is the only EASY pass: the engine's schedulers and the ElastiSim policies both call it."""
-    _backfill(candidates, units, duration, None, free, now, shadow, extra, start)
+    _backfill(_listed(candidates), units, duration, None, free, now, shadow, extra, start)
+
+
+@cython.cfunc
+def _listed(candidates: Iterable[int]) -> list[int]:
+    """`candidates` as a list (the EASY loop walks a list in C): itself if it is one."""
+    return candidates if isinstance(candidates, list) else list(candidates)
 
 
 @cython.boundscheck(False)  # the candidates are jobs: indices within the tables
@@ -228,7 +234,7 @@ def easy_backfill(
     size=cython.Py_ssize_t, length=cython.double, short=cython.bint, job=cython.Py_ssize_t
 )
 def _backfill(
-    candidates: Iterable[int],
+    candidates: list[int],
     units: PerJob[int],
     duration: PerJob[float],
     sizes: Any,
@@ -340,7 +346,8 @@ class EasyBackfill:
         if free == 0:
             return
         now = self._clock.now if self._clock is not None else engine.now
-        _backfill(candidates, units, self._durations, self._sizes, free, now, shadow, spare, self)
+        jobs = _listed(candidates)
+        _backfill(jobs, units, self._durations, self._sizes, free, now, shadow, spare, self)
 
     def __call__(self, job: int) -> int | None:
         """Start `job` (as `easy_backfill` asks): the units free afterwards, None if it did not
