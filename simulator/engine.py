@@ -152,6 +152,7 @@ class _LoopState(Clock):
     _updated = cython.declare(cython.double[::1])
     _predicted_end = cython.declare(cython.double[::1])
     units_table = cython.declare(list, visibility="public")  # None without a static table
+    unit_counts = cython.declare(object, visibility="public")  # units_table as array('q'), typed
     waiting_units = cython.declare(object, visibility="public")  # None without a static table
     models = cython.declare(list, visibility="public")  # None when every job is plain rigid
     # queues, events and hooks
@@ -231,6 +232,7 @@ class Engine(_LoopState):
         self.held = [0] * jobs
         table = self.allocator.static_units(workload.cores)
         self.units_table = None if table is None else table.tolist()
+        self.unit_counts = None if table is None else array("q", self.units_table)
         self.waiting_units = None if table is None else SortedColumn("waiting_units")
         self.placement: list[str | None] = [None] * jobs
         self.speed, self.rate = [1.0] * jobs, [1.0] * jobs
@@ -528,12 +530,11 @@ class Engine(_LoopState):
             return
         self.placement[job] = placement
         self.changes += 1
-        table = self.units_table
-        if table is not None:
+        if self.units_table is not None:
             queued = self.state[job] == WAITING
             if queued:
                 self._unqueue(job)
-            table[job] = self.allocator.units(self, job)
+            self.units_table[job] = self.unit_counts[job] = self.allocator.units(self, job)
             if queued:
                 self._queue(job)
 
@@ -572,15 +573,13 @@ class Engine(_LoopState):
 
     def _queue(self, job: int) -> None:
         """`job` enters the queue: its units join `waiting_units`."""
-        if self.waiting_units is not None:
-            assert self.units_table is not None  # waiting_units exists with the table only
+        if self.waiting_units is not None:  # (with the units table only)
             insert_sorted(self.waiting_units, self.units_table[job])
 
     def _unqueue(self, job: int) -> None:
         """`job` leaves the queue: its units leave `waiting_units`."""
         units = self.waiting_units
         if units is not None:
-            assert self.units_table is not None
             remove_sorted(units, self.units_table[job])
 
     # --- progress bookkeeping ---------------------------------------------------------------------

@@ -6,6 +6,10 @@ from cosched.simulator.view cimport Clock, ReadOnlyColumn, SortedColumn, Starter
 
 cpdef object start_each(object jobs, Starter starter, object table)
 cpdef object queue_slice(object queue, Py_ssize_t start, Py_ssize_t stop)
+cdef object _backfill(
+    list candidates, object units, object duration, long long[::1] sizes, Py_ssize_t free,
+    double now, double shadow, Py_ssize_t extra, object start
+)
 
 cdef class EasyBackfill:
     cdef readonly object view  # the view it reads and acts through
@@ -18,6 +22,7 @@ cdef class EasyBackfill:
     cdef object _eligible
     cdef object _by_end
     cdef Clock _clock
+    cdef long long[::1] _sizes  # the engine's typed units table, or None
 
     cpdef object run(self, object head, object candidates)
     cpdef object started(self, object job)

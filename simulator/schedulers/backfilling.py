@@ -201,16 +201,8 @@ def shadow_time(
 
 
 @cython.ccall
-@cython.locals(
-    free=cython.Py_ssize_t,
-    extra=cython.Py_ssize_t,
-    size=cython.Py_ssize_t,
-    now=cython.double,
-    shadow=cython.double,
-    length=cython.double,
-    short=cython.bint,
-    job=cython.Py_ssize_t,
-)
+@cython.locals(free=cython.Py_ssize_t, extra=cython.Py_ssize_t, now=cython.double)
+@cython.locals(shadow=cython.double)
 def easy_backfill(
     candidates: Iterable[int],
     units: PerJob[int],
@@ -227,9 +219,39 @@ def easy_backfill(
 
     `start(job)` starts a job and returns the units free afterwards, or None if it did not start;
     this is the only EASY pass: the engine's schedulers and the ElastiSim policies both call it."""
+    _backfill(_listed(candidates), units, duration, None, free, now, shadow, extra, start)
+
+
+@cython.cfunc
+def _listed(candidates: Iterable[int]) -> list[int]:
+    """`candidates` as a list (the EASY loop walks a list in C): itself if it is one."""
+    return candidates if isinstance(candidates, list) else list(candidates)
+
+
+@cython.boundscheck(False)  # the candidates are jobs: indices within the tables
+@cython.wraparound(False)
+@cython.locals(
+    size=cython.Py_ssize_t, length=cython.double, short=cython.bint, job=cython.Py_ssize_t
+)
+def _backfill(
+    candidates: list[int],
+    units: PerJob[int],
+    duration: PerJob[float],
+    sizes: Any,
+    free: int,
+    now: float,
+    shadow: float,
+    extra: int,
+    start: Callable[[int], int | None],
+) -> None:
+    """`easy_backfill`, reading a job's units from `sizes` (the engine's typed table, read in C when
+    compiled) when it is given, else from `units`."""
     for candidate in candidates:
         job = candidate  # a C index (compiled) for the tables; `candidate` is what starts
-        size = units[job]
+        if sizes is None:  # noqa: SIM108  (compiled: a ternary would box the typed read)
+            size = units[job]
+        else:
+            size = sizes[job]
         if size > free:
             continue
         length = duration[job]  # a C double: the test below allocates no float
@@ -298,6 +320,11 @@ class EasyBackfill:
         # uses the end the engine will predict for the job once started (else a backfilled job
         # could delay the head); `queued_duration` is the estimates themselves without job models
         self._durations = _read(engine.queued_duration if durations is None else durations)
+        # the engine's units table as a typed array (`hint` keeps it with `units_table`): read in C
+        # (not with node types: the units counted are those of one pool, `_UnitsInPool`)
+        counts = getattr(self._clock, "unit_counts", None)
+        typed = counts is not None and table is not None and self._eligible is None
+        self._sizes = counts if typed else None
 
     @cython.ccall
     @cython.locals(free=cython.Py_ssize_t, now=cython.double)
@@ -319,7 +346,8 @@ class EasyBackfill:
         if free == 0:
             return
         now = self._clock.now if self._clock is not None else engine.now
-        easy_backfill(candidates, units, self._durations, free, now, shadow, spare, self)
+        jobs = _listed(candidates)
+        _backfill(jobs, units, self._durations, self._sizes, free, now, shadow, spare, self)
 
     def __call__(self, job: int) -> int | None:
         """Start `job` (as `easy_backfill` asks): the units free afterwards, None if it did not

@@ -177,6 +177,7 @@ class _RunPass(SchedulingPass):
     _scheduler = cython.declare(object)
     _queue = cython.declare(object)  # the view's queue, and the iterator over its live head
     _heads = cython.declare(object)
+    _column = cython.declare(SortedColumn)  # the queue if it is the engine's column, else None
     _waiting_units = cython.declare(SortedColumn)  # the engine's column (else None: no skip)
     _starter = cython.declare(Starter)  # the view's actions and table the in-order step reads
     _table = cython.declare(object)
@@ -208,6 +209,7 @@ class _RunPass(SchedulingPass):
     def __init__(self, scheduler: QueueScheduler, view: SchedulerView) -> None:
         self.view, self._scheduler, self._clock = view, scheduler, engine_clock(view)
         self._queue, self._heads = view.queue, queue_heads(view.queue)
+        self._column = view.queue if isinstance(view.queue, SortedColumn) else None
         units, table = view.waiting_units, view.units_table
         self._waiting_units = units if isinstance(units, SortedColumn) else None
         self._starter = Starter(view)  # starts in C on the engine's view
@@ -246,7 +248,7 @@ class _RunPass(SchedulingPass):
         if self._partitioned is not None:
             self._partitioned.schedule(view)
             return
-        if not len(self._queue):
+        if not self._queued():
             return
         if self._conservative is not None:
             scheduler._conservative_pass(view, self._conservative)
@@ -259,12 +261,12 @@ class _RunPass(SchedulingPass):
             return
         # a pass that changed nothing: the same state and queue would give the same decisions
         if self._changes_by_starts:  # it changed nothing if no job left the queue
-            waiting = len(self._queue)
+            waiting = self._queued()
             if self._idle and self._easy is not None and self._changes(view) == self._idle_changes:
                 self._backfill_arrivals()
             else:
                 self.scheduling_pass(view)
-            self._idle = len(self._queue) == waiting
+            self._idle = self._queued() == waiting
             if self._idle:
                 self._idle_changes = self._changes(view)
         else:
@@ -274,7 +276,17 @@ class _RunPass(SchedulingPass):
             else:
                 scheduler.scheduling_pass(view)
             self._idle, self._idle_changes = self._changes(view) == changes, changes
-        self._idle_waiting = len(self._queue)
+        self._idle_waiting = self._queued()
+
+    @cython.cfunc
+    @cython.locals(column=SortedColumn)
+    @cython.returns(cython.Py_ssize_t)
+    def _queued(self) -> int:
+        """``len(view.queue)``, read in C from the engine's column (no call to its ``__len__``)."""
+        column = self._column
+        if column is not None:
+            return len(column._items) - column._head
+        return len(self._queue)
 
     @cython.cfunc
     @cython.returns(cython.Py_ssize_t)
@@ -288,6 +300,8 @@ class _RunPass(SchedulingPass):
         return self._may_skip and self._none_fits(self._starter.units_free())
 
     @cython.cfunc
+    @cython.boundscheck(False)  # the queue is not empty: its head is an item
+    @cython.wraparound(False)
     @cython.locals(units=SortedColumn, free=cython.Py_ssize_t, smallest=cython.Py_ssize_t)
     @cython.returns(cython.bint)
     def _none_fits(self, free: int) -> bool:
@@ -308,13 +322,13 @@ class _RunPass(SchedulingPass):
             return False
         if self._own_decides_the_same:
             return _decides_the_same(
-                len(self._queue),
+                self._queued(),
                 self._idle_waiting,
                 self._arrival_order,
                 self._reads_no_clock,
                 self._looked_at,
             )
-        return self._scheduler.decides_the_same(len(self._queue), self._idle_waiting)
+        return self._scheduler.decides_the_same(self._queued(), self._idle_waiting)
 
     @cython.ccall
     @cython.locals(depth=cython.Py_ssize_t, easy=EasyBackfill)
