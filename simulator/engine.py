@@ -163,6 +163,61 @@ class _LoopState(Clock):
     speed_model = cython.declare(object, visibility="public")
     view = cython.declare(object, visibility="public")
     _on_finish = cython.declare(object, visibility="public")
+    speed = cython.declare(list, visibility="public")
+    rate = cython.declare(list, visibility="public")
+    work = cython.declare(list, visibility="public")
+    estimate_work = cython.declare(list, visibility="public")  # None without job models
+
+    @cython.ccall
+    def set_speed(self, job: int, speed: float) -> None:
+        """Change a running job's speedup now and re-post its completion (000 §3.5, (4.2))."""
+        if speed == self.speed[job]:
+            return
+        self.speed[job] = rate = speed
+        if self.models is not None:
+            rate *= self.models[job].rate(self._held_by(job).nodes.size, self.requested_nodes(job))
+        self._set_rate(job, rate)
+        if self.log is not None:
+            self.log.append((self.now, "speed", job, speed))
+
+    @cython.ccall
+    @cython.locals(job=cython.Py_ssize_t, now=cython.double, updated=cython.double)
+    def _advance(self, job) -> None:
+        """Bring `remaining` up to `now` (no progress before `updated`: setup, reconfiguration)."""
+        now, updated = self.now, self.updated[job]
+        if now > updated:
+            self.remaining[job] -= (now - updated) * self.rate[job]
+            self.updated[job] = now
+
+    @cython.ccall
+    @cython.locals(job=cython.Py_ssize_t)
+    def _set_rate(self, job, rate: float) -> None:
+        """A new rate from now: remaining time rescaled and the completion re-posted (000 (4.2))."""
+        self._advance(job)
+        self.changes += 1
+        self.rate[job], self.version[job] = rate, self.version[job] + 1
+        resume = self.updated[job]
+        self._completions.push(resume + self.remaining[job] / rate, job, self.version[job])
+        self.by_end.pop(end_position(self.by_end, self.predicted_end[job], job))
+        self.predicted_end[job] = predicted = resume + self._predicted_work(job) / rate
+        self.by_end.insert(end_position(self.by_end, predicted, job), (predicted, job))
+
+    @cython.ccall
+    @cython.locals(job=cython.Py_ssize_t)
+    def _predicted_work(self, job) -> float:
+        """Work left by the estimate (checkpoint writes included), never below the truth."""
+        estimate = self.estimate[job] if self.estimate_work is None else self.estimate_work[job]
+        return max(estimate - (self.work[job] - self.remaining[job]), self.remaining[job])
+
+    @cython.cfunc
+    def _update_speeds(self, listed: bool) -> None:
+        """New speeds for the running jobs whose neighbours changed (`_touched`), ascending."""
+        touched, running, model = self._touched, self.running, self.speed_model
+        jobs = sorted({job for job in touched if job in running})
+        touched.clear()
+        for job, speed in model.speeds(self.view, jobs if listed else np.array(jobs, np.int64)):
+            if job in running:  # `set_speed` returns at once if the speed is the same
+                self.set_speed(job, float(speed))
 
 
 class Engine(_LoopState):
@@ -215,8 +270,7 @@ class Engine(_LoopState):
         self.units_table = None if table is None else table.tolist()
         self.waiting_units = None if table is None else SortedColumn("waiting_units")
         self.placement: list[str | None] = [None] * jobs
-        self.speed = [1.0] * jobs
-        self.rate = [1.0] * jobs
+        self.speed, self.rate = [1.0] * jobs, [1.0] * jobs
         self.predicted_end = [INF] * jobs
         self.models = per_job_models(job_models, jobs)
         if self.models is not None and not platform.uniform:  # they resize over any idle nodes
@@ -549,18 +603,6 @@ class Engine(_LoopState):
         when = max(when, self.now) if self._clock_started else when
         heapq.heappush(self._events, (when, next(self._sequence), callback))
 
-    @cython.locals(self=_LoopState)
-    def set_speed(self, job: int, speed: float) -> None:
-        """Change a running job's speedup now and re-post its completion (000 §3.5, (4.2))."""
-        if speed == self.speed[job]:
-            return
-        self.speed[job] = rate = speed
-        if self.models is not None:
-            rate *= self.models[job].rate(self._held_by(job).nodes.size, self.requested_nodes(job))
-        self._set_rate(job, rate)
-        if self.log is not None:
-            self.log.append((self.now, "speed", job, speed))
-
     def _queue(self, job: int) -> None:
         """`job` enters the queue: its units join `waiting_units`."""
         if self.waiting_units is not None:
@@ -575,38 +617,6 @@ class Engine(_LoopState):
             remove_sorted(units, self.units_table[job])
 
     # --- progress bookkeeping ---------------------------------------------------------------------
-    @cython.locals(self=_LoopState)
-    def _advance(self, job: int) -> None:
-        """Bring `remaining` up to `now` (no progress before `updated`: setup, reconfiguration)."""
-        now, updated = self.now, self.updated[job]
-        if now > updated:
-            self.remaining[job] -= (now - updated) * self.rate[job]
-            self.updated[job] = now
-
-    @cython.locals(self=_LoopState, by_end=list)
-    def _set_rate(self, job: int, rate: float) -> None:
-        """New progress rate from now on: remaining time rescaled, completion re-posted (000
-        (4.2))."""
-        self._advance(job)
-        self.changes += 1
-        self.rate[job] = rate
-        version = self.version[job] + 1
-        self.version[job] = version
-        resume, remaining = self.updated[job], self.remaining[job]
-        self._completions.push(resume + remaining / rate, job, version)
-        by_end = self.by_end
-        by_end.pop(end_position(by_end, self.predicted_end[job], job))
-        predicted = resume + self._predicted_work(job) / rate
-        self.predicted_end[job] = predicted
-        by_end.insert(end_position(by_end, predicted, job), (predicted, job))
-
-    @cython.locals(self=_LoopState)
-    def _predicted_work(self, job: int) -> float:
-        """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the
-        work done, never below the truth."""
-        estimate = self.estimate[job] if self.estimate_work is None else self.estimate_work[job]
-        return max(estimate - (self.work[job] - self.remaining[job]), self.remaining[job])
-
     def predicted_duration(self, job: int) -> float:
         """How long waiting `job` would be predicted to run if started now on its requested nodes:
         its setup plus its predicted remaining work (what its ``predicted_end`` will be, less
@@ -725,17 +735,6 @@ class Engine(_LoopState):
         self.pending_resize.pop(job, None)  # a resize waiting for its scheduling point
         if self._on_finish is not None:
             self._on_finish(self.view, job)
-
-    @cython.locals(self=_LoopState, touched=list, running=dict, speeds=list, speed=cython.double)
-    def _update_speeds(self) -> None:
-        """New speeds for the running jobs whose neighbours changed (`_touched`), ascending."""
-        touched, running, speeds, model = self._touched, self.running, self.speed, self.speed_model
-        jobs = sorted({job for job in touched if job in running})
-        touched.clear()
-        listed = getattr(model, "jobs_as_list", False)  # the model takes a list: no array made
-        for job, speed in model.speeds(self.view, jobs if listed else np.array(jobs, np.int64)):
-            if job in running and speed != speeds[job]:
-                self.set_speed(job, float(speed))
 
     # --- checks -----------------------------------------------------------------------------------
     def _held_by(self, job: int) -> Allocation:
@@ -939,6 +938,7 @@ class Engine(_LoopState):
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = self.arrived = 0
         per_event = self.pass_per_event
+        listed = getattr(self.speed_model, "jobs_as_list", False)  # `SpeedModel`, once per run
         while arrived < jobs or completions or queue or events:
             now = submit[arrived] if arrived < jobs else INF  # the earliest event of the four kinds
             first = completions.earliest()
@@ -982,7 +982,7 @@ class Engine(_LoopState):
             if timed:
                 schedule.schedule(view)
             if touched:
-                self._update_speeds()
+                self._update_speeds(listed)
             if bar is not None and done - shown >= step:
                 bar.update(done - shown)
                 shown = done
