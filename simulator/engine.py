@@ -117,6 +117,8 @@ class Reservation:
 
 
 @cython.cclass
+@cython.boundscheck(False)  # its methods index the lists with a running job: within, not negative
+@cython.wraparound(False)
 class _LoopState(Clock):
     """The state the event loop, `start` and `_finish` update, as typed fields of a compiled class.
 
@@ -175,7 +177,8 @@ class _LoopState(Clock):
             return
         self.speed[job] = rate = speed
         if self.models is not None:
-            rate *= self.models[job].rate(self._held_by(job).nodes.size, self.requested_nodes(job))
+            held = self._held_by(job).nodes.size  # type: ignore[attr-defined]  # Engine's
+            rate *= self.models[job].rate(held, self.view.requested_nodes(job))
         self._set_rate(job, rate)
         if self.log is not None:
             self.log.append((self.now, "speed", job, speed))
@@ -307,8 +310,7 @@ class Engine(_LoopState):
         self.checkpoints = [0] * jobs
         self.started = [math.nan] * jobs  # when the current (or last) run began, setup included
         self.lost_setup = [0.0] * jobs  # node-seconds of setup spent by runs that were preempted
-        self.preemptions = [0] * jobs
-        self.resizes = [0] * jobs
+        self.preemptions, self.resizes = [0] * jobs, [0] * jobs
         self.pending_resize: dict[int, int] = {}
         # the waiting jobs, ascending (the queue's order): its first jobs are a slice, not a walk
         self.queue = SortedColumn("queue")
@@ -322,8 +324,7 @@ class Engine(_LoopState):
         # or taken back, for a third party to replay (ACTION_COLUMNS)
         self.actions: list | None = [] if log_actions else None
         self._lifecycle_used = job_models is not None
-        self.changes = 0
-        self.killed_at_walltime = 0
+        self.changes = self.killed_at_walltime = 0
         self._completions = Completions()
         self._events: list[tuple[float, int, Callable]] = []
         self._sequence = counter()
@@ -335,8 +336,7 @@ class Engine(_LoopState):
         # neighbours (after a start or resize, before a resize, stop or end); the running ones among
         # them are the jobs on the nodes that changed, found without reading the nodes
         self._touched: list[int] = []
-        self._sources = list(sources)
-        self._progress = progress
+        self._sources, self._progress = list(sources), progress
         # the completion hook, None when it does nothing in this run (resolved in `run`)
         self._on_finish: Callable[[SchedulerView, int], None] | None = None
         # what every hook, event source and speed model receives: never the engine itself
