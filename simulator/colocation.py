@@ -381,11 +381,9 @@ class HeatmapSpeedModel:
         other=cython.Py_ssize_t,
         index=cython.Py_ssize_t,
         position=cython.Py_ssize_t,
-        cores_per_node=cython.Py_ssize_t,
     )
     def speeds(self, engine, jobs: np.ndarray | list[int]) -> list[tuple[int, float]]:
         neighbours, allocation = engine.neighbours, engine.allocation
-        cores_per_node = engine.platform.cores_per_node
         apps, rows, alone = self._apps, self._rows, self._alone
         found = []
         for job in jobs if isinstance(jobs, list) else jobs.tolist():
@@ -400,7 +398,7 @@ class HeatmapSpeedModel:
                     pair = row[index]
                     if pair < speed:
                         speed = pair
-            elif allocation[job].cores < cores_per_node:  # spread, alone
+            elif allocation[job].cores < engine.platform.cores_per_node:  # spread, alone
                 speed = alone[app]
             else:
                 speed = 1.0

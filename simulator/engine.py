@@ -118,6 +118,8 @@ class Reservation:
 
 
 @cython.cclass
+@cython.boundscheck(False)  # its methods index the lists with a running job: within, not negative
+@cython.wraparound(False)
 class _LoopState(Clock):
     """The state the event loop, `start` and `_finish` update, as typed fields of a compiled class.
 
@@ -173,6 +175,66 @@ class _LoopState(Clock):
     speed_model = cython.declare(object, visibility="public")
     view = cython.declare(object, visibility="public")
     _on_finish = cython.declare(object, visibility="public")
+    speed = cython.declare(list, visibility="public")
+    rate = cython.declare(list, visibility="public")
+    work = cython.declare(list, visibility="public")
+    estimate_work = cython.declare(list, visibility="public")  # None without job models
+
+    @cython.ccall
+    def set_speed(self, job: int, speed: float) -> None:
+        """Change a running job's speedup now and re-post its completion (000 §3.5, (4.2))."""
+        if speed == self.speed[job]:
+            return
+        self.speed[job] = rate = speed
+        if self.models is not None:
+            held = self._held_by(job).nodes.size  # type: ignore[attr-defined]  # Engine's
+            rate *= self.models[job].rate(held, self.view.requested_nodes(job))
+        self._set_rate(job, rate)
+        if self.log is not None:
+            self.log.append((self.now, "speed", job, speed))
+
+    @cython.ccall
+    @cython.locals(job=cython.Py_ssize_t, now=cython.double, updated=cython.double)
+    def _advance(self, job) -> None:
+        """Bring `remaining` up to `now` (no progress before `updated`: setup, reconfiguration)."""
+        now, updated = self.now, self._updated[job]
+        if now > updated:
+            self._remaining[job] -= (now - updated) * cython.cast(cython.double, self.rate[job])
+            self._updated[job] = now
+
+    @cython.ccall
+    @cython.locals(job=cython.Py_ssize_t, resume=cython.double, remaining=cython.double)
+    def _set_rate(self, job, rate: float) -> None:
+        """A new rate from now: remaining time rescaled and the completion re-posted (000 (4.2))."""
+        self._advance(job)
+        self.changes += 1
+        self.rate[job] = rate
+        version = self.version[job] + 1
+        self.version[job] = version
+        resume, remaining = self._updated[job], self._remaining[job]
+        self._completions.push(resume + remaining / rate, job, version)
+        by_end = self.by_end
+        by_end.pop(end_position(by_end, self._predicted_end[job], job))
+        predicted = resume + self._predicted_work(job) / rate
+        self._predicted_end[job] = predicted
+        by_end.insert(end_position(by_end, predicted, job), (predicted, job))
+
+    @cython.ccall
+    @cython.locals(job=cython.Py_ssize_t)
+    def _predicted_work(self, job) -> float:
+        """Work left by the estimate (checkpoint writes included), never below the truth."""
+        estimate = self.estimate[job] if self.estimate_work is None else self.estimate_work[job]
+        return max(estimate - (self.work[job] - self._remaining[job]), self._remaining[job])
+
+    @cython.cfunc
+    def _update_speeds(self, listed: bool) -> None:
+        """New speeds for the running jobs whose neighbours changed (`_touched`), ascending."""
+        touched, running, model = self._touched, self.running, self.speed_model
+        jobs = sorted({job for job in touched if job in running})
+        touched.clear()
+        for job, speed in model.speeds(self.view, jobs if listed else np.array(jobs, np.int64)):
+            if job in running:  # `set_speed` returns at once if the speed is the same
+                self.set_speed(job, float(speed))
 
     def _time_columns(self, jobs: int, work: list) -> None:
         """The time columns, no job started: `started` is when the current (or last) run began,
@@ -280,8 +342,7 @@ class Engine(_LoopState):
         # or taken back, for a third party to replay (ACTION_COLUMNS)
         self.actions: list | None = [] if log_actions else None
         self._lifecycle_used = job_models is not None
-        self.changes = 0
-        self.killed_at_walltime = 0
+        self.changes = self.killed_at_walltime = 0
         self._completions = Completions()
         self._events: list[tuple[float, int, Callable]] = []
         self._sequence = counter()
@@ -293,8 +354,7 @@ class Engine(_LoopState):
         # neighbours (after a start or resize, before a resize, stop or end); the running ones among
         # them are the jobs on the nodes that changed, found without reading the nodes
         self._touched: list[int] = []
-        self._sources = list(sources)
-        self._progress = progress
+        self._sources, self._progress = list(sources), progress
         # the completion hook, None when it does nothing in this run (resolved in `run`)
         self._on_finish: Callable[[SchedulerView, int], None] | None = None
         # what every hook, event source and speed model receives: never the engine itself
@@ -559,18 +619,6 @@ class Engine(_LoopState):
         when = max(when, self.now) if self._clock_started else when
         heapq.heappush(self._events, (when, next(self._sequence), callback))
 
-    @cython.locals(self=_LoopState)
-    def set_speed(self, job: int, speed: float) -> None:
-        """Change a running job's speedup now and re-post its completion (000 §3.5, (4.2))."""
-        if speed == self.speed[job]:
-            return
-        self.speed[job] = rate = speed
-        if self.models is not None:
-            rate *= self.models[job].rate(self._held_by(job).nodes.size, self.requested_nodes(job))
-        self._set_rate(job, rate)
-        if self.log is not None:
-            self.log.append((self.now, "speed", job, speed))
-
     def _queue(self, job: int) -> None:
         """`job` enters the queue: its units join `waiting_units`."""
         if self.waiting_units is not None:  # (with the units table only)
@@ -583,38 +631,6 @@ class Engine(_LoopState):
             remove_sorted(units, self.units_table[job])
 
     # --- progress bookkeeping ---------------------------------------------------------------------
-    @cython.locals(self=_LoopState, now=cython.double, updated=cython.double)
-    def _advance(self, job: int) -> None:
-        """Bring `remaining` up to `now` (no progress before `updated`: setup, reconfiguration)."""
-        now, updated = self.now, self._updated[job]
-        if now > updated:
-            self._remaining[job] -= (now - updated) * cython.cast(cython.double, self.rate[job])
-            self._updated[job] = now
-
-    @cython.locals(self=_LoopState, by_end=list, resume=cython.double, remaining=cython.double)
-    def _set_rate(self, job: int, rate: float) -> None:
-        """New progress rate from now on: remaining time rescaled, completion re-posted (000
-        (4.2))."""
-        self._advance(job)
-        self.changes += 1
-        self.rate[job] = rate
-        version = self.version[job] + 1
-        self.version[job] = version
-        resume, remaining = self._updated[job], self._remaining[job]
-        self._completions.push(resume + remaining / rate, job, version)
-        by_end = self.by_end
-        by_end.pop(end_position(by_end, self._predicted_end[job], job))
-        predicted = resume + self._predicted_work(job) / rate
-        self._predicted_end[job] = predicted
-        by_end.insert(end_position(by_end, predicted, job), (predicted, job))
-
-    @cython.locals(self=_LoopState)
-    def _predicted_work(self, job: int) -> float:
-        """Work the scheduler expects to remain: the estimate (with its checkpoint writes) less the
-        work done, never below the truth."""
-        estimate = self.estimate[job] if self.estimate_work is None else self.estimate_work[job]
-        return max(estimate - (self.work[job] - self._remaining[job]), self._remaining[job])
-
     def predicted_duration(self, job: int) -> float:
         """How long waiting `job` would be predicted to run if started now on its requested nodes:
         its setup plus its predicted remaining work (what its ``predicted_end`` will be, less
@@ -733,17 +749,6 @@ class Engine(_LoopState):
         self.pending_resize.pop(job, None)  # a resize waiting for its scheduling point
         if self._on_finish is not None:
             self._on_finish(self.view, job)
-
-    @cython.locals(self=_LoopState, touched=list, running=dict, speeds=list, speed=cython.double)
-    def _update_speeds(self) -> None:
-        """New speeds for the running jobs whose neighbours changed (`_touched`), ascending."""
-        touched, running, speeds, model = self._touched, self.running, self.speed, self.speed_model
-        jobs = sorted({job for job in touched if job in running})
-        touched.clear()
-        listed = getattr(model, "jobs_as_list", False)  # the model takes a list: no array made
-        for job, speed in model.speeds(self.view, jobs if listed else np.array(jobs, np.int64)):
-            if job in running and speed != speeds[job]:
-                self.set_speed(job, float(speed))
 
     # --- checks -----------------------------------------------------------------------------------
     def _held_by(self, job: int) -> Allocation:
@@ -932,6 +937,7 @@ class Engine(_LoopState):
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = self.arrived = 0
         per_event = self.pass_per_event
+        listed = getattr(self.speed_model, "jobs_as_list", False)  # `SpeedModel`, once per run
         while arrived < jobs or completions or queue or events:
             now = submit[arrived] if arrived < jobs else INF  # the earliest event of the four kinds
             first = completions.earliest()
@@ -975,7 +981,7 @@ class Engine(_LoopState):
             if timed:
                 schedule.schedule(view)
             if touched:
-                self._update_speeds()
+                self._update_speeds(listed)
             if bar is not None and done - shown >= step:
                 bar.update(done - shown)
                 shown = done
