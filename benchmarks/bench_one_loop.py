@@ -66,7 +66,9 @@ def package_folder(checkout: Path, into: Path) -> Path:
 def seconds(path: Path | None, trace: str, preset: str, scheduler: str) -> float:
     """One simulation's CPU seconds, in a subprocess importing cosched from `path` (None: this
     installation)."""
-    environment = dict(os.environ)
+    # as `cosched simulate` sets it (cosched.cli.SERIAL_BLAS_COMMANDS): numpy's idle OpenBLAS worker
+    # would spin for about 0.1 s of CPU during the simulation and count in its CPU seconds
+    environment = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     if path is not None:
         environment["PYTHONPATH"] = str(path)
     done = subprocess.run(

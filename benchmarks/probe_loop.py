@@ -23,11 +23,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import time
 import warnings
 
-import numpy as np
-from data_paths import REPO, SHARED_DATA
+# as `cosched simulate` sets it before numpy's import (cosched.cli.SERIAL_BLAS_COMMANDS): else
+# numpy's idle OpenBLAS worker spins for about 0.1 s of CPU during the simulation, counted in it
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+from data_paths import REPO, SHARED_DATA  # noqa: E402
 
 from cosched.simulator.platform import PRESETS, Platform
 from cosched.simulator.simulation import simulate
