@@ -5,6 +5,8 @@
 # look-ups; the whole-node allocator's and `start_job`/`end_job`, so the compiled engine
 # (engine.pxd) starts and ends jobs on it in C. Python sees the fields as ordinary attributes.
 
+cimport cython
+
 from cosched.simulator.bisection cimport int_position
 
 cdef class NodeState:
@@ -26,6 +28,7 @@ cdef class NodeState:
     cdef _share(self, job, list others, step)
 
 
+@cython.final  # its C method is called directly
 cdef class Allocation:
     cdef object _nodes  # np.ndarray | None
     cdef object _ids  # list[int] | None
@@ -34,6 +37,8 @@ cdef class Allocation:
     cdef bint _sorted
     cdef int _first  # a run's first node id (`_run`), else -1 (EMPTY)
     cdef int _count  # a run's node count
+
+    cdef bint _is_run(self)
 
 
 cpdef _listed(ids, cores)  # also the co-location allocator's (colocation.pxd)

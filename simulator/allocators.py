@@ -443,11 +443,17 @@ class Allocation:
         self._sorted = False
         self._first, self._count = EMPTY, 0
 
+    @cython.cfunc
+    @cython.returns(cython.bint)
+    def _is_run(self) -> bool:
+        """Held as a run of consecutive node ids (`_run`): its first id and count, no list."""
+        return self._first >= 0  # a node id, not EMPTY (compiled: C integers, no global read)
+
     @property
     def nodes(self) -> np.ndarray:
         """The node ids, ascending for the built-in allocators."""
         if self._nodes is None:
-            if self._ids is None:  # a run
+            if self._is_run():
                 self._nodes = np.arange(self._first, self._first + self._count, dtype=np.int64)
             else:
                 self._nodes = np.array(self._ids, dtype=np.int64)
@@ -456,9 +462,9 @@ class Allocation:
     @property
     def node_ids(self) -> list[int]:
         """The node ids as a list."""
+        if self._is_run():  # made at each read, kept nowhere
+            return list(range(self._first, self._first + self._count))
         if self._ids is None:
-            if self._first != EMPTY:  # a run: made at each read, kept nowhere
-                return list(range(self._first, self._first + self._count))
             self._ids = self.nodes.tolist()
         return self._ids
 
@@ -470,9 +476,9 @@ class Allocation:
     @property
     def size(self) -> int:
         """How many nodes."""
-        if self._ids is not None:
-            return len(self._ids)
-        return self._count if self._first != EMPTY else int(self.nodes.size)
+        if self._is_run():
+            return self._count
+        return len(self._ids) if self._ids is not None else int(self.nodes.size)
 
     def __repr__(self) -> str:
         return f"Allocation(nodes={self.node_ids}, cores={self._cores})"
@@ -693,7 +699,7 @@ class _WholeNodes:
         """`release`: the nodes of `allocation` become idle (a run of `allocate_cores`, held by
         the engine alone, straight from its two numbers)."""
         ids, holders = allocation._ids, self._holders
-        if ids is None and allocation._first != EMPTY and not (holders and job in holders):
+        if allocation._is_run() and not (holders and job in holders):
             first, count = allocation._first, allocation._count
             self._return_idle(self._node_ids, first, count, True)
             self._free += count

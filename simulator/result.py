@@ -152,7 +152,7 @@ class SimulationResult:
 def node_arrays(allocations: list[Allocation | None]) -> JobNodes:
     """Each job's node ids (none for a job that never ran), copied from the allocations into one
     flat array by C loops (compiled: a third of the time numpy's converters take for SDSC-SP2's
-    664,032 ids): a run's ids (`Allocation._first` set) from its first id and count, no list made,
+    664,032 ids): a run's ids (`Allocation._is_run`) from its first id and count, no list made,
     the others from their lists."""
     counts = np.empty(len(allocations), np.int64)
     sizes, total = counts, 0
@@ -167,7 +167,7 @@ def node_arrays(allocations: list[Allocation | None]) -> JobNodes:
         allocation = allocations[job]
         if allocation is None:
             continue
-        if allocation._ids is None and allocation._first >= 0:  # a run
+        if allocation._is_run():
             first = allocation._first
             for node in range(first, first + allocation._count):
                 flat[position] = node
