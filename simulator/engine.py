@@ -236,13 +236,13 @@ class _LoopState(Clock):
             if job in running:  # `set_speed` returns at once if the speed is the same
                 self.set_speed(job, float(speed))
 
-    def _time_columns(self, jobs: int, work: list) -> None:
+    def _time_columns(self, jobs: int, work: np.ndarray | list[float]) -> None:
         """The time columns, no job started: `started` is when the current (or last) run began,
         setup included; `remaining` the work left at `updated` (compact seconds), brought up to
         date when progress resumes."""
         self.first_start, self.started, self.end = (array("d", [math.nan]) * jobs for _ in "abc")
-        self.remaining, self.updated = array("d", work), array("d", [0.0]) * jobs
-        self.predicted_end = array("d", [INF]) * jobs
+        self.remaining = array("d", np.asarray(work, np.float64).tobytes())  # numpy's: one copy
+        self.updated, self.predicted_end = array("d", [0.0]) * jobs, array("d", [INF]) * jobs
         self._first_start, self._started, self._end = self.first_start, self.started, self.end
         self._remaining, self._updated = self.remaining, self.updated
         self._predicted_end = self.predicted_end
@@ -294,7 +294,7 @@ class Engine(_LoopState):
         self.held = [0] * jobs
         table = self.allocator.static_units(workload.cores)
         self.units_table = None if table is None else table.tolist()
-        self.unit_counts = None if table is None else array("q", self.units_table)
+        self.unit_counts = None if table is None else array("q", table.astype(np.int64).tobytes())
         self.waiting_units = None if table is None else SortedColumn("waiting_units")
         self.placement: list[str | None] = [None] * jobs
         self.speed, self.rate = [1.0] * jobs, [1.0] * jobs
@@ -324,7 +324,7 @@ class Engine(_LoopState):
                 model.setup + max(e, w)
                 for model, e, w in zip(self.models, self.estimate_work, self.work)
             ]
-        self._time_columns(jobs, self.work)
+        self._time_columns(jobs, workload.run if self.models is None else self.work)
         self.version, self.preemptions, self.resizes = [0] * jobs, [0] * jobs, [0] * jobs
         # periodic checkpoints kept (an exact count: jobs.Checkpoint.count), work lost, node-seconds
         # of setup spent by runs that were preempted

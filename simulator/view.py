@@ -609,6 +609,7 @@ class SchedulerView:
     units_table: Sequence[int] | None  # units per job (hints change them), if static
     waiting_units: Sequence[int] | None  # units of the waiting jobs, ascending (with units_table)
     total_units: int
+    use_run_times: bool  # the estimates are the true run times
     platform: Platform
     workload: Workload
     speed_model: Any
@@ -660,6 +661,7 @@ class SchedulerView:
         "queued_duration",
         "models",
         "total_units",
+        "use_run_times",
         "partitions",
         "eligible",
         "STATES",
@@ -692,6 +694,7 @@ class SchedulerView:
         put("models", None if engine.models is None else tuple(engine.models))
         allocator = engine.allocator
         put("total_units", allocator.total_units)
+        put("use_run_times", engine.use_run_times)
         put("free_units", allocator.free_units)
         put("units", partial(allocator.units, engine))
         put("free_cores", getattr(allocator, "free_cores", _no_free_cores))
@@ -769,7 +772,6 @@ _ENGINE_ONLY = (
     "resizes",
     "pending_resize",
     "estimate_work",
-    "use_run_times",
     "log",
     "actions",
 )

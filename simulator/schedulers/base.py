@@ -415,6 +415,13 @@ def _is_base_hook(scheduler: Scheduler, hook: str) -> bool:
     return hook not in vars(scheduler) and getattr(type(scheduler), hook) is _BASE_HOOKS[hook]
 
 
+def _fixed_column(column: np.ndarray, dtype: type) -> np.ndarray:
+    """A workload's column as `dtype`, read-only (no copy when it has that type already)."""
+    values = np.asarray(column, dtype=dtype).view()
+    values.flags.writeable = False
+    return values
+
+
 class Scheduler:
     """Base class: override `schedule`; the hooks default to doing nothing."""
 
@@ -548,9 +555,13 @@ class QueueScheduler(Scheduler):
         self._rank_of: list[int] = []
 
     def attach(self, engine: SchedulerView) -> None:
-        # per-job arrays for vectorised priorities
-        self.cores = np.asarray(engine.cores, dtype=np.int64)
-        self.estimate = np.asarray(engine.estimate, dtype=np.float64)
+        # per-job arrays for vectorised priorities: the workload's, as the engine reads them (the
+        # view's columns are tuples, which numpy would convert item by item)
+        workload = engine.workload
+        self.cores = _fixed_column(workload.cores, np.int64)
+        self.estimate = _fixed_column(
+            workload.run if engine.use_run_times else workload.estimate, np.float64
+        )
         self._durations = engine.run_time if self.queued_durations == "run" else None
         if self._multifactor is not None:
             self._multifactor.attach(engine)

@@ -190,9 +190,10 @@ class MultifactorPriority:
         group of the workload's jobs unless accounts were given."""
         weights = self.weights
         account_of = self.given_accounts
-        self.submit = np.asarray(engine.submit, dtype=np.float64)
+        workload = engine.workload  # numpy columns: the view's are tuples, converted item by item
+        self.submit = np.array(workload.submit, dtype=np.float64)
         cores_per_node = engine.platform.cores_per_node
-        self.nodes = -(-np.asarray(engine.cores, dtype=np.int64) // cores_per_node)
+        self.nodes = -(-np.asarray(workload.cores, dtype=np.int64) // cores_per_node)
         self.total_nodes = engine.platform.nodes
         partitions = engine.partitions
         if partitions is None:
