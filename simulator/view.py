@@ -454,7 +454,7 @@ class Starter:
 
     def __init__(self, view: Any) -> None:
         self._start, self._free_units = view.start, view.free_units
-        self._clock = engine_clock(view)
+        self._clock = engine_clock(view) if cython.compiled else None  # plain: `_start` as fast
         allocator = getattr(_engine_behind(view), "allocator", None)
         # the whole-node allocator's count, read as its `free_units` does (unless a subclass
         # overrides that; the method read from the class's namespace, as Python sees it)
