@@ -193,6 +193,69 @@ class _LoopState(Clock):
         if self.log is not None:
             self.log.append((self.now, "speed", job, speed))
 
+    @cython.ccall  # `Clock.start`, called in C by the compiled passes (`Starter`)
+    @cython.locals(state=list, index=cython.Py_ssize_t, now=cython.double)
+    @cython.locals(end=cython.double, predicted=cython.double)
+    def start(self, job: int, nodes=None, placement: str | None = None, reason: str = "") -> bool:
+        """Start waiting `job` now; False if it does not fit.
+
+        nodes: None (the allocator chooses), a node count (moldable and malleable jobs, within their
+        bounds), node ids, an `Allocation` or a `Reservation` (its nodes are released to the job).
+        placement: a hint for the allocator (e.g. "compact" on the co-location allocator).
+        """
+        state, index = self.state, job  # `index`: the lists' C index, `job` their Python int
+        if state[index] != WAITING:
+            raise ActionError(f"{self._name(job)} cannot start: it is {STATES[state[index]]}")  # type: ignore[attr-defined]
+        if placement is not None:
+            self.hint(job, placement)  # type: ignore[attr-defined]
+        allocator, table = self.allocator, self.units_table
+        if nodes is None:  # `allocator.allocate`, or the compact allocator's in C (`direct_entry`)
+            allocation = start_job(allocator, self, job, self.cores[index])
+        else:
+            allocation = self._commit_nodes(job, nodes)  # type: ignore[attr-defined]
+        if allocation is None:
+            return False
+        held = (  # on the allocator's choice: the units of the requested size (the table's)
+            table[index] if nodes is None and table is not None else allocator.units_of(allocation)
+        )
+        now = self.now
+        self.changes += 1
+        remove_sorted(self.queue, job)  # moves the few jobs ahead of it, not the queue behind
+        units = self.waiting_units
+        if units is not None:  # `_unqueue`, inlined (once per start)
+            remove_sorted(units, table[index])
+        self.running[job] = None
+        state[index] = RUNNING
+        self.allocation[index] = allocation
+        self.held[index] = held
+        if self._first_start[index] != self._first_start[index]:  # NaN: first start
+            self._first_start[index] = now
+        self._started[index] = now
+        if self.models is None:
+            self._updated[index] = now
+            end = now + self._remaining[index]
+            predicted = now + cython.cast(cython.double, self.estimate[index])
+        else:
+            model = self.models[index]
+            self.rate[job] = rate = self.speed[job] * model.rate(
+                allocation.nodes.size, self.view.requested_nodes(job)
+            )
+            self._updated[index] = resume = now + model.setup
+            end = resume + self._remaining[index] / rate
+            predicted = resume + self._predicted_work(job) / rate
+        self._predicted_end[index] = predicted
+        self.by_end.insert(end_position(self.by_end, predicted, index), (predicted, job))
+        self._completions.push(end, index, self.version[index])
+        if self.kill_at_walltime:
+            self._post_walltime(job, end)  # type: ignore[attr-defined]
+        if self.speed_model is not None:  # the job and its neighbours: their speeds follow
+            self._touched += [job, *allocator.state.neighbours(job)]
+        if self.log is not None:
+            self.log.append((now, "start", job, allocation.nodes.size))
+        if self.actions is not None:
+            self._act("start", job, 0, allocation.nodes, reason)  # type: ignore[attr-defined]
+        return True
+
     @cython.ccall
     @cython.locals(job=cython.Py_ssize_t, now=cython.double, updated=cython.double)
     def _advance(self, job) -> None:
@@ -364,69 +427,6 @@ class Engine(_LoopState):
     def _act(self, action: str, job: int, key: int, nodes: np.ndarray, reason: str) -> None:
         assert self.actions is not None  # called only with an action log
         self.actions.append((self.now, action, job, key, nodes.tolist(), reason))
-
-    @cython.locals(self=_LoopState, state=list, index=cython.Py_ssize_t, now=cython.double)
-    @cython.locals(end=cython.double, predicted=cython.double)
-    def start(self, job: int, nodes=None, placement: str | None = None, reason: str = "") -> bool:
-        """Start waiting `job` now; False if it does not fit.
-
-        nodes: None (the allocator chooses), a node count (moldable and malleable jobs, within their
-        bounds), node ids, an `Allocation` or a `Reservation` (its nodes are released to the job).
-        placement: a hint for the allocator (e.g. "compact" on the co-location allocator).
-        """
-        state, index = self.state, job  # `index`: the lists' C index, `job` their Python int
-        if state[index] != WAITING:
-            raise ActionError(f"{self._name(job)} cannot start: it is {STATES[state[index]]}")
-        if placement is not None:
-            self.hint(job, placement)
-        allocator, table = self.allocator, self.units_table
-        if nodes is None:  # `allocator.allocate`, or the compact allocator's in C (`direct_entry`)
-            allocation = start_job(allocator, self, job, self.cores[index])
-        else:
-            allocation = self._commit_nodes(job, nodes)
-        if allocation is None:
-            return False
-        # on the allocator's choice: the units of the requested size (the table's)
-        held = (
-            table[index] if nodes is None and table is not None else allocator.units_of(allocation)
-        )
-        now = self.now
-        self.changes += 1
-        remove_sorted(self.queue, job)  # moves the few jobs ahead of it, not the queue behind
-        units = self.waiting_units
-        if units is not None:  # `_unqueue`, inlined (once per start)
-            remove_sorted(units, table[index])
-        self.running[job] = None
-        state[index] = RUNNING
-        self.allocation[index] = allocation
-        self.held[index] = held
-        if self._first_start[index] != self._first_start[index]:  # NaN: first start
-            self._first_start[index] = now
-        self._started[index] = now
-        if self.models is None:
-            self._updated[index] = now
-            end = now + self._remaining[index]
-            predicted = now + cython.cast(cython.double, self.estimate[index])
-        else:
-            model = self.models[index]
-            self.rate[job] = rate = self.speed[job] * model.rate(
-                allocation.nodes.size, self.requested_nodes(job)
-            )
-            self._updated[index] = resume = now + model.setup
-            end = resume + self._remaining[index] / rate
-            predicted = resume + self._predicted_work(job) / rate
-        self._predicted_end[index] = predicted
-        self.by_end.insert(end_position(self.by_end, predicted, index), (predicted, job))
-        self._completions.push(end, index, self.version[index])
-        if self.kill_at_walltime:
-            self._post_walltime(job, end)
-        if self.speed_model is not None:  # the job and its neighbours: their speeds follow
-            self._touched += [job, *allocator.state.neighbours(job)]
-        if self.log is not None:
-            self.log.append((now, "start", job, allocation.nodes.size))
-        if self.actions is not None:
-            self._act("start", job, 0, allocation.nodes, reason)
-        return True
 
     def resize(self, job: int, nodes: int, release=None, reason: str = "") -> bool:
         """Give running malleable `job` `nodes` nodes: at once, or at its next scheduling point (001

@@ -16,16 +16,20 @@ cdef class SortedColumn:
     cdef Py_ssize_t _head
     cdef str _name
 
-# the engine's time and change count, read by the compiled passes (the engine's loop state is one)
+# the engine's time and change count, read by the compiled passes, and its start, called by them in
+# C (the engine's loop state is one and overrides it)
 cdef class Clock:
     cdef public double now
     cdef public Py_ssize_t changes
+
+    cpdef start(self, job, nodes=*, placement=*, reason=*)
 
 # a pass's start and free units, called in C (the whole-node allocator's count read in C)
 @cython.final
 cdef class Starter:
     cdef object _start
     cdef object _free_units
+    cdef Clock _clock
     cdef _WholeNodes _whole
 
     cdef start_chosen(self, job)

@@ -427,6 +427,11 @@ class Clock:
     now: float
     changes: int
 
+    @cython.ccall
+    def start(self, job: int, nodes: Any = None, placement: Any = None, reason: str = "") -> bool:
+        """The engine's `start` (`SchedulerView.start`), which a compiled pass calls in C."""
+        raise NotImplementedError
+
 
 def _engine_behind(view: Any) -> Any:
     """The engine whose own view `view` is, else None (a view of one partition, a test's view)."""
@@ -444,10 +449,12 @@ def engine_clock(view: Any) -> Clock | None:
 class Starter:
     """What a pass calls at each start, one per pass and view: `start_chosen` (``view.start(job)``)
     and `units_free` (``view.free_units()``), C methods when compiled; on the engine's view with
-    the whole-node allocator, the free units are its count read in C."""
+    the whole-node allocator, the free units are its count read in C; on the engine's own view, a
+    start is the engine's `Clock.start` called in C (an override in Python is called through it)."""
 
     def __init__(self, view: Any) -> None:
         self._start, self._free_units = view.start, view.free_units
+        self._clock = engine_clock(view) if cython.compiled else None  # plain: `_start` as fast
         allocator = getattr(_engine_behind(view), "allocator", None)
         # the whole-node allocator's count, read as its `free_units` does (unless a subclass
         # overrides that; the method read from the class's namespace, as Python sees it)
@@ -458,7 +465,8 @@ class Starter:
 
     def start_chosen(self, job: int) -> bool:
         """Start `job` on the allocator's choice (``view.start(job)``); False if it does not fit."""
-        return self._start(job)
+        clock = self._clock
+        return clock.start(job) if clock is not None else self._start(job)
 
     def units_free(self) -> int:
         """The allocator units free now."""
