@@ -80,7 +80,6 @@ from cosched.simulator.view import (
     SortedColumn,
     Starter,
     engine_clock,
-    insert_sorted,
     remove_sorted,
 )
 
@@ -131,6 +130,7 @@ def _decides_the_same(
     return arrival_order and idle_waiting >= looked_at
 
 
+@cython.final  # its methods are called directly, not through a table
 @cython.cclass
 class _KeptOrder:
     """The waiting jobs in a fixed priority's order (module docstring): their ranks in it, a
@@ -148,14 +148,16 @@ class _KeptOrder:
         self._ranks._items = sorted(rank_of[job] for job in waiting)
 
     @cython.ccall
-    @cython.locals(ranks=SortedColumn, rank=cython.Py_ssize_t, at=cython.Py_ssize_t)
+    @cython.locals(items=list, rank=cython.Py_ssize_t, at=cython.Py_ssize_t)
+    @cython.locals(there=cython.Py_ssize_t)
     def enqueue(self, job: int) -> None:
         """`job` (re)enters the queue: its rank joins the order, unless it is still there (a job
         that started and was preempted before a read met it)."""
-        ranks, rank = self._ranks, self._rank_of[job]
-        at = int_position(ranks._items, rank, ranks._head, len(ranks._items), False)
-        if at == len(ranks._items) or ranks._items[at] != rank:
-            insert_sorted(ranks, rank)
+        items, rank = self._ranks._items, self._rank_of[job]
+        at = int_position(items, rank, self._ranks._head, len(items), False)
+        there = items[at] if at < len(items) else -1  # (compiled: read as a C integer)
+        if there != rank:
+            items.insert(at, rank)
 
     @cython.ccall
     @cython.boundscheck(False)  # positions within the order's values
