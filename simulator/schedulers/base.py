@@ -46,8 +46,7 @@ an override of `nothing_fits`, `decided`, `decides_the_same` or `scheduling_pass
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -61,6 +60,7 @@ import numpy as np
 
 from cosched.errors import InputError
 from cosched.simulator.allocators import Allocator, CompactAllocator
+from cosched.simulator.bisection import int_position
 from cosched.simulator.jobs import JobState
 from cosched.simulator.schedulers.backfilling import (
     SHADOW_EXTRA,
@@ -80,6 +80,7 @@ from cosched.simulator.view import (
     SortedColumn,
     Starter,
     engine_clock,
+    remove_sorted,
 )
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ BACKFILL_POLICIES = ("none", "easy", "conservative")
 QUEUED_DURATIONS = ("estimate", "run")
 _QUEUE_HOOKS = ("on_arrival", "on_finish", "on_preempt")
 _KEPT_ORDER_HOOKS = ("on_arrival", "on_preempt")  # what a kept priority order listens to
-WAITING = int(JobState.WAITING)
+WAITING = cython.declare(cython.Py_ssize_t, int(JobState.WAITING))
 
 
 @cython.cfunc
@@ -129,36 +130,96 @@ def _decides_the_same(
     return arrival_order and idle_waiting >= looked_at
 
 
-@cython.cfunc
-@cython.locals(kept=list, job_at=list, waiting=cython.Py_ssize_t, left=cython.Py_ssize_t)
-@cython.locals(index=cython.Py_ssize_t)
-def _kept_head(
-    state: Sequence[int],
-    waiting: int,
-    job_at: list[int],
-    kept: list[int],
-    wanted: int | None,
-    name: str,
-) -> list[int]:
-    """The first `wanted` (None: all) of the `waiting` jobs in the kept order `kept` (ranks; the
-    job of each rank in `job_at`), after dropping from it the jobs that have left the queue
-    (started, killed: from the front, where a pass starts them)."""
-    left = len(kept) - waiting  # every waiting job is kept: the rest have left
-    index = 0
-    while left > 0:
-        if state[job_at[kept[index]]] == WAITING:
-            index += 1
-        else:
-            del kept[index]
-            left -= 1
-    if left < 0:
-        raise InputError(
-            f"{-left} waiting jobs are missing from the kept order of scheduler {name!r}: an "
-            "override of on_arrival or on_preempt must call the base one "
-            "(QueueScheduler.fixed_priority)",
-            field="fixed_priority",
-        )
-    return [job_at[rank] for rank in kept[:wanted]]
+@cython.final  # its methods are called directly, not through a table
+@cython.cclass
+class _KeptOrder:
+    """The waiting jobs in a fixed priority's order (module docstring): their ranks in it, a
+    `SortedColumn` (a job that left the queue is dropped when a read meets it), the job of each
+    rank and the rank of each job."""
+
+    _ranks = cython.declare(SortedColumn)
+    _job_at = cython.declare(list)
+    _rank_of = cython.declare(list)
+    _name = cython.declare(str)  # the scheduler's, for the error of a missing job
+
+    def __init__(self, job_at: list[int], rank_of: list[int], waiting: Iterable[int], name: str):
+        self._job_at, self._rank_of, self._name = job_at, rank_of, name
+        self._ranks = SortedColumn("kept order")
+        self._ranks._items = sorted(rank_of[job] for job in waiting)
+
+    @cython.ccall
+    @cython.locals(items=list, rank=cython.Py_ssize_t, at=cython.Py_ssize_t)
+    @cython.locals(there=cython.Py_ssize_t)
+    def enqueue(self, job: int) -> None:
+        """`job` (re)enters the queue: its rank joins the order, unless it is still there (a job
+        that started and was preempted before a read met it)."""
+        items, rank = self._ranks._items, self._rank_of[job]
+        at = int_position(items, rank, self._ranks._head, len(items), False)
+        there = items[at] if at < len(items) else -1  # (compiled: read as a C integer)
+        if there != rank:
+            items.insert(at, rank)
+
+    @cython.ccall
+    @cython.boundscheck(False)  # positions within the order's values
+    @cython.wraparound(False)
+    @cython.locals(waiting=cython.Py_ssize_t, start=cython.Py_ssize_t, stop=cython.Py_ssize_t)
+    @cython.locals(ranks=SortedColumn, position=cython.Py_ssize_t, rank=cython.Py_ssize_t)
+    def jobs(self, state: Sequence[int], waiting: int, start: int, stop: int) -> list[int]:
+        """The `start`-th to `stop`-th (exclusive) of the `waiting` jobs in the order."""
+        ranks, jobs = self._ranks, []
+        stop = min(stop, waiting)
+        self._drop_left(state, waiting, stop)
+        for position in range(ranks._head + start, ranks._head + stop):
+            rank = ranks._items[position]
+            jobs.append(self._job_at[rank])
+        return jobs
+
+    @cython.ccall
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(waiting=cython.Py_ssize_t, ranks=SortedColumn, rank=cython.Py_ssize_t)
+    def head(self, state: Sequence[int], waiting: int) -> int:
+        """The first of the `waiting` jobs (at least one) in the order."""
+        ranks = self._ranks
+        self._drop_left(state, waiting, 1)
+        rank = ranks._items[ranks._head]
+        return self._job_at[rank]
+
+    @cython.ccall
+    @cython.locals(waiting=cython.Py_ssize_t, ranks=SortedColumn)
+    @cython.returns(cython.Py_ssize_t)
+    def left(self, waiting: int) -> int:
+        """How many of the order's jobs have left the queue, of the `waiting` jobs."""
+        ranks = self._ranks
+        return len(ranks._items) - ranks._head - waiting
+
+    @cython.cfunc
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(waiting=cython.Py_ssize_t, wanted=cython.Py_ssize_t, ranks=SortedColumn)
+    @cython.locals(left=cython.Py_ssize_t, kept=cython.Py_ssize_t, rank=cython.Py_ssize_t)
+    @cython.locals(job=cython.Py_ssize_t, status=cython.Py_ssize_t)
+    def _drop_left(self, state: Sequence[int], waiting: int, wanted: int) -> None:
+        """Drop the jobs that left the queue (started, killed) from the order's front, until its
+        first `wanted` jobs are waiting ones: every waiting job is in it, the rest have left."""
+        ranks, left = self._ranks, self.left(waiting)
+        if left < 0:
+            raise InputError(
+                f"{-left} waiting jobs are missing from the kept order of scheduler "
+                f"{self._name!r}: an override of on_arrival or on_preempt must call the base one "
+                "(QueueScheduler.fixed_priority)",
+                field="fixed_priority",
+            )
+        kept = 0  # the first `kept` ranks are waiting jobs: the next is read at ``_head + kept``
+        while left > 0 and kept < wanted:
+            rank = ranks._items[ranks._head + kept]
+            job = self._job_at[rank]
+            status = state[job]
+            if status == WAITING:
+                kept += 1
+            else:
+                remove_sorted(ranks, rank)
+                left -= 1
 
 
 @cython.cclass
@@ -183,11 +244,8 @@ class _RunPass(SchedulingPass):
     _table = cython.declare(object)
     _partitioned = cython.declare(object)
     _conservative = cython.declare(object)
-    _kept = cython.declare(object)  # a kept order, with what `_kept_head` reads
-    _job_at = cython.declare(object)
+    _kept = cython.declare(_KeptOrder)  # a fixed priority's order, and the states it reads
     _state = cython.declare(object)
-    _waiting = cython.declare(object)
-    _name = cython.declare(object)
     _reservations = cython.declare(object)
     _easy = cython.declare(EasyBackfill)  # the run's EASY pass (built at the first one)
     _arrival_order = cython.declare(cython.bint)  # no priority: the live queue's head
@@ -221,8 +279,12 @@ class _RunPass(SchedulingPass):
         )
         self._partitioned, self._conservative = scheduler._partitioned, scheduler._conservative
         self._kept, self._reservations, self._easy = scheduler._kept, scheduler.reservations, None
-        self._job_at, self._state, self._waiting = scheduler._job_at, view.state, view.waiting
-        self._name = scheduler.name
+        state = view.state  # the engine's list under the read-only column, as the table
+        self._state = (
+            cython.cast(ReadOnlyColumn, state)._items
+            if isinstance(state, ReadOnlyColumn)
+            else state
+        )
         priority, depth = scheduler.priority, scheduler.depth
         self._arrival_order, self._depth = priority is None, depth
         self._backfills = scheduler.backfill == "easy" and depth > 0
@@ -354,7 +416,7 @@ class _RunPass(SchedulingPass):
         elif kept is None:
             candidates = queue_slice(queue, 1, depth + 1)
         else:
-            candidates = self.kept_head(depth + 1)[1:]
+            candidates = self._kept.jobs(self._state, self._queued(), 1, depth + 1)
         easy = self._easy
         if easy is None:  # the run's first EASY pass
             easy = self._easy = EasyBackfill(
@@ -383,13 +445,6 @@ class _RunPass(SchedulingPass):
         arrivals = queue_slice(self._queue, min(self._idle_waiting, depth + 1), depth + 1)
         self._easy.run(self._queue[0], arrivals)
 
-    @cython.ccall
-    def kept_head(self, wanted: int | None) -> list[int]:
-        """The first `wanted` waiting jobs of the kept order (`_kept_head`)."""
-        return _kept_head(
-            self._state, len(self._waiting), self._job_at, self._kept, wanted, self._name
-        )
-
 
 @cython.cclass
 class _KeptHeads:
@@ -403,10 +458,13 @@ class _KeptHeads:
     def __iter__(self) -> Iterator[int]:
         return self
 
+    @cython.locals(run=_RunPass, waiting=cython.Py_ssize_t)
     def __next__(self) -> int:
-        if not self._run._waiting:
+        run = self._run
+        waiting = run._queued()
+        if not waiting:
             raise StopIteration
-        return self._run.kept_head(1)[0]
+        return run._kept.head(run._state, waiting)
 
 
 def _is_base_hook(scheduler: Scheduler, hook: str) -> bool:
@@ -548,11 +606,7 @@ class QueueScheduler(Scheduler):
             self.priority_reads_time = True  # the age factor grows with the clock
         elif priority_weights is not None:
             raise InputError("priority weights need priority 'multifactor'", field="priority")
-        # with a fixed priority: the waiting jobs' ranks in it, ascending (jobs that left the queue
-        # are dropped when a pass meets them), and the job of each rank
-        self._kept: list[int] | None = None
-        self._job_at: list[int] = []
-        self._rank_of: list[int] = []
+        self._kept: _KeptOrder | None = None  # the waiting jobs in a fixed priority's order
 
     def attach(self, engine: SchedulerView) -> None:
         # per-job arrays for vectorised priorities: the workload's, as the engine reads them (the
@@ -611,17 +665,7 @@ class QueueScheduler(Scheduler):
         job_at = queue_order(priority(engine, jobs))
         rank_of = np.empty_like(job_at)
         rank_of[job_at] = jobs
-        self._job_at, self._rank_of = job_at.tolist(), rank_of.tolist()
-        self._kept = sorted(self._rank_of[job] for job in engine.waiting)
-
-    def _enqueue(self, job: int) -> None:
-        """`job` (re)enters the queue: its rank joins the kept order, unless it is still there
-        (a job that started and was preempted before a pass met it)."""
-        kept, rank = self._kept, self._rank_of[job]
-        assert kept is not None  # called with a kept order only
-        at = bisect_left(kept, rank)
-        if at == len(kept) or kept[at] != rank:
-            kept.insert(at, rank)
+        self._kept = _KeptOrder(job_at.tolist(), rank_of.tolist(), engine.waiting, self.name)
 
     def listens(self, hook: str) -> bool:
         # the hooks below serve Conservative backfilling, the multifactor priority and a kept order
@@ -634,9 +678,11 @@ class QueueScheduler(Scheduler):
             )
         return super().listens(hook)
 
+    @cython.locals(kept=_KeptOrder)
     def on_arrival(self, engine: SchedulerView, job: int) -> None:
-        if self._kept is not None:
-            self._enqueue(job)
+        kept = self._kept
+        if kept is not None:
+            kept.enqueue(job)
         if self._conservative is not None:
             self._conservative.arrived()
 
@@ -646,9 +692,11 @@ class QueueScheduler(Scheduler):
         if self._conservative is not None:
             self._conservative.finished(job)
 
+    @cython.locals(kept=_KeptOrder)
     def on_preempt(self, engine: SchedulerView, job: int) -> None:
-        if self._kept is not None:
-            self._enqueue(job)
+        kept = self._kept
+        if kept is not None:
+            kept.enqueue(job)
         if self._multifactor is not None:
             self._multifactor.finished(engine, job)
         if self._conservative is not None:
@@ -677,20 +725,16 @@ class QueueScheduler(Scheduler):
             return queue_slice(queue, 0, len(queue) if limit is None else limit)
         kept = self._kept
         if kept is not None:
-            return self._kept_head(engine, kept, limit)
+            queued = len(engine.waiting)
+            # the jobs' states are read only when some kept jobs have left the queue
+            state = engine.state if kept.left(queued) else ()
+            return kept.jobs(state, queued, 0, queued if limit is None else limit)
         waiting = np.fromiter(engine.waiting, np.int64, len(engine.waiting))
         key = self.priority(engine, waiting)  # asked for one job too: it may hint placements
         if waiting.size == 1:
             return waiting.tolist()[:limit]
         positions = queue_order(key)
         return waiting.take(positions if limit is None else positions[:limit]).tolist()
-
-    def _kept_head(self, engine: SchedulerView, kept: list[int], wanted: int | None) -> list[int]:
-        """The first `wanted` (None: all) waiting jobs of the kept order `kept`."""
-        waiting = len(engine.waiting)
-        # the jobs' states are read only when some kept jobs have left the queue
-        state = engine.state if len(kept) > waiting else ()
-        return _kept_head(state, waiting, self._job_at, kept, wanted, self.name)
 
     def pass_over(self, engine: SchedulerView) -> _RunPass | None:
         """The run's pass, which the engine calls instead of `schedule` (at C level, compiled);
