@@ -64,7 +64,7 @@ BULK_NODES = (
 )
 # idle nodes a release moves down into the stale room before the compact allocator's idle list
 # at most; above, a slice insertion (its fixed cost: about as many item moves) is cheaper
-FRONT_MERGE = cython.declare(cython.Py_ssize_t, 64)
+FRONT_MERGE = cython.declare(cython.Py_ssize_t, 16)
 WRITE_BEHIND = 1024  # changes the compact allocator keeps for its node arrays; beyond: rebuild
 # changes a read replays; beyond, it rebuilds (a rebuild costs about as much as replaying a few
 # dozen changes, so one read never replays a thousand of them inside a scheduling decision)
@@ -782,14 +782,19 @@ class _WholeNodes:
             if end < len(idle) and cython.cast(cython.Py_ssize_t, idle[end]) < last:
                 end = int_position(idle, last, lo + 1, len(idle), False)
             if end - lo <= FRONT_MERGE:
-                at, write = lo, lo - count
-                for taken in range(begin, begin + count):  # compiled: C integers, no slice
+                at, write, taken = lo, lo - count, begin
+                while at < end:  # compiled: the ids compared as C integers, no slice
                     node = chosen[taken]
-                    while at < end and cython.cast(cython.Py_ssize_t, idle[at]) < node:
+                    if cython.cast(cython.Py_ssize_t, idle[at]) < node:
                         idle[write] = idle[at]
-                        at, write = at + 1, write + 1
-                    idle[write] = chosen[taken]
+                        at += 1
+                    else:
+                        idle[write] = chosen[taken]
+                        taken += 1
                     write += 1
+                while write < end:  # the rest of them, above every idle node moved
+                    idle[write] = chosen[taken]
+                    write, taken = write + 1, taken + 1
                 self._lo = lo - count
                 return
         if lo and 2 * lo > len(idle):
