@@ -62,6 +62,9 @@ EMPTY = -1  # marks a free slot in NodeState.occupants
 BULK_NODES = (
     16  # above this many nodes, the compact allocator rebuilds its idle list instead of editing it
 )
+# idle nodes a release moves down into the stale room before the compact allocator's idle list
+# at most; above, a slice insertion (its fixed cost: about as many item moves) is cheaper
+FRONT_MERGE = cython.declare(cython.Py_ssize_t, 16)
 WRITE_BEHIND = 1024  # changes the compact allocator keeps for its node arrays; beyond: rebuild
 # changes a read replays; beyond, it rebuilds (a rebuild costs about as much as replaying a few
 # dozen changes, so one read never replays a thousand of them inside a scheduling decision)
@@ -696,17 +699,25 @@ class _WholeNodes:
 
     @cython.locals(first=cython.Py_ssize_t, count=cython.Py_ssize_t, ids=list, holders=dict)
     def release_nodes(self, job: int, allocation: Allocation) -> None:
-        """`release`: the nodes of `allocation` become idle (a run of `allocate_cores`, held by
-        the engine alone, straight from its two numbers)."""
+        """`release`: the nodes of `allocation` become idle (those of `allocate_cores`, held by
+        the engine alone, with no holder entry to drop; a run straight from its two numbers)."""
         ids, holders = allocation._ids, self._holders
-        if allocation._is_run() and not (holders and job in holders):
+        if holders and job in holders:
+            self._give_back(job, allocation.node_ids if ids is None else ids, allocation._sorted)
+            return
+        if allocation._is_run():
             first, count = allocation._first, allocation._count
             self._return_idle(self._node_ids, first, count, True)
-            self._free += count
             if self._changes is not None:
                 self._changed(EMPTY, self._node_ids[first : first + count])
-            return
-        self._give_back(job, allocation.node_ids if ids is None else ids, allocation._sorted)
+        else:
+            if ids is None:
+                ids = allocation.node_ids
+            count = len(ids)
+            self._return_idle(ids, 0, count, allocation._sorted)
+            if self._changes is not None:
+                self._changed(EMPTY, ids)
+        self._free += count
 
     def _hold(self, job: int, chosen: list[int]) -> None:
         """`job` (or a reservation) now holds the nodes `chosen` too: the count, holders and
@@ -747,29 +758,45 @@ class _WholeNodes:
         self._return_idle(chosen, 0, len(chosen), ascending)
         self._unhold(job, chosen)
 
-    @cython.boundscheck(False)  # the copy below stays within the list
+    @cython.boundscheck(False)  # the merge below stays within the list
     @cython.wraparound(False)
     @cython.locals(
         idle=list,
         lo=cython.Py_ssize_t,
+        end=cython.Py_ssize_t,
         at=cython.Py_ssize_t,
+        write=cython.Py_ssize_t,
+        taken=cython.Py_ssize_t,
+        node=cython.Py_ssize_t,
+        last=cython.Py_ssize_t,
     )
     def _return_idle(self, chosen: list[int], begin: int, count: int, ascending: bool) -> None:
-        """The nodes `chosen[begin : begin + count]` join the idle list. Below every idle node,
-        they fill the stale room before `_lo` (no shift of the list); elsewhere,
-        `insert_nodes`, after dropping the stale entries once they outnumber the idle ones (so
-        the list holds at most about twice the nodes)."""
+        """The nodes `chosen[begin : begin + count]` join the idle list. With room for them in
+        the stale entries before `_lo`, they and the idle nodes below their last (at most
+        FRONT_MERGE of them) are merged down into it: the idle nodes above stay in place;
+        elsewhere, `insert_nodes`, after dropping the stale entries once they outnumber the idle
+        ones (so the list holds at most about twice the nodes)."""
         idle, lo = self._idle, self._lo
-        if (
-            0 < count <= lo
-            and (lo == len(idle) or idle[lo] > chosen[begin + count - 1])
-            and (ascending or _ascending(chosen))
-        ):
-            lo -= count
-            for at in range(count):  # compiled: item by item beats a slice assignment's setup
-                idle[lo + at] = chosen[begin + at]
-            self._lo = lo
-            return
+        if 0 < count <= lo and (ascending or _ascending(chosen)):
+            last, end = chosen[begin + count - 1], lo  # end: the first idle node above them
+            if end < len(idle) and cython.cast(cython.Py_ssize_t, idle[end]) < last:
+                end = int_position(idle, last, lo + 1, len(idle), False)
+            if end - lo <= FRONT_MERGE:
+                at, write, taken = lo, lo - count, begin
+                while at < end:  # compiled: the ids compared as C integers, no slice
+                    node = chosen[taken]
+                    if cython.cast(cython.Py_ssize_t, idle[at]) < node:
+                        idle[write] = idle[at]
+                        at += 1
+                    else:
+                        idle[write] = chosen[taken]
+                        taken += 1
+                    write += 1
+                while write < end:  # the rest of them, above every idle node moved
+                    idle[write] = chosen[taken]
+                    write, taken = write + 1, taken + 1
+                self._lo = lo - count
+                return
         if lo and 2 * lo > len(idle):
             del idle[:lo]
             lo = self._lo = 0
@@ -1030,6 +1057,7 @@ def end_job(allocator: Allocator, job: int, allocation: Allocation) -> None:
     node=cython.Py_ssize_t,
     back=cython.Py_ssize_t,
     last=cython.Py_ssize_t,
+    lo=cython.Py_ssize_t,
 )
 def insert_nodes(idle: list[int], chosen: list[int], ascending: bool = False, lo: int = 0) -> None:
     """Insert the node ids `chosen` (none of them in the list) into the ascending list `idle[lo:]`:

@@ -12,7 +12,8 @@ cpdef Py_ssize_t _search(
     bint right
 ) except? -1
 
-# the engine's completion heap, called at C level from the compiled engine (its buffers: C fields)
+# the engine's completion heap, called at C level from the compiled engine (its buffers: C fields);
+# its buffer reads and moves raise nothing (noexcept: no error test after each call)
 @cython.final
 cdef class Completions:
     cdef double[::1] ends
@@ -21,14 +22,14 @@ cdef class Completions:
     cdef Py_ssize_t size
     cdef list _events
 
-    cpdef double earliest(self)
+    cpdef double earliest(self) noexcept
     cpdef push(self, double end, Py_ssize_t job, Py_ssize_t version)
     cpdef Py_ssize_t pop_due(self, double now, list current)
     cpdef _push(self, double end, Py_ssize_t job, Py_ssize_t version)
     cpdef _pop(self)
-    cdef _sift_down(
+    cdef void _sift_down(
         self, Py_ssize_t start, Py_ssize_t position, double end, long long job, long long version
-    )
+    ) noexcept
     cdef _grow(self)
-    cdef inline bint _earlier(self, Py_ssize_t first, Py_ssize_t second)
-    cdef inline void _move(self, Py_ssize_t source, Py_ssize_t target)
+    cdef inline bint _earlier(self, Py_ssize_t first, Py_ssize_t second) noexcept
+    cdef inline void _move(self, Py_ssize_t source, Py_ssize_t target) noexcept

@@ -7,7 +7,13 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosched.simulator.allocators import Allocation, CompactAllocator, insert_nodes
+from cosched.simulator.allocators import (
+    Allocation,
+    CompactAllocator,
+    end_job,
+    insert_nodes,
+    start_job,
+)
 from cosched.simulator.partitions import PartitionAllocator
 from cosched.simulator.platform import Platform
 from cosched.simulator.workload import make_workload
@@ -154,3 +160,32 @@ def test_the_idle_list_keeps_few_stale_entries_however_long_the_run():
         assert len(allocator._idle) <= 2 * NODES + 4
     busy = {node for _, allocation in running for node in allocation.node_ids}
     assert allocator.idle_nodes().tolist() == sorted(set(range(NODES)) - busy)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 5), st.integers(0)), max_size=60))
+def test_the_engines_starts_and_ends_in_c_keep_the_idle_nodes_sorted_and_exact(steps):
+    # `start_job`/`end_job` with `direct_entry`: runs and lists of nodes held by the engine alone;
+    # nodes come back below, among and above the idle ones (merged down into the stale room)
+    allocator = _allocator(len(steps))
+    engine = SimpleNamespace(
+        cores=[count for count, _ in steps],
+        running={},
+        allocation=[],
+        models=None,
+        speed_model=None,
+    )
+    assert allocator.direct_entry(engine)
+    held: dict[int, Allocation] = {}
+    for job, (count, ending) in enumerate(steps):
+        lowest = allocator.idle_nodes(count).tolist()
+        allocation = start_job(allocator, engine, job, count)
+        if allocation is not None:
+            assert allocation.node_ids == lowest
+            held[job] = allocation
+        if held and ending % 3:
+            leaving = sorted(held)[ending % len(held)]
+            end_job(allocator, leaving, held.pop(leaving))
+        busy = {node for allocation in held.values() for node in allocation.node_ids}
+        assert allocator.idle_nodes().tolist() == sorted(set(range(NODES)) - busy)
+        assert allocator.free_units() == NODES - len(busy)
