@@ -25,7 +25,8 @@ cdef class NodeState:
     cpdef vacate(self, job, nodes, cores)
     cpdef list neighbours(self, job)
     cdef _occupy_lowest_idle(self, job, list ids, cores)
-    cdef _share(self, job, list others, step)
+    cdef _share(self, job, list others)
+    cdef _unshare(self, job)
 
 
 @cython.final  # its C method is called directly

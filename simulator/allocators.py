@@ -182,7 +182,7 @@ class NodeState:
         _remove(self.partly_used_ids, were_partly, ascending)
         insert_nodes(self.partly_used_ids, now_partly, ascending)
         self.idle = len(self.idle_ids)
-        self._share(job, others, 1)
+        self._share(job, others)
 
     @cython.locals(
         used=list, first=list, full=list, count=cython.Py_ssize_t, node=cython.Py_ssize_t
@@ -215,24 +215,20 @@ class NodeState:
         were_partly=list,
         now_idle=list,
         now_partly=list,
-        others=list,
-        alone=cython.bint,
-        cleared=cython.bint,
         ascending=cython.bint,
         step=cython.Py_ssize_t,
-        empty=cython.Py_ssize_t,
         mine=cython.Py_ssize_t,
         limit=cython.Py_ssize_t,
         other=cython.Py_ssize_t,
         previous=cython.Py_ssize_t,
     )
     def vacate(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
-        """`job` (or a reservation key) gives back its `cores` cores and its slot on `nodes`."""
+        """`job` (or a reservation key) gives back its `cores` cores and its slot on `nodes`, every
+        node it holds: it shares none with another job afterwards."""
         used, full, slots = self._used, self._cores, self._occupants
-        were_partly, now_idle, now_partly, others = [], [], [], []
-        alone = job not in self.shared  # no job beside it on any node: no neighbour to count out
+        were_partly, now_idle, now_partly = [], [], []
         self._arrays = None
-        step, empty, mine = cores, EMPTY, job  # compiled: C integers, compared without objects
+        step, mine = cores, job  # compiled: C integers, compared without objects
         previous, ascending = EMPTY, True
         for item in nodes if isinstance(nodes, list) else nodes.tolist():
             node = item
@@ -246,21 +242,16 @@ class NodeState:
                     were_partly.append(item)
             elif before == limit:
                 now_partly.append(item)
-            cleared = False
             for slot in slots:
                 other = slot[node]
-                if other == mine and not cleared:
-                    slot[node], cleared = empty, True
-                    if alone:
-                        break
-                elif other > empty and not alone:
-                    others.append(slot[node])
+                if other == mine:
+                    slot[node] = EMPTY
+                    break
         _remove(self.partly_used_ids, were_partly, ascending)
         insert_nodes(self.partly_used_ids, now_partly, ascending)
         insert_nodes(self.idle_ids, now_idle, ascending)
         self.idle = len(self.idle_ids)
-        if not alone:
-            self._share(job, others, -1)
+        self._unshare(job)
 
     def take(self, owner: int, ids: list[int]) -> None:
         """`owner` (a job or a reservation key) takes every core of the idle nodes `ids` (in slot
@@ -304,42 +295,38 @@ class NodeState:
         run=cython.Py_ssize_t,
         at=cython.Py_ssize_t,
         count=cython.Py_ssize_t,
-        left=cython.Py_ssize_t,
     )
-    def _share(self, job: int, others: list[int], step: int) -> None:
-        """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others` (one
-        entry per node and occupant, EMPTY left out)."""
+    def _share(self, job: int, others: list[int]) -> None:
+        """Count `job` in on the nodes whose other occupants are `others` (one entry per node and
+        occupant, EMPTY left out)."""
         if job < 0 or not others:  # a reservation, or no one beside
             return
         shared = self.shared
         # `get` first: `setdefault` would make a dict at every call
-        mine = (shared.get(job) or shared.setdefault(job, {})) if step > 0 else shared[job]
+        mine = shared.get(job) or shared.setdefault(job, {})
         at, count = 0, len(others)
         while at < count:  # a neighbour usually holds a run of the nodes: counted once per run
             other, run = others[at], 1
             at += 1
             while at < count and others[at] == other:
                 run, at = run + 1, at + 1
-            if step > 0:
-                mine[other] = mine.get(other, 0) + run
-                theirs = shared.get(other) or shared.setdefault(other, {})
-                theirs[job] = theirs.get(job, 0) + run
-                continue
-            left = mine[other] - run
-            if left:
-                mine[other] = left
-            else:
-                del mine[other]
+            mine[other] = mine.get(other, 0) + run
+            theirs = shared.get(other) or shared.setdefault(other, {})
+            theirs[job] = theirs.get(job, 0) + run
+
+    @cython.locals(shared=dict, mine=dict, theirs=dict)
+    def _unshare(self, job: int) -> None:
+        """Count `job` out of every node: it left them all (`vacate`)."""
+        shared = self.shared
+        mine = shared.pop(job, None)
+        if mine is None:  # a reservation, or no one beside
+            return
+        for other in mine:
             theirs = shared[other]
-            left = theirs[job] - run
-            if left:
-                theirs[job] = left
-            elif len(theirs) > 1:
+            if len(theirs) > 1:
                 del theirs[job]
             else:
                 del shared[other]
-        if not mine:
-            del shared[job]
 
     @cython.locals(counts=dict)
     def neighbours(self, job: int) -> list[int]:
