@@ -16,9 +16,10 @@ cdef class NodeState:
     cdef public dict shared
     cdef public list idle_ids
     cdef public list partly_used_ids
-    cdef public list _cores
-    cdef public list _used
-    cdef public list _occupants
+    # per node: its cores and the cores in use; per node and slot (node * slots + slot): occupant
+    cdef long long[:] _cores
+    cdef long long[:] _used
+    cdef long long[:] _occupants
     cdef public object _arrays
 
     cpdef occupy(self, job, nodes, cores)
