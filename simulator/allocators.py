@@ -141,7 +141,6 @@ class NodeState:
         were_idle=list,
         were_partly=list,
         now_partly=list,
-        others=list,
         placed=cython.bint,
         ascending=cython.bint,
         step=cython.Py_ssize_t,
@@ -150,6 +149,8 @@ class NodeState:
         at=cython.Py_ssize_t,
         limit=cython.Py_ssize_t,
         other=cython.longlong,
+        beside=cython.longlong,
+        run=cython.Py_ssize_t,
         previous=cython.Py_ssize_t,
     )
     def occupy(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
@@ -160,9 +161,10 @@ class NodeState:
             self._occupy_lowest_idle(job, ids, cores)
             return
         used, full, occupants, width = self._used, self._cores, self._occupants, self.slots
-        were_idle, were_partly, now_partly, others = [], [], [], []
+        were_idle, were_partly, now_partly = [], [], []
         step, mine = cores, job  # compiled: C integers, compared without objects
         previous, ascending = EMPTY, True
+        beside, run = EMPTY, 0  # a neighbour usually holds a run of the nodes: counted once per run
         for item in ids:
             node = item
             ascending, previous = ascending and previous < node, node
@@ -180,7 +182,11 @@ class NodeState:
             for at in range(node * width, node * width + width):
                 other = occupants[at]
                 if other >= 0:  # a job (EMPTY and reservation keys are negative)
-                    others.append(other)
+                    if other != beside:
+                        if run and mine >= 0:  # a reservation counts no neighbour
+                            self._share(job, beside, run)
+                        beside, run = other, 0
+                    run += 1
                 elif other == EMPTY and not placed:
                     occupants[at] = mine
                     placed = True
@@ -188,7 +194,8 @@ class NodeState:
         _remove(self.partly_used_ids, were_partly, ascending)
         insert_nodes(self.partly_used_ids, now_partly, ascending)
         self.idle = len(self.idle_ids)
-        self._share(job, others)
+        if run and mine >= 0:
+            self._share(job, beside, run)
 
     @cython.locals(
         used=cython.longlong[:],
@@ -322,31 +329,15 @@ class NodeState:
         self.shared = {}
         self.idle = len(self.idle_ids)
 
-    @cython.locals(
-        shared=dict,
-        mine=dict,
-        theirs=dict,
-        run=cython.Py_ssize_t,
-        at=cython.Py_ssize_t,
-        count=cython.Py_ssize_t,
-    )
-    def _share(self, job: int, others: list[int]) -> None:
-        """Count `job` in on the nodes whose other occupants are `others` (one entry per node and
-        occupant, EMPTY left out)."""
-        if job < 0 or not others:  # a reservation, or no one beside
-            return
+    @cython.locals(shared=dict, mine=dict, theirs=dict)
+    def _share(self, job: int, other: int, run: int) -> None:
+        """Count `job` and `other` in as sharing `run` more nodes."""
         shared = self.shared
         # `get` first: `setdefault` would make a dict at every call
         mine = shared.get(job) or shared.setdefault(job, {})
-        at, count = 0, len(others)
-        while at < count:  # a neighbour usually holds a run of the nodes: counted once per run
-            other, run = others[at], 1
-            at += 1
-            while at < count and others[at] == other:
-                run, at = run + 1, at + 1
-            mine[other] = mine.get(other, 0) + run
-            theirs = shared.get(other) or shared.setdefault(other, {})
-            theirs[job] = theirs.get(job, 0) + run
+        mine[other] = mine.get(other, 0) + run
+        theirs = shared.get(other) or shared.setdefault(other, {})
+        theirs[job] = theirs.get(job, 0) + run
 
     @cython.locals(shared=dict, mine=dict, theirs=dict)
     def _unshare(self, job: int) -> None:
