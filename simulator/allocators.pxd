@@ -16,16 +16,18 @@ cdef class NodeState:
     cdef public dict shared
     cdef public list idle_ids
     cdef public list partly_used_ids
-    cdef public list _cores
-    cdef public list _used
-    cdef public list _occupants
+    # per node: its cores and the cores in use; per node and slot (node * slots + slot): occupant
+    cdef long long[:] _cores
+    cdef long long[:] _used
+    cdef long long[:] _occupants
     cdef public object _arrays
 
     cpdef occupy(self, job, nodes, cores)
     cpdef vacate(self, job, nodes, cores)
     cpdef list neighbours(self, job)
     cdef _occupy_lowest_idle(self, job, list ids, cores)
-    cdef _share(self, job, list others, step)
+    cdef _share(self, job, other, Py_ssize_t run)
+    cdef _unshare(self, job)
 
 
 @cython.final  # its C method is called directly

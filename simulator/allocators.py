@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import bisect
 from abc import ABC, abstractmethod
+from array import array
 from typing import Protocol
 
 try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
@@ -73,16 +74,17 @@ REPLAY_AT_MOST = 32
 
 @cython.cclass
 class NodeState:
-    """Per node: the cores in use and the occupant of each slot, as lists; the idle nodes and the
-    partly used ones (some cores free, some used), ascending; and which jobs share nodes.
+    """Per node: the cores in use and the occupant of each slot, as `array('q')`s (compiled:
+    written through typed memoryviews); the idle nodes and the partly used ones (some cores free,
+    some used), ascending lists; and which jobs share nodes.
 
-    The one node state of every allocator. A start or an end touches a few nodes, where list edits
-    cost less than numpy calls on small arrays; the arrays `used` and `occupants` are built from the
-    lists at the first read after a change (read-only: change the state through `occupy`, `vacate`,
-    `take` and `give_back`). Nodes may have different core counts (node types) and any number of
-    slots. Compiled, an extension type (fields and C methods declared in ``allocators.pxd``): its
-    own edits and the compiled co-location allocator read the fields as C fields and call `occupy`,
-    `vacate` and `neighbours` in C; in plain Python an ordinary class."""
+    The one node state of every allocator. A start or an end touches a few nodes, where item edits
+    cost less than numpy calls on small arrays; the numpy arrays `used` and `occupants` are copied
+    from the storage at the first read after a change (read-only: change the state through
+    `occupy`, `vacate`, `take` and `give_back`). Nodes may have different core counts (node types)
+    and any number of slots. Compiled, an extension type (fields and C methods declared in
+    ``allocators.pxd``): its own edits and the compiled co-location allocator read the fields as C
+    fields and call `occupy`, `vacate` and `neighbours` in C; in plain Python an ordinary class."""
 
     def __init__(self, platform: Platform, slots: int = 2):
         nodes = platform.nodes
@@ -90,15 +92,16 @@ class NodeState:
         self.cores_per_node: int | np.ndarray = (
             platform.cores_per_node if per_node is None else per_node
         )
-        self._cores = [platform.cores_per_node] * nodes if per_node is None else per_node.tolist()
+        cores = [platform.cores_per_node] * nodes if per_node is None else per_node.tolist()
+        self._cores = array("q", cores)
         self.slots = slots
         self.idle = nodes
         # job -> {neighbour job: nodes they share}, kept by occupy/vacate (jobs that share a node)
         self.shared: dict[int, dict[int, int]] = {}
         self.idle_ids = list(range(nodes))
         self.partly_used_ids: list[int] = []
-        self._used = [0] * nodes
-        self._occupants = [[EMPTY] * nodes for _ in range(slots)]  # per slot: occupant per node
+        self._used = array("q", bytes(8 * nodes))
+        self._occupants = array("q", [EMPTY]) * (nodes * slots)  # slot s of node n at n * slots + s
         self._arrays: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
@@ -119,13 +122,13 @@ class NodeState:
 
     def used_cores(self) -> int:
         """Cores in use on all nodes."""
-        return sum(self._used)
+        return int(self.used.sum())
 
     def _built(self) -> tuple[np.ndarray, np.ndarray]:
-        """The arrays of the lists, built at the first read after a change."""
+        """The arrays of the per-node storage, built at the first read after a change."""
         if self._arrays is None:
             used = np.array(self._used, dtype=np.int64)
-            occupants = np.array(self._occupants, dtype=np.int64).T.copy()
+            occupants = np.array(self._occupants, dtype=np.int64).reshape(used.size, self.slots)
             used.flags.writeable = occupants.flags.writeable = False
             self._arrays = used, occupants
         return self._arrays
@@ -134,39 +137,43 @@ class NodeState:
         node=cython.Py_ssize_t,
         before=cython.Py_ssize_t,
         after=cython.Py_ssize_t,
-        used=list,
-        full=list,
-        slots=list,
-        slot=list,
+        used=cython.longlong[:],
+        full=cython.longlong[:],
+        occupants=cython.longlong[:],
         ids=list,
         were_idle=list,
         were_partly=list,
         now_partly=list,
-        others=list,
         placed=cython.bint,
         ascending=cython.bint,
         step=cython.Py_ssize_t,
-        empty=cython.Py_ssize_t,
+        mine=cython.longlong,
+        width=cython.Py_ssize_t,
+        at=cython.Py_ssize_t,
         limit=cython.Py_ssize_t,
-        other=cython.Py_ssize_t,
+        other=cython.longlong,
+        beside=cython.longlong,
+        run=cython.Py_ssize_t,
         previous=cython.Py_ssize_t,
     )
     def occupy(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         """`job` (or a reservation key) takes `cores` cores and a free slot on each of `nodes`."""
-        used, full, slots = self._used, self._cores, self._occupants
         ids = nodes if isinstance(nodes, list) else nodes.tolist()
         self._arrays = None
         if _leading(self.idle_ids, ids):  # the lowest idle nodes, the usual choice: no neighbours
             self._occupy_lowest_idle(job, ids, cores)
             return
-        were_idle, were_partly, now_partly, others = [], [], [], []
-        step, empty = cores, EMPTY  # compiled: C integers, compared without objects
+        used, full, occupants, width = self._used, self._cores, self._occupants, self.slots
+        were_idle, were_partly, now_partly = [], [], []
+        step, mine = cores, job  # compiled: C integers, compared without objects
         previous, ascending = EMPTY, True
+        beside, run = EMPTY, 0  # a neighbour usually holds a run of the nodes: counted once per run
         for item in ids:
             node = item
             ascending, previous = ascending and previous < node, node
             before = used[node]
-            after = used[node] = before + step
+            after = before + step
+            used[node] = after
             limit = full[node]
             if before == 0:
                 were_idle.append(item)
@@ -175,73 +182,84 @@ class NodeState:
             elif after == limit:
                 were_partly.append(item)
             placed = False
-            for slot in slots:
-                other = slot[node]
-                if other == empty and not placed:
-                    slot[node], placed = job, True
-                elif other > empty:
-                    others.append(slot[node])
+            for at in range(node * width, node * width + width):
+                other = occupants[at]
+                if other >= 0:  # a job (EMPTY and reservation keys are negative)
+                    if other != beside:
+                        if run and mine >= 0:  # a reservation counts no neighbour
+                            self._share(job, beside, run)
+                        beside, run = other, 0
+                    run += 1
+                elif other == EMPTY and not placed:
+                    occupants[at] = mine
+                    placed = True
         _remove(self.idle_ids, were_idle, ascending)
         _remove(self.partly_used_ids, were_partly, ascending)
         insert_nodes(self.partly_used_ids, now_partly, ascending)
         self.idle = len(self.idle_ids)
-        self._share(job, others, 1)
+        if run and mine >= 0:
+            self._share(job, beside, run)
 
     @cython.locals(
-        used=list, first=list, full=list, count=cython.Py_ssize_t, node=cython.Py_ssize_t
+        used=cython.longlong[:],
+        occupants=cython.longlong[:],
+        full=cython.longlong[:],
+        count=cython.Py_ssize_t,
+        node=cython.Py_ssize_t,
+        width=cython.Py_ssize_t,
+        step=cython.Py_ssize_t,
+        mine=cython.longlong,
     )
     def _occupy_lowest_idle(self, job: int, ids: list[int], cores: int) -> None:
         """`occupy` on `ids`, the lowest idle nodes (ascending, every slot free)."""
-        used, first, count = self._used, self._occupants[0], len(ids)
+        used, occupants, width, count = self._used, self._occupants, self.slots, len(ids)
         del self.idle_ids[:count]
         self.idle = len(self.idle_ids)
-        for item in ids:  # compiled: item by item beats slice assignments of new lists
+        step, mine = cores, job
+        for item in ids:
             node = item
-            used[node] = cores
-            first[node] = job
+            used[node] = step
+            occupants[node * width] = mine
         cpn = self.cores_per_node
         if isinstance(cpn, int):
             if cores < cpn:
                 insert_nodes(self.partly_used_ids, ids, True)
         else:
             full = self._cores
-            insert_nodes(self.partly_used_ids, [node for node in ids if cores < full[node]], True)
+            insert_nodes(self.partly_used_ids, [node for node in ids if step < full[node]], True)
 
     @cython.locals(
         node=cython.Py_ssize_t,
         before=cython.Py_ssize_t,
         after=cython.Py_ssize_t,
-        used=list,
-        full=list,
-        slots=list,
-        slot=list,
+        used=cython.longlong[:],
+        full=cython.longlong[:],
+        occupants=cython.longlong[:],
         were_partly=list,
         now_idle=list,
         now_partly=list,
-        others=list,
-        alone=cython.bint,
-        cleared=cython.bint,
         ascending=cython.bint,
         step=cython.Py_ssize_t,
-        empty=cython.Py_ssize_t,
-        mine=cython.Py_ssize_t,
+        mine=cython.longlong,
+        width=cython.Py_ssize_t,
+        at=cython.Py_ssize_t,
         limit=cython.Py_ssize_t,
-        other=cython.Py_ssize_t,
         previous=cython.Py_ssize_t,
     )
     def vacate(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
-        """`job` (or a reservation key) gives back its `cores` cores and its slot on `nodes`."""
-        used, full, slots = self._used, self._cores, self._occupants
-        were_partly, now_idle, now_partly, others = [], [], [], []
-        alone = job not in self.shared  # no job beside it on any node: no neighbour to count out
+        """`job` (or a reservation key) gives back its `cores` cores and its slot on `nodes`, every
+        node it holds: it shares none with another job afterwards."""
+        used, full, occupants, width = self._used, self._cores, self._occupants, self.slots
+        were_partly, now_idle, now_partly = [], [], []
         self._arrays = None
-        step, empty, mine = cores, EMPTY, job  # compiled: C integers, compared without objects
+        step, mine = cores, job  # compiled: C integers, compared without objects
         previous, ascending = EMPTY, True
         for item in nodes if isinstance(nodes, list) else nodes.tolist():
             node = item
             ascending, previous = ascending and previous < node, node
             before = used[node]
-            after = used[node] = before - step
+            after = before - step
+            used[node] = after
             limit = full[node]
             if after == 0:
                 now_idle.append(item)
@@ -249,100 +267,94 @@ class NodeState:
                     were_partly.append(item)
             elif before == limit:
                 now_partly.append(item)
-            cleared = False
-            for slot in slots:
-                other = slot[node]
-                if other == mine and not cleared:
-                    slot[node], cleared = empty, True
-                    if alone:
-                        break
-                elif other > empty and not alone:
-                    others.append(slot[node])
+            for at in range(node * width, node * width + width):
+                if occupants[at] == mine:
+                    occupants[at] = EMPTY
+                    break
         _remove(self.partly_used_ids, were_partly, ascending)
         insert_nodes(self.partly_used_ids, now_partly, ascending)
         insert_nodes(self.idle_ids, now_idle, ascending)
         self.idle = len(self.idle_ids)
-        if not alone:
-            self._share(job, others, -1)
+        self._unshare(job)
 
+    @cython.locals(
+        used=cython.longlong[:],
+        full=cython.longlong[:],
+        occupants=cython.longlong[:],
+        node=cython.Py_ssize_t,
+        width=cython.Py_ssize_t,
+    )
     def take(self, owner: int, ids: list[int]) -> None:
         """`owner` (a job or a reservation key) takes every core of the idle nodes `ids` (in slot
         0): the whole-node allocators' update."""
-        used, full, first = self._used, self._cores, self._occupants[0]
+        used, full, occupants, width = self._used, self._cores, self._occupants, self.slots
         self._arrays = None
         for node in ids:
-            used[node], first[node] = full[node], owner
+            used[node], occupants[node * width] = full[node], owner
         _remove(self.idle_ids, ids)
         self.idle = len(self.idle_ids)
 
+    @cython.locals(
+        used=cython.longlong[:],
+        occupants=cython.longlong[:],
+        node=cython.Py_ssize_t,
+        width=cython.Py_ssize_t,
+    )
     def give_back(self, ids: list[int]) -> None:
         """The nodes `ids`, each held whole by one owner (`take`), become idle."""
-        used, first = self._used, self._occupants[0]
+        used, occupants, width = self._used, self._occupants, self.slots
         self._arrays = None
         for node in ids:
-            used[node], first[node] = 0, EMPTY
+            used[node], occupants[node * width] = 0, EMPTY
         insert_nodes(self.idle_ids, ids)
         self.idle = len(self.idle_ids)
 
+    @cython.locals(
+        used=cython.longlong[:],
+        full=cython.longlong[:],
+        occupants=cython.longlong[:],
+        node=cython.Py_ssize_t,
+        nodes=cython.Py_ssize_t,
+        width=cython.Py_ssize_t,
+    )
     def hold_whole(self, holders: dict[int, list[int]]) -> None:
         """Start over from `holders`: each owner holds every core of its nodes (slot 0), the other
         nodes are idle (a whole-node allocator's rebuild)."""
-        nodes, full = len(self._used), self._cores
+        nodes, full, width = len(self._used), self._cores, self.slots
         self._arrays = None
-        used, first = [0] * nodes, [EMPTY] * nodes
+        self._used = used = array("q", bytes(8 * nodes))
+        self._occupants = occupants = array("q", [EMPTY]) * (nodes * width)
         for owner, ids in holders.items():
             for node in ids:
-                used[node], first[node] = full[node], owner
-        self._used = used
-        self._occupants = [first] + [[EMPTY] * nodes for _ in range(self.slots - 1)]
+                used[node], occupants[node * width] = full[node], owner
         self.idle_ids = [node for node in range(nodes) if not used[node]]
         self.partly_used_ids = []
         self.shared = {}
         self.idle = len(self.idle_ids)
 
-    @cython.locals(
-        shared=dict,
-        mine=dict,
-        theirs=dict,
-        run=cython.Py_ssize_t,
-        at=cython.Py_ssize_t,
-        count=cython.Py_ssize_t,
-        left=cython.Py_ssize_t,
-    )
-    def _share(self, job: int, others: list[int], step: int) -> None:
-        """Count `job` in (step 1) or out of (-1) the nodes whose other occupants are `others` (one
-        entry per node and occupant, EMPTY left out)."""
-        if job < 0 or not others:  # a reservation, or no one beside
-            return
+    @cython.locals(shared=dict, mine=dict, theirs=dict)
+    def _share(self, job: int, other: int, run: int) -> None:
+        """Count `job` and `other` in as sharing `run` more nodes."""
         shared = self.shared
         # `get` first: `setdefault` would make a dict at every call
-        mine = (shared.get(job) or shared.setdefault(job, {})) if step > 0 else shared[job]
-        at, count = 0, len(others)
-        while at < count:  # a neighbour usually holds a run of the nodes: counted once per run
-            other, run = others[at], 1
-            at += 1
-            while at < count and others[at] == other:
-                run, at = run + 1, at + 1
-            if step > 0:
-                mine[other] = mine.get(other, 0) + run
-                theirs = shared.get(other) or shared.setdefault(other, {})
-                theirs[job] = theirs.get(job, 0) + run
-                continue
-            left = mine[other] - run
-            if left:
-                mine[other] = left
-            else:
-                del mine[other]
+        mine = shared.get(job) or shared.setdefault(job, {})
+        mine[other] = mine.get(other, 0) + run
+        theirs = shared.get(other) or shared.setdefault(other, {})
+        theirs[job] = theirs.get(job, 0) + run
+
+    @cython.locals(shared=dict, mine=dict, theirs=dict)
+    def _unshare(self, job: int) -> None:
+        """Count `job` out of every node: it left them all (`vacate`)."""
+        shared = self.shared
+        mine = shared.pop(job, None)
+        if mine is None:  # a reservation, or no one beside
+            return
+        for other in mine:
             theirs = shared[other]
-            left = theirs[job] - run
-            if left:
-                theirs[job] = left
-            elif len(theirs) > 1:
+            if len(theirs) > 1:
                 del theirs[job]
             else:
                 del shared[other]
-        if not mine:
-            del shared[job]
 
     @cython.locals(counts=dict)
     def neighbours(self, job: int) -> list[int]:
@@ -350,17 +362,23 @@ class NodeState:
         counts = self.shared.get(job)
         return [] if counts is None else [other for other in counts]  # compiled: no iterator
 
+    @cython.locals(
+        occupants=cython.longlong[:],
+        width=cython.Py_ssize_t,
+        node=cython.Py_ssize_t,
+        at=cython.Py_ssize_t,
+        other=cython.longlong,
+        jobs=set,
+    )
     def jobs_on(self, nodes: np.ndarray | list[int]) -> np.ndarray:
         """The distinct jobs on these nodes (ascending; a node may be listed more than once)."""
-        ids = nodes if isinstance(nodes, list) else nodes.tolist()
-        slots = self._occupants
-        jobs = set(map(slots[0].__getitem__, ids))
-        for slot in slots[1:]:
-            jobs.update(map(slot.__getitem__, ids))
-        ordered = sorted(jobs)
-        if ordered and ordered[0] < 0:  # jobs only: EMPTY and reservation keys are negative
-            del ordered[: bisect.bisect_left(ordered, 0)]
-        return np.array(ordered, dtype=np.int64)
+        occupants, width, jobs = self._occupants, self.slots, set()
+        for node in nodes if isinstance(nodes, list) else nodes.tolist():
+            for at in range(node * width, node * width + width):
+                other = occupants[at]
+                if other >= 0:  # a job (EMPTY and reservation keys are negative)
+                    jobs.add(other)
+        return np.array(sorted(jobs), dtype=np.int64)
 
 
 @cython.cfunc
