@@ -348,11 +348,12 @@ class _RunPass(SchedulingPass):
             return
         # the candidates behind the blocked head, a list in each order
         depth = self._depth
-        candidates: list[int]
+        candidates: list[int] | None = None  # None: the engine's queue, read in place
         if order is not None:
             candidates = list(islice(jobs, depth))
         elif kept is None:
-            candidates = queue_slice(queue, 1, depth + 1)
+            if self._column is None:
+                candidates = queue_slice(queue, 1, depth + 1)
         else:
             candidates = self.kept_head(depth + 1)[1:]
         easy = self._easy
@@ -360,7 +361,10 @@ class _RunPass(SchedulingPass):
             easy = self._easy = EasyBackfill(
                 view, self._reservations, scheduler.shadow_extra, scheduler._durations
             )
-        easy.run(head, candidates)
+        if candidates is None:
+            easy.run_queue(self._column, 1, depth + 1)
+        else:
+            easy.run(head, candidates)
 
     @cython.cfunc
     @cython.locals(free=cython.Py_ssize_t)
@@ -372,7 +376,7 @@ class _RunPass(SchedulingPass):
         return (not free or self._none_fits(free)) and self._reservations is None
 
     @cython.cfunc
-    @cython.locals(depth=cython.Py_ssize_t)
+    @cython.locals(depth=cython.Py_ssize_t, first=cython.Py_ssize_t)
     def _backfill_arrivals(self) -> None:
         """`scheduling_pass` in arrival order when only jobs arrived since a pass that started
         nothing: its blocked head and the jobs it looked at would still not start (EASY's test only
@@ -380,8 +384,11 @@ class _RunPass(SchedulingPass):
         if self._backfills_nothing():
             return
         depth = self._depth
-        arrivals = queue_slice(self._queue, min(self._idle_waiting, depth + 1), depth + 1)
-        self._easy.run(self._queue[0], arrivals)
+        first = min(self._idle_waiting, depth + 1)
+        if self._column is not None:
+            self._easy.run_queue(self._column, first, depth + 1)
+        else:
+            self._easy.run(self._queue[0], queue_slice(self._queue, first, depth + 1))
 
     @cython.ccall
     def kept_head(self, wanted: int | None) -> list[int]:
