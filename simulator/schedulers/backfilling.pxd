@@ -8,10 +8,10 @@ cpdef object start_each(object jobs, Starter starter, object table)
 cpdef object queue_slice(object queue, Py_ssize_t start, Py_ssize_t stop)
 # (shadow time, extra units) as a C pair: a Python tuple only for a Python caller
 cpdef (double, Py_ssize_t) shadow_time(
-    Py_ssize_t need, Py_ssize_t free, object by_end, object held, str extra=*
-)
+    Py_ssize_t need, Py_ssize_t free, object by_end, object held, object extra=*
+) except *
 cdef object _backfill(
-    list candidates, SortedColumn queue, Py_ssize_t position, Py_ssize_t stop, object units,
+    list candidates, SortedColumn queue, Py_ssize_t first, Py_ssize_t stop, object units,
     object duration, long long[::1] sizes, Py_ssize_t free, double now, double shadow,
     Py_ssize_t extra, object start
 )

@@ -172,8 +172,7 @@ SHADOW_EXTRA = ("first", "all")
     gives=cython.Py_ssize_t,
     item=tuple,
 )
-@cython.boundscheck(False)  # each item is a pair
-@cython.wraparound(False)
+@cython.returns(tuple[cython.double, cython.Py_ssize_t])
 def shadow_time(
     need: int,
     free: int,
@@ -193,7 +192,7 @@ def shadow_time(
     available = free
     found = INF
     for item in by_end:
-        predicted, job = item[0], item[1]  # (compiled: read in C, no unpacking of the pair)
+        predicted, job = item  # (compiled: a pair read in C)
         if predicted > found:
             break
         gives = held[job]  # a C integer: the sum allocates no int
@@ -239,17 +238,19 @@ def _listed(candidates: Iterable[int]) -> list[int]:
 @cython.boundscheck(False)  # the candidates are jobs: indices within the tables
 @cython.wraparound(False)
 @cython.locals(
+    items=list,
+    offset=cython.Py_ssize_t,
+    moved=cython.Py_ssize_t,
+    position=cython.Py_ssize_t,
     size=cython.Py_ssize_t,
     length=cython.double,
     short=cython.bint,
     job=cython.Py_ssize_t,
-    position=cython.Py_ssize_t,
-    stop=cython.Py_ssize_t,
 )
 def _backfill(
     candidates: list[int] | None,
     queue: SortedColumn | None,
-    position: int,
+    first: int,
     stop: int,
     units: PerJob[int],
     duration: PerJob[float],
@@ -260,16 +261,16 @@ def _backfill(
     extra: int,
     start: Callable[[int], int | None],
 ) -> None:
-    """`easy_backfill` over ``candidates[position:stop]``, or (`candidates` None) over the jobs
-    at `position` to `stop` of the engine's `queue`, read in place (a start takes its job out of
-    the queue: the next candidate moves to its place), reading a job's units from `sizes` (the
-    engine's typed table, read in C when compiled) when it is given, else from `units`."""
-    while position < stop:
-        if queue is None:  # noqa: SIM108  (a line each)
-            candidate = candidates[position]  # type: ignore[index]
-        else:
-            candidate = queue._items[queue._head + position]
-        position += 1
+    """`easy_backfill` over ``candidates[first:stop]``, or (`candidates` None) over the jobs at
+    `first` to `stop` of the engine's `queue`, read in place, reading a job's units from `sizes`
+    (the engine's typed table, read in C when compiled) when it is given, else from `units`."""
+    if queue is None:
+        items, offset = candidates, 0
+    else:
+        items, offset = queue._items, queue._head
+    moved = 0  # the started jobs, which left `queue`: those behind them moved up one place each
+    for position in range(first, stop):
+        candidate = items[offset + position]  # type: ignore[index]
         job = candidate  # a C index (compiled) for the tables; `candidate` is what starts
         if sizes is None:  # noqa: SIM108  (compiled: a ternary would box the typed read)
             size = units[job]
@@ -290,8 +291,8 @@ def _backfill(
         if left is None:
             continue
         if queue is not None:
-            position -= 1
-            stop -= 1
+            moved += 1
+            offset = queue._head - moved
         free = left
         if not short:
             extra -= size

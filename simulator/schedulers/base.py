@@ -248,7 +248,8 @@ class _RunPass(SchedulingPass):
         if self._partitioned is not None:
             self._partitioned.schedule(view)
             return
-        if not self._queued():
+        waiting = self._queued()  # (the hooks asked before the pass only read the state)
+        if not waiting:
             return
         if self._conservative is not None:
             scheduler._conservative_pass(view, self._conservative)
@@ -261,12 +262,12 @@ class _RunPass(SchedulingPass):
             return
         # a pass that changed nothing: the same state and queue would give the same decisions
         if self._changes_by_starts:  # it changed nothing if no job left the queue
-            waiting = self._queued()
             if self._idle and self._easy is not None and self._changes(view) == self._idle_changes:
                 self._backfill_arrivals()
             else:
                 self.scheduling_pass(view)
-            self._idle = self._queued() == waiting
+            self._idle_waiting = self._queued()
+            self._idle = self._idle_waiting == waiting
             if self._idle:
                 self._idle_changes = self._changes(view)
         else:
@@ -276,7 +277,7 @@ class _RunPass(SchedulingPass):
             else:
                 scheduler.scheduling_pass(view)
             self._idle, self._idle_changes = self._changes(view) == changes, changes
-        self._idle_waiting = self._queued()
+            self._idle_waiting = self._queued()
 
     @cython.cfunc
     @cython.locals(column=SortedColumn)
