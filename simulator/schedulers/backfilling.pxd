@@ -6,9 +6,14 @@ from cosched.simulator.view cimport Clock, ReadOnlyColumn, SortedColumn, Starter
 
 cpdef object start_each(object jobs, Starter starter, object table)
 cpdef object queue_slice(object queue, Py_ssize_t start, Py_ssize_t stop)
+# (shadow time, extra units) as a C pair: a Python tuple only for a Python caller
+cpdef (double, Py_ssize_t) shadow_time(
+    Py_ssize_t need, Py_ssize_t free, object by_end, object held, object extra=*
+) except *
 cdef object _backfill(
-    list candidates, object units, object duration, long long[::1] sizes, Py_ssize_t free,
-    double now, double shadow, Py_ssize_t extra, object start
+    list candidates, SortedColumn queue, Py_ssize_t first, Py_ssize_t stop, object units,
+    object duration, long long[::1] sizes, Py_ssize_t free, double now, double shadow,
+    Py_ssize_t extra, object start
 )
 
 cdef class EasyBackfill:
@@ -25,4 +30,9 @@ cdef class EasyBackfill:
     cdef long long[::1] _sizes  # the engine's typed units table, or None
 
     cpdef object run(self, object head, object candidates)
+    cdef object run_queue(self, SortedColumn queue, Py_ssize_t first, Py_ssize_t stop)
+    cdef object _behind(
+        self, object head, object candidates, SortedColumn queue, Py_ssize_t first,
+        Py_ssize_t stop
+    )
     cpdef object started(self, object job)

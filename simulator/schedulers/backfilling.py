@@ -71,7 +71,9 @@ def start_in_order(engine: SchedulerView, jobs: Iterable[int]) -> int | None:
 
 
 @cython.ccall
-@cython.locals(starter=Starter, free=cython.Py_ssize_t, size=cython.Py_ssize_t)
+@cython.locals(
+    starter=Starter, free=cython.Py_ssize_t, size=cython.Py_ssize_t, index=cython.Py_ssize_t
+)
 def start_each(jobs: Iterable[int], starter: Starter, table: PerJob[int] | None) -> int | None:
     """`start_in_order` over a view's `Starter` and ``units_table`` read once: a pass object that
     keeps them for its run calls it at C level, and it starts jobs on the engine's view in C
@@ -79,7 +81,8 @@ def start_each(jobs: Iterable[int], starter: Starter, table: PerJob[int] | None)
     free = starter.units_free()
     for job in jobs:
         if table is not None:
-            size = table[job]  # (compiled: compared as a C integer)
+            index = job  # (compiled: the table read at a C index, compared as a C integer)
+            size = table[index]
             if size > free:
                 return job
         if not starter.start_chosen(job):
@@ -167,7 +170,9 @@ SHADOW_EXTRA = ("first", "all")
     predicted=cython.double,
     job=cython.Py_ssize_t,
     gives=cython.Py_ssize_t,
+    item=tuple,
 )
+@cython.returns(tuple[cython.double, cython.Py_ssize_t])
 def shadow_time(
     need: int,
     free: int,
@@ -186,7 +191,8 @@ def shadow_time(
     "all" counts every job ending at the shadow time, as CQSim's free-unit profile does."""
     available = free
     found = INF
-    for predicted, job in by_end:
+    for item in by_end:
+        predicted, job = item  # (compiled: a pair read in C)
         if predicted > found:
             break
         gives = held[job]  # a C integer: the sum allocates no int
@@ -219,7 +225,8 @@ def easy_backfill(
 
     `start(job)` starts a job and returns the units free afterwards, or None if it did not start;
     this is the only EASY pass: the engine's schedulers and the ElastiSim policies both call it."""
-    _backfill(_listed(candidates), units, duration, None, free, now, shadow, extra, start)
+    jobs = _listed(candidates)
+    _backfill(jobs, None, 0, len(jobs), units, duration, None, free, now, shadow, extra, start)
 
 
 @cython.cfunc
@@ -231,10 +238,20 @@ def _listed(candidates: Iterable[int]) -> list[int]:
 @cython.boundscheck(False)  # the candidates are jobs: indices within the tables
 @cython.wraparound(False)
 @cython.locals(
-    size=cython.Py_ssize_t, length=cython.double, short=cython.bint, job=cython.Py_ssize_t
+    items=list,
+    offset=cython.Py_ssize_t,
+    moved=cython.Py_ssize_t,
+    position=cython.Py_ssize_t,
+    size=cython.Py_ssize_t,
+    length=cython.double,
+    short=cython.bint,
+    job=cython.Py_ssize_t,
 )
 def _backfill(
-    candidates: list[int],
+    candidates: list[int] | None,
+    queue: SortedColumn | None,
+    first: int,
+    stop: int,
     units: PerJob[int],
     duration: PerJob[float],
     sizes: Any,
@@ -244,9 +261,16 @@ def _backfill(
     extra: int,
     start: Callable[[int], int | None],
 ) -> None:
-    """`easy_backfill`, reading a job's units from `sizes` (the engine's typed table, read in C when
-    compiled) when it is given, else from `units`."""
-    for candidate in candidates:
+    """`easy_backfill` over ``candidates[first:stop]``, or (`candidates` None) over the jobs at
+    `first` to `stop` of the engine's `queue`, read in place, reading a job's units from `sizes`
+    (the engine's typed table, read in C when compiled) when it is given, else from `units`."""
+    if queue is None:
+        items, offset = candidates, 0
+    else:
+        items, offset = queue._items, queue._head
+    moved = 0  # the started jobs, which left `queue`: those behind them moved up one place each
+    for position in range(first, stop):
+        candidate = items[offset + position]  # type: ignore[index]
         job = candidate  # a C index (compiled) for the tables; `candidate` is what starts
         if sizes is None:  # noqa: SIM108  (compiled: a ternary would box the typed read)
             size = units[job]
@@ -266,6 +290,9 @@ def _backfill(
         )
         if left is None:
             continue
+        if queue is not None:
+            moved += 1
+            offset = queue._head - moved
         free = left
         if not short:
             extra -= size
@@ -327,9 +354,32 @@ class EasyBackfill:
         self._sizes = counts if typed else None
 
     @cython.ccall
-    @cython.locals(free=cython.Py_ssize_t, now=cython.double)
     def run(self, head: int, candidates: list[int]) -> None:
         """Backfill `candidates` (in their order) behind the blocked `head` (`easy_pass`)."""
+        self._behind(head, candidates, None, 0, 0)
+
+    @cython.cfunc
+    @cython.locals(queue=SortedColumn, first=cython.Py_ssize_t, stop=cython.Py_ssize_t)
+    def run_queue(self, queue: SortedColumn, first: int, stop: int) -> None:
+        """`run` behind the head of the engine's `queue` over its jobs at `first` to `stop` (as
+        ``queue[first:stop]``), read in place: no copy of the window."""
+        self._behind(queue._items[queue._head], None, queue, first, stop)
+
+    @cython.cfunc
+    @cython.locals(
+        queue=SortedColumn,
+        first=cython.Py_ssize_t,
+        stop=cython.Py_ssize_t,
+        free=cython.Py_ssize_t,
+        now=cython.double,
+        shadow=cython.double,
+        spare=cython.Py_ssize_t,
+        index=cython.Py_ssize_t,
+    )
+    def _behind(
+        self, head: int, candidates: Any, queue: SortedColumn | None, first: int, stop: int
+    ) -> None:
+        """`run` over `candidates`, or (None) over the jobs at `first` to `stop` of `queue`."""
         engine, reservations = self.view, self._reservations
         free = self._starter.units_free()
         if free == 0 and reservations is None:
@@ -337,7 +387,8 @@ class EasyBackfill:
         units = self._units
         if self._eligible is None:
             by_end = self._by_end if self._by_end is not None else engine.by_end
-            shadow, spare = shadow_time(units[head], free, by_end, self._held, self._extra)
+            index = head  # (compiled: the table read at a C index)
+            shadow, spare = shadow_time(units[index], free, by_end, self._held, self._extra)
         else:  # node types: the head's reservation on one pool, backfilling counted on that pool
             shadow, spare, pool = pool_shadow_time(engine, head, self._extra)
             units = _UnitsInPool(self._eligible, pool)
@@ -346,8 +397,16 @@ class EasyBackfill:
         if free == 0:
             return
         now = self._clock.now if self._clock is not None else engine.now
-        jobs = _listed(candidates)
-        _backfill(jobs, units, self._durations, self._sizes, free, now, shadow, spare, self)
+        jobs = None
+        if queue is None:
+            jobs = _listed(candidates)
+            stop = len(jobs)
+        else:
+            stop = min(stop, len(queue._items) - queue._head)
+        durations = self._durations
+        _backfill(
+            jobs, queue, first, stop, units, durations, self._sizes, free, now, shadow, spare, self
+        )
 
     def __call__(self, job: int) -> int | None:
         """Start `job` (as `easy_backfill` asks): the units free afterwards, None if it did not

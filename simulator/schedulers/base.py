@@ -310,7 +310,8 @@ class _RunPass(SchedulingPass):
         if self._partitioned is not None:
             self._partitioned.schedule(view)
             return
-        if not self._queued():
+        waiting = self._queued()  # (the hooks asked before the pass only read the state)
+        if not waiting:
             return
         if self._conservative is not None:
             scheduler._conservative_pass(view, self._conservative)
@@ -323,12 +324,12 @@ class _RunPass(SchedulingPass):
             return
         # a pass that changed nothing: the same state and queue would give the same decisions
         if self._changes_by_starts:  # it changed nothing if no job left the queue
-            waiting = self._queued()
             if self._idle and self._easy is not None and self._changes(view) == self._idle_changes:
                 self._backfill_arrivals()
             else:
                 self.scheduling_pass(view)
-            self._idle = self._queued() == waiting
+            self._idle_waiting = self._queued()
+            self._idle = self._idle_waiting == waiting
             if self._idle:
                 self._idle_changes = self._changes(view)
         else:
@@ -338,7 +339,7 @@ class _RunPass(SchedulingPass):
             else:
                 scheduler.scheduling_pass(view)
             self._idle, self._idle_changes = self._changes(view) == changes, changes
-        self._idle_waiting = self._queued()
+            self._idle_waiting = self._queued()
 
     @cython.cfunc
     @cython.locals(column=SortedColumn)
@@ -410,11 +411,12 @@ class _RunPass(SchedulingPass):
             return
         # the candidates behind the blocked head, a list in each order
         depth = self._depth
-        candidates: list[int]
+        candidates: list[int] | None = None  # None: the engine's queue, read in place
         if order is not None:
             candidates = list(islice(jobs, depth))
         elif kept is None:
-            candidates = queue_slice(queue, 1, depth + 1)
+            if self._column is None:
+                candidates = queue_slice(queue, 1, depth + 1)
         else:
             candidates = self._kept.jobs(self._state, self._queued(), 1, depth + 1)
         easy = self._easy
@@ -422,7 +424,10 @@ class _RunPass(SchedulingPass):
             easy = self._easy = EasyBackfill(
                 view, self._reservations, scheduler.shadow_extra, scheduler._durations
             )
-        easy.run(head, candidates)
+        if candidates is None:
+            easy.run_queue(self._column, 1, depth + 1)
+        else:
+            easy.run(head, candidates)
 
     @cython.cfunc
     @cython.locals(free=cython.Py_ssize_t)
@@ -434,7 +439,7 @@ class _RunPass(SchedulingPass):
         return (not free or self._none_fits(free)) and self._reservations is None
 
     @cython.cfunc
-    @cython.locals(depth=cython.Py_ssize_t)
+    @cython.locals(depth=cython.Py_ssize_t, first=cython.Py_ssize_t)
     def _backfill_arrivals(self) -> None:
         """`scheduling_pass` in arrival order when only jobs arrived since a pass that started
         nothing: its blocked head and the jobs it looked at would still not start (EASY's test only
@@ -442,8 +447,11 @@ class _RunPass(SchedulingPass):
         if self._backfills_nothing():
             return
         depth = self._depth
-        arrivals = queue_slice(self._queue, min(self._idle_waiting, depth + 1), depth + 1)
-        self._easy.run(self._queue[0], arrivals)
+        first = min(self._idle_waiting, depth + 1)
+        if self._column is not None:
+            self._easy.run_queue(self._column, first, depth + 1)
+        else:
+            self._easy.run(self._queue[0], queue_slice(self._queue, first, depth + 1))
 
 
 @cython.cclass
