@@ -25,6 +25,7 @@ cdef class NodeState:
     cpdef occupy(self, job, nodes, cores)
     cpdef vacate(self, job, nodes, cores)
     cpdef list neighbours(self, job)
+    cpdef dict sharing(self, job)
     cdef _occupy_lowest_idle(self, job, list ids, cores)
     cdef _share(self, job, other, Py_ssize_t run)
     cdef _unshare(self, job)

@@ -359,8 +359,12 @@ class NodeState:
     @cython.locals(counts=dict)
     def neighbours(self, job: int) -> list[int]:
         """The jobs sharing at least one node with `job` (in no particular order)."""
-        counts = self.shared.get(job)
+        counts = self.sharing(job)
         return [] if counts is None else [other for other in counts]  # compiled: no iterator
+
+    def sharing(self, job: int) -> dict[int, int] | None:
+        """Per job sharing nodes with `job`, how many (None: none); read-only, no list made."""
+        return self.shared.get(job)
 
     @cython.locals(
         occupants=cython.longlong[:],

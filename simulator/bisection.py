@@ -23,7 +23,7 @@ try:  # Cython's pure-Python mode: C types when compiled (bisection.pxd), plain 
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
-__all__ = ["int_position", "end_position", "Completions"]
+__all__ = ["int_position", "end_position", "ascending_keys", "Completions"]
 
 
 def int_position(items: list, value: int, low: int, high: int, right: bool) -> int:
@@ -40,6 +40,20 @@ def end_position(by_end: list, predicted: float, job: int) -> int:
     if not cython.compiled:
         return bisect_left(by_end, (predicted, job))
     return _search(by_end, True, predicted, job, 0, len(by_end), False)
+
+
+@cython.locals(item=cython.Py_ssize_t, previous=cython.Py_ssize_t)
+def ascending_keys(items: list[int], keys: dict) -> list[int]:
+    """The distinct `items` (integers >= 0) that are keys of `keys`, ascending, without a set;
+    sorts `items` in place."""
+    items.sort()
+    found, previous = [], -1
+    for value in items:
+        item = value
+        if item != previous and value in keys:
+            found.append(value)
+        previous = item
+    return found
 
 
 @cython.boundscheck(False)  # its callers give 0 <= low <= high <= len(items)

@@ -33,6 +33,8 @@ others.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -46,11 +48,15 @@ from cosched.errors import InputError
 from cosched.simulator.allocators import Allocation, Allocator, NodeState, _listed
 from cosched.simulator.platform import Platform
 from cosched.simulator.resources import per_node_use
-from cosched.theory.heatmap import Heatmap, MissingPairsWarning
+
+if TYPE_CHECKING:  # the engine imports this module: a plain simulation loads no theory module
+    from cosched.simulator.view import SchedulerView
+    from cosched.theory.heatmap import Heatmap
 
 __all__ = [
     "CoLocationAllocator",
     "HeatmapSpeedModel",
+    "SpeedModel",
     "CoContext",
     "co_context",
     "PLACEMENTS",
@@ -332,19 +338,21 @@ class CoLocationAllocator(_HalfNodes, Allocator):
         return np.array(self.state.idle_ids[:limit], dtype=np.int64)
 
 
+class SpeedModel(Protocol):
+    """Gives the current speedup of running jobs (e.g. from a co-location heatmap, 000 formula
+    (4.1))."""
+
+    def speeds(self, view: SchedulerView, jobs: np.ndarray) -> Iterable[tuple[int, float]]:
+        """New speedups for (some of) `jobs`, the running jobs on nodes that changed at `view.now`
+        (an int array; a list of ints for a model whose ``jobs_as_list`` is True)."""
+
+
 @cython.cclass
 class HeatmapSpeedModel:
     """Speedup of each running job: min pairwise speedup over its neighbours (000 §3.5, (4.1)).
-    Compiled, an extension type whose look-up lists are typed fields (read at every speed update
-    without attribute look-ups)."""
+    Compiled, an extension type (``colocation.pxd``) whose look-up lists are typed fields, and whose
+    `speed_beside` the engine calls in C when the run's model is this class."""
 
-    speedups = cython.declare(object, visibility="public")
-    app = cython.declare(object, visibility="public")
-    spread = cython.declare(object, visibility="public")
-    known = cython.declare(object, visibility="public")
-    _rows = cython.declare(list, visibility="public")
-    _apps = cython.declare(list, visibility="public")
-    _alone = cython.declare(list, visibility="public")
     jobs_as_list = True  # the engine passes the jobs of `speeds` as a list (`SpeedModel`)
 
     def __init__(
@@ -368,42 +376,52 @@ class HeatmapSpeedModel:
         """The speedup of one running job (`speeds` of that job)."""
         return self.speeds(engine, np.array([job]))[0][1]
 
-    @cython.locals(
-        apps=list,
-        rows=list,
-        row=list,
-        alone=list,
-        found=list,
-        others=list,
-        speed=cython.double,
-        pair=cython.double,
-        app=cython.Py_ssize_t,
-        other=cython.Py_ssize_t,
-        index=cython.Py_ssize_t,
-        position=cython.Py_ssize_t,
-    )
     def speeds(self, engine, jobs: np.ndarray | list[int]) -> list[tuple[int, float]]:
         neighbours, allocation = engine.neighbours, engine.allocation
-        apps, rows, alone = self._apps, self._rows, self._alone
-        found = []
-        for job in jobs if isinstance(jobs, list) else jobs.tolist():
-            position = job  # C integers index the lists; the job itself stays a Python integer
-            app, others = apps[position], neighbours(job)
-            if others:
-                row = rows[app]
-                index = apps[others[0]]
-                speed = row[index]
-                for other in others:  # 000 §3.5, formula (4.1): the minimum over the neighbours
-                    index = apps[other]
-                    pair = row[index]
-                    if pair < speed:
-                        speed = pair
-            elif allocation[job].cores < engine.platform.cores_per_node:  # spread, alone
-                speed = alone[app]
-            else:
-                speed = 1.0
-            found.append((job, speed))
-        return found
+        cores_per_node = engine.platform.cores_per_node
+        return [
+            (
+                job,
+                self.speed_beside(
+                    job, dict.fromkeys(neighbours(job)), allocation[job].cores < cores_per_node
+                ),
+            )
+            for job in (jobs if isinstance(jobs, list) else jobs.tolist())
+        ]
+
+    @cython.locals(allocation=Allocation)
+    def speed_in(
+        self, state: NodeState, job: int, allocation: Allocation, cores_per_node: int
+    ) -> float:
+        """The speedup of running `job` on `allocation`, its neighbours read from the node state
+        (the engine's call in C)."""
+        return self.speed_beside(job, state.sharing(job), allocation._cores < cores_per_node)
+
+    @cython.locals(
+        row=list,
+        apps=list,
+        app=cython.Py_ssize_t,
+        index=cython.Py_ssize_t,
+        other=cython.Py_ssize_t,
+        speed=cython.double,
+        pair=cython.double,
+        found=cython.bint,
+    )
+    def speed_beside(self, job: int, others: dict | None, spread: bool) -> float:
+        """The speedup of running `job` beside `others` (its neighbours, the keys; None: none), on
+        half nodes (`spread`) or whole ones."""
+        apps, found, speed = self._apps, False, 1.0
+        app = apps[job]
+        row = self._rows[app]
+        if others is not None:
+            for other in others:  # 000 §3.5, formula (4.1): the minimum over the neighbours
+                index = apps[other]
+                pair = row[index]
+                if not found or pair < speed:
+                    speed, found = pair, True
+        if found:
+            return speed
+        return self._alone[app] if spread else 1.0
 
 
 class CoContext:
@@ -511,6 +529,8 @@ def _mean_filled(measured: np.ndarray) -> np.ndarray:
     means = _row_statistic(measured, np.nanmean)
     missing = np.isnan(filled)
     if missing.any():
+        from cosched.theory.heatmap import MissingPairsWarning
+
         warnings.warn(
             f"heatmap: {int(missing.sum())} directed pair(s) measured in neither "
             "direction use their job's mean measured speedup",

@@ -45,7 +45,6 @@ from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import count as counter
-from typing import Protocol
 
 try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
     import cython
@@ -59,7 +58,8 @@ from cosched.deprecation import warn_renamed
 from cosched.errors import InputError
 from cosched.simulator.action_log import ACTION_COLUMNS, write_actions
 from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator, end_job, start_job
-from cosched.simulator.bisection import Completions, end_position
+from cosched.simulator.bisection import Completions, ascending_keys, end_position
+from cosched.simulator.colocation import HeatmapSpeedModel, SpeedModel
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState, per_job_models
 from cosched.simulator.platform import Platform
 from cosched.simulator.result import SimulationResult, node_arrays
@@ -98,15 +98,6 @@ FUTURE, WAITING, RUNNING, FINISHED, KILLED = (int(state) for state in JobState)
 class ActionError(InputError):
     """A scheduler asked for something the state does not allow (busy node, resizing a rigid job,
     ...)."""
-
-
-class SpeedModel(Protocol):
-    """Gives the current speedup of running jobs (e.g. from a co-location heatmap, 000 formula
-    (4.1))."""
-
-    def speeds(self, view: SchedulerView, jobs: np.ndarray) -> Iterable[tuple[int, float]]:
-        """New speedups for (some of) `jobs`, the running jobs on nodes that changed at `view.now`
-        (an int array; a list of ints for a model whose ``jobs_as_list`` is True)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -290,13 +281,20 @@ class _LoopState(Clock):
         return max(estimate - (self.work[job] - self._remaining[job]), self._remaining[job])
 
     @cython.cfunc
+    @cython.locals(heatmap=HeatmapSpeedModel)
     def _update_speeds(self, listed: bool) -> None:
-        """New speeds for the running jobs whose neighbours changed (`_touched`), ascending."""
+        """New speeds for the running jobs whose neighbours changed (`_touched`), ascending: the
+        built-in heatmap model's in C, another model's through its `speeds`."""
         touched, running, model = self._touched, self.running, self.speed_model
-        jobs = sorted({job for job in touched if job in running})
+        jobs = ascending_keys(touched, running)
         touched.clear()
+        if type(model) is HeatmapSpeedModel:  # `set_speed` returns at once if the speed is the same
+            heatmap, state, cores = model, self.allocator.state, self.view.platform.cores_per_node
+            for job in jobs:
+                self.set_speed(job, heatmap.speed_in(state, job, self.allocation[job], cores))
+            return
         for job, speed in model.speeds(self.view, jobs if listed else np.array(jobs, np.int64)):
-            if job in running:  # `set_speed` returns at once if the speed is the same
+            if job in running:
                 self.set_speed(job, float(speed))
 
     def _time_columns(self, jobs: int, work: np.ndarray | list[float]) -> None:
