@@ -42,6 +42,7 @@ cdef class Allocation:
     cdef int _count  # a run's node count
 
     cdef bint _is_run(self)
+    cdef Py_ssize_t _size(self) except? -1
 
 
 cpdef _listed(ids, cores)  # also the co-location allocator's (colocation.pxd)

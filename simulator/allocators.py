@@ -501,6 +501,9 @@ class Allocation:
     @property
     def size(self) -> int:
         """How many nodes."""
+        return self._size()
+
+    def _size(self) -> int:  # a C method (allocators.pxd)
         if self._is_run():
             return self._count
         return len(self._ids) if self._ids is not None else int(self.nodes.size)

@@ -158,7 +158,7 @@ def node_arrays(allocations: list[Allocation | None]) -> JobNodes:
     sizes, total = counts, 0
     for job in range(len(allocations)):
         allocation = allocations[job]
-        size = 0 if allocation is None else allocation.size
+        size = 0 if allocation is None else allocation._size()
         sizes[job] = size
         total += size
     array = np.empty(total, np.int64)

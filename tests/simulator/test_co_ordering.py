@@ -169,6 +169,8 @@ def test_every_sjf_and_ljf_order_is_the_one_key_with_ties_by_job_index(estimates
         waiting=OrderedDict.fromkeys(present),  # the queue: workload order
         cores=[1] * jobs,
         estimate=estimates,
+        workload=SimpleNamespace(cores=np.ones(jobs, np.int64), estimate=np.array(estimates)),
+        use_run_times=False,
         units_table=[1] * jobs,
         models=None,
         requested_nodes=lambda job: 1,

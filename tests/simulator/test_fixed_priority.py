@@ -45,9 +45,12 @@ class _ByEstimate(QueueScheduler):
 
 def _queue(keys: list[int]) -> SimpleNamespace:
     """The part of a scheduler's view a kept order reads: per-job values, states and the queue."""
+    estimates = [float(key) for key in keys]
     return SimpleNamespace(
         cores=[1] * len(keys),
-        estimate=[float(key) for key in keys],
+        estimate=estimates,
+        workload=SimpleNamespace(cores=np.ones(len(keys), np.int64), estimate=np.array(estimates)),
+        use_run_times=False,
         state=[int(JobState.FUTURE)] * len(keys),
         waiting={},
         partitions=None,
