@@ -20,6 +20,9 @@ from heapq import heappop, heappush
 
 try:  # Cython's pure-Python mode: C types when compiled (bisection.pxd), plain Python here
     import cython
+
+    if not cython.compiled:  # plain Python: the light stand-in, not Cython's slower shadow
+        raise ModuleNotFoundError
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 

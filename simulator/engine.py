@@ -48,6 +48,9 @@ from itertools import count as counter
 
 try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
     import cython
+
+    if not cython.compiled:  # plain Python: the light stand-in, not Cython's slower shadow
+        raise ModuleNotFoundError
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
@@ -374,8 +377,7 @@ class Engine(_LoopState):
             ]
         )
         self.estimate_work: list[float] | None = None
-        # per waiting job: how long it would be predicted to run if started now (fixed while it
-        # waits)
+        # per waiting job: how long it would be predicted to run if started now (fixed meanwhile)
         self.queued_duration = self.estimate
         if self.models is not None:
             self.estimate_work = [

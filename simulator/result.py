@@ -9,6 +9,9 @@ from itertools import pairwise
 
 try:  # Cython's pure-Python mode: node_arrays's loops compile to C, and do nothing in plain Python
     import cython
+
+    if not cython.compiled:  # plain Python: the light stand-in, not Cython's slower shadow
+        raise ModuleNotFoundError
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 

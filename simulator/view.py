@@ -56,6 +56,9 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 try:  # Cython's pure-Python mode: the column type below compiles to C, and is a plain class here
     import cython
+
+    if not cython.compiled:  # plain Python: the light stand-in, not Cython's slower shadow
+        raise ModuleNotFoundError
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 

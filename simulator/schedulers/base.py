@@ -53,6 +53,9 @@ from typing import TYPE_CHECKING, Any
 
 try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
     import cython
+
+    if not cython.compiled:  # plain Python: the light stand-in, not Cython's slower shadow
+        raise ModuleNotFoundError
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 

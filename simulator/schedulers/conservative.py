@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING
 
 try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
     import cython
+
+    if not cython.compiled:  # plain Python: the light stand-in, not Cython's slower shadow
+        raise ModuleNotFoundError
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 if cython.compiled:  # C's memmove, for `Profile._shift`

@@ -32,6 +32,16 @@ result = simulate(workload, Platform(4, 1, 1), "easy")
 print(json.dumps(result.start.tolist()))
 """
 
+# the same with Cython installed: `import cython` finds its shadow module (`compiled` False)
+WITH_CYTHON = """
+import importlib, sys, types
+sys.modules["cython"] = types.SimpleNamespace(compiled=False)  # what Cython's shadow module says
+from cosched import _pure_cython
+modules = [importlib.import_module(name) for name in sys.argv[1:]]
+assert all(module.cython is _pure_cython for module in modules if hasattr(module, "cython"))
+assert sum(hasattr(module, "cython") for module in modules) >= 4
+"""
+
 
 def test_the_typed_locals_decorator_returns_the_function_itself():
     def shadow(free: int) -> int:
@@ -92,3 +102,11 @@ def test_the_hot_modules_run_as_plain_python_without_cython():
     )
     expected = simulate(workload, Platform(4, 1, 1), "easy").start.tolist()
     assert json.loads(done.stdout) == expected
+
+
+def test_plain_python_uses_the_stand_in_also_where_cython_is_installed():
+    subprocess.run(
+        [sys.executable, "-c", WITH_CYTHON, *COMPILED_MODULES],
+        check=True,
+        env={**os.environ, PURE_PYTHON_VARIABLE: "1"},
+    )
