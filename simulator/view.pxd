@@ -41,6 +41,9 @@ cdef class SchedulingPass:
 
     cpdef object schedule(self, object view)
 
+# a read-only column's own list, which the compiled passes read
+cpdef object column_items(object column)
+
 # the engine's edits of a sorted column, called from the compiled engine as C functions
 cpdef insert_sorted(SortedColumn column, Py_ssize_t value)
 cpdef remove_sorted(SortedColumn column, Py_ssize_t value)

@@ -80,6 +80,7 @@ __all__ = [
     "SortedColumn",
     "WaitingJobs",
     "read_only",
+    "column_items",
     "insert_sorted",
     "remove_sorted",
     "Clock",
@@ -534,6 +535,16 @@ def read_only(items: list | array, name: str) -> Sequence[Any]:
     # no ``__reversed__``: the column's own)
     reads = {method: getattr(items, method) for method in _LIST_READS if hasattr(items, method)}
     return type("ReadOnlyColumn", (ReadOnlyColumn,), reads)(items, name)
+
+
+@cython.locals(typed=ReadOnlyColumn)
+def column_items(column: Any) -> Any:
+    """The engine's own list (or array) under a `ReadOnlyColumn` of the view, else `column`: a
+    compiled pass that only reads a column reads it there, without a call per item (view.pxd)."""
+    if isinstance(column, ReadOnlyColumn):
+        typed = column
+        return typed._items
+    return column
 
 
 # (view attribute, engine attribute or None for the same name): the engine's state, as it is

@@ -1,8 +1,10 @@
 # Cython's augmenting .pxd of backfilling.py: the compiled EASY pass reads the view's columns
-# through their C-level list (`_read`), and the engine's queue through its list and gap; the queue
-# scheduler's pass (base.py) calls the in-order step and the EASY pass at C level.
+# through their C-level list (`column_items`), and the engine's queue through its list and gap; the
+# queue scheduler's pass (base.py) calls the in-order step and the EASY pass at C level.
 
-from cosched.simulator.view cimport Clock, ReadOnlyColumn, SortedColumn, Starter
+from cosched.simulator.view cimport (
+    Clock, ReadOnlyColumn, SortedColumn, Starter, column_items
+)
 
 cpdef object start_each(object jobs, Starter starter, object table)
 cpdef object queue_slice(object queue, Py_ssize_t start, Py_ssize_t stop)

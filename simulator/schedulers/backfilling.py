@@ -30,7 +30,13 @@ except ModuleNotFoundError:
 
 from cosched.deprecation import warn_renamed
 from cosched.simulator.schedulers.conservative import ConservativeBackfill, Profile
-from cosched.simulator.view import ReadOnlyColumn, SortedColumn, Starter, engine_clock
+from cosched.simulator.view import (
+    ReadOnlyColumn,
+    SortedColumn,
+    Starter,
+    column_items,
+    engine_clock,
+)
 
 if TYPE_CHECKING:
     from cosched.simulator.allocators import Allocation, Eligibility
@@ -339,17 +345,17 @@ class EasyBackfill:
         self._clock = engine_clock(engine)  # `now` read at C level, None over a partition's view
         self._starter = Starter(engine)  # starts in C on the engine's view
         table = engine.units_table
-        self._units = _read(table) if table is not None else _AllocatorUnits(engine.units)
-        self._held = _read(engine.held)
+        self._units = column_items(table) if table is not None else _AllocatorUnits(engine.units)
+        self._held = column_items(engine.held)
         # fixed for the view's life: its node types, and the running jobs by end when they are the
         # engine's live column (a partition's view computes them at each read)
         self._eligible = engine.eligible
         by_end = engine.by_end
-        self._by_end = _read(by_end) if isinstance(by_end, ReadOnlyColumn) else None
+        self._by_end = column_items(by_end) if isinstance(by_end, ReadOnlyColumn) else None
         # with job models a start pays a setup and the estimate counts checkpoint writes: the test
         # uses the end the engine will predict for the job once started (else a backfilled job
         # could delay the head); `queued_duration` is the estimates themselves without job models
-        self._durations = _read(engine.queued_duration if durations is None else durations)
+        self._durations = column_items(engine.queued_duration if durations is None else durations)
         # the engine's units table as a typed array (`hint` keeps it with `units_table`): read in C
         # (not with node types: the units counted are those of one pool, `_UnitsInPool`)
         counts = getattr(self._clock, "unit_counts", None)
@@ -421,17 +427,6 @@ class EasyBackfill:
         """`__call__`, which `easy_backfill` calls at C level when compiled (no Python call)."""
         starter = self._starter
         return starter.units_free() if starter.start_chosen(job) else None
-
-
-@cython.cfunc
-@cython.locals(typed=ReadOnlyColumn)
-def _read(column: Any) -> Any:
-    """The engine's own list under a column of the view (`ReadOnlyColumn`), else `column`: the
-    EASY pass only reads it, and compiled, reads it without a call per item (view.pxd)."""
-    if isinstance(column, ReadOnlyColumn):
-        typed = column
-        return typed._items
-    return column
 
 
 def pool_shadow_time(engine: SchedulerView, head: int, extra: str) -> tuple[float, int, int]:

@@ -6,5 +6,5 @@
 from cosched.simulator.bisection cimport int_position
 from cosched.simulator.schedulers.backfilling cimport EasyBackfill, queue_slice, start_each
 from cosched.simulator.view cimport (
-    Clock, ReadOnlyColumn, SchedulingPass, SortedColumn, Starter, remove_sorted
+    Clock, SchedulingPass, SortedColumn, Starter, column_items, remove_sorted
 )

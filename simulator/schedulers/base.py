@@ -78,10 +78,10 @@ from cosched.simulator.schedulers.co_ordering import queue_order
 from cosched.simulator.schedulers.conservative import conservative_pass
 from cosched.simulator.view import (
     Clock,
-    ReadOnlyColumn,
     SchedulingPass,
     SortedColumn,
     Starter,
+    column_items,
     engine_clock,
     remove_sorted,
 )
@@ -275,19 +275,10 @@ class _RunPass(SchedulingPass):
         self._waiting_units = units if isinstance(units, SortedColumn) else None
         self._starter = Starter(view)  # starts in C on the engine's view
         # the engine's list under the read-only column: compiled, read in C
-        self._table = (
-            cython.cast(ReadOnlyColumn, table)._items
-            if isinstance(table, ReadOnlyColumn)
-            else table
-        )
+        self._table = column_items(table)
         self._partitioned, self._conservative = scheduler._partitioned, scheduler._conservative
         self._kept, self._reservations, self._easy = scheduler._kept, scheduler.reservations, None
-        state = view.state  # the engine's list under the read-only column, as the table
-        self._state = (
-            cython.cast(ReadOnlyColumn, state)._items
-            if isinstance(state, ReadOnlyColumn)
-            else state
-        )
+        self._state = column_items(view.state)  # as the table
         priority, depth = scheduler.priority, scheduler.depth
         self._arrival_order, self._depth = priority is None, depth
         self._backfills = scheduler.backfill == "easy" and depth > 0
