@@ -433,8 +433,12 @@ class Clock:
 
     @cython.ccall
     def start(self, job: int, nodes: Any = None, placement: Any = None, reason: str = "") -> bool:
-        """The engine's `start` (`SchedulerView.start`), which a compiled pass calls in C."""
-        raise NotImplementedError
+        """The engine's `start` (`SchedulerView.start`), which a compiled pass calls in C: the
+        engine's loop state overrides it (declared here, as this module cannot import the engine);
+        a clock without an engine has no job to start and refuses."""
+        raise TypeError(
+            f"{type(self).__name__} has no engine: only the engine's loop state starts jobs"
+        )
 
 
 def _engine_behind(view: Any) -> Any:

@@ -6,6 +6,7 @@ results."""
 from collections import Counter
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +14,7 @@ from cosched.simulator.allocators import CompactAllocator
 from cosched.simulator.engine import Engine
 from cosched.simulator.schedulers.easy import EASY
 from cosched.simulator.schedulers.fcfs import FCFS
+from cosched.simulator.view import Clock
 
 from .conftest import platforms_and_workloads
 
@@ -46,3 +48,8 @@ def test_overrides_of_start_and_free_units_are_called_with_the_same_results(case
     before, after = results
     np.testing.assert_array_equal(before.start, after.start)
     np.testing.assert_array_equal(before.end, after.end)
+
+
+def test_a_clock_without_an_engine_refuses_to_start_a_job():
+    with pytest.raises(TypeError, match="only the engine's loop state starts jobs"):
+        Clock().start(0)
