@@ -3,8 +3,9 @@
 A simulation allocates many short-lived containers (event tuples, allocations) that reference
 counting frees, and creates almost no cyclic garbage; at Python's usual rate (a young pass every
 700 allocations) the passes examine the objects it keeps alive and free nothing. The simulator's
-loops (`cosched.simulator.engine.Engine.run`, the ElastiSim runtime of ``cosched elastic``) run
-inside `rare_collections`.
+loops (`cosched.simulator.engine.Engine.run`, the ElastiSim runtime of ``cosched elastic``) and
+`cosched.simulator.simulation.simulate`'s making of the engine (its per-job lists) run inside
+`rare_collections`.
 """
 
 from __future__ import annotations

@@ -900,8 +900,8 @@ class Engine(_LoopState):
             self.workload,
             self.platform,
             getattr(scheduler, "name", type(scheduler).__name__),
-            np.array(self.first_start),
-            np.array(self.end),
+            np.frombuffer(self.first_start, np.float64),  # the columns' memory, not a copy
+            np.frombuffer(self.end, np.float64),
             nodes,
             time.perf_counter() - clock,
             co_scheduled=self.speed_model is not None,

@@ -147,8 +147,8 @@ class SimulationResult:
     position=cython.Py_ssize_t,
     node=cython.longlong,
     first=cython.Py_ssize_t,
-    sizes=cython.longlong[:],
-    flat=cython.longlong[:],
+    sizes=cython.longlong[::1],
+    flat=cython.longlong[::1],
     allocation=Allocation,
     job_ids=list,
 )
@@ -176,7 +176,7 @@ def node_arrays(allocations: list[Allocation | None]) -> JobNodes:
                 flat[position] = node
                 position += 1
             continue
-        job_ids = allocation.node_ids
+        job_ids = allocation._ids if allocation._ids is not None else allocation.node_ids
         for node in job_ids:
             flat[position] = node
             position += 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from cosched.collector import rare_collections
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.simulator.engine import Engine
 from cosched.simulator.platform import Platform
@@ -73,6 +74,8 @@ def simulate(
     speed_model = options.pop("speed_model", None) or chosen.make_speed_model(
         workload, heatmap=heatmap, spread_speedup=alone_speedup
     )
-    return Engine(
-        workload, platform, chosen, allocator=allocator, speed_model=speed_model, **options
-    ).run()
+    with rare_collections():  # no young pass walks the engine's new per-job lists (collector.py)
+        engine = Engine(
+            workload, platform, chosen, allocator=allocator, speed_model=speed_model, **options
+        )
+    return engine.run()

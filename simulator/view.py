@@ -703,8 +703,10 @@ class SchedulerView:
         for name in _LIVE:
             value = getattr(engine, name)
             put(name, read_only(value, name) if isinstance(value, (list, array)) else value)
-        for name in _FIXED:
-            put(name, tuple(getattr(engine, name)))
+        for name in _FIXED:  # without job models `work` is `run_time`: one tuple for both
+            column = getattr(engine, name)
+            shared = name == "work" and column is engine.run_time
+            put(name, self.run_time if shared else tuple(column))
         for name in _MAPPINGS:
             put(name, MappingProxyType(getattr(engine, name)))
         put("waiting", engine.waiting)
