@@ -7,7 +7,7 @@ cpdef Py_ssize_t int_position(
     list items, Py_ssize_t value, Py_ssize_t low, Py_ssize_t high, bint right
 ) except? -1
 cpdef Py_ssize_t end_position(list by_end, double predicted, Py_ssize_t job) except? -1
-cpdef list ascending_keys(list items, dict keys)
+cpdef list ascending_in_state(list items, list states, Py_ssize_t wanted)
 cpdef Py_ssize_t _search(
     list items, bint pairs, double end, Py_ssize_t value, Py_ssize_t low, Py_ssize_t high,
     bint right

@@ -26,7 +26,7 @@ try:  # Cython's pure-Python mode: C types when compiled (bisection.pxd), plain 
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
-__all__ = ["int_position", "end_position", "ascending_keys", "Completions"]
+__all__ = ["int_position", "end_position", "ascending_in_state", "Completions"]
 
 
 def int_position(items: list, value: int, low: int, high: int, right: bool) -> int:
@@ -45,17 +45,18 @@ def end_position(by_end: list, predicted: float, job: int) -> int:
     return _search(by_end, True, predicted, job, 0, len(by_end), False)
 
 
-@cython.locals(item=cython.Py_ssize_t, previous=cython.Py_ssize_t)
-def ascending_keys(items: list[int], keys: dict) -> list[int]:
-    """The distinct `items` (integers >= 0) that are keys of `keys`, ascending, without a set;
-    sorts `items` in place."""
+@cython.locals(item=cython.Py_ssize_t, previous=cython.Py_ssize_t, wanted=cython.Py_ssize_t)
+def ascending_in_state(items: list[int], states: list[int], wanted: int) -> list[int]:
+    """The distinct `items` (integers >= 0, indices of `states`) whose state is `wanted`,
+    ascending, without a set; empties `items`."""
     items.sort()
     found, previous = [], -1
     for value in items:
         item = value
-        if item != previous and value in keys:
+        if item != previous and cython.cast(cython.Py_ssize_t, states[item]) == wanted:
             found.append(value)
         previous = item
+    items.clear()
     return found
 
 

@@ -4,6 +4,9 @@
 from cosched.simulator.allocators cimport Allocation, NodeState, _listed
 
 
+cpdef append_neighbourhood(list touched, job, NodeState state)
+
+
 cdef class HeatmapSpeedModel:
     cdef public object speedups
     cdef public object app
@@ -14,6 +17,6 @@ cdef class HeatmapSpeedModel:
     cdef public list _alone
 
     cpdef double speed_in(
-        self, NodeState state, Py_ssize_t job, Allocation allocation, Py_ssize_t cores_per_node
+        self, NodeState state, job, Allocation allocation, Py_ssize_t cores_per_node
     ) except? -1
     cpdef double speed_beside(self, Py_ssize_t job, dict others, bint spread) except? -1

@@ -60,6 +60,7 @@ __all__ = [
     "CoLocationAllocator",
     "HeatmapSpeedModel",
     "SpeedModel",
+    "append_neighbourhood",
     "CoContext",
     "co_context",
     "PLACEMENTS",
@@ -348,6 +349,16 @@ class SpeedModel(Protocol):
     def speeds(self, view: SchedulerView, jobs: np.ndarray) -> Iterable[tuple[int, float]]:
         """New speedups for (some of) `jobs`, the running jobs on nodes that changed at `view.now`
         (an int array; a list of ints for a model whose ``jobs_as_list`` is True)."""
+
+
+def append_neighbourhood(touched: list[int], job: int, state: NodeState) -> None:
+    """Append `job` and the jobs sharing its nodes in `state` to `touched` (the engine's jobs
+    whose speeds follow), without a list per call."""
+    touched.append(job)
+    sharing = state.sharing(job)
+    if sharing is not None:
+        for other in sharing:  # compiled: no iterator (`list.extend` makes one)
+            touched.append(other)
 
 
 @cython.cclass

@@ -61,8 +61,8 @@ from cosched.deprecation import warn_renamed
 from cosched.errors import InputError
 from cosched.simulator.action_log import ACTION_COLUMNS, write_actions
 from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator, end_job, start_job
-from cosched.simulator.bisection import Completions, ascending_keys, end_position
-from cosched.simulator.colocation import HeatmapSpeedModel, SpeedModel
+from cosched.simulator.bisection import Completions, ascending_in_state, end_position
+from cosched.simulator.colocation import HeatmapSpeedModel, SpeedModel, append_neighbourhood
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState, per_job_models
 from cosched.simulator.platform import Platform
 from cosched.simulator.result import SimulationResult, node_arrays
@@ -243,7 +243,7 @@ class _LoopState(Clock):
         if self.kill_at_walltime:
             self._post_walltime(job, end)  # type: ignore[attr-defined]
         if self.speed_model is not None:  # the job and its neighbours: their speeds follow
-            self._touched += [job, *allocator.state.neighbours(job)]
+            append_neighbourhood(self._touched, job, allocator.state)
         if self.log is not None:
             self.log.append((now, "start", job, allocation.nodes.size))
         if self.actions is not None:
@@ -260,7 +260,7 @@ class _LoopState(Clock):
             self._updated[job] = now
 
     @cython.ccall
-    @cython.locals(job=cython.Py_ssize_t, resume=cython.double, remaining=cython.double)
+    @cython.locals(job=cython.Py_ssize_t, rate=cython.double)  # resume, remaining: doubles
     def _set_rate(self, job, rate: float) -> None:
         """A new rate from now: remaining time rescaled and the completion re-posted (000 (4.2))."""
         self._advance(job)
@@ -277,27 +277,27 @@ class _LoopState(Clock):
         by_end.insert(end_position(by_end, predicted, job), (predicted, job))
 
     @cython.ccall
-    @cython.locals(job=cython.Py_ssize_t)
+    @cython.returns(cython.double)
+    @cython.locals(job=cython.Py_ssize_t, estimate=cython.double, work=cython.double)
     def _predicted_work(self, job) -> float:
         """Work left by the estimate (checkpoint writes included), never below the truth."""
         estimate = self.estimate[job] if self.estimate_work is None else self.estimate_work[job]
-        return max(estimate - (self.work[job] - self._remaining[job]), self._remaining[job])
+        work = self.work[job]
+        return max(estimate - (work - self._remaining[job]), self._remaining[job])
 
     @cython.cfunc
-    @cython.locals(heatmap=HeatmapSpeedModel)
-    def _update_speeds(self, listed: bool) -> None:
-        """New speeds for the running jobs whose neighbours changed (`_touched`), ascending: the
-        built-in heatmap model's in C, another model's through its `speeds`."""
-        touched, running, model = self._touched, self.running, self.speed_model
-        jobs = ascending_keys(touched, running)
-        touched.clear()
+    @cython.locals(heatmap=HeatmapSpeedModel, cores=cython.Py_ssize_t)
+    def _update_speeds(self, listed: bool, cores) -> None:
+        """New speeds for the running jobs whose neighbours changed (`_touched`, emptied),
+        ascending: the heatmap model's in C (`cores` per node), another model's by `speeds`."""
+        jobs, model = ascending_in_state(self._touched, self.state, RUNNING), self.speed_model
         if type(model) is HeatmapSpeedModel:  # `set_speed` returns at once if the speed is the same
-            heatmap, state, cores = model, self.allocator.state, self.view.platform.cores_per_node
+            heatmap, state = model, self.allocator.state
             for job in jobs:
                 self.set_speed(job, heatmap.speed_in(state, job, self.allocation[job], cores))
             return
         for job, speed in model.speeds(self.view, jobs if listed else np.array(jobs, np.int64)):
-            if job in running:
+            if job in self.running:
                 self.set_speed(job, float(speed))
 
     def _time_columns(self, jobs: int, work: np.ndarray | list[float]) -> None:
@@ -719,7 +719,7 @@ class Engine(_LoopState):
         self.version[job] += 1  # its completion event is stale now
         allocation = self._held_by(job)
         if self.speed_model is not None:  # the job itself: a speed update follows every change
-            self._touched += [job, *self.neighbours(job)]
+            append_neighbourhood(self._touched, job, self.allocator.state)
         self.allocator.release(job, allocation)
         if self.log is not None:
             self.log.append((self.now, event, job, 0))
@@ -740,7 +740,7 @@ class Engine(_LoopState):
         allocation = self.allocation[index]
         assert allocation is not None  # a running job holds nodes
         if self.speed_model is not None:  # the job itself: a speed update follows every change
-            self._touched += [job, *self.allocator.state.neighbours(job)]
+            append_neighbourhood(self._touched, job, self.allocator.state)
         end_job(self.allocator, job, allocation)  # `release`, in C where `start_job` is
         if self.log is not None:
             self.log.append((now, "finish", job, 0))
@@ -936,7 +936,7 @@ class Engine(_LoopState):
         units, table, queue = self.waiting_units, self.units_table, self.queue
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = self.arrived = 0
-        per_event = self.pass_per_event
+        per_event, cores = self.pass_per_event, view.platform.cores_per_node  # once per run
         listed = getattr(self.speed_model, "jobs_as_list", False)  # `SpeedModel`, once per run
         while arrived < jobs or completions or queue or events:
             now = submit[arrived] if arrived < jobs else INF  # the earliest event of the four kinds
@@ -981,7 +981,7 @@ class Engine(_LoopState):
             if timed:
                 schedule.schedule(view)
             if touched:
-                self._update_speeds(listed)
+                self._update_speeds(listed, cores)
             if bar is not None and done - shown >= step:
                 bar.update(done - shown)
                 shown = done
