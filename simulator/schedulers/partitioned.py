@@ -27,11 +27,13 @@ from cosched.simulator.schedulers.backfilling import (
 )
 from cosched.simulator.schedulers.conservative import conservative_pass
 from cosched.simulator.view import (
+    Clock,
     PartitionsView,
     ReadOnlyColumn,
     SchedulerView,
     SortedColumn,
     Starter,
+    engine_clock,
     insert_sorted,
     remove_sorted,
 )
@@ -306,6 +308,12 @@ class PartitionedQueues:
     jobs = cython.declare(cython.Py_ssize_t, visibility="public")  # of all jobs
     # per partition: (its changes, its queue length) after a pass that started nothing
     idle = cython.declare(list, visibility="public")
+    # a partition's pass after an idle one with only arrivals since backfills the arrivals alone
+    # (`_room`), as `_RunPass._backfill_arrivals` does for the whole machine
+    arrivals_alone = cython.declare(cython.bint, visibility="public")
+    submit = cython.declare(tuple)  # the view's submit times
+    running = cython.declare(object)  # the view's running jobs (start order)
+    clock = cython.declare(Clock)  # the engine's clock behind the view (None: read its `now`)
     views = cython.declare(list, visibility="public")
     starters = cython.declare(list, visibility="public")  # per partition, its view's `Starter`
     conservative = cython.declare(list, visibility="public")  # None unless Conservative
@@ -345,6 +353,9 @@ class PartitionedQueues:
         self.depth, self.reservations = scheduler.depth, scheduler.reservations
         self.arrival_order = scheduler.priority is None
         self.easy = scheduler.backfill == "easy" and scheduler.depth > 0
+        self.arrivals_alone = self.easy and self.arrival_order and not scheduler.hints_placements
+        self.submit, self.clock = tuple(engine.submit), engine_clock(engine)
+        self.running = engine.running
         self.asks_nothing_fits = asks_nothing_fits
         # built once for the run, with the queue scheduler's settings (its EASY variants and the
         # durations of waiting jobs it chose in `attach`): a partition's view keeps its columns
@@ -376,24 +387,25 @@ class PartitionedQueues:
         own=SortedColumn,
     )
     def schedule(self, engine: SchedulerView) -> None:
-        """One pass over every partition's queue."""
-        if not engine.waiting:
-            return
+        """One pass over every partition's queue (some jobs wait)."""
         if self.conservative is not None:
             self._conservative_passes(engine)
             return
         scheduler = self.scheduler
         if self.asks_nothing_fits and scheduler.nothing_fits(engine):
             return
-        now = engine.now
-        if self.arrived < self.jobs and engine.submit[self.arrived] <= now:
-            self._arrivals(engine, now)
+        now = self.clock.now if self.clock is not None else engine.now
+        if self.arrived < self.jobs and self.submit[self.arrived] <= now:
+            self._arrivals(now)
         room = self._room()
         if self.arrival_order:  # each partition's own waiting jobs
             for partition in range(len(room)):
-                if room[partition]:
-                    own = self.waiting[partition]
+                jobs = room[partition]
+                own = self.waiting[partition]
+                if jobs > 0:
                     self._pass(partition, own._items, own._head, now)
+                elif jobs < 0:
+                    self._backfill_arrivals(partition, own, -jobs, now)
             return
         if not any(room):
             return
@@ -409,6 +421,7 @@ class PartitionedQueues:
         partition=cython.Py_ssize_t,
         free=cython.Py_ssize_t,
         looked_at=cython.Py_ssize_t,
+        since=cython.Py_ssize_t,
         smallest=list,
         idle=list,
         units=_WaitingUnits,
@@ -421,7 +434,10 @@ class PartitionedQueues:
         waiting job does not fit, or where the last pass started nothing and nothing changed since
         (`QueueScheduler.decides_the_same`, on the partition's own nodes and queue); else its
         first free + depth + 1 jobs (at most `free` start in order, each taking a unit; then the
-        head and `depth` candidates behind it)."""
+        head and `depth` candidates behind it). With `arrivals_alone`, after a pass that started
+        nothing and only arrivals since, minus the position of the first arrival: its blocked head
+        and the jobs it looked at would still not start (EASY's test only gets stricter with
+        time), so EASY looks only at the arrivals within the depth."""
         scheduler, free_in = self.scheduler, self.free_in
         looked_at = self.depth + 1
         if self.reservations is not None:  # every head's reservation is recorded
@@ -438,12 +454,11 @@ class PartitionedQueues:
                     continue
             key = idle[partition]
             own = self.waiting[partition]
-            if (
-                key is None
-                or key[0] != changes_in[partition]
-                or not scheduler.decides_the_same(len(own), key[1])
-            ):
+            if key is None or key[0] != changes_in[partition]:
                 room[partition] = free + looked_at
+            elif not scheduler.decides_the_same(len(own), key[1]):
+                since = key[1]
+                room[partition] = -since if self.arrivals_alone and since else free + looked_at
         return room
 
     @cython.cfunc
@@ -455,10 +470,10 @@ class PartitionedQueues:
         submit=tuple,
         counted=_WaitingUnits,
     )
-    def _arrivals(self, engine: SchedulerView, now: float) -> None:
+    def _arrivals(self, now: float) -> None:
         """Append the jobs submitted since the last pass to their partition's queue (jobs arrive
         in index order, all those submitted by now before the pass)."""
-        submit, job_of, jobs = engine.submit, self.partition_of, self.jobs
+        submit, job_of, jobs = self.submit, self.partition_of, self.jobs
         arrived, table, units = self.arrived, self.table, self.waiting_units
         waiting = self.waiting
         while arrived < jobs and submit[arrived] <= now:
@@ -498,33 +513,62 @@ class PartitionedQueues:
     @cython.locals(
         partition=cython.Py_ssize_t,
         before=cython.Py_ssize_t,
-        started=cython.Py_ssize_t,
         first=cython.Py_ssize_t,
         at=cython.Py_ssize_t,
         now=cython.double,
-        units=_WaitingUnits,
-        own=SortedColumn,
         queue=list,
         easy=EasyBackfill,
     )
     def _pass(self, partition: int, queue: list[int], first: int, now: float) -> None:
         """Start the partition's queue (`queue[first:]`, in its order) until a job does not fit,
         then backfill behind it (EASY) over the partition's nodes."""
-        engine = self.engine
-        running, table, view = engine.running, self.table, self.views[partition]
+        view = self.views[partition]
         view.now = now
-        before = len(running)
+        before = len(self.running)
         jobs: Any = iter(queue)
         jobs.__setstate__(first)  # `queue[first:]` without a copy: the list iterator's position
         # `start_in_order` on the partition's free units
-        head = start_each(jobs, self.starters[partition], view.units_table)
+        head = start_each(jobs, self.starters[partition], self.table)
         reservations = self.reservations
         if head is not None and self.easy and (self.free_in[partition] or reservations is not None):
             # the jobs before the head all started (the last ones running), so the head is the
             # job at that count in `queue[first:]`, and the candidates follow it
-            at = first + len(running) - before
+            at = first + len(self.running) - before
             easy = self.backfills[partition]
             easy.run(queue[at], queue[at + 1 : at + 1 + self.depth])
+        self._passed(partition, before)
+
+    @cython.cfunc
+    @cython.locals(
+        partition=cython.Py_ssize_t,
+        since=cython.Py_ssize_t,
+        now=cython.double,
+        own=SortedColumn,
+        head=cython.Py_ssize_t,
+        easy=EasyBackfill,
+    )
+    def _backfill_arrivals(self, partition: int, own: SortedColumn, since: int, now: float) -> None:
+        """EASY behind the partition's blocked head over its queue's jobs from position `since`
+        (the arrivals since a pass that started nothing) to the depth (`_room`)."""
+        self.views[partition].now = now
+        head = own._head
+        easy = self.backfills[partition]
+        before = len(self.running)
+        easy.run(own._items[head], own._items[head + since : head + 1 + self.depth])
+        self._passed(partition, before)
+
+    @cython.cfunc
+    @cython.locals(
+        partition=cython.Py_ssize_t,
+        before=cython.Py_ssize_t,
+        started=cython.Py_ssize_t,
+        units=_WaitingUnits,
+        own=SortedColumn,
+    )
+    def _passed(self, partition: int, before: int) -> None:
+        """After a partition's pass (`before` jobs were running): its started jobs leave its queue
+        and its counts; a pass that started nothing is the partition's idle state (`_room`)."""
+        running, table = self.running, self.table
         started = len(running) - before  # the jobs this pass started: the last ones running
         own = self.waiting[partition]
         if started:
