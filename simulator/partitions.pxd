@@ -2,4 +2,4 @@
 # job's allocation and holds or gives back its nodes on the allocator through C calls
 # (allocators.pxd).
 
-from cosched.simulator.allocators cimport Allocation, _WholeNodes, _listed
+from cosched.simulator.allocators cimport Allocation, _WholeNodes, _listed, insert_nodes

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from collections.abc import Container, Iterable
 from functools import partial
-from itertools import islice
 from typing import Any, cast
 
 import numpy as np
@@ -105,6 +104,34 @@ class _WaitingUnits:
         return low <= free and low < len(counts)
 
 
+@cython.cclass
+class _RecordedStarts:
+    """``start`` of the partitions' views: the engine's start (`Clock.start`, called in C when
+    compiled), keeping the jobs it started until the pass takes them out of their partition's
+    queue (`PartitionedQueues._passed`)."""
+
+    _start = cython.declare(object)  # the run's view's start
+    _clock = cython.declare(Clock)  # the engine's clock, whose start is the same, called in C
+    jobs = cython.declare(list)
+
+    def __init__(self, engine: SchedulerView) -> None:
+        self._start = engine.start
+        self._clock = engine_clock(engine) if cython.compiled else None
+        self.jobs = []
+
+    def __call__(
+        self, job: int, nodes: Any = None, placement: Any = None, reason: str = ""
+    ) -> bool:
+        clock = self._clock
+        if clock is not None:
+            started = clock.start(job, nodes, placement, reason)
+        else:
+            started = self._start(job, nodes, placement, reason)
+        if started:
+            self.jobs.append(job)
+        return started
+
+
 class _PartitionView:
     """The view as one partition's backfilling sees it: that partition's free and total units,
     every running job by end with only its own holding units (`_HeldIn`); the rest is the run's
@@ -130,7 +157,13 @@ class _PartitionView:
         "request_wakeup",
     )
 
-    def __init__(self, engine: SchedulerView, partitions: PartitionsView, partition: int):
+    def __init__(
+        self,
+        engine: SchedulerView,
+        partitions: PartitionsView,
+        partition: int,
+        start: _RecordedStarts,
+    ):
         self.now = engine.now
         self.free_units = partial(_items(partitions.free_in).__getitem__, partition)
         self.total_units = len(partitions.node_sets[partition])
@@ -139,7 +172,7 @@ class _PartitionView:
         self.held = _HeldIn(_items(engine.held), partitions.partition_of, partition)
         self.units_table = None if table is None else _items(table)
         self.allocation, self.eligible = engine.allocation, engine.eligible
-        self.start, self.queued_duration = engine.start, engine.queued_duration
+        self.start, self.queued_duration = start, engine.queued_duration
         self.estimate, self.predicted_end = engine.estimate, engine.predicted_end
         self.request_wakeup = engine.request_wakeup
 
@@ -312,7 +345,8 @@ class PartitionedQueues:
     # (`_room`), as `_RunPass._backfill_arrivals` does for the whole machine
     arrivals_alone = cython.declare(cython.bint, visibility="public")
     submit = cython.declare(tuple)  # the view's submit times
-    running = cython.declare(object)  # the view's running jobs (start order)
+    started = cython.declare(_RecordedStarts)  # the views' start: the jobs a pass started
+    room = cython.declare(list)  # per partition, what `_room` found (one list for the run)
     clock = cython.declare(Clock)  # the engine's clock behind the view (None: read its `now`)
     views = cython.declare(list, visibility="public")
     starters = cython.declare(list, visibility="public")  # per partition, its view's `Starter`
@@ -345,9 +379,11 @@ class PartitionedQueues:
             else [_WaitingUnits(max(self.table, default=0)) for _ in range(count)]
         )
         self.arrived, self.jobs = 0, len(self.partition_of)
-        self.idle = [None] * count
+        self.idle, self.room = [None] * count, [0] * count
+        self.started = _RecordedStarts(engine)
         self.views = [
-            cast(SchedulerView, _PartitionView(engine, partitions, p)) for p in range(count)
+            cast(SchedulerView, _PartitionView(engine, partitions, p, self.started))
+            for p in range(count)
         ]
         self.starters = [Starter(view) for view in self.views]
         self.depth, self.reservations = scheduler.depth, scheduler.reservations
@@ -355,7 +391,6 @@ class PartitionedQueues:
         self.easy = scheduler.backfill == "easy" and scheduler.depth > 0
         self.arrivals_alone = self.easy and self.arrival_order and not scheduler.hints_placements
         self.submit, self.clock = tuple(engine.submit), engine_clock(engine)
-        self.running = engine.running
         self.asks_nothing_fits = asks_nothing_fits
         # built once for the run, with the queue scheduler's settings (its EASY variants and the
         # durations of waiting jobs it chose in `attach`): a partition's view keeps its columns
@@ -443,8 +478,9 @@ class PartitionedQueues:
         if self.reservations is not None:  # every head's reservation is recorded
             return [free + looked_at for free in free_in]
         smallest, idle, changes_in = self.waiting_units, self.idle, self.changes_in
-        room = [0] * len(free_in)
+        room = self.room
         for partition in range(len(free_in)):
+            room[partition] = 0
             free = free_in[partition]
             if not free:
                 continue
@@ -496,6 +532,7 @@ class PartitionedQueues:
         for partition, queue in enumerate(queues):
             if queue:
                 self._conservative_pass(partition, queue)
+        del self.started.jobs[:]  # (Conservative reads the engine's queue)
 
     def _conservative_pass(self, partition: int, queue: list[int]) -> None:
         """The Conservative pass over one partition's waiting jobs (`queue`, priority order); the
@@ -512,7 +549,6 @@ class PartitionedQueues:
     @cython.cfunc
     @cython.locals(
         partition=cython.Py_ssize_t,
-        before=cython.Py_ssize_t,
         first=cython.Py_ssize_t,
         at=cython.Py_ssize_t,
         now=cython.double,
@@ -524,19 +560,18 @@ class PartitionedQueues:
         then backfill behind it (EASY) over the partition's nodes."""
         view = self.views[partition]
         view.now = now
-        before = len(self.running)
         jobs: Any = iter(queue)
         jobs.__setstate__(first)  # `queue[first:]` without a copy: the list iterator's position
         # `start_in_order` on the partition's free units
         head = start_each(jobs, self.starters[partition], self.table)
         reservations = self.reservations
         if head is not None and self.easy and (self.free_in[partition] or reservations is not None):
-            # the jobs before the head all started (the last ones running), so the head is the
-            # job at that count in `queue[first:]`, and the candidates follow it
-            at = first + len(self.running) - before
+            # the jobs before the head all started, so the head is the job at that count in
+            # `queue[first:]`, and the candidates follow it
+            at = first + len(self.started.jobs)
             easy = self.backfills[partition]
             easy.run(queue[at], queue[at + 1 : at + 1 + self.depth])
-        self._passed(partition, before)
+        self._passed(partition)
 
     @cython.cfunc
     @cython.locals(
@@ -553,30 +588,23 @@ class PartitionedQueues:
         self.views[partition].now = now
         head = own._head
         easy = self.backfills[partition]
-        before = len(self.running)
         easy.run(own._items[head], own._items[head + since : head + 1 + self.depth])
-        self._passed(partition, before)
+        self._passed(partition)
 
     @cython.cfunc
-    @cython.locals(
-        partition=cython.Py_ssize_t,
-        before=cython.Py_ssize_t,
-        started=cython.Py_ssize_t,
-        units=_WaitingUnits,
-        own=SortedColumn,
-    )
-    def _passed(self, partition: int, before: int) -> None:
-        """After a partition's pass (`before` jobs were running): its started jobs leave its queue
-        and its counts; a pass that started nothing is the partition's idle state (`_room`)."""
-        running, table = self.running, self.table
-        started = len(running) - before  # the jobs this pass started: the last ones running
+    @cython.locals(partition=cython.Py_ssize_t, started=list, units=_WaitingUnits, own=SortedColumn)
+    def _passed(self, partition: int) -> None:
+        """After a partition's pass: the jobs it started leave the partition's queue and counts; a
+        pass that started nothing is the partition's idle state (`_room`)."""
+        table, started = self.table, self.started.jobs
         own = self.waiting[partition]
         if started:
             units = None if self.waiting_units is None else self.waiting_units[partition]
-            for job in islice(reversed(running), started):  # the running jobs, last started first
+            for job in started:
                 remove_sorted(own, job)
                 if units is not None:
                     units.remove(table[job])
+            del started[:]
             self.idle[partition] = None
         else:
             self.idle[partition] = (self.changes_in[partition], len(own))
