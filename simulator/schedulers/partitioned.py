@@ -146,6 +146,7 @@ class _PartitionView:
         "total_units",
         "units",
         "units_table",
+        "unit_counts",
         "held",
         "by_end",
         "allocation",
@@ -171,6 +172,8 @@ class _PartitionView:
         self.units, self.by_end = engine.units, engine.by_end
         self.held = _HeldIn(_items(engine.held), partitions.partition_of, partition)
         self.units_table = None if table is None else _items(table)
+        # the engine's units table as a typed array, which EASY reads in C (as on the engine's view)
+        self.unit_counts = getattr(engine_clock(engine), "unit_counts", None)
         self.allocation, self.eligible = engine.allocation, engine.eligible
         self.start, self.queued_duration = start, engine.queued_duration
         self.estimate, self.predicted_end = engine.estimate, engine.predicted_end
