@@ -46,6 +46,7 @@ cdef class Allocation:
 
 
 cpdef _listed(ids, cores)  # also the co-location allocator's (colocation.pxd)
+cpdef insert_nodes(list idle, list chosen, bint ascending=*, Py_ssize_t lo=*)  # also partitions'
 
 
 cdef class _WholeNodes:

@@ -39,7 +39,13 @@ except ModuleNotFoundError:
 
 from cosched.errors import InputError
 from cosched.inputs import check_number, parse_json_object, shown
-from cosched.simulator.allocators import Allocation, CompactAllocator, insert_nodes
+from cosched.simulator.allocators import (
+    Allocation,
+    CompactAllocator,
+    _listed,
+    _WholeNodes,
+    insert_nodes,
+)
 from cosched.simulator.platform import Platform
 from cosched.simulator.resources import CANNOT, whole_nodes_needed
 from cosched.simulator.workload import Workload
@@ -180,12 +186,13 @@ class _PoolStarts:
     free_in = cython.declare(list)  # per partition: its idle nodes
     changes_in = cython.declare(list)  # per partition: starts and ends on its nodes
     taken_from = cython.declare(dict)  # job -> the pool `take` took all its nodes from
+    holder = cython.declare(_WholeNodes)  # the allocator: its count, holders and changes
 
     def __init__(self, allocator: PartitionAllocator) -> None:
         self.idle_in, self.partition_of = allocator._idle_in, allocator._pool_partition
         self.cores, self.options = allocator._pool_cores, allocator._options
         self.free_in, self.changes_in = allocator.free_in_partitions, allocator.changes_in
-        self.taken_from = allocator._taken_from
+        self.taken_from, self.holder = allocator._taken_from, allocator
 
     @cython.ccall
     @cython.locals(
@@ -197,7 +204,7 @@ class _PoolStarts:
     )
     def take(self, job: int) -> Allocation | None:
         """The lowest idle nodes of the first of `job`'s pools with enough of them (a prefix of
-        the pool's idle list), taken from it; None if no pool has enough."""
+        the pool's idle list), taken from it and held by `job`; None if no pool has enough."""
         for pool, count in self.options[job]:
             idle = self.idle_in[pool]
             if count <= len(idle):
@@ -207,21 +214,26 @@ class _PoolStarts:
                 self.free_in[partition] -= count
                 self.changes_in[partition] += 1
                 self.taken_from[job] = pool
-                return Allocation(chosen, self.cores[pool])
+                self.holder._hold(job, chosen)
+                return _listed(chosen, self.cores[pool])
         return None
 
     @cython.ccall
-    @cython.locals(nodes=list, pool=cython.Py_ssize_t, partition=cython.Py_ssize_t)
-    def give_back(self, job: int, nodes: list[int]) -> bool:
+    @cython.locals(
+        allocation=Allocation, nodes=list, pool=cython.Py_ssize_t, partition=cython.Py_ssize_t
+    )
+    def give_back(self, job: int, allocation: Allocation) -> bool:
         """Give the nodes `take` gave `job` back to their pool; False (nothing done) if `take`
         did not give them."""
         pool = self.taken_from.pop(job, -1)
         if pool < 0:
             return False
+        nodes = allocation.node_ids
         insert_nodes(self.idle_in[pool], nodes, True)  # a slice of the pool's list, ascending
         partition = self.partition_of[pool]
         self.free_in[partition] += len(nodes)
         self.changes_in[partition] += 1
+        self.holder._unhold(job, nodes)
         return True
 
 
@@ -351,10 +363,7 @@ class PartitionAllocator(CompactAllocator):
     @cython.locals(starts=_PoolStarts)
     def allocate(self, engine, job: int) -> Allocation | None:
         starts = self._starts
-        allocation = starts.take(job)
-        if allocation is not None:
-            self._hold(job, allocation.node_ids)
-        return allocation
+        return starts.take(job)
 
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
         idle = sorted(chain(self._outside, *self._idle_in))
@@ -373,11 +382,11 @@ class PartitionAllocator(CompactAllocator):
 
     @cython.locals(nodes=list, starts=_PoolStarts)
     def release(self, job: int, allocation: Allocation) -> None:
-        nodes = allocation.node_ids
         starts = self._starts
-        if not starts.give_back(job, nodes):  # nodes of several pools, or chosen by the scheduler
+        if not starts.give_back(job, allocation):  # of several pools, or chosen by the scheduler
+            nodes = allocation.node_ids
             self._move_nodes(nodes, taken=False)
-        self._unhold(job, nodes)
+            self._unhold(job, nodes)
 
     @cython.locals(
         idle_in=list,

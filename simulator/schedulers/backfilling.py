@@ -358,7 +358,7 @@ class EasyBackfill:
         self._durations = column_items(engine.queued_duration if durations is None else durations)
         # the engine's units table as a typed array (`hint` keeps it with `units_table`): read in C
         # (not with node types: the units counted are those of one pool, `_UnitsInPool`)
-        counts = getattr(self._clock, "unit_counts", None)
+        counts = getattr(engine if self._clock is None else self._clock, "unit_counts", None)
         typed = counts is not None and table is not None and self._eligible is None
         self._sizes = counts if typed else None
 

@@ -301,11 +301,11 @@ class _RunPass(SchedulingPass):
         """`QueueScheduler.schedule`: start in priority order until a job does not fit, then
         backfill behind it (000 Algorithm 2)."""
         scheduler = self._scheduler
-        if self._partitioned is not None:
-            self._partitioned.schedule(view)
-            return
         waiting = self._queued()  # (the hooks asked before the pass only read the state)
         if not waiting:
+            return
+        if self._partitioned is not None:
+            self._partitioned.schedule(view)
             return
         if self._conservative is not None:
             scheduler._conservative_pass(view, self._conservative)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from collections.abc import Container, Iterable
 from functools import partial
-from itertools import islice
 from typing import Any, cast
 
 import numpy as np
@@ -27,11 +26,13 @@ from cosched.simulator.schedulers.backfilling import (
 )
 from cosched.simulator.schedulers.conservative import conservative_pass
 from cosched.simulator.view import (
+    Clock,
     PartitionsView,
     ReadOnlyColumn,
     SchedulerView,
     SortedColumn,
     Starter,
+    engine_clock,
     insert_sorted,
     remove_sorted,
 )
@@ -103,6 +104,34 @@ class _WaitingUnits:
         return low <= free and low < len(counts)
 
 
+@cython.cclass
+class _RecordedStarts:
+    """``start`` of the partitions' views: the engine's start (`Clock.start`, called in C when
+    compiled), keeping the jobs it started until the pass takes them out of their partition's
+    queue (`PartitionedQueues._passed`)."""
+
+    _start = cython.declare(object)  # the run's view's start
+    _clock = cython.declare(Clock)  # the engine's clock, whose start is the same, called in C
+    jobs = cython.declare(list)
+
+    def __init__(self, engine: SchedulerView) -> None:
+        self._start = engine.start
+        self._clock = engine_clock(engine) if cython.compiled else None
+        self.jobs = []
+
+    def __call__(
+        self, job: int, nodes: Any = None, placement: Any = None, reason: str = ""
+    ) -> bool:
+        clock = self._clock
+        if clock is not None:
+            started = clock.start(job, nodes, placement, reason)
+        else:
+            started = self._start(job, nodes, placement, reason)
+        if started:
+            self.jobs.append(job)
+        return started
+
+
 class _PartitionView:
     """The view as one partition's backfilling sees it: that partition's free and total units,
     every running job by end with only its own holding units (`_HeldIn`); the rest is the run's
@@ -117,6 +146,7 @@ class _PartitionView:
         "total_units",
         "units",
         "units_table",
+        "unit_counts",
         "held",
         "by_end",
         "allocation",
@@ -128,7 +158,13 @@ class _PartitionView:
         "request_wakeup",
     )
 
-    def __init__(self, engine: SchedulerView, partitions: PartitionsView, partition: int):
+    def __init__(
+        self,
+        engine: SchedulerView,
+        partitions: PartitionsView,
+        partition: int,
+        start: _RecordedStarts,
+    ):
         self.now = engine.now
         self.free_units = partial(_items(partitions.free_in).__getitem__, partition)
         self.total_units = len(partitions.node_sets[partition])
@@ -136,8 +172,10 @@ class _PartitionView:
         self.units, self.by_end = engine.units, engine.by_end
         self.held = _HeldIn(_items(engine.held), partitions.partition_of, partition)
         self.units_table = None if table is None else _items(table)
+        # the engine's units table as a typed array, which EASY reads in C (as on the engine's view)
+        self.unit_counts = getattr(engine_clock(engine), "unit_counts", None)
         self.allocation, self.eligible = engine.allocation, engine.eligible
-        self.start, self.queued_duration = engine.start, engine.queued_duration
+        self.start, self.queued_duration = start, engine.queued_duration
         self.estimate, self.predicted_end = engine.estimate, engine.predicted_end
         self.request_wakeup = engine.request_wakeup
 
@@ -306,6 +344,13 @@ class PartitionedQueues:
     jobs = cython.declare(cython.Py_ssize_t, visibility="public")  # of all jobs
     # per partition: (its changes, its queue length) after a pass that started nothing
     idle = cython.declare(list, visibility="public")
+    # a partition's pass after an idle one with only arrivals since backfills the arrivals alone
+    # (`_room`), as `_RunPass._backfill_arrivals` does for the whole machine
+    arrivals_alone = cython.declare(cython.bint, visibility="public")
+    submit = cython.declare(tuple)  # the view's submit times
+    started = cython.declare(_RecordedStarts)  # the views' start: the jobs a pass started
+    room = cython.declare(list)  # per partition, what `_room` found (one list for the run)
+    clock = cython.declare(Clock)  # the engine's clock behind the view (None: read its `now`)
     views = cython.declare(list, visibility="public")
     starters = cython.declare(list, visibility="public")  # per partition, its view's `Starter`
     conservative = cython.declare(list, visibility="public")  # None unless Conservative
@@ -337,14 +382,18 @@ class PartitionedQueues:
             else [_WaitingUnits(max(self.table, default=0)) for _ in range(count)]
         )
         self.arrived, self.jobs = 0, len(self.partition_of)
-        self.idle = [None] * count
+        self.idle, self.room = [None] * count, [0] * count
+        self.started = _RecordedStarts(engine)
         self.views = [
-            cast(SchedulerView, _PartitionView(engine, partitions, p)) for p in range(count)
+            cast(SchedulerView, _PartitionView(engine, partitions, p, self.started))
+            for p in range(count)
         ]
         self.starters = [Starter(view) for view in self.views]
         self.depth, self.reservations = scheduler.depth, scheduler.reservations
         self.arrival_order = scheduler.priority is None
         self.easy = scheduler.backfill == "easy" and scheduler.depth > 0
+        self.arrivals_alone = self.easy and self.arrival_order and not scheduler.hints_placements
+        self.submit, self.clock = tuple(engine.submit), engine_clock(engine)
         self.asks_nothing_fits = asks_nothing_fits
         # built once for the run, with the queue scheduler's settings (its EASY variants and the
         # durations of waiting jobs it chose in `attach`): a partition's view keeps its columns
@@ -376,24 +425,25 @@ class PartitionedQueues:
         own=SortedColumn,
     )
     def schedule(self, engine: SchedulerView) -> None:
-        """One pass over every partition's queue."""
-        if not engine.waiting:
-            return
+        """One pass over every partition's queue (some jobs wait)."""
         if self.conservative is not None:
             self._conservative_passes(engine)
             return
         scheduler = self.scheduler
         if self.asks_nothing_fits and scheduler.nothing_fits(engine):
             return
-        now = engine.now
-        if self.arrived < self.jobs and engine.submit[self.arrived] <= now:
-            self._arrivals(engine, now)
+        now = self.clock.now if self.clock is not None else engine.now
+        if self.arrived < self.jobs and self.submit[self.arrived] <= now:
+            self._arrivals(now)
         room = self._room()
         if self.arrival_order:  # each partition's own waiting jobs
             for partition in range(len(room)):
-                if room[partition]:
-                    own = self.waiting[partition]
+                jobs = room[partition]
+                own = self.waiting[partition]
+                if jobs > 0:
                     self._pass(partition, own._items, own._head, now)
+                elif jobs < 0:
+                    self._backfill_arrivals(partition, own, -jobs, now)
             return
         if not any(room):
             return
@@ -409,6 +459,7 @@ class PartitionedQueues:
         partition=cython.Py_ssize_t,
         free=cython.Py_ssize_t,
         looked_at=cython.Py_ssize_t,
+        since=cython.Py_ssize_t,
         smallest=list,
         idle=list,
         units=_WaitingUnits,
@@ -421,14 +472,18 @@ class PartitionedQueues:
         waiting job does not fit, or where the last pass started nothing and nothing changed since
         (`QueueScheduler.decides_the_same`, on the partition's own nodes and queue); else its
         first free + depth + 1 jobs (at most `free` start in order, each taking a unit; then the
-        head and `depth` candidates behind it)."""
+        head and `depth` candidates behind it). With `arrivals_alone`, after a pass that started
+        nothing and only arrivals since, minus the position of the first arrival: its blocked head
+        and the jobs it looked at would still not start (EASY's test only gets stricter with
+        time), so EASY looks only at the arrivals within the depth."""
         scheduler, free_in = self.scheduler, self.free_in
         looked_at = self.depth + 1
         if self.reservations is not None:  # every head's reservation is recorded
             return [free + looked_at for free in free_in]
         smallest, idle, changes_in = self.waiting_units, self.idle, self.changes_in
-        room = [0] * len(free_in)
+        room = self.room
         for partition in range(len(free_in)):
+            room[partition] = 0
             free = free_in[partition]
             if not free:
                 continue
@@ -438,12 +493,11 @@ class PartitionedQueues:
                     continue
             key = idle[partition]
             own = self.waiting[partition]
-            if (
-                key is None
-                or key[0] != changes_in[partition]
-                or not scheduler.decides_the_same(len(own), key[1])
-            ):
+            if key is None or key[0] != changes_in[partition]:
                 room[partition] = free + looked_at
+            elif not scheduler.decides_the_same(len(own), key[1]):
+                since = key[1]
+                room[partition] = -since if self.arrivals_alone and since else free + looked_at
         return room
 
     @cython.cfunc
@@ -455,10 +509,10 @@ class PartitionedQueues:
         submit=tuple,
         counted=_WaitingUnits,
     )
-    def _arrivals(self, engine: SchedulerView, now: float) -> None:
+    def _arrivals(self, now: float) -> None:
         """Append the jobs submitted since the last pass to their partition's queue (jobs arrive
         in index order, all those submitted by now before the pass)."""
-        submit, job_of, jobs = engine.submit, self.partition_of, self.jobs
+        submit, job_of, jobs = self.submit, self.partition_of, self.jobs
         arrived, table, units = self.arrived, self.table, self.waiting_units
         waiting = self.waiting
         while arrived < jobs and submit[arrived] <= now:
@@ -481,6 +535,7 @@ class PartitionedQueues:
         for partition, queue in enumerate(queues):
             if queue:
                 self._conservative_pass(partition, queue)
+        del self.started.jobs[:]  # (Conservative reads the engine's queue)
 
     def _conservative_pass(self, partition: int, queue: list[int]) -> None:
         """The Conservative pass over one partition's waiting jobs (`queue`, priority order); the
@@ -497,42 +552,62 @@ class PartitionedQueues:
     @cython.cfunc
     @cython.locals(
         partition=cython.Py_ssize_t,
-        before=cython.Py_ssize_t,
-        started=cython.Py_ssize_t,
         first=cython.Py_ssize_t,
         at=cython.Py_ssize_t,
         now=cython.double,
-        units=_WaitingUnits,
-        own=SortedColumn,
         queue=list,
         easy=EasyBackfill,
     )
     def _pass(self, partition: int, queue: list[int], first: int, now: float) -> None:
         """Start the partition's queue (`queue[first:]`, in its order) until a job does not fit,
         then backfill behind it (EASY) over the partition's nodes."""
-        engine = self.engine
-        running, table, view = engine.running, self.table, self.views[partition]
+        view = self.views[partition]
         view.now = now
-        before = len(running)
         jobs: Any = iter(queue)
         jobs.__setstate__(first)  # `queue[first:]` without a copy: the list iterator's position
         # `start_in_order` on the partition's free units
-        head = start_each(jobs, self.starters[partition], view.units_table)
+        head = start_each(jobs, self.starters[partition], self.table)
         reservations = self.reservations
         if head is not None and self.easy and (self.free_in[partition] or reservations is not None):
-            # the jobs before the head all started (the last ones running), so the head is the
-            # job at that count in `queue[first:]`, and the candidates follow it
-            at = first + len(running) - before
+            # the jobs before the head all started, so the head is the job at that count in
+            # `queue[first:]`, and the candidates follow it
+            at = first + len(self.started.jobs)
             easy = self.backfills[partition]
             easy.run(queue[at], queue[at + 1 : at + 1 + self.depth])
-        started = len(running) - before  # the jobs this pass started: the last ones running
+        self._passed(partition)
+
+    @cython.cfunc
+    @cython.locals(
+        partition=cython.Py_ssize_t,
+        since=cython.Py_ssize_t,
+        now=cython.double,
+        own=SortedColumn,
+        head=cython.Py_ssize_t,
+        easy=EasyBackfill,
+    )
+    def _backfill_arrivals(self, partition: int, own: SortedColumn, since: int, now: float) -> None:
+        """EASY behind the partition's blocked head over its queue's jobs from position `since`
+        (the arrivals since a pass that started nothing) to the depth (`_room`)."""
+        self.views[partition].now = now
+        head = own._head
+        easy = self.backfills[partition]
+        easy.run(own._items[head], own._items[head + since : head + 1 + self.depth])
+        self._passed(partition)
+
+    @cython.cfunc
+    @cython.locals(partition=cython.Py_ssize_t, started=list, units=_WaitingUnits, own=SortedColumn)
+    def _passed(self, partition: int) -> None:
+        """After a partition's pass: the jobs it started leave the partition's queue and counts; a
+        pass that started nothing is the partition's idle state (`_room`)."""
+        table, started = self.table, self.started.jobs
         own = self.waiting[partition]
         if started:
             units = None if self.waiting_units is None else self.waiting_units[partition]
-            for job in islice(reversed(running), started):  # the running jobs, last started first
+            for job in started:
                 remove_sorted(own, job)
                 if units is not None:
                     units.remove(table[job])
+            del started[:]
             self.idle[partition] = None
         else:
             self.idle[partition] = (self.changes_in[partition], len(own))
