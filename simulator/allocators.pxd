@@ -13,7 +13,7 @@ cdef class NodeState:
     cdef public object cores_per_node
     cdef public Py_ssize_t slots
     cdef public Py_ssize_t idle
-    cdef public dict shared
+    cdef list _sharing  # per job: {neighbour: nodes shared} or None (`sharing`)
     cdef public list idle_ids
     cdef public list partly_used_ids
     # per node: its cores and the cores in use; per node and slot (node * slots + slot): occupant

@@ -99,8 +99,9 @@ class NodeState:
         self._cores = array("q", cores)
         self.slots = slots
         self.idle = nodes
-        # job -> {neighbour job: nodes they share}, kept by occupy/vacate (jobs that share a node)
-        self.shared: dict[int, dict[int, int]] = {}
+        # per job (by index): {neighbour job: nodes they share}, None without a neighbour; kept by
+        # occupy/vacate, grown as jobs share nodes (a list read by index: no hashing per job)
+        self._sharing: list[dict[int, int] | None] = []
         self.idle_ids = list(range(nodes))
         self.partly_used_ids: list[int] = []
         self._used = array("q", bytes(8 * nodes))
@@ -146,7 +147,7 @@ class NodeState:
         ids=list,
         were_idle=list,
         were_partly=list,
-        now_partly=list,
+        partly=cython.Py_ssize_t,
         placed=cython.bint,
         ascending=cython.bint,
         step=cython.Py_ssize_t,
@@ -156,6 +157,7 @@ class NodeState:
         limit=cython.Py_ssize_t,
         other=cython.longlong,
         beside=cython.longlong,
+        empty=cython.longlong,
         run=cython.Py_ssize_t,
         previous=cython.Py_ssize_t,
     )
@@ -167,10 +169,10 @@ class NodeState:
             self._occupy_lowest_idle(job, ids, cores)
             return
         used, full, occupants, width = self._used, self._cores, self._occupants, self.slots
-        were_idle, were_partly, now_partly = [], [], []
-        step, mine = cores, job  # compiled: C integers, compared without objects
-        previous, ascending = EMPTY, True
-        beside, run = EMPTY, 0  # a neighbour usually holds a run of the nodes: counted once per run
+        were_idle, were_partly, partly = [], [], 0  # partly: of `were_idle`, those partly used now
+        step, mine, empty = cores, job, EMPTY  # compiled: C integers, compared without objects
+        previous, ascending = empty, True
+        beside, run = empty, 0  # a neighbour usually holds a run of the nodes: counted once per run
         for item in ids:
             node = item
             ascending, previous = ascending and previous < node, node
@@ -181,7 +183,7 @@ class NodeState:
             if before == 0:
                 were_idle.append(item)
                 if after < limit:
-                    now_partly.append(item)
+                    partly += 1
             elif after == limit:
                 were_partly.append(item)
             placed = False
@@ -193,12 +195,12 @@ class NodeState:
                             self._share(job, beside, run)
                         beside, run = other, 0
                     run += 1
-                elif other == EMPTY and not placed:
+                elif other == empty and not placed:
                     occupants[at] = mine
                     placed = True
         _remove(self.idle_ids, were_idle, ascending)
         _remove(self.partly_used_ids, were_partly, ascending)
-        insert_nodes(self.partly_used_ids, now_partly, ascending)
+        insert_nodes(self.partly_used_ids, _with_room(were_idle, partly, step, full), ascending)
         self.idle = len(self.idle_ids)
         if run and mine >= 0:
             self._share(job, beside, run)
@@ -238,12 +240,13 @@ class NodeState:
         used=cython.longlong[:],
         full=cython.longlong[:],
         occupants=cython.longlong[:],
-        were_partly=list,
         now_idle=list,
         now_partly=list,
+        partly=cython.Py_ssize_t,
         ascending=cython.bint,
         step=cython.Py_ssize_t,
         mine=cython.longlong,
+        empty=cython.longlong,
         width=cython.Py_ssize_t,
         at=cython.Py_ssize_t,
         limit=cython.Py_ssize_t,
@@ -253,10 +256,10 @@ class NodeState:
         """`job` (or a reservation key) gives back its `cores` cores and its slot on `nodes`, every
         node it holds: it shares none with another job afterwards."""
         used, full, occupants, width = self._used, self._cores, self._occupants, self.slots
-        were_partly, now_idle, now_partly = [], [], []
+        now_idle, now_partly, partly = [], [], 0  # partly: of `now_idle`, those partly used before
         self._arrays = None
-        step, mine = cores, job  # compiled: C integers, compared without objects
-        previous, ascending = EMPTY, True
+        step, mine, empty = cores, job, EMPTY  # compiled: C integers, compared without objects
+        previous, ascending = empty, True
         for item in nodes if isinstance(nodes, list) else nodes.tolist():
             node = item
             ascending, previous = ascending and previous < node, node
@@ -267,14 +270,14 @@ class NodeState:
             if after == 0:
                 now_idle.append(item)
                 if before < limit:
-                    were_partly.append(item)
+                    partly += 1
             elif before == limit:
                 now_partly.append(item)
             for at in range(node * width, node * width + width):
                 if occupants[at] == mine:
-                    occupants[at] = EMPTY
+                    occupants[at] = empty
                     break
-        _remove(self.partly_used_ids, were_partly, ascending)
+        _remove(self.partly_used_ids, _with_room(now_idle, partly, step, full), ascending)
         insert_nodes(self.partly_used_ids, now_partly, ascending)
         insert_nodes(self.idle_ids, now_idle, ascending)
         self.idle = len(self.idle_ids)
@@ -332,32 +335,59 @@ class NodeState:
                 used[node], occupants[node * width] = full[node], owner
         self.idle_ids = [node for node in range(nodes) if not used[node]]
         self.partly_used_ids = []
-        self.shared = {}
+        self._sharing = []
         self.idle = len(self.idle_ids)
 
-    @cython.locals(shared=dict, mine=dict, theirs=dict)
-    def _share(self, job: int, other: int, run: int) -> None:
-        """Count `job` and `other` in as sharing `run` more nodes."""
-        shared = self.shared
-        # `get` first: `setdefault` would make a dict at every call
-        mine = shared.get(job) or shared.setdefault(job, {})
-        mine[other] = mine.get(other, 0) + run
-        theirs = shared.get(other) or shared.setdefault(other, {})
-        theirs[job] = theirs.get(job, 0) + run
+    @property
+    def shared(self) -> dict[int, dict[int, int]]:
+        """Per job that shares nodes: {neighbour job: nodes they share} (made at each read)."""
+        return {job: counts for job, counts in enumerate(self._sharing) if counts is not None}
 
-    @cython.locals(shared=dict, mine=dict, theirs=dict)
+    @cython.locals(
+        sharing=list,
+        mine=dict,
+        theirs=dict,
+        first=cython.Py_ssize_t,
+        second=cython.Py_ssize_t,
+        missing=cython.Py_ssize_t,
+    )
+    def _share(self, job: int, other: int, run: int) -> None:
+        """Count `job` and `other` (jobs, not reservations) in as sharing `run` more nodes."""
+        sharing, first, second = self._sharing, job, other
+        missing = max(first, second) + 1 - len(sharing)
+        if missing > 0:  # room for both, at least doubled (a few growths per run)
+            sharing.extend([None] * max(missing, len(sharing)))
+        mine, theirs = sharing[first], sharing[second]
+        if mine is None:  # its first neighbour (a job shares a node with few others)
+            sharing[first] = {other: run}
+        else:
+            counted = mine.get(other)
+            mine[other] = run if counted is None else counted + run
+        if theirs is None:
+            sharing[second] = {job: run}
+        else:
+            counted = theirs.get(job)
+            theirs[job] = run if counted is None else counted + run
+
+    @cython.locals(
+        sharing=list, mine=dict, theirs=dict, index=cython.Py_ssize_t, other=cython.Py_ssize_t
+    )
     def _unshare(self, job: int) -> None:
         """Count `job` out of every node: it left them all (`vacate`)."""
-        shared = self.shared
-        mine = shared.pop(job, None)
-        if mine is None:  # a reservation, or no one beside
+        sharing, index = self._sharing, job
+        if not 0 <= index < len(sharing):  # a reservation, or never beside another job
             return
+        mine = sharing[index]
+        if mine is None:  # no one beside
+            return
+        sharing[index] = None
         for other in mine:
-            theirs = shared[other]
+            theirs = sharing[other]
+            assert theirs is not None  # its neighbour counts it in
             if len(theirs) > 1:
                 del theirs[job]
             else:
-                del shared[other]
+                sharing[other] = None
 
     @cython.locals(counts=dict)
     def neighbours(self, job: int) -> list[int]:
@@ -365,9 +395,11 @@ class NodeState:
         counts = self.sharing(job)
         return [] if counts is None else [other for other in counts]  # compiled: no iterator
 
+    @cython.locals(sharing=list, index=cython.Py_ssize_t)
     def sharing(self, job: int) -> dict[int, int] | None:
         """Per job sharing nodes with `job`, how many (None: none); read-only, no list made."""
-        return self.shared.get(job)
+        sharing, index = self._sharing, job
+        return sharing[index] if 0 <= index < len(sharing) else None
 
     @cython.locals(
         occupants=cython.longlong[:],
@@ -396,6 +428,7 @@ class NodeState:
     at=cython.Py_ssize_t,
     kept=cython.Py_ssize_t,
     gone=cython.Py_ssize_t,
+    node=cython.Py_ssize_t,
 )
 def _remove(ids: list[int], nodes: list[int], ascending: bool = False) -> None:
     """Remove `nodes` from the ascending list `ids` (`ascending`: `nodes` are known to ascend)."""
@@ -411,27 +444,48 @@ def _remove(ids: list[int], nodes: list[int], ascending: bool = False) -> None:
             nodes = sorted(nodes)
         kept = int_position(ids, nodes[0], 0, len(ids), False)
         gone = 0
-        for at in range(kept, len(ids)):
+        for at in range(kept, len(ids)):  # compiled: ids compared as C integers, moved as they are
             node = ids[at]
-            if gone < count and node == nodes[gone]:
+            if gone < count and node == cython.cast(cython.Py_ssize_t, nodes[gone]):
                 gone += 1
             else:
-                ids[kept] = node
+                ids[kept] = ids[at]
                 kept += 1
         del ids[kept:]
 
 
 @cython.cfunc
-@cython.locals(ids=list, nodes=list, at=cython.Py_ssize_t, node=cython.Py_ssize_t)
+@cython.boundscheck(False)  # `at` stays below both lengths
+@cython.wraparound(False)
+@cython.locals(
+    ids=list, nodes=list, at=cython.Py_ssize_t, node=cython.Py_ssize_t, first=cython.Py_ssize_t
+)
 def _leading(ids: list[int], nodes: list[int]) -> bool:
-    """True if `nodes` are the first entries of `ids` (compiled: compared in place, no slice)."""
+    """True if `nodes` are the first entries of `ids` (compiled: compared as C integers in place,
+    no slice)."""
     if len(nodes) > len(ids):
         return False
     for at in range(len(nodes)):  # noqa: SIM110  (compiled: a C loop, no generator)
-        node = nodes[at]
-        if ids[at] != node:
+        first, node = ids[at], nodes[at]
+        if first != node:
             return False
     return True
+
+
+@cython.cfunc
+@cython.locals(
+    ids=list,
+    count=cython.Py_ssize_t,
+    cores=cython.Py_ssize_t,
+    full=cython.longlong[:],
+    node=cython.Py_ssize_t,
+)
+def _with_room(ids: list[int], count: int, cores: int, full) -> list[int]:
+    """The nodes of `ids` that have more than `cores` cores (`full`: the cores of each node), known
+    to be `count`: `ids` itself when all are (no list made)."""
+    if count == len(ids):
+        return ids
+    return [node for node in ids if cores < full[node]]
 
 
 def _cores_of_nodes(platform: Platform) -> np.ndarray:

@@ -141,12 +141,15 @@ class _HalfNodes:
     gpus_used = cython.declare(object, visibility="public")
 
     @cython.ccall
+    @cython.locals(index=cython.Py_ssize_t)
     def is_compact(self, engine, job: int) -> bool:
         """Deployed compact: hinted by the scheduler, or unable to spread (too big to spread over
         distinct nodes, or its memory or GPUs do not fit half nodes)."""
         if engine is not self._hinted:  # the engine's hint list, looked up once per engine
             self._hinted, self._placement = engine, engine.placement
-        return self._placement[job] == COMPACT or not self._spread_halves[job]
+        index = job  # compiled: the lists indexed by a C integer
+        hint = self._placement[index]  # None for most jobs: no comparison of strings
+        return (hint is not None and hint == COMPACT) or not self._spread_halves[index]
 
     @cython.ccall
     @cython.locals(
@@ -154,16 +157,17 @@ class _HalfNodes:
         count=cython.Py_ssize_t,
         shared=cython.Py_ssize_t,
         idle=list,
+        index=cython.Py_ssize_t,
     )
     def find(self, engine, job: int) -> Allocation | None:
-        state = self.state
+        state, index = self.state, job  # `index`: the lists' C index, `job` their Python int
         idle = state.idle_ids
         if self.is_compact(engine, job):
-            count = self._compact_nodes[job]
+            count = self._compact_nodes[index]
             if count > state.idle:
                 return None
             return _listed(idle[:count], self._cpn)
-        count = self._spread_halves[job]
+        count = self._spread_halves[index]
         shared = self.free_halves - 2 * state.idle  # nodes with exactly one free half
         if count > state.idle + shared:
             return None
