@@ -403,6 +403,7 @@ class EasyBackfill:
         spare=cython.Py_ssize_t,
         index=cython.Py_ssize_t,
         changes=cython.Py_ssize_t,
+        need=cython.Py_ssize_t,
     )
     def _behind(
         self, head: int, candidates: Any, queue: SortedColumn | None, first: int, stop: int
@@ -424,9 +425,11 @@ class EasyBackfill:
                 or free != self._shadow_free
             ):
                 by_end = self._by_end if self._by_end is not None else engine.by_end
-                self._shadow, self._spare = shadow_time(
-                    units[index], free, by_end, self._held, self._extra
-                )
+                if self._sizes is None:  # noqa: SIM108  (compiled: a ternary would box the typed read)
+                    need = units[index]
+                else:
+                    need = self._sizes[index]
+                self._shadow, self._spare = shadow_time(need, free, by_end, self._held, self._extra)
                 self._shadow_changes, self._shadow_head, self._shadow_free = changes, index, free
             shadow, spare = self._shadow, self._spare
         else:  # node types: the head's reservation on one pool, backfilling counted on that pool
