@@ -26,6 +26,7 @@ __all__ = [
     "no_gc",
     "cfunc",
     "ccall",
+    "exceptval",
     "inline",
     "declare",
     "cast",
@@ -108,6 +109,16 @@ def cfunc(function: F) -> F:
 def ccall(function: F) -> F:
     """``@cython.ccall``: a function or method callable from C and from Python when compiled."""
     return function
+
+
+def exceptval(value: object = None, *, check: bool = True) -> Callable[[F], F]:
+    """``@cython.exceptval(value, check=...)``: the C value a C function returns on an error (so
+    a caller tests for an error only then), ignored here."""
+
+    def unchanged(function: F) -> F:
+        return function
+
+    return unchanged
 
 
 def inline(function: F) -> F:

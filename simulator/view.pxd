@@ -34,6 +34,7 @@ cdef class Starter:
 
     cdef start_chosen(self, job)
     cdef Py_ssize_t units_free(self) except? -1
+    cdef Py_ssize_t _units_asked(self) except? -1
 
 # a scheduler's pass, called by the compiled engine at C level (the queue scheduler's subclasses it)
 cdef class SchedulingPass:

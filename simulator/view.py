@@ -478,8 +478,13 @@ class Starter:
 
     def units_free(self) -> int:
         """The allocator units free now."""
-        whole = self._whole
-        return whole._free if whole is not None else self._free_units()
+        if self._whole is not None:  # (compiled: a field read, no reference taken)
+            return self._whole._free
+        return self._units_asked()
+
+    def _units_asked(self) -> int:
+        """``view.free_units()``, called through Python (apart: `units_free` stays a C read)."""
+        return self._free_units()
 
 
 @cython.cclass

@@ -30,6 +30,8 @@ cdef class EasyBackfill:
     cdef object _by_end
     cdef Clock _clock
     cdef long long[::1] _sizes  # the engine's typed units table, or None
+    cdef double _shadow
+    cdef Py_ssize_t _spare, _shadow_changes, _shadow_head, _shadow_free
 
     cpdef object run(self, object head, object candidates)
     cdef object run_queue(self, SortedColumn queue, Py_ssize_t first, Py_ssize_t stop)
@@ -37,4 +39,4 @@ cdef class EasyBackfill:
         self, object head, object candidates, SortedColumn queue, Py_ssize_t first,
         Py_ssize_t stop
     )
-    cpdef object started(self, object job)
+    cdef Py_ssize_t started(self, object job) except? -1

@@ -68,6 +68,38 @@ class PerJob(Protocol[T_co]):
     def __getitem__(self, job: int, /) -> T_co: ...
 
 
+@cython.cclass
+class _QueueHeads:
+    """The iterator of `queue_heads`: a class, not a generator, as a pass stops reading it at the
+    blocked head and closing a generator costs more than a start (compiled)."""
+
+    _live = cython.declare(object)
+    _queue = cython.declare(SortedColumn)  # `_live` if it is the engine queue (read in C), or None
+
+    def __init__(self, live: Collection[int]) -> None:
+        self._live = live
+        self._queue = live if isinstance(live, SortedColumn) else None
+
+    def __iter__(self) -> Iterator[int]:
+        return self
+
+    def __next__(self) -> int:
+        job = self.head()
+        if job is None:
+            raise StopIteration
+        return job
+
+    @cython.cfunc
+    @cython.locals(queue=SortedColumn)
+    def head(self) -> int | None:
+        """The live queue's head, None if it is empty (`__next__`, which `start_each` calls in C
+        when compiled)."""
+        queue = self._queue
+        if queue is not None:
+            return queue._items[queue._head] if queue._head < len(queue._items) else None
+        return next(iter(self._live)) if self._live else None
+
+
 def start_in_order(engine: SchedulerView, jobs: Iterable[int]) -> int | None:
     """Start `jobs` in their order until one does not fit (003 §5.1.1) and return that job, the
     blocked head (None if every job started): the one in-order step of every queue scheduler.
@@ -81,14 +113,24 @@ def start_in_order(engine: SchedulerView, jobs: Iterable[int]) -> int | None:
 
 @cython.ccall
 @cython.locals(
-    starter=Starter, free=cython.Py_ssize_t, size=cython.Py_ssize_t, index=cython.Py_ssize_t
+    starter=Starter,
+    heads=_QueueHeads,
+    free=cython.Py_ssize_t,
+    size=cython.Py_ssize_t,
+    index=cython.Py_ssize_t,
 )
 def start_each(jobs: Iterable[int], starter: Starter, table: PerJob[int] | None) -> int | None:
     """`start_in_order` over a view's `Starter` and ``units_table`` read once: a pass object that
     keeps them for its run calls it at C level, and it starts jobs on the engine's view in C
     (compiled)."""
     free = starter.units_free()
-    for job in jobs:
+    # the live queue's head (`queue_heads`) is read at C level (compiled), other jobs iterated
+    heads = jobs if isinstance(jobs, _QueueHeads) else None
+    others = iter(jobs) if heads is None else None
+    while True:
+        job = heads.head() if heads is not None else next(others, None)  # type: ignore[arg-type]
+        if job is None:
+            return None
         if table is not None:
             index = job  # (compiled: the table read at a C index, compared as a C integer)
             size = table[index]
@@ -97,7 +139,6 @@ def start_each(jobs: Iterable[int], starter: Starter, table: PerJob[int] | None)
         if not starter.start_chosen(job):
             return job
         free = starter.units_free()
-    return None
 
 
 def fcfs_pass(engine: SchedulerView, order: list[int]) -> bool:
@@ -123,33 +164,6 @@ def queue_slice(queue: Sequence[int], start: int, stop: int) -> list[int]:
         typed = queue
         return typed._items[typed._head + start : typed._head + stop]
     return list(queue[start:stop])
-
-
-@cython.cclass
-class _QueueHeads:
-    """The iterator of `queue_heads`: a class, not a generator, as a pass stops reading it at the
-    blocked head and closing a generator costs more than a start (compiled)."""
-
-    _live = cython.declare(object)
-    _queue = cython.declare(SortedColumn)  # `_live` if it is the engine queue (read in C), or None
-
-    def __init__(self, live: Collection[int]) -> None:
-        self._live = live
-        self._queue = live if isinstance(live, SortedColumn) else None
-
-    def __iter__(self) -> Iterator[int]:
-        return self
-
-    @cython.locals(queue=SortedColumn)
-    def __next__(self) -> int:
-        queue = self._queue
-        if queue is not None:
-            if queue._head == len(queue._items):
-                raise StopIteration
-            return queue._items[queue._head]
-        if not self._live:
-            raise StopIteration
-        return next(iter(self._live))
 
 
 @cython.locals(free=cython.Py_ssize_t, size=cython.Py_ssize_t)
@@ -255,6 +269,7 @@ def _listed(candidates: Iterable[int]) -> list[int]:
     length=cython.double,
     short=cython.bint,
     job=cython.Py_ssize_t,
+    left=cython.Py_ssize_t,
 )
 def _backfill(
     candidates: list[int] | None,
@@ -279,8 +294,7 @@ def _backfill(
         items, offset = queue._items, queue._head
     moved = 0  # the started jobs, which left `queue`: those behind them moved up one place each
     for position in range(first, stop):
-        candidate = items[offset + position]  # type: ignore[index]
-        job = candidate  # a C index (compiled) for the tables; `candidate` is what starts
+        job = items[offset + position]  # type: ignore[index]  # (compiled: a C index, no reference)
         if sizes is None:  # noqa: SIM108  (compiled: a ternary would box the typed read)
             size = units[job]
         else:
@@ -292,12 +306,13 @@ def _backfill(
         if not short and size > extra:
             continue
         # the EASY pass's own starter is called at C level (compiled), any other through Python
-        left = (
-            cython.cast(EasyBackfill, start).started(candidate)
-            if isinstance(start, EasyBackfill)
-            else start(candidate)
-        )
-        if left is None:
+        candidate = items[offset + position]  # type: ignore[index]  # the job's own int starts
+        if isinstance(start, EasyBackfill):
+            left = cython.cast(EasyBackfill, start).started(candidate)
+        else:
+            units_left = start(candidate)
+            left = -1 if units_left is None else units_left
+        if left < 0:
             continue
         if queue is not None:
             moved += 1
@@ -361,6 +376,9 @@ class EasyBackfill:
         counts = getattr(engine if self._clock is None else self._clock, "unit_counts", None)
         typed = counts is not None and table is not None and self._eligible is None
         self._sizes = counts if typed else None
+        # the last shadow time (`_behind`) and the change count, head and free units it is of
+        self._shadow, self._spare = INF, 0
+        self._shadow_changes = self._shadow_head = self._shadow_free = -1
 
     @cython.ccall
     def run(self, head: int, candidates: list[int]) -> None:
@@ -384,6 +402,8 @@ class EasyBackfill:
         shadow=cython.double,
         spare=cython.Py_ssize_t,
         index=cython.Py_ssize_t,
+        changes=cython.Py_ssize_t,
+        need=cython.Py_ssize_t,
     )
     def _behind(
         self, head: int, candidates: Any, queue: SortedColumn | None, first: int, stop: int
@@ -395,9 +415,23 @@ class EasyBackfill:
             return
         units = self._units
         if self._eligible is None:
-            by_end = self._by_end if self._by_end is not None else engine.by_end
             index = head  # (compiled: the table read at a C index)
-            shadow, spare = shadow_time(units[index], free, by_end, self._held, self._extra)
+            # the same head on an unchanged engine (its change count) has the same shadow time
+            changes = self._clock.changes if self._clock is not None else -1
+            if (
+                changes < 0
+                or changes != self._shadow_changes
+                or index != self._shadow_head
+                or free != self._shadow_free
+            ):
+                by_end = self._by_end if self._by_end is not None else engine.by_end
+                if self._sizes is None:  # noqa: SIM108  (compiled: a ternary would box the typed read)
+                    need = units[index]
+                else:
+                    need = self._sizes[index]
+                self._shadow, self._spare = shadow_time(need, free, by_end, self._held, self._extra)
+                self._shadow_changes, self._shadow_head, self._shadow_free = changes, index, free
+            shadow, spare = self._shadow, self._spare
         else:  # node types: the head's reservation on one pool, backfilling counted on that pool
             shadow, spare, pool = pool_shadow_time(engine, head, self._extra)
             units = _UnitsInPool(self._eligible, pool)
@@ -420,13 +454,17 @@ class EasyBackfill:
     def __call__(self, job: int) -> int | None:
         """Start `job` (as `easy_backfill` asks): the units free afterwards, None if it did not
         start."""
-        return self.started(job)
+        left = self.started(job)
+        return left if left >= 0 else None
 
-    @cython.ccall
-    def started(self, job: int) -> int | None:
-        """`__call__`, which `easy_backfill` calls at C level when compiled (no Python call)."""
+    @cython.cfunc
+    @cython.returns(cython.Py_ssize_t)
+    @cython.exceptval(-1, check=True)
+    def started(self, job: int) -> int:
+        """`__call__`, which `easy_backfill` calls at C level when compiled (no Python call): -1
+        if `job` did not start."""
         starter = self._starter
-        return starter.units_free() if starter.start_chosen(job) else None
+        return starter.units_free() if starter.start_chosen(job) else -1
 
 
 def pool_shadow_time(engine: SchedulerView, head: int, extra: str) -> tuple[float, int, int]:

@@ -225,6 +225,7 @@ class _KeptOrder:
                 left -= 1
 
 
+@cython.final  # its C methods are called directly, not through a table
 @cython.cclass
 class _RunPass(SchedulingPass):
     """The pass of a `QueueScheduler` over one run's view: `schedule`, `nothing_fits`, `decided`
@@ -310,7 +311,7 @@ class _RunPass(SchedulingPass):
         if self._conservative is not None:
             scheduler._conservative_pass(view, self._conservative)
             return
-        skip = self.nothing_fits(view) if self._own_nothing_fits else scheduler.nothing_fits(view)
+        skip = self._nothing_fits() if self._own_nothing_fits else scheduler.nothing_fits(view)
         # `decided` only after an idle pass (False otherwise): most passes follow a change
         if not skip and self._idle:
             skip = self.decided(view) if self._own_decided else scheduler.decided(view)
@@ -338,6 +339,7 @@ class _RunPass(SchedulingPass):
     @cython.cfunc
     @cython.locals(column=SortedColumn)
     @cython.returns(cython.Py_ssize_t)
+    @cython.exceptval(-1, check=True)
     def _queued(self) -> int:
         """``len(view.queue)``, read in C from the engine's column (no call to its ``__len__``)."""
         column = self._column
@@ -347,6 +349,7 @@ class _RunPass(SchedulingPass):
 
     @cython.cfunc
     @cython.returns(cython.Py_ssize_t)
+    @cython.exceptval(-1, check=True)
     def _changes(self, view: SchedulerView) -> int:
         """``view.changes``, read in C from the engine's clock when it is the engine's view."""
         return self._clock.changes if self._clock is not None else view.changes
@@ -354,6 +357,13 @@ class _RunPass(SchedulingPass):
     @cython.ccall
     def nothing_fits(self, view: SchedulerView) -> bool:
         """`QueueScheduler.nothing_fits`."""
+        return self._nothing_fits()
+
+    @cython.cfunc
+    @cython.returns(cython.bint)
+    @cython.exceptval(-1, check=True)
+    def _nothing_fits(self) -> bool:
+        """`nothing_fits`, which `schedule` calls in C."""
         return self._may_skip and self._none_fits(self._starter.units_free())
 
     @cython.cfunc
@@ -361,6 +371,7 @@ class _RunPass(SchedulingPass):
     @cython.wraparound(False)
     @cython.locals(units=SortedColumn, free=cython.Py_ssize_t, smallest=cython.Py_ssize_t)
     @cython.returns(cython.bint)
+    @cython.exceptval(-1, check=True)
     def _none_fits(self, free: int) -> bool:
         """True when no waiting job fits in `free` units (the smallest waiting job's, read in C;
         False without the engine's column of them). The queue is not empty."""
@@ -426,6 +437,7 @@ class _RunPass(SchedulingPass):
     @cython.cfunc
     @cython.locals(free=cython.Py_ssize_t)
     @cython.returns(cython.bint)
+    @cython.exceptval(-1, check=True)
     def _backfills_nothing(self) -> bool:
         """True when EASY could start nothing behind the head now (no free unit, or no waiting job
         fitting in them) and records no reservation."""
