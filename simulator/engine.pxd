@@ -4,7 +4,7 @@
 
 from cosched.simulator.allocators cimport end_job, start_job
 from cosched.simulator.colocation cimport HeatmapSpeedModel
-from cosched.simulator.bisection cimport Completions, ascending_keys, end_position
+from cosched.simulator.bisection cimport Completions, EndOrder, ascending_keys
 from cosched.simulator.view cimport (
     Clock, SchedulingPass, SortedColumn, insert_sorted, remove_sorted
 )
