@@ -41,7 +41,7 @@ cdef class EndOrder:
     cdef double[::1] ends
     cdef long long[::1] jobs
     cdef Py_ssize_t size
-    cdef list _pairs
+    cdef list pairs
 
     cpdef (double, Py_ssize_t) pair_at(self, Py_ssize_t position) noexcept
     cpdef add(self, double predicted, Py_ssize_t job)

@@ -230,26 +230,26 @@ class EndOrder:
         self.ends = array("d", [0.0]) * FIRST_CAPACITY
         self.jobs = array("q", [0]) * FIRST_CAPACITY
         self.size = 0
-        self._pairs: list[tuple[float, int]] = []  # plain Python's pairs
+        self.pairs: list[tuple[float, int]] = []  # plain Python: the pairs (compiled: empty)
         for predicted, job in pairs:
             self.add(predicted, job)
 
     def __len__(self) -> int:
-        return self.size if cython.compiled else len(self._pairs)
+        return self.size if cython.compiled else len(self.pairs)
 
     @cython.locals(position=cython.Py_ssize_t)
     def pair_at(self, position: int) -> tuple[float, int]:
         """The (predicted end, job) pair at `position` (0 <= `position` < ``len``; compiled, a C
         pair, not checked)."""
         if not cython.compiled:
-            return self._pairs[position]
+            return self.pairs[position]
         return self.ends[position], self.jobs[position]
 
     @cython.locals(size=cython.Py_ssize_t, position=cython.Py_ssize_t, moved=cython.Py_ssize_t)
     def add(self, predicted: float, job: int) -> None:
         """The running `job`, predicted to end at `predicted`, takes its place."""
         if not cython.compiled:
-            insort(self._pairs, (predicted, job))
+            insort(self.pairs, (predicted, job))
             return
         size = self.size
         if size == len(self.ends):
@@ -264,7 +264,7 @@ class EndOrder:
     def remove(self, predicted: float, job: int) -> None:
         """`job`, whose predicted end is `predicted`, leaves."""
         if not cython.compiled:
-            del self._pairs[bisect_left(self._pairs, (predicted, job))]
+            del self.pairs[bisect_left(self.pairs, (predicted, job))]
             return
         size = self.size - 1
         for moved in range(self._position(predicted, job), size):  # the later pairs move down
@@ -301,11 +301,11 @@ class EndOrder:
     def _listed(self) -> list[tuple[float, int]]:
         """The pairs as a list of tuples (plain Python: the list itself)."""
         if not cython.compiled:
-            return self._pairs
+            return self.pairs
         return [(self.ends[position], self.jobs[position]) for position in range(self.size)]
 
     def __iter__(self) -> Iterator[tuple[float, int]]:
-        return iter(self._listed())
+        return iter(self._listed() if cython.compiled else self.pairs)
 
     def __reversed__(self) -> Iterator[tuple[float, int]]:
         return reversed(self._listed())

@@ -181,7 +181,7 @@ SHADOW_EXTRA = ("first", "all")
     job=cython.Py_ssize_t,
     gives=cython.Py_ssize_t,
     order=EndOrder,
-    position=cython.Py_ssize_t,
+    item=cython.Py_ssize_t,  # compiled: a position in `order`
 )
 @cython.returns(tuple[cython.double, cython.Py_ssize_t])
 def shadow_time(
@@ -203,8 +203,9 @@ def shadow_time(
     available = free
     found = INF
     order = by_end if isinstance(by_end, EndOrder) else EndOrder(by_end)  # the engine's, or a copy
-    for position in range(len(order)):
-        predicted, job = order.pair_at(position)  # (compiled: a pair read in C)
+    # compiled: each pair read in C at its position; plain Python: the pairs iterated, as a list's
+    for item in range(len(order)) if cython.compiled else order.pairs:
+        predicted, job = order.pair_at(item) if cython.compiled else item  # type: ignore[misc]
         if predicted > found:
             break
         gives = held[job]  # a C integer: the sum allocates no int
