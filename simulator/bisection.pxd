@@ -1,4 +1,5 @@
 cimport cython
+from libc.string cimport memmove
 
 # Cython's augmenting .pxd of bisection.py: the compiled engine, view and allocators cimport the
 # search and the completion heap and call them as C functions.
@@ -47,6 +48,7 @@ cdef class EndOrder:
     cpdef add(self, double predicted, Py_ssize_t job)
     cpdef remove(self, double predicted, Py_ssize_t job)
     cpdef move(self, Py_ssize_t job, double before, double after)
+    cdef void _move(self, Py_ssize_t source, Py_ssize_t target, Py_ssize_t count) noexcept
     cdef Py_ssize_t _position(self, double predicted, Py_ssize_t job) noexcept
     cdef _grow(self, Py_ssize_t size)
     cpdef list _listed(self)
