@@ -30,6 +30,7 @@ __all__ = [
     "inline",
     "declare",
     "cast",
+    "address",
     "boundscheck",
     "wraparound",
     "initializedcheck",
@@ -160,4 +161,9 @@ def declare(kind: object, value: Any = None, **options: object) -> Any:
 def cast(kind: object, value: Any, typecheck: bool = False) -> Any:
     """``cython.cast(type, value)``: `value` seen as a C type or extension type (no check, no
     conversion) when compiled; here `value` itself."""
+    return value
+
+
+def address(value: Any) -> Any:
+    """``cython.address(value)``: a pointer to `value` (``&value``) when compiled; here `value`."""
     return value

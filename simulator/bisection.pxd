@@ -1,4 +1,5 @@
 cimport cython
+from libc.string cimport memmove
 
 # Cython's augmenting .pxd of bisection.py: the compiled engine, view and allocators cimport the
 # search and the completion heap and call them as C functions.
@@ -6,11 +7,9 @@ cimport cython
 cpdef Py_ssize_t int_position(
     list items, Py_ssize_t value, Py_ssize_t low, Py_ssize_t high, bint right
 ) except? -1
-cpdef Py_ssize_t end_position(list by_end, double predicted, Py_ssize_t job) except? -1
 cpdef list ascending_in_state(list items, list states, Py_ssize_t wanted)
 cpdef Py_ssize_t _search(
-    list items, bint pairs, double end, Py_ssize_t value, Py_ssize_t low, Py_ssize_t high,
-    bint right
+    list items, Py_ssize_t value, Py_ssize_t low, Py_ssize_t high, bint right
 ) except? -1
 
 # the engine's completion heap, called at C level from the compiled engine (its buffers: C fields);
@@ -34,3 +33,22 @@ cdef class Completions:
     cdef _grow(self)
     cdef inline bint _earlier(self, Py_ssize_t first, Py_ssize_t second) noexcept
     cdef inline void _move(self, Py_ssize_t source, Py_ssize_t target) noexcept
+
+# the running jobs by predicted end (the engine's `by_end`), changed at C level by the compiled
+# engine and read in C by the compiled shadow time (its buffers: C fields); its buffer reads and
+# moves raise nothing (noexcept)
+@cython.final
+cdef class EndOrder:
+    cdef double[::1] ends
+    cdef long long[::1] jobs
+    cdef Py_ssize_t size
+    cdef list pairs
+
+    cpdef (double, Py_ssize_t) pair_at(self, Py_ssize_t position) noexcept
+    cpdef add(self, double predicted, Py_ssize_t job)
+    cpdef remove(self, double predicted, Py_ssize_t job)
+    cpdef move(self, Py_ssize_t job, double before, double after)
+    cdef void _move(self, Py_ssize_t source, Py_ssize_t target, Py_ssize_t count) noexcept
+    cdef Py_ssize_t _position(self, double predicted, Py_ssize_t job) noexcept
+    cdef _grow(self, Py_ssize_t size)
+    cpdef list _listed(self)

@@ -1,21 +1,23 @@
 """The simulator's one binary search over its ascending lists: the sorted columns' job indices
-and units (`cosched.simulator.view`), the compact allocator's idle nodes, and the running jobs'
-(predicted end, job index) pairs the engine keeps in `by_end`; and the heap of the engine's
-completion events, (end, job index, version) triples (`Completions`).
+and units (`cosched.simulator.view`) and the compact allocator's idle nodes; the heap of the
+engine's completion events, (end, job index, version) triples (`Completions`); and the running
+jobs' (predicted end, job index) pairs the engine keeps in `by_end` (`EndOrder`).
 
-Compiled, `_search` is a C loop that reads the items as C integers and doubles: no Python call and
-no Python comparison per step. In plain Python, the two entry points hand the same question to the
-`bisect` module's C functions instead, which give the same positions (the tests check `_search`
-against them), because a binary search written in Python is slower than the C one there. The
-same holds for the heap: compiled, `Completions._push` and `_pop` are `heapq`'s algorithm on typed
-buffers; in plain Python, `Completions.push` and `pop_due` call `heapq`'s own functions.
+Compiled, `_search` is a C loop that reads the items as C integers: no Python call and no Python
+comparison per step. In plain Python, `int_position` hands the same question to the `bisect`
+module's C functions instead, which give the same positions (the tests check `_search` against
+them), because a binary search written in Python is slower than the C one there. The same holds
+for the heap and the pairs: compiled, `Completions._push` and `_pop` are `heapq`'s algorithm on
+typed buffers, and `EndOrder` searches and shifts its typed buffers; in plain Python, they call
+`heapq`'s and `bisect`'s own functions on lists of tuples.
 """
 
 from __future__ import annotations
 
 import math
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Iterable, Iterator
 from heapq import heappop, heappush
 
 try:  # Cython's pure-Python mode: C types when compiled (bisection.pxd), plain Python here
@@ -26,7 +28,7 @@ try:  # Cython's pure-Python mode: C types when compiled (bisection.pxd), plain 
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
-__all__ = ["int_position", "end_position", "ascending_in_state", "Completions"]
+__all__ = ["int_position", "ascending_in_state", "Completions", "EndOrder"]
 
 
 def int_position(items: list, value: int, low: int, high: int, right: bool) -> int:
@@ -34,15 +36,7 @@ def int_position(items: list, value: int, low: int, high: int, right: bool) -> i
     ``bisect_left``, or after them (`right`), as ``bisect_right``."""
     if not cython.compiled:
         return (bisect_right if right else bisect_left)(items, value, low, high)
-    return _search(items, False, 0.0, value, low, high, right)
-
-
-def end_position(by_end: list, predicted: float, job: int) -> int:
-    """Where the pair (`predicted`, `job`) is or goes in `by_end`, ascending by predicted end, then
-    job index (the one tie rule), as ``bisect_left``."""
-    if not cython.compiled:
-        return bisect_left(by_end, (predicted, job))
-    return _search(by_end, True, predicted, job, 0, len(by_end), False)
+    return _search(items, value, low, high, right)
 
 
 @cython.locals(item=cython.Py_ssize_t, previous=cython.Py_ssize_t, wanted=cython.Py_ssize_t)
@@ -62,27 +56,13 @@ def ascending_in_state(items: list[int], states: list[int], wanted: int) -> list
 
 @cython.boundscheck(False)  # its callers give 0 <= low <= high <= len(items)
 @cython.wraparound(False)
-@cython.locals(middle=cython.Py_ssize_t, pair=tuple, at=cython.double, other=cython.Py_ssize_t)
-def _search(
-    items: list, pairs: bool, end: float, value: int, low: int, high: int, right: bool
-) -> int:
-    """The first position in ``items[low:high]`` whose item is above `value` (`right`) or not
-    below it: items are integers, or (`pairs`) (float, integer) pairs ordered by `end`, then
-    `value`. The bounds must be within `items` (compiled, they are not checked)."""
+@cython.locals(middle=cython.Py_ssize_t, other=cython.Py_ssize_t)
+def _search(items: list, value: int, low: int, high: int, right: bool) -> int:
+    """The first position in ``items[low:high]`` whose integer is above `value` (`right`) or not
+    below it. The bounds must be within `items` (compiled, they are not checked)."""
     while low < high:
         middle = (low + high) >> 1
-        if pairs:
-            pair = cython.cast(tuple, items[middle])  # (compiled: no type test)
-            at = pair[0]
-            if at != end:
-                if at < end:
-                    low = middle + 1
-                else:
-                    high = middle
-                continue
-            other = pair[1]
-        else:
-            other = items[middle]
+        other = items[middle]
         if other < value or (right and other == value):
             low = middle + 1
         else:
@@ -231,3 +211,126 @@ def _before(at: float, job: int, version: int, other: float, other_job: int, oth
     if job != other_job:
         return job < other_job
     return version < other_version
+
+
+@cython.cclass  # final (bisection.pxd): its methods are called directly, not through a table
+@cython.boundscheck(False)  # every index below is within the buffers and not negative
+@cython.wraparound(False)
+@cython.initializedcheck(False)  # __init__ sets the buffer
+class EndOrder:
+    """The running jobs as (predicted end, job index) pairs, ascending by end, then job index (the
+    one tie rule): the engine's `by_end`. It reads as a sequence of those pairs (``len``,
+    iteration, indices and slices); only the engine changes it (`add`, `remove`, `move`).
+
+    Compiled, the pairs live in two typed buffers (`array.array`, read through typed memoryviews;
+    doubled when full) of which the first `size` entries are the pairs: a start or an end searches
+    and shifts C numbers, and makes no tuple nor boxed float. In plain Python, the pairs are tuples
+    in a list kept by ``bisect``'s C functions (the same order)."""
+
+    def __init__(self, pairs: Iterable[tuple[float, int]] = ()) -> None:
+        self.ends = array("d", [0.0]) * FIRST_CAPACITY
+        self.jobs = array("q", [0]) * FIRST_CAPACITY
+        self.size = 0
+        self.pairs: list[tuple[float, int]] = []  # plain Python: the pairs (compiled: empty)
+        for predicted, job in pairs:
+            self.add(predicted, job)
+
+    def __len__(self) -> int:
+        return self.size if cython.compiled else len(self.pairs)
+
+    @cython.locals(position=cython.Py_ssize_t)
+    def pair_at(self, position: int) -> tuple[float, int]:
+        """The (predicted end, job) pair at `position` (0 <= `position` < ``len``; compiled, a C
+        pair, not checked)."""
+        if not cython.compiled:
+            return self.pairs[position]
+        return self.ends[position], self.jobs[position]
+
+    @cython.locals(size=cython.Py_ssize_t, position=cython.Py_ssize_t)
+    def add(self, predicted: float, job: int) -> None:
+        """The running `job`, predicted to end at `predicted`, takes its place."""
+        if not cython.compiled:
+            insort(self.pairs, (predicted, job))
+            return
+        size = self.size
+        if size == len(self.ends):
+            self._grow(size)
+        position = self._position(predicted, job)
+        self._move(position, position + 1, size - position)
+        self.ends[position], self.jobs[position] = predicted, job
+        self.size = size + 1
+
+    @cython.locals(size=cython.Py_ssize_t, position=cython.Py_ssize_t)
+    def remove(self, predicted: float, job: int) -> None:
+        """`job`, whose predicted end is `predicted`, leaves."""
+        if not cython.compiled:
+            del self.pairs[bisect_left(self.pairs, (predicted, job))]
+            return
+        size, position = self.size - 1, self._position(predicted, job)
+        self._move(position + 1, position, size - position)
+        self.size = size
+
+    def move(self, job: int, before: float, after: float) -> None:
+        """`job`'s predicted end changes from `before` to `after`."""
+        self.remove(before, job)
+        self.add(after, job)
+
+    def _move(self, source: int, target: int, count: int) -> None:
+        """The `count` pairs from `source` on move to `target` on (compiled: C's memmove, one block
+        per buffer; a double and a long long take 8 bytes each)."""
+        memmove(cython.address(self.ends[target]), cython.address(self.ends[source]), 8 * count)  # type: ignore[name-defined]  # noqa: F821
+        memmove(cython.address(self.jobs[target]), cython.address(self.jobs[source]), 8 * count)  # type: ignore[name-defined]  # noqa: F821
+
+    @cython.locals(low=cython.Py_ssize_t, high=cython.Py_ssize_t, middle=cython.Py_ssize_t)
+    @cython.locals(at=cython.double)
+    def _position(self, predicted: float, job: int) -> int:
+        """Where (`predicted`, `job`) is or goes in the buffers, as ``bisect_left`` (compiled)."""
+        low, high = 0, self.size
+        while low < high:
+            middle = (low + high) >> 1
+            at = self.ends[middle]
+            if at < predicted or (at == predicted and self.jobs[middle] < job):
+                low = middle + 1
+            else:
+                high = middle
+        return low
+
+    @cython.locals(size=cython.Py_ssize_t, ends=cython.double[::1], jobs=cython.longlong[::1])
+    def _grow(self, size: int) -> None:
+        """Twice the room, the `size` pairs copied."""
+        ends, jobs = array("d", [0.0]) * (2 * size), array("q", [0]) * (2 * size)
+        ends[:size], jobs[:size] = self.ends[:size], self.jobs[:size]
+        self.ends, self.jobs = ends, jobs
+
+    @cython.locals(position=cython.Py_ssize_t)
+    def _listed(self) -> list[tuple[float, int]]:
+        """The pairs as a list of tuples (plain Python: the list itself)."""
+        if not cython.compiled:
+            return self.pairs
+        return [(self.ends[position], self.jobs[position]) for position in range(self.size)]
+
+    def __iter__(self) -> Iterator[tuple[float, int]]:
+        return iter(self._listed() if cython.compiled else self.pairs)
+
+    def __reversed__(self) -> Iterator[tuple[float, int]]:
+        return reversed(self._listed())
+
+    def __getitem__(self, index):
+        return self._listed()[index]
+
+    def __contains__(self, pair: object) -> bool:
+        return pair in self._listed()
+
+    def index(self, pair: object, *bounds: int) -> int:
+        """The position of `pair`, as `list.index`."""
+        return self._listed().index(pair, *bounds)
+
+    def count(self, pair: object) -> int:
+        """How many times `pair` is there (0 or 1)."""
+        return self._listed().count(pair)
+
+    def __eq__(self, other: object) -> bool:
+        return self._listed() == (other._listed() if isinstance(other, EndOrder) else other)
+
+    def __repr__(self) -> str:
+        return f"EndOrder({self._listed()!r})"

@@ -4,7 +4,7 @@
 
 from cosched.simulator.allocators cimport end_job, start_job
 from cosched.simulator.colocation cimport HeatmapSpeedModel, append_neighbourhood
-from cosched.simulator.bisection cimport Completions, ascending_in_state, end_position
+from cosched.simulator.bisection cimport Completions, EndOrder, ascending_in_state
 from cosched.simulator.view cimport (
     Clock, SchedulingPass, SortedColumn, insert_sorted, remove_sorted
 )

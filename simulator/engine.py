@@ -61,7 +61,7 @@ from cosched.deprecation import warn_renamed
 from cosched.errors import InputError
 from cosched.simulator.action_log import ACTION_COLUMNS, write_actions
 from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator, end_job, start_job
-from cosched.simulator.bisection import Completions, ascending_in_state, end_position
+from cosched.simulator.bisection import Completions, EndOrder, ascending_in_state
 from cosched.simulator.colocation import HeatmapSpeedModel, SpeedModel, append_neighbourhood
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState, per_job_models
 from cosched.simulator.platform import Platform
@@ -155,7 +155,8 @@ class _LoopState(Clock):
     waiting = cython.declare(object, visibility="public")  # the queue as a mapping (WaitingJobs)
     queue = cython.declare(object, visibility="public")  # the waiting jobs (a SortedColumn)
     running = cython.declare(dict, visibility="public")
-    by_end = cython.declare(list, visibility="public")
+    _running_keys = cython.declare(list, visibility="public")  # per job: its key in `running`
+    by_end = cython.declare(EndOrder, visibility="public")
     pending_resize = cython.declare(dict, visibility="public")
     _completions = cython.declare(Completions, visibility="public")
     _events = cython.declare(list, visibility="public")
@@ -218,7 +219,7 @@ class _LoopState(Clock):
         units = self.waiting_units
         if units is not None:  # `_unqueue`, inlined (once per start)
             remove_sorted(units, table[index])
-        self.running[job] = None
+        self.running[job], self._running_keys[index] = None, job  # its key, found by `_finish`
         state[index] = RUNNING
         self.allocation[index] = allocation
         self.held[index] = held
@@ -238,7 +239,7 @@ class _LoopState(Clock):
             end = resume + self._remaining[index] / rate
             predicted = resume + self._predicted_work(job) / rate
         self._predicted_end[index] = predicted
-        self.by_end.insert(end_position(self.by_end, predicted, index), (predicted, job))
+        self.by_end.add(predicted, index)
         self._completions.push(end, index, self.version[index])
         if self.kill_at_walltime:
             self._post_walltime(job, end)  # type: ignore[attr-defined]
@@ -270,11 +271,9 @@ class _LoopState(Clock):
         self.version[job] = version
         resume, remaining = self._updated[job], self._remaining[job]
         self._completions.push(resume + remaining / rate, job, version)
-        by_end = self.by_end
-        by_end.pop(end_position(by_end, self._predicted_end[job], job))
         predicted = resume + self._predicted_work(job) / rate
+        self.by_end.move(job, self._predicted_end[job], predicted)
         self._predicted_end[job] = predicted
-        by_end.insert(end_position(by_end, predicted, job), (predicted, job))
 
     @cython.ccall
     @cython.returns(cython.double)
@@ -284,6 +283,30 @@ class _LoopState(Clock):
         estimate = self.estimate[job] if self.estimate_work is None else self.estimate_work[job]
         work = self.work[job]
         return max(estimate - (work - self._remaining[job]), self._remaining[job])
+
+    @cython.ccall  # called in C by the loop (an engine subclass may override it in Python)
+    @cython.locals(index=cython.Py_ssize_t, now=cython.double)
+    def _finish(self, index: int) -> None:
+        """Job `index` has ended now: it leaves the running jobs and gives its nodes back."""
+        job, now = self._running_keys[index], self.now  # the int `start` got: keys by identity
+        self._end[index] = now
+        self.state[index] = FINISHED
+        self._remaining[index] = 0.0
+        self.changes += 1
+        self.by_end.remove(self._predicted_end[index], index)
+        del self.running[job]
+        allocation = self.allocation[index]
+        assert allocation is not None  # a running job holds nodes
+        if self.speed_model is not None:  # the job itself: a speed update follows every change
+            append_neighbourhood(self._touched, job, self.allocator.state)
+        end_job(self.allocator, job, allocation)  # `release`, in C where `start_job` is
+        if self.log is not None:
+            self.log.append((now, "finish", job, 0))
+        if self.actions is not None:
+            self._act("finish", job, 0, allocation.nodes, "")  # type: ignore[attr-defined]
+        self.pending_resize.pop(job, None)  # a resize waiting for its scheduling point
+        if self._on_finish is not None:
+            self._on_finish(self.view, job)
 
     @cython.cfunc
     @cython.locals(heatmap=HeatmapSpeedModel, cores=cython.Py_ssize_t)
@@ -397,7 +420,8 @@ class Engine(_LoopState):
         self.queue = SortedColumn("queue")
         self.waiting = WaitingJobs(self.queue)  # the same jobs, read as a mapping
         self.running: dict[int, None] = {}
-        self.by_end: list[tuple[float, int]] = []
+        self._running_keys: list[int | None] = [None] * jobs
+        self.by_end = EndOrder()
         self.reservations: dict[int, Reservation] = {}
         self.now = workload.submit[0].item() if jobs else 0.0
         self.log: list | None = [] if log_events else None
@@ -715,7 +739,7 @@ class Engine(_LoopState):
         """Take running `job` off its nodes (preempt, kill)."""
         self.changes += 1
         del self.running[job]
-        self.by_end.pop(end_position(self.by_end, self.predicted_end[job], job))
+        self.by_end.remove(self.predicted_end[job], job)
         self.version[job] += 1  # its completion event is stale now
         allocation = self._held_by(job)
         if self.speed_model is not None:  # the job itself: a speed update follows every change
@@ -725,30 +749,6 @@ class Engine(_LoopState):
             self.log.append((self.now, event, job, 0))
         if self.actions is not None:
             self._act(event, job, 0, allocation.nodes, reason)
-
-    @cython.locals(self=_LoopState, index=cython.Py_ssize_t, now=cython.double)
-    def _finish(self, job: int) -> None:
-        index, now = job, self.now  # `index`: the columns' C index, `job` their Python int
-        self._end[index] = now
-        self.state[index] = FINISHED
-        self._remaining[index] = 0.0
-        self.changes += 1
-        # its pair leaves `by_end` (pop: compiled, one memmove where del assigns a slice) and hands
-        # back the int `start` got: the dicts below find their key by identity
-        job = self.by_end.pop(end_position(self.by_end, self._predicted_end[index], index))[1]
-        del self.running[job]
-        allocation = self.allocation[index]
-        assert allocation is not None  # a running job holds nodes
-        if self.speed_model is not None:  # the job itself: a speed update follows every change
-            append_neighbourhood(self._touched, job, self.allocator.state)
-        end_job(self.allocator, job, allocation)  # `release`, in C where `start_job` is
-        if self.log is not None:
-            self.log.append((now, "finish", job, 0))
-        if self.actions is not None:
-            self._act("finish", job, 0, allocation.nodes, "")
-        self.pending_resize.pop(job, None)  # a resize waiting for its scheduling point
-        if self._on_finish is not None:
-            self._on_finish(self.view, job)
 
     # --- checks -----------------------------------------------------------------------------------
     def _held_by(self, job: int) -> Allocation:
@@ -932,7 +932,7 @@ class Engine(_LoopState):
         view = self.view
         schedule = scheduling_pass_of(self.scheduler, view)
         on_arrival = scheduler_hook(self.scheduler, "on_arrival")
-        finish, log = self._finish, self.log
+        log = self.log
         units, table, queue = self.waiting_units, self.units_table, self.queue
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = self.arrived = 0
@@ -960,7 +960,7 @@ class Engine(_LoopState):
                 done += self._passes_per_event(now)
                 arrived = self.arrived
             while (job := completions.pop_due(now, version)) >= 0:
-                finish(job)
+                self._finish(job)
                 done += 1
             while arrived < jobs and cython.cast(cython.double, submit[arrived]) <= now:
                 insert_sorted(queue, arrived)  # the highest job index waiting: the last

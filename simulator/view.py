@@ -65,7 +65,7 @@ except ModuleNotFoundError:
 import numpy as np
 
 from cosched.simulator.allocators import _WholeNodes
-from cosched.simulator.bisection import int_position
+from cosched.simulator.bisection import EndOrder, int_position
 from cosched.simulator.jobs import STATES
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ class ReadOnlyColumn:
     compiled built-in passes (which cimport that file) read the list itself, plug-ins only through
     these methods."""
 
-    def __init__(self, items: list | array, name: str) -> None:
+    def __init__(self, items: list | array | EndOrder, name: str) -> None:
         self._items = items
         self._name = name
 
@@ -535,8 +535,8 @@ _LIST_READS = (
 )
 
 
-def read_only(items: list | array, name: str) -> Sequence[Any]:
-    """A `ReadOnlyColumn` over `items` (the engine's list or array `name`)."""
+def read_only(items: list | array | EndOrder, name: str) -> Sequence[Any]:
+    """A `ReadOnlyColumn` over `items` (the engine's list, array or `EndOrder` `name`)."""
     if cython.compiled:
         return cast("Sequence[Any]", ReadOnlyColumn(items, name))
     # plain Python: a class of this column's own whose reading methods are the list's bound C
@@ -707,7 +707,8 @@ class SchedulerView:
         put("_engine", engine)
         for name in _LIVE:
             value = getattr(engine, name)
-            put(name, read_only(value, name) if isinstance(value, (list, array)) else value)
+            columned = isinstance(value, (list, array, EndOrder))
+            put(name, read_only(value, name) if columned else value)
         for name in _FIXED:  # without job models `work` is `run_time`: one tuple for both
             column = getattr(engine, name)
             shared = name == "work" and column is engine.run_time

@@ -2,6 +2,7 @@
 # through their C-level list (`column_items`), and the engine's queue through its list and gap; the
 # queue scheduler's pass (base.py) calls the in-order step and the EASY pass at C level.
 
+from cosched.simulator.bisection cimport EndOrder
 from cosched.simulator.view cimport (
     Clock, ReadOnlyColumn, SortedColumn, Starter, column_items
 )

@@ -29,6 +29,7 @@ except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
 from cosched.deprecation import warn_renamed
+from cosched.simulator.bisection import EndOrder
 from cosched.simulator.schedulers.conservative import ConservativeBackfill, Profile
 from cosched.simulator.view import (
     ReadOnlyColumn,
@@ -193,7 +194,8 @@ SHADOW_EXTRA = ("first", "all")
     predicted=cython.double,
     job=cython.Py_ssize_t,
     gives=cython.Py_ssize_t,
-    item=tuple,
+    order=EndOrder,
+    item=cython.Py_ssize_t,  # compiled: a position in `order`
 )
 @cython.returns(tuple[cython.double, cython.Py_ssize_t])
 def shadow_time(
@@ -214,8 +216,10 @@ def shadow_time(
     "all" counts every job ending at the shadow time, as CQSim's free-unit profile does."""
     available = free
     found = INF
-    for item in by_end:
-        predicted, job = item  # (compiled: a pair read in C)
+    order = by_end if isinstance(by_end, EndOrder) else EndOrder(by_end)  # the engine's, or a copy
+    # compiled: each pair read in C at its position; plain Python: the pairs iterated, as a list's
+    for item in range(len(order)) if cython.compiled else order.pairs:
+        predicted, job = order.pair_at(item) if cython.compiled else item  # type: ignore[misc]
         if predicted > found:
             break
         gives = held[job]  # a C integer: the sum allocates no int

@@ -1,8 +1,9 @@
 """The simulator's one binary search (`_search`, the typed loop of a compiled run) finds the
 positions `bisect` finds: on ascending integers from any bound to any bound, before or after the
-equals, and on the running jobs' (predicted end, job) pairs; the entry points agree with it. The
-heap of completion events (`Completions`, its typed buffers sifted by `_push` and `_pop`) takes the
-events off in the order `heapq` does."""
+equals; the entry point agrees with it. The heap of completion events (`Completions`, its typed
+buffers sifted by `_push` and `_pop`) takes the events off in the order `heapq` does. The running
+jobs by predicted end (`EndOrder`, its typed buffers searched and shifted) keep the (predicted end,
+job) pairs in the order ``insort`` does, through additions, removals and moves."""
 
 import bisect
 import heapq
@@ -11,7 +12,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cosched.simulator.bisection import Completions, _search, end_position, int_position
+from cosched.simulator.bisection import Completions, EndOrder, _search, int_position
 
 # few distinct ends, so that many pairs tie on the end and are ordered by job index
 ENDS = st.sampled_from([0.0, 1.5, 2.0, 1e9, math.inf])
@@ -20,20 +21,24 @@ PAIRS = st.lists(st.tuples(ENDS, st.integers(0, 40)), unique=True, max_size=30)
 INTEGERS = st.lists(st.integers(-5, 5), max_size=30)
 
 
-@given(PAIRS, ENDS, st.integers(0, 40))
-def test_the_search_of_pairs_is_bisect_left(pairs, predicted, job):
-    by_end = sorted(pairs)
-    expected = bisect.bisect_left(by_end, (predicted, job))
-    assert _search(by_end, True, predicted, job, 0, len(by_end), False) == expected
-    assert end_position(by_end, predicted, job) == expected
-
-
-@given(PAIRS)
-def test_every_pair_is_found_where_it_is(pairs):
-    by_end = sorted(pairs)
-    for position, (predicted, job) in enumerate(by_end):
-        assert _search(by_end, True, predicted, job, 0, len(by_end), False) == position
-        assert end_position(by_end, predicted, job) == position
+@given(PAIRS, st.lists(st.tuples(st.booleans(), ENDS), max_size=100))
+def test_the_running_jobs_by_end_are_kept_as_insort_keeps_them(pairs, changes):
+    ours, theirs = EndOrder(), []
+    for (predicted, job), (removed, moved_to) in zip(pairs * 3, changes):
+        if (predicted, job) in theirs:  # a running job: it ends, or its predicted end moves
+            theirs.remove((predicted, job))
+            if removed:
+                ours.remove(predicted, job)
+            else:
+                ours.move(job, predicted, moved_to)
+                bisect.insort(theirs, (moved_to, job))
+        elif all(job != other for _, other in theirs):  # a job runs once
+            ours.add(predicted, job)
+            bisect.insort(theirs, (predicted, job))
+        assert list(ours) == theirs == ours
+        assert len(ours) == len(theirs)
+        assert [ours.pair_at(position) for position in range(len(ours))] == theirs
+    assert EndOrder(theirs) == theirs
 
 
 @given(INTEGERS, st.integers(-6, 6), st.data(), st.booleans())
@@ -42,7 +47,7 @@ def test_the_search_of_integers_is_bisect_within_any_bounds(values, value, data,
     low = data.draw(st.integers(0, len(items)))
     high = data.draw(st.integers(low, len(items)))
     expected = (bisect.bisect_right if right else bisect.bisect_left)(items, value, low, high)
-    assert _search(items, False, 0.0, value, low, high, right) == expected
+    assert _search(items, value, low, high, right) == expected
     assert int_position(items, value, low, high, right) == expected
 
 
