@@ -44,7 +44,7 @@ cdef class EndOrder:
     cdef Py_ssize_t size
     cdef list pairs
 
-    cpdef (double, Py_ssize_t) pair_at(self, Py_ssize_t position) noexcept
+    cdef (double, Py_ssize_t) pair_at(self, Py_ssize_t position) noexcept
     cpdef add(self, double predicted, Py_ssize_t job)
     cpdef remove(self, double predicted, Py_ssize_t job)
     cpdef move(self, Py_ssize_t job, double before, double after)

@@ -241,7 +241,7 @@ class EndOrder:
     @cython.locals(position=cython.Py_ssize_t)
     def pair_at(self, position: int) -> tuple[float, int]:
         """The (predicted end, job) pair at `position` (0 <= `position` < ``len``; compiled, a C
-        pair, not checked)."""
+        pair, not checked: Python reads a pair by index, which is)."""
         if not cython.compiled:
             return self.pairs[position]
         return self.ends[position], self.jobs[position]
@@ -315,8 +315,15 @@ class EndOrder:
     def __reversed__(self) -> Iterator[tuple[float, int]]:
         return reversed(self._listed())
 
+    @cython.locals(position=cython.Py_ssize_t)
     def __getitem__(self, index):
-        return self._listed()[index]
+        """A pair by position (no list made), or a list of pairs by slice."""
+        if not isinstance(index, int):
+            return self._listed()[index]
+        position = index + len(self) if index < 0 else index
+        if not 0 <= position < len(self):
+            raise IndexError(f"position {index} of {len(self)} running jobs")
+        return self.pair_at(position)
 
     def __contains__(self, pair: object) -> bool:
         return pair in self._listed()

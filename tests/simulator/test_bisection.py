@@ -9,6 +9,7 @@ import bisect
 import heapq
 import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -37,8 +38,11 @@ def test_the_running_jobs_by_end_are_kept_as_insort_keeps_them(pairs, changes):
             bisect.insort(theirs, (predicted, job))
         assert list(ours) == theirs == ours
         assert len(ours) == len(theirs)
-        assert [ours.pair_at(position) for position in range(len(ours))] == theirs
+        assert [ours[position] for position in range(len(ours))] == theirs
+        assert [ours[-1 - position] for position in range(len(ours))] == theirs[::-1]
     assert EndOrder(theirs) == theirs
+    with pytest.raises(IndexError):
+        ours[len(ours)]  # a position past the running jobs is refused, compiled or not
 
 
 @given(INTEGERS, st.integers(-6, 6), st.data(), st.booleans())
