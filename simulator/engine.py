@@ -922,7 +922,7 @@ class Engine(_LoopState):
     @cython.locals(now=cython.double, first=cython.double, timed=cython.bint, per_event=cython.bint)
     @cython.locals(submit=list, completions=Completions, wakeups=list, events=list)
     @cython.locals(job=cython.Py_ssize_t, version=list, state=list, table=list)
-    @cython.locals(schedule=SchedulingPass)
+    @cython.locals(schedule=SchedulingPass, hears=cython.bint)
     def _loop(self, bar) -> None:  # noqa: C901  (the one hot loop: no call per event it can avoid)
         """The event loop of the module docstring, for any scheduler, allocator and job model."""
         jobs = len(self.run_time)
@@ -931,7 +931,7 @@ class Engine(_LoopState):
         version, state, touched = self.version, self.state, self._touched
         view = self.view
         schedule = scheduling_pass_of(self.scheduler, view)
-        on_arrival = scheduler_hook(self.scheduler, "on_arrival")
+        hears = schedule.hears_arrivals  # the scheduler's `on_arrival` does something: `arrived`
         log = self.log
         units, table, queue = self.waiting_units, self.units_table, self.queue
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
@@ -969,8 +969,8 @@ class Engine(_LoopState):
                     insert_sorted(units, table[arrived])  # with the table only
                 if log is not None:
                     log.append((now, "arrival", arrived, 0))
-                if on_arrival is not None:
-                    on_arrival(view, arrived)
+                if hears:
+                    schedule.arrived(view, arrived)
                 arrived += 1
             while events and events[0][0] <= now:
                 self.changes += 1

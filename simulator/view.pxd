@@ -39,8 +39,12 @@ cdef class Starter:
 # a scheduler's pass, called by the compiled engine at C level (the queue scheduler's subclasses it)
 cdef class SchedulingPass:
     cdef object _schedule
+    cdef object _on_arrival
+    cdef readonly bint hears_arrivals
 
     cpdef object schedule(self, object view)
+    cpdef object hear(self, object on_arrival)
+    cpdef object arrived(self, object view, object job)
 
 # a read-only column's own list, which the compiled passes read
 cpdef object column_items(object column)

@@ -489,17 +489,30 @@ class Starter:
 
 @cython.cclass
 class SchedulingPass:
-    """What the engine calls once per pass (`scheduling_pass_of`): a scheduler's ``schedule``
-    method, called through Python; a compiled scheduler's pass subclasses it and the compiled engine
-    calls its `schedule` at C level."""
+    """What the engine calls once per pass and at each arrival (`scheduling_pass_of`): a
+    scheduler's ``schedule`` and ``on_arrival`` methods, called through Python; a compiled
+    scheduler's pass subclasses it and the compiled engine calls its `schedule` and `arrived` at C
+    level."""
 
     def __init__(self, schedule: Callable[[SchedulerView], None]) -> None:
         self._schedule = schedule
+        self.hear(None)  # `hears_arrivals`: False until the scheduler's hook listens
 
     @cython.ccall
     def schedule(self, view: SchedulerView) -> None:
         """One scheduling pass over `view`."""
         self._schedule(view)
+
+    @cython.ccall
+    def hear(self, on_arrival: Callable[[SchedulerView, int], None] | None) -> None:
+        """Call `on_arrival` (the scheduler's hook; None: it does nothing in this run) at each
+        arrival."""
+        self._on_arrival, self.hears_arrivals = on_arrival, on_arrival is not None
+
+    @cython.ccall
+    def arrived(self, view: SchedulerView, job: int) -> None:
+        """`job` joined the queue, before this timestamp's pass."""
+        self._on_arrival(view, job)
 
 
 def scheduler_hook(scheduler: Any, name: str) -> Callable | None:
@@ -513,10 +526,13 @@ def scheduler_hook(scheduler: Any, name: str) -> Callable | None:
 
 def scheduling_pass_of(scheduler: Any, view: SchedulerView) -> SchedulingPass:
     """The run's pass of `scheduler` over `view`, asked once after ``attach``: the scheduler's own
-    `SchedulingPass` if it hands one over (``pass_over(view)``), else its ``schedule`` method."""
+    `SchedulingPass` if it hands one over (``pass_over(view)``), else its ``schedule`` method; it
+    hears arrivals if the scheduler's ``on_arrival`` listens."""
     pass_over = getattr(scheduler, "pass_over", None)
     own = pass_over(view) if pass_over is not None else None
-    return own if own is not None else SchedulingPass(scheduler.schedule)
+    run = own if own is not None else SchedulingPass(scheduler.schedule)
+    run.hear(scheduler_hook(scheduler, "on_arrival"))
+    return run
 
 
 Sequence.register(ReadOnlyColumn)

@@ -225,6 +225,17 @@ class _KeptOrder:
                 left -= 1
 
 
+@cython.cfunc
+@cython.locals(kept=_KeptOrder)
+def _joined(kept: _KeptOrder | None, conservative: Any, job: int) -> None:
+    """`QueueScheduler.on_arrival`: a kept order ranks `job`, Conservative's profile notes that a
+    job arrived (`ConservativeBackfill.arrived`)."""
+    if kept is not None:
+        kept.enqueue(job)
+    if conservative is not None:
+        conservative.arrived()
+
+
 @cython.final  # its C methods are called directly, not through a table
 @cython.cclass
 class _RunPass(SchedulingPass):
@@ -262,6 +273,7 @@ class _RunPass(SchedulingPass):
     _own_decided = cython.declare(cython.bint)
     _own_decides_the_same = cython.declare(cython.bint)
     _own_pass = cython.declare(cython.bint)
+    _own_arrival = cython.declare(cython.bint)  # `on_arrival` is the base's: `_joined`, in C
     # the base's pass in arrival order, with no hints: it changes the state only by starting jobs
     _changes_by_starts = cython.declare(cython.bint)
     _idle = cython.declare(cython.bint)  # the last pass changed nothing: on this state and queue
@@ -290,11 +302,19 @@ class _RunPass(SchedulingPass):
         self._looked_at = depth + 1 if self._backfills else 1
         own = [_is_base_hook(scheduler, hook) for hook in _PASS_HOOKS]
         self._own_nothing_fits, self._own_decided, self._own_decides_the_same = own[:3]
-        self._own_pass = own[3]
+        self._own_pass, self._own_arrival = own[3], _is_base_hook(scheduler, "on_arrival")
         self._changes_by_starts = (
             self._own_pass and self._arrival_order and not scheduler.hints_placements
         )
         self._idle = False
+
+    @cython.ccall
+    def arrived(self, view: SchedulerView, job: int) -> None:
+        """The scheduler's `on_arrival`: the base's in C, an override through Python."""
+        if self._own_arrival:
+            _joined(self._kept, self._conservative, job)
+        else:
+            self._on_arrival(view, job)
 
     @cython.ccall
     @cython.locals(waiting=cython.Py_ssize_t, changes=cython.Py_ssize_t, skip=cython.bint)
@@ -692,13 +712,8 @@ class QueueScheduler(Scheduler):
             )
         return super().listens(hook)
 
-    @cython.locals(kept=_KeptOrder)
     def on_arrival(self, engine: SchedulerView, job: int) -> None:
-        kept = self._kept
-        if kept is not None:
-            kept.enqueue(job)
-        if self._conservative is not None:
-            self._conservative.arrived()
+        _joined(self._kept, self._conservative, job)
 
     def on_finish(self, engine: SchedulerView, job: int) -> None:
         if self._multifactor is not None:
@@ -791,4 +806,6 @@ class QueueScheduler(Scheduler):
 
 # the hooks of a pass (`_RunPass`): a subclass's override is called instead of the base's
 _PASS_HOOKS = ("nothing_fits", "decided", "decides_the_same", "scheduling_pass")
-_BASE_HOOKS = {hook: vars(QueueScheduler)[hook] for hook in (*_PASS_HOOKS, "schedule")}
+_BASE_HOOKS = {
+    hook: vars(QueueScheduler)[hook] for hook in (*_PASS_HOOKS, "schedule", "on_arrival")
+}

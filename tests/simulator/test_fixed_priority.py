@@ -13,11 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.errors import InputError
+from cosched.simulator.engine import Engine
 from cosched.simulator.jobs import JobState
 from cosched.simulator.platform import Platform
+from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.base import QueueScheduler
 from cosched.simulator.schedulers.ordering import LJF, SJF
 from cosched.simulator.simulation import simulate
+from cosched.simulator.view import scheduling_pass_of
 from cosched.simulator.workload import make_workload
 
 from .conftest import platforms_and_workloads
@@ -160,3 +163,32 @@ def test_an_arrival_hook_that_skips_the_base_one_is_named():
     workload = make_workload([0, 1], [0, 0], [10, 10], [1, 1], None)
     with pytest.raises(InputError, match="must call the base one"):
         simulate(workload, Platform(1, 1, 1), Forgetful())
+
+
+def test_an_arrival_hook_overridden_in_python_hears_each_arrival_once():
+    heard: list[int] = []
+
+    class Listening(_recipe()):
+        def on_arrival(self, view, job):
+            heard.append(job)
+            super().on_arrival(view, job)
+
+    workload = make_workload(
+        list(range(6)), [0, 1, 1, 3, 4, 5], [50, 40, 30, 20, 10, 5], [4, 2, 3, 1, 4, 2], None
+    )
+    listening = simulate(workload, Platform(4, 1, 1), Listening())
+    assert heard == list(range(6))
+    assert (
+        listening.start.tolist()
+        == simulate(workload, Platform(4, 1, 1), _recipe()()).start.tolist()
+    )
+
+
+def test_a_pass_hears_arrivals_only_where_the_scheduler_listens():
+    workload = make_workload([0, 1], [0, 0], [10, 10], [1, 1], None)
+    heard = {}
+    for name, scheduler in (("easy", make_scheduler("easy")), ("recipe", _recipe()())):
+        engine = Engine(workload, Platform(1, 1, 1), scheduler)
+        scheduler.attach(engine.view)
+        heard[name] = scheduling_pass_of(scheduler, engine.view).hears_arrivals
+    assert heard == {"easy": False, "recipe": True}  # a kept order ranks each arrival
