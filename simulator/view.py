@@ -511,8 +511,10 @@ class SchedulingPass:
 
     @cython.ccall
     def arrived(self, view: SchedulerView, job: int) -> None:
-        """`job` joined the queue, before this timestamp's pass."""
-        self._on_arrival(view, job)
+        """`job` joined the queue, before this timestamp's pass (called where `hears_arrivals`)."""
+        on_arrival = self._on_arrival
+        assert on_arrival is not None
+        on_arrival(view, job)
 
 
 def scheduler_hook(scheduler: Any, name: str) -> Callable | None:

@@ -7,6 +7,12 @@ from cosched.simulator.view cimport (
     Clock, ReadOnlyColumn, SortedColumn, Starter, column_items
 )
 
+cdef class _QueueHeads:
+    cdef object _live
+    cdef SortedColumn _queue
+
+    cdef object head(self)
+
 cpdef object start_each(object jobs, Starter starter, object table)
 cpdef object queue_slice(object queue, Py_ssize_t start, Py_ssize_t stop)
 # (shadow time, extra units) as a C pair: a Python tuple only for a Python caller

@@ -72,10 +72,10 @@ class PerJob(Protocol[T_co]):
 @cython.cclass
 class _QueueHeads:
     """The iterator of `queue_heads`: a class, not a generator, as a pass stops reading it at the
-    blocked head and closing a generator costs more than a start (compiled)."""
+    blocked head and closing a generator costs more than a start (compiled). A subclass reads
+    another order's head (`head`), which `start_each` reads in C too (base.py's kept order)."""
 
-    _live = cython.declare(object)
-    _queue = cython.declare(SortedColumn)  # `_live` if it is the engine queue (read in C), or None
+    # (backfilling.pxd) _live; _queue: `_live` if it is the engine queue (read in C), or None
 
     def __init__(self, live: Collection[int]) -> None:
         self._live = live
@@ -90,7 +90,6 @@ class _QueueHeads:
             raise StopIteration
         return job
 
-    @cython.cfunc
     @cython.locals(queue=SortedColumn)
     def head(self) -> int | None:
         """The live queue's head, None if it is empty (`__next__`, which `start_each` calls in C

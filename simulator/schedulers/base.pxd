@@ -4,7 +4,9 @@
 # of ranks, searched and edited in C.
 
 from cosched.simulator.bisection cimport int_position
-from cosched.simulator.schedulers.backfilling cimport EasyBackfill, queue_slice, start_each
+from cosched.simulator.schedulers.backfilling cimport (
+    EasyBackfill, _QueueHeads, queue_slice, start_each
+)
 from cosched.simulator.view cimport (
     Clock, SchedulingPass, SortedColumn, Starter, column_items, remove_sorted
 )

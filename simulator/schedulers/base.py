@@ -46,7 +46,7 @@ an override of `nothing_fits`, `decided`, `decides_the_same` or `scheduling_pass
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -69,6 +69,7 @@ from cosched.simulator.schedulers.backfilling import (
     SHADOW_EXTRA,
     ConservativeBackfill,
     EasyBackfill,
+    _QueueHeads,
     queue_heads,
     queue_slice,
     start_each,
@@ -251,8 +252,8 @@ class _RunPass(SchedulingPass):
     view = cython.declare(object, visibility="readonly")
     _clock = cython.declare(Clock)  # the engine's time and changes, None over another view
     _scheduler = cython.declare(object)
-    _queue = cython.declare(object)  # the view's queue, and the iterator over its live head
-    _heads = cython.declare(object)
+    _queue = cython.declare(object)  # the view's queue, and the iterator over its live head (or
+    _heads = cython.declare(object)  # over the kept order's head, `_KeptHeads`)
     _column = cython.declare(SortedColumn)  # the queue if it is the engine's column, else None
     _waiting_units = cython.declare(SortedColumn)  # the engine's column (else None: no skip)
     _starter = cython.declare(Starter)  # the view's actions and table the in-order step reads
@@ -291,6 +292,8 @@ class _RunPass(SchedulingPass):
         self._table = column_items(table)
         self._partitioned, self._conservative = scheduler._partitioned, scheduler._conservative
         self._kept, self._reservations, self._easy = scheduler._kept, scheduler.reservations, None
+        if self._kept is not None:  # the kept order's head, read as the live queue's would be
+            self._heads = _KeptHeads(self)
         self._state = column_items(view.state)  # as the table
         priority, depth = scheduler.priority, scheduler.depth
         self._arrival_order, self._depth = priority is None, depth
@@ -314,7 +317,7 @@ class _RunPass(SchedulingPass):
         if self._own_arrival:
             _joined(self._kept, self._conservative, job)
         else:
-            self._on_arrival(view, job)
+            SchedulingPass.arrived(self, view, job)
 
     @cython.ccall
     @cython.locals(waiting=cython.Py_ssize_t, changes=cython.Py_ssize_t, skip=cython.bint)
@@ -424,10 +427,8 @@ class _RunPass(SchedulingPass):
         """`QueueScheduler.scheduling_pass`."""
         scheduler, queue, kept = self._scheduler, self._queue, self._kept
         order: list[int] | None = None  # a sorted copy of the queue, when it is not read live
-        if self._arrival_order:  # arrival order: the live queue's head, one job at a time
-            jobs = self._heads
-        elif kept is not None:  # an order kept: its head, one job at a time
-            jobs = _KeptHeads(self)
+        if self._arrival_order or kept is not None:  # the live queue's or kept order's head
+            jobs = self._heads  # one job at a time
         else:  # 000 Algorithm 2: one sorted copy of the queue per pass
             order = scheduler.order(view)
             jobs = iter(order)
@@ -481,24 +482,22 @@ class _RunPass(SchedulingPass):
 
 
 @cython.cclass
-class _KeptHeads:
-    """The head of a run's kept order, again after each start (as `queue_heads`)."""
+class _KeptHeads(_QueueHeads):
+    """The head of a run's kept order, again after each start (as `queue_heads`; `start_each`
+    reads it in C)."""
 
     _run = cython.declare(_RunPass)
 
     def __init__(self, run: _RunPass) -> None:
-        self._run = run
+        self._run = run  # (no live queue: `head` reads the kept order instead)
 
-    def __iter__(self) -> Iterator[int]:
-        return self
-
+    @cython.cfunc
     @cython.locals(run=_RunPass, waiting=cython.Py_ssize_t)
-    def __next__(self) -> int:
+    def head(self) -> int | None:
+        """The kept order's head, None if no job waits."""
         run = self._run
         waiting = run._queued()
-        if not waiting:
-            raise StopIteration
-        return run._kept.head(run._state, waiting)
+        return run._kept.head(run._state, waiting) if waiting else None
 
 
 def _is_base_hook(scheduler: Scheduler, hook: str) -> bool:
