@@ -311,6 +311,7 @@ def _equals_from(items: list[int], value: int, head: int, end: int) -> int:
 
 
 @cython.cfunc
+@cython.inline
 @cython.boundscheck(False)  # the counts reach past every value held (extended first)
 @cython.wraparound(False)
 @cython.locals(column=SortedColumn, value=cython.Py_ssize_t, step=cython.Py_ssize_t, counts=list)
