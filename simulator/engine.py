@@ -382,7 +382,7 @@ class Engine(_LoopState):
         table = self.allocator.static_units(workload.cores)
         self.units_table = None if table is None else table.tolist()
         self.unit_counts = None if table is None else array("q", table.astype(np.int64).tobytes())
-        self.waiting_units = None if table is None else SortedColumn("waiting_units")
+        self.waiting_units = None if table is None else SortedColumn("waiting_units", counted=True)
         self.placement: list[str | None] = [None] * jobs
         self.speed, self.rate = [1.0] * jobs, [1.0] * jobs
         self.models = per_job_models(job_models, jobs)

@@ -15,6 +15,8 @@ cdef class SortedColumn:
     cdef list _items
     cdef Py_ssize_t _head
     cdef str _name
+    cdef list _counts  # a count per value, or None (a column with `largest` only)
+    cdef Py_ssize_t _size  # how many values, with `_counts`
 
 # the engine's time and change count, read by the compiled passes, and its start, called by them in
 # C (the engine's loop state is one and overrides it)

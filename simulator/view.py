@@ -227,15 +227,31 @@ class SortedColumn:
     its shorter side one place, into or out of the gap, not always the thousands above it as a
     list's insertion or deletion does (a pass starts jobs among the first of a long queue).
     Compiled, the fields are C fields (view.pxd) that the compiled passes read and plug-ins cannot
-    see."""
+    see.
 
-    def __init__(self, name: str) -> None:
-        self._items: list = []
+    A `counted` column (of small integers, many equal: `waiting_units`) keeps a count per value
+    instead (`_counts`, `_size`): an edit changes one count where a sorted list is searched and
+    shifted; its ``_items`` is ``[the smallest value]`` (0 when empty), which the compiled passes
+    read as a column's head, and the reads expand the counts."""
+
+    def __init__(self, name: str, counted: bool = False) -> None:
+        self._items: list = [0] if counted else []
         self._head = 0  # the gap: _items[:_head] are stale
         self._name = name
+        self._counts: list[int] | None = [] if counted else None
+        self._size = 0
+
+    def _values(self) -> list[Any]:
+        """The values, ascending (a new list)."""
+        counts = self._counts
+        if counts is None:
+            return self._items[self._head :]
+        return [value for value, count in enumerate(counts) for _ in range(count)]
 
     @cython.locals(items=list, head=cython.Py_ssize_t, position=cython.Py_ssize_t)
     def __getitem__(self, index: Any) -> Any:
+        if self._counts is not None:
+            return self._values()[index]
         items, head = self._items, self._head
         if isinstance(index, slice):
             if index.step is None:
@@ -250,30 +266,30 @@ class SortedColumn:
         return items[head + position]
 
     def __len__(self) -> int:
-        return len(self._items) - self._head
+        return len(self._items) - self._head if self._counts is None else self._size
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._items[self._head :])
+        return iter(self._values())
 
     def __reversed__(self) -> Iterator[Any]:
-        return reversed(self._items[self._head :])
+        return reversed(self._values())
 
     def __contains__(self, value: object) -> bool:
-        return value in self._items[self._head :]
+        return value in self._values()
 
     def index(self, value: object, *bounds: int) -> int:
         """The first position of `value` (within ``start, stop``), as `list.index`."""
-        return self._items[self._head :].index(value, *bounds)
+        return self._values().index(value, *bounds)
 
     def count(self, value: object) -> int:
         """How many items equal `value`."""
-        return self._items[self._head :].count(value)
+        return self._values().count(value)
 
     def __eq__(self, other: object) -> bool:
-        return self._items[self._head :] == other  # another column answers the reflected one
+        return self._values() == other  # another column answers the reflected one
 
     def __repr__(self) -> str:
-        return f"SortedColumn({self._name}, {self._items[self._head :]!r})"
+        return f"SortedColumn({self._name}, {self._values()!r})"
 
     def __setitem__(self, index: Any, value: object) -> None:
         _refuse(self._name, index)
@@ -294,10 +310,42 @@ def _equals_from(items: list[int], value: int, head: int, end: int) -> int:
     return end if near != value else int_position(items, value, head, end, False)
 
 
+@cython.cfunc
+@cython.inline
+@cython.boundscheck(False)  # the counts reach past every value held (extended first)
+@cython.wraparound(False)
+@cython.locals(column=SortedColumn, value=cython.Py_ssize_t, step=cython.Py_ssize_t, counts=list)
+@cython.locals(items=list, smallest=cython.Py_ssize_t, count=cython.Py_ssize_t)
+def _count(column: SortedColumn, counts: list[int], value: int, step: int) -> None:
+    """One `value` enters (`step` 1) or leaves (-1) a counted column (its `counts`); its smallest
+    follows."""
+    items = column._items
+    if value >= len(counts):  # a value above all before (the first, or a hint's new units)
+        counts.extend([0] * (value + 1 - len(counts)))
+    count = counts[value]  # (compiled: read as a C integer, added in C)
+    count += step
+    counts[value] = count
+    column._size += step
+    smallest = items[0]  # (compiled: read as a C integer)
+    if step > 0:
+        if value < smallest or column._size == 1:
+            items[0] = value
+    elif value == smallest and not count:  # the last of the smallest left
+        if column._size:
+            count = 0
+            while not count:  # up to the next value held: there is one above
+                smallest += 1
+                count = counts[smallest]
+        else:
+            smallest = 0
+        items[0] = smallest
+
+
 @cython.ccall
 @cython.locals(
     column=SortedColumn,
     value=cython.Py_ssize_t,
+    counts=list,
     items=list,
     head=cython.Py_ssize_t,
     size=cython.Py_ssize_t,
@@ -308,6 +356,10 @@ def _equals_from(items: list[int], value: int, head: int, end: int) -> int:
 def insert_sorted(column: SortedColumn, value: int) -> None:
     """The engine's: `value` enters `column` at its place (after its equals, or before them into
     the gap when moving the values below costs less: `GAP_MOVE_COST`), as `bisect.insort` does."""
+    counts = column._counts
+    if counts is not None:
+        _count(column, counts, value, 1)
+        return
     items, head, size = column._items, column._head, len(column._items)
     near = items[size - 1] if size > head else value  # (compiled: each read as a C integer)
     if near <= value:  # an arrival: the highest job index
@@ -333,6 +385,7 @@ def insert_sorted(column: SortedColumn, value: int) -> None:
 @cython.locals(
     column=SortedColumn,
     value=cython.Py_ssize_t,
+    counts=list,
     items=list,
     head=cython.Py_ssize_t,
     size=cython.Py_ssize_t,
@@ -345,6 +398,10 @@ def remove_sorted(column: SortedColumn, value: int) -> None:
     """The engine's: one `value` (in `column`) leaves it, the values on its cheaper side moving
     one place (`GAP_MOVE_COST`; those below it into the gap: a start near the head of the queue
     moves a few jobs, not the queue)."""
+    counts = column._counts
+    if counts is not None:
+        _count(column, counts, value, -1)
+        return
     items, head, size = column._items, column._head, len(column._items)
     near = items[head]  # (compiled: each value read as a C integer)
     if near != value:  # else the lowest leaves: nothing moves (a start at the queue's head)

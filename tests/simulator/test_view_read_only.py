@@ -150,14 +150,16 @@ def test_a_column_reads_as_its_list_and_sees_every_change(items, index, stop, va
     st.integers(-45, 45),
     st.sampled_from([None, 1, 2, -1, -3]),
     st.integers(-2, 42),
+    st.booleans(),
 )
 def test_a_sorted_column_reads_as_the_sorted_list_of_its_values_after_any_changes(
-    changes, distinct, index, stop, step, value
+    changes, distinct, index, stop, step, value, counted
 ):
     """The engine's ascending columns (the queue: distinct job indices; the waiting units: equal
-    values too), kept with a gap in front, read as the sorted list of the values that entered and
-    have not left, after every change."""
-    column, values = SortedColumn("queue"), []
+    values too), kept with a gap in front or `counted`, read as the sorted list of the values that
+    entered and have not left, after every change; the head the compiled passes read is the
+    smallest."""
+    column, values = SortedColumn("queue", counted=counted), []
     for enters, number in changes:
         if enters and not (distinct and number in values):
             insert_sorted(column, number)
@@ -168,6 +170,8 @@ def test_a_sorted_column_reads_as_the_sorted_list_of_its_values_after_any_change
             values.remove(leaving)
         assert len(column) == len(values) and column == values and bool(column) == bool(values)
         assert [column[at] for at in range(-len(values), len(values))] == values + values
+        if values and hasattr(column, "_items"):  # plain Python: the fields read
+            assert column._items[column._head] == values[0]
     assert list(column) == values and list(reversed(column)) == values[::-1]
     assert column[index:stop] == values[index:stop]
     assert column[index:stop:step] == values[index:stop:step]
