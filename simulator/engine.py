@@ -251,6 +251,20 @@ class _LoopState(Clock):
             self._act("start", job, 0, allocation.nodes, reason)  # type: ignore[attr-defined]
         return True
 
+    @cython.cfunc
+    @cython.locals(job=cython.Py_ssize_t, schedule=SchedulingPass, units=SortedColumn)
+    def _arrive(self, job, schedule) -> None:
+        """`job` (the next in workload order) joins the queue now; the run's pass hears it."""
+        insert_sorted(self.queue, job)  # the highest job index waiting: the last
+        self.state[job] = WAITING
+        units = self.waiting_units
+        if units is not None:  # `_queue`, inlined (once per arrival)
+            insert_sorted(units, self.units_table[job])
+        if self.log is not None:
+            self.log.append((self.now, "arrival", job, 0))
+        if schedule.hears_arrivals:  # the scheduler's `on_arrival` does something
+            schedule.arrived(self.view, job)
+
     @cython.ccall
     @cython.locals(job=cython.Py_ssize_t, now=cython.double, updated=cython.double)
     def _advance(self, job) -> None:
@@ -921,19 +935,14 @@ class Engine(_LoopState):
     @cython.locals(done=cython.Py_ssize_t, shown=cython.Py_ssize_t, step=cython.Py_ssize_t)
     @cython.locals(now=cython.double, first=cython.double, timed=cython.bint, per_event=cython.bint)
     @cython.locals(submit=list, completions=Completions, wakeups=list, events=list)
-    @cython.locals(job=cython.Py_ssize_t, version=list, state=list, table=list)
-    @cython.locals(schedule=SchedulingPass, hears=cython.bint)
+    @cython.locals(job=cython.Py_ssize_t, version=list, schedule=SchedulingPass)
     def _loop(self, bar) -> None:  # noqa: C901  (the one hot loop: no call per event it can avoid)
         """The event loop of the module docstring, for any scheduler, allocator and job model."""
         jobs = len(self.run_time)
         submit, completions = self.submit, self._completions
         wakeups, events = self._wakeups, self._events
-        version, state, touched = self.version, self.state, self._touched
-        view = self.view
-        schedule = scheduling_pass_of(self.scheduler, view)
-        hears = schedule.hears_arrivals  # the scheduler's `on_arrival` does something: `arrived`
-        log = self.log
-        units, table, queue = self.waiting_units, self.units_table, self.queue
+        version, touched, view = self.version, self._touched, self.view
+        schedule, queue = scheduling_pass_of(self.scheduler, view), self.queue
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = self.arrived = 0
         per_event, cores = self.pass_per_event, view.platform.cores_per_node  # once per run
@@ -957,20 +966,13 @@ class Engine(_LoopState):
             timed = True  # one pass after this timestamp's events (per event: after timed ones)
             if per_event:
                 timed = bool(events and events[0][0] <= now) or bool(wakeups and wakeups[0] <= now)
-                done += self._passes_per_event(now)
+                done += self._passes_per_event(now, schedule)
                 arrived = self.arrived
             while (job := completions.pop_due(now, version)) >= 0:
                 self._finish(job)
                 done += 1
             while arrived < jobs and cython.cast(cython.double, submit[arrived]) <= now:
-                insert_sorted(queue, arrived)  # the highest job index waiting: the last
-                state[arrived] = WAITING
-                if units is not None:
-                    insert_sorted(units, table[arrived])  # with the table only
-                if log is not None:
-                    log.append((now, "arrival", arrived, 0))
-                if hears:
-                    schedule.arrived(view, arrived)
+                self._arrive(arrived, schedule)
                 arrived += 1
             while events and events[0][0] <= now:
                 self.changes += 1
@@ -988,32 +990,24 @@ class Engine(_LoopState):
         if bar is not None:
             bar.update(done - shown)
 
-    def _passes_per_event(self, now: float) -> int:
-        """The completions and arrivals at `now`, each followed by a scheduling pass (CQSim's loop):
-        completions in start order, then arrivals in workload order. Returns the completions."""
+    @cython.locals(self=_LoopState, schedule=SchedulingPass)
+    def _passes_per_event(self, now: float, schedule: SchedulingPass) -> int:
+        """The completions and arrivals at `now`, each followed by a pass of `schedule` (CQSim's
+        loop): completions in start order, then arrivals in workload order. Returns the
+        completions."""
         completions, version, started = self._completions, self.version, self.started
         due = []
         while (job := completions.pop_due(now, version)) >= 0:
             due.append(job)
         due.sort(key=started.__getitem__)  # stable: equal starts keep the job order
-        schedule, view = self.scheduler.schedule, self.view
         for job in due:
             self._finish(job)
-            schedule(view)
-        on_arrival = scheduler_hook(self.scheduler, "on_arrival")
-        units, table, submit = self.waiting_units, self.units_table, self.submit
+            schedule.schedule(self.view)
+        submit = self.submit
         while self.arrived < len(submit) and submit[self.arrived] <= now:
-            job = self.arrived
-            insert_sorted(self.queue, job)
-            self.state[job] = WAITING
-            if units is not None:
-                insert_sorted(units, table[job])
-            if self.log is not None:
-                self.log.append((now, "arrival", job, 0))
-            if on_arrival is not None:
-                on_arrival(view, job)
+            self._arrive(self.arrived, schedule)
             self.arrived += 1
-            schedule(view)
+            schedule.schedule(self.view)
         return len(due)
 
     def _lifecycle(self) -> dict | None:

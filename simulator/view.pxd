@@ -15,7 +15,7 @@ cdef class SortedColumn:
     cdef list _items
     cdef Py_ssize_t _head
     cdef str _name
-    cdef list _counts  # a count per value, or None (a column with `largest` only)
+    cdef list _counts  # a count per value (a counted column), or None (a sorted list)
     cdef Py_ssize_t _size  # how many values, with `_counts`
 
 # the engine's time and change count, read by the compiled passes, and its start, called by them in
