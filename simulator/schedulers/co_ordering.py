@@ -15,6 +15,7 @@ versions give the same order; the key values differ by that constant factor.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
@@ -27,6 +28,10 @@ try:  # Cython's pure-Python mode: the types below compile to C, and do nothing 
         raise ModuleNotFoundError
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
+if cython.compiled:  # C's memmove, for `FillerOrder._make_room`
+    from cython.cimports.libc.string import memmove
+
+from cosched.simulator.view import SortedColumn
 
 KeyT = TypeVar("KeyT", np.ndarray, float)  # a key over the waiting jobs, or one job's
 
@@ -42,6 +47,7 @@ __all__ = [
     "filler_factor0",
     "filler_key",
     "filler_order",
+    "FillerOrder",
     "two_factor_key",
     "POPULARITY_THRESHOLD",
 ]
@@ -107,13 +113,11 @@ def popularity_key(ranks: np.ndarray, queue_length: int) -> np.ndarray:
     )  # 003 appendix, Popularity: rank / len(queue)
 
 
-@cython.ccall
 def filler_fill(cores: KeyT, free_cores: int) -> KeyT:
     """factor0 of jobs that fit `free_cores` > 0 (an array over jobs, or one job's cores)."""
     return 1 - (free_cores - cores) / free_cores  # 003 appendix, Filler (1 when diff == 0)
 
 
-@cython.ccall
 def filler_factor1(job_ids: KeyT, queue_length: int) -> KeyT:
     """factor1 of jobs (an array over job ids, or one job id)."""
     return (job_ids + 1) / queue_length  # 003 appendix, Filler factor1
@@ -141,20 +145,120 @@ def filler_key(
     return filler_factor0(cores, free_cores) / factor1
 
 
-@cython.locals(
-    free_cores=cython.Py_ssize_t,
-    job=cython.Py_ssize_t,
-    need=cython.Py_ssize_t,
-    at=cython.Py_ssize_t,
-    free=object,
-    length=object,
-    fitting=list,
-    beyond=list,
-    negated=list,
-)
+@cython.cclass  # final (co_ordering.pxd): Filler calls its order directly, not through a table
+class FillerOrder:
+    """`filler_order` over the jobs' `cores` (a sequence by job id), kept for a run: the cores, and
+    the keys and queue places of the jobs that fit, are C arrays it keeps (compiled; ``array``s in
+    plain Python), no Python float or list insertion per job."""
+
+    def __init__(self, cores: Sequence[int]) -> None:
+        self._cores = array("q", cores)
+        self._keys = array("d", [0.0]) * 16  # the keys of the jobs placed so far, descending
+        self._places = array("q", [0]) * 16  # their places in the queue's list
+
+    @cython.boundscheck(False)  # job ids within the cores, positions within the lists and buffers
+    @cython.wraparound(False)
+    @cython.initializedcheck(False)
+    @cython.locals(
+        column=SortedColumn,
+        items=list,
+        order=list,
+        cores=cython.longlong[::1],
+        keys=cython.double[::1],
+        places=cython.longlong[::1],
+        first=cython.Py_ssize_t,
+        stop=cython.Py_ssize_t,
+        length=cython.Py_ssize_t,
+        count=cython.Py_ssize_t,
+        last=cython.Py_ssize_t,
+        at=cython.Py_ssize_t,
+        job=cython.Py_ssize_t,
+        need=cython.Py_ssize_t,
+        free=cython.double,
+        key=cython.double,
+        low=cython.Py_ssize_t,
+        high=cython.Py_ssize_t,
+        middle=cython.Py_ssize_t,
+    )
+    def order(self, queue: Iterable[int], free_cores: int) -> list[int]:
+        """`filler_order(queue, cores, free_cores)`: each job that fits goes into the ones placed
+        so far after the last with a key at least its own (at the end, most often; else after a
+        binary search of the keys and one move of the keys and places behind it), which is the
+        stable descending sort; the others fill the order from its end. The engine's queue column
+        is read in place."""
+        if isinstance(queue, SortedColumn):
+            column = queue
+            items, first = column._items, column._head
+        else:
+            items, first = list(queue), 0
+        if free_cores <= 0:
+            return items[first:]  # 003 appendix, Filler: sys_free_cores == 0 -> factor0 = 1
+        stop = len(items)
+        length = stop - first
+        if len(self._keys) < length:
+            self._keys = array("d", [0.0]) * (2 * length)
+            self._places = array("q", [0]) * (2 * length)
+        cores, keys, places, free = self._cores, self._keys, self._places, free_cores
+        order = [0] * length  # every place is set below
+        count, last = 0, length  # the jobs that fit so far; the first place of the others
+        for at in range(first, stop):
+            job = items[at]
+            need = cores[job]
+            if need > free_cores:  # 003 appendix, Filler: key -length / (job_id + 1), diff < 0
+                last -= 1
+                order[last] = items[at]
+                continue
+            # 003 appendix, Filler: factor0 / factor1, in the operations of `filler_key`
+            key = (1 - (free - need) / free) / ((job + 1) / length)
+            low = count
+            if count and keys[count - 1] < key:
+                low, high = 0, count - 1
+                while low < high:
+                    middle = (low + high) >> 1
+                    if keys[middle] < key:
+                        high = middle
+                    else:
+                        low = middle + 1
+                self._make_room(low, count)
+            keys[low], places[low] = key, at
+            count += 1
+        for low in range(count):
+            order[low] = items[places[low]]
+        return order
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.initializedcheck(False)
+    @cython.locals(
+        at=cython.Py_ssize_t,
+        count=cython.Py_ssize_t,
+        keys=cython.double[::1],
+        places=cython.longlong[::1],
+    )
+    def _make_room(self, at: int, count: int) -> None:
+        """Move the keys and places at `at`..`count`-1 one place up. Compiled, C's memmove (an
+        element loop is not turned into one); in plain Python, the arrays' slice copy."""
+        keys, places = self._keys, self._places
+        if not cython.compiled:
+            keys[at + 1 : count + 1] = keys[at:count]
+            places[at + 1 : count + 1] = places[at:count]
+            return
+        memmove(
+            cython.address(keys[at + 1]),
+            cython.address(keys[at]),
+            (count - at) * cython.sizeof(cython.double),
+        )
+        memmove(
+            cython.address(places[at + 1]),
+            cython.address(places[at]),
+            (count - at) * cython.sizeof(cython.longlong),
+        )
+
+
 def filler_order(queue: Iterable[int], cores: Sequence[int], free_cores: int) -> list[int]:
     """The waiting jobs `queue` (job ids, ascending: the queue's order) sorted by descending
-    `filler_key`, ties in queue order, with the key computed for the jobs that fit only.
+    `filler_key`, ties in queue order, with the key computed for the jobs that fit only
+    (`FillerOrder`, which a run keeps).
 
     A job that fits has factor0 >= 0, one that does not -1 (003 appendix, Filler), so every job
     that fits comes first, in the order of its key; the key of the others is -len(queue) / (job_id
@@ -162,30 +266,9 @@ def filler_order(queue: Iterable[int], cores: Sequence[int], free_cores: int) ->
     falls as the job id grows: the queue's order. A pass thus sorts the few jobs that fit the free
     cores, not the whole queue. `cores[job]` is a job's cores.
 
-    The few keys are Python floats, computed by the same operations in the same order as
-    `filler_key`'s float64 arrays (so equal bit for bit), and sorted stably: no array per pass.
-    `queue` is read once (the engine's live queue may be passed); compiled, the ids are listed as
-    they come (no integer made per job)."""
-    if free_cores <= 0:
-        return list(queue)  # 003 appendix, Filler: sys_free_cores == 0 -> factor0 = 1
-    fitting, beyond = [], []
-    for item in queue:
-        job = item
-        need = cores[job]
-        if need <= free_cores:
-            fitting.append(item)
-        else:
-            beyond.append(item)
-    if len(fitting) > 1:
-        free, length = free_cores, len(fitting) + len(beyond)  # made once for the key functions
-        negated = []
-        for item in fitting:
-            job = item
-            need = cores[job]
-            negated.append(-(filler_fill(float(need), free) / filler_factor1(float(job), length)))
-        fitting = [fitting[at] for at in sorted(range(len(fitting)), key=negated.__getitem__)]
-    beyond.reverse()
-    return fitting + beyond
+    The few keys are computed by the same operations in the same order as `filler_key`'s float64
+    arrays (so equal bit for bit). `queue` is read once (the engine's live queue may be passed)."""
+    return FillerOrder(cores).order(queue, free_cores)
 
 
 def two_factor_key(cores: np.ndarray, free_cores: int, second_key: np.ndarray) -> np.ndarray:

@@ -14,9 +14,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
+    import cython
+
+    if not cython.compiled:  # plain Python: the light stand-in, not Cython's slower shadow
+        raise ModuleNotFoundError
+except ModuleNotFoundError:
+    from cosched import _pure_cython as cython
+
 from cosched.simulator.schedulers.co_ordering import (
+    FillerOrder,
     filler_key,
-    filler_order,
     sjf_key,
     two_factor_key,
 )
@@ -40,14 +48,17 @@ class Filler(CoScheduler):
 
     def attach(self, engine: SchedulerView) -> None:
         super().attach(engine)
-        self._core_list = self.cores.tolist()
+        own_key = type(self).priority is Filler.priority  # else a subclass's: the general sort
+        self._ordering = FillerOrder(self.cores.tolist()) if own_key else None
 
+    @cython.locals(ordering=FillerOrder)
     def order(self, engine: SchedulerView, limit: int | None = None) -> list[int]:
-        """The queue sorted by `priority` (`filler_order`: each pass sorts the few jobs that fit the
+        """The queue sorted by `priority` (`FillerOrder`: each pass sorts the few jobs that fit the
         free cores, not the whole queue)."""
-        if type(self).priority is not Filler.priority:  # a subclass's own key: the general sort
+        ordering = self._ordering
+        if ordering is None:
             return super().order(engine, limit)
-        order = filler_order(engine.queue, self._core_list, engine.free_cores())
+        order = ordering.order(engine.queue, engine.free_cores())
         return order if limit is None else order[:limit]
 
 

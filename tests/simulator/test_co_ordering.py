@@ -5,6 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cosched.simulator.schedulers.co_ordering import (
+    FillerOrder,
     filler_factor0,
     filler_key,
     filler_order,
@@ -197,6 +198,14 @@ def test_every_sjf_and_ljf_order_is_the_one_key_with_ties_by_job_index(estimates
     ]
 
 
+def by_job_id(jobs):
+    """The cores of (job id, cores) pairs as a list by job id (the last pair of an id wins)."""
+    cores = [0] * (max(job for job, _ in jobs) + 1)
+    for job, need in jobs:
+        cores[job] = need
+    return cores
+
+
 @given(
     st.lists(st.tuples(st.integers(0, 64), st.integers(0, 10**6)), min_size=1, max_size=40),
     st.integers(-2, 128),
@@ -204,8 +213,8 @@ def test_every_sjf_and_ljf_order_is_the_one_key_with_ties_by_job_index(estimates
 def test_filler_order_is_the_queue_sorted_by_the_filler_key(jobs, free):
     """Sorting only the jobs that fit gives the whole queue sorted by the key (job ids ascending,
     as in the engine's queue)."""
-    cores = dict(jobs)
-    queue = sorted(cores)
+    cores = by_job_id(jobs)
+    queue = sorted(dict(jobs))
     ids = np.array(queue)
     expected = ids[queue_order(filler_key(ids, np.array([cores[j] for j in queue]), free))]
     assert filler_order(queue, cores, free) == expected.tolist()
@@ -220,8 +229,47 @@ def test_filler_order_reads_the_live_queue_without_changing_it(jobs, free):
     copy, and the column is left as it was."""
     from cosched.simulator.view import read_only
 
-    cores = dict(jobs)
-    queue = sorted(cores)
+    cores = by_job_id(jobs)
+    queue = sorted(dict(jobs))
     column = read_only(list(queue), "queue")
     assert filler_order(column, cores, free) == filler_order(list(queue), cores, free)
     assert list(column) == queue
+
+
+@given(
+    st.lists(st.integers(0, 8), min_size=1, max_size=300),
+    st.lists(st.integers(-1, 9), min_size=1, max_size=4),
+    st.data(),
+)
+def test_a_runs_filler_order_reads_the_engine_column_and_keeps_ties(cores, frees, data):
+    """One `FillerOrder` over the engine's queue column (values after a gap), pass after pass,
+    gives `queue_order(filler_key(...))` of the waiting jobs: small job ids and core counts make
+    many keys equal, long queues grow its buffer of keys."""
+    from cosched.simulator.view import SortedColumn, insert_sorted, remove_sorted
+
+    jobs = len(cores)
+    waiting = sorted(data.draw(st.sets(st.integers(0, jobs - 1), min_size=1)))
+    started = data.draw(st.sets(st.sampled_from(waiting), max_size=len(waiting) - 1))
+    column = SortedColumn("queue")
+    for job in waiting:
+        insert_sorted(column, job)
+    for job in sorted(started):  # the lowest leave first: the gap grows at the head
+        remove_sorted(column, job)
+    queue = [job for job in waiting if job not in started]
+    ids = np.array(queue)
+    ordering = FillerOrder(cores)
+    for free in frees:
+        expected = ids[queue_order(filler_key(ids, np.array(cores)[ids], free))].tolist()
+        assert ordering.order(column, free) == expected
+        assert ordering.order(queue, free) == expected
+    assert list(column) == queue
+
+
+def test_the_two_factor_fillers_sort_the_queue_by_their_priority():
+    """Only Filler has its own order: SJF-Filler and Pop-Filler sort the queue by their key
+    (`two_factor_key`) as every queue scheduler does."""
+    from cosched.simulator.schedulers.base import QueueScheduler
+    from cosched.simulator.schedulers.filler import PopFiller, SJFFiller
+
+    assert SJFFiller.order is QueueScheduler.order
+    assert PopFiller.order is QueueScheduler.order
