@@ -27,6 +27,7 @@ cdef class NodeState:
     cpdef list neighbours(self, job)
     cpdef dict sharing(self, job)
     cdef _occupy_lowest_idle(self, job, list ids, cores)
+    cdef _refile(self, Py_ssize_t lowest, Py_ssize_t highest)
     cdef _share(self, job, other, Py_ssize_t run)
     cdef _unshare(self, job)
 
@@ -45,7 +46,7 @@ cdef class Allocation:
     cdef Py_ssize_t _size(self) except? -1
 
 
-cpdef _listed(ids, cores)  # also the co-location allocator's (colocation.pxd)
+cpdef _listed(ids, cores, bint ascending=*)  # also the co-location allocator's (colocation.pxd)
 cpdef insert_nodes(list idle, list chosen, bint ascending=*, Py_ssize_t lo=*)  # also partitions'
 
 

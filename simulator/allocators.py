@@ -139,27 +139,20 @@ class NodeState:
 
     @cython.locals(
         node=cython.Py_ssize_t,
-        before=cython.Py_ssize_t,
-        after=cython.Py_ssize_t,
         used=cython.longlong[:],
-        full=cython.longlong[:],
         occupants=cython.longlong[:],
         ids=list,
-        were_idle=list,
-        were_partly=list,
-        partly=cython.Py_ssize_t,
         placed=cython.bint,
-        ascending=cython.bint,
         step=cython.Py_ssize_t,
         mine=cython.longlong,
         width=cython.Py_ssize_t,
         at=cython.Py_ssize_t,
-        limit=cython.Py_ssize_t,
         other=cython.longlong,
         beside=cython.longlong,
         empty=cython.longlong,
         run=cython.Py_ssize_t,
-        previous=cython.Py_ssize_t,
+        lowest=cython.Py_ssize_t,
+        highest=cython.Py_ssize_t,
     )
     def occupy(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         """`job` (or a reservation key) takes `cores` cores and a free slot on each of `nodes`."""
@@ -168,24 +161,14 @@ class NodeState:
         if _leading(self.idle_ids, ids):  # the lowest idle nodes, the usual choice: no neighbours
             self._occupy_lowest_idle(job, ids, cores)
             return
-        used, full, occupants, width = self._used, self._cores, self._occupants, self.slots
-        were_idle, were_partly, partly = [], [], 0  # partly: of `were_idle`, those partly used now
+        used, occupants, width = self._used, self._occupants, self.slots
         step, mine, empty = cores, job, EMPTY  # compiled: C integers, compared without objects
-        previous, ascending = empty, True
+        lowest, highest = len(used), EMPTY
         beside, run = empty, 0  # a neighbour usually holds a run of the nodes: counted once per run
         for item in ids:
             node = item
-            ascending, previous = ascending and previous < node, node
-            before = used[node]
-            after = before + step
-            used[node] = after
-            limit = full[node]
-            if before == 0:
-                were_idle.append(item)
-                if after < limit:
-                    partly += 1
-            elif after == limit:
-                were_partly.append(item)
+            lowest, highest = min(lowest, node), max(highest, node)
+            used[node] += step
             placed = False
             for at in range(node * width, node * width + width):
                 other = occupants[at]
@@ -198,10 +181,7 @@ class NodeState:
                 elif other == empty and not placed:
                     occupants[at] = mine
                     placed = True
-        _remove(self.idle_ids, were_idle, ascending)
-        _remove(self.partly_used_ids, were_partly, ascending)
-        insert_nodes(self.partly_used_ids, _with_room(were_idle, partly, step, full), ascending)
-        self.idle = len(self.idle_ids)
+        self._refile(lowest, highest)
         if run and mine >= 0:
             self._share(job, beside, run)
 
@@ -235,53 +215,39 @@ class NodeState:
 
     @cython.locals(
         node=cython.Py_ssize_t,
-        before=cython.Py_ssize_t,
-        after=cython.Py_ssize_t,
         used=cython.longlong[:],
-        full=cython.longlong[:],
         occupants=cython.longlong[:],
-        now_idle=list,
-        now_partly=list,
-        partly=cython.Py_ssize_t,
-        ascending=cython.bint,
         step=cython.Py_ssize_t,
         mine=cython.longlong,
-        empty=cython.longlong,
         width=cython.Py_ssize_t,
         at=cython.Py_ssize_t,
-        limit=cython.Py_ssize_t,
-        previous=cython.Py_ssize_t,
+        lowest=cython.Py_ssize_t,
+        highest=cython.Py_ssize_t,
     )
     def vacate(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         """`job` (or a reservation key) gives back its `cores` cores and its slot on `nodes`, every
         node it holds: it shares none with another job afterwards."""
-        used, full, occupants, width = self._used, self._cores, self._occupants, self.slots
-        now_idle, now_partly, partly = [], [], 0  # partly: of `now_idle`, those partly used before
+        used, occupants, width = self._used, self._occupants, self.slots
         self._arrays = None
-        step, mine, empty = cores, job, EMPTY  # compiled: C integers, compared without objects
-        previous, ascending = empty, True
+        step, mine = cores, job  # compiled: C integers, compared without objects
+        lowest, highest = len(used), EMPTY
         for item in nodes if isinstance(nodes, list) else nodes.tolist():
             node = item
-            ascending, previous = ascending and previous < node, node
-            before = used[node]
-            after = before - step
-            used[node] = after
-            limit = full[node]
-            if after == 0:
-                now_idle.append(item)
-                if before < limit:
-                    partly += 1
-            elif before == limit:
-                now_partly.append(item)
+            lowest, highest = min(lowest, node), max(highest, node)
+            used[node] -= step
             for at in range(node * width, node * width + width):
                 if occupants[at] == mine:
-                    occupants[at] = empty
+                    occupants[at] = EMPTY
                     break
-        _remove(self.partly_used_ids, _with_room(now_idle, partly, step, full), ascending)
-        insert_nodes(self.partly_used_ids, now_partly, ascending)
-        insert_nodes(self.idle_ids, now_idle, ascending)
-        self.idle = len(self.idle_ids)
+        self._refile(lowest, highest)
         self._unshare(job)
+
+    def _refile(self, lowest: int, highest: int) -> None:
+        """Make the idle and partly used lists from node `lowest` to node `highest` anew from the
+        cores in use: after a start or an end on some of these nodes (in any order, no sort)."""
+        _respan(self.idle_ids, lowest, highest, self._used, self._cores, True)
+        _respan(self.partly_used_ids, lowest, highest, self._used, self._cores, False)
+        self.idle = len(self.idle_ids)
 
     @cython.locals(
         used=cython.longlong[:],
@@ -455,6 +421,41 @@ def _remove(ids: list[int], nodes: list[int], ascending: bool = False) -> None:
 
 
 @cython.cfunc
+@cython.boundscheck(False)  # the nodes from `lowest` to `highest` exist, `at` stays below `end`
+@cython.wraparound(False)
+@cython.locals(
+    ids=list,
+    lowest=cython.Py_ssize_t,
+    highest=cython.Py_ssize_t,
+    used=cython.longlong[:],
+    full=cython.longlong[:],
+    idle=cython.bint,
+    node=cython.Py_ssize_t,
+    at=cython.Py_ssize_t,
+    end=cython.Py_ssize_t,
+)
+def _respan(ids: list[int], lowest: int, highest: int, used, full, idle: bool) -> None:
+    """Make the ascending list `ids` hold, from node `lowest` to node `highest`, the idle nodes
+    (`idle`) or the partly used ones of the cores in use `used` (`full`: each node's cores),
+    editing in place the items that changed."""
+    at = int_position(ids, lowest, 0, len(ids), False)
+    end = int_position(ids, highest, at, len(ids), True)
+    for node in range(lowest, highest + 1):
+        if not (used[node] == 0 if idle else 0 < used[node] < full[node]):
+            continue
+        if at == end:  # past the old entries: a node more
+            ids.insert(at, node)
+            end += 1
+        elif cython.cast(cython.Py_ssize_t, ids[at]) != node:
+            ids[at] = node
+        at += 1
+    if end - at == 1:
+        del ids[at]
+    elif end > at:
+        del ids[at:end]
+
+
+@cython.cfunc
 @cython.boundscheck(False)  # `at` stays below both lengths
 @cython.wraparound(False)
 @cython.locals(
@@ -470,22 +471,6 @@ def _leading(ids: list[int], nodes: list[int]) -> bool:
         if first != node:
             return False
     return True
-
-
-@cython.cfunc
-@cython.locals(
-    ids=list,
-    count=cython.Py_ssize_t,
-    cores=cython.Py_ssize_t,
-    full=cython.longlong[:],
-    node=cython.Py_ssize_t,
-)
-def _with_room(ids: list[int], count: int, cores: int, full) -> list[int]:
-    """The nodes of `ids` that have more than `cores` cores (`full`: the cores of each node), known
-    to be `count`: `ids` itself when all are (no list made)."""
-    if count == len(ids):
-        return ids
-    return [node for node in ids if cores < full[node]]
 
 
 def _cores_of_nodes(platform: Platform) -> np.ndarray:
@@ -570,13 +555,14 @@ class Allocation:
 
 
 @cython.ccall
-@cython.locals(made=Allocation)
-def _listed(ids: list[int], cores: int) -> Allocation:
-    """``Allocation(ids, cores)`` for an ascending list of node ids, made without the call of a
-    class: compiled, a C function that fills the fields (one allocation per start)."""
+@cython.locals(made=Allocation, ascending=cython.bint)
+def _listed(ids: list[int], cores: int, ascending: bool = True) -> Allocation:
+    """``Allocation(ids, cores)`` for a list of node ids (`ascending`: known to ascend, as a slice
+    of an idle list), made without the call of a class: compiled, a C function that fills the
+    fields (one allocation per start)."""
     made = Allocation.__new__(Allocation)
     made._nodes, made._ids, made._cores = None, ids, cores
-    made._sorted = True  # a slice of an ascending idle list
+    made._sorted = ascending
     made._first, made._count = EMPTY, 0
     return made
 

@@ -157,6 +157,8 @@ class _HalfNodes:
         count=cython.Py_ssize_t,
         shared=cython.Py_ssize_t,
         idle=list,
+        half_full=list,
+        nodes=list,
         index=cython.Py_ssize_t,
     )
     def find(self, engine, job: int) -> Allocation | None:
@@ -185,7 +187,7 @@ class _HalfNodes:
             if count > len(idle) + len(half_full):
                 return None
             nodes = half_full + idle[: count - len(half_full)]
-        return Allocation(nodes, self.half)
+        return _listed(nodes, self.half, False)
 
     @cython.ccall
     def allocate(self, engine, job: int) -> Allocation | None:
