@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.simulator.allocators import EMPTY, Allocation, NodeState
-from cosched.simulator.colocation import COMPACT, HeatmapSpeedModel
+from cosched.simulator.colocation import COMPACT, HeatmapSpeedModel, append_neighbourhood
 from cosched.simulator.engine import Engine
 from cosched.simulator.platform import NodeGroup, Platform
 from cosched.simulator.schedulers import make_scheduler
@@ -326,6 +326,44 @@ def test_speed_is_the_least_heatmap_speedup_beside_each_neighbour(case):
             expected = alone[app[job]] if cores[job] < 2 else 1.0
         assert speed == expected and type(speed) is float
     assert [job for job, _ in found] == list(range(len(app)))
+
+
+@settings(max_examples=60)
+@given(case=node_type_steps(), data=st.data())
+def test_speed_in_is_the_least_heatmap_speedup_beside_the_brute_force_neighbours(case, data):
+    (small, big, slots), steps = case
+    platform = Platform.of_groups([NodeGroup(small, 1, 2), NodeGroup(big, 1, 4)])
+    state, held = NodeState(platform, slots=slots), {}
+    for kind, owner, per_node, chosen in steps:
+        if kind == "take":
+            state.take(owner, list(chosen))
+        elif kind == "give_back":
+            state.give_back(list(chosen))
+        else:
+            getattr(state, kind)(owner, list(chosen), per_node)
+        if kind in ("take", "occupy"):
+            held[owner] = (kind, per_node, chosen)
+        else:
+            del held[owner]
+    apps, values = 3, st.sampled_from([0.5, 0.75, 1.0, 1.25])
+    speedups = np.array(data.draw(st.lists(values, min_size=apps**2, max_size=apps**2)))
+    app = np.array(data.draw(st.lists(st.integers(0, apps - 1), min_size=16, max_size=16)))
+    alone = np.array(data.draw(st.lists(values, min_size=apps, max_size=apps)))
+    model = HeatmapSpeedModel(speedups.reshape(apps, apps), app, alone)
+    for job, (kind, per_node, chosen) in held.items():
+        if job < 0:  # a reservation
+            continue
+        cores = 4 if kind == "take" else per_node
+        speed = model.speed_in(state, job, Allocation(list(chosen), cores), 2)
+        others = brute_force_neighbours(state, job)
+        if others:  # 000 §3.5, formula (4.1)
+            expected = min(model.speedups[app[job], app[other]] for other in others)
+        else:
+            expected = alone[app[job]] if cores < 2 else 1.0
+        assert speed == expected
+        touched: list[int] = []
+        append_neighbourhood(touched, job, state)
+        assert touched[0] == job and set(touched[1:]) == set(others)
 
 
 class _EveryRunningJob:
