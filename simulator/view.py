@@ -382,6 +382,8 @@ def insert_sorted(column: SortedColumn, value: int) -> None:
 
 
 @cython.ccall
+@cython.boundscheck(False)  # every position read or written lies between the head and the value
+@cython.wraparound(False)
 @cython.locals(
     column=SortedColumn,
     value=cython.Py_ssize_t,
