@@ -224,7 +224,8 @@ class _LoopState(Clock):
             remove_sorted(units, table[index])
         self.running[job], self._running_keys[index] = None, job  # its key, found by `_finish`
         state[index] = RUNNING
-        self.allocation[index], self.held[index] = allocation, held
+        self.allocation[index] = allocation
+        self.held[index] = held
         if self._first_start[index] != self._first_start[index]:  # NaN: first start
             self._first_start[index] = now
         self._started[index] = now
@@ -676,8 +677,7 @@ class Engine(_LoopState):
         ``now``)."""
         if self.models is None:
             return self.estimate[job]
-        model = self.models[job]
-        return model.setup + self._predicted_work(job) / self.speed[job]
+        return self.models[job].setup + self._predicted_work(job) / self.speed[job]
 
     def _apply_resize(
         self, job: int, nodes: int, release: np.ndarray | None = None, reason: str = ""
