@@ -7,7 +7,9 @@ from libc.string cimport memmove
 cpdef Py_ssize_t int_position(
     list items, Py_ssize_t value, Py_ssize_t low, Py_ssize_t high, bint right
 ) except? -1
-cpdef list ascending_in_state(list items, list states, Py_ssize_t wanted)
+cpdef Py_ssize_t ascending_in_state(
+    list items, list states, Py_ssize_t wanted, long long[::1] found
+) except -1
 cpdef Py_ssize_t _search(
     list items, Py_ssize_t value, Py_ssize_t low, Py_ssize_t high, bint right
 ) except? -1

@@ -39,19 +39,31 @@ def int_position(items: list, value: int, low: int, high: int, right: bool) -> i
     return _search(items, value, low, high, right)
 
 
-@cython.locals(item=cython.Py_ssize_t, previous=cython.Py_ssize_t, wanted=cython.Py_ssize_t)
-def ascending_in_state(items: list[int], states: list[int], wanted: int) -> list[int]:
-    """The distinct `items` (integers >= 0, indices of `states`) whose state is `wanted`,
-    ascending, without a set; empties `items`."""
-    items.sort()
-    found, previous = [], -1
+@cython.boundscheck(False)  # `items` index `states`; `found` holds them all
+@cython.wraparound(False)
+@cython.locals(item=cython.Py_ssize_t, count=cython.Py_ssize_t, position=cython.Py_ssize_t)
+@cython.locals(last=cython.Py_ssize_t, found=cython.longlong[::1], wanted=cython.Py_ssize_t)
+def ascending_in_state(items: list[int], states: list[int], wanted: int, found) -> int:
+    """Write the distinct `items` (integers >= 0, indices of `states`) whose state is `wanted` to
+    the start of `found` (an ``array("q")`` as long as `states`), ascending, and return their count;
+    empties `items`. An insertion sort (the engine's lists are a few jobs long): compiled, it
+    compares and moves C integers, and makes no list, set nor sort call."""
+    count = 0
     for value in items:
         item = value
-        if item != previous and cython.cast(cython.Py_ssize_t, states[item]) == wanted:
-            found.append(value)
-        previous = item
+        if cython.cast(cython.Py_ssize_t, states[item]) != wanted:
+            continue
+        position = count
+        while position and found[position - 1] > item:
+            position -= 1
+        if position and found[position - 1] == item:
+            continue  # found already
+        for last in range(count, position, -1):  # the larger ones move up one place
+            found[last] = found[last - 1]
+        found[position] = item
+        count += 1
     items.clear()
-    return found
+    return count
 
 
 @cython.boundscheck(False)  # its callers give 0 <= low <= high <= len(items)
@@ -270,10 +282,21 @@ class EndOrder:
         self._move(position + 1, position, size - position)
         self.size = size
 
+    @cython.locals(old=cython.Py_ssize_t, new=cython.Py_ssize_t)
     def move(self, job: int, before: float, after: float) -> None:
-        """`job`'s predicted end changes from `before` to `after`."""
-        self.remove(before, job)
-        self.add(after, job)
+        """`job`'s predicted end changes from `before` to `after` (compiled: only the pairs between
+        its two places shift, by one)."""
+        if not cython.compiled:
+            self.remove(before, job)
+            self.add(after, job)
+            return
+        old, new = self._position(before, job), self._position(after, job)
+        if new > old:  # later: the pairs up to its new place move down, into its old one
+            new -= 1
+            self._move(old + 1, old, new - old)
+        else:
+            self._move(new, new + 1, old - new)
+        self.ends[new], self.jobs[new] = after, job
 
     def _move(self, source: int, target: int, count: int) -> None:
         """The `count` pairs from `source` on move to `target` on (compiled: C's memmove, one block

@@ -163,6 +163,7 @@ class _LoopState(Clock):
     _wakeups = cython.declare(list, visibility="public")
     _wakeup_set = cython.declare(set, visibility="public")
     _touched = cython.declare(list, visibility="public")
+    _ascending = cython.declare(cython.longlong[::1])  # `_update_speeds`' running touched jobs
     log = cython.declare(list, visibility="public")  # None without an event log
     actions = cython.declare(list, visibility="public")  # None without an action log
     allocator = cython.declare(object, visibility="public")
@@ -176,15 +177,17 @@ class _LoopState(Clock):
     estimate_work = cython.declare(list, visibility="public")  # None without job models
 
     @cython.ccall
+    @cython.boundscheck(True)  # a scheduler's job index: an IndexError, not a stray read
+    @cython.locals(job=cython.Py_ssize_t, speed=cython.double, rate=cython.double)
     def set_speed(self, job: int, speed: float) -> None:
         """Change a running job's speedup now and re-post its completion (000 §3.5, (4.2))."""
-        if speed == self.speed[job]:
+        if speed == cython.cast(cython.double, self.speed[job]):
             return
         self.speed[job] = rate = speed
         if self.models is not None:
             held = self._held_by(job).nodes.size  # type: ignore[attr-defined]  # Engine's
             rate *= self.models[job].rate(held, self.view.requested_nodes(job))
-        self._set_rate(job, rate)
+        _LoopState._set_rate(self, job, rate)
         if self.log is not None:
             self.log.append((self.now, "speed", job, speed))
 
@@ -275,17 +278,16 @@ class _LoopState(Clock):
             self._updated[job] = now
 
     @cython.ccall
-    @cython.locals(job=cython.Py_ssize_t, rate=cython.double)  # resume, remaining: doubles
+    @cython.locals(job=cython.Py_ssize_t, rate=cython.double, version=cython.Py_ssize_t)
     def _set_rate(self, job, rate: float) -> None:
         """A new rate from now: remaining time rescaled and the completion re-posted (000 (4.2))."""
-        self._advance(job)
+        _LoopState._advance(self, job)
         self.changes += 1
-        self.rate[job] = rate
         version = self.version[job] + 1
-        self.version[job] = version
+        self.rate[job], self.version[job] = rate, version
         resume, remaining = self._updated[job], self._remaining[job]
         self._completions.push(resume + remaining / rate, job, version)
-        predicted = resume + self._predicted_work(job) / rate
+        predicted = resume + _LoopState._predicted_work(self, job) / rate
         self.by_end.move(job, self._predicted_end[job], predicted)
         self._predicted_end[job] = predicted
 
@@ -303,9 +305,8 @@ class _LoopState(Clock):
     def _finish(self, index: int) -> None:
         """Job `index` has ended now: it leaves the running jobs and gives its nodes back."""
         job, now = self._running_keys[index], self.now  # the int `start` got: keys by identity
-        self._end[index] = now
+        self._end[index], self._remaining[index] = now, 0.0
         self.state[index] = FINISHED
-        self._remaining[index] = 0.0
         self.changes += 1
         self.by_end.remove(self._predicted_end[index], index)
         del self.running[job]
@@ -323,16 +324,19 @@ class _LoopState(Clock):
             self._on_finish(self.view, job)
 
     @cython.cfunc
-    @cython.locals(heatmap=HeatmapSpeedModel, cores=cython.Py_ssize_t)
+    @cython.locals(heatmap=HeatmapSpeedModel, cores=cython.Py_ssize_t, count=cython.Py_ssize_t)
+    @cython.locals(index=cython.Py_ssize_t, speed=cython.double)
     def _update_speeds(self, listed: bool, cores) -> None:
-        """New speeds for the running jobs whose neighbours changed (`_touched`, emptied),
-        ascending: the heatmap model's in C (`cores` per node), another model's by `speeds`."""
-        jobs, model = ascending_in_state(self._touched, self.state, RUNNING), self.speed_model
-        if type(model) is HeatmapSpeedModel:  # `set_speed` returns at once if the speed is the same
-            heatmap, state = model, self.allocator.state
-            for job in jobs:
-                self.set_speed(job, heatmap.speed_in(state, job, self.allocation[job], cores))
+        """New speeds, ascending, for the running jobs whose neighbours changed (`_touched`)."""
+        count = ascending_in_state(self._touched, self.state, RUNNING, self._ascending)
+        if type(self.speed_model) is HeatmapSpeedModel:  # in C (`cores` per node)
+            heatmap, state = self.speed_model, self.allocator.state
+            for index in self._ascending[:count]:  # `_LoopState`'s `set_speed`: no override check
+                job = self._running_keys[index]  # its int, as `start` got it: none made
+                speed = heatmap.speed_in(state, job, self.allocation[index], cores)
+                _LoopState.set_speed(self, index, speed)  # returns at once on the same speed
             return
+        model, jobs = self.speed_model, list(self._ascending[:count])
         for job, speed in model.speeds(self.view, jobs if listed else np.array(jobs, np.int64)):
             if job in self.running:
                 self.set_speed(job, float(speed))
@@ -346,7 +350,7 @@ class _LoopState(Clock):
         self.updated, self.predicted_end = array("d", [0.0]) * jobs, array("d", [INF]) * jobs
         self._first_start, self._started, self._end = self.first_start, self.started, self.end
         self._remaining, self._updated = self.remaining, self.updated
-        self._predicted_end = self.predicted_end
+        self._predicted_end, self._ascending = self.predicted_end, array("q", [0]) * jobs
 
 
 class Engine(_LoopState):
@@ -433,8 +437,7 @@ class Engine(_LoopState):
         # the waiting jobs, ascending (the queue's order): its first jobs are a slice, not a walk
         self.queue = SortedColumn("queue")
         self.waiting = WaitingJobs(self.queue)  # the same jobs, read as a mapping
-        self.running: dict[int, None] = {}
-        self._running_keys: list[int | None] = [None] * jobs
+        self.running, self._running_keys = {}, [None] * jobs  # the keys: per job, in `running`
         self.by_end = EndOrder()
         self.reservations: dict[int, Reservation] = {}
         self.now = workload.submit[0].item() if jobs else 0.0
@@ -449,8 +452,7 @@ class Engine(_LoopState):
         self._sequence = counter()
         self._clock_started = False  # `at` posts no event before now once it has
         self._reservation_keys = counter()
-        self._wakeups: list[float] = []
-        self._wakeup_set: set[float] = set()
+        self._wakeups, self._wakeup_set = [], set()  # the wake-up times: a heap, and as a set
         # since the speed update: each job that started, was resized, stopped or finished, and its
         # neighbours (after a start or resize, before a resize, stop or end); the running ones among
         # them are the jobs on the nodes that changed, found without reading the nodes
@@ -675,8 +677,7 @@ class Engine(_LoopState):
         ``now``)."""
         if self.models is None:
             return self.estimate[job]
-        model = self.models[job]
-        return model.setup + self._predicted_work(job) / self.speed[job]
+        return self.models[job].setup + self._predicted_work(job) / self.speed[job]
 
     def _apply_resize(
         self, job: int, nodes: int, release: np.ndarray | None = None, reason: str = ""
@@ -884,8 +885,7 @@ class Engine(_LoopState):
     def run(self) -> SimulationResult:
         """Simulate until every job has finished or been killed."""
         clock = time.perf_counter()
-        scheduler = self.scheduler
-        view = self.view
+        scheduler, view = self.scheduler, self.view
         attach = getattr(scheduler, "attach", None)
         if attach is not None:
             attach(view)

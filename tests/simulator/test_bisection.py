@@ -3,17 +3,25 @@ positions `bisect` finds: on ascending integers from any bound to any bound, bef
 equals; the entry point agrees with it. The heap of completion events (`Completions`, its typed
 buffers sifted by `_push` and `_pop`) takes the events off in the order `heapq` does. The running
 jobs by predicted end (`EndOrder`, its typed buffers searched and shifted) keep the (predicted end,
-job) pairs in the order ``insort`` does, through additions, removals and moves."""
+job) pairs in the order ``insort`` does, through additions, removals and moves. The engine's
+touched jobs in a state come out distinct and ascending, as ``sorted(set(...))`` gives them."""
 
 import bisect
 import heapq
 import math
+from array import array
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cosched.simulator.bisection import Completions, EndOrder, _search, int_position
+from cosched.simulator.bisection import (
+    Completions,
+    EndOrder,
+    _search,
+    ascending_in_state,
+    int_position,
+)
 
 # few distinct ends, so that many pairs tie on the end and are ordered by job index
 ENDS = st.sampled_from([0.0, 1.5, 2.0, 1e9, math.inf])
@@ -43,6 +51,14 @@ def test_the_running_jobs_by_end_are_kept_as_insort_keeps_them(pairs, changes):
     assert EndOrder(theirs) == theirs
     with pytest.raises(IndexError):
         ours[len(ours)]  # a position past the running jobs is refused, compiled or not
+
+
+@given(st.lists(st.integers(0, 11), max_size=40), st.lists(st.integers(0, 2), min_size=12))
+def test_the_touched_jobs_in_a_state_come_out_distinct_and_ascending(items, states):
+    touched, found = list(items), array("q", [0]) * len(states)
+    count = ascending_in_state(touched, states, 1, found)
+    assert found[:count].tolist() == sorted({item for item in items if states[item] == 1})
+    assert touched == []
 
 
 @given(INTEGERS, st.integers(-6, 6), st.data(), st.booleans())
