@@ -474,9 +474,20 @@ class EasyBackfill:
             stop = min(stop, len(queue._items) - queue._head)
         remembers = queue is not None and self._remembers
         untested = self._untested(queue, first, stop, free, spare, shadow) if remembers else first
-        durations, sizes = self._durations, self._sizes
+        # (the typed table passed as a field: a local copy of a memoryview costs its counting)
         tried = _backfill(
-            jobs, queue, untested, stop, units, durations, sizes, free, now, shadow, spare, self
+            jobs,
+            queue,
+            untested,
+            stop,
+            units,
+            self._durations,
+            self._sizes,
+            free,
+            now,
+            shadow,
+            spare,
+            self,
         )
         if remembers and tried > first:  # the jobs before the first one tried were rejected
             column = cython.cast(SortedColumn, queue)
