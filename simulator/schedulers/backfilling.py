@@ -394,8 +394,10 @@ class EasyBackfill:
         # the queue's jobs `_rejected_from` to `_rejected_to` (by index) that EASY's test rejected
         # on `_rejected_free` units free, `_rejected_extra` extra and the shadow time
         # `_rejected_shadow`, with `_rejected_requeues` jobs queued again so far (`_untested`):
-        # on the engine's queue, units and estimates, which change only when a job is queued again
-        self._remembers = typed and self._clock is not None and durations is None
+        # on the engine's queue, units and estimates, which change only when a job is queued again;
+        # compiled only: in plain Python the bookkeeping costs more than the scan it saves
+        engine_tables = typed and self._clock is not None and durations is None
+        self._remembers = cython.compiled and engine_tables
         self._rejected_from = self._rejected_to = -1
         self._rejected_free = self._rejected_extra = self._rejected_requeues = 0
         self._rejected_shadow = INF
