@@ -446,7 +446,7 @@ class Engine(_LoopState):
         # or taken back, for a third party to replay (ACTION_COLUMNS)
         self.actions: list | None = [] if log_actions else None
         self._lifecycle_used = job_models is not None
-        self.changes = self.killed_at_walltime = 0
+        self.changes = self.killed_at_walltime = self.requeues = 0
         self._completions = Completions()
         self._events: list[tuple[float, int, Callable]] = []
         self._sequence = counter()
@@ -660,15 +660,15 @@ class Engine(_LoopState):
         heapq.heappush(self._events, (when, next(self._sequence), callback))
 
     def _queue(self, job: int) -> None:
-        """`job` enters the queue: its units join `waiting_units`."""
+        """`job` is queued again (preempted, hinted): counted; its units join `waiting_units`."""
+        self.requeues += 1
         if self.waiting_units is not None:  # (with the units table only)
             insert_sorted(self.waiting_units, self.units_table[job])
 
     def _unqueue(self, job: int) -> None:
         """`job` leaves the queue: its units leave `waiting_units`."""
-        units = self.waiting_units
-        if units is not None:
-            remove_sorted(units, self.units_table[job])
+        if self.waiting_units is not None:
+            remove_sorted(self.waiting_units, self.units_table[job])
 
     # --- progress bookkeeping ---------------------------------------------------------------------
     def predicted_duration(self, job: int) -> float:

@@ -23,6 +23,7 @@ cdef class SortedColumn:
 cdef class Clock:
     cdef public double now
     cdef public Py_ssize_t changes
+    cdef public Py_ssize_t requeues
 
     cpdef start(self, job, nodes=*, placement=*, reason=*)
 

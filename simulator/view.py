@@ -489,6 +489,7 @@ class Clock:
 
     now: float
     changes: int
+    requeues: int  # jobs that entered the queue again (preempted, or hinted new units)
 
     @cython.ccall
     def start(self, job: int, nodes: Any = None, placement: Any = None, reason: str = "") -> bool:

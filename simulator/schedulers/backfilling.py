@@ -29,9 +29,10 @@ except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
 from cosched.deprecation import warn_renamed
-from cosched.simulator.bisection import EndOrder
+from cosched.simulator.bisection import EndOrder, int_position
 from cosched.simulator.schedulers.conservative import ConservativeBackfill, Profile
 from cosched.simulator.view import (
+    Clock,
     ReadOnlyColumn,
     SortedColumn,
     Starter,
@@ -273,7 +274,10 @@ def _listed(candidates: Iterable[int]) -> list[int]:
     short=cython.bint,
     job=cython.Py_ssize_t,
     left=cython.Py_ssize_t,
+    tried=cython.Py_ssize_t,
 )
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _backfill(
     candidates: list[int] | None,
     queue: SortedColumn | None,
@@ -287,10 +291,13 @@ def _backfill(
     shadow: float,
     extra: int,
     start: Callable[[int], int | None],
-) -> None:
+) -> int:
     """`easy_backfill` over ``candidates[first:stop]``, or (`candidates` None) over the jobs at
     `first` to `stop` of the engine's `queue`, read in place, reading a job's units from `sizes`
-    (the engine's typed table, read in C when compiled) when it is given, else from `units`."""
+    (the engine's typed table, read in C when compiled) when it is given, else from `units`.
+    Returns the first position whose job EASY's test let it try to start (`stop` if none): the
+    jobs before it were rejected by the test on the `free`, `extra` and `shadow` given."""
+    tried = stop
     if queue is None:
         items, offset = candidates, 0
     else:
@@ -308,6 +315,7 @@ def _backfill(
         short = now + length <= shadow
         if not short and size > extra:
             continue
+        tried = min(tried, position)
         # the EASY pass's own starter is called at C level (compiled), any other through Python
         candidate = items[offset + position]  # type: ignore[index]  # the job's own int starts
         if isinstance(start, EasyBackfill):
@@ -324,7 +332,8 @@ def _backfill(
         if not short:
             extra -= size
         if free == 0:
-            return
+            return tried
+    return tried
 
 
 def easy_pass(
@@ -382,6 +391,16 @@ class EasyBackfill:
         # the last shadow time (`_behind`) and the change count, head and free units it is of
         self._shadow, self._spare = INF, 0
         self._shadow_changes = self._shadow_head = self._shadow_free = -1
+        # the queue's jobs `_rejected_from` to `_rejected_to` (by index) that EASY's test rejected
+        # on `_rejected_free` units free, `_rejected_extra` extra and the shadow time
+        # `_rejected_shadow`, with `_rejected_requeues` jobs queued again so far (`_untested`):
+        # on the engine's queue, units and estimates, which change only when a job is queued again;
+        # compiled only: in plain Python the bookkeeping costs more than the scan it saves
+        engine_tables = typed and self._clock is not None and durations is None
+        self._remembers = cython.compiled and engine_tables
+        self._rejected_from = self._rejected_to = -1
+        self._rejected_free = self._rejected_extra = self._rejected_requeues = 0
+        self._rejected_shadow = INF
 
     @cython.ccall
     def run(self, head: int, candidates: list[int]) -> None:
@@ -407,6 +426,12 @@ class EasyBackfill:
         index=cython.Py_ssize_t,
         changes=cython.Py_ssize_t,
         need=cython.Py_ssize_t,
+        untested=cython.Py_ssize_t,
+        tried=cython.Py_ssize_t,
+        remembers=cython.bint,
+        column=SortedColumn,
+        items=list,
+        gap=cython.Py_ssize_t,
     )
     def _behind(
         self, head: int, candidates: Any, queue: SortedColumn | None, first: int, stop: int
@@ -449,10 +474,59 @@ class EasyBackfill:
             stop = len(jobs)
         else:
             stop = min(stop, len(queue._items) - queue._head)
-        durations = self._durations
-        _backfill(
-            jobs, queue, first, stop, units, durations, self._sizes, free, now, shadow, spare, self
+        remembers = queue is not None and self._remembers
+        untested = self._untested(queue, first, stop, free, spare, shadow) if remembers else first
+        # (the typed table passed as a field: a local copy of a memoryview costs its counting)
+        tried = _backfill(
+            jobs,
+            queue,
+            untested,
+            stop,
+            units,
+            self._durations,
+            self._sizes,
+            free,
+            now,
+            shadow,
+            spare,
+            self,
         )
+        if remembers and tried > first:  # the jobs before the first one tried were rejected
+            column = cython.cast(SortedColumn, queue)
+            items, gap = column._items, column._head
+            self._rejected_from, self._rejected_to = items[gap + first], items[gap + tried - 1]
+            self._rejected_free, self._rejected_extra, self._rejected_shadow = free, spare, shadow
+            self._rejected_requeues = cython.cast(Clock, self._clock).requeues
+
+    @cython.cfunc
+    @cython.locals(
+        queue=SortedColumn,
+        first=cython.Py_ssize_t,
+        stop=cython.Py_ssize_t,
+        free=cython.Py_ssize_t,
+        extra=cython.Py_ssize_t,
+        shadow=cython.double,
+        job=cython.Py_ssize_t,
+        head=cython.Py_ssize_t,
+    )
+    @cython.returns(cython.Py_ssize_t)
+    @cython.exceptval(-1, check=True)
+    def _untested(
+        self, queue: SortedColumn, first: int, stop: int, free: int, extra: int, shadow: float
+    ) -> int:
+        """The first position from `first` on (before `stop`) whose job an earlier pass did not
+        reject: EASY's test (003 §5.1.2) rejects again a job it rejected on as many free or extra
+        units or more and as late a shadow time or later (the clock never goes back), its units
+        and estimate unchanged; the started jobs left the queue, the arrivals joined its end."""
+        if first >= stop or cython.cast(Clock, self._clock).requeues != self._rejected_requeues:
+            return first
+        if free > self._rejected_free or extra > self._rejected_extra:
+            return first
+        job = queue._items[queue._head + first]
+        if shadow > self._rejected_shadow or not self._rejected_from <= job <= self._rejected_to:
+            return first
+        head = queue._head
+        return int_position(queue._items, self._rejected_to, head + first, head + stop, True) - head
 
     def __call__(self, job: int) -> int | None:
         """Start `job` (as `easy_backfill` asks): the units free afterwards, None if it did not
