@@ -61,6 +61,11 @@ __all__ = [
 
 INF = cython.declare(cython.double, math.inf)
 NEVER_FITS = 2**62  # the units of a job that cannot start now: above any free count
+# EASY's pass skips the jobs its last test rejected while that test still holds
+# (`EasyBackfill._untested`): compiled, the memo costs less than the scan it saves; in plain Python
+# more (SDSC-SP2 EASY 0.61 s against 0.58 s), so it is off there, and the tests turn it on to check
+# that it decides as the scan does
+REMEMBERS_REJECTED = cython.compiled
 T_co = TypeVar("T_co", covariant=True)
 
 
@@ -394,10 +399,10 @@ class EasyBackfill:
         # the queue's jobs `_rejected_from` to `_rejected_to` (by index) that EASY's test rejected
         # on `_rejected_free` units free, `_rejected_extra` extra and the shadow time
         # `_rejected_shadow`, with `_rejected_requeues` jobs queued again so far (`_untested`):
-        # on the engine's queue, units and estimates, which change only when a job is queued again;
-        # compiled only: in plain Python the bookkeeping costs more than the scan it saves
-        engine_tables = typed and self._clock is not None and durations is None
-        self._remembers = cython.compiled and engine_tables
+        # on the engine's queue, units and estimates, which change only when a job is queued again
+        self._remembers = (
+            REMEMBERS_REJECTED and typed and self._clock is not None and durations is None
+        )
         self._rejected_from = self._rejected_to = -1
         self._rejected_free = self._rejected_extra = self._rejected_requeues = 0
         self._rejected_shadow = INF

@@ -1,15 +1,25 @@
 """EASY's pass objects (the scheduler's `_RunPass` and its `EasyBackfill`): a queue scheduler builds
 them once per run and reuses them for every pass, so what they read of the view once must stay the
 live state; on generated workloads they decide as fresh ones per pass (what `easy_pass` builds), a
-scheduler object reused for a second run acts on that run's view, and a subclass whose `attach`
-skips the base's still backfills."""
+scheduler object reused for a second run acts on that run's view, a subclass whose `attach`
+skips the base's still backfills, and the pass's memo of the jobs it rejected decides as the
+scan."""
+
+import contextlib
+import dataclasses
+from unittest import mock
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cosched._compiled import compiled_modules
+from cosched.simulator.platform import Platform
+from cosched.simulator.schedulers import backfilling
 from cosched.simulator.schedulers.easy import EASY
 from cosched.simulator.simulation import simulate
+from cosched.simulator.workload import load_workload
+from cosched.theory.heatmap import read_heatmap
 
 from .conftest import platforms_and_workloads
 
@@ -65,3 +75,44 @@ def test_an_attach_that_skips_the_base_one_still_backfills(case):
     plugin = _OwnAttach()
     _same_run(simulate(workload, platform, plugin), simulate(workload, platform, EASY()))
     assert plugin.attached
+
+
+def _with_memo(remembers: bool, *run_args, **run_options):
+    """`simulate` with EASY's memo of rejected jobs on or off."""
+    with mock.patch.object(backfilling, "REMEMBERS_REJECTED", remembers):
+        return simulate(*run_args, **run_options)
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=platforms_and_workloads(max_jobs=30), extra=st.sampled_from(["first", "all"]))
+def test_the_memo_of_rejected_jobs_decides_as_the_scan(case, extra):
+    platform, workload = case
+    on = _with_memo(True, workload, platform, EASY(shadow_extra=extra))
+    _same_run(on, _with_memo(False, workload, platform, EASY(shadow_extra=extra)))
+
+
+def test_the_memo_skips_jobs_and_decides_as_the_scan_on_a_real_trace():
+    """KTH-SP2 (bundled), plain and co-scheduled EASY: the memo skips part of the queue (counted
+    where `_untested` is a Python method) and every start stays the same."""
+    workload = load_workload("kth-sp2").head(3000)
+    heatmap = read_heatmap("aris-nas", default=1.0)
+    draw = np.random.default_rng(1).integers(0, len(heatmap), len(workload))
+    with_apps = dataclasses.replace(workload, app=np.array(heatmap.applications, object)[draw])
+    skipped = []
+    untested = backfilling.EasyBackfill._untested
+
+    def counting(self, queue, first, stop, free, extra, shadow):
+        position = untested(self, queue, first, stop, free, extra, shadow)
+        skipped.append(position - first)
+        return position
+
+    plain_python = not compiled_modules()["cosched.simulator.schedulers.backfilling"]
+    for platform, scheduler, options in (
+        (Platform(100, 1, 1), "easy", {}),
+        (Platform(50, 2, 1), "easy-co", {"heatmap": heatmap}),
+    ):
+        counted = mock.patch.object(backfilling.EasyBackfill, "_untested", counting)
+        with counted if plain_python else contextlib.nullcontext():
+            on = _with_memo(True, with_apps, platform, scheduler, **options)
+        _same_run(on, _with_memo(False, with_apps, platform, scheduler, **options))
+    assert not plain_python or sum(skipped) > 0
