@@ -128,6 +128,22 @@ def _expected_state(cores: list[int], slots: int, held: dict) -> tuple[list, lis
     return used, occupants, shared
 
 
+def _replay(state: NodeState, held: dict, kind: str, owner: int, per_node: int, chosen) -> None:
+    """Apply one step of `node_type_steps` to `state` and to `held` (owner -> (kind, cores per
+    node, nodes)); occupy and vacate get the node ids as a list or, for odd owners, an array."""
+    if kind == "take":
+        state.take(owner, list(chosen))
+    elif kind == "give_back":
+        state.give_back(list(chosen))
+    else:
+        nodes = np.array(chosen, dtype=np.int64) if owner % 2 else list(chosen)
+        getattr(state, kind)(owner, nodes, per_node)
+    if kind in ("take", "occupy"):
+        held[owner] = (kind, per_node, chosen)
+    else:
+        del held[owner]
+
+
 @settings(max_examples=80)
 @given(case=node_type_steps())
 def test_node_state_matches_what_the_owners_hold(case):
@@ -135,18 +151,8 @@ def test_node_state_matches_what_the_owners_hold(case):
     platform = Platform.of_groups([NodeGroup(small, 1, 2), NodeGroup(big, 1, 4)])
     cores = [2] * small + [4] * big
     state, held = NodeState(platform, slots=slots), {}
-    for kind, owner, per_node, chosen in steps:
-        if kind == "take":
-            state.take(owner, list(chosen))
-        elif kind == "give_back":
-            state.give_back(list(chosen))
-        else:  # occupy / vacate take node ids as a list or an array
-            nodes = np.array(chosen, dtype=np.int64) if owner % 2 else list(chosen)
-            getattr(state, kind)(owner, nodes, per_node)
-        if kind in ("take", "occupy"):
-            held[owner] = (kind, per_node, chosen)
-        else:
-            del held[owner]
+    for step in steps:
+        _replay(state, held, *step)
         used, occupants, shared = _expected_state(cores, slots, held)
         assert state.used.tolist() == used
         assert [sorted(row) for row in state.occupants.tolist()] == list(map(sorted, occupants))
@@ -334,17 +340,8 @@ def test_speed_in_is_the_least_heatmap_speedup_beside_the_brute_force_neighbours
     (small, big, slots), steps = case
     platform = Platform.of_groups([NodeGroup(small, 1, 2), NodeGroup(big, 1, 4)])
     state, held = NodeState(platform, slots=slots), {}
-    for kind, owner, per_node, chosen in steps:
-        if kind == "take":
-            state.take(owner, list(chosen))
-        elif kind == "give_back":
-            state.give_back(list(chosen))
-        else:
-            getattr(state, kind)(owner, list(chosen), per_node)
-        if kind in ("take", "occupy"):
-            held[owner] = (kind, per_node, chosen)
-        else:
-            del held[owner]
+    for step in steps:
+        _replay(state, held, *step)
     apps, values = 3, st.sampled_from([0.5, 0.75, 1.0, 1.25])
     speedups = np.array(data.draw(st.lists(values, min_size=apps**2, max_size=apps**2)))
     app = np.array(data.draw(st.lists(st.integers(0, apps - 1), min_size=16, max_size=16)))
