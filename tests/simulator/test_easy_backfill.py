@@ -99,14 +99,14 @@ def test_the_memo_skips_jobs_and_decides_as_the_scan_on_a_real_trace():
     draw = np.random.default_rng(1).integers(0, len(heatmap), len(workload))
     with_apps = dataclasses.replace(workload, app=np.array(heatmap.applications, object)[draw])
     skipped = []
-    untested = backfilling.EasyBackfill._untested
+    plain_python = not compiled_modules()["cosched.simulator.schedulers.backfilling"]
+    untested = backfilling.EasyBackfill._untested if plain_python else None  # compiled: a C method
 
     def counting(self, queue, first, stop, free, extra, shadow):
         position = untested(self, queue, first, stop, free, extra, shadow)
         skipped.append(position - first)
         return position
 
-    plain_python = not compiled_modules()["cosched.simulator.schedulers.backfilling"]
     for platform, scheduler, options in (
         (Platform(100, 1, 1), "easy", {}),
         (Platform(50, 2, 1), "easy-co", {"heatmap": heatmap}),
