@@ -20,3 +20,33 @@ cdef class HeatmapSpeedModel:
         self, NodeState state, job, Allocation allocation, Py_ssize_t cores_per_node
     ) except? -1
     cpdef double speed_beside(self, Py_ssize_t job, dict others, bint spread) except? -1
+
+
+cdef class _HalfNodes:
+    cdef public NodeState state
+    cdef public object needs
+    cdef public str prefer
+    cdef public Py_ssize_t half  # cores of a half node
+    cdef public Py_ssize_t _cpn  # cores per node
+    cdef public Py_ssize_t free_halves
+    cdef public Py_ssize_t _free_cores
+    cdef public list _spread_halves
+    cdef public list _compact_nodes
+    cdef public object _hinted  # the engine (or view) whose hints `_placement` holds
+    cdef public object _placement
+    cdef public object platform
+    cdef public list _job_cores
+    cdef public list _memory_use
+    cdef public list _gpu_use
+    cdef public object memory_used
+    cdef public object gpus_used
+
+    cpdef is_compact(self, engine, job)
+    cpdef find(self, engine, job)
+    cpdef allocate(self, engine, job)
+    cpdef commit(self, job, Allocation allocation)
+    cpdef release(self, job, Allocation allocation)
+    cpdef _sharable(self, job, list half_full)
+    cpdef _account(self, job, allocation, sign)
+    cpdef free_units(self)
+    cpdef free_cores(self)

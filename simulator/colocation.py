@@ -50,7 +50,7 @@ from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
 from cosched.simulator.allocators import Allocation, Allocator, NodeState, _listed
 from cosched.simulator.platform import Platform
-from cosched.simulator.resources import per_node_use
+from cosched.simulator.resources import Needs, per_node_use
 
 if TYPE_CHECKING:  # the engine imports this module: a plain simulation loads no theory module
     from cosched.simulator.view import SchedulerView
@@ -118,29 +118,30 @@ class _HalfNodes:
     """What the co-location allocator reads at every start attempt and updates at every start and
     end, as typed fields: compiled, its `find`, `commit` and `release` read them as C fields and
     call `is_compact` in C (as the engine's `_LoopState`); `CoLocationAllocator` subclasses it. In
-    plain Python an ordinary base class."""
+    plain Python an ordinary base class. The passes read `free_halves` in C (`view.Starter`)."""
 
-    state = cython.declare(NodeState, visibility="public")
-    needs = cython.declare(object, visibility="public")
-    prefer = cython.declare(str, visibility="public")
-    half = cython.declare(cython.Py_ssize_t, visibility="public")  # cores of a half node
-    _cpn = cython.declare(cython.Py_ssize_t, visibility="public")  # cores per node
-    free_halves = cython.declare(cython.Py_ssize_t, visibility="public")
-    _free_cores = cython.declare(cython.Py_ssize_t, visibility="public")
-    _spread_halves = cython.declare(list, visibility="public")
-    _compact_nodes = cython.declare(list, visibility="public")
-    _hinted = cython.declare(object)  # the engine (or view) whose hints `_placement` holds
-    _placement = cython.declare(object)
+    # C fields when compiled (colocation.pxd)
+    state: NodeState
+    needs: Needs | None
+    prefer: str
+    half: int  # cores of a half node
+    _cpn: int  # cores per node
+    free_halves: int
+    _free_cores: int
+    # per job: the half nodes it holds spread, the whole nodes it holds compact
+    _spread_halves: list[int]
+    _compact_nodes: list[int]
+    _hinted: object  # the engine (or view) whose hints `_placement` holds
+    _placement: list[str | None]
     # with memory or GPUs (`needs`): per job, its cores and its memory and GPUs on each spread node;
     # per node, the memory and GPUs its jobs use (`_sharable`, `_account`)
-    platform = cython.declare(object, visibility="public")
-    _job_cores = cython.declare(list, visibility="public")
-    _memory_use = cython.declare(list, visibility="public")
-    _gpu_use = cython.declare(list, visibility="public")
-    memory_used = cython.declare(object, visibility="public")
-    gpus_used = cython.declare(object, visibility="public")
+    platform: Platform
+    _job_cores: list[int]
+    _memory_use: list[float]
+    _gpu_use: list[int]
+    memory_used: np.ndarray
+    gpus_used: np.ndarray
 
-    @cython.ccall
     @cython.locals(index=cython.Py_ssize_t)
     def is_compact(self, engine, job: int) -> bool:
         """Deployed compact: hinted by the scheduler, or unable to spread (too big to spread over
@@ -151,7 +152,6 @@ class _HalfNodes:
         hint = self._placement[index]  # None for most jobs: no comparison of strings
         return (hint is not None and hint == COMPACT) or not self._spread_halves[index]
 
-    @cython.ccall
     @cython.locals(
         state=NodeState,
         count=cython.Py_ssize_t,
@@ -189,7 +189,6 @@ class _HalfNodes:
             nodes = half_full + idle[: count - len(half_full)]
         return _listed(nodes, self.half, False)
 
-    @cython.ccall
     def allocate(self, engine, job: int) -> Allocation | None:
         """`Allocator.allocate`: `find`, then `commit` what it found, as C calls."""
         allocation = self.find(engine, job)
@@ -197,8 +196,7 @@ class _HalfNodes:
             self.commit(job, allocation)
         return allocation
 
-    @cython.ccall
-    @cython.locals(state=NodeState, ids=list, cores=cython.Py_ssize_t, allocation=Allocation)
+    @cython.locals(state=NodeState, ids=list, cores=cython.Py_ssize_t)
     def commit(self, job: int, allocation: Allocation) -> None:
         ids, cores, state = _node_ids(allocation), allocation._cores, self.state
         state.occupy(job, ids, cores)  # `Allocator.commit`, without a call of the base class
@@ -207,8 +205,7 @@ class _HalfNodes:
         if self.needs is not None:
             self._account(job, allocation, 1)
 
-    @cython.ccall
-    @cython.locals(state=NodeState, ids=list, cores=cython.Py_ssize_t, allocation=Allocation)
+    @cython.locals(state=NodeState, ids=list, cores=cython.Py_ssize_t)
     def release(self, job: int, allocation: Allocation) -> None:
         ids, cores, state = _node_ids(allocation), allocation._cores, self.state
         state.vacate(job, ids, cores)  # `Allocator.release`, without a call of the base class
@@ -217,7 +214,6 @@ class _HalfNodes:
         if self.needs is not None:
             self._account(job, allocation, -1)
 
-    @cython.ccall
     def _sharable(self, job: int, half_full: list[int]) -> list[int]:
         """The half-full nodes where the job's memory and GPUs fit beside their occupant's."""
         if self.needs is None:
@@ -229,7 +225,6 @@ class _HalfNodes:
             fits &= self.memory_used[nodes] + self._memory_use[job] <= room
         return nodes[fits].tolist()
 
-    @cython.ccall
     def _account(self, job: int, allocation: Allocation, sign: int) -> None:
         """Add (sign 1) or remove (-1) the job's memory and GPUs on its nodes."""
         needs, nodes = self.needs, allocation.nodes
@@ -240,13 +235,11 @@ class _HalfNodes:
         self.memory_used[nodes] += sign * memory_use
         self.gpus_used[nodes] += sign * gpu_use
 
-    @cython.ccall
     def free_units(self) -> int:
         """Free half nodes (`Allocator.free_units`): a C method, read by the passes at every
         start."""
         return self.free_halves
 
-    @cython.ccall
     def free_cores(self) -> int:
         """Cores bound to no job (`Allocator.free_cores`), read by Filler's order at every pass."""
         return self._free_cores
@@ -278,6 +271,7 @@ class CoLocationAllocator(_HalfNodes, Allocator):
         self._cpn = platform.cores_per_node
         self.half = self._cpn // 2
         self.prefer = prefer
+        self._hinted, self._placement = None, []  # `is_compact`: no engine's hints read yet
         self.free_halves = 2 * platform.nodes
         self._free_cores = platform.total_cores  # cores not bound to any job (ELiSE get_idle_cores)
         # per job (`bind`): the half nodes it holds spread (0: it cannot spread, being too big or

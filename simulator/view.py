@@ -66,6 +66,7 @@ import numpy as np
 
 from cosched.simulator.allocators import _WholeNodes
 from cosched.simulator.bisection import EndOrder, int_position
+from cosched.simulator.colocation import _HalfNodes
 from cosched.simulator.jobs import STATES
 
 if TYPE_CHECKING:
@@ -517,8 +518,9 @@ def engine_clock(view: Any) -> Clock | None:
 class Starter:
     """What a pass calls at each start, one per pass and view: `start_chosen` (``view.start(job)``)
     and `units_free` (``view.free_units()``), C methods when compiled; on the engine's view with
-    the whole-node allocator, the free units are its count read in C; on the engine's own view, a
-    start is the engine's `Clock.start` called in C (an override in Python is called through it)."""
+    the whole-node or the co-location allocator, the free units are its count read in C; on the
+    engine's own view, a start is the engine's `Clock.start` called in C (an override in Python is
+    called through it)."""
 
     def __init__(self, view: Any) -> None:
         self._start, self._free_units = view.start, view.free_units
@@ -530,6 +532,10 @@ class Starter:
             type(allocator).free_units is vars(_WholeNodes)["free_units"]
         )
         self._whole = allocator if own else None
+        halves = isinstance(allocator, _HalfNodes) and (  # the co-location allocator's, alike
+            type(allocator).free_units is vars(_HalfNodes)["free_units"]
+        )
+        self._halves = allocator if halves else None
 
     def start_chosen(self, job: int) -> bool:
         """Start `job` on the allocator's choice (``view.start(job)``); False if it does not fit."""
@@ -540,6 +546,8 @@ class Starter:
         """The allocator units free now."""
         if self._whole is not None:  # (compiled: a field read, no reference taken)
             return self._whole._free
+        if self._halves is not None:
+            return self._halves.free_halves
         return self._units_asked()
 
     def _units_asked(self) -> int:
