@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -53,7 +53,6 @@ from cosched.simulator.platform import Platform
 from cosched.simulator.resources import Needs, per_node_use
 
 if TYPE_CHECKING:  # the engine imports this module: a plain simulation loads no theory module
-    from cosched.simulator.view import SchedulerView
     from cosched.theory.heatmap import Heatmap
 
 __all__ = [
@@ -346,9 +345,10 @@ class SpeedModel(Protocol):
     """Gives the current speedup of running jobs (e.g. from a co-location heatmap, 000 formula
     (4.1))."""
 
-    def speeds(self, view: SchedulerView, jobs: np.ndarray) -> Iterable[tuple[int, float]]:
+    def speeds(self, view: Any, jobs: np.ndarray) -> Iterable[tuple[int, float]]:
         """New speedups for (some of) `jobs`, the running jobs on nodes that changed at `view.now`
-        (an int array; a list of ints for a model whose ``jobs_as_list`` is True)."""
+        (an int array; a list of ints for a model whose ``jobs_as_list`` is True). `view` is the
+        scheduler's view (`cosched.simulator.view.SchedulerView`, which imports this module)."""
 
 
 def append_neighbourhood(touched: list[int], job: int, state: NodeState) -> None:
