@@ -16,7 +16,7 @@ versions give the same order; the key values differ by that constant factor.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -152,6 +152,8 @@ class FillerOrder:
     plain Python), no Python float or list insertion per job."""
 
     def __init__(self, cores: Sequence[int]) -> None:
+        if isinstance(cores, Mapping):  # an array of its keys would be wrong, silently
+            raise TypeError("FillerOrder takes the cores as a sequence indexed by job id")
         self._cores = array("q", cores)
         self._keys = array("d", [0.0]) * 16  # the keys of the jobs placed so far, descending
         self._places = array("q", [0]) * 16  # their places in the queue's list
@@ -255,7 +257,9 @@ class FillerOrder:
         )
 
 
-def filler_order(queue: Iterable[int], cores: Sequence[int], free_cores: int) -> list[int]:
+def filler_order(
+    queue: Iterable[int], cores: Sequence[int] | Mapping[int, int], free_cores: int
+) -> list[int]:
     """The waiting jobs `queue` (job ids, ascending: the queue's order) sorted by descending
     `filler_key`, ties in queue order, with the key computed for the jobs that fit only
     (`FillerOrder`, which a run keeps).
@@ -264,10 +268,17 @@ def filler_order(queue: Iterable[int], cores: Sequence[int], free_cores: int) ->
     that fits comes first, in the order of its key; the key of the others is -len(queue) / (job_id
     + 1), so they follow by descending job id. With nothing free every factor0 is 1 and the key
     falls as the job id grows: the queue's order. A pass thus sorts the few jobs that fit the free
-    cores, not the whole queue. `cores[job]` is a job's cores.
+    cores, not the whole queue. `cores[job]` is a job's cores (a sequence, or a mapping of the
+    queue's jobs).
 
     The few keys are computed by the same operations in the same order as `filler_key`'s float64
     arrays (so equal bit for bit). `queue` is read once (the engine's live queue may be passed)."""
+    if isinstance(cores, Mapping):  # the queue's jobs' cores by job id, as `FillerOrder` keeps them
+        queue = list(queue)
+        table = [0] * (max(queue, default=-1) + 1)
+        for job in queue:
+            table[job] = cores[job]
+        return FillerOrder(table).order(queue, free_cores)
     return FillerOrder(cores).order(queue, free_cores)
 
 

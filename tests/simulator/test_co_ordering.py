@@ -1,6 +1,7 @@
 """Each co-scheduler's queue order matches the appendix formula of 003 on hand-made queues."""
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -273,3 +274,13 @@ def test_the_two_factor_fillers_sort_the_queue_by_their_priority():
 
     assert SJFFiller.order is QueueScheduler.order
     assert PopFiller.order is QueueScheduler.order
+
+
+def test_filler_order_takes_the_cores_as_a_mapping_and_refuses_one_it_cannot_index():
+    cores = {3: 64, 4: 16, 7: 40, 8: 8}
+    table = [0, 0, 0, 64, 16, 0, 0, 40, 8]
+    assert filler_order([3, 4, 7, 8], cores, 48) == filler_order([3, 4, 7, 8], table, 48)
+    with pytest.raises(KeyError):
+        filler_order([3, 5], cores, 48)
+    with pytest.raises(TypeError, match="sequence"):
+        FillerOrder(cores)
