@@ -13,7 +13,14 @@ cdef class NodeState:
     cdef public object cores_per_node
     cdef public Py_ssize_t slots
     cdef public Py_ssize_t idle
-    cdef list _sharing  # per job: {neighbour: nodes shared} or None (`sharing`)
+    # the neighbour table (`_forget_sharing`): per job its first entry; per entry the neighbour,
+    # the nodes shared and the job's next entry; the free entries' first; `_gather`'s output
+    cdef long long[::1] _heads
+    cdef long long[::1] _others
+    cdef long long[::1] _counts
+    cdef long long[::1] _next
+    cdef Py_ssize_t _free_entry
+    cdef long long[::1] _gathered
     cdef public list idle_ids
     cdef public list partly_used_ids
     # per node: its cores and the cores in use; per node and slot (node * slots + slot): occupant
@@ -28,8 +35,11 @@ cdef class NodeState:
     cpdef dict sharing(self, job)
     cdef _occupy_lowest_idle(self, job, list ids, cores)
     cdef _refile(self, Py_ssize_t lowest, Py_ssize_t highest)
-    cdef _share(self, job, other, Py_ssize_t run)
-    cdef _unshare(self, job)
+    cdef _share(self, Py_ssize_t job, Py_ssize_t other, Py_ssize_t run)
+    cdef _count_in(self, Py_ssize_t job, Py_ssize_t other, Py_ssize_t run)
+    cdef _unshare(self, Py_ssize_t job)
+    cdef _count_out(self, Py_ssize_t job, Py_ssize_t other)
+    cdef Py_ssize_t _gather(self, Py_ssize_t job) except -1
 
 
 @cython.final  # its C method is called directly

@@ -69,6 +69,7 @@ BULK_NODES = (
 # idle nodes a release moves down into the stale room before the compact allocator's idle list
 # at most; above, a slice insertion (its fixed cost: about as many item moves) is cheaper
 FRONT_MERGE = cython.declare(cython.Py_ssize_t, 16)
+NO_ENTRY = cython.declare(cython.Py_ssize_t, -1)  # the end of a job's neighbour entries (`_share`)
 WRITE_BEHIND = 1024  # changes the compact allocator keeps for its node arrays; beyond: rebuild
 # changes a read replays; beyond, it rebuilds (a rebuild costs about as much as replaying a few
 # dozen changes, so one read never replays a thousand of them inside a scheduling decision)
@@ -99,9 +100,7 @@ class NodeState:
         self._cores = array("q", cores)
         self.slots = slots
         self.idle = nodes
-        # per job (by index): {neighbour job: nodes they share}, None without a neighbour; kept by
-        # occupy/vacate, grown as jobs share nodes (a list read by index: no hashing per job)
-        self._sharing: list[dict[int, int] | None] = []
+        self._forget_sharing()
         self.idle_ids = list(range(nodes))
         self.partly_used_ids: list[int] = []
         self._used = array("q", bytes(8 * nodes))
@@ -301,71 +300,124 @@ class NodeState:
                 used[node], occupants[node * width] = full[node], owner
         self.idle_ids = [node for node in range(nodes) if not used[node]]
         self.partly_used_ids = []
-        self._sharing = []
+        self._forget_sharing()
         self.idle = len(self.idle_ids)
+
+    def _forget_sharing(self) -> None:
+        """No job shares a node: the neighbour table empty (a first room for 32 pairs)."""
+        # per job (by index): its first neighbour entry, or NO_ENTRY; per entry: the neighbour, the
+        # nodes they share and the job's next entry (or NO_ENTRY); a job's entries in the order its
+        # neighbours came; the free entries chained from `_free_entry` (`_share`, `_unshare`)
+        self._heads = array("q", [NO_ENTRY]) * 64
+        self._others, self._counts = array("q", [NO_ENTRY]) * 64, array("q", [NO_ENTRY]) * 64
+        self._next, self._gathered = array("q", range(1, 65)), array("q", [NO_ENTRY]) * 64
+        self._next[63], self._free_entry = NO_ENTRY, 0
 
     @property
     def shared(self) -> dict[int, dict[int, int]]:
         """Per job that shares nodes: {neighbour job: nodes they share} (made at each read)."""
-        return {job: counts for job, counts in enumerate(self._sharing) if counts is not None}
+        heads = self._heads
+        return {job: self.sharing(job) for job in range(len(heads)) if heads[job] != NO_ENTRY}
 
-    @cython.locals(
-        sharing=list,
-        mine=dict,
-        theirs=dict,
-        first=cython.Py_ssize_t,
-        second=cython.Py_ssize_t,
-        missing=cython.Py_ssize_t,
-    )
     def _share(self, job: int, other: int, run: int) -> None:
         """Count `job` and `other` (jobs, not reservations) in as sharing `run` more nodes."""
-        sharing, first, second = self._sharing, job, other
-        missing = max(first, second) + 1 - len(sharing)
-        if missing > 0:  # room for both, at least doubled (a few growths per run)
-            sharing.extend([None] * max(missing, len(sharing)))
-        mine, theirs = sharing[first], sharing[second]
-        if mine is None:  # its first neighbour (a job shares a node with few others)
-            sharing[first] = {other: run}
-        else:
-            counted = mine.get(other)
-            mine[other] = run if counted is None else counted + run
-        if theirs is None:
-            sharing[second] = {job: run}
-        else:
-            counted = theirs.get(job)
-            theirs[job] = run if counted is None else counted + run
+        if max(job, other) >= len(self._heads):  # room for both, at least doubled
+            self._heads = _grown(self._heads, max(job + 1, other + 1, 2 * len(self._heads)))
+        self._count_in(job, other, run)
+        self._count_in(other, job, run)
 
-    @cython.locals(
-        sharing=list, mine=dict, theirs=dict, index=cython.Py_ssize_t, other=cython.Py_ssize_t
-    )
+    @cython.initializedcheck(False)  # the table is made in `__init__`
+    @cython.boundscheck(False)  # `_share` made room for both jobs; entries are within the table
+    @cython.wraparound(False)
+    @cython.locals(entry=cython.Py_ssize_t, last=cython.Py_ssize_t, size=cython.Py_ssize_t)
+    @cython.locals(free=cython.Py_ssize_t)
+    def _count_in(self, job: int, other: int, run: int) -> None:
+        """`job` shares `run` more nodes with `other` (a new neighbour: an entry after its last)."""
+        entry, last = self._heads[job], NO_ENTRY
+        while entry != NO_ENTRY:
+            if self._others[entry] == other:
+                self._counts[entry] += run
+                return
+            last, entry = entry, self._next[entry]
+        entry = self._free_entry
+        if entry == NO_ENTRY:  # every entry taken: twice the room, the new entries free
+            entry = size = len(self._next)
+            self._others = _grown(self._others, 2 * size)
+            self._counts = _grown(self._counts, 2 * size)
+            self._gathered = _grown(self._gathered, 2 * size)
+            self._next = _grown(self._next, 2 * size)
+            for free in range(entry, 2 * size - 1):
+                self._next[free] = free + 1
+        self._free_entry = self._next[entry]
+        self._others[entry], self._counts[entry], self._next[entry] = other, run, NO_ENTRY
+        if last == NO_ENTRY:
+            self._heads[job] = entry
+        else:
+            self._next[last] = entry
+
+    @cython.initializedcheck(False)  # the table is made in `__init__`
+    @cython.boundscheck(False)  # the jobs are within the table (checked), so are their entries
+    @cython.wraparound(False)
+    @cython.locals(entry=cython.Py_ssize_t, following=cython.Py_ssize_t)
     def _unshare(self, job: int) -> None:
         """Count `job` out of every node: it left them all (`vacate`)."""
-        sharing, index = self._sharing, job
-        if not 0 <= index < len(sharing):  # a reservation, or never beside another job
+        if not 0 <= job < len(self._heads):  # a reservation, or never beside another job
             return
-        mine = sharing[index]
-        if mine is None:  # no one beside
-            return
-        sharing[index] = None
-        for other in mine:
-            theirs = sharing[other]
-            assert theirs is not None  # its neighbour counts it in
-            if len(theirs) > 1:
-                del theirs[job]
-            else:
-                sharing[other] = None
+        entry = self._heads[job]
+        self._heads[job] = NO_ENTRY
+        while entry != NO_ENTRY:
+            self._count_out(self._others[entry], job)
+            following = self._next[entry]
+            self._next[entry], self._free_entry = self._free_entry, entry
+            entry = following
 
-    @cython.locals(counts=dict)
+    @cython.initializedcheck(False)  # the table is made in `__init__`
+    @cython.boundscheck(False)  # `_unshare`'s neighbours, in the table
+    @cython.wraparound(False)
+    @cython.locals(entry=cython.Py_ssize_t, last=cython.Py_ssize_t)
+    def _count_out(self, job: int, other: int) -> None:
+        """`job` no longer shares a node with `other` (a neighbour): its entry freed."""
+        entry, last = self._heads[job], NO_ENTRY
+        while self._others[entry] != other:  # `job` counts `other` in
+            last, entry = entry, self._next[entry]
+        if last == NO_ENTRY:
+            self._heads[job] = self._next[entry]
+        else:
+            self._next[last] = self._next[entry]
+        self._next[entry], self._free_entry = self._free_entry, entry
+
+    @cython.initializedcheck(False)  # the table is made in `__init__`
+    @cython.boundscheck(False)  # entries are within the table, which `_gathered` is as long as
+    @cython.wraparound(False)
+    @cython.locals(entry=cython.Py_ssize_t, count=cython.Py_ssize_t)
+    def _gather(self, job: int) -> int:
+        """Write the jobs sharing a node with `job` to the start of `_gathered` (in the order they
+        came); return their count."""
+        if not 0 <= job < len(self._heads):  # a reservation, or never beside another job
+            return 0
+        entry, count = self._heads[job], 0
+        while entry != NO_ENTRY:
+            self._gathered[count] = self._others[entry]
+            entry, count = self._next[entry], count + 1
+        return count
+
+    @cython.locals(count=cython.Py_ssize_t, at=cython.Py_ssize_t)
     def neighbours(self, job: int) -> list[int]:
         """The jobs sharing at least one node with `job` (in no particular order)."""
-        counts = self.sharing(job)
-        return [] if counts is None else [other for other in counts]  # compiled: no iterator
+        count = self._gather(job)
+        return [self._gathered[at] for at in range(count)]
 
-    @cython.locals(sharing=list, index=cython.Py_ssize_t)
+    @cython.locals(index=cython.Py_ssize_t, entry=cython.Py_ssize_t, counts=dict)
     def sharing(self, job: int) -> dict[int, int] | None:
-        """Per job sharing nodes with `job`, how many (None: none); read-only, no list made."""
-        sharing, index = self._sharing, job
-        return sharing[index] if 0 <= index < len(sharing) else None
+        """Per job sharing nodes with `job`, how many (None: none); made at each read."""
+        index = job
+        if not 0 <= index < len(self._heads) or self._heads[index] == NO_ENTRY:
+            return None
+        entry, counts = self._heads[index], {}
+        while entry != NO_ENTRY:
+            counts[self._others[entry]] = self._counts[entry]
+            entry = self._next[entry]
+        return counts
 
     @cython.locals(
         occupants=cython.longlong[:],
@@ -418,6 +470,17 @@ def _remove(ids: list[int], nodes: list[int], ascending: bool = False) -> None:
                 ids[kept] = ids[at]
                 kept += 1
         del ids[kept:]
+
+
+@cython.cfunc
+@cython.locals(values=cython.longlong[::1], grown=cython.longlong[::1], at=cython.Py_ssize_t)
+def _grown(values, size: int):
+    """A copy of `values` (an ``array("q")``) `size` items long, NO_ENTRY after them."""
+    copy = array("q", [NO_ENTRY]) * size
+    grown = copy
+    for at in range(len(values)):
+        grown[at] = values[at]
+    return copy
 
 
 @cython.cfunc

@@ -12,14 +12,18 @@ cdef class HeatmapSpeedModel:
     cdef public object app
     cdef public object spread
     cdef public object known
-    cdef public list _rows
-    cdef public list _apps
-    cdef public list _alone
+    cdef double[::1] _pairs
+    cdef long long[::1] _apps
+    cdef double[::1] _alone
+    cdef Py_ssize_t _width
 
     cpdef double speed_in(
-        self, NodeState state, job, Allocation allocation, Py_ssize_t cores_per_node
+        self, NodeState state, Py_ssize_t job, Allocation allocation, Py_ssize_t cores_per_node
     ) except? -1
-    cpdef double speed_beside(self, Py_ssize_t job, dict others, bint spread) except? -1
+    cpdef double speed_beside(self, Py_ssize_t job, others, bint spread) except? -1
+    cdef double _least_speed(
+        self, Py_ssize_t job, long long[::1] others, Py_ssize_t count, bint spread
+    ) except? -1
 
 
 cdef class _HalfNodes:

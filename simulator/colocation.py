@@ -33,6 +33,7 @@ others.
 from __future__ import annotations
 
 import warnings
+from array import array
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -351,14 +352,17 @@ class SpeedModel(Protocol):
         scheduler's view (`cosched.simulator.view.SchedulerView`, which imports this module)."""
 
 
+@cython.initializedcheck(False)  # the node state's table is made with it
+@cython.boundscheck(False)  # `_gather` wrote `count` neighbours
+@cython.wraparound(False)
+@cython.locals(count=cython.Py_ssize_t, at=cython.Py_ssize_t)
 def append_neighbourhood(touched: list[int], job: int, state: NodeState) -> None:
     """Append `job` and the jobs sharing its nodes in `state` to `touched` (the engine's jobs
     whose speeds follow), without a list per call."""
     touched.append(job)
-    sharing = state.sharing(job)
-    if sharing is not None:
-        for other in sharing:  # compiled: no iterator (`list.extend` makes one)
-            touched.append(other)
+    count = state._gather(job)
+    for at in range(count):
+        touched.append(state._gathered[at])
 
 
 @cython.cclass
@@ -382,9 +386,12 @@ class HeatmapSpeedModel:
         self.known = (
             np.ones(speedups.shape, dtype=bool) if known is None else known
         )  # pair measured (a way)
-        # the same values as lists: a speed is a few look-ups, asked at every start and end
-        self._rows, self._apps = speedups.tolist(), np.asarray(app).tolist()
-        self._alone = spread.tolist()
+        # the same values as C arrays (row after row; per job; per application): a speed is a
+        # few look-ups, asked at every start and end
+        self._pairs = array("d", np.ascontiguousarray(speedups, np.float64).tobytes())
+        self._apps = array("q", np.asarray(app, np.int64).tobytes())
+        self._alone = array("d", np.asarray(spread, np.float64).tobytes())
+        self._width = speedups.shape[1]
 
     def speed_of(self, engine, job: int) -> float:
         """The speedup of one running job (`speeds` of that job)."""
@@ -394,48 +401,42 @@ class HeatmapSpeedModel:
         neighbours, allocation = engine.neighbours, engine.allocation
         cores_per_node = engine.platform.cores_per_node
         return [
-            (
-                job,
-                self.speed_beside(
-                    job, dict.fromkeys(neighbours(job)), allocation[job].cores < cores_per_node
-                ),
-            )
+            (job, self.speed_beside(job, neighbours(job), allocation[job].cores < cores_per_node))
             for job in (jobs if isinstance(jobs, list) else jobs.tolist())
         ]
 
-    @cython.locals(allocation=Allocation)
+    @cython.initializedcheck(False)  # the node state's table is made with it
+    @cython.locals(allocation=Allocation, count=cython.Py_ssize_t)
     def speed_in(
         self, state: NodeState, job: int, allocation: Allocation, cores_per_node: int
     ) -> float:
         """The speedup of running `job` on `allocation`, its neighbours read from the node state
         (the engine's call in C)."""
-        return self.speed_beside(job, state.sharing(job), allocation._cores < cores_per_node)
+        count = state._gather(job)
+        return self._least_speed(job, state._gathered, count, allocation._cores < cores_per_node)
 
+    def speed_beside(self, job: int, others: Iterable[int] | None, spread: bool) -> float:
+        """The speedup of running `job` beside `others` (its neighbours; None: none), on half
+        nodes (`spread`) or whole ones."""
+        listed = array("q", () if others is None else others)
+        return self._least_speed(job, listed, len(listed), spread)
+
+    @cython.initializedcheck(False)  # the arrays are made in `__init__`
+    @cython.boundscheck(False)  # jobs and applications index their arrays (the heatmap's)
+    @cython.wraparound(False)
     @cython.locals(
-        row=list,
-        apps=list,
-        app=cython.Py_ssize_t,
-        index=cython.Py_ssize_t,
-        other=cython.Py_ssize_t,
-        speed=cython.double,
-        pair=cython.double,
-        found=cython.bint,
+        row=cython.Py_ssize_t, at=cython.Py_ssize_t, speed=cython.double, pair=cython.double
     )
-    def speed_beside(self, job: int, others: dict | None, spread: bool) -> float:
-        """The speedup of running `job` beside `others` (its neighbours, the keys; None: none), on
-        half nodes (`spread`) or whole ones."""
-        apps, found, speed = self._apps, False, 1.0
-        app = apps[job]
-        row = self._rows[app]
-        if others is not None:
-            for other in others:  # 000 §3.5, formula (4.1): the minimum over the neighbours
-                index = apps[other]
-                pair = row[index]
-                if not found or pair < speed:
-                    speed, found = pair, True
-        if found:
+    def _least_speed(self, job: int, others, count: int, spread: bool) -> float:
+        """`speed_beside` of the first `count` jobs of `others` (an ``array("q")``)."""
+        row, speed = self._apps[job] * self._width, 1.0
+        for at in range(count):  # 000 §3.5, formula (4.1): the minimum over the neighbours
+            pair = self._pairs[row + self._apps[others[at]]]
+            if not at or pair < speed:
+                speed = pair
+        if count:
             return speed
-        return self._alone[app] if spread else 1.0
+        return self._alone[self._apps[job]] if spread else 1.0
 
 
 class CoContext:

@@ -332,8 +332,7 @@ class _LoopState(Clock):
         if type(self.speed_model) is HeatmapSpeedModel:  # in C (`cores` per node)
             heatmap, state = self.speed_model, self.allocator.state
             for index in self._ascending[:count]:  # `_LoopState`'s `set_speed`: no override check
-                job = self._running_keys[index]  # its int, as `start` got it: none made
-                speed = heatmap.speed_in(state, job, self.allocation[index], cores)
+                speed = heatmap.speed_in(state, index, self.allocation[index], cores)
                 _LoopState.set_speed(self, index, speed)  # returns at once on the same speed
             return
         model, jobs = self.speed_model, list(self._ascending[:count])

@@ -224,6 +224,54 @@ def test_node_lists_and_neighbours_follow_many_spread_jobs(steps):
         assert state.shared == shared
 
 
+@st.composite
+def crowded_steps(draw):
+    """Jobs taking one core of up to 24 of 40 four-core nodes (four slots) and leaving: more pairs
+    of neighbours than the neighbour table's first room, and job indices beyond its first 64."""
+    nodes, steps, held = 40, [], {}
+    free = [4] * nodes
+    for job in range(draw(st.integers(1, 120))):
+        if len(held) > 12 or (held and draw(st.integers(0, 3)) == 0):
+            gone = draw(st.sampled_from(sorted(held)))
+            for node in held.pop(gone):
+                free[node] += 1
+            steps.append(("vacate", gone))
+            continue
+        open_nodes = [node for node in range(nodes) if free[node]]
+        chosen = draw(st.lists(st.sampled_from(open_nodes), min_size=1, max_size=24, unique=True))
+        for node in chosen:
+            free[node] -= 1
+        held[job] = chosen
+        steps.append(("occupy", job, chosen))
+    return steps
+
+
+@settings(max_examples=30, deadline=None)
+@given(steps=crowded_steps())
+def test_the_neighbour_table_counts_the_nodes_each_pair_shares_in_the_slots(steps):
+    state, held = NodeState(Platform(40, 4, 1), slots=4), {}
+    for step in steps:
+        if step[0] == "occupy":
+            _, job, nodes = step
+            held[job] = nodes
+            state.occupy(job, list(nodes), 1)
+        else:
+            state.vacate(step[1], held.pop(step[1]), 1)
+        expected = {job: brute_force_neighbours(state, job) for job in held}
+        assert state.shared == {job: counts for job, counts in expected.items() if counts}
+        for job, counts in expected.items():
+            assert state.sharing(job) == (counts or None)
+            assert sorted(state.neighbours(job)) == sorted(counts)
+            touched: list[int] = []
+            append_neighbourhood(touched, job, state)
+            assert touched[0] == job and sorted(touched[1:]) == sorted(counts)
+    for job in held:  # a read is a copy: changing it changes no count
+        counts = state.sharing(job)
+        if counts:
+            counts.clear()
+            assert state.sharing(job) == brute_force_neighbours(state, job)
+
+
 def test_a_node_shared_by_jobs_turns_partly_used_and_idle_as_they_leave():
     state = NodeState(Platform.of_groups([NodeGroup(1, 1, 2), NodeGroup(1, 1, 4)]), slots=3)
     state.occupy(0, [0, 1], 1)  # the lowest idle nodes
