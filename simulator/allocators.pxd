@@ -1,9 +1,10 @@
 # Cython's augmenting .pxd of allocators.py: the compiled allocators call the simulator's one
 # binary search over lists (bisection.py) as a C function; the node state's fields and edits are
 # declared so the compiled co-location allocator (colocation.pxd cimports it) calls `occupy`,
-# `vacate` and `neighbours` in C and reads the idle and partly used lists without attribute
-# look-ups; the whole-node allocator's and `start_job`/`end_job`, so the compiled engine
-# (engine.pxd) starts and ends jobs on it in C. Python sees the fields as ordinary attributes.
+# `vacate`, `neighbours`, `lowest_idle` and `lowest_partly_used` in C and reads the idle count
+# without attribute look-ups; the whole-node allocator's and `start_job`/`end_job`, so the
+# compiled engine (engine.pxd) starts and ends jobs on it in C. Python sees the fields as ordinary
+# attributes.
 
 cimport cython
 
@@ -13,6 +14,7 @@ cdef class NodeState:
     cdef public object cores_per_node
     cdef public Py_ssize_t slots
     cdef public Py_ssize_t idle
+    cdef Py_ssize_t _partly  # partly used nodes
     # the neighbour table (`_forget_sharing`): per job its first entry; per entry the neighbour,
     # the nodes shared and the job's next entry; the free entries' first; `_gather`'s output
     cdef long long[::1] _heads
@@ -21,20 +23,23 @@ cdef class NodeState:
     cdef long long[::1] _next
     cdef Py_ssize_t _free_entry
     cdef long long[::1] _gathered
-    cdef public list idle_ids
-    cdef public list partly_used_ids
     # per node: its cores and the cores in use; per node and slot (node * slots + slot): occupant
     cdef long long[:] _cores
     cdef long long[:] _used
     cdef long long[:] _occupants
+    # per node: its kind (IDLE, PARTLY, FULL); per block of nodes and kind: its nodes of that kind
+    cdef long long[:] _kinds
+    cdef long long[:] _tally
     cdef public object _arrays
 
     cpdef occupy(self, job, nodes, cores)
     cpdef vacate(self, job, nodes, cores)
     cpdef list neighbours(self, job)
     cpdef dict sharing(self, job)
-    cdef _occupy_lowest_idle(self, job, list ids, cores)
-    cdef _refile(self, Py_ssize_t lowest, Py_ssize_t highest)
+    cpdef list lowest_idle(self, Py_ssize_t count)
+    cpdef list lowest_partly_used(self, Py_ssize_t count)
+    cdef list _lowest(self, Py_ssize_t kind, Py_ssize_t count)
+    cdef inline void _file(self, Py_ssize_t node) noexcept  # C reads and writes alone: no error
     cdef _share(self, Py_ssize_t job, Py_ssize_t other, Py_ssize_t run)
     cdef _count_in(self, Py_ssize_t job, Py_ssize_t other, Py_ssize_t run)
     cdef _unshare(self, Py_ssize_t job)

@@ -70,6 +70,13 @@ BULK_NODES = (
 # at most; above, a slice insertion (its fixed cost: about as many item moves) is cheaper
 FRONT_MERGE = cython.declare(cython.Py_ssize_t, 16)
 NO_ENTRY = cython.declare(cython.Py_ssize_t, -1)  # the end of a job's neighbour entries (`_share`)
+# a node's kind, from its cores in use: idle (none), partly used (some) or full (all)
+IDLE = cython.declare(cython.Py_ssize_t, 0)
+PARTLY = cython.declare(cython.Py_ssize_t, 1)
+FULL = cython.declare(cython.Py_ssize_t, 2)
+KINDS = cython.declare(cython.Py_ssize_t, 3)
+# the node state counts each kind per block of 2**BLOCK_BITS (64) nodes
+BLOCK_BITS = cython.declare(cython.Py_ssize_t, 6)
 WRITE_BEHIND = 1024  # changes the compact allocator keeps for its node arrays; beyond: rebuild
 # changes a read replays; beyond, it rebuilds (a rebuild costs about as much as replaying a few
 # dozen changes, so one read never replays a thousand of them inside a scheduling decision)
@@ -79,8 +86,10 @@ REPLAY_AT_MOST = 32
 @cython.cclass
 class NodeState:
     """Per node: the cores in use and the occupant of each slot, as `array('q')`s (compiled:
-    written through typed memoryviews); the idle nodes and the partly used ones (some cores free,
-    some used), ascending lists; and which jobs share nodes.
+    written through typed memoryviews); each node's kind (idle, partly used: some cores free, some
+    used, or full), kept node by node as its cores in use change, with the count of each kind per
+    block of nodes, so that the idle and the partly used nodes are listed (ascending) when read
+    without a scan of every node or a list edit per change; and which jobs share nodes.
 
     The one node state of every allocator. A start or an end touches a few nodes, where item edits
     cost less than numpy calls on small arrays; the numpy arrays `used` and `occupants` are copied
@@ -88,7 +97,8 @@ class NodeState:
     `occupy`, `vacate`, `take` and `give_back`). Nodes may have different core counts (node types)
     and any number of slots. Compiled, an extension type (fields and C methods declared in
     ``allocators.pxd``): its own edits and the compiled co-location allocator read the fields as C
-    fields and call `occupy`, `vacate` and `neighbours` in C; in plain Python an ordinary class."""
+    fields and call `occupy`, `vacate`, `neighbours` and `lowest_idle` in C; in plain Python an
+    ordinary class."""
 
     def __init__(self, platform: Platform, slots: int = 2):
         nodes = platform.nodes
@@ -99,13 +109,21 @@ class NodeState:
         cores = [platform.cores_per_node] * nodes if per_node is None else per_node.tolist()
         self._cores = array("q", cores)
         self.slots = slots
-        self.idle = nodes
-        self._forget_sharing()
-        self.idle_ids = list(range(nodes))
-        self.partly_used_ids: list[int] = []
-        self._used = array("q", bytes(8 * nodes))
-        self._occupants = array("q", [EMPTY]) * (nodes * slots)  # slot s of node n at n * slots + s
         self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+        self._empty(nodes)
+
+    def _empty(self, nodes: int) -> None:
+        """Every node idle: no core in use, every slot free, no job beside another."""
+        self._used = array("q", bytes(8 * nodes))
+        self._occupants = array("q", [EMPTY]) * (nodes * self.slots)  # slot s of node n: n*slots+s
+        # per node its kind (IDLE, PARTLY or FULL); per block of nodes and kind, its nodes of that
+        # kind (at block * KINDS + kind): `_lowest` skips the blocks holding none
+        self._kinds = array("q", [IDLE]) * nodes
+        block = 1 << BLOCK_BITS
+        firsts = range(0, nodes, block)
+        self._tally = array("q", [n for at in firsts for n in (min(block, nodes - at), 0, 0)])
+        self.idle, self._partly = nodes, 0
+        self._forget_sharing()
 
     @property
     def used(self) -> np.ndarray:
@@ -136,6 +154,82 @@ class NodeState:
             self._arrays = used, occupants
         return self._arrays
 
+    @property
+    def idle_ids(self) -> list[int]:
+        """The idle nodes, ascending (made at each read)."""
+        return self._lowest(IDLE, self.idle)
+
+    @property
+    def partly_used_ids(self) -> list[int]:
+        """The partly used nodes (some cores free, some used), ascending (made at each read)."""
+        return self._lowest(PARTLY, self._partly)
+
+    def lowest_idle(self, count: int) -> list[int]:
+        """The lowest `count` idle nodes, ascending (every idle node if fewer are)."""
+        return self._lowest(IDLE, count)
+
+    def lowest_partly_used(self, count: int) -> list[int]:
+        """The lowest `count` partly used nodes, ascending (every one if fewer are)."""
+        return self._lowest(PARTLY, count)
+
+    @cython.boundscheck(False)  # the blocks and their nodes exist
+    @cython.wraparound(False)
+    @cython.initializedcheck(False)  # `_empty` sets every buffer
+    @cython.locals(
+        kinds=cython.longlong[:],
+        tally=cython.longlong[:],
+        chosen=list,
+        found=cython.Py_ssize_t,
+        block=cython.Py_ssize_t,
+        left=cython.Py_ssize_t,
+        node=cython.Py_ssize_t,
+    )
+    def _lowest(self, kind: int, count: int) -> list[int]:
+        """The lowest `count` nodes of `kind` (IDLE or PARTLY), ascending, as many as there are: a
+        scan of the blocks that hold some, each up to its last node of that kind."""
+        kinds, tally, found = self._kinds, self._tally, 0
+        count = min(count, self.idle if kind == IDLE else self._partly)
+        chosen = [0] * count  # compiled: filled in place, no append
+        for block in range(len(tally) // KINDS):
+            if found == count:
+                break
+            left, node = tally[block * KINDS + kind], block << BLOCK_BITS
+            while left and found < count:
+                if kinds[node] == kind:
+                    chosen[found] = node
+                    found, left = found + 1, left - 1
+                node += 1
+        return chosen
+
+    @cython.boundscheck(False)  # `node` is a node of the state
+    @cython.wraparound(False)
+    @cython.initializedcheck(False)  # `_empty` sets every buffer
+    @cython.locals(
+        in_use=cython.longlong,
+        kind=cython.Py_ssize_t,
+        was=cython.Py_ssize_t,
+        block=cython.Py_ssize_t,
+    )
+    def _file(self, node: int) -> None:
+        """Count node `node` as idle, partly used or full from its cores in use, after a change."""
+        in_use = self._used[node]
+        kind = IDLE if in_use == 0 else PARTLY if in_use < self._cores[node] else FULL
+        was = self._kinds[node]
+        if kind == was:
+            return
+        self._kinds[node] = kind
+        block = (node >> BLOCK_BITS) * KINDS
+        self._tally[block + was] -= 1
+        self._tally[block + kind] += 1
+        if was == IDLE:
+            self.idle -= 1
+        elif was == PARTLY:
+            self._partly -= 1
+        if kind == IDLE:
+            self.idle += 1
+        elif kind == PARTLY:
+            self._partly += 1
+
     @cython.locals(
         node=cython.Py_ssize_t,
         used=cython.longlong[:],
@@ -150,24 +244,18 @@ class NodeState:
         beside=cython.longlong,
         empty=cython.longlong,
         run=cython.Py_ssize_t,
-        lowest=cython.Py_ssize_t,
-        highest=cython.Py_ssize_t,
     )
     def occupy(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         """`job` (or a reservation key) takes `cores` cores and a free slot on each of `nodes`."""
         ids = nodes if isinstance(nodes, list) else nodes.tolist()
         self._arrays = None
-        if _leading(self.idle_ids, ids):  # the lowest idle nodes, the usual choice: no neighbours
-            self._occupy_lowest_idle(job, ids, cores)
-            return
         used, occupants, width = self._used, self._occupants, self.slots
         step, mine, empty = cores, job, EMPTY  # compiled: C integers, compared without objects
-        lowest, highest = len(used), EMPTY
         beside, run = empty, 0  # a neighbour usually holds a run of the nodes: counted once per run
         for item in ids:
             node = item
-            lowest, highest = min(lowest, node), max(highest, node)
             used[node] += step
+            self._file(node)
             placed = False
             for at in range(node * width, node * width + width):
                 other = occupants[at]
@@ -180,37 +268,8 @@ class NodeState:
                 elif other == empty and not placed:
                     occupants[at] = mine
                     placed = True
-        self._refile(lowest, highest)
         if run and mine >= 0:
             self._share(job, beside, run)
-
-    @cython.locals(
-        used=cython.longlong[:],
-        occupants=cython.longlong[:],
-        full=cython.longlong[:],
-        count=cython.Py_ssize_t,
-        node=cython.Py_ssize_t,
-        width=cython.Py_ssize_t,
-        step=cython.Py_ssize_t,
-        mine=cython.longlong,
-    )
-    def _occupy_lowest_idle(self, job: int, ids: list[int], cores: int) -> None:
-        """`occupy` on `ids`, the lowest idle nodes (ascending, every slot free)."""
-        used, occupants, width, count = self._used, self._occupants, self.slots, len(ids)
-        del self.idle_ids[:count]
-        self.idle = len(self.idle_ids)
-        step, mine = cores, job
-        for item in ids:
-            node = item
-            used[node] = step
-            occupants[node * width] = mine
-        cpn = self.cores_per_node
-        if isinstance(cpn, int):
-            if cores < cpn:
-                insert_nodes(self.partly_used_ids, ids, True)
-        else:
-            full = self._cores
-            insert_nodes(self.partly_used_ids, [node for node in ids if step < full[node]], True)
 
     @cython.locals(
         node=cython.Py_ssize_t,
@@ -220,8 +279,6 @@ class NodeState:
         mine=cython.longlong,
         width=cython.Py_ssize_t,
         at=cython.Py_ssize_t,
-        lowest=cython.Py_ssize_t,
-        highest=cython.Py_ssize_t,
     )
     def vacate(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         """`job` (or a reservation key) gives back its `cores` cores and its slot on `nodes`, every
@@ -229,24 +286,15 @@ class NodeState:
         used, occupants, width = self._used, self._occupants, self.slots
         self._arrays = None
         step, mine = cores, job  # compiled: C integers, compared without objects
-        lowest, highest = len(used), EMPTY
         for item in nodes if isinstance(nodes, list) else nodes.tolist():
             node = item
-            lowest, highest = min(lowest, node), max(highest, node)
             used[node] -= step
+            self._file(node)
             for at in range(node * width, node * width + width):
                 if occupants[at] == mine:
                     occupants[at] = EMPTY
                     break
-        self._refile(lowest, highest)
         self._unshare(job)
-
-    def _refile(self, lowest: int, highest: int) -> None:
-        """Make the idle and partly used lists from node `lowest` to node `highest` anew from the
-        cores in use: after a start or an end on some of these nodes (in any order, no sort)."""
-        _respan(self.idle_ids, lowest, highest, self._used, self._cores, True)
-        _respan(self.partly_used_ids, lowest, highest, self._used, self._cores, False)
-        self.idle = len(self.idle_ids)
 
     @cython.locals(
         used=cython.longlong[:],
@@ -262,8 +310,7 @@ class NodeState:
         self._arrays = None
         for node in ids:
             used[node], occupants[node * width] = full[node], owner
-        _remove(self.idle_ids, ids)
-        self.idle = len(self.idle_ids)
+            self._file(node)
 
     @cython.locals(
         used=cython.longlong[:],
@@ -277,31 +324,26 @@ class NodeState:
         self._arrays = None
         for node in ids:
             used[node], occupants[node * width] = 0, EMPTY
-        insert_nodes(self.idle_ids, ids)
-        self.idle = len(self.idle_ids)
+            self._file(node)
 
     @cython.locals(
         used=cython.longlong[:],
         full=cython.longlong[:],
         occupants=cython.longlong[:],
         node=cython.Py_ssize_t,
-        nodes=cython.Py_ssize_t,
         width=cython.Py_ssize_t,
     )
     def hold_whole(self, holders: dict[int, list[int]]) -> None:
         """Start over from `holders`: each owner holds every core of its nodes (slot 0), the other
         nodes are idle (a whole-node allocator's rebuild)."""
-        nodes, full, width = len(self._used), self._cores, self.slots
+        full, width = self._cores, self.slots
         self._arrays = None
-        self._used = used = array("q", bytes(8 * nodes))
-        self._occupants = occupants = array("q", [EMPTY]) * (nodes * width)
+        self._empty(len(self._used))
+        used, occupants = self._used, self._occupants
         for owner, ids in holders.items():
             for node in ids:
                 used[node], occupants[node * width] = full[node], owner
-        self.idle_ids = [node for node in range(nodes) if not used[node]]
-        self.partly_used_ids = []
-        self._forget_sharing()
-        self.idle = len(self.idle_ids)
+                self._file(node)
 
     def _forget_sharing(self) -> None:
         """No job shares a node: the neighbour table empty (a first room for 32 pairs)."""
@@ -439,40 +481,6 @@ class NodeState:
 
 
 @cython.cfunc
-@cython.locals(
-    ids=list,
-    nodes=list,
-    count=cython.Py_ssize_t,
-    at=cython.Py_ssize_t,
-    kept=cython.Py_ssize_t,
-    gone=cython.Py_ssize_t,
-    node=cython.Py_ssize_t,
-)
-def _remove(ids: list[int], nodes: list[int], ascending: bool = False) -> None:
-    """Remove `nodes` from the ascending list `ids` (`ascending`: `nodes` are known to ascend)."""
-    count = len(nodes)
-    if not count:
-        return
-    if _leading(ids, nodes):  # the lowest ones, the usual choice
-        del ids[:count]
-    elif count == 1:
-        del ids[int_position(ids, nodes[0], 0, len(ids), False)]
-    else:  # one merge of the two ascending lists, from the first node removed
-        if not ascending:
-            nodes = sorted(nodes)
-        kept = int_position(ids, nodes[0], 0, len(ids), False)
-        gone = 0
-        for at in range(kept, len(ids)):  # compiled: ids compared as C integers, moved as they are
-            node = ids[at]
-            if gone < count and node == cython.cast(cython.Py_ssize_t, nodes[gone]):
-                gone += 1
-            else:
-                ids[kept] = ids[at]
-                kept += 1
-        del ids[kept:]
-
-
-@cython.cfunc
 @cython.locals(values=cython.longlong[::1], grown=cython.longlong[::1], at=cython.Py_ssize_t)
 def _grown(values, size: int):
     """A copy of `values` (an ``array("q")``) `size` items long, NO_ENTRY after them."""
@@ -481,59 +489,6 @@ def _grown(values, size: int):
     for at in range(len(values)):
         grown[at] = values[at]
     return copy
-
-
-@cython.cfunc
-@cython.boundscheck(False)  # the nodes from `lowest` to `highest` exist, `at` stays below `end`
-@cython.wraparound(False)
-@cython.locals(
-    ids=list,
-    lowest=cython.Py_ssize_t,
-    highest=cython.Py_ssize_t,
-    used=cython.longlong[:],
-    full=cython.longlong[:],
-    idle=cython.bint,
-    node=cython.Py_ssize_t,
-    at=cython.Py_ssize_t,
-    end=cython.Py_ssize_t,
-)
-def _respan(ids: list[int], lowest: int, highest: int, used, full, idle: bool) -> None:
-    """Make the ascending list `ids` hold, from node `lowest` to node `highest`, the idle nodes
-    (`idle`) or the partly used ones of the cores in use `used` (`full`: each node's cores),
-    editing in place the items that changed."""
-    at = int_position(ids, lowest, 0, len(ids), False)
-    end = int_position(ids, highest, at, len(ids), True)
-    for node in range(lowest, highest + 1):
-        if not (used[node] == 0 if idle else 0 < used[node] < full[node]):
-            continue
-        if at == end:  # past the old entries: a node more
-            ids.insert(at, node)
-            end += 1
-        elif cython.cast(cython.Py_ssize_t, ids[at]) != node:
-            ids[at] = node
-        at += 1
-    if end - at == 1:
-        del ids[at]
-    elif end > at:
-        del ids[at:end]
-
-
-@cython.cfunc
-@cython.boundscheck(False)  # `at` stays below both lengths
-@cython.wraparound(False)
-@cython.locals(
-    ids=list, nodes=list, at=cython.Py_ssize_t, node=cython.Py_ssize_t, first=cython.Py_ssize_t
-)
-def _leading(ids: list[int], nodes: list[int]) -> bool:
-    """True if `nodes` are the first entries of `ids` (compiled: compared as C integers in place,
-    no slice)."""
-    if len(nodes) > len(ids):
-        return False
-    for at in range(len(nodes)):  # noqa: SIM110  (compiled: a C loop, no generator)
-        first, node = ids[at], nodes[at]
-        if first != node:
-            return False
-    return True
 
 
 def _cores_of_nodes(platform: Platform) -> np.ndarray:

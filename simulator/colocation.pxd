@@ -50,7 +50,7 @@ cdef class _HalfNodes:
     cpdef allocate(self, engine, job)
     cpdef commit(self, job, Allocation allocation)
     cpdef release(self, job, Allocation allocation)
-    cpdef _sharable(self, job, list half_full)
+    cpdef list _sharable(self, job, Py_ssize_t count)
     cpdef _account(self, job, allocation, sign)
     cpdef free_units(self)
     cpdef free_cores(self)

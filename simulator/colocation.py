@@ -156,37 +156,35 @@ class _HalfNodes:
         state=NodeState,
         count=cython.Py_ssize_t,
         shared=cython.Py_ssize_t,
-        idle=list,
         half_full=list,
         nodes=list,
         index=cython.Py_ssize_t,
     )
     def find(self, engine, job: int) -> Allocation | None:
         state, index = self.state, job  # `index`: the lists' C index, `job` their Python int
-        idle = state.idle_ids
         if self.is_compact(engine, job):
             count = self._compact_nodes[index]
             if count > state.idle:
                 return None
-            return _listed(idle[:count], self._cpn)
+            return _listed(state.lowest_idle(count), self._cpn)
         count = self._spread_halves[index]
         shared = self.free_halves - 2 * state.idle  # nodes with exactly one free half
         if count > state.idle + shared:
             return None
         if self.prefer == "idle":
-            if count <= len(idle):
-                return _listed(idle[:count], self.half)
-            half_full = self._sharable(job, state.partly_used_ids)
-            if count > len(idle) + len(half_full):
+            if count <= state.idle:
+                return _listed(state.lowest_idle(count), self.half)
+            half_full = self._sharable(job, count - state.idle)
+            if count > state.idle + len(half_full):
                 return None
-            nodes = idle + half_full[: count - len(idle)]
+            nodes = state.lowest_idle(state.idle) + half_full
         else:
-            half_full = self._sharable(job, state.partly_used_ids)
+            half_full = self._sharable(job, count)
             if count <= len(half_full):
-                return _listed(half_full[:count], self.half)
-            if count > len(idle) + len(half_full):
+                return _listed(half_full, self.half)
+            if count > state.idle + len(half_full):
                 return None
-            nodes = half_full + idle[: count - len(half_full)]
+            nodes = half_full + state.lowest_idle(count - len(half_full))
         return _listed(nodes, self.half, False)
 
     def allocate(self, engine, job: int) -> Allocation | None:
@@ -214,16 +212,19 @@ class _HalfNodes:
         if self.needs is not None:
             self._account(job, allocation, -1)
 
-    def _sharable(self, job: int, half_full: list[int]) -> list[int]:
-        """The half-full nodes where the job's memory and GPUs fit beside their occupant's."""
+    @cython.locals(state=NodeState)
+    def _sharable(self, job: int, count: int) -> list[int]:
+        """The lowest `count` half-full nodes where the job's memory and GPUs fit beside their
+        occupant's (as many as there are), ascending."""
+        state = self.state
         if self.needs is None:
-            return half_full
-        group, nodes = self.platform.node_groups[0], np.array(half_full, dtype=np.int64)
+            return state.lowest_partly_used(count)
+        group, nodes = self.platform.node_groups[0], np.array(state.partly_used_ids, dtype=np.int64)
         fits = self.gpus_used[nodes] + self._gpu_use[job] <= group.gpus_per_node
         if group.memory_per_node is not None:
             room = group.memory_per_node * (1 + MEMORY_TOLERANCE)
             fits &= self.memory_used[nodes] + self._memory_use[job] <= room
-        return nodes[fits].tolist()
+        return nodes[fits][:count].tolist()
 
     def _account(self, job: int, allocation: Allocation, sign: int) -> None:
         """Add (sign 1) or remove (-1) the job's memory and GPUs on its nodes."""

@@ -71,11 +71,13 @@ def test_shared_node_counts_match_the_occupants(steps):
 
 
 @st.composite
-def node_type_steps(draw):
-    """A platform of two node types (2 and 4 cores per node), 1 to 3 slots per node, and a sequence
-    of occupations (some cores of nodes in any order, by jobs or reservation keys below -1; whole
-    idle nodes through `take`) and releases that never overfills a node or its slots."""
-    small, big, slots = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+def node_type_steps(draw, most: int = 3):
+    """A platform of two node types (2 and 4 cores per node, 1 to `most` nodes each), 1 to 3 slots
+    per node, and a sequence of occupations (some cores of nodes in any order, by jobs or
+    reservation keys below -1; whole idle nodes through `take`) and releases that never overfills a
+    node or its slots."""
+    small, big = draw(st.integers(1, most)), draw(st.integers(1, most))
+    slots = draw(st.integers(1, 3))
     cores = [2] * small + [4] * big
     free, room, steps, held = list(cores), [slots] * len(cores), [], {}
     for job in range(draw(st.integers(1, 16))):
@@ -169,6 +171,30 @@ def test_node_state_matches_what_the_owners_hold(case):
         rebuilt.hold_whole(whole)
         assert rebuilt.used.tolist() == state.used.tolist()
         assert rebuilt.idle_ids == state.idle_ids
+
+
+@settings(max_examples=40)
+@given(case=node_type_steps(most=90))
+def test_node_kinds_over_several_blocks_match_the_cores_in_use(case):
+    """Up to 180 nodes (several blocks of the node state's kind counts): the idle, the partly used
+    and the lowest idle nodes, against a recomputation from the cores in use."""
+    (small, big, slots), steps = case
+    platform = Platform.of_groups([NodeGroup(small, 1, 2), NodeGroup(big, 1, 4)])
+    cores = [2] * small + [4] * big
+    state, held = NodeState(platform, slots=slots), {}
+    for step in steps:
+        _replay(state, held, *step)
+        used = state.used.tolist()
+        idle = [node for node in range(len(cores)) if used[node] == 0]
+        assert state.idle_ids == idle and state.idle == len(idle)
+        assert state.partly_used_ids == [n for n in range(len(cores)) if 0 < used[n] < cores[n]]
+        for count in (0, 1, 2, 63, 64, 65, 130, len(idle), len(idle) + 1):
+            assert state.lowest_idle(count) == idle[:count]
+    whole = {owner: list(chosen) for owner, (kind, _, chosen) in held.items() if kind == "take"}
+    state.hold_whole(whole)
+    taken = {node for chosen in whole.values() for node in chosen}
+    assert state.idle_ids == [node for node in range(len(cores)) if node not in taken]
+    assert state.partly_used_ids == [] and state.idle == len(cores) - len(taken)
 
 
 @st.composite
