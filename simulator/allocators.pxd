@@ -2,9 +2,9 @@
 # binary search over lists (bisection.py) as a C function; the node state's fields and edits are
 # declared so the compiled co-location allocator (colocation.pxd cimports it) calls `occupy`,
 # `vacate`, `neighbours`, `lowest_idle` and `lowest_partly_used` in C and reads the idle count
-# without attribute look-ups; the whole-node allocator's and `start_job`/`end_job`, so the
-# compiled engine (engine.pxd) starts and ends jobs on it in C. Python sees the fields as ordinary
-# attributes.
+# without attribute look-ups; the built-in allocators' base (`_Units`), the whole-node allocator's
+# and `start_job`/`end_job`, so the compiled engine (engine.pxd) starts and ends jobs on them in C.
+# Python sees the fields as ordinary attributes.
 
 cimport cython
 
@@ -61,17 +61,27 @@ cdef class Allocation:
     cdef Py_ssize_t _size(self) except? -1
 
 
-cpdef _listed(ids, cores, bint ascending=*)  # also the co-location allocator's (colocation.pxd)
+# also the co-location allocator's (colocation.pxd)
+cpdef _listed(ids, Py_ssize_t cores, bint ascending=*)
 cpdef insert_nodes(list idle, list chosen, bint ascending=*, Py_ssize_t lo=*)  # also partitions'
 
 
-cdef class _WholeNodes:
-    cdef public object _cpn  # cores per node (one node type)
+# the built-in allocators' base: `start_job` and `end_job` call its C methods where `_direct`
+cdef class _Units:
+    cdef public Py_ssize_t _free
+    cdef public bint _direct
+
+    cdef Allocation allocate_cores(self, engine, job, Py_ssize_t cores)
+    cdef release_nodes(self, job, Allocation allocation)
+    cpdef free_units(self)
+
+
+cdef class _WholeNodes(_Units):
+    cdef public Py_ssize_t _cpn  # cores per node (one node type)
     # idle node ids, ascending, from `_lo` on: the entries before `_lo` are stale (see `_take`)
     cdef public list _idle
     cdef public list _node_ids  # every node id as a Python int, made once (`release_nodes` of a run)
     cdef public Py_ssize_t _lo
-    cdef public Py_ssize_t _free
     cdef public dict _holders  # job or reservation key -> its node ids
     # (holder or EMPTY, node ids) since the last read of the node state, oldest first; None:
     # rebuild on read
@@ -81,9 +91,8 @@ cdef class _WholeNodes:
     cdef public dict _running  # the engine's running jobs when it calls in C, else None
     cdef public list _allocations  # the engine's allocation of each job, with `_running`
 
-    cdef Allocation allocate_cores(self, job, Py_ssize_t cores)
+    cdef Allocation allocate_cores(self, engine, job, Py_ssize_t cores)
     cdef release_nodes(self, job, Allocation allocation)
-    cpdef free_units(self)
     cpdef _hold(self, job, list chosen)
     cpdef _unhold(self, job, list chosen)
     cpdef list _take(self, job, Py_ssize_t count)

@@ -573,7 +573,7 @@ class Allocation:
 
 
 @cython.ccall
-@cython.locals(made=Allocation, ascending=cython.bint)
+@cython.locals(made=Allocation, cores=cython.Py_ssize_t, ascending=cython.bint)
 def _listed(ids: list[int], cores: int, ascending: bool = True) -> Allocation:
     """``Allocation(ids, cores)`` for a list of node ids (`ascending`: known to ascend, as a slice
     of an idle list), made without the call of a class: compiled, a C function that fills the
@@ -586,7 +586,9 @@ def _listed(ids: list[int], cores: int, ascending: bool = True) -> Allocation:
 
 
 @cython.cfunc
-@cython.locals(made=Allocation, first=cython.Py_ssize_t, count=cython.Py_ssize_t)
+@cython.locals(
+    made=Allocation, first=cython.Py_ssize_t, count=cython.Py_ssize_t, cores=cython.Py_ssize_t
+)
 def _run(first: int, count: int, cores: int) -> Allocation:
     """The allocation of the `count` consecutive nodes from `first` on, held as these two numbers
     (no list of ids per job)."""
@@ -727,7 +729,33 @@ class Allocator(ABC):
 
 
 @cython.cclass
-class _WholeNodes:
+class _Units:
+    """The base of the built-in allocators (`_WholeNodes`, the co-location allocator's
+    `_HalfNodes`): their free units as one count, and their start and end of a job as C methods,
+    which `start_job` and `end_job` call where the allocator's `direct_entry` allowed it (its
+    `allocate` and `release` not overridden in Python). In plain Python an ordinary base class."""
+
+    # the fields (allocators.pxd), for type checkers
+    _free: int  # free units
+    _direct: bool  # `start_job` and `end_job` call `allocate_cores` and `release_nodes`
+
+    def allocate_cores(self, engine, job: int, cores: int) -> Allocation | None:
+        """`allocate(engine, job)` of a job of `cores` cores (a C method)."""
+        raise NotImplementedError
+
+    def release_nodes(self, job: int, allocation: Allocation) -> None:
+        """`release(job, allocation)` (a C method)."""
+        raise NotImplementedError
+
+    @cython.ccall
+    def free_units(self) -> int:
+        """`Allocator.free_units`: a C method, cheap to call from the passes at every start (which
+        read the count in C, `view.Starter`)."""
+        return self._free
+
+
+@cython.cclass
+class _WholeNodes(_Units):
     """What a whole-node allocator updates at every start and end (`CompactAllocator`): the idle
     list, the free count, the holders and the changes not yet in the node state, with the updates
     themselves. Compiled, typed fields and C-callable methods (declared in ``allocators.pxd``):
@@ -742,7 +770,6 @@ class _WholeNodes:
     _idle: list[int]
     _node_ids: list[int]
     _lo: int
-    _free: int
     _holders: dict[int, list[int]]
     _changes: list[tuple[int, list[int]]] | None
     _state: NodeState
@@ -758,7 +785,7 @@ class _WholeNodes:
         last=cython.Py_ssize_t,
         idle=list,
     )
-    def allocate_cores(self, job: int, cores: int) -> Allocation | None:
+    def allocate_cores(self, engine, job: int, cores: int) -> Allocation | None:
         """`allocate` of a job that needs its cores only: the lowest ceil(cores / cores per node)
         idle nodes (thesis §5.1), or None if fewer are idle. Through `start_job`, consecutive
         nodes are handed out as a run (`_run`): no list, and no holder entry."""
@@ -776,12 +803,6 @@ class _WholeNodes:
                     self._changed(job, self._node_ids[first : last + 1])
                 return _run(first, count, self._cpn)
         return _listed(self._take(job, count), self._cpn)
-
-    @cython.ccall
-    def free_units(self) -> int:
-        """Idle nodes (`Allocator.free_units`): a C method, cheap to call from the passes at
-        every start."""
-        return self._free
 
     @cython.locals(first=cython.Py_ssize_t, count=cython.Py_ssize_t, ids=list, holders=dict)
     def release_nodes(self, job: int, allocation: Allocation) -> None:
@@ -927,7 +948,7 @@ class CompactAllocator(_WholeNodes, Allocator):
         self._lo = 0
         self._free = platform.nodes
         self._holders: dict[int, list[int]] = {}  # job or reservation key -> its node ids
-        self._running, self._allocations = None, None  # the engine's, in `direct_entry`
+        self._direct, self._running, self._allocations = False, None, None  # `direct_entry`
 
     @property
     def state(self) -> NodeState:
@@ -1054,7 +1075,7 @@ class CompactAllocator(_WholeNodes, Allocator):
     @cython.locals(self=_WholeNodes, first=cython.Py_ssize_t, end=cython.Py_ssize_t, idle=list)
     def allocate(self, engine, job: int) -> Allocation | None:
         if self.needs is None:
-            return self.allocate_cores(job, engine.cores[job])
+            return self.allocate_cores(engine, job, engine.cores[job])
         found = self._eligible(job)
         if found is None:
             return None
@@ -1100,30 +1121,31 @@ class CompactAllocator(_WholeNodes, Allocator):
             and engine.models is None
             and engine.speed_model is None
         )
+        self._direct = direct
         self._running = engine.running if direct else None
         self._allocations = engine.allocation if direct else None
         return direct
 
 
-@cython.locals(whole=_WholeNodes)
+@cython.locals(units=_Units)
 def start_job(allocator: Allocator, engine, job: int, cores: int) -> Allocation | None:
-    """`allocator.allocate(engine, job)` of a job of `cores` cores: compiled, a C call into the
-    compact allocator where its `direct_entry` allowed it."""
-    if isinstance(allocator, _WholeNodes):
-        whole = allocator
-        if whole._running is not None:
-            return whole.allocate_cores(job, cores)
+    """`allocator.allocate(engine, job)` of a job of `cores` cores: compiled, a C call into a
+    built-in allocator where its `direct_entry` allowed it."""
+    if isinstance(allocator, _Units):
+        units = allocator
+        if units._direct:
+            return units.allocate_cores(engine, job, cores)
     return allocator.allocate(engine, job)
 
 
-@cython.locals(whole=_WholeNodes)
+@cython.locals(units=_Units)
 def end_job(allocator: Allocator, job: int, allocation: Allocation) -> None:
-    """`allocator.release(job, allocation)` when `job` ends: compiled, a C call into the compact
+    """`allocator.release(job, allocation)` when `job` ends: compiled, a C call into a built-in
     allocator where its `direct_entry` allowed it."""
-    if isinstance(allocator, _WholeNodes):
-        whole = allocator
-        if whole._running is not None:
-            whole.release_nodes(job, allocation)
+    if isinstance(allocator, _Units):
+        units = allocator
+        if units._direct:
+            units.release_nodes(job, allocation)
             return
     allocator.release(job, allocation)
 

@@ -1,7 +1,7 @@
 # Cython's augmenting .pxd of colocation.py: the compiled co-location allocator reads the node
 # state's lists and calls its edits in C, and reads an allocation's fields (allocators.pxd).
 
-from cosched.simulator.allocators cimport Allocation, NodeState, _listed
+from cosched.simulator.allocators cimport Allocation, NodeState, _listed, _Units
 
 
 cpdef append_neighbourhood(list touched, job, NodeState state)
@@ -26,13 +26,12 @@ cdef class HeatmapSpeedModel:
     ) except? -1
 
 
-cdef class _HalfNodes:
+cdef class _HalfNodes(_Units):
     cdef public NodeState state
     cdef public object needs
     cdef public str prefer
     cdef public Py_ssize_t half  # cores of a half node
     cdef public Py_ssize_t _cpn  # cores per node
-    cdef public Py_ssize_t free_halves
     cdef public Py_ssize_t _free_cores
     cdef public list _spread_halves
     cdef public list _compact_nodes
@@ -48,9 +47,10 @@ cdef class _HalfNodes:
     cpdef is_compact(self, engine, job)
     cpdef find(self, engine, job)
     cpdef allocate(self, engine, job)
+    cdef Allocation allocate_cores(self, engine, job, Py_ssize_t cores)
+    cdef release_nodes(self, job, Allocation allocation)
     cpdef commit(self, job, Allocation allocation)
     cpdef release(self, job, Allocation allocation)
     cpdef list _sharable(self, job, Py_ssize_t count)
     cpdef _account(self, job, allocation, sign)
-    cpdef free_units(self)
     cpdef free_cores(self)

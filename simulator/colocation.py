@@ -49,7 +49,7 @@ except ModuleNotFoundError:
 
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
-from cosched.simulator.allocators import Allocation, Allocator, NodeState, _listed
+from cosched.simulator.allocators import Allocation, Allocator, NodeState, _listed, _Units
 from cosched.simulator.platform import Platform
 from cosched.simulator.resources import Needs, per_node_use
 
@@ -114,11 +114,13 @@ def _node_ids(allocation: Allocation) -> list[int]:
 
 
 @cython.cclass
-class _HalfNodes:
+class _HalfNodes(_Units):
     """What the co-location allocator reads at every start attempt and updates at every start and
     end, as typed fields: compiled, its `find`, `commit` and `release` read them as C fields and
     call `is_compact` in C (as the engine's `_LoopState`); `CoLocationAllocator` subclasses it. In
-    plain Python an ordinary base class. The passes read `free_halves` in C (`view.Starter`)."""
+    plain Python an ordinary base class. Its free units (`_Units._free`) are free half nodes; the
+    engine starts and ends jobs through `allocate_cores` and `release_nodes` in C where
+    `CoLocationAllocator.direct_entry` allows it."""
 
     # C fields when compiled (colocation.pxd)
     state: NodeState
@@ -126,7 +128,6 @@ class _HalfNodes:
     prefer: str
     half: int  # cores of a half node
     _cpn: int  # cores per node
-    free_halves: int
     _free_cores: int
     # per job: the half nodes it holds spread, the whole nodes it holds compact
     _spread_halves: list[int]
@@ -168,7 +169,7 @@ class _HalfNodes:
                 return None
             return _listed(state.lowest_idle(count), self._cpn)
         count = self._spread_halves[index]
-        shared = self.free_halves - 2 * state.idle  # nodes with exactly one free half
+        shared = self._free - 2 * state.idle  # nodes with exactly one free half
         if count > state.idle + shared:
             return None
         if self.prefer == "idle":
@@ -188,7 +189,11 @@ class _HalfNodes:
         return _listed(nodes, self.half, False)
 
     def allocate(self, engine, job: int) -> Allocation | None:
-        """`Allocator.allocate`: `find`, then `commit` what it found, as C calls."""
+        return self.allocate_cores(engine, job, engine.cores[job])
+
+    def allocate_cores(self, engine, job: int, cores: int) -> Allocation | None:
+        """`Allocator.allocate`, a C method (`start_job`'s call): `find`, then `commit` what it
+        found, as C calls."""
         allocation = self.find(engine, job)
         if allocation is not None:
             self.commit(job, allocation)
@@ -198,16 +203,20 @@ class _HalfNodes:
     def commit(self, job: int, allocation: Allocation) -> None:
         ids, cores, state = _node_ids(allocation), allocation._cores, self.state
         state.occupy(job, ids, cores)  # `Allocator.commit`, without a call of the base class
-        self.free_halves -= len(ids) * (cores // self.half)
+        self._free -= len(ids) * (cores // self.half)
         self._free_cores -= len(ids) * cores
         if self.needs is not None:
             self._account(job, allocation, 1)
 
-    @cython.locals(state=NodeState, ids=list, cores=cython.Py_ssize_t)
     def release(self, job: int, allocation: Allocation) -> None:
+        self.release_nodes(job, allocation)
+
+    @cython.locals(state=NodeState, ids=list, cores=cython.Py_ssize_t)
+    def release_nodes(self, job: int, allocation: Allocation) -> None:
+        """`Allocator.release`, a C method (`end_job`'s call)."""
         ids, cores, state = _node_ids(allocation), allocation._cores, self.state
         state.vacate(job, ids, cores)  # `Allocator.release`, without a call of the base class
-        self.free_halves += len(ids) * (cores // self.half)
+        self._free += len(ids) * (cores // self.half)
         self._free_cores += len(ids) * cores
         if self.needs is not None:
             self._account(job, allocation, -1)
@@ -235,11 +244,6 @@ class _HalfNodes:
         _, memory_use, gpu_use = per_node_use(self._job_cores[job], memory, gpus, nodes.size)
         self.memory_used[nodes] += sign * memory_use
         self.gpus_used[nodes] += sign * gpu_use
-
-    def free_units(self) -> int:
-        """Free half nodes (`Allocator.free_units`): a C method, read by the passes at every
-        start."""
-        return self.free_halves
 
     def free_cores(self) -> int:
         """Cores bound to no job (`Allocator.free_cores`), read by Filler's order at every pass."""
@@ -273,7 +277,7 @@ class CoLocationAllocator(_HalfNodes, Allocator):
         self.half = self._cpn // 2
         self.prefer = prefer
         self._hinted, self._placement = None, []  # `is_compact`: no engine's hints read yet
-        self.free_halves = 2 * platform.nodes
+        self._free, self._direct = 2 * platform.nodes, False  # free half nodes; `direct_entry`
         self._free_cores = platform.total_cores  # cores not bound to any job (ELiSE get_idle_cores)
         # per job (`bind`): the half nodes it holds spread (0: it cannot spread, being too big or
         # its memory or GPUs not fitting half nodes) and the whole nodes it holds compact
@@ -342,6 +346,16 @@ class CoLocationAllocator(_HalfNodes, Allocator):
     def idle_nodes(self, limit: int | None = None) -> np.ndarray:
         return np.array(self.state.idle_ids[:limit], dtype=np.int64)
 
+    def direct_entry(self, engine) -> bool:
+        """True if `start_job` and `end_job` call `allocate_cores` and `release_nodes` (in C when
+        compiled) from now on: `allocate` and `release` are this class's (not overridden)."""
+        kind = type(self)
+        self._direct = (
+            kind.allocate is CoLocationAllocator.allocate
+            and kind.release is CoLocationAllocator.release
+        )
+        return self._direct
+
 
 class SpeedModel(Protocol):
     """Gives the current speedup of running jobs (e.g. from a co-location heatmap, 000 formula
@@ -350,7 +364,7 @@ class SpeedModel(Protocol):
     def speeds(self, view: Any, jobs: np.ndarray) -> Iterable[tuple[int, float]]:
         """New speedups for (some of) `jobs`, the running jobs on nodes that changed at `view.now`
         (an int array; a list of ints for a model whose ``jobs_as_list`` is True). `view` is the
-        scheduler's view (`cosched.simulator.view.SchedulerView`, which imports this module)."""
+        scheduler's view (`cosched.simulator.view.SchedulerView`)."""
 
 
 @cython.initializedcheck(False)  # the node state's table is made with it

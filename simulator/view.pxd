@@ -4,8 +4,7 @@
 
 cimport cython
 
-from cosched.simulator.allocators cimport _WholeNodes
-from cosched.simulator.colocation cimport _HalfNodes
+from cosched.simulator.allocators cimport _Units
 from cosched.simulator.bisection cimport int_position
 
 cdef class ReadOnlyColumn:
@@ -28,15 +27,13 @@ cdef class Clock:
 
     cpdef start(self, job, nodes=*, placement=*, reason=*)
 
-# a pass's start and free units, called in C (the whole-node and co-location allocators' counts
-# read in C)
+# a pass's start and free units, called in C (a built-in allocator's count read in C)
 @cython.final
 cdef class Starter:
     cdef object _start
     cdef object _free_units
     cdef Clock _clock
-    cdef _WholeNodes _whole
-    cdef _HalfNodes _halves
+    cdef _Units _units
 
     cdef start_chosen(self, job)
     cdef Py_ssize_t units_free(self) except? -1

@@ -64,9 +64,8 @@ except ModuleNotFoundError:
 
 import numpy as np
 
-from cosched.simulator.allocators import _WholeNodes
+from cosched.simulator.allocators import _Units
 from cosched.simulator.bisection import EndOrder, int_position
-from cosched.simulator.colocation import _HalfNodes
 from cosched.simulator.jobs import STATES
 
 if TYPE_CHECKING:
@@ -518,7 +517,7 @@ def engine_clock(view: Any) -> Clock | None:
 class Starter:
     """What a pass calls at each start, one per pass and view: `start_chosen` (``view.start(job)``)
     and `units_free` (``view.free_units()``), C methods when compiled; on the engine's view with
-    the whole-node or the co-location allocator, the free units are its count read in C; on the
+    a built-in allocator (`allocators._Units`), the free units are its count read in C; on the
     engine's own view, a start is the engine's `Clock.start` called in C (an override in Python is
     called through it)."""
 
@@ -526,16 +525,12 @@ class Starter:
         self._start, self._free_units = view.start, view.free_units
         self._clock = engine_clock(view) if cython.compiled else None  # plain: `_start` as fast
         allocator = getattr(_engine_behind(view), "allocator", None)
-        # the whole-node allocator's count, read as its `free_units` does (unless a subclass
+        # a built-in allocator's count, read as its `free_units` does (unless a subclass
         # overrides that; the method read from the class's namespace, as Python sees it)
-        own = isinstance(allocator, _WholeNodes) and (
-            type(allocator).free_units is vars(_WholeNodes)["free_units"]
+        own = isinstance(allocator, _Units) and (
+            type(allocator).free_units is vars(_Units)["free_units"]
         )
-        self._whole = allocator if own else None
-        halves = isinstance(allocator, _HalfNodes) and (  # the co-location allocator's, alike
-            type(allocator).free_units is vars(_HalfNodes)["free_units"]
-        )
-        self._halves = allocator if halves else None
+        self._units = allocator if own else None
 
     def start_chosen(self, job: int) -> bool:
         """Start `job` on the allocator's choice (``view.start(job)``); False if it does not fit."""
@@ -544,10 +539,8 @@ class Starter:
 
     def units_free(self) -> int:
         """The allocator units free now."""
-        if self._whole is not None:  # (compiled: a field read, no reference taken)
-            return self._whole._free
-        if self._halves is not None:
-            return self._halves.free_halves
+        if self._units is not None:  # (compiled: a field read, no reference taken)
+            return self._units._free
         return self._units_asked()
 
     def _units_asked(self) -> int:

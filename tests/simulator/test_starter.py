@@ -1,7 +1,8 @@
 """A pass starts jobs and reads the free units through its view's `Starter`: compiled, C methods,
-the whole-node allocator's count read in C. An engine whose `start` or an allocator whose
-`free_units` a subclass overrides in Python still has its override called, with the same
-results."""
+a built-in allocator's count read in C; the engine starts and ends jobs on a built-in allocator
+through its C methods (`start_job`, `end_job`). An engine whose `start`, or an allocator whose
+`allocate`, `release` or `free_units` a subclass overrides in Python, still has its override
+called, with the same results."""
 
 from collections import Counter
 
@@ -11,7 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.simulator.allocators import CompactAllocator
+from cosched.simulator.colocation import CoLocationAllocator, co_context
 from cosched.simulator.engine import Engine
+from cosched.simulator.platform import Platform
+from cosched.simulator.schedulers import make_scheduler
 from cosched.simulator.schedulers.easy import EASY
 from cosched.simulator.schedulers.fcfs import FCFS
 from cosched.simulator.view import Clock
@@ -31,6 +35,46 @@ class _CountingAllocator(CompactAllocator):
     def free_units(self) -> int:
         calls["free_units"] += 1
         return super().free_units()
+
+
+class _CountingCoAllocator(CoLocationAllocator):
+    def allocate(self, engine, job):
+        calls["allocate"] += 1
+        return super().allocate(engine, job)
+
+    def release(self, job, allocation):
+        calls["release"] += 1
+        super().release(job, allocation)
+
+    def free_units(self) -> int:
+        calls["free_units"] += 1
+        return super().free_units()
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=platforms_and_workloads(), scheduler=st.sampled_from(["easy-co", "filler"]))
+def test_overrides_of_the_co_location_allocators_methods_are_called_with_the_same_results(
+    case, scheduler
+):
+    nodes_platform, workload = case
+    platform = Platform(nodes_platform.nodes, 1, 2)  # half-socket binding: an even core count
+    workload.cores[:] = np.minimum(workload.cores, platform.total_cores)
+    results = []
+    for allocator_class in (CoLocationAllocator, _CountingCoAllocator):
+        calls.clear()
+        engine = Engine(
+            workload,
+            platform,
+            make_scheduler(scheduler),
+            allocator=allocator_class(platform),
+            speed_model=co_context(workload).speed_model(),
+        )
+        results.append(engine.run())
+    assert calls["allocate"] >= calls["release"] == len(workload)  # tries that did not fit too
+    assert calls["free_units"] > 0
+    before, after = results
+    np.testing.assert_array_equal(before.start, after.start)
+    np.testing.assert_array_equal(before.end, after.end)
 
 
 @settings(max_examples=40, deadline=None)
