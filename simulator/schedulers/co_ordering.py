@@ -183,6 +183,7 @@ class FillerOrder:
     @cython.boundscheck(False)  # job ids within the cores, positions within the lists and buffers
     @cython.wraparound(False)
     @cython.initializedcheck(False)
+    @cython.cdivision(True)  # no division by zero: free > 0, length > 0, job + 1.0 > 0
     @cython.locals(
         column=SortedColumn,
         items=list,
@@ -230,8 +231,8 @@ class FillerOrder:
                 last -= 1
                 places[last] = at
                 continue
-            # 003 appendix, Filler: factor0 / factor1, in the operations of `filler_key`
-            key = (1 - (free - need) / free) / ((job + 1) / length)
+            # 003 appendix, Filler: factor0 / factor1, in the operations of `filler_key` (C doubles)
+            key = (1 - (free - need) / free) / ((job + 1.0) / length)
             low = count
             if count and keys[count - 1] < key:
                 low, high = 0, count - 1
@@ -254,13 +255,20 @@ class FillerOrder:
         places=cython.longlong[::1],
         at=cython.Py_ssize_t,
         count=cython.Py_ssize_t,
+        place=cython.Py_ssize_t,
     )
     def _make_room(self, keys: Any, places: Any, at: int, count: int) -> None:
-        """Move the keys and places at `at`..`count`-1 one place up. Compiled, C's memmove (an
-        element loop is not turned into one); in plain Python, the arrays' slice copy."""
+        """Move the keys and places at `at`..`count`-1 one place up. Compiled, an element loop
+        over a few (cheaper than a call), else C's memmove (an element loop is not turned into
+        one); in plain Python, the arrays' slice copy."""
         if not cython.compiled:
             keys[at + 1 : count + 1] = keys[at:count]
             places[at + 1 : count + 1] = places[at:count]
+            return
+        if count - at <= 8:
+            for place in range(count, at, -1):
+                keys[place] = keys[place - 1]
+                places[place] = places[place - 1]
             return
         memmove(
             cython.address(keys[at + 1]),
