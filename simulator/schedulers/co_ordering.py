@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -28,10 +28,13 @@ try:  # Cython's pure-Python mode: the types below compile to C, and do nothing 
         raise ModuleNotFoundError
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
-if cython.compiled:  # C's memmove, for `FillerOrder._make_room`
+if cython.compiled:  # C's memmove, for `_make_room`; a list made at its size, for `_picked`
+    from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+    from cython.cimports.cpython.ref import Py_INCREF
     from cython.cimports.libc.string import memmove
 
-from cosched.simulator.view import SortedColumn
+from cosched.simulator.colocation import _HalfNodes
+from cosched.simulator.view import SortedColumn, _engine_behind
 
 KeyT = TypeVar("KeyT", np.ndarray, float)  # a key over the waiting jobs, or one job's
 
@@ -149,22 +152,41 @@ def filler_key(
 class FillerOrder:
     """`filler_order` over the jobs' `cores` (a sequence by job id), kept for a run: the cores, and
     the keys and queue places of the jobs that fit, are C arrays it keeps (compiled; ``array``s in
-    plain Python), no Python float or list insertion per job."""
+    plain Python), no Python float or list insertion per job. Made for a run's `view`, `order_of`
+    reads its queue column, and the co-location allocator's free cores, in C."""
 
-    def __init__(self, cores: Sequence[int]) -> None:
+    def __init__(self, cores: Sequence[int], view: Any = None) -> None:
         if isinstance(cores, Mapping):  # an array of its keys would be wrong, silently
             raise TypeError("FillerOrder takes the cores as a sequence indexed by job id")
         self._cores = array("q", cores)
         self._keys = array("d", [0.0]) * 16  # the keys of the jobs placed so far, descending
-        self._places = array("q", [0]) * 16  # their places in the queue's list
+        self._places = array("q", [0]) * 16  # their places in the queue's list, then the others'
+        self._view = view
+        allocator = getattr(_engine_behind(view), "allocator", None)
+        # the co-location allocator's count, read as its `free_cores` does (unless a subclass
+        # overrides that; the method read from the class's namespace, as Python sees it)
+        own = isinstance(allocator, _HalfNodes) and (
+            type(allocator).free_cores is vars(_HalfNodes)["free_cores"]
+        )
+        column = view.queue if own else None
+        self._halves = allocator if isinstance(column, SortedColumn) else None
+        self._queue = column if self._halves is not None else None
+
+    @cython.locals(halves=_HalfNodes)
+    def order_of(self, view: Any) -> list[int]:
+        """`order` of the queue and free cores of `view`."""
+        halves = self._halves
+        if halves is None or view is not self._view:
+            return self.order(view.queue, view.free_cores())
+        return self.order(self._queue, halves._free_cores)
 
     @cython.boundscheck(False)  # job ids within the cores, positions within the lists and buffers
     @cython.wraparound(False)
     @cython.initializedcheck(False)
+    @cython.cdivision(True)  # no division by zero: free > 0, length > 0, job + 1.0 > 0
     @cython.locals(
         column=SortedColumn,
         items=list,
-        order=list,
         cores=cython.longlong[::1],
         keys=cython.double[::1],
         places=cython.longlong[::1],
@@ -186,8 +208,8 @@ class FillerOrder:
         """`filler_order(queue, cores, free_cores)`: each job that fits goes into the ones placed
         so far after the last with a key at least its own (at the end, most often; else after a
         binary search of the keys and one move of the keys and places behind it), which is the
-        stable descending sort; the others fill the order from its end. The engine's queue column
-        is read in place."""
+        stable descending sort; the others fill the places from their end. The engine's queue
+        column is read in place."""
         if isinstance(queue, SortedColumn):
             column = queue
             items, first = column._items, column._head
@@ -201,17 +223,16 @@ class FillerOrder:
             self._keys = array("d", [0.0]) * (2 * length)
             self._places = array("q", [0]) * (2 * length)
         cores, keys, places, free = self._cores, self._keys, self._places, free_cores
-        order = [0] * length  # every place is set below
         count, last = 0, length  # the jobs that fit so far; the first place of the others
         for at in range(first, stop):
             job = items[at]
             need = cores[job]
             if need > free_cores:  # 003 appendix, Filler: key -length / (job_id + 1), diff < 0
                 last -= 1
-                order[last] = items[at]
+                places[last] = at
                 continue
-            # 003 appendix, Filler: factor0 / factor1, in the operations of `filler_key`
-            key = (1 - (free - need) / free) / ((job + 1) / length)
+            # 003 appendix, Filler: factor0 / factor1, in the operations of `filler_key` (C doubles)
+            key = (1 - (free - need) / free) / ((job + 1.0) / length)
             low = count
             if count and keys[count - 1] < key:
                 low, high = 0, count - 1
@@ -221,29 +242,33 @@ class FillerOrder:
                         high = middle
                     else:
                         low = middle + 1
-                self._make_room(low, count)
+                self._make_room(keys, places, low, count)
             keys[low], places[low] = key, at
             count += 1
-        for low in range(count):
-            order[low] = items[places[low]]
-        return order
+        return self._picked(items, places, length)
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
     @cython.initializedcheck(False)
     @cython.locals(
-        at=cython.Py_ssize_t,
-        count=cython.Py_ssize_t,
         keys=cython.double[::1],
         places=cython.longlong[::1],
+        at=cython.Py_ssize_t,
+        count=cython.Py_ssize_t,
+        place=cython.Py_ssize_t,
     )
-    def _make_room(self, at: int, count: int) -> None:
-        """Move the keys and places at `at`..`count`-1 one place up. Compiled, C's memmove (an
-        element loop is not turned into one); in plain Python, the arrays' slice copy."""
-        keys, places = self._keys, self._places
+    def _make_room(self, keys: Any, places: Any, at: int, count: int) -> None:
+        """Move the keys and places at `at`..`count`-1 one place up. Compiled, an element loop
+        over a few (cheaper than a call), else C's memmove (an element loop is not turned into
+        one); in plain Python, the arrays' slice copy."""
         if not cython.compiled:
             keys[at + 1 : count + 1] = keys[at:count]
             places[at + 1 : count + 1] = places[at:count]
+            return
+        if count - at <= 8:
+            for place in range(count, at, -1):
+                keys[place] = keys[place - 1]
+                places[place] = places[place - 1]
             return
         memmove(
             cython.address(keys[at + 1]),
@@ -255,6 +280,23 @@ class FillerOrder:
             cython.address(places[at]),
             (count - at) * cython.sizeof(cython.longlong),
         )
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.initializedcheck(False)
+    @cython.locals(
+        items=list, places=cython.longlong[::1], length=cython.Py_ssize_t, at=cython.Py_ssize_t
+    )
+    def _picked(self, items: list, places: Any, length: int) -> list:
+        """The items at the first `length` places, a new list (compiled: made at its size and
+        filled, with no item set through the generic setter)."""
+        if not cython.compiled:
+            return [items[place] for place in places[:length]]
+        picked = PyList_New(length)
+        for at in range(length):  # a borrowed item, given one more reference, which `picked` takes
+            Py_INCREF(cython.cast(object, PyList_GET_ITEM(items, places[at])))
+            PyList_SET_ITEM(picked, at, cython.cast(object, PyList_GET_ITEM(items, places[at])))
+        return picked
 
 
 def filler_order(

@@ -49,7 +49,7 @@ class Filler(CoScheduler):
     def attach(self, engine: SchedulerView) -> None:
         super().attach(engine)
         own_key = type(self).priority is Filler.priority  # else a subclass's: the general sort
-        self._ordering = FillerOrder(self.cores.tolist()) if own_key else None
+        self._ordering = FillerOrder(self.cores.tolist(), engine) if own_key else None
 
     @cython.locals(ordering=FillerOrder)
     def order(self, engine: SchedulerView, limit: int | None = None) -> list[int]:
@@ -58,7 +58,7 @@ class Filler(CoScheduler):
         ordering = self._ordering
         if ordering is None:
             return super().order(engine, limit)
-        order = ordering.order(engine.queue, engine.free_cores())
+        order = ordering.order_of(engine)
         return order if limit is None else order[:limit]
 
 
