@@ -185,7 +185,7 @@ class _PoolStarts:
     options = cython.declare(list, visibility="public")  # per job: (pool, nodes it needs there)
     free_in = cython.declare(list)  # per partition: its idle nodes
     changes_in = cython.declare(list)  # per partition: starts and ends on its nodes
-    taken_from = cython.declare(dict)  # job -> the pool `take` took all its nodes from
+    taken_from = cython.declare(list, visibility="public")  # per job: the pool `take` took it from
     holder = cython.declare(_WholeNodes)  # the allocator: its count, holders and changes
 
     def __init__(self, allocator: PartitionAllocator) -> None:
@@ -198,6 +198,7 @@ class _PoolStarts:
     @cython.locals(
         idle=list,
         chosen=list,
+        job=cython.Py_ssize_t,
         pool=cython.Py_ssize_t,
         count=cython.Py_ssize_t,
         partition=cython.Py_ssize_t,
@@ -220,14 +221,19 @@ class _PoolStarts:
 
     @cython.ccall
     @cython.locals(
-        allocation=Allocation, nodes=list, pool=cython.Py_ssize_t, partition=cython.Py_ssize_t
+        allocation=Allocation,
+        nodes=list,
+        job=cython.Py_ssize_t,
+        pool=cython.Py_ssize_t,
+        partition=cython.Py_ssize_t,
     )
     def give_back(self, job: int, allocation: Allocation) -> bool:
         """Give the nodes `take` gave `job` back to their pool; False (nothing done) if `take`
         did not give them."""
-        pool = self.taken_from.pop(job, -1)
+        pool = self.taken_from[job]
         if pool < 0:
             return False
+        self.taken_from[job] = -1
         nodes = allocation.node_ids
         insert_nodes(self.idle_in[pool], nodes, True)  # a slice of the pool's list, ascending
         partition = self.partition_of[pool]
@@ -277,7 +283,8 @@ class PartitionAllocator(CompactAllocator):
         # per partition: nodes taken or given back so far (a pass's state key)
         self.changes_in = [0] * len(self.node_sets)
         self._options: list[list[tuple[int, int]]] = []
-        self._taken_from: dict[int, int] = {}  # job -> the pool `allocate` took all its nodes from
+        # per job (`bind`): the pool `allocate` took all its nodes from, -1 if none
+        self._taken_from: list[int] = []
         self._units = np.zeros(0, dtype=np.int64)
         self._starts = _PoolStarts(self)
 
@@ -292,6 +299,7 @@ class PartitionAllocator(CompactAllocator):
             [(pool, count) for pool, count in enumerate(row) if count] for row in rows.tolist()
         ]
         self._options = self._starts.options = [distinct[row] for row in inverse.ravel().tolist()]
+        self._taken_from = self._starts.taken_from = [-1] * len(workload)
         self._units = _fewest(table, none=0)
         if not self._units.all():
             job = int(np.argmin(self._units))
@@ -376,7 +384,7 @@ class PartitionAllocator(CompactAllocator):
 
     def commit(self, job: int, allocation: Allocation) -> None:
         chosen = allocation.node_ids
-        self._taken_from.pop(job, None)  # it may now hold nodes of several pools
+        self._taken_from[job] = -1  # it may now hold nodes of several pools
         self._move_nodes(chosen, taken=True)
         self._hold(job, chosen)
 

@@ -374,7 +374,12 @@ class EasyBackfill:
         durations: PerJob[float] | None = None,
     ) -> None:
         self.view, self._reservations, self._extra = engine, reservations, extra
-        self._clock = engine_clock(engine)  # `now` read at C level, None over a partition's view
+        # `now` and the change count read at C level: the engine's clock, behind its own view or a
+        # partition's (its `clock`: the same shadow time and rejected jobs on an unchanged engine)
+        clock = engine_clock(engine)
+        if clock is None:
+            clock = getattr(engine, "clock", None)
+        self._clock = clock if isinstance(clock, Clock) else None
         self._starter = Starter(engine)  # starts in C on the engine's view
         table = engine.units_table
         self._units = column_items(table) if table is not None else _AllocatorUnits(engine.units)

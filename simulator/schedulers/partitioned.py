@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Container, Iterable
-from functools import partial
 from typing import Any, cast
 
 import numpy as np
@@ -22,6 +21,7 @@ except ModuleNotFoundError:
 from cosched.simulator.schedulers.backfilling import (
     ConservativeBackfill,
     EasyBackfill,
+    queue_heads,
     start_each,
 )
 from cosched.simulator.schedulers.conservative import conservative_pass
@@ -67,6 +67,21 @@ class _HeldIn:
 
 
 @cython.cclass
+class _FreeIn:
+    """``free_units()`` of one partition's view: its idle nodes, read in the allocator's live list
+    (a method of no argument: a cheaper call than a `partial`)."""
+
+    _free_in = cython.declare(list)  # per partition: its idle nodes
+    _partition = cython.declare(cython.Py_ssize_t)
+
+    def __init__(self, free_in: list[int], partition: int) -> None:
+        self._free_in, self._partition = free_in, partition
+
+    def units(self) -> int:
+        return self._free_in[self._partition]
+
+
+@cython.cclass
 class _WaitingUnits:
     """The units of one partition's waiting jobs, as a count per units value: a partition whose
     smallest waiting job exceeds its free units can start nothing (`fits`), as
@@ -106,30 +121,56 @@ class _WaitingUnits:
 
 @cython.cclass
 class _RecordedStarts:
-    """``start`` of the partitions' views: the engine's start (`Clock.start`, called in C when
-    compiled), keeping the jobs it started until the pass takes them out of their partition's
-    queue (`PartitionedQueues._passed`)."""
+    """`start`, the partitions' views' start (a method: a cheaper call than ``__call__``): the
+    engine's start (`Clock.start`, called in C when compiled), counting the jobs it started since
+    the pass's last `PartitionedQueues._passed`; a job it starts leaves its partition's queue and
+    counts at once (`follow`), as a start takes it out of the engine's queue, so that EASY reads a
+    partition's queue in place."""
 
     _start = cython.declare(object)  # the run's view's start
     _clock = cython.declare(Clock)  # the engine's clock, whose start is the same, called in C
-    jobs = cython.declare(list)
+    count = cython.declare(cython.Py_ssize_t)
+    # per partition, its queue and waiting units (None: no queue kept, Conservative's pass); per
+    # job, its partition and units
+    _queues = cython.declare(list)
+    _units = cython.declare(list)
+    _partition_of = cython.declare(tuple)
+    _table = cython.declare(list)
 
     def __init__(self, engine: SchedulerView) -> None:
         self._start = engine.start
         self._clock = engine_clock(engine) if cython.compiled else None
-        self.jobs = []
+        self.count = 0
+        self._queues = None
 
-    def __call__(
-        self, job: int, nodes: Any = None, placement: Any = None, reason: str = ""
-    ) -> bool:
+    def follow(
+        self, queues: list, units: list | None, partition_of: tuple, table: list | None
+    ) -> None:
+        """Take each started job out of its partition's queue (`queues`) and waiting `units`."""
+        self._queues, self._units = queues, units
+        self._partition_of, self._table = partition_of, table
+
+    def start(self, job: int, nodes: Any = None, placement: Any = None, reason: str = "") -> bool:
         clock = self._clock
         if clock is not None:
             started = clock.start(job, nodes, placement, reason)
         else:
             started = self._start(job, nodes, placement, reason)
         if started:
-            self.jobs.append(job)
+            self.count += 1
+            if self._queues is not None:
+                self._left(job)
         return started
+
+    @cython.cfunc
+    @cython.locals(job=cython.Py_ssize_t, partition=cython.Py_ssize_t, counted=_WaitingUnits)
+    def _left(self, job: int) -> None:
+        """`job` started: out of its partition's queue and waiting units."""
+        partition = self._partition_of[job]
+        remove_sorted(self._queues[partition], job)
+        if self._units is not None:
+            counted = self._units[partition]
+            counted.remove(self._table[job])
 
 
 class _PartitionView:
@@ -137,11 +178,13 @@ class _PartitionView:
     every running job by end with only its own holding units (`_HeldIn`); the rest is the run's
     view. Only what the EASY and Conservative passes read, bound once (a read forwarded by
     `__getattr__` costs about five plain reads); `now` is set by each pass (`PartitionedQueues`),
-    the only reader of these views.
+    the only reader of these views, unless EASY reads the engine's `clock` (its time and change
+    count).
     """
 
     __slots__ = (
         "now",
+        "clock",
         "free_units",
         "total_units",
         "units",
@@ -165,8 +208,8 @@ class _PartitionView:
         partition: int,
         start: _RecordedStarts,
     ):
-        self.now = engine.now
-        self.free_units = partial(_items(partitions.free_in).__getitem__, partition)
+        self.now, self.clock = engine.now, engine_clock(engine)
+        self.free_units = _FreeIn(_items(partitions.free_in), partition).units
         self.total_units = len(partitions.node_sets[partition])
         table = engine.units_table
         self.units, self.by_end = engine.units, engine.by_end
@@ -175,7 +218,7 @@ class _PartitionView:
         # the engine's units table as a typed array, which EASY reads in C (as on the engine's view)
         self.unit_counts = getattr(engine_clock(engine), "unit_counts", None)
         self.allocation, self.eligible = engine.allocation, engine.eligible
-        self.start, self.queued_duration = start, engine.queued_duration
+        self.start, self.queued_duration = start.start, engine.queued_duration
         self.estimate, self.predicted_end = engine.estimate, engine.predicted_end
         self.request_wakeup = engine.request_wakeup
 
@@ -348,7 +391,8 @@ class PartitionedQueues:
     # (`_room`), as `_RunPass._backfill_arrivals` does for the whole machine
     arrivals_alone = cython.declare(cython.bint, visibility="public")
     submit = cython.declare(tuple)  # the view's submit times
-    started = cython.declare(_RecordedStarts)  # the views' start: the jobs a pass started
+    started = cython.declare(_RecordedStarts)  # the views' start: how many jobs a pass started
+    heads = cython.declare(list)  # per partition, its queue's live head (`queue_heads`)
     room = cython.declare(list)  # per partition, what `_room` found (one list for the run)
     clock = cython.declare(Clock)  # the engine's clock behind the view (None: read its `now`)
     views = cython.declare(list, visibility="public")
@@ -384,6 +428,7 @@ class PartitionedQueues:
         self.arrived, self.jobs = 0, len(self.partition_of)
         self.idle, self.room = [None] * count, [0] * count
         self.started = _RecordedStarts(engine)
+        self.heads = [queue_heads(own) for own in self.waiting]
         self.views = [
             cast(SchedulerView, _PartitionView(engine, partitions, p, self.started))
             for p in range(count)
@@ -408,7 +453,9 @@ class PartitionedQueues:
             else None
         )
         self.conservative = None
-        if scheduler.backfill == "conservative":
+        if scheduler.backfill != "conservative":  # (Conservative reads the engine's queue)
+            self.started.follow(self.waiting, self.waiting_units, self.partition_of, self.table)
+        else:
             depth, first = scheduler.depth, scheduler.reservations
             self.conservative = [
                 PooledConservative(engine, partitions.pools_in[p], depth, first)
@@ -422,7 +469,6 @@ class PartitionedQueues:
         jobs=cython.Py_ssize_t,
         room=list,
         now=cython.double,
-        own=SortedColumn,
     )
     def schedule(self, engine: SchedulerView) -> None:
         """One pass over every partition's queue (some jobs wait)."""
@@ -433,17 +479,15 @@ class PartitionedQueues:
         if self.asks_nothing_fits and scheduler.nothing_fits(engine):
             return
         now = self.clock.now if self.clock is not None else engine.now
-        if self.arrived < self.jobs and self.submit[self.arrived] <= now:
-            self._arrivals(now)
+        self._arrivals(now)
         room = self._room()
         if self.arrival_order:  # each partition's own waiting jobs
             for partition in range(len(room)):
                 jobs = room[partition]
-                own = self.waiting[partition]
                 if jobs > 0:
-                    self._pass(partition, own._items, own._head, now)
+                    self._pass(partition, None, now)
                 elif jobs < 0:
-                    self._backfill_arrivals(partition, own, -jobs, now)
+                    self._backfill_arrivals(partition, -jobs, now)
             return
         if not any(room):
             return
@@ -452,7 +496,7 @@ class PartitionedQueues:
         for partition in range(len(room)):
             jobs = room[partition]
             if jobs:
-                self._pass(partition, ordered[partitions == partition][:jobs].tolist(), 0, now)
+                self._pass(partition, ordered[partitions == partition][:jobs].tolist(), now)
 
     @cython.cfunc
     @cython.locals(
@@ -504,7 +548,9 @@ class PartitionedQueues:
     @cython.locals(
         arrived=cython.Py_ssize_t,
         jobs=cython.Py_ssize_t,
+        partition=cython.Py_ssize_t,
         now=cython.double,
+        submitted=cython.double,
         job_of=tuple,
         submit=tuple,
         counted=_WaitingUnits,
@@ -515,10 +561,14 @@ class PartitionedQueues:
         submit, job_of, jobs = self.submit, self.partition_of, self.jobs
         arrived, table, units = self.arrived, self.table, self.waiting_units
         waiting = self.waiting
-        while arrived < jobs and submit[arrived] <= now:
-            insert_sorted(waiting[job_of[arrived]], arrived)
+        while arrived < jobs:
+            submitted = submit[arrived]  # (compiled: compared as a C double, no float object)
+            if submitted > now:
+                break
+            partition = job_of[arrived]
+            insert_sorted(waiting[partition], arrived)
             if units is not None:
-                counted = units[job_of[arrived]]
+                counted = units[partition]
                 counted.add(table[arrived])
             arrived += 1
         self.arrived = arrived
@@ -535,7 +585,7 @@ class PartitionedQueues:
         for partition, queue in enumerate(queues):
             if queue:
                 self._conservative_pass(partition, queue)
-        del self.started.jobs[:]  # (Conservative reads the engine's queue)
+        self.started.count = 0
 
     def _conservative_pass(self, partition: int, queue: list[int]) -> None:
         """The Conservative pass over one partition's waiting jobs (`queue`, priority order); the
@@ -551,65 +601,49 @@ class PartitionedQueues:
 
     @cython.cfunc
     @cython.locals(
-        partition=cython.Py_ssize_t,
-        first=cython.Py_ssize_t,
-        at=cython.Py_ssize_t,
-        now=cython.double,
-        queue=list,
-        easy=EasyBackfill,
+        partition=cython.Py_ssize_t, at=cython.Py_ssize_t, now=cython.double, easy=EasyBackfill
     )
-    def _pass(self, partition: int, queue: list[int], first: int, now: float) -> None:
-        """Start the partition's queue (`queue[first:]`, in its order) until a job does not fit,
-        then backfill behind it (EASY) over the partition's nodes."""
-        view = self.views[partition]
-        view.now = now
-        jobs: Any = iter(queue)
-        jobs.__setstate__(first)  # `queue[first:]` without a copy: the list iterator's position
+    def _pass(self, partition: int, queue: list[int] | None, now: float) -> None:
+        """Start the partition's queue (its own, None, or `queue`, in priority order) until a job
+        does not fit, then backfill behind it (EASY) over the partition's nodes."""
+        if self.clock is None:  # (else EASY reads the engine's clock)
+            self.views[partition].now = now
+        jobs = self.heads[partition] if queue is None else queue
         # `start_in_order` on the partition's free units
         head = start_each(jobs, self.starters[partition], self.table)
         reservations = self.reservations
         if head is not None and self.easy and (self.free_in[partition] or reservations is not None):
-            # the jobs before the head all started, so the head is the job at that count in
-            # `queue[first:]`, and the candidates follow it
-            at = first + len(self.started.jobs)
             easy = self.backfills[partition]
-            easy.run(queue[at], queue[at + 1 : at + 1 + self.depth])
+            if queue is None:  # the started jobs left the queue: the head leads it, as the engine's
+                easy.run_queue(self.waiting[partition], 1, self.depth + 1)
+            else:  # the jobs before the head all started, and the candidates follow it
+                at = self.started.count
+                easy.run(queue[at], queue[at + 1 : at + 1 + self.depth])
         self._passed(partition)
 
     @cython.cfunc
     @cython.locals(
-        partition=cython.Py_ssize_t,
-        since=cython.Py_ssize_t,
-        now=cython.double,
-        own=SortedColumn,
-        head=cython.Py_ssize_t,
-        easy=EasyBackfill,
+        partition=cython.Py_ssize_t, since=cython.Py_ssize_t, now=cython.double, easy=EasyBackfill
     )
-    def _backfill_arrivals(self, partition: int, own: SortedColumn, since: int, now: float) -> None:
+    def _backfill_arrivals(self, partition: int, since: int, now: float) -> None:
         """EASY behind the partition's blocked head over its queue's jobs from position `since`
         (the arrivals since a pass that started nothing) to the depth (`_room`)."""
-        self.views[partition].now = now
-        head = own._head
+        if self.clock is None:
+            self.views[partition].now = now
         easy = self.backfills[partition]
-        easy.run(own._items[head], own._items[head + since : head + 1 + self.depth])
+        easy.run_queue(self.waiting[partition], since, self.depth + 1)
         self._passed(partition)
 
     @cython.cfunc
-    @cython.locals(partition=cython.Py_ssize_t, started=list, units=_WaitingUnits, own=SortedColumn)
+    @cython.locals(partition=cython.Py_ssize_t, own=SortedColumn)
     def _passed(self, partition: int) -> None:
-        """After a partition's pass: the jobs it started leave the partition's queue and counts; a
-        pass that started nothing is the partition's idle state (`_room`)."""
-        table, started = self.table, self.started.jobs
-        own = self.waiting[partition]
-        if started:
-            units = None if self.waiting_units is None else self.waiting_units[partition]
-            for job in started:
-                remove_sorted(own, job)
-                if units is not None:
-                    units.remove(table[job])
-            del started[:]
+        """After a partition's pass (its started jobs left its queue and counts): a pass that
+        started nothing is the partition's idle state (`_room`)."""
+        if self.started.count:
+            self.started.count = 0
             self.idle[partition] = None
         else:
+            own = self.waiting[partition]
             self.idle[partition] = (self.changes_in[partition], len(own))
 
     def _retire_finished(self) -> None:
