@@ -19,6 +19,11 @@ cpdef object queue_slice(object queue, Py_ssize_t start, Py_ssize_t stop)
 cpdef (double, Py_ssize_t) shadow_time(
     Py_ssize_t need, Py_ssize_t free, object by_end, object held, object extra=*
 ) except *
+cdef Py_ssize_t _backfill(
+    list candidates, SortedColumn queue, Py_ssize_t first, Py_ssize_t stop, object units,
+    object duration, long long[::1] sizes, Py_ssize_t free, double now, double shadow,
+    Py_ssize_t extra, object start
+) except -1
 
 cdef class EasyBackfill:
     cdef readonly object view  # the view it reads and acts through
@@ -36,7 +41,7 @@ cdef class EasyBackfill:
     cdef Py_ssize_t _spare, _shadow_changes, _shadow_head, _shadow_free
     cdef bint _remembers
     cdef double _rejected_shadow
-    cdef Py_ssize_t _rejected_from, _rejected_to, _fits_from, _starts_from
+    cdef Py_ssize_t _rejected_from, _rejected_to, _rejected_free, _rejected_extra
     cdef Py_ssize_t _rejected_requeues
 
     cpdef object run(self, object head, object candidates)
@@ -50,12 +55,3 @@ cdef class EasyBackfill:
         Py_ssize_t extra, double shadow
     ) except? -1
     cdef Py_ssize_t started(self, object job) except? -1
-
-cdef object _backfill(
-    list candidates, SortedColumn queue, Py_ssize_t first, Py_ssize_t stop, object units,
-    object duration, long long[::1] sizes, Py_ssize_t free, double now, double shadow,
-    Py_ssize_t extra, object start, EasyBackfill memo
-)
-cdef object _remember(
-    EasyBackfill memo, Py_ssize_t last, Py_ssize_t fits_from, Py_ssize_t starts_from, double shadow
-)

@@ -60,8 +60,7 @@ __all__ = [
 ]
 
 INF = cython.declare(cython.double, math.inf)
-# the units of a job that cannot start now: above any free count
-NEVER_FITS = cython.declare(cython.Py_ssize_t, 2**62)
+NEVER_FITS = 2**62  # the units of a job that cannot start now: above any free count
 # EASY's pass skips the jobs its last test rejected while that test still holds
 # (`EasyBackfill._untested`): compiled, the memo costs less than the scan it saves; in plain Python
 # more (SDSC-SP2 EASY 0.61 s against 0.58 s), so it is off there, and the tests turn it on to check
@@ -259,9 +258,7 @@ def easy_backfill(
     `start(job)` starts a job and returns the units free afterwards, or None if it did not start;
     this is the only EASY pass: the engine's schedulers and the ElastiSim policies both call it."""
     jobs = _listed(candidates)
-    _backfill(
-        jobs, None, 0, len(jobs), units, duration, None, free, now, shadow, extra, start, None
-    )
+    _backfill(jobs, None, 0, len(jobs), units, duration, None, free, now, shadow, extra, start)
 
 
 @cython.cfunc
@@ -282,11 +279,10 @@ def _listed(candidates: Iterable[int]) -> list[int]:
     short=cython.bint,
     job=cython.Py_ssize_t,
     left=cython.Py_ssize_t,
-    covering=cython.bint,
-    last=cython.Py_ssize_t,
-    fits_from=cython.Py_ssize_t,
-    starts_from=cython.Py_ssize_t,
+    tried=cython.Py_ssize_t,
 )
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _backfill(
     candidates: list[int] | None,
     queue: SortedColumn | None,
@@ -300,17 +296,13 @@ def _backfill(
     shadow: float,
     extra: int,
     start: Callable[[int], int | None],
-    memo: EasyBackfill | None,
-) -> None:
+) -> int:
     """`easy_backfill` over ``candidates[first:stop]``, or (`candidates` None) over the jobs at
     `first` to `stop` of the engine's `queue`, read in place, reading a job's units from `sizes`
     (the engine's typed table, read in C when compiled) when it is given, else from `units`.
-    With a `memo`, notes there (`_remember`) the jobs it looked at up to the first one that failed
-    to start: each was started or rejected by EASY's test, which rejects it again while fewer free
-    units than the smallest rejected as too big are free, fewer extra units than the smallest
-    rejected as too long and the shadow time is no later."""
-    covering, last, job = memo is not None, -1, -1
-    fits_from = starts_from = NEVER_FITS
+    Returns the first position whose job EASY's test let it try to start (`stop` if none): the
+    jobs before it were rejected by the test on the `free`, `extra` and `shadow` given."""
+    tried = stop
     if queue is None:
         items, offset = candidates, 0
     else:
@@ -323,17 +315,20 @@ def _backfill(
         else:
             size = sizes[job]
         if size > free:
-            fits_from = size if size < fits_from else fits_from  # (plain Python: no call)
             continue
         length = duration[job]  # a C double: the test below allocates no float
         short = now + length <= shadow
         if not short and size > extra:
-            starts_from = size if size < starts_from else starts_from
             continue
-        left = _started(start, items[offset + position])  # type: ignore[index]  # the job's int
-        if left < 0:  # it may start on other nodes later: the memo ends before it
-            if covering:
-                last, covering = job - 1, False
+        tried = min(tried, position)
+        # the EASY pass's own starter is called at C level (compiled), any other through Python
+        candidate = items[offset + position]  # type: ignore[index]  # the job's own int starts
+        if isinstance(start, EasyBackfill):
+            left = cython.cast(EasyBackfill, start).started(candidate)
+        else:
+            units_left = start(candidate)
+            left = -1 if units_left is None else units_left
+        if left < 0:
             continue
         if queue is not None:
             moved += 1
@@ -342,37 +337,8 @@ def _backfill(
         if not short:
             extra -= size
         if free == 0:
-            break
-    _remember(memo, job if covering else last, fits_from, starts_from, shadow)
-
-
-@cython.cfunc
-@cython.inline
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=True)
-def _started(start: Callable[[int], int | None], job: int) -> int:
-    """`start(job)` as `_backfill` asks: the units free afterwards, -1 if `job` did not start (the
-    EASY pass's own starter is called at C level when compiled, any other through Python)."""
-    if isinstance(start, EasyBackfill):
-        return cython.cast(EasyBackfill, start).started(job)
-    left = start(job)
-    return -1 if left is None else left
-
-
-def _remember(  # (a C function: backfilling.pxd)
-    memo: EasyBackfill | None, last: int, fits_from: int, starts_from: int, shadow: float
-) -> None:
-    """`_backfill` started or rejected the queue's jobs up to `last` (-1: none) behind those
-    `memo` remembers (None: it remembers nothing), each of them again while fewer than
-    `fits_from` units are free, fewer than `starts_from` extra and the shadow time is no later
-    than `shadow`: `memo` remembers them too (`EasyBackfill._untested`)."""
-    if memo is None or last < 0:
-        return
-    memo._rejected_to = last
-    memo._fits_from = min(memo._fits_from, fits_from)
-    if starts_from < NEVER_FITS:
-        memo._starts_from = min(memo._starts_from, starts_from)
-        memo._rejected_shadow = min(memo._rejected_shadow, shadow)
+            return tried
+    return tried
 
 
 def easy_pass(
@@ -430,16 +396,15 @@ class EasyBackfill:
         # the last shadow time (`_behind`) and the change count, head and free units it is of
         self._shadow, self._spare = INF, 0
         self._shadow_changes = self._shadow_head = self._shadow_free = -1
-        # the queue's jobs `_rejected_from` to `_rejected_to` (by index) that EASY's test rejects
-        # while fewer than `_fits_from` units are free, fewer than `_starts_from` extra and the
-        # shadow time is no later than `_rejected_shadow`, with `_rejected_requeues` jobs queued
-        # again so far (`_untested`, `_remember`): on the engine's queue, units and estimates,
-        # which change only when a job is queued again
+        # the queue's jobs `_rejected_from` to `_rejected_to` (by index) that EASY's test rejected
+        # on `_rejected_free` units free, `_rejected_extra` extra and the shadow time
+        # `_rejected_shadow`, with `_rejected_requeues` jobs queued again so far (`_untested`):
+        # on the engine's queue, units and estimates, which change only when a job is queued again
         self._remembers = (
             REMEMBERS_REJECTED and typed and self._clock is not None and durations is None
         )
         self._rejected_from = self._rejected_to = -1
-        self._fits_from = self._starts_from = self._rejected_requeues = 0
+        self._rejected_free = self._rejected_extra = self._rejected_requeues = 0
         self._rejected_shadow = INF
 
     @cython.ccall
@@ -514,18 +479,10 @@ class EasyBackfill:
             stop = len(jobs)
         else:
             stop = min(stop, len(queue._items) - queue._head)
-        remembers = queue is not None and self._remembers and first < stop
-        untested = first
-        if remembers:
-            untested = self._untested(queue, first, stop, free, spare, shadow)
-            if untested == first:  # the jobs from `first` on are remembered anew
-                column = cython.cast(SortedColumn, queue)
-                self._rejected_from, self._rejected_to = column._items[column._head + first], -1
-                self._fits_from = self._starts_from = NEVER_FITS
-                self._rejected_shadow = INF
-                self._rejected_requeues = cython.cast(Clock, self._clock).requeues
+        remembers = queue is not None and self._remembers
+        untested = self._untested(queue, first, stop, free, spare, shadow) if remembers else first
         # (the typed table passed as a field: a local copy of a memoryview costs its counting)
-        _backfill(
+        tried = _backfill(
             jobs,
             queue,
             untested,
@@ -538,8 +495,13 @@ class EasyBackfill:
             shadow,
             spare,
             self,
-            self if remembers else None,
         )
+        if remembers and tried > first:  # the jobs before the first one tried were rejected
+            column = cython.cast(SortedColumn, queue)
+            items, gap = column._items, column._head
+            self._rejected_from, self._rejected_to = items[gap + first], items[gap + tried - 1]
+            self._rejected_free, self._rejected_extra, self._rejected_shadow = free, spare, shadow
+            self._rejected_requeues = cython.cast(Clock, self._clock).requeues
 
     @cython.cfunc
     @cython.locals(
@@ -558,17 +520,15 @@ class EasyBackfill:
         self, queue: SortedColumn, first: int, stop: int, free: int, extra: int, shadow: float
     ) -> int:
         """The first position from `first` on (before `stop`) whose job an earlier pass did not
-        reject: EASY's test (003 §5.1.2) rejects again a job too big for the free units while
-        fewer than its units are free, and a job too long to end by the shadow time and too big
-        for the extra units while fewer than its units are extra and the shadow time is no later
-        (the clock never goes back), its units and estimate unchanged; the started jobs left the
-        queue, the arrivals joined its end."""
-        if cython.cast(Clock, self._clock).requeues != self._rejected_requeues:
+        reject: EASY's test (003 §5.1.2) rejects again a job it rejected on as many free or extra
+        units or more and as late a shadow time or later (the clock never goes back), its units
+        and estimate unchanged; the started jobs left the queue, the arrivals joined its end."""
+        if first >= stop or cython.cast(Clock, self._clock).requeues != self._rejected_requeues:
             return first
-        if free >= self._fits_from or extra >= self._starts_from or shadow > self._rejected_shadow:
-            return first  # (`_remember`: no job too long, `_starts_from` and the shadow unbounded)
+        if free > self._rejected_free or extra > self._rejected_extra:
+            return first
         job = queue._items[queue._head + first]
-        if not self._rejected_from <= job <= self._rejected_to:
+        if shadow > self._rejected_shadow or not self._rejected_from <= job <= self._rejected_to:
             return first
         head = queue._head
         return int_position(queue._items, self._rejected_to, head + first, head + stop, True) - head
