@@ -91,6 +91,20 @@ def test_the_memo_of_rejected_jobs_decides_as_the_scan(case, extra):
     _same_run(on, _with_memo(False, workload, platform, EASY(shadow_extra=extra)))
 
 
+@settings(max_examples=30, deadline=None)
+@given(case=platforms_and_workloads(max_jobs=30))
+def test_the_memo_decides_as_the_scan_when_co_scheduled(case):
+    """Co-located (twice the cores per node, an application per job), where a job that fits in
+    the free units may fail to start (its nodes)."""
+    platform, workload = case
+    heatmap = read_heatmap("aris-nas", default=1.0)
+    paired = Platform(platform.nodes, 2, platform.sockets_per_node * platform.cores_per_socket)
+    draw = np.random.default_rng(len(workload)).integers(0, len(heatmap), len(workload))
+    with_apps = dataclasses.replace(workload, app=np.array(heatmap.applications, object)[draw])
+    on = _with_memo(True, with_apps, paired, "easy-co", heatmap=heatmap)
+    _same_run(on, _with_memo(False, with_apps, paired, "easy-co", heatmap=heatmap))
+
+
 def test_the_memo_skips_jobs_and_decides_as_the_scan_on_a_real_trace():
     """KTH-SP2 (bundled), plain and co-scheduled EASY: the memo skips part of the queue (counted
     where `_untested` is a Python method) and every start stays the same."""
