@@ -38,6 +38,9 @@ __all__ = [
     "bint",
     "double",
     "longlong",
+    "uchar",
+    "p_uchar",
+    "p_void",
     "Py_ssize_t",
 ]
 
@@ -64,6 +67,9 @@ class _CType:
 bint = _CType("bint")
 double = _CType("double")
 longlong = _CType("long long")
+uchar = _CType("unsigned char")
+p_uchar = _CType("unsigned char *")
+p_void = _CType("void *")
 Py_ssize_t = _CType("Py_ssize_t")
 
 

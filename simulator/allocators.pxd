@@ -24,12 +24,10 @@ cdef class NodeState:
     cdef Py_ssize_t _free_entry
     cdef long long[::1] _gathered
     # per node: its cores and the cores in use; per node and slot (node * slots + slot): occupant
-    cdef long long[:] _cores
-    cdef long long[:] _used
-    cdef long long[:] _occupants
-    # per node: its kind (IDLE, PARTLY, FULL); per block of nodes and kind: its nodes of that kind
-    cdef long long[:] _kinds
-    cdef long long[:] _tally
+    cdef long long[::1] _cores
+    cdef long long[::1] _used
+    cdef long long[::1] _occupants
+    cdef unsigned char[::1] _kinds  # per node: its kind (IDLE, PARTLY, FULL)
     cdef public object _arrays
 
     cpdef occupy(self, job, nodes, cores)

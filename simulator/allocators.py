@@ -54,6 +54,9 @@ try:  # Cython's pure-Python mode: the types below compile to C, and do nothing 
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
+if cython.compiled:  # C's memchr, for `NodeState._lowest`
+    from cython.cimports.libc.string import memchr
+
 import numpy as np
 
 from cosched.simulator.bisection import int_position
@@ -74,9 +77,6 @@ NO_ENTRY = cython.declare(cython.Py_ssize_t, -1)  # the end of a job's neighbour
 IDLE = cython.declare(cython.Py_ssize_t, 0)
 PARTLY = cython.declare(cython.Py_ssize_t, 1)
 FULL = cython.declare(cython.Py_ssize_t, 2)
-KINDS = cython.declare(cython.Py_ssize_t, 3)
-# the node state counts each kind per block of 2**BLOCK_BITS (64) nodes
-BLOCK_BITS = cython.declare(cython.Py_ssize_t, 6)
 WRITE_BEHIND = 1024  # changes the compact allocator keeps for its node arrays; beyond: rebuild
 # changes a read replays; beyond, it rebuilds (a rebuild costs about as much as replaying a few
 # dozen changes, so one read never replays a thousand of them inside a scheduling decision)
@@ -116,12 +116,7 @@ class NodeState:
         """Every node idle: no core in use, every slot free, no job beside another."""
         self._used = array("q", bytes(8 * nodes))
         self._occupants = array("q", [EMPTY]) * (nodes * self.slots)  # slot s of node n: n*slots+s
-        # per node its kind (IDLE, PARTLY or FULL); per block of nodes and kind, its nodes of that
-        # kind (at block * KINDS + kind): `_lowest` skips the blocks holding none
-        self._kinds = array("q", [IDLE]) * nodes
-        block = 1 << BLOCK_BITS
-        firsts = range(0, nodes, block)
-        self._tally = array("q", [n for at in firsts for n in (min(block, nodes - at), 0, 0)])
+        self._kinds = bytearray([IDLE]) * nodes  # per node its kind: IDLE, PARTLY or FULL
         self.idle, self._partly = nodes, 0
         self._forget_sharing()
 
@@ -172,44 +167,39 @@ class NodeState:
         """The lowest `count` partly used nodes, ascending (every one if fewer are)."""
         return self._lowest(PARTLY, count)
 
-    @cython.boundscheck(False)  # the blocks and their nodes exist
+    @cython.boundscheck(False)  # the nodes found exist: `count` of that kind at most
     @cython.wraparound(False)
     @cython.initializedcheck(False)  # `_empty` sets every buffer
     @cython.locals(
-        kinds=cython.longlong[:],
-        tally=cython.longlong[:],
+        kinds=cython.uchar[::1],
         chosen=list,
         found=cython.Py_ssize_t,
-        block=cython.Py_ssize_t,
-        left=cython.Py_ssize_t,
         node=cython.Py_ssize_t,
+        nodes=cython.Py_ssize_t,
+        mark=cython.uchar,
     )
     def _lowest(self, kind: int, count: int) -> list[int]:
-        """The lowest `count` nodes of `kind` (IDLE or PARTLY), ascending, as many as there are: a
-        scan of the blocks that hold some, each up to its last node of that kind."""
-        kinds, tally, found = self._kinds, self._tally, 0
+        """The lowest `count` nodes of `kind` (IDLE or PARTLY), ascending, as many as there are:
+        each found by a search of the node kinds for the next byte `kind` (C's memchr compiled,
+        `bytearray.find` in plain Python: the same search), skipping the others many at a time."""
+        kinds, found, node, nodes, mark = self._kinds, 0, 0, len(self._kinds), kind
         count = min(count, self.idle if kind == IDLE else self._partly)
         chosen = [0] * count  # compiled: filled in place, no append
-        for block in range(len(tally) // KINDS):
-            if found == count:
-                break
-            left, node = tally[block * KINDS + kind], block << BLOCK_BITS
-            while left and found < count:
-                if kinds[node] == kind:
-                    chosen[found] = node
-                    found, left = found + 1, left - 1
-                node += 1
+        while found < count:  # a node of `kind` lies at `node` or after: `count` are left at least
+            if cython.compiled:
+                node = cython.cast(
+                    cython.p_uchar, memchr(cython.address(kinds[node]), mark, nodes - node)
+                ) - cython.address(kinds[0])
+            else:
+                node = self._kinds.find(mark, node)
+            chosen[found] = node
+            found, node = found + 1, node + 1
         return chosen
 
     @cython.boundscheck(False)  # `node` is a node of the state
     @cython.wraparound(False)
     @cython.initializedcheck(False)  # `_empty` sets every buffer
-    @cython.locals(
-        in_use=cython.longlong,
-        kind=cython.Py_ssize_t,
-        was=cython.Py_ssize_t,
-        block=cython.Py_ssize_t,
-    )
+    @cython.locals(in_use=cython.longlong, kind=cython.Py_ssize_t, was=cython.Py_ssize_t)
     def _file(self, node: int) -> None:
         """Count node `node` as idle, partly used or full from its cores in use, after a change."""
         in_use = self._used[node]
@@ -218,9 +208,6 @@ class NodeState:
         if kind == was:
             return
         self._kinds[node] = kind
-        block = (node >> BLOCK_BITS) * KINDS
-        self._tally[block + was] -= 1
-        self._tally[block + kind] += 1
         if was == IDLE:
             self.idle -= 1
         elif was == PARTLY:
@@ -230,10 +217,13 @@ class NodeState:
         elif kind == PARTLY:
             self._partly += 1
 
+    @cython.boundscheck(False)  # each node checked once below: its slots and counts exist
+    @cython.wraparound(False)
     @cython.locals(
         node=cython.Py_ssize_t,
-        used=cython.longlong[:],
-        occupants=cython.longlong[:],
+        count=cython.Py_ssize_t,
+        used=cython.longlong[::1],
+        occupants=cython.longlong[::1],
         ids=list,
         placed=cython.bint,
         step=cython.Py_ssize_t,
@@ -249,11 +239,13 @@ class NodeState:
         """`job` (or a reservation key) takes `cores` cores and a free slot on each of `nodes`."""
         ids = nodes if isinstance(nodes, list) else nodes.tolist()
         self._arrays = None
-        used, occupants, width = self._used, self._occupants, self.slots
+        used, occupants, width, count = self._used, self._occupants, self.slots, len(self._used)
         step, mine, empty = cores, job, EMPTY  # compiled: C integers, compared without objects
         beside, run = empty, 0  # a neighbour usually holds a run of the nodes: counted once per run
         for item in ids:
             node = item
+            if not 0 <= node < count:
+                raise IndexError(f"node {node} is not a node of the platform ({count} nodes)")
             used[node] += step
             self._file(node)
             placed = False
@@ -271,35 +263,41 @@ class NodeState:
         if run and mine >= 0:
             self._share(job, beside, run)
 
+    @cython.boundscheck(False)  # each node checked once below: its slots and counts exist
+    @cython.wraparound(False)
     @cython.locals(
         node=cython.Py_ssize_t,
-        used=cython.longlong[:],
-        occupants=cython.longlong[:],
+        count=cython.Py_ssize_t,
+        used=cython.longlong[::1],
+        occupants=cython.longlong[::1],
         step=cython.Py_ssize_t,
         mine=cython.longlong,
         width=cython.Py_ssize_t,
         at=cython.Py_ssize_t,
+        empty=cython.longlong,
     )
     def vacate(self, job: int, nodes: np.ndarray | list[int], cores: int) -> None:
         """`job` (or a reservation key) gives back its `cores` cores and its slot on `nodes`, every
         node it holds: it shares none with another job afterwards."""
-        used, occupants, width = self._used, self._occupants, self.slots
+        used, occupants, width, count = self._used, self._occupants, self.slots, len(self._used)
         self._arrays = None
-        step, mine = cores, job  # compiled: C integers, compared without objects
+        step, mine, empty = cores, job, EMPTY  # compiled: C integers, compared without objects
         for item in nodes if isinstance(nodes, list) else nodes.tolist():
             node = item
+            if not 0 <= node < count:
+                raise IndexError(f"node {node} is not a node of the platform ({count} nodes)")
             used[node] -= step
             self._file(node)
             for at in range(node * width, node * width + width):
                 if occupants[at] == mine:
-                    occupants[at] = EMPTY
+                    occupants[at] = empty
                     break
         self._unshare(job)
 
     @cython.locals(
-        used=cython.longlong[:],
-        full=cython.longlong[:],
-        occupants=cython.longlong[:],
+        used=cython.longlong[::1],
+        full=cython.longlong[::1],
+        occupants=cython.longlong[::1],
         node=cython.Py_ssize_t,
         width=cython.Py_ssize_t,
     )
@@ -313,8 +311,8 @@ class NodeState:
             self._file(node)
 
     @cython.locals(
-        used=cython.longlong[:],
-        occupants=cython.longlong[:],
+        used=cython.longlong[::1],
+        occupants=cython.longlong[::1],
         node=cython.Py_ssize_t,
         width=cython.Py_ssize_t,
     )
@@ -327,9 +325,9 @@ class NodeState:
             self._file(node)
 
     @cython.locals(
-        used=cython.longlong[:],
-        full=cython.longlong[:],
-        occupants=cython.longlong[:],
+        used=cython.longlong[::1],
+        full=cython.longlong[::1],
+        occupants=cython.longlong[::1],
         node=cython.Py_ssize_t,
         width=cython.Py_ssize_t,
     )
@@ -462,7 +460,7 @@ class NodeState:
         return counts
 
     @cython.locals(
-        occupants=cython.longlong[:],
+        occupants=cython.longlong[::1],
         width=cython.Py_ssize_t,
         node=cython.Py_ssize_t,
         at=cython.Py_ssize_t,

@@ -327,6 +327,11 @@ class CoLocationAllocator(_HalfNodes, Allocator):
     def total_units(self) -> int:
         return 2 * self.platform.nodes
 
+    @property
+    def free_halves(self) -> int:
+        """Free half nodes: `free_units()`, under its earlier name."""
+        return self._free
+
     def units(self, engine, job: int) -> int:
         if self.is_compact(engine, job):
             return 2 * self._compact_nodes[job]

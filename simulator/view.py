@@ -62,6 +62,11 @@ try:  # Cython's pure-Python mode: the column type below compiles to C, and is a
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
+if cython.compiled:  # `remove_sorted` moves a list's references with C's memmove
+    from cython.cimports.cpython.ref import Py_DECREF, Py_INCREF
+    from cython.cimports.cpython.sequence import PySequence_Fast_ITEMS
+    from cython.cimports.libc.string import memmove
+
 import numpy as np
 
 from cosched.simulator.allocators import _Units
@@ -394,7 +399,6 @@ def insert_sorted(column: SortedColumn, value: int) -> None:
     near=cython.Py_ssize_t,
     first=cython.Py_ssize_t,
     last=cython.Py_ssize_t,
-    position=cython.Py_ssize_t,
 )
 def remove_sorted(column: SortedColumn, value: int) -> None:
     """The engine's: one `value` (in `column`) leaves it, the values on its cheaper side moving
@@ -412,8 +416,16 @@ def remove_sorted(column: SortedColumn, value: int) -> None:
         if (first - head) * GAP_MOVE_COST >= size - 1 - last:
             items.pop(last)  # (compiled: one memmove, where del assigns a slice)
             return
-        for position in range(first, head, -1):  # the few below: no slice list to build
-            items[position] = items[position - 1]
+        if cython.compiled:  # the references below move as they are: one memmove, no count
+            Py_DECREF(items[first])  # the leaving value's reference, its place written over
+            memmove(
+                PySequence_Fast_ITEMS(items) + head + 1,
+                PySequence_Fast_ITEMS(items) + head,
+                (first - head) * cython.sizeof(cython.p_void),
+            )
+            Py_INCREF(items[head])  # now at `head` and `head + 1`: the gap's place holds its own
+        else:
+            items[head + 1 : first + 1] = items[head:first]
     head += 1
     if 2 * head > size and head >= GAP_KEPT:  # the gap outgrew the values: drop it
         del items[:head]
