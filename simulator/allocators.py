@@ -186,12 +186,13 @@ class NodeState:
         count = min(count, self.idle if kind == IDLE else self._partly)
         chosen = [0] * count  # compiled: filled in place, no append
         while found < count:  # a node of `kind` lies at `node` or after: `count` are left at least
-            if cython.compiled:
-                node = cython.cast(
-                    cython.p_uchar, memchr(cython.address(kinds[node]), mark, nodes - node)
-                ) - cython.address(kinds[0])
-            else:
-                node = self._kinds.find(mark, node)
+            if kinds[node] != mark:  # else the next node is one (idle nodes come in runs)
+                if cython.compiled:
+                    node = cython.cast(
+                        cython.p_uchar, memchr(cython.address(kinds[node]), mark, nodes - node)
+                    ) - cython.address(kinds[0])
+                else:
+                    node = self._kinds.find(mark, node)
             chosen[found] = node
             found, node = found + 1, node + 1
         return chosen

@@ -4,7 +4,7 @@
 from cosched.simulator.allocators cimport Allocation, NodeState, _listed, _Units
 
 
-cpdef append_neighbourhood(list touched, job, NodeState state)
+cpdef append_neighbourhood(list touched, job, where)
 
 
 cdef class HeatmapSpeedModel:

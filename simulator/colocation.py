@@ -375,10 +375,16 @@ class SpeedModel(Protocol):
 @cython.initializedcheck(False)  # the node state's table is made with it
 @cython.boundscheck(False)  # `_gather` wrote `count` neighbours
 @cython.wraparound(False)
-@cython.locals(count=cython.Py_ssize_t, at=cython.Py_ssize_t)
-def append_neighbourhood(touched: list[int], job: int, state: NodeState) -> None:
-    """Append `job` and the jobs sharing its nodes in `state` to `touched` (the engine's jobs
-    whose speeds follow), without a list per call."""
+@cython.locals(count=cython.Py_ssize_t, at=cython.Py_ssize_t, state=NodeState, halves=_HalfNodes)
+def append_neighbourhood(touched: list[int], job: int, where: NodeState | Allocator) -> None:
+    """Append `job` and the jobs sharing its nodes to `touched` (the engine's jobs whose speeds
+    follow), without a list per call. `where`: the node state, or an allocator whose `state` it is
+    (the co-location allocator's read as a C field, not as a Python attribute)."""
+    if isinstance(where, _HalfNodes):
+        halves = where
+        state = halves.state
+    else:
+        state = where if isinstance(where, NodeState) else where.state
     touched.append(job)
     count = state._gather(job)
     for at in range(count):

@@ -247,7 +247,7 @@ class _LoopState(Clock):
         if self.kill_at_walltime:
             self._post_walltime(job, end)  # type: ignore[attr-defined]
         if self.speed_model is not None:  # the job and its neighbours: their speeds follow
-            append_neighbourhood(self._touched, job, allocator.state)
+            append_neighbourhood(self._touched, job, allocator)
         if self.log is not None:
             self.log.append((now, "start", job, allocation.nodes.size))
         if self.actions is not None:
@@ -313,7 +313,7 @@ class _LoopState(Clock):
         allocation = self.allocation[index]
         assert allocation is not None  # a running job holds nodes
         if self.speed_model is not None:  # the job itself: a speed update follows every change
-            append_neighbourhood(self._touched, job, self.allocator.state)
+            append_neighbourhood(self._touched, job, self.allocator)
         end_job(self.allocator, job, allocation)  # `release`, in C where `start_job` is
         if self.log is not None:
             self.log.append((now, "finish", job, 0))
