@@ -87,9 +87,9 @@ REPLAY_AT_MOST = 32
 class NodeState:
     """Per node: the cores in use and the occupant of each slot, as `array('q')`s (compiled:
     written through typed memoryviews); each node's kind (idle, partly used: some cores free, some
-    used, or full), kept node by node as its cores in use change, with the count of each kind per
-    block of nodes, so that the idle and the partly used nodes are listed (ascending) when read
-    without a scan of every node or a list edit per change; and which jobs share nodes.
+    used, or full), a byte per node kept node by node as its cores in use change, so that the idle
+    and the partly used nodes are listed (ascending) when read, by a search of those bytes, with
+    no list edit per change; and which jobs share nodes.
 
     The one node state of every allocator. A start or an end touches a few nodes, where item edits
     cost less than numpy calls on small arrays; the numpy arrays `used` and `occupants` are copied
@@ -739,12 +739,14 @@ class _Units:
     _direct: bool  # `start_job` and `end_job` call `allocate_cores` and `release_nodes`
 
     def allocate_cores(self, engine, job: int, cores: int) -> Allocation | None:
-        """`allocate(engine, job)` of a job of `cores` cores (a C method)."""
-        raise NotImplementedError
+        """`allocate(engine, job)` of a job of `cores` cores, a C method: the built-in allocators
+        give their own; here, the allocator's `allocate`."""
+        return self.allocate(engine, job)  # type: ignore[attr-defined]  # the Allocator's
 
     def release_nodes(self, job: int, allocation: Allocation) -> None:
-        """`release(job, allocation)` (a C method)."""
-        raise NotImplementedError
+        """`release(job, allocation)`, a C method: the built-in allocators give their own; here,
+        the allocator's `release`."""
+        self.release(job, allocation)  # type: ignore[attr-defined]  # the Allocator's
 
     @cython.ccall
     def free_units(self) -> int:

@@ -518,6 +518,13 @@ def _engine_behind(view: Any) -> Any:
     return view._engine if isinstance(view, SchedulerView) else None
 
 
+def _inherits(allocator: Any, base: type, method: str) -> bool:
+    """True if `allocator` is a `base` whose `method` is `base`'s own, not a subclass's override
+    (read from the class's namespace, as Python sees it): then a pass may read `base`'s fields in C
+    instead of calling the method."""
+    return isinstance(allocator, base) and getattr(type(allocator), method) is vars(base)[method]
+
+
 def engine_clock(view: Any) -> Clock | None:
     """The engine's `Clock` behind `view` when it is the engine's own view, else None (a view of
     one partition sets its own ``now``)."""
@@ -537,12 +544,9 @@ class Starter:
         self._start, self._free_units = view.start, view.free_units
         self._clock = engine_clock(view) if cython.compiled else None  # plain: `_start` as fast
         allocator = getattr(_engine_behind(view), "allocator", None)
-        # a built-in allocator's count, read as its `free_units` does (unless a subclass
-        # overrides that; the method read from the class's namespace, as Python sees it)
-        own = isinstance(allocator, _Units) and (
-            type(allocator).free_units is vars(_Units)["free_units"]
-        )
-        self._units = allocator if own else None
+        # a built-in allocator's count, read as its `free_units` does (unless a subclass overrides
+        # that)
+        self._units = allocator if _inherits(allocator, _Units, "free_units") else None
 
     def start_chosen(self, job: int) -> bool:
         """Start `job` on the allocator's choice (``view.start(job)``); False if it does not fit."""

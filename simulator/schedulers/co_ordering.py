@@ -34,7 +34,7 @@ if cython.compiled:  # C's memmove, for `_make_room`; a list made at its size, f
     from cython.cimports.libc.string import memmove
 
 from cosched.simulator.colocation import _HalfNodes
-from cosched.simulator.view import SortedColumn, _engine_behind
+from cosched.simulator.view import SortedColumn, _engine_behind, _inherits
 
 KeyT = TypeVar("KeyT", np.ndarray, float)  # a key over the waiting jobs, or one job's
 
@@ -164,11 +164,8 @@ class FillerOrder:
         self._view = view
         allocator = getattr(_engine_behind(view), "allocator", None)
         # the co-location allocator's count, read as its `free_cores` does (unless a subclass
-        # overrides that; the method read from the class's namespace, as Python sees it)
-        own = isinstance(allocator, _HalfNodes) and (
-            type(allocator).free_cores is vars(_HalfNodes)["free_cores"]
-        )
-        column = view.queue if own else None
+        # overrides that)
+        column = view.queue if _inherits(allocator, _HalfNodes, "free_cores") else None
         self._halves = allocator if isinstance(column, SortedColumn) else None
         self._queue = column if self._halves is not None else None
 

@@ -184,13 +184,14 @@ def test_node_state_matches_what_the_owners_hold(case):
 
 
 @st.composite
-def spread_steps(draw):
-    """Jobs taking and leaving half nodes of 32 two-core nodes, each on up to 12 nodes given in any
-    order: long idle and partly used lists, several nodes leaving them at once."""
-    nodes, steps, held = 32, [], {}
-    free = [2] * nodes
-    for job in range(draw(st.integers(1, 30))):
-        if held and draw(st.booleans()):
+def one_core_steps(draw, nodes: int, cores: int, jobs: int, spread: int, crowd: int | None = None):
+    """Up to `jobs` jobs each taking one core of 1 to `spread` of `nodes` nodes of `cores` cores,
+    given in any order, and leaving: ("occupy", job, nodes) and ("vacate", job, None) steps. A job
+    leaves half the time or, with a `crowd`, a quarter of the time and always above `crowd` jobs."""
+    steps, held, free = [], {}, [cores] * nodes
+    for job in range(draw(st.integers(1, jobs))):
+        crowded = crowd is not None and len(held) > crowd
+        if held and (crowded or draw(st.integers(0, 1 if crowd is None else 3)) == 0):
             gone = draw(st.sampled_from(sorted(held)))
             for node in held.pop(gone):
                 free[node] += 1
@@ -199,7 +200,9 @@ def spread_steps(draw):
         open_nodes = [node for node in range(nodes) if free[node]]
         if not open_nodes:
             continue
-        chosen = draw(st.lists(st.sampled_from(open_nodes), min_size=1, max_size=12, unique=True))
+        chosen = draw(
+            st.lists(st.sampled_from(open_nodes), min_size=1, max_size=spread, unique=True)
+        )
         for node in chosen:
             free[node] -= 1
         held[job] = chosen
@@ -208,8 +211,10 @@ def spread_steps(draw):
 
 
 @settings(max_examples=25)
-@given(steps=spread_steps())
+@given(steps=one_core_steps(nodes=32, cores=2, jobs=30, spread=12))
 def test_node_lists_and_neighbours_follow_many_spread_jobs(steps):
+    """Jobs on half nodes of 32 two-core nodes, each on up to 12 nodes given in any order: long
+    idle and partly used lists, several nodes leaving them at once."""
     state, held, used = NodeState(Platform(32, 2, 1), slots=2), {}, [0] * 32
     for kind, job, chosen in steps:
         if kind == "occupy":
@@ -236,39 +241,18 @@ def test_node_lists_and_neighbours_follow_many_spread_jobs(steps):
         assert state.shared == shared
 
 
-@st.composite
-def crowded_steps(draw):
-    """Jobs taking one core of up to 24 of 40 four-core nodes (four slots) and leaving: more pairs
-    of neighbours than the neighbour table's first room, and job indices beyond its first 64."""
-    nodes, steps, held = 40, [], {}
-    free = [4] * nodes
-    for job in range(draw(st.integers(1, 120))):
-        if len(held) > 12 or (held and draw(st.integers(0, 3)) == 0):
-            gone = draw(st.sampled_from(sorted(held)))
-            for node in held.pop(gone):
-                free[node] += 1
-            steps.append(("vacate", gone))
-            continue
-        open_nodes = [node for node in range(nodes) if free[node]]
-        chosen = draw(st.lists(st.sampled_from(open_nodes), min_size=1, max_size=24, unique=True))
-        for node in chosen:
-            free[node] -= 1
-        held[job] = chosen
-        steps.append(("occupy", job, chosen))
-    return steps
-
-
 @settings(max_examples=30, deadline=None)
-@given(steps=crowded_steps())
+@given(steps=one_core_steps(nodes=40, cores=4, jobs=120, spread=24, crowd=12))
 def test_the_neighbour_table_counts_the_nodes_each_pair_shares_in_the_slots(steps):
+    """One core of up to 24 of 40 four-core nodes (four slots) per job: more pairs of neighbours
+    than the neighbour table's first room, and job indices beyond its first 64."""
     state, held = NodeState(Platform(40, 4, 1), slots=4), {}
-    for step in steps:
-        if step[0] == "occupy":
-            _, job, nodes = step
+    for kind, job, nodes in steps:
+        if kind == "occupy":
             held[job] = nodes
             state.occupy(job, list(nodes), 1)
         else:
-            state.vacate(step[1], held.pop(step[1]), 1)
+            state.vacate(job, held.pop(job), 1)
         expected = {job: brute_force_neighbours(state, job) for job in held}
         assert state.shared == {job: counts for job, counts in expected.items() if counts}
         for job, counts in expected.items():

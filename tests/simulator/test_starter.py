@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosched.simulator.allocators import CompactAllocator
+from cosched.simulator.allocators import Allocation, CompactAllocator, _Units, end_job, start_job
 from cosched.simulator.colocation import CoLocationAllocator, co_context
 from cosched.simulator.engine import Engine
 from cosched.simulator.platform import Platform
@@ -97,3 +97,24 @@ def test_overrides_of_start_and_free_units_are_called_with_the_same_results(case
 def test_a_clock_without_an_engine_refuses_to_start_a_job():
     with pytest.raises(TypeError, match="only the engine's loop state starts jobs"):
         Clock().start(0)
+
+
+def test_a_units_allocator_without_c_methods_starts_and_ends_through_its_python_ones():
+    """`start_job` and `end_job` call the base's C entries of an allocator that gives none: they
+    are its `allocate` and `release`."""
+    calls: list[tuple] = []
+    held = Allocation([0, 1], 2)
+
+    class Listed(_Units):
+        def allocate(self, engine, job):
+            calls.append(("allocate", engine, job))
+            return held
+
+        def release(self, job, allocation):
+            calls.append(("release", job, allocation))
+
+    allocator = Listed()
+    allocator._direct = True
+    assert start_job(allocator, "engine", 3, 4) is held
+    end_job(allocator, 3, held)
+    assert calls == [("allocate", "engine", 3), ("release", 3, held)]
