@@ -36,7 +36,7 @@ __all__ = [
 # the event loop, the scheduler's view (read once or more per pass), the FCFS/EASY passes,
 # Conservative's profile and pass, the queue scheduler, the allocators, the co-location allocator
 # and speed model, the matching co-scheduler (half of the thesis preset's time), the per-partition
-# pass and the partition allocator, the co-schedulers' queue orderings and Filler's pass, the
+# pass and the partition allocator, the co-schedulers' queue orderings (Filler's among them), the
 # result's node ids (copied from the allocations' lists), and the one binary search of the engine,
 # the sorted columns and the allocators
 COMPILED_MODULES = (
@@ -51,7 +51,6 @@ COMPILED_MODULES = (
     "cosched.simulator.schedulers.partitioned",
     "cosched.simulator.partitions",
     "cosched.simulator.schedulers.co_ordering",
-    "cosched.simulator.schedulers.filler",
     "cosched.simulator.result",
     "cosched.simulator.bisection",
 )

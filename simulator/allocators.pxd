@@ -1,7 +1,7 @@
 # Cython's augmenting .pxd of allocators.py: the compiled allocators call the simulator's one
 # binary search over lists (bisection.py) as a C function; the node state's fields and edits are
 # declared so the compiled co-location allocator (colocation.pxd cimports it) calls `occupy`,
-# `vacate`, `neighbours`, `lowest_idle` and `lowest_partly_used` in C and reads the idle count
+# `vacate`, `neighbours`, `idle_into` and `partly_used_into` in C and reads the idle count
 # without attribute look-ups; the built-in allocators' base (`_Units`), the whole-node allocator's
 # and `start_job`/`end_job`, so the compiled engine (engine.pxd) starts and ends jobs on them in C.
 # Python sees the fields as ordinary attributes.
@@ -36,7 +36,10 @@ cdef class NodeState:
     cpdef dict sharing(self, job)
     cpdef list lowest_idle(self, Py_ssize_t count)
     cpdef list lowest_partly_used(self, Py_ssize_t count)
+    cpdef Py_ssize_t idle_into(self, list chosen, Py_ssize_t at) except -1
+    cpdef Py_ssize_t partly_used_into(self, list chosen, Py_ssize_t at) except -1
     cdef list _lowest(self, Py_ssize_t kind, Py_ssize_t count)
+    cdef Py_ssize_t _lowest_into(self, Py_ssize_t kind, list chosen, Py_ssize_t at) except -1
     cdef inline void _file(self, Py_ssize_t node) noexcept  # C reads and writes alone: no error
     cdef _share(self, Py_ssize_t job, Py_ssize_t other, Py_ssize_t run)
     cdef _count_in(self, Py_ssize_t job, Py_ssize_t other, Py_ssize_t run)

@@ -167,24 +167,39 @@ class NodeState:
         """The lowest `count` partly used nodes, ascending (every one if fewer are)."""
         return self._lowest(PARTLY, count)
 
+    def idle_into(self, chosen: list[int], at: int) -> int:
+        """Write the lowest idle nodes, ascending, over ``chosen[at:]`` (as many as fit there and
+        exist) and return how many: a caller fills one list from several kinds of node."""
+        return self._lowest_into(IDLE, chosen, at)
+
+    def partly_used_into(self, chosen: list[int], at: int) -> int:
+        """`idle_into` for the partly used nodes."""
+        return self._lowest_into(PARTLY, chosen, at)
+
+    @cython.locals(chosen=list)
+    def _lowest(self, kind: int, count: int) -> list[int]:
+        """The lowest `count` nodes of `kind` (IDLE or PARTLY), ascending, as many as there are."""
+        chosen = [0] * min(count, self.idle if kind == IDLE else self._partly)
+        self._lowest_into(kind, chosen, 0)
+        return chosen
+
     @cython.boundscheck(False)  # the nodes found exist: `count` of that kind at most
     @cython.wraparound(False)
     @cython.initializedcheck(False)  # `_empty` sets every buffer
     @cython.locals(
         kinds=cython.uchar[::1],
-        chosen=list,
+        count=cython.Py_ssize_t,
         found=cython.Py_ssize_t,
         node=cython.Py_ssize_t,
         nodes=cython.Py_ssize_t,
         mark=cython.uchar,
     )
-    def _lowest(self, kind: int, count: int) -> list[int]:
-        """The lowest `count` nodes of `kind` (IDLE or PARTLY), ascending, as many as there are:
-        each found by a search of the node kinds for the next byte `kind` (C's memchr compiled,
-        `bytearray.find` in plain Python: the same search), skipping the others many at a time."""
+    def _lowest_into(self, kind: int, chosen: list[int], at: int) -> int:
+        """`idle_into` for the nodes of `kind` (IDLE or PARTLY): each found by a search of the node
+        kinds for the next byte `kind` (C's memchr compiled, `bytearray.find` in plain Python: the
+        same search), skipping the others many at a time."""
         kinds, found, node, nodes, mark = self._kinds, 0, 0, len(self._kinds), kind
-        count = min(count, self.idle if kind == IDLE else self._partly)
-        chosen = [0] * count  # compiled: filled in place, no append
+        count = min(len(chosen) - at, self.idle if kind == IDLE else self._partly)
         while found < count:  # a node of `kind` lies at `node` or after: `count` are left at least
             if kinds[node] != mark:  # else the next node is one (idle nodes come in runs)
                 if cython.compiled:
@@ -193,9 +208,9 @@ class NodeState:
                     ) - cython.address(kinds[0])
                 else:
                     node = self._kinds.find(mark, node)
-            chosen[found] = node
+            chosen[at + found] = node  # compiled: in place, no append
             found, node = found + 1, node + 1
-        return chosen
+        return found
 
     @cython.boundscheck(False)  # `node` is a node of the state
     @cython.wraparound(False)
@@ -274,6 +289,7 @@ class NodeState:
         step=cython.Py_ssize_t,
         mine=cython.longlong,
         width=cython.Py_ssize_t,
+        ids=list,
         at=cython.Py_ssize_t,
         empty=cython.longlong,
     )
@@ -283,7 +299,8 @@ class NodeState:
         used, occupants, width, count = self._used, self._occupants, self.slots, len(self._used)
         self._arrays = None
         step, mine, empty = cores, job, EMPTY  # compiled: C integers, compared without objects
-        for item in nodes if isinstance(nodes, list) else nodes.tolist():
+        ids = nodes if isinstance(nodes, list) else nodes.tolist()
+        for item in ids:
             node = item
             if not 0 <= node < count:
                 raise IndexError(f"node {node} is not a node of the platform ({count} nodes)")

@@ -51,6 +51,6 @@ cdef class _HalfNodes(_Units):
     cdef release_nodes(self, job, Allocation allocation)
     cpdef commit(self, job, Allocation allocation)
     cpdef release(self, job, Allocation allocation)
-    cpdef list _sharable(self, job, Py_ssize_t count)
+    cpdef Py_ssize_t _sharable_into(self, job, list chosen, Py_ssize_t at) except -1
     cpdef _account(self, job, allocation, sign)
     cpdef free_cores(self)

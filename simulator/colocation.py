@@ -135,7 +135,7 @@ class _HalfNodes(_Units):
     _hinted: object  # the engine (or view) whose hints `_placement` holds
     _placement: list[str | None]
     # with memory or GPUs (`needs`): per job, its cores and its memory and GPUs on each spread node;
-    # per node, the memory and GPUs its jobs use (`_sharable`, `_account`)
+    # per node, the memory and GPUs its jobs use (`_sharable_into`, `_account`)
     platform: Platform
     _job_cores: list[int]
     _memory_use: list[float]
@@ -157,8 +157,9 @@ class _HalfNodes(_Units):
         state=NodeState,
         count=cython.Py_ssize_t,
         shared=cython.Py_ssize_t,
-        half_full=list,
         nodes=list,
+        found=cython.Py_ssize_t,
+        ascending=cython.bint,
         index=cython.Py_ssize_t,
     )
     def find(self, engine, job: int) -> Allocation | None:
@@ -172,21 +173,16 @@ class _HalfNodes(_Units):
         shared = self._free - 2 * state.idle  # nodes with exactly one free half
         if count > state.idle + shared:
             return None
+        nodes = [0] * count  # filled from the preferred kind of node first, then the other
         if self.prefer == "idle":
-            if count <= state.idle:
-                return _listed(state.lowest_idle(count), self.half)
-            half_full = self._sharable(job, count - state.idle)
-            if count > state.idle + len(half_full):
-                return None
-            nodes = state.lowest_idle(state.idle) + half_full
+            found = state.idle_into(nodes, 0)
+            ascending = found == count
+            found += self._sharable_into(job, nodes, found)
         else:
-            half_full = self._sharable(job, count)
-            if count <= len(half_full):
-                return _listed(half_full, self.half)
-            if count > state.idle + len(half_full):
-                return None
-            nodes = half_full + state.lowest_idle(count - len(half_full))
-        return _listed(nodes, self.half, False)
+            found = self._sharable_into(job, nodes, 0)
+            ascending = found == count
+            found += state.idle_into(nodes, found)
+        return _listed(nodes, self.half, ascending) if found == count else None
 
     def allocate(self, engine, job: int) -> Allocation | None:
         return self.allocate_cores(engine, job, engine.cores[job])
@@ -222,18 +218,22 @@ class _HalfNodes(_Units):
             self._account(job, allocation, -1)
 
     @cython.locals(state=NodeState)
-    def _sharable(self, job: int, count: int) -> list[int]:
-        """The lowest `count` half-full nodes where the job's memory and GPUs fit beside their
-        occupant's (as many as there are), ascending."""
+    @cython.locals(fitting=list)
+    def _sharable_into(self, job: int, chosen: list[int], at: int) -> int:
+        """Write the lowest half-full nodes where the job's memory and GPUs fit beside their
+        occupant's, ascending, over ``chosen[at:]`` (as many as fit there and exist); return how
+        many (`NodeState.idle_into`)."""
         state = self.state
         if self.needs is None:
-            return state.lowest_partly_used(count)
+            return state.partly_used_into(chosen, at)
         group, nodes = self.platform.node_groups[0], np.array(state.partly_used_ids, dtype=np.int64)
         fits = self.gpus_used[nodes] + self._gpu_use[job] <= group.gpus_per_node
         if group.memory_per_node is not None:
             room = group.memory_per_node * (1 + MEMORY_TOLERANCE)
             fits &= self.memory_used[nodes] + self._memory_use[job] <= room
-        return nodes[fits][:count].tolist()
+        fitting = nodes[fits][: len(chosen) - at].tolist()
+        chosen[at : at + len(fitting)] = fitting
+        return len(fitting)
 
     def _account(self, job: int, allocation: Allocation, sign: int) -> None:
         """Add (sign 1) or remove (-1) the job's memory and GPUs on its nodes."""
@@ -299,7 +299,7 @@ class CoLocationAllocator(_HalfNodes, Allocator):
 
     def _fits_spread(self, workload) -> np.ndarray:
         """Per job: True if it can spread, its memory and GPUs fitting its half nodes; keeps each
-        job's use per spread node for `_sharable` and `_account`."""
+        job's use per spread node for `_sharable_into` and `_account`."""
         needs = self.needs
         assert needs is not None  # called only with resources
         group, half, nodes = self.platform.node_groups[0], self.half, self.platform.nodes

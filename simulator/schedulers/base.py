@@ -75,7 +75,7 @@ from cosched.simulator.schedulers.backfilling import (
     start_each,
     start_in_order,
 )
-from cosched.simulator.schedulers.co_ordering import queue_order
+from cosched.simulator.schedulers.co_ordering import FillerOrder, queue_order
 from cosched.simulator.schedulers.conservative import conservative_pass
 from cosched.simulator.view import (
     Clock,
@@ -261,6 +261,7 @@ class _RunPass(SchedulingPass):
     _partitioned = cython.declare(object)
     _conservative = cython.declare(object)
     _kept = cython.declare(_KeptOrder)  # a fixed priority's order, and the states it reads
+    _ordering = cython.declare(FillerOrder)  # the scheduler's compiled order, read in C
     _state = cython.declare(object)
     _reservations = cython.declare(object)
     _easy = cython.declare(EasyBackfill)  # the run's EASY pass (built at the first one)
@@ -294,6 +295,7 @@ class _RunPass(SchedulingPass):
         self._kept, self._reservations, self._easy = scheduler._kept, scheduler.reservations, None
         if self._kept is not None:  # the kept order's head, read as the live queue's would be
             self._heads = _KeptHeads(self)
+        self._ordering = scheduler._ordering if _is_base_hook(scheduler, "order") else None
         self._state = column_items(view.state)  # as the table
         priority, depth = scheduler.priority, scheduler.depth
         self._arrival_order, self._depth = priority is None, depth
@@ -422,7 +424,7 @@ class _RunPass(SchedulingPass):
         return self._scheduler.decides_the_same(self._queued(), self._idle_waiting)
 
     @cython.ccall
-    @cython.locals(depth=cython.Py_ssize_t, easy=EasyBackfill)
+    @cython.locals(depth=cython.Py_ssize_t, easy=EasyBackfill, ordering=FillerOrder)
     def scheduling_pass(self, view: SchedulerView) -> None:
         """`QueueScheduler.scheduling_pass`."""
         scheduler, queue, kept = self._scheduler, self._queue, self._kept
@@ -430,7 +432,8 @@ class _RunPass(SchedulingPass):
         if self._arrival_order or kept is not None:  # the live queue's or kept order's head
             jobs = self._heads  # one job at a time
         else:  # 000 Algorithm 2: one sorted copy of the queue per pass
-            order = scheduler.order(view)
+            ordering = self._ordering
+            order = ordering.order_of(view) if ordering is not None else scheduler.order(view)
             jobs = iter(order)
         head = start_each(jobs, self._starter, self._table)  # start_in_order
         if head is None or not self._backfills or self._backfills_nothing():
@@ -640,6 +643,8 @@ class QueueScheduler(Scheduler):
         elif priority_weights is not None:
             raise InputError("priority weights need priority 'multifactor'", field="priority")
         self._kept: _KeptOrder | None = None  # the waiting jobs in a fixed priority's order
+        # the priority's order kept in C for the run (a subclass's `attach` sets it), else None
+        self._ordering: FillerOrder | None = None
 
     def attach(self, engine: SchedulerView) -> None:
         # per-job arrays for vectorised priorities: the workload's, as the engine reads them (the
@@ -652,7 +657,7 @@ class QueueScheduler(Scheduler):
         self._durations = engine.run_time if self.queued_durations == "run" else None
         if self._multifactor is not None:
             self._multifactor.attach(engine)
-        self._kept = None
+        self._kept = self._ordering = None
         if (
             self.fixed_priority
             and self.priority is not None
@@ -748,6 +753,9 @@ class QueueScheduler(Scheduler):
 
     def order(self, engine: SchedulerView, limit: int | None = None) -> list[int]:
         """The first `limit` waiting jobs in priority order (stable: ties keep queue order)."""
+        if self._ordering is not None:
+            order = self._ordering.order_of(engine)
+            return order if limit is None else order[:limit]
         if self.priority is None:
             queue = engine.queue
             return queue_slice(queue, 0, len(queue) if limit is None else limit)
@@ -806,5 +814,5 @@ class QueueScheduler(Scheduler):
 # the hooks of a pass (`_RunPass`): a subclass's override is called instead of the base's
 _PASS_HOOKS = ("nothing_fits", "decided", "decides_the_same", "scheduling_pass")
 _BASE_HOOKS = {
-    hook: vars(QueueScheduler)[hook] for hook in (*_PASS_HOOKS, "schedule", "on_arrival")
+    hook: vars(QueueScheduler)[hook] for hook in (*_PASS_HOOKS, "schedule", "on_arrival", "order")
 }

@@ -1,6 +1,6 @@
-# Cython's augmenting .pxd of co_ordering.py: Filler's pass (filler.py) calls a run's order at C
-# level; the order reads the engine's queue column through its list and gap (view.pxd), and the
-# co-location allocator's free cores (colocation.pxd).
+# Cython's augmenting .pxd of co_ordering.py: the queue scheduler's pass (base.py) calls Filler's
+# order at C level; the order reads the engine's queue column through its list and gap (view.pxd),
+# and the co-location allocator's free cores (colocation.pxd).
 
 cimport cython
 

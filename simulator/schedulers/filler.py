@@ -14,14 +14,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-try:  # Cython's pure-Python mode: the types below compile to C, and do nothing in plain Python
-    import cython
-
-    if not cython.compiled:  # plain Python: the light stand-in, not Cython's slower shadow
-        raise ModuleNotFoundError
-except ModuleNotFoundError:
-    from cosched import _pure_cython as cython
-
 from cosched.simulator.schedulers.co_ordering import (
     FillerOrder,
     filler_key,
@@ -50,16 +42,6 @@ class Filler(CoScheduler):
         super().attach(engine)
         own_key = type(self).priority is Filler.priority  # else a subclass's: the general sort
         self._ordering = FillerOrder(self.cores.tolist(), engine) if own_key else None
-
-    @cython.locals(ordering=FillerOrder)
-    def order(self, engine: SchedulerView, limit: int | None = None) -> list[int]:
-        """The queue sorted by `priority` (`FillerOrder`: each pass sorts the few jobs that fit the
-        free cores, not the whole queue)."""
-        ordering = self._ordering
-        if ordering is None:
-            return super().order(engine, limit)
-        order = ordering.order_of(engine)
-        return order if limit is None else order[:limit]
 
 
 class SJFFiller(CoScheduler):
