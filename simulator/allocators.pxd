@@ -28,6 +28,7 @@ cdef class NodeState:
     cdef long long[::1] _used
     cdef long long[::1] _occupants
     cdef unsigned char[::1] _kinds  # per node: its kind (IDLE, PARTLY, FULL)
+    cdef list _node_ids  # the node ids as Python ints, made once
     cdef public object _arrays
 
     cpdef occupy(self, job, nodes, cores)

@@ -110,6 +110,7 @@ class NodeState:
         self._cores = array("q", cores)
         self.slots = slots
         self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+        self._node_ids = list(range(nodes))  # made once: a list of nodes takes references
         self._empty(nodes)
 
     def _empty(self, nodes: int) -> None:
@@ -188,6 +189,7 @@ class NodeState:
     @cython.initializedcheck(False)  # `_empty` sets every buffer
     @cython.locals(
         kinds=cython.uchar[::1],
+        ids=list,
         count=cython.Py_ssize_t,
         found=cython.Py_ssize_t,
         node=cython.Py_ssize_t,
@@ -198,7 +200,8 @@ class NodeState:
         """`idle_into` for the nodes of `kind` (IDLE or PARTLY): each found by a search of the node
         kinds for the next byte `kind` (C's memchr compiled, `bytearray.find` in plain Python: the
         same search), skipping the others many at a time."""
-        kinds, found, node, nodes, mark = self._kinds, 0, 0, len(self._kinds), kind
+        kinds, ids, found, node, mark = self._kinds, self._node_ids, 0, 0, kind
+        nodes = len(kinds)
         count = min(len(chosen) - at, self.idle if kind == IDLE else self._partly)
         while found < count:  # a node of `kind` lies at `node` or after: `count` are left at least
             if kinds[node] != mark:  # else the next node is one (idle nodes come in runs)
@@ -208,7 +211,7 @@ class NodeState:
                     ) - cython.address(kinds[0])
                 else:
                     node = self._kinds.find(mark, node)
-            chosen[at + found] = node  # compiled: in place, no append
+            chosen[at + found] = ids[node]  # compiled: in place, no append, no int made
             found, node = found + 1, node + 1
         return found
 
