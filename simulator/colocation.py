@@ -389,13 +389,11 @@ def append_neighbourhood(touched: TouchedJobs, job: int, where: NodeState | Allo
         touched.add(state._gathered[at])
 
 
-@cython.locals(halves=_HalfNodes)
 def node_state(where: NodeState | Allocator) -> NodeState:
     """`where` if it is a node state, else the allocator's node state (the co-location
     allocator's read as a C field, not as a Python attribute)."""
     if isinstance(where, _HalfNodes):
-        halves = where
-        return halves.state
+        return cython.cast(_HalfNodes, where).state
     return where if isinstance(where, NodeState) else where.state
 
 
