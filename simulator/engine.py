@@ -934,14 +934,14 @@ class Engine(_LoopState):
     @cython.locals(self=_LoopState, jobs=cython.Py_ssize_t, arrived=cython.Py_ssize_t)
     @cython.locals(done=cython.Py_ssize_t, shown=cython.Py_ssize_t, step=cython.Py_ssize_t)
     @cython.locals(now=cython.double, first=cython.double, timed=cython.bint, per_event=cython.bint)
-    @cython.locals(submit=list, completions=Completions, wakeups=list, events=list)
-    @cython.locals(job=cython.Py_ssize_t, version=list, schedule=SchedulingPass)
+    @cython.locals(submit=list, completions=Completions, wakeups=list, events=list, version=list)
+    @cython.locals(job=cython.Py_ssize_t, schedule=SchedulingPass, touched=TouchedJobs)
     def _loop(self, bar) -> None:  # noqa: C901  (the one hot loop: no call per event it can avoid)
         """The event loop of the module docstring, for any scheduler, allocator and job model."""
         jobs = len(self.run_time)
         submit, completions = self.submit, self._completions
         wakeups, events = self._wakeups, self._events
-        version, view = self.version, self.view
+        version, touched, view = self.version, self._touched, self.view
         schedule, queue = scheduling_pass_of(self.scheduler, view), self.queue
         step, done, shown = max(1, jobs // PROGRESS_STEPS), 0, 0
         arrived = self.arrived = 0
@@ -982,7 +982,7 @@ class Engine(_LoopState):
                 self._wakeup_set.discard(heapq.heappop(wakeups))
             if timed:
                 schedule.schedule(view)
-            if self._touched.count:
+            if touched.count:
                 self._update_speeds(listed, cores)
             if bar is not None and done - shown >= step:
                 bar.update(done - shown)
