@@ -7,9 +7,6 @@ from libc.string cimport memmove
 cpdef Py_ssize_t int_position(
     list items, Py_ssize_t value, Py_ssize_t low, Py_ssize_t high, bint right
 ) except? -1
-cpdef Py_ssize_t ascending_in_state(
-    list items, list states, Py_ssize_t wanted, long long[::1] found
-) except -1
 cpdef Py_ssize_t _search(
     list items, Py_ssize_t value, Py_ssize_t low, Py_ssize_t high, bint right
 ) except? -1
@@ -54,3 +51,15 @@ cdef class EndOrder:
     cdef Py_ssize_t _position(self, double predicted, Py_ssize_t job) noexcept
     cdef _grow(self, Py_ssize_t size)
     cpdef list _listed(self)
+
+# the engine's jobs whose speeds follow a change: recorded in C by the compiled co-location
+# module (`append_neighbourhood`), read in C by the compiled engine (its buffers: C fields)
+@cython.final
+cdef class TouchedJobs:
+    cdef long long[::1] jobs
+    cdef unsigned char[::1] _marked
+    cdef readonly Py_ssize_t count
+
+    cpdef add(self, Py_ssize_t job)
+    cpdef Py_ssize_t ascending_in_state(self, list states, Py_ssize_t wanted) except -1
+    cpdef list first(self, Py_ssize_t count)

@@ -1,7 +1,8 @@
 """The simulator's one binary search over its ascending lists: the sorted columns' job indices
 and units (`cosched.simulator.view`) and the compact allocator's idle nodes; the heap of the
 engine's completion events, (end, job index, version) triples (`Completions`); and the running
-jobs' (predicted end, job index) pairs the engine keeps in `by_end` (`EndOrder`).
+jobs' (predicted end, job index) pairs the engine keeps in `by_end` (`EndOrder`); and the jobs
+whose speeds follow a change, read in ascending order (`TouchedJobs`).
 
 Compiled, `_search` is a C loop that reads the items as C integers: no Python call and no Python
 comparison per step. In plain Python, `int_position` hands the same question to the `bisect`
@@ -28,7 +29,7 @@ try:  # Cython's pure-Python mode: C types when compiled (bisection.pxd), plain 
 except ModuleNotFoundError:
     from cosched import _pure_cython as cython
 
-__all__ = ["int_position", "ascending_in_state", "Completions", "EndOrder"]
+__all__ = ["int_position", "TouchedJobs", "Completions", "EndOrder"]
 
 
 def int_position(items: list, value: int, low: int, high: int, right: bool) -> int:
@@ -39,31 +40,55 @@ def int_position(items: list, value: int, low: int, high: int, right: bool) -> i
     return _search(items, value, low, high, right)
 
 
-@cython.boundscheck(False)  # `items` index `states`; `found` holds them all
+@cython.cclass  # final (bisection.pxd): its methods are called directly, not through a table
 @cython.wraparound(False)
-@cython.locals(item=cython.Py_ssize_t, count=cython.Py_ssize_t, position=cython.Py_ssize_t)
-@cython.locals(last=cython.Py_ssize_t, found=cython.longlong[::1], wanted=cython.Py_ssize_t)
-def ascending_in_state(items: list[int], states: list[int], wanted: int, found) -> int:
-    """Write the distinct `items` (integers >= 0, indices of `states`) whose state is `wanted` to
-    the start of `found` (an ``array("q")`` as long as `states`), ascending, and return their count;
-    empties `items`. An insertion sort (the engine's lists are a few jobs long): compiled, it
-    compares and moves C integers, and makes no list, set nor sort call."""
-    count = 0
-    for value in items:
-        item = value
-        if cython.cast(cython.Py_ssize_t, states[item]) != wanted:
-            continue
-        position = count
-        while position and found[position - 1] > item:
-            position -= 1
-        if position and found[position - 1] == item:
-            continue  # found already
-        for last in range(count, position, -1):  # the larger ones move up one place
-            found[last] = found[last - 1]
-        found[position] = item
-        count += 1
-    items.clear()
-    return count
+@cython.initializedcheck(False)  # __init__ sets the buffers
+class TouchedJobs:
+    """The engine's jobs whose speeds follow a start, resize, stop or end since its last speed
+    update, each recorded once: job indices (>= 0, below the run's job count) in a typed buffer,
+    the first `count` of `jobs` in the order they came, and a mark per job, both cleared as
+    `ascending_in_state` reads them. The same code in plain Python (on an ``array`` and a
+    ``bytearray``); compiled, recording and reading a job are C reads and writes, no Python int."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = array("q", [0]) * jobs
+        self._marked = bytearray(jobs)  # per job: recorded since the last read
+        self.count = 0
+
+    @cython.locals(job=cython.Py_ssize_t)
+    def add(self, job: int) -> None:
+        """Record `job` (once: again before the next read does nothing)."""
+        if not self._marked[job]:
+            self._marked[job] = 1
+            self.jobs[self.count] = job
+            self.count += 1
+
+    @cython.boundscheck(False)  # the recorded jobs index `states` and the buffers
+    @cython.locals(states=list, wanted=cython.Py_ssize_t, count=cython.Py_ssize_t)
+    @cython.locals(read=cython.Py_ssize_t, job=cython.Py_ssize_t, position=cython.Py_ssize_t)
+    def ascending_in_state(self, states: list[int], wanted: int) -> int:
+        """Write the recorded jobs whose state is `wanted` to the start of `jobs`, ascending, and
+        return their count; nothing stays recorded. An insertion sort in place (a few jobs per
+        update): the `count` kept never pass the job being read."""
+        count = 0
+        for read in range(self.count):
+            job = self.jobs[read]
+            self._marked[job] = 0
+            if cython.cast(cython.Py_ssize_t, states[job]) != wanted:
+                continue
+            position = count
+            while position and self.jobs[position - 1] > job:  # the larger ones move up one place
+                self.jobs[position] = self.jobs[position - 1]
+                position -= 1
+            self.jobs[position] = job
+            count += 1
+        self.count = 0
+        return count
+
+    @cython.locals(count=cython.Py_ssize_t, at=cython.Py_ssize_t)
+    def first(self, count: int) -> list[int]:
+        """The first `count` jobs of the buffer, as a list."""
+        return [self.jobs[at] for at in range(count)]
 
 
 @cython.boundscheck(False)  # its callers give 0 <= low <= high <= len(items)

@@ -1,10 +1,13 @@
 # Cython's augmenting .pxd of colocation.py: the compiled co-location allocator reads the node
-# state's lists and calls its edits in C, and reads an allocation's fields (allocators.pxd).
+# state's lists and calls its edits in C, and reads an allocation's fields (allocators.pxd); the
+# neighbourhood of a job is recorded in the engine's touched jobs in C (bisection.pxd).
 
 from cosched.simulator.allocators cimport Allocation, NodeState, _listed, _Units
+from cosched.simulator.bisection cimport TouchedJobs
 
 
-cpdef append_neighbourhood(list touched, job, where)
+cpdef append_neighbourhood(TouchedJobs touched, Py_ssize_t job, where)
+cpdef NodeState node_state(where)
 
 
 cdef class HeatmapSpeedModel:

@@ -50,6 +50,7 @@ except ModuleNotFoundError:
 from cosched.deprecation import UNSET, renamed_keyword
 from cosched.errors import InputError
 from cosched.simulator.allocators import Allocation, Allocator, NodeState, _listed, _Units
+from cosched.simulator.bisection import TouchedJobs
 from cosched.simulator.platform import Platform
 from cosched.simulator.resources import Needs, per_node_use
 
@@ -61,6 +62,7 @@ __all__ = [
     "HeatmapSpeedModel",
     "SpeedModel",
     "append_neighbourhood",
+    "node_state",
     "CoContext",
     "co_context",
     "PLACEMENTS",
@@ -375,20 +377,24 @@ class SpeedModel(Protocol):
 @cython.initializedcheck(False)  # the node state's table is made with it
 @cython.boundscheck(False)  # `_gather` wrote `count` neighbours
 @cython.wraparound(False)
-@cython.locals(count=cython.Py_ssize_t, at=cython.Py_ssize_t, state=NodeState, halves=_HalfNodes)
-def append_neighbourhood(touched: list[int], job: int, where: NodeState | Allocator) -> None:
-    """Append `job` and the jobs sharing its nodes to `touched` (the engine's jobs whose speeds
-    follow), without a list per call. `where`: the node state, or an allocator whose `state` it is
-    (the co-location allocator's read as a C field, not as a Python attribute)."""
-    if isinstance(where, _HalfNodes):
-        halves = where
-        state = halves.state
-    else:
-        state = where if isinstance(where, NodeState) else where.state
-    touched.append(job)
+@cython.locals(count=cython.Py_ssize_t, at=cython.Py_ssize_t, state=NodeState)
+def append_neighbourhood(touched: TouchedJobs, job: int, where: NodeState | Allocator) -> None:
+    """Record `job` and the jobs sharing its nodes in `touched` (the engine's jobs whose speeds
+    follow), read from the node state's table in C. `where`: the node state, or an allocator whose
+    state it is (`node_state`)."""
+    state = node_state(where)
+    touched.add(job)
     count = state._gather(job)
     for at in range(count):
-        touched.append(state._gathered[at])
+        touched.add(state._gathered[at])
+
+
+def node_state(where: NodeState | Allocator) -> NodeState:
+    """`where` if it is a node state, else the allocator's node state (the co-location
+    allocator's read as a C field, not as a Python attribute)."""
+    if isinstance(where, _HalfNodes):
+        return cython.cast(_HalfNodes, where).state
+    return where if isinstance(where, NodeState) else where.state
 
 
 @cython.cclass

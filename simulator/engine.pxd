@@ -3,8 +3,8 @@
 # of a job as C functions; its loop state extends view's Clock.
 
 from cosched.simulator.allocators cimport end_job, start_job
-from cosched.simulator.colocation cimport HeatmapSpeedModel, append_neighbourhood
-from cosched.simulator.bisection cimport Completions, EndOrder, ascending_in_state
+from cosched.simulator.colocation cimport HeatmapSpeedModel, append_neighbourhood, node_state
+from cosched.simulator.bisection cimport Completions, EndOrder, TouchedJobs
 from cosched.simulator.view cimport (
     Clock, SchedulingPass, SortedColumn, insert_sorted, remove_sorted
 )

@@ -61,8 +61,13 @@ from cosched.deprecation import warn_renamed
 from cosched.errors import InputError
 from cosched.simulator.action_log import ACTION_COLUMNS, write_actions
 from cosched.simulator.allocators import Allocation, Allocator, CompactAllocator, end_job, start_job
-from cosched.simulator.bisection import Completions, EndOrder, ascending_in_state
-from cosched.simulator.colocation import HeatmapSpeedModel, SpeedModel, append_neighbourhood
+from cosched.simulator.bisection import Completions, EndOrder, TouchedJobs
+from cosched.simulator.colocation import (
+    HeatmapSpeedModel,
+    SpeedModel,
+    append_neighbourhood,
+    node_state,
+)
 from cosched.simulator.jobs import RIGID, STATES, JobKind, JobModel, JobState, per_job_models
 from cosched.simulator.platform import Platform
 from cosched.simulator.result import SimulationResult, node_arrays
@@ -162,8 +167,7 @@ class _LoopState(Clock):
     _events = cython.declare(list, visibility="public")
     _wakeups = cython.declare(list, visibility="public")
     _wakeup_set = cython.declare(set, visibility="public")
-    _touched = cython.declare(list, visibility="public")
-    _ascending = cython.declare(cython.longlong[::1])  # `_update_speeds`' running touched jobs
+    _touched = cython.declare(TouchedJobs, visibility="public")
     log = cython.declare(list, visibility="public")  # None without an event log
     actions = cython.declare(list, visibility="public")  # None without an action log
     allocator = cython.declare(object, visibility="public")
@@ -328,14 +332,14 @@ class _LoopState(Clock):
     @cython.locals(index=cython.Py_ssize_t, speed=cython.double)
     def _update_speeds(self, listed: bool, cores) -> None:
         """New speeds, ascending, for the running jobs whose neighbours changed (`_touched`)."""
-        count = ascending_in_state(self._touched, self.state, RUNNING, self._ascending)
+        count = self._touched.ascending_in_state(self.state, RUNNING)
         if type(self.speed_model) is HeatmapSpeedModel:  # in C (`cores` per node)
-            heatmap, state = self.speed_model, self.allocator.state
-            for index in self._ascending[:count]:  # `_LoopState`'s `set_speed`: no override check
+            heatmap, state = self.speed_model, node_state(self.allocator)
+            for index in self._touched.jobs[:count]:  # `_LoopState.set_speed`: no override check
                 speed = heatmap.speed_in(state, index, self.allocation[index], cores)
                 _LoopState.set_speed(self, index, speed)  # returns at once on the same speed
             return
-        model, jobs = self.speed_model, list(self._ascending[:count])
+        model, jobs = self.speed_model, self._touched.first(count)
         for job, speed in model.speeds(self.view, jobs if listed else np.array(jobs, np.int64)):
             if job in self.running:
                 self.set_speed(job, float(speed))
@@ -345,11 +349,10 @@ class _LoopState(Clock):
         setup included; `remaining` the work left at `updated` (compact seconds), brought up to
         date when progress resumes."""
         self.first_start, self.started, self.end = (array("d", [math.nan]) * jobs for _ in "abc")
-        self.remaining = array("d", np.asarray(work, np.float64).tobytes())  # numpy's: one copy
-        self.updated, self.predicted_end = array("d", [0.0]) * jobs, array("d", [INF]) * jobs
         self._first_start, self._started, self._end = self.first_start, self.started, self.end
-        self._remaining, self._updated = self.remaining, self.updated
-        self._predicted_end, self._ascending = self.predicted_end, array("q", [0]) * jobs
+        self.remaining = self._remaining = array("d", np.asarray(work, np.float64).tobytes())
+        self.updated = self._updated = array("d", [0.0]) * jobs
+        self.predicted_end = self._predicted_end = array("d", [INF]) * jobs
 
 
 class Engine(_LoopState):
@@ -452,10 +455,8 @@ class Engine(_LoopState):
         self._clock_started = False  # `at` posts no event before now once it has
         self._reservation_keys = counter()
         self._wakeups, self._wakeup_set = [], set()  # the wake-up times: a heap, and as a set
-        # since the speed update: each job that started, was resized, stopped or finished, and its
-        # neighbours (after a start or resize, before a resize, stop or end); the running ones among
-        # them are the jobs on the nodes that changed, found without reading the nodes
-        self._touched: list[int] = []
+        # since the speed update: each job started, resized, stopped or ended, and its neighbours
+        self._touched = TouchedJobs(jobs)
         self._sources, self._progress = list(sources), progress
         # the completion hook, None when it does nothing in this run (resolved in `run`)
         self._on_finish: Callable[[SchedulerView, int], None] | None = None
@@ -694,8 +695,8 @@ class Engine(_LoopState):
         self._lifecycle_used = True
         self.resizes[job] += 1
         if self.speed_model is not None:
-            self._touched.append(job)
-            self._touched.extend(before + self.neighbours(job))
+            for touched in (job, *before, *self.neighbours(job)):
+                self._touched.add(touched)
         self.allocation[job] = allocation
         self.held[job] = self.allocator.units_of(allocation)
         model = self.model(job)
@@ -933,8 +934,8 @@ class Engine(_LoopState):
     @cython.locals(self=_LoopState, jobs=cython.Py_ssize_t, arrived=cython.Py_ssize_t)
     @cython.locals(done=cython.Py_ssize_t, shown=cython.Py_ssize_t, step=cython.Py_ssize_t)
     @cython.locals(now=cython.double, first=cython.double, timed=cython.bint, per_event=cython.bint)
-    @cython.locals(submit=list, completions=Completions, wakeups=list, events=list)
-    @cython.locals(job=cython.Py_ssize_t, version=list, schedule=SchedulingPass)
+    @cython.locals(submit=list, completions=Completions, wakeups=list, events=list, version=list)
+    @cython.locals(job=cython.Py_ssize_t, schedule=SchedulingPass, touched=TouchedJobs)
     def _loop(self, bar) -> None:  # noqa: C901  (the one hot loop: no call per event it can avoid)
         """The event loop of the module docstring, for any scheduler, allocator and job model."""
         jobs = len(self.run_time)
@@ -981,7 +982,7 @@ class Engine(_LoopState):
                 self._wakeup_set.discard(heapq.heappop(wakeups))
             if timed:
                 schedule.schedule(view)
-            if touched:
+            if touched.count:
                 self._update_speeds(listed, cores)
             if bar is not None and done - shown >= step:
                 bar.update(done - shown)

@@ -4,12 +4,12 @@ equals; the entry point agrees with it. The heap of completion events (`Completi
 buffers sifted by `_push` and `_pop`) takes the events off in the order `heapq` does. The running
 jobs by predicted end (`EndOrder`, its typed buffers searched and shifted) keep the (predicted end,
 job) pairs in the order ``insort`` does, through additions, removals and moves. The engine's
-touched jobs in a state come out distinct and ascending, as ``sorted(set(...))`` gives them."""
+touched jobs (`TouchedJobs`) are recorded once each, and those in a state come out ascending, as
+``sorted(set(...))`` gives them, leaving nothing recorded."""
 
 import bisect
 import heapq
 import math
-from array import array
 
 import pytest
 from hypothesis import given
@@ -19,8 +19,8 @@ from cosched._compiled import compiled_modules
 from cosched.simulator.bisection import (
     Completions,
     EndOrder,
+    TouchedJobs,
     _search,
-    ascending_in_state,
     int_position,
 )
 
@@ -54,12 +54,21 @@ def test_the_running_jobs_by_end_are_kept_as_insort_keeps_them(pairs, changes):
         ours[len(ours)]  # a position past the running jobs is refused, compiled or not
 
 
-@given(st.lists(st.integers(0, 11), max_size=40), st.lists(st.integers(0, 2), min_size=12))
-def test_the_touched_jobs_in_a_state_come_out_distinct_and_ascending(items, states):
-    touched, found = list(items), array("q", [0]) * len(states)
-    count = ascending_in_state(touched, states, 1, found)
-    assert found[:count].tolist() == sorted({item for item in items if states[item] == 1})
-    assert touched == []
+@given(
+    st.lists(st.lists(st.integers(0, 11), max_size=30), max_size=4),
+    st.lists(st.integers(0, 2), min_size=12),
+)
+def test_the_touched_jobs_are_recorded_once_and_read_ascending_in_a_state(batches, states):
+    """Batches of jobs recorded between reads, against a brute-force model: the distinct jobs in
+    the order they first came, then the ones in state 1, ascending."""
+    touched = TouchedJobs(len(states))
+    for batch in batches:
+        for job in batch:
+            touched.add(job)
+        assert touched.first(touched.count) == list(dict.fromkeys(batch))
+        count = touched.ascending_in_state(states, 1)
+        assert touched.first(count) == sorted({job for job in batch if states[job] == 1})
+        assert touched.count == 0
 
 
 @given(INTEGERS, st.integers(-6, 6), st.data(), st.booleans())

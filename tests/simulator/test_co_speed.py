@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosched.simulator.allocators import EMPTY, Allocation, NodeState
+from cosched.simulator.bisection import TouchedJobs
 from cosched.simulator.colocation import COMPACT, HeatmapSpeedModel, append_neighbourhood
 from cosched.simulator.engine import Engine
 from cosched.simulator.platform import NodeGroup, Platform
@@ -258,9 +259,10 @@ def test_the_neighbour_table_counts_the_nodes_each_pair_shares_in_the_slots(step
         for job, counts in expected.items():
             assert state.sharing(job) == (counts or None)
             assert sorted(state.neighbours(job)) == sorted(counts)
-            touched: list[int] = []
+            touched = TouchedJobs(120)
             append_neighbourhood(touched, job, state)
-            assert touched[0] == job and sorted(touched[1:]) == sorted(counts)
+            recorded = touched.first(touched.count)
+            assert recorded[0] == job and sorted(recorded[1:]) == sorted(counts)
     for job in held:  # a read is a copy: changing it changes no count
         counts = state.sharing(job)
         if counts:
@@ -402,9 +404,10 @@ def test_speed_in_is_the_least_heatmap_speedup_beside_the_brute_force_neighbours
         else:
             expected = alone[app[job]] if cores < 2 else 1.0
         assert speed == expected
-        touched: list[int] = []
+        touched = TouchedJobs(len(app))
         append_neighbourhood(touched, job, state)
-        assert touched[0] == job and set(touched[1:]) == set(others)
+        recorded = touched.first(touched.count)
+        assert recorded[0] == job and sorted(recorded[1:]) == sorted(others)
 
 
 class _EveryRunningJob:
