@@ -427,6 +427,7 @@ class Engine(_LoopState):
                 model.setup + max(e, w)
                 for model, e, w in zip(self.models, self.estimate_work, self.work)
             ]
+        self.typed_durations = array("d", self.queued_duration)  # the same, typed: EASY reads it
         self._time_columns(jobs, workload.run if self.models is None else self.work)
         self.version, self.preemptions, self.resizes = [0] * jobs, [0] * jobs, [0] * jobs
         # periodic checkpoints kept (an exact count: jobs.Checkpoint.count), work lost, node-seconds
@@ -551,7 +552,7 @@ class Engine(_LoopState):
         self.state[job] = WAITING
         self._queue(job)
         if self.models is not None:
-            self.queued_duration[job] = self.predicted_duration(job)
+            self.queued_duration[job] = self.typed_durations[job] = self.predicted_duration(job)
         insert_sorted(self.queue, job)  # back to its submit position (workload order)
         on_preempt = getattr(self.scheduler, "on_preempt", None)
         if on_preempt is not None:
