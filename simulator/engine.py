@@ -392,7 +392,7 @@ class Engine(_LoopState):
         self.submit = workload.submit.tolist()
         self.run_time = workload.run.tolist()
         self.cores = workload.cores.tolist()
-        self.estimate = (workload.run if use_run_times else workload.estimate).tolist()
+        self.estimate = (estimates := workload.run if use_run_times else workload.estimate).tolist()
         self.state = [FUTURE] * jobs
         self.allocation: list[Allocation | None] = [None] * jobs
         self.held = [0] * jobs
@@ -417,8 +417,8 @@ class Engine(_LoopState):
             ]
         )
         self.estimate_work: list[float] | None = None
-        # per waiting job: how long it would be predicted to run if started now (fixed meanwhile)
-        self.queued_duration = self.estimate
+        self.queued_duration = self.estimate  # per waiting job: its predicted run if started now
+        self.typed_durations = array("d", np.asarray(estimates, float).tobytes())  # EASY's, in C
         if self.models is not None:
             self.estimate_work = [
                 model.checkpoint.total_work(e) for model, e in zip(self.models, self.estimate)
@@ -427,7 +427,7 @@ class Engine(_LoopState):
                 model.setup + max(e, w)
                 for model, e, w in zip(self.models, self.estimate_work, self.work)
             ]
-        self.typed_durations = array("d", self.queued_duration)  # the same, typed: EASY reads it
+            self.typed_durations = array("d", self.queued_duration)
         self._time_columns(jobs, workload.run if self.models is None else self.work)
         self.version, self.preemptions, self.resizes = [0] * jobs, [0] * jobs, [0] * jobs
         # periodic checkpoints kept (an exact count: jobs.Checkpoint.count), work lost, node-seconds
