@@ -418,16 +418,15 @@ class Engine(_LoopState):
         )
         self.estimate_work: list[float] | None = None
         self.queued_duration = self.estimate  # per waiting job: its predicted run if started now
-        self.typed_durations = array("d", np.asarray(estimates, float).tobytes())  # EASY's, in C
         if self.models is not None:
             self.estimate_work = [
                 model.checkpoint.total_work(e) for model, e in zip(self.models, self.estimate)
             ]
-            self.queued_duration = [
+            self.queued_duration = estimates = [  # type: ignore[assignment]
                 model.setup + max(e, w)
                 for model, e, w in zip(self.models, self.estimate_work, self.work)
             ]
-            self.typed_durations = array("d", self.queued_duration)
+        self.typed_durations = array("d", np.asarray(estimates, float).tobytes())  # EASY's, in C
         self._time_columns(jobs, workload.run if self.models is None else self.work)
         self.version, self.preemptions, self.resizes = [0] * jobs, [0] * jobs, [0] * jobs
         # periodic checkpoints kept (an exact count: jobs.Checkpoint.count), work lost, node-seconds
