@@ -395,7 +395,7 @@ class Engine(_LoopState):
         self.submit = workload.submit.tolist()
         self.run_time = workload.run.tolist()
         self.cores = workload.cores.tolist()
-        self.estimate = (workload.run if use_run_times else workload.estimate).tolist()
+        self.estimate = (estimates := workload.run if use_run_times else workload.estimate).tolist()
         self.state = [FUTURE] * jobs
         self.allocation: list[Allocation | None] = [None] * jobs
         self.held = [0] * jobs
@@ -420,16 +420,16 @@ class Engine(_LoopState):
             ]
         )
         self.estimate_work: list[float] | None = None
-        # per waiting job: how long it would be predicted to run if started now (fixed meanwhile)
-        self.queued_duration = self.estimate
+        self.queued_duration = self.estimate  # per waiting job: its predicted run if started now
         if self.models is not None:
             self.estimate_work = [
                 model.checkpoint.total_work(e) for model, e in zip(self.models, self.estimate)
             ]
-            self.queued_duration = [
+            self.queued_duration = estimates = [  # type: ignore[assignment]
                 model.setup + max(e, w)
                 for model, e, w in zip(self.models, self.estimate_work, self.work)
             ]
+        self.typed_durations = array("d", np.asarray(estimates, float).tobytes())  # EASY's, in C
         self._time_columns(jobs, workload.run if self.models is None else self.work)
         self.version, self.preemptions, self.resizes = [0] * jobs, [0] * jobs, [0] * jobs
         # periodic checkpoints kept (an exact count: jobs.Checkpoint.count), work lost, node-seconds
@@ -552,7 +552,7 @@ class Engine(_LoopState):
         self.state[job] = WAITING
         self._queue(job)
         if self.models is not None:
-            self.queued_duration[job] = self.predicted_duration(job)
+            self.queued_duration[job] = self.typed_durations[job] = self.predicted_duration(job)
         insert_sorted(self.queue, job)  # back to its submit position (workload order)
         on_preempt = getattr(self.scheduler, "on_preempt", None)
         if on_preempt is not None:

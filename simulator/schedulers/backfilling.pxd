@@ -21,8 +21,8 @@ cpdef (double, Py_ssize_t) shadow_time(
 ) except *
 cdef Py_ssize_t _backfill(
     list candidates, SortedColumn queue, Py_ssize_t first, Py_ssize_t stop, object units,
-    object duration, long long[::1] sizes, Py_ssize_t free, double now, double shadow,
-    Py_ssize_t extra, object start
+    object duration, double[::1] estimates, long long[::1] sizes, Py_ssize_t free, double now,
+    double shadow, Py_ssize_t extra, object start
 ) except -1
 
 cdef class EasyBackfill:
@@ -37,6 +37,7 @@ cdef class EasyBackfill:
     cdef object _by_end
     cdef Clock _clock
     cdef long long[::1] _sizes  # the engine's typed units table, or None
+    cdef double[::1] _estimates  # the engine's typed `queued_duration`, or None
     cdef double _shadow
     cdef Py_ssize_t _spare, _shadow_changes, _shadow_head, _shadow_free
     cdef bint _remembers

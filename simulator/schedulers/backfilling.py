@@ -258,7 +258,9 @@ def easy_backfill(
     `start(job)` starts a job and returns the units free afterwards, or None if it did not start;
     this is the only EASY pass: the engine's schedulers and the ElastiSim policies both call it."""
     jobs = _listed(candidates)
-    _backfill(jobs, None, 0, len(jobs), units, duration, None, free, now, shadow, extra, start)
+    _backfill(
+        jobs, None, 0, len(jobs), units, duration, None, None, free, now, shadow, extra, start
+    )
 
 
 @cython.cfunc
@@ -290,6 +292,7 @@ def _backfill(
     stop: int,
     units: PerJob[int],
     duration: PerJob[float],
+    estimates: Any,
     sizes: Any,
     free: int,
     now: float,
@@ -299,7 +302,8 @@ def _backfill(
 ) -> int:
     """`easy_backfill` over ``candidates[first:stop]``, or (`candidates` None) over the jobs at
     `first` to `stop` of the engine's `queue`, read in place, reading a job's units from `sizes`
-    (the engine's typed table, read in C when compiled) when it is given, else from `units`.
+    and its estimate from `estimates` (the engine's typed tables, read in C when compiled) when
+    they are given, else from `units` and `duration`.
     Returns the first position whose job EASY's test let it try to start (`stop` if none): the
     jobs before it were rejected by the test on the `free`, `extra` and `shadow` given."""
     tried = stop
@@ -316,7 +320,10 @@ def _backfill(
             size = sizes[job]
         if size > free:
             continue
-        length = duration[job]  # a C double: the test below allocates no float
+        if estimates is None:  # noqa: SIM108  (compiled: a ternary would box the typed read)
+            length = duration[job]  # a C double: the test below allocates no float
+        else:
+            length = estimates[job]
         short = now + length <= shadow
         if not short and size > extra:
             continue
@@ -398,6 +405,9 @@ class EasyBackfill:
         counts = getattr(engine if self._clock is None else self._clock, "unit_counts", None)
         typed = counts is not None and table is not None and self._eligible is None
         self._sizes = counts if typed else None
+        # the engine's `queued_duration` as a typed array (`preempt` keeps it with the column)
+        estimates = getattr(self._clock, "typed_durations", None) if durations is None else None
+        self._estimates = estimates
         # the last shadow time (`_behind`) and the change count, head and free units it is of
         self._shadow, self._spare = INF, 0
         self._shadow_changes = self._shadow_head = self._shadow_free = -1
@@ -494,6 +504,7 @@ class EasyBackfill:
             stop,
             units,
             self._durations,
+            self._estimates,
             self._sizes,
             free,
             now,

@@ -110,6 +110,33 @@ def test_repeated_preemption_never_loses_checkpointed_work(work, period, setup, 
     assert abs(float(spent) - engine.lost_setup[0]) <= 1e-6 * work
 
 
+@settings(max_examples=50, deadline=None)
+@given(
+    setup=st.integers(0, 2400),
+    gaps=st.lists(st.integers(0, 16000), min_size=1, max_size=8),
+)
+def test_the_typed_estimates_easy_reads_equal_the_queued_durations_at_every_pass(setup, gaps):
+    """EASY reads a waiting job's predicted duration from the engine's typed table
+    (`typed_durations`): at every pass it equals `queued_duration`, which each preemption of a
+    checkpointing job changes (its setup and the work left)."""
+    workload = make_workload([0, 1], [0.0, 0.0], [9000.0, 3000.0], [1, 1], [9000.0, 3000.0])
+    model = rigid(setup=setup / 8, checkpoint=periodic(1000.0))
+    times, engines, passes = (np.cumsum(gaps) / 8).tolist(), [], []
+
+    def checked(view):
+        engine = engines[0]
+        passes.append(list(engine.typed_durations) == list(engine.queued_duration))
+        fcfs(view)
+
+    engines.append(
+        Engine(
+            workload, Platform(1), checked, job_models=[model, model], sources=[Preemptions(times)]
+        )
+    )
+    engines[0].run()
+    assert passes and all(passes)
+
+
 def test_cup_counts_a_running_on_demand_job_that_ends_before_the_announced_arrival():
     """4 nodes. On-demand J0 (no notice, 2 nodes) runs 0..1000, estimated 1000; rigid J1 (2 nodes)
     runs 0..5000. On-demand J2 (2 nodes) is announced at 500 for t_est = 2000 and arrives then.
