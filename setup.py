@@ -14,6 +14,7 @@ Python, with the same results.
 """
 
 import hashlib
+import importlib.machinery
 import importlib.util
 import os
 import shutil
@@ -26,6 +27,7 @@ from setuptools.command.build_ext import build_ext
 # top-level folders installed as cosched.<area>
 AREAS = ("theory", "strategies", "simulator", "measurement")
 HERE = Path(__file__).resolve().parent
+SIDECAR_SUFFIX = ".source-sha256"  # `HASH_SUFFIX` of cosched/_compiled.py
 PACKAGE_DIR = {"cosched": "cosched", **{f"cosched.{area}": area for area in AREAS}}
 
 
@@ -71,6 +73,7 @@ class OptionalBuildExt(build_ext):
     cosched/_compiled.py loads the source instead when they differ)."""
 
     def run(self) -> None:
+        drop_stale_extensions(Path(self.build_lib), {ext.name for ext in self.extensions})
         try:
             import Cython.Build  # noqa: F401
         except ImportError:
@@ -120,9 +123,22 @@ def pxd_tree(folder: Path) -> Path:
     return root
 
 
+def drop_stale_extensions(build_lib: Path, compiled: set[str]) -> None:
+    """Delete from an earlier build's folder the extension and sidecar of each module that is no
+    longer compiled: left there, they would ship in the wheel and load, since the import guard
+    checks only the modules it compiles."""
+    for sidecar in build_lib.glob("cosched/**/*" + SIDECAR_SUFFIX):
+        module = ".".join(sidecar.relative_to(build_lib).parts)[: -len(SIDECAR_SUFFIX)]
+        if module in compiled:
+            continue
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            sidecar.with_name(sidecar.name[: -len(SIDECAR_SUFFIX)] + suffix).unlink(missing_ok=True)
+        sidecar.unlink()
+
+
 def _sidecar(extension: Path, module: str) -> Path:
     """The file beside a compiled module that records its source's hash."""
-    return extension.with_name(module.rpartition(".")[2] + ".source-sha256")
+    return extension.with_name(module.rpartition(".")[2] + SIDECAR_SUFFIX)
 
 
 if __name__ == "__main__":

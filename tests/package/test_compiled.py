@@ -36,6 +36,21 @@ def test_every_compiled_module_maps_to_its_source_file():
     assert setup._source_of("cosched.simulator.schedulers.base") == "simulator/schedulers/base.py"
 
 
+def test_a_build_drops_the_extensions_of_modules_no_longer_compiled(tmp_path):
+    """An extension left in the build folder by an earlier build would ship and load unguarded."""
+    setup = _setup_module()
+    assert setup.SIDECAR_SUFFIX == HASH_SUFFIX
+    folder = tmp_path / "cosched" / "simulator"
+    folder.mkdir(parents=True)
+    for name in ("engine", "retired"):
+        (folder / f"{name}{EXTENSION_SUFFIX}").write_bytes(b"")
+        (folder / f"{name}{HASH_SUFFIX}").write_text("0\n")
+    setup.drop_stale_extensions(tmp_path, {"cosched.simulator.engine"})
+    assert sorted(path.name for path in folder.iterdir()) == sorted(
+        [f"engine{EXTENSION_SUFFIX}", f"engine{HASH_SUFFIX}"]
+    )
+
+
 def test_every_pxd_reaches_the_compiler_under_its_module_name(tmp_path):
     """A compiled module cimports another's declarations by its installed name
     (``cosched.simulator.view``): the build's include folder holds each .pxd at that path, and
