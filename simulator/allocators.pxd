@@ -36,7 +36,6 @@ cdef class NodeState:
     cpdef list neighbours(self, job)
     cpdef dict sharing(self, job)
     cpdef list lowest_idle(self, Py_ssize_t count)
-    cpdef list lowest_partly_used(self, Py_ssize_t count)
     cpdef Py_ssize_t idle_into(self, list chosen, Py_ssize_t at) except -1
     cpdef Py_ssize_t partly_used_into(self, list chosen, Py_ssize_t at) except -1
     cdef list _lowest(self, Py_ssize_t kind, Py_ssize_t count)

@@ -97,8 +97,8 @@ class NodeState:
     `occupy`, `vacate`, `take` and `give_back`). Nodes may have different core counts (node types)
     and any number of slots. Compiled, an extension type (fields and C methods declared in
     ``allocators.pxd``): its own edits and the compiled co-location allocator read the fields as C
-    fields and call `occupy`, `vacate`, `neighbours` and `lowest_idle` in C; in plain Python an
-    ordinary class."""
+    fields and call `occupy`, `vacate`, `neighbours`, `lowest_idle`, `idle_into` and
+    `partly_used_into` in C; in plain Python an ordinary class."""
 
     def __init__(self, platform: Platform, slots: int = 2):
         nodes = platform.nodes
@@ -163,10 +163,6 @@ class NodeState:
     def lowest_idle(self, count: int) -> list[int]:
         """The lowest `count` idle nodes, ascending (every idle node if fewer are)."""
         return self._lowest(IDLE, count)
-
-    def lowest_partly_used(self, count: int) -> list[int]:
-        """The lowest `count` partly used nodes, ascending (every one if fewer are)."""
-        return self._lowest(PARTLY, count)
 
     def idle_into(self, chosen: list[int], at: int) -> int:
         """Write the lowest idle nodes, ascending, over ``chosen[at:]`` (as many as fit there and

@@ -168,7 +168,11 @@ def test_node_state_matches_what_the_owners_hold(case):
         assert state.partly_used_ids == partly
         for count in (0, 1, 2, 63, 64, 65, len(idle), len(idle) + 1):
             assert state.lowest_idle(count) == idle[:count]
-            assert state.lowest_partly_used(count) == partly[:count]
+            for fill, expected in ((state.idle_into, idle), (state.partly_used_into, partly)):
+                chosen = [-1] * (count + 1)  # written from place 1 on, as many as fit and exist
+                found = fill(chosen, 1)
+                assert found == min(count, len(expected))
+                assert chosen == [-1, *expected[:found]] + [-1] * (count - found)
         assert state.used_cores() == sum(used)
         jobs = sorted({job for row in occupants for job in row if job > EMPTY})
         assert state.jobs_on(np.arange(len(cores))).tolist() == jobs
